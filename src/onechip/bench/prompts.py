@@ -1,0 +1,124 @@
+"""Prompts of an exact token length as the server counts them (chat template included).
+
+The server's POST /tokenize (vLLM) with `messages` and `add_generation_prompt: true` returns `count`, the
+length the engine will prefill. A prompt is `first line` + `k` filler words; `k` is searched until the count
+equals the target, and the `k` found is cached per (model, context) so later prompts need one check each.
+Filler words are short common English words, one token each in the BPE vocabularies of Llama 3, Gemma,
+Qwen and SmolLM (checked against the embedded engine's /tokenize), so the count moves one token per word.
+
+Each request's first line is unique (a request tag) so prefix caching cannot reuse an earlier prompt,
+unless prefix reuse is being measured. When the server has no /tokenize, lengths are estimated as
+filler words + first line words + a template overhead (`ESTIMATED_TEMPLATE_TOKENS`, then corrected from
+usage.prompt_tokens after each repetition by `calibrate`), and `method` says "estimate".
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from onechip.bench.wire import error_message, tokenize_body
+from onechip.errors import EndpointError
+
+FILLER = "the of and to in is it that for on with as at by from this are was be or an not but all".split()
+# Rough chat-template overhead used only when the server cannot count (a guess; see prompt_tokens_actual).
+ESTIMATED_TEMPLATE_TOKENS = 10
+MAX_SEARCH_STEPS = 12
+
+
+def build_content(first_line: str, k: int) -> str:
+    """First line, newline, then `k` filler words (k >= 0). Never empty."""
+    words = " ".join(FILLER[i % len(FILLER)] for i in range(k))
+    if not first_line:
+        return words or "Hi"
+    return f"{first_line}\n{words}" if words else first_line
+
+
+class PromptBuilder:
+    """Builds prompts of a target length against one server; caches the filler count per (model, context)."""
+
+    def __init__(self, http: httpx.AsyncClient, model: str):
+        self.http = http
+        self.model = model
+        self.method: str | None = None  # "tokenize" or "estimate", known after the first count
+        self._k_cache: dict[int, int] = {}
+        self._template_tokens = ESTIMATED_TEMPLATE_TOKENS  # estimate mode only; corrected by `calibrate`
+
+    async def count(self, content: str) -> int | None:
+        """Server's chat-templated token count for one user message; None when /tokenize does not exist.
+
+        Raises EndpointError when /tokenize exists but fails.
+        """
+        if self.method == "estimate":
+            return None
+        try:
+            resp = await self.http.post("/tokenize", json=tokenize_body(self.model, content))
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"/tokenize failed: {exc}") from exc
+        if resp.status_code in (404, 405):
+            self.method = "estimate"
+            return None
+        if resp.status_code != 200:
+            raise EndpointError(f"/tokenize failed: {error_message(resp.status_code, resp.text)}")
+        self.method = "tokenize"
+        return int(resp.json()["count"])
+
+    def _estimate(self, first_line: str, k: int) -> int:
+        return k + len(first_line.split()) + self._template_tokens
+
+    async def build(self, first_line: str, target: int) -> tuple[str, int]:
+        """(content, counted tokens) for a prompt whose chat-templated length is `target` tokens, or as close
+        as the tokenizer allows (a target below the template overhead gives the shortest prompt).
+
+        The count is the server's when /tokenize exists, else an estimate. Raises EndpointError if
+        /tokenize fails.
+        """
+        k = self._k_cache.get(target)
+        if k is None:
+            k = max(0, target - self._template_tokens - len(first_line.split()))
+        best: tuple[int, str, int] | None = None  # (|error|, content, count)
+        seen: set[int] = set()
+        for _ in range(MAX_SEARCH_STEPS):
+            content = build_content(first_line, k)
+            n = await self.count(content)
+            if n is None:
+                n = self._estimate(first_line, k)
+            seen.add(k)
+            if best is None or abs(n - target) < best[0]:
+                best = (abs(n - target), content, n)
+            if n == target:
+                self._k_cache[target] = k
+                return content, n
+            step = target - n
+            nxt = max(0, k + step)
+            if nxt in seen:
+                nxt = max(0, k + (1 if step > 0 else -1))
+            if nxt in seen or (nxt == 0 and k == 0):
+                break
+            k = nxt
+        assert best is not None
+        return best[1], best[2]
+
+    async def build_many(
+        self, first_lines: list[str], target: int, concurrency: int = 8
+    ) -> list[tuple[str, int]]:
+        """`build` for each first line (in order), at most `concurrency` /tokenize calls in flight."""
+        if first_lines:  # settle the cache and the method with one prompt before fanning out
+            first = [await self.build(first_lines[0], target)]
+        else:
+            return []
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(line: str) -> tuple[str, int]:
+            async with sem:
+                return await self.build(line, target)
+
+        return first + list(await asyncio.gather(*(one(line) for line in first_lines[1:])))
+
+    def calibrate(self, target: int, actual_median: float) -> None:
+        """In estimate mode, correct the template overhead by what usage.prompt_tokens showed for prompts
+        estimated at `target` tokens, and forget cached filler counts so later prompts use it."""
+        if self.method == "estimate" and actual_median != target:
+            self._template_tokens = max(0, self._template_tokens + round(actual_median - target))
+            self._k_cache.clear()

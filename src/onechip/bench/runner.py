@@ -1,0 +1,389 @@
+"""The grid runner: context x clients cells, closed-loop streams, repetitions, resumable raw samples.
+
+A cell runs `clients` closed-loop streams (each sends its next request when the last ends): first
+`warmup_requests` unmeasured requests each, then `requests_per_client` measured ones. Raw samples go to
+`requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps every finished request;
+`summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`, (cell, rep) groups already
+complete in requests.jsonl are reused and incomplete ones are dropped from the file and re-run.
+
+A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
+most of a repetition's measured requests fail; it is never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import platform
+import socket
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+from onechip import __version__
+from onechip.bench import stats
+from onechip.bench.client import stream_chat
+from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
+from onechip.bench.prompts import PromptBuilder
+from onechip.bench.wire import chat_body, error_message
+from onechip.errors import ConfigError, EndpointError, Interrupted
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RequestSample
+from onechip.schemas.plan import Plan
+from onechip.schemas.run import RUN_FILES
+
+# Config fields that change what is measured; a resumed run must agree on them.
+_RESUME_KEYS = ("model", "output_tokens", "requests_per_client", "warmup_requests", "prefix_reuse")
+_CONNECT_TIMEOUT_S = 5.0
+
+RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+
+
+def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
+    """The arithmetic when clients x (context + output) tokens exceed the plan's KV pool, else None."""
+    need = clients * (context_tokens + output_tokens)
+    if need <= plan.kv_tokens:
+        return None
+    return (
+        f"{clients} clients x ({context_tokens:,} context + {output_tokens:,} output) = {need:,} tokens "
+        f"> KV pool {plan.kv_tokens:,} tokens (plan)"
+    )
+
+
+def load_samples(path: Path) -> list[RequestSample]:
+    """Every RequestSample line of a requests.jsonl; a torn last line (crash mid-write) is skipped."""
+    out: list[RequestSample] = []
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(RequestSample.model_validate_json(line))
+        except ValueError:
+            continue
+    return out
+
+
+def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[RepKey, list[RequestSample]]:
+    groups: dict[RepKey, list[RequestSample]] = defaultdict(list)
+    for s in samples:
+        groups[(s.context_tokens, s.clients, s.rep)].append(s)
+    done = {}
+    for (ctx, cl, rep), group in groups.items():
+        measured = {(s.stream, s.seq) for s in group if not s.warmup}
+        if len(measured) == cl * config.requests_per_client:
+            done[(ctx, cl, rep)] = group
+    return done
+
+
+def _write_json(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+class _Run:
+    """State of one run_grid call inside its event loop."""
+
+    def __init__(self, config: BenchConfig, out_dir: Path, plan: Plan | None, on_progress: ProgressFn):
+        self.config, self.out_dir, self.plan, self.on_progress = config, out_dir, plan, on_progress
+        self.requests_path = out_dir / RUN_FILES["requests"]
+        self.summary_path = out_dir / RUN_FILES["bench"]
+        self.extras = True
+        self.continuous_usage = True
+        self.nonce = uuid.uuid4().hex[:8]
+        self.run: BenchRun | None = None
+
+    async def probe(self, http: httpx.AsyncClient) -> tuple[str, str | None]:
+        """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError."""
+        base = self.config.base_url
+        try:
+            resp = await http.get("/v1/models", timeout=_CONNECT_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"cannot reach {base}: {type(exc).__name__}: {exc}") from exc
+        if resp.status_code != 200:
+            raise EndpointError(f"{base}/v1/models: {error_message(resp.status_code, resp.text)}")
+        try:
+            served = [m["id"] for m in resp.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise EndpointError(f"{base}/v1/models: unexpected body: {exc}") from exc
+        model = self.config.model or (served[0] if served else None)
+        if model is None:
+            raise EndpointError(f"{base}/v1/models lists no model; pass --model")
+        version = None
+        try:
+            v = await http.get("/version", timeout=_CONNECT_TIMEOUT_S)
+            if v.status_code == 200:
+                version = str(v.json().get("version"))
+        except (httpx.HTTPError, ValueError, AttributeError):
+            pass
+        return model, version
+
+    async def probe_extras(self, http: httpx.AsyncClient, model: str, notes: list[str]) -> None:
+        """One tiny request with vLLM's extras; drop those the server rejects (and say so in `notes`)."""
+        for extras, continuous in ((True, True), (False, True), (False, False)):
+            out = await stream_chat(
+                http, chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
+            )
+            if out.error is None:
+                self.extras, self.continuous_usage = extras, continuous
+                if not extras:
+                    notes.append(
+                        "server rejected min_tokens/ignore_eos: output length is max_tokens only; "
+                        "requests may end early"
+                    )
+                if not continuous:
+                    notes.append(
+                        "server rejected continuous_usage_stats: ITL is split per chunk, not per token"
+                    )
+                elif not out.chunk_tokens:
+                    notes.append("server sent no per-chunk usage: ITL is split per chunk, not per token")
+                return
+            if out.http_status != 400:
+                raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
+        raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
+
+    async def run_rep(
+        self,
+        http: httpx.AsyncClient,
+        model: str,
+        ctx: int,
+        clients: int,
+        rep: int,
+        prompts: list[list[tuple[str, int]]],
+        sink: IO[str],
+        label: str,
+    ) -> list[RequestSample]:
+        cfg = self.config
+        per_stream = cfg.warmup_requests + cfg.requests_per_client
+        total = clients * per_stream
+        samples: list[RequestSample] = []
+        t0 = time.perf_counter()
+        tokens_done = 0
+
+        async def stream(i: int) -> None:
+            nonlocal tokens_done
+            for seq in range(per_stream):
+                content, counted = prompts[i][seq]
+                body = chat_body(
+                    model,
+                    content,
+                    cfg.output_tokens,
+                    extras=self.extras,
+                    continuous_usage=self.continuous_usage,
+                )
+                o = await stream_chat(http, body)
+                s = RequestSample(
+                    context_tokens=ctx,
+                    clients=clients,
+                    rep=rep,
+                    stream=i,
+                    seq=seq,
+                    warmup=seq < cfg.warmup_requests,
+                    t_send=o.t_send,
+                    t_first=o.t_first,
+                    t_last=o.t_last,
+                    t_done=o.t_done,
+                    prompt_tokens_target=counted,
+                    prompt_tokens=o.prompt_tokens,
+                    completion_tokens=o.completion_tokens,
+                    chunk_times=o.chunk_times,
+                    chunk_tokens=o.chunk_tokens,
+                    finish_reason=o.finish_reason,
+                    http_status=o.http_status,
+                    status="ok" if o.error is None else "failed",
+                    error=o.error,
+                )
+                sink.write(s.model_dump_json() + "\n")
+                sink.flush()
+                samples.append(s)
+                tokens_done += o.completion_tokens or 0
+                elapsed = time.perf_counter() - t0
+                self.on_progress(
+                    ProgressEvent(
+                        "bench",
+                        f"{label}: {tokens_done / elapsed:,.0f} tok/s, {elapsed:,.0f} s",
+                        done=len(samples),
+                        total=total,
+                    )
+                )
+
+        await asyncio.gather(*(stream(i) for i in range(clients)))
+        return samples
+
+    async def run_cell(
+        self,
+        http: httpx.AsyncClient,
+        model: str,
+        builder: PromptBuilder,
+        ctx: int,
+        clients: int,
+        done: dict[RepKey, list[RequestSample]],
+        sink: IO[str],
+    ) -> CellResult:
+        cfg = self.config
+        cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
+        if self.plan is not None:
+            wall = kv_wall(self.plan, ctx, clients, cfg.output_tokens)
+            if wall and not cfg.force:
+                return cell.model_copy(update={"status": "infeasible", "reason": wall})
+            if wall:
+                cell.reason = f"beyond the KV wall (--force): {wall}"
+        by_rep: dict[int, list[RequestSample]] = {}
+        before = await scrape(http)
+        sampler = MetricsSampler(http, cfg.metrics_interval_s)
+        sampler.start()
+        try:
+            for rep in range(cfg.reps):
+                label = f"context {ctx:,} x {clients} clients, rep {rep + 1}/{cfg.reps}"
+                if (ctx, clients, rep) in done:
+                    by_rep[rep] = done[(ctx, clients, rep)]
+                    self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
+                else:
+                    per_stream = cfg.warmup_requests + cfg.requests_per_client
+                    self.on_progress(
+                        ProgressEvent(
+                            "bench", f"{label}: building prompts", done=0, total=clients * per_stream
+                        )
+                    )
+                    lines = [
+                        "" if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}-{i}-{j}."
+                        for i in range(clients)
+                        for j in range(per_stream)
+                    ]
+                    built = await builder.build_many(lines, ctx)
+                    prompts = [built[i * per_stream : (i + 1) * per_stream] for i in range(clients)]
+                    by_rep[rep] = await self.run_rep(http, model, ctx, clients, rep, prompts, sink, label)
+                    actual = [s.prompt_tokens for s in by_rep[rep] if s.prompt_tokens is not None]
+                    if actual:
+                        builder.calibrate(ctx, statistics.median(actual))
+                measured = [s for s in by_rep[rep] if not s.warmup]
+                failed = [s for s in measured if s.status == "failed"]
+                if len(failed) * 2 > len(measured):
+                    cell.status = "failed"
+                    cell.reason = (
+                        f"rep {rep}: {len(failed)} of {len(measured)} measured requests failed; "
+                        f"first: {failed[0].error}"
+                    )
+                    break
+        finally:
+            await sampler.stop()
+        after = await scrape(http)
+        cell = stats.summarize_cell(cell, by_rep, cfg.output_tokens)
+        if before is not None and after is not None:
+            cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
+        return cell
+
+    def _check_resume(self, resume: bool) -> dict[RepKey, list[RequestSample]]:
+        cfg = self.config
+        if not resume:
+            if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
+                raise ConfigError(
+                    f"{self.requests_path} already holds samples; resume it or choose another --out"
+                )
+            return {}
+        if self.summary_path.exists():
+            old = BenchRun.model_validate_json(self.summary_path.read_text()).config
+            for key in _RESUME_KEYS:
+                if getattr(old, key) != getattr(cfg, key):
+                    raise ConfigError(
+                        f"cannot resume {self.out_dir}: {key} was {getattr(old, key)!r}, "
+                        f"now {getattr(cfg, key)!r}"
+                    )
+        done = _complete_groups(load_samples(self.requests_path), cfg)
+        keep = [s for key in sorted(done) for s in done[key]]
+        _write_json(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
+        return done
+
+    def save(self) -> None:
+        assert self.run is not None
+        _write_json(self.summary_path, self.run.model_dump_json(indent=2))
+
+    async def main(self, resume: bool) -> BenchRun:
+        cfg = self.config
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        done = self._check_resume(resume)
+        biggest = max(cfg.clients)
+        limits = httpx.Limits(max_connections=biggest + 4, max_keepalive_connections=biggest + 4)
+        timeout = httpx.Timeout(cfg.request_timeout_s, connect=_CONNECT_TIMEOUT_S)
+        async with httpx.AsyncClient(
+            base_url=cfg.base_url.rstrip("/"), limits=limits, timeout=timeout
+        ) as http:
+            model, version = await self.probe(http)
+            notes: list[str] = []
+            await self.probe_extras(http, model, notes)
+            builder = PromptBuilder(http, model)
+            self.run = BenchRun(
+                tool_version=__version__,
+                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                server={"base_url": cfg.base_url, "model": model, "engine_version": version},
+                client={
+                    "host": socket.gethostname(),
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                },
+                config=cfg,
+                notes=notes,
+            )
+            with self.requests_path.open("a") as sink:
+                for ctx in cfg.contexts:
+                    for clients in cfg.clients:
+                        cell = await self.run_cell(http, model, builder, ctx, clients, done, sink)
+                        self.run.cells.append(cell)
+                        self.run.prompt_method = builder.method or self.run.prompt_method
+                        self.save()
+                        self.on_progress(ProgressEvent("bench", _cell_line(cell)))
+            if builder.method == "estimate":
+                self.run.notes.append(
+                    "server has no /tokenize: prompt lengths are estimates; "
+                    "see prompt_tokens_actual (from usage)"
+                )
+                self.save()
+            return self.run
+
+
+def _cell_line(cell: CellResult) -> str:
+    head = f"context {cell.context_tokens:,} x {cell.clients} clients: {cell.status}"
+    if cell.status != "ok":
+        return f"{head} ({cell.reason})"
+    return f"{head}, {cell.output_tok_per_s or 0:,.1f} tok/s, median TTFT {cell.ttft_ms.median or 0:,.1f} ms"
+
+
+def run_grid(
+    config: BenchConfig,
+    out_dir: Path,
+    *,
+    plan: Plan | None = None,
+    resume: bool = False,
+    on_progress: ProgressFn = no_progress,
+) -> BenchRun:
+    """Measure every (context, clients) cell of `config` against its endpoint; write requests.jsonl and
+    summary.json into `out_dir` and return the `BenchRun` (also in summary.json).
+
+    Raises EndpointError when the URL is unreachable or its probe request fails, ConfigError when `out_dir`
+    already holds samples (without `resume`) or a resumed run's config differs, Interrupted on Ctrl-C (every
+    finished request stays in requests.jsonl; resume continues). Must not be called from a running event loop.
+    """
+    if not config.contexts or not config.clients:
+        raise ConfigError("bench needs at least one context and one clients value")
+    if min(config.contexts) < 1 or min(config.clients) < 1:
+        raise ConfigError("contexts and clients must be positive integers")
+    run = _Run(config, Path(out_dir), plan, on_progress)
+    try:
+        return asyncio.run(run.main(resume))
+    except KeyboardInterrupt:
+        if run.run is not None:
+            run.save()
+        raise Interrupted(
+            f"bench interrupted; finished requests are in {run.requests_path}; resume with --resume {out_dir}"
+        ) from None
+
+
+__all__ = ["kv_wall", "load_samples", "run_grid"]

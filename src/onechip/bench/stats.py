@@ -1,0 +1,181 @@
+"""Pure summaries of raw request samples: distributions, per-request latencies, windows, rep aggregates.
+
+No I/O and no clock: every function takes `RequestSample`s (times in seconds, monotonic clock) and returns
+numbers. Percentiles use linear interpolation between closest ranks (numpy's default, "type 7").
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+
+from onechip.schemas.bench import CellResult, Dist, RepResult, RequestSample
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) of sorted values, linear interpolation. Raises ValueError if empty."""
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def dist(values: Iterable[float]) -> Dist:
+    """Count, mean, median, p90, p99 of `values` (same unit in, same unit out); an empty Dist for none."""
+    v = sorted(values)
+    if not v:
+        return Dist()
+    return Dist(
+        n=len(v),
+        mean=statistics.fmean(v),
+        median=percentile(v, 50),
+        p90=percentile(v, 90),
+        p99=percentile(v, 99),
+    )
+
+
+def cv(values: Sequence[float]) -> float | None:
+    """Coefficient of variation: sample stdev / mean. None for fewer than two values or a zero mean."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean else None
+
+
+def ttft_ms(s: RequestSample) -> float | None:
+    """Time to first content chunk, ms (the role-only chunk does not count; the client never records it)."""
+    return (s.t_first - s.t_send) * 1000.0 if s.t_first is not None else None
+
+
+def tpot_ms(s: RequestSample) -> float | None:
+    """Time per output token after the first, ms: (t_last - t_first) / (completion_tokens - 1).
+
+    Tokens come from the server's usage. None when fewer than two tokens were generated.
+    """
+    if s.t_first is None or s.t_last is None or not s.completion_tokens or s.completion_tokens < 2:
+        return None
+    return (s.t_last - s.t_first) * 1000.0 / (s.completion_tokens - 1)
+
+
+def e2e_ms(s: RequestSample) -> float | None:
+    """End-to-end latency, ms: t_done - t_send."""
+    return (s.t_done - s.t_send) * 1000.0 if s.t_done is not None else None
+
+
+def itl_ms(s: RequestSample) -> list[float]:
+    """Inter-token latencies of one request, ms, by the convention in `schemas.bench.ITL_CONVENTION`.
+
+    With per-chunk token counts (continuous usage), the gap before a chunk carrying k tokens becomes k samples
+    of gap/k; tokens the first content chunk carried beyond one are spread over no gap and are not counted
+    (they arrived together with the first token). Without counts, each chunk gap is one sample.
+    """
+    times = s.chunk_times
+    out: list[float] = []
+    per_chunk = s.chunk_tokens if len(s.chunk_tokens) == len(times) else None
+    for i in range(1, len(times)):
+        gap_ms = (times[i] - times[i - 1]) * 1000.0
+        k = per_chunk[i] if per_chunk is not None else 1
+        if k <= 0:
+            continue
+        out.extend([gap_ms / k] * k)
+    return out
+
+
+def tokens_between(s: RequestSample, start: float, end: float) -> float:
+    """Completion tokens of `s` that arrived in [start, end].
+
+    Per-chunk counts when known; otherwise usage.completion_tokens is spread evenly over the content chunks
+    (chunk count places tokens in time; it never counts them).
+    """
+    if s.status != "ok" or not s.completion_tokens or not s.chunk_times:
+        return 0.0
+    if len(s.chunk_tokens) == len(s.chunk_times):
+        return float(sum(k for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end))
+    inside = sum(1 for t in s.chunk_times if start <= t <= end)
+    return s.completion_tokens * inside / len(s.chunk_times)
+
+
+def measured_window(samples: Sequence[RequestSample]) -> tuple[float, float] | None:
+    """(start, end) in which every stream was busy with measured requests.
+
+    start = latest first measured send over streams; end = earliest last measured t_done over streams.
+    Falls back to (first measured send, last t_done) when streams never overlap. None without samples.
+    """
+    measured = [s for s in samples if not s.warmup and s.t_done is not None]
+    if not measured:
+        return None
+    first_send: dict[int, float] = {}
+    last_done: dict[int, float] = {}
+    for s in measured:
+        first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
+        last_done[s.stream] = max(last_done.get(s.stream, s.t_done), s.t_done)  # type: ignore[arg-type]
+    start, end = max(first_send.values()), min(last_done.values())
+    if end <= start:
+        start, end = min(first_send.values()), max(last_done.values())
+    return (start, end) if end > start else None
+
+
+def rep_result(rep: int, samples: Sequence[RequestSample]) -> RepResult:
+    """Aggregate throughput of one repetition: completion tokens arrived in the window / window seconds."""
+    measured = [s for s in samples if not s.warmup]
+    ok = sum(1 for s in measured if s.status == "ok")
+    window = measured_window(samples)
+    if window is None:
+        return RepResult(
+            rep=rep,
+            window_s=0.0,
+            output_tokens=0,
+            output_tok_per_s=0.0,
+            requests_ok=ok,
+            requests_failed=len(measured) - ok,
+        )
+    start, end = window
+    tokens = sum(tokens_between(s, start, end) for s in samples)
+    in_window = sum(
+        1 for s in measured if s.status == "ok" and s.t_done is not None and start <= s.t_done <= end
+    )
+    return RepResult(
+        rep=rep,
+        window_s=end - start,
+        output_tokens=round(tokens),
+        output_tok_per_s=tokens / (end - start),
+        requests_ok=ok,
+        requests_failed=len(measured) - ok,
+        requests_in_window=in_window,
+    )
+
+
+def summarize_cell(
+    cell: CellResult, samples_by_rep: dict[int, Sequence[RequestSample]], output_tokens: int
+) -> CellResult:
+    """Fill `cell`'s statistics from its raw samples (warm-up excluded). Returns a new CellResult.
+
+    `output_tokens` is the requested length; requests with fewer completion tokens count as ended early.
+    """
+    reps = [rep_result(r, samples_by_rep[r]) for r in sorted(samples_by_rep)]
+    measured = [s for r in sorted(samples_by_rep) for s in samples_by_rep[r] if not s.warmup]
+    ok = [s for s in measured if s.status == "ok"]
+    failed = [s for s in measured if s.status == "failed"]
+    tpots = [t for t in (tpot_ms(s) for s in ok) if t is not None]
+    rates = [r.output_tok_per_s for r in reps]
+    req_rates = [r.requests_in_window / r.window_s for r in reps if r.window_s > 0]
+    return cell.model_copy(
+        update={
+            "reps": reps,
+            "output_tok_per_s": statistics.median(rates) if rates else None,
+            "cv_output_tok_per_s": cv(rates),
+            "per_stream_tok_per_s": statistics.median(1000.0 / t for t in tpots if t > 0) if tpots else None,
+            "request_rate_per_s": statistics.median(req_rates) if req_rates else None,
+            "ttft_ms": dist(v for v in (ttft_ms(s) for s in ok) if v is not None),
+            "tpot_ms": dist(tpots),
+            "itl_ms": dist(x for s in ok for x in itl_ms(s)),
+            "e2e_ms": dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
+            "prompt_tokens_actual": dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
+            "requests_failed": len(failed),
+            "requests_ended_early": sum(1 for s in ok if (s.completion_tokens or 0) < output_tokens),
+            "first_error": failed[0].error if failed else None,
+        }
+    )

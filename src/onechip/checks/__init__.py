@@ -1,0 +1,101 @@
+"""Capability checks against an OpenAI-compatible endpoint: one entrypoint, `run_checks`.
+
+Domains and the `--only` names that select them: smoke → chat, tools → tool_calling, agent → agent
+(MCP `count_ids`), needle → long_context, determinism → determinism. Each returns a `CheckResult` with
+a verdict drawn from its probes; nothing here prints (progress goes through `on_progress`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from onechip.checks.agent import check_agent
+from onechip.checks.determinism import check_determinism
+from onechip.checks.needle import check_needle
+from onechip.checks.smoke import check_smoke
+from onechip.checks.tools import check_tools
+from onechip.checks.wire import Endpoint, resolve_model
+from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas.checks import CHECK_NAMES, CheckOptions, CheckReport, CheckResult
+
+__all__ = ["CHECK_NAMES", "DEFAULT_ORDER", "run_checks"]
+
+DEFAULT_ORDER = ["smoke", "tools", "agent", "determinism", "needle"]
+
+Runner = Callable[[Endpoint, str, CheckOptions, dict[str, Any]], CheckResult]
+
+
+def _runners() -> dict[str, Runner]:
+    return {
+        "smoke": lambda ep, m, o, ctx: check_smoke(ep, m, o),
+        "tools": lambda ep, m, o, ctx: check_tools(ep, m, o),
+        "agent": lambda ep, m, o, ctx: check_agent(ep.root, m, o, ctx.get("out_dir"), ctx["on_progress"]),
+        "determinism": lambda ep, m, o, ctx: check_determinism(ep, m, o),
+        "needle": lambda ep, m, o, ctx: check_needle(ep, m, o, ctx.get("max_model_len")),
+    }
+
+
+def run_checks(
+    base_url: str,
+    model: str | None = None,
+    only: list[str] | None = None,
+    *,
+    out_dir: Path | None = None,
+    on_progress: ProgressFn = no_progress,
+    **options: Any,
+) -> CheckReport:
+    """Run the capability checks against `base_url` (e.g. http://127.0.0.1:8000) and return their verdicts.
+
+    `model`: served model name; None = the first one in /v1/models. `only`: names from CHECK_NAMES
+    (smoke, tools, agent, needle, determinism); None = all, in DEFAULT_ORDER. `options`: fields of
+    `CheckOptions`. When `out_dir` is given, `checks.json` (the report) and agent transcripts are
+    written there.
+
+    Raises ConfigError for unknown check names or options, EndpointError when the endpoint cannot be
+    reached or does not serve `model`. A probe that fails is a verdict, not an exception.
+    """
+    names = list(DEFAULT_ORDER) if not only else [n.strip() for n in only if n.strip()]
+    unknown = [n for n in names if n not in CHECK_NAMES]
+    if unknown:
+        raise ConfigError(f"unknown check(s) {', '.join(unknown)}; choose from {', '.join(CHECK_NAMES)}")
+    try:
+        opts = CheckOptions(**options)
+    except ValidationError as exc:
+        raise ConfigError(f"bad check options: {exc.errors(include_url=False)}") from exc
+
+    started = time.perf_counter()
+    report_start = datetime.now(UTC).isoformat(timespec="seconds")
+    with Endpoint(base_url, timeout_s=opts.request_timeout_s) as ep:
+        served, max_model_len = resolve_model(ep, model)
+        if opts.max_model_len is not None:
+            max_model_len = opts.max_model_len
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        ctx: dict[str, Any] = {"out_dir": out_dir, "on_progress": on_progress, "max_model_len": max_model_len}
+        runners = _runners()
+        results: list[CheckResult] = []
+        for i, name in enumerate(names):
+            on_progress(ProgressEvent("check", f"{name}: running", done=i, total=len(names)))
+            result = runners[name](ep, served, opts, ctx)
+            results.append(result)
+            on_progress(ProgressEvent("check", f"{name}: {result.verdict}", done=i + 1, total=len(names)))
+
+    report = CheckReport(
+        base_url=ep.root,
+        model=served,
+        started_at=report_start,
+        duration_s=round(time.perf_counter() - started, 2),
+        options=json.loads(opts.model_dump_json()),
+        results=results,
+    )
+    if out_dir is not None:
+        (out_dir / "checks.json").write_text(report.model_dump_json(indent=2) + "\n")
+    return report

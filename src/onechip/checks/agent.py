@@ -1,0 +1,382 @@
+"""Agent probe: a model answers counting questions by calling `count_ids` on an MCP server over stdio.
+
+Reproduces the seed demo (article-zh-v5e-v6e-gemma4-survey, step 1): ids 0, 2, 3, 20, 21, 22, 23,
+10, 11, 12, 13; "how many are >= 10?"; true answer 8; Gemma 4 E2B on a v5e sent `id >= 10` and
+answered 8 in 3/3 runs, median 0.51 s. The model never sees the table: an openai-SDK client talks to
+the endpoint, an MCP `ClientSession` over stdio runs `python -m onechip.checks.mcp_server`, and the
+loop feeds tool results back until the model answers or the turn cap is hit.
+
+Each run is scored on the filter it sent and the number it reported, then classified:
+
+    error            the run broke: HTTP error, MCP failure, or the turn cap was hit
+    correct-no-call  right number, no tool call (a guess)
+    no-call          no tool call, wrong or no number
+    correct          right number from a call with an equivalent filter
+    not-quoted       the answer's number is none of the counts the tool returned
+    quoted-no-filter the answer quotes the count of a call with an empty filter (the whole table)
+    wrong-filter     the answer quotes the count of a call whose filter selects other ids
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from onechip.checks.id_table import count_ids, equivalent
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas.checks import AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe
+
+SEED_IDS = [0, 2, 3, 20, 21, 22, 23, 10, 11, 12, 13]  # the seed demo's table, in its order
+SYSTEM_PROMPT = (
+    "You answer questions about a hidden table of integer ids. You cannot see the table. "
+    "Call the count_ids tool with a filter such as 'id >= 10', then answer with the count it returned."
+)
+# (case name, question phrase, true filter); {t}, {a}, {b} are filled per case
+PHRASINGS: list[tuple[str, str, str]] = [
+    ("at-least", "at least {t}", "id >= {t}"),
+    ("or-more", "{t} or more", "id >= {t}"),
+    ("no-less-than", "no less than {t}", "id >= {t}"),
+    ("more-than", "more than {t}", "id > {t}"),
+    ("under", "under {t}", "id < {t}"),
+    ("at-most", "at most {t}", "id <= {t}"),
+    ("between", "between {a} and {b} inclusive", "id between {a} and {b} inclusive"),
+]
+TABLE_SIZES = [11, 110, 330]
+
+
+@dataclass
+class AgentCase:
+    name: str
+    ids: list[int]
+    question: str
+    true_filter: str
+
+    @property
+    def expected(self) -> int:
+        return count_ids(self.ids, self.true_filter)["count"]
+
+
+@dataclass
+class Transcript:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+    counts: list[tuple[str, int]] = field(default_factory=list)  # (where, count) of successful calls
+    calls: int = 0
+    answer: str = ""
+    turns: int = 0
+    error: str | None = None
+    blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
+
+
+def seed_case() -> AgentCase:
+    return AgentCase("seed", list(SEED_IDS), "How many ids are ≥ 10? Answer with a number.", "id >= 10")
+
+
+def make_cases(n: int, seed: int = 0) -> list[AgentCase]:
+    """The seed case, then phrasings × table sizes (11, 110, 330), seeded. `n` cases in all."""
+    cases = [seed_case()][:n]
+    for i in range(1, n):
+        key, phrase, filt = PHRASINGS[(i - 1) % len(PHRASINGS)]
+        size = TABLE_SIZES[(i - 1) % len(TABLE_SIZES)]
+        rng = random.Random(seed * 100_003 + i)
+        ids = rng.sample(range(size * 3), size)
+        ordered = sorted(ids)
+        a_i, b_i = sorted(rng.sample(range(1, size - 1), 2))
+        t, a, b = ordered[a_i], ordered[a_i], ordered[b_i]
+        q = f"How many ids are {phrase.format(t=t, a=a, b=b)}? Answer with a number."
+        cases.append(AgentCase(f"{key}-{size}-{i}", ids, q, filt.format(t=t, a=a, b=b)))
+    return cases
+
+
+def answer_number(answer: str, question: str) -> int | None:
+    """The number an answer reports: the first integer that is not one of the question's own numbers
+    (so "There are 8 ids >= 10" reads 8), else the first integer, else None."""
+    nums = [int(x) for x in re.findall(r"(?<![\w.])\d+(?![\w])", answer)]
+    asked = {int(x) for x in re.findall(r"\d+", question)}
+    fresh = [x for x in nums if x not in asked]
+    return (fresh or nums or [None])[0]
+
+
+def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> AgentRun:
+    """Score one transcript against its case; see the module docstring for the outcome classes."""
+    expected = case.expected
+    number = answer_number(tr.answer, case.question) if not tr.error else None
+    counts = [c for _, c in tr.counts]
+    right_filter = any(equivalent(f, case.true_filter, case.ids) for f in tr.filters)
+    correct = number == expected
+    quoted = number is not None and number in counts
+    if tr.error:
+        outcome = "error"
+    elif tr.calls == 0:
+        outcome = "correct-no-call" if correct else "no-call"
+    elif correct and right_filter:
+        outcome = "correct"
+    elif not quoted:
+        outcome = "not-quoted"
+    elif any(c == number and not w.strip() for w, c in tr.counts):
+        outcome = "quoted-no-filter"
+    else:
+        outcome = "wrong-filter"
+    return AgentRun(
+        case=case.name,
+        run=run,
+        question=case.question,
+        expected_count=expected,
+        true_filter=case.true_filter,
+        filters=list(tr.filters),
+        tool_counts=counts,
+        answer=tr.answer,
+        answer_number=number,
+        correct=correct,
+        right_filter=right_filter,
+        quoted=quoted,
+        outcome=outcome,
+        turns=tr.turns,
+        duration_s=round(duration_s, 3),
+        error=tr.error,
+    )
+
+
+def table(runs: list[AgentRun]) -> AgentTableRow:
+    """The seed's table row: runs, correct, right-filter, errors, median s, filters sent."""
+    sent: list[str] = []
+    for r in runs:
+        for f in r.filters:
+            if f not in sent:
+                sent.append(f)
+    return AgentTableRow(
+        runs=len(runs),
+        correct=sum(r.correct for r in runs),
+        right_filter=sum(r.right_filter for r in runs),
+        errors=sum(r.outcome == "error" for r in runs),
+        median_s=round(statistics.median(r.duration_s for r in runs), 3) if runs else None,
+        filters_sent=sent,
+    )
+
+
+async def _agent_turns(
+    session: ClientSession,
+    client: openai.AsyncOpenAI,
+    model: str,
+    case: AgentCase,
+    opts: CheckOptions,
+    tr: Transcript,
+) -> None:
+    listed = await session.list_tools()
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+        }
+        for t in listed.tools
+    ]
+    tr.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": case.question}]
+    for _ in range(opts.agent_max_turns):
+        tr.turns += 1
+        resp = await client.chat.completions.create(
+            model=model,
+            messages=tr.messages,
+            tools=tools,
+            tool_choice="auto",  # type: ignore[arg-type]
+            max_tokens=opts.agent_max_tokens,
+            temperature=0,
+        )
+        msg = resp.choices[0].message
+        if not msg.tool_calls:
+            tr.answer = msg.content or ""
+            tr.messages.append({"role": "assistant", "content": tr.answer})
+            return
+        tr.messages.append(
+            {
+                "role": "assistant",
+                "content": msg.content or "",
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in msg.tool_calls
+                ],
+            }
+        )
+        for call in msg.tool_calls:
+            tr.calls += 1
+            tr.messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": await _call_tool(session, call.function.name, call.function.arguments, tr),
+                }
+            )
+    tr.error = f"turn cap reached: no answer after {opts.agent_max_turns} model turns"
+
+
+async def _call_tool(session: ClientSession, name: str, arguments: str, tr: Transcript) -> str:
+    """Run one tool call on the MCP server; the returned text is what the model reads."""
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return f"error: arguments are not JSON ({exc.msg})"
+    if not isinstance(args, dict):
+        return "error: arguments must be a JSON object"
+    if name == "count_ids" and isinstance(args.get("where"), str):
+        tr.filters.append(args["where"])
+    result = await session.call_tool(name, args)
+    text = "\n".join(getattr(b, "text", "") for b in result.content)
+    data = result.structured_content
+    if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
+        data = data["result"]
+    if not result.is_error and isinstance(data, dict) and isinstance(data.get("count"), int):
+        tr.counts.append((str(data.get("where", "")), data["count"]))
+    if result.is_error:  # the SDK's text already reads "Error executing tool count_ids: ..."
+        return text if text.lower().startswith("error") else "error: " + text
+    return text or json.dumps(data)
+
+
+async def run_case(
+    base_url: str, model: str, case: AgentCase, runs: int, opts: CheckOptions, errlog_path: Path | None = None
+) -> list[tuple[AgentRun, Transcript]]:
+    """Run `case` `runs` times against `base_url`, with one MCP server (stdio subprocess) for the case."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "onechip.checks.mcp_server", "--ids", ",".join(map(str, case.ids))],
+    )
+    client = openai.AsyncOpenAI(
+        base_url=base_url.rstrip("/") + "/v1",
+        api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY",
+        timeout=opts.request_timeout_s,
+        max_retries=0,
+    )
+    out: list[tuple[AgentRun, Transcript]] = []
+    with open(errlog_path or os.devnull, "a") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for run in range(1, runs + 1):
+                tr = Transcript()
+                t0 = time.perf_counter()
+                try:
+                    await _agent_turns(session, client, model, case, opts, tr)
+                except openai.BadRequestError as exc:
+                    tr.error = tr.blocked = _openai_message(exc)
+                except openai.APIError as exc:
+                    tr.error = f"{exc.__class__.__name__}: {_openai_message(exc)}"
+                out.append((score(case, run, tr, time.perf_counter() - t0), tr))
+    await client.close()
+    return out
+
+
+def _openai_message(exc: openai.APIError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        body = body.get("error", body)
+        if isinstance(body, dict) and "message" in body:
+            return str(body["message"])[:500]
+    return str(exc)[:500]
+
+
+def check_agent(
+    base_url: str,
+    model: str,
+    opts: CheckOptions,
+    out_dir: Path | None = None,
+    on_progress: ProgressFn = no_progress,
+) -> CheckResult:
+    """Domain `agent`: one probe per run (pass = outcome 'correct'), the runs and the seed's table.
+
+    All runs refused with HTTP 400 → blocked (server message in `note`). Transcripts are written to
+    `out_dir/agent_transcripts.json` when `out_dir` is given. Must not be called from a running event loop.
+    """
+    cases = make_cases(opts.agent_cases, opts.agent_seed)
+    results: list[tuple[AgentRun, Transcript]] = []
+    infra_error: str | None = None
+    for i, case in enumerate(cases):
+        on_progress(ProgressEvent("check", f"agent case {case.name}", done=i, total=len(cases)))
+        try:
+            results += asyncio.run(
+                run_case(
+                    base_url,
+                    model,
+                    case,
+                    opts.agent_runs,
+                    opts,
+                    out_dir / "mcp_server.log" if out_dir else None,
+                )
+            )
+        except (OSError, RuntimeError, ExceptionGroup) as exc:  # MCP server failed to start or broke
+            infra_error = f"MCP session failed: {exc!r}"[:500]
+            break
+    runs = [r for r, _ in results]
+    probes = [
+        Probe(
+            name=f"{r.case}#{r.run}",
+            verdict="pass" if r.outcome == "correct" else "fail",
+            latency_ms=round(r.duration_s * 1000, 1),
+            observed={
+                "outcome": r.outcome,
+                "filters": r.filters,
+                "answer": r.answer[:200],
+                "tool_counts": r.tool_counts,
+                "error": r.error,
+            },
+            expected={"count": r.expected_count, "filter": r.true_filter},
+            note=r.error or "",
+        )
+        for r in runs
+    ]
+    transcript_path = None
+    if out_dir is not None:
+        transcript_path = out_dir / "agent_transcripts.json"
+        transcript_path.write_text(
+            json.dumps(
+                [{"run": r.model_dump(), "messages": tr.messages} for r, tr in results], indent=2, default=str
+            )
+            + "\n"
+        )
+    blocked = [tr.blocked for _, tr in results if tr.blocked]
+    row = table(runs)
+    if infra_error:
+        verdict, note = "fail", infra_error
+    elif runs and len(blocked) == len(runs):
+        verdict, note = "blocked", blocked[0] or ""
+    elif not runs:
+        verdict, note = "not_tested", "no agent cases requested"
+    else:
+        n_ok = sum(r.outcome == "correct" for r in runs)
+        verdict = "pass" if n_ok == len(runs) else "fail" if n_ok == 0 else "partial"
+        note = (
+            f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}, "
+            f"errors {row.errors}"
+        )
+    return CheckResult(
+        domain="agent",
+        verdict=verdict,
+        probes=probes,
+        note=note,
+        agent_runs=runs,
+        agent_table=row,
+        transcript_path=str(transcript_path) if transcript_path else None,
+        conditions={
+            "tool": "mcp count_ids (stdio)",
+            "tool_choice": "auto",
+            "max_turns": str(opts.agent_max_turns),
+            "cases": str(len(cases)),
+            "runs_per_case": str(opts.agent_runs),
+        },
+    )

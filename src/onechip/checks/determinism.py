@@ -1,0 +1,59 @@
+"""Determinism probe: the same prompts twice at temperature 0 must come back byte-identical.
+
+The seed's own quality probe reported "8/9 byte-identical outputs" on a v5e; this reports the same
+count (identical / pairs). All identical → pass, some → partial, none → fail.
+"""
+
+from __future__ import annotations
+
+from onechip.checks.verdicts import combine
+from onechip.checks.wire import Endpoint
+from onechip.errors import EndpointError
+from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+
+PROMPTS = [
+    "List three colours of the rainbow, separated by commas.",
+    "Write one sentence about the sea.",
+    "Name two planets of the solar system.",
+    "Count from one to five in words.",
+    "Give a one-line definition of a cache.",
+]
+
+
+def check_determinism(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+    """Domain `determinism`: one probe per prompt (`same_output_<i>`), each sent twice at temperature 0."""
+    probes: list[Probe] = []
+    for i in range(opts.determinism_prompts):
+        prompt = PROMPTS[i % len(PROMPTS)] + ("" if i < len(PROMPTS) else f" (variant {i})")
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": opts.determinism_max_tokens,
+            "temperature": 0,
+            "seed": 0,
+        }
+        try:
+            a = ep.chat(body)
+            b = ep.chat(body)
+        except EndpointError as exc:
+            probes.append(Probe(name=f"same_output_{i}", verdict="fail", note=str(exc)))
+            continue
+        same = a.content == b.content
+        probes.append(
+            Probe(
+                name=f"same_output_{i}",
+                verdict="pass" if same else "fail",
+                latency_ms=round(a.latency_ms + b.latency_ms, 1),
+                observed={"first": a.content, "second": b.content},
+                expected="byte-identical",
+                note="" if same else "outputs differ at temperature 0",
+            )
+        )
+    identical = sum(p.verdict == "pass" for p in probes)
+    return CheckResult(
+        domain="determinism",
+        verdict=combine(probes),
+        probes=probes,
+        conditions={"temperature": "0", "seed": "0", "max_tokens": str(opts.determinism_max_tokens)},
+        note=f"{identical}/{len(probes)} byte-identical",
+    )

@@ -1,0 +1,205 @@
+"""Long-context probe: a passphrase buried at given depths of prompts of exact length (as the server counts).
+
+Follows the seed's `scripts/longctx.py` (article-zh-v5e-v6e-gemma4-survey, step 3): each prompt opens
+with a unique line so prefix caching cannot reuse earlier requests, buries "violet-harbor-7341" at a
+depth of neutral filler, and asks for it. Lengths are measured with the server's own tokenizer
+(vLLM `POST /tokenize` with the chat template) and checked against `usage.prompt_tokens`. Lengths are
+capped at min(max model len, KV cache tokens) minus the answer budget; the cap is reported.
+
+Then one prompt just over the limit: pass only if the server answers HTTP 400 within a timeout and is
+still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context length is 131072").
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from onechip.checks.verdicts import combine
+from onechip.checks.wire import Endpoint, HTTPStatusEndpointError
+from onechip.errors import EndpointError
+from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+
+PASSPHRASE = "violet-harbor-7341"  # the seed's passphrase
+NEEDLE = f"The passphrase is {PASSPHRASE}."
+QUESTION = "What is the passphrase mentioned in the text above? Reply with the passphrase only."
+ANSWER_TOKENS = 16
+_FILLER = (
+    "The river bends past the old mill and the fields turn gold in late summer. "
+    "Farmers bring their carts to market on the first day of each week. "
+    "A narrow road climbs the hill toward the chapel, lined with stone walls and oak trees. "
+    "In winter the pond freezes and children skate on it after school. "
+    "The baker opens before dawn, and the smell of bread drifts across the square. "
+    "Travellers rest at the inn, where the fire is kept burning through the night. "
+).split()
+
+
+def needle_messages(first_line: str, n_words: int, depth: float, tail: str = "") -> list[dict[str, Any]]:
+    """The probe's one user message: unique first line, `n_words` of filler with the needle at `depth`."""
+    words = [_FILLER[i % len(_FILLER)] for i in range(n_words)]
+    at = int(round(depth * n_words))
+    body = " ".join([*words[:at], NEEDLE, *words[at:]])
+    return [{"role": "user", "content": f"{first_line}\n{body}{tail}\n\n{QUESTION}"}]
+
+
+def fit_length(
+    count: Callable[[list[dict[str, Any]]], int], first_line: str, depth: float, target: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Messages whose token count (by `count`) is `target`, or the closest below it → (messages, tokens).
+
+    Binary search on filler words, then small tails to close a gap of a token or two.
+    Raises EndpointError if even an empty prompt is longer than `target`.
+    """
+
+    def c(n: int, tail: str = "") -> int:
+        return count(needle_messages(first_line, n, depth, tail))
+
+    base = c(0)
+    if base > target:
+        raise EndpointError(f"the bare needle prompt is {base} tokens, over the target {target}")
+    lo, hi = 0, max(8, target - base)
+    while c(hi) <= target:  # words are >= 1 token each in practice; this rarely loops
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if c(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    best_tail, best = "", c(lo)
+    for tail in (".", " a", " a.", " a a", "..", " a a a"):
+        if best == target:
+            break
+        n = c(lo, tail)
+        if best < n <= target:
+            best_tail, best = tail, n
+    return needle_messages(first_line, lo, depth, best_tail), best
+
+
+def _probe_needle(ep: Endpoint, model: str, length: int, depth: float) -> Probe:
+    name = f"needle_{length}_d{depth:g}"
+    first_line = f"Document {uuid.uuid4().hex}"
+    try:
+        messages, tokens = fit_length(lambda m: ep.tokenize_chat(model, m), first_line, depth, length)
+        reply = ep.chat({"model": model, "messages": messages, "max_tokens": ANSWER_TOKENS, "temperature": 0})
+    except EndpointError as exc:
+        return Probe(name=name, verdict="fail", note=str(exc), expected=PASSPHRASE)
+    found = PASSPHRASE in reply.content
+    seconds = reply.latency_ms / 1000
+    notes = []
+    if tokens != length:
+        notes.append(f"closest length reached is {tokens}")
+    if reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
+        notes.append(f"usage.prompt_tokens {reply.prompt_tokens} != /tokenize {tokens}")
+    if not found:
+        notes.append("passphrase not in answer")
+    return Probe(
+        name=name,
+        verdict="pass" if found else "fail",
+        latency_ms=round(reply.latency_ms, 1),
+        expected=PASSPHRASE,
+        observed={
+            "found": found,
+            "answer": reply.content[:200],
+            "prompt_tokens": reply.prompt_tokens,
+            "tokenized": tokens,
+            "depth": depth,
+            "seconds": round(seconds, 3),
+            "prompt_tok_per_s": round(tokens / seconds, 1) if seconds > 0 else None,
+        },
+        note="; ".join(notes),
+    )
+
+
+def _probe_over_limit(ep: Endpoint, model: str, limit: int, opts: CheckOptions) -> Probe:
+    """A prompt of limit + 1 tokens: expect HTTP 400 within `over_limit_timeout_s`, then a healthy server."""
+    first_line = f"Document {uuid.uuid4().hex}"
+    try:
+        messages, tokens = fit_length(lambda m: ep.tokenize_chat(model, m), first_line, 0.5, limit + 1)
+    except EndpointError as exc:
+        return Probe(name="over_limit_400", verdict="fail", note=f"could not build the prompt: {exc}")
+    t0 = time.perf_counter()
+    observed: dict[str, Any] = {"prompt_tokens": tokens, "limit": limit}
+    try:
+        ep.chat(
+            {"model": model, "messages": messages, "max_tokens": ANSWER_TOKENS, "temperature": 0},
+            timeout_s=opts.over_limit_timeout_s,
+        )
+        status, message = 200, "accepted"
+    except HTTPStatusEndpointError as exc:
+        status, message = exc.status_code, exc.server_message
+    except EndpointError as exc:
+        status, message = None, str(exc)
+    ms = (time.perf_counter() - t0) * 1000
+    observed.update(status=status, message=message[:300])
+    healthy = ep.healthy()
+    serving = False
+    try:
+        ep.chat(
+            {
+                "model": model,
+                "messages": [{"role": "user", "content": "Say ok."}],
+                "max_tokens": 4,
+                "temperature": 0,
+            }
+        )
+        serving = True  # a 200 answer is what counts, whatever a tiny model says
+    except EndpointError:
+        serving = False
+    observed.update(healthy_after=healthy, serving_after=serving)
+    ok = status == 400 and healthy and serving
+    note = (
+        ""
+        if ok
+        else (
+            "request hung past the timeout"
+            if status is None
+            else f"expected HTTP 400, got {status}"
+            if status != 400
+            else "server unhealthy or not serving afterwards"
+        )
+    )
+    return Probe(
+        name="over_limit_400",
+        verdict="pass" if ok else "fail",
+        latency_ms=round(ms, 1),
+        observed=observed,
+        expected={"status": 400, "healthy_after": True, "serving_after": True},
+        note=note,
+    )
+
+
+def check_needle(ep: Endpoint, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:
+    """Domain `long_context`: one probe per (length, depth), plus `over_limit_400` when the limit is known."""
+    limits = [x for x in (max_model_len, opts.kv_tokens) if x]
+    cap = min(limits) - ANSWER_TOKENS if limits else None
+    lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
+    probes = [_probe_needle(ep, model, n, d) for n in lengths for d in opts.needle_depths]
+    if opts.over_limit and max_model_len:
+        probes.append(_probe_over_limit(ep, model, max_model_len, opts))
+    elif opts.over_limit:
+        probes.append(
+            Probe(
+                name="over_limit_400",
+                verdict="not_tested",
+                note="max model len unknown (/v1/models has no max_model_len)",
+            )
+        )
+    found = sum(p.verdict == "pass" for p in probes if p.name.startswith("needle_"))
+    conditions = {
+        "cap_tokens": str(cap) if cap else "unknown",
+        "max_model_len": str(max_model_len) if max_model_len else "unknown",
+        "kv_tokens": str(opts.kv_tokens) if opts.kv_tokens else "unknown",
+        "lengths": ",".join(map(str, lengths)),
+        "depths": ",".join(f"{d:g}" for d in opts.needle_depths),
+    }
+    n_needles = len(lengths) * len(opts.needle_depths)
+    return CheckResult(
+        domain="long_context",
+        verdict=combine(probes),
+        conditions=conditions,
+        probes=probes,
+        note=f"needle found {found}/{n_needles}",
+    )

@@ -1,0 +1,77 @@
+"""Chat smoke probe: a chat completion returns non-empty text.
+
+Also calls raw `/v1/completions` and notes (never fails on) empty text: instruction-tuned models
+served without a chat template around the prompt often return nothing there (DESIGN.md, "Measuring
+right"), which is why every other probe uses the chat endpoint.
+"""
+
+from __future__ import annotations
+
+from onechip.checks.verdicts import combine
+from onechip.checks.wire import Endpoint
+from onechip.errors import EndpointError
+from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+
+SMOKE_PROMPT = "What is the capital of France? Answer in one short sentence."
+COMPLETION_PROMPT = "The capital of France is"
+
+
+def check_smoke(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+    """Domain `chat`: probe `chat_nonempty` decides; `completions_raw` is informational."""
+    probes: list[Probe] = []
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": SMOKE_PROMPT}],
+        "max_tokens": 16,
+        "temperature": 0,
+    }
+    try:
+        reply = ep.chat(body)
+        text = reply.content.strip()
+        probes.append(
+            Probe(
+                name="chat_nonempty",
+                verdict="pass" if text else "fail",
+                latency_ms=round(reply.latency_ms, 1),
+                observed={
+                    "text": reply.content,
+                    "completion_tokens": reply.completion_tokens,
+                    "finish_reason": reply.finish_reason,
+                },
+                expected="non-empty text",
+                note="" if text else "chat completion returned empty text",
+            )
+        )
+    except EndpointError as exc:
+        probes.append(Probe(name="chat_nonempty", verdict="fail", expected="non-empty text", note=str(exc)))
+
+    try:
+        text, ms = ep.completion(model, COMPLETION_PROMPT, max_tokens=8)
+        note = (
+            "raw /v1/completions returned text"
+            if text.strip()
+            else "raw /v1/completions returned empty text (common on instruction-tuned models; "
+            "use the chat endpoint)"
+        )
+        probes.append(
+            Probe(
+                name="completions_raw",
+                verdict="pass" if text.strip() else "partial",
+                latency_ms=round(ms, 1),
+                observed={"text": text},
+                expected="text (informational)",
+                note=note,
+                informational=True,
+            )
+        )
+    except EndpointError as exc:
+        probes.append(Probe(name="completions_raw", verdict="not_tested", note=str(exc), informational=True))
+
+    verdict = combine(probes)
+    return CheckResult(
+        domain="chat",
+        verdict=verdict,
+        probes=probes,
+        conditions={"endpoint": "/v1/chat/completions", "temperature": "0"},
+        note=probes[0].note,
+    )

@@ -1,0 +1,208 @@
+"""Tool-calling probe: does the endpoint return well-formed, well-typed OpenAI `tool_calls`?
+
+For each tool_choice mode (auto, required, named) and each of two tools, one non-streamed request
+and one streamed request:
+
+- `record_reading(sensor: string, value: number, valid: boolean, note: string|null)`: the call must
+  exist, name a tool that was offered, parse as JSON and validate against the tool's JSON schema
+  (42 is a number, not "42"; true is a boolean; null is null), and carry the asked values;
+- `get_time()` with no parameters: the arguments must be `{}`;
+- streamed: the joined argument deltas must equal the non-streamed arguments byte for byte.
+
+HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
+server's message; a mode that is blocked does not drag down the others.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+
+from onechip.checks.verdicts import combine
+from onechip.checks.wire import ChatReply, Endpoint, HTTPStatusEndpointError
+from onechip.errors import EndpointError
+from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice
+
+RECORD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "sensor": {"type": "string", "description": "Sensor id, e.g. A7."},
+        "value": {"type": "number", "description": "The reading."},
+        "valid": {"type": "boolean", "description": "Whether the reading passed calibration."},
+        "note": {"type": ["string", "null"], "description": "Free text, or null."},
+    },
+    "required": ["sensor", "value", "valid", "note"],
+    "additionalProperties": False,
+}
+TIME_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "record_reading",
+            "description": "Record one sensor reading.",
+            "parameters": RECORD_SCHEMA,
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "Current time on the server.",
+            "parameters": TIME_SCHEMA,
+        },
+    },
+]
+SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+
+# (tool, prompt, expected arguments)
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "record_reading",
+        'Call record_reading for this reading: sensor "A7", value 42, valid true, note null.',
+        {"sensor": "A7", "value": 42, "valid": True, "note": None},
+    ),
+    ("get_time", "What time is it on the server? Call get_time.", {}),
+]
+
+
+def _tool_choice(mode: ToolChoice, tool: str) -> Any:
+    if mode == "named":
+        return {"type": "function", "function": {"name": tool}}
+    return mode
+
+
+def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[str, str, Any]:
+    """Judge one reply's first tool call → (verdict, note, parsed arguments or None).
+
+    fail: no call, unknown name, arguments not JSON, or not valid against the tool's schema.
+    partial: valid but for another tool or with other values. pass: the asked call, exact values.
+    """
+    if not reply.tool_calls:
+        raw = reply.content.strip()
+        hint = (
+            " (raw <tool_call> text in content: the server's tool parser did not parse it)"
+            if "<tool_call>" in raw
+            else ""
+        )
+        return "fail", f"no tool_calls; content={raw[:120]!r}{hint}", None
+    call = reply.tool_calls[0]
+    name, args_text = call.get("name"), call.get("arguments")
+    if name not in SCHEMAS:
+        return "fail", f"tool {name!r} was not offered", None
+    if args_text is None or args_text == "":
+        return "fail", f"arguments are {args_text!r}, expected a JSON object (at least '{{}}')", None
+    try:
+        args = json.loads(args_text)
+    except json.JSONDecodeError as exc:
+        return "fail", f"arguments are not JSON: {exc.msg} in {args_text[:120]!r}", None
+    try:
+        jsonschema.validate(args, SCHEMAS[name])
+    except jsonschema.ValidationError as exc:
+        return "fail", f"arguments fail the schema: {exc.message}", args
+    if name != tool:
+        return "partial", f"valid call, but to {name!r} instead of {tool!r}", args
+    if not _same_typed(args, expected):
+        return "partial", "valid against the schema, but not the asked values", args
+    return "pass", "", args
+
+
+def _same_typed(a: Any, b: Any) -> bool:
+    """Equality that keeps JSON types apart (True != 1, 42 == 42.0)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_typed(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_typed(x, y) for x, y in zip(a, b, strict=True))
+    return a == b and (a is None) == (b is None)
+
+
+def _probe_mode(ep: Endpoint, model: str, mode: ToolChoice, opts: CheckOptions) -> list[Probe]:
+    probes: list[Probe] = []
+    for tool, prompt, expected in CASES:
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": prompt}],
+            "tools": TOOLS,
+            "tool_choice": _tool_choice(mode, tool),
+            "max_tokens": opts.tool_max_tokens,
+            "temperature": 0,
+        }
+        prefix = f"{mode}_{tool}"
+        try:
+            plain = ep.chat(body)
+        except HTTPStatusEndpointError as exc:
+            verdict = "blocked" if exc.status_code == 400 else "fail"
+            probes.append(Probe(name=f"{prefix}_call", verdict=verdict, note=exc.server_message))
+            continue
+        except EndpointError as exc:
+            probes.append(Probe(name=f"{prefix}_call", verdict="fail", note=str(exc)))
+            continue
+        verdict, note, _ = judge_call(plain, tool, expected)
+        plain_args = plain.tool_calls[0]["arguments"] if plain.tool_calls else None
+        probes.append(
+            Probe(
+                name=f"{prefix}_call",
+                verdict=verdict,
+                latency_ms=round(plain.latency_ms, 1),
+                observed={
+                    "tool_calls": plain.tool_calls,
+                    "content": plain.content[:300],
+                    "finish_reason": plain.finish_reason,
+                },
+                expected={"name": tool, "arguments": expected},
+                note=note,
+            )
+        )
+        try:
+            streamed = ep.chat_stream(body)
+        except EndpointError as exc:
+            probes.append(Probe(name=f"{prefix}_stream", verdict="fail", note=str(exc)))
+            continue
+        s_verdict, s_note, _ = judge_call(streamed, tool, expected)
+        s_args = streamed.tool_calls[0]["arguments"] if streamed.tool_calls else None
+        if s_verdict in ("pass", "partial") and s_args != plain_args:
+            s_verdict, s_note = "fail", "joined argument deltas differ from the non-streamed arguments"
+        probes.append(
+            Probe(
+                name=f"{prefix}_stream",
+                verdict=s_verdict,
+                latency_ms=round(streamed.latency_ms, 1),
+                observed={"joined_arguments": s_args, "content": streamed.content[:300]},
+                expected={"joined_arguments": plain_args},
+                note=s_note,
+            )
+        )
+    return probes
+
+
+def check_tools(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+    """Domain `tool_calling`. Verdict over the modes that were not blocked; all blocked → blocked."""
+    by_mode = {mode: _probe_mode(ep, model, mode, opts) for mode in opts.tool_choice}
+    probes = [p for ps in by_mode.values() for p in ps]
+    mode_verdicts = {mode: combine(ps) for mode, ps in by_mode.items()}
+    open_modes = [m for m, v in mode_verdicts.items() if v != "blocked"]
+    if not open_modes:
+        blocked = next((p for p in probes if p.verdict == "blocked"), None)
+        verdict, note = "blocked", blocked.note if blocked else "no tool_choice mode tried"
+        if not probes:
+            verdict = "not_tested"
+    else:
+        verdict = combine(p for m in open_modes for p in by_mode[m])
+        passed = sum(p.verdict == "pass" for p in probes)
+        note = f"{passed}/{len(probes)} probes pass"
+        blocked_modes = [m for m in mode_verdicts if m not in open_modes]
+        if blocked_modes:
+            note += f"; blocked: {', '.join(blocked_modes)}"
+    conditions = {
+        "tool_choice": ",".join(opts.tool_choice),
+        "temperature": "0",
+        **{f"verdict_{m}": v for m, v in mode_verdicts.items()},
+    }
+    return CheckResult(
+        domain="tool_calling", verdict=verdict, conditions=conditions, probes=probes, note=note
+    )

@@ -1,0 +1,38 @@
+"""How probe verdicts combine into a domain verdict, and timing helpers shared by the probes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from onechip.schemas.checks import Probe, Verdict
+
+
+def combine(probes: Iterable[Probe]) -> Verdict:
+    """Domain verdict from its counted (non-informational) probes.
+
+    Any probe blocked → blocked. No counted probe, or all not_tested → not_tested. All pass → pass.
+    All fail → fail. Anything else (some pass, some fail or partial) → partial.
+    """
+    counted = [p.verdict for p in probes if not p.informational and p.verdict != "not_tested"]
+    if not counted:
+        return "not_tested"
+    if "blocked" in counted:
+        return "blocked"
+    if all(v == "pass" for v in counted):
+        return "pass"
+    if all(v == "fail" for v in counted):
+        return "fail"
+    return "partial"
+
+
+class Stopwatch:
+    """`with Stopwatch() as sw: ...; sw.ms` — wall time in milliseconds."""
+
+    def __enter__(self) -> Stopwatch:
+        self._t0 = time.perf_counter()
+        self.ms = 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ms = (time.perf_counter() - self._t0) * 1000

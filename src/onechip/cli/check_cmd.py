@@ -1,0 +1,78 @@
+"""`onechip check URL`: capability probes with verdicts, drawn as a table (or printed as JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from onechip import api
+from onechip.cli.render import console, live_progress
+from onechip.errors import ConfigError
+from onechip.schemas.checks import CheckReport
+
+VERDICT_STYLE = {
+    "pass": "green", "partial": "yellow", "fail": "red", "blocked": "magenta", "not_tested": "dim",
+}
+
+
+def _floats(text: str | None, name: str) -> list[float] | None:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()] if text else None
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected comma-separated numbers, got {text!r}") from exc
+
+
+def check_tables(report: CheckReport) -> list[Table]:
+    """The verdict table (one row per domain) and, when the agent ran, the seed demo's agent table."""
+    verdicts = Table(title=f"checks: {report.model} at {report.base_url}")
+    for col in ("domain", "verdict", "probes passed", "note"):
+        verdicts.add_column(col)
+    for r in report.results:
+        counted = [p for p in r.probes if not p.informational]
+        passed = f"{sum(p.verdict == 'pass' for p in counted)}/{len(counted)}"
+        style = VERDICT_STYLE.get(r.verdict, "")
+        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", passed, r.note[:90])
+    tables = [verdicts]
+    for r in report.results:
+        if r.agent_table is not None and r.agent_table.runs:
+            t = r.agent_table
+            agent = Table(title="agent (MCP count_ids)")
+            for col in ("runs", "correct", "right-filter", "errors", "median s", "filters sent"):
+                agent.add_column(col)
+            median = f"{t.median_s:.2f}" if t.median_s is not None else "-"
+            agent.add_row(str(t.runs), f"{t.correct}/{t.runs}", f"{t.right_filter}/{t.runs}", str(t.errors),
+                          median, "; ".join(t.filters_sent)[:80])
+            tables.append(agent)
+    return tables
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def check(
+        url: str = typer.Argument(..., help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."),
+        model: str = typer.Option(None, help="Served model name (default: the first in /v1/models)."),
+        only: str = typer.Option(None, help="Comma-separated: smoke,tools,agent,needle,determinism."),
+        agent_cases: int = typer.Option(None, help="Agent cases: the seed case, then seeded phrasings."),
+        agent_runs: int = typer.Option(None, help="Runs per agent case (the seed demo ran 3)."),
+        needle_lengths: str = typer.Option(None, help="Needle prompt lengths in tokens, e.g. 2000,8000."),
+        needle_depths: str = typer.Option(None, help="Needle depths 0..1, e.g. 0.1,0.5,0.9."),
+        kv_tokens: int = typer.Option(None, help="Engine KV cache tokens (caps needle lengths)."),
+        out: str = typer.Option(None, "--out", help="Write checks.json and agent transcripts here."),
+        json_out: bool = typer.Option(False, "--json", help="Print the CheckReport as JSON."),
+    ) -> None:
+        """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts."""
+        lengths = _floats(needle_lengths, "--needle-lengths")
+        options = {"agent_cases": agent_cases, "agent_runs": agent_runs, "kv_tokens": kv_tokens,
+                   "needle_lengths": [int(x) for x in lengths] if lengths else None,
+                   "needle_depths": _floats(needle_depths, "--needle-depths")}
+        names = [x.strip() for x in only.split(",")] if only else None
+        with live_progress(transient=True) as on_progress:
+            report = api.check(url, model=model, only=names, out_dir=Path(out) if out else None,
+                               on_progress=on_progress, **{k: v for k, v in options.items() if v is not None})
+        if json_out:
+            typer.echo(report.model_dump_json(indent=2))
+            return
+        for table in check_tables(report):
+            console.print(table)

@@ -1,0 +1,107 @@
+"""`onechip cost`: $/M output tokens per pricing model, monthly cost, restart cost, spot vs flex-start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from onechip import api
+from onechip.schemas.cost import CostReport
+
+
+def register(app: typer.Typer) -> None:
+    app.command("cost")(cost)
+
+
+def cost(
+    chip: Annotated[
+        str | None, typer.Option(help="Chip to price, e.g. v5e-1 (default: the run's chip).")
+    ] = None,
+    output_tok_per_s: Annotated[
+        float | None, typer.Option("--output-tok-per-s", help="Aggregate output tok/s to price.")
+    ] = None,
+    run: Annotated[Path | None, typer.Option(help="Run directory: price every measured cell.")] = None,
+    pricing: Annotated[str | None, typer.Option(help="Comma list: spot,flex-start,on-demand,1y,3y.")] = None,
+    region: Annotated[str | None, typer.Option(help="Region, e.g. us-west4 (default: every region).")] = None,
+    cold_boot_s: Annotated[
+        float | None, typer.Option("--cold-boot-s", help="Seconds of a cold restart (no compile cache).")
+    ] = None,
+    warm_boot_s: Annotated[
+        float | None, typer.Option("--warm-boot-s", help="Seconds of a warm restart (compile cache mounted).")
+    ] = None,
+    write: Annotated[
+        bool, typer.Option(help="Store the result as cost.json in the --run directory.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the CostReport as JSON.")] = False,
+) -> None:
+    """Price a throughput or a saved run on a chip, per pricing model."""
+    result = api.cost(
+        chip=chip,
+        output_tok_per_s=output_tok_per_s,
+        run_dir=run,
+        pricing=pricing,
+        region=region,
+        cold_boot_s=cold_boot_s,
+        warm_boot_s=warm_boot_s,
+        write=write,
+    )
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    _render(result, Console())
+
+
+def _render(result: CostReport, console: Console) -> None:
+    table = Table(title=f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
+    for name in (
+        "pricing",
+        "region",
+        "$/chip-hour",
+        "$/M output tok",
+        "month 24/7",
+        "stops itself",
+        "price read",
+    ):
+        table.add_column(name, justify="left" if name in ("pricing", "region", "price read") else "right")
+    for line in result.lines:
+        table.add_row(
+            line.pricing,
+            line.region,
+            f"{line.usd_per_chip_hour:.4f}",
+            f"${line.usd_per_mtok:.3f}",
+            f"${line.monthly_usd:,.0f}",
+            "yes" if line.stops_itself else "no",
+            line.price_date + (" [yellow]stale[/]" if line.stale else ""),
+        )
+    console.print(table)
+    if result.cells:
+        names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))
+        cells = Table(title="$/M output tokens per measured cell")
+        for name in ("context", "clients", "tok/s", *names):
+            cells.add_column(name, justify="right")
+        for c in result.cells:
+            tok = f"{c.output_tok_per_s:,.1f}" if c.status == "ok" and c.output_tok_per_s else c.status
+            cells.add_row(
+                f"{c.context_tokens:,}",
+                str(c.clients),
+                tok,
+                *[f"${c.usd_per_mtok[n]:.3f}" if n in c.usd_per_mtok else "—" for n in names],
+            )
+        console.print(cells)
+    for r in result.restarts:
+        console.print(f"{r.kind} restart ({r.boot_s:,.0f} s) at {r.pricing} {r.region}: ${r.usd:.4f}")
+    for b in result.break_even:
+        if b.hours is None:
+            console.print(f"{b.region}: flex-start is not dearer than spot; spot never wins on price")
+        else:
+            console.print(
+                f"{b.region}: spot beats flex-start only while preemptions come less often than every "
+                f"[bold]{b.hours:.1f} h[/] ({b.kind} restart ${b.restart_usd:.4f} ÷ "
+                f"${b.premium_usd_per_hour:.4f}/h premium)"
+            )
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)

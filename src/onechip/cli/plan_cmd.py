@@ -1,0 +1,86 @@
+"""`onechip plan`: parse the flags, call onechip.api.plan, draw the budget with rich (or print JSON)."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from onechip import api
+from onechip.errors import ConfigError
+from onechip.schemas import Plan
+
+GiB = 2**30
+
+
+def _contexts(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--contexts must be comma-separated integers, got {text!r}") from None
+
+
+def render(plan: Plan, console: Console) -> None:
+    """The memory budget the way the seed article draws it, then geometry, concurrency, flags, warnings."""
+    version = plan.engine_version or ""
+    console.print(f"[bold]{plan.model}[/] on [bold]{plan.chip}[/] ({plan.engine} {version})")
+    if plan.memory_bytes is not None and plan.cap_bytes is not None:
+        console.print(f" {plan.memory_bytes / GiB:8.2f} GiB  visible memory")
+        console.print(f"x {plan.utilization:8.2f}      utilization")
+        console.print(f" {plan.cap_bytes / GiB:8.2f} GiB  cap")
+    console.print(f"- {plan.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
+    console.print(f" {plan.kv_pool_bytes / GiB:8.2f} GiB  KV pool -> {plan.num_blocks:,} blocks x "
+                  f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token")
+    if plan.outside_cap_bytes is not None:
+        console.print(f" {plan.outside_cap_bytes / GiB:8.2f} GiB  outside the cap (compiled programs)")
+    table = Table("layer", "type", "KV heads", "head dim", "cache", "B/token")
+    for layer in plan.layers:
+        cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
+        table.add_row(str(layer.index), layer.attention_type, str(layer.kv_heads), str(layer.head_dim),
+                      cache, f"{layer.bytes_per_token:,}")
+    console.print(table)
+    conc = Table("context tokens", "max concurrency")
+    for c in plan.concurrency:
+        conc.add_row(f"{c.context_tokens:,}", f"{c.max_concurrency:.2f}x")
+    console.print(conc)
+    if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
+        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> "
+                      f"{plan.tpot_floor_ms:.2f} ms")
+    for arg in plan.serve_args:
+        console.print(f"  {arg.flag} {arg.value or ''}  [dim]# {arg.reason}[/]")
+    for name, value in plan.serve_env.items():
+        console.print(f"  env {name}={value}")
+    for w in plan.warnings:
+        console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
+    console.print(f"verdict: {plan.verdict}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def plan_command(
+        model: str = typer.Argument(..., help="Hub id, local checkpoint directory, or catalog name."),
+        chip: str = typer.Option(..., "--chip", help="Accelerator key, e.g. v5e-1, cpu."),
+        engine: str = typer.Option("vllm-tpu", "--engine", help="vllm-tpu, vllm-gpu or vllm-cpu."),
+        max_model_len: int | None = typer.Option(None, "--max-model-len"),
+        utilization: float | None = typer.Option(None, "--gpu-memory-utilization"),
+        kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
+        dtype: str | None = typer.Option(None, "--dtype"),
+        tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size"),
+        block_size: int | None = typer.Option(None, "--block-size"),
+        kv_cache_memory: int | None = typer.Option(None, "--kv-cache-memory", help="KV pool, bytes."),
+        multimodal: bool = typer.Option(True, "--multimodal/--text-only"),
+        contexts: str | None = typer.Option(None, "--contexts", help="e.g. 128,1024,8192"),
+        as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
+    ) -> None:
+        """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
+        plan = api.plan(model, chip, engine, max_model_len=max_model_len, dtype=dtype,
+                        kv_cache_dtype=kv_cache_dtype, utilization=utilization,
+                        tensor_parallel_size=tensor_parallel_size, block_size=block_size,
+                        kv_cache_memory_bytes=kv_cache_memory, contexts=_contexts(contexts),
+                        multimodal=multimodal)
+        if as_json:
+            typer.echo(plan.model_dump_json(indent=2))
+        else:
+            render(plan, Console())

@@ -1,0 +1,37 @@
+"""Pricing: USD per million output tokens, monthly cost, restart cost and spot-vs-flex-start break-even.
+
+arithmetic   pure formulas (seed article cost section)
+prices       the price catalog (catalog/prices.json): lookup, staleness
+estimate     throughput + catalog -> CostLine / CostReport
+"""
+
+from onechip.cost.arithmetic import break_even_hours, monthly_usd, restart_usd, usd_per_mtok
+from onechip.cost.estimate import (
+    best_output_tok_per_s,
+    break_evens,
+    cell_costs,
+    cost_lines,
+    estimate,
+    line_label,
+    restart_costs,
+)
+from onechip.cost.prices import PRICING_MODELS, all_prices, find_prices, is_stale, parse_pricing
+
+__all__ = [
+    "PRICING_MODELS",
+    "all_prices",
+    "best_output_tok_per_s",
+    "break_even_hours",
+    "break_evens",
+    "cell_costs",
+    "cost_lines",
+    "estimate",
+    "find_prices",
+    "is_stale",
+    "line_label",
+    "monthly_usd",
+    "parse_pricing",
+    "restart_costs",
+    "restart_usd",
+    "usd_per_mtok",
+]

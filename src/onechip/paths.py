@@ -1,0 +1,21 @@
+"""Where onechip keeps things on disk: its home (models, engine state) and run directories."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def onechip_home() -> Path:
+    """`$ONECHIP_HOME`, else `~/.cache/onechip`."""
+    return Path(os.environ.get("ONECHIP_HOME") or Path.home() / ".cache" / "onechip")
+
+
+def new_run_dir(root: Path) -> Path:
+    """Create and return `root/<UTC timestamp>-<4 hex>`, e.g. runs/20261129T095200Z-a3f1."""
+    run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+    path = root / run_id
+    path.mkdir(parents=True, exist_ok=False)
+    return path

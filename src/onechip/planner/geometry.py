@@ -1,0 +1,202 @@
+"""Per-layer KV-cache geometry from a model's text config: which layers own a cache, with what shape.
+
+The input is a transformers config object (or anything with the same attributes), already narrowed to
+the text/decoder part (`text_config` of a multimodal config). The output is one `LayerKV` per decoder
+layer. KV bytes per token is the sum over layers that own a cache; `hidden_size / num_attention_heads`
+is never used as a head dim (DESIGN.md, "Facts the planner must get right"; seed article §"E2B is a
+strange checkpoint", fact 6: Gemma 4 E2B would get 192 instead of 256).
+
+Fields read, by family (names as in the published config.json files and transformers 5.19 classes):
+  num_hidden_layers, num_key_value_heads (default num_attention_heads), head_dim,
+  layer_types ('full_attention' / 'sliding_attention' / 'chunked_attention'), sliding_window,
+  use_sliding_window + max_window_layers (Qwen2/Qwen3), global_head_dim and num_global_key_value_heads
+  (Gemma 4 full layers; transformers 5.19 turns them into per_layer_config overrides, read through its
+  per-layer view), attention_k_eq_v (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers
+  read the cache of the last earlier layer of the same attention type).
+A field the geometry needs that is missing or of an unknown kind raises ConfigError naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from onechip.errors import ConfigError
+from onechip.schemas.plan import LayerKV
+
+FULL = "full"
+SLIDING = "sliding"
+
+# config layer_types spellings -> our two kinds. 'chunked_attention' (Llama 4) caches a bounded
+# chunk like a sliding window, but the planner does not model its chunk size yet: refuse it instead.
+_LAYER_TYPE_NAMES = {
+    "full_attention": FULL,
+    "attention": FULL,
+    "global": FULL,
+    "sliding_attention": SLIDING,
+    "sliding_window_attention": SLIDING,
+    "local": SLIDING,
+}
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The per-layer table plus the facts the budget needs.
+
+    layers: one LayerKV per decoder layer, in order; bytes_per_token is at the dtype the caller gave.
+    kv_bytes_per_token: sum of layers[i].bytes_per_token (the engine's accounting: every cache-owning
+        layer holds every token of a request, because vLLM's paged pool sizes all groups alike).
+    """
+
+    layers: list[LayerKV]
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return sum(layer.bytes_per_token for layer in self.layers)
+
+    @property
+    def cache_layers(self) -> int:
+        return sum(1 for layer in self.layers if layer.owns_cache)
+
+    def bytes_per_sequence(self, context_tokens: int, *, windowed: bool = True) -> int:
+        """KV bytes one request of `context_tokens` occupies.
+
+        windowed=True caps each sliding layer at its window (what a window-aware cache holds at long
+        context); windowed=False charges every cache-owning layer the full context (what an engine
+        that does not window sliding layers holds).
+        """
+        total = 0
+        for layer in self.layers:
+            if not layer.owns_cache:
+                continue
+            tokens = context_tokens
+            if windowed and layer.sliding_window is not None:
+                tokens = min(context_tokens, layer.sliding_window)
+            total += tokens * layer.bytes_per_token
+        return total
+
+
+def _get(cfg: Any, name: str, default: Any = None) -> Any:
+    if isinstance(cfg, dict):
+        return cfg.get(name, default)
+    return getattr(cfg, name, default)
+
+
+def _require_int(cfg: Any, name: str, family: str) -> int:
+    value = _get(cfg, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"model config ({family}): field '{name}' is missing or not a positive integer "
+                          f"(got {value!r}); the KV geometry needs it")
+    return value
+
+
+def layer_kinds(cfg: Any, family: str) -> list[str]:
+    """Return FULL/SLIDING per decoder layer.
+
+    Order of evidence: `layer_types` when the config has it (Gemma 2/3/3n/4, gpt-oss, Mistral in
+    transformers 5.x); else Qwen2/Qwen3's `use_sliding_window` + `max_window_layers` (layers at index
+    >= max_window_layers slide, transformers Qwen3Config docstring); else a set `sliding_window` with
+    no layer_types means every layer slides (Mistral 7B v0.1 style); else all layers are full.
+    Raises ConfigError for a layer type it cannot interpret, or a layer_types of the wrong length.
+    """
+    n = _require_int(cfg, "num_hidden_layers", family)
+    types = _get(cfg, "layer_types")
+    if types is not None:
+        if len(types) != n:
+            raise ConfigError(f"model config ({family}): field 'layer_types' has {len(types)} entries "
+                              f"but num_hidden_layers is {n}")
+        kinds = []
+        for t in types:
+            if t not in _LAYER_TYPE_NAMES:
+                raise ConfigError(f"model config ({family}): field 'layer_types' has an attention type "
+                                  f"the planner cannot interpret: {t!r}")
+            kinds.append(_LAYER_TYPE_NAMES[t])
+        return kinds
+    window = _get(cfg, "sliding_window")
+    if _get(cfg, "use_sliding_window") is not None:  # Qwen2 / Qwen3 family
+        if not _get(cfg, "use_sliding_window") or window is None:
+            return [FULL] * n
+        first = _get(cfg, "max_window_layers", n)
+        return [SLIDING if i >= first else FULL for i in range(n)]
+    if window is not None:
+        return [SLIDING] * n
+    return [FULL] * n
+
+
+def _layer_config(cfg: Any, index: int) -> Any:
+    """transformers 5.19's per-layer view (`config.per_layer_config[i]`), which applies the sparse
+    per-layer overrides (Gemma 4 full layers: head_dim = global_head_dim, and KV heads =
+    num_global_key_value_heads when attention_k_eq_v; configuration_gemma4.py). None for plain dicts."""
+    if isinstance(cfg, dict):
+        return None
+    try:
+        return cfg.per_layer_config[index]
+    except (AttributeError, TypeError, KeyError, IndexError):
+        return None
+
+
+def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1,
+                family: str | None = None) -> Geometry:
+    """Build the per-layer KV table for a decoder text config.
+
+    cfg: transformers text config (or dict with the same keys).
+    kv_dtype_bytes: bytes per cached element as the engine stores it (2 for bf16/fp16, 4 for float32,
+        1 for fp8 where the engine packs it; the engine rules decide, not this function).
+    tensor_parallel_size: KV heads are padded up to a multiple of it (vLLM replicates a KV head across
+        ranks when heads < TP; seed article fact 5: 1 KV head at TP=4 costs 4x). Bytes are totals over
+        all ranks.
+    Returns Geometry. Raises ConfigError naming the field it could not interpret.
+    """
+    family = family or str(_get(cfg, "model_type", "unknown"))
+    if tensor_parallel_size < 1:
+        raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
+    n = _require_int(cfg, "num_hidden_layers", family)
+    kinds = layer_kinds(cfg, family)
+    heads = _require_int(cfg, "num_attention_heads", family)
+    kv_heads = _get(cfg, "num_key_value_heads") or heads
+    global_kv_heads = _get(cfg, "num_global_key_value_heads")
+    head_dim = _get(cfg, "head_dim")
+    if not isinstance(head_dim, int) or head_dim <= 0:
+        raise ConfigError(f"model config ({family}): field 'head_dim' is missing; the planner never "
+                          "derives it from hidden_size / num_attention_heads")
+    global_head_dim = _get(cfg, "global_head_dim")
+    k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))
+    window = _get(cfg, "sliding_window")
+    if SLIDING in kinds and not isinstance(window, int):
+        raise ConfigError(f"model config ({family}): field 'sliding_window' is missing but layer_types "
+                          "has sliding layers")
+    shared = _get(cfg, "num_kv_shared_layers", 0) or 0
+    if not 0 <= shared < n:
+        raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' = {shared} is outside "
+                          f"[0, {n})")
+    first_shared = n - shared
+
+    layers: list[LayerKV] = []
+    last_owner: dict[str, int] = {}
+    for i, kind in enumerate(kinds):
+        layer_cfg = _layer_config(cfg, i)
+        dim = _get(layer_cfg, "head_dim") if layer_cfg is not None else None
+        heads_i = _get(layer_cfg, "num_key_value_heads") if layer_cfg is not None else None
+        if dim is None:
+            dim = (global_head_dim or head_dim) if kind == FULL else head_dim
+        if heads_i is None:
+            heads_i = (global_kv_heads or kv_heads) if kind == FULL else kv_heads
+        padded = -(-heads_i // tensor_parallel_size) * tensor_parallel_size
+        owns = i < first_shared
+        source = None
+        if not owns:
+            source = last_owner.get(kind)
+            if source is None:
+                raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' makes layer {i} "
+                                  f"share a {kind} cache, but no earlier layer of that type owns one")
+        else:
+            last_owner[kind] = i
+        # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
+        # attention_k_eq_v is recorded but not discounted (E2B has it off; seed article fact 4).
+        per_token = int(2 * padded * dim * kv_dtype_bytes) if owns else 0
+        layers.append(LayerKV(
+            index=i, attention_type=kind, kv_heads=padded, head_dim=dim, k_eq_v=k_eq_v,
+            owns_cache=owns, shares_from=source,
+            sliding_window=window if kind == SLIDING else None, bytes_per_token=per_token,
+        ))
+    return Geometry(layers=layers)

@@ -1,0 +1,115 @@
+"""The HTML report: the Markdown report converted to HTML (one source of truth for the content), plus
+matplotlib plots of the bench grid embedded as base64 PNGs. Self-contained: no script, no stylesheet
+or image fetched at view time.
+
+The converter handles exactly the Markdown subset `markdown.py` emits: headings, pipe tables,
+bullets, paragraphs, **bold** and `code`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+
+from onechip.report import plots
+from onechip.report.markdown import render_markdown_files
+from onechip.report.rundir import RunFiles
+from onechip.report.tables import cells_of, kv_pool_tokens
+
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#1b1b1b;line-height:1.45}
+table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em}
+th{background:#f1f3f5}td{text-align:right}td:first-child{text-align:left}
+code{background:#f4f4f4;padding:0 .2em;border-radius:3px;font-size:.9em}
+figure{display:inline-block;margin:.5em}img{max-width:100%}
+"""
+
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def _inline(text: str) -> str:
+    out = html.escape(text.replace("\\|", "|"), quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in _CELL_SPLIT.split(line.strip().strip("|"))]
+
+
+def markdown_to_html(markdown: str, after_section: dict[str, str] | None = None) -> str:
+    """HTML body for the Markdown subset the report uses. `after_section` maps an h2 title to HTML
+    inserted at the end of that section."""
+    after = dict(after_section or {})
+    lines = markdown.splitlines()
+    out: list[str] = []
+    current: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            title = line[level:].strip()
+            if level <= 2 and current in after:
+                out.append(after.pop(current))
+            if level == 2:
+                current = title
+            out.append(f"<h{level}>{_inline(title)}</h{level}>")
+        elif line.startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            header = _cells(line)
+            rows = []
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(_cells(lines[i]))
+                i += 1
+            out.append(
+                "<table><thead><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in header) + "</tr></thead>"
+            )
+            out.append(
+                "<tbody>"
+                + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in rows)
+                + "</tbody></table>"
+            )
+            continue
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        elif line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+        i += 1
+    if current in after:
+        out.append(after.pop(current))
+    return "\n".join(out)
+
+
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"></figure>'
+
+
+def render_html_files(run: RunFiles) -> str:
+    """A self-contained HTML page for already-read run files (plots only when there is a bench grid)."""
+    figures = ""
+    cells = cells_of(run.bench)
+    if any(c.get("status", "ok") == "ok" for c in cells):
+        kv, _ = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
+        figures = "<h3>Plots</h3>\n" + "\n".join(
+            [
+                _img(plots.heatmap_png(cells), "heatmap of aggregate output tok/s over context x clients"),
+                _img(plots.throughput_png(cells, kv), "aggregate output tok/s vs clients, KV wall marked"),
+                _img(plots.ttft_png(cells), "median TTFT vs clients"),
+            ]
+        )
+    markdown = render_markdown_files(run)
+    title = markdown.splitlines()[0].lstrip("# ").strip()
+    body = markdown_to_html(markdown, {"Benchmark": figures} if figures else None)
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+    )

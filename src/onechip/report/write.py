@@ -1,0 +1,78 @@
+"""Writing rendered reports into the run directory:
+
+md              report.md            the Markdown report
+html            report.html          the same, self-contained, with matplotlib plots
+json            report.json          every run file as read, in one document
+serving-report  serving-report.json  the serving-report 1.1 layout, validated by its JSON Schema
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from onechip import __version__
+from onechip.errors import ConfigError
+from onechip.report import serving_report
+from onechip.report.compare import render_compare_files
+from onechip.report.html import render_html_files
+from onechip.report.markdown import render_markdown_files
+from onechip.report.rundir import JSON_KINDS, RunFiles, read_run, write_text_atomic
+from onechip.schemas.common import SCHEMA_VERSION
+
+FORMATS = ("md", "html", "json", "serving-report")
+FILE_NAMES = {
+    "md": "report.md",
+    "html": "report.html",
+    "json": "report.json",
+    "serving-report": "serving-report.json",
+}
+
+
+def parse_formats(formats: Iterable[str] | str) -> list[str]:
+    """'md,html' or ['md', 'html'] -> validated list. Raises ConfigError naming the known formats."""
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    wanted = list(dict.fromkeys(f.strip() for f in items if f.strip()))
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise ConfigError(f"unknown report format {', '.join(unknown)}; known: {', '.join(FORMATS)}")
+    return wanted
+
+
+def render(run: RunFiles, fmt: str) -> str:
+    """The text of one format for already-read run files."""
+    if fmt == "md":
+        return render_markdown_files(run)
+    if fmt == "html":
+        return render_html_files(run)
+    if fmt == "json":
+        document = {
+            "schema_version": SCHEMA_VERSION,
+            "tool_version": __version__,
+            "run_dir": str(run.path),
+            "problems": run.problems,
+            **{kind: getattr(run, kind) for kind in JSON_KINDS},
+        }
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "serving-report":
+        return json.dumps(serving_report.export(run), indent=2, ensure_ascii=False) + "\n"
+    raise ConfigError(f"unknown report format {fmt}; known: {', '.join(FORMATS)}")
+
+
+def write_report(
+    run_dir: Path | str, formats: Iterable[str] | str = ("md",), compare: Path | str | None = None
+) -> list[Path]:
+    """Render the run in `run_dir` in each of `formats` and write each beside the run files
+    (see FILE_NAMES); with `compare`, also write `compare-<other run>.md` comparing that run against
+    this one. Returns the paths written. Raises ConfigError for an unknown format, a missing
+    directory, or a serving-report export that fails its schema."""
+    wanted = parse_formats(formats)
+    run = read_run(run_dir)
+    written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
+    if compare is not None:
+        other = read_run(compare)
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", other.path.resolve().name) or "other"
+        written.append(write_text_atomic(run.path / f"compare-{safe}.md", render_compare_files(run, other)))
+    return written

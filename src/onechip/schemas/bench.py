@@ -1,0 +1,163 @@
+"""Benchmark config, raw per-request samples (requests.jsonl lines) and per-cell summaries (summary.json).
+
+Times in `RequestSample` are seconds on the client's monotonic clock (`time.perf_counter`); durations in
+summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
+
+ITL_CONVENTION = (
+    "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
+    "(gap / k); otherwise each content-chunk gap is one ITL sample and tokens come only from final usage"
+)
+
+
+class BenchConfig(StrictModel):
+    base_url: str = Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000.")
+    model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
+    contexts: list[int] = Field(
+        default=[128, 1024], description="Prompt lengths in tokens, as the server counts."
+    )
+    clients: list[int] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell.")
+    reps: int = Field(default=2, ge=1, description="Repetitions per cell.")
+    output_tokens: int = Field(
+        default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted)."
+    )
+    requests_per_client: int = Field(
+        default=2, ge=1, description="Measured requests each stream sends per rep."
+    )
+    warmup_requests: int = Field(
+        default=1, ge=0, description="Unmeasured requests per stream before the window."
+    )
+    prefix_reuse: bool = Field(default=False, description="Allow prefix-cache reuse (no unique first line).")
+    request_timeout_s: float = Field(default=300.0, gt=0, description="Per-request timeout, seconds.")
+    force: bool = Field(
+        default=False,
+        description="Run cells the plan says exceed the KV pool (reported as beyond the KV wall).",
+    )
+    metrics_interval_s: float = Field(
+        default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
+    )
+
+
+class RequestSample(ResultModel):
+    """One request, as one line of requests.jsonl. Times are seconds on the client's monotonic clock."""
+
+    context_tokens: int = Field(description="Target prompt length of the cell, tokens.")
+    clients: int = Field(description="Concurrent streams of the cell.")
+    rep: int = Field(description="Repetition index, from 0.")
+    stream: int = Field(description="Client stream index within the cell.")
+    seq: int = Field(description="Request index within the stream (warm-up requests first).")
+    warmup: bool = Field(
+        default=False, description="True for warm-up requests, excluded from every statistic."
+    )
+    t_send: float = Field(description="When the request was sent, s.")
+    t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
+    t_last: float | None = Field(
+        default=None, description="Last chunk carrying generated content or tokens, s."
+    )
+    t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
+    prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
+    prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
+    completion_tokens: int | None = Field(
+        default=None, description="usage.completion_tokens from the server."
+    )
+    chunk_times: list[float] = Field(
+        default_factory=list, description="Arrival time of each content chunk, s."
+    )
+    chunk_tokens: list[int] = Field(
+        default_factory=list,
+        description="Tokens each content chunk carried (continuous usage); empty when the server sent none.",
+    )
+    finish_reason: str | None = Field(default=None, description="finish_reason of the last choice chunk.")
+    http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = Field(default=None, description="The server's message or the transport error.")
+
+
+class Dist(ResultModel):
+    n: int = Field(default=0, description="Number of samples.")
+    mean: float | None = Field(default=None, description="Arithmetic mean.")
+    median: float | None = Field(default=None, description="50th percentile (linear interpolation).")
+    p90: float | None = Field(default=None, description="90th percentile (linear interpolation).")
+    p99: float | None = Field(default=None, description="99th percentile (linear interpolation).")
+
+
+class RepResult(ResultModel):
+    rep: int = Field(description="Repetition index, from 0.")
+    window_s: float = Field(
+        description="Measured window: from when every stream has sent its first measured request to when "
+        "the first stream finished its last one (all streams busy throughout)."
+    )
+    output_tokens: int = Field(description="Completion tokens that arrived inside the window.")
+    output_tok_per_s: float = Field(description="output_tokens / window_s.")
+    requests_ok: int = Field(description="Measured requests that succeeded.")
+    requests_failed: int = Field(description="Measured requests that failed.")
+    requests_in_window: int = Field(
+        default=0, description="Measured requests that completed inside the window."
+    )
+
+
+class CellResult(ResultModel):
+    context_tokens: int = Field(description="Target prompt length, tokens.")
+    clients: int = Field(description="Concurrent closed-loop streams.")
+    status: Literal["ok", "infeasible", "failed"] = Field(
+        description="ok | infeasible | failed; never dropped."
+    )
+    reason: str | None = Field(
+        default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall)."
+    )
+    reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")
+    output_tok_per_s: float | None = Field(default=None, description="Median over reps of aggregate tok/s.")
+    cv_output_tok_per_s: float | None = Field(default=None, description="stdev/mean of tok/s across reps.")
+    per_stream_tok_per_s: float | None = Field(
+        default=None, description="Median of per-request decode tok/s = 1000 / TPOT ms."
+    )
+    request_rate_per_s: float | None = Field(
+        default=None, description="Median over reps of requests/s in window."
+    )
+    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    tpot_ms: Dist = Field(
+        default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms."
+    )
+    itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")
+    e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
+    prompt_tokens_actual: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
+    requests_failed: int = Field(default=0, description="Measured requests that failed, all reps.")
+    requests_ended_early: int = Field(
+        default=0,
+        description="Measured requests with completion_tokens < output_tokens (server stopped early).",
+    )
+    first_error: str | None = Field(default=None, description="The first failed request's message.")
+    server_metrics_delta: dict[str, float] = Field(
+        default_factory=dict, description="Counter deltas and gauge peaks from /metrics over the cell."
+    )
+
+
+class BenchRun(ResultModel):
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str = Field(description="onechip version.")
+    created_at: str = Field(description="ISO-8601 UTC.")
+    server: dict[str, str | None] = Field(
+        default_factory=dict, description="base_url, model, engine_version."
+    )
+    client: dict[str, str | int | None] = Field(default_factory=dict, description="host, python, cpus.")
+    config: BenchConfig
+    itl_convention: str = Field(
+        default=ITL_CONVENTION,
+        description="How inter-token latency is split when a chunk carries several tokens.",
+    )
+    prompt_method: str = Field(
+        default="tokenize",
+        description="'tokenize' (server /tokenize with the chat template) or 'estimate' (no /tokenize).",
+    )
+    notes: list[str] = Field(default_factory=list, description="Caveats found while measuring.")
+    cells: list[CellResult] = Field(
+        default_factory=list, description="One per (context, clients), grid order."
+    )

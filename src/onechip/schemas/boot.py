@@ -1,0 +1,57 @@
+"""What an engine's boot looked like: timeline and the allocation facts its log reported."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from onechip.schemas.common import ResultModel
+
+
+class BootEvent(ResultModel):
+    name: str = Field(description="Stage name, e.g. 'process_start', 'weights_loaded', 'kv_cache_init', 'ready'.")
+    t_s: float | None = Field(default=None, description="Seconds since the engine process started (None: line had no time stamp).")
+    line: str | None = Field(default=None, description="The log line that marked it, if any.")
+
+
+class BootRecord(ResultModel):
+    engine: str = Field(description="Engine kind, e.g. 'embedded-vllm-cpu'.")
+    engine_version: str | None = Field(default=None, description="Version the engine logged or /version reported.")
+    model: str = Field(description="Model as served (the served model name).")
+    model_path: str | None = Field(default=None, description="Local checkpoint directory the engine loaded.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:PORT.")
+    pid: int | None = Field(default=None, description="Engine process id (also its process-group id).")
+    command: list[str] = Field(default_factory=list, description="The launch command line (no secrets).")
+    env: dict[str, str] = Field(default_factory=dict, description="Engine-specific env vars set (no secrets).")
+    started_at: str | None = Field(default=None, description="ISO-8601 UTC wall time the process started.")
+    ready_s: float | None = Field(default=None, description="Seconds from process start to a healthy /health.")
+    weight_load_s: float | None = Field(default=None, description="Seconds the engine logged for loading weights.")
+    weights_gib: float | None = Field(default=None, description="Weight memory the engine logged, GiB.")
+    kv_cache_tokens: int | None = Field(default=None, description="KV cache size in tokens the engine logged.")
+    max_concurrency: float | None = Field(default=None, description="Engine's 'Maximum concurrency' factor.")
+    max_concurrency_context: int | None = Field(
+        default=None, description="Tokens per request that max_concurrency was stated for."
+    )
+    events: list[BootEvent] = Field(default_factory=list, description="Boot timeline.")
+    warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
+    errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")
+    log_path: str | None = Field(default=None, description="Path of the full engine log.")
+
+
+class EngineState(ResultModel):
+    """What `onechip up` leaves in `<onechip home>/engine.json` for `status` and `down`."""
+
+    engine: str
+    pid: int = Field(description="Process id and process-group id of the engine.")
+    base_url: str
+    model: str
+    started_at: str = Field(description="ISO-8601 UTC.")
+    log_path: str
+    boot_path: str | None = Field(default=None, description="boot.json written when the engine became ready.")
+
+
+class EngineStatus(ResultModel):
+    running: bool = Field(description="The engine's process group exists.")
+    healthy: bool = Field(default=False, description="GET /health answered 200.")
+    state: EngineState | None = None
+    uptime_s: float | None = None
+    note: str = ""

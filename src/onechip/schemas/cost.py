@@ -1,0 +1,102 @@
+"""Prices and what they make of measured throughput: $/M output tokens, monthly cost, restart cost,
+and the spot-vs-flex-start break-even (`cost.json` in a run directory holds one `CostReport`).
+
+The arithmetic lives in `onechip.cost`; these models only carry its results.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel
+
+HOURS_PER_MONTH = 730.0  # the seed article's "24/7" month: 365 x 24 / 12
+
+
+class Price(ResultModel):
+    """One catalog price: USD per chip-hour for a chip, region and pricing model."""
+
+    chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1'.")
+    region: str = Field(description="Cloud region, e.g. 'us-west4'; 'us' where the source names no region.")
+    pricing: str = Field(description="'spot', 'flex-start', 'on-demand', '1y', '3y', 'local'.")
+    usd_per_chip_hour: float = Field(description="USD per chip-hour.")
+    stops_itself: bool = Field(default=False, description="Billing ends on its own (max run duration).")
+    preemptible: bool = Field(default=False, description="The provider may take the chip back while running.")
+    source: str = Field(description="Where the price was read (seed article section, vendor page).")
+    date: str = Field(description="ISO date the price was read.")
+    note: str = Field(default="", description="Caveats: rounding in the source, region not named, ...")
+
+
+class CostLine(ResultModel):
+    """One pricing model applied to one throughput."""
+
+    chip: str = Field(default="", description="Accelerator catalog key.")
+    region: str = Field(default="", description="Region of the price.")
+    pricing: str = Field(description="Pricing model, as in Price.pricing.")
+    usd_per_chip_hour: float = Field(description="USD per chip-hour.")
+    output_tok_per_s: float = Field(
+        description="Aggregate output tokens per second the price is spread over."
+    )
+    usd_per_mtok: float = Field(description="USD per million output tokens at this throughput.")
+    monthly_usd: float = Field(description="USD for running one chip 24/7 for 730 h.")
+    stops_itself: bool = Field(description="Billing ends on its own (flex-start max run duration).")
+    preemptible: bool = Field(default=False, description="The provider may take the chip back.")
+    price_date: str = Field(description="ISO date the price was read.")
+    price_age_days: int | None = Field(default=None, description="Days between price_date and today.")
+    stale: bool = Field(default=False, description="Price read more than 90 days before today.")
+    source: str = Field(default="", description="Where the price was read.")
+
+
+class CellCost(ResultModel):
+    """$/M output tokens for one measured benchmark cell under each pricing model."""
+
+    context_tokens: int = Field(description="Prompt tokens of the cell.")
+    clients: int = Field(description="Concurrent streams of the cell.")
+    status: str = Field(description="Cell status: 'ok', 'infeasible', 'failed'.")
+    output_tok_per_s: float | None = Field(
+        default=None, description="Median aggregate tok/s; None if not ok."
+    )
+    usd_per_mtok: dict[str, float] = Field(
+        default_factory=dict, description="Pricing model -> USD per million output tokens."
+    )
+
+
+class RestartCost(ResultModel):
+    """What one restart (boot to healthy) costs at a price: the chip bills while nothing is served."""
+
+    kind: str = Field(description="'cold' (no compile cache) or 'warm' (compile cache mounted).")
+    boot_s: float = Field(description="Seconds from start to healthy.")
+    pricing: str = Field(description="Pricing model the boot is billed at.")
+    region: str = Field(default="", description="Region of the price.")
+    usd_per_chip_hour: float = Field(description="USD per chip-hour of that pricing model.")
+    usd: float = Field(description="boot_s / 3600 x usd_per_chip_hour.")
+
+
+class BreakEven(ResultModel):
+    """Spot is cheaper than flex-start only while preemptions come less often than `hours`."""
+
+    kind: str = Field(description="Restart kind the break-even assumes: 'cold' or 'warm'.")
+    region: str = Field(default="", description="Region of the spot and flex-start prices compared.")
+    restart_usd: float = Field(description="Cost of one restart at the spot price.")
+    premium_usd_per_hour: float = Field(description="Flex-start minus spot, USD per chip-hour.")
+    hours: float | None = Field(
+        description="restart_usd / premium_usd_per_hour; None when flex-start is not dearer than spot "
+        "(then spot never wins)."
+    )
+
+
+class CostReport(ResultModel):
+    """Everything `onechip cost` computes; stored as `cost.json` in a run directory."""
+
+    schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
+    chip: str = Field(description="Accelerator catalog key the prices are for.")
+    region: str | None = Field(
+        default=None, description="Region asked for; None = every region in the catalog."
+    )
+    today: str = Field(description="ISO date staleness was judged against.")
+    output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")
+    lines: list[CostLine] = Field(default_factory=list, description="One line per price.")
+    cells: list[CellCost] = Field(default_factory=list, description="Per measured cell, from a run.")
+    restarts: list[RestartCost] = Field(default_factory=list, description="Cold and warm restart cost.")
+    break_even: list[BreakEven] = Field(default_factory=list, description="Spot vs flex-start break-even.")
+    warnings: list[str] = Field(default_factory=list, description="Stale prices and other caveats.")

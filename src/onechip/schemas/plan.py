@@ -1,0 +1,103 @@
+"""The Plan: what a model will cost in memory on a chip under an engine, before anyone rents it."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from onechip.schemas.common import ResultModel
+
+
+class PlanWarning(ResultModel):
+    code: str = Field(description="Stable identifier, e.g. 'util-above-program-headroom'.")
+    message: str = Field(description="One sentence for a person.")
+    source: str = Field(
+        description="Where the rule comes from (seed article section, vendor doc, measurement)."
+    )
+
+
+class ServeArg(ResultModel):
+    flag: str = Field(description="Engine flag, e.g. '--max-model-len'.")
+    value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
+    reason: str = Field(description="Why the flag is there.")
+
+
+class LayerKV(ResultModel):
+    index: int = Field(description="Decoder layer index.")
+    attention_type: str = Field(description="'full' or 'sliding'.")
+    kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
+    head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
+    k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
+    owns_cache: bool = Field(description="False when the layer reads another layer's cache (KV sharing).")
+    shares_from: int | None = Field(default=None, description="Layer whose cache this one reads.")
+    sliding_window: int | None = Field(default=None, description="Window in tokens for sliding layers.")
+    bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
+
+
+class ContextConcurrency(ResultModel):
+    context_tokens: int = Field(description="Tokens per request (prompt + output).")
+    max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
+
+
+class Plan(ResultModel):
+    model: str = Field(description="Model id, directory or catalog name as given.")
+    architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
+    chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
+    engine: str = Field(description="Engine rule set, e.g. 'vllm-cpu', 'vllm-tpu', 'vllm-gpu'.")
+    dtype: str = Field(description="Weight/compute dtype, e.g. 'bfloat16', 'float32'.")
+    kv_cache_dtype: str = Field(description="KV cache dtype as given to the engine ('auto' = model dtype).")
+    max_model_len: int = Field(description="Maximum tokens per request.")
+    block_size: int = Field(description="KV cache block (page) size in tokens.")
+    tensor_parallel_size: int = Field(default=1, description="Tensor-parallel degree.")
+    memory_bytes: int | None = Field(default=None, description="Visible device memory (HBM), bytes.")
+    utilization: float | None = Field(default=None, description="gpu_memory_utilization, 0 < u <= 1.")
+    cap_bytes: int | None = Field(default=None, description="memory_bytes x utilization, floored.")
+    outside_cap_bytes: int | None = Field(default=None, description="memory_bytes - cap_bytes.")
+    weights_bytes: int = Field(description="Resident weight bytes the engine loads.")
+    weights_by_component: dict[str, int] = Field(
+        default_factory=dict, description="Weight bytes by component."
+    )
+    kv_bytes_per_token: int = Field(description="KV bytes per token summed over cache-owning layers.")
+    kv_pool_bytes: int = Field(description="Bytes available to the KV cache.")
+    num_blocks: int = Field(description="floor(kv_pool_bytes / (block_size x kv_bytes_per_token)).")
+    kv_tokens: int = Field(description="num_blocks x block_size.")
+    max_concurrency: float = Field(description="kv_tokens / tokens of one max_model_len request.")
+    concurrency: list[ContextConcurrency] = Field(default_factory=list, description="Per requested context.")
+    decode_bytes_per_step: int | None = Field(default=None, description="Bytes streamed per decode step.")
+    bandwidth_bytes_per_s: float | None = Field(
+        default=None, description="Memory bandwidth used for the floor."
+    )
+    tpot_floor_ms: float | None = Field(default=None, description="decode_bytes_per_step / bandwidth, ms.")
+    layers: list[LayerKV] = Field(default_factory=list, description="Per-layer KV geometry.")
+    num_layers: int | None = Field(default=None, description="Decoder layers in the text model.")
+    cache_layers: int | None = Field(default=None, description="Decoder layers that own a KV cache.")
+    kv_bytes_per_sequence: int | None = Field(
+        default=None,
+        description="Engine accounting: KV bytes one max_model_len request occupies in the pool.")
+    kv_bytes_per_sequence_windowed: int | None = Field(
+        default=None,
+        description="KV bytes of one max_model_len request with sliding layers capped at the window.")
+    kv_bytes_per_sequence_full_context: int | None = Field(
+        default=None,
+        description="KV bytes of one max_model_len request if every cached layer held all tokens.")
+    serve_env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables the engine needs."
+    )
+    engine_version: str | None = Field(default=None, description="Engine version the rules were read from.")
+    model_source: str | None = Field(default=None, description="'local', 'catalog' or 'hub'.")
+    verdict: str = Field(default="fits", description="'fits' or a one-line reason it does not.")
+    serve_args: list[ServeArg] = Field(default_factory=list, description="Recommended engine flags.")
+    warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
+    fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
+
+
+class CrossCheck(ResultModel):
+    """Planned vs what the engine reported at boot."""
+
+    planned_kv_tokens: int = Field(description="Plan.kv_tokens.")
+    reported_kv_tokens: int | None = Field(default=None, description="KV cache tokens the engine logged.")
+    planned_max_concurrency: float = Field(description="Planned concurrency at the reported context.")
+    reported_max_concurrency: float | None = Field(default=None, description="Concurrency the engine logged.")
+    agrees: bool = Field(
+        description="True when reported tokens equal planned exactly and concurrency to 0.01."
+    )
+    note: str = Field(default="", description="What differs and the likely reason.")

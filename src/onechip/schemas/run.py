@@ -1,0 +1,44 @@
+"""The identity of a run directory (`runs/<run-id>/run.json`) and the files beside it.
+
+A run directory holds, each optional:
+    run.json        RunManifest (this model)
+    plan.json       Plan                 crosscheck.json  CrossCheck
+    boot.json       BootRecord           engine.log       the engine's own log
+    checks.json     CheckReport          summary.json     BenchRun
+    requests.jsonl  RequestSample lines  cost.json        list[CostLine]
+    report.md       rendered report
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel
+
+RUN_FILES = {
+    "manifest": "run.json",
+    "plan": "plan.json",
+    "crosscheck": "crosscheck.json",
+    "boot": "boot.json",
+    "engine_log": "engine.log",
+    "checks": "checks.json",
+    "bench": "summary.json",
+    "requests": "requests.jsonl",
+    "cost": "cost.json",
+    "report_md": "report.md",
+}
+
+
+class RunManifest(ResultModel):
+    schema_version: str = SCHEMA_VERSION
+    run_id: str
+    created_at: str = Field(description="ISO-8601 UTC.")
+    tool_version: str
+    python: str
+    host: str = Field(description="Client hostname.")
+    cpus: int | None = None
+    command: str = Field(description="The onechip job, e.g. 'demo --quick'.")
+    chip: str = Field(default="cpu", description="Accelerator catalog key the run was on.")
+    stage_timings_s: dict[str, float] = Field(default_factory=dict, description="Seconds per stage.")
+    status: str = Field(default="running", description="'running', 'ok', 'failed', 'interrupted'.")
+    error: str | None = None

@@ -1,0 +1,186 @@
+"""run_grid end to end against the fake server: files, counts, prompts, infeasible/failed cells, resume."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from fake_server import TEMPLATE_TOKENS, FakeServer
+
+from onechip.bench import run_grid
+from onechip.bench.runner import load_samples
+from onechip.errors import ConfigError, EndpointError
+from onechip.progress import ProgressEvent
+from onechip.schemas.bench import BenchConfig, BenchRun
+from onechip.schemas.plan import Plan
+
+
+def config(server: FakeServer, **kw: object) -> BenchConfig:
+    base: dict[str, object] = dict(
+        base_url=server.url,
+        contexts=[16, 40],
+        clients=[1, 3],
+        reps=2,
+        output_tokens=5,
+        requests_per_client=2,
+        warmup_requests=1,
+    )
+    base.update(kw)
+    return BenchConfig(**base)  # type: ignore[arg-type]
+
+
+def plan_with_kv(kv_tokens: int) -> Plan:
+    return Plan(
+        model="m",
+        architecture="llama",
+        chip="cpu",
+        engine="vllm-cpu",
+        dtype="float32",
+        kv_cache_dtype="auto",
+        max_model_len=4096,
+        block_size=16,
+        weights_bytes=0,
+        kv_bytes_per_token=1,
+        kv_pool_bytes=kv_tokens,
+        num_blocks=kv_tokens // 16,
+        kv_tokens=kv_tokens,
+        max_concurrency=1.0,
+    )
+
+
+def test_grid_writes_every_request_and_a_summary(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.itl_s = 0.002
+    events: list[ProgressEvent] = []
+    run = run_grid(config(fake_server), tmp_path, on_progress=events.append)
+    # 2 contexts x (1 + 3 clients) x 2 reps x (1 warm-up + 2 measured) = 48 lines
+    samples = load_samples(tmp_path / "requests.jsonl")
+    assert len(samples) == 2 * (1 + 3) * 2 * 3
+    assert all(s.status == "ok" for s in samples)
+    # prompts hit the target exactly as the server counts them (its /tokenize = words + template)
+    assert {(s.context_tokens, s.prompt_tokens) for s in samples} == {(16, 16), (40, 40)}
+    # unique first line per request: no two chat requests sent the same prompt (probe excluded)
+    contents = [b["messages"][0]["content"] for b in fake_server.chat_requests[1:]]
+    assert len(set(contents)) == len(contents) == 48
+    # output length honoured through vLLM's extras, counted from usage
+    assert all(b["min_tokens"] == 5 and b["ignore_eos"] is True for b in fake_server.chat_requests[1:])
+    assert all(s.completion_tokens == 5 for s in samples)
+    saved = BenchRun.model_validate_json((tmp_path / "summary.json").read_text())
+    assert saved == run
+    assert [(c.context_tokens, c.clients, c.status) for c in run.cells] == [
+        (16, 1, "ok"),
+        (16, 3, "ok"),
+        (40, 1, "ok"),
+        (40, 3, "ok"),
+    ]
+    cell = run.cells[1]
+    assert len(cell.reps) == 2 and cell.output_tok_per_s and cell.output_tok_per_s > 0
+    assert cell.ttft_ms.n == 3 * 2 * 2  # measured only: warm-up excluded
+    assert run.server["model"] == "fake-model" and run.server["engine_version"] == "0.0.0-fake"
+    assert run.prompt_method == "tokenize"
+    # fake /metrics: queries grow 100 and hits 25 per chat request -> hit rate 0.25
+    assert cell.server_metrics_delta["prefix_cache_hit_rate"] == pytest.approx(0.25)
+    assert cell.server_metrics_delta["prefix_cache_queries_delta"] == 100 * 3 * 3 * 2
+    assert any(e.total == 9 and e.done == 9 for e in events)  # 3 streams x 3 requests per rep
+
+
+def test_throughput_matches_closed_loop_arithmetic(fake_server: FakeServer, tmp_path: Path) -> None:
+    # Each request: TTFT 30 ms + 9 gaps x 5 ms = 75 ms for 10 tokens; 2 closed-loop streams -> 2 x 10 / 0.075 =
+    # 267 tok/s at most (client and request overheads only lower it). Window quantization: a few %.
+    fake_server.ttft_s, fake_server.itl_s = 0.030, 0.005
+    run = run_grid(
+        config(fake_server, contexts=[16], clients=[2], reps=1, output_tokens=10, requests_per_client=4),
+        tmp_path,
+    )
+    tok_s = run.cells[0].output_tok_per_s
+    assert tok_s is not None and 0.85 * 266.7 <= tok_s <= 1.03 * 266.7, tok_s
+    assert run.cells[0].per_stream_tok_per_s == pytest.approx(200.0, rel=0.1)  # 1000 / 5 ms
+
+
+def test_prefix_reuse_sends_identical_prompts(fake_server: FakeServer, tmp_path: Path) -> None:
+    run_grid(config(fake_server, contexts=[16], clients=[2], reps=1, prefix_reuse=True), tmp_path)
+    contents = {b["messages"][0]["content"] for b in fake_server.chat_requests[1:]}
+    assert len(contents) == 1
+
+
+def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeServer, tmp_path: Path) -> None:
+    # 3 clients x (40 + 5) = 135 > 100 tokens; 1 x 45 and 3 x 21 fit
+    run = run_grid(config(fake_server, reps=1), tmp_path, plan=plan_with_kv(100))
+    status = {(c.context_tokens, c.clients): c for c in run.cells}
+    assert [c.status for c in run.cells] == ["ok", "ok", "ok", "infeasible"]
+    assert (
+        status[(40, 3)].reason
+        == "3 clients x (40 context + 5 output) = 135 tokens > KV pool 100 tokens (plan)"
+    )
+    forced = run_grid(config(fake_server, reps=1, force=True), tmp_path / "f", plan=plan_with_kv(100))
+    assert forced.cells[3].status == "ok" and "beyond the KV wall" in (forced.cells[3].reason or "")
+
+
+def test_cell_fails_only_when_most_requests_fail(fake_server: FakeServer, tmp_path: Path) -> None:
+    # max_model_len 50: context 16 + 5 fits; context 40 + 5 plus the first line's words does not -> HTTP 400
+    fake_server.max_model_len = 44
+    run = run_grid(config(fake_server, reps=2), tmp_path)
+    assert [c.status for c in run.cells] == ["ok", "ok", "failed", "failed"]
+    bad = run.cells[2]
+    assert "maximum context length is 44 tokens" in (bad.reason or "")
+    assert len(bad.reps) == 1  # stopped after the failed rep; the cell is recorded, not dropped
+    lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert all(
+        x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40
+    )
+
+
+def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.itl_s = 0.001
+    fake_server.cut_requests = {4}  # probe is 1; stream 0's warm-up 2, then 3, 4 measured
+    run = run_grid(config(fake_server, contexts=[16], clients=[1], reps=1, requests_per_client=3), tmp_path)
+    cell = run.cells[0]
+    assert cell.status == "ok" and cell.requests_failed == 1 and cell.reps[0].requests_ok == 2
+    assert "RemoteProtocolError" in (cell.first_error or "")
+
+
+def test_unreachable_url_fails_fast(tmp_path: Path) -> None:
+    t0 = time.perf_counter()
+    with pytest.raises(EndpointError, match="cannot reach http://127.0.0.1:9"):
+        run_grid(BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1]), tmp_path)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeServer, tmp_path: Path) -> None:
+    cfg = config(fake_server, contexts=[16], clients=[2], reps=2)
+    run_grid(cfg, tmp_path)
+    path = tmp_path / "requests.jsonl"
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 * 2 * 3
+    # tear rep 1: drop its last measured line and add a torn half line, as a crash would
+    rep1 = [i for i, x in enumerate(lines) if json.loads(x)["rep"] == 1]
+    kept = [x for i, x in enumerate(lines) if i != rep1[-1]]
+    path.write_text("\n".join(kept) + "\n" + lines[0][:20])
+    sent_before = len(fake_server.chat_requests)
+    with pytest.raises(ConfigError, match="already holds samples"):
+        run_grid(cfg, tmp_path)
+    run = run_grid(cfg, tmp_path, resume=True)
+    # only rep 1 ran again: 2 streams x 3 requests, plus the probe
+    assert len(fake_server.chat_requests) - sent_before == 6 + 1
+    samples = load_samples(path)
+    assert len(samples) == 12 and sorted({s.rep for s in samples}) == [0, 1]
+    assert run.cells[0].status == "ok" and len(run.cells[0].reps) == 2
+    with pytest.raises(ConfigError, match="output_tokens"):
+        run_grid(cfg.model_copy(update={"output_tokens": 9}), tmp_path, resume=True)
+
+
+def test_servers_without_tokenize_or_extras_are_measured_with_notes(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    fake_server.has_tokenize, fake_server.reject_extras = False, True
+    run = run_grid(config(fake_server, contexts=[30], clients=[1], reps=2), tmp_path)
+    assert run.prompt_method == "estimate"
+    assert any("no /tokenize" in n for n in run.notes)
+    assert any("min_tokens/ignore_eos" in n for n in run.notes)
+    assert all("min_tokens" not in b for b in fake_server.chat_requests[-3:])
+    # the estimate (1 token per word + 10 template) is calibrated by usage.prompt_tokens after rep 0
+    samples = load_samples(tmp_path / "requests.jsonl")
+    assert {s.prompt_tokens for s in samples if s.rep == 1} == {30}
+    assert TEMPLATE_TOKENS != 10  # so rep 0 really was off and the calibration did something
+    assert {s.prompt_tokens for s in samples if s.rep == 0} != {30}

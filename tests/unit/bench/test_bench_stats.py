@@ -1,0 +1,115 @@
+"""bench/stats.py: pure summaries, checked against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip.bench import stats
+from onechip.schemas.bench import CellResult, RequestSample
+
+
+def sample(**kw: object) -> RequestSample:
+    base: dict[str, object] = dict(context_tokens=8, clients=1, rep=0, stream=0, seq=0, t_send=0.0)
+    base.update(kw)
+    return RequestSample(**base)  # type: ignore[arg-type]
+
+
+def test_percentiles_match_numpy_linear_definition() -> None:
+    # numpy.percentile([1..10], [50, 90, 99]) = 5.5, 9.1, 9.91 (linear interpolation, "type 7")
+    d = stats.dist(range(10, 0, -1))
+    assert (d.n, d.mean, d.median) == (10, 5.5, 5.5)
+    assert d.p90 == pytest.approx(9.1)
+    assert d.p99 == pytest.approx(9.91)
+    assert stats.dist([]).n == 0 and stats.dist([]).median is None
+
+
+def test_cv_is_sample_stdev_over_mean() -> None:
+    # stdev([90, 100, 110]) = 10 (sample), mean 100
+    assert stats.cv([90.0, 100.0, 110.0]) == pytest.approx(0.1)
+    assert stats.cv([5.0]) is None
+
+
+def test_latencies_from_timestamps() -> None:
+    # sent at 0, first content at 0.1 s, last at 0.2 s with 11 tokens: TPOT = 100 ms / 10 = 10 ms
+    s = sample(t_first=0.1, t_last=0.2, t_done=0.25, completion_tokens=11)
+    assert stats.ttft_ms(s) == pytest.approx(100.0)
+    assert stats.tpot_ms(s) == pytest.approx(10.0)
+    assert stats.e2e_ms(s) == pytest.approx(250.0)
+    assert stats.tpot_ms(sample(t_first=0.1, t_last=0.1, completion_tokens=1)) is None
+
+
+def test_itl_splits_multi_token_chunks_by_usage_delta() -> None:
+    # chunks at 0, 20, 40 ms carrying 1, 1, 4 tokens: gaps 20 (1 token) and 20 (4 tokens -> 4 x 5 ms)
+    s = sample(chunk_times=[0.0, 0.02, 0.04], chunk_tokens=[1, 1, 4], completion_tokens=6)
+    assert stats.itl_ms(s) == pytest.approx([20.0, 5.0, 5.0, 5.0, 5.0])
+    # without per-chunk usage each chunk gap is one sample
+    s2 = sample(chunk_times=[0.0, 0.02, 0.04], completion_tokens=6)
+    assert stats.itl_ms(s2) == pytest.approx([20.0, 20.0])
+
+
+def test_tokens_between_uses_usage_not_chunk_count() -> None:
+    # 3 chunks, usage says 9 tokens and no per-chunk counts: 3 tokens placed at each chunk time
+    s = sample(chunk_times=[1.0, 2.0, 3.0], completion_tokens=9)
+    assert stats.tokens_between(s, 1.5, 3.0) == pytest.approx(6.0)
+    s2 = sample(chunk_times=[1.0, 2.0, 3.0], chunk_tokens=[1, 5, 3], completion_tokens=9)
+    assert stats.tokens_between(s2, 1.5, 3.0) == 8.0
+    assert stats.tokens_between(sample(status="failed", chunk_times=[1.0], completion_tokens=None), 0, 9) == 0
+
+
+def test_window_is_when_every_stream_is_busy_and_warmup_is_excluded() -> None:
+    # stream 0 measured from t=1 to t=5, stream 1 from t=2 to t=6 -> window [2, 5]
+    samples = [
+        sample(
+            stream=0, seq=0, warmup=True, t_send=0.0, t_done=1.0, chunk_times=[0.5], completion_tokens=100
+        ),
+        sample(
+            stream=0,
+            seq=1,
+            t_send=1.0,
+            t_done=5.0,
+            chunk_times=[2.5, 4.5],
+            chunk_tokens=[3, 3],
+            completion_tokens=6,
+        ),
+        sample(
+            stream=1,
+            seq=0,
+            t_send=2.0,
+            t_done=6.0,
+            chunk_times=[3.0, 5.5],
+            chunk_tokens=[2, 2],
+            completion_tokens=4,
+        ),
+    ]
+    assert stats.measured_window(samples) == (2.0, 5.0)
+    rep = stats.rep_result(0, samples)
+    # inside [2, 5]: 3 + 3 from stream 0, 2 from stream 1 = 8 tokens over 3 s
+    assert rep.output_tokens == 8
+    assert rep.output_tok_per_s == pytest.approx(8 / 3)
+    assert (rep.requests_ok, rep.requests_failed, rep.requests_in_window) == (2, 0, 1)
+
+
+def test_summarize_cell_medians_failures_and_early_ends() -> None:
+    ok = sample(
+        t_first=0.1, t_last=0.2, t_done=0.2, completion_tokens=11, chunk_times=[0.1, 0.2], prompt_tokens=8
+    )
+    short = sample(
+        seq=1,
+        t_send=0.2,
+        t_first=0.3,
+        t_last=0.35,
+        t_done=0.35,
+        completion_tokens=6,
+        chunk_times=[0.3, 0.35],
+        prompt_tokens=8,
+    )
+    bad = sample(seq=2, t_send=0.35, t_done=0.4, status="failed", error="HTTP 400: too long")
+    cell = stats.summarize_cell(
+        CellResult(context_tokens=8, clients=1, status="ok"), {0: [ok, short, bad]}, 11
+    )
+    assert cell.requests_failed == 1 and cell.first_error == "HTTP 400: too long"
+    assert cell.requests_ended_early == 1  # 6 < 11 requested
+    # TPOTs 10 ms and 10 ms -> per-stream 100 tok/s
+    assert cell.tpot_ms.median == pytest.approx(10.0)
+    assert cell.per_stream_tok_per_s == pytest.approx(100.0)
+    assert cell.prompt_tokens_actual.median == 8

@@ -1,0 +1,158 @@
+"""Agent check: scoring and classification (pure), and the loop end to end through a real MCP stdio server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from scripted_server import Reply, ScriptedServer
+
+from onechip.checks import run_checks
+from onechip.checks.agent import Transcript, answer_number, make_cases, score, seed_case, table
+from onechip.checks.id_table import count_ids
+
+
+def _tr(filters_counts=(), answer="", error=None, calls=None):
+    fc = list(filters_counts)
+    return Transcript(
+        filters=[f for f, _ in fc],
+        counts=[(f, c) for f, c in fc if c is not None],
+        calls=len(fc) if calls is None else calls,
+        answer=answer,
+        error=error,
+    )
+
+
+def test_classification_of_each_outcome_on_the_seed_case():
+    case = seed_case()
+    assert case.expected == 8  # Source: the seed demo's "正确答案：8"
+
+    def outcome(tr):
+        return score(case, 1, tr, 0.5).outcome
+
+    assert outcome(_tr([("id >= 10", 8)], "8")) == "correct"
+    assert outcome(_tr([("id > 9", 8)], "There are 8 ids that are >= 10.")) == "correct"
+    assert outcome(_tr([], "8")) == "correct-no-call"
+    assert outcome(_tr([], "I think 5")) == "no-call"
+    assert outcome(_tr([("id >= 10", 8)], "There are 7.")) == "not-quoted"
+    assert outcome(_tr([("", 11)], "11")) == "quoted-no-filter"
+    assert outcome(_tr([("id > 10", 7)], "7")) == "wrong-filter"
+    assert outcome(_tr([("id >= 10", 8)], "8", error="turn cap reached")) == "error"
+    run = score(case, 1, _tr([("id > 10", 7), ("id >= 10", 8)], "8"), 0.5)
+    assert (run.outcome, run.correct, run.right_filter, run.quoted) == ("correct", True, True, True)
+
+
+def test_answer_number_skips_the_question_numbers():
+    q = "How many ids are ≥ 10? Answer with a number."
+    assert answer_number("There are 8 ids >= 10.", q) == 8
+    assert answer_number("10", q) == 10  # nothing else to read
+    assert answer_number("none", q) is None
+
+
+def test_table_matches_the_seed_demo_row():
+    # Source: the seed's table "tpu 3 3/3 3/3 0 0.51 id >= 10" (runs of 3.87, 0.51, 0.49 s).
+    case = seed_case()
+    runs = [score(case, i + 1, _tr([("id >= 10", 8)], "8"), s) for i, s in enumerate([3.87, 0.51, 0.49])]
+    row = table(runs)
+    assert (row.runs, row.correct, row.right_filter, row.errors, row.median_s, row.filters_sent) == (
+        3,
+        3,
+        3,
+        0,
+        0.51,
+        ["id >= 10"],
+    )
+
+
+def test_generated_cases_are_seeded_and_their_answers_come_from_the_tool():
+    cases = make_cases(8, seed=0)
+    assert [c.name.split("-")[0] for c in cases] == [
+        "seed",
+        "at",
+        "or",
+        "no",
+        "more",
+        "under",
+        "at",
+        "between",
+    ]
+    assert [len(c.ids) for c in cases[1:4]] == [11, 110, 330]
+    assert [c.name for c in make_cases(8, seed=0)] == [c.name for c in cases]  # deterministic
+    for c in cases[1:]:
+        nums = [int(x) for x in re.findall(r"\d+", c.question)]
+        if "between" in c.question:
+            brute = sum(nums[0] <= i <= nums[1] for i in c.ids)
+        else:
+            t = nums[0]
+            brute = {
+                "at least": sum(i >= t for i in c.ids),
+                "or more": sum(i >= t for i in c.ids),
+                "no less than": sum(i >= t for i in c.ids),
+                "more than": sum(i > t for i in c.ids),
+                "under": sum(i < t for i in c.ids),
+                "at most": sum(i <= t for i in c.ids),
+            }[
+                next(
+                    k
+                    for k in ("at least", "or more", "no less than", "more than", "under", "at most")
+                    if k in c.question
+                )
+            ]
+        assert c.expected == brute, c
+        assert 0 < c.expected < len(c.ids)
+
+
+def _tool_then_answer(filter_text):
+    """A model that calls count_ids(filter_text), then reports the count the MCP tool returned."""
+
+    def chat(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(f"There are {json.loads(last['content'])['count']} such ids.")
+        return Reply(tool_calls=[("count_ids", json.dumps({"where": filter_text}))])
+
+    return chat
+
+
+def test_agent_loop_through_mcp_scores_the_seed_case_correct(tmp_path):
+    with ScriptedServer(_tool_then_answer("id >= 10")) as srv:
+        report = run_checks(srv.url, only=["agent"], out_dir=tmp_path, agent_runs=2)
+        bodies = srv.chat_bodies()
+    result = report.results[0]
+    assert result.verdict == "pass", result.note
+    assert [r.outcome for r in result.agent_runs] == ["correct", "correct"]
+    assert result.agent_runs[0].tool_counts == [8]  # counted by the MCP server over the hidden seed table
+    assert result.agent_table.filters_sent == ["id >= 10"]
+    # the model saw the MCP tool's schema, and the table never appears in what it was sent
+    assert bodies[0]["tools"][0]["function"]["name"] == "count_ids"
+    assert bodies[0]["tools"][0]["function"]["parameters"]["properties"]["where"]["type"] == "string"
+    assert "20, 21" not in json.dumps(bodies)
+    saved = json.loads((tmp_path / "agent_transcripts.json").read_text())
+    assert saved[0]["messages"][-1] == {"role": "assistant", "content": "There are 8 such ids."}
+
+
+def test_bad_filter_gets_a_tool_error_and_a_looping_model_hits_the_turn_cap(tmp_path):
+    with ScriptedServer(lambda body: Reply(tool_calls=[("count_ids", '{"where": "ids over ten"}')])) as srv:
+        report = run_checks(srv.url, only=["agent"], out_dir=tmp_path, agent_max_turns=3)
+    result = report.results[0]
+    run = result.agent_runs[0]
+    assert result.verdict == "fail"
+    assert (run.outcome, run.turns, run.tool_counts) == ("error", 3, [])
+    assert run.error == "turn cap reached: no answer after 3 model turns"
+    messages = json.loads((tmp_path / "agent_transcripts.json").read_text())[0]["messages"]
+    tool_msgs = [m for m in messages if m["role"] == "tool"]
+    assert len(tool_msgs) == 3 and tool_msgs[0]["content"].startswith(
+        "Error executing tool count_ids: cannot parse filter"
+    )
+
+
+def test_endpoint_refusing_tools_blocks_the_agent_domain():
+    msg = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    with ScriptedServer([Reply(status=400, error=msg)]) as srv:
+        report = run_checks(srv.url, only=["agent"])
+    assert report.results[0].verdict == "blocked"
+    assert report.results[0].note == msg
+
+
+def test_seed_count_is_what_the_tool_answers():
+    assert count_ids(seed_case().ids, seed_case().true_filter)["count"] == 8

@@ -1,0 +1,42 @@
+"""`onechip check`: thin shell over api.check; --json prints the CheckReport."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from scripted_server import Reply, ScriptedServer
+from typer.testing import CliRunner
+
+from onechip.cli import check_cmd
+from onechip.schemas.checks import CheckReport
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    check_cmd.register(app)
+
+    @app.command()
+    def _other() -> None:  # a second command keeps typer from collapsing the app to `check`
+        pass
+
+    return app
+
+
+def test_check_json_prints_the_report():
+    with ScriptedServer([Reply("Paris.")]) as srv:
+        out = CliRunner().invoke(_app(), ["check", srv.url, "--only", "smoke", "--json"])
+    assert out.exit_code == 0, out.output
+    report = CheckReport.model_validate(json.loads(out.output))
+    assert [(r.domain, r.verdict) for r in report.results] == [("chat", "pass")]
+
+
+def test_check_table_shows_domain_verdicts(tmp_path):
+    with ScriptedServer([Reply("Paris."), Reply("")]) as srv:
+        out = CliRunner().invoke(
+            _app(), ["check", srv.url, "--only", "smoke,determinism", "--out", str(tmp_path)]
+        )
+    assert out.exit_code == 0, out.output
+    assert "chat" in out.output and "pass" in out.output
+    assert "determinism" in out.output
+    assert (tmp_path / "checks.json").exists()

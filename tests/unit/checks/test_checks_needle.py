@@ -1,0 +1,81 @@
+"""Long-context needle probe (exact lengths via /tokenize, cap, over-limit 400) and determinism."""
+
+from __future__ import annotations
+
+from scripted_server import Reply, ScriptedServer, count_tokens
+
+from onechip.checks import run_checks
+from onechip.checks.needle import PASSPHRASE, fit_length
+
+
+def _reads_the_needle(body):
+    text = body["messages"][-1]["content"]
+    return Reply(PASSPHRASE if PASSPHRASE in text else "I do not know.")
+
+
+def test_fit_length_hits_the_exact_count_and_keeps_the_unique_first_line():
+    for target in (40, 200, 1001):
+        messages, tokens = fit_length(count_tokens, "Document abc123", 0.5, target)
+        assert tokens == target == count_tokens(messages)
+        assert messages[0]["content"].startswith("Document abc123\n")
+        assert PASSPHRASE in messages[0]["content"]
+
+
+def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
+    with ScriptedServer(_reads_the_needle, max_model_len=600) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[300, 5000], needle_depths=[0.1, 0.9])
+        firsts = [b["messages"][0]["content"].splitlines()[0] for b in srv.chat_bodies()]
+    result = report.results[0]
+    assert result.verdict == "pass", [p.note for p in result.probes]
+    # 5000 is capped at max_model_len 600 minus the 16-token answer budget; the cap is reported
+    assert result.conditions["cap_tokens"] == "584" and result.conditions["lengths"] == "300,584"
+    needles = [p for p in result.probes if p.name.startswith("needle_")]
+    assert [p.observed["prompt_tokens"] for p in needles] == [
+        300,
+        300,
+        584,
+        584,
+    ]  # usage agrees with /tokenize
+    assert all(p.observed["found"] for p in needles)
+    over = result.probes[-1]
+    assert over.name == "over_limit_400" and over.observed["status"] == 400
+    assert over.observed["prompt_tokens"] == 601 and over.observed["healthy_after"]
+    assert len(set(firsts)) == len(firsts)  # every prompt opens with its own line: no prefix-cache reuse
+
+
+def test_needle_not_found_fails_and_kv_tokens_cap_the_length():
+    with ScriptedServer(lambda body: Reply("blue"), max_model_len=4096) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[1000], kv_tokens=216, over_limit=False)
+    result = report.results[0]
+    assert result.verdict == "fail" and result.note == "needle found 0/1"
+    assert result.probes[0].observed["prompt_tokens"] == 200  # min(4096, 216) - 16
+
+
+def test_a_server_that_hangs_on_an_over_limit_prompt_fails():
+    with ScriptedServer(_reads_the_needle, max_model_len=300, over_limit="hang", hang_s=3) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[100], over_limit_timeout_s=0.5)
+    over = report.results[0].probes[-1]
+    assert over.verdict == "fail" and over.note == "request hung past the timeout"
+    assert report.results[0].verdict == "partial"
+
+
+def test_unknown_max_model_len_leaves_over_limit_not_tested():
+    with ScriptedServer(_reads_the_needle, max_model_len=None) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[100])
+    assert report.results[0].probes[-1].verdict == "not_tested"
+    assert report.results[0].verdict == "pass"
+
+
+def test_determinism_counts_byte_identical_pairs():
+    replies = [
+        Reply("red, orange, yellow"),
+        Reply("red, orange, yellow"),
+        Reply("The sea."),
+        Reply("The sea!"),
+    ]
+    with ScriptedServer(replies) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=2)
+        bodies = srv.chat_bodies()
+    result = report.results[0]
+    assert (result.verdict, result.note) == ("partial", "1/2 byte-identical")
+    assert all(b["temperature"] == 0 for b in bodies) and bodies[0] == bodies[1]

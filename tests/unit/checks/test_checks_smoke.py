@@ -1,0 +1,57 @@
+"""Chat smoke probe and run_checks plumbing, against the scripted server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scripted_server import Reply, ScriptedServer
+
+from onechip import api
+from onechip.checks import run_checks
+from onechip.errors import ConfigError, EndpointError
+
+
+def test_smoke_passes_on_text_and_notes_empty_raw_completions(tmp_path):
+    with ScriptedServer([Reply("The capital of France is Paris.")], completion_text="") as srv:
+        report = run_checks(srv.url, only=["smoke"], out_dir=tmp_path)
+    (chat,) = report.results
+    assert report.model == "scripted"  # resolved from /v1/models
+    assert chat.domain == "chat" and chat.verdict == "pass"
+    probes = {p.name: p for p in chat.probes}
+    assert probes["chat_nonempty"].observed["text"] == "The capital of France is Paris."
+    raw = probes["completions_raw"]
+    assert raw.informational and "empty text" in raw.note  # noted, and the domain still passes
+    saved = json.loads((tmp_path / "checks.json").read_text())
+    assert saved["results"][0]["verdict"] == "pass"
+
+
+def test_smoke_fails_on_empty_chat_text():
+    with ScriptedServer([Reply("")]) as srv:
+        report = api.check(srv.url, only=["smoke"])
+    assert report.results[0].verdict == "fail"
+    assert report.results[0].probes[0].note == "chat completion returned empty text"
+
+
+def test_smoke_fails_with_server_message_on_http_error():
+    with ScriptedServer([Reply(status=500, error="engine dead")]) as srv:
+        report = run_checks(srv.url, only=["smoke"])
+    assert report.results[0].verdict == "fail"
+    assert "engine dead" in report.results[0].probes[0].note
+
+
+def test_unknown_check_name_and_bad_option_are_config_errors():
+    with pytest.raises(ConfigError, match="unknown check"):
+        run_checks("http://127.0.0.1:9", only=["smok"])
+    with pytest.raises(ConfigError, match="bad check options"):
+        run_checks("http://127.0.0.1:9", agent_cases=-1)
+    with pytest.raises(ConfigError, match="bad check options"):
+        run_checks("http://127.0.0.1:9", no_such_option=1)
+
+
+def test_unserved_model_and_unreachable_endpoint_are_endpoint_errors():
+    with ScriptedServer([]) as srv:
+        with pytest.raises(EndpointError, match="not served"):
+            run_checks(srv.url, model="other", only=["smoke"])
+    with pytest.raises(EndpointError, match="cannot reach"):
+        run_checks("http://127.0.0.1:9", only=["smoke"])

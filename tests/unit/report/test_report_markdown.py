@@ -1,0 +1,156 @@
+"""The Markdown report of a synthetic run built from the seed article's v5e-1 numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from seed_run_files import seed_files, write_run
+
+from onechip.errors import ConfigError
+from onechip.report import read_run, render_markdown, write_report
+
+
+def _table_row(markdown: str, title: str, first_cell: str) -> list[str]:
+    """Cells of the row starting with `first_cell` in the first table after heading `title`."""
+    section = markdown.split(title, 1)[1]
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0] == first_cell:
+            return cells
+    raise AssertionError(f"no row {first_cell!r} after {title!r}")
+
+
+def test_identity(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    assert md.startswith("# onechip report: seed-v5e\n")
+    assert "| model | google/gemma-4-E2B-it |" in md
+    assert "| engine | vllm-tpu 0.26.1rc1 |" in md
+    assert "| chip | v5e-1 |" in md
+    assert "`--max-model-len 32768` `--enable-prefix-caching`" in md
+
+
+def test_memory_planned_vs_reported(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    # Seed: v5e-1, E2B, 0.92, block 64 -> 321,344 tokens, and the engine reported the same.
+    assert _table_row(md, "## Memory budget", "KV pool tokens") == ["KV pool tokens", "321,344", "321,344"]
+    assert _table_row(md, "## Memory budget", "weights") == ["weights", "8.97 GiB", "8.97 GiB"]
+    assert "plan agrees with the engine" in md
+
+
+def test_three_grids_with_contexts_as_rows_and_marked_cells(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    assert _table_row(md, "### Aggregate output tok/s", "128") == [
+        "128",
+        "123.7 (CV 2%)",
+        "failed",
+        "1,496.5 (CV 2%)",
+    ]
+    assert _table_row(md, "### Aggregate output tok/s", "8,192") == [
+        "8,192",
+        "—",
+        "399.6 (CV 2%)",
+        "infeasible",
+    ]
+    assert _table_row(md, "### Median TTFT (ms)", "1,024") == ["1,024", "40", "99", "422"]
+    assert _table_row(md, "### Per-stream output tok/s", "128") == ["128", "123.7", "failed", "23.4"]
+    assert "8,192 ctx × 64 clients: **infeasible** — 64 x 8,192 tokens exceeds" in md
+    assert "128 ctx × 16 clients: **failed** — connection reset" in md
+
+
+def test_guidance_uses_the_runs_kv_pool(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    # Seed: "keep clients x context < 250,000 tokens -- about 78% of the 321,344-token KV pool";
+    # 0.78 x 321,344 = 250,648 (the article rounds it to 250,000).
+    assert "= 250,648 tokens of this run's 321,344" in md
+    assert _table_row(md, "## Workload guidance", "batch / offline")[1] == "128 ctx × 64 clients"
+    # 8,192 x 16 = 131,072 fits the rule; the article's RAG / long-documents pick is 8K ctx, 16 clients.
+    assert _table_row(md, "## Workload guidance", "long documents")[1] == "8,192 ctx × 16 clients"
+    # Article: interactive agents at <=1K, 16 clients (per-stream 70 >= half of one client's 120).
+    assert _table_row(md, "## Workload guidance", "interactive agents")[1] == "1,024 ctx × 16 clients"
+
+
+def test_guidance_excludes_cells_over_the_rule(tmp_path: Path) -> None:
+    files = seed_files()
+    files["boot.json"]["kv_cache_tokens"] = 100_000  # rule: 78,000 tokens; 1,024 x 64 = 65,536 still fits
+    files["crosscheck.json"]["reported_kv_tokens"] = 100_000
+    md = render_markdown(write_run(tmp_path / "small", files))
+    assert "= 78,000 tokens of this run's 100,000 (reported by the engine at boot)" in md
+    assert _table_row(md, "## Workload guidance", "long documents")[1] == "1,024 ctx × 64 clients"
+
+
+def test_checks_and_boot(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    assert _table_row(md, "## Capability checks", "tool_calling")[1:3] == ["**partial**", "1/2"]
+    # Seed: cold start 857 s, of which 685 s is recompilation.
+    assert _table_row(md, "## Boot timeline", "compiled")[1:3] == ["805.0", "685.0"]
+    assert "Ready after 857.0 s." in md
+
+
+def test_cost_section(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    assert _table_row(md, "## Cost", "spot")[3:5] == ["$0.107", "$422"]
+    assert _table_row(md, "$/M output tokens per measured cell", "8,192")[2:] == [
+        "399.6",
+        "$0.402",
+        "$0.417",
+        "$0.834",
+    ]
+    assert "every **6.2 h** (cold" in md and "every **3.6 h** (warm" in md
+    assert "⚠ stale" in md
+
+
+def test_empty_run_dir_renders_every_section_as_absent(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    md = render_markdown(tmp_path / "empty")
+    assert "Not in this run: plan, boot, checks, bench, cost." in md
+    for line in (
+        "No benchmark summary in this run.",
+        "No capability checks in this run.",
+        "No boot record in this run.",
+        "No plan, boot record or cross-check in this run.",
+    ):
+        assert line in md
+
+
+def test_unreadable_file_is_reported_not_fatal(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "broken", {"run.json": {"run_id": "broken"}})
+    (run / "summary.json").write_text("{not json", encoding="utf-8")
+    (run / "checks.json").write_text("[1, 2]", encoding="utf-8")
+    files = read_run(run)
+    assert files.bench is None and files.checks is None
+    md = render_markdown(run)
+    assert re.search(r"⚠ summary.json could not be read", md)
+    assert "⚠ checks.json is not a JSON object; ignored" in md
+
+
+def test_old_cost_layout_list_of_lines(tmp_path: Path) -> None:
+    line = {
+        "pricing": "spot",
+        "region": "us-west4",
+        "usd_per_chip_hour": 0.5779,
+        "output_tok_per_s": 1496.5,
+        "usd_per_mtok": 0.10727,
+        "monthly_usd": 421.867,
+        "stops_itself": False,
+        "price_date": "2026-08-09",
+    }
+    md = render_markdown(write_run(tmp_path / "old", {"cost.json": [line]}))
+    assert _table_row(md, "## Cost", "spot")[3] == "$0.107"
+
+
+def test_missing_dir_is_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        render_markdown(tmp_path / "nope")
+
+
+def test_write_report_md(seed_run: Path) -> None:
+    (path,) = write_report(seed_run, ["md"])
+    assert path == seed_run / "report.md"
+    assert path.read_text(encoding="utf-8") == render_markdown(seed_run)
+
+
+def test_write_report_unknown_format(seed_run: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown report format pdf; known: md"):
+        write_report(seed_run, ["pdf"])
