@@ -179,18 +179,24 @@ async def _agent_turns(
     tools = [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+            "function": {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": t.input_schema,
+                **({"strict": True} if opts.strict_tools else {}),
+            },
         }
         for t in listed.tools
     ]
     tr.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": case.question}]
-    for _ in range(opts.agent_max_turns):
+    for turn in range(opts.agent_max_turns):
         tr.turns += 1
+        forced = turn == 0 and opts.agent_tool_choice == "required-first"
         resp = await client.chat.completions.create(
             model=model,
             messages=tr.messages,
-            tools=tools,
-            tool_choice="auto",  # type: ignore[arg-type]
+            tools=tools,  # type: ignore[arg-type]
+            tool_choice="required" if forced else "auto",
             max_tokens=opts.agent_max_tokens,
             temperature=0,
         )
@@ -374,7 +380,8 @@ def check_agent(
         transcript_path=str(transcript_path) if transcript_path else None,
         conditions={
             "tool": "mcp count_ids (stdio)",
-            "tool_choice": "auto",
+            "tool_choice": opts.agent_tool_choice,
+            "strict_tools": str(opts.strict_tools).lower(),
             "max_turns": str(opts.agent_max_turns),
             "cases": str(len(cases)),
             "runs_per_case": str(opts.agent_runs),

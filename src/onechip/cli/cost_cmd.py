@@ -57,16 +57,9 @@ def cost(
 
 def _render(result: CostReport, console: Console) -> None:
     table = Table(title=f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
-    for name in (
-        "pricing",
-        "region",
-        "$/chip-hour",
-        "$/M output tok",
-        "month 24/7",
-        "stops itself",
-        "price read",
-    ):
-        table.add_column(name, justify="left" if name in ("pricing", "region", "price read") else "right")
+    for name in ("pricing", "region", "$/chip-h", "$/M tok", "month", "stops", "price read"):
+        justify = "left" if name in ("pricing", "region", "price read") else "right"
+        table.add_column(name, justify=justify, no_wrap=True)
     for line in result.lines:
         table.add_row(
             line.pricing,
@@ -75,7 +68,7 @@ def _render(result: CostReport, console: Console) -> None:
             f"${line.usd_per_mtok:.3f}",
             f"${line.monthly_usd:,.0f}",
             "yes" if line.stops_itself else "no",
-            line.price_date + (" [yellow]stale[/]" if line.stale else ""),
+            line.price_date + ("[yellow]*[/]" if line.stale else ""),
         )
     console.print(table)
     if result.cells:
@@ -105,3 +98,5 @@ def _render(result: CostReport, console: Console) -> None:
             )
     for w in result.warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    stale = "; * = price read more than 90 days ago" if any(line.stale for line in result.lines) else ""
+    console.print(f"month = 730 h running 24/7; stops = billing ends on its own{stale}")

@@ -5,6 +5,7 @@ Every OnechipError becomes one line on stderr and its exit code; Ctrl-C exits 13
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -12,6 +13,7 @@ import typer
 from rich.console import Console
 
 from onechip import __version__
+from onechip.cli import commands
 from onechip.errors import OnechipError, redact
 
 app = typer.Typer(
@@ -37,15 +39,17 @@ def _root(
     """onechip: plan it, launch it, prove it, price it."""
 
 
-def _register_commands() -> None:
-    from onechip.cli import commands  # noqa: F401  (modules register on import)
+for _module in commands.MODULES:
+    _module.register(app)
 
-    for module in commands.MODULES:
-        module.register(app)
+
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM takes the same path as Ctrl-C: finally-blocks stop engines and keep what was measured.
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register_commands()
+    signal.signal(signal.SIGTERM, _terminate)
     command = typer.main.get_command(app)
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)

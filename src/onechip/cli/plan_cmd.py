@@ -55,6 +55,10 @@ def render(plan: Plan, console: Console) -> None:
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
     console.print(f"verdict: {plan.verdict}")
+    if plan.crosscheck is not None:
+        cc = plan.crosscheck
+        mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
+        console.print(f"against the boot log ({cc.engine_version or 'version not logged'}): {mark}; {cc.note}")
 
 
 def register(app: typer.Typer) -> None:
@@ -69,9 +73,11 @@ def register(app: typer.Typer) -> None:
         dtype: str | None = typer.Option(None, "--dtype"),
         tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size"),
         block_size: int | None = typer.Option(None, "--block-size"),
+        max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens"),
         kv_cache_memory: int | None = typer.Option(None, "--kv-cache-memory", help="KV pool, bytes."),
         multimodal: bool = typer.Option(True, "--multimodal/--text-only"),
         contexts: str | None = typer.Option(None, "--contexts", help="e.g. 128,1024,8192"),
+        against: str | None = typer.Option(None, "--against", help="vLLM boot log to cross-check."),
         as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
     ) -> None:
         """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
@@ -79,7 +85,8 @@ def register(app: typer.Typer) -> None:
                         kv_cache_dtype=kv_cache_dtype, utilization=utilization,
                         tensor_parallel_size=tensor_parallel_size, block_size=block_size,
                         kv_cache_memory_bytes=kv_cache_memory, contexts=_contexts(contexts),
-                        multimodal=multimodal)
+                        multimodal=multimodal, max_num_batched_tokens=max_num_batched_tokens,
+                        against=against)
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))
         else:

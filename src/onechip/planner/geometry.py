@@ -49,6 +49,7 @@ class Geometry:
     """
 
     layers: list[LayerKV]
+    raw_kv_heads: frozenset[int] = frozenset()  # KV heads before tensor-parallel padding
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -135,6 +136,26 @@ def _layer_config(cfg: Any, index: int) -> Any:
         return None
 
 
+def _layer_shape(cfg: Any, index: int, kind: str, family: str) -> tuple[int, int]:
+    """(head_dim, KV heads) of layer `index`: from transformers' per-layer view when there is one,
+    else from the flat fields (full layers: global_head_dim / num_global_key_value_heads if set)."""
+    layer_cfg = _layer_config(cfg, index)
+    if layer_cfg is not None:
+        dim = _get(layer_cfg, "head_dim")
+        heads = _get(layer_cfg, "num_key_value_heads") or _get(layer_cfg, "num_attention_heads")
+    else:
+        dim = (_get(cfg, "global_head_dim") if kind == FULL else None) or _get(cfg, "head_dim")
+        heads = ((_get(cfg, "num_global_key_value_heads") if kind == FULL else None)
+                 or _get(cfg, "num_key_value_heads") or _get(cfg, "num_attention_heads"))
+    if not isinstance(dim, int) or dim <= 0:
+        raise ConfigError(f"model config ({family}): field 'head_dim' is missing for layer {index}; the "
+                          "planner never derives it from hidden_size / num_attention_heads")
+    if not isinstance(heads, int) or heads <= 0:
+        raise ConfigError(f"model config ({family}): field 'num_key_value_heads' is missing for layer "
+                          f"{index}")
+    return dim, heads
+
+
 def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1,
                 family: str | None = None) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
@@ -152,14 +173,6 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
         raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
     n = _require_int(cfg, "num_hidden_layers", family)
     kinds = layer_kinds(cfg, family)
-    heads = _require_int(cfg, "num_attention_heads", family)
-    kv_heads = _get(cfg, "num_key_value_heads") or heads
-    global_kv_heads = _get(cfg, "num_global_key_value_heads")
-    head_dim = _get(cfg, "head_dim")
-    if not isinstance(head_dim, int) or head_dim <= 0:
-        raise ConfigError(f"model config ({family}): field 'head_dim' is missing; the planner never "
-                          "derives it from hidden_size / num_attention_heads")
-    global_head_dim = _get(cfg, "global_head_dim")
     k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))
     window = _get(cfg, "sliding_window")
     if SLIDING in kinds and not isinstance(window, int):
@@ -172,15 +185,11 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
     first_shared = n - shared
 
     layers: list[LayerKV] = []
+    raw_heads: set[int] = set()
     last_owner: dict[str, int] = {}
     for i, kind in enumerate(kinds):
-        layer_cfg = _layer_config(cfg, i)
-        dim = _get(layer_cfg, "head_dim") if layer_cfg is not None else None
-        heads_i = _get(layer_cfg, "num_key_value_heads") if layer_cfg is not None else None
-        if dim is None:
-            dim = (global_head_dim or head_dim) if kind == FULL else head_dim
-        if heads_i is None:
-            heads_i = (global_kv_heads or kv_heads) if kind == FULL else kv_heads
+        dim, heads_i = _layer_shape(cfg, i, kind, family)
+        raw_heads.add(heads_i)
         padded = -(-heads_i // tensor_parallel_size) * tensor_parallel_size
         owns = i < first_shared
         source = None
@@ -192,11 +201,12 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
         else:
             last_owner[kind] = i
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
-        # attention_k_eq_v is recorded but not discounted (E2B has it off; seed article fact 4).
+        # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
+        # (E2B has it off; seed article fact 4).
         per_token = int(2 * padded * dim * kv_dtype_bytes) if owns else 0
         layers.append(LayerKV(
-            index=i, attention_type=kind, kv_heads=padded, head_dim=dim, k_eq_v=k_eq_v,
+            index=i, attention_type=kind, kv_heads=padded, head_dim=dim, k_eq_v=k_eq_v and kind == FULL,
             owns_cache=owns, shares_from=source,
             sliding_window=window if kind == SLIDING else None, bytes_per_token=per_token,
         ))
-    return Geometry(layers=layers)
+    return Geometry(layers=layers, raw_kv_heads=frozenset(raw_heads))

@@ -27,7 +27,12 @@ class Accelerator(ResultModel):
     memory_visible_bytes: int | None = Field(default=None, description="HBM the runtime reports, bytes.")
     bandwidth_bytes_per_s: float | None = Field(default=None, description="HBM bandwidth, bytes/s.")
     bandwidth_vendor: str | None = Field(default=None, description="The vendor's figure with its unit.")
+    peak_bf16_tflops: float | None = Field(default=None, description="Dense bf16 peak per chip, TFLOPS.")
+    peak_int8_tops: float | None = Field(default=None, description="Dense int8 peak per chip, TOPS.")
+    peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
+    memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")
 
@@ -60,6 +65,9 @@ class EngineRules(ResultModel):
     outside_cap_source: str = Field(default="", description="Where that comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     max_num_batched_tokens_pow2: bool = Field(default=False, description="Rounded up to a power of two.")
+    loads_towers: list[str] = Field(default_factory=lambda: ["vision_tower", "audio_tower"],
+                                    description="Multimodal towers the engine loads when multimodal is on.")
+    loads_towers_source: str = Field(default="", description="Where that comes from.")
 
     def block_size_for(self, max_model_len: int, requested: int | None) -> int:
         """Block size in tokens: the requested one, else the engine's rule.

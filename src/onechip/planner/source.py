@@ -33,6 +33,7 @@ class ModelSource:
     tensors: list[Tensor]
     origin: str  # 'local', 'catalog' or 'hub'
     checkpoint_dtype: str | None  # config dtype / torch_dtype as a string, e.g. 'bfloat16'
+    mm_tokens_per_item: int | None = None  # largest multimodal item in tokens (catalog), if known
 
 
 def _transformers() -> Any:
@@ -114,7 +115,8 @@ def from_catalog(key: str, entry: dict[str, Any]) -> ModelSource:
     config = config_from_dict(entry["config"], f"catalog models.json[{key}]")
     return ModelSource(name=key, config=config, text_config=text_config_of(config),
                        tensors=inventory(key, entry), origin="catalog",
-                       checkpoint_dtype=_dtype_name(config))
+                       checkpoint_dtype=_dtype_name(config),
+                       mm_tokens_per_item=entry.get("mm_max_tokens_per_item"))
 
 
 def from_hub(repo_id: str) -> ModelSource:

@@ -131,13 +131,15 @@ def read_checkpoint_dir(directory: Path) -> list[Tensor]:
 
 
 def weights_by_component(tensors: Iterable[Tensor], served_dtype: str | None, *,
-                         multimodal: bool = True) -> dict[str, int]:
-    """Resident bytes per component. Towers are left out when `multimodal` is False (text-only serving
-    does not load them). Floating tensors are counted at `served_dtype` (None = as stored)."""
+                         towers: Iterable[str] = TOWERS) -> dict[str, int]:
+    """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
+    serving; the engine rules say which towers an engine loads). Floating tensors are counted at
+    `served_dtype` (None = as stored)."""
+    loaded = set(towers)
     out: dict[str, int] = {}
     for t in tensors:
         comp = component_of(t.name)
-        if comp in TOWERS and not multimodal:
+        if comp in TOWERS and comp not in loaded:
             continue
         out[comp] = out.get(comp, 0) + t.nbytes(served_dtype)
     return out

@@ -21,18 +21,24 @@ STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#1b1b1b;line-height:1.45}
 table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em}
-th{background:#f1f3f5}td{text-align:right}td:first-child{text-align:left}
+th{background:#f1f3f5}td.num{text-align:right}
 code{background:#f4f4f4;padding:0 .2em;border-radius:3px;font-size:.9em}
 figure{display:inline-block;margin:.5em}img{max-width:100%}
 """
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+# Cells that read as a number (1,496.5 / $0.107 / 8.97 GiB / 1.010× / 123.7 (CV 2%) / —) align right.
+_NUMERIC = re.compile(r"^(—|[-−]?\$?[\d,]+(\.\d+)?( ?(%|×|GiB|s))?( \(CV \d+%\))?)$")
 
 
 def _inline(text: str) -> str:
     out = html.escape(text.replace("\\|", "|"), quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def _td(cell: str) -> str:
+    return f'<td class="num">{_inline(cell)}</td>' if _NUMERIC.match(cell) else f"<td>{_inline(cell)}</td>"
 
 
 def _cells(line: str) -> list[str]:
@@ -69,7 +75,7 @@ def markdown_to_html(markdown: str, after_section: dict[str, str] | None = None)
             )
             out.append(
                 "<tbody>"
-                + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in rows)
+                + "".join("<tr>" + "".join(_td(c) for c in row) + "</tr>" for row in rows)
                 + "</tbody></table>"
             )
             continue

@@ -246,7 +246,7 @@ def _cost(run: RunFiles) -> list[str]:
     if isinstance(cost, list):  # older layout: a bare list of CostLine
         cost = {"lines": cost}
     if not isinstance(cost, Mapping) or not (cost.get("lines") or cost.get("cells")):
-        return lines + ["No cost in this run (run `onechip cost --run DIR --chip CHIP`)."]
+        return lines + ["No cost in this run (price it with `onechip cost --run DIR --chip CHIP --write`)."]
     cost_lines = [c for c in cost.get("lines") or [] if isinstance(c, Mapping)]
     if cost_lines:
         tok_s = cost.get("output_tok_per_s", cost_lines[0].get("output_tok_per_s"))

@@ -40,11 +40,21 @@ class CheckOptions(StrictModel):
         description="tool_choice modes the tool_calling probe tries: 'auto', 'required', or 'named' "
         "(forces the expected function; vLLM serves 'required' and named choices with structured decoding).",
     )
+    strict_tools: bool = Field(
+        default=False,
+        description="Send each tool with the OpenAI field `strict: true`. vLLM 0.32 then pins the argument "
+        "schema in its structural tag; the server-wide equivalent is `--tool-strict-level parameter`.",
+    )
     tool_max_tokens: int = Field(default=96, ge=1, description="max_tokens of each tool-calling request.")
     agent_cases: int = Field(
         default=1, ge=0, description="Agent cases to run: the seed case first, then the seeded phrasings."
     )
     agent_runs: int = Field(default=1, ge=1, description="Runs of each agent case (the seed demo ran 3).")
+    agent_tool_choice: Literal["auto", "required-first"] = Field(
+        default="auto",
+        description="tool_choice of the agent's turns: 'auto' throughout (the seed demo), or 'required' on "
+        "the first turn and 'auto' after it.",
+    )
     agent_max_turns: int = Field(
         default=4, ge=1, description="Model turns per agent run before it is cut off."
     )

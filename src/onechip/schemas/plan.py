@@ -38,6 +38,29 @@ class ContextConcurrency(ResultModel):
     max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
 
 
+class CrossCheck(ResultModel):
+    """Planned vs what the engine reported at boot."""
+
+    planned_kv_tokens: int = Field(description="Plan.kv_tokens.")
+    reported_kv_tokens: int | None = Field(default=None, description="KV cache tokens the engine logged.")
+    planned_max_concurrency: float = Field(description="Planned concurrency at the reported context.")
+    reported_max_concurrency: float | None = Field(default=None, description="Concurrency the engine logged.")
+    agrees: bool = Field(
+        description="True when reported tokens equal planned exactly and concurrency to 0.01."
+    )
+    planned_kv_pool_bytes: int | None = Field(default=None, description="Plan.kv_pool_bytes.")
+    reported_kv_pool_bytes: int | None = Field(
+        default=None, description="KV pool the log reported (TPU total_hbm_avail_gb), bytes."
+    )
+    engine_version: str | None = Field(default=None, description="Engine version the log printed.")
+    flags: list[str] = Field(
+        default_factory=list,
+        description=("Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', "
+                     "'token-line-derived'."),
+    )
+    note: str = Field(default="", description="What differs and the likely reason.")
+
+
 class Plan(ResultModel):
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
@@ -84,20 +107,13 @@ class Plan(ResultModel):
     )
     engine_version: str | None = Field(default=None, description="Engine version the rules were read from.")
     model_source: str | None = Field(default=None, description="'local', 'catalog' or 'hub'.")
+    max_num_batched_tokens: int | None = Field(
+        default=None, description="Scheduler token budget the plan assumed (None = engine default)."
+    )
+    crosscheck: CrossCheck | None = Field(
+        default=None, description="The plan against an engine boot log, when one was given (--against)."
+    )
     verdict: str = Field(default="fits", description="'fits' or a one-line reason it does not.")
     serve_args: list[ServeArg] = Field(default_factory=list, description="Recommended engine flags.")
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
-
-
-class CrossCheck(ResultModel):
-    """Planned vs what the engine reported at boot."""
-
-    planned_kv_tokens: int = Field(description="Plan.kv_tokens.")
-    reported_kv_tokens: int | None = Field(default=None, description="KV cache tokens the engine logged.")
-    planned_max_concurrency: float = Field(description="Planned concurrency at the reported context.")
-    reported_max_concurrency: float | None = Field(default=None, description="Concurrency the engine logged.")
-    agrees: bool = Field(
-        description="True when reported tokens equal planned exactly and concurrency to 0.01."
-    )
-    note: str = Field(default="", description="What differs and the likely reason.")

@@ -235,13 +235,16 @@ class FakeServer:
 
 
 async def _sleep_until(deadline: float) -> None:
-    """Sleep to a perf_counter deadline within ~50 us: asyncio timers overshoot by ~1 ms (epoll rounds to
-    whole milliseconds), so sleep to 2 ms before and spin the rest, yielding to the loop between spins."""
+    """Sleep to a perf_counter deadline within ~0.1 ms: asyncio timers overshoot by ~1 ms (epoll rounds to
+    whole milliseconds), so sleep to 2 ms before, then in 0.1 ms blocking steps. Blocking `time.sleep`
+    releases the GIL, so the client thread in the same process reads meanwhile (spinning on
+    `asyncio.sleep(0)` starved it and bunched chunks); other streams of this server wait up to 2 ms,
+    which `sent_times` records truthfully."""
     delay = deadline - time.perf_counter() - SPIN_S
     if delay > 0:
         await asyncio.sleep(delay)
-    while time.perf_counter() < deadline:
-        await asyncio.sleep(0)
+    while (left := deadline - time.perf_counter()) > 0:
+        time.sleep(min(left, 0.0001))
 
 
 def serve_forever(**kwargs: Any) -> None:

@@ -139,3 +139,12 @@ def test_estimate_prices_every_bench_cell_and_keeps_failed_ones() -> None:
     assert [round(c.usd_per_mtok.get("spot", 0), 3) for c in report.cells] == [0.107, 1.298, 0, 0]
     assert [c.status for c in report.cells] == ["ok", "ok", "infeasible", "failed"]
     assert any("measured on cpu" in w for w in report.warnings)
+
+
+def test_cells_across_regions_are_labelled_by_region() -> None:
+    # v6e-1 has spot in two regions (us-east5 1.4033, europe-west4 1.782): each cell keeps both apart.
+    bench = {"cells": [{"context_tokens": 1024, "clients": 16, "status": "ok", "output_tok_per_s": 1283.3}]}
+    report = estimate("v6e-1", bench=bench, pricing="spot", today=TODAY)
+    (cell,) = report.cells
+    assert cell.usd_per_mtok["spot (us-east5)"] == pytest.approx(1.4033 / (1283.3 * 3600) * 1e6)
+    assert cell.usd_per_mtok["spot (europe-west4)"] == pytest.approx(1.782 / (1283.3 * 3600) * 1e6)

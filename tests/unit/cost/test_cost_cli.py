@@ -106,3 +106,8 @@ def test_cli_cost_unknown_region_is_a_config_error() -> None:
     )
     assert isinstance(result.exception, ConfigError)
     assert "known regions: us-west4" in str(result.exception)
+
+
+def test_api_cost_write_needs_a_run_dir() -> None:
+    with pytest.raises(ConfigError, match="needs a run directory"):
+        api.cost(chip="v5e-1", output_tok_per_s=1496.5, write=True)

@@ -34,7 +34,8 @@ def test_html_is_self_contained_with_three_plots_and_the_tables(seed_run: Path) 
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert "<script" not in page
     assert "<th>context \\ clients</th>" in page
-    assert "<td>1,496.5 (CV 2%)</td>" in page and "<td>infeasible</td>" in page
+    assert '<td class="num">1,496.5 (CV 2%)</td>' in page and "<td>infeasible</td>" in page
+    assert '<td class="num">$0.107</td>' in page  # numbers align right
     # The plots sit at the end of the Benchmark section, before Workload guidance.
     assert page.index("<h3>Plots</h3>") < page.index("<h2>Workload guidance</h2>")
 

@@ -1,0 +1,139 @@
+"""`onechip bench URL`: parse flags, build a BenchConfig, call onechip.api.bench, draw the article tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from onechip import api
+from onechip.cli.render import console, live_progress
+from onechip.errors import ConfigError
+from onechip.schemas import BenchConfig, BenchRun, Plan
+
+PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool are recorded infeasible."
+OUT_HELP = "Directory for requests.jsonl and summary.json."
+RESUME_HELP = "Continue the run in this directory (complete repetitions are kept)."
+DEFAULT_OUT = Path("runs/bench")
+
+
+def _ints(flag: str, text: str) -> list[int]:
+    try:
+        values = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{flag} must be comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise ConfigError(f"{flag} needs positive integers, got {text!r}")
+    return values
+
+
+def _load_plan(path: Path | None) -> Plan | None:
+    if path is None:
+        return None
+    try:
+        return Plan.model_validate_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--plan {path}: not a readable Plan JSON ({str(exc).splitlines()[0]})") from None
+
+
+def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
+    """One article table: rows = context tokens, columns = clients; infeasible/failed cells say so."""
+    clients = sorted({c.clients for c in run.cells})
+    table = Table(title=title, title_justify="left")
+    table.add_column("context", justify="right")
+    for n in clients:
+        table.add_column(f"{n} clients", justify="right")
+    for ctx in sorted({c.context_tokens for c in run.cells}):
+        row = [f"{ctx:,}"]
+        for n in clients:
+            cell = next((c for c in run.cells if c.context_tokens == ctx and c.clients == n), None)
+            if cell is None:
+                row.append("")
+            elif cell.status != "ok":
+                row.append(f"[red]{cell.status}[/]" if cell.status == "failed" else f"[dim]{cell.status}[/]")
+            else:
+                v = cell.ttft_ms.median if value == "ttft" else getattr(cell, value)
+                cv = (
+                    f" [dim]±{cell.cv_output_tok_per_s:.0%}[/]"
+                    if value == "output_tok_per_s" and cell.cv_output_tok_per_s is not None
+                    else ""
+                )
+                row.append((fmt.format(v) if v is not None else "-") + cv)
+        table.add_row(*row)
+    return table
+
+
+def bench_tables(run: BenchRun) -> list[Table]:
+    """The seed article's three tables: aggregate output tok/s (median over reps, ± CV), median TTFT ms,
+    per-stream tok/s. Reusable by `onechip demo`."""
+    return [
+        _grid(run, "aggregate output tok/s (median of reps, ± CV)", "output_tok_per_s", "{:,.1f}"),
+        _grid(run, "median TTFT ms", "ttft", "{:,.1f}"),
+        _grid(run, "per-stream tok/s (1000 / TPOT)", "per_stream_tok_per_s", "{:,.1f}"),
+    ]
+
+
+def print_run(run: BenchRun, out: Console) -> None:
+    for table in bench_tables(run):
+        out.print(table)
+    for cell in run.cells:
+        if cell.reason:
+            out.print(f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.reason}")
+        if cell.requests_ended_early:
+            out.print(
+                f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
+                "requests ended before --output-tokens (server stopped early)"
+            )
+    for note in run.notes:
+        out.print(f"[yellow]note[/] {note}")
+    out.print(f"[dim]ITL convention: {run.itl_convention}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def bench(
+        url: str = typer.Argument(..., help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."),
+        model: str = typer.Option(None, help="Served model name (default: first from /v1/models)."),
+        contexts: str = typer.Option("128,1024", help="Prompt lengths in tokens, comma-separated."),
+        clients: str = typer.Option("1,4", help="Concurrent closed-loop streams, comma-separated."),
+        reps: int = typer.Option(2, min=1, help="Repetitions per cell."),
+        output_tokens: int = typer.Option(32, min=1, help="Output tokens per request."),
+        requests_per_client: int = typer.Option(2, min=1, help="Measured requests per stream per rep."),
+        warmup_requests: int = typer.Option(
+            1, min=0, help="Unmeasured requests per stream before the window."
+        ),
+        prefix_reuse: bool = typer.Option(False, "--prefix-reuse", help="No unique first line per request."),
+        plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
+        force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
+        timeout_s: float = typer.Option(300.0, help="Per-request timeout, seconds."),
+        out: Annotated[Path, typer.Option("--out", help=OUT_HELP)] = DEFAULT_OUT,
+        resume: Annotated[Path | None, typer.Option("--resume", help=RESUME_HELP)] = None,
+        json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),
+    ) -> None:
+        """Measure a context x clients grid: aggregate tok/s, TTFT, TPOT, ITL, per-stream tok/s, /metrics."""
+        config = BenchConfig(
+            base_url=url,
+            model=model,
+            contexts=_ints("--contexts", contexts),
+            clients=_ints("--clients", clients),
+            reps=reps,
+            output_tokens=output_tokens,
+            requests_per_client=requests_per_client,
+            warmup_requests=warmup_requests,
+            prefix_reuse=prefix_reuse,
+            request_timeout_s=timeout_s,
+            force=force,
+        )
+        out_dir = resume or out
+        with live_progress(transient=True) as on_progress:
+            run = api.bench(
+                config, out_dir, plan=_load_plan(plan), resume=resume is not None, on_progress=on_progress
+            )
+        if json_out:
+            typer.echo(run.model_dump_json(indent=2))
+            return
+        print_run(run, console)
+        console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")

