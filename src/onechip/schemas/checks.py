@@ -67,6 +67,11 @@ class CheckOptions(StrictModel):
     needle_depths: list[float] = Field(
         default=[0.5], description="Depths (0..1) at which the passphrase is buried in each needle prompt."
     )
+    needle_max_tokens: int = Field(
+        default=32,
+        ge=1,
+        description="max_tokens of each needle answer (16 cut SmolLM2's 'violet-harbor-7341' off mid-word).",
+    )
     kv_tokens: int | None = Field(
         default=None,
         ge=1,

@@ -55,8 +55,9 @@ class CrossCheck(ResultModel):
     engine_version: str | None = Field(default=None, description="Engine version the log printed.")
     flags: list[str] = Field(
         default_factory=list,
-        description=("Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', "
-                     "'token-line-derived'."),
+        description=(
+            "Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'."
+        ),
     )
     note: str = Field(default="", description="What differs and the likely reason.")
 
@@ -85,7 +86,13 @@ class Plan(ResultModel):
     kv_tokens: int = Field(description="num_blocks x block_size.")
     max_concurrency: float = Field(description="kv_tokens / tokens of one max_model_len request.")
     concurrency: list[ContextConcurrency] = Field(default_factory=list, description="Per requested context.")
-    decode_bytes_per_step: int | None = Field(default=None, description="Bytes streamed per decode step.")
+    decode_bytes_per_step: int | None = Field(
+        default=None,
+        description=(
+            "Weight bytes one decode step streams (text model + LM head; gathered embedding tables "
+            "excluded). The KV read, small for one short-context stream, is not included."
+        ),
+    )
     bandwidth_bytes_per_s: float | None = Field(
         default=None, description="Memory bandwidth used for the floor."
     )
@@ -95,17 +102,24 @@ class Plan(ResultModel):
     cache_layers: int | None = Field(default=None, description="Decoder layers that own a KV cache.")
     kv_bytes_per_sequence: int | None = Field(
         default=None,
-        description="Engine accounting: KV bytes one max_model_len request occupies in the pool.")
+        description="Engine accounting: KV bytes one max_model_len request occupies in the pool.",
+    )
     kv_bytes_per_sequence_windowed: int | None = Field(
         default=None,
-        description="KV bytes of one max_model_len request with sliding layers capped at the window.")
+        description="KV bytes of one max_model_len request with sliding layers capped at the window.",
+    )
     kv_bytes_per_sequence_full_context: int | None = Field(
         default=None,
-        description="KV bytes of one max_model_len request if every cached layer held all tokens.")
+        description="KV bytes of one max_model_len request if every cached layer held all tokens.",
+    )
     serve_env: dict[str, str] = Field(
         default_factory=dict, description="Environment variables the engine needs."
     )
     engine_version: str | None = Field(default=None, description="Engine version the rules were read from.")
+    serve_model: str | None = Field(
+        default=None,
+        description="Model argument for `vllm serve` (Hub id for catalog models, else as given).",
+    )
     model_source: str | None = Field(default=None, description="'local', 'catalog' or 'hub'.")
     max_num_batched_tokens: int | None = Field(
         default=None, description="Scheduler token budget the plan assumed (None = engine default)."

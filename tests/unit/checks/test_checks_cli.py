@@ -40,3 +40,20 @@ def test_check_table_shows_domain_verdicts(tmp_path):
     assert "chat" in out.output and "pass" in out.output
     assert "determinism" in out.output
     assert (tmp_path / "checks.json").exists()
+
+
+def test_tool_options_reach_the_request():
+    record = '{"sensor": "A7", "value": 42, "valid": true, "note": null}'
+    replies = [Reply(tool_calls=[("record_reading", record)])] * 2 + [
+        Reply(tool_calls=[("get_time", "{}")])
+    ] * 2
+    with ScriptedServer(replies) as srv:
+        out = CliRunner().invoke(
+            _app(),
+            ["check", srv.url, "--only", "tools", "--tool-choice", "required", "--strict-tools", "--json"],
+        )
+        bodies = srv.chat_bodies()
+    assert out.exit_code == 0, out.output
+    assert all(b["tool_choice"] == "required" for b in bodies)
+    assert all(t["function"]["strict"] is True for t in bodies[0]["tools"])
+    assert json.loads(out.output)["results"][0]["conditions"]["strict_tools"] == "true"

@@ -18,7 +18,10 @@ def test_fit_length_hits_the_exact_count_and_keeps_the_unique_first_line():
         messages, tokens = fit_length(count_tokens, "Document abc123", 0.5, target)
         assert tokens == target == count_tokens(messages)
         assert messages[0]["content"].startswith("Document abc123\n")
-        assert PASSPHRASE in messages[0]["content"]
+        body = messages[0]["content"].split("\n")[1]
+        words = body.split()
+        before = words.index(PASSPHRASE + ".") - 3  # "The passphrase is violet-harbor-7341."
+        assert before == round(0.5 * (len(words) - 4))  # the needle sits at half the filler words
 
 
 def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
@@ -27,15 +30,11 @@ def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
         firsts = [b["messages"][0]["content"].splitlines()[0] for b in srv.chat_bodies()]
     result = report.results[0]
     assert result.verdict == "pass", [p.note for p in result.probes]
-    # 5000 is capped at max_model_len 600 minus the 16-token answer budget; the cap is reported
-    assert result.conditions["cap_tokens"] == "584" and result.conditions["lengths"] == "300,584"
+    # 5000 is capped at max_model_len 600 minus the 32-token answer budget; the cap is reported
+    assert result.conditions["cap_tokens"] == "568" and result.conditions["lengths"] == "300,568"
     needles = [p for p in result.probes if p.name.startswith("needle_")]
-    assert [p.observed["prompt_tokens"] for p in needles] == [
-        300,
-        300,
-        584,
-        584,
-    ]  # usage agrees with /tokenize
+    # usage.prompt_tokens agrees with /tokenize, and both hit the asked length exactly
+    assert [p.observed["prompt_tokens"] for p in needles] == [300, 300, 568, 568]
     assert all(p.observed["found"] for p in needles)
     over = result.probes[-1]
     assert over.name == "over_limit_400" and over.observed["status"] == 400
@@ -45,10 +44,10 @@ def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
 
 def test_needle_not_found_fails_and_kv_tokens_cap_the_length():
     with ScriptedServer(lambda body: Reply("blue"), max_model_len=4096) as srv:
-        report = run_checks(srv.url, only=["needle"], needle_lengths=[1000], kv_tokens=216, over_limit=False)
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[1000], kv_tokens=232, over_limit=False)
     result = report.results[0]
     assert result.verdict == "fail" and result.note == "needle found 0/1"
-    assert result.probes[0].observed["prompt_tokens"] == 200  # min(4096, 216) - 16
+    assert result.probes[0].observed["prompt_tokens"] == 200  # min(4096, 232) - 32
 
 
 def test_a_server_that_hangs_on_an_over_limit_prompt_fails():

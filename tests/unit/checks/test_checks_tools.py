@@ -105,3 +105,14 @@ def test_http_400_on_tools_is_blocked_with_the_server_message():
     assert result.verdict == "blocked"
     assert result.note == msg
     assert result.probes[0].note == msg
+
+
+def test_a_blocked_mode_does_not_drag_down_the_modes_that_answer():
+    msg = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    good = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [
+        Reply(tool_calls=[("get_time", "{}")])
+    ] * 2
+    result, _ = _run([Reply(status=400, error=msg)] * 2 + good, modes=("auto", "named"))
+    assert result.verdict == "pass"
+    assert result.conditions["verdict_auto"] == "blocked" and result.conditions["verdict_named"] == "pass"
+    assert result.note == "4/6 probes pass; blocked: auto"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import huggingface_hub.constants
 import pytest
 import torch
 from planner_models import SMOLLM2_CONFIG
@@ -112,3 +113,10 @@ def test_bad_inputs_are_config_errors(tiny_llama: Path) -> None:
         _demo_plan(tiny_llama, max_model_len=16384)
     with pytest.raises(ConfigError, match="context 9000"):
         _demo_plan(tiny_llama, contexts=[9000])
+
+
+def test_unreachable_hub_id_is_a_one_line_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ConfigError, match="Hub could not provide it") as info:
+        plan_model("someorg/not-in-the-catalog", "h100", "vllm-gpu")
+    assert "\n" not in str(info.value)

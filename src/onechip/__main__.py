@@ -1,0 +1,5 @@
+"""`python -m onechip` == the `onechip` console script."""
+
+from onechip.cli.main import main
+
+main()

