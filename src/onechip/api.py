@@ -115,46 +115,204 @@ from onechip.engines import state as engine_state  # noqa: E402
 from onechip.paths import onechip_home  # noqa: E402
 from onechip.schemas import BootRecord, EngineState, EngineStatus  # noqa: E402
 from onechip.errors import EngineError  # noqa: E402
+# --- real accelerator hosts (issue 7).
+from collections.abc import Iterator as _Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+from onechip.engines import launch, remote  # noqa: E402
+from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult  # noqa: E402
+from onechip.engines.local import free_port as launch_free_port  # noqa: E402
+from onechip.engines.local import port_is_free as launch_port_free  # noqa: E402
+from onechip.engines.ready import confirm_ready  # noqa: E402
+from onechip.errors import EngineBootError  # noqa: E402
 
 
-def up(port: int | None = None, kv_cache_space_gib: int = 2, timeout_s: float = 600.0,
-       on_progress: ProgressFn = no_progress) -> BootRecord:
-    """Start the embedded engine detached (it outlives this process) and record it for `status`/`down`.
+# --set flags the planner takes as inputs: planning with them keeps the plan true to the launch.
+_PLANNER_SETS = {
+    "--max-model-len": ("max_model_len", int), "--gpu-memory-utilization": ("utilization", float),
+    "--kv-cache-dtype": ("kv_cache_dtype", str), "--tensor-parallel-size": ("tensor_parallel_size", int),
+    "--block-size": ("block_size", int), "--max-num-batched-tokens": ("max_num_batched_tokens", int),
+    "--dtype": ("dtype", str), "--kv-cache-memory": ("kv_cache_memory_bytes", int),
+}  # fmt: skip
 
-    Raises EngineError when one is already running, PortInUseError, EngineBootError (with the log tail),
-    MissingDependencyError. Its log is `<onechip home>/engine/engine.log`.
+
+def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | None,
+                 sets: list[str] | None = None) -> Plan:
+    """The Plan `up` launches from: a saved plan file, or planned now for --model on --chip (with the
+    planner-input --set values, e.g. max-model-len, as planner arguments)."""
+    from onechip import planner
+    from onechip.errors import ConfigError
+    from onechip.planner.rules import accelerator
+
+    if isinstance(plan, Plan):
+        return plan
+    if plan is not None:
+        try:
+            return Plan.model_validate_json(Path(plan).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
+        except ValueError:
+            raise ConfigError(f"--plan {plan}: not a plan JSON (write one with `onechip plan ... --json`)") from None
+    if not model or not chip:
+        raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
+    rules = {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
+    kwargs: dict[str, Any] = {}
+    for override in launch.parse_sets(sets):
+        if override.name in _PLANNER_SETS and override.value is not None:
+            key, kind = _PLANNER_SETS[override.name]
+            try:
+                kwargs[key] = kind(override.value)
+            except ValueError:
+                raise ConfigError(f"--set {override.name}={override.value}: expected {kind.__name__}") from None
+    return planner.plan_model(model, chip, rules, **kwargs)
+
+
+def up(engine: str = "embedded", *, host: str | None = None, model: str | None = None, chip: str | None = None,
+       plan: Plan | Path | str | None = None, image: str | None = None, port: int | None = None,
+       tunnel_port: int | None = None, hf_token_file: Path | str | None = None, sets: list[str] | None = None,
+       dry_run: bool = False, ssh_options: list[str] | None = None, launcher: str | None = None,
+       kv_cache_space_gib: int = 2, timeout_s: float = 600.0,
+       on_progress: ProgressFn = no_progress) -> UpResult:
+    """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
+
+    engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a managed
+    process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes from
+    `plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host` ('user@addr') runs it
+    over plain ssh (`ssh_options`: `-o` values such as 'Port=2222') with a tunnel from 127.0.0.1:`tunnel_port`.
+    `sets`: --set overrides (see engines.launch.parse_sets). The HF token comes from `hf_token_file` or
+    HF_TOKEN and never appears in an argv, log, report or exception. `dry_run`: build and return the
+    launch, run nothing. Raises ConfigError, EngineError (already running, ssh/docker failed),
+    PortInUseError, EngineBootError (one-line cause + log path), MissingDependencyError.
     """
-    current = engine_state.status()
-    if current.running and current.state is not None:
+    from onechip import planner
+    from onechip.errors import ConfigError
+
+    if engine == "embedded":
+        if any(v is not None for v in (host, model, chip, plan, image, hf_token_file, launcher)) or sets:
+            raise ConfigError("--host/--model/--chip/--plan/--image/--set/--hf-token-file need "
+                              "--engine vllm or vllm-docker")
+    elif engine not in ("vllm", "vllm-docker"):
+        raise ConfigError(f"--engine {engine!r}: expected embedded, vllm or vllm-docker")
+    current = None if dry_run else engine_state.status()
+    if current is not None and current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
     engine_dir = onechip_home() / "engine"
-    engine_dir.mkdir(parents=True, exist_ok=True)
     log_path = engine_dir / "engine.log"
+    if engine == "embedded":
+        if dry_run:
+            emb = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port or 8000)
+            spec = LaunchSpec(engine="embedded", engine_rules="vllm-cpu", model=str(model_store.MODEL_SLUG),
+                              served_name=emb.served_name, port=emb.port or 8000, env=emb.env,
+                              serve_argv=emb.command(),
+                              commands=[" ".join(f"{k}={v}" for k, v in emb.env.items()) + " "
+                                        + remote.shell_join(emb.command())])
+            return UpResult(dry_run=True, launch=spec)
+        engine_dir.mkdir(parents=True, exist_ok=True)
+        log_path.unlink(missing_ok=True)
+        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
+        boot = _boot(local, timeout_s, on_progress)
+        return UpResult(dry_run=False, boot=_record_up(local, boot, engine_dir, "process", None, None))
+
+    the_plan = _plan_for_up(plan, model, chip, None if plan is not None else sets)
+    token, token_warnings = launch.read_hf_token(hf_token_file)
+    token_source = None
+    if token is not None:
+        token_source = f"--hf-token-file {hf_token_file}" if hf_token_file else "the HF_TOKEN environment variable"
+    on_host = host is not None or engine == "vllm-docker"
+    if port is None:
+        port = 8000 if on_host else launch_free_port()
+    if host is not None and tunnel_port is None:
+        tunnel_port = port if launch_port_free(port) else launch_free_port()
+    if host is None and launcher is None and engine == "vllm":
+        program = launch.local_launcher(the_plan.engine)
+    else:
+        program = launcher.split() if launcher else None
+    spec = launch.build_launch(
+        the_plan, engine, host=host, port=port, tunnel_port=tunnel_port, image=image, sets=sets,
+        token_source=token_source, token_path=remote.TOKEN_PATH if (token and on_host) else None,
+        launcher=program,
+    )  # fmt: skip
+    spec.warnings[:0] = token_warnings
+    shell = remote.Shell(target=host, options=list(ssh_options or []))
+    if on_host:
+        spec.commands = remote.dry_run_commands(spec, shell)
+    else:
+        env = " ".join(f"{k}={remote.shell_join([v])}" for k, v in spec.env.items())
+        hf = "HF_TOKEN=<from " + token_source + "> " if token_source else ""
+        spec.commands = [f"{hf}{env + ' ' if env else ''}{remote.shell_join(spec.serve_argv)}"]
+    if dry_run:
+        return UpResult(dry_run=True, launch=spec)
+    engine_dir.mkdir(parents=True, exist_ok=True)
     log_path.unlink(missing_ok=True)
-    engine = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
+    running: LocalServeEngine | remote.HostEngine
+    if on_host:
+        running = remote.HostEngine(spec, shell, log_path, token)
+    else:
+        running = LocalServeEngine(spec, log_path, token)
+    boot = _boot(running, timeout_s, on_progress)
+    if isinstance(running, LocalServeEngine):
+        try:
+            confirm_ready(running.base_url, spec.served_name)
+        except BaseException:
+            running.stop()
+            raise
+    mode = "process" if isinstance(running, LocalServeEngine) else running.mode
+    boot = _record_up(running, boot, engine_dir, mode, the_plan, token)
+    cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
+    (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    return UpResult(dry_run=False, launch=spec, boot=boot, crosscheck=cross)
+
+
+def _boot(engine: Any, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
+    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause."""
     engine.start()
     try:
-        boot = engine.wait_ready(timeout_s, on_progress)
+        return engine.wait_ready(timeout_s, on_progress)
+    except EngineBootError as exc:
+        engine.stop()
+        cause = engine.boot_record().failure_cause
+        if cause and cause not in str(exc):
+            raise EngineBootError(f"engine failed to boot: {cause} (full log: {exc.log_path})", exc.log_path,
+                                  exc.tail) from None
+        raise
     except BaseException:
         engine.stop()
         raise
+
+
+def _record_up(engine: Any, boot: BootRecord, engine_dir: Path, mode: str, the_plan: Plan | None,
+               token: launch.Secret | None) -> BootRecord:
+    """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
     boot_path = engine_dir / "boot.json"
-    boot_path.write_text(boot.model_dump_json(indent=2))
-    engine_state.save(EngineState(
-        engine=engine.kind, pid=engine.pid or 0, base_url=engine.base_url, model=engine.served_name,
-        started_at=boot.started_at or "", log_path=str(log_path), boot_path=str(boot_path),
-    ))
+    text = boot.model_dump_json(indent=2)
+    boot_path.write_text(token.scrub(text) if token else text)
+    if the_plan is not None:
+        (engine_dir / "plan.json").write_text(the_plan.model_dump_json(indent=2))
+    if isinstance(engine, remote.HostEngine):
+        state = engine.state()
+        state.boot_path = str(boot_path)
+    else:
+        state = EngineState(
+            engine=engine.kind, pid=engine.pid or 0, base_url=engine.base_url, model=engine.served_name,
+            started_at=boot.started_at or "", log_path=str(engine.log_path), boot_path=str(boot_path), mode=mode,
+        )
+    engine_state.save(state)
     return boot
 
 
 def status() -> EngineStatus:
-    """Health, model, port and uptime of the engine `up` started."""
+    """Health, model, port and uptime of the engine `up` started (local, docker or over SSH)."""
     return engine_state.status()
 
 
 def down() -> EngineStatus:
-    """Stop the engine `up` started; idempotent."""
+    """Stop the engine `up` started (its process group, container, tunnel); idempotent."""
     return engine_state.down()
+
+
+def logs(follow: bool = False) -> _Iterator[str]:
+    """The engine log of the engine `up` started, redacted, line by line; `follow` keeps reading."""
+    return engine_state.log_lines(follow)
 
 
 # --- the demo: every stage on the embedded engine (issue 2).

@@ -16,6 +16,7 @@ import asyncio
 import datetime as dt
 import os
 import platform
+import random
 import socket
 import statistics
 import time
@@ -39,7 +40,16 @@ from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 
 # Config fields that change what is measured; a resumed run must agree on them.
-_RESUME_KEYS = ("model", "output_tokens", "requests_per_client", "warmup_requests", "prefix_reuse")
+_RESUME_KEYS = (
+    "model",
+    "output_tokens",
+    "requests_per_client",
+    "warmup_requests",
+    "prefix_reuse",
+    "rate_per_s",
+    "arrivals",
+    "seed",
+)
 _CONNECT_TIMEOUT_S = 5.0
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
@@ -54,6 +64,19 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
         f"{clients} clients x ({context_tokens:,} context + {output_tokens:,} output) = {need:,} tokens "
         f"> KV pool {plan.kv_tokens:,} tokens (plan)"
     )
+
+
+def arrival_offsets(n: int, rate_per_s: float, arrivals: str, seed: str) -> list[float]:
+    """Send times (s from the start) of `n` open-loop requests: k / rate for "constant"; cumulative
+    exponential gaps of mean 1 / rate for "poisson" (a Poisson process), reproducible from `seed`."""
+    if arrivals == "constant":
+        return [k / rate_per_s for k in range(n)]
+    rng = random.Random(seed)
+    out, at = [], 0.0
+    for _ in range(n):
+        out.append(at)
+        at += rng.expovariate(rate_per_s)
+    return out
 
 
 def load_samples(path: Path) -> list[RequestSample]:
@@ -168,54 +191,78 @@ class _Run:
         t0 = time.perf_counter()
         tokens_done = 0
 
-        async def stream(i: int) -> None:
+        async def one(i: int, seq: int) -> None:
             nonlocal tokens_done
-            for seq in range(per_stream):
-                content, counted = prompts[i][seq]
-                body = chat_body(
-                    model,
-                    content,
-                    cfg.output_tokens,
-                    extras=self.extras,
-                    continuous_usage=self.continuous_usage,
+            content, counted = prompts[i][seq]
+            body = chat_body(
+                model, content, cfg.output_tokens, extras=self.extras, continuous_usage=self.continuous_usage
+            )
+            o = await stream_chat(http, body)
+            s = RequestSample(
+                context_tokens=ctx,
+                clients=clients,
+                rep=rep,
+                stream=i,
+                seq=seq,
+                warmup=seq < cfg.warmup_requests,
+                t_send=o.t_send,
+                t_first=o.t_first,
+                t_last=o.t_last,
+                t_done=o.t_done,
+                prompt_tokens_target=counted,
+                prompt_tokens=o.prompt_tokens,
+                completion_tokens=o.completion_tokens,
+                chunk_times=o.chunk_times,
+                chunk_tokens=o.chunk_tokens,
+                finish_reason=o.finish_reason,
+                http_status=o.http_status,
+                status="ok" if o.error is None else "failed",
+                error=o.error,
+            )
+            sink.write(s.model_dump_json() + "\n")
+            sink.flush()
+            samples.append(s)
+            tokens_done += o.completion_tokens or 0
+            elapsed = time.perf_counter() - t0
+            self.on_progress(
+                ProgressEvent(
+                    "bench",
+                    f"{label}: {tokens_done / elapsed:,.0f} tok/s, {elapsed:,.0f} s",
+                    done=len(samples),
+                    total=total,
                 )
-                o = await stream_chat(http, body)
-                s = RequestSample(
-                    context_tokens=ctx,
-                    clients=clients,
-                    rep=rep,
-                    stream=i,
-                    seq=seq,
-                    warmup=seq < cfg.warmup_requests,
-                    t_send=o.t_send,
-                    t_first=o.t_first,
-                    t_last=o.t_last,
-                    t_done=o.t_done,
-                    prompt_tokens_target=counted,
-                    prompt_tokens=o.prompt_tokens,
-                    completion_tokens=o.completion_tokens,
-                    chunk_times=o.chunk_times,
-                    chunk_tokens=o.chunk_tokens,
-                    finish_reason=o.finish_reason,
-                    http_status=o.http_status,
-                    status="ok" if o.error is None else "failed",
-                    error=o.error,
-                )
-                sink.write(s.model_dump_json() + "\n")
-                sink.flush()
-                samples.append(s)
-                tokens_done += o.completion_tokens or 0
-                elapsed = time.perf_counter() - t0
-                self.on_progress(
-                    ProgressEvent(
-                        "bench",
-                        f"{label}: {tokens_done / elapsed:,.0f} tok/s, {elapsed:,.0f} s",
-                        done=len(samples),
-                        total=total,
-                    )
-                )
+            )
 
-        await asyncio.gather(*(stream(i) for i in range(clients)))
+        async def stream(i: int, seqs: range) -> None:
+            for seq in seqs:
+                await one(i, seq)
+
+        if cfg.rate_per_s is None:
+            await asyncio.gather(*(stream(i, range(per_stream)) for i in range(clients)))
+            return samples
+        # Open loop: warm-up closed-loop as above, then arrivals at `rate_per_s` (Poisson or constant),
+        # at most `clients` in flight; request k is (stream k % clients, seq warmup + k // clients).
+        await asyncio.gather(*(stream(i, range(cfg.warmup_requests)) for i in range(clients)))
+        offsets = arrival_offsets(
+            clients * cfg.requests_per_client,
+            cfg.rate_per_s,
+            cfg.arrivals,
+            f"{cfg.seed}-{ctx}-{clients}-{rep}",
+        )
+        slots = asyncio.Semaphore(clients)
+        tasks: list[asyncio.Task[None]] = []
+
+        async def gated(i: int, seq: int) -> None:
+            async with slots:
+                await one(i, seq)
+
+        start = time.perf_counter()
+        for k, at in enumerate(offsets):
+            delay = start + at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(gated(k % clients, cfg.warmup_requests + k // clients)))
+        await asyncio.gather(*tasks)
         return samples
 
     async def run_cell(
@@ -276,7 +323,9 @@ class _Run:
         finally:
             await sampler.stop()
         after = await scrape(http)
-        cell = stats.summarize_cell(cell, by_rep, cfg.output_tokens)
+        cell = stats.summarize_cell(
+            cell, by_rep, cfg.output_tokens, cfg.slo or None, open_loop=cfg.rate_per_s is not None
+        )
         if before is not None and after is not None:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
         return cell
@@ -338,6 +387,9 @@ class _Run:
                         cell = await self.run_cell(http, model, builder, ctx, clients, done, sink)
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
+                        note = _prompt_note(cell)
+                        if note:
+                            self.run.notes.append(note)
                         self.save()
                         self.on_progress(ProgressEvent("bench", _cell_line(cell)))
             if builder.method == "estimate":
@@ -347,6 +399,17 @@ class _Run:
                 )
                 self.save()
             return self.run
+
+
+def _prompt_note(cell: CellResult) -> str | None:
+    """A note when the server-counted prompt length (median) missed the cell's target."""
+    actual, ctx = cell.prompt_tokens_actual.median, cell.context_tokens
+    if actual is None or actual == ctx:
+        return None
+    note = f"context {ctx:,}: prompts were {actual:g} tokens (median, server usage)"
+    if actual > ctx:
+        note += "; the chat template plus a unique first line is longer than the target"
+    return note
 
 
 def _cell_line(cell: CellResult) -> str:
@@ -375,6 +438,9 @@ def run_grid(
         raise ConfigError("bench needs at least one context and one clients value")
     if min(config.contexts) < 1 or min(config.clients) < 1:
         raise ConfigError("contexts and clients must be positive integers")
+    unknown = set(config.slo) - set(stats.SLO_METRICS)
+    if unknown:
+        raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
     run = _Run(config, Path(out_dir), plan, on_progress)
     try:
         return asyncio.run(run.main(resume))

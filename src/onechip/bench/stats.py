@@ -98,11 +98,11 @@ def tokens_between(s: RequestSample, start: float, end: float) -> float:
     return s.completion_tokens * inside / len(s.chunk_times)
 
 
-def measured_window(samples: Sequence[RequestSample]) -> tuple[float, float] | None:
+def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:
     """(start, end) in which every stream was busy with measured requests.
 
     start = latest first measured send over streams; end = earliest last measured t_done over streams.
-    Falls back to (first measured send, last t_done) when streams never overlap. None without samples.
+    Open loop, or when streams never overlap: (first measured send, last t_done). None without samples.
     """
     measured = [s for s in samples if not s.warmup and s.t_done is not None]
     if not measured:
@@ -113,16 +113,33 @@ def measured_window(samples: Sequence[RequestSample]) -> tuple[float, float] | N
         first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
         last_done[s.stream] = max(last_done.get(s.stream, s.t_done), s.t_done)  # type: ignore[arg-type]
     start, end = max(first_send.values()), min(last_done.values())
-    if end <= start:
+    if open_loop or end <= start:
         start, end = min(first_send.values()), max(last_done.values())
     return (start, end) if end > start else None
 
 
-def rep_result(rep: int, samples: Sequence[RequestSample]) -> RepResult:
+SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
+
+
+def meets_slo(s: RequestSample, slo: dict[str, float]) -> bool:
+    """True when `s` succeeded and each SLO metric (ms, upper bound) is within its limit. A metric that
+    cannot be computed (e.g. TPOT of a one-token answer) does not fail the request."""
+    if s.status != "ok":
+        return False
+    for name, limit in slo.items():
+        value = SLO_METRICS[name](s)
+        if value is not None and value > limit:
+            return False
+    return True
+
+
+def rep_result(
+    rep: int, samples: Sequence[RequestSample], slo: dict[str, float] | None = None, open_loop: bool = False
+) -> RepResult:
     """Aggregate throughput of one repetition: completion tokens arrived in the window / window seconds."""
     measured = [s for s in samples if not s.warmup]
     ok = sum(1 for s in measured if s.status == "ok")
-    window = measured_window(samples)
+    window = measured_window(samples, open_loop)
     if window is None:
         return RepResult(
             rep=rep,
@@ -134,6 +151,8 @@ def rep_result(rep: int, samples: Sequence[RequestSample]) -> RepResult:
         )
     start, end = window
     tokens = sum(tokens_between(s, start, end) for s in samples)
+    done_in_window = [s for s in measured if s.t_done is not None and start <= s.t_done <= end]
+    goodput = sum(1 for s in done_in_window if meets_slo(s, slo)) / (end - start) if slo else None
     in_window = sum(
         1 for s in measured if s.status == "ok" and s.t_done is not None and start <= s.t_done <= end
     )
@@ -145,17 +164,24 @@ def rep_result(rep: int, samples: Sequence[RequestSample]) -> RepResult:
         requests_ok=ok,
         requests_failed=len(measured) - ok,
         requests_in_window=in_window,
+        goodput_per_s=goodput,
     )
 
 
 def summarize_cell(
-    cell: CellResult, samples_by_rep: dict[int, Sequence[RequestSample]], output_tokens: int
+    cell: CellResult,
+    samples_by_rep: dict[int, Sequence[RequestSample]],
+    output_tokens: int,
+    slo: dict[str, float] | None = None,
+    open_loop: bool = False,
 ) -> CellResult:
     """Fill `cell`'s statistics from its raw samples (warm-up excluded). Returns a new CellResult.
 
     `output_tokens` is the requested length; requests with fewer completion tokens count as ended early.
+    `slo` (ms upper bounds by SLO_METRICS name) adds goodput.
     """
-    reps = [rep_result(r, samples_by_rep[r]) for r in sorted(samples_by_rep)]
+    reps = [rep_result(r, samples_by_rep[r], slo, open_loop) for r in sorted(samples_by_rep)]
+    goodputs = [r.goodput_per_s for r in reps if r.goodput_per_s is not None]
     measured = [s for r in sorted(samples_by_rep) for s in samples_by_rep[r] if not s.warmup]
     ok = [s for s in measured if s.status == "ok"]
     failed = [s for s in measured if s.status == "failed"]
@@ -169,6 +195,7 @@ def summarize_cell(
             "cv_output_tok_per_s": cv(rates),
             "per_stream_tok_per_s": statistics.median(1000.0 / t for t in tpots if t > 0) if tpots else None,
             "request_rate_per_s": statistics.median(req_rates) if req_rates else None,
+            "goodput_per_s": statistics.median(goodputs) if goodputs else None,
             "ttft_ms": dist(v for v in (ttft_ms(s) for s in ok) if v is not None),
             "tpot_ms": dist(tpots),
             "itl_ms": dist(x for s in ok for x in itl_ms(s)),

@@ -27,6 +27,7 @@ import re
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 import openai
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from onechip.checks.id_table import count_ids, equivalent
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -42,7 +44,7 @@ from onechip.schemas.checks import AgentRun, AgentTableRow, CheckOptions, CheckR
 SEED_IDS = [0, 2, 3, 20, 21, 22, 23, 10, 11, 12, 13]  # the seed demo's table, in its order
 SYSTEM_PROMPT = (
     "You answer questions about a hidden table of integer ids. You cannot see the table. "
-    "Call the count_ids tool with a filter such as 'id >= 10', then answer with the count it returned."
+    "Call the count_ids tool with a filter such as 'id < 5', then answer with the count it returned."
 )
 # (case name, question phrase, true filter); {t}, {a}, {b} are filled per case
 PHRASINGS: list[tuple[str, str, str]] = [
@@ -82,7 +84,9 @@ class Transcript:
 
 
 def seed_case() -> AgentCase:
-    return AgentCase("seed", list(SEED_IDS), "How many ids are ≥ 10? Answer with a number.", "id >= 10")
+    # The seed asked "有多少个 id 大于等于 10？用数字回答。" (greater than or equal to; answer with a number).
+    question = "How many ids are greater than or equal to 10? Answer with a number."
+    return AgentCase("seed", list(SEED_IDS), question, "id >= 10")
 
 
 def make_cases(n: int, seed: int = 0) -> list[AgentCase]:
@@ -241,7 +245,10 @@ async def _call_tool(session: ClientSession, name: str, arguments: str, tr: Tran
         return "error: arguments must be a JSON object"
     if name == "count_ids" and isinstance(args.get("where"), str):
         tr.filters.append(args["where"])
-    result = await session.call_tool(name, args)
+    try:
+        result = await session.call_tool(name, args)
+    except MCPError as exc:  # a protocol-level refusal: the model reads it like a tool error
+        return f"error: {exc}"
     text = "\n".join(getattr(b, "text", "") for b in result.content)
     data = result.structured_content
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
@@ -313,7 +320,11 @@ def check_agent(
     results: list[tuple[AgentRun, Transcript]] = []
     infra_error: str | None = None
     for i, case in enumerate(cases):
-        on_progress(ProgressEvent("check", f"agent case {case.name}", done=i, total=len(cases)))
+        on_progress(
+            ProgressEvent(
+                "check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)
+            )
+        )
         try:
             results += asyncio.run(
                 run_case(
@@ -342,7 +353,7 @@ def check_agent(
                 "error": r.error,
             },
             expected={"count": r.expected_count, "filter": r.true_filter},
-            note=r.error or "",
+            note=r.outcome + (f": {r.error}" if r.error else ""),
         )
         for r in runs
     ]
@@ -366,9 +377,9 @@ def check_agent(
     else:
         n_ok = sum(r.outcome == "correct" for r in runs)
         verdict = "pass" if n_ok == len(runs) else "fail" if n_ok == 0 else "partial"
-        note = (
-            f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}, "
-            f"errors {row.errors}"
+        tally = Counter(r.outcome for r in runs)
+        note = f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}; " + ", ".join(
+            f"{k} {v}" for k, v in tally.most_common()
         )
     return CheckResult(
         domain="agent",

@@ -4,7 +4,8 @@ A filter is clauses joined with `and`:
     id >= 10      id > 10      id <= 10      id < 10      id == 10 (or id = 10)      id != 10
     id between 3 and 7 inclusive      (`id` optional before `between`; bounds always inclusive)
 The empty filter selects every id. Anything else raises `FilterError` with a message a model can
-act on (the MCP tool returns it as a tool error).
+act on (the MCP tool returns it as a tool error). Examples shown to the model avoid the seed's own
+`id >= 10`, so a model that copies an example is not scored as having found the filter.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ _COMPARE = re.compile(r"id\s*(>=|<=|==|!=|=|>|<)\s*(-?\d+)", re.I)
 _AND = re.compile(r"\s+and\s+", re.I)
 
 HELP = (
-    "use clauses like 'id >= 10', 'id < 5', 'id == 3', 'id != 3', or 'id between 3 and 7 inclusive', "
+    "use clauses like 'id >= 7', 'id < 5', 'id == 3', 'id != 3', or 'id between 3 and 7 inclusive', "
     "joined with 'and'; an empty filter counts every id"
 )
 

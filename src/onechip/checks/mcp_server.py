@@ -18,7 +18,7 @@ from onechip.checks.id_table import FilterError, count_ids
 
 TOOL_DESCRIPTION = (
     "Count the ids in a hidden table that match a filter. `where` is clauses joined with 'and', such as "
-    "'id >= 10', 'id < 5', 'id == 3', 'id != 3' or 'id between 3 and 7 inclusive'; an empty filter counts "
+    "'id >= 7', 'id < 5', 'id == 3', 'id != 3' or 'id between 3 and 7 inclusive'; an empty filter counts "
     "every id. Returns {where, count, min, max} (min/max of the matching ids)."
 )
 

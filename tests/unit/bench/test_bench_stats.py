@@ -113,3 +113,29 @@ def test_summarize_cell_medians_failures_and_early_ends() -> None:
     assert cell.tpot_ms.median == pytest.approx(10.0)
     assert cell.per_stream_tok_per_s == pytest.approx(100.0)
     assert cell.prompt_tokens_actual.median == 8
+
+
+def test_goodput_counts_requests_meeting_every_slo_in_the_window() -> None:
+    # one stream, three measured requests back to back over [0, 3] s; TTFTs 100, 600, 200 ms
+    samples = [
+        sample(
+            seq=i,
+            t_send=float(i),
+            t_first=i + ttft,
+            t_last=i + 0.9,
+            t_done=i + 1.0,
+            completion_tokens=10,
+            chunk_times=[i + ttft, i + 0.9],
+        )
+        for i, ttft in enumerate([0.1, 0.6, 0.2])
+    ]
+    # window [0, 3]; TTFT <= 500 ms passes 2 requests -> 2 / 3 s
+    rep = stats.rep_result(0, samples, {"ttft_ms": 500})
+    assert rep.window_s == 3.0 and rep.goodput_per_s == pytest.approx(2 / 3)
+    # TPOT of request 0 = (0.9 - 0.1) / 9 s = 88.9 ms; a 50 ms TPOT bound fails all three
+    assert stats.rep_result(0, samples, {"ttft_ms": 500, "tpot_ms": 50}).goodput_per_s == 0
+    assert stats.rep_result(0, samples).goodput_per_s is None
+    cell = stats.summarize_cell(
+        CellResult(context_tokens=8, clients=1, status="ok"), {0: samples}, 10, {"ttft_ms": 500}
+    )
+    assert cell.goodput_per_s == pytest.approx(2 / 3)

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from scripted_server import Reply, ScriptedServer
 
 from onechip.checks import run_checks
-from onechip.checks.agent import Transcript, answer_number, make_cases, score, seed_case, table
-from onechip.checks.id_table import count_ids
+from onechip.checks.agent import (
+    SEED_IDS,
+    SYSTEM_PROMPT,
+    Transcript,
+    answer_number,
+    make_cases,
+    score,
+    seed_case,
+    table,
+)
+from onechip.checks.id_table import HELP, count_ids, equivalent
+from onechip.checks.mcp_server import TOOL_DESCRIPTION
 
 
 def _tr(filters_counts=(), answer="", error=None, calls=None):
@@ -121,6 +132,7 @@ def test_agent_loop_through_mcp_scores_the_seed_case_correct(tmp_path):
     result = report.results[0]
     assert result.verdict == "pass", result.note
     assert [r.outcome for r in result.agent_runs] == ["correct", "correct"]
+    assert result.note == "correct 2/2, right filter 2/2; correct 2"
     assert result.agent_runs[0].tool_counts == [8]  # counted by the MCP server over the hidden seed table
     assert result.agent_table.filters_sent == ["id >= 10"]
     # the model saw the MCP tool's schema, and the table never appears in what it was sent
@@ -139,6 +151,8 @@ def test_bad_filter_gets_a_tool_error_and_a_looping_model_hits_the_turn_cap(tmp_
     assert result.verdict == "fail"
     assert (run.outcome, run.turns, run.tool_counts) == ("error", 3, [])
     assert run.error == "turn cap reached: no answer after 3 model turns"
+    assert result.note == "correct 0/1, right filter 0/1; error 1"
+    assert result.probes[0].note == "error: turn cap reached: no answer after 3 model turns"
     messages = json.loads((tmp_path / "agent_transcripts.json").read_text())[0]["messages"]
     tool_msgs = [m for m in messages if m["role"] == "tool"]
     assert len(tool_msgs) == 3 and tool_msgs[0]["content"].startswith(
@@ -156,3 +170,35 @@ def test_endpoint_refusing_tools_blocks_the_agent_domain():
 
 def test_seed_count_is_what_the_tool_answers():
     assert count_ids(seed_case().ids, seed_case().true_filter)["count"] == 8
+
+
+def test_recorded_smollm2_agent_runs_are_classified_honestly():
+    # Recorded from the embedded engine (see recorded_smollm2.json "source"): with tool_choice auto the
+    # model explains the tool instead of calling it; forced to call (required + strict) it sends "10".
+    rec = json.loads((Path(__file__).parent / "recorded_smollm2.json").read_text())["agent"]
+    case = seed_case()
+    auto = rec["auto"]
+    assert not any(m.get("tool_calls") for m in auto)
+    assert score(case, 1, _tr([], auto[-1]["content"]), 2.4).outcome == "no-call"
+    forced = rec["required_first_strict"]
+    sent = [json.loads(c["function"]["arguments"])["where"] for m in forced for c in m.get("tool_calls", [])]
+    assert sent == ["10"]
+    (tool_msg,) = [m["content"] for m in forced if m["role"] == "tool"]
+    assert tool_msg.startswith("Error executing tool count_ids: cannot parse filter '10'")
+    run = score(case, 1, _tr([("10", None)], forced[-1]["content"]), 28.2)
+    assert (run.outcome, run.correct, run.right_filter) == ("not-quoted", False, False)
+    # current prompts: it calls the tool through MCP and quotes its count, but sends "id > 10" for ">= 10"
+    worded = rec["required_first_strict_seed_wording"]
+    (call,) = [c for m in worded for c in m.get("tool_calls", [])]
+    assert json.loads(call["function"]["arguments"]) == {"where": "id > 10"}
+    (tool_msg,) = [json.loads(m["content"]) for m in worded if m["role"] == "tool"]
+    assert tool_msg == {"where": "id > 10", "count": 7, "min": 11, "max": 23}
+    run = score(case, 1, _tr([("id > 10", 7)], worded[-1]["content"]), 5.0)
+    assert (run.outcome, run.answer_number, run.right_filter, run.quoted) == ("wrong-filter", 7, False, True)
+
+
+def test_nothing_shown_to_the_model_contains_the_seed_filter():
+    # A model that copies an example must not score "right filter" on the seed case.
+    quoted = [q for text in (SYSTEM_PROMPT, HELP, TOOL_DESCRIPTION) for q in re.findall(r"'([^']+)'", text)]
+    assert "id < 5" in quoted and "id between 3 and 7 inclusive" in quoted
+    assert not any(equivalent(q, "id >= 10", SEED_IDS) for q in quoted)

@@ -57,3 +57,19 @@ def test_tool_options_reach_the_request():
     assert all(b["tool_choice"] == "required" for b in bodies)
     assert all(t["function"]["strict"] is True for t in bodies[0]["tools"])
     assert json.loads(out.output)["results"][0]["conditions"]["strict_tools"] == "true"
+
+
+def test_needle_table_shows_exact_prompt_tokens_and_the_cap():
+    def answer(body):
+        return Reply(
+            "violet-harbor-7341" if "violet-harbor-7341" in body["messages"][-1]["content"] else "no"
+        )
+
+    with ScriptedServer(answer, max_model_len=500) as srv:
+        out = CliRunner().invoke(
+            _app(),
+            ["check", srv.url, "--only", "needle", "--needle-lengths", "200", "--needle-depths", "0.5"],
+        )
+    assert out.exit_code == 0, out.output
+    assert "long context (cap 468 tokens)" in out.output  # 500 - 32 answer tokens
+    assert "needle_200_d0.5" in out.output and "over_limit_400" in out.output

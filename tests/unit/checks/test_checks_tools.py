@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from scripted_server import Reply, ScriptedServer
 
@@ -116,3 +117,26 @@ def test_a_blocked_mode_does_not_drag_down_the_modes_that_answer():
     assert result.verdict == "pass"
     assert result.conditions["verdict_auto"] == "blocked" and result.conditions["verdict_named"] == "pass"
     assert result.note == "4/6 probes pass; blocked: auto"
+
+
+def test_recorded_smollm2_tool_outputs_are_judged_honestly():
+    rec = json.loads((Path(__file__).parent / "recorded_smollm2.json").read_text())["tools"]
+    expected = {"sensor": "A7", "value": 42, "valid": True, "note": None}
+
+    def judge(key, tool="record_reading", exp=expected):
+        r = rec[key]
+        return judge_call(ChatReply(content=r["content"], tool_calls=r["tool_calls"]), tool, exp)
+
+    assert judge("auto_record_reading")[0] == "fail"
+    # named tool_choice without strict: the envelope is constrained, the arguments are not objects
+    assert judge("named_record_reading")[:2] == (
+        "fail",
+        "arguments fail the schema: 'A7' is not of type 'object'",
+    )
+    assert judge("named_get_time", "get_time", {})[0] == "fail"
+    # strict: typed and schema-valid (42 a number, true a boolean), but note "A7" instead of null
+    assert judge("named_strict_record_reading")[0] == "partial"
+    # strict zero-parameter tool: whitespace until max_tokens, so the hermes parser gives up
+    verdict, note, _ = judge("named_strict_get_time", "get_time", {})
+    assert verdict == "fail" and "raw <tool_call> text" in note
+    assert judge("named_strict_get_time_stream", "get_time", {})[0] == "fail"

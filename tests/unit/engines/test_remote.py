@@ -1,0 +1,239 @@
+"""The host-engine path without SSH: the same scripts run through a local shell (the SSH transport itself is
+tested for real in tests/integration/test_remote_ssh.py). A fake engine (fake_vllm_server.py) stands in for
+vLLM; a fake Hugging Face token must reach its environment and appear nowhere else."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from onechip import api
+from onechip.cli.main import app
+from onechip.engines import launch, remote
+from onechip.engines.local import free_port, group_alive
+from onechip.errors import EngineBootError, EngineError
+from onechip.schemas import Plan
+
+FAKE = Path(__file__).with_name("fake_vllm_server.py")
+TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
+
+
+def _plan() -> Plan:
+    return Plan(
+        model="/m/smollm2-135m-instruct",
+        architecture="llama",
+        chip="cpu",
+        engine="vllm-cpu",
+        dtype="float32",
+        kv_cache_dtype="auto",
+        max_model_len=8192,
+        block_size=128,
+        weights_bytes=1,
+        kv_bytes_per_token=46080,
+        kv_pool_bytes=2 << 30,
+        num_blocks=364,
+        kv_tokens=46592,
+        max_concurrency=5.69,
+        serve_env={"VLLM_CPU_KVCACHE_SPACE": "2"},
+        serve_model="/m/smollm2-135m-instruct",
+    )
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    (tmp_path / "home").mkdir()
+    token_file = tmp_path / "hf_token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    return tmp_path
+
+
+def _ps() -> str:
+    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+
+
+def _no_token_under(path: Path) -> None:
+    for file in path.rglob("*"):
+        if file.is_file() and file.name != "hf_token.env" and file.name != "hf_token":
+            assert TOKEN not in file.read_text(errors="replace"), file
+
+
+def test_host_engine_token_only_in_0600_file_and_engine_env(home):
+    token, _ = launch.read_hf_token(home / "hf_token")
+    spec = launch.build_launch(
+        _plan(),
+        "vllm",
+        port=free_port(),
+        launcher=[sys.executable, str(FAKE)],
+        token_source="--hf-token-file",
+        token_path=remote.TOKEN_PATH,
+    )
+    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+    engine.start()
+    try:
+        boot = engine.wait_ready(30)
+        assert TOKEN not in _ps()
+        stored = home / "home" / ".onechip" / "hf_token.env"
+        assert stat.S_IMODE(stored.stat().st_mode) == 0o600 and stored.read_text() == f"HF_TOKEN={TOKEN}\n"
+        log = (home / "engine.log").read_text()
+        assert "token received: yes" in log and TOKEN not in log
+        assert TOKEN not in (home / "home" / ".onechip" / "engine" / "serve.sh").read_text()
+        assert TOKEN not in boot.model_dump_json()
+        assert [e.name for e in boot.events][-2:] == ["health_ok", "first_chat_ok"]
+        assert boot.kv_cache_tokens == 46_592
+        state = engine.state()
+        assert state.mode == "remote-process" and state.remote_pid == boot.pid
+        assert remote.host_status(state)[0] is True
+    finally:
+        engine.stop()
+    assert engine.remote_pid is not None and not group_alive(engine.remote_pid)
+    _no_token_under(home / "home")
+
+
+def test_host_engine_boot_failure_is_one_line_with_log_path(home, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_FAIL", "1")
+    token, _ = launch.read_hf_token(home / "hf_token")
+    spec = launch.build_launch(
+        _plan(),
+        "vllm",
+        port=free_port(),
+        launcher=[sys.executable, str(FAKE)],
+        token_source="--hf-token-file",
+        token_path=remote.TOKEN_PATH,
+    )
+    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+    engine.start()
+    with pytest.raises(EngineBootError) as info:
+        engine.wait_ready(30)
+    message = str(info.value)
+    assert "needed 384.11M, 347.33M free" in message and str(home / "engine.log") in message
+    assert TOKEN not in message and TOKEN not in " ".join(info.value.tail)
+    assert not group_alive(engine.remote_pid or 0)
+
+
+def test_api_up_local_vllm_then_down(home):
+    result = api.up(
+        "vllm",
+        plan=_plan(),
+        launcher=f"{sys.executable} {FAKE}",
+        hf_token_file=str(home / "hf_token"),
+        timeout_s=30,
+    )
+    try:
+        assert result.boot is not None and result.boot.engine == "vllm"
+        assert TOKEN not in _ps()
+        st = api.status()
+        assert (
+            st.running and st.healthy and st.state is not None and st.state.model == "SmolLM2-135M-Instruct"
+        )
+        lines = list(api.logs())
+        assert any("token received: yes" in line for line in lines)
+        assert result.crosscheck is not None and result.crosscheck.reported_kv_tokens == 46_592
+        assert result.crosscheck.agrees  # the fake logs what the plan says: 46,592 tokens, 5.69x
+    finally:
+        down = api.down()
+    assert down.state is not None and not group_alive(down.state.pid)
+    _no_token_under(home / "onechip")
+    assert TOKEN not in result.model_dump_json()
+
+
+def test_confirm_ready_wrong_model_names_what_is_served(home):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(FAKE), "--served-model-name", "other", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "HF_TOKEN": TOKEN},
+    )
+    try:
+        from onechip.engines.ready import confirm_ready, healthy
+
+        for _ in range(100):
+            if healthy(f"http://127.0.0.1:{port}"):
+                break
+            import time
+
+            time.sleep(0.1)
+        with pytest.raises(EngineError) as info:
+            confirm_ready(f"http://127.0.0.1:{port}", "SmolLM2-135M-Instruct")
+        assert "'other'" in str(info.value) and TOKEN not in str(info.value)
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [
+            "--engine",
+            "vllm-docker",
+            "--host",
+            "ubuntu@203.0.113.7",
+            "--model",
+            "gemma-4-E2B-it",
+            "--chip",
+            "v5e-1",
+            "--set",
+            "max-model-len=32768",
+        ],
+        ["--engine", "vllm", "--host", "root@127.0.0.1", "--plan", "PLAN", "--ssh-opt", "Port=2222"],
+        ["--engine", "vllm", "--plan", "PLAN"],
+        ["--engine", "vllm-docker", "--model", "gemma-4-E2B-it", "--chip", "h100"],
+    ],
+)
+def test_dry_run_shows_commands_not_the_token(home, args, monkeypatch):
+    plan_file = home / "plan.json"
+    plan_file.write_text(_plan().model_dump_json())
+    args = [str(plan_file) if a == "PLAN" else a for a in args]
+    monkeypatch.setenv("HF_TOKEN", TOKEN)  # from the environment this time
+    monkeypatch.setenv("COLUMNS", "300")
+    result = CliRunner().invoke(app, ["up", *args, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "commands:" in result.output and TOKEN not in result.output
+    assert "HF_TOKEN environment variable" in result.output
+    json_out = CliRunner().invoke(app, ["up", *args, "--dry-run", "--json"])
+    assert json_out.exit_code == 0 and TOKEN not in json_out.output
+    assert not (home / "onechip" / "engine.json").exists()  # nothing ran
+
+
+def test_dry_run_with_set_replans(home):
+    result = api.up(
+        "vllm-docker",
+        host="ubuntu@203.0.113.7",
+        model="gemma-4-E2B-it",
+        chip="v5e-1",
+        sets=["max-model-len=32768"],
+        dry_run=True,
+    )
+    assert result.launch is not None
+    argv = result.launch.docker_argv
+    assert argv[argv.index("--max-model-len") + 1] == "32768"
+    assert not any("overrides a value the plan sized" in w for w in result.launch.warnings)
+    assert result.launch.commands[-1].endswith("-L 127.0.0.1:8000:127.0.0.1:8000 ubuntu@203.0.113.7")
+
+
+def test_scripts():
+    spec = launch.build_launch(
+        _plan(),
+        "vllm",
+        launcher=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+        token_source="x",
+        token_path=remote.TOKEN_PATH,
+    )
+    script = remote.serve_script(spec)
+    assert script.splitlines()[2:5] == ["set -a", '. "$HOME"/.onechip/hf_token.env', "set +a"]
+    assert "export VLLM_CPU_KVCACHE_SPACE=2" in script
+    assert remote.put_secret_command().startswith("umask 077; ")  # the seed's `umask 077; cat > ~/.hf_token`
+    shell = remote.Shell("root@127.0.0.1", ["Port=2222"])
+    assert shell.argv("true")[:2] == ["ssh", "-o"] and "Port=2222" in shell.argv("true")
+    tunnel = remote.tunnel_argv(shell, 8005, 8000)
+    assert tunnel[-3:] == ["-L", "127.0.0.1:8005:127.0.0.1:8000", "root@127.0.0.1"] and "-N" in tunnel
