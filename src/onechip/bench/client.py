@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,9 @@ class StreamOutcome:
     error: str | None = None
 
 
-async def stream_chat(http: httpx.AsyncClient, body: dict[str, Any], on_tokens: Any = None) -> StreamOutcome:
+async def stream_chat(
+    http: httpx.AsyncClient, body: dict[str, Any], on_tokens: Callable[[int], None] | None = None
+) -> StreamOutcome:
     """POST `body` to /v1/chat/completions on `http` (base_url and timeouts set) and time the stream.
 
     Never raises for transport or HTTP errors: they come back in `StreamOutcome.error`. `on_tokens(n)`,

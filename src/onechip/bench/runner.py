@@ -1,10 +1,11 @@
 """The grid runner: context x clients cells, closed-loop streams, repetitions, resumable raw samples.
 
 A cell runs `clients` closed-loop streams (each sends its next request when the last ends): first
-`warmup_requests` unmeasured requests each, then `requests_per_client` measured ones. Raw samples go to
-`requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps every finished request;
-`summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`, (cell, rep) groups already
-complete in requests.jsonl are reused and incomplete ones are dropped from the file and re-run.
+`warmup_requests` unmeasured requests each, then `requests_per_client` measured ones. With `rate_per_s`
+the measured requests arrive open-loop instead (Poisson or constant), at most `clients` in flight.
+Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
+every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
+(cell, rep) groups already complete in requests.jsonl are reused; incomplete ones are dropped and re-run.
 
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
 most of a repetition's measured requests fail; it is never dropped.

@@ -8,16 +8,19 @@ Line formats (vLLM 0.32.0 CPU build, recorded in tests/data/vllm_cpu_0.32_boot.l
     (EngineCore pid=N) INFO ... init engine (profile, create kv cache, warmup model) took 9.68 s
     INFO:     Application startup complete.
 GPU builds print `GPU KV cache size: ... tokens` and `Maximum concurrency for ... tokens per request: ...x`
-on the same or the next line; both are matched.
-TPU lines (vllm-tpu, recorded from the seed articles in tests/data/vllm_tpu_seed_boot.log):
-    Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB
+on the same or the next line; both are matched. The token figure is the engine's own derivation; on
+hybrid models its meaning changed between versions (issue 3), so callers treat it as reported, not truth.
+
+TPU lines (vllm-tpu; recorded from the seed articles in tests/data/vllm_tpu_seed_boot.log, wrapped here):
+    Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB
+        | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB
     TPU KV cache size: 321,280 tokens, Maximum concurrency for 8,192 tokens per request: 39.22x
-    Init kv-cache | num_total_layers=15 | num_blocks=[1255, ...] | regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_dtype=bfloat16 | ...
+    Init kv-cache | num_total_layers=15 | num_blocks=[1255, ...]
+        | regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_dtype=bfloat16 | ...
     init engine (profile, create kv cache, warmup model) took 503.54 s (compilation: 413.41 s)
     RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.
     That was not possible. There are 347.33M free, 0B reserved, and 347.33M reservable.
-A failed boot gets `failure_cause`: one line saying what went wrong and what to change. The token figure is the engine's own derivation; on
-hybrid models its meaning changed between versions (issue 3), so callers treat it as reported, not truth.
+A failed boot gets `failure_cause`: one line saying what went wrong and what to change.
 """
 
 from __future__ import annotations
@@ -48,11 +51,11 @@ _EXCEPTION = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:ERROR [^\]]*\] )?(\w*(?:Er
 # Known boot failures: (pattern, one-line cause). The first that matches wins.
 _CAUSES = [
     (re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
-     "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: raise "
-     "it to the next power of two (seed article: floor 2496 -> 4096)"),
+     "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: "
+     "raise it to the next power of two (seed article: floor 2496 -> 4096)"),
     (re.compile(r"invalid choice: '([^']+)'"),
-     "the engine's CLI rejected the value '{0}' before starting (e.g. --kv-cache-dtype int8 is not in the enum)"),
-    (re.compile(r"Address already in use"), "the engine port is already in use on the host; pick another --port"),
+     "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)"),
+    (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
     (re.compile(r"CUDA out of memory|OutOfMemoryError"),
      "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"),
 ]

@@ -179,10 +179,13 @@ def model_family(model: str, architecture: str) -> Family | None:
     if match is None:
         return None
     return Family(
-        key=match["key"], tool_call_parser=match.get("tool_call_parser"),
-        reasoning_parser=match.get("reasoning_parser"), limit_mm_per_prompt=match.get("limit_mm_per_prompt"),
-        disable_chunked_mm_input_on=tuple(match.get("disable_chunked_mm_input_on", [])), source=match["source"],
-    )  # fmt: skip
+        key=match["key"],
+        tool_call_parser=match.get("tool_call_parser"),
+        reasoning_parser=match.get("reasoning_parser"),
+        limit_mm_per_prompt=match.get("limit_mm_per_prompt"),
+        disable_chunked_mm_input_on=tuple(match.get("disable_chunked_mm_input_on", [])),
+        source=match["source"],
+    )
 
 
 def _multimodal(plan: Plan) -> bool:
@@ -441,9 +444,10 @@ def build_launch(
         program = ["vllm", "serve"]  # inside the image
     serve = serve_argv(program, model, flags)
     spec = LaunchSpec(
-        engine=engine, engine_rules=plan.engine, model=model, served_name=served or model, host=host, port=port,
-        tunnel_port=(tunnel_port or port) if host else None, flags=flags, env=env, serve_argv=serve,
-        token_source=token_source, token_path=token_path if token_source else None, warnings=warnings,
+        engine=engine, engine_rules=plan.engine, model=model, served_name=served or model, host=host,
+        port=port, tunnel_port=(tunnel_port or port) if host else None, flags=flags, env=env,
+        serve_argv=serve, token_source=token_source, token_path=token_path if token_source else None,
+        warnings=warnings,
     )  # fmt: skip
     if engine == "vllm-docker":
         spec.image = image or DEFAULT_IMAGES.get(plan.engine)

@@ -120,7 +120,8 @@ def _docker(sudo: bool) -> str:
 
 def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
-        return f"{_docker(state.sudo)} inspect -f '{{{{.State.Running}}}}' {state.container} 2>/dev/null || echo false"
+        running = "'{{.State.Running}}'"
+        return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
     return f"kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
 
 

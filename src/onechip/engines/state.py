@@ -54,7 +54,8 @@ def status() -> EngineStatus:
     if state.mode != "process":
         alive, note = _host_alive(state)
         if not alive:
-            return EngineStatus(running=False, state=state, note=note or "engine is gone on its host (stale state)")
+            note = note or "engine is gone on its host (stale state)"
+            return EngineStatus(running=False, state=state, note=note)
     elif not group_alive(state.pid):
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
     try:
@@ -75,7 +76,9 @@ def down(grace_s: float = 20.0) -> EngineStatus:
         remote.stop_tunnel(state)
         state_path().unlink(missing_ok=True)
         where = state.host or "this machine"
-        what = f"container {state.container}" if state.mode == "docker" else f"process group {state.remote_pid}"
+        what = f"process group {state.remote_pid}"
+        if state.mode == "docker":
+            what = f"container {state.container}"
         return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
     was_alive = group_alive(state.pid)
     if was_alive:

