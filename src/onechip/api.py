@@ -109,23 +109,21 @@ def report(run_dir: Path | str, formats: list[str] | tuple[str, ...] | str = ("m
     return report_layer.write_report(run_dir, formats, compare=compare)
 
 
-# --- engines and the demo (issue 2).
-from onechip.engines import EmbeddedEngine  # noqa: E402
-from onechip.engines import state as engine_state  # noqa: E402
-from onechip.paths import onechip_home  # noqa: E402
-from onechip.schemas import BootRecord, EngineState, EngineStatus  # noqa: E402
-from onechip.errors import EngineError  # noqa: E402
-# --- real accelerator hosts (issue 7).
+# --- engines and the demo (issue 2); real accelerator hosts (issue 7).
 from collections.abc import Iterator as _Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
-from onechip.engines import launch, remote  # noqa: E402
+from onechip.engines import EmbeddedEngine, launch, remote  # noqa: E402
+from onechip.engines import state as engine_state  # noqa: E402
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult  # noqa: E402
 from onechip.engines.local import free_port as launch_free_port  # noqa: E402
 from onechip.engines.local import port_is_free as launch_port_free  # noqa: E402
 from onechip.engines.ready import confirm_ready  # noqa: E402
-from onechip.errors import EngineBootError  # noqa: E402
-
+from onechip.errors import EngineBootError, EngineError  # noqa: E402
+from onechip.paths import onechip_home  # noqa: E402
+from onechip.planner import crosscheck_log, plan_model  # noqa: E402
+from onechip.planner.rules import accelerator  # noqa: E402
+from onechip.schemas import BootRecord, EngineState, EngineStatus  # noqa: E402
 
 # --set flags the planner takes as inputs: planning with them keeps the plan true to the launch.
 _PLANNER_SETS = {
@@ -140,10 +138,6 @@ def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | 
                  sets: list[str] | None = None) -> Plan:
     """The Plan `up` launches from: a saved plan file, or planned now for --model on --chip (with the
     planner-input --set values, e.g. max-model-len, as planner arguments)."""
-    from onechip import planner
-    from onechip.errors import ConfigError
-    from onechip.planner.rules import accelerator
-
     if isinstance(plan, Plan):
         return plan
     if plan is not None:
@@ -152,7 +146,7 @@ def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | 
         except OSError as exc:
             raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
         except ValueError:
-            raise ConfigError(f"--plan {plan}: not a plan JSON (write one with `onechip plan ... --json`)") from None
+            raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
     if not model or not chip:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     rules = {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
@@ -163,12 +157,14 @@ def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | 
             try:
                 kwargs[key] = kind(override.value)
             except ValueError:
-                raise ConfigError(f"--set {override.name}={override.value}: expected {kind.__name__}") from None
-    return planner.plan_model(model, chip, rules, **kwargs)
+                what = f"--set {override.name}={override.value}"
+                raise ConfigError(f"{what}: expected {kind.__name__}") from None
+    return plan_model(model, chip, rules, **kwargs)
 
 
-def up(engine: str = "embedded", *, host: str | None = None, model: str | None = None, chip: str | None = None,
-       plan: Plan | Path | str | None = None, image: str | None = None, port: int | None = None,
+def up(engine: str = "embedded", *, host: str | None = None, model: str | None = None,
+       chip: str | None = None, plan: Plan | Path | str | None = None, image: str | None = None,
+       port: int | None = None,
        tunnel_port: int | None = None, hf_token_file: Path | str | None = None, sets: list[str] | None = None,
        dry_run: bool = False, ssh_options: list[str] | None = None, launcher: str | None = None,
        kv_cache_space_gib: int = 2, timeout_s: float = 600.0,
@@ -178,15 +174,12 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
     engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a managed
     process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes from
     `plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host` ('user@addr') runs it
-    over plain ssh (`ssh_options`: `-o` values such as 'Port=2222') with a tunnel from 127.0.0.1:`tunnel_port`.
+    over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from 127.0.0.1:`tunnel_port`.
     `sets`: --set overrides (see engines.launch.parse_sets). The HF token comes from `hf_token_file` or
     HF_TOKEN and never appears in an argv, log, report or exception. `dry_run`: build and return the
     launch, run nothing. Raises ConfigError, EngineError (already running, ssh/docker failed),
     PortInUseError, EngineBootError (one-line cause + log path), MissingDependencyError.
     """
-    from onechip import planner
-    from onechip.errors import ConfigError
-
     if engine == "embedded":
         if any(v is not None for v in (host, model, chip, plan, image, hf_token_file, launcher)) or sets:
             raise ConfigError("--host/--model/--chip/--plan/--image/--set/--hf-token-file need "
@@ -195,7 +188,8 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
         raise ConfigError(f"--engine {engine!r}: expected embedded, vllm or vllm-docker")
     current = None if dry_run else engine_state.status()
     if current is not None and current.running and current.state is not None:
-        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+        where = current.state.base_url
+        raise EngineError(f"an engine is already running at {where}; run `onechip down` first")
     engine_dir = onechip_home() / "engine"
     log_path = engine_dir / "engine.log"
     if engine == "embedded":
@@ -209,7 +203,8 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
             return UpResult(dry_run=True, launch=spec)
         engine_dir.mkdir(parents=True, exist_ok=True)
         log_path.unlink(missing_ok=True)
-        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
+        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port,
+                               tie_to_parent=False)
         boot = _boot(local, timeout_s, on_progress)
         return UpResult(dry_run=False, boot=_record_up(local, boot, engine_dir, "process", None, None))
 
@@ -217,7 +212,9 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
     token, token_warnings = launch.read_hf_token(hf_token_file)
     token_source = None
     if token is not None:
-        token_source = f"--hf-token-file {hf_token_file}" if hf_token_file else "the HF_TOKEN environment variable"
+        token_source = "the HF_TOKEN environment variable"
+        if hf_token_file:
+            token_source = f"--hf-token-file {hf_token_file}"
     on_host = host is not None or engine == "vllm-docker"
     if port is None:
         port = 8000 if on_host else launch_free_port()
@@ -258,7 +255,7 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
             raise
     mode = "process" if isinstance(running, LocalServeEngine) else running.mode
     boot = _record_up(running, boot, engine_dir, mode, the_plan, token)
-    cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
+    cross = crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=spec, boot=boot, crosscheck=cross)
 
@@ -294,7 +291,8 @@ def _record_up(engine: Any, boot: BootRecord, engine_dir: Path, mode: str, the_p
     else:
         state = EngineState(
             engine=engine.kind, pid=engine.pid or 0, base_url=engine.base_url, model=engine.served_name,
-            started_at=boot.started_at or "", log_path=str(engine.log_path), boot_path=str(boot_path), mode=mode,
+            started_at=boot.started_at or "", log_path=str(engine.log_path), boot_path=str(boot_path),
+            mode=mode,
         )
     engine_state.save(state)
     return boot

@@ -1,4 +1,5 @@
-"""`onechip up`, `status`, `logs`, `down`: a serving engine as a detached service (embedded, vllm, docker, SSH)."""
+"""`onechip up`, `status`, `logs`, `down`: a serving engine as a detached service (embedded, vllm,
+docker; here or over SSH)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def print_boot(boot: BootRecord) -> None:
 def print_launch(spec: LaunchSpec) -> None:
     """Every flag with its reason, the warnings, then the exact commands (no secret is in any of them)."""
     where = spec.host or "this machine"
-    console.print(f"[bold]{spec.engine}[/] {spec.model} on {where} ({spec.engine_rules} rules)", highlight=False)
+    title = f"[bold]{spec.engine}[/] {spec.model} on {where} ({spec.engine_rules} rules)"
+    console.print(title, highlight=False)
     for flag in spec.flags:
         value = f" {flag.value}" if flag.value is not None else ""
         console.print(f"  {flag.flag}{value}  [dim]# {flag.reason} [{flag.origin}][/]", highlight=False)
@@ -48,7 +50,8 @@ def print_up(result: UpResult) -> None:
     print_boot(result.boot)
     boot = result.boot
     if boot.hbm_gib:
-        console.print("HBM (GiB): " + ", ".join(f"{k} {v:.2f}" for k, v in boot.hbm_gib.items()), highlight=False)
+        hbm = ", ".join(f"{k} {v:.2f}" for k, v in boot.hbm_gib.items())
+        console.print(f"HBM (GiB): {hbm}", highlight=False)
     stages = stage_durations(boot)
     if stages:
         console.print("timeline: " + ", ".join(f"{name} +{s:.0f} s" for name, s in stages), highlight=False)
@@ -67,21 +70,24 @@ def register(app: typer.Typer) -> None:
         chip: str | None = typer.Option(None, "--chip", help="Accelerator key, e.g. v5e-1, l4, cpu."),
         plan: str | None = typer.Option(None, "--plan", help="A plan JSON from `onechip plan --json`."),
         image: str | None = typer.Option(None, "--image", help="vllm/vllm-tpu:TAG or IMAGE@sha256:..."),
-        port: int | None = typer.Option(None, "--port", help="Engine port on its host (default 8000; local: free)."),
+        port: int | None = typer.Option(None, "--port", help="Engine port (8000; local: a free one)."),
         tunnel_port: int | None = typer.Option(None, "--tunnel-port", help="Local end of the SSH tunnel."),
         hf_token_file: str | None = typer.Option(None, "--hf-token-file", help="File holding the HF token."),
-        sets: list[str] | None = typer.Option(None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the flags and exact commands; run nothing."),
-        ssh_opt: list[str] | None = typer.Option(None, "--ssh-opt", help="ssh -o option, e.g. Port=2222."),
+        sets: list[str] | None = typer.Option(  # noqa: B008
+            None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."
+        ),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the flags and exact commands only."),
+        ssh_opt: list[str] | None = typer.Option(None, "--ssh-opt", help="ssh -o option, e.g. Port=2222."),  # noqa: B008
         launcher: str | None = typer.Option(None, "--launcher", help="Serve program, e.g. 'vllm serve'."),
         kv_cache_space_gib: int = typer.Option(2, help="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."),
         timeout_s: float = typer.Option(600.0, help="Give up if not ready after this many seconds."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Start a serving engine: embedded (default), vllm or vllm-docker, here or on --host over SSH."""
-        args = dict(host=host, model=model, chip=chip, plan=plan, image=image, port=port, tunnel_port=tunnel_port,
-                    hf_token_file=hf_token_file, sets=sets or None, ssh_options=ssh_opt or None, launcher=launcher,
-                    kv_cache_space_gib=kv_cache_space_gib, timeout_s=timeout_s)
+        args = dict(host=host, model=model, chip=chip, plan=plan, image=image, port=port,
+                    tunnel_port=tunnel_port, hf_token_file=hf_token_file, sets=sets or None,
+                    ssh_options=ssh_opt or None, launcher=launcher, kv_cache_space_gib=kv_cache_space_gib,
+                    timeout_s=timeout_s)
         if dry_run:
             result = api.up(engine, dry_run=True, **args)  # type: ignore[arg-type]
         else:

@@ -64,7 +64,9 @@ _CAUSES = [
 _EVENTS = [
     ("engine_init", re.compile(r"Initializing a V1 LLM engine")),
     ("weights_loading", re.compile(r"Starting to load model")),
+    ("weights_downloaded", re.compile(r"Time spent downloading weights for")),
     ("weights_loaded", _WEIGHT_LOAD),
+    ("compiled", re.compile(r"Compiling a graph for compile range|Graph capturing finished")),
     ("memory_profiled", re.compile(r"Memory statistics \|")),
     ("kv_cache_init", re.compile(_KV_TOKENS.pattern + r"|Init kv-cache\b")),
     ("engine_ready", re.compile(r"init engine \(profile, create kv cache, warmup model\) took")),

@@ -5,7 +5,9 @@ Hugging Face token kept off every command line.
     parse_sets(["max-model-len=16384", ...])           `--set` overrides (flags and engine env vars)
     serve_argv(launcher, model, flags)                 `vllm serve MODEL ...` or `python -m ... --model MODEL`
     shell_join(argv)                                   one shell line, `~/` kept expandable
-    read_hf_token(path) -> Secret | None               from a file or HF_TOKEN; never printable
+    read_hf_token(path) -> (Secret | None, warnings)   from a file or HF_TOKEN; a Secret never prints
+    build_launch(plan, engine, ...) -> LaunchSpec      all of it, plus `docker run` for vllm-docker
+    LocalServeEngine(spec, log_path, token)            the spec as a managed local process
 
 Flag order follows the seed article's docker command (article-en-single-tpu-agent-backend, "This is the
 configuration the rest of the article defends"), so the v5e plan reproduces it flag for flag:
@@ -364,11 +366,6 @@ def shell_quote(word: str) -> str:
 def shell_join(argv: list[str]) -> str:
     """One shell line for `argv`; words starting with `~/` keep their home expansion."""
     return " ".join(shell_quote(word) for word in argv)
-
-
-def expand_home(argv: list[str]) -> list[str]:
-    """argv with a leading `~/` expanded locally (for running without a shell)."""
-    return [os.path.expanduser(word) if word.startswith("~/") else word for word in argv]
 
 
 class DockerGroup(ResultModel):

@@ -333,6 +333,9 @@ class HostEngine:
         if self.token is not None:
             text = self.token.scrub(text)
         out = parse_boot_log(text, record, self._host_start)
+        if self._host_start is not None:  # t=0 is the host's clock when the container/process started
+            start = "container_start" if self.mode == "docker" else "process_start"
+            out.events.insert(0, BootEvent(name=start, t_s=0.0))
         out.events.extend(self._extra_events)
         return out
 

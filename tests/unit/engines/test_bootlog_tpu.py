@@ -83,3 +83,29 @@ def test_crosscheck_against_recorded_tpu_lines():
     cross = planner.crosscheck_log(plan, (DATA / "vllm_tpu_seed_boot.log").read_text())
     assert "shape-line-layer0" in cross.flags
     assert cross.reported_kv_pool_bytes == int(5.52 * 2**30)
+
+
+def test_gpu_download_and_compile_events():
+    # vllm 0.32 source: weight_utils.py "Time spent downloading weights for %s: %.6f seconds",
+    # gpu_model_runner.py "Graph capturing finished in %.0f secs, took %.2f GiB"
+    text = (
+        "(Worker pid=1) INFO 08-09 10:00:00 [x.py:1] Starting to load model google/gemma-4-E2B-it...\n"
+        "(Worker pid=1) INFO 08-09 10:00:10 [weight_utils.py:533] Time spent downloading weights for "
+        "google/gemma-4-E2B-it: 10.000000 seconds\n"
+        "(Worker pid=1) INFO 08-09 10:00:20 [x.py:1] Loading weights took 10.00 seconds\n"
+        "(Worker pid=1) INFO 08-09 10:01:00 [gpu_model_runner.py:6582] Graph capturing finished in 40 secs, "
+        "took 0.50 GiB\n"
+    )
+    record = _parse(text)
+    assert [e.name for e in record.events] == [
+        "weights_loading",
+        "weights_downloaded",
+        "weights_loaded",
+        "compiled",
+    ]
+    assert stage_durations(record) == [
+        ("weights_loading", 0.0),
+        ("weights_downloaded", 10.0),
+        ("weights_loaded", 10.0),
+        ("compiled", 40.0),
+    ]

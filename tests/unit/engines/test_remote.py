@@ -247,7 +247,14 @@ def test_api_up_embedded_records_state(home, monkeypatch):
             super(EmbeddedEngine, self).start()
 
         def command(self) -> list[str]:
-            return [sys.executable, str(FAKE), "--served-model-name", self.served_name, "--port", str(self.port)]
+            return [
+                sys.executable,
+                str(FAKE),
+                "--served-model-name",
+                self.served_name,
+                "--port",
+                str(self.port),
+            ]
 
     monkeypatch.setattr(api, "EmbeddedEngine", FakeEmbedded)
     result = api.up(timeout_s=30)
@@ -264,9 +271,18 @@ def test_api_up_embedded_records_state(home, monkeypatch):
 def test_docker_mode_host_commands():
     from onechip.schemas import EngineState
 
-    state = EngineState(engine="vllm-docker@ssh", pid=0, base_url="http://127.0.0.1:8005", model="m",
-                        started_at="", log_path="x", mode="docker", host="u@h", container="onechip-vllm",
-                        sudo=True)
+    state = EngineState(
+        engine="vllm-docker@ssh",
+        pid=0,
+        base_url="http://127.0.0.1:8005",
+        model="m",
+        started_at="",
+        log_path="x",
+        mode="docker",
+        host="u@h",
+        container="onechip-vllm",
+        sudo=True,
+    )
     assert remote.alive_command(state).startswith("sudo docker inspect -f '{{.State.Running}}' onechip-vllm")
     assert remote.logs_command(state, follow=True) == "sudo docker logs -f onechip-vllm 2>&1"
     assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)
