@@ -1,14 +1,45 @@
 """One function per job. The CLI and the MCP server are thin shells over these.
 
-Each helper-owned function below delegates to its layer; the demo wires them together.
+plan()  up() status() logs() down()  check()  bench()  cost()  report()  demo()
 """
 
 from __future__ import annotations
 
+import os
+import platform
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
-from onechip.progress import ProgressFn, no_progress
-from onechip.schemas import BenchConfig, BenchRun, CheckReport, Plan
+from onechip import __version__, checks, planner
+from onechip import bench as bench_layer
+from onechip import cost as cost_layer
+from onechip import report as report_layer
+from onechip.engines import EmbeddedEngine, launch, model_store, remote
+from onechip.engines import state as engine_state
+from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult
+from onechip.engines.local import free_port, port_is_free
+from onechip.engines.ready import confirm_ready
+from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
+from onechip.paths import new_run_dir, onechip_home
+from onechip.planner.rules import accelerator
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import (
+    RUN_FILES,
+    BenchConfig,
+    BenchRun,
+    BootRecord,
+    CheckReport,
+    EngineState,
+    EngineStatus,
+    Plan,
+    RunManifest,
+)
+from onechip.schemas.cost import CostReport
 
 
 def plan(model: str, chip: str, engine: str, *, max_model_len: int | None = None, dtype: str | None = None,
@@ -20,9 +51,6 @@ def plan(model: str, chip: str, engine: str, *, max_model_len: int | None = None
 
     against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
-    from onechip import planner  # lead: hoist to the module imports (kept here to touch only plan())
-    from onechip.errors import ConfigError
-
     result = planner.plan_model(model, chip, engine, max_model_len=max_model_len, dtype=dtype,
                               kv_cache_dtype=kv_cache_dtype, utilization=utilization,
                               tensor_parallel_size=tensor_parallel_size, block_size=block_size,
@@ -46,9 +74,7 @@ def check(base_url: str, model: str | None = None, only: list[str] | None = None
     (agent_cases, needle_lengths, needle_depths, kv_tokens, ...). Writes checks.json into `out_dir`
     when given. Raises ConfigError (bad names/options) and EndpointError (endpoint unreachable).
     """
-    from onechip.checks import run_checks  # TODO(lead): move to the module's imports
-
-    return run_checks(base_url, model, only, out_dir=out_dir, on_progress=on_progress, **options)
+    return checks.run_checks(base_url, model, only, out_dir=out_dir, on_progress=on_progress, **options)
 
 
 def bench(config: BenchConfig, out_dir: Path, plan: Plan | None = None, resume: bool = False,
@@ -57,19 +83,11 @@ def bench(config: BenchConfig, out_dir: Path, plan: Plan | None = None, resume: 
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid."""
-    from onechip.bench import run_grid  # the bench layer imports httpx; keep `import onechip.api` light
-
-    return run_grid(config, Path(out_dir), plan=plan, resume=resume, on_progress=on_progress)
+    return bench_layer.run_grid(config, Path(out_dir), plan=plan, resume=resume, on_progress=on_progress)
 
 
-# --- cost and report (issue 6). The imports sit here so this block can be appended without touching the
-# lines above while other work edits them; they can move to the top of the module.
-from datetime import date  # noqa: E402
+# --- cost and report (issue 6).
 
-from onechip import cost as cost_layer  # noqa: E402
-from onechip import report as report_layer  # noqa: E402
-from onechip.errors import ConfigError  # noqa: E402
-from onechip.schemas.cost import CostReport  # noqa: E402
 
 
 def cost(chip: str | None = None, output_tok_per_s: float | None = None, run_dir: Path | str | None = None,
@@ -110,20 +128,7 @@ def report(run_dir: Path | str, formats: list[str] | tuple[str, ...] | str = ("m
 
 
 # --- engines and the demo (issue 2); real accelerator hosts (issue 7).
-from collections.abc import Iterator as _Iterator  # noqa: E402
-from typing import Any  # noqa: E402
 
-from onechip.engines import EmbeddedEngine, launch, remote  # noqa: E402
-from onechip.engines import state as engine_state  # noqa: E402
-from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult  # noqa: E402
-from onechip.engines.local import free_port as launch_free_port  # noqa: E402
-from onechip.engines.local import port_is_free as launch_port_free  # noqa: E402
-from onechip.engines.ready import confirm_ready  # noqa: E402
-from onechip.errors import EngineBootError, EngineError  # noqa: E402
-from onechip.paths import onechip_home  # noqa: E402
-from onechip.planner import crosscheck_log, plan_model  # noqa: E402
-from onechip.planner.rules import accelerator  # noqa: E402
-from onechip.schemas import BootRecord, EngineState, EngineStatus  # noqa: E402
 
 # --set flags the planner takes as inputs: planning with them keeps the plan true to the launch.
 _PLANNER_SETS = {
@@ -159,7 +164,7 @@ def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | 
             except ValueError:
                 what = f"--set {override.name}={override.value}"
                 raise ConfigError(f"{what}: expected {kind.__name__}") from None
-    return plan_model(model, chip, rules, **kwargs)
+    return planner.plan_model(model, chip, rules, **kwargs)
 
 
 def up(engine: str = "embedded", *, host: str | None = None, model: str | None = None,
@@ -217,9 +222,9 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
             token_source = f"--hf-token-file {hf_token_file}"
     on_host = host is not None or engine == "vllm-docker"
     if port is None:
-        port = 8000 if on_host else launch_free_port()
+        port = 8000 if on_host else free_port()
     if host is not None and tunnel_port is None:
-        tunnel_port = port if launch_port_free(port) else launch_free_port()
+        tunnel_port = port if port_is_free(port) else free_port()
     if host is None and launcher is None and engine == "vllm":
         program = launch.local_launcher(the_plan.engine)
     else:
@@ -255,7 +260,7 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
             raise
     mode = "process" if isinstance(running, LocalServeEngine) else running.mode
     boot = _record_up(running, boot, engine_dir, mode, the_plan, token)
-    cross = crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
+    cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=spec, boot=boot, crosscheck=cross)
 
@@ -308,29 +313,13 @@ def down() -> EngineStatus:
     return engine_state.down()
 
 
-def logs(follow: bool = False) -> _Iterator[str]:
+def logs(follow: bool = False) -> Iterator[str]:
     """The engine log of the engine `up` started, redacted, line by line; `follow` keeps reading."""
     return engine_state.log_lines(follow)
 
 
 # --- the demo: every stage on the embedded engine (issue 2).
-import os  # noqa: E402
-import platform  # noqa: E402
-import socket  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from datetime import UTC, datetime  # noqa: E402
 
-from onechip import __version__  # noqa: E402
-from onechip import bench as bench_layer  # noqa: E402
-from onechip import checks as checks_layer  # noqa: E402
-from onechip import planner as planner_layer  # noqa: E402
-from onechip.engines import model_store  # noqa: E402
-from onechip.errors import Interrupted, OnechipError  # noqa: E402
-from onechip.paths import new_run_dir  # noqa: E402
-from onechip.progress import ProgressEvent  # noqa: E402
-from onechip.schemas import RUN_FILES, CrossCheck, RunManifest  # noqa: E402
 
 GIB = 1 << 30
 
@@ -342,7 +331,10 @@ DEMO_GRIDS = {
     False: dict(contexts=[128, 1024, 4096], clients=[1, 4, 16], reps=3, output_tokens=64,
                 requests_per_client=2, warmup_requests=1),
 }
-DEMO_CHECKS = {True: ["smoke", "tools", "determinism"], False: ["smoke", "tools", "agent", "determinism", "needle"]}
+DEMO_CHECKS = {
+    True: ["smoke", "tools", "determinism"],
+    False: ["smoke", "tools", "agent", "determinism", "needle"],
+}
 
 
 def _write(path: Path, text: str) -> None:
@@ -367,7 +359,7 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
          kv_cache_space_gib: int = 2, port: int | None = None, boot_timeout_s: float = 600.0,
          on_progress: ProgressFn = no_progress,
          on_stage_done: Callable[[str, Path], None] | None = None) -> RunManifest:
-    """The main job on the embedded engine: up -> plan + cross-check -> checks -> bench grid -> report -> down.
+    """The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down.
 
     Writes everything into `out_dir` (default: a new `runs/<run-id>/`); see schemas.run for the files.
     `on_stage_done(stage, run_dir)` is called after each stage so a shell can render it at once.
@@ -377,9 +369,9 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
     run_dir = Path(out_dir) if out_dir else new_run_dir(runs_root)
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = RunManifest(
-        run_id=run_dir.name, created_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
-        python=platform.python_version(), host=socket.gethostname(), cpus=os.cpu_count(),
-        command="demo --quick" if quick else "demo", chip="cpu",
+        run_id=run_dir.name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        tool_version=__version__, python=platform.python_version(), host=socket.gethostname(),
+        cpus=os.cpu_count(), command="demo --quick" if quick else "demo", chip="cpu",
     )
     done = on_stage_done or (lambda stage, path: None)
     engine: EmbeddedEngine | None = None
@@ -394,18 +386,18 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
         done("boot", run_dir)
         with _stage(manifest, "plan", run_dir, on_progress):
             grid = DEMO_GRIDS[quick]
-            the_plan = planner_layer.plan_model(
+            the_plan = planner.plan_model(
                 str(engine.model_path), chip="cpu", engine="vllm-cpu", dtype="float32",
                 max_model_len=engine.max_model_len, kv_cache_memory_bytes=kv_cache_space_gib * GIB,
                 contexts=sorted({*grid["contexts"], engine.max_model_len}),
             )
-            cross = planner_layer.crosscheck(the_plan, boot)
+            cross = planner.crosscheck(the_plan, boot)
             _write(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
             _write(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
         done("plan", run_dir)
         with _stage(manifest, "check", run_dir, on_progress):
-            checks_layer.run_checks(engine.base_url, engine.served_name, DEMO_CHECKS[quick], out_dir=run_dir,
-                                    on_progress=on_progress)
+            checks.run_checks(engine.base_url, engine.served_name, DEMO_CHECKS[quick], out_dir=run_dir,
+                              on_progress=on_progress, kv_tokens=boot.kv_cache_tokens)
         done("check", run_dir)
         with _stage(manifest, "bench", run_dir, on_progress):
             config = BenchConfig(base_url=engine.base_url, model=engine.served_name, **grid)

@@ -4,7 +4,8 @@ Line formats (vLLM 0.32.0 CPU build, recorded in tests/data/vllm_cpu_0.32_boot.l
     (APIServer pid=N) INFO 11-29 09:52:23 [api_utils.py:347]  ... version 0.32.0
     (EngineCore pid=N) INFO 11-29 09:52:54 [core.py:133] Initializing a V1 LLM engine (v0.32.0) with config: ...
     (Worker pid=N) INFO ... Loading weights took 2.44 seconds
-    (EngineCore pid=N) INFO ... CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per request: 5.69x
+    (EngineCore pid=N) INFO ... CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per
+        request: 5.69x   (one line in the log)
     (EngineCore pid=N) INFO ... init engine (profile, create kv cache, warmup model) took 9.68 s
     INFO:     Application startup complete.
 GPU builds print `GPU KV cache size: ... tokens` and `Maximum concurrency for ... tokens per request: ...x`

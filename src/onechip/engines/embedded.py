@@ -6,6 +6,12 @@ Flags and why (DESIGN.md, measured on this 2-core machine):
   --enforce-eager            no torch.compile: boots in ~70 s instead of compiling
   --enable-auto-tool-choice --tool-call-parser hermes
                              SmolLM2 emits Hermes-style <tool_call>{json}</tool_call> blocks
+  --tool-strict-level parameter
+                             named/required tool calls are decoded against each tool's JSON schema, as if
+                             every tool were sent with `strict: true`. Without it vLLM 0.32's structural
+                             tag constrains only the <tool_call> wrapper, and this model wrote arguments
+                             such as "A7" and [1]; with it: {"sensor": "A7", "value": 42, "valid": true, ...}
+                             (measured here with `onechip check URL --only tools`, 2026-11-29)
   VLLM_CPU_KVCACHE_SPACE=2   GiB of KV cache -> 46,592 tokens (364 blocks of 128)
 """
 
@@ -15,7 +21,7 @@ import importlib.util
 from pathlib import Path
 
 from onechip.engines.local import LocalVllmEngine
-from onechip.engines.model_store import SERVED_NAME, ensure_model
+from onechip.engines.model_store import SERVED_NAME, ensure_model, model_dir
 from onechip.errors import MissingDependencyError
 
 ENGINE_KIND = "embedded-vllm-cpu"
@@ -39,7 +45,7 @@ class EmbeddedEngine(LocalVllmEngine):
         self.max_model_len = max_model_len
         args = [
             "--dtype", "float32", "--max-model-len", str(max_model_len), "--enforce-eager",
-            "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+            "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--tool-strict-level", "parameter",
         ]  # fmt: skip
         env = {
             "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_space_gib),
@@ -48,7 +54,7 @@ class EmbeddedEngine(LocalVllmEngine):
             "DO_NOT_TRACK": "1",
         }
         super().__init__(
-            model_path=model_path or Path("."),
+            model_path=model_path or model_dir(),
             served_name=SERVED_NAME,
             log_path=log_path,
             args=args,

@@ -66,12 +66,17 @@ def verify(model_dir: Path) -> bool:
     )
 
 
+def model_dir(home: Path | None = None) -> Path:
+    """Where the converted model lives (whether or not it exists yet)."""
+    return (home or onechip_home()) / "models" / MODEL_SLUG
+
+
 def ensure_model(home: Path | None = None) -> Path:
     """Return the converted model directory, converting the GGUF first if no verified copy exists.
 
     Raises MissingDependencyError (wheel or converter libraries absent) or ModelConversionError.
     """
-    target = (home or onechip_home()) / "models" / MODEL_SLUG
+    target = model_dir(home)
     if verify(target):
         return target
     source = gguf_path()

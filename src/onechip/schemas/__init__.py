@@ -4,12 +4,39 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist, RepRe
 from onechip.schemas.boot import BootEvent, BootRecord, EngineState, EngineStatus
 from onechip.schemas.checks import CheckReport, CheckResult, Probe
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
-from onechip.schemas.cost import CostLine, Price
-from onechip.schemas.run import RUN_FILES, RunManifest
+from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
 from onechip.schemas.plan import ContextConcurrency, CrossCheck, LayerKV, Plan, PlanWarning, ServeArg
+from onechip.schemas.run import RUN_FILES, RunManifest
 
 __all__ = [
-    "SCHEMA_VERSION", "EngineState", "EngineStatus", "BenchConfig", "BenchRun", "BootEvent", "BootRecord", "CellResult", "CheckReport",
-    "CheckResult", "ContextConcurrency", "CostLine", "CrossCheck", "Dist", "LayerKV", "Plan", "PlanWarning",
-    "Price", "Probe", "RepResult", "RequestSample", "ResultModel", "ServeArg", "StrictModel", "RUN_FILES", "RunManifest",
+    "BenchConfig",
+    "BenchRun",
+    "BootEvent",
+    "BootRecord",
+    "CellResult",
+    "CheckReport",
+    "CheckResult",
+    "ContextConcurrency",
+    "BreakEven",
+    "CellCost",
+    "CostLine",
+    "CostReport",
+    "RestartCost",
+    "CrossCheck",
+    "Dist",
+    "EngineState",
+    "EngineStatus",
+    "LayerKV",
+    "Plan",
+    "PlanWarning",
+    "Price",
+    "Probe",
+    "RUN_FILES",
+    "RepResult",
+    "RequestSample",
+    "ResultModel",
+    "RunManifest",
+    "SCHEMA_VERSION",
+    "ServeArg",
+    "StrictModel",
 ]

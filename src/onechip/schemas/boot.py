@@ -9,7 +9,9 @@ from onechip.schemas.common import ResultModel
 
 class BootEvent(ResultModel):
     name: str = Field(description="Stage name, e.g. 'process_start', 'weights_loaded', 'kv_cache_init', 'ready'.")
-    t_s: float | None = Field(default=None, description="Seconds since the engine process started (None: line had no time stamp).")
+    t_s: float | None = Field(
+        default=None, description="Seconds since the engine process started (None: the line had no time stamp)."
+    )
     line: str | None = Field(default=None, description="The log line that marked it, if any.")
 
 
@@ -36,7 +38,8 @@ class BootRecord(ResultModel):
         description="TPU 'Memory statistics' line, GiB as printed: limit, limit_cap, used, avail (avail = KV pool).",
     )
     kv_cache_shape: list[int] | None = Field(
-        default=None, description="TPU 'Init kv-cache' regular_attn_shape per block: (block, KV heads, K/V slots, head dim)."
+        default=None,
+        description="TPU 'Init kv-cache' regular_attn_shape per block: (block, KV heads, K/V slots, head dim).",
     )
     kv_cache_num_blocks: int | None = Field(default=None, description="TPU 'Init kv-cache' num_blocks (first group).")
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")

@@ -34,5 +34,6 @@ class Health(http.server.BaseHTTPRequestHandler):
         pass
 
 
-print("INFO 01-01 00:00:01 [fake.py:2] CPU KV cache size: 1,024 tokens, Maximum concurrency for 512 tokens per request: 2.00x", flush=True)
+KV_LINE = "CPU KV cache size: 1,024 tokens, Maximum concurrency for 512 tokens per request: 2.00x"
+print(f"INFO 01-01 00:00:01 [fake.py:2] {KV_LINE}", flush=True)
 http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
