@@ -25,7 +25,7 @@ from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult
 from onechip.engines.local import free_port, port_is_free
 from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
-from onechip.paths import new_run_dir, onechip_home
+from onechip.paths import new_run_dir, onechip_home, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import (
@@ -115,7 +115,7 @@ def cost(chip: str | None = None, output_tok_per_s: float | None = None, run_dir
         region=region, cold_boot_s=cold_boot_s, warm_boot_s=warm_boot_s, today=today, measured_on=measured_on,
     )
     if write and files is not None:
-        report_layer.write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
+        write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
     return result
 
 
@@ -340,24 +340,18 @@ DEMO_CHECKS: dict[bool, dict[str, Any]] = {
 }
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 @contextmanager
 def _stage(manifest: RunManifest, name: str, run_dir: Path, on_progress: ProgressFn) -> Iterator[None]:
     """Time a stage into the manifest, saved as the stage starts and ends (an interrupted run keeps its
     timings; the report, rendered in a stage of its own, reads the status set before it)."""
     on_progress(ProgressEvent("demo", f"stage: {name}"))
-    _write(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
+    write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     started = time.monotonic()
     try:
         yield
     finally:
         manifest.stage_timings_s[name] = round(time.monotonic() - started, 2)
-        _write(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
+        write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
 
 
 def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Path("runs"),
@@ -387,7 +381,7 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
         with _stage(manifest, "boot", run_dir, on_progress):
             engine.start()
             boot = engine.wait_ready(boot_timeout_s, on_progress)
-            _write(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
+            write_text_atomic(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
         done("boot", run_dir)
         with _stage(manifest, "plan", run_dir, on_progress):
             grid = DEMO_GRIDS[quick]
@@ -397,8 +391,8 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
                 contexts=sorted({*grid["contexts"], engine.max_model_len}),
             )
             cross = planner.crosscheck(the_plan, boot)
-            _write(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
-            _write(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
+            write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+            write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
         done("plan", run_dir)
         with _stage(manifest, "check", run_dir, on_progress):
             checks.run_checks(engine.base_url, engine.served_name, out_dir=run_dir, on_progress=on_progress,
@@ -421,5 +415,5 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
         if engine is not None:
             with _stage(manifest, "down", run_dir, on_progress):
                 engine.stop()
-        _write(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
+        write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     return manifest

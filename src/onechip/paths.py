@@ -19,3 +19,11 @@ def new_run_dir(root: Path) -> Path:
     path = root / run_id
     path.mkdir(parents=True, exist_ok=False)
     return path
+
+
+def write_text_atomic(target: Path, text: str) -> Path:
+    """Write `text` to `target` through a temporary file beside it, so a reader never sees half a file."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+    return target

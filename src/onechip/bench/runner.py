@@ -35,6 +35,7 @@ from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.wire import chat_body, error_message
 from onechip.errors import ConfigError, EndpointError, Interrupted
+from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RequestSample
 from onechip.schemas.plan import Plan
@@ -105,12 +106,6 @@ def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[
         if len(measured) == cl * config.requests_per_client:
             done[(ctx, cl, rep)] = group
     return done
-
-
-def _write_json(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 class _Run:
@@ -349,12 +344,12 @@ class _Run:
                     )
         done = _complete_groups(load_samples(self.requests_path), cfg)
         keep = [s for key in sorted(done) for s in done[key]]
-        _write_json(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
+        write_text_atomic(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
         return done
 
     def save(self) -> None:
         assert self.run is not None
-        _write_json(self.summary_path, self.run.model_dump_json(indent=2))
+        write_text_atomic(self.summary_path, self.run.model_dump_json(indent=2))
 
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config

@@ -18,7 +18,7 @@ import httpx
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact
-from onechip.paths import onechip_home
+from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
 
 
@@ -29,9 +29,7 @@ def state_path() -> Path:
 def save(state: EngineState) -> None:
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(state.model_dump_json(indent=2))
-    tmp.replace(path)
+    write_text_atomic(path, state.model_dump_json(indent=2))
 
 
 def load() -> EngineState | None:

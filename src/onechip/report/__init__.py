@@ -12,9 +12,10 @@ side-by-side comparison of two runs.
     write           write_report(run_dir, formats, compare) -> paths written
 """
 
+from onechip.paths import write_text_atomic
 from onechip.report.compare import render_compare
 from onechip.report.markdown import render_markdown
-from onechip.report.rundir import RunFiles, read_run, write_text_atomic
+from onechip.report.rundir import RunFiles, read_run
 from onechip.report.write import FORMATS, parse_formats, write_report
 
 __all__ = [

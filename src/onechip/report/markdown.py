@@ -349,7 +349,7 @@ def _boot(run: RunFiles) -> list[str]:
         lines += [summary_text[0].upper() + summary_text[1:] + ".", ""]
     if events:
         rows, previous = [], 0.0
-        for e in sorted(events, key=lambda e: e.get("t_s") or 0.0):
+        for e in events:  # log order; a line without a time stamp (uvicorn's) keeps its place
             t = e.get("t_s")
             delta = t - previous if isinstance(t, int | float) else None
             previous = t if isinstance(t, int | float) else previous

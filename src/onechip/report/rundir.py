@@ -63,9 +63,3 @@ def read_run(run_dir: Path | str) -> RunFiles:
     return files
 
 
-def write_text_atomic(target: Path, text: str) -> Path:
-    """Write `text` to `target` through a temporary file beside it, so a reader never sees half a file."""
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
-    return target

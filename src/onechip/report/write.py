@@ -15,11 +15,12 @@ from pathlib import Path
 
 from onechip import __version__
 from onechip.errors import ConfigError
+from onechip.paths import write_text_atomic
 from onechip.report import serving_report
 from onechip.report.compare import render_compare_files
 from onechip.report.html import render_html_files
 from onechip.report.markdown import render_markdown_files
-from onechip.report.rundir import JSON_KINDS, RunFiles, read_run, write_text_atomic
+from onechip.report.rundir import JSON_KINDS, RunFiles, read_run
 from onechip.schemas.common import SCHEMA_VERSION
 
 FORMATS = ("md", "html", "json", "serving-report")
