@@ -335,7 +335,13 @@ class _Run:
                 )
             return {}
         if self.summary_path.exists():
-            old = BenchRun.model_validate_json(self.summary_path.read_text()).config
+            try:
+                old = BenchRun.model_validate_json(self.summary_path.read_text()).config
+            except (OSError, ValueError) as exc:
+                first = str(exc).splitlines()[0]
+                raise ConfigError(
+                    f"cannot resume {self.out_dir}: {self.summary_path.name} is unreadable ({first})"
+                ) from None
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
                     raise ConfigError(
@@ -437,7 +443,12 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
-    run = _Run(config, Path(out_dir), plan, on_progress)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} is a file, not a run directory")
+    if resume and not out_dir.is_dir():
+        raise ConfigError(f"cannot resume {out_dir}: no such run directory")
+    run = _Run(config, out_dir, plan, on_progress)
     try:
         return asyncio.run(run.main(resume))
     except KeyboardInterrupt:

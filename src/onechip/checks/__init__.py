@@ -33,6 +33,14 @@ DEFAULT_ORDER = ["smoke", "tools", "agent", "determinism", "needle"]
 Runner = Callable[[Endpoint, str, CheckOptions, dict[str, Any]], CheckResult]
 
 
+def _describe(exc: ValidationError) -> str:
+    """One line per pydantic error, joined: `agent_runs: Input should be ... (got -1)`."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc'])}: {err['msg']} (got {err.get('input')!r})"
+        for err in exc.errors(include_url=False)
+    )
+
+
 def _runners() -> dict[str, Runner]:
     return {
         "smoke": lambda ep, m, o, ctx: check_smoke(ep, m, o),
@@ -69,7 +77,7 @@ def run_checks(
     try:
         opts = CheckOptions(**options)
     except ValidationError as exc:
-        raise ConfigError(f"bad check options: {exc.errors(include_url=False)}") from exc
+        raise ConfigError(f"bad check options: {_describe(exc)}") from exc
 
     started = time.perf_counter()
     report_start = datetime.now(UTC).isoformat(timespec="seconds")

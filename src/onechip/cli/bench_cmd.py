@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
         slo: str = typer.Option(None, "--slo", help="Goodput objectives, e.g. ttft_ms=500,tpot_ms=50."),
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
         force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
-        timeout_s: float = typer.Option(300.0, help="Per-request timeout, seconds."),
+        timeout_s: float = typer.Option(300.0, min=0.001, help="Per-request timeout, seconds."),
         out: Annotated[Path, typer.Option("--out", help=OUT_HELP)] = DEFAULT_OUT,
         resume: Annotated[Path | None, typer.Option("--resume", help=RESUME_HELP)] = None,
         json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),

@@ -28,6 +28,13 @@ def _floats(text: str | None, name: str) -> list[float] | None:
         raise ConfigError(f"{name}: expected comma-separated numbers, got {text!r}") from exc
 
 
+def _ints(text: str | None, name: str) -> list[int] | None:
+    try:
+        return [int(x.replace("_", "")) for x in text.split(",") if x.strip()] if text else None
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected comma-separated integers, got {text!r}") from exc
+
+
 def check_tables(report: CheckReport) -> list[Table]:
     """The verdict table (one row per domain) and, when the agent ran, the seed demo's agent table."""
     verdicts = Table(title=f"checks: {report.model} at {report.base_url}")
@@ -93,7 +100,6 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the CheckReport as JSON."),
     ) -> None:
         """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts."""
-        lengths = _floats(needle_lengths, "--needle-lengths")
         options = {
             "agent_cases": agent_cases,
             "agent_runs": agent_runs,
@@ -101,7 +107,7 @@ def register(app: typer.Typer) -> None:
             "tool_choice": [x.strip() for x in tool_choice.split(",")] if tool_choice else None,
             "strict_tools": True if strict_tools else None,
             "agent_tool_choice": agent_tool_choice,
-            "needle_lengths": [int(x) for x in lengths] if lengths else None,
+            "needle_lengths": _ints(needle_lengths, "--needle-lengths"),
             "needle_depths": _floats(needle_depths, "--needle-depths"),
         }
         names = [x.strip() for x in only.split(",")] if only else None

@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
     def demo(
         quick: bool = typer.Option(False, "--quick", help="The smallest grid and checks (under 5 min here)."),
         out: Path = typer.Option(None, "--out", help="Run directory (default: runs/<run-id>/)."),
-        kv_cache_space_gib: int = typer.Option(2, help="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache."),
-        port: int = typer.Option(None, help="Engine port on 127.0.0.1 (default: a free one)."),
+        kv_cache_space_gib: int = typer.Option(2, min=1, help="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache."),
+        port: int = typer.Option(None, min=1, max=65535, help="Engine port on 127.0.0.1 (default: a free one)."),
     ) -> None:
         """Start the embedded engine, plan, check, benchmark, report, stop: the whole job, end to end."""
         with live_progress() as on_progress:

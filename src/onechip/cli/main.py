@@ -11,6 +11,7 @@ import sys
 import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli import commands
@@ -48,20 +49,43 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+# typer >= 0.2x vendors click (typer._click) and raises its own classes, which `click.ClickException` does
+# not catch; older typer raised click's own. Both are usage errors: a bad flag, a missing argument.
+_USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException, getattr(typer, "TyperException", Exception))
+
+
+def _error(message: str) -> None:
+    """One line on stderr: escaped (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
+    err_console.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True)
+
+
+def _usage_error(exc: Exception) -> int:
+    """Print a typer/click usage error as one line (or the help, for a bare group); return its exit code."""
+    code = int(getattr(exc, "exit_code", 2))
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `onechip` alone: typer has printed the help already
+        if message.strip():
+            typer.echo(message, err=True)
+        return code
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    _error(" ".join(message.split()) + hint)
+    return code
+
+
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     command = typer.main.get_command(app)
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
     except OnechipError as exc:
-        err_console.print(f"[bold red]error:[/] {redact(str(exc))}", highlight=False)
+        _error(str(exc))
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort, typer.Abort):
         err_console.print("[bold red]interrupted[/] (what was measured is kept on disk)")
         sys.exit(130)
-    except click.exceptions.Exit as exc:
+    except (click.exceptions.Exit, typer.Exit) as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+    except _USAGE_ERRORS as exc:
+        sys.exit(_usage_error(exc))
     sys.exit(rc if isinstance(rc, int) else 0)

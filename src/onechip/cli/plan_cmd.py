@@ -92,7 +92,9 @@ def register(app: typer.Typer) -> None:
     def plan_command(
         model: str = typer.Argument(..., help="Hub id, local checkpoint directory, or catalog name."),
         chip: str = typer.Option(..., "--chip", help="Accelerator key, e.g. v5e-1, cpu."),
-        engine: str = typer.Option("vllm-tpu", "--engine", help="vllm-tpu, vllm-gpu or vllm-cpu."),
+        engine: str | None = typer.Option(
+            None, "--engine", help="vllm-tpu, vllm-gpu or vllm-cpu (default: by the chip's kind)."
+        ),
         max_model_len: int | None = typer.Option(None, "--max-model-len"),
         utilization: float | None = typer.Option(None, "--gpu-memory-utilization"),
         kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),

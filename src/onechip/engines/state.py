@@ -33,14 +33,32 @@ def save(state: EngineState) -> None:
 
 
 def load() -> EngineState | None:
+    """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable:
+    treating it as "no engine" would lose track of one that may still be running."""
+    path = state_path()
     try:
-        return EngineState.model_validate_json(state_path().read_text())
-    except (FileNotFoundError, ValueError):
+        return EngineState.model_validate_json(path.read_text())
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError):
+        raise EngineError(f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, "
+                          "then delete the file") from None
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
     return remote.host_status(state)
+
+
+def engine_alive(state: EngineState) -> bool:
+    """The recorded local engine's process group exists AND its leader is still a vLLM server: after a
+    reboot the pid may belong to something else, which `down` must never signal."""
+    if not group_alive(state.pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:  # the leader is gone but members remain: still our group (vLLM's EngineCore)
+        return True
+    return b"vllm" in cmdline
 
 
 def status() -> EngineStatus:
@@ -54,14 +72,17 @@ def status() -> EngineStatus:
         if not alive:
             note = note or "engine is gone on its host (stale state)"
             return EngineStatus(running=False, state=state, note=note)
-    elif not group_alive(state.pid):
+    elif not engine_alive(state):
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
     try:
         healthy = httpx.get(f"{state.base_url}/health", timeout=3.0).status_code == 200
     except httpx.HTTPError:
         healthy = False
-    uptime = (datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds()
-    return EngineStatus(running=True, healthy=healthy, state=state, uptime_s=round(uptime, 1), note=note)
+    try:
+        uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
+    except ValueError:
+        uptime = None
+    return EngineStatus(running=True, healthy=healthy, state=state, uptime_s=uptime, note=note)
 
 
 def down(grace_s: float = 20.0) -> EngineStatus:
@@ -78,7 +99,7 @@ def down(grace_s: float = 20.0) -> EngineStatus:
         if state.mode == "docker":
             what = f"container {state.container}"
         return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
-    was_alive = group_alive(state.pid)
+    was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s)
     state_path().unlink(missing_ok=True)
@@ -105,6 +126,8 @@ def log_lines(follow: bool = False) -> Iterator[str]:
                     proc.terminate()
         return
     path = Path(state.log_path)
+    if not path.is_file():
+        raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     with path.open(encoding="utf-8", errors="replace") as handle:
         while True:
             line = handle.readline()

@@ -58,9 +58,12 @@ def config_from_dict(data: dict[str, Any], where: str) -> Any:
     try:
         return transformers.AutoConfig.for_model(model_type, **rest)
     except (ValueError, KeyError) as exc:
+        # transformers appends every model type it knows (~500 names) to "Unrecognized model identifier".
+        detail = str(exc).split(" Should contain one of")[0]
+        detail = detail if len(detail) <= 300 else detail[:300] + "..."
         raise ConfigError(
             f"{where}: field 'model_type' = {model_type!r} is a family this transformers "
-            f"({transformers.__version__}) does not know: {exc}"
+            f"({transformers.__version__}) does not know: {detail}"
         ) from None
 
 

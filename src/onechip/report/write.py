@@ -39,6 +39,8 @@ def parse_formats(formats: Iterable[str] | str) -> list[str]:
     unknown = [f for f in wanted if f not in FORMATS]
     if unknown:
         raise ConfigError(f"unknown report format {', '.join(unknown)}; known: {', '.join(FORMATS)}")
+    if not wanted:  # `--format ''` used to write nothing and exit 0
+        raise ConfigError(f"no report format given; known: {', '.join(FORMATS)}")
     return wanted
 
 

@@ -8,7 +8,7 @@ can be re-rendered from the stored report.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -60,11 +60,11 @@ class CheckOptions(StrictModel):
     )
     agent_max_tokens: int = Field(default=96, ge=1, description="max_tokens of each agent model turn.")
     agent_seed: int = Field(default=0, description="Seed of the generated agent cases and id tables.")
-    needle_lengths: list[int] = Field(
+    needle_lengths: list[Annotated[int, Field(ge=1)]] = Field(
         default=[1000],
         description="Needle prompt lengths in tokens, as the server counts them (chat template).",
     )
-    needle_depths: list[float] = Field(
+    needle_depths: list[Annotated[float, Field(ge=0, le=1)]] = Field(
         default=[0.5], description="Depths (0..1) at which the passphrase is buried in each needle prompt."
     )
     needle_max_tokens: int = Field(

@@ -180,6 +180,26 @@ def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeServer
         run_grid(cfg.model_copy(update={"output_tokens": 9}), tmp_path, resume=True)
 
 
+def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path) -> None:
+    # Before: --resume of a missing dir created it (and requests.jsonl), a corrupt summary.json raised
+    # pydantic's ValidationError, and --out naming a file raised FileExistsError -- all as tracebacks.
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
+    missing = tmp_path / "nope"
+    with pytest.raises(ConfigError, match="no such run directory"):
+        run_grid(cfg, missing, resume=True)
+    assert not missing.exists()
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "summary.json").write_text("{oops")
+    with pytest.raises(ConfigError, match="summary.json is unreadable"):
+        run_grid(cfg, corrupt, resume=True)
+    assert (corrupt / "summary.json").read_text() == "{oops"
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    with pytest.raises(ConfigError, match="is a file, not a run directory"):
+        run_grid(cfg, a_file)
+
+
 def test_servers_without_tokenize_or_extras_are_measured_with_notes(
     fake_server: FakeServer, tmp_path: Path
 ) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import typer
 from scripted_server import Reply, ScriptedServer
 from typer.testing import CliRunner
 
 from onechip.cli import check_cmd
+from onechip.errors import ConfigError
 from onechip.schemas.checks import CheckReport
 
 
@@ -73,3 +75,20 @@ def test_needle_table_shows_exact_prompt_tokens_and_the_cap():
     assert out.exit_code == 0, out.output
     assert "long context (cap 468 tokens)" in out.output  # 500 - 32 answer tokens
     assert "needle_200_d0.5" in out.output and "over_limit_400" in out.output
+
+
+def test_bad_needle_and_agent_options_are_one_readable_config_error():
+    # Before: --needle-lengths nan raised ValueError (a traceback), --needle-depths 5 was accepted and sent,
+    # and pydantic's raw error list ({'type': ..., 'loc': ..., 'ctx': ...}) was the message.
+    url = "http://127.0.0.1:9"  # never reached: options are checked first
+    for argv, expected in [
+        (["--needle-lengths", "nan"], "--needle-lengths: expected comma-separated integers"),
+        (["--needle-lengths", "0"], "needle_lengths.0: Input should be greater than or equal to 1 (got 0)"),
+        (["--needle-depths", "5"], "needle_depths.0: Input should be less than or equal to 1 (got 5.0)"),
+        (["--agent-runs", "-1"], "agent_runs: Input should be greater than or equal to 1 (got -1)"),
+    ]:
+        out = CliRunner().invoke(_app(), ["check", url, *argv])
+        assert isinstance(out.exception, ConfigError), (argv, out.output)
+        with pytest.raises(ConfigError) as info:
+            raise out.exception
+        assert expected in str(info.value) and "'type'" not in str(info.value)

@@ -106,6 +106,19 @@ def test_non_positive_throughput_is_a_config_error() -> None:
         arithmetic.restart_usd(-1, 0.5779)
 
 
+@pytest.mark.parametrize("tok_per_s", [float("nan"), float("inf")])
+def test_nan_or_infinite_throughput_is_a_config_error(tok_per_s: float) -> None:
+    # `onechip cost --output-tok-per-s nan` printed "$nan" per million tokens with exit 0.
+    with pytest.raises(ConfigError, match="finite"):
+        arithmetic.usd_per_mtok(0.5779, tok_per_s)
+
+
+@pytest.mark.parametrize("boot_s", [float("nan"), float("inf")])
+def test_nan_or_infinite_boot_time_is_a_config_error(boot_s: float) -> None:
+    with pytest.raises(ConfigError, match="finite"):
+        arithmetic.restart_usd(boot_s, 0.5779)
+
+
 def test_estimate_assembles_everything() -> None:
     report = estimate(
         "v5e-1", 1496.5, pricing="spot,flex-start,on-demand", cold_boot_s=857, warm_boot_s=497, today=TODAY

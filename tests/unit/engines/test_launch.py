@@ -148,6 +148,13 @@ def test_set_malformed():
         launch.parse_sets(["VLLM_X"])
 
 
+@pytest.mark.parametrize("host", ["-oProxyCommand=touch /tmp/pwned", "-p2222", "", " "])
+def test_host_that_ssh_would_read_as_an_option_is_refused(v5e_plan, host):
+    # Before: '--host -oProxyCommand=CMD' went into `ssh ... -L ... -oProxyCommand=CMD`, a local command.
+    with pytest.raises(ConfigError, match="--host"):
+        launch.build_launch(v5e_plan, "vllm", host=host)
+
+
 def test_image_pins():
     assert docker.image_warnings("vllm/vllm-tpu@sha256:" + "0" * 64) == []
     (warning,) = docker.image_warnings("vllm/vllm-tpu:nightly")

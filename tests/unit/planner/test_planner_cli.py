@@ -53,3 +53,13 @@ def test_bad_contexts_is_a_config_error() -> None:
     assert isinstance(result.exception, ConfigError)
     with pytest.raises(ConfigError, match="comma-separated integers"):
         raise result.exception
+
+
+@pytest.mark.parametrize(("chip", "engine"), [("h100", "vllm-gpu"), ("v5e-1", "vllm-tpu"), ("cpu", "vllm-cpu")])
+def test_engine_defaults_to_the_chips_kind_as_up_does(chip: str, engine: str) -> None:
+    # Before: --engine defaulted to vllm-tpu on every chip, so `plan --chip h100` used TPU rules (block 256,
+    # memory "outside the cap (compiled programs)") while `up --chip h100` planned with vllm-gpu rules.
+    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", chip, "--max-model-len", "8192",
+                                         "--json"])
+    assert result.exit_code == 0, result.output
+    assert Plan.model_validate_json(result.output).engine == engine

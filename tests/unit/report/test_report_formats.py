@@ -150,3 +150,10 @@ def test_cli_report_writes_formats_and_compare(seed_run: Path, tmp_path: Path) -
     ]
     bad = CliRunner().invoke(app, ["report", str(seed_run), "--format", "pdf"])
     assert isinstance(bad.exception, ConfigError)
+
+
+@pytest.mark.parametrize("formats", ["", " , "])
+def test_empty_format_list_is_a_config_error(seed_run: Path, formats: str) -> None:
+    # Before: `onechip report RUN --format ''` wrote nothing and exited 0.
+    with pytest.raises(ConfigError, match="no report format given"):
+        write_report(seed_run, formats)

@@ -1,0 +1,64 @@
+"""cli/main.py: every error a user can cause is one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from onechip.cli.main import main
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]):
+    """Call the console script's main(argv); return (exit code, stdout, stderr)."""
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def _run(*argv: str) -> tuple[int, str, str]:
+        try:
+            with pytest.raises(SystemExit) as info:
+                main(list(argv))
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        out, err = capsys.readouterr()
+        return int(info.value.code or 0), out, err
+
+    return _run
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # typer >= 0.2x raises its own (vendored click) exceptions: these used to escape as tracebacks
+        (["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "abc"],
+         "Invalid value for '--gpu-memory-utilization'"),
+        (["plan"], "Missing argument 'model'"),
+        (["plan", "x", "--chip", "cpu", "--bogus"], "No such option: --bogus"),
+        (["nosuchcmd"], "No such command 'nosuchcmd'"),
+        (["bench", "http://127.0.0.1:9", "--reps", "0"], "Invalid value for '--reps'"),
+        # these passed the parser and failed later: a pydantic traceback, or a launch on port 0
+        (["bench", "http://127.0.0.1:9", "--timeout-s", "-1"], "Invalid value for '--timeout-s'"),
+        (["up", "--dry-run", "--port", "0"], "Invalid value for '--port'"),
+        (["up", "--dry-run", "--kv-cache-space-gib", "0"], "Invalid value for '--kv-cache-space-gib'"),
+    ],
+)
+def test_usage_errors_are_one_line_not_tracebacks(run, argv: list[str], expected: str) -> None:
+    code, out, err = run(*argv)
+    assert code == 2
+    assert "Traceback" not in err and expected in err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_long_onechip_errors_are_not_wrapped_and_markup_is_not_interpreted(run, tmp_path) -> None:
+    # Before: rich hard-wrapped long messages at 80 columns, and a '[/x]' in user input raised MarkupError.
+    code, _, err = run("report", str(tmp_path / ("a-long-missing-run-directory-name-" * 3)), "--format", "md")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "does not exist" in err
+    code, _, err = run("report", str(tmp_path / "[/x]"))
+    assert code == 2 and "[/x]" in err and "Traceback" not in err
+
+
+def test_version_and_bare_group(run) -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and out.startswith("onechip ")
+    code, out, err = run()
+    assert code == 2 and "Usage" in out + err and "Traceback" not in err
