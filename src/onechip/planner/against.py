@@ -69,6 +69,12 @@ def parse_allocation_log(text: str) -> AllocationLog:
     return log
 
 
+def planned_log_tokens(plan: Plan) -> int:
+    """The token figure the plan expects the engine's 'KV cache size' line to print (plan.kv_tokens_logged;
+    plans stored before that field existed compare against the pool figure, kv_tokens)."""
+    return plan.kv_tokens_logged if plan.kv_tokens_logged is not None else plan.kv_tokens
+
+
 def crosscheck_log(plan: Plan, text: str) -> CrossCheck:
     """Planned vs what the boot log `text` reported. Tokens must match exactly and concurrency to 0.01;
     the KV pool is compared at the log's 2-decimal GiB precision (+-0.005 GiB). Known lies become flags."""
@@ -77,9 +83,10 @@ def crosscheck_log(plan: Plan, text: str) -> CrossCheck:
     flags: list[str] = []
     agrees = True
     tokens = log.kv_tokens  # TPU builds may print only the memory line: then the pool is compared
-    if tokens is not None and tokens != plan.kv_tokens:
+    planned_tokens = planned_log_tokens(plan)
+    if tokens is not None and tokens != planned_tokens:
         agrees = False
-        notes.append(f"KV tokens: planned {plan.kv_tokens:,}, reported {tokens:,}")
+        notes.append(f"KV tokens: planned {planned_tokens:,}, reported {tokens:,}")
     context = log.concurrency_context or plan.max_model_len
     known = {c.context_tokens: c.max_concurrency for c in plan.concurrency}
     planned_conc = known.get(context, plan.kv_tokens / (-(-context // plan.block_size) * plan.block_size))
@@ -119,7 +126,7 @@ def crosscheck_log(plan: Plan, text: str) -> CrossCheck:
     if tokens is None and reported_pool is None:
         agrees = False
         notes.append("the log reported neither KV tokens nor the KV pool")
-    return CrossCheck(planned_kv_tokens=plan.kv_tokens, reported_kv_tokens=tokens,
+    return CrossCheck(planned_kv_tokens=planned_tokens, reported_kv_tokens=tokens,
                       planned_max_concurrency=planned_conc, reported_max_concurrency=log.concurrency,
                       planned_kv_pool_bytes=plan.kv_pool_bytes, reported_kv_pool_bytes=reported_pool,
                       engine_version=log.version, flags=flags, agrees=agrees,

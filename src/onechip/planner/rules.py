@@ -7,7 +7,7 @@ date); this module only reads them and applies the small amount of logic that tu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -64,6 +64,13 @@ class EngineRules(ResultModel):
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
+    default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
+    kv_token_line: Literal["pool", "capacity"] = Field(
+        default="pool",
+        description="What the engine's 'KV cache size: N tokens' line states: 'pool' = blocks x block size; "
+        "'capacity' = int(max concurrency at max_model_len x max_model_len).",
+    )
+    kv_token_line_source: str = Field(default="", description="Where that comes from.")
     max_num_batched_tokens_pow2: bool = Field(default=False, description="Rounded up to a power of two.")
     loads_towers: list[str] = Field(default_factory=lambda: ["vision_tower", "audio_tower"],
                                     description="Multimodal towers the engine loads when multimodal is on.")

@@ -84,6 +84,11 @@ class Plan(ResultModel):
     kv_pool_bytes: int = Field(description="Bytes available to the KV cache.")
     num_blocks: int = Field(description="floor(kv_pool_bytes / (block_size x kv_bytes_per_token)).")
     kv_tokens: int = Field(description="num_blocks x block_size.")
+    kv_tokens_logged: int | None = Field(
+        default=None,
+        description="The token figure the engine's boot log will print, by the engine's own accounting "
+        "(differs from kv_tokens on engines that derive it from group-aware concurrency).",
+    )
     max_concurrency: float = Field(description="kv_tokens / tokens of one max_model_len request.")
     concurrency: list[ContextConcurrency] = Field(default_factory=list, description="Per requested context.")
     decode_bytes_per_step: int | None = Field(
