@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from embedded_plan import cpu_plan
 
 from onechip import planner
 from onechip.engines import docker, launch, remote
@@ -165,26 +166,7 @@ def test_image_pins():
 
 
 def test_cpu_plan_serves_embedded_model_eagerly(tmp_path):
-    from onechip.schemas import Plan
-
-    plan = Plan(
-        model="/m/smollm2-135m-instruct",
-        architecture="llama",
-        chip="cpu",
-        engine="vllm-cpu",
-        dtype="float32",
-        kv_cache_dtype="auto",
-        max_model_len=8192,
-        block_size=128,
-        weights_bytes=1,
-        kv_bytes_per_token=46080,
-        kv_pool_bytes=2 << 30,
-        num_blocks=364,
-        kv_tokens=46592,
-        max_concurrency=5.69,
-        serve_env={"VLLM_CPU_KVCACHE_SPACE": "2"},
-        serve_model="/m/smollm2-135m-instruct",
-    )
+    plan = cpu_plan()
     spec = launch.build_launch(plan, "vllm", launcher=["python3", "-m", "vllm.entrypoints.openai.api_server"])
     argv = spec.serve_argv
     assert argv[:5] == [

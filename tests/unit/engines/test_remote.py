@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from embedded_plan import cpu_plan as _plan
 from typer.testing import CliRunner
 
 from onechip import api
@@ -18,31 +19,11 @@ from onechip.cli.main import app
 from onechip.engines import launch, remote
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
-from onechip.schemas import Plan
 
 FAKE = Path(__file__).with_name("fake_vllm_server.py")
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 
-def _plan() -> Plan:
-    return Plan(
-        model="/m/smollm2-135m-instruct",
-        architecture="llama",
-        chip="cpu",
-        engine="vllm-cpu",
-        dtype="float32",
-        kv_cache_dtype="auto",
-        max_model_len=8192,
-        block_size=128,
-        weights_bytes=1,
-        kv_bytes_per_token=46080,
-        kv_pool_bytes=2 << 30,
-        num_blocks=364,
-        kv_tokens=46592,
-        max_concurrency=5.69,
-        serve_env={"VLLM_CPU_KVCACHE_SPACE": "2"},
-        serve_model="/m/smollm2-135m-instruct",
-    )
 
 
 @pytest.fixture
