@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from onechip import api
+from onechip.cli.options import int_list
 from onechip.cli.render import console, live_progress
 from onechip.errors import ConfigError
 from onechip.schemas import BenchConfig, BenchRun, Plan
@@ -21,10 +22,7 @@ DEFAULT_OUT = Path("runs/bench")
 
 
 def _ints(flag: str, text: str) -> list[int]:
-    try:
-        values = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{flag} must be comma-separated integers, got {text!r}") from None
+    values = int_list(flag, text)
     if not values or min(values) < 1:
         raise ConfigError(f"{flag} needs positive integers, got {text!r}")
     return values

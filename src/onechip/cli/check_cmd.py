@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from onechip import api
+from onechip.cli.options import float_list, int_list
 from onechip.cli.render import console, live_progress
-from onechip.errors import ConfigError
 from onechip.schemas.checks import CheckReport, CheckResult
 
 VERDICT_STYLE = {
@@ -19,20 +19,6 @@ VERDICT_STYLE = {
     "blocked": "magenta",
     "not_tested": "dim",
 }
-
-
-def _floats(text: str | None, name: str) -> list[float] | None:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()] if text else None
-    except ValueError as exc:
-        raise ConfigError(f"{name}: expected comma-separated numbers, got {text!r}") from exc
-
-
-def _ints(text: str | None, name: str) -> list[int] | None:
-    try:
-        return [int(x.replace("_", "")) for x in text.split(",") if x.strip()] if text else None
-    except ValueError as exc:
-        raise ConfigError(f"{name}: expected comma-separated integers, got {text!r}") from exc
 
 
 def check_tables(report: CheckReport) -> list[Table]:
@@ -107,8 +93,8 @@ def register(app: typer.Typer) -> None:
             "tool_choice": [x.strip() for x in tool_choice.split(",")] if tool_choice else None,
             "strict_tools": True if strict_tools else None,
             "agent_tool_choice": agent_tool_choice,
-            "needle_lengths": _ints(needle_lengths, "--needle-lengths"),
-            "needle_depths": _floats(needle_depths, "--needle-depths"),
+            "needle_lengths": int_list("--needle-lengths", needle_lengths),
+            "needle_depths": float_list("--needle-depths", needle_depths),
         }
         names = [x.strip() for x in only.split(",")] if only else None
         with live_progress(transient=True) as on_progress:

@@ -7,19 +7,10 @@ from rich.console import Console
 from rich.table import Table
 
 from onechip import api
-from onechip.errors import ConfigError
+from onechip.cli.options import int_list
 from onechip.schemas import Plan
 
 GiB = 2**30
-
-
-def _contexts(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"--contexts must be comma-separated integers, got {text!r}") from None
 
 
 def render(plan: Plan, console: Console) -> None:
@@ -120,7 +111,7 @@ def register(app: typer.Typer) -> None:
             tensor_parallel_size=tensor_parallel_size,
             block_size=block_size,
             kv_cache_memory_bytes=kv_cache_memory,
-            contexts=_contexts(contexts),
+            contexts=int_list("--contexts", contexts),
             multimodal=multimodal,
             max_num_batched_tokens=max_num_batched_tokens,
             against=against,

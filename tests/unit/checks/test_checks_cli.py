@@ -82,7 +82,7 @@ def test_bad_needle_and_agent_options_are_one_readable_config_error():
     # and pydantic's raw error list ({'type': ..., 'loc': ..., 'ctx': ...}) was the message.
     url = "http://127.0.0.1:9"  # never reached: options are checked first
     for argv, expected in [
-        (["--needle-lengths", "nan"], "--needle-lengths: expected comma-separated integers"),
+        (["--needle-lengths", "nan"], "--needle-lengths must be comma-separated integers"),
         (["--needle-lengths", "0"], "needle_lengths.0: Input should be greater than or equal to 1 (got 0)"),
         (["--needle-depths", "5"], "needle_depths.0: Input should be less than or equal to 1 (got 5.0)"),
         (["--agent-runs", "-1"], "agent_runs: Input should be greater than or equal to 1 (got -1)"),
