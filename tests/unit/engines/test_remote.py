@@ -48,7 +48,8 @@ def _no_token_under(path: Path) -> None:
             assert TOKEN not in file.read_text(errors="replace"), file
 
 
-def test_host_engine_token_only_in_0600_file_and_engine_env(home):
+def _host_engine(home: Path) -> remote.HostEngine:
+    """A HostEngine on this machine (no ssh) serving the fake vLLM, with the test token from a file."""
     token, _ = launch.read_hf_token(home / "hf_token")
     spec = launch.build_launch(
         _plan(),
@@ -58,7 +59,11 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
         token_source="--hf-token-file",
         token_path=remote.TOKEN_PATH,
     )
-    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+    return remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+
+
+def test_host_engine_token_only_in_0600_file_and_engine_env(home):
+    engine = _host_engine(home)
     engine.start()
     try:
         boot = engine.wait_ready(30)
@@ -82,16 +87,7 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
 
 def test_host_engine_boot_failure_is_one_line_with_log_path(home, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_FAIL", "1")
-    token, _ = launch.read_hf_token(home / "hf_token")
-    spec = launch.build_launch(
-        _plan(),
-        "vllm",
-        port=free_port(),
-        launcher=[sys.executable, str(FAKE)],
-        token_source="--hf-token-file",
-        token_path=remote.TOKEN_PATH,
-    )
-    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+    engine = _host_engine(home)
     engine.start()
     with pytest.raises(EngineBootError) as info:
         engine.wait_ready(30)
