@@ -19,11 +19,9 @@ from onechip import __version__, checks, planner
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import report as report_layer
-from onechip.engines import EmbeddedEngine, launch, model_store, remote
+from onechip.engines import EmbeddedEngine, launch, model_store, remote, startup
 from onechip.engines import state as engine_state
-from onechip.engines.launch import LaunchSpec, LocalServeEngine, UpResult
-from onechip.engines.local import free_port, port_is_free
-from onechip.engines.ready import confirm_ready
+from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
 from onechip.planner.rules import accelerator
@@ -47,22 +45,44 @@ def _rules_for(chip: str) -> str:
     return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
 
 
-def plan(model: str, chip: str, engine: str | None = None, *, max_model_len: int | None = None,
-         dtype: str | None = None, kv_cache_dtype: str = "auto", utilization: float | None = None,
-         tensor_parallel_size: int = 1, block_size: int | None = None, kv_cache_memory_bytes: int | None = None,
-         contexts: list[int] | None = None, multimodal: bool = True,
-         max_num_batched_tokens: int | None = None, against: Path | str | None = None) -> Plan:
+def plan(
+    model: str,
+    chip: str,
+    engine: str | None = None,
+    *,
+    max_model_len: int | None = None,
+    dtype: str | None = None,
+    kv_cache_dtype: str = "auto",
+    utilization: float | None = None,
+    tensor_parallel_size: int = 1,
+    block_size: int | None = None,
+    kv_cache_memory_bytes: int | None = None,
+    contexts: list[int] | None = None,
+    multimodal: bool = True,
+    max_num_batched_tokens: int | None = None,
+    against: Path | str | None = None,
+) -> Plan:
     """Plan `model` on `chip` under `engine` rules (default: the chip's kind, as `up` does). See
     onechip.planner.plan_model (raises ConfigError).
 
     against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
     rules = engine or _rules_for(chip)
-    result = planner.plan_model(model, chip, rules, max_model_len=max_model_len, dtype=dtype,
-                              kv_cache_dtype=kv_cache_dtype, utilization=utilization,
-                              tensor_parallel_size=tensor_parallel_size, block_size=block_size,
-                              kv_cache_memory_bytes=kv_cache_memory_bytes, contexts=contexts,
-                              multimodal=multimodal, max_num_batched_tokens=max_num_batched_tokens)
+    result = planner.plan_model(
+        model,
+        chip,
+        rules,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        kv_cache_dtype=kv_cache_dtype,
+        utilization=utilization,
+        tensor_parallel_size=tensor_parallel_size,
+        block_size=block_size,
+        kv_cache_memory_bytes=kv_cache_memory_bytes,
+        contexts=contexts,
+        multimodal=multimodal,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
     if against is not None:
         try:
             text = Path(against).read_text(encoding="utf-8", errors="replace")
@@ -72,9 +92,14 @@ def plan(model: str, chip: str, engine: str | None = None, *, max_model_len: int
     return result
 
 
-def check(base_url: str, model: str | None = None, only: list[str] | None = None,
-          out_dir: Path | None = None, on_progress: ProgressFn = no_progress,
-          **options: object) -> CheckReport:
+def check(
+    base_url: str,
+    model: str | None = None,
+    only: list[str] | None = None,
+    out_dir: Path | None = None,
+    on_progress: ProgressFn = no_progress,
+    **options: object,
+) -> CheckReport:
     """Run capability probes against an OpenAI-compatible endpoint; see onechip.checks.run_checks.
 
     `only`: smoke, tools, agent, needle, determinism (None = all). `options`: CheckOptions fields
@@ -84,8 +109,13 @@ def check(base_url: str, model: str | None = None, only: list[str] | None = None
     return checks.run_checks(base_url, model, only, out_dir=out_dir, on_progress=on_progress, **options)
 
 
-def bench(config: BenchConfig, out_dir: Path, plan: Plan | None = None, resume: bool = False,
-          on_progress: ProgressFn = no_progress) -> BenchRun:
+def bench(
+    config: BenchConfig,
+    out_dir: Path,
+    plan: Plan | None = None,
+    resume: bool = False,
+    on_progress: ProgressFn = no_progress,
+) -> BenchRun:
     """Measure a context x clients grid against `config.base_url`; writes `out_dir`/requests.jsonl and
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
@@ -96,11 +126,17 @@ def bench(config: BenchConfig, out_dir: Path, plan: Plan | None = None, resume: 
 # --- cost and report (issue 6).
 
 
-
-def cost(chip: str | None = None, output_tok_per_s: float | None = None, run_dir: Path | str | None = None,
-         pricing: list[str] | str | None = None, region: str | None = None,
-         cold_boot_s: float | None = None, warm_boot_s: float | None = None,
-         today: date | str | None = None, write: bool = False) -> CostReport:
+def cost(
+    chip: str | None = None,
+    output_tok_per_s: float | None = None,
+    run_dir: Path | str | None = None,
+    pricing: list[str] | str | None = None,
+    region: str | None = None,
+    cold_boot_s: float | None = None,
+    warm_boot_s: float | None = None,
+    today: date | str | None = None,
+    write: bool = False,
+) -> CostReport:
     """Price a throughput, or every cell of a saved run, on `chip` from the price catalog.
 
     With `run_dir`, the bench summary there is priced cell by cell; `chip` defaults to the run's chip
@@ -118,16 +154,24 @@ def cost(chip: str | None = None, output_tok_per_s: float | None = None, run_dir
     if not chip:
         raise ConfigError("give a chip to price (--chip), e.g. v5e-1")
     result = cost_layer.estimate(
-        chip, output_tok_per_s=output_tok_per_s, bench=files.bench if files else None, pricing=pricing,
-        region=region, cold_boot_s=cold_boot_s, warm_boot_s=warm_boot_s, today=today, measured_on=measured_on,
+        chip,
+        output_tok_per_s=output_tok_per_s,
+        bench=files.bench if files else None,
+        pricing=pricing,
+        region=region,
+        cold_boot_s=cold_boot_s,
+        warm_boot_s=warm_boot_s,
+        today=today,
+        measured_on=measured_on,
     )
     if write and files is not None:
         write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
     return result
 
 
-def report(run_dir: Path | str, formats: list[str] | tuple[str, ...] | str = ("md",),
-           compare: Path | str | None = None) -> list[Path]:
+def report(
+    run_dir: Path | str, formats: list[str] | tuple[str, ...] | str = ("md",), compare: Path | str | None = None
+) -> list[Path]:
     """Re-render the saved run in `run_dir` (no re-running) in `formats` ('md', 'html', 'json',
     'serving-report'); with `compare`, also a side-by-side of that run against this one. Returns the
     files written. See onechip.report."""
@@ -146,8 +190,9 @@ _PLANNER_SETS = {
 }  # fmt: skip
 
 
-def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | None,
-                 sets: list[str] | None = None) -> Plan:
+def _plan_for_up(
+    plan: Plan | Path | str | None, model: str | None, chip: str | None, sets: list[str] | None = None
+) -> Plan:
     """The Plan `up` launches from: a saved plan file, or planned now for --model on --chip (with the
     planner-input --set values, e.g. max-model-len, as planner arguments)."""
     if isinstance(plan, Plan):
@@ -174,13 +219,26 @@ def _plan_for_up(plan: Plan | Path | str | None, model: str | None, chip: str | 
     return planner.plan_model(model, chip, rules, **kwargs)
 
 
-def up(engine: str = "embedded", *, host: str | None = None, model: str | None = None,
-       chip: str | None = None, plan: Plan | Path | str | None = None, image: str | None = None,
-       port: int | None = None,
-       tunnel_port: int | None = None, hf_token_file: Path | str | None = None, sets: list[str] | None = None,
-       dry_run: bool = False, ssh_options: list[str] | None = None, launcher: str | None = None,
-       kv_cache_space_gib: int = 2, timeout_s: float = 600.0, force: bool = False,
-       on_progress: ProgressFn = no_progress) -> UpResult:
+def up(
+    engine: str = "embedded",
+    *,
+    host: str | None = None,
+    model: str | None = None,
+    chip: str | None = None,
+    plan: Plan | Path | str | None = None,
+    image: str | None = None,
+    port: int | None = None,
+    tunnel_port: int | None = None,
+    hf_token_file: Path | str | None = None,
+    sets: list[str] | None = None,
+    dry_run: bool = False,
+    ssh_options: list[str] | None = None,
+    launcher: str | None = None,
+    kv_cache_space_gib: int = 2,
+    timeout_s: float = 600.0,
+    force: bool = False,
+    on_progress: ProgressFn = no_progress,
+) -> UpResult:
     """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
 
     engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a managed
@@ -188,92 +246,57 @@ def up(engine: str = "embedded", *, host: str | None = None, model: str | None =
     `plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host` ('user@addr') runs it
     over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from 127.0.0.1:`tunnel_port`.
     `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not fit is refused unless
-    `force`. The HF token comes from `hf_token_file` or
-    HF_TOKEN and never appears in an argv, log, report or exception. `dry_run`: build and return the
-    launch, run nothing. Raises ConfigError, EngineError (already running, ssh/docker failed),
-    PortInUseError, EngineBootError (one-line cause + log path), MissingDependencyError.
+    `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in an argv, log, report
+    or exception. `dry_run`: build and return the launch, run nothing. Engine-kind choices (ports, tunnel,
+    token wording, local process or host) live in engines.startup. Raises ConfigError, EngineError
+    (already running, ssh/docker failed), PortInUseError, EngineBootError (one-line cause + log path),
+    MissingDependencyError.
     """
-    if engine == "embedded":
-        if any(v is not None for v in (host, model, chip, plan, image, hf_token_file, launcher)) or sets:
-            raise ConfigError("--host/--model/--chip/--plan/--image/--set/--hf-token-file need "
-                              "--engine vllm or vllm-docker")
-    elif engine not in ("vllm", "vllm-docker"):
-        raise ConfigError(f"--engine {engine!r}: expected embedded, vllm or vllm-docker")
+    startup.check_engine_args(
+        engine, host=host, model=model, chip=chip, plan=plan, image=image, hf_token_file=hf_token_file,
+        launcher=launcher, sets=sets,
+    )  # fmt: skip
     current = None if dry_run else engine_state.status()
     if current is not None and current.running and current.state is not None:
-        where = current.state.base_url
-        raise EngineError(f"an engine is already running at {where}; run `onechip down` first")
+        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
     engine_dir = onechip_home() / "engine"
     log_path = engine_dir / "engine.log"
     if engine == "embedded":
         if dry_run:
-            emb = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port or 8000)
-            spec = LaunchSpec(engine="embedded", engine_rules="vllm-cpu", model=str(model_store.MODEL_SLUG),
-                              served_name=emb.served_name, port=emb.port or 8000, env=emb.env,
-                              serve_argv=emb.command(),
-                              commands=[" ".join(f"{k}={v}" for k, v in emb.env.items()) + " "
-                                        + remote.shell_join(emb.command())])
-            return UpResult(dry_run=True, launch=spec)
-        engine_dir.mkdir(parents=True, exist_ok=True)
-        log_path.unlink(missing_ok=True)
-        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port,
-                               tie_to_parent=False)
-        boot = _boot(local, timeout_s, on_progress)
-        return UpResult(dry_run=False, boot=_record_up(local, boot, engine_dir, "process", None, None))
+            return UpResult(dry_run=True, launch=startup.embedded_launch(log_path, port, kv_cache_space_gib))
+        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
+        return UpResult(dry_run=False, boot=_start(local, engine_dir, None, None, timeout_s, on_progress))
 
     the_plan = _plan_for_up(plan, model, chip, None if plan is not None else sets)
     if not the_plan.fits and not (force or dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
         raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
-    token, token_warnings = launch.read_hf_token(hf_token_file)
-    token_source = None
-    if token is not None:
-        token_source = "the HF_TOKEN environment variable"
-        if hf_token_file:
-            token_source = f"--hf-token-file {hf_token_file}"
-    on_host = host is not None or engine == "vllm-docker"
-    if port is None:
-        port = 8000 if on_host else free_port()
-    if host is not None and tunnel_port is None:
-        tunnel_port = port if port_is_free(port) else free_port()
-    if host is None and launcher is None and engine == "vllm":
-        program = launch.local_launcher(the_plan.engine)
-    else:
-        program = launcher.split() if launcher else None
-    spec = launch.build_launch(
+    prepared = startup.prepare(
         the_plan, engine, host=host, port=port, tunnel_port=tunnel_port, image=image, sets=sets,
-        token_source=token_source, token_path=remote.TOKEN_PATH if (token and on_host) else None,
-        launcher=program,
+        hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
     )  # fmt: skip
-    spec.warnings[:0] = token_warnings
-    shell = remote.Shell(target=host, options=list(ssh_options or []))
-    if on_host:
-        spec.commands = remote.dry_run_commands(spec, shell)
-    else:
-        env = " ".join(f"{k}={remote.shell_join([v])}" for k, v in spec.env.items())
-        hf = "HF_TOKEN=<from " + token_source + "> " if token_source else ""
-        spec.commands = [f"{hf}{env + ' ' if env else ''}{remote.shell_join(spec.serve_argv)}"]
     if dry_run:
-        return UpResult(dry_run=True, launch=spec)
-    engine_dir.mkdir(parents=True, exist_ok=True)
-    log_path.unlink(missing_ok=True)
-    running: LocalServeEngine | remote.HostEngine
-    if on_host:
-        running = remote.HostEngine(spec, shell, log_path, token)
-    else:
-        running = LocalServeEngine(spec, log_path, token)
-    boot = _boot(running, timeout_s, on_progress)
-    if isinstance(running, LocalServeEngine):
-        try:
-            confirm_ready(running.base_url, spec.served_name)
-        except BaseException:
-            running.stop()
-            raise
-    mode = "process" if isinstance(running, LocalServeEngine) else running.mode
-    boot = _record_up(running, boot, engine_dir, mode, the_plan, token)
+        return UpResult(dry_run=True, launch=prepared.spec)
+    running = prepared.engine(log_path)
+    boot = _start(running, engine_dir, the_plan, prepared.token, timeout_s, on_progress)
     cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
-    return UpResult(dry_run=False, launch=spec, boot=boot, crosscheck=cross)
+    return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
+
+
+def _start(
+    engine: Any,
+    engine_dir: Path,
+    the_plan: Plan | None,
+    token: launch.Secret | None,
+    timeout_s: float,
+    on_progress: ProgressFn,
+) -> BootRecord:
+    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up)."""
+    engine_dir.mkdir(parents=True, exist_ok=True)
+    engine.log_path.unlink(missing_ok=True)
+    boot = _boot(engine, timeout_s, on_progress)
+    return _record_up(engine, boot, engine_dir, the_plan, token)
 
 
 def _boot(engine: Any, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
@@ -285,16 +308,18 @@ def _boot(engine: Any, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
         engine.stop()
         cause = engine.boot_record().failure_cause
         if cause and cause not in str(exc):
-            raise EngineBootError(f"engine failed to boot: {cause} (full log: {exc.log_path})", exc.log_path,
-                                  exc.tail) from None
+            raise EngineBootError(
+                f"engine failed to boot: {cause} (full log: {exc.log_path})", exc.log_path, exc.tail
+            ) from None
         raise
     except BaseException:
         engine.stop()
         raise
 
 
-def _record_up(engine: Any, boot: BootRecord, engine_dir: Path, mode: str, the_plan: Plan | None,
-               token: launch.Secret | None) -> BootRecord:
+def _record_up(
+    engine: Any, boot: BootRecord, engine_dir: Path, the_plan: Plan | None, token: launch.Secret | None
+) -> BootRecord:
     """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
     boot_path = engine_dir / "boot.json"
     text = boot.model_dump_json(indent=2)
@@ -306,9 +331,14 @@ def _record_up(engine: Any, boot: BootRecord, engine_dir: Path, mode: str, the_p
         state.boot_path = str(boot_path)
     else:
         state = EngineState(
-            engine=engine.kind, pid=engine.pid or 0, base_url=engine.base_url, model=engine.served_name,
-            started_at=boot.started_at or "", log_path=str(engine.log_path), boot_path=str(boot_path),
-            mode=mode,
+            engine=engine.kind,
+            pid=engine.pid or 0,
+            base_url=engine.base_url,
+            model=engine.served_name,
+            started_at=boot.started_at or "",
+            log_path=str(engine.log_path),
+            boot_path=str(boot_path),
+            mode=engine.mode,
         )
     engine_state.save(state)
     return boot
@@ -340,15 +370,21 @@ GIB = 1 << 30
 # Full: 8 clients too, 3 reps, 64 output tokens, and the MCP agent and needle checks, ~15 min (with 16
 # clients the 1,024-token cell alone took ~4.5 min per rep here).
 DEMO_GRIDS: dict[bool, dict[str, Any]] = {
-    True: dict(contexts=[128, 1024], clients=[1, 4], reps=2, output_tokens=32, requests_per_client=1,
-               warmup_requests=1),
-    False: dict(contexts=[128, 1024], clients=[1, 4, 8], reps=3, output_tokens=64, requests_per_client=1,
-                warmup_requests=1),
+    True: dict(
+        contexts=[128, 1024], clients=[1, 4], reps=2, output_tokens=32, requests_per_client=1, warmup_requests=1
+    ),
+    False: dict(
+        contexts=[128, 1024], clients=[1, 4, 8], reps=3, output_tokens=64, requests_per_client=1, warmup_requests=1
+    ),
 }
 DEMO_CHECKS: dict[bool, dict[str, Any]] = {
     True: dict(only=["smoke", "tools", "determinism"]),
-    False: dict(only=["smoke", "tools", "agent", "determinism", "needle"], agent_cases=3,
-                needle_lengths=[1000, 2000], needle_depths=[0.1, 0.5, 0.9]),
+    False: dict(
+        only=["smoke", "tools", "agent", "determinism", "needle"],
+        agent_cases=3,
+        needle_lengths=[1000, 2000],
+        needle_depths=[0.1, 0.5, 0.9],
+    ),
 }
 
 
@@ -366,10 +402,16 @@ def _stage(manifest: RunManifest, name: str, run_dir: Path, on_progress: Progres
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
 
 
-def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Path("runs"),
-         kv_cache_space_gib: int = 2, port: int | None = None, boot_timeout_s: float = 600.0,
-         on_progress: ProgressFn = no_progress,
-         on_stage_done: Callable[[str, Path], None] | None = None) -> RunManifest:
+def demo(
+    quick: bool = False,
+    out_dir: Path | None = None,
+    runs_root: Path = Path("runs"),
+    kv_cache_space_gib: int = 2,
+    port: int | None = None,
+    boot_timeout_s: float = 600.0,
+    on_progress: ProgressFn = no_progress,
+    on_stage_done: Callable[[str, Path], None] | None = None,
+) -> RunManifest:
     """The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down.
 
     Writes everything into `out_dir` (default: a new `runs/<run-id>/`); see schemas.run for the files.
@@ -380,16 +422,25 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
     run_dir = Path(out_dir) if out_dir else new_run_dir(runs_root)
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = RunManifest(
-        run_id=run_dir.name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        tool_version=__version__, python=platform.python_version(), host=socket.gethostname(),
-        cpus=os.cpu_count(), command="demo --quick" if quick else "demo", chip="cpu",
+        run_id=run_dir.name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        tool_version=__version__,
+        python=platform.python_version(),
+        host=socket.gethostname(),
+        cpus=os.cpu_count(),
+        command="demo --quick" if quick else "demo",
+        chip="cpu",
     )
     done = on_stage_done or (lambda stage, path: None)
     engine: EmbeddedEngine | None = None
     try:
         with _stage(manifest, "model", run_dir, on_progress):
-            engine = EmbeddedEngine(run_dir / RUN_FILES["engine_log"], kv_cache_space_gib=kv_cache_space_gib,
-                                    port=port, model_path=model_store.ensure_model())
+            engine = EmbeddedEngine(
+                run_dir / RUN_FILES["engine_log"],
+                kv_cache_space_gib=kv_cache_space_gib,
+                port=port,
+                model_path=model_store.ensure_model(),
+            )
         with _stage(manifest, "boot", run_dir, on_progress):
             engine.start()
             boot = engine.wait_ready(boot_timeout_s, on_progress)
@@ -398,8 +449,12 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
         with _stage(manifest, "plan", run_dir, on_progress):
             grid = DEMO_GRIDS[quick]
             the_plan = planner.plan_model(
-                str(engine.model_path), chip="cpu", engine="vllm-cpu", dtype="float32",
-                max_model_len=engine.max_model_len, kv_cache_memory_bytes=kv_cache_space_gib * GIB,
+                str(engine.model_path),
+                chip="cpu",
+                engine="vllm-cpu",
+                dtype="float32",
+                max_model_len=engine.max_model_len,
+                kv_cache_memory_bytes=kv_cache_space_gib * GIB,
                 contexts=sorted({*grid["contexts"], engine.max_model_len}),
             )
             cross = planner.crosscheck(the_plan, boot)
@@ -407,8 +462,14 @@ def demo(quick: bool = False, out_dir: Path | None = None, runs_root: Path = Pat
             write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
         done("plan", run_dir)
         with _stage(manifest, "check", run_dir, on_progress):
-            checks.run_checks(engine.base_url, engine.served_name, out_dir=run_dir, on_progress=on_progress,
-                              kv_tokens=boot.kv_cache_tokens, **DEMO_CHECKS[quick])
+            checks.run_checks(
+                engine.base_url,
+                engine.served_name,
+                out_dir=run_dir,
+                on_progress=on_progress,
+                kv_tokens=boot.kv_cache_tokens,
+                **DEMO_CHECKS[quick],
+            )
         done("check", run_dir)
         with _stage(manifest, "bench", run_dir, on_progress):
             config = BenchConfig(base_url=engine.base_url, model=engine.served_name, **grid)

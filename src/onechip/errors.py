@@ -65,9 +65,15 @@ class Interrupted(OnechipError):
     exit_code = 130
 
 
-# Hugging Face tokens (hf_...), bearer headers and common cloud-key shapes.
+# Secrets by shape, whether or not they are in this process's environment:
+#   hf_...   Hugging Face user access tokens: "hf_" and letters and digits (30+ in a real token; 8+ is
+#            matched, as `--set` refuses)
+#   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
+#            longer word, so names such as "disk-..." or "task-..." survive
+#   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
+    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
     re.compile(r"(?i)(authorization:\s*bearer\s+)\S+"),
     re.compile(r"AKIA[0-9A-Z]{16}"),
 ]
@@ -75,7 +81,11 @@ _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_A
 
 
 def redact(text: str) -> str:
-    """Return `text` with anything that looks like a secret, or equals a secret env var, replaced."""
+    """Return `text` with anything that equals a secret env var (HF_TOKEN, OPENAI_API_KEY, ...) or has a
+    secret's shape (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids) replaced by '***'.
+
+    Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
+    recorded engine command/env."""
     for name in _SECRET_ENV:
         value = os.environ.get(name)
         if value and len(value) >= 6:

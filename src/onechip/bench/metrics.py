@@ -61,9 +61,7 @@ def reduce_metrics(
         if values:
             out[f"{key}_peak"] = max(values)
     if out.get("prefix_cache_queries_delta"):
-        out["prefix_cache_hit_rate"] = (
-            out.get("prefix_cache_hits_delta", 0.0) / out["prefix_cache_queries_delta"]
-        )
+        out["prefix_cache_hit_rate"] = out.get("prefix_cache_hits_delta", 0.0) / out["prefix_cache_queries_delta"]
     return out
 
 

@@ -2,19 +2,20 @@
 
 The server's POST /tokenize (vLLM) with `messages` and `add_generation_prompt: true` returns `count`, the
 length the engine will prefill. A prompt is `first line` + `k` filler words; `k` is searched until the count
-equals the target, and the `k` found is cached per (model, context) so later prompts need one check each.
+equals the target, and the `k` found is cached per (model, context) so later searches need one check each.
 Filler words are short common English words, one token each in the BPE vocabularies of Llama 3, Gemma,
 Qwen and SmolLM (checked against the embedded engine's /tokenize), so the count moves one token per word.
 
 Each request's first line is unique (a request tag) so prefix caching cannot reuse an earlier prompt,
-unless prefix reuse is being measured. When the server has no /tokenize, lengths are estimated as
+unless prefix reuse is being measured. The tags of one repetition differ only in fixed-width digits
+(bench.worker.first_line), which every tokenizer above splits the same way, so the runner checks one prompt
+per repetition and usage.prompt_tokens of every request confirms it (prompt_tokens_actual).
+When the server has no /tokenize, lengths are estimated as
 filler words + first line words + a template overhead (`ESTIMATED_TEMPLATE_TOKENS`, then corrected from
 usage.prompt_tokens after each repetition by `calibrate`), and `method` says "estimate".
 """
 
 from __future__ import annotations
-
-import asyncio
 
 import httpx
 
@@ -67,9 +68,10 @@ class PromptBuilder:
     def _estimate(self, first_line: str, k: int) -> int:
         return k + len(first_line.split()) + self._template_tokens
 
-    async def build(self, first_line: str, target: int) -> tuple[str, int]:
-        """(content, counted tokens) for a prompt whose chat-templated length is `target` tokens, or as close
-        as the tokenizer allows (a target below the template overhead gives the shortest prompt).
+    async def fit(self, first_line: str, target: int) -> tuple[int, int]:
+        """(filler words k, counted tokens) so that `build_content(first_line, k)` has a chat-templated
+        length of `target` tokens, or as close as the tokenizer allows (a target below the template
+        overhead gives the shortest prompt).
 
         The count is the server's when /tokenize exists, else an estimate. Raises EndpointError if
         /tokenize fails.
@@ -77,19 +79,18 @@ class PromptBuilder:
         k = self._k_cache.get(target)
         if k is None:
             k = max(0, target - self._template_tokens - len(first_line.split()))
-        best: tuple[int, str, int] | None = None  # (|error|, content, count)
+        best: tuple[int, int, int] | None = None  # (|error|, k, count)
         seen: set[int] = set()
         for _ in range(MAX_SEARCH_STEPS):
-            content = build_content(first_line, k)
-            n = await self.count(content)
+            n = await self.count(build_content(first_line, k))
             if n is None:
                 n = self._estimate(first_line, k)
             seen.add(k)
             if best is None or abs(n - target) < best[0]:
-                best = (abs(n - target), content, n)
+                best = (abs(n - target), k, n)
             if n == target:
                 self._k_cache[target] = k
-                return content, n
+                return k, n
             step = target - n
             nxt = max(0, k + step)
             if nxt in seen:
@@ -99,22 +100,6 @@ class PromptBuilder:
             k = nxt
         assert best is not None
         return best[1], best[2]
-
-    async def build_many(
-        self, first_lines: list[str], target: int, concurrency: int = 8
-    ) -> list[tuple[str, int]]:
-        """`build` for each first line (in order), at most `concurrency` /tokenize calls in flight."""
-        if first_lines:  # settle the cache and the method with one prompt before fanning out
-            first = [await self.build(first_lines[0], target)]
-        else:
-            return []
-        sem = asyncio.Semaphore(concurrency)
-
-        async def one(line: str) -> tuple[str, int]:
-            async with sem:
-                return await self.build(line, target)
-
-        return first + list(await asyncio.gather(*(one(line) for line in first_lines[1:])))
 
     def calibrate(self, target: int, actual_median: float) -> None:
         """In estimate mode, correct the template overhead by what usage.prompt_tokens showed for prompts

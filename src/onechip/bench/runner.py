@@ -1,8 +1,10 @@
 """The grid runner: context x clients cells, closed-loop streams, repetitions, resumable raw samples.
 
 A cell runs `clients` closed-loop streams (each sends its next request when the last ends): first
-`warmup_requests` unmeasured requests each, then `requests_per_client` measured ones. With `rate_per_s`
-the measured requests arrive open-loop instead (Poisson or constant), at most `clients` in flight.
+unmeasured warm-up requests (`warmup_requests` each, or for `warmup_s` seconds), then measured ones
+(`requests_per_client` each, or for `duration_s` seconds). With `rate_per_s` the measured requests arrive
+open-loop instead (Poisson or constant), at most `clients` in flight. The streams run in this process or
+split across `workers` client processes (bench.worker); one /tokenize check per repetition fixes the prompt.
 Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
 (cell, rep) groups already complete in requests.jsonl are reused; incomplete ones are dropped and re-run.
@@ -30,14 +32,15 @@ import httpx
 
 from onechip import __version__
 from onechip.bench import stats
-from onechip.bench.client import stream_chat
+from onechip.bench.client import CONNECT_TIMEOUT_S, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.wire import chat_body, error_message
+from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RequestSample
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, RequestSample
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 
@@ -46,13 +49,14 @@ _RESUME_KEYS = (
     "model",
     "output_tokens",
     "requests_per_client",
+    "duration_s",
     "warmup_requests",
+    "warmup_s",
     "prefix_reuse",
     "rate_per_s",
     "arrivals",
     "seed",
 )
-_CONNECT_TIMEOUT_S = 5.0
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
 
@@ -68,16 +72,17 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
     )
 
 
-def arrival_offsets(n: int, rate_per_s: float, arrivals: str, seed: str) -> list[float]:
-    """Send times (s from the start) of `n` open-loop requests: k / rate for "constant"; cumulative
-    exponential gaps of mean 1 / rate for "poisson" (a Poisson process), reproducible from `seed`."""
-    if arrivals == "constant":
-        return [k / rate_per_s for k in range(n)]
+def arrival_offsets(
+    n: int | None, rate_per_s: float, arrivals: str, seed: str, duration_s: float | None = None
+) -> list[float]:
+    """Send times (s from the start) of open-loop requests: the first `n`, or all before `duration_s`.
+    k / rate for "constant"; cumulative exponential gaps of mean 1 / rate for "poisson" (a Poisson
+    process), reproducible from `seed`."""
     rng = random.Random(seed)
     out, at = [], 0.0
-    for _ in range(n):
+    while (n is None or len(out) < n) and (duration_s is None or at < duration_s):
         out.append(at)
-        at += rng.expovariate(rate_per_s)
+        at = len(out) / rate_per_s if arrivals == "constant" else at + rng.expovariate(rate_per_s)
     return out
 
 
@@ -96,14 +101,37 @@ def load_samples(path: Path) -> list[RequestSample]:
     return out
 
 
+def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[float] | None:
+    """Open loop: the send offsets (s after warm-up) of one repetition's measured requests, reproducible from
+    the config's seed; request k goes to stream k % clients. None for a closed loop."""
+    if config.rate_per_s is None:
+        return None
+    return arrival_offsets(
+        None if config.duration_s else clients * config.requests_per_client,
+        config.rate_per_s,
+        config.arrivals,
+        f"{config.seed}-{ctx}-{clients}-{rep}",
+        config.duration_s,
+    )
+
+
 def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[RepKey, list[RequestSample]]:
+    """(cell, rep) groups that hold all their measured requests: the known number (a count, or the open-loop
+    schedule), or, for a timed closed loop, every stream's `last_in_stream` request."""
     groups: dict[RepKey, list[RequestSample]] = defaultdict(list)
     for s in samples:
         groups[(s.context_tokens, s.clients, s.rep)].append(s)
     done = {}
     for (ctx, cl, rep), group in groups.items():
+        arrivals = rep_arrivals(config, ctx, cl, rep)
         measured = {(s.stream, s.seq) for s in group if not s.warmup}
-        if len(measured) == cl * config.requests_per_client:
+        if arrivals is not None:
+            complete = len(measured) == len(arrivals)
+        elif config.duration_s is not None:
+            complete = len({s.stream for s in group if s.last_in_stream}) == cl
+        else:
+            complete = len(measured) == cl * config.requests_per_client
+        if complete:
             done[(ctx, cl, rep)] = group
     return done
 
@@ -119,12 +147,13 @@ class _Run:
         self.continuous_usage = True
         self.nonce = uuid.uuid4().hex[:8]
         self.run: BenchRun | None = None
+        self.pool = WorkerPool(config.workers)
 
     async def probe(self, http: httpx.AsyncClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError."""
         base = self.config.base_url
         try:
-            resp = await http.get("/v1/models", timeout=_CONNECT_TIMEOUT_S)
+            resp = await http.get("/v1/models", timeout=CONNECT_TIMEOUT_S)
         except httpx.HTTPError as exc:
             raise EndpointError(f"cannot reach {base}: {type(exc).__name__}: {exc}") from exc
         if resp.status_code != 200:
@@ -138,19 +167,20 @@ class _Run:
             raise EndpointError(f"{base}/v1/models lists no model; pass --model")
         version = None
         try:
-            v = await http.get("/version", timeout=_CONNECT_TIMEOUT_S)
+            v = await http.get("/version", timeout=CONNECT_TIMEOUT_S)
             if v.status_code == 200:
                 version = str(v.json().get("version"))
         except (httpx.HTTPError, ValueError, AttributeError):
             pass
         return model, version
 
-    async def probe_extras(self, http: httpx.AsyncClient, model: str, notes: list[str]) -> None:
+    async def probe_extras(self, model: str, notes: list[str]) -> None:
         """One tiny request with vLLM's extras; drop those the server rejects (and say so in `notes`)."""
+        base = self.config.base_url.rstrip("/")
         for extras, continuous in ((True, True), (False, True), (False, False)):
-            out = await stream_chat(
-                http, chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
-            )
+            async with data_session(1, self.config.request_timeout_s) as http:
+                body = chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
+                out = await stream_chat(http, base, body)
             if out.error is None:
                 self.extras, self.continuous_usage = extras, continuous
                 if not extras:
@@ -159,9 +189,7 @@ class _Run:
                         "requests may end early"
                     )
                 if not continuous:
-                    notes.append(
-                        "server rejected continuous_usage_stats: ITL is split per chunk, not per token"
-                    )
+                    notes.append("server rejected continuous_usage_stats: ITL is split per chunk, not per token")
                 elif not out.chunk_tokens:
                     notes.append("server sent no per-chunk usage: ITL is split per chunk, not per token")
                 return
@@ -170,95 +198,71 @@ class _Run:
         raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
 
     async def run_rep(
-        self,
-        http: httpx.AsyncClient,
-        model: str,
-        ctx: int,
-        clients: int,
-        rep: int,
-        prompts: list[list[tuple[str, int]]],
-        sink: IO[str],
-        label: str,
+        self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int, sink: IO[str], label: str
     ) -> list[RequestSample]:
+        """Run one repetition of a cell (here or on the worker pool); every sample goes to `sink` as it ends."""
         cfg = self.config
-        per_stream = cfg.warmup_requests + cfg.requests_per_client
-        total = clients * per_stream
+        tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
+        job = RepJob(
+            base_url=cfg.base_url.rstrip("/"),
+            model=model,
+            context_tokens=ctx,
+            clients=clients,
+            rep=rep,
+            streams=[],
+            prompt_tag=tag,
+            filler_words=0,
+            prompt_tokens_target=None,
+            output_tokens=cfg.output_tokens,
+            extras=self.extras,
+            continuous_usage=self.continuous_usage,
+            request_timeout_s=cfg.request_timeout_s,
+            warmup_requests=cfg.warmup_requests,
+            warmup_s=cfg.warmup_s,
+            requests_per_client=cfg.requests_per_client,
+            duration_s=cfg.duration_s,
+        )
+        # every first line of the rep has the same token count (worker.prompt_for): check one of them
+        job.filler_words, job.prompt_tokens_target = await builder.fit(first_line(tag, 0, 0), ctx)
+        offsets = rep_arrivals(cfg, ctx, clients, rep)
+        if offsets is not None:
+            job.arrivals_s = [(at, k % clients) for k, at in enumerate(offsets)]
+        jobs = []
+        for streams in split_streams(clients, cfg.workers):
+            share = set(streams)
+            arrivals = None if job.arrivals_s is None else [a for a in job.arrivals_s if a[1] in share]
+            jobs.append(job.model_copy(update={"streams": streams, "arrivals_s": arrivals}))
+
         samples: list[RequestSample] = []
         t0 = time.perf_counter()
         tokens_done = 0
+        if cfg.duration_s is not None:  # seconds (the warm-up part is a guess with warmup_requests)
+            total = (cfg.warmup_s or 0.0) + cfg.duration_s
+        else:  # requests
+            total = clients * (cfg.warmup_requests + cfg.requests_per_client)
 
-        async def one(i: int, seq: int) -> None:
+        def emit(s: RequestSample) -> None:
             nonlocal tokens_done
-            content, counted = prompts[i][seq]
-            body = chat_body(
-                model, content, cfg.output_tokens, extras=self.extras, continuous_usage=self.continuous_usage
-            )
-            o = await stream_chat(http, body)
-            s = RequestSample(
-                context_tokens=ctx,
-                clients=clients,
-                rep=rep,
-                stream=i,
-                seq=seq,
-                warmup=seq < cfg.warmup_requests,
-                t_send=o.t_send,
-                t_first=o.t_first,
-                t_last=o.t_last,
-                t_done=o.t_done,
-                prompt_tokens_target=counted,
-                prompt_tokens=o.prompt_tokens,
-                completion_tokens=o.completion_tokens,
-                chunk_times=o.chunk_times,
-                chunk_tokens=o.chunk_tokens,
-                finish_reason=o.finish_reason,
-                http_status=o.http_status,
-                status="ok" if o.error is None else "failed",
-                error=o.error,
-            )
             sink.write(s.model_dump_json() + "\n")
             sink.flush()
             samples.append(s)
-            tokens_done += o.completion_tokens or 0
+            tokens_done += s.completion_tokens or 0
             elapsed = time.perf_counter() - t0
+            done = elapsed if cfg.duration_s is not None else len(samples)
+            eta_s = max(0.0, elapsed * (total - done) / done) if done else 0.0
             self.on_progress(
                 ProgressEvent(
                     "bench",
-                    f"{label}: {tokens_done / elapsed:,.0f} tok/s, {elapsed:,.0f} s",
-                    done=len(samples),
+                    f"{label}: {len(samples)} requests, {tokens_done / elapsed:,.0f} tok/s, ETA {eta_s:,.0f} s",
+                    done=done,
                     total=total,
                 )
             )
 
-        async def stream(i: int, seqs: range) -> None:
-            for seq in seqs:
-                await one(i, seq)
-
-        if cfg.rate_per_s is None:
-            await asyncio.gather(*(stream(i, range(per_stream)) for i in range(clients)))
-            return samples
-        # Open loop: warm-up closed-loop as above, then arrivals at `rate_per_s` (Poisson or constant),
-        # at most `clients` in flight; request k is (stream k % clients, seq warmup + k // clients).
-        await asyncio.gather(*(stream(i, range(cfg.warmup_requests)) for i in range(clients)))
-        offsets = arrival_offsets(
-            clients * cfg.requests_per_client,
-            cfg.rate_per_s,
-            cfg.arrivals,
-            f"{cfg.seed}-{ctx}-{clients}-{rep}",
-        )
-        slots = asyncio.Semaphore(clients)
-        tasks: list[asyncio.Task[None]] = []
-
-        async def gated(i: int, seq: int) -> None:
-            async with slots:
-                await one(i, seq)
-
-        start = time.perf_counter()
-        for k, at in enumerate(offsets):
-            delay = start + at - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(gated(k % clients, cfg.warmup_requests + k // clients)))
-        await asyncio.gather(*tasks)
+        if cfg.workers == 1:
+            await run_job(jobs[0], emit)
+        else:
+            await self.pool.run(jobs, emit)
         return samples
 
     async def run_cell(
@@ -290,20 +294,8 @@ class _Run:
                     by_rep[rep] = done[(ctx, clients, rep)]
                     self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
                 else:
-                    per_stream = cfg.warmup_requests + cfg.requests_per_client
-                    self.on_progress(
-                        ProgressEvent(
-                            "bench", f"{label}: building prompts", done=0, total=clients * per_stream
-                        )
-                    )
-                    lines = [
-                        "" if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}-{i}-{j}."
-                        for i in range(clients)
-                        for j in range(per_stream)
-                    ]
-                    built = await builder.build_many(lines, ctx)
-                    prompts = [built[i * per_stream : (i + 1) * per_stream] for i in range(clients)]
-                    by_rep[rep] = await self.run_rep(http, model, ctx, clients, rep, prompts, sink, label)
+                    self.on_progress(ProgressEvent("bench", f"{label}: starting"))
+                    by_rep[rep] = await self.run_rep(model, builder, ctx, clients, rep, sink, label)
                     actual = [s.prompt_tokens for s in by_rep[rep] if s.prompt_tokens is not None]
                     if actual:
                         builder.calibrate(ctx, statistics.median(actual))
@@ -330,9 +322,7 @@ class _Run:
         cfg = self.config
         if not resume:
             if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
-                raise ConfigError(
-                    f"{self.requests_path} already holds samples; resume it or choose another --out"
-                )
+                raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
             return {}
         if self.summary_path.exists():
             try:
@@ -345,8 +335,7 @@ class _Run:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
                     raise ConfigError(
-                        f"cannot resume {self.out_dir}: {key} was {getattr(old, key)!r}, "
-                        f"now {getattr(cfg, key)!r}"
+                        f"cannot resume {self.out_dir}: {key} was {getattr(old, key)!r}, now {getattr(cfg, key)!r}"
                     )
         done = _complete_groups(load_samples(self.requests_path), cfg)
         keep = [s for key in sorted(done) for s in done[key]]
@@ -361,15 +350,11 @@ class _Run:
         cfg = self.config
         self.out_dir.mkdir(parents=True, exist_ok=True)
         done = self._check_resume(resume)
-        biggest = max(cfg.clients)
-        limits = httpx.Limits(max_connections=biggest + 4, max_keepalive_connections=biggest + 4)
-        timeout = httpx.Timeout(cfg.request_timeout_s, connect=_CONNECT_TIMEOUT_S)
-        async with httpx.AsyncClient(
-            base_url=cfg.base_url.rstrip("/"), limits=limits, timeout=timeout
-        ) as http:
+        timeout = httpx.Timeout(cfg.request_timeout_s, connect=CONNECT_TIMEOUT_S)
+        async with httpx.AsyncClient(base_url=cfg.base_url.rstrip("/"), timeout=timeout) as http:
             model, version = await self.probe(http)
             notes: list[str] = []
-            await self.probe_extras(http, model, notes)
+            await self.probe_extras(model, notes)
             builder = PromptBuilder(http, model)
             self.run = BenchRun(
                 tool_version=__version__,
@@ -383,9 +368,10 @@ class _Run:
                 config=cfg,
                 notes=notes,
             )
+            cells = [(ctx, clients) for ctx in cfg.contexts for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
-                for ctx in cfg.contexts:
-                    for clients in cfg.clients:
+                try:
+                    for ctx, clients in cells:
                         cell = await self.run_cell(http, model, builder, ctx, clients, done, sink)
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
@@ -394,10 +380,11 @@ class _Run:
                             self.run.notes.append(note)
                         self.save()
                         self.on_progress(ProgressEvent("bench", _cell_line(cell)))
+                finally:
+                    await self.pool.close()
             if builder.method == "estimate":
                 self.run.notes.append(
-                    "server has no /tokenize: prompt lengths are estimates; "
-                    "see prompt_tokens_actual (from usage)"
+                    "server has no /tokenize: prompt lengths are estimates; see prompt_tokens_actual (from usage)"
                 )
                 self.save()
             return self.run

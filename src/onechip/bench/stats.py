@@ -153,9 +153,7 @@ def rep_result(
     tokens = sum(tokens_between(s, start, end) for s in samples)
     done_in_window = [s for s in measured if s.t_done is not None and start <= s.t_done <= end]
     goodput = sum(1 for s in done_in_window if meets_slo(s, slo)) / (end - start) if slo else None
-    in_window = sum(
-        1 for s in measured if s.status == "ok" and s.t_done is not None and start <= s.t_done <= end
-    )
+    in_window = sum(1 for s in measured if s.status == "ok" and s.t_done is not None and start <= s.t_done <= end)
     return RepResult(
         rep=rep,
         window_s=end - start,
@@ -187,13 +185,15 @@ def summarize_cell(
     failed = [s for s in measured if s.status == "failed"]
     tpots = [t for t in (tpot_ms(s) for s in ok) if t is not None]
     rates = [r.output_tok_per_s for r in reps]
+    # a TPOT of 0 (every token arrived in one network read) has no finite per-stream rate
+    stream_rates = [1000.0 / t for t in tpots if t > 0]
     req_rates = [r.requests_in_window / r.window_s for r in reps if r.window_s > 0]
     return cell.model_copy(
         update={
             "reps": reps,
             "output_tok_per_s": statistics.median(rates) if rates else None,
             "cv_output_tok_per_s": cv(rates),
-            "per_stream_tok_per_s": statistics.median(1000.0 / t for t in tpots if t > 0) if tpots else None,
+            "per_stream_tok_per_s": statistics.median(stream_rates) if stream_rates else None,
             "request_rate_per_s": statistics.median(req_rates) if req_rates else None,
             "goodput_per_s": statistics.median(goodputs) if goodputs else None,
             "ttft_ms": dist(v for v in (ttft_ms(s) for s in ok) if v is not None),

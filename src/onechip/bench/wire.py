@@ -16,9 +16,7 @@ from typing import Any
 GENERATED_DELTA_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls")
 
 
-def chat_body(
-    model: str, content: str, output_tokens: int, *, extras: bool, continuous_usage: bool
-) -> dict[str, Any]:
+def chat_body(model: str, content: str, output_tokens: int, *, extras: bool, continuous_usage: bool) -> dict[str, Any]:
     """A streamed chat-completions body asking for exactly `output_tokens` tokens where the server allows.
 
     `extras` adds vLLM's min_tokens + ignore_eos; `continuous_usage` asks for usage on every chunk.

@@ -33,9 +33,7 @@ def _slo(text: str | None) -> dict[str, float]:
     if not text:
         return {}
     try:
-        return {
-            k.strip(): float(v) for k, v in (part.split("=", 1) for part in text.split(",") if part.strip())
-        }
+        return {k.strip(): float(v) for k, v in (part.split("=", 1) for part in text.split(",") if part.strip())}
     except ValueError:
         raise ConfigError(f"--slo must look like ttft_ms=500,tpot_ms=50, got {text!r}") from None
 
@@ -89,11 +87,7 @@ def bench_tables(run: BenchRun) -> list[Table]:
         _grid(run, "aggregate output tok/s (median of reps, ± CV)", "output_tok_per_s", "{:,.1f}"),
         _grid(run, "median TTFT ms", "ttft", "{:,.1f}"),
         _grid(run, "per-stream tok/s (1000 / TPOT)", "per_stream_tok_per_s", "{:,.1f}"),
-    ] + (
-        [_grid(run, f"goodput requests/s ({_slo_text(run)})", "goodput_per_s", "{:,.2f}")]
-        if run.config.slo
-        else []
-    )
+    ] + ([_grid(run, f"goodput requests/s ({_slo_text(run)})", "goodput_per_s", "{:,.2f}")] if run.config.slo else [])
 
 
 def _slo_text(run: BenchRun) -> str:
@@ -125,17 +119,16 @@ def register(app: typer.Typer) -> None:
         clients: str = typer.Option("1,4", help="Concurrent closed-loop streams, comma-separated."),
         reps: int = typer.Option(2, min=1, help="Repetitions per cell."),
         output_tokens: int = typer.Option(32, min=1, help="Output tokens per request."),
-        requests_per_client: int = typer.Option(2, min=1, help="Measured requests per stream per rep."),
-        warmup_requests: int = typer.Option(
-            1, min=0, help="Unmeasured requests per stream before the window."
+        requests_per_client: int = typer.Option(None, min=1, help="Measured requests per stream per rep [2]."),
+        duration_s: float = typer.Option(
+            None, "--duration-s", min=0.001, help="Instead: each stream sends measured requests for S seconds."
         ),
+        warmup_requests: int = typer.Option(None, min=0, help="Unmeasured requests per stream before the window [1]."),
+        warmup_s: float = typer.Option(None, "--warmup-s", min=0, help="Instead: each stream warms up for S seconds."),
+        workers: int = typer.Option(1, min=1, help="Client processes the streams are split across."),
         prefix_reuse: bool = typer.Option(False, "--prefix-reuse", help="No unique first line per request."),
-        rate: float = typer.Option(
-            None, "--rate", min=0.001, help="Open loop: arrivals/s (clients = max in flight)."
-        ),
-        arrivals: str = typer.Option(
-            "poisson", "--arrivals", help="Open-loop arrivals: poisson or constant."
-        ),
+        rate: float = typer.Option(None, "--rate", min=0.001, help="Open loop: arrivals/s (clients = max in flight)."),
+        arrivals: str = typer.Option("poisson", "--arrivals", help="Open-loop arrivals: poisson or constant."),
         slo: str = typer.Option(None, "--slo", help="Goodput objectives, e.g. ttft_ms=500,tpot_ms=50."),
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
         force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
@@ -145,6 +138,11 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),
     ) -> None:
         """Measure a context x clients grid: aggregate tok/s, TTFT, TPOT, ITL, per-stream tok/s, /metrics."""
+        if requests_per_client is not None and duration_s is not None:
+            raise ConfigError("give --requests-per-client or --duration-s, not both")
+        if warmup_requests is not None and warmup_s is not None:
+            raise ConfigError("give --warmup-requests or --warmup-s, not both")
+        counts = {"requests_per_client": requests_per_client, "warmup_requests": warmup_requests}
         config = BenchConfig(
             base_url=url,
             model=model,
@@ -152,20 +150,20 @@ def register(app: typer.Typer) -> None:
             clients=_ints("--clients", clients),
             reps=reps,
             output_tokens=output_tokens,
-            requests_per_client=requests_per_client,
-            warmup_requests=warmup_requests,
+            duration_s=duration_s,
+            warmup_s=warmup_s,
+            workers=workers,
             prefix_reuse=prefix_reuse,
             request_timeout_s=timeout_s,
             force=force,
             slo=_slo(slo),
             rate_per_s=rate,
             arrivals=_arrivals(arrivals),
+            **{k: v for k, v in counts.items() if v is not None},  # unset: BenchConfig's defaults
         )
         out_dir = resume or out
         with live_progress(transient=True) as on_progress:
-            run = api.bench(
-                config, out_dir, plan=_load_plan(plan), resume=resume is not None, on_progress=on_progress
-            )
+            run = api.bench(config, out_dir, plan=_load_plan(plan), resume=resume is not None, on_progress=on_progress)
         if json_out:
             typer.echo(run.model_dump_json(indent=2))
             return

@@ -7,7 +7,7 @@ Hugging Face token kept off every command line.
     shell_join(argv)                                   one shell line, `~/` kept expandable
     read_hf_token(path) -> (Secret | None, warnings)   from a file or HF_TOKEN; a Secret never prints
     build_launch(plan, engine, ...) -> LaunchSpec      all of it, plus `docker run` for vllm-docker
-    LocalServeEngine(spec, log_path, token)            the spec as a managed local process
+    LocalServeEngine(spec, log_path, token)            the spec as a managed local process (ready = first chat)
 
 Flag order follows the seed article's docker command (article-en-single-tpu-agent-backend, "This is the
 configuration the rest of the article defends"), so the v5e plan reproduces it flag for flag:
@@ -35,7 +35,9 @@ from onechip import catalog
 from onechip.engines.docker import DEFAULT_CONTAINER, DEFAULT_IMAGES, docker_run_argv, image_warnings
 from onechip.engines.local import LocalVllmEngine
 from onechip.engines.model_store import MODEL_SLUG, SERVED_NAME
+from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError
+from onechip.progress import ProgressFn
 from onechip.schemas import BootRecord, CrossCheck, Plan
 from onechip.schemas.common import ResultModel
 
@@ -67,9 +69,7 @@ class ServeFlag(ResultModel):
     flag: str = Field(description="Engine flag, e.g. '--max-model-len'.")
     value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
     reason: str = Field(description="Why the flag is there.")
-    origin: str = Field(
-        description="'plan' (planner), 'onechip' (launch rules), 'family' (model family) or 'set'."
-    )
+    origin: str = Field(description="'plan' (planner), 'onechip' (launch rules), 'family' (model family) or 'set'.")
 
 
 class Override(ResultModel):
@@ -141,9 +141,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         key, eq, value = item.partition("=")
         key = key.strip()
         if key.upper() in _SECRET_NAMES or key in _SECRET_NAMES or _SECRET_LIKE.search(value):
-            raise ConfigError(
-                f"--set {key}: a token never goes on the command line; use --hf-token-file PATH"
-            )
+            raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if _ENV_NAME.match(key):
             if not eq:
                 raise ConfigError(f"--set {key}: an environment variable needs a value (NAME=VALUE)")
@@ -151,9 +149,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             continue
         flag = key.lstrip("-")
         if not _FLAG_NAME.match(flag):
-            raise ConfigError(
-                f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE"
-            )
+            raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
         if eq and value == "":
             out.append(Override(name=f"--{flag}", remove=True))
         else:
@@ -236,8 +232,7 @@ def serve_flags(
     put(
         "--kv-cache-dtype",
         plan.kv_cache_dtype,
-        "KV element type the plan assumed ('auto' = the model dtype; "
-        "fp8 buys no capacity on TPU, seed article)",
+        "KV element type the plan assumed ('auto' = the model dtype; fp8 buys no capacity on TPU, seed article)",
         "plan",
     )
     put(
@@ -389,12 +384,8 @@ class LaunchSpec(ResultModel):
     env: dict[str, str] = Field(default_factory=dict, description="Engine environment (no secrets).")
     serve_argv: list[str] = Field(default_factory=list, description="The serve command.")
     docker: list[DockerGroup] = Field(default_factory=list, description="docker run, group by group.")
-    token_source: str | None = Field(
-        default=None, description="Where the HF token comes from (never its value)."
-    )
-    token_path: str | None = Field(
-        default=None, description="The 0600 file on the engine host that holds it."
-    )
+    token_source: str | None = Field(default=None, description="Where the HF token comes from (never its value).")
+    token_path: str | None = Field(default=None, description="The 0600 file on the engine host that holds it.")
     commands: list[str] = Field(default_factory=list, description="Exact shell lines run, in order.")
     warnings: list[str] = Field(default_factory=list, description="Things to fix before paying for a boot.")
 
@@ -484,9 +475,7 @@ class LocalServeEngine(LocalVllmEngine):
     (own process group, stop() signals the group, log from the first byte). The token, if any, reaches
     the engine through `secret_env` only."""
 
-    def __init__(
-        self, spec: LaunchSpec, log_path: Path, token: Secret | None = None, tie_to_parent: bool = False
-    ):
+    def __init__(self, spec: LaunchSpec, log_path: Path, token: Secret | None = None, tie_to_parent: bool = False):
         super().__init__(
             model_path=Path(spec.model), served_name=spec.served_name, log_path=log_path, env=spec.env,
             port=spec.port, host="127.0.0.1", tie_to_parent=tie_to_parent,
@@ -499,13 +488,19 @@ class LocalServeEngine(LocalVllmEngine):
     def command(self) -> list[str]:
         return list(self.spec.serve_argv)
 
+    def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
+        """Healthy, then serving `served_name` and answering a first chat (engines.ready), as a HostEngine's
+        wait_ready does. Raises EngineBootError (died, never healthy) or EngineError (wrong model, chat
+        failed); the caller stops the engine."""
+        boot = super().wait_ready(timeout_s, on_progress)
+        confirm_ready(self.base_url, self.served_name)
+        return boot
+
 
 class UpResult(ResultModel):
     """What `onechip up` did (or, with --dry-run, would do)."""
 
     dry_run: bool = Field(description="Nothing was run.")
     launch: LaunchSpec | None = Field(default=None, description="The launch (None for the embedded engine).")
-    boot: BootRecord | None = Field(
-        default=None, description="The boot, once the engine answered a first chat."
-    )
+    boot: BootRecord | None = Field(default=None, description="The boot, once the engine answered a first chat.")
     crosscheck: CrossCheck | None = Field(default=None, description="The plan against the boot log.")

@@ -10,7 +10,6 @@ Lifecycle guarantees (tested in tests/integration/test_engine_lifecycle.py):
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -25,10 +24,9 @@ import httpx
 
 from onechip.engines.bootlog import parse_boot_log
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.procs import die_with_parent
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord
-
-_PR_SET_PDEATHSIG = 1
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -45,11 +43,6 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         except OSError:
             return False
     return True
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def tail_lines(path: Path, n: int = 20) -> list[str]:
@@ -99,6 +92,7 @@ class LocalVllmEngine:
     """
 
     kind = "vllm"
+    mode = "process"  # how `status`/`down` find it: a local process group (EngineState.mode)
 
     def __init__(
         self,
@@ -161,7 +155,7 @@ class LocalVllmEngine:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
+                preexec_fn=die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
             )
         self.pid = self.process.pid
 

@@ -16,6 +16,8 @@ from onechip.errors import ConfigError
 from onechip.schemas.run import RUN_FILES
 
 JSON_KINDS = ("manifest", "plan", "crosscheck", "boot", "checks", "bench", "cost")
+# What a run directory is made of: every file of the layout except a rendered report.
+DATA_FILES = tuple(name for kind, name in RUN_FILES.items() if kind != "report_md")
 
 
 @dataclass
@@ -63,3 +65,13 @@ def read_run(run_dir: Path | str) -> RunFiles:
     return files
 
 
+def require_run_files(run: RunFiles) -> None:
+    """Raise ConfigError naming `run.path` and the files looked for when the directory holds none of
+    DATA_FILES (a mistyped or wrong directory would otherwise render an empty report and exit 0).
+    A file that exists but could not be parsed still counts: its problem goes into the report."""
+    if any((run.path / name).is_file() for name in DATA_FILES):
+        return
+    raise ConfigError(
+        f"{run.path} holds no run files (looked for {', '.join(DATA_FILES)}); "
+        "pass a run directory such as runs/<run-id>/"
+    )

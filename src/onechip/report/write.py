@@ -20,7 +20,7 @@ from onechip.report import serving_report
 from onechip.report.compare import render_compare_files
 from onechip.report.html import render_html_files
 from onechip.report.markdown import render_markdown_files
-from onechip.report.rundir import JSON_KINDS, RunFiles, read_run
+from onechip.report.rundir import JSON_KINDS, RunFiles, read_run, require_run_files
 from onechip.schemas.common import SCHEMA_VERSION
 
 FORMATS = ("md", "html", "json", "serving-report")
@@ -70,12 +70,15 @@ def write_report(
     """Render the run in `run_dir` in each of `formats` and write each beside the run files
     (see FILE_NAMES); with `compare`, also write `compare-<other run>.md` comparing that run against
     this one. Returns the paths written. Raises ConfigError for an unknown format, a missing
-    directory, or a serving-report export that fails its schema."""
+    directory or one without run files (see rundir.require_run_files), or a serving-report export that
+    fails its schema."""
     wanted = parse_formats(formats)
     run = read_run(run_dir)
+    require_run_files(run)
     written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
     if compare is not None:
         other = read_run(compare)
+        require_run_files(other)
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", other.path.resolve().name) or "other"
         written.append(write_text_atomic(run.path / f"compare-{safe}.md", render_compare_files(run, other)))
     return written

@@ -21,19 +21,32 @@ ITL_CONVENTION = (
 class BenchConfig(StrictModel):
     base_url: str = Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000.")
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
-    contexts: list[int] = Field(
-        default=[128, 1024], description="Prompt lengths in tokens, as the server counts."
-    )
+    contexts: list[int] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts.")
     clients: list[int] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell.")
     reps: int = Field(default=2, ge=1, description="Repetitions per cell.")
-    output_tokens: int = Field(
-        default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted)."
-    )
+    output_tokens: int = Field(default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted).")
     requests_per_client: int = Field(
-        default=2, ge=1, description="Measured requests each stream sends per rep."
+        default=2, ge=1, description="Measured requests each stream sends per rep (unless duration_s)."
+    )
+    duration_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Instead of requests_per_client: each stream sends measured requests until this many "
+        "seconds after its warm-up (open loop: arrivals over this many seconds).",
     )
     warmup_requests: int = Field(
-        default=1, ge=0, description="Unmeasured requests per stream before the window."
+        default=1, ge=0, description="Unmeasured requests per stream before the window (unless warmup_s)."
+    )
+    warmup_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="Instead of warmup_requests: each stream sends unmeasured requests until this many "
+        "seconds after the repetition starts.",
+    )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        description="Client processes a cell's streams are split across (round-robin); 1 = this process.",
     )
     prefix_reuse: bool = Field(default=False, description="Allow prefix-cache reuse (no unique first line).")
     request_timeout_s: float = Field(default=300.0, gt=0, description="Per-request timeout, seconds.")
@@ -67,23 +80,15 @@ class RequestSample(ResultModel):
     rep: int = Field(description="Repetition index, from 0.")
     stream: int = Field(description="Client stream index within the cell.")
     seq: int = Field(description="Request index within the stream (warm-up requests first).")
-    warmup: bool = Field(
-        default=False, description="True for warm-up requests, excluded from every statistic."
-    )
+    warmup: bool = Field(default=False, description="True for warm-up requests, excluded from every statistic.")
     t_send: float = Field(description="When the request was sent, s.")
     t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
-    t_last: float | None = Field(
-        default=None, description="Last chunk carrying generated content or tokens, s."
-    )
+    t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
     prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
     prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
-    completion_tokens: int | None = Field(
-        default=None, description="usage.completion_tokens from the server."
-    )
-    chunk_times: list[float] = Field(
-        default_factory=list, description="Arrival time of each content chunk, s."
-    )
+    completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
+    chunk_times: list[float] = Field(default_factory=list, description="Arrival time of each content chunk, s.")
     chunk_tokens: list[int] = Field(
         default_factory=list,
         description="Tokens each content chunk carried (continuous usage); empty when the server sent none.",
@@ -92,6 +97,40 @@ class RequestSample(ResultModel):
     http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
     status: Literal["ok", "failed"] = "ok"
     error: str | None = Field(default=None, description="The server's message or the transport error.")
+    last_in_stream: bool = Field(
+        default=False, description="The last request of its stream in this repetition to end (resume)."
+    )
+
+
+class RepJob(StrictModel):
+    """One repetition's share of a cell for one client worker: the streams it runs and how.
+
+    The worker builds each prompt itself: `prompt_tag`-<stream>-<seq>. + `filler_words` filler words (fixed
+    width numbers, so every prompt has the token count the runner checked with /tokenize). Sent as one JSON
+    line to `python -m onechip.bench.worker`.
+    """
+
+    base_url: str = Field(description="Server base URL, no trailing slash.")
+    model: str = Field(description="Served model name.")
+    context_tokens: int = Field(description="Target prompt length of the cell, tokens.")
+    clients: int = Field(description="Concurrent streams of the whole cell.")
+    rep: int = Field(description="Repetition index, from 0.")
+    streams: list[int] = Field(description="Stream indices this worker runs.")
+    prompt_tag: str | None = Field(description="First-line prefix; None = no unique line (prefix reuse).")
+    filler_words: int = Field(ge=0, description="Filler words after the first line.")
+    prompt_tokens_target: int | None = Field(description="Counted prompt tokens (server /tokenize or estimate).")
+    output_tokens: int = Field(description="max_tokens (and min_tokens with extras).")
+    extras: bool = Field(description="Send vLLM's min_tokens + ignore_eos.")
+    continuous_usage: bool = Field(description="Ask for usage on every chunk.")
+    request_timeout_s: float = Field(description="Per-request timeout, seconds.")
+    warmup_requests: int = Field(description="Warm-up requests per stream (when warmup_s is None).")
+    warmup_s: float | None = Field(description="Warm-up seconds per stream from the job's start.")
+    requests_per_client: int = Field(description="Measured requests per stream (when duration_s is None).")
+    duration_s: float | None = Field(description="Measured seconds per stream after its warm-up.")
+    arrivals_s: list[tuple[float, int]] | None = Field(
+        default=None,
+        description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
+    )
 
 
 class Dist(ResultModel):
@@ -113,9 +152,7 @@ class RepResult(ResultModel):
     output_tok_per_s: float = Field(description="output_tokens / window_s.")
     requests_ok: int = Field(description="Measured requests that succeeded.")
     requests_failed: int = Field(description="Measured requests that failed.")
-    requests_in_window: int = Field(
-        default=0, description="Measured requests that completed inside the window."
-    )
+    requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
     goodput_per_s: float | None = Field(
         default=None,
         description="Requests meeting every SLO completed in the window / window_s (SLOs given).",
@@ -125,12 +162,8 @@ class RepResult(ResultModel):
 class CellResult(ResultModel):
     context_tokens: int = Field(description="Target prompt length, tokens.")
     clients: int = Field(description="Concurrent closed-loop streams.")
-    status: Literal["ok", "infeasible", "failed"] = Field(
-        description="ok | infeasible | failed; never dropped."
-    )
-    reason: str | None = Field(
-        default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall)."
-    )
+    status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
+    reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall).")
     reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")
     output_tok_per_s: float | None = Field(default=None, description="Median over reps of aggregate tok/s.")
     cv_output_tok_per_s: float | None = Field(default=None, description="stdev/mean of tok/s across reps.")
@@ -141,13 +174,9 @@ class CellResult(ResultModel):
         default=None,
         description="Median over reps of goodput (requests/s meeting every SLO); None without SLOs.",
     )
-    request_rate_per_s: float | None = Field(
-        default=None, description="Median over reps of requests/s in window."
-    )
+    request_rate_per_s: float | None = Field(default=None, description="Median over reps of requests/s in window.")
     ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
-    tpot_ms: Dist = Field(
-        default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms."
-    )
+    tpot_ms: Dist = Field(default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms.")
     itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")
     e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
     prompt_tokens_actual: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
@@ -166,9 +195,7 @@ class BenchRun(ResultModel):
     schema_version: str = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")
-    server: dict[str, str | None] = Field(
-        default_factory=dict, description="base_url, model, engine_version."
-    )
+    server: dict[str, str | None] = Field(default_factory=dict, description="base_url, model, engine_version.")
     client: dict[str, str | int | None] = Field(default_factory=dict, description="host, python, cpus.")
     config: BenchConfig
     itl_convention: str = Field(
@@ -180,6 +207,4 @@ class BenchRun(ResultModel):
         description="'tokenize' (server /tokenize with the chat template) or 'estimate' (no /tokenize).",
     )
     notes: list[str] = Field(default_factory=list, description="Caveats found while measuring.")
-    cells: list[CellResult] = Field(
-        default_factory=list, description="One per (context, clients), grid order."
-    )
+    cells: list[CellResult] = Field(default_factory=list, description="One per (context, clients), grid order.")

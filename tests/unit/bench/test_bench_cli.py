@@ -80,10 +80,24 @@ def test_bench_json_and_bad_flags(fake_server: FakeServer, tmp_path: Path) -> No
     cell = json.loads(r.output)["cells"][0]
     assert cell["status"] == "ok" and cell["goodput_per_s"] > 0  # every request meets a 60 s objective
     assert json.loads(r.output)["config"]["slo"] == {"ttft_ms": 60000.0, "e2e_ms": 60000.0}
-    bad = CliRunner().invoke(
-        app(), ["bench", fake_server.url, "--contexts", "a,b", "--out", str(tmp_path / "b")]
-    )
+    bad = CliRunner().invoke(app(), ["bench", fake_server.url, "--contexts", "a,b", "--out", str(tmp_path / "b")])
     assert bad.exit_code != 0 and "--contexts must be comma-separated integers" in str(bad.exception)
+
+
+def test_bench_time_boxed_flags_and_workers(fake_server: FakeServer, tmp_path: Path) -> None:
+    common = ["bench", fake_server.url, "--contexts", "16", "--clients", "2", "--reps", "1", "--output-tokens", "2"]
+    timed = [*common, "--duration-s", "0.2", "--warmup-s", "0.05", "--workers", "2", "--json", "--out"]
+    r = CliRunner().invoke(app(), [*timed, str(tmp_path / "t")])
+    assert r.exit_code == 0, r.output
+    config = json.loads(r.output)["config"]
+    assert (config["duration_s"], config["warmup_s"], config["workers"]) == (0.2, 0.05, 2)
+    assert json.loads(r.output)["cells"][0]["status"] == "ok"
+    for extra, message in (
+        (["--requests-per-client", "2", "--duration-s", "1"], "give --requests-per-client or --duration-s"),
+        (["--warmup-requests", "1", "--warmup-s", "1"], "give --warmup-requests or --warmup-s"),
+    ):
+        bad = CliRunner().invoke(app(), [*common, *extra, "--out", str(tmp_path / "b")])
+        assert bad.exit_code != 0 and message in str(bad.exception)
 
 
 def test_bench_core_never_imports_rich_typer_or_the_cli() -> None:
@@ -93,7 +107,5 @@ def test_bench_core_never_imports_rich_typer_or_the_cli() -> None:
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         assert not [
-            m
-            for m in names
-            if m.split(".")[0] in {"rich", "typer", "click", "mcp"} or m.startswith("onechip.cli")
+            m for m in names if m.split(".")[0] in {"rich", "typer", "click", "mcp"} or m.startswith("onechip.cli")
         ], path

@@ -119,10 +119,7 @@ def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeServer,
     run = run_grid(config(fake_server, reps=1), tmp_path, plan=plan_with_kv(100))
     status = {(c.context_tokens, c.clients): c for c in run.cells}
     assert [c.status for c in run.cells] == ["ok", "ok", "ok", "infeasible"]
-    assert (
-        status[(40, 3)].reason
-        == "3 clients x (40 context + 5 output) = 135 tokens > KV pool 100 tokens (plan)"
-    )
+    assert status[(40, 3)].reason == "3 clients x (40 context + 5 output) = 135 tokens > KV pool 100 tokens (plan)"
     forced = run_grid(config(fake_server, reps=1, force=True), tmp_path / "f", plan=plan_with_kv(100))
     assert forced.cells[3].status == "ok" and "beyond the KV wall" in (forced.cells[3].reason or "")
 
@@ -136,9 +133,7 @@ def test_cell_fails_only_when_most_requests_fail(fake_server: FakeServer, tmp_pa
     assert "maximum context length is 44 tokens" in (bad.reason or "")
     assert len(bad.reps) == 1  # stopped after the failed rep; the cell is recorded, not dropped
     lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
-    assert all(
-        x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40
-    )
+    assert all(x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40)
 
 
 def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeServer, tmp_path: Path) -> None:
@@ -147,7 +142,7 @@ def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeServer, t
     run = run_grid(config(fake_server, contexts=[16], clients=[1], reps=1, requests_per_client=3), tmp_path)
     cell = run.cells[0]
     assert cell.status == "ok" and cell.requests_failed == 1 and cell.reps[0].requests_ok == 2
-    assert "RemoteProtocolError" in (cell.first_error or "")
+    assert "stream cut mid-way" in (cell.first_error or "")
 
 
 def test_unreachable_url_fails_fast(tmp_path: Path) -> None:
@@ -200,9 +195,7 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
         run_grid(cfg, a_file)
 
 
-def test_servers_without_tokenize_or_extras_are_measured_with_notes(
-    fake_server: FakeServer, tmp_path: Path
-) -> None:
+def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeServer, tmp_path: Path) -> None:
     fake_server.has_tokenize, fake_server.reject_extras = False, True
     run = run_grid(config(fake_server, contexts=[30], clients=[1], reps=2), tmp_path)
     assert run.prompt_method == "estimate"
@@ -266,9 +259,7 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeSe
     assert len(load_samples(tmp_path / "requests.jsonl")) == 6
 
 
-def test_a_target_below_the_template_overhead_still_sends_a_prompt(
-    fake_server: FakeServer, tmp_path: Path
-) -> None:
+def test_a_target_below_the_template_overhead_still_sends_a_prompt(fake_server: FakeServer, tmp_path: Path) -> None:
     # the stand-in template alone is 7 tokens and the unique first line 2 words: 1 token cannot be hit;
     # the shortest prompt is sent and its real length reported
     run = run_grid(config(fake_server, contexts=[1], clients=[1], reps=1), tmp_path)

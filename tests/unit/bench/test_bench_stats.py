@@ -59,9 +59,7 @@ def test_tokens_between_uses_usage_not_chunk_count() -> None:
 def test_window_is_when_every_stream_is_busy_and_warmup_is_excluded() -> None:
     # stream 0 measured from t=1 to t=5, stream 1 from t=2 to t=6 -> window [2, 5]
     samples = [
-        sample(
-            stream=0, seq=0, warmup=True, t_send=0.0, t_done=1.0, chunk_times=[0.5], completion_tokens=100
-        ),
+        sample(stream=0, seq=0, warmup=True, t_send=0.0, t_done=1.0, chunk_times=[0.5], completion_tokens=100),
         sample(
             stream=0,
             seq=1,
@@ -90,9 +88,7 @@ def test_window_is_when_every_stream_is_busy_and_warmup_is_excluded() -> None:
 
 
 def test_summarize_cell_medians_failures_and_early_ends() -> None:
-    ok = sample(
-        t_first=0.1, t_last=0.2, t_done=0.2, completion_tokens=11, chunk_times=[0.1, 0.2], prompt_tokens=8
-    )
+    ok = sample(t_first=0.1, t_last=0.2, t_done=0.2, completion_tokens=11, chunk_times=[0.1, 0.2], prompt_tokens=8)
     short = sample(
         seq=1,
         t_send=0.2,
@@ -104,9 +100,7 @@ def test_summarize_cell_medians_failures_and_early_ends() -> None:
         prompt_tokens=8,
     )
     bad = sample(seq=2, t_send=0.35, t_done=0.4, status="failed", error="HTTP 400: too long")
-    cell = stats.summarize_cell(
-        CellResult(context_tokens=8, clients=1, status="ok"), {0: [ok, short, bad]}, 11
-    )
+    cell = stats.summarize_cell(CellResult(context_tokens=8, clients=1, status="ok"), {0: [ok, short, bad]}, 11)
     assert cell.requests_failed == 1 and cell.first_error == "HTTP 400: too long"
     assert cell.requests_ended_early == 1  # 6 < 11 requested
     # TPOTs 10 ms and 10 ms -> per-stream 100 tok/s

@@ -96,7 +96,10 @@ def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
 
 
 def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:
+    # a run that stopped before measuring anything: only its run.json (a directory with no run files at
+    # all is refused; tests/unit/cli/test_report_cmd.py)
     (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "run.json").write_text('{"run_id": "empty", "status": "failed"}', encoding="utf-8")
     (path,) = write_report(tmp_path / "empty", "serving-report")
     assert json.loads(path.read_text(encoding="utf-8"))["throughput"]["sweep"] == []
 

@@ -1,0 +1,249 @@
+"""Client workers: one repetition's share of a cell's streams, one `RequestSample` per request as it ends.
+
+`run_job` runs a `RepJob` in the calling process (the default, `workers=1`). `WorkerPool` runs jobs in
+`python -m onechip.bench.worker` processes: each reads RepJob JSON lines on stdin and writes one sample
+JSON line per finished request on stdout, then `DONE`. A cell's streams are split round-robin across
+workers so that no client process is the bottleneck (one process consumes ~33-46k streamed tok/s here,
+`python benchmarks/client_ceiling.py`); the stdin/stdout protocol is what lets a worker run elsewhere.
+
+Times are `time.perf_counter` seconds, i.e. CLOCK_MONOTONIC, one clock for every process of a Linux host, so
+samples from local workers line up. A worker on another host would need its clock offset measured first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+from onechip.bench.client import data_session, stream_chat
+from onechip.bench.prompts import build_content
+from onechip.bench.wire import chat_body
+from onechip.errors import OnechipError
+from onechip.procs import die_with_parent
+from onechip.schemas.bench import RepJob, RequestSample
+
+Emit = Callable[[RequestSample], None]
+Gate = Callable[[], Awaitable[float]]
+_DONE, _WARM, _GO = b"DONE", b"WARM", b"GO"
+WORKER_ARGV = [sys.executable, "-m", "onechip.bench.worker"]
+_GO_LEAD_S = 0.01  # the shared open-loop start is this far ahead, so every worker hears of it in time
+_MAX_LINE_BYTES = 1 << 28  # a sample holds one float per chunk: 8k tokens is ~200 KB
+
+
+def first_line(tag: str | None, stream: int, seq: int) -> str:
+    """The unique first line of request `seq` of `stream` ("" without a tag): fixed-width numbers, so its
+    token count is the same for every request of a rep."""
+    return "" if tag is None else f"{tag}-{stream:05d}-{seq:06d}."
+
+
+def prompt_for(job: RepJob, stream: int, seq: int) -> str:
+    """The user message of request `seq` of `stream`: its first line, then the job's filler words."""
+    return build_content(first_line(job.prompt_tag, stream, seq), job.filler_words)
+
+
+async def _now() -> float:
+    return time.perf_counter()
+
+
+async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
+    """Run `job`'s streams against its server; call `emit` with each request's sample as it ends.
+
+    Closed loop: each stream sends its next request when the last one ends, warm-up first (a count, or
+    until `warmup_s` after the job starts), then measured requests (a count, or until `duration_s` after
+    its warm-up). Open loop (`arrivals_s`): after the warm-up, `gate()` gives the start time (now, or one
+    shared by all workers) and measured requests are sent at their offsets from it, at most len(streams)
+    in flight. The last request of each stream to end carries `last_in_stream`.
+    Request failures become failed samples; nothing here raises for them.
+    """
+    t0 = time.perf_counter()
+    seqs = dict.fromkeys(job.streams, 0)
+    async with data_session(len(job.streams), job.request_timeout_s) as http:
+
+        async def request(stream: int, warmup: bool) -> RequestSample:
+            seq = seqs[stream]
+            seqs[stream] += 1
+            body = chat_body(
+                job.model,
+                prompt_for(job, stream, seq),
+                job.output_tokens,
+                extras=job.extras,
+                continuous_usage=job.continuous_usage,
+            )
+            o = await stream_chat(http, job.base_url, body)
+            return RequestSample(
+                context_tokens=job.context_tokens,
+                clients=job.clients,
+                rep=job.rep,
+                stream=stream,
+                seq=seq,
+                warmup=warmup,
+                t_send=o.t_send,
+                t_first=o.t_first,
+                t_last=o.t_last,
+                t_done=o.t_done,
+                prompt_tokens_target=job.prompt_tokens_target,
+                prompt_tokens=o.prompt_tokens,
+                completion_tokens=o.completion_tokens,
+                chunk_times=o.chunk_times,
+                chunk_tokens=o.chunk_tokens,
+                finish_reason=o.finish_reason,
+                http_status=o.http_status,
+                status="ok" if o.error is None else "failed",
+                error=o.error,
+            )
+
+        def warming(n: int) -> bool:
+            if job.warmup_s is not None:
+                return time.perf_counter() < t0 + job.warmup_s
+            return n < job.warmup_requests
+
+        async def warm_up(stream: int) -> None:
+            n = 0
+            while warming(n):
+                emit(await request(stream, warmup=True))
+                n += 1
+
+        async def closed_loop(stream: int) -> None:
+            await warm_up(stream)
+            start, n = time.perf_counter(), 0
+            while True:
+                sample = await request(stream, warmup=False)
+                n += 1
+                if job.duration_s is not None:
+                    more = time.perf_counter() < start + job.duration_s
+                else:
+                    more = n < job.requests_per_client
+                sample.last_in_stream = not more
+                emit(sample)
+                if not more:
+                    return
+
+        if job.arrivals_s is None:
+            await asyncio.gather(*(closed_loop(i) for i in job.streams))
+            return
+        await asyncio.gather(*(warm_up(i) for i in job.streams))
+        left = dict.fromkeys(job.streams, 0)
+        for _, stream in job.arrivals_s:
+            left[stream] += 1
+        slots = asyncio.Semaphore(len(job.streams))
+
+        async def gated(stream: int) -> None:
+            async with slots:
+                sample = await request(stream, warmup=False)
+            left[stream] -= 1
+            sample.last_in_stream = left[stream] == 0
+            emit(sample)
+
+        start = await gate()
+        tasks: list[asyncio.Task[None]] = []
+        for at, stream in job.arrivals_s:
+            delay = start + at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(gated(stream)))
+        await asyncio.gather(*tasks)
+
+
+def split_streams(clients: int, workers: int) -> list[list[int]]:
+    """Stream indices per worker, round-robin; never an empty share (fewer workers when clients < workers)."""
+    n = min(clients, workers)
+    return [list(range(w, clients, n)) for w in range(n)]
+
+
+class WorkerPool:
+    """`size` worker processes, started on first use, each in its own session (Ctrl-C reaches only the
+    parent, which kills them) and killed by the kernel if the parent dies (Linux PR_SET_PDEATHSIG)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._procs: list[asyncio.subprocess.Process] = []
+
+    async def _start(self) -> None:
+        while len(self._procs) < self.size:
+            self._procs.append(
+                await asyncio.create_subprocess_exec(
+                    *WORKER_ARGV,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=functools.partial(die_with_parent, signal.SIGKILL),
+                    limit=_MAX_LINE_BYTES,
+                )
+            )
+
+    async def run(self, jobs: list[RepJob], emit: Emit) -> None:
+        """Run job k on worker k (len(jobs) <= size), calling `emit` as samples arrive, until all are done.
+
+        Raises OnechipError when a worker exits before finishing its job (with the end of its stderr).
+        """
+        await self._start()
+        procs = self._procs[: len(jobs)]
+        warm = 0
+
+        async def one(proc: asyncio.subprocess.Process, job: RepJob) -> None:
+            nonlocal warm
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(job.model_dump_json().encode() + b"\n")
+            await proc.stdin.drain()
+            while (line := await proc.stdout.readline()).strip() != _DONE:
+                if not line:
+                    await self._fail(proc)
+                if line.strip() != _WARM:
+                    emit(RequestSample.model_validate_json(line))
+                    continue
+                warm += 1
+                if warm == len(procs):  # every open-loop worker is warm: one start time for all schedules
+                    go = b"%b %r\n" % (_GO, time.perf_counter() + _GO_LEAD_S)
+                    for p in procs:
+                        assert p.stdin is not None
+                        p.stdin.write(go)
+
+        await asyncio.gather(*(one(p, j) for p, j in zip(procs, jobs, strict=True)))
+
+    async def _fail(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        code = await proc.wait()
+        tail = (await proc.stderr.read()).decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise OnechipError(f"bench worker pid {proc.pid} exited with {code} mid-job: {tail[0]}")
+
+    async def close(self) -> None:
+        """Kill every worker and reap it (safe to call twice, and from a `finally` during cancellation)."""
+        procs, self._procs = self._procs, []
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+        for proc in procs:
+            await proc.wait()
+
+
+def main() -> None:
+    """Worker process entry: RepJob JSON lines on stdin -> sample JSON lines, then DONE, on stdout.
+    An open-loop job also writes WARM after its warm-up and waits for `GO <perf_counter start>` on stdin."""
+    out = sys.stdout.buffer
+
+    def emit(sample: RequestSample) -> None:
+        out.write(sample.model_dump_json().encode() + b"\n")
+        out.flush()
+
+    async def gate() -> float:  # open loop: say warm, wait for the shared start time
+        out.write(_WARM + b"\n")
+        out.flush()
+        line = await asyncio.to_thread(sys.stdin.buffer.readline)
+        return float(line.split()[1])
+
+    async def serve() -> None:
+        while line := await asyncio.to_thread(sys.stdin.buffer.readline):
+            await run_job(RepJob.model_validate_json(line), emit, gate)
+            out.write(_DONE + b"\n")
+            out.flush()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

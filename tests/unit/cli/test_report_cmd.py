@@ -1,0 +1,70 @@
+"""cli/report_cmd.py: `onechip report DIR` on a directory with no run files is a one-line error naming the
+directory and the files it looked for (it used to write an empty report and exit 0)."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from onechip.cli.main import main
+from onechip.errors import ConfigError
+from onechip.schemas.run import RUN_FILES
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]):
+    """Call the console script's main(argv); return (exit code, stdout, stderr)."""
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def _run(*argv: str) -> tuple[int, str, str]:
+        try:
+            with pytest.raises(SystemExit) as info:
+                main(list(argv))
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        out, err = capsys.readouterr()
+        return int(info.value.code or 0), out, err
+
+    return _run
+
+
+def test_empty_directory_is_a_one_line_config_error(run, tmp_path) -> None:
+    empty = tmp_path / "not-a-run"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no run here")
+    code, out, err = run("report", str(empty))
+    assert code == ConfigError.exit_code == 2
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"{empty} holds no run files" in err
+    # the files of the run layout (schemas/run.py), not the rendered report.md
+    for name in ("run.json", "plan.json", "summary.json", "checks.json", "requests.jsonl"):
+        assert name in err
+    assert RUN_FILES["report_md"] not in err
+    assert out == "" and sorted(p.name for p in empty.iterdir()) == ["notes.txt"]  # nothing written
+
+
+def test_a_previous_report_alone_is_not_a_run(run, tmp_path) -> None:
+    (tmp_path / RUN_FILES["report_md"]).write_text("# an old empty report\n")
+    code, _, err = run("report", str(tmp_path), "--format", "md,json")
+    assert code == 2 and "holds no run files" in err
+    assert not (tmp_path / "report.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["bench", "requests", "engine_log"])
+def test_any_one_run_file_is_enough(run, tmp_path, kind) -> None:
+    content = "{}" if kind == "bench" else ""
+    (tmp_path / RUN_FILES[kind]).write_text(content)
+    code, out, err = run("report", str(tmp_path))
+    assert code == 0, err
+    assert out.strip() == str(tmp_path / "report.md") and (tmp_path / "report.md").is_file()
+
+
+def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:
+    this = tmp_path / "this"
+    this.mkdir()
+    (this / RUN_FILES["manifest"]).write_text('{"run_id": "this"}')
+    other = tmp_path / "other"
+    other.mkdir()
+    code, _, err = run("report", str(this), "--compare", str(other))
+    assert code == 2 and f"{other} holds no run files" in err

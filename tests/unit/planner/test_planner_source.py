@@ -1,0 +1,111 @@
+"""planner/source.py: a Hub id that is neither local nor in the catalog fails fast and on one line when the
+Hub cannot be reached (it took ~26 s of huggingface_hub retries offline), and still goes to the Hub when
+the Hub answers. No test here needs the network: HF_ENDPOINT points at 127.0.0.1."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from onechip.cli.main import main
+from onechip.errors import ConfigError
+from onechip.planner import source
+
+UNKNOWN = "nosuch-owner/nosuch-model"  # not a directory here, not in catalog/models.json
+
+
+@pytest.fixture(autouse=True)
+def hub_env(monkeypatch):
+    """Online mode, no proxy in the way of 127.0.0.1 (an ambient HF_HUB_OFFLINE=1 would change the path)."""
+    import huggingface_hub.constants
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
+@pytest.fixture
+def closed_endpoint(monkeypatch) -> str:
+    """HF_ENDPOINT at a 127.0.0.1 port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    endpoint = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    return endpoint
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as info:
+            main(list(argv))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return int(info.value.code or 0), capsys.readouterr().err
+
+
+def test_unreachable_hub_is_a_fast_one_line_error(capsys, closed_endpoint):
+    started = time.monotonic()
+    code, err = _run(capsys, "plan", UNKNOWN, "--chip", "v5e-1")
+    elapsed_s = time.monotonic() - started
+    assert code == ConfigError.exit_code == 2
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"model {UNKNOWN!r} is not a local directory or catalog name, and the Hub could not provide it" in err
+    assert f": {closed_endpoint} cannot be reached (ConnectError" in err
+    assert "Retry" not in err  # huggingface_hub's back-off never started
+    # generous: a refused connection is immediate; huggingface_hub alone backed off 1+2+4+8+8 s
+    assert elapsed_s < 5
+
+
+@pytest.mark.parametrize("name", ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"])
+def test_offline_mode_never_asks_the_hub(capsys, closed_endpoint, monkeypatch, name):
+    monkeypatch.setenv(name, "1")
+    code, err = _run(capsys, "plan", UNKNOWN, "--chip", "v5e-1")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"model {UNKNOWN!r} is not a local directory or catalog name, and the Hub could not provide it" in err
+    assert f": {name} is set, so the Hub was not asked" in err
+
+
+class _NoRepos(BaseHTTPRequestHandler):
+    """A Hub stand-in that answers every path with 404 and remembers what was asked."""
+
+    seen: list[str] = []
+
+    def _not_found(self) -> None:
+        self.seen.append(f"{self.command} {self.path}")
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_HEAD = do_GET = _not_found
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_reachable_hub_is_still_asked_for_the_repo(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NoRepos)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _NoRepos.seen = []
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint + "/")
+    try:
+        assert source.hub_endpoint() == endpoint  # trailing slash dropped, as huggingface_hub does
+        with pytest.raises(ConfigError) as info:
+            source.resolve(UNKNOWN)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "the Hub could not provide it" in str(info.value) and len(str(info.value).splitlines()) == 1
+    # the probe, then huggingface_hub's own request for config.json on the same endpoint
+    assert _NoRepos.seen[0] == "HEAD /"
+    assert any(f"/{UNKNOWN}/resolve/main/config.json" in line for line in _NoRepos.seen[1:])

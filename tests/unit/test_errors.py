@@ -1,0 +1,68 @@
+"""errors.py: `redact` removes secrets by value (secret env vars) and by shape, wherever it runs."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from onechip.errors import redact
+
+# Shapes only, not real keys: "hf_" + 34 letters/digits (a Hugging Face user access token) and
+# "sk-" / "sk-proj-" + 20+ of [A-Za-z0-9_-] (OpenAI API keys).
+HF_TOKEN = "hf_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3h"
+SK_KEY = "sk-" + "Ab3_De6-Gh9Jk2Mn5Pq8St1Vw4Yz7"
+SK_PROJ = "sk-proj-" + "x" * 20 + "_Y-9" + "z" * 30
+
+
+@pytest.fixture(autouse=True)
+def no_secret_env(monkeypatch):
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("secret", [HF_TOKEN, SK_KEY, SK_PROJ])
+@pytest.mark.parametrize("template", ["{}", "key={}", "--api-key {}", "'{}'", "token: {}.", "x_{}"])
+def test_secret_shapes_are_redacted_without_the_environment(secret, template):
+    text = template.format(secret)
+    assert redact(text) == template.format("***")
+
+
+def test_openai_key_in_the_environment_is_still_redacted_by_value(monkeypatch):
+    short = "sk-short1"  # below the 20-character shape: only the env var identifies it
+    monkeypatch.setenv("OPENAI_API_KEY", short)
+    assert redact(f"auth failed for {short}") == "auth failed for ***"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-short",  # fewer than 20 characters after "sk-"
+        "sk-" + "a" * 19,
+        "disk-" + "a" * 30,  # "sk-" inside a longer word is a name, not a key
+        "task-0123456789abcdefghijkl",
+        "hf_x",  # shorter than any token
+        "KV cache size: 46,592 tokens",
+    ],
+)
+def test_ordinary_text_is_kept(text):
+    assert redact(text) == text
+
+
+def test_bearer_header_keeps_its_name():
+    assert redact(f"Authorization: Bearer {SK_KEY}") == "Authorization: Bearer ***"
+    assert redact("authorization: bearer abc.def") == "authorization: bearer ***"
+
+
+def test_cli_error_line_is_redacted(capsys):
+    # cli/main.py prints every OnechipError through redact: an sk- key pasted into a model name
+    from onechip.cli.main import main
+
+    previous = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
+    try:
+        with pytest.raises(SystemExit) as info:
+            main(["plan", f"./{SK_KEY}", "--chip", "cpu"])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and SK_KEY not in err and "***" in err
