@@ -197,42 +197,44 @@ class _Run:
                 raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
         raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
 
+    async def rep_jobs(self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int) -> list[RepJob]:
+        """One repetition of a cell as one RepJob per worker (streams round-robin, each its open-loop share)."""
+        cfg = self.config
+        tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
+        # every first line of the rep has the same token count (worker.first_line): check one of them
+        filler_words, counted = await builder.fit(first_line(tag, 0, 0), ctx)
+        offsets = rep_arrivals(cfg, ctx, clients, rep)
+        arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
+        return [
+            RepJob(
+                base_url=cfg.base_url.rstrip("/"),
+                model=model,
+                context_tokens=ctx,
+                clients=clients,
+                rep=rep,
+                streams=streams,
+                prompt_tag=tag,
+                filler_words=filler_words,
+                prompt_tokens_target=counted,
+                output_tokens=cfg.output_tokens,
+                extras=self.extras,
+                continuous_usage=self.continuous_usage,
+                request_timeout_s=cfg.request_timeout_s,
+                warmup_requests=cfg.warmup_requests,
+                warmup_s=cfg.warmup_s,
+                requests_per_client=cfg.requests_per_client,
+                duration_s=cfg.duration_s,
+                arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
+            )
+            for streams in split_streams(clients, cfg.workers)
+        ]
+
     async def run_rep(
         self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int, sink: IO[str], label: str
     ) -> list[RequestSample]:
         """Run one repetition of a cell (here or on the worker pool); every sample goes to `sink` as it ends."""
         cfg = self.config
-        tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
-        job = RepJob(
-            base_url=cfg.base_url.rstrip("/"),
-            model=model,
-            context_tokens=ctx,
-            clients=clients,
-            rep=rep,
-            streams=[],
-            prompt_tag=tag,
-            filler_words=0,
-            prompt_tokens_target=None,
-            output_tokens=cfg.output_tokens,
-            extras=self.extras,
-            continuous_usage=self.continuous_usage,
-            request_timeout_s=cfg.request_timeout_s,
-            warmup_requests=cfg.warmup_requests,
-            warmup_s=cfg.warmup_s,
-            requests_per_client=cfg.requests_per_client,
-            duration_s=cfg.duration_s,
-        )
-        # every first line of the rep has the same token count (worker.prompt_for): check one of them
-        job.filler_words, job.prompt_tokens_target = await builder.fit(first_line(tag, 0, 0), ctx)
-        offsets = rep_arrivals(cfg, ctx, clients, rep)
-        if offsets is not None:
-            job.arrivals_s = [(at, k % clients) for k, at in enumerate(offsets)]
-        jobs = []
-        for streams in split_streams(clients, cfg.workers):
-            share = set(streams)
-            arrivals = None if job.arrivals_s is None else [a for a in job.arrivals_s if a[1] in share]
-            jobs.append(job.model_copy(update={"streams": streams, "arrivals_s": arrivals}))
-
+        jobs = await self.rep_jobs(model, builder, ctx, clients, rep)
         samples: list[RequestSample] = []
         t0 = time.perf_counter()
         tokens_done = 0
