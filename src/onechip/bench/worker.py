@@ -3,8 +3,8 @@
 `run_job` runs a `RepJob` in the calling process (the default, `workers=1`). `WorkerPool` runs jobs in
 `python -m onechip.bench.worker` processes: each reads RepJob JSON lines on stdin and writes one sample
 JSON line per finished request on stdout, then `DONE`. A cell's streams are split round-robin across
-workers so that no client process is the bottleneck (one process consumes ~33-46k streamed tok/s here,
-`python benchmarks/client_ceiling.py`); the stdin/stdout protocol is what lets a worker run elsewhere.
+workers so that no client process is the bottleneck (one process costs ~10-12 us of CPU per streamed token,
+80-130k tok/s, `python benchmarks/client_ceiling.py`); the stdin/stdout protocol lets a worker run elsewhere.
 
 Times are `time.perf_counter` seconds, i.e. CLOCK_MONOTONIC, one clock for every process of a Linux host, so
 samples from local workers line up. A worker on another host would need its clock offset measured first.
@@ -16,13 +16,15 @@ import asyncio
 import functools
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from typing import IO
 
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.prompts import build_content
 from onechip.bench.wire import chat_body
-from onechip.errors import OnechipError
+from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
 from onechip.schemas.bench import RepJob, RequestSample
 
@@ -161,20 +163,22 @@ class WorkerPool:
     def __init__(self, size: int):
         self.size = size
         self._procs: list[asyncio.subprocess.Process] = []
+        self._stderr: dict[int, IO[bytes]] = {}  # by pid: a file, so a chatty worker never blocks on a full pipe
 
     async def _start(self) -> None:
         while len(self._procs) < self.size:
-            self._procs.append(
-                await asyncio.create_subprocess_exec(
-                    *WORKER_ARGV,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                    preexec_fn=functools.partial(die_with_parent, signal.SIGKILL),
-                    limit=_MAX_LINE_BYTES,
-                )
+            stderr = tempfile.TemporaryFile()
+            proc = await asyncio.create_subprocess_exec(
+                *WORKER_ARGV,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                preexec_fn=functools.partial(die_with_parent, signal.SIGKILL),
+                limit=_MAX_LINE_BYTES,
             )
+            self._procs.append(proc)
+            self._stderr[proc.pid] = stderr
 
     async def run(self, jobs: list[RepJob], emit: Emit) -> None:
         """Run job k on worker k (len(jobs) <= size), calling `emit` as samples arrive, until all are done.
@@ -206,10 +210,11 @@ class WorkerPool:
         await asyncio.gather(*(one(p, j) for p, j in zip(procs, jobs, strict=True)))
 
     async def _fail(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
         code = await proc.wait()
-        tail = (await proc.stderr.read()).decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        raise OnechipError(f"bench worker pid {proc.pid} exited with {code} mid-job: {tail[0]}")
+        stderr = self._stderr[proc.pid]
+        stderr.seek(0)
+        tail = stderr.read().decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise OnechipError(f"bench worker pid {proc.pid} exited with {code} mid-job: {redact(tail[0])}")
 
     async def close(self) -> None:
         """Kill every worker and reap it (safe to call twice, and from a `finally` during cancellation)."""
@@ -219,6 +224,7 @@ class WorkerPool:
                 proc.kill()
         for proc in procs:
             await proc.wait()
+            self._stderr.pop(proc.pid).close()
 
 
 def main() -> None:
