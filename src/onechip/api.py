@@ -123,6 +123,12 @@ def bench(
     return bench_layer.run_grid(config, Path(out_dir), plan=plan, resume=resume, on_progress=on_progress)
 
 
+def saved_bench_config(run_dir: Path) -> BenchConfig | None:
+    """The BenchConfig a bench run in `run_dir` was started with (None if it saved none); what `--resume`
+    continues. Raises ConfigError when its summary.json is unreadable."""
+    return bench_layer.saved_config(Path(run_dir))
+
+
 # --- cost and report (issue 6).
 
 

@@ -120,7 +120,9 @@ async def stream_chat(
     except aiohttp.ClientPayloadError:
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
         out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
-    except (aiohttp.ClientError, TimeoutError) as exc:
+    except TimeoutError:
+        out.error = "TimeoutError: no complete response within the request timeout (--timeout-s)"
+    except aiohttp.ClientError as exc:
         out.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         out.error = f"unparsable stream chunk: {exc}"

@@ -44,8 +44,12 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, Req
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 
-# Config fields that change what is measured; a resumed run must agree on them.
+# Config fields that say what is measured; a resumed run must agree on them.
 _RESUME_KEYS = (
+    "base_url",
+    "contexts",
+    "clients",
+    "reps",
     "model",
     "output_tokens",
     "requests_per_client",
@@ -62,7 +66,13 @@ RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
 
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
-    """The arithmetic when clients x (context + output) tokens exceed the plan's KV pool, else None."""
+    """The arithmetic when one request's context + output exceeds the plan's max_model_len (the server
+    answers 400), or clients x (context + output) tokens exceed its KV pool; else None."""
+    if context_tokens + output_tokens > plan.max_model_len:
+        return (
+            f"{context_tokens:,} context + {output_tokens:,} output = {context_tokens + output_tokens:,} tokens "
+            f"> max_model_len {plan.max_model_len:,} (plan)"
+        )
     need = clients * (context_tokens + output_tokens)
     if need <= plan.kv_tokens:
         return None
@@ -84,6 +94,20 @@ def arrival_offsets(
         out.append(at)
         at = len(out) / rate_per_s if arrivals == "constant" else at + rng.expovariate(rate_per_s)
     return out
+
+
+def saved_config(out_dir: Path) -> BenchConfig | None:
+    """The config of the run saved in `out_dir` (its summary.json), None when there is none yet.
+
+    Raises ConfigError when summary.json exists but cannot be read."""
+    path = Path(out_dir) / RUN_FILES["bench"]
+    if not path.is_file():
+        return None
+    try:
+        return BenchRun.model_validate_json(path.read_text()).config
+    except (OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({first})") from None
 
 
 def load_samples(path: Path) -> list[RequestSample]:
@@ -176,7 +200,7 @@ class _Run:
 
     async def probe_extras(self, model: str, notes: list[str]) -> None:
         """One tiny request with vLLM's extras; drop those the server rejects (and say so in `notes`)."""
-        base = self.config.base_url.rstrip("/")
+        base = self.config.base_url
         for extras, continuous in ((True, True), (False, True), (False, False)):
             async with data_session(1, self.config.request_timeout_s) as http:
                 body = chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
@@ -207,7 +231,7 @@ class _Run:
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
         return [
             RepJob(
-                base_url=cfg.base_url.rstrip("/"),
+                base_url=cfg.base_url,
                 model=model,
                 context_tokens=ctx,
                 clients=clients,
@@ -326,14 +350,8 @@ class _Run:
             if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
             return {}
-        if self.summary_path.exists():
-            try:
-                old = BenchRun.model_validate_json(self.summary_path.read_text()).config
-            except (OSError, ValueError) as exc:
-                first = str(exc).splitlines()[0]
-                raise ConfigError(
-                    f"cannot resume {self.out_dir}: {self.summary_path.name} is unreadable ({first})"
-                ) from None
+        old = saved_config(self.out_dir)
+        if old is not None:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
                     raise ConfigError(
@@ -350,10 +368,9 @@ class _Run:
 
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
-        self.out_dir.mkdir(parents=True, exist_ok=True)
         done = self._check_resume(resume)
         timeout = httpx.Timeout(cfg.request_timeout_s, connect=CONNECT_TIMEOUT_S)
-        async with httpx.AsyncClient(base_url=cfg.base_url.rstrip("/"), timeout=timeout) as http:
+        async with httpx.AsyncClient(base_url=cfg.base_url, timeout=timeout) as http:
             model, version = await self.probe(http)
             notes: list[str] = []
             await self.probe_extras(model, notes)
@@ -435,8 +452,12 @@ def run_grid(
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is a file, not a run directory")
-    if resume and not out_dir.is_dir():
-        raise ConfigError(f"cannot resume {out_dir}: no such run directory")
+    if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
+        raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     run = _Run(config, out_dir, plan, on_progress)
     try:
         return asyncio.run(run.main(resume))
@@ -448,4 +469,4 @@ def run_grid(
         ) from None
 
 
-__all__ = ["kv_wall", "load_samples", "run_grid"]
+__all__ = ["kv_wall", "load_samples", "run_grid", "saved_config"]

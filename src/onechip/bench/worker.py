@@ -1,7 +1,7 @@
 """Client workers: one repetition's share of a cell's streams, one `RequestSample` per request as it ends.
 
 `run_job` runs a `RepJob` in the calling process (the default, `workers=1`). `WorkerPool` runs jobs in
-`python -m onechip.bench.worker` processes: each reads RepJob JSON lines on stdin and writes one sample
+worker processes (`WORKER_ARGV`): each reads RepJob JSON lines on stdin and writes one sample
 JSON line per finished request on stdout, then `DONE`. A cell's streams are split round-robin across
 workers so that no client process is the bottleneck (one process costs ~10-12 us of CPU per streamed token,
 80-130k tok/s, `python benchmarks/client_ceiling.py`); the stdin/stdout protocol lets a worker run elsewhere.
@@ -31,7 +31,8 @@ from onechip.schemas.bench import RepJob, RequestSample
 Emit = Callable[[RequestSample], None]
 Gate = Callable[[], Awaitable[float]]
 _DONE, _WARM, _GO = b"DONE", b"WARM", b"GO"
-WORKER_ARGV = [sys.executable, "-m", "onechip.bench.worker"]
+# not `-m onechip.bench.worker`: the package imports this module first and runpy warns on every start
+WORKER_ARGV = [sys.executable, "-c", "from onechip.bench.worker import main; main()"]
 _GO_LEAD_S = 0.01  # the shared open-loop start is this far ahead, so every worker hears of it in time
 _MAX_LINE_BYTES = 1 << 28  # a sample holds one float per chunk: 8k tokens is ~200 KB
 
@@ -249,7 +250,3 @@ def main() -> None:
             out.flush()
 
     asyncio.run(serve())
-
-
-if __name__ == "__main__":
-    main()

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from onechip.errors import EndpointError
+from onechip.schemas.common import base_root
 
 
 class HTTPStatusEndpointError(EndpointError):
@@ -53,14 +54,6 @@ def _server_message(resp: httpx.Response) -> str:
         if "message" in body:
             return str(body["message"])[:500]
     return json.dumps(body)[:500]
-
-
-def base_root(base_url: str) -> str:
-    """`http://h:p/v1` or `http://h:p/` → `http://h:p` (vLLM serves /tokenize and /health at the root)."""
-    root = base_url.rstrip("/")
-    if root.endswith("/v1"):
-        root = root[: -len("/v1")]
-    return root
 
 
 class Endpoint:
@@ -169,9 +162,7 @@ class Endpoint:
             ) as resp:
                 if resp.status_code >= 300:
                     resp.read()
-                    raise HTTPStatusEndpointError(
-                        resp.status_code, _server_message(resp), "/v1/chat/completions"
-                    )
+                    raise HTTPStatusEndpointError(resp.status_code, _server_message(resp), "/v1/chat/completions")
                 for line in resp.iter_lines():
                     if not line.startswith("data:"):
                         continue

@@ -12,7 +12,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import int_list
 from onechip.cli.render import console, live_progress
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, EndpointError
 from onechip.schemas import BenchConfig, BenchRun, Plan
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool are recorded infeasible."
@@ -59,7 +59,7 @@ def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("context", justify="right")
     for n in clients:
-        table.add_column(f"{n} clients", justify="right")
+        table.add_column(f"{n} client{'' if n == 1 else 's'}", justify="right")
     for ctx in sorted({c.context_tokens for c in run.cells}):
         row = [f"{ctx:,}"]
         for n in clients:
@@ -100,6 +100,12 @@ def print_run(run: BenchRun, out: Console) -> None:
     for cell in run.cells:
         if cell.reason:
             out.print(f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.reason}")
+        if cell.status == "ok" and cell.requests_failed:
+            measured = cell.requests_failed + sum(r.requests_ok for r in cell.reps)
+            out.print(
+                f"[red]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_failed} of {measured} measured "
+                f"requests failed (their tokens are not counted); first: {cell.first_error}"
+            )
         if cell.requests_ended_early:
             out.print(
                 f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
@@ -110,10 +116,22 @@ def print_run(run: BenchRun, out: Console) -> None:
     out.print(f"[dim]ITL convention: {run.itl_convention}[/]")
 
 
+# CLI parameter -> BenchConfig field, where the names differ; parameters that are not config are left out
+_FIELD = {"url": "base_url", "rate": "rate_per_s", "timeout_s": "request_timeout_s"}
+_NOT_CONFIG = {"plan", "out", "resume", "json_out"}
+
+
+def _on_command_line(ctx: typer.Context) -> set[str]:
+    """Parameters the user set on the command line (not left at their defaults)."""
+    # by name: typer may hand over its own copy of click's ParameterSource enum
+    return {name for name in ctx.params if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"}
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def bench(
-        url: str = typer.Argument(..., help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."),
+        ctx: typer.Context,
+        url: str = typer.Argument(None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."),
         model: str = typer.Option(None, help="Served model name (default: first from /v1/models)."),
         contexts: str = typer.Option("128,1024", help="Prompt lengths in tokens, comma-separated."),
         clients: str = typer.Option("1,4", help="Concurrent closed-loop streams, comma-separated."),
@@ -128,7 +146,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(1, min=1, help="Client processes the streams are split across."),
         prefix_reuse: bool = typer.Option(False, "--prefix-reuse", help="No unique first line per request."),
         rate: float = typer.Option(None, "--rate", min=0.001, help="Open loop: arrivals/s (clients = max in flight)."),
-        arrivals: str = typer.Option("poisson", "--arrivals", help="Open-loop arrivals: poisson or constant."),
+        arrivals: str = typer.Option(None, "--arrivals", help="Open-loop arrivals: poisson [default] or constant."),
         slo: str = typer.Option(None, "--slo", help="Goodput objectives, e.g. ttft_ms=500,tpot_ms=50."),
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
         force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
@@ -142,9 +160,21 @@ def register(app: typer.Typer) -> None:
             raise ConfigError("give --requests-per-client or --duration-s, not both")
         if warmup_requests is not None and warmup_s is not None:
             raise ConfigError("give --warmup-requests or --warmup-s, not both")
-        counts = {"requests_per_client": requests_per_client, "warmup_requests": warmup_requests}
+        if arrivals is not None and rate is None:
+            raise ConfigError("--arrivals shapes open-loop arrivals: give --rate too")
+        given = _on_command_line(ctx)
+        if resume is not None and "out" in given:
+            raise ConfigError("give --out or --resume, not both")
+        saved = api.saved_bench_config(resume) if resume is not None else None
+        if url is None and saved is None:
+            raise ConfigError("bench needs the server URL (or --resume DIR of a run that saved its summary)")
+        optional = {
+            "requests_per_client": requests_per_client,
+            "warmup_requests": warmup_requests,
+            "arrivals": _arrivals(arrivals) if arrivals else None,
+        }
         config = BenchConfig(
-            base_url=url,
+            base_url=url or (saved.base_url if saved else ""),
             model=model,
             contexts=_ints("--contexts", contexts),
             clients=_ints("--clients", clients),
@@ -158,14 +188,20 @@ def register(app: typer.Typer) -> None:
             force=force,
             slo=_slo(slo),
             rate_per_s=rate,
-            arrivals=_arrivals(arrivals),
-            **{k: v for k, v in counts.items() if v is not None},  # unset: BenchConfig's defaults
+            **{k: v for k, v in optional.items() if v is not None},  # unset: BenchConfig's defaults
         )
+        if saved is not None:  # the saved run decides; flags given now must agree (the runner checks)
+            config = saved.model_copy(
+                update={_FIELD.get(n, n): getattr(config, _FIELD.get(n, n)) for n in given - _NOT_CONFIG}
+            )
         out_dir = resume or out
         with live_progress(transient=True) as on_progress:
             run = api.bench(config, out_dir, plan=_load_plan(plan), resume=resume is not None, on_progress=on_progress)
         if json_out:
             typer.echo(run.model_dump_json(indent=2))
-            return
-        print_run(run, console)
-        console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
+        else:
+            print_run(run, console)
+            console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
+        failed = [c for c in run.cells if c.status == "failed"]
+        if failed and not any(c.status == "ok" for c in run.cells):
+            raise EndpointError(f"every measured cell failed; first: {failed[0].reason}")

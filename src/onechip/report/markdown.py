@@ -63,8 +63,8 @@ def _identity(run: RunFiles) -> list[str]:
         ),
         ("endpoint", boot.get("base_url") or get(bench, "server", "base_url")),
         ("onechip", m.get("tool_version") or bench.get("tool_version")),
-        ("python", m.get("python")),
-        ("host", m.get("host")),
+        ("python", m.get("python") or get(bench, "client", "python")),
+        ("host", m.get("host") or get(bench, "client", "host")),
     ]
     lines = [f"# onechip report: {run_id}", ""]
     lines += md_table(["", ""], [(k, "—" if v in (None, "") else v) for k, v in rows])
@@ -189,6 +189,13 @@ def _grids(run: RunFiles) -> list[str]:
             f"- {int(c.get('context_tokens', 0)):,} ctx × {c.get('clients')} clients: "
             f"**{c.get('status')}** — {c.get('reason') or 'no reason recorded'}"
             for c in notes
+        ]
+    partial = [c for c in cells if c.get("status", "ok") == "ok" and c.get("requests_failed")]
+    if partial:
+        lines += ["", "Cells with failed requests (their tokens are not counted):"] + [
+            f"- {int(c.get('context_tokens', 0)):,} ctx × {c.get('clients')} clients: {c['requests_failed']} "
+            f"failed; first: {c.get('first_error') or 'no error recorded'}"
+            for c in partial
         ]
     return lines
 

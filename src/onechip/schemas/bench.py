@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
 
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
@@ -19,7 +19,9 @@ ITL_CONVENTION = (
 
 
 class BenchConfig(StrictModel):
-    base_url: str = Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000.")
+    base_url: str = Field(
+        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped)."
+    )
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: list[int] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts.")
     clients: list[int] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell.")
@@ -71,6 +73,11 @@ class BenchConfig(StrictModel):
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
     )
 
+    @field_validator("base_url")
+    @classmethod
+    def _root(cls, value: str) -> str:
+        return base_root(value)
+
 
 class RequestSample(ResultModel):
     """One request, as one line of requests.jsonl. Times are seconds on the client's monotonic clock."""
@@ -107,7 +114,7 @@ class RepJob(StrictModel):
 
     The worker builds each prompt itself: `prompt_tag`-<stream>-<seq>. + `filler_words` filler words (fixed
     width numbers, so every prompt has the token count the runner checked with /tokenize). Sent as one JSON
-    line to `python -m onechip.bench.worker`.
+    line to a worker process (bench.worker.WORKER_ARGV).
     """
 
     base_url: str = Field(description="Server base URL, no trailing slash.")

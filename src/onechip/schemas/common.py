@@ -1,4 +1,4 @@
-"""Base classes shared by every schema: strict inputs, lenient stored results."""
+"""Base classes shared by every schema (strict inputs, lenient stored results) and the server-root rule."""
 
 from __future__ import annotations
 
@@ -17,3 +17,12 @@ class ResultModel(BaseModel):
     """A stored result: read leniently so older/newer files still load."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def base_root(base_url: str) -> str:
+    """`http://h:p/v1` or `http://h:p/` -> `http://h:p`: vLLM serves /tokenize, /metrics, /version and /health
+    at the root, and OpenAI SDK users habitually pass the URL with /v1."""
+    root = base_url.strip().rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    return root

@@ -15,6 +15,8 @@ import onechip.bench as bench_pkg
 from onechip.cli import bench_cmd
 from onechip.schemas.bench import BenchRun
 
+WIDE = {"COLUMNS": "200"}
+
 
 def app() -> typer.Typer:
     a = typer.Typer()
@@ -98,6 +100,37 @@ def test_bench_time_boxed_flags_and_workers(fake_server: FakeServer, tmp_path: P
     ):
         bad = CliRunner().invoke(app(), [*common, *extra, "--out", str(tmp_path / "b")])
         assert bad.exit_code != 0 and message in str(bad.exception)
+
+
+def test_resume_needs_only_the_directory(fake_server: FakeServer, tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    first = ["bench", fake_server.url, "--contexts", "16", "--clients", "1,2", "--reps", "1", "--output-tokens", "3"]
+    assert CliRunner().invoke(app(), [*first, "--duration-s", "0.1", "--out", str(run_dir)]).exit_code == 0
+    lines = (run_dir / "requests.jsonl").read_text().splitlines()
+    (run_dir / "requests.jsonl").write_text("\n".join(x for x in lines if json.loads(x)["clients"] == 1) + "\n")
+    r = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir), "--json"])
+    assert r.exit_code == 0, r.output
+    resumed = json.loads(r.output)
+    assert resumed["config"]["duration_s"] == 0.1 and [c["clients"] for c in resumed["cells"]] == [1, 2]
+    for extra, message in (
+        (["--clients", "1"], "clients was [1, 2], now [1]"),
+        (["--out", str(tmp_path / "elsewhere")], "give --out or --resume, not both"),
+    ):
+        bad = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir), *extra])
+        assert bad.exit_code != 0 and message in str(bad.exception)
+
+
+def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.cut_requests = {3}  # probe 1, warm-up 2, then the first of 3 measured requests is cut
+    some = ["bench", fake_server.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--output-tokens", "4"]
+    r = CliRunner().invoke(app(), [*some, "--requests-per-client", "3", "--out", str(tmp_path / "a")], env=WIDE)
+    assert r.exit_code == 0 and "1 of 3 measured requests failed" in r.output
+    fake_server.max_model_len = 64  # every prompt of 100 tokens overflows: HTTP 400 for all
+    over = ["bench", fake_server.url, "--contexts", "100", "--clients", "1", "--reps", "1", "--out"]
+    r = CliRunner().invoke(app(), [*over, str(tmp_path / "b")], env=WIDE)
+    assert r.exit_code != 0 and "every measured cell failed" in str(r.exception)
+    bad = CliRunner().invoke(app(), ["bench", fake_server.url, "--arrivals", "constant", "--out", str(tmp_path / "c")])
+    assert bad.exit_code != 0 and "give --rate too" in str(bad.exception)
 
 
 def test_bench_core_never_imports_rich_typer_or_the_cli() -> None:

@@ -180,9 +180,13 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
     # pydantic's ValidationError, and --out naming a file raised FileExistsError -- all as tracebacks.
     cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
     missing = tmp_path / "nope"
-    with pytest.raises(ConfigError, match="no such run directory"):
+    with pytest.raises(ConfigError, match="no summary.json or requests.jsonl there"):
         run_grid(cfg, missing, resume=True)
     assert not missing.exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ConfigError, match="no summary.json or requests.jsonl there"):
+        run_grid(cfg, empty, resume=True)
     corrupt = tmp_path / "corrupt"
     corrupt.mkdir()
     (corrupt / "summary.json").write_text("{oops")
@@ -193,6 +197,8 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
     a_file.write_text("x")
     with pytest.raises(ConfigError, match="is a file, not a run directory"):
         run_grid(cfg, a_file)
+    with pytest.raises(ConfigError, match="cannot create .*file.txt/sub: Not a directory"):
+        run_grid(cfg, a_file / "sub")
 
 
 def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeServer, tmp_path: Path) -> None:
@@ -267,3 +273,26 @@ def test_a_target_below_the_template_overhead_still_sends_a_prompt(fake_server: 
     assert cell.status == "ok"
     assert cell.prompt_tokens_actual.median == TEMPLATE_TOKENS + 2
     assert any("context 1: prompts were 9 tokens" in n for n in run.notes)
+
+
+def test_urls_with_v1_or_a_slash_mean_the_server_root() -> None:
+    # OpenAI SDK users pass .../v1; vLLM serves /tokenize and /metrics at the root
+    for url in ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/"):
+        assert BenchConfig(base_url=url).base_url == "http://127.0.0.1:8000"
+
+
+def test_a_plan_marks_cells_longer_than_max_model_len(fake_server: FakeServer, tmp_path: Path) -> None:
+    # plan_with_kv: max_model_len 4096; 4,090 context + 5 output fits, 4,100 + 5 does not (the server says 400)
+    from onechip.bench.runner import kv_wall
+
+    plan = plan_with_kv(10**6)
+    assert kv_wall(plan, 4090, 1, 5) is None
+    assert kv_wall(plan, 4100, 1, 5) == "4,100 context + 5 output = 4,105 tokens > max_model_len 4,096 (plan)"
+
+
+def test_resume_refuses_another_grid_or_server(fake_server: FakeServer, tmp_path: Path) -> None:
+    cfg = config(fake_server, contexts=[16], clients=[1], reps=1)
+    run_grid(cfg, tmp_path)
+    for change in ({"clients": [1, 2]}, {"reps": 2}, {"base_url": "http://127.0.0.1:9"}):
+        with pytest.raises(ConfigError, match=f"{next(iter(change))} was"):
+            run_grid(cfg.model_copy(update=change), tmp_path, resume=True)

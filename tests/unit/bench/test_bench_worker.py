@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -180,3 +181,9 @@ def test_open_loop_workers_share_one_schedule(fake_server: FakeServer, tmp_path:
     assert len(sends) == 8
     gaps = [b - a for a, b in zip(sends, sends[1:], strict=False)]
     assert min(gaps) > 0.040 and statistics.median(gaps) == pytest.approx(0.050, abs=0.005)
+
+
+def test_a_worker_process_starts_silently() -> None:
+    # its stderr tail is what a crash reports, so a start-up warning there would hide the real cause
+    done = subprocess.run(worker.WORKER_ARGV, input=b"", capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"")

@@ -154,3 +154,15 @@ def test_write_report_md(seed_run: Path) -> None:
 def test_write_report_unknown_format(seed_run: Path) -> None:
     with pytest.raises(ConfigError, match="unknown report format pdf; known: md"):
         write_report(seed_run, ["pdf"])
+
+
+def test_failed_requests_and_the_client_host_are_reported(tmp_path: Path) -> None:
+    files = seed_files()
+    cell = files["summary.json"]["cells"][0]
+    cell.update(requests_failed=1, first_error="ClientPayloadError: stream cut mid-way")
+    files["summary.json"]["client"] = {"host": "bench-host", "python": "3.11.7", "cpus": 2}
+    del files["run.json"]["host"], files["run.json"]["python"]  # a bench-only run: no manifest identity
+    md = render_markdown(write_run(tmp_path / "r", files))
+    assert "| host | bench-host |" in md and "| python | 3.11.7 |" in md
+    ctx, clients = cell["context_tokens"], cell["clients"]
+    assert f"- {ctx:,} ctx × {clients} clients: 1 failed; first: ClientPayloadError: stream cut mid-way" in md
