@@ -14,6 +14,9 @@ Errors injected: HTTP 400 with vLLM's message when prompt + max_tokens > max_mod
 `cut_after_chunks` content chunks for chat requests whose 1-based number is in `cut_requests`; 400 for
 min_tokens/ignore_eos when `reject_extras`; 404 on /tokenize when `has_tokenize` is False.
 Zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark).
+The last 2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds
+the server's loop: with several streams and an inter-token gap of a few ms they are served one after another,
+not concurrently. Concurrency tests use gaps of 10 ms or more, or zero.
 """
 
 from __future__ import annotations
