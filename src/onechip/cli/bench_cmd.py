@@ -15,9 +15,9 @@ from onechip.cli.render import console, live_progress
 from onechip.errors import ConfigError, EndpointError
 from onechip.schemas import BenchConfig, BenchRun, Plan
 
-PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool are recorded infeasible."
+PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
 OUT_HELP = "Directory for requests.jsonl and summary.json."
-RESUME_HELP = "Continue the run in this directory (complete repetitions are kept)."
+RESUME_HELP = "Continue the run saved in this directory, with its settings (complete repetitions are kept)."
 DEFAULT_OUT = Path("runs/bench")
 
 
@@ -146,7 +146,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(1, min=1, help="Client processes the streams are split across."),
         prefix_reuse: bool = typer.Option(False, "--prefix-reuse", help="No unique first line per request."),
         rate: float = typer.Option(None, "--rate", min=0.001, help="Open loop: arrivals/s (clients = max in flight)."),
-        arrivals: str = typer.Option(None, "--arrivals", help="Open-loop arrivals: poisson [default] or constant."),
+        arrivals: str = typer.Option(None, "--arrivals", help="Open-loop arrivals: poisson (the default) or constant."),
         slo: str = typer.Option(None, "--slo", help="Goodput objectives, e.g. ttft_ms=500,tpot_ms=50."),
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
         force: bool = typer.Option(False, "--force", help="Run cells the plan says are beyond the KV pool."),
