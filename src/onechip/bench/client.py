@@ -11,9 +11,9 @@ Conventions (DESIGN.md "Measuring right"):
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
-token. Measured with `python benchmarks/client_ceiling.py`: ~22-30 us of client CPU per streamed token with
-aiohttp against ~52-60 with httpx (2-core machine, 1-256 streams). The control plane (probe, /tokenize,
-/metrics) stays on httpx. Chunks are parsed with orjson (~3 us less per token than json, same benchmark).
+token. Measured with `python benchmarks/client_ceiling.py` (2-core machine, 1-256 streams): 9.5-12.4 us of
+client CPU per streamed token with aiohttp and orjson (orjson saves ~2-3 us of those with json) against 52-91
+with httpx and json. The control plane (probe, /tokenize, /metrics) stays on httpx.
 """
 
 from __future__ import annotations
