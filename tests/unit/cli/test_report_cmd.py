@@ -3,30 +3,10 @@ directory and the files it looked for (it used to write an empty report and exit
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 
-from onechip.cli.main import main
 from onechip.errors import ConfigError
 from onechip.schemas.run import RUN_FILES
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]):
-    """Call the console script's main(argv); return (exit code, stdout, stderr)."""
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def _run(*argv: str) -> tuple[int, str, str]:
-        try:
-            with pytest.raises(SystemExit) as info:
-                main(list(argv))
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-        out, err = capsys.readouterr()
-        return int(info.value.code or 0), out, err
-
-    return _run
 
 
 def test_empty_directory_is_a_one_line_config_error(run, tmp_path) -> None:
