@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from onechip.schemas.common import ResultModel
+from onechip.schemas.serve import ServeCommand
 
 
 class PlanWarning(ResultModel):
@@ -134,5 +135,9 @@ class Plan(ResultModel):
     )
     verdict: str = Field(default="fits", description="'fits' or a one-line reason it does not.")
     serve_args: list[ServeArg] = Field(default_factory=list, description="Recommended engine flags.")
+    serve_command: ServeCommand | None = Field(
+        default=None,
+        description="The exact command `onechip up` runs for this plan (onechip.vllm.flags.serve_command).",
+    )
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")

@@ -14,13 +14,14 @@ import pytest
 
 SRC = Path(__file__).parents[3] / "src" / "onechip"
 CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "onechip.checks", "onechip.cost",
-        "onechip.report", "onechip.schemas", "onechip.catalog"]
+        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm"]
 
-# Lower layers may not import these higher ones (STYLE.md: schemas -> planner -> engines -> bench/checks/cost
-# -> report -> api -> cli).
+# Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
+# -> bench/checks/cost -> report -> api -> cli).
 FORBIDDEN = {
     "schemas": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
     "catalog": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
+    "vllm": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
     "planner": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
     "engines": ["bench", "checks", "cost", "report", "api", "cli"],
     "bench": ["checks", "cost", "report", "api", "cli"],
