@@ -19,8 +19,8 @@ CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "o
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
 # -> bench/checks/cost -> report -> api -> cli).
 FORBIDDEN = {
-    "schemas": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "catalog": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
+    "schemas": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
+    "catalog": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
     "vllm": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
     "planner": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
     "engines": ["bench", "checks", "cost", "report", "api", "cli"],
