@@ -33,8 +33,11 @@ quick: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
+# Format, lint and types: what CI runs before the tests.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
