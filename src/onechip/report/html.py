@@ -103,7 +103,7 @@ def render_html_files(run: RunFiles) -> str:
     """A self-contained HTML page for already-read run files (plots only when there is a bench grid)."""
     figures = ""
     cells = cells_of(run.bench)
-    if any(c.get("status", "ok") == "ok" for c in cells):
+    if any(c.status == "ok" for c in cells):
         kv, _ = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
         figures = "<h3>Plots</h3>\n" + "\n".join(
             [
