@@ -158,9 +158,7 @@ def break_evens(
                     region=region,
                     restart_usd=restart,
                     premium_usd_per_hour=premium,
-                    hours=arithmetic.break_even_hours(
-                        restart, spot.usd_per_chip_hour, flex.usd_per_chip_hour
-                    ),
+                    hours=arithmetic.break_even_hours(restart, spot.usd_per_chip_hour, flex.usd_per_chip_hour),
                 )
             )
     return out
@@ -210,13 +208,9 @@ def estimate(
         raise ConfigError("give a throughput (--output-tok-per-s) or a run with a bench summary (--run)")
     warnings = _stale_warnings(prices, day)
     if measured_on is not None and measured_on != chip:
-        warnings.append(
-            f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical"
-        )
+        warnings.append(f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical")
     if tok_s is None:
-        warnings.append(
-            "the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token"
-        )
+        warnings.append("the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token")
     return CostReport(
         chip=chip,
         region=region,

@@ -122,7 +122,11 @@ def _memory_rows(plan: Plan | None, boot: BootRecord | None, cross: CrossCheck |
         ("KV bytes per token", num(p and p.kv_bytes_per_token, 0), "—"),
         ("block size (tokens)", num(p and p.block_size, 0), "—"),
         ("KV blocks", num(p and p.num_blocks, 0), "—"),
-        ("KV pool tokens", num(first(p and p.kv_tokens, cross and cross.planned_kv_tokens), 0), num(reported_tokens, 0)),
+        (
+            "KV pool tokens",
+            num(first(p and p.kv_tokens, cross and cross.planned_kv_tokens), 0),
+            num(reported_tokens, 0),
+        ),
         (
             f"max concurrency at {num(conc_ctx, 0)} tokens",
             num(first(p and p.max_concurrency, cross and cross.planned_max_concurrency), 2),

@@ -80,9 +80,7 @@ def _per_context_lines(ax: Any, cells: Sequence[CellResult], pick: Pick) -> list
         points = [(n, _value(cell_at(cells, ctx, n), pick)) for n in clients]
         points = [(n, v) for n, v in points if v is not None]
         if points:
-            (line,) = ax.plot(
-                [p[0] for p in points], [p[1] for p in points], marker="o", label=f"{ctx:,} ctx"
-            )
+            (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{ctx:,} ctx")
             drawn.append((ctx, line.get_color()))
     ax.set_xscale("log", base=2)
     ax.set_xticks(clients, [str(n) for n in clients])

@@ -2,9 +2,10 @@
 
 Every file is optional: an absent file is None. A present file is parsed as JSON and validated into
 its model (RunManifest, Plan, CrossCheck, BootRecord, CheckReport, BenchRun, CostReport). The models
-are lenient (`extra="ignore"`), so a newer file with more fields still loads; a file that cannot be
-read or does not match its model is recorded in `problems` (one line: the file and what was wrong)
-and left None, never stopping the report. Two older layouts still load: a `cost.json` that is a bare
+are lenient (`extra="ignore"`), so a newer file with more fields still loads, but the fields they
+ignore are listed in `problems` (a renamed field would otherwise read as a blank one); a file that
+cannot be read or does not match its model is recorded in `problems` (one line: the file and what
+was wrong) and left None, never stopping the report. Two older layouts still load: a `cost.json` that is a bare
 list of CostLine, and unknown keys inside a strict nested model (a BenchConfig written by another
 onechip), which are dropped with a problem line naming them.
 """
@@ -75,36 +76,69 @@ def read_run(run_dir: Path | str) -> RunFiles:
 
 def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
     """`target` validated into `model`, or None with a line appended to `problems`."""
-    name = target.name
+    data = _read_object(target, model, problems)
+    if data is None:
+        return None
+    try:
+        loaded = model.model_validate(data)
+    except ValidationError as exc:
+        return _load_without_unknown(target.name, model, data, exc, problems)
+    ignored = _ignored_fields(data, loaded)
+    if ignored:  # a renamed optional field would otherwise read as a silently blank one
+        problems.append(f"{target.name}: unknown field(s) {', '.join(ignored[: _SHOWN_ERRORS * 2])} ignored")
+    return loaded
+
+
+def _read_object(target: Path, model: type[BaseModel], problems: list[str]) -> dict[str, Any] | None:
+    """The JSON object in `target` (an older list-of-CostLine cost.json as a CostReport mapping)."""
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.append(f"{name} could not be read: {exc}")
+        problems.append(f"{target.name} could not be read: {exc}")
         return None
     if model is CostReport and isinstance(data, list):  # older layout: a bare list of CostLine
         data = _old_cost(data)
     if not isinstance(data, dict):
-        problems.append(f"{name} is not a JSON object; ignored")
+        problems.append(f"{target.name} is not a JSON object; ignored")
         return None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
-        if not unknown or len(unknown) < exc.error_count():
-            problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")
-            return None
+    return data
+
+
+def _load_without_unknown(
+    name: str, model: type[BaseModel], data: dict[str, Any], exc: ValidationError, problems: list[str]
+) -> Any:
+    """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
+    written by another onechip version) without those keys; any other error ignores the file."""
+    unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+    if not unknown or len(unknown) < exc.error_count():
+        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")
+        return None
     for loc in unknown:
         _drop(data, loc)
     problems.append(f"{name}: unknown field(s) {', '.join(_where(loc) for loc in unknown)} ignored")
-    return _load_again(name, model, data, problems)
-
-
-def _load_again(name: str, model: type[BaseModel], data: dict[str, Any], problems: list[str]) -> Any:
     try:
         return model.model_validate(data)
-    except ValidationError as exc:  # pragma: no cover - dropping unknown keys cannot add an error
-        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")
+    except ValidationError as again:  # pragma: no cover - dropping unknown keys cannot add an error
+        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(again)}")
         return None
+
+
+def _ignored_fields(data: Any, loaded: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of the keys in `data` that the lenient models dropped (extra="ignore")."""
+    if isinstance(loaded, BaseModel) and isinstance(data, dict):
+        fields = type(loaded).model_fields
+        out = [f"{prefix}{key}" for key in data if key not in fields]
+        for key in fields:
+            if key in data:
+                out += _ignored_fields(data[key], getattr(loaded, key), f"{prefix}{key}.")
+        return out
+    if isinstance(loaded, list) and isinstance(data, list):
+        return [
+            p
+            for i, (d, m) in enumerate(zip(data, loaded, strict=False))
+            for p in _ignored_fields(d, m, f"{prefix}{i}.")
+        ]
+    return []
 
 
 def _old_cost(lines: list[Any]) -> Any:

@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from onechip.errors import ConfigError, MissingDependencyError
 from onechip import catalog
+from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import GIB, cells_of, first, serve_flags
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
@@ -62,7 +62,10 @@ def _accelerators(run: RunFiles) -> tuple[int | None, str]:
     chips = _catalog_chips(chip) if chip else None
     if plan is not None:
         if chips is not None and chips > plan.tensor_parallel_size:
-            return chips, f"chips of {chip} in the accelerator catalog (plan tensor_parallel_size {plan.tensor_parallel_size})"
+            return (
+                chips,
+                f"chips of {chip} in the accelerator catalog (plan tensor_parallel_size {plan.tensor_parallel_size})",
+            )
         return plan.tensor_parallel_size, "plan tensor_parallel_size"
     if chips is not None:
         return chips, f"chips of {chip} in the accelerator catalog (no plan in this run)"

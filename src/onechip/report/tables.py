@@ -63,9 +63,7 @@ def cell_at(cells: Sequence[CellResult], context: int, clients: int) -> CellResu
     return next((c for c in cells if c.context_tokens == context and c.clients == clients), None)
 
 
-def grid_rows(
-    cells: Sequence[CellResult], value: Callable[[CellResult], str]
-) -> tuple[list[str], list[list[str]]]:
+def grid_rows(cells: Sequence[CellResult], value: Callable[[CellResult], str]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a context x clients grid. `value(cell)` renders an 'ok' cell; infeasible and
     failed cells read 'infeasible' / 'failed', absent ones '—'."""
     contexts, clients = grid_axes(cells)
@@ -99,9 +97,7 @@ def serve_flags(plan: Plan | None) -> tuple[list[str], FlagSource]:
     return [], "none"
 
 
-def kv_pool_tokens(
-    plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None
-) -> tuple[int | None, str]:
+def kv_pool_tokens(plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None) -> tuple[int | None, str]:
     """KV pool tokens for the workload rule and where they came from: the engine's reported figure
     when there is one (it is what the engine actually allocated), else the plan's."""
     for value, origin in (

@@ -168,9 +168,7 @@ class Cost(_Doc):
 class ServingReport(_Doc):
     """The whole document (serving-report.json)."""
 
-    model_config = ConfigDict(
-        extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID}
-    )
+    model_config = ConfigDict(extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID})
 
     schema_version: Literal["1.1"] = Field(description="Layout version of this document.")
     run: RunInfo

@@ -110,9 +110,7 @@ def test_cli_cost_json() -> None:
 
 
 def test_cli_cost_unknown_region_is_a_config_error() -> None:
-    result = CliRunner().invoke(
-        _app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1", "--region", "x"]
-    )
+    result = CliRunner().invoke(_app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1", "--region", "x"])
     assert isinstance(result.exception, ConfigError)
     assert "known regions: us-west4" in str(result.exception)
 
