@@ -79,7 +79,7 @@ def _hardware(run: RunFiles, lines: list[CostLine]) -> Hardware:
         accelerator=first(m and m.chip, run.plan and run.plan.chip),
         accelerator_count=count,
         accelerator_count_source=source,
-        host=HostInfo(name=m and m.host, python=m and m.python, cpus=m and m.cpus),
+        host=HostInfo(name=m.host, python=m.python, cpus=m.cpus) if m else HostInfo(),
         pricing=[
             PriceInfo(
                 model=c.pricing,
@@ -150,10 +150,10 @@ def _memory(run: RunFiles) -> Memory:
     plan, boot, cross = run.plan, run.boot, run.crosscheck
     return Memory(
         weights_gib_planned=plan.weights_bytes / GIB if plan else None,
-        weights_gib_reported=boot and boot.weights_gib,
-        kv_bytes_per_token=plan and plan.kv_bytes_per_token,
-        block_size=plan and plan.block_size,
-        gpu_memory_utilization=plan and plan.utilization,
+        weights_gib_reported=boot.weights_gib if boot else None,
+        kv_bytes_per_token=plan.kv_bytes_per_token if plan else None,
+        block_size=plan.block_size if plan else None,
+        gpu_memory_utilization=plan.utilization if plan else None,
         kv_pool_tokens_planned=first(plan and plan.kv_tokens, cross and cross.planned_kv_tokens),
         kv_pool_tokens_reported=first(boot and boot.kv_cache_tokens, cross and cross.reported_kv_tokens),
         plan_agrees=cross.agrees if cross else None,
@@ -205,8 +205,8 @@ def build(run: RunFiles) -> dict[str, Any]:
             id=first(m and m.run_id, run.path.name),
             tool_version=first(m and m.tool_version, bench and bench.tool_version),
             created_at=first(m and m.created_at, bench and bench.created_at),
-            command=m and m.command,
-            status=m and m.status,
+            command=m.command if m else None,
+            status=m.status if m else None,
         ),
         hardware=_hardware(run, lines),
         model=_model(plan, first(boot and boot.model, plan and plan.model, server.get("model"))),

@@ -10,11 +10,11 @@ schema says `additionalProperties: false` throughout. A number onechip does not 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SERVING_REPORT_VERSION = "1.1"
+SERVING_REPORT_VERSION: Final = "1.1"
 SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.1.json"
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
