@@ -155,7 +155,7 @@ def cost(
     files = report_layer.read_run(run_dir) if run_dir is not None else None
     measured_on = None
     if files is not None:
-        measured_on = (files.manifest or {}).get("chip") or (files.plan or {}).get("chip")
+        measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
     chip = chip or measured_on
     if not chip:
         raise ConfigError("give a chip to price (--chip), e.g. v5e-1")

@@ -2,19 +2,18 @@
 
 `cost_lines` prices one throughput; `cell_costs` prices every cell of a benchmark summary;
 `restart_costs` and `break_evens` price preemptions; `estimate` assembles all of it.
-Bench summaries are read leniently as plain mappings (a `BenchRun` dump or `summary.json` as parsed),
-so a newer or older summary still prices.
+A bench summary comes in as a `BenchRun` (summary.json loaded by `onechip.report.rundir`, leniently).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import date
-from typing import Any
 
 from onechip.cost import arithmetic
 from onechip.cost.prices import find_prices, is_stale, price_age_days, stale_after_days
 from onechip.errors import ConfigError
+from onechip.schemas.bench import BenchRun
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
 
 
@@ -76,46 +75,38 @@ def line_label(line: CostLine | Price, multi_region: bool) -> str:
     return f"{line.pricing} ({line.region})" if multi_region else line.pricing
 
 
-def _cells(bench: Mapping[str, Any] | Any) -> list[Mapping[str, Any]]:
-    data = bench.model_dump() if hasattr(bench, "model_dump") else bench
-    if not isinstance(data, Mapping):
-        raise ConfigError("a bench summary must be a JSON object with a 'cells' list")
-    cells = data.get("cells") or []
-    return [c for c in cells if isinstance(c, Mapping)]
+def _usd_by_label(prices: list[Price], output_tok_per_s: float) -> dict[str, float]:
+    multi = len({p.region for p in prices}) > 1
+    return {line_label(p, multi): arithmetic.usd_per_mtok(p.usd_per_chip_hour, output_tok_per_s) for p in prices}
 
 
-def cell_costs(bench: Mapping[str, Any] | Any, prices: Iterable[Price]) -> list[CellCost]:
-    """$/M output tokens for every cell of a bench summary (BenchRun or its JSON), per price.
+def cell_costs(bench: BenchRun, prices: Iterable[Price]) -> list[CellCost]:
+    """$/M output tokens (USD per million output tokens) for every cell of a bench summary, per price,
+    keyed by pricing model ('spot (us-east5)' when the prices span regions).
 
     Cells that are not 'ok' or have no positive tok/s are kept, with no prices (never dropped).
     """
     prices = list(prices)
-    multi = len({p.region for p in prices}) > 1
     out = []
-    for cell in _cells(bench):
-        tok_s = cell.get("output_tok_per_s")
-        status = str(cell.get("status", "ok"))
-        usd: dict[str, float] = {}
-        if status == "ok" and isinstance(tok_s, int | float) and tok_s > 0:
-            usd = {line_label(p, multi): arithmetic.usd_per_mtok(p.usd_per_chip_hour, tok_s) for p in prices}
-        else:
-            tok_s = tok_s if isinstance(tok_s, int | float) else None
+    for cell in bench.cells:
+        tok_s = cell.output_tok_per_s
+        priced = cell.status == "ok" and tok_s is not None and tok_s > 0
         out.append(
             CellCost(
-                context_tokens=int(cell.get("context_tokens", 0)),
-                clients=int(cell.get("clients", 0)),
-                status=status,
+                context_tokens=cell.context_tokens,
+                clients=cell.clients,
+                status=cell.status,
                 output_tok_per_s=tok_s,
-                usd_per_mtok=usd,
+                usd_per_mtok=_usd_by_label(prices, tok_s) if priced and tok_s is not None else {},
             )
         )
     return out
 
 
-def best_output_tok_per_s(bench: Mapping[str, Any] | Any) -> float | None:
-    """Highest median aggregate tok/s among the 'ok' cells of a bench summary; None if none."""
-    values = [c.get("output_tok_per_s") for c in _cells(bench) if c.get("status", "ok") == "ok"]
-    numbers = [float(v) for v in values if isinstance(v, int | float) and v > 0]
+def best_output_tok_per_s(bench: BenchRun) -> float | None:
+    """Highest median aggregate output tok/s among the 'ok' cells of a bench summary; None if none."""
+    values = [c.output_tok_per_s for c in bench.cells if c.status == "ok"]
+    numbers = [v for v in values if v is not None and v > 0]
     return max(numbers) if numbers else None
 
 
@@ -167,9 +158,7 @@ def break_evens(
                     region=region,
                     restart_usd=restart,
                     premium_usd_per_hour=premium,
-                    hours=arithmetic.break_even_hours(
-                        restart, spot.usd_per_chip_hour, flex.usd_per_chip_hour
-                    ),
+                    hours=arithmetic.break_even_hours(restart, spot.usd_per_chip_hour, flex.usd_per_chip_hour),
                 )
             )
     return out
@@ -194,7 +183,7 @@ def _stale_warnings(prices: list[Price], day: date) -> list[str]:
 def estimate(
     chip: str,
     output_tok_per_s: float | None = None,
-    bench: Mapping[str, Any] | Any | None = None,
+    bench: BenchRun | None = None,
     pricing: list[str] | str | None = None,
     region: str | None = None,
     cold_boot_s: float | None = None,
@@ -219,13 +208,9 @@ def estimate(
         raise ConfigError("give a throughput (--output-tok-per-s) or a run with a bench summary (--run)")
     warnings = _stale_warnings(prices, day)
     if measured_on is not None and measured_on != chip:
-        warnings.append(
-            f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical"
-        )
+        warnings.append(f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical")
     if tok_s is None:
-        warnings.append(
-            "the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token"
-        )
+        warnings.append("the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token")
     return CostReport(
         chip=chip,
         region=region,

@@ -1,13 +1,15 @@
 """Re-rendering a saved run directory without re-running it: Markdown, self-contained HTML with
-matplotlib plots, a JSON dump, the serving-report 1.1 JSON (validated by its JSON Schema), and a
-side-by-side comparison of two runs.
+matplotlib plots, a JSON dump, the serving-report 1.1 JSON (validated by the JSON Schema generated
+from its model), and a side-by-side comparison of two runs. Everything renders from result models.
 
-    rundir          lenient reading of a run directory's JSON files
-    tables          formatting, grids, workload guidance (pure)
-    markdown        render_markdown(run_dir) -> str
+    rundir          run files -> result models (lenient; problems listed, never fatal)
+    tables          formatting, grids, serve flags, workload guidance (pure)
+    markdown        render_markdown(run_dir) -> str; identity, serve command, memory, checks, boot
+    markdown_bench  the bench grids and workload guidance sections
+    markdown_cost   the cost section
     plots           matplotlib figures as PNG bytes
     html            render_html_files(run) -> str
-    serving_report  build / validate / export, SCHEMA
+    serving_report  build / validate / export, SCHEMA (generated from schemas.serving_report)
     compare         render_compare(run_dir, other_dir) -> str
     write           write_report(run_dir, formats, compare) -> paths written
 """

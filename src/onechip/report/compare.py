@@ -9,35 +9,30 @@ reported as "within CV" rather than as a difference.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import cell_at, cells_of, get, md_table, num
+from onechip.report.tables import cell_at, cells_of, md_table, num, serve_flags
+from onechip.schemas import CellResult
 
 
 def _name(run: RunFiles) -> str:
-    return str(get(run.manifest, "run_id") or run.path.name)
+    return (run.manifest.run_id if run.manifest else "") or run.path.name
 
 
 def _setup(run: RunFiles) -> dict[str, str]:
-    plan, boot = run.plan or {}, run.boot or {}
-    flags = [
-        f"{a['flag']} {a['value']}" if a.get("value") is not None else str(a["flag"])
-        for a in plan.get("serve_args") or []
-        if isinstance(a, Mapping) and "flag" in a
-    ]
+    plan, boot = run.plan, run.boot
+    engine = (boot.engine if boot else None) or (plan.engine if plan else None)
+    kv_tokens = boot.kv_cache_tokens if boot and boot.kv_cache_tokens is not None else None
     values = {
-        "model": boot.get("model") or plan.get("model"),
-        "chip": get(run.manifest, "chip") or plan.get("chip"),
-        "engine": " ".join(
-            str(v) for v in (boot.get("engine") or plan.get("engine"), boot.get("engine_version")) if v
-        ),
-        "dtype": plan.get("dtype"),
-        "KV cache dtype": plan.get("kv_cache_dtype"),
-        "KV pool tokens": num(boot.get("kv_cache_tokens", plan.get("kv_tokens")), 0),
-        "serve flags": " ".join(flags),
+        "model": (boot.model if boot else None) or (plan.model if plan else None),
+        "chip": (run.manifest.chip if run.manifest else None) or (plan.chip if plan else None),
+        "engine": " ".join(str(v) for v in (engine, boot.engine_version if boot else None) if v),
+        "dtype": plan.dtype if plan else None,
+        "KV cache dtype": plan.kv_cache_dtype if plan else None,
+        "KV pool tokens": num(kv_tokens if kv_tokens is not None else plan.kv_tokens if plan else None, 0),
+        "serve flags": " ".join(serve_flags(plan)[0]),
     }
     return {k: "—" if v in (None, "") else str(v) for k, v in values.items()}
 
@@ -47,6 +42,23 @@ def within_noise(ratio: float, cv_a: Any, cv_b: Any) -> bool | None:
     if not isinstance(cv_a, int | float) or not isinstance(cv_b, int | float):
         return None
     return abs(ratio - 1.0) <= math.hypot(cv_a, cv_b)
+
+
+def _cell_row(ctx: int, clients: int, ca: CellResult | None, cb: CellResult | None) -> tuple[Any, ...]:
+    """One row of the per-cell table: both tok/s, their ratio, the TTFT ratio and the noise note."""
+    sa = "absent" if ca is None else ca.status
+    sb = "absent" if cb is None else cb.status
+    ta = ca.output_tok_per_s if ca else None
+    tb = cb.output_tok_per_s if cb else None
+    if ca is None or cb is None or sa != "ok" or sb != "ok" or ta is None or tb is None or ta <= 0:
+        return (f"{ctx:,}", clients, num(ta) if sa == "ok" else sa, num(tb) if sb == "ok" else sb, "—", "—",
+                "not comparable")  # fmt: skip
+    ratio = tb / ta
+    noise = within_noise(ratio, ca.cv_output_tok_per_s, cb.cv_output_tok_per_s)
+    note = {True: "within CV", False: "beyond CV", None: "no CV recorded"}[noise]
+    fa, fb = ca.ttft_ms.median, cb.ttft_ms.median
+    ttft = f"{fb / fa:.2f}×" if fa is not None and fb is not None and fa else "—"
+    return (f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note)
 
 
 def render_compare_files(a: RunFiles, b: RunFiles) -> str:
@@ -59,7 +71,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
         [(k, setup_a[k], setup_b[k], "" if setup_a[k] == setup_b[k] else "differs") for k in setup_a],
     )
     cells_a, cells_b = cells_of(a.bench), cells_of(b.bench)
-    keys = sorted({(int(c.get("context_tokens", 0)), int(c.get("clients", 0))) for c in cells_a + cells_b})
+    keys = sorted({(c.context_tokens, c.clients) for c in cells_a + cells_b})
     lines += [
         "",
         "## Per cell",
@@ -68,47 +80,10 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
         "when it is no larger than the two cells' combined coefficient of variation across reps.",
         "",
     ]
-    rows = []
-    for ctx, clients in keys:
-        ca, cb = cell_at(cells_a, ctx, clients), cell_at(cells_b, ctx, clients)
-        sa = "absent" if ca is None else str(ca.get("status", "ok"))
-        sb = "absent" if cb is None else str(cb.get("status", "ok"))
-        ta, tb = get(ca, "output_tok_per_s"), get(cb, "output_tok_per_s")
-        if sa == sb == "ok" and isinstance(ta, int | float) and isinstance(tb, int | float) and ta > 0:
-            ratio = tb / ta
-            noise = within_noise(ratio, get(ca, "cv_output_tok_per_s"), get(cb, "cv_output_tok_per_s"))
-            note = {True: "within CV", False: "beyond CV", None: "no CV recorded"}[noise]
-            fa, fb = get(ca, "ttft_ms", "median"), get(cb, "ttft_ms", "median")
-            ttft = (
-                f"{fb / fa:.2f}×"
-                if isinstance(fa, int | float) and isinstance(fb, int | float) and fa
-                else "—"
-            )
-            rows.append((f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note))
-        else:
-            rows.append(
-                (
-                    f"{ctx:,}",
-                    clients,
-                    num(ta) if sa == "ok" else sa,
-                    num(tb) if sb == "ok" else sb,
-                    "—",
-                    "—",
-                    "not comparable",
-                )
-            )
-    lines += md_table(
-        [
-            "context",
-            "clients",
-            f"tok/s {name_a}",
-            f"tok/s {name_b}",
-            "tok/s ratio",
-            "median TTFT ratio",
-            "note",
-        ],
-        rows,
-    )
+    rows = [_cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n)) for ctx, n in keys]
+    header = ["context", "clients", f"tok/s {name_a}", f"tok/s {name_b}", "tok/s ratio", "median TTFT ratio",
+              "note"]  # fmt: skip
+    lines += md_table(header, rows)
     return "\n".join(lines) + "\n"
 
 

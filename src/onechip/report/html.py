@@ -3,7 +3,7 @@ matplotlib plots of the bench grid embedded as base64 PNGs. Self-contained: no s
 or image fetched at view time.
 
 The converter handles exactly the Markdown subset `markdown.py` emits: headings, pipe tables,
-bullets, paragraphs, **bold** and `code`.
+bullets, fenced code blocks (the serve command), paragraphs, **bold** and `code`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ padding:0 1em;color:#1b1b1b;line-height:1.45}
 table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em}
 th{background:#f1f3f5}td.num{text-align:right}
 code{background:#f4f4f4;padding:0 .2em;border-radius:3px;font-size:.9em}
+pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 figure{display:inline-block;margin:.5em}img{max-width:100%}
 """
 
@@ -45,6 +46,38 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in _CELL_SPLIT.split(line.strip().strip("|"))]
 
 
+def _table(lines: list[str], i: int) -> tuple[str, int]:
+    """The pipe table starting at line `i` (header, separator, rows) and the line after it."""
+    header = _cells(lines[i])
+    i += 2
+    rows = []
+    while i < len(lines) and lines[i].startswith("|"):
+        rows.append(_cells(lines[i]))
+        i += 1
+    head = "<table><thead><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in header) + "</tr></thead>"
+    body = "<tbody>" + "".join("<tr>" + "".join(_td(c) for c in row) + "</tr>" for row in rows)
+    return f"{head}\n{body}</tbody></table>", i
+
+
+def _code(lines: list[str], i: int) -> tuple[str, int]:
+    """The fenced code block opening at line `i`, verbatim, and the line after its closing fence."""
+    i += 1
+    code = []
+    while i < len(lines) and not lines[i].startswith("```"):
+        code.append(lines[i])
+        i += 1
+    return f"<pre><code>{html.escape(chr(10).join(code), quote=False)}</code></pre>", i + 1
+
+
+def _bullets(lines: list[str], i: int) -> tuple[str, int]:
+    """The bullet list starting at line `i` and the line after it."""
+    items = []
+    while i < len(lines) and lines[i].startswith("- "):
+        items.append(f"<li>{_inline(lines[i][2:])}</li>")
+        i += 1
+    return "<ul>" + "".join(items) + "</ul>", i
+
+
 def markdown_to_html(markdown: str, after_section: dict[str, str] | None = None) -> str:
     """HTML body for the Markdown subset the report uses. `after_section` maps an h2 title to HTML
     inserted at the end of that section."""
@@ -64,27 +97,12 @@ def markdown_to_html(markdown: str, after_section: dict[str, str] | None = None)
                 current = title
             out.append(f"<h{level}>{_inline(title)}</h{level}>")
         elif line.startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
-            header = _cells(line)
-            rows = []
-            i += 2
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append(_cells(lines[i]))
-                i += 1
-            out.append(
-                "<table><thead><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in header) + "</tr></thead>"
-            )
-            out.append(
-                "<tbody>"
-                + "".join("<tr>" + "".join(_td(c) for c in row) + "</tr>" for row in rows)
-                + "</tbody></table>"
-            )
+            block, i = _table(lines, i)
+            out.append(block)
             continue
-        elif line.startswith("- "):
-            items = []
-            while i < len(lines) and lines[i].startswith("- "):
-                items.append(f"<li>{_inline(lines[i][2:])}</li>")
-                i += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
+        elif line.startswith("```") or line.startswith("- "):
+            block, i = (_code if line.startswith("```") else _bullets)(lines, i)
+            out.append(block)
             continue
         elif line.strip():
             out.append(f"<p>{_inline(line)}</p>")
@@ -103,7 +121,7 @@ def render_html_files(run: RunFiles) -> str:
     """A self-contained HTML page for already-read run files (plots only when there is a bench grid)."""
     figures = ""
     cells = cells_of(run.bench)
-    if any(c.get("status", "ok") == "ok" for c in cells):
+    if any(c.status == "ok" for c in cells):
         kv, _ = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
         figures = "<h3>Plots</h3>\n" + "\n".join(
             [

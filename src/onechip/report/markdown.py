@@ -1,28 +1,21 @@
-"""The Markdown report of a run directory: identity, memory budget (planned vs reported), the three
-bench grids, workload guidance, capability verdicts, cost and boot timeline.
+"""The Markdown report of a run directory: identity, the serve command, memory budget (planned vs
+reported), the three bench grids, workload guidance, capability verdicts, cost and boot timeline.
 
-Pure rendering from `RunFiles`; sections whose files are absent say so in one line.
+Pure rendering from `RunFiles` (result models, see `rundir`); sections whose files are absent say so
+in one line. The bench grids live in `markdown_bench`, the cost section in `markdown_cost`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shlex
 from pathlib import Path
 from typing import Any
 
+from onechip.report.markdown_bench import grids, workload_guidance
+from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import (
-    GIB,
-    KV_RULE_FRACTION,
-    cells_of,
-    get,
-    gib,
-    grid_rows,
-    guidance,
-    kv_pool_tokens,
-    md_table,
-    num,
-)
+from onechip.report.tables import GIB, first, gib, md_table, num, serve_flags
+from onechip.schemas import BootRecord, CheckResult, CrossCheck, Plan
 
 
 def render_markdown(run_dir: Path | str) -> str:
@@ -34,45 +27,45 @@ def render_markdown_files(run: RunFiles) -> str:
     """Markdown for already-read run files."""
     sections = [
         _identity(run),
+        _serve_command(run.plan, run.boot),
         _memory(run),
-        _grids(run),
-        _guidance(run),
+        grids(run.bench),
+        workload_guidance(run),
         _checks(run),
-        _cost(run),
-        _boot(run),
+        cost_section(run.cost),
+        _boot(run.boot),
     ]
     return "\n".join(line for section in sections for line in [*section, ""]).rstrip() + "\n"
 
 
-def _identity(run: RunFiles) -> list[str]:
-    m, plan, boot, bench = run.manifest or {}, run.plan or {}, run.boot or {}, run.bench or {}
-    run_id = m.get("run_id") or run.path.name
-    engine = boot.get("engine") or plan.get("engine")
-    version = boot.get("engine_version") or get(bench, "server", "engine_version")
-    rows = [
-        ("run", run_id),
-        ("status", m.get("status")),
-        ("created", m.get("created_at") or bench.get("created_at")),
-        ("command", m.get("command")),
-        ("model", boot.get("model") or plan.get("model") or get(bench, "server", "model")),
+def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
+    m, plan, boot, bench = run.manifest, run.plan, run.boot, run.bench
+    server = bench.server if bench else {}
+    client = bench.client if bench else {}
+    engine = first(boot and boot.engine, plan and plan.engine)
+    version = first(boot and boot.engine_version, server.get("engine_version"))
+    return [
+        ("status", m and m.status),
+        ("created", first(m and m.created_at, bench and bench.created_at)),
+        ("command", m and m.command),
+        ("model", first(boot and boot.model, plan and plan.model, server.get("model"))),
         ("engine", f"{engine} {version}" if engine and version else engine or version),
-        ("chip", m.get("chip") or plan.get("chip")),
-        (
-            "dtype / KV cache dtype",
-            f"{plan['dtype']} / {plan.get('kv_cache_dtype', '—')}" if "dtype" in plan else None,
-        ),
-        ("endpoint", boot.get("base_url") or get(bench, "server", "base_url")),
-        ("onechip", m.get("tool_version") or bench.get("tool_version")),
-        ("python", m.get("python") or get(bench, "client", "python")),
-        ("host", m.get("host") or get(bench, "client", "host")),
+        ("chip", first(m and m.chip, plan and plan.chip)),
+        ("dtype / KV cache dtype", f"{plan.dtype} / {plan.kv_cache_dtype}" if plan else None),
+        ("endpoint", first(boot and boot.base_url, server.get("base_url"))),
+        ("onechip", first(m and m.tool_version, bench and bench.tool_version)),
+        ("python", first(m and m.python, client.get("python"))),
+        ("host", first(m and m.host, client.get("host"))),
     ]
+
+
+def _identity(run: RunFiles) -> list[str]:
+    run_id = first(run.manifest and run.manifest.run_id, run.path.name)
+    rows = [("run", run_id), *_identity_rows(run)]
     lines = [f"# onechip report: {run_id}", ""]
     lines += md_table(["", ""], [(k, "—" if v in (None, "") else v) for k, v in rows])
-    if m.get("error"):
-        lines += ["", f"**Run error:** {m['error']}"]
-    flags = _flags(plan, boot)
-    if flags:
-        lines += ["", "**Serve flags:** " + " ".join(f"`{f}`" for f in flags)]
+    if run.manifest and run.manifest.error:
+        lines += ["", f"**Run error:** {run.manifest.error}"]
     if run.problems:
         lines += ["", *[f"- ⚠ {p}" for p in run.problems]]
     missing = [k for k in ("plan", "boot", "checks", "bench", "cost") if getattr(run, k) is None]
@@ -81,292 +74,126 @@ def _identity(run: RunFiles) -> list[str]:
     return lines
 
 
-def _flags(plan: Mapping[str, Any], boot: Mapping[str, Any]) -> list[str]:
-    args = plan.get("serve_args") or []
-    flags = [
-        f"{a['flag']} {a['value']}" if a.get("value") is not None else str(a["flag"])
-        for a in args
-        if isinstance(a, Mapping) and "flag" in a
-    ]
-    if flags:
-        return flags
-    command = boot.get("command") or []
-    # The boot command starts with the interpreter and module; flags are what begins with '--'.
-    out: list[str] = []
-    for token in command:
-        token = str(token)
-        if token.startswith("--"):
-            out.append(token)
-        elif out and not out[-1].count(" "):
-            out[-1] = f"{out[-1]} {token}"
-    return out
+def _code_block(text: str) -> list[str]:
+    return ["```sh", text, "```"]
 
 
-def _memory(run: RunFiles) -> list[str]:
-    plan, boot, cross = run.plan or {}, run.boot or {}, run.crosscheck or {}
-    lines = ["## Memory budget (planned vs reported)", ""]
-    if not (plan or boot or cross):
-        return lines + ["No plan, boot record or cross-check in this run."]
-    weights_reported = boot.get("weights_gib")
-    reported_tokens = boot.get("kv_cache_tokens", cross.get("reported_kv_tokens"))
-    reported_conc = boot.get("max_concurrency", cross.get("reported_max_concurrency"))
-    conc_ctx = boot.get("max_concurrency_context")
+def _serve_command(plan: Plan | None, boot: BootRecord | None) -> list[str]:
+    """The command the engine ran (plan.serve_command) with each flag's reason; for an older run that
+    did not record it, the planner's recommended flags, said to be only that."""
+    lines = ["## Serve command", ""]
+    flags, source = serve_flags(plan)
+    if plan is not None and plan.serve_command is not None:
+        command = plan.serve_command
+        lines += ["The command the engine ran:", "", *_code_block(command.shell or shlex.join(command.argv))]
+        if command.flags:
+            rows = [(f"`{word}`", f.reason) for word, f in zip(flags, command.flags, strict=True)]
+            lines += ["", *md_table(["flag", "why"], rows)]
+        return lines
+    if source == "plan" and plan is not None:
+        lines += [
+            "This run did not record the command the engine ran; these are the planner's recommended "
+            "flags (plan.json `serve_args`), not necessarily the command that ran.",
+            "",
+            "**Serve flags:** " + " ".join(f"`{f}`" for f in flags),
+            "",
+            *md_table(["flag", "why"], [(f"`{w}`", a.reason) for w, a in zip(flags, plan.serve_args, strict=True)]),
+        ]
+    if boot is not None and boot.command:
+        lines += ([""] if len(lines) > 2 else []) + ["The launch command recorded at boot (boot.json):", ""]
+        lines += _code_block(shlex.join(boot.command))
+    if len(lines) == 2:
+        lines.append("No serve command in this run (no plan.json serve_command, serve_args or boot command).")
+    return lines
+
+
+def _memory_rows(plan: Plan | None, boot: BootRecord | None, cross: CrossCheck | None) -> list[tuple[str, str, str]]:
+    p = plan
+    reported_tokens = first(boot and boot.kv_cache_tokens, cross and cross.reported_kv_tokens)
+    reported_conc = first(boot and boot.max_concurrency, cross and cross.reported_max_concurrency)
+    conc_ctx = first(p and p.max_model_len, boot and boot.max_concurrency_context)
+    weights_reported = boot.weights_gib if boot else None
     rows = [
-        ("visible device memory", gib(plan.get("memory_bytes")), "—"),
-        ("gpu_memory_utilization", num(plan.get("utilization"), 2), "—"),
-        ("cap (memory × utilization)", gib(plan.get("cap_bytes")), "—"),
-        (
-            "weights",
-            gib(plan.get("weights_bytes")),
-            f"{weights_reported:,.2f} GiB" if isinstance(weights_reported, int | float) else "—",
-        ),
-        ("KV pool", gib(plan.get("kv_pool_bytes")), "—"),
-        ("KV bytes per token", num(plan.get("kv_bytes_per_token"), 0), "—"),
-        ("block size (tokens)", num(plan.get("block_size"), 0), "—"),
-        ("KV blocks", num(plan.get("num_blocks"), 0), "—"),
+        ("visible device memory", gib(p and p.memory_bytes), "—"),
+        ("gpu_memory_utilization", num(p and p.utilization, 2), "—"),
+        ("cap (memory × utilization)", gib(p and p.cap_bytes), "—"),
+        ("weights", gib(p and p.weights_bytes), "—" if weights_reported is None else f"{weights_reported:,.2f} GiB"),
+        ("KV pool", gib(p and p.kv_pool_bytes), "—"),
+        ("KV bytes per token", num(p and p.kv_bytes_per_token, 0), "—"),
+        ("block size (tokens)", num(p and p.block_size, 0), "—"),
+        ("KV blocks", num(p and p.num_blocks, 0), "—"),
         (
             "KV pool tokens",
-            num(plan.get("kv_tokens", cross.get("planned_kv_tokens")), 0),
+            num(first(p and p.kv_tokens, cross and cross.planned_kv_tokens), 0),
             num(reported_tokens, 0),
         ),
         (
-            f"max concurrency at {num(plan.get('max_model_len', conc_ctx), 0)} tokens",
-            num(plan.get("max_concurrency", cross.get("planned_max_concurrency")), 2),
+            f"max concurrency at {num(conc_ctx, 0)} tokens",
+            num(first(p and p.max_concurrency, cross and cross.planned_max_concurrency), 2),
             num(reported_conc, 2),
         ),
     ]
-    rows = [r for r in rows if r[1] != "—" or r[2] != "—"]
-    lines += md_table(["quantity", "planned", "reported by engine"], rows)
+    return [r for r in rows if r[1] != "—" or r[2] != "—"]
+
+
+def _memory(run: RunFiles) -> list[str]:
+    plan, boot, cross = run.plan, run.boot, run.crosscheck
+    lines = ["## Memory budget (planned vs reported)", ""]
+    if not (plan or boot or cross):
+        return lines + ["No plan, boot record or cross-check in this run."]
+    lines += md_table(["quantity", "planned", "reported by engine"], _memory_rows(plan, boot, cross))
     if cross:
-        verdict = "agrees" if cross.get("agrees") else "DISAGREES"
+        verdict = "agrees" if cross.agrees else "DISAGREES"
+        lines += ["", f"**Cross-check:** plan {verdict} with the engine." + (f" {cross.note}" if cross.note else "")]
+    if plan and plan.tpot_floor_ms is not None:
         lines += [
             "",
-            f"**Cross-check:** plan {verdict} with the engine."
-            + (f" {cross['note']}" if cross.get("note") else ""),
+            f"TPOT floor from bandwidth: {plan.tpot_floor_ms:.2f} ms "
+            f"({gib(plan.decode_bytes_per_step)} per decode step).",
         ]
-    if isinstance(plan.get("tpot_floor_ms"), int | float):
-        lines += [
-            "",
-            f"TPOT floor from bandwidth: {plan['tpot_floor_ms']:.2f} ms "
-            f"({gib(plan.get('decode_bytes_per_step'))} per decode step).",
-        ]
-    warnings = [w for w in plan.get("warnings") or [] if isinstance(w, Mapping)]
-    if warnings:
-        lines += ["", "Plan warnings:"] + [
-            f"- **{w.get('code', '')}**: {w.get('message', '')} (source: {w.get('source', '—')})"
-            for w in warnings
-        ]
+    if plan and plan.warnings:
+        lines += ["", "Plan warnings:"] + [f"- **{w.code}**: {w.message} (source: {w.source})" for w in plan.warnings]
     return lines
 
 
-def _grids(run: RunFiles) -> list[str]:
-    cells = cells_of(run.bench)
-    lines = ["## Benchmark", ""]
-    if not cells:
-        return lines + ["No benchmark summary in this run."]
-    config = get(run.bench, "config", default={}) or {}
-    lines += [
-        f"Contexts are rows, concurrent clients are columns. Output {num(config.get('output_tokens'), 0)} "
-        f"tokens per request, {num(config.get('reps'), 0)} reps per cell; values are medians over reps.",
-        "",
-    ]
-
-    def agg(c: Mapping[str, Any]) -> str:
-        cv = c.get("cv_output_tok_per_s")
-        text = num(c.get("output_tok_per_s"))
-        return f"{text} (CV {cv * 100:.0f}%)" if isinstance(cv, int | float) else text
-
-    for title, render in (
-        ("Aggregate output tok/s", agg),
-        ("Median TTFT (ms)", lambda c: num(get(c, "ttft_ms", "median"), 0)),
-        ("Per-stream output tok/s", lambda c: num(c.get("per_stream_tok_per_s"))),
-    ):
-        header, rows = grid_rows(cells, render)
-        lines += [f"### {title}", "", *md_table(header, rows), ""]
-    notes = [c for c in cells if c.get("status", "ok") != "ok"]
-    if notes:
-        lines += ["Cells not measured:"] + [
-            f"- {int(c.get('context_tokens', 0)):,} ctx × {c.get('clients')} clients: "
-            f"**{c.get('status')}** — {c.get('reason') or 'no reason recorded'}"
-            for c in notes
-        ]
-    partial = [c for c in cells if c.get("status", "ok") == "ok" and c.get("requests_failed")]
-    if partial:
-        lines += ["", "Cells with failed requests (their tokens are not counted):"] + [
-            f"- {int(c.get('context_tokens', 0)):,} ctx × {c.get('clients')} clients: {c['requests_failed']} "
-            f"failed; first: {c.get('first_error') or 'no error recorded'}"
-            for c in partial
-        ]
-    return lines
-
-
-def _guidance(run: RunFiles) -> list[str]:
-    cells = cells_of(run.bench)
-    if not cells:
-        return []
-    kv, origin = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
-    lines = ["## Workload guidance", ""]
-    if kv:
-        lines += [
-            f"Rule of thumb (seed article): keep clients × context under {KV_RULE_FRACTION:.0%} of the "
-            f"KV pool = {int(KV_RULE_FRACTION * kv):,} tokens of this run's {kv:,} ({origin}).",
-            "",
-        ]
-    else:
-        lines += [
-            "No KV pool size in this run (no plan or boot record): the clients × context rule is "
-            "not applied.",
-            "",
-        ]
-    suggestions = guidance(cells, kv)
-    if not suggestions:
-        return lines + ["No measured cell qualifies."]
-    return lines + md_table(["workload", "cell", "why"], suggestions)
+def _check_row(r: CheckResult) -> tuple[str, ...]:
+    probes = r.probes
+    passed = sum(1 for p in probes if p.verdict == "pass")
+    conditions = ", ".join(f"{k}={v}" for k, v in r.conditions.items())
+    notes = "; ".join(p.note for p in probes if p.note and p.verdict != "pass")
+    return (r.domain, f"**{r.verdict}**", f"{passed}/{len(probes)}", conditions or "—", notes[:200] or "—")
 
 
 def _checks(run: RunFiles) -> list[str]:
     lines = ["## Capability checks", ""]
-    results = [r for r in get(run.checks, "results", default=[]) or [] if isinstance(r, Mapping)]
-    if not results:
+    if run.checks is None or not run.checks.results:
         return lines + ["No capability checks in this run."]
-    rows = []
-    for r in results:
-        probes = [p for p in r.get("probes") or [] if isinstance(p, Mapping)]
-        passed = sum(1 for p in probes if p.get("verdict") == "pass")
-        conditions = ", ".join(f"{k}={v}" for k, v in (r.get("conditions") or {}).items())
-        notes = "; ".join(str(p.get("note")) for p in probes if p.get("note") and p.get("verdict") != "pass")
-        rows.append(
-            (
-                r.get("domain", "—"),
-                f"**{r.get('verdict', '—')}**",
-                f"{passed}/{len(probes)}",
-                conditions or "—",
-                notes[:200] or "—",
-            )
-        )
+    rows = [_check_row(r) for r in run.checks.results]
     return lines + md_table(["domain", "verdict", "probes passed", "conditions", "notes"], rows)
 
 
-def _cost(run: RunFiles) -> list[str]:
-    lines = ["## Cost", ""]
-    cost = run.cost
-    if isinstance(cost, list):  # older layout: a bare list of CostLine
-        cost = {"lines": cost}
-    if not isinstance(cost, Mapping) or not (cost.get("lines") or cost.get("cells")):
-        return lines + ["No cost in this run (price it with `onechip cost --run DIR --chip CHIP --write`)."]
-    cost_lines = [c for c in cost.get("lines") or [] if isinstance(c, Mapping)]
-    if cost_lines:
-        tok_s = cost.get("output_tok_per_s", cost_lines[0].get("output_tok_per_s"))
-        lines += [
-            f"Chip **{cost.get('chip', cost_lines[0].get('chip', '—'))}** at {num(tok_s)} output tok/s "
-            f"(prices judged on {cost.get('today', '—')}).",
-            "",
-        ]
-        lines += md_table(
-            [
-                "pricing",
-                "region",
-                "$/chip-hour",
-                "$/M output tokens",
-                "month 24/7 (730 h)",
-                "stops itself",
-                "price read",
-            ],
-            [
-                (
-                    c.get("pricing"),
-                    c.get("region", "—"),
-                    f"{c.get('usd_per_chip_hour', 0):.4f}",
-                    f"${c.get('usd_per_mtok', 0):.3f}",
-                    f"${c.get('monthly_usd', 0):,.0f}",
-                    "yes" if c.get("stops_itself") else "no",
-                    f"{c.get('price_date', '—')}" + (" ⚠ stale" if c.get("stale") else ""),
-                )
-                for c in cost_lines
-            ],
-        )
-    cells = [c for c in cost.get("cells") or [] if isinstance(c, Mapping)]
-    if cells:
-        names = list(dict.fromkeys(k for c in cells for k in (c.get("usd_per_mtok") or {})))
-        rows = []
-        for c in cells:
-            prices = c.get("usd_per_mtok") or {}
-            rows.append(
-                (
-                    f"{int(c.get('context_tokens', 0)):,}",
-                    c.get("clients"),
-                    num(c.get("output_tok_per_s")) if c.get("status") == "ok" else c.get("status"),
-                    *[f"${prices[n]:.3f}" if n in prices else "—" for n in names],
-                )
-            )
-        lines += [
-            "",
-            "$/M output tokens per measured cell:",
-            "",
-            *md_table(["context", "clients", "tok/s", *names], rows),
-        ]
-    restarts = [r for r in cost.get("restarts") or [] if isinstance(r, Mapping)]
-    if restarts:
-        lines += [
-            "",
-            "Restart cost (the chip bills while the engine boots):",
-            "",
-            *md_table(
-                ["restart", "boot (s)", "pricing", "USD"],
-                [
-                    (r.get("kind"), num(r.get("boot_s"), 0), r.get("pricing"), f"${r.get('usd', 0):.4f}")
-                    for r in restarts
-                ],
-            ),
-        ]
-    bullets = []
-    for b in [b for b in cost.get("break_even") or [] if isinstance(b, Mapping)]:
-        if isinstance(b.get("hours"), int | float):
-            bullets.append(
-                f"- Spot beats flex-start ({b.get('region', '')}) only while preemptions come less often "
-                f"than every **{b['hours']:.1f} h** ({b.get('kind')} restart ${b.get('restart_usd', 0):.4f} "
-                f"÷ flex-start premium ${b.get('premium_usd_per_hour', 0):.4f}/h)."
-            )
-        else:
-            bullets.append(
-                f"- Flex-start ({b.get('region', '')}) is not dearer than spot: spot never wins on price."
-            )
-    if bullets:
-        lines += ["", *bullets]
-    warnings = cost.get("warnings") or []
-    if warnings:
-        lines += ["", *[f"- ⚠ {w}" for w in warnings]]
-    return lines
-
-
-def _boot(run: RunFiles) -> list[str]:
-    boot = run.boot or {}
+def _boot(boot: BootRecord | None) -> list[str]:
     lines = ["## Boot timeline", ""]
-    events = [e for e in boot.get("events") or [] if isinstance(e, Mapping)]
-    if not boot:
+    if boot is None:
         return lines + ["No boot record in this run."]
     summary = [
-        f"ready after {num(boot.get('ready_s'))} s" if boot.get("ready_s") is not None else None,
-        f"weights loaded in {num(boot.get('weight_load_s'))} s"
-        if boot.get("weight_load_s") is not None
-        else None,
+        f"ready after {num(boot.ready_s)} s" if boot.ready_s is not None else None,
+        f"weights loaded in {num(boot.weight_load_s)} s" if boot.weight_load_s is not None else None,
     ]
     summary_text = "; ".join(s for s in summary if s)
     if summary_text:
         lines += [summary_text[0].upper() + summary_text[1:] + ".", ""]
-    if events:
+    if boot.events:
         rows, previous = [], 0.0
-        for e in events:  # log order; a line without a time stamp (uvicorn's) keeps its place
-            t = e.get("t_s")
-            delta = t - previous if isinstance(t, int | float) else None
-            previous = t if isinstance(t, int | float) else previous
-            line = str(e.get("line") or "")
-            rows.append((e.get("name"), num(t), num(delta), f"`{line[:120]}`" if line else "—"))
+        for e in boot.events:  # log order; a line without a time stamp (uvicorn's) keeps its place
+            delta = e.t_s - previous if e.t_s is not None else None
+            previous = e.t_s if e.t_s is not None else previous
+            line = e.line or ""
+            rows.append((e.name, num(e.t_s), num(delta), f"`{line[:120]}`" if line else "—"))
         lines += md_table(["stage", "t (s)", "Δ (s)", "log line"], rows)
-    for kind in ("warnings", "errors"):
-        items = boot.get(kind) or []
+    for kind, items in (("warning", boot.warnings), ("error", boot.errors)):
         if items:
-            lines += ["", f"{len(items)} {kind[:-1]} line(s) in the boot log; first: `{str(items[0])[:160]}`"]
+            lines += ["", f"{len(items)} {kind} line(s) in the boot log; first: `{items[0][:160]}`"]
     return lines
 
 

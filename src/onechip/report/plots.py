@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from onechip.errors import MissingDependencyError
-from onechip.report.tables import KV_RULE_FRACTION, cell_at, get, grid_axes
+from onechip.report.tables import KV_RULE_FRACTION, cell_at, grid_axes
+from onechip.schemas import CellResult
+
+Pick = Callable[[CellResult], float | None]
+
+
+def _tok_s(cell: CellResult) -> float | None:
+    return cell.output_tok_per_s
+
+
+def _ttft_median(cell: CellResult) -> float | None:
+    return cell.ttft_ms.median
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
@@ -30,19 +41,19 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def _value(cell: Mapping[str, Any] | None, *keys: str) -> float | None:
-    if cell is None or cell.get("status", "ok") != "ok":
+def _value(cell: CellResult | None, pick: Pick) -> float | None:
+    """`pick(cell)` for an 'ok' cell, else None (absent, infeasible and failed cells are not drawn)."""
+    if cell is None or cell.status != "ok":
         return None
-    value = get(cell, *keys)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return pick(cell)
 
 
-def heatmap_png(cells: Sequence[Mapping[str, Any]]) -> bytes:
+def heatmap_png(cells: Sequence[CellResult]) -> bytes:
     """Aggregate output tok/s over contexts (rows) x clients (columns); non-ok cells are labelled."""
     contexts, clients = grid_axes(cells)
     fig = _figure()
     ax = fig.add_subplot()
-    data = [[_value(cell_at(cells, ctx, n), "output_tok_per_s") for n in clients] for ctx in contexts]
+    data = [[_value(cell_at(cells, ctx, n), _tok_s) for n in clients] for ctx in contexts]
     masked = [[math.nan if v is None else v for v in row] for row in data]
     image = ax.imshow(masked, cmap="viridis", aspect="auto")
     fig.colorbar(image, ax=ax, label="aggregate output tok/s")
@@ -56,22 +67,20 @@ def heatmap_png(cells: Sequence[Mapping[str, Any]]) -> bytes:
             if data[i][j] is not None:
                 ax.text(j, i, f"{data[i][j]:,.0f}", ha="center", va="center", color="white", fontsize=8)
             else:  # masked cells are drawn blank: label them in dark text
-                label = "—" if cell is None else str(cell.get("status"))
+                label = "—" if cell is None else cell.status
                 ax.text(j, i, label, ha="center", va="center", color="#b00020", fontsize=8)
     ax.set_title("Aggregate output tok/s")
     return _png(fig)
 
 
-def _per_context_lines(ax: Any, cells: Sequence[Mapping[str, Any]], *keys: str) -> list[tuple[int, str]]:
+def _per_context_lines(ax: Any, cells: Sequence[CellResult], pick: Pick) -> list[tuple[int, str]]:
     contexts, clients = grid_axes(cells)
     drawn = []
     for ctx in contexts:
-        points = [(n, _value(cell_at(cells, ctx, n), *keys)) for n in clients]
+        points = [(n, _value(cell_at(cells, ctx, n), pick)) for n in clients]
         points = [(n, v) for n, v in points if v is not None]
         if points:
-            (line,) = ax.plot(
-                [p[0] for p in points], [p[1] for p in points], marker="o", label=f"{ctx:,} ctx"
-            )
+            (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{ctx:,} ctx")
             drawn.append((ctx, line.get_color()))
     ax.set_xscale("log", base=2)
     ax.set_xticks(clients, [str(n) for n in clients])
@@ -81,12 +90,12 @@ def _per_context_lines(ax: Any, cells: Sequence[Mapping[str, Any]], *keys: str) 
     return drawn
 
 
-def throughput_png(cells: Sequence[Mapping[str, Any]], kv_tokens: int | None) -> bytes:
+def throughput_png(cells: Sequence[CellResult], kv_tokens: int | None) -> bytes:
     """Aggregate tok/s vs clients, one line per context; dotted verticals mark each context's KV wall
     (clients x context = KV pool) and dashed ones the 78% rule, where they fall inside the plot."""
     fig = _figure()
     ax = fig.add_subplot()
-    drawn = _per_context_lines(ax, cells, "output_tok_per_s")
+    drawn = _per_context_lines(ax, cells, _tok_s)
     if kv_tokens:
         _, clients = grid_axes(cells)
         lo, hi = min(clients) / 1.5, max(clients) * 1.5
@@ -103,11 +112,11 @@ def throughput_png(cells: Sequence[Mapping[str, Any]], kv_tokens: int | None) ->
     return _png(fig)
 
 
-def ttft_png(cells: Sequence[Mapping[str, Any]]) -> bytes:
+def ttft_png(cells: Sequence[CellResult]) -> bytes:
     """Median TTFT (ms) vs clients, one line per context."""
     fig = _figure()
     ax = fig.add_subplot()
-    _per_context_lines(ax, cells, "ttft_ms", "median")
+    _per_context_lines(ax, cells, _ttft_median)
     ax.set_ylabel("median TTFT (ms)")
     ax.set_title("Time to first token vs clients")
     ax.legend(fontsize=8)

@@ -1,8 +1,13 @@
-"""Reading a run directory (`runs/<run-id>/`, layout in `onechip.schemas.run`) leniently.
+"""Reading a run directory (`runs/<run-id>/`, layout in `onechip.schemas.run`) into its result models.
 
-Every file is optional. Each is parsed as plain JSON and kept as a mapping, not validated into its
-pydantic model, so a run written by an older or newer onechip still renders; a file that is present
-but unreadable is recorded in `problems` instead of stopping the report.
+Every file is optional: an absent file is None. A present file is parsed as JSON and validated into
+its model (RunManifest, Plan, CrossCheck, BootRecord, CheckReport, BenchRun, CostReport). The models
+are lenient (`extra="ignore"`), so a newer file with more fields still loads, but the fields they
+ignore are listed in `problems` (a renamed field would otherwise read as a blank one); a file that
+cannot be read or does not match its model is recorded in `problems` (one line: the file and what
+was wrong) and left None, never stopping the report. Two older layouts still load: a `cost.json` that is a bare
+list of CostLine, and unknown keys inside a strict nested model (a BenchConfig written by another
+onechip), which are dropped with a problem line naming them.
 """
 
 from __future__ import annotations
@@ -12,26 +17,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from onechip.errors import ConfigError
+from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
 from onechip.schemas.run import RUN_FILES
 
-JSON_KINDS = ("manifest", "plan", "crosscheck", "boot", "checks", "bench", "cost")
+MODELS: dict[str, type[BaseModel]] = {
+    "manifest": RunManifest,
+    "plan": Plan,
+    "crosscheck": CrossCheck,
+    "boot": BootRecord,
+    "checks": CheckReport,
+    "bench": BenchRun,
+    "cost": CostReport,
+}
+JSON_KINDS = tuple(MODELS)
 # What a run directory is made of: every file of the layout except a rendered report.
 DATA_FILES = tuple(name for kind, name in RUN_FILES.items() if kind != "report_md")
+_SHOWN_ERRORS = 3  # validation errors named per file; the rest are counted
 
 
 @dataclass
 class RunFiles:
-    """The parsed JSON files of one run directory; None where a file is absent or unreadable."""
+    """The run files of one directory as result models; None where a file is absent or invalid."""
 
     path: Path
-    manifest: dict[str, Any] | None = None
-    plan: dict[str, Any] | None = None
-    crosscheck: dict[str, Any] | None = None
-    boot: dict[str, Any] | None = None
-    checks: dict[str, Any] | None = None
-    bench: dict[str, Any] | None = None
-    cost: Any = None  # a CostReport object; older runs stored a list of CostLine objects
+    manifest: RunManifest | None = None
+    plan: Plan | None = None
+    crosscheck: CrossCheck | None = None
+    boot: BootRecord | None = None
+    checks: CheckReport | None = None
+    bench: BenchRun | None = None
+    cost: CostReport | None = None
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -41,28 +59,111 @@ class RunFiles:
 
 
 def read_run(run_dir: Path | str) -> RunFiles:
-    """Parse whichever of run.json, plan.json, crosscheck.json, boot.json, checks.json, summary.json and
-    cost.json exist in `run_dir`. Raises ConfigError when `run_dir` is not a directory.
+    """Load whichever of run.json, plan.json, crosscheck.json, boot.json, checks.json, summary.json and
+    cost.json exist in `run_dir` into their models (see the module docstring for what is lenient).
+    Raises ConfigError when `run_dir` is not a directory; a bad file is a problem line, not an error.
     """
     path = Path(run_dir)
     if not path.is_dir():
         raise ConfigError(f"run directory {path} does not exist or is not a directory")
     files = RunFiles(path=path)
-    for kind in JSON_KINDS:
-        name = RUN_FILES[kind]
-        target = path / name
-        if not target.is_file():
-            continue
-        try:
-            data = json.loads(target.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            files.problems.append(f"{name} could not be read: {exc}")
-            continue
-        if kind != "cost" and not isinstance(data, dict):
-            files.problems.append(f"{name} is not a JSON object; ignored")
-            continue
-        setattr(files, kind, data)
+    for kind, model in MODELS.items():
+        target = path / RUN_FILES[kind]
+        if target.is_file():
+            setattr(files, kind, _load(target, model, files.problems))
     return files
+
+
+def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
+    """`target` validated into `model`, or None with a line appended to `problems`."""
+    data = _read_object(target, model, problems)
+    if data is None:
+        return None
+    try:
+        loaded = model.model_validate(data)
+    except ValidationError as exc:
+        return _load_without_unknown(target.name, model, data, exc, problems)
+    ignored = _ignored_fields(data, loaded)
+    if ignored:  # a renamed optional field would otherwise read as a silently blank one
+        problems.append(f"{target.name}: unknown field(s) {', '.join(ignored[: _SHOWN_ERRORS * 2])} ignored")
+    return loaded
+
+
+def _read_object(target: Path, model: type[BaseModel], problems: list[str]) -> dict[str, Any] | None:
+    """The JSON object in `target` (an older list-of-CostLine cost.json as a CostReport mapping)."""
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problems.append(f"{target.name} could not be read: {exc}")
+        return None
+    if model is CostReport and isinstance(data, list):  # older layout: a bare list of CostLine
+        data = _old_cost(data)
+    if not isinstance(data, dict):
+        problems.append(f"{target.name} is not a JSON object; ignored")
+        return None
+    return data
+
+
+def _load_without_unknown(
+    name: str, model: type[BaseModel], data: dict[str, Any], exc: ValidationError, problems: list[str]
+) -> Any:
+    """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
+    written by another onechip version) without those keys; any other error ignores the file."""
+    unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+    if not unknown or len(unknown) < exc.error_count():
+        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")
+        return None
+    for loc in unknown:
+        _drop(data, loc)
+    problems.append(f"{name}: unknown field(s) {', '.join(_where(loc) for loc in unknown)} ignored")
+    try:
+        return model.model_validate(data)
+    except ValidationError as again:  # pragma: no cover - dropping unknown keys cannot add an error
+        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(again)}")
+        return None
+
+
+def _ignored_fields(data: Any, loaded: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of the keys in `data` that the lenient models dropped (extra="ignore")."""
+    if isinstance(loaded, BaseModel) and isinstance(data, dict):
+        fields = type(loaded).model_fields
+        out = [f"{prefix}{key}" for key in data if key not in fields]
+        for key in fields:
+            if key in data:
+                out += _ignored_fields(data[key], getattr(loaded, key), f"{prefix}{key}.")
+        return out
+    if isinstance(loaded, list) and isinstance(data, list):
+        return [
+            p
+            for i, (d, m) in enumerate(zip(data, loaded, strict=False))
+            for p in _ignored_fields(d, m, f"{prefix}{i}.")
+        ]
+    return []
+
+
+def _old_cost(lines: list[Any]) -> Any:
+    """A list of CostLine objects (cost.json before CostReport) as a CostReport mapping."""
+    first = lines[0] if lines and isinstance(lines[0], dict) else {}
+    return {"chip": first.get("chip", ""), "today": "", "lines": lines}
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(root)"
+
+
+def _describe(exc: ValidationError) -> str:
+    errors = exc.errors()
+    shown = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:_SHOWN_ERRORS])
+    more = len(errors) - _SHOWN_ERRORS
+    return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def _drop(data: Any, loc: tuple[Any, ...]) -> None:
+    """Delete the key at `loc` (a pydantic error location) from nested dicts and lists."""
+    for part in loc[:-1]:
+        data = data[part]
+    if isinstance(data, dict):
+        data.pop(loc[-1], None)
 
 
 def require_run_files(run: RunFiles) -> None:

@@ -1,361 +1,238 @@
-"""Export a run in the serving-report JSON layout (schema_version 1.1) named in issue 6: run, hardware
-(host, pricing), model, software (serve_args), throughput (workload, sweep[]), capabilities[], memory,
-startup, cost (per_m_output_tokens[]). `SCHEMA` is our own JSON Schema (draft 2020-12) for that layout;
-every export is validated against it with jsonschema before it is returned.
+"""Export a run in the serving-report JSON layout (schema_version 1.1, issue 6).
+
+The layout is the pydantic model `onechip.schemas.serving_report.ServingReport`; `SCHEMA` is the JSON
+Schema generated from it (never written by hand). `build` fills the model from the run's result
+models, `export` returns it as a validated JSON document. Print the schema with
+`python -m onechip.report.serving_report`.
+
+Honesty rules: `accelerator_count` comes from the plan (see `_accelerators`), and a price or
+throughput the run does not have is null with a reason, never 0.0.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import GIB, cells_of, get
+from onechip.report.tables import GIB, cells_of, first, serve_flags
+from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
+from onechip.schemas.serving_report import (
+    SERVING_REPORT_VERSION,
+    Capability,
+    Cost,
+    CostPerMTok,
+    DistInfo,
+    Hardware,
+    HostInfo,
+    Memory,
+    ModelInfo,
+    PriceInfo,
+    RunInfo,
+    ServingReport,
+    Software,
+    Startup,
+    StartupEvent,
+    SweepCell,
+    Throughput,
+    Workload,
+    serving_report_schema,
+)
 
-SERVING_REPORT_VERSION = "1.1"
+SCHEMA: dict[str, Any] = serving_report_schema()
 
-_NUM = {"type": ["number", "null"]}
-_INT = {"type": ["integer", "null"]}
-_STR = {"type": ["string", "null"]}
-_DIST = {
-    "type": "object",
-    "properties": {"mean": _NUM, "median": _NUM, "p90": _NUM, "p99": _NUM},
-    "required": ["mean", "median", "p90", "p99"],
-    "additionalProperties": False,
-}
-
-SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://onechip.dev/schemas/serving-report-1.1.json",
-    "title": "serving-report",
-    "type": "object",
-    "required": [
-        "schema_version",
-        "run",
-        "hardware",
-        "model",
-        "software",
-        "throughput",
-        "capabilities",
-        "memory",
-        "startup",
-        "cost",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "schema_version": {"const": SERVING_REPORT_VERSION},
-        "run": {
-            "type": "object",
-            "required": ["id", "tool", "tool_version"],
-            "properties": {
-                "id": {"type": "string"},
-                "tool": {"const": "onechip"},
-                "tool_version": _STR,
-                "created_at": _STR,
-                "command": _STR,
-                "status": _STR,
-            },
-        },
-        "hardware": {
-            "type": "object",
-            "required": ["accelerator", "accelerator_count", "host", "pricing"],
-            "properties": {
-                "accelerator": _STR,
-                "accelerator_count": {"type": "integer", "minimum": 1},
-                "host": {"type": "object", "properties": {"name": _STR, "python": _STR, "cpus": _INT}},
-                "pricing": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["model", "usd_per_chip_hour"],
-                        "properties": {
-                            "model": {"type": "string"},
-                            "region": _STR,
-                            "usd_per_chip_hour": {"type": "number", "minimum": 0},
-                            "price_date": _STR,
-                            "stale": {"type": "boolean"},
-                            "source": _STR,
-                        },
-                    },
-                },
-            },
-        },
-        "model": {
-            "type": "object",
-            "required": ["id"],
-            "properties": {
-                "id": _STR,
-                "architecture": _STR,
-                "dtype": _STR,
-                "kv_cache_dtype": _STR,
-                "max_model_len": _INT,
-            },
-        },
-        "software": {
-            "type": "object",
-            "required": ["engine", "serve_args"],
-            "properties": {
-                "engine": _STR,
-                "engine_version": _STR,
-                "serve_args": {"type": "array", "items": {"type": "string"}},
-            },
-        },
-        "throughput": {
-            "type": "object",
-            "required": ["workload", "sweep"],
-            "properties": {
-                "workload": {
-                    "type": "object",
-                    "properties": {
-                        "output_len": _INT,
-                        "reps": _INT,
-                        "prefix_reuse": {"type": ["boolean", "null"]},
-                        "itl_convention": _STR,
-                    },
-                },
-                "sweep": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": [
-                            "concurrency",
-                            "input_len",
-                            "output_len",
-                            "status",
-                            "output_tok_per_s",
-                            "per_stream_tok_per_s",
-                            "ttft_ms",
-                            "tpot_ms",
-                            "itl_ms",
-                        ],
-                        "additionalProperties": False,
-                        "properties": {
-                            "concurrency": {"type": "integer", "minimum": 1},
-                            "input_len": {"type": "integer", "minimum": 0},
-                            "output_len": _INT,
-                            "status": {"enum": ["ok", "infeasible", "failed"]},
-                            "reason": _STR,
-                            "output_tok_per_s": _NUM,
-                            "cv_output_tok_per_s": _NUM,
-                            "per_stream_tok_per_s": _NUM,
-                            "ttft_ms": _DIST,
-                            "tpot_ms": _DIST,
-                            "itl_ms": _DIST,
-                        },
-                    },
-                },
-            },
-        },
-        "capabilities": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "verdict"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "verdict": {"enum": ["pass", "partial", "fail", "blocked", "not_tested"]},
-                    "conditions": {"type": "object", "additionalProperties": {"type": "string"}},
-                },
-            },
-        },
-        "memory": {
-            "type": "object",
-            "properties": {
-                "weights_gib_planned": _NUM,
-                "weights_gib_reported": _NUM,
-                "kv_bytes_per_token": _INT,
-                "block_size": _INT,
-                "gpu_memory_utilization": _NUM,
-                "kv_pool_tokens_planned": _INT,
-                "kv_pool_tokens_reported": _INT,
-                "plan_agrees": {"type": ["boolean", "null"]},
-            },
-        },
-        "startup": {
-            "type": "object",
-            "properties": {
-                "ready_s": _NUM,
-                "weight_load_s": _NUM,
-                "events": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "t_s"],
-                        "properties": {"name": {"type": "string"}, "t_s": _NUM},
-                    },
-                },
-            },
-        },
-        "cost": {
-            "type": "object",
-            "required": ["per_m_output_tokens"],
-            "properties": {
-                "per_m_output_tokens": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": [
-                            "pricing",
-                            "usd_per_chip_hour",
-                            "output_tok_per_s",
-                            "usd_per_m_output_tokens",
-                        ],
-                        "properties": {
-                            "pricing": {"type": "string"},
-                            "region": _STR,
-                            "usd_per_chip_hour": {"type": "number", "minimum": 0},
-                            "output_tok_per_s": {"type": "number", "exclusiveMinimum": 0},
-                            "usd_per_m_output_tokens": {"type": "number", "minimum": 0},
-                            "monthly_usd": _NUM,
-                        },
-                    },
-                }
-            },
-        },
-    },
-}
+__all__ = ["SCHEMA", "SERVING_REPORT_VERSION", "build", "export", "validate"]
 
 
-def _dist(value: Any) -> dict[str, float | None]:
-    return {k: get(value, k) for k in ("mean", "median", "p90", "p99")}
+def _catalog_chips(chip: str) -> int | None:
+    """Chips in the slice of catalog key `chip` (catalog/accelerators.json), None when unknown. Read
+    from the catalog file, not through onechip.planner, whose import pulls in the Hub client."""
+    entry = (catalog.load("accelerators").get("accelerators") or {}).get(chip)
+    return int(entry.get("chips", 1)) if isinstance(entry, dict) else None
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _accelerators(run: RunFiles) -> tuple[int | None, str]:
+    """Chips the engine ran on and where that number comes from: the larger of the plan's
+    tensor_parallel_size and the chips of its chip key (catalog/accelerators.json); without a plan,
+    the chips of the run's chip key; else None with the reason."""
+    plan, chip = run.plan, first(run.plan and run.plan.chip, run.manifest and run.manifest.chip)
+    chips = _catalog_chips(chip) if chip else None
+    if plan is not None:
+        if chips is not None and chips > plan.tensor_parallel_size:
+            return (
+                chips,
+                f"chips of {chip} in the accelerator catalog (plan tensor_parallel_size {plan.tensor_parallel_size})",
+            )
+        return plan.tensor_parallel_size, "plan tensor_parallel_size"
+    if chips is not None:
+        return chips, f"chips of {chip} in the accelerator catalog (no plan in this run)"
+    return None, "unknown: the run has no plan and no known chip"
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _hardware(run: RunFiles, lines: list[CostLine]) -> Hardware:
+    m = run.manifest
+    count, source = _accelerators(run)
+    return Hardware(
+        accelerator=first(m and m.chip, run.plan and run.plan.chip),
+        accelerator_count=count,
+        accelerator_count_source=source,
+        host=HostInfo(name=m.host, python=m.python, cpus=m.cpus) if m else HostInfo(),
+        pricing=[
+            PriceInfo(
+                model=c.pricing,
+                region=c.region or None,
+                usd_per_chip_hour=c.usd_per_chip_hour,
+                price_date=c.price_date,
+                stale=c.stale,
+                source=c.source or None,
+            )
+            for c in lines
+        ],
+    )
 
 
-def _cost_lines(cost: Any) -> list[Mapping[str, Any]]:
-    lines = cost if isinstance(cost, list) else get(cost, "lines", default=[]) or []
-    return [c for c in lines if isinstance(c, Mapping)]
+def _software(run: RunFiles) -> Software:
+    plan, boot = run.plan, run.boot
+    server = run.bench.server if run.bench else {}
+    flags, source = serve_flags(plan)
+    return Software(
+        engine=first(boot and boot.engine, plan and plan.engine),
+        engine_version=first(boot and boot.engine_version, server.get("engine_version")),
+        serve_args=flags,
+        serve_args_source=source,
+        serve_command=plan.serve_command.shell or None if plan and plan.serve_command else None,
+    )
+
+
+def _dist(d: Dist) -> DistInfo:
+    return DistInfo(mean=d.mean, median=d.median, p90=d.p90, p99=d.p99)
+
+
+def _sweep_cell(c: CellResult, output_len: int | None) -> SweepCell:
+    reason = c.reason
+    if c.output_tok_per_s is None and reason is None:
+        reason = f"no throughput recorded for this {c.status} cell"
+    return SweepCell(
+        concurrency=c.clients,
+        input_len=c.context_tokens,
+        output_len=output_len,
+        status=c.status,
+        reason=reason,
+        output_tok_per_s=c.output_tok_per_s,
+        cv_output_tok_per_s=c.cv_output_tok_per_s,
+        per_stream_tok_per_s=c.per_stream_tok_per_s,
+        ttft_ms=_dist(c.ttft_ms),
+        tpot_ms=_dist(c.tpot_ms),
+        itl_ms=_dist(c.itl_ms),
+    )
+
+
+def _throughput(bench: BenchRun | None) -> Throughput:
+    if bench is None:
+        return Throughput(workload=Workload(), sweep=[])
+    config = bench.config
+    output_len = config.output_tokens
+    return Throughput(
+        workload=Workload(
+            output_len=output_len,
+            reps=config.reps,
+            prefix_reuse=config.prefix_reuse,
+            itl_convention=bench.itl_convention,
+        ),
+        sweep=[_sweep_cell(c, output_len) for c in cells_of(bench)],
+    )
+
+
+def _memory(run: RunFiles) -> Memory:
+    plan, boot, cross = run.plan, run.boot, run.crosscheck
+    return Memory(
+        weights_gib_planned=plan.weights_bytes / GIB if plan else None,
+        weights_gib_reported=boot.weights_gib if boot else None,
+        kv_bytes_per_token=plan.kv_bytes_per_token if plan else None,
+        block_size=plan.block_size if plan else None,
+        gpu_memory_utilization=plan.utilization if plan else None,
+        kv_pool_tokens_planned=first(plan and plan.kv_tokens, cross and cross.planned_kv_tokens),
+        kv_pool_tokens_reported=first(boot and boot.kv_cache_tokens, cross and cross.reported_kv_tokens),
+        plan_agrees=cross.agrees if cross else None,
+    )
+
+
+def _startup(run: RunFiles) -> Startup:
+    boot = run.boot
+    if boot is None:
+        return Startup()
+    return Startup(
+        ready_s=boot.ready_s,
+        weight_load_s=boot.weight_load_s,
+        events=[StartupEvent(name=e.name, t_s=e.t_s) for e in boot.events],
+    )
+
+
+def _per_mtok(c: CostLine) -> CostPerMTok:
+    # A stored CostLine always carries a price and a positive throughput (cost.arithmetic refuses
+    # anything else), so no figure here is ever a default 0.
+    return CostPerMTok(
+        pricing=c.pricing,
+        region=c.region or None,
+        usd_per_chip_hour=c.usd_per_chip_hour,
+        output_tok_per_s=c.output_tok_per_s,
+        usd_per_m_output_tokens=c.usd_per_mtok,
+        monthly_usd=c.monthly_usd,
+    )
+
+
+def _cost(cost: CostReport | None) -> Cost:
+    if cost is None:
+        return Cost(per_m_output_tokens=[], reason="no cost.json in this run (onechip cost --run DIR --write)")
+    if not cost.lines:
+        why = "; ".join(cost.warnings) or "the cost report has no priced throughput"
+        return Cost(per_m_output_tokens=[], reason=f"nothing priced per token: {why}")
+    return Cost(per_m_output_tokens=[_per_mtok(c) for c in cost.lines])
 
 
 def build(run: RunFiles) -> dict[str, Any]:
-    """The serving-report document for already-read run files (not yet validated)."""
-    m, plan, boot, bench, cross = (
-        run.manifest or {},
-        run.plan or {},
-        run.boot or {},
-        run.bench or {},
-        run.crosscheck or {},
-    )
-    config = bench.get("config") or {}
-    output_len = _int(config.get("output_tokens"))
-    lines = _cost_lines(run.cost)
-    weights_bytes = _num(plan.get("weights_bytes"))
-    serve_args = [
-        f"{a['flag']} {a['value']}" if a.get("value") is not None else str(a["flag"])
-        for a in plan.get("serve_args") or []
-        if isinstance(a, Mapping) and "flag" in a
-    ]
-    return {
-        "schema_version": SERVING_REPORT_VERSION,
-        "run": {
-            "id": str(m.get("run_id") or run.path.name),
-            "tool": "onechip",
-            "tool_version": m.get("tool_version") or bench.get("tool_version"),
-            "created_at": m.get("created_at") or bench.get("created_at"),
-            "command": m.get("command"),
-            "status": m.get("status"),
-        },
-        "hardware": {
-            "accelerator": m.get("chip") or plan.get("chip"),
-            "accelerator_count": 1,
-            "host": {"name": m.get("host"), "python": m.get("python"), "cpus": _int(m.get("cpus"))},
-            "pricing": [
-                {
-                    "model": str(c.get("pricing")),
-                    "region": c.get("region"),
-                    "usd_per_chip_hour": float(c.get("usd_per_chip_hour", 0)),
-                    "price_date": c.get("price_date"),
-                    "stale": bool(c.get("stale", False)),
-                    "source": c.get("source"),
-                }
-                for c in lines
-            ],
-        },
-        "model": {
-            "id": boot.get("model") or plan.get("model") or get(bench, "server", "model"),
-            "architecture": plan.get("architecture"),
-            "dtype": plan.get("dtype"),
-            "kv_cache_dtype": plan.get("kv_cache_dtype"),
-            "max_model_len": _int(plan.get("max_model_len")),
-        },
-        "software": {
-            "engine": boot.get("engine") or plan.get("engine"),
-            "engine_version": boot.get("engine_version") or get(bench, "server", "engine_version"),
-            "serve_args": serve_args,
-        },
-        "throughput": {
-            "workload": {
-                "output_len": output_len,
-                "reps": _int(config.get("reps")),
-                "prefix_reuse": config.get("prefix_reuse"),
-                "itl_convention": bench.get("itl_convention"),
-            },
-            "sweep": [
-                {
-                    "concurrency": int(c.get("clients", 1)),
-                    "input_len": int(c.get("context_tokens", 0)),
-                    "output_len": output_len,
-                    "status": c.get("status", "ok"),
-                    "reason": c.get("reason"),
-                    "output_tok_per_s": _num(c.get("output_tok_per_s")),
-                    "cv_output_tok_per_s": _num(c.get("cv_output_tok_per_s")),
-                    "per_stream_tok_per_s": _num(c.get("per_stream_tok_per_s")),
-                    "ttft_ms": _dist(c.get("ttft_ms")),
-                    "tpot_ms": _dist(c.get("tpot_ms")),
-                    "itl_ms": _dist(c.get("itl_ms")),
-                }
-                for c in cells_of(bench)
-            ],
-        },
-        "capabilities": [
-            {
-                "name": str(r.get("domain")),
-                "verdict": r.get("verdict", "not_tested"),
-                "conditions": {str(k): str(v) for k, v in (r.get("conditions") or {}).items()},
-            }
-            for r in get(run.checks, "results", default=[]) or []
-            if isinstance(r, Mapping)
+    """The serving-report document for already-read run files, as a JSON-ready dict (not yet checked
+    against SCHEMA). Raises pydantic.ValidationError only on a bug in this module."""
+    m, plan, boot, bench = run.manifest, run.plan, run.boot, run.bench
+    server = bench.server if bench else {}
+    lines = run.cost.lines if run.cost else []
+    report = ServingReport(
+        schema_version=SERVING_REPORT_VERSION,
+        run=RunInfo(
+            id=first(m and m.run_id, run.path.name),
+            tool_version=first(m and m.tool_version, bench and bench.tool_version),
+            created_at=first(m and m.created_at, bench and bench.created_at),
+            command=m.command if m else None,
+            status=m.status if m else None,
+        ),
+        hardware=_hardware(run, lines),
+        model=_model(plan, first(boot and boot.model, plan and plan.model, server.get("model"))),
+        software=_software(run),
+        throughput=_throughput(bench),
+        capabilities=[
+            Capability(name=r.domain, verdict=r.verdict, conditions=r.conditions)
+            for r in (run.checks.results if run.checks else [])
         ],
-        "memory": {
-            "weights_gib_planned": weights_bytes / GIB if weights_bytes is not None else None,
-            "weights_gib_reported": _num(boot.get("weights_gib")),
-            "kv_bytes_per_token": _int(plan.get("kv_bytes_per_token")),
-            "block_size": _int(plan.get("block_size")),
-            "gpu_memory_utilization": _num(plan.get("utilization")),
-            "kv_pool_tokens_planned": _int(plan.get("kv_tokens", cross.get("planned_kv_tokens"))),
-            "kv_pool_tokens_reported": _int(boot.get("kv_cache_tokens", cross.get("reported_kv_tokens"))),
-            "plan_agrees": cross.get("agrees"),
-        },
-        "startup": {
-            "ready_s": _num(boot.get("ready_s")),
-            "weight_load_s": _num(boot.get("weight_load_s")),
-            "events": [
-                {"name": str(e.get("name")), "t_s": _num(e.get("t_s"))}
-                for e in boot.get("events") or []
-                if isinstance(e, Mapping)
-            ],
-        },
-        "cost": {
-            "per_m_output_tokens": [
-                {
-                    "pricing": str(c.get("pricing")),
-                    "region": c.get("region"),
-                    "usd_per_chip_hour": float(c.get("usd_per_chip_hour", 0)),
-                    "output_tok_per_s": float(c.get("output_tok_per_s", 0)),
-                    "usd_per_m_output_tokens": float(c.get("usd_per_mtok", 0)),
-                    "monthly_usd": _num(c.get("monthly_usd")),
-                }
-                for c in lines
-            ]
-        },
-    }
+        memory=_memory(run),
+        startup=_startup(run),
+        cost=_cost(run.cost),
+    )
+    return report.model_dump(mode="json")
+
+
+def _model(plan: Plan | None, model_id: str | None) -> ModelInfo:
+    if plan is None:
+        return ModelInfo(id=model_id)
+    return ModelInfo(
+        id=model_id,
+        architecture=plan.architecture,
+        dtype=plan.dtype,
+        kv_cache_dtype=plan.kv_cache_dtype,
+        max_model_len=plan.max_model_len,
+    )
 
 
 def validate(document: Mapping[str, Any]) -> None:
@@ -363,15 +240,13 @@ def validate(document: Mapping[str, Any]) -> None:
     try:
         import jsonschema
     except ImportError:  # pragma: no cover - jsonschema is a dependency of the report
-        raise MissingDependencyError(
-            "the serving-report export needs jsonschema: pip install jsonschema"
-        ) from None
+        raise MissingDependencyError("the serving-report export needs jsonschema: pip install jsonschema") from None
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(root)"
-        raise ConfigError(f"serving-report export does not match its schema at {where}: {first.message}")
+        first_error = errors[0]
+        where = "/".join(str(p) for p in first_error.absolute_path) or "(root)"
+        raise ConfigError(f"serving-report export does not match its schema at {where}: {first_error.message}")
 
 
 def export(run: RunFiles) -> dict[str, Any]:
@@ -379,3 +254,7 @@ def export(run: RunFiles) -> dict[str, Any]:
     document = build(run)
     validate(document)
     return document
+
+
+if __name__ == "__main__":  # python -m onechip.report.serving_report > serving-report-1.1.schema.json
+    print(json.dumps(SCHEMA, indent=2))

@@ -1,11 +1,13 @@
 """Small pure helpers the renderers share: number formatting, Markdown tables, the bench grid and the
-workload guidance derived from a run's own plan. Inputs are plain mappings as read from run files.
+workload guidance derived from a run's own plan. Inputs are the result models `rundir` loads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeArg, ServeFlag
 
 GIB = 1024**3
 KV_RULE_FRACTION = 0.78  # seed article: "keep clients x context < 250,000 tokens -- about 78% of the KV pool"
@@ -26,6 +28,12 @@ def gib(value_bytes: Any, digits: int = 2) -> str:
     return "—"
 
 
+def first(*values: Any) -> Any:
+    """The first value that is neither None nor ''; None when there is none (run files fall back from
+    one to the next: run.json, then plan.json, then the bench summary)."""
+    return next((v for v in values if v not in (None, "")), None)
+
+
 def md_escape(text: Any) -> str:
     """Make a value safe inside a Markdown table cell (pipes and newlines)."""
     return str(text).replace("|", "\\|").replace("\n", " ").strip()
@@ -38,38 +46,24 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
-def get(data: Any, *keys: str, default: Any = None) -> Any:
-    """Nested lookup in mappings: get(cell, 'ttft_ms', 'median')."""
-    for key in keys:
-        if not isinstance(data, Mapping) or key not in data:
-            return default
-        data = data[key]
-    return data
+def cells_of(bench: BenchRun | None) -> list[CellResult]:
+    """The cells of a bench summary (summary.json), or [] without one."""
+    return list(bench.cells) if bench is not None else []
 
 
-def cells_of(bench: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    """The cell mappings of a bench summary (summary.json), or []."""
-    cells = get(bench, "cells", default=[]) or []
-    return [c for c in cells if isinstance(c, Mapping)]
-
-
-def grid_axes(cells: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[int]]:
+def grid_axes(cells: Sequence[CellResult]) -> tuple[list[int], list[int]]:
     """Sorted distinct contexts (rows) and clients (columns) of the cells."""
-    contexts = sorted({int(c.get("context_tokens", 0)) for c in cells})
-    clients = sorted({int(c.get("clients", 0)) for c in cells})
+    contexts = sorted({c.context_tokens for c in cells})
+    clients = sorted({c.clients for c in cells})
     return contexts, clients
 
 
-def cell_at(cells: Sequence[Mapping[str, Any]], context: int, clients: int) -> Mapping[str, Any] | None:
-    for cell in cells:
-        if int(cell.get("context_tokens", -1)) == context and int(cell.get("clients", -1)) == clients:
-            return cell
-    return None
+def cell_at(cells: Sequence[CellResult], context: int, clients: int) -> CellResult | None:
+    """The cell measured at (`context`, `clients`), or None."""
+    return next((c for c in cells if c.context_tokens == context and c.clients == clients), None)
 
 
-def grid_rows(
-    cells: Sequence[Mapping[str, Any]], value: Callable[[Mapping[str, Any]], str]
-) -> tuple[list[str], list[list[str]]]:
+def grid_rows(cells: Sequence[CellResult], value: Callable[[CellResult], str]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a context x clients grid. `value(cell)` renders an 'ok' cell; infeasible and
     failed cells read 'infeasible' / 'failed', absent ones '—'."""
     contexts, clients = grid_axes(cells)
@@ -79,28 +73,68 @@ def grid_rows(
         row = [f"{ctx:,}"]
         for n in clients:
             cell = cell_at(cells, ctx, n)
-            status = None if cell is None else cell.get("status", "ok")
-            row.append("—" if cell is None else value(cell) if status == "ok" else str(status))
+            row.append("—" if cell is None else value(cell) if cell.status == "ok" else cell.status)
         rows.append(row)
     return header, rows
 
 
-def kv_pool_tokens(
-    plan: Mapping[str, Any] | None, boot: Mapping[str, Any] | None, crosscheck: Mapping[str, Any] | None
-) -> tuple[int | None, str]:
+def flag_words(flags: Sequence[ServeArg | ServeFlag]) -> list[str]:
+    """'FLAG VALUE' or 'FLAG' for each serve flag, in order."""
+    return [f.flag if f.value is None else f"{f.flag} {f.value}" for f in flags]
+
+
+FlagSource = Literal["serve_command", "plan", "none"]
+
+
+def serve_flags(plan: Plan | None) -> tuple[list[str], FlagSource]:
+    """The serve flags of a run and what they are: 'serve_command' when plan.json recorded the command
+    the engine ran, else 'plan' (the planner's recommended `serve_args`, which older runs carry and
+    which need not be what ran), else 'none'."""
+    if plan is not None and plan.serve_command is not None:
+        return flag_words(plan.serve_command.flags), "serve_command"
+    if plan is not None and plan.serve_args:
+        return flag_words(plan.serve_args), "plan"
+    return [], "none"
+
+
+def kv_pool_tokens(plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None) -> tuple[int | None, str]:
     """KV pool tokens for the workload rule and where they came from: the engine's reported figure
     when there is one (it is what the engine actually allocated), else the plan's."""
     for value, origin in (
-        (get(boot, "kv_cache_tokens"), "reported by the engine at boot"),
-        (get(crosscheck, "reported_kv_tokens"), "reported by the engine at boot"),
-        (get(plan, "kv_tokens"), "planned"),
+        (boot.kv_cache_tokens if boot else None, "reported by the engine at boot"),
+        (crosscheck.reported_kv_tokens if crosscheck else None, "reported by the engine at boot"),
+        (plan.kv_tokens if plan else None, "planned"),
     ):
-        if isinstance(value, int | float) and value > 0:
-            return int(value), origin
+        if value is not None and value > 0:
+            return value, origin
     return None, ""
 
 
-def guidance(cells: Sequence[Mapping[str, Any]], kv_tokens: int | None) -> list[tuple[str, str, str]]:
+def _ok_cells(cells: Sequence[CellResult]) -> list[CellResult]:
+    return [c for c in cells if c.status == "ok" and c.output_tok_per_s is not None]
+
+
+def _label(c: CellResult) -> str:
+    return f"{c.context_tokens:,} ctx × {c.clients} clients"
+
+
+def _tok_s(c: CellResult) -> float:
+    return c.output_tok_per_s or 0.0
+
+
+def _interactive(fits: Sequence[CellResult], ok: Sequence[CellResult]) -> list[CellResult]:
+    """Cells whose per-stream tok/s is at least half of one client's at the same context."""
+    out = []
+    for c in fits:
+        single = next((s for s in ok if s.context_tokens == c.context_tokens and s.clients == 1), None)
+        base = single.per_stream_tok_per_s if single else None
+        mine = c.per_stream_tok_per_s
+        if mine is not None and base is not None and base > 0 and mine >= 0.5 * base:
+            out.append(c)
+    return out
+
+
+def guidance(cells: Sequence[CellResult], kv_tokens: int | None) -> list[tuple[str, str, str]]:
     """(workload, cell, why) suggestions from the measured ok cells.
 
     - under the KV rule: clients x context <= 78% of the KV pool (seed article's rule of thumb);
@@ -109,56 +143,31 @@ def guidance(cells: Sequence[Mapping[str, Any]], kv_tokens: int | None) -> list[
     - batch / offline: the highest aggregate tok/s under the rule;
     - long documents: the highest aggregate tok/s at the largest measured context, under the rule.
     """
-    ok = [
-        c
-        for c in cells
-        if c.get("status", "ok") == "ok" and isinstance(c.get("output_tok_per_s"), int | float)
-    ]
+    ok = _ok_cells(cells)
     limit = KV_RULE_FRACTION * kv_tokens if kv_tokens else None
-
-    def under(c: Mapping[str, Any]) -> bool:
-        return limit is None or int(c["context_tokens"]) * int(c["clients"]) <= limit
-
-    def label(c: Mapping[str, Any]) -> str:
-        return f"{int(c['context_tokens']):,} ctx × {int(c['clients'])} clients"
-
-    fits = [c for c in ok if under(c)]
+    fits = [c for c in ok if limit is None or c.context_tokens * c.clients <= limit]
     out: list[tuple[str, str, str]] = []
-    interactive = []
-    for c in fits:
-        single = next(
-            (s for s in ok if s["context_tokens"] == c["context_tokens"] and s["clients"] == 1), None
-        )
-        mine, base = c.get("per_stream_tok_per_s"), get(single, "per_stream_tok_per_s")
-        if (
-            isinstance(mine, int | float)
-            and isinstance(base, int | float)
-            and base > 0
-            and mine >= 0.5 * base
-        ):
-            interactive.append(c)
+    interactive = _interactive(fits, ok)
     if interactive:
-        best = max(interactive, key=lambda c: (c["clients"], c["output_tok_per_s"]))
+        best = max(interactive, key=lambda c: (c.clients, _tok_s(c)))
         out.append(
             (
                 "interactive agents",
-                label(best),
-                f"{num(best.get('per_stream_tok_per_s'))} tok/s per stream (≥ half of one client's), "
-                f"median TTFT {num(get(best, 'ttft_ms', 'median'), 0)} ms",
+                _label(best),
+                f"{num(best.per_stream_tok_per_s)} tok/s per stream (≥ half of one client's), "
+                f"median TTFT {num(best.ttft_ms.median, 0)} ms",
             )
         )
     if fits:
-        best = max(fits, key=lambda c: c["output_tok_per_s"])
-        out.append(("batch / offline", label(best), f"{num(best['output_tok_per_s'])} tok/s aggregate"))
-        longest = max(int(c["context_tokens"]) for c in fits)
-        best = max(
-            (c for c in fits if int(c["context_tokens"]) == longest), key=lambda c: c["output_tok_per_s"]
-        )
+        best = max(fits, key=_tok_s)
+        out.append(("batch / offline", _label(best), f"{num(best.output_tok_per_s)} tok/s aggregate"))
+        longest = max(c.context_tokens for c in fits)
+        best = max((c for c in fits if c.context_tokens == longest), key=_tok_s)
         out.append(
             (
                 "long documents",
-                label(best),
-                f"{num(best['output_tok_per_s'])} tok/s aggregate at the longest context that fits the rule",
+                _label(best),
+                f"{num(best.output_tok_per_s)} tok/s aggregate at the longest context that fits the rule",
             )
         )
     return out

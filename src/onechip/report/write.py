@@ -2,7 +2,7 @@
 
 md              report.md            the Markdown report
 html            report.html          the same, self-contained, with matplotlib plots
-json            report.json          every run file as read, in one document
+json            report.json          every run file as loaded into its model, in one document
 serving-report  serving-report.json  the serving-report 1.1 layout, validated by its JSON Schema
 """
 
@@ -12,6 +12,9 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from onechip import __version__
 from onechip.errors import ConfigError
@@ -44,6 +47,10 @@ def parse_formats(formats: Iterable[str] | str) -> list[str]:
     return wanted
 
 
+def _dump(model: BaseModel | None) -> Any:
+    return None if model is None else model.model_dump(mode="json")
+
+
 def render(run: RunFiles, fmt: str) -> str:
     """The text of one format for already-read run files."""
     if fmt == "md":
@@ -56,7 +63,7 @@ def render(run: RunFiles, fmt: str) -> str:
             "tool_version": __version__,
             "run_dir": str(run.path),
             "problems": run.problems,
-            **{kind: getattr(run, kind) for kind in JSON_KINDS},
+            **{kind: _dump(getattr(run, kind)) for kind in JSON_KINDS},
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if fmt == "serving-report":

@@ -5,8 +5,10 @@ A run directory holds, each optional:
     plan.json       Plan                 crosscheck.json  CrossCheck
     boot.json       BootRecord           engine.log       the engine's own log
     checks.json     CheckReport          summary.json     BenchRun
-    requests.jsonl  RequestSample lines  cost.json        list[CostLine]
-    report.md       rendered report
+    requests.jsonl  RequestSample lines  cost.json        CostReport (older runs: list[CostLine])
+    report.md       rendered report      serving-report.json  ServingReport (schemas.serving_report)
+
+`onechip.report.rundir.read_run` loads each file into its model; none is required.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ RUN_FILES = {
 
 
 class RunManifest(ResultModel):
+    """Who ran what, where and how it ended: the identity rows of every report."""
+
     schema_version: str = SCHEMA_VERSION
     run_id: str
     created_at: str = Field(description="ISO-8601 UTC.")

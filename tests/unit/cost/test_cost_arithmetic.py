@@ -10,6 +10,7 @@ import pytest
 
 from onechip.cost import arithmetic, break_evens, cost_lines, estimate, find_prices, restart_costs
 from onechip.errors import ConfigError
+from onechip.schemas import BenchRun
 
 TODAY = "2026-11-29"
 
@@ -138,15 +139,22 @@ def test_estimate_needs_a_throughput() -> None:
         estimate("v5e-1", today=TODAY)
 
 
+def _bench(cells: list[dict]) -> BenchRun:
+    """A bench summary holding `cells` (summary.json as `onechip.report.rundir` loads it)."""
+    return BenchRun.model_validate(
+        {"tool_version": "0.1.0", "created_at": TODAY, "config": {"base_url": "http://127.0.0.1:8000"}, "cells": cells}
+    )
+
+
 def test_estimate_prices_every_bench_cell_and_keeps_failed_ones() -> None:
-    bench = {
-        "cells": [
+    bench = _bench(
+        [
             {"context_tokens": 128, "clients": 64, "status": "ok", "output_tok_per_s": 1496.5},
             {"context_tokens": 128, "clients": 1, "status": "ok", "output_tok_per_s": 123.7},
             {"context_tokens": 8192, "clients": 64, "status": "infeasible", "reason": "beyond the KV pool"},
             {"context_tokens": 1024, "clients": 64, "status": "failed", "output_tok_per_s": None},
         ]
-    }
+    )
     report = estimate("v5e-1", bench=bench, pricing="spot", today=TODAY, measured_on="cpu")
     assert report.output_tok_per_s == 1496.5  # the best ok cell
     assert [round(c.usd_per_mtok.get("spot", 0), 3) for c in report.cells] == [0.107, 1.298, 0, 0]
@@ -156,7 +164,7 @@ def test_estimate_prices_every_bench_cell_and_keeps_failed_ones() -> None:
 
 def test_cells_across_regions_are_labelled_by_region() -> None:
     # v6e-1 has spot in two regions (us-east5 1.4033, europe-west4 1.782): each cell keeps both apart.
-    bench = {"cells": [{"context_tokens": 1024, "clients": 16, "status": "ok", "output_tok_per_s": 1283.3}]}
+    bench = _bench([{"context_tokens": 1024, "clients": 16, "status": "ok", "output_tok_per_s": 1283.3}])
     report = estimate("v6e-1", bench=bench, pricing="spot", today=TODAY)
     (cell,) = report.cells
     assert cell.usd_per_mtok["spot (us-east5)"] == pytest.approx(1.4033 / (1283.3 * 3600) * 1e6)

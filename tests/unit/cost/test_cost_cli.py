@@ -12,17 +12,26 @@ from typer.testing import CliRunner
 from onechip import api
 from onechip.cli import cost_cmd
 from onechip.errors import ConfigError
+from onechip.schemas import BenchConfig, BenchRun, CellResult, RunManifest
 
 
 def _run(tmp_path: Path, chip: str = "cpu") -> Path:
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps({"run_id": "r1", "chip": chip}), encoding="utf-8")
+    manifest = RunManifest(
+        run_id="r1", created_at="2026-11-29T10:00:00Z", tool_version="0.1.0", python="3.12", host="h",
+        command="bench", chip=chip,
+    )  # fmt: skip
+    (run / "run.json").write_text(manifest.model_dump_json(), encoding="utf-8")
     cells = [
-        {"context_tokens": 128, "clients": 64, "status": "ok", "output_tok_per_s": 1496.5},
-        {"context_tokens": 128, "clients": 1, "status": "ok", "output_tok_per_s": 123.7},
+        CellResult(context_tokens=128, clients=64, status="ok", output_tok_per_s=1496.5),
+        CellResult(context_tokens=128, clients=1, status="ok", output_tok_per_s=123.7),
     ]
-    (run / "summary.json").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    bench = BenchRun(
+        tool_version="0.1.0", created_at="2026-11-29T10:00:00Z",
+        config=BenchConfig(base_url="http://127.0.0.1:8000"), cells=cells,
+    )  # fmt: skip
+    (run / "summary.json").write_text(bench.model_dump_json(), encoding="utf-8")
     return run
 
 
@@ -101,9 +110,7 @@ def test_cli_cost_json() -> None:
 
 
 def test_cli_cost_unknown_region_is_a_config_error() -> None:
-    result = CliRunner().invoke(
-        _app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1", "--region", "x"]
-    )
+    result = CliRunner().invoke(_app(), ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1", "--region", "x"])
     assert isinstance(result.exception, ConfigError)
     assert "known regions: us-west4" in str(result.exception)
 

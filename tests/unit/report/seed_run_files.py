@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from onechip.cost import estimate
+from onechip.schemas import BenchRun
 
 GIB = 1024**3
 
@@ -162,7 +163,7 @@ def seed_files() -> dict[str, Any]:
         "cost.json": json.loads(
             estimate(
                 "v5e-1",
-                bench=bench,
+                bench=BenchRun.model_validate(bench),
                 pricing="spot,flex-start,on-demand",
                 cold_boot_s=857,
                 warm_boot_s=497,

@@ -1,0 +1,88 @@
+"""The bench sections of the Markdown report: the three context x clients grids (aggregate tok/s with
+CV, median TTFT, per-stream tok/s), the cells not measured or with failed requests, and the workload
+guidance drawn from the run's own KV pool. Pure rendering from the result models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from onechip.report.rundir import RunFiles
+from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
+from onechip.schemas import BenchRun, CellResult
+
+
+def _aggregate(c: CellResult) -> str:
+    text = num(c.output_tok_per_s)
+    cv = c.cv_output_tok_per_s
+    return f"{text} (CV {cv * 100:.0f}%)" if cv is not None else text
+
+
+GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
+    ("Aggregate output tok/s", _aggregate),
+    ("Median TTFT (ms)", lambda c: num(c.ttft_ms.median, 0)),
+    ("Per-stream output tok/s", lambda c: num(c.per_stream_tok_per_s)),
+)
+
+
+def _unmeasured(cells: list[CellResult]) -> list[str]:
+    """Bullets for infeasible and failed cells, and for ok cells that lost requests."""
+    lines: list[str] = []
+    notes = [c for c in cells if c.status != "ok"]
+    if notes:
+        lines += ["Cells not measured:"] + [
+            f"- {c.context_tokens:,} ctx × {c.clients} clients: **{c.status}** — {c.reason or 'no reason recorded'}"
+            for c in notes
+        ]
+    partial = [c for c in cells if c.status == "ok" and c.requests_failed]
+    if partial:
+        lines += ["", "Cells with failed requests (their tokens are not counted):"] + [
+            f"- {c.context_tokens:,} ctx × {c.clients} clients: {c.requests_failed} "
+            f"failed; first: {c.first_error or 'no error recorded'}"
+            for c in partial
+        ]
+    return lines
+
+
+def grids(bench: BenchRun | None) -> list[str]:
+    """The '## Benchmark' section: one grid per GRIDS entry, contexts as rows, clients as columns."""
+    cells = cells_of(bench)
+    lines = ["## Benchmark", ""]
+    if bench is None or not cells:
+        return lines + ["No benchmark summary in this run."]
+    config = bench.config
+    lines += [
+        f"Contexts are rows, concurrent clients are columns. Output {num(config.output_tokens, 0)} "
+        f"tokens per request, {num(config.reps, 0)} reps per cell; values are medians over reps.",
+        "",
+    ]
+    for title, render in GRIDS:
+        header, rows = grid_rows(cells, render)
+        lines += [f"### {title}", "", *md_table(header, rows), ""]
+    return lines + _unmeasured(cells)
+
+
+def workload_guidance(run: RunFiles) -> list[str]:
+    """The '## Workload guidance' section (empty without bench cells): the seed article's 78% rule on
+    the run's KV pool (reported by the engine when it did, else planned) and the picks of
+    `tables.guidance`."""
+    cells = cells_of(run.bench)
+    if not cells:
+        return []
+    kv, origin = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
+    lines = ["## Workload guidance", ""]
+    if kv:
+        lines += [
+            f"Rule of thumb (seed article): keep clients × context under {KV_RULE_FRACTION:.0%} of the "
+            f"KV pool = {int(KV_RULE_FRACTION * kv):,} tokens of this run's {kv:,} ({origin}).",
+            "",
+        ]
+    else:
+        lines += [
+            "No KV pool size in this run (no plan or boot record): the clients × context rule is not applied.",
+            "",
+        ]
+    suggestions = guidance(cells, kv)
+    if not suggestions:
+        return lines + ["No measured cell qualifies."]
+    return lines + md_table(["workload", "cell", "why"], suggestions)

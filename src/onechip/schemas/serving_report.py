@@ -1,0 +1,188 @@
+"""The serving-report document (schema_version 1.1, issue 6): one JSON file a reader can compare across
+tools and runs. Sections: run, hardware (host, pricing), model, software (serve args), throughput
+(workload, sweep[]), capabilities[], memory, startup, cost (per_m_output_tokens[]).
+
+This model is the only definition of the layout: its JSON Schema (`serving_report_schema()`, draft
+2020-12) is generated from it, never written by hand. Every model forbids unknown fields, so the
+schema says `additionalProperties: false` throughout. A number onechip does not have is null with a
+`*reason` field saying why, never 0 (a reader must not see "$0" for a missing price).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SERVING_REPORT_VERSION: Final = "1.1"
+SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.1.json"
+
+Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
+
+
+class _Doc(BaseModel):
+    """A part of the serving report: written by onechip, so unknown fields are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunInfo(_Doc):
+    id: str = Field(description="Run id (run.json run_id, else the directory name).")
+    tool: Literal["onechip"] = Field(default="onechip", description="The tool that wrote the report.")
+    tool_version: str | None = Field(description="onechip version that measured the run.")
+    created_at: str | None = Field(default=None, description="ISO-8601 UTC.")
+    command: str | None = Field(default=None, description="The onechip job, e.g. 'demo --quick'.")
+    status: str | None = Field(default=None, description="'running', 'ok', 'failed', 'interrupted'.")
+
+
+class HostInfo(_Doc):
+    name: str | None = Field(default=None, description="Client hostname.")
+    python: str | None = Field(default=None, description="Python version of the client.")
+    cpus: int | None = Field(default=None, description="CPU count of the client.")
+
+
+class PriceInfo(_Doc):
+    model: str = Field(description="Pricing model: 'spot', 'flex-start', 'on-demand', ...")
+    region: str | None = Field(default=None, description="Cloud region of the price.")
+    usd_per_chip_hour: float = Field(ge=0, description="USD per chip-hour.")
+    price_date: str | None = Field(default=None, description="ISO date the price was read.")
+    stale: bool = Field(default=False, description="Price read more than 90 days before the cost run.")
+    source: str | None = Field(default=None, description="Where the price was read.")
+
+
+class Hardware(_Doc):
+    accelerator: str | None = Field(description="Accelerator catalog key, e.g. 'v5e-1'.")
+    accelerator_count: int | None = Field(
+        ge=1,
+        description="Chips the engine ran on: the plan's tensor_parallel_size or the chips of its chip "
+        "key, whichever is larger; null when the run has neither plan nor chip.",
+    )
+    accelerator_count_source: str = Field(description="Where accelerator_count came from, or why it is null.")
+    host: HostInfo = Field(description="The client machine.")
+    pricing: list[PriceInfo] = Field(description="Catalog prices the run was costed at.")
+
+
+class ModelInfo(_Doc):
+    id: str | None = Field(description="Model as served.")
+    architecture: str | None = Field(default=None, description="Config model_type, e.g. 'gemma4'.")
+    dtype: str | None = Field(default=None, description="Weight/compute dtype.")
+    kv_cache_dtype: str | None = Field(default=None, description="KV cache dtype ('auto' = model dtype).")
+    max_model_len: int | None = Field(default=None, description="Maximum tokens per request.")
+
+
+class Software(_Doc):
+    engine: str | None = Field(description="Engine kind, e.g. 'vllm-tpu'.")
+    engine_version: str | None = Field(default=None, description="Engine version.")
+    serve_args: list[str] = Field(
+        description="Serve flags, 'FLAG VALUE' or 'FLAG': those of the command that ran when the run "
+        "recorded it, else the planner's recommended flags (see serve_args_source)."
+    )
+    serve_args_source: Literal["serve_command", "plan", "none"] = Field(
+        default="none",
+        description="'serve_command' (the command the engine ran), 'plan' (the planner's recommended "
+        "flags: an older run that did not record the command) or 'none'.",
+    )
+    serve_command: str | None = Field(default=None, description="The exact shell line that ran, when recorded.")
+
+
+class Workload(_Doc):
+    output_len: int | None = Field(default=None, description="max_tokens per request.")
+    reps: int | None = Field(default=None, description="Repetitions per cell.")
+    prefix_reuse: bool | None = Field(default=None, description="Prefix-cache reuse was allowed.")
+    itl_convention: str | None = Field(default=None, description="How ITL is split over multi-token chunks.")
+
+
+class DistInfo(_Doc):
+    mean: float | None = Field(description="Arithmetic mean, ms.")
+    median: float | None = Field(description="50th percentile, ms.")
+    p90: float | None = Field(description="90th percentile, ms.")
+    p99: float | None = Field(description="99th percentile, ms.")
+
+
+class SweepCell(_Doc):
+    concurrency: int = Field(ge=1, description="Concurrent client streams.")
+    input_len: int = Field(ge=0, description="Prompt tokens.")
+    output_len: int | None = Field(description="max_tokens per request.")
+    status: Literal["ok", "infeasible", "failed"] = Field(description="Cell status; cells are never dropped.")
+    reason: str | None = Field(
+        default=None, description="Why infeasible/failed, a caveat, or why output_tok_per_s is null."
+    )
+    output_tok_per_s: float | None = Field(description="Median aggregate output tok/s; null when not measured.")
+    cv_output_tok_per_s: float | None = Field(default=None, description="CV of tok/s across reps.")
+    per_stream_tok_per_s: float | None = Field(description="Median per-stream decode tok/s.")
+    ttft_ms: DistInfo = Field(description="Time to first token, ms.")
+    tpot_ms: DistInfo = Field(description="Time per output token, ms.")
+    itl_ms: DistInfo = Field(description="Inter-token latency, ms.")
+
+
+class Throughput(_Doc):
+    workload: Workload = Field(description="What every cell sent.")
+    sweep: list[SweepCell] = Field(description="One entry per context x clients cell, grid order.")
+
+
+class Capability(_Doc):
+    name: str = Field(description="Capability domain, e.g. 'tool_calling'.")
+    verdict: Verdict = Field(description="Verdict of the domain.")
+    conditions: dict[str, str] = Field(default_factory=dict, description="What the verdict depends on.")
+
+
+class Memory(_Doc):
+    weights_gib_planned: float | None = Field(default=None, description="Planned resident weights, GiB (2**30).")
+    weights_gib_reported: float | None = Field(default=None, description="Weights the engine logged, GiB.")
+    kv_bytes_per_token: int | None = Field(default=None, description="Planned KV bytes per token.")
+    block_size: int | None = Field(default=None, description="KV block size, tokens.")
+    gpu_memory_utilization: float | None = Field(default=None, description="gpu_memory_utilization.")
+    kv_pool_tokens_planned: int | None = Field(default=None, description="Planned KV pool, tokens.")
+    kv_pool_tokens_reported: int | None = Field(default=None, description="KV pool the engine logged, tokens.")
+    plan_agrees: bool | None = Field(default=None, description="The cross-check's verdict, when one ran.")
+
+
+class StartupEvent(_Doc):
+    name: str = Field(description="Boot stage.")
+    t_s: float | None = Field(description="Seconds since the engine process started.")
+
+
+class Startup(_Doc):
+    ready_s: float | None = Field(default=None, description="Seconds from process start to healthy.")
+    weight_load_s: float | None = Field(default=None, description="Seconds the engine logged for weights.")
+    events: list[StartupEvent] = Field(default_factory=list, description="Boot timeline.")
+
+
+class CostPerMTok(_Doc):
+    pricing: str = Field(description="Pricing model.")
+    region: str | None = Field(default=None, description="Region of the price.")
+    usd_per_chip_hour: float | None = Field(ge=0, description="USD per chip-hour; null when unknown.")
+    output_tok_per_s: float | None = Field(gt=0, description="Aggregate tok/s priced; null when unknown.")
+    usd_per_m_output_tokens: float | None = Field(
+        ge=0, description="USD per million output tokens; null when price or throughput is missing."
+    )
+    monthly_usd: float | None = Field(default=None, description="USD for one chip 24/7 for 730 h.")
+    reason: str | None = Field(default=None, description="Why a figure above is null.")
+
+
+class Cost(_Doc):
+    per_m_output_tokens: list[CostPerMTok] = Field(description="One entry per price.")
+    reason: str | None = Field(default=None, description="Why per_m_output_tokens is empty, when it is.")
+
+
+class ServingReport(_Doc):
+    """The whole document (serving-report.json)."""
+
+    model_config = ConfigDict(extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID})
+
+    schema_version: Literal["1.1"] = Field(description="Layout version of this document.")
+    run: RunInfo
+    hardware: Hardware
+    model: ModelInfo
+    software: Software
+    throughput: Throughput
+    capabilities: list[Capability] = Field(description="One verdict per capability domain checked.")
+    memory: Memory
+    startup: Startup
+    cost: Cost
+
+
+def serving_report_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ServingReport, generated from the model."""
+    schema = ServingReport.model_json_schema(mode="serialization")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
