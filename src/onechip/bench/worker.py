@@ -23,10 +23,10 @@ from typing import IO
 
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.prompts import build_content
-from onechip.bench.wire import chat_body
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
 from onechip.schemas.bench import RepJob, RequestSample
+from onechip.vllm.wire import bench_chat_body
 
 Emit = Callable[[RequestSample], None]
 Gate = Callable[[], Awaitable[float]]
@@ -69,7 +69,7 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
         async def request(stream: int, warmup: bool) -> RequestSample:
             seq = seqs[stream]
             seqs[stream] += 1
-            body = chat_body(
+            body = bench_chat_body(
                 job.model,
                 prompt_for(job, stream, seq),
                 job.output_tokens,

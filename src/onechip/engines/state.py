@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
+from onechip.vllm import wire
 
 
 def state_path() -> Path:
@@ -74,10 +73,7 @@ def status() -> EngineStatus:
             return EngineStatus(running=False, state=state, note=note)
     elif not engine_alive(state):
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
-    try:
-        healthy = httpx.get(f"{state.base_url}/health", timeout=3.0).status_code == 200
-    except httpx.HTTPError:
-        healthy = False
+    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
     except ValueError:

@@ -15,7 +15,7 @@ from fake_server import TEMPLATE_TOKENS, FakeServer
 
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, stream_chat
-from onechip.bench.wire import chat_body
+from onechip.vllm.wire import bench_chat_body as chat_body
 from onechip.schemas.bench import RequestSample
 
 TTFT_S, ITL_S = 0.100, 0.020
@@ -160,6 +160,6 @@ def test_overflow_400_keeps_the_servers_message(fake_server: FakeServer) -> None
 
 @pytest.mark.parametrize("body", ['{"error": {"message": "boom"}}', '{"object": "error", "message": "boom"}'])
 def test_error_body_shapes(body: str) -> None:
-    from onechip.bench.wire import error_message
+    from onechip.vllm.wire import error_message
 
     assert error_message(400, body) == "HTTP 400: boom"

@@ -9,7 +9,7 @@ from scripted_server import Reply, ScriptedServer
 
 from onechip.checks import run_checks
 from onechip.checks.tools import judge_call
-from onechip.checks.wire import ChatReply
+from onechip.vllm.wire import ChatReply
 
 GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None})
 
