@@ -15,7 +15,7 @@ from fake_server import TEMPLATE_TOKENS, FakeServer
 
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, stream_chat
-from onechip.vllm.wire import bench_chat_body as chat_body
+from onechip.vllm.wire import bench_chat_body
 from onechip.schemas.bench import RequestSample
 
 TTFT_S, ITL_S = 0.100, 0.020
@@ -30,13 +30,13 @@ def within(measured: float, injected: float) -> bool:
 def run(server: FakeServer, content: str, n: int, *, continuous: bool = True, repeat: int = 1) -> list[StreamOutcome]:
     async def go() -> list[StreamOutcome]:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
-            warm = chat_body("fake-model", "warm", 1, extras=True, continuous_usage=True)
+            warm = bench_chat_body("fake-model", "warm", 1, extras=True, continuous_usage=True)
             await stream_chat(http, server.url, warm)
             return [
                 await stream_chat(
                     http,
                     server.url,
-                    chat_body("fake-model", content, n, extras=True, continuous_usage=continuous),
+                    bench_chat_body("fake-model", content, n, extras=True, continuous_usage=continuous),
                 )
                 for _ in range(repeat)
             ]
