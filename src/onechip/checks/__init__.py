@@ -96,9 +96,7 @@ def run_checks(
         for i, name in enumerate(names):
             on_progress(ProgressEvent("check", f"{name}: running", done=i, total=len(names)))
             # a domain's own messages keep the run's bar where it is
-            ctx["on_progress"] = lambda e, i=i: on_progress(
-                ProgressEvent("check", e.message, done=i, total=len(names))
-            )
+            ctx["on_progress"] = lambda e, i=i: on_progress(ProgressEvent("check", e.message, done=i, total=len(names)))
             result = runners[name](ep, served, opts, ctx)
             results.append(result)
             on_progress(ProgressEvent("check", f"{name}: {result.verdict}", done=i + 1, total=len(names)))

@@ -323,11 +323,7 @@ def check_agent(
     results: list[tuple[AgentRun, Transcript]] = []
     infra_error: str | None = None
     for i, case in enumerate(cases):
-        on_progress(
-            ProgressEvent(
-                "check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)
-            )
-        )
+        on_progress(ProgressEvent("check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)))
         try:
             results += asyncio.run(
                 run_case(
@@ -364,9 +360,7 @@ def check_agent(
     if out_dir is not None:
         transcript_path = out_dir / "agent_transcripts.json"
         transcript_path.write_text(
-            json.dumps(
-                [{"run": r.model_dump(), "messages": tr.messages} for r, tr in results], indent=2, default=str
-            )
+            json.dumps([{"run": r.model_dump(), "messages": tr.messages} for r, tr in results], indent=2, default=str)
             + "\n"
         )
     blocked = [tr.blocked for _, tr in results if tr.blocked]

@@ -165,9 +165,7 @@ def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: 
     limits = [x for x in (max_model_len, opts.kv_tokens) if x]
     cap = min(limits) - opts.needle_max_tokens if limits else None
     lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
-    probes = [
-        _probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths
-    ]
+    probes = [_probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths]
     if opts.over_limit and max_model_len:
         probes.append(_probe_over_limit(ep, model, max_model_len, opts))
     elif opts.over_limit:

@@ -44,8 +44,7 @@ def check_smoke(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
         note = (
             "raw /v1/completions returned text"
             if text.strip()
-            else "raw /v1/completions returned empty text (common on instruction-tuned models; "
-            "use the chat endpoint)"
+            else "raw /v1/completions returned empty text (common on instruction-tuned models; use the chat endpoint)"
         )
         probes.append(
             Probe(

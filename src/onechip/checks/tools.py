@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-
 from onechip.checks.verdicts import combine
 from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice
@@ -88,6 +86,8 @@ def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[s
     fail: no call, unknown name, arguments not JSON, or not valid against the tool's schema.
     partial: valid but for another tool or with other values. pass: the asked call, exact values.
     """
+    import jsonschema  # ~0.13 s: only when a reply is judged, not on every CLI start
+
     if not reply.tool_calls:
         raw = reply.content.strip()
         hint = (
@@ -227,6 +227,4 @@ def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
         "temperature": "0",
         **{f"verdict_{m}": v for m, v in mode_verdicts.items()},
     }
-    return CheckResult(
-        domain="tool_calling", verdict=verdict, conditions=conditions, probes=probes, note=note
-    )
+    return CheckResult(domain="tool_calling", verdict=verdict, conditions=conditions, probes=probes, note=note)

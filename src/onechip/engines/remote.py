@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-
 from onechip.engines.bootlog import parse_boot_log
 from onechip.engines.launch import LaunchSpec, Secret, shell_join
 from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines

@@ -40,8 +40,9 @@ def load() -> EngineState | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
-        raise EngineError(f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, "
-                          "then delete the file") from None
+        raise EngineError(
+            f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
+        ) from None
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
@@ -111,8 +112,12 @@ def log_lines(follow: bool = False) -> Iterator[str]:
         raise EngineError("no engine started by `onechip up`")
     if state.mode != "process":
         argv = remote.shell_for(state).argv(remote.logs_command(state, follow))
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # noqa: S603
-                              stdin=subprocess.DEVNULL) as proc:
+        with subprocess.Popen(  # noqa: S603
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        ) as proc:
             assert proc.stdout is not None
             try:
                 for raw in proc.stdout:

@@ -15,8 +15,8 @@ from fake_server import TEMPLATE_TOKENS, FakeServer
 
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, stream_chat
-from onechip.vllm.wire import bench_chat_body
 from onechip.schemas.bench import RequestSample
+from onechip.vllm.wire import bench_chat_body
 
 TTFT_S, ITL_S = 0.100, 0.020
 PLAN = [1, 1, 3, 1, 1, 1]  # 6 chunks, 8 tokens

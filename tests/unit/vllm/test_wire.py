@@ -264,7 +264,11 @@ def test_chat_stream_joins_content_and_tool_call_deltas() -> None:
     text = sse(
         {"choices": [{"delta": {"role": "assistant", "content": ""}}]},
         {"choices": [{"delta": {"content": "Hi "}}]},
-        {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "f", "arguments": ""}}]}}]},
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "f", "arguments": ""}}]}}
+            ]
+        },
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]},
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}}]},
         {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
