@@ -61,6 +61,16 @@ _RESUME_KEYS = (
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+# BenchConfig fields a RepJob carries unchanged (same names in both models)
+_JOB_FIELDS = {
+    "base_url",
+    "output_tokens",
+    "request_timeout_s",
+    "warmup_requests",
+    "warmup_s",
+    "requests_per_client",
+    "duration_s",
+}
 
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
@@ -212,9 +222,10 @@ class _Run:
         filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
+        shared = cfg.model_dump(include=_JOB_FIELDS)
         return [
             RepJob(
-                base_url=cfg.base_url,
+                **shared,
                 model=model,
                 context_tokens=ctx,
                 clients=clients,
@@ -223,14 +234,8 @@ class _Run:
                 prompt_tag=tag,
                 filler_words=filler_words,
                 prompt_tokens_target=counted,
-                output_tokens=cfg.output_tokens,
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
-                request_timeout_s=cfg.request_timeout_s,
-                warmup_requests=cfg.warmup_requests,
-                warmup_s=cfg.warmup_s,
-                requests_per_client=cfg.requests_per_client,
-                duration_s=cfg.duration_s,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
             )
             for streams in split_streams(clients, cfg.workers)
