@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from onechip.checks.id_table import count_ids, equivalent
 from onechip.errors import EndpointError, EndpointStatusError, MissingDependencyError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.checks import AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe
+from onechip.schemas.checks import AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe, Verdict
 from onechip.vllm.wire import ChatReply, WireClient, chat_body
 
 if TYPE_CHECKING:
@@ -307,6 +307,60 @@ async def run_case(
     return out
 
 
+def _run_cases(
+    ep: WireClient, model: str, opts: CheckOptions, out_dir: Path | None, on_progress: ProgressFn
+) -> tuple[list[AgentCase], list[tuple[AgentRun, Transcript]], str | None]:
+    """(cases, every run with its transcript, the MCP failure that stopped them or None)."""
+    cases = make_cases(opts.agent_cases, opts.agent_seed)
+    results: list[tuple[AgentRun, Transcript]] = []
+    errlog = out_dir / "mcp_server.log" if out_dir else None
+    for i, case in enumerate(cases):
+        on_progress(ProgressEvent("check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)))
+        try:
+            results += asyncio.run(run_case(ep, model, case, opts.agent_runs, opts, errlog))
+        except (OSError, RuntimeError, ExceptionGroup) as exc:  # MCP server failed to start or broke
+            return cases, results, f"MCP session failed: {exc!r}"[:500]
+    return cases, results, None
+
+
+def _probe(r: AgentRun) -> Probe:
+    return Probe(
+        name=f"{r.case}#{r.run}",
+        verdict="pass" if r.outcome == "correct" else "fail",
+        latency_ms=round(r.duration_s * 1000, 1),
+        observed={
+            "outcome": r.outcome,
+            "filters": r.filters,
+            "answer": r.answer[:200],
+            "tool_counts": r.tool_counts,
+            "error": r.error,
+        },
+        expected={"count": r.expected_count, "filter": r.true_filter},
+        note=r.outcome + (f": {r.error}" if r.error else ""),
+    )
+
+
+def _verdict(
+    results: list[tuple[AgentRun, Transcript]], row: AgentTableRow, infra_error: str | None
+) -> tuple[Verdict, str]:
+    """(verdict, note): MCP failure → fail; every run refused with HTTP 400 → blocked; else by outcomes."""
+    runs = [r for r, _ in results]
+    blocked = [tr.blocked for _, tr in results if tr.blocked]
+    if infra_error:
+        return "fail", infra_error
+    if runs and len(blocked) == len(runs):
+        return "blocked", blocked[0] or ""
+    if not runs:
+        return "not_tested", "no agent cases requested"
+    n_ok = sum(r.outcome == "correct" for r in runs)
+    verdict: Verdict = "pass" if n_ok == len(runs) else "fail" if n_ok == 0 else "partial"
+    tally = Counter(r.outcome for r in runs)
+    note = f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}; " + ", ".join(
+        f"{k} {v}" for k, v in tally.most_common()
+    )
+    return verdict, note
+
+
 def check_agent(
     ep: WireClient,
     model: str,
@@ -318,70 +372,21 @@ def check_agent(
 
     All runs refused with HTTP 400 → blocked (server message in `note`). Transcripts are written to
     `out_dir/agent_transcripts.json` when `out_dir` is given. Must not be called from a running event loop.
+    Raises MissingDependencyError when the MCP SDK is not installed.
     """
-    cases = make_cases(opts.agent_cases, opts.agent_seed)
-    results: list[tuple[AgentRun, Transcript]] = []
-    infra_error: str | None = None
-    for i, case in enumerate(cases):
-        on_progress(ProgressEvent("check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)))
-        try:
-            results += asyncio.run(
-                run_case(
-                    ep,
-                    model,
-                    case,
-                    opts.agent_runs,
-                    opts,
-                    out_dir / "mcp_server.log" if out_dir else None,
-                )
-            )
-        except (OSError, RuntimeError, ExceptionGroup) as exc:  # MCP server failed to start or broke
-            infra_error = f"MCP session failed: {exc!r}"[:500]
-            break
+    cases, results, infra_error = _run_cases(ep, model, opts, out_dir, on_progress)
     runs = [r for r, _ in results]
-    probes = [
-        Probe(
-            name=f"{r.case}#{r.run}",
-            verdict="pass" if r.outcome == "correct" else "fail",
-            latency_ms=round(r.duration_s * 1000, 1),
-            observed={
-                "outcome": r.outcome,
-                "filters": r.filters,
-                "answer": r.answer[:200],
-                "tool_counts": r.tool_counts,
-                "error": r.error,
-            },
-            expected={"count": r.expected_count, "filter": r.true_filter},
-            note=r.outcome + (f": {r.error}" if r.error else ""),
-        )
-        for r in runs
-    ]
     transcript_path = None
     if out_dir is not None:
         transcript_path = out_dir / "agent_transcripts.json"
-        transcript_path.write_text(
-            json.dumps([{"run": r.model_dump(), "messages": tr.messages} for r, tr in results], indent=2, default=str)
-            + "\n"
-        )
-    blocked = [tr.blocked for _, tr in results if tr.blocked]
+        saved = [{"run": r.model_dump(), "messages": tr.messages} for r, tr in results]
+        transcript_path.write_text(json.dumps(saved, indent=2, default=str) + "\n")
     row = table(runs)
-    if infra_error:
-        verdict, note = "fail", infra_error
-    elif runs and len(blocked) == len(runs):
-        verdict, note = "blocked", blocked[0] or ""
-    elif not runs:
-        verdict, note = "not_tested", "no agent cases requested"
-    else:
-        n_ok = sum(r.outcome == "correct" for r in runs)
-        verdict = "pass" if n_ok == len(runs) else "fail" if n_ok == 0 else "partial"
-        tally = Counter(r.outcome for r in runs)
-        note = f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}; " + ", ".join(
-            f"{k} {v}" for k, v in tally.most_common()
-        )
+    verdict, note = _verdict(results, row, infra_error)
     return CheckResult(
         domain="agent",
         verdict=verdict,
-        probes=probes,
+        probes=[_probe(r) for r in runs],
         note=note,
         agent_runs=runs,
         agent_table=row,
