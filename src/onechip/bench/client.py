@@ -112,15 +112,15 @@ async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) 
     out.error = stream_type_error(url, resp.headers.get("Content-Type"))
     if out.error is not None:
         return False
-    decoder = SSEDecoder()
+    feed, fold, clock = SSEDecoder().feed, timing.chunk, time.perf_counter  # locals: this loop runs per token
     async for data in resp.content.iter_any():
-        now = time.perf_counter()
-        for payload in decoder.feed(data):
+        now = clock()
+        for payload in feed(data):
             obj = parse_chunk(payload)
             out.error = chunk_error(obj, payload)
             if out.error is not None:
                 return False
-            timing.chunk(obj, now)
+            fold(obj, now)
     return True
 
 
