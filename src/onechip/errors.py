@@ -7,7 +7,8 @@
     ├── EngineError              an engine could not be started, stopped or reached
     │   ├── PortInUseError       the requested port is taken
     │   └── EngineBootError      the engine process died or never became healthy
-    ├── EndpointError            an OpenAI-compatible endpoint refused or failed a request
+    ├── EndpointError            an OpenAI-compatible endpoint failed a request or answered malformed data
+    │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
 Messages never contain secrets (tokens, credentials); see `redact`.
@@ -59,6 +60,17 @@ class EngineBootError(EngineError):
 
 class EndpointError(OnechipError):
     exit_code = 6
+
+
+class EndpointStatusError(EndpointError):
+    """The endpoint answered a non-2xx status. `status_code`, the server's one-line `server_message` and the
+    `url` are kept, so a probe can tell "the server refused tools" (400 → blocked) from a bad answer."""
+
+    def __init__(self, status_code: int, server_message: str, url: str):
+        super().__init__(f"HTTP {status_code} from {url}: {server_message}")
+        self.status_code = status_code
+        self.server_message = server_message
+        self.url = url
 
 
 class Interrupted(OnechipError):

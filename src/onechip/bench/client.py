@@ -13,7 +13,8 @@ The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and ha
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
 token. Measured with `python benchmarks/client_ceiling.py` (2-core machine, 1-256 streams): 9.5-12.4 us of
 client CPU per streamed token with aiohttp and orjson (orjson saves ~2-3 us of those with json) against 52-91
-with httpx and json. The control plane (probe, /tokenize, /metrics) stays on httpx.
+with httpx and json. The control plane (probe, /tokenize, /metrics) is `vllm.wire.WireClient` (httpx); the
+payloads and the parsing (SSE, chunks, error bodies, what counts as generated) are `vllm.wire`'s, shared.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-import orjson
 
-from onechip.bench.wire import error_message, has_generated
-
-CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
+from onechip.vllm.wire import (
+    CONNECT_TIMEOUT_S,
+    SSEDecoder,
+    chunk_error,
+    error_message,
+    has_generated,
+    parse_chunk,
+    stream_type_error,
+)
 
 
 def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
@@ -55,68 +61,91 @@ class StreamOutcome:
     error: str | None = None
 
 
+class _Timing:
+    """Folds parsed stream chunks into a StreamOutcome (the conventions in the module docstring)."""
+
+    def __init__(self, out: StreamOutcome):
+        self.out = out
+        self.per_chunk_known = True
+        self.prev_ct = 0
+        self.final_usage = False
+
+    def chunk(self, obj: dict[str, Any], now: float) -> None:
+        out = self.out
+        choices = obj.get("choices") or []
+        usage = obj.get("usage")
+        delta_tokens: int | None = None
+        if usage and usage.get("completion_tokens") is not None:
+            ct = int(usage["completion_tokens"])
+            delta_tokens, self.prev_ct = ct - self.prev_ct, ct
+        if not choices:
+            if usage:
+                out.prompt_tokens = usage.get("prompt_tokens")
+                out.completion_tokens = usage.get("completion_tokens")
+                self.final_usage = True
+            return
+        choice = choices[0]
+        if choice.get("finish_reason"):
+            out.finish_reason = choice["finish_reason"]
+        if has_generated(choice) or (delta_tokens or 0) > 0:
+            if out.t_first is None:
+                out.t_first = now
+            out.t_last = now
+            out.chunk_times.append(now)
+            if delta_tokens is None:
+                self.per_chunk_known = False
+            else:
+                out.chunk_tokens.append(delta_tokens)
+
+    def finish(self) -> StreamOutcome:
+        out = self.out
+        if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
+            out.chunk_tokens = []
+        if out.error is None and not self.final_usage:
+            out.error = "stream ended without a final usage chunk (cut mid-way?)"
+        return out
+
+
+async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
+    """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
+    out = timing.out
+    out.error = stream_type_error(url, resp.headers.get("Content-Type"))
+    if out.error is not None:
+        return False
+    feed, fold, clock = SSEDecoder().feed, timing.chunk, time.perf_counter  # locals: this loop runs per token
+    async for data in resp.content.iter_any():
+        now = clock()
+        for payload in feed(data):
+            obj = parse_chunk(payload)
+            out.error = chunk_error(obj, payload)
+            if out.error is not None:
+                return False
+            fold(obj, now)
+    return True
+
+
 async def stream_chat(
     http: aiohttp.ClientSession,
     base_url: str,
     body: dict[str, Any],
 ) -> StreamOutcome:
-    """POST `body` to `base_url`/v1/chat/completions on `http` (timeouts set) and time the stream.
+    """POST `body` (see `vllm.wire.bench_chat_body`) to `base_url`/v1/chat/completions on `http` (timeouts
+    set) and time the stream.
 
     Never raises for transport or HTTP errors or timeouts: they come back in `StreamOutcome.error`.
     """
     out = StreamOutcome(t_send=time.perf_counter())
-    per_chunk_known = True
-    prev_ct = 0
-    final_usage = False
+    timing = _Timing(out)
+    url = f"{base_url}/v1/chat/completions"
     try:
-        async with http.post(f"{base_url}/v1/chat/completions", json=body) as resp:
+        async with http.post(url, json=body) as resp:
             out.http_status = resp.status
             if resp.status != 200:
                 text = (await resp.read()).decode("utf-8", "replace")
                 out.error = error_message(resp.status, text)
                 return out
-            buf = b""
-            async for data in resp.content.iter_any():
-                now = time.perf_counter()
-                buf += data
-                if b"\n" not in data:
-                    continue
-                lines = buf.split(b"\n")
-                buf = lines.pop()
-                for line in lines:
-                    if not line.startswith(b"data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == b"[DONE]":
-                        continue
-                    obj = orjson.loads(payload)
-                    if "error" in obj and "choices" not in obj:
-                        out.error = error_message(200, payload.decode("utf-8", "replace"))
-                        return out
-                    choices = obj.get("choices") or []
-                    usage = obj.get("usage")
-                    delta_tokens: int | None = None
-                    if usage and usage.get("completion_tokens") is not None:
-                        ct = int(usage["completion_tokens"])
-                        delta_tokens, prev_ct = ct - prev_ct, ct
-                    if not choices:
-                        if usage:
-                            out.prompt_tokens = usage.get("prompt_tokens")
-                            out.completion_tokens = usage.get("completion_tokens")
-                            final_usage = True
-                        continue
-                    choice = choices[0]
-                    if choice.get("finish_reason"):
-                        out.finish_reason = choice["finish_reason"]
-                    if has_generated(choice) or (delta_tokens or 0) > 0:
-                        if out.t_first is None:
-                            out.t_first = now
-                        out.t_last = now
-                        out.chunk_times.append(now)
-                        if delta_tokens is None:
-                            per_chunk_known = False
-                        else:
-                            out.chunk_tokens.append(delta_tokens)
+            if not await _read_stream(resp, url, timing):
+                return out
     except aiohttp.ClientPayloadError:
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
         out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
@@ -128,8 +157,4 @@ async def stream_chat(
         out.error = f"unparsable stream chunk: {exc}"
     finally:
         out.t_done = time.perf_counter()
-    if not per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
-        out.chunk_tokens = []
-    if out.error is None and not final_usage:
-        out.error = "stream ended without a final usage chunk (cut mid-way?)"
-    return out
+    return timing.finish()

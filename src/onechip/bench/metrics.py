@@ -1,15 +1,16 @@
-"""Server /metrics (Prometheus text) before, during and after a cell, reduced to deltas and peaks.
+"""Server /metrics before, during and after a cell, reduced to deltas and peaks.
 
 Names are vLLM's (docs.vllm.ai "Production metrics"); older builds say `gpu_` where newer say `kv_`.
-Samples with the same name are summed over their labels (one engine, possibly several model labels).
+Fetching and parsing (samples summed over their labels) is `vllm.wire`'s; during a cell a thread samples, so
+the scrape and its parse never hold the event loop that times the streams.
 """
 
 from __future__ import annotations
 
-import asyncio
+import threading
 
-import httpx
-from prometheus_client.parser import text_string_to_metric_families
+from onechip.errors import EndpointError
+from onechip.vllm.wire import WireClient
 
 COUNTERS = {
     "preemptions": ("vllm:num_preemptions_total",),
@@ -23,18 +24,6 @@ GAUGES = {
     "num_requests_running": ("vllm:num_requests_running",),
     "num_requests_waiting": ("vllm:num_requests_waiting",),
 }
-
-
-def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus exposition text -> {sample name: value summed over labels}.
-
-    Raises ValueError if malformed.
-    """
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
-    return out
 
 
 def _pick(samples: dict[str, float], names: tuple[str, ...]) -> float | None:
@@ -65,39 +54,37 @@ def reduce_metrics(
     return out
 
 
-async def scrape(http: httpx.AsyncClient) -> dict[str, float] | None:
-    """GET /metrics and parse it; None when the server has none or it cannot be parsed."""
+def scrape(wire: WireClient) -> dict[str, float] | None:
+    """GET /metrics, parsed; None when the server has none or it cannot be read or parsed."""
     try:
-        resp = await http.get("/metrics")
-        if resp.status_code != 200:
-            return None
-        return parse_metrics(resp.text)
-    except (httpx.HTTPError, ValueError):
+        return wire.metrics()
+    except EndpointError:
         return None
 
 
 class MetricsSampler:
-    """Scrapes /metrics every `interval_s` while running, to catch gauge peaks (KV usage, waiting)."""
+    """Scrapes /metrics every `interval_s` in a daemon thread while running, to catch gauge peaks (KV usage,
+    waiting requests)."""
 
-    def __init__(self, http: httpx.AsyncClient, interval_s: float):
-        self.http, self.interval_s = http, interval_s
+    def __init__(self, wire: WireClient, interval_s: float):
+        self.wire, self.interval_s = wire, interval_s
         self.samples: list[dict[str, float]] = []
-        self._task: asyncio.Task[None] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    async def _loop(self) -> None:
-        while True:
-            got = await scrape(self.http)
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            got = scrape(self.wire)
             if got is not None:
                 self.samples.append(got)
-            await asyncio.sleep(self.interval_s)
+            self._stop.wait(self.interval_s)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self._thread = threading.Thread(target=self._loop, name="metrics-sampler", daemon=True)
+        self._thread.start()
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+    def stop(self) -> None:
+        """Stop sampling; waits for a scrape in flight (bounded by the client's /metrics timeout)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()

@@ -17,10 +17,8 @@ usage.prompt_tokens after each repetition by `calibrate`), and `method` says "es
 
 from __future__ import annotations
 
-import httpx
-
-from onechip.bench.wire import error_message, tokenize_body
-from onechip.errors import EndpointError
+from onechip.errors import EndpointStatusError
+from onechip.vllm.wire import WireClient, user_message
 
 FILLER = "the of and to in is it that for on with as at by from this are was be or an not but all".split()
 # Rough chat-template overhead used only when the server cannot count (a guess; see prompt_tokens_actual).
@@ -39,42 +37,41 @@ def build_content(first_line: str, k: int) -> str:
 class PromptBuilder:
     """Builds prompts of a target length against one server; caches the filler count per (model, context)."""
 
-    def __init__(self, http: httpx.AsyncClient, model: str):
-        self.http = http
+    def __init__(self, wire: WireClient, model: str):
+        self.wire = wire
         self.model = model
         self.method: str | None = None  # "tokenize" or "estimate", known after the first count
         self._k_cache: dict[int, int] = {}
         self._template_tokens = ESTIMATED_TEMPLATE_TOKENS  # estimate mode only; corrected by `calibrate`
 
-    async def count(self, content: str) -> int | None:
-        """Server's chat-templated token count for one user message; None when /tokenize does not exist.
+    def count(self, content: str) -> int | None:
+        """Server's chat-templated token count for one user message; None when /tokenize does not exist
+        (404 or 405).
 
-        Raises EndpointError when /tokenize exists but fails.
+        Raises EndpointError when /tokenize exists but fails or answers malformed data (vllm.wire).
         """
         if self.method == "estimate":
             return None
         try:
-            resp = await self.http.post("/tokenize", json=tokenize_body(self.model, content))
-        except httpx.HTTPError as exc:
-            raise EndpointError(f"/tokenize failed: {exc}") from exc
-        if resp.status_code in (404, 405):
+            n = self.wire.tokenize(self.model, user_message(content))
+        except EndpointStatusError as exc:
+            if exc.status_code not in (404, 405):
+                raise
             self.method = "estimate"
             return None
-        if resp.status_code != 200:
-            raise EndpointError(f"/tokenize failed: {error_message(resp.status_code, resp.text)}")
         self.method = "tokenize"
-        return int(resp.json()["count"])
+        return n
 
     def _estimate(self, first_line: str, k: int) -> int:
         return k + len(first_line.split()) + self._template_tokens
 
-    async def fit(self, first_line: str, target: int) -> tuple[int, int]:
+    def fit(self, first_line: str, target: int) -> tuple[int, int]:
         """(filler words k, counted tokens) so that `build_content(first_line, k)` has a chat-templated
         length of `target` tokens, or as close as the tokenizer allows (a target below the template
         overhead gives the shortest prompt).
 
-        The count is the server's when /tokenize exists, else an estimate. Raises EndpointError if
-        /tokenize fails.
+        The count is the server's when /tokenize exists, else an estimate. Blocking (HTTP): async callers
+        run it in a thread. Raises EndpointError if /tokenize fails.
         """
         k = self._k_cache.get(target)
         if k is None:
@@ -82,7 +79,7 @@ class PromptBuilder:
         best: tuple[int, int, int] | None = None  # (|error|, k, count)
         seen: set[int] = set()
         for _ in range(MAX_SEARCH_STEPS):
-            n = await self.count(build_content(first_line, k))
+            n = self.count(build_content(first_line, k))
             if n is None:
                 n = self._estimate(first_line, k)
             seen.add(k)

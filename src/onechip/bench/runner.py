@@ -28,14 +28,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO
 
-import httpx
-
 from onechip import __version__
 from onechip.bench import stats
-from onechip.bench.client import CONNECT_TIMEOUT_S, data_session, stream_chat
+from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
-from onechip.bench.wire import chat_body, error_message
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.paths import write_text_atomic
@@ -43,6 +40,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, RequestSample
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
+from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, bench_chat_body
 
 # Config fields that say what is measured; a resumed run must agree on them.
 _RESUME_KEYS = (
@@ -63,6 +61,16 @@ _RESUME_KEYS = (
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+# BenchConfig fields a RepJob carries unchanged (same names in both models)
+_JOB_FIELDS = {
+    "base_url",
+    "output_tokens",
+    "request_timeout_s",
+    "warmup_requests",
+    "warmup_s",
+    "requests_per_client",
+    "duration_s",
+}
 
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
@@ -173,29 +181,14 @@ class _Run:
         self.run: BenchRun | None = None
         self.pool = WorkerPool(config.workers)
 
-    async def probe(self, http: httpx.AsyncClient) -> tuple[str, str | None]:
-        """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError."""
-        base = self.config.base_url
+    def probe(self, wire: WireClient) -> tuple[str, str | None]:
+        """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
+        is unreachable, answers malformed data, lists no model or not the configured one)."""
+        model = wire.served_model(self.config.model, timeout_s=CONNECT_TIMEOUT_S).id
         try:
-            resp = await http.get("/v1/models", timeout=CONNECT_TIMEOUT_S)
-        except httpx.HTTPError as exc:
-            raise EndpointError(f"cannot reach {base}: {type(exc).__name__}: {exc}") from exc
-        if resp.status_code != 200:
-            raise EndpointError(f"{base}/v1/models: {error_message(resp.status_code, resp.text)}")
-        try:
-            served = [m["id"] for m in resp.json().get("data", [])]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise EndpointError(f"{base}/v1/models: unexpected body: {exc}") from exc
-        model = self.config.model or (served[0] if served else None)
-        if model is None:
-            raise EndpointError(f"{base}/v1/models lists no model; pass --model")
-        version = None
-        try:
-            v = await http.get("/version", timeout=CONNECT_TIMEOUT_S)
-            if v.status_code == 200:
-                version = str(v.json().get("version"))
-        except (httpx.HTTPError, ValueError, AttributeError):
-            pass
+            version = wire.version()
+        except EndpointError:  # the version is informational: a server without a usable /version still runs
+            version = None
         return model, version
 
     async def probe_extras(self, model: str, notes: list[str]) -> None:
@@ -203,7 +196,7 @@ class _Run:
         base = self.config.base_url
         for extras, continuous in ((True, True), (False, True), (False, False)):
             async with data_session(1, self.config.request_timeout_s) as http:
-                body = chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
+                body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
                 out = await stream_chat(http, base, body)
             if out.error is None:
                 self.extras, self.continuous_usage = extras, continuous
@@ -226,12 +219,13 @@ class _Run:
         cfg = self.config
         tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
         # every first line of the rep has the same token count (worker.first_line): check one of them
-        filler_words, counted = await builder.fit(first_line(tag, 0, 0), ctx)
+        filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
+        shared = cfg.model_dump(include=_JOB_FIELDS)
         return [
             RepJob(
-                base_url=cfg.base_url,
+                **shared,
                 model=model,
                 context_tokens=ctx,
                 clients=clients,
@@ -240,14 +234,8 @@ class _Run:
                 prompt_tag=tag,
                 filler_words=filler_words,
                 prompt_tokens_target=counted,
-                output_tokens=cfg.output_tokens,
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
-                request_timeout_s=cfg.request_timeout_s,
-                warmup_requests=cfg.warmup_requests,
-                warmup_s=cfg.warmup_s,
-                requests_per_client=cfg.requests_per_client,
-                duration_s=cfg.duration_s,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
             )
             for streams in split_streams(clients, cfg.workers)
@@ -293,7 +281,7 @@ class _Run:
 
     async def run_cell(
         self,
-        http: httpx.AsyncClient,
+        wire: WireClient,
         model: str,
         builder: PromptBuilder,
         ctx: int,
@@ -310,8 +298,8 @@ class _Run:
             if wall:
                 cell.reason = f"beyond the KV wall (--force): {wall}"
         by_rep: dict[int, list[RequestSample]] = {}
-        before = await scrape(http)
-        sampler = MetricsSampler(http, cfg.metrics_interval_s)
+        before = await asyncio.to_thread(scrape, wire)
+        sampler = MetricsSampler(wire, cfg.metrics_interval_s)
         sampler.start()
         try:
             for rep in range(cfg.reps):
@@ -335,8 +323,8 @@ class _Run:
                     )
                     break
         finally:
-            await sampler.stop()
-        after = await scrape(http)
+            sampler.stop()
+        after = await asyncio.to_thread(scrape, wire)
         cell = stats.summarize_cell(
             cell, by_rep, cfg.output_tokens, cfg.slo or None, open_loop=cfg.rate_per_s is not None
         )
@@ -369,12 +357,11 @@ class _Run:
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
         done = self._check_resume(resume)
-        timeout = httpx.Timeout(cfg.request_timeout_s, connect=CONNECT_TIMEOUT_S)
-        async with httpx.AsyncClient(base_url=cfg.base_url, timeout=timeout) as http:
-            model, version = await self.probe(http)
+        with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s) as wire:
+            model, version = await asyncio.to_thread(self.probe, wire)
             notes: list[str] = []
             await self.probe_extras(model, notes)
-            builder = PromptBuilder(http, model)
+            builder = PromptBuilder(wire, model)
             self.run = BenchRun(
                 tool_version=__version__,
                 created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -391,7 +378,7 @@ class _Run:
             with self.requests_path.open("a") as sink:
                 try:
                     for ctx, clients in cells:
-                        cell = await self.run_cell(http, model, builder, ctx, clients, done, sink)
+                        cell = await self.run_cell(wire, model, builder, ctx, clients, done, sink)
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
                         note = _prompt_note(cell)

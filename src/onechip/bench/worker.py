@@ -21,12 +21,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO
 
+import aiohttp
+
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.prompts import build_content
-from onechip.bench.wire import chat_body
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
 from onechip.schemas.bench import RepJob, RequestSample
+from onechip.vllm.wire import bench_chat_body
 
 Emit = Callable[[RequestSample], None]
 Gate = Callable[[], Awaitable[float]]
@@ -52,6 +54,87 @@ async def _now() -> float:
     return time.perf_counter()
 
 
+class _Streams:
+    """One job's streams on one aiohttp session: numbered requests, warm-up, closed and open loop."""
+
+    def __init__(self, job: RepJob, http: aiohttp.ClientSession, emit: Emit, t0: float):
+        self.job, self.http, self.emit, self.t0 = job, http, emit, t0
+        self.seqs = dict.fromkeys(job.streams, 0)
+
+    async def request(self, stream: int, warmup: bool) -> RequestSample:
+        job, seq = self.job, self.seqs[stream]
+        self.seqs[stream] += 1
+        body = bench_chat_body(
+            job.model,
+            prompt_for(job, stream, seq),
+            job.output_tokens,
+            extras=job.extras,
+            continuous_usage=job.continuous_usage,
+        )
+        o = await stream_chat(self.http, job.base_url, body)
+        return RequestSample(
+            context_tokens=job.context_tokens,
+            clients=job.clients,
+            rep=job.rep,
+            stream=stream,
+            seq=seq,
+            warmup=warmup,
+            prompt_tokens_target=job.prompt_tokens_target,
+            status="ok" if o.error is None else "failed",
+            **vars(o),  # every StreamOutcome field is a RequestSample field of the same name
+        )
+
+    def warming(self, n: int) -> bool:
+        if self.job.warmup_s is not None:
+            return time.perf_counter() < self.t0 + self.job.warmup_s
+        return n < self.job.warmup_requests
+
+    async def warm_up(self, stream: int) -> None:
+        n = 0
+        while self.warming(n):
+            self.emit(await self.request(stream, warmup=True))
+            n += 1
+
+    async def closed_loop(self, stream: int) -> None:
+        job = self.job
+        await self.warm_up(stream)
+        start, n = time.perf_counter(), 0
+        while True:
+            sample = await self.request(stream, warmup=False)
+            n += 1
+            if job.duration_s is not None:
+                more = time.perf_counter() < start + job.duration_s
+            else:
+                more = n < job.requests_per_client
+            sample.last_in_stream = not more
+            self.emit(sample)
+            if not more:
+                return
+
+    async def open_loop(self, arrivals_s: list[tuple[float, int]], gate: Gate) -> None:
+        await asyncio.gather(*(self.warm_up(i) for i in self.job.streams))
+        left = dict.fromkeys(self.job.streams, 0)
+        for _, stream in arrivals_s:
+            left[stream] += 1
+        slots = asyncio.Semaphore(len(self.job.streams))
+
+        async def gated(stream: int) -> None:
+            async with slots:
+                sample = await self.request(stream, warmup=False)
+            left[stream] -= 1
+            sample.last_in_stream = left[stream] == 0
+            self.emit(sample)
+
+        start = await gate()
+        tasks: list[asyncio.Task[None]] = []
+        for at, stream in arrivals_s:
+            delay = start + at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(gated(stream)))
+        await asyncio.gather(*tasks)
+
+
 async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     """Run `job`'s streams against its server; call `emit` with each request's sample as it ends.
 
@@ -63,92 +146,12 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     Request failures become failed samples; nothing here raises for them.
     """
     t0 = time.perf_counter()
-    seqs = dict.fromkeys(job.streams, 0)
     async with data_session(len(job.streams), job.request_timeout_s) as http:
-
-        async def request(stream: int, warmup: bool) -> RequestSample:
-            seq = seqs[stream]
-            seqs[stream] += 1
-            body = chat_body(
-                job.model,
-                prompt_for(job, stream, seq),
-                job.output_tokens,
-                extras=job.extras,
-                continuous_usage=job.continuous_usage,
-            )
-            o = await stream_chat(http, job.base_url, body)
-            return RequestSample(
-                context_tokens=job.context_tokens,
-                clients=job.clients,
-                rep=job.rep,
-                stream=stream,
-                seq=seq,
-                warmup=warmup,
-                t_send=o.t_send,
-                t_first=o.t_first,
-                t_last=o.t_last,
-                t_done=o.t_done,
-                prompt_tokens_target=job.prompt_tokens_target,
-                prompt_tokens=o.prompt_tokens,
-                completion_tokens=o.completion_tokens,
-                chunk_times=o.chunk_times,
-                chunk_tokens=o.chunk_tokens,
-                finish_reason=o.finish_reason,
-                http_status=o.http_status,
-                status="ok" if o.error is None else "failed",
-                error=o.error,
-            )
-
-        def warming(n: int) -> bool:
-            if job.warmup_s is not None:
-                return time.perf_counter() < t0 + job.warmup_s
-            return n < job.warmup_requests
-
-        async def warm_up(stream: int) -> None:
-            n = 0
-            while warming(n):
-                emit(await request(stream, warmup=True))
-                n += 1
-
-        async def closed_loop(stream: int) -> None:
-            await warm_up(stream)
-            start, n = time.perf_counter(), 0
-            while True:
-                sample = await request(stream, warmup=False)
-                n += 1
-                if job.duration_s is not None:
-                    more = time.perf_counter() < start + job.duration_s
-                else:
-                    more = n < job.requests_per_client
-                sample.last_in_stream = not more
-                emit(sample)
-                if not more:
-                    return
-
+        streams = _Streams(job, http, emit, t0)
         if job.arrivals_s is None:
-            await asyncio.gather(*(closed_loop(i) for i in job.streams))
-            return
-        await asyncio.gather(*(warm_up(i) for i in job.streams))
-        left = dict.fromkeys(job.streams, 0)
-        for _, stream in job.arrivals_s:
-            left[stream] += 1
-        slots = asyncio.Semaphore(len(job.streams))
-
-        async def gated(stream: int) -> None:
-            async with slots:
-                sample = await request(stream, warmup=False)
-            left[stream] -= 1
-            sample.last_in_stream = left[stream] == 0
-            emit(sample)
-
-        start = await gate()
-        tasks: list[asyncio.Task[None]] = []
-        for at, stream in job.arrivals_s:
-            delay = start + at - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(gated(stream)))
-        await asyncio.gather(*tasks)
+            await asyncio.gather(*(streams.closed_loop(i) for i in job.streams))
+        else:
+            await streams.open_loop(job.arrivals_s, gate)
 
 
 def split_streams(clients: int, workers: int) -> list[list[int]]:

@@ -2,7 +2,9 @@
 
 Domains and the `--only` names that select them: smoke → chat, tools → tool_calling, agent → agent
 (MCP `count_ids`), needle → long_context, determinism → determinism. Each returns a `CheckResult` with
-a verdict drawn from its probes; nothing here prints (progress goes through `on_progress`).
+a verdict drawn from its probes; nothing here prints (progress goes through `on_progress`). Every probe
+talks to the server through one `vllm.wire.WireClient` (sent `Authorization: Bearer $OPENAI_API_KEY` when
+that is set, for a server started with `--api-key`, as the openai SDK would).
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from onechip.checks.determinism import check_determinism
 from onechip.checks.needle import check_needle
 from onechip.checks.smoke import check_smoke
 from onechip.checks.tools import check_tools
-from onechip.checks.wire import Endpoint, resolve_model
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, CheckReport, CheckResult
+from onechip.vllm.wire import WireClient, api_key_from_env
 
 __all__ = ["CHECK_NAMES", "DEFAULT_ORDER", "run_checks"]
 
 DEFAULT_ORDER = ["smoke", "tools", "agent", "determinism", "needle"]
 
-Runner = Callable[[Endpoint, str, CheckOptions, dict[str, Any]], CheckResult]
+Runner = Callable[[WireClient, str, CheckOptions, dict[str, Any]], CheckResult]
 
 
 def _describe(exc: ValidationError) -> str:
@@ -45,7 +47,7 @@ def _runners() -> dict[str, Runner]:
     return {
         "smoke": lambda ep, m, o, ctx: check_smoke(ep, m, o),
         "tools": lambda ep, m, o, ctx: check_tools(ep, m, o),
-        "agent": lambda ep, m, o, ctx: check_agent(ep.root, m, o, ctx.get("out_dir"), ctx["on_progress"]),
+        "agent": lambda ep, m, o, ctx: check_agent(ep, m, o, ctx.get("out_dir"), ctx["on_progress"]),
         "determinism": lambda ep, m, o, ctx: check_determinism(ep, m, o),
         "needle": lambda ep, m, o, ctx: check_needle(ep, m, o, ctx.get("max_model_len")),
     }
@@ -81,8 +83,9 @@ def run_checks(
 
     started = time.perf_counter()
     report_start = datetime.now(UTC).isoformat(timespec="seconds")
-    with Endpoint(base_url, timeout_s=opts.request_timeout_s) as ep:
-        served, max_model_len = resolve_model(ep, model)
+    with WireClient(base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env()) as ep:
+        entry = ep.served_model(model)
+        served, max_model_len = entry.id, entry.max_model_len
         if opts.max_model_len is not None:
             max_model_len = opts.max_model_len
         if out_dir is not None:
@@ -93,9 +96,7 @@ def run_checks(
         for i, name in enumerate(names):
             on_progress(ProgressEvent("check", f"{name}: running", done=i, total=len(names)))
             # a domain's own messages keep the run's bar where it is
-            ctx["on_progress"] = lambda e, i=i: on_progress(
-                ProgressEvent("check", e.message, done=i, total=len(names))
-            )
+            ctx["on_progress"] = lambda e, i=i: on_progress(ProgressEvent("check", e.message, done=i, total=len(names)))
             result = runners[name](ep, served, opts, ctx)
             results.append(result)
             on_progress(ProgressEvent("check", f"{name}: {result.verdict}", done=i + 1, total=len(names)))

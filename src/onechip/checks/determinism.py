@@ -7,9 +7,9 @@ count (identical / pairs). All identical → pass, some → partial, none → fa
 from __future__ import annotations
 
 from onechip.checks.verdicts import combine
-from onechip.checks.wire import Endpoint
 from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+from onechip.vllm.wire import WireClient, chat_body, user_message
 
 PROMPTS = [
     "List three colours of the rainbow, separated by commas.",
@@ -20,18 +20,12 @@ PROMPTS = [
 ]
 
 
-def check_determinism(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+def check_determinism(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     """Domain `determinism`: one probe per prompt (`same_output_<i>`), each sent twice at temperature 0."""
     probes: list[Probe] = []
     for i in range(opts.determinism_prompts):
         prompt = PROMPTS[i % len(PROMPTS)] + ("" if i < len(PROMPTS) else f" (variant {i})")
-        body = {
-            "model": model,
-            "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": opts.determinism_max_tokens,
-            "temperature": 0,
-            "seed": 0,
-        }
+        body = chat_body(model, user_message(prompt), opts.determinism_max_tokens, seed=0)
         try:
             a = ep.chat(body)
             b = ep.chat(body)

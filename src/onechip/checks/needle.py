@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from onechip.checks.verdicts import combine
-from onechip.checks.wire import Endpoint, HTTPStatusEndpointError
-from onechip.errors import EndpointError
+from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+from onechip.vllm.wire import WireClient, chat_body, user_message
 
 PASSPHRASE = "violet-harbor-7341"  # the seed's passphrase
 NEEDLE = f"The passphrase is {PASSPHRASE}."
@@ -77,12 +77,12 @@ def fit_length(
     return needle_messages(first_line, lo, depth, best_tail), best
 
 
-def _probe_needle(ep: Endpoint, model: str, length: int, depth: float, max_tokens: int) -> Probe:
+def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tokens: int) -> Probe:
     name = f"needle_{length}_d{depth:g}"
     first_line = f"Document {uuid.uuid4().hex}"
     try:
-        messages, tokens = fit_length(lambda m: ep.tokenize_chat(model, m), first_line, depth, length)
-        reply = ep.chat({"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0})
+        messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
+        reply = ep.chat(chat_body(model, messages, max_tokens))
     except EndpointError as exc:
         return Probe(name=name, verdict="fail", note=str(exc), expected=PASSPHRASE)
     found = PASSPHRASE in reply.content
@@ -112,38 +112,28 @@ def _probe_needle(ep: Endpoint, model: str, length: int, depth: float, max_token
     )
 
 
-def _probe_over_limit(ep: Endpoint, model: str, limit: int, opts: CheckOptions) -> Probe:
+def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions) -> Probe:
     """A prompt of limit + 1 tokens: expect HTTP 400 within `over_limit_timeout_s`, then a healthy server."""
     first_line = f"Document {uuid.uuid4().hex}"
     try:
-        messages, tokens = fit_length(lambda m: ep.tokenize_chat(model, m), first_line, 0.5, limit + 1)
+        messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, 0.5, limit + 1)
     except EndpointError as exc:
         return Probe(name="over_limit_400", verdict="fail", note=f"could not build the prompt: {exc}")
     t0 = time.perf_counter()
     observed: dict[str, Any] = {"prompt_tokens": tokens, "limit": limit}
     try:
-        ep.chat(
-            {"model": model, "messages": messages, "max_tokens": opts.needle_max_tokens, "temperature": 0},
-            timeout_s=opts.over_limit_timeout_s,
-        )
+        ep.chat(chat_body(model, messages, opts.needle_max_tokens), timeout_s=opts.over_limit_timeout_s)
         status, message = 200, "accepted"
-    except HTTPStatusEndpointError as exc:
+    except EndpointStatusError as exc:
         status, message = exc.status_code, exc.server_message
     except EndpointError as exc:
         status, message = None, str(exc)
     ms = (time.perf_counter() - t0) * 1000
     observed.update(status=status, message=message[:300])
-    healthy = ep.healthy()
+    healthy = ep.health(timeout_s=10.0)
     serving = False
     try:
-        ep.chat(
-            {
-                "model": model,
-                "messages": [{"role": "user", "content": "Say ok."}],
-                "max_tokens": 4,
-                "temperature": 0,
-            }
-        )
+        ep.chat(chat_body(model, user_message("Say ok."), 4))
         serving = True  # a 200 answer is what counts, whatever a tiny model says
     except EndpointError:
         serving = False
@@ -170,14 +160,12 @@ def _probe_over_limit(ep: Endpoint, model: str, limit: int, opts: CheckOptions) 
     )
 
 
-def check_needle(ep: Endpoint, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:
+def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:
     """Domain `long_context`: one probe per (length, depth), plus `over_limit_400` when the limit is known."""
     limits = [x for x in (max_model_len, opts.kv_tokens) if x]
     cap = min(limits) - opts.needle_max_tokens if limits else None
     lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
-    probes = [
-        _probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths
-    ]
+    probes = [_probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths]
     if opts.over_limit and max_model_len:
         probes.append(_probe_over_limit(ep, model, max_model_len, opts))
     elif opts.over_limit:

@@ -8,25 +8,19 @@ right"), which is why every other probe uses the chat endpoint.
 from __future__ import annotations
 
 from onechip.checks.verdicts import combine
-from onechip.checks.wire import Endpoint
 from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
+from onechip.vllm.wire import WireClient, chat_body, user_message
 
 SMOKE_PROMPT = "What is the capital of France? Answer in one short sentence."
 COMPLETION_PROMPT = "The capital of France is"
 
 
-def check_smoke(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+def check_smoke(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     """Domain `chat`: probe `chat_nonempty` decides; `completions_raw` is informational."""
     probes: list[Probe] = []
-    body = {
-        "model": model,
-        "messages": [{"role": "user", "content": SMOKE_PROMPT}],
-        "max_tokens": 16,
-        "temperature": 0,
-    }
     try:
-        reply = ep.chat(body)
+        reply = ep.chat(chat_body(model, user_message(SMOKE_PROMPT), 16))
         text = reply.content.strip()
         probes.append(
             Probe(
@@ -50,8 +44,7 @@ def check_smoke(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
         note = (
             "raw /v1/completions returned text"
             if text.strip()
-            else "raw /v1/completions returned empty text (common on instruction-tuned models; "
-            "use the chat endpoint)"
+            else "raw /v1/completions returned empty text (common on instruction-tuned models; use the chat endpoint)"
         )
         probes.append(
             Probe(

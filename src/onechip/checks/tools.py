@@ -18,12 +18,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-
 from onechip.checks.verdicts import combine
-from onechip.checks.wire import ChatReply, Endpoint, HTTPStatusEndpointError
-from onechip.errors import EndpointError
+from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice
+from onechip.vllm.wire import ChatReply, WireClient, chat_body, user_message
 
 RECORD_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -88,6 +86,8 @@ def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[s
     fail: no call, unknown name, arguments not JSON, or not valid against the tool's schema.
     partial: valid but for another tool or with other values. pass: the asked call, exact values.
     """
+    import jsonschema  # ~0.13 s: only when a reply is judged, not on every CLI start
+
     if not reply.tool_calls:
         raw = reply.content.strip()
         hint = (
@@ -145,21 +145,20 @@ def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: str, s_not
     return "fail", "joined argument deltas differ from the non-streamed arguments"
 
 
-def _probe_mode(ep: Endpoint, model: str, mode: ToolChoice, opts: CheckOptions) -> list[Probe]:
+def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions) -> list[Probe]:
     probes: list[Probe] = []
     for tool, prompt, expected in CASES:
-        body = {
-            "model": model,
-            "messages": [{"role": "user", "content": prompt}],
-            "tools": offered_tools(opts.strict_tools),
-            "tool_choice": _tool_choice(mode, tool),
-            "max_tokens": opts.tool_max_tokens,
-            "temperature": 0,
-        }
+        body = chat_body(
+            model,
+            user_message(prompt),
+            opts.tool_max_tokens,
+            tools=offered_tools(opts.strict_tools),
+            tool_choice=_tool_choice(mode, tool),
+        )
         prefix = f"{mode}_{tool}"
         try:
             plain = ep.chat(body)
-        except HTTPStatusEndpointError as exc:
+        except EndpointStatusError as exc:
             verdict = "blocked" if exc.status_code == 400 else "fail"
             probes.append(Probe(name=f"{prefix}_call", verdict=verdict, note=exc.server_message))
             continue
@@ -204,7 +203,7 @@ def _probe_mode(ep: Endpoint, model: str, mode: ToolChoice, opts: CheckOptions) 
     return probes
 
 
-def check_tools(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
+def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     """Domain `tool_calling`. Verdict over the modes that were not blocked; all blocked → blocked."""
     by_mode = {mode: _probe_mode(ep, model, mode, opts) for mode in opts.tool_choice}
     probes = [p for ps in by_mode.values() for p in ps]
@@ -228,6 +227,4 @@ def check_tools(ep: Endpoint, model: str, opts: CheckOptions) -> CheckResult:
         "temperature": "0",
         **{f"verdict_{m}": v for m, v in mode_verdicts.items()},
     }
-    return CheckResult(
-        domain="tool_calling", verdict=verdict, conditions=conditions, probes=probes, note=note
-    )
+    return CheckResult(domain="tool_calling", verdict=verdict, conditions=conditions, probes=probes, note=note)

@@ -20,13 +20,12 @@ from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from onechip.engines.bootlog import parse_boot_log
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.procs import die_with_parent
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord
+from onechip.vllm.wire import WireClient, metrics_text
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -165,7 +164,7 @@ class LocalVllmEngine:
             raise EngineError("engine not started")
         progress = on_progress or no_progress
         deadline = self._started_mono + timeout_s
-        with httpx.Client(timeout=2.0) as client:
+        with WireClient(self.base_url, timeout_s=2.0) as client:
             while True:
                 elapsed = time.monotonic() - self._started_mono
                 code = self.process.poll()
@@ -174,11 +173,8 @@ class LocalVllmEngine:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
-                try:
-                    if client.get(f"{self.base_url}/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
+                if client.health(timeout_s=2.0):
+                    break
                 events = self.boot_record().events
                 stage = events[-1].name if events else "starting"
                 progress(ProgressEvent("boot", f"engine booting ({stage})", elapsed, timeout_s))
@@ -214,9 +210,7 @@ class LocalVllmEngine:
         return parse_boot_log(text, record, started_local)
 
     def metrics(self) -> str:
-        response = httpx.get(f"{self.base_url}/metrics", timeout=10.0)
-        response.raise_for_status()
-        return response.text
+        return metrics_text(self.base_url)
 
     def stop(self) -> None:
         """Stop the whole process group. Idempotent."""

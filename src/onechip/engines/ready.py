@@ -1,21 +1,15 @@
 """What "ready" means for a served engine: /health answers, /v1/models lists the served name, and a first
-chat completion comes back (the seed article's smoke test: chat, not raw completions, on `-it` models)."""
+chat completion comes back (the seed article's smoke test: chat, not raw completions, on `-it` models).
+The HTTP is `vllm.wire`'s, the same calls the checks and the benchmark make."""
 
 from __future__ import annotations
 
-import httpx
+from onechip.errors import EndpointError, EngineError
+from onechip.vllm.wire import WireClient, chat_body, healthy, user_message
 
-from onechip.errors import EngineError
+__all__ = ["SMOKE_PROMPT", "confirm_ready", "healthy"]
 
 SMOKE_PROMPT = "Say hi in five words."  # seed article, the smoke test after boot
-
-
-def healthy(base_url: str, timeout_s: float = 2.0) -> bool:
-    """GET /health answered 200."""
-    try:
-        return httpx.get(f"{base_url}/health", timeout=timeout_s).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def confirm_ready(base_url: str, served_name: str, timeout_s: float = 120.0) -> str:
@@ -23,26 +17,14 @@ def confirm_ready(base_url: str, served_name: str, timeout_s: float = 120.0) -> 
 
     Raises EngineError naming what the engine serves instead, or why the first completion failed.
     """
-    try:
-        models = httpx.get(f"{base_url}/v1/models", timeout=30.0)
-        models.raise_for_status()
-        ids = [m.get("id") for m in models.json().get("data", [])]
-        if served_name not in ids:
-            raise EngineError(f"engine at {base_url} serves {ids}, not {served_name!r}")
-        reply = httpx.post(
-            f"{base_url}/v1/chat/completions",
-            json={
-                "model": served_name,
-                "messages": [{"role": "user", "content": SMOKE_PROMPT}],
-                "max_tokens": 16,
-                "temperature": 0,
-            },
-            timeout=timeout_s,
-        )
-        reply.raise_for_status()
-        return str(reply.json()["choices"][0]["message"].get("content") or "")
-    except (httpx.HTTPError, ValueError, KeyError, IndexError) as exc:
-        raise EngineError(
-            f"engine at {base_url} is healthy but its first chat completion failed: "
-            f"{type(exc).__name__}: {str(exc)[:200]}"
-        ) from None
+    with WireClient(base_url, timeout_s) as wire:
+        try:
+            ids = [m.id for m in wire.models(timeout_s=30.0)]
+            if served_name not in ids:
+                raise EngineError(f"engine at {base_url} serves {ids}, not {served_name!r}")
+            return wire.chat(chat_body(served_name, user_message(SMOKE_PROMPT), 16)).content
+        except EndpointError as exc:
+            raise EngineError(
+                f"engine at {base_url} is healthy but its first chat completion failed: "
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+            ) from None

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from onechip.engines.bootlog import parse_boot_log
 from onechip.engines.launch import LaunchSpec, Secret, shell_join
 from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
@@ -32,6 +30,7 @@ from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
+from onechip.vllm.wire import metrics_text
 
 REMOTE_DIR = "~/.onechip"
 TOKEN_PATH = "~/.onechip/hf_token.env"
@@ -340,9 +339,7 @@ class HostEngine:
         return out
 
     def metrics(self) -> str:
-        response = httpx.get(f"{self.base_url}/metrics", timeout=10.0)
-        response.raise_for_status()
-        return response.text
+        return metrics_text(self.base_url)
 
     def stop(self) -> None:
         """Stop the engine on the host, the tunnel and the mirror. Idempotent."""

@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
+from onechip.vllm import wire
 
 
 def state_path() -> Path:
@@ -41,8 +40,9 @@ def load() -> EngineState | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
-        raise EngineError(f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, "
-                          "then delete the file") from None
+        raise EngineError(
+            f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
+        ) from None
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
@@ -74,10 +74,7 @@ def status() -> EngineStatus:
             return EngineStatus(running=False, state=state, note=note)
     elif not engine_alive(state):
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
-    try:
-        healthy = httpx.get(f"{state.base_url}/health", timeout=3.0).status_code == 200
-    except httpx.HTTPError:
-        healthy = False
+    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
     except ValueError:
@@ -115,8 +112,12 @@ def log_lines(follow: bool = False) -> Iterator[str]:
         raise EngineError("no engine started by `onechip up`")
     if state.mode != "process":
         argv = remote.shell_for(state).argv(remote.logs_command(state, follow))
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # noqa: S603
-                              stdin=subprocess.DEVNULL) as proc:
+        with subprocess.Popen(  # noqa: S603
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        ) as proc:
             assert proc.stdout is not None
             try:
                 for raw in proc.stdout:

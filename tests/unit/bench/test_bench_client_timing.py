@@ -15,8 +15,8 @@ from fake_server import TEMPLATE_TOKENS, FakeServer
 
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, stream_chat
-from onechip.bench.wire import chat_body
 from onechip.schemas.bench import RequestSample
+from onechip.vllm.wire import bench_chat_body
 
 TTFT_S, ITL_S = 0.100, 0.020
 PLAN = [1, 1, 3, 1, 1, 1]  # 6 chunks, 8 tokens
@@ -30,13 +30,13 @@ def within(measured: float, injected: float) -> bool:
 def run(server: FakeServer, content: str, n: int, *, continuous: bool = True, repeat: int = 1) -> list[StreamOutcome]:
     async def go() -> list[StreamOutcome]:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
-            warm = chat_body("fake-model", "warm", 1, extras=True, continuous_usage=True)
+            warm = bench_chat_body("fake-model", "warm", 1, extras=True, continuous_usage=True)
             await stream_chat(http, server.url, warm)
             return [
                 await stream_chat(
                     http,
                     server.url,
-                    chat_body("fake-model", content, n, extras=True, continuous_usage=continuous),
+                    bench_chat_body("fake-model", content, n, extras=True, continuous_usage=continuous),
                 )
                 for _ in range(repeat)
             ]
@@ -160,6 +160,6 @@ def test_overflow_400_keeps_the_servers_message(fake_server: FakeServer) -> None
 
 @pytest.mark.parametrize("body", ['{"error": {"message": "boom"}}', '{"object": "error", "message": "boom"}'])
 def test_error_body_shapes(body: str) -> None:
-    from onechip.bench.wire import error_message
+    from onechip.vllm.wire import error_message
 
     assert error_message(400, body) == "HTTP 400: boom"

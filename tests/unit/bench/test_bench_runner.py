@@ -296,3 +296,38 @@ def test_resume_refuses_another_grid_or_server(fake_server: FakeServer, tmp_path
     for change in ({"clients": [1, 2]}, {"reps": 2}, {"base_url": "http://127.0.0.1:9"}):
         with pytest.raises(ConfigError, match=f"{next(iter(change))} was"):
             run_grid(cfg.model_copy(update=change), tmp_path, resume=True)
+
+
+class _BadTokenize(FakeServer):
+    """The fake server, but /tokenize answers `tokenize_answer` (status 200) instead of a count."""
+
+    tokenize_answer: tuple[bytes, str] = (b"", "")
+
+    async def _route(self, method, path, body, writer):  # type: ignore[no-untyped-def]
+        if method == "POST" and path == "/tokenize":
+            self._send(writer, 200, self.tokenize_answer[0], self.tokenize_answer[1])
+            await writer.drain()
+            return True
+        return await super()._route(method, path, body, writer)
+
+
+@pytest.mark.parametrize(
+    ("answer", "what"),
+    [
+        ((b"Internal Server Error", "text/plain"), "answered text/plain, not JSON"),
+        ((b"{oops", "application/json"), "answer is not valid JSON"),
+        ((b'{"tokens": [1, 2, 3]}', "application/json"), "answer has no integer `count`"),
+    ],
+)
+def test_bad_tokenize_answers_are_one_endpoint_error(tmp_path: Path, answer: tuple[bytes, str], what: str) -> None:
+    # Before vllm.wire: a KeyError or JSONDecodeError traceback out of `onechip bench`.
+    srv = _BadTokenize()
+    srv.tokenize_answer = answer
+    srv.start()
+    try:
+        with pytest.raises(EndpointError) as info:
+            run_grid(config(srv, contexts=[16], clients=[1], reps=1), tmp_path)
+    finally:
+        srv.stop()
+    msg = str(info.value)
+    assert msg.startswith(f"{srv.url}/tokenize: ") and what in msg and "\n" not in msg

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
+import pytest
 from scripted_server import Reply, ScriptedServer
 
 from onechip.checks import run_checks
@@ -21,6 +23,7 @@ from onechip.checks.agent import (
 )
 from onechip.checks.id_table import HELP, count_ids, equivalent
 from onechip.checks.mcp_server import TOOL_DESCRIPTION
+from onechip.errors import MissingDependencyError
 
 
 def _tr(filters_counts=(), answer="", error=None, calls=None):
@@ -202,3 +205,10 @@ def test_nothing_shown_to_the_model_contains_the_seed_filter():
     quoted = [q for text in (SYSTEM_PROMPT, HELP, TOOL_DESCRIPTION) for q in re.findall(r"'([^']+)'", text)]
     assert "id < 5" in quoted and "id between 3 and 7 inclusive" in quoted
     assert not any(equivalent(q, "id >= 10", SEED_IDS) for q in quoted)
+
+
+def test_agent_without_the_mcp_sdk_says_what_to_install(monkeypatch):
+    # mcp is imported when the agent check runs (not at CLI start); absent, it is one clear error
+    monkeypatch.setitem(sys.modules, "mcp.client.session", None)  # what `import` sees when it is missing
+    with ScriptedServer([]) as srv, pytest.raises(MissingDependencyError, match="needs the MCP SDK"):
+        run_checks(srv.url, only=["agent"])

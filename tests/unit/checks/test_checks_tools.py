@@ -9,7 +9,7 @@ from scripted_server import Reply, ScriptedServer
 
 from onechip.checks import run_checks
 from onechip.checks.tools import judge_call
-from onechip.checks.wire import ChatReply
+from onechip.vllm.wire import ChatReply
 
 GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None})
 
@@ -22,9 +22,7 @@ def _run(replies, modes=("named",)):
 
 def test_valid_calls_pass_plain_and_streamed_including_zero_parameter_tool():
     # per mode: record_reading plain, streamed; get_time plain, streamed
-    replies = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [
-        Reply(tool_calls=[("get_time", "{}")])
-    ] * 2
+    replies = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [Reply(tool_calls=[("get_time", "{}")])] * 2
     result, bodies = _run(replies)
     assert result.domain == "tool_calling" and result.verdict == "pass", result.probes
     assert [p.name for p in result.probes] == [
@@ -58,9 +56,7 @@ def test_judge_call_types_and_values():
     expected = {"sensor": "A7", "value": 42, "valid": True, "note": None}
 
     def judge(args: str, name: str = "record_reading"):
-        return judge_call(
-            ChatReply(tool_calls=[{"name": name, "arguments": args}]), "record_reading", expected
-        )[0]
+        return judge_call(ChatReply(tool_calls=[{"name": name, "arguments": args}]), "record_reading", expected)[0]
 
     assert judge(GOOD_RECORD) == "pass"
     assert judge(json.dumps({**expected, "value": 42.0})) == "pass"  # 42.0 is the number 42
@@ -69,9 +65,7 @@ def test_judge_call_types_and_values():
     assert judge(json.dumps({**expected, "value": 41})) == "partial"
     assert judge('{"sensor": "A7", ') == "fail"  # not JSON
     assert judge(GOOD_RECORD, name="delete_all") == "fail"  # never offered
-    assert (
-        judge_call(ChatReply(tool_calls=[{"name": "get_time", "arguments": ""}]), "get_time", {})[0] == "fail"
-    )
+    assert judge_call(ChatReply(tool_calls=[{"name": "get_time", "arguments": ""}]), "get_time", {})[0] == "fail"
 
 
 def test_streamed_arguments_must_equal_plain_ones_as_json():
@@ -88,14 +82,10 @@ def test_streamed_arguments_must_equal_plain_ones_as_json():
     ]
     result, _ = _run(replies[:4])
     assert result.probes[1].verdict == "pass"
-    assert (
-        result.probes[1].note == "joined deltas equal the non-streamed arguments as JSON, not byte for byte"
-    )
+    assert result.probes[1].note == "joined deltas equal the non-streamed arguments as JSON, not byte for byte"
     assert result.probes[3].verdict == "fail" and "additional properties" in result.probes[3].note.lower()
     assert result.verdict == "partial"
-    result, _ = _run(
-        [*replies[4:], Reply(tool_calls=[("get_time", "{}")]), Reply(tool_calls=[("get_time", "{}")])]
-    )
+    result, _ = _run([*replies[4:], Reply(tool_calls=[("get_time", "{}")]), Reply(tool_calls=[("get_time", "{}")])])
     assert result.probes[1].verdict == "fail"
     assert result.probes[1].note == "joined argument deltas differ from the non-streamed arguments"
 
@@ -110,9 +100,7 @@ def test_http_400_on_tools_is_blocked_with_the_server_message():
 
 def test_a_blocked_mode_does_not_drag_down_the_modes_that_answer():
     msg = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
-    good = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [
-        Reply(tool_calls=[("get_time", "{}")])
-    ] * 2
+    good = [Reply(tool_calls=[("record_reading", GOOD_RECORD)])] * 2 + [Reply(tool_calls=[("get_time", "{}")])] * 2
     result, _ = _run([Reply(status=400, error=msg)] * 2 + good, modes=("auto", "named"))
     assert result.verdict == "pass"
     assert result.conditions["verdict_auto"] == "blocked" and result.conditions["verdict_named"] == "pass"

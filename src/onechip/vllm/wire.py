@@ -1,0 +1,494 @@
+"""The HTTP wire to a vLLM (OpenAI-compatible) server: what we send, what we accept back, and one client.
+
+Owns, for bench, checks and engine readiness alike:
+- request payloads: the benchmark's streamed chat body with vLLM's extras (`bench_chat_body`), plain or
+  streamed chat with tools for the checks and readiness (`chat_body`), and vLLM's /tokenize body;
+- SSE parsing (`SSEDecoder`, `parse_chunk`, `chunk_error`) and the generated-delta rule (`has_generated`);
+- the one error-body reader (`server_message`, `error_message`);
+- the control-plane calls: models (with vLLM's `max_model_len`), tokenize, metrics, health, version, and
+  the checks' chat calls, on `WireClient`.
+
+Two HTTP stacks, on purpose, and no third:
+- measured streaming stays on aiohttp (bench/client.py): it parses HTTP in C and hands over everything one
+  socket read brought, ~10-12 us of client CPU per streamed token against 52-91 us with httpx
+  (`python benchmarks/client_ceiling.py`). It uses this module's payload builders and parsing helpers, so
+  the two stacks read the wire the same way;
+- everything else goes through `WireClient`, one synchronous httpx client. Async callers (the bench
+  runner) run its calls in a thread (`asyncio.to_thread`); there is no httpx async client and no openai SDK.
+
+Every answer is validated here, where it enters: a 2xx answer that is not JSON (by content type or by
+parse), or JSON of the wrong shape (an HTML page, a list where an object belongs, a missing field such as
+/tokenize without `count`), raises `EndpointError` with one line naming the URL and what was wrong; a non-2xx
+answer raises `EndpointStatusError` with the status and the server's own message.
+
+vLLM facts used here (docs.vllm.ai, OpenAI-compatible server): the extra chat parameters `min_tokens`,
+`ignore_eos` and `stream_options.continuous_usage_stats` (usage on every chunk); `POST /tokenize` with
+`messages` and `add_generation_prompt` answers `{"count": N, ...}`; `/v1/models` entries carry
+`max_model_len`; `/metrics` is Prometheus text; `/health` answers 200 with an empty body; `/version`
+answers `{"version": "0.x.y"}`. Error bodies come as OpenAI `{"error": {"message": ...}}`, older vLLM
+`{"object": "error", "message": ...}` or FastAPI `{"detail": ...}`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+
+from onechip.errors import EndpointError, EndpointStatusError
+from onechip.schemas.common import base_root
+
+CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
+MESSAGE_LIMIT = 500  # characters of a server's error message kept
+
+# Delta fields that carry generated tokens. vLLM's reasoning parsers use `reasoning_content` (older) or
+# `reasoning` (newer); reasoning tokens are generated tokens, so they start TTFT too.
+GENERATED_DELTA_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls")
+
+Json = dict[str, Any]
+
+
+# -- payloads -----------------------------------------------------------------------------------------
+def user_message(text: str) -> list[Json]:
+    """`[{"role": "user", "content": text}]`: one user turn."""
+    return [{"role": "user", "content": text}]
+
+
+def bench_chat_body(model: str, content: str, output_tokens: int, *, extras: bool, continuous_usage: bool) -> Json:
+    """A streamed chat-completions body asking for exactly `output_tokens` tokens where the server allows.
+
+    `extras` adds vLLM's min_tokens + ignore_eos; `continuous_usage` asks for usage on every chunk.
+    """
+    body: Json = {
+        "model": model,
+        "messages": user_message(content),
+        "max_tokens": output_tokens,
+        "temperature": 0.0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if continuous_usage:
+        body["stream_options"]["continuous_usage_stats"] = True
+    if extras:
+        body["min_tokens"] = output_tokens
+        body["ignore_eos"] = True
+    return body
+
+
+def chat_body(
+    model: str,
+    messages: list[Json],
+    max_tokens: int,
+    *,
+    tools: list[Json] | None = None,
+    tool_choice: Any = None,
+    seed: int | None = None,
+) -> Json:
+    """A chat-completions body at temperature 0 (the checks' and readiness' requests); `stream` is set by
+    `WireClient.chat` / `chat_stream`. `tools`, `tool_choice` and `seed` are sent only when given."""
+    body: Json = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
+    if tools is not None:
+        body["tools"] = tools
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    if seed is not None:
+        body["seed"] = seed
+    return body
+
+
+def tokenize_body(model: str, messages: list[Json]) -> Json:
+    """vLLM POST /tokenize body for chat messages with the chat template and generation prompt applied."""
+    return {"model": model, "messages": messages, "add_generation_prompt": True}
+
+
+# -- answers: error bodies, SSE, chunks ---------------------------------------------------------------
+def server_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """The server's message from an error body (any of the three shapes in the module docstring), else the
+    raw text; whitespace collapsed to one line, at most `limit` characters."""
+    msg = text
+    try:
+        data = orjson.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            msg = str(err["message"])
+        elif isinstance(err, str):
+            msg = err
+        elif data.get("message"):
+            msg = str(data["message"])
+        elif data.get("detail"):
+            msg = str(data["detail"])
+    return " ".join(msg.split())[:limit]
+
+
+def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`HTTP <status>: <server message>` from a status and an error body."""
+    return f"HTTP {status}: {server_message(text, limit)}"
+
+
+class SSEDecoder:
+    """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive; `done` turns True at
+    `data: [DONE]`. Lines may be split across reads; a read without a newline costs one concatenation."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self.done = False
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The complete `data:` payloads (stripped, `[DONE]` excluded) that `data` finished."""
+        self._buf += data
+        if b"\n" not in data:
+            return []
+        lines = self._buf.split(b"\n")
+        self._buf = lines.pop()
+        out = []
+        for line in lines:
+            if line.startswith(b"data:"):
+                payload = line[5:].strip()
+                if payload == b"[DONE]":
+                    self.done = True
+                else:
+                    out.append(payload)
+        return out
+
+
+def parse_chunk(payload: bytes) -> Json:
+    """One stream chunk as a dict. Raises ValueError when it is not JSON or not a JSON object."""
+    obj = orjson.loads(payload)
+    if not isinstance(obj, dict):
+        raise ValueError(f"stream chunk is a JSON {type(obj).__name__}, not an object: {payload[:80]!r}")
+    return obj
+
+
+def chunk_error(obj: Json, payload: bytes) -> str | None:
+    """The message of an in-stream error chunk (vLLM sends `{"error": ...}` after a 200), else None."""
+    if "error" in obj and "choices" not in obj:
+        return error_message(200, payload.decode("utf-8", "replace"))
+    return None
+
+
+def has_generated(choice: Json) -> bool:
+    """True when a streamed choice's delta carries generated text, reasoning or a tool call (not the role)."""
+    delta = choice.get("delta") or {}
+    return any(delta.get(f) for f in GENERATED_DELTA_FIELDS)
+
+
+def stream_type_error(url: str, content_type: str | None) -> str | None:
+    """Why a 200 answer to a streamed request is not an event stream (its content type), else None."""
+    if content_type and "text/event-stream" not in content_type.lower():
+        return f"{url}: answered {content_type.split(';')[0]}, not an event stream (text/event-stream)"
+    return None
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One entry of GET /v1/models: the served name and, on vLLM, its max model length in tokens."""
+
+    id: str
+    max_model_len: int | None = None
+
+
+@dataclass
+class ChatReply:
+    """A chat completion, plain or reassembled from a stream."""
+
+    content: str = ""
+    tool_calls: list[Json] = field(default_factory=list)  # [{"id", "name", "arguments" (JSON text)}]
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float = 0.0
+    raw: Json | None = None  # the non-streamed body
+
+
+def _reply_from_body(out: Json, url: str) -> ChatReply:
+    """A non-streamed chat completion body → ChatReply. Raises EndpointError on a body without choices."""
+    choices = out.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise EndpointError(f"{url}: answer has no choices: {_excerpt(out)}")
+    choice = choices[0]
+    msg = choice.get("message") or {}
+    calls = [
+        {
+            "id": c.get("id"),
+            "name": (c.get("function") or {}).get("name"),
+            "arguments": (c.get("function") or {}).get("arguments"),
+        }
+        for c in (msg.get("tool_calls") or [])
+    ]
+    usage = out.get("usage") or {}
+    return ChatReply(
+        content=msg.get("content") or "",
+        tool_calls=calls,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        raw=out,
+    )
+
+
+class _StreamJoiner:
+    """Reassembles streamed chunks into a ChatReply: content joined, each tool call's argument deltas joined."""
+
+    def __init__(self) -> None:
+        self.reply = ChatReply()
+        self.calls: dict[int, Json] = {}
+
+    def add(self, chunk: Json) -> None:
+        usage = chunk.get("usage")
+        if usage:
+            self.reply.prompt_tokens = usage.get("prompt_tokens")
+            self.reply.completion_tokens = usage.get("completion_tokens")
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            self.reply.content += delta.get("content") or ""
+            for tc in delta.get("tool_calls") or []:
+                slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": None, "name": None, "arguments": ""})
+                fn = tc.get("function") or {}
+                slot["id"] = tc.get("id") or slot["id"]
+                slot["name"] = fn.get("name") or slot["name"]
+                slot["arguments"] += fn.get("arguments") or ""
+            if choice.get("finish_reason"):
+                self.reply.finish_reason = choice["finish_reason"]
+
+    def done(self) -> ChatReply:
+        self.reply.tool_calls = [self.calls[i] for i in sorted(self.calls)]
+        return self.reply
+
+
+def _excerpt(value: Any, n: int = 120) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode("utf-8", "replace")
+    return repr(" ".join(text.split())[:n])
+
+
+def _is_json_type(content_type: str | None) -> bool:
+    """Missing (lenient) or a JSON media type (`application/json`, `...+json`)."""
+    if not content_type:
+        return True
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus exposition text -> {sample name: value summed over labels} (one engine may label several
+    models). Raises ValueError if malformed."""
+    from prometheus_client.parser import text_string_to_metric_families  # 60 ms: only when metrics are read
+
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
+    return out
+
+
+# -- the control-plane client ---------------------------------------------------------------------------
+class WireClient:
+    """One synchronous httpx client for one server (`base_url` with or without `/v1`). Thread-safe (the
+    bench samples /metrics from a thread). Every method raises EndpointError (EndpointStatusError for a
+    non-2xx answer) unless it says otherwise. `api_key` is sent as `Authorization: Bearer ...` (vLLM's
+    `--api-key`). `transport` lets tests use `httpx.MockTransport`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        timeout_s: float = 180.0,
+        *,
+        api_key: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self.root = base_root(base_url)
+        self.timeout_s = timeout_s
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._client = httpx.Client(
+            base_url=self.root, timeout=self._timeout(timeout_s), headers=headers, transport=transport
+        )
+
+    @staticmethod
+    def _timeout(total_s: float) -> httpx.Timeout:
+        return httpx.Timeout(total_s, connect=min(total_s, CONNECT_TIMEOUT_S))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> WireClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests and validation --------------------------------------------------------------------
+    def _send(self, method: str, path: str, body: Json | None = None, timeout_s: float | None = None) -> httpx.Response:
+        """One request; transport failures and non-2xx answers raised as EndpointError(s)."""
+        url, t = self.root + path, timeout_s or self.timeout_s
+        try:
+            resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
+        except httpx.TimeoutException as exc:
+            raise EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})") from exc
+        except httpx.ConnectError as exc:
+            raise EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"{url}: {type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 300:
+            raise EndpointStatusError(resp.status_code, server_message(resp.text), url)
+        return resp
+
+    def _json(self, method: str, path: str, body: Json | None = None, timeout_s: float | None = None) -> Json:
+        """A 2xx answer that must be a JSON object. Raises EndpointError naming the URL and what was wrong."""
+        resp = self._send(method, path, body, timeout_s)
+        url, ctype = self.root + path, resp.headers.get("content-type")
+        if not _is_json_type(ctype):
+            raise EndpointError(f"{url}: answered {ctype.split(';')[0]}, not JSON: {_excerpt(resp.text)}")
+        try:
+            data = orjson.loads(resp.content)
+        except ValueError:
+            raise EndpointError(f"{url}: answer is not valid JSON: {_excerpt(resp.text)}") from None
+        if not isinstance(data, dict):
+            raise EndpointError(f"{url}: answer is a JSON {type(data).__name__}, not an object: {_excerpt(data)}")
+        return data
+
+    # -- control plane ------------------------------------------------------------------------------
+    def models(self, timeout_s: float = 30.0) -> list[ServedModel]:
+        """GET /v1/models → the served models, in the server's order (`max_model_len` None off vLLM)."""
+        url = self.root + "/v1/models"
+        data = self._json("GET", "/v1/models", timeout_s=timeout_s).get("data")
+        if not isinstance(data, list):
+            raise EndpointError(f"{url}: answer has no `data` list of models")
+        out = []
+        for entry in data:
+            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                raise EndpointError(f"{url}: a model entry has no string `id`: {_excerpt(entry)}")
+            mml = entry.get("max_model_len")
+            if mml is not None and (isinstance(mml, bool) or not isinstance(mml, int)):
+                raise EndpointError(f"{url}: `max_model_len` of {entry['id']!r} is not an integer: {mml!r}")
+            out.append(ServedModel(entry["id"], mml or None))
+        return out
+
+    def served_model(self, model: str | None, timeout_s: float = 30.0) -> ServedModel:
+        """The served model named `model`, or the first one listed when `model` is None.
+
+        Raises EndpointError if the server lists no model or not the requested one (naming what it serves).
+        """
+        served = self.models(timeout_s)
+        if not served:
+            raise EndpointError(f"{self.root}/v1/models lists no model")
+        if model is None:
+            return served[0]
+        for entry in served:
+            if entry.id == model:
+                return entry
+        names = ", ".join(m.id for m in served)
+        raise EndpointError(f"model {model!r} is not served at {self.root} (served: {names})")
+
+    def tokenize(self, model: str, messages: list[Json]) -> int:
+        """Prompt tokens of `messages` as the server counts them (chat template, generation prompt), from
+        vLLM's POST /tokenize `count`. A server without /tokenize raises EndpointStatusError 404 (or 405)."""
+        out = self._json("POST", "/tokenize", tokenize_body(model, messages))
+        count = out.get("count")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise EndpointError(f"{self.root}/tokenize: answer has no integer `count`: {_excerpt(out)}")
+        return count
+
+    def metrics_text(self, timeout_s: float = 10.0) -> str:
+        """GET /metrics: Prometheus exposition text."""
+        return self._send("GET", "/metrics", timeout_s=timeout_s).text
+
+    def metrics(self, timeout_s: float = 10.0) -> dict[str, float]:
+        """GET /metrics parsed: {sample name: value summed over labels}. Raises EndpointError if unparsable."""
+        text = self.metrics_text(timeout_s)
+        try:
+            return parse_metrics(text)
+        except ValueError as exc:
+            raise EndpointError(f"{self.root}/metrics: not Prometheus text: {exc}") from None
+
+    def health(self, timeout_s: float = 2.0) -> bool:
+        """GET /health answered 200 within `timeout_s`. Never raises."""
+        try:
+            return self._client.get("/health", timeout=self._timeout(timeout_s)).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def version(self, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+        """vLLM's version from GET /version; None when the server has no /version (404)."""
+        try:
+            out = self._json("GET", "/version", timeout_s=timeout_s)
+        except EndpointStatusError as exc:
+            if exc.status_code == 404:
+                return None
+            raise
+        if not isinstance(out.get("version"), str):
+            raise EndpointError(f"{self.root}/version: answer has no string `version`: {_excerpt(out)}")
+        return str(out["version"])
+
+    # -- chat (checks and readiness; measured streaming is bench/client.py) ------------------------
+    def completion(self, model: str, prompt: str, max_tokens: int = 16) -> tuple[str, float]:
+        """Raw POST /v1/completions at temperature 0 → (text, latency ms)."""
+        t0 = time.perf_counter()
+        body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0}
+        out = self._json("POST", "/v1/completions", body)
+        choices = out.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise EndpointError(f"{self.root}/v1/completions: answer has no choices: {_excerpt(out)}")
+        return choices[0].get("text") or "", (time.perf_counter() - t0) * 1000
+
+    def chat(self, body: Json, timeout_s: float | None = None) -> ChatReply:
+        """Non-streamed POST /v1/chat/completions with `body` (see `chat_body`)."""
+        t0 = time.perf_counter()
+        out = self._json("POST", "/v1/chat/completions", {**body, "stream": False}, timeout_s)
+        reply = _reply_from_body(out, self.root + "/v1/chat/completions")
+        reply.latency_ms = (time.perf_counter() - t0) * 1000
+        return reply
+
+    def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
+        """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
+        deltas joined. An in-stream error chunk or a chunk that is not a JSON object raises EndpointError."""
+        t0, t = time.perf_counter(), timeout_s or self.timeout_s
+        url = self.root + "/v1/chat/completions"
+        payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        joiner, decoder = _StreamJoiner(), SSEDecoder()
+        try:
+            with self._client.stream("POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)) as resp:
+                if resp.status_code >= 300:
+                    resp.read()
+                    raise EndpointStatusError(resp.status_code, server_message(resp.text), url)
+                bad_type = stream_type_error(url, resp.headers.get("content-type"))
+                if bad_type:
+                    raise EndpointError(bad_type)
+                for data in resp.iter_bytes():
+                    for chunk in decoder.feed(data):
+                        obj = parse_chunk(chunk)
+                        if err := chunk_error(obj, chunk):
+                            raise EndpointError(f"{url}: error in stream: {err}")
+                        joiner.add(obj)
+        except httpx.TimeoutException as exc:
+            raise EndpointError(f"{url}: stream timed out after {t:.0f} s") from exc
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"{url}: stream failed: {type(exc).__name__}: {exc}") from exc
+        except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
+            raise EndpointError(f"{url}: stream chunk is not a JSON object: {exc}") from exc
+        reply = joiner.done()
+        reply.latency_ms = (time.perf_counter() - t0) * 1000
+        return reply
+
+
+# -- one-shot helpers for the engines (no client to keep) ----------------------------------------------
+def healthy(base_url: str, timeout_s: float = 2.0) -> bool:
+    """GET `base_url`/health answered 200 within `timeout_s`. Never raises."""
+    with WireClient(base_url, timeout_s) as client:
+        return client.health(timeout_s)
+
+
+def metrics_text(base_url: str, timeout_s: float = 10.0) -> str:
+    """GET `base_url`/metrics: Prometheus text. Raises EndpointError."""
+    with WireClient(base_url, timeout_s) as client:
+        return client.metrics_text(timeout_s)
+
+
+def api_key_from_env() -> str | None:
+    """The key clients send to a server started with `--api-key`: $OPENAI_API_KEY, as the openai SDK reads it."""
+    return os.environ.get("OPENAI_API_KEY") or None

@@ -1,0 +1,311 @@
+"""vllm/wire.py: payloads, SSE and error-body parsing, and WireClient's validation of every answer, with
+`httpx.MockTransport` (STYLE.md "HTTP at three levels": client edge cases)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from onechip.errors import EndpointError, EndpointStatusError
+from onechip.vllm import wire
+from onechip.vllm.wire import SSEDecoder, WireClient
+
+BASE = "http://vllm.test:8000"
+Handler = Callable[[httpx.Request], httpx.Response]
+
+HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
+
+
+def client(handler: Handler, **kw: object) -> WireClient:
+    return WireClient(BASE + "/v1", transport=httpx.MockTransport(handler), **kw)  # type: ignore[arg-type]
+
+
+def answer(
+    body: object = None, *, status: int = 200, ctype: str = "application/json", text: str | None = None
+) -> Handler:
+    content = text if text is not None else json.dumps(body)
+    return lambda request: httpx.Response(status, content=content.encode(), headers={"content-type": ctype})
+
+
+# -- payloads ---------------------------------------------------------------------------------------------
+def test_bench_body_carries_vllm_extras_only_when_asked() -> None:
+    body = wire.bench_chat_body("m", "hi", 7, extras=True, continuous_usage=True)
+    assert body["stream"] is True and body["max_tokens"] == 7 and body["temperature"] == 0.0
+    assert body["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
+    assert (body["min_tokens"], body["ignore_eos"]) == (7, True)
+    plain = wire.bench_chat_body("m", "hi", 7, extras=False, continuous_usage=False)
+    assert plain["stream_options"] == {"include_usage": True}
+    assert "min_tokens" not in plain and "ignore_eos" not in plain
+
+
+def test_chat_body_sends_tools_and_seed_only_when_given() -> None:
+    assert wire.chat_body("m", wire.user_message("x"), 4) == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "max_tokens": 4,
+        "temperature": 0,
+    }
+    body = wire.chat_body("m", [], 4, tools=[{"type": "function"}], tool_choice="required", seed=0)
+    assert (body["tools"], body["tool_choice"], body["seed"]) == ([{"type": "function"}], "required", 0)
+
+
+# -- error bodies -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"error": {"message": "boom", "code": 400}}', "boom"),  # OpenAI
+        ('{"object": "error", "message": "boom"}', "boom"),  # older vLLM
+        ('{"detail": "Not Found"}', "Not Found"),  # FastAPI
+        ('{"error": "boom"}', "boom"),
+        ("plain\n  text", "plain text"),  # not JSON: the text, on one line
+    ],
+)
+def test_one_reader_for_every_error_body_shape(text: str, message: str) -> None:
+    assert wire.server_message(text) == message
+    assert wire.error_message(400, text) == f"HTTP 400: {message}"
+
+
+def test_error_message_is_cut_to_the_limit() -> None:
+    assert wire.server_message("x" * 900) == "x" * wire.MESSAGE_LIMIT
+
+
+# -- SSE and chunks ---------------------------------------------------------------------------------------
+def test_sse_decoder_joins_lines_split_across_reads_and_stops_at_done() -> None:
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a"') == []
+    assert dec.feed(b': 1}\n\n: keep-alive comment\nevent: x\r\ndata: {"b": 2}\r\n') == [b'{"a": 1}', b'{"b": 2}']
+    assert not dec.done
+    assert dec.feed(b"data: [DONE]\n\n") == [] and dec.done
+
+
+def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
+    assert wire.parse_chunk(b'{"choices": []}') == {"choices": []}
+    with pytest.raises(ValueError, match="JSON list"):
+        wire.parse_chunk(b"[1, 2]")
+    with pytest.raises(ValueError):
+        wire.parse_chunk(b"<html>")
+    err = b'{"error": {"message": "engine died"}}'
+    assert wire.chunk_error(wire.parse_chunk(err), err) == "HTTP 200: engine died"
+    assert wire.chunk_error({"choices": [], "error": None}, b"") is None
+
+
+@pytest.mark.parametrize("field", wire.GENERATED_DELTA_FIELDS)
+def test_each_generated_delta_field_counts_and_the_role_chunk_does_not(field: str) -> None:
+    assert wire.has_generated({"delta": {field: "x"}})
+    assert not wire.has_generated({"delta": {"role": "assistant", "content": ""}})
+    assert not wire.has_generated({})
+
+
+# -- /v1/models ------------------------------------------------------------------------------------------
+def test_models_reads_vllms_max_model_len_and_resolves_the_served_model() -> None:
+    body = {"object": "list", "data": [{"id": "a", "max_model_len": 8192}, {"id": "b"}]}
+    with client(answer(body)) as c:
+        assert c.models() == [wire.ServedModel("a", 8192), wire.ServedModel("b", None)]
+        assert c.served_model(None) == wire.ServedModel("a", 8192)
+        assert c.served_model("b").id == "b"
+        with pytest.raises(EndpointError, match=r"'c' is not served at http://vllm.test:8000 \(served: a, b\)"):
+            c.served_model("c")
+    with client(answer({"data": []})) as c, pytest.raises(EndpointError, match="lists no model"):
+        c.served_model(None)
+
+
+@pytest.mark.parametrize(
+    ("handler", "what"),
+    [
+        (answer(text=HTML, ctype="text/html"), "answered text/html, not JSON: '<!DOCTYPE html>"),
+        (answer(text="{not json", ctype="application/json"), "answer is not valid JSON: '{not json'"),
+        (answer(text=HTML, ctype=""), "answer is not valid JSON"),  # no content type: parsed, and refused
+        (answer([{"id": "m"}]), "answer is a JSON list, not an object"),
+        (answer({"object": "list"}), "answer has no `data` list of models"),
+        (answer({"data": [{"object": "model"}]}), "a model entry has no string `id`"),
+        (answer({"data": ["m"]}), "a model entry has no string `id`"),
+        (answer({"data": [{"id": "m", "max_model_len": "8k"}]}), "`max_model_len` of 'm' is not an integer"),
+    ],
+)
+def test_malformed_models_answers_are_one_line_endpoint_errors(handler: Handler, what: str) -> None:
+    with client(handler) as c, pytest.raises(EndpointError) as info:
+        c.models()
+    msg = str(info.value)
+    assert msg.startswith(f"{BASE}/v1/models: ") and what in msg and "\n" not in msg
+
+
+# -- /tokenize -------------------------------------------------------------------------------------------
+def test_tokenize_sends_the_chat_template_body_and_reads_count() -> None:
+    seen: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json={"count": 12, "max_model_len": 4096, "tokens": [0] * 12})
+
+    with client(handler) as c:
+        assert c.tokenize("m", wire.user_message("hi")) == 12
+    assert seen == [{"model": "m", "messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": True}]
+
+
+@pytest.mark.parametrize(
+    ("handler", "what"),
+    [
+        (answer({"tokens": [1, 2]}), "answer has no integer `count`"),
+        (answer({"count": "12"}), "answer has no integer `count`"),
+        (answer(text="Internal error", ctype="text/plain"), "answered text/plain, not JSON"),
+        (answer(text="12", ctype="application/json"), "answer is a JSON int, not an object"),
+    ],
+)
+def test_malformed_tokenize_answers_are_endpoint_errors(handler: Handler, what: str) -> None:
+    with client(handler) as c, pytest.raises(EndpointError) as info:
+        c.tokenize("m", [])
+    assert str(info.value).startswith(f"{BASE}/tokenize: ") and what in str(info.value)
+
+
+def test_a_server_without_tokenize_is_a_status_error_the_caller_can_tell_apart() -> None:
+    with client(answer({"detail": "Not Found"}, status=404)) as c, pytest.raises(EndpointStatusError) as info:
+        c.tokenize("m", [])
+    assert (info.value.status_code, info.value.server_message) == (404, "Not Found")
+    assert str(info.value) == f"HTTP 404 from {BASE}/tokenize: Not Found"
+
+
+# -- /metrics, /health, /version --------------------------------------------------------------------------
+METRICS = """# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="a"} 2.0
+vllm:num_requests_running{model_name="b"} 1.0
+"""
+
+
+def test_metrics_are_summed_over_labels_and_garbage_is_an_endpoint_error() -> None:
+    with client(answer(text=METRICS, ctype="text/plain; version=0.0.4")) as c:
+        assert c.metrics()["vllm:num_requests_running"] == 3.0
+    with client(answer(text="vllm:x{ 1 2 3", ctype="text/plain")) as c, pytest.raises(EndpointError, match="/metrics"):
+        c.metrics()
+
+
+def test_health_is_a_200_and_never_raises() -> None:
+    with client(answer(text="", ctype="")) as c:
+        assert c.health()
+    with client(answer(text="", status=503)) as c:
+        assert not c.health()
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with client(refuse) as c:
+        assert not c.health()
+
+
+def test_version_is_none_without_the_route_and_malformed_otherwise() -> None:
+    with client(answer({"version": "0.11.0"})) as c:
+        assert c.version() == "0.11.0"
+    with client(answer({"detail": "Not Found"}, status=404)) as c:
+        assert c.version() is None
+    with client(answer(text=HTML, ctype="text/html")) as c, pytest.raises(EndpointError, match="not JSON"):
+        c.version()
+
+
+def test_unreachable_and_timed_out_servers_name_the_url() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Connection refused", request=request)
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    with client(refuse) as c, pytest.raises(EndpointError, match=f"cannot reach {BASE}/v1/models: ConnectError"):
+        c.models()
+    with client(slow, timeout_s=7) as c, pytest.raises(EndpointError, match=f"{BASE}/tokenize: no answer within 7 s"):
+        c.tokenize("m", [])
+
+
+def test_api_key_is_sent_as_a_bearer_token() -> None:
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("authorization"))
+        return httpx.Response(200, json={"data": []})
+
+    with client(handler, api_key="k-123") as c:
+        c.models()
+    with client(handler) as c:
+        c.models()
+    assert seen == ["Bearer k-123", None]
+
+
+# -- chat -------------------------------------------------------------------------------------------------
+def test_chat_reads_text_tool_calls_and_usage() -> None:
+    body = {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [{"id": "c0", "function": {"name": "get_time", "arguments": "{}"}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3},
+    }
+    with client(answer(body)) as c:
+        reply = c.chat(wire.chat_body("m", [], 4))
+    assert reply.content == "" and reply.tool_calls == [{"id": "c0", "name": "get_time", "arguments": "{}"}]
+    assert (reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == ("tool_calls", 9, 3)
+
+
+@pytest.mark.parametrize("body", [{"object": "chat.completion"}, {"choices": []}, {"choices": ["x"]}])
+def test_chat_without_choices_is_an_endpoint_error(body: object) -> None:
+    with client(answer(body)) as c, pytest.raises(EndpointError, match="/v1/chat/completions: answer has no choices"):
+        c.chat({})
+
+
+def sse(*chunks: object, done: bool = True) -> str:
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + ("data: [DONE]\n\n" if done else "")
+
+
+def test_chat_stream_joins_content_and_tool_call_deltas() -> None:
+    text = sse(
+        {"choices": [{"delta": {"role": "assistant", "content": ""}}]},
+        {"choices": [{"delta": {"content": "Hi "}}]},
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "f", "arguments": ""}}]}}
+            ]
+        },
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}}]},
+        {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 4}},
+    )
+    sent: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, content=text.encode(), headers={"content-type": "text/event-stream"})
+
+    with client(handler) as c:
+        reply = c.chat_stream(wire.chat_body("m", [], 4))
+    assert sent[0]["stream"] is True and sent[0]["stream_options"] == {"include_usage": True}
+    assert reply.content == "Hi " and reply.tool_calls == [{"id": "c0", "name": "f", "arguments": '{"a": 1}'}]
+    assert (reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == ("tool_calls", 5, 4)
+
+
+@pytest.mark.parametrize(
+    ("handler", "what"),
+    [
+        (answer(text=sse({"error": {"message": "engine died"}}), ctype="text/event-stream"), "engine died"),
+        (answer(text="data: [1]\n\n", ctype="text/event-stream"), "stream chunk is not a JSON object"),
+        (answer(text="data: <html>\n\n", ctype="text/event-stream"), "stream chunk is not a JSON object"),
+        (answer(text=HTML, ctype="text/html"), "answered text/html, not an event stream"),
+        (answer({"error": {"message": "no tools"}}, status=400), "HTTP 400 from"),
+    ],
+)
+def test_broken_streams_are_endpoint_errors(handler: Handler, what: str) -> None:
+    with client(handler) as c, pytest.raises(EndpointError, match="/v1/chat/completions") as info:
+        c.chat_stream({})
+    assert what in str(info.value)
+
+
+def test_completion_reads_text_and_refuses_a_body_without_choices() -> None:
+    with client(answer({"choices": [{"text": " Paris."}]})) as c:
+        text, ms = c.completion("m", "The capital of France is")
+    assert text == " Paris." and ms >= 0
+    with client(answer({"choices": []})) as c, pytest.raises(EndpointError, match="answer has no choices"):
+        c.completion("m", "x")
