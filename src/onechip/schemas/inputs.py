@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
@@ -42,6 +42,7 @@ class Cli:
     argument: a positional argument instead of an option.
     hidden: not on the command line (set by the program, e.g. the demo's stage callback).
     short: an extra short name, e.g. '-f'.
+    repeat: a list given by repeating the option (`--set A --set B`), not comma-separated.
     serve_flag: the flag is also a vLLM serve flag; `--set FLAG=VALUE` of it is this planner input.
     """
 
@@ -49,13 +50,18 @@ class Cli:
     argument: bool = False
     hidden: bool = False
     short: str | None = None
+    repeat: bool = False
     serve_flag: bool = False
 
 
 def cli_of(model: type[BaseModel], name: str) -> Cli:
-    """The Cli metadata of field `name` of `model` (a default Cli when it declares none)."""
+    """The Cli metadata of field `name` of `model` (a default Cli when it declares none). A model may also
+    hide inherited fields from its command line with a `cli_hidden` class variable (a set of names)."""
     field = model.model_fields[name]
-    return next((m for m in field.metadata if isinstance(m, Cli)), Cli())
+    cli = next((m for m in field.metadata if isinstance(m, Cli)), Cli())
+    if name in getattr(model, "cli_hidden", ()):
+        return replace(cli, hidden=True)
+    return cli
 
 
 def flag_of(model: type[BaseModel], name: str) -> str:
