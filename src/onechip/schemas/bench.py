@@ -37,10 +37,14 @@ class BenchConfig(RequestModel):
     ]
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
-        list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1),
+        list[Annotated[int, Field(ge=1)]],
+        comma_list(int),
+        Field(min_length=1),
     ] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts, comma-separated.")
     clients: Annotated[
-        list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1),
+        list[Annotated[int, Field(ge=1)]],
+        comma_list(int),
+        Field(min_length=1),
     ] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated.")
     reps: int = Field(default=2, ge=1, description="Repetitions per cell.")
     output_tokens: int = Field(default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted).")

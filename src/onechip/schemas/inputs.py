@@ -100,7 +100,9 @@ def comma_list(kind: type) -> BeforeValidator:
             return [_item(kind, part.strip()) for part in value.split(",") if part.strip()]
         except ValueError:
             # no context dict: the message is used as written (braces in the value stay)
-            raise PydanticCustomError("comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}") from None
+            raise PydanticCustomError(
+                "comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}"
+            ) from None
 
     return BeforeValidator(parse)
 
@@ -128,7 +130,9 @@ def describe(model: type[BaseModel], exc: ValidationError) -> str:
         elif err["type"] in ("comma_list", "key_values"):
             parts.append(f"{flag_of(model, loc[0])} {msg}")
         else:
-            parts.append(f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {err.get('input')!r})")
+            parts.append(
+                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {err.get('input')!r})"
+            )
     return "; ".join(parts)
 
 
@@ -145,4 +149,3 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
 def given(info_context: Any) -> bool:
     """True when a validator runs on input a user just typed (context USER_INPUT), not a stored config."""
     return isinstance(info_context, dict) and bool(info_context.get("user_input"))
-
