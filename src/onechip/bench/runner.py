@@ -230,8 +230,8 @@ class _Run:
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
         return [
-            RepJob(
-                base_url=cfg.base_url,
+            RepJob.of(
+                cfg,
                 model=model,
                 context_tokens=ctx,
                 clients=clients,
@@ -240,14 +240,8 @@ class _Run:
                 prompt_tag=tag,
                 filler_words=filler_words,
                 prompt_tokens_target=counted,
-                output_tokens=cfg.output_tokens,
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
-                request_timeout_s=cfg.request_timeout_s,
-                warmup_requests=cfg.warmup_requests,
-                warmup_s=cfg.warmup_s,
-                requests_per_client=cfg.requests_per_client,
-                duration_s=cfg.duration_s,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
             )
             for streams in split_streams(clients, cfg.workers)

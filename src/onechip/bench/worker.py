@@ -77,27 +77,7 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
                 continuous_usage=job.continuous_usage,
             )
             o = await stream_chat(http, job.base_url, body)
-            return RequestSample(
-                context_tokens=job.context_tokens,
-                clients=job.clients,
-                rep=job.rep,
-                stream=stream,
-                seq=seq,
-                warmup=warmup,
-                t_send=o.t_send,
-                t_first=o.t_first,
-                t_last=o.t_last,
-                t_done=o.t_done,
-                prompt_tokens_target=job.prompt_tokens_target,
-                prompt_tokens=o.prompt_tokens,
-                completion_tokens=o.completion_tokens,
-                chunk_times=o.chunk_times,
-                chunk_tokens=o.chunk_tokens,
-                finish_reason=o.finish_reason,
-                http_status=o.http_status,
-                status="ok" if o.error is None else "failed",
-                error=o.error,
-            )
+            return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup)
 
         def warming(n: int) -> bool:
             if job.warmup_s is not None:

@@ -6,6 +6,7 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -164,6 +165,16 @@ class RequestSample(ResultModel):
         default=False, description="The last request of its stream in this repetition to end (resume)."
     )
 
+    @classmethod
+    def of(cls, job: RepJob, outcome: Any, **request: Any) -> RequestSample:
+        """The sample of one request of `job`: the cell's fields from `job` (context_tokens, clients, rep,
+        prompt_tokens_target), the timings and tokens from `outcome` (bench.client.StreamOutcome, a
+        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest."""
+        measured = dataclasses.asdict(outcome)
+        cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
+        status = "ok" if measured["error"] is None else "failed"
+        return cls(**cell, **measured, **request, status=status)
+
 
 class RepJob(StrictModel):
     """One repetition's share of a cell for one client worker: the streams it runs and how.
@@ -194,6 +205,14 @@ class RepJob(StrictModel):
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
     )
+
+    @classmethod
+    def of(cls, config: BenchConfig, **cell: Any) -> RepJob:
+        """A job of `config`: the fields RepJob shares with BenchConfig by name and meaning (base_url,
+        output_tokens, request_timeout_s, the warm-up and window) come from `config`; `cell` gives the rest
+        (the resolved model, this cell's clients, the streams, the prompt), and wins where both name one."""
+        shared = (cls.model_fields.keys() & BenchConfig.model_fields.keys()) - cell.keys()
+        return cls(**config.model_dump(include=shared), **cell)
 
 
 class Dist(ResultModel):
