@@ -15,11 +15,11 @@ from embedded_plan import cpu_plan as _plan
 from typer.testing import CliRunner
 
 from onechip import api
-from onechip.schemas.requests import UpRequest
 from onechip.cli.main import app
 from onechip.engines import launch, remote
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
+from onechip.schemas.requests import UpRequest
 
 FAKE = Path(__file__).with_name("fake_vllm_server.py")
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
