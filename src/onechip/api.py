@@ -72,17 +72,14 @@ def check(request: CheckRequest, on_progress: ProgressFn = no_progress) -> Check
 
 
 def bench(
-    config: BenchConfig,
-    out_dir: Path,
-    plan: Plan | None = None,
+    config: BenchConfig, on_progress: ProgressFn = no_progress, *, out_dir: Path, plan: Plan | None = None,
     resume: bool = False,
-    on_progress: ProgressFn = no_progress,
-) -> BenchRun:
+) -> BenchRun:  # fmt: skip
     """Measure a context x clients grid against `config.base_url`; writes `out_dir`/requests.jsonl and
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid."""
-    return bench_layer.run_grid(config, Path(out_dir), plan=plan, resume=resume, on_progress=on_progress)
+    return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
 
 
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:

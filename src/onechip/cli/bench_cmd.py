@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
             config = build_request(BenchConfig, fields)
         out_dir = resume or out
         with live_progress(transient=True) as on_progress:
-            run = api.bench(config, out_dir, plan=_load_plan(plan), resume=resume is not None, on_progress=on_progress)
+            run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume is not None)
         if json_out:
             typer.echo(run.model_dump_json(indent=2))
         else:
