@@ -34,8 +34,8 @@ def cost(
 def _render(result: CostReport, console: Console) -> None:
     table = Table(title=f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
     for name in ("pricing", "region", "$/chip-h", "$/M tok", "month", "stops", "price read"):
-        justify = "left" if name in ("pricing", "region", "price read") else "right"
-        table.add_column(name, justify=justify, no_wrap=True)
+        left = name in ("pricing", "region", "price read")
+        table.add_column(name, justify="left" if left else "right", no_wrap=True)
     for line in result.lines:
         table.add_row(
             line.pricing,

@@ -172,8 +172,7 @@ class RequestSample(ResultModel):
         dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest."""
         measured = dataclasses.asdict(outcome)
         cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
-        status = "ok" if measured["error"] is None else "failed"
-        return cls(**cell, **measured, **request, status=status)
+        return cls(**cell, **measured, **request, status="ok" if measured["error"] is None else "failed")
 
 
 class RepJob(StrictModel):
