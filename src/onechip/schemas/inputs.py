@@ -9,6 +9,7 @@ its --help text; `build_request` names the flag when a value is refused.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -86,25 +87,24 @@ def _item(kind: type, text: str) -> Any:
     return text
 
 
-def comma_list(kind: type) -> BeforeValidator:
-    """A BeforeValidator: '128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float),
-    'smoke,tools' -> ['smoke', 'tools'] (str); '' -> None; a list passes through. Anything else is a
+def split_commas(kind: type, value: Any) -> Any:
+    """'128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float, finite), 'smoke,tools' ->
+    ['smoke', 'tools'] (str); '' -> None; anything not a string passes through. Anything else is a
     `comma_list` error, which build_request renders as '--flag must be comma-separated integers, got ...'."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return None
+    try:
+        return [_item(kind, part.strip()) for part in value.split(",") if part.strip()]
+    except ValueError:
+        # no context dict: the message is used as written (braces in the value stay)
+        raise PydanticCustomError("comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}") from None
 
-    def parse(value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        if not value.strip():
-            return None
-        try:
-            return [_item(kind, part.strip()) for part in value.split(",") if part.strip()]
-        except ValueError:
-            # no context dict: the message is used as written (braces in the value stay)
-            raise PydanticCustomError(
-                "comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}"
-            ) from None
 
-    return BeforeValidator(parse)
+def comma_list(kind: type) -> BeforeValidator:
+    """The BeforeValidator of a comma-separated list field of `kind` items (see split_commas)."""
+    return BeforeValidator(functools.partial(split_commas, kind))
 
 
 def key_values(value: Any) -> Any:

@@ -12,10 +12,10 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.schemas.checks import CheckOptions
-from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of
+from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, split_commas
 from onechip.schemas.plan import Plan
 from onechip.schemas.serve import EngineKind, ServeTarget
 
@@ -183,8 +183,8 @@ class CheckRequest(CheckOptions):
 
     @field_validator(*_CHECK_LISTS, mode="before")
     @classmethod
-    def _comma_lists(cls, value: Any, info: Any) -> Any:
-        return comma_list(_CHECK_LISTS[info.field_name]).func(value)  # type: ignore[call-arg]
+    def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
+        return split_commas(_CHECK_LISTS[str(info.field_name)], value)
 
     def options(self) -> dict[str, Any]:
         """The CheckOptions fields of this request (what checks.run_checks takes as options)."""
