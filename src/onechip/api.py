@@ -1,6 +1,12 @@
-"""One function per job. The CLI and the MCP server are thin shells over these.
+"""One function per job. The CLI and the MCP server are thin shells over these: they build the job's
+request model (schemas.requests; BenchConfig for bench), call the function, render what it returns.
 
-plan()  up() status() logs() down()  check()  bench()  cost()  report()  demo()
+    plan(PlanRequest) -> Plan                     up(UpRequest, on_progress) -> UpResult
+    check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
+    cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
+    demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+
+Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
 from __future__ import annotations
