@@ -46,7 +46,7 @@ def _cli_type(annotation: Any, repeat: bool) -> Any:
 def _shown_default(field: FieldInfo) -> str | bool:
     """The default --help shows: '128,1024' for a list, the value otherwise; nothing when None."""
     default = field.get_default(call_default_factory=True)
-    if default is None or default == [] or default == {}:
+    if default is None or default is PydanticUndefined or default == [] or default == {}:
         return False
     if isinstance(default, list):
         return ",".join(str(x) for x in default)
@@ -57,14 +57,12 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
     """One typer parameter for field `name` of `model`."""
     cli = cli_of(model, name)
     kind = _cli_type(field.annotation, cli.repeat)
+    required = field.is_required() and name not in optional
     if cli.argument:
-        required = field.default is PydanticUndefined and name not in optional
-        info = typer.Argument(
-            ... if required else None, metavar=cli.flag, help=field.description, show_default=False
-        )
+        info = typer.Argument(... if required else None, metavar=cli.flag, help=field.description, show_default=False)
     else:
         decls = [cli.flag or "--" + name.replace("_", "-"), *([cli.short] if cli.short else [])]
-        default = field.default if kind is bool else None
+        default = ... if required else field.default if kind is bool else None
         info = typer.Option(default, *decls, help=field.description, show_default=_shown_default(field))
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 

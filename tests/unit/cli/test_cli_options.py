@@ -37,6 +37,8 @@ def test_options_come_from_the_request_model(name: str) -> None:
     for field in visible:
         param = params[field]
         assert getattr(param, "help", None) == model.model_fields[field].description  # --help text = description
+        # a field with no default is required on the command line too (bench's URL may come from --resume)
+        assert param.required == (model.model_fields[field].is_required() and (name, field) != ("bench", "base_url"))
         if param.param_type_name == "option":
             assert flag_of(model, field) in param.opts
         else:
