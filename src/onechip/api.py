@@ -1,6 +1,12 @@
-"""One function per job. The CLI and the MCP server are thin shells over these.
+"""One function per job. The CLI and the MCP server are thin shells over these: they build the job's
+request model (schemas.requests; BenchConfig for bench), call the function, render what it returns.
 
-plan()  up() status() logs() down()  check()  bench()  cost()  report()  demo()
+    plan(PlanRequest) -> Plan                     up(UpRequest, on_progress) -> UpResult
+    check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
+    cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
+    demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+
+Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
 from __future__ import annotations
@@ -9,22 +15,22 @@ import os
 import platform
 import socket
 import time
+import typing
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from onechip import __version__, checks, planner
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import report as report_layer
-from onechip.engines import EmbeddedEngine, launch, model_store, remote, startup
+from onechip.engines import EmbeddedEngine, launch, model_store, startup
 from onechip.engines import state as engine_state
+from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
-from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import (
     RUN_FILES,
@@ -32,95 +38,54 @@ from onechip.schemas import (
     BenchRun,
     BootRecord,
     CheckReport,
-    EngineState,
     EngineStatus,
     Plan,
     RunManifest,
 )
 from onechip.schemas.cost import CostReport
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
 
 
-def _rules_for(chip: str) -> str:
-    """The engine rules a chip runs under by default: vllm-tpu, vllm-gpu or vllm-cpu (ConfigError if unknown)."""
-    return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
+def plan(request: PlanRequest) -> Plan:
+    """Plan `request.model` on `request.chip` under `request.engine` rules (default: the chip's kind, as
+    `up` does); see onechip.planner.plan_model (raises ConfigError).
 
-
-def plan(
-    model: str,
-    chip: str,
-    engine: str | None = None,
-    *,
-    max_model_len: int | None = None,
-    dtype: str | None = None,
-    kv_cache_dtype: str = "auto",
-    utilization: float | None = None,
-    tensor_parallel_size: int = 1,
-    block_size: int | None = None,
-    kv_cache_memory_bytes: int | None = None,
-    contexts: list[int] | None = None,
-    multimodal: bool = True,
-    max_num_batched_tokens: int | None = None,
-    against: Path | str | None = None,
-) -> Plan:
-    """Plan `model` on `chip` under `engine` rules (default: the chip's kind, as `up` does). See
-    onechip.planner.plan_model (raises ConfigError).
-
-    against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
+    request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
-    rules = engine or _rules_for(chip)
-    result = planner.plan_model(
-        model,
-        chip,
-        rules,
-        max_model_len=max_model_len,
-        dtype=dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        utilization=utilization,
-        tensor_parallel_size=tensor_parallel_size,
-        block_size=block_size,
-        kv_cache_memory_bytes=kv_cache_memory_bytes,
-        contexts=contexts,
-        multimodal=multimodal,
-        max_num_batched_tokens=max_num_batched_tokens,
-    )
-    if against is not None:
+    result = planner.plan_model(request)
+    if request.against is not None:
         try:
-            text = Path(against).read_text(encoding="utf-8", errors="replace")
+            text = request.against.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise ConfigError(f"--against {against}: cannot read: {exc.strerror}") from None
+            raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         result.crosscheck = planner.crosscheck_log(result, text)
     return result
 
 
-def check(
-    base_url: str,
-    model: str | None = None,
-    only: list[str] | None = None,
-    out_dir: Path | None = None,
-    on_progress: ProgressFn = no_progress,
-    **options: object,
-) -> CheckReport:
-    """Run capability probes against an OpenAI-compatible endpoint; see onechip.checks.run_checks.
+def check(request: CheckRequest, on_progress: ProgressFn = no_progress) -> CheckReport:
+    """Run capability probes against the OpenAI-compatible endpoint `request.base_url`; see
+    onechip.checks.run_checks.
 
-    `only`: smoke, tools, agent, needle, determinism (None = all). `options`: CheckOptions fields
-    (agent_cases, needle_lengths, needle_depths, kv_tokens, ...). Writes checks.json into `out_dir`
-    when given. Raises ConfigError (bad names/options) and EndpointError (endpoint unreachable).
+    `request.only`: smoke, tools, agent, needle, determinism (None = all); its CheckOptions fields are the
+    knobs. Writes checks.json into `request.out_dir` when given. Raises ConfigError (bad names/options) and
+    EndpointError (endpoint unreachable).
     """
-    return checks.run_checks(base_url, model, only, out_dir=out_dir, on_progress=on_progress, **options)
+    return checks.run_checks(
+        request.base_url, request.model, request.only, out_dir=request.out_dir, on_progress=on_progress,
+        **request.options(),
+    )  # fmt: skip
 
 
 def bench(
-    config: BenchConfig,
-    out_dir: Path,
-    plan: Plan | None = None,
+    config: BenchConfig, on_progress: ProgressFn = no_progress, *, out_dir: Path, plan: Plan | None = None,
     resume: bool = False,
-    on_progress: ProgressFn = no_progress,
-) -> BenchRun:
+) -> BenchRun:  # fmt: skip
     """Measure a context x clients grid against `config.base_url`; writes `out_dir`/requests.jsonl and
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid."""
-    return bench_layer.run_grid(config, Path(out_dir), plan=plan, resume=resume, on_progress=on_progress)
+    return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
 
 
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:
@@ -132,166 +97,112 @@ def saved_bench_config(run_dir: Path) -> BenchConfig | None:
 # --- cost and report (issue 6).
 
 
-def cost(
-    chip: str | None = None,
-    output_tok_per_s: float | None = None,
-    run_dir: Path | str | None = None,
-    pricing: list[str] | str | None = None,
-    region: str | None = None,
-    cold_boot_s: float | None = None,
-    warm_boot_s: float | None = None,
-    today: date | str | None = None,
-    write: bool = False,
-) -> CostReport:
-    """Price a throughput, or every cell of a saved run, on `chip` from the price catalog.
+def cost(request: CostRequest) -> CostReport:
+    """Price a throughput, or every cell of a saved run, on `request.chip` from the price catalog.
 
-    With `run_dir`, the bench summary there is priced cell by cell; `chip` defaults to the run's chip
-    and the report warns when the run was measured on another chip. `write=True` stores the result as
-    `cost.json` in `run_dir`. Raises ConfigError for unknown chip/region/pricing or no throughput.
-    See onechip.cost.
+    With `request.run_dir`, the bench summary there is priced cell by cell; the chip defaults to the run's
+    chip and the report warns when the run was measured on another chip. `request.write` stores the result
+    as `cost.json` in the run directory. Raises ConfigError for unknown chip/region/pricing or no
+    throughput. See onechip.cost.
     """
-    if write and run_dir is None:
-        raise ConfigError("writing cost.json needs a run directory (--run DIR)")
-    files = report_layer.read_run(run_dir) if run_dir is not None else None
+    files = report_layer.read_run(request.run_dir) if request.run_dir is not None else None
     measured_on = None
     if files is not None:
         measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
-    chip = chip or measured_on
+    chip = request.chip or measured_on
     if not chip:
         raise ConfigError("give a chip to price (--chip), e.g. v5e-1")
     result = cost_layer.estimate(
         chip,
-        output_tok_per_s=output_tok_per_s,
+        output_tok_per_s=request.output_tok_per_s,
         bench=files.bench if files else None,
-        pricing=pricing,
-        region=region,
-        cold_boot_s=cold_boot_s,
-        warm_boot_s=warm_boot_s,
-        today=today,
+        pricing=request.pricing,
+        region=request.region,
+        cold_boot_s=request.cold_boot_s,
+        warm_boot_s=request.warm_boot_s,
+        today=request.today,
         measured_on=measured_on,
     )
-    if write and files is not None:
+    if request.write and files is not None:
         write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
     return result
 
 
-def report(
-    run_dir: Path | str, formats: list[str] | tuple[str, ...] | str = ("md",), compare: Path | str | None = None
-) -> list[Path]:
-    """Re-render the saved run in `run_dir` (no re-running) in `formats` ('md', 'html', 'json',
-    'serving-report'); with `compare`, also a side-by-side of that run against this one. Returns the
-    files written. See onechip.report."""
-    return report_layer.write_report(run_dir, formats, compare=compare)
+def report(request: ReportRequest) -> list[Path]:
+    """Re-render the saved run in `request.run_dir` (no re-running) in `request.formats` ('md', 'html',
+    'json', 'serving-report'); with `request.compare`, also a side-by-side of that run against this one.
+    Returns the files written. See onechip.report."""
+    return report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
 
 
 # --- engines and the demo (issue 2); real accelerator hosts (issue 7).
 
 
-# --set flags the planner takes as inputs: planning with them keeps the plan true to the launch.
-_PLANNER_SETS = {
-    "--max-model-len": ("max_model_len", int), "--gpu-memory-utilization": ("utilization", float),
-    "--kv-cache-dtype": ("kv_cache_dtype", str), "--tensor-parallel-size": ("tensor_parallel_size", int),
-    "--block-size": ("block_size", int), "--max-num-batched-tokens": ("max_num_batched_tokens", int),
-    "--dtype": ("dtype", str), "--kv-cache-memory": ("kv_cache_memory_bytes", int),
-}  # fmt: skip
-
-
-def _plan_for_up(
-    plan: Plan | Path | str | None, model: str | None, chip: str | None, sets: list[str] | None = None
-) -> Plan:
-    """The Plan `up` launches from: a saved plan file, or planned now for --model on --chip (with the
-    planner-input --set values, e.g. max-model-len, as planner arguments)."""
-    if isinstance(plan, Plan):
-        return plan
-    if plan is not None:
+def _plan_for_up(request: UpRequest) -> Plan:
+    """The Plan `up` launches from: the given Plan, a saved plan file, or planned now for --model on --chip
+    (with the planner inputs among --set, e.g. max-model-len: see PlanRequest)."""
+    if isinstance(request.plan, Plan):
+        return request.plan
+    if request.plan is not None:
         try:
-            return Plan.model_validate_json(Path(plan).read_text(encoding="utf-8"))
+            return Plan.model_validate_json(request.plan.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
+            raise ConfigError(f"--plan {request.plan}: cannot read: {exc.strerror}") from None
         except ValueError:
-            raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
-    if not model or not chip:
+            raise ConfigError(f"--plan {request.plan}: not a plan JSON (see `onechip plan --json`)") from None
+    if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
-    rules = _rules_for(chip)
-    kwargs: dict[str, Any] = {}
-    for override in launch.parse_sets(sets):
-        if override.name in _PLANNER_SETS and override.value is not None:
-            key, kind = _PLANNER_SETS[override.name]
-            try:
-                kwargs[key] = kind(override.value)
-            except ValueError:
-                what = f"--set {override.name}={override.value}"
-                raise ConfigError(f"{what}: expected {kind.__name__}") from None
-    return planner.plan_model(model, chip, rules, **kwargs)
+    values = {"model": request.model, "chip": request.chip, "sets": request.sets}
+    return planner.plan_model(build_request(PlanRequest, values, user_input=False))
 
 
-def up(
-    engine: str = "embedded",
-    *,
-    host: str | None = None,
-    model: str | None = None,
-    chip: str | None = None,
-    plan: Plan | Path | str | None = None,
-    image: str | None = None,
-    port: int | None = None,
-    tunnel_port: int | None = None,
-    hf_token_file: Path | str | None = None,
-    sets: list[str] | None = None,
-    dry_run: bool = False,
-    ssh_options: list[str] | None = None,
-    launcher: str | None = None,
-    kv_cache_space_gib: int = 2,
-    timeout_s: float = 600.0,
-    force: bool = False,
-    on_progress: ProgressFn = no_progress,
-) -> UpResult:
+def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
 
-    engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a managed
-    process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes from
-    `plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host` ('user@addr') runs it
-    over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from 127.0.0.1:`tunnel_port`.
-    `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not fit is refused unless
-    `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in an argv, log, report
-    or exception. `dry_run`: build and return the launch, run nothing. Engine-kind choices (ports, tunnel,
-    token wording, local process or host) live in engines.startup. Raises ConfigError, EngineError
-    (already running, ssh/docker failed), PortInUseError, EngineBootError (one-line cause + log path),
-    MissingDependencyError.
+    request.engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a
+    managed process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes
+    from `request.plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host`
+    ('user@addr') runs it over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from
+    127.0.0.1:`tunnel_port`. `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not
+    fit is refused unless `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in
+    an argv, log, report or exception. `dry_run`: build and return the launch, run nothing. Engine-kind
+    choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
+    ConfigError, EngineError (already running, ssh/docker failed), PortInUseError, EngineBootError
+    (one-line cause + log path), MissingDependencyError.
     """
-    startup.check_engine_args(
-        engine, host=host, model=model, chip=chip, plan=plan, image=image, hf_token_file=hf_token_file,
-        launcher=launcher, sets=sets,
-    )  # fmt: skip
-    current = None if dry_run else engine_state.status()
+    current = None if request.dry_run else engine_state.status()
     if current is not None and current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
     engine_dir = onechip_home() / "engine"
     log_path = engine_dir / "engine.log"
-    if engine == "embedded":
-        if dry_run:
-            return UpResult(dry_run=True, launch=startup.embedded_launch(log_path, port, kv_cache_space_gib))
-        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
-        return UpResult(dry_run=False, boot=_start(local, engine_dir, None, None, timeout_s, on_progress))
-
-    the_plan = _plan_for_up(plan, model, chip, None if plan is not None else sets)
-    if not the_plan.fits and not (force or dry_run):
+    if request.engine == "embedded":
+        if request.dry_run:
+            launch_spec = startup.embedded_launch(log_path, request.port, request.kv_cache_space_gib)
+            return UpResult(dry_run=True, launch=launch_spec)
+        local = EmbeddedEngine(
+            log_path, kv_cache_space_gib=request.kv_cache_space_gib, port=request.port, tie_to_parent=False
+        )
+        return UpResult(dry_run=False, boot=_start(local, engine_dir, None, None, request.timeout_s, on_progress))
+    the_plan = _plan_for_up(request)
+    if not the_plan.fits and not (request.force or request.dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
         raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
     prepared = startup.prepare(
-        the_plan, engine, host=host, port=port, tunnel_port=tunnel_port, image=image, sets=sets,
-        hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
+        the_plan, request.engine, host=request.host, port=request.port, tunnel_port=request.tunnel_port,
+        image=request.image, sets=request.sets or None, hf_token_file=request.hf_token_file,
+        ssh_options=request.ssh_options or None, launcher=request.launcher,
     )  # fmt: skip
-    if dry_run:
+    if request.dry_run:
         return UpResult(dry_run=True, launch=prepared.spec)
     running = prepared.engine(log_path)
-    boot = _start(running, engine_dir, the_plan, prepared.token, timeout_s, on_progress)
+    boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
     cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
 
 
 def _start(
-    engine: Any,
+    engine: Engine,
     engine_dir: Path,
     the_plan: Plan | None,
     token: launch.Secret | None,
@@ -305,7 +216,7 @@ def _start(
     return _record_up(engine, boot, engine_dir, the_plan, token)
 
 
-def _boot(engine: Any, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
+def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
     """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause."""
     engine.start()
     try:
@@ -324,7 +235,7 @@ def _boot(engine: Any, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
 
 
 def _record_up(
-    engine: Any, boot: BootRecord, engine_dir: Path, the_plan: Plan | None, token: launch.Secret | None
+    engine: Engine, boot: BootRecord, engine_dir: Path, the_plan: Plan | None, token: launch.Secret | None
 ) -> BootRecord:
     """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
     boot_path = engine_dir / "boot.json"
@@ -332,20 +243,8 @@ def _record_up(
     boot_path.write_text(token.scrub(text) if token else text)
     if the_plan is not None:
         (engine_dir / "plan.json").write_text(the_plan.model_dump_json(indent=2))
-    if isinstance(engine, remote.HostEngine):
-        state = engine.state()
-        state.boot_path = str(boot_path)
-    else:
-        state = EngineState(
-            engine=engine.kind,
-            pid=engine.pid or 0,
-            base_url=engine.base_url,
-            model=engine.served_name,
-            started_at=boot.started_at or "",
-            log_path=str(engine.log_path),
-            boot_path=str(boot_path),
-            mode=engine.mode,
-        )
+    state = engine.state()
+    state.boot_path = str(boot_path)
     engine_state.save(state)
     return boot
 
@@ -375,7 +274,7 @@ GIB = 1 << 30
 # Quick: the issue's example grid (contexts 128/1,024 x clients 1/4, 2 reps, 32 output tokens), ~2.5 min.
 # Full: 8 clients too, 3 reps, 64 output tokens, and the MCP agent and needle checks, ~15 min (with 16
 # clients the 1,024-token cell alone took ~4.5 min per rep here).
-DEMO_GRIDS: dict[bool, dict[str, Any]] = {
+DEMO_GRIDS: dict[bool, dict[str, object]] = {
     True: dict(
         contexts=[128, 1024], clients=[1, 4], reps=2, output_tokens=32, requests_per_client=1, warmup_requests=1
     ),
@@ -383,7 +282,7 @@ DEMO_GRIDS: dict[bool, dict[str, Any]] = {
         contexts=[128, 1024], clients=[1, 4, 8], reps=3, output_tokens=64, requests_per_client=1, warmup_requests=1
     ),
 }
-DEMO_CHECKS: dict[bool, dict[str, Any]] = {
+DEMO_CHECKS: dict[bool, dict[str, object]] = {
     True: dict(only=["smoke", "tools", "determinism"]),
     False: dict(
         only=["smoke", "tools", "agent", "determinism", "needle"],
@@ -408,26 +307,9 @@ def _stage(manifest: RunManifest, name: str, run_dir: Path, on_progress: Progres
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
 
 
-def demo(
-    quick: bool = False,
-    out_dir: Path | None = None,
-    runs_root: Path = Path("runs"),
-    kv_cache_space_gib: int = 2,
-    port: int | None = None,
-    boot_timeout_s: float = 600.0,
-    on_progress: ProgressFn = no_progress,
-    on_stage_done: Callable[[str, Path], None] | None = None,
-) -> RunManifest:
-    """The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down.
-
-    Writes everything into `out_dir` (default: a new `runs/<run-id>/`); see schemas.run for the files.
-    `on_stage_done(stage, run_dir)` is called after each stage so a shell can render it at once.
-    The engine is stopped on every exit path. Ctrl-C raises Interrupted after saving what was measured;
-    an engine that dies raises EngineBootError; both leave run.json with status and error.
-    """
-    run_dir = Path(out_dir) if out_dir else new_run_dir(runs_root)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    manifest = RunManifest(
+def _new_manifest(run_dir: Path, quick: bool) -> RunManifest:
+    """The run.json of a demo run starting now on this machine."""
+    return RunManifest(
         run_id=run_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=__version__,
@@ -437,52 +319,87 @@ def demo(
         command="demo --quick" if quick else "demo",
         chip="cpu",
     )
+
+
+def _demo_plan(engine: EmbeddedEngine, boot: BootRecord, request: DemoRequest, run_dir: Path) -> Plan:
+    """Plan the embedded deployment as it was launched, cross-check it against the boot, write both."""
+    grid_contexts = typing.cast(list[int], DEMO_GRIDS[request.quick]["contexts"])
+    the_plan = planner.plan_model(
+        PlanRequest(
+            model=str(engine.model_path),
+            chip="cpu",
+            engine="vllm-cpu",
+            dtype="float32",
+            max_model_len=engine.max_model_len,
+            kv_cache_memory_bytes=request.kv_cache_space_gib * GIB,
+            contexts=sorted({*grid_contexts, engine.max_model_len}),
+        )
+    )
+    cross = planner.crosscheck(the_plan, boot)
+    write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+    write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
+    return the_plan
+
+
+def _demo_stages(
+    engine: EmbeddedEngine,
+    request: DemoRequest,
+    run_dir: Path,
+    stage: Callable[[str], AbstractContextManager[None]],
+    done: Callable[[str, Path], None],
+    on_progress: ProgressFn,
+) -> None:
+    """The demo's measuring stages on `engine` (built, not started), each inside `stage(name)`: boot, plan,
+    check, bench; `done(name, run_dir)` after each. The caller stops the engine."""
+    with stage("boot"):
+        engine.start()
+        boot = engine.wait_ready(request.boot_timeout_s, on_progress)
+        write_text_atomic(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
+    done("boot", run_dir)
+    with stage("plan"):
+        the_plan = _demo_plan(engine, boot, request, run_dir)
+    done("plan", run_dir)
+    with stage("check"):
+        served = {"base_url": engine.base_url, "model": engine.served_name}
+        checks_run = {**served, "out_dir": run_dir, "kv_tokens": boot.kv_cache_tokens, **DEMO_CHECKS[request.quick]}
+        check(CheckRequest.model_validate(checks_run), on_progress)
+    done("check", run_dir)
+    with stage("bench"):
+        config = BenchConfig.model_validate({**served, **DEMO_GRIDS[request.quick]})
+        bench_layer.run_grid(config, run_dir, plan=the_plan, on_progress=on_progress)
+    done("bench", run_dir)
+
+
+def demo(
+    request: DemoRequest,
+    on_progress: ProgressFn = no_progress,
+    on_stage_done: Callable[[str, Path], None] | None = None,
+) -> RunManifest:
+    """The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down.
+
+    Writes everything into `request.out_dir` (default: a new `<runs_root>/<run-id>/`); see schemas.run for
+    the files. `on_stage_done(stage, run_dir)` is called after each stage so a shell can render it at once.
+    The engine is stopped on every exit path. Ctrl-C raises Interrupted after saving what was measured;
+    an engine that dies raises EngineBootError; both leave run.json with status and error.
+    """
+    run_dir = request.out_dir or new_run_dir(request.runs_root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = _new_manifest(run_dir, request.quick)
     done = on_stage_done or (lambda stage, path: None)
+
+    def stage(name: str) -> AbstractContextManager[None]:
+        return _stage(manifest, name, run_dir, on_progress)
+
     engine: EmbeddedEngine | None = None
     try:
-        with _stage(manifest, "model", run_dir, on_progress):
+        with stage("model"):
             engine = EmbeddedEngine(
-                run_dir / RUN_FILES["engine_log"],
-                kv_cache_space_gib=kv_cache_space_gib,
-                port=port,
-                model_path=model_store.ensure_model(),
-            )
-        with _stage(manifest, "boot", run_dir, on_progress):
-            engine.start()
-            boot = engine.wait_ready(boot_timeout_s, on_progress)
-            write_text_atomic(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
-        done("boot", run_dir)
-        with _stage(manifest, "plan", run_dir, on_progress):
-            grid = DEMO_GRIDS[quick]
-            the_plan = planner.plan_model(
-                str(engine.model_path),
-                chip="cpu",
-                engine="vllm-cpu",
-                dtype="float32",
-                max_model_len=engine.max_model_len,
-                kv_cache_memory_bytes=kv_cache_space_gib * GIB,
-                contexts=sorted({*grid["contexts"], engine.max_model_len}),
-            )
-            cross = planner.crosscheck(the_plan, boot)
-            write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
-            write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
-        done("plan", run_dir)
-        with _stage(manifest, "check", run_dir, on_progress):
-            checks.run_checks(
-                engine.base_url,
-                engine.served_name,
-                out_dir=run_dir,
-                on_progress=on_progress,
-                kv_tokens=boot.kv_cache_tokens,
-                **DEMO_CHECKS[quick],
-            )
-        done("check", run_dir)
-        with _stage(manifest, "bench", run_dir, on_progress):
-            config = BenchConfig(base_url=engine.base_url, model=engine.served_name, **grid)
-            bench_layer.run_grid(config, run_dir, plan=the_plan, on_progress=on_progress)
-        done("bench", run_dir)
+                run_dir / RUN_FILES["engine_log"], kv_cache_space_gib=request.kv_cache_space_gib,
+                port=request.port, model_path=model_store.ensure_model(),
+            )  # fmt: skip
+        _demo_stages(engine, request, run_dir, stage, done, on_progress)
         manifest.status = "ok"
-        with _stage(manifest, "report", run_dir, on_progress):
+        with stage("report"):
             report_layer.write_report(run_dir, ("md", "html", "serving-report"))
     except (KeyboardInterrupt, Interrupted):
         manifest.status, manifest.error = "interrupted", "interrupted by the user"
@@ -492,7 +409,7 @@ def demo(
         raise
     finally:
         if engine is not None:
-            with _stage(manifest, "down", run_dir, on_progress):
+            with stage("down"):
                 engine.stop()
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     return manifest

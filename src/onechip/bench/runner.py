@@ -61,16 +61,6 @@ _RESUME_KEYS = (
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
-# BenchConfig fields a RepJob carries unchanged (same names in both models)
-_JOB_FIELDS = {
-    "base_url",
-    "output_tokens",
-    "request_timeout_s",
-    "warmup_requests",
-    "warmup_s",
-    "requests_per_client",
-    "duration_s",
-}
 
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
@@ -222,10 +212,9 @@ class _Run:
         filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
-        shared = cfg.model_dump(include=_JOB_FIELDS)
         return [
-            RepJob(
-                **shared,
+            RepJob.of(
+                cfg,
                 model=model,
                 context_tokens=ctx,
                 clients=clients,

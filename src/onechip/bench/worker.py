@@ -72,17 +72,7 @@ class _Streams:
             continuous_usage=job.continuous_usage,
         )
         o = await stream_chat(self.http, job.base_url, body)
-        return RequestSample(
-            context_tokens=job.context_tokens,
-            clients=job.clients,
-            rep=job.rep,
-            stream=stream,
-            seq=seq,
-            warmup=warmup,
-            prompt_tokens_target=job.prompt_tokens_target,
-            status="ok" if o.error is None else "failed",
-            **vars(o),  # every StreamOutcome field is a RequestSample field of the same name
-        )
+        return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup)
 
     def warming(self, n: int) -> bool:
         if self.job.warmup_s is not None:

@@ -2,53 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from onechip import api
+from onechip.cli.options import options_from
 from onechip.schemas.cost import CostReport
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import CostRequest
 
 
 def register(app: typer.Typer) -> None:
     app.command("cost")(cost)
 
 
+@options_from(CostRequest)
 def cost(
-    chip: Annotated[
-        str | None, typer.Option(help="Chip to price, e.g. v5e-1 (default: the run's chip).")
-    ] = None,
-    output_tok_per_s: Annotated[
-        float | None, typer.Option("--output-tok-per-s", help="Aggregate output tok/s to price.")
-    ] = None,
-    run: Annotated[Path | None, typer.Option(help="Run directory: price every measured cell.")] = None,
-    pricing: Annotated[str | None, typer.Option(help="Comma list: spot,flex-start,on-demand,1y,3y.")] = None,
-    region: Annotated[str | None, typer.Option(help="Region, e.g. us-west4 (default: every region).")] = None,
-    cold_boot_s: Annotated[
-        float | None, typer.Option("--cold-boot-s", help="Seconds of a cold restart (no compile cache).")
-    ] = None,
-    warm_boot_s: Annotated[
-        float | None, typer.Option("--warm-boot-s", help="Seconds of a warm restart (compile cache mounted).")
-    ] = None,
-    write: Annotated[
-        bool, typer.Option(help="Store the result as cost.json in the --run directory.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the CostReport as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the CostReport as JSON.")] = False, **fields: Any
 ) -> None:
     """Price a throughput or a saved run on a chip, per pricing model."""
-    result = api.cost(
-        chip=chip,
-        output_tok_per_s=output_tok_per_s,
-        run_dir=run,
-        pricing=pricing,
-        region=region,
-        cold_boot_s=cold_boot_s,
-        warm_boot_s=warm_boot_s,
-        write=write,
-    )
+    result = api.cost(build_request(CostRequest, fields))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
@@ -58,8 +34,8 @@ def cost(
 def _render(result: CostReport, console: Console) -> None:
     table = Table(title=f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
     for name in ("pricing", "region", "$/chip-h", "$/M tok", "month", "stops", "price read"):
-        justify = "left" if name in ("pricing", "region", "price read") else "right"
-        table.add_column(name, justify=justify, no_wrap=True)
+        left = name in ("pricing", "region", "price read")
+        table.add_column(name, justify="left" if left else "right", no_wrap=True)
     for line in result.lines:
         table.add_row(
             line.pricing,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -11,8 +12,11 @@ from onechip import api
 from onechip.cli.bench_cmd import bench_tables
 from onechip.cli.check_cmd import check_tables
 from onechip.cli.engine_cmds import print_boot
+from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import DemoRequest
 
 
 def print_crosscheck(plan: Plan, cross: CrossCheck) -> None:
@@ -46,20 +50,16 @@ def _render_stage(stage: str, run_dir: Path) -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def demo(
-        quick: bool = typer.Option(False, "--quick", help="The smallest grid and checks (under 5 min here)."),
-        out: Path = typer.Option(None, "--out", help="Run directory (default: runs/<run-id>/)."),
-        kv_cache_space_gib: int = typer.Option(2, min=1, help="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache."),
-        port: int = typer.Option(None, min=1, max=65535, help="Engine port on 127.0.0.1 (default: a free one)."),
-    ) -> None:
+    @options_from(DemoRequest)
+    def demo(**fields: Any) -> None:
         """Start the embedded engine, plan, check, benchmark, report, stop: the whole job, end to end."""
+        request = build_request(DemoRequest, fields)
         with live_progress() as on_progress:
-            manifest = api.demo(quick=quick, out_dir=out, kv_cache_space_gib=kv_cache_space_gib, port=port,
-                                on_progress=on_progress, on_stage_done=_render_stage)
+            manifest = api.demo(request, on_progress, on_stage_done=_render_stage)
         table = Table(title="stage timings (s)")
         for name in manifest.stage_timings_s:
             table.add_column(name, justify="right")
         table.add_row(*(f"{v:.1f}" for v in manifest.stage_timings_s.values()))
         console.print(table)
-        run_dir = out or Path("runs") / manifest.run_id
+        run_dir = request.out_dir or request.runs_root / manifest.run_id
         console.print(f"[bold green]done[/]: report {run_dir / RUN_FILES['report_md']}")

@@ -3,13 +3,18 @@ docker; here or over SSH)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from onechip import api
+from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress
 from onechip.engines.bootlog import stage_durations
 from onechip.engines.launch import LaunchSpec, UpResult
 from onechip.schemas import BootRecord
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import UpRequest
 
 
 def print_boot(boot: BootRecord) -> None:
@@ -63,41 +68,15 @@ def print_up(result: UpResult) -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def up(
-        engine: str = typer.Option("embedded", "--engine", help="embedded, vllm or vllm-docker."),
-        host: str | None = typer.Option(None, "--host", help="user@addr: run it there over plain ssh."),
-        model: str | None = typer.Option(None, "--model", help="Model to plan and serve (with --chip)."),
-        chip: str | None = typer.Option(None, "--chip", help="Accelerator key, e.g. v5e-1, l4, cpu."),
-        plan: str | None = typer.Option(None, "--plan", help="A plan JSON from `onechip plan --json`."),
-        image: str | None = typer.Option(None, "--image", help="vllm/vllm-tpu:TAG or IMAGE@sha256:..."),
-        port: int | None = typer.Option(
-            None, "--port", min=1, max=65535, help="Engine port (8000; local: a free one)."
-        ),
-        tunnel_port: int | None = typer.Option(
-            None, "--tunnel-port", min=1, max=65535, help="Local end of the SSH tunnel."
-        ),
-        hf_token_file: str | None = typer.Option(None, "--hf-token-file", help="File holding the HF token."),
-        sets: list[str] | None = typer.Option(  # noqa: B008
-            None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."
-        ),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the flags and exact commands only."),
-        force: bool = typer.Option(False, "--force", help="Launch even when the plan says it does not fit."),
-        ssh_opt: list[str] | None = typer.Option(None, "--ssh-opt", help="ssh -o option, e.g. Port=2222."),  # noqa: B008
-        launcher: str | None = typer.Option(None, "--launcher", help="Serve program, e.g. 'vllm serve'."),
-        kv_cache_space_gib: int = typer.Option(2, min=1, help="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."),
-        timeout_s: float = typer.Option(600.0, min=1.0, help="Give up if not ready after this many seconds."),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    ) -> None:
+    @options_from(UpRequest)
+    def up(as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."), **fields: Any) -> None:
         """Start a serving engine: embedded (default), vllm or vllm-docker, here or on --host over SSH."""
-        args = dict(host=host, model=model, chip=chip, plan=plan, image=image, port=port,
-                    tunnel_port=tunnel_port, hf_token_file=hf_token_file, sets=sets or None,
-                    ssh_options=ssh_opt or None, launcher=launcher, kv_cache_space_gib=kv_cache_space_gib,
-                    timeout_s=timeout_s, force=force)
-        if dry_run:
-            result = api.up(engine, dry_run=True, **args)  # type: ignore[arg-type]
+        request = build_request(UpRequest, fields)
+        if request.dry_run:
+            result = api.up(request)
         else:
             with live_progress(transient=True) as on_progress:
-                result = api.up(engine, on_progress=on_progress, **args)  # type: ignore[arg-type]
+                result = api.up(request, on_progress)
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
         elif result.dry_run and result.launch is not None:

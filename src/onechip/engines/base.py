@@ -6,10 +6,11 @@ its log and what the log says about its memory.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from onechip.progress import ProgressFn
-from onechip.schemas import BootRecord
+from onechip.schemas import BootRecord, EngineState
 
 
 @runtime_checkable
@@ -23,7 +24,17 @@ class Engine(Protocol):
     boot_record() what the boot log said so far (re-parsed on each call)
     metrics()     Prometheus text from /metrics
     stop()        stop the whole process group; idempotent
+    state()       what `status`, `logs` and `down` need to find it again (EngineState, saved by `up`)
+    kind          'embedded-vllm-cpu', 'vllm', 'vllm-docker', or '<kind>@ssh' on an SSH host
+    mode          how it is found again: 'process' (local group), 'remote-process' or 'docker'
+    served_name   the model name clients use (/v1/models)
+    log_path      the engine log on this machine (mirrored from the host for remote engines)
     """
+
+    kind: str
+    mode: str
+    served_name: str
+    log_path: Path
 
     @property
     def base_url(self) -> str: ...
@@ -37,3 +48,5 @@ class Engine(Protocol):
     def metrics(self) -> str: ...
 
     def stop(self) -> None: ...
+
+    def state(self) -> EngineState: ...

@@ -24,7 +24,7 @@ from onechip.engines.bootlog import parse_boot_log
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.procs import die_with_parent
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas import BootRecord
+from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.wire import WireClient, metrics_text
 
 
@@ -208,6 +208,14 @@ class LocalVllmEngine:
         # vLLM stamps its log lines in the host's local time; anchor the timeline on the same clock.
         started_local = self._started_wall.astimezone().replace(tzinfo=None) if self._started_wall else None
         return parse_boot_log(text, record, started_local)
+
+    def state(self) -> EngineState:
+        """What `status`, `logs` and `down` need to find this engine again (its process group)."""
+        return EngineState(
+            engine=self.kind, pid=self.pid or 0, base_url=self.base_url, model=self.served_name,
+            started_at=self._started_wall.isoformat() if self._started_wall else "", log_path=str(self.log_path),
+            mode=self.mode,
+        )  # fmt: skip
 
     def metrics(self) -> str:
         return metrics_text(self.base_url)

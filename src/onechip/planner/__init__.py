@@ -1,6 +1,6 @@
 """The planner: pure arithmetic from a model's config and tensor headers, engine rules and a chip to a Plan.
 
-    plan_model(model, chip, engine, ...) -> Plan      what the deployment will hold and need
+    plan_model(PlanRequest) -> Plan                    what the deployment will hold and need
     crosscheck(plan, boot) -> CrossCheck               the plan against the engine's BootRecord
     crosscheck_log(plan, log_text) -> CrossCheck       the plan against a vLLM boot log's allocation lines
 

@@ -11,6 +11,7 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from onechip.errors import ConfigError
 from onechip.planner import source as model_source
@@ -19,7 +20,9 @@ from onechip.planner.geometry import Geometry, kv_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import decode_bytes_per_step, weights_by_component
 from onechip.schemas.boot import BootRecord
+from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarning, ServeArg
+from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
 
@@ -215,50 +218,51 @@ def _batched_tokens_args(
     ]
 
 
-def plan_model(
-    model: str,
-    chip: str,
-    engine: str,
-    *,
-    max_model_len: int | None = None,
-    dtype: str | None = None,
-    kv_cache_dtype: str = "auto",
-    utilization: float | None = None,
-    tensor_parallel_size: int = 1,
-    block_size: int | None = None,
-    kv_cache_memory_bytes: int | None = None,
-    contexts: list[int] | None = None,
-    multimodal: bool = True,
-    max_num_batched_tokens: int | None = None,
-) -> Plan:
-    """Plan serving `model` on `chip` under `engine` rules.
+def default_engine_rules(chip: str) -> str:
+    """The engine rules a chip runs under by default: vllm-tpu, vllm-gpu or vllm-cpu by its kind, as `up`
+    plans (ConfigError if the chip is unknown)."""
+    return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
+
+
+def plan_model(model: str | PlanRequest, chip: str | None = None, engine: str | None = None, **fields: Any) -> Plan:
+    """Plan serving a model on a chip under engine rules: `plan_model(PlanRequest)`, or the same fields
+    as arguments, `plan_model(model, chip, engine, max_model_len=..., ...)` (validated into a PlanRequest;
+    its fields and their descriptions are the one list of the planner's inputs).
 
     model: local checkpoint directory, catalog name, or Hub id (see planner.source).
-    chip / engine: keys of catalog/accelerators.json and catalog/engines.json.
+    chip / engine: keys of catalog/accelerators.json and catalog/engines.json; engine None = the chip's
+        kind (default_engine_rules).
     max_model_len: tokens per request; default the model's max_position_embeddings.
-    dtype: served weight dtype ('auto'/None = checkpoint dtype under the engine's rule).
-    kv_cache_dtype: 'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2.
-    utilization: gpu_memory_utilization in (0, 1]; default the engine's.
-    kv_cache_memory_bytes: the KV pool in bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).
     contexts: tokens per request to report concurrency for (each <= max_model_len).
     multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
     max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
         uses it in the sliding-window blocks per request. Default: the engine's.
-    Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: unknown
-    chip/engine/family, a missing config field, utilization outside (0, 1], a context beyond the model's
-    positions or max_model_len, TP beyond the chip count.
+    Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: a field out of
+    range (see PlanRequest), unknown chip/engine/family, a missing config field, a context beyond the
+    model's positions or max_model_len, TP beyond the chip count.
     """
+    if isinstance(model, PlanRequest):
+        return _plan(model)
+    values = {"model": model, "chip": chip, "engine": engine, **fields}
+    return _plan(build_request(PlanRequest, values, user_input=False))
+
+
+def _plan(request: PlanRequest) -> Plan:
+    """plan_model's body, on a validated request."""
+    model, chip = request.model, request.chip
+    engine = request.engine or default_engine_rules(chip)
+    max_model_len, dtype, kv_cache_dtype = request.max_model_len, request.dtype, request.kv_cache_dtype
+    utilization, tensor_parallel_size = request.utilization, request.tensor_parallel_size
+    block_size, kv_cache_memory_bytes = request.block_size, request.kv_cache_memory_bytes
+    contexts, multimodal = request.contexts, request.multimodal
+    max_num_batched_tokens = request.max_num_batched_tokens
     rules = engine_rules(engine)
     acc = accelerator(chip)
-    if utilization is not None and not 0 < utilization <= 1:
-        raise ConfigError(f"utilization (--gpu-memory-utilization) must be in (0, 1], got {utilization}")
     if tensor_parallel_size < 1 or tensor_parallel_size > acc.chips:
         raise ConfigError(
             f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
             f"{acc.chips} chip(s) of {chip}"
         )
-    if kv_cache_memory_bytes is not None and kv_cache_memory_bytes <= 0:
-        raise ConfigError(f"kv_cache_memory_bytes must be positive, got {kv_cache_memory_bytes}")
     src = model_source.resolve(model)
     text = src.text_config
     family = str(getattr(text, "model_type", "unknown"))
@@ -269,8 +273,6 @@ def plan_model(
                 f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
             )
         max_model_len = positions
-    if max_model_len <= 0:
-        raise ConfigError(f"max_model_len must be positive, got {max_model_len}")
     if isinstance(positions, int) and max_model_len > positions:
         raise ConfigError(
             f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}"

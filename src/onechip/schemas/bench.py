@@ -6,11 +6,15 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
+from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
 
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
@@ -18,19 +22,37 @@ ITL_CONVENTION = (
 )
 
 
-class BenchConfig(StrictModel):
-    base_url: str = Field(
-        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped)."
-    )
+# Flags a user may not give together, and flags that need another (checked on what was typed: a stored
+# config carries every field, its defaults included).
+EXCLUSIVE = [("requests_per_client", "duration_s"), ("warmup_requests", "warmup_s")]
+NEEDS = {"arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too")}
+
+
+class BenchConfig(RequestModel):
+    """The request of `onechip bench`: one context x clients grid against one server."""
+
+    base_url: Annotated[
+        str,
+        Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped)."),
+        Cli("url", argument=True),
+    ]
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
-    contexts: list[int] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts.")
-    clients: list[int] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell.")
+    contexts: Annotated[
+        list[Annotated[int, Field(ge=1)]],
+        comma_list(int),
+        Field(min_length=1),
+    ] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts, comma-separated.")
+    clients: Annotated[
+        list[Annotated[int, Field(ge=1)]],
+        comma_list(int),
+        Field(min_length=1),
+    ] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated.")
     reps: int = Field(default=2, ge=1, description="Repetitions per cell.")
     output_tokens: int = Field(default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted).")
     requests_per_client: int = Field(
         default=2, ge=1, description="Measured requests each stream sends per rep (unless duration_s)."
     )
-    duration_s: float | None = Field(
+    duration_s: Annotated[float | None, Cli("--duration-s")] = Field(
         default=None,
         gt=0,
         description="Instead of requests_per_client: each stream sends measured requests until this many "
@@ -39,7 +61,7 @@ class BenchConfig(StrictModel):
     warmup_requests: int = Field(
         default=1, ge=0, description="Unmeasured requests per stream before the window (unless warmup_s)."
     )
-    warmup_s: float | None = Field(
+    warmup_s: Annotated[float | None, Cli("--warmup-s")] = Field(
         default=None,
         ge=0,
         description="Instead of warmup_requests: each stream sends unmeasured requests until this many "
@@ -51,12 +73,14 @@ class BenchConfig(StrictModel):
         description="Client processes a cell's streams are split across (round-robin); 1 = this process.",
     )
     prefix_reuse: bool = Field(default=False, description="Allow prefix-cache reuse (no unique first line).")
-    request_timeout_s: float = Field(default=300.0, gt=0, description="Per-request timeout, seconds.")
+    request_timeout_s: Annotated[float, Cli("--timeout-s")] = Field(
+        default=300.0, gt=0, description="Per-request timeout, seconds."
+    )
     force: bool = Field(
         default=False,
         description="Run cells the plan says exceed the KV pool (reported as beyond the KV wall).",
     )
-    rate_per_s: float | None = Field(
+    rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
         default=None,
         gt=0,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
@@ -64,12 +88,14 @@ class BenchConfig(StrictModel):
     arrivals: Literal["poisson", "constant"] = Field(
         default="poisson", description="Open-loop inter-arrival times: exponential (Poisson) or constant."
     )
-    seed: int = Field(default=0, description="Seed of the Poisson arrival times (reproducible schedules).")
-    slo: dict[str, float] = Field(
-        default_factory=dict,
-        description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms.",
+    seed: Annotated[int, Cli(hidden=True)] = Field(
+        default=0, description="Seed of the Poisson arrival times (reproducible schedules)."
     )
-    metrics_interval_s: float = Field(
+    slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+        default_factory=dict,
+        description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms (ttft_ms=500,tpot_ms=50).",
+    )
+    metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
     )
 
@@ -77,6 +103,37 @@ class BenchConfig(StrictModel):
     @classmethod
     def _root(cls, value: str) -> str:
         return base_root(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _exclusions(cls, data: Any, info: ValidationInfo) -> Any:
+        if given(info.context) and isinstance(data, dict):
+            check_exclusions(cls, data)
+        return data
+
+    @classmethod
+    def resumed(cls, saved: BenchConfig, overrides: Mapping[str, Any]) -> BenchConfig:
+        """`bench --resume`: the saved config, with the fields the user typed again (`overrides`, field ->
+        value; None = not given) put over it. The runner then refuses any that differ from the saved run
+        (complete repetitions are kept only for the same grid). Raises ConfigError naming the flag."""
+        typed = {k: v for k, v in overrides.items() if v is not None}
+        try:
+            check_exclusions(cls, typed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        return build_request(cls, {**saved.model_dump(), **typed}, user_input=False)
+
+
+def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
+    """Raise ValueError when `data` (what the user typed) holds two flags of an EXCLUSIVE pair, or a flag
+    without the one it NEEDS."""
+    present = {k for k, v in data.items() if v is not None}
+    for a, b in EXCLUSIVE:
+        if a in present and b in present:
+            raise ValueError(f"give {flag_of(model, a)} or {flag_of(model, b)}, not both")
+    for field, (needed, message) in NEEDS.items():
+        if field in present and needed not in present:
+            raise ValueError(message)
 
 
 class RequestSample(ResultModel):
@@ -108,6 +165,15 @@ class RequestSample(ResultModel):
         default=False, description="The last request of its stream in this repetition to end (resume)."
     )
 
+    @classmethod
+    def of(cls, job: RepJob, outcome: Any, **request: Any) -> RequestSample:
+        """The sample of one request of `job`: the cell's fields from `job` (context_tokens, clients, rep,
+        prompt_tokens_target), the timings and tokens from `outcome` (bench.client.StreamOutcome, a
+        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest."""
+        measured = dataclasses.asdict(outcome)
+        cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
+        return cls(**cell, **measured, **request, status="ok" if measured["error"] is None else "failed")
+
 
 class RepJob(StrictModel):
     """One repetition's share of a cell for one client worker: the streams it runs and how.
@@ -138,6 +204,14 @@ class RepJob(StrictModel):
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
     )
+
+    @classmethod
+    def of(cls, config: BenchConfig, **cell: Any) -> RepJob:
+        """A job of `config`: the fields RepJob shares with BenchConfig by name and meaning (base_url,
+        output_tokens, request_timeout_s, the warm-up and window) come from `config`; `cell` gives the rest
+        (the resolved model, this cell's clients, the streams, the prompt), and wins where both name one."""
+        shared = (cls.model_fields.keys() & BenchConfig.model_fields.keys()) - cell.keys()
+        return cls(**config.model_dump(include=shared), **cell)
 
 
 class Dist(ResultModel):

@@ -10,6 +10,7 @@ from scripted_server import Reply, ScriptedServer
 from onechip import api
 from onechip.checks import run_checks
 from onechip.errors import ConfigError, EndpointError
+from onechip.schemas.requests import CheckRequest
 
 
 def test_smoke_passes_on_text_and_notes_empty_raw_completions(tmp_path):
@@ -28,7 +29,7 @@ def test_smoke_passes_on_text_and_notes_empty_raw_completions(tmp_path):
 
 def test_smoke_fails_on_empty_chat_text():
     with ScriptedServer([Reply("")]) as srv:
-        report = api.check(srv.url, only=["smoke"])
+        report = api.check(CheckRequest(base_url=srv.url, only=["smoke"]))
     assert report.results[0].verdict == "fail"
     assert report.results[0].probes[0].note == "chat completion returned empty text"
 

@@ -13,6 +13,8 @@ from onechip import api
 from onechip.cli import cost_cmd
 from onechip.errors import ConfigError
 from onechip.schemas import BenchConfig, BenchRun, CellResult, RunManifest
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import CostRequest
 
 
 def _run(tmp_path: Path, chip: str = "cpu") -> Path:
@@ -37,7 +39,7 @@ def _run(tmp_path: Path, chip: str = "cpu") -> Path:
 
 def test_api_cost_prices_a_run_and_writes_cost_json(tmp_path: Path) -> None:
     run = _run(tmp_path)
-    result = api.cost(chip="v5e-1", run_dir=run, pricing="spot", today="2026-11-29", write=True)
+    result = api.cost(CostRequest(chip="v5e-1", run_dir=run, pricing="spot", today="2026-11-29", write=True))
     assert round(result.lines[0].usd_per_mtok, 3) == 0.107
     assert [round(c.usd_per_mtok["spot"], 3) for c in result.cells] == [0.107, 1.298]
     assert any("measured on cpu, priced as v5e-1" in w for w in result.warnings)
@@ -46,14 +48,14 @@ def test_api_cost_prices_a_run_and_writes_cost_json(tmp_path: Path) -> None:
 
 
 def test_api_cost_defaults_to_the_runs_chip(tmp_path: Path) -> None:
-    result = api.cost(run_dir=_run(tmp_path, chip="v5e-1"), pricing="on-demand", today="2026-11-29")
+    result = api.cost(CostRequest(run_dir=_run(tmp_path, chip="v5e-1"), pricing="on-demand", today="2026-11-29"))
     assert round(result.lines[0].usd_per_mtok, 3) == 0.223
     assert not any("measured on" in w for w in result.warnings)
 
 
 def test_api_cost_on_a_cpu_run_without_chip_lists_known_chips(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no prices for chip 'cpu'; known chips:"):
-        api.cost(run_dir=_run(tmp_path))
+        api.cost(CostRequest(run_dir=_run(tmp_path)))
 
 
 def _app() -> typer.Typer:
@@ -117,4 +119,4 @@ def test_cli_cost_unknown_region_is_a_config_error() -> None:
 
 def test_api_cost_write_needs_a_run_dir() -> None:
     with pytest.raises(ConfigError, match="needs a run directory"):
-        api.cost(chip="v5e-1", output_tok_per_s=1496.5, write=True)
+        api.cost(build_request(CostRequest, {"chip": "v5e-1", "output_tok_per_s": 1496.5, "write": True}))

@@ -19,6 +19,7 @@ from onechip.cli.main import app
 from onechip.engines import launch, remote
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
+from onechip.schemas.requests import UpRequest
 
 FAKE = Path(__file__).with_name("fake_vllm_server.py")
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
@@ -99,11 +100,13 @@ def test_host_engine_boot_failure_is_one_line_with_log_path(home, monkeypatch):
 
 def test_api_up_local_vllm_then_down(home):
     result = api.up(
-        "vllm",
-        plan=_plan(),
-        launcher=f"{sys.executable} {FAKE}",
-        hf_token_file=str(home / "hf_token"),
-        timeout_s=30,
+        UpRequest(
+            engine="vllm",
+            plan=_plan(),
+            launcher=f"{sys.executable} {FAKE}",
+            hf_token_file=str(home / "hf_token"),
+            timeout_s=30,
+        )
     )
     try:
         assert result.boot is not None and result.boot.engine == "vllm"
@@ -184,12 +187,14 @@ def test_dry_run_shows_commands_not_the_token(home, args, monkeypatch):
 
 def test_dry_run_with_set_replans(home):
     result = api.up(
-        "vllm-docker",
-        host="ubuntu@203.0.113.7",
-        model="gemma-4-E2B-it",
-        chip="v5e-1",
-        sets=["max-model-len=32768"],
-        dry_run=True,
+        UpRequest(
+            engine="vllm-docker",
+            host="ubuntu@203.0.113.7",
+            model="gemma-4-E2B-it",
+            chip="v5e-1",
+            sets=["max-model-len=32768"],
+            dry_run=True,
+        )
     )
     assert result.launch is not None
     argv = result.launch.docker_argv
@@ -234,7 +239,7 @@ def test_api_up_embedded_records_state(home, monkeypatch):
             ]
 
     monkeypatch.setattr(api, "EmbeddedEngine", FakeEmbedded)
-    result = api.up(timeout_s=30)
+    result = api.up(UpRequest(timeout_s=30))
     try:
         assert result.boot is not None and result.boot.kv_cache_tokens == 46_592 and result.launch is None
         st = api.status()

@@ -15,6 +15,7 @@ from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive, port_is_free
 from onechip.engines.model_store import SERVED_NAME
 from onechip.errors import ConfigError, EngineError
+from onechip.schemas.requests import UpRequest
 
 FAKE = Path(__file__).with_name("fake_vllm_server.py")
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
@@ -141,8 +142,8 @@ def test_local_serve_is_ready_only_when_it_serves_the_planned_name(tmp_path, mon
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(EngineError, match="serves \\['other'\\], not 'SmolLM2-135M-Instruct'"):
-        api.up("vllm", plan=cpu_plan(), launcher=f"{sys.executable} {FAKE}", sets=["served-model-name=other"],
-               timeout_s=30)  # fmt: skip
+        api.up(UpRequest(engine="vllm", plan=cpu_plan(), launcher=f"{sys.executable} {FAKE}",
+                         sets=["served-model-name=other"], timeout_s=30))  # fmt: skip
     assert not (tmp_path / "onechip" / "engine.json").exists()
     assert api.status().state is None
     log = (tmp_path / "onechip" / "engine" / "engine.log").read_text()

@@ -7,6 +7,7 @@ import pytest
 
 from onechip import api
 from onechip.errors import ConfigError
+from onechip.schemas.requests import UpRequest
 
 
 def test_up_refuses_a_plan_that_does_not_fit(tmp_path, monkeypatch):
@@ -14,6 +15,6 @@ def test_up_refuses_a_plan_that_does_not_fit(tmp_path, monkeypatch):
     # v5e-1: 15.75 GiB visible x 0.1 = 1.6 GiB cap, below E2B's ~8.97 GiB of weights (seed article)
     args = dict(model="gemma-4-E2B-it", chip="v5e-1", sets=["--gpu-memory-utilization=0.1"])
     with pytest.raises(ConfigError, match="does not fit"):
-        api.up("vllm", **args)
+        api.up(UpRequest(engine="vllm", **args))
     assert not (tmp_path / "engine.json").exists()
-    assert api.up("vllm", dry_run=True, **args).dry_run  # a dry run still shows the command
+    assert api.up(UpRequest(engine="vllm", dry_run=True, **args)).dry_run  # a dry run still shows the command

@@ -1,0 +1,248 @@
+"""The request of each job, one strict model each: what `onechip.api` takes and what the CLI's options are
+generated from (onechip.cli.options). BenchConfig, the request of `bench`, lives with its results in
+schemas.bench.
+
+Each field is declared once: type and range (pydantic), description (= its --help text) and flag (`Cli`).
+Build one from user input with schemas.inputs.build_request (ConfigError naming the flag).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from onechip.schemas.checks import CheckOptions
+from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, split_commas
+from onechip.schemas.plan import Plan
+from onechip.schemas.serve import EngineKind, ServeTarget
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class ServeOptions(RequestModel):
+    """Where and how an engine would run: the fields `plan` and `up` share, so both build the same
+    ServeTarget (see serve_target)."""
+
+    host: str | None = Field(default=None, description="user@addr: run it there over plain ssh.")
+    port: Port | None = Field(default=None, description="Engine port (8000; local: a free one).")
+    image: str | None = Field(default=None, description="vllm/vllm-tpu:TAG or IMAGE@sha256:... (vllm-docker).")
+    sets: Annotated[list[str], Cli("--set", repeat=True)] = Field(
+        default_factory=list, description="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."
+    )
+    launcher: str | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
+
+    def serve_target(self, kind: EngineKind) -> ServeTarget:
+        """These fields as the ServeTarget of an engine of `kind` (port 8000 when none was given)."""
+        return ServeTarget(
+            kind=kind,
+            host=self.host,
+            port=self.port or 8000,
+            image=self.image,
+            sets=list(self.sets),
+            launcher=self.launcher.split() if self.launcher else None,
+        )
+
+
+class PlanRequest(ServeOptions):
+    """The request of `onechip plan`: the planner's inputs (one list: planner.plan_model takes this), and
+    where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
+    command of a target)."""
+
+    cli_hidden: ClassVar[frozenset[str]] = frozenset({"host", "port", "image", "sets", "launcher", "launch"})
+
+    model: Annotated[str, Cli(argument=True)] = Field(
+        description="Hub id, local checkpoint directory, or catalog name."
+    )
+    chip: str = Field(description="Accelerator key, e.g. v5e-1, cpu.")
+    engine: str | None = Field(
+        default=None, description="vllm-tpu, vllm-gpu or vllm-cpu (default: by the chip's kind)."
+    )
+    max_model_len: Annotated[int | None, Cli(serve_flag=True)] = Field(
+        default=None, ge=1, description="Tokens per request (default: the model's max_position_embeddings)."
+    )
+    utilization: Annotated[float | None, Cli("--gpu-memory-utilization", serve_flag=True)] = Field(
+        default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
+    )
+    kv_cache_dtype: Annotated[str, Cli(serve_flag=True)] = Field(
+        default="auto", description="'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2."
+    )
+    dtype: Annotated[str | None, Cli(serve_flag=True)] = Field(
+        default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
+    )
+    tensor_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
+        default=1, ge=1, description="Tensor-parallel size (at most the chip's count)."
+    )
+    block_size: Annotated[int | None, Cli(serve_flag=True)] = Field(
+        default=None, ge=1, description="KV block size, tokens (default: the engine's rule)."
+    )
+    max_num_batched_tokens: Annotated[int | None, Cli(serve_flag=True)] = Field(
+        default=None, ge=1, description="Scheduler token budget per step (default: the engine's)."
+    )
+    kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory", serve_flag=True)] = Field(
+        default=None, gt=0, description="KV pool, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB)."
+    )
+    multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
+        default=True, description="Count the vision/audio towers the engine loads in the resident weights."
+    )
+    contexts: Annotated[list[Annotated[int, Field(ge=1)]] | None, comma_list(int)] = Field(
+        default=None, description="Tokens per request to report concurrency for, e.g. 128,1024,8192."
+    )
+    against: Path | None = Field(default=None, description="vLLM boot log to cross-check the plan against.")
+    launch: EngineKind | None = Field(
+        default=None, description="Engine kind whose serve command the plan prints (None = the plan alone)."
+    )
+
+    @field_validator("utilization")
+    @classmethod
+    def _fraction(cls, value: float | None) -> float | None:
+        if value is not None and not 0 < value <= 1:
+            raise ValueError("must be in (0, 1]")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _planner_sets(cls, data: Any) -> Any:
+        """`--set max-model-len=8192` is the planner input max_model_len (every field whose Cli says
+        serve_flag): planning with it keeps the plan true to the launch."""
+        if not isinstance(data, dict) or not data.get("sets"):
+            return data
+        by_flag = {flag_of(cls, name): name for name in cls.model_fields if cli_of(cls, name).serve_flag}
+        out = dict(data)
+        for item in data["sets"]:
+            key, eq, value = str(item).partition("=")
+            name = by_flag.get("--" + key.strip().lstrip("-"))
+            if name is None or not eq or value == "":
+                continue
+            if out.get(name) is not None and str(out[name]) != value:
+                raise ValueError(f"{flag_of(cls, name)} {out[name]} and --set {item} disagree")
+            out[name] = value
+        return out
+
+
+class UpRequest(ServeOptions):
+    """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
+
+    engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
+    model: str | None = Field(default=None, description="Model to plan and serve (with --chip).")
+    chip: str | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
+    plan: Plan | Path | None = Field(default=None, description="A plan JSON from `onechip plan --json`.")
+    tunnel_port: Port | None = Field(default=None, description="Local end of the SSH tunnel.")
+    hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
+    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+        default_factory=list, description="ssh -o option, e.g. Port=2222."
+    )
+    dry_run: bool = Field(default=False, description="Print the flags and exact commands only.")
+    force: bool = Field(default=False, description="Launch even when the plan says it does not fit.")
+    kv_cache_space_gib: int = Field(default=2, ge=1, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB.")
+    timeout_s: float = Field(default=600.0, ge=1.0, description="Give up if not ready after this many seconds.")
+
+    @model_validator(mode="after")
+    def _embedded_takes_no_plan(self) -> UpRequest:
+        plan_flags = (self.host, self.model, self.chip, self.plan, self.image, self.hf_token_file, self.launcher)
+        if self.engine == "embedded" and (any(v is not None for v in plan_flags) or self.sets):
+            raise ValueError(
+                "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
+            )
+        return self
+
+    def plan_request(self) -> PlanRequest | None:
+        """The PlanRequest `up` plans from when no --plan is given: --model on --chip, with the planner
+        inputs among --set (None without both)."""
+        if self.model is None or self.chip is None:
+            return None
+        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)
+
+
+_CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float}
+
+
+class CheckRequest(CheckOptions):
+    """The request of `onechip check`: the endpoint, which checks, and the CheckOptions knobs."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # CheckOptions knobs that are not flags (the command line keeps the ones a user tunes)
+    cli_hidden: ClassVar[frozenset[str]] = frozenset(
+        {"request_timeout_s", "tool_max_tokens", "agent_max_turns", "agent_max_tokens", "agent_seed",
+         "needle_max_tokens", "max_model_len", "over_limit", "over_limit_timeout_s", "determinism_prompts",
+         "determinism_max_tokens"}
+    )  # fmt: skip
+
+    base_url: Annotated[str, Cli("url", argument=True)] = Field(
+        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
+    )
+    model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
+    only: list[str] | None = Field(
+        default=None, description="Comma-separated: smoke,tools,agent,needle,determinism (default: all)."
+    )
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None, description="Write checks.json and agent transcripts here."
+    )
+
+    @field_validator(*_CHECK_LISTS, mode="before")
+    @classmethod
+    def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
+        return split_commas(_CHECK_LISTS[str(info.field_name)], value)
+
+    def options(self) -> dict[str, Any]:
+        """The CheckOptions fields of this request (what checks.run_checks takes as options)."""
+        return self.model_dump(include=set(CheckOptions.model_fields))
+
+
+class CostRequest(RequestModel):
+    """The request of `onechip cost`: a throughput or a saved run, priced on a chip."""
+
+    chip: str | None = Field(default=None, description="Chip to price, e.g. v5e-1 (default: the run's chip).")
+    output_tok_per_s: float | None = Field(default=None, gt=0, description="Aggregate output tok/s to price.")
+    run_dir: Annotated[Path | None, Cli("--run")] = Field(
+        default=None, description="Run directory: price every measured cell."
+    )
+    pricing: Annotated[list[str] | None, comma_list(str)] = Field(
+        default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
+    )
+    region: str | None = Field(default=None, description="Region, e.g. us-west4 (default: every region).")
+    cold_boot_s: float | None = Field(default=None, ge=0, description="Seconds of a cold restart (no compile cache).")
+    warm_boot_s: float | None = Field(
+        default=None, ge=0, description="Seconds of a warm restart (compile cache mounted)."
+    )
+    today: Annotated[date | None, Cli(hidden=True)] = Field(
+        default=None, description="The date prices are judged stale against (default: today)."
+    )
+    write: Annotated[bool, Cli("--write/--no-write")] = Field(
+        default=False, description="Store the result as cost.json in the --run directory."
+    )
+
+    @model_validator(mode="after")
+    def _write_needs_a_run(self) -> CostRequest:
+        if self.write and self.run_dir is None:
+            raise ValueError("writing cost.json needs a run directory (--run DIR)")
+        return self
+
+
+class ReportRequest(RequestModel):
+    """The request of `onechip report`: which saved run, in which formats, against which other run."""
+
+    run_dir: Annotated[Path, Cli("run", argument=True)] = Field(description="Run directory, e.g. runs/<run-id>.")
+    formats: Annotated[list[str], comma_list(str), Cli("--format")] = Field(
+        default=["md"], min_length=1, description="Comma list: md, html, json, serving-report."
+    )
+    compare: Path | None = Field(default=None, description="Another run directory to compare against.")
+
+
+class DemoRequest(RequestModel):
+    """The request of `onechip demo`: the whole job on the embedded engine."""
+
+    quick: bool = Field(default=False, description="The smallest grid and checks (under 5 min here).")
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None, description="Run directory (default: runs/<run-id>/)."
+    )
+    runs_root: Annotated[Path, Cli(hidden=True)] = Field(
+        default=Path("runs"), description="Where a new run directory is made when out_dir is not given."
+    )
+    kv_cache_space_gib: int = Field(default=2, ge=1, description="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache.")
+    port: Port | None = Field(default=None, description="Engine port on 127.0.0.1 (default: a free one).")
+    boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
+        default=600.0, gt=0, description="Give up on the engine if not ready after this many seconds."
+    )
