@@ -1,5 +1,5 @@
 """The host-engine path without SSH: the same scripts run through a local shell (the SSH transport itself is
-tested for real in tests/integration/test_remote_ssh.py). A fake engine (fake_vllm_server.py) stands in for
+tested for real in tests/integration/test_remote_ssh.py). The fake vLLM (tests/fakes/vllm_server.py) stands in for
 vLLM; a fake Hugging Face token must reach its environment and appear nowhere else."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from onechip.engines import launch, remote
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 

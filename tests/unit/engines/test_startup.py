@@ -16,7 +16,7 @@ from onechip.engines.local import free_port, group_alive, port_is_free
 from onechip.engines.model_store import SERVED_NAME
 from onechip.errors import ConfigError, EngineError
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 VLLM_DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs), used on hosts and by the embedded dry run
 
