@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from factories import embedded_plan
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.runner import load_samples
@@ -33,22 +34,8 @@ def config(server: FakeVllm, **kw: object) -> BenchConfig:
 
 
 def plan_with_kv(kv_tokens: int) -> Plan:
-    return Plan(
-        model="m",
-        architecture="llama",
-        chip="cpu",
-        engine="vllm-cpu",
-        dtype="float32",
-        kv_cache_dtype="auto",
-        max_model_len=4096,
-        block_size=16,
-        weights_bytes=0,
-        kv_bytes_per_token=1,
-        kv_pool_bytes=kv_tokens,
-        num_blocks=kv_tokens // 16,
-        kv_tokens=kv_tokens,
-        max_concurrency=1.0,
-    )
+    """A planner-made plan whose KV pool holds exactly `kv_tokens` (blocks of 4, 46,080 B/token); max len 4096."""
+    return embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=kv_tokens * 46_080)
 
 
 def test_grid_writes_every_request_and_a_summary(fake_server: FakeVllm, tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan as _plan
 from typer.testing import CliRunner
 
+from factories import embedded_plan as _plan
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote

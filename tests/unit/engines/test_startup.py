@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan
 
+from factories import embedded_plan as cpu_plan
 from onechip import api
 from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive, port_is_free

@@ -12,11 +12,10 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 import torch
-from planner_models import SMOLLM2_CONFIG
 
+from factories import SMOLLM2_CONFIG, embedded_boot
 from onechip.errors import ConfigError
 from onechip.planner import crosscheck, plan_model
-from onechip.schemas.boot import BootRecord
 
 GiB = 2**30
 
@@ -65,9 +64,7 @@ def test_weights_come_from_the_safetensors_headers_at_the_served_dtype(tiny_llam
 
 def test_crosscheck_agrees_with_the_measured_boot_record(tiny_llama: Path) -> None:
     plan = _demo_plan(tiny_llama)
-    boot = BootRecord(engine="embedded-vllm-cpu", model="smollm2", kv_cache_tokens=46_592,
-                      max_concurrency=5.69, max_concurrency_context=8192)
-    result = crosscheck(plan, boot)
+    result = crosscheck(plan, embedded_boot())  # measured: 46,592 tokens, 5.69x at 8,192 (DESIGN.md)
     assert result.agrees, result.note
     assert result.planned_kv_tokens == result.reported_kv_tokens == 46_592
 
@@ -75,15 +72,15 @@ def test_crosscheck_agrees_with_the_measured_boot_record(tiny_llama: Path) -> No
 def test_crosscheck_flags_a_different_pool(tiny_llama: Path) -> None:
     plan = _demo_plan(tiny_llama)
     # What a 4 GiB pool would have logged: 728 blocks x 128 tokens.
-    boot = BootRecord(engine="embedded-vllm-cpu", model="smollm2", kv_cache_tokens=93_184,
-                      max_concurrency=11.38, max_concurrency_context=8192)
+    boot = embedded_boot(kv_cache_tokens=93_184, max_concurrency=11.38)
     result = crosscheck(plan, boot)
     assert not result.agrees
     assert "46,592" in result.note or "+46,592" in result.note
 
 
 def test_crosscheck_without_a_reported_size_does_not_agree(tiny_llama: Path) -> None:
-    result = crosscheck(_demo_plan(tiny_llama), BootRecord(engine="embedded-vllm-cpu", model="m"))
+    silent = embedded_boot(kv_cache_tokens=None, max_concurrency=None, max_concurrency_context=None)
+    result = crosscheck(_demo_plan(tiny_llama), silent)
     assert not result.agrees and "no KV cache size" in result.note
 
 
