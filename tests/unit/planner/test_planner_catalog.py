@@ -22,8 +22,9 @@ from onechip.planner.rules import accelerator, engine_rules
 GiB = 2**30
 
 
-@pytest.mark.parametrize(("name", "table"), [("accelerators", "accelerators"), ("engines", "engines"),
-                                              ("models", "models")])
+@pytest.mark.parametrize(
+    ("name", "table"), [("accelerators", "accelerators"), ("engines", "engines"), ("models", "models")]
+)
 def test_every_entry_has_a_source_and_an_iso_date(name: str, table: str) -> None:
     entries = catalog.load(name)[table]
     assert entries

@@ -93,8 +93,9 @@ def test_converted_smollm2_checkpoint_if_present() -> None:
 
 
 def test_unknown_family_is_an_error_naming_model_type(write_checkpoint, tiny_llama: Path) -> None:
-    path = write_checkpoint(SMOLLM2_CONFIG | {"model_type": "not-a-family"},
-                            {"model.norm.weight": torch.zeros(8)}, name="unknown")
+    path = write_checkpoint(
+        SMOLLM2_CONFIG | {"model_type": "not-a-family"}, {"model.norm.weight": torch.zeros(8)}, name="unknown"
+    )
     with pytest.raises(ConfigError, match="field 'model_type' = 'not-a-family'") as info:
         _demo_plan(path)
     # one readable line, not transformers' list of every model type it knows (~500 names)
