@@ -97,14 +97,14 @@ def embedded_boot(**overrides: Any) -> BootRecord:
     return BootRecord(**(fields | overrides))
 
 
-def engine_state(tmp_path: Path, **overrides: Any) -> EngineState:
-    """A saved embedded-engine state logging under `tmp_path`, with a pid no live process has."""
+def engine_state(**overrides: Any) -> EngineState:
+    """A saved embedded-engine state with a pid no live process has and a log file that does not exist."""
     fields: dict[str, Any] = {
         "engine": "embedded",
         "pid": DEAD_PID,
         "base_url": "http://127.0.0.1:9",
         "model": "m",
         "started_at": "2026-11-29T10:00:00+00:00",
-        "log_path": str(tmp_path / "engine.log"),
+        "log_path": "/nonexistent/engine.log",
     }
     return EngineState(**(fields | overrides))

@@ -16,13 +16,13 @@ def test_logs_of_a_removed_log_file_is_an_engine_error(tmp_path: Path, monkeypat
     # Before: FileNotFoundError escaped as a traceback from `onechip logs`.
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     gone = tmp_path / "engine" / "engine.log"
-    state.save(engine_state(tmp_path, log_path=str(gone)))
+    state.save(engine_state(log_path=str(gone)))
     with pytest.raises(EngineError, match="engine log .* is gone"):
         list(state.log_lines())
 
 
 def _save(tmp_path: Path, pid: int) -> None:
-    state.save(engine_state(tmp_path, pid=pid))
+    state.save(engine_state(pid=pid, log_path=str(tmp_path / "engine.log")))
 
 
 def test_down_never_signals_a_reused_pid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

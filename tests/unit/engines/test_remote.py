@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factories import embedded_plan as _plan
+from factories import engine_state
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote
@@ -246,20 +247,10 @@ def test_api_up_embedded_records_state(home, monkeypatch):
 
 
 def test_docker_mode_host_commands():
-    from onechip.schemas import EngineState
-
-    state = EngineState(
-        engine="vllm-docker@ssh",
-        pid=0,
-        base_url="http://127.0.0.1:8005",
-        model="m",
-        started_at="",
-        log_path="x",
-        mode="docker",
-        host="u@h",
-        container="onechip-vllm",
-        sudo=True,
-    )
+    state = engine_state(
+        engine="vllm-docker@ssh", pid=0, base_url="http://127.0.0.1:8005", mode="docker", host="u@h",
+        container="onechip-vllm", sudo=True,
+    )  # fmt: skip
     assert remote.alive_command(state).startswith("sudo docker inspect -f '{{.State.Running}}' onechip-vllm")
     assert remote.logs_command(state, follow=True) == "sudo docker logs -f onechip-vllm 2>&1"
     assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)
