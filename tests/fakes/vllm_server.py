@@ -47,8 +47,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+SCRIPT = Path(__file__).resolve()  # run it as a stand-in for `vllm serve` (see main)
 TEMPLATE_TOKENS = 7  # tokens the stand-in chat template adds around the messages
 SPIN_S = 0.002  # the last 2 ms before a deadline are spun, not slept (see _sleep_until)
 VERSION = "0.32.0"  # the vLLM version the fake process logs at boot by default (the embedded engine's)

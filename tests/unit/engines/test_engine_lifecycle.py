@@ -17,6 +17,8 @@ import pytest
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
 
+# the fake vLLM process (tests/fakes/vllm_server.py), by path: test_engine_dies_with_its_parent imports this
+# module in a child whose sys.path holds only this folder
 FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 
 

@@ -15,13 +15,14 @@ from typer.testing import CliRunner
 
 from factories import embedded_plan as _plan
 from factories import engine_state
+from fakes import vllm_server
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 
-FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
+FAKE = vllm_server.SCRIPT
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 
