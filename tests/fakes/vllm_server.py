@@ -472,6 +472,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fake-version", default=VERSION, help="the vLLM version the boot log names")
     parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
     parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
+    parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
     args, _ = parser.parse_known_args(argv)
     return args
 
@@ -484,10 +485,23 @@ def main(argv: list[str] | None = None) -> None:
     the embedded engine's measured 46,592 tokens, 5.69x at 8,192) and "Application startup complete.".
     --fake-boot die exits 3 after "ValueError: boom during boot"; hang never serves; fail-program-load (or
     FAKE_VLLM_FAIL=1 in the environment) prints the seed's program-load failure and exits 1.
+    --fake-boot-log FILE replays a recorded log instead (e.g. tests/data/vllm_cpu_0.32_boot.log), its pids
+    rewritten to this process's: the lines before "Application startup complete", then the server starts,
+    then the rest.
     """
     args = _args(sys.argv[1:] if argv is None else argv)
     boot = "fail-program-load" if os.environ.get("FAKE_VLLM_FAIL") else args.fake_boot
     served = args.served_model_name or args.model or args.positional_model or "model"
+    reply = Reply(args.fake_reply)
+    fake = FakeVllm(lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len)
+    fake.host, fake.port = args.host, args.port
+    if args.fake_boot_log:
+        lines = re.sub(r"\bpid=\d+", f"pid={os.getpid()}", args.fake_boot_log.read_text()).splitlines()
+        ready = next((i for i, line in enumerate(lines) if "Application startup complete" in line), len(lines))
+        print("\n".join(lines[:ready]), flush=True)
+        fake.start()
+        print("\n".join(lines[ready:]), flush=True)
+        threading.Event().wait()
     _log(f"vLLM API server version {args.fake_version}")
     _log(f"token received: {'yes' if os.environ.get('HF_TOKEN') else 'no'}")
     if boot == "fail-program-load":
@@ -510,9 +524,6 @@ def main(argv: list[str] | None = None) -> None:
         f"CPU KV cache size: {args.fake_kv_tokens:,} tokens, Maximum concurrency for {args.max_model_len:,} "
         f"tokens per request: {concurrency:.2f}x"
     )
-    reply = Reply(args.fake_reply)
-    fake = FakeVllm(lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len)
-    fake.host, fake.port = args.host, args.port
     fake.start()
     _log("Application startup complete.")
     threading.Event().wait()
