@@ -338,12 +338,11 @@ class _Stream:
         options = body.get("stream_options") or {}
         asked_final = bool(options.get("include_usage"))
         mode = fake.usage
-        self.each = mode == "every_chunk" or (
-            mode == "as_asked" and asked_final and options.get("continuous_usage_stats")
-        )
+        continuous = asked_final and bool(options.get("continuous_usage_stats"))
+        self.each = mode == "every_chunk" or (mode == "as_asked" and continuous)
         self.final = mode in ("every_chunk", "final_only") or (mode == "as_asked" and asked_final)
-        self.head = json.dumps({"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": fake.model})
-        self.head = self.head[:-1]
+        head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": fake.model}
+        self.head = json.dumps(head)[:-1]  # left open: each event appends its choices and usage
 
     @staticmethod
     def _choice(delta: dict[str, Any], finish: str | None) -> str:
