@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from embedded_plan import cpu_plan
+from factories import embedded_plan as cpu_plan
 
 from onechip.engines import EmbeddedEngine, launch, remote
 from onechip.engines.base import Engine

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from embedded_plan import cpu_plan
 
+from factories import embedded_plan as cpu_plan
 from onechip import planner
 from onechip.engines import docker, launch, remote
 from onechip.errors import ConfigError
@@ -174,7 +174,7 @@ def test_cpu_plan_serves_embedded_model_eagerly(tmp_path):
         "-m",
         "vllm.entrypoints.openai.api_server",
         "--model",
-        "/m/smollm2-135m-instruct",
+        plan.model,  # the checkpoint directory (factories.embedded_plan: named smollm2-135m-instruct)
     ]
     assert "--enforce-eager" in argv and argv[argv.index("--tool-call-parser") + 1] == "hermes"
     assert argv[argv.index("--served-model-name") + 1] == "SmolLM2-135M-Instruct"

@@ -1,5 +1,5 @@
 """The host-engine path without SSH: the same scripts run through a local shell (the SSH transport itself is
-tested for real in tests/integration/test_remote_ssh.py). A fake engine (fake_vllm_server.py) stands in for
+tested for real in tests/integration/test_remote_ssh.py). The fake vLLM (tests/fakes/vllm_server.py) stands in for
 vLLM; a fake Hugging Face token must reach its environment and appear nowhere else."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan as _plan
 from typer.testing import CliRunner
 
+from factories import embedded_plan as _plan
+from factories import engine_state
+from fakes import vllm_server
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote
@@ -21,7 +23,7 @@ from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 from onechip.schemas.requests import UpRequest
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = vllm_server.SCRIPT
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 
@@ -251,20 +253,10 @@ def test_api_up_embedded_records_state(home, monkeypatch):
 
 
 def test_docker_mode_host_commands():
-    from onechip.schemas import EngineState
-
-    state = EngineState(
-        engine="vllm-docker@ssh",
-        pid=0,
-        base_url="http://127.0.0.1:8005",
-        model="m",
-        started_at="",
-        log_path="x",
-        mode="docker",
-        host="u@h",
-        container="onechip-vllm",
-        sudo=True,
-    )
+    state = engine_state(
+        engine="vllm-docker@ssh", pid=0, base_url="http://127.0.0.1:8005", mode="docker", host="u@h",
+        container="onechip-vllm", sudo=True,
+    )  # fmt: skip
     assert remote.alive_command(state).startswith("sudo docker inspect -f '{{.State.Running}}' onechip-vllm")
     assert remote.logs_command(state, follow=True) == "sudo docker logs -f onechip-vllm 2>&1"
     assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)

@@ -5,11 +5,11 @@ first-chat readiness a local `vllm serve` now checks itself."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan
 
+from factories import embedded_plan as cpu_plan
+from fakes import vllm_server
 from onechip import api
 from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive, port_is_free
@@ -17,7 +17,7 @@ from onechip.engines.model_store import SERVED_NAME
 from onechip.errors import ConfigError, EngineError
 from onechip.schemas.requests import UpRequest
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = vllm_server.SCRIPT
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 VLLM_DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs), used on hosts and by the embedded dry run
 
