@@ -9,6 +9,8 @@
     │   └── EngineBootError      the engine process died or never became healthy
     ├── EndpointError            an OpenAI-compatible endpoint failed a request or answered malformed data
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
+    ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
+    │                            unsupported, expired, not-found, precondition, auth, other)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
 Messages never contain secrets (tokens, credentials); see `redact`.
@@ -71,6 +73,23 @@ class EndpointStatusError(EndpointError):
         self.status_code = status_code
         self.server_message = server_message
         self.url = url
+
+
+class CloudError(OnechipError):
+    """A cloud API (Cloud TPU, Secret Manager) refused or failed a request.
+
+    `reason` tells refusals apart (see onechip.cloud.refusals): 'stockout' (no capacity now), 'quota',
+    'unsupported' (the provisioning model is not offered for the chip in that zone), 'expired' (a queued
+    request reached its valid-until), 'not-found', 'precondition', 'auth', 'other'. `code` is the gRPC code
+    (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line."""
+
+    exit_code = 7
+
+    def __init__(self, message: str, *, reason: str = "other", code: int | None = None, status: str = ""):
+        super().__init__(message)
+        self.reason = reason
+        self.code = code
+        self.status = status
 
 
 class Interrupted(OnechipError):

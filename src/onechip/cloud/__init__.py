@@ -1,0 +1,13 @@
+"""Getting the chip: Cloud TPU capacity through the TPU API (REST), for `onechip cloud` and `demo --cloud gcp`.
+
+    auth.py       Application Default Credentials (google-auth, optional extra `onechip[cloud]`), or none
+                  when ONECHIP_TPU_API_ENDPOINT points the API at another base URL (tests: a loopback fake)
+    tpu_api.py    the REST client: v2 nodes, v2alpha1 queued resources (flex-start), long-running
+                  operations, Secret Manager's versions:access
+    refusals.py   stockout vs quota vs unsupported provisioning model vs expiry, by code and message
+    offers.py     chip key -> API spelling, zone observations (catalog + probes), the price quote
+    records.py    what onechip created, recorded under onechip's home so status/down/--again find it
+    provision.py  probe, up (three provisioning models, zone failover, cleanup), status, down
+
+Sits beside engines/ above planner/ (DESIGN.md); it never imports bench, checks, cost, report, api or cli.
+"""

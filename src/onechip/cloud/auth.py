@@ -1,0 +1,70 @@
+"""Credentials for Google APIs: Application Default Credentials through google-auth, imported lazily.
+
+`gcloud auth application-default login` (seed article's setup) is what makes ADC work on a laptop; on a VM,
+its service account does. ONECHIP_TPU_API_ENDPOINT (a base URL, e.g. http://127.0.0.1:8471) points every
+TPU API and Secret Manager call at another server, and then no credentials are needed or read: that is how
+tests run against the loopback fake (tests/fakes/tpu_api.py) and never reach Google.
+
+The access token lives only in the Authorization header of requests; it is never logged, recorded or shown
+(errors.redact also scrubs any 'Authorization: Bearer ...' text).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from onechip.errors import CloudError, MissingDependencyError
+
+ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
+SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+_INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
+
+
+def endpoint_override() -> str | None:
+    """The base URL ONECHIP_TPU_API_ENDPOINT sets (no trailing slash), or None for Google's own."""
+    value = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/")
+    return value or None
+
+
+class Credentials:
+    """Bearer headers for Google APIs, refreshed when they expire; none under an endpoint override."""
+
+    def __init__(self) -> None:
+        self._creds: Any = None
+        self.project: str | None = None
+        if endpoint_override() is None:
+            self._creds, self.project = _adc()
+
+    def headers(self) -> dict[str, str]:
+        """{'Authorization': 'Bearer ...'} (refreshed when stale), or {} under an endpoint override."""
+        if self._creds is None:
+            return {}
+        if not self._creds.valid:
+            from google.auth.exceptions import RefreshError
+            from google.auth.transport.requests import Request
+
+            try:
+                self._creds.refresh(Request())
+            except RefreshError as exc:
+                raise CloudError(f"Google credentials could not be refreshed: {exc}", reason="auth") from None
+        return {"Authorization": f"Bearer {self._creds.token}"}
+
+
+def _adc() -> tuple[Any, str | None]:
+    """google.auth.default() with the cloud-platform scope. Raises MissingDependencyError (no google-auth)
+    and CloudError(reason='auth') when there are no Application Default Credentials."""
+    try:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        raise MissingDependencyError(_INSTALL) from None
+    try:
+        creds, project = google.auth.default(scopes=SCOPES)
+    except DefaultCredentialsError:
+        raise CloudError(
+            "no Google credentials: run `gcloud auth application-default login` (or set "
+            f"GOOGLE_APPLICATION_CREDENTIALS), or point {ENDPOINT_ENV} at a test server",
+            reason="auth",
+        ) from None
+    return creds, project

@@ -1,0 +1,68 @@
+"""Telling the TPU API's refusals apart: stockout vs quota vs unsupported provisioning model vs expiry.
+
+They look alike from outside (the seed survey: 'a flex-start request without quota queues as PENDING, which
+looks exactly like a stockout'), so each is read from the gRPC code and the API's own message:
+
+    unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
+                  "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed)
+    quota         RESOURCE_EXHAUSTED (8) whose message names a quota ('Quota limit ... exceeded'); spot has
+                  its own quota (TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI, seed)
+    stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'
+    expired       a queued resource reached its valid-until before capacity came
+"""
+
+from __future__ import annotations
+
+from onechip.errors import CloudError
+
+GRPC_CODES = {
+    "OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
+    "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7, "RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9,
+    "ABORTED": 10, "OUT_OF_RANGE": 11, "UNIMPLEMENTED": 12, "INTERNAL": 13, "UNAVAILABLE": 14,
+    "UNAUTHENTICATED": 16,
+}  # fmt: skip
+_STATUS_OF = {code: name for name, code in GRPC_CODES.items()}
+_HTTP_STATUS = {400: 3, 401: 16, 403: 7, 404: 5, 409: 6, 412: 9, 429: 8, 500: 13, 503: 14, 504: 4}
+
+
+def classify(code: int | None, status: str, message: str) -> str:
+    """The refusal's reason (see the module docstring) from gRPC `code`, its `status` name and `message`."""
+    text = message.lower()
+    status = status or _STATUS_OF.get(code or -1, "")
+    if "provisioning model is not supported" in text or "is not supported for accelerator type" in text:
+        return "unsupported"
+    if code == 8 or status == "RESOURCE_EXHAUSTED":
+        return "quota" if "quota" in text else "stockout"
+    if "stockout" in text or "no more capacity" in text:
+        return "stockout"
+    if "expired" in text or "valid until" in text or "validuntil" in text:
+        return "expired"
+    if code == 5 or status == "NOT_FOUND":
+        return "not-found"
+    if code == 9 or status == "FAILED_PRECONDITION":
+        return "precondition"
+    if code in (7, 16) or status in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
+        return "auth"
+    return "other"
+
+
+def from_status(error: dict[str, object], where: str) -> CloudError:
+    """A CloudError from a google.rpc.Status JSON ({"code": 8, "message": ..., "status"?: ...}), e.g. the
+    `error` of a finished long-running operation or of a failed queued resource."""
+    code = error.get("code")
+    code = int(code) if isinstance(code, int | float | str) and str(code).lstrip("-").isdigit() else None
+    status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
+    message = " ".join(str(error.get("message") or "no message").split())
+    reason = classify(code, status, message)
+    return CloudError(f"{where}: {message}", reason=reason, code=code, status=status)
+
+
+def from_http(http_status: int, body: object, where: str) -> CloudError:
+    """A CloudError from an HTTP error answer: Google's {"error": {"code": 429, "message", "status"}} body
+    (its `code` is the HTTP status; the gRPC code comes from `status`), or any other body."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return CloudError(f"{where}: HTTP {http_status}", reason=classify(None, "", ""), code=None)
+    status = str(error.get("status") or "")
+    code = GRPC_CODES.get(status, _HTTP_STATUS.get(http_status))
+    return from_status({"code": code, "status": status, "message": error.get("message", "")}, where)

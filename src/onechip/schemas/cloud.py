@@ -1,0 +1,214 @@
+"""Requests and results of `onechip cloud` (probe, zones, up, status, down): getting one TPU chip.
+
+Three provisioning models, named as the seeds and Google name them: 'flex-start' (a queued resource with a
+max run duration: the only one that stops billing on its own), 'spot' (preemptible, bills until deleted) and
+'on-demand' (bills until deleted). Durations are typed as '4h', '30m', '90s', '1h30m' and stored in seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from onechip.schemas.common import ResultModel
+from onechip.schemas.inputs import Cli, RequestModel, comma_list
+
+Provisioning = Literal["flex-start", "spot", "on-demand"]
+Outcome = Literal["available", "stockout", "quota", "unsupported", "expired", "queued", "error"]
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
+_UNITS = (86400.0, 3600.0, 60.0, 1.0)
+# Flex-start runs from 10 minutes to 7 days (seed survey: 'flex-start 跑 10 分钟到 7 天').
+FLEX_MIN_RUN_S = 600.0
+FLEX_MAX_RUN_S = 7 * 86400.0
+
+
+def parse_duration(value: Any) -> Any:
+    """'4h' -> 14400.0, '1h30m' -> 5400.0, '90s' / '90' -> 90.0 (seconds); anything not a string passes."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    match = _DURATION.fullmatch(text)
+    if not text or match is None:
+        raise ValueError(f"a duration looks like 4h, 30m, 90s or 1h30m, got {value!r}")
+    return sum(float(part) * unit for part, unit in zip(match.groups(), _UNITS, strict=True) if part)
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+
+
+def api_duration(seconds: float) -> str:
+    """Seconds as the API's google.protobuf.Duration JSON: 14400.0 -> '14400s'."""
+    return f"{int(round(seconds))}s"
+
+
+class CloudTarget(RequestModel):
+    """Which chip, where, and how: the fields every `onechip cloud` job shares."""
+
+    chip: str = Field(default="v5e-1", description="onechip chip key, e.g. v5e-1, v6e-1 (not the API's v5litepod-1).")
+    project: str | None = Field(default=None, description="Google Cloud project (default: ADC's project).")
+    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
+        default_factory=list, description="Zones, comma-separated, tried in order (default: the catalog's)."
+    )
+    provisioning: Provisioning = Field(default="flex-start", description="flex-start, spot or on-demand.")
+
+
+class CloudProbeRequest(CloudTarget):
+    """`onechip cloud probe`: can I get CHIP with PROVISIONING in each ZONE now? A real create, deleted at once."""
+
+    wait_s: Annotated[float, Cli(hidden=True)] = Field(
+        default=60.0, gt=0, description="How long a probe watches a queued request before it deletes it."
+    )
+
+
+class CloudZonesRequest(RequestModel):
+    """`onechip cloud zones`: which zones were seen to offer a chip, by provisioning model, with sources."""
+
+    chip: str | None = Field(default=None, description="Only this chip key (default: all).")
+    provisioning: Provisioning | None = Field(default=None, description="Only this provisioning model.")
+
+
+class CloudUpRequest(CloudTarget):
+    """`onechip cloud up`: a flex-start queued resource (default), or a spot or on-demand node."""
+
+    name: str | None = Field(default=None, description="Resource name (default: onechip-CHIP).")
+    max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(
+        default=4 * 3600.0, description="Flex-start: the node is deleted after this long (e.g. 4h)."
+    )
+    valid_until_s: Annotated[Duration, Cli("--valid-until")] = Field(
+        default=3600.0, description="Flex-start: how long to wait in the queue per zone (e.g. 1h)."
+    )
+    max_hours: float | None = Field(
+        default=None, gt=0, description="Spot/on-demand: hours you mean to keep it (status warns after)."
+    )
+    no_limit: bool = Field(default=False, description="Spot/on-demand: run with no --max-hours (bills until deleted).")
+    ssh_key: Path | None = Field(
+        default=None, description="Private key whose .pub goes into the node's ssh-keys (default: gcloud's)."
+    )
+    ssh_user: str = Field(default="onechip", description="User the ssh key is for on the node.")
+    timeout_s: Annotated[float, Cli(hidden=True)] = Field(
+        default=1800.0, gt=0, description="Give up on a node that is not READY this long after it was granted."
+    )
+
+    @model_validator(mode="after")
+    def _cost_guard(self) -> CloudUpRequest:
+        if self.provisioning == "flex-start":
+            if self.max_hours is not None or self.no_limit:
+                raise ValueError(
+                    "--max-hours/--no-limit are for spot and on-demand; flex-start stops at --max-run-duration"
+                )
+            if not FLEX_MIN_RUN_S <= self.max_run_duration_s <= FLEX_MAX_RUN_S:
+                raise ValueError("--max-run-duration must be between 10m and 7d (flex-start's range)")
+        elif self.max_hours is None and not self.no_limit:
+            raise ValueError(
+                f"{self.provisioning} bills until deleted: give --max-hours H (status warns when it passes) "
+                "or --no-limit"
+            )
+        elif self.max_hours is not None and self.no_limit:
+            raise ValueError("give --max-hours or --no-limit, not both")
+        return self
+
+
+class CloudNameRequest(RequestModel):
+    """`onechip cloud status` / `down`: resources onechip created (labelled), by name or all."""
+
+    name: str | None = Field(default=None, description="Resource name (default: every one onechip recorded).")
+    project: str | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
+    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
+        default_factory=list, description="Zones to look in, comma-separated (default: the recorded ones)."
+    )
+
+
+# --- results
+
+
+class Quote(ResultModel):
+    """What a resource will cost before it is created: the hourly burn and what stops it."""
+
+    chip: str = Field(description="Chip key.")
+    provisioning: Provisioning = Field(description="Provisioning model.")
+    region: str | None = Field(default=None, description="Region of the catalog price used.")
+    usd_per_hour: float | None = Field(default=None, description="Catalog USD per hour for the whole slice.")
+    price_source: str = Field(default="", description="Catalog source and date of the price, or why there is none.")
+    stops_itself: bool = Field(description="Billing ends on its own (flex-start's max run duration).")
+    limit_s: float | None = Field(default=None, description="Run limit: max run duration or --max-hours, seconds.")
+    note: str = Field(default="", description="What stops the billing, in words.")
+
+
+class Attempt(ResultModel):
+    """One zone tried: what the API said."""
+
+    zone: str = Field(description="Zone.")
+    provisioning: Provisioning = Field(description="Provisioning model asked for.")
+    outcome: Outcome = Field(description="available, or the refusal told apart by code and message.")
+    code: int | None = Field(default=None, description="gRPC code of the refusal (8 = RESOURCE_EXHAUSTED).")
+    message: str = Field(default="", description="The API's message, one line.")
+    elapsed_s: float = Field(default=0.0, description="Seconds the attempt took.")
+    checked_at: str = Field(default="", description="ISO time of the answer.")
+
+
+class CloudResource(ResultModel):
+    """What onechip created (recorded locally, labelled in the cloud): enough for status and down."""
+
+    name: str = Field(description="Queued resource id (flex-start) or node id (spot, on-demand).")
+    kind: Literal["queued-resource", "node"] = Field(description="What was created.")
+    node_id: str = Field(description="The TPU VM's node id.")
+    project: str = Field(description="Project.")
+    zone: str = Field(description="Zone.")
+    chip: str = Field(description="Chip key.")
+    accelerator_type: str = Field(description="The API's accelerator type, e.g. v5litepod-1.")
+    runtime_version: str = Field(description="TPU VM runtime version.")
+    provisioning: Provisioning = Field(description="Provisioning model actually used.")
+    created_at: str = Field(description="ISO time the create request was accepted.")
+    granted_at: str | None = Field(default=None, description="ISO time it was seen READY: billing runs from here.")
+    max_run_duration_s: float | None = Field(default=None, description="Flex-start max run duration, s.")
+    max_hours: float | None = Field(default=None, description="Spot/on-demand: the --max-hours given.")
+    usd_per_hour: float | None = Field(default=None, description="Catalog price used for $ so far.")
+    price_source: str = Field(default="", description="Where that price comes from.")
+    state: str = Field(default="", description="Last state seen (WAITING_FOR_RESOURCES, ..., READY).")
+    external_ip: str | None = Field(default=None, description="The node's external IP once READY.")
+    ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
+
+
+class CloudUpResult(ResultModel):
+    """`cloud up`: the resource granted (READY) and every zone tried on the way."""
+
+    resource: CloudResource = Field(description="The resource, READY.")
+    attempts: list[Attempt] = Field(default_factory=list, description="Zones tried, in order.")
+    reused: bool = Field(default=False, description="An existing labelled resource of that name was reused.")
+    quote: Quote = Field(description="The price and limit it runs under.")
+    delete_command: str = Field(description="The command that deletes it.")
+
+
+class CloudStatus(ResultModel):
+    """`cloud status` of one resource."""
+
+    resource: CloudResource = Field(description="The resource as recorded, state and IP refreshed.")
+    exists: bool = Field(description="The API still has it.")
+    elapsed_s: float = Field(description="Seconds since it was created.")
+    usd_so_far: float | None = Field(default=None, description="Elapsed hours x the catalog price.")
+    deadline: str | None = Field(default=None, description="ISO time billing stops (flex-start) or --max-hours ends.")
+    warnings: list[str] = Field(default_factory=list, description="E.g. --max-hours has passed: still billing.")
+
+
+class ZoneOffer(ResultModel):
+    """`cloud zones`: one observation of a chip + provisioning model in a zone, newest first."""
+
+    chip: str = Field(description="Chip key.")
+    zone: str = Field(description="Zone.")
+    provisioning: Provisioning = Field(description="Provisioning model.")
+    outcome: Outcome = Field(description="What a request got there.")
+    source: str = Field(description="Catalog source, or 'onechip cloud probe'.")
+    date: str = Field(description="ISO date (or time) of the observation.")
+    note: str = Field(default="", description="Caveats.")
+
+
+class CloudDownResult(ResultModel):
+    """`cloud down`: what was deleted and what was not (with why)."""
+
+    deleted: list[str] = Field(default_factory=list, description="'kind name (zone)' deleted.")
+    kept: list[str] = Field(default_factory=list, description="Found but not deleted, with the reason.")
