@@ -16,6 +16,7 @@ points every call at a test server. Every failure is a CloudError with the API's
 from __future__ import annotations
 
 import base64
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from onechip.errors import CloudError
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
+POLL_ENV = "ONECHIP_CLOUD_POLL_S"  # seconds between polls (default 5; tests against the fake use 0.05)
 Json = dict[str, Any]
 
 
@@ -35,7 +37,7 @@ class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
     with a 60 s timeout. `poll_s` is the pause between polls of an operation or a state."""
 
-    def __init__(self, project: str | None, *, http: httpx.Client | None = None, poll_s: float = 5.0):
+    def __init__(self, project: str | None, *, http: httpx.Client | None = None, poll_s: float | None = None):
         self.credentials = Credentials()
         override = endpoint_override()
         self.tpu_url = override or TPU_URL
@@ -45,7 +47,7 @@ class TpuApi:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
         self.http = http or httpx.Client(timeout=60.0)
-        self.poll_s = poll_s
+        self.poll_s = poll_s if poll_s is not None else float(os.environ.get(POLL_ENV) or 5.0)
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"

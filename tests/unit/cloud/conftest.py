@@ -1,0 +1,27 @@
+"""The loopback fake TPU API (tests/fakes/tpu_api.py) behind ONECHIP_TPU_API_ENDPOINT, a fresh onechip home,
+and fast polls: no test here can reach Google or needs credentials."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.tpu_api import FakeTpuApi, Zone
+
+TOKEN = "hf_FAKEcloudTokenabcdefghij0123456789"
+
+
+@pytest.fixture
+def fake_api(monkeypatch, tmp_path):
+    """A FakeTpuApi with three zones: us-west4-a grants everything, europe-west4-a refuses flex-start for
+    v5litepod-1 (the seed's message) and is stocked out for spot, us-central1-b is out of spot quota."""
+    zones = {
+        "us-west4-a": Zone(),
+        "europe-west4-a": Zone(flex="unsupported", spot="stockout", on_demand="stockout"),
+        "us-central1-b": Zone(flex="never", spot="quota", on_demand="quota"),
+    }
+    with FakeTpuApi(zones=zones, secrets={"hf-token": TOKEN}) as api:
+        monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", api.url)
+        monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.05")
+        monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+        monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+        monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud key of the real user is read
+        yield api
