@@ -4,6 +4,7 @@ and fast polls: no test here can reach Google or needs credentials."""
 from __future__ import annotations
 
 import pytest
+
 from fakes.tpu_api import FakeTpuApi, Zone
 
 TOKEN = "hf_FAKEcloudTokenabcdefghij0123456789"

@@ -191,11 +191,9 @@ def test_ctrl_c_while_waiting_names_what_exists(fake_api, monkeypatch):
 
 
 def test_secret_comes_from_secret_manager_and_is_never_sent(fake_api):
-    from fakes.tpu_api import FakeTpuApi  # noqa: F401 - the fixture's class
     from onechip.cloud.tpu_api import TpuApi
 
-    from conftest import TOKEN  # type: ignore[import-not-found]
-
+    token = fake_api.secrets["hf-token"]
     up(zones=["us-west4-a"])
-    assert TpuApi(P).access_secret("hf-token") == TOKEN
-    assert TOKEN not in fake_api.sent_text()
+    assert TpuApi(P).access_secret("hf-token") == token
+    assert token not in fake_api.sent_text()
