@@ -487,7 +487,7 @@ def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone; only ever
     what carries onechip's label. Nothing is deleted."""
     recorded = _recorded(request)
-    projects = {r.project for r in recorded} or {request.project}
+    projects: set[str | None] = {r.project for r in recorded} or {request.project}
     if request.zones and request.project is not None:
         projects = {request.project}
     out: list[CloudResource] = []

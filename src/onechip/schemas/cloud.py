@@ -38,7 +38,8 @@ def parse_duration(value: Any) -> Any:
     return sum(float(part) * unit for part, unit in zip(match.groups(), _UNITS, strict=True) if part)
 
 
-Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+# float | int (not float) so the command line hands the text ('4h') to parse_duration, not to click's float
+Duration = Annotated[float | int, BeforeValidator(parse_duration), Field(gt=0)]
 
 
 def api_duration(seconds: float) -> str:
@@ -77,10 +78,10 @@ class CloudUpRequest(CloudTarget):
 
     name: str | None = Field(default=None, description="Resource name (default: onechip-CHIP).")
     max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(
-        default=4 * 3600.0, description="Flex-start: the node is deleted after this long (e.g. 4h)."
+        default="4h", validate_default=True, description="Flex-start: the node is deleted after this long (e.g. 4h)."
     )
     valid_until_s: Annotated[Duration, Cli("--valid-until")] = Field(
-        default=3600.0, description="Flex-start: how long to wait in the queue per zone (e.g. 1h)."
+        default="1h", validate_default=True, description="Flex-start: how long to wait in the queue per zone (e.g. 1h)."
     )
     max_hours: float | None = Field(
         default=None, gt=0, description="Spot/on-demand: hours you mean to keep it (status warns after)."

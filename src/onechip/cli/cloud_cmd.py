@@ -1,0 +1,175 @@
+"""`onechip cloud probe|zones|up|status|down`: getting a TPU chip (onechip.api.cloud_*), rendered.
+
+Anything that creates or deletes a billable resource says what and for how much first, and asks unless
+--yes; without a terminal, --yes is required (one clear line, never a hanging prompt).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from onechip import api
+from onechip.cli.options import options_from
+from onechip.cli.render import console
+from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent, ProgressFn
+from onechip.schemas.cloud import (
+    CloudNameRequest,
+    CloudProbeRequest,
+    CloudUpRequest,
+    CloudUpResult,
+    CloudZonesRequest,
+    Quote,
+)
+from onechip.schemas.inputs import build_request
+
+cloud_app = typer.Typer(
+    name="cloud", help="Get a Cloud TPU: probe, zones, up (flex-start, spot, on-demand), status, down.",
+    no_args_is_help=True,
+)  # fmt: skip
+JSON = typer.Option(False, "--json", help="Print the result as JSON.")
+YES = typer.Option(False, "--yes", "-y", help="Do not ask before creating or deleting.")
+
+
+def state_lines() -> ProgressFn:
+    """A ProgressFn printing each new message once (state changes, zones tried), on stderr."""
+    last: list[str] = [""]
+
+    def show(event: ProgressEvent) -> None:
+        if event.message != last[0]:
+            last[0] = event.message
+            elapsed = f" ({event.done:.0f} s)" if event.done else ""
+            typer.echo(f"  {event.message}{elapsed}", err=True)
+
+    return show
+
+
+def confirm(what: str, yes: bool) -> None:
+    """Ask before `what` unless --yes; refuse (ConfigError) without a terminal to ask on."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise ConfigError(f"{what}: add --yes to go ahead without a terminal")
+    if not typer.confirm(what + "?", default=False):
+        raise typer.Exit(1)
+
+
+def quote_line(quote: Quote) -> str:
+    price = f"${quote.usd_per_hour:.4f}/h" if quote.usd_per_hour is not None else "price unknown"
+    where = f" ({quote.region} catalog price: {quote.price_source})" if quote.region else f" ({quote.price_source})"
+    limit = f"; limit {quote.limit_s / 3600:g} h" if quote.limit_s else "; no limit"
+    return f"{quote.chip} {quote.provisioning}: {price}{where}{limit}; {quote.note}"
+
+
+def print_up(result: CloudUpResult) -> None:
+    r = result.resource
+    for attempt in result.attempts:
+        mark = "[green]granted[/]" if attempt.outcome == "available" else f"[yellow]{attempt.outcome}[/]"
+        console.print(f"  {attempt.zone}: {mark} {attempt.message}", highlight=False, soft_wrap=True)
+    verb = "reused" if result.reused else "ready"
+    console.print(f"[bold green]{verb}[/] {r.kind} {r.name} in {r.zone}: {r.accelerator_type} ({r.provisioning}), "
+                  f"state {r.state}, external IP {r.external_ip}", highlight=False, soft_wrap=True)  # fmt: skip
+    console.print(quote_line(result.quote), highlight=False, soft_wrap=True)
+    console.print(f"delete it: {result.delete_command}", highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cloud_app, name="cloud")
+
+
+@cloud_app.command()
+@options_from(CloudUpRequest)
+def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
+    """Get a TPU: flex-start queued resource (default; stops billing itself), spot or on-demand node."""
+    request = build_request(CloudUpRequest, fields)
+    typer.echo("will create " + quote_line(api.cloud_quote(request)), err=as_json)  # stdout stays JSON
+    confirm(f"create {request.chip} ({request.provisioning})", yes)
+    result = api.cloud_up(request, state_lines())
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        print_up(result)
+
+
+@cloud_app.command()
+@options_from(CloudProbeRequest)
+def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
+    """Can I get CHIP with PROVISIONING in each ZONE now? A real create, deleted at once (no dry-run exists)."""
+    request = build_request(CloudProbeRequest, fields)
+    confirm(f"create and at once delete {request.chip} ({request.provisioning}) in each zone: billed seconds", yes)
+    attempts = api.cloud_probe(request, state_lines())
+    if as_json:
+        typer.echo("[" + ",".join(a.model_dump_json() for a in attempts) + "]")
+        return
+    table = Table(title=f"probe {request.chip} {request.provisioning}")
+    for col in ("zone", "outcome", "code", "s", "message"):
+        table.add_column(col)
+    for a in attempts:
+        table.add_row(a.zone, a.outcome, str(a.code or ""), f"{a.elapsed_s:.0f}", a.message)
+    console.print(table)
+
+
+@cloud_app.command()
+@options_from(CloudZonesRequest)
+def zones(as_json: bool = JSON, **fields: Any) -> None:
+    """Which zones were seen to offer a chip with each provisioning model (sources and dates; probes first)."""
+    found = api.cloud_zones(build_request(CloudZonesRequest, fields))
+    if as_json:
+        typer.echo("[" + ",".join(z.model_dump_json() for z in found) + "]")
+        return
+    console.print("[bold]zones[/] (each an observation with its source, not a promise: quota is not capacity)")
+    for z in found:
+        mark = "green" if z.outcome == "available" else "yellow"
+        note = f"; {z.note}" if z.note else ""
+        line = f"  {z.chip:<6} {z.zone:<16} {z.provisioning:<10} [{mark}]{z.outcome:<11}[/] {z.date[:10]}  "
+        console.print(f"{line}[dim]{z.source}{note}[/]", highlight=False, soft_wrap=True)
+
+
+@cloud_app.command()
+@options_from(CloudNameRequest)
+def status(as_json: bool = JSON, **fields: Any) -> None:
+    """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created."""
+    found = api.cloud_status(build_request(CloudNameRequest, fields))
+    if as_json:
+        typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
+        return
+    if not found:
+        console.print("nothing recorded: onechip has no cloud resource running")
+    for st in found:
+        r = st.resource
+        usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
+        state = r.state if st.exists else "gone"
+        ends = f", billing ends {st.deadline}" if st.deadline else ""
+        line = f"{r.name} ({r.kind}) in {r.zone}: {state}, {r.provisioning}, IP {r.external_ip}, "
+        console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,
+                      soft_wrap=True)  # fmt: skip
+        for warning in st.warnings:
+            console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+
+
+@cloud_app.command()
+@options_from(CloudNameRequest)
+def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
+    """Delete what onechip created (labelled created-by=onechip; a queued resource with its node)."""
+    request = build_request(CloudNameRequest, fields)
+    targets = api.cloud_down_targets(request)
+    if not targets:
+        console.print("nothing to delete: no resource onechip created matches")
+        return
+    for t in targets:
+        console.print(
+            f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", highlight=False, soft_wrap=True
+        )
+    confirm(f"delete these {len(targets)}", yes)
+    result = api.cloud_down(request, state_lines())
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    for line in result.deleted:
+        console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)
+    for line in result.kept:
+        console.print(f"[yellow]kept[/] {line}", highlight=False, soft_wrap=True)

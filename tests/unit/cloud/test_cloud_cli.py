@@ -1,0 +1,91 @@
+"""`onechip cloud ...` end to end in-process against the loopback fake TPU API: the option names the issue
+fixes, one-line errors with exit codes, confirmation, JSON output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+P = "proj-1"
+
+
+def test_up_status_down_round_trip(fake_api, run):
+    rc, out, err = run("cloud", "up", "--chip", "v5e-1", "--project", P, "--zone", "europe-west4-a,us-west4-a",
+                       "--provisioning", "flex-start", "--max-run-duration", "4h", "--valid-until", "1h",
+                       "--name", "demo-qr", "--yes", "--json")  # fmt: skip
+    assert rc == 0, err
+    result = json.loads(out)
+    assert [a["outcome"] for a in result["attempts"]] == ["unsupported", "available"]
+    assert result["resource"]["external_ip"] == "127.0.0.1"
+    assert "WAITING_FOR_RESOURCES" in err and "ACTIVE" in err  # progress through the states, on stderr
+
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    assert "demo-qr (queued-resource) in us-west4-a: ACTIVE, flex-start, IP 127.0.0.1" in " ".join(out.split())
+
+    rc, out, err = run("cloud", "down", "--name", "demo-qr", "--yes")
+    assert rc == 0, err
+    assert "deleted queued-resource demo-qr (us-west4-a)" in out
+    assert not fake_api.queued and not fake_api.nodes
+
+
+def test_spot_without_a_limit_is_refused_before_any_call(fake_api, run):
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--provisioning", "spot", "--yes")
+    assert rc == 2
+    assert err.count("\n") == 1 and "--max-hours H" in err and "--no-limit" in err
+    assert fake_api.requests == []
+
+
+def test_burn_is_printed_before_anything_is_created(fake_api, run):
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--provisioning", "spot",
+                       "--max-hours", "2", "--yes")  # fmt: skip
+    assert rc == 0, err
+    first = out.index("will create")
+    assert "$0.5779/h" in out[first:] and "bills until deleted" in out
+    assert "delete it: onechip cloud down --name onechip-v5e-1 --zone us-west4-a --project proj-1 --yes" in out
+
+
+def test_no_terminal_needs_yes(fake_api, run, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a")
+    assert rc == 2 and "add --yes" in err
+    assert fake_api.requests == []
+
+
+def test_every_zone_refusing_exits_with_one_line(fake_api, run):
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "europe-west4-a", "--provisioning", "on-demand",
+                       "--no-limit", "--yes")  # fmt: skip
+    assert rc == 7
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "europe-west4-a: stockout" in lines[0]
+    assert "Traceback" not in err
+
+
+def test_probe_and_zones_json(fake_api, run):
+    rc, out, err = run("cloud", "probe", "--project", P, "--zone", "us-west4-a,europe-west4-a",
+                       "--provisioning", "spot", "--yes", "--json")  # fmt: skip
+    assert rc == 0, err
+    assert [a["outcome"] for a in json.loads(out)] == ["available", "stockout"]
+    rc, out, err = run("cloud", "zones", "--chip", "v5e-1", "--provisioning", "spot", "--json")
+    assert rc == 0
+    assert {(z["zone"], z["outcome"]) for z in json.loads(out) if z["source"] == "onechip cloud probe"} == {
+        ("us-west4-a", "available"),
+        ("europe-west4-a", "stockout"),
+    }
+
+
+def test_no_credentials_is_one_line(monkeypatch, tmp_path, run):
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--yes")
+    assert rc in (3, 7) and err.startswith("error:") and "Traceback" not in err
+
+
+def test_cli_start_does_not_load_google():
+    code = "import sys, onechip.cli.main; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "google" not in proc.stdout.split()
