@@ -14,17 +14,19 @@ import pytest
 
 SRC = Path(__file__).parents[3] / "src" / "onechip"
 CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "onechip.checks", "onechip.cost",
-        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm"]
+        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.cloud"]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
 # -> bench/checks/cost -> report -> api -> cli).
 FORBIDDEN = {
-    "schemas": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "catalog": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "vllm": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "planner": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "engines": ["bench", "checks", "cost", "report", "api", "cli"],
-    "bench": ["checks", "cost", "report", "api", "cli"],
+    "schemas": ["vllm", "planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "catalog": ["vllm", "planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "vllm": ["planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "planner": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "engines": ["cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    # provisioning hosts sits beside launching engines (DESIGN.md): neither imports the other
+    "cloud": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
+    "bench": ["cloud", "checks", "cost", "report", "api", "cli"],
     "checks": ["bench", "cost", "report", "api", "cli"],
     "cost": ["bench", "checks", "report", "api", "cli"],
     "report": ["api", "cli"],
