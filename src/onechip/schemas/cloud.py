@@ -213,3 +213,72 @@ class CloudDownResult(ResultModel):
 
     deleted: list[str] = Field(default_factory=list, description="'kind name (zone)' deleted.")
     kept: list[str] = Field(default_factory=list, description="Found but not deleted, with the reason.")
+
+
+class HostDemoOptions(RequestModel):
+    """The fields `onechip demo` takes to run the whole pipeline on a real accelerator: on a host the user
+    has (`--engine vllm|vllm-docker --host user@addr --model M --chip C`), or on a TPU it provisions first
+    (`--cloud gcp`). Without them the demo runs on the embedded engine."""
+
+    cloud: Literal["gcp"] | None = Field(
+        default=None, description="gcp: provision a Cloud TPU first (onechip cloud up)."
+    )
+    engine: Literal["embedded", "vllm", "vllm-docker"] = Field(
+        default="embedded", description="embedded (default), or vllm / vllm-docker on --host (or on the TPU)."
+    )
+    host: str | None = Field(default=None, description="user@addr of a host you have (not with --cloud).")
+    model: str | None = Field(default=None, description="Model to serve on the host, e.g. google/gemma-4-E2B-it.")
+    chip: str | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
+    image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
+    provisioning: Provisioning = Field(default="flex-start", description="--cloud: flex-start, spot or on-demand.")
+    project: str | None = Field(default=None, description="--cloud: Google Cloud project.")
+    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
+        default_factory=list, description="--cloud: zones, comma-separated, tried in order."
+    )
+    name: str | None = Field(default=None, description="--cloud: resource name (default onechip-CHIP).")
+    max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(
+        default="4h", validate_default=True, description="--cloud flex-start: the node is deleted after this long."
+    )
+    valid_until_s: Annotated[Duration, Cli("--valid-until")] = Field(
+        default="1h", validate_default=True, description="--cloud flex-start: how long to wait in each zone's queue."
+    )
+    max_hours: float | None = Field(
+        default=None, gt=0, description="--cloud spot/on-demand: hours you mean to keep it."
+    )
+    no_limit: bool = Field(default=False, description="--cloud spot/on-demand: no --max-hours (bills until deleted).")
+    keep: bool = Field(default=False, description="--cloud: keep the TPU after the demo (default: delete it).")
+    again: bool = Field(default=False, description="--cloud: reuse the running TPU of an earlier demo.")
+    ssh_key: Path | None = Field(default=None, description="SSH private key (default for --cloud: gcloud's).")
+    ssh_user: str = Field(default="onechip", description="--cloud: the user to SSH in as.")
+    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+        default_factory=list, description="ssh -o option, e.g. Port=2222."
+    )
+    hf_token_secret: str | None = Field(default=None, description="Secret Manager secret holding the HF token.")
+    hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
+
+    def on_host(self) -> bool:
+        """Does this demo run on a real accelerator (a host or a provisioned TPU), not the embedded engine?"""
+        return self.cloud is not None or self.engine != "embedded"
+
+    @model_validator(mode="after")
+    def _host_demo(self) -> HostDemoOptions:
+        if not self.on_host():
+            given = [
+                f for f in ("host", "model", "chip", "image", "hf_token_secret", "hf_token_file") if getattr(self, f)
+            ]
+            if given or self.keep or self.again:
+                raise ValueError(
+                    "--host/--model/--chip/--image/--hf-token-*/--keep/--again need --cloud gcp or --engine"
+                )
+            return self
+        if not self.model or not self.chip:
+            raise ValueError("a demo on a real accelerator needs --model and --chip")
+        if self.cloud and self.host:
+            raise ValueError("--cloud gcp provisions its own host; drop --host")
+        if not self.cloud and not self.host and self.engine == "vllm" and (self.keep or self.again):
+            raise ValueError("--keep/--again are for --cloud gcp")
+        if self.cloud and self.provisioning != "flex-start" and self.max_hours is None and not self.no_limit:
+            raise ValueError(f"{self.provisioning} bills until deleted: give --max-hours H or --no-limit")
+        if self.hf_token_secret and self.hf_token_file:
+            raise ValueError("give --hf-token-secret or --hf-token-file, not both")
+        return self

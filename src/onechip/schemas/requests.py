@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.schemas.checks import CheckOptions
+from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, split_commas
 from onechip.schemas.plan import Plan
 from onechip.schemas.serve import EngineKind, ServeTarget
@@ -231,8 +232,9 @@ class ReportRequest(RequestModel):
     compare: Path | None = Field(default=None, description="Another run directory to compare against.")
 
 
-class DemoRequest(RequestModel):
-    """The request of `onechip demo`: the whole job on the embedded engine."""
+class DemoRequest(HostDemoOptions):
+    """The request of `onechip demo`: the whole job on the embedded engine, or on a real accelerator (a host
+    you have, or a Cloud TPU it provisions: HostDemoOptions)."""
 
     quick: bool = Field(default=False, description="The smallest grid and checks (under 5 min here).")
     out_dir: Annotated[Path | None, Cli("--out")] = Field(
