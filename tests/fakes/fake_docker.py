@@ -13,7 +13,8 @@
 
 Environment: FAKE_DOCKER_STATE (state directory, default /tmp/fake-docker), FAKE_DOCKER_BOOT_LOG (the log
 replayed, default the seed's v5e-1 Gemma 4 E2B boot, tests/fixtures/bootlogs/tpu-v5e1-gemma4-e2b-seed.log),
-FAKE_DOCKER_VERSION (the vLLM version the server reports, default the seed's 0.26.1rc1.dev125+ga7a204cc6).
+FAKE_DOCKER_VERSION (the vLLM version the server reports, default the seed's 0.26.1rc1.dev125+ga7a204cc6),
+FAKE_DOCKER_BOOT_DELAY_S (seconds before the server starts, default 3).
 Install it on a PATH as an executable named `docker` that execs this file with a Python interpreter.
 """
 
@@ -88,9 +89,13 @@ def run(args: list[str]) -> int:
     log_path = STATE / f"{name}.log"
     boot_log = os.environ.get("FAKE_DOCKER_BOOT_LOG", str(SEED_LOG))
     version = os.environ.get("FAKE_DOCKER_VERSION", SEED_VERSION)
+    # A real TPU boot takes minutes; a little delay here keeps the order of a real one (the log mirror that
+    # `up` opens over ssh is attached before the server is healthy) on a loaded test machine.
+    delay = os.environ.get("FAKE_DOCKER_BOOT_DELAY_S", "3")
+    server = [sys.executable, str(SERVER), *command, "--fake-boot-log", boot_log, "--fake-version", version]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(  # noqa: S603
-            [sys.executable, str(SERVER), *command, "--fake-boot-log", boot_log, "--fake-version", version],
+            ["sh", "-c", f'sleep {float(delay)}; exec "$0" "$@"', *server],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )  # fmt: skip
     (STATE / f"{name}.pid").write_text(str(proc.pid))

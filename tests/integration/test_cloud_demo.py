@@ -1,0 +1,125 @@
+"""`onechip demo --cloud gcp` end to end with nothing of Google's: the loopback fake TPU API (flex-start refused
+in the first zone, granted in the second; the HF token in its Secret Manager), a throwaway sshd on a local
+port standing in for the TPU VM (external IP 127.0.0.1), whose fake `docker` starts the project's fake vLLM
+server replaying the seed's recorded v5e-1 boot log. Then the report, and the TPU deleted.
+
+Needs openssh-server (/usr/sbin/sshd) and root, as tests/integration/test_remote_ssh.py; skips otherwise.
+The token must reach no request body the API saw, no argv, no output and no file but the 0600 file on the host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fakes.tpu_api import FakeTpuApi, Zone
+from onechip.engines.local import free_port
+
+pytestmark = pytest.mark.integration
+SSHD = "/usr/sbin/sshd"
+TOKEN = "hf_FAKEcloudDemoTokenabcdefghij0123456789"
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+
+
+@pytest.fixture(scope="module")
+def tpu_vm(tmp_path_factory):
+    """An sshd on 127.0.0.1:PORT whose sessions find the fake docker first on PATH. Yields (ssh options,
+    client key path, fake docker state dir)."""
+    if not Path(SSHD).exists() or shutil.which("ssh") is None:
+        pytest.skip("openssh-server/openssh-client not installed (apt-get install -y openssh-server)")
+    if os.geteuid() != 0:
+        pytest.skip("sshd needs root here (privilege separation directory, login as root@127.0.0.1)")
+    work = tmp_path_factory.mktemp("tpu-vm")
+    for key in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(work / key)], check=True)
+    shutil.copy(work / "client_key.pub", work / "authorized_keys")
+    bin_dir = work / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(f'#!/bin/sh\nexec {sys.executable} {FAKES / "fake_docker.py"} "$@"\n')
+    (bin_dir / "docker").chmod(0o755)
+    state = work / "docker-state"
+    port = free_port()
+    (work / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {work / 'host_key'}\n"
+        f"AuthorizedKeysFile {work / 'authorized_keys'}\nPidFile {work / 'sshd.pid'}\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        "UsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
+        f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state}\n"
+    )
+    Path("/run/sshd").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=subprocess.DEVNULL,
+                            stderr=open(work / "sshd.log", "wb"))  # noqa: SIM115  # fmt: skip
+    options = [f"Port={port}", "IdentitiesOnly=yes", "UserKnownHostsFile=/dev/null",
+               "StrictHostKeyChecking=no", "LogLevel=ERROR"]  # fmt: skip
+    argv = ["ssh", "-o", "BatchMode=yes", "-i", str(work / "client_key"), *sum((["-o", o] for o in options), []),
+            "root@127.0.0.1", "command -v docker"]  # fmt: skip
+    for _ in range(50):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode == 0:
+            assert done.stdout.strip() == str(bin_dir / "docker"), done.stdout
+            break
+        if proc.poll() is not None:
+            pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
+        time.sleep(0.2)
+    else:
+        proc.terminate()
+        pytest.skip("sshd did not accept a login within 10 s")
+    yield options, work / "client_key", state
+    proc.terminate()
+    proc.wait(10)
+
+
+def _ps() -> str:
+    return subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+
+
+def test_demo_cloud_gcp_end_to_end(tpu_vm, tmp_path):
+    options, key, state = tpu_vm
+    zones = {"europe-west4-a": Zone(flex="unsupported"), "us-west4-a": Zone()}
+    with FakeTpuApi(zones=zones, secrets={"hf-token": TOKEN}) as fake:
+        env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake.url, "ONECHIP_CLOUD_POLL_S": "0.1",
+               "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        env.pop("HF_TOKEN", None)
+        out_dir = tmp_path / "run"
+        argv = [sys.executable, "-m", "onechip", "demo", "--cloud", "gcp", "--model", "google/gemma-4-E2B-it",
+                "--chip", "v5e-1", "--project", "proj-1", "--zone", "europe-west4-a,us-west4-a",
+                "--provisioning", "flex-start", "--ssh-user", "root", "--ssh-key", str(key),
+                *sum((["--ssh-opt", o] for o in options), []), "--hf-token-secret", "hf-token",
+                "--port", str(free_port()), "--quick", "--out", str(out_dir)]  # fmt: skip
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        sent = fake.sent_text()
+        assert not fake.queued and not fake.nodes  # deleted at the end (no --keep)
+    # the first zone refused flex-start, the second granted it: a v2alpha1 FLEX_START queued resource
+    creates = [json.loads(body) for method, path, body in fake.requests if method == "POST"]
+    assert [c["provisioningModel"] for c in creates] == ["FLEX_START", "FLEX_START"]
+    assert creates[-1]["tpu"]["nodeSpec"][0]["node"]["acceleratorType"] == "v5litepod-1"
+    ssh_keys = creates[-1]["tpu"]["nodeSpec"][0]["node"]["metadata"]["ssh-keys"]
+    assert ssh_keys.startswith("root:ssh-ed25519 ")  # the public key only
+    # the run directory holds every stage
+    manifest = json.loads((out_dir / "run.json").read_text())
+    assert manifest["status"] == "ok" and manifest["chip"] == "v5e-1"
+    assert {"provision", "boot", "check", "bench", "cost", "report", "down"} <= set(manifest["stage_timings_s"])
+    boot = json.loads((out_dir / "boot.json").read_text())
+    assert boot["kv_cache_tokens"] == 321_280  # the seed's v5e-1 boot log, replayed
+    assert boot["engine_version"] == "0.26.1rc1.dev125+ga7a204cc6"  # the running image's version string
+    cost = json.loads((out_dir / "cost.json").read_text())
+    assert {line["pricing"] for line in cost["lines"]} == {"flex-start"}
+    assert (out_dir / "report.md").exists()
+    # the token: only in the 0600 file on the host
+    stored = Path("/root/.onechip/hf_token.env")
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600 and TOKEN in stored.read_text()
+    for text in (sent, done.stdout, done.stderr, _ps()):
+        assert TOKEN not in text
+    for file in [*(tmp_path / "home").rglob("*"), *out_dir.rglob("*")]:
+        if file.is_file():
+            assert TOKEN not in file.read_text(errors="replace"), file
+    stored.unlink(missing_ok=True)
