@@ -123,3 +123,40 @@ def test_demo_cloud_gcp_end_to_end(tpu_vm, tmp_path):
         if file.is_file():
             assert TOKEN not in file.read_text(errors="replace"), file
     stored.unlink(missing_ok=True)
+
+
+def _demo(tpu_vm, tmp_path, env, *extra):
+    options, key, _ = tpu_vm
+    argv = [sys.executable, "-m", "onechip", "demo", "--model", "google/gemma-4-E2B-it", "--chip", "v5e-1",
+            "--ssh-key", str(key), *sum((["--ssh-opt", o] for o in options), []), "--port", str(free_port()),
+            "--quick", *extra]  # fmt: skip
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_demo_keep_then_again_reuses_the_tpu(tpu_vm, tmp_path):
+    with FakeTpuApi(zones={"us-west4-a": Zone()}) as fake:
+        env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake.url, "ONECHIP_CLOUD_POLL_S": "0.1",
+               "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        cloud = ["--cloud", "gcp", "--project", "proj-1", "--zone", "us-west4-a", "--ssh-user", "root",
+                 "--provisioning", "spot", "--max-hours", "1"]  # fmt: skip
+        first = _demo(tpu_vm, tmp_path, env, *cloud, "--keep", "--out", str(tmp_path / "a"))
+        assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+        assert len(fake.nodes) == 1  # kept, and said so
+        assert "kept node onechip-v5e-1 (us-west4-a, spot), billing; delete it: onechip cloud down" in first.stdout
+        again = _demo(tpu_vm, tmp_path, env, *cloud, "--again", "--out", str(tmp_path / "b"))
+        assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+        assert [m for m, _, _ in fake.requests if m == "POST"] == ["POST"]  # one create for both demos
+        assert not fake.nodes  # the second demo deleted it
+    cost = json.loads((tmp_path / "b" / "cost.json").read_text())
+    assert {line["pricing"] for line in cost["lines"]} == {"spot"}  # the provisioning model actually used
+
+
+def test_demo_on_a_host_you_have(tpu_vm, tmp_path):
+    env = {**os.environ, "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}
+    env.pop("ONECHIP_TPU_API_ENDPOINT", None)
+    done = _demo(tpu_vm, tmp_path, env, "--engine", "vllm-docker", "--host", "root@127.0.0.1",
+                 "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert manifest["status"] == "ok" and manifest["command"] == "demo --engine vllm-docker"
+    assert json.loads((tmp_path / "run" / "boot.json").read_text())["kv_cache_tokens"] == 321_280

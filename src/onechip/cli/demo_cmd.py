@@ -1,4 +1,5 @@
-"""`onechip demo`: the whole pipeline on the embedded engine, rendered stage by stage."""
+"""`onechip demo`: the whole pipeline, rendered stage by stage: on the embedded engine, on a host you have
+(--engine vllm|vllm-docker --host), or on a Cloud TPU it provisions first (--cloud gcp)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from onechip.cli.engine_cmds import print_boot
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
+from onechip.schemas.cloud import CloudNameRequest
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import DemoRequest
 
@@ -52,7 +54,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @options_from(DemoRequest)
     def demo(**fields: Any) -> None:
-        """Start the embedded engine, plan, check, benchmark, report, stop: the whole job, end to end."""
+        """The whole job end to end: up, plan, check, benchmark, price, report, down (embedded engine by
+        default; --engine vllm|vllm-docker --host on your host; --cloud gcp on a TPU it gets and deletes)."""
         request = build_request(DemoRequest, fields)
         with live_progress() as on_progress:
             manifest = api.demo(request, on_progress, on_stage_done=_render_stage)
@@ -63,3 +66,15 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         run_dir = request.out_dir or request.runs_root / manifest.run_id
         console.print(f"[bold green]done[/]: report {run_dir / RUN_FILES['report_md']}")
+        if request.cloud and request.keep:
+            print_kept(request)
+
+
+def print_kept(request: DemoRequest) -> None:
+    """After `demo --cloud gcp --keep`: what is still billing, and the command that deletes it."""
+    name = request.name or f"onechip-{request.chip}"
+    for st in api.cloud_status(CloudNameRequest(name=name)):
+        r = st.resource
+        console.print(f"[yellow]kept[/] {r.kind} {r.name} ({r.zone}, {r.provisioning}), billing; delete it: "
+                      f"onechip cloud down --name {r.name} --zone {r.zone} --project {r.project} --yes",
+                      highlight=False, soft_wrap=True)  # fmt: skip
