@@ -40,6 +40,7 @@ from onechip.schemas.cloud import (
 
 FAILOVER = {"stockout", "quota", "unsupported", "expired"}  # refusals after which the next zone is tried
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
+CREATE_GRACE_S = 60.0  # a queued resource just created may answer NOT_FOUND this long
 GONE_STATES = {"FAILED", "SUSPENDED", "SUSPENDING", "DELETING", "PREEMPTED", "TERMINATED", "STOPPED"}
 
 
@@ -135,7 +136,12 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     started = time.monotonic()
     while True:
         elapsed = time.monotonic() - started
-        item = api.get_queued_resource(resource.zone, resource.name)
+        try:
+            item = api.get_queued_resource(resource.zone, resource.name)
+        except CloudError as exc:  # just created: the API may not show it for a few seconds
+            if exc.reason != "not-found" or elapsed > CREATE_GRACE_S:
+                raise
+            item = {}
         state = qr_state(item)
         _tick(on_progress, resource, state or "CREATING", elapsed, valid_until_s)
         if state == "ACTIVE":
@@ -214,32 +220,50 @@ def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str) -> 
 
 
 def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_progress: ProgressFn) -> None:
-    """Send the create for `resource`, record it, wait until its node is READY. A refusal raises CloudError
-    (after deleting whatever the attempt left); Ctrl-C raises Interrupted naming what exists."""
+    """Record `resource`, send its create, wait until its node is READY. A refusal raises CloudError (after
+    deleting whatever the attempt left, and forgetting the record); Ctrl-C raises Interrupted naming what
+    may exist. Recorded before the request is sent, so an interrupted create is never unaccounted for."""
     node = node_body(resource, ssh_keys_metadata(request.ssh_user, request.ssh_key))
-    if resource.kind == "queued-resource":
-        node.pop("schedulingConfig", None)
-        api.create_queued_resource(
-            resource.zone, resource.name, queued_resource_body(resource, node, request.valid_until_s)
-        )
-        records.save(resource)
-    else:
-        operation = api.create_node(resource.zone, resource.node_id, node)
-        records.save(resource)
+    records.save(resource)
     try:
-        if resource.kind == "queued-resource":
-            wait_queued(api, resource, request.valid_until_s, on_progress)
-        else:
-            try:
-                api.wait_operation(
-                    operation, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s, None)
-                )
-            except CloudError:
-                _delete_quietly(api, resource)
-                raise
-        wait_node_ready(api, resource, request.timeout_s, on_progress)
+        try:
+            if resource.kind == "queued-resource":
+                node.pop("schedulingConfig", None)
+                body = queued_resource_body(resource, node, request.valid_until_s)
+                api.create_queued_resource(resource.zone, resource.name, body)
+                wait_queued(api, resource, request.valid_until_s, on_progress)
+            else:
+                operation = api.create_node(resource.zone, resource.node_id, node)
+                _wait_created(api, request, resource, operation, on_progress)
+            wait_node_ready(api, resource, request.timeout_s, on_progress)
+        except CloudError:
+            if not _exists(api, resource):
+                records.forget(resource.name)
+            raise
     except KeyboardInterrupt:
         raise Interrupted(interrupted_message(resource)) from None
+
+
+def _wait_created(api: TpuApi, request: CloudUpRequest, resource: CloudResource, operation: Json,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """Wait for a node create's operation; on its error (stockout: code 8) delete what it left and raise."""
+    try:
+        api.wait_operation(operation, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s, None))
+    except CloudError:
+        _delete_quietly(api, resource)
+        raise
+
+
+def _exists(api: TpuApi, resource: CloudResource) -> bool:
+    """Does the API still have `resource`? (True when it cannot tell: a record is only dropped for sure.)"""
+    try:
+        if resource.kind == "queued-resource":
+            api.get_queued_resource(resource.zone, resource.name)
+        else:
+            api.get_node(resource.zone, resource.node_id)
+    except CloudError as exc:
+        return exc.reason != "not-found"
+    return True
 
 
 def interrupted_message(resource: CloudResource) -> str:
