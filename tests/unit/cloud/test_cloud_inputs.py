@@ -1,0 +1,74 @@
+"""The cloud request models (durations, cost guard, the demo's host options), refusal classes from the APIs'
+own messages, and the price quote from the catalog."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip.cloud import offers, refusals
+from onechip.errors import ConfigError
+from onechip.schemas.cloud import CloudUpRequest, api_duration, parse_duration
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import DemoRequest
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("4h", 14400), ("1h30m", 5400), ("90s", 90), ("90", 90),
+                                               ("7d", 604800), ("0.5h", 1800)])  # fmt: skip
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_api_duration_is_protobuf_json():
+    assert api_duration(14400.0) == "14400s"  # the seed's 'maxRunDuration: 14400s'
+
+
+def test_bad_duration_names_the_flag():
+    with pytest.raises(ConfigError, match="--max-run-duration.*4h, 30m"):
+        build_request(CloudUpRequest, {"max_run_duration_s": "four hours"})
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "message", "reason"),
+    [
+        (3, "INVALID_ARGUMENT", 'FLEX_START provisioning model is not supported for accelerator type "v5litepod-1"',
+         "unsupported"),
+        (8, "", 'There is no more capacity in the zone "us-west4-a"; you can try in another zone', "stockout"),
+        (8, "RESOURCE_EXHAUSTED", "Quota limit 'TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI' has been "
+         "exceeded.", "quota"),
+        (None, "", "reason: stockout", "stockout"),
+        (4, "", "Queued resource request expired before capacity was available.", "expired"),
+        (9, "FAILED_PRECONDITION", "Cannot delete a queued resource in state PROVISIONING.", "precondition"),
+        (5, "NOT_FOUND", "not found", "not-found"),
+        (7, "PERMISSION_DENIED", "caller lacks tpu.nodes.create", "auth"),
+    ],
+)  # fmt: skip
+def test_refusals_told_apart_by_code_and_message(code, status, message, reason):
+    assert refusals.classify(code, status, message) == reason
+
+
+def test_http_error_body_maps_to_grpc_code():
+    body = {"error": {"code": 429, "message": "Quota limit 'X' has been exceeded", "status": "RESOURCE_EXHAUSTED"}}
+    error = refusals.from_http(429, body, "POST nodes")
+    assert (error.code, error.reason) == (8, "quota")
+
+
+def test_quote_prefers_the_zones_region_and_says_when_it_cannot():
+    quote = offers.quote("v6e-1", "spot", "us-east5-b", None)
+    assert quote.region == "us-east5" and quote.usd_per_hour == 1.4033
+    other = offers.quote("v6e-1", "on-demand", "us-central1-b", None)
+    assert other.usd_per_hour is not None and "no us-central1 price" in other.price_source
+    assert offers.quote("v6e-8", "spot", "europe-west4-a", None).usd_per_hour is None
+
+
+def test_demo_host_options():
+    assert not DemoRequest().on_host()
+    with pytest.raises(ConfigError, match="need --cloud gcp or --engine"):
+        build_request(DemoRequest, {"keep": True})
+    with pytest.raises(ConfigError, match="needs --model and --chip"):
+        build_request(DemoRequest, {"cloud": "gcp", "chip": "v5e-1"})
+    with pytest.raises(ConfigError, match="bills until deleted"):
+        build_request(DemoRequest, {"cloud": "gcp", "chip": "v5e-1", "model": "m", "provisioning": "spot"})
+    with pytest.raises(ConfigError, match="drop --host"):
+        build_request(DemoRequest, {"cloud": "gcp", "chip": "v5e-1", "model": "m", "host": "me@h"})
+    request = build_request(DemoRequest, {"engine": "vllm-docker", "host": "me@h", "chip": "l4", "model": "m"})
+    assert request.on_host() and request.max_run_duration_s == 14400
