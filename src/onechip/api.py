@@ -699,4 +699,7 @@ def _demo_down(request: DemoRequest, resource: CloudResource | None, engine_up: 
         on_progress(ProgressEvent("demo", _demo_left(resource, request)))
         return
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
-    provision.down(TpuApi(resource.project), [resource], on_progress)
+    try:
+        provision.down(TpuApi(resource.project), [resource], on_progress)
+    except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
+        raise Interrupted(provision.interrupted_message(resource)) from None
