@@ -89,3 +89,12 @@ def test_cli_start_does_not_load_google():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "google" not in proc.stdout.split()
+
+
+def test_missing_google_auth_is_one_line(monkeypatch, tmp_path, run):
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "google.auth", None)  # `import google.auth` now raises ImportError
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--yes")
+    assert rc == 3
+    assert err.strip() == "error: onechip cloud needs google-auth: pip install 'onechip[cloud]'"
