@@ -11,6 +11,7 @@ P = "proj-1"
 
 
 def test_up_status_down_round_trip(fake_api, run):
+    fake_api.wait_s = 1.0  # long enough that a loaded machine still polls while it is WAITING_FOR_RESOURCES
     rc, out, err = run("cloud", "up", "--chip", "v5e-1", "--project", P, "--zone", "europe-west4-a,us-west4-a",
                        "--provisioning", "flex-start", "--max-run-duration", "4h", "--valid-until", "1h",
                        "--name", "demo-qr", "--yes", "--json")  # fmt: skip
