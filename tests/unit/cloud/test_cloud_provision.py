@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from onechip import api
-from onechip.cloud import records
+from onechip.cloud import provision, records
+from onechip.cloud.tpu_api import TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted
 from onechip.schemas.cloud import CloudNameRequest, CloudProbeRequest, CloudUpRequest, CloudZonesRequest
 
@@ -126,11 +127,8 @@ def test_down_deletes_only_labelled_resources(fake_api):
 
 
 def test_down_waits_out_provisioning(fake_api):
-    fake_api.wait_s, fake_api.provisioning_s = 0.0, 0.6
-    api.cloud_up  # noqa: B018 - the request below is created directly, to catch PROVISIONING
-    from onechip.cloud import provision
-    from onechip.cloud.tpu_api import TpuApi
-
+    fake_api.wait_s, fake_api.provisioning_s = 0.0, 1.5
+    # created directly (not through cloud_up, which waits for ACTIVE), to catch it in PROVISIONING
     tpu = TpuApi(P)
     req = CloudUpRequest(project=P, zones=["us-west4-a"])
     resource = provision.new_resource(tpu, req, "qr-prov", "us-west4-a")
@@ -176,8 +174,6 @@ def test_chip_is_onechips_key_not_the_apis():
 
 
 def test_ctrl_c_while_waiting_names_what_exists(fake_api, monkeypatch):
-    from onechip.cloud import provision
-
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -191,8 +187,6 @@ def test_ctrl_c_while_waiting_names_what_exists(fake_api, monkeypatch):
 
 
 def test_secret_comes_from_secret_manager_and_is_never_sent(fake_api):
-    from onechip.cloud.tpu_api import TpuApi
-
     token = fake_api.secrets["hf-token"]
     up(zones=["us-west4-a"])
     assert TpuApi(P).access_secret("hf-token") == token
