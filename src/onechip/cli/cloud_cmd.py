@@ -7,6 +7,7 @@ Anything that creates or deletes a billable resource says what and for how much 
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timedelta
 from typing import Any
 
 import typer
@@ -74,6 +75,12 @@ def print_up(result: CloudUpResult) -> None:
     console.print(f"[bold green]{verb}[/] {r.kind} {r.name} in {r.zone}: {r.accelerator_type} ({r.provisioning}), "
                   f"state {r.state}, external IP {r.external_ip}", highlight=False, soft_wrap=True)  # fmt: skip
     console.print(quote_line(result.quote), highlight=False, soft_wrap=True)
+    if result.quote.limit_s and r.granted_at:
+        end = datetime.fromisoformat(r.granted_at) + timedelta(seconds=result.quote.limit_s)
+        what = (
+            "billing stops on its own at" if result.quote.stops_itself else "--max-hours ends at (status warns after)"
+        )
+        console.print(f"{what} {end.isoformat(timespec='seconds')}", highlight=False, soft_wrap=True)
     console.print(f"delete it: {result.delete_command}", highlight=False, soft_wrap=True)
 
 

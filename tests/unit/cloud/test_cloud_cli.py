@@ -44,6 +44,7 @@ def test_burn_is_printed_before_anything_is_created(fake_api, run):
     assert rc == 0, err
     first = out.index("will create")
     assert "$0.5779/h" in out[first:] and "bills until deleted" in out
+    assert "--max-hours ends at (status warns after) 20" in out  # the deadline, printed
     assert "delete it: onechip cloud down --name onechip-v5e-1 --zone us-west4-a --project proj-1 --yes" in out
 
 
