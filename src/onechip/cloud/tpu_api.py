@@ -7,6 +7,10 @@
     v2       projects/P/locations/Z/operations/ID       long-running operations ({"done", "error"|"response"})
     v1       projects/P/secrets/S/versions/latest:access (secretmanager.googleapis.com) payload.data, base64
 
+Where flex-start's fields sit in the v2alpha1 body (top-level provisioningModel and runDuration) follows the
+issue and the seed's describe output ('provisioningModel: FLEX_START', 'maxRunDuration: 14400s'); it has not
+been checked against a live API from this project (cloud.provision.queued_resource_body builds it).
+
 One REST client for all of them, so one environment variable (ONECHIP_TPU_API_ENDPOINT, see cloud.auth)
 points every call at a test server. Every failure is a CloudError with the API's message and a `reason`
 (cloud.refusals). Request bodies carry no secret: the HF token never goes into metadata or a create body
