@@ -100,3 +100,26 @@ def test_missing_google_auth_is_one_line(monkeypatch, tmp_path, run):
     rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--yes")
     assert rc == 3
     assert err.strip() == "error: onechip cloud needs google-auth: pip install 'onechip[cloud]'"
+
+
+def test_ctrl_c_during_up_says_what_exists_and_how_to_delete_it(fake_api, tmp_path):
+    """A real SIGINT to `onechip cloud up` while its flex-start request waits in the queue."""
+    import os
+    import signal
+    import time
+
+    env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake_api.url, "ONECHIP_CLOUD_POLL_S": "0.1",
+           "ONECHIP_HOME": str(tmp_path / "home"), "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
+    argv = [sys.executable, "-m", "onechip", "cloud", "up", "--project", P, "--zone", "us-central1-b", "--yes"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not fake_api.queued and time.monotonic() < deadline:  # wait until the request exists
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "queued-resource onechip-v5e-1 exists in us-central1-b" in err
+    assert "onechip cloud down --name onechip-v5e-1 --zone us-central1-b --project proj-1 --yes" in err
+    assert "Traceback" not in err
+    assert len(fake_api.queued) == 1  # still there: said, not silently left
