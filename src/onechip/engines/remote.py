@@ -25,13 +25,14 @@ from pathlib import Path
 
 import httpx
 
-from onechip.engines.bootlog import parse_boot_log
-from onechip.engines.launch import LaunchSpec, Secret, shell_join
+from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
+from onechip.vllm.bootlog import parse_boot_log
+from onechip.vllm.flags import shell_join
 
 REMOTE_DIR = "~/.onechip"
 TOKEN_PATH = "~/.onechip/hf_token.env"
@@ -153,7 +154,9 @@ def tunnel_argv(shell: Shell, local_port: int, remote_port: int) -> list[str]:
 
 
 def dry_run_commands(spec: LaunchSpec, shell: Shell) -> list[str]:
-    """The exact shell lines `up` would run, in order (the token shown only as where it comes from)."""
+    """The exact shell lines `up` would run on a host, in order: the token stored (shown only as where it
+    comes from), the start (serve.sh with spec.command's argv and env, or its `docker run` line) through
+    `shell`, and the SSH tunnel."""
     lines: list[str] = []
     if spec.token_path:
         put = shell_join(shell.argv(put_secret_command(spec.token_path)))

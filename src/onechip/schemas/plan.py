@@ -49,6 +49,10 @@ class CrossCheck(ResultModel):
     agrees: bool = Field(
         description="True when reported tokens equal planned exactly and concurrency to 0.01."
     )
+    compared: bool = Field(
+        default=True,
+        description="False when the log held no allocation line (KV tokens or KV pool): nothing to compare.",
+    )
     planned_kv_pool_bytes: int | None = Field(default=None, description="Plan.kv_pool_bytes.")
     reported_kv_pool_bytes: int | None = Field(
         default=None, description="KV pool the log reported (TPU total_hbm_avail_gb), bytes."
