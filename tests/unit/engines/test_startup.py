@@ -12,7 +12,8 @@ from embedded_plan import cpu_plan
 
 from onechip import api
 from onechip.engines import launch, remote, startup
-from onechip.engines.local import free_port, group_alive, port_is_free
+from onechip.engines.embedded import EmbeddedEngine
+from onechip.engines.local import free_port, group_alive, port_is_free, preferred_port
 from onechip.engines.model_store import SERVED_NAME
 from onechip.errors import ConfigError, EngineError
 
@@ -46,8 +47,9 @@ def test_unknown_engine_is_named():
         startup.check_engine_args("sglang")
 
 
-def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path):
-    spec = startup.embedded_launch(tmp_path / "engine.log", None, kv_cache_space_gib=3)
+def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(startup, "preferred_port", lambda port: port)  # as when 8000 is free here
+    plan, spec = startup.embedded_launch(None, kv_cache_space_gib=3)
     assert spec.engine == "embedded" and spec.engine_rules == "vllm-cpu" and spec.served_name == SERVED_NAME
     assert spec.port == VLLM_DEFAULT_PORT
     argv = spec.serve_argv
@@ -55,7 +57,33 @@ def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path):
     # embedded.py: VLLM_CPU_KVCACHE_SPACE is the KV cache in GiB; the env leads the one shell line
     assert spec.env["VLLM_CPU_KVCACHE_SPACE"] == "3"
     assert len(spec.commands) == 1 and spec.commands[0].startswith("VLLM_CPU_KVCACHE_SPACE=3 HF_HUB_OFFLINE=1 ")
-    assert startup.embedded_launch(tmp_path / "engine.log", 8123).port == 8123
+    assert startup.embedded_launch(8123)[1].port == 8123
+    # the plan it serves: 3 GiB of KV at 46,080 B/token (DESIGN.md) -> 546 blocks of 128
+    assert plan.serve_command == spec.command and plan.kv_pool_bytes == 3 << 30 and plan.num_blocks == 546
+    # what the engine runs is that command, on that port (before: --dry-run said 8000, the engine took another)
+    engine = EmbeddedEngine(tmp_path / "engine.log", kv_cache_space_gib=3, port=spec.port)
+    assert engine.command() == spec.serve_argv and engine.env == spec.env
+
+
+def test_a_taken_port_is_not_preferred():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert preferred_port(port) != port
+    free = free_port()
+    assert preferred_port(free) == free
+
+
+def test_cpu_plan_serves_embedded_model_eagerly():
+    prepared = startup.prepare(cpu_plan(), "vllm", launcher="python3 -m vllm.entrypoints.openai.api_server")
+    argv = prepared.spec.serve_argv
+    assert argv[:5] == ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m/smollm2-135m-instruct"]
+    assert "--enforce-eager" in argv and argv[argv.index("--tool-call-parser") + 1] == "hermes"
+    assert argv[argv.index("--served-model-name") + 1] == "SmolLM2-135M-Instruct"
+    assert prepared.spec.env == {"VLLM_CPU_KVCACHE_SPACE": "2"}  # DESIGN.md: 2 GiB -> 46,592 tokens
 
 
 def test_token_source_names_where_not_what(token_file):
@@ -102,7 +130,7 @@ def test_local_vllm_is_a_local_process_with_the_token_only_named(token_file):
 
 def test_local_vllm_defaults_to_the_local_launcher():
     prepared = startup.prepare(cpu_plan(), "vllm")
-    # launch.local_launcher: the vllm-cpu package ships no `vllm` script, so this interpreter's -m module
+    # startup.local_launcher: the vllm-cpu package ships no `vllm` script, so this interpreter's -m module
     assert prepared.spec.serve_argv[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
     assert prepared.token is None and not prepared.spec.commands[0].startswith("HF_TOKEN")
 

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from onechip import planner
-from onechip.engines.bootlog import failure_cause, parse_boot_log, stage_durations
 from onechip.schemas import BootEvent, BootRecord
+from onechip.vllm.bootlog import crosscheck, failure_cause, parse_boot_log, stage_durations
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -80,7 +80,7 @@ def test_crosscheck_against_recorded_tpu_lines():
     # the survey article's boot: max-model-len 8192 -> block 32 on the TPU rule; the log's shape says 256,
     # and the head dim 256 sampled from layer 0 is the known lie on this hybrid model (seed fact 4)
     plan = planner.plan_model("gemma-4-E2B-it", "v5e-1", "vllm-tpu", max_model_len=8192, dtype="bfloat16")
-    cross = planner.crosscheck_log(plan, (DATA / "vllm_tpu_seed_boot.log").read_text())
+    cross = crosscheck(plan, _parse((DATA / "vllm_tpu_seed_boot.log").read_text()))
     assert "shape-line-layer0" in cross.flags
     assert cross.reported_kv_pool_bytes == int(5.52 * 2**30)
 

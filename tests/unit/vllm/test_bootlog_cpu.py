@@ -4,7 +4,7 @@
 
 from pathlib import Path
 
-from onechip.engines.bootlog import parse_boot_log
+from onechip.vllm.bootlog import parse_boot_log
 from onechip.schemas import BootRecord
 
 LOG = Path(__file__).parents[2] / "data" / "vllm_cpu_0.32_boot.log"
