@@ -298,16 +298,8 @@ def up(
     current = None if dry_run else engine_state.status()
     if current is not None and current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
-    engine_dir = onechip_home() / "engine"
-    log_path = engine_dir / "engine.log"
     if engine == "embedded":
-        _, spec = startup.embedded_launch(port, kv_cache_space_gib)
-        if dry_run:
-            return UpResult(dry_run=True, launch=spec)
-        local = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=spec.port, tie_to_parent=False)
-        boot = _start(local, engine_dir, None, None, timeout_s, on_progress)
-        return UpResult(dry_run=False, launch=spec, boot=boot)
-
+        return _up_embedded(port, kv_cache_space_gib, dry_run, timeout_s, on_progress)
     the_plan = _plan_for_up(plan, model, chip, None if plan is not None else sets)
     if not the_plan.fits and not (force or dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
@@ -319,11 +311,27 @@ def up(
     if dry_run:
         return UpResult(dry_run=True, launch=prepared.spec)
     the_plan.serve_command = prepared.spec.command  # plan.json records what ran
-    running = prepared.engine(log_path)
+    engine_dir = onechip_home() / "engine"
+    running = prepared.engine(engine_dir / "engine.log")
     boot = _start(running, engine_dir, the_plan, prepared.token, timeout_s, on_progress)
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
+
+
+def _up_embedded(
+    port: int | None, kv_cache_space_gib: int, dry_run: bool, timeout_s: float, on_progress: ProgressFn
+) -> UpResult:
+    """The embedded engine on the port its launch names (chosen before the command is built)."""
+    _, spec = startup.embedded_launch(port, kv_cache_space_gib)
+    if dry_run:
+        return UpResult(dry_run=True, launch=spec)
+    engine_dir = onechip_home() / "engine"
+    local = EmbeddedEngine(
+        engine_dir / "engine.log", kv_cache_space_gib=kv_cache_space_gib, port=spec.port, tie_to_parent=False
+    )
+    boot = _start(local, engine_dir, None, None, timeout_s, on_progress)
+    return UpResult(dry_run=False, launch=spec, boot=boot)
 
 
 def _start(
@@ -444,6 +452,25 @@ def _stage(manifest: RunManifest, name: str, run_dir: Path, on_progress: Progres
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
 
 
+def _demo_plan(engine: EmbeddedEngine, boot: BootRecord, contexts: list[int], run_dir: Path) -> Plan:
+    """Plan the model directory the engine loaded, with the command it ran, and cross-check it against
+    the boot; writes plan.json and crosscheck.json into `run_dir`."""
+    the_plan = planner.plan_model(
+        str(engine.model_path),
+        chip="cpu",
+        engine="vllm-cpu",
+        dtype="float32",
+        max_model_len=engine.max_model_len,
+        kv_cache_memory_bytes=engine.kv_cache_space_gib * GIB,
+        contexts=sorted({*contexts, engine.max_model_len}),
+    )
+    the_plan.serve_command = engine.serve  # the command the engine ran (report.md renders it)
+    cross = bootlog.crosscheck(the_plan, boot)
+    write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+    write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
+    return the_plan
+
+
 def demo(
     quick: bool = False,
     out_dir: Path | None = None,
@@ -490,19 +517,7 @@ def demo(
         done("boot", run_dir)
         with _stage(manifest, "plan", run_dir, on_progress):
             grid = DEMO_GRIDS[quick]
-            the_plan = planner.plan_model(
-                str(engine.model_path),
-                chip="cpu",
-                engine="vllm-cpu",
-                dtype="float32",
-                max_model_len=engine.max_model_len,
-                kv_cache_memory_bytes=kv_cache_space_gib * GIB,
-                contexts=sorted({*grid["contexts"], engine.max_model_len}),
-            )
-            the_plan.serve_command = engine.serve  # the command the engine ran
-            cross = bootlog.crosscheck(the_plan, boot)
-            write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
-            write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
+            the_plan = _demo_plan(engine, boot, grid["contexts"], run_dir)
         done("plan", run_dir)
         with _stage(manifest, "check", run_dir, on_progress):
             checks.run_checks(

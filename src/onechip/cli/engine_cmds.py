@@ -15,11 +15,15 @@ from onechip.vllm.bootlog import stage_durations
 
 
 def print_boot(boot: BootRecord) -> None:
-    console.print(f"[bold green]ready[/] {boot.model} at {boot.base_url}  (vLLM {boot.engine_version}, "
-                  f"healthy after {boot.ready_s} s)")
+    console.print(
+        f"[bold green]ready[/] {boot.model} at {boot.base_url}  (vLLM {boot.engine_version}, "
+        f"healthy after {boot.ready_s} s)"
+    )
     if boot.kv_cache_tokens is not None:
-        console.print(f"KV cache: {boot.kv_cache_tokens:,} tokens; max concurrency {boot.max_concurrency}x "
-                      f"at {boot.max_concurrency_context:,} tokens per request")
+        console.print(
+            f"KV cache: {boot.kv_cache_tokens:,} tokens; max concurrency {boot.max_concurrency}x "
+            f"at {boot.max_concurrency_context:,} tokens per request"
+        )
     console.print(f"log: {boot.log_path}")
 
 
@@ -51,6 +55,41 @@ def print_up(result: UpResult) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    """`up` (register_up), `logs`, `status` and `down`."""
+    register_up(app)
+
+    @app.command()
+    def logs(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines.")) -> None:
+        """Print the log of the engine from `onechip up` (secrets redacted)."""
+        for line in api.logs(follow):
+            typer.echo(line)
+
+    @app.command()
+    def status(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
+        """Is the engine from `onechip up` running and healthy? Model, URL, uptime."""
+        st = api.status()
+        if json_out:
+            typer.echo(st.model_dump_json(indent=2))
+        elif st.running and st.state:
+            health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
+            console.print(
+                f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
+                f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}"
+            )
+        else:
+            console.print(f"not running: {st.note}")
+        if not st.running or not st.healthy:
+            raise typer.Exit(1)
+
+    @app.command()
+    def down() -> None:
+        """Stop the engine from `onechip up`. Safe to run when nothing is running."""
+        console.print(api.down().note)
+
+
+def register_up(app: typer.Typer) -> None:
+    """`up`: start an engine, or with --dry-run print its serve command as `plan` does."""
+
     @app.command()
     def up(
         engine: str = typer.Option("embedded", "--engine", help="embedded, vllm or vllm-docker."),
@@ -60,7 +99,7 @@ def register(app: typer.Typer) -> None:
         plan: str | None = typer.Option(None, "--plan", help="A plan JSON from `onechip plan --json`."),
         image: str | None = typer.Option(None, "--image", help="vllm/vllm-tpu:TAG or IMAGE@sha256:..."),
         port: int | None = typer.Option(
-            None, "--port", min=1, max=65535, help="Engine port (8000; local: a free one)."
+            None, "--port", min=1, max=65535, help="Engine port (8000; locally 8000 if free, else a free one)."
         ),
         tunnel_port: int | None = typer.Option(
             None, "--tunnel-port", min=1, max=65535, help="Local end of the SSH tunnel."
@@ -78,10 +117,22 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Start a serving engine: embedded (default), vllm or vllm-docker, here or on --host over SSH."""
-        args = dict(host=host, model=model, chip=chip, plan=plan, image=image, port=port,
-                    tunnel_port=tunnel_port, hf_token_file=hf_token_file, sets=sets or None,
-                    ssh_options=ssh_opt or None, launcher=launcher, kv_cache_space_gib=kv_cache_space_gib,
-                    timeout_s=timeout_s, force=force)
+        args = dict(
+            host=host,
+            model=model,
+            chip=chip,
+            plan=plan,
+            image=image,
+            port=port,
+            tunnel_port=tunnel_port,
+            hf_token_file=hf_token_file,
+            sets=sets or None,
+            ssh_options=ssh_opt or None,
+            launcher=launcher,
+            kv_cache_space_gib=kv_cache_space_gib,
+            timeout_s=timeout_s,
+            force=force,
+        )
         if dry_run:
             result = api.up(engine, dry_run=True, **args)  # type: ignore[arg-type]
         else:
@@ -93,29 +144,3 @@ def register(app: typer.Typer) -> None:
             print_launch(result.launch)
         else:
             print_up(result)
-
-    @app.command()
-    def logs(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines.")) -> None:
-        """Print the log of the engine from `onechip up` (secrets redacted)."""
-        for line in api.logs(follow):
-            typer.echo(line)
-
-    @app.command()
-    def status(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
-        """Is the engine from `onechip up` running and healthy? Model, URL, uptime."""
-        st = api.status()
-        if json_out:
-            typer.echo(st.model_dump_json(indent=2))
-        elif st.running and st.state:
-            health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
-            console.print(f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
-                          f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}")
-        else:
-            console.print(f"not running: {st.note}")
-        if not st.running or not st.healthy:
-            raise typer.Exit(1)
-
-    @app.command()
-    def down() -> None:
-        """Stop the engine from `onechip up`. Safe to run when nothing is running."""
-        console.print(api.down().note)

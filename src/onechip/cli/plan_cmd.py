@@ -15,6 +15,10 @@ from onechip.cli.options import int_list
 from onechip.schemas import CrossCheck, Plan, ServeCommand
 
 GiB = 2**30
+LAUNCH_HELP = (
+    "embedded, vllm or vllm-docker, as `up --engine` (default: vllm-docker on TPU/GPU rules, else vllm): "
+    "the serve command is the one `up` runs."
+)
 
 
 def render(plan: Plan, console: Console) -> None:
@@ -59,9 +63,7 @@ def render(plan: Plan, console: Console) -> None:
             f"windowed {seq[1] / GiB:.3f} GiB, every cached layer full {seq[2] / GiB:.3f} GiB"
         )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
-        console.print(
-            f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms"
-        )
+        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")
     if plan.serve_command is not None:
         print_serve_command(plan.serve_command, console)
         for warning in plan.serve_command.warnings:
@@ -128,16 +130,11 @@ def register(app: typer.Typer) -> None:
         multimodal: bool = typer.Option(True, "--multimodal/--text-only"),
         contexts: str | None = typer.Option(None, "--contexts", help="e.g. 128,1024,8192"),
         against: str | None = typer.Option(None, "--against", help="vLLM boot log to cross-check."),
-        launch: str | None = typer.Option(
-            None, "--launch", help="embedded, vllm or vllm-docker, as `up --engine` (default: vllm-docker on "
-            "TPU/GPU rules, else vllm): the serve command is the one `up` runs."
-        ),
+        launch: str | None = typer.Option(None, "--launch", help=LAUNCH_HELP),
         host: str | None = typer.Option(None, "--host", help="user@addr: serve there over ssh, as `up --host`."),
         port: int | None = typer.Option(None, "--port", min=1, max=65535, help="Engine port, as `up --port`."),
         image: str | None = typer.Option(None, "--image", help="Container image (vllm-docker), as `up --image`."),
-        sets: list[str] | None = typer.Option(  # noqa: B008
-            None, "--set", help="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE, as `up --set`."
-        ),
+        sets: list[str] | None = typer.Option(None, "--set", help="FLAG=VALUE, FLAG, FLAG=, ENV=VALUE, as up."),  # noqa: B008
         hf_token_file: str | None = typer.Option(None, "--hf-token-file", help="As `up --hf-token-file`."),
         as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."),
     ) -> None:

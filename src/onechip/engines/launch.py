@@ -173,6 +173,8 @@ class UpResult(ResultModel):
     """What `onechip up` did (or, with --dry-run, would do)."""
 
     dry_run: bool = Field(description="Nothing was run.")
-    launch: LaunchSpec | None = Field(default=None, description="The launch: its serve command, transport and warnings.")
+    launch: LaunchSpec | None = Field(
+        default=None, description="The launch: its serve command, transport and warnings."
+    )
     boot: BootRecord | None = Field(default=None, description="The boot, once the engine answered a first chat.")
     crosscheck: CrossCheck | None = Field(default=None, description="The plan against the boot log.")

@@ -210,9 +210,7 @@ class HostEngine:
         Raises PortInUseError (tunnel port taken), EngineError (ssh/docker failed; host stderr, no secret)."""
         spec = self.spec
         if spec.host and self.local_port is not None and not port_is_free(self.local_port):
-            raise PortInUseError(
-                f"local tunnel port {self.local_port} is in use; pick another with --tunnel-port"
-            )
+            raise PortInUseError(f"local tunnel port {self.local_port} is in use; pick another with --tunnel-port")
         if not spec.host and not port_is_free(spec.port):
             raise PortInUseError(f"port {spec.port} is in use; pick another with --port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,9 +242,7 @@ class HostEngine:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.tunnel.poll() is not None:
-                err = redact(
-                    (self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace")
-                )
+                err = redact((self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace"))
                 self.stop()
                 raise EngineError(f"ssh tunnel to {self.spec.host} failed: {err.strip()[:300]}")
             if not port_is_free(self.local_port):
@@ -292,9 +288,7 @@ class HostEngine:
             events = self.boot_record().events
             stage = events[-1].name if events else "starting"
             progress(
-                ProgressEvent(
-                    "boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s
-                )
+                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s)
             )
             time.sleep(1.0)
         healthy_s = round(time.monotonic() - self._started_mono, 2)

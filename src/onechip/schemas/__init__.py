@@ -6,8 +6,8 @@ from onechip.schemas.checks import CheckReport, CheckResult, Probe
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
 from onechip.schemas.plan import ContextConcurrency, CrossCheck, LayerKV, Plan, PlanWarning, ServeArg
-from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
 from onechip.schemas.run import RUN_FILES, RunManifest
+from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
 
 __all__ = [
     "BenchConfig",

@@ -50,8 +50,8 @@ class ServeTarget(StrictModel):
         "engine: its local directory).",
     )
     served_name: str | None = Field(
-        default=None, description="Name clients use (--served-model-name); None = a local directory's name, or "
-        "none for a Hub id."
+        default=None,
+        description="Name clients use (--served-model-name); None = a local directory's name, or none for a Hub id.",
     )
     port: int = Field(default=8000, ge=1, le=65535, description="Engine port on its host.")
     bind_host: str = Field(default="127.0.0.1", description="Address the engine listens on (--host).")

@@ -75,14 +75,20 @@ _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
 _EXCEPTION = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:ERROR [^\]]*\] )?(\w*(?:Error|Exception|Failure): .+)")
 # Known boot failures: (pattern, one-line cause). The first that matches wins.
 _CAUSES = [
-    (re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
-     "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: "
-     "raise it to the next power of two (seed article: floor 2496 -> 4096)"),
-    (re.compile(r"invalid choice: '([^']+)'"),
-     "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)"),
+    (
+        re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
+        "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: "
+        "raise it to the next power of two (seed article: floor 2496 -> 4096)",
+    ),
+    (
+        re.compile(r"invalid choice: '([^']+)'"),
+        "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
+    ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
-    (re.compile(r"CUDA out of memory|OutOfMemoryError"),
-     "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"),
+    (
+        re.compile(r"CUDA out of memory|OutOfMemoryError"),
+        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
+    ),
 ]
 
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
@@ -110,9 +116,11 @@ def failure_cause(text: str) -> str | None:
     for i, line in enumerate(lines):
         if match := _PROGRAM_ALLOC.search(line):
             free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
-            return (f"XLA could not load a compiled program: needed {match.group(1)}, {free} free. Compiled "
-                    "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
-                    "booting and 0.95 failing on v5e-1)")
+            return (
+                f"XLA could not load a compiled program: needed {match.group(1)}, {free} free. Compiled "
+                "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
+                "booting and 0.95 failing on v5e-1)"
+            )
     for pattern, cause in _CAUSES:
         for line in lines:
             if match := pattern.search(line):
@@ -278,20 +286,26 @@ def _known_lies(plan: Plan, boot: BootRecord, notes: list[str]) -> tuple[bool, l
         dims = {layer.head_dim for layer in plan.layers if layer.owns_cache}
         if len(dims) > 1:
             flags.append("shape-line-layer0")
-            notes.append(f"the shape line shows head dim {head_dim} sampled from layer 0; cached layers have "
-                         f"head dims {sorted(dims)} - size KV from the geometry, not that line")
+            notes.append(
+                f"the shape line shows head dim {head_dim} sampled from layer 0; cached layers have "
+                f"head dims {sorted(dims)} - size KV from the geometry, not that line"
+            )
     # fp8 elements are 1 B; a shape with 4 K/V slots per head (vs 2 at bf16) is the word-aligned layout
     # that keeps bytes per block unchanged (seed article: (32,1,2,256) bf16 vs (32,1,4,256) fp8).
     tokens = boot.kv_cache_tokens
     same_tokens = tokens is not None and plan.kv_cache_dtype == "auto" and tokens == plan.kv_tokens
     if boot.fp8_kv_cache_dtype and (same_tokens or (shape is not None and shape[2] >= 4)):
         flags.append("fp8-unchanged-capacity")
-        notes.append(f"the engine ran kv_cache_dtype={boot.fp8_kv_cache_dtype} but its capacity is that of bf16 "
-                     "(1.000x): narrowing the element bought padding, not room")
+        notes.append(
+            f"the engine ran kv_cache_dtype={boot.fp8_kv_cache_dtype} but its capacity is that of bf16 "
+            "(1.000x): narrowing the element bought padding, not room"
+        )
     if any(layer.sliding_window for layer in plan.layers) and tokens is not None:
         flags.append("token-line-derived")
-        notes.append(f"hybrid model: the KV token line is derived and its meaning changed between vLLM "
-                     f"versions (this log: {boot.engine_version or 'version not logged'})")
+        notes.append(
+            f"hybrid model: the KV token line is derived and its meaning changed between vLLM "
+            f"versions (this log: {boot.engine_version or 'version not logged'})"
+        )
     return agrees, flags
 
 
@@ -312,8 +326,11 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)
     if not compared:
-        notes.insert(0, "nothing to compare: the log reported neither KV tokens nor the KV pool "
-                        "(no KV cache size line, no memory statistics line)")
+        notes.insert(
+            0,
+            "nothing to compare: the log reported neither KV tokens nor the KV pool "
+            "(no KV cache size line, no memory statistics line)",
+        )
     return CrossCheck(
         planned_kv_tokens=planned_log_tokens(plan), reported_kv_tokens=boot.kv_cache_tokens,
         planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,

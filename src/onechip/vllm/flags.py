@@ -158,11 +158,7 @@ def launch_rules(engine: str, kind: str) -> list[dict[str, Any]]:
     """The serve_families.json `launch_rules` that apply to engine rule set `engine` and target `kind`,
     in file order; each is {flag | env, value?, reason, source}."""
     rules = _families_doc().get("launch_rules", [])
-    return [
-        rule
-        for rule in rules
-        if engine in rule.get("engines", [engine]) and kind in rule.get("targets", [kind])
-    ]
+    return [rule for rule in rules if engine in rule.get("engines", [engine]) and kind in rule.get("targets", [kind])]
 
 
 def _multimodal(plan: Plan) -> bool:
@@ -241,10 +237,15 @@ def _family_flags(plan: Plan, family: Family, flags: _Flags) -> None:
                 "limits below it sets the max-num-batched-tokens floor",
                 "family",
             )
-        flags.put("--limit-mm-per-prompt", family.limit_mm_per_prompt, f"multimodal contract ({family.source})", "family")
+        flags.put(
+            "--limit-mm-per-prompt", family.limit_mm_per_prompt, f"multimodal contract ({family.source})", "family"
+        )
     if family.tool_call_parser:
         flags.put(
-            "--enable-auto-tool-choice", None, "OpenAI-compatible tool calling: what makes it an agent backend", "family"
+            "--enable-auto-tool-choice",
+            None,
+            "OpenAI-compatible tool calling: what makes it an agent backend",
+            "family",
         )
         flags.put(
             "--tool-call-parser",
@@ -382,7 +383,9 @@ def _device_groups(engine: str) -> list[DockerGroup]:
         ]
     return [
         DockerGroup(words=["--privileged", "--net=host"], reason="TPU device access; host network (seed)"),
-        DockerGroup(words=["-v", "/dev/shm:/dev/shm", "--shm-size", "10gb"], reason="shared memory for the engine (seed)"),
+        DockerGroup(
+            words=["-v", "/dev/shm:/dev/shm", "--shm-size", "10gb"], reason="shared memory for the engine (seed)"
+        ),
     ]
 
 
@@ -396,8 +399,14 @@ def docker_groups(
     vllm/vllm-openai image's entrypoint already runs the server, so `--entrypoint vllm` + `serve ...`.
     `env_file` is a path on the docker host (never the token itself).
     """
-    groups = [DockerGroup(words=["sudo"], reason="docker needs root on the host (seed: TPU VM default user)")] if sudo else []
-    groups.append(DockerGroup(words=["docker", "run", "-d", "--name", name], reason="detached, named so logs/down find it"))
+    groups = (
+        [DockerGroup(words=["sudo"], reason="docker needs root on the host (seed: TPU VM default user)")]
+        if sudo
+        else []
+    )
+    groups.append(
+        DockerGroup(words=["docker", "run", "-d", "--name", name], reason="detached, named so logs/down find it")
+    )
     groups.extend(_device_groups(engine))
     groups.append(
         DockerGroup(
@@ -408,16 +417,22 @@ def docker_groups(
     )
     if engine != "vllm-gpu":
         groups.append(
-            DockerGroup(words=["-e", "HF_HOME=/dev/shm"], reason="Hugging Face cache on a fast path (seed: 9.54 GiB in ~10 s)")
+            DockerGroup(
+                words=["-e", "HF_HOME=/dev/shm"], reason="Hugging Face cache on a fast path (seed: 9.54 GiB in ~10 s)"
+            )
         )
     if env_file:
         groups.append(
-            DockerGroup(words=["--env-file", env_file], reason="HF_TOKEN from a 0600 file: never in docker's argv or `ps`")
+            DockerGroup(
+                words=["--env-file", env_file], reason="HF_TOKEN from a 0600 file: never in docker's argv or `ps`"
+            )
         )
     for key, value in env.items():
         groups.append(DockerGroup(words=["-e", f"{key}={value}"], reason="engine environment (plan or --set)"))
     if engine == "vllm-gpu" and serve[:2] == ["vllm", "serve"]:
-        groups.append(DockerGroup(words=["--entrypoint", "vllm"], reason="the vllm-openai image already starts the server"))
+        groups.append(
+            DockerGroup(words=["--entrypoint", "vllm"], reason="the vllm-openai image already starts the server")
+        )
         serve = serve[1:]
     groups.append(DockerGroup(words=[image], reason="the image (pin it by digest)"))
     groups.append(DockerGroup(words=serve, reason="the serve command"))

@@ -26,8 +26,6 @@ FAKE = Path(__file__).with_name("fake_vllm_server.py")
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 
-
-
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -109,9 +107,7 @@ def test_api_up_local_vllm_then_down(home):
         assert result.boot is not None and result.boot.engine == "vllm"
         assert TOKEN not in _ps()
         st = api.status()
-        assert (
-            st.running and st.healthy and st.state is not None and st.state.model == "SmolLM2-135M-Instruct"
-        )
+        assert st.running and st.healthy and st.state is not None and st.state.model == "SmolLM2-135M-Instruct"
         lines = list(api.logs())
         assert any("token received: yes" in line for line in lines)
         assert result.launch is not None and result.boot.command == result.launch.command.argv  # ran what it showed

@@ -24,8 +24,10 @@ TPU_LOG = (
     "INFO Init kv-cache | regular_attn_shape=(num_blocks, (64, 1, 2, 256))\n"
     "INFO Hybrid KV cache layout: num_kv_cache_groups=1\n"
 )
-CPU_LOG = ("(EngineCore pid=1) INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens "
-           "per request: 5.69x\n")
+CPU_LOG = (
+    "(EngineCore pid=1) INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens "
+    "per request: 5.69x\n"
+)
 
 
 def crosscheck_log(plan: Plan, text: str) -> CrossCheck:
@@ -53,8 +55,10 @@ def test_tpu_log_agrees_on_pool_and_block_and_flags_the_layer0_shape_line() -> N
 
 
 def test_fp8_flag_with_unchanged_capacity_is_flagged() -> None:
-    fp8_log = TPU_LOG.replace("(64, 1, 2, 256)", "(64, 1, 4, 256)") + \
-        "INFO non-default args: {'kv_cache_dtype': 'fp8_e4m3'}\n"
+    fp8_log = (
+        TPU_LOG.replace("(64, 1, 2, 256)", "(64, 1, 4, 256)")
+        + "INFO non-default args: {'kv_cache_dtype': 'fp8_e4m3'}\n"
+    )
     assert "fp8-unchanged-capacity" in crosscheck_log(_e2b(), fp8_log).flags
 
 

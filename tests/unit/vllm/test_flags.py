@@ -219,8 +219,10 @@ def test_embedded_command_comes_from_the_rules_and_runs_what_it_ran_before():
     reasons = {f.flag: f.reason for f in command.flags}
     assert "torch.compile" in reasons["--enforce-eager"] and "strict" in reasons["--tool-strict-level"]
     assert set(command.env_reasons) == set(command.env) and all(command.env_reasons.values())
-    assert command.shell.startswith("VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 "
-                                    "DO_NOT_TRACK=1 python3 -m vllm.entrypoints.openai.api_server --model ")
+    assert command.shell.startswith(
+        "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 "
+        "DO_NOT_TRACK=1 python3 -m vllm.entrypoints.openai.api_server --model "
+    )
 
 
 def test_embedded_rules_stay_with_the_embedded_target():
