@@ -22,7 +22,7 @@ from onechip.engines.local import LocalVllmEngine
 from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError
 from onechip.progress import ProgressFn
-from onechip.schemas import BootRecord, CrossCheck, ServeCommand, ServeFlag
+from onechip.schemas import BootRecord, CrossCheck, ServeCommand
 from onechip.schemas.common import ResultModel
 
 
@@ -89,10 +89,6 @@ class LaunchSpec(ResultModel):
         return self.command.target.kind
 
     @property
-    def engine_rules(self) -> str:
-        return self.command.engine_rules
-
-    @property
     def host(self) -> str | None:
         return self.command.target.host
 
@@ -101,16 +97,8 @@ class LaunchSpec(ResultModel):
         return self.command.target.port
 
     @property
-    def model(self) -> str:
-        return self.command.model
-
-    @property
     def served_name(self) -> str:
         return self.command.served_name
-
-    @property
-    def flags(self) -> list[ServeFlag]:
-        return self.command.flags
 
     @property
     def env(self) -> dict[str, str]:
@@ -123,14 +111,6 @@ class LaunchSpec(ResultModel):
     @property
     def docker_argv(self) -> list[str]:
         return [word for group in self.command.docker for word in group.words]
-
-    @property
-    def container(self) -> str | None:
-        return self.command.target.container
-
-    @property
-    def token_source(self) -> str | None:
-        return self.command.target.token_source
 
     @property
     def token_path(self) -> str | None:
@@ -149,16 +129,14 @@ class LocalServeEngine(LocalVllmEngine):
 
     def __init__(self, spec: LaunchSpec, log_path: Path, token: Secret | None = None, tie_to_parent: bool = False):
         super().__init__(
-            model_path=Path(spec.model), served_name=spec.served_name, log_path=log_path, env=spec.env,
+            model_path=Path(spec.command.model), served_name=spec.served_name, log_path=log_path,
+            argv=spec.serve_argv, env=spec.env,
             port=spec.port, host="127.0.0.1", tie_to_parent=tie_to_parent,
         )  # fmt: skip
         self.spec = spec
         self.kind = "vllm"
         if token is not None:
             self.secret_env = {"HF_TOKEN": token.reveal()}
-
-    def command(self) -> list[str]:
-        return list(self.spec.serve_argv)
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
         """Healthy, then serving `served_name` and answering a first chat (engines.ready), as a HostEngine's

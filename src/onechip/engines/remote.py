@@ -160,7 +160,7 @@ def dry_run_commands(spec: LaunchSpec, shell: Shell) -> list[str]:
     lines: list[str] = []
     if spec.token_path:
         put = shell_join(shell.argv(put_secret_command(spec.token_path)))
-        lines.append(f"{put} < <(token from {spec.token_source}, as HF_TOKEN=..., on stdin)")
+        lines.append(f"{put} < <(token from {spec.command.target.token_source}, as HF_TOKEN=..., on stdin)")
     lines.append(shell_join(shell.argv(start_command(spec))))
     if spec.host and spec.tunnel_port:
         lines.append(shell_join(tunnel_argv(shell, spec.tunnel_port, spec.port)))
@@ -201,7 +201,7 @@ class HostEngine:
             model=self.served_name, started_at=self._started_wall.isoformat() if self._started_wall else "",
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
             remote_pid=self.remote_pid, remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
-            container=self.spec.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
+            container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1],
         )  # fmt: skip
 
@@ -316,7 +316,7 @@ class HostEngine:
 
     def boot_record(self) -> BootRecord:
         record = BootRecord(
-            engine=self.kind, model=self.served_name, model_path=self.spec.model,
+            engine=self.kind, model=self.served_name, model_path=self.spec.command.model,
             base_url=self.base_url if self._started_wall else None, pid=self.remote_pid,
             command=[redact(word) for word in (self.spec.docker_argv or self.spec.serve_argv)],
             env={k: redact(v) for k, v in self.spec.env.items()},

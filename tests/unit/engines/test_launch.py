@@ -29,7 +29,7 @@ def test_secret_never_prints(tmp_path):
 def test_launch_spec_reads_its_serve_command(tmp_path):
     command = flags.serve_command(cpu_plan(), ServeTarget(kind="vllm", port=8123, launcher=["python3", "x.py"]))
     spec = launch.LaunchSpec(command=command, commands=[command.shell])
-    assert (spec.engine, spec.engine_rules, spec.port, spec.base_port) == ("vllm", "vllm-cpu", 8123, 8123)
+    assert (spec.engine, spec.command.engine_rules, spec.port, spec.base_port) == ("vllm", "vllm-cpu", 8123, 8123)
     assert spec.serve_argv == command.argv and spec.env == command.env and spec.docker_argv == []
     engine = launch.LocalServeEngine(spec, tmp_path / "engine.log")
     assert engine.command() == command.argv  # what runs is the command, word for word

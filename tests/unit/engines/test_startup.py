@@ -50,7 +50,7 @@ def test_unknown_engine_is_named():
 def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path, monkeypatch):
     monkeypatch.setattr(startup, "preferred_port", lambda port: port)  # as when 8000 is free here
     plan, spec = startup.embedded_launch(None, kv_cache_space_gib=3)
-    assert spec.engine == "embedded" and spec.engine_rules == "vllm-cpu" and spec.served_name == SERVED_NAME
+    assert spec.engine == "embedded" and spec.command.engine_rules == "vllm-cpu" and spec.served_name == SERVED_NAME
     assert spec.port == VLLM_DEFAULT_PORT
     argv = spec.serve_argv
     assert argv[argv.index("--port") + 1] == "8000"
