@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from onechip import api
 from onechip.cli.main import app
-from onechip.engines import launch, remote
+from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 from onechip.schemas import ServeTarget
@@ -28,6 +28,9 @@ TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
+    # local engines here take another free port, as when vLLM's 8000 is taken: these tests leave 8000 to
+    # whatever else runs on this machine
+    monkeypatch.setattr(startup, "preferred_port", lambda port: free_port())
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
     monkeypatch.delenv("HF_TOKEN", raising=False)

@@ -168,6 +168,7 @@ def test_local_serve_is_ready_only_when_it_serves_the_planned_name(tmp_path, mon
     # the fake serves 'other' (--set served-model-name=other) while the plan's clients ask for SmolLM2
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(startup, "preferred_port", lambda port: free_port())  # leave 8000 to others here
     with pytest.raises(EngineError, match="serves \\['other'\\], not 'SmolLM2-135M-Instruct'"):
         api.up("vllm", plan=cpu_plan(), launcher=f"{sys.executable} {FAKE}", sets=["served-model-name=other"],
                timeout_s=30)  # fmt: skip
