@@ -52,15 +52,15 @@ def render(plan: Plan, console: Console) -> None:
     for c in plan.concurrency:
         conc.add_row(f"{c.context_tokens:,}", f"{c.max_concurrency:.2f}x")
     console.print(conc)
-    seq = (
+    engine, windowed, full = (
         plan.kv_bytes_per_sequence,
         plan.kv_bytes_per_sequence_windowed,
         plan.kv_bytes_per_sequence_full_context,
     )
-    if None not in seq:
+    if engine is not None and windowed is not None and full is not None:
         console.print(
-            f"KV per {plan.max_model_len:,}-token request: engine {seq[0] / GiB:.3f} GiB, "
-            f"windowed {seq[1] / GiB:.3f} GiB, every cached layer full {seq[2] / GiB:.3f} GiB"
+            f"KV per {plan.max_model_len:,}-token request: engine {engine / GiB:.3f} GiB, "
+            f"windowed {windowed / GiB:.3f} GiB, every cached layer full {full / GiB:.3f} GiB"
         )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
         console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")

@@ -77,6 +77,10 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SECRET_LIKE = re.compile(r"hf_[A-Za-z0-9]{8,}")
 _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
+_PLAN_ENV_REASONS = {
+    "VLLM_CPU_KVCACHE_SPACE": "GiB of KV cache: the pool the plan sized (vllm/platforms/cpu.py multiplies it "
+    "by GiB_bytes; DESIGN.md: 2 GiB -> 46,592 tokens for SmolLM2)",
+}
 
 
 class Override(ResultModel):
@@ -299,7 +303,7 @@ def serve_flags(
     flags = _Flags()
     warnings: list[str] = []
     env = dict(plan.serve_env)
-    why = {name: "the KV pool the plan sized (GiB)" for name in env if name == "VLLM_CPU_KVCACHE_SPACE"}
+    why = {name: _PLAN_ENV_REASONS.get(name, "engine environment the plan needs") for name in env}
     _plan_flags(plan, flags)
     _rule_flags(plan, target.kind, flags, env, why)
     family = model_family(plan.serve_model or plan.model, plan.architecture)
