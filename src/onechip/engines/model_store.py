@@ -66,6 +66,12 @@ def verify(model_dir: Path) -> bool:
     )
 
 
+def served_name_for(model: str) -> str | None:
+    """SERVED_NAME when `model` is the converted bundled model's directory (clients ask for the model by
+    its name, not its slug); None otherwise."""
+    return SERVED_NAME if Path(model).name == MODEL_SLUG else None
+
+
 def model_dir(home: Path | None = None) -> Path:
     """Where the converted model lives (whether or not it exists yet)."""
     return (home or onechip_home()) / "models" / MODEL_SLUG
