@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from factories import embedded_plan as cpu_plan
-
 from onechip.engines import EmbeddedEngine, launch, remote
 from onechip.engines.base import Engine
 from onechip.engines.launch import LocalServeEngine

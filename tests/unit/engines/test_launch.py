@@ -4,8 +4,8 @@ ServeCommand to the process that runs it."""
 from __future__ import annotations
 
 import pytest
-from factories import embedded_plan as cpu_plan
 
+from factories import embedded_plan as cpu_plan
 from onechip.engines import launch
 from onechip.errors import ConfigError
 from onechip.schemas import ServeTarget

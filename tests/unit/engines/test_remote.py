@@ -21,8 +21,8 @@ from onechip.cli.main import app
 from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
-from onechip.schemas.requests import UpRequest
 from onechip.schemas import ServeTarget
+from onechip.schemas.requests import UpRequest
 from onechip.vllm import flags
 
 FAKE = vllm_server.SCRIPT
