@@ -121,7 +121,7 @@ def _convert(source: Path, out_dir: Path) -> None:
     model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
     # The GGUF loader dequantizes to float32 but leaves a quantizer attached; saving with it writes a
     # quantization_config vLLM would try to honour. The tensors are plain float32 now: drop both.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it as always set
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out_dir, safe_serialization=True)
