@@ -3,7 +3,7 @@ overrides, the `docker run` wrapping, and one shell line. `plan` prints it, `up`
 
     serve_command(plan, target) -> ServeCommand        the only producer of a serve command
     parse_sets(["max-model-len=16384", ...])           `--set` overrides (flags and engine env vars)
-    model_family(model, architecture) -> Family        catalog/serve_families.json: parsers, MM contract
+    model_family(model, architecture) -> FamilyEntry   catalog/serve_families.json: parsers, MM contract
     serve_argv(launcher, model, flags)                 `vllm serve MODEL ...` or `python -m ... --model MODEL`
     shell_join(argv)                                   one shell line, `~/` kept expandable
     docker_groups(...), image_warnings(image)          `docker run` group by group; image pin warnings
@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from onechip import catalog
+from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile
 from onechip.errors import ConfigError
 from onechip.schemas import Plan
 from onechip.schemas.common import ResultModel
@@ -121,48 +122,28 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     return out
 
 
-@dataclass(frozen=True)
-class Family:
-    """A serve_families.json entry: what a model family needs on the serve command line."""
-
-    key: str
-    tool_call_parser: str | None
-    reasoning_parser: str | None
-    limit_mm_per_prompt: str | None
-    disable_chunked_mm_input_on: tuple[str, ...]
-    source: str
-    flags: tuple[dict[str, Any], ...] = ()  # extra flags: {flag, value, reason, source}
+@cache
+def _families() -> ServeFamiliesFile:
+    """catalog/serve_families.json, typed (catalog.files.ServeFamiliesFile)."""
+    return ServeFamiliesFile.model_validate(catalog.load("serve_families"))
 
 
-def _families_doc() -> dict[str, Any]:
-    doc: Any = catalog.load("serve_families")
-    return doc if isinstance(doc, dict) else {}
-
-
-def model_family(model: str, architecture: str) -> Family | None:
+def model_family(model: str, architecture: str) -> FamilyEntry | None:
     """The serve_families.json entry for `model` (name match first) or its config `architecture`."""
     name = model.lower()
-    entries = _families_doc().get("families", [])
-    match = next((e for e in entries if any(s in name for s in e.get("name_contains", []))), None)
-    match = match or next((e for e in entries if architecture in e.get("architectures", [])), None)
-    if match is None:
-        return None
-    return Family(
-        key=match["key"],
-        tool_call_parser=match.get("tool_call_parser"),
-        reasoning_parser=match.get("reasoning_parser"),
-        limit_mm_per_prompt=match.get("limit_mm_per_prompt"),
-        disable_chunked_mm_input_on=tuple(match.get("disable_chunked_mm_input_on", [])),
-        source=match["source"],
-        flags=tuple(match.get("flags", [])),
-    )
+    entries = _families().families
+    match = next((e for e in entries if any(s in name for s in e.name_contains)), None)
+    return match or next((e for e in entries if architecture in e.architectures), None)
 
 
-def launch_rules(engine: str, kind: str) -> list[dict[str, Any]]:
+def launch_rules(engine: str, kind: str) -> list[LaunchRule]:
     """The serve_families.json `launch_rules` that apply to engine rule set `engine` and target `kind`,
-    in file order; each is {flag | env, value?, reason, source}."""
-    rules = _families_doc().get("launch_rules", [])
-    return [rule for rule in rules if engine in rule.get("engines", [engine]) and kind in rule.get("targets", [kind])]
+    in file order (a rule without `engines` / `targets` applies to every one)."""
+    return [
+        rule
+        for rule in _families().launch_rules
+        if engine in (rule.engines or [engine]) and kind in (rule.targets or [kind])
+    ]
 
 
 def _multimodal(plan: Plan) -> bool:
@@ -223,14 +204,14 @@ def _plan_flags(plan: Plan, flags: _Flags) -> None:
 def _rule_flags(plan: Plan, kind: str, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
     """catalog launch_rules for this engine rule set and target kind (origin 'onechip')."""
     for rule in launch_rules(plan.engine, kind):
-        if "env" in rule:
-            env[rule["env"]] = str(rule["value"])
-            why[rule["env"]] = f"{rule['reason']} ({rule['source']})"
-        else:
-            flags.put(rule["flag"], rule.get("value"), rule["reason"], "onechip")
+        if rule.env is not None:
+            env[rule.env] = rule.value or ""
+            why[rule.env] = f"{rule.reason} ({rule.source})"
+        elif rule.flag is not None:
+            flags.put(rule.flag, rule.value, rule.reason, "onechip")
 
 
-def _family_flags(plan: Plan, family: Family, flags: _Flags) -> None:
+def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags) -> None:
     """The family's multimodal contract, tool-call and reasoning parsers, and extra flags (origin 'family')."""
     if family.limit_mm_per_prompt and _multimodal(plan) and "--limit-mm-per-prompt" not in flags.by_name:
         if plan.engine in family.disable_chunked_mm_input_on:
@@ -262,7 +243,7 @@ def _family_flags(plan: Plan, family: Family, flags: _Flags) -> None:
             "--reasoning-parser", family.reasoning_parser, f"separates {family.key} reasoning from the answer", "family"
         )
     for extra in family.flags:
-        flags.put(extra["flag"], extra.get("value"), f"{extra['reason']} ({extra['source']})", "family")
+        flags.put(extra.flag, extra.value, f"{extra.reason} ({extra.source})", "family")
 
 
 def _apply_sets(sets: list[Override], flags: _Flags, env: dict[str, str], warnings: list[str]) -> None:
