@@ -93,6 +93,30 @@ class ModelEntry(StrictModel):
     mm_max_tokens_per_item_source: str | None = Field(default=None, description="Where that comes from.")
 
 
+class FamilyFlag(StrictModel):
+    """A serve flag one model family needs beyond its parsers (serve_families.json `families[].flags`)."""
+
+    flag: str = Field(description="Engine flag, e.g. '--tool-strict-level'.")
+    value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
+    reason: str = Field(description="Why the family needs it.")
+    source: str = Field(description="Where that comes from (doc or measurement, how to reproduce it).")
+    date: str = Field(description="ISO date.")
+
+
+class LaunchRule(StrictModel):
+    """A flag or environment variable onechip adds by engine rule set and target kind, not by model
+    (serve_families.json `launch_rules`)."""
+
+    flag: str | None = Field(default=None, description="Engine flag; None for an environment variable.")
+    env: str | None = Field(default=None, description="Environment variable name; None for a flag.")
+    value: str | None = Field(default=None, description="Value (a bare switch has none).")
+    engines: list[str] | None = Field(default=None, description="Engine rule sets it applies to; None = all.")
+    targets: list[str] | None = Field(default=None, description="Target kinds it applies to; None = all.")
+    reason: str = Field(description="Why it is there.")
+    source: str = Field(description="Where that comes from.")
+    date: str = Field(description="ISO date.")
+
+
 class FamilyEntry(StrictModel):
     """Serve flags for one model family (serve_families.json)."""
 
@@ -105,6 +129,7 @@ class FamilyEntry(StrictModel):
     disable_chunked_mm_input_on: list[str] = Field(
         default_factory=list, description="Engines that need --disable-chunked-mm-input."
     )
+    flags: list[FamilyFlag] = Field(default_factory=list, description="Further flags this family needs.")
     source: str = Field(description="Where the flags come from.")
     date: str = Field(description="ISO date.")
 
@@ -134,6 +159,8 @@ class PricesFile(_File):
 
 
 class ServeFamiliesFile(_File):
+    launch_rules_description: str = Field(description="What launch_rules are.")
+    launch_rules: list[LaunchRule] = Field(default_factory=list, description="Flags/env by engine and target.")
     families: list[FamilyEntry] = Field(description="Families, matched in order.")
 
 

@@ -102,11 +102,13 @@ def test_prefix_reuse_sends_identical_prompts(fake_server: FakeVllm, tmp_path: P
 
 
 def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeVllm, tmp_path: Path) -> None:
-    # 3 clients x (40 + 5) = 135 > 100 tokens; 1 x 45 and 3 x 21 fit
+    # blocks of 4, 25 in the pool: 3 clients x cdiv(40 + 5, 4) = 36 blocks > 25; 1 x 12 and 3 x 6 fit
     run = run_grid(config(fake_server, reps=1), tmp_path, plan=plan_with_kv(100))
     status = {(c.context_tokens, c.clients): c for c in run.cells}
     assert [c.status for c in run.cells] == ["ok", "ok", "ok", "infeasible"]
-    assert status[(40, 3)].reason == "3 clients x (40 context + 5 output) = 135 tokens > KV pool 100 tokens (plan)"
+    assert status[(40, 3)].reason == (
+        "3 clients x 12 blocks (40 context + 5 output, blocks of 4) = 36 blocks > KV pool 25 blocks (plan)"
+    )
     forced = run_grid(config(fake_server, reps=1, force=True), tmp_path / "f", plan=plan_with_kv(100))
     assert forced.cells[3].status == "ok" and "beyond the KV wall" in (forced.cells[3].reason or "")
 
@@ -274,6 +276,9 @@ def test_a_plan_marks_cells_longer_than_max_model_len(fake_server: FakeVllm, tmp
 
     plan = plan_with_kv(10**6)
     assert kv_wall(plan, 4090, 1, 5) is None
+    # block rounding: 3 x 33 = 99 tokens fit a 100-token pool, but 3 x cdiv(33, 4) = 27 blocks do not fit 25
+    wall = kv_wall(plan_with_kv(100), 28, 3, 5)
+    assert wall is not None and wall.endswith("= 27 blocks > KV pool 25 blocks (plan)")
     assert kv_wall(plan, 4100, 1, 5) == "4,100 context + 5 output = 4,105 tokens > max_model_len 4,096 (plan)"
 
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.vllm_server import FakeVllm, Reply
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
 from onechip.checks.agent import (
     SEED_IDS,

@@ -49,8 +49,9 @@ def test_burn_is_printed_before_anything_is_created(fake_api, run):
 
 
 def test_no_terminal_needs_yes(fake_api, run, monkeypatch):
-    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115
-    rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a")
+    with open("/dev/null") as devnull:
+        monkeypatch.setattr(sys, "stdin", devnull)
+        rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a")
     assert rc == 2 and "add --yes" in err
     assert fake_api.requests == []
 

@@ -113,11 +113,12 @@ def test_engine_dies_with_its_parent(tmp_path, sig):
         finally:
             engine.stop()
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    engine_pid = int(parent.stdout.readline())
-    grandchild = _grandchild(tmp_path / "engine.log")
-    parent.send_signal(sig)
-    parent.wait(timeout=30)
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:
+        assert parent.stdout is not None
+        engine_pid = int(parent.stdout.readline())
+        grandchild = _grandchild(tmp_path / "engine.log")
+        parent.send_signal(sig)
+        parent.wait(timeout=30)
     # PR_SET_PDEATHSIG takes the direct child on SIGKILL; vLLM's own shutdown then takes its children
     # (checked on the real engine in tests/integration). The fake's grandchild has no such shutdown.
     watched = [engine_pid] if sig == signal.SIGKILL else [engine_pid, grandchild]

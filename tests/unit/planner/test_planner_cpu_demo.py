@@ -15,7 +15,8 @@ import torch
 
 from factories import SMOLLM2_CONFIG, embedded_boot, embedded_plan
 from onechip.errors import ConfigError
-from onechip.planner import crosscheck, plan_model
+from onechip.planner import plan_model
+from onechip.vllm.bootlog import crosscheck
 
 GiB = 2**30
 
