@@ -55,8 +55,9 @@ def tpu_vm(tmp_path_factory):
         f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state}\n"
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)
+    sshd_log = open(work / "sshd.log", "wb")  # noqa: SIM115 - closed after sshd stops
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=subprocess.DEVNULL,
-                            stderr=open(work / "sshd.log", "wb"))  # noqa: SIM115  # fmt: skip
+                            stderr=sshd_log)  # fmt: skip
     options = [f"Port={port}", "IdentitiesOnly=yes", "UserKnownHostsFile=/dev/null",
                "StrictHostKeyChecking=no", "LogLevel=ERROR"]  # fmt: skip
     argv = ["ssh", "-o", "BatchMode=yes", "-i", str(work / "client_key"), *sum((["-o", o] for o in options), []),
@@ -67,14 +68,18 @@ def tpu_vm(tmp_path_factory):
             assert done.stdout.strip() == str(bin_dir / "docker"), done.stdout
             break
         if proc.poll() is not None:
+            sshd_log.close()
             pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
         time.sleep(0.2)
     else:
         proc.terminate()
+        proc.wait(10)
+        sshd_log.close()
         pytest.skip("sshd did not accept a login within 10 s")
     yield options, work / "client_key", state
     proc.terminate()
     proc.wait(10)
+    sshd_log.close()
 
 
 def _ps() -> str:
