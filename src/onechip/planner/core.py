@@ -265,8 +265,8 @@ def _plan(request: PlanRequest) -> Plan:
         )
     src = model_source.resolve(model)
     text = src.text_config
-    family = str(getattr(text, "model_type", "unknown"))
-    positions = getattr(text, "max_position_embeddings", None)
+    family = src.config.family
+    positions = text.get("max_position_embeddings")
     if max_model_len is None:
         if not isinstance(positions, int):
             raise ConfigError(
@@ -336,10 +336,7 @@ def _plan(request: PlanRequest) -> Plan:
             f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request"
         )
 
-    tied = getattr(text, "tie_word_embeddings", None)
-    if tied is None:
-        tied = getattr(src.config, "tie_word_embeddings", False)
-    decode = decode_bytes_per_step(src.tensors, dtype_name, bool(tied))
+    decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
     tpot = decode / bandwidth * 1000 if bandwidth else None
 

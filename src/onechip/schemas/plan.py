@@ -28,6 +28,10 @@ class LayerKV(ResultModel):
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
     k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
+    latent: bool = Field(
+        default=False,
+        description="MLA: one latent of head_dim (kv_lora_rank + qk_rope_head_dim) elements per token, no K/V pair.",
+    )
     owns_cache: bool = Field(description="False when the layer reads another layer's cache (KV sharing).")
     shares_from: int | None = Field(default=None, description="Layer whose cache this one reads.")
     sliding_window: int | None = Field(default=None, description="Window in tokens for sliding layers.")
