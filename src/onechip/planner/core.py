@@ -17,14 +17,18 @@ from onechip.errors import ConfigError
 from onechip.planner import source as model_source
 from onechip.planner.against import planned_log_tokens
 from onechip.planner.geometry import Geometry, kv_geometry
+from onechip.catalog.files import GpuMemoryRule
+from onechip.planner.gpu_memory import select_rule
+from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
-from onechip.planner.weights import decode_bytes_per_step, weights_by_component
+from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component
 from onechip.schemas.boot import BootRecord
 from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarning, ServeArg
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
+GiB = 2**30
 
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -258,11 +262,7 @@ def _plan(request: PlanRequest) -> Plan:
     max_num_batched_tokens = request.max_num_batched_tokens
     rules = engine_rules(engine)
     acc = accelerator(chip)
-    if tensor_parallel_size < 1 or tensor_parallel_size > acc.chips:
-        raise ConfigError(
-            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
-            f"{acc.chips} chip(s) of {chip}"
-        )
+    devices = _devices(acc, tensor_parallel_size)
     src = model_source.resolve(model)
     text = src.text_config
     family = src.config.family
@@ -300,41 +300,26 @@ def _plan(request: PlanRequest) -> Plan:
     )
     weights = sum(components.values())
 
-    memory = acc.memory_bytes * acc.chips if acc.memory_bytes else None
+    memory = acc.memory_bytes * devices if acc.memory_bytes else None
     util = utilization if utilization is not None else rules.default_utilization
     cap = outside = None
     if memory is not None and util is not None:
         cap = math.floor(memory * util)
         outside = memory - cap
-    if kv_cache_memory_bytes is not None:
-        pool = kv_cache_memory_bytes
-    elif rules.kv_pool == "explicit":
-        if rules.default_kv_cache_memory_bytes is None:
-            raise ConfigError(f"engine {engine} needs kv_cache_memory_bytes (--kv-cache-memory)")
-        pool = rules.default_kv_cache_memory_bytes
+    gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util)
+    if gpu is not None:
+        pool, num_blocks, tokens = gpu.pool_bytes_per_gpu * devices, gpu.num_blocks, gpu.tokens
+        conc = gpu.concurrency
+        verdict, binding = _gpu_verdict(gpu, weights // devices, max_model_len, rules)
     else:
-        if cap is None:
-            raise ConfigError(
-                f"chip {chip} has no memory figure in accelerators.json; pass "
-                "kv_cache_memory_bytes (--kv-cache-memory)"
-            )
-        pool = cap - weights
-    num_blocks = max(0, pool) // (block * bpt)
-    tokens = num_blocks * block
+        pool = _explicit_or_cap_pool(request, rules, engine, chip, cap, weights, devices)
+        num_blocks = max(0, pool) // (block * bpt)
+        tokens = num_blocks * block
 
-    def conc(context: int) -> float:
-        return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
+        def conc(context: int) -> float:
+            return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
 
-    per_request = _tokens_per_request(max_model_len, block)
-    verdict = "fits"
-    if pool <= 0:
-        verdict = (
-            f"does not fit: weights {weights / 2**30:.2f} GiB exceed the cap {(cap or 0) / 2**30:.2f} GiB"
-        )
-    elif tokens < per_request:
-        verdict = (
-            f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request"
-        )
+        verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, block)
 
     decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
@@ -359,12 +344,15 @@ def _plan(request: PlanRequest) -> Plan:
     serve_env: dict[str, str] = {}
     if dtype not in (None, "auto"):
         serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
-    if rules.kv_pool == "explicit":
-        gib, rem = divmod(pool, 2**30)
+    if rules.kv_pool == "explicit" or kv_cache_memory_bytes is not None:
+        per_device = pool // devices
+        gib, rem = divmod(per_device, 2**30)
         if rem == 0 and engine == "vllm-cpu":
             serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
         else:
-            serve_args.append(ServeArg(flag="--kv-cache-memory", value=str(pool), reason="pins the KV pool"))
+            serve_args.append(
+                ServeArg(flag="--kv-cache-memory", value=str(per_device), reason="pins the KV pool (bytes per device)")
+            )
     elif util is not None:
         serve_args.append(
             ServeArg(
@@ -411,8 +399,7 @@ def _plan(request: PlanRequest) -> Plan:
         kv_pool_bytes=pool,
         num_blocks=num_blocks,
         kv_tokens=tokens,
-        # vLLM 0.32 computes the logged figure the same way: int(concurrency x max_model_len)
-        kv_tokens_logged=int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens,
+        kv_tokens_logged=_logged_tokens(gpu, rules, request, conc, max_model_len, tokens),
         max_concurrency=conc(max_model_len),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
         decode_bytes_per_step=decode,
@@ -421,23 +408,130 @@ def _plan(request: PlanRequest) -> Plan:
         layers=geometry.layers,
         num_layers=len(geometry.layers),
         cache_layers=geometry.cache_layers,
-        kv_bytes_per_sequence=blocks_per_request(
-            geometry, max_model_len, block, rules, max_num_batched_tokens
-        )
-        * block
-        * bpt,
+        kv_bytes_per_sequence=(
+            gpu.one_request_bytes * devices
+            if gpu is not None
+            else blocks_per_request(geometry, max_model_len, block, rules, max_num_batched_tokens) * block * bpt
+        ),
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
         serve_args=serve_args,
         serve_env=serve_env,
         warnings=warnings,
         max_num_batched_tokens=max_num_batched_tokens,
-        fits=verdict == "fits",
+        fits=binding != "weights" and binding != "kv-one-request",
         verdict=verdict,
-        engine_version=rules.version,
+        binding_limit=binding,
+        devices=devices,
+        memory_budget=gpu.record(_rule(rules, request)) if gpu is not None else None,
+        kv_tokens_range=gpu.tokens_range if gpu is not None else None,
+        engine_version=request.engine_version or rules.version,
         model_source=src.origin,
         serve_model=src.serve_name or model,
     )
+
+
+def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
+    """Devices a plan spreads over: on a GPU key, TP cards of that kind (how vLLM is told about an
+    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that)."""
+    if acc.kind == "gpu":
+        return tensor_parallel_size
+    if tensor_parallel_size > acc.chips:
+        raise ConfigError(
+            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
+            f"{acc.chips} chip(s) of {acc.name}"
+        )
+    return acc.chips
+
+
+def _rule(rules: EngineRules, request: PlanRequest) -> GpuMemoryRule:
+    return select_rule(rules.memory_rules, request.engine_version)
+
+
+def _gpu_pool(
+    request: PlanRequest,
+    rules: EngineRules,
+    acc: Accelerator,
+    src: model_source.ModelSource,
+    geometry: Geometry,
+    weights: int,
+    dtype_name: str,
+    block: int,
+    max_model_len: int,
+    util: float | None,
+) -> GpuPool | None:
+    """The vLLM GPU budget (planner.gpu_plan) when the engine has memory rules and the chip is a GPU."""
+    if not rules.memory_rules or acc.kind != "gpu":
+        return None
+    if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
+        raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
+    return plan_gpu_pool(
+        _rule(rules, request),
+        text=src.text_config,
+        geometry=geometry,
+        visible_bytes=acc.memory_bytes or 0,
+        utilization=util if util is not None else 0.9,
+        weights_bytes=weights,
+        dtype_bytes=DTYPE_BYTES[dtype_name],
+        tensor_parallel_size=request.tensor_parallel_size,
+        block_size=block,
+        max_model_len=max_model_len,
+        max_num_seqs=request.max_num_seqs,
+        max_num_batched_tokens=request.max_num_batched_tokens,
+        kv_cache_memory_bytes=request.kv_cache_memory_bytes,
+    )
+
+
+def _gpu_verdict(gpu: GpuPool, weights_per_gpu: int, max_model_len: int, rules: EngineRules) -> tuple[str, str]:
+    """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds."""
+    b = gpu.budget
+    if weights_per_gpu >= b.requested_bytes:
+        return (f"does not fit: weights {weights_per_gpu / GiB:.2f} GiB per GPU exceed the requested "
+                f"{b.requested_bytes / GiB:.2f} GiB", "weights")
+    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
+    if gpu.pool_bytes_per_gpu <= 0 or short:
+        return (f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GiB:.2f} GiB "
+                f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GiB:.2f} GiB "
+                f"({gpu.tokens:,} tokens); the engine refuses to start", "kv-one-request")
+    return "fits", "kv-pool"
+
+
+def _explicit_or_cap_pool(
+    request: PlanRequest, rules: EngineRules, engine: str, chip: str, cap: int | None, weights: int, devices: int
+) -> int:
+    """KV pool bytes over all devices: --kv-cache-memory (per device) x devices, the engine's explicit
+    default, or cap - weights."""
+    if request.kv_cache_memory_bytes is not None:
+        return request.kv_cache_memory_bytes * devices
+    if rules.kv_pool == "explicit":
+        if rules.default_kv_cache_memory_bytes is None:
+            raise ConfigError(f"engine {engine} needs kv_cache_memory_bytes (--kv-cache-memory)")
+        return rules.default_kv_cache_memory_bytes
+    if cap is None:
+        raise ConfigError(
+            f"chip {chip} has no memory figure in accelerators.json; pass kv_cache_memory_bytes (--kv-cache-memory)"
+        )
+    return cap - weights
+
+
+def _verdict(pool: int, cap: int | None, weights: int, tokens: int, max_model_len: int, block: int) -> tuple[str, str]:
+    if pool <= 0:
+        return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB",
+                "weights")
+    if tokens < _tokens_per_request(max_model_len, block):
+        return (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
+                "kv-one-request")
+    return "fits", "kv-pool"
+
+
+def _logged_tokens(
+    gpu: GpuPool | None, rules: EngineRules, request: PlanRequest, conc: Any, max_model_len: int, tokens: int
+) -> int:
+    """The token figure the engine's boot log prints, by that version's own accounting."""
+    if gpu is not None:
+        return gpu.logged_tokens(_rule(rules, request), max_model_len)
+    # vLLM 0.32 (CPU) computes the logged figure as int(concurrency x max_model_len)
+    return int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens
 
 
 def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:

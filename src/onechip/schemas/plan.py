@@ -38,6 +38,23 @@ class LayerKV(ResultModel):
     bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
 
 
+class GpuMemoryBudget(ResultModel):
+    """What vLLM's start-up profiling takes from each GPU before sizing the KV pool (bytes per GPU)."""
+
+    rule_versions: str = Field(description="vLLM versions the applied memory rule holds for.")
+    requested_bytes: int = Field(description="Visible memory x gpu_memory_utilization.")
+    weights_bytes: int = Field(description="Weights resident on one GPU (split by tensor parallelism).")
+    non_torch_bytes: int = Field(description="Non-torch memory (CUDA context; NCCL buffers at TP >= 2).")
+    activation_peak_bytes: int = Field(description="Peak activation of the profiling run.")
+    cuda_graph_bytes: int = Field(description="CUDA-graph memory subtracted (0 where the version does not).")
+    kv_cache_bytes: int = Field(description="What is left for the KV cache on one GPU.")
+    kv_cache_low_bytes: int = Field(description="KV budget with every uncertain term at its high end.")
+    kv_cache_high_bytes: int = Field(description="KV budget with every uncertain term at its low end.")
+    dominant_uncertainty: str = Field(description="The term whose range moves the KV budget most.")
+    kv_groups: int = Field(default=1, description="Groups of the hybrid KV allocator (1: uniform layers).")
+    group_layers: int = Field(default=1, description="Layers per allocator group (tensors sharing pages).")
+
+
 class ContextConcurrency(ResultModel):
     context_tokens: int = Field(description="Tokens per request (prompt + output).")
     max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
@@ -145,3 +162,19 @@ class Plan(ResultModel):
     )
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
+    binding_limit: str | None = Field(
+        default=None,
+        description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
+        "less than one max_model_len request: the engine refuses to start) or 'kv-pool' (fits; concurrency is "
+        "bounded by the pool).",
+    )
+    devices: int = Field(default=1, description="Devices (GPUs or chips) the plan spreads over.")
+    memory_budget: GpuMemoryBudget | None = Field(
+        default=None, description="Per-GPU terms of vLLM's start-up profiling (vllm-gpu rules only)."
+    )
+    kv_tokens_range: tuple[int, int] | None = Field(
+        default=None, description="Low and high KV tokens the uncertain budget terms allow."
+    )
+    calibrated_from: str | None = Field(
+        default=None, description="The stored boot whose measured terms replaced the rules, when one did."
+    )
