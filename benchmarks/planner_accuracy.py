@@ -24,9 +24,17 @@ from typing import Any
 
 from onechip.errors import OnechipError
 from onechip.planner import plan_model
+from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
 GiB = 2**30
+# Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources): scored, but
+# not evidence for those terms.
+FITTED_ON = {
+    "h100-llama31-8b-tp1-v0190": "activation fit",
+    "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
+    "h100-gpt-oss-20b-sampler-oom-v0190": "activation fit",
+}
 CHIPS = {"H100": "h100", "RTX 3090": "rtx3090", "L4": "l4", "TPU v5e-1": "v5e-1", "TPU v6e-1": "v6e-1"}
 
 
@@ -62,6 +70,23 @@ def write_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
 
 
+def logged_tokens(entry: dict[str, Any]) -> int | None:
+    """The log's token line; a V0 log prints only '# GPU blocks: N', which V0 turns into N x 16 tokens
+    (block size 16 on CUDA, vllm/config.py CacheConfig of that era)."""
+    logged = entry["logged"]
+    if logged.get("kv_cache_tokens") is not None:
+        return int(logged["kv_cache_tokens"])
+    if "V0" in entry["engine"] and logged.get("num_gpu_blocks"):
+        return int(logged["num_gpu_blocks"]) * 16
+    return None
+
+
+def outcome_note(entry: dict[str, Any]) -> str:
+    """Why a refused boot was refused, when it was not vLLM's KV fit check."""
+    error = entry.get("error_line") or ""
+    return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
+
+
 def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
@@ -91,29 +116,49 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
     return fields
 
 
+def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | None, str]:
+    """What to plan: the catalog model when it bundles a tensor inventory (weights from its headers,
+    towers loaded as the engine loads them), else a header-only checkpoint written from the fixture's
+    config and weights figure."""
+    found = catalog_entry(entry["model"] or "")
+    if found is not None and found[1].get("inventory"):
+        return found[0], "catalog inventory"
+    config = json.loads((ROOT / entry["config_file"]).read_text(encoding="utf-8"))
+    tp = entry["engine_args"].get("tensor_parallel_size") or 1
+    weights, how = weights_of(entry, tp)
+    if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
+        weights, how = 2, "unused (explicit CPU pool)"
+    if weights is None:
+        return None, how
+    path = workdir / entry["name"]
+    write_checkpoint(path, config, weights, entry["engine_args"].get("quantization") is not None)
+    return str(path), how
+
+
 def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """One row: predicted vs logged, or why the fixture is not scored."""
-    row: dict[str, Any] = {"name": entry["name"], "logged": entry["logged"].get("kv_cache_tokens"),
-                           "outcome": entry["outcome"]}
+    row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
     chip = chip_of(entry)
+    if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
+        row["skip"] = "pipeline parallel: not modelled by the planner (it plans tensor parallel only)"
+        return row
     if entry.get("config_file") is None or chip is None:
         row["skip"] = "no config" if entry.get("config_file") is None else "chip not in catalog"
         return row
     engine, version = engine_of(entry)
-    config = json.loads((ROOT / entry["config_file"]).read_text(encoding="utf-8"))
-    tp = entry["engine_args"].get("tensor_parallel_size") or 1
-    weights, how = weights_of(entry, tp)
-    if weights is None:
-        row["skip"] = "no weights figure"
-        return row
-    path = workdir / entry["name"]
-    write_checkpoint(path, config, weights, entry["engine_args"].get("quantization") is not None)
+    fields = request_of(entry, chip, engine, version)
     try:
-        plan = plan_model(str(path), **request_of(entry, chip, engine, version))
+        model, how = model_of(entry, engine, workdir)
+        if model is None:
+            row["skip"] = "no weights figure"
+            return row
+        fields["multimodal"] = how == "catalog inventory"
+        plan = plan_model(model, **fields)
     except OnechipError as exc:
         row["skip"] = f"refused: {exc}"
         return row
-    row.update(predicted=plan.kv_tokens_logged, fits=plan.fits, weights=how, binding=plan.binding_limit)
+    row.update(predicted=plan.kv_tokens_logged, fits=plan.fits, weights=how, binding=plan.binding_limit,
+               note=outcome_note(entry))
     return row
 
 
@@ -136,7 +181,10 @@ def main() -> int:
             errors.append(abs(e))
             err = f"{e:+.2%}"
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
-        print(f"{row['name']:52} {row['predicted']:>10,} {row['logged'] or 0:>10,} {err:>8}  {fit:20} {row['weights']}")
+        logged = f"{row['logged']:,}" if row["logged"] else "-"
+        fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
+        print(f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
+              f"{row['note']}{fitted}")
     if errors:
         print(f"\nKV tokens: {len(errors)} fixtures scored, mean |error| {sum(errors) / len(errors):.2%}, "
               f"worst {max(errors):.2%}; fit/no-fit right in {verdicts_right} of {verdicts}")

@@ -320,6 +320,11 @@ def _plan(request: PlanRequest) -> Plan:
             return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
 
         verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, block)
+        needed = rules.outside_cap_needed_bytes
+        if binding == "kv-pool" and outside is not None and needed and outside < needed:
+            verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
+                       f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load")
+            binding = "program-memory"
 
     decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
@@ -419,7 +424,7 @@ def _plan(request: PlanRequest) -> Plan:
         serve_env=serve_env,
         warnings=warnings,
         max_num_batched_tokens=max_num_batched_tokens,
-        fits=binding != "weights" and binding != "kv-one-request",
+        fits=binding == "kv-pool",
         verdict=verdict,
         binding_limit=binding,
         devices=devices,
