@@ -65,8 +65,9 @@ def write_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
     dtype, shape = ("U8", [weights_bytes]) if quantized else ("BF16", [weights_bytes // 2])
-    header = json.dumps({"model.layers.0.mlp.weight": {"dtype": dtype, "shape": shape,
-                                                       "data_offsets": [0, weights_bytes]}}).encode()
+    header = json.dumps(
+        {"model.layers.0.mlp.weight": {"dtype": dtype, "shape": shape, "data_offsets": [0, weights_bytes]}}
+    ).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
 
 
@@ -101,9 +102,13 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
     fields: dict[str, Any] = {"chip": chip, "engine": engine, "multimodal": False}
     if engine == "vllm-gpu":
         fields["engine_version"] = version
-    for ours, theirs in (("max_model_len", "max_model_len"), ("utilization", "gpu_memory_utilization"),
-                         ("max_num_seqs", "max_num_seqs"), ("max_num_batched_tokens", "max_num_batched_tokens"),
-                         ("block_size", "block_size")):
+    for ours, theirs in (
+        ("max_model_len", "max_model_len"),
+        ("utilization", "gpu_memory_utilization"),
+        ("max_num_seqs", "max_num_seqs"),
+        ("max_num_batched_tokens", "max_num_batched_tokens"),
+        ("block_size", "block_size"),
+    ):
         if args.get(theirs) is not None:
             fields[ours] = args[theirs]
     fields["tensor_parallel_size"] = args.get("tensor_parallel_size") or 1
@@ -157,8 +162,13 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     except OnechipError as exc:
         row["skip"] = f"refused: {exc}"
         return row
-    row.update(predicted=plan.kv_tokens_logged, fits=plan.fits, weights=how, binding=plan.binding_limit,
-               note=outcome_note(entry))
+    row.update(
+        predicted=plan.kv_tokens_logged,
+        fits=plan.fits,
+        weights=how,
+        binding=plan.binding_limit,
+        note=outcome_note(entry),
+    )
     return row
 
 
@@ -183,11 +193,15 @@ def main() -> int:
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
         logged = f"{row['logged']:,}" if row["logged"] else "-"
         fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
-        print(f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
-              f"{row['note']}{fitted}")
+        print(
+            f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
+            f"{row['note']}{fitted}"
+        )
     if errors:
-        print(f"\nKV tokens: {len(errors)} fixtures scored, mean |error| {sum(errors) / len(errors):.2%}, "
-              f"worst {max(errors):.2%}; fit/no-fit right in {verdicts_right} of {verdicts}")
+        print(
+            f"\nKV tokens: {len(errors)} fixtures scored, mean |error| {sum(errors) / len(errors):.2%}, "
+            f"worst {max(errors):.2%}; fit/no-fit right in {verdicts_right} of {verdicts}"
+        )
     skipped = [row for row in rows if "skip" in row]
     print(f"\nnot scored ({len(skipped)} of {len(rows)}):")
     for row in skipped:

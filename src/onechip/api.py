@@ -31,6 +31,7 @@ from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
+from onechip.planner import calibration
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import (
     RUN_FILES,
@@ -38,6 +39,7 @@ from onechip.schemas import (
     BenchRun,
     BootRecord,
     CheckReport,
+    CrossCheck,
     EngineStatus,
     Plan,
     RunManifest,
@@ -53,14 +55,34 @@ def plan(request: PlanRequest) -> Plan:
 
     request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
-    result = planner.plan_model(request)
+    result = planner.plan_model(request, calibration_dir=calibration_dir())
     if request.against is not None:
         try:
             text = request.against.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         result.crosscheck = planner.crosscheck_log(result, text)
+        remember_boot(result, result.crosscheck)
     return result
+
+
+def calibration_dir() -> Path:
+    """Where measured boots are kept: $ONECHIP_HOME/calibration (planner.calibration)."""
+    return onechip_home() / "calibration"
+
+
+def remember_boot(plan: Plan, cross: CrossCheck) -> None:
+    """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
+    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line teaches
+    nothing. The date is today's (UTC)."""
+    if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
+        return
+    today = datetime.now(UTC).date().isoformat()
+    version = cross.engine_version or plan.engine_version
+    measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
+    directory = calibration_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / calibration.file_name(plan.deployment_key)).write_text(measured.model_dump_json(indent=2))
 
 
 def check(request: CheckRequest, on_progress: ProgressFn = no_progress) -> CheckReport:
@@ -198,6 +220,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
     cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    remember_boot(the_plan, cross)
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
 
 

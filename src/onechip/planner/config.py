@@ -35,25 +35,62 @@ from onechip.errors import ConfigError
 
 # Families whose reference implementation derives head_dim = hidden_size // num_attention_heads and
 # KV heads = num_attention_heads when the config omits them (see module docstring).
-DIVIDING_FAMILIES = frozenset({
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "starcoder2", "phi", "phi3", "granite",
-})
+DIVIDING_FAMILIES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "starcoder2",
+        "phi",
+        "phi3",
+        "granite",
+    }
+)
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
-STATING_FAMILIES = frozenset({
-    "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text",
-    "gemma4", "gemma4_text", "gpt_oss",
-})
+STATING_FAMILIES = frozenset(
+    {
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "gemma3n",
+        "gemma3n_text",
+        "gemma4",
+        "gemma4_text",
+        "gpt_oss",
+    }
+)
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
 
 # Fields and the kind of value each must hold when present.
 _POSITIVE_INTS = (
-    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "global_head_dim",
-    "num_global_key_value_heads", "hidden_size", "intermediate_size", "moe_intermediate_size",
-    "vocab_size", "max_position_embeddings", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-    "v_head_dim", "sliding_window_pattern", "max_window_layers", "num_experts", "num_local_experts",
-    "n_routed_experts", "num_experts_per_tok",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "global_head_dim",
+    "num_global_key_value_heads",
+    "hidden_size",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "vocab_size",
+    "max_position_embeddings",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "sliding_window_pattern",
+    "max_window_layers",
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "num_experts_per_tok",
 )
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
@@ -138,24 +175,28 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     elif family in ("gemma3", "gemma3_text"):
         pattern = text.get("sliding_window_pattern")
         if pattern is None:
-            raise _fail(where, "sliding_window_pattern", "is missing and there is no 'layer_types'; "
-                        "which Gemma 3 layers slide cannot be known")
-        text["layer_types"] = [
-            "sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)
-        ]
+            raise _fail(
+                where,
+                "sliding_window_pattern",
+                "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
+            )
+        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
 
 
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
             if text.get(name) is None:
-                raise _fail(where, name, f"is missing; MLA ({family}) caches kv_lora_rank + "
-                            "qk_rope_head_dim per token")
+                raise _fail(where, name, f"is missing; MLA ({family}) caches kv_lora_rank + qk_rope_head_dim per token")
         return
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
-            raise _fail(where, "head_dim", f"is missing; {family} does not derive it from "
-                        "hidden_size / num_attention_heads, so the planner never does")
+            raise _fail(
+                where,
+                "head_dim",
+                f"is missing; {family} does not derive it from "
+                "hidden_size / num_attention_heads, so the planner never does",
+            )
         hidden = text.get("hidden_size")
         if hidden is None:
             raise _fail(where, "hidden_size", "is missing and so is 'head_dim'")
@@ -178,9 +219,13 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         raise _fail(where, "model_type", "is missing from config.json")
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
-        raise _fail(where, "model_type", f"= {family!r} ({', '.join(map(str, arch))}): an architecture the "
-                    f"planner does not model; it gives no number rather than a wrong one "
-                    f"(modelled: {', '.join(sorted(MODELLED))})")
+        raise _fail(
+            where,
+            "model_type",
+            f"= {family!r} ({', '.join(map(str, arch))}): an architecture the "
+            f"planner does not model; it gives no number rather than a wrong one "
+            f"(modelled: {', '.join(sorted(MODELLED))})",
+        )
     return family
 
 

@@ -11,20 +11,22 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
+from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
+from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.against import planned_log_tokens
 from onechip.planner.geometry import Geometry, kv_geometry
-from onechip.catalog.files import GpuMemoryRule
 from onechip.planner.gpu_memory import select_rule
 from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component
 from onechip.schemas.boot import BootRecord
 from onechip.schemas.inputs import build_request
-from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarning, ServeArg
+from onechip.schemas.plan import ContextConcurrency, CrossCheck, MeasuredBoot, Plan, PlanWarning, ServeArg
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -228,7 +230,14 @@ def default_engine_rules(chip: str) -> str:
     return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
 
 
-def plan_model(model: str | PlanRequest, chip: str | None = None, engine: str | None = None, **fields: Any) -> Plan:
+def plan_model(
+    model: str | PlanRequest,
+    chip: str | None = None,
+    engine: str | None = None,
+    *,
+    calibration_dir: Path | None = None,
+    **fields: Any,
+) -> Plan:
     """Plan serving a model on a chip under engine rules: `plan_model(PlanRequest)`, or the same fields
     as arguments, `plan_model(model, chip, engine, max_model_len=..., ...)` (validated into a PlanRequest;
     its fields and their descriptions are the one list of the planner's inputs).
@@ -241,17 +250,19 @@ def plan_model(model: str | PlanRequest, chip: str | None = None, engine: str | 
     multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
     max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
         uses it in the sliding-window blocks per request. Default: the engine's.
+    calibration_dir: where stored boots live ($ONECHIP_HOME/calibration, planner.calibration); a boot of the
+        same deployment there replaces the GPU rule's estimated overhead (plan.calibrated_from says so).
     Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: a field out of
     range (see PlanRequest), unknown chip/engine/family, a missing config field, a context beyond the
     model's positions or max_model_len, TP beyond the chip count.
     """
     if isinstance(model, PlanRequest):
-        return _plan(model)
+        return _plan(model, calibration_dir)
     values = {"model": model, "chip": chip, "engine": engine, **fields}
-    return _plan(build_request(PlanRequest, values, user_input=False))
+    return _plan(build_request(PlanRequest, values, user_input=False), calibration_dir)
 
 
-def _plan(request: PlanRequest) -> Plan:
+def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request."""
     model, chip = request.model, request.chip
     engine = request.engine or default_engine_rules(chip)
@@ -306,7 +317,9 @@ def _plan(request: PlanRequest) -> Plan:
     if memory is not None and util is not None:
         cap = math.floor(memory * util)
         outside = memory - cap
-    gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util)
+    key = calibration.deployment_key(request, engine, max_model_len)
+    measured = calibration.load(calibration_dir, key) if calibration_dir is not None and acc.kind == "gpu" else None
+    gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util, measured)
     if gpu is not None:
         pool, num_blocks, tokens = gpu.pool_bytes_per_gpu * devices, gpu.num_blocks, gpu.tokens
         conc = gpu.concurrency
@@ -428,8 +441,11 @@ def _plan(request: PlanRequest) -> Plan:
         verdict=verdict,
         binding_limit=binding,
         devices=devices,
-        memory_budget=gpu.record(_rule(rules, request)) if gpu is not None else None,
+        memory_budget=gpu.record(_rule(rules, request), max_model_len) if gpu is not None else None,
         kv_tokens_range=gpu.tokens_range if gpu is not None else None,
+        deployment_key=key if gpu is not None else None,
+        calibrated_from=(f"{measured.date} (vLLM {measured.engine_version or 'version not logged'})"
+                         if measured is not None and gpu is not None else None),
         engine_version=request.engine_version or rules.version,
         model_source=src.origin,
         serve_model=src.serve_name or model,
@@ -464,6 +480,7 @@ def _gpu_pool(
     block: int,
     max_model_len: int,
     util: float | None,
+    measured: MeasuredBoot | None,
 ) -> GpuPool | None:
     """The vLLM GPU budget (planner.gpu_plan) when the engine has memory rules and the chip is a GPU."""
     if not rules.memory_rules or acc.kind != "gpu":
@@ -484,6 +501,7 @@ def _gpu_pool(
         max_num_seqs=request.max_num_seqs,
         max_num_batched_tokens=request.max_num_batched_tokens,
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
+        measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
     )
 
 

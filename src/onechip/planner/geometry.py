@@ -7,12 +7,13 @@ is never used as a head dim (DESIGN.md, "Facts the planner must get right"; seed
 strange checkpoint", fact 6: Gemma 4 E2B would get 192 instead of 256).
 
 Fields read, by family (names as in the published config.json files and transformers 5.19 classes):
-  num_hidden_layers, num_key_value_heads (default num_attention_heads), head_dim,
+  num_hidden_layers, num_key_value_heads, head_dim (planner.config fills them by the family's rule),
   layer_types ('full_attention' / 'sliding_attention' / 'chunked_attention'), sliding_window,
   use_sliding_window + max_window_layers (Qwen2/Qwen3), global_head_dim and num_global_key_value_heads
-  (Gemma 4 full layers, as transformers 5.19's per-layer overrides apply them), attention_k_eq_v (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers
-  read the cache of the last earlier layer of the same attention type); kv_lora_rank + qk_rope_head_dim
-  for MLA (one latent per token per layer).
+  (Gemma 4 full layers, as transformers 5.19's per-layer overrides apply them), attention_k_eq_v
+  (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers read the cache of the last
+  earlier layer of the same attention type); kv_lora_rank + qk_rope_head_dim for MLA (one latent per
+  token per layer).
 A field the geometry needs that is missing or of an unknown kind raises ConfigError naming the field.
 """
 

@@ -14,7 +14,7 @@ on the V0 engine the pool's tokens must reach max_model_len.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule
@@ -54,15 +54,25 @@ class GpuPool:
             return int(self.concurrency(max_model_len) * max_model_len)
         return self.tokens
 
-    def record(self, rule: GpuMemoryRule) -> GpuMemoryBudget:
+    def record(self, rule: GpuMemoryRule, max_model_len: int) -> GpuMemoryBudget:
         b = self.budget
         return GpuMemoryBudget(
-            rule_versions=rule.versions, requested_bytes=b.requested_bytes, weights_bytes=b.weights_bytes,
-            non_torch_bytes=b.non_torch_bytes, activation_peak_bytes=b.activation_bytes,
-            cuda_graph_bytes=b.cuda_graph_bytes, kv_cache_bytes=self.pool_bytes_per_gpu,
-            kv_cache_low_bytes=b.kv_low_bytes, kv_cache_high_bytes=b.kv_high_bytes,
-            dominant_uncertainty=b.dominant_uncertainty, kv_groups=len(self.layout.groups),
+            rule_versions=rule.versions,
+            requested_bytes=b.requested_bytes,
+            weights_bytes=b.weights_bytes,
+            non_torch_bytes=b.non_torch_bytes,
+            activation_peak_bytes=b.activation_bytes,
+            cuda_graph_bytes=b.cuda_graph_bytes,
+            kv_cache_bytes=self.pool_bytes_per_gpu,
+            kv_cache_low_bytes=b.kv_low_bytes,
+            kv_cache_high_bytes=b.kv_high_bytes,
+            dominant_uncertainty=b.dominant_uncertainty,
+            kv_groups=len(self.layout.groups),
             group_layers=self.layout.group_size,
+            block_bytes=self.layout.page_bytes * self.layout.group_size,
+            min_block_size=min(g.block_size for g in self.layout.groups),
+            blocks_per_request=self.layout.blocks_per_request(max_model_len, self.max_num_batched_tokens),
+            token_line=rule.kv_token_line,
         )
 
 
@@ -107,17 +117,31 @@ def plan_gpu_pool(
     max_num_seqs: int | None,
     max_num_batched_tokens: int | None,
     kv_cache_memory_bytes: int | None,
+    measured_overhead_bytes: int | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (see module docstring). Bytes in are totals (weights) or per GPU
-    (visible memory, kv_cache_memory_bytes)."""
+    (visible memory, kv_cache_memory_bytes). measured_overhead_bytes: non-torch + activation + CUDA graphs as
+    a real boot of this deployment measured them; it replaces the rule's estimates."""
     tp = tensor_parallel_size
     seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len)
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default
-    act = activation_bytes(rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp,
-                           max_num_seqs=seqs, max_num_batched_tokens=batch)
-    budget = gpu_budget(rule, visible_bytes=visible_bytes, utilization=utilization,
-                        weights_bytes=weights_bytes // tp, activation=act, tensor_parallel_size=tp)
+    act = activation_bytes(
+        rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs, max_num_batched_tokens=batch
+    )
+    budget = gpu_budget(
+        rule,
+        visible_bytes=visible_bytes,
+        utilization=utilization,
+        weights_bytes=weights_bytes // tp,
+        activation=act,
+        tensor_parallel_size=tp,
+    )
+    if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
+        kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes
+        budget = replace(
+            budget, kv_bytes=kv, kv_low_bytes=kv, kv_high_bytes=kv, dominant_uncertainty="none (measured at boot)"
+        )
     pool = kv_cache_memory_bytes if kv_cache_memory_bytes is not None else budget.kv_bytes
     if rule.hybrid_groups:
         layout = kv_layout(geometry, block_size, tp)
@@ -129,8 +153,13 @@ def plan_gpu_pool(
     if kv_cache_memory_bytes is not None:
         low = high = layout.tokens(blocks)
     return GpuPool(
-        budget=budget, layout=layout, pool_bytes_per_gpu=pool, num_blocks=blocks,
-        tokens=layout.tokens(blocks), max_num_batched_tokens=batch, max_num_seqs=seqs,
+        budget=budget,
+        layout=layout,
+        pool_bytes_per_gpu=pool,
+        num_blocks=blocks,
+        tokens=layout.tokens(blocks),
+        max_num_batched_tokens=batch,
+        max_num_seqs=seqs,
         one_request_bytes=one_request_bytes(geometry, layout, max_model_len, batch, tp),
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
@@ -140,5 +169,8 @@ def plan_gpu_pool(
 def kv_layout_uniform(geometry: Geometry, block_size: int, tp: int) -> KvLayout:
     """The V0 block manager: every layer holds every token; a block spans all cache-owning layers."""
     per_token = sum(layer.bytes_per_token for layer in geometry.layers if layer.owns_cache) // tp
-    return KvLayout(groups=[KvGroup(kind="full", window=None, block_size=block_size, layers=1)],
-                    page_bytes=block_size * per_token, group_size=1)
+    return KvLayout(
+        groups=[KvGroup(kind="full", window=None, block_size=block_size, layers=1)],
+        page_bytes=block_size * per_token,
+        group_size=1,
+    )

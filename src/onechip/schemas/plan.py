@@ -53,6 +53,27 @@ class GpuMemoryBudget(ResultModel):
     dominant_uncertainty: str = Field(description="The term whose range moves the KV budget most.")
     kv_groups: int = Field(default=1, description="Groups of the hybrid KV allocator (1: uniform layers).")
     group_layers: int = Field(default=1, description="Layers per allocator group (tensors sharing pages).")
+    block_bytes: int = Field(default=0, description="Bytes one block takes per GPU: page x layers per group.")
+    min_block_size: int = Field(default=16, description="Smallest block size of the groups, tokens.")
+    blocks_per_request: int = Field(default=1, description="Blocks one max_model_len request takes.")
+    token_line: str = Field(default="groups", description="How the version prints its token line (groups/capacity).")
+
+
+class MeasuredBoot(ResultModel):
+    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/calibration to make later plans of the
+    same deployment exact (planner.calibration)."""
+
+    key: str = Field(description="Deployment key: model, chip, engine, version, TP, dtypes, scheduler limits.")
+    date: str = Field(description="ISO date of the boot.")
+    engine_version: str | None = Field(default=None, description="vLLM version the boot logged.")
+    utilization: float = Field(description="gpu_memory_utilization of the boot.")
+    requested_bytes: int = Field(description="Visible memory x utilization per GPU, as planned for that boot.")
+    weights_bytes: int = Field(description="Weights per GPU as the planner counted them for that boot.")
+    kv_cache_bytes: int = Field(description="KV pool per GPU implied by the logged token line, bytes.")
+    kv_cache_tokens: int = Field(description="The logged 'KV cache size: N tokens'.")
+    overhead_bytes: int = Field(
+        description="requested - weights - KV pool: non-torch + activation peak + CUDA graphs, measured together."
+    )
 
 
 class ContextConcurrency(ResultModel):
@@ -177,4 +198,7 @@ class Plan(ResultModel):
     )
     calibrated_from: str | None = Field(
         default=None, description="The stored boot whose measured terms replaced the rules, when one did."
+    )
+    deployment_key: str | None = Field(
+        default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
     )

@@ -39,16 +39,28 @@ def _config(name: str) -> dict[str, Any]:
 def _checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
     directory.mkdir(parents=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    header = json.dumps({"model.layers.0.mlp.weight": {
-        "dtype": "BF16", "shape": [weights_bytes // 2], "data_offsets": [0, weights_bytes]}}).encode()
+    header = json.dumps(
+        {
+            "model.layers.0.mlp.weight": {
+                "dtype": "BF16",
+                "shape": [weights_bytes // 2],
+                "data_offsets": [0, weights_bytes],
+            }
+        }
+    ).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
     return directory
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "onechip", "plan", *args], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "onechip", "plan", *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
 
 
 LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
@@ -56,13 +68,22 @@ LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
 
 # 1. Llama-3.1-8B on a 24 GB card at 0.9 and --max-model-len 29000: vLLM (#10517, V0) reported 23,648 KV
 #    tokens and refused to start; the same card at 20,000 started with 1,952 blocks (31,232 tokens).
-@pytest.mark.parametrize(("fixture", "max_len"), [("rtx3090-llama31-8b-len29000-refused-v0", 29000),
-                                                  ("rtx3090-llama31-8b-len20000-v0", 20000)])
+@pytest.mark.parametrize(
+    ("fixture", "max_len"),
+    [("rtx3090-llama31-8b-len29000-refused-v0", 29000), ("rtx3090-llama31-8b-len20000-v0", 20000)],
+)
 def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture: str, max_len: int) -> None:
     entry = _corpus(fixture)
     path = _checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
-    plan = plan_model(str(path), "rtx3090", "vllm-gpu", max_model_len=max_len, utilization=0.9,
-                      engine_version="0.7.0", multimodal=False)
+    plan = plan_model(
+        str(path),
+        "rtx3090",
+        "vllm-gpu",
+        max_model_len=max_len,
+        utilization=0.9,
+        engine_version="0.7.0",
+        multimodal=False,
+    )
     logged = entry["logged"].get("kv_cache_tokens") or entry["logged"]["num_gpu_blocks"] * 16
     assert plan.fits == (entry["outcome"] == "started")
     assert plan.binding_limit == ("kv-pool" if plan.fits else "kv-one-request")
@@ -74,8 +95,14 @@ def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture:
 
 # 2. DeepSeek-V3.1 (MLA): kv_lora_rank 512 + qk_rope_head_dim 64 cached per token per layer, 61 layers:
 #    10.72 GiB for one 163,840-token sequence (issue 12), not 128 heads x 64.
-DEEPSEEK_V31 = {"model_type": "deepseek_v3", "num_hidden_layers": 61, "num_attention_heads": 128,
-                "kv_lora_rank": 512, "qk_rope_head_dim": 64, "max_position_embeddings": 163840}
+DEEPSEEK_V31 = {
+    "model_type": "deepseek_v3",
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64,
+    "max_position_embeddings": 163840,
+}
 
 
 def test_mla_caches_one_latent_per_token_per_layer() -> None:
@@ -89,8 +116,14 @@ def test_mla_caches_one_latent_per_token_per_layer() -> None:
 
 
 def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> None:
-    config = {"model_type": "qwen3_next", "architectures": ["Qwen3NextForCausalLM"], "num_hidden_layers": 48,
-              "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256}
+    config = {
+        "model_type": "qwen3_next",
+        "architectures": ["Qwen3NextForCausalLM"],
+        "num_hidden_layers": 48,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+    }
     path = _checkpoint(tmp_path / "next", config, 1024)
     result = _cli(str(path), "--chip", "h100")
     assert result.returncode == 2
@@ -114,20 +147,41 @@ def test_hybrid_verdict_never_contradicts_its_concurrency(tmp_path: Path) -> Non
     config = _config("google--gemma-3-27b-it.json")
     entry = _corpus("h100-gemma3-27b-v0190")
     weights = int(entry["logged"]["model_weights_gib"] * GiB)
-    plan = plan_model(str(_checkpoint(tmp_path / "g3", config, weights)), "h100", "vllm-gpu",
-                      max_model_len=8192, utilization=0.95, engine_version="0.19.0", multimodal=False)
+    plan = plan_model(
+        str(_checkpoint(tmp_path / "g3", config, weights)),
+        "h100",
+        "vllm-gpu",
+        max_model_len=8192,
+        utilization=0.95,
+        engine_version="0.19.0",
+        multimodal=False,
+    )
     assert plan.fits and plan.max_concurrency > 1
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.02)
-    starved = plan_model(str(tmp_path / "g3"), "h100", "vllm-gpu", max_model_len=131072, utilization=0.95,
-                         engine_version="0.19.0", multimodal=False, kv_cache_memory_bytes=GiB)
+    starved = plan_model(
+        str(tmp_path / "g3"),
+        "h100",
+        "vllm-gpu",
+        max_model_len=131072,
+        utilization=0.95,
+        engine_version="0.19.0",
+        multimodal=False,
+        kv_cache_memory_bytes=GiB,
+    )
     assert not starved.fits and starved.max_concurrency < 1 and starved.binding_limit == "kv-one-request"
 
 
 # 4. starcoder2: no head_dim in config.json, so vLLM divides hidden_size by num_attention_heads; a family
 #    whose config class defaults head_dim (Gemma 3: 256) must state it.
 def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
-    starcoder2 = {"model_type": "starcoder2", "hidden_size": 3072, "num_attention_heads": 24,
-                  "num_key_value_heads": 2, "num_hidden_layers": 30, "sliding_window": 4096}
+    starcoder2 = {
+        "model_type": "starcoder2",
+        "hidden_size": 3072,
+        "num_attention_heads": 24,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 30,
+        "sliding_window": 4096,
+    }
     assert read_config(starcoder2, "s").text["head_dim"] == 128
     stated = read_config({**starcoder2, "head_dim": 96}, "s")
     assert stated.text["head_dim"] == 96
@@ -142,14 +196,29 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
 def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> None:
     entry = _corpus("h100x4-llama31-8b-tp4-v0190")
     path = _checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
-    plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, tensor_parallel_size=4,
-                      engine_version="0.19.0", multimodal=False)
+    plan = plan_model(
+        str(path),
+        "h100",
+        "vllm-gpu",
+        max_model_len=8192,
+        utilization=0.95,
+        tensor_parallel_size=4,
+        engine_version="0.19.0",
+        multimodal=False,
+    )
     assert plan.devices == 4
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.01)
     assert plan.memory_budget is not None
     assert plan.memory_budget.weights_bytes == LLAMA_8B_BYTES // 4
-    pinned = plan_model(str(path), "h100", "vllm-gpu", max_model_len=8192, tensor_parallel_size=2,
-                        kv_cache_memory_bytes=8 * GiB, multimodal=False)
+    pinned = plan_model(
+        str(path),
+        "h100",
+        "vllm-gpu",
+        max_model_len=8192,
+        tensor_parallel_size=2,
+        kv_cache_memory_bytes=8 * GiB,
+        multimodal=False,
+    )
     assert pinned.memory_budget is not None and pinned.memory_budget.kv_cache_bytes == 8 * GiB
     assert {a.flag: a.value for a in pinned.serve_args}["--kv-cache-memory"] == str(8 * GiB)
     # Llama 3.1 8B: 8 KV heads split over 2 GPUs -> 65,536 B/token per GPU, 16-token blocks
@@ -157,8 +226,10 @@ def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> N
 
 
 # 6. Bad input: one line naming the field, exit 2, before any arithmetic.
-@pytest.mark.parametrize(("field", "value"), [("num_key_value_heads", "8"), ("sliding_window", -4096),
-                                              ("num_hidden_layers", 0), ("head_dim", True)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("num_key_value_heads", "8"), ("sliding_window", -4096), ("num_hidden_layers", 0), ("head_dim", True)],
+)
 def test_bad_config_values_are_one_line_errors(tmp_path: Path, field: str, value: Any) -> None:
     config = {**_config("meta-llama--Llama-3.1-8B-Instruct.json"), field: value}
     path = _checkpoint(tmp_path / "bad", config, 1024)
