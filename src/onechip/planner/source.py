@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,14 @@ def inventory(key: str, entry: dict[str, Any]) -> list[Tensor]:
             f"catalog model {key!r} has no bundled tensor inventory; pass a local "
             "checkpoint directory or a Hub id to count weights from tensor headers"
         )
+    return list(_inventory_tensors(str(name)))
+
+
+@cache
+def _inventory_tensors(name: str) -> tuple[Tensor, ...]:
+    """A bundled inventory file's tensors, built once per process (catalog files do not change)."""
     doc = catalog.load(name)
-    return [Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"]]
+    return tuple(Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"])
 
 
 def from_catalog(key: str, entry: dict[str, Any]) -> ModelSource:

@@ -17,6 +17,7 @@ import math
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from onechip.errors import ConfigError
@@ -85,6 +86,7 @@ class Tensor:
         return int(self.numel * DTYPE_BYTES[code])
 
 
+@lru_cache(maxsize=1 << 16)  # plans in a loop (advise, MCP) see the same few thousand names again
 def component_of(name: str) -> str:
     """Component of a tensor by anchored module prefix. Raises ConfigError for an unknown layout."""
     for prefix, component in _PREFIXES:
