@@ -39,8 +39,11 @@ def warm_plans(n: int = 100) -> dict[str, float]:
 
     cases = {
         "gemma-4-E2B-it on v5e-1": {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"},
-        "gemma-4-E2B-it on h100 (GPU rules)": {"model": "google/gemma-4-E2B-it", "chip": "h100",
-                                               "max_model_len": 32768},
+        "gemma-4-E2B-it on h100 (GPU rules)": {
+            "model": "google/gemma-4-E2B-it",
+            "chip": "h100",
+            "max_model_len": 32768,
+        },
     }
     plan_model(**cases["gemma-4-E2B-it on v5e-1"])  # imports and catalog files load once
     out = {}

@@ -35,7 +35,19 @@ FITTED_ON = {
     "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
     "h100-gpt-oss-20b-sampler-oom-v0190": "activation fit",
 }
-CHIPS = {"H100": "h100", "RTX 3090": "rtx3090", "L4": "l4", "TPU v5e-1": "v5e-1", "TPU v6e-1": "v6e-1"}
+# A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
+# geometry (the log's own cache shape), said in the table.
+STAND_IN = {
+    "tpu-v6e4-tp4-len4096": "configs/meta-llama--Llama-3.1-8B-Instruct.json",  # shape 32 x (.., 256, 16, 128)
+}
+CHIPS = {
+    "TPU v6e ('TFRT TPU v6 lite') x 4": "v6e-4",
+    "H100": "h100",
+    "RTX 3090": "rtx3090",
+    "L4": "l4",
+    "TPU v5e-1": "v5e-1",
+    "TPU v6e-1": "v6e-1",
+}
 
 
 def chip_of(entry: dict[str, Any]) -> str | None:
@@ -50,13 +62,20 @@ def chip_of(entry: dict[str, Any]) -> str | None:
 
 def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
     text = entry["engine"]
+    if "tpu_commons" in text:
+        return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
     if "tpu" in text.lower():
-        return "vllm-tpu", None
+        return "vllm-tpu", _release(entry["vllm_version"])
     if "CPU" in text:
         return "vllm-cpu", None
     if "V0" in text:
         return "vllm-gpu", "0.7.0"  # a V0-era release: the V0 rule
     return "vllm-gpu", entry["vllm_version"]
+
+
+def _release(version: str | None) -> str | None:
+    """'0.26.1rc1.dev125+g...' -> '0.26.1'; None stays None (the engine's own default rule)."""
+    return ".".join(version.split(".")[:3]).split("rc")[0] if version else None
 
 
 def write_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int, quantized: bool) -> None:
@@ -91,7 +110,7 @@ def outcome_note(entry: dict[str, Any]) -> str:
 def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
-    logged = entry["logged"].get("model_weights_gib")
+    logged = entry["logged"].get("model_weights_gib") or entry["logged"].get("hbm_used_after_model_gib_per_chip")
     if logged is None:
         return None, "none"
     return int(logged * GiB * tp), "logged x TP"
@@ -100,7 +119,7 @@ def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
     args = entry["engine_args"]
     fields: dict[str, Any] = {"chip": chip, "engine": engine, "multimodal": False}
-    if engine == "vllm-gpu":
+    if engine in ("vllm-gpu", "vllm-tpu") and version is not None:
         fields["engine_version"] = version
     for ours, theirs in (
         ("max_model_len", "max_model_len"),
@@ -128,7 +147,8 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | N
     found = catalog_entry(entry["model"] or "")
     if found is not None and found[1].get("inventory"):
         return found[0], "catalog inventory"
-    config = json.loads((ROOT / entry["config_file"]).read_text(encoding="utf-8"))
+    config_file = entry.get("config_file") or STAND_IN[entry["name"]]
+    config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
     tp = entry["engine_args"].get("tensor_parallel_size") or 1
     weights, how = weights_of(entry, tp)
     if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
@@ -147,7 +167,9 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
         row["skip"] = "pipeline parallel: not modelled by the planner (it plans tensor parallel only)"
         return row
-    if entry.get("config_file") is None or chip is None:
+    if entry.get("config_file") is None and entry["name"] in STAND_IN:
+        row["stand_in"] = " [geometry from the log's cache shape]"
+    elif entry.get("config_file") is None or chip is None:
         row["skip"] = "no config" if entry.get("config_file") is None else "chip not in catalog"
         return row
     engine, version = engine_of(entry)
@@ -195,7 +217,7 @@ def main() -> int:
         fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
         print(
             f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
-            f"{row['note']}{fitted}"
+            f"{row['note']}{fitted}{row.get('stand_in', '')}"
         )
     if errors:
         print(

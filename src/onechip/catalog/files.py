@@ -75,6 +75,21 @@ class GpuMemoryRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
+class TpuPoolRule(StrictModel):
+    """How one range of tpu-inference versions sizes the KV pool (engines.json `pool_rules`)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    formula: Literal["cap_minus_weights", "free_times_util"] = Field(
+        description="'cap_minus_weights': total x util - weights; 'free_times_util': (total - weights) x util."
+    )
+    default_utilization: float = Field(description="gpu_memory_utilization when none is given.")
+    kv_heads_pad_to_tp: bool = Field(description="KV heads pad up to TP (else K/V shard on head_dim).")
+    source: str = Field(description="Where the rule comes from.")
+    date: str = Field(description="ISO date.")
+
+
 class EngineEntry(StrictModel):
     """One engine's rules (engines.json), each with where it comes from."""
 
@@ -115,6 +130,9 @@ class EngineEntry(StrictModel):
     loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
     memory_rules: list[GpuMemoryRule] = Field(
         default_factory=list, description="GPU profiling rules by vLLM version (empty: cap - weights)."
+    )
+    pool_rules: list[TpuPoolRule] = Field(
+        default_factory=list, description="TPU pool rules by version, applied when a version is given."
     )
 
 

@@ -14,13 +14,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule
+from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.against import planned_log_tokens
 from onechip.planner.geometry import Geometry, kv_geometry
-from onechip.planner.gpu_memory import select_rule
+from onechip.planner.gpu_memory import select_rule, version_key
 from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component
@@ -299,7 +299,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
 
     dtype_name = served_dtype(dtype, src.checkpoint_dtype, rules)
     kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
-    tp_pad = tensor_parallel_size if rules.kv_heads_pad_to_tp else 1
+    tpu_rule = _tpu_rule(rules, request)
+    pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
+    tp_pad = tensor_parallel_size if pads else 1
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
     block = rules.block_size_for(max_model_len, block_size)
     bpt = geometry.kv_bytes_per_token
@@ -313,6 +315,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
 
     memory = acc.memory_bytes * devices if acc.memory_bytes else None
     util = utilization if utilization is not None else rules.default_utilization
+    if utilization is None and tpu_rule is not None:
+        util = tpu_rule.default_utilization
     cap = outside = None
     if memory is not None and util is not None:
         cap = math.floor(memory * util)
@@ -326,6 +330,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         verdict, binding = _gpu_verdict(gpu, weights // devices, max_model_len, rules)
     else:
         pool = _explicit_or_cap_pool(request, rules, engine, chip, cap, weights, devices)
+        if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util and cap is not None:
+            pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
         num_blocks = max(0, pool) // (block * bpt)
         tokens = num_blocks * block
 
@@ -463,6 +469,19 @@ def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
             f"{acc.chips} chip(s) of {acc.name}"
         )
     return acc.chips
+
+
+def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
+    """The TPU pool rule for request.engine_version (None: no version given, the engine's own fields hold)."""
+    if not rules.pool_rules or request.engine_version is None:
+        return None
+    key = version_key(request.engine_version)
+    for rule in rules.pool_rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high:
+            return rule
+    raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
 
 
 def _rule(rules: EngineRules, request: PlanRequest) -> GpuMemoryRule:
