@@ -236,3 +236,20 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path, field: str, value
     result = _cli(str(path), "--chip", "h100")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0 and f"'{field}'" in result.stderr
+
+
+# Quantized weights from headers: packed integer weights and their scales keep their stored dtypes (vLLM's
+# fp8 linear method allocates per-tensor weight_scale as float32), only plain float tensors take --dtype.
+def test_quantization_scales_keep_their_stored_dtype() -> None:
+    from onechip.planner.weights import Tensor, weights_by_component
+
+    tensors = [
+        Tensor("model.layers.0.mlp.down_proj.weight", (4096, 14336), "F8_E4M3"),
+        Tensor("model.layers.0.mlp.down_proj.weight_scale", (1,), "F32"),
+        Tensor("model.layers.0.mlp.up_proj.weight_packed", (14336, 512), "I32"),
+        Tensor("model.layers.0.mlp.up_proj.weight_scale", (14336, 32), "BF16"),
+        Tensor("model.norm.weight", (4096,), "F32"),
+    ]
+    by_component = weights_by_component(tensors, "bfloat16", towers=())
+    expected = 4096 * 14336 * 1 + 1 * 4 + 14336 * 512 * 4 + 14336 * 32 * 2 + 4096 * 2  # norm: F32 -> bf16
+    assert sum(by_component.values()) == expected
