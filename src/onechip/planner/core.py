@@ -338,7 +338,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         def conc(context: int) -> float:
             return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
 
-        verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, block)
+        verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, conc(max_model_len))
         needed = rules.outside_cap_needed_bytes
         if binding == "kv-pool" and outside is not None and needed and outside < needed:
             verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
@@ -556,11 +556,16 @@ def _explicit_or_cap_pool(
     return cap - weights
 
 
-def _verdict(pool: int, cap: int | None, weights: int, tokens: int, max_model_len: int, block: int) -> tuple[str, str]:
+def _verdict(
+    pool: int, cap: int | None, weights: int, tokens: int, max_model_len: int, concurrency: float
+) -> tuple[str, str]:
+    """The engine's start-up check: one max_model_len request, at the blocks it takes (sliding layers
+    windowed where the engine windows them), must fit in the pool; so the verdict never contradicts the
+    concurrency printed beside it."""
     if pool <= 0:
         return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB",
                 "weights")
-    if tokens < _tokens_per_request(max_model_len, block):
+    if concurrency < 1:
         return (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
                 "kv-one-request")
     return "fits", "kv-pool"

