@@ -33,7 +33,7 @@ GiB = 2**30
 FITTED_ON = {
     "h100-llama31-8b-tp1-v0190": "activation fit",
     "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
-    "h100-gpt-oss-20b-sampler-oom-v0190": "activation fit",
+    "h100-qwen3-8b-tp1-v0190": "activation fit",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.

@@ -12,7 +12,7 @@ profile_run): the larger of
   - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + 2 x hidden): the gate/up
     projection output, the activated MLP input and the residual stream of one layer, alive together;
   - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
-plus `activation_base_bytes`.
+plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
 """
 
 from __future__ import annotations
@@ -76,6 +76,26 @@ def _int_field(text: Mapping[str, Any], *names: str) -> int:
     raise ConfigError(f"model config: field '{names[0]}' is missing; the GPU activation estimate needs it")
 
 
+def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int) -> int:
+    """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
+    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
+
+    Shapes from vllm/model_executor/layers/fused_moe (modular kernel): workspace13 = M x topk x max(N, K)
+    and workspace2 = M x topk x N / 2, with N = 2 x expert intermediate / TP and K = hidden. It stays
+    allocated after the dummy forward, so it adds to the sampler warm-up's peak: checked, not fitted, on
+    the 0.19.0 H100 logs of DeepSeek-V2-Lite (1.93 GiB logged), Mixtral-8x7B TP2 (1.21) and Qwen3-30B-A3B
+    (2.68) in tests/fixtures/bootlogs.
+    """
+    topk = text.get("num_experts_per_tok")
+    experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
+    if not topk or not experts or int(experts) <= 1 or text.get("quantization_config"):
+        return 0
+    inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
+    hidden = _int_field(text, "hidden_size")
+    n = 2 * inter / tensor_parallel_size
+    return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
+
+
 def activation_bytes(
     rule: GpuMemoryRule,
     text: Mapping[str, Any],
@@ -88,12 +108,13 @@ def activation_bytes(
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
-    inter = text.get("moe_intermediate_size") or text.get("intermediate_size") or 4 * hidden
-    if text.get("moe_intermediate_size") and text.get("num_experts_per_tok"):
-        inter = int(inter) * int(text["num_experts_per_tok"])
+    inter = text.get("intermediate_size") or 4 * hidden
     forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
     sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab
-    return int(max(forward, sampler)) + rule.activation_base_bytes
+    moe = moe_workspace_bytes(
+        text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
+    )
+    return int(max(forward, sampler)) + moe + rule.activation_base_bytes
 
 
 def gpu_budget(
