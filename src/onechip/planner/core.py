@@ -394,6 +394,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     if block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
     serve_args.extend(_batched_tokens_args(rules, src, multimodal, max_num_batched_tokens, warnings))
+    if request.max_num_seqs is not None:
+        serve_args.append(ServeArg(flag="--max-num-seqs", value=str(request.max_num_seqs),
+                                   reason="the sampler warm-up and activation estimate assume it"))
     if not multimodal:
         serve_args.append(
             ServeArg(
