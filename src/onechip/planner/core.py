@@ -11,6 +11,7 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,10 +267,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request."""
     model, chip = request.model, request.chip
     engine = request.engine or default_engine_rules(chip)
-    max_model_len, dtype, kv_cache_dtype = request.max_model_len, request.dtype, request.kv_cache_dtype
+    dtype, kv_cache_dtype = request.dtype, request.kv_cache_dtype
     utilization, tensor_parallel_size = request.utilization, request.tensor_parallel_size
-    block_size, kv_cache_memory_bytes = request.block_size, request.kv_cache_memory_bytes
-    contexts, multimodal = request.contexts, request.multimodal
+    block_size, multimodal = request.block_size, request.multimodal
     max_num_batched_tokens = request.max_num_batched_tokens
     rules = engine_rules(engine)
     acc = accelerator(chip)
@@ -277,25 +277,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     src = model_source.resolve(model)
     text = src.text_config
     family = src.config.family
-    positions = text.get("max_position_embeddings")
-    if max_model_len is None:
-        if not isinstance(positions, int):
-            raise ConfigError(
-                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
-            )
-        max_model_len = positions
-    if isinstance(positions, int) and max_model_len > positions:
-        raise ConfigError(
-            f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}"
-        )
-    ctx_list = (
-        sorted(set(contexts))
-        if contexts
-        else sorted({c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
-    )
-    for c in ctx_list:
-        if c <= 0 or c > max_model_len:
-            raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
+    max_model_len, ctx_list = _lengths(request, text, family)
 
     dtype_name = served_dtype(dtype, src.checkpoint_dtype, rules)
     kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
@@ -324,26 +306,15 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     key = calibration.deployment_key(request, engine, max_model_len)
     measured = calibration.load(calibration_dir, key) if calibration_dir is not None and acc.kind == "gpu" else None
     gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util, measured)
+    conc: Callable[[int], float]
     if gpu is not None:
         pool, num_blocks, tokens = gpu.pool_bytes_per_gpu * devices, gpu.num_blocks, gpu.tokens
         conc = gpu.concurrency
         verdict, binding = _gpu_verdict(gpu, weights // devices, max_model_len, rules)
     else:
-        pool = _explicit_or_cap_pool(request, rules, engine, chip, cap, weights, devices)
-        if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util and cap is not None:
-            pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
-        num_blocks = max(0, pool) // (block * bpt)
-        tokens = num_blocks * block
-
-        def conc(context: int) -> float:
-            return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
-
-        verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, conc(max_model_len))
-        needed = rules.outside_cap_needed_bytes
-        if binding == "kv-pool" and outside is not None and needed and outside < needed:
-            verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
-                       f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load")
-            binding = "program-memory"
+        pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
+            request, rules, engine, tpu_rule, geometry, block, weights, (memory, cap, util), devices, max_model_len
+        )
 
     decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
@@ -358,53 +329,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         outside_cap=outside,
         raw_kv_heads=set(geometry.raw_kv_heads),
     )
-    serve_args = [
-        ServeArg(
-            flag="--max-model-len",
-            value=str(max_model_len),
-            reason="KV pool and concurrency above are computed for this length",
-        )
-    ]
-    serve_env: dict[str, str] = {}
-    if dtype not in (None, "auto"):
-        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
-    if rules.kv_pool == "explicit" or kv_cache_memory_bytes is not None:
-        per_device = pool // devices
-        gib, rem = divmod(per_device, 2**30)
-        if rem == 0 and engine == "vllm-cpu":
-            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
-        else:
-            serve_args.append(
-                ServeArg(flag="--kv-cache-memory", value=str(per_device), reason="pins the KV pool (bytes per device)")
-            )
-    elif util is not None:
-        serve_args.append(
-            ServeArg(
-                flag="--gpu-memory-utilization",
-                value=str(util),
-                reason="cap for weights + KV; memory outside it holds programs",
-            )
-        )
-    if kv_cache_dtype != "auto":
-        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=kv_cache_dtype, reason="requested"))
-    if tensor_parallel_size > 1:
-        serve_args.append(
-            ServeArg(flag="--tensor-parallel-size", value=str(tensor_parallel_size), reason="requested")
-        )
-    if block_size is not None:
-        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
-    serve_args.extend(_batched_tokens_args(rules, src, multimodal, max_num_batched_tokens, warnings))
-    if request.max_num_seqs is not None:
-        serve_args.append(ServeArg(flag="--max-num-seqs", value=str(request.max_num_seqs),
-                                   reason="the sampler warm-up and activation estimate assume it"))
-    if not multimodal:
-        serve_args.append(
-            ServeArg(
-                flag="--limit-mm-per-prompt",
-                value='{"image":0,"audio":0}',
-                reason="text-only: the plan leaves the towers out",
-            )
-        )
+    serve_args, serve_env = _serve_args(request, rules, src, engine, dtype_name, util, pool // devices, block,
+                                        max_model_len, warnings)
 
     return Plan(
         model=model,
@@ -459,6 +385,122 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         model_source=src.origin,
         serve_model=src.serve_name or model,
     )
+
+
+def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[int, list[int]]:
+    """max_model_len (default: the model's positions) and the contexts to report; ConfigError when out
+    of range."""
+    max_model_len, contexts = request.max_model_len, request.contexts
+    positions = text.get("max_position_embeddings")
+    if max_model_len is None:
+        if not isinstance(positions, int):
+            raise ConfigError(
+                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
+            )
+        max_model_len = positions
+    if isinstance(positions, int) and max_model_len > positions:
+        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}")
+    ctx_list = (
+        sorted(set(contexts))
+        if contexts
+        else sorted({c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
+    )
+    for c in ctx_list:
+        if c <= 0 or c > max_model_len:
+            raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
+    return max_model_len, ctx_list
+
+
+def _serve_args(
+    request: PlanRequest,
+    rules: EngineRules,
+    src: model_source.ModelSource,
+    engine: str,
+    dtype_name: str,
+    util: float | None,
+    pool_per_device: int,
+    block: int,
+    max_model_len: int,
+    warnings: list[PlanWarning],
+) -> tuple[list[ServeArg], dict[str, str]]:
+    """The engine flags (and env) the plan's figures assume, each with its reason."""
+    reason = "KV pool and concurrency above are computed for this length"
+    serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len), reason=reason)]
+    serve_env: dict[str, str] = {}
+    if request.dtype not in (None, "auto"):
+        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
+    if rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None:
+        gib, rem = divmod(pool_per_device, 2**30)
+        if rem == 0 and engine == "vllm-cpu":
+            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
+        else:
+            serve_args.append(
+                ServeArg(
+                    flag="--kv-cache-memory", value=str(pool_per_device), reason="pins the KV pool (bytes per device)"
+                )
+            )
+    elif util is not None:
+        reason = "cap for weights + KV; memory outside it holds programs"
+        serve_args.append(ServeArg(flag="--gpu-memory-utilization", value=str(util), reason=reason))
+    if request.kv_cache_dtype != "auto":
+        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=request.kv_cache_dtype, reason="requested"))
+    if request.tensor_parallel_size > 1:
+        serve_args.append(
+            ServeArg(flag="--tensor-parallel-size", value=str(request.tensor_parallel_size), reason="requested")
+        )
+    if request.block_size is not None:
+        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
+    serve_args.extend(
+        _batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings)
+    )
+    if request.max_num_seqs is not None:
+        serve_args.append(ServeArg(flag="--max-num-seqs", value=str(request.max_num_seqs),
+                                   reason="the sampler warm-up and activation estimate assume it"))
+    if not request.multimodal:
+        serve_args.append(
+            ServeArg(
+                flag="--limit-mm-per-prompt",
+                value='{"image":0,"audio":0}',
+                reason="text-only: the plan leaves the towers out",
+            )
+        )
+    return serve_args, serve_env
+
+
+def _cap_pool(
+    request: PlanRequest,
+    rules: EngineRules,
+    engine: str,
+    tpu_rule: TpuPoolRule | None,
+    geometry: Geometry,
+    block: int,
+    weights: int,
+    budget: tuple[int | None, int | None, float | None],
+    devices: int,
+    max_model_len: int,
+) -> tuple[int, int, int, Callable[[int], float], str, str]:
+    """Pool, blocks, tokens, concurrency function, verdict and binding limit of a TPU or CPU plan:
+    --kv-cache-memory x devices, the engine's explicit pool, or the version's cap rule.
+    budget: (visible memory over all devices, cap, utilization)."""
+    memory, cap, util = budget
+    pool = _explicit_or_cap_pool(request, rules, engine, request.chip, cap, weights, devices)
+    if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util:
+        pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
+    bpt = geometry.kv_bytes_per_token
+    num_blocks = max(0, pool) // (block * bpt)
+    tokens = num_blocks * block
+
+    def conc(context: int) -> float:
+        return num_blocks / blocks_per_request(geometry, context, block, rules, request.max_num_batched_tokens)
+
+    verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, conc(max_model_len))
+    outside = memory - cap if memory is not None and cap is not None else None
+    needed = rules.outside_cap_needed_bytes
+    if binding == "kv-pool" and outside is not None and needed and outside < needed:
+        verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
+                   f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load")
+        binding = "program-memory"
+    return pool, num_blocks, tokens, conc, verdict, binding
 
 
 def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
