@@ -119,9 +119,9 @@ def plan_gpu_pool(
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None = None,
 ) -> GpuPool:
-    """The KV pool per GPU under `rule` (see module docstring). Bytes in are totals (weights) or per GPU
-    (visible memory, kv_cache_memory_bytes). measured_overhead_bytes: non-torch + activation + CUDA graphs as
-    a real boot of this deployment measured them; it replaces the rule's estimates."""
+    """The KV pool per GPU under `rule` (module docstring). Bytes in: weights total; the rest per GPU.
+    measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of this deployment
+    measured them (planner.calibration); it replaces the rule's estimates."""
     tp = tensor_parallel_size
     seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len)
     seqs = max_num_seqs or seqs_default
@@ -148,10 +148,9 @@ def plan_gpu_pool(
     else:  # V0: one block table for all layers, sized by their summed bytes
         layout = kv_layout_uniform(geometry, block_size, tp)
     blocks = layout.num_blocks(pool)
-    low = layout.tokens(layout.num_blocks(budget.kv_low_bytes))
-    high = layout.tokens(layout.num_blocks(budget.kv_high_bytes))
-    if kv_cache_memory_bytes is not None:
-        low = high = layout.tokens(blocks)
+    per_request = layout.blocks_per_request(max_model_len, batch)
+    low_high = (budget.kv_low_bytes, budget.kv_high_bytes) if kv_cache_memory_bytes is None else (pool, pool)
+    low, high = (_printed(rule, layout, layout.num_blocks(b), per_request, max_model_len) for b in low_high)
     return GpuPool(
         budget=budget,
         layout=layout,
@@ -164,6 +163,13 @@ def plan_gpu_pool(
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
     )
+
+
+def _printed(rule: GpuMemoryRule, layout: KvLayout, blocks: int, per_request: int, max_model_len: int) -> int:
+    """The token line for `blocks` per GPU as `rule`'s versions print it (planner.kv_groups, step 5)."""
+    if rule.kv_token_line == "capacity":
+        return int(blocks / per_request * max_model_len)
+    return layout.tokens(blocks)
 
 
 def kv_layout_uniform(geometry: Geometry, block_size: int, tp: int) -> KvLayout:

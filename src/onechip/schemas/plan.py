@@ -194,7 +194,8 @@ class Plan(ResultModel):
         default=None, description="Per-GPU terms of vLLM's start-up profiling (vllm-gpu rules only)."
     )
     kv_tokens_range: tuple[int, int] | None = Field(
-        default=None, description="Low and high KV tokens the uncertain budget terms allow."
+        default=None,
+        description="Low and high KV tokens (as the engine's token line counts them) the uncertain budget terms allow.",
     )
     calibrated_from: str | None = Field(
         default=None, description="The stored boot whose measured terms replaced the rules, when one did."
