@@ -143,10 +143,8 @@ def plan_gpu_pool(
             budget, kv_bytes=kv, kv_low_bytes=kv, kv_high_bytes=kv, dominant_uncertainty="none (measured at boot)"
         )
     pool = kv_cache_memory_bytes if kv_cache_memory_bytes is not None else budget.kv_bytes
-    if rule.hybrid_groups:
-        layout = kv_layout(geometry, block_size, tp)
-    else:  # V0: one block table for all layers, sized by their summed bytes
-        layout = kv_layout_uniform(geometry, block_size, tp)
+    # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
+    layout = kv_layout(geometry, block_size, tp) if rule.hybrid_groups else kv_layout_uniform(geometry, block_size, tp)
     blocks = layout.num_blocks(pool)
     per_request = layout.blocks_per_request(max_model_len, batch)
     low_high = (budget.kv_low_bytes, budget.kv_high_bytes) if kv_cache_memory_bytes is None else (pool, pool)
