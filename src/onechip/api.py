@@ -37,6 +37,7 @@ from onechip.engines.launch import UpResult
 from onechip.engines.local import free_port
 from onechip.errors import CloudError, ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
+from onechip.planner import calibration
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import (
     RUN_FILES,
@@ -44,6 +45,7 @@ from onechip.schemas import (
     BenchRun,
     BootRecord,
     CheckReport,
+    CrossCheck,
     EngineStatus,
     Plan,
     RunManifest,
@@ -84,7 +86,7 @@ def plan(request: PlanRequest) -> Plan:
     if kind == "embedded":
         result = _embedded_plan(request)
     else:
-        result = planner.plan_model(request)
+        result = planner.plan_model(request, calibration_dir=calibration_dir())
         prepared = startup.prepare(
             result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
             hf_token_file=request.hf_token_file, launcher=request.launcher,
@@ -97,6 +99,7 @@ def plan(request: PlanRequest) -> Plan:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
         result.crosscheck = bootlog.crosscheck(result, boot)
+        remember_boot(result, result.crosscheck)
     return result
 
 
@@ -113,6 +116,25 @@ def _embedded_plan(request: PlanRequest) -> Plan:
     max_len = request.max_model_len or embedded.DEFAULT_MAX_MODEL_LEN
     the_plan, _ = startup.embedded_launch(request.port, kv_gib, max_len)
     return the_plan
+
+
+def calibration_dir() -> Path:
+    """Where measured boots are kept: $ONECHIP_HOME/calibration (planner.calibration)."""
+    return onechip_home() / "calibration"
+
+
+def remember_boot(plan: Plan, cross: CrossCheck) -> None:
+    """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
+    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line teaches
+    nothing. The date is today's (UTC)."""
+    if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
+        return
+    today = datetime.now(UTC).date().isoformat()
+    version = cross.engine_version or plan.engine_version
+    measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
+    directory = calibration_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / calibration.file_name(plan.deployment_key)).write_text(measured.model_dump_json(indent=2))
 
 
 def check(request: CheckRequest, on_progress: ProgressFn = no_progress) -> CheckReport:
@@ -205,7 +227,7 @@ def _plan_for_up(request: UpRequest) -> Plan:
     if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
-    return planner.plan_model(build_request(PlanRequest, values, user_input=False))
+    return planner.plan_model(build_request(PlanRequest, values, user_input=False), calibration_dir=calibration_dir())
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -244,6 +266,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    remember_boot(the_plan, cross)
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
 
 

@@ -162,7 +162,13 @@ class FakeVllm:
 
     def stop(self) -> None:
         async def close() -> None:
+            # stop listening, then end every open connection's handler (each closes its socket on the way
+            # out), so no socket or pending task outlives the loop (pytest turns those warnings into errors)
             self._server.close()
+            handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -191,9 +197,10 @@ class FakeVllm:
                 n = int(headers.get("content-length", "0"))
                 body = json.loads(await reader.readexactly(n)) if n else {}
                 if not await self._route(method, path.split("?")[0], body, writer):
-                    writer.close()
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
             writer.close()
 
     @staticmethod

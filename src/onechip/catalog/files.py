@@ -40,6 +40,56 @@ class AcceleratorEntry(StrictModel):
     date: str = Field(description="ISO date the source was read.")
 
 
+class GpuMemoryRule(StrictModel):
+    """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
+    range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
+
+    versions: str = Field(description="Human-readable range, e.g. '0.10.0 - 0.20.x' or 'V0 engine'.")
+    min_version: str | None = Field(default=None, description="First vLLM release it holds for (inclusive).")
+    max_version: str | None = Field(default=None, description="First vLLM release it no longer holds for.")
+    cuda_graphs_subtracted: bool = Field(
+        description="CUDA-graph memory is estimated and subtracted from the KV budget before sizing it."
+    )
+    cuda_graph_bytes_range: tuple[int, int] = Field(
+        default=(0, 0), description="Low and high CUDA-graph memory per GPU, bytes (when subtracted)."
+    )
+    non_torch_bytes: int = Field(description="Non-torch memory per GPU at TP=1 (CUDA context etc.), bytes.")
+    non_torch_tp_extra_bytes: int = Field(description="Added per GPU at TP >= 2 (NCCL buffers), bytes.")
+    non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
+    activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
+    sampler_bytes_per_seq_vocab: float = Field(
+        description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
+    )
+    activation_spread_bytes: tuple[int, int] = Field(
+        description="Low and high bytes to add to the activation estimate (MoE workspaces, encoders)."
+    )
+    default_max_num_seqs: int = Field(description="max_num_seqs when none is given.")
+    default_max_num_batched_tokens: int | None = Field(
+        description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
+    )
+    kv_token_line: Literal["groups", "capacity"] = Field(
+        description="'groups': num_blocks // groups x block size; 'capacity': int(concurrency x max_model_len)."
+    )
+    hybrid_groups: bool = Field(description="Hybrid KV allocator: groups of layers share one page size.")
+    source: str = Field(description="Where each term comes from; fitted terms say what they were fitted on.")
+    date: str = Field(description="ISO date.")
+
+
+class TpuPoolRule(StrictModel):
+    """How one range of tpu-inference versions sizes the KV pool (engines.json `pool_rules`)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    formula: Literal["cap_minus_weights", "free_times_util"] = Field(
+        description="'cap_minus_weights': total x util - weights; 'free_times_util': (total - weights) x util."
+    )
+    default_utilization: float = Field(description="gpu_memory_utilization when none is given.")
+    kv_heads_pad_to_tp: bool = Field(description="KV heads pad up to TP (else K/V shard on head_dim).")
+    source: str = Field(description="Where the rule comes from.")
+    date: str = Field(description="ISO date.")
+
+
 class EngineEntry(StrictModel):
     """One engine's rules (engines.json), each with where it comes from."""
 
@@ -78,6 +128,12 @@ class EngineEntry(StrictModel):
         description="Multimodal towers the engine loads when multimodal is on.",
     )
     loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
+    memory_rules: list[GpuMemoryRule] = Field(
+        default_factory=list, description="GPU profiling rules by vLLM version (empty: cap - weights)."
+    )
+    pool_rules: list[TpuPoolRule] = Field(
+        default_factory=list, description="TPU pool rules by version, applied when a version is given."
+    )
 
 
 class ModelEntry(StrictModel):

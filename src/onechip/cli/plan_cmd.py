@@ -21,10 +21,8 @@ from onechip.schemas.requests import PlanRequest
 GiB = 2**30
 
 
-def render(plan: Plan, console: Console) -> None:
-    """The memory budget the way the seed article draws it, then geometry, concurrency, flags, warnings."""
-    version = plan.engine_version or ""
-    console.print(f"[bold]{plan.model}[/] on [bold]{plan.chip}[/] ({plan.engine} {version})")
+def _budget(plan: Plan, console: Console) -> None:
+    """cap - weights = KV pool (TPU, CPU): the seed article's drawing."""
     if plan.memory_bytes is not None and plan.cap_bytes is not None:
         console.print(f" {plan.memory_bytes / GiB:8.2f} GiB  visible memory")
         console.print(f"x {plan.utilization:8.2f}      utilization")
@@ -36,6 +34,43 @@ def render(plan: Plan, console: Console) -> None:
     )
     if plan.outside_cap_bytes is not None:
         console.print(f" {plan.outside_cap_bytes / GiB:8.2f} GiB  outside the cap (compiled programs)")
+
+
+def _gpu_budget(plan: Plan, console: Console) -> None:
+    """vLLM's GPU profiling budget, per GPU, with the range of the uncertain terms."""
+    b = plan.memory_budget
+    assert b is not None
+    per = f"per GPU, {plan.devices} GPU(s)" if plan.devices > 1 else "per GPU"
+    console.print(f"memory rule: vLLM {b.rule_versions} ({per})")
+    if plan.memory_bytes is not None:
+        console.print(f" {plan.memory_bytes / plan.devices / GiB:8.2f} GiB  visible memory")
+    console.print(f" {b.requested_bytes / GiB:8.2f} GiB  requested (x {plan.utilization})")
+    console.print(f"- {b.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
+    console.print(f"- {b.non_torch_bytes / GiB:8.2f} GiB  non-torch memory")
+    console.print(f"- {b.activation_peak_bytes / GiB:8.2f} GiB  activation peak of the profiling run")
+    if b.cuda_graph_bytes:
+        console.print(f"- {b.cuda_graph_bytes / GiB:8.2f} GiB  CUDA graphs")
+    low, high = plan.kv_tokens_range or (plan.kv_tokens, plan.kv_tokens)
+    console.print(
+        f" {b.kv_cache_bytes / GiB:8.2f} GiB  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
+        f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"
+    )
+    console.print(
+        f"           range {b.kv_cache_low_bytes / GiB:.2f} - {b.kv_cache_high_bytes / GiB:.2f} GiB = "
+        f"{low:,} - {high:,} tokens; the {b.dominant_uncertainty} dominates the uncertainty"
+    )
+    if plan.calibrated_from:
+        console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")
+
+
+def render(plan: Plan, console: Console) -> None:
+    """The memory budget the way the seed article draws it, then geometry, concurrency, flags, warnings."""
+    version = plan.engine_version or ""
+    console.print(f"[bold]{plan.model}[/] on [bold]{plan.chip}[/] ({plan.engine} {version})")
+    if plan.memory_budget is not None:
+        _gpu_budget(plan, console)
+    else:
+        _budget(plan, console)
     table = Table("layer", "type", "KV heads", "head dim", "cache", "B/token")
     for layer in plan.layers:
         cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
@@ -71,7 +106,8 @@ def render(plan: Plan, console: Console) -> None:
                 console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
-    console.print(f"verdict: {plan.verdict}")
+    binding = f" (binding limit: {plan.binding_limit})" if plan.binding_limit else ""
+    console.print(f"verdict: {plan.verdict}{binding}")
     if plan.crosscheck is not None:
         cc = plan.crosscheck
         version = cc.engine_version or "version not logged"

@@ -12,18 +12,25 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
+from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.geometry import Geometry, kv_geometry
+from onechip.planner.gpu_memory import select_rule, version_key
+from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
-from onechip.planner.weights import decode_bytes_per_step, weights_by_component
+from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component
 from onechip.schemas.inputs import build_request
-from onechip.schemas.plan import ContextConcurrency, Plan, PlanWarning, ServeArg
+from onechip.schemas.plan import ContextConcurrency, MeasuredBoot, Plan, PlanWarning, ServeArg
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
+GiB = 2**30
 
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -223,7 +230,14 @@ def default_engine_rules(chip: str) -> str:
     return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
 
 
-def plan_model(model: str | PlanRequest, chip: str | None = None, engine: str | None = None, **fields: Any) -> Plan:
+def plan_model(
+    model: str | PlanRequest,
+    chip: str | None = None,
+    engine: str | None = None,
+    *,
+    calibration_dir: Path | None = None,
+    **fields: Any,
+) -> Plan:
     """Plan serving a model on a chip under engine rules: `plan_model(PlanRequest)`, or the same fields
     as arguments, `plan_model(model, chip, engine, max_model_len=..., ...)` (validated into a PlanRequest;
     its fields and their descriptions are the one list of the planner's inputs).
@@ -236,58 +250,39 @@ def plan_model(model: str | PlanRequest, chip: str | None = None, engine: str | 
     multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
     max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
         uses it in the sliding-window blocks per request. Default: the engine's.
+    calibration_dir: where stored boots live ($ONECHIP_HOME/calibration, planner.calibration); a boot of the
+        same deployment there replaces the GPU rule's estimated overhead (plan.calibrated_from says so).
     Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: a field out of
     range (see PlanRequest), unknown chip/engine/family, a missing config field, a context beyond the
     model's positions or max_model_len, TP beyond the chip count.
     """
     if isinstance(model, PlanRequest):
-        return _plan(model)
+        return _plan(model, calibration_dir)
     values = {"model": model, "chip": chip, "engine": engine, **fields}
-    return _plan(build_request(PlanRequest, values, user_input=False))
+    return _plan(build_request(PlanRequest, values, user_input=False), calibration_dir)
 
 
-def _plan(request: PlanRequest) -> Plan:
+def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request."""
     model, chip = request.model, request.chip
     engine = request.engine or default_engine_rules(chip)
-    max_model_len, dtype, kv_cache_dtype = request.max_model_len, request.dtype, request.kv_cache_dtype
+    dtype, kv_cache_dtype = request.dtype, request.kv_cache_dtype
     utilization, tensor_parallel_size = request.utilization, request.tensor_parallel_size
-    block_size, kv_cache_memory_bytes = request.block_size, request.kv_cache_memory_bytes
-    contexts, multimodal = request.contexts, request.multimodal
+    block_size, multimodal = request.block_size, request.multimodal
     max_num_batched_tokens = request.max_num_batched_tokens
     rules = engine_rules(engine)
     acc = accelerator(chip)
-    if tensor_parallel_size < 1 or tensor_parallel_size > acc.chips:
-        raise ConfigError(
-            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
-            f"{acc.chips} chip(s) of {chip}"
-        )
+    devices = _devices(acc, tensor_parallel_size)
     src = model_source.resolve(model)
     text = src.text_config
-    family = str(getattr(text, "model_type", "unknown"))
-    positions = getattr(text, "max_position_embeddings", None)
-    if max_model_len is None:
-        if not isinstance(positions, int):
-            raise ConfigError(
-                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
-            )
-        max_model_len = positions
-    if isinstance(positions, int) and max_model_len > positions:
-        raise ConfigError(
-            f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}"
-        )
-    ctx_list = (
-        sorted(set(contexts))
-        if contexts
-        else sorted({c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
-    )
-    for c in ctx_list:
-        if c <= 0 or c > max_model_len:
-            raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
+    family = src.config.family
+    max_model_len, ctx_list = _lengths(request, text, family)
 
     dtype_name = served_dtype(dtype, src.checkpoint_dtype, rules)
     kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
-    tp_pad = tensor_parallel_size if rules.kv_heads_pad_to_tp else 1
+    tpu_rule = _tpu_rule(rules, request)
+    pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
+    tp_pad = tensor_parallel_size if pads else 1
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
     block = rules.block_size_for(max_model_len, block_size)
     bpt = geometry.kv_bytes_per_token
@@ -299,46 +294,28 @@ def _plan(request: PlanRequest) -> Plan:
     )
     weights = sum(components.values())
 
-    memory = acc.memory_bytes * acc.chips if acc.memory_bytes else None
+    memory = acc.memory_bytes * devices if acc.memory_bytes else None
     util = utilization if utilization is not None else rules.default_utilization
+    if utilization is None and tpu_rule is not None:
+        util = tpu_rule.default_utilization
     cap = outside = None
     if memory is not None and util is not None:
         cap = math.floor(memory * util)
         outside = memory - cap
-    if kv_cache_memory_bytes is not None:
-        pool = kv_cache_memory_bytes
-    elif rules.kv_pool == "explicit":
-        if rules.default_kv_cache_memory_bytes is None:
-            raise ConfigError(f"engine {engine} needs kv_cache_memory_bytes (--kv-cache-memory)")
-        pool = rules.default_kv_cache_memory_bytes
+    key = calibration.deployment_key(request, engine, max_model_len)
+    measured = calibration.load(calibration_dir, key) if calibration_dir is not None and acc.kind == "gpu" else None
+    gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util, measured)
+    conc: Callable[[int], float]
+    if gpu is not None:
+        pool, num_blocks, tokens = gpu.pool_bytes_per_gpu * devices, gpu.num_blocks, gpu.tokens
+        conc = gpu.concurrency
+        verdict, binding = _gpu_verdict(gpu, weights // devices, max_model_len, rules)
     else:
-        if cap is None:
-            raise ConfigError(
-                f"chip {chip} has no memory figure in accelerators.json; pass "
-                "kv_cache_memory_bytes (--kv-cache-memory)"
-            )
-        pool = cap - weights
-    num_blocks = max(0, pool) // (block * bpt)
-    tokens = num_blocks * block
-
-    def conc(context: int) -> float:
-        return num_blocks / blocks_per_request(geometry, context, block, rules, max_num_batched_tokens)
-
-    per_request = _tokens_per_request(max_model_len, block)
-    verdict = "fits"
-    if pool <= 0:
-        verdict = (
-            f"does not fit: weights {weights / 2**30:.2f} GiB exceed the cap {(cap or 0) / 2**30:.2f} GiB"
-        )
-    elif tokens < per_request:
-        verdict = (
-            f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request"
+        pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
+            request, rules, engine, tpu_rule, geometry, block, weights, (memory, cap, util), devices, max_model_len
         )
 
-    tied = getattr(text, "tie_word_embeddings", None)
-    if tied is None:
-        tied = getattr(src.config, "tie_word_embeddings", False)
-    decode = decode_bytes_per_step(src.tensors, dtype_name, bool(tied))
+    decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
     bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
     tpot = decode / bandwidth * 1000 if bandwidth else None
 
@@ -351,47 +328,8 @@ def _plan(request: PlanRequest) -> Plan:
         outside_cap=outside,
         raw_kv_heads=set(geometry.raw_kv_heads),
     )
-    serve_args = [
-        ServeArg(
-            flag="--max-model-len",
-            value=str(max_model_len),
-            reason="KV pool and concurrency above are computed for this length",
-        )
-    ]
-    serve_env: dict[str, str] = {}
-    if dtype not in (None, "auto"):
-        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
-    if rules.kv_pool == "explicit":
-        gib, rem = divmod(pool, 2**30)
-        if rem == 0 and engine == "vllm-cpu":
-            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
-        else:
-            serve_args.append(ServeArg(flag="--kv-cache-memory", value=str(pool), reason="pins the KV pool"))
-    elif util is not None:
-        serve_args.append(
-            ServeArg(
-                flag="--gpu-memory-utilization",
-                value=str(util),
-                reason="cap for weights + KV; memory outside it holds programs",
-            )
-        )
-    if kv_cache_dtype != "auto":
-        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=kv_cache_dtype, reason="requested"))
-    if tensor_parallel_size > 1:
-        serve_args.append(
-            ServeArg(flag="--tensor-parallel-size", value=str(tensor_parallel_size), reason="requested")
-        )
-    if block_size is not None:
-        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
-    serve_args.extend(_batched_tokens_args(rules, src, multimodal, max_num_batched_tokens, warnings))
-    if not multimodal:
-        serve_args.append(
-            ServeArg(
-                flag="--limit-mm-per-prompt",
-                value='{"image":0,"audio":0}',
-                reason="text-only: the plan leaves the towers out",
-            )
-        )
+    serve_args, serve_env = _serve_args(request, rules, src, engine, dtype_name, util, pool // devices, block,
+                                        max_model_len, warnings)
 
     return Plan(
         model=model,
@@ -413,8 +351,7 @@ def _plan(request: PlanRequest) -> Plan:
         kv_pool_bytes=pool,
         num_blocks=num_blocks,
         kv_tokens=tokens,
-        # vLLM 0.32 computes the logged figure the same way: int(concurrency x max_model_len)
-        kv_tokens_logged=int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens,
+        kv_tokens_logged=_logged_tokens(gpu, rules, request, conc, max_model_len, tokens),
         max_concurrency=conc(max_model_len),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
         decode_bytes_per_step=decode,
@@ -423,21 +360,266 @@ def _plan(request: PlanRequest) -> Plan:
         layers=geometry.layers,
         num_layers=len(geometry.layers),
         cache_layers=geometry.cache_layers,
-        kv_bytes_per_sequence=blocks_per_request(
-            geometry, max_model_len, block, rules, max_num_batched_tokens
-        )
-        * block
-        * bpt,
+        kv_bytes_per_sequence=(
+            gpu.one_request_bytes * devices
+            if gpu is not None
+            else blocks_per_request(geometry, max_model_len, block, rules, max_num_batched_tokens) * block * bpt
+        ),
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
         serve_args=serve_args,
         serve_env=serve_env,
         warnings=warnings,
         max_num_batched_tokens=max_num_batched_tokens,
-        fits=verdict == "fits",
+        fits=binding == "kv-pool",
         verdict=verdict,
-        engine_version=rules.version,
+        binding_limit=binding,
+        devices=devices,
+        memory_budget=gpu.record(_rule(rules, request), max_model_len) if gpu is not None else None,
+        kv_tokens_range=gpu.tokens_range if gpu is not None else None,
+        deployment_key=key if gpu is not None else None,
+        calibrated_from=(f"{measured.date} (vLLM {measured.engine_version or 'version not logged'})"
+                         if measured is not None and gpu is not None else None),
+        engine_version=request.engine_version or rules.version,
         model_source=src.origin,
         serve_model=src.serve_name or model,
     )
 
+
+def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[int, list[int]]:
+    """max_model_len (default: the model's positions) and the contexts to report; ConfigError when out
+    of range."""
+    max_model_len, contexts = request.max_model_len, request.contexts
+    positions = text.get("max_position_embeddings")
+    if max_model_len is None:
+        if not isinstance(positions, int):
+            raise ConfigError(
+                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
+            )
+        max_model_len = positions
+    if isinstance(positions, int) and max_model_len > positions:
+        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}")
+    ctx_list = (
+        sorted(set(contexts))
+        if contexts
+        else sorted({c for c in DEFAULT_CONTEXTS if c <= max_model_len} | {max_model_len})
+    )
+    for c in ctx_list:
+        if c <= 0 or c > max_model_len:
+            raise ConfigError(f"context {c} is outside (0, max_model_len={max_model_len}]")
+    return max_model_len, ctx_list
+
+
+def _serve_args(
+    request: PlanRequest,
+    rules: EngineRules,
+    src: model_source.ModelSource,
+    engine: str,
+    dtype_name: str,
+    util: float | None,
+    pool_per_device: int,
+    block: int,
+    max_model_len: int,
+    warnings: list[PlanWarning],
+) -> tuple[list[ServeArg], dict[str, str]]:
+    """The engine flags (and env) the plan's figures assume, each with its reason."""
+    reason = "KV pool and concurrency above are computed for this length"
+    serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len), reason=reason)]
+    serve_env: dict[str, str] = {}
+    if request.dtype not in (None, "auto"):
+        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
+    if rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None:
+        gib, rem = divmod(pool_per_device, 2**30)
+        if rem == 0 and engine == "vllm-cpu":
+            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
+        else:
+            serve_args.append(
+                ServeArg(
+                    flag="--kv-cache-memory", value=str(pool_per_device), reason="pins the KV pool (bytes per device)"
+                )
+            )
+    elif util is not None:
+        reason = "cap for weights + KV; memory outside it holds programs"
+        serve_args.append(ServeArg(flag="--gpu-memory-utilization", value=str(util), reason=reason))
+    if request.kv_cache_dtype != "auto":
+        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=request.kv_cache_dtype, reason="requested"))
+    if request.tensor_parallel_size > 1:
+        serve_args.append(
+            ServeArg(flag="--tensor-parallel-size", value=str(request.tensor_parallel_size), reason="requested")
+        )
+    if request.block_size is not None:
+        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
+    serve_args.extend(
+        _batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings)
+    )
+    if request.max_num_seqs is not None:
+        serve_args.append(ServeArg(flag="--max-num-seqs", value=str(request.max_num_seqs),
+                                   reason="the sampler warm-up and activation estimate assume it"))
+    if not request.multimodal:
+        serve_args.append(
+            ServeArg(
+                flag="--limit-mm-per-prompt",
+                value='{"image":0,"audio":0}',
+                reason="text-only: the plan leaves the towers out",
+            )
+        )
+    return serve_args, serve_env
+
+
+def _cap_pool(
+    request: PlanRequest,
+    rules: EngineRules,
+    engine: str,
+    tpu_rule: TpuPoolRule | None,
+    geometry: Geometry,
+    block: int,
+    weights: int,
+    budget: tuple[int | None, int | None, float | None],
+    devices: int,
+    max_model_len: int,
+) -> tuple[int, int, int, Callable[[int], float], str, str]:
+    """Pool, blocks, tokens, concurrency function, verdict and binding limit of a TPU or CPU plan:
+    --kv-cache-memory x devices, the engine's explicit pool, or the version's cap rule.
+    budget: (visible memory over all devices, cap, utilization)."""
+    memory, cap, util = budget
+    pool = _explicit_or_cap_pool(request, rules, engine, request.chip, cap, weights, devices)
+    if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util:
+        pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
+    bpt = geometry.kv_bytes_per_token
+    num_blocks = max(0, pool) // (block * bpt)
+    tokens = num_blocks * block
+
+    def conc(context: int) -> float:
+        return num_blocks / blocks_per_request(geometry, context, block, rules, request.max_num_batched_tokens)
+
+    verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, conc(max_model_len))
+    outside = memory - cap if memory is not None and cap is not None else None
+    needed = rules.outside_cap_needed_bytes
+    if binding == "kv-pool" and outside is not None and needed and outside < needed:
+        verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
+                   f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load")
+        binding = "program-memory"
+    return pool, num_blocks, tokens, conc, verdict, binding
+
+
+def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
+    """Devices a plan spreads over: on a GPU key, TP cards of that kind (how vLLM is told about an
+    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that)."""
+    if acc.kind == "gpu":
+        return tensor_parallel_size
+    if tensor_parallel_size > acc.chips:
+        raise ConfigError(
+            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
+            f"{acc.chips} chip(s) of {acc.name}"
+        )
+    return acc.chips
+
+
+def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
+    """The TPU pool rule for request.engine_version (None: no version given, the engine's own fields hold)."""
+    if not rules.pool_rules or request.engine_version is None:
+        return None
+    key = version_key(request.engine_version)
+    for rule in rules.pool_rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high:
+            return rule
+    raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
+
+
+def _rule(rules: EngineRules, request: PlanRequest) -> GpuMemoryRule:
+    return select_rule(rules.memory_rules, request.engine_version)
+
+
+def _gpu_pool(
+    request: PlanRequest,
+    rules: EngineRules,
+    acc: Accelerator,
+    src: model_source.ModelSource,
+    geometry: Geometry,
+    weights: int,
+    dtype_name: str,
+    block: int,
+    max_model_len: int,
+    util: float | None,
+    measured: MeasuredBoot | None,
+) -> GpuPool | None:
+    """The vLLM GPU budget (planner.gpu_plan) when the engine has memory rules and the chip is a GPU."""
+    if not rules.memory_rules or acc.kind != "gpu":
+        return None
+    if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
+        raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
+    return plan_gpu_pool(
+        _rule(rules, request),
+        text=src.text_config,
+        geometry=geometry,
+        visible_bytes=acc.memory_bytes or 0,
+        utilization=util if util is not None else 0.9,
+        weights_bytes=weights,
+        dtype_bytes=DTYPE_BYTES[dtype_name],
+        tensor_parallel_size=request.tensor_parallel_size,
+        block_size=block,
+        max_model_len=max_model_len,
+        max_num_seqs=request.max_num_seqs,
+        max_num_batched_tokens=request.max_num_batched_tokens,
+        kv_cache_memory_bytes=request.kv_cache_memory_bytes,
+        measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
+    )
+
+
+def _gpu_verdict(gpu: GpuPool, weights_per_gpu: int, max_model_len: int, rules: EngineRules) -> tuple[str, str]:
+    """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds."""
+    b = gpu.budget
+    if weights_per_gpu >= b.requested_bytes:
+        return (f"does not fit: weights {weights_per_gpu / GiB:.2f} GiB per GPU exceed the requested "
+                f"{b.requested_bytes / GiB:.2f} GiB", "weights")
+    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
+    if gpu.pool_bytes_per_gpu <= 0 or short:
+        return (f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GiB:.2f} GiB "
+                f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GiB:.2f} GiB "
+                f"({gpu.tokens:,} tokens); the engine refuses to start", "kv-one-request")
+    return "fits", "kv-pool"
+
+
+def _explicit_or_cap_pool(
+    request: PlanRequest, rules: EngineRules, engine: str, chip: str, cap: int | None, weights: int, devices: int
+) -> int:
+    """KV pool bytes over all devices: --kv-cache-memory (per device) x devices, the engine's explicit
+    default, or cap - weights."""
+    if request.kv_cache_memory_bytes is not None:
+        return request.kv_cache_memory_bytes * devices
+    if rules.kv_pool == "explicit":
+        if rules.default_kv_cache_memory_bytes is None:
+            raise ConfigError(f"engine {engine} needs kv_cache_memory_bytes (--kv-cache-memory)")
+        return rules.default_kv_cache_memory_bytes
+    if cap is None:
+        raise ConfigError(
+            f"chip {chip} has no memory figure in accelerators.json; pass kv_cache_memory_bytes (--kv-cache-memory)"
+        )
+    return cap - weights
+
+
+def _verdict(
+    pool: int, cap: int | None, weights: int, tokens: int, max_model_len: int, concurrency: float
+) -> tuple[str, str]:
+    """The engine's start-up check: one max_model_len request, at the blocks it takes (sliding layers
+    windowed where the engine windows them), must fit in the pool; so the verdict never contradicts the
+    concurrency printed beside it."""
+    if pool <= 0:
+        return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB",
+                "weights")
+    if concurrency < 1:
+        return (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
+                "kv-one-request")
+    return "fits", "kv-pool"
+
+
+def _logged_tokens(
+    gpu: GpuPool | None, rules: EngineRules, request: PlanRequest, conc: Any, max_model_len: int, tokens: int
+) -> int:
+    """The token figure the engine's boot log prints, by that version's own accounting."""
+    if gpu is not None:
+        return gpu.logged_tokens(_rule(rules, request), max_model_len)
+    # vLLM 0.32 (CPU) computes the logged figure as int(concurrency x max_model_len)
+    return int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens

@@ -1,18 +1,19 @@
 """Per-layer KV-cache geometry from a model's text config: which layers own a cache, with what shape.
 
-The input is a transformers config object (or anything with the same attributes), already narrowed to
-the text/decoder part (`text_config` of a multimodal config). The output is one `LayerKV` per decoder
+The input is the decoder part of a config.json as planner.config validated it (a dict; family rules such
+as Gemma 3's layer pattern already applied). The output is one `LayerKV` per decoder
 layer. KV bytes per token is the sum over layers that own a cache; `hidden_size / num_attention_heads`
 is never used as a head dim (DESIGN.md, "Facts the planner must get right"; seed article §"E2B is a
 strange checkpoint", fact 6: Gemma 4 E2B would get 192 instead of 256).
 
 Fields read, by family (names as in the published config.json files and transformers 5.19 classes):
-  num_hidden_layers, num_key_value_heads (default num_attention_heads), head_dim,
+  num_hidden_layers, num_key_value_heads, head_dim (planner.config fills them by the family's rule),
   layer_types ('full_attention' / 'sliding_attention' / 'chunked_attention'), sliding_window,
   use_sliding_window + max_window_layers (Qwen2/Qwen3), global_head_dim and num_global_key_value_heads
-  (Gemma 4 full layers; transformers 5.19 turns them into per_layer_config overrides, read through its
-  per-layer view), attention_k_eq_v (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers
-  read the cache of the last earlier layer of the same attention type).
+  (Gemma 4 full layers, as transformers 5.19's per-layer overrides apply them), attention_k_eq_v
+  (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers read the cache of the last
+  earlier layer of the same attention type); kv_lora_rank + qk_rope_head_dim for MLA (one latent per
+  token per layer).
 A field the geometry needs that is missing or of an unknown kind raises ConfigError naming the field.
 """
 
@@ -124,29 +125,18 @@ def layer_kinds(cfg: Any, family: str) -> list[str]:
     return [FULL] * n
 
 
-def _layer_config(cfg: Any, index: int) -> Any:
-    """transformers 5.19's per-layer view (`config.per_layer_config[i]`), which applies the sparse
-    per-layer overrides (Gemma 4 full layers: head_dim = global_head_dim, and KV heads =
-    num_global_key_value_heads when attention_k_eq_v; configuration_gemma4.py). None for plain dicts."""
-    if isinstance(cfg, dict):
-        return None
-    try:
-        return cfg.per_layer_config[index]
-    except (AttributeError, TypeError, KeyError, IndexError):
-        return None
-
-
-def _layer_shape(cfg: Any, index: int, kind: str, family: str) -> tuple[int, int]:
-    """(head_dim, KV heads) of layer `index`: from transformers' per-layer view when there is one,
-    else from the flat fields (full layers: global_head_dim / num_global_key_value_heads if set)."""
-    layer_cfg = _layer_config(cfg, index)
-    if layer_cfg is not None:
-        dim = _get(layer_cfg, "head_dim")
-        heads = _get(layer_cfg, "num_key_value_heads") or _get(layer_cfg, "num_attention_heads")
-    else:
-        dim = (_get(cfg, "global_head_dim") if kind == FULL else None) or _get(cfg, "head_dim")
-        heads = ((_get(cfg, "num_global_key_value_heads") if kind == FULL else None)
-                 or _get(cfg, "num_key_value_heads") or _get(cfg, "num_attention_heads"))
+def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int]:
+    """(head_dim, KV heads) of a layer from the flat fields (planner.config applied the family rules):
+    Gemma 4 full layers take global_head_dim, and num_global_key_value_heads when attention_k_eq_v
+    (transformers configuration_gemma4.py per-layer overrides); a saved `per_layer_config` entry wins."""
+    override = (_get(cfg, "per_layer_config") or {}).get(str(index))
+    dim = (_get(cfg, "global_head_dim") if kind == FULL else None) or _get(cfg, "head_dim")
+    heads = _get(cfg, "num_key_value_heads")
+    if kind == FULL and _get(cfg, "attention_k_eq_v") and _get(cfg, "num_global_key_value_heads"):
+        heads = _get(cfg, "num_global_key_value_heads")
+    if override:  # transformers 5.19's saved per-layer overrides win (planner.config checked them)
+        dim = override.get("head_dim", dim)
+        heads = override.get("num_key_value_heads", heads)
     if not isinstance(dim, int) or dim <= 0:
         raise ConfigError(f"model config ({family}): field 'head_dim' is missing for layer {index}; the "
                           "planner never derives it from hidden_size / num_attention_heads")
@@ -154,6 +144,23 @@ def _layer_shape(cfg: Any, index: int, kind: str, family: str) -> tuple[int, int
         raise ConfigError(f"model config ({family}): field 'num_key_value_heads' is missing for layer "
                           f"{index}")
     return dim, heads
+
+
+def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, family: str) -> Geometry:
+    """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): each layer caches one latent of
+    kv_lora_rank + qk_rope_head_dim elements per token, no separate K and V, no heads
+    (vllm/model_executor/layers/mla.py; DeepSeek-V3.1: 61 x 576 x 2 B = 70,272 B/token, 10.72 GiB at
+    163,840 tokens, issue 12). The latent is not split by tensor parallelism: every rank holds it, so
+    the total over ranks is TP x the latent (recorded as one 'head' replicated TP times)."""
+    n = _require_int(cfg, "num_hidden_layers", family)
+    dim = _require_int(cfg, "kv_lora_rank", family) + _require_int(cfg, "qk_rope_head_dim", family)
+    per_token = int(tensor_parallel_size * dim * kv_dtype_bytes)
+    layers = [
+        LayerKV(index=i, attention_type=FULL, kv_heads=tensor_parallel_size, head_dim=dim, latent=True,
+                owns_cache=True, bytes_per_token=per_token)
+        for i in range(n)
+    ]
+    return Geometry(layers=layers, raw_kv_heads=frozenset({1}))
 
 
 def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1,
@@ -171,6 +178,9 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
     family = family or str(_get(cfg, "model_type", "unknown"))
     if tensor_parallel_size < 1:
         raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
+    if _get(cfg, "kv_lora_rank") is not None:
+        return mla_geometry(cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size,
+                            family=family)
     n = _require_int(cfg, "num_hidden_layers", family)
     kinds = layer_kinds(cfg, family)
     k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))
@@ -188,7 +198,7 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
     raw_heads: set[int] = set()
     last_owner: dict[str, int] = {}
     for i, kind in enumerate(kinds):
-        dim, heads_i = _layer_shape(cfg, i, kind, family)
+        dim, heads_i = _layer_shape(cfg, kind, family, i)
         raw_heads.add(heads_i)
         padded = -(-heads_i // tensor_parallel_size) * tensor_parallel_size
         owns = i < first_shared

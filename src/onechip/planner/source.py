@@ -10,8 +10,9 @@ MODEL is resolved in this order:
      endpoint (HF_ENDPOINT, default https://huggingface.co) is first asked once, with a short timeout:
      offline, huggingface_hub's own retries (1+2+4+8+8 s of back-off) made an unknown name take ~26 s
      before its error; HF_HUB_OFFLINE=1 skips the Hub altogether.
-Errors are ConfigError one-liners; the config class comes from transformers so defaults match the
-reference implementation.
+Errors are ConfigError one-liners. config.json is read by our own strict reader (planner/config.py), not
+transformers: no library default decides head_dim, KV heads, windows or shared layers, and planning
+imports no torch.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,64 +28,40 @@ import httpx
 
 from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
+from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
 
 
 @dataclass
 class ModelSource:
-    """A resolved model: full config, its text part, the tensor inventory and where they came from."""
+    """A resolved model: its validated config, the tensor inventory and where they came from."""
 
     name: str
-    config: Any  # transformers PretrainedConfig
-    text_config: Any  # the decoder's config (config itself for text-only models)
+    config: ModelConfig
     tensors: list[Tensor]
     origin: str  # 'local', 'catalog' or 'hub'
-    checkpoint_dtype: str | None  # config dtype / torch_dtype as a string, e.g. 'bfloat16'
     mm_tokens_per_item: int | None = None  # largest multimodal item in tokens (catalog), if known
     serve_name: str | None = None  # what to pass to `vllm serve` (Hub id for catalog models)
 
+    @property
+    def text_config(self) -> dict[str, Any]:
+        """The decoder's fields, family rules applied (planner.config)."""
+        return self.config.text
 
-def _transformers() -> Any:
-    try:
-        import transformers
-    except ImportError as exc:  # transformers is a core dependency of the planner
-        raise MissingDependencyError("the planner needs transformers (pip install transformers)") from exc
-    return transformers
-
-
-def config_from_dict(data: dict[str, Any], where: str) -> Any:
-    """Build the transformers config class for `data['model_type']`.
-
-    Raises ConfigError naming 'model_type' when it is missing or transformers has no class for it.
-    """
-    model_type = data.get("model_type")
-    if not model_type:
-        raise ConfigError(f"{where}: field 'model_type' is missing from config.json")
-    transformers = _transformers()
-    rest = {k: v for k, v in data.items() if k != "model_type"}
-    try:
-        return transformers.AutoConfig.for_model(model_type, **rest)
-    except (ValueError, KeyError) as exc:
-        # transformers appends every model type it knows (~500 names) to "Unrecognized model identifier".
-        detail = str(exc).split(" Should contain one of")[0]
-        detail = detail if len(detail) <= 300 else detail[:300] + "..."
-        raise ConfigError(
-            f"{where}: field 'model_type' = {model_type!r} is a family this transformers "
-            f"({transformers.__version__}) does not know: {detail}"
-        ) from None
+    @property
+    def checkpoint_dtype(self) -> str | None:
+        """config dtype / torch_dtype as a string, e.g. 'bfloat16'."""
+        return self.config.dtype
 
 
-def text_config_of(config: Any) -> Any:
-    """The decoder config: `get_text_config()` for multimodal configs (Gemma 3/3n/4), else itself."""
-    getter = getattr(config, "get_text_config", None)
-    return getter() if callable(getter) else config
+def config_from_dict(data: Any, where: str) -> ModelConfig:
+    """Validate a parsed config.json (planner.config.read_config). Raises ConfigError naming the field."""
+    return read_config(data, where)
 
 
-def _dtype_name(config: Any) -> str | None:
-    value = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
-    if value is None:
-        return None
-    return str(value).removeprefix("torch.")
+def text_config_of(config: ModelConfig) -> dict[str, Any]:
+    """The decoder part of a validated config (text_config for multimodal configs, else the file)."""
+    return config.text
 
 
 def from_local_dir(directory: Path) -> ModelSource:
@@ -97,14 +75,11 @@ def from_local_dir(directory: Path) -> ModelSource:
         data = json.loads(cfg_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{cfg_path}: cannot read: {exc}") from None
-    config = config_from_dict(data, str(cfg_path))
     return ModelSource(
         name=str(directory),
-        config=config,
-        text_config=text_config_of(config),
+        config=config_from_dict(data, str(cfg_path)),
         tensors=read_checkpoint_dir(directory),
         origin="local",
-        checkpoint_dtype=_dtype_name(config),
     )
 
 
@@ -130,19 +105,22 @@ def inventory(key: str, entry: dict[str, Any]) -> list[Tensor]:
             f"catalog model {key!r} has no bundled tensor inventory; pass a local "
             "checkpoint directory or a Hub id to count weights from tensor headers"
         )
+    return list(_inventory_tensors(str(name)))
+
+
+@cache
+def _inventory_tensors(name: str) -> tuple[Tensor, ...]:
+    """A bundled inventory file's tensors, built once per process (catalog files do not change)."""
     doc = catalog.load(name)
-    return [Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"]]
+    return tuple(Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"])
 
 
 def from_catalog(key: str, entry: dict[str, Any]) -> ModelSource:
-    config = config_from_dict(entry["config"], f"catalog models.json[{key}]")
     return ModelSource(
         name=key,
-        config=config,
-        text_config=text_config_of(config),
+        config=config_from_dict(entry["config"], f"catalog models.json[{key}]"),
         tensors=inventory(key, entry),
         origin="catalog",
-        checkpoint_dtype=_dtype_name(config),
         mm_tokens_per_item=entry.get("mm_max_tokens_per_item"),
         serve_name=entry.get("hub_id") or key,
     )
@@ -214,10 +192,8 @@ def from_hub(repo_id: str) -> ModelSource:
     return ModelSource(
         name=repo_id,
         config=config,
-        text_config=text_config_of(config),
         tensors=tensors,
         origin="hub",
-        checkpoint_dtype=_dtype_name(config),
     )
 
 

@@ -17,6 +17,7 @@ import math
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from onechip.errors import ConfigError
@@ -29,6 +30,11 @@ DTYPE_BYTES: dict[str, float] = {
     "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1, "uint8": 1,
 }
 _FLOAT_CODES = {"F64", "F32", "F16", "BF16"}
+# Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
+# methods create these parameters with their own dtype (vllm/model_executor/layers/quantization/fp8.py:
+# per-tensor weight_scale / input_scale as torch.float32; compressed-tensors W4A16/W8A8 scales and
+# zero points as stored), so an F32 scale is 4 bytes even when the model is served in bf16.
+_KEEP_DTYPE_SUFFIXES = ("_scale", "_scale_inv", "_scale_2", "zero_point", "_zero_point", ".g_idx", "_shape")
 
 LANGUAGE_MODEL = "language_model"
 EMBEDDINGS = "embeddings"
@@ -76,15 +82,17 @@ class Tensor:
         return math.prod(self.shape)
 
     def nbytes(self, served_dtype: str | None = None) -> int:
-        """Bytes resident when served: floating tensors take the served dtype, others keep theirs."""
+        """Bytes resident when served: floating tensors take the served dtype, others (and quantization
+        scales, zero points, group indices) keep theirs."""
         code = self.dtype
-        if served_dtype is not None and code in _FLOAT_CODES:
+        if served_dtype is not None and code in _FLOAT_CODES and not self.name.endswith(_KEEP_DTYPE_SUFFIXES):
             return int(self.numel * DTYPE_BYTES[served_dtype])
         if code not in DTYPE_BYTES:
             raise ConfigError(f"tensor {self.name}: unknown dtype {code!r}")
         return int(self.numel * DTYPE_BYTES[code])
 
 
+@lru_cache(maxsize=1 << 16)  # plans in a loop (advise, MCP) see the same few thousand names again
 def component_of(name: str) -> str:
     """Component of a tensor by anchored module prefix. Raises ConfigError for an unknown layout."""
     for prefix, component in _PREFIXES:

@@ -26,10 +26,52 @@ class LayerKV(ResultModel):
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
     k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
+    latent: bool = Field(
+        default=False,
+        description="MLA: one latent of head_dim (kv_lora_rank + qk_rope_head_dim) elements per token, no K/V pair.",
+    )
     owns_cache: bool = Field(description="False when the layer reads another layer's cache (KV sharing).")
     shares_from: int | None = Field(default=None, description="Layer whose cache this one reads.")
     sliding_window: int | None = Field(default=None, description="Window in tokens for sliding layers.")
     bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
+
+
+class GpuMemoryBudget(ResultModel):
+    """What vLLM's start-up profiling takes from each GPU before sizing the KV pool (bytes per GPU)."""
+
+    rule_versions: str = Field(description="vLLM versions the applied memory rule holds for.")
+    requested_bytes: int = Field(description="Visible memory x gpu_memory_utilization.")
+    weights_bytes: int = Field(description="Weights resident on one GPU (split by tensor parallelism).")
+    non_torch_bytes: int = Field(description="Non-torch memory (CUDA context; NCCL buffers at TP >= 2).")
+    activation_peak_bytes: int = Field(description="Peak activation of the profiling run.")
+    cuda_graph_bytes: int = Field(description="CUDA-graph memory subtracted (0 where the version does not).")
+    kv_cache_bytes: int = Field(description="What is left for the KV cache on one GPU.")
+    kv_cache_low_bytes: int = Field(description="KV budget with every uncertain term at its high end.")
+    kv_cache_high_bytes: int = Field(description="KV budget with every uncertain term at its low end.")
+    dominant_uncertainty: str = Field(description="The term whose range moves the KV budget most.")
+    kv_groups: int = Field(default=1, description="Groups of the hybrid KV allocator (1: uniform layers).")
+    group_layers: int = Field(default=1, description="Layers per allocator group (tensors sharing pages).")
+    block_bytes: int = Field(default=0, description="Bytes one block takes per GPU: page x layers per group.")
+    min_block_size: int = Field(default=16, description="Smallest block size of the groups, tokens.")
+    blocks_per_request: int = Field(default=1, description="Blocks one max_model_len request takes.")
+    token_line: str = Field(default="groups", description="How the version prints its token line (groups/capacity).")
+
+
+class MeasuredBoot(ResultModel):
+    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/calibration to make later plans of the
+    same deployment exact (planner.calibration)."""
+
+    key: str = Field(description="Deployment key: model, chip, engine, version, TP, dtypes, scheduler limits.")
+    date: str = Field(description="ISO date of the boot.")
+    engine_version: str | None = Field(default=None, description="vLLM version the boot logged.")
+    utilization: float = Field(description="gpu_memory_utilization of the boot.")
+    requested_bytes: int = Field(description="Visible memory x utilization per GPU, as planned for that boot.")
+    weights_bytes: int = Field(description="Weights per GPU as the planner counted them for that boot.")
+    kv_cache_bytes: int = Field(description="KV pool per GPU implied by the logged token line, bytes.")
+    kv_cache_tokens: int = Field(description="The logged 'KV cache size: N tokens'.")
+    overhead_bytes: int = Field(
+        description="requested - weights - KV pool: non-torch + activation peak + CUDA graphs, measured together."
+    )
 
 
 class ContextConcurrency(ResultModel):
@@ -133,3 +175,23 @@ class Plan(ResultModel):
     )
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
+    binding_limit: str | None = Field(
+        default=None,
+        description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
+        "less than one max_model_len request: the engine refuses to start), 'program-memory' (TPU: too little "
+        "memory outside the cap for the compiled programs) or 'kv-pool' (fits; concurrency is bounded by the pool).",
+    )
+    devices: int = Field(default=1, description="Devices (GPUs or chips) the plan spreads over.")
+    memory_budget: GpuMemoryBudget | None = Field(
+        default=None, description="Per-GPU terms of vLLM's start-up profiling (vllm-gpu rules only)."
+    )
+    kv_tokens_range: tuple[int, int] | None = Field(
+        default=None,
+        description="Low and high KV tokens (as the engine's token line counts them) the uncertain budget terms allow.",
+    )
+    calibrated_from: str | None = Field(
+        default=None, description="The stored boot whose measured terms replaced the rules, when one did."
+    )
+    deployment_key: str | None = Field(
+        default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
+    )

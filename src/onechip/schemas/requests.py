@@ -82,7 +82,7 @@ class PlanRequest(ServeOptions):
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
     )
     tensor_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
-        default=1, ge=1, description="Tensor-parallel size (at most the chip's count)."
+        default=1, ge=1, description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's chips."
     )
     block_size: Annotated[int | None, Cli(serve_flag=True)] = Field(
         default=None, ge=1, description="KV block size, tokens (default: the engine's rule)."
@@ -91,7 +91,15 @@ class PlanRequest(ServeOptions):
         default=None, ge=1, description="Scheduler token budget per step (default: the engine's)."
     )
     kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory", serve_flag=True)] = Field(
-        default=None, gt=0, description="KV pool, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB)."
+        default=None,
+        gt=0,
+        description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).",
+    )
+    max_num_seqs: Annotated[int | None, Cli(serve_flag=True)] = Field(
+        default=None, ge=1, description="Most sequences per step (default: the engine's); sizes the sampler warm-up."
+    )
+    engine_version: str | None = Field(
+        default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."

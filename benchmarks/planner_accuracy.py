@@ -1,0 +1,235 @@
+"""Planner accuracy over the corpus of real vLLM boot logs (tests/fixtures/bootlogs/corpus.json, issue 12).
+
+For every fixture whose model config is in tests/fixtures/bootlogs/configs/, plan the logged deployment with
+`onechip.planner.plan_model` (engine, chip, version, max_model_len, utilization, TP, dtypes and scheduler
+limits as the log states them) and compare with what the log printed:
+  - KV tokens: the planner's own budget (visible memory x utilization - weights - non-torch - activation
+    [- CUDA graphs]) against the logged 'KV cache size: N tokens'; error = (predicted - logged) / logged;
+  - fit / no fit against the logged outcome (refused because KV is short for one request).
+Weights come from the checkpoint bytes the corpus gives (`weights_total_bytes`) or, lacking them (no
+safetensors headers can be read here), from the log's own loaded-weights figure x TP: said per row.
+Fixtures without a config, or refused for reasons the planner does not model, are listed, not scored.
+
+Run: PYTHONPATH=src python benchmarks/planner_accuracy.py
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from onechip.errors import OnechipError
+from onechip.planner import plan_model
+from onechip.planner.source import catalog_entry
+
+ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
+GiB = 2**30
+# Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources): scored, but
+# not evidence for those terms.
+FITTED_ON = {
+    "h100-llama31-8b-tp1-v0190": "activation fit",
+    "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
+    "h100-qwen3-8b-tp1-v0190": "activation fit",
+}
+# A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
+# geometry (the log's own cache shape), said in the table.
+STAND_IN = {
+    "tpu-v6e4-tp4-len4096": "configs/meta-llama--Llama-3.1-8B-Instruct.json",  # shape 32 x (.., 256, 16, 128)
+}
+CHIPS = {
+    "TPU v6e ('TFRT TPU v6 lite') x 4": "v6e-4",
+    "H100": "h100",
+    "RTX 3090": "rtx3090",
+    "L4": "l4",
+    "TPU v5e-1": "v5e-1",
+    "TPU v6e-1": "v6e-1",
+}
+
+
+def chip_of(entry: dict[str, Any]) -> str | None:
+    hardware = entry["hardware"]
+    if hardware.startswith("CPU"):
+        return "cpu"
+    for needle, key in CHIPS.items():
+        if needle in hardware:
+            return key
+    return None
+
+
+def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
+    text = entry["engine"]
+    if "tpu_commons" in text:
+        return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
+    if "tpu" in text.lower():
+        return "vllm-tpu", _release(entry["vllm_version"])
+    if "CPU" in text:
+        return "vllm-cpu", None
+    if "V0" in text:
+        return "vllm-gpu", "0.7.0"  # a V0-era release: the V0 rule
+    return "vllm-gpu", entry["vllm_version"]
+
+
+def _release(version: str | None) -> str | None:
+    """'0.26.1rc1.dev125+g...' -> '0.26.1'; None stays None (the engine's own default rule)."""
+    return ".".join(version.split(".")[:3]).split("rc")[0] if version else None
+
+
+def write_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int, quantized: bool) -> None:
+    """config.json and a header-only safetensors file holding `weights_bytes` (BF16, or U8 for a quantized
+    checkpoint whose bytes do not change with the served dtype); no tensor data is read by the planner."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    dtype, shape = ("U8", [weights_bytes]) if quantized else ("BF16", [weights_bytes // 2])
+    header = json.dumps(
+        {"model.layers.0.mlp.weight": {"dtype": dtype, "shape": shape, "data_offsets": [0, weights_bytes]}}
+    ).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+
+
+def logged_tokens(entry: dict[str, Any]) -> int | None:
+    """The log's token line; a V0 log prints only '# GPU blocks: N', which V0 turns into N x 16 tokens
+    (block size 16 on CUDA, vllm/config.py CacheConfig of that era)."""
+    logged = entry["logged"]
+    if logged.get("kv_cache_tokens") is not None:
+        return int(logged["kv_cache_tokens"])
+    if "V0" in entry["engine"] and logged.get("num_gpu_blocks"):
+        return int(logged["num_gpu_blocks"]) * 16
+    return None
+
+
+def outcome_note(entry: dict[str, Any]) -> str:
+    """Why a refused boot was refused, when it was not vLLM's KV fit check."""
+    error = entry.get("error_line") or ""
+    return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
+
+
+def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
+    if entry.get("weights_total_bytes"):
+        return int(entry["weights_total_bytes"]), "checkpoint bytes"
+    logged = entry["logged"].get("model_weights_gib") or entry["logged"].get("hbm_used_after_model_gib_per_chip")
+    if logged is None:
+        return None, "none"
+    return int(logged * GiB * tp), "logged x TP"
+
+
+def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
+    args = entry["engine_args"]
+    fields: dict[str, Any] = {"chip": chip, "engine": engine, "multimodal": False}
+    if engine in ("vllm-gpu", "vllm-tpu") and version is not None:
+        fields["engine_version"] = version
+    for ours, theirs in (
+        ("max_model_len", "max_model_len"),
+        ("utilization", "gpu_memory_utilization"),
+        ("max_num_seqs", "max_num_seqs"),
+        ("max_num_batched_tokens", "max_num_batched_tokens"),
+        ("block_size", "block_size"),
+    ):
+        if args.get(theirs) is not None:
+            fields[ours] = args[theirs]
+    fields["tensor_parallel_size"] = args.get("tensor_parallel_size") or 1
+    if args.get("kv_cache_dtype") not in (None, "auto"):
+        fields["kv_cache_dtype"] = args["kv_cache_dtype"]
+    if args.get("dtype") not in (None, "auto"):
+        fields["dtype"] = args["dtype"]
+    if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
+        fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GiB)
+    return fields
+
+
+def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | None, str]:
+    """What to plan: the catalog model when it bundles a tensor inventory (weights from its headers,
+    towers loaded as the engine loads them), else a header-only checkpoint written from the fixture's
+    config and weights figure."""
+    found = catalog_entry(entry["model"] or "")
+    if found is not None and found[1].get("inventory"):
+        return found[0], "catalog inventory"
+    config_file = entry.get("config_file") or STAND_IN[entry["name"]]
+    config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
+    tp = entry["engine_args"].get("tensor_parallel_size") or 1
+    weights, how = weights_of(entry, tp)
+    if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
+        weights, how = 2, "unused (explicit CPU pool)"
+    if weights is None:
+        return None, how
+    path = workdir / entry["name"]
+    write_checkpoint(path, config, weights, entry["engine_args"].get("quantization") is not None)
+    return str(path), how
+
+
+def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """One row: predicted vs logged, or why the fixture is not scored."""
+    row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
+    chip = chip_of(entry)
+    if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
+        row["skip"] = "pipeline parallel: not modelled by the planner (it plans tensor parallel only)"
+        return row
+    if entry.get("config_file") is None and entry["name"] in STAND_IN:
+        row["stand_in"] = " [geometry from the log's cache shape]"
+    elif entry.get("config_file") is None or chip is None:
+        row["skip"] = "no config" if entry.get("config_file") is None else "chip not in catalog"
+        return row
+    engine, version = engine_of(entry)
+    fields = request_of(entry, chip, engine, version)
+    try:
+        model, how = model_of(entry, engine, workdir)
+        if model is None:
+            row["skip"] = "no weights figure"
+            return row
+        fields["multimodal"] = how == "catalog inventory"
+        plan = plan_model(model, **fields)
+    except OnechipError as exc:
+        row["skip"] = f"refused: {exc}"
+        return row
+    row.update(
+        predicted=plan.kv_tokens_logged,
+        fits=plan.fits,
+        weights=how,
+        binding=plan.binding_limit,
+        note=outcome_note(entry),
+    )
+    return row
+
+
+def main() -> int:
+    corpus = json.loads((ROOT / "corpus.json").read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [predict(entry, Path(tmp)) for entry in corpus]
+    errors: list[float] = []
+    verdicts_right = verdicts = 0
+    print(f"{'fixture':52} {'predicted':>10} {'logged':>10} {'error':>8}  fit/outcome  weights")
+    for row in rows:
+        if "skip" in row:
+            continue
+        verdicts += 1
+        right = row["fits"] == (row["outcome"] == "started")
+        verdicts_right += right
+        err = ""
+        if row["logged"]:
+            e = (row["predicted"] - row["logged"]) / row["logged"]
+            errors.append(abs(e))
+            err = f"{e:+.2%}"
+        fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
+        logged = f"{row['logged']:,}" if row["logged"] else "-"
+        fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
+        print(
+            f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
+            f"{row['note']}{fitted}{row.get('stand_in', '')}"
+        )
+    if errors:
+        print(
+            f"\nKV tokens: {len(errors)} fixtures scored, mean |error| {sum(errors) / len(errors):.2%}, "
+            f"worst {max(errors):.2%}; fit/no-fit right in {verdicts_right} of {verdicts}"
+        )
+    skipped = [row for row in rows if "skip" in row]
+    print(f"\nnot scored ({len(skipped)} of {len(rows)}):")
+    for row in skipped:
+        print(f"  {row['name']}: {row['skip'][:150]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Our own strict reader of a model's config.json: the fields the KV geometry and memory model need.
+
+Why not transformers' config classes: importing them costs ~5 s and ~470 MiB (torch), and their
+defaults silently decide the answer when a field is missing (Gemma 3 without `head_dim` gets 256, twice
+its real KV; issue 12). Here a field is either in the file, or derived by the rule the serving engine
+itself applies to that family, or the config is refused in one line naming the field.
+
+    read_config(data, where) -> ModelConfig     validated, with the decoder part normalised
+
+Rules applied (each with its source):
+  - the decoder part is `text_config` when the file has one (multimodal Gemma 3/3n/4, Kimi-VL, Mistral 3);
+    the family is its `model_type`, else the top-level one;
+  - `head_dim` absent: hidden_size // num_attention_heads only for families whose reference code does
+    exactly that (vLLM ModelConfig.get_head_size fallback; transformers Llama/Mistral/Qwen2/Starcoder2
+    configs derive it the same way). Families whose config class has a constant default (Gemma, Qwen3,
+    gpt-oss) must state it;
+  - `num_key_value_heads` absent: num_attention_heads (multi-head attention; vLLM get_total_num_kv_heads)
+    for the same families; required elsewhere;
+  - Gemma 2 without `layer_types`: sliding on even layers; Gemma 3 without it: full every
+    `sliding_window_pattern`-th layer (transformers configuration_gemma2/3.py, which vLLM reads);
+  - Gemma 4 full layers: `global_head_dim`, and `num_global_key_value_heads` when `attention_k_eq_v`
+    (transformers configuration_gemma4.py per-layer overrides); `global_head_dim` is required unless the
+    file carries those overrides itself (`per_layer_config`, as transformers 5.19 saves them);
+  - MLA (DeepSeek V2/V3, Kimi K2, Kimi-VL's decoder): `kv_lora_rank` and `qk_rope_head_dim` required.
+Any other `model_type` is refused: the planner gives no number for an architecture it does not model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from onechip.errors import ConfigError
+
+# Families whose reference implementation derives head_dim = hidden_size // num_attention_heads and
+# KV heads = num_attention_heads when the config omits them (see module docstring).
+DIVIDING_FAMILIES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "starcoder2",
+        "phi",
+        "phi3",
+        "granite",
+    }
+)
+# Families that must state head_dim and num_key_value_heads (their config classes default them).
+STATING_FAMILIES = frozenset(
+    {
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "gemma3n",
+        "gemma3n_text",
+        "gemma4",
+        "gemma4_text",
+        "gpt_oss",
+    }
+)
+# Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
+MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2"})
+MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+
+# Fields and the kind of value each must hold when present.
+_POSITIVE_INTS = (
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "global_head_dim",
+    "num_global_key_value_heads",
+    "hidden_size",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "vocab_size",
+    "max_position_embeddings",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "sliding_window_pattern",
+    "max_window_layers",
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "num_experts_per_tok",
+)
+_NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
+_BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
+_REQUIRED = ("num_hidden_layers", "num_attention_heads")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A validated config.json: the whole file, and its decoder part with the family rules applied.
+
+    text: a plain dict with (at least) num_hidden_layers, num_attention_heads, num_key_value_heads,
+        head_dim (or the MLA fields), layer_types where the family has sliding layers.
+    """
+
+    family: str
+    data: Mapping[str, Any]
+    text: dict[str, Any]
+    dtype: str | None
+    tie_word_embeddings: bool
+
+    @property
+    def is_mla(self) -> bool:
+        return self.family in MLA_FAMILIES
+
+
+def _fail(where: str, field: str, why: str) -> ConfigError:
+    return ConfigError(f"{where}: field '{field}' {why}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_types(text: Mapping[str, Any], where: str) -> None:
+    """Wrong types and out-of-range values, before any arithmetic (one line naming the field)."""
+    for name in _POSITIVE_INTS:
+        value = text.get(name)
+        if value is not None and (not _is_int(value) or value <= 0):
+            raise _fail(where, name, f"must be a positive integer, got {value!r}")
+    for name in _NON_NEGATIVE_INTS:
+        value = text.get(name)
+        if value is not None and (not _is_int(value) or value < 0):
+            raise _fail(where, name, f"must be a non-negative integer, got {value!r}")
+    for name in _BOOLS:
+        value = text.get(name)
+        if value is not None and not isinstance(value, bool):
+            raise _fail(where, name, f"must be true or false, got {value!r}")
+    window = text.get("sliding_window")
+    if window is not None and (not _is_int(window) or window <= 0):
+        raise _fail(where, "sliding_window", f"must be a positive integer or null, got {window!r}")
+    types = text.get("layer_types")
+    if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
+        raise _fail(where, "layer_types", f"must be a list of strings, got {types!r}")
+    _check_overrides(text.get("per_layer_config"), where)
+    for name in _REQUIRED:
+        if text.get(name) is None:
+            raise _fail(where, name, "is missing; the KV geometry needs it")
+
+
+def _check_overrides(overrides: Any, where: str) -> None:
+    """transformers 5.19 saves Gemma 4's per-layer overrides as {"<layer>": {"head_dim": n, ...}}."""
+    if overrides is None:
+        return
+    if not isinstance(overrides, dict):
+        raise _fail(where, "per_layer_config", f"must be an object, got {overrides!r}")
+    for index, fields in overrides.items():
+        if not str(index).isdigit() or not isinstance(fields, dict):
+            raise _fail(where, "per_layer_config", f"entry {index!r} must map a layer index to an object")
+        for name in ("head_dim", "num_key_value_heads"):
+            value = fields.get(name)
+            if value is not None and (not _is_int(value) or value <= 0):
+                raise _fail(where, f"per_layer_config.{index}.{name}", f"must be a positive integer, got {value!r}")
+
+
+def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
+    """Gemma 2/3 configs that predate `layer_types` (rule in the module docstring)."""
+    if text.get("layer_types") is not None:
+        return
+    n = text["num_hidden_layers"]
+    if family == "gemma2":
+        text["layer_types"] = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
+    elif family in ("gemma3", "gemma3_text"):
+        pattern = text.get("sliding_window_pattern")
+        if pattern is None:
+            raise _fail(
+                where,
+                "sliding_window_pattern",
+                "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
+            )
+        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+
+
+def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
+    if family in MLA_FAMILIES:
+        for name in ("kv_lora_rank", "qk_rope_head_dim"):
+            if text.get(name) is None:
+                raise _fail(where, name, f"is missing; MLA ({family}) caches kv_lora_rank + qk_rope_head_dim per token")
+        return
+    if text.get("head_dim") is None:
+        if family not in DIVIDING_FAMILIES:
+            raise _fail(
+                where,
+                "head_dim",
+                f"is missing; {family} does not derive it from "
+                "hidden_size / num_attention_heads, so the planner never does",
+            )
+        hidden = text.get("hidden_size")
+        if hidden is None:
+            raise _fail(where, "hidden_size", "is missing and so is 'head_dim'")
+        text["head_dim"] = hidden // text["num_attention_heads"]
+    if text.get("num_key_value_heads") is None:
+        if family not in DIVIDING_FAMILIES:
+            raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
+        text["num_key_value_heads"] = text["num_attention_heads"]
+    overrides = text.get("per_layer_config")
+    if family in ("gemma4", "gemma4_text") and text.get("global_head_dim") is None and not overrides:
+        raise _fail(where, "global_head_dim", "is missing; Gemma 4 full-attention layers need it")
+    _derive_layer_types(text, family, where)
+
+
+def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str:
+    top = data.get("model_type")
+    inner = text.get("model_type") if text is not data else None
+    family = inner or top
+    if not isinstance(family, str) or not family:
+        raise _fail(where, "model_type", "is missing from config.json")
+    if family not in MODELLED:
+        arch = data.get("architectures") or [top]
+        raise _fail(
+            where,
+            "model_type",
+            f"= {family!r} ({', '.join(map(str, arch))}): an architecture the "
+            f"planner does not model; it gives no number rather than a wrong one "
+            f"(modelled: {', '.join(sorted(MODELLED))})",
+        )
+    return family
+
+
+def read_config(data: Any, where: str) -> ModelConfig:
+    """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: config.json must be a JSON object, got {type(data).__name__}")
+    inner = data.get("text_config")
+    if inner is not None and not isinstance(inner, dict):
+        raise _fail(where, "text_config", f"must be an object, got {inner!r}")
+    text = dict(inner) if inner else dict(data)
+    family = _family(data, text if inner else data, where)
+    _check_types(text, where)
+    _apply_family_rules(text, family, where)
+    text["model_type"] = family
+    dtype = data.get("dtype") or data.get("torch_dtype") or text.get("dtype") or text.get("torch_dtype")
+    if dtype is not None and not isinstance(dtype, str):
+        raise _fail(where, "dtype", f"must be a string, got {dtype!r}")
+    tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", False))
+    if not isinstance(tied, bool):
+        raise _fail(where, "tie_word_embeddings", f"must be true or false, got {tied!r}")
+    return ModelConfig(family=family, data=data, text=text, dtype=dtype, tie_word_embeddings=tied)

@@ -1,0 +1,153 @@
+"""The GPU memory budget as vLLM's start-up profiling draws it, per GPU and per vLLM version.
+
+    requested = visible memory per GPU x gpu_memory_utilization
+    KV budget = requested - weights per GPU - non-torch - activation peak [- CUDA graphs, from 0.21]
+
+The terms and the version each holds for are data (catalog/engines.json `memory_rules`, each with its
+source; the fitted ones say what they were fitted on). What cannot be known before a boot is given as a
+range, and the term with the widest range is named: it dominates the uncertainty of the KV pool.
+
+Activation peak (vLLM's dummy forward and sampler warm-up, vllm/v1/worker/gpu_model_runner.py
+profile_run): the larger of
+  - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + 2 x hidden): the gate/up
+    projection output, the activated MLP input and the residual stream of one layer, alive together;
+  - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
+plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from onechip.catalog.files import GpuMemoryRule
+from onechip.errors import ConfigError
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def version_key(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a vLLM version string ('0.19.0', '0.8.5.dev169+g...', '0.26.1rc1').
+    Raises ConfigError when it does not start with a release number."""
+    match = _VERSION.match(version.strip())
+    if not match:
+        raise ConfigError(f"engine_version {version!r} is not a vLLM release number such as 0.19.0")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def select_rule(rules: list[GpuMemoryRule], version: str | None) -> GpuMemoryRule:
+    """The rule whose [min_version, max_version) holds `version`; None = the newest rule. A rule with no
+    min_version covers everything older than the first ruled release (the V0 engine)."""
+    if not rules:
+        raise ConfigError("the engine has no GPU memory rules in engines.json")
+    if version is None:
+        return max(rules, key=lambda r: version_key(r.min_version) if r.min_version else (0, 0, 0))
+    key = version_key(version)
+    for rule in rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high:
+            return rule
+    raise ConfigError(f"engine_version {version!r}: no GPU memory rule in engines.json covers it")
+
+
+@dataclass(frozen=True)
+class GpuBudget:
+    """Bytes per GPU. kv_low/kv_high bound the KV budget by the ranges of the uncertain terms."""
+
+    requested_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    activation_bytes: int
+    cuda_graph_bytes: int
+    kv_bytes: int
+    kv_low_bytes: int
+    kv_high_bytes: int
+    dominant_uncertainty: str
+
+
+def _int_field(text: Mapping[str, Any], *names: str) -> int:
+    for name in names:
+        value = text.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    raise ConfigError(f"model config: field '{names[0]}' is missing; the GPU activation estimate needs it")
+
+
+def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int) -> int:
+    """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
+    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
+
+    Shapes from vllm/model_executor/layers/fused_moe (modular kernel): workspace13 = M x topk x max(N, K)
+    and workspace2 = M x topk x N / 2, with N = 2 x expert intermediate / TP and K = hidden. It stays
+    allocated after the dummy forward, so it adds to the sampler warm-up's peak: checked, not fitted, on
+    the 0.19.0 H100 logs of DeepSeek-V2-Lite (1.93 GiB logged), Mixtral-8x7B TP2 (1.21) and Qwen3-30B-A3B
+    (2.68) in tests/fixtures/bootlogs.
+    """
+    topk = text.get("num_experts_per_tok")
+    experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
+    if not topk or not experts or int(experts) <= 1 or text.get("quantization_config"):
+        return 0
+    inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
+    hidden = _int_field(text, "hidden_size")
+    n = 2 * inter / tensor_parallel_size
+    return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
+
+
+def activation_bytes(
+    rule: GpuMemoryRule,
+    text: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    tensor_parallel_size: int,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+) -> int:
+    """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring)."""
+    hidden = _int_field(text, "hidden_size")
+    vocab = _int_field(text, "vocab_size")
+    inter = text.get("intermediate_size") or 4 * hidden
+    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
+    sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab
+    moe = moe_workspace_bytes(
+        text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
+    )
+    return int(max(forward, sampler)) + moe + rule.activation_base_bytes
+
+
+def gpu_budget(
+    rule: GpuMemoryRule,
+    *,
+    visible_bytes: int,
+    utilization: float,
+    weights_bytes: int,
+    activation: int,
+    tensor_parallel_size: int,
+) -> GpuBudget:
+    """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU)."""
+    requested = int(visible_bytes * utilization)
+    non_torch = rule.non_torch_bytes + (rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0)
+    graph_low, graph_high = rule.cuda_graph_bytes_range if rule.cuda_graphs_subtracted else (0, 0)
+    graphs = (graph_low + graph_high) // 2
+    kv = requested - weights_bytes - non_torch - activation - graphs
+    act_low, act_high = rule.activation_spread_bytes
+    spreads = {
+        "non-torch memory": 2 * rule.non_torch_spread_bytes,
+        "activation peak": act_high - act_low,
+        "CUDA graphs": graph_high - graph_low,
+    }
+    low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs)
+    high = kv + rule.non_torch_spread_bytes - act_low + (graphs - graph_low)
+    return GpuBudget(
+        requested_bytes=requested,
+        weights_bytes=weights_bytes,
+        non_torch_bytes=non_torch,
+        activation_bytes=activation,
+        cuda_graph_bytes=graphs,
+        kv_bytes=kv,
+        kv_low_bytes=low,
+        kv_high_bytes=high,
+        dominant_uncertainty=max(spreads, key=lambda k: spreads[k]),
+    )

@@ -1,0 +1,93 @@
+"""Learning from a real boot (issue 12): `plan --against LOG` stores what the boot measured under
+$ONECHIP_HOME, and the next plan of the same deployment gives the logged figure, saying where it came from.
+
+The boot is a real one: the corpus's vLLM 0.19.0 log of Llama-3.1-8B on one H100
+(tests/fixtures/bootlogs/h100-llama31-8b-tp1-v0190.log: 'GPU KV cache size: 476,016 tokens')."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from onechip import api
+from onechip.planner import plan_model
+from onechip.planner.calibration import printed_tokens
+from onechip.schemas.requests import PlanRequest
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+LOG = BOOTLOGS / "h100-llama31-8b-tp1-v0190.log"
+LOGGED_TOKENS = 476_016  # the log's token line
+LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
+
+
+@pytest.fixture
+def llama(tmp_path: Path) -> Path:
+    directory = tmp_path / "llama"
+    directory.mkdir()
+    config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    (directory / "config.json").write_text(json.dumps(config))
+    header = json.dumps(
+        {
+            "model.layers.0.mlp.weight": {
+                "dtype": "BF16",
+                "shape": [LLAMA_8B_BYTES // 2],
+                "data_offsets": [0, LLAMA_8B_BYTES],
+            }
+        }
+    ).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+def _request(llama: Path, **extra: object) -> PlanRequest:
+    fields = {
+        "model": str(llama),
+        "chip": "h100",
+        "engine": "vllm-gpu",
+        "engine_version": "0.19.0",
+        "max_model_len": 8192,
+        "utilization": 0.95,
+        "multimodal": False,
+        **extra,
+    }
+    return PlanRequest.model_validate(fields)
+
+
+def test_a_second_plan_of_the_same_deployment_is_exact(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    assert LOG.read_text().count(f"{LOGGED_TOKENS:,} tokens") == 1
+    first = api.plan(_request(llama, against=LOG))
+    assert first.calibrated_from is None
+    assert first.kv_tokens_logged != LOGGED_TOKENS  # the rules alone are close, not exact
+    assert first.crosscheck is not None and first.crosscheck.reported_kv_tokens == LOGGED_TOKENS
+    second = api.plan(_request(llama))
+    assert second.kv_tokens_logged == LOGGED_TOKENS
+    assert second.calibrated_from is not None and "0.19.0" in second.calibrated_from
+    assert second.kv_tokens_range == (LOGGED_TOKENS, LOGGED_TOKENS)
+
+
+def test_the_measured_overhead_carries_to_another_utilization(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    api.plan(_request(llama, against=LOG))
+    at_090 = plan_model(_request(llama, utilization=0.9), calibration_dir=tmp_path / "home" / "calibration")
+    assert at_090.memory_budget is not None and at_090.calibrated_from is not None
+    # 5% of the H100's visible 79.19 GiB fewer bytes of KV, in whole blocks of 16 x 131,072 B
+    moved = int(79.19 * 2**30 * 0.95) - int(79.19 * 2**30 * 0.9)
+    blocks_moved = LOGGED_TOKENS // 16 - at_090.num_blocks
+    assert abs(blocks_moved - moved / (16 * 131_072)) <= 1
+
+
+def test_other_deployments_do_not_use_the_measurement(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    api.plan(_request(llama, against=LOG))
+    assert api.plan(_request(llama, max_num_seqs=256)).calibrated_from is None
+    assert api.plan(_request(llama, tensor_parallel_size=2)).calibrated_from is None
+
+
+def test_printed_tokens_inverts_both_token_lines(llama: Path) -> None:
+    plan = plan_model(_request(llama))
+    assert plan.memory_budget is not None
+    assert printed_tokens(plan.memory_budget, plan.num_blocks, 8192) == plan.kv_tokens_logged

@@ -1,0 +1,90 @@
+"""TPU pool rules by tpu-inference version (issue 12: the rule changed between versions; a plan names the
+version it applies), checked against the corpus's TPU boot logs (tests/fixtures/bootlogs/corpus.json)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.planner import plan_model
+
+GiB = 2**30
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+
+
+def _corpus(name: str) -> dict[str, Any]:
+    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text()) if e["name"] == name)
+
+
+def _checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(config))
+    header = json.dumps(
+        {
+            "model.layers.0.mlp.weight": {
+                "dtype": "BF16",
+                "shape": [weights_bytes // 2],
+                "data_offsets": [0, weights_bytes],
+            }
+        }
+    ).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: Path) -> None:
+    # tpu-inference PR #145 on v6e x4, TP 4: 3.74 GiB per chip after weights; its cache shape is 32 layers
+    # x 8 KV heads (K and V) x 128, the Llama-3.1-8B geometry; 3,168 blocks x 256 = 811,008 tokens.
+    entry = _corpus("tpu-v6e4-tp4-len4096")
+    config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GiB) * 4
+    path = _checkpoint(tmp_path / "llama", config, weights)
+    old = plan_model(
+        str(path),
+        "v6e-4",
+        "vllm-tpu",
+        max_model_len=4096,
+        tensor_parallel_size=4,
+        block_size=256,
+        engine_version="0.25.0",
+        multimodal=False,
+    )
+    assert old.utilization == 0.9
+    assert old.kv_tokens == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.005)
+    new = plan_model(
+        str(path),
+        "v6e-4",
+        "vllm-tpu",
+        max_model_len=4096,
+        tensor_parallel_size=4,
+        block_size=256,
+        engine_version="0.29.1",
+        multimodal=False,
+    )
+    assert new.kv_pool_bytes == new.cap_bytes - new.weights_bytes  # total x util - weights
+    assert new.kv_tokens != old.kv_tokens
+
+
+def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
+    # 0.29.1rc1 on v6e-4 (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291): "num_kv_heads=2 does not divide
+    # TP 4" -> K/V sharded on head_dim; the seed article's rule (fact 5) pads 1 KV head to 4 at TP 4.
+    config = {
+        "model_type": "qwen3",
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "hidden_size": 1024,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+    }
+    path = _checkpoint(tmp_path / "q", config, 2 * GiB)
+    kw: dict[str, Any] = {"max_model_len": 4096, "tensor_parallel_size": 4, "multimodal": False}
+    sharded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.29.1", **kw)
+    padded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
+    assert sharded.kv_bytes_per_token == 4 * 2 * 128 * 2 * 2
+    assert padded.kv_bytes_per_token == 2 * sharded.kv_bytes_per_token
