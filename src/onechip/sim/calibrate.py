@@ -1,0 +1,187 @@
+"""Calibration: fit the step-time terms to a few measured cells, by simulating those cells.
+
+The cheapest measurement that pins the model (CALIBRATION_GRID): one client at a short and a long context
+(TPOT at two contexts pins the per-step and per-KV-token costs; TTFT at two lengths the per-token prefill
+cost and the request overhead) and a saturated short-context cell (the per-sequence host cost and the
+prefill interference). Any other measured cells may be added; more cells, better fit.
+
+The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive), the residuals being the
+relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
+simulation runs exactly the measured run's workload), plus a weak pull towards a data-derived starting
+point so a term the cells cannot pin stays near it rather than wandering. Which terms the cells did pin is
+reported (`Calibration.fitted`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import UTC, datetime
+
+import numpy as np
+
+from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import Plan
+from onechip.schemas.bench import BenchRun, CellResult
+from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
+from onechip.sim.figures import FIGURES, figures
+from onechip.sim.predict import simulate_cell
+from onechip.sim.steptime import roofline_priors
+
+TERMS = ("fixed_s", "per_seq_s", "per_token_s", "per_kv_token_s", "per_attn_pair_s", "request_overhead_s")
+FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
+PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
+STEP = 0.05  # finite-difference step in log(term)
+PINNED = 0.02  # |d figure / d log term| above which a term counts as pinned by the cells
+MAX_ITERATIONS = 15
+
+
+def usable(cell: CellResult) -> bool:
+    return cell.status == "ok" and cell.tpot_ms.median is not None and cell.ttft_ms.median is not None
+
+
+def check_cells(cells: list[CellResult]) -> None:
+    """Raise ConfigError naming what is missing unless `cells` hold one client at two contexts and one cell
+    with several clients (the calibration grid's minimum)."""
+    single = {c.context_tokens for c in cells if c.clients == 1 and usable(c)}
+    multi = [c for c in cells if c.clients > 1 and usable(c)]
+    missing = []
+    if len(single) < 2:
+        missing.append("one client at two contexts (TPOT and TTFT)")
+    if not multi:
+        missing.append("one cell with several clients")
+    if missing:
+        raise ConfigError(
+            "the calibration run lacks " + " and ".join(missing) + "; measure it with `onechip bench --calibration`"
+        )
+
+
+def _start(plan: Plan, cells: list[CellResult]) -> StepTerms:
+    """A starting point from the measured cells (roofline priors where the data say nothing)."""
+    single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
+    short, long_ = single[0], single[-1]
+    multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
+    try:
+        prior: StepTerms | None = roofline_priors(plan)
+    except ConfigError:
+        prior = None
+    d_ctx = long_.context_tokens - short.context_tokens
+    tpot_s, ttft_s = short.tpot_ms.median / 1000.0, short.ttft_ms.median / 1000.0  # type: ignore[operator]
+    per_token = max((long_.ttft_ms.median - short.ttft_ms.median) / 1000.0 / d_ctx, 1e-9)  # type: ignore[operator]
+    kv = (long_.tpot_ms.median - short.tpot_ms.median) / 1000.0 / d_ctx  # type: ignore[operator]
+    if kv <= 0:
+        kv = prior.per_kv_token_s if prior else per_token / 100.0
+    per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
+    return StepTerms(
+        fixed_s=tpot_s * 0.8,
+        per_seq_s=max(per_seq, tpot_s / 100.0),
+        per_token_s=per_token,
+        per_kv_token_s=kv,
+        per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
+        request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
+    )
+
+
+def _terms(start: StepTerms, x: np.ndarray) -> StepTerms:
+    return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
+
+
+def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms) -> np.ndarray:
+    """Relative errors (simulated / measured - 1) of each cell's three figures."""
+    out = []
+    for cell in cells:
+        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS)
+        got = [figures(s) for s in sim.samples_by_seed.values()]
+        for name in FIGURES:
+            measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
+            values = [v for v in (g.get(name) for g in got) if v is not None]
+            if measured and values:
+                out.append(statistics.fmean(values) / measured - 1.0)
+            elif measured:
+                out.append(1.0)  # the simulation could not run the cell: a large error
+    return np.array(out)
+
+
+def _objective(plan: Plan, run: BenchRun, cells: list[CellResult], start: StepTerms, x: np.ndarray) -> np.ndarray:
+    """Data residuals followed by the pull towards the start (x = 0)."""
+    return np.concatenate([_residuals(plan, run, cells, _terms(start, x)), PULL * x])
+
+
+def _jacobian(f: object, x: np.ndarray, r0: np.ndarray) -> np.ndarray:
+    columns = []
+    for i in range(len(x)):
+        step = x.copy()
+        step[i] += STEP
+        columns.append((f(step) - r0) / STEP)  # type: ignore[operator]
+    return np.stack(columns, axis=1)
+
+
+def _levenberg_marquardt(f: object, n: int, on_progress: ProgressFn) -> tuple[np.ndarray, np.ndarray]:
+    """Minimise |f(x)|^2 from x = 0; returns x and the Jacobian at it."""
+    x = np.zeros(n)
+    r = f(x)  # type: ignore[operator]
+    mu = 1e-2
+    jac = _jacobian(f, x, r)
+    for i in range(MAX_ITERATIONS):
+        on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
+        normal = jac.T @ jac
+        step = np.linalg.solve(normal + mu * (np.diag(np.diag(normal)) + np.eye(n)), -jac.T @ r)
+        candidate = np.clip(x + step, -12.0, 12.0)
+        r_new = f(candidate)  # type: ignore[operator]
+        if r_new @ r_new < r @ r:
+            improved = (r @ r - r_new @ r_new) / max(r @ r, 1e-12)
+            x, r, mu = candidate, r_new, mu / 3.0
+            jac = _jacobian(f, x, r)
+            if improved < 1e-4:
+                break
+        else:
+            mu *= 4.0
+            if mu > 1e6:
+                break
+    return x, jac
+
+
+def calibrate(
+    plan: Plan,
+    run: BenchRun,
+    cells: list[tuple[int, int]] | None = None,
+    source_run: str = "",
+    on_progress: ProgressFn = no_progress,
+) -> Calibration:
+    """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
+    cell). Raises ConfigError when the cells lack what the fit needs (see check_cells)."""
+    chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
+    check_cells(chosen)
+    start = _start(plan, chosen)
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return _objective(plan, run, chosen, start, x)
+
+    x, jac = _levenberg_marquardt(f, len(TERMS), on_progress)
+    terms = _terms(start, x)
+    data_rows = jac[: len(jac) - len(TERMS)]
+    pinned = [name for name, col in zip(TERMS, data_rows.T, strict=True) if float(np.abs(col).max()) > PINNED]
+    rel = _residuals(plan, run, chosen, terms)
+    labels = [f"{c.context_tokens}x{c.clients} {name}" for c in chosen for name in FIGURES
+              if (c.output_tok_per_s if name == "output_tok_per_s" else getattr(c, name).median)]  # fmt: skip
+    try:
+        priors: StepTerms | None = roofline_priors(plan)
+    except ConfigError:
+        priors = None
+    return Calibration(
+        key=key_of(plan, run),
+        terms=terms,
+        priors=priors,
+        fitted=pinned,
+        cells=[f"{c.context_tokens}x{c.clients}" for c in chosen],
+        source_run=source_run,
+        residuals_pct={label: round(100.0 * float(v), 2) for label, v in zip(labels, rel, strict=False)},
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
+    """The calibration key of `plan` measured by `run` (its server's engine version, when recorded)."""
+    version = (run.server.get("engine_version") if run else None) or plan.engine_version or ""
+    return CalibrationKey(model=plan.model, chip=plan.chip, engine=plan.engine, engine_version=version)
