@@ -5,6 +5,8 @@ request model (schemas.requests; BenchConfig for bench), call the function, rend
     check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
     cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+    simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
+    advise(AdviseRequest, on_progress) -> Advice
 
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
@@ -21,8 +23,9 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from onechip import __version__, checks, planner
+from onechip import __version__, checks, planner, sim
 from onechip import bench as bench_layer
+from onechip.bench import stats as bench_stats
 from onechip import cost as cost_layer
 from onechip import report as report_layer
 from onechip.engines import EmbeddedEngine, launch, model_store, startup
@@ -44,7 +47,18 @@ from onechip.schemas import (
 )
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
-from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
+from onechip.schemas.bench import CellResult
+from onechip.schemas.requests import (
+    CheckRequest,
+    CostRequest,
+    DemoRequest,
+    PlanRequest,
+    ReportRequest,
+    SimulateRequest,
+    UpRequest,
+)
+from onechip.schemas.sim import Calibration, Prediction, StepTerms
+from onechip.sim import store as calibration_store
 
 
 def plan(request: PlanRequest) -> Plan:
@@ -413,3 +427,116 @@ def demo(
                 engine.stop()
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     return manifest
+
+
+# --- predicting (issue 13): simulate a grid from a plan and a calibration; advise a chip.
+
+SIM_NOTE = (
+    "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
+    "fitted step times; not modelled: prefix caching, speculative decoding, several KV-cache groups"
+)
+PRIORS_NOTE = (
+    "roofline priors only (no calibration): an optimistic bound, fixed host cost is missing "
+    "(the seed's v5e-1 measured 8.02 ms TPOT against a 3.94 ms floor); calibrate with --calibrate RUN_DIR"
+)
+
+
+def _read_plan(path: Path) -> Plan:
+    try:
+        return Plan.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--plan {path}: cannot read: {exc.strerror}") from None
+    except ValueError:
+        raise ConfigError(f"--plan {path}: not a plan JSON (see `onechip plan --json`)") from None
+
+
+def _served_matches(plan: Plan, served: str | None) -> bool:
+    """Whether a run's served model name can be the plan's model (names compared by their last part)."""
+    if not served:
+        return True
+    names = {Path(n).name.lower() for n in (plan.model, plan.serve_model or "") if n}
+    return Path(served).name.lower() in names
+
+
+def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
+    """Fit (and store) a calibration from the bench run in `run_dir`, or the stored one for `plan` when
+    `run_dir` is None (None when none is stored). Raises ConfigError when the run is not a bench run, was
+    measured on another model or chip than `plan`'s, or lacks the cells the fit needs."""
+    if run_dir is None:
+        return calibration_store.find(plan.model, plan.chip, plan.engine)
+    files = report_layer.read_run(run_dir)
+    if files.bench is None:
+        raise ConfigError(f"--calibrate {run_dir}: no bench summary.json there (run `onechip bench --calibration`)")
+    if files.plan is not None and (files.plan.model, files.plan.chip) != (plan.model, plan.chip):
+        raise ConfigError(
+            f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
+            f"the plan is for {plan.model} on {plan.chip}"
+        )
+    if not _served_matches(plan, files.bench.server.get("model")):
+        raise ConfigError(
+            f"--calibrate {run_dir} served {files.bench.server.get('model')}; the plan is for {plan.model}"
+        )
+    calibration = sim.calibrate(plan, files.bench, source_run=str(run_dir), on_progress=on_progress)
+    calibration_store.save(calibration)
+    return calibration
+
+
+def predicted_cells(
+    plan: Plan, terms: StepTerms, config: BenchConfig, seeds: int, on_progress: ProgressFn = no_progress
+) -> list[CellResult]:
+    """Every cell of `config` simulated `seeds` times and summarised by bench's statistics (the seeds are
+    the reps: median and CV over seeds; the reason says the seeds' range and any preemptions)."""
+    out = []
+    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress):
+        cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
+        if p.infeasible:
+            out.append(cell.model_copy(update={"status": "infeasible", "reason": p.infeasible}))
+            continue
+        cell = bench_stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens, None,
+                                                config.rate_per_s is not None)  # fmt: skip
+        rates = [r.output_tok_per_s for r in cell.reps]
+        reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
+        if p.preemptions:
+            reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
+        out.append(cell.model_copy(update={"reason": reason}))
+    return out
+
+
+def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> BenchRun:
+    """Predict a context x clients grid for the plan in `request.plan`: calibrated on `request.calibrate`
+    (a measured bench run; the fit is stored per model, chip, engine and version), else a stored
+    calibration, else roofline priors (said in the run's notes). Writes `request.out_dir`/summary.json (a
+    BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
+    and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
+    no roofline figures and no calibration)."""
+    the_plan = _read_plan(request.plan)
+    calibration = calibration_for(the_plan, request.calibrate, on_progress)
+    terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
+    fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
+                                         "warmup_requests", "rate_per_s"})  # fmt: skip
+    config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}", "model": the_plan.model,
+                                         **fields})  # fmt: skip
+    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress)
+    run = BenchRun(
+        tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        server={"base_url": None, "model": the_plan.model, "engine_version": the_plan.engine_version,
+                "engine": f"predicted {the_plan.engine}"},
+        client={"host": socket.gethostname(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        config=config, prompt_method="simulated", cells=cells,
+        notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
+        prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,
+                              note=SIM_NOTE if calibration else PRIORS_NOTE),
+    )  # fmt: skip
+    _write_predicted(run, the_plan, request.out_dir)
+    return run
+
+
+def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    if (out_dir / RUN_FILES["requests"]).exists():
+        raise ConfigError(f"{out_dir} holds a measured run (requests.jsonl); give another --out")
+    write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
+    write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from datetime import UTC, datetime
-
-import numpy as np
 
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -83,11 +82,34 @@ def _start(plan: Plan, cells: list[CellResult]) -> StepTerms:
     )
 
 
-def _terms(start: StepTerms, x: np.ndarray) -> StepTerms:
+Vector = list[float]
+
+
+def _solve(a: list[Vector], b: Vector) -> Vector:
+    """x with a x = b (Gaussian elimination with partial pivoting; a is small and positive definite here)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
+    x = [0.0] * n
+    for r in reversed(range(n)):
+        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
+    return x
+
+
+def _dot(a: Vector, b: Vector) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def _terms(start: StepTerms, x: Vector) -> StepTerms:
     return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
 
 
-def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms) -> np.ndarray:
+def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms) -> Vector:
     """Relative errors (simulated / measured - 1) of each cell's three figures."""
     out = []
     for cell in cells:
@@ -100,46 +122,47 @@ def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTe
                 out.append(statistics.fmean(values) / measured - 1.0)
             elif measured:
                 out.append(1.0)  # the simulation could not run the cell: a large error
-    return np.array(out)
+    return out
 
 
-def _objective(plan: Plan, run: BenchRun, cells: list[CellResult], start: StepTerms, x: np.ndarray) -> np.ndarray:
+def _objective(plan: Plan, run: BenchRun, cells: list[CellResult], start: StepTerms, x: Vector) -> Vector:
     """Data residuals followed by the pull towards the start (x = 0)."""
-    return np.concatenate([_residuals(plan, run, cells, _terms(start, x)), PULL * x])
+    return _residuals(plan, run, cells, _terms(start, x)) + [PULL * v for v in x]
 
 
-def _jacobian(f: object, x: np.ndarray, r0: np.ndarray) -> np.ndarray:
+def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vector]:
+    """Columns d r / d x_i by forward differences."""
     columns = []
     for i in range(len(x)):
-        step = x.copy()
+        step = x[:]
         step[i] += STEP
-        columns.append((f(step) - r0) / STEP)  # type: ignore[operator]
-    return np.stack(columns, axis=1)
+        columns.append([(a - b) / STEP for a, b in zip(f(step), r0, strict=True)])
+    return columns
 
 
-def _levenberg_marquardt(f: object, n: int, on_progress: ProgressFn) -> tuple[np.ndarray, np.ndarray]:
-    """Minimise |f(x)|^2 from x = 0; returns x and the Jacobian at it."""
-    x = np.zeros(n)
-    r = f(x)  # type: ignore[operator]
-    mu = 1e-2
-    jac = _jacobian(f, x, r)
+def _levenberg_marquardt(f: Callable[[Vector], Vector], n: int, on_progress: ProgressFn) -> tuple[Vector, list[Vector]]:
+    """Minimise |f(x)|^2 from x = 0; returns x and the Jacobian's columns at it."""
+    x, r, mu = [0.0] * n, f([0.0] * n), 1e-2
+    cols = _jacobian(f, x, r)
     for i in range(MAX_ITERATIONS):
         on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
-        normal = jac.T @ jac
-        step = np.linalg.solve(normal + mu * (np.diag(np.diag(normal)) + np.eye(n)), -jac.T @ r)
-        candidate = np.clip(x + step, -12.0, 12.0)
-        r_new = f(candidate)  # type: ignore[operator]
-        if r_new @ r_new < r @ r:
-            improved = (r @ r - r_new @ r_new) / max(r @ r, 1e-12)
+        normal = [[_dot(ci, cj) for cj in cols] for ci in cols]
+        damped = [[v + (mu * (normal[a][a] + 1.0) if a == b else 0.0) for b, v in enumerate(row)]
+                  for a, row in enumerate(normal)]  # fmt: skip
+        step = _solve(damped, [-_dot(c, r) for c in cols])
+        candidate = [min(12.0, max(-12.0, a + b)) for a, b in zip(x, step, strict=True)]
+        r_new = f(candidate)
+        if _dot(r_new, r_new) < _dot(r, r):
+            improved = (_dot(r, r) - _dot(r_new, r_new)) / max(_dot(r, r), 1e-12)
             x, r, mu = candidate, r_new, mu / 3.0
-            jac = _jacobian(f, x, r)
+            cols = _jacobian(f, x, r)
             if improved < 1e-4:
                 break
         else:
             mu *= 4.0
             if mu > 1e6:
                 break
-    return x, jac
+    return x, cols
 
 
 def calibrate(
@@ -155,13 +178,13 @@ def calibrate(
     check_cells(chosen)
     start = _start(plan, chosen)
 
-    def f(x: np.ndarray) -> np.ndarray:
+    def f(x: Vector) -> Vector:
         return _objective(plan, run, chosen, start, x)
 
-    x, jac = _levenberg_marquardt(f, len(TERMS), on_progress)
+    x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
     terms = _terms(start, x)
-    data_rows = jac[: len(jac) - len(TERMS)]
-    pinned = [name for name, col in zip(TERMS, data_rows.T, strict=True) if float(np.abs(col).max()) > PINNED]
+    rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
+    pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
     rel = _residuals(plan, run, chosen, terms)
     labels = [f"{c.context_tokens}x{c.clients} {name}" for c in chosen for name in FIGURES
               if (c.output_tok_per_s if name == "output_tok_per_s" else getattr(c, name).median)]  # fmt: skip
