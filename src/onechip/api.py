@@ -49,6 +49,7 @@ from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.bench import CellResult
 from onechip.schemas.requests import (
+    AdviseRequest,
     CheckRequest,
     CostRequest,
     DemoRequest,
@@ -57,7 +58,7 @@ from onechip.schemas.requests import (
     SimulateRequest,
     UpRequest,
 )
-from onechip.schemas.sim import Calibration, Prediction, StepTerms
+from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
 
 
@@ -540,3 +541,93 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
         raise ConfigError(f"{out_dir} holds a measured run (requests.jsonl); give another --out")
     write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
     write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+
+
+ADVISE_NOTE = (
+    "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
+    "calibrated; the others use roofline priors, an optimistic bound (fixed host cost missing; the seed's "
+    "v5e-1 measured ~2x its TPOT floor). Prices are per chip-hour times the chips of the slice."
+)
+
+
+def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
+    """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, and a
+    multi-chip slice also as one engine per chip (replicas). Raises ConfigError for an unknown chip."""
+    known = planner.rules.known_accelerators()
+    chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
+    out = []
+    for chip in chips:
+        n = planner.rules.accelerator(chip).chips  # raises ConfigError naming the known chips
+        out.append((chip, 1, n))
+        if n > 1:
+            out.append((chip, n, 1))
+    return out
+
+
+def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | None:
+    """(pricing, USD per chip-hour, source) for `chip` (or its one-chip sibling: v5e-4 -> v5e-1) under
+    `pricing`, else the cheapest other pricing model; None when the catalog has no price."""
+    sibling = chip.rsplit("-", 1)[0] + "-1" if chip.rsplit("-", 1)[-1].isdigit() else chip
+    for key in dict.fromkeys((chip, sibling)):
+        prices = [p for p in cost_layer.all_prices() if p.chip == key]
+        if prices:
+            chosen = [p for p in prices if p.pricing == pricing] or prices
+            best = min(chosen, key=lambda p: p.usd_per_chip_hour)
+            return best.pricing, best.usd_per_chip_hour, f"{key} {best.region} {best.pricing}, read {best.date}"
+    return None
+
+
+def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
+    """Plan, predict and price one deployment."""
+    ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
+    row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False)
+    max_len = max(2048, 1 << (ctx + out - 1).bit_length())
+    try:
+        the_plan = planner.plan_model(PlanRequest(model=request.model, chip=chip, tensor_parallel_size=tp,
+                                                  max_model_len=max_len, contexts=[ctx]))  # fmt: skip
+        if not the_plan.fits:
+            return row.model_copy(update={"verdict": the_plan.verdict})
+        calibration = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
+        terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
+        config = BenchConfig(base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[-(-clients // engines)],
+                             output_tokens=out, requests_per_client=2, warmup_requests=1, reps=request.reps)  # fmt: skip
+        cell = predicted_cells(the_plan, terms, config, request.reps)[0]
+    except ConfigError as exc:
+        return row.model_copy(update={"verdict": str(exc)})
+    if cell.status != "ok" or not cell.output_tok_per_s:
+        return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
+    rates = [r.output_tok_per_s * engines for r in cell.reps]
+    row = row.model_copy(update={
+        "fits": True, "calibrated": calibration is not None, "kv_tokens": the_plan.kv_tokens,
+        "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (min(rates), max(rates)),
+        "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
+    })  # fmt: skip
+    if request.slo:
+        got = {"ttft_ms": row.ttft_ms, "tpot_ms": row.tpot_ms}
+        row.meets_slo = all(got[k] is not None and got[k] <= v for k, v in request.slo.items())  # type: ignore[operator]
+    price = _advice_price(chip, request.pricing)
+    if price is not None:
+        chips = planner.rules.accelerator(chip).chips
+        row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
+        row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)
+    return row
+
+
+def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:
+    """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
+    the predicted cell (stored calibration, else roofline priors), the price and $/M output tokens, ranked:
+    meeting the SLO first, then cheapest per token; multi-chip slices also as one engine per chip (replicas
+    vs tensor parallel). Raises ConfigError for an unknown chip."""
+    deployments = _deployments(request)
+    rows = []
+    for i, (chip, engines, tp) in enumerate(deployments):
+        what = f"{chip}: {engines} engine(s) x TP={tp}"
+        on_progress(ProgressEvent("advise", what, done=i, total=len(deployments)))
+        rows.append(_advice_row(request, chip, engines, tp))
+    on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
+
+    def rank(r: AdviceRow) -> tuple[bool, bool, bool, float]:
+        return (not r.fits, r.meets_slo is False, r.usd_per_mtok is None, r.usd_per_mtok or -(r.output_tok_per_s or 0))
+
+    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=sorted(rows, key=rank),
+                  notes=[ADVISE_NOTE])  # fmt: skip

@@ -68,3 +68,34 @@ class Prediction(ResultModel):
     terms: StepTerms = Field(description="The step-time terms the simulation ran with.")
     seeds: int = Field(description="Simulations per cell (client start phases drawn per seed); the reps.")
     note: str = Field(default="", description="What the prediction does not model, and its caveats.")
+
+
+class AdviceRow(ResultModel):
+    """One deployment `advise` considered: a chip (or slice) with N engines of tensor-parallel size TP."""
+
+    chip: str = Field(description="Accelerator catalog key.")
+    engines: int = Field(default=1, description="Engines on the slice (replicas); clients split evenly.")
+    tensor_parallel_size: int = Field(default=1, description="Chips per engine.")
+    fits: bool = Field(description="The plan fits and a cell could be predicted.")
+    verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
+    calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")
+    kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
+    output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
+    output_tok_per_s_range: tuple[float, float] | None = Field(default=None, description="Min and max over seeds.")
+    ttft_ms: float | None = Field(default=None, description="Predicted median TTFT, ms.")
+    tpot_ms: float | None = Field(default=None, description="Predicted median TPOT, ms.")
+    pricing: str | None = Field(default=None, description="Pricing model of the price used.")
+    usd_per_hour: float | None = Field(default=None, description="Price of the whole slice per hour, USD.")
+    price_source: str | None = Field(default=None, description="Price entry used: chip key, region, read date.")
+    usd_per_mtok: float | None = Field(default=None, description="USD per million output tokens at the prediction.")
+    meets_slo: bool | None = Field(default=None, description="Predicted median TTFT/TPOT within the SLO (None: no SLO).")
+
+
+class Advice(ResultModel):
+    """`onechip advise`: every deployment considered, best first (meets the SLO, then cheapest per token)."""
+
+    model: str = Field(description="The model as given.")
+    workload: dict[str, float] = Field(description="ctx, clients, output_tokens.")
+    slo: dict[str, float] = Field(default_factory=dict, description="ttft_ms / tpot_ms upper bounds.")
+    rows: list[AdviceRow] = Field(default_factory=list, description="Ranked deployments, then ones that do not fit.")
+    notes: list[str] = Field(default_factory=list, description="What the figures are and are not.")

@@ -26,6 +26,9 @@ from onechip.schemas import Plan
 from onechip.schemas.sim import StepTerms
 
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
+# vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
+# seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.
+GENERIC_MAX_NUM_BATCHED_TOKENS = 2048
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,10 @@ class StepModel:
 
 def budget_tokens(plan: Plan) -> int:
     """The scheduler's token budget per step: the plan's max_num_batched_tokens, else the engine rule's
-    default, rounded up to a power of two where the engine does (vllm-tpu). Raises ConfigError when
-    neither is known."""
+    default, else vLLM's generic default (GENERIC_MAX_NUM_BATCHED_TOKENS), rounded up to a power of two
+    where the engine does (vllm-tpu)."""
     engine = rules.engine_rules(plan.engine)
-    budget = plan.max_num_batched_tokens or engine.default_max_num_batched_tokens
-    if not budget:
-        raise ConfigError(f"engine {plan.engine}: no max_num_batched_tokens in the plan or engines.json")
+    budget = plan.max_num_batched_tokens or engine.default_max_num_batched_tokens or GENERIC_MAX_NUM_BATCHED_TOKENS
     if engine.max_num_batched_tokens_pow2:
         budget = 1 << (budget - 1).bit_length()
     return budget
