@@ -16,7 +16,8 @@ from onechip.schemas.common import SCHEMA_VERSION, ResultModel
 class StepTerms(ResultModel):
     """One engine step's time: fixed_s + per_seq_s x sequences + per_token_s x (padded) tokens
     + per_kv_token_s x KV tokens read + per_attn_pair_s x (query, key) pairs of prefill attention;
-    plus, per request, request_overhead_s between the client's send and the scheduler seeing it."""
+    plus the API server, one queue for all streams: request_overhead_s per request before the scheduler sees
+    it, per_output_token_s per token before the client does."""
 
     fixed_s: float = Field(description="Per step: streamed weights / bandwidth plus fixed host cost, s.")
     per_seq_s: float = Field(default=0.0, description="Per sequence in the step (host: inputs, sampling), s.")
@@ -24,7 +25,10 @@ class StepTerms(ResultModel):
     per_kv_token_s: float = Field(description="Per KV-cache token read by the step's attention, s.")
     per_attn_pair_s: float = Field(default=0.0, description="Per (query, key) pair of attention compute, s.")
     request_overhead_s: float = Field(
-        default=0.0, description="Client send to scheduler, plus first-token delivery (HTTP, template), s."
+        default=0.0, description="API server time per request (HTTP, chat template, tokenization), serial, s."
+    )
+    per_output_token_s: float = Field(
+        default=0.0, description="API server time per streamed token (detokenize, SSE chunk), serial, s."
     )
 
 

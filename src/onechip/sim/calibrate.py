@@ -28,7 +28,8 @@ from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import simulate_cell
 from onechip.sim.steptime import roofline_priors
 
-TERMS = ("fixed_s", "per_seq_s", "per_token_s", "per_kv_token_s", "per_attn_pair_s", "request_overhead_s")
+TERMS = ("fixed_s", "per_seq_s", "per_token_s", "per_kv_token_s", "per_attn_pair_s", "request_overhead_s",
+         "per_output_token_s")
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
@@ -79,6 +80,7 @@ def _start(plan: Plan, cells: list[CellResult]) -> StepTerms:
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
         request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
+        per_output_token_s=0.5 / max(c.output_tok_per_s or 1.0 for c in cells),
     )
 
 

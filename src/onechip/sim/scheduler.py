@@ -10,7 +10,9 @@ running request needs a block and none is free, the last running request is pree
 blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
 
 What it does not model: prefix caching (bench prompts start with unique tokens), speculative decoding,
-async scheduling, several KV-cache groups (sliding layers windowed separately), the API server as a queue.
+async scheduling, several KV-cache groups (sliding layers windowed separately). The API server is one
+serial queue in front of the engine: each request and each streamed token takes its turn (the engine core
+steps on meanwhile, as vLLM V1 runs it in its own process).
 
 Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
 requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
@@ -181,10 +183,11 @@ class CellSimulation:
         self.pending.append(_Req(stream, seq, warm, self.context, cfg.output_tokens, t, self._through_frontend(t)))
         self.in_flight += 1
 
-    def _through_frontend(self, t: float) -> float:
-        """When a request sent at `t` reaches the scheduler: the API server takes requests one at a time
-        (one event loop: parsing, chat template, tokenization), request_overhead_s each."""
-        self.frontend_free_s = max(t, self.frontend_free_s) + self.overhead_s
+    def _through_frontend(self, t: float, cost_s: float | None = None) -> float:
+        """When work reaching the API server at `t` is done: it does one thing at a time (one event loop), a
+        request in request_overhead_s (parsing, chat template, tokenization), a streamed token in
+        per_output_token_s (detokenizing, the SSE chunk). Requests go on to the scheduler; tokens to the client."""
+        self.frontend_free_s = max(t, self.frontend_free_s) + (self.overhead_s if cost_s is None else cost_s)
         return self.frontend_free_s
 
     def _next_arrival(self) -> float | None:
@@ -262,7 +265,7 @@ class CellSimulation:
             if req.computed < req.known:
                 continue  # a prefill chunk that did not reach the prompt's end
             req.emitted += 1
-            req.times.append(now)
+            req.times.append(self._through_frontend(now, self.model.terms.per_output_token_s))
             if req.emitted >= req.output:
                 self.running.remove(req)
                 self.free_blocks += req.blocks
@@ -270,6 +273,6 @@ class CellSimulation:
                 self.done.append(req)
                 self.in_flight -= 1
                 if self.config.rate_per_s is None:
-                    self._send(req.stream, now)
+                    self._send(req.stream, req.times[-1])
                 else:
                     self._release_open_loop(now)
