@@ -564,17 +564,18 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     return out
 
 
-def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | None:
-    """(pricing, USD per chip-hour, source) for `chip` (or its one-chip sibling: v5e-4 -> v5e-1) under
-    `pricing`, else the cheapest other pricing model; None when the catalog has no price."""
-    sibling = chip.rsplit("-", 1)[0] + "-1" if chip.rsplit("-", 1)[-1].isdigit() else chip
-    for key in dict.fromkeys((chip, sibling)):
-        prices = [p for p in cost_layer.all_prices() if p.chip == key]
-        if prices:
-            chosen = [p for p in prices if p.pricing == pricing] or prices
-            best = min(chosen, key=lambda p: p.usd_per_chip_hour)
-            return best.pricing, best.usd_per_chip_hour, f"{key} {best.region} {best.pricing}, read {best.date}"
-    return None
+def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | str:
+    """(pricing, USD per chip-hour, source) for `chip` from the price catalog, under the chip named by its
+    accelerators.json `price_chip` (a slice: its one-chip sibling), for `pricing`, else the cheapest other
+    pricing model; the chip's `price_note` (why there is none) when the catalog has no price."""
+    entry = planner.rules.accelerator(chip)
+    key = entry.price_chip or chip
+    prices = [p for p in cost_layer.all_prices() if p.chip == key]
+    if not prices:
+        return entry.price_note or f"no price for {key} in prices.json"
+    chosen = [p for p in prices if p.pricing == pricing] or prices
+    best = min(chosen, key=lambda p: p.usd_per_chip_hour)
+    return best.pricing, best.usd_per_chip_hour, f"{key} {best.region} {best.pricing}, read {best.date}"
 
 
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
@@ -606,7 +607,9 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
         got = {"ttft_ms": row.ttft_ms, "tpot_ms": row.tpot_ms}
         row.meets_slo = all(got[k] is not None and got[k] <= v for k, v in request.slo.items())  # type: ignore[operator]
     price = _advice_price(chip, request.pricing)
-    if price is not None:
+    if isinstance(price, str):
+        row.price_source = price
+    else:
         chips = planner.rules.accelerator(chip).chips
         row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
         row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)
