@@ -124,6 +124,30 @@ def run_seed() -> None:
     print(f"KV wall 8192x64: predicted {w64.output_tok_per_s:,.1f} tok/s vs {w16.output_tok_per_s:,.1f} at 16 "
           f"clients ({'below' if w64.output_tok_per_s < w16.output_tok_per_s else 'NOT below'}); "
           f"median TTFT {w64.ttft_ms.median:,.0f} ms ({'seconds' if w64.ttft_ms.median >= 1000 else 'NOT seconds'})")
+    run_replicas(cal)
+
+
+# seeds/article-zh-v5e-v6e-gemma4-survey.txt: on a v5e-4, four one-chip E2B engines give 1.39x / 2.52x / 3.36x
+# the output of one TP=4 engine at 16 / 64 / 256 streams (workload not stated; 1,024 + 128 tokens assumed, the
+# survey's `vllm bench serve` setting)
+SURVEY_REPLICA_RATIO = {16: 1.39, 64: 2.52, 256: 3.36}
+
+
+def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
+    """The replica question with the seed calibration carried to v5e-4 (TP=4, and 4 engines of TP=1)."""
+    from onechip.sim import transfer
+
+    print("\nreplicas vs tensor parallel on v5e-4 (seed calibration carried over; survey ratios measured):")
+    config = seed_run().config.model_copy(update={"contexts": [1024], "requests_per_client": 2})
+    for streams, measured in SURVEY_REPLICA_RATIO.items():
+        rates = {}
+        for engines, tp in ((1, 4), (4, 1)):
+            plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-4", tensor_parallel_size=tp,
+                                                  max_model_len=32768, max_num_batched_tokens=4096))  # fmt: skip
+            cell = _pred_cells(plan, transfer(cal, plan), config.model_copy(update={"clients": [streams // engines]}))
+            rates[engines] = next(iter(cell.values())).output_tok_per_s * engines
+        print(f"  {streams:>3} streams: 4 x TP=1 {rates[4]:,.0f} tok/s, 1 x TP=4 {rates[1]:,.0f} tok/s: "
+              f"ratio {rates[4] / rates[1]:.2f} (survey {measured:.2f})")
 
 
 def run_embedded(root: Path) -> None:

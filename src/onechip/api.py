@@ -545,7 +545,8 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
 
 ADVISE_NOTE = (
     "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
-    "calibrated; the others use roofline priors, an optimistic bound (fixed host cost missing; the seed's "
+    "calibrated; one calibrated on another chip of the same model keeps its host costs and scales its device "
+    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use roofline priors, an optimistic bound (fixed host cost missing; the seed's "
     "v5e-1 measured ~2x its TPOT floor). Prices are per chip-hour times the chips of the slice."
 )
 
@@ -578,6 +579,18 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | str:
     return best.pricing, best.usd_per_chip_hour, f"{key} {best.region} {best.pricing}, read {best.date}"
 
 
+def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
+    """A stored calibration of this chip, else one carried over from another chip, else roofline priors.
+    Raises ConfigError when none applies and the chip has no roofline figures."""
+    own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
+    if own is not None:
+        return own, own.terms
+    other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)
+    if other is not None:
+        return other, sim.transfer(other, the_plan)
+    return None, sim.roofline_priors(the_plan)
+
+
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
     """Plan, predict and price one deployment."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
@@ -588,8 +601,7 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
                                                   max_model_len=max_len, contexts=[ctx]))  # fmt: skip
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
-        calibration = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
-        terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
+        calibration, terms = _advice_terms(the_plan)
         config = BenchConfig(base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[-(-clients // engines)],
                              output_tokens=out, requests_per_client=2, warmup_requests=1, reps=request.reps)  # fmt: skip
         cell = predicted_cells(the_plan, terms, config, request.reps)[0]
@@ -600,6 +612,7 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     rates = [r.output_tok_per_s * engines for r in cell.reps]
     row = row.model_copy(update={
         "fits": True, "calibrated": calibration is not None, "kv_tokens": the_plan.kv_tokens,
+        "calibrated_on": calibration.key.chip if calibration else None,
         "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (min(rates), max(rates)),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
     })  # fmt: skip

@@ -83,6 +83,9 @@ class AdviceRow(ResultModel):
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
     calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")
+    calibrated_on: str | None = Field(
+        default=None, description="Chip the calibration was measured on (another chip: carried over)."
+    )
     kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
     output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
     output_tok_per_s_range: tuple[float, float] | None = Field(default=None, description="Min and max over seeds.")

@@ -5,8 +5,9 @@ few measured cells (sim.calibrate) and its store under $ONECHIP_HOME (sim.store)
 Pure and seeded, except sim.store: the same plan, terms, workload and seed give the same samples.
 """
 
-from onechip.sim.calibrate import calibrate, check_cells, key_of
+from onechip.sim.calibrate import calibrate, check_cells, key_of, transfer
 from onechip.sim.predict import CellPrediction, simulate_cell, simulate_grid
 from onechip.sim.steptime import roofline_priors
 
-__all__ = ["CellPrediction", "calibrate", "check_cells", "key_of", "roofline_priors", "simulate_cell", "simulate_grid"]
+__all__ = ["CellPrediction", "calibrate", "check_cells", "key_of", "roofline_priors", "simulate_cell", "simulate_grid",
+           "transfer"]

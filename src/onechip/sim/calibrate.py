@@ -210,3 +210,24 @@ def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
     """The calibration key of `plan` measured by `run` (its server's engine version, when recorded)."""
     version = (run.server.get("engine_version") if run else None) or plan.engine_version or ""
     return CalibrationKey(model=plan.model, chip=plan.chip, engine=plan.engine, engine_version=version)
+
+
+def transfer(calibration: Calibration, target: Plan) -> StepTerms:
+    """`calibration` (fitted on another chip) carried to `target` (same model and engine, another chip or
+    tensor-parallel size): host terms (per sequence, per request, per streamed token, and the fixed cost above the
+    measured chip's weight-streaming floor) are kept; device terms are the target's roofline scaled by the
+    efficiency the measured chip showed (fitted / its roofline prior, `calibration.priors`). Tensor-parallel
+    communication is not modelled. Raises ConfigError when either chip has no roofline figures."""
+    if calibration.priors is None:
+        raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
+    terms, src, dst = calibration.terms, calibration.priors, roofline_priors(target)
+    compute = terms.per_token_s / src.per_token_s
+    return StepTerms(
+        fixed_s=dst.fixed_s + max(0.0, terms.fixed_s - src.fixed_s),
+        per_seq_s=terms.per_seq_s,
+        per_token_s=dst.per_token_s * compute,
+        per_kv_token_s=dst.per_kv_token_s * terms.per_kv_token_s / src.per_kv_token_s,
+        per_attn_pair_s=terms.per_attn_pair_s * dst.per_token_s / src.per_token_s,
+        request_overhead_s=terms.request_overhead_s,
+        per_output_token_s=terms.per_output_token_s,
+    )

@@ -22,19 +22,22 @@ def save(calibration: Calibration) -> Path:
     return write_text_atomic(folder / f"{calibration.key.slug()}.json", calibration.model_dump_json(indent=2))
 
 
-def find(model: str, chip: str, engine: str, engine_version: str | None = None) -> Calibration | None:
-    """The stored calibration for (model, chip, engine): the given engine version's if stored, else the most
-    recent of any version; None when there is none. Unreadable files are skipped."""
-    found: list[Calibration] = []
+def stored() -> list[Calibration]:
+    """Every readable stored calibration (unreadable files are skipped)."""
+    out = []
     folder = calibrations_dir()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            cal = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+            out.append(Calibration.model_validate_json(path.read_text(encoding="utf-8")))
         except (OSError, ValidationError, ValueError):
             continue
-        k = cal.key
-        if (k.model, k.chip, k.engine) == (model, chip, engine):
-            found.append(cal)
+    return out
+
+
+def find(model: str, chip: str, engine: str, engine_version: str | None = None) -> Calibration | None:
+    """The stored calibration for (model, chip, engine): the given engine version's if stored, else the most
+    recent of any version; None when there is none."""
+    found = [c for c in stored() if (c.key.model, c.key.chip, c.key.engine) == (model, chip, engine)]
     exact = [c for c in found if engine_version and c.key.engine_version == engine_version]
     pool = exact or found
     return max(pool, key=lambda c: c.created_at) if pool else None
@@ -42,3 +45,12 @@ def find(model: str, chip: str, engine: str, engine_version: str | None = None) 
 
 def same_key(a: CalibrationKey, b: CalibrationKey) -> bool:
     return (a.model, a.chip, a.engine) == (b.model, b.chip, b.engine)
+
+
+def find_elsewhere(model: str, chip: str, engine: str) -> Calibration | None:
+    """A stored calibration of `model` under `engine` on another chip that can be carried over (it has
+    roofline priors): one of the same family first (v5e-1 for v5e-4), else the most recent."""
+    family = chip.split("-")[0]
+    others = [c for c in stored() if (c.key.model, c.key.engine) == (model, engine) and c.key.chip != chip
+              and c.priors is not None]  # fmt: skip
+    return max(others, key=lambda c: (c.key.chip.split("-")[0] == family, c.created_at), default=None)
