@@ -47,20 +47,32 @@ SEEDS = 5
 
 def seed_run() -> BenchRun:
     """The seed's grid as a BenchRun (medians only)."""
-    config = BenchConfig(base_url="http://seed-v5e-1", contexts=SEED_CONTEXTS, clients=SEED_CLIENTS,
-                         **SEED_WORKLOAD)  # type: ignore[arg-type]  # fmt: skip
+    config = BenchConfig(base_url="http://seed-v5e-1", contexts=SEED_CONTEXTS, clients=SEED_CLIENTS, **SEED_WORKLOAD)  # type: ignore[arg-type]
     cells = [
-        CellResult(context_tokens=ctx, clients=n, status="ok", output_tok_per_s=SEED_TOK_PER_S[i][j],
-                   ttft_ms=Dist(n=1, median=SEED_TTFT_MS[i][j]), tpot_ms=Dist(n=1, median=1000.0 / SEED_PER_STREAM[i][j]))
-        for i, ctx in enumerate(SEED_CONTEXTS) for j, n in enumerate(SEED_CLIENTS)
-    ]  # fmt: skip
-    return BenchRun(tool_version="seed", created_at="2026-08-09", config=config, cells=cells,
-                    server={"engine_version": "0.26.1rc1.dev125+ga7a204cc6"})  # fmt: skip
+        CellResult(
+            context_tokens=ctx,
+            clients=n,
+            status="ok",
+            output_tok_per_s=SEED_TOK_PER_S[i][j],
+            ttft_ms=Dist(n=1, median=SEED_TTFT_MS[i][j]),
+            tpot_ms=Dist(n=1, median=1000.0 / SEED_PER_STREAM[i][j]),
+        )
+        for i, ctx in enumerate(SEED_CONTEXTS)
+        for j, n in enumerate(SEED_CLIENTS)
+    ]
+    return BenchRun(
+        tool_version="seed",
+        created_at="2026-08-09",
+        config=config,
+        cells=cells,
+        server={"engine_version": "0.26.1rc1.dev125+ga7a204cc6"},
+    )
 
 
 def seed_plan():  # type: ignore[no-untyped-def]
-    return planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=32768,
-                                          max_num_batched_tokens=4096))  # fmt: skip
+    return planner.plan_model(
+        PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=32768, max_num_batched_tokens=4096)
+    )
 
 
 def _pred_cells(plan, terms, config: BenchConfig) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
@@ -68,7 +80,9 @@ def _pred_cells(plan, terms, config: BenchConfig) -> dict[tuple[int, int], CellR
     for p in simulate_grid(plan, terms, config, SEEDS):
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
-            out[(p.context_tokens, p.clients)] = cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
+            out[(p.context_tokens, p.clients)] = cell.model_copy(
+                update={"status": "infeasible", "reason": p.infeasible}
+            )
             continue
         out[(p.context_tokens, p.clients)] = stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens)
     return out
@@ -81,8 +95,10 @@ def _ape(pred: float | None, meas: float | None) -> float | None:
 def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], calibration_cells: set) -> None:  # type: ignore[type-arg]
     """Print per-cell figures and the MAPEs over cells not used for calibration."""
     errs: dict[str, list[tuple[float, str]]] = {"output_tok_per_s": [], "ttft_ms": [], "tpot_ms": []}
-    print(f"{'cell':>12} {'tok/s meas':>10} {'pred [range]':>24} {'TTFT meas':>10} {'pred':>9} "
-          f"{'TPOT meas':>9} {'pred':>7}  use")  # fmt: skip
+    print(
+        f"{'cell':>12} {'tok/s meas':>10} {'pred [range]':>24} {'TTFT meas':>10} {'pred':>9} "
+        f"{'TPOT meas':>9} {'pred':>7}  use"
+    )
     for m in measured.cells:
         p = predicted.get((m.context_tokens, m.clients))
         key = f"{m.context_tokens}x{m.clients}"
@@ -92,13 +108,17 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
             continue
         rates = [r.output_tok_per_s for r in p.reps]
         rng = f"{p.output_tok_per_s:,.1f} [{min(rates):,.0f}-{max(rates):,.0f}]"
-        print(f"{key:>12} {m.output_tok_per_s:>10,.1f} {rng:>24} {m.ttft_ms.median:>10,.1f} {p.ttft_ms.median:>9,.1f} "
-              f"{m.tpot_ms.median:>9.2f} {p.tpot_ms.median:>7.2f}  {'calibration' if used else 'validation'}")  # fmt: skip
+        print(
+            f"{key:>12} {m.output_tok_per_s:>10,.1f} {rng:>24} {m.ttft_ms.median:>10,.1f} {p.ttft_ms.median:>9,.1f} "
+            f"{m.tpot_ms.median:>9.2f} {p.tpot_ms.median:>7.2f}  {'calibration' if used else 'validation'}"
+        )
         if used:
             continue
-        for name, (pv, mv) in {"output_tok_per_s": (p.output_tok_per_s, m.output_tok_per_s),
-                               "ttft_ms": (p.ttft_ms.median, m.ttft_ms.median),
-                               "tpot_ms": (p.tpot_ms.median, m.tpot_ms.median)}.items():  # fmt: skip
+        for name, (pv, mv) in {
+            "output_tok_per_s": (p.output_tok_per_s, m.output_tok_per_s),
+            "ttft_ms": (p.ttft_ms.median, m.ttft_ms.median),
+            "tpot_ms": (p.tpot_ms.median, m.tpot_ms.median),
+        }.items():
             e = _ape(pv, mv)
             if e is not None:
                 errs[name].append((e, key))
@@ -106,24 +126,30 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
     for name, values in errs.items():
         if values:
             worst = max(values)
-            print(f"MAPE {name:>16}: {statistics.fmean(v for v, _ in values):6.1f}%  over {len(values)} "
-                  f"validation cells; worst {worst[1]} ({worst[0]:.1f}%)")  # fmt: skip
+            print(
+                f"MAPE {name:>16}: {statistics.fmean(v for v, _ in values):6.1f}%  over {len(values)} "
+                f"validation cells; worst {worst[1]} ({worst[0]:.1f}%)"
+            )
 
 
 def run_seed() -> None:
     plan, measured = seed_plan(), seed_run()
     print("(1) seed v5e-1 grid: gemma-4-E2B-it, vLLM TPU; assumed workload", SEED_WORKLOAD)
-    print(f"plan: {plan.kv_tokens:,} KV tokens (seed measured 321,344), block {plan.block_size}, "
-          f"budget 4096; calibration cells {SEED_CALIBRATION}")  # fmt: skip
+    print(
+        f"plan: {plan.kv_tokens:,} KV tokens (seed measured 321,344), block {plan.block_size}, "
+        f"budget 4096; calibration cells {SEED_CALIBRATION}"
+    )
     cal = calibrate(plan, measured, cells=SEED_CALIBRATION, source_run="seed article grid")
     print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
     print("calibration residuals %:", cal.residuals_pct)
     report(measured, _pred_cells(plan, cal.terms, measured.config), set(SEED_CALIBRATION))
     wall = _pred_cells(plan, cal.terms, measured.config.model_copy(update={"contexts": [8192], "clients": [16, 64]}))
     w16, w64 = wall[(8192, 16)], wall[(8192, 64)]
-    print(f"KV wall 8192x64: predicted {w64.output_tok_per_s:,.1f} tok/s vs {w16.output_tok_per_s:,.1f} at 16 "
-          f"clients ({'below' if w64.output_tok_per_s < w16.output_tok_per_s else 'NOT below'}); "
-          f"median TTFT {w64.ttft_ms.median:,.0f} ms ({'seconds' if w64.ttft_ms.median >= 1000 else 'NOT seconds'})")
+    print(
+        f"KV wall 8192x64: predicted {w64.output_tok_per_s:,.1f} tok/s vs {w16.output_tok_per_s:,.1f} at 16 "
+        f"clients ({'below' if w64.output_tok_per_s < w16.output_tok_per_s else 'NOT below'}); "
+        f"median TTFT {w64.ttft_ms.median:,.0f} ms ({'seconds' if w64.ttft_ms.median >= 1000 else 'NOT seconds'})"
+    )
     run_replicas(cal)
 
 
@@ -142,12 +168,21 @@ def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
     for streams, measured in SURVEY_REPLICA_RATIO.items():
         rates = {}
         for engines, tp in ((1, 4), (4, 1)):
-            plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-4", tensor_parallel_size=tp,
-                                                  max_model_len=32768, max_num_batched_tokens=4096))  # fmt: skip
+            plan = planner.plan_model(
+                PlanRequest(
+                    model="google/gemma-4-E2B-it",
+                    chip="v5e-4",
+                    tensor_parallel_size=tp,
+                    max_model_len=32768,
+                    max_num_batched_tokens=4096,
+                )
+            )
             cell = _pred_cells(plan, transfer(cal, plan), config.model_copy(update={"clients": [streams // engines]}))
             rates[engines] = next(iter(cell.values())).output_tok_per_s * engines
-        print(f"  {streams:>3} streams: 4 x TP=1 {rates[4]:,.0f} tok/s, 1 x TP=4 {rates[1]:,.0f} tok/s: "
-              f"ratio {rates[4] / rates[1]:.2f} (survey {measured:.2f})")
+        print(
+            f"  {streams:>3} streams: 4 x TP=1 {rates[4]:,.0f} tok/s, 1 x TP=4 {rates[1]:,.0f} tok/s: "
+            f"ratio {rates[4] / rates[1]:.2f} (survey {measured:.2f})"
+        )
 
 
 def run_embedded(root: Path) -> None:

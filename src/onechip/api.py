@@ -25,9 +25,9 @@ from pathlib import Path
 
 from onechip import __version__, checks, planner, sim
 from onechip import bench as bench_layer
-from onechip.bench import stats as bench_stats
 from onechip import cost as cost_layer
 from onechip import report as report_layer
+from onechip.bench import stats as bench_stats
 from onechip.engines import EmbeddedEngine, launch, model_store, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
@@ -45,9 +45,9 @@ from onechip.schemas import (
     Plan,
     RunManifest,
 )
+from onechip.schemas.bench import CellResult
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
-from onechip.schemas.bench import CellResult
 from onechip.schemas.requests import (
     AdviseRequest,
     CheckRequest,
@@ -546,8 +546,9 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
 ADVISE_NOTE = (
     "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
     "calibrated; one calibrated on another chip of the same model keeps its host costs and scales its device "
-    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use roofline priors, an optimistic bound (fixed host cost missing; the seed's "
-    "v5e-1 measured ~2x its TPOT floor). Prices are per chip-hour times the chips of the slice."
+    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use roofline "
+    "priors, an optimistic bound (fixed host cost missing; the seed's v5e-1 measured ~2x its TPOT floor). "
+    "Prices are per chip-hour times the chips of the slice."
 )
 
 
@@ -602,8 +603,10 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         calibration, terms = _advice_terms(the_plan)
-        config = BenchConfig(base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[-(-clients // engines)],
-                             output_tokens=out, requests_per_client=2, warmup_requests=1, reps=request.reps)  # fmt: skip
+        config = BenchConfig(
+            base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[-(-clients // engines)],
+            output_tokens=out, requests_per_client=2, warmup_requests=1, reps=request.reps,
+        )  # fmt: skip
         cell = predicted_cells(the_plan, terms, config, request.reps)[0]
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})

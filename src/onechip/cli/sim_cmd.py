@@ -35,13 +35,16 @@ def simulate(
     prediction = run.prediction
     if prediction is not None and prediction.calibration is not None:
         cal = prediction.calibration
-        console.print(f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
-                      f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}")  # fmt: skip
+        console.print(
+            f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
+            f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
+        )
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
-    console.print(f"[dim]{request.out_dir}/summary.json (compare: onechip report MEASURED --compare "
-                  f"{request.out_dir})[/]")  # fmt: skip
+    console.print(
+        f"[dim]{request.out_dir}/summary.json (compare: onechip report MEASURED --compare {request.out_dir})[/]"
+    )
 
 
 @options_from(AdviseRequest)
@@ -57,8 +60,11 @@ def advise(
         typer.echo(advice.model_dump_json(indent=2))
         return
     wl = advice.workload
-    table = Table(title=f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
-                  f"{wl['output_tokens']:.0f} output tokens", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
+        f"{wl['output_tokens']:.0f} output tokens",
+        title_justify="left",
+    )
     for name in ("chip", "engines", "tok/s [range]", "TTFT ms", "TPOT ms", "$/h", "$/M tok", "SLO", "from"):
         table.add_column(name, justify="left" if name in ("chip", "engines", "from") else "right")
     for r in advice.rows:
@@ -66,13 +72,16 @@ def advise(
             continue
         low, high = r.output_tok_per_s_range or (0.0, 0.0)
         table.add_row(
-            r.chip, f"{r.engines} x TP={r.tensor_parallel_size}", f"{r.output_tok_per_s or 0:,.0f} [{low:,.0f}-{high:,.0f}]",
-            f"{r.ttft_ms or 0:,.1f}", f"{r.tpot_ms or 0:,.2f}",
+            r.chip,
+            f"{r.engines} x TP={r.tensor_parallel_size}",
+            f"{r.output_tok_per_s or 0:,.0f} [{low:,.0f}-{high:,.0f}]",
+            f"{r.ttft_ms or 0:,.1f}",
+            f"{r.tpot_ms or 0:,.2f}",
             f"{r.usd_per_hour:.2f} {r.pricing}" if r.usd_per_hour is not None else "no price",
             f"${r.usd_per_mtok:.3f}" if r.usd_per_mtok is not None else "—",
             {True: "meets", False: "[red]misses[/]", None: ""}[r.meets_slo],
             "calibrated" if r.calibrated else "[yellow]priors[/]",
-        )  # fmt: skip
+        )
     console.print(table)
     for r in advice.rows:
         if not r.fits:

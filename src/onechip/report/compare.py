@@ -83,7 +83,8 @@ def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     origin = f"calibrated on {', '.join(cal.cells)}" if cal else "roofline priors only (optimistic bound)"
     lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", ""]
     header = ["context", "clients"] + [f"{label} {kind}" for label, _ in FIGURES for kind in ("meas", "pred", "err")]
-    rows, errors = [], {name: [] for _, name in FIGURES}  # type: dict[str, list[float]]
+    rows: list[list[Any]] = []
+    errors: dict[str, list[float]] = {name: [] for _, name in FIGURES}
     for m in cells_of(measured.bench):
         p = cell_at(cells_of(pred_bench), m.context_tokens, m.clients)
         key = f"{m.context_tokens}x{m.clients}"

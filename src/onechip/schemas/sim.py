@@ -95,7 +95,9 @@ class AdviceRow(ResultModel):
     usd_per_hour: float | None = Field(default=None, description="Price of the whole slice per hour, USD.")
     price_source: str | None = Field(default=None, description="Price entry used: chip key, region, read date.")
     usd_per_mtok: float | None = Field(default=None, description="USD per million output tokens at the prediction.")
-    meets_slo: bool | None = Field(default=None, description="Predicted median TTFT/TPOT within the SLO (None: no SLO).")
+    meets_slo: bool | None = Field(
+        default=None, description="Predicted median TTFT/TPOT within the SLO (None: no SLO)."
+    )
 
 
 class Advice(ResultModel):

@@ -9,5 +9,13 @@ from onechip.sim.calibrate import calibrate, check_cells, key_of, transfer
 from onechip.sim.predict import CellPrediction, simulate_cell, simulate_grid
 from onechip.sim.steptime import roofline_priors
 
-__all__ = ["CellPrediction", "calibrate", "check_cells", "key_of", "roofline_priors", "simulate_cell", "simulate_grid",
-           "transfer"]
+__all__ = [
+    "CellPrediction",
+    "calibrate",
+    "check_cells",
+    "key_of",
+    "roofline_priors",
+    "simulate_cell",
+    "simulate_grid",
+    "transfer",
+]

@@ -28,8 +28,15 @@ from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import simulate_cell
 from onechip.sim.steptime import roofline_priors
 
-TERMS = ("fixed_s", "per_seq_s", "per_token_s", "per_kv_token_s", "per_attn_pair_s", "request_overhead_s",
-         "per_output_token_s")
+TERMS = (
+    "fixed_s",
+    "per_seq_s",
+    "per_token_s",
+    "per_kv_token_s",
+    "per_attn_pair_s",
+    "request_overhead_s",
+    "per_output_token_s",
+)
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
@@ -149,8 +156,10 @@ def _levenberg_marquardt(f: Callable[[Vector], Vector], n: int, on_progress: Pro
     for i in range(MAX_ITERATIONS):
         on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
         normal = [[_dot(ci, cj) for cj in cols] for ci in cols]
-        damped = [[v + (mu * (normal[a][a] + 1.0) if a == b else 0.0) for b, v in enumerate(row)]
-                  for a, row in enumerate(normal)]  # fmt: skip
+        damped = [
+            [v + (mu * (normal[a][a] + 1.0) if a == b else 0.0) for b, v in enumerate(row)]
+            for a, row in enumerate(normal)
+        ]
         step = _solve(damped, [-_dot(c, r) for c in cols])
         candidate = [min(12.0, max(-12.0, a + b)) for a, b in zip(x, step, strict=True)]
         r_new = f(candidate)
@@ -188,8 +197,12 @@ def calibrate(
     rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
     pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
     rel = _residuals(plan, run, chosen, terms)
-    labels = [f"{c.context_tokens}x{c.clients} {name}" for c in chosen for name in FIGURES
-              if (c.output_tok_per_s if name == "output_tok_per_s" else getattr(c, name).median)]  # fmt: skip
+    labels = [
+        f"{c.context_tokens}x{c.clients} {name}"
+        for c in chosen
+        for name in FIGURES
+        if (c.output_tok_per_s if name == "output_tok_per_s" else getattr(c, name).median)
+    ]
     try:
         priors: StepTerms | None = roofline_priors(plan)
     except ConfigError:

@@ -38,8 +38,9 @@ def figures(samples: Sequence[RequestSample], open_loop: bool = False) -> Figure
         for s in measured
         if s.completion_tokens and s.completion_tokens > 1
     ]
-    return Figures(_tok_per_s(samples, measured, open_loop), statistics.median(ttfts),
-                   statistics.median(tpots) if tpots else None)  # fmt: skip
+    return Figures(
+        _tok_per_s(samples, measured, open_loop), statistics.median(ttfts), statistics.median(tpots) if tpots else None
+    )
 
 
 def _tok_per_s(samples: Sequence[RequestSample], measured: list[RequestSample], open_loop: bool) -> float | None:
@@ -47,7 +48,8 @@ def _tok_per_s(samples: Sequence[RequestSample], measured: list[RequestSample], 
     last: dict[int, float] = {}
     for s in measured:
         first[s.stream] = min(first.get(s.stream, s.t_send), s.t_send)
-        last[s.stream] = max(last.get(s.stream, s.t_done), s.t_done)  # type: ignore[arg-type]
+        done = s.t_done if s.t_done is not None else s.t_send
+        last[s.stream] = max(last.get(s.stream, done), done)
     start, end = max(first.values()), min(last.values())
     if open_loop or end <= start:
         start, end = min(first.values()), max(last.values())

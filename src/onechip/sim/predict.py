@@ -6,6 +6,7 @@ is infeasible (what bench would record), never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -22,7 +23,7 @@ class CellPrediction:
 
     context_tokens: int
     clients: int
-    samples_by_seed: dict[int, list[RequestSample]] = field(default_factory=dict)
+    samples_by_seed: dict[int, Sequence[RequestSample]] = field(default_factory=dict)
     infeasible: str | None = None
     preemptions: int = 0
 

@@ -64,19 +64,38 @@ class _Req:
 
     def sample(self, context: int, clients: int, rep: int) -> RequestSample:
         return RequestSample(
-            context_tokens=context, clients=clients, rep=rep, stream=self.stream, seq=self.seq,
-            warmup=self.warmup, t_send=self.t_send, t_first=self.times[0], t_last=self.times[-1],
-            t_done=self.times[-1], prompt_tokens_target=self.prompt, prompt_tokens=self.prompt,
-            completion_tokens=self.emitted, chunk_times=list(self.times), chunk_tokens=[1] * len(self.times),
+            context_tokens=context,
+            clients=clients,
+            rep=rep,
+            stream=self.stream,
+            seq=self.seq,
+            warmup=self.warmup,
+            t_send=self.t_send,
+            t_first=self.times[0],
+            t_last=self.times[-1],
+            t_done=self.times[-1],
+            prompt_tokens_target=self.prompt,
+            prompt_tokens=self.prompt,
+            completion_tokens=self.emitted,
+            chunk_times=list(self.times),
+            chunk_tokens=[1] * len(self.times),
             finish_reason="length",
-        )  # fmt: skip
+        )
 
 
 class CellSimulation:
     """One cell (context, clients) of `config` on `engine` with step times from `model`, for one seed."""
 
-    def __init__(self, config: BenchConfig, engine: Engine, model: StepModel, context: int, clients: int,
-                 seed: int, start_spread_s: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: BenchConfig,
+        engine: Engine,
+        model: StepModel,
+        context: int,
+        clients: int,
+        seed: int,
+        start_spread_s: float | None = None,
+    ) -> None:
         self.config, self.engine, self.model = config, engine, model
         self.context, self.clients, self.seed = context, clients, seed
         self.rng = random.Random(seed)
@@ -161,8 +180,15 @@ class CellSimulation:
             t_intended, stream = self.arrivals.popleft()
             seq = self.sent.get(stream, 0)
             self.sent[stream] = seq + 1
-            req = _Req(stream, seq, False, self.context, self.config.output_tokens, t_intended,
-                       self._through_frontend(max(t_intended, now)))  # fmt: skip
+            req = _Req(
+                stream,
+                seq,
+                False,
+                self.context,
+                self.config.output_tokens,
+                t_intended,
+                self._through_frontend(max(t_intended, now)),
+            )
             self.pending.append(req)
             self.in_flight += 1
 

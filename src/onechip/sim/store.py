@@ -51,6 +51,9 @@ def find_elsewhere(model: str, chip: str, engine: str) -> Calibration | None:
     """A stored calibration of `model` under `engine` on another chip that can be carried over (it has
     roofline priors): one of the same family first (v5e-1 for v5e-4), else the most recent."""
     family = chip.split("-")[0]
-    others = [c for c in stored() if (c.key.model, c.key.engine) == (model, engine) and c.key.chip != chip
-              and c.priors is not None]  # fmt: skip
+    others = [
+        c
+        for c in stored()
+        if (c.key.model, c.key.engine) == (model, engine) and c.key.chip != chip and c.priors is not None
+    ]
     return max(others, key=lambda c: (c.key.chip.split("-")[0] == family, c.created_at), default=None)

@@ -6,15 +6,23 @@ from __future__ import annotations
 import json
 
 import pytest
-from factories import embedded_plan
 
+from factories import embedded_plan
 from onechip import api
 from onechip.schemas.bench import BenchConfig, BenchRun
 from onechip.schemas.sim import StepTerms
 
 TRUE = StepTerms(fixed_s=0.02, per_seq_s=0.004, per_token_s=0.0008, per_kv_token_s=2e-6, request_overhead_s=0.01)
-SEED_PLAN = ["google/gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768", "--max-num-batched-tokens",
-             "4096", "--json"]  # fmt: skip
+SEED_PLAN = [
+    "google/gemma-4-E2B-it",
+    "--chip",
+    "v5e-1",
+    "--max-model-len",
+    "32768",
+    "--max-num-batched-tokens",
+    "4096",
+    "--json",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -29,10 +37,22 @@ def cpu_plan():
 
 def _measured_dir(path, plan, contexts=(64, 512), clients=(1, 4)):
     """A run directory as bench writes it, its cells simulated with TRUE terms (what the fit must find)."""
-    config = BenchConfig(base_url="http://x", model="SmolLM2-135M-Instruct", contexts=list(contexts),
-                         clients=list(clients), output_tokens=8, requests_per_client=2, reps=2)  # fmt: skip
-    run = BenchRun(tool_version="t", created_at="t", config=config, server={"model": "SmolLM2-135M-Instruct"},
-                   cells=api.predicted_cells(plan, TRUE, config, seeds=2))  # fmt: skip
+    config = BenchConfig(
+        base_url="http://x",
+        model="SmolLM2-135M-Instruct",
+        contexts=list(contexts),
+        clients=list(clients),
+        output_tokens=8,
+        requests_per_client=2,
+        reps=2,
+    )
+    run = BenchRun(
+        tool_version="t",
+        created_at="t",
+        config=config,
+        server={"model": "SmolLM2-135M-Instruct"},
+        cells=api.predicted_cells(plan, TRUE, config, seeds=2),
+    )
     path.mkdir(parents=True)
     (path / "summary.json").write_text(run.model_dump_json())
     (path / "plan.json").write_text(plan.model_dump_json())
@@ -43,8 +63,19 @@ def test_simulate_from_roofline_priors_says_so(run, tmp_path):
     code, out, _ = run("plan", *SEED_PLAN)
     assert code == 0
     (tmp_path / "plan.json").write_text(out)
-    code, out, err = run("simulate", "--plan", str(tmp_path / "plan.json"), "--contexts", "128,8192",
-                         "--clients", "1,4", "--reps", "2", "--out", str(tmp_path / "pred"))  # fmt: skip
+    code, out, err = run(
+        "simulate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--contexts",
+        "128,8192",
+        "--clients",
+        "1,4",
+        "--reps",
+        "2",
+        "--out",
+        str(tmp_path / "pred"),
+    )
     assert code == 0, err
     assert "roofline priors only" in out
     saved = json.loads((tmp_path / "pred" / "summary.json").read_text())
@@ -56,8 +87,19 @@ def test_simulate_from_roofline_priors_says_so(run, tmp_path):
 def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     cal_dir = _measured_dir(tmp_path / "cal", cpu_plan)
     (tmp_path / "plan.json").write_text(cpu_plan.model_dump_json())
-    args = ["simulate", "--plan", str(tmp_path / "plan.json"), "--contexts", "256", "--clients", "2",
-            "--output-tokens", "8", "--reps", "2"]  # fmt: skip
+    args = [
+        "simulate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--contexts",
+        "256",
+        "--clients",
+        "2",
+        "--output-tokens",
+        "8",
+        "--reps",
+        "2",
+    ]
     code, out, err = run(*args, "--calibrate", str(cal_dir), "--out", str(tmp_path / "p1"))
     assert code == 0, err
     assert "calibration on 64x1, 64x4, 512x1, 512x4" in " ".join(out.split())
@@ -97,12 +139,27 @@ def test_simulate_bad_input_is_one_line(run, tmp_path, cpu_plan):
 def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
     code, _, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1,nope")
     assert code != 0 and "unknown chip 'nope'" in err and len(err.strip().splitlines()) == 1
-    code, out, err = run("advise", "google/gemma-4-E2B-it", "--workload", "ctx=1024,clients=16", "--chips",
-                         "l4,v5e-1,v5e-4", "--slo", "tpot_ms=50", "--reps", "2", "--json")  # fmt: skip
+    code, out, err = run(
+        "advise",
+        "google/gemma-4-E2B-it",
+        "--workload",
+        "ctx=1024,clients=16",
+        "--chips",
+        "l4,v5e-1,v5e-4",
+        "--slo",
+        "tpot_ms=50",
+        "--reps",
+        "2",
+        "--json",
+    )
     assert code == 0, err
     rows = json.loads(out)["rows"]
     assert {(r["chip"], r["engines"], r["tensor_parallel_size"]) for r in rows} == {
-        ("l4", 1, 1), ("v5e-1", 1, 1), ("v5e-4", 1, 4), ("v5e-4", 4, 1)}
+        ("l4", 1, 1),
+        ("v5e-1", 1, 1),
+        ("v5e-4", 1, 4),
+        ("v5e-4", 4, 1),
+    }
     priced = [r["usd_per_mtok"] for r in rows if r["fits"] and r["usd_per_mtok"] is not None]
     assert priced == sorted(priced)  # cheapest per token first
     v5e4 = next(r for r in rows if r["chip"] == "v5e-4" and r["engines"] == 4)

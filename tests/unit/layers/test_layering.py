@@ -14,7 +14,7 @@ import pytest
 
 SRC = Path(__file__).parents[3] / "src" / "onechip"
 CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "onechip.checks", "onechip.cost",
-        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.sim"]
+        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.sim"]  # fmt: skip
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
 # -> bench/checks/cost -> report -> api -> cli; DESIGN.md puts sim/ above planner/, below bench/checks/cost).

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from factories import embedded_plan
 
+from factories import embedded_plan
 from onechip import planner
 from onechip.schemas import Plan
 from onechip.schemas.requests import PlanRequest

@@ -15,15 +15,29 @@ from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
 
 # what a small CPU engine might do; the fit never sees these numbers, only cells simulated with them
-TRUE = StepTerms(fixed_s=0.02, per_seq_s=0.004, per_token_s=0.0008, per_kv_token_s=2e-6, per_attn_pair_s=1e-7,
-                 request_overhead_s=0.01)  # fmt: skip
+TRUE = StepTerms(
+    fixed_s=0.02,
+    per_seq_s=0.004,
+    per_token_s=0.0008,
+    per_kv_token_s=2e-6,
+    per_attn_pair_s=1e-7,
+    request_overhead_s=0.01,
+)
 
 
 def measured(plan, contexts, clients) -> BenchRun:
-    config = BenchConfig(base_url="http://sim", contexts=contexts, clients=clients, output_tokens=8,
-                         requests_per_client=2, warmup_requests=1, reps=2)  # fmt: skip
-    return BenchRun(tool_version="t", created_at="t", config=config,
-                    cells=api.predicted_cells(plan, TRUE, config, seeds=2))  # fmt: skip
+    config = BenchConfig(
+        base_url="http://sim",
+        contexts=contexts,
+        clients=clients,
+        output_tokens=8,
+        requests_per_client=2,
+        warmup_requests=1,
+        reps=2,
+    )
+    return BenchRun(
+        tool_version="t", created_at="t", config=config, cells=api.predicted_cells(plan, TRUE, config, seeds=2)
+    )
 
 
 def test_sim_figures_are_bench_statistics(cpu_plan):
