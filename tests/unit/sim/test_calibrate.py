@@ -71,3 +71,38 @@ def test_a_run_without_the_calibration_cells_is_refused(cpu_plan):
     one_client = measured(cpu_plan, [64, 512], [1])
     with pytest.raises(ConfigError, match="one cell with several clients"):
         calibrate(cpu_plan, one_client)
+
+
+def test_a_calibration_carries_to_another_slice(seed_plan):
+    from onechip import planner
+    from onechip.schemas.requests import PlanRequest
+    from onechip.schemas.sim import Calibration
+    from onechip.sim import key_of, roofline_priors, transfer
+
+    priors = roofline_priors(seed_plan)
+    fitted = priors.model_copy(
+        update={
+            "fixed_s": priors.fixed_s + 0.003,
+            "per_seq_s": 4e-4,
+            "per_token_s": 1.2 * priors.per_token_s,
+            "request_overhead_s": 0.004,
+        }
+    )
+    cal = Calibration(key=key_of(seed_plan), terms=fitted, priors=priors)
+    assert transfer(cal, seed_plan) == fitted  # to its own chip: unchanged
+    tp4 = planner.plan_model(
+        PlanRequest(
+            model="google/gemma-4-E2B-it",
+            chip="v5e-4",
+            tensor_parallel_size=4,
+            max_model_len=32768,
+            max_num_batched_tokens=4096,
+        )
+    )
+    carried = transfer(cal, tp4)
+    # host costs stay; weight streaming and compute spread over 4 chips' bandwidth and peak
+    assert carried.per_seq_s == fitted.per_seq_s and carried.request_overhead_s == fitted.request_overhead_s
+    assert carried.fixed_s == pytest.approx(priors.fixed_s / 4 + 0.003, rel=0.05)
+    assert carried.per_token_s == pytest.approx(1.2 * priors.per_token_s / 4, rel=0.05)
+    # one KV head padded to 4 at TP=4: 4x the KV bytes per token over 4x the bandwidth
+    assert carried.per_kv_token_s == pytest.approx(fitted.per_kv_token_s, rel=0.05)
