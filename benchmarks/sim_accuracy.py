@@ -132,17 +132,18 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
             )
 
 
-def run_seed() -> None:
+def run_seed(extra: list[tuple[int, int]]) -> None:
     plan, measured = seed_plan(), seed_run()
+    calibration_cells = SEED_CALIBRATION + extra
     print("(1) seed v5e-1 grid: gemma-4-E2B-it, vLLM TPU; assumed workload", SEED_WORKLOAD)
     print(
         f"plan: {plan.kv_tokens:,} KV tokens (seed measured 321,344), block {plan.block_size}, "
         f"budget 4096; calibration cells {SEED_CALIBRATION}"
     )
-    cal = calibrate(plan, measured, cells=SEED_CALIBRATION, source_run="seed article grid")
+    cal = calibrate(plan, measured, cells=calibration_cells, source_run="seed article grid")
     print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
     print("calibration residuals %:", cal.residuals_pct)
-    report(measured, _pred_cells(plan, cal.terms, measured.config), set(SEED_CALIBRATION))
+    report(measured, _pred_cells(plan, cal.terms, measured.config), set(calibration_cells))
     wall = _pred_cells(plan, cal.terms, measured.config.model_copy(update={"contexts": [8192], "clients": [16, 64]}))
     w16, w64 = wall[(8192, 16)], wall[(8192, 64)]
     print(
@@ -204,9 +205,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", choices=["seed", "embedded"])
     parser.add_argument("root", nargs="?", type=Path)
+    parser.add_argument(
+        "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
+    )
     args = parser.parse_args()
     if args.which == "seed":
-        run_seed()
+        run_seed([(int(a), int(b)) for a, b in (c.split("x") for c in args.also.split(",") if c)])
     elif args.root is None:
         sys.exit("embedded: give the directory benchmarks/embedded_grid.sh wrote")
     else:

@@ -64,8 +64,11 @@ def check_cells(cells: list[CellResult]) -> None:
         )
 
 
-def _start(plan: Plan, cells: list[CellResult]) -> StepTerms:
-    """A starting point from the measured cells (roofline priors where the data say nothing)."""
+def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms:
+    """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
+    cell's slowdown over one client is put on the engine (per sequence in a step) when `engine_bound`, else
+    on the API server (its throughput taken as the server's ceiling for streamed tokens): few cells cannot
+    tell the two apart, so the fit starts from both and keeps the one that fits the cells better."""
     single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
     short, long_ = single[0], single[-1]
     multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
@@ -82,12 +85,12 @@ def _start(plan: Plan, cells: list[CellResult]) -> StepTerms:
     per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
     return StepTerms(
         fixed_s=tpot_s * 0.8,
-        per_seq_s=max(per_seq, tpot_s / 100.0),
+        per_seq_s=max(per_seq, tpot_s / 100.0) if engine_bound else tpot_s / 100.0,
         per_token_s=per_token,
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
         request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
-        per_output_token_s=0.5 / max(c.output_tok_per_s or 1.0 for c in cells),
+        per_output_token_s=(0.1 if engine_bound else 1.0) / max(c.output_tok_per_s or 1.0 for c in cells),
     )
 
 
@@ -187,13 +190,17 @@ def calibrate(
     cell). Raises ConfigError when the cells lack what the fit needs (see check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen)
-    start = _start(plan, chosen)
+    fits = []
+    for engine_bound in (True, False):
+        start = _start(plan, chosen, engine_bound)
 
-    def f(x: Vector) -> Vector:
-        return _objective(plan, run, chosen, start, x)
+        def f(x: Vector, start: StepTerms = start) -> Vector:
+            return _objective(plan, run, chosen, start, x)
 
-    x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
-    terms = _terms(start, x)
+        x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
+        data = _residuals(plan, run, chosen, _terms(start, x))
+        fits.append((_dot(data, data), _terms(start, x), cols))
+    _, terms, cols = min(fits, key=lambda fit: fit[0])
     rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
     pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
     rel = _residuals(plan, run, chosen, terms)

@@ -155,9 +155,10 @@ class CellSimulation:
     def _start_clients(self) -> None:
         if self.config.rate_per_s is None:
             for stream in range(self.clients):
-                start = self.rng.uniform(0.0, self.start_spread_s)
-                self.stream_start[stream] = start
-                self._send(stream, start)
+                self.stream_start[stream] = self.rng.uniform(0.0, self.start_spread_s)
+            # in time order: the API server takes requests one at a time, in the order they come
+            for stream in sorted(self.stream_start, key=self.stream_start.__getitem__):
+                self._send(stream, self.stream_start[stream])
             return
         self._open_loop_schedule()
         self._release_open_loop(0.0)
