@@ -199,6 +199,32 @@ def run_embedded(root: Path) -> None:
     used = {tuple(int(v) for v in c.split("x")) for c in (cal.cells if cal else [])}
     pred = {(c.context_tokens, c.clients): c for c in predicted.bench.cells}
     report(measured.bench, pred, used)
+    calibration = read_run(cal_dir).bench
+    if calibration is not None:
+        noise_floor(calibration, measured.bench)
+
+
+def noise_floor(first: BenchRun, second: BenchRun) -> None:
+    """The same cells measured twice (the calibration run, then the grid): how far apart two measurements
+    of one cell are on this machine, as the MAPE of the second against the first."""
+    again = {(c.context_tokens, c.clients): c for c in second.cells}
+    errs: dict[str, list[float]] = {"output_tok_per_s": [], "ttft_ms": [], "tpot_ms": []}
+    for c in first.cells:
+        g = again.get((c.context_tokens, c.clients))
+        if g is None or c.status != "ok" or g.status != "ok":
+            continue
+        for name, (a, b) in {
+            "output_tok_per_s": (c.output_tok_per_s, g.output_tok_per_s),
+            "ttft_ms": (c.ttft_ms.median, g.ttft_ms.median),
+            "tpot_ms": (c.tpot_ms.median, g.tpot_ms.median),
+        }.items():
+            e = _ape(b, a)
+            if e is not None:
+                errs[name].append(e)
+    print("\nnoise floor: the calibration cells measured again in the grid run (same engine, minutes apart):")
+    for name, values in errs.items():
+        if values:
+            print(f"  re-measurement MAPE {name:>16}: {statistics.fmean(values):6.1f}% over {len(values)} cells")
 
 
 def main() -> None:
