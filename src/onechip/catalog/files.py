@@ -38,6 +38,14 @@ class AcceleratorEntry(StrictModel):
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")
+    price_chip: str | None = Field(
+        default=None,
+        description="prices.json chip whose per-chip-hour price applies (a slice: its one-chip sibling); "
+        "None = this key's own entries.",
+    )
+    price_note: str | None = Field(
+        default=None, description="Why prices.json has no price for this chip (then no price is shown)."
+    )
 
 
 class GpuMemoryRule(StrictModel):

@@ -19,7 +19,8 @@ import typer.main
 COMMANDS = {
     "demo": "demo_cmd", "plan": "plan_cmd", "up": "engine_cmds", "logs": "engine_cmds",
     "status": "engine_cmds", "down": "engine_cmds", "check": "check_cmd", "bench": "bench_cmd",
-    "cost": "cost_cmd", "report": "report_cmd", "cloud": "cloud_cmd",
+    "cost": "cost_cmd", "report": "report_cmd", "simulate": "sim_cmd", "advise": "sim_cmd",
+    "cloud": "cloud_cmd",
 }  # fmt: skip
 
 

@@ -94,3 +94,8 @@ def engine_rules(name: str) -> EngineRules:
     if name not in entries:
         raise ConfigError(f"unknown engine {name!r} (--engine); known: {', '.join(sorted(entries))}")
     return EngineRules.model_validate({"name": name, **entries[name]})
+
+
+def known_accelerators() -> list[str]:
+    """Every chip key in accelerators.json, sorted."""
+    return sorted(_entries(catalog.load("accelerators"), "accelerators", "accelerators.json"))

@@ -1,5 +1,8 @@
 """Two runs side by side (e.g. bf16 vs fp8 KV cache): what differs in their setup, and per cell the
 ratio of aggregate tok/s and median TTFT, with a note when the difference is inside the runs' own noise.
+When one of the two was predicted (`onechip simulate`), a section shows predicted next to measured, cell by
+cell, with the error of each figure ((predicted - measured) / measured) and the mean absolute error (MAPE)
+over the cells the prediction was not calibrated on.
 
 Noise: each cell carries the coefficient of variation of tok/s across its reps; the ratio of two
 independent measurements has a CV of about sqrt(cv_a^2 + cv_b^2), and a ratio within that of 1.0 is
@@ -61,6 +64,49 @@ def _cell_row(ctx: int, clients: int, ca: CellResult | None, cb: CellResult | No
     return (f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note)
 
 
+FIGURES = (("output tok/s", "output_tok_per_s"), ("median TTFT ms", "ttft_ms"), ("median TPOT ms", "tpot_ms"))
+
+
+def _figure(cell: CellResult, name: str) -> float | None:
+    return cell.output_tok_per_s if name == "output_tok_per_s" else getattr(cell, name).median
+
+
+def _error(pred: float | None, meas: float | None) -> float | None:
+    return None if pred is None or not meas else (pred - meas) / meas * 100.0
+
+
+def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
+    """Predicted vs measured per cell, with errors and MAPE over cells not used for calibration."""
+    pred_bench = predicted.bench
+    cal = pred_bench.prediction.calibration if pred_bench and pred_bench.prediction else None
+    used = set(cal.cells) if cal else set()
+    origin = f"calibrated on {', '.join(cal.cells)}" if cal else "roofline priors only (optimistic bound)"
+    lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", ""]
+    header = ["context", "clients"] + [f"{label} {kind}" for label, _ in FIGURES for kind in ("meas", "pred", "err")]
+    rows: list[list[Any]] = []
+    errors: dict[str, list[float]] = {name: [] for _, name in FIGURES}
+    for m in cells_of(measured.bench):
+        p = cell_at(cells_of(pred_bench), m.context_tokens, m.clients)
+        key = f"{m.context_tokens}x{m.clients}"
+        row: list[Any] = [f"{m.context_tokens:,}", m.clients]
+        for _, name in FIGURES:
+            mv = _figure(m, name) if m.status == "ok" else None
+            pv = _figure(p, name) if p is not None and p.status == "ok" else None
+            err = _error(pv, mv)
+            row += [num(mv) if m.status == "ok" else m.status, num(pv) if p and p.status == "ok" else
+                    (p.status if p else "absent"), "—" if err is None else f"{err:+.1f}%"]  # fmt: skip
+            if err is not None and key not in used:
+                errors[name].append(abs(err))
+        rows.append(row if key not in used else [*row[:-1], f"{row[-1]} (calibration)"])
+    lines += md_table(header, rows)
+    lines.append("")
+    for label, name in FIGURES:
+        values = errors[name]
+        mape = f"{sum(values) / len(values):.1f}% over {len(values)} cells" if values else "no cells"
+        lines.append(f"- MAPE {label} (cells not used for calibration): {mape}")
+    return lines
+
+
 def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     """Markdown comparing run `b` against run `a` (ratios are b / a)."""
     name_a, name_b = _name(a), _name(b)
@@ -84,6 +130,10 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     header = ["context", "clients", f"tok/s {name_a}", f"tok/s {name_b}", "tok/s ratio", "median TTFT ratio",
               "note"]  # fmt: skip
     lines += md_table(header, rows)
+    predicted_a = a.bench is not None and a.bench.prediction is not None
+    predicted_b = b.bench is not None and b.bench.prediction is not None
+    if predicted_a != predicted_b:
+        lines += _predicted_section(b if predicted_a else a, a if predicted_a else b)
     return "\n".join(lines) + "\n"
 
 

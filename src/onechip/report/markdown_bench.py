@@ -51,6 +51,11 @@ def grids(bench: BenchRun | None) -> list[str]:
     if bench is None or not cells:
         return lines + ["No benchmark summary in this run."]
     config = bench.config
+    if bench.prediction is not None:
+        cal = bench.prediction.calibration
+        origin = f"calibrated on {', '.join(cal.cells)} of {cal.source_run}" if cal else "roofline priors only"
+        lines += [f"**Predicted, not measured** (`onechip simulate`, {origin}; reps are simulation seeds). "
+                  f"{bench.prediction.note}", ""]  # fmt: skip
     lines += [
         f"Contexts are rows, concurrent clients are columns. Output {num(config.output_tokens, 0)} "
         f"tokens per request, {num(config.reps, 0)} reps per cell; values are medians over reps.",

@@ -15,6 +15,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, mo
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
+from onechip.schemas.sim import Prediction
 
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
@@ -98,11 +99,25 @@ class BenchConfig(RequestModel):
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
     )
+    calibration: bool = Field(
+        default=False,
+        description="Measure only the cells that pin `onechip simulate`: the shortest and longest of "
+        "--contexts, each at 1 client and at the most of --clients (a 2 x 2 grid).",
+    )
 
     @field_validator("base_url")
     @classmethod
     def _root(cls, value: str) -> str:
         return base_root(value)
+
+    @model_validator(mode="after")
+    def _calibration_grid(self) -> BenchConfig:
+        if self.calibration:
+            if len(set(self.contexts)) < 2 or max(self.clients) < 2:
+                raise ValueError("--calibration needs two --contexts and --clients above 1 (e.g. 128,1024 and 1,8)")
+            self.contexts = [min(self.contexts), max(self.contexts)]
+            self.clients = [1, max(self.clients)]
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -289,3 +304,6 @@ class BenchRun(ResultModel):
     )
     notes: list[str] = Field(default_factory=list, description="Caveats found while measuring.")
     cells: list[CellResult] = Field(default_factory=list, description="One per (context, clients), grid order.")
+    prediction: Prediction | None = Field(
+        default=None, description="Set when `onechip simulate` wrote this run: predicted, not measured."
+    )

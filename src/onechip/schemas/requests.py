@@ -12,11 +12,11 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.schemas.checks import CheckOptions
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, split_commas
+from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, key_values, split_commas
 from onechip.schemas.plan import Plan
 from onechip.schemas.serve import EngineKind, ServeTarget
 
@@ -266,3 +266,67 @@ class DemoRequest(HostDemoOptions):
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
         default=600.0, gt=0, description="Give up on the engine if not ready after this many seconds."
     )
+
+
+class SimulateRequest(RequestModel):
+    """The request of `onechip simulate`: a plan, what to calibrate it on, and the grid to predict (the same
+    workload fields as `bench`)."""
+
+    plan: Annotated[Path, Cli("--plan")] = Field(description="Plan JSON from `onechip plan --json`.")
+    calibrate: Path | None = Field(
+        default=None,
+        description="Run directory measured by `onechip bench` (ideally --calibration) to fit the step-time "
+        "terms on; stored for reuse. None = a stored calibration for the plan, else roofline priors.",
+    )
+    contexts: Annotated[list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1)] = Field(
+        default=[128, 1024], description="Prompt lengths in tokens, comma-separated."
+    )
+    clients: Annotated[list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1)] = Field(
+        default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated."
+    )
+    output_tokens: int = Field(default=32, ge=1, description="Output tokens per request.")
+    reps: int = Field(default=5, ge=1, description="Simulations per cell (random client start phases).")
+    requests_per_client: int = Field(default=2, ge=1, description="Measured requests each stream sends.")
+    warmup_requests: int = Field(default=1, ge=0, description="Unmeasured requests per stream first.")
+    rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
+        default=None, gt=0, description="Open loop: arrivals per second (Poisson); None = closed loop."
+    )
+    out_dir: Annotated[Path, Cli("--out")] = Field(
+        default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
+    )
+
+
+class AdviseRequest(RequestModel):
+    """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
+
+    model: Annotated[str, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
+    workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+        default_factory=lambda: {"ctx": 1024.0, "clients": 16.0},
+        description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip.",
+    )
+    slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+        default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
+    )
+    chips: Annotated[list[str] | None, comma_list(str)] = Field(
+        default=None, description="Catalog chips to consider, comma-separated (default: every priced chip)."
+    )
+    pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
+    reps: int = Field(default=3, ge=1, description="Simulations per chip (random client start phases).")
+
+    @field_validator("workload")
+    @classmethod
+    def _workload(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - {"ctx", "clients", "output_tokens"}
+        if unknown:
+            raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens")
+        if value.get("ctx", 1) < 1 or value.get("clients", 1) < 1:
+            raise ValueError("workload ctx and clients must be at least 1")
+        return {"ctx": 1024.0, "clients": 16.0, "output_tokens": 128.0, **value}
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - {"ttft_ms", "tpot_ms"}
+        if unknown:
+            raise ValueError(f"unknown SLO key(s) {sorted(unknown)}; use ttft_ms, tpot_ms")
+        return value

@@ -14,15 +14,17 @@ import pytest
 
 SRC = Path(__file__).parents[3] / "src" / "onechip"
 CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "onechip.checks", "onechip.cost",
-        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.cloud"]
+        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.cloud",
+        "onechip.sim"]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
-# -> bench/checks/cost -> report -> api -> cli).
+# -> bench/checks/cost -> report -> api -> cli; DESIGN.md puts sim/ above planner/, below bench/checks/cost).
 FORBIDDEN = {
-    "schemas": ["vllm", "planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "catalog": ["vllm", "planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "vllm": ["planner", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "planner": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "schemas": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "catalog": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "vllm": ["planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "planner": ["sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "sim": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
     "engines": ["cloud", "bench", "checks", "cost", "report", "api", "cli"],
     # provisioning hosts sits beside launching engines (DESIGN.md): neither imports the other
     "cloud": ["engines", "bench", "checks", "cost", "report", "api", "cli"],

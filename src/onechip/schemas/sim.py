@@ -1,0 +1,110 @@
+"""Predicting: the step-time terms of one engine, a calibration (terms fitted to measured cells) and the
+marker a predicted run carries (`BenchRun.prediction`).
+
+Every time is in seconds and says what it multiplies in its name (`per_seq_s`: seconds per sequence in a
+step). Terms are either roofline priors (from the plan and the chip catalog) or fitted; `fitted` names
+which.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel
+
+
+class StepTerms(ResultModel):
+    """One engine step's time: fixed_s + per_seq_s x sequences + per_token_s x (padded) tokens
+    + per_kv_token_s x KV tokens read + per_attn_pair_s x (query, key) pairs of prefill attention;
+    plus the API server, one queue for all streams: request_overhead_s per request before the scheduler sees
+    it, per_output_token_s per token before the client does."""
+
+    fixed_s: float = Field(description="Per step: streamed weights / bandwidth plus fixed host cost, s.")
+    per_seq_s: float = Field(default=0.0, description="Per sequence in the step (host: inputs, sampling), s.")
+    per_token_s: float = Field(description="Per token computed in the step (after bucket padding), s.")
+    per_kv_token_s: float = Field(description="Per KV-cache token read by the step's attention, s.")
+    per_attn_pair_s: float = Field(default=0.0, description="Per (query, key) pair of attention compute, s.")
+    request_overhead_s: float = Field(
+        default=0.0, description="API server time per request (HTTP, chat template, tokenization), serial, s."
+    )
+    per_output_token_s: float = Field(
+        default=0.0, description="API server time per streamed token (detokenize, SSE chunk), serial, s."
+    )
+
+
+class CalibrationKey(ResultModel):
+    """What a calibration is valid for: the same model, chip, engine rules and engine version."""
+
+    model: str = Field(description="Plan.model.")
+    chip: str = Field(description="Plan.chip.")
+    engine: str = Field(description="Plan.engine (rule set).")
+    engine_version: str = Field(default="", description="Engine version the measurement ran on ('' = unknown).")
+
+    def slug(self) -> str:
+        """A file name for this key (model and chip are enough to read; the rest keeps keys apart)."""
+        raw = f"{self.model}__{self.chip}__{self.engine}__{self.engine_version or 'any'}"
+        return "".join(c if c.isalnum() or c in "-_." else "-" for c in raw)
+
+
+class Calibration(ResultModel):
+    """Step-time terms fitted to a few measured cells of one run, stored per CalibrationKey."""
+
+    schema_version: str = SCHEMA_VERSION
+    key: CalibrationKey
+    terms: StepTerms = Field(description="The fitted terms.")
+    priors: StepTerms | None = Field(default=None, description="The roofline priors the fit started from.")
+    fitted: list[str] = Field(default_factory=list, description="Terms the measurement pinned (others: prior).")
+    cells: list[str] = Field(default_factory=list, description="Cells used, as 'context x clients'.")
+    source_run: str = Field(default="", description="The run directory it was fitted on.")
+    residuals_pct: dict[str, float] = Field(
+        default_factory=dict, description="Per calibration figure, (model - measured) / measured, %."
+    )
+    created_at: str = Field(default="", description="ISO-8601 UTC.")
+
+
+class Prediction(ResultModel):
+    """The marker of a predicted run: what it was predicted from, and how the ranges were made."""
+
+    predicted: bool = Field(default=True, description="Always true: this run was simulated, not measured.")
+    calibration: Calibration | None = Field(
+        default=None, description="The calibration used; None = roofline priors only (optimistic bound)."
+    )
+    terms: StepTerms = Field(description="The step-time terms the simulation ran with.")
+    seeds: int = Field(description="Simulations per cell (client start phases drawn per seed); the reps.")
+    note: str = Field(default="", description="What the prediction does not model, and its caveats.")
+
+
+class AdviceRow(ResultModel):
+    """One deployment `advise` considered: a chip (or slice) with N engines of tensor-parallel size TP."""
+
+    chip: str = Field(description="Accelerator catalog key.")
+    engines: int = Field(default=1, description="Engines on the slice (replicas); clients split evenly.")
+    tensor_parallel_size: int = Field(default=1, description="Chips per engine.")
+    fits: bool = Field(description="The plan fits and a cell could be predicted.")
+    verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
+    calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")
+    calibrated_on: str | None = Field(
+        default=None, description="Chip the calibration was measured on (another chip: carried over)."
+    )
+    kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
+    output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
+    output_tok_per_s_range: tuple[float, float] | None = Field(default=None, description="Min and max over seeds.")
+    ttft_ms: float | None = Field(default=None, description="Predicted median TTFT, ms.")
+    tpot_ms: float | None = Field(default=None, description="Predicted median TPOT, ms.")
+    pricing: str | None = Field(default=None, description="Pricing model of the price used.")
+    usd_per_hour: float | None = Field(default=None, description="Price of the whole slice per hour, USD.")
+    price_source: str | None = Field(default=None, description="Price entry used: chip key, region, read date.")
+    usd_per_mtok: float | None = Field(default=None, description="USD per million output tokens at the prediction.")
+    meets_slo: bool | None = Field(
+        default=None, description="Predicted median TTFT/TPOT within the SLO (None: no SLO)."
+    )
+
+
+class Advice(ResultModel):
+    """`onechip advise`: every deployment considered, best first (meets the SLO, then cheapest per token)."""
+
+    model: str = Field(description="The model as given.")
+    workload: dict[str, float] = Field(description="ctx, clients, output_tokens.")
+    slo: dict[str, float] = Field(default_factory=dict, description="ttft_ms / tpot_ms upper bounds.")
+    rows: list[AdviceRow] = Field(default_factory=list, description="Ranked deployments, then ones that do not fit.")
+    notes: list[str] = Field(default_factory=list, description="What the figures are and are not.")

@@ -1,0 +1,253 @@
+"""Calibration: fit the step-time terms to a few measured cells, by simulating those cells.
+
+The cheapest measurement that pins the model (CALIBRATION_GRID): one client at a short and a long context
+(TPOT at two contexts pins the per-step and per-KV-token costs; TTFT at two lengths the per-token prefill
+cost and the request overhead) and a saturated short-context cell (the per-sequence host cost and the
+prefill interference). Any other measured cells may be added; more cells, better fit.
+
+The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive), the residuals being the
+relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
+simulation runs exactly the measured run's workload), plus a weak pull towards a data-derived starting
+point so a term the cells cannot pin stays near it rather than wandering. Which terms the cells did pin is
+reported (`Calibration.fitted`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import Plan
+from onechip.schemas.bench import BenchRun, CellResult
+from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
+from onechip.sim.figures import FIGURES, figures
+from onechip.sim.predict import simulate_cell
+from onechip.sim.steptime import roofline_priors
+
+TERMS = (
+    "fixed_s",
+    "per_seq_s",
+    "per_token_s",
+    "per_kv_token_s",
+    "per_attn_pair_s",
+    "request_overhead_s",
+    "per_output_token_s",
+)
+FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
+PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
+STEP = 0.05  # finite-difference step in log(term)
+PINNED = 0.02  # |d figure / d log term| above which a term counts as pinned by the cells
+MAX_ITERATIONS = 15
+
+
+def usable(cell: CellResult) -> bool:
+    return cell.status == "ok" and cell.tpot_ms.median is not None and cell.ttft_ms.median is not None
+
+
+def check_cells(cells: list[CellResult]) -> None:
+    """Raise ConfigError naming what is missing unless `cells` hold one client at two contexts and one cell
+    with several clients (the calibration grid's minimum)."""
+    single = {c.context_tokens for c in cells if c.clients == 1 and usable(c)}
+    multi = [c for c in cells if c.clients > 1 and usable(c)]
+    missing = []
+    if len(single) < 2:
+        missing.append("one client at two contexts (TPOT and TTFT)")
+    if not multi:
+        missing.append("one cell with several clients")
+    if missing:
+        raise ConfigError(
+            "the calibration run lacks " + " and ".join(missing) + "; measure it with `onechip bench --calibration`"
+        )
+
+
+def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms:
+    """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
+    cell's slowdown over one client is put on the engine (per sequence in a step) when `engine_bound`, else
+    on the API server (its throughput taken as the server's ceiling for streamed tokens): few cells cannot
+    tell the two apart, so the fit starts from both and keeps the one that fits the cells better."""
+    single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
+    short, long_ = single[0], single[-1]
+    multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
+    try:
+        prior: StepTerms | None = roofline_priors(plan)
+    except ConfigError:
+        prior = None
+    d_ctx = long_.context_tokens - short.context_tokens
+    tpot_s, ttft_s = short.tpot_ms.median / 1000.0, short.ttft_ms.median / 1000.0  # type: ignore[operator]
+    per_token = max((long_.ttft_ms.median - short.ttft_ms.median) / 1000.0 / d_ctx, 1e-9)  # type: ignore[operator]
+    kv = (long_.tpot_ms.median - short.tpot_ms.median) / 1000.0 / d_ctx  # type: ignore[operator]
+    if kv <= 0:
+        kv = prior.per_kv_token_s if prior else per_token / 100.0
+    per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
+    return StepTerms(
+        fixed_s=tpot_s * 0.8,
+        per_seq_s=max(per_seq, tpot_s / 100.0) if engine_bound else tpot_s / 100.0,
+        per_token_s=per_token,
+        per_kv_token_s=kv,
+        per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
+        request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
+        per_output_token_s=(0.1 if engine_bound else 1.0) / max(c.output_tok_per_s or 1.0 for c in cells),
+    )
+
+
+Vector = list[float]
+
+
+def _solve(a: list[Vector], b: Vector) -> Vector:
+    """x with a x = b (Gaussian elimination with partial pivoting; a is small and positive definite here)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
+    x = [0.0] * n
+    for r in reversed(range(n)):
+        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
+    return x
+
+
+def _dot(a: Vector, b: Vector) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def _terms(start: StepTerms, x: Vector) -> StepTerms:
+    return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
+
+
+def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms) -> Vector:
+    """Relative errors (simulated / measured - 1) of each cell's three figures."""
+    out = []
+    for cell in cells:
+        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS)
+        got = [figures(s) for s in sim.samples_by_seed.values()]
+        for name in FIGURES:
+            measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
+            values = [v for v in (g.get(name) for g in got) if v is not None]
+            if measured and values:
+                out.append(statistics.fmean(values) / measured - 1.0)
+            elif measured:
+                out.append(1.0)  # the simulation could not run the cell: a large error
+    return out
+
+
+def _objective(plan: Plan, run: BenchRun, cells: list[CellResult], start: StepTerms, x: Vector) -> Vector:
+    """Data residuals followed by the pull towards the start (x = 0)."""
+    return _residuals(plan, run, cells, _terms(start, x)) + [PULL * v for v in x]
+
+
+def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vector]:
+    """Columns d r / d x_i by forward differences."""
+    columns = []
+    for i in range(len(x)):
+        step = x[:]
+        step[i] += STEP
+        columns.append([(a - b) / STEP for a, b in zip(f(step), r0, strict=True)])
+    return columns
+
+
+def _levenberg_marquardt(f: Callable[[Vector], Vector], n: int, on_progress: ProgressFn) -> tuple[Vector, list[Vector]]:
+    """Minimise |f(x)|^2 from x = 0; returns x and the Jacobian's columns at it."""
+    x, r, mu = [0.0] * n, f([0.0] * n), 1e-2
+    cols = _jacobian(f, x, r)
+    for i in range(MAX_ITERATIONS):
+        on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
+        normal = [[_dot(ci, cj) for cj in cols] for ci in cols]
+        damped = [
+            [v + (mu * (normal[a][a] + 1.0) if a == b else 0.0) for b, v in enumerate(row)]
+            for a, row in enumerate(normal)
+        ]
+        step = _solve(damped, [-_dot(c, r) for c in cols])
+        candidate = [min(12.0, max(-12.0, a + b)) for a, b in zip(x, step, strict=True)]
+        r_new = f(candidate)
+        if _dot(r_new, r_new) < _dot(r, r):
+            improved = (_dot(r, r) - _dot(r_new, r_new)) / max(_dot(r, r), 1e-12)
+            x, r, mu = candidate, r_new, mu / 3.0
+            cols = _jacobian(f, x, r)
+            if improved < 1e-4:
+                break
+        else:
+            mu *= 4.0
+            if mu > 1e6:
+                break
+    return x, cols
+
+
+def calibrate(
+    plan: Plan,
+    run: BenchRun,
+    cells: list[tuple[int, int]] | None = None,
+    source_run: str = "",
+    on_progress: ProgressFn = no_progress,
+) -> Calibration:
+    """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
+    cell). Raises ConfigError when the cells lack what the fit needs (see check_cells)."""
+    chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
+    check_cells(chosen)
+    fits = []
+    for engine_bound in (True, False):
+        start = _start(plan, chosen, engine_bound)
+
+        def f(x: Vector, start: StepTerms = start) -> Vector:
+            return _objective(plan, run, chosen, start, x)
+
+        x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
+        data = _residuals(plan, run, chosen, _terms(start, x))
+        fits.append((_dot(data, data), _terms(start, x), cols))
+    _, terms, cols = min(fits, key=lambda fit: fit[0])
+    rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
+    pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
+    rel = _residuals(plan, run, chosen, terms)
+    labels = [
+        f"{c.context_tokens}x{c.clients} {name}"
+        for c in chosen
+        for name in FIGURES
+        if (c.output_tok_per_s if name == "output_tok_per_s" else getattr(c, name).median)
+    ]
+    try:
+        priors: StepTerms | None = roofline_priors(plan)
+    except ConfigError:
+        priors = None
+    return Calibration(
+        key=key_of(plan, run),
+        terms=terms,
+        priors=priors,
+        fitted=pinned,
+        cells=[f"{c.context_tokens}x{c.clients}" for c in chosen],
+        source_run=source_run,
+        residuals_pct={label: round(100.0 * float(v), 2) for label, v in zip(labels, rel, strict=False)},
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
+    """The calibration key of `plan` measured by `run` (its server's engine version, when recorded)."""
+    version = (run.server.get("engine_version") if run else None) or plan.engine_version or ""
+    return CalibrationKey(model=plan.model, chip=plan.chip, engine=plan.engine, engine_version=version)
+
+
+def transfer(calibration: Calibration, target: Plan) -> StepTerms:
+    """`calibration` (fitted on another chip) carried to `target` (same model and engine, another chip or
+    tensor-parallel size): host terms (per sequence, per request, per streamed token, and the fixed cost above the
+    measured chip's weight-streaming floor) are kept; device terms are the target's roofline scaled by the
+    efficiency the measured chip showed (fitted / its roofline prior, `calibration.priors`). Tensor-parallel
+    communication is not modelled. Raises ConfigError when either chip has no roofline figures."""
+    if calibration.priors is None:
+        raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
+    terms, src, dst = calibration.terms, calibration.priors, roofline_priors(target)
+    compute = terms.per_token_s / src.per_token_s
+    return StepTerms(
+        fixed_s=dst.fixed_s + max(0.0, terms.fixed_s - src.fixed_s),
+        per_seq_s=terms.per_seq_s,
+        per_token_s=dst.per_token_s * compute,
+        per_kv_token_s=dst.per_kv_token_s * terms.per_kv_token_s / src.per_kv_token_s,
+        per_attn_pair_s=terms.per_attn_pair_s * dst.per_token_s / src.per_token_s,
+        request_overhead_s=terms.request_overhead_s,
+        per_output_token_s=terms.per_output_token_s,
+    )

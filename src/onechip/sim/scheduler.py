@@ -1,0 +1,305 @@
+"""A discrete-event simulation of vLLM's V1 scheduler serving one bench cell, returning the raw request
+samples `onechip bench` would have recorded (schemas.bench.RequestSample), so the same statistics apply.
+
+What it models (vllm/v1/core/sched/scheduler.py, `schedule()`): one engine step at a time; running requests
+first, in order, each taking min(its remaining tokens, the step's token budget) — one token when decoding, a
+chunk of its prompt when prefilling (chunked prefill under max_num_batched_tokens); then waiting requests in
+arrival order while budget, KV blocks and max_num_seqs allow, unless this step preempted. KV blocks are
+allocated as tokens are scheduled (ceil(tokens / block_size) per request, one pool from the plan); when a
+running request needs a block and none is free, the last running request is preempted by recompute (its
+blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
+
+What it does not model: prefix caching (bench prompts start with unique tokens), speculative decoding,
+async scheduling, several KV-cache groups (sliding layers windowed separately). The API server is one
+serial queue in front of the engine: each request and each streamed token takes its turn (the engine core
+steps on meanwhile, as vLLM V1 runs it in its own process).
+
+Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
+requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
+flight). Stream start phases are random (uniform over `start_spread_s`, seeded); everything else is
+deterministic, so a seed reproduces a run exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from onechip.schemas.bench import BenchConfig, RequestSample
+from onechip.sim.steptime import Batch, StepModel
+
+DEFAULT_MAX_NUM_SEQS = 256  # vLLM's generic default on TPU (seed article, '--max-num-seqs (leave it alone)')
+MAX_STEPS = 2_000_000  # a guard against a workload that cannot finish
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The scheduler's limits: KV pool in blocks, block size, token budget per step, max running sequences."""
+
+    num_blocks: int
+    block_size: int
+    budget_tokens: int
+    max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
+
+
+@dataclass
+class _Req:
+    stream: int
+    seq: int
+    warmup: bool
+    prompt: int
+    output: int
+    t_send: float
+    t_arrive: float
+    computed: int = 0
+    emitted: int = 0
+    blocks: int = 0
+    times: list[float] = field(default_factory=list)
+
+    @property
+    def known(self) -> int:
+        """Tokens whose KV must exist before the next token: prompt plus tokens already emitted."""
+        return self.prompt + self.emitted
+
+    def sample(self, context: int, clients: int, rep: int) -> RequestSample:
+        return RequestSample(
+            context_tokens=context,
+            clients=clients,
+            rep=rep,
+            stream=self.stream,
+            seq=self.seq,
+            warmup=self.warmup,
+            t_send=self.t_send,
+            t_first=self.times[0],
+            t_last=self.times[-1],
+            t_done=self.times[-1],
+            prompt_tokens_target=self.prompt,
+            prompt_tokens=self.prompt,
+            completion_tokens=self.emitted,
+            chunk_times=list(self.times),
+            chunk_tokens=[1] * len(self.times),
+            finish_reason="length",
+        )
+
+
+class CellSimulation:
+    """One cell (context, clients) of `config` on `engine` with step times from `model`, for one seed."""
+
+    def __init__(
+        self,
+        config: BenchConfig,
+        engine: Engine,
+        model: StepModel,
+        context: int,
+        clients: int,
+        seed: int,
+        start_spread_s: float | None = None,
+    ) -> None:
+        self.config, self.engine, self.model = config, engine, model
+        self.context, self.clients, self.seed = context, clients, seed
+        self.rng = random.Random(seed)
+        self.overhead_s = model.terms.request_overhead_s
+        self.start_spread_s = self._one_request_s() if start_spread_s is None else start_spread_s
+        self.pending: list[_Req] = []  # sent, not yet at the scheduler (sorted by t_arrive when taken)
+        self.waiting: deque[_Req] = deque()
+        self.running: list[_Req] = []
+        self.free_blocks = engine.num_blocks
+        self.done: list[_Req] = []
+        self.sent: dict[int, int] = {}
+        self.stream_start: dict[int, float] = {}
+        self.arrivals: deque[tuple[float, int]] = deque()
+        self.in_flight = 0
+        self.preemptions = 0
+        self.first_measured_send: dict[int, float] = {}
+        self.frontend_free_s = 0.0
+        self.warm_counts: dict[int, int] = {}
+
+    def run(self) -> list[RequestSample]:
+        """Simulate until every request ended; the samples, in completion order. Raises RuntimeError when
+        one request alone needs more KV blocks than the pool holds (the cell is infeasible)."""
+        need = -(-(self.context + self.config.output_tokens) // self.engine.block_size)
+        if need > self.engine.num_blocks:
+            raise RuntimeError(f"one request needs {need} KV blocks; the pool holds {self.engine.num_blocks}")
+        self._start_clients()
+        now = 0.0
+        for _ in range(MAX_STEPS):
+            self._admit_arrivals(now)
+            if not self.running and not self.waiting:
+                nxt = self._next_arrival()
+                if nxt is None:
+                    break
+                now = max(now, nxt)
+                continue
+            scheduled = self._schedule(now)
+            if not scheduled:  # nothing fits: wait for the next arrival (cannot happen with a feasible pool)
+                raise RuntimeError("the scheduler could not place any request")
+            now += self.model.step_s(self._batch(scheduled))
+            self._finish_step(scheduled, now)
+        else:
+            raise RuntimeError("simulation did not finish")
+        return [r.sample(self.context, self.clients, self.seed) for r in self.done]
+
+    def _one_request_s(self) -> float:
+        """About how long one request of this cell takes with every stream busy: its prompt alone plus its
+        output at a full decode batch. Stream start phases are drawn uniformly over it, so streams are
+        spread over a request's life, as they are once their requests have drifted apart; a seed is one draw."""
+        n, ctx, out = self.clients, self.context, self.config.output_tokens
+        decode = self.model.step_s(Batch(seqs=n, tokens=n, kv_tokens=n * (ctx + out // 2), attn_pairs=0.0))
+        chunk = min(ctx, self.engine.budget_tokens)
+        prefill = self.model.step_s(Batch(seqs=1, tokens=chunk, kv_tokens=chunk, attn_pairs=chunk * chunk / 2.0))
+        return prefill * -(-ctx // chunk) + decode * out
+
+    # --- clients
+
+    def _start_clients(self) -> None:
+        if self.config.rate_per_s is None:
+            for stream in range(self.clients):
+                self.stream_start[stream] = self.rng.uniform(0.0, self.start_spread_s)
+            # in time order: the API server takes requests one at a time, in the order they come
+            for stream in sorted(self.stream_start, key=self.stream_start.__getitem__):
+                self._send(stream, self.stream_start[stream])
+            return
+        self._open_loop_schedule()
+        self._release_open_loop(0.0)
+
+    def _open_loop_schedule(self) -> None:
+        """Intended send times of the measured requests (no warm-up in open loop), seeded."""
+        cfg, t = self.config, 0.0
+        total = None if cfg.duration_s else self.clients * cfg.requests_per_client
+        rate = cfg.rate_per_s or 1.0
+        while True:
+            t += self.rng.expovariate(rate) if cfg.arrivals == "poisson" else 1.0 / rate
+            if (total is not None and len(self.arrivals) >= total) or (cfg.duration_s and t > cfg.duration_s):
+                return
+            self.arrivals.append((t, len(self.arrivals) % self.clients))
+
+    def _release_open_loop(self, now: float) -> None:
+        """Send the next intended arrivals while fewer than `clients` are in flight (a late send keeps its
+        intended time as t_send, as bench reports latency from it)."""
+        while self.arrivals and self.in_flight < self.clients:
+            t_intended, stream = self.arrivals.popleft()
+            seq = self.sent.get(stream, 0)
+            self.sent[stream] = seq + 1
+            req = _Req(
+                stream,
+                seq,
+                False,
+                self.context,
+                self.config.output_tokens,
+                t_intended,
+                self._through_frontend(max(t_intended, now)),
+            )
+            self.pending.append(req)
+            self.in_flight += 1
+
+    def _send(self, stream: int, t: float) -> None:
+        """Closed loop: stream `stream` sends its next request at `t`, if it has one left."""
+        cfg, seq = self.config, self.sent.get(stream, 0)
+        start = self.stream_start[stream]
+        warm = seq < cfg.warmup_requests if cfg.warmup_s is None else t - start < cfg.warmup_s
+        if warm:
+            self.warm_counts[stream] = self.warm_counts.get(stream, 0) + 1
+        elif cfg.duration_s is not None:
+            first = self.first_measured_send.setdefault(stream, t)
+            if t - first >= cfg.duration_s:
+                return
+        elif seq - self.warm_counts.get(stream, 0) >= cfg.requests_per_client:
+            return
+        self.sent[stream] = seq + 1
+        self.pending.append(_Req(stream, seq, warm, self.context, cfg.output_tokens, t, self._through_frontend(t)))
+        self.in_flight += 1
+
+    def _through_frontend(self, t: float, cost_s: float | None = None) -> float:
+        """When work reaching the API server at `t` is done: it does one thing at a time (one event loop), a
+        request in request_overhead_s (parsing, chat template, tokenization), a streamed token in
+        per_output_token_s (detokenizing, the SSE chunk). Requests go on to the scheduler; tokens to the client."""
+        self.frontend_free_s = max(t, self.frontend_free_s) + (self.overhead_s if cost_s is None else cost_s)
+        return self.frontend_free_s
+
+    def _next_arrival(self) -> float | None:
+        return min((r.t_arrive for r in self.pending), default=None)
+
+    def _admit_arrivals(self, now: float) -> None:
+        """Requests that reached the scheduler by `now` join the waiting queue, in arrival order."""
+        arrived = sorted((r for r in self.pending if r.t_arrive <= now), key=lambda r: r.t_arrive)
+        if arrived:
+            self.pending = [r for r in self.pending if r.t_arrive > now]
+            self.waiting.extend(arrived)
+
+    # --- the engine
+
+    def _blocks_for(self, req: _Req, tokens: int) -> int:
+        return -(-(req.computed + tokens) // self.engine.block_size) - req.blocks
+
+    def _schedule(self, now: float) -> list[tuple[_Req, int]]:
+        """One step's batch: running requests first (preempting the last when blocks run out), then waiting
+        ones if nothing was preempted. Allocates blocks for what it schedules."""
+        budget, scheduled, preempted = self.engine.budget_tokens, [], False
+        i = 0
+        while i < len(self.running) and budget > 0:
+            req = self.running[i]
+            n = min(req.known - req.computed, budget)
+            while self._blocks_for(req, n) > self.free_blocks:
+                victim = self.running.pop()
+                self._preempt(victim)
+                preempted = True
+                if victim is req:
+                    break
+            else:
+                self._allocate(req, n)
+                scheduled.append((req, n))
+                budget -= n
+                i += 1
+                continue
+            break
+        while not preempted and self.waiting and budget > 0 and len(self.running) < self.engine.max_num_seqs:
+            req = self.waiting[0]
+            n = min(req.known - req.computed, budget)
+            if self._blocks_for(req, n) > self.free_blocks:
+                break
+            self.waiting.popleft()
+            self._allocate(req, n)
+            self.running.append(req)
+            scheduled.append((req, n))
+            budget -= n
+        return scheduled
+
+    def _allocate(self, req: _Req, tokens: int) -> None:
+        extra = self._blocks_for(req, tokens)
+        if extra > 0:
+            req.blocks += extra
+            self.free_blocks -= extra
+
+    def _preempt(self, req: _Req) -> None:
+        """Recompute preemption: free the blocks, forget the computed tokens, back to the queue's head."""
+        self.free_blocks += req.blocks
+        req.blocks, req.computed = 0, 0
+        self.waiting.appendleft(req)
+        self.preemptions += 1
+
+    @staticmethod
+    def _batch(scheduled: list[tuple[_Req, int]]) -> Batch:
+        kv = sum(r.computed + n for r, n in scheduled)
+        pairs = sum(n * (r.computed + n / 2.0) for r, n in scheduled if n > 1)
+        return Batch(seqs=len(scheduled), tokens=sum(n for _, n in scheduled), kv_tokens=kv, attn_pairs=pairs)
+
+    def _finish_step(self, scheduled: list[tuple[_Req, int]], now: float) -> None:
+        """Apply a step ending at `now`: computed tokens advance; a request that caught up emits a token;
+        one that emitted all its tokens frees its blocks and its stream sends again."""
+        for req, n in scheduled:
+            req.computed += n
+            if req.computed < req.known:
+                continue  # a prefill chunk that did not reach the prompt's end
+            req.emitted += 1
+            req.times.append(self._through_frontend(now, self.model.terms.per_output_token_s))
+            if req.emitted >= req.output:
+                self.running.remove(req)
+                self.free_blocks += req.blocks
+                req.blocks = 0
+                self.done.append(req)
+                self.in_flight -= 1
+                if self.config.rate_per_s is None:
+                    self._send(req.stream, req.times[-1])
+                else:
+                    self._release_open_loop(now)

@@ -1,0 +1,121 @@
+"""The time of one engine step, from the plan's inventory and the chip catalog (roofline priors) plus
+fitted host terms.
+
+A step runs a batch: some sequences decoding one token, some prefilling a chunk of their prompt. Its time is
+additive in what the batch holds (StepTerms):
+
+    fixed_s                       streamed weight bytes / bandwidth (+ fixed host cost, once fitted)
+  + per_seq_s     x sequences     host work per sequence (inputs, sampling, output); 0 in the roofline
+  + per_token_s   x tokens        compute per token, 2 x streamed parameters / peak FLOPS, after padding
+  + per_kv_token_s x KV tokens    KV bytes per token / bandwidth, for every cached token attention reads
+  + per_attn_pair_s x pairs       (query, key) pairs of prefill attention; 0 in the roofline
+
+On TPU (vllm-tpu) a step's token count is padded to its compiled bucket: the next power of two from 16, or
+the next multiple of VLLM_TPU_BUCKET_PADDING_GAP when the plan sets one (seed article, 'Reason 1: the
+buckets are powers of two'), capped at the budget's own bucket.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onechip.errors import ConfigError
+from onechip.planner import rules
+from onechip.planner.weights import DTYPE_BYTES
+from onechip.schemas import Plan
+from onechip.schemas.sim import StepTerms
+
+MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
+# vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
+# seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.
+GENERIC_MAX_NUM_BATCHED_TOKENS = 2048
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one step computes: `seqs` sequences, `tokens` tokens in all (1 per decoding sequence, the chunk
+    of each prefilling one), `kv_tokens` cached tokens attention reads, `attn_pairs` prefill (query, key)
+    pairs."""
+
+    seqs: int
+    tokens: int
+    kv_tokens: int
+    attn_pairs: float
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """StepTerms applied to a Batch, with the engine's token padding."""
+
+    terms: StepTerms
+    pad_tokens: bool = False
+    padding_gap: int = 0
+    max_bucket: int = 0
+
+    def padded(self, tokens: int) -> int:
+        """`tokens` rounded up to the compiled bucket (TPU), else unchanged."""
+        if not self.pad_tokens or tokens <= 0:
+            return tokens
+        if self.padding_gap > 0:
+            bucket = max(MIN_TPU_BUCKET, -(-tokens // self.padding_gap) * self.padding_gap)
+        else:
+            bucket = max(MIN_TPU_BUCKET, 1 << (tokens - 1).bit_length())
+        return min(bucket, self.max_bucket) if self.max_bucket and tokens <= self.max_bucket else bucket
+
+    def step_s(self, batch: Batch) -> float:
+        """Seconds one step of `batch` takes."""
+        t = self.terms
+        return (
+            t.fixed_s
+            + t.per_seq_s * batch.seqs
+            + t.per_token_s * self.padded(batch.tokens)
+            + t.per_kv_token_s * batch.kv_tokens
+            + t.per_attn_pair_s * batch.attn_pairs
+        )
+
+
+def budget_tokens(plan: Plan) -> int:
+    """The scheduler's token budget per step: the plan's max_num_batched_tokens, else the engine rule's
+    default, else vLLM's generic default (GENERIC_MAX_NUM_BATCHED_TOKENS), rounded up to a power of two
+    where the engine does (vllm-tpu)."""
+    engine = rules.engine_rules(plan.engine)
+    budget = plan.max_num_batched_tokens or engine.default_max_num_batched_tokens or GENERIC_MAX_NUM_BATCHED_TOKENS
+    if engine.max_num_batched_tokens_pow2:
+        budget = 1 << (budget - 1).bit_length()
+    return budget
+
+
+def step_model(plan: Plan, terms: StepTerms) -> StepModel:
+    """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from plan.serve_env)."""
+    tpu = plan.engine == "vllm-tpu"
+    gap = int(plan.serve_env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
+    return StepModel(terms, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0)
+
+
+def roofline_priors(plan: Plan) -> StepTerms:
+    """Roofline terms for `plan` on its chip: weights streamed per step and KV read at the chip's bandwidth,
+    2 FLOPs per streamed parameter per token at its dense peak (per chip x tensor-parallel chips). Host
+    terms are 0: this is an optimistic bound (seed article: 3.94 ms floor, 8.02 ms measured).
+    Raises ConfigError when the chip has no bandwidth or peak in the catalog, or the plan no decode bytes."""
+    chip = rules.accelerator(plan.chip)
+    if not chip.bandwidth_bytes_per_s or not chip.peak_bf16_tflops or not plan.decode_bytes_per_step:
+        raise ConfigError(
+            f"chip {plan.chip} has no bandwidth or peak FLOPS in accelerators.json: no roofline prior; "
+            "calibrate from a measured run (--calibrate RUN_DIR)"
+        )
+    tp = max(1, plan.tensor_parallel_size)
+    bandwidth = chip.bandwidth_bytes_per_s * tp
+    peak = _peak_flops(chip, plan.dtype) * tp
+    params = plan.decode_bytes_per_step / DTYPE_BYTES.get(plan.dtype, 2)
+    return StepTerms(
+        fixed_s=plan.decode_bytes_per_step / bandwidth,
+        per_token_s=2.0 * params / peak,
+        per_kv_token_s=plan.kv_bytes_per_token / bandwidth,
+    )
+
+
+def _peak_flops(chip: rules.Accelerator, dtype: str) -> float:
+    """Dense peak FLOPS for `dtype` compute: int8 where native and served in int8, else bf16."""
+    if dtype == "int8" and chip.peak_int8_tops:
+        return chip.peak_int8_tops * 1e12
+    return float(chip.peak_bf16_tflops or 0) * 1e12

@@ -1,0 +1,176 @@
+"""`onechip simulate`, `onechip advise`, `bench --calibration` and `report --compare` on a predicted run:
+from the command line, with one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from factories import embedded_plan
+from onechip import api
+from onechip.schemas.bench import BenchConfig, BenchRun
+from onechip.schemas.sim import StepTerms
+
+TRUE = StepTerms(fixed_s=0.02, per_seq_s=0.004, per_token_s=0.0008, per_kv_token_s=2e-6, request_overhead_s=0.01)
+SEED_PLAN = [
+    "google/gemma-4-E2B-it",
+    "--chip",
+    "v5e-1",
+    "--max-model-len",
+    "32768",
+    "--max-num-batched-tokens",
+    "4096",
+    "--json",
+]
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(scope="module")
+def cpu_plan():
+    return embedded_plan()
+
+
+def _measured_dir(path, plan, contexts=(64, 512), clients=(1, 4)):
+    """A run directory as bench writes it, its cells simulated with TRUE terms (what the fit must find)."""
+    config = BenchConfig(
+        base_url="http://x",
+        model="SmolLM2-135M-Instruct",
+        contexts=list(contexts),
+        clients=list(clients),
+        output_tokens=8,
+        requests_per_client=2,
+        reps=2,
+    )
+    run = BenchRun(
+        tool_version="t",
+        created_at="t",
+        config=config,
+        server={"model": "SmolLM2-135M-Instruct"},
+        cells=api.predicted_cells(plan, TRUE, config, seeds=2),
+    )
+    path.mkdir(parents=True)
+    (path / "summary.json").write_text(run.model_dump_json())
+    (path / "plan.json").write_text(plan.model_dump_json())
+    return path
+
+
+def test_simulate_from_roofline_priors_says_so(run, tmp_path):
+    code, out, _ = run("plan", *SEED_PLAN)
+    assert code == 0
+    (tmp_path / "plan.json").write_text(out)
+    code, out, err = run(
+        "simulate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--contexts",
+        "128,8192",
+        "--clients",
+        "1,4",
+        "--reps",
+        "2",
+        "--out",
+        str(tmp_path / "pred"),
+    )
+    assert code == 0, err
+    assert "roofline priors only" in out
+    saved = json.loads((tmp_path / "pred" / "summary.json").read_text())
+    assert saved["prediction"]["predicted"] is True and saved["prediction"]["calibration"] is None
+    assert [c["status"] for c in saved["cells"]] == ["ok"] * 4
+    assert (tmp_path / "pred" / "plan.json").is_file() and not (tmp_path / "pred" / "requests.jsonl").exists()
+
+
+def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
+    cal_dir = _measured_dir(tmp_path / "cal", cpu_plan)
+    (tmp_path / "plan.json").write_text(cpu_plan.model_dump_json())
+    args = [
+        "simulate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--contexts",
+        "256",
+        "--clients",
+        "2",
+        "--output-tokens",
+        "8",
+        "--reps",
+        "2",
+    ]
+    code, out, err = run(*args, "--calibrate", str(cal_dir), "--out", str(tmp_path / "p1"))
+    assert code == 0, err
+    assert "calibration on 64x1, 64x4, 512x1, 512x4" in " ".join(out.split())
+    assert len(list((tmp_path / "home" / "calibrations").glob("*.json"))) == 1
+    code, out, err = run(*args, "--out", str(tmp_path / "p2"))
+    assert code == 0, err
+    second = json.loads((tmp_path / "p2" / "summary.json").read_text())
+    assert second["prediction"]["calibration"]["source_run"] == str(cal_dir)
+    code, _, err = run("report", str(cal_dir), "--compare", str(tmp_path / "p1"))
+    assert code == 0, err
+    text = next(cal_dir.glob("compare-*.md")).read_text()
+    assert "Predicted vs measured" in text and "MAPE output tok/s" in text
+
+
+def test_simulate_bad_input_is_one_line(run, tmp_path, cpu_plan):
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    other_model = _measured_dir(tmp_path / "cpu-run", cpu_plan)
+    cases = {
+        ("--plan", str(tmp_path / "missing.json")): "cannot read",
+        ("--plan", str(other_model / "summary.json")): "not a plan JSON",
+        ("--plan", str(tmp_path / "seed.json"), "--calibrate", str(other_model)): "the plan is for google/gemma-4",
+        ("--plan", str(tmp_path / "seed.json"), "--calibrate", str(tmp_path)): "no bench summary.json",
+    }
+    for args, message in cases.items():
+        code, _, err = run("simulate", *args, "--out", str(tmp_path / "out"))
+        assert code != 0 and message in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+    (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
+    lacking = _measured_dir(tmp_path / "lacking", cpu_plan, contexts=(64,))
+    code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--calibrate", str(lacking))
+    assert code != 0 and "lacks one client at two contexts" in err
+    code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--out", str(tmp_path / "o"))
+    assert code != 0 and "no roofline prior" in err
+
+
+def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1,nope")
+    assert code != 0 and "unknown chip 'nope'" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run(
+        "advise",
+        "google/gemma-4-E2B-it",
+        "--workload",
+        "ctx=1024,clients=16",
+        "--chips",
+        "l4,v5e-1,v5e-4",
+        "--slo",
+        "tpot_ms=50",
+        "--reps",
+        "2",
+        "--json",
+    )
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert {(r["chip"], r["engines"], r["tensor_parallel_size"]) for r in rows} == {
+        ("l4", 1, 1),
+        ("v5e-1", 1, 1),
+        ("v5e-4", 1, 4),
+        ("v5e-4", 4, 1),
+    }
+    priced = [r["usd_per_mtok"] for r in rows if r["fits"] and r["usd_per_mtok"] is not None]
+    assert priced == sorted(priced)  # cheapest per token first
+    v5e4 = next(r for r in rows if r["chip"] == "v5e-4" and r["engines"] == 4)
+    assert v5e4["usd_per_hour"] == pytest.approx(4 * 0.5779)  # per chip-hour x 4 chips (v5e-1 spot)
+
+
+def test_bench_calibration_grid():
+    c = BenchConfig(base_url="http://x", contexts=[128, 512, 1024], clients=[1, 2, 8], calibration=True)
+    assert (c.contexts, c.clients) == ([128, 1024], [1, 8])
+
+
+def test_bench_calibration_needs_two_contexts(run):
+    code, _, err = run("bench", "http://127.0.0.1:9", "--calibration", "--contexts", "128", "--clients", "1,8")
+    assert code != 0 and "--calibration needs two --contexts" in err

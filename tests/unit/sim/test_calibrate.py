@@ -1,0 +1,108 @@
+"""Calibration: the fit recovers terms it did not see, predicts a cell it was not fitted on, and refuses a
+run without the cells it needs. Sim figures follow bench's statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip import api
+from onechip.bench import stats
+from onechip.errors import ConfigError
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult
+from onechip.schemas.sim import StepTerms
+from onechip.sim import calibrate
+from onechip.sim.figures import figures
+from onechip.sim.predict import simulate_cell
+
+# what a small CPU engine might do; the fit never sees these numbers, only cells simulated with them
+TRUE = StepTerms(
+    fixed_s=0.02,
+    per_seq_s=0.004,
+    per_token_s=0.0008,
+    per_kv_token_s=2e-6,
+    per_attn_pair_s=1e-7,
+    request_overhead_s=0.01,
+)
+
+
+def measured(plan, contexts, clients) -> BenchRun:
+    config = BenchConfig(
+        base_url="http://sim",
+        contexts=contexts,
+        clients=clients,
+        output_tokens=8,
+        requests_per_client=2,
+        warmup_requests=1,
+        reps=2,
+    )
+    return BenchRun(
+        tool_version="t", created_at="t", config=config, cells=api.predicted_cells(plan, TRUE, config, seeds=2)
+    )
+
+
+def test_sim_figures_are_bench_statistics(cpu_plan):
+    config = BenchConfig(base_url="http://sim", output_tokens=8, requests_per_client=2)
+    samples = simulate_cell(cpu_plan, TRUE, config, 256, 4, seeds=1).samples_by_seed[0]
+    cell = stats.summarize_cell(CellResult(context_tokens=256, clients=4, status="ok"), {0: samples}, 8)
+    f = figures(samples)
+    assert f.output_tok_per_s == pytest.approx(cell.output_tok_per_s)
+    assert f.ttft_ms == pytest.approx(cell.ttft_ms.median)
+    assert f.tpot_ms == pytest.approx(cell.tpot_ms.median)
+
+
+def test_fit_predicts_a_cell_it_was_not_fitted_on(cpu_plan):
+    run = measured(cpu_plan, [64, 512], [1, 4])
+    cal = calibrate(cpu_plan, run, source_run="synthetic")
+    assert cal.cells == ["64x1", "64x4", "512x1", "512x4"]
+    assert {"fixed_s", "per_seq_s", "per_token_s"} <= set(cal.fitted)
+    assert cal.terms.per_token_s == pytest.approx(TRUE.per_token_s, rel=0.15)
+    held_out = measured(cpu_plan, [256], [2]).cells[0]
+    config = run.config.model_copy(update={"contexts": [256], "clients": [2]})
+    predicted = api.predicted_cells(cpu_plan, cal.terms, config, seeds=2)[0]
+    assert predicted.output_tok_per_s == pytest.approx(held_out.output_tok_per_s, rel=0.05)
+    assert predicted.ttft_ms.median == pytest.approx(held_out.ttft_ms.median, rel=0.1)
+    assert predicted.tpot_ms.median == pytest.approx(held_out.tpot_ms.median, rel=0.05)
+
+
+def test_a_run_without_the_calibration_cells_is_refused(cpu_plan):
+    one_context = measured(cpu_plan, [64], [1, 4])
+    with pytest.raises(ConfigError, match="one client at two contexts.*bench --calibration"):
+        calibrate(cpu_plan, one_context)
+    one_client = measured(cpu_plan, [64, 512], [1])
+    with pytest.raises(ConfigError, match="one cell with several clients"):
+        calibrate(cpu_plan, one_client)
+
+
+def test_a_calibration_carries_to_another_slice(seed_plan):
+    from onechip import planner
+    from onechip.schemas.requests import PlanRequest
+    from onechip.schemas.sim import Calibration
+    from onechip.sim import key_of, roofline_priors, transfer
+
+    priors = roofline_priors(seed_plan)
+    fitted = priors.model_copy(
+        update={
+            "fixed_s": priors.fixed_s + 0.003,
+            "per_seq_s": 4e-4,
+            "per_token_s": 1.2 * priors.per_token_s,
+            "request_overhead_s": 0.004,
+        }
+    )
+    cal = Calibration(key=key_of(seed_plan), terms=fitted, priors=priors)
+    assert transfer(cal, seed_plan) == fitted  # to its own chip: unchanged
+    tp4 = planner.plan_model(
+        PlanRequest(
+            model="google/gemma-4-E2B-it",
+            chip="v5e-4",
+            tensor_parallel_size=4,
+            max_model_len=32768,
+            max_num_batched_tokens=4096,
+        )
+    )
+    carried = transfer(cal, tp4)
+    # host costs stay; weight streaming and compute spread over 4 chips' bandwidth and peak
+    assert carried.per_seq_s == fitted.per_seq_s and carried.request_overhead_s == fitted.request_overhead_s
+    assert carried.fixed_s == pytest.approx(priors.fixed_s / 4 + 0.003, rel=0.05)
+    assert carried.per_token_s == pytest.approx(1.2 * priors.per_token_s / 4, rel=0.05)
+    # one KV head padded to 4 at TP=4: 4x the KV bytes per token over 4x the bandwidth
+    assert carried.per_kv_token_s == pytest.approx(fitted.per_kv_token_s, rel=0.05)

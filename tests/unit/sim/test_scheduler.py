@@ -1,0 +1,107 @@
+"""The V1 scheduler simulation: exact times for one stream, chunked prefill, the KV wall, seeds."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip.schemas.bench import BenchConfig
+from onechip.schemas.sim import StepTerms
+from onechip.sim.figures import figures
+from onechip.sim.predict import simulate_cell
+from onechip.sim.scheduler import CellSimulation, Engine
+from onechip.sim.steptime import StepModel
+
+STEP_S = 0.010
+OVERHEAD_S = 0.002
+
+
+def config(**kw) -> BenchConfig:
+    fields = dict(base_url="http://sim", output_tokens=8, requests_per_client=2, warmup_requests=1, reps=1)
+    return BenchConfig(**(fields | kw))
+
+
+def flat(**kw) -> StepModel:
+    """Every step takes STEP_S whatever it holds, plus `kw` terms."""
+    terms = dict(fixed_s=STEP_S, per_token_s=0.0, per_kv_token_s=0.0, request_overhead_s=OVERHEAD_S)
+    return StepModel(StepTerms(**(terms | kw)))
+
+
+def test_one_stream_times_are_exact():
+    engine = Engine(num_blocks=100, block_size=16, budget_tokens=2048)
+    samples = CellSimulation(config(), engine, flat(), context=100, clients=1, seed=0).run()
+    assert [s.warmup for s in samples] == [True, False, False]
+    for s in samples:
+        assert s.completion_tokens == 8 and s.prompt_tokens == 100
+        # sent, 2 ms to the scheduler, one prefill step emits the first token, then one step per token
+        assert s.t_first - s.t_send == pytest.approx(OVERHEAD_S + STEP_S)
+        assert s.t_last - s.t_first == pytest.approx(7 * STEP_S)
+    f = figures(samples)
+    assert f.tpot_ms == pytest.approx(STEP_S * 1000) and f.ttft_ms == pytest.approx((OVERHEAD_S + STEP_S) * 1000)
+
+
+def test_chunked_prefill_takes_one_step_per_budget():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=2048)
+    samples = CellSimulation(config(warmup_requests=0), engine, flat(), context=5000, clients=1, seed=0).run()
+    # 5,000 prompt tokens under a 2,048-token budget: 3 steps before the first token
+    assert samples[0].t_first - samples[0].t_send == pytest.approx(OVERHEAD_S + 3 * STEP_S)
+
+
+def test_decode_cost_grows_with_the_batch():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    model = flat(per_seq_s=0.001)
+    one = figures(CellSimulation(config(), engine, model, context=64, clients=1, seed=0).run())
+    eight = figures(CellSimulation(config(), engine, model, context=64, clients=8, seed=0).run())
+    assert one.tpot_ms == pytest.approx(11.0)
+    assert 14.0 < eight.tpot_ms <= 18.0 + 1e-9  # up to 8 sequences a step (10 ms + 8 x 1 ms)
+    assert eight.output_tok_per_s > 4 * one.output_tok_per_s
+
+
+def test_kv_wall_preempts_and_costs_throughput():
+    # 38 blocks of 16 tokens; a 190-token prompt takes 12 blocks, and its 8 output tokens a 13th: three
+    # prompts are admitted (36 blocks), then their decodes run out of blocks and one is preempted
+    engine = Engine(num_blocks=38, block_size=16, budget_tokens=4096)
+    model = flat(per_token_s=0.0001)
+    three = CellSimulation(config(), engine, model, context=190, clients=2, seed=0)
+    eight = CellSimulation(config(), engine, model, context=190, clients=8, seed=0)
+    f3, f8 = figures(three.run()), figures(eight.run())
+    assert three.preemptions == 0 and eight.preemptions > 0
+    assert f8.ttft_ms > 2 * f3.ttft_ms
+    assert len(eight.done) == 8 * 3 and all(r.emitted == 8 for r in eight.done)  # recomputed, never dropped
+
+
+def test_max_num_seqs_caps_the_running_batch():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096, max_num_seqs=2)
+    sim = CellSimulation(config(), engine, flat(), context=64, clients=6, seed=0)
+    widest = 0
+    original = sim._schedule
+
+    def watch(now):
+        nonlocal widest
+        out = original(now)
+        widest = max(widest, len(sim.running))
+        return out
+
+    sim._schedule = watch
+    sim.run()
+    assert widest == 2
+
+
+def test_a_seed_reproduces_a_run_and_another_seed_moves_the_phases():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    runs = [CellSimulation(config(), engine, flat(), context=64, clients=4, seed=s).run() for s in (0, 0, 1)]
+    assert runs[0] == runs[1]
+    assert [s.t_send for s in runs[0]] != [s.t_send for s in runs[2]]
+
+
+def test_a_request_larger_than_the_pool_is_infeasible(cpu_plan):
+    cell = simulate_cell(cpu_plan, flat().terms, config(output_tokens=8), cpu_plan.max_model_len - 8, 1, seeds=1)
+    assert cell.infeasible is None or "KV blocks" in cell.infeasible
+    too_long = simulate_cell(cpu_plan, flat().terms, config(), cpu_plan.max_model_len, 1, seeds=1)
+    assert too_long.infeasible is not None and "max_model_len" in too_long.infeasible
+
+
+def test_open_loop_sends_on_schedule():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    cfg = config(rate_per_s=10.0, arrivals="constant", requests_per_client=3, warmup_requests=0)
+    samples = CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run()
+    assert sorted(round(s.t_send, 6) for s in samples) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]

@@ -1,0 +1,45 @@
+"""The step-time model: roofline priors from the plan and the catalog, TPU bucket padding."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip.errors import ConfigError
+from onechip.schemas.sim import StepTerms
+from onechip.sim.steptime import Batch, StepModel, budget_tokens, roofline_priors, step_model
+
+
+def test_roofline_fixed_term_is_the_plans_tpot_floor(seed_plan):
+    priors = roofline_priors(seed_plan)
+    # the plan's floor: streamed weight bytes / the v5e's 800 GiB/s (DESIGN.md: ~4.2 GiB -> ~5.2 ms)
+    assert priors.fixed_s == pytest.approx(seed_plan.tpot_floor_ms / 1000.0)
+    assert 0.005 < priors.fixed_s < 0.0055
+    # 18,432 KV bytes per token read at 800 GiB/s
+    assert priors.per_kv_token_s == pytest.approx(18_432 / (800 * 2**30))
+    # 2 FLOPs per streamed bf16 parameter at 197 TFLOPS
+    assert priors.per_token_s == pytest.approx(2 * seed_plan.decode_bytes_per_step / 2 / 197e12)
+    assert priors.per_seq_s == 0 and priors.request_overhead_s == 0
+
+
+def test_no_roofline_without_chip_figures(cpu_plan):
+    with pytest.raises(ConfigError, match="no bandwidth or peak FLOPS.*calibrate"):
+        roofline_priors(cpu_plan)
+
+
+def test_tpu_pads_tokens_to_power_of_two_buckets(seed_plan):
+    model = step_model(seed_plan, StepTerms(fixed_s=0, per_token_s=1.0, per_kv_token_s=0))
+    assert budget_tokens(seed_plan) == 4096
+    assert [model.padded(n) for n in (1, 16, 17, 1000, 1024, 1025, 4096)] == [16, 16, 32, 1024, 1024, 2048, 4096]
+    assert model.step_s(Batch(seqs=3, tokens=1027, kv_tokens=0, attn_pairs=0)) == 2048
+
+
+def test_padding_gap_and_no_padding_off_tpu(cpu_plan):
+    gap = StepModel(StepTerms(fixed_s=0, per_token_s=1, per_kv_token_s=0), pad_tokens=True, padding_gap=128)
+    assert [gap.padded(n) for n in (1, 129, 2496)] == [128, 256, 2560]
+    cpu = step_model(cpu_plan, StepTerms(fixed_s=0, per_token_s=1, per_kv_token_s=0))
+    assert cpu.padded(1027) == 1027
+
+
+def test_step_time_adds_every_term():
+    terms = StepTerms(fixed_s=1.0, per_seq_s=2.0, per_token_s=3.0, per_kv_token_s=4.0, per_attn_pair_s=5.0)
+    assert StepModel(terms).step_s(Batch(seqs=1, tokens=2, kv_tokens=3, attn_pairs=4)) == 1 + 2 + 6 + 12 + 20
