@@ -53,6 +53,7 @@ from onechip.schemas import (
     Plan,
     RunManifest,
 )
+from onechip.schemas.bench import CellResult
 from onechip.schemas.cloud import (
     Attempt,
     CloudDownResult,
@@ -66,7 +67,6 @@ from onechip.schemas.cloud import (
     Quote,
     ZoneOffer,
 )
-from onechip.schemas.bench import CellResult
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import (
