@@ -15,7 +15,9 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult
+from pydantic import create_model
 
 from onechip import __version__
 from onechip.errors import ConfigError
@@ -66,16 +68,25 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
     return tool
 
 
-def _forbid_unknown_arguments(server: MCPServer, name: str) -> None:
-    """Make the SDK's argument model refuse unknown arguments (additionalProperties: false), as the
-    request models do: a misspelt field is an error, not silently ignored."""
+def _validate_like_the_cli(server: MCPServer, name: str) -> None:
+    """Publish the strict schema (with additionalProperties: false) but let the SDK pass values through
+    unchecked (unknown names still refused), so build_request judges them and a refused value is the
+    CLI's one-line ConfigError naming the flag, not a multi-line pydantic report."""
     tool = server._tool_manager.get_tool(name)  # noqa: SLF001 (the SDK has no public hook for this)
     if tool is None:
         return
-    model = tool.fn_metadata.arg_model
-    model.model_config["extra"] = "forbid"
-    model.model_rebuild(force=True)
-    tool.parameters = model.model_json_schema(by_alias=True)
+    strict = tool.fn_metadata.arg_model
+    strict.model_config["extra"] = "forbid"
+    strict.model_rebuild(force=True)
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    passthrough: dict[str, Any] = {
+        field_name: (Any, field.default if not field.is_required() else ...)
+        for field_name, field in strict.model_fields.items()
+    }
+    lenient = create_model(f"{name}Arguments", __base__=ArgModelBase, **passthrough)
+    lenient.model_config["extra"] = "forbid"
+    lenient.model_rebuild(force=True)
+    tool.fn_metadata.arg_model = lenient
 
 
 def build_server(read_only: bool = False) -> MCPServer:
@@ -93,7 +104,7 @@ def build_server(read_only: bool = False) -> MCPServer:
             annotations=spec.annotations(read_only),
             structured_output=True,
         )
-        _forbid_unknown_arguments(server, spec.name)
+        _validate_like_the_cli(server, spec.name)
     return server
 
 

@@ -4,7 +4,8 @@ Each line is kept as one kind, first match wins:
     error     ERROR/CRITICAL lines, tracebacks and `...Error: ...`/`...Exception: ...` lines (and the
               indented lines of a traceback). Never dropped, whatever `max_lines` says: the seed's
               log tool cut them to save space, which hid the one line that said why a boot failed.
-    trap      a known trap from the seeds (TRAPS), with the change that avoids it
+    trap      a known trap from the seeds (TRAPS), with the change that avoids it (an error line that is
+              also a known trap stays an error and carries the trap text)
     warning   WARNING lines
     memory    KV cache size, memory statistics, model loading GiB, KV shape lines
     timeline  the boot milestones (engine init, weights, compile, KV cache, ready, listening)
@@ -72,11 +73,11 @@ _TIMELINE = re.compile(
 def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None]:
     """(kind, trap text) of one log line; (None, None) when the summary leaves it out. `in_traceback`:
     the previous kept line was part of a traceback (its indented frames are errors too)."""
-    for pattern, trap in TRAPS:
-        if pattern.search(line):
-            return "trap", trap
+    trap = next((text for pattern, text in TRAPS if pattern.search(line)), None)
     if _ERROR.search(line) or (in_traceback and (line.startswith((" ", "\t")) or not line.strip())):
-        return "error", None
+        return "error", trap
+    if trap is not None:
+        return "trap", trap
     if _WARNING.search(line):
         return "warning", None
     if _MEMORY.search(line):
