@@ -17,17 +17,19 @@ CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "o
         "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm"]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
-# -> bench/checks/cost -> report -> api -> cli).
+# -> bench/checks/cost -> report -> api -> cli and mcp, two shells side by side).
 FORBIDDEN = {
-    "schemas": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "catalog": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "vllm": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "planner": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "engines": ["bench", "checks", "cost", "report", "api", "cli"],
-    "bench": ["checks", "cost", "report", "api", "cli"],
-    "checks": ["bench", "cost", "report", "api", "cli"],
-    "cost": ["bench", "checks", "report", "api", "cli"],
-    "report": ["api", "cli"],
+    "schemas": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "catalog": ["vllm", "planner", "engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "vllm": ["planner", "engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "planner": ["engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "engines": ["bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "bench": ["checks", "cost", "report", "api", "cli", "mcp"],
+    "checks": ["bench", "cost", "report", "api", "cli", "mcp"],
+    "cost": ["bench", "checks", "report", "api", "cli", "mcp"],
+    "report": ["api", "cli", "mcp"],
+    "api": ["cli", "mcp"],
+    "mcp": ["cli"],
 }
 
 
@@ -71,7 +73,8 @@ def test_core_loads_no_cli():
     code = (
         "import sys\n"
         + "".join(f"import {m}\n" for m in CORE)
-        + "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m.startswith('onechip.cli'))\n"
+        + "shells = ('onechip.cli', 'onechip.mcp')\n"
+        + "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m.startswith(shells))\n"
         + "print(bad); sys.exit(1 if bad else 0)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
