@@ -15,7 +15,7 @@ from pydantic import Field
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
-Domain = Literal["chat", "tool_calling", "agent", "long_context", "determinism"]
+Domain = Literal["chat", "tool_calling", "agent", "long_context", "determinism", "multimodal"]
 ToolChoice = Literal["auto", "required", "named"]
 AgentOutcome = Literal[
     "correct", "correct-no-call", "no-call", "not-quoted", "quoted-no-filter", "wrong-filter", "error"
@@ -28,6 +28,7 @@ CHECK_NAMES: dict[str, Domain] = {
     "agent": "agent",
     "needle": "long_context",
     "determinism": "determinism",
+    "multimodal": "multimodal",
 }
 
 
