@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from onechip.checks.adk_agent import run_case_adk
 from onechip.checks.agent import check_agent
 from onechip.checks.determinism import check_determinism
 from onechip.checks.multimodal import check_multimodal
@@ -49,7 +50,9 @@ def _runners() -> dict[str, Runner]:
     return {
         "smoke": lambda ep, m, o, ctx: check_smoke(ep, m, o),
         "tools": lambda ep, m, o, ctx: check_tools(ep, m, o),
-        "agent": lambda ep, m, o, ctx: check_agent(ep, m, o, ctx.get("out_dir"), ctx["on_progress"]),
+        "agent": lambda ep, m, o, ctx: check_agent(
+            ep, m, o, ctx.get("out_dir"), ctx["on_progress"], run_case_adk if o.agent == "adk" else None
+        ),
         "determinism": lambda ep, m, o, ctx: check_determinism(ep, m, o),
         "needle": lambda ep, m, o, ctx: check_needle(ep, m, o, ctx.get("max_model_len")),
         "multimodal": lambda ep, m, o, ctx: check_multimodal(ep, m, o),
