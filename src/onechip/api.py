@@ -297,14 +297,14 @@ def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
         source = current.log_path if current is not None else source
     summary = log_summary.summarize(text, source, request.max_lines)
     if request.explain:
-        current = engine_state.status()
-        if not (current.running and current.healthy and current.state is not None):
+        engine = engine_state.status()
+        if not (engine.running and engine.healthy and engine.state is not None):
             raise EngineError("explain needs a running, healthy engine (`onechip up`)")
-        client = WireClient(current.state.base_url, api_key=api_key_from_env())
-        prompt = [{"role": "user", "content": log_summary.explain_prompt(summary)}]
-        reply = client.chat(chat_body(current.state.model, prompt, 160))
+        with WireClient(engine.state.base_url, api_key=api_key_from_env()) as client:
+            prompt = [{"role": "user", "content": log_summary.explain_prompt(summary)}]
+            reply = client.chat(chat_body(engine.state.model, prompt, 160))
         summary.explanation = redact(reply.content.strip())
-        summary.explained_by = f"{current.state.model} at {current.state.base_url}"
+        summary.explained_by = f"{engine.state.model} at {engine.state.base_url}"
     return summary
 
 

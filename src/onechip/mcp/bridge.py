@@ -41,7 +41,8 @@ def signature_of(
     for name, field in model.model_fields.items():
         if name in drop:
             continue
-        annotation = Annotated[(field.annotation, Field(description=field.description), *field.metadata)]
+        # a field's type, description and constraints as one annotation, built at run time
+        annotation = Annotated[(field.annotation, Field(description=field.description), *field.metadata)]  # type: ignore[name-defined]
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     return params + list(extra)

@@ -11,7 +11,7 @@ import asyncio
 import json
 from typing import Any
 
-from mcp_types import Tool
+from mcp_types import Tool, ToolAnnotations
 
 from onechip.mcp.server import build_server
 
@@ -37,7 +37,7 @@ def _type(schema: dict[str, Any]) -> str:
 
 
 def _tool_section(tool: Tool) -> list[str]:
-    a = tool.annotations
+    a = tool.annotations or ToolAnnotations()
     hints = [n for n, on in (("read-only", a.read_only_hint), ("destructive", a.destructive_hint),
                              ("idempotent", a.idempotent_hint), ("open-world", a.open_world_hint)) if on]  # fmt: skip
     out = [

@@ -67,7 +67,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    request: type[RequestModel]
+    request: type[BaseModel]
     result: type[BaseModel]
     job: Callable[[Any, ProgressFn], BaseModel]
     summary: Callable[[Any], str]

@@ -158,3 +158,14 @@ def test_logs_and_summarize_logs_read_the_engine_log(tmp_path):
     summary = call("summarize_logs", {})
     assert [line["kind"] for line in summary.structured_content["lines"]] == ["error"]
     assert "hf_a1" not in summary.content[0].text + json.dumps(summary.structured_content)
+
+
+def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tmp_path):
+    log = tmp_path / "boot.log"
+    log.write_text("RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.\n")
+    summary = call("summarize_logs", {"path": str(log)})
+    assert summary.structured_content["lines"][0]["kind"] == "error"
+    assert "traps: compiled TPU programs did not fit" in summary.content[0].text
+    refused = call("summarize_logs", {"path": str(log), "explain": True})
+    assert refused.is_error
+    assert refused.content[0].text == "explain needs a running, healthy engine (`onechip up`)"

@@ -75,3 +75,38 @@ def test_http_off_localhost_needs_a_token():
     assert http_app(server, "127.0.0.1", None) is not None
     guarded = http_app(server, "0.0.0.0", "tok-123456")
     assert _get(guarded) == 401
+
+
+def test_streamable_http_with_a_bearer_token_end_to_end():
+    import threading
+    import time
+
+    import uvicorn
+
+    token = "tok-" + "q" * 20
+    app = http_app(build_server(read_only=True), "0.0.0.0", token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def go():
+        import httpx2  # the MCP SDK's own HTTP client package
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                return [t.name for t in (await client.list_tools()).tools]
+
+    try:
+        assert httpx.post(url, json={}).status_code == 401
+        assert "plan" in anyio.run(go)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
