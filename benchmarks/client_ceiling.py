@@ -1,7 +1,7 @@
 """How many streamed tokens/s onechip bench's client consumes, its CPU per token, and the peers' beside it.
 
 Not a test: run it by hand, `python benchmarks/client_ceiling.py [--reps 3] [--tokenizer DIR] [--peers-dir DIR]`.
-A zero-delay fake server (tests/unit/bench/fake_server.py, in its own process so it does not share the
+A zero-delay fake server (tests/fakes/vllm_server.py, in its own process so it does not share the
 client's GIL) streams one token per SSE chunk, with usage on every chunk when asked, as vLLM does. The client
 is exactly what `onechip bench` runs per repetition: `bench.worker.run_job` in this process (`--workers 1`),
 or the same job split across 2 worker processes (`--workers 2`). Levels: 1, 64 and 256 concurrent streams,
@@ -39,9 +39,9 @@ LEVELS = [(1, 8, 4000), (64, 2, 250), (256, 1, 125)]
 
 
 def start_server() -> tuple[subprocess.Popen[str], int]:
-    code = "import sys; sys.path.insert(0, sys.argv[1]); from fake_server import serve_forever; serve_forever()"
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from fakes.vllm_server import serve_forever; serve_forever()"
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(ROOT / "tests/unit/bench")], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())

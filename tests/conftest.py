@@ -1,4 +1,6 @@
-"""Settings every test shares."""
+"""Settings every test shares. Test helpers live beside this file (pytest puts tests/ on sys.path, as it does
+for every conftest directory without __init__.py): `fakes/` (the one fake vLLM server) and `factories.py`
+(plans, boot records and engine states made the way the code makes them)."""
 
 from __future__ import annotations
 

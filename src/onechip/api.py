@@ -27,7 +27,7 @@ from onechip import __version__, checks, planner
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import report as report_layer
-from onechip.engines import EmbeddedEngine, launch, model_store, startup
+from onechip.engines import EmbeddedEngine, embedded, launch, model_store, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
@@ -48,7 +48,7 @@ from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
-from onechip.vllm import log_summary
+from onechip.vllm import bootlog, flags, log_summary
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
 
@@ -56,16 +56,47 @@ def plan(request: PlanRequest) -> Plan:
     """Plan `request.model` on `request.chip` under `request.engine` rules (default: the chip's kind, as
     `up` does); see onechip.planner.plan_model (raises ConfigError).
 
+    The plan's `serve_command` is the command `up --engine LAUNCH` runs with the same serve options (host,
+    port, image, --set, launcher, token file), built by the same code (engines.startup). LAUNCH
+    (`request.launch`) defaults to 'vllm-docker' where the rules have a default image (vllm-tpu, vllm-gpu:
+    the seed's way) and to 'vllm' otherwise; 'embedded' plans the bundled model as the embedded engine
+    serves it (MODEL must name it, CHIP must be cpu).
     request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
-    result = planner.plan_model(request)
+    rules = request.engine or planner.default_engine_rules(request.chip)
+    kind = request.launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
+    if kind == "embedded":
+        result = _embedded_plan(request)
+    else:
+        result = planner.plan_model(request)
+        prepared = startup.prepare(
+            result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
+            hf_token_file=request.hf_token_file, launcher=request.launcher,
+        )  # fmt: skip
+        result.serve_command = prepared.spec.command
     if request.against is not None:
         try:
             text = request.against.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
-        result.crosscheck = planner.crosscheck_log(result, text)
+        boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
+        result.crosscheck = bootlog.crosscheck(result, boot)
     return result
+
+
+def _embedded_plan(request: PlanRequest) -> Plan:
+    """The embedded engine's own plan and command (startup.embedded_launch). Raises ConfigError unless
+    `request.model` names the bundled model on chip 'cpu' under vllm-cpu rules with a whole-GiB KV pool."""
+    bundled = {embedded.CATALOG_MODEL.lower(), model_store.MODEL_SLUG, model_store.SERVED_NAME.lower()}
+    if request.model.lower() not in bundled and Path(request.model).name != model_store.MODEL_SLUG:
+        raise ConfigError(f"--launch embedded serves the bundled {embedded.CATALOG_MODEL}, not {request.model!r}")
+    kv_bytes = request.kv_cache_memory_bytes
+    if request.chip != "cpu" or request.engine not in (None, "vllm-cpu") or (kv_bytes or 0) % GIB:
+        raise ConfigError("--launch embedded runs on --chip cpu under vllm-cpu rules, with a whole-GiB KV pool")
+    kv_gib = kv_bytes // GIB if kv_bytes else embedded.DEFAULT_KV_CACHE_SPACE_GIB
+    max_len = request.max_model_len or embedded.DEFAULT_MAX_MODEL_LEN
+    the_plan, _ = startup.embedded_launch(request.port, kv_gib, max_len)
+    return the_plan
 
 
 def check(request: CheckRequest, on_progress: ProgressFn = no_progress) -> CheckReport:
@@ -178,16 +209,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     current = None if request.dry_run else engine_state.status()
     if current is not None and current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
-    engine_dir = onechip_home() / "engine"
-    log_path = engine_dir / "engine.log"
     if request.engine == "embedded":
-        if request.dry_run:
-            launch_spec = startup.embedded_launch(log_path, request.port, request.kv_cache_space_gib)
-            return UpResult(dry_run=True, launch=launch_spec)
-        local = EmbeddedEngine(
-            log_path, kv_cache_space_gib=request.kv_cache_space_gib, port=request.port, tie_to_parent=False
-        )
-        return UpResult(dry_run=False, boot=_start(local, engine_dir, None, None, request.timeout_s, on_progress))
+        return _up_embedded(request, on_progress)
     the_plan = _plan_for_up(request)
     if not the_plan.fits and not (request.force or request.dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
@@ -199,11 +222,27 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     )  # fmt: skip
     if request.dry_run:
         return UpResult(dry_run=True, launch=prepared.spec)
-    running = prepared.engine(log_path)
+    the_plan.serve_command = prepared.spec.command  # plan.json records what ran
+    engine_dir = onechip_home() / "engine"
+    running = prepared.engine(engine_dir / "engine.log")
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
-    cross = planner.crosscheck_log(the_plan, log_path.read_text(encoding="utf-8", errors="replace"))
+    cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
+
+
+def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:
+    """The embedded engine on the port its launch names (chosen before the command is built)."""
+    _, spec = startup.embedded_launch(request.port, request.kv_cache_space_gib)
+    if request.dry_run:
+        return UpResult(dry_run=True, launch=spec)
+    engine_dir = onechip_home() / "engine"
+    local = EmbeddedEngine(
+        engine_dir / "engine.log", kv_cache_space_gib=request.kv_cache_space_gib, port=spec.port,
+        tie_to_parent=False,
+    )  # fmt: skip
+    boot = _start(local, engine_dir, None, None, request.timeout_s, on_progress)
+    return UpResult(dry_run=False, launch=spec, boot=boot)
 
 
 def _start(
@@ -379,7 +418,8 @@ def _demo_plan(engine: EmbeddedEngine, boot: BootRecord, request: DemoRequest, r
             contexts=sorted({*grid_contexts, engine.max_model_len}),
         )
     )
-    cross = planner.crosscheck(the_plan, boot)
+    the_plan.serve_command = engine.serve  # the command the engine ran (report.md renders it)
+    cross = bootlog.crosscheck(the_plan, boot)
     write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
     write_text_atomic(run_dir / RUN_FILES["crosscheck"], cross.model_dump_json(indent=2))
     return the_plan

@@ -14,6 +14,7 @@ import pytest
 
 from onechip import bench, checks, planner
 from onechip.schemas import BenchConfig
+from onechip.vllm.bootlog import crosscheck
 
 pytestmark = pytest.mark.integration
 GIB = 1 << 30
@@ -32,7 +33,7 @@ def test_plan_agrees_exactly_with_the_engine(engine):
     plan = planner.plan_model(str(engine.model_path), "cpu", "vllm-cpu", dtype="float32", max_model_len=8192,
                               kv_cache_memory_bytes=2 * GIB)
     assert plan.kv_bytes_per_token == 30 * 3 * 64 * 2 * 4  # 46,080 B: layers x KV heads x head_dim x (K,V) x fp32
-    cross = planner.crosscheck(plan, engine.boot_record())
+    cross = crosscheck(plan, engine.boot_record())
     assert cross.agrees, cross.note
     assert cross.reported_kv_tokens == plan.kv_tokens == 46_592
 

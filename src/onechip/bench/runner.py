@@ -36,6 +36,7 @@ from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.paths import write_text_atomic
+from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, RequestSample
 from onechip.schemas.plan import Plan
@@ -65,18 +66,20 @@ RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
     """The arithmetic when one request's context + output exceeds the plan's max_model_len (the server
-    answers 400), or clients x (context + output) tokens exceed its KV pool; else None."""
-    if context_tokens + output_tokens > plan.max_model_len:
+    answers 400), or `clients` such requests need more KV blocks than the plan's pool holds (the planner's
+    blocks per request: block rounding, and sliding windows where the engine windows them); else None."""
+    tokens = context_tokens + output_tokens
+    if tokens > plan.max_model_len:
         return (
-            f"{context_tokens:,} context + {output_tokens:,} output = {context_tokens + output_tokens:,} tokens "
+            f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
             f"> max_model_len {plan.max_model_len:,} (plan)"
         )
-    need = clients * (context_tokens + output_tokens)
-    if need <= plan.kv_tokens:
+    per_request = blocks_for(plan, tokens)
+    if clients * per_request <= plan.num_blocks:
         return None
     return (
-        f"{clients} clients x ({context_tokens:,} context + {output_tokens:,} output) = {need:,} tokens "
-        f"> KV pool {plan.kv_tokens:,} tokens (plan)"
+        f"{clients} clients x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
+        f"blocks of {plan.block_size}) = {clients * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"
     )
 
 
@@ -87,7 +90,8 @@ def arrival_offsets(
     k / rate for "constant"; cumulative exponential gaps of mean 1 / rate for "poisson" (a Poisson
     process), reproducible from `seed`."""
     rng = random.Random(seed)
-    out, at = [], 0.0
+    out: list[float] = []
+    at = 0.0
     while (n is None or len(out) < n) and (duration_s is None or at < duration_s):
         out.append(at)
         at = len(out) / rate_per_s if arrivals == "constant" else at + rng.expovariate(rate_per_s)

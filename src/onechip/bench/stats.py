@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from onechip.schemas.bench import CellResult, Dist, RepResult, RequestSample
 
@@ -111,7 +111,8 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
     last_done: dict[int, float] = {}
     for s in measured:
         first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
-        last_done[s.stream] = max(last_done.get(s.stream, s.t_done), s.t_done)  # type: ignore[arg-type]
+        done = s.t_done if s.t_done is not None else s.t_send
+        last_done[s.stream] = max(last_done.get(s.stream, done), done)
     start, end = max(first_send.values()), min(last_done.values())
     if open_loop or end <= start:
         start, end = min(first_send.values()), max(last_done.values())
@@ -168,7 +169,7 @@ def rep_result(
 
 def summarize_cell(
     cell: CellResult,
-    samples_by_rep: dict[int, Sequence[RequestSample]],
+    samples_by_rep: Mapping[int, Sequence[RequestSample]],
     output_tokens: int,
     slo: dict[str, float] | None = None,
     open_loop: bool = False,

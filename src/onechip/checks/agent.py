@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from onechip.checks.id_table import count_ids, equivalent
 from onechip.errors import EndpointError, EndpointStatusError, MissingDependencyError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.checks import AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe, Verdict
+from onechip.schemas.checks import AgentOutcome, AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe, Verdict
 from onechip.vllm.wire import ChatReply, WireClient, chat_body
 
 if TYPE_CHECKING:
@@ -119,7 +119,8 @@ def answer_number(answer: str, question: str) -> int | None:
     nums = [int(x) for x in re.findall(r"(?<![\w.])\d+(?![\w])", answer)]
     asked = {int(x) for x in re.findall(r"\d+", question)}
     fresh = [x for x in nums if x not in asked]
-    return (fresh or nums or [None])[0]
+    found = fresh or nums
+    return found[0] if found else None
 
 
 def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> AgentRun:
@@ -130,6 +131,7 @@ def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> Agent
     right_filter = any(equivalent(f, case.true_filter, case.ids) for f in tr.filters)
     correct = number == expected
     quoted = number is not None and number in counts
+    outcome: AgentOutcome
     if tr.error:
         outcome = "error"
     elif tr.calls == 0:

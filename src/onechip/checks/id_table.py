@@ -43,6 +43,14 @@ HELP = (
 Predicate = Callable[[int], bool]
 
 
+def _between(lo: int, hi: int) -> Predicate:
+    return lambda i: lo <= i <= hi
+
+
+def _compare(op: Callable[[int, int], bool], n: int) -> Predicate:
+    return lambda i: op(i, n)
+
+
 def parse_filter(where: str) -> Predicate:
     """Compile `where` into a predicate on one id. Raises FilterError."""
     text = where.strip()
@@ -56,10 +64,10 @@ def parse_filter(where: str) -> Predicate:
             raise FilterError(f"cannot parse filter {where!r} at {text[pos : pos + 20]!r}: {HELP}")
         if m.re is _BETWEEN:
             lo, hi = int(m.group(1)), int(m.group(2))
-            clauses.append(lambda i, lo=lo, hi=hi: lo <= i <= hi)
+            clauses.append(_between(lo, hi))
         else:
             op, n = _OPS[m.group(1)], int(m.group(2))
-            clauses.append(lambda i, op=op, n=n: op(i, n))
+            clauses.append(_compare(op, n))
         pos = m.end()
         if pos == len(text.rstrip()):
             break

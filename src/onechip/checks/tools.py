@@ -20,7 +20,7 @@ from typing import Any
 
 from onechip.checks.verdicts import combine
 from onechip.errors import EndpointError, EndpointStatusError
-from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice
+from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice, Verdict
 from onechip.vllm.wire import ChatReply, WireClient, chat_body, user_message
 
 RECORD_SCHEMA: dict[str, Any] = {
@@ -80,7 +80,7 @@ def _tool_choice(mode: ToolChoice, tool: str) -> Any:
     return mode
 
 
-def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[str, str, Any]:
+def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[Verdict, str, Any]:
     """Judge one reply's first tool call → (verdict, note, parsed arguments or None).
 
     fail: no call, unknown name, arguments not JSON, or not valid against the tool's schema.
@@ -128,7 +128,9 @@ def _same_typed(a: Any, b: Any) -> bool:
     return a == b and (a is None) == (b is None)
 
 
-def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: str, s_note: str) -> tuple[str, str]:
+def stream_vs_plain(
+    s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str
+) -> tuple[Verdict, str]:
     """Verdict of streamed arguments whose joined text differs from the non-streamed text.
 
     Equal as JSON but not byte for byte (vLLM 0.32's hermes parser re-serializes the non-streamed
@@ -159,7 +161,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         try:
             plain = ep.chat(body)
         except EndpointStatusError as exc:
-            verdict = "blocked" if exc.status_code == 400 else "fail"
+            verdict: Verdict = "blocked" if exc.status_code == 400 else "fail"
             probes.append(Probe(name=f"{prefix}_call", verdict=verdict, note=exc.server_message))
             continue
         except EndpointError as exc:
@@ -209,6 +211,7 @@ def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     probes = [p for ps in by_mode.values() for p in ps]
     mode_verdicts = {mode: combine(ps) for mode, ps in by_mode.items()}
     open_modes = [m for m, v in mode_verdicts.items() if v != "blocked"]
+    verdict: Verdict
     if not open_modes:
         blocked = next((p for p in probes if p.verdict == "blocked"), None)
         verdict, note = "blocked", blocked.note if blocked else "no tool_choice mode tried"

@@ -1,5 +1,45 @@
-"""The list of command modules; each has `register(app)`. Order is the order in `onechip --help`."""
+"""The command modules, loaded when a command runs (or `--help` lists them), not at start: `onechip
+--version` and a shell's completion then pay for typer alone, not for every job's dependencies (issue "One
+source for every vLLM fact": start-up 1.27 s; benchmarks/cli_start.py measures it).
 
-from onechip.cli import bench_cmd, check_cmd, cost_cmd, demo_cmd, engine_cmds, mcp_cmd, plan_cmd, report_cmd
+COMMANDS maps each command name to the module whose `register(app)` defines it; the order is the order of
+`onechip --help`. LazyGroup is the click group that resolves a name to its module on first use.
+"""
 
-MODULES = [demo_cmd, plan_cmd, engine_cmds, check_cmd, bench_cmd, cost_cmd, report_cmd, mcp_cmd]
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import Any
+
+import typer
+import typer.core
+import typer.main
+
+COMMANDS = {
+    "demo": "demo_cmd", "plan": "plan_cmd", "up": "engine_cmds", "logs": "engine_cmds",
+    "status": "engine_cmds", "down": "engine_cmds", "check": "check_cmd", "bench": "bench_cmd",
+    "cost": "cost_cmd", "report": "report_cmd", "mcp": "mcp_cmd",
+}  # fmt: skip
+
+
+@cache
+def _module_group(module: str) -> typer.core.TyperGroup:
+    """The click group of the commands one module registers (imported now, once)."""
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    importlib.import_module(f"onechip.cli.{module}").register(sub)
+    group = typer.main.get_group(sub)
+    assert isinstance(group, typer.core.TyperGroup)
+    return group
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """A typer group whose subcommands are imported by name when click asks for one."""
+
+    # ctx and the command are typer's vendored click classes (typer._click), typed as Any here
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        module = COMMANDS.get(cmd_name)
+        return None if module is None else _module_group(module).get_command(ctx, cmd_name)

@@ -6,15 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from onechip import api
 from onechip.cli.options import options_from
+from onechip.cli.plan_cmd import crosscheck_mark, print_serve_command
 from onechip.cli.render import console, live_progress
-from onechip.engines.bootlog import stage_durations
 from onechip.engines.launch import LaunchSpec, UpResult
 from onechip.schemas import BootRecord
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import UpRequest
+from onechip.vllm.bootlog import stage_durations
 
 
 def print_boot(boot: BootRecord) -> None:
@@ -27,23 +29,11 @@ def print_boot(boot: BootRecord) -> None:
 
 
 def print_launch(spec: LaunchSpec) -> None:
-    """Every flag with its reason, the warnings, then the exact commands (no secret is in any of them)."""
-    where = spec.host or "this machine"
-    title = f"[bold]{spec.engine}[/] {spec.model} on {where} ({spec.engine_rules} rules)"
-    console.print(title, highlight=False)
-    for flag in spec.flags:
-        value = f" {flag.value}" if flag.value is not None else ""
-        console.print(f"  {flag.flag}{value}  [dim]# {flag.reason} [{flag.origin}][/]", highlight=False)
-    for group in spec.docker:
-        console.print(f"  docker: {' '.join(group.words[:6])}{' ...' if len(group.words) > 6 else ''}  "
-                      f"[dim]# {group.reason}[/]", highlight=False)
-    for key, value in spec.env.items():
-        console.print(f"  env {key}={value}", highlight=False)
-    if spec.token_source:
-        console.print(f"  HF token: from {spec.token_source} -> {spec.token_path or 'engine environment'} "
-                      "(never on a command line)", highlight=False)
+    """The serve command as `plan` prints it (flags and reasons, then its shell line), the warnings, then
+    the exact shell lines run (docker/SSH wrap the command; locally they are its line) - no secret in any."""
+    print_serve_command(spec.command, console)
     for warning in spec.warnings:
-        console.print(f"[yellow]warning[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     console.print("[bold]commands:[/]")
     for line in spec.commands:
         typer.echo(line)
@@ -62,8 +52,7 @@ def print_up(result: UpResult) -> None:
         console.print("timeline: " + ", ".join(f"{name} +{s:.0f} s" for name, s in stages), highlight=False)
     if result.crosscheck is not None:
         cc = result.crosscheck
-        mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
-        console.print(f"plan vs boot log: {mark}; {cc.note}", highlight=False)
+        console.print(f"plan vs boot log: {crosscheck_mark(cc)}; {escape(cc.note)}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

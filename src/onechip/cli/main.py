@@ -1,4 +1,5 @@
-"""The `onechip` console script: one typer app; each command lives in its own module and registers itself.
+"""The `onechip` console script: one typer app; each command lives in its own module, loaded on first use
+(onechip.cli.commands).
 
 Every OnechipError becomes one line on stderr and its exit code; Ctrl-C exits 130. Never a traceback.
 """
@@ -14,10 +15,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from onechip import __version__
-from onechip.cli import commands
+from onechip.cli.commands import LazyGroup
 from onechip.errors import OnechipError, redact
 
 app = typer.Typer(
+    cls=LazyGroup,
     name="onechip",
     help="Plan, launch, check, benchmark and price a lite agent backend on one accelerator.",
     no_args_is_help=True,
@@ -38,10 +40,6 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print version."),
 ) -> None:
     """onechip: plan it, launch it, prove it, price it."""
-
-
-for _module in commands.MODULES:
-    _module.register(app)
 
 
 def _terminate(signum: int, frame: object) -> None:

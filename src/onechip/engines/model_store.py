@@ -66,6 +66,12 @@ def verify(model_dir: Path) -> bool:
     )
 
 
+def served_name_for(model: str) -> str | None:
+    """SERVED_NAME when `model` is the converted bundled model's directory (clients ask for the model by
+    its name, not its slug); None otherwise."""
+    return SERVED_NAME if Path(model).name == MODEL_SLUG else None
+
+
 def model_dir(home: Path | None = None) -> Path:
     """Where the converted model lives (whether or not it exists yet)."""
     return (home or onechip_home()) / "models" / MODEL_SLUG
@@ -115,7 +121,7 @@ def _convert(source: Path, out_dir: Path) -> None:
     model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
     # The GGUF loader dequantizes to float32 but leaves a quantizer attached; saving with it writes a
     # quantization_config vLLM would try to honour. The tensors are plain float32 now: drop both.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it as always set
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out_dir, safe_serialization=True)

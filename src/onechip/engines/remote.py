@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from onechip.engines.bootlog import parse_boot_log
-from onechip.engines.launch import LaunchSpec, Secret, shell_join
+from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
+from onechip.vllm.bootlog import parse_boot_log
+from onechip.vllm.flags import shell_join
 from onechip.vllm.wire import metrics_text
 
 REMOTE_DIR = "~/.onechip"
@@ -152,11 +153,13 @@ def tunnel_argv(shell: Shell, local_port: int, remote_port: int) -> list[str]:
 
 
 def dry_run_commands(spec: LaunchSpec, shell: Shell) -> list[str]:
-    """The exact shell lines `up` would run, in order (the token shown only as where it comes from)."""
+    """The exact shell lines `up` would run on a host, in order: the token stored (shown only as where it
+    comes from), the start (serve.sh with spec.command's argv and env, or its `docker run` line) through
+    `shell`, and the SSH tunnel."""
     lines: list[str] = []
     if spec.token_path:
         put = shell_join(shell.argv(put_secret_command(spec.token_path)))
-        lines.append(f"{put} < <(token from {spec.token_source}, as HF_TOKEN=..., on stdin)")
+        lines.append(f"{put} < <(token from {spec.command.target.token_source}, as HF_TOKEN=..., on stdin)")
     lines.append(shell_join(shell.argv(start_command(spec))))
     if spec.host and spec.tunnel_port:
         lines.append(shell_join(tunnel_argv(shell, spec.tunnel_port, spec.port)))
@@ -197,7 +200,7 @@ class HostEngine:
             model=self.served_name, started_at=self._started_wall.isoformat() if self._started_wall else "",
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
             remote_pid=self.remote_pid, remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
-            container=self.spec.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
+            container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1],
         )  # fmt: skip
 
@@ -206,9 +209,7 @@ class HostEngine:
         Raises PortInUseError (tunnel port taken), EngineError (ssh/docker failed; host stderr, no secret)."""
         spec = self.spec
         if spec.host and self.local_port is not None and not port_is_free(self.local_port):
-            raise PortInUseError(
-                f"local tunnel port {self.local_port} is in use; pick another with --tunnel-port"
-            )
+            raise PortInUseError(f"local tunnel port {self.local_port} is in use; pick another with --tunnel-port")
         if not spec.host and not port_is_free(spec.port):
             raise PortInUseError(f"port {spec.port} is in use; pick another with --port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -240,9 +241,7 @@ class HostEngine:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.tunnel.poll() is not None:
-                err = redact(
-                    (self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace")
-                )
+                err = redact((self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace"))
                 self.stop()
                 raise EngineError(f"ssh tunnel to {self.spec.host} failed: {err.strip()[:300]}")
             if not port_is_free(self.local_port):
@@ -288,9 +287,7 @@ class HostEngine:
             events = self.boot_record().events
             stage = events[-1].name if events else "starting"
             progress(
-                ProgressEvent(
-                    "boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s
-                )
+                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s)
             )
             time.sleep(1.0)
         healthy_s = round(time.monotonic() - self._started_mono, 2)
@@ -318,7 +315,7 @@ class HostEngine:
 
     def boot_record(self) -> BootRecord:
         record = BootRecord(
-            engine=self.kind, model=self.served_name, model_path=self.spec.model,
+            engine=self.kind, model=self.served_name, model_path=self.spec.command.model,
             base_url=self.base_url if self._started_wall else None, pid=self.remote_pid,
             command=[redact(word) for word in (self.spec.docker_argv or self.spec.serve_argv)],
             env={k: redact(v) for k, v in self.spec.env.items()},

@@ -1,10 +1,12 @@
 """What `onechip up` starts, chosen by engine kind: where it runs, on which ports, with which token, and
-the exact shell lines --dry-run shows. api.up validates, builds through here, boots and records.
+the exact shell lines --dry-run shows. api.up and api.plan both build through here, so `plan` prints the
+command `up` runs.
 
-    check_engine_args(engine, ...)                 ConfigError for flags the engine kind cannot take
-    embedded_launch(log_path, port, kv_gib)        the embedded engine's launch, for --dry-run
+    embedded_launch(port, kv_gib, max_model_len)   the embedded engine's plan and launch
     token_source(token, hf_token_file)             where the HF token came from, in words (never its value)
     choose_ports(host, on_host, port, tunnel)      engine port on its host, local end of the SSH tunnel
+    local_launcher(rules)                          the program that serves on this machine
+    serve_target(plan, engine, ...) -> ServeTarget the inputs of onechip.vllm.flags.serve_command
     prepare(plan, engine, ...) -> Prepared         LaunchSpec with its commands, token and shell
     Prepared.engine(log_path)                      LocalServeEngine (here) or remote.HostEngine (docker/SSH)
 
@@ -14,53 +16,35 @@ detached process on `host` over SSH) and 'vllm-docker' (`docker run`, here or on
 
 from __future__ import annotations
 
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from onechip.engines import launch, model_store, remote
-from onechip.engines.embedded import EmbeddedEngine
-from onechip.engines.launch import LaunchSpec, LocalServeEngine, Secret
-from onechip.engines.local import free_port, port_is_free
+from onechip.engines import remote
+from onechip.engines.embedded import DEFAULT_KV_CACHE_SPACE_GIB, DEFAULT_MAX_MODEL_LEN, embedded_command
+from onechip.engines.launch import LaunchSpec, LocalServeEngine, Secret, read_hf_token
+from onechip.engines.local import free_port, port_is_free, preferred_port
+from onechip.engines.model_store import served_name_for
 from onechip.errors import ConfigError
-from onechip.schemas import Plan
+from onechip.schemas import Plan, ServeTarget
+from onechip.vllm import flags
 
 ENGINE_KINDS = ("embedded", "vllm", "vllm-docker")
-DEFAULT_PORT = 8000  # vLLM's own default port, used on a host and for the embedded dry run
+DEFAULT_PORT = flags.DEFAULT_PORT  # vLLM's own default port: on a host, and locally when it is free
 
 
-def check_engine_args(
-    engine: str,
-    *,
-    host: str | None = None,
-    model: str | None = None,
-    chip: str | None = None,
-    plan: object = None,
-    image: str | None = None,
-    hf_token_file: Path | str | None = None,
-    launcher: str | None = None,
-    sets: list[str] | None = None,
-) -> None:
-    """Raise ConfigError for an unknown `engine`, or for plan/host flags given to the embedded engine
-    (it serves one bundled model on this machine)."""
-    if engine == "embedded":
-        if any(v is not None for v in (host, model, chip, plan, image, hf_token_file, launcher)) or sets:
-            raise ConfigError(
-                "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
-            )
-    elif engine not in ENGINE_KINDS:
-        raise ConfigError(f"--engine {engine!r}: expected embedded, vllm or vllm-docker")
-
-
-def embedded_launch(log_path: Path, port: int | None = None, kv_cache_space_gib: int = 2) -> LaunchSpec:
-    """The embedded engine's launch as --dry-run shows it: its serve command and env on `port`
-    (default 8000), with one shell line `ENV=... python -m vllm.entrypoints.openai.api_server ...`."""
-    emb = EmbeddedEngine(log_path, kv_cache_space_gib=kv_cache_space_gib, port=port or DEFAULT_PORT)
-    env_words = " ".join(f"{k}={v}" for k, v in emb.env.items())
-    return LaunchSpec(
-        engine="embedded", engine_rules="vllm-cpu", model=str(model_store.MODEL_SLUG),
-        served_name=emb.served_name, port=emb.port or DEFAULT_PORT, env=emb.env, serve_argv=emb.command(),
-        commands=[env_words + " " + remote.shell_join(emb.command())],
-    )  # fmt: skip
+def embedded_launch(
+    port: int | None = None,
+    kv_cache_space_gib: int = DEFAULT_KV_CACHE_SPACE_GIB,
+    max_model_len: int = DEFAULT_MAX_MODEL_LEN,
+) -> tuple[Plan, LaunchSpec]:
+    """The embedded engine's plan (serve_command set) and launch on `port` (default: 8000 when free here,
+    else a free one): the command EmbeddedEngine(port=<that port>) runs, as one shell line
+    `ENV=... python -m vllm.entrypoints.openai.api_server --model DIR ...`."""
+    plan, command = embedded_command(port or preferred_port(DEFAULT_PORT), kv_cache_space_gib, max_model_len)
+    plan.serve_command = command
+    return plan, LaunchSpec(command=command, commands=[command.shell], warnings=list(command.warnings))
 
 
 def token_source(token: Secret | None, hf_token_file: Path | str | None) -> str | None:
@@ -72,19 +56,50 @@ def token_source(token: Secret | None, hf_token_file: Path | str | None) -> str 
 
 def choose_ports(host: str | None, on_host: bool, port: int | None, tunnel_port: int | None) -> tuple[int, int | None]:
     """(engine port on its host, local tunnel port or None). A host (SSH or docker) defaults to 8000; a
-    local process takes a free port. Over SSH the tunnel reuses the engine port locally when it is free."""
+    local process to 8000 when it is free here, else a free port (chosen before the command is built, so
+    what --dry-run shows is what runs). Over SSH the tunnel reuses the engine port locally when it is free."""
     if port is None:
-        port = DEFAULT_PORT if on_host else free_port()
+        port = DEFAULT_PORT if on_host else preferred_port(DEFAULT_PORT)
     if host is not None and tunnel_port is None:
         tunnel_port = port if port_is_free(port) else free_port()
     return port, tunnel_port
 
 
-def _local_commands(spec: LaunchSpec, source: str | None) -> list[str]:
-    """The one shell line a local `vllm serve` runs; the token appears only as where it comes from."""
-    env = " ".join(f"{k}={remote.shell_join([v])}" for k, v in spec.env.items())
-    hf = f"HF_TOKEN=<from {source}> " if source else ""
-    return [f"{hf}{env + ' ' if env else ''}{remote.shell_join(spec.serve_argv)}"]
+def local_launcher(rules_engine: str) -> list[str]:
+    """The program that serves on this machine: `vllm serve` when the rules' launcher is the `vllm` script
+    and it exists here, else this interpreter's `-m vllm.entrypoints.openai.api_server` (the vllm-cpu
+    package ships no script: onechip.vllm.flags.ENGINE_LAUNCHERS)."""
+    if flags.ENGINE_LAUNCHERS.get(rules_engine, ["vllm"])[0] == "vllm" and shutil.which("vllm"):
+        return ["vllm", "serve"]
+    return [sys.executable, "-m", flags.API_SERVER_MODULE]
+
+
+def serve_target(
+    plan: Plan,
+    engine: str,
+    *,
+    host: str | None = None,
+    port: int = DEFAULT_PORT,
+    image: str | None = None,
+    sets: list[str] | None = None,
+    source: str | None = None,
+    launcher: str | None = None,
+) -> ServeTarget:
+    """The ServeTarget of `plan` on `engine` ('vllm' or 'vllm-docker'): a local 'vllm' defaults to
+    local_launcher; the token file lives at remote.TOKEN_PATH on a host; the bundled model keeps its
+    served name. Raises ConfigError for another engine kind."""
+    if engine not in ("vllm", "vllm-docker"):
+        raise ConfigError(f"engine {engine!r}: expected embedded, vllm or vllm-docker")
+    on_host = host is not None or engine == "vllm-docker"
+    program = launcher.split() if launcher else None
+    if host is None and program is None and engine == "vllm":
+        program = local_launcher(plan.engine)
+    return ServeTarget(
+        kind="vllm" if engine == "vllm" else "vllm-docker", host=host, port=port, image=image,
+        sets=list(sets or []), launcher=program, token_source=source,
+        token_path=remote.TOKEN_PATH if (source and on_host) else None,
+        served_name=served_name_for(plan.serve_model or plan.model),
+    )  # fmt: skip
 
 
 @dataclass
@@ -119,22 +134,21 @@ def prepare(
     """Build the launch of `plan` on `engine` ('vllm' or 'vllm-docker'), here or on `host`.
 
     The token comes from `hf_token_file` or HF_TOKEN (launch.read_hf_token; its warnings lead the spec's).
-    `launcher` ('python -m ...') overrides the serving program; a local 'vllm' defaults to
-    launch.local_launcher. Raises ConfigError (unreadable token file, bad --set, bad host).
+    `launcher` ('python -m ...') overrides the serving program. The serve command is
+    onechip.vllm.flags.serve_command; over SSH or docker `commands` wrap it (remote.dry_run_commands), here
+    they are its one shell line. Raises ConfigError (unreadable token file, bad --set, bad host).
     """
-    token, token_warnings = launch.read_hf_token(hf_token_file)
+    token, token_warnings = read_hf_token(hf_token_file)
     source = token_source(token, hf_token_file)
     on_host = host is not None or engine == "vllm-docker"
     port, tunnel_port = choose_ports(host, on_host, port, tunnel_port)
-    if host is None and launcher is None and engine == "vllm":
-        program = launch.local_launcher(plan.engine)
-    else:
-        program = launcher.split() if launcher else None
-    spec = launch.build_launch(
-        plan, engine, host=host, port=port, tunnel_port=tunnel_port, image=image, sets=sets,
-        token_source=source, token_path=remote.TOKEN_PATH if (token and on_host) else None, launcher=program,
+    target = serve_target(
+        plan, engine, host=host, port=port, image=image, sets=sets, source=source, launcher=launcher
     )  # fmt: skip
-    spec.warnings[:0] = token_warnings
+    command = flags.serve_command(plan, target)
+    spec = LaunchSpec(
+        command=command, tunnel_port=tunnel_port if host else None, warnings=token_warnings + command.warnings
+    )  # fmt: skip
     shell = remote.Shell(target=host, options=list(ssh_options or []))
-    spec.commands = remote.dry_run_commands(spec, shell) if on_host else _local_commands(spec, source)
+    spec.commands = remote.dry_run_commands(spec, shell) if on_host else [command.shell]
     return Prepared(spec=spec, token=token, shell=shell, on_host=on_host)

@@ -1,14 +1,13 @@
 """The planner: pure arithmetic from a model's config and tensor headers, engine rules and a chip to a Plan.
 
     plan_model(PlanRequest) -> Plan                    what the deployment will hold and need
-    crosscheck(plan, boot) -> CrossCheck               the plan against the engine's BootRecord
-    crosscheck_log(plan, log_text) -> CrossCheck       the plan against a vLLM boot log's allocation lines
+    default_engine_rules(chip) -> str                  vllm-tpu, vllm-gpu or vllm-cpu by the chip's kind
 
 Modules: geometry (per-layer KV), weights (tensor headers by component), rules (catalog: chips and engine
-rules), source (where a model's config and inventory come from), core (the budget), against (boot logs).
+rules), source (where a model's config and inventory come from), core (the budget). The plan against an
+engine's boot log is onechip.vllm.bootlog.crosscheck; the serve command is onechip.vllm.flags.serve_command.
 """
 
-from onechip.planner.against import crosscheck_log
-from onechip.planner.core import crosscheck, plan_model
+from onechip.planner.core import default_engine_rules, plan_model
 
-__all__ = ["crosscheck", "crosscheck_log", "plan_model"]
+__all__ = ["default_engine_rules", "plan_model"]

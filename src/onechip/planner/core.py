@@ -1,4 +1,5 @@
-"""plan_model(): geometry + weights + engine rules + chip -> Plan; crosscheck(): Plan vs BootRecord.
+"""plan_model(): geometry + weights + engine rules + chip -> Plan (the cross-check against a boot log is
+onechip.vllm.bootlog.crosscheck).
 
 Budget, as the seed article draws it ("Everything else follows from this"):
     visible memory x utilization = cap;  cap - weights = KV pool            (engine kv_pool 'utilization')
@@ -15,13 +16,11 @@ from typing import Any
 
 from onechip.errors import ConfigError
 from onechip.planner import source as model_source
-from onechip.planner.against import planned_log_tokens
 from onechip.planner.geometry import Geometry, kv_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import decode_bytes_per_step, weights_by_component
-from onechip.schemas.boot import BootRecord
 from onechip.schemas.inputs import build_request
-from onechip.schemas.plan import ContextConcurrency, CrossCheck, Plan, PlanWarning, ServeArg
+from onechip.schemas.plan import ContextConcurrency, Plan, PlanWarning, ServeArg
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -442,43 +441,3 @@ def _plan(request: PlanRequest) -> Plan:
         serve_model=src.serve_name or model,
     )
 
-
-def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
-    """Compare the plan with what the engine logged at boot.
-
-    Tokens must agree exactly; concurrency to 0.01 (vLLM prints it with two decimals). When the boot
-    record states concurrency for a different context than plan.max_model_len, the planned figure is
-    recomputed for that context. Missing reported values make `agrees` False with a note saying so.
-    """
-    context = boot.max_concurrency_context or plan.max_model_len
-    known = {c.context_tokens: c.max_concurrency for c in plan.concurrency}
-    planned_conc = known.get(context, plan.kv_tokens / _tokens_per_request(context, plan.block_size))
-    planned_tokens = planned_log_tokens(plan)
-    notes: list[str] = []
-    agrees = True
-    if boot.kv_cache_tokens is None:
-        agrees = False
-        notes.append("the engine log reported no KV cache size")
-    elif boot.kv_cache_tokens != planned_tokens:
-        agrees = False
-        diff = boot.kv_cache_tokens - planned_tokens
-        notes.append(
-            f"KV tokens differ by {diff:+,} ({diff / planned_tokens:+.2%} of planned); "
-            "check block size, KV dtype and pool size"
-        )
-    if boot.max_concurrency is None:
-        notes.append("the engine log reported no maximum concurrency")
-    elif abs(round(planned_conc, 2) - boot.max_concurrency) > 0.01 + 1e-9:
-        agrees = False
-        notes.append(
-            f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, "
-            f"reported {boot.max_concurrency:.2f}x"
-        )
-    return CrossCheck(
-        planned_kv_tokens=planned_tokens,
-        reported_kv_tokens=boot.kv_cache_tokens,
-        planned_max_concurrency=planned_conc,
-        reported_max_concurrency=boot.max_concurrency,
-        agrees=agrees,
-        note="; ".join(notes) if notes else "planned and reported agree",
-    )

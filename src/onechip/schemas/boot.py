@@ -43,6 +43,12 @@ class BootRecord(ResultModel):
     )
     kv_cache_num_blocks: int | None = Field(default=None, description="TPU 'Init kv-cache' num_blocks (first group).")
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
+    kv_cache_groups: int | None = Field(
+        default=None, description="TPU 'Hybrid KV cache layout: num_kv_cache_groups=N' (KV cache groups)."
+    )
+    fp8_kv_cache_dtype: str | None = Field(
+        default=None, description="fp8 KV cache dtype the log says the engine was started with (non-default args)."
+    )
     compile_s: float | None = Field(default=None, description="Seconds of compilation the engine logged.")
     failure_cause: str | None = Field(default=None, description="One-line cause of a failed boot, when recognised.")
     events: list[BootEvent] = Field(default_factory=list, description="Boot timeline.")

@@ -11,9 +11,7 @@ from onechip.schemas.serve import ServeCommand
 class PlanWarning(ResultModel):
     code: str = Field(description="Stable identifier, e.g. 'util-above-program-headroom'.")
     message: str = Field(description="One sentence for a person.")
-    source: str = Field(
-        description="Where the rule comes from (seed article section, vendor doc, measurement)."
-    )
+    source: str = Field(description="Where the rule comes from (seed article section, vendor doc, measurement).")
 
 
 class ServeArg(ResultModel):
@@ -46,8 +44,10 @@ class CrossCheck(ResultModel):
     reported_kv_tokens: int | None = Field(default=None, description="KV cache tokens the engine logged.")
     planned_max_concurrency: float = Field(description="Planned concurrency at the reported context.")
     reported_max_concurrency: float | None = Field(default=None, description="Concurrency the engine logged.")
-    agrees: bool = Field(
-        description="True when reported tokens equal planned exactly and concurrency to 0.01."
+    agrees: bool = Field(description="True when reported tokens equal planned exactly and concurrency to 0.01.")
+    compared: bool = Field(
+        default=True,
+        description="False when the log held no allocation line (KV tokens or KV pool): nothing to compare.",
     )
     planned_kv_pool_bytes: int | None = Field(default=None, description="Plan.kv_pool_bytes.")
     reported_kv_pool_bytes: int | None = Field(
@@ -56,9 +56,7 @@ class CrossCheck(ResultModel):
     engine_version: str | None = Field(default=None, description="Engine version the log printed.")
     flags: list[str] = Field(
         default_factory=list,
-        description=(
-            "Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'."
-        ),
+        description=("Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'."),
     )
     note: str = Field(default="", description="What differs and the likely reason.")
 
@@ -78,9 +76,7 @@ class Plan(ResultModel):
     cap_bytes: int | None = Field(default=None, description="memory_bytes x utilization, floored.")
     outside_cap_bytes: int | None = Field(default=None, description="memory_bytes - cap_bytes.")
     weights_bytes: int = Field(description="Resident weight bytes the engine loads.")
-    weights_by_component: dict[str, int] = Field(
-        default_factory=dict, description="Weight bytes by component."
-    )
+    weights_by_component: dict[str, int] = Field(default_factory=dict, description="Weight bytes by component.")
     kv_bytes_per_token: int = Field(description="KV bytes per token summed over cache-owning layers.")
     kv_pool_bytes: int = Field(description="Bytes available to the KV cache.")
     num_blocks: int = Field(description="floor(kv_pool_bytes / (block_size x kv_bytes_per_token)).")
@@ -99,9 +95,7 @@ class Plan(ResultModel):
             "excluded). The KV read, small for one short-context stream, is not included."
         ),
     )
-    bandwidth_bytes_per_s: float | None = Field(
-        default=None, description="Memory bandwidth used for the floor."
-    )
+    bandwidth_bytes_per_s: float | None = Field(default=None, description="Memory bandwidth used for the floor.")
     tpot_floor_ms: float | None = Field(default=None, description="decode_bytes_per_step / bandwidth, ms.")
     layers: list[LayerKV] = Field(default_factory=list, description="Per-layer KV geometry.")
     num_layers: int | None = Field(default=None, description="Decoder layers in the text model.")
@@ -118,9 +112,7 @@ class Plan(ResultModel):
         default=None,
         description="KV bytes of one max_model_len request if every cached layer held all tokens.",
     )
-    serve_env: dict[str, str] = Field(
-        default_factory=dict, description="Environment variables the engine needs."
-    )
+    serve_env: dict[str, str] = Field(default_factory=dict, description="Environment variables the engine needs.")
     engine_version: str | None = Field(default=None, description="Engine version the rules were read from.")
     serve_model: str | None = Field(
         default=None,

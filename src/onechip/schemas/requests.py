@@ -33,6 +33,16 @@ class ServeOptions(RequestModel):
         default_factory=list, description="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."
     )
     launcher: str | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
+    hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
+
+    def embedded_conflicts(self, kind: str | None, *planned: object) -> None:
+        """Raise ValueError when an engine of `kind` 'embedded' is given serve options it cannot take (it
+        serves the bundled model on this machine); `planned` are the caller's own plan inputs."""
+        given = (self.host, self.image, self.hf_token_file, self.launcher, *planned)
+        if kind == "embedded" and (any(v is not None for v in given) or self.sets):
+            raise ValueError(
+                "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
+            )
 
     def serve_target(self, kind: EngineKind) -> ServeTarget:
         """These fields as the ServeTarget of an engine of `kind` (port 8000 when none was given)."""
@@ -50,8 +60,6 @@ class PlanRequest(ServeOptions):
     """The request of `onechip plan`: the planner's inputs (one list: planner.plan_model takes this), and
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
-
-    cli_hidden: ClassVar[frozenset[str]] = frozenset({"host", "port", "image", "sets", "launcher", "launch"})
 
     model: Annotated[str, Cli(argument=True)] = Field(
         description="Hub id, local checkpoint directory, or catalog name."
@@ -92,8 +100,15 @@ class PlanRequest(ServeOptions):
     )
     against: Path | None = Field(default=None, description="vLLM boot log to cross-check the plan against.")
     launch: EngineKind | None = Field(
-        default=None, description="Engine kind whose serve command the plan prints (None = the plan alone)."
+        default=None,
+        description="Engine kind whose command the plan prints, as `up --engine` (default: vllm-docker under "
+        "TPU/GPU rules, else vllm; embedded: the bundled model on --chip cpu).",
     )
+
+    @model_validator(mode="after")
+    def _embedded_takes_no_serve_options(self) -> PlanRequest:
+        self.embedded_conflicts(self.launch)
+        return self
 
     @field_validator("utilization")
     @classmethod
@@ -130,7 +145,6 @@ class UpRequest(ServeOptions):
     chip: str | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
     plan: Plan | Path | None = Field(default=None, description="A plan JSON from `onechip plan --json`.")
     tunnel_port: Port | None = Field(default=None, description="Local end of the SSH tunnel.")
-    hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
     ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="ssh -o option, e.g. Port=2222."
     )
@@ -141,11 +155,7 @@ class UpRequest(ServeOptions):
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
-        plan_flags = (self.host, self.model, self.chip, self.plan, self.image, self.hf_token_file, self.launcher)
-        if self.engine == "embedded" and (any(v is not None for v in plan_flags) or self.sets):
-            raise ValueError(
-                "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
-            )
+        self.embedded_conflicts(self.engine, self.model, self.chip, self.plan)
         return self
 
     def plan_request(self) -> PlanRequest | None:

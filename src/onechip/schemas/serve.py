@@ -44,6 +44,15 @@ class ServeTarget(StrictModel):
         "'vllm-docker' (`docker run`).",
     )
     host: str | None = Field(default=None, description="user@addr to run on over SSH; None = this machine.")
+    model: str | None = Field(
+        default=None,
+        description="Model argument of the serve command when it is not the plan's serve_model (the embedded "
+        "engine: its local directory).",
+    )
+    served_name: str | None = Field(
+        default=None,
+        description="Name clients use (--served-model-name); None = a local directory's name, or none for a Hub id.",
+    )
     port: int = Field(default=8000, ge=1, le=65535, description="Engine port on its host.")
     bind_host: str = Field(default="127.0.0.1", description="Address the engine listens on (--host).")
     image: str | None = Field(default=None, description="Container image (vllm-docker); None = the default.")
@@ -60,11 +69,13 @@ class ServeTarget(StrictModel):
 class ServeCommand(ResultModel):
     """Exactly what runs: the serve argv, its environment, the flags with reasons, and the wrapping."""
 
-    target: ServeTarget = Field(description="Where it runs.")
+    target: ServeTarget = Field(description="Where it runs, with the defaults filled in (launcher, image, sudo).")
+    engine_rules: str = Field(default="", description="The plan's engine rule set: vllm-tpu, vllm-gpu or vllm-cpu.")
     model: str = Field(description="Model argument of the serve command (Hub id or path on the host).")
     served_name: str = Field(description="Model name clients use (/v1/models).")
     flags: list[ServeFlag] = Field(default_factory=list, description="Serve flags in command order.")
-    env: dict[str, str] = Field(default_factory=dict, description="Engine environment (no secrets).")
+    env: dict[str, str] = Field(default_factory=dict, description="Engine environment (no secrets), in order.")
+    env_reasons: dict[str, str] = Field(default_factory=dict, description="Why each env variable is set.")
     argv: list[str] = Field(default_factory=list, description="The serve command, word by word.")
     docker: list[DockerGroup] = Field(default_factory=list, description="docker run, group by group (vllm-docker).")
     shell: str = Field(default="", description="The one shell line that runs it, as `plan` and `up` print it.")

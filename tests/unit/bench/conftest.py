@@ -1,22 +1,17 @@
-"""Fixtures for the bench tests: a fake streaming server on 127.0.0.1 port 0 (see fake_server.py)."""
+"""Fixtures for the bench tests: the one fake vLLM server (tests/fakes/vllm_server.py) on 127.0.0.1 port 0."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_server import FakeServer  # noqa: E402
+from fakes.vllm_server import FakeVllm
 
 
 @pytest.fixture
-def fake_server() -> Iterator[FakeServer]:
-    srv = FakeServer().start()
-    try:
+def fake_server() -> Iterator[FakeVllm]:
+    # older vLLM's flat error body ({"object": "error", "message": ...}): the bench's error parsing reads both
+    # shapes, and the checks' tests use the OpenAI one
+    with FakeVllm(error_shape="flat") as srv:
         yield srv
-    finally:
-        srv.stop()

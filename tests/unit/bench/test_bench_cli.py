@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import typer
-from fake_server import FakeServer
 from typer.testing import CliRunner
 
 import onechip.bench as bench_pkg
+from fakes.vllm_server import FakeVllm
 from onechip.cli import bench_cmd
 from onechip.schemas.bench import BenchRun
 
@@ -29,7 +29,7 @@ def app() -> typer.Typer:
     return a
 
 
-def test_bench_command_prints_the_three_tables(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_bench_command_prints_the_three_tables(fake_server: FakeVllm, tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = [
         "bench",
@@ -59,7 +59,7 @@ def test_bench_command_prints_the_three_tables(fake_server: FakeServer, tmp_path
     assert f"{cell.ttft_ms.median:,.1f}" in r.output  # the table shows the stored median, not a recomputation
 
 
-def test_bench_json_and_bad_flags(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_bench_json_and_bad_flags(fake_server: FakeVllm, tmp_path: Path) -> None:
     args = [
         "bench",
         fake_server.url,
@@ -86,7 +86,7 @@ def test_bench_json_and_bad_flags(fake_server: FakeServer, tmp_path: Path) -> No
     assert bad.exit_code != 0 and "--contexts must be comma-separated integers" in str(bad.exception)
 
 
-def test_bench_time_boxed_flags_and_workers(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_bench_time_boxed_flags_and_workers(fake_server: FakeVllm, tmp_path: Path) -> None:
     common = ["bench", fake_server.url, "--contexts", "16", "--clients", "2", "--reps", "1", "--output-tokens", "2"]
     timed = [*common, "--duration-s", "0.2", "--warmup-s", "0.05", "--workers", "2", "--json", "--out"]
     r = CliRunner().invoke(app(), [*timed, str(tmp_path / "t")])
@@ -102,7 +102,7 @@ def test_bench_time_boxed_flags_and_workers(fake_server: FakeServer, tmp_path: P
         assert bad.exit_code != 0 and message in str(bad.exception)
 
 
-def test_resume_needs_only_the_directory(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_resume_needs_only_the_directory(fake_server: FakeVllm, tmp_path: Path) -> None:
     run_dir = tmp_path / "r"
     first = ["bench", fake_server.url, "--contexts", "16", "--clients", "1,2", "--reps", "1", "--output-tokens", "3"]
     assert CliRunner().invoke(app(), [*first, "--duration-s", "0.1", "--out", str(run_dir)]).exit_code == 0
@@ -120,7 +120,7 @@ def test_resume_needs_only_the_directory(fake_server: FakeServer, tmp_path: Path
         assert bad.exit_code != 0 and message in str(bad.exception)
 
 
-def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.cut_requests = {3}  # probe 1, warm-up 2, then the first of 3 measured requests is cut
     some = ["bench", fake_server.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--output-tokens", "4"]
     r = CliRunner().invoke(app(), [*some, "--requests-per-client", "3", "--out", str(tmp_path / "a")], env=WIDE)

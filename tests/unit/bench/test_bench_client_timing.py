@@ -1,4 +1,4 @@
-"""The streaming client against a real local server with injected timings (fake_server.py).
+"""The streaming client against a real local server with injected timings (tests/fakes/vllm_server.py).
 
 Injected: TTFT 100 ms after a role-only chunk sent at once, 20 ms between content chunks, a chunk carrying
 3 tokens. Tolerance from the issue: measured within 1 ms + 2% of injected; token counts exact.
@@ -11,8 +11,8 @@ import statistics
 
 import aiohttp
 import pytest
-from fake_server import TEMPLATE_TOKENS, FakeServer
 
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, stream_chat
 from onechip.schemas.bench import RequestSample
@@ -27,7 +27,7 @@ def within(measured: float, injected: float) -> bool:
     return abs(measured - injected) <= 1.0 + 0.02 * injected
 
 
-def run(server: FakeServer, content: str, n: int, *, continuous: bool = True, repeat: int = 1) -> list[StreamOutcome]:
+def run(server: FakeVllm, content: str, n: int, *, continuous: bool = True, repeat: int = 1) -> list[StreamOutcome]:
     async def go() -> list[StreamOutcome]:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
             warm = bench_chat_body("fake-model", "warm", 1, extras=True, continuous_usage=True)
@@ -96,7 +96,7 @@ def timing_errors(s: list[RequestSample], sent: list[list[float]], plan: list[in
     return errors
 
 
-def test_ttft_tpot_itl_match_injected_timings(fake_server: FakeServer) -> None:
+def test_ttft_tpot_itl_match_injected_timings(fake_server: FakeVllm) -> None:
     """Injected: role chunk at once, first content at 100 ms, 20 ms gaps, a 3-token chunk. The truth for
     each request is when the server wrote each chunk (`sent_times`, same monotonic clock)."""
     fake_server.ttft_s, fake_server.itl_s, fake_server.chunk_plan = TTFT_S, ITL_S, PLAN
@@ -123,7 +123,7 @@ def test_ttft_tpot_itl_match_injected_timings(fake_server: FakeServer) -> None:
     pytest.fail(f"timings off in all {ATTEMPTS} batches: {failures}")
 
 
-def test_without_continuous_usage_chunks_split_itl_but_never_count_tokens(fake_server: FakeServer) -> None:
+def test_without_continuous_usage_chunks_split_itl_but_never_count_tokens(fake_server: FakeVllm) -> None:
     fake_server.ttft_s, fake_server.itl_s, fake_server.chunk_plan = 0.02, ITL_S, PLAN
     failures: list[list[str]] = []
     for _ in range(ATTEMPTS):
@@ -143,14 +143,14 @@ def test_without_continuous_usage_chunks_split_itl_but_never_count_tokens(fake_s
     pytest.fail(f"timings off in all {ATTEMPTS} batches: {failures}")
 
 
-def test_mid_stream_disconnect_is_a_failed_request(fake_server: FakeServer) -> None:
+def test_mid_stream_disconnect_is_a_failed_request(fake_server: FakeVllm) -> None:
     fake_server.itl_s, fake_server.cut_requests, fake_server.cut_after_chunks = 0.005, {2}, 2
     (o,) = run(fake_server, "hi", 8)  # request 1 is the warm-up, request 2 is cut
     assert o.error is not None and "stream cut mid-way" in o.error
     assert len(o.chunk_times) == 2 and o.completion_tokens is None
 
 
-def test_overflow_400_keeps_the_servers_message(fake_server: FakeServer) -> None:
+def test_overflow_400_keeps_the_servers_message(fake_server: FakeVllm) -> None:
     fake_server.max_model_len = 20
     (o,) = run(fake_server, "word " * 30, 8)
     assert o.http_status == 400

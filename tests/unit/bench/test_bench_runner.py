@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_server import TEMPLATE_TOKENS, FakeServer
 
+from factories import embedded_plan
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.runner import load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
@@ -18,7 +19,7 @@ from onechip.schemas.bench import BenchConfig, BenchRun
 from onechip.schemas.plan import Plan
 
 
-def config(server: FakeServer, **kw: object) -> BenchConfig:
+def config(server: FakeVllm, **kw: object) -> BenchConfig:
     base: dict[str, object] = dict(
         base_url=server.url,
         contexts=[16, 40],
@@ -33,25 +34,11 @@ def config(server: FakeServer, **kw: object) -> BenchConfig:
 
 
 def plan_with_kv(kv_tokens: int) -> Plan:
-    return Plan(
-        model="m",
-        architecture="llama",
-        chip="cpu",
-        engine="vllm-cpu",
-        dtype="float32",
-        kv_cache_dtype="auto",
-        max_model_len=4096,
-        block_size=16,
-        weights_bytes=0,
-        kv_bytes_per_token=1,
-        kv_pool_bytes=kv_tokens,
-        num_blocks=kv_tokens // 16,
-        kv_tokens=kv_tokens,
-        max_concurrency=1.0,
-    )
+    """A planner-made plan whose KV pool holds exactly `kv_tokens` (blocks of 4, 46,080 B/token); max len 4096."""
+    return embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=kv_tokens * 46_080)
 
 
-def test_grid_writes_every_request_and_a_summary(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_grid_writes_every_request_and_a_summary(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.itl_s = 0.002
     events: list[ProgressEvent] = []
     run = run_grid(config(fake_server), tmp_path, on_progress=events.append)
@@ -86,7 +73,7 @@ def test_grid_writes_every_request_and_a_summary(fake_server: FakeServer, tmp_pa
     assert any(e.total == 9 and e.done == 9 for e in events)  # 3 streams x 3 requests per rep
 
 
-def test_throughput_matches_closed_loop_arithmetic(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_throughput_matches_closed_loop_arithmetic(fake_server: FakeVllm, tmp_path: Path) -> None:
     """Each request: TTFT 30 ms + 9 gaps x 5 ms = 75 ms for 10 tokens; 2 closed-loop streams -> at most
     2 x 10 / 0.075 = 267 tok/s (overheads and a loaded machine only lower it). Whatever the machine did,
     aggregate tok/s must agree with the sum over streams of each stream's tokens / its busy span."""
@@ -108,23 +95,25 @@ def test_throughput_matches_closed_loop_arithmetic(fake_server: FakeServer, tmp_
     assert tok_s == pytest.approx(sum(per_stream), rel=0.10)
 
 
-def test_prefix_reuse_sends_identical_prompts(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_prefix_reuse_sends_identical_prompts(fake_server: FakeVllm, tmp_path: Path) -> None:
     run_grid(config(fake_server, contexts=[16], clients=[2], reps=1, prefix_reuse=True), tmp_path)
     contents = {b["messages"][0]["content"] for b in fake_server.chat_requests[1:]}
     assert len(contents) == 1
 
 
-def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeServer, tmp_path: Path) -> None:
-    # 3 clients x (40 + 5) = 135 > 100 tokens; 1 x 45 and 3 x 21 fit
+def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # blocks of 4, 25 in the pool: 3 clients x cdiv(40 + 5, 4) = 36 blocks > 25; 1 x 12 and 3 x 6 fit
     run = run_grid(config(fake_server, reps=1), tmp_path, plan=plan_with_kv(100))
     status = {(c.context_tokens, c.clients): c for c in run.cells}
     assert [c.status for c in run.cells] == ["ok", "ok", "ok", "infeasible"]
-    assert status[(40, 3)].reason == "3 clients x (40 context + 5 output) = 135 tokens > KV pool 100 tokens (plan)"
+    assert status[(40, 3)].reason == (
+        "3 clients x 12 blocks (40 context + 5 output, blocks of 4) = 36 blocks > KV pool 25 blocks (plan)"
+    )
     forced = run_grid(config(fake_server, reps=1, force=True), tmp_path / "f", plan=plan_with_kv(100))
     assert forced.cells[3].status == "ok" and "beyond the KV wall" in (forced.cells[3].reason or "")
 
 
-def test_cell_fails_only_when_most_requests_fail(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_cell_fails_only_when_most_requests_fail(fake_server: FakeVllm, tmp_path: Path) -> None:
     # max_model_len 50: context 16 + 5 fits; context 40 + 5 plus the first line's words does not -> HTTP 400
     fake_server.max_model_len = 44
     run = run_grid(config(fake_server, reps=2), tmp_path)
@@ -136,7 +125,7 @@ def test_cell_fails_only_when_most_requests_fail(fake_server: FakeServer, tmp_pa
     assert all(x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40)
 
 
-def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.itl_s = 0.001
     fake_server.cut_requests = {4}  # probe is 1; stream 0's warm-up 2, then 3, 4 measured
     run = run_grid(config(fake_server, contexts=[16], clients=[1], reps=1, requests_per_client=3), tmp_path)
@@ -152,7 +141,7 @@ def test_unreachable_url_fails_fast(tmp_path: Path) -> None:
     assert time.perf_counter() - t0 < 5
 
 
-def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeVllm, tmp_path: Path) -> None:
     cfg = config(fake_server, contexts=[16], clients=[2], reps=2)
     run_grid(cfg, tmp_path)
     path = tmp_path / "requests.jsonl"
@@ -201,7 +190,7 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
         run_grid(cfg, a_file / "sub")
 
 
-def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.has_tokenize, fake_server.reject_extras = False, True
     run = run_grid(config(fake_server, contexts=[30], clients=[1], reps=2), tmp_path)
     assert run.prompt_method == "estimate"
@@ -227,7 +216,7 @@ def test_arrival_schedules() -> None:
     assert statistics.stdev(gaps) == pytest.approx(0.1, rel=0.08)
 
 
-def test_open_loop_sends_at_the_requested_rate(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_open_loop_sends_at_the_requested_rate(fake_server: FakeVllm, tmp_path: Path) -> None:
     # constant 20/s: 8 measured requests sent 50 ms apart, each ~15 ms long, so never more than 4 in flight
     fake_server.ttft_s, fake_server.itl_s = 0.010, 0.001
     cfg = config(
@@ -250,7 +239,7 @@ def test_open_loop_sends_at_the_requested_rate(fake_server: FakeServer, tmp_path
     assert cell.request_rate_per_s == pytest.approx(8 / cell.reps[0].window_s)
 
 
-def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVllm, tmp_path: Path) -> None:
     cfg = config(fake_server, contexts=[16], clients=[1], reps=2)  # 2 reps x 3 requests
 
     def interrupt_after_four(event: ProgressEvent) -> None:
@@ -265,7 +254,7 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeSe
     assert len(load_samples(tmp_path / "requests.jsonl")) == 6
 
 
-def test_a_target_below_the_template_overhead_still_sends_a_prompt(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_a_target_below_the_template_overhead_still_sends_a_prompt(fake_server: FakeVllm, tmp_path: Path) -> None:
     # the stand-in template alone is 7 tokens and the unique first line 2 words: 1 token cannot be hit;
     # the shortest prompt is sent and its real length reported
     run = run_grid(config(fake_server, contexts=[1], clients=[1], reps=1), tmp_path)
@@ -281,34 +270,24 @@ def test_urls_with_v1_or_a_slash_mean_the_server_root() -> None:
         assert BenchConfig(base_url=url).base_url == "http://127.0.0.1:8000"
 
 
-def test_a_plan_marks_cells_longer_than_max_model_len(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_a_plan_marks_cells_longer_than_max_model_len(fake_server: FakeVllm, tmp_path: Path) -> None:
     # plan_with_kv: max_model_len 4096; 4,090 context + 5 output fits, 4,100 + 5 does not (the server says 400)
     from onechip.bench.runner import kv_wall
 
     plan = plan_with_kv(10**6)
     assert kv_wall(plan, 4090, 1, 5) is None
+    # block rounding: 3 x 33 = 99 tokens fit a 100-token pool, but 3 x cdiv(33, 4) = 27 blocks do not fit 25
+    wall = kv_wall(plan_with_kv(100), 28, 3, 5)
+    assert wall is not None and wall.endswith("= 27 blocks > KV pool 25 blocks (plan)")
     assert kv_wall(plan, 4100, 1, 5) == "4,100 context + 5 output = 4,105 tokens > max_model_len 4,096 (plan)"
 
 
-def test_resume_refuses_another_grid_or_server(fake_server: FakeServer, tmp_path: Path) -> None:
+def test_resume_refuses_another_grid_or_server(fake_server: FakeVllm, tmp_path: Path) -> None:
     cfg = config(fake_server, contexts=[16], clients=[1], reps=1)
     run_grid(cfg, tmp_path)
     for change in ({"clients": [1, 2]}, {"reps": 2}, {"base_url": "http://127.0.0.1:9"}):
         with pytest.raises(ConfigError, match=f"{next(iter(change))} was"):
             run_grid(cfg.model_copy(update=change), tmp_path, resume=True)
-
-
-class _BadTokenize(FakeServer):
-    """The fake server, but /tokenize answers `tokenize_answer` (status 200) instead of a count."""
-
-    tokenize_answer: tuple[bytes, str] = (b"", "")
-
-    async def _route(self, method, path, body, writer):  # type: ignore[no-untyped-def]
-        if method == "POST" and path == "/tokenize":
-            self._send(writer, 200, self.tokenize_answer[0], self.tokenize_answer[1])
-            await writer.drain()
-            return True
-        return await super()._route(method, path, body, writer)
 
 
 @pytest.mark.parametrize(
@@ -321,13 +300,7 @@ class _BadTokenize(FakeServer):
 )
 def test_bad_tokenize_answers_are_one_endpoint_error(tmp_path: Path, answer: tuple[bytes, str], what: str) -> None:
     # Before vllm.wire: a KeyError or JSONDecodeError traceback out of `onechip bench`.
-    srv = _BadTokenize()
-    srv.tokenize_answer = answer
-    srv.start()
-    try:
-        with pytest.raises(EndpointError) as info:
-            run_grid(config(srv, contexts=[16], clients=[1], reps=1), tmp_path)
-    finally:
-        srv.stop()
+    with FakeVllm(raw_answers={"/tokenize": (200, *answer)}) as srv, pytest.raises(EndpointError) as info:
+        run_grid(config(srv, contexts=[16], clients=[1], reps=1), tmp_path)
     msg = str(info.value)
     assert msg.startswith(f"{srv.url}/tokenize: ") and what in msg and "\n" not in msg

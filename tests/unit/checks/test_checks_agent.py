@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from scripted_server import Reply, ScriptedServer
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
 from onechip.checks.agent import (
     SEED_IDS,
@@ -129,9 +129,9 @@ def _tool_then_answer(filter_text):
 
 
 def test_agent_loop_through_mcp_scores_the_seed_case_correct(tmp_path):
-    with ScriptedServer(_tool_then_answer("id >= 10")) as srv:
+    with FakeVllm(_tool_then_answer("id >= 10")) as srv:
         report = run_checks(srv.url, only=["agent"], out_dir=tmp_path, agent_runs=2)
-        bodies = srv.chat_bodies()
+        bodies = srv.chat_requests
     result = report.results[0]
     assert result.verdict == "pass", result.note
     assert [r.outcome for r in result.agent_runs] == ["correct", "correct"]
@@ -147,7 +147,7 @@ def test_agent_loop_through_mcp_scores_the_seed_case_correct(tmp_path):
 
 
 def test_bad_filter_gets_a_tool_error_and_a_looping_model_hits_the_turn_cap(tmp_path):
-    with ScriptedServer(lambda body: Reply(tool_calls=[("count_ids", '{"where": "ids over ten"}')])) as srv:
+    with FakeVllm(lambda body: Reply(tool_calls=[("count_ids", '{"where": "ids over ten"}')])) as srv:
         report = run_checks(srv.url, only=["agent"], out_dir=tmp_path, agent_max_turns=3)
     result = report.results[0]
     run = result.agent_runs[0]
@@ -165,7 +165,7 @@ def test_bad_filter_gets_a_tool_error_and_a_looping_model_hits_the_turn_cap(tmp_
 
 def test_endpoint_refusing_tools_blocks_the_agent_domain():
     msg = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
-    with ScriptedServer([Reply(status=400, error=msg)]) as srv:
+    with FakeVllm([Reply(status=400, error=msg)]) as srv:
         report = run_checks(srv.url, only=["agent"])
     assert report.results[0].verdict == "blocked"
     assert report.results[0].note == msg
@@ -210,5 +210,5 @@ def test_nothing_shown_to_the_model_contains_the_seed_filter():
 def test_agent_without_the_mcp_sdk_says_what_to_install(monkeypatch):
     # mcp is imported when the agent check runs (not at CLI start); absent, it is one clear error
     monkeypatch.setitem(sys.modules, "mcp.client.session", None)  # what `import` sees when it is missing
-    with ScriptedServer([]) as srv, pytest.raises(MissingDependencyError, match="needs the MCP SDK"):
+    with FakeVllm([]) as srv, pytest.raises(MissingDependencyError, match="needs the MCP SDK"):
         run_checks(srv.url, only=["agent"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted_server import Reply, ScriptedServer
+from fakes.vllm_server import FakeVllm, Reply
 
 from onechip import api
 from onechip.schemas.requests import CheckRequest
@@ -33,10 +33,10 @@ def _script(where: str | None, answer: str):
 
 
 def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it"):
-    with ScriptedServer(script, model=model) as srv:
+    with FakeVllm(script, model=model) as srv:
         request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs)
         report = api.check(request)
-        bodies = srv.chat_bodies()
+        bodies = srv.chat_requests
     (result,) = report.results
     return result, bodies
 
@@ -108,7 +108,7 @@ def test_cli_prints_the_seed_table_with_the_backend(monkeypatch):
 
     from onechip.cli.main import app
 
-    with ScriptedServer(_script("id >= 10", "8"), model="google/gemma-4-E2B-it") as srv:
+    with FakeVllm(_script("id >= 10", "8"), model="google/gemma-4-E2B-it") as srv:
         out = CliRunner().invoke(app, ["check", srv.url, "--only", "agent", "--agent", "adk", "--agent-runs", "2"])
     assert out.exit_code == 0, out.output
     assert "agent (MCP count_ids)" in out.output

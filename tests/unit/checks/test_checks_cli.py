@@ -6,9 +6,9 @@ import json
 
 import pytest
 import typer
-from scripted_server import Reply, ScriptedServer
 from typer.testing import CliRunner
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip.cli import check_cmd
 from onechip.errors import ConfigError
 from onechip.schemas.checks import CheckReport
@@ -26,7 +26,7 @@ def _app() -> typer.Typer:
 
 
 def test_check_json_prints_the_report():
-    with ScriptedServer([Reply("Paris.")]) as srv:
+    with FakeVllm([Reply("Paris.")]) as srv:
         out = CliRunner().invoke(_app(), ["check", srv.url, "--only", "smoke", "--json"])
     assert out.exit_code == 0, out.output
     report = CheckReport.model_validate(json.loads(out.output))
@@ -34,7 +34,7 @@ def test_check_json_prints_the_report():
 
 
 def test_check_table_shows_domain_verdicts(tmp_path):
-    with ScriptedServer([Reply("Paris."), Reply("")]) as srv:
+    with FakeVllm([Reply("Paris."), Reply("")]) as srv:
         out = CliRunner().invoke(
             _app(), ["check", srv.url, "--only", "smoke,determinism", "--out", str(tmp_path)]
         )
@@ -49,12 +49,12 @@ def test_tool_options_reach_the_request():
     replies = [Reply(tool_calls=[("record_reading", record)])] * 2 + [
         Reply(tool_calls=[("get_time", "{}")])
     ] * 2
-    with ScriptedServer(replies) as srv:
+    with FakeVllm(replies) as srv:
         out = CliRunner().invoke(
             _app(),
             ["check", srv.url, "--only", "tools", "--tool-choice", "required", "--strict-tools", "--json"],
         )
-        bodies = srv.chat_bodies()
+        bodies = srv.chat_requests
     assert out.exit_code == 0, out.output
     assert all(b["tool_choice"] == "required" for b in bodies)
     assert all(t["function"]["strict"] is True for t in bodies[0]["tools"])
@@ -67,7 +67,7 @@ def test_needle_table_shows_exact_prompt_tokens_and_the_cap():
             "violet-harbor-7341" if "violet-harbor-7341" in body["messages"][-1]["content"] else "no"
         )
 
-    with ScriptedServer(answer, max_model_len=500) as srv:
+    with FakeVllm(answer, max_model_len=500) as srv:
         out = CliRunner().invoke(
             _app(),
             ["check", srv.url, "--only", "needle", "--needle-lengths", "200", "--needle-depths", "0.5"],

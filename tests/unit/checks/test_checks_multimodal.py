@@ -8,7 +8,7 @@ import struct
 import zlib
 
 import pytest
-from scripted_server import Reply, ScriptedServer
+from fakes.vllm_server import FakeVllm, Reply
 
 from onechip import api
 from onechip.checks.multimodal import gradient_png, judge
@@ -58,9 +58,9 @@ def test_answers_are_judged_on_the_colours_they_name(answer, verdict):
 
 
 def test_image_goes_out_as_a_data_url_and_the_answer_is_judged():
-    with ScriptedServer([Reply("A gradient from red on the left to blue on the right.")]) as srv:
+    with FakeVllm([Reply("A gradient from red on the left to blue on the right.")]) as srv:
         report = api.check(CheckRequest(base_url=srv.url, only=["multimodal"]))
-        body = srv.chat_bodies()[-1]
+        body = srv.chat_requests[-1]
     (result,) = report.results
     assert (result.domain, result.verdict) == ("multimodal", "pass")
     parts = body["messages"][0]["content"]
@@ -71,7 +71,7 @@ def test_image_goes_out_as_a_data_url_and_the_answer_is_judged():
 
 def test_a_server_without_image_support_is_not_tested_with_its_reason():
     refusal = "SmolLM2-135M-Instruct is not a multimodal model"
-    with ScriptedServer([Reply(status=400, error=refusal)]) as srv:
+    with FakeVllm([Reply(status=400, error=refusal)]) as srv:
         report = api.check(CheckRequest(base_url=srv.url, only=["multimodal"]))
     (result,) = report.results
     assert result.verdict == "not_tested"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scripted_server import Reply, ScriptedServer, count_tokens
-
+from fakes.vllm_server import FakeVllm, Reply, count_tokens
 from onechip.checks import run_checks
 from onechip.checks.needle import PASSPHRASE, fit_length
 
@@ -25,9 +24,9 @@ def test_fit_length_hits_the_exact_count_and_keeps_the_unique_first_line():
 
 
 def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
-    with ScriptedServer(_reads_the_needle, max_model_len=600) as srv:
+    with FakeVllm(_reads_the_needle, max_model_len=600) as srv:
         report = run_checks(srv.url, only=["needle"], needle_lengths=[300, 5000], needle_depths=[0.1, 0.9])
-        firsts = [b["messages"][0]["content"].splitlines()[0] for b in srv.chat_bodies()]
+        firsts = [b["messages"][0]["content"].splitlines()[0] for b in srv.chat_requests]
     result = report.results[0]
     assert result.verdict == "pass", [p.note for p in result.probes]
     # 5000 is capped at max_model_len 600 minus the 32-token answer budget; the cap is reported
@@ -43,7 +42,7 @@ def test_needle_found_at_each_depth_with_exact_lengths_and_over_limit_400():
 
 
 def test_needle_not_found_fails_and_kv_tokens_cap_the_length():
-    with ScriptedServer(lambda body: Reply("blue"), max_model_len=4096) as srv:
+    with FakeVllm(lambda body: Reply("blue"), max_model_len=4096) as srv:
         report = run_checks(srv.url, only=["needle"], needle_lengths=[1000], kv_tokens=232, over_limit=False)
     result = report.results[0]
     assert result.verdict == "fail" and result.note == "needle found 0/1"
@@ -51,7 +50,7 @@ def test_needle_not_found_fails_and_kv_tokens_cap_the_length():
 
 
 def test_a_server_that_hangs_on_an_over_limit_prompt_fails():
-    with ScriptedServer(_reads_the_needle, max_model_len=300, over_limit="hang", hang_s=3) as srv:
+    with FakeVllm(_reads_the_needle, max_model_len=300, over_limit="hang", hang_s=3) as srv:
         report = run_checks(srv.url, only=["needle"], needle_lengths=[100], over_limit_timeout_s=0.5)
     over = report.results[0].probes[-1]
     assert over.verdict == "fail" and over.note == "request hung past the timeout"
@@ -59,7 +58,7 @@ def test_a_server_that_hangs_on_an_over_limit_prompt_fails():
 
 
 def test_unknown_max_model_len_leaves_over_limit_not_tested():
-    with ScriptedServer(_reads_the_needle, max_model_len=None) as srv:
+    with FakeVllm(_reads_the_needle, max_model_len=None) as srv:
         report = run_checks(srv.url, only=["needle"], needle_lengths=[100])
     assert report.results[0].probes[-1].verdict == "not_tested"
     assert report.results[0].verdict == "pass"
@@ -72,9 +71,9 @@ def test_determinism_counts_byte_identical_pairs():
         Reply("The sea."),
         Reply("The sea!"),
     ]
-    with ScriptedServer(replies) as srv:
+    with FakeVllm(replies) as srv:
         report = run_checks(srv.url, only=["determinism"], determinism_prompts=2)
-        bodies = srv.chat_bodies()
+        bodies = srv.chat_requests
     result = report.results[0]
     assert (result.verdict, result.note) == ("partial", "1/2 byte-identical")
     assert all(b["temperature"] == 0 for b in bodies) and bodies[0] == bodies[1]

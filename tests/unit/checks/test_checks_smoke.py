@@ -1,12 +1,12 @@
-"""Chat smoke probe and run_checks plumbing, against the scripted server."""
+"""Chat smoke probe and run_checks plumbing, against the fake vLLM server with scripted replies."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from scripted_server import Reply, ScriptedServer
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.checks import run_checks
 from onechip.errors import ConfigError, EndpointError
@@ -14,7 +14,7 @@ from onechip.schemas.requests import CheckRequest
 
 
 def test_smoke_passes_on_text_and_notes_empty_raw_completions(tmp_path):
-    with ScriptedServer([Reply("The capital of France is Paris.")], completion_text="") as srv:
+    with FakeVllm([Reply("The capital of France is Paris.")], model="scripted", completion_text="") as srv:
         report = run_checks(srv.url, only=["smoke"], out_dir=tmp_path)
     (chat,) = report.results
     assert report.model == "scripted"  # resolved from /v1/models
@@ -28,14 +28,14 @@ def test_smoke_passes_on_text_and_notes_empty_raw_completions(tmp_path):
 
 
 def test_smoke_fails_on_empty_chat_text():
-    with ScriptedServer([Reply("")]) as srv:
+    with FakeVllm([Reply("")]) as srv:
         report = api.check(CheckRequest(base_url=srv.url, only=["smoke"]))
     assert report.results[0].verdict == "fail"
     assert report.results[0].probes[0].note == "chat completion returned empty text"
 
 
 def test_smoke_fails_with_server_message_on_http_error():
-    with ScriptedServer([Reply(status=500, error="engine dead")]) as srv:
+    with FakeVllm([Reply(status=500, error="engine dead")]) as srv:
         report = run_checks(srv.url, only=["smoke"])
     assert report.results[0].verdict == "fail"
     assert "engine dead" in report.results[0].probes[0].note
@@ -51,7 +51,7 @@ def test_unknown_check_name_and_bad_option_are_config_errors():
 
 
 def test_unserved_model_and_unreachable_endpoint_are_endpoint_errors():
-    with ScriptedServer([]) as srv:
+    with FakeVllm([]) as srv:
         with pytest.raises(EndpointError, match="not served"):
             run_checks(srv.url, model="other", only=["smoke"])
     with pytest.raises(EndpointError, match="cannot reach"):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scripted_server import Reply, ScriptedServer
-
+from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
 from onechip.checks.tools import judge_call
 from onechip.vllm.wire import ChatReply
@@ -15,9 +14,9 @@ GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": No
 
 
 def _run(replies, modes=("named",)):
-    with ScriptedServer(list(replies)) as srv:
+    with FakeVllm(list(replies)) as srv:
         report = run_checks(srv.url, only=["tools"], tool_choice=list(modes))
-        return report.results[0], srv.chat_bodies()
+        return report.results[0], srv.chat_requests
 
 
 def test_valid_calls_pass_plain_and_streamed_including_zero_parameter_tool():

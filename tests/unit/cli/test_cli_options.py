@@ -25,7 +25,8 @@ COMMANDS: dict[str, type[BaseModel]] = {
 
 def _params(name: str) -> dict[str, Any]:
     # typer >= 0.2x vendors click: its classes are not click's, so read them by attribute
-    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), name)  # type: ignore[attr-defined]
     return {p.name: p for p in command.params if p.name}
 
 

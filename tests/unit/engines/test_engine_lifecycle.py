@@ -17,7 +17,9 @@ import pytest
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
 
-FAKE = Path(__file__).with_name("fake_engine.py")
+# the fake vLLM process (tests/fakes/vllm_server.py), by path: test_engine_dies_with_its_parent imports this
+# module in a child whose sys.path holds only this folder
+FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 
 
 class FakeEngine(LocalVllmEngine):
@@ -26,7 +28,9 @@ class FakeEngine(LocalVllmEngine):
         self.mode = mode
 
     def command(self) -> list[str]:
-        return [sys.executable, str(FAKE), str(self.port), self.mode]
+        # forks a grandchild as vLLM forks EngineCore, so tests can prove the whole process group goes away
+        boot_log = ["--fake-version", "9.9.9", "--fake-kv-tokens", "1024", "--max-model-len", "512"]
+        return [sys.executable, str(FAKE), "--port", str(self.port), "--fake-boot", self.mode, "--fake-fork", *boot_log]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -97,7 +101,7 @@ def test_engine_dies_with_its_parent(tmp_path, sig):
     """A demo killed outright (SIGKILL) or interrupted (SIGINT) must not orphan its engine."""
     script = textwrap.dedent(f"""
         import sys, time
-        sys.path.insert(0, {str(FAKE.parent)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
         from pathlib import Path
         from test_engine_lifecycle import FakeEngine
         engine = FakeEngine(Path({str(tmp_path / "engine.log")!r}))
@@ -109,11 +113,12 @@ def test_engine_dies_with_its_parent(tmp_path, sig):
         finally:
             engine.stop()
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    engine_pid = int(parent.stdout.readline())
-    grandchild = _grandchild(tmp_path / "engine.log")
-    parent.send_signal(sig)
-    parent.wait(timeout=30)
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:
+        assert parent.stdout is not None
+        engine_pid = int(parent.stdout.readline())
+        grandchild = _grandchild(tmp_path / "engine.log")
+        parent.send_signal(sig)
+        parent.wait(timeout=30)
     # PR_SET_PDEATHSIG takes the direct child on SIGKILL; vLLM's own shutdown then takes its children
     # (checked on the real engine in tests/integration). The fake's grandchild has no such shutdown.
     watched = [engine_pid] if sig == signal.SIGKILL else [engine_pid, grandchild]

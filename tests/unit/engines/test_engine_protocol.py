@@ -6,18 +6,21 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from embedded_plan import cpu_plan
-
+from factories import embedded_plan as cpu_plan
 from onechip.engines import EmbeddedEngine, launch, remote
 from onechip.engines.base import Engine
 from onechip.engines.launch import LocalServeEngine
 from onechip.engines.local import LocalVllmEngine
+from onechip.schemas import ServeTarget
+from onechip.vllm import flags
 
 
 def _engines(tmp_path: Path) -> list[Engine]:
     log = tmp_path / "engine.log"
-    spec = launch.build_launch(cpu_plan(), "vllm", port=8123, launcher=[sys.executable, "-m", "vllm"])
-    docker = launch.build_launch(cpu_plan(), "vllm-docker", port=8124, image="vllm/vllm-openai:test")
+    local = ServeTarget(kind="vllm", port=8123, launcher=[sys.executable, "-m", "vllm"])
+    spec = launch.LaunchSpec(command=flags.serve_command(cpu_plan(), local))
+    in_docker = ServeTarget(kind="vllm-docker", port=8124, image="vllm/vllm-openai:test")
+    docker = launch.LaunchSpec(command=flags.serve_command(cpu_plan(), in_docker))
     return [
         EmbeddedEngine(log, port=8120, model_path=tmp_path),
         LocalVllmEngine(tmp_path, "served", log, port=8121),

@@ -7,24 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from factories import engine_state
 from onechip.engines import state
 from onechip.errors import EngineError
-from onechip.schemas.boot import EngineState
 
 
 def test_logs_of_a_removed_log_file_is_an_engine_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Before: FileNotFoundError escaped as a traceback from `onechip logs`.
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     gone = tmp_path / "engine" / "engine.log"
-    state.save(EngineState(engine="embedded", pid=2**22 + 1, base_url="http://127.0.0.1:9", model="m",
-                           started_at="2026-11-29T10:00:00+00:00", log_path=str(gone)))
+    state.save(engine_state(log_path=str(gone)))
     with pytest.raises(EngineError, match="engine log .* is gone"):
         list(state.log_lines())
 
 
 def _save(tmp_path: Path, pid: int) -> None:
-    state.save(EngineState(engine="embedded", pid=pid, base_url="http://127.0.0.1:9", model="m",
-                           started_at="2026-11-29T10:00:00+00:00", log_path=str(tmp_path / "engine.log")))
+    state.save(engine_state(pid=pid, log_path=str(tmp_path / "engine.log")))
 
 
 def test_down_never_signals_a_reused_pid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
 """The host-engine path without SSH: the same scripts run through a local shell (the SSH transport itself is
-tested for real in tests/integration/test_remote_ssh.py). A fake engine (fake_vllm_server.py) stands in for
+tested for real in tests/integration/test_remote_ssh.py). The fake vLLM (tests/fakes/vllm_server.py) stands in for
 vLLM; a fake Hugging Face token must reach its environment and appear nowhere else."""
 
 from __future__ import annotations
@@ -11,24 +11,29 @@ import sys
 from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan as _plan
 from typer.testing import CliRunner
 
+from factories import embedded_plan as _plan
+from factories import engine_state
+from fakes import vllm_server
 from onechip import api
 from onechip.cli.main import app
-from onechip.engines import launch, remote
+from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
+from onechip.schemas import ServeTarget
 from onechip.schemas.requests import UpRequest
+from onechip.vllm import flags
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = vllm_server.SCRIPT
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
-
-
 
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
+    # local engines here take another free port, as when vLLM's 8000 is taken: these tests leave 8000 to
+    # whatever else runs on this machine
+    monkeypatch.setattr(startup, "preferred_port", lambda port: free_port())
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
@@ -52,15 +57,13 @@ def _no_token_under(path: Path) -> None:
 def _host_engine(home: Path) -> remote.HostEngine:
     """A HostEngine on this machine (no ssh) serving the fake vLLM, with the test token from a file."""
     token, _ = launch.read_hf_token(home / "hf_token")
-    spec = launch.build_launch(
-        _plan(),
-        "vllm",
-        port=free_port(),
-        launcher=[sys.executable, str(FAKE)],
-        token_source="--hf-token-file",
-        token_path=remote.TOKEN_PATH,
-    )
+    spec = _spec(port=free_port(), launcher=[sys.executable, str(FAKE)], token_source="--hf-token-file",
+                 token_path=remote.TOKEN_PATH)  # fmt: skip
     return remote.HostEngine(spec, remote.Shell(None), home / "engine.log", token)
+
+
+def _spec(**target) -> launch.LaunchSpec:
+    return launch.LaunchSpec(command=flags.serve_command(_plan(), ServeTarget(kind="vllm", **target)))
 
 
 def test_host_engine_token_only_in_0600_file_and_engine_env(home):
@@ -112,11 +115,10 @@ def test_api_up_local_vllm_then_down(home):
         assert result.boot is not None and result.boot.engine == "vllm"
         assert TOKEN not in _ps()
         st = api.status()
-        assert (
-            st.running and st.healthy and st.state is not None and st.state.model == "SmolLM2-135M-Instruct"
-        )
+        assert st.running and st.healthy and st.state is not None and st.state.model == "SmolLM2-135M-Instruct"
         lines = list(api.logs())
         assert any("token received: yes" in line for line in lines)
+        assert result.launch is not None and result.boot.command == result.launch.command.argv  # ran what it showed
         assert result.crosscheck is not None and result.crosscheck.reported_kv_tokens == 46_592
         assert result.crosscheck.agrees  # the fake logs what the plan says: 46,592 tokens, 5.69x
     finally:
@@ -204,14 +206,10 @@ def test_dry_run_with_set_replans(home):
 
 
 def test_scripts():
-    spec = launch.build_launch(
-        _plan(),
-        "vllm",
-        launcher=["python3", "-m", "vllm.entrypoints.openai.api_server"],
-        token_source="x",
-        token_path=remote.TOKEN_PATH,
-    )
+    spec = _spec(launcher=["python3", "-m", "vllm.entrypoints.openai.api_server"], token_source="x",
+                 token_path=remote.TOKEN_PATH)  # fmt: skip
     script = remote.serve_script(spec)
+    assert script.splitlines()[-1] == "exec " + flags.shell_join(spec.command.argv)  # the command, as built
     assert script.splitlines()[2:5] == ["set -a", '. "$HOME"/.onechip/hf_token.env', "set +a"]
     assert "export VLLM_CPU_KVCACHE_SPACE=2" in script
     assert remote.put_secret_command().startswith("umask 077; ")  # the seed's `umask 077; cat > ~/.hf_token`
@@ -241,7 +239,9 @@ def test_api_up_embedded_records_state(home, monkeypatch):
     monkeypatch.setattr(api, "EmbeddedEngine", FakeEmbedded)
     result = api.up(UpRequest(timeout_s=30))
     try:
-        assert result.boot is not None and result.boot.kv_cache_tokens == 46_592 and result.launch is None
+        assert result.boot is not None and result.boot.kv_cache_tokens == 46_592
+        # the launch it reports is the one that ran: same port (chosen before the command was built)
+        assert result.launch is not None and result.boot.base_url == f"http://127.0.0.1:{result.launch.port}"
         st = api.status()
         assert st.running and st.healthy and st.state is not None and st.state.mode == "process"
     finally:
@@ -251,20 +251,10 @@ def test_api_up_embedded_records_state(home, monkeypatch):
 
 
 def test_docker_mode_host_commands():
-    from onechip.schemas import EngineState
-
-    state = EngineState(
-        engine="vllm-docker@ssh",
-        pid=0,
-        base_url="http://127.0.0.1:8005",
-        model="m",
-        started_at="",
-        log_path="x",
-        mode="docker",
-        host="u@h",
-        container="onechip-vllm",
-        sudo=True,
-    )
+    state = engine_state(
+        engine="vllm-docker@ssh", pid=0, base_url="http://127.0.0.1:8005", mode="docker", host="u@h",
+        container="onechip-vllm", sudo=True,
+    )  # fmt: skip
     assert remote.alive_command(state).startswith("sudo docker inspect -f '{{.State.Running}}' onechip-vllm")
     assert remote.logs_command(state, follow=True) == "sudo docker logs -f onechip-vllm 2>&1"
     assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)

@@ -5,19 +5,21 @@ first-chat readiness a local `vllm serve` now checks itself."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
-from embedded_plan import cpu_plan
 
+from factories import embedded_plan as cpu_plan
+from fakes import vllm_server
 from onechip import api
 from onechip.engines import launch, remote, startup
-from onechip.engines.local import free_port, group_alive, port_is_free
+from onechip.engines.embedded import EmbeddedEngine
+from onechip.engines.local import free_port, group_alive, port_is_free, preferred_port
 from onechip.engines.model_store import SERVED_NAME
 from onechip.errors import ConfigError, EngineError
-from onechip.schemas.requests import UpRequest
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import PlanRequest, UpRequest
 
-FAKE = Path(__file__).with_name("fake_vllm_server.py")
+FAKE = vllm_server.SCRIPT
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
 VLLM_DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs), used on hosts and by the embedded dry run
 
@@ -34,29 +36,60 @@ def token_file(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("flag", ["host", "model", "chip", "plan", "image", "hf_token_file", "launcher"])
 def test_embedded_takes_no_plan_or_host_flags(flag):
+    value = "x.json" if flag in ("plan", "hf_token_file") else "x"
     with pytest.raises(ConfigError, match="need --engine vllm or vllm-docker"):
-        startup.check_engine_args("embedded", **{flag: "x"})
+        build_request(UpRequest, {"engine": "embedded", flag: value})
     with pytest.raises(ConfigError, match="need --engine vllm or vllm-docker"):
-        startup.check_engine_args("embedded", sets=["max-model-len=1024"])
-    startup.check_engine_args("embedded")
-    startup.check_engine_args("vllm", host="u@h", model="m", chip="v5e-1")
+        build_request(UpRequest, {"engine": "embedded", "sets": ["max-model-len=1024"]})
+    if flag not in ("model", "chip", "plan"):  # `plan --launch embedded` takes the same serve options as up
+        with pytest.raises(ConfigError, match="need --engine vllm or vllm-docker"):
+            build_request(PlanRequest, {"model": "m", "chip": "cpu", "launch": "embedded", flag: value})
+    build_request(UpRequest, {"engine": "embedded"})
+    build_request(UpRequest, {"engine": "vllm", "host": "u@h", "model": "m", "chip": "v5e-1"})
 
 
 def test_unknown_engine_is_named():
-    with pytest.raises(ConfigError, match="--engine 'sglang': expected embedded, vllm or vllm-docker"):
-        startup.check_engine_args("sglang")
+    with pytest.raises(ConfigError, match="--engine.*'embedded', 'vllm' or 'vllm-docker'.*sglang"):
+        build_request(UpRequest, {"engine": "sglang"})
 
 
-def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path):
-    spec = startup.embedded_launch(tmp_path / "engine.log", None, kv_cache_space_gib=3)
-    assert spec.engine == "embedded" and spec.engine_rules == "vllm-cpu" and spec.served_name == SERVED_NAME
+def test_embedded_dry_run_is_the_embedded_engines_own_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(startup, "preferred_port", lambda port: port)  # as when 8000 is free here
+    plan, spec = startup.embedded_launch(None, kv_cache_space_gib=3)
+    assert spec.engine == "embedded" and spec.command.engine_rules == "vllm-cpu" and spec.served_name == SERVED_NAME
     assert spec.port == VLLM_DEFAULT_PORT
     argv = spec.serve_argv
     assert argv[argv.index("--port") + 1] == "8000"
     # embedded.py: VLLM_CPU_KVCACHE_SPACE is the KV cache in GiB; the env leads the one shell line
     assert spec.env["VLLM_CPU_KVCACHE_SPACE"] == "3"
     assert len(spec.commands) == 1 and spec.commands[0].startswith("VLLM_CPU_KVCACHE_SPACE=3 HF_HUB_OFFLINE=1 ")
-    assert startup.embedded_launch(tmp_path / "engine.log", 8123).port == 8123
+    assert startup.embedded_launch(8123)[1].port == 8123
+    # the plan it serves: 3 GiB of KV at 46,080 B/token (DESIGN.md) -> 546 blocks of 128
+    assert plan.serve_command == spec.command and plan.kv_pool_bytes == 3 << 30 and plan.num_blocks == 546
+    # what the engine runs is that command, on that port (before: --dry-run said 8000, the engine took another)
+    engine = EmbeddedEngine(tmp_path / "engine.log", kv_cache_space_gib=3, port=spec.port)
+    assert engine.command() == spec.serve_argv and engine.env == spec.env
+
+
+def test_a_taken_port_is_not_preferred():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert preferred_port(port) != port
+    free = free_port()
+    assert preferred_port(free) == free
+
+
+def test_cpu_plan_serves_embedded_model_eagerly():
+    prepared = startup.prepare(cpu_plan(), "vllm", launcher="python3 -m vllm.entrypoints.openai.api_server")
+    argv = prepared.spec.serve_argv
+    assert argv[:5] == ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", cpu_plan().model]
+    assert "--enforce-eager" in argv and argv[argv.index("--tool-call-parser") + 1] == "hermes"
+    assert argv[argv.index("--served-model-name") + 1] == "SmolLM2-135M-Instruct"
+    assert prepared.spec.env == {"VLLM_CPU_KVCACHE_SPACE": "2"}  # DESIGN.md: 2 GiB -> 46,592 tokens
 
 
 def test_token_source_names_where_not_what(token_file):
@@ -103,7 +136,7 @@ def test_local_vllm_is_a_local_process_with_the_token_only_named(token_file):
 
 def test_local_vllm_defaults_to_the_local_launcher():
     prepared = startup.prepare(cpu_plan(), "vllm")
-    # launch.local_launcher: the vllm-cpu package ships no `vllm` script, so this interpreter's -m module
+    # startup.local_launcher: the vllm-cpu package ships no `vllm` script, so this interpreter's -m module
     assert prepared.spec.serve_argv[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
     assert prepared.token is None and not prepared.spec.commands[0].startswith("HF_TOKEN")
 
@@ -141,6 +174,7 @@ def test_local_serve_is_ready_only_when_it_serves_the_planned_name(tmp_path, mon
     # the fake serves 'other' (--set served-model-name=other) while the plan's clients ask for SmolLM2
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(startup, "preferred_port", lambda port: free_port())  # leave 8000 to others here
     with pytest.raises(EngineError, match="serves \\['other'\\], not 'SmolLM2-135M-Instruct'"):
         api.up(UpRequest(engine="vllm", plan=cpu_plan(), launcher=f"{sys.executable} {FAKE}",
                          sets=["served-model-name=other"], timeout_s=30))  # fmt: skip

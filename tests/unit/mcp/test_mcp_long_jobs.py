@@ -7,7 +7,7 @@ import json
 import time
 
 import anyio
-from fake_server import FakeServer
+from fakes.vllm_server import FakeVllm
 from mcp import Client
 
 from onechip.mcp.server import build_server
@@ -25,7 +25,7 @@ def test_bench_reports_progress_and_returns_the_run(tmp_path):
         async with Client(build_server()) as client:
             return await client.call_tool("bench", {"base_url": url, **args}, progress_callback=progress)
 
-    with FakeServer(itl_s=0.001) as srv:
+    with FakeVllm(itl_s=0.001) as srv:
         result = anyio.run(go, srv.url)
     assert not result.is_error, result.content[0].text
     cells = result.structured_content["cells"]
@@ -50,7 +50,7 @@ def test_cancelled_bench_keeps_finished_requests(tmp_path):
                     await anyio.sleep(0.05)
             tg.cancel_scope.cancel()
 
-    with FakeServer(ttft_s=0.05, itl_s=0.01) as srv:
+    with FakeVllm(ttft_s=0.05, itl_s=0.01) as srv:
         anyio.run(go, srv.url)
         time.sleep(0.5)  # the worker thread stops at its next request
         kept = len(requests.read_text().splitlines())

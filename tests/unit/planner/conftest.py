@@ -1,44 +1,31 @@
-"""Fixtures for planner tests: tiny local checkpoints written with the real `safetensors` package."""
+"""Fixtures for planner tests: tiny local checkpoints written with the real `safetensors` package
+(tests/factories.py writes them)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
-from planner_models import SMOLLM2_CONFIG
-from safetensors.torch import save_file
+
+from factories import smollm2_checkpoint, write_checkpoint
 
 WriteCheckpoint = Callable[..., Path]
 
 
-@pytest.fixture
-def write_checkpoint(tmp_path: Path) -> WriteCheckpoint:
+@pytest.fixture(name="write_checkpoint")
+def write_checkpoint_fixture(tmp_path: Path) -> WriteCheckpoint:
     """Return f(config, tensors: {name: tensor}, name='ckpt', shards=1) -> checkpoint directory."""
 
     def write(config: dict, tensors: dict[str, torch.Tensor], name: str = "ckpt", shards: int = 1) -> Path:
-        directory = tmp_path / name
-        directory.mkdir()
-        (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-        names = sorted(tensors)
-        for s in range(shards):
-            part = {n: tensors[n].contiguous() for n in names[s::shards]}
-            save_file(part, str(directory / f"model-{s:05d}-of-{shards:05d}.safetensors"))
-        return directory
+        return write_checkpoint(tmp_path / name, config, tensors, shards)
 
     return write
 
 
 @pytest.fixture
-def tiny_llama(write_checkpoint: WriteCheckpoint) -> Path:
+def tiny_llama(tmp_path: Path) -> Path:
     """SmolLM2's attention geometry with a handful of small bf16 tensors (no real weights needed:
     the KV geometry comes from config.json, weights from the tensor headers)."""
-    tensors = {
-        "model.embed_tokens.weight": torch.zeros(64, 8, dtype=torch.bfloat16),
-        "model.layers.0.self_attn.q_proj.weight": torch.zeros(8, 8, dtype=torch.bfloat16),
-        "model.layers.0.mlp.up_proj.weight": torch.zeros(16, 8, dtype=torch.bfloat16),
-        "model.norm.weight": torch.zeros(8, dtype=torch.bfloat16),
-    }
-    return write_checkpoint(SMOLLM2_CONFIG, tensors, name="smollm2-geometry")
+    return smollm2_checkpoint(tmp_path / "smollm2-geometry")

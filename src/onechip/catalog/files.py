@@ -1,0 +1,193 @@
+"""The shape of every catalog file, strict: a misspelt or unknown key is an error, never silently ignored.
+
+One model per file (`FILES` maps the file name to it; `inventory-*.json` files share `InventoryFile`).
+`catalog.load` validates each file against its model the first time it is read. The entry models here are
+data only; the planner adds the logic that turns a rule into a value (planner/rules.py `Accelerator`,
+`EngineRules` extend `AcceleratorEntry`, `EngineEntry`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from onechip.schemas.common import StrictModel
+from onechip.schemas.cost import Price
+
+
+class _File(StrictModel):
+    schema_version: str = Field(description="Version of the file's layout.")
+    description: str = Field(description="What the file holds and how its figures are normalised.")
+
+
+class AcceleratorEntry(StrictModel):
+    """One chip (accelerators.json); sizes are per chip."""
+
+    kind: Literal["cpu", "tpu", "gpu"] = Field(description="'cpu', 'tpu' or 'gpu'.")
+    chips: int = Field(default=1, description="Chips in the slice.")
+    memory_nominal_bytes: int | None = Field(default=None, description="Vendor HBM per chip, bytes.")
+    memory_visible_bytes: int | None = Field(default=None, description="HBM the runtime reports, bytes.")
+    bandwidth_bytes_per_s: float | None = Field(default=None, description="HBM bandwidth, bytes/s.")
+    bandwidth_vendor: str | None = Field(default=None, description="The vendor's figure with its unit.")
+    peak_bf16_tflops: float | None = Field(default=None, description="Dense bf16 peak per chip, TFLOPS.")
+    peak_int8_tops: float | None = Field(default=None, description="Dense int8 peak per chip, TOPS.")
+    peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
+    native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
+    memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    note: str | None = Field(default=None, description="Caveats about the figures.")
+    source: str = Field(description="Where the figures come from.")
+    date: str = Field(description="ISO date the source was read.")
+
+
+class EngineEntry(StrictModel):
+    """One engine's rules (engines.json), each with where it comes from."""
+
+    version: str = Field(description="Engine version the rules were read from.")
+    source: str = Field(description="Where the rules come from.")
+    date: str = Field(description="ISO date.")
+    kv_pool: Literal["explicit", "utilization"] = Field(
+        description="'explicit' (a byte count) or 'utilization' (memory x util - weights)."
+    )
+    default_kv_cache_memory_bytes: int | None = Field(default=None, description="Pool when none is given.")
+    default_kv_cache_memory_source: str | None = Field(default=None, description="Why that default.")
+    default_utilization: float | None = Field(default=None, description="gpu_memory_utilization default.")
+    default_block_size: int | None = Field(default=None, description="Block size when none is given.")
+    per_request_blocks: int | None = Field(default=None, description="Blocks per max-len request to keep.")
+    min_block_size: int | None = Field(default=None, description="Smallest block size the rule gives.")
+    block_size_source: str = Field(default="", description="Where the block-size rule comes from.")
+    auto_dtype_float32_stays: bool = Field(default=True, description="'auto' keeps float32 checkpoints.")
+    fp8_kv_bytes_per_element: float = Field(default=1, description="Bytes an fp8 KV element occupies.")
+    fp8_kv_source: str = Field(default="", description="Where the fp8 rule comes from.")
+    windows_sliding_layers: bool = Field(default=False, description="Pool holds sliding layers windowed.")
+    windows_sliding_source: str = Field(default="", description="Where that comes from.")
+    kv_heads_pad_to_tp: bool = Field(default=True, description="KV heads pad up to a multiple of TP.")
+    outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
+    outside_cap_source: str = Field(default="", description="Where that comes from.")
+    default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
+    default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
+    kv_token_line: Literal["pool", "capacity"] = Field(
+        default="pool",
+        description="What the engine's 'KV cache size: N tokens' line states: 'pool' = blocks x block size; "
+        "'capacity' = int(max concurrency at max_model_len x max_model_len).",
+    )
+    kv_token_line_source: str = Field(default="", description="Where that comes from.")
+    max_num_batched_tokens_pow2: bool = Field(default=False, description="Rounded up to a power of two.")
+    loads_towers: list[str] = Field(
+        default_factory=lambda: ["vision_tower", "audio_tower"],
+        description="Multimodal towers the engine loads when multimodal is on.",
+    )
+    loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
+
+
+class ModelEntry(StrictModel):
+    """One model the planner knows by name (models.json)."""
+
+    hub_id: str = Field(description="Hugging Face repository id.")
+    aliases: list[str] = Field(default_factory=list, description="Other names that select this entry.")
+    source: str = Field(description="Where the config fields come from.")
+    date: str = Field(description="ISO date.")
+    inventory: str | None = Field(default=None, description="Catalog file of the bundled tensor inventory.")
+    config: dict[str, Any] = Field(description="The published config.json fields (Hugging Face's own keys).")
+    mm_max_tokens_per_item: int | None = Field(default=None, description="Tokens of the largest media item.")
+    mm_max_tokens_per_item_source: str | None = Field(default=None, description="Where that comes from.")
+
+
+class FamilyFlag(StrictModel):
+    """A serve flag one model family needs beyond its parsers (serve_families.json `families[].flags`)."""
+
+    flag: str = Field(description="Engine flag, e.g. '--tool-strict-level'.")
+    value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
+    reason: str = Field(description="Why the family needs it.")
+    source: str = Field(description="Where that comes from (doc or measurement, how to reproduce it).")
+    date: str = Field(description="ISO date.")
+
+
+class LaunchRule(StrictModel):
+    """A flag or environment variable onechip adds by engine rule set and target kind, not by model
+    (serve_families.json `launch_rules`)."""
+
+    flag: str | None = Field(default=None, description="Engine flag; None for an environment variable.")
+    env: str | None = Field(default=None, description="Environment variable name; None for a flag.")
+    value: str | None = Field(default=None, description="Value (a bare switch has none).")
+    engines: list[str] | None = Field(default=None, description="Engine rule sets it applies to; None = all.")
+    targets: list[str] | None = Field(default=None, description="Target kinds it applies to; None = all.")
+    reason: str = Field(description="Why it is there.")
+    source: str = Field(description="Where that comes from.")
+    date: str = Field(description="ISO date.")
+
+
+class FamilyEntry(StrictModel):
+    """Serve flags for one model family (serve_families.json)."""
+
+    key: str = Field(description="Family key, e.g. 'gemma4'.")
+    name_contains: list[str] = Field(description="Lower-case substrings of the model name that select it.")
+    architectures: list[str] = Field(description="config.json model_type values that select it.")
+    tool_call_parser: str | None = Field(description="vLLM --tool-call-parser registry key.")
+    reasoning_parser: str | None = Field(description="vLLM --reasoning-parser registry key.")
+    limit_mm_per_prompt: str | None = Field(default=None, description="--limit-mm-per-prompt JSON.")
+    disable_chunked_mm_input_on: list[str] = Field(
+        default_factory=list, description="Engines that need --disable-chunked-mm-input."
+    )
+    flags: list[FamilyFlag] = Field(default_factory=list, description="Further flags this family needs.")
+    source: str = Field(description="Where the flags come from.")
+    date: str = Field(description="ISO date.")
+
+
+class PriceEntry(Price):
+    """One price (prices.json): the stored result model, strict when read from the catalog."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AcceleratorsFile(_File):
+    accelerators: dict[str, AcceleratorEntry] = Field(description="Chips by catalog key, e.g. 'v5e-1'.")
+
+
+class EnginesFile(_File):
+    engines: dict[str, EngineEntry] = Field(description="Rule sets by engine key, e.g. 'vllm-tpu'.")
+
+
+class ModelsFile(_File):
+    models: dict[str, ModelEntry] = Field(description="Models by catalog key.")
+
+
+class PricesFile(_File):
+    stale_after_days: int = Field(description="Days after which a price counts as stale.")
+    hours_per_month: float = Field(description="Hours in a billing month.")
+    prices: list[PriceEntry] = Field(description="USD per chip-hour entries.")
+
+
+class ServeFamiliesFile(_File):
+    launch_rules_description: str = Field(description="What launch_rules are.")
+    launch_rules: list[LaunchRule] = Field(default_factory=list, description="Flags/env by engine and target.")
+    families: list[FamilyEntry] = Field(description="Families, matched in order.")
+
+
+class InventoryFile(StrictModel):
+    """A tensor inventory generated by scripts/gen_inventory.py (inventory-<model>.json)."""
+
+    model: str = Field(description="Catalog key of the model.")
+    hub_id: str = Field(description="Hugging Face repository id.")
+    architecture: str = Field(description="config.json architectures[0].")
+    derived: str = Field(description="How the inventory was produced.")
+    transformers_version: str = Field(description="transformers version that built the model on meta.")
+    source: str = Field(description="Where the config comes from.")
+    date: str = Field(description="ISO date.")
+    tensors: list[tuple[str, list[int], str]] = Field(description="(name, shape, safetensors dtype) per tensor.")
+
+
+FILES: dict[str, type[StrictModel]] = {
+    "accelerators": AcceleratorsFile,
+    "engines": EnginesFile,
+    "models": ModelsFile,
+    "prices": PricesFile,
+    "serve_families": ServeFamiliesFile,
+}
+
+
+def file_model(name: str) -> type[StrictModel] | None:
+    """The model of catalog file `name` (without .json); None for a file the catalog does not describe."""
+    if name.startswith("inventory-"):
+        return InventoryFile
+    return FILES.get(name)

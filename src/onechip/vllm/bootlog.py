@@ -1,0 +1,340 @@
+"""The one grammar from vLLM boot-log text to a BootRecord, and the one cross-check of a Plan against it.
+
+    parse_boot_log(text, record, started) -> BootRecord   version, timeline, weights, KV cache, HBM, failure
+    read_boot_log(text, engine, model) -> BootRecord      the same for a log file given on its own
+    failure_cause(text) -> str | None                     one line saying why a boot failed
+    stage_durations(record)                               seconds spent in each boot stage
+    planned_log_tokens(plan)                              the token figure the engine's log line will print
+    crosscheck(plan, boot) -> CrossCheck                  planned vs reported allocation, known log lies flagged
+
+`onechip up`, `demo` (boot.json) and `plan --against LOG` all read logs through parse_boot_log, so a line
+that one of them understands, all of them understand.
+
+Line formats (vLLM 0.32.0 CPU build, recorded in tests/data/vllm_cpu_0.32_boot.log):
+    (APIServer pid=N) INFO 11-29 09:52:23 [api_utils.py:347]  ... version 0.32.0
+    (EngineCore pid=N) INFO 11-29 09:52:54 [core.py:133] Initializing a V1 LLM engine (v0.32.0) with config: ...
+    (Worker pid=N) INFO ... Loading weights took 2.44 seconds
+    (EngineCore pid=N) INFO ... CPU KV cache size: 46,592 tokens, Maximum concurrency for 8,192 tokens per
+        request: 5.69x   (one line in the log)
+    (EngineCore pid=N) INFO ... init engine (profile, create kv cache, warmup model) took 9.68 s
+    INFO:     Application startup complete.
+GPU builds print `GPU KV cache size: ... tokens` and `Maximum concurrency for ... tokens per request: ...x`
+on the same or the next line; both are matched. The token figure is the engine's own derivation; on
+hybrid models its meaning changed between versions (issue 3), so callers treat it as reported, not truth.
+
+TPU lines (vllm-tpu; recorded from the seed articles in tests/data/vllm_tpu_seed_boot.log, wrapped here):
+    Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB
+        | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB
+    TPU KV cache size: 321,280 tokens, Maximum concurrency for 8,192 tokens per request: 39.22x
+    Init kv-cache | num_total_layers=15 | num_blocks=[1255, ...]
+        | regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_dtype=bfloat16 | ...
+    init engine (profile, create kv cache, warmup model) took 503.54 s (compilation: 413.41 s)
+    RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.
+    That was not possible. There are 347.33M free, 0B reserved, and 347.33M reservable.
+    Hybrid KV cache layout: num_kv_cache_groups=1
+    non-default args: {'kv_cache_dtype': 'fp8_e4m3'}
+A failed boot gets `failure_cause`: one line saying what went wrong and what to change.
+
+Known log lies the cross-check flags: the shape line is a first-wins sample from layer 0, so on a hybrid
+model its head dim says nothing about the other layers (seed article fact 4); an fp8 KV flag whose capacity
+did not change (seed article '--kv-cache-dtype': 1.000x). The token line's meaning changed between vLLM
+versions for hybrid models, so it is treated as derived and the version is recorded with it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from onechip.errors import redact
+from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
+
+_GIB = 2**30
+
+_STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
+_LEVEL = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(WARNING|ERROR|CRITICAL)\b")
+_VERSION = [
+    re.compile(r"Initializing a V1 LLM engine \(v([\w.+-]+)\)"),
+    re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
+]
+_WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
+_WEIGHTS_GIB = re.compile(r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB")
+_KV_TOKENS = re.compile(r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens")
+_CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+_FAILURE = re.compile(r"(Traceback \(most recent call last\)|^\w*(?:Error|Exception|Failure): .+)")
+_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
+_INIT_KV = re.compile(r"Init kv-cache\b")
+_KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
+_KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
+_KV_DTYPE = re.compile(r"regular_attn_dtype=(\w+)")
+_GROUPS = re.compile(r"num_kv_cache_groups=(\d+)")
+_FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
+_COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
+_PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
+_PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
+_EXCEPTION = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:ERROR [^\]]*\] )?(\w*(?:Error|Exception|Failure): .+)")
+# Known boot failures: (pattern, one-line cause). The first that matches wins.
+_CAUSES = [
+    (
+        re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
+        "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: "
+        "raise it to the next power of two (seed article: floor 2496 -> 4096)",
+    ),
+    (
+        re.compile(r"invalid choice: '([^']+)'"),
+        "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
+    ),
+    (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    (
+        re.compile(r"CUDA out of memory|OutOfMemoryError"),
+        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
+    ),
+]
+
+# (event name, pattern) in boot order; the first line matching each pattern marks the event.
+_EVENTS = [
+    ("engine_init", re.compile(r"Initializing a V1 LLM engine")),
+    ("weights_loading", re.compile(r"Starting to load model")),
+    ("weights_downloaded", re.compile(r"Time spent downloading weights for")),
+    ("weights_loaded", _WEIGHT_LOAD),
+    ("compiled", re.compile(r"Compiling a graph for compile range|Graph capturing finished")),
+    ("memory_profiled", re.compile(r"Memory statistics \|")),
+    ("kv_cache_init", re.compile(_KV_TOKENS.pattern + r"|Init kv-cache\b")),
+    ("engine_ready", re.compile(r"init engine \(profile, create kv cache, warmup model\) took")),
+    ("server_listening", re.compile(r"Starting vLLM server on|Uvicorn running on")),
+    ("startup_complete", re.compile(r"Application startup complete")),
+]
+
+
+def failure_cause(text: str) -> str | None:
+    """One line saying why a boot failed, from the log `text`; None when no failure is in it.
+
+    The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
+    'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
+    """
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if match := _PROGRAM_ALLOC.search(line):
+            free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
+            return (
+                f"XLA could not load a compiled program: needed {match.group(1)}, {free} free. Compiled "
+                "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
+                "booting and 0.95 failing on v5e-1)"
+            )
+    for pattern, cause in _CAUSES:
+        for line in lines:
+            if match := pattern.search(line):
+                return cause.format(*match.groups())
+    exceptions = [m.group(1) for line in lines if (m := _EXCEPTION.match(line.strip()))]
+    if exceptions:
+        return redact(exceptions[-1])[:300]
+    return None
+
+
+def stage_durations(record: BootRecord) -> list[tuple[str, float]]:
+    """(event, seconds since the previous stamped event) along the boot timeline, e.g. the compile wait
+    shows up as the gap before 'engine_ready'."""
+    out: list[tuple[str, float]] = []
+    previous = 0.0
+    for event in record.events:
+        if event.t_s is None:
+            continue
+        out.append((event.name, round(event.t_s - previous, 2)))
+        previous = event.t_s
+    return out
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _stamp(line: str, year: int) -> datetime | None:
+    match = _STAMP.search(line)
+    if not match:
+        return None
+    month, day, hour, minute, second = (int(g) for g in match.groups())
+    return datetime(year, month, day, hour, minute, second)
+
+
+def _read_facts(out: BootRecord, line: str) -> None:
+    """Update `out` with the allocation facts on one log line; the last occurrence of each wins (a restart
+    inside one log file reports again), except the version, which is the first one printed."""
+    if out.engine_version is None:
+        for pattern in _VERSION:
+            if match := pattern.search(line):
+                out.engine_version = match.group(1)
+                break
+    if match := _WEIGHT_LOAD.search(line):
+        out.weight_load_s = float(match.group(1))
+    if match := _WEIGHTS_GIB.search(line):
+        out.weights_gib = float(match.group(1) or match.group(2))
+    if match := _KV_TOKENS.search(line):
+        out.kv_cache_tokens = int(_number(match.group(1)))
+    for kind, value in _MEMSTAT.findall(line):
+        out.hbm_gib[kind] = float(value)
+    if "used" in out.hbm_gib and _MEMSTAT.search(line):
+        out.weights_gib = out.hbm_gib["used"]  # TPU: HBM used before the KV cache = resident weights
+    if m := _KV_SHAPE.search(line):
+        out.kv_cache_shape = [int(g) for g in m.groups()]
+    if _INIT_KV.search(line):
+        if m := _KV_BLOCKS.search(line):
+            out.kv_cache_num_blocks = int(m.group(1))
+        if m := _KV_DTYPE.search(line):
+            out.kv_cache_dtype = m.group(1)
+    if m := _GROUPS.search(line):
+        out.kv_cache_groups = int(m.group(1))
+    if m := _FP8.search(line):
+        out.fp8_kv_cache_dtype = m.group(1)
+    if match := _COMPILE.search(line):
+        out.compile_s = float(match.group(1) or match.group(2))
+    if match := _CONCURRENCY.search(line):
+        out.max_concurrency_context = int(_number(match.group(1)))
+        out.max_concurrency = float(match.group(2))
+
+
+def parse_boot_log(text: str, record: BootRecord, started: datetime | None = None) -> BootRecord:
+    """Fill a copy of `record` with what the log `text` says.
+
+    `started` (naive local wall time of the process start, as the log prints it) anchors the timeline;
+    without it the first timestamped line is t=0. Event times have 1 s resolution (the log's).
+    Never raises on odd lines; secrets are redacted from kept lines.
+    """
+    out = record.model_copy(deep=True)
+    out.events, out.warnings, out.errors = [], [], []
+    seen: set[str] = set()
+    t0 = started
+    year = (started or datetime.now()).year
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        stamp = _stamp(line, year)
+        if t0 is None and stamp is not None:
+            t0 = stamp
+        level = _LEVEL.match(line)
+        if level and level.group(1) == "WARNING":
+            out.warnings.append(redact(line))
+        elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(line):
+            out.errors.append(redact(line))
+        _read_facts(out, line)
+        for name, pattern in _EVENTS:
+            if name not in seen and pattern.search(line):
+                seen.add(name)
+                t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
+                out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+    if out.errors:
+        out.failure_cause = failure_cause(text)
+    return out
+
+
+def read_boot_log(text: str, engine: str, model: str) -> BootRecord:
+    """A BootRecord for a log file read on its own (`plan --against LOG`): what parse_boot_log reads."""
+    return parse_boot_log(text, BootRecord(engine=engine, model=model))
+
+
+def planned_log_tokens(plan: Plan) -> int:
+    """The token figure the plan expects the engine's 'KV cache size' line to print (plan.kv_tokens_logged;
+    plans stored before that field existed compare against the pool figure, kv_tokens)."""
+    return plan.kv_tokens_logged if plan.kv_tokens_logged is not None else plan.kv_tokens
+
+
+def planned_concurrency(plan: Plan, context: int) -> float:
+    """Planned max concurrency at `context` tokens per request: the plan's own figure when it computed one
+    for that context, else pool tokens / the request rounded up to whole blocks."""
+    known = {c.context_tokens: c.max_concurrency for c in plan.concurrency}
+    if context in known:
+        return known[context]
+    return plan.kv_tokens / (-(-context // plan.block_size) * plan.block_size)
+
+
+def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: list[str]) -> bool:
+    """KV tokens (exact), concurrency (0.01, as vLLM prints it) and the TPU pool (the log's 2-decimal GiB,
+    +-0.005). Returns whether they agree; appends what differs to `notes`."""
+    agrees = True
+    tokens, planned = boot.kv_cache_tokens, planned_log_tokens(plan)
+    if tokens is not None and tokens != planned:
+        agrees = False
+        diff = tokens - planned
+        notes.append(
+            f"KV tokens: planned {planned:,}, reported {tokens:,} ({diff:+,}, {diff / planned:+.2%}); "
+            "check block size, KV dtype and pool size"
+        )
+    context = boot.max_concurrency_context or plan.max_model_len
+    if boot.max_concurrency is None:
+        if tokens is not None:
+            notes.append("the engine log reported no maximum concurrency")
+    elif abs(round(planned_conc, 2) - boot.max_concurrency) > 0.01 + 1e-9:
+        agrees = False
+        notes.append(
+            f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, reported {boot.max_concurrency:.2f}x"
+        )
+    avail = boot.hbm_gib.get("avail")
+    if avail is not None and abs(plan.kv_pool_bytes / _GIB - avail) > 0.005 + 1e-9:
+        agrees = False
+        notes.append(f"KV pool: planned {plan.kv_pool_bytes / _GIB:.2f} GiB, reported {avail:.2f} GiB")
+    return agrees
+
+
+def _known_lies(plan: Plan, boot: BootRecord, notes: list[str]) -> tuple[bool, list[str]]:
+    """(block size agrees, flags): the layer-0 shape line, fp8 with unchanged capacity, a derived token line."""
+    flags: list[str] = []
+    agrees = True
+    shape = boot.kv_cache_shape
+    if shape is not None:
+        block, head_dim = shape[0], shape[3]
+        if block != plan.block_size:
+            agrees = False
+            notes.append(f"block size: planned {plan.block_size}, reported {block}")
+        dims = {layer.head_dim for layer in plan.layers if layer.owns_cache}
+        if len(dims) > 1:
+            flags.append("shape-line-layer0")
+            notes.append(
+                f"the shape line shows head dim {head_dim} sampled from layer 0; cached layers have "
+                f"head dims {sorted(dims)} - size KV from the geometry, not that line"
+            )
+    # fp8 elements are 1 B; a shape with 4 K/V slots per head (vs 2 at bf16) is the word-aligned layout
+    # that keeps bytes per block unchanged (seed article: (32,1,2,256) bf16 vs (32,1,4,256) fp8).
+    tokens = boot.kv_cache_tokens
+    same_tokens = tokens is not None and plan.kv_cache_dtype == "auto" and tokens == plan.kv_tokens
+    if boot.fp8_kv_cache_dtype and (same_tokens or (shape is not None and shape[2] >= 4)):
+        flags.append("fp8-unchanged-capacity")
+        notes.append(
+            f"the engine ran kv_cache_dtype={boot.fp8_kv_cache_dtype} but its capacity is that of bf16 "
+            "(1.000x): narrowing the element bought padding, not room"
+        )
+    if any(layer.sliding_window for layer in plan.layers) and tokens is not None:
+        flags.append("token-line-derived")
+        notes.append(
+            f"hybrid model: the KV token line is derived and its meaning changed between vLLM "
+            f"versions (this log: {boot.engine_version or 'version not logged'})"
+        )
+    return agrees, flags
+
+
+def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
+    """Planned vs what the engine's boot log reported (`boot` from parse_boot_log).
+
+    Tokens must match exactly (the figure the engine's version prints: planned_log_tokens), concurrency to
+    0.01 (vLLM prints two decimals; recomputed for the context the log states it for), the TPU KV pool at
+    the log's 2-decimal GiB precision, the block size from the TPU shape line. Known log lies become
+    `flags`. A log with neither KV tokens nor a KV pool has nothing to compare: `compared` and `agrees`
+    are False and the note says so.
+    """
+    context = boot.max_concurrency_context or plan.max_model_len
+    planned_conc = planned_concurrency(plan, context)
+    notes: list[str] = []
+    reported_pool = int(boot.hbm_gib["avail"] * _GIB) if "avail" in boot.hbm_gib else None
+    compared = boot.kv_cache_tokens is not None or reported_pool is not None
+    totals = _compare_totals(plan, boot, planned_conc, notes)
+    block, flags = _known_lies(plan, boot, notes)
+    if not compared:
+        notes.insert(
+            0,
+            "nothing to compare: the log reported neither KV tokens nor the KV pool "
+            "(no KV cache size line, no memory statistics line)",
+        )
+    return CrossCheck(
+        planned_kv_tokens=planned_log_tokens(plan), reported_kv_tokens=boot.kv_cache_tokens,
+        planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
+        planned_kv_pool_bytes=plan.kv_pool_bytes, reported_kv_pool_bytes=reported_pool,
+        engine_version=boot.engine_version, flags=flags, agrees=compared and totals and block, compared=compared,
+        note="; ".join(notes) if notes else "planned and reported agree",
+    )  # fmt: skip

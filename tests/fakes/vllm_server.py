@@ -1,0 +1,540 @@
+"""The one fake vLLM server every test uses: vLLM's OpenAI-compatible HTTP surface on 127.0.0.1, configurable.
+
+In a thread of the test process (`FakeVllm(...)` as a context manager, port 0) or as a process that stands in
+for `vllm serve` (`python tests/fakes/vllm_server.py [vllm serve flags] [--fake-* options]`, see `main`).
+Raw asyncio HTTP/1.1 (keep-alive, chunked transfer), so a mid-stream disconnect is a real torn chunked body.
+
+    GET  /health, /version, /v1/models (with vLLM's `max_model_len` per entry when set), /metrics
+    POST /tokenize              the one tokenizer rule below; 404 when `has_tokenize` is False
+    POST /v1/chat/completions   plain or SSE; generated "tok" tokens, or scripted `Reply`s (text, reasoning,
+                                tool calls, HTTP errors)
+    POST /v1/completions        `completion_text`
+
+The tokenizer rule (the only one): a token is a whitespace-separated word; a chat prompt costs the words of
+every message's content (OpenAI content parts joined, None empty) plus TEMPLATE_TOKENS for the chat template;
+a plain prompt costs its words. Replies count the same way, so `usage` and /tokenize always agree.
+
+Streaming: a role-only chunk at once, then content chunks; the k-th chunk after the role chunk is sent at
+ttft_s + k * itl_s after the request arrived (absolute deadlines, so gaps do not drift). Generated streams
+carry `chunk_plan[k]` tokens in chunk k (default one per chunk, max_tokens in all, finish "length");
+scripted replies carry `tokens_per_chunk` words per chunk: reasoning, then content, then each tool call
+(name first, then its arguments in pieces, as vLLM's tool parsers send them). Usage (`usage`): "as_asked"
+is vLLM's behaviour (a final usage chunk when stream_options.include_usage, usage on every chunk too when
+continuous_usage_stats); "every_chunk", "final_only" and "never" force one mode whatever was asked.
+Plain (non-streamed) replies carry usage unless `usage="never"`.
+
+Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_len (vllm/renderers/params.py
+`_token_len_check`), after `hang_s` when `over_limit="hang"`; a disconnect after `cut_after_chunks` chunks for
+chat requests whose 1-based number is in `cut_requests`; 400 for min_tokens/ignore_eos when `reject_extras`;
+any status and message from a scripted `Reply(status=..., error=...)`. Error bodies are OpenAI-shaped
+(`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`.
+
+Timing: zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark). The last
+2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds the
+server's loop: with several streams and an inter-token gap of a few ms they are served one after another,
+not concurrently. Concurrency tests use gaps of 10 ms or more, or zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+SCRIPT = Path(__file__).resolve()  # run it as a stand-in for `vllm serve` (see main)
+TEMPLATE_TOKENS = 7  # tokens the stand-in chat template adds around the messages
+SPIN_S = 0.002  # the last 2 ms before a deadline are spun, not slept (see _sleep_until)
+VERSION = "0.32.0"  # the vLLM version the fake process logs at boot by default (the embedded engine's)
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
+
+Usage = Literal["as_asked", "every_chunk", "final_only", "never"]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # OpenAI content parts, as `vllm bench serve` sends them
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def count_tokens(messages: list[dict[str, Any]]) -> int:
+    """The fake tokenizer for a chat prompt: words of every message's content plus TEMPLATE_TOKENS."""
+    return TEMPLATE_TOKENS + sum(len(_text(m.get("content")).split()) for m in messages)
+
+
+def count_body(body: dict[str, Any]) -> int:
+    """Tokens of a /tokenize or chat body: a plain `prompt` is its words, `messages` go through the template."""
+    if "prompt" in body:
+        return len(str(body["prompt"]).split())
+    return count_tokens(body["messages"])
+
+
+def pieces(text: str) -> list[str]:
+    """`text` cut into tokens (one word each, with the whitespace before it), which join back to `text`."""
+    out = re.findall(r"\s*\S+", text)
+    tail = text[len("".join(out)) :]
+    if tail:
+        out = [*out[:-1], out[-1] + tail] if out else [tail]
+    return out
+
+
+@dataclass
+class Reply:
+    """One scripted chat answer: text, reasoning, tool calls [(name, arguments JSON text)], or an HTTP error."""
+
+    content: str = ""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    reasoning: str = ""
+    status: int = 200
+    error: str = ""
+
+    def tokens(self) -> int:
+        """Completion tokens by the one tokenizer rule (at least 1: an empty answer still ends a turn)."""
+        args = " ".join(a for _, a in self.tool_calls)
+        return max(1, len(f"{self.reasoning} {self.content} {args}".split()))
+
+
+Script = list[Reply] | Callable[[dict[str, Any]], Reply] | None
+
+
+@dataclass
+class FakeVllm:
+    """Configure by constructor or by setting fields before requests arrive; observe the recorded fields."""
+
+    replies: Script = None  # None: generate "tok" tokens; a list is consumed in order; a callable sees the body
+    model: str = "fake-model"
+    version: str = "0.0.0-fake"  # what /version answers
+    max_model_len: int | None = 4096  # None: /v1/models gives no max_model_len and nothing is over the limit
+    ttft_s: float = 0.0
+    itl_s: float = 0.0
+    chunk_plan: list[int] | None = None  # tokens per generated chunk; None = one token per chunk
+    tokens_per_chunk: int = 1  # words per chunk of a scripted reply
+    usage: Usage = "as_asked"
+    reasoning_field: str = "reasoning_content"  # vLLM's reasoning parsers: `reasoning_content`, newer `reasoning`
+    completion_text: str = "Paris."  # what /v1/completions answers
+    over_limit: Literal["400", "hang"] = "400"
+    hang_s: float = 5.0
+    error_shape: Literal["openai", "flat"] = "openai"
+    cut_requests: set[int] = field(default_factory=set)
+    cut_after_chunks: int = 2
+    reject_extras: bool = False
+    has_tokenize: bool = True
+    has_metrics: bool = True
+    # path -> (status, body, content type) answered verbatim instead of the route's own answer: a server that
+    # answers garbage (an HTML proxy page, invalid JSON, a JSON list, a body without the expected fields)
+    raw_answers: dict[str, tuple[int, bytes, str]] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: any free port, known after start()
+    # observed
+    chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    # per chat request number (1-based): perf_counter when each chunk after the role chunk was written (the
+    # truth the client's timestamps are checked against: same process, same monotonic clock)
+    sent_times: dict[int, list[float]] = field(default_factory=dict)
+    tokenize_calls: int = 0
+    running: int = 0
+
+    # ---- lifecycle ----
+    def start(self) -> FakeVllm:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._lock = threading.Lock()
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        if not ready.wait(5):
+            raise RuntimeError(f"fake vLLM did not bind {self.host}:{self.port}")
+        return self
+
+    def stop(self) -> None:
+        async def close() -> None:
+            self._server.close()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> FakeVllm:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- HTTP ----
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {k.lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
+                n = int(headers.get("content-length", "0"))
+                body = json.loads(await reader.readexactly(n)) if n else {}
+                if not await self._route(method, path.split("?")[0], body, writer):
+                    writer.close()
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    @staticmethod
+    def _send(writer: asyncio.StreamWriter, status: int, obj: Any, ctype: str = "application/json") -> None:
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        writer.write(
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: {ctype}\r\n".encode()
+            + f"content-length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+
+    def _error(self, writer: asyncio.StreamWriter, status: int, message: str) -> None:
+        kind = "BadRequestError" if status == 400 else "Error"
+        if self.error_shape == "flat":
+            body: dict[str, Any] = {"object": "error", "message": message, "type": kind, "code": status}
+        else:
+            body = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+        self._send(writer, status, body)
+
+    async def _route(self, method: str, path: str, body: Any, writer: asyncio.StreamWriter) -> bool:
+        if path in self.raw_answers:
+            status, data, ctype = self.raw_answers[path]
+            self._send(writer, status, data, ctype)
+        elif method == "GET" and path == "/health":
+            self._send(writer, 200, b"", "text/plain")
+        elif method == "GET" and path == "/v1/models":
+            entry: dict[str, Any] = {"id": self.model, "object": "model", "owned_by": "vllm"}
+            if self.max_model_len:
+                entry["max_model_len"] = self.max_model_len
+            self._send(writer, 200, {"object": "list", "data": [entry]})
+        elif method == "GET" and path == "/version":
+            self._send(writer, 200, {"version": self.version})
+        elif method == "GET" and path == "/metrics" and self.has_metrics:
+            self._send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
+        elif method == "POST" and path == "/tokenize" and self.has_tokenize:
+            self.tokenize_calls += 1
+            count = count_body(body)
+            self._send(writer, 200, {"count": count, "max_model_len": self.max_model_len, "tokens": [0] * count})
+        elif method == "POST" and path == "/v1/completions":
+            text = self.completion_text
+            choice = {"index": 0, "text": text, "finish_reason": "stop"}
+            self._send(writer, 200, {"object": "text_completion", "model": self.model, "choices": [choice]})
+        elif method == "POST" and path == "/v1/chat/completions":
+            return await self._chat(body, writer)
+        else:
+            self._send(writer, 404, {"detail": "Not Found"})
+        await writer.drain()
+        return True
+
+    def _metrics(self) -> str:
+        n = len(self.chat_requests)
+        label = f'{{model_name="{self.model}"}}'
+        series = [
+            ("vllm:num_preemptions_total", "counter", n // 10),
+            ("vllm:prefix_cache_queries_total", "counter", n * 100),
+            ("vllm:prefix_cache_hits_total", "counter", n * 25),
+            ("vllm:num_requests_running", "gauge", self.running),
+            ("vllm:kv_cache_usage_perc", "gauge", self.running / 100),
+        ]
+        return "".join(f"# HELP {m} {m}.\n# TYPE {m} {kind}\n{m}{label} {v}\n" for m, kind, v in series)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply | None:
+        if self.replies is None:
+            return None
+        if callable(self.replies):
+            return self.replies(body)
+        with self._lock:
+            return self.replies.pop(0) if self.replies else Reply(status=500, error="script exhausted")
+
+    def _over_limit(self, prompt: int, max_tokens: int) -> str | None:
+        if self.max_model_len and prompt + max_tokens > self.max_model_len:
+            return (
+                f"This model's maximum context length is {self.max_model_len} tokens. However, your prompt "
+                f"contains {prompt} input tokens, which exceeds this limit even without any output tokens. "
+                "Please reduce the length of the input prompt."
+            )
+        return None
+
+    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+        t0 = time.perf_counter()
+        self.chat_requests.append(body)
+        number = len(self.chat_requests)
+        prompt = count_body(body)
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
+        over = self._over_limit(prompt, max_tokens)
+        if over and self.over_limit == "hang":
+            await asyncio.sleep(self.hang_s)
+        if self.reject_extras and ("min_tokens" in body or "ignore_eos" in body):
+            over = "extra fields not permitted"
+        reply = None if over else self._next_reply(body)
+        if reply is not None and reply.status != 200:
+            over = reply.error
+        if over:
+            self._error(writer, 400 if reply is None else reply.status, over)
+            await writer.drain()
+            return True
+        if not body.get("stream"):
+            self._send(writer, 200, self._whole(reply, prompt, max_tokens))
+            await writer.drain()
+            return True
+        stream = _Stream(self, body, number, prompt)
+        chunks = stream.generated(self.chunk_plan or [1] * max_tokens) if reply is None else stream.scripted(reply)
+        self.running += 1
+        try:
+            return await stream.send(writer, t0, chunks)
+        finally:
+            self.running -= 1
+
+    def _whole(self, reply: Reply | None, prompt: int, max_tokens: int) -> dict[str, Any]:
+        """A non-streamed chat completion."""
+        if reply is None:
+            reply, finish = Reply(content="tok " * max_tokens), "length"
+        else:
+            finish = "tool_calls" if reply.tool_calls else "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None, "tool_calls": _calls(reply)}
+        if reply.reasoning:
+            message[self.reasoning_field] = reply.reasoning
+        out: dict[str, Any] = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+        if self.usage != "never":
+            out["usage"] = _usage(prompt, reply.tokens() if finish != "length" else max_tokens)
+        return out
+
+
+def _calls(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+class _Stream:
+    """One SSE response: chunks are (choice JSON text, tokens it carries), written on the fake's schedule.
+
+    The JSON pieces are built once per request: at zero delay this server is what the client-ceiling
+    benchmark measures against, so each event costs string formatting, not a json.dumps of the whole object.
+    """
+
+    def __init__(self, fake: FakeVllm, body: dict[str, Any], number: int, prompt: int):
+        self.fake, self.number, self.prompt = fake, number, prompt
+        options = body.get("stream_options") or {}
+        asked_final = bool(options.get("include_usage"))
+        mode = fake.usage
+        continuous = asked_final and bool(options.get("continuous_usage_stats"))
+        self.each = mode == "every_chunk" or (mode == "as_asked" and continuous)
+        self.final = mode in ("every_chunk", "final_only") or (mode == "as_asked" and asked_final)
+        head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": fake.model}
+        self.head = json.dumps(head)[:-1]  # left open: each event appends its choices and usage
+
+    @staticmethod
+    def _choice(delta: dict[str, Any], finish: str | None) -> str:
+        return json.dumps([{"index": 0, "delta": delta, "finish_reason": finish}])
+
+    def generated(self, plan: list[int]) -> list[tuple[str, int]]:
+        cache: dict[tuple[int, bool], str] = {}
+        out = []
+        for k, tokens in enumerate(plan):
+            key = (tokens, k == len(plan) - 1)
+            if key not in cache:
+                cache[key] = self._choice({"content": "tok " * tokens}, "length" if key[1] else None)
+            out.append((cache[key], tokens))
+        return out
+
+    def scripted(self, reply: Reply) -> list[tuple[str, int]]:
+        n = self.fake.tokens_per_chunk
+        deltas: list[tuple[dict[str, Any], int]] = []
+        for name, text in ((self.fake.reasoning_field, reply.reasoning), ("content", reply.content)):
+            words = pieces(text)
+            deltas += [({name: "".join(words[i : i + n])}, len(words[i : i + n])) for i in range(0, len(words), n)]
+        for i, call in enumerate(_calls(reply)):
+            fn = call["function"]
+            first = {
+                "index": i,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": fn["name"], "arguments": ""},
+            }
+            deltas.append(({"tool_calls": [first]}, 0))
+            words = pieces(fn["arguments"])
+            for j in range(0, len(words), n):
+                part = {"index": i, "function": {"arguments": "".join(words[j : j + n])}}
+                deltas.append(({"tool_calls": [part]}, len(words[j : j + n])))
+        if not deltas:
+            deltas.append(({}, 0))
+        # the last chunk makes the count the rule's (an empty answer still costs a token)
+        last, tokens = deltas[-1]
+        deltas[-1] = (last, tokens + reply.tokens() - sum(t for _, t in deltas))
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        return [(self._choice(d, finish if k == len(deltas) - 1 else None), t) for k, (d, t) in enumerate(deltas)]
+
+    def event(self, choices: str, completion: int | None) -> bytes:
+        usage = (
+            ""
+            if completion is None
+            else f', "usage": {{"prompt_tokens": {self.prompt}, "completion_tokens": {completion}, '
+            f'"total_tokens": {self.prompt + completion}}}'
+        )
+        data = f'data: {self.head}, "choices": {choices}{usage}}}\n\n'.encode()
+        return b"%x\r\n%b\r\n" % (len(data), data)
+
+    async def send(self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]]) -> bool:
+        fake, timed = self.fake, bool(self.fake.ttft_s or self.fake.itl_s)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        sent = fake.sent_times.setdefault(self.number, [])
+        role = self._choice({"role": "assistant", "content": ""}, None)
+        writer.write(self.event(role, 0 if self.each else None))
+        done = 0
+        for k, (choice, tokens) in enumerate(chunks):
+            if timed:
+                await writer.drain()
+                await _sleep_until(t0 + fake.ttft_s + k * fake.itl_s)
+            if self.number in fake.cut_requests and k == fake.cut_after_chunks:
+                await writer.drain()
+                writer.transport.abort()
+                return False
+            done += tokens
+            writer.write(self.event(choice, done if self.each else None))
+            sent.append(time.perf_counter())
+            if not timed and k % 64 == 63:
+                await writer.drain()
+        if self.final:
+            writer.write(self.event("[]", done))
+        final = b"data: [DONE]\n\n"
+        writer.write(f"{len(final):x}\r\n".encode() + final + b"\r\n0\r\n\r\n")
+        await writer.drain()
+        return True
+
+
+async def _sleep_until(deadline: float) -> None:
+    """Sleep to a perf_counter deadline within ~0.1 ms: asyncio timers overshoot by ~1 ms (epoll rounds to
+    whole milliseconds), so sleep to 2 ms before, then in 0.1 ms blocking steps. Blocking `time.sleep`
+    releases the GIL, so the client thread in the same process reads meanwhile (spinning on
+    `asyncio.sleep(0)` starved it and bunched chunks); other streams of this server wait up to 2 ms,
+    which `sent_times` records truthfully."""
+    delay = deadline - time.perf_counter() - SPIN_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    while (left := deadline - time.perf_counter()) > 0:
+        time.sleep(min(left, 0.0001))
+
+
+def serve_forever(**kwargs: Any) -> None:
+    """Run a FakeVllm in this process until killed; print its port on stdout (benchmark subprocesses)."""
+    srv = FakeVllm(**kwargs).start()
+    print(srv.port, flush=True)
+    threading.Event().wait()
+
+
+# ---- a stand-in for the `vllm serve` process ----
+
+# The seed article's v5e program-load failure at --gpu-memory-utilization 0.95
+# (tests/data/vllm_tpu_seed_095_failure.log)
+PROGRAM_LOAD_FAILURE = (
+    "RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.\n"
+    "That was not possible. There are 347.33M free, 0B reserved, and 347.33M reservable."
+)
+
+
+def _log(msg: str, level: str = "INFO") -> None:
+    stamp = time.strftime("%m-%d %H:%M:%S")
+    print(f"(APIServer pid={os.getpid()}) {level} {stamp} [fake.py:1] {msg}", flush=True)
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="a stand-in for `vllm serve`; unknown vLLM flags are ignored")
+    parser.add_argument("positional_model", nargs="?")
+    parser.add_argument("--model")
+    parser.add_argument("--served-model-name")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-model-len", type=int, default=8192)
+    parser.add_argument("--fake-boot", choices=["ok", "die", "hang", "fail-program-load"], default="ok")
+    parser.add_argument("--fake-fork", action="store_true", help="fork a grandchild, as vLLM forks EngineCore")
+    parser.add_argument("--fake-version", default=VERSION, help="the vLLM version the boot log names")
+    parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
+    parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
+    parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
+    args, _ = parser.parse_known_args(argv)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Boot like `vllm serve`: log vLLM-shaped lines, then serve until killed.
+
+    Boot log: the version, whether HF_TOKEN reached the environment (never its value), the engine line,
+    "grandchild=<pid>" with --fake-fork, then the KV line (--fake-kv-tokens at --max-model-len; defaults are
+    the embedded engine's measured 46,592 tokens, 5.69x at 8,192) and "Application startup complete.".
+    --fake-boot die exits 3 after "ValueError: boom during boot"; hang never serves; fail-program-load (or
+    FAKE_VLLM_FAIL=1 in the environment) prints the seed's program-load failure and exits 1.
+    --fake-boot-log FILE replays a recorded log instead (e.g. tests/data/vllm_cpu_0.32_boot.log), its pids
+    rewritten to this process's: the lines before "Application startup complete", then the server starts,
+    then the rest.
+    """
+    args = _args(sys.argv[1:] if argv is None else argv)
+    boot = "fail-program-load" if os.environ.get("FAKE_VLLM_FAIL") else args.fake_boot
+    served = args.served_model_name or args.model or args.positional_model or "model"
+    reply = Reply(args.fake_reply)
+    fake = FakeVllm(lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len)
+    fake.host, fake.port = args.host, args.port
+    if args.fake_boot_log:
+        lines = re.sub(r"\bpid=\d+", f"pid={os.getpid()}", args.fake_boot_log.read_text()).splitlines()
+        ready = next((i for i, line in enumerate(lines) if "Application startup complete" in line), len(lines))
+        print("\n".join(lines[:ready]), flush=True)
+        fake.start()
+        print("\n".join(lines[ready:]), flush=True)
+        threading.Event().wait()
+    _log(f"vLLM API server version {args.fake_version}")
+    _log(f"token received: {'yes' if os.environ.get('HF_TOKEN') else 'no'}")
+    if boot == "fail-program-load":
+        print(PROGRAM_LOAD_FAILURE, flush=True)
+        sys.exit(1)
+    _log(f"Initializing a V1 LLM engine (v{args.fake_version}) with config: model={served!r}")
+    if args.fake_fork:
+        child = os.fork()
+        if child == 0:  # the grandchild: sleeps until killed
+            while True:
+                time.sleep(1)
+        print(f"grandchild={child}", flush=True)
+    if boot == "die":
+        print("ValueError: boom during boot", flush=True)
+        sys.exit(3)
+    while boot == "hang":
+        time.sleep(1)
+    concurrency = args.fake_kv_tokens / args.max_model_len
+    _log(
+        f"CPU KV cache size: {args.fake_kv_tokens:,} tokens, Maximum concurrency for {args.max_model_len:,} "
+        f"tokens per request: {concurrency:.2f}x"
+    )
+    fake.start()
+    _log("Application startup complete.")
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The command `onechip plan` prints is the command `onechip up` runs, byte for byte, for every engine kind
+(issue 11: `plan` printed 3 serve flags where `up --engine vllm-docker` ran 14). Both build it with
+engines.startup and onechip.vllm.flags.serve_command; these tests hold them to it, and check that what runs
+(the engine's argv, serve.sh, the docker line) is that command."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from onechip import api
+from onechip.cli.main import app
+from onechip.engines import remote, startup
+from onechip.engines.embedded import EmbeddedEngine
+from onechip.schemas.requests import PlanRequest, UpRequest
+from onechip.vllm import flags
+
+TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
+E2B = dict(model="gemma-4-E2B-it", sets=["max-model-len=32768"])
+# (engine kind, what `plan` is given, what `up` is given); the planner inputs are the same for both.
+CASES = {
+    "embedded": ("embedded", dict(model="SmolLM2-135M-Instruct", chip="cpu", port=8123), dict(port=8123)),
+    "vllm": ("vllm", dict(chip="h100", port=8124, **E2B), dict(chip="h100", port=8124, **E2B)),
+    "vllm-docker": ("vllm-docker", dict(chip="v5e-1", **E2B), dict(chip="v5e-1", **E2B)),
+    "vllm-ssh": ("vllm", dict(chip="l4", host="ubuntu@203.0.113.7", **E2B),
+                 dict(chip="l4", host="ubuntu@203.0.113.7", **E2B)),
+    "vllm-docker-ssh": ("vllm-docker", dict(chip="v5e-1", host="ubuntu@203.0.113.7", **E2B),
+                        dict(chip="v5e-1", host="ubuntu@203.0.113.7", **E2B)),
+}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    return tmp_path
+
+
+def _both(case: str):
+    kind, plan_args, up_args = CASES[case]
+    plan_args, up_args = dict(plan_args), dict(up_args)
+    the_plan = api.plan(PlanRequest(launch=kind, **plan_args))
+    result = api.up(UpRequest(engine=kind, dry_run=True, **up_args))
+    assert result.launch is not None
+    return the_plan, result.launch
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_plan_carries_the_command_up_runs(case):
+    the_plan, spec = _both(case)
+    assert the_plan.serve_command is not None
+    assert the_plan.serve_command == spec.command  # flags, order, reasons, env, docker groups, shell line
+    assert the_plan.serve_command.shell == spec.command.shell
+
+
+@pytest.mark.parametrize("case", ["vllm-docker-ssh", "vllm"])
+def test_with_a_token_both_name_where_it_comes_from(case, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    the_plan, spec = _both(case)
+    assert the_plan.serve_command == spec.command
+    assert spec.command.target.token_source == "the HF_TOKEN environment variable"
+    assert TOKEN not in the_plan.model_dump_json() and TOKEN not in spec.model_dump_json()
+
+
+def test_the_command_is_what_runs(home):
+    # embedded: the engine `up` and the demo start runs the argv plan shows
+    the_plan, spec = _both("embedded")
+    engine = EmbeddedEngine(home / "engine.log", port=spec.port)
+    assert engine.command() == the_plan.serve_command.argv and engine.env == the_plan.serve_command.env
+    # a local vllm process runs its argv
+    _, spec = _both("vllm")
+    planned = api._plan_for_up(UpRequest(engine="vllm", chip="h100", **E2B))
+    prepared = startup.prepare(planned, "vllm", port=8124, sets=E2B["sets"])
+    assert prepared.spec.command == spec.command
+    assert prepared.engine(home / "engine.log").command() == spec.command.argv
+    # over SSH serve.sh execs it; docker runs its one line
+    _, spec = _both("vllm-ssh")
+    assert remote.serve_script(spec).splitlines()[-1] == "exec " + flags.shell_join(spec.command.argv)
+    _, spec = _both("vllm-docker-ssh")
+    assert remote.start_command(spec).endswith(spec.command.shell)
+
+
+@pytest.mark.parametrize(
+    ("plan_argv", "up_argv"),
+    [
+        (["SmolLM2-135M-Instruct", "--chip", "cpu", "--launch", "embedded", "--port", "8123"],
+         ["--engine", "embedded", "--port", "8123"]),
+        (["gemma-4-E2B-it", "--chip", "v5e-1", "--set", "max-model-len=32768"],
+         ["--engine", "vllm-docker", "--model", "gemma-4-E2B-it", "--chip", "v5e-1", "--set", "max-model-len=32768"]),
+        (["gemma-4-E2B-it", "--chip", "l4", "--launch", "vllm", "--host", "u@203.0.113.7"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "l4", "--host", "u@203.0.113.7"]),
+    ],
+)  # fmt: skip
+def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
+    def command_line(output: str) -> str:
+        lines = output.splitlines()
+        return lines[lines.index("command:") + 1]
+
+    planned = CliRunner().invoke(app, ["plan", *plan_argv], terminal_width=100)
+    dry = CliRunner().invoke(app, ["up", *up_argv, "--dry-run"], terminal_width=100)
+    assert planned.exit_code == 0, planned.output
+    assert dry.exit_code == 0, dry.output
+    assert command_line(planned.output) == command_line(dry.output)
+    # and the flags with their reasons, in the same order
+    flag_lines = [line for line in planned.output.splitlines() if line.startswith("  --")]
+    assert flag_lines and flag_lines == [line for line in dry.output.splitlines() if line.startswith("  --")]
