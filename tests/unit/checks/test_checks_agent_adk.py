@@ -4,16 +4,17 @@ loop: the right call, an off-by-one filter, no call at all, and a call sent back
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
-from fakes.vllm_server import FakeVllm, Reply
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.schemas.requests import CheckRequest
 
-pytest.importorskip("google.adk")
-pytest.importorskip("litellm")
+if importlib.util.find_spec("google.adk") is None or importlib.util.find_spec("litellm") is None:
+    pytest.skip("needs the onechip[adk] extra (google-adk, litellm)", allow_module_level=True)
 
 
 # LiteLLM sends tool results to a model named like Gemma with role "tool_responses" (Gemma's chat template),

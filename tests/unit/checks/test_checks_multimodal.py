@@ -8,8 +8,8 @@ import struct
 import zlib
 
 import pytest
-from fakes.vllm_server import FakeVllm, Reply
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.checks.multimodal import gradient_png, judge
 from onechip.schemas.requests import CheckRequest

@@ -7,9 +7,9 @@ import json
 import time
 
 import anyio
-from fakes.vllm_server import FakeVllm
 from mcp import Client
 
+from fakes.vllm_server import FakeVllm
 from onechip.mcp.server import build_server
 
 

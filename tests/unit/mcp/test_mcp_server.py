@@ -9,8 +9,8 @@ import json
 import anyio
 import pytest
 from mcp import Client
-from fakes.vllm_server import FakeVllm, Reply
 
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
@@ -140,7 +140,7 @@ def test_check_reports_progress_notifications():
     async def progress(done, total, message):
         seen.append((done, total, message))
 
-    with FakeVllm([Reply("The capital of France is Paris.")] * 4) as srv:
+    with FakeVllm([Reply("The capital of France is Paris.")] * 4, model="scripted") as srv:
         result = call("check", {"base_url": srv.url, "only": "smoke"}, progress=progress)
     assert not result.is_error, result.content[0].text
     assert result.structured_content["results"][0]["domain"] == "chat"
