@@ -9,12 +9,14 @@ request model (schemas.requests; BenchConfig for bench), call the function, rend
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     advise(AdviseRequest, on_progress) -> Advice
+    logs_tail(LogsRequest) -> LogTail             summarize_logs(SummarizeLogsRequest) -> LogSummary
 
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import platform
 import socket
@@ -38,7 +40,7 @@ from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.engines.local import free_port
-from onechip.errors import CloudError, ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
+from onechip.errors import CloudError, ConfigError, EngineBootError, EngineError, Interrupted, OnechipError, redact
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
 from onechip.planner import calibration
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -69,6 +71,7 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
+from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
     AdviseRequest,
     CheckRequest,
@@ -81,8 +84,8 @@ from onechip.schemas.requests import (
 )
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
-from onechip.vllm import bootlog, flags
-from onechip.vllm.wire import WireClient
+from onechip.vllm import bootlog, flags, log_summary
+from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
 
 def plan(request: PlanRequest) -> Plan:
@@ -360,6 +363,45 @@ def down() -> EngineStatus:
 def logs(follow: bool = False) -> Iterator[str]:
     """The engine log of the engine `up` started, redacted, line by line; `follow` keeps reading."""
     return engine_state.log_lines(follow)
+
+
+def logs_tail(request: LogsRequest) -> LogTail:
+    """The last `request.lines` lines of the engine log (redacted), and how many lines it has. Raises
+    EngineError when no engine was started or its log is gone."""
+    tail: collections.deque[str] = collections.deque(maxlen=request.lines)
+    total = 0
+    for line in engine_state.log_lines(False):
+        tail.append(line)
+        total += 1
+    return LogTail(lines=list(tail), total_lines=total)
+
+
+def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
+    """The engine log distilled by rules (vllm.log_summary: boot timeline, memory, warnings, every error
+    line, known traps), from `request.path` or the engine `up` started. With `request.explain`, the running
+    engine's own model is asked to explain the summary (one chat request; its answer is the model's, not a
+    verdict). Raises ConfigError (unreadable path), EngineError (no engine), EndpointError (explain failed).
+    """
+    if request.path is not None:
+        try:
+            text, source = request.path.read_text(encoding="utf-8", errors="replace"), str(request.path)
+        except OSError as exc:
+            raise ConfigError(f"--path {request.path}: cannot read: {exc.strerror}") from None
+    else:
+        text, source = "\n".join(engine_state.log_lines(False)), "engine log"
+        current = engine_state.load()
+        source = current.log_path if current is not None else source
+    summary = log_summary.summarize(text, source, request.max_lines)
+    if request.explain:
+        engine = engine_state.status()
+        if not (engine.running and engine.healthy and engine.state is not None):
+            raise EngineError("explain needs a running, healthy engine (`onechip up`)")
+        with WireClient(engine.state.base_url, api_key=api_key_from_env()) as client:
+            prompt = [{"role": "user", "content": log_summary.explain_prompt(summary)}]
+            reply = client.chat(chat_body(engine.state.model, prompt, 160))
+        summary.explanation = redact(reply.content.strip())
+        summary.explained_by = f"{engine.state.model} at {engine.state.base_url}"
+    return summary
 
 
 # --- the demo: every stage on the embedded engine (issue 2).

@@ -1,7 +1,8 @@
 """Capability checks against an OpenAI-compatible endpoint: one entrypoint, `run_checks`.
 
 Domains and the `--only` names that select them: smoke → chat, tools → tool_calling, agent → agent
-(MCP `count_ids`), needle → long_context, determinism → determinism. Each returns a `CheckResult` with
+(MCP `count_ids`), needle → long_context, determinism → determinism, multimodal → multimodal (only when
+asked: it is not in DEFAULT_ORDER). Each returns a `CheckResult` with
 a verdict drawn from its probes; nothing here prints (progress goes through `on_progress`). Every probe
 talks to the server through one `vllm.wire.WireClient` (sent `Authorization: Bearer $OPENAI_API_KEY` when
 that is set, for a server started with `--api-key`, as the openai SDK would).
@@ -18,8 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from onechip.checks.adk_agent import run_case_adk
 from onechip.checks.agent import check_agent
 from onechip.checks.determinism import check_determinism
+from onechip.checks.multimodal import check_multimodal
 from onechip.checks.needle import check_needle
 from onechip.checks.smoke import check_smoke
 from onechip.checks.tools import check_tools
@@ -47,9 +50,12 @@ def _runners() -> dict[str, Runner]:
     return {
         "smoke": lambda ep, m, o, ctx: check_smoke(ep, m, o),
         "tools": lambda ep, m, o, ctx: check_tools(ep, m, o),
-        "agent": lambda ep, m, o, ctx: check_agent(ep, m, o, ctx.get("out_dir"), ctx["on_progress"]),
+        "agent": lambda ep, m, o, ctx: check_agent(
+            ep, m, o, ctx.get("out_dir"), ctx["on_progress"], run_case_adk if o.agent == "adk" else None
+        ),
         "determinism": lambda ep, m, o, ctx: check_determinism(ep, m, o),
         "needle": lambda ep, m, o, ctx: check_needle(ep, m, o, ctx.get("max_model_len")),
+        "multimodal": lambda ep, m, o, ctx: check_multimodal(ep, m, o),
     }
 
 

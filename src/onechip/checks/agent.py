@@ -29,6 +29,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,12 @@ class Transcript:
     turns: int = 0
     error: str | None = None
     blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
+
+
+# How one case is run: (endpoint, model, case, runs, options, MCP server stderr log) -> scored runs.
+CaseRunner = Callable[
+    [WireClient, str, AgentCase, int, CheckOptions, Path | None], list[tuple[AgentRun, Transcript]]
+]
 
 
 def seed_case() -> AgentCase:
@@ -309,8 +316,15 @@ async def run_case(
     return out
 
 
+def run_case_loop(
+    ep: WireClient, model: str, case: AgentCase, runs: int, opts: CheckOptions, errlog_path: Path | None = None
+) -> list[tuple[AgentRun, Transcript]]:
+    """`run_case` from synchronous code: the OpenAI-SDK-style loop (the default agent)."""
+    return asyncio.run(run_case(ep, model, case, runs, opts, errlog_path))
+
+
 def _run_cases(
-    ep: WireClient, model: str, opts: CheckOptions, out_dir: Path | None, on_progress: ProgressFn
+    ep: WireClient, model: str, opts: CheckOptions, out_dir: Path | None, on_progress: ProgressFn, runner: CaseRunner
 ) -> tuple[list[AgentCase], list[tuple[AgentRun, Transcript]], str | None]:
     """(cases, every run with its transcript, the MCP failure that stopped them or None)."""
     cases = make_cases(opts.agent_cases, opts.agent_seed)
@@ -319,10 +333,38 @@ def _run_cases(
     for i, case in enumerate(cases):
         on_progress(ProgressEvent("check", f"agent: case {i + 1}/{len(cases)} ({case.name})", done=i, total=len(cases)))
         try:
-            results += asyncio.run(run_case(ep, model, case, opts.agent_runs, opts, errlog))
+            results += runner(ep, model, case, opts.agent_runs, opts, errlog)
         except (OSError, RuntimeError, ExceptionGroup) as exc:  # MCP server failed to start or broke
             return cases, results, f"MCP session failed: {exc!r}"[:500]
     return cases, results, None
+
+
+AGENT_STACKS = {
+    "loop": "onechip's chat-completions loop + MCP ClientSession (stdio)",
+    "adk": "google-adk LlmAgent + LiteLlm(hosted_vllm) + McpToolset (stdio), streaming SSE",
+}
+_TOKEN_METRICS = ("vllm:prompt_tokens_total", "vllm:generation_tokens_total")
+
+
+def _served_tokens(ep: WireClient) -> dict[str, float] | None:
+    """The server's prompt/generation token counters from /metrics (None when it serves none): the token
+    count of agent runs, since streamed usage does not reach ADK's events."""
+    try:
+        metrics = ep.metrics()
+    except EndpointError:
+        return None
+    return {name: metrics[name] for name in _TOKEN_METRICS if name in metrics} or None
+
+
+def _token_delta(before: dict[str, float] | None, after: dict[str, float] | None) -> dict[str, str]:
+    """{'prompt_tokens': ..., 'generation_tokens': ...} spent on the server between two readings."""
+    if not before or not after:
+        return {}
+    return {
+        name.removeprefix("vllm:").removesuffix("_total"): str(int(after[name] - before[name]))
+        for name in _TOKEN_METRICS
+        if name in before and name in after
+    }
 
 
 def _probe(r: AgentRun) -> Probe:
@@ -338,7 +380,7 @@ def _probe(r: AgentRun) -> Probe:
             "error": r.error,
         },
         expected={"count": r.expected_count, "filter": r.true_filter},
-        note=r.outcome + (f": {r.error}" if r.error else ""),
+        note=r.outcome + (f": {r.error}" if r.error else "") + (f" ({r.note})" if r.note else ""),
     )
 
 
@@ -369,14 +411,17 @@ def check_agent(
     opts: CheckOptions,
     out_dir: Path | None = None,
     on_progress: ProgressFn = no_progress,
+    runner: CaseRunner | None = None,
 ) -> CheckResult:
     """Domain `agent`: one probe per run (pass = outcome 'correct'), the runs and the seed's table.
 
     All runs refused with HTTP 400 → blocked (server message in `note`). Transcripts are written to
     `out_dir/agent_transcripts.json` when `out_dir` is given. Must not be called from a running event loop.
-    Raises MissingDependencyError when the MCP SDK is not installed.
+    Raises MissingDependencyError when the MCP SDK is not installed. `runner`: how one case is run
+    (default: run_case_loop, the OpenAI-SDK-style loop; checks.adk_agent.run_case_adk for `--agent adk`).
     """
-    cases, results, infra_error = _run_cases(ep, model, opts, out_dir, on_progress)
+    tokens_before = _served_tokens(ep)
+    cases, results, infra_error = _run_cases(ep, model, opts, out_dir, on_progress, runner or run_case_loop)
     runs = [r for r, _ in results]
     transcript_path = None
     if out_dir is not None:
@@ -400,5 +445,7 @@ def check_agent(
             "max_turns": str(opts.agent_max_turns),
             "cases": str(len(cases)),
             "runs_per_case": str(opts.agent_runs),
+            "agent": AGENT_STACKS[opts.agent],
+            **_token_delta(tokens_before, _served_tokens(ep)),
         },
     )

@@ -38,10 +38,11 @@ def check_tables(report: CheckReport) -> list[Table]:
         if r.agent_table is not None and r.agent_table.runs:
             t = r.agent_table
             agent = Table(title="agent (MCP count_ids)")
-            for col in ("runs", "correct", "right-filter", "errors", "median s", "filters sent"):
+            for col in ("backend", "runs", "correct", "right-filter", "errors", "median s", "filters sent"):
                 agent.add_column(col)
             median = f"{t.median_s:.2f}" if t.median_s is not None else "-"
             agent.add_row(
+                report.options.get("agent", "loop"),
                 str(t.runs),
                 f"{t.correct}/{t.runs}",
                 f"{t.right_filter}/{t.runs}",

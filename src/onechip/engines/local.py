@@ -41,7 +41,10 @@ def preferred_port(port: int, host: str = "127.0.0.1") -> int:
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server could listen on `port` now. SO_REUSEADDR as uvicorn (vLLM's server) binds: a port
+    left in TIME_WAIT by a stopped engine is free to the next one."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

@@ -15,7 +15,7 @@ from pydantic import Field
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
-Domain = Literal["chat", "tool_calling", "agent", "long_context", "determinism"]
+Domain = Literal["chat", "tool_calling", "agent", "long_context", "determinism", "multimodal"]
 ToolChoice = Literal["auto", "required", "named"]
 AgentOutcome = Literal[
     "correct", "correct-no-call", "no-call", "not-quoted", "quoted-no-filter", "wrong-filter", "error"
@@ -28,6 +28,7 @@ CHECK_NAMES: dict[str, Domain] = {
     "agent": "agent",
     "needle": "long_context",
     "determinism": "determinism",
+    "multimodal": "multimodal",
 }
 
 
@@ -50,6 +51,11 @@ class CheckOptions(StrictModel):
         default=1, ge=0, description="Agent cases to run: the seed case first, then the seeded phrasings."
     )
     agent_runs: int = Field(default=1, ge=1, description="Runs of each agent case (the seed demo ran 3).")
+    agent: Literal["loop", "adk"] = Field(
+        default="loop",
+        description="Agent stack of the agent check: 'loop' (onechip's chat-completions loop) or 'adk' (the "
+        "seed's google-adk LlmAgent + LiteLlm + McpToolset; needs the onechip[adk] extra).",
+    )
     agent_tool_choice: Literal["auto", "required-first"] = Field(
         default="auto",
         description="tool_choice of the agent's turns: 'auto' throughout (the seed demo), or 'required' on "
@@ -126,6 +132,7 @@ class AgentRun(ResultModel):
     turns: int = Field(default=0, description="Model turns used.")
     duration_s: float = Field(default=0.0, description="Wall time of the run, seconds.")
     error: str | None = Field(default=None, description="Why the run errored (HTTP, turn cap, MCP).")
+    note: str = Field(default="", description="A caveat, e.g. a tool call that came back as text.")
 
 
 class AgentTableRow(ResultModel):

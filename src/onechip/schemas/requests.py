@@ -194,7 +194,8 @@ class CheckRequest(CheckOptions):
     )
     model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
     only: list[str] | None = Field(
-        default=None, description="Comma-separated: smoke,tools,agent,needle,determinism (default: all)."
+        default=None,
+        description="Comma-separated: smoke,tools,agent,needle,determinism,multimodal (default: all but multimodal).",
     )
     out_dir: Annotated[Path | None, Cli("--out")] = Field(
         default=None, description="Write checks.json and agent transcripts here."

@@ -18,20 +18,23 @@ CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "o
         "onechip.sim"]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
-# -> bench/checks/cost -> report -> api -> cli; DESIGN.md puts sim/ above planner/, below bench/checks/cost).
+# -> bench/checks/cost -> report -> api -> cli and mcp, two shells side by side; DESIGN.md puts sim/ above
+# planner/, below bench/checks/cost).
 FORBIDDEN = {
-    "schemas": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "catalog": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "vllm": ["planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "planner": ["sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "sim": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli"],
-    "engines": ["cloud", "bench", "checks", "cost", "report", "api", "cli"],
+    "schemas": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "catalog": ["vllm", "planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "vllm": ["planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "planner": ["sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "sim": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "engines": ["cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
     # provisioning hosts sits beside launching engines (DESIGN.md): neither imports the other
-    "cloud": ["engines", "bench", "checks", "cost", "report", "api", "cli"],
-    "bench": ["cloud", "checks", "cost", "report", "api", "cli"],
-    "checks": ["bench", "cost", "report", "api", "cli"],
-    "cost": ["bench", "checks", "report", "api", "cli"],
-    "report": ["api", "cli"],
+    "cloud": ["engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "bench": ["cloud", "checks", "cost", "report", "api", "cli", "mcp"],
+    "checks": ["bench", "cost", "report", "api", "cli", "mcp"],
+    "cost": ["bench", "checks", "report", "api", "cli", "mcp"],
+    "report": ["api", "cli", "mcp"],
+    "api": ["cli", "mcp"],
+    "mcp": ["cli"],
 }
 
 
@@ -52,7 +55,8 @@ def _imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_imports_point_down(layer):
     bad = []
-    for path in sorted((SRC / layer).rglob("*.py")):
+    module = SRC / f"{layer}.py"  # a layer is a package, or one module (api.py)
+    for path in [module] if module.is_file() else sorted((SRC / layer).rglob("*.py")):
         for name in _imports(path):
             parts = name.split(".")
             if parts[0] == "onechip" and len(parts) > 1 and parts[1] in FORBIDDEN[layer]:
@@ -75,7 +79,8 @@ def test_core_loads_no_cli():
     code = (
         "import sys\n"
         + "".join(f"import {m}\n" for m in CORE)
-        + "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m.startswith('onechip.cli'))\n"
+        + "shells = ('onechip.cli', 'onechip.mcp')\n"
+        + "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m.startswith(shells))\n"
         + "print(bad); sys.exit(1 if bad else 0)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

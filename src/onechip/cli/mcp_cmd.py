@@ -1,0 +1,52 @@
+"""`onechip mcp`: serve every onechip job as MCP tools (stdio by default; streamable HTTP with --http).
+
+The MCP SDK is imported when the command runs, never at CLI start (tests/unit/cli/test_cli_imports.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from onechip.errors import ConfigError, MissingDependencyError
+
+TOKEN_ENV = "ONECHIP_MCP_TOKEN"
+
+
+def _token(token_file: Path | None) -> str | None:
+    """The bearer token from --token-file or $ONECHIP_MCP_TOKEN (never echoed), or None."""
+    if token_file is None:
+        return os.environ.get(TOKEN_ENV) or None
+    try:
+        token = token_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror}") from None
+    if not token:
+        raise ConfigError(f"--token-file {token_file} is empty")
+    return token
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def mcp(
+        read_only: Annotated[bool, typer.Option("--read-only", help="Only tools that change nothing.")] = False,
+        http: Annotated[bool, typer.Option("--http", help="Streamable HTTP at /mcp instead of stdio.")] = False,
+        host: Annotated[str, typer.Option("--host", help="HTTP bind address; off 127.0.0.1 a token is required.")] = (
+            "127.0.0.1"
+        ),
+        port: Annotated[int, typer.Option("--port", help="HTTP port.", min=1, max=65535)] = 8765,
+        token_file: Annotated[
+            Path | None, typer.Option("--token-file", help=f"File with the bearer token (or ${TOKEN_ENV}).")
+        ] = None,
+    ) -> None:
+        """Serve plan/up/status/logs/down/check/bench/cost/report/demo as MCP tools for an agent."""
+        try:
+            from onechip.mcp.server import serve
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"onechip mcp needs the MCP SDK ({exc.name or 'mcp'} is missing): pip install 'mcp>=2.3,<3'"
+            ) from None
+        serve(read_only, "streamable-http" if http else "stdio", host, port, _token(token_file))

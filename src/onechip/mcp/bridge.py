@@ -1,0 +1,102 @@
+"""How a job's request model becomes an MCP tool's input, and how a job runs under an MCP tool call.
+
+- `signature_of(model)`: one keyword parameter per request field, carrying the field's type, range,
+  description and validators, so the SDK publishes the model's own JSON Schema as the tool's
+  `inputSchema` (what an agent sees is what the CLI validates). The request itself is then built with
+  schemas.inputs.build_request, so a refused value is the CLI's one-line ConfigError.
+- `run_job(ctx, job)`: the job runs in a worker thread (the core's jobs are synchronous and start their
+  own event loops); each ProgressEvent becomes an MCP progress notification. A cancelled call sets a flag
+  that makes the job's next progress callback raise KeyboardInterrupt, which the core treats as Ctrl-C:
+  bench keeps every finished request on disk and raises Interrupted (resume continues it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Callable, Iterable
+from typing import Annotated, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from onechip.errors import OnechipError, redact
+from onechip.progress import ProgressEvent, ProgressFn
+
+T = TypeVar("T")
+
+
+def signature_of(
+    model: type[BaseModel], drop: Iterable[str] = (), extra: Iterable[inspect.Parameter] = ()
+) -> list[inspect.Parameter]:
+    """Keyword parameters for every field of `model` (less `drop`), then `extra`; a required field has no
+    default, an optional one its default (a default_factory is called)."""
+    params = []
+    for name, field in model.model_fields.items():
+        if name in drop:
+            continue
+        # a field's type, description and constraints as one annotation, built at run time
+        annotation = Annotated[(field.annotation, Field(description=field.description), *field.metadata)]  # type: ignore[name-defined]
+        default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+    return params + list(extra)
+
+
+def result(model: BaseModel, summary: str) -> CallToolResult:
+    """A tool result: `summary` as text, `model` as structured content, both redacted."""
+    data = json.loads(redact(model.model_dump_json()))
+    return CallToolResult(content=[TextContent(type="text", text=redact(summary))], structured_content=data)
+
+
+def refusal(message: str) -> CallToolResult:
+    """A tool error result (isError) with one redacted line: what was refused and why."""
+    return CallToolResult(content=[TextContent(type="text", text=redact(message))], is_error=True)
+
+
+def _progress_sink(ctx: Context | None, stop: threading.Event) -> ProgressFn:
+    """A ProgressFn for the worker thread: forwards each event as an MCP progress notification (progress
+    counts events, since a job's own `done` restarts per stage), and raises KeyboardInterrupt once `stop`."""
+    count = 0
+
+    def on_progress(event: ProgressEvent) -> None:
+        nonlocal count
+        if stop.is_set():
+            raise KeyboardInterrupt
+        if ctx is None:
+            return
+        count += 1
+        share = f" ({event.done:g}/{event.total:g})" if event.done is not None and event.total else ""
+        message = redact(f"{event.stage}: {event.message}{share}")
+        try:
+            anyio.from_thread.run(ctx.report_progress, count, None, message)
+        except RuntimeError:  # the call was abandoned and its event loop is gone: nobody to tell
+            return
+
+    return on_progress
+
+
+async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
+    """Run `job(on_progress)` in a worker thread; OnechipError -> ToolError with its one-line message.
+    On cancellation the job is told to stop at its next progress event (see the module docstring)."""
+    stop = threading.Event()
+    on_progress = _progress_sink(ctx, stop)
+
+    def work() -> T:
+        try:
+            return job(on_progress)
+        except KeyboardInterrupt:
+            raise ToolError("cancelled; what was measured is kept on disk") from None
+
+    try:
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop.set()
+        raise
+    except OnechipError as exc:
+        raise ToolError(redact(str(exc))) from None

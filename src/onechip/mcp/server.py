@@ -1,0 +1,146 @@
+"""`onechip mcp`: one MCP server (official SDK 2.x, `MCPServer`) over onechip.api, for an agent doing the
+devops: plan, up, status, logs, summarize_logs, down, check, bench, cost, report, demo (mcp.tools.TOOLS).
+
+Each tool's input schema is its job's request model; its output schema the job's result model; the text
+beside it one summary line. Errors are tool errors carrying the CLI's one-line message. Transports:
+stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer
+token (checked in constant time), which is never printed or logged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp_types import CallToolResult
+from pydantic import create_model
+
+from onechip import __version__
+from onechip.errors import ConfigError
+from onechip.mcp.bridge import refusal, result, run_job, signature_of
+from onechip.mcp.tools import TOOLS, ToolSpec
+from onechip.schemas.inputs import build_request
+
+INSTRUCTIONS = (
+    "onechip plans, launches, checks, benchmarks and prices an LLM serving engine on one accelerator. "
+    "Typical session: plan -> up -> check -> bench -> cost -> down (down needs confirm: true). "
+    "Read tool errors: they say what to change."
+)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the caller gave, as far as can be told: those that differ from the field default
+    (so a request's 'give A or B' rules judge what was sent, as on the command line)."""
+    fields = spec.request.model_fields
+    return {k: v for k, v in kwargs.items() if k not in fields or v != fields[k].get_default(call_default_factory=True)}
+
+
+def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
+    """The async function the SDK registers for `spec`: its signature is the request's fields (less those
+    a read-only server drops) plus `confirm` when gated, so the SDK publishes them as the input schema."""
+    drop = spec.read_only_without if read_only else ()
+
+    async def tool(ctx: Context, **kwargs: Any) -> CallToolResult:
+        confirm = bool(kwargs.pop("confirm", False))
+        try:
+            request = build_request(spec.request, _given(spec, kwargs))
+        except ConfigError as exc:
+            return refusal(str(exc))
+        try:
+            if spec.gated and not confirm:
+                preview = await run_job(None, lambda _: spec.preview(request))
+                return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
+            out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
+        except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix
+            return refusal(str(exc))
+        return result(out, spec.summary(out))
+
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    params = [ctx_param, *signature_of(spec.request, drop, spec.parameters(read_only))]
+    tool.__signature__ = inspect.Signature(params, return_annotation=spec.result)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": spec.result}
+    tool.__name__ = spec.name
+    return tool
+
+
+def _validate_like_the_cli(server: MCPServer, name: str) -> None:
+    """Publish the strict schema (with additionalProperties: false) but let the SDK pass values through
+    unchecked (unknown names still refused), so build_request judges them and a refused value is the
+    CLI's one-line ConfigError naming the flag, not a multi-line pydantic report."""
+    tool = server._tool_manager.get_tool(name)  # noqa: SLF001 (the SDK has no public hook for this)
+    if tool is None:
+        return
+    strict = tool.fn_metadata.arg_model
+    strict.model_config["extra"] = "forbid"
+    strict.model_rebuild(force=True)
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    passthrough: dict[str, Any] = {
+        field_name: (Any, field.default if not field.is_required() else ...)
+        for field_name, field in strict.model_fields.items()
+    }
+    lenient = create_model(f"{name}Arguments", __base__=ArgModelBase, **passthrough)
+    lenient.model_config["extra"] = "forbid"
+    lenient.model_rebuild(force=True)
+    tool.fn_metadata.arg_model = lenient
+
+
+def build_server(read_only: bool = False) -> MCPServer:
+    """The onechip MCP server; `read_only` registers only the tools that change nothing (see mcp.tools)."""
+    mode = " This server is read-only." if read_only else ""
+    server = MCPServer(name="onechip", version=__version__, instructions=INSTRUCTIONS + mode)
+    for spec in TOOLS:
+        if not spec.available(read_only):
+            continue
+        server.add_tool(
+            _tool_fn(spec, read_only),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=spec.annotations(read_only),
+            structured_output=True,
+        )
+        _validate_like_the_cli(server, spec.name)
+    return server
+
+
+def bearer_guard(app: Any, token: str) -> Any:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>` (else 401)."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(sent, expected):
+                await send(
+                    {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def http_app(server: MCPServer, host: str, token: str | None) -> Any:
+    """The streamable-HTTP ASGI app at /mcp; off 127.0.0.1 it needs `token` (ConfigError without one)."""
+    if host not in LOCAL_HOSTS and not token:
+        raise ConfigError(f"binding to {host} needs a bearer token: set ONECHIP_MCP_TOKEN or give --token-file")
+    app = server.streamable_http_app(host=host)
+    return bearer_guard(app, token) if token else app
+
+
+def serve(read_only: bool, transport: str, host: str, port: int, token: str | None) -> None:
+    """Run the server until the client leaves (stdio) or the process is stopped (http)."""
+    server = build_server(read_only)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    app = http_app(server, host, token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

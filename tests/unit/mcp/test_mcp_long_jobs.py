@@ -1,0 +1,60 @@
+"""Long jobs over MCP: bench reports progress notifications from the same callbacks the CLI draws, and a
+cancelled bench call stops at its next request and keeps every finished request on disk (resumable)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+from mcp import Client
+
+from fakes.vllm_server import FakeVllm
+from onechip.mcp.server import build_server
+
+
+def test_bench_reports_progress_and_returns_the_run(tmp_path):
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(done, total, message):
+        seen.append((done, message))
+
+    args = {"contexts": [64], "clients": [1, 2], "reps": 1, "output_tokens": 4, "out_dir": str(tmp_path / "run")}
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return await client.call_tool("bench", {"base_url": url, **args}, progress_callback=progress)
+
+    with FakeVllm(itl_s=0.001) as srv:
+        result = anyio.run(go, srv.url)
+    assert not result.is_error, result.content[0].text
+    cells = result.structured_content["cells"]
+    assert [(c["context_tokens"], c["clients"], c["status"]) for c in cells] == [(64, 1, "ok"), (64, 2, "ok")]
+    assert result.content[0].text.startswith("2 cells: 64x1 ")
+    assert (tmp_path / "run" / "summary.json").is_file()
+    assert any(m and m.startswith("bench: ") and "requests" in m for _, m in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_cancelled_bench_keeps_finished_requests(tmp_path):
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 3, "output_tokens": 8, "requests_per_client": 20,
+            "warmup_requests": 0, "out_dir": str(out)}  # fmt: skip
+    requests = out / "requests.jsonl"
+
+    async def go(url):
+        async with Client(build_server()) as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "bench", {"base_url": url, **args})
+            with anyio.fail_after(60):
+                while not requests.is_file() or len(requests.read_text().splitlines()) < 3:
+                    await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+
+    with FakeVllm(ttft_s=0.05, itl_s=0.01) as srv:
+        anyio.run(go, srv.url)
+        time.sleep(0.5)  # the worker thread stops at its next request
+        kept = len(requests.read_text().splitlines())
+        time.sleep(0.5)
+        assert len(requests.read_text().splitlines()) == kept  # stopped, not still measuring
+    assert kept >= 3
+    assert all(json.loads(line)["context_tokens"] == 64 for line in requests.read_text().splitlines())

@@ -1,0 +1,171 @@
+"""onechip's MCP server through the SDK's in-process client: every tool's schema is its request model,
+results are structured, errors are the CLI's one line, the confirm gate and read-only mode hold, progress
+arrives as notifications, cancelling a bench keeps what was measured, secrets are never echoed."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+
+from fakes.vllm_server import FakeVllm, Reply
+from onechip import api
+from onechip.engines import state as engine_state
+from onechip.errors import ConfigError
+from onechip.mcp.server import build_server
+from onechip.mcp.tools import TOOLS
+from onechip.schemas import EngineState
+from onechip.schemas.requests import CostRequest
+
+BY_NAME = {spec.name: spec for spec in TOOLS}
+
+
+def call(name: str, args: dict, *, read_only: bool = False, progress=None):
+    async def go():
+        async with Client(build_server(read_only)) as client:
+            return await client.call_tool(name, args, progress_callback=progress)
+
+    return anyio.run(go)
+
+
+def listed(read_only: bool = False) -> dict:
+    async def go():
+        async with Client(build_server(read_only)) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    return anyio.run(go)
+
+
+def test_every_tool_takes_its_request_model_and_returns_its_result_model():
+    tools = listed()
+    assert set(tools) == set(BY_NAME) >= {"plan", "up", "status", "logs", "down", "check", "bench", "cost", "report"}
+    for name, tool in tools.items():
+        spec = BY_NAME[name]
+        fields = set(spec.request.model_fields) | ({"confirm"} if spec.gated else set())
+        assert set(tool.input_schema["properties"]) == fields, name
+        assert tool.input_schema["additionalProperties"] is False, name
+        assert set(tool.input_schema.get("required", [])) == {
+            n for n, f in spec.request.model_fields.items() if f.is_required()
+        }, name
+        assert tool.output_schema["title"] == spec.result.__name__, name
+        for field_name, prop in tool.input_schema["properties"].items():
+            assert prop.get("description"), f"{name}.{field_name} has no description"
+        a = tool.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            spec.open_world,
+        ), name
+
+
+def test_cost_result_is_the_api_result_as_structured_content_with_a_summary_line():
+    args = {"chip": "v5e-1", "output_tok_per_s": 1500, "pricing": "spot,flex-start", "today": "2026-11-30"}
+    result = call("cost", args)
+    assert not result.is_error
+    expected = api.cost(CostRequest(**args)).model_dump(mode="json")
+    assert result.structured_content == expected
+    text = result.content[0].text
+    assert text.startswith("v5e-1: 2 prices, cheapest spot") and "\n" not in text
+
+
+def test_a_refused_value_is_the_cli_one_line_error():
+    result = call("cost", {"chip": "no-such-chip", "output_tok_per_s": 10})
+    assert result.is_error
+    with pytest.raises(ConfigError) as cli_error:
+        api.cost(CostRequest(chip="no-such-chip", output_tok_per_s=10))
+    assert result.content[0].text == str(cli_error.value)
+
+
+def test_a_range_error_names_the_flag_as_the_cli_does():
+    result = call("cost", {"chip": "v5e-1", "output_tok_per_s": -5})
+    assert result.is_error
+    assert result.content[0].text.startswith("Invalid value for '--output-tok-per-s'")
+
+
+def test_unknown_arguments_are_refused_not_ignored():
+    result = call("cost", {"chip": "v5e-1", "output_tok_per_s": 10, "chipp": "v6e-1"})
+    assert result.is_error and "chipp" in result.content[0].text
+
+
+def _fake_state(tmp_path, log_text: str = "INFO ready\n") -> EngineState:
+    log = tmp_path / "engine.log"
+    log.write_text(log_text)
+    state = EngineState(
+        engine="embedded", pid=999_999, base_url="http://127.0.0.1:1", model="smollm2",
+        started_at="2026-12-01T00:00:00+00:00", log_path=str(log),
+    )  # fmt: skip
+    engine_state.save(state)
+    return state
+
+
+def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path, monkeypatch):
+    _fake_state(tmp_path)
+    stopped = []
+    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or api.EngineStatus(running=False, note="x"))
+    result = call("down", {})
+    assert result.is_error and not stopped
+    assert result.content[0].text == (
+        "not done: down would stop the embedded engine serving smollm2 at http://127.0.0.1:1 (pid 999999); "
+        "call down again with confirm: true"
+    )
+    assert not call("down", {"confirm": True}).is_error
+    assert stopped == [1]
+
+
+def test_read_only_server_lists_only_tools_that_change_nothing():
+    tools = listed(read_only=True)
+    assert set(tools) == {"plan", "status", "logs", "summarize_logs", "check", "cost"}
+    assert all(t.annotations.read_only_hint for t in tools.values())
+    assert "write" not in tools["cost"].input_schema["properties"]
+    assert "out_dir" not in tools["check"].input_schema["properties"]
+    assert call("down", {"confirm": True}, read_only=True).is_error
+    refused = call("cost", {"chip": "v5e-1", "output_tok_per_s": 10, "write": True}, read_only=True)
+    assert refused.is_error and "write" in refused.content[0].text
+
+
+def test_secrets_are_never_echoed(monkeypatch):
+    secret = "hf_" + "Zx9" * 8
+    monkeypatch.setenv("HF_TOKEN", secret)
+    result = call("cost", {"chip": "v5e-1", "output_tok_per_s": 10, "region": secret})
+    assert result.is_error
+    assert secret not in result.content[0].text and "***" in result.content[0].text
+
+
+def test_check_reports_progress_notifications():
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done, total, message):
+        seen.append((done, total, message))
+
+    with FakeVllm([Reply("The capital of France is Paris.")] * 4, model="scripted") as srv:
+        result = call("check", {"base_url": srv.url, "only": "smoke"}, progress=progress)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["results"][0]["domain"] == "chat"
+    assert result.content[0].text.startswith("scripted at ")
+    assert seen and all(m.startswith("check: ") for _, _, m in seen)
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)  # MCP progress only increases
+
+
+def test_logs_and_summarize_logs_read_the_engine_log(tmp_path):
+    text = "INFO start\n(EngineCore pid=1) ERROR 12-01 00:00:00 [core.py:1] boom: hf_" + "a1" * 10 + "\n"
+    _fake_state(tmp_path, text)
+    tail = call("logs", {"lines": 1})
+    assert tail.structured_content == {"lines": [tail.structured_content["lines"][0]], "total_lines": 2}
+    assert "hf_a1" not in json.dumps(tail.structured_content)
+    summary = call("summarize_logs", {})
+    assert [line["kind"] for line in summary.structured_content["lines"]] == ["error"]
+    assert "hf_a1" not in summary.content[0].text + json.dumps(summary.structured_content)
+
+
+def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tmp_path):
+    log = tmp_path / "boot.log"
+    log.write_text("RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.\n")
+    summary = call("summarize_logs", {"path": str(log)})
+    assert summary.structured_content["lines"][0]["kind"] == "error"
+    assert "traps: compiled TPU programs did not fit" in summary.content[0].text
+    refused = call("summarize_logs", {"path": str(log), "explain": True})
+    assert refused.is_error
+    assert refused.content[0].text == "explain needs a running, healthy engine (`onechip up`)"
