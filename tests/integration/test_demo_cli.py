@@ -73,11 +73,12 @@ def test_engine_goes_with_a_killed_parent(tmp_path):
         f"e = EmbeddedEngine(Path({str(tmp_path / 'engine.log')!r}))\n"
         "e.start(); e.wait_ready(900); print(e.pid, flush=True); time.sleep(600)\n"
     )
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    pgid = int(parent.stdout.readline())
-    assert group_alive(pgid)
-    parent.send_signal(signal.SIGKILL)
-    parent.wait(timeout=30)
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:
+        assert parent.stdout is not None
+        pgid = int(parent.stdout.readline())
+        assert group_alive(pgid)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and group_alive(pgid):
         time.sleep(0.5)

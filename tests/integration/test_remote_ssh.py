@@ -46,11 +46,8 @@ def sshd(tmp_path_factory):
         "UsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(work / "sshd_config")],
-        stdout=subprocess.DEVNULL,
-        stderr=open(work / "sshd.log", "wb"),
-    )  # noqa: SIM115
+    log = open(work / "sshd.log", "wb")  # noqa: SIM115 - sshd writes it until the fixture ends
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=subprocess.DEVNULL, stderr=log)
     options = [
         f"Port={port}",
         f"IdentityFile={work / 'client_key'}",
@@ -64,14 +61,18 @@ def sshd(tmp_path_factory):
         if subprocess.run(argv, capture_output=True).returncode == 0:
             break
         if proc.poll() is not None:
+            log.close()
             pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
         time.sleep(0.2)
     else:
         proc.terminate()
+        proc.wait(10)
+        log.close()
         pytest.skip("sshd did not accept a login within 10 s")
     yield options
     proc.terminate()
     proc.wait(10)
+    log.close()
 
 
 def _run(args, env, timeout=900):
