@@ -8,7 +8,8 @@ Safety, as an operator would want it:
                      a --read-only server drops them from the schema
     gated            destructive: the call must carry `confirm: true`; without it nothing is done and the
                      tool says what it would do (down: which engine it would stop)
-Cloud tools (probe/up/status/down) join this table when onechip.cloud lands.
+The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
+preview names what would be created or deleted and its hourly price.
 """
 
 from __future__ import annotations
@@ -27,11 +28,32 @@ from onechip.engines.launch import UpResult
 from onechip.paths import new_run_dir
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
+from onechip.schemas.cloud import (
+    Attempt,
+    CloudDownResult,
+    CloudNameRequest,
+    CloudProbeRequest,
+    CloudStatus,
+    CloudUpRequest,
+    CloudUpResult,
+    CloudZonesRequest,
+    ZoneOffer,
+)
 from onechip.schemas.common import ResultModel
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import RequestModel, build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
-from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
+from onechip.schemas.requests import (
+    AdviseRequest,
+    CheckRequest,
+    CostRequest,
+    DemoRequest,
+    PlanRequest,
+    ReportRequest,
+    SimulateRequest,
+    UpRequest,
+)
+from onechip.schemas.sim import Advice
 
 GIB = 1 << 30
 
@@ -52,6 +74,24 @@ class UpToolRequest(UpRequest):
     saved), so the input schema does not carry the whole Plan schema."""
 
     plan: Path | None = Field(default=None, description="A plan JSON file, as `onechip plan --json` writes.")
+
+
+class Attempts(ResultModel):
+    """What `cloud_probe` got in each zone tried."""
+
+    attempts: list[Attempt] = Field(default_factory=list, description="One per zone tried, in order.")
+
+
+class ZoneOffers(ResultModel):
+    """Where a chip has been seen offered (`cloud_zones`)."""
+
+    offers: list[ZoneOffer] = Field(default_factory=list, description="Observations, newest first.")
+
+
+class CloudStatuses(ResultModel):
+    """The TPUs onechip created (`cloud_status`)."""
+
+    resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
 
 
 class ReportFiles(ResultModel):
@@ -186,6 +226,32 @@ def _logs_summary(r: LogSummary) -> str:
     return f"{r.source}: {r.total_lines} lines; kept {counts} ({r.dropped} cut){traps}"
 
 
+def _cloud_up_preview(request: CloudUpRequest) -> str:
+    q = api.cloud_quote(request)
+    price = f"${q.usd_per_hour:.2f}/h" if q.usd_per_hour is not None else "no catalog price"
+    return f"cloud_up would create a {request.provisioning} {request.chip} TPU ({price}; {q.note})"
+
+
+def _cloud_down_preview(request: CloudNameRequest) -> str:
+    targets = [f"{r.kind} {r.name} ({r.zone})" for r in api.cloud_down_targets(request)]
+    return "cloud_down would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
+
+
+def _cloud_probe_preview(request: CloudProbeRequest) -> str:
+    zones = ", ".join(request.zones) or "the zones on record"
+    return (f"cloud_probe would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
+            "once (billed for the seconds it lives)")  # fmt: skip
+
+
+def _advice_summary(a: Advice) -> str:
+    best = next((r for r in a.rows if r.fits), None)
+    if best is None:
+        return f"{a.model}: no catalog chip fits"
+    cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ""
+    engines = f"{best.engines} x TP{best.tensor_parallel_size}"
+    return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered"
+
+
 def _demo_summary(m: RunManifest) -> str:
     return f"{m.status}: run {m.run_id}" + (f" ({m.error})" if m.error else "")
 
@@ -256,5 +322,47 @@ TOOLS: list[ToolSpec] = [
         "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
         "(onechip demo). Takes minutes; reports progress per stage.",
         DemoRequest, RunManifest, api.demo, _demo_summary,
+    ),
+    ToolSpec(
+        "simulate", "Predict a grid",
+        "Predict a bench grid from a plan, calibrated on a measured run when given (else stored calibration, "
+        "else roofline priors); writes a run marked predicted (onechip simulate).",
+        SimulateRequest, BenchRun, api.simulate, _bench_summary, idempotent=True,
+    ),
+    ToolSpec(
+        "advise", "Cheapest chip",
+        "Every catalog chip (and slice) a model fits on: plan, predicted cell, $/M output tokens, ranked; "
+        "replicas vs tensor parallel (onechip advise).",
+        AdviseRequest, Advice, api.advise, _advice_summary, read_only=True, idempotent=True,
+    ),
+    ToolSpec(
+        "cloud_zones", "TPU zones", "Zones seen to offer a TPU chip per provisioning model, with sources.",
+        CloudZonesRequest, ZoneOffers, lambda r, p: ZoneOffers(offers=api.cloud_zones(r)),
+        lambda z: f"{len(z.offers)} observations", read_only=True, idempotent=True,
+    ),
+    ToolSpec(
+        "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
+        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r)),
+        lambda c: f"{len(c.resources)} resources", read_only=True, idempotent=True, open_world=True,
+    ),
+    ToolSpec(
+        "cloud_probe", "Probe TPU capacity",
+        "Can a chip be had with a provisioning model in each zone now? A real create, deleted at once "
+        "(billed for seconds). Needs confirm: true.",
+        CloudProbeRequest, Attempts, lambda r, p: Attempts(attempts=api.cloud_probe(r, p)),
+        lambda a: f"{len(a.attempts)} zones tried", open_world=True, gated=True, preview=_cloud_probe_preview,
+    ),
+    ToolSpec(
+        "cloud_up", "Get a TPU",
+        "Provision a TPU: flex-start queued resource (stops billing on its own), spot or on-demand, zones in "
+        "order (onechip cloud up). Spends money: needs confirm: true.",
+        CloudUpRequest, CloudUpResult, api.cloud_up, lambda r: f"{r.resource.name} READY in {r.resource.zone}",
+        open_world=True, gated=True, preview=_cloud_up_preview,
+    ),
+    ToolSpec(
+        "cloud_down", "Delete TPUs",
+        "Delete the TPUs onechip created (labelled only). Destructive: needs confirm: true.",
+        CloudNameRequest, CloudDownResult, api.cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
+        destructive=True, idempotent=True, open_world=True, gated=True, preview=_cloud_down_preview,
     ),
 ]  # fmt: skip

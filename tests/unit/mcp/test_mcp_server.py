@@ -117,7 +117,9 @@ def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path
 
 def test_read_only_server_lists_only_tools_that_change_nothing():
     tools = listed(read_only=True)
-    assert set(tools) == {"plan", "status", "logs", "summarize_logs", "check", "cost"}
+    assert set(tools) == {
+        "plan", "status", "logs", "summarize_logs", "check", "cost", "advise", "cloud_zones", "cloud_status"
+    }
     assert all(t.annotations.read_only_hint for t in tools.values())
     assert "write" not in tools["cost"].input_schema["properties"]
     assert "out_dir" not in tools["check"].input_schema["properties"]
@@ -169,3 +171,19 @@ def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tm
     refused = call("summarize_logs", {"path": str(log), "explain": True})
     assert refused.is_error
     assert refused.content[0].text == "explain needs a running, healthy engine (`onechip up`)"
+
+
+def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
+    # nothing is created: without confirm the tool only says what it would do, with the catalog's price
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
+    up = call("cloud_up", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "flex-start"})
+    assert up.is_error and "cloud_up would create a flex-start v5e-1 TPU" in up.content[0].text
+    assert "confirm: true" in up.content[0].text
+    down = call("cloud_down", {"project": "p"})
+    assert down.is_error and "cloud_down would delete nothing" in down.content[0].text
+    probe = call("cloud_probe", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot"})
+    assert probe.is_error and "and delete it at once" in probe.content[0].text
+    tools = listed()
+    assert all(tools[n].annotations.destructive_hint for n in ("cloud_down",))
+    assert not tools["cloud_zones"].annotations.destructive_hint
