@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from onechip import __version__
-from onechip.bench import stats
+from onechip.bench import agent, stats
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
@@ -58,6 +58,13 @@ _RESUME_KEYS = (
     "rate_per_s",
     "arrivals",
     "seed",
+    "workload",
+    "turns",
+    "user_tokens",
+    "call_tokens",
+    "result_tokens",
+    "think_time_s",
+    "sessions_per_client",
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
@@ -78,6 +85,15 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
         f"{clients} clients x ({context_tokens:,} context + {output_tokens:,} output) = {need:,} tokens "
         f"> KV pool {plan.kv_tokens:,} tokens (plan)"
     )
+
+
+def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
+    """A request's largest prompt, tokens (~): the context itself, or for the agent workload the system prompt
+    plus every turn's user text and all but the last turn's call and result (the last turn's prompt)."""
+    if config.workload != "agent":
+        return context_tokens
+    per_turn = config.call_tokens + config.result_tokens
+    return context_tokens + config.turns * config.user_tokens + (config.turns - 1) * per_turn
 
 
 def arrival_offsets(
@@ -131,7 +147,7 @@ def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[
     return arrival_offsets(
         None if config.duration_s else clients * config.requests_per_client,
         config.rate_per_s,
-        config.arrivals,
+        config.arrivals or "poisson",
         f"{config.seed}-{ctx}-{clients}-{rep}",
         config.duration_s,
     )
@@ -147,7 +163,9 @@ def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[
     for (ctx, cl, rep), group in groups.items():
         arrivals = rep_arrivals(config, ctx, cl, rep)
         measured = {(s.stream, s.seq) for s in group if not s.warmup}
-        if arrivals is not None:
+        if config.workload == "agent":
+            complete = len(measured) == cl * config.sessions_per_client * config.turns
+        elif arrivals is not None:
             complete = len(measured) == len(arrivals)
         elif config.duration_s is not None:
             complete = len({s.stream for s in group if s.last_in_stream}) == cl
@@ -207,9 +225,14 @@ class _Run:
     async def rep_jobs(self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int) -> list[RepJob]:
         """One repetition of a cell as one RepJob per worker (streams round-robin, each its open-loop share)."""
         cfg = self.config
-        tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
-        # every first line of the rep has the same token count (worker.first_line): check one of them
-        filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
+        agent_run = cfg.workload == "agent"
+        tag = None if cfg.prefix_reuse and not agent_run else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
+        system_words = 0
+        if agent_run:  # ctx is the shared system prompt (tools included); warm-up prompts are user_tokens long
+            system_words, counted = await asyncio.to_thread(builder.fit, agent.system_head(tag), ctx, "system")
+            filler_words = cfg.user_tokens
+        else:  # every first line of the rep has the same token count (worker.first_line): check one of them
+            filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
         return [
@@ -226,6 +249,7 @@ class _Run:
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
+                system_words=system_words,
             )
             for streams in split_streams(clients, cfg.workers)
         ]
@@ -241,6 +265,8 @@ class _Run:
         tokens_done = 0
         if cfg.duration_s is not None:  # seconds (the warm-up part is a guess with warmup_requests)
             total = (cfg.warmup_s or 0.0) + cfg.duration_s
+        elif cfg.workload == "agent":
+            total = clients * (cfg.warmup_requests + cfg.sessions_per_client * cfg.turns)
         else:  # requests
             total = clients * (cfg.warmup_requests + cfg.requests_per_client)
 
@@ -281,7 +307,7 @@ class _Run:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
         if self.plan is not None:
-            wall = kv_wall(self.plan, ctx, clients, cfg.output_tokens)
+            wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)
             if wall and not cfg.force:
                 return cell.model_copy(update={"status": "infeasible", "reason": wall})
             if wall:

@@ -16,6 +16,9 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
 
+LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
+SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
+
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
     "(gap / k); otherwise each content-chunk gap is one ITL sample and tokens come only from final usage"
@@ -25,7 +28,11 @@ ITL_CONVENTION = (
 # Flags a user may not give together, and flags that need another (checked on what was typed: a stored
 # config carries every field, its defaults included).
 EXCLUSIVE = [("requests_per_client", "duration_s"), ("warmup_requests", "warmup_s")]
-NEEDS = {"arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too")}
+NEEDS = {
+    "arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too"),
+    "find_max": ("slo", "--find-max searches for the largest load meeting an SLO: give --slo too"),
+}
+AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
 class BenchConfig(RequestModel):
@@ -85,8 +92,9 @@ class BenchConfig(RequestModel):
         gt=0,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
-    arrivals: Literal["poisson", "constant"] = Field(
-        default="poisson", description="Open-loop inter-arrival times: exponential (Poisson) or constant."
+    arrivals: Literal["poisson", "constant"] | None = Field(
+        default=None,
+        description="Open-loop inter-arrival times: exponential (poisson, the default with --rate) or constant.",
     )
     seed: Annotated[int, Cli(hidden=True)] = Field(
         default=0, description="Seed of the Poisson arrival times (reproducible schedules)."
@@ -94,6 +102,40 @@ class BenchConfig(RequestModel):
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms (ttft_ms=500,tpot_ms=50).",
+    )
+    workload: Literal["grid", "agent"] = Field(
+        default="grid",
+        description="grid: independent single-turn requests per context. agent: sessions sharing a system "
+        "prompt + tool schemas of each --contexts length, turns growing the context (user text, a replayed "
+        "tool call, its result).",
+    )
+    turns: Annotated[int, Field(ge=1)] = Field(default=4, description="Agent workload: turns per session.")
+    user_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=32, description="Agent workload: user text per turn, tokens (filler words, ~1 token each)."
+    )
+    call_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=24,
+        description="Agent workload: the assistant tool call replayed after each turn, tokens (~, JSON arguments).",
+    )
+    result_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=64, description="Agent workload: the tool result fed back after each turn, tokens (~)."
+    )
+    think_time_s: Annotated[float, Field(ge=0)] = Field(
+        default=0.0, description="Agent workload: pause between a turn's answer and the next turn, seconds."
+    )
+    sessions_per_client: Annotated[int, Field(ge=1)] = Field(
+        default=1, description="Agent workload: sessions each client runs one after the other per rep."
+    )
+    find_max: Literal["clients", "rate"] | None = Field(
+        default=None,
+        description="Search the largest load meeting --slo at --slo-percentile: clients (closed loop) or rate "
+        "(open loop, requests/s with --clients in flight at most).",
+    )
+    slo_percentile: Annotated[float, Field(gt=0, le=100)] = Field(
+        default=90.0, description="--find-max: the percentile of each SLO metric that must meet its bound."
+    )
+    find_max_limit: Annotated[float, Field(gt=0)] = Field(
+        default=64.0, description="--find-max: the largest load tried (clients, or requests/s)."
     )
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
@@ -134,6 +176,44 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
     for field, (needed, message) in NEEDS.items():
         if field in present and needed not in present:
             raise ValueError(message)
+    _check_agent(model, data, present)
+    _check_search(model, data, present)
+
+
+def _many(value: Any) -> bool:
+    """More than one value in a list field as typed ('1,4') or as a list."""
+    return len(value) > 1 if isinstance(value, list) else "," in str(value)
+
+
+def _check_agent(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    agent_flags = [flag_of(model, f) for f in AGENT_ONLY if f in present]
+    if agent_flags and data.get("workload") != "agent":
+        raise ValueError(f"{agent_flags[0]} shapes agent sessions: give --workload agent too")
+    if data.get("workload") == "agent":
+        for field in ("rate_per_s", "duration_s", "warmup_s", "requests_per_client"):
+            if field in present:
+                raise ValueError(f"--workload agent runs whole sessions: {flag_of(model, field)} does not apply")
+
+
+def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    find = data.get("find_max")
+    if find is None:
+        for field in ("slo_percentile", "find_max_limit"):
+            if field in present:
+                raise ValueError(f"{flag_of(model, field)} tunes the SLO search: give --find-max too")
+        return
+    if find == "rate" and data.get("workload") == "agent":
+        raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
+    if find == "clients" and "rate_per_s" in present:
+        raise ValueError("--find-max clients searches closed-loop streams: drop --rate (or use --find-max rate)")
+    if find == "clients" and "clients" in present:
+        raise ValueError("--find-max clients chooses the clients: drop --clients (--find-max-limit bounds it)")
+    if find == "rate" and "rate_per_s" in present:
+        raise ValueError("--find-max rate chooses the rate: drop --rate (--find-max-limit bounds it)")
+    if find == "rate" and "clients" in present and _many(data["clients"]):
+        raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
+    if "contexts" in present and _many(data["contexts"]):
+        raise ValueError("--find-max searches one context: give one --contexts value")
 
 
 class RequestSample(ResultModel):
@@ -146,6 +226,17 @@ class RequestSample(ResultModel):
     seq: int = Field(description="Request index within the stream (warm-up requests first).")
     warmup: bool = Field(default=False, description="True for warm-up requests, excluded from every statistic.")
     t_send: float = Field(description="When the request was sent, s.")
+    t_intended: float | None = Field(
+        default=None,
+        description="Open loop: when the schedule meant to send it, s (t_send - t_intended = slip). None closed.",
+    )
+    session: int | None = Field(default=None, description="Agent workload: session index within the stream.")
+    turn: int | None = Field(default=None, description="Agent workload: turn index within the session, from 0.")
+    cached_tokens: int | None = Field(
+        default=None,
+        description="usage.prompt_tokens_details.cached_tokens: prompt tokens served from the prefix cache "
+        "(None when the server does not report it; vLLM needs --enable-prompt-tokens-details).",
+    )
     t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
     t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
@@ -204,6 +295,16 @@ class RepJob(StrictModel):
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
     )
+    workload: Literal["grid", "agent"] = Field(default="grid", description="grid or agent (see BenchConfig).")
+    turns: int = Field(default=1, description="Agent: turns per session.")
+    user_tokens: int = Field(default=0, description="Agent: user text per turn, ~tokens.")
+    call_tokens: int = Field(default=0, description="Agent: replayed tool call per turn, ~tokens.")
+    result_tokens: int = Field(default=0, description="Agent: tool result per turn, ~tokens.")
+    think_time_s: float = Field(default=0.0, description="Agent: pause between turns, seconds.")
+    sessions_per_client: int = Field(default=1, description="Agent: sessions per stream.")
+    system_words: int = Field(
+        default=0, ge=0, description="Agent: filler words of the shared system prompt (fitted to context_tokens)."
+    )
 
     @classmethod
     def of(cls, config: BenchConfig, **cell: Any) -> RepJob:
@@ -240,6 +341,23 @@ class RepResult(ResultModel):
     )
 
 
+class TurnResult(ResultModel):
+    """Agent workload: one turn index over every session of a cell (all reps)."""
+
+    turn: int = Field(description="Turn index within a session, from 0.")
+    requests: int = Field(description="Successful measured requests at this turn.")
+    prompt_tokens: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
+    cached_tokens: Dist = Field(
+        default_factory=Dist, description="usage.prompt_tokens_details.cached_tokens, tokens (where reported)."
+    )
+    cached_share: float | None = Field(
+        default=None, description="Sum of cached_tokens / sum of prompt_tokens over requests that report both."
+    )
+    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    tpot_ms: Dist = Field(default_factory=Dist, description="Time per output token after the first, ms.")
+    e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
+
+
 class CellResult(ResultModel):
     context_tokens: int = Field(description="Target prompt length, tokens.")
     clients: int = Field(description="Concurrent closed-loop streams.")
@@ -267,6 +385,28 @@ class CellResult(ResultModel):
         description="Measured requests with completion_tokens < output_tokens (server stopped early).",
     )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
+    slip_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: actual send - intended send, ms (queueing in the client)."
+    )
+    late_share: float | None = Field(
+        default=None, description="Open loop: share of measured requests sent more than LATE_SEND_MS late."
+    )
+    schedule_slipped: bool = Field(
+        default=False,
+        description="Open loop: the schedule slipped (late_share >= SLIPPED_SHARE): the server could not keep "
+        "up and latency from the actual send hides the wait; see ttft_from_intended_ms.",
+    )
+    ttft_from_intended_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: first content chunk - intended send, ms (queueing included)."
+    )
+    e2e_from_intended_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: t_done - intended send, ms (queueing included)."
+    )
+    turns: list[TurnResult] = Field(default_factory=list, description="Agent workload: statistics per turn.")
+    cached_share: float | None = Field(
+        default=None,
+        description="Agent workload: cached / prompt tokens from usage over the cell (where the server reports).",
+    )
     server_metrics_delta: dict[str, float] = Field(
         default_factory=dict, description="Counter deltas and gauge peaks from /metrics over the cell."
     )
