@@ -42,6 +42,7 @@ from onechip.schemas import (
     Plan,
     RunManifest,
 )
+from onechip.schemas.bench import SearchResult
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest, CostRequest, DemoRequest, PlanRequest, ReportRequest, UpRequest
@@ -86,6 +87,15 @@ def bench(
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid."""
     return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
+
+
+def find_max(
+    config: BenchConfig, on_progress: ProgressFn = no_progress, *, out_dir: Path, plan: Plan | None = None
+) -> SearchResult:
+    """`bench --find-max`: the largest load (clients or requests/s) whose measured cell meets `config.slo` at
+    `config.slo_percentile`; one bench run per probe under `out_dir`, and `out_dir`/search.json. Raises what
+    `bench` raises. See onechip.bench.search."""
+    return bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
 
 
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:

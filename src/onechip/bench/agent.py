@@ -56,7 +56,7 @@ def system_prompt(tag: str, filler_words: int) -> dict[str, Any]:
 
 def user_text(stream: int, session: int, turn: int, words: int) -> str:
     """Turn `turn`'s user text: unique numbers first (sessions diverge right after the system prompt)."""
-    return f"{stream:05d}-{session:04d}-{turn:03d}. {filler(max(0, words - 4))}".rstrip()
+    return f"{stream:05d}-{session:04d}-{turn:03d}. {filler(max(0, words - 1))}".rstrip()
 
 
 def turn_history(stream: int, session: int, turn: int, call_tokens: int, result_tokens: int) -> list[dict[str, Any]]:

@@ -228,7 +228,7 @@ class _Run:
         agent_run = cfg.workload == "agent"
         tag = None if cfg.prefix_reuse and not agent_run else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
         system_words = 0
-        if agent_run:  # ctx is the shared system prompt (tools included); warm-up prompts are user_tokens long
+        if tag is not None and agent_run:  # ctx: the shared system prompt, tools included; warm-ups user_tokens
             system_words, counted = await asyncio.to_thread(builder.fit, agent.system_head(tag), ctx, "system")
             filler_words = cfg.user_tokens
         else:  # every first line of the rep has the same token count (worker.first_line): check one of them

@@ -429,3 +429,46 @@ class BenchRun(ResultModel):
     )
     notes: list[str] = Field(default_factory=list, description="Caveats found while measuring.")
     cells: list[CellResult] = Field(default_factory=list, description="One per (context, clients), grid order.")
+
+
+class SearchProbe(ResultModel):
+    """One load the SLO search measured (a one-cell bench run in its own directory)."""
+
+    load: float = Field(description="Clients (closed loop) or requests/s (open loop) of this probe.")
+    run_dir: str = Field(description="The probe's bench run directory (requests.jsonl, summary.json).")
+    status: Literal["ok", "infeasible", "failed"] = Field(description="The cell's status.")
+    reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat.")
+    meets_slo: bool = Field(description="Every SLO metric's percentile within its bound, no failed requests.")
+    at_percentile_ms: dict[str, float | None] = Field(
+        default_factory=dict, description="Each SLO metric at the search's percentile, ms (measured requests)."
+    )
+    attainment: float | None = Field(
+        default=None, description="Share of measured requests that met every SLO (failed ones do not)."
+    )
+    output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
+    goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
+    schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
+
+
+class SearchResult(ResultModel):
+    """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["clients", "rate"] = Field(description="What was searched.")
+    context_tokens: int = Field(description="Context (agent: shared prefix) of every probe, tokens.")
+    workload: Literal["grid", "agent"] = Field(description="The probes' workload.")
+    slo: dict[str, float] = Field(description="SLO bounds, ms.")
+    percentile: float = Field(description="The percentile each SLO metric must meet.")
+    max_clients: int | None = Field(
+        default=None, description="clients search: the most clients (agents) that met the SLOs; 0 = not even 1."
+    )
+    max_rate_per_s: float | None = Field(
+        default=None, description="rate search: the highest requests/s that met the SLOs; 0 = not even the first."
+    )
+    bound_reason: str = Field(description="Why the search stopped where it did (SLO miss, KV wall, limit).")
+    kv_wall_clients: int | None = Field(
+        default=None, description="Clients the plan's KV pool holds at the longest prompt + output (with --plan)."
+    )
+    output_tok_per_s: float | None = Field(default=None, description="Aggregate output tok/s at the answer.")
+    goodput_per_s: float | None = Field(default=None, description="Goodput at the answer, requests/s.")
+    probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")
