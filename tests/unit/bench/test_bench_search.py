@@ -1,0 +1,137 @@
+"""`--find-max` against the fake server, the open-loop slip, and the smaller measuring defects of issue 14."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fakes.vllm_server import FakeVllm
+from onechip.bench import find_max, run_grid
+from onechip.bench.runner import load_samples
+from onechip.bench.worker import first_line
+from onechip.cli.main import app
+from onechip.errors import ConfigError
+from onechip.schemas.bench import LATE_SEND_MS, BenchConfig
+from onechip.schemas.inputs import build_request
+
+
+def _config(server: FakeVllm, **kw: object) -> BenchConfig:
+    base: dict[str, object] = dict(
+        base_url=server.url, contexts=[16], clients=[1], reps=1, output_tokens=3, requests_per_client=2
+    )
+    base.update(kw)
+    return BenchConfig(**base)  # type: ignore[arg-type]
+
+
+def test_find_max_clients_returns_the_last_load_meeting_the_slo(tmp_path: Path) -> None:
+    # a server whose time to first token grows with the requests in flight: 60 ms per running request.
+    # SLO TTFT <= 250 ms: 4 in flight (~240 ms) meets it at worst, 5 (~300 ms) does not
+    with FakeVllm() as srv:
+        srv.replies = None
+        base_ttft = 0.06
+
+        original = srv._chat
+
+        async def slow_chat(body, writer):  # type: ignore[no-untyped-def]
+            srv.ttft_s = base_ttft * (srv.running + 1)
+            return await original(body, writer)
+
+        srv._chat = slow_chat  # type: ignore[method-assign]
+        cfg = _config(srv, find_max="clients", slo={"ttft_ms": 250.0}, slo_percentile=100, find_max_limit=16)
+        result = find_max(cfg, tmp_path)
+    probes = {p.load: p for p in result.probes}
+    assert result.max_clients is not None
+    assert probes[result.max_clients].meets_slo
+    assert not probes[result.max_clients + 1].meets_slo  # the next step up was measured and missed
+    assert all(p.at_percentile_ms["ttft_ms"] is not None for p in result.probes)
+    assert 1 <= result.max_clients <= 4
+    saved = json.loads((tmp_path / "search.json").read_text())
+    assert saved["max_clients"] == result.max_clients
+    assert (tmp_path / f"clients-{result.max_clients}" / "summary.json").is_file()
+
+
+def test_find_max_up_to_the_limit_says_so(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = _config(fake_server, find_max="clients", slo={"ttft_ms": 10_000.0}, find_max_limit=3)
+    result = find_max(cfg, tmp_path)
+    assert result.max_clients == 3
+    assert sorted(p.load for p in result.probes) == [1, 2, 3]
+    assert "limit" in result.bound_reason
+
+
+def test_open_loop_past_capacity_marks_the_slip(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # one slot, each request takes ~0.1 s, 40 requests/s asked: sends queue behind the slot
+    fake_server.ttft_s = 0.1
+    cfg = _config(fake_server, rate_per_s=40.0, arrivals="constant", requests_per_client=8, warmup_requests=0)
+    cell = run_grid(cfg, tmp_path).cells[0]
+    samples = [s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup]
+    assert all(s.t_intended is not None for s in samples)
+    # the 8th request was meant at 7/40 s = 175 ms but waits for 7 requests of ~100 ms each
+    assert cell.schedule_slipped and cell.late_share is not None and cell.late_share > 0.5
+    assert cell.slip_ms.p99 is not None and cell.slip_ms.p99 > 400
+    assert cell.ttft_from_intended_ms.median > cell.ttft_ms.median + LATE_SEND_MS  # type: ignore[operator]
+
+
+def test_open_loop_within_capacity_is_not_marked(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = _config(fake_server, rate_per_s=5.0, arrivals="constant", clients=[2], requests_per_client=2)
+    cell = run_grid(cfg, tmp_path).cells[0]
+    assert not cell.schedule_slipped and cell.late_share == 0.0
+
+
+def test_a_closed_loop_has_no_slip_and_records_no_arrivals(fake_server: FakeVllm, tmp_path: Path) -> None:
+    run = run_grid(_config(fake_server), tmp_path)
+    assert run.config.arrivals is None
+    assert run.cells[0].slip_ms.n == 0 and not run.cells[0].schedule_slipped
+
+
+def test_a_server_without_stream_usage_is_named(fake_server: FakeVllm, tmp_path: Path) -> None:
+    fake_server.usage = "never"
+    with pytest.raises(Exception, match="does not support stream usage"):
+        run_grid(_config(fake_server), tmp_path)
+
+
+def test_what_differs_comes_first() -> None:
+    a, b = first_line("Request abc-16-1-0", 0, 0), first_line("Request abc-16-1-0", 3, 7)
+    assert a[0] != b[0] or a[:12] != b[:12]
+    assert a.split("-")[0] != "Request"  # the unique digits open the line, the shared tag follows
+    common = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    assert common < 5
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"find_max": "clients"}, "give --slo too"),
+        ({"find_max": "clients", "slo": "ttft_ms=500", "clients": "1,2"}, "drop --clients"),
+        ({"find_max": "clients", "slo": "ttft_ms=500", "rate_per_s": 3}, "drop --rate"),
+        ({"find_max": "rate", "slo": "ttft_ms=500", "workload": "agent"}, "closed loop"),
+        ({"find_max": "clients", "slo": "ttft_ms=500", "contexts": "128,1024"}, "one --contexts"),
+        ({"turns": 3}, "give --workload agent too"),
+        ({"workload": "agent", "rate_per_s": 2}, "--rate does not apply"),
+        ({"slo_percentile": 99}, "give --find-max too"),
+    ],
+)
+def test_contradictory_options_are_one_line_errors(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", **flags})
+    assert "\n" not in str(err.value)
+
+
+def test_cli_find_max_prints_the_answer_as_json(fake_server: FakeVllm, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    args = ["bench", fake_server.url, "--contexts", "16", "--reps", "1", "--output-tokens", "3"]
+    args += ["--find-max", "clients", "--slo", "ttft_ms=10000", "--find-max-limit", "2", "--out", str(out), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output[result.output.index("{") :])
+    assert answer["max_clients"] == 2 and len(answer["probes"]) == 2
+
+
+def test_cli_refuses_find_max_with_resume(tmp_path: Path) -> None:
+    args = ["bench", "http://127.0.0.1:9", "--resume", str(tmp_path), "--find-max", "clients", "--slo", "ttft_ms=5"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert "give --out, not --resume" in result.output
+    assert "Traceback" not in result.output
