@@ -124,6 +124,15 @@ def saved_config(out_dir: Path) -> BenchConfig | None:
         raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({first})") from None
 
 
+def saved_run(out_dir: Path) -> BenchRun | None:
+    """The BenchRun saved in `out_dir`/summary.json, None when there is none or it cannot be read."""
+    path = Path(out_dir) / RUN_FILES["bench"]
+    try:
+        return BenchRun.model_validate_json(path.read_text()) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def load_samples(path: Path) -> list[RequestSample]:
     """Every RequestSample line of a requests.jsonl; a torn last line (crash mid-write) is skipped."""
     out: list[RequestSample] = []
@@ -187,6 +196,7 @@ class _Run:
         self.continuous_usage = True
         self.nonce = uuid.uuid4().hex[:8]
         self.run: BenchRun | None = None
+        self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
@@ -345,6 +355,25 @@ class _Run:
         )
         if before is not None and after is not None:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
+        return self._resumed_metrics(cell, reused=sum(1 for r in range(cfg.reps) if (ctx, clients, r) in done))
+
+    def _resumed_metrics(self, cell: CellResult, reused: int) -> CellResult:
+        """A cell whose repetitions all came from requests.jsonl keeps the /metrics deltas its summary saved
+        (this run sent nothing, so its own deltas are zero); a partly reused one says its deltas are partial."""
+        if not reused:
+            return cell
+        old = next(
+            (
+                c
+                for c in (self.saved.cells if self.saved else [])
+                if (c.context_tokens, c.clients) == (cell.context_tokens, cell.clients)
+            ),
+            None,
+        )
+        if reused == self.config.reps:
+            return cell.model_copy(update={"server_metrics_delta": old.server_metrics_delta if old else {}})
+        note = f"/metrics deltas cover only the repetitions run after the resume ({reused} reused)"
+        cell.reason = f"{cell.reason}; {note}" if cell.reason else note
         return cell
 
     def _check_resume(self, resume: bool) -> dict[RepKey, list[RequestSample]]:
@@ -354,6 +383,7 @@ class _Run:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
             return {}
         old = saved_config(self.out_dir)
+        self.saved = saved_run(self.out_dir)
         if old is not None:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
@@ -379,7 +409,9 @@ class _Run:
             builder = PromptBuilder(wire, model)
             self.run = BenchRun(
                 tool_version=__version__,
-                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                created_at=self.saved.created_at  # a resumed run keeps when it was started
+                if self.saved is not None
+                else dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 server={"base_url": cfg.base_url, "model": model, "engine_version": version},
                 client={
                     "host": socket.gethostname(),
@@ -397,8 +429,8 @@ class _Run:
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
                         note = _prompt_note(cell)
-                        if note:
-                            self.run.notes.append(note)
+                        if note and not any(n.startswith(note.split(":")[0] + ":") for n in self.run.notes):
+                            self.run.notes.append(note)  # once per context, not once per cell
                         self.save()
                         self.on_progress(ProgressEvent("bench", _cell_line(cell)))
                 finally:

@@ -135,3 +135,20 @@ def test_cli_refuses_find_max_with_resume(tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)  # the CLI's main prints it as one line, exit 2
     assert "give --out, not --resume" in str(result.exception)
+
+
+def test_resuming_a_finished_run_keeps_its_metrics_and_start_time(fake_server: FakeVllm, tmp_path: Path) -> None:
+    first = run_grid(_config(fake_server, clients=[1, 2]), tmp_path)
+    assert all(c.server_metrics_delta.get("prompt_tokens_delta", 1) for c in first.cells)
+    sent = len(fake_server.chat_requests)
+    again = run_grid(_config(fake_server, clients=[1, 2]), tmp_path, resume=True)
+    assert len(fake_server.chat_requests) == sent + 1  # only the probe request: every rep was reused
+    assert [c.server_metrics_delta for c in again.cells] == [c.server_metrics_delta for c in first.cells]
+    assert again.cells[0].server_metrics_delta["prefix_cache_queries_delta"] > 0
+    assert again.created_at == first.created_at
+
+
+def test_a_prompt_note_is_written_once_per_context(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # 1 token cannot be hit (template + first line are longer): one note for the context, not one per cell
+    run = run_grid(_config(fake_server, contexts=[1], clients=[1, 2]), tmp_path)
+    assert sum(1 for n in run.notes if n.startswith("context 1:")) == 1
