@@ -428,7 +428,7 @@ class _Run:
                         cell = await self.run_cell(wire, model, builder, ctx, clients, done, sink)
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
-                        note = _prompt_note(cell)
+                        note = _prompt_note(cell) if cfg.workload == "grid" else None  # agent prompts grow
                         if note and not any(n.startswith(note.split(":")[0] + ":") for n in self.run.notes):
                             self.run.notes.append(note)  # once per context, not once per cell
                         self.save()

@@ -121,3 +121,24 @@ def ttft_png(cells: Sequence[CellResult]) -> bytes:
     ax.set_title("Time to first token vs clients")
     ax.legend(fontsize=8)
     return _png(fig)
+
+
+def turn_ttft_png(cells: Sequence[CellResult]) -> bytes:
+    """Agent workload: median TTFT (ms) per turn, one line per cell, with each turn's cached share (usage)
+    written beside its point where the server reported it."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    for c in cells:
+        turns = [t for t in c.turns if t.ttft_ms.median is not None]
+        if c.status != "ok" or not turns:
+            continue
+        xs, ys = [t.turn + 1 for t in turns], [t.ttft_ms.median for t in turns]
+        ax.plot(xs, ys, marker="o", label=f"{c.context_tokens:,}-token prefix × {c.clients} clients")
+        for t, x, y in zip(turns, xs, ys, strict=True):
+            if t.cached_share is not None:
+                ax.annotate(f"{t.cached_share:.0%} cached", (x, y), textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("turn")
+    ax.set_ylabel("median TTFT (ms)")
+    ax.set_title("Agent sessions: TTFT per turn")
+    ax.legend(fontsize="small")
+    return _png(fig)
