@@ -32,6 +32,7 @@ from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, Interrupted, OnechipError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.report.search import write_search_report
 from onechip.schemas import (
     RUN_FILES,
     BenchConfig,
@@ -95,7 +96,9 @@ def find_max(
     """`bench --find-max`: the largest load (clients or requests/s) whose measured cell meets `config.slo` at
     `config.slo_percentile`; one bench run per probe under `out_dir`, and `out_dir`/search.json. Raises what
     `bench` raises. See onechip.bench.search."""
-    return bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+    result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+    write_search_report(result, Path(out_dir))
+    return result
 
 
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:

@@ -15,6 +15,7 @@ from typing import Any
 from onechip.errors import MissingDependencyError
 from onechip.report.tables import KV_RULE_FRACTION, cell_at, grid_axes
 from onechip.schemas import CellResult
+from onechip.schemas.bench import SearchResult
 
 Pick = Callable[[CellResult], float | None]
 
@@ -140,5 +141,28 @@ def turn_ttft_png(cells: Sequence[CellResult]) -> bytes:
     ax.set_xlabel("turn")
     ax.set_ylabel("median TTFT (ms)")
     ax.set_title("Agent sessions: TTFT per turn")
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def attainment_png(result: SearchResult) -> bytes:
+    """SLO search: share of requests meeting every SLO vs load, the target percentile as a line, the answer
+    marked, misses in red."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    probes = sorted((p for p in result.probes if p.attainment is not None), key=lambda p: p.load)
+    xs, ys = [p.load for p in probes], [100 * (p.attainment or 0) for p in probes]
+    ax.plot(xs, ys, color="0.6", zorder=1)
+    ax.scatter(xs, ys, c=["tab:green" if p.meets_slo else "tab:red" for p in probes], zorder=2)
+    ax.axhline(result.percentile, linestyle="--", color="0.4", label=f"target p{result.percentile:g}")
+    best = result.max_clients if result.kind == "clients" else result.max_rate_per_s
+    if best:
+        ax.axvline(best, color="tab:green", alpha=0.5, label=f"answer: {best:g}")
+    if result.kv_wall_clients and result.kind == "clients":
+        ax.axvline(result.kv_wall_clients, color="tab:purple", linestyle=":", label="KV wall (plan)")
+    ax.set_xlabel("clients" if result.kind == "clients" else "requests/s")
+    ax.set_ylabel("requests meeting every SLO (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("SLO attainment vs load")
     ax.legend(fontsize="small")
     return _png(fig)

@@ -152,3 +152,29 @@ def test_a_prompt_note_is_written_once_per_context(fake_server: FakeVllm, tmp_pa
     # 1 token cannot be hit (template + first line are longer): one note for the context, not one per cell
     run = run_grid(_config(fake_server, contexts=[1], clients=[1, 2]), tmp_path)
     assert sum(1 for n in run.notes if n.startswith("context 1:")) == 1
+
+
+def test_find_max_over_agent_sessions_and_its_report(fake_server: FakeVllm, tmp_path: Path) -> None:
+    from onechip import api
+
+    fake_server.prefix_cache_block = 16
+    cfg = BenchConfig(
+        base_url=fake_server.url,
+        workload="agent",
+        contexts=[64],
+        reps=1,
+        output_tokens=2,
+        turns=2,
+        find_max="clients",
+        slo={"ttft_ms": 10_000.0},
+        find_max_limit=2,
+    )
+    result = api.find_max(cfg, out_dir=tmp_path)
+    assert result.workload == "agent" and result.max_clients == 2
+    probe = BenchConfig.model_validate_json(
+        json.dumps(json.loads((tmp_path / "clients-2" / "summary.json").read_text())["config"])
+    )
+    assert probe.workload == "agent" and probe.clients == [2] and probe.find_max is None
+    md = (tmp_path / "search.md").read_text()
+    assert "**2 agents (clients)**" in md and "| 1 | meets |" in md and "| 2 | meets |" in md
+    assert (tmp_path / "search.html").read_text().count("data:image/png;base64,") == 1
