@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fakes.vllm_server import FakeVllm
+from onechip import api
 from onechip.bench import find_max, run_grid
 from onechip.bench.runner import load_samples
 from onechip.bench.worker import first_line
@@ -155,8 +156,6 @@ def test_a_prompt_note_is_written_once_per_context(fake_server: FakeVllm, tmp_pa
 
 
 def test_find_max_over_agent_sessions_and_its_report(fake_server: FakeVllm, tmp_path: Path) -> None:
-    from onechip import api
-
     fake_server.prefix_cache_block = 16
     cfg = BenchConfig(
         base_url=fake_server.url,
