@@ -44,13 +44,15 @@ FIELDS = {
 }
 
 
-def cache_hits(wire: WireClient) -> float | None:
-    """The server's prefix-cache hit counter (tokens), None without /metrics."""
+def counters(wire: WireClient) -> dict[str, float]:
+    """The server's prefix-cache hit and prompt-token counters (tokens); empty without /metrics."""
     try:
         m = wire.metrics()
-    except Exception:  # noqa: BLE001 - a server without /metrics only loses this column
-        return None
-    return m.get("vllm:prefix_cache_hits_total", m.get("vllm:gpu_prefix_cache_hits_total"))
+    except Exception:  # noqa: BLE001 - a server without /metrics only loses these columns
+        return {}
+    hits = m.get("vllm:prefix_cache_hits_total", m.get("vllm:gpu_prefix_cache_hits_total"))
+    prompt = m.get("vllm:prompt_tokens_total")
+    return {k: v for k, v in (("hits", hits), ("prompt", prompt)) if v is not None}
 
 
 def vllm_bench(args: argparse.Namespace, model: str, seed: int) -> dict[str, float]:
@@ -66,7 +68,7 @@ def vllm_bench(args: argparse.Namespace, model: str, seed: int) -> dict[str, flo
     got = {k: float(m.group(1)) for k, rx in FIELDS.items() if (m := re.search(rx, out.stdout))}
     if "tok/s" not in got:
         raise SystemExit(f"vllm bench serve failed: {(out.stderr or out.stdout).strip().splitlines()[-1:]}")
-    got["prompt tokens/request"] = got.pop("input tokens", 0) / max(1.0, got.get("requests", 1))
+    got["its own prompt count/request"] = got.pop("input tokens", 0) / max(1.0, got.get("requests", 1))
     return got
 
 
@@ -106,11 +108,14 @@ def main() -> None:
         runs = [("vllm bench serve, seed 0", 0), ("onechip bench", None), ("vllm bench serve, seed 0 again", 0)]
         runs.append(("vllm bench serve, seed 1", 1))
         for name, seed in runs:
-            before = cache_hits(wire)
+            before = counters(wire)
             with tempfile.TemporaryDirectory() as tmp:
                 got = vllm_bench(args, model, seed) if seed is not None else onechip_bench(args, Path(tmp))
-            after = cache_hits(wire)
-            got["prefix-cache hit tokens"] = after - before if after is not None and before is not None else -1
+            after = counters(wire)
+            delta = {k: after[k] - before[k] for k in after.keys() & before.keys()}
+            got["prefix-cache hit tokens"] = delta.get("hits", float("nan"))
+            if seed is not None:  # vllm bench serve sends one test request (the first prompt) before the run
+                got["prompt tokens/request"] = delta.get("prompt", float("nan")) / (args.prompts + 1)
             rows.append((name, got))
             print(f"{name}: " + ", ".join(f"{k} {v:,.1f}" for k, v in got.items()), flush=True)
     print(
@@ -122,11 +127,13 @@ def main() -> None:
         "median TTFT ms",
         "median E2E ms",
         "prompt tokens/request",
+        "its own prompt count/request",
         "prefix-cache hit tokens",
     ]
-    print(f"{'run':34}" + "".join(f"{c:>24}" for c in cols))
+    print(f"{'run':32}" + "".join(f"{c:>30}" for c in cols))
     for name, got in rows:
-        print(f"{name:34}" + "".join(f"{got.get(c, float('nan')):>24,.1f}" for c in cols))
+        print(f"{name:32}" + "".join(f"{got.get(c, float('nan')):>30,.1f}" for c in cols))
+    print("prompt tokens/request: as the server counted them (vllm: /metrics prompt_tokens delta; onechip: usage)")
     first, ours = rows[0][1], rows[1][1]
     for c in ("tok/s", "median E2E ms"):
         print(f"onechip vs first clean vllm run, {c}: {100 * (ours[c] / first[c] - 1):+.1f}%")
