@@ -186,6 +186,10 @@ def print_search(result: SearchResult, out: Console) -> None:
     )
     at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
+    for c in result.costs:
+        out.print(
+            f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"
+        )
     if result.kv_wall_clients is not None:
         out.print(f"KV wall (plan): {result.kv_wall_clients} clients at the longest prompt + output")
     out.print("[dim]one measurement per load on this machine: neighbours of the answer are in the table[/]")

@@ -30,6 +30,13 @@ def search_markdown(result: SearchResult) -> list[str]:
     ]
     if result.kv_wall_clients is not None:
         lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
+    if result.costs:
+        lines += ["At the answer's throughput:", ""] + [
+            f"- {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f} per million output tokens, "
+            f"${c.monthly_usd:,.0f}/month (price of {c.price_date})"
+            for c in result.costs
+        ]
+        lines.append("")
     header = [unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "output tok/s"]
     rows = [
         [

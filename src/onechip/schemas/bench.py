@@ -14,6 +14,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, mo
 
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
+from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
 
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
@@ -137,6 +138,12 @@ class BenchConfig(RequestModel):
     find_max_limit: Annotated[float, Field(gt=0)] = Field(
         default=64.0, description="--find-max: the largest load tried (clients, or requests/s)."
     )
+    chip: str | None = Field(
+        default=None, description="--find-max: price the answer's tok/s on this chip (price catalog), e.g. v5e-1."
+    )
+    pricing: Annotated[list[str] | None, comma_list(str)] = Field(
+        default=None, description="--find-max with --chip: comma list of pricing models (spot,on-demand,...)."
+    )
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
     )
@@ -198,10 +205,12 @@ def _check_agent(model: type[BenchConfig], data: Mapping[str, Any], present: set
 def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
     find = data.get("find_max")
     if find is None:
-        for field in ("slo_percentile", "find_max_limit"):
+        for field in ("slo_percentile", "find_max_limit", "chip", "pricing"):
             if field in present:
                 raise ValueError(f"{flag_of(model, field)} tunes the SLO search: give --find-max too")
         return
+    if "pricing" in present and "chip" not in present:
+        raise ValueError("--pricing prices the answer on a chip: give --chip too")
     if find == "rate" and data.get("workload") == "agent":
         raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
     if find == "clients" and "rate_per_s" in present:
@@ -471,4 +480,7 @@ class SearchResult(ResultModel):
     )
     output_tok_per_s: float | None = Field(default=None, description="Aggregate output tok/s at the answer.")
     goodput_per_s: float | None = Field(default=None, description="Goodput at the answer, requests/s.")
+    costs: list[CostLine] = Field(
+        default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
+    )
     probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")

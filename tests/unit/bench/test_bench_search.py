@@ -177,3 +177,26 @@ def test_find_max_over_agent_sessions_and_its_report(fake_server: FakeVllm, tmp_
     md = (tmp_path / "search.md").read_text()
     assert "**2 agents (clients)**" in md and "| 1 | meets |" in md and "| 2 | meets |" in md
     assert (tmp_path / "search.html").read_text().count("data:image/png;base64,") == 1
+
+
+def test_the_answer_is_priced_on_the_chip_asked(fake_server: FakeVllm, tmp_path: Path) -> None:
+    from onechip.cost import usd_per_mtok
+    from onechip.cost.prices import find_prices
+
+    cfg = _config(
+        fake_server, find_max="clients", slo={"ttft_ms": 10_000.0}, find_max_limit=1, chip="v5e-1", pricing=["spot"]
+    )
+    result = api.find_max(cfg, out_dir=tmp_path)
+    assert result.costs and all(c.pricing == "spot" and c.chip == "v5e-1" for c in result.costs)
+    price = find_prices("v5e-1", ["spot"])[0]
+    assert result.costs[0].usd_per_mtok == pytest.approx(
+        usd_per_mtok(price.usd_per_chip_hour, result.output_tok_per_s)  # type: ignore[arg-type]
+    )
+    assert "per million output tokens" in (tmp_path / "search.md").read_text()
+
+
+def test_an_unknown_chip_fails_before_measuring(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = _config(fake_server, find_max="clients", slo={"ttft_ms": 100.0}, chip="no-such-chip")
+    with pytest.raises(ConfigError):
+        api.find_max(cfg, out_dir=tmp_path)
+    assert fake_server.chat_requests == []
