@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from onechip import __version__
-from onechip.bench import agent, stats
+from onechip.bench import agent, stats, trace
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
@@ -65,6 +65,8 @@ _RESUME_KEYS = (
     "result_tokens",
     "think_time_s",
     "sessions_per_client",
+    "trace_file",
+    "trace_speed",
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
@@ -88,8 +90,11 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
 
 
 def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
-    """A request's largest prompt, tokens (~): the context itself, or for the agent workload the system prompt
-    plus every turn's user text and all but the last turn's call and result (the last turn's prompt)."""
+    """A request's largest prompt, tokens (~): the context itself; for the agent workload the system prompt
+    plus every turn's user text and all but the last turn's call and result (the last turn's prompt); for a
+    trace its longest prompt."""
+    if config.workload == "trace" and config.trace_file is not None:
+        return max(i.input_tokens for i in trace.load_trace(config.trace_file))
     if config.workload != "agent":
         return context_tokens
     per_turn = config.call_tokens + config.result_tokens
@@ -150,7 +155,9 @@ def load_samples(path: Path) -> list[RequestSample]:
 
 def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[float] | None:
     """Open loop: the send offsets (s after warm-up) of one repetition's measured requests, reproducible from
-    the config's seed; request k goes to stream k % clients. None for a closed loop."""
+    the config's seed (or the trace's times); request k goes to stream k % clients. None for a closed loop."""
+    if config.workload == "trace" and config.trace_file is not None:
+        return trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     if config.rate_per_s is None:
         return None
     return arrival_offsets(
@@ -245,6 +252,7 @@ class _Run:
             filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
+        shapes = await self.trace_shapes(builder, tag) if cfg.workload == "trace" else None
         return [
             RepJob.of(
                 cfg,
@@ -260,9 +268,22 @@ class _Run:
                 continuous_usage=self.continuous_usage,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
                 system_words=system_words,
+                request_shapes=None
+                if shapes is None or arrivals is None
+                else [x for a, x in zip(arrivals, shapes, strict=True) if a[1] in streams],
             )
             for streams in split_streams(clients, cfg.workers)
         ]
+
+    async def trace_shapes(self, builder: PromptBuilder, tag: str | None) -> list[tuple[int, int, int]]:
+        """Trace replay: (filler words, output tokens, counted tokens) per trace entry; one fit per distinct
+        prompt length (the builder caches it), checked on the rep's first line as the grid does."""
+        assert self.config.trace_file is not None
+        out = []
+        for item in trace.load_trace(self.config.trace_file):
+            k, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), item.input_tokens)
+            out.append((k, item.output_tokens, counted))
+        return out
 
     async def run_rep(
         self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int, sink: IO[str], label: str
@@ -277,6 +298,8 @@ class _Run:
             total = (cfg.warmup_s or 0.0) + cfg.duration_s
         elif cfg.workload == "agent":
             total = clients * (cfg.warmup_requests + cfg.sessions_per_client * cfg.turns)
+        elif jobs[0].arrivals_s is not None:  # trace replay
+            total = clients * cfg.warmup_requests + sum(len(j.arrivals_s or []) for j in jobs)
         else:  # requests
             total = clients * (cfg.warmup_requests + cfg.requests_per_client)
 
@@ -351,7 +374,11 @@ class _Run:
             sampler.stop()
         after = await asyncio.to_thread(scrape, wire)
         cell = stats.summarize_cell(
-            cell, by_rep, cfg.output_tokens, cfg.slo or None, open_loop=cfg.rate_per_s is not None
+            cell,
+            by_rep,
+            cfg.output_tokens,
+            cfg.slo or None,
+            open_loop=cfg.rate_per_s is not None or bool(cfg.trace_file),
         )
         if before is not None and after is not None:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
@@ -421,7 +448,10 @@ class _Run:
                 config=cfg,
                 notes=notes,
             )
-            cells = [(ctx, clients) for ctx in cfg.contexts for clients in cfg.clients]
+            contexts = cfg.contexts
+            if cfg.trace_file is not None:  # a trace's cell is named by its median prompt length
+                contexts = [trace.median_input(trace.load_trace(cfg.trace_file))]
+            cells = [(ctx, clients) for ctx in contexts for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
                 try:
                     for ctx, clients in cells:

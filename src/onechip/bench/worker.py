@@ -64,15 +64,26 @@ class _Streams:
         self.seqs = dict.fromkeys(job.streams, 0)
 
     async def request(
-        self, stream: int, warmup: bool, intended: float | None = None, messages: list[Any] | None = None, **at: int
+        self,
+        stream: int,
+        warmup: bool,
+        intended: float | None = None,
+        messages: list[Any] | None = None,
+        shape: tuple[int, int, int] | None = None,
+        **at: int,
     ) -> RequestSample:
-        """One request of `stream` (its next seq): the grid's prompt, or `messages` (agent; `at`: session, turn)."""
+        """One request of `stream` (its next seq): the grid's prompt, or `messages` (agent; `at`: session,
+        turn), or a trace entry's `shape` (filler words, output tokens, counted prompt tokens)."""
         job, seq = self.job, self.seqs[stream]
         self.seqs[stream] += 1
+        output_tokens = job.output_tokens if shape is None else shape[1]
+        if shape is not None:
+            messages = user_message(build_content(first_line(job.prompt_tag, stream, seq), shape[0]))
+            at = {**at, "prompt_tokens_target": shape[2]}
         body = bench_chat_body(
             job.model,
             prompt_for(job, stream, seq) if messages is None else messages,
-            job.output_tokens,
+            output_tokens,
             extras=job.extras,
             continuous_usage=job.continuous_usage,
         )
@@ -130,20 +141,23 @@ class _Streams:
             left[stream] += 1
         slots = asyncio.Semaphore(len(self.job.streams))
 
-        async def gated(stream: int, intended: float) -> None:
+        shapes = self.job.request_shapes
+
+        async def gated(k: int, stream: int, intended: float) -> None:
             async with slots:  # a send waiting here for a free slot is late: its slip is recorded
-                sample = await self.request(stream, warmup=False, intended=intended)
+                shape = shapes[k] if shapes is not None else None
+                sample = await self.request(stream, warmup=False, intended=intended, shape=shape)
             left[stream] -= 1
             sample.last_in_stream = left[stream] == 0
             self.emit(sample)
 
         start = await gate()
         tasks: list[asyncio.Task[None]] = []
-        for at, stream in arrivals_s:
+        for k, (at, stream) in enumerate(arrivals_s):
             delay = start + at - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(gated(stream, start + at)))
+            tasks.append(asyncio.create_task(gated(k, stream, start + at)))
         await asyncio.gather(*tasks)
 
 

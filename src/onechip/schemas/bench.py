@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
@@ -33,6 +34,7 @@ NEEDS = {
     "arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too"),
     "find_max": ("slo", "--find-max searches for the largest load meeting an SLO: give --slo too"),
 }
+TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max")
 AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
@@ -104,11 +106,19 @@ class BenchConfig(RequestModel):
         default_factory=dict,
         description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms (ttft_ms=500,tpot_ms=50).",
     )
-    workload: Literal["grid", "agent"] = Field(
+    workload: Literal["grid", "agent", "trace"] = Field(
         default="grid",
         description="grid: independent single-turn requests per context. agent: sessions sharing a system "
         "prompt + tool schemas of each --contexts length, turns growing the context (user text, a replayed "
-        "tool call, its result).",
+        "tool call, its result). trace: replay --trace FILE at its recorded times.",
+    )
+    trace_file: Annotated[Path | None, Cli("--trace")] = Field(
+        default=None,
+        description="Trace replay: JSONL of requests, {timestamp (ms), input_length, output_length} per line "
+        "(AIPerf/Mooncake shape; prompt_tokens/output_tokens and timestamp_s accepted).",
+    )
+    trace_speed: Annotated[float, Field(gt=0)] = Field(
+        default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded)."
     )
     turns: Annotated[int, Field(ge=1)] = Field(default=4, description="Agent workload: turns per session.")
     user_tokens: Annotated[int, Field(ge=1)] = Field(
@@ -185,6 +195,19 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
             raise ValueError(message)
     _check_agent(model, data, present)
     _check_search(model, data, present)
+    _check_trace(model, data, present)
+
+
+def _check_trace(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    replay = data.get("workload") == "trace"
+    if replay and "trace_file" not in present:
+        raise ValueError("--workload trace replays a file: give --trace FILE")
+    for field in ("trace_file", "trace_speed"):
+        if field in present and not replay:
+            raise ValueError(f"{flag_of(model, field)} is for trace replay: give --workload trace too")
+    for field in TRACE_EXCLUDES:
+        if replay and field in present:
+            raise ValueError(f"--workload trace sends what the trace holds: {flag_of(model, field)} does not apply")
 
 
 def _many(value: Any) -> bool:
@@ -269,10 +292,12 @@ class RequestSample(ResultModel):
     def of(cls, job: RepJob, outcome: Any, **request: Any) -> RequestSample:
         """The sample of one request of `job`: the cell's fields from `job` (context_tokens, clients, rep,
         prompt_tokens_target), the timings and tokens from `outcome` (bench.client.StreamOutcome, a
-        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest."""
+        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest and wins
+        (a trace entry's own prompt_tokens_target)."""
         measured = dataclasses.asdict(outcome)
         cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
-        return cls(**cell, **measured, **request, status="ok" if measured["error"] is None else "failed")
+        status: Literal["ok", "failed"] = "ok" if measured["error"] is None else "failed"
+        return cls(**{**cell, **measured, **request}, status=status)
 
 
 class RepJob(StrictModel):
@@ -304,7 +329,9 @@ class RepJob(StrictModel):
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
     )
-    workload: Literal["grid", "agent"] = Field(default="grid", description="grid or agent (see BenchConfig).")
+    workload: Literal["grid", "agent", "trace"] = Field(
+        default="grid", description="grid, agent or trace (see BenchConfig)."
+    )
     turns: int = Field(default=1, description="Agent: turns per session.")
     user_tokens: int = Field(default=0, description="Agent: user text per turn, ~tokens.")
     call_tokens: int = Field(default=0, description="Agent: replayed tool call per turn, ~tokens.")
@@ -313,6 +340,10 @@ class RepJob(StrictModel):
     sessions_per_client: int = Field(default=1, description="Agent: sessions per stream.")
     system_words: int = Field(
         default=0, ge=0, description="Agent: filler words of the shared system prompt (fitted to context_tokens)."
+    )
+    request_shapes: list[tuple[int, int, int]] | None = Field(
+        default=None,
+        description="Trace replay: (filler words, output tokens, counted prompt tokens) per entry of arrivals_s.",
     )
 
     @classmethod
@@ -465,7 +496,7 @@ class SearchResult(ResultModel):
     schema_version: str = SCHEMA_VERSION
     kind: Literal["clients", "rate"] = Field(description="What was searched.")
     context_tokens: int = Field(description="Context (agent: shared prefix) of every probe, tokens.")
-    workload: Literal["grid", "agent"] = Field(description="The probes' workload.")
+    workload: Literal["grid", "agent", "trace"] = Field(description="The probes' workload.")
     slo: dict[str, float] = Field(description="SLO bounds, ms.")
     percentile: float = Field(description="The percentile each SLO metric must meet.")
     max_clients: int | None = Field(
