@@ -139,6 +139,8 @@ def turn_ttft_png(cells: Sequence[CellResult]) -> bytes:
             if t.cached_share is not None:
                 ax.annotate(f"{t.cached_share:.0%} cached", (x, y), textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel("turn")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # headroom for the cached-share labels
     ax.set_ylabel("median TTFT (ms)")
     ax.set_title("Agent sessions: TTFT per turn")
     ax.legend(fontsize="small")
@@ -160,6 +162,8 @@ def attainment_png(result: SearchResult) -> bytes:
         ax.axvline(best, color="tab:green", alpha=0.5, label=f"answer: {best:g}")
     if result.kv_wall_clients and result.kind == "clients":
         ax.axvline(result.kv_wall_clients, color="tab:purple", linestyle=":", label="KV wall (plan)")
+    if result.kind == "clients":
+        ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("clients" if result.kind == "clients" else "requests/s")
     ax.set_ylabel("requests meeting every SLO (%)")
     ax.set_ylim(0, 105)
