@@ -9,6 +9,12 @@ Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctr
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
 (cell, rep) groups already complete in requests.jsonl are reused; incomplete ones are dropped and re-run.
 
+Workloads (`workload`): the grid above; `agent`: each stream runs sessions (bench.agent) whose shared system
+prompt is the cell's context, turns growing it, per-turn statistics and cached tokens in the summary; `trace`:
+a recorded trace replayed open loop (bench.trace), one cell per clients value named by its median prompt.
+Open-loop requests carry their intended send time; the summary reports the slip and marks a cell whose
+schedule slipped (bench.stats.schedule_slip).
+
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
 most of a repetition's measured requests fail; it is never dropped.
 """

@@ -1,4 +1,5 @@
-"""`onechip bench URL`: parse flags, build a BenchConfig, call onechip.api.bench, draw the article tables."""
+"""`onechip bench URL`: parse flags, build a BenchConfig, call onechip.api.bench (or api.find_max with
+--find-max), draw the article tables, the agent turns, the open-loop slip and the SLO search."""
 
 from __future__ import annotations
 
@@ -216,7 +217,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),
         **fields: Any,
     ) -> None:
-        """Measure a context x clients grid: aggregate tok/s, TTFT, TPOT, ITL, per-stream tok/s, /metrics."""
+        """Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL,
+        per-stream tok/s, /metrics; --find-max searches the largest load meeting --slo."""
         given = on_command_line(ctx)
         if resume is not None and "out" in given:
             raise ConfigError("give --out or --resume, not both")
