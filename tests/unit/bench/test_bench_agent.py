@@ -91,3 +91,12 @@ def test_think_time_spaces_the_turns(fake_server: FakeVllm, tmp_path: Path) -> N
     run_grid(agent_config(fake_server, clients=[1], sessions_per_client=1, turns=2, think_time_s=0.3), tmp_path)
     turns = sorted((s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup), key=lambda s: s.seq)
     assert turns[1].t_send - turns[0].t_done >= 0.3  # type: ignore[operator]
+
+
+def test_a_finished_agent_rep_is_reused_on_resume(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = agent_config(fake_server, turns=2, sessions_per_client=1)
+    first = run_grid(cfg, tmp_path)
+    sent = len(fake_server.chat_requests)
+    again = run_grid(cfg, tmp_path, resume=True)
+    assert len(fake_server.chat_requests) == sent + 1  # the probe only: 2 clients x 1 session x 2 turns kept
+    assert [t.model_dump() for t in again.cells[0].turns] == [t.model_dump() for t in first.cells[0].turns]
