@@ -1,7 +1,8 @@
 """`bench --find-max clients|rate`: the largest load whose measured cell meets the SLOs.
 
-Bracket, then bisect: loads double from the first (1 client, or FIRST_RATE_PER_S) until a probe misses the
-SLOs, is infeasible (the plan's KV wall) or the limit is reached; then the gap between the last load that
+Bracket, then bisect: loads double from the first (1 client, or the limit / RATE_START_DIVISOR requests/s)
+until a probe misses the SLOs, is infeasible (the plan's KV wall) or the limit is reached (a rate whose first
+load misses halves down instead, at most RATE_HALVINGS times, until one meets them); then the gap between the last load that
 met them and the first that did not is halved until it closes (clients: adjacent integers; rate: within
 RATE_RESOLUTION of each other). Each probe is a one-cell bench run (`reps` repetitions) in its own directory
 under the search's, so every answer can be re-read and re-rendered. A probe meets the SLOs when no measured
@@ -25,7 +26,8 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 
-FIRST_RATE_PER_S = 0.5
+RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
+RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
 SEARCH_FILE = "search.json"
 
@@ -36,7 +38,7 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
     measured = [s for s in load_samples(run_dir / RUN_FILES["requests"]) if not s.warmup]
     at: dict[str, float | None] = {}
     for name in slo:
-        values = sorted(v for v in (stats.SLO_METRICS[name](s) for s in measured if s.status == "ok") if v is not None)
+        values = sorted(v for v in (stats.slo_value(name, s) for s in measured if s.status == "ok") if v is not None)
         at[name] = stats.percentile(values, percentile) if values else None
     attained = sum(1 for s in measured if stats.meets_slo(s, slo)) / len(measured) if measured else None
     meets = (
@@ -66,11 +68,12 @@ def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int)
     return plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens)
 
 
-def _next_loads(kind: str) -> tuple[float, Callable[[float, float], float | None]]:
+def _next_loads(kind: str, limit: float) -> tuple[float, Callable[[float, float], float | None]]:
     """The first load, and the bisection step (lo, hi) -> next load, None when the gap is closed."""
     if kind == "clients":
         return 1, lambda lo, hi: None if hi - lo <= 1 else float((int(lo) + int(hi)) // 2)
-    return FIRST_RATE_PER_S, lambda lo, hi: None if hi <= lo * RATE_RESOLUTION else round((lo * hi) ** 0.5, 3)
+    first = limit / RATE_START_DIVISOR
+    return first, lambda lo, hi: None if hi <= lo * RATE_RESOLUTION else round((lo * hi) ** 0.5, 3)
 
 
 class _Search:
@@ -79,6 +82,7 @@ class _Search:
         self.kind = config.find_max or "clients"
         self.context = config.contexts[0]
         self.probes: dict[float, SearchProbe] = {}
+        self.cells: list[CellResult] = []
 
     def probe(self, load: float) -> SearchProbe:
         """Measure one load (once: a load already measured is not run again)."""
@@ -97,13 +101,14 @@ class _Search:
             update={"load": load}
         )
         self.probes[load] = verdict
+        self.cells.append(run.cells[0])
         self.on_progress(ProgressEvent("bench", f"find-max: {name}: {probe_line(verdict, cfg.slo_percentile)}"))
         return verdict
 
     def search(self) -> tuple[float, float | None, str]:
         """(highest load that met the SLOs (0 = none), lowest that did not (None = none), why it stopped)."""
-        first, halve = _next_loads(self.kind)
         limit = self.config.find_max_limit
+        first, halve = _next_loads(self.kind, limit)
         bracket, load = [], first
         while load < limit:
             bracket.append(load)
@@ -117,6 +122,13 @@ class _Search:
             lo = load
         if hi is None:
             return lo, None, f"met the SLOs up to the limit (--find-max-limit {limit:g})"
+        if lo == 0 and self.kind == "rate":  # even the first rate missed: halve down to one that meets them
+            for _ in range(RATE_HALVINGS):
+                load = round(hi / 2, 6)
+                if self.probe(load).meets_slo:
+                    lo = load
+                    break
+                hi = load
         while lo > 0 and (mid := halve(lo, hi)) is not None:  # bisect between the last pass and the first miss
             if self.probe(mid).meets_slo:
                 lo = mid
@@ -163,6 +175,7 @@ def find_max(
         output_tok_per_s=best.output_tok_per_s if best else None,
         goodput_per_s=best.goodput_per_s if best else None,
         probes=list(s.probes.values()),
+        cells=s.cells,
     )
     write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))
     return result

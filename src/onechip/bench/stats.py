@@ -193,13 +193,21 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
 SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
 
 
+def slo_value(name: str, s: RequestSample) -> float | None:
+    """SLO metric `name` (SLO_METRICS) of `s`, ms. An open-loop request's TTFT and E2E run from its intended
+    send time: the user waited from then, and a late send must not hide that wait (coordinated omission)."""
+    if s.t_intended is not None and name in ("ttft_ms", "e2e_ms"):
+        return ttft_from_intended_ms(s) if name == "ttft_ms" else e2e_from_intended_ms(s)
+    return SLO_METRICS[name](s)
+
+
 def meets_slo(s: RequestSample, slo: dict[str, float]) -> bool:
-    """True when `s` succeeded and each SLO metric (ms, upper bound) is within its limit. A metric that
-    cannot be computed (e.g. TPOT of a one-token answer) does not fail the request."""
+    """True when `s` succeeded and each SLO metric (ms, upper bound; `slo_value`) is within its limit. A metric
+    that cannot be computed (e.g. TPOT of a one-token answer) does not fail the request."""
     if s.status != "ok":
         return False
     for name, limit in slo.items():
-        value = SLO_METRICS[name](s)
+        value = slo_value(name, s)
         if value is not None and value > limit:
             return False
     return True

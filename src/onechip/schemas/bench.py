@@ -377,7 +377,8 @@ class RepResult(ResultModel):
     requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
     goodput_per_s: float | None = Field(
         default=None,
-        description="Requests meeting every SLO completed in the window / window_s (SLOs given).",
+        description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
+        "E2E from the intended send).",
     )
 
 
@@ -515,3 +516,6 @@ class SearchResult(ResultModel):
         default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
     )
     probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")
+    cells: list[CellResult] = Field(
+        default_factory=list, description="Each probe's measured cell (its summary), in the order measured."
+    )

@@ -200,3 +200,24 @@ def test_an_unknown_chip_fails_before_measuring(fake_server: FakeVllm, tmp_path:
     with pytest.raises(ConfigError):
         api.find_max(cfg, out_dir=tmp_path)
     assert fake_server.chat_requests == []
+
+
+def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # one request in flight, ~0.1 s each: ~10 requests/s at most. From the actual send every TTFT is ~0.1 s
+    # and would meet 150 ms at any rate; from the intended send the queue shows and the search stops
+    fake_server.ttft_s = 0.1
+    cfg = _config(
+        fake_server,
+        find_max="rate",
+        slo={"ttft_ms": 150.0},
+        slo_percentile=100,
+        requests_per_client=4,
+        warmup_requests=0,
+        find_max_limit=160,  # starts at 10 req/s (limit / 16), which misses: the search halves down
+    )
+    result = api.find_max(cfg, out_dir=tmp_path)
+    assert result.max_rate_per_s is not None and 0 < result.max_rate_per_s < 10
+    missed = [p for p in result.probes if not p.meets_slo]
+    assert missed and all(p.load > result.max_rate_per_s for p in missed)
+    assert all(c.ttft_ms.p99 is not None and c.ttft_ms.p99 < 150 for c in result.cells)  # hidden without intent
+    assert len(result.cells) == len(result.probes)
