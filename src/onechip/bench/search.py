@@ -1,12 +1,14 @@
 """`bench --find-max clients|rate`: the largest load whose measured cell meets the SLOs.
 
-Bracket, then bisect: loads double from the first (1 client, or the limit / RATE_START_DIVISOR requests/s)
-until a probe misses the SLOs, is infeasible (the plan's KV wall) or the limit is reached (a rate whose first
-load misses halves down instead, at most RATE_HALVINGS times, until one meets them); then the gap between the last load that
-met them and the first that did not is halved until it closes (clients: adjacent integers; rate: within
-RATE_RESOLUTION of each other). Each probe is a one-cell bench run (`reps` repetitions) in its own directory
-under the search's, so every answer can be re-read and re-rendered. A probe meets the SLOs when no measured
-request failed and each SLO metric at `slo_percentile` over its measured requests is within its bound.
+Bracket, then bisect: loads double from the first (1 client, or the limit / RATE_START_DIVISOR
+requests/s) until a probe misses the SLOs, is infeasible (the plan's KV wall) or the limit is reached (a
+rate whose first load misses halves down instead, at most RATE_HALVINGS times, until one meets them); then
+the gap between the last load that met them and the first that did not is halved until it closes
+(clients: adjacent integers; rate: within RATE_RESOLUTION of each other). Each probe is a one-cell bench
+run (`reps` repetitions) in its own directory under the search's, so every answer can be re-read and
+re-rendered. A probe meets the SLOs when no measured request failed and each SLO metric at
+`slo_percentile` over its measured requests is within its bound (open loop: TTFT and E2E from the intended
+send time, so a schedule the server could not keep up with misses).
 
 Latency does not grow smoothly with load on a shared machine: a probe is one measurement, and the answer is
 the load that met the SLOs next to one that did not, both kept in `probes`. The search assumes that
