@@ -219,5 +219,8 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
     assert result.max_rate_per_s is not None and 0 < result.max_rate_per_s < 10
     missed = [p for p in result.probes if not p.meets_slo]
     assert missed and all(p.load > result.max_rate_per_s for p in missed)
-    assert all(c.ttft_ms.p99 is not None and c.ttft_ms.p99 < 150 for c in result.cells)  # hidden without intent
     assert len(result.cells) == len(result.probes)
+    # what the misses measured from the actual send is less than from the intended one: the wait in the queue
+    cells = {p.load: c for p, c in zip(result.probes, result.cells, strict=True)}
+    top = cells[max(cells)]
+    assert top.ttft_from_intended_ms.p99 > top.ttft_ms.p99 + 100  # type: ignore[operator]
