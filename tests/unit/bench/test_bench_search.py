@@ -213,7 +213,7 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
         slo_percentile=100,
         requests_per_client=4,
         warmup_requests=0,
-        find_max_limit=160,  # starts at 10 req/s (limit / 16), which misses: the search halves down
+        find_max_limit=320,  # starts at 20 req/s (limit / 16), which misses: the search halves down
     )
     result = api.find_max(cfg, out_dir=tmp_path)
     assert result.max_rate_per_s is not None and 0 < result.max_rate_per_s < 10
@@ -222,5 +222,5 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
     assert len(result.cells) == len(result.probes)
     # what the misses measured from the actual send is less than from the intended one: the wait in the queue
     cells = {p.load: c for p, c in zip(result.probes, result.cells, strict=True)}
-    top = cells[max(cells)]
+    top = cells[20.0]  # a request every 50 ms, each served in ~100 ms: the 4th waits ~150 ms for the slot
     assert top.ttft_from_intended_ms.p99 > top.ttft_ms.p99 + 100  # type: ignore[operator]
