@@ -21,7 +21,7 @@ block size 128; --enable-prompt-tokens-details for cached_tokens), `--workload a
     3       889    640 (72%)  1,229  4,981  4.1x
     4     1,052    896 (85%)    869  6,573  7.6x
 On: 75% of prompt tokens from the cache by usage, 74% by the server's counters, 8.1 output tok/s; off: 0%,
-2.4 output tok/s. A second pair of runs gave 1,020-1,414 ms (on) and 3,012-5,646 ms (off).
+2.4 output tok/s. A second pair of runs gave 1,010-1,414 ms (on) and 3,012-5,646 ms (off).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from onechip.bench.runner import load_samples
 from onechip.bench.worker import first_line
 from onechip.cli.main import app
 from onechip.errors import ConfigError
-from onechip.schemas.bench import LATE_SEND_MS, BenchConfig
+from onechip.schemas.bench import LATE_SEND_MS, BenchConfig, BenchRun
 from onechip.schemas.inputs import build_request
 
 
@@ -224,3 +224,22 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
     cells = {p.load: c for p, c in zip(result.probes, result.cells, strict=True)}
     top = cells[20.0]  # a request every 50 ms, each served in ~100 ms: the 4th waits ~150 ms for the slot
     assert top.ttft_from_intended_ms.p99 > top.ttft_ms.p99 + 100  # type: ignore[operator]
+
+
+def test_the_console_says_the_schedule_slipped_and_shows_agent_turns(tmp_path: Path) -> None:
+    with FakeVllm(ttft_s=0.1, prefix_cache_block=4) as srv:
+        common = [srv.url, "--reps", "1", "--output-tokens", "2", "--warmup-requests", "0"]
+        slip = ["bench", *common, "--contexts", "16", "--clients", "1", "--rate", "40", "--arrivals", "constant"]
+        slip += ["--requests-per-client", "6", "--out", str(tmp_path / "slip")]
+        r = CliRunner().invoke(app, slip, env={"COLUMNS": "250"})
+        assert r.exit_code == 0, r.output
+        run = BenchRun.model_validate_json((tmp_path / "slip" / "summary.json").read_text())
+        assert "schedule slipped 16 x 1 at 40 req/s" in r.output
+        assert f"p99 {run.cells[0].slip_ms.p99:,.0f} ms" in r.output
+        agent = ["bench", *common, "--workload", "agent", "--contexts", "40", "--clients", "1", "--turns", "2"]
+        r = CliRunner().invoke(app, [*agent, "--out", str(tmp_path / "agent")], env={"COLUMNS": "250"})
+        assert r.exit_code == 0, r.output
+        run = BenchRun.model_validate_json((tmp_path / "agent" / "summary.json").read_text())
+        assert "agent sessions: 40-token shared prefix x 1 clients" in r.output
+        second = run.cells[0].turns[1]
+        assert f"{second.cached_share:.0%}" in r.output
