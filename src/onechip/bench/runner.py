@@ -114,7 +114,8 @@ def arrival_offsets(
     k / rate for "constant"; cumulative exponential gaps of mean 1 / rate for "poisson" (a Poisson
     process), reproducible from `seed`."""
     rng = random.Random(seed)
-    out, at = [], 0.0
+    out: list[float] = []
+    at = 0.0
     while (n is None or len(out) < n) and (duration_s is None or at < duration_s):
         out.append(at)
         at = len(out) / rate_per_s if arrivals == "constant" else at + rng.expovariate(rate_per_s)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from onechip.schemas.bench import (
     LATE_SEND_MS,
@@ -182,8 +182,9 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
     first_send: dict[int, float] = {}
     last_done: dict[int, float] = {}
     for s in measured:
+        done = s.t_done if s.t_done is not None else s.t_send  # never None here: `measured` filtered on it
         first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
-        last_done[s.stream] = max(last_done.get(s.stream, s.t_done), s.t_done)  # type: ignore[arg-type]
+        last_done[s.stream] = max(last_done.get(s.stream, done), done)
     start, end = max(first_send.values()), min(last_done.values())
     if open_loop or end <= start:
         start, end = min(first_send.values()), max(last_done.values())
@@ -248,7 +249,7 @@ def rep_result(
 
 def summarize_cell(
     cell: CellResult,
-    samples_by_rep: dict[int, Sequence[RequestSample]],
+    samples_by_rep: Mapping[int, Sequence[RequestSample]],
     output_tokens: int,
     slo: dict[str, float] | None = None,
     open_loop: bool = False,

@@ -7,6 +7,7 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -117,6 +118,11 @@ class BenchConfig(RequestModel):
         description="Trace replay: JSONL of requests, {timestamp (ms), input_length, output_length} per line "
         "(AIPerf/Mooncake shape; prompt_tokens/output_tokens and timestamp_s accepted).",
     )
+    workload_file: Path | None = Field(
+        default=None,
+        description="A JSON object giving the agent workload's shape (workload, contexts, clients, output_tokens, "
+        "turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags typed win.",
+    )
     trace_speed: Annotated[float, Field(gt=0)] = Field(
         default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded)."
     )
@@ -167,6 +173,7 @@ class BenchConfig(RequestModel):
     @classmethod
     def _exclusions(cls, data: Any, info: ValidationInfo) -> Any:
         if given(info.context) and isinstance(data, dict):
+            data = with_workload_file(data)
             check_exclusions(cls, data)
         return data
 
@@ -181,6 +188,27 @@ class BenchConfig(RequestModel):
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         return build_request(cls, {**saved.model_dump(), **typed}, user_input=False)
+
+
+WORKLOAD_FILE_KEYS = ("workload", "contexts", "clients", "output_tokens", *AGENT_ONLY)
+
+
+def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (what the user typed) with the fields of its `workload_file` under it: a typed flag wins; the
+    file's workload defaults to agent. Raises ValueError (one line) for an unreadable file or unknown key."""
+    path = data.get("workload_file")
+    if path is None:
+        return data
+    try:
+        shape = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--workload-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(shape, dict):
+        raise ValueError(f"--workload-file {path}: must hold a JSON object")
+    unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS))
+    if unknown:
+        raise ValueError(f"--workload-file {path}: unknown key {unknown[0]!r}; use {', '.join(WORKLOAD_FILE_KEYS)}")
+    return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
 
 
 def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.agent import CALL_OVERHEAD_TOKENS
 from onechip.bench.runner import load_samples
+from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig
+from onechip.schemas.inputs import build_request
 
 
 def agent_config(server: FakeVllm, **kw: object) -> BenchConfig:
@@ -100,3 +105,22 @@ def test_a_finished_agent_rep_is_reused_on_resume(fake_server: FakeVllm, tmp_pat
     again = run_grid(cfg, tmp_path, resume=True)
     assert len(fake_server.chat_requests) == sent + 1  # the probe only: 2 clients x 1 session x 2 turns kept
     assert [t.model_dump() for t in again.cells[0].turns] == [t.model_dump() for t in first.cells[0].turns]
+
+
+def test_a_workload_file_gives_the_agent_shape_and_typed_flags_win(tmp_path: Path) -> None:
+    shape = tmp_path / "shape.json"
+    shape.write_text(json.dumps({"contexts": [300], "turns": 6, "user_tokens": 12, "result_tokens": 200}))
+    cfg = build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape, "turns": 2})
+    assert (cfg.workload, cfg.contexts, cfg.turns, cfg.user_tokens, cfg.result_tokens) == ("agent", [300], 2, 12, 200)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [('{"rate_per_s": 3}', "unknown key 'rate_per_s'"), ("[1]", "JSON object"), ("{", "--workload-file")],
+)
+def test_a_bad_workload_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:
+    shape = tmp_path / "shape.json"
+    shape.write_text(content)
+    with pytest.raises(ConfigError, match=message) as err:
+        build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape})
+    assert "\n" not in str(err.value)
