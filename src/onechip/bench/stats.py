@@ -283,7 +283,9 @@ def summarize_cell(
             "e2e_ms": dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
             "prompt_tokens_actual": dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
             "requests_failed": len(failed),
-            "requests_ended_early": sum(1 for s in ok if (s.completion_tokens or 0) < output_tokens),
+            "requests_ended_early": sum(
+                1 for s in ok if (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
+            ),
             "first_error": failed[0].error if failed else None,
             "turns": turn_results(measured),
             "cached_share": cached_share(ok),

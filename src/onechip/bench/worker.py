@@ -79,7 +79,7 @@ class _Streams:
         output_tokens = job.output_tokens if shape is None else shape[1]
         if shape is not None:
             messages = user_message(build_content(first_line(job.prompt_tag, stream, seq), shape[0]))
-            at = {**at, "prompt_tokens_target": shape[2]}
+            at = {**at, "prompt_tokens_target": shape[2], "output_tokens_target": shape[1]}
         body = bench_chat_body(
             job.model,
             prompt_for(job, stream, seq) if messages is None else messages,

@@ -136,11 +136,13 @@ def _num(value: float | None, fmt: str) -> str:
 def slip_lines(run: BenchRun) -> list[str]:
     """Open loop: a warning per cell whose schedule slipped (the server could not keep up)."""
     out = []
+    rate = run.config.rate_per_s
+    schedule = f"at {rate:g} req/s" if rate is not None else "replaying the trace"
     for c in run.cells:
         if not c.schedule_slipped:
             continue
         out.append(
-            f"[red]schedule slipped[/] {c.context_tokens:,} x {c.clients} at {run.config.rate_per_s:g} req/s: "
+            f"[red]schedule slipped[/] {c.context_tokens:,} x {c.clients} {schedule}: "
             f"{c.late_share or 0:.0%} of requests sent >{LATE_SEND_MS:g} ms late (slip p50 "
             f"{_num(c.slip_ms.median, '{:,.0f}')} ms, p99 {_num(c.slip_ms.p99, '{:,.0f}')} ms); the server "
             f"served {_num(c.request_rate_per_s, '{:.2f}')} req/s. TTFT from the intended send: p50 "

@@ -67,9 +67,11 @@ def _slipped(bench: BenchRun) -> list[str]:
     slipped = [c for c in bench.cells if c.schedule_slipped]
     if not slipped:
         return []
+    rate = bench.config.rate_per_s
+    schedule = f"{num(rate)} req/s" if rate is not None else "the trace's send times"
     return [
         "",
-        f"Open-loop schedule slipped (the server could not keep up with {num(bench.config.rate_per_s)} req/s):",
+        f"Open-loop schedule slipped (the server could not keep up with {schedule}):",
     ] + [
         f"- {c.context_tokens:,} ctx × {c.clients} clients: {num((c.late_share or 0) * 100, 0)}% of requests sent "
         f"late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from the intended "

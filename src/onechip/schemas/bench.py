@@ -301,6 +301,9 @@ class RequestSample(ResultModel):
     t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
     prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
+    output_tokens_target: int | None = Field(
+        default=None, description="Trace replay: the entry's output tokens (else the config's output_tokens)."
+    )
     prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
     completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
     chunk_times: list[float] = Field(default_factory=list, description="Arrival time of each content chunk, s.")

@@ -11,7 +11,9 @@ from fakes.vllm_server import FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.runner import load_samples
 from onechip.bench.trace import load_trace
+from onechip.cli.bench_cmd import slip_lines
 from onechip.errors import ConfigError
+from onechip.report.markdown_bench import grids
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
 
@@ -45,6 +47,7 @@ def test_a_trace_is_replayed_at_its_times_with_its_lengths(fake_server: FakeVllm
     cell = run.cells[0]
     assert (cell.context_tokens, cell.clients, cell.status) == (20, 2, "ok")  # the trace's median prompt
     assert not cell.schedule_slipped
+    assert cell.requests_ended_early == 0  # each entry's own output length, not the config's default
 
 
 @pytest.mark.parametrize(
@@ -80,3 +83,15 @@ def test_a_trace_that_is_not_json_names_its_line(tmp_path: Path) -> None:
 def test_trace_options_that_contradict(flags: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", **flags})
+
+
+def test_a_trace_faster_than_the_server_says_so(tmp_path: Path) -> None:
+    rows = [{"timestamp": 0, "input_length": 20, "output_length": 2} for _ in range(5)]
+    with FakeVllm(ttft_s=0.1) as srv:
+        cfg = BenchConfig(
+            base_url=srv.url, workload="trace", trace_file=write(tmp_path / "t.jsonl", rows), clients=[1], reps=1
+        )
+        run = run_grid(cfg, tmp_path / "run")
+    assert run.cells[0].schedule_slipped
+    assert any("replaying the trace" in line for line in slip_lines(run))
+    assert any("the trace's send times" in line for line in grids(run))
