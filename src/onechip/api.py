@@ -44,6 +44,7 @@ from onechip.errors import CloudError, ConfigError, EngineBootError, EngineError
 from onechip.paths import new_run_dir, onechip_home, write_text_atomic
 from onechip.planner import calibration
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.report.search import write_search_report
 from onechip.schemas import (
     RUN_FILES,
     BenchConfig,
@@ -55,7 +56,7 @@ from onechip.schemas import (
     Plan,
     RunManifest,
 )
-from onechip.schemas.bench import CellResult
+from onechip.schemas.bench import CellResult, SearchResult
 from onechip.schemas.cloud import (
     Attempt,
     CloudDownResult,
@@ -178,6 +179,23 @@ def bench(
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid."""
     return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
+
+
+def find_max(
+    config: BenchConfig, on_progress: ProgressFn = no_progress, *, out_dir: Path, plan: Plan | None = None
+) -> SearchResult:
+    """`bench --find-max`: the largest load (clients or requests/s) whose measured cell meets `config.slo` at
+    `config.slo_percentile`; one bench run per probe under `out_dir`, and `out_dir`/search.json (with the
+    answer priced on `config.chip`), search.md and search.html. Raises what `bench` raises, and ConfigError
+    for an unknown chip or pricing model (before measuring). See onechip.bench.search."""
+    if config.chip is not None:  # an unknown chip or pricing model fails before anything is measured
+        cost_layer.cost_lines(config.chip, 1.0, config.pricing)
+    result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+    if config.chip is not None and result.output_tok_per_s:
+        result.costs = cost_layer.cost_lines(config.chip, result.output_tok_per_s, config.pricing)
+        write_text_atomic(Path(out_dir) / "search.json", result.model_dump_json(indent=2))
+    write_search_report(result, Path(out_dir))
+    return result
 
 
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:

@@ -128,6 +128,10 @@ class FakeVllm:
     reject_extras: bool = False
     has_tokenize: bool = True
     has_metrics: bool = True
+    # prefix cache: 0 = none; n > 0 = a cache of n-word blocks (the longest earlier prompt's common prefix,
+    # whole blocks, never the whole prompt), reported in usage.prompt_tokens_details.cached_tokens (as vLLM
+    # with --enable-prompt-tokens-details) and in the prefix_cache_* /metrics counters
+    prefix_cache_block: int = 0
     # path -> (status, body, content type) answered verbatim instead of the route's own answer: a server that
     # answers garbage (an HTML proxy page, invalid JSON, a JSON list, a body without the expected fields)
     raw_answers: dict[str, tuple[int, bytes, str]] = field(default_factory=dict)
@@ -140,6 +144,9 @@ class FakeVllm:
     sent_times: dict[int, list[float]] = field(default_factory=dict)
     tokenize_calls: int = 0
     running: int = 0
+    cache_queries: int = 0
+    cache_hits: int = 0
+    _seen_prompts: list[list[str]] = field(default_factory=list)
 
     # ---- lifecycle ----
     def start(self) -> FakeVllm:
@@ -253,10 +260,11 @@ class FakeVllm:
     def _metrics(self) -> str:
         n = len(self.chat_requests)
         label = f'{{model_name="{self.model}"}}'
+        queries, hits = (self.cache_queries, self.cache_hits) if self.prefix_cache_block else (n * 100, n * 25)
         series = [
             ("vllm:num_preemptions_total", "counter", n // 10),
-            ("vllm:prefix_cache_queries_total", "counter", n * 100),
-            ("vllm:prefix_cache_hits_total", "counter", n * 25),
+            ("vllm:prefix_cache_queries_total", "counter", queries),
+            ("vllm:prefix_cache_hits_total", "counter", hits),
             ("vllm:num_requests_running", "gauge", self.running),
             ("vllm:kv_cache_usage_perc", "gauge", self.running / 100),
         ]
@@ -269,6 +277,25 @@ class FakeVllm:
             return self.replies(body)
         with self._lock:
             return self.replies.pop(0) if self.replies else Reply(status=500, error="script exhausted")
+
+    def _cached(self, body: dict[str, Any]) -> int | None:
+        """Prompt tokens a prefix cache of `prefix_cache_block`-word blocks serves (None without one)."""
+        if not self.prefix_cache_block or "messages" not in body:
+            return None
+        words = [w for m in body["messages"] for w in [f"<{m.get('role')}>", *_text(m.get("content")).split()]]
+        best = 0
+        with self._lock:
+            for old in self._seen_prompts:
+                n = 0
+                while n < min(len(old), len(words)) and old[n] == words[n]:
+                    n += 1
+                best = max(best, n)
+            self._seen_prompts.append(words)
+        prompt = count_body(body)
+        cached = min(best // self.prefix_cache_block * self.prefix_cache_block, prompt - 1)
+        self.cache_queries += prompt
+        self.cache_hits += cached
+        return cached
 
     def _over_limit(self, prompt: int, max_tokens: int) -> str | None:
         if self.max_model_len and prompt + max_tokens > self.max_model_len:
@@ -301,7 +328,7 @@ class FakeVllm:
             self._send(writer, 200, self._whole(reply, prompt, max_tokens))
             await writer.drain()
             return True
-        stream = _Stream(self, body, number, prompt)
+        stream = _Stream(self, body, number, prompt, self._cached(body))
         chunks = stream.generated(self.chunk_plan or [1] * max_tokens) if reply is None else stream.scripted(reply)
         self.running += 1
         try:
@@ -348,8 +375,10 @@ class _Stream:
     benchmark measures against, so each event costs string formatting, not a json.dumps of the whole object.
     """
 
-    def __init__(self, fake: FakeVllm, body: dict[str, Any], number: int, prompt: int):
+    def __init__(self, fake: FakeVllm, body: dict[str, Any], number: int, prompt: int, cached: int | None = None):
         self.fake, self.number, self.prompt = fake, number, prompt
+        self.details = "" if cached is None else f', "prompt_tokens_details": {{"cached_tokens": {cached}}}'
+
         options = body.get("stream_options") or {}
         asked_final = bool(options.get("include_usage"))
         mode = fake.usage
@@ -405,7 +434,7 @@ class _Stream:
             ""
             if completion is None
             else f', "usage": {{"prompt_tokens": {self.prompt}, "completion_tokens": {completion}, '
-            f'"total_tokens": {self.prompt + completion}}}'
+            f'"total_tokens": {self.prompt + completion}{self.details}}}'
         )
         data = f'data: {self.head}, "choices": {choices}{usage}}}\n\n'.encode()
         return b"%x\r\n%b\r\n" % (len(data), data)

@@ -6,25 +6,28 @@ client            one streamed chat request, timed chunk by chunk (aiohttp)
 prompts           prompts of an exact server-counted token length
 stats             pure summaries (Dist, TTFT/TPOT/ITL, windows, median and CV)
 metrics           /metrics sampling and deltas
+agent             the agent workload's sessions: shared system prompt + tools, turns replayed
+search            find_max: the largest load meeting SLOs (bracket, then bisect)
 Request bodies, SSE and error-body parsing, and the control-plane calls are `onechip.vllm.wire`'s.
 
-`run_grid` and `saved_config` are loaded on first use: the runner pulls in aiohttp, which `onechip --version`
-and every other command that does not measure must not pay for (~0.15 s).
+`run_grid`, `saved_config` and `find_max` are loaded on first use: the runner pulls in aiohttp, which
+`onechip --version` and every other command that does not measure must not pay for (~0.15 s).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from onechip.bench.runner import run_grid, saved_config
+    from onechip.bench.search import find_max
 
-__all__ = ["run_grid", "saved_config"]
+__all__ = ["find_max", "run_grid", "saved_config"]
+_HOME = {"run_grid": "runner", "saved_config": "runner", "find_max": "search"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from onechip.bench import runner
-
-        return getattr(runner, name)
+    if name in _HOME:
+        return getattr(importlib.import_module(f"onechip.bench.{_HOME[name]}"), name)
     raise AttributeError(f"module 'onechip.bench' has no attribute {name!r}")

@@ -54,6 +54,7 @@ class StreamOutcome:
     t_done: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None
     chunk_times: list[float] = field(default_factory=list)
     chunk_tokens: list[int] = field(default_factory=list)
     finish_reason: str | None = None
@@ -69,12 +70,15 @@ class _Timing:
         self.per_chunk_known = True
         self.prev_ct = 0
         self.final_usage = False
+        self.any_usage = False
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         out = self.out
         choices = obj.get("choices") or []
         usage = obj.get("usage")
         delta_tokens: int | None = None
+        if usage:
+            self.any_usage = True
         if usage and usage.get("completion_tokens") is not None:
             ct = int(usage["completion_tokens"])
             delta_tokens, self.prev_ct = ct - self.prev_ct, ct
@@ -82,6 +86,7 @@ class _Timing:
             if usage:
                 out.prompt_tokens = usage.get("prompt_tokens")
                 out.completion_tokens = usage.get("completion_tokens")
+                out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
                 self.final_usage = True
             return
         choice = choices[0]
@@ -102,7 +107,14 @@ class _Timing:
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
         if out.error is None and not self.final_usage:
-            out.error = "stream ended without a final usage chunk (cut mid-way?)"
+            if out.finish_reason is not None and not self.any_usage:
+                # a whole answer (finish_reason came) with no usage anywhere: the server ignores include_usage
+                out.error = (
+                    "this server does not support stream usage (stream_options.include_usage): "
+                    "tokens cannot be counted from the server"
+                )
+            else:
+                out.error = "stream ended without a final usage chunk (cut mid-way?)"
         return out
 
 

@@ -18,7 +18,7 @@ usage.prompt_tokens after each repetition by `calibrate`), and `method` says "es
 from __future__ import annotations
 
 from onechip.errors import EndpointStatusError
-from onechip.vllm.wire import WireClient, user_message
+from onechip.vllm.wire import WireClient
 
 FILLER = "the of and to in is it that for on with as at by from this are was be or an not but all".split()
 # Rough chat-template overhead used only when the server cannot count (a guess; see prompt_tokens_actual).
@@ -26,9 +26,14 @@ ESTIMATED_TEMPLATE_TOKENS = 10
 MAX_SEARCH_STEPS = 12
 
 
+def filler(k: int) -> str:
+    """`k` filler words (k >= 0), space-separated."""
+    return " ".join(FILLER[i % len(FILLER)] for i in range(k))
+
+
 def build_content(first_line: str, k: int) -> str:
     """First line, newline, then `k` filler words (k >= 0). Never empty."""
-    words = " ".join(FILLER[i % len(FILLER)] for i in range(k))
+    words = filler(k)
     if not first_line:
         return words or "Hi"
     return f"{first_line}\n{words}" if words else first_line
@@ -41,19 +46,19 @@ class PromptBuilder:
         self.wire = wire
         self.model = model
         self.method: str | None = None  # "tokenize" or "estimate", known after the first count
-        self._k_cache: dict[int, int] = {}
+        self._k_cache: dict[tuple[str, int], int] = {}
         self._template_tokens = ESTIMATED_TEMPLATE_TOKENS  # estimate mode only; corrected by `calibrate`
 
-    def count(self, content: str) -> int | None:
-        """Server's chat-templated token count for one user message; None when /tokenize does not exist
-        (404 or 405).
+    def count(self, content: str, role: str = "user") -> int | None:
+        """Server's chat-templated token count for one message of `role` (user; system for the agent
+        workload's shared prefix); None when /tokenize does not exist (404 or 405).
 
         Raises EndpointError when /tokenize exists but fails or answers malformed data (vllm.wire).
         """
         if self.method == "estimate":
             return None
         try:
-            n = self.wire.tokenize(self.model, user_message(content))
+            n = self.wire.tokenize(self.model, [{"role": role, "content": content}])
         except EndpointStatusError as exc:
             if exc.status_code not in (404, 405):
                 raise
@@ -65,28 +70,28 @@ class PromptBuilder:
     def _estimate(self, first_line: str, k: int) -> int:
         return k + len(first_line.split()) + self._template_tokens
 
-    def fit(self, first_line: str, target: int) -> tuple[int, int]:
-        """(filler words k, counted tokens) so that `build_content(first_line, k)` has a chat-templated
-        length of `target` tokens, or as close as the tokenizer allows (a target below the template
-        overhead gives the shortest prompt).
+    def fit(self, first_line: str, target: int, role: str = "user") -> tuple[int, int]:
+        """(filler words k, counted tokens) so that `build_content(first_line, k)`, sent as one message of
+        `role`, has a chat-templated length of `target` tokens, or as close as the tokenizer allows (a target
+        below the template overhead gives the shortest prompt).
 
         The count is the server's when /tokenize exists, else an estimate. Blocking (HTTP): async callers
         run it in a thread. Raises EndpointError if /tokenize fails.
         """
-        k = self._k_cache.get(target)
+        k = self._k_cache.get((role, target))
         if k is None:
             k = max(0, target - self._template_tokens - len(first_line.split()))
         best: tuple[int, int, int] | None = None  # (|error|, k, count)
         seen: set[int] = set()
         for _ in range(MAX_SEARCH_STEPS):
-            n = self.count(build_content(first_line, k))
+            n = self.count(build_content(first_line, k), role)
             if n is None:
                 n = self._estimate(first_line, k)
             seen.add(k)
             if best is None or abs(n - target) < best[0]:
                 best = (abs(n - target), k, n)
             if n == target:
-                self._k_cache[target] = k
+                self._k_cache[(role, target)] = k
                 return k, n
             step = target - n
             nxt = max(0, k + step)

@@ -9,6 +9,12 @@ Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctr
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
 (cell, rep) groups already complete in requests.jsonl are reused; incomplete ones are dropped and re-run.
 
+Workloads (`workload`): the grid above; `agent`: each stream runs sessions (bench.agent) whose shared system
+prompt is the cell's context, turns growing it, per-turn statistics and cached tokens in the summary; `trace`:
+a recorded trace replayed open loop (bench.trace), one cell per clients value named by its median prompt.
+Open-loop requests carry their intended send time; the summary reports the slip and marks a cell whose
+schedule slipped (bench.stats.schedule_slip).
+
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
 most of a repetition's measured requests fail; it is never dropped.
 """
@@ -29,7 +35,7 @@ from pathlib import Path
 from typing import IO
 
 from onechip import __version__
-from onechip.bench import stats
+from onechip.bench import agent, stats, trace
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
@@ -59,6 +65,15 @@ _RESUME_KEYS = (
     "rate_per_s",
     "arrivals",
     "seed",
+    "workload",
+    "turns",
+    "user_tokens",
+    "call_tokens",
+    "result_tokens",
+    "think_time_s",
+    "sessions_per_client",
+    "trace_file",
+    "trace_speed",
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
@@ -81,6 +96,18 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
         f"{clients} clients x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
         f"blocks of {plan.block_size}) = {clients * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"
     )
+
+
+def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
+    """A request's largest prompt, tokens (~): the context itself; for the agent workload the system prompt
+    plus every turn's user text and all but the last turn's call and result (the last turn's prompt); for a
+    trace its longest prompt."""
+    if config.workload == "trace" and config.trace_file is not None:
+        return max(i.input_tokens for i in trace.load_trace(config.trace_file))
+    if config.workload != "agent":
+        return context_tokens
+    per_turn = config.call_tokens + config.result_tokens
+    return context_tokens + config.turns * config.user_tokens + (config.turns - 1) * per_turn
 
 
 def arrival_offsets(
@@ -112,6 +139,15 @@ def saved_config(out_dir: Path) -> BenchConfig | None:
         raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({first})") from None
 
 
+def saved_run(out_dir: Path) -> BenchRun | None:
+    """The BenchRun saved in `out_dir`/summary.json, None when there is none or it cannot be read."""
+    path = Path(out_dir) / RUN_FILES["bench"]
+    try:
+        return BenchRun.model_validate_json(path.read_text()) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def load_samples(path: Path) -> list[RequestSample]:
     """Every RequestSample line of a requests.jsonl; a torn last line (crash mid-write) is skipped."""
     out: list[RequestSample] = []
@@ -129,13 +165,15 @@ def load_samples(path: Path) -> list[RequestSample]:
 
 def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[float] | None:
     """Open loop: the send offsets (s after warm-up) of one repetition's measured requests, reproducible from
-    the config's seed; request k goes to stream k % clients. None for a closed loop."""
+    the config's seed (or the trace's times); request k goes to stream k % clients. None for a closed loop."""
+    if config.workload == "trace" and config.trace_file is not None:
+        return trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     if config.rate_per_s is None:
         return None
     return arrival_offsets(
         None if config.duration_s else clients * config.requests_per_client,
         config.rate_per_s,
-        config.arrivals,
+        config.arrivals or "poisson",
         f"{config.seed}-{ctx}-{clients}-{rep}",
         config.duration_s,
     )
@@ -151,7 +189,9 @@ def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[
     for (ctx, cl, rep), group in groups.items():
         arrivals = rep_arrivals(config, ctx, cl, rep)
         measured = {(s.stream, s.seq) for s in group if not s.warmup}
-        if arrivals is not None:
+        if config.workload == "agent":
+            complete = len(measured) == cl * config.sessions_per_client * config.turns
+        elif arrivals is not None:
             complete = len(measured) == len(arrivals)
         elif config.duration_s is not None:
             complete = len({s.stream for s in group if s.last_in_stream}) == cl
@@ -173,6 +213,7 @@ class _Run:
         self.continuous_usage = True
         self.nonce = uuid.uuid4().hex[:8]
         self.run: BenchRun | None = None
+        self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
@@ -211,11 +252,17 @@ class _Run:
     async def rep_jobs(self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int) -> list[RepJob]:
         """One repetition of a cell as one RepJob per worker (streams round-robin, each its open-loop share)."""
         cfg = self.config
-        tag = None if cfg.prefix_reuse else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
-        # every first line of the rep has the same token count (worker.first_line): check one of them
-        filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
+        agent_run = cfg.workload == "agent"
+        tag = None if cfg.prefix_reuse and not agent_run else f"Request {self.nonce}-{ctx}-{clients}-{rep}"
+        system_words = 0
+        if tag is not None and agent_run:  # ctx: the shared system prompt, tools included; warm-ups user_tokens
+            system_words, counted = await asyncio.to_thread(builder.fit, agent.system_head(tag), ctx, "system")
+            filler_words = cfg.user_tokens
+        else:  # every first line of the rep has the same token count (worker.first_line): check one of them
+            filler_words, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), ctx)
         offsets = rep_arrivals(cfg, ctx, clients, rep)
         arrivals = None if offsets is None else [(at, k % clients) for k, at in enumerate(offsets)]
+        shapes = await self.trace_shapes(builder, tag) if cfg.workload == "trace" else None
         return [
             RepJob.of(
                 cfg,
@@ -230,9 +277,23 @@ class _Run:
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
+                system_words=system_words,
+                request_shapes=None
+                if shapes is None or arrivals is None
+                else [x for a, x in zip(arrivals, shapes, strict=True) if a[1] in streams],
             )
             for streams in split_streams(clients, cfg.workers)
         ]
+
+    async def trace_shapes(self, builder: PromptBuilder, tag: str | None) -> list[tuple[int, int, int]]:
+        """Trace replay: (filler words, output tokens, counted tokens) per trace entry; one fit per distinct
+        prompt length (the builder caches it), checked on the rep's first line as the grid does."""
+        assert self.config.trace_file is not None
+        out = []
+        for item in trace.load_trace(self.config.trace_file):
+            k, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), item.input_tokens)
+            out.append((k, item.output_tokens, counted))
+        return out
 
     async def run_rep(
         self, model: str, builder: PromptBuilder, ctx: int, clients: int, rep: int, sink: IO[str], label: str
@@ -245,6 +306,10 @@ class _Run:
         tokens_done = 0
         if cfg.duration_s is not None:  # seconds (the warm-up part is a guess with warmup_requests)
             total = (cfg.warmup_s or 0.0) + cfg.duration_s
+        elif cfg.workload == "agent":
+            total = clients * (cfg.warmup_requests + cfg.sessions_per_client * cfg.turns)
+        elif jobs[0].arrivals_s is not None:  # trace replay
+            total = clients * cfg.warmup_requests + sum(len(j.arrivals_s or []) for j in jobs)
         else:  # requests
             total = clients * (cfg.warmup_requests + cfg.requests_per_client)
 
@@ -285,7 +350,7 @@ class _Run:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
         if self.plan is not None:
-            wall = kv_wall(self.plan, ctx, clients, cfg.output_tokens)
+            wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)
             if wall and not cfg.force:
                 return cell.model_copy(update={"status": "infeasible", "reason": wall})
             if wall:
@@ -319,10 +384,33 @@ class _Run:
             sampler.stop()
         after = await asyncio.to_thread(scrape, wire)
         cell = stats.summarize_cell(
-            cell, by_rep, cfg.output_tokens, cfg.slo or None, open_loop=cfg.rate_per_s is not None
+            cell,
+            by_rep,
+            cfg.output_tokens,
+            cfg.slo or None,
+            open_loop=cfg.rate_per_s is not None or bool(cfg.trace_file),
         )
         if before is not None and after is not None:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
+        return self._resumed_metrics(cell, reused=sum(1 for r in range(cfg.reps) if (ctx, clients, r) in done))
+
+    def _resumed_metrics(self, cell: CellResult, reused: int) -> CellResult:
+        """A cell whose repetitions all came from requests.jsonl keeps the /metrics deltas its summary saved
+        (this run sent nothing, so its own deltas are zero); a partly reused one says its deltas are partial."""
+        if not reused:
+            return cell
+        old = next(
+            (
+                c
+                for c in (self.saved.cells if self.saved else [])
+                if (c.context_tokens, c.clients) == (cell.context_tokens, cell.clients)
+            ),
+            None,
+        )
+        if reused == self.config.reps:
+            return cell.model_copy(update={"server_metrics_delta": old.server_metrics_delta if old else {}})
+        note = f"/metrics deltas cover only the repetitions run after the resume ({reused} reused)"
+        cell.reason = f"{cell.reason}; {note}" if cell.reason else note
         return cell
 
     def _check_resume(self, resume: bool) -> dict[RepKey, list[RequestSample]]:
@@ -332,6 +420,7 @@ class _Run:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
             return {}
         old = saved_config(self.out_dir)
+        self.saved = saved_run(self.out_dir)
         if old is not None:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
@@ -357,7 +446,9 @@ class _Run:
             builder = PromptBuilder(wire, model)
             self.run = BenchRun(
                 tool_version=__version__,
-                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                created_at=self.saved.created_at  # a resumed run keeps when it was started
+                if self.saved is not None
+                else dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 server={"base_url": cfg.base_url, "model": model, "engine_version": version},
                 client={
                     "host": socket.gethostname(),
@@ -367,16 +458,19 @@ class _Run:
                 config=cfg,
                 notes=notes,
             )
-            cells = [(ctx, clients) for ctx in cfg.contexts for clients in cfg.clients]
+            contexts = cfg.contexts
+            if cfg.trace_file is not None:  # a trace's cell is named by its median prompt length
+                contexts = [trace.median_input(trace.load_trace(cfg.trace_file))]
+            cells = [(ctx, clients) for ctx in contexts for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
                 try:
                     for ctx, clients in cells:
                         cell = await self.run_cell(wire, model, builder, ctx, clients, done, sink)
                         self.run.cells.append(cell)
                         self.run.prompt_method = builder.method or self.run.prompt_method
-                        note = _prompt_note(cell)
-                        if note:
-                            self.run.notes.append(note)
+                        note = _prompt_note(cell) if cfg.workload == "grid" else None  # agent prompts grow
+                        if note and not any(n.startswith(note.split(":")[0] + ":") for n in self.run.notes):
+                            self.run.notes.append(note)  # once per context, not once per cell
                         self.save()
                         self.on_progress(ProgressEvent("bench", _cell_line(cell)))
                 finally:

@@ -10,7 +10,15 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
-from onechip.schemas.bench import CellResult, Dist, RepResult, RequestSample
+from onechip.schemas.bench import (
+    LATE_SEND_MS,
+    SLIPPED_SHARE,
+    CellResult,
+    Dist,
+    RepResult,
+    RequestSample,
+    TurnResult,
+)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -65,6 +73,70 @@ def e2e_ms(s: RequestSample) -> float | None:
     return (s.t_done - s.t_send) * 1000.0 if s.t_done is not None else None
 
 
+def slip_ms(s: RequestSample) -> float | None:
+    """Open loop: how late the request was sent, ms: t_send - t_intended (None closed loop)."""
+    return (s.t_send - s.t_intended) * 1000.0 if s.t_intended is not None else None
+
+
+def ttft_from_intended_ms(s: RequestSample) -> float | None:
+    """Open loop: TTFT timed from the intended send, ms, so the wait for a late send is counted (the
+    coordinated-omission correction). None closed loop or without a first chunk."""
+    if s.t_intended is None or s.t_first is None:
+        return None
+    return (s.t_first - s.t_intended) * 1000.0
+
+
+def e2e_from_intended_ms(s: RequestSample) -> float | None:
+    """Open loop: t_done - t_intended, ms."""
+    if s.t_intended is None or s.t_done is None:
+        return None
+    return (s.t_done - s.t_intended) * 1000.0
+
+
+def schedule_slip(measured: Sequence[RequestSample]) -> dict[str, object]:
+    """Open loop: slip distribution (ms), share of sends more than LATE_SEND_MS late, and whether that share
+    reaches SLIPPED_SHARE (the cell is marked). Empty for a closed loop."""
+    slips = [v for v in (slip_ms(s) for s in measured) if v is not None]
+    if not slips:
+        return {}
+    late = sum(1 for v in slips if v > LATE_SEND_MS) / len(slips)
+    ok = [s for s in measured if s.status == "ok"]
+    return {
+        "slip_ms": dist(slips),
+        "late_share": late,
+        "schedule_slipped": late >= SLIPPED_SHARE,
+        "ttft_from_intended_ms": dist(v for v in (ttft_from_intended_ms(s) for s in ok) if v is not None),
+        "e2e_from_intended_ms": dist(v for v in (e2e_from_intended_ms(s) for s in ok) if v is not None),
+    }
+
+
+def cached_share(samples: Iterable[RequestSample]) -> float | None:
+    """Prompt tokens served from the prefix cache / prompt tokens, over requests reporting both (usage)."""
+    pairs = [(s.cached_tokens, s.prompt_tokens) for s in samples if s.cached_tokens is not None and s.prompt_tokens]
+    total = sum(p for _, p in pairs)
+    return sum(c for c, _ in pairs) / total if total else None
+
+
+def turn_results(measured: Sequence[RequestSample]) -> list[TurnResult]:
+    """Agent workload: per-turn statistics over the successful measured requests, turn order."""
+    out = []
+    for turn in sorted({s.turn for s in measured if s.turn is not None}):
+        ok = [s for s in measured if s.turn == turn and s.status == "ok"]
+        out.append(
+            TurnResult(
+                turn=turn,
+                requests=len(ok),
+                prompt_tokens=dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
+                cached_tokens=dist(s.cached_tokens for s in ok if s.cached_tokens is not None),
+                cached_share=cached_share(ok),
+                ttft_ms=dist(v for v in (ttft_ms(s) for s in ok) if v is not None),
+                tpot_ms=dist(v for v in (tpot_ms(s) for s in ok) if v is not None),
+                e2e_ms=dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
+            )
+        )
+    return out
+
+
 def itl_ms(s: RequestSample) -> list[float]:
     """Inter-token latencies of one request, ms, by the convention in `schemas.bench.ITL_CONVENTION`.
 
@@ -110,8 +182,8 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
     first_send: dict[int, float] = {}
     last_done: dict[int, float] = {}
     for s in measured:
+        done = s.t_done if s.t_done is not None else s.t_send  # never None here: `measured` filtered on it
         first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
-        done = s.t_done if s.t_done is not None else s.t_send
         last_done[s.stream] = max(last_done.get(s.stream, done), done)
     start, end = max(first_send.values()), min(last_done.values())
     if open_loop or end <= start:
@@ -122,13 +194,21 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
 SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
 
 
+def slo_value(name: str, s: RequestSample) -> float | None:
+    """SLO metric `name` (SLO_METRICS) of `s`, ms. An open-loop request's TTFT and E2E run from its intended
+    send time: the user waited from then, and a late send must not hide that wait (coordinated omission)."""
+    if s.t_intended is not None and name in ("ttft_ms", "e2e_ms"):
+        return ttft_from_intended_ms(s) if name == "ttft_ms" else e2e_from_intended_ms(s)
+    return SLO_METRICS[name](s)
+
+
 def meets_slo(s: RequestSample, slo: dict[str, float]) -> bool:
-    """True when `s` succeeded and each SLO metric (ms, upper bound) is within its limit. A metric that
-    cannot be computed (e.g. TPOT of a one-token answer) does not fail the request."""
+    """True when `s` succeeded and each SLO metric (ms, upper bound; `slo_value`) is within its limit. A metric
+    that cannot be computed (e.g. TPOT of a one-token answer) does not fail the request."""
     if s.status != "ok":
         return False
     for name, limit in slo.items():
-        value = SLO_METRICS[name](s)
+        value = slo_value(name, s)
         if value is not None and value > limit:
             return False
     return True
@@ -203,7 +283,12 @@ def summarize_cell(
             "e2e_ms": dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
             "prompt_tokens_actual": dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
             "requests_failed": len(failed),
-            "requests_ended_early": sum(1 for s in ok if (s.completion_tokens or 0) < output_tokens),
+            "requests_ended_early": sum(
+                1 for s in ok if (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
+            ),
             "first_error": failed[0].error if failed else None,
+            "turns": turn_results(measured),
+            "cached_share": cached_share(ok),
+            **schedule_slip(measured),
         }
     )

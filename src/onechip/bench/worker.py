@@ -19,16 +19,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from typing import IO
+from typing import IO, Any
 
 import aiohttp
 
+from onechip.bench import agent
 from onechip.bench.client import data_session, stream_chat
 from onechip.bench.prompts import build_content
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
 from onechip.schemas.bench import RepJob, RequestSample
-from onechip.vllm.wire import bench_chat_body
+from onechip.vllm.wire import bench_chat_body, user_message
 
 Emit = Callable[[RequestSample], None]
 Gate = Callable[[], Awaitable[float]]
@@ -40,9 +41,10 @@ _MAX_LINE_BYTES = 1 << 28  # a sample holds one float per chunk: 8k tokens is ~2
 
 
 def first_line(tag: str | None, stream: int, seq: int) -> str:
-    """The unique first line of request `seq` of `stream` ("" without a tag): fixed-width numbers, so its
-    token count is the same for every request of a rep."""
-    return "" if tag is None else f"{tag}-{stream:05d}-{seq:06d}."
+    """The unique first line of request `seq` of `stream` ("" without a tag): what differs comes first (the
+    fixed-width numbers, then the rep's tag), so two requests share no more than the chat template's own
+    prefix; fixed width, so its token count is the same for every request of a rep."""
+    return "" if tag is None else f"{stream:05d}-{seq:06d}:{tag}."
 
 
 def prompt_for(job: RepJob, stream: int, seq: int) -> str:
@@ -61,18 +63,32 @@ class _Streams:
         self.job, self.http, self.emit, self.t0 = job, http, emit, t0
         self.seqs = dict.fromkeys(job.streams, 0)
 
-    async def request(self, stream: int, warmup: bool) -> RequestSample:
+    async def request(
+        self,
+        stream: int,
+        warmup: bool,
+        intended: float | None = None,
+        messages: list[Any] | None = None,
+        shape: tuple[int, int, int] | None = None,
+        **at: int,
+    ) -> RequestSample:
+        """One request of `stream` (its next seq): the grid's prompt, or `messages` (agent; `at`: session,
+        turn), or a trace entry's `shape` (filler words, output tokens, counted prompt tokens)."""
         job, seq = self.job, self.seqs[stream]
         self.seqs[stream] += 1
+        output_tokens = job.output_tokens if shape is None else shape[1]
+        if shape is not None:
+            messages = user_message(build_content(first_line(job.prompt_tag, stream, seq), shape[0]))
+            at = {**at, "prompt_tokens_target": shape[2], "output_tokens_target": shape[1]}
         body = bench_chat_body(
             job.model,
-            prompt_for(job, stream, seq),
-            job.output_tokens,
+            prompt_for(job, stream, seq) if messages is None else messages,
+            output_tokens,
             extras=job.extras,
             continuous_usage=job.continuous_usage,
         )
         o = await stream_chat(self.http, job.base_url, body)
-        return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup)
+        return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup, t_intended=intended, **at)
 
     def warming(self, n: int) -> bool:
         if self.job.warmup_s is not None:
@@ -101,6 +117,23 @@ class _Streams:
             if not more:
                 return
 
+    async def sessions(self, stream: int) -> None:
+        """Agent workload: warm-up (single-turn grid prompts: they warm the engine, not the shared prefix),
+        then `sessions_per_client` sessions of `turns` turns, each turn's prompt the whole history so far."""
+        job = self.job
+        await self.warm_up(stream)
+        assert job.prompt_tag is not None
+        for session in range(job.sessions_per_client):
+            history = [agent.system_prompt(job.prompt_tag, job.system_words)]
+            for turn in range(job.turns):
+                history.append(user_message(agent.user_text(stream, session, turn, job.user_tokens))[0])
+                sample = await self.request(stream, False, None, list(history), session=session, turn=turn)
+                sample.last_in_stream = session == job.sessions_per_client - 1 and turn == job.turns - 1
+                self.emit(sample)  # a failed turn does not end the session: the history is replayed, not answered
+                history += agent.turn_history(stream, session, turn, job.call_tokens, job.result_tokens)
+                if job.think_time_s and turn < job.turns - 1:
+                    await asyncio.sleep(job.think_time_s)
+
     async def open_loop(self, arrivals_s: list[tuple[float, int]], gate: Gate) -> None:
         await asyncio.gather(*(self.warm_up(i) for i in self.job.streams))
         left = dict.fromkeys(self.job.streams, 0)
@@ -108,20 +141,23 @@ class _Streams:
             left[stream] += 1
         slots = asyncio.Semaphore(len(self.job.streams))
 
-        async def gated(stream: int) -> None:
-            async with slots:
-                sample = await self.request(stream, warmup=False)
+        shapes = self.job.request_shapes
+
+        async def gated(k: int, stream: int, intended: float) -> None:
+            async with slots:  # a send waiting here for a free slot is late: its slip is recorded
+                shape = shapes[k] if shapes is not None else None
+                sample = await self.request(stream, warmup=False, intended=intended, shape=shape)
             left[stream] -= 1
             sample.last_in_stream = left[stream] == 0
             self.emit(sample)
 
         start = await gate()
         tasks: list[asyncio.Task[None]] = []
-        for at, stream in arrivals_s:
+        for k, (at, stream) in enumerate(arrivals_s):
             delay = start + at - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(gated(stream)))
+            tasks.append(asyncio.create_task(gated(k, stream, start + at)))
         await asyncio.gather(*tasks)
 
 
@@ -138,7 +174,9 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     t0 = time.perf_counter()
     async with data_session(len(job.streams), job.request_timeout_s) as http:
         streams = _Streams(job, http, emit, t0)
-        if job.arrivals_s is None:
+        if job.workload == "agent":
+            await asyncio.gather(*(streams.sessions(i) for i in job.streams))
+        elif job.arrivals_s is None:
             await asyncio.gather(*(streams.closed_loop(i) for i in job.streams))
         else:
             await streams.open_loop(job.arrivals_s, gate)

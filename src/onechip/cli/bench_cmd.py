@@ -1,4 +1,5 @@
-"""`onechip bench URL`: parse flags, build a BenchConfig, call onechip.api.bench, draw the article tables."""
+"""`onechip bench URL`: parse flags, build a BenchConfig, call onechip.api.bench (or api.find_max with
+--find-max), draw the article tables, the agent turns, the open-loop slip and the SLO search."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress
 from onechip.errors import ConfigError, EndpointError
 from onechip.schemas import BenchConfig, BenchRun, Plan
+from onechip.schemas.bench import LATE_SEND_MS, SearchResult
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
@@ -89,9 +91,121 @@ def print_run(run: BenchRun, out: Console) -> None:
                 f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
                 "requests ended before --output-tokens (server stopped early)"
             )
+    for table in turn_tables(run):
+        out.print(table)
+    for line in slip_lines(run):
+        out.print(line)
     for note in run.notes:
         out.print(f"[yellow]note[/] {note}")
     out.print(f"[dim]ITL convention: {run.itl_convention}[/]")
+
+
+def turn_tables(run: BenchRun) -> list[Table]:
+    """Agent workload: one table per cell, a row per turn: prompt and cached tokens, cached share, TTFT, TPOT."""
+    tables = []
+    for cell in run.cells:
+        if not cell.turns:
+            continue
+        hit = cell.server_metrics_delta.get("prefix_cache_hit_rate")
+        server = f", server prefix-cache hit rate {hit:.0%}" if hit is not None else ""
+        table = Table(
+            title=f"agent sessions: {cell.context_tokens:,}-token shared prefix x {cell.clients} clients{server}",
+            title_justify="left",
+        )
+        for name in ("turn", "requests", "prompt tok", "cached tok", "cached", "TTFT ms p50", "TTFT p90", "TPOT ms"):
+            table.add_column(name, justify="right")
+        for t in cell.turns:
+            table.add_row(
+                str(t.turn + 1),
+                str(t.requests),
+                _num(t.prompt_tokens.median, "{:,.0f}"),
+                _num(t.cached_tokens.median, "{:,.0f}"),
+                _num(t.cached_share, "{:.0%}"),
+                _num(t.ttft_ms.median, "{:,.1f}"),
+                _num(t.ttft_ms.p90, "{:,.1f}"),
+                _num(t.tpot_ms.median, "{:,.1f}"),
+            )
+        tables.append(table)
+    return tables
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def slip_lines(run: BenchRun) -> list[str]:
+    """Open loop: a warning per cell whose schedule slipped (the server could not keep up)."""
+    out = []
+    rate = run.config.rate_per_s
+    schedule = f"at {rate:g} req/s" if rate is not None else "replaying the trace"
+    for c in run.cells:
+        if not c.schedule_slipped:
+            continue
+        out.append(
+            f"[red]schedule slipped[/] {c.context_tokens:,} x {c.clients} {schedule}: "
+            f"{c.late_share or 0:.0%} of requests sent >{LATE_SEND_MS:g} ms late (slip p50 "
+            f"{_num(c.slip_ms.median, '{:,.0f}')} ms, p99 {_num(c.slip_ms.p99, '{:,.0f}')} ms); the server "
+            f"served {_num(c.request_rate_per_s, '{:.2f}')} req/s. TTFT from the intended send: p50 "
+            f"{_num(c.ttft_from_intended_ms.median, '{:,.0f}')} ms (vs {_num(c.ttft_ms.median, '{:,.0f}')} ms "
+            "from the actual send)"
+        )
+    return out
+
+
+def search_table(result: SearchResult) -> Table:
+    """`--find-max`: every probe, in load order, with its verdict and the SLO metrics at the percentile."""
+    unit = "clients" if result.kind == "clients" else "req/s"
+    table = Table(title=f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
+    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s"):
+        table.add_column(name, justify="right")
+    for p in sorted(result.probes, key=lambda p: p.load):
+        verdict = (
+            "[green]meets[/]"
+            if p.meets_slo
+            else f"[red]misses[/] ({p.status})"
+            if p.status != "ok"
+            else "[red]misses[/]"
+        )
+        table.add_row(
+            f"{p.load:g}",
+            verdict + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
+            *(_num(p.at_percentile_ms.get(k), "{:,.0f}") for k in result.slo),
+            _num(p.attainment, "{:.0%}"),
+            _num(p.output_tok_per_s, "{:,.1f}"),
+        )
+    return table
+
+
+def _slo_of(slo: dict[str, float]) -> str:
+    return ", ".join(f"{k} <= {v:g}" for k, v in slo.items())
+
+
+def print_search(result: SearchResult, out: Console) -> None:
+    out.print(search_table(result))
+    what = (
+        f"{result.max_clients} agents (clients)"
+        if result.kind == "clients"
+        else f"{result.max_rate_per_s:g} requests/s"
+    )
+    at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
+    out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
+    for c in result.costs:
+        out.print(
+            f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"
+        )
+    if result.kv_wall_clients is not None:
+        out.print(f"KV wall (plan): {result.kv_wall_clients} clients at the longest prompt + output")
+    out.print("[dim]one measurement per load on this machine: neighbours of the answer are in the table[/]")
+
+
+def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -> None:
+    with live_progress(transient=True) as on_progress:
+        result = api.find_max(config, on_progress, out_dir=out, plan=_load_plan(plan))
+    if json_out:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        print_search(result, console)
+        console.print(f"[dim]{out}/search.json, one run per probe under {out}/[/]")
 
 
 def register(app: typer.Typer) -> None:
@@ -105,7 +219,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),
         **fields: Any,
     ) -> None:
-        """Measure a context x clients grid: aggregate tok/s, TTFT, TPOT, ITL, per-stream tok/s, /metrics."""
+        """Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL,
+        per-stream tok/s, /metrics; --find-max searches the largest load meeting --slo."""
         given = on_command_line(ctx)
         if resume is not None and "out" in given:
             raise ConfigError("give --out or --resume, not both")
@@ -116,6 +231,10 @@ def register(app: typer.Typer) -> None:
             raise ConfigError("bench needs the server URL (or --resume DIR of a run that saved its summary)")
         else:
             config = build_request(BenchConfig, fields)
+        if config.find_max is not None:
+            if resume is not None:
+                raise ConfigError("--find-max measures new probes: give --out, not --resume")
+            return _search(config, out, plan, json_out)
         out_dir = resume or out
         with live_progress(transient=True) as on_progress:
             run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume is not None)

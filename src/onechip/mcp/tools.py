@@ -25,9 +25,11 @@ from pydantic import BaseModel, Field
 
 from onechip import api
 from onechip.engines.launch import UpResult
+from onechip.errors import ConfigError
 from onechip.paths import new_run_dir
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
+from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
     Attempt,
     CloudDownResult,
@@ -152,6 +154,18 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
     saved = api.saved_bench_config(out_dir) if request.resume else None
     config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
     return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+
+
+def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
+    config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
+    if config.find_max is None:
+        raise ConfigError("find_max needs find_max: clients or rate (and slo)")
+    return api.find_max(config, on_progress, out_dir=request.out_dir or new_run_dir(Path("runs")))
+
+
+def _search_summary(r: SearchResult) -> str:
+    answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s} requests/s"
+    return f"{answer} meet {r.slo} at p{r.percentile:g} ({len(r.probes)} probes; {r.bound_reason})"
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
@@ -304,6 +318,12 @@ TOOLS: list[ToolSpec] = [
         "Measure a context x clients grid against an endpoint: output tok/s, TTFT, TPOT, ITL, per-stream "
         "tok/s (onechip bench). Resumable; a cancelled call keeps every finished request on disk.",
         BenchRequest, BenchRun, _bench, _bench_summary, open_world=True,
+    ),
+    ToolSpec(
+        "find_max", "Most load under an SLO",
+        "The largest clients (agents) or requests/s whose measured cell meets the SLOs at a percentile: bracket "
+        "then bisect, one bench run per probe, priced with chip (onechip bench --find-max).",
+        BenchRequest, SearchResult, _find_max, _search_summary, open_world=True,
     ),
     ToolSpec(
         "cost", "Price it",

@@ -129,6 +129,11 @@ def render_html_files(run: RunFiles) -> str:
                 _img(plots.throughput_png(cells, kv), "aggregate output tok/s vs clients, KV wall marked"),
                 _img(plots.ttft_png(cells), "median TTFT vs clients"),
             ]
+            + (
+                [_img(plots.turn_ttft_png(cells), "agent sessions: median TTFT per turn")]
+                if any(c.turns for c in cells)
+                else []
+            )
         )
     markdown = render_markdown_files(run)
     title = markdown.splitlines()[0].lstrip("# ").strip()

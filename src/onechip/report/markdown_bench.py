@@ -64,7 +64,61 @@ def grids(bench: BenchRun | None) -> list[str]:
     for title, render in GRIDS:
         header, rows = grid_rows(cells, render)
         lines += [f"### {title}", "", *md_table(header, rows), ""]
-    return lines + _unmeasured(cells)
+    return lines + _unmeasured(cells) + _slipped(bench) + agent_turns(cells)
+
+
+def _slipped(bench: BenchRun) -> list[str]:
+    """Open loop: a bullet per cell whose schedule slipped (latency from the late send hides the wait)."""
+    slipped = [c for c in bench.cells if c.schedule_slipped]
+    if not slipped:
+        return []
+    rate = bench.config.rate_per_s
+    schedule = f"{num(rate)} req/s" if rate is not None else "the trace's send times"
+    return [
+        "",
+        f"Open-loop schedule slipped (the server could not keep up with {schedule}):",
+    ] + [
+        f"- {c.context_tokens:,} ctx × {c.clients} clients: {num((c.late_share or 0) * 100, 0)}% of requests sent "
+        f"late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from the intended "
+        f"send p50 {num(c.ttft_from_intended_ms.median, 0)} ms vs {num(c.ttft_ms.median, 0)} ms from the actual send"
+        for c in slipped
+    ]
+
+
+def agent_turns(cells: list[CellResult]) -> list[str]:
+    """Agent workload: per cell, a table of turns: prompt and cached tokens, cached share, TTFT, TPOT."""
+    lines: list[str] = []
+    for c in cells:
+        if not c.turns:
+            continue
+        hit = c.server_metrics_delta.get("prefix_cache_hit_rate")
+        lines += [
+            "",
+            f"### Agent sessions: {c.context_tokens:,}-token shared prefix × {c.clients} clients",
+            "",
+            f"Prompt tokens served from the prefix cache: {_share(c.cached_share)} (usage), "
+            f"{_share(hit)} (server /metrics).",
+            "",
+        ]
+        header = ["turn", "requests", "prompt tokens", "cached tokens", "cached", "TTFT p50 ms", "TTFT p90 ms"]
+        rows = [
+            [
+                str(t.turn + 1),
+                str(t.requests),
+                num(t.prompt_tokens.median, 0),
+                num(t.cached_tokens.median, 0),
+                _share(t.cached_share),
+                num(t.ttft_ms.median, 0),
+                num(t.ttft_ms.p90, 0),
+            ]
+            for t in c.turns
+        ]
+        lines += md_table(header, rows)
+    return lines
+
+
+def _share(x: float | None) -> str:
+    return "not reported" if x is None else f"{x:.0%}"
 
 
 def workload_guidance(run: RunFiles) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from onechip.errors import MissingDependencyError
 from onechip.report.tables import KV_RULE_FRACTION, cell_at, grid_axes
 from onechip.schemas import CellResult
+from onechip.schemas.bench import SearchResult
 
 Pick = Callable[[CellResult], float | None]
 
@@ -120,4 +121,52 @@ def ttft_png(cells: Sequence[CellResult]) -> bytes:
     ax.set_ylabel("median TTFT (ms)")
     ax.set_title("Time to first token vs clients")
     ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def turn_ttft_png(cells: Sequence[CellResult]) -> bytes:
+    """Agent workload: median TTFT (ms) per turn, one line per cell, with each turn's cached share (usage)
+    written beside its point where the server reported it."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    for c in cells:
+        turns = [t for t in c.turns if t.ttft_ms.median is not None]
+        if c.status != "ok" or not turns:
+            continue
+        xs, ys = [t.turn + 1 for t in turns], [t.ttft_ms.median for t in turns]
+        ax.plot(xs, ys, marker="o", label=f"{c.context_tokens:,}-token prefix × {c.clients} clients")
+        for t, x, y in zip(turns, xs, ys, strict=True):
+            if t.cached_share is not None:
+                ax.annotate(f"{t.cached_share:.0%} cached", (x, y), textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("turn")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # headroom for the cached-share labels
+    ax.set_ylabel("median TTFT (ms)")
+    ax.set_title("Agent sessions: TTFT per turn")
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def attainment_png(result: SearchResult) -> bytes:
+    """SLO search: share of requests meeting every SLO vs load, the target percentile as a line, the answer
+    marked, misses in red."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    probes = sorted((p for p in result.probes if p.attainment is not None), key=lambda p: p.load)
+    xs, ys = [p.load for p in probes], [100 * (p.attainment or 0) for p in probes]
+    ax.plot(xs, ys, color="0.6", zorder=1)
+    ax.scatter(xs, ys, c=["tab:green" if p.meets_slo else "tab:red" for p in probes], zorder=2)
+    ax.axhline(result.percentile, linestyle="--", color="0.4", label=f"target p{result.percentile:g}")
+    best = result.max_clients if result.kind == "clients" else result.max_rate_per_s
+    if best:
+        ax.axvline(best, color="tab:green", alpha=0.5, label=f"answer: {best:g}")
+    if result.kv_wall_clients and result.kind == "clients":
+        ax.axvline(result.kv_wall_clients, color="tab:purple", linestyle=":", label="KV wall (plan)")
+    if result.kind == "clients":
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("clients" if result.kind == "clients" else "requests/s")
+    ax.set_ylabel("requests meeting every SLO (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("SLO attainment vs load")
+    ax.legend(fontsize="small")
     return _png(fig)

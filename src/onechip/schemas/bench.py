@@ -7,15 +7,21 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
+from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
 from onechip.schemas.sim import Prediction
+
+LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
+SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
 
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
@@ -26,7 +32,12 @@ ITL_CONVENTION = (
 # Flags a user may not give together, and flags that need another (checked on what was typed: a stored
 # config carries every field, its defaults included).
 EXCLUSIVE = [("requests_per_client", "duration_s"), ("warmup_requests", "warmup_s")]
-NEEDS = {"arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too")}
+NEEDS = {
+    "arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too"),
+    "find_max": ("slo", "--find-max searches for the largest load meeting an SLO: give --slo too"),
+}
+TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max")
+AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
 class BenchConfig(RequestModel):
@@ -86,8 +97,9 @@ class BenchConfig(RequestModel):
         gt=0,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
-    arrivals: Literal["poisson", "constant"] = Field(
-        default="poisson", description="Open-loop inter-arrival times: exponential (Poisson) or constant."
+    arrivals: Literal["poisson", "constant"] | None = Field(
+        default=None,
+        description="Open-loop inter-arrival times: exponential (poisson, the default with --rate) or constant.",
     )
     seed: Annotated[int, Cli(hidden=True)] = Field(
         default=0, description="Seed of the Poisson arrival times (reproducible schedules)."
@@ -95,6 +107,59 @@ class BenchConfig(RequestModel):
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         description="Goodput objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms (ttft_ms=500,tpot_ms=50).",
+    )
+    workload: Literal["grid", "agent", "trace"] = Field(
+        default="grid",
+        description="grid: independent single-turn requests per context. agent: sessions sharing a system "
+        "prompt + tool schemas of each --contexts length, turns growing the context (user text, a replayed "
+        "tool call, its result). trace: replay --trace FILE at its recorded times.",
+    )
+    trace_file: Annotated[Path | None, Cli("--trace")] = Field(
+        default=None,
+        description="Trace replay: JSONL of requests, {timestamp (ms), input_length, output_length} per line "
+        "(AIPerf/Mooncake shape; prompt_tokens/output_tokens and timestamp_s accepted).",
+    )
+    workload_file: Path | None = Field(
+        default=None,
+        description="A JSON object giving the agent workload's shape (workload, contexts, clients, output_tokens, "
+        "turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags typed win.",
+    )
+    trace_speed: Annotated[float, Field(gt=0)] = Field(
+        default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded)."
+    )
+    turns: Annotated[int, Field(ge=1)] = Field(default=4, description="Agent workload: turns per session.")
+    user_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=32, description="Agent workload: user text per turn, tokens (filler words, ~1 token each)."
+    )
+    call_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=24,
+        description="Agent workload: the assistant tool call replayed after each turn, tokens (~, JSON arguments).",
+    )
+    result_tokens: Annotated[int, Field(ge=1)] = Field(
+        default=64, description="Agent workload: the tool result fed back after each turn, tokens (~)."
+    )
+    think_time_s: Annotated[float, Field(ge=0)] = Field(
+        default=0.0, description="Agent workload: pause between a turn's answer and the next turn, seconds."
+    )
+    sessions_per_client: Annotated[int, Field(ge=1)] = Field(
+        default=1, description="Agent workload: sessions each client runs one after the other per rep."
+    )
+    find_max: Literal["clients", "rate"] | None = Field(
+        default=None,
+        description="Search the largest load meeting --slo at --slo-percentile: clients (closed loop) or rate "
+        "(open loop, requests/s with --clients in flight at most).",
+    )
+    slo_percentile: Annotated[float, Field(gt=0, le=100)] = Field(
+        default=90.0, description="--find-max: the percentile of each SLO metric that must meet its bound."
+    )
+    find_max_limit: Annotated[float, Field(gt=0)] = Field(
+        default=64.0, description="--find-max: the largest load tried (clients, or requests/s)."
+    )
+    chip: str | None = Field(
+        default=None, description="--find-max: price the answer's tok/s on this chip (price catalog), e.g. v5e-1."
+    )
+    pricing: Annotated[list[str] | None, comma_list(str)] = Field(
+        default=None, description="--find-max with --chip: comma list of pricing models (spot,on-demand,...)."
     )
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
@@ -123,6 +188,7 @@ class BenchConfig(RequestModel):
     @classmethod
     def _exclusions(cls, data: Any, info: ValidationInfo) -> Any:
         if given(info.context) and isinstance(data, dict):
+            data = with_workload_file(data)
             check_exclusions(cls, data)
         return data
 
@@ -139,6 +205,27 @@ class BenchConfig(RequestModel):
         return build_request(cls, {**saved.model_dump(), **typed}, user_input=False)
 
 
+WORKLOAD_FILE_KEYS = ("workload", "contexts", "clients", "output_tokens", *AGENT_ONLY)
+
+
+def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (what the user typed) with the fields of its `workload_file` under it: a typed flag wins; the
+    file's workload defaults to agent. Raises ValueError (one line) for an unreadable file or unknown key."""
+    path = data.get("workload_file")
+    if path is None:
+        return data
+    try:
+        shape = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--workload-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(shape, dict):
+        raise ValueError(f"--workload-file {path}: must hold a JSON object")
+    unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS))
+    if unknown:
+        raise ValueError(f"--workload-file {path}: unknown key {unknown[0]!r}; use {', '.join(WORKLOAD_FILE_KEYS)}")
+    return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
+
+
 def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
     """Raise ValueError when `data` (what the user typed) holds two flags of an EXCLUSIVE pair, or a flag
     without the one it NEEDS."""
@@ -149,6 +236,59 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
     for field, (needed, message) in NEEDS.items():
         if field in present and needed not in present:
             raise ValueError(message)
+    _check_agent(model, data, present)
+    _check_search(model, data, present)
+    _check_trace(model, data, present)
+
+
+def _check_trace(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    replay = data.get("workload") == "trace"
+    if replay and "trace_file" not in present:
+        raise ValueError("--workload trace replays a file: give --trace FILE")
+    for field in ("trace_file", "trace_speed"):
+        if field in present and not replay:
+            raise ValueError(f"{flag_of(model, field)} is for trace replay: give --workload trace too")
+    for field in TRACE_EXCLUDES:
+        if replay and field in present:
+            raise ValueError(f"--workload trace sends what the trace holds: {flag_of(model, field)} does not apply")
+
+
+def _many(value: Any) -> bool:
+    """More than one value in a list field as typed ('1,4') or as a list."""
+    return len(value) > 1 if isinstance(value, list) else "," in str(value)
+
+
+def _check_agent(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    agent_flags = [flag_of(model, f) for f in AGENT_ONLY if f in present]
+    if agent_flags and data.get("workload") != "agent":
+        raise ValueError(f"{agent_flags[0]} shapes agent sessions: give --workload agent too")
+    if data.get("workload") == "agent":
+        for field in ("rate_per_s", "duration_s", "warmup_s", "requests_per_client"):
+            if field in present:
+                raise ValueError(f"--workload agent runs whole sessions: {flag_of(model, field)} does not apply")
+
+
+def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    find = data.get("find_max")
+    if find is None:
+        for field in ("slo_percentile", "find_max_limit", "chip", "pricing"):
+            if field in present:
+                raise ValueError(f"{flag_of(model, field)} tunes the SLO search: give --find-max too")
+        return
+    if "pricing" in present and "chip" not in present:
+        raise ValueError("--pricing prices the answer on a chip: give --chip too")
+    if find == "rate" and data.get("workload") == "agent":
+        raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
+    if find == "clients" and "rate_per_s" in present:
+        raise ValueError("--find-max clients searches closed-loop streams: drop --rate (or use --find-max rate)")
+    if find == "clients" and "clients" in present:
+        raise ValueError("--find-max clients chooses the clients: drop --clients (--find-max-limit bounds it)")
+    if find == "rate" and "rate_per_s" in present:
+        raise ValueError("--find-max rate chooses the rate: drop --rate (--find-max-limit bounds it)")
+    if find == "rate" and "clients" in present and _many(data["clients"]):
+        raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
+    if "contexts" in present and _many(data["contexts"]):
+        raise ValueError("--find-max searches one context: give one --contexts value")
 
 
 class RequestSample(ResultModel):
@@ -161,10 +301,24 @@ class RequestSample(ResultModel):
     seq: int = Field(description="Request index within the stream (warm-up requests first).")
     warmup: bool = Field(default=False, description="True for warm-up requests, excluded from every statistic.")
     t_send: float = Field(description="When the request was sent, s.")
+    t_intended: float | None = Field(
+        default=None,
+        description="Open loop: when the schedule meant to send it, s (t_send - t_intended = slip). None closed.",
+    )
+    session: int | None = Field(default=None, description="Agent workload: session index within the stream.")
+    turn: int | None = Field(default=None, description="Agent workload: turn index within the session, from 0.")
+    cached_tokens: int | None = Field(
+        default=None,
+        description="usage.prompt_tokens_details.cached_tokens: prompt tokens served from the prefix cache "
+        "(None when the server does not report it; vLLM needs --enable-prompt-tokens-details).",
+    )
     t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
     t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
     prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
+    output_tokens_target: int | None = Field(
+        default=None, description="Trace replay: the entry's output tokens (else the config's output_tokens)."
+    )
     prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
     completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
     chunk_times: list[float] = Field(default_factory=list, description="Arrival time of each content chunk, s.")
@@ -184,10 +338,12 @@ class RequestSample(ResultModel):
     def of(cls, job: RepJob, outcome: Any, **request: Any) -> RequestSample:
         """The sample of one request of `job`: the cell's fields from `job` (context_tokens, clients, rep,
         prompt_tokens_target), the timings and tokens from `outcome` (bench.client.StreamOutcome, a
-        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest."""
+        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest and wins
+        (a trace entry's own prompt_tokens_target)."""
         measured = dataclasses.asdict(outcome)
         cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
-        return cls(**cell, **measured, **request, status="ok" if measured["error"] is None else "failed")
+        status: Literal["ok", "failed"] = "ok" if measured["error"] is None else "failed"
+        return cls(**{**cell, **measured, **request}, status=status)
 
 
 class RepJob(StrictModel):
@@ -218,6 +374,22 @@ class RepJob(StrictModel):
     arrivals_s: list[tuple[float, int]] | None = Field(
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
+    )
+    workload: Literal["grid", "agent", "trace"] = Field(
+        default="grid", description="grid, agent or trace (see BenchConfig)."
+    )
+    turns: int = Field(default=1, description="Agent: turns per session.")
+    user_tokens: int = Field(default=0, description="Agent: user text per turn, ~tokens.")
+    call_tokens: int = Field(default=0, description="Agent: replayed tool call per turn, ~tokens.")
+    result_tokens: int = Field(default=0, description="Agent: tool result per turn, ~tokens.")
+    think_time_s: float = Field(default=0.0, description="Agent: pause between turns, seconds.")
+    sessions_per_client: int = Field(default=1, description="Agent: sessions per stream.")
+    system_words: int = Field(
+        default=0, ge=0, description="Agent: filler words of the shared system prompt (fitted to context_tokens)."
+    )
+    request_shapes: list[tuple[int, int, int]] | None = Field(
+        default=None,
+        description="Trace replay: (filler words, output tokens, counted prompt tokens) per entry of arrivals_s.",
     )
 
     @classmethod
@@ -251,8 +423,26 @@ class RepResult(ResultModel):
     requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
     goodput_per_s: float | None = Field(
         default=None,
-        description="Requests meeting every SLO completed in the window / window_s (SLOs given).",
+        description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
+        "E2E from the intended send).",
     )
+
+
+class TurnResult(ResultModel):
+    """Agent workload: one turn index over every session of a cell (all reps)."""
+
+    turn: int = Field(description="Turn index within a session, from 0.")
+    requests: int = Field(description="Successful measured requests at this turn.")
+    prompt_tokens: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
+    cached_tokens: Dist = Field(
+        default_factory=Dist, description="usage.prompt_tokens_details.cached_tokens, tokens (where reported)."
+    )
+    cached_share: float | None = Field(
+        default=None, description="Sum of cached_tokens / sum of prompt_tokens over requests that report both."
+    )
+    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    tpot_ms: Dist = Field(default_factory=Dist, description="Time per output token after the first, ms.")
+    e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
 
 
 class CellResult(ResultModel):
@@ -282,6 +472,28 @@ class CellResult(ResultModel):
         description="Measured requests with completion_tokens < output_tokens (server stopped early).",
     )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
+    slip_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: actual send - intended send, ms (queueing in the client)."
+    )
+    late_share: float | None = Field(
+        default=None, description="Open loop: share of measured requests sent more than LATE_SEND_MS late."
+    )
+    schedule_slipped: bool = Field(
+        default=False,
+        description="Open loop: the schedule slipped (late_share >= SLIPPED_SHARE): the server could not keep "
+        "up and latency from the actual send hides the wait; see ttft_from_intended_ms.",
+    )
+    ttft_from_intended_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: first content chunk - intended send, ms (queueing included)."
+    )
+    e2e_from_intended_ms: Dist = Field(
+        default_factory=Dist, description="Open loop: t_done - intended send, ms (queueing included)."
+    )
+    turns: list[TurnResult] = Field(default_factory=list, description="Agent workload: statistics per turn.")
+    cached_share: float | None = Field(
+        default=None,
+        description="Agent workload: cached / prompt tokens from usage over the cell (where the server reports).",
+    )
     server_metrics_delta: dict[str, float] = Field(
         default_factory=dict, description="Counter deltas and gauge peaks from /metrics over the cell."
     )
@@ -306,4 +518,53 @@ class BenchRun(ResultModel):
     cells: list[CellResult] = Field(default_factory=list, description="One per (context, clients), grid order.")
     prediction: Prediction | None = Field(
         default=None, description="Set when `onechip simulate` wrote this run: predicted, not measured."
+    )
+
+
+class SearchProbe(ResultModel):
+    """One load the SLO search measured (a one-cell bench run in its own directory)."""
+
+    load: float = Field(description="Clients (closed loop) or requests/s (open loop) of this probe.")
+    run_dir: str = Field(description="The probe's bench run directory (requests.jsonl, summary.json).")
+    status: Literal["ok", "infeasible", "failed"] = Field(description="The cell's status.")
+    reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat.")
+    meets_slo: bool = Field(description="Every SLO metric's percentile within its bound, no failed requests.")
+    at_percentile_ms: dict[str, float | None] = Field(
+        default_factory=dict, description="Each SLO metric at the search's percentile, ms (measured requests)."
+    )
+    attainment: float | None = Field(
+        default=None, description="Share of measured requests that met every SLO (failed ones do not)."
+    )
+    output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
+    goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
+    schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
+
+
+class SearchResult(ResultModel):
+    """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["clients", "rate"] = Field(description="What was searched.")
+    context_tokens: int = Field(description="Context (agent: shared prefix) of every probe, tokens.")
+    workload: Literal["grid", "agent", "trace"] = Field(description="The probes' workload.")
+    slo: dict[str, float] = Field(description="SLO bounds, ms.")
+    percentile: float = Field(description="The percentile each SLO metric must meet.")
+    max_clients: int | None = Field(
+        default=None, description="clients search: the most clients (agents) that met the SLOs; 0 = not even 1."
+    )
+    max_rate_per_s: float | None = Field(
+        default=None, description="rate search: the highest requests/s that met the SLOs; 0 = not even the first."
+    )
+    bound_reason: str = Field(description="Why the search stopped where it did (SLO miss, KV wall, limit).")
+    kv_wall_clients: int | None = Field(
+        default=None, description="Clients the plan's KV pool holds at the longest prompt + output (with --plan)."
+    )
+    output_tok_per_s: float | None = Field(default=None, description="Aggregate output tok/s at the answer.")
+    goodput_per_s: float | None = Field(default=None, description="Goodput at the answer, requests/s.")
+    costs: list[CostLine] = Field(
+        default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
+    )
+    probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")
+    cells: list[CellResult] = Field(
+        default_factory=list, description="Each probe's measured cell (its summary), in the order measured."
     )

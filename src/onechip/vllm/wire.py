@@ -31,6 +31,7 @@ answers `{"version": "0.x.y"}`. Error bodies come as OpenAI `{"error": {"message
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -58,14 +59,37 @@ def user_message(text: str) -> list[Json]:
     return [{"role": "user", "content": text}]
 
 
-def bench_chat_body(model: str, content: str, output_tokens: int, *, extras: bool, continuous_usage: bool) -> Json:
+def system_message(text: str) -> Json:
+    return {"role": "system", "content": text}
+
+
+def replayed_tool_call(call_id: str, name: str, arguments: Json) -> list[Json]:
+    """An assistant tool call and a placeholder for its result, as history to replay (agent workload).
+
+    The call is sent as the assistant's text in the Hermes `<tool_call>` form (what SmolLM2, Qwen and Hermes
+    models emit), not as OpenAI `tool_calls`: chat templates that render only `content` (SmolLM2's) would drop
+    a `tool_calls` field and its tokens. Returns [assistant message, tool message with empty content]; the
+    caller fills the tool message's `content`. Templates that allow only alternating user/assistant roles
+    (Gemma 3's) refuse the `tool` role: the server answers 400 and the cell fails with its message.
+    """
+    text = "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+    return [
+        {"role": "assistant", "content": text},
+        {"role": "tool", "tool_call_id": call_id, "content": ""},
+    ]
+
+
+def bench_chat_body(
+    model: str, content: str | list[Json], output_tokens: int, *, extras: bool, continuous_usage: bool
+) -> Json:
     """A streamed chat-completions body asking for exactly `output_tokens` tokens where the server allows.
 
-    `extras` adds vLLM's min_tokens + ignore_eos; `continuous_usage` asks for usage on every chunk.
+    `content` is one user message's text, or the whole message list (agent sessions). `extras` adds vLLM's
+    min_tokens + ignore_eos; `continuous_usage` asks for usage on every chunk.
     """
     body: Json = {
         "model": model,
-        "messages": user_message(content),
+        "messages": user_message(content) if isinstance(content, str) else content,
         "max_tokens": output_tokens,
         "temperature": 0.0,
         "stream": True,

@@ -1,0 +1,88 @@
+"""Trace replay (`bench --workload trace --trace FILE`): recorded requests sent at their recorded times.
+
+A trace is JSONL, one request per line, in the shape the peers accept (AIPerf's and Mooncake's
+`{"timestamp": ms, "input_length": tokens, "output_length": tokens}`; GuideLLM/vLLM custom datasets name the
+lengths `prompt_tokens` / `output_tokens`): a send time (`timestamp` in milliseconds, or `timestamp_s` in
+seconds; absent = all at once), the prompt length in tokens, and the output length in tokens. Text prompts
+are not replayed verbatim: each request gets a prompt of its length as the server counts it, unique from its
+first token (bench.prompts), so the prefix cache serves nothing a real replay would not.
+
+Send times are offsets from the trace's first timestamp, divided by `trace_speed` (2 = twice as fast). The
+run is open loop at those times, with at most `clients` requests in flight; a send that waits for a free slot
+is late, and the run's slip says so (the schedule ran past what the server can take).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, ValidationError
+
+from onechip.errors import ConfigError
+from onechip.schemas.common import StrictModel
+
+
+class TraceItem(StrictModel):
+    """One recorded request."""
+
+    model_config = {"extra": "ignore"}  # traces carry more (hash_ids, session ids): ignored
+
+    timestamp_ms: float | None = Field(
+        default=None, validation_alias=AliasChoices("timestamp", "timestamp_ms"), description="Send time, ms."
+    )
+    timestamp_s: float | None = Field(default=None, description="Send time, s (instead of timestamp).")
+    input_tokens: int = Field(
+        ge=1,
+        validation_alias=AliasChoices("input_length", "prompt_tokens", "input_tokens"),
+        description="Prompt length, tokens.",
+    )
+    output_tokens: int = Field(
+        ge=1,
+        validation_alias=AliasChoices("output_length", "output_tokens", "max_tokens"),
+        description="Output length, tokens.",
+    )
+
+    def at_s(self) -> float:
+        if self.timestamp_s is not None:
+            return self.timestamp_s
+        return (self.timestamp_ms or 0.0) / 1000.0
+
+
+def load_trace(path: Path) -> list[TraceItem]:
+    """The trace's requests in file order. Raises ConfigError naming the file and line of a bad entry, or
+    when the file is missing or empty."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"--trace {path}: {exc.strerror or exc}") from None
+    items = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(TraceItem.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()[0] if not isinstance(exc, ValidationError) else _first_error(exc)
+            raise ConfigError(f"--trace {path} line {n}: {first}") from None
+    if not items:
+        raise ConfigError(f"--trace {path}: no requests in it")
+    return items
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
+
+
+def offsets_s(items: list[TraceItem], speed: float) -> list[float]:
+    """Send offsets (s from the first request), scaled by 1 / speed. Out-of-order timestamps keep file order
+    but never send before the earliest."""
+    t0 = min(i.at_s() for i in items)
+    return [(i.at_s() - t0) / speed for i in items]
+
+
+def median_input(items: list[TraceItem]) -> int:
+    """The trace's median prompt length, tokens: the cell's context in the summary."""
+    return round(statistics.median(i.input_tokens for i in items))

@@ -1,0 +1,66 @@
+"""The SLO search's report (`bench --find-max`): Markdown and self-contained HTML with the attainment plot,
+written beside search.json. Pure rendering from a SearchResult, plus the write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onechip.paths import write_text_atomic
+from onechip.report import plots
+from onechip.report.html import STYLE, _img, markdown_to_html
+from onechip.report.tables import md_table, num
+from onechip.schemas.bench import SearchResult
+
+
+def search_markdown(result: SearchResult) -> list[str]:
+    """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
+    slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
+    unit = "clients" if result.kind == "clients" else "req/s"
+    answer = (
+        f"{result.max_clients} agents (clients)" if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
+    )
+    lines = [
+        "## SLO search",
+        "",
+        f"Largest load meeting {slo} at p{result.percentile:g} ({result.workload} workload, "
+        f"{result.context_tokens:,}-token context): **{answer}**, {num(result.output_tok_per_s)} output tok/s there. "
+        f"Stopped: {result.bound_reason}.",
+        "",
+    ]
+    if result.kv_wall_clients is not None:
+        lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
+    if result.costs:
+        lines += ["At the answer's throughput:", ""] + [
+            f"- {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f} per million output tokens, "
+            f"${c.monthly_usd:,.0f}/month (price of {c.price_date})"
+            for c in result.costs
+        ]
+        lines.append("")
+    header = [unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "output tok/s"]
+    rows = [
+        [
+            f"{p.load:g}",
+            ("meets" if p.meets_slo else "misses") + ("" if p.status == "ok" else f" ({p.status})"),
+            *(num(p.at_percentile_ms.get(k), 0) for k in result.slo),
+            "—" if p.attainment is None else f"{p.attainment:.0%}",
+            num(p.output_tok_per_s),
+        ]
+        for p in sorted(result.probes, key=lambda p: p.load)
+    ]
+    return lines + md_table(header, rows)
+
+
+def write_search_report(result: SearchResult, out_dir: Path) -> list[Path]:
+    """search.md and search.html (with the attainment-vs-load plot) into `out_dir`; the paths written."""
+    markdown = "\n".join(["# onechip SLO search", "", *search_markdown(result)]) + "\n"
+    figure = _img(plots.attainment_png(result), "SLO attainment vs load, the answer marked")
+    body = markdown_to_html(markdown, {"SLO search": figure})
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>onechip SLO search</title>'
+        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+    )
+    paths = [Path(out_dir) / "search.md", Path(out_dir) / "search.html"]
+    write_text_atomic(paths[0], markdown)
+    write_text_atomic(paths[1], page)
+    return paths

@@ -1,0 +1,126 @@
+"""The agent workload against the fake server: session shape, growing turns, cached tokens from usage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
+from onechip.bench import run_grid
+from onechip.bench.agent import CALL_OVERHEAD_TOKENS
+from onechip.bench.runner import load_samples
+from onechip.errors import ConfigError
+from onechip.schemas.bench import BenchConfig
+from onechip.schemas.inputs import build_request
+
+
+def agent_config(server: FakeVllm, **kw: object) -> BenchConfig:
+    base: dict[str, object] = dict(
+        base_url=server.url,
+        workload="agent",
+        contexts=[200],
+        clients=[2],
+        reps=1,
+        output_tokens=3,
+        warmup_requests=1,
+        turns=3,
+        user_tokens=10,
+        call_tokens=20,
+        result_tokens=30,
+        sessions_per_client=2,
+    )
+    base.update(kw)
+    return BenchConfig(**base)  # type: ignore[arg-type]
+
+
+def test_sessions_share_the_system_prompt_and_grow_by_each_turn(fake_server: FakeVllm, tmp_path: Path) -> None:
+    run = run_grid(agent_config(fake_server), tmp_path)
+    samples = [s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup]
+    # 2 clients x 2 sessions x 3 turns
+    assert len(samples) == 12 and all(s.status == "ok" for s in samples)
+    bodies = [b for b in fake_server.chat_requests if len(b["messages"]) > 1]
+    systems = {b["messages"][0]["content"] for b in bodies}
+    assert len(systems) == 1  # one shared system prompt per rep
+    assert all(b["messages"][0]["role"] == "system" for b in bodies)
+    # the shared prefix is fitted as the server counts it: system message + template = 200 tokens
+    assert len(next(iter(systems)).split()) + TEMPLATE_TOKENS == 200
+    # turn t sends system + t x (user, call, result) + user
+    assert sorted({len(b["messages"]) for b in bodies}) == [2, 5, 8]
+    roles = [m["role"] for m in max(bodies, key=lambda b: len(b["messages"]))["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "user", "assistant", "tool", "user"]
+    # each turn adds user + call + result words (fake tokenizer: one token per word), whatever was answered
+    by_turn = {s.turn: s.prompt_tokens for s in samples}
+    step = by_turn[1] - by_turn[0]  # type: ignore[operator]
+    assert step == by_turn[2] - by_turn[1]  # type: ignore[operator]
+    longest = max(bodies, key=lambda b: len(b["messages"]))["messages"]
+    user, call, result = longest[1:4]
+    assert step == sum(len(m["content"].split()) for m in (user, call, result))
+    assert len(result["content"].split()) == 30  # filler words: one token each
+    assert call["content"].startswith("<tool_call>") and "search_docs" in call["content"]
+    assert len(call["content"].split()) >= 20 - CALL_OVERHEAD_TOKENS
+    cell = run.cells[0]
+    assert [t.turn for t in cell.turns] == [0, 1, 2]
+    assert all(t.requests == 4 for t in cell.turns)
+    assert cell.turns[0].prompt_tokens.median == 200 + 10
+
+
+def test_cached_share_per_turn_comes_from_usage(fake_server: FakeVllm, tmp_path: Path) -> None:
+    fake_server.prefix_cache_block = 16
+    run = run_grid(agent_config(fake_server, clients=[1], sessions_per_client=2), tmp_path)
+    samples = [s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup]
+    first = [s for s in samples if s.session == 0 and s.turn == 0][0]
+    second = [s for s in samples if s.session == 1 and s.turn == 0][0]
+    assert first.cached_tokens == 0  # nothing seen before: the warm-up shares no prefix with it
+    assert second.cached_tokens is not None and second.cached_tokens >= 176  # the 200-token prefix, whole blocks
+    later = [s for s in samples if s.turn == 2]
+    assert all(s.cached_tokens and s.cached_tokens > (s.prompt_tokens or 0) // 2 for s in later)
+    cell = run.cells[0]
+    shares = [t.cached_share for t in cell.turns]
+    assert all(x is not None for x in shares) and shares[2] > shares[0]  # type: ignore[operator]
+    total = sum(s.cached_tokens or 0 for s in samples) / sum(s.prompt_tokens or 0 for s in samples)
+    assert cell.cached_share == total
+    # the server's own counters agree with usage (the fake counts both from one cache)
+    delta = cell.server_metrics_delta
+    assert delta["prefix_cache_hits_delta"] >= sum(s.cached_tokens or 0 for s in samples)
+
+
+def test_without_a_cache_report_the_share_is_unknown_not_zero(fake_server: FakeVllm, tmp_path: Path) -> None:
+    run = run_grid(agent_config(fake_server, turns=1, sessions_per_client=1), tmp_path)
+    assert run.cells[0].cached_share is None
+    assert run.cells[0].turns[0].cached_share is None
+
+
+def test_think_time_spaces_the_turns(fake_server: FakeVllm, tmp_path: Path) -> None:
+    run_grid(agent_config(fake_server, clients=[1], sessions_per_client=1, turns=2, think_time_s=0.3), tmp_path)
+    turns = sorted((s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup), key=lambda s: s.seq)
+    assert turns[1].t_send - turns[0].t_done >= 0.3  # type: ignore[operator]
+
+
+def test_a_finished_agent_rep_is_reused_on_resume(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = agent_config(fake_server, turns=2, sessions_per_client=1)
+    first = run_grid(cfg, tmp_path)
+    sent = len(fake_server.chat_requests)
+    again = run_grid(cfg, tmp_path, resume=True)
+    assert len(fake_server.chat_requests) == sent + 1  # the probe only: 2 clients x 1 session x 2 turns kept
+    assert [t.model_dump() for t in again.cells[0].turns] == [t.model_dump() for t in first.cells[0].turns]
+
+
+def test_a_workload_file_gives_the_agent_shape_and_typed_flags_win(tmp_path: Path) -> None:
+    shape = tmp_path / "shape.json"
+    shape.write_text(json.dumps({"contexts": [300], "turns": 6, "user_tokens": 12, "result_tokens": 200}))
+    cfg = build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape, "turns": 2})
+    assert (cfg.workload, cfg.contexts, cfg.turns, cfg.user_tokens, cfg.result_tokens) == ("agent", [300], 2, 12, 200)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [('{"rate_per_s": 3}', "unknown key 'rate_per_s'"), ("[1]", "JSON object"), ("{", "--workload-file")],
+)
+def test_a_bad_workload_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:
+    shape = tmp_path / "shape.json"
+    shape.write_text(content)
+    with pytest.raises(ConfigError, match=message) as err:
+        build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape})
+    assert "\n" not in str(err.value)
