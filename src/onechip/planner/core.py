@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -262,128 +263,151 @@ def plan_model(
     return _plan(build_request(PlanRequest, values, user_input=False), calibration_dir)
 
 
-def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
-    """plan_model's body, on a validated request."""
-    model, chip = request.model, request.chip
-    engine = request.engine or default_engine_rules(chip)
-    dtype, kv_cache_dtype = request.dtype, request.kv_cache_dtype
-    utilization, tensor_parallel_size = request.utilization, request.tensor_parallel_size
-    block_size, multimodal = request.block_size, request.multimodal
-    max_num_batched_tokens = request.max_num_batched_tokens
-    rules = engine_rules(engine)
-    acc = accelerator(chip)
-    devices = _devices(acc, tensor_parallel_size)
-    src = model_source.resolve(model)
-    text = src.text_config
-    family = src.config.family
-    max_model_len, ctx_list = _lengths(request, text, family)
+@dataclass(frozen=True)
+class _Resolved:
+    """What the request resolves to before any budget: engine rules, chip, checkpoint, lengths, geometry."""
 
-    dtype_name = served_dtype(dtype, src.checkpoint_dtype, rules)
-    kv_bytes = kv_element_bytes(kv_cache_dtype, dtype_name, rules)
+    request: PlanRequest
+    engine: str
+    rules: EngineRules
+    acc: Accelerator
+    devices: int
+    src: model_source.ModelSource
+    max_model_len: int
+    contexts: list[int]
+    dtype_name: str
+    tpu_rule: TpuPoolRule | None
+    geometry: Geometry
+    block: int
+    components: dict[str, int]
+
+    @property
+    def weights(self) -> int:
+        return sum(self.components.values())
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """The memory budget and the KV pool it leaves: bytes over all devices, blocks, tokens, the verdict."""
+
+    memory: int | None
+    util: float | None
+    cap: int | None
+    outside: int | None
+    gpu: GpuPool | None
+    measured: MeasuredBoot | None
+    key: str
+    pool: int
+    num_blocks: int
+    tokens: int
+    conc: Callable[[int], float]
+    verdict: str
+    binding: str
+
+
+def _resolve(request: PlanRequest) -> _Resolved:
+    """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
+    engine = request.engine or default_engine_rules(request.chip)
+    rules, acc = engine_rules(engine), accelerator(request.chip)
+    src = model_source.resolve(request.model)
+    family = src.config.family
+    max_model_len, contexts = _lengths(request, src.text_config, family)
+    dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
+    kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
-    tp_pad = tensor_parallel_size if pads else 1
-    geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
-    block = rules.block_size_for(max_model_len, block_size)
-    bpt = geometry.kv_bytes_per_token
-    if bpt <= 0:
+    tp_pad = request.tensor_parallel_size if pads else 1
+    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
+    if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
+    towers = rules.loads_towers if request.multimodal else ()
+    return _Resolved(
+        request=request, engine=engine, rules=rules, acc=acc, devices=_devices(acc, request.tensor_parallel_size),
+        src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
+        geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers),
+    )  # fmt: skip
 
-    components = weights_by_component(
-        src.tensors, dtype_name, towers=rules.loads_towers if multimodal else ()
-    )
-    weights = sum(components.values())
 
-    memory = acc.memory_bytes * devices if acc.memory_bytes else None
-    util = utilization if utilization is not None else rules.default_utilization
-    if utilization is None and tpu_rule is not None:
-        util = tpu_rule.default_utilization
-    cap = outside = None
-    if memory is not None and util is not None:
-        cap = math.floor(memory * util)
-        outside = memory - cap
-    key = calibration.deployment_key(request, engine, max_model_len)
-    measured = calibration.load(calibration_dir, key) if calibration_dir is not None and acc.kind == "gpu" else None
-    gpu = _gpu_pool(request, rules, acc, src, geometry, weights, dtype_name, block, max_model_len, util, measured)
-    conc: Callable[[int], float]
+def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
+    """Visible memory x utilization = cap; the KV pool: the vLLM GPU rules (planner.gpu_plan, with a stored
+    boot of the same deployment when there is one) or the cap / explicit pool (TPU, CPU)."""
+    request, rules = r.request, r.rules
+    memory = r.acc.memory_bytes * r.devices if r.acc.memory_bytes else None
+    util = request.utilization if request.utilization is not None else rules.default_utilization
+    if request.utilization is None and r.tpu_rule is not None:
+        util = r.tpu_rule.default_utilization
+    cap = math.floor(memory * util) if memory is not None and util is not None else None
+    outside = memory - cap if memory is not None and cap is not None else None
+    key = calibration.deployment_key(request, r.engine, r.max_model_len)
+    on_gpu = calibration_dir is not None and r.acc.kind == "gpu"
+    measured = calibration.load(calibration_dir, key) if on_gpu and calibration_dir is not None else None
+    gpu = _gpu_pool(request, rules, r.acc, r.src, r.geometry, r.weights, r.dtype_name, r.block, r.max_model_len,
+                    util, measured)  # fmt: skip
     if gpu is not None:
-        pool, num_blocks, tokens = gpu.pool_bytes_per_gpu * devices, gpu.num_blocks, gpu.tokens
-        conc = gpu.concurrency
-        verdict, binding = _gpu_verdict(gpu, weights // devices, max_model_len, rules)
-    else:
-        pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
-            request, rules, engine, tpu_rule, geometry, block, weights, (memory, cap, util), devices, max_model_len
-        )
+        verdict, binding = _gpu_verdict(gpu, r.weights // r.devices, r.max_model_len, rules)
+        return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_per_gpu * r.devices,
+                       gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
+    pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
+        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights, (memory, cap, util), r.devices,
+        r.max_model_len,
+    )  # fmt: skip
+    return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
 
-    decode = decode_bytes_per_step(src.tensors, dtype_name, src.config.tie_word_embeddings)
-    bandwidth = acc.bandwidth_bytes_per_s * acc.chips if acc.bandwidth_bytes_per_s else None
-    tpot = decode / bandwidth * 1000 if bandwidth else None
 
+def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
+    """plan_model's body, on a validated request: resolve, budget, then the Plan."""
+    r = _resolve(request)
+    b = _budget(r, calibration_dir)
     warnings = _warnings(
-        acc=acc,
-        rules=rules,
-        geometry=geometry,
-        kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tensor_parallel_size,
-        outside_cap=outside,
-        raw_kv_heads=set(geometry.raw_kv_heads),
-    )
-    serve_args, serve_env = _serve_args(request, rules, src, engine, dtype_name, util, pool // devices, block,
-                                        max_model_len, warnings)
+        acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
+        tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
+        raw_kv_heads=set(r.geometry.raw_kv_heads),
+    )  # fmt: skip
+    serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
+                                        b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
+    return _assemble(r, b, warnings, serve_args, serve_env)
 
+
+def _assemble(
+    r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve_args: list[ServeArg], serve_env: dict[str, str]
+) -> Plan:
+    """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
+    request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
+    decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
+    bandwidth = r.acc.bandwidth_bytes_per_s * r.acc.chips if r.acc.bandwidth_bytes_per_s else None
+    if b.gpu is not None:
+        per_sequence = b.gpu.one_request_bytes * r.devices
+    else:
+        blocks = blocks_per_request(geometry, n, r.block, rules, request.max_num_batched_tokens)
+        per_sequence = blocks * r.block * geometry.kv_bytes_per_token
+    calibrated = None
+    if b.measured is not None and b.gpu is not None:
+        calibrated = f"{b.measured.date} (vLLM {b.measured.engine_version or 'version not logged'})"
     return Plan(
-        model=model,
-        architecture=family,
-        chip=chip,
-        engine=engine,
-        dtype=dtype_name,
-        kv_cache_dtype=kv_cache_dtype,
-        max_model_len=max_model_len,
-        block_size=block,
-        tensor_parallel_size=tensor_parallel_size,
-        memory_bytes=memory,
-        utilization=util,
-        cap_bytes=cap,
-        outside_cap_bytes=outside,
-        weights_bytes=weights,
-        weights_by_component=components,
-        kv_bytes_per_token=bpt,
-        kv_pool_bytes=pool,
-        num_blocks=num_blocks,
-        kv_tokens=tokens,
-        kv_tokens_logged=_logged_tokens(gpu, rules, request, conc, max_model_len, tokens),
-        max_concurrency=conc(max_model_len),
-        concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=conc(c)) for c in ctx_list],
-        decode_bytes_per_step=decode,
-        bandwidth_bytes_per_s=bandwidth,
-        tpot_floor_ms=tpot,
-        layers=geometry.layers,
-        num_layers=len(geometry.layers),
-        cache_layers=geometry.cache_layers,
-        kv_bytes_per_sequence=(
-            gpu.one_request_bytes * devices
-            if gpu is not None
-            else blocks_per_request(geometry, max_model_len, block, rules, max_num_batched_tokens) * block * bpt
-        ),
-        kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(max_model_len, windowed=True),
-        kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(max_model_len, windowed=False),
-        serve_args=serve_args,
-        serve_env=serve_env,
-        warnings=warnings,
-        max_num_batched_tokens=max_num_batched_tokens,
-        fits=binding == "kv-pool",
-        verdict=verdict,
-        binding_limit=binding,
-        devices=devices,
-        memory_budget=gpu.record(_rule(rules, request), max_model_len) if gpu is not None else None,
-        kv_tokens_range=gpu.tokens_range if gpu is not None else None,
-        deployment_key=key if gpu is not None else None,
-        calibrated_from=(f"{measured.date} (vLLM {measured.engine_version or 'version not logged'})"
-                         if measured is not None and gpu is not None else None),
-        engine_version=request.engine_version or rules.version,
-        model_source=src.origin,
-        serve_model=src.serve_name or model,
-    )
+        model=request.model, architecture=r.src.config.family, chip=request.chip, engine=r.engine,
+        dtype=r.dtype_name, kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
+        tensor_parallel_size=request.tensor_parallel_size, memory_bytes=b.memory, utilization=b.util,
+        cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,
+        kv_bytes_per_token=geometry.kv_bytes_per_token, kv_pool_bytes=b.pool, num_blocks=b.num_blocks,
+        kv_tokens=b.tokens, kv_tokens_logged=_logged_tokens(b.gpu, rules, request, b.conc, n, b.tokens),
+        max_concurrency=b.conc(n),
+        concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=b.conc(c)) for c in r.contexts],
+        decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth,
+        tpot_floor_ms=decode / bandwidth * 1000 if bandwidth else None,
+        layers=geometry.layers, num_layers=len(geometry.layers), cache_layers=geometry.cache_layers,
+        kv_bytes_per_sequence=per_sequence,
+        kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(n, windowed=True),
+        kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
+        serve_args=serve_args, serve_env=serve_env, warnings=warnings,
+        max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
+        binding_limit=b.binding, devices=r.devices,
+        memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
+        kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
+        deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
+        engine_version=request.engine_version or rules.version, model_source=r.src.origin,
+        serve_model=r.src.serve_name or request.model,
+    )  # fmt: skip
 
 
 def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[int, list[int]]:
