@@ -8,6 +8,7 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import shlex
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -52,8 +53,22 @@ class ServeOptions(RequestModel):
             port=self.port or 8000,
             image=self.image,
             sets=list(self.sets),
-            launcher=self.launcher.split() if self.launcher else None,
+            launcher=shlex.split(self.launcher) if self.launcher else None,
         )
+
+    @field_validator("launcher")
+    @classmethod
+    def _shell_words(cls, value: str | None) -> str | None:
+        """--launcher is parsed like a shell line ('"/opt/my vllm/bin/vllm" serve'): it must split."""
+        if value is None:
+            return None
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot be split like a shell line ({exc})") from None
+        if not words:
+            raise ValueError("is empty")
+        return value
 
 
 class PlanRequest(ServeOptions):
