@@ -162,3 +162,6 @@ class CheckReport(ResultModel):
     duration_s: float | None = Field(default=None, description="Wall time of the whole check run, seconds.")
     options: dict[str, Any] = Field(default_factory=dict, description="The resolved CheckOptions.")
     results: list[CheckResult] = Field(default_factory=list, description="One result per domain checked.")
+    interrupted: bool = Field(
+        default=False, description="True when Ctrl-C stopped the run: `results` holds the domains that finished."
+    )
