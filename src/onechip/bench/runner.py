@@ -16,6 +16,7 @@ most of a repetition's measured requests fail; it is never dropped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import platform
@@ -34,7 +35,7 @@ from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
-from onechip.errors import ConfigError, EndpointError, Interrupted
+from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -80,6 +81,18 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
     return (
         f"{clients} clients x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
         f"blocks of {plan.block_size}) = {clients * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"
+    )
+
+
+def server_len_wall(max_model_len: int | None, context_tokens: int, output_tokens: int) -> str | None:
+    """The arithmetic when one request's context + output exceeds the server's own max_model_len (from
+    /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not say."""
+    tokens = context_tokens + output_tokens
+    if max_model_len is None or tokens <= max_model_len:
+        return None
+    return (
+        f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
+        f"> max_model_len {max_model_len:,} (server /v1/models)"
     )
 
 
@@ -174,11 +187,13 @@ class _Run:
         self.nonce = uuid.uuid4().hex[:8]
         self.run: BenchRun | None = None
         self.pool = WorkerPool(config.workers)
+        self.server_max_len: int | None = None  # the served model's max_model_len from /v1/models
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
         is unreachable, answers malformed data, lists no model or not the configured one)."""
-        model = wire.served_model(self.config.model, timeout_s=CONNECT_TIMEOUT_S).id
+        entry = wire.served_model(self.config.model, timeout_s=CONNECT_TIMEOUT_S)
+        model, self.server_max_len = entry.id, entry.max_model_len
         try:
             version = wire.version()
         except EndpointError:  # the version is informational: a server without a usable /version still runs
@@ -284,6 +299,9 @@ class _Run:
     ) -> CellResult:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
+        over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
+        if over:  # the server would answer 400 to every request: say so before building the prompt
+            return cell.model_copy(update={"status": "infeasible", "reason": over})
         if self.plan is not None:
             wall = kv_wall(self.plan, ctx, clients, cfg.output_tokens)
             if wall and not cfg.force:
@@ -367,6 +385,8 @@ class _Run:
                 config=cfg,
                 notes=notes,
             )
+            if not done:  # the settings are on disk before the first request: a resume after any kill uses them
+                self.save()
             cells = [(ctx, clients) for ctx in cfg.contexts for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
                 try:
@@ -434,6 +454,9 @@ def run_grid(
         raise ConfigError(f"{out_dir} is a file, not a run directory")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
+    if not resume and (out_dir / RUN_FILES["bench"]).exists():
+        raise ConfigError(f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out")
+    created = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -441,12 +464,25 @@ def run_grid(
     run = _Run(config, out_dir, plan, on_progress)
     try:
         return asyncio.run(run.main(resume))
+    except OnechipError:
+        if created:  # a bench that failed before measuring anything leaves no empty --out directory behind
+            _remove_if_empty(out_dir)
+        raise
     except KeyboardInterrupt:
         if run.run is not None:
             run.save()
         raise Interrupted(
             f"bench interrupted; finished requests are in {run.requests_path}; resume with --resume {out_dir}"
         ) from None
+
+
+def _remove_if_empty(out_dir: Path) -> None:
+    """Remove `out_dir` (made by this run) when nothing but an empty requests.jsonl is in it."""
+    requests = out_dir / RUN_FILES["requests"]
+    if requests.is_file() and requests.stat().st_size == 0:
+        requests.unlink()
+    with contextlib.suppress(OSError):
+        out_dir.rmdir()  # refuses when anything is left in it
 
 
 __all__ = ["kv_wall", "load_samples", "run_grid", "saved_config"]
