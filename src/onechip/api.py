@@ -163,8 +163,16 @@ def cost(request: CostRequest) -> CostReport:
 def report(request: ReportRequest) -> list[Path]:
     """Re-render the saved run in `request.run_dir` (no re-running) in `request.formats` ('md', 'html',
     'json', 'serving-report'); with `request.compare`, also a side-by-side of that run against this one.
-    Returns the files written. See onechip.report."""
-    return report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
+    Returns the files written. See onechip.report.
+
+    Raises ConfigError (after writing) when a run file is damaged (truncated, not JSON, wrong shape): the
+    report renders what could be read, but a report of a damaged run must not look like a good one."""
+    written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
+    problems = report_layer.read_run(request.run_dir).problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}; the report in {written[0].parent} shows what could be read")
+    return written
 
 
 # --- engines and the demo (issue 2); real accelerator hosts (issue 7).

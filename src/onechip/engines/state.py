@@ -25,6 +25,11 @@ def state_path() -> Path:
     return onechip_home() / "engine.json"
 
 
+def last_path() -> Path:
+    """Where `down` keeps the record of the engine it stopped: `logs` still finds that engine's log."""
+    return onechip_home() / "engine.last.json"
+
+
 def save(state: EngineState) -> None:
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,6 +48,15 @@ def load() -> EngineState | None:
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
+
+
+def _last_stopped() -> EngineState | None:
+    """The local engine `down` stopped last (None when there is none or the record is unreadable)."""
+    try:
+        state = EngineState.model_validate_json(last_path().read_text())
+    except (OSError, ValueError):
+        return None
+    return state if state.mode == "process" else None
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
@@ -99,6 +113,7 @@ def down(grace_s: float = 20.0) -> EngineStatus:
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s)
+    write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"
     return EngineStatus(running=False, state=state, note=note)
@@ -106,8 +121,12 @@ def down(grace_s: float = 20.0) -> EngineStatus:
 
 def log_lines(follow: bool = False) -> Iterator[str]:
     """The engine log of the engine `up` started, line by line, secrets redacted; with `follow`, keep
-    reading until interrupted. Raises EngineError when no engine was started."""
+    reading until interrupted. After `down`, the log of the engine it stopped (still on disk). Raises
+    EngineError when no engine was started."""
     state = load()
+    if state is None:
+        state = _last_stopped()
+        follow = False  # a stopped engine writes no more
     if state is None:
         raise EngineError("no engine started by `onechip up`")
     if state.mode != "process":
