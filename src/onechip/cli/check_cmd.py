@@ -37,10 +37,8 @@ def check_tables(report: CheckReport) -> list[Table]:
     for col in ("domain", "verdict", "probes passed", "note"):
         verdicts.add_column(col)
     for r in report.results:
-        counted = [p for p in r.probes if not p.informational]
-        passed = f"{sum(p.verdict == 'pass' for p in counted)}/{len(counted)}"
         style = VERDICT_STYLE.get(r.verdict, "")
-        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", passed, r.note[:90])
+        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), r.note[:90])
     tables = [verdicts]
     for r in report.results:
         if r.agent_table is not None and r.agent_table.runs:

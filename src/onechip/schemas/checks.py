@@ -153,6 +153,15 @@ class CheckResult(ResultModel):
         default=None, description="Saved transcripts (JSON), when out_dir was given."
     )
 
+    def probes_passed(self) -> str:
+        """'passed/counted' over the probes that count toward the verdict (informational ones do not), with
+        the partial ones named: '0/8, 5 partial' is why a domain reads partial with no probe passed. The one
+        count the console table and the report both show."""
+        counted = [p for p in self.probes if not p.informational]
+        text = f"{sum(p.verdict == 'pass' for p in counted)}/{len(counted)}"
+        partial = sum(p.verdict == "partial" for p in counted)
+        return f"{text}, {partial} partial" if partial else text
+
 
 class CheckReport(ResultModel):
     schema_version: str = Field(default=SCHEMA_VERSION, description="Version of this report's schema.")
