@@ -192,7 +192,7 @@ class _Run:
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
         is unreachable, answers malformed data, lists no model or not the configured one)."""
-        entry = wire.served_model(self.config.model, timeout_s=CONNECT_TIMEOUT_S)
+        entry = wire.served_model(self.config.model, timeout_s=min(CONNECT_TIMEOUT_S, self.config.request_timeout_s))
         model, self.server_max_len = entry.id, entry.max_model_len
         try:
             version = wire.version()
