@@ -456,7 +456,7 @@ def run_grid(
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     if not resume and (out_dir / RUN_FILES["bench"]).exists():
         raise ConfigError(f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out")
-    created = not out_dir.exists()
+    created = _first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -465,8 +465,8 @@ def run_grid(
     try:
         return asyncio.run(run.main(resume))
     except OnechipError:
-        if created:  # a bench that failed before measuring anything leaves no empty --out directory behind
-            _remove_if_empty(out_dir)
+        if created is not None:  # a bench that failed before measuring anything leaves no empty directory
+            _remove_if_empty(out_dir, created)
         raise
     except KeyboardInterrupt:
         if run.run is not None:
@@ -476,13 +476,29 @@ def run_grid(
         ) from None
 
 
-def _remove_if_empty(out_dir: Path) -> None:
-    """Remove `out_dir` (made by this run) when nothing but an empty requests.jsonl is in it."""
+def _first_missing(path: Path) -> Path | None:
+    """The outermost directory of `path` that does not exist yet (what mkdir(parents=True) will create)."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
+
+
+def _remove_if_empty(out_dir: Path, created: Path) -> None:
+    """Remove `out_dir` and its parents up to `created` (made by this run) while nothing but an empty
+    requests.jsonl is in them."""
     requests = out_dir / RUN_FILES["requests"]
     if requests.is_file() and requests.stat().st_size == 0:
         requests.unlink()
-    with contextlib.suppress(OSError):
-        out_dir.rmdir()  # refuses when anything is left in it
+    for directory in (out_dir, *out_dir.parents):
+        try:
+            directory.rmdir()  # refuses when anything is left in it
+        except OSError:
+            return
+        if directory == created:
+            return
 
 
 __all__ = ["kv_wall", "load_samples", "run_grid", "saved_config"]
