@@ -16,7 +16,6 @@ most of a repetition's measured requests fail; it is never dropped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import os
 import platform
@@ -455,7 +454,9 @@ def run_grid(
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     if not resume and (out_dir / RUN_FILES["bench"]).exists():
-        raise ConfigError(f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out")
+        raise ConfigError(
+            f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
+        )
     created = _first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -57,10 +57,10 @@ def _topic(event: ProgressEvent) -> str:
 
 class PlainProgress:
     """Plain progress lines, `[stage] message (done/total) [elapsed]`: one at once for a new stage, a new
-    step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick` repeats the last line when nothing was
-    printed for `every_s` (a job waiting on a slow or silent server)."""
+    step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick`
+    repeats the last line when nothing was printed for `every_s` (a job waiting on a slow or silent server)."""
 
-    def __init__(self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock=time.monotonic):
+    def __init__(self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic):
         self.write, self.every_s, self.clock = write, every_s, clock
         self.started = clock()
         self.last_at: float | None = None

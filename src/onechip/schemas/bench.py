@@ -56,7 +56,9 @@ class BenchConfig(RequestModel):
         Field(min_length=1),
     ] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated.")
     reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
-    output_tokens: int = Field(default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted).")
+    output_tokens: int = Field(
+        default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted)."
+    )
     requests_per_client: int = Field(
         default=2, ge=1, le=1_000_000, description="Measured requests each stream sends per rep (unless duration_s)."
     )

@@ -169,7 +169,9 @@ class UpRequest(ServeOptions):
     kv_cache_space_gib: int = Field(
         default=2, ge=1, le=4096, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
     )
-    timeout_s: float = Field(default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds.")
+    timeout_s: float = Field(
+        default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds."
+    )
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
@@ -186,7 +188,7 @@ class UpRequest(ServeOptions):
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}
 # `--only` takes a check's name or the domain it reports (chat = smoke, tool_calling = tools, ...)
-_CHECK_BY_DOMAIN = {domain: name for name, domain in CHECK_NAMES.items()}
+_CHECK_BY_DOMAIN: dict[str, str] = {domain: name for name, domain in CHECK_NAMES.items()}
 
 
 def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
@@ -280,7 +282,9 @@ class CostRequest(RequestModel):
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
     )
     region: str | None = Field(default=None, description="Region, e.g. us-west4 (default: every region).")
-    cold_boot_s: float | None = Field(default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache).")
+    cold_boot_s: float | None = Field(
+        default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
+    )
     warm_boot_s: float | None = Field(
         default=None, ge=0, le=86_400, description="Seconds of a warm restart (compile cache mounted)."
     )

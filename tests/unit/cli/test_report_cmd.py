@@ -40,7 +40,9 @@ def test_any_one_run_file_is_enough(run, tmp_path, kind) -> None:
 
 
 @pytest.mark.parametrize(
-    "content", ['{"tool_version": "0.1", "cells": [', "{}", "[1, 2]", "<html>"], ids=["truncated", "empty", "list", "html"]
+    "content",
+    ['{"tool_version": "0.1", "cells": [', "{}", "[1, 2]", "<html>"],
+    ids=["truncated", "empty", "list", "html"],
 )
 def test_a_damaged_summary_is_rendered_but_exits_non_zero(run, tmp_path, content) -> None:
     """Issue 17: `report` on a truncated summary.json exited 0 and printed only a path."""
