@@ -60,7 +60,9 @@ class PlainProgress:
     step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick`
     repeats the last line when nothing was printed for `every_s` (a job waiting on a slow or silent server)."""
 
-    def __init__(self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic
+    ):
         self.write, self.every_s, self.clock = write, every_s, clock
         self.started = clock()
         self.last_at: float | None = None
