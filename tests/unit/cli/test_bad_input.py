@@ -178,6 +178,7 @@ def test_a_context_beyond_the_servers_max_model_len_is_infeasible_before_any_pro
                            "--out", str(tmp_path / "b"), "--json")  # fmt: skip
         sent = [len(json.dumps(b)) for b in srv.chat_requests]
     cell = json.loads(out)["cells"][0]
+    assert code == 2  # nothing could be measured: not a success
     assert cell["status"] == "infeasible" and "max_model_len 512 (server /v1/models)" in cell["reason"]
     assert all(size < 2000 for size in sent)  # only the tiny extras probe went out, no 1,000-token prompt
 
