@@ -54,6 +54,7 @@ def test_check_exits_10_when_a_verdict_fails_and_0_when_it_is_allowed(run) -> No
         code, out, err = run("check", srv.url, "--only", "smoke")
         assert code == ChecksNotPassed.exit_code == 10
         assert err.splitlines()[-1].startswith("error: checks did not pass: chat fail") and "chat" in out
+        assert "[check] smoke: running (0/1)" in err  # off a terminal, progress is plain lines on stderr
         code, _, _ = run("check", srv.url, "--only", "smoke", "--allow", "fail")
         assert code == 0
 
@@ -212,6 +213,32 @@ def test_report_into_a_read_only_directory_is_one_line(run, tmp_path: Path, monk
     monkeypatch.setattr("onechip.report.write.write_text_atomic", refuse)
     code, _, err = run("report", str(tmp_path))
     assert code == 1 and _one_line(err) == f"error: {tmp_path / 'report.md'}: Permission denied"
+
+
+def test_cost_write_into_a_read_only_run_is_one_line(run, tmp_path: Path, monkeypatch) -> None:
+    def refuse(path: Path, text: str) -> Path:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("onechip.api.write_text_atomic", refuse)
+    (tmp_path / RUN_FILES["requests"]).write_text("")
+    code, _, err = run("cost", "--run", str(tmp_path), "--chip", "v5e-1", "--output-tok-per-s", "100", "--write")
+    assert code == 1 and _one_line(err) == f"error: {tmp_path / 'cost.json'}: Permission denied"
+
+
+def test_demo_out_in_a_read_only_directory_is_one_line(run, tmp_path: Path, monkeypatch) -> None:
+    # the tests run as root, for whom chmod does not refuse: the OS's answer is raised where mkdir runs
+    target = tmp_path / "ro" / "sub"
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr("onechip.engines.model_store.ensure_model", lambda: pytest.fail("demo started"))
+    code, _, err = run("demo", "--out", str(target))
+    assert code == 1 and _one_line(err) == f"error: {target}: Permission denied"
 
 
 def test_demo_out_under_a_file_is_one_line(run, tmp_path: Path) -> None:
