@@ -230,6 +230,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log")
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
+    if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
+        engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
-from onechip.errors import EngineError, redact
+from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
@@ -48,6 +48,26 @@ def load() -> EngineState | None:
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
+
+
+def note_token_file(path: Path | str) -> None:
+    """Record in the saved state which token file `up` read, so `logs` (another process) redacts its token."""
+    state = load()
+    if state is not None:
+        state.token_file = str(Path(path).expanduser())
+        save(state)
+
+
+def _remember_token(state: EngineState) -> None:
+    """Make the token of the file `up` read a known secret of this process (errors.redact)."""
+    if state.token_file is None:
+        return
+    try:
+        text = Path(state.token_file).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return
+    if text:
+        remember_secret(text.splitlines()[0].strip())
 
 
 def _last_stopped() -> EngineState | None:
@@ -129,6 +149,7 @@ def log_lines(follow: bool = False) -> Iterator[str]:
         follow = False  # a stopped engine writes no more
     if state is None:
         raise EngineError("no engine started by `onechip up`")
+    _remember_token(state)
     if state.mode != "process":
         argv = remote.shell_for(state).argv(remote.logs_command(state, follow))
         with subprocess.Popen(  # noqa: S603

@@ -298,6 +298,19 @@ def test_logs_after_down_still_shows_the_file(run, tmp_path: Path) -> None:
     assert code == 0 and out.splitlines() == ["INFO started", "INFO ready"]
 
 
+def test_logs_redacts_the_token_of_the_file_up_read(run, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("tokenwithoutashape123\n")
+    log = tmp_path / "engine.log"
+    log.write_text("INFO using token tokenwithoutashape123\n")
+    engine_state_store.save(engine_state(log_path=str(log)))
+    engine_state_store.note_token_file(token_file)  # what `up --hf-token-file` records (the path only)
+    saved = engine_state_store.state_path().read_text()
+    assert "tokenwithoutashape123" not in saved and str(token_file) in saved
+    code, out, _ = run("logs")
+    assert code == 0 and out.splitlines() == ["INFO using token ***"]
+
+
 def test_help_shows_no_bool_metavar_and_names_arguments_in_upper_case(run) -> None:
     os.environ["COLUMNS"] = "200"
     try:
