@@ -158,7 +158,7 @@ def _plan_rows() -> list[list[str]]:
 
 
 def _up_rows() -> list[list[str]]:
-    v = ["--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--dry-run"]
+    v = ["up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--dry-run"]
     rows = [["up", "--port", p] for p in ("0", "-1", "70000", "x", "nan")]
     rows += [["up", T, t] for t in ("0", "-5", "nan", "inf", "1e300")]
     rows += [["up", "--kv-cache-space-gib", k] for k in ("0", "-1", "x", "99999999")]
@@ -239,6 +239,7 @@ def test_the_table_covers_every_command_with_at_least_200_inputs() -> None:
 
     assert len(ROWS) + len(SUBPROCESS_ROWS) >= 200
     assert set(COMMANDS) <= {row[0] for row in ROWS}
+    assert {row[0] for row in ROWS} <= set(COMMANDS) | {"bogus-command", "--bogus"}  # no row lost its command
 
 
 # --- the per-test world: paths, and what must not change
