@@ -47,7 +47,11 @@ def live_progress(transient: bool = False) -> Iterator[ProgressFn]:
         progress.update(task, description=event.message, completed=event.done or 0, total=total)
 
     with progress:
-        yield on_progress
+        try:
+            yield on_progress
+        except BaseException:
+            progress.live.transient = True  # an error's line is the last word: no stale spinner above it
+            raise
 
 
 def _topic(event: ProgressEvent) -> str:

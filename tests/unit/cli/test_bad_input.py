@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import os
 import socket
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from factories import engine_state
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import checks
 from onechip.bench import run_grid
+from onechip.cli import render
 from onechip.cli.render import PlainProgress
 from onechip.engines import state as engine_state_store
 from onechip.engines.launch import read_hf_token
@@ -320,3 +323,13 @@ def test_help_shows_no_bool_metavar_and_names_arguments_in_upper_case(run) -> No
     ours = [line for line in out.splitlines() if "--help" not in line]  # typer's own --help keeps its <bool>
     assert code == 0 and not any("<bool>" in line for line in ours)
     assert "{MODEL}" in out and "{model}" not in out
+
+
+def test_no_stale_spinner_line_is_left_after_an_error(monkeypatch) -> None:
+    screen = StringIO()
+    monkeypatch.setattr(render, "console", Console(file=screen, force_terminal=True, width=80))
+    with pytest.raises(ConfigError), render.live_progress() as on_progress:
+        on_progress(ProgressEvent("demo", "stage: boot"))
+        raise ConfigError("boom")
+    # a transient live display erases its last frame when it stops: the spinner's text is not left last
+    assert "stage: boot" not in screen.getvalue().rsplit("\x1b[2K", 1)[-1]
