@@ -40,10 +40,14 @@ GARBAGE = {
     "tok_html": {"/tokenize": (200, b"<html></html>", "text/html")},
     "tok_nocount": {"/tokenize": (200, b'{"tokens": [1, 2]}', "application/json")},
     "tok_badcount": {"/tokenize": (200, b'{"count": "many"}', "application/json")},
+    "chat_html": {"/v1/chat/completions": (200, b"<html></html>", "text/html")},
+    "chat_badsse": {"/v1/chat/completions": (200, b"data: {bad\n\n", "text/event-stream")},
+    "chat_json": {"/v1/chat/completions": (200, b'{"choices": 5}', "application/json")},
 }
 SERVERS = [*GARBAGE, "silent", "dead"]
-# the servers `check` cannot even start against (it asks /v1/models first; the /tokenize ones serve chat)
-CHECK_SERVERS = [name for name in SERVERS if not name.startswith("tok_")]
+# the servers `check` cannot even start against (it asks /v1/models first); against the others it runs and
+# judges (a garbage chat answer is a failed probe, exit 10: tests/unit/cli/test_bad_input.py)
+CHECK_SERVERS = [name for name in SERVERS if not name.startswith(("tok_", "chat_"))]
 
 
 @pytest.fixture(scope="module")
