@@ -241,8 +241,16 @@ def cost(request: CostRequest) -> CostReport:
 def report(request: ReportRequest) -> list[Path]:
     """Re-render the saved run in `request.run_dir` (no re-running) in `request.formats` ('md', 'html',
     'json', 'serving-report'); with `request.compare`, also a side-by-side of that run against this one.
-    Returns the files written. See onechip.report."""
-    return report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
+    Returns the files written. See onechip.report.
+
+    Raises ConfigError (after writing) when a run file is damaged (truncated, not JSON, wrong shape): the
+    report renders what could be read, but a report of a damaged run must not look like a good one."""
+    written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
+    problems = report_layer.read_run(request.run_dir).problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}; the report in {written[0].parent} shows what could be read")
+    return written
 
 
 # --- engines and the demo (issue 2); real accelerator hosts (issue 7).
@@ -300,6 +308,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log")
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
+    if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
+        engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     remember_boot(the_plan, cross)
@@ -1050,7 +1060,10 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
     the predicted cell (stored calibration, else roofline priors), the price and $/M output tokens, ranked:
     meeting the SLO first, then cheapest per token; multi-chip slices also as one engine per chip (replicas
-    vs tensor parallel). Raises ConfigError for an unknown chip."""
+    vs tensor parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be
+    read at all (before any chip is tried)."""
+    cost_layer.parse_pricing(request.pricing)
+    planner.resolve_model(request.model)
     deployments = _deployments(request)
     rows = []
     for i, (chip, engines, tp) in enumerate(deployments):

@@ -11,7 +11,11 @@
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
     │                            unsupported, expired, not-found, precondition, auth, other)
+    ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
+
+An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
+does not exist) is not wrapped on the way up: the CLI prints it as one line with `os_error_line` (exit 1).
 
 Messages never contain secrets (tokens, credentials); see `redact`.
 """
@@ -92,8 +96,26 @@ class CloudError(OnechipError):
         self.status = status
 
 
+class ChecksNotPassed(OnechipError):
+    """`check` ran to the end and some verdict is not allowed (see CheckRequest.allow); the report was
+    printed and saved. Distinct from "could not run" (EndpointError 6, ConfigError 2), so a pipeline can
+    tell a broken model from a broken endpoint."""
+
+    exit_code = 10
+
+
 class Interrupted(OnechipError):
     exit_code = 130
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file-system error: the path(s) and the OS's reason, e.g. "cannot write
+    runs/x/report.md: Permission denied" (no errno number, no traceback)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    if not paths:
+        return f"file-system error: {reason}"
+    return f"{' -> '.join(paths)}: {reason}"
 
 
 # Secrets by shape, whether or not they are in this process's environment:
@@ -109,18 +131,40 @@ _SECRET_PATTERNS = [
     re.compile(r"AKIA[0-9A-Z]{16}"),
 ]
 _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+# Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,
+# AWS_SECRET_ACCESS_KEY, ...): its value is redacted too, whatever its shape.
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIAL|PRIVATE_KEY)")
+_MIN_SECRET = 6  # shorter values ("1", "true") would redact ordinary words
+# Values read this run from a secret source (a token file, Secret Manager): see remember_secret.
+_KNOWN_SECRETS: set[str] = set()
+
+
+def remember_secret(value: str) -> None:
+    """Redact `value` from everything this process prints from now on (a token read from a file or a secret
+    store is a secret whatever its shape). Values shorter than 6 characters are ignored."""
+    if value and len(value.strip()) >= _MIN_SECRET:
+        _KNOWN_SECRETS.add(value.strip())
+
+
+def _secret_values() -> list[str]:
+    """Every known secret value, longest first (a secret containing another is replaced whole)."""
+    values = set(_KNOWN_SECRETS)
+    for name, value in os.environ.items():
+        if (name in _SECRET_ENV or _SECRET_NAME.search(name.upper())) and len(value) >= _MIN_SECRET:
+            values.add(value)
+    return sorted(values, key=len, reverse=True)
 
 
 def redact(text: str) -> str:
-    """Return `text` with anything that equals a secret env var (HF_TOKEN, OPENAI_API_KEY, ...) or has a
-    secret's shape (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids) replaced by '***'.
+    """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
+    (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/...) and every value
+    read this run from a token file or secret store (remember_secret); by shape, anything that looks like
+    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids).
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env."""
-    for name in _SECRET_ENV:
-        value = os.environ.get(name)
-        if value and len(value) >= 6:
-            text = text.replace(value, "***")
+    for value in _secret_values():
+        text = text.replace(value, "***")
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
     return text

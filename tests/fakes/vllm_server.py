@@ -153,6 +153,7 @@ class FakeVllm:
         ready = threading.Event()
         self._loop = asyncio.new_event_loop()
         self._lock = threading.Lock()
+        self._writers: set[asyncio.StreamWriter] = set()
 
         def run() -> None:
             asyncio.set_event_loop(self._loop)
@@ -169,13 +170,15 @@ class FakeVllm:
 
     def stop(self) -> None:
         async def close() -> None:
-            # stop listening, then end every open connection's handler (each closes its socket on the way
-            # out), so no socket or pending task outlives the loop (pytest turns those warnings into errors)
+            # close every open connection and end its handler here, on the loop: a writer or task left for
+            # the garbage collector after the loop is closed warns ("loop is closed") in a later test
             self._server.close()
-            handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in handlers:
+            for writer in list(self._writers):
+                writer.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*handlers, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -195,6 +198,13 @@ class FakeVllm:
 
     # ---- HTTP ----
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self._writers.discard(writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

@@ -40,7 +40,7 @@ from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
-from onechip.errors import ConfigError, EndpointError, Interrupted
+from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -108,6 +108,18 @@ def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
         return context_tokens
     per_turn = config.call_tokens + config.result_tokens
     return context_tokens + config.turns * config.user_tokens + (config.turns - 1) * per_turn
+
+
+def server_len_wall(max_model_len: int | None, context_tokens: int, output_tokens: int) -> str | None:
+    """The arithmetic when one request's context + output exceeds the server's own max_model_len (from
+    /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not say."""
+    tokens = context_tokens + output_tokens
+    if max_model_len is None or tokens <= max_model_len:
+        return None
+    return (
+        f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
+        f"> max_model_len {max_model_len:,} (server /v1/models)"
+    )
 
 
 def arrival_offsets(
@@ -215,11 +227,13 @@ class _Run:
         self.run: BenchRun | None = None
         self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
+        self.server_max_len: int | None = None  # the served model's max_model_len from /v1/models
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
         is unreachable, answers malformed data, lists no model or not the configured one)."""
-        model = wire.served_model(self.config.model, timeout_s=CONNECT_TIMEOUT_S).id
+        entry = wire.served_model(self.config.model, timeout_s=min(CONNECT_TIMEOUT_S, self.config.request_timeout_s))
+        model, self.server_max_len = entry.id, entry.max_model_len
         try:
             version = wire.version()
         except EndpointError:  # the version is informational: a server without a usable /version still runs
@@ -349,6 +363,9 @@ class _Run:
     ) -> CellResult:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
+        over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
+        if over:  # the server would answer 400 to every request: say so before building the prompt
+            return cell.model_copy(update={"status": "infeasible", "reason": over})
         if self.plan is not None:
             wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)
             if wall and not cfg.force:
@@ -458,6 +475,8 @@ class _Run:
                 config=cfg,
                 notes=notes,
             )
+            if not done:  # the settings are on disk before the first request: a resume after any kill uses them
+                self.save()
             contexts = cfg.contexts
             if cfg.trace_file is not None:  # a trace's cell is named by its median prompt length
                 contexts = [trace.median_input(trace.load_trace(cfg.trace_file))]
@@ -528,6 +547,11 @@ def run_grid(
         raise ConfigError(f"{out_dir} is a file, not a run directory")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
+    if not resume and (out_dir / RUN_FILES["bench"]).exists():
+        raise ConfigError(
+            f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
+        )
+    created = _first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -535,12 +559,41 @@ def run_grid(
     run = _Run(config, out_dir, plan, on_progress)
     try:
         return asyncio.run(run.main(resume))
+    except OnechipError:
+        if created is not None:  # a bench that failed before measuring anything leaves no empty directory
+            _remove_if_empty(out_dir, created)
+        raise
     except KeyboardInterrupt:
         if run.run is not None:
             run.save()
         raise Interrupted(
             f"bench interrupted; finished requests are in {run.requests_path}; resume with --resume {out_dir}"
         ) from None
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost directory of `path` that does not exist yet (what mkdir(parents=True) will create)."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
+
+
+def _remove_if_empty(out_dir: Path, created: Path) -> None:
+    """Remove `out_dir` and its parents up to `created` (made by this run) while nothing but an empty
+    requests.jsonl is in them."""
+    requests = out_dir / RUN_FILES["requests"]
+    if requests.is_file() and requests.stat().st_size == 0:
+        requests.unlink()
+    for directory in (out_dir, *out_dir.parents):
+        try:
+            directory.rmdir()  # refuses when anything is left in it
+        except OSError:
+            return
+        if directory == created:
+            return
 
 
 __all__ = ["kv_wall", "load_samples", "run_grid", "saved_config"]

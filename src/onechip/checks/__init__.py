@@ -26,7 +26,7 @@ from onechip.checks.multimodal import check_multimodal
 from onechip.checks.needle import check_needle
 from onechip.checks.smoke import check_smoke
 from onechip.checks.tools import check_tools
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, Interrupted
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, CheckReport, CheckResult
 from onechip.vllm.wire import WireClient, api_key_from_env
@@ -76,7 +76,8 @@ def run_checks(
     written there.
 
     Raises ConfigError for unknown check names or options, EndpointError when the endpoint cannot be
-    reached or does not serve `model`. A probe that fails is a verdict, not an exception.
+    reached or does not serve `model`, Interrupted on Ctrl-C (the domains that finished are saved in
+    checks.json, marked `interrupted`). A probe that fails is a verdict, not an exception.
     """
     names = list(DEFAULT_ORDER) if not only else [n.strip() for n in only if n.strip()]
     unknown = [n for n in names if n not in CHECK_NAMES]
@@ -89,32 +90,61 @@ def run_checks(
 
     started = time.perf_counter()
     report_start = datetime.now(UTC).isoformat(timespec="seconds")
+    results: list[CheckResult] = []
     with WireClient(base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env()) as ep:
-        entry = ep.served_model(model)
+        entry = ep.served_model(model, timeout_s=min(30.0, opts.request_timeout_s))
         served, max_model_len = entry.id, entry.max_model_len
         if opts.max_model_len is not None:
             max_model_len = opts.max_model_len
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
         ctx: dict[str, Any] = {"out_dir": out_dir, "on_progress": on_progress, "max_model_len": max_model_len}
-        runners = _runners()
-        results: list[CheckResult] = []
-        for i, name in enumerate(names):
-            on_progress(ProgressEvent("check", f"{name}: running", done=i, total=len(names)))
-            # a domain's own messages keep the run's bar where it is
-            ctx["on_progress"] = lambda e, i=i: on_progress(ProgressEvent("check", e.message, done=i, total=len(names)))
-            result = runners[name](ep, served, opts, ctx)
-            results.append(result)
-            on_progress(ProgressEvent("check", f"{name}: {result.verdict}", done=i + 1, total=len(names)))
+        try:
+            _run_domains(names, ep, served, opts, ctx, results, on_progress)
+        except KeyboardInterrupt:
+            # keep what finished: the probes already judged are saved, marked interrupted
+            report = _report(ep.root, served, report_start, started, opts, results, interrupted=True)
+            where = _save(report, out_dir)
+            raise Interrupted(f"check interrupted after {len(results)} of {len(names)} domains{where}") from None
+    report = _report(ep.root, served, report_start, started, opts, results)
+    _save(report, out_dir)
+    return report
 
-    report = CheckReport(
-        base_url=ep.root,
+
+def _run_domains(
+    names: list[str], ep: WireClient, served: str, opts: CheckOptions, ctx: dict[str, Any],
+    results: list[CheckResult], on_progress: ProgressFn,
+) -> None:  # fmt: skip
+    """Run each named domain in order, appending its result to `results` as it finishes."""
+    runners = _runners()
+    for i, name in enumerate(names):
+        on_progress(ProgressEvent("check", f"{name}: running", done=i, total=len(names)))
+        # a domain's own messages keep the run's bar where it is
+        ctx["on_progress"] = lambda e, i=i: on_progress(ProgressEvent("check", e.message, done=i, total=len(names)))
+        result = runners[name](ep, served, opts, ctx)
+        results.append(result)
+        on_progress(ProgressEvent("check", f"{name}: {result.verdict}", done=i + 1, total=len(names)))
+
+
+def _report(
+    root: str, served: str, report_start: str, started: float, opts: CheckOptions, results: list[CheckResult],
+    *, interrupted: bool = False,
+) -> CheckReport:  # fmt: skip
+    return CheckReport(
+        base_url=root,
         model=served,
         started_at=report_start,
         duration_s=round(time.perf_counter() - started, 2),
         options=json.loads(opts.model_dump_json()),
         results=results,
+        interrupted=interrupted,
     )
-    if out_dir is not None:
-        (out_dir / "checks.json").write_text(report.model_dump_json(indent=2) + "\n")
-    return report
+
+
+def _save(report: CheckReport, out_dir: Path | None) -> str:
+    """Write checks.json into `out_dir` (when given); return '; saved in PATH' or ''."""
+    if out_dir is None:
+        return ""
+    path = out_dir / "checks.json"
+    path.write_text(report.model_dump_json(indent=2) + "\n")
+    return f"; what finished is in {path}"

@@ -246,3 +246,5 @@ def register(app: typer.Typer) -> None:
         failed = [c for c in run.cells if c.status == "failed"]
         if failed and not any(c.status == "ok" for c in run.cells):
             raise EndpointError(f"every measured cell failed; first: {failed[0].reason}")
+        if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
+            raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")

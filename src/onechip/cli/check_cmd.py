@@ -1,4 +1,11 @@
-"""`onechip check URL`: capability probes with verdicts, drawn as a table (or printed as JSON)."""
+"""`onechip check URL`: capability probes with verdicts, drawn as a table (or printed as JSON).
+
+Exit codes, so a pipeline can gate on it (also in `onechip check --help` and the README):
+    0   every domain passed (or has a verdict given to --allow)
+    10  a domain did not pass: fail, blocked, partial or not_tested (the table/JSON is printed first)
+    6   could not run: the endpoint is unreachable, timed out (--timeout-s) or answered garbage
+    2   bad input (a flag, --out onto an earlier run)      130  interrupted (finished domains kept in --out)
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress
+from onechip.errors import ChecksNotPassed
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest
@@ -29,10 +37,8 @@ def check_tables(report: CheckReport) -> list[Table]:
     for col in ("domain", "verdict", "probes passed", "note"):
         verdicts.add_column(col)
     for r in report.results:
-        counted = [p for p in r.probes if not p.informational]
-        passed = f"{sum(p.verdict == 'pass' for p in counted)}/{len(counted)}"
         style = VERDICT_STYLE.get(r.verdict, "")
-        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", passed, r.note[:90])
+        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), r.note[:90])
     tables = [verdicts]
     for r in report.results:
         if r.agent_table is not None and r.agent_table.runs:
@@ -83,12 +89,20 @@ def register(app: typer.Typer) -> None:
     def check(
         json_out: bool = typer.Option(False, "--json", help="Print the CheckReport as JSON."), **fields: Any
     ) -> None:
-        """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts."""
+        """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts.
+
+        Exit 0: all pass (or --allow'ed); 10: a verdict did not pass; 6: could not run (endpoint down,
+        timed out, garbage answers); 2: bad input; 130: interrupted (finished domains kept in --out).
+        """
         request = build_request(CheckRequest, fields)
         with live_progress(transient=True) as on_progress:
             report = api.check(request, on_progress)
         if json_out:
             typer.echo(report.model_dump_json(indent=2))
-            return
-        for table in check_tables(report):
-            console.print(table)
+        else:
+            for table in check_tables(report):
+                console.print(table)
+        bad = [r for r in report.results if request.disallowed([r.verdict])]
+        if bad:
+            listed = ", ".join(f"{r.domain} {r.verdict}" for r in bad)
+            raise ChecksNotPassed(f"checks did not pass: {listed} (allow with --allow VERDICT,...)")

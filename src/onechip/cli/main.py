@@ -1,7 +1,8 @@
 """The `onechip` console script: one typer app; each command lives in its own module, loaded on first use
 (onechip.cli.commands).
 
-Every OnechipError becomes one line on stderr and its exit code; Ctrl-C exits 130. Never a traceback.
+Every OnechipError becomes one line on stderr and its exit code; a file-system error (OSError) one line with
+the path and the OS's reason, exit 1; Ctrl-C exits 130. Never a traceback.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
-from onechip.errors import OnechipError, redact
+from onechip.errors import OnechipError, os_error_line, redact
 
 app = typer.Typer(
     cls=LazyGroup,
@@ -86,4 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except _USAGE_ERRORS as exc:
         sys.exit(_usage_error(exc))
+    except OSError as exc:  # a read-only directory, a file where a directory should be, a missing program
+        _error(os_error_line(exc))
+        sys.exit(1)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -59,11 +59,15 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
     kind = _cli_type(field.annotation, cli.repeat)
     required = field.is_required() and name not in optional
     if cli.argument:
-        info = typer.Argument(... if required else None, metavar=cli.flag, help=field.description, show_default=False)
+        metavar = (cli.flag or name).upper()  # MODEL, URL, RUN: not typer's '{model}'
+        info = typer.Argument(... if required else None, metavar=metavar, help=field.description, show_default=False)
     else:
         decls = [cli.flag or "--" + name.replace("_", "-"), *([cli.short] if cli.short else [])]
         default = ... if required else field.default if kind is bool else None
-        info = typer.Option(default, *decls, help=field.description, show_default=_shown_default(field))
+        info = typer.Option(
+            default, *decls, help=field.description, show_default=_shown_default(field),
+            metavar="" if kind is bool else None,  # a flag takes no value: no '<bool>' beside it
+        )  # fmt: skip
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
@@ -89,6 +93,9 @@ def options_from(model: type[BaseModel], *, optional: set[str] | None = None) ->
             for p in inspect.signature(func).parameters.values()
             if p.kind is not inspect.Parameter.VAR_KEYWORD
         ]
+        for p in own:  # the command's own flags (--json, ...) take no value either
+            if p.annotation is bool and isinstance(p.default, typer.models.OptionInfo) and p.default.metavar is None:
+                p.default.metavar = ""
         params = model_params(model, optional) + own
 
         @functools.wraps(func)

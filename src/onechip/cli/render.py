@@ -1,10 +1,14 @@
-"""Shared terminal rendering: a rich live progress line fed by the core's ProgressEvents."""
+"""Shared terminal rendering of the core's ProgressEvents: a rich live line on a terminal, plain lines
+elsewhere (CI logs, a pipe), where a live line would show nothing until the job ends."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -13,10 +17,17 @@ from onechip.progress import ProgressEvent, ProgressFn
 
 console = Console()
 
+PLAIN_EVERY_S = 10.0  # a plain line at least this often while a job runs, so a CI log shows it is alive
+
 
 @contextmanager
 def live_progress(transient: bool = False) -> Iterator[ProgressFn]:
-    """Yield a ProgressFn that shows one line per stage: spinner, stage, message, bar, elapsed."""
+    """Yield a ProgressFn that shows one line per stage: spinner, stage, message, bar, elapsed. Off a
+    terminal it prints plain lines to stderr instead (see plain_progress)."""
+    if not console.is_terminal:
+        with plain_progress(sys.stderr) as on_plain:
+            yield on_plain
+        return
     progress = Progress(
         SpinnerColumn(),
         TextColumn("[bold cyan]{task.fields[stage]:<6}[/]"),
@@ -27,15 +38,80 @@ def live_progress(transient: bool = False) -> Iterator[ProgressFn]:
         transient=transient,
     )
     tasks: dict[str, TaskID] = {}
-    started: dict[str, float] = {}
 
     def on_progress(event: ProgressEvent) -> None:
         if event.stage not in tasks:
-            started[event.stage] = time.monotonic()
             tasks[event.stage] = progress.add_task(event.message, stage=event.stage, total=None)
         task = tasks[event.stage]
         total = event.total if event.total else None
         progress.update(task, description=event.message, completed=event.done or 0, total=total)
 
     with progress:
-        yield on_progress
+        try:
+            yield on_progress
+        except BaseException:
+            progress.live.transient = True  # an error's line is the last word: no stale spinner above it
+            raise
+
+
+def _topic(event: ProgressEvent) -> str:
+    """What a message is about: its text before the first ':' ('smoke', 'context 128 x 1 clients, rep 1/2')."""
+    return event.message.split(":", 1)[0]
+
+
+class PlainProgress:
+    """Plain progress lines, `[stage] message (done/total) [elapsed]`: one at once for a new stage, a new
+    step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick`
+    repeats the last line when nothing was printed for `every_s` (a job waiting on a slow or silent server)."""
+
+    def __init__(
+        self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic
+    ):
+        self.write, self.every_s, self.clock = write, every_s, clock
+        self.started = clock()
+        self.last_at: float | None = None
+        self.last: ProgressEvent | None = None
+
+    def line(self, event: ProgressEvent) -> str:
+        step = ""
+        if event.done is not None and event.total:
+            step = f" ({event.done:g}/{event.total:g})"
+        return f"[{event.stage}] {event.message}{step} [{self.clock() - self.started:.0f} s]"
+
+    def __call__(self, event: ProgressEvent) -> None:
+        last, now = self.last, self.clock()
+        self.last = event
+        new_step = last is None or event.stage != last.stage or event.done != last.done or _topic(event) != _topic(last)
+        if new_step or self.last_at is None or now - self.last_at >= self.every_s:
+            self.write(self.line(event))
+            self.last_at = now
+
+    def tick(self) -> None:
+        if self.last is not None and self.last_at is not None and self.clock() - self.last_at >= self.every_s:
+            self.write(self.line(self.last) + " still running")
+            self.last_at = self.clock()
+
+
+@contextmanager
+def plain_progress(stream: TextIO, every_s: float = PLAIN_EVERY_S) -> Iterator[ProgressFn]:
+    """A PlainProgress writing to `stream`, with a daemon heartbeat that calls `tick` every second."""
+    lock = threading.Lock()
+
+    def write(text: str) -> None:
+        with lock:
+            print(text, file=stream, flush=True)
+
+    plain = PlainProgress(write, every_s)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(1.0):
+            plain.tick()
+
+    heart = threading.Thread(target=beat, name="onechip-progress", daemon=True)
+    heart.start()
+    try:
+        yield plain
+    finally:
+        stop.set()
+        heart.join()

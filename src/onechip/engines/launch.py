@@ -20,7 +20,7 @@ from pydantic import Field
 
 from onechip.engines.local import LocalVllmEngine
 from onechip.engines.ready import confirm_ready
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, remember_secret
 from onechip.progress import ProgressFn
 from onechip.schemas import BootRecord, CrossCheck, ServeCommand
 from onechip.schemas.common import ResultModel
@@ -33,6 +33,7 @@ class Secret:
 
     def __init__(self, value: str):
         self._value = value
+        remember_secret(value)  # errors.redact scrubs it from every line this process prints
 
     def reveal(self) -> str:
         return self._value

@@ -16,6 +16,7 @@ detached process on `host` over SSH) and 'vllm-docker' (`docker run`, here or on
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ def serve_target(
     if engine not in ("vllm", "vllm-docker"):
         raise ConfigError(f"engine {engine!r}: expected embedded, vllm or vllm-docker")
     on_host = host is not None or engine == "vllm-docker"
-    program = launcher.split() if launcher else None
+    program = shlex.split(launcher) if launcher else None
     if host is None and program is None and engine == "vllm":
         program = local_launcher(plan.engine)
     return ServeTarget(

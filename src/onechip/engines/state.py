@@ -15,7 +15,7 @@ from pathlib import Path
 
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
-from onechip.errors import EngineError, redact
+from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
@@ -23,6 +23,11 @@ from onechip.vllm import wire
 
 def state_path() -> Path:
     return onechip_home() / "engine.json"
+
+
+def last_path() -> Path:
+    """Where `down` keeps the record of the engine it stopped: `logs` still finds that engine's log."""
+    return onechip_home() / "engine.last.json"
 
 
 def save(state: EngineState) -> None:
@@ -43,6 +48,35 @@ def load() -> EngineState | None:
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
+
+
+def note_token_file(path: Path | str) -> None:
+    """Record in the saved state which token file `up` read, so `logs` (another process) redacts its token."""
+    state = load()
+    if state is not None:
+        state.token_file = str(Path(path).expanduser())
+        save(state)
+
+
+def _remember_token(state: EngineState) -> None:
+    """Make the token of the file `up` read a known secret of this process (errors.redact)."""
+    if state.token_file is None:
+        return
+    try:
+        text = Path(state.token_file).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return
+    if text:
+        remember_secret(text.splitlines()[0].strip())
+
+
+def _last_stopped() -> EngineState | None:
+    """The local engine `down` stopped last (None when there is none or the record is unreadable)."""
+    try:
+        state = EngineState.model_validate_json(last_path().read_text())
+    except (OSError, ValueError):
+        return None
+    return state if state.mode == "process" else None
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
@@ -99,6 +133,7 @@ def down(grace_s: float = 20.0) -> EngineStatus:
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s)
+    write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"
     return EngineStatus(running=False, state=state, note=note)
@@ -106,10 +141,15 @@ def down(grace_s: float = 20.0) -> EngineStatus:
 
 def log_lines(follow: bool = False) -> Iterator[str]:
     """The engine log of the engine `up` started, line by line, secrets redacted; with `follow`, keep
-    reading until interrupted. Raises EngineError when no engine was started."""
+    reading until interrupted. After `down`, the log of the engine it stopped (still on disk). Raises
+    EngineError when no engine was started."""
     state = load()
     if state is None:
+        state = _last_stopped()
+        follow = False  # a stopped engine writes no more
+    if state is None:
         raise EngineError("no engine started by `onechip up`")
+    _remember_token(state)
     if state.mode != "process":
         argv = remote.shell_for(state).argv(remote.logs_command(state, follow))
         with subprocess.Popen(  # noqa: S603

@@ -2,6 +2,7 @@
 
     plan_model(PlanRequest) -> Plan                    what the deployment will hold and need
     default_engine_rules(chip) -> str                  vllm-tpu, vllm-gpu or vllm-cpu by the chip's kind
+    resolve_model(model) -> ModelSource                its config and tensor inventory (ConfigError if none)
 
 Modules: geometry (per-layer KV), weights (tensor headers by component), rules (catalog: chips and engine
 rules), source (where a model's config and inventory come from), core (the budget). The plan against an
@@ -9,5 +10,6 @@ engine's boot log is onechip.vllm.bootlog.crosscheck; the serve command is onech
 """
 
 from onechip.planner.core import default_engine_rules, plan_model
+from onechip.planner.source import resolve as resolve_model
 
-__all__ = ["default_engine_rules", "plan_model"]
+__all__ = ["default_engine_rules", "plan_model", "resolve_model"]

@@ -157,11 +157,9 @@ def _memory(run: RunFiles) -> list[str]:
 
 
 def _check_row(r: CheckResult) -> tuple[str, ...]:
-    probes = r.probes
-    passed = sum(1 for p in probes if p.verdict == "pass")
     conditions = ", ".join(f"{k}={v}" for k, v in r.conditions.items())
-    notes = "; ".join(p.note for p in probes if p.note and p.verdict != "pass")
-    return (r.domain, f"**{r.verdict}**", f"{passed}/{len(probes)}", conditions or "—", notes[:200] or "—")
+    notes = "; ".join(p.note for p in r.probes if p.note and p.verdict != "pass")
+    return (r.domain, f"**{r.verdict}**", r.probes_passed(), conditions or "—", notes[:200] or "—")
 
 
 def _checks(run: RunFiles) -> list[str]:

@@ -82,10 +82,11 @@ def write_report(
     wanted = parse_formats(formats)
     run = read_run(run_dir)
     require_run_files(run)
-    written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
-    if compare is not None:
-        other = read_run(compare)
+    other = read_run(compare) if compare is not None else None
+    if other is not None:  # refused before anything is written
         require_run_files(other)
+    written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
+    if other is not None:
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", other.path.resolve().name) or "other"
         written.append(write_text_atomic(run.path / f"compare-{safe}.md", render_compare_files(run, other)))
     return written

@@ -40,6 +40,14 @@ TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts",
 AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
+# Bounds that refuse a typo before any work starts (a 10**23-token context is built in memory otherwise).
+# MAX_TOKENS is above every served context window we know (Llama 4 Scout: 10M); the others are far above
+# anything one accelerator serves, but keep a run finite.
+MAX_TOKENS = 1 << 24  # 16,777,216 tokens per request (context or output)
+MAX_CLIENTS = 4096
+MAX_SECONDS = 7 * 86_400.0
+
+
 class BenchConfig(RequestModel):
     """The request of `onechip bench`: one context x clients grid against one server."""
 
@@ -50,43 +58,48 @@ class BenchConfig(RequestModel):
     ]
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
-        list[Annotated[int, Field(ge=1)]],
+        list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
         comma_list(int),
         Field(min_length=1),
     ] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts, comma-separated.")
     clients: Annotated[
-        list[Annotated[int, Field(ge=1)]],
+        list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]],
         comma_list(int),
         Field(min_length=1),
     ] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated.")
-    reps: int = Field(default=2, ge=1, description="Repetitions per cell.")
-    output_tokens: int = Field(default=32, ge=1, description="max_tokens per request (min_tokens too, if accepted).")
+    reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
+    output_tokens: int = Field(
+        default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted)."
+    )
     requests_per_client: int = Field(
-        default=2, ge=1, description="Measured requests each stream sends per rep (unless duration_s)."
+        default=2, ge=1, le=1_000_000, description="Measured requests each stream sends per rep (unless duration_s)."
     )
     duration_s: Annotated[float | None, Cli("--duration-s")] = Field(
         default=None,
         gt=0,
+        le=MAX_SECONDS,
         description="Instead of requests_per_client: each stream sends measured requests until this many "
         "seconds after its warm-up (open loop: arrivals over this many seconds).",
     )
     warmup_requests: int = Field(
-        default=1, ge=0, description="Unmeasured requests per stream before the window (unless warmup_s)."
+        default=1, ge=0, le=1_000_000, description="Unmeasured requests per stream before the window (unless warmup_s)."
     )
     warmup_s: Annotated[float | None, Cli("--warmup-s")] = Field(
         default=None,
         ge=0,
+        le=MAX_SECONDS,
         description="Instead of warmup_requests: each stream sends unmeasured requests until this many "
         "seconds after the repetition starts.",
     )
     workers: int = Field(
         default=1,
         ge=1,
+        le=256,
         description="Client processes a cell's streams are split across (round-robin); 1 = this process.",
     )
     prefix_reuse: bool = Field(default=False, description="Allow prefix-cache reuse (no unique first line).")
     request_timeout_s: Annotated[float, Cli("--timeout-s")] = Field(
-        default=300.0, gt=0, description="Per-request timeout, seconds."
+        default=300.0, gt=0, le=MAX_SECONDS, description="Per-request timeout, seconds."
     )
     force: bool = Field(
         default=False,
@@ -94,7 +107,8 @@ class BenchConfig(RequestModel):
     )
     rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
         default=None,
-        gt=0,
+        ge=0.001,
+        le=1_000_000,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
     arrivals: Literal["poisson", "constant"] | None = Field(

@@ -74,6 +74,9 @@ class EngineState(ResultModel):
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
+    token_file: str | None = Field(
+        default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
+    )
     sudo: bool = Field(default=False, description="docker commands need sudo on the host.")
 
 

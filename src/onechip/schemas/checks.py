@@ -160,6 +160,15 @@ class CheckResult(ResultModel):
         default=None, description="Saved transcripts (JSON), when out_dir was given."
     )
 
+    def probes_passed(self) -> str:
+        """'passed/counted' over the probes that count toward the verdict (informational ones do not), with
+        the partial ones named: '0/8, 5 partial' is why a domain reads partial with no probe passed. The one
+        count the console table and the report both show."""
+        counted = [p for p in self.probes if not p.informational]
+        text = f"{sum(p.verdict == 'pass' for p in counted)}/{len(counted)}"
+        partial = sum(p.verdict == "partial" for p in counted)
+        return f"{text}, {partial} partial" if partial else text
+
 
 class CheckReport(ResultModel):
     schema_version: str = Field(default=SCHEMA_VERSION, description="Version of this report's schema.")
@@ -169,3 +178,6 @@ class CheckReport(ResultModel):
     duration_s: float | None = Field(default=None, description="Wall time of the whole check run, seconds.")
     options: dict[str, Any] = Field(default_factory=dict, description="The resolved CheckOptions.")
     results: list[CheckResult] = Field(default_factory=list, description="One result per domain checked.")
+    interrupted: bool = Field(
+        default=False, description="True when Ctrl-C stopped the run: `results` holds the domains that finished."
+    )

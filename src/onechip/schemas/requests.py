@@ -8,16 +8,27 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import shlex
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from onechip.schemas.checks import CheckOptions
+from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.inputs import Cli, RequestModel, cli_of, comma_list, flag_of, key_values, split_commas
+from onechip.schemas.inputs import (
+    Cli,
+    RequestModel,
+    cli_of,
+    comma_list,
+    flag_of,
+    given,
+    key_values,
+    split_commas,
+)
 from onechip.schemas.plan import Plan
+from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind, ServeTarget
 
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -53,8 +64,22 @@ class ServeOptions(RequestModel):
             port=self.port or 8000,
             image=self.image,
             sets=list(self.sets),
-            launcher=self.launcher.split() if self.launcher else None,
+            launcher=shlex.split(self.launcher) if self.launcher else None,
         )
+
+    @field_validator("launcher")
+    @classmethod
+    def _shell_words(cls, value: str | None) -> str | None:
+        """--launcher is parsed like a shell line ('"/opt/my vllm/bin/vllm" serve'): it must split."""
+        if value is None:
+            return None
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot be split like a shell line ({exc})") from None
+        if not words:
+            raise ValueError("is empty")
+        return value
 
 
 class PlanRequest(ServeOptions):
@@ -159,8 +184,12 @@ class UpRequest(ServeOptions):
     )
     dry_run: bool = Field(default=False, description="Print the flags and exact commands only.")
     force: bool = Field(default=False, description="Launch even when the plan says it does not fit.")
-    kv_cache_space_gib: int = Field(default=2, ge=1, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB.")
-    timeout_s: float = Field(default=600.0, ge=1.0, description="Give up if not ready after this many seconds.")
+    kv_cache_space_gib: int = Field(
+        default=2, ge=1, le=4096, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
+    )
+    timeout_s: float = Field(
+        default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds."
+    )
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
@@ -175,7 +204,21 @@ class UpRequest(ServeOptions):
         return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)
 
 
-_CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float}
+_CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}
+# `--only` takes a check's name or the domain it reports (chat = smoke, tool_calling = tools, ...)
+_CHECK_BY_DOMAIN: dict[str, str] = {domain: name for name, domain in CHECK_NAMES.items()}
+
+
+def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
+    """Raise ValueError when `path` is a file, or a directory that already holds one of `files` (a run's
+    results): a run directory is never overwritten, and this is said before anything starts."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} is a file, not a directory")
+    held = [name for name in files if (path / name).exists()]
+    if held:
+        raise ValueError(f"{path} already holds a run ({', '.join(held)}); choose a new directory")
 
 
 class CheckRequest(CheckOptions):
@@ -184,7 +227,7 @@ class CheckRequest(CheckOptions):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # CheckOptions knobs that are not flags (the command line keeps the ones a user tunes)
     cli_hidden: ClassVar[frozenset[str]] = frozenset(
-        {"request_timeout_s", "tool_max_tokens", "agent_max_turns", "agent_max_tokens", "agent_seed",
+        {"tool_max_tokens", "agent_max_turns", "agent_max_tokens", "agent_seed",
          "needle_max_tokens", "max_model_len", "over_limit", "over_limit_timeout_s", "determinism_prompts",
          "determinism_max_tokens"}
     )  # fmt: skip
@@ -198,13 +241,44 @@ class CheckRequest(CheckOptions):
         description="Comma-separated: smoke,tools,agent,needle,determinism,multimodal (default: all but multimodal).",
     )
     out_dir: Annotated[Path | None, Cli("--out")] = Field(
-        default=None, description="Write checks.json and agent transcripts here."
+        default=None, description="Write checks.json and agent transcripts here (a new directory)."
+    )
+    request_timeout_s: Annotated[float, Cli("--timeout-s")] = Field(
+        default=180.0, gt=0, le=86_400, description="Give up on one request after this many seconds."
+    )
+    allow: list[Verdict] = Field(
+        default_factory=list,
+        description="Verdicts besides pass that still exit 0, e.g. partial,not_tested (exit 10 otherwise).",
     )
 
     @field_validator(*_CHECK_LISTS, mode="before")
     @classmethod
     def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
         return split_commas(_CHECK_LISTS[str(info.field_name)], value)
+
+    @field_validator("only")
+    @classmethod
+    def _check_names(cls, value: list[str] | None) -> list[str] | None:
+        """Check names or domain names, both ways: 'chat,tool_calling' = 'smoke,tools'."""
+        if value is None:
+            return None
+        names = [_CHECK_BY_DOMAIN.get(n.strip(), n.strip()) for n in value if n.strip()]
+        unknown = [n for n in names if n not in CHECK_NAMES]
+        if unknown:
+            choices = ", ".join(f"{n} ({d})" for n, d in CHECK_NAMES.items())
+            raise ValueError(f"unknown check(s) {', '.join(unknown)}; choose from {choices}")
+        return names or None
+
+    @field_validator("out_dir")
+    @classmethod
+    def _new_out_dir(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if given(info.context):
+            refuse_existing_run(value, (RUN_FILES["checks"],))
+        return value
+
+    def disallowed(self, verdicts: list[Verdict]) -> list[Verdict]:
+        """The verdicts among `verdicts` that fail the gate: not pass and not in --allow."""
+        return [v for v in verdicts if v != "pass" and v not in self.allow]
 
     def options(self) -> dict[str, Any]:
         """The CheckOptions fields of this request (what checks.run_checks takes as options)."""
@@ -215,7 +289,11 @@ class CostRequest(RequestModel):
     """The request of `onechip cost`: a throughput or a saved run, priced on a chip."""
 
     chip: str | None = Field(default=None, description="Chip to price, e.g. v5e-1 (default: the run's chip).")
-    output_tok_per_s: float | None = Field(default=None, gt=0, description="Aggregate output tok/s to price.")
+    # 0.001 to 1e9 tok/s: below, a price per million tokens overflows any table (1e-300 tok/s = $1e300);
+    # above, no single accelerator comes near
+    output_tok_per_s: float | None = Field(
+        default=None, ge=0.001, le=1e9, description="Aggregate output tok/s to price (0.001 to 1e9)."
+    )
     run_dir: Annotated[Path | None, Cli("--run")] = Field(
         default=None, description="Run directory: price every measured cell."
     )
@@ -223,9 +301,11 @@ class CostRequest(RequestModel):
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
     )
     region: str | None = Field(default=None, description="Region, e.g. us-west4 (default: every region).")
-    cold_boot_s: float | None = Field(default=None, ge=0, description="Seconds of a cold restart (no compile cache).")
+    cold_boot_s: float | None = Field(
+        default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
+    )
     warm_boot_s: float | None = Field(
-        default=None, ge=0, description="Seconds of a warm restart (compile cache mounted)."
+        default=None, ge=0, le=86_400, description="Seconds of a warm restart (compile cache mounted)."
     )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
         default=None, description="The date prices are judged stale against (default: today)."
@@ -262,11 +342,18 @@ class DemoRequest(HostDemoOptions):
     runs_root: Annotated[Path, Cli(hidden=True)] = Field(
         default=Path("runs"), description="Where a new run directory is made when out_dir is not given."
     )
-    kv_cache_space_gib: int = Field(default=2, ge=1, description="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache.")
+    kv_cache_space_gib: int = Field(default=2, ge=1, le=4096, description="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache.")
     port: Port | None = Field(default=None, description="Engine port on 127.0.0.1 (default: a free one).")
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
         default=600.0, gt=0, description="Give up on the engine if not ready after this many seconds."
     )
+
+    @field_validator("out_dir")
+    @classmethod
+    def _new_out_dir(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if given(info.context):
+            refuse_existing_run(value, tuple(RUN_FILES.values()))
+        return value
 
 
 class SimulateRequest(RequestModel):
@@ -303,6 +390,7 @@ class AdviseRequest(RequestModel):
     model: Annotated[str, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=lambda: {"ctx": 1024.0, "clients": 16.0},
+        validate_default=True,  # the default gets output_tokens from the validator too
         description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip.",
     )
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(

@@ -79,9 +79,9 @@ def test_bench_json_and_bad_flags(fake_server: FakeVllm, tmp_path: Path) -> None
     ]
     r = CliRunner().invoke(app(), args)
     assert r.exit_code == 0, r.output
-    cell = json.loads(r.output)["cells"][0]
+    cell = json.loads(r.stdout)["cells"][0]
     assert cell["status"] == "ok" and cell["goodput_per_s"] > 0  # every request meets a 60 s objective
-    assert json.loads(r.output)["config"]["slo"] == {"ttft_ms": 60000.0, "e2e_ms": 60000.0}
+    assert json.loads(r.stdout)["config"]["slo"] == {"ttft_ms": 60000.0, "e2e_ms": 60000.0}
     bad = CliRunner().invoke(app(), ["bench", fake_server.url, "--contexts", "a,b", "--out", str(tmp_path / "b")])
     assert bad.exit_code != 0 and "--contexts must be comma-separated integers" in str(bad.exception)
 
@@ -91,9 +91,9 @@ def test_bench_time_boxed_flags_and_workers(fake_server: FakeVllm, tmp_path: Pat
     timed = [*common, "--duration-s", "0.2", "--warmup-s", "0.05", "--workers", "2", "--json", "--out"]
     r = CliRunner().invoke(app(), [*timed, str(tmp_path / "t")])
     assert r.exit_code == 0, r.output
-    config = json.loads(r.output)["config"]
+    config = json.loads(r.stdout)["config"]
     assert (config["duration_s"], config["warmup_s"], config["workers"]) == (0.2, 0.05, 2)
-    assert json.loads(r.output)["cells"][0]["status"] == "ok"
+    assert json.loads(r.stdout)["cells"][0]["status"] == "ok"
     for extra, message in (
         (["--requests-per-client", "2", "--duration-s", "1"], "give --requests-per-client or --duration-s"),
         (["--warmup-requests", "1", "--warmup-s", "1"], "give --warmup-requests or --warmup-s"),
@@ -110,7 +110,7 @@ def test_resume_needs_only_the_directory(fake_server: FakeVllm, tmp_path: Path) 
     (run_dir / "requests.jsonl").write_text("\n".join(x for x in lines if json.loads(x)["clients"] == 1) + "\n")
     r = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir), "--json"])
     assert r.exit_code == 0, r.output
-    resumed = json.loads(r.output)
+    resumed = json.loads(r.stdout)
     assert resumed["config"]["duration_s"] == 0.1 and [c["clients"] for c in resumed["cells"]] == [1, 2]
     for extra, message in (
         (["--clients", "1"], "clients was [1, 2], now [1]"),
@@ -126,6 +126,9 @@ def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: F
     r = CliRunner().invoke(app(), [*some, "--requests-per-client", "3", "--out", str(tmp_path / "a")], env=WIDE)
     assert r.exit_code == 0 and "1 of 3 measured requests failed" in r.output
     fake_server.max_model_len = 64  # every prompt of 100 tokens overflows: HTTP 400 for all
+    # ... on a server that does not list its max_model_len (else every cell is infeasible before sending)
+    models = {"object": "list", "data": [{"id": fake_server.model, "object": "model"}]}
+    fake_server.raw_answers["/v1/models"] = (200, json.dumps(models).encode(), "application/json")
     over = ["bench", fake_server.url, "--contexts", "100", "--clients", "1", "--reps", "1", "--out"]
     r = CliRunner().invoke(app(), [*over, str(tmp_path / "b")], env=WIDE)
     assert r.exit_code != 0 and "every measured cell failed" in str(r.exception)

@@ -116,6 +116,9 @@ def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeVllm, t
 def test_cell_fails_only_when_most_requests_fail(fake_server: FakeVllm, tmp_path: Path) -> None:
     # max_model_len 50: context 16 + 5 fits; context 40 + 5 plus the first line's words does not -> HTTP 400
     fake_server.max_model_len = 44
+    # a server that does not list its max_model_len in /v1/models (else the cell is infeasible before sending)
+    models = {"object": "list", "data": [{"id": fake_server.model, "object": "model"}]}
+    fake_server.raw_answers["/v1/models"] = (200, json.dumps(models).encode(), "application/json")
     run = run_grid(config(fake_server, reps=2), tmp_path)
     assert [c.status for c in run.cells] == ["ok", "ok", "failed", "failed"]
     bad = run.cells[2]
@@ -152,7 +155,7 @@ def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeVllm, 
     kept = [x for i, x in enumerate(lines) if i != rep1[-1]]
     path.write_text("\n".join(kept) + "\n" + lines[0][:20])
     sent_before = len(fake_server.chat_requests)
-    with pytest.raises(ConfigError, match="already holds samples"):
+    with pytest.raises(ConfigError, match="already holds (samples|a bench run)"):
         run_grid(cfg, tmp_path)
     run = run_grid(cfg, tmp_path, resume=True)
     # only rep 1 ran again: 2 streams x 3 requests, plus the probe

@@ -29,14 +29,14 @@ def test_check_json_prints_the_report():
     with FakeVllm([Reply("Paris.")]) as srv:
         out = CliRunner().invoke(_app(), ["check", srv.url, "--only", "smoke", "--json"])
     assert out.exit_code == 0, out.output
-    report = CheckReport.model_validate(json.loads(out.output))
+    report = CheckReport.model_validate(json.loads(out.stdout))
     assert [(r.domain, r.verdict) for r in report.results] == [("chat", "pass")]
 
 
 def test_check_table_shows_domain_verdicts(tmp_path):
     with FakeVllm([Reply("Paris."), Reply("")]) as srv:
         out = CliRunner().invoke(
-            _app(), ["check", srv.url, "--only", "smoke,determinism", "--out", str(tmp_path)]
+            _app(), ["check", srv.url, "--only", "smoke,determinism", "--out", str(tmp_path), "--allow", "fail"]
         )
     assert out.exit_code == 0, out.output
     assert "chat" in out.output and "pass" in out.output
@@ -58,7 +58,7 @@ def test_tool_options_reach_the_request():
     assert out.exit_code == 0, out.output
     assert all(b["tool_choice"] == "required" for b in bodies)
     assert all(t["function"]["strict"] is True for t in bodies[0]["tools"])
-    assert json.loads(out.output)["results"][0]["conditions"]["strict_tools"] == "true"
+    assert json.loads(out.stdout)["results"][0]["conditions"]["strict_tools"] == "true"
 
 
 def test_needle_table_shows_exact_prompt_tokens_and_the_cap():

@@ -11,7 +11,7 @@ import pytest
         # typer >= 0.2x raises its own (vendored click) exceptions: these used to escape as tracebacks
         (["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "abc"],
          "Invalid value for '--gpu-memory-utilization'"),
-        (["plan"], "Missing argument 'model'"),
+        (["plan"], "Missing argument 'MODEL'"),
         (["plan", "x", "--chip", "cpu", "--bogus"], "No such option: --bogus"),
         (["nosuchcmd"], "No such command 'nosuchcmd'"),
         (["bench", "http://127.0.0.1:9", "--reps", "0"], "Invalid value for '--reps'"),

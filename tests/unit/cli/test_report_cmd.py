@@ -31,13 +31,26 @@ def test_a_previous_report_alone_is_not_a_run(run, tmp_path) -> None:
     assert not (tmp_path / "report.json").exists()
 
 
-@pytest.mark.parametrize("kind", ["bench", "requests", "engine_log"])
+@pytest.mark.parametrize("kind", ["requests", "engine_log"])
 def test_any_one_run_file_is_enough(run, tmp_path, kind) -> None:
-    content = "{}" if kind == "bench" else ""
-    (tmp_path / RUN_FILES[kind]).write_text(content)
+    (tmp_path / RUN_FILES[kind]).write_text("")
     code, out, err = run("report", str(tmp_path))
     assert code == 0, err
     assert out.strip() == str(tmp_path / "report.md") and (tmp_path / "report.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"tool_version": "0.1", "cells": [', "{}", "[1, 2]", "<html>"],
+    ids=["truncated", "empty", "list", "html"],
+)
+def test_a_damaged_summary_is_rendered_but_exits_non_zero(run, tmp_path, content) -> None:
+    """Issue 17: `report` on a truncated summary.json exited 0 and printed only a path."""
+    (tmp_path / RUN_FILES["bench"]).write_text(content)
+    code, out, err = run("report", str(tmp_path))
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "summary.json" in err
+    assert (tmp_path / "report.md").is_file()  # what could be read is still rendered
 
 
 def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:

@@ -1,0 +1,335 @@
+"""Issue 17, one regression test per defect: every bad input is one line and a non-zero exit, nothing
+measured is lost, and `check` can gate a pipeline (exit codes from onechip.cli.check_cmd's docstring)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from factories import engine_state
+from fakes.vllm_server import FakeVllm, Reply
+from onechip import checks
+from onechip.bench import run_grid
+from onechip.cli import render
+from onechip.cli.render import PlainProgress
+from onechip.engines import state as engine_state_store
+from onechip.engines.launch import read_hf_token
+from onechip.errors import ChecksNotPassed, ConfigError, EndpointError, Interrupted, redact
+from onechip.progress import ProgressEvent
+from onechip.schemas import BenchConfig
+from onechip.schemas.checks import CheckResult, Probe
+from onechip.schemas.requests import CheckRequest, ServeOptions
+from onechip.schemas.run import RUN_FILES
+
+GARBAGE = {
+    "html": (200, b"<html><body>proxy login</body></html>", "text/html"),
+    "invalid-json": (200, b"{not json", "application/json"),
+    "json-list": (200, b"[1, 2]", "application/json"),
+    "no-data": (200, b'{"object": "list"}', "application/json"),
+}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def _one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# --- check: exit codes, garbage answers, timeout, Ctrl-C, --out
+
+
+def test_check_exits_10_when_a_verdict_fails_and_0_when_it_is_allowed(run) -> None:
+    # empty answers to the chat probes: the chat domain fails (checks/smoke.py)
+    with FakeVllm([Reply("")] * 4) as srv:
+        code, out, err = run("check", srv.url, "--only", "smoke")
+        assert code == ChecksNotPassed.exit_code == 10
+        assert err.splitlines()[-1].startswith("error: checks did not pass: chat fail") and "chat" in out
+        assert "[check] smoke: running (0/1)" in err  # off a terminal, progress is plain lines on stderr
+        code, _, _ = run("check", srv.url, "--only", "smoke", "--allow", "fail")
+        assert code == 0
+
+
+def test_check_exits_0_when_every_domain_passes(run) -> None:
+    with FakeVllm([Reply("Paris.")]) as srv:
+        code, out, _ = run("check", srv.url, "--only", "chat", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("kind", list(GARBAGE))
+def test_check_on_a_garbage_models_answer_is_could_not_run(run, kind: str) -> None:
+    with FakeVllm(raw_answers={"/v1/models": GARBAGE[kind]}) as srv:
+        code, _, err = run("check", srv.url)
+    assert code == EndpointError.exit_code == 6
+    assert f"{srv.url}/v1/models" in _one_line(err)
+
+
+def test_check_timeout_s_bounds_a_server_that_never_answers(run) -> None:
+    # a socket that completes the handshake (the kernel's backlog) and never answers: before --timeout-s,
+    # `check` printed nothing for 182 s; now it gives up after --timeout-s and says where
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        code, _, err = run("check", url, "--timeout-s", "0.2")
+    assert code == 6 and f"{url}/v1/models" in _one_line(err)
+
+
+def test_check_ctrl_c_keeps_the_finished_domains_marked_interrupted(tmp_path: Path) -> None:
+    def press_ctrl_c_at_determinism(event: ProgressEvent) -> None:
+        if event.message == "determinism: running":
+            raise KeyboardInterrupt
+
+    with FakeVllm([Reply("Paris.")]) as srv, pytest.raises(Interrupted, match="1 of 2 domains"):
+        checks.run_checks(
+            srv.url, only=["smoke", "determinism"], out_dir=tmp_path / "c", on_progress=press_ctrl_c_at_determinism
+        )
+    saved = json.loads((tmp_path / "c" / "checks.json").read_text())
+    assert saved["interrupted"] is True
+    assert [(r["domain"], r["verdict"]) for r in saved["results"]] == [("chat", "pass")]
+
+
+def test_check_out_onto_an_earlier_check_is_refused_before_any_request(run, tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "checks.json").write_text("{}")
+    with FakeVllm() as srv:
+        code, _, err = run("check", srv.url, "--out", str(tmp_path / "c"))
+        assert srv.chat_requests == []
+    assert code == 2 and "already holds a run" in _one_line(err)
+    assert (tmp_path / "c" / "checks.json").read_text() == "{}"
+
+
+def test_check_out_onto_a_file_is_one_line(run, tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    code, _, err = run("check", "http://127.0.0.1:9", "--out", str(tmp_path / "f"))
+    assert code == 2 and "is a file, not a directory" in _one_line(err)
+
+
+def test_only_takes_check_names_and_domain_names() -> None:
+    request = CheckRequest.model_validate({"base_url": "x", "only": "chat,tool_calling,long_context,agent"})
+    assert request.only == ["smoke", "tools", "needle", "agent"]
+
+
+def test_console_and_report_count_the_same_probes() -> None:
+    result = CheckResult(
+        domain="tool_calling",
+        verdict="partial",
+        probes=[Probe(name="a", verdict="partial"), Probe(name="b", verdict="fail"),
+                Probe(name="c", verdict="pass", informational=True)],
+    )  # fmt: skip
+    assert result.probes_passed() == "0/2, 1 partial"
+
+
+# --- a run directory is never overwritten
+
+
+def test_demo_out_onto_an_earlier_run_refuses_before_anything_starts(run, tmp_path: Path, monkeypatch) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / RUN_FILES["manifest"]).write_text('{"run_id": "old"}')
+    monkeypatch.setattr("onechip.engines.model_store.ensure_model", lambda: pytest.fail("demo started"))
+    code, _, err = run("demo", "--out", str(run_dir))
+    assert code == 2 and "already holds a run (run.json" in _one_line(err)
+    assert (run_dir / RUN_FILES["manifest"]).read_text() == '{"run_id": "old"}'
+
+
+def test_bench_out_onto_an_earlier_run_refuses_before_probing(run, tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / RUN_FILES["bench"]).write_text("{}")
+    # an unreachable URL: had it probed, the error would be the endpoint's (6), not the refusal (2)
+    code, _, err = run("bench", "http://127.0.0.1:9", "--out", str(tmp_path / "b"))
+    assert code == 2 and "already holds a bench run" in _one_line(err)
+
+
+def test_a_failed_bench_leaves_no_empty_out_dir(run, tmp_path: Path) -> None:
+    code, _, err = run("bench", "http://127.0.0.1:9", "--out", str(tmp_path / "new"))
+    assert code == 6 and _one_line(err)
+    assert not (tmp_path / "new").exists()
+
+
+def test_bench_resume_after_an_early_kill_keeps_the_first_settings(tmp_path: Path) -> None:
+    def kill_at_first_request(event: ProgressEvent) -> None:
+        if event.message.endswith("starting"):
+            raise KeyboardInterrupt
+
+    base = {"contexts": [16], "clients": [1], "reps": 2, "output_tokens": 4, "requests_per_client": 1}
+    with FakeVllm() as srv:
+        with pytest.raises(Interrupted):
+            run_grid(BenchConfig(base_url=srv.url, **base), tmp_path / "b", on_progress=kill_at_first_request)
+        saved = json.loads((tmp_path / "b" / RUN_FILES["bench"]).read_text())
+        assert saved["config"]["output_tokens"] == 4  # stored before the first request was sent
+        changed = BenchConfig(base_url=srv.url, **{**base, "output_tokens": 16})
+        with pytest.raises(ConfigError, match="output_tokens was 4, now 16"):
+            run_grid(changed, tmp_path / "b", resume=True)
+
+
+# --- inputs bounded before work
+
+
+def test_a_context_beyond_the_servers_max_model_len_is_infeasible_before_any_prompt(run, tmp_path: Path) -> None:
+    with FakeVllm(max_model_len=512) as srv:
+        code, out, _ = run("bench", srv.url, "--contexts", "1000", "--clients", "1", "--reps", "1",
+                           "--out", str(tmp_path / "b"), "--json")  # fmt: skip
+        sent = [len(json.dumps(b)) for b in srv.chat_requests]
+    cell = json.loads(out)["cells"][0]
+    assert code == 2  # nothing could be measured: not a success
+    assert cell["status"] == "infeasible" and "max_model_len 512 (server /v1/models)" in cell["reason"]
+    assert all(size < 2000 for size in sent)  # only the tiny extras probe went out, no 1,000-token prompt
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "http://127.0.0.1:9", "--contexts", "99999999999999999999999"],
+        ["bench", "http://127.0.0.1:9", "--clients", "1000000"],
+        ["bench", "http://127.0.0.1:9", "--rate", "1e-300"],
+        ["cost", "--chip", "v5e-1", "--output-tok-per-s", "1e-300"],
+        ["cost", "--chip", "v5e-1", "--output-tok-per-s", "nan"],
+        ["cost", "--chip", "v5e-1", "--output-tok-per-s", "inf"],
+        ["up", "--timeout-s", "1e300", "--dry-run"],
+    ],
+)
+def test_numbers_out_of_any_useful_range_are_refused_naming_the_flag(run, argv: list[str]) -> None:
+    code, _, err = run(*argv)
+    assert code == 2 and argv[-2 if argv[-1] != "--dry-run" else -3] in _one_line(err)
+
+
+# --- file-system errors: one line with the path and the OS reason
+
+
+def test_report_into_a_read_only_directory_is_one_line(run, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / RUN_FILES["requests"]).write_text("")
+
+    def refuse(path: Path, text: str) -> Path:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("onechip.report.write.write_text_atomic", refuse)
+    code, _, err = run("report", str(tmp_path))
+    assert code == 1 and _one_line(err) == f"error: {tmp_path / 'report.md'}: Permission denied"
+
+
+def test_cost_write_into_a_read_only_run_is_one_line(run, tmp_path: Path, monkeypatch) -> None:
+    def refuse(path: Path, text: str) -> Path:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("onechip.api.write_text_atomic", refuse)
+    (tmp_path / RUN_FILES["requests"]).write_text("")
+    code, _, err = run("cost", "--run", str(tmp_path), "--chip", "v5e-1", "--output-tok-per-s", "100", "--write")
+    assert code == 1 and _one_line(err) == f"error: {tmp_path / 'cost.json'}: Permission denied"
+
+
+def test_demo_out_in_a_read_only_directory_is_one_line(run, tmp_path: Path, monkeypatch) -> None:
+    # the tests run as root, for whom chmod does not refuse: the OS's answer is raised where mkdir runs
+    target = tmp_path / "ro" / "sub"
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr("onechip.engines.model_store.ensure_model", lambda: pytest.fail("demo started"))
+    code, _, err = run("demo", "--out", str(target))
+    assert code == 1 and _one_line(err) == f"error: {target}: Permission denied"
+
+
+def test_demo_out_under_a_file_is_one_line(run, tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    code, _, err = run("demo", "--out", str(tmp_path / "f" / "sub"))
+    assert code == 1 and _one_line(err) == f"error: {tmp_path / 'f' / 'sub'}: Not a directory"
+
+
+def test_up_with_a_launcher_that_does_not_exist_is_one_line(run) -> None:
+    code, _, err = run("up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                       "--launcher", "/nonexistent/vllm serve")  # fmt: skip
+    assert code == 1 and _one_line(err) == "error: /nonexistent/vllm: No such file or directory"
+
+
+def test_launcher_is_split_like_a_shell_line() -> None:
+    target = ServeOptions(launcher="'/opt/my vllm/bin/vllm' serve").serve_target("vllm")
+    assert target.launcher == ["/opt/my vllm/bin/vllm", "serve"]
+    with pytest.raises(ValueError, match="No closing quotation"):
+        ServeOptions(launcher="'/opt/my vllm")
+
+
+# --- progress off a terminal, redaction, logs after down, help
+
+
+def test_plain_progress_prints_each_step_and_a_heartbeat_every_10_s() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    plain = PlainProgress(lines.append, every_s=10.0, clock=lambda: now[0])
+    plain(ProgressEvent("check", "smoke: running", done=0, total=2))
+    plain(ProgressEvent("check", "smoke: probe 1", done=0, total=2))  # same step, within 10 s: quiet
+    now[0] = 3.0
+    plain(ProgressEvent("check", "determinism: running", done=1, total=2))
+    now[0] = 14.0
+    plain.tick()  # nothing for 11 s: say it is still running
+    assert lines == [
+        "[check] smoke: running (0/2) [0 s]",
+        "[check] determinism: running (1/2) [3 s]",
+        "[check] determinism: running (1/2) [14 s] still running",
+    ]
+
+
+def test_secrets_are_redacted_by_source(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "plainvalue42")  # no known shape: redacted because of its name
+    token_file = tmp_path / "token"
+    token_file.write_text("justsomewords-xyz\n")
+    token_file.chmod(0o600)
+    read_hf_token(token_file)  # a value read from a token file is a secret from now on
+    assert redact("a plainvalue42 b justsomewords-xyz c") == "a *** b *** c"
+
+
+def test_logs_after_down_still_shows_the_file(run, tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    log.write_text("INFO started\nINFO ready\n")
+    engine_state_store.save(engine_state(log_path=str(log)))
+    assert run("down")[0] == 0
+    code, out, _ = run("logs")
+    assert code == 0 and out.splitlines() == ["INFO started", "INFO ready"]
+
+
+def test_logs_redacts_the_token_of_the_file_up_read(run, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("tokenwithoutashape123\n")
+    log = tmp_path / "engine.log"
+    log.write_text("INFO using token tokenwithoutashape123\n")
+    engine_state_store.save(engine_state(log_path=str(log)))
+    engine_state_store.note_token_file(token_file)  # what `up --hf-token-file` records (the path only)
+    saved = engine_state_store.state_path().read_text()
+    assert "tokenwithoutashape123" not in saved and str(token_file) in saved
+    code, out, _ = run("logs")
+    assert code == 0 and out.splitlines() == ["INFO using token ***"]
+
+
+def test_help_shows_no_bool_metavar_and_names_arguments_in_upper_case(run) -> None:
+    os.environ["COLUMNS"] = "200"
+    try:
+        code, out, _ = run("plan", "--help")
+    finally:
+        del os.environ["COLUMNS"]
+    ours = [line for line in out.splitlines() if "--help" not in line]  # typer's own --help keeps its <bool>
+    assert code == 0 and not any("<bool>" in line for line in ours)
+    assert "{MODEL}" in out and "{model}" not in out
+
+
+def test_no_stale_spinner_line_is_left_after_an_error(monkeypatch) -> None:
+    screen = StringIO()
+    monkeypatch.setattr(render, "console", Console(file=screen, force_terminal=True, width=80))
+    with pytest.raises(ConfigError), render.live_progress() as on_progress:
+        on_progress(ProgressEvent("demo", "stage: boot"))
+        raise ConfigError("boom")
+    # a transient live display erases its last frame when it stops: the spinner's text is not left last
+    assert "stage: boot" not in screen.getvalue().rsplit("\x1b[2K", 1)[-1]
