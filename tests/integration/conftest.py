@@ -6,10 +6,25 @@ engine's whole process group is gone.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from onechip.engines import EmbeddedEngine
+from onechip.engines import EmbeddedEngine, model_store
 from onechip.engines.local import group_alive
+
+
+@pytest.fixture
+def onechip_home(tmp_path, monkeypatch) -> Path:
+    """An isolated ONECHIP_HOME (engine state, calibration) that shares the converted embedded model of the
+    default home (converted there first if missing: ~40 s once, not per test)."""
+    pytest.importorskip("vllm")
+    real = model_store.ensure_model()
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / real.name).symlink_to(real)
+    monkeypatch.setenv("ONECHIP_HOME", str(home))
+    return home
 
 
 @pytest.fixture(scope="module")

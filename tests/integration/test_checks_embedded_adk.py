@@ -11,23 +11,14 @@ from pathlib import Path
 import pytest
 
 from onechip import api
-from onechip.engines import model_store
 from onechip.schemas.requests import CheckRequest, UpRequest
 
 pytestmark = pytest.mark.integration
-REAL_HOME = Path.home() / ".cache" / "onechip"
 
 
 @pytest.fixture
-def embedded_url(tmp_path, monkeypatch):
-    real = model_store.model_dir(REAL_HOME)
-    if not (real / "config.json").is_file():
-        pytest.skip(f"no converted embedded model at {real} (run `onechip up` once)")
-    pytest.importorskip("vllm")
+def embedded_url(onechip_home):
     pytest.importorskip("google.adk")
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    (tmp_path / "home" / "models").mkdir(parents=True)
-    (tmp_path / "home" / "models" / real.name).symlink_to(real)
     up = api.up(UpRequest())
     try:
         yield up.boot.base_url

@@ -19,20 +19,6 @@ from onechip.engines import model_store
 from onechip.mcp.server import build_server
 
 pytestmark = pytest.mark.integration
-REAL_HOME = Path.home() / ".cache" / "onechip"
-
-
-def _model_dir(home: Path) -> Path:
-    """The converted SmolLM2 directory, shared from the real cache (no 40 s re-conversion per test)."""
-    real = model_store.model_dir(REAL_HOME)
-    if not (real / "config.json").is_file():
-        pytest.skip(f"no converted embedded model at {real} (run `onechip up` once)")
-    pytest.importorskip("vllm")
-    (home / "models").mkdir(parents=True, exist_ok=True)
-    (home / "models" / real.name).symlink_to(real)
-    return real
-
-
 async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> None:
     async with Client(build_server()) as client:
 
@@ -60,7 +46,7 @@ async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> No
 
 
 def test_agent_session_plans_launches_checks_benches_prices_and_stops(onechip_home, tmp_path):
-    model_dir = _model_dir(onechip_home)
+    model_dir = model_store.model_dir(onechip_home)
     transcript: list[dict] = []
     try:
         plan, up, check, bench = anyio.run(_session, model_dir, tmp_path / "run", transcript)
