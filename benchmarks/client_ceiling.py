@@ -40,9 +40,7 @@ LEVELS = [(1, 8, 4000), (64, 2, 250), (256, 1, 125)]
 
 def start_server() -> tuple[subprocess.Popen[str], int]:
     code = "import sys; sys.path.insert(0, sys.argv[1]); from fakes.vllm_server import serve_forever; serve_forever()"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())
 

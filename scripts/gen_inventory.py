@@ -25,8 +25,16 @@ import torch
 import transformers
 
 CATALOG = Path(__file__).resolve().parents[1] / "src" / "onechip" / "catalog"
-_TORCH_CODES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64",
-                torch.int32: "I32", torch.bool: "BOOL", torch.uint8: "U8", torch.int8: "I8"}
+_TORCH_CODES = {
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+    torch.int64: "I64",
+    torch.int32: "I32",
+    torch.bool: "BOOL",
+    torch.uint8: "U8",
+    torch.int8: "I8",
+}
 
 
 def inventory(config_fields: dict, param_dtype: str) -> tuple[str, list[list]]:
@@ -61,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         "model": args.key,
         "hub_id": entry.get("hub_id"),
         "architecture": arch,
-        "derived": ("transformers.AutoConfig.for_model(**models.json config) -> "
-                    f"transformers.{arch}(config) on the meta device; named_parameters() (tied once) + "
-                    f"persistent buffers; floating parameters at {args.dtype}"),
+        "derived": (
+            "transformers.AutoConfig.for_model(**models.json config) -> "
+            f"transformers.{arch}(config) on the meta device; named_parameters() (tied once) + "
+            f"persistent buffers; floating parameters at {args.dtype}"
+        ),
         "transformers_version": transformers.__version__,
         "source": entry.get("source"),
         "date": date.today().isoformat(),

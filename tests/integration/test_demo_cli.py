@@ -27,11 +27,27 @@ def _engine_pid(run_dir: Path) -> int:
 
 def test_demo_quick_end_to_end(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run([*ONECHIP, "demo", "--quick", "--out", str(out)], capture_output=True, text=True,
-                          timeout=1200, env={**os.environ, "COLUMNS": "120"})
+    proc = subprocess.run(
+        [*ONECHIP, "demo", "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "COLUMNS": "120"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for name in ("run.json", "boot.json", "plan.json", "crosscheck.json", "checks.json", "summary.json",
-                 "requests.jsonl", "engine.log", "report.md", "report.html", "serving-report.json"):
+    for name in (
+        "run.json",
+        "boot.json",
+        "plan.json",
+        "crosscheck.json",
+        "checks.json",
+        "summary.json",
+        "requests.jsonl",
+        "engine.log",
+        "report.md",
+        "report.html",
+        "serving-report.json",
+    ):
         assert (out / name).is_file(), name
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["status"] == "ok"
@@ -46,8 +62,9 @@ def test_demo_quick_end_to_end(tmp_path):
 
 def test_demo_interrupted_keeps_what_it_measured(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([*ONECHIP, "demo", "--quick", "--out", str(out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ONECHIP, "demo", "--quick", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     requests = out / "requests.jsonl"
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline and proc.poll() is None:

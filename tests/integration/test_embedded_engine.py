@@ -30,8 +30,9 @@ def test_boot_record_reports_the_kv_cache(engine):
 
 
 def test_plan_agrees_exactly_with_the_engine(engine):
-    plan = planner.plan_model(str(engine.model_path), "cpu", "vllm-cpu", dtype="float32", max_model_len=8192,
-                              kv_cache_memory_bytes=2 * GIB)
+    plan = planner.plan_model(
+        str(engine.model_path), "cpu", "vllm-cpu", dtype="float32", max_model_len=8192, kv_cache_memory_bytes=2 * GIB
+    )
     assert plan.kv_bytes_per_token == 30 * 3 * 64 * 2 * 4  # 46,080 B: layers x KV heads x head_dim x (K,V) x fp32
     cross = crosscheck(plan, engine.boot_record())
     assert cross.agrees, cross.note
@@ -39,17 +40,31 @@ def test_plan_agrees_exactly_with_the_engine(engine):
 
 
 def test_chat_completion_answers(engine):
-    response = httpx.post(f"{engine.base_url}/v1/chat/completions", timeout=120, json={
-        "model": engine.served_name, "temperature": 0, "max_tokens": 12,
-        "messages": [{"role": "user", "content": "What is the capital of France?"}],
-    })
+    response = httpx.post(
+        f"{engine.base_url}/v1/chat/completions",
+        timeout=120,
+        json={
+            "model": engine.served_name,
+            "temperature": 0,
+            "max_tokens": 12,
+            "messages": [{"role": "user", "content": "What is the capital of France?"}],
+        },
+    )
     assert response.status_code == 200
     assert "Paris" in response.json()["choices"][0]["message"]["content"]  # DESIGN.md: "...is Paris."
 
 
 def test_bench_grid_two_by_two(engine, tmp_path):
-    config = BenchConfig(base_url=engine.base_url, model=engine.served_name, contexts=[64, 256], clients=[1, 2],
-                         reps=2, output_tokens=8, requests_per_client=1, warmup_requests=1)
+    config = BenchConfig(
+        base_url=engine.base_url,
+        model=engine.served_name,
+        contexts=[64, 256],
+        clients=[1, 2],
+        reps=2,
+        output_tokens=8,
+        requests_per_client=1,
+        warmup_requests=1,
+    )
     run = bench.run_grid(config, tmp_path)
     assert [(c.context_tokens, c.clients) for c in run.cells] == [(64, 1), (64, 2), (256, 1), (256, 2)]
     for cell in run.cells:
@@ -69,8 +84,15 @@ def test_checks_run_and_record_verdicts(engine, tmp_path):
     """Verdicts of a 135M model are recorded, not asserted (DESIGN.md: "A 135M model is weak at tool
     calling ... tests assert the scoring and the plumbing"). What any healthy vLLM endpoint must do is
     asserted: chat answers in text, an over-limit prompt gets HTTP 400 and the server keeps serving."""
-    report = checks.run_checks(engine.base_url, engine.served_name, out_dir=tmp_path, needle_lengths=[1000],
-                               needle_depths=[0.5], agent_cases=1, kv_tokens=engine.boot_record().kv_cache_tokens)
+    report = checks.run_checks(
+        engine.base_url,
+        engine.served_name,
+        out_dir=tmp_path,
+        needle_lengths=[1000],
+        needle_depths=[0.5],
+        agent_cases=1,
+        kv_tokens=engine.boot_record().kv_cache_tokens,
+    )
     saved = json.loads((tmp_path / "checks.json").read_text())
     assert [r["domain"] for r in saved["results"]] == ["chat", "tool_calling", "agent", "determinism", "long_context"]
     verdicts = {r.domain: r.verdict for r in report.results}

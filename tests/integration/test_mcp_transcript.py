@@ -19,6 +19,8 @@ from onechip.engines import model_store
 from onechip.mcp.server import build_server
 
 pytestmark = pytest.mark.integration
+
+
 async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> None:
     async with Client(build_server()) as client:
 

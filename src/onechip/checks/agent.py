@@ -86,9 +86,7 @@ class Transcript:
 
 
 # How one case is run: (endpoint, model, case, runs, options, MCP server stderr log) -> scored runs.
-CaseRunner = Callable[
-    [WireClient, str, AgentCase, int, CheckOptions, Path | None], list[tuple[AgentRun, Transcript]]
-]
+CaseRunner = Callable[[WireClient, str, AgentCase, int, CheckOptions, Path | None], list[tuple[AgentRun, Transcript]]]
 
 
 def seed_case() -> AgentCase:

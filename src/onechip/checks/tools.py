@@ -128,9 +128,7 @@ def _same_typed(a: Any, b: Any) -> bool:
     return a == b and (a is None) == (b is None)
 
 
-def stream_vs_plain(
-    s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str
-) -> tuple[Verdict, str]:
+def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str) -> tuple[Verdict, str]:
     """Verdict of streamed arguments whose joined text differs from the non-streamed text.
 
     Equal as JSON but not byte for byte (vLLM 0.32's hermes parser re-serializes the non-streamed

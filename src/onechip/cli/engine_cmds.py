@@ -20,11 +20,15 @@ from onechip.vllm.bootlog import stage_durations
 
 
 def print_boot(boot: BootRecord) -> None:
-    console.print(f"[bold green]ready[/] {boot.model} at {boot.base_url}  (vLLM {boot.engine_version}, "
-                  f"healthy after {boot.ready_s} s)")
+    console.print(
+        f"[bold green]ready[/] {boot.model} at {boot.base_url}  (vLLM {boot.engine_version}, "
+        f"healthy after {boot.ready_s} s)"
+    )
     if boot.kv_cache_tokens is not None:
-        console.print(f"KV cache: {boot.kv_cache_tokens:,} tokens; max concurrency {boot.max_concurrency}x "
-                      f"at {boot.max_concurrency_context:,} tokens per request")
+        console.print(
+            f"KV cache: {boot.kv_cache_tokens:,} tokens; max concurrency {boot.max_concurrency}x "
+            f"at {boot.max_concurrency_context:,} tokens per request"
+        )
     console.print(f"log: {boot.log_path}")
 
 
@@ -87,8 +91,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(st.model_dump_json(indent=2))
         elif st.running and st.state:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
-            console.print(f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
-                          f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}")
+            console.print(
+                f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
+                f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}"
+            )
         else:
             console.print(f"not running: {st.note}")
         if not st.running or not st.healthy:

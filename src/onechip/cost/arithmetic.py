@@ -45,9 +45,7 @@ def restart_usd(boot_s: float, usd_per_chip_hour: float) -> float:
     return usd_per_chip_hour * boot_s / SECONDS_PER_HOUR
 
 
-def break_even_hours(
-    restart_cost_usd: float, spot_usd_per_hour: float, flex_usd_per_hour: float
-) -> float | None:
+def break_even_hours(restart_cost_usd: float, spot_usd_per_hour: float, flex_usd_per_hour: float) -> float | None:
     """Mean hours between preemptions below which spot costs more than flex-start.
 
     Over a span of T hours with one preemption every H hours, spot costs T x spot + (T / H) x restart

@@ -76,9 +76,7 @@ def find_prices(chip: str, pricing: list[str] | None = None, region: str | None 
         regions = sorted({p.region for p in mine})
         mine = [p for p in mine if p.region == region]
         if not mine:
-            raise ConfigError(
-                f"no prices for {chip} in region {region!r}; known regions: {', '.join(regions)}"
-            )
+            raise ConfigError(f"no prices for {chip} in region {region!r}; known regions: {', '.join(regions)}")
     wanted = parse_pricing(pricing)
     if wanted is None:
         return mine
@@ -86,7 +84,5 @@ def find_prices(chip: str, pricing: list[str] | None = None, region: str | None 
     missing = [name for name in wanted if name not in known]
     if missing:
         where = f"{chip} in {region}" if region else chip
-        raise ConfigError(
-            f"no {', '.join(missing)} price for {where}; known: {', '.join(dict.fromkeys(known))}"
-        )
+        raise ConfigError(f"no {', '.join(missing)} price for {where}; known: {', '.join(dict.fromkeys(known))}")
     return [p for name in wanted for p in mine if p.pricing == name]

@@ -108,11 +108,7 @@ def _warnings(
     raw_kv_heads: set[int],
 ) -> list[PlanWarning]:
     out: list[PlanWarning] = []
-    if (
-        outside_cap is not None
-        and rules.outside_cap_needed_bytes
-        and outside_cap < rules.outside_cap_needed_bytes
-    ):
+    if outside_cap is not None and rules.outside_cap_needed_bytes and outside_cap < rules.outside_cap_needed_bytes:
         out.append(
             PlanWarning(
                 code="util-above-program-headroom",
@@ -128,8 +124,7 @@ def _warnings(
         out.append(
             PlanWarning(
                 code="fp8-kv-no-capacity",
-                message=("fp8 KV cache buys no capacity on this engine (1.000x): the block layout is "
-                         "word-aligned"),
+                message=("fp8 KV cache buys no capacity on this engine (1.000x): the block layout is word-aligned"),
                 source=rules.fp8_kv_source,
             )
         )
@@ -473,12 +468,15 @@ def _serve_args(
         )
     if request.block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
-    serve_args.extend(
-        _batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings)
-    )
+    serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
     if request.max_num_seqs is not None:
-        serve_args.append(ServeArg(flag="--max-num-seqs", value=str(request.max_num_seqs),
-                                   reason="the sampler warm-up and activation estimate assume it"))
+        serve_args.append(
+            ServeArg(
+                flag="--max-num-seqs",
+                value=str(request.max_num_seqs),
+                reason="the sampler warm-up and activation estimate assume it",
+            )
+        )
     if not request.multimodal:
         serve_args.append(
             ServeArg(
@@ -520,8 +518,10 @@ def _cap_pool(
     outside = memory - cap if memory is not None and cap is not None else None
     needed = rules.outside_cap_needed_bytes
     if binding == "kv-pool" and outside is not None and needed and outside < needed:
-        verdict = (f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
-                   f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load")
+        verdict = (
+            f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
+            f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load"
+        )
         binding = "program-memory"
     return pool, num_blocks, tokens, conc, verdict, binding
 
@@ -533,8 +533,7 @@ def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
         return tensor_parallel_size
     if tensor_parallel_size > acc.chips:
         raise ConfigError(
-            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the "
-            f"{acc.chips} chip(s) of {acc.name}"
+            f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the {acc.chips} chip(s) of {acc.name}"
         )
     return acc.chips
 
@@ -596,13 +595,19 @@ def _gpu_verdict(gpu: GpuPool, weights_per_gpu: int, max_model_len: int, rules: 
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds."""
     b = gpu.budget
     if weights_per_gpu >= b.requested_bytes:
-        return (f"does not fit: weights {weights_per_gpu / GiB:.2f} GiB per GPU exceed the requested "
-                f"{b.requested_bytes / GiB:.2f} GiB", "weights")
+        return (
+            f"does not fit: weights {weights_per_gpu / GiB:.2f} GiB per GPU exceed the requested "
+            f"{b.requested_bytes / GiB:.2f} GiB",
+            "weights",
+        )
     short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
     if gpu.pool_bytes_per_gpu <= 0 or short:
-        return (f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GiB:.2f} GiB "
-                f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GiB:.2f} GiB "
-                f"({gpu.tokens:,} tokens); the engine refuses to start", "kv-one-request")
+        return (
+            f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GiB:.2f} GiB "
+            f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GiB:.2f} GiB "
+            f"({gpu.tokens:,} tokens); the engine refuses to start",
+            "kv-one-request",
+        )
     return "fits", "kv-pool"
 
 
@@ -631,11 +636,12 @@ def _verdict(
     windowed where the engine windows them), must fit in the pool; so the verdict never contradicts the
     concurrency printed beside it."""
     if pool <= 0:
-        return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB",
-                "weights")
+        return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB", "weights")
     if concurrency < 1:
-        return (f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
-                "kv-one-request")
+        return (
+            f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
+            "kv-one-request",
+        )
     return "fits", "kv-pool"
 
 

@@ -87,8 +87,10 @@ def _get(cfg: Any, name: str, default: Any = None) -> Any:
 def _require_int(cfg: Any, name: str, family: str) -> int:
     value = _get(cfg, name)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"model config ({family}): field '{name}' is missing or not a positive integer "
-                          f"(got {value!r}); the KV geometry needs it")
+        raise ConfigError(
+            f"model config ({family}): field '{name}' is missing or not a positive integer "
+            f"(got {value!r}); the KV geometry needs it"
+        )
     return value
 
 
@@ -105,13 +107,16 @@ def layer_kinds(cfg: Any, family: str) -> list[str]:
     types = _get(cfg, "layer_types")
     if types is not None:
         if len(types) != n:
-            raise ConfigError(f"model config ({family}): field 'layer_types' has {len(types)} entries "
-                              f"but num_hidden_layers is {n}")
+            raise ConfigError(
+                f"model config ({family}): field 'layer_types' has {len(types)} entries but num_hidden_layers is {n}"
+            )
         kinds = []
         for t in types:
             if t not in _LAYER_TYPE_NAMES:
-                raise ConfigError(f"model config ({family}): field 'layer_types' has an attention type "
-                                  f"the planner cannot interpret: {t!r}")
+                raise ConfigError(
+                    f"model config ({family}): field 'layer_types' has an attention type "
+                    f"the planner cannot interpret: {t!r}"
+                )
             kinds.append(_LAYER_TYPE_NAMES[t])
         return kinds
     window = _get(cfg, "sliding_window")
@@ -138,11 +143,12 @@ def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int
         dim = override.get("head_dim", dim)
         heads = override.get("num_key_value_heads", heads)
     if not isinstance(dim, int) or dim <= 0:
-        raise ConfigError(f"model config ({family}): field 'head_dim' is missing for layer {index}; the "
-                          "planner never derives it from hidden_size / num_attention_heads")
+        raise ConfigError(
+            f"model config ({family}): field 'head_dim' is missing for layer {index}; the "
+            "planner never derives it from hidden_size / num_attention_heads"
+        )
     if not isinstance(heads, int) or heads <= 0:
-        raise ConfigError(f"model config ({family}): field 'num_key_value_heads' is missing for layer "
-                          f"{index}")
+        raise ConfigError(f"model config ({family}): field 'num_key_value_heads' is missing for layer {index}")
     return dim, heads
 
 
@@ -156,15 +162,23 @@ def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, 
     dim = _require_int(cfg, "kv_lora_rank", family) + _require_int(cfg, "qk_rope_head_dim", family)
     per_token = int(tensor_parallel_size * dim * kv_dtype_bytes)
     layers = [
-        LayerKV(index=i, attention_type=FULL, kv_heads=tensor_parallel_size, head_dim=dim, latent=True,
-                owns_cache=True, bytes_per_token=per_token)
+        LayerKV(
+            index=i,
+            attention_type=FULL,
+            kv_heads=tensor_parallel_size,
+            head_dim=dim,
+            latent=True,
+            owns_cache=True,
+            bytes_per_token=per_token,
+        )
         for i in range(n)
     ]
     return Geometry(layers=layers, raw_kv_heads=frozenset({1}))
 
 
-def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1,
-                family: str | None = None) -> Geometry:
+def kv_geometry(
+    cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1, family: str | None = None
+) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
 
     cfg: transformers text config (or dict with the same keys).
@@ -179,19 +193,20 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
     if tensor_parallel_size < 1:
         raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
     if _get(cfg, "kv_lora_rank") is not None:
-        return mla_geometry(cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size,
-                            family=family)
+        return mla_geometry(
+            cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size, family=family
+        )
     n = _require_int(cfg, "num_hidden_layers", family)
     kinds = layer_kinds(cfg, family)
     k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))
     window = _get(cfg, "sliding_window")
     if SLIDING in kinds and not isinstance(window, int):
-        raise ConfigError(f"model config ({family}): field 'sliding_window' is missing but layer_types "
-                          "has sliding layers")
+        raise ConfigError(
+            f"model config ({family}): field 'sliding_window' is missing but layer_types has sliding layers"
+        )
     shared = _get(cfg, "num_kv_shared_layers", 0) or 0
     if not 0 <= shared < n:
-        raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' = {shared} is outside "
-                          f"[0, {n})")
+        raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' = {shared} is outside [0, {n})")
     first_shared = n - shared
 
     layers: list[LayerKV] = []
@@ -206,17 +221,27 @@ def kv_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 
         if not owns:
             source = last_owner.get(kind)
             if source is None:
-                raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' makes layer {i} "
-                                  f"share a {kind} cache, but no earlier layer of that type owns one")
+                raise ConfigError(
+                    f"model config ({family}): field 'num_kv_shared_layers' makes layer {i} "
+                    f"share a {kind} cache, but no earlier layer of that type owns one"
+                )
         else:
             last_owner[kind] = i
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
         # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
         # (E2B has it off; seed article fact 4).
         per_token = int(2 * padded * dim * kv_dtype_bytes) if owns else 0
-        layers.append(LayerKV(
-            index=i, attention_type=kind, kv_heads=padded, head_dim=dim, k_eq_v=k_eq_v and kind == FULL,
-            owns_cache=owns, shares_from=source,
-            sliding_window=window if kind == SLIDING else None, bytes_per_token=per_token,
-        ))
+        layers.append(
+            LayerKV(
+                index=i,
+                attention_type=kind,
+                kv_heads=padded,
+                head_dim=dim,
+                k_eq_v=k_eq_v and kind == FULL,
+                owns_cache=owns,
+                shares_from=source,
+                sliding_window=window if kind == SLIDING else None,
+                bytes_per_token=per_token,
+            )
+        )
     return Geometry(layers=layers, raw_kv_heads=frozenset(raw_heads))

@@ -24,10 +24,34 @@ from onechip.errors import ConfigError
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
 DTYPE_BYTES: dict[str, float] = {
-    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "F4": 0.5,
-    "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
-    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "half": 2, "float": 4,
-    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1, "uint8": 1,
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "F8_E8M0": 1,
+    "F4": 0.5,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U64": 8,
+    "U32": 4,
+    "U16": 2,
+    "U8": 1,
+    "BOOL": 1,
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "half": 2,
+    "float": 4,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "int8": 1,
+    "uint8": 1,
 }
 _FLOAT_CODES = {"F64", "F32", "F16", "BF16"}
 # Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
@@ -98,8 +122,10 @@ def component_of(name: str) -> str:
     for prefix, component in _PREFIXES:
         if name.startswith(prefix):
             return component
-    raise ConfigError(f"tensor {name!r}: module prefix not recognised (expected model., lm_head., "
-                      "model.language_model., model.vision_tower., model.audio_tower., ...)")
+    raise ConfigError(
+        f"tensor {name!r}: module prefix not recognised (expected model., lm_head., "
+        "model.language_model., model.vision_tower., model.audio_tower., ...)"
+    )
 
 
 def read_safetensors_header(path: Path) -> list[Tensor]:
@@ -130,16 +156,16 @@ def read_checkpoint_dir(directory: Path) -> list[Tensor]:
     """All tensor headers of the `*.safetensors` files in `directory`. Raises ConfigError when none."""
     files = sorted(directory.glob("*.safetensors"))
     if not files:
-        raise ConfigError(f"{directory}: no *.safetensors files; the planner counts weights from their "
-                          "headers")
+        raise ConfigError(f"{directory}: no *.safetensors files; the planner counts weights from their headers")
     tensors: list[Tensor] = []
     for f in files:
         tensors.extend(read_safetensors_header(f))
     return tensors
 
 
-def weights_by_component(tensors: Iterable[Tensor], served_dtype: str | None, *,
-                         towers: Iterable[str] = TOWERS) -> dict[str, int]:
+def weights_by_component(
+    tensors: Iterable[Tensor], served_dtype: str | None, *, towers: Iterable[str] = TOWERS
+) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
     serving; the engine rules say which towers an engine loads). Floating tensors are counted at
     `served_dtype` (None = as stored)."""
@@ -153,8 +179,7 @@ def weights_by_component(tensors: Iterable[Tensor], served_dtype: str | None, *,
     return out
 
 
-def decode_bytes_per_step(tensors: Iterable[Tensor], served_dtype: str | None,
-                          tie_word_embeddings: bool) -> int:
+def decode_bytes_per_step(tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool) -> int:
     """Weight bytes one decode step streams from memory for the text model.
 
     Counts the decoder (language_model) and the LM head. Per-layer embedding tables and the input

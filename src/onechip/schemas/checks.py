@@ -61,9 +61,7 @@ class CheckOptions(StrictModel):
         description="tool_choice of the agent's turns: 'auto' throughout (the seed demo), or 'required' on "
         "the first turn and 'auto' after it.",
     )
-    agent_max_turns: int = Field(
-        default=4, ge=1, description="Model turns per agent run before it is cut off."
-    )
+    agent_max_turns: int = Field(default=4, ge=1, description="Model turns per agent run before it is cut off.")
     agent_max_tokens: int = Field(default=96, ge=1, description="max_tokens of each agent model turn.")
     agent_seed: int = Field(default=0, description="Seed of the generated agent cases and id tables.")
     needle_lengths: list[Annotated[int, Field(ge=1)]] = Field(
@@ -86,18 +84,14 @@ class CheckOptions(StrictModel):
     max_model_len: int | None = Field(
         default=None, ge=1, description="Max model length; None = read `max_model_len` from /v1/models."
     )
-    over_limit: bool = Field(
-        default=True, description="Send one prompt just over the limit; expect HTTP 400."
-    )
+    over_limit: bool = Field(default=True, description="Send one prompt just over the limit; expect HTTP 400.")
     over_limit_timeout_s: float = Field(
         default=30.0,
         gt=0,
         description="How long the over-limit request may take before it counts as hanging.",
     )
     determinism_prompts: int = Field(default=2, ge=1, description="Prompts sent twice at temperature 0.")
-    determinism_max_tokens: int = Field(
-        default=24, ge=1, description="max_tokens of each determinism request."
-    )
+    determinism_max_tokens: int = Field(default=24, ge=1, description="max_tokens of each determinism request.")
 
 
 class Probe(ResultModel):
@@ -143,9 +137,7 @@ class AgentTableRow(ResultModel):
     right_filter: int = Field(description="Runs that sent a filter equivalent to the true one.")
     errors: int = Field(description="Runs classified 'error'.")
     median_s: float | None = Field(default=None, description="Median wall time of a run, seconds.")
-    filters_sent: list[str] = Field(
-        default_factory=list, description="Distinct filters sent, first-seen order."
-    )
+    filters_sent: list[str] = Field(default_factory=list, description="Distinct filters sent, first-seen order.")
 
 
 class CheckResult(ResultModel):
@@ -156,9 +148,7 @@ class CheckResult(ResultModel):
     note: str = Field(default="", description="One line on the verdict (server message when blocked).")
     agent_runs: list[AgentRun] = Field(default_factory=list, description="Agent domain: one row per run.")
     agent_table: AgentTableRow | None = Field(default=None, description="Agent domain: the seed's table.")
-    transcript_path: str | None = Field(
-        default=None, description="Saved transcripts (JSON), when out_dir was given."
-    )
+    transcript_path: str | None = Field(default=None, description="Saved transcripts (JSON), when out_dir was given.")
 
     def probes_passed(self) -> str:
         """'passed/counted' over the probes that count toward the verdict (informational ones do not), with

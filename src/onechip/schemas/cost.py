@@ -34,9 +34,7 @@ class CostLine(ResultModel):
     region: str = Field(default="", description="Region of the price.")
     pricing: str = Field(description="Pricing model, as in Price.pricing.")
     usd_per_chip_hour: float = Field(description="USD per chip-hour.")
-    output_tok_per_s: float = Field(
-        description="Aggregate output tokens per second the price is spread over."
-    )
+    output_tok_per_s: float = Field(description="Aggregate output tokens per second the price is spread over.")
     usd_per_mtok: float = Field(description="USD per million output tokens at this throughput.")
     monthly_usd: float = Field(description="USD for running one chip 24/7 for 730 h.")
     stops_itself: bool = Field(description="Billing ends on its own (flex-start max run duration).")
@@ -53,9 +51,7 @@ class CellCost(ResultModel):
     context_tokens: int = Field(description="Prompt tokens of the cell.")
     clients: int = Field(description="Concurrent streams of the cell.")
     status: str = Field(description="Cell status: 'ok', 'infeasible', 'failed'.")
-    output_tok_per_s: float | None = Field(
-        default=None, description="Median aggregate tok/s; None if not ok."
-    )
+    output_tok_per_s: float | None = Field(default=None, description="Median aggregate tok/s; None if not ok.")
     usd_per_mtok: dict[str, float] = Field(
         default_factory=dict, description="Pricing model -> USD per million output tokens."
     )
@@ -90,9 +86,7 @@ class CostReport(ResultModel):
 
     schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     chip: str = Field(description="Accelerator catalog key the prices are for.")
-    region: str | None = Field(
-        default=None, description="Region asked for; None = every region in the catalog."
-    )
+    region: str | None = Field(default=None, description="Region asked for; None = every region in the catalog.")
     today: str = Field(description="ISO date staleness was judged against.")
     output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")
     lines: list[CostLine] = Field(default_factory=list, description="One line per price.")

@@ -46,9 +46,7 @@ def test_check_table_shows_domain_verdicts(tmp_path):
 
 def test_tool_options_reach_the_request():
     record = '{"sensor": "A7", "value": 42, "valid": true, "note": null}'
-    replies = [Reply(tool_calls=[("record_reading", record)])] * 2 + [
-        Reply(tool_calls=[("get_time", "{}")])
-    ] * 2
+    replies = [Reply(tool_calls=[("record_reading", record)])] * 2 + [Reply(tool_calls=[("get_time", "{}")])] * 2
     with FakeVllm(replies) as srv:
         out = CliRunner().invoke(
             _app(),
@@ -63,9 +61,7 @@ def test_tool_options_reach_the_request():
 
 def test_needle_table_shows_exact_prompt_tokens_and_the_cap():
     def answer(body):
-        return Reply(
-            "violet-harbor-7341" if "violet-harbor-7341" in body["messages"][-1]["content"] else "no"
-        )
+        return Reply("violet-harbor-7341" if "violet-harbor-7341" in body["messages"][-1]["content"] else "no")
 
     with FakeVllm(answer, max_model_len=500) as srv:
         out = CliRunner().invoke(

@@ -9,8 +9,10 @@ import pytest
     ("argv", "expected"),
     [
         # typer >= 0.2x raises its own (vendored click) exceptions: these used to escape as tracebacks
-        (["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "abc"],
-         "Invalid value for '--gpu-memory-utilization'"),
+        (
+            ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "abc"],
+            "Invalid value for '--gpu-memory-utilization'",
+        ),
         (["plan"], "Missing argument 'MODEL'"),
         (["plan", "x", "--chip", "cpu", "--bogus"], "No such option: --bogus"),
         (["nosuchcmd"], "No such command 'nosuchcmd'"),

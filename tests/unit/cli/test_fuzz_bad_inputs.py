@@ -254,9 +254,7 @@ def _new_command_rows() -> list[list[str]]:
     return rows
 
 
-ROWS = (
-    _bench_rows() + _check_rows() + _plan_rows() + _up_rows() + _cost_rows() + _other_rows() + _new_command_rows()
-)
+ROWS = _bench_rows() + _check_rows() + _plan_rows() + _up_rows() + _cost_rows() + _other_rows() + _new_command_rows()
 # the rows that need a real interpreter: its exit status and stderr as a shell sees them
 SUBPROCESS_ROWS = [
     ["bench", DEAD, "--contexts", "99999999999999999999999", *OUT],

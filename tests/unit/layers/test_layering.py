@@ -13,9 +13,20 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).parents[3] / "src" / "onechip"
-CORE = ["onechip.api", "onechip.planner", "onechip.engines", "onechip.bench", "onechip.checks", "onechip.cost",
-        "onechip.report", "onechip.schemas", "onechip.catalog", "onechip.vllm", "onechip.cloud",
-        "onechip.sim"]
+CORE = [
+    "onechip.api",
+    "onechip.planner",
+    "onechip.engines",
+    "onechip.bench",
+    "onechip.checks",
+    "onechip.cost",
+    "onechip.report",
+    "onechip.schemas",
+    "onechip.catalog",
+    "onechip.vllm",
+    "onechip.cloud",
+    "onechip.sim",
+]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
 # -> bench/checks/cost -> report -> api -> cli and mcp, two shells side by side; DESIGN.md puts sim/ above

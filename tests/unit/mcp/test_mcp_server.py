@@ -118,7 +118,15 @@ def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path
 def test_read_only_server_lists_only_tools_that_change_nothing():
     tools = listed(read_only=True)
     assert set(tools) == {
-        "plan", "status", "logs", "summarize_logs", "check", "cost", "advise", "cloud_zones", "cloud_status"
+        "plan",
+        "status",
+        "logs",
+        "summarize_logs",
+        "check",
+        "cost",
+        "advise",
+        "cloud_zones",
+        "cloud_status",
     }
     assert all(t.annotations.read_only_hint for t in tools.values())
     assert "write" not in tools["cost"].input_schema["properties"]

@@ -40,9 +40,11 @@ def _geometry(key: str, kv_bytes: float = 2):
 def test_gemma3n_e4b_window_vs_full_context(write_checkpoint) -> None:
     # issue 3: Gemma 3n E4B at 32,768 tokens, bf16: 272 MiB with the window, 1,280 MiB if the 20 cached
     # layers held full context.
-    path = write_checkpoint(_config("gemma-3n-E4B-it"),
-                            {"model.language_model.norm.weight": torch.zeros(8, dtype=torch.bfloat16)},
-                            name="g3n")
+    path = write_checkpoint(
+        _config("gemma-3n-E4B-it"),
+        {"model.language_model.norm.weight": torch.zeros(8, dtype=torch.bfloat16)},
+        name="g3n",
+    )
     plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=32768)
     assert plan.cache_layers == 20
     assert plan.kv_bytes_per_sequence_windowed == 272 * MiB
@@ -88,8 +90,9 @@ def test_gpt_oss_alternates_sliding_and_full() -> None:
 def test_moe_kv_is_attention_only_and_every_expert_is_resident(write_checkpoint) -> None:
     # Qwen3-30B-A3B: 48 layers x 4 KV heads x 128 x 2 x 2 B = 98,304 B/token; experts do not change KV,
     # but all experts are resident, so weights count every expert tensor in the headers.
-    experts = {f"model.layers.0.mlp.experts.{e}.up_proj.weight": torch.zeros(4, 8, dtype=torch.bfloat16)
-               for e in range(8)}
+    experts = {
+        f"model.layers.0.mlp.experts.{e}.up_proj.weight": torch.zeros(4, 8, dtype=torch.bfloat16) for e in range(8)
+    }
     path = _checkpoint(write_checkpoint, "Qwen3-30B-A3B", experts)
     plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096)
     assert plan.kv_bytes_per_token == 98_304
@@ -135,8 +138,15 @@ def test_weights_that_do_not_fit_give_a_verdict(write_checkpoint) -> None:
     # 24 GB L4 (nominal; NVIDIA datasheet) cannot hold 30 GB of weights: a plan with fits=False.
     path = _checkpoint(write_checkpoint, "Qwen3-0.6B")
     # A header-only file claiming 15 G bf16 elements: the planner reads headers, never tensor data.
-    header = json.dumps({"model.embed_tokens.weight": {"dtype": "BF16", "shape": [15_000_000, 1000],
-                                                       "data_offsets": [0, 30_000_000_000]}}).encode()
+    header = json.dumps(
+        {
+            "model.embed_tokens.weight": {
+                "dtype": "BF16",
+                "shape": [15_000_000, 1000],
+                "data_offsets": [0, 30_000_000_000],
+            }
+        }
+    ).encode()
     for f in path.glob("*.safetensors"):
         f.unlink()
     (path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)

@@ -268,17 +268,21 @@ def test_windowed_engines_judge_one_request_at_its_windowed_blocks() -> None:
 
 # The activation rule on logs it was not fitted to (engines.json: fitted on Llama-3.1-8B and Qwen3-8B only):
 # 'torch peak memory increase' of the 0.19.0 H100 sweep, printed to 0.01 GiB.
-@pytest.mark.parametrize(("fixture", "config"), [
-    ("h100-deepseek-v2-lite-mla-v0190", "deepseek-ai--DeepSeek-V2-Lite-Chat.json"),  # MoE workspace, MLA
-    ("h100-gpt-oss-20b-sampler-oom-v0190", "openai--gpt-oss-20b.json"),  # mxfp4 MoE: no fused workspace
-    ("h100-qwen25-7b-tp1-v0190", "Qwen--Qwen2.5-7B-Instruct.json"),  # dense
-])
+@pytest.mark.parametrize(
+    ("fixture", "config"),
+    [
+        ("h100-deepseek-v2-lite-mla-v0190", "deepseek-ai--DeepSeek-V2-Lite-Chat.json"),  # MoE workspace, MLA
+        ("h100-gpt-oss-20b-sampler-oom-v0190", "openai--gpt-oss-20b.json"),  # mxfp4 MoE: no fused workspace
+        ("h100-qwen25-7b-tp1-v0190", "Qwen--Qwen2.5-7B-Instruct.json"),  # dense
+    ],
+)
 def test_activation_peak_on_held_out_logs(tmp_path: Path, fixture: str, config: str) -> None:
     entry = _corpus(fixture)
     weights = int(entry["logged"]["model_weights_gib"] * GiB)
     path = _checkpoint(tmp_path / "m", _config(config), weights)
-    plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95,
-                      engine_version="0.19.0", multimodal=False)
+    plan = plan_model(
+        str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0", multimodal=False
+    )
     assert plan.memory_budget is not None
     logged = entry["logged"]["activation_peak_gib"]
     assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(logged, abs=0.03)

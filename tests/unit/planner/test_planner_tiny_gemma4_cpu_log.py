@@ -36,8 +36,9 @@ def tiny_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_plan_matches_the_cpu_engines_hybrid_accounting(tiny_text: Path) -> None:
-    plan = plan_model(str(tiny_text), "cpu", "vllm-cpu", dtype="float32", max_model_len=2048,
-                      kv_cache_memory_bytes=1 << 30)
+    plan = plan_model(
+        str(tiny_text), "cpu", "vllm-cpu", dtype="float32", max_model_len=2048, kv_cache_memory_bytes=1 << 30
+    )
     assert round(plan.max_concurrency, 2) == 481.88
     assert plan.kv_tokens_logged == 986_895
     cross = crosscheck(plan, read_boot_log(LOG.read_text(), "embedded-vllm-cpu", str(tiny_text)))

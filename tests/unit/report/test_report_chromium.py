@@ -15,9 +15,7 @@ from matplotlib import image
 
 from onechip.report import write_report
 
-BROWSER = next(
-    (b for b in ("chromium-headless-shell", "chromium", "chromium-browser") if shutil.which(b)), None
-)
+BROWSER = next((b for b in ("chromium-headless-shell", "chromium", "chromium-browser") if shutil.which(b)), None)
 pytestmark = [
     pytest.mark.integration,  # starts a real browser process (~10 s on 2 cores)
     pytest.mark.skipif(BROWSER is None, reason="no headless Chromium on PATH (apt install chromium)"),
@@ -27,9 +25,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hid
 
 def _chromium(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     assert BROWSER is not None
-    return subprocess.run(
-        [BROWSER, *FLAGS, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=True
-    )
+    return subprocess.run([BROWSER, *FLAGS, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=True)
 
 
 def test_chromium_renders_the_report(seed_run: Path, tmp_path: Path) -> None:

@@ -48,9 +48,7 @@ def test_report_from_model_dumps(tmp_path: Path) -> None:
     bench = BenchRun(
         tool_version="0.1.0",
         created_at="2026-11-29T10:05:00+00:00",
-        config=BenchConfig(
-            base_url="http://127.0.0.1:8000", contexts=[128], clients=[1, 4], output_tokens=32
-        ),
+        config=BenchConfig(base_url="http://127.0.0.1:8000", contexts=[128], clients=[1, 4], output_tokens=32),
         cells=[
             CellResult(
                 context_tokens=128,

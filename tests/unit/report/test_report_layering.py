@@ -14,8 +14,6 @@ def test_cost_and_report_import_no_cli_or_plotting() -> None:
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     loaded = set(
-        json.loads(
-            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-        )
+        json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     )
     assert not loaded & {"typer", "click", "rich", "matplotlib"}
