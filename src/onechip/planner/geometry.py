@@ -209,24 +209,49 @@ def kv_geometry(
         raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' = {shared} is outside [0, {n})")
     first_shared = n - shared
 
+    owners = _cache_owners(kinds, first_shared, family)
+    return _per_layer(cfg, kinds, owners, family, window=window, k_eq_v=k_eq_v, tp=tensor_parallel_size,
+                      kv_dtype_bytes=kv_dtype_bytes)  # fmt: skip
+
+
+def _cache_owners(kinds: list[str], first_shared: int, family: str) -> list[int | None]:
+    """Per layer: None when it owns its cache, else the last earlier layer of its type it reads (Gemma 3n/4
+    num_kv_shared_layers: the last n layers share). Raises ConfigError when no such layer exists."""
+    owners: list[int | None] = []
+    last_owner: dict[str, int] = {}
+    for i, kind in enumerate(kinds):
+        if i < first_shared:
+            last_owner[kind] = i
+            owners.append(None)
+        elif kind in last_owner:
+            owners.append(last_owner[kind])
+        else:
+            raise ConfigError(
+                f"model config ({family}): field 'num_kv_shared_layers' makes layer {i} "
+                f"share a {kind} cache, but no earlier layer of that type owns one"
+            )
+    return owners
+
+
+def _per_layer(
+    cfg: Any,
+    kinds: list[str],
+    owners: list[int | None],
+    family: str,
+    *,
+    window: Any,
+    k_eq_v: bool,
+    tp: int,
+    kv_dtype_bytes: float,
+) -> Geometry:
+    """The LayerKV table: KV heads padded up to a multiple of `tp`, bytes per token for cache owners."""
     layers: list[LayerKV] = []
     raw_heads: set[int] = set()
-    last_owner: dict[str, int] = {}
     for i, kind in enumerate(kinds):
         dim, heads_i = _layer_shape(cfg, kind, family, i)
         raw_heads.add(heads_i)
-        padded = -(-heads_i // tensor_parallel_size) * tensor_parallel_size
-        owns = i < first_shared
-        source = None
-        if not owns:
-            source = last_owner.get(kind)
-            if source is None:
-                raise ConfigError(
-                    f"model config ({family}): field 'num_kv_shared_layers' makes layer {i} "
-                    f"share a {kind} cache, but no earlier layer of that type owns one"
-                )
-        else:
-            last_owner[kind] = i
+        padded = -(-heads_i // tp) * tp
+        owns = owners[i] is None
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
         # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
         # (E2B has it off; seed article fact 4).
@@ -239,7 +264,7 @@ def kv_geometry(
                 head_dim=dim,
                 k_eq_v=k_eq_v and kind == FULL,
                 owns_cache=owns,
-                shares_from=source,
+                shares_from=owners[i],
                 sliding_window=window if kind == SLIDING else None,
                 bytes_per_token=per_token,
             )
