@@ -12,7 +12,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
-from onechip.cli.render import console, live_progress
+from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError, EndpointError
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, SearchResult
@@ -36,7 +36,7 @@ def _load_plan(path: Path | None) -> Plan | None:
 def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
     """One article table: rows = context tokens, columns = clients; infeasible/failed cells say so."""
     clients = sorted({c.clients for c in run.cells})
-    table = Table(title=title, title_justify="left")
+    table = titled_table(title, title_justify="left")
     table.add_column("context", justify="right")
     for n in clients:
         table.add_column(f"{n} client{'' if n == 1 else 's'}", justify="right")
@@ -108,8 +108,8 @@ def turn_tables(run: BenchRun) -> list[Table]:
             continue
         hit = cell.server_metrics_delta.get("prefix_cache_hit_rate")
         server = f", server prefix-cache hit rate {hit:.0%}" if hit is not None else ""
-        table = Table(
-            title=f"agent sessions: {cell.context_tokens:,}-token shared prefix x {cell.clients} clients{server}",
+        table = titled_table(
+            f"agent sessions: {cell.context_tokens:,}-token shared prefix x {cell.clients} clients{server}",
             title_justify="left",
         )
         for name in ("turn", "requests", "prompt tok", "cached tok", "cached", "TTFT ms p50", "TTFT p90", "TPOT ms"):
@@ -155,7 +155,7 @@ def slip_lines(run: BenchRun) -> list[str]:
 def search_table(result: SearchResult) -> Table:
     """`--find-max`: every probe, in load order, with its verdict and the SLO metrics at the percentile."""
     unit = "clients" if result.kind == "clients" else "req/s"
-    table = Table(title=f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
+    table = titled_table(f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
     for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s"):
         table.add_column(name, justify="right")
     for p in sorted(result.probes, key=lambda p: p.load):

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress
+from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ChecksNotPassed
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.inputs import build_request
@@ -33,7 +33,7 @@ VERDICT_STYLE = {
 
 def check_tables(report: CheckReport) -> list[Table]:
     """The verdict table (one row per domain) and, when the agent ran, the seed demo's agent table."""
-    verdicts = Table(title=f"checks: {report.model} at {report.base_url}")
+    verdicts = titled_table(f"checks: {report.model} at {report.base_url}")
     for col in ("domain", "verdict", "probes passed", "note"):
         verdicts.add_column(col)
     for r in report.results:
@@ -43,7 +43,7 @@ def check_tables(report: CheckReport) -> list[Table]:
     for r in report.results:
         if r.agent_table is not None and r.agent_table.runs:
             t = r.agent_table
-            agent = Table(title="agent (MCP count_ids)")
+            agent = titled_table("agent (MCP count_ids)")
             for col in ("backend", "runs", "correct", "right-filter", "errors", "median s", "filters sent"):
                 agent.add_column(col)
             median = f"{t.median_s:.2f}" if t.median_s is not None else "-"
@@ -64,7 +64,7 @@ def check_tables(report: CheckReport) -> list[Table]:
 
 def _needle_table(result: CheckResult) -> Table:
     """One row per long-context probe: prompt tokens, seconds, prompt tok/s (as the seed's longctx.py)."""
-    table = Table(title=f"long context (cap {result.conditions.get('cap_tokens', '?')} tokens)")
+    table = titled_table(f"long context (cap {result.conditions.get('cap_tokens', '?')} tokens)")
     for col in ("probe", "verdict", "prompt tokens", "seconds", "prompt tok/s", "note"):
         table.add_column(col)
     for p in result.probes:

@@ -11,11 +11,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console
+from onechip.cli.render import console, titled_table
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
@@ -112,7 +111,7 @@ def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     if as_json:
         typer.echo("[" + ",".join(a.model_dump_json() for a in attempts) + "]")
         return
-    table = Table(title=f"probe {request.chip} {request.provisioning}")
+    table = titled_table(f"probe {request.chip} {request.provisioning}")
     for col in ("zone", "outcome", "code", "s", "message"):
         table.add_column(col)
     for a in attempts:

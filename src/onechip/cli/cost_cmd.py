@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
+from onechip.cli.render import titled_table
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest
@@ -32,7 +32,7 @@ def cost(
 
 
 def _render(result: CostReport, console: Console) -> None:
-    table = Table(title=f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
+    table = titled_table(f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
     for name in ("pricing", "region", "$/chip-h", "$/M tok", "month", "stops", "price read"):
         left = name in ("pricing", "region", "price read")
         table.add_column(name, justify="left" if left else "right", no_wrap=True)
@@ -49,7 +49,7 @@ def _render(result: CostReport, console: Console) -> None:
     console.print(table)
     if result.cells:
         names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))
-        cells = Table(title="$/M output tokens per measured cell")
+        cells = titled_table("$/M output tokens per measured cell")
         for name in ("context", "clients", "tok/s", *names):
             cells.add_column(name, justify="right")
         for c in result.cells:

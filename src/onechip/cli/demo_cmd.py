@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from onechip import api
 from onechip.cli.bench_cmd import bench_tables
 from onechip.cli.check_cmd import check_tables
 from onechip.cli.engine_cmds import print_boot
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress
+from onechip.cli.render import console, live_progress, titled_table
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
 from onechip.schemas.cloud import CloudNameRequest
 from onechip.schemas.inputs import build_request
@@ -59,7 +58,7 @@ def register(app: typer.Typer) -> None:
         request = build_request(DemoRequest, fields)
         with live_progress() as on_progress:
             manifest = api.demo(request, on_progress, on_stage_done=_render_stage)
-        table = Table(title="stage timings (s)")
+        table = titled_table("stage timings (s)")
         for name in manifest.stage_timings_s:
             table.add_column(name, justify="right")
         table.add_row(*(f"{v:.1f}" for v in manifest.stage_timings_s.values()))

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from onechip.progress import ProgressEvent, ProgressFn
 
@@ -115,3 +116,9 @@ def plain_progress(stream: TextIO, every_s: float = PLAIN_EVERY_S) -> Iterator[P
     finally:
         stop.set()
         heart.join()
+
+
+def titled_table(title: str, *headers: str, **options: object) -> Table:
+    """A rich Table at least as wide as its title (rich still caps it at the terminal's width), so a title
+    longer than the columns beneath it is not wrapped mid-phrase."""
+    return Table(*headers, title=title, min_width=len(title), **options)  # type: ignore[arg-type]

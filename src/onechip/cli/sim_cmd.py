@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from onechip import api
 from onechip.cli.bench_cmd import print_run
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress
+from onechip.cli.render import console, live_progress, titled_table
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
 
@@ -60,8 +59,8 @@ def advise(
         typer.echo(advice.model_dump_json(indent=2))
         return
     wl = advice.workload
-    table = Table(
-        title=f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
+    table = titled_table(
+        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
         f"{wl['output_tokens']:.0f} output tokens",
         title_justify="left",
     )

@@ -1,0 +1,31 @@
+"""cli/render.py titled_table: a title longer than its columns stays on one line (issue 17: "table titles wrap
+mid-phrase", e.g. `checks: SmolLM2-135M-Instruct at http://127.0.0.1:40325` over a three-column table)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from onechip.cli.render import titled_table
+
+TITLE = "checks: SmolLM2-135M-Instruct at http://127.0.0.1:40325"
+
+
+def _render(table: Table, width: int) -> list[str]:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(table)
+    return [line.strip() for line in console.export_text().splitlines()]
+
+
+def test_a_long_title_is_one_line_when_the_terminal_has_room() -> None:
+    table = titled_table(TITLE, "domain", "verdict", "probes")
+    table.add_row("chat", "pass", "1/1")
+    assert TITLE in _render(table, 100)
+    plain = Table("domain", "verdict", "probes", title=TITLE)  # what wrapped before
+    plain.add_row("chat", "pass", "1/1")
+    assert TITLE not in _render(plain, 100)
+
+
+def test_a_narrow_terminal_still_bounds_the_table() -> None:
+    table = titled_table(TITLE, "domain")
+    assert all(len(line) <= 30 for line in _render(table, 30))
