@@ -1,13 +1,35 @@
-"""Settings every test shares. Test helpers live beside this file (pytest puts tests/ on sys.path, as it does
-for every conftest directory without __init__.py): `fakes/` (the one fake vLLM server) and `factories.py`
-(plans, boot records and engine states made the way the code makes them)."""
+"""Settings and fixtures every test shares (`run`: the console script in-process). Test helpers live beside
+this file (pytest puts tests/ on sys.path, as it does for every conftest directory without __init__.py):
+`fakes/` (the one fake vLLM server, the fake TPU API, a local sshd) and `factories.py` (plans, boot records and
+engine states made the way the code makes them)."""
 
 from __future__ import annotations
 
 import signal
+
+import pytest
 
 # Tests send SIGINT (Ctrl-C) to onechip processes and to themselves. A shell without job control starts
 # background commands with SIGINT ignored, children inherit "ignored", and Python then never raises
 # KeyboardInterrupt; restoring Python's handler here makes every child start with the default again
 # (exec resets handled signals, not ignored ones).
 signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]):
+    """Call the console script's main(argv) in-process; return (exit code, stdout, stderr)."""
+    from onechip.cli.main import main
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def _run(*argv: str) -> tuple[int, str, str]:
+        try:
+            with pytest.raises(SystemExit) as info:
+                main(list(argv))
+        finally:
+            signal.signal(signal.SIGTERM, previous)  # main() installs its SIGTERM handler
+        out, err = capsys.readouterr()
+        return int(info.value.code or 0), out, err
+
+    return _run

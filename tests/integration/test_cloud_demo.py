@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from fakes.sshd import local_sshd
 from fakes.tpu_api import FakeTpuApi, Zone
 from onechip.engines.local import free_port
 
 pytestmark = pytest.mark.integration
-SSHD = "/usr/sbin/sshd"
 TOKEN = "hf_FAKEcloudDemoTokenabcdefghij0123456789"
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 
@@ -33,53 +31,18 @@ FAKES = Path(__file__).resolve().parents[1] / "fakes"
 def tpu_vm(tmp_path_factory):
     """An sshd on 127.0.0.1:PORT whose sessions find the fake docker first on PATH. Yields (ssh options,
     client key path, fake docker state dir)."""
-    if not Path(SSHD).exists() or shutil.which("ssh") is None:
-        pytest.skip("openssh-server/openssh-client not installed (apt-get install -y openssh-server)")
-    if os.geteuid() != 0:
-        pytest.skip("sshd needs root here (privilege separation directory, login as root@127.0.0.1)")
     work = tmp_path_factory.mktemp("tpu-vm")
-    for key in ("host_key", "client_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(work / key)], check=True)
-    shutil.copy(work / "client_key.pub", work / "authorized_keys")
     bin_dir = work / "bin"
     bin_dir.mkdir()
     (bin_dir / "docker").write_text(f'#!/bin/sh\nexec {sys.executable} {FAKES / "fake_docker.py"} "$@"\n')
     (bin_dir / "docker").chmod(0o755)
     state = work / "docker-state"
-    port = free_port()
-    (work / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {work / 'host_key'}\n"
-        f"AuthorizedKeysFile {work / 'authorized_keys'}\nPidFile {work / 'sshd.pid'}\n"
-        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        "UsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
-        f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state}\n"
-    )
-    Path("/run/sshd").mkdir(parents=True, exist_ok=True)
-    sshd_log = open(work / "sshd.log", "wb")  # noqa: SIM115 - closed after sshd stops
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=subprocess.DEVNULL,
-                            stderr=sshd_log)  # fmt: skip
-    options = [f"Port={port}", "IdentitiesOnly=yes", "UserKnownHostsFile=/dev/null",
-               "StrictHostKeyChecking=no", "LogLevel=ERROR"]  # fmt: skip
-    argv = ["ssh", "-o", "BatchMode=yes", "-i", str(work / "client_key"), *sum((["-o", o] for o in options), []),
-            "root@127.0.0.1", "command -v docker"]  # fmt: skip
-    for _ in range(50):
-        done = subprocess.run(argv, capture_output=True, text=True)
-        if done.returncode == 0:
-            assert done.stdout.strip() == str(bin_dir / "docker"), done.stdout
-            break
-        if proc.poll() is not None:
-            sshd_log.close()
-            pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
-        time.sleep(0.2)
-    else:
-        proc.terminate()
-        proc.wait(10)
-        sshd_log.close()
-        pytest.skip("sshd did not accept a login within 10 s")
-    yield options, work / "client_key", state
-    proc.terminate()
-    proc.wait(10)
-    sshd_log.close()
+    path = f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state}\n"
+    with local_sshd(work, path) as (options, key):
+        argv = ["ssh", "-o", "BatchMode=yes", "-i", str(key), *sum((["-o", o] for o in options), [])]
+        found = subprocess.run([*argv, "root@127.0.0.1", "command -v docker"], capture_output=True, text=True)
+        assert found.stdout.strip() == str(bin_dir / "docker"), found.stdout + found.stderr
+        yield options, key, state
 
 
 def _ps() -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -19,60 +18,19 @@ from pathlib import Path
 
 import pytest
 
+from fakes.sshd import local_sshd
 from onechip.engines import model_store
 from onechip.engines.local import free_port, group_alive
 
 pytestmark = pytest.mark.integration
-SSHD = "/usr/sbin/sshd"
 TOKEN = "hf_FAKEsshTokenabcdefghij0123456789"
 ONECHIP = [sys.executable, "-m", "onechip"]
 
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory):
-    if not Path(SSHD).exists() or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
-        pytest.skip("openssh-server/openssh-client not installed (apt-get install -y openssh-server)")
-    if os.geteuid() != 0:
-        pytest.skip("sshd needs root here (privilege separation directory, login as root@127.0.0.1)")
-    work = tmp_path_factory.mktemp("sshd")
-    for key in ("host_key", "client_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(work / key)], check=True)
-    shutil.copy(work / "client_key.pub", work / "authorized_keys")
-    port = free_port()
-    (work / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {work / 'host_key'}\n"
-        f"AuthorizedKeysFile {work / 'authorized_keys'}\nPidFile {work / 'sshd.pid'}\n"
-        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        "UsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
-    )
-    Path("/run/sshd").mkdir(parents=True, exist_ok=True)
-    log = open(work / "sshd.log", "wb")  # noqa: SIM115 - sshd writes it until the fixture ends
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=subprocess.DEVNULL, stderr=log)
-    options = [
-        f"Port={port}",
-        f"IdentityFile={work / 'client_key'}",
-        "IdentitiesOnly=yes",
-        "UserKnownHostsFile=/dev/null",
-        "StrictHostKeyChecking=no",
-        "LogLevel=ERROR",
-    ]
-    argv = ["ssh", "-o", "BatchMode=yes", *sum((["-o", o] for o in options), []), "root@127.0.0.1", "true"]
-    for _ in range(50):
-        if subprocess.run(argv, capture_output=True).returncode == 0:
-            break
-        if proc.poll() is not None:
-            log.close()
-            pytest.skip(f"sshd could not start: {(work / 'sshd.log').read_text()[-300:]}")
-        time.sleep(0.2)
-    else:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
-        pytest.skip("sshd did not accept a login within 10 s")
-    yield options
-    proc.terminate()
-    proc.wait(10)
-    log.close()
+    with local_sshd(tmp_path_factory.mktemp("sshd")) as (options, key):
+        yield [*options, f"IdentityFile={key}"]
 
 
 def _run(args, env, timeout=900):

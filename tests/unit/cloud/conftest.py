@@ -26,24 +26,3 @@ def fake_api(monkeypatch, tmp_path):
         monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
         monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud key of the real user is read
         yield api
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]):
-    """Call the console script's main(argv) in-process; return (exit code, stdout, stderr)."""
-    import signal
-
-    from onechip.cli.main import main
-
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def _run(*argv: str) -> tuple[int, str, str]:
-        try:
-            with pytest.raises(SystemExit) as info:
-                main(list(argv))
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-        out, err = capsys.readouterr()
-        return int(info.value.code or 0), out, err
-
-    return _run
