@@ -67,6 +67,17 @@ def write_checkpoint(directory: Path, config: dict[str, Any], tensors: dict[str,
     return directory
 
 
+def sized_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
+    """config.json plus one safetensors header announcing a single bf16 tensor of `weights_bytes` (no data: the
+    planner reads headers only), for plans whose weights are a given figure (a log's, a model card's)."""
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    tensor = {"dtype": "BF16", "shape": [weights_bytes // 2], "data_offsets": [0, weights_bytes]}
+    header = json.dumps({"model.layers.0.mlp.weight": tensor}).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
 def smollm2_checkpoint(directory: Path, config: dict[str, Any] | None = None) -> Path:
     """SmolLM2's config (or `config`) with the four tiny bf16 tensors of SMOLLM2_TINY_TENSORS."""
     import torch

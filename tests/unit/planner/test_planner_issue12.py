@@ -8,7 +8,6 @@ the checkpoint bytes the source gives, beside a config.json with the source's ge
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from factories import sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
@@ -34,22 +34,6 @@ def _corpus(name: str) -> dict[str, Any]:
 
 def _config(name: str) -> dict[str, Any]:
     return json.loads((BOOTLOGS / "configs" / name).read_text(encoding="utf-8"))
-
-
-def _checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
-    directory.mkdir(parents=True)
-    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    header = json.dumps(
-        {
-            "model.layers.0.mlp.weight": {
-                "dtype": "BF16",
-                "shape": [weights_bytes // 2],
-                "data_offsets": [0, weights_bytes],
-            }
-        }
-    ).encode()
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
-    return directory
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -74,7 +58,7 @@ LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
 )
 def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture: str, max_len: int) -> None:
     entry = _corpus(fixture)
-    path = _checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
+    path = sized_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
     plan = plan_model(
         str(path),
         "rtx3090",
@@ -124,7 +108,7 @@ def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> No
         "num_key_value_heads": 2,
         "head_dim": 256,
     }
-    path = _checkpoint(tmp_path / "next", config, 1024)
+    path = sized_checkpoint(tmp_path / "next", config, 1024)
     result = _cli(str(path), "--chip", "h100")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
@@ -148,7 +132,7 @@ def test_hybrid_verdict_never_contradicts_its_concurrency(tmp_path: Path) -> Non
     entry = _corpus("h100-gemma3-27b-v0190")
     weights = int(entry["logged"]["model_weights_gib"] * GiB)
     plan = plan_model(
-        str(_checkpoint(tmp_path / "g3", config, weights)),
+        str(sized_checkpoint(tmp_path / "g3", config, weights)),
         "h100",
         "vllm-gpu",
         max_model_len=8192,
@@ -195,7 +179,7 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
 #    of KV per GPU); --kv-cache-memory is bytes per GPU.
 def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> None:
     entry = _corpus("h100x4-llama31-8b-tp4-v0190")
-    path = _checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
+    path = sized_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
     plan = plan_model(
         str(path),
         "h100",
@@ -232,7 +216,7 @@ def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> N
 )
 def test_bad_config_values_are_one_line_errors(tmp_path: Path, field: str, value: Any) -> None:
     config = {**_config("meta-llama--Llama-3.1-8B-Instruct.json"), field: value}
-    path = _checkpoint(tmp_path / "bad", config, 1024)
+    path = sized_checkpoint(tmp_path / "bad", config, 1024)
     result = _cli(str(path), "--chip", "h100")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0 and f"'{field}'" in result.stderr
@@ -279,7 +263,7 @@ def test_windowed_engines_judge_one_request_at_its_windowed_blocks() -> None:
 def test_activation_peak_on_held_out_logs(tmp_path: Path, fixture: str, config: str) -> None:
     entry = _corpus(fixture)
     weights = int(entry["logged"]["model_weights_gib"] * GiB)
-    path = _checkpoint(tmp_path / "m", _config(config), weights)
+    path = sized_checkpoint(tmp_path / "m", _config(config), weights)
     plan = plan_model(
         str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0", multimodal=False
     )

@@ -4,12 +4,12 @@ version it applies), checked against the corpus's TPU boot logs (tests/fixtures/
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from factories import sized_checkpoint
 from onechip.planner import plan_model
 
 GiB = 2**30
@@ -20,29 +20,13 @@ def _corpus(name: str) -> dict[str, Any]:
     return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text()) if e["name"] == name)
 
 
-def _checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
-    directory.mkdir(parents=True)
-    (directory / "config.json").write_text(json.dumps(config))
-    header = json.dumps(
-        {
-            "model.layers.0.mlp.weight": {
-                "dtype": "BF16",
-                "shape": [weights_bytes // 2],
-                "data_offsets": [0, weights_bytes],
-            }
-        }
-    ).encode()
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
-    return directory
-
-
 def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: Path) -> None:
     # tpu-inference PR #145 on v6e x4, TP 4: 3.74 GiB per chip after weights; its cache shape is 32 layers
     # x 8 KV heads (K and V) x 128, the Llama-3.1-8B geometry; 3,168 blocks x 256 = 811,008 tokens.
     entry = _corpus("tpu-v6e4-tp4-len4096")
     config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
     weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GiB) * 4
-    path = _checkpoint(tmp_path / "llama", config, weights)
+    path = sized_checkpoint(tmp_path / "llama", config, weights)
     old = plan_model(
         str(path),
         "v6e-4",
@@ -82,7 +66,7 @@ def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
         "vocab_size": 1000,
         "max_position_embeddings": 4096,
     }
-    path = _checkpoint(tmp_path / "q", config, 2 * GiB)
+    path = sized_checkpoint(tmp_path / "q", config, 2 * GiB)
     kw: dict[str, Any] = {"max_model_len": 4096, "tensor_parallel_size": 4, "multimodal": False}
     sharded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.29.1", **kw)
     padded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
