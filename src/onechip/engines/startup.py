@@ -31,7 +31,6 @@ from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeTarget
 from onechip.vllm import flags
 
-ENGINE_KINDS = ("embedded", "vllm", "vllm-docker")
 DEFAULT_PORT = flags.DEFAULT_PORT  # vLLM's own default port: on a host, and locally when it is free
 
 

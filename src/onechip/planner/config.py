@@ -111,10 +111,6 @@ class ModelConfig:
     dtype: str | None
     tie_word_embeddings: bool
 
-    @property
-    def is_mla(self) -> bool:
-        return self.family in MLA_FAMILIES
-
 
 def _fail(where: str, field: str, why: str) -> ConfigError:
     return ConfigError(f"{where}: field '{field}' {why}")

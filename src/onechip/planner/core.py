@@ -64,10 +64,6 @@ def served_dtype(requested: str | None, checkpoint_dtype: str | None, rules: Eng
     return name
 
 
-def _tokens_per_request(context: int, block: int) -> int:
-    return -(-context // block) * block
-
-
 def blocks_per_request(
     geometry: Geometry, context: int, block: int, rules: EngineRules, max_num_batched_tokens: int | None
 ) -> int:

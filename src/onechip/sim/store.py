@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from onechip.paths import onechip_home, write_text_atomic
-from onechip.schemas.sim import Calibration, CalibrationKey
+from onechip.schemas.sim import Calibration
 
 
 def calibrations_dir() -> Path:
@@ -41,10 +41,6 @@ def find(model: str, chip: str, engine: str, engine_version: str | None = None) 
     exact = [c for c in found if engine_version and c.key.engine_version == engine_version]
     pool = exact or found
     return max(pool, key=lambda c: c.created_at) if pool else None
-
-
-def same_key(a: CalibrationKey, b: CalibrationKey) -> bool:
-    return (a.model, a.chip, a.engine) == (b.model, b.chip, b.engine)
 
 
 def find_elsewhere(model: str, chip: str, engine: str) -> Calibration | None:
