@@ -47,6 +47,7 @@ CHIPS = {
     "L4": "l4",
     "TPU v5e-1": "v5e-1",
     "TPU v6e-1": "v6e-1",
+    "TPU v6e-4": "v6e-4",
 }
 
 
@@ -101,6 +102,11 @@ def logged_tokens(entry: dict[str, Any]) -> int | None:
     return None
 
 
+def refused_at_validation(entry: dict[str, Any]) -> bool:
+    """vLLM refused the arguments before touching memory (max_model_len above the model's positions)."""
+    return entry["outcome"] == "refused" and "derived max_model_len" in (entry.get("error_line") or "")
+
+
 def outcome_note(entry: dict[str, Any]) -> str:
     """Why a refused boot was refused, when it was not vLLM's KV fit check."""
     error = entry.get("error_line") or ""
@@ -153,6 +159,8 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | N
     weights, how = weights_of(entry, tp)
     if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
         weights, how = 2, "unused (explicit CPU pool)"
+    if weights is None and refused_at_validation(entry):  # refused before any memory is counted
+        weights, how = 2, "unused (refused at argument validation)"
     if weights is None:
         return None, how
     path = workdir / entry["name"]
@@ -174,6 +182,7 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
+    how = ""
     try:
         model, how = model_of(entry, engine, workdir)
         if model is None:
@@ -182,7 +191,10 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
         fields["multimodal"] = how == "catalog inventory"
         plan = plan_model(model, **fields)
     except OnechipError as exc:
-        row["skip"] = f"refused: {exc}"
+        if refused_at_validation(entry) and "max_position_embeddings" in str(exc):
+            row.update(predicted=None, fits=False, weights=how, binding="arguments", note=f" (planner: {exc})")
+        else:
+            row["skip"] = f"refused: {exc}"
         return row
     row.update(
         predicted=plan.kv_tokens_logged,
@@ -208,15 +220,16 @@ def main() -> int:
         right = row["fits"] == (row["outcome"] == "started")
         verdicts_right += right
         err = ""
-        if row["logged"]:
+        if row["logged"] and row["predicted"] is not None:
             e = (row["predicted"] - row["logged"]) / row["logged"]
             errors.append(abs(e))
             err = f"{e:+.2%}"
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
         logged = f"{row['logged']:,}" if row["logged"] else "-"
+        predicted = f"{row['predicted']:,}" if row["predicted"] is not None else "-"
         fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
         print(
-            f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
+            f"{row['name']:52} {predicted:>10} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
             f"{row['note']}{fitted}{row.get('stand_in', '')}"
         )
     if errors:

@@ -94,6 +94,12 @@ class TpuPoolRule(StrictModel):
     )
     default_utilization: float = Field(description="gpu_memory_utilization when none is given.")
     kv_heads_pad_to_tp: bool = Field(description="KV heads pad up to TP (else K/V shard on head_dim).")
+    regular_pages: bool = Field(
+        default=False,
+        description="Every cache-owning layer takes a whole number of pages of one regular attention shape "
+        "(the config's num_key_value_heads x head_dim): a smaller layer is padded up to it, a larger one spans "
+        "several.",
+    )
     source: str = Field(description="Where the rule comes from.")
     date: str = Field(description="ISO date.")
 

@@ -21,7 +21,7 @@ from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
-from onechip.planner.geometry import Geometry, kv_geometry
+from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry
 from onechip.planner.gpu_memory import select_rule, version_key
 from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
@@ -309,6 +309,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
+    if tpu_rule is not None and tpu_rule.regular_pages:
+        geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.loads_towers if request.multimodal else ()

@@ -72,3 +72,29 @@ def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
     padded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
     assert sharded.kv_bytes_per_token == 4 * 2 * 128 * 2 * 2
     assert padded.kv_bytes_per_token == 2 * sharded.kv_bytes_per_token
+
+
+def test_every_layer_takes_whole_pages_of_the_regular_shape(tmp_path: Path) -> None:
+    # 0.29.1rc1 on v6e-4, Gemma 4 26B-A4B (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291, config copied from
+    # a public copy of the Hub file): 'Init kv-cache | num_total_layers=30 | ... regular_attn_shape=(num_blocks,
+    # (128, 8, 2, 256))' -- the 5 full layers (2 KV heads x 512) are allocated at the sliding layers' 8 x 256:
+    # 30 x 8 x 2 x 256 x 2 B = 245,760 B/token, and 'TPU KV cache size: 235,008 tokens' (1,836 blocks x 128).
+    entry = _corpus("tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291")
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
+    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GiB) * 4
+    path = sized_checkpoint(tmp_path / "g4", config, weights)
+    plan = plan_model(
+        str(path),
+        "v6e-4",
+        "vllm-tpu",
+        max_model_len=2048,
+        tensor_parallel_size=4,
+        block_size=128,
+        max_num_seqs=16,
+        engine_version="0.29.1",
+        multimodal=False,
+    )
+    assert plan.kv_bytes_per_token == 30 * 8 * 2 * 256 * 2 == 245_760
+    assert {layer.bytes_per_token for layer in plan.layers} == {8 * 2 * 256 * 2}
+    assert plan.num_blocks == entry["logged"]["num_blocks"] == 1836
+    assert plan.kv_tokens == entry["logged"]["kv_cache_tokens"] == 235_008
