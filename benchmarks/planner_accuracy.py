@@ -5,7 +5,8 @@ For every fixture whose model config is in tests/fixtures/bootlogs/configs/, pla
 limits as the log states them) and compare with what the log printed:
   - KV tokens: the planner's own budget (visible memory x utilization - weights - non-torch - activation
     [- CUDA graphs]) against the logged 'KV cache size: N tokens'; error = (predicted - logged) / logged;
-  - fit / no fit against the logged outcome (refused because KV is short for one request).
+  - fit / no fit against the logged outcome (refused because KV is short for one request, or refused at
+    argument validation, max_model_len above the model's positions, where the planner must refuse too).
 Weights come from the checkpoint bytes the corpus gives (`weights_total_bytes`) or, lacking them (no
 safetensors headers can be read here), from the log's own loaded-weights figure x TP: said per row.
 Fixtures without a config, or refused for reasons the planner does not model, are listed, not scored.
