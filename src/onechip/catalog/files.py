@@ -120,6 +120,12 @@ class EngineEntry(StrictModel):
     windows_sliding_layers: bool = Field(default=False, description="Pool holds sliding layers windowed.")
     windows_sliding_source: str = Field(default="", description="Where that comes from.")
     kv_heads_pad_to_tp: bool = Field(default=True, description="KV heads pad up to a multiple of TP.")
+    tp_vocab_padding: int | None = Field(
+        default=None,
+        description="Tensor parallel shards attention heads, KV heads and the vocabulary padded up to this "
+        "multiple, each by plain division: a TP size that divides none is refused (None: no such check).",
+    )
+    tp_sharding_source: str = Field(default="", description="Where the TP sharding rule comes from.")
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
