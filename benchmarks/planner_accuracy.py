@@ -9,7 +9,10 @@ limits as the log states them) and compare with what the log printed:
     argument validation, max_model_len above the model's positions, where the planner must refuse too).
 Weights come from the checkpoint bytes the corpus gives (`weights_total_bytes`) or, lacking them (no
 safetensors headers can be read here), from the log's own loaded-weights figure x TP: said per row.
-Fixtures without a config, or refused for reasons the planner does not model, are listed, not scored.
+Fixtures without a config, or refused for reasons the planner does not model, are listed, not scored. A boot
+the engine refused counts as predicted when the planner refuses it quoting the engine's own error (the text in
+its last quotes is in the log's error line, e.g. '151936 is not divisible by 5'). On a card whose visible memory
+is not measured (catalog nominal size only) the verdict is scored, the token figure is not.
 
 Run: PYTHONPATH=src python benchmarks/planner_accuracy.py
 """
@@ -23,8 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from onechip.errors import OnechipError
+from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
+from onechip.planner.config import read_config
+from onechip.planner.rules import accelerator
 from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
@@ -45,6 +50,7 @@ CHIPS = {
     "TPU v6e ('TFRT TPU v6 lite') x 4": "v6e-4",
     "H100": "h100",
     "RTX 3090": "rtx3090",
+    "RTX 4090": "rtx4090",
     "L4": "l4",
     "TPU v5e-1": "v5e-1",
     "TPU v6e-1": "v6e-1",
@@ -114,6 +120,24 @@ def outcome_note(entry: dict[str, Any]) -> str:
     return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
 
 
+def architecture_refusal(entry: dict[str, Any]) -> str | None:
+    """The planner's one-line refusal of the fixture's config (an architecture it does not model), if any:
+    it holds whatever the chip, so a fixture on a chip outside the catalog still shows it."""
+    config = json.loads((ROOT / entry["config_file"]).read_text(encoding="utf-8"))
+    try:
+        read_config(config, entry["config_file"])
+    except ConfigError as exc:
+        return f"refused: {exc}"
+    return None
+
+
+def engine_refusal_matches(entry: dict[str, Any], message: str) -> bool:
+    """A planner refusal predicts a refused boot when it quotes the engine's own error (the text in its last
+    quotes) and that text is in the fixture's decisive error line."""
+    quoted = message.rsplit("('", 1)[-1].rstrip("')") if "('" in message else ""
+    return entry["outcome"] == "refused" and bool(quoted) and quoted in (entry.get("error_line") or "")
+
+
 def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
@@ -162,8 +186,8 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | N
         weights, how = 2, "unused (explicit CPU pool)"
     if weights is None and refused_at_validation(entry):  # refused before any memory is counted
         weights, how = 2, "unused (refused at argument validation)"
-    if weights is None:
-        return None, how
+    if weights is None:  # planned all the same: a deployment the engine refuses is refused before weights count
+        weights, how = 2, "none"
     path = workdir / entry["name"]
     write_checkpoint(path, config, weights, entry["engine_args"].get("quantization") is not None)
     return str(path), how
@@ -178,25 +202,33 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
         return row
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
-    elif entry.get("config_file") is None or chip is None:
-        row["skip"] = "no config" if entry.get("config_file") is None else "chip not in catalog"
+    elif entry.get("config_file") is None:
+        row["skip"] = "no config"
+        return row
+    elif chip is None:
+        row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
     how = ""
     try:
         model, how = model_of(entry, engine, workdir)
-        if model is None:
-            row["skip"] = "no weights figure"
-            return row
         fields["multimodal"] = how == "catalog inventory"
         plan = plan_model(model, **fields)
     except OnechipError as exc:
         if refused_at_validation(entry) and "max_position_embeddings" in str(exc):
             row.update(predicted=None, fits=False, weights=how, binding="arguments", note=f" (planner: {exc})")
+        elif engine_refusal_matches(entry, str(exc)):
+            row.update(predicted=None, fits=False, weights="-", note=f" (planner refuses: {str(exc)[:90]}...)")
         else:
             row["skip"] = f"refused: {exc}"
         return row
+    if how == "none":
+        row["skip"] = "no weights figure"
+        return row
+    if engine == "vllm-gpu" and not accelerator(chip).memory_visible_bytes:  # tokens would rest on the nominal size
+        row["logged"] = None
+        row["note_extra"] = " [chip's visible memory not measured: tokens not scored]"
     row.update(
         predicted=plan.kv_tokens_logged,
         fits=plan.fits,
@@ -227,11 +259,11 @@ def main() -> int:
             err = f"{e:+.2%}"
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
         logged = f"{row['logged']:,}" if row["logged"] else "-"
-        predicted = f"{row['predicted']:,}" if row["predicted"] is not None else "-"
+        predicted = f"{row['predicted']:,}" if row["predicted"] is not None else "refused"
         fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
         print(
             f"{row['name']:52} {predicted:>10} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
-            f"{row['note']}{fitted}{row.get('stand_in', '')}"
+            f"{row['note']}{fitted}{row.get('stand_in', '')}{row.get('note_extra', '')}"
         )
     if errors:
         print(

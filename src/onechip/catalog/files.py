@@ -65,6 +65,11 @@ class GpuMemoryRule(StrictModel):
     non_torch_tp_extra_bytes: int = Field(description="Added per GPU at TP >= 2 (NCCL buffers), bytes.")
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
+    sampler_holds_hidden_states: bool = Field(
+        default=False,
+        description="The dummy forward's hidden states (max_num_batched_tokens x hidden) stay allocated while the "
+        "sampler warms up, adding to its peak (v1 profile_run).",
+    )
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
     )
@@ -126,6 +131,12 @@ class EngineEntry(StrictModel):
     windows_sliding_layers: bool = Field(default=False, description="Pool holds sliding layers windowed.")
     windows_sliding_source: str = Field(default="", description="Where that comes from.")
     kv_heads_pad_to_tp: bool = Field(default=True, description="KV heads pad up to a multiple of TP.")
+    tp_vocab_padding: int | None = Field(
+        default=None,
+        description="Tensor parallel shards attention heads, KV heads and the vocabulary padded up to this "
+        "multiple, each by plain division: a TP size that divides none is refused (None: no such check).",
+    )
+    tp_sharding_source: str = Field(default="", description="Where the TP sharding rule comes from.")
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")

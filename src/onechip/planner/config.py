@@ -21,6 +21,10 @@ Rules applied (each with its source):
   - Gemma 4 full layers: `global_head_dim`, and `num_global_key_value_heads` when `attention_k_eq_v`
     (transformers configuration_gemma4.py per-layer overrides); `global_head_dim` is required unless the
     file carries those overrides itself (`per_layer_config`, as transformers 5.19 saves them);
+  - Llama 4 without `layer_types`: 'chunked_attention' on the layers that use RoPE, 'full_attention' on the
+    NoPE layers; `no_rope_layers` when given, else every `no_rope_layer_interval`-th layer (default 4) is NoPE
+    (transformers configuration_llama4.py Llama4TextConfig.__post_init__, which vLLM reads; read at
+    huggingface/transformers 008e574391258935f3ecc3035c882e73bbcac419); `attention_chunk_size` required;
   - MLA (DeepSeek V2/V3, Kimi K2, Kimi-VL's decoder): `kv_lora_rank` and `qk_rope_head_dim` required.
 Any other `model_type` is refused: the planner gives no number for an architecture it does not model.
 """
@@ -62,6 +66,8 @@ STATING_FAMILIES = frozenset(
         "gemma4",
         "gemma4_text",
         "gpt_oss",
+        "llama4",
+        "llama4_text",
     }
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
@@ -91,6 +97,8 @@ _POSITIVE_INTS = (
     "num_local_experts",
     "n_routed_experts",
     "num_experts_per_tok",
+    "attention_chunk_size",
+    "no_rope_layer_interval",
 )
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
@@ -177,6 +185,15 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
                 "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
             )
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    elif family in ("llama4", "llama4_text"):
+        if text.get("attention_chunk_size") is None:
+            raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
+        rope = text.get("no_rope_layers") or [
+            int((i + 1) % text.get("no_rope_layer_interval", 4) != 0) for i in range(n)
+        ]
+        if not isinstance(rope, list) or len(rope) != n or any(flag not in (0, 1) for flag in rope):
+            raise _fail(where, "no_rope_layers", f"must list 0 or 1 for each of the {n} layers, got {rope!r}")
+        text["layer_types"] = ["chunked_attention" if flag else "full_attention" for flag in rope]
 
 
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
@@ -215,10 +232,15 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         raise _fail(where, "model_type", "is missing from config.json")
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
+        types = text.get("layer_types")
+        linear = isinstance(types, list) and "linear_attention" in types
+        kind = (
+            " with 'linear_attention' layers (hybrid linear attention / Gated DeltaNet: a recurrent state per request)"
+        )
         raise _fail(
             where,
             "model_type",
-            f"= {family!r} ({', '.join(map(str, arch))}): an architecture the "
+            f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
             f"planner does not model; it gives no number rather than a wrong one "
             f"(modelled: {', '.join(sorted(MODELLED))})",
         )

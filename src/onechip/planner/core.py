@@ -21,7 +21,7 @@ from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
-from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry
+from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import select_rule, version_key
 from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
@@ -86,7 +86,7 @@ def blocks_per_request(
         if not layer.owns_cache:
             continue
         if layer.sliding_window is not None:
-            n = -(-min(layer.sliding_window - 1 + batch, context) // block) + 1
+            n = window_blocks(layer.attention_type, layer.sliding_window, batch, context, block)
         else:
             n = full
         need += n * block * layer.bytes_per_token
@@ -306,6 +306,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
+    rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)

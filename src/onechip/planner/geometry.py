@@ -9,6 +9,7 @@ strange checkpoint", fact 6: Gemma 4 E2B would get 192 instead of 256).
 Fields read, by family (names as in the published config.json files and transformers 5.19 classes):
   num_hidden_layers, num_key_value_heads, head_dim (planner.config fills them by the family's rule),
   layer_types ('full_attention' / 'sliding_attention' / 'chunked_attention'), sliding_window,
+  attention_chunk_size (Llama 4 chunked local layers: recorded as the layer's window),
   use_sliding_window + max_window_layers (Qwen2/Qwen3), global_head_dim and num_global_key_value_heads
   (Gemma 4 full layers, as transformers 5.19's per-layer overrides apply them), attention_k_eq_v
   (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers read the cache of the last
@@ -27,9 +28,11 @@ from onechip.schemas.plan import LayerKV
 
 FULL = "full"
 SLIDING = "sliding"
+# Llama 4's chunked local attention: a layer attends within its attention_chunk_size chunk only, so its
+# cache holds at most one chunk (plus the tokens of one scheduler step) per request. Its window is the chunk.
+CHUNKED = "chunked"
 
-# config layer_types spellings -> our two kinds. 'chunked_attention' (Llama 4) caches a bounded
-# chunk like a sliding window, but the planner does not model its chunk size yet: refuse it instead.
+# config layer_types spellings -> our kinds.
 _LAYER_TYPE_NAMES = {
     "full_attention": FULL,
     "attention": FULL,
@@ -37,7 +40,18 @@ _LAYER_TYPE_NAMES = {
     "sliding_attention": SLIDING,
     "sliding_window_attention": SLIDING,
     "local": SLIDING,
+    "chunked_attention": CHUNKED,
 }
+
+
+def window_blocks(kind: str, window: int, batch: int, context: int, block: int) -> int:
+    """Blocks one request of `context` tokens holds in a windowed layer under vLLM's v1 KV manager
+    (vllm/v1/kv_cache_interface.py): SlidingWindowSpec cdiv(min(window - 1 + batch, context), block) + 1;
+    ChunkedLocalAttentionSpec cdiv(min(chunk + batch, context), block) (max_admission_blocks_per_request).
+    `batch` is max_num_batched_tokens."""
+    if kind == CHUNKED:
+        return -(-min(window + batch, context) // block)
+    return -(-min(window - 1 + batch, context) // block) + 1
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ def _require_int(cfg: Any, name: str, family: str) -> int:
 
 
 def layer_kinds(cfg: Any, family: str) -> list[str]:
-    """Return FULL/SLIDING per decoder layer.
+    """Return FULL/SLIDING/CHUNKED per decoder layer.
 
     Order of evidence: `layer_types` when the config has it (Gemma 2/3/3n/4, gpt-oss, Mistral in
     transformers 5.x); else Qwen2/Qwen3's `use_sliding_window` + `max_window_layers` (layers at index
@@ -228,14 +242,19 @@ def kv_geometry(
         raise ConfigError(
             f"model config ({family}): field 'sliding_window' is missing but layer_types has sliding layers"
         )
+    chunk = _get(cfg, "attention_chunk_size")
+    if CHUNKED in kinds and (not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0):
+        raise ConfigError(
+            f"model config ({family}): field 'attention_chunk_size' is missing but layer_types has chunked layers"
+        )
     shared = _get(cfg, "num_kv_shared_layers", 0) or 0
     if not 0 <= shared < n:
         raise ConfigError(f"model config ({family}): field 'num_kv_shared_layers' = {shared} is outside [0, {n})")
     first_shared = n - shared
 
     owners = _cache_owners(kinds, first_shared, family)
-    return _per_layer(cfg, kinds, owners, family, window=window, k_eq_v=k_eq_v, tp=tensor_parallel_size,
-                      kv_dtype_bytes=kv_dtype_bytes)  # fmt: skip
+    return _per_layer(cfg, kinds, owners, family, window=window, chunk=chunk, k_eq_v=k_eq_v,
+                      tp=tensor_parallel_size, kv_dtype_bytes=kv_dtype_bytes)  # fmt: skip
 
 
 def _cache_owners(kinds: list[str], first_shared: int, family: str) -> list[int | None]:
@@ -264,6 +283,7 @@ def _per_layer(
     family: str,
     *,
     window: Any,
+    chunk: Any,
     k_eq_v: bool,
     tp: int,
     kv_dtype_bytes: float,
@@ -289,7 +309,7 @@ def _per_layer(
                 k_eq_v=k_eq_v and kind == FULL,
                 owns_cache=owns,
                 shares_from=owners[i],
-                sliding_window=window if kind == SLIDING else None,
+                sliding_window=window if kind == SLIDING else chunk if kind == CHUNKED else None,
                 bytes_per_token=per_token,
             )
         )

@@ -12,6 +12,8 @@ profile_run): the larger of
   - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + 2 x hidden): the gate/up
     projection output, the activated MLP input and the residual stream of one layer, alive together;
   - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
+    plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
+    dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
 """
 
@@ -110,7 +112,10 @@ def activation_bytes(
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
     forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
-    sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab
+    # profile_run keeps the dummy forward's hidden_states ([max_num_batched_tokens, hidden]) alive while the
+    # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run)
+    held = max_num_batched_tokens * hidden * dtype_bytes if rule.sampler_holds_hidden_states else 0
+    sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab + held
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule
-from onechip.planner.geometry import Geometry
+from onechip.planner.geometry import Geometry, window_blocks
 from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
 from onechip.schemas.plan import GpuMemoryBudget
@@ -97,7 +97,7 @@ def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, 
         if layer.sliding_window is None or key not in blocks:
             pages = -(-max_model_len // block)
         else:
-            pages = -(-min(layer.sliding_window - 1 + batch, max_model_len) // block) + 1
+            pages = window_blocks(layer.attention_type, layer.sliding_window, batch, max_model_len, block)
         total += pages * block * (layer.bytes_per_token // tp)
     return total
 

@@ -10,7 +10,8 @@ gpt-oss logs (tests/fixtures/bootlogs):
      (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
-     cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1; concurrency = num_blocks / that;
+     cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1, chunked local (Llama 4)
+     cdiv(min(chunk + max_num_batched_tokens, len), block) (geometry.window_blocks); concurrency = num_blocks / that;
   5. the token line: 0.19 prints num_blocks // groups x smallest block ('groups'); later releases print
      int(concurrency x max_model_len) ('capacity').
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onechip.errors import ConfigError
-from onechip.planner.geometry import Geometry
+from onechip.planner.geometry import Geometry, window_blocks
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,7 @@ class KvLayout:
             if group.window is None:
                 total += -(-context // group.block_size)
             else:
-                tokens = min(group.window - 1 + max_num_batched_tokens, context)
-                total += -(-tokens // group.block_size) + 1
+                total += window_blocks(group.kind, group.window, max_num_batched_tokens, context, group.block_size)
         return total
 
     def tokens(self, num_blocks: int) -> int:

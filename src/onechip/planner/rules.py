@@ -7,6 +7,7 @@ logic that turns a rule into a value (block size from max model len, KV element 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
@@ -53,6 +54,38 @@ class EngineRules(EngineEntry):
         if self.default_block_size:
             return self.default_block_size
         raise ConfigError(f"engine {self.name}: no block-size rule in engines.json")
+
+    def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
+        """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
+        engine checks: attention heads (config check before any worker starts), the vocabulary padded up to
+        `tp_vocab_padding` (the embedding, built first), KV heads (split when >= TP, else replicated TP / heads
+        times). vLLM: ModelConfig.verify_with_parallel_config, VocabParallelEmbedding (pad_vocab_size then
+        divide), QKVParallelLinear (divide). Raises ConfigError in one line naming the field and the engine's
+        own message; the corpus's Qwen3-14B at TP 5 fails on '151936 is not divisible by 5'."""
+        tp, pad = tensor_parallel_size, self.tp_vocab_padding
+        if pad is None or tp <= 1:
+            return
+        where = f"tensor_parallel_size {tp} ({self.name})"
+        heads = text.get("num_attention_heads")
+        if isinstance(heads, int) and heads % tp:
+            raise ConfigError(
+                f"{where}: num_attention_heads {heads} is not divisible by it; the engine refuses "
+                f"('Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})')"
+            )
+        vocab = text.get("vocab_size")
+        if isinstance(vocab, int) and -(-vocab // pad) * pad % tp:
+            padded = -(-vocab // pad) * pad
+            raise ConfigError(
+                f"{where}: vocab_size {vocab} (padded to a multiple of {pad}: {padded}) is not divisible by it; "
+                f"the engine shards the embedding by vocabulary and fails at load ('{padded} is not divisible by {tp}')"
+            )
+        kv = text.get("num_key_value_heads")
+        if isinstance(kv, int) and text.get("kv_lora_rank") is None and (kv % tp if kv >= tp else tp % kv):
+            num, den = (kv, tp) if kv >= tp else (tp, kv)
+            raise ConfigError(
+                f"{where}: num_key_value_heads {kv} neither divides by it nor divides it; the engine fails at "
+                f"load ('{num} is not divisible by {den}')"
+            )
 
 
 _KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}

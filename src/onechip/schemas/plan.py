@@ -22,7 +22,7 @@ class ServeArg(ResultModel):
 
 class LayerKV(ResultModel):
     index: int = Field(description="Decoder layer index.")
-    attention_type: str = Field(description="'full' or 'sliding'.")
+    attention_type: str = Field(description="'full', 'sliding' or 'chunked' (Llama 4 chunked local attention).")
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
     k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
@@ -32,7 +32,9 @@ class LayerKV(ResultModel):
     )
     owns_cache: bool = Field(description="False when the layer reads another layer's cache (KV sharing).")
     shares_from: int | None = Field(default=None, description="Layer whose cache this one reads.")
-    sliding_window: int | None = Field(default=None, description="Window in tokens for sliding layers.")
+    sliding_window: int | None = Field(
+        default=None, description="Window in tokens for sliding layers (the attention chunk for chunked layers)."
+    )
     bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
 
 
