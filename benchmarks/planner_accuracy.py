@@ -44,6 +44,11 @@ CHIPS = {
     "TPU v6e ('TFRT TPU v6 lite') x 4": "v6e-4",
     "H100": "h100",
     "RTX 3090": "rtx3090",
+    "RTX 4090": "rtx4090",
+    "Tesla T4": "t4",
+    # the A100 logs here name no capacity but their hardware note derives the 80 GB card (weights + KV over the cap)
+    "A100 40GB": "a100-40gb",
+    "A100": "a100-80gb",
     "L4": "l4",
     "TPU v5e-1": "v5e-1",
     "TPU v6e-1": "v6e-1",
@@ -78,15 +83,28 @@ def _release(version: str | None) -> str | None:
     return ".".join(version.split(".")[:3]).split("rc")[0] if version else None
 
 
-def write_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int, quantized: bool) -> None:
+def write_checkpoint(
+    directory: Path, config: dict[str, Any], weights_bytes: int, quantized: bool, layers: int = 1
+) -> None:
     """config.json and a header-only safetensors file holding `weights_bytes` (BF16, or U8 for a quantized
-    checkpoint whose bytes do not change with the served dtype); no tensor data is read by the planner."""
+    checkpoint whose bytes do not change with the served dtype); no tensor data is read by the planner.
+    layers > 1 (pipeline-parallel fixtures): the bytes split evenly over that many decoder layers, so each
+    stage gets its layers' share; the embedding and LM head are not placed apart (the total is all we know)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    dtype, shape = ("U8", [weights_bytes]) if quantized else ("BF16", [weights_bytes // 2])
-    header = json.dumps(
-        {"model.layers.0.mlp.weight": {"dtype": dtype, "shape": shape, "data_offsets": [0, weights_bytes]}}
-    ).encode()
+    tensors: dict[str, Any] = {}
+    offset = 0
+    for i in range(layers):
+        size = weights_bytes // layers + (weights_bytes % layers if i == layers - 1 else 0)
+        size -= 0 if quantized else size % 2
+        dtype, shape = ("U8", [size]) if quantized else ("BF16", [size // 2])
+        tensors[f"model.layers.{i}.mlp.weight"] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [offset, offset + size],
+        }
+        offset += size
+    header = json.dumps(tensors).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
 
 
@@ -107,13 +125,14 @@ def outcome_note(entry: dict[str, Any]) -> str:
     return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
 
 
-def weights_of(entry: dict[str, Any], tp: int) -> tuple[int | None, str]:
+def weights_of(entry: dict[str, Any], gpus: int) -> tuple[int | None, str]:
+    """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     logged = entry["logged"].get("model_weights_gib") or entry["logged"].get("hbm_used_after_model_gib_per_chip")
     if logged is None:
         return None, "none"
-    return int(logged * GiB * tp), "logged x TP"
+    return int(logged * GiB * gpus), "logged x TP"
 
 
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
@@ -131,6 +150,7 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         if args.get(theirs) is not None:
             fields[ours] = args[theirs]
     fields["tensor_parallel_size"] = args.get("tensor_parallel_size") or 1
+    fields["pipeline_parallel_size"] = args.get("pipeline_parallel_size") or 1
     if args.get("kv_cache_dtype") not in (None, "auto"):
         fields["kv_cache_dtype"] = args["kv_cache_dtype"]
     if args.get("dtype") not in (None, "auto"):
@@ -149,14 +169,16 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | N
         return found[0], "catalog inventory"
     config_file = entry.get("config_file") or STAND_IN[entry["name"]]
     config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
-    tp = entry["engine_args"].get("tensor_parallel_size") or 1
-    weights, how = weights_of(entry, tp)
+    args = entry["engine_args"]
+    pp = args.get("pipeline_parallel_size") or 1
+    weights, how = weights_of(entry, (args.get("tensor_parallel_size") or 1) * pp)
     if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
         weights, how = 2, "unused (explicit CPU pool)"
     if weights is None:
         return None, how
     path = workdir / entry["name"]
-    write_checkpoint(path, config, weights, entry["engine_args"].get("quantization") is not None)
+    layers = (config.get("text_config") or config).get("num_hidden_layers", 1) if pp > 1 else 1
+    write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how
 
 
@@ -164,9 +186,6 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """One row: predicted vs logged, or why the fixture is not scored."""
     row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
     chip = chip_of(entry)
-    if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
-        row["skip"] = "pipeline parallel: not modelled by the planner (it plans tensor parallel only)"
-        return row
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
     elif entry.get("config_file") is None or chip is None:
@@ -184,6 +203,10 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     except OnechipError as exc:
         row["skip"] = f"refused: {exc}"
         return row
+    logged_kv = entry["logged"].get("available_kv_cache_gib")
+    if row["logged"] is None and logged_kv and plan.memory_budget is not None:
+        # no token line: compare the KV memory per GPU the log prints ('Available KV cache memory', 0.01 GiB)
+        row["kv_gib"] = (plan.memory_budget.kv_cache_bytes / GiB, float(logged_kv))
     row.update(
         predicted=plan.kv_tokens_logged,
         fits=plan.fits,
@@ -199,6 +222,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [predict(entry, Path(tmp)) for entry in corpus]
     errors: list[float] = []
+    kv_errors: list[float] = []
     verdicts_right = verdicts = 0
     print(f"{'fixture':52} {'predicted':>10} {'logged':>10} {'error':>8}  fit/outcome  weights")
     for row in rows:
@@ -212,8 +236,15 @@ def main() -> int:
             e = (row["predicted"] - row["logged"]) / row["logged"]
             errors.append(abs(e))
             err = f"{e:+.2%}"
+        elif "kv_gib" in row:
+            predicted_gib, logged_gib = row["kv_gib"]
+            e = (predicted_gib - logged_gib) / logged_gib
+            kv_errors.append(abs(e))
+            err = f"{e:+.2%}*"
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
         logged = f"{row['logged']:,}" if row["logged"] else "-"
+        if "kv_gib" in row:
+            logged = f"{row['kv_gib'][1]:.2f} GiB"
         fitted = f" [{FITTED_ON[row['name']]}]" if row["name"] in FITTED_ON else ""
         print(
             f"{row['name']:52} {row['predicted']:>10,} {logged:>10} {err:>8}  {fit:20} {row['weights']}"
@@ -223,6 +254,11 @@ def main() -> int:
         print(
             f"\nKV tokens: {len(errors)} fixtures scored, mean |error| {sum(errors) / len(errors):.2%}, "
             f"worst {max(errors):.2%}; fit/no-fit right in {verdicts_right} of {verdicts}"
+        )
+    if kv_errors:
+        print(
+            f"* no token line in the log: available KV memory per GPU compared instead ({len(kv_errors)} fixtures, "
+            f"mean |error| {sum(kv_errors) / len(kv_errors):.2%}); not in the KV-token figures above"
         )
     skipped = [row for row in rows if "skip" in row]
     print(f"\nnot scored ({len(skipped)} of {len(rows)}):")

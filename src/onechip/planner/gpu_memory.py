@@ -104,17 +104,20 @@ def activation_bytes(
     tensor_parallel_size: int,
     max_num_seqs: int,
     max_num_batched_tokens: int,
+    sampler: bool = True,
 ) -> int:
-    """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring)."""
+    """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
+    sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
+    profile_run samples only on the last PP rank)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
     forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
-    sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab
+    sampler_peak = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab if sampler else 0
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )
-    return int(max(forward, sampler)) + moe + rule.activation_base_bytes
+    return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
 
 
 def gpu_budget(
