@@ -5,9 +5,13 @@ For every fixture whose model config is in tests/fixtures/bootlogs/configs/, pla
 limits as the log states them) and compare with what the log printed:
   - KV tokens: the planner's own budget (visible memory x utilization - weights - non-torch - activation
     [- CUDA graphs]) against the logged 'KV cache size: N tokens'; error = (predicted - logged) / logged;
+    where the log has no token line but prints 'Available KV cache memory', the planned KV memory per GPU is
+    compared with it instead (marked *, kept out of the token figures);
   - fit / no fit against the logged outcome (refused because KV is short for one request).
 Weights come from the checkpoint bytes the corpus gives (`weights_total_bytes`) or, lacking them (no
-safetensors headers can be read here), from the log's own loaded-weights figure x TP: said per row.
+safetensors headers can be read here), from the log's own loaded-weights figure x TP x PP: said per row.
+Pipeline-parallel fixtures get their bytes spread evenly over the decoder layers (write_checkpoint), so each
+stage weighs its layers' share (the log prints stage PP0's loaded figure only).
 Fixtures without a config, or refused for reasons the planner does not model, are listed, not scored.
 
 Run: PYTHONPATH=src python benchmarks/planner_accuracy.py
