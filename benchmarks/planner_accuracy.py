@@ -28,6 +28,7 @@ from typing import Any
 
 from onechip.errors import OnechipError
 from onechip.planner import plan_model
+from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
@@ -129,14 +130,19 @@ def outcome_note(entry: dict[str, Any]) -> str:
     return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
 
 
-def weights_of(entry: dict[str, Any], gpus: int) -> tuple[int | None, str]:
-    """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP)."""
+def weights_of(entry: dict[str, Any], gpus: int, config: dict[str, Any]) -> tuple[int | None, str]:
+    """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP), less the RoPE cache every
+    GPU loads beside the weights (the planner adds it back: planner.gpu_memory.rotary_cache_bytes)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     logged = entry["logged"].get("model_weights_gib") or entry["logged"].get("hbm_used_after_model_gib_per_chip")
     if logged is None:
         return None, "none"
-    return int(logged * GiB * gpus), "logged x TP"
+    buffers = 0
+    if "GPU" in entry["engine"] or "CUDA" in entry["engine"]:
+        dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
+        buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
+    return int((logged * GiB - buffers) * gpus), "logged x TP"
 
 
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
@@ -175,7 +181,7 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path) -> tuple[str | N
     config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
     args = entry["engine_args"]
     pp = args.get("pipeline_parallel_size") or 1
-    weights, how = weights_of(entry, (args.get("tensor_parallel_size") or 1) * pp)
+    weights, how = weights_of(entry, (args.get("tensor_parallel_size") or 1) * pp, config)
     if weights is None and engine == "vllm-cpu":  # the CPU pool is explicit: weights do not enter it
         weights, how = 2, "unused (explicit CPU pool)"
     if weights is None:

@@ -96,6 +96,26 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
 
 
+def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float) -> int:
+    """vLLM's RoPE cos/sin cache, bytes per GPU: a non-persistent buffer of max_position_embeddings x
+    rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
+    registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), built once per model (get_rope
+    caches instances) on every GPU, and counted in the log's 'Model loading took' figure: Llama-3.1-8B's
+    16,060,522,496-byte checkpoint loads as 14.9888 GiB = 14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
+    Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'); 0 where the cache is laid out
+    otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE, 'rope_parameters')."""
+    scaling = text.get("rope_scaling") or {}
+    kind = scaling.get("rope_type") or scaling.get("type") or "default"
+    other = ("rope_local_base_freq", "rope_parameters", "kv_lora_rank")
+    positions = text.get("max_position_embeddings")
+    if kind not in ("default", "llama3") or any(text.get(k) is not None for k in other) or not positions:
+        return 0
+    heads = text.get("num_attention_heads")
+    head_dim = text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0)
+    rotary_dim = int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
+    return int(int(positions) * rotary_dim * dtype_bytes)
+
+
 def activation_bytes(
     rule: GpuMemoryRule,
     text: Mapping[str, Any],

@@ -27,7 +27,7 @@ from typing import Any
 from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import Geometry
-from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget
+from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget, rotary_cache_bytes
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
 from onechip.schemas.plan import GpuMemoryBudget
 
@@ -167,11 +167,13 @@ def plan_gpu_pool(
     seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len, device_name)
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default
+    buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
     pools = [
         _stage_pool(rule, stage, text=text, visible_bytes=visible_bytes, utilization=utilization,
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
-                    kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes)
+                    kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
+                    buffers=buffers)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -212,9 +214,10 @@ def _stage_pool(
     batch: int,
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None,
+    buffers: int,
 ) -> GpuPool:
-    """The pool of one stage's GPUs: its weights, its activation peak (the sampler only on the last
-    stage), its layers' blocks."""
+    """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
+    (the sampler only on the last stage), its layers' blocks."""
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last,
@@ -223,7 +226,7 @@ def _stage_pool(
         rule,
         visible_bytes=visible_bytes,
         utilization=utilization,
-        weights_bytes=stage.weights_bytes // tp,
+        weights_bytes=stage.weights_bytes // tp + buffers,
         activation=act,
         tensor_parallel_size=tp,
     )

@@ -15,6 +15,7 @@ import pytest
 
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.gpu_plan import pp_stage_layers
 from onechip.planner.rules import accelerator
 from onechip.planner.weights import Tensor, weights_by_stage
@@ -96,7 +97,8 @@ def test_pipeline_parallel_plans_each_stage_and_takes_the_fewest_blocks(tmp_path
     assert plan.memory_budget is not None
     # the binding stage is the last one: its activation carries the sampler term, the first stage's does not
     assert plan.memory_budget.activation_peak_bytes > entry["logged"]["activation_peak_gib"] * GiB
-    assert plan.memory_budget.weights_bytes == pytest.approx(LLAMA_8B_BYTES / 2, rel=0.001)
+    # half the layers' bytes plus the RoPE cache: the log's stage-PP0 'Model loading took 7.51 GiB'
+    assert plan.memory_budget.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.01)
     assert ("--pipeline-parallel-size", "2") in [(a.flag, a.value) for a in plan.serve_args]
     tp1 = plan_model(
         str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0",
@@ -150,3 +152,14 @@ def _plan_sized(directory: Path, config_path: Path, weights: int, chip: str, **f
     raw = json.dumps(header).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
     return plan_model(str(directory), chip, "vllm-gpu", engine_version="0.19.0", multimodal=False, **fields)
+
+
+# vLLM's RoPE cos/sin cache (rotary_embedding.py: [max_position_embeddings, rotary_dim] in the model dtype)
+# loads with the weights: vllm #10517's 'Loading model weights took 14.9888 GB' for Llama-3.1-8B's
+# 16,060,522,496-byte checkpoint is those bytes + 131,072 x 128 x 2 B.
+def test_the_rope_cache_is_what_the_loaded_weights_add_to_the_checkpoint() -> None:
+    config = _config("meta-llama--Llama-3.1-8B-Instruct.json")
+    cache = rotary_cache_bytes(config, dtype_bytes=2)
+    assert cache == 131_072 * 128 * 2
+    assert (LLAMA_8B_BYTES + cache) / GiB == pytest.approx(14.9888, abs=0.0001)
+    assert rotary_cache_bytes({**config, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, dtype_bytes=2) == 0
