@@ -32,7 +32,8 @@ def deployment_key(request: PlanRequest, engine: str, max_model_len: int) -> str
         request.chip,
         engine,
         request.engine_version or "newest",
-        f"tp{request.tensor_parallel_size}",
+        f"tp{request.tensor_parallel_size}"
+        + (f"pp{request.pipeline_parallel_size}" if request.pipeline_parallel_size > 1 else ""),
         request.dtype or "auto",
         request.kv_cache_dtype,
         f"seqs{request.max_num_seqs or 'default'}",

@@ -23,9 +23,9 @@ from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import select_rule, version_key
-from onechip.planner.gpu_plan import GpuPool, plan_gpu_pool
+from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
-from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component
+from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
 from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import ContextConcurrency, MeasuredBoot, Plan, PlanWarning, ServeArg
 from onechip.schemas.requests import PlanRequest
@@ -316,7 +316,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.loads_towers if request.multimodal else ()
     return _Resolved(
-        request=request, engine=engine, rules=rules, acc=acc, devices=_devices(acc, request.tensor_parallel_size),
+        request=request, engine=engine, rules=rules, acc=acc,
+        devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers),
@@ -336,11 +337,10 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     key = calibration.deployment_key(request, r.engine, r.max_model_len)
     on_gpu = calibration_dir is not None and r.acc.kind == "gpu"
     measured = calibration.load(calibration_dir, key) if on_gpu and calibration_dir is not None else None
-    gpu = _gpu_pool(request, rules, r.acc, r.src, r.geometry, r.weights, r.dtype_name, r.block, r.max_model_len,
-                    util, measured)  # fmt: skip
+    gpu = _gpu_pool(r, util, measured)
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.weights // r.devices, r.max_model_len, rules)
-        return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_per_gpu * r.devices,
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
         request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights, (memory, cap, util), r.devices,
@@ -371,7 +371,7 @@ def _assemble(
     decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
     bandwidth = r.acc.bandwidth_bytes_per_s * r.acc.chips if r.acc.bandwidth_bytes_per_s else None
     if b.gpu is not None:
-        per_sequence = b.gpu.one_request_bytes * r.devices
+        per_sequence = b.gpu.request_bytes_all_gpus
     else:
         blocks = blocks_per_request(geometry, n, r.block, rules, request.max_num_batched_tokens)
         per_sequence = blocks * r.block * geometry.kv_bytes_per_token
@@ -381,7 +381,8 @@ def _assemble(
     return Plan(
         model=request.model, architecture=r.src.config.family, chip=request.chip, engine=r.engine,
         dtype=r.dtype_name, kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
-        tensor_parallel_size=request.tensor_parallel_size, memory_bytes=b.memory, utilization=b.util,
+        tensor_parallel_size=request.tensor_parallel_size, pipeline_parallel_size=request.pipeline_parallel_size,
+        memory_bytes=b.memory, utilization=b.util,
         cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,
         kv_bytes_per_token=geometry.kv_bytes_per_token, kv_pool_bytes=b.pool, num_blocks=b.num_blocks,
         kv_tokens=b.tokens, kv_tokens_logged=_logged_tokens(b.gpu, rules, request, b.conc, n, b.tokens),
@@ -465,6 +466,10 @@ def _serve_args(
         serve_args.append(
             ServeArg(flag="--tensor-parallel-size", value=str(request.tensor_parallel_size), reason="requested")
         )
+    if request.pipeline_parallel_size > 1:
+        serve_args.append(
+            ServeArg(flag="--pipeline-parallel-size", value=str(request.pipeline_parallel_size), reason="requested")
+        )
     if request.block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
     serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
@@ -525,11 +530,15 @@ def _cap_pool(
     return pool, num_blocks, tokens, conc, verdict, binding
 
 
-def _devices(acc: Accelerator, tensor_parallel_size: int) -> int:
-    """Devices a plan spreads over: on a GPU key, TP cards of that kind (how vLLM is told about an
-    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that)."""
+def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size: int = 1) -> int:
+    """Devices a plan spreads over: on a GPU key, TP x PP cards of that kind (how vLLM is told about an
+    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism)."""
     if acc.kind == "gpu":
-        return tensor_parallel_size
+        return tensor_parallel_size * pipeline_parallel_size
+    if pipeline_parallel_size > 1:
+        raise ConfigError(
+            f"pipeline_parallel_size {pipeline_parallel_size}: planned for vLLM on GPUs only, not {acc.name}"
+        )
     if tensor_parallel_size > acc.chips:
         raise ConfigError(
             f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the {acc.chips} chip(s) of {acc.name}"
@@ -554,48 +563,61 @@ def _rule(rules: EngineRules, request: PlanRequest) -> GpuMemoryRule:
     return select_rule(rules.memory_rules, request.engine_version)
 
 
-def _gpu_pool(
-    request: PlanRequest,
-    rules: EngineRules,
-    acc: Accelerator,
-    src: model_source.ModelSource,
-    geometry: Geometry,
-    weights: int,
-    dtype_name: str,
-    block: int,
-    max_model_len: int,
-    util: float | None,
-    measured: MeasuredBoot | None,
-) -> GpuPool | None:
+def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -> GpuPool | None:
     """The vLLM GPU budget (planner.gpu_plan) when the engine has memory rules and the chip is a GPU."""
+    request, rules, acc = r.request, r.rules, r.acc
     if not rules.memory_rules or acc.kind != "gpu":
+        if request.pipeline_parallel_size > 1:
+            raise ConfigError(f"pipeline_parallel_size > 1 is planned for vLLM's GPU engine only, not {r.engine}")
         return None
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
     return plan_gpu_pool(
         _rule(rules, request),
-        text=src.text_config,
-        geometry=geometry,
+        text=r.src.text_config,
+        stages=_stages(r),
         visible_bytes=acc.memory_bytes or 0,
         utilization=util if util is not None else 0.9,
-        weights_bytes=weights,
-        dtype_bytes=DTYPE_BYTES[dtype_name],
+        dtype_bytes=DTYPE_BYTES[r.dtype_name],
         tensor_parallel_size=request.tensor_parallel_size,
-        block_size=block,
-        max_model_len=max_model_len,
+        block_size=r.block,
+        max_model_len=r.max_model_len,
         max_num_seqs=request.max_num_seqs,
         max_num_batched_tokens=request.max_num_batched_tokens,
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
+        device_name=acc.name,
     )
 
 
-def _gpu_verdict(gpu: GpuPool, weights_per_gpu: int, max_model_len: int, rules: EngineRules) -> tuple[str, str]:
-    """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds."""
+def _stages(r: _Resolved) -> list[Stage]:
+    """The pipeline stages of a GPU plan (one without --pipeline-parallel-size): each stage's layers
+    (planner.gpu_plan.pp_stage_layers) and the weights placed on it (planner.weights.weights_by_stage).
+    Raises ConfigError for KV sharing under PP (a layer reading a cache another stage may hold)."""
+    pp = r.request.pipeline_parallel_size
+    if pp == 1:
+        return [Stage(geometry=r.geometry, weights_bytes=r.weights)]
+    if any(not layer.owns_cache for layer in r.geometry.layers):
+        raise ConfigError(
+            f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
+        )
+    ranges = pp_stage_layers(len(r.geometry.layers), pp)
+    towers = r.rules.loads_towers if r.request.multimodal else ()
+    weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
+                               tie_word_embeddings=bool(r.src.config.tie_word_embeddings))  # fmt: skip
+    return [
+        Stage(geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1)
+        for i, (layers, w) in enumerate(zip(ranges, weights, strict=True))
+    ]
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
+    """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
+    stage) that binds."""
     b = gpu.budget
-    if weights_per_gpu >= b.requested_bytes:
+    if b.weights_bytes >= b.requested_bytes:
         return (
-            f"does not fit: weights {weights_per_gpu / GiB:.2f} GiB per GPU exceed the requested "
+            f"does not fit: weights {b.weights_bytes / GiB:.2f} GiB per GPU exceed the requested "
             f"{b.requested_bytes / GiB:.2f} GiB",
             "weights",
         )

@@ -98,6 +98,26 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
 
 
+def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float) -> int:
+    """vLLM's RoPE cos/sin cache, bytes per GPU: a non-persistent buffer of max_position_embeddings x
+    rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
+    registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), built once per model (get_rope
+    caches instances) on every GPU, and counted in the log's 'Model loading took' figure: Llama-3.1-8B's
+    16,060,522,496-byte checkpoint loads as 14.9888 GiB = 14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
+    Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'); 0 where the cache is laid out
+    otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE, 'rope_parameters')."""
+    scaling = text.get("rope_scaling") or {}
+    kind = scaling.get("rope_type") or scaling.get("type") or "default"
+    other = ("rope_local_base_freq", "rope_parameters", "kv_lora_rank")
+    positions = text.get("max_position_embeddings")
+    if kind not in ("default", "llama3") or any(text.get(k) is not None for k in other) or not positions:
+        return 0
+    heads = text.get("num_attention_heads")
+    head_dim = text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0)
+    rotary_dim = int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
+    return int(int(positions) * rotary_dim * dtype_bytes)
+
+
 def activation_bytes(
     rule: GpuMemoryRule,
     text: Mapping[str, Any],
@@ -106,20 +126,24 @@ def activation_bytes(
     tensor_parallel_size: int,
     max_num_seqs: int,
     max_num_batched_tokens: int,
+    sampler: bool = True,
 ) -> int:
-    """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring)."""
+    """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
+    sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
+    profile_run samples only on the last PP rank)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
     forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
     # profile_run keeps the dummy forward's hidden_states ([max_num_batched_tokens, hidden]) alive while the
-    # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run)
+    # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run); a stage before the last
+    # pipeline stage warms up no sampler
     held = max_num_batched_tokens * hidden * dtype_bytes if rule.sampler_holds_hidden_states else 0
-    sampler = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab + held
+    sampler_peak = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab + held if sampler else 0
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )
-    return int(max(forward, sampler)) + moe + rule.activation_base_bytes
+    return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
 
 
 def gpu_budget(

@@ -6,9 +6,16 @@ vLLM is told about a 4-GPU host). Per GPU: weights / TP, KV heads padded to a mu
 (an MLA latent is not split), non-torch memory plus NCCL buffers at TP >= 2. vLLM sizes and logs the
 pool per GPU; `--kv-cache-memory` is bytes per GPU (vLLM engine args: "Size of KV Cache per GPU").
 
-The fit verdict is vLLM's start-up check (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory):
-one max_model_len request, at the per-layer pages its specs need, must fit in the KV budget of a GPU;
-on the V0 engine the pool's tokens must reach max_model_len.
+Pipeline parallelism (`--pipeline-parallel-size`): the decoder layers are split into stages as
+vllm/distributed/utils.py get_pp_indices splits them (num_layers // PP each, the remainder added from the
+second-to-last stage backwards); each stage's workers profile their own memory (their weights; the
+sampler warm-up only on the last stage, gpu_model_runner profile_run) and size their own blocks over
+their own layers; vllm/v1/core/kv_cache_utils.py get_kv_cache_configs then sets every worker to the
+smallest num_blocks, and the token line and concurrency are printed from that count.
+
+The fit verdict is vLLM's start-up check (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory,
+run per worker): one max_model_len request, at the per-layer pages its specs need, must fit in the KV
+budget of every GPU; on the V0 engine the pool's tokens must reach max_model_len.
 """
 
 from __future__ import annotations
@@ -18,21 +25,53 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule
+from onechip.errors import ConfigError
 from onechip.planner.geometry import Geometry, window_blocks
-from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget
+from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget, rotary_cache_bytes
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
 from onechip.schemas.plan import GpuMemoryBudget
 
 GiB = 2**30
-# vllm/engine/arg_utils.py get_batch_defaults (v1, OpenAI server): cards with >= 70 GiB default to
-# 1024 sequences / 8192 tokens (the rule's figures); smaller cards to 256 / 2048.
+# vllm/engine/arg_utils.py get_batch_defaults (v1, OpenAI server): cards with >= 70 GiB whose device name
+# does not contain "a100" default to 1024 sequences / 8192 tokens (the rule's figures); smaller cards and
+# every A100 to 256 / 2048 (vLLM tests/engine/test_arg_utils.py test_defaults_with_usage_context:
+# 'device_memory >= 70 * GiB_bytes and "a100" not in device_name').
 LARGE_GPU_BYTES = 70 * GiB
 SMALL_GPU_DEFAULTS = (256, 2048)
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: the geometry of its decoder layers and its resident weights over its TP ranks
+    (bytes); the last stage runs the sampler warm-up. Without pipeline parallelism: the whole model."""
+
+    geometry: Geometry
+    weights_bytes: int
+    last: bool = True
+
+
+def pp_stage_layers(num_layers: int, pipeline_parallel_size: int) -> list[range]:
+    """Decoder-layer indices per pipeline stage, as vllm/distributed/utils.py get_pp_indices splits them
+    (VLLM_PP_LAYER_PARTITION unset). Raises ConfigError when a stage would hold no layer."""
+    per = num_layers // pipeline_parallel_size
+    parts = [per] * pipeline_parallel_size
+    for i in range(2, num_layers % pipeline_parallel_size + 2):
+        parts[-i] += 1
+    if min(parts) < 1:
+        raise ConfigError(f"pipeline_parallel_size {pipeline_parallel_size} exceeds the model's {num_layers} layers")
+    starts = [sum(parts[:i]) for i in range(len(parts))]
+    return [range(start, start + n) for start, n in zip(starts, parts, strict=True)]
+
+
+def stage_geometry(geometry: Geometry, layers: range) -> Geometry:
+    """The part of `geometry` one stage holds."""
+    return Geometry(layers=[geometry.layers[i] for i in layers], raw_kv_heads=geometry.raw_kv_heads)
+
+
+@dataclass(frozen=True)
 class GpuPool:
-    """Per-GPU figures of a planned vLLM GPU deployment (bytes, tokens)."""
+    """Per-GPU figures of a planned vLLM GPU deployment (bytes, tokens); with pipeline parallelism, of the
+    stage that binds (the fewest blocks, or one that fails the start-up check), at the common block count."""
 
     budget: GpuBudget
     layout: KvLayout
@@ -44,6 +83,8 @@ class GpuPool:
     one_request_bytes: int
     tokens_range: tuple[int, int]
     checks_tokens: bool  # V0's start-up check: pool tokens >= max_model_len (else bytes of one request)
+    pool_bytes_all_gpus: int = 0  # KV bytes over every GPU (PP: each stage's blocks at the common count)
+    request_bytes_all_gpus: int = 0  # KV bytes of one max_model_len request over every GPU
 
     def concurrency(self, context: int) -> float:
         return self.num_blocks / self.layout.blocks_per_request(context, self.max_num_batched_tokens)
@@ -76,10 +117,10 @@ class GpuPool:
         )
 
 
-def _defaults(rule: GpuMemoryRule, visible_bytes: int, max_model_len: int) -> tuple[int, int]:
+def _defaults(rule: GpuMemoryRule, visible_bytes: int, max_model_len: int, device_name: str) -> tuple[int, int]:
     if rule.default_max_num_batched_tokens is None:  # V0: the whole max-length prompt in one step
         return rule.default_max_num_seqs, max(max_model_len, 2048)
-    if visible_bytes < LARGE_GPU_BYTES:
+    if visible_bytes < LARGE_GPU_BYTES or "a100" in device_name.lower():
         return SMALL_GPU_DEFAULTS
     return rule.default_max_num_seqs, rule.default_max_num_batched_tokens
 
@@ -106,10 +147,9 @@ def plan_gpu_pool(
     rule: GpuMemoryRule,
     *,
     text: Mapping[str, Any],
-    geometry: Geometry,
+    stages: list[Stage],
     visible_bytes: int,
     utilization: float,
-    weights_bytes: int,
     dtype_bytes: float,
     tensor_parallel_size: int,
     block_size: int,
@@ -118,22 +158,75 @@ def plan_gpu_pool(
     max_num_batched_tokens: int | None,
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None = None,
+    device_name: str = "",
 ) -> GpuPool:
-    """The KV pool per GPU under `rule` (module docstring). Bytes in: weights total; the rest per GPU.
-    measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of this deployment
-    measured them (planner.calibration); it replaces the rule's estimates."""
-    tp = tensor_parallel_size
-    seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len)
+    """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
+    ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
+    this deployment measured them (planner.calibration); it replaces the rule's estimates on every stage.
+    device_name: the card (vLLM's batch defaults look for "a100" in it)."""
+    seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len, device_name)
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default
-    act = activation_bytes(
-        rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs, max_num_batched_tokens=batch
+    buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
+    pools = [
+        _stage_pool(rule, stage, text=text, visible_bytes=visible_bytes, utilization=utilization,
+                    dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
+                    max_model_len=max_model_len, seqs=seqs, batch=batch,
+                    kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
+                    buffers=buffers)
+        for stage in stages
+    ]  # fmt: skip
+    if len(pools) == 1:
+        only = pools[0]
+        return replace(
+            only,
+            pool_bytes_all_gpus=only.pool_bytes_per_gpu * tensor_parallel_size,
+            request_bytes_all_gpus=only.one_request_bytes * tensor_parallel_size,
+        )
+    blocks = min(p.num_blocks for p in pools)  # get_kv_cache_configs: every worker at the smallest count
+    failing = [p for p in pools if p.pool_bytes_per_gpu <= 0 or p.one_request_bytes > p.pool_bytes_per_gpu]
+    binding = failing[0] if failing else min(pools, key=lambda p: p.num_blocks)
+    low = min(p.tokens_range[0] for p in pools)
+    high = min(p.tokens_range[1] for p in pools)
+    allocated = sum(blocks * p.layout.page_bytes * p.layout.group_size for p in pools) * tensor_parallel_size
+    return replace(
+        binding,
+        num_blocks=blocks,
+        tokens=binding.layout.tokens(blocks),
+        tokens_range=(low, high),
+        pool_bytes_all_gpus=allocated,
+        request_bytes_all_gpus=sum(p.one_request_bytes for p in pools) * tensor_parallel_size,
     )
+
+
+def _stage_pool(
+    rule: GpuMemoryRule,
+    stage: Stage,
+    *,
+    text: Mapping[str, Any],
+    visible_bytes: int,
+    utilization: float,
+    dtype_bytes: float,
+    tp: int,
+    block_size: int,
+    max_model_len: int,
+    seqs: int,
+    batch: int,
+    kv_cache_memory_bytes: int | None,
+    measured_overhead_bytes: int | None,
+    buffers: int,
+) -> GpuPool:
+    """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
+    (the sampler only on the last stage), its layers' blocks."""
+    act = activation_bytes(
+        rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
+        max_num_batched_tokens=batch, sampler=stage.last,
+    )  # fmt: skip
     budget = gpu_budget(
         rule,
         visible_bytes=visible_bytes,
         utilization=utilization,
-        weights_bytes=weights_bytes // tp,
+        weights_bytes=stage.weights_bytes // tp + buffers,
         activation=act,
         tensor_parallel_size=tp,
     )
@@ -143,6 +236,7 @@ def plan_gpu_pool(
             budget, kv_bytes=kv, kv_low_bytes=kv, kv_high_bytes=kv, dominant_uncertainty="none (measured at boot)"
         )
     pool = kv_cache_memory_bytes if kv_cache_memory_bytes is not None else budget.kv_bytes
+    geometry = stage.geometry
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
     layout = kv_layout(geometry, block_size, tp) if rule.hybrid_groups else kv_layout_uniform(geometry, block_size, tp)
     blocks = layout.num_blocks(pool)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -194,3 +195,46 @@ def decode_bytes_per_step(tensors: Iterable[Tensor], served_dtype: str | None, t
         if comp in (LANGUAGE_MODEL, LM_HEAD) or (comp == EMBEDDINGS and tie_word_embeddings):
             total += t.nbytes(served_dtype)
     return total
+
+
+_LAYER_INDEX = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+
+
+def weights_by_stage(
+    tensors: Iterable[Tensor],
+    served_dtype: str | None,
+    stages: list[range],
+    *,
+    towers: Iterable[str] = TOWERS,
+    tie_word_embeddings: bool = False,
+) -> list[int]:
+    """Resident bytes per pipeline stage, `stages` being each stage's decoder-layer indices.
+
+    Placement as vLLM's PP model classes build it (vllm/model_executor/models/llama.py and siblings):
+    decoder layer i on the stage holding i (make_layers / get_pp_indices); the input embedding (and
+    per-layer embedding tables, towers) on the first stage; the final norm and the LM head on the last;
+    with tie_word_embeddings the last stage builds its own embed_tokens for the LM head ('is_first_rank or
+    (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. Raises ConfigError
+    for a decoder tensor whose layer index lies outside every stage."""
+    loaded = set(towers)
+    out = [0] * len(stages)
+    last = len(stages) - 1
+    for t in tensors:
+        comp = component_of(t.name)
+        if comp in TOWERS and comp not in loaded:
+            continue
+        size = t.nbytes(served_dtype)
+        match = _LAYER_INDEX.search(t.name) if comp == LANGUAGE_MODEL else None
+        if match is not None:
+            index = int(match.group(1))
+            where = [i for i, r in enumerate(stages) if index in r]
+            if not where:
+                raise ConfigError(f"tensor {t.name}: layer {index} is outside the {len(stages)} pipeline stages")
+            out[where[0]] += size
+        elif comp in (LANGUAGE_MODEL, LM_HEAD):
+            out[last] += size
+        else:
+            out[0] += size
+            if comp == EMBEDDINGS and tie_word_embeddings and last > 0:
+                out[last] += size
+    return out

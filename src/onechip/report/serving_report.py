@@ -56,17 +56,17 @@ def _catalog_chips(chip: str) -> int | None:
 
 def _accelerators(run: RunFiles) -> tuple[int | None, str]:
     """Chips the engine ran on and where that number comes from: the larger of the plan's
-    tensor_parallel_size and the chips of its chip key (catalog/accelerators.json); without a plan,
-    the chips of the run's chip key; else None with the reason."""
+    tensor_parallel_size (x pipeline_parallel_size) and the chips of its chip key (catalog/accelerators.json);
+    without a plan, the chips of the run's chip key; else None with the reason."""
     plan, chip = run.plan, first(run.plan and run.plan.chip, run.manifest and run.manifest.chip)
     chips = _catalog_chips(chip) if chip else None
     if plan is not None:
-        if chips is not None and chips > plan.tensor_parallel_size:
-            return (
-                chips,
-                f"chips of {chip} in the accelerator catalog (plan tensor_parallel_size {plan.tensor_parallel_size})",
-            )
-        return plan.tensor_parallel_size, "plan tensor_parallel_size"
+        # pipeline stages each hold tensor_parallel_size GPUs
+        used = plan.tensor_parallel_size * plan.pipeline_parallel_size
+        what = "plan tensor_parallel_size" + (" x pipeline_parallel_size" if plan.pipeline_parallel_size > 1 else "")
+        if chips is not None and chips > used:
+            return chips, f"chips of {chip} in the accelerator catalog ({what} {used})"
+        return used, what
     if chips is not None:
         return chips, f"chips of {chip} in the accelerator catalog (no plan in this run)"
     return None, "unknown: the run has no plan and no known chip"

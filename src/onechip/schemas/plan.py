@@ -115,6 +115,7 @@ class Plan(ResultModel):
     max_model_len: int = Field(description="Maximum tokens per request.")
     block_size: int = Field(description="KV cache block (page) size in tokens.")
     tensor_parallel_size: int = Field(default=1, description="Tensor-parallel degree.")
+    pipeline_parallel_size: int = Field(default=1, description="Pipeline-parallel stages (GPUs = TP x PP).")
     memory_bytes: int | None = Field(default=None, description="Visible device memory (HBM), bytes.")
     utilization: float | None = Field(default=None, description="gpu_memory_utilization, 0 < u <= 1.")
     cap_bytes: int | None = Field(default=None, description="memory_bytes x utilization, floored.")

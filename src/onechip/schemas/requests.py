@@ -109,6 +109,11 @@ class PlanRequest(ServeOptions):
     tensor_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
         default=1, ge=1, description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's chips."
     )
+    pipeline_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
+        default=1,
+        ge=1,
+        description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on tensor_parallel_size GPUs.",
+    )
     block_size: Annotated[int | None, Cli(serve_flag=True)] = Field(
         default=None, ge=1, description="KV block size, tokens (default: the engine's rule)."
     )

@@ -199,6 +199,13 @@ def _plan_flags(plan: Plan, flags: _Flags) -> None:
         f"{plan.tensor_parallel_size} chip(s) of the plan; KV heads pad up to a multiple of it",
         "plan",
     )
+    if plan.pipeline_parallel_size > 1:
+        flags.put(
+            "--pipeline-parallel-size",
+            str(plan.pipeline_parallel_size),
+            f"{plan.pipeline_parallel_size} stages of layers, each on the plan's tensor-parallel GPUs",
+            "plan",
+        )
 
 
 def _rule_flags(plan: Plan, kind: str, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:

@@ -193,7 +193,10 @@ def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> N
     assert plan.devices == 4
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.01)
     assert plan.memory_budget is not None
-    assert plan.memory_budget.weights_bytes == LLAMA_8B_BYTES // 4
+    # a quarter of the checkpoint, plus the RoPE cache every GPU holds whole (131,072 x 128 x 2 B): 3.77 GiB,
+    # the log's 'Model loading took 3.77 GiB'
+    assert plan.memory_budget.weights_bytes == LLAMA_8B_BYTES // 4 + 131_072 * 128 * 2
+    assert plan.memory_budget.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.005)
     pinned = plan_model(
         str(path),
         "h100",
