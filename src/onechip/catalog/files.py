@@ -58,8 +58,13 @@ class GpuMemoryRule(StrictModel):
     cuda_graphs_subtracted: bool = Field(
         description="CUDA-graph memory is estimated and subtracted from the KV budget before sizing it."
     )
-    cuda_graph_bytes_range: tuple[int, int] = Field(
-        default=(0, 0), description="Low and high CUDA-graph memory per GPU, bytes (when subtracted)."
+    cuda_graph_bytes_per_graph: tuple[int, int] = Field(
+        default=(0, 0),
+        description="Low and high memory per captured CUDA graph, bytes per GPU (when subtracted); the term "
+        "is this x the number of graphs vLLM captures (planner.gpu_memory.cuda_graph_count).",
+    )
+    cuda_graph_max_capture_size: int = Field(
+        default=512, description="vLLM's default ceiling on CUDA-graph capture sizes, tokens."
     )
     non_torch_bytes: int = Field(description="Non-torch memory per GPU at TP=1 (CUDA context etc.), bytes.")
     non_torch_tp_extra_bytes: int = Field(description="Added per GPU at TP >= 2 (NCCL buffers), bytes.")

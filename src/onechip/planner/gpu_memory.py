@@ -15,6 +15,12 @@ profile_run): the larger of
     plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
+
+CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
+pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
+vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read in the vllm 0.32.0 wheel). What one
+graph costs depends on the compiled model and cannot be known before a boot; how many graphs there are can
+(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range).
 """
 
 from __future__ import annotations
@@ -146,6 +152,24 @@ def activation_bytes(
     return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
 
 
+def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> int:
+    """CUDA graphs vLLM captures in its default FULL_AND_PIECEWISE mode: one PIECEWISE graph per capture size
+    and one FULL graph per capture size a uniform decode batch can fill (<= max_num_seqs).
+
+    Capture sizes (vllm/config/vllm.py VllmConfig._set_cudagraph_sizes, read in the vllm 0.32.0 wheel):
+    ceiling min(2 x max_num_seqs, max_capture_size, max_num_batched_tokens); sizes 1, 2, 4, then every 8 below
+    256, then every 16 up to the ceiling. FULL sizes: vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes
+    (vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked on the logs: max_num_seqs 16 /
+    2,048 tokens gives capture sizes [1, 2, 4, 8, 16, 24, 32], 7 PIECEWISE + 5 FULL graphs (vLLM 0.30.0, L4);
+    1,024 / 8,192 gives 'PIECEWISE=51 (largest=512), FULL=51' (0.19.0 H100 sweep). Not modelled: sizes a
+    user sets, the 1,024 ceiling of data-centre Blackwell and of gpt-oss, speculative decoding's query length.
+    """
+    ceiling = min(2 * max_num_seqs, max_capture_size, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4) if s <= ceiling]
+    sizes += list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
+    return len(sizes) + sum(1 for s in sizes if s <= max_num_seqs)
+
+
 def gpu_budget(
     rule: GpuMemoryRule,
     *,
@@ -154,11 +178,14 @@ def gpu_budget(
     weights_bytes: int,
     activation: int,
     tensor_parallel_size: int,
+    cuda_graphs: int,
 ) -> GpuBudget:
-    """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU)."""
+    """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graphs`
+    is cuda_graph_count's figure for the deployment."""
     requested = int(visible_bytes * utilization)
     non_torch = rule.non_torch_bytes + (rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0)
-    graph_low, graph_high = rule.cuda_graph_bytes_range if rule.cuda_graphs_subtracted else (0, 0)
+    per_graph_low, per_graph_high = rule.cuda_graph_bytes_per_graph if rule.cuda_graphs_subtracted else (0, 0)
+    graph_low, graph_high = cuda_graphs * per_graph_low, cuda_graphs * per_graph_high
     graphs = (graph_low + graph_high) // 2
     kv = requested - weights_bytes - non_torch - activation - graphs
     act_low, act_high = rule.activation_spread_bytes

@@ -27,7 +27,7 @@ from typing import Any
 from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import Geometry, window_blocks
-from onechip.planner.gpu_memory import GpuBudget, activation_bytes, gpu_budget, rotary_cache_bytes
+from onechip.planner.gpu_memory import GpuBudget, activation_bytes, cuda_graph_count, gpu_budget, rotary_cache_bytes
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
 from onechip.schemas.plan import GpuMemoryBudget
 
@@ -229,6 +229,9 @@ def _stage_pool(
         weights_bytes=stage.weights_bytes // tp + buffers,
         activation=act,
         tensor_parallel_size=tp,
+        cuda_graphs=cuda_graph_count(
+            max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
+        ),
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

@@ -1,0 +1,86 @@
+"""The CUDA-graph term of the vLLM GPU budget (from 0.21: estimated at boot and subtracted from the KV pool),
+against the boot-log corpus (tests/fixtures/bootlogs/corpus.json): how many graphs vLLM captures, and the
+held-out vLLM 0.30.0 L4 log's 'CUDA graph pool memory: ... 0.12 GiB (estimated)'."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factories import sized_checkpoint
+from onechip.planner import plan_model
+from onechip.planner.gpu_memory import cuda_graph_count
+
+GiB = 2**30
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+L4 = "l4-gemma4-26b-a4b-w4a16-len2048-v0300"
+
+
+def _corpus(name: str) -> dict[str, Any]:
+    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
+    return next(e for e in entries if e["name"] == name)
+
+
+@pytest.mark.parametrize(
+    ("seqs", "tokens", "graphs"),
+    [
+        # l4-...-v0300.log: 'cudagraph_capture_sizes': [1, 2, 4, 8, 16, 24, 32]; the capture prints
+        # 'Capturing CUDA graphs (PIECEWISE): 7/7' then '(FULL): 5/5' (max_num_seqs 16, 2,048 tokens)
+        (16, 2048, 7 + 5),
+        # the 0.19.0 H100 sweep (max_num_seqs 1024, 8,192 tokens): 'PIECEWISE=51 (largest=512), FULL=51'
+        (1024, 8192, 51 + 51),
+    ],
+)
+def test_graph_count_is_the_one_the_logs_print(seqs: int, tokens: int, graphs: int) -> None:
+    assert cuda_graph_count(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512) == graphs
+
+
+def test_capture_sizes_never_exceed_the_batch() -> None:
+    # vllm/config/vllm.py _set_cudagraph_sizes: the ceiling min(2 x 32, 512) is cut to max_num_batched_tokens
+    # 40: sizes 1, 2, 4, 8, 16, 24, 32, 40 (PIECEWISE); FULL for the 7 that 32 sequences can fill
+    assert cuda_graph_count(max_num_seqs=32, max_num_batched_tokens=40, max_capture_size=512) == 8 + 7
+
+
+def _l4_plan(tmp_path: Path) -> Any:
+    entry = _corpus(L4)
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    weights = int(entry["logged"]["model_weights_gib"] * GiB)  # 'Model loading took 14.8 GiB memory'
+    return plan_model(
+        str(sized_checkpoint(tmp_path / "m", config, weights)),
+        "l4",
+        "vllm-gpu",
+        max_model_len=2048,
+        utilization=0.92,
+        max_num_seqs=16,
+        engine_version="0.30.0",
+        multimodal=False,
+    )
+
+
+def test_graph_term_on_the_held_out_l4_log(tmp_path: Path) -> None:
+    # Held out: the per-graph range comes from the 0.19.0 sweep only (engines.json). The log:
+    # 'CUDA graph pool memory: 0.06 GiB (actual), 0.12 GiB (estimated)'; the estimate is what is subtracted
+    # ('--gpu-memory-utilization=0.9200 is equivalent to ... 0.9145': 0.0055 x 22.03 GiB = 0.12 GiB).
+    budget = _l4_plan(tmp_path).memory_budget
+    assert budget is not None
+    logged = _corpus(L4)["logged"]["cuda_graph_pool_estimated_gib"]
+    assert budget.cuda_graph_bytes / GiB == pytest.approx(logged, abs=0.03)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not modelled: vLLM 0.30.0's V2 model runner (Marlin W4A16 MoE, Gemma 4) peaked 1.22 GiB above its "
+    "resting memory in the profiling run; the V1-fitted estimate gives 0.21 GiB and no source read explains the rest",
+)
+def test_activation_peak_of_the_v2_runner_on_the_l4_log(tmp_path: Path) -> None:
+    # The log's final line prints 'peak activation' = the profiling run's transient peak + the CUDA-graph
+    # estimate (vllm 0.32.0 gpu_worker.py): 1.34 - 0.12 = 1.22 GiB, and 20.27 - 15.13 - 1.22 - 0.12 = 3.80 =
+    # 'Available KV cache memory: 3.8 GiB'.
+    budget = _l4_plan(tmp_path).memory_budget
+    assert budget is not None
+    logged = _corpus(L4)["logged"]
+    transient = logged["activation_peak_gib"] - logged["cuda_graph_pool_estimated_gib"]
+    assert budget.activation_peak_bytes / GiB == pytest.approx(transient, abs=0.1)
