@@ -42,6 +42,11 @@ SEED_TTFT_MS = [[15.9, 31.8, 98.8, 247.3], [40.3, 51.5, 170.1, 421.7], [289.4, 3
 SEED_PER_STREAM = [[125, 112, 76, 25], [124, 109, 69, 21], [119, 71, 27, 10]]
 SEED_CALIBRATION = [(128, 1), (1024, 1), (8192, 1), (128, 64)]
 SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3, reps=3)
+# The article's client is not `onechip bench` and its stream starts are not stated. Its 4-client TTFTs sit
+# close to one client's (1,024 tokens: 51.5 vs 40.3 ms), which streams started together could not give (four
+# 1,024-token prompts arriving together share one 4,096-token step): assumed staggered, each stream's start
+# drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so.
+SEED_START_SPREAD = None
 SEEDS = 5
 
 
@@ -75,9 +80,9 @@ def seed_plan():  # type: ignore[no-untyped-def]
     )
 
 
-def _pred_cells(plan, terms, config: BenchConfig) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
+def _pred_cells(plan, terms, config: BenchConfig, spread: float | None = 0.0) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     out = {}
-    for p in simulate_grid(plan, terms, config, SEEDS):
+    for p in simulate_grid(plan, terms, config, SEEDS, start_spread_s=spread):
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
             out[(p.context_tokens, p.clients)] = cell.model_copy(
@@ -135,16 +140,23 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
 def run_seed(extra: list[tuple[int, int]]) -> None:
     plan, measured = seed_plan(), seed_run()
     calibration_cells = SEED_CALIBRATION + extra
-    print("(1) seed v5e-1 grid: gemma-4-E2B-it, vLLM TPU; assumed workload", SEED_WORKLOAD)
+    print(
+        "(1) seed v5e-1 grid: gemma-4-E2B-it, vLLM TPU; assumed workload",
+        SEED_WORKLOAD,
+        "and stream starts staggered over one request's duration",
+    )
     print(
         f"plan: {plan.kv_tokens:,} KV tokens (seed measured 321,344), block {plan.block_size}, "
         f"budget 4096; calibration cells {SEED_CALIBRATION}"
     )
-    cal = calibrate(plan, measured, cells=calibration_cells, source_run="seed article grid")
+    cal = calibrate(
+        plan, measured, cells=calibration_cells, source_run="seed article grid", start_spread_s=SEED_START_SPREAD
+    )
     print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
     print("calibration residuals %:", cal.residuals_pct)
-    report(measured, _pred_cells(plan, cal.terms, measured.config), set(calibration_cells))
-    wall = _pred_cells(plan, cal.terms, measured.config.model_copy(update={"contexts": [8192], "clients": [16, 64]}))
+    report(measured, _pred_cells(plan, cal.terms, measured.config, SEED_START_SPREAD), set(calibration_cells))
+    wall_config = measured.config.model_copy(update={"contexts": [8192], "clients": [16, 64]})
+    wall = _pred_cells(plan, cal.terms, wall_config, SEED_START_SPREAD)
     w16, w64 = wall[(8192, 16)], wall[(8192, 64)]
     print(
         f"KV wall 8192x64: predicted {w64.output_tok_per_s:,.1f} tok/s vs {w16.output_tok_per_s:,.1f} at 16 "
@@ -186,20 +198,25 @@ def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-def run_embedded(root: Path) -> None:
+def run_embedded(root: Path, refit: bool) -> None:
     cal_dir, pred_dir, meas_dir = root / "calibration", root / "predicted", root / "measured"
-    predicted, measured = read_run(pred_dir), read_run(meas_dir)
+    predicted, measured, calibration = read_run(pred_dir), read_run(meas_dir), read_run(cal_dir).bench
     if predicted.bench is None or measured.bench is None:
         sys.exit(f"{root}: needs predicted/summary.json and measured/summary.json")
-    prediction = predicted.bench.prediction
-    cal = prediction.calibration if prediction else None
-    print(f"(2) embedded engine: calibration {cal_dir}, cells {cal.cells if cal else '?'}")
+    if refit:  # today's model on the same measurements: fit calibration/ again, predict the measured grid
+        if calibration is None or measured.plan is None:
+            sys.exit(f"{root}: --refit needs calibration/summary.json and measured/plan.json")
+        cal = calibrate(measured.plan, calibration, source_run=str(cal_dir))
+        pred = _pred_cells(measured.plan, cal.terms, measured.bench.config)
+    else:
+        prediction = predicted.bench.prediction
+        cal = prediction.calibration if prediction else None  # type: ignore[assignment]
+        pred = {(c.context_tokens, c.clients): c for c in predicted.bench.cells}
+    print(f"(2) embedded engine: calibration {cal_dir}, cells {cal.cells if cal else '?'}{' (refitted)' * refit}")
     if cal is not None:
         print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
     used = {tuple(int(v) for v in c.split("x")) for c in (cal.cells if cal else [])}
-    pred = {(c.context_tokens, c.clients): c for c in predicted.bench.cells}
     report(measured.bench, pred, used)
-    calibration = read_run(cal_dir).bench
     if calibration is not None:
         noise_floor(calibration, measured.bench)
 
@@ -234,13 +251,16 @@ def main() -> None:
     parser.add_argument(
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
     )
+    parser.add_argument(
+        "--refit", action="store_true", help="embedded: fit calibration/ and predict again with today's model"
+    )
     args = parser.parse_args()
     if args.which == "seed":
         run_seed([(int(a), int(b)) for a, b in (c.split("x") for c in args.also.split(",") if c)])
     elif args.root is None:
         sys.exit("embedded: give the directory benchmarks/embedded_grid.sh wrote")
     else:
-        run_embedded(args.root)
+        run_embedded(args.root, args.refit)
 
 
 if __name__ == "__main__":

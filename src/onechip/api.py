@@ -858,7 +858,8 @@ def _demo_down(request: DemoRequest, resource: CloudResource | None, engine_up: 
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
-    "fitted step times; not modelled: prefix caching, speculative decoding, several KV-cache groups"
+    "fitted step times and the API server's output rounds; not modelled: prefix caching, speculative decoding, "
+    "several KV-cache groups"
 )
 PRIORS_NOTE = (
     "roofline priors only (no calibration): an optimistic bound, fixed host cost is missing "

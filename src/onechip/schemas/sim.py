@@ -16,10 +16,16 @@ from onechip.schemas.common import SCHEMA_VERSION, ResultModel
 class StepTerms(ResultModel):
     """One engine step's time: fixed_s + per_seq_s x sequences + per_token_s x (padded) tokens
     + per_kv_token_s x KV tokens read + per_attn_pair_s x (query, key) pairs of prefill attention;
-    plus the API server, one queue for all streams: request_overhead_s per request before the scheduler sees
-    it, per_output_token_s per token before the client does."""
+    plus the API server, one event loop for all streams: request_overhead_s per request before the scheduler
+    sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
+    (tokens of several steps merge into one chunk while the server is busy)."""
 
-    fixed_s: float = Field(description="Per step: streamed weights / bandwidth plus fixed host cost, s.")
+    fixed_s: float = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
+    weights_s: float = Field(
+        default=0.0,
+        description="Per step: streamed weights / bandwidth, the device floor that compute overlaps "
+        "(the step's device time is max(weights_s, per_token_s x padded tokens)), s.",
+    )
     per_seq_s: float = Field(default=0.0, description="Per sequence in the step (host: inputs, sampling), s.")
     per_token_s: float = Field(description="Per token computed in the step (after bucket padding), s.")
     per_kv_token_s: float = Field(description="Per KV-cache token read by the step's attention, s.")
@@ -27,8 +33,10 @@ class StepTerms(ResultModel):
     request_overhead_s: float = Field(
         default=0.0, description="API server time per request (HTTP, chat template, tokenization), serial, s."
     )
-    per_output_token_s: float = Field(
-        default=0.0, description="API server time per streamed token (detokenize, SSE chunk), serial, s."
+    per_stream_chunk_s: float = Field(
+        default=0.0,
+        description="API server time per request per delivery round (detokenize, SSE chunk, streaming "
+        "parsers), serial, s.",
     )
 
 
@@ -51,6 +59,11 @@ class Calibration(ResultModel):
 
     schema_version: str = SCHEMA_VERSION
     key: CalibrationKey
+    step_model: int = Field(
+        default=1,
+        description="Version of the step-time model the terms belong to (sim.steptime.STEP_MODEL); a stored "
+        "calibration of another version is not reused. 1 = before weights_s and output rounds.",
+    )
     terms: StepTerms = Field(description="The fitted terms.")
     priors: StepTerms | None = Field(default=None, description="The roofline priors the fit started from.")
     fitted: list[str] = Field(default_factory=list, description="Terms the measurement pinned (others: prior).")

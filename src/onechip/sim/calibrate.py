@@ -26,16 +26,17 @@ from onechip.schemas.bench import BenchRun, CellResult
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import simulate_cell
-from onechip.sim.steptime import roofline_priors
+from onechip.sim.steptime import STEP_MODEL, roofline_priors
 
 TERMS = (
     "fixed_s",
+    "weights_s",
     "per_seq_s",
     "per_token_s",
     "per_kv_token_s",
     "per_attn_pair_s",
     "request_overhead_s",
-    "per_output_token_s",
+    "per_stream_chunk_s",
 )
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
@@ -67,8 +68,9 @@ def check_cells(cells: list[CellResult]) -> None:
 def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms:
     """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
     cell's slowdown over one client is put on the engine (per sequence in a step) when `engine_bound`, else
-    on the API server (its throughput taken as the server's ceiling for streamed tokens): few cells cannot
-    tell the two apart, so the fit starts from both and keeps the one that fits the cells better."""
+    on the API server (a round per streamed chunk at its busiest throughput): few cells cannot tell the two
+    apart, so the fit starts from both and keeps the one that fits the cells better. The weight read starts
+    at the roofline's (at most 80% of the one-client TPOT), the fixed host cost at the rest."""
     single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
     short, long_ = single[0], single[-1]
     multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
@@ -83,14 +85,16 @@ def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms
     if kv <= 0:
         kv = prior.per_kv_token_s if prior else per_token / 100.0
     per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
+    weights = min(prior.weights_s, 0.8 * tpot_s) if prior else 0.5 * tpot_s
     return StepTerms(
-        fixed_s=tpot_s * 0.8,
+        fixed_s=max(tpot_s - weights, 0.1 * tpot_s),
+        weights_s=weights,
         per_seq_s=max(per_seq, tpot_s / 100.0) if engine_bound else tpot_s / 100.0,
         per_token_s=per_token,
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
         request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
-        per_output_token_s=(0.1 if engine_bound else 1.0) / max(c.output_tok_per_s or 1.0 for c in cells),
+        per_stream_chunk_s=(0.1 if engine_bound else 1.0) / max(c.output_tok_per_s or 1.0 for c in cells),
     )
 
 
@@ -121,11 +125,12 @@ def _terms(start: StepTerms, x: Vector) -> StepTerms:
     return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
 
 
-def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms) -> Vector:
-    """Relative errors (simulated / measured - 1) of each cell's three figures."""
+def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms, spread: float | None) -> Vector:
+    """Relative errors (simulated / measured - 1) of each cell's three figures (stream starts: `spread`,
+    CellSimulation's start_spread_s)."""
     out = []
     for cell in cells:
-        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS)
+        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread)
         got = [figures(s) for s in sim.samples_by_seed.values()]
         for name in FIGURES:
             measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
@@ -135,11 +140,6 @@ def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTe
             elif measured:
                 out.append(1.0)  # the simulation could not run the cell: a large error
     return out
-
-
-def _objective(plan: Plan, run: BenchRun, cells: list[CellResult], start: StepTerms, x: Vector) -> Vector:
-    """Data residuals followed by the pull towards the start (x = 0)."""
-    return _residuals(plan, run, cells, _terms(start, x)) + [PULL * v for v in x]
 
 
 def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vector]:
@@ -185,25 +185,32 @@ def calibrate(
     cells: list[tuple[int, int]] | None = None,
     source_run: str = "",
     on_progress: ProgressFn = no_progress,
+    start_spread_s: float | None = 0.0,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
-    cell). Raises ConfigError when the cells lack what the fit needs (see check_cells)."""
+    cell), simulating the cells with the run's stream starts (`start_spread_s`: 0 = together, as `onechip
+    bench` starts them; see CellSimulation). Raises ConfigError when the cells lack what the fit needs (see
+    check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen)
+
+    def residuals(terms: StepTerms) -> Vector:
+        return _residuals(plan, run, chosen, terms, start_spread_s)
+
     fits = []
     for engine_bound in (True, False):
         start = _start(plan, chosen, engine_bound)
 
         def f(x: Vector, start: StepTerms = start) -> Vector:
-            return _objective(plan, run, chosen, start, x)
+            """Data residuals followed by the pull towards the start (x = 0)."""
+            return residuals(_terms(start, x)) + [PULL * v for v in x]
 
         x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
-        data = _residuals(plan, run, chosen, _terms(start, x))
-        fits.append((_dot(data, data), _terms(start, x), cols))
+        fits.append((_dot(data := residuals(_terms(start, x)), data), _terms(start, x), cols))
     _, terms, cols = min(fits, key=lambda fit: fit[0])
     rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
     pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
-    rel = _residuals(plan, run, chosen, terms)
+    rel = residuals(terms)
     labels = [
         f"{c.context_tokens}x{c.clients} {name}"
         for c in chosen
@@ -216,6 +223,7 @@ def calibrate(
         priors = None
     return Calibration(
         key=key_of(plan, run),
+        step_model=STEP_MODEL,
         terms=terms,
         priors=priors,
         fitted=pinned,
@@ -234,20 +242,21 @@ def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
 
 def transfer(calibration: Calibration, target: Plan) -> StepTerms:
     """`calibration` (fitted on another chip) carried to `target` (same model and engine, another chip or
-    tensor-parallel size): host terms (per sequence, per request, per streamed token, and the fixed cost above the
-    measured chip's weight-streaming floor) are kept; device terms are the target's roofline scaled by the
-    efficiency the measured chip showed (fitted / its roofline prior, `calibration.priors`). Tensor-parallel
-    communication is not modelled. Raises ConfigError when either chip has no roofline figures."""
+    tensor-parallel size): host terms (fixed, per sequence, per request, per streamed chunk) are kept; device
+    terms are the target's roofline scaled by the efficiency the measured chip showed (fitted / its roofline
+    prior, `calibration.priors`). Tensor-parallel communication is not modelled. Raises ConfigError when
+    either chip has no roofline figures."""
     if calibration.priors is None:
         raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
     terms, src, dst = calibration.terms, calibration.priors, roofline_priors(target)
     compute = terms.per_token_s / src.per_token_s
     return StepTerms(
-        fixed_s=dst.fixed_s + max(0.0, terms.fixed_s - src.fixed_s),
+        fixed_s=terms.fixed_s,
+        weights_s=dst.weights_s * terms.weights_s / src.weights_s,
         per_seq_s=terms.per_seq_s,
         per_token_s=dst.per_token_s * compute,
         per_kv_token_s=dst.per_kv_token_s * terms.per_kv_token_s / src.per_kv_token_s,
         per_attn_pair_s=terms.per_attn_pair_s * dst.per_token_s / src.per_token_s,
         request_overhead_s=terms.request_overhead_s,
-        per_output_token_s=terms.per_output_token_s,
+        per_stream_chunk_s=terms.per_stream_chunk_s,
     )

@@ -55,5 +55,5 @@ def _tok_per_s(samples: Sequence[RequestSample], measured: list[RequestSample], 
         start, end = min(first.values()), max(last.values())
     if end <= start:
         return None
-    tokens = sum(1 for s in samples for t in s.chunk_times if start <= t <= end)
+    tokens = sum(k for s in samples for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end)
     return tokens / (end - start)

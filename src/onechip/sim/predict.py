@@ -34,16 +34,22 @@ def engine_of(plan: Plan) -> Engine:
 
 
 def simulate_cell(
-    plan: Plan, terms: StepTerms, config: BenchConfig, context: int, clients: int, seeds: int
+    plan: Plan,
+    terms: StepTerms,
+    config: BenchConfig,
+    context: int,
+    clients: int,
+    seeds: int,
+    start_spread_s: float | None = 0.0,
 ) -> CellPrediction:
-    """One cell of `config` on `plan` with `terms`, seeds 0 .. seeds-1."""
+    """One cell of `config` on `plan` with `terms`, seeds 0 .. seeds-1 (stream starts: CellSimulation)."""
     cell = CellPrediction(context, clients)
     if context + config.output_tokens > plan.max_model_len:
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
         return cell
     engine, model = engine_of(plan), step_model(plan, terms)
     for seed in range(seeds):
-        sim = CellSimulation(config, engine, model, context, clients, seed)
+        sim = CellSimulation(config, engine, model, context, clients, seed, start_spread_s)
         try:
             cell.samples_by_seed[seed] = sim.run()
         except RuntimeError as exc:
@@ -55,13 +61,18 @@ def simulate_cell(
 
 
 def simulate_grid(
-    plan: Plan, terms: StepTerms, config: BenchConfig, seeds: int, on_progress: ProgressFn = no_progress
+    plan: Plan,
+    terms: StepTerms,
+    config: BenchConfig,
+    seeds: int,
+    on_progress: ProgressFn = no_progress,
+    start_spread_s: float | None = 0.0,
 ) -> list[CellPrediction]:
     """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each."""
     cells = [(ctx, n) for ctx in config.contexts for n in config.clients]
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", f"{ctx:,} tokens x {n} clients", done=i, total=len(cells)))
-        out.append(simulate_cell(plan, terms, config, ctx, n, seeds))
+        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s))
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out

@@ -10,18 +10,29 @@ running request needs a block and none is free, the last running request is pree
 blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
 
 What it does not model: prefix caching (bench prompts start with unique tokens), speculative decoding,
-async scheduling, several KV-cache groups (sliding layers windowed separately). The API server is one
-serial queue in front of the engine: each request and each streamed token takes its turn (the engine core
-steps on meanwhile, as vLLM V1 runs it in its own process).
+async scheduling, several KV-cache groups (sliding layers windowed separately).
+
+The API server is one event loop in its own process (vLLM V1: AsyncLLM's output handler and the requests'
+streaming generators share it), so the engine core steps on while it works. It does one thing at a time:
+a new request (request_overhead_s: HTTP, chat template, tokenization) or a round of output delivery. A
+round takes every step output that reached it and costs per_stream_chunk_s for each request with new
+tokens (detokenizing, the SSE chunk, streaming tool/reasoning parsers); while a round runs, the engine's
+next outputs wait, and a request's tokens from several steps merge into one chunk (vLLM V1's
+RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers fewer,
+larger chunks rather than falling ever further behind.
 
 Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
 requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
-flight). Stream start phases are random (uniform over `start_spread_s`, seeded); everything else is
-deterministic, so a seed reproduces a run exactly.
+flight). Closed-loop streams all start at t = 0, as `onechip bench` starts them; they then stay in step
+(a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
+tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
+that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
+None = over one request's duration). Everything else is deterministic, so a seed reproduces a run exactly.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -63,6 +74,8 @@ class _Req:
         return self.prompt + self.emitted
 
     def sample(self, context: int, clients: int, rep: int) -> RequestSample:
+        """The request as bench records it: one chunk per delivery (tokens of a round go out together)."""
+        chunks = [(t, list(group)) for t, group in itertools.groupby(self.times)]
         return RequestSample(
             context_tokens=context,
             clients=clients,
@@ -77,8 +90,8 @@ class _Req:
             prompt_tokens_target=self.prompt,
             prompt_tokens=self.prompt,
             completion_tokens=self.emitted,
-            chunk_times=list(self.times),
-            chunk_tokens=[1] * len(self.times),
+            chunk_times=[t for t, _ in chunks],
+            chunk_tokens=[len(group) for _, group in chunks],
             finish_reason="length",
         )
 
@@ -94,7 +107,7 @@ class CellSimulation:
         context: int,
         clients: int,
         seed: int,
-        start_spread_s: float | None = None,
+        start_spread_s: float | None = 0.0,
     ) -> None:
         self.config, self.engine, self.model = config, engine, model
         self.context, self.clients, self.seed = context, clients, seed
@@ -113,6 +126,7 @@ class CellSimulation:
         self.preemptions = 0
         self.first_measured_send: dict[int, float] = {}
         self.frontend_free_s = 0.0
+        self.undelivered: dict[int, tuple[_Req, int]] = {}  # id(req) -> (req, tokens) the server has not sent
         self.warm_counts: dict[int, int] = {}
 
     def run(self) -> list[RequestSample]:
@@ -126,6 +140,9 @@ class CellSimulation:
         for _ in range(MAX_STEPS):
             self._admit_arrivals(now)
             if not self.running and not self.waiting:
+                if self.undelivered:
+                    self._deliver(float("inf"))
+                    continue
                 nxt = self._next_arrival()
                 if nxt is None:
                     break
@@ -210,12 +227,29 @@ class CellSimulation:
         self.pending.append(_Req(stream, seq, warm, self.context, cfg.output_tokens, t, self._through_frontend(t)))
         self.in_flight += 1
 
-    def _through_frontend(self, t: float, cost_s: float | None = None) -> float:
-        """When work reaching the API server at `t` is done: it does one thing at a time (one event loop), a
-        request in request_overhead_s (parsing, chat template, tokenization), a streamed token in
-        per_output_token_s (detokenizing, the SSE chunk). Requests go on to the scheduler; tokens to the client."""
-        self.frontend_free_s = max(t, self.frontend_free_s) + (self.overhead_s if cost_s is None else cost_s)
+    def _through_frontend(self, t: float) -> float:
+        """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
+        work, request_overhead_s later."""
+        self.frontend_free_s = max(t, self.frontend_free_s) + self.overhead_s
         return self.frontend_free_s
+
+    def _deliver(self, now: float) -> None:
+        """Run the API server's output rounds that start by `now`: each takes every undelivered token, costs
+        per_stream_chunk_s per request with tokens, and hands them to the clients at its end. A request whose
+        last token is delivered is done; its stream sends again (closed loop)."""
+        while self.undelivered and self.frontend_free_s <= now:
+            batch, self.undelivered = list(self.undelivered.values()), {}
+            end = self.frontend_free_s + self.model.terms.per_stream_chunk_s * len(batch)
+            self.frontend_free_s = end
+            for req, tokens in batch:
+                req.times.extend([end] * tokens)
+                if len(req.times) >= req.output:
+                    self.done.append(req)
+                    self.in_flight -= 1
+                    if self.config.rate_per_s is None:
+                        self._send(req.stream, end)
+                    else:
+                        self._release_open_loop(end)
 
     def _next_arrival(self) -> float | None:
         return min((r.t_arrive for r in self.pending), default=None)
@@ -285,21 +319,20 @@ class CellSimulation:
         return Batch(seqs=len(scheduled), tokens=sum(n for _, n in scheduled), kv_tokens=kv, attn_pairs=pairs)
 
     def _finish_step(self, scheduled: list[tuple[_Req, int]], now: float) -> None:
-        """Apply a step ending at `now`: computed tokens advance; a request that caught up emits a token;
-        one that emitted all its tokens frees its blocks and its stream sends again."""
+        """Apply a step ending at `now`: computed tokens advance; a request that caught up emits a token for
+        the API server to deliver; one that emitted all its tokens frees its blocks (its stream sends again
+        once the server delivered the last one)."""
+        self._deliver(now)  # rounds over older outputs that the server could start before this step ended
         for req, n in scheduled:
             req.computed += n
             if req.computed < req.known:
                 continue  # a prefill chunk that did not reach the prompt's end
             req.emitted += 1
-            req.times.append(self._through_frontend(now, self.model.terms.per_output_token_s))
+            queued = self.undelivered.get(id(req), (req, 0))[1]
+            self.undelivered[id(req)] = (req, queued + 1)
             if req.emitted >= req.output:
                 self.running.remove(req)
                 self.free_blocks += req.blocks
                 req.blocks = 0
-                self.done.append(req)
-                self.in_flight -= 1
-                if self.config.rate_per_s is None:
-                    self._send(req.stream, req.times[-1])
-                else:
-                    self._release_open_loop(now)
+        self.frontend_free_s = max(self.frontend_free_s, now)
+        self._deliver(now)

@@ -1,12 +1,15 @@
 """The time of one engine step, from the plan's inventory and the chip catalog (roofline priors) plus
 fitted host terms.
 
-A step runs a batch: some sequences decoding one token, some prefilling a chunk of their prompt. Its time is
-additive in what the batch holds (StepTerms):
+A step runs a batch: some sequences decoding one token, some prefilling a chunk of their prompt. Its time
+(StepTerms) is host work plus device work:
 
-    fixed_s                       streamed weight bytes / bandwidth (+ fixed host cost, once fitted)
+    fixed_s                       fixed host cost per step (scheduling, input preparation); 0 in the roofline
   + per_seq_s     x sequences     host work per sequence (inputs, sampling, output); 0 in the roofline
-  + per_token_s   x tokens        compute per token, 2 x streamed parameters / peak FLOPS, after padding
+  + max(weights_s,                streamed weight bytes / bandwidth: the step reads every weight once ...
+        per_token_s x tokens)     ... while computing 2 x streamed parameters / peak FLOPS per token, after
+                                  padding: a roofline, so a small batch costs the weight read alone and a
+                                  big prefill chunk its compute alone (the two overlap on the device)
   + per_kv_token_s x KV tokens    KV bytes per token / bandwidth, for every cached token attention reads
   + per_attn_pair_s x pairs       (query, key) pairs of prefill attention; 0 in the roofline
 
@@ -25,6 +28,9 @@ from onechip.planner.weights import DTYPE_BYTES
 from onechip.schemas import Plan
 from onechip.schemas.sim import StepTerms
 
+# The step-time model's version, stored with each calibration (2: the weights/compute roofline and the API
+# server's output rounds); a calibration fitted under another version is refitted, not reused.
+STEP_MODEL = 2
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
 # seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.
@@ -68,7 +74,7 @@ class StepModel:
         return (
             t.fixed_s
             + t.per_seq_s * batch.seqs
-            + t.per_token_s * self.padded(batch.tokens)
+            + max(t.weights_s, t.per_token_s * self.padded(batch.tokens))
             + t.per_kv_token_s * batch.kv_tokens
             + t.per_attn_pair_s * batch.attn_pairs
         )
@@ -94,8 +100,9 @@ def step_model(plan: Plan, terms: StepTerms) -> StepModel:
 
 def roofline_priors(plan: Plan) -> StepTerms:
     """Roofline terms for `plan` on its chip: weights streamed per step and KV read at the chip's bandwidth,
-    2 FLOPs per streamed parameter per token at its dense peak (per chip x tensor-parallel chips). Host
-    terms are 0: this is an optimistic bound (seed article: 3.94 ms floor, 8.02 ms measured).
+    2 FLOPs per streamed parameter per token at its dense peak (per chip x tensor-parallel chips); a step
+    costs the larger of the weight read and the compute. Host terms are 0: this is an optimistic bound
+    (seed article: 3.94 ms floor, 8.02 ms measured).
     Raises ConfigError when the chip has no bandwidth or peak in the catalog, or the plan no decode bytes."""
     chip = rules.accelerator(plan.chip)
     if not chip.bandwidth_bytes_per_s or not chip.peak_bf16_tflops or not plan.decode_bytes_per_step:
@@ -108,7 +115,8 @@ def roofline_priors(plan: Plan) -> StepTerms:
     peak = _peak_flops(chip, plan.dtype) * tp
     params = plan.decode_bytes_per_step / DTYPE_BYTES.get(plan.dtype, 2)
     return StepTerms(
-        fixed_s=plan.decode_bytes_per_step / bandwidth,
+        fixed_s=0.0,
+        weights_s=plan.decode_bytes_per_step / bandwidth,
         per_token_s=2.0 * params / peak,
         per_kv_token_s=plan.kv_bytes_per_token / bandwidth,
     )

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas.sim import Calibration
+from onechip.sim.steptime import STEP_MODEL
 
 
 def calibrations_dir() -> Path:
@@ -23,14 +24,17 @@ def save(calibration: Calibration) -> Path:
 
 
 def stored() -> list[Calibration]:
-    """Every readable stored calibration (unreadable files are skipped)."""
+    """Every readable stored calibration of today's step-time model (unreadable files, and those fitted
+    under another STEP_MODEL, are skipped)."""
     out = []
     folder = calibrations_dir()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            out.append(Calibration.model_validate_json(path.read_text(encoding="utf-8")))
+            calibration = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError, ValueError):
             continue
+        if calibration.step_model == STEP_MODEL:
+            out.append(calibration)
     return out
 
 

@@ -86,11 +86,21 @@ def test_max_num_seqs_caps_the_running_batch():
     assert widest == 2
 
 
-def test_a_seed_reproduces_a_run_and_another_seed_moves_the_phases():
+def test_streams_start_together_as_bench_starts_them():
     engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
-    runs = [CellSimulation(config(), engine, flat(), context=64, clients=4, seed=s).run() for s in (0, 0, 1)]
+    samples = CellSimulation(config(), engine, flat(), context=64, clients=4, seed=0).run()
+    assert sorted(s.t_send for s in samples if s.seq == 0) == [0.0] * 4
+
+
+def test_a_seed_reproduces_a_run_and_another_seed_moves_staggered_phases():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    runs = [
+        CellSimulation(config(), engine, flat(), context=64, clients=4, seed=s, start_spread_s=0.5).run()
+        for s in (0, 0, 1)
+    ]
     assert runs[0] == runs[1]
     assert [s.t_send for s in runs[0]] != [s.t_send for s in runs[2]]
+    assert max(s.t_send for s in runs[0] if s.seq == 0) <= 0.5
 
 
 def test_a_request_larger_than_the_pool_is_infeasible(cpu_plan):
@@ -105,3 +115,30 @@ def test_open_loop_sends_on_schedule():
     cfg = config(rate_per_s=10.0, arrivals="constant", requests_per_client=3, warmup_requests=0)
     samples = CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run()
     assert sorted(round(s.t_send, 6) for s in samples) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+
+
+def test_a_busy_api_server_merges_tokens_into_larger_chunks():
+    # a round of output delivery costs 25 ms per request with new tokens, a step 10 ms: while one round runs,
+    # the next steps' tokens wait and go out together (vLLM V1's RequestOutputCollector merges them)
+    engine = Engine(num_blocks=100, block_size=16, budget_tokens=2048)
+    model = flat(per_stream_chunk_s=0.025)
+    samples = CellSimulation(config(warmup_requests=0), engine, model, context=100, clients=1, seed=0).run()
+    first = samples[0]
+    assert len(set(first.chunk_times)) < first.completion_tokens  # fewer deliveries than tokens
+    # the first token leaves one round after its step; the engine is not slowed: 8 tokens in 8 steps, the last
+    # delivered at most one round after the engine emitted it
+    assert first.t_first - first.t_send == pytest.approx(OVERHEAD_S + STEP_S + 0.025)
+    engine_done = first.t_send + OVERHEAD_S + 8 * STEP_S
+    assert engine_done < first.t_last <= engine_done + 2 * 0.025 + 1e-9
+
+
+def test_a_busy_api_server_delays_new_requests_behind_its_rounds():
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    idle = figures(CellSimulation(config(), engine, flat(), context=64, clients=8, seed=0).run())
+    busy = figures(
+        CellSimulation(config(), engine, flat(per_stream_chunk_s=0.004), context=64, clients=8, seed=0).run()
+    )
+    # rounds of up to 8 x 4 ms sit between a request and the scheduler: TTFT grows; tokens merge into chunks,
+    # so the pace stays near the engine's 10 ms, far from the 8 x 4 + 10 ms a per-token serial server would give
+    assert busy.ttft_ms > idle.ttft_ms + 4.0
+    assert busy.tpot_ms < 2 * idle.tpot_ms < 8 * 4.0 + 10.0

@@ -9,11 +9,12 @@ from onechip.schemas.sim import StepTerms
 from onechip.sim.steptime import Batch, StepModel, budget_tokens, roofline_priors, step_model
 
 
-def test_roofline_fixed_term_is_the_plans_tpot_floor(seed_plan):
+def test_roofline_weight_term_is_the_plans_tpot_floor(seed_plan):
     priors = roofline_priors(seed_plan)
     # the plan's floor: streamed weight bytes / the v5e's 800 GiB/s (DESIGN.md: ~4.2 GiB -> ~5.2 ms)
-    assert priors.fixed_s == pytest.approx(seed_plan.tpot_floor_ms / 1000.0)
-    assert 0.005 < priors.fixed_s < 0.0055
+    assert priors.weights_s == pytest.approx(seed_plan.tpot_floor_ms / 1000.0)
+    assert 0.005 < priors.weights_s < 0.0055
+    assert priors.fixed_s == 0
     # 18,432 KV bytes per token read at 800 GiB/s
     assert priors.per_kv_token_s == pytest.approx(18_432 / (800 * 2**30))
     # 2 FLOPs per streamed bf16 parameter at 197 TFLOPS
@@ -43,3 +44,11 @@ def test_padding_gap_and_no_padding_off_tpu(cpu_plan):
 def test_step_time_adds_every_term():
     terms = StepTerms(fixed_s=1.0, per_seq_s=2.0, per_token_s=3.0, per_kv_token_s=4.0, per_attn_pair_s=5.0)
     assert StepModel(terms).step_s(Batch(seqs=1, tokens=2, kv_tokens=3, attn_pairs=4)) == 1 + 2 + 6 + 12 + 20
+
+
+def test_device_time_is_the_larger_of_weight_read_and_compute():
+    # a roofline: 16 decode tokens cost the weight read alone; a 4,096-token chunk costs its compute alone
+    terms = StepTerms(fixed_s=0.002, weights_s=0.005, per_token_s=3e-5, per_kv_token_s=0.0)
+    model = StepModel(terms)
+    assert model.step_s(Batch(seqs=16, tokens=16, kv_tokens=0, attn_pairs=0)) == pytest.approx(0.002 + 0.005)
+    assert model.step_s(Batch(seqs=1, tokens=4096, kv_tokens=0, attn_pairs=0)) == pytest.approx(0.002 + 4096 * 3e-5)
