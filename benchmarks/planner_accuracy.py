@@ -33,8 +33,8 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.rules import accelerator
 from onechip.planner.gpu_memory import rotary_cache_bytes
+from onechip.planner.rules import accelerator
 from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
