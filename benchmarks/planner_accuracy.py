@@ -33,8 +33,8 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.rules import accelerator
 from onechip.planner.gpu_memory import rotary_cache_bytes
+from onechip.planner.rules import accelerator
 from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
@@ -195,6 +195,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["kv_cache_dtype"] = args["kv_cache_dtype"]
     if args.get("dtype") not in (None, "auto"):
         fields["dtype"] = args["dtype"]
+    if args.get("enforce_eager"):
+        fields["enforce_eager"] = True
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GiB)
     return fields
