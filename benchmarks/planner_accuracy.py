@@ -195,6 +195,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["kv_cache_dtype"] = args["kv_cache_dtype"]
     if args.get("dtype") not in (None, "auto"):
         fields["dtype"] = args["dtype"]
+    if args.get("enforce_eager"):
+        fields["enforce_eager"] = True
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GiB)
     return fields

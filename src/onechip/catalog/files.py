@@ -89,6 +89,13 @@ class GpuMemoryRule(StrictModel):
         description="'groups': num_blocks // groups x block size; 'capacity': int(concurrency x max_model_len)."
     )
     hybrid_groups: bool = Field(description="Hybrid KV allocator: groups of layers share one page size.")
+    sliding_in_flight_batches: int = Field(
+        default=1,
+        ge=1,
+        description="Scheduler batches a windowed layer reserves room for beyond its window (vLLM's "
+        "max_concurrent_batches without pipeline parallelism): its blocks per request are "
+        "cdiv(min(window - 1 + this x max_num_batched_tokens, len), block) + 1.",
+    )
     source: str = Field(description="Where each term comes from; fitted terms say what they were fitted on.")
     date: str = Field(description="ISO date.")
 

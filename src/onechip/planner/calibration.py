@@ -40,7 +40,7 @@ def deployment_key(request: PlanRequest, engine: str, max_model_len: int) -> str
         f"batch{request.max_num_batched_tokens or 'default'}",
         f"len{max_model_len}",
         "mm" if request.multimodal else "text",
-    ]
+    ] + (["eager"] if request.enforce_eager else [])
     return "|".join(str(p) for p in parts)
 
 

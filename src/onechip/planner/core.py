@@ -472,6 +472,8 @@ def _serve_args(
         )
     if request.block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
+    if request.enforce_eager:
+        serve_args.append(ServeArg(flag="--enforce-eager", reason="no CUDA graphs: the plan reserves none"))
     serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
     if request.max_num_seqs is not None:
         serve_args.append(
@@ -587,6 +589,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
+        enforce_eager=request.enforce_eager,
     )
 
 

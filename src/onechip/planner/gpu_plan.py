@@ -13,6 +13,11 @@ sampler warm-up only on the last stage, gpu_model_runner profile_run) and size t
 their own layers; vllm/v1/core/kv_cache_utils.py get_kv_cache_configs then sets every worker to the
 smallest num_blocks, and the token line and concurrency are printed from that count.
 
+Windowed layers (sliding, chunked local) hold their window plus the tokens in flight: max_num_batched_tokens
+x the rule's sliding_in_flight_batches (vLLM >= 0.26: two batches under async scheduling, VllmConfig
+max_in_flight_tokens); with pipeline parallelism that count depends on the model runner (V1: PP, V2: PP + 1),
+so such a plan is refused.
+
 The fit verdict is vLLM's start-up check (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory,
 run per worker): one max_model_len request, at the per-layer pages its specs need, must fit in the KV
 budget of every GPU; on the V0 engine the pool's tokens must reach max_model_len.
@@ -83,11 +88,15 @@ class GpuPool:
     one_request_bytes: int
     tokens_range: tuple[int, int]
     checks_tokens: bool  # V0's start-up check: pool tokens >= max_model_len (else bytes of one request)
+    in_flight_tokens: int = 0  # tokens a windowed layer holds beyond its window (0: max_num_batched_tokens)
     pool_bytes_all_gpus: int = 0  # KV bytes over every GPU (PP: each stage's blocks at the common count)
     request_bytes_all_gpus: int = 0  # KV bytes of one max_model_len request over every GPU
 
     def concurrency(self, context: int) -> float:
-        return self.num_blocks / self.layout.blocks_per_request(context, self.max_num_batched_tokens)
+        return self.num_blocks / self.layout.blocks_per_request(context, self.in_flight())
+
+    def in_flight(self) -> int:
+        return self.in_flight_tokens or self.max_num_batched_tokens
 
     def logged_tokens(self, rule: GpuMemoryRule, max_model_len: int) -> int:
         """The 'GPU KV cache size: N tokens' figure as `rule`'s versions print it."""
@@ -112,7 +121,7 @@ class GpuPool:
             group_layers=self.layout.group_size,
             block_bytes=self.layout.page_bytes * self.layout.group_size,
             min_block_size=min(g.block_size for g in self.layout.groups),
-            blocks_per_request=self.layout.blocks_per_request(max_model_len, self.max_num_batched_tokens),
+            blocks_per_request=self.layout.blocks_per_request(max_model_len, self.in_flight()),
             token_line=rule.kv_token_line,
         )
 
@@ -127,7 +136,7 @@ def _defaults(rule: GpuMemoryRule, visible_bytes: int, max_model_len: int, devic
 
 def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, batch: int, tp: int) -> int:
     """KV bytes per GPU one max_model_len request needs, summed over cache-owning layers at each layer's
-    block size (vLLM's max_memory_usage_bytes over all layer specs)."""
+    block size (vLLM's max_memory_usage_bytes over all layer specs); `batch`: tokens in flight."""
     blocks = {(g.kind, g.window): g.block_size for g in layout.groups}
     total = 0
     for layer in geometry.layers:
@@ -159,21 +168,31 @@ def plan_gpu_pool(
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None = None,
     device_name: str = "",
+    enforce_eager: bool = False,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
     this deployment measured them (planner.calibration); it replaces the rule's estimates on every stage.
-    device_name: the card (vLLM's batch defaults look for "a100" in it)."""
+    device_name: the card (vLLM's batch defaults look for "a100" in it). enforce_eager: no CUDA graphs
+    (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
+    cudagraph_mode is not NONE, which --enforce-eager sets)."""
     seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len, device_name)
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default
+    pp = len(stages)
+    windowed = any(layer.sliding_window is not None and layer.owns_cache for s in stages for layer in s.geometry.layers)
+    if pp > 1 and rule.sliding_in_flight_batches > 1 and windowed:
+        raise ConfigError(
+            f"pipeline_parallel_size {pp} with sliding-window layers on vLLM {rule.versions}: the tokens a window "
+            "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
+        )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
     pools = [
         _stage_pool(rule, stage, text=text, visible_bytes=visible_bytes, utilization=utilization,
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers)
+                    buffers=buffers, graphs=not enforce_eager)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -215,6 +234,7 @@ def _stage_pool(
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None,
     buffers: int,
+    graphs: bool = True,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
@@ -231,7 +251,9 @@ def _stage_pool(
         tensor_parallel_size=tp,
         cuda_graphs=cuda_graph_count(
             max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
-        ),
+        )
+        if graphs
+        else 0,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes
@@ -243,7 +265,8 @@ def _stage_pool(
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
     layout = kv_layout(geometry, block_size, tp) if rule.hybrid_groups else kv_layout_uniform(geometry, block_size, tp)
     blocks = layout.num_blocks(pool)
-    per_request = layout.blocks_per_request(max_model_len, batch)
+    in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
+    per_request = layout.blocks_per_request(max_model_len, in_flight)
     low_high = (budget.kv_low_bytes, budget.kv_high_bytes) if kv_cache_memory_bytes is None else (pool, pool)
     low, high = (_printed(rule, layout, layout.num_blocks(b), per_request, max_model_len) for b in low_high)
     return GpuPool(
@@ -254,9 +277,10 @@ def _stage_pool(
         tokens=layout.tokens(blocks),
         max_num_batched_tokens=batch,
         max_num_seqs=seqs,
-        one_request_bytes=one_request_bytes(geometry, layout, max_model_len, batch, tp),
+        one_request_bytes=one_request_bytes(geometry, layout, max_model_len, in_flight, tp),
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
+        in_flight_tokens=in_flight,
     )
 
 

@@ -10,8 +10,9 @@ gpt-oss logs (tests/fixtures/bootlogs):
      (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
-     cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1, chunked local (Llama 4)
-     cdiv(min(chunk + max_num_batched_tokens, len), block) (geometry.window_blocks); concurrency = num_blocks / that;
+     cdiv(min(window - 1 + in_flight, len), block) + 1, chunked local (Llama 4)
+     cdiv(min(chunk + in_flight, len), block) (geometry.window_blocks), in_flight = max_num_batched_tokens
+     (x 2 from vLLM 0.26: max_in_flight_tokens, planner.gpu_plan); concurrency = num_blocks / that;
   5. the token line: 0.19 prints num_blocks // groups x smallest block ('groups'); later releases print
      int(concurrency x max_model_len) ('capacity').
 """
@@ -47,7 +48,8 @@ class KvLayout:
         return max(0, budget_bytes) // self.page_bytes // self.group_size
 
     def blocks_per_request(self, context: int, max_num_batched_tokens: int) -> int:
-        """Blocks one request of `context` tokens takes from the shared pool (step 4)."""
+        """Blocks one request of `context` tokens takes from the shared pool (step 4); `max_num_batched_tokens`:
+        the tokens in flight a window holds beyond itself (vLLM >= 0.26: two batches, planner.gpu_plan)."""
         total = 0
         for group in self.groups:
             if group.window is None:

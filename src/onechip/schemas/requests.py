@@ -128,6 +128,10 @@ class PlanRequest(ServeOptions):
     max_num_seqs: Annotated[int | None, Cli(serve_flag=True)] = Field(
         default=None, ge=1, description="Most sequences per step (default: the engine's); sizes the sampler warm-up."
     )
+    enforce_eager: Annotated[bool, Cli(serve_flag=True)] = Field(
+        default=False,
+        description="vLLM --enforce-eager: no CUDA graphs are captured, so vllm-gpu reserves no memory for them.",
+    )
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )

