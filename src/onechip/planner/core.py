@@ -587,6 +587,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
+        multimodal=request.multimodal,
     )
 
 

@@ -9,8 +9,11 @@ range, and the term with the widest range is named: it dominates the uncertainty
 
 Activation peak (vLLM's dummy forward and sampler warm-up, vllm/v1/worker/gpu_model_runner.py
 profile_run): the larger of
-  - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + 2 x hidden): the gate/up
-    projection output, the activated MLP input and the residual stream of one layer, alive together;
+  - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + c x hidden): the gate/up
+    projection output, the activated MLP input and c [tokens, hidden] tensors of one layer, alive together
+    (`forward_hidden_copies` c: 2, the residual and the MLP input; 3 on the eager V0 engine, where the down
+    projection's output is allocated while LlamaMLP.forward still holds `gate_up`, vllm/model_executor/
+    models/llama.py: 'gate_up, _ = self.gate_up_proj(x); x = self.act_fn(gate_up); x, _ = self.down_proj(x)');
   - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
     plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
@@ -140,7 +143,8 @@ def activation_bytes(
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
-    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
+    copies = rule.forward_hidden_copies
+    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + copies * hidden)
     # profile_run keeps the dummy forward's hidden_states ([max_num_batched_tokens, hidden]) alive while the
     # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run); a stage before the last
     # pipeline stage warms up no sampler
