@@ -123,6 +123,16 @@ class TpuPoolRule(StrictModel):
         "(the config's num_key_value_heads x head_dim): a smaller layer is padded up to it, a larger one spans "
         "several.",
     )
+    jax_native_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures tpu-inference runs in its own JAX code by default (RoPE computed per call, no "
+        "cache); any other runs vLLM's PyTorch model through torchax, whose rotary_emb.cos_sin_cache buffers are "
+        "replicated on every chip. Empty: the RoPE cache is not modelled for these versions.",
+    )
+    slice_rope_cache_env: str | None = Field(
+        default=None,
+        description="Environment variable that slices those caches to max_model_len rows (not for M-RoPE).",
+    )
     source: str = Field(description="Where the rule comes from.")
     date: str = Field(description="ISO date.")
 
