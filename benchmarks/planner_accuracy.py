@@ -33,8 +33,8 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.gpu_memory import rotary_cache_bytes
-from onechip.planner.rules import accelerator
+from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes, version_key
+from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
@@ -45,6 +45,8 @@ FITTED_ON = {
     "h100-llama31-8b-tp1-v0190": "activation fit",
     "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
     "h100-qwen3-8b-tp1-v0190": "activation fit",
+    "gpu80g-llama3-8b-v0-profiling": "V0 sampler fit",
+    "rtx4090x2-r1-distill-qwen14b-tp2-refused-v0": "V0 non-torch TP>=2 from its stated line",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
@@ -85,8 +87,12 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
         return "vllm-tpu", _release(entry["vllm_version"])
     if "CPU" in text:
         return "vllm-cpu", None
+    if "V0" in text and "peak_torch_memory_gib" in entry["logged"]:
+        # 'Memory profiling results: total_gpu_memory=... peak_torch_memory=...' is the line of vllm/worker/worker.py
+        # before PR #10511 (0.6.5): the older V0 rule
+        return "vllm-gpu", "0.6.4"
     if "V0" in text:
-        return "vllm-gpu", "0.7.0"  # a V0-era release: the V0 rule
+        return "vllm-gpu", "0.7.0"  # a V0-era release after 0.6.5 (the memory_profiling table): that V0 rule
     return "vllm-gpu", entry["vllm_version"]
 
 
@@ -169,9 +175,18 @@ def weights_of(entry: dict[str, Any], gpus: int, config: dict[str, Any]) -> tupl
     if logged is None:
         return None, "none"
     buffers = 0
+    dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
     if "GPU" in entry["engine"] or "CUDA" in entry["engine"]:
-        dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
         buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
+    engine, version = engine_of(entry)
+    if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
+        rule = next(
+            r
+            for r in engine_rules(engine).pool_rules
+            if version_key(r.min_version or "0.0.0") <= version_key(version) < version_key(r.max_version or "999.0.0")
+        )
+        max_len = entry["engine_args"]["max_model_len"]
+        buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
     return int((logged * GiB - buffers) * gpus), "logged x TP"
 
 

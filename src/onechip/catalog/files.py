@@ -78,12 +78,25 @@ class GpuMemoryRule(StrictModel):
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
     )
+    forward_hidden_copies: int = Field(
+        default=2,
+        description="[tokens, hidden] tensors alive at the MLP's peak beside its 3 x intermediate (2: the "
+        "residual and the MLP input; 3 where the down projection's output is allocated while gate_up is held).",
+    )
     activation_spread_bytes: tuple[int, int] = Field(
         description="Low and high bytes to add to the activation estimate (MoE workspaces, encoders)."
     )
     default_max_num_seqs: int = Field(description="max_num_seqs when none is given.")
     default_max_num_batched_tokens: int | None = Field(
         description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
+    )
+    chunked_prefill_above_len: int | None = Field(
+        default=None,
+        description="V0: chunked prefill turns on by itself when max_model_len exceeds this (no sliding window, "
+        "not multimodal), and the profiling token count is then chunked_prefill_batched_tokens.",
+    )
+    chunked_prefill_batched_tokens: int | None = Field(
+        default=None, description="max_num_batched_tokens when chunked prefill turned on by itself (V0)."
     )
     kv_token_line: Literal["groups", "capacity"] = Field(
         description="'groups': num_blocks // groups x block size; 'capacity': int(concurrency x max_model_len)."
@@ -116,6 +129,16 @@ class TpuPoolRule(StrictModel):
         description="Every cache-owning layer takes a whole number of pages of one regular attention shape "
         "(the config's num_key_value_heads x head_dim): a smaller layer is padded up to it, a larger one spans "
         "several.",
+    )
+    jax_native_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures tpu-inference runs in its own JAX code by default (RoPE computed per call, no "
+        "cache); any other runs vLLM's PyTorch model through torchax, whose rotary_emb.cos_sin_cache buffers are "
+        "replicated on every chip. Empty: the RoPE cache is not modelled for these versions.",
+    )
+    slice_rope_cache_env: str | None = Field(
+        default=None,
+        description="Environment variable that slices those caches to max_model_len rows (not for M-RoPE).",
     )
     source: str = Field(description="Where the rule comes from.")
     date: str = Field(description="ISO date.")

@@ -22,7 +22,7 @@ from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
-from onechip.planner.gpu_memory import select_rule, version_key
+from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
@@ -342,9 +342,14 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
+    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the planner's serve_env sets no slicing)
+    if r.tpu_rule is not None:
+        buffers = r.devices * tpu_rope_cache_bytes(
+            r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
+        )
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
-        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights, (memory, cap, util), r.devices,
-        r.max_model_len,
+        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers, (memory, cap, util),
+        r.devices, r.max_model_len,
     )  # fmt: skip
     return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
 
@@ -590,6 +595,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
+        multimodal=request.multimodal,
     )
 
 

@@ -9,8 +9,11 @@ range, and the term with the widest range is named: it dominates the uncertainty
 
 Activation peak (vLLM's dummy forward and sampler warm-up, vllm/v1/worker/gpu_model_runner.py
 profile_run): the larger of
-  - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + 2 x hidden): the gate/up
-    projection output, the activated MLP input and the residual stream of one layer, alive together;
+  - forward: max_num_batched_tokens x dtype bytes x (3 x intermediate / TP + c x hidden): the gate/up
+    projection output, the activated MLP input and c [tokens, hidden] tensors of one layer, alive together
+    (`forward_hidden_copies` c: 2, the residual and the MLP input; 3 on the eager V0 engine, where the down
+    projection's output is allocated while LlamaMLP.forward still holds `gate_up`, vllm/model_executor/
+    models/llama.py: 'gate_up, _ = self.gate_up_proj(x); x = self.act_fn(gate_up); x, _ = self.down_proj(x)');
   - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
     plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
@@ -30,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule
+from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -104,14 +107,15 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
 
 
-def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float) -> int:
+def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int | None = None) -> int:
     """vLLM's RoPE cos/sin cache, bytes per GPU: a non-persistent buffer of max_position_embeddings x
     rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
     registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), built once per model (get_rope
     caches instances) on every GPU, and counted in the log's 'Model loading took' figure: Llama-3.1-8B's
     16,060,522,496-byte checkpoint loads as 14.9888 GiB = 14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
     Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'); 0 where the cache is laid out
-    otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE, 'rope_parameters')."""
+    otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE, 'rope_parameters').
+    rows: a cache cut to fewer positions than max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE)."""
     scaling = text.get("rope_scaling") or {}
     kind = scaling.get("rope_type") or scaling.get("type") or "default"
     other = ("rope_local_base_freq", "rope_parameters", "kv_lora_rank")
@@ -121,7 +125,35 @@ def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float) -> int:
     heads = text.get("num_attention_heads")
     head_dim = text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0)
     rotary_dim = int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
-    return int(int(positions) * rotary_dim * dtype_bytes)
+    kept = min(int(positions), rows) if rows else int(positions)
+    return int(kept * rotary_dim * dtype_bytes)
+
+
+def tpu_rope_cache_bytes(
+    rule: TpuPoolRule,
+    config: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    max_model_len: int,
+    env: Mapping[str, str],
+) -> int:
+    """HBM per chip that tpu-inference gives vLLM's RoPE cos/sin caches: 0 for an architecture it runs in its own
+    JAX code (rule.jax_native_architectures: RoPE computed per call, tpu_inference/layers/jax/rope_interface.py
+    apply_rope); otherwise vLLM's PyTorch model runs through torchax and shard_model_to_tpu replicates its buffers,
+    rotary_emb.cos_sin_cache included, on every chip (tpu_inference/layers/vllm/process_weights/cleanup_sharding.py),
+    sized as on a GPU (rotary_cache_bytes) and cut to max_model_len rows when `env` sets the rule's
+    slice_rope_cache_env and the model has no M-RoPE (tpu_inference/models/vllm/vllm_model_wrapper.py load_weights).
+    config: the whole config.json (architectures and, for multimodal files, text_config)."""
+    if not rule.jax_native_architectures:
+        return 0
+    architectures = config.get("architectures") or []
+    if any(arch in rule.jax_native_architectures for arch in architectures):
+        return 0
+    text = config.get("text_config") or config
+    mrope = "mrope_section" in ((text.get("rope_scaling") or {}) | (text.get("rope_parameters") or {}))
+    flag = env.get(rule.slice_rope_cache_env or "", "").strip().lower() in ("1", "true", "yes")
+    rows = max_model_len if flag and not mrope else None
+    return rotary_cache_bytes(text, dtype_bytes=dtype_bytes, rows=rows)
 
 
 def activation_bytes(
@@ -140,7 +172,8 @@ def activation_bytes(
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
-    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + 2 * hidden)
+    copies = rule.forward_hidden_copies
+    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + copies * hidden)
     # profile_run keeps the dummy forward's hidden_states ([max_num_batched_tokens, hidden]) alive while the
     # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run); a stage before the last
     # pipeline stage warms up no sampler

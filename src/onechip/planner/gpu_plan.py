@@ -126,9 +126,16 @@ class GpuPool:
         )
 
 
-def _defaults(rule: GpuMemoryRule, visible_bytes: int, max_model_len: int, device_name: str) -> tuple[int, int]:
-    if rule.default_max_num_batched_tokens is None:  # V0: the whole max-length prompt in one step
-        return rule.default_max_num_seqs, max(max_model_len, 2048)
+def _defaults(
+    rule: GpuMemoryRule, visible_bytes: int, max_model_len: int, device_name: str, *, sliding: bool, multimodal: bool
+) -> tuple[int, int]:
+    if rule.default_max_num_batched_tokens is None:  # V0
+        long_context = rule.chunked_prefill_above_len is not None and max_model_len > rule.chunked_prefill_above_len
+        if long_context and rule.chunked_prefill_batched_tokens and not sliding and not multimodal:
+            # vllm/engine/arg_utils.py create_engine_config: chunked prefill on by itself above 32K on CUDA
+            # (not for multimodal or sliding-window models); SchedulerConfig then batches its default tokens
+            return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens
+        return rule.default_max_num_seqs, max(max_model_len, 2048)  # the whole max-length prompt in one step
     if visible_bytes < LARGE_GPU_BYTES or "a100" in device_name.lower():
         return SMALL_GPU_DEFAULTS
     return rule.default_max_num_seqs, rule.default_max_num_batched_tokens
@@ -169,14 +176,19 @@ def plan_gpu_pool(
     measured_overhead_bytes: int | None = None,
     device_name: str = "",
     enforce_eager: bool = False,
+    multimodal: bool = False,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
     this deployment measured them (planner.calibration); it replaces the rule's estimates on every stage.
     device_name: the card (vLLM's batch defaults look for "a100" in it). enforce_eager: no CUDA graphs
     (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
-    cudagraph_mode is not NONE, which --enforce-eager sets)."""
-    seqs_default, batch_default = _defaults(rule, visible_bytes, max_model_len, device_name)
+    cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
+    chunked prefill off for multimodal models)."""
+    sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
+    seqs_default, batch_default = _defaults(
+        rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
+    )
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default
     pp = len(stages)
