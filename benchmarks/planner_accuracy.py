@@ -258,7 +258,11 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     how = ""
     try:
         model, how = model_of(entry, engine, workdir)
-        fields["multimodal"] = how == "catalog inventory"
+        # the llm-d sweep served multimodal checkpoints with their towers (vLLM's default): a config with a
+        # vision tower is planned multimodal (weights come from the log, so only the encoder profiling term moves)
+        config_file = entry.get("config_file")
+        config = json.loads((ROOT / config_file).read_text(encoding="utf-8")) if config_file else {}
+        fields["multimodal"] = how == "catalog inventory" or "vision_config" in config
         plan = plan_model(model, **fields)
     except OnechipError as exc:
         if refused_at_validation(entry) and "max_position_embeddings" in str(exc):

@@ -596,6 +596,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
         multimodal=request.multimodal,
+        vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
     )
 
 

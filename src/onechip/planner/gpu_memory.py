@@ -129,6 +129,51 @@ def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int
     return int(kept * rotary_dim * dtype_bytes)
 
 
+def encoder_profile_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int) -> int:
+    """What vLLM's multimodal encoder profiling leaves allocated while the text dummy forward and the sampler
+    warm-up run, bytes per GPU: the dummy batch of images (pixel values) and the encoder outputs it keeps in
+    the encoder cache. 0 for a config without a vision tower this models.
+
+    V1 profile_run (vllm/v1/worker/gpu_model_runner.py; vLLM 0.32.0 wheel, and the same code at v0.22.1):
+    `batched_dummy_mm_inputs = self._get_mm_dummy_batch(modality, max_mm_items_per_batch)` (a local, alive
+    until profile_run returns), `dummy_encoder_outputs = self.model.embed_multimodal(**batched_dummy_mm_inputs)`,
+    `self.encoder_cache[f"tmp_{i}"] = output`, then `_dummy_run(self.max_num_tokens)` and `_dummy_sampler_run`;
+    `self.encoder_cache.clear()` comes last. The profiler's torch peak is taken over the whole run, so these
+    tensors add to the text forward's and the sampler's peaks. Items: encoder budget // tokens per item, the
+    budget max(max_num_batched_tokens, tokens per item) (vllm/v1/core/encoder_cache_manager.py
+    compute_mm_encoder_budget; vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items). Pixel values
+    are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
+    model_config.dtype) and moved to the GPU (group_and_batch_mm_kwargs); one item is num_channels x
+    image_size^2 (the dummy image has the most features: the tower's native size for Gemma 3 without
+    pan-and-scan and for Pixtral). Encoder outputs: tokens per item x the decoder's hidden_size (the projector's
+    output). Tokens per item, from the config:
+      - Gemma 3 (SigLIP tower, `mm_tokens_per_image`): mm_tokens_per_image (vllm gemma3_mm.py
+        get_num_image_tokens, (crops + 1) x image_seq_length with pan-and-scan off);
+      - Mistral 3 (Pixtral tower, `spatial_merge_size`): (image_size // (patch_size x spatial_merge_size))^2
+        image embeddings (vllm mistral3.py selects the [IMG] tokens: PromptUpdateDetails.select_token_id).
+    Not modelled (0): other towers (Kimi-VL MoonViT, Llama 4, Gemma 4, audio), and the encoder's own transient
+    peak, which the profiler records too but which is below the sampler warm-up on the logs in
+    tests/fixtures/bootlogs (an encoder peak above it would make the activation term larger than this)."""
+    vision = config.get("vision_config")
+    text = config.get("text_config") or config
+    if not isinstance(vision, Mapping):
+        return 0
+    size, channels, patch = vision.get("image_size"), vision.get("num_channels"), vision.get("patch_size")
+    hidden = text.get("hidden_size")
+    if not (isinstance(size, int) and isinstance(channels, int) and isinstance(hidden, int)):
+        return 0
+    if isinstance(config.get("mm_tokens_per_image"), int):
+        tokens = int(config["mm_tokens_per_image"])
+    elif isinstance(config.get("spatial_merge_size"), int) and isinstance(patch, int):
+        tokens = (size // (patch * int(config["spatial_merge_size"]))) ** 2
+    else:
+        return 0
+    if tokens <= 0:
+        return 0
+    items = max(1, max(max_num_batched_tokens, tokens) // tokens)
+    return int(items * (channels * size * size + tokens * hidden) * dtype_bytes)
+
+
 def tpu_rope_cache_bytes(
     rule: TpuPoolRule,
     config: Mapping[str, Any],

@@ -32,7 +32,14 @@ from typing import Any
 from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import Geometry, window_blocks
-from onechip.planner.gpu_memory import GpuBudget, activation_bytes, cuda_graph_count, gpu_budget, rotary_cache_bytes
+from onechip.planner.gpu_memory import (
+    GpuBudget,
+    activation_bytes,
+    cuda_graph_count,
+    encoder_profile_bytes,
+    gpu_budget,
+    rotary_cache_bytes,
+)
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
 from onechip.schemas.plan import GpuMemoryBudget
 
@@ -177,6 +184,7 @@ def plan_gpu_pool(
     device_name: str = "",
     enforce_eager: bool = False,
     multimodal: bool = False,
+    vision_config: Mapping[str, Any] | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -184,7 +192,8 @@ def plan_gpu_pool(
     device_name: the card (vLLM's batch defaults look for "a100" in it). enforce_eager: no CUDA graphs
     (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
-    chunked prefill off for multimodal models)."""
+    chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
+    vision tower (the encoder's profiling tensors add to the activation peak where the rule says so)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -199,12 +208,17 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
+    encoder = (
+        encoder_profile_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
+        if vision_config is not None and rule.encoder_profile_held
+        else 0
+    )  # the whole dummy image batch and its outputs on every GPU
     pools = [
         _stage_pool(rule, stage, text=text, visible_bytes=visible_bytes, utilization=utilization,
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers, graphs=not enforce_eager)
+                    buffers=buffers, graphs=not enforce_eager, encoder=encoder)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -247,13 +261,14 @@ def _stage_pool(
     measured_overhead_bytes: int | None,
     buffers: int,
     graphs: bool = True,
+    encoder: int = 0,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last,
-    )  # fmt: skip
+    ) + encoder  # fmt: skip
     budget = gpu_budget(
         rule,
         visible_bytes=visible_bytes,
