@@ -75,11 +75,12 @@ class GpuMemoryRule(StrictModel):
         description="The dummy forward's hidden states (max_num_batched_tokens x hidden) stay allocated while the "
         "sampler warms up, adding to its peak (v1 profile_run).",
     )
-    encoder_profile_held: bool = Field(
-        default=False,
-        description="Where the plan serves a vision tower: the multimodal encoder's dummy inputs and outputs "
-        "stay allocated through the text dummy forward and the sampler warm-up, adding to the activation peak "
-        "(V1 profile_run; planner.gpu_memory.encoder_profile_bytes).",
+    encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
+        default="none",
+        description="Where the plan serves a vision tower, what the multimodal encoder's profiling pass leaves "
+        "allocated through the text dummy forward and the sampler warm-up (adding to the activation peak): "
+        "'inputs_and_outputs' (V1 model runner: the dummy image batch and the encoder outputs), 'outputs' (V2 "
+        "model runner: the outputs only), 'none' (planner.gpu_memory.encoder_profile_bytes).",
     )
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."

@@ -107,29 +107,67 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
 
 
+def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:
+    """Columns of one RoPE cos/sin cache (cos and sin halves together), or None for a layout not modelled.
+    get_rope (vllm/model_executor/layers/rotary_embedding/__init__.py, vllm 0.32.0 wheel): rotary_dim =
+    head_size x partial_rotary_factor; 'default' and 'llama3' keep a [max_position, rotary_dim] cache;
+    'proportional' (Gemma4RotaryEmbedding, gemma4_rope.py) passes rotary_dim = head_size to its base class and
+    zero-pads the unrotated frequencies, so its cache is head_size wide whatever partial_rotary_factor says."""
+    kind = params.get("rope_type") or params.get("type") or "default"
+    if "mrope_section" in params:
+        return None
+    if kind == "proportional":
+        return head_size
+    if kind in ("default", "llama3"):
+        return int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
+    return None
+
+
 def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int | None = None) -> int:
-    """vLLM's RoPE cos/sin cache, bytes per GPU: a non-persistent buffer of max_position_embeddings x
+    """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of max_position_embeddings x
     rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
-    registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), built once per model (get_rope
-    caches instances) on every GPU, and counted in the log's 'Model loading took' figure: Llama-3.1-8B's
-    16,060,522,496-byte checkpoint loads as 14.9888 GiB = 14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
-    Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'); 0 where the cache is laid out
-    otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE, 'rope_parameters').
-    rows: a cache cut to fewer positions than max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE)."""
-    scaling = text.get("rope_scaling") or {}
-    kind = scaling.get("rope_type") or scaling.get("type") or "default"
-    other = ("rope_local_base_freq", "rope_parameters", "kv_lora_rank")
+    registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), one per distinct get_rope call (get_rope
+    caches instances by head size, rotary_dim, positions and RoPE parameters) on every GPU, and counted in the
+    log's 'Model loading took' figure: Llama-3.1-8B's 16,060,522,496-byte checkpoint loads as 14.9888 GiB =
+    14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
+    Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'), and for 'rope_parameters' of
+    the same kinds or 'proportional', flat or per layer type: Gemma 4 builds one RoPE per layer type from
+    config.rope_parameters[layer_type] with that type's head size (vllm/model_executor/models/gemma4.py
+    Gemma4Attention: full layers take global_head_dim), so E2B holds 131,072 x (256 + 512) elements. 0 where
+    the cache is laid out otherwise and not modelled here (linear/dynamic/yarn scaling, M-RoPE, MLA, a second
+    local RoPE). rows: a cache cut to fewer positions than max_position_embeddings (tpu-inference's
+    SLICE_ROPE_CACHE)."""
     positions = text.get("max_position_embeddings")
-    if kind not in ("default", "llama3") or any(text.get(k) is not None for k in other) or not positions:
+    if any(text.get(k) is not None for k in ("rope_local_base_freq", "kv_lora_rank")) or not positions:
         return 0
     heads = text.get("num_attention_heads")
-    head_dim = text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0)
-    rotary_dim = int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
+    head_dim = int(text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0))
+    partial = text.get("partial_rotary_factor")
+    params = text.get("rope_parameters")
+    if params is not None and text.get("rope_scaling") is not None:
+        return 0
+    caches: set[tuple[int, int, str]] = set()
+    if isinstance(params, Mapping) and params and all(isinstance(v, Mapping) for v in params.values()):
+        for layer_type in set(text.get("layer_types") or []):
+            if layer_type not in params:
+                return 0
+            size = int(text.get("global_head_dim") or head_dim) if layer_type == "full_attention" else head_dim
+            width = _rope_cache_width(params[layer_type], size, partial)
+            if width is None:
+                return 0
+            caches.add((size, width, repr(sorted(params[layer_type].items()))))
+    else:
+        width = _rope_cache_width(params or text.get("rope_scaling") or {}, head_dim, partial)
+        if width is None:
+            return 0
+        caches.add((head_dim, width, ""))
     kept = min(int(positions), rows) if rows else int(positions)
-    return int(kept * rotary_dim * dtype_bytes)
+    return int(kept * sum(width for _, width, _ in caches) * dtype_bytes)
 
 
-def encoder_profile_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int) -> int:
+def encoder_profile_bytes(
+    config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int, inputs: bool = True
+) -> int:
     """What vLLM's multimodal encoder profiling leaves allocated while the text dummy forward and the sampler
     warm-up run, bytes per GPU: the dummy batch of images (pixel values) and the encoder outputs it keeps in
     the encoder cache. 0 for a config without a vision tower this models.
@@ -139,7 +177,9 @@ def encoder_profile_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_
     until profile_run returns), `dummy_encoder_outputs = self.model.embed_multimodal(**batched_dummy_mm_inputs)`,
     `self.encoder_cache[f"tmp_{i}"] = output`, then `_dummy_run(self.max_num_tokens)` and `_dummy_sampler_run`;
     `self.encoder_cache.clear()` comes last. The profiler's torch peak is taken over the whole run, so these
-    tensors add to the text forward's and the sampler's peaks. Items: encoder budget // tokens per item, the
+    tensors add to the text forward's and the sampler's peaks. inputs=False: the V2 model runner
+    (vllm/v1/worker/gpu/mm/encoder_runner.py profile_encoder_cache) batches the dummy inputs inside
+    execute_mm_encoder, so only the outputs stay. Items: encoder budget // tokens per item, the
     budget max(max_num_batched_tokens, tokens per item) (vllm/v1/core/encoder_cache_manager.py
     compute_mm_encoder_budget; vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items). Pixel values
     are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
@@ -171,7 +211,7 @@ def encoder_profile_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_
     if tokens <= 0:
         return 0
     items = max(1, max(max_num_batched_tokens, tokens) // tokens)
-    return int(items * (channels * size * size + tokens * hidden) * dtype_bytes)
+    return int(items * ((channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
 
 
 def tpu_rope_cache_bytes(

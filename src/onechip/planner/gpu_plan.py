@@ -209,8 +209,13 @@ def plan_gpu_pool(
         )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
     encoder = (
-        encoder_profile_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
-        if vision_config is not None and rule.encoder_profile_held
+        encoder_profile_bytes(
+            vision_config,
+            dtype_bytes=dtype_bytes,
+            max_num_batched_tokens=batch,
+            inputs=rule.encoder_profile_held == "inputs_and_outputs",
+        )
+        if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
     )  # the whole dummy image batch and its outputs on every GPU
     pools = [

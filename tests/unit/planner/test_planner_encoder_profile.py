@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from onechip.planner.gpu_memory import encoder_profile_bytes
+from onechip.planner.gpu_memory import encoder_profile_bytes, rotary_cache_bytes
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 
@@ -43,3 +43,26 @@ def test_text_only_and_unmodelled_towers_add_nothing() -> None:
     assert encoder_profile_bytes({"hidden_size": 4096}, dtype_bytes=2, max_num_batched_tokens=8192) == 0
     gemma4 = _config("google--gemma-4-E2B-it.json")  # Gemma 4's tower: no fixed image size in its config
     assert encoder_profile_bytes(gemma4, dtype_bytes=2, max_num_batched_tokens=8192) == 0
+
+
+def test_the_v2_runner_keeps_only_the_outputs() -> None:
+    # vllm/v1/worker/gpu/mm/encoder_runner.py: execute_mm_encoder batches the inputs itself and frees them
+    got = encoder_profile_bytes(
+        _config("google--gemma-3-27b-it.json"), dtype_bytes=2, max_num_batched_tokens=8192, inputs=False
+    )
+    assert got == 32 * 256 * 5376 * 2
+
+
+def test_gemma4_rope_caches_one_per_layer_type() -> None:
+    # vllm gemma4.py: get_rope(head_dim of the layer type, rope_parameters[layer_type]); sliding 'default' 256
+    # wide, full 'proportional' head_size (global_head_dim 512) wide whatever partial_rotary_factor (0.25) says
+    text = _config("google--gemma-4-E2B-it.json")["text_config"]
+    assert rotary_cache_bytes(text, dtype_bytes=2) == 131072 * (256 + 512) * 2
+
+
+def test_flat_rope_parameters_read_like_rope_scaling() -> None:
+    text = {"max_position_embeddings": 4096, "head_dim": 128, "num_attention_heads": 8}
+    flat = {**text, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "partial_rotary_factor": 0.5}}
+    assert rotary_cache_bytes(flat, dtype_bytes=2) == 4096 * 64 * 2
+    yarn = {**text, "rope_parameters": {"rope_type": "yarn", "factor": 4.0}}
+    assert rotary_cache_bytes(yarn, dtype_bytes=2) == 0
