@@ -190,8 +190,13 @@ def encoder_profile_bytes(
       - Gemma 3 (SigLIP tower, `mm_tokens_per_image`): mm_tokens_per_image (vllm gemma3_mm.py
         get_num_image_tokens, (crops + 1) x image_seq_length with pan-and-scan off);
       - Mistral 3 (Pixtral tower, `spatial_merge_size`): (image_size // (patch_size x spatial_merge_size))^2
-        image embeddings (vllm mistral3.py selects the [IMG] tokens: PromptUpdateDetails.select_token_id).
-    Not modelled (0): other towers (Kimi-VL MoonViT, Llama 4, Gemma 4, audio), and the encoder's own transient
+        image embeddings (vllm mistral3.py selects the [IMG] tokens: PromptUpdateDetails.select_token_id);
+      - Llama 4 (`pixel_shuffle_ratio`, and the image processor's max_patches / add_global_tile, which live in
+        preprocessor_config.json: read from an `image_processor_config` entry, else not modelled): the dummy
+        image is max_patches tiles tall (vllm mllama4.py get_image_size_with_most_features), so an item is
+        max_patches tiles + the global tile of image_size^2 pixels each, and (image_size // patch)^2 x
+        pixel_shuffle_ratio^2 embeddings per tile (get_patch_per_chunk).
+    Not modelled (0): other towers (Kimi-VL MoonViT, Gemma 4, audio), and the encoder's own transient
     peak, which the profiler records too but which is below the sampler warm-up on the logs in
     tests/fixtures/bootlogs (an encoder peak above it would make the activation term larger than this)."""
     vision = config.get("vision_config")
@@ -202,16 +207,22 @@ def encoder_profile_bytes(
     hidden = text.get("hidden_size")
     if not (isinstance(size, int) and isinstance(channels, int) and isinstance(hidden, int)):
         return 0
+    tiles = 1
+    processor = config.get("image_processor_config") or {}
     if isinstance(config.get("mm_tokens_per_image"), int):
         tokens = int(config["mm_tokens_per_image"])
     elif isinstance(config.get("spatial_merge_size"), int) and isinstance(patch, int):
         tokens = (size // (patch * int(config["spatial_merge_size"]))) ** 2
+    elif vision.get("pixel_shuffle_ratio") and isinstance(patch, int) and isinstance(processor.get("max_patches"), int):
+        local = int(processor["max_patches"])
+        tiles = local + (1 if local > 1 and processor.get("add_global_tile") else 0)
+        tokens = tiles * int((size // patch) ** 2 * float(vision["pixel_shuffle_ratio"]) ** 2)
     else:
         return 0
     if tokens <= 0:
         return 0
     items = max(1, max(max_num_batched_tokens, tokens) // tokens)
-    return int(items * ((channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
+    return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
 
 
 def tpu_rope_cache_bytes(

@@ -66,3 +66,15 @@ def test_flat_rope_parameters_read_like_rope_scaling() -> None:
     assert rotary_cache_bytes(flat, dtype_bytes=2) == 4096 * 64 * 2
     yarn = {**text, "rope_parameters": {"rope_type": "yarn", "factor": 4.0}}
     assert rotary_cache_bytes(yarn, dtype_bytes=2) == 0
+
+
+def test_llama4_profiles_three_items_of_seventeen_tiles() -> None:
+    # vllm mllama4.py: a 16:1 dummy image -> 16 tiles + the global tile of 336^2 pixels, 24^2 x 0.5^2 = 144
+    # embeddings per tile (2,448 per item); 8,192 // 2,448 = 3 items; outputs 5,120 wide (text hidden_size)
+    config = _config("meta-llama--Llama-4-Scout-17B-16E-Instruct.json")
+    got = encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192)
+    assert got == 3 * (17 * 3 * 336 * 336 + 2448 * 5120) * 2
+    # max_patches is a preprocessor_config.json field: without it the tower is not modelled
+    assert (
+        encoder_profile_bytes({**config, "image_processor_config": {}}, dtype_bytes=2, max_num_batched_tokens=8192) == 0
+    )
