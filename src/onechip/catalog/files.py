@@ -82,6 +82,12 @@ class GpuMemoryRule(StrictModel):
         "'inputs_and_outputs' (V1 model runner: the dummy image batch and the encoder outputs), 'outputs' (V2 "
         "model runner: the outputs only), 'none' (planner.gpu_memory.encoder_profile_bytes).",
     )
+    sampler_hidden_copies: int = Field(
+        default=0,
+        ge=0,
+        description="[max_num_seqs, hidden] tensors alive while the sampler warms up (v1 profile_run: the logits "
+        "rows hidden_states[logit_indices] and _dummy_sampler_run's torch.rand_like of them).",
+    )
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
     )

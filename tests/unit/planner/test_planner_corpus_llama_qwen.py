@@ -20,6 +20,7 @@ from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
 from onechip.planner.geometry import CHUNKED, FULL, SLIDING, kv_geometry, window_blocks
+from onechip.planner.gpu_memory import moe_workspace_bytes
 from onechip.planner.kv_groups import kv_layout
 
 GiB = 2**30
@@ -168,3 +169,31 @@ def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
     message = str(caught.value)
     assert "\n" not in message and "'model_type'" in message
     assert "Qwen3_5MoeForConditionalGeneration" in message and "linear_attention" in message
+
+
+# Unquantized fused MoE on 0.19.0 is the modular kernel's TritonExperts ('Using TRITON backend for Unquantized
+# MoE' in the sweep's logs); vllm/model_executor/layers/fused_moe/experts/triton_moe.py workspace_shapes:
+# M x topk x max(N / 2, K) and M x topk x max(N, K), N = 2 x moe_intermediate_size / TP, K = hidden.
+def test_fused_moe_workspace_is_the_triton_experts_shape() -> None:
+    qwen3 = _config(_corpus("h100-qwen3-30b-a3b-moe-v0190"))  # hidden 2,048, 768 per expert, 8 per token
+    assert (
+        moe_workspace_bytes(qwen3, dtype_bytes=2, tensor_parallel_size=1, tokens=8192) == 8192 * 8 * (2048 + 2048) * 2
+    )  # max(768, 2,048) + max(1,536, 2,048): 0.5 GiB
+    mixtral = _config(_corpus("h100x2-mixtral-8x7b-tp2-v0190"))  # hidden 4,096, 14,336 per expert, 2 per token
+    assert (
+        moe_workspace_bytes(mixtral, dtype_bytes=2, tensor_parallel_size=2, tokens=8192)
+        == 8192 * 2 * (7168 + 14336) * 2
+    )
+
+
+# Held out, 0.19.0 H100 'torch peak memory increase': Qwen3-30B-A3B 2.68 GiB (the sampler warm-up, 1,024 x
+# 151,936, plus the 0.5 GiB MoE workspace still allocated) and Qwen2.5-72B TP 2 2.29 GiB (at hidden 8,192 the
+# two [1,024, hidden] copies profile_run holds through the sampler run add 16 MiB over the hidden-4,096 fits).
+@pytest.mark.parametrize(
+    ("name", "activation"), [("h100-qwen3-30b-a3b-moe-v0190", 2.68), ("h100x2-qwen25-72b-tp2-v0190", 2.29)]
+)
+def test_activation_peak_of_held_out_moe_and_72b_logs(tmp_path: Path, name: str, activation: float) -> None:
+    entry, plan = _plan_logged(tmp_path, name)
+    assert entry["logged"]["activation_peak_gib"] == activation
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
