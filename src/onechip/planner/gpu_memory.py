@@ -30,6 +30,7 @@ graph costs depends on the compiled model and cannot be known before a boot; how
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -205,19 +206,32 @@ def encoder_profile_bytes(
         image is max_patches tiles tall (vllm mllama4.py get_image_size_with_most_features), so an item is
         max_patches tiles + the global tile of image_size^2 pixels each, and (image_size // patch)^2 x
         pixel_shuffle_ratio^2 embeddings per tile (get_patch_per_chunk).
-    Not modelled (0): other towers (Kimi-VL MoonViT, Gemma 4, audio), and the encoder's own transient
-    peak, which the profiler records too but which is below the sampler warm-up on the logs in
-    tests/fixtures/bootlogs (an encoder peak above it would make the activation term larger than this)."""
+      - Kimi-VL (MoonViT, `merge_kernel_size`, and the image processor's in_token_limit from an
+        `image_processor_config` entry): see _moonvit_profile_bytes.
+    Not modelled (0): other towers (Gemma 4: its config gives no image size, and its largest dummy item is a
+    32-frame video of 70 soft tokens a frame, gemma4_mm.py get_mm_max_tokens_per_item; audio), and the
+    encoder's own transient peak, which the profiler
+    records too but which is below the text forward's and the sampler's peaks on the logs in
+    tests/fixtures/bootlogs (an encoder peak above them would make the activation term larger than this)."""
     vision = config.get("vision_config")
     text = config.get("text_config") or config
     if not isinstance(vision, Mapping):
         return 0
+    processor = config.get("image_processor_config") or {}
+    if isinstance(vision.get("merge_kernel_size"), list) and isinstance(processor.get("in_token_limit"), int):
+        return _moonvit_profile_bytes(
+            vision,
+            int(processor["in_token_limit"]),
+            hidden=text.get("hidden_size"),
+            dtype_bytes=dtype_bytes,
+            max_num_batched_tokens=max_num_batched_tokens,
+            inputs=inputs,
+        )
     size, channels, patch = vision.get("image_size"), vision.get("num_channels"), vision.get("patch_size")
     hidden = text.get("hidden_size")
     if not (isinstance(size, int) and isinstance(channels, int) and isinstance(hidden, int)):
         return 0
     tiles = 1
-    processor = config.get("image_processor_config") or {}
     if isinstance(config.get("mm_tokens_per_image"), int):
         tokens = int(config["mm_tokens_per_image"])
     elif isinstance(config.get("spatial_merge_size"), int) and isinstance(patch, int):
@@ -232,6 +246,57 @@ def encoder_profile_bytes(
         return 0
     items = max(1, max(max_num_batched_tokens, tokens) // tokens)
     return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
+
+
+_MOONVIT_DUMMY_IMAGE = 1024  # vllm kimi_vl.py MaxImageTokenMeta: the profiling dummy image is 1,024 x 1,024
+_MOONVIT_ROPE_GRID = 512  # vllm moonvit.py MoonVitEncoder: Rope2DPosEmb(head_dim, 512, 512)
+
+
+def _moonvit_profile_bytes(
+    vision: Mapping[str, Any],
+    in_token_limit: int,
+    *,
+    hidden: Any,
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    inputs: bool,
+) -> int:
+    """Kimi-VL's share of encoder_profile_bytes (vllm/model_executor/models/kimi_vl.py and moonvit.py, read in
+    the vllm 0.32.0 wheel and in the search index's older copy of moonvit.py; the profiling shapes are the same).
+
+    The dummy image is 1,024 x 1,024 (MaxImageTokenMeta). The image processor scales an image whose
+    (w // patch) x (h // patch) patches exceed in_token_limit by sqrt(limit / patches), truncating, then pads each
+    side to a multiple of merge_kernel x patch (KimiVLProcessingInfo.get_num_image_tokens repeats the rule):
+    in_token_limit 4,096 gives 897 px padded to 924, 66 x 66 patches, 33 x 33 = 1,089 merged tokens. Pixel
+    values are the patches, [patches, 3, patch, patch] (MoonVisionPatchEmbed in_dim 3) in the model dtype;
+    outputs tokens x the decoder's hidden size (KimiVLMultiModalProjector.linear_2).
+
+    Also held: MoonVitEncoder's Rope2DPosEmb(head_dim, 512, 512) computes precomputed_freqs_cis, a
+    cached_property of complex64 [512, 512, head_dim / 2] on the GPU, on the encoder's first forward (the
+    profiling pass) and keeps it, so it is in the torch peak whichever runner profiles.
+
+    The encoder's own transient peak is not added: since vllm-project/vllm#31738 (merged 2026-01) MoonViT's
+    attention is MMEncoderAttention, which logs 'Using AttentionBackendEnum.FLASH_ATTN for MMEncoderAttention'
+    on CUDA (the PR's TP2 test log): varlen flash attention, no [heads, L, L] scores; before it vLLM used
+    flash_attn_varlen_func when flash_attn was installed, else SDPA with a dense [1, L, L] bool mask (the search
+    index's older moonvit.py). What a layer holds is linear in the patches (qkv, fp32 RoPE copies, the 4,304-wide
+    MLP): about 0.7 GiB for 7 images of 4,356 patches, below the text forward + sampler peak it precedes."""
+    patch, kernel = vision.get("patch_size"), vision["merge_kernel_size"]
+    width, heads = vision.get("hidden_size"), vision.get("num_attention_heads")
+    if not (isinstance(patch, int) and isinstance(width, int) and isinstance(heads, int) and isinstance(hidden, int)):
+        return 0
+    if len(kernel) != 2 or not all(isinstance(k, int) and k > 0 for k in kernel):
+        return 0
+    side = _MOONVIT_DUMMY_IMAGE
+    if (side // patch) ** 2 > in_token_limit:
+        side = int(side * math.sqrt(in_token_limit / (side // patch) ** 2))
+    rows = -(-side // (kernel[0] * patch)) * kernel[0]  # patches per side after padding to kernel x patch
+    cols = -(-side // (kernel[1] * patch)) * kernel[1]
+    tokens = rows * cols // (kernel[0] * kernel[1])
+    items = max(1, max(max_num_batched_tokens, tokens) // tokens)
+    held = items * ((rows * cols * 3 * patch * patch if inputs else 0) + tokens * hidden) * dtype_bytes
+    rope = _MOONVIT_ROPE_GRID * _MOONVIT_ROPE_GRID * (width // heads // 2) * 8  # complex64
+    return int(held) + rope
 
 
 def tpu_rope_cache_bytes(

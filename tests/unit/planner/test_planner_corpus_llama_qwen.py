@@ -197,3 +197,32 @@ def test_activation_peak_of_held_out_moe_and_72b_logs(tmp_path: Path, name: str,
     assert entry["logged"]["activation_peak_gib"] == activation
     assert plan.memory_budget is not None
     assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
+
+
+# Kimi-VL-A3B on the 0.19.0 H100 sweep, held out: 'torch peak memory increase' 2.92 GiB at TP1, 2.85 at TP2.
+# The sampler warm-up (1,024 x 163,840) plus the TritonExperts workspace of its 6-of-64 MoE (num_experts_per_tok
+# from the checkpoint's config.json; 8,192 x 6 x (2,048 + 2,816) x 2 B at TP1) plus MoonViT's profiling
+# tensors (7 dummy images, their outputs and the tower's 512 x 512 RoPE grid: 0.13 GiB) served with the tower.
+@pytest.mark.parametrize(
+    ("name", "activation"),
+    [("h100-kimi-vl-a3b-mla-tp1-v0190", 2.92), ("h100x2-kimi-vl-a3b-mla-tp2-v0190", 2.85)],
+)
+def test_kimi_vl_activation_counts_moe_workspace_and_moonvit(tmp_path: Path, name: str, activation: float) -> None:
+    entry = _corpus(name)
+    args = entry["engine_args"]
+    tp = args["tensor_parallel_size"]
+    path = sized_checkpoint(tmp_path / "k", _config(entry), int(entry["logged"]["model_weights_gib"] * GiB) * tp)
+    plan = plan_model(
+        str(path),
+        "h100",
+        "vllm-gpu",
+        max_model_len=args["max_model_len"],
+        utilization=args["gpu_memory_utilization"],
+        tensor_parallel_size=tp,
+        engine_version="0.19.0",
+        multimodal=True,
+    )
+    assert entry["logged"]["activation_peak_gib"] == activation
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
+    assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.002)

@@ -78,3 +78,21 @@ def test_llama4_profiles_three_items_of_seventeen_tiles() -> None:
     assert (
         encoder_profile_bytes({**config, "image_processor_config": {}}, dtype_bytes=2, max_num_batched_tokens=8192) == 0
     )
+
+
+def test_kimi_vl_profiles_seven_moonvit_images_and_keeps_the_rope_grid() -> None:
+    # vllm kimi_vl.py: the 1,024^2 dummy image has 73^2 = 5,329 patches > in_token_limit 4,096, so it is scaled by
+    # sqrt(4,096 / 5,329) to 897 px and padded to 924 (a multiple of 2 x 14): 66^2 = 4,356 patches of 3 x 14^2
+    # pixels, 33^2 = 1,089 merged tokens; 8,192 // 1,089 = 7 items; outputs 2,048 wide (text hidden_size).
+    # moonvit.py MoonVitEncoder: Rope2DPosEmb(1,152 // 16, 512, 512) keeps a complex64 [512, 512, 36] cache.
+    config = _config("moonshotai--Kimi-VL-A3B-Instruct.json")
+    rope = 512 * 512 * 36 * 8
+    got = encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192)
+    assert got == 7 * (4356 * 3 * 14 * 14 + 1089 * 2048) * 2 + rope
+    # the V2 runner frees the inputs; the RoPE cache stays either way
+    assert encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192, inputs=False) == (
+        7 * 1089 * 2048 * 2 + rope
+    )
+    # in_token_limit is a preprocessor_config.json field: without it MoonViT is not modelled
+    bare = {k: v for k, v in config.items() if k != "image_processor_config"}
+    assert encoder_profile_bytes(bare, dtype_bytes=2, max_num_batched_tokens=8192) == 0
