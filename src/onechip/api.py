@@ -887,12 +887,18 @@ def _served_matches(plan: Plan, served: str | None) -> bool:
 def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
     """Fit (and store) a calibration from the bench run in `run_dir`, or the stored one for `plan` when
     `run_dir` is None (None when none is stored). Raises ConfigError when the run is not a bench run, was
-    measured on another model or chip than `plan`'s, or lacks the cells the fit needs."""
+    measured on another model or chip than `plan`'s, is itself a prediction (`simulate`'s output: fitting it
+    would store a calibration no measurement backs), or lacks the cells the fit needs."""
     if run_dir is None:
         return calibration_store.find(plan.model, plan.chip, plan.engine)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
         raise ConfigError(f"--calibrate {run_dir}: no bench summary.json there (run `onechip bench --calibration`)")
+    if files.bench.prediction is not None:
+        raise ConfigError(
+            f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "
+            "calibrate on a run of `onechip bench --calibration`"
+        )
     if files.plan is not None and (files.plan.model, files.plan.chip) != (plan.model, plan.chip):
         raise ConfigError(
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "

@@ -174,3 +174,58 @@ def test_bench_calibration_grid():
 def test_bench_calibration_needs_two_contexts(run):
     code, _, err = run("bench", "http://127.0.0.1:9", "--calibration", "--contexts", "128", "--clients", "1,8")
     assert code != 0 and "--calibration needs two --contexts" in err
+
+
+def test_simulate_refuses_a_predicted_run_as_its_calibration(run, tmp_path):
+    """A predicted run fed back to --calibrate was fitted and stored: every later simulate and advise of that
+    model and chip then said 'calibrated' on no measurement at all."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    plan = ["simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1"]
+    code, _, err = run(*plan, "--out", str(tmp_path / "pred"))
+    assert code == 0, err
+    code, _, err = run(*plan, "--calibrate", str(tmp_path / "pred"), "--out", str(tmp_path / "again"))
+    assert code == 2 and "is a predicted run" in err and len(err.strip().splitlines()) == 1
+    assert not list((tmp_path / "home").glob("calibrations/*.json"))  # nothing stored
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--clients", "100000"],
+        ["--contexts", "100000000"],
+        ["--output-tokens", "100000000"],
+        ["--requests-per-client", "10000000"],
+        ["--rate", "0.0001"],
+        ["--reps", "100000000"],
+    ],
+)
+def test_simulate_refuses_what_bench_would_in_one_line(run, tmp_path, args):
+    """The grid is validated into a BenchConfig: past its bounds simulate printed a pydantic traceback."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), *args, "--out", str(tmp_path / "o"))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert args[0] in err
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ("ctx=1024,clients=100000", "clients must be a whole number from 1 to 4,096"),
+        ("ctx=1024,clients=1.5", "clients must be a whole number"),
+        ("ctx=1e12,clients=1", "ctx must be a whole number from 1 to 16,777,216"),
+        ("ctx=1024,clients=4,output_tokens=100000000", "output_tokens must be a whole number"),
+        ("ctx=abc", "--workload must look like ctx=1024,clients=16"),
+    ],
+)
+def test_advise_workload_out_of_range_is_one_line(run, workload, message):
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", workload, "--chips", "l4")
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("slo", ["ttft_ms=-1", "tpot_ms=0"])
+def test_advise_refuses_a_non_positive_slo(run, slo):
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--slo", slo, "--chips", "l4")
+    assert code == 2 and "must be positive, finite milliseconds" in err, err
+
