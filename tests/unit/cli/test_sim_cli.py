@@ -229,3 +229,21 @@ def test_advise_refuses_a_non_positive_slo(run, slo):
     code, _, err = run("advise", "google/gemma-4-E2B-it", "--slo", slo, "--chips", "l4")
     assert code == 2 and "must be positive, finite milliseconds" in err, err
 
+
+def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monkeypatch):
+    """Piped or on an 80-column terminal the table cut 'a100-80gb' and 'a100-40gb' both to 'a100-…' and $/M
+    to '$0.…': the row's name and its rank were unreadable."""
+    monkeypatch.setenv("COLUMNS", "80")
+    from onechip.cli import render
+
+    monkeypatch.setattr(render.console, "_width", 80, raising=False)
+    code, out, err = run(
+        "advise", "google/gemma-4-E2B-it", "--chips", "a100-80gb,a100-40gb,rtx-pro-6000,b200,v5e-4", "--reps", "1",
+        "--slo", "ttft_ms=500",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "…" not in out, out
+    for chip in ("a100-80gb", "a100-40gb", "rtx-pro-6000", "b200"):
+        assert chip in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "every row predicted from roofline priors" in out
