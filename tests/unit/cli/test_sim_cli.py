@@ -247,3 +247,33 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
         assert chip in out
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "every row predicted from roofline priors" in out
+
+
+def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):
+    """`report MEASURED --compare PREDICTED` scored a Gemma-on-L4 prediction against a SmolLM-on-CPU run
+    (per-cell 'errors' of 4-8x) without a word."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)
+    (measured / "plan.json").unlink()  # `bench --calibration` without --plan writes none
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 2 and "predicts google/gemma-4-E2B-it" in err and "SmolLM2-135M-Instruct" in err, err
+    assert len(err.strip().splitlines()) == 1 and not list(measured.glob("compare-*.md"))
+
+
+def test_compare_setup_reads_the_model_from_the_bench_summary(run, tmp_path, cpu_plan):
+    """Without plan.json the measured side showed model '—' and every row 'differs' from the prediction."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)
+    (measured / "plan.json").unlink()
+    (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
+    args = ["--plan", str(tmp_path / "cpu.json"), "--contexts", "64,512", "--clients", "1,4", "--reps", "1"]
+    code, _, err = run("simulate", *args, "--calibrate", str(measured), "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (measured / "compare-p.md").read_text()
+    model_row = next(line for line in md.splitlines() if line.startswith("| model |"))
+    assert model_row.startswith("| model | SmolLM2-135M-Instruct | ") and "—" not in model_row
+    assert "| chip | — | cpu | not recorded in one run |" in md
