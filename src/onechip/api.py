@@ -876,6 +876,12 @@ def _read_plan(path: Path) -> Plan:
         raise ConfigError(f"--plan {path}: not a plan JSON (see `onechip plan --json`)") from None
 
 
+def _model_name(model: str) -> str:
+    """A model compared by its last part, case-insensitively: the demo plans the embedded model by its
+    converted directory (~/.cache/onechip/models/smollm2-135m-instruct), `plan` by its catalog name."""
+    return Path(model).name.lower()
+
+
 def _served_matches(plan: Plan, served: str | None) -> bool:
     """Whether a run's served model name can be the plan's model (names compared by their last part)."""
     if not served:
@@ -899,7 +905,10 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
             f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "
             "calibrate on a run of `onechip bench --calibration`"
         )
-    if files.plan is not None and (files.plan.model, files.plan.chip) != (plan.model, plan.chip):
+    if files.plan is not None and (_model_name(files.plan.model), files.plan.chip) != (
+        _model_name(plan.model),
+        plan.chip,
+    ):
         raise ConfigError(
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
             f"the plan is for {plan.model} on {plan.chip}"

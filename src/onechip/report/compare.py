@@ -111,6 +111,24 @@ def _error(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else (pred - meas) / meas * 100.0
 
 
+# the per-request workload a prediction must share with the measured run for its errors to mean anything
+_WORKLOAD = (("output_tokens", "--output-tokens"), ("requests_per_client", "--requests-per-client"),
+             ("warmup_requests", "--warmup-requests"), ("rate_per_s", "--rate"))  # fmt: skip
+
+
+def _workload_mismatch(measured: RunFiles, predicted: RunFiles) -> list[str]:
+    """A warning per workload setting the prediction was made with differently from the measured run (e.g.
+    32 output tokens predicted against 64 measured: the errors are then mostly that difference)."""
+    if measured.bench is None or predicted.bench is None:
+        return []
+    out = []
+    for field, flag in _WORKLOAD:
+        m, p = getattr(measured.bench.config, field), getattr(predicted.bench.config, field)
+        if m != p:
+            out.append(f"- **warning**: predicted with {field} {p}, measured with {m}: rerun simulate with {flag} {m}")
+    return [*out, ""] if out else []
+
+
 def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     """Predicted vs measured per cell, with errors and MAPE over cells not used for calibration."""
     pred_bench = predicted.bench
@@ -118,6 +136,7 @@ def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     used = set(cal.cells) if cal else set()
     origin = f"calibrated on {', '.join(cal.cells)}" if cal else "roofline priors only (optimistic bound)"
     lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", ""]
+    lines += _workload_mismatch(measured, predicted)
     header = ["context", "clients"] + [f"{label} {kind}" for label, _ in FIGURES for kind in ("meas", "pred", "err")]
     rows: list[list[Any]] = []
     errors: dict[str, list[float]] = {name: [] for _, name in FIGURES}

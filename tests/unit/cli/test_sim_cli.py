@@ -277,3 +277,36 @@ def test_compare_setup_reads_the_model_from_the_bench_summary(run, tmp_path, cpu
     model_row = next(line for line in md.splitlines() if line.startswith("| model |"))
     assert model_row.startswith("| model | SmolLM2-135M-Instruct | ") and "—" not in model_row
     assert "| chip | — | cpu | not recorded in one run |" in md
+
+
+def test_calibrate_on_the_demo_run_of_the_same_model(run, tmp_path, cpu_plan):
+    """The demo plans the embedded model by its converted directory (.../models/smollm2-135m-instruct), `plan`
+    by its catalog name: --calibrate on the demo's run was refused as 'measured for another model'."""
+    demo_plan = cpu_plan.model_copy(update={"model": str(tmp_path / "models" / "smollm2-135m-instruct")})
+    measured = _measured_dir(tmp_path / "demo-run", demo_plan)
+    named = cpu_plan.model_copy(update={"model": "SmolLM2-135M-Instruct"})
+    (tmp_path / "plan.json").write_text(named.model_dump_json())
+    plan = ["simulate", "--plan", str(tmp_path / "plan.json"), "--reps", "1"]
+    code, _, err = run(*plan, "--calibrate", str(measured), "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    other = named.model_copy(update={"model": "SmolLM2-360M-Instruct"})
+    (tmp_path / "other.json").write_text(other.model_dump_json())
+    code, _, err = run("simulate", "--plan", str(tmp_path / "other.json"), "--calibrate", str(measured))
+    assert code == 2 and "was measured for" in err
+
+
+def test_compare_warns_when_the_prediction_ran_another_workload(run, tmp_path, cpu_plan):
+    """Predicted with simulate's 32 output tokens against a run of 64, the errors were mostly that difference."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)  # 8 output tokens, 2 requests per client
+    (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
+    args = ["simulate", "--plan", str(tmp_path / "cpu.json"), "--contexts", "64,512", "--reps", "1"]
+    code, _, err = run(*args, "--calibrate", str(measured), "--output-tokens", "32", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (measured / "compare-p.md").read_text()
+    assert "predicted with output_tokens 32, measured with 8: rerun simulate with --output-tokens 8" in md
+    code, _, err = run(*args, "--output-tokens", "8", "--out", str(tmp_path / "q"))
+    assert code == 0, err
+    run("report", str(measured), "--compare", str(tmp_path / "q"))
+    assert "warning" not in (measured / "compare-q.md").read_text()
