@@ -52,3 +52,12 @@ def test_an_engine_of_another_kind_of_chip_is_refused(chip: str, engine: str) ->
     vllm-gpu` printed `docker run --gpus all` for a TPU VM) with the verdict 'fits'."""
     with pytest.raises(ConfigError, match=f"engine {engine} does not run on {chip}"):
         plan_model("google/gemma-4-E2B-it", chip, engine, max_model_len=8192)
+
+
+def test_the_kv_range_says_it_counts_tokens_as_the_log_does(run) -> None:
+    """The range line printed tokens in the log's units under a headline in the plan's (48,272 tokens, range
+    21,770 - 347,552 on a T4), with nothing saying which."""
+    code, out, err = run("plan", "google/gemma-4-E2B-it", "--chip", "l4", "--max-model-len", "16384")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "(logged as " in text and " tokens as logged; the " in text
