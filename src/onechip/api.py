@@ -233,6 +233,10 @@ def cost(request: CostRequest) -> CostReport:
         today=request.today,
         measured_on=measured_on,
     )
+    if files is not None and files.bench is not None and files.bench.prediction is not None:
+        result.warnings.append(
+            f"{files.path} is a prediction (onechip simulate), not a measurement: these are predicted $/M output tokens"
+        )
     if request.write and files is not None:
         write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
     return result

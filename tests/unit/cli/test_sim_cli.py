@@ -310,3 +310,16 @@ def test_compare_warns_when_the_prediction_ran_another_workload(run, tmp_path, c
     assert code == 0, err
     run("report", str(measured), "--compare", str(tmp_path / "q"))
     assert "warning" not in (measured / "compare-q.md").read_text()
+
+
+def test_cost_of_a_predicted_run_says_it_is_predicted(run, tmp_path):
+    """`cost --run PREDICTED` titled its table '$/M output tokens per measured cell', with no word of prediction."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, out, err = run("cost", "--run", str(tmp_path / "p"))
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "per predicted cell" in text and "per measured cell" not in text
+    assert "is a prediction (onechip simulate), not a measurement" in text
