@@ -507,7 +507,8 @@ def _serve_args(
     if request.block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
     if request.enforce_eager:
-        serve_args.append(ServeArg(flag="--enforce-eager", reason="no CUDA graphs: the plan reserves none"))
+        why = "no CUDA graphs: the plan reserves none" if engine == "vllm-gpu" else "requested"
+        serve_args.append(ServeArg(flag="--enforce-eager", reason=why))
     serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
     if request.max_num_seqs is not None:
         serve_args.append(

@@ -61,3 +61,14 @@ def test_the_kv_range_says_it_counts_tokens_as_the_log_does(run) -> None:
     assert code == 0, err
     text = " ".join(out.split())
     assert "(logged as " in text and " tokens as logged; the " in text
+
+
+def test_enforce_eager_speaks_of_cuda_graphs_on_gpus_only() -> None:
+    """On a TPU the flag's reason read 'no CUDA graphs: the plan reserves none'."""
+
+    def reason(chip: str) -> str:
+        plan = plan_model("google/gemma-4-E2B-it", chip, max_model_len=8192, enforce_eager=True)
+        return next(a.reason for a in plan.serve_args if a.flag == "--enforce-eager")
+
+    assert "CUDA graphs" in reason("h100")
+    assert "CUDA" not in reason("v5e-1")
