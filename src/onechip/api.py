@@ -233,6 +233,10 @@ def cost(request: CostRequest) -> CostReport:
         today=request.today,
         measured_on=measured_on,
     )
+    if files is not None and files.bench is not None and files.bench.prediction is not None:
+        result.warnings.append(
+            f"{files.path} is a prediction (onechip simulate), not a measurement: these are predicted $/M output tokens"
+        )
     if request.write and files is not None:
         write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
     return result
@@ -876,6 +880,12 @@ def _read_plan(path: Path) -> Plan:
         raise ConfigError(f"--plan {path}: not a plan JSON (see `onechip plan --json`)") from None
 
 
+def _model_name(model: str) -> str:
+    """A model compared by its last part, case-insensitively: the demo plans the embedded model by its
+    converted directory (~/.cache/onechip/models/smollm2-135m-instruct), `plan` by its catalog name."""
+    return Path(model).name.lower()
+
+
 def _served_matches(plan: Plan, served: str | None) -> bool:
     """Whether a run's served model name can be the plan's model (names compared by their last part)."""
     if not served:
@@ -887,13 +897,22 @@ def _served_matches(plan: Plan, served: str | None) -> bool:
 def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
     """Fit (and store) a calibration from the bench run in `run_dir`, or the stored one for `plan` when
     `run_dir` is None (None when none is stored). Raises ConfigError when the run is not a bench run, was
-    measured on another model or chip than `plan`'s, or lacks the cells the fit needs."""
+    measured on another model or chip than `plan`'s, is itself a prediction (`simulate`'s output: fitting it
+    would store a calibration no measurement backs), or lacks the cells the fit needs."""
     if run_dir is None:
         return calibration_store.find(plan.model, plan.chip, plan.engine)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
         raise ConfigError(f"--calibrate {run_dir}: no bench summary.json there (run `onechip bench --calibration`)")
-    if files.plan is not None and (files.plan.model, files.plan.chip) != (plan.model, plan.chip):
+    if files.bench.prediction is not None:
+        raise ConfigError(
+            f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "
+            "calibrate on a run of `onechip bench --calibration`"
+        )
+    if files.plan is not None and (_model_name(files.plan.model), files.plan.chip) != (
+        _model_name(plan.model),
+        plan.chip,
+    ):
         raise ConfigError(
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
             f"the plan is for {plan.model} on {plan.chip}"

@@ -55,9 +55,11 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
         f" {b.kv_cache_bytes / GiB:8.2f} GiB  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
         f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"
     )
+    # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure
+    counted = " as logged" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
     console.print(
         f"           range {b.kv_cache_low_bytes / GiB:.2f} - {b.kv_cache_high_bytes / GiB:.2f} GiB = "
-        f"{low:,} - {high:,} tokens; the {b.dominant_uncertainty} dominates the uncertainty"
+        f"{low:,} - {high:,} tokens{counted}; the {b.dominant_uncertainty} dominates the uncertainty"
     )
     if plan.calibrated_from:
         console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")

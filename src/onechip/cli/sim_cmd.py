@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from onechip import api
 from onechip.cli.bench_cmd import print_run
@@ -12,6 +13,7 @@ from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
+from onechip.schemas.sim import Advice
 
 
 def register(app: typer.Typer) -> None:
@@ -58,32 +60,61 @@ def advise(
     if as_json:
         typer.echo(advice.model_dump_json(indent=2))
         return
-    wl = advice.workload
-    table = titled_table(
-        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
-        f"{wl['output_tokens']:.0f} output tokens",
-        title_justify="left",
-    )
-    for name in ("chip", "engines", "tok/s [range]", "TTFT ms", "TPOT ms", "$/h", "$/M tok", "SLO", "from"):
-        table.add_column(name, justify="left" if name in ("chip", "engines", "from") else "right")
-    for r in advice.rows:
-        if not r.fits:
-            continue
-        low, high = r.output_tok_per_s_range or (0.0, 0.0)
-        table.add_row(
-            r.chip,
-            f"{r.engines} x TP={r.tensor_parallel_size}",
-            f"{r.output_tok_per_s or 0:,.0f} [{low:,.0f}-{high:,.0f}]",
-            f"{r.ttft_ms or 0:,.1f}",
-            f"{r.tpot_ms or 0:,.2f}",
-            f"{r.usd_per_hour:.2f} {r.pricing}" if r.usd_per_hour is not None else "no price",
-            f"${r.usd_per_mtok:.3f}" if r.usd_per_mtok is not None else "—",
-            {True: "meets", False: "[red]misses[/]", None: ""}[r.meets_slo],
-            "calibrated" if r.calibrated else "[yellow]priors[/]",
-        )
-    console.print(table)
+    _print_advice(advice, request)
     for r in advice.rows:
         if not r.fits:
             console.print(f"[dim]{r.chip} ({r.engines} x TP={r.tensor_parallel_size}): {r.verdict}[/]")
     for note in advice.notes:
         console.print(f"[yellow]note[/] {note}")
+
+
+def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) -> str:
+    """Predicted output tok/s, with its range over seeds when the seeds disagree at this precision."""
+    rate = f"{tok_per_s or 0:,.0f}"
+    low, high = (f"{x:,.0f}" for x in (tok_per_s_range or (tok_per_s or 0, tok_per_s or 0)))
+    return rate if low == high == rate else f"{rate} [{low}-{high}]"
+
+
+def _print_advice(advice: Advice, request: AdviseRequest) -> None:
+    """The ranked table of the chips that fit, then one line when every row shares its source."""
+    wl = advice.workload
+    table = titled_table(
+        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
+        f"{wl['output_tokens']:.0f} output tokens",
+        title_justify="left",
+        show_edge=False,
+    )
+    # (header, cells, whole): what names and ranks a row (chip, engines, the figures, $/M) is never cut to '…'
+    # on a narrow or piped (80-column) console; only the words of '$/h' and 'from' wrap; SLO only when asked
+    fitting = [r for r in advice.rows if r.fits]
+    columns: list[tuple[str, list[str], bool]] = [
+        ("chip", [r.chip for r in fitting], True),
+        ("engines", [f"{r.engines} x TP={r.tensor_parallel_size}" for r in fitting], True),
+        ("tok/s", [_rate(r.output_tok_per_s, r.output_tok_per_s_range) for r in fitting], True),
+        ("TTFT\nms", [f"{r.ttft_ms or 0:,.1f}" for r in fitting], True),
+        ("TPOT\nms", [f"{r.tpot_ms or 0:,.2f}" for r in fitting], True),
+        ("$/h", [f"{r.usd_per_hour:.2f} {r.pricing}" if r.usd_per_hour is not None else "no price"
+                 for r in fitting], False),
+        ("$/M\ntok", [f"${r.usd_per_mtok:.3f}" if r.usd_per_mtok is not None else "—" for r in fitting], True),
+    ]  # fmt: skip
+    if request.slo:
+        columns.append(
+            ("SLO", [{True: "meets", False: "[red]misses[/]", None: ""}[r.meets_slo] for r in fitting], True)
+        )
+    sources = ["calibrated" if r.calibrated else "[yellow]priors[/]" for r in fitting]
+    if len(set(sources)) > 1:  # one source for every row is said once, under the table
+        columns.append(("from", sources, False))
+    for header, cells, whole in columns:
+        table.add_column(
+            header,
+            justify="left" if header in ("chip", "engines", "from") else "right",
+            no_wrap=whole,
+            overflow="ellipsis" if whole else "fold",
+            min_width=max(len(Text.from_markup(c)) for c in [*cells, *header.split("\n")]) if whole else 5,
+        )
+    for row in zip(*(cells for _, cells, _ in columns), strict=True):
+        table.add_row(*row)
+    console.print(table)
+    if fitting and len(set(sources)) == 1:
+        said = "from a stored calibration" if fitting[0].calibrated else "from [yellow]roofline priors[/]"
+        console.print(f"every row predicted {said}")

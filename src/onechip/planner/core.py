@@ -64,6 +64,27 @@ def served_dtype(requested: str | None, checkpoint_dtype: str | None, rules: Eng
     return name
 
 
+# vLLM's ModelConfig refuses float16 for these model types (vllm/config/model.py
+# _FLOAT16_NOT_SUPPORTED_MODELS, "Numerical instability"); its 'auto' dtype skips float16 for them too
+_FLOAT16_UNSUPPORTED = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
+
+
+def gpu_served_dtype(name: str, requested: str | None, acc: Accelerator, model_types: set[str]) -> str:
+    """`name` (served_dtype's answer) on a vLLM GPU without bfloat16 (native_formats; the T4, compute
+    capability 7.5): vLLM's CUDA platform lists only float16 and float32 there (vllm/platforms/cuda.py
+    supported_dtypes), so 'auto' falls back to the first of them the model type allows (_resolve_auto_dtype:
+    float16, float32 for _FLOAT16_UNSUPPORTED), and an explicit bfloat16 is refused at boot
+    (check_if_supports_dtype, quoted). Any other chip: `name` unchanged."""
+    if name != "bfloat16" or acc.kind != "gpu" or "bfloat16" in acc.native_formats:
+        return name
+    if requested not in (None, "auto"):
+        raise ConfigError(
+            "dtype bfloat16: this GPU has no bfloat16 and vLLM refuses it ('Bfloat16 is only supported on GPUs "
+            "with compute capability of at least 8.0 ... You can use float16 instead'); use --dtype float16"
+        )
+    return "float32" if model_types & _FLOAT16_UNSUPPORTED else "float16"
+
+
 def blocks_per_request(
     geometry: Geometry, context: int, block: int, rules: EngineRules, max_num_batched_tokens: int | None
 ) -> int:
@@ -300,10 +321,18 @@ def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
     rules, acc = engine_rules(engine), accelerator(request.chip)
+    if engine != default_engine_rules(request.chip):
+        raise ConfigError(
+            f"engine {engine} does not run on {request.chip} (a {acc.kind} chip, served by "
+            f"{default_engine_rules(request.chip)}); drop --engine or pick a chip of its kind"
+        )
     src = model_source.resolve(request.model)
     family = src.config.family
     max_model_len, contexts = _lengths(request, src.text_config, family)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
+    if engine == "vllm-gpu":
+        model_types = {family, str(src.config.data.get("model_type", family))}
+        dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
@@ -478,7 +507,8 @@ def _serve_args(
     if request.block_size is not None:
         serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
     if request.enforce_eager:
-        serve_args.append(ServeArg(flag="--enforce-eager", reason="no CUDA graphs: the plan reserves none"))
+        why = "no CUDA graphs: the plan reserves none" if engine == "vllm-gpu" else "requested"
+        serve_args.append(ServeArg(flag="--enforce-eager", reason=why))
     serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
     if request.max_num_seqs is not None:
         serve_args.append(

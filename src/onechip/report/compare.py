@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import cell_at, cells_of, md_table, num, serve_flags
 from onechip.schemas import CellResult
@@ -24,20 +25,55 @@ def _name(run: RunFiles) -> str:
     return (run.manifest.run_id if run.manifest else "") or run.path.name
 
 
+def _server(run: RunFiles, key: str) -> str | None:
+    """What the bench summary recorded of the server (`bench` without --plan writes no plan.json)."""
+    value = run.bench.server.get(key) if run.bench else None
+    return str(value) if value else None
+
+
+def _model(run: RunFiles) -> str | None:
+    return (run.boot.model if run.boot else None) or (run.plan.model if run.plan else None) or _server(run, "model")
+
+
 def _setup(run: RunFiles) -> dict[str, str]:
     plan, boot = run.plan, run.boot
     engine = (boot.engine if boot else None) or (plan.engine if plan else None)
+    version = (boot.engine_version if boot else None) or _server(run, "engine_version")
     kv_tokens = boot.kv_cache_tokens if boot and boot.kv_cache_tokens is not None else None
     values = {
-        "model": (boot.model if boot else None) or (plan.model if plan else None),
+        "model": _model(run),
         "chip": (run.manifest.chip if run.manifest else None) or (plan.chip if plan else None),
-        "engine": " ".join(str(v) for v in (engine, boot.engine_version if boot else None) if v),
+        "engine": " ".join(str(v) for v in (engine, version) if v),
         "dtype": plan.dtype if plan else None,
         "KV cache dtype": plan.kv_cache_dtype if plan else None,
         "KV pool tokens": num(kv_tokens if kv_tokens is not None else plan.kv_tokens if plan else None, 0),
         "serve flags": " ".join(serve_flags(plan)[0]),
     }
     return {k: "—" if v in (None, "") else str(v) for k, v in values.items()}
+
+
+def _differs(a: str, b: str) -> str:
+    """The Setup table's last column: a value one run did not record is not a difference."""
+    if a == b:
+        return ""
+    return "not recorded in one run" if "—" in (a, b) else "differs"
+
+
+def check_comparable(a: RunFiles, b: RunFiles) -> None:
+    """Raise ConfigError when one run is a prediction and the two served different models (names compared by
+    their last part): errors and MAPE of a prediction for another model measure nothing."""
+    predicted = [r for r in (a, b) if r.bench is not None and r.bench.prediction is not None]
+    if len(predicted) != 1:
+        return
+    pred = predicted[0]
+    meas = b if pred is a else a
+    measured_model = _model(meas)
+    names = {Path(n).name.lower() for n in (_model(pred), pred.plan.serve_model if pred.plan else None) if n}
+    if measured_model and names and Path(measured_model).name.lower() not in names:
+        raise ConfigError(
+            f"{pred.path} predicts {_model(pred)} but {meas.path} measured {measured_model}: "
+            "compare a prediction with a run of the same model"
+        )
 
 
 def within_noise(ratio: float, cv_a: Any, cv_b: Any) -> bool | None:
@@ -75,6 +111,24 @@ def _error(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else (pred - meas) / meas * 100.0
 
 
+# the per-request workload a prediction must share with the measured run for its errors to mean anything
+_WORKLOAD = (("output_tokens", "--output-tokens"), ("requests_per_client", "--requests-per-client"),
+             ("warmup_requests", "--warmup-requests"), ("rate_per_s", "--rate"))  # fmt: skip
+
+
+def _workload_mismatch(measured: RunFiles, predicted: RunFiles) -> list[str]:
+    """A warning per workload setting the prediction was made with differently from the measured run (e.g.
+    32 output tokens predicted against 64 measured: the errors are then mostly that difference)."""
+    if measured.bench is None or predicted.bench is None:
+        return []
+    out = []
+    for field, flag in _WORKLOAD:
+        m, p = getattr(measured.bench.config, field), getattr(predicted.bench.config, field)
+        if m != p:
+            out.append(f"- **warning**: predicted with {field} {p}, measured with {m}: rerun simulate with {flag} {m}")
+    return [*out, ""] if out else []
+
+
 def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     """Predicted vs measured per cell, with errors and MAPE over cells not used for calibration."""
     pred_bench = predicted.bench
@@ -82,6 +136,7 @@ def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     used = set(cal.cells) if cal else set()
     origin = f"calibrated on {', '.join(cal.cells)}" if cal else "roofline priors only (optimistic bound)"
     lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", ""]
+    lines += _workload_mismatch(measured, predicted)
     header = ["context", "clients"] + [f"{label} {kind}" for label, _ in FIGURES for kind in ("meas", "pred", "err")]
     rows: list[list[Any]] = []
     errors: dict[str, list[float]] = {name: [] for _, name in FIGURES}
@@ -114,7 +169,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     lines = [f"# onechip comparison: {name_b} vs {name_a}", "", "## Setup", ""]
     lines += md_table(
         ["", name_a, name_b, ""],
-        [(k, setup_a[k], setup_b[k], "" if setup_a[k] == setup_b[k] else "differs") for k in setup_a],
+        [(k, setup_a[k], setup_b[k], _differs(setup_a[k], setup_b[k])) for k in setup_a],
     )
     cells_a, cells_b = cells_of(a.bench), cells_of(b.bench)
     keys = sorted({(c.context_tokens, c.clients) for c in cells_a + cells_b})

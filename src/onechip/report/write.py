@@ -20,7 +20,7 @@ from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.report import serving_report
-from onechip.report.compare import render_compare_files
+from onechip.report.compare import check_comparable, render_compare_files
 from onechip.report.html import render_html_files
 from onechip.report.markdown import render_markdown_files
 from onechip.report.rundir import JSON_KINDS, RunFiles, read_run, require_run_files
@@ -77,14 +77,15 @@ def write_report(
     """Render the run in `run_dir` in each of `formats` and write each beside the run files
     (see FILE_NAMES); with `compare`, also write `compare-<other run>.md` comparing that run against
     this one. Returns the paths written. Raises ConfigError for an unknown format, a missing
-    directory or one without run files (see rundir.require_run_files), or a serving-report export that
-    fails its schema."""
+    directory or one without run files (see rundir.require_run_files), a prediction compared with a run of
+    another model (compare.check_comparable), or a serving-report export that fails its schema."""
     wanted = parse_formats(formats)
     run = read_run(run_dir)
     require_run_files(run)
     other = read_run(compare) if compare is not None else None
     if other is not None:  # refused before anything is written
         require_run_files(other)
+        check_comparable(run, other)
     written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
     if other is not None:
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", other.path.resolve().name) or "other"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from onechip.errors import ConfigError
@@ -107,14 +107,19 @@ def comma_list(kind: type) -> BeforeValidator:
     return BeforeValidator(functools.partial(split_commas, kind))
 
 
-def key_values(value: Any) -> Any:
+# what a key=value flag looks like, by field (the refusal shows the field's own example)
+_KEY_VALUE_EXAMPLES = {"workload": "ctx=1024,clients=16"}
+
+
+def key_values(value: Any, info: ValidationInfo) -> Any:
     """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}; '' -> {}."""
     if not isinstance(value, str):
         return value
     try:
         return {k.strip(): float(v) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())}
     except ValueError:
-        raise PydanticCustomError("key_values", f"must look like ttft_ms=500,tpot_ms=50, got {value!r}") from None
+        example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
+        raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
 
 
 def describe(model: type[BaseModel], exc: ValidationError) -> str:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import (
@@ -375,18 +376,22 @@ class SimulateRequest(RequestModel):
         description="Run directory measured by `onechip bench` (ideally --calibration) to fit the step-time "
         "terms on; stored for reuse. None = a stored calibration for the plan, else roofline priors.",
     )
-    contexts: Annotated[list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1)] = Field(
+    # the bounds are BenchConfig's (the grid is validated into one): out of them is a one-line refusal here
+    contexts: Annotated[list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], comma_list(int), Field(min_length=1)] = Field(
         default=[128, 1024], description="Prompt lengths in tokens, comma-separated."
     )
-    clients: Annotated[list[Annotated[int, Field(ge=1)]], comma_list(int), Field(min_length=1)] = Field(
+    clients: Annotated[list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]], comma_list(int), Field(min_length=1)] = Field(
         default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated."
     )
-    output_tokens: int = Field(default=32, ge=1, description="Output tokens per request.")
-    reps: int = Field(default=5, ge=1, description="Simulations per cell (random client start phases).")
-    requests_per_client: int = Field(default=2, ge=1, description="Measured requests each stream sends.")
-    warmup_requests: int = Field(default=1, ge=0, description="Unmeasured requests per stream first.")
+    output_tokens: int = Field(default=32, ge=1, le=MAX_TOKENS, description="Output tokens per request.")
+    reps: int = Field(default=5, ge=1, le=10_000, description="Simulations per cell (random client start phases).")
+    requests_per_client: int = Field(default=2, ge=1, le=1_000_000, description="Measured requests each stream sends.")
+    warmup_requests: int = Field(default=1, ge=0, le=1_000_000, description="Unmeasured requests per stream first.")
     rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
-        default=None, gt=0, description="Open loop: arrivals per second (Poisson); None = closed loop."
+        default=None,
+        ge=0.001,
+        le=1_000_000,
+        description="Open loop: arrivals per second (Poisson); None = closed loop.",
     )
     out_dir: Annotated[Path, Cli("--out")] = Field(
         default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
@@ -409,7 +414,7 @@ class AdviseRequest(RequestModel):
         default=None, description="Catalog chips to consider, comma-separated (default: every priced chip)."
     )
     pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
-    reps: int = Field(default=3, ge=1, description="Simulations per chip (random client start phases).")
+    reps: int = Field(default=3, ge=1, le=10_000, description="Simulations per chip (random client start phases).")
 
     @field_validator("workload")
     @classmethod
@@ -417,8 +422,10 @@ class AdviseRequest(RequestModel):
         unknown = set(value) - {"ctx", "clients", "output_tokens"}
         if unknown:
             raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens")
-        if value.get("ctx", 1) < 1 or value.get("clients", 1) < 1:
-            raise ValueError("workload ctx and clients must be at least 1")
+        bounds = {"ctx": MAX_TOKENS, "clients": MAX_CLIENTS, "output_tokens": MAX_TOKENS}
+        for key, number in value.items():
+            if not (number.is_integer() and 1 <= number <= bounds[key]):
+                raise ValueError(f"{key} must be a whole number from 1 to {bounds[key]:,}")
         return {"ctx": 1024.0, "clients": 16.0, "output_tokens": 128.0, **value}
 
     @field_validator("slo")
@@ -427,4 +434,7 @@ class AdviseRequest(RequestModel):
         unknown = set(value) - {"ttft_ms", "tpot_ms"}
         if unknown:
             raise ValueError(f"unknown SLO key(s) {sorted(unknown)}; use ttft_ms, tpot_ms")
+        bad = [k for k, v in value.items() if not (0 < v < float("inf"))]
+        if bad:
+            raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
         return value

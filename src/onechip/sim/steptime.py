@@ -106,9 +106,11 @@ def roofline_priors(plan: Plan) -> StepTerms:
     Raises ConfigError when the chip has no bandwidth or peak in the catalog, or the plan no decode bytes."""
     chip = rules.accelerator(plan.chip)
     if not chip.bandwidth_bytes_per_s or not chip.peak_bf16_tflops or not plan.decode_bytes_per_step:
+        missing = [name for name, value in (("bandwidth_bytes_per_s", chip.bandwidth_bytes_per_s),
+                                            ("peak_bf16_tflops", chip.peak_bf16_tflops)) if not value]  # fmt: skip
+        what = f"no {' or '.join(missing)} in accelerators.json" if missing else "no decode bytes per step"
         raise ConfigError(
-            f"chip {plan.chip} has no bandwidth or peak FLOPS in accelerators.json: no roofline prior; "
-            "calibrate from a measured run (--calibrate RUN_DIR)"
+            f"chip {plan.chip} has {what}: no roofline prior; calibrate from a measured run (--calibrate RUN_DIR)"
         )
     tp = max(1, plan.tensor_parallel_size)
     bandwidth = chip.bandwidth_bytes_per_s * tp

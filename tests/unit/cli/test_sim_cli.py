@@ -174,3 +174,152 @@ def test_bench_calibration_grid():
 def test_bench_calibration_needs_two_contexts(run):
     code, _, err = run("bench", "http://127.0.0.1:9", "--calibration", "--contexts", "128", "--clients", "1,8")
     assert code != 0 and "--calibration needs two --contexts" in err
+
+
+def test_simulate_refuses_a_predicted_run_as_its_calibration(run, tmp_path):
+    """A predicted run fed back to --calibrate was fitted and stored: every later simulate and advise of that
+    model and chip then said 'calibrated' on no measurement at all."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    plan = ["simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1"]
+    code, _, err = run(*plan, "--out", str(tmp_path / "pred"))
+    assert code == 0, err
+    code, _, err = run(*plan, "--calibrate", str(tmp_path / "pred"), "--out", str(tmp_path / "again"))
+    assert code == 2 and "is a predicted run" in err and len(err.strip().splitlines()) == 1
+    assert not list((tmp_path / "home").glob("calibrations/*.json"))  # nothing stored
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--clients", "100000"],
+        ["--contexts", "100000000"],
+        ["--output-tokens", "100000000"],
+        ["--requests-per-client", "10000000"],
+        ["--rate", "0.0001"],
+        ["--reps", "100000000"],
+    ],
+)
+def test_simulate_refuses_what_bench_would_in_one_line(run, tmp_path, args):
+    """The grid is validated into a BenchConfig: past its bounds simulate printed a pydantic traceback."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), *args, "--out", str(tmp_path / "o"))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert args[0] in err
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ("ctx=1024,clients=100000", "clients must be a whole number from 1 to 4,096"),
+        ("ctx=1024,clients=1.5", "clients must be a whole number"),
+        ("ctx=1e12,clients=1", "ctx must be a whole number from 1 to 16,777,216"),
+        ("ctx=1024,clients=4,output_tokens=100000000", "output_tokens must be a whole number"),
+        ("ctx=abc", "--workload must look like ctx=1024,clients=16"),
+    ],
+)
+def test_advise_workload_out_of_range_is_one_line(run, workload, message):
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", workload, "--chips", "l4")
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("slo", ["ttft_ms=-1", "tpot_ms=0"])
+def test_advise_refuses_a_non_positive_slo(run, slo):
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--slo", slo, "--chips", "l4")
+    assert code == 2 and "must be positive, finite milliseconds" in err, err
+
+
+def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monkeypatch):
+    """Piped or on an 80-column terminal the table cut 'a100-80gb' and 'a100-40gb' both to 'a100-…' and $/M
+    to '$0.…': the row's name and its rank were unreadable."""
+    monkeypatch.setenv("COLUMNS", "80")
+    from onechip.cli import render
+
+    monkeypatch.setattr(render.console, "_width", 80, raising=False)
+    code, out, err = run(
+        "advise", "google/gemma-4-E2B-it", "--chips", "a100-80gb,a100-40gb,rtx-pro-6000,b200,v5e-4", "--reps", "1",
+        "--slo", "ttft_ms=500",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "…" not in out, out
+    for chip in ("a100-80gb", "a100-40gb", "rtx-pro-6000", "b200"):
+        assert chip in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "every row predicted from roofline priors" in out
+
+
+def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):
+    """`report MEASURED --compare PREDICTED` scored a Gemma-on-L4 prediction against a SmolLM-on-CPU run
+    (per-cell 'errors' of 4-8x) without a word."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)
+    (measured / "plan.json").unlink()  # `bench --calibration` without --plan writes none
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 2 and "predicts google/gemma-4-E2B-it" in err and "SmolLM2-135M-Instruct" in err, err
+    assert len(err.strip().splitlines()) == 1 and not list(measured.glob("compare-*.md"))
+
+
+def test_compare_setup_reads_the_model_from_the_bench_summary(run, tmp_path, cpu_plan):
+    """Without plan.json the measured side showed model '—' and every row 'differs' from the prediction."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)
+    (measured / "plan.json").unlink()
+    (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
+    args = ["--plan", str(tmp_path / "cpu.json"), "--contexts", "64,512", "--clients", "1,4", "--reps", "1"]
+    code, _, err = run("simulate", *args, "--calibrate", str(measured), "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (measured / "compare-p.md").read_text()
+    model_row = next(line for line in md.splitlines() if line.startswith("| model |"))
+    assert model_row.startswith("| model | SmolLM2-135M-Instruct | ") and "—" not in model_row
+    assert "| chip | — | cpu | not recorded in one run |" in md
+
+
+def test_calibrate_on_the_demo_run_of_the_same_model(run, tmp_path, cpu_plan):
+    """The demo plans the embedded model by its converted directory (.../models/smollm2-135m-instruct), `plan`
+    by its catalog name: --calibrate on the demo's run was refused as 'measured for another model'."""
+    demo_plan = cpu_plan.model_copy(update={"model": str(tmp_path / "models" / "smollm2-135m-instruct")})
+    measured = _measured_dir(tmp_path / "demo-run", demo_plan)
+    named = cpu_plan.model_copy(update={"model": "SmolLM2-135M-Instruct"})
+    (tmp_path / "plan.json").write_text(named.model_dump_json())
+    plan = ["simulate", "--plan", str(tmp_path / "plan.json"), "--reps", "1"]
+    code, _, err = run(*plan, "--calibrate", str(measured), "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    other = named.model_copy(update={"model": "SmolLM2-360M-Instruct"})
+    (tmp_path / "other.json").write_text(other.model_dump_json())
+    code, _, err = run("simulate", "--plan", str(tmp_path / "other.json"), "--calibrate", str(measured))
+    assert code == 2 and "was measured for" in err
+
+
+def test_compare_warns_when_the_prediction_ran_another_workload(run, tmp_path, cpu_plan):
+    """Predicted with simulate's 32 output tokens against a run of 64, the errors were mostly that difference."""
+    measured = _measured_dir(tmp_path / "measured", cpu_plan)  # 8 output tokens, 2 requests per client
+    (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
+    args = ["simulate", "--plan", str(tmp_path / "cpu.json"), "--contexts", "64,512", "--reps", "1"]
+    code, _, err = run(*args, "--calibrate", str(measured), "--output-tokens", "32", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("report", str(measured), "--compare", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (measured / "compare-p.md").read_text()
+    assert "predicted with output_tokens 32, measured with 8: rerun simulate with --output-tokens 8" in md
+    code, _, err = run(*args, "--output-tokens", "8", "--out", str(tmp_path / "q"))
+    assert code == 0, err
+    run("report", str(measured), "--compare", str(tmp_path / "q"))
+    assert "warning" not in (measured / "compare-q.md").read_text()
+
+
+def test_cost_of_a_predicted_run_says_it_is_predicted(run, tmp_path):
+    """`cost --run PREDICTED` titled its table '$/M output tokens per measured cell', with no word of prediction."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, out, err = run("cost", "--run", str(tmp_path / "p"))
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "per predicted cell" in text and "per measured cell" not in text
+    assert "is a prediction (onechip simulate), not a measurement" in text

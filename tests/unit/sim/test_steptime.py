@@ -23,8 +23,17 @@ def test_roofline_weight_term_is_the_plans_tpot_floor(seed_plan):
 
 
 def test_no_roofline_without_chip_figures(cpu_plan):
-    with pytest.raises(ConfigError, match="no bandwidth or peak FLOPS.*calibrate"):
+    with pytest.raises(ConfigError, match="no bandwidth_bytes_per_s or peak_bf16_tflops in accel.*calibrate"):
         roofline_priors(cpu_plan)
+
+
+def test_no_roofline_names_only_the_missing_figure():
+    """The T4 has its bandwidth (320 GB/s) but no peak: the refusal said it had neither."""
+    from onechip.planner import plan_model
+
+    t4 = plan_model("google/gemma-4-E2B-it", "t4", max_model_len=8192)
+    with pytest.raises(ConfigError, match=r"chip t4 has no peak_bf16_tflops in accelerators.json: no roofline"):
+        roofline_priors(t4)
 
 
 def test_tpu_pads_tokens_to_power_of_two_buckets(seed_plan):
