@@ -18,7 +18,8 @@ class StepTerms(ResultModel):
     + per_kv_token_s x KV tokens read + per_attn_pair_s x (query, key) pairs of prefill attention;
     plus the API server, one event loop for all streams: request_overhead_s per request before the scheduler
     sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
-    (tokens of several steps merge into one chunk while the server is busy)."""
+    (tokens of several steps merge into one chunk while the server is busy), and per_output_token_s per token
+    each step emitted (processed one step output at a time, before any merging)."""
 
     fixed_s: float = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
     weights_s: float = Field(
@@ -37,6 +38,12 @@ class StepTerms(ResultModel):
         default=0.0,
         description="API server time per request per delivery round (detokenize, SSE chunk, streaming "
         "parsers), serial, s.",
+    )
+    per_output_token_s: float = Field(
+        default=0.0,
+        description="API server time per token a step emitted, before deltas merge (vLLM V1 AsyncLLM "
+        "output_handler -> OutputProcessor.process_outputs: stats, detokenize, stop check, a RequestOutput "
+        "for every request of every step), serial, s.",
     )
 
 

@@ -37,12 +37,15 @@ TERMS = (
     "per_attn_pair_s",
     "request_overhead_s",
     "per_stream_chunk_s",
+    "per_output_token_s",
 )
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
 PINNED = 0.02  # |d figure / d log term| above which a term counts as pinned by the cells
 MAX_ITERATIONS = 15
+# Shares of the busiest cell's slowdown the fit's starting points put on the engine (the rest on the API server)
+START_SHARES = (1.0, 0.0)
 
 
 def usable(cell: CellResult) -> bool:
@@ -65,12 +68,13 @@ def check_cells(cells: list[CellResult]) -> None:
         )
 
 
-def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms:
+def _start(plan: Plan, cells: list[CellResult], engine_share: float) -> StepTerms:
     """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
-    cell's slowdown over one client is put on the engine (per sequence in a step) when `engine_bound`, else
-    on the API server (a round per streamed chunk at its busiest throughput): few cells cannot tell the two
-    apart, so the fit starts from both and keeps the one that fits the cells better. The weight read starts
-    at the roofline's (at most 80% of the one-client TPOT), the fixed host cost at the rest."""
+    cell's slowdown over one client is put on the engine (per sequence in a step) in the share
+    `engine_share`, the rest on the API server (its per-chunk and per-token output work at the busiest
+    throughput): few cells cannot tell the two apart, so the fit starts from several shares (START_SHARES)
+    and keeps the one that fits the cells best. The weight read starts at the roofline's (at most 80% of the
+    one-client TPOT), the fixed host cost at the rest."""
     single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
     short, long_ = single[0], single[-1]
     multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
@@ -84,17 +88,19 @@ def _start(plan: Plan, cells: list[CellResult], engine_bound: bool) -> StepTerms
     kv = (long_.tpot_ms.median - short.tpot_ms.median) / 1000.0 / d_ctx  # type: ignore[operator]
     if kv <= 0:
         kv = prior.per_kv_token_s if prior else per_token / 100.0
+    busiest = max(c.output_tok_per_s or 1.0 for c in cells)
     per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
     weights = min(prior.weights_s, 0.8 * tpot_s) if prior else 0.5 * tpot_s
     return StepTerms(
         fixed_s=max(tpot_s - weights, 0.1 * tpot_s),
         weights_s=weights,
-        per_seq_s=max(per_seq, tpot_s / 100.0) if engine_bound else tpot_s / 100.0,
+        per_seq_s=max(per_seq * engine_share, tpot_s / 100.0),
         per_token_s=per_token,
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
         request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
-        per_stream_chunk_s=(0.1 if engine_bound else 1.0) / max(c.output_tok_per_s or 1.0 for c in cells),
+        per_stream_chunk_s=(1.0 - 0.9 * engine_share) / busiest,
+        per_output_token_s=(0.9 - 0.8 * engine_share) / busiest,
     )
 
 
@@ -198,8 +204,8 @@ def calibrate(
         return _residuals(plan, run, chosen, terms, start_spread_s)
 
     fits = []
-    for engine_bound in (True, False):
-        start = _start(plan, chosen, engine_bound)
+    for engine_share in START_SHARES:
+        start = _start(plan, chosen, engine_share)
 
         def f(x: Vector, start: StepTerms = start) -> Vector:
             """Data residuals followed by the pull towards the start (x = 0)."""
@@ -259,4 +265,5 @@ def transfer(calibration: Calibration, target: Plan) -> StepTerms:
         per_attn_pair_s=terms.per_attn_pair_s * dst.per_token_s / src.per_token_s,
         request_overhead_s=terms.request_overhead_s,
         per_stream_chunk_s=terms.per_stream_chunk_s,
+        per_output_token_s=terms.per_output_token_s,
     )

@@ -16,10 +16,15 @@ The API server is one event loop in its own process (vLLM V1: AsyncLLM's output 
 streaming generators share it), so the engine core steps on while it works. It does one thing at a time:
 a new request (request_overhead_s: HTTP, chat template, tokenization) or a round of output delivery. A
 round takes every step output that reached it and costs per_stream_chunk_s for each request with new
-tokens (detokenizing, the SSE chunk, streaming tool/reasoning parsers); while a round runs, the engine's
-next outputs wait, and a request's tokens from several steps merge into one chunk (vLLM V1's
-RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers fewer,
-larger chunks rather than falling ever further behind.
+tokens (the SSE chunk, streaming tool/reasoning parsers) plus per_output_token_s for each token in it; while
+a round runs, the engine's next outputs wait, and a request's tokens from several steps merge into one chunk
+(vLLM V1's RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers
+fewer, larger chunks. The merge saves the per-chunk work only: AsyncLLM's output_handler hands every step's
+EngineCoreOutputs to OutputProcessor.process_outputs, which loops over every request's output of every step
+(stats, detokenize, stop check, a RequestOutput put into the collector) before anything merges
+(vllm/v1/engine/async_llm.py, output_processor.py). So the server delivers at most 1 / per_output_token_s
+tokens a second: past the batch where n x per_output_token_s exceeds the engine step, the client-visible
+token pace grows with the batch faster than the engine step does.
 
 Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
 requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
@@ -235,11 +240,18 @@ class CellSimulation:
 
     def _deliver(self, now: float) -> None:
         """Run the API server's output rounds that start by `now`: each takes every undelivered token, costs
-        per_stream_chunk_s per request with tokens, and hands them to the clients at its end. A request whose
+        per_stream_chunk_s per request with tokens plus per_output_token_s per token, and hands them to the
+        clients at its end. A request whose
         last token is delivered is done; its stream sends again (closed loop)."""
         while self.undelivered and self.frontend_free_s <= now:
             batch, self.undelivered = list(self.undelivered.values()), {}
-            end = self.frontend_free_s + self.model.terms.per_stream_chunk_s * len(batch)
+            terms = self.model.terms
+            tokens_in_round = sum(tokens for _, tokens in batch)
+            end = (
+                self.frontend_free_s
+                + terms.per_stream_chunk_s * len(batch)
+                + terms.per_output_token_s * tokens_in_round
+            )
             self.frontend_free_s = end
             for req, tokens in batch:
                 req.times.extend([end] * tokens)

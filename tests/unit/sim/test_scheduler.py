@@ -142,3 +142,16 @@ def test_a_busy_api_server_delays_new_requests_behind_its_rounds():
     # so the pace stays near the engine's 10 ms, far from the 8 x 4 + 10 ms a per-token serial server would give
     assert busy.ttft_ms > idle.ttft_ms + 4.0
     assert busy.tpot_ms < 2 * idle.tpot_ms < 8 * 4.0 + 10.0
+
+
+def test_per_token_output_work_caps_the_client_visible_pace():
+    # vLLM V1's output handler processes every request's token of every step before deltas merge: at 4 ms a
+    # token, 8 streams need 32 ms of server time per 10 ms engine step, so the pace is the server's (~32 ms a
+    # token per stream), not the engine's; 2 streams (8 ms < 10 ms) keep the engine's pace
+    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    model = flat(per_output_token_s=0.004)
+    cfg = config(output_tokens=32)
+    busy = figures(CellSimulation(cfg, engine, model, context=64, clients=8, seed=0).run())
+    light = figures(CellSimulation(cfg, engine, model, context=64, clients=2, seed=0).run())
+    assert busy.output_tok_per_s == pytest.approx(1.0 / 0.004, rel=0.1)
+    assert light.tpot_ms == pytest.approx(STEP_S * 1000.0, rel=0.1)

@@ -61,3 +61,14 @@ def test_device_time_is_the_larger_of_weight_read_and_compute():
     model = StepModel(terms)
     assert model.step_s(Batch(seqs=16, tokens=16, kv_tokens=0, attn_pairs=0)) == pytest.approx(0.002 + 0.005)
     assert model.step_s(Batch(seqs=1, tokens=4096, kv_tokens=0, attn_pairs=0)) == pytest.approx(0.002 + 4096 * 3e-5)
+
+
+def test_host_and_device_overlap_on_an_accelerator_not_on_a_cpu(seed_plan, cpu_plan):
+    # vLLM V1 async scheduling: step N+1 is scheduled while step N runs on the device, so on a TPU a step
+    # takes the longer of host (2 ms + 1 ms a sequence) and device (5 ms) work; on a CPU they add
+    terms = StepTerms(fixed_s=0.002, per_seq_s=0.001, weights_s=0.005, per_token_s=0.0, per_kv_token_s=0.0)
+    tpu, cpu = step_model(seed_plan, terms), step_model(cpu_plan, terms)
+    small, big = Batch(seqs=1, tokens=1, kv_tokens=0, attn_pairs=0.0), Batch(64, 64, 0, 0.0)
+    assert tpu.step_s(small) == pytest.approx(0.005)  # device-bound
+    assert tpu.step_s(big) == pytest.approx(0.066)  # host-bound: past the crossing, the step grows 1 ms a seq
+    assert cpu.step_s(small) == pytest.approx(0.008)
