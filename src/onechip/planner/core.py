@@ -661,6 +661,13 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"{b.requested_bytes / GiB:.2f} GiB",
             "weights",
         )
+    if gpu.over_card_bytes > 0:
+        return (
+            f"does not fit: the --kv-cache-memory pool of {gpu.pool_bytes_per_gpu / GiB:.2f} GiB per GPU with the "
+            f"weights and overheads needs {gpu.over_card_bytes / GiB:.2f} GiB more than the card holds; the KV "
+            "allocation runs out of memory",
+            "explicit-pool",
+        )
     short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
     if gpu.pool_bytes_per_gpu <= 0 or short:
         return (

@@ -95,6 +95,7 @@ class GpuPool:
     one_request_bytes: int
     tokens_range: tuple[int, int]
     checks_tokens: bool  # V0's start-up check: pool tokens >= max_model_len (else bytes of one request)
+    over_card_bytes: int = 0  # --kv-cache-memory: bytes the explicit pool and the rest need beyond the card
     in_flight_tokens: int = 0  # tokens a windowed layer holds beyond its window (0: max_num_batched_tokens)
     pool_bytes_all_gpus: int = 0  # KV bytes over every GPU (PP: each stage's blocks at the common count)
     request_bytes_all_gpus: int = 0  # KV bytes of one max_model_len request over every GPU
@@ -234,7 +235,9 @@ def plan_gpu_pool(
             request_bytes_all_gpus=only.one_request_bytes * tensor_parallel_size,
         )
     blocks = min(p.num_blocks for p in pools)  # get_kv_cache_configs: every worker at the smallest count
-    failing = [p for p in pools if p.pool_bytes_per_gpu <= 0 or p.one_request_bytes > p.pool_bytes_per_gpu]
+    failing = [
+        p for p in pools if p.pool_bytes_per_gpu <= 0 or p.one_request_bytes > p.pool_bytes_per_gpu or p.over_card_bytes
+    ]
     binding = failing[0] if failing else min(pools, key=lambda p: p.num_blocks)
     low = min(p.tokens_range[0] for p in pools)
     high = min(p.tokens_range[1] for p in pools)
@@ -313,7 +316,17 @@ def _stage_pool(
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
         in_flight_tokens=in_flight,
+        over_card_bytes=_over_card(budget, pool, visible_bytes) if kv_cache_memory_bytes is not None else 0,
     )
+
+
+def _over_card(budget: GpuBudget, pool: int, visible_bytes: int) -> int:
+    """Bytes an explicit --kv-cache-memory pool needs beyond the card: vLLM then skips its memory profiling
+    and gpu_memory_utilization (vllm/v1/worker/gpu_worker.py determine_available_memory returns
+    kv_cache_memory_bytes as given), so weights, non-torch, activation, CUDA graphs and the pool must all fit
+    in the memory the runtime sees, or the KV allocation runs out of memory."""
+    needed = budget.weights_bytes + budget.non_torch_bytes + budget.activation_bytes + budget.cuda_graph_bytes
+    return max(0, needed + pool - visible_bytes)
 
 
 def _printed(rule: GpuMemoryRule, layout: KvLayout, blocks: int, per_request: int, max_model_len: int) -> int:

@@ -182,7 +182,8 @@ class Plan(ResultModel):
         default=None,
         description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
         "less than one max_model_len request: the engine refuses to start), 'program-memory' (TPU: too little "
-        "memory outside the cap for the compiled programs) or 'kv-pool' (fits; concurrency is bounded by the pool).",
+        "memory outside the cap for the compiled programs), 'explicit-pool' (GPU: a --kv-cache-memory pool that "
+        "with the weights and overheads exceeds the card) or 'kv-pool' (fits; concurrency is bounded by the pool).",
     )
     devices: int = Field(default=1, description="Devices (GPUs or chips) the plan spreads over.")
     memory_budget: GpuMemoryBudget | None = Field(

@@ -163,3 +163,16 @@ def test_the_rope_cache_is_what_the_loaded_weights_add_to_the_checkpoint() -> No
     assert cache == 131_072 * 128 * 2
     assert (LLAMA_8B_BYTES + cache) / GiB == pytest.approx(14.9888, abs=0.0001)
     assert rotary_cache_bytes({**config, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, dtype_bytes=2) == 0
+
+
+def test_an_explicit_kv_pool_larger_than_the_card_does_not_fit(tmp_path: Path) -> None:
+    # vLLM skips its profiling when --kv-cache-memory is given (gpu_worker.determine_available_memory), so the
+    # pool, the weights and the overheads must fit in the card's visible memory (H100: 79.19 GiB per its logs)
+    model = str(
+        _layered_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
+    )
+    fits = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=40 * GiB)
+    assert fits.fits and fits.binding_limit == "kv-pool"
+    over = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=70 * GiB)
+    assert not over.fits and over.binding_limit == "explicit-pool"
+    assert "--kv-cache-memory" in over.verdict and "more than the card holds" in over.verdict
