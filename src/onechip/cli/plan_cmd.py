@@ -21,6 +21,14 @@ from onechip.schemas.requests import PlanRequest
 GiB = 2**30
 
 
+def _kv(pool_bytes: int) -> str:
+    """The KV line's figure: GiB, or what is missing when the other terms take more than the budget (the
+    arithmetic goes negative: no KV at all, never a negative pool)."""
+    if pool_bytes >= 0:
+        return f"{pool_bytes / GiB:8.2f} GiB"
+    return f"    none (short by {-pool_bytes / GiB:.2f} GiB)"
+
+
 def _budget(plan: Plan, console: Console) -> None:
     """cap - weights = KV pool (TPU, CPU): the seed article's drawing."""
     if plan.memory_bytes is not None and plan.cap_bytes is not None:
@@ -29,7 +37,7 @@ def _budget(plan: Plan, console: Console) -> None:
         console.print(f" {plan.cap_bytes / GiB:8.2f} GiB  cap")
     console.print(f"- {plan.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
     console.print(
-        f" {plan.kv_pool_bytes / GiB:8.2f} GiB  KV pool -> {plan.num_blocks:,} blocks x "
+        f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks x "
         f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
     )
     if plan.outside_cap_bytes is not None:
@@ -52,13 +60,13 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
         console.print(f"- {b.cuda_graph_bytes / GiB:8.2f} GiB  CUDA graphs")
     low, high = plan.kv_tokens_range or (plan.kv_tokens, plan.kv_tokens)
     console.print(
-        f" {b.kv_cache_bytes / GiB:8.2f} GiB  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
+        f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
         f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"
     )
     # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure
     counted = " as logged" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
     console.print(
-        f"           range {b.kv_cache_low_bytes / GiB:.2f} - {b.kv_cache_high_bytes / GiB:.2f} GiB = "
+        f"           range {max(0, b.kv_cache_low_bytes) / GiB:.2f} - {max(0, b.kv_cache_high_bytes) / GiB:.2f} GiB = "
         f"{low:,} - {high:,} tokens{counted}; the {b.dominant_uncertainty} dominates the uncertainty"
     )
     if plan.calibrated_from:

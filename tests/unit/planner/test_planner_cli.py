@@ -80,3 +80,13 @@ def test_against_a_log_without_allocation_lines_says_nothing_to_compare(tiny_lla
     result = _plan_against(tiny_llama, tmp_path / "engine.log", "INFO starting\n")
     assert result.exit_code == 0, result.output
     assert "nothing to compare" in result.output and "differs" not in result.output
+
+
+def test_a_budget_the_other_terms_exhaust_prints_no_negative_pool() -> None:
+    # Gemma 4 E2B's 9.54 GiB download (seed article) cannot fit in 30% of a v5e's 15.75 GiB: the KV line says
+    # what is missing, never a negative pool
+    argv = ["plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "0.3"]
+    result = CliRunner().invoke(_app(), argv, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "none (short by" in result.output and "KV pool -> 0 blocks" in result.output
+    assert " -" not in result.output.split("KV pool")[0].splitlines()[-1]
