@@ -36,8 +36,9 @@ def _config(entry: dict[str, Any]) -> dict[str, Any]:
     return json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
 
 
-def _plan_logged(tmp_path: Path, name: str) -> Any:
-    """Plan a 0.19.0 H100 sweep fixture with the log's own weights per GPU x TP (no checkpoint headers here)."""
+def _plan_logged(tmp_path: Path, name: str, multimodal: bool = False) -> Any:
+    """Plan a 0.19.0 H100 sweep fixture with the log's own weights per GPU x TP (no checkpoint headers here);
+    `multimodal`: served with its towers (the encoder profiling term counts)."""
     entry = _corpus(name)
     args = entry["engine_args"]
     tp = args["tensor_parallel_size"]
@@ -51,7 +52,7 @@ def _plan_logged(tmp_path: Path, name: str) -> Any:
         utilization=args["gpu_memory_utilization"],
         tensor_parallel_size=tp,
         engine_version="0.19.0",
-        multimodal=False,
+        multimodal=multimodal,
     )
 
 
@@ -208,20 +209,7 @@ def test_activation_peak_of_held_out_moe_and_72b_logs(tmp_path: Path, name: str,
     [("h100-kimi-vl-a3b-mla-tp1-v0190", 2.92), ("h100x2-kimi-vl-a3b-mla-tp2-v0190", 2.85)],
 )
 def test_kimi_vl_activation_counts_moe_workspace_and_moonvit(tmp_path: Path, name: str, activation: float) -> None:
-    entry = _corpus(name)
-    args = entry["engine_args"]
-    tp = args["tensor_parallel_size"]
-    path = sized_checkpoint(tmp_path / "k", _config(entry), int(entry["logged"]["model_weights_gib"] * GiB) * tp)
-    plan = plan_model(
-        str(path),
-        "h100",
-        "vllm-gpu",
-        max_model_len=args["max_model_len"],
-        utilization=args["gpu_memory_utilization"],
-        tensor_parallel_size=tp,
-        engine_version="0.19.0",
-        multimodal=True,
-    )
+    entry, plan = _plan_logged(tmp_path, name, multimodal=True)
     assert entry["logged"]["activation_peak_gib"] == activation
     assert plan.memory_budget is not None
     assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
