@@ -70,6 +70,7 @@ from onechip.schemas.cloud import (
     Quote,
     ZoneOffer,
 )
+from onechip.schemas.common import model_key
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -234,6 +235,7 @@ def cost(request: CostRequest) -> CostReport:
         measured_on=measured_on,
     )
     if files is not None and files.bench is not None and files.bench.prediction is not None:
+        result.predicted = True
         result.warnings.append(
             f"{files.path} is a prediction (onechip simulate), not a measurement: these are predicted $/M output tokens"
         )
@@ -880,18 +882,11 @@ def _read_plan(path: Path) -> Plan:
         raise ConfigError(f"--plan {path}: not a plan JSON (see `onechip plan --json`)") from None
 
 
-def _model_name(model: str) -> str:
-    """A model compared by its last part, case-insensitively: the demo plans the embedded model by its
-    converted directory (~/.cache/onechip/models/smollm2-135m-instruct), `plan` by its catalog name."""
-    return Path(model).name.lower()
-
-
 def _served_matches(plan: Plan, served: str | None) -> bool:
     """Whether a run's served model name can be the plan's model (names compared by their last part)."""
     if not served:
         return True
-    names = {Path(n).name.lower() for n in (plan.model, plan.serve_model or "") if n}
-    return Path(served).name.lower() in names
+    return model_key(served) in {model_key(n) for n in (plan.model, plan.serve_model or "") if n}
 
 
 def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
@@ -909,10 +904,7 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
             f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "
             "calibrate on a run of `onechip bench --calibration`"
         )
-    if files.plan is not None and (_model_name(files.plan.model), files.plan.chip) != (
-        _model_name(plan.model),
-        plan.chip,
-    ):
+    if files.plan is not None and (model_key(files.plan.model), files.plan.chip) != (model_key(plan.model), plan.chip):
         raise ConfigError(
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
             f"the plan is for {plan.model} on {plan.chip}"

@@ -19,6 +19,7 @@ from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import cell_at, cells_of, md_table, num, serve_flags
 from onechip.schemas import CellResult
+from onechip.schemas.common import model_key
 
 
 def _name(run: RunFiles) -> str:
@@ -68,8 +69,8 @@ def check_comparable(a: RunFiles, b: RunFiles) -> None:
     pred = predicted[0]
     meas = b if pred is a else a
     measured_model = _model(meas)
-    names = {Path(n).name.lower() for n in (_model(pred), pred.plan.serve_model if pred.plan else None) if n}
-    if measured_model and names and Path(measured_model).name.lower() not in names:
+    names = {model_key(n) for n in (_model(pred), pred.plan.serve_model if pred.plan else None) if n}
+    if measured_model and names and model_key(measured_model) not in names:
         raise ConfigError(
             f"{pred.path} predicts {_model(pred)} but {meas.path} measured {measured_model}: "
             "compare a prediction with a run of the same model"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = "1"
@@ -26,3 +28,10 @@ def base_root(base_url: str) -> str:
     if root.endswith("/v1"):
         root = root[: -len("/v1")]
     return root
+
+
+def model_key(model: str) -> str:
+    """A model name as runs and plans are compared: its last part, case-insensitively (the demo plans the
+    embedded model by its converted directory, ~/.cache/onechip/models/smollm2-135m-instruct; a server serves
+    it as SmolLM2-135M-Instruct; `plan` names it by its catalog id)."""
+    return Path(model).name.lower()
