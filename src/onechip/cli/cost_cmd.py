@@ -49,8 +49,7 @@ def _render(result: CostReport, console: Console) -> None:
     console.print(table)
     if result.cells:
         names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))
-        predicted = any("is a prediction (onechip simulate)" in w for w in result.warnings)
-        cells = titled_table(f"$/M output tokens per {'predicted' if predicted else 'measured'} cell")
+        cells = titled_table(f"$/M output tokens per {'predicted' if result.predicted else 'measured'} cell")
         for name in ("context", "clients", "tok/s", *names):
             cells.add_column(name, justify="right")
         for c in result.cells:

@@ -91,6 +91,9 @@ class CostReport(ResultModel):
     output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")
     lines: list[CostLine] = Field(default_factory=list, description="One line per price.")
     cells: list[CellCost] = Field(default_factory=list, description="Per measured cell, from a run.")
+    predicted: bool = Field(
+        default=False, description="True when the run priced is a prediction (onechip simulate), not a measurement."
+    )
     restarts: list[RestartCost] = Field(default_factory=list, description="Cold and warm restart cost.")
     break_even: list[BreakEven] = Field(default_factory=list, description="Spot vs flex-start break-even.")
     warnings: list[str] = Field(default_factory=list, description="Stale prices and other caveats.")
