@@ -244,8 +244,14 @@ def encoder_profile_bytes(
         return 0
     if tokens <= 0:
         return 0
-    items = max(1, max(max_num_batched_tokens, tokens) // tokens)
+    items = _encoder_items(max_num_batched_tokens, tokens)
     return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
+
+
+def _encoder_items(max_num_batched_tokens: int, tokens_per_item: int) -> int:
+    """Dummy items the encoder profiles: encoder budget // tokens per item, the budget max(max_num_batched_tokens,
+    tokens per item) (compute_mm_encoder_budget, MultiModalBudget._get_max_items; see encoder_profile_bytes)."""
+    return max(1, max(max_num_batched_tokens, tokens_per_item) // tokens_per_item)
 
 
 _MOONVIT_DUMMY_IMAGE = 1024  # vllm kimi_vl.py MaxImageTokenMeta: the profiling dummy image is 1,024 x 1,024
@@ -293,7 +299,7 @@ def _moonvit_profile_bytes(
     rows = -(-side // (kernel[0] * patch)) * kernel[0]  # patches per side after padding to kernel x patch
     cols = -(-side // (kernel[1] * patch)) * kernel[1]
     tokens = rows * cols // (kernel[0] * kernel[1])
-    items = max(1, max(max_num_batched_tokens, tokens) // tokens)
+    items = _encoder_items(max_num_batched_tokens, tokens)
     held = items * ((rows * cols * 3 * patch * patch if inputs else 0) + tokens * hidden) * dtype_bytes
     rope = _MOONVIT_ROPE_GRID * _MOONVIT_ROPE_GRID * (width // heads // 2) * 8  # complex64
     return int(held) + rope
