@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = "1"
+GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
 
 
 class StrictModel(BaseModel):

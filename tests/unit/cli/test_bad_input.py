@@ -222,7 +222,7 @@ def test_cost_write_into_a_read_only_run_is_one_line(run, tmp_path: Path, monkey
     def refuse(path: Path, text: str) -> Path:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("onechip.api.write_text_atomic", refuse)
+    monkeypatch.setattr("onechip.api._report.write_text_atomic", refuse)
     (tmp_path / RUN_FILES["requests"]).write_text("")
     code, _, err = run("cost", "--run", str(tmp_path), "--chip", "v5e-1", "--output-tok-per-s", "100", "--write")
     assert code == 1 and _one_line(err) == f"error: {tmp_path / 'cost.json'}: Permission denied"

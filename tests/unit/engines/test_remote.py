@@ -237,7 +237,7 @@ def test_api_up_embedded_records_state(home, monkeypatch):
                 str(self.port),
             ]
 
-    monkeypatch.setattr(api, "EmbeddedEngine", FakeEmbedded)
+    monkeypatch.setattr("onechip.api._engines.EmbeddedEngine", FakeEmbedded)
     result = api.up(UpRequest(timeout_s=30))
     try:
         assert result.boot is not None and result.boot.kv_cache_tokens == 46_592

@@ -16,7 +16,7 @@ from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import TOOLS
-from onechip.schemas import EngineState
+from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.requests import CostRequest
 
 BY_NAME = {spec.name: spec for spec in TOOLS}
@@ -104,7 +104,7 @@ def _fake_state(tmp_path, log_text: str = "INFO ready\n") -> EngineState:
 def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path, monkeypatch):
     _fake_state(tmp_path)
     stopped = []
-    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or api.EngineStatus(running=False, note="x"))
+    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
     result = call("down", {})
     assert result.is_error and not stopped
     assert result.content[0].text == (

@@ -1,0 +1,40 @@
+"""One function per job. The CLI and the MCP server are thin shells over these: they build the job's
+request model (schemas.requests; BenchConfig for bench), call the function, render what it returns.
+Each job lives in a module of its own; this package only names them.
+
+    plan(PlanRequest) -> Plan                     up(UpRequest, on_progress) -> UpResult
+    check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
+    cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
+    demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+    cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status /
+    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
+    simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
+    advise(AdviseRequest, on_progress) -> Advice
+    logs_tail(LogsRequest) -> LogTail             summarize_logs(SummarizeLogsRequest) -> LogSummary
+
+Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
+"""
+
+from onechip.api._bench import bench, find_max, saved_bench_config
+from onechip.api._checks import check
+from onechip.api._cloud import (
+    cloud_down,
+    cloud_down_targets,
+    cloud_probe,
+    cloud_quote,
+    cloud_status,
+    cloud_up,
+    cloud_zones,
+)
+from onechip.api._demo import demo
+from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
+from onechip.api._plan import calibration_dir, plan, remember_boot
+from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
+from onechip.api._report import cost, report
+
+__all__ = [
+    "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
+    "cloud_probe", "cloud_quote", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max",
+    "logs", "logs_tail", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config", "simulate",
+    "status", "summarize_logs", "up",
+]  # fmt: skip

@@ -1,0 +1,222 @@
+"""`demo` on a real accelerator: a host you have, or a Cloud TPU it provisions."""
+
+from __future__ import annotations
+
+import os
+import typing
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from onechip import bench as bench_layer
+from onechip import cost as cost_layer
+from onechip import planner
+from onechip import report as report_layer
+from onechip.api._checks import check
+from onechip.api._cloud import cloud_up
+from onechip.api._engines import down, up
+from onechip.api._run import DEMO_CHECKS, DEMO_GRIDS, new_manifest, timed_stage
+from onechip.cloud import offers, provision
+from onechip.cloud import records as cloud_records
+from onechip.cloud.tpu_api import TpuApi
+from onechip.engines import remote
+from onechip.engines.local import free_port
+from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
+from onechip.paths import new_run_dir, onechip_home, write_text_atomic
+from onechip.progress import ProgressEvent, ProgressFn
+from onechip.schemas import RUN_FILES, BenchConfig, BootRecord, Plan, RunManifest
+from onechip.schemas.cloud import CloudResource, CloudUpRequest
+from onechip.schemas.requests import CheckRequest, DemoRequest, PlanRequest, UpRequest
+from onechip.vllm import flags
+from onechip.vllm.wire import WireClient
+
+
+def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str, list[str], CloudResource | None]:
+    """(user@addr, ssh -o options, the TPU resource or None): --host as given, or a TPU from `cloud up` (or
+    the recorded one with --again). The ssh key goes in as IdentityFile."""
+    options = list(request.ssh_options)
+    if request.ssh_key is not None:
+        options.append(f"IdentityFile={request.ssh_key.expanduser()}")
+    if not request.cloud:
+        return str(request.host or "localhost"), options, None
+    assert request.chip is not None
+    up_request = CloudUpRequest(
+        chip=request.chip, project=request.project, zones=request.zones, provisioning=request.provisioning,
+        name=request.name, max_run_duration_s=request.max_run_duration_s, valid_until_s=request.valid_until_s,
+        max_hours=request.max_hours, no_limit=request.no_limit, ssh_key=request.ssh_key, ssh_user=request.ssh_user,
+    )  # fmt: skip
+    if request.again:
+        name = request.name or f"onechip-{request.chip}"
+        if not any(r.name == name for r in cloud_records.load_all()):
+            raise ConfigError(f"--again: no running TPU {name} recorded; run the demo without --again first")
+    if not request.ssh_key and not request.ssh_options:
+        options.append(f"IdentityFile={Path.home() / '.ssh' / 'google_compute_engine'}")
+    resource = cloud_up(up_request, on_progress).resource
+    if not resource.external_ip:
+        raise CloudError(f"{resource.name} is READY but has no external IP", reason="other")
+    return f"{request.ssh_user}@{resource.external_ip}", options, resource
+
+
+def _demo_token_file(request: DemoRequest, project: str | None) -> Path | None:
+    """The HF token as a 0600 file under onechip's home (from Secret Manager with --hf-token-secret), or the
+    --hf-token-file given. `up` then sends it over ssh's stdin into a 0600 file on the host: never argv,
+    metadata or a log. The caller deletes a file made here."""
+    if request.hf_token_secret is None:
+        return request.hf_token_file
+    value = TpuApi(project).access_secret(request.hf_token_secret)
+    path = onechip_home() / "cloud" / ".hf_token"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(value + "\n")
+    return path
+
+
+def _demo_pull(host: str, options: list[str], image: str, on_progress: ProgressFn) -> None:
+    """`docker pull IMAGE` on the host, by tag (pulling by the config-blob id `docker images` shows fails with
+    'unexpected media type', seed); sudo unless the user is root, as `up` runs docker."""
+    if image.startswith("sha256:"):
+        raise ConfigError(f"--image {image} is a config-blob id; pull by tag or IMAGE@sha256:<manifest digest>")
+    docker = "docker" if host.startswith("root@") else "sudo docker"
+    on_progress(ProgressEvent("demo", f"{docker} pull {image} on {host}"))
+    remote.Shell(target=host, options=options).run(f"{docker} pull {flags.shell_join([image])}", timeout_s=3600)
+
+
+def _demo_boot(request: DemoRequest, host: str, options: list[str], token_file: Path | None, run_dir: Path,
+               on_progress: ProgressFn) -> tuple[Plan, BootRecord]:  # fmt: skip
+    """Plan, pull (docker), `up` on the host with the compile cache mounted, and copy the boot record, plan,
+    cross-check and engine log into `run_dir`; the served version (GET /version) goes into the boot record."""
+    assert request.model is not None and request.chip is not None
+    the_plan = planner.plan_model(PlanRequest(model=request.model, chip=request.chip))
+    engine = "vllm-docker" if request.cloud else request.engine
+    image = request.image or flags.DEFAULT_IMAGES.get(the_plan.engine)
+    if engine == "vllm-docker" and image:
+        _demo_pull(host, options, image, on_progress)
+    up_request = UpRequest(
+        engine=engine, host=None if host == "localhost" else host, plan=the_plan, image=image if engine ==
+        "vllm-docker" else None, port=request.port, tunnel_port=free_port(), hf_token_file=token_file,
+        ssh_options=options, timeout_s=request.boot_timeout_s,
+    )  # fmt: skip
+    result = up(up_request, on_progress)
+    assert result.boot is not None
+    boot = result.boot
+    boot.engine_version = boot.engine_version or WireClient(boot.base_url or "").version()
+    engine_dir = onechip_home() / "engine"
+    write_text_atomic(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
+    write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+    for key, name in (("crosscheck", "crosscheck.json"), ("engine_log", "engine.log")):
+        if (engine_dir / name).exists():
+            write_text_atomic(run_dir / RUN_FILES[key], (engine_dir / name).read_text(errors="replace"))
+    return the_plan, boot
+
+
+def _demo_measure(request: DemoRequest, the_plan: Plan, boot: BootRecord, run_dir: Path,
+                  stage: Callable[[str], AbstractContextManager[None]], done: Callable[[str, Path], None],
+                  on_progress: ProgressFn, zone: str | None) -> None:  # fmt: skip
+    """Checks (needle up to the plan's max model length), the bench grid, and the cost with the provisioning
+    model actually used (every model when on a host of your own)."""
+    served = {"base_url": boot.base_url, "model": boot.model}
+    with stage("check"):
+        options = dict(DEMO_CHECKS[request.quick])
+        if "needle_lengths" in options:
+            options["needle_lengths"] = [n for n in (1000, 8000, 30000) if n < the_plan.max_model_len] or [500]
+        check(CheckRequest.model_validate({**served, "out_dir": run_dir, "kv_tokens": boot.kv_cache_tokens,
+                                           **options}), on_progress)  # fmt: skip
+    done("check", run_dir)
+    with stage("bench"):
+        grid = dict(DEMO_GRIDS[request.quick])
+        if not request.quick:
+            grid.update(contexts=[128, 1024, 8192], clients=[1, 4, 16, 64])
+        grid["contexts"] = [c for c in typing.cast(list[int], grid["contexts"]) if c < the_plan.max_model_len]
+        bench_run = bench_layer.run_grid(BenchConfig.model_validate({**served, **grid}), run_dir, plan=the_plan,
+                                         on_progress=on_progress)  # fmt: skip
+    done("bench", run_dir)
+    with stage("cost"):
+        assert request.chip is not None
+        pricing: list[str] | None = [request.provisioning] if request.cloud else None
+        try:
+            priced = cost_layer.estimate(
+                request.chip, bench=bench_run, pricing=pricing, region=offers.region_of(zone) if zone else None
+            )
+        except ConfigError:  # no catalog price in that region: every region's, as `onechip cost` does
+            priced = cost_layer.estimate(request.chip, bench=bench_run, pricing=pricing)
+        write_text_atomic(run_dir / RUN_FILES["cost"], priced.model_dump_json(indent=2))
+
+
+def demo_on_host(
+    request: DemoRequest, on_progress: ProgressFn, on_stage_done: Callable[[str, Path], None] | None
+) -> RunManifest:
+    """The demo on a real accelerator: provision (--cloud gcp), pull, up, checks, grid, cost, report, then
+    the engine down and the TPU deleted unless --keep. Ctrl-C or a failure still stops the engine and
+    deletes the TPU (or, with --keep, says what is left billing and the command that deletes it)."""
+    run_dir = request.out_dir or new_run_dir(request.runs_root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = new_manifest(run_dir, request.quick)
+    manifest.chip = str(request.chip)
+    manifest.command = f"demo {'--cloud gcp' if request.cloud else '--engine ' + request.engine}"
+    done = on_stage_done or (lambda stage, path: None)
+
+    def stage(name: str) -> AbstractContextManager[None]:
+        return timed_stage(manifest, name, run_dir, on_progress)
+
+    resource: CloudResource | None = None
+    token_file: Path | None = None
+    engine_up = False
+    try:
+        with stage("provision"):
+            host, options, resource = _demo_host(request, on_progress)
+        with stage("boot"):
+            token_file = _demo_token_file(request, resource.project if resource else request.project)
+            engine_up = True
+            the_plan, boot = _demo_boot(request, host, options, token_file, run_dir, on_progress)
+        done("boot", run_dir)
+        done("plan", run_dir)
+        _demo_measure(request, the_plan, boot, run_dir, stage, done, on_progress, resource.zone if resource else None)
+        manifest.status = "ok"
+        with stage("report"):
+            report_layer.write_report(run_dir, ("md", "html", "serving-report"))
+    except (KeyboardInterrupt, Interrupted) as exc:
+        manifest.status, manifest.error = "interrupted", str(exc) if isinstance(exc, Interrupted) else "interrupted"
+        raise Interrupted(
+            f"demo interrupted; what was measured is in {run_dir}; {_demo_left(resource, request)}"
+        ) from None
+    except OnechipError as exc:
+        manifest.status, manifest.error = "failed", str(exc)
+        raise
+    finally:
+        if token_file is not None and token_file != request.hf_token_file:
+            token_file.unlink(missing_ok=True)
+        with stage("down"):
+            _demo_down(request, resource, engine_up, on_progress)
+        write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
+    return manifest
+
+
+def _demo_left(resource: CloudResource | None, request: DemoRequest) -> str:
+    if resource is None:
+        return "nothing was provisioned"
+    if request.keep:
+        return (
+            f"kept {resource.kind} {resource.name} ({resource.zone}); delete it: {provision.delete_command(resource)}"
+        )
+    return f"{resource.kind} {resource.name} is being deleted"
+
+
+def _demo_down(request: DemoRequest, resource: CloudResource | None, engine_up: bool, on_progress: ProgressFn) -> None:
+    """Stop the engine; delete the TPU unless --keep (then say what bills and how to delete it)."""
+    if engine_up:
+        try:
+            down()
+        except OnechipError as exc:
+            on_progress(ProgressEvent("demo", f"could not stop the engine: {exc}"))
+    if resource is None:
+        return
+    if request.keep:
+        on_progress(ProgressEvent("demo", _demo_left(resource, request)))
+        return
+    on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
+    try:
+        provision.down(TpuApi(resource.project), [resource], on_progress)
+    except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
+        raise Interrupted(provision.interrupted_message(resource)) from None

