@@ -19,26 +19,38 @@ from onechip.schemas import BootRecord, EngineStatus, Plan
 from onechip.schemas.inputs import build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import PlanRequest, UpRequest
-from onechip.vllm import bootlog, log_summary
+from onechip.vllm import bootlog, flag_table, log_summary
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
 
 def _plan_for_up(request: UpRequest) -> Plan:
-    """The Plan `up` launches from: the given Plan, a saved plan file, or planned now for --model on --chip
-    (with the planner inputs among --set, e.g. max-model-len: see PlanRequest)."""
-    if isinstance(request.plan, Plan):
-        return request.plan
+    """The Plan `up` launches from: planned now for --model on --chip, or the given Plan / plan file, with
+    the planner inputs among --set (e.g. max-num-seqs: onechip.vllm.flag_table) planned with. A plan file
+    is re-planned from the request it records when a --set changes what it sized; one made before plans
+    recorded their request is launched as it is, and the serve command says in one line that it is stale."""
     if request.plan is not None:
-        try:
-            return Plan.model_validate_json(request.plan.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"--plan {request.plan}: cannot read: {exc.strerror}") from None
-        except ValueError:
-            raise ConfigError(f"--plan {request.plan}: not a plan JSON (see `onechip plan --json`)") from None
+        given = _read_plan(request.plan)
+        again = flag_table.replanned(given.request, request.sets) if given.request is not None else None
+        if again is None:
+            return given
+        return planner.plan_model(again, calibration_dir=calibration_dir())
     if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
-    return planner.plan_model(build_request(PlanRequest, values, user_input=False), calibration_dir=calibration_dir())
+    planned = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
+    return planner.plan_model(planned, calibration_dir=calibration_dir())
+
+
+def _read_plan(plan: Plan | Path) -> Plan:
+    """A Plan, or a plan JSON file read into one (ConfigError when it cannot be read or is not a plan)."""
+    if isinstance(plan, Plan):
+        return plan
+    try:
+        return Plan.model_validate_json(plan.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
+    except ValueError:
+        raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -48,7 +60,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     managed process here or on `host`) or 'vllm-docker' (`docker run` here or on `host`). The plan comes
     from `request.plan` (a Plan or a plan JSON file) or is made now for `model` on `chip`. `host`
     ('user@addr') runs it over plain ssh (`ssh_options`: `-o` values such as 'Port=2222'), tunnelled from
-    127.0.0.1:`tunnel_port`. `sets`: --set overrides (see engines.launch.parse_sets). A plan that does not
+    127.0.0.1:`tunnel_port`. `sets`: --set overrides (see onechip.vllm.flag_table). A plan that does not
     fit is refused unless `force`. The HF token comes from `hf_token_file` or HF_TOKEN and never appears in
     an argv, log, report or exception. `dry_run`: build and return the launch, run nothing. Engine-kind
     choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
@@ -70,7 +82,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
         ssh_options=request.ssh_options or None, launcher=request.launcher,
     )  # fmt: skip
     if request.dry_run:
-        return UpResult(dry_run=True, launch=prepared.spec)
+        return UpResult(dry_run=True, launch=prepared.spec, plan=the_plan)
     the_plan.serve_command = prepared.spec.command  # plan.json records what ran
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log")
@@ -80,7 +92,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     remember_boot(the_plan, cross)
-    return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
+    return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan)
 
 
 def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:

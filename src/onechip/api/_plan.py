@@ -13,7 +13,7 @@ from onechip.planner import calibration
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm import bootlog, flags
+from onechip.vllm import bootlog, flag_table, flags
 
 
 def plan(request: PlanRequest) -> Plan:
@@ -27,6 +27,7 @@ def plan(request: PlanRequest) -> Plan:
     serves it (MODEL must name it, CHIP must be cpu).
     request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
+    request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
     rules = request.engine or planner.default_engine_rules(request.chip)
     kind = request.launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
     if kind == "embedded":

@@ -22,7 +22,7 @@ from onechip.engines.local import LocalVllmEngine
 from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError, remember_secret
 from onechip.progress import ProgressFn
-from onechip.schemas import BootRecord, CrossCheck, ServeCommand
+from onechip.schemas import BootRecord, CrossCheck, Plan, ServeCommand
 from onechip.schemas.common import ResultModel
 
 
@@ -157,3 +157,6 @@ class UpResult(ResultModel):
     )
     boot: BootRecord | None = Field(default=None, description="The boot, once the engine answered a first chat.")
     crosscheck: CrossCheck | None = Field(default=None, description="The plan against the boot log.")
+    plan: Plan | None = Field(
+        default=None, description="The plan launched from (re-planned when a --set changed what it sized)."
+    )

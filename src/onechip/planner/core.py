@@ -27,7 +27,15 @@ from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_lay
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
 from onechip.schemas.inputs import build_request
-from onechip.schemas.plan import ContextConcurrency, MeasuredBoot, Plan, PlanWarning, ServeArg
+from onechip.schemas.plan import (
+    ContextConcurrency,
+    MeasuredBoot,
+    Plan,
+    PlanWarning,
+    ServeSetting,
+    ServeSettings,
+    SettingSource,
+)
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -175,14 +183,14 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _batched_tokens_args(
+def _batched_tokens(
     rules: EngineRules,
     src: model_source.ModelSource,
     multimodal: bool,
     requested: int | None,
     warnings: list[PlanWarning],
-) -> list[ServeArg]:
-    """--max-num-batched-tokens advice. vllm-tpu compiles power-of-two buckets and rounds the value up
+) -> ServeSetting[int] | None:
+    """max_num_batched_tokens advice. vllm-tpu compiles power-of-two buckets and rounds the value up
     (2,496 compiles the 4,096 ladder: seed article measured -24.7% throughput); with chunked MM input
     disabled one multimodal item must fit in a step (E2B image:4 audio:1 -> floor 2,496)."""
     floor = src.mm_tokens_per_item if multimodal else None
@@ -190,8 +198,8 @@ def _batched_tokens_args(
         raise ConfigError(f"max_num_batched_tokens must be positive, got {requested}")
     if not rules.max_num_batched_tokens_pow2:
         if requested is None:
-            return []
-        return [ServeArg(flag="--max-num-batched-tokens", value=str(requested), reason="requested")]
+            return None
+        return ServeSetting[int](value=requested, reason="requested", source="request")
     if requested is not None:
         bucket = _pow2_at_least(requested)
         if bucket != requested:
@@ -216,25 +224,21 @@ def _batched_tokens_args(
                     source="seed article, '--max-num-batched-tokens 4096', reason 2",
                 )
             )
-        return [
-            ServeArg(
-                flag="--max-num-batched-tokens",
-                value=str(bucket),
-                reason="rounded up to the power-of-two bucket the engine compiles",
-            )
-        ]
-    if floor is None:
-        return []
-    return [
-        ServeArg(
-            flag="--max-num-batched-tokens",
-            value=str(_pow2_at_least(floor)),
-            reason=(
-                f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
-                "every value up to it compiles the same ladder"
-            ),
+        return ServeSetting[int](
+            value=bucket,
+            reason="rounded up to the power-of-two bucket the engine compiles",
+            source="request" if bucket == requested else "planner",
         )
-    ]
+    if floor is None:
+        return None
+    return ServeSetting[int](
+        value=_pow2_at_least(floor),
+        reason=(
+            f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
+            "every value up to it compiles the same ladder"
+        ),
+        source="planner",
+    )
 
 
 def default_engine_rules(chip: str) -> str:
@@ -392,14 +396,10 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads),
     )  # fmt: skip
-    serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
-                                        b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
-    return _assemble(r, b, warnings, serve_args, serve_env)
+    return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
-def _assemble(
-    r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve_args: list[ServeArg], serve_env: dict[str, str]
-) -> Plan:
+def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:
     """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
     decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
@@ -428,7 +428,7 @@ def _assemble(
         kv_bytes_per_sequence=per_sequence,
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(n, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
-        serve_args=serve_args, serve_env=serve_env, warnings=warnings,
+        serve=serve, request=request.planner_inputs(), warnings=warnings,
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         binding_limit=b.binding, devices=r.devices,
         memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
@@ -463,70 +463,63 @@ def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[i
     return max_model_len, ctx_list
 
 
-def _serve_args(
-    request: PlanRequest,
-    rules: EngineRules,
-    src: model_source.ModelSource,
-    engine: str,
-    dtype_name: str,
-    util: float | None,
-    pool_per_device: int,
-    block: int,
-    max_model_len: int,
-    warnings: list[PlanWarning],
-) -> tuple[list[ServeArg], dict[str, str]]:
-    """The engine flags (and env) the plan's figures assume, each with its reason."""
-    reason = "KV pool and concurrency above are computed for this length"
-    serve_args = [ServeArg(flag="--max-model-len", value=str(max_model_len), reason=reason)]
-    serve_env: dict[str, str] = {}
-    if request.dtype not in (None, "auto"):
-        serve_args.append(ServeArg(flag="--dtype", value=dtype_name, reason="served dtype the plan assumes"))
-    if rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None:
-        gib, rem = divmod(pool_per_device, 2**30)
-        if rem == 0 and engine == "vllm-cpu":
-            serve_env["VLLM_CPU_KVCACHE_SPACE"] = str(gib)
-        else:
-            serve_args.append(
-                ServeArg(
-                    flag="--kv-cache-memory", value=str(pool_per_device), reason="pins the KV pool (bytes per device)"
-                )
-            )
-    elif util is not None:
-        reason = "cap for weights + KV; memory outside it holds programs"
-        serve_args.append(ServeArg(flag="--gpu-memory-utilization", value=str(util), reason=reason))
-    if request.kv_cache_dtype != "auto":
-        serve_args.append(ServeArg(flag="--kv-cache-dtype", value=request.kv_cache_dtype, reason="requested"))
-    if request.tensor_parallel_size > 1:
-        serve_args.append(
-            ServeArg(flag="--tensor-parallel-size", value=str(request.tensor_parallel_size), reason="requested")
-        )
-    if request.pipeline_parallel_size > 1:
-        serve_args.append(
-            ServeArg(flag="--pipeline-parallel-size", value=str(request.pipeline_parallel_size), reason="requested")
-        )
-    if request.block_size is not None:
-        serve_args.append(ServeArg(flag="--block-size", value=str(block), reason="requested"))
-    if request.enforce_eager:
-        why = "no CUDA graphs: the plan reserves none" if engine == "vllm-gpu" else "requested"
-        serve_args.append(ServeArg(flag="--enforce-eager", reason=why))
-    serve_args.extend(_batched_tokens_args(rules, src, request.multimodal, request.max_num_batched_tokens, warnings))
-    if request.max_num_seqs is not None:
-        serve_args.append(
-            ServeArg(
-                flag="--max-num-seqs",
-                value=str(request.max_num_seqs),
-                reason="the sampler warm-up and activation estimate assume it",
-            )
-        )
-    if not request.multimodal:
-        serve_args.append(
-            ServeArg(
-                flag="--limit-mm-per-prompt",
-                value='{"image":0,"audio":0}',
-                reason="text-only: the plan leaves the towers out",
-            )
-        )
-    return serve_args, serve_env
+def _serve_settings(
+    r: _Resolved, util: float | None, pool_per_device: int, warnings: list[PlanWarning]
+) -> ServeSettings:
+    """The engine settings the plan's figures assume, each with its reason and where its value came from
+    (onechip.vllm.flags spells them as flags; dtype, KV dtype and TP are always stated, as the seed does)."""
+    request, rules = r.request, r.rules
+
+    def given(name: str, otherwise: SettingSource = "planner") -> SettingSource:
+        return "request" if name in request.model_fields_set else otherwise
+
+    pp, tp = request.pipeline_parallel_size, request.tensor_parallel_size
+    pinned = rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None
+    eager = "no CUDA graphs: the plan reserves none" if r.engine == "vllm-gpu" else "requested"
+    return ServeSettings(
+        max_model_len=ServeSetting[int](
+            value=r.max_model_len, reason="KV pool and concurrency above are computed for this length",
+            source=given("max_model_len", "model"),
+        ),
+        dtype=ServeSetting[str](
+            value=r.dtype_name, reason="pins the dtype the plan sized weights and KV with ('auto' resolves several "
+            "layers away; seed article keeps it for auditability)", source=given("dtype", "model"),
+        ),
+        kv_cache_dtype=ServeSetting[str](
+            value=request.kv_cache_dtype, source=given("kv_cache_dtype"),
+            reason="KV element type the plan assumed ('auto' = the model dtype; fp8 buys no capacity on TPU, "
+            "seed article)",
+        ),
+        tensor_parallel_size=ServeSetting[int](
+            value=tp, reason=f"{tp} chip(s) of the plan; KV heads pad up to a multiple of it",
+            source=given("tensor_parallel_size"),
+        ),
+        pipeline_parallel_size=ServeSetting[int](
+            value=pp, reason=f"{pp} stages of layers, each on the plan's tensor-parallel GPUs", source="request"
+        ) if pp > 1 else None,
+        kv_cache_memory_bytes=ServeSetting[int](
+            value=pool_per_device, reason="pins the KV pool (bytes per device)",
+            source=given("kv_cache_memory_bytes", "engine-rules"),
+        ) if pinned else None,
+        utilization=ServeSetting[float](
+            value=util, reason="cap for weights + KV; memory outside it holds programs",
+            source=given("utilization", "engine-rules"),
+        ) if util is not None and not pinned else None,
+        block_size=ServeSetting[int](value=r.block, reason="requested", source="request")
+        if request.block_size is not None else None,
+        enforce_eager=ServeSetting[bool](value=True, reason=eager, source="request") if request.enforce_eager else None,
+        max_num_batched_tokens=_batched_tokens(
+            rules, r.src, request.multimodal, request.max_num_batched_tokens, warnings
+        ),
+        max_num_seqs=ServeSetting[int](
+            value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
+        ) if request.max_num_seqs is not None else None,
+        multimodal=ServeSetting[bool](
+            value=request.multimodal, source=given("multimodal"),
+            reason="the plan counts the towers the engine loads" if request.multimodal
+            else "text-only: the plan leaves the towers out",
+        ),
+    )  # fmt: skip
 
 
 def _cap_pool(

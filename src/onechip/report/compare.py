@@ -17,7 +17,7 @@ from typing import Any
 
 from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import cell_at, cells_of, md_table, num, serve_flags
+from onechip.report.tables import cell_at, cells_of, flag_words, md_table, num, serve_flags
 from onechip.schemas import CellResult
 from onechip.schemas.common import model_key
 
@@ -48,7 +48,7 @@ def _setup(run: RunFiles) -> dict[str, str]:
         "dtype": plan.dtype if plan else None,
         "KV cache dtype": plan.kv_cache_dtype if plan else None,
         "KV pool tokens": num(kv_tokens if kv_tokens is not None else plan.kv_tokens if plan else None, 0),
-        "serve flags": " ".join(serve_flags(plan)[0]),
+        "serve flags": " ".join(flag_words(serve_flags(plan)[0])),
     }
     return {k: "—" if v in (None, "") else str(v) for k, v in values.items()}
 

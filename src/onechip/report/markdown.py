@@ -14,7 +14,7 @@ from typing import Any
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import GIB, first, gib, md_table, num, serve_flags
+from onechip.report.tables import GIB, first, flag_words, gib, md_table, num, serve_flags
 from onechip.schemas import BootRecord, CheckResult, CrossCheck, Plan
 
 
@@ -83,27 +83,27 @@ def _serve_command(plan: Plan | None, boot: BootRecord | None) -> list[str]:
     did not record it, the planner's recommended flags, said to be only that."""
     lines = ["## Serve command", ""]
     flags, source = serve_flags(plan)
+    rows = [(f"`{word}`", f.reason) for word, f in zip(flag_words(flags), flags, strict=True)]
     if plan is not None and plan.serve_command is not None:
         command = plan.serve_command
         lines += ["The command the engine ran:", "", *_code_block(command.shell or shlex.join(command.argv))]
         if command.flags:
-            rows = [(f"`{word}`", f.reason) for word, f in zip(flags, command.flags, strict=True)]
             lines += ["", *md_table(["flag", "why"], rows)]
         return lines
-    if source == "plan" and plan is not None:
+    if source == "plan":
         lines += [
-            "This run did not record the command the engine ran; these are the planner's recommended "
-            "flags (plan.json `serve_args`), not necessarily the command that ran.",
+            "This run did not record the command the engine ran; these are the flags of the plan's own serve "
+            "settings (plan.json `serve`), not necessarily the command that ran.",
             "",
-            "**Serve flags:** " + " ".join(f"`{f}`" for f in flags),
+            "**Serve flags:** " + " ".join(f"`{word}`" for word in flag_words(flags)),
             "",
-            *md_table(["flag", "why"], [(f"`{w}`", a.reason) for w, a in zip(flags, plan.serve_args, strict=True)]),
+            *md_table(["flag", "why"], rows),
         ]
     if boot is not None and boot.command:
         lines += ([""] if len(lines) > 2 else []) + ["The launch command recorded at boot (boot.json):", ""]
         lines += _code_block(shlex.join(boot.command))
     if len(lines) == 2:
-        lines.append("No serve command in this run (no plan.json serve_command, serve_args or boot command).")
+        lines.append("No serve command in this run (no plan.json serve_command, serve settings or boot command).")
     return lines
 
 

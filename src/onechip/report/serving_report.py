@@ -18,7 +18,7 @@ from typing import Any
 from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import GIB, cells_of, first, serve_flags
+from onechip.report.tables import GIB, cells_of, first, flag_words, serve_flags
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
 from onechip.schemas.serving_report import (
     SERVING_REPORT_VERSION,
@@ -101,7 +101,7 @@ def _software(run: RunFiles) -> Software:
     return Software(
         engine=first(boot and boot.engine, plan and plan.engine),
         engine_version=first(boot and boot.engine_version, server.get("engine_version")),
-        serve_args=flags,
+        serve_args=flag_words(flags),
         serve_args_source=source,
         serve_command=plan.serve_command.shell or None if plan and plan.serve_command else None,
     )

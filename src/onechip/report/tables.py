@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeArg, ServeFlag
+from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeFlag
+from onechip.vllm import flags
 
 GIB = 1024**3
 KV_RULE_FRACTION = 0.78  # seed article: "keep clients x context < 250,000 tokens -- about 78% of the KV pool"
@@ -78,7 +79,7 @@ def grid_rows(cells: Sequence[CellResult], value: Callable[[CellResult], str]) -
     return header, rows
 
 
-def flag_words(flags: Sequence[ServeArg | ServeFlag]) -> list[str]:
+def flag_words(flags: Sequence[ServeFlag]) -> list[str]:
     """'FLAG VALUE' or 'FLAG' for each serve flag, in order."""
     return [f.flag if f.value is None else f"{f.flag} {f.value}" for f in flags]
 
@@ -86,15 +87,14 @@ def flag_words(flags: Sequence[ServeArg | ServeFlag]) -> list[str]:
 FlagSource = Literal["serve_command", "plan", "none"]
 
 
-def serve_flags(plan: Plan | None) -> tuple[list[str], FlagSource]:
+def serve_flags(plan: Plan | None) -> tuple[list[ServeFlag], FlagSource]:
     """The serve flags of a run and what they are: 'serve_command' when plan.json recorded the command
-    the engine ran, else 'plan' (the planner's recommended `serve_args`, which older runs carry and
-    which need not be what ran), else 'none'."""
+    the engine ran, else 'plan' (the plan's own serve settings, spelled by the same table the command is:
+    onechip.vllm.flags.plan_flags; they need not be what ran), else 'none'."""
     if plan is not None and plan.serve_command is not None:
-        return flag_words(plan.serve_command.flags), "serve_command"
-    if plan is not None and plan.serve_args:
-        return flag_words(plan.serve_args), "plan"
-    return [], "none"
+        return list(plan.serve_command.flags), "serve_command"
+    planned = flags.plan_flags(plan) if plan is not None else []
+    return planned, "plan" if planned else "none"
 
 
 def kv_pool_tokens(plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None) -> tuple[int | None, str]:

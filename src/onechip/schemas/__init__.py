@@ -5,7 +5,7 @@ from onechip.schemas.boot import BootEvent, BootRecord, EngineState, EngineStatu
 from onechip.schemas.checks import CheckReport, CheckResult, Probe
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
-from onechip.schemas.plan import ContextConcurrency, CrossCheck, LayerKV, Plan, PlanWarning, ServeArg
+from onechip.schemas.plan import ContextConcurrency, CrossCheck, LayerKV, Plan, PlanWarning, ServeSetting, ServeSettings
 from onechip.schemas.run import RUN_FILES, RunManifest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
 
@@ -38,7 +38,8 @@ __all__ = [
     "ResultModel",
     "RunManifest",
     "SCHEMA_VERSION",
-    "ServeArg",
+    "ServeSetting",
+    "ServeSettings",
     "ServeCommand",
     "ServeFlag",
     "ServeTarget",

@@ -44,7 +44,6 @@ class Cli:
     hidden: not on the command line (set by the program, e.g. the demo's stage callback).
     short: an extra short name, e.g. '-f'.
     repeat: a list given by repeating the option (`--set A --set B`), not comma-separated.
-    serve_flag: the flag is also a vLLM serve flag; `--set FLAG=VALUE` of it is this planner input.
     """
 
     flag: str | None = None
@@ -52,7 +51,6 @@ class Cli:
     hidden: bool = False
     short: str | None = None
     repeat: bool = False
-    serve_flag: bool = False
 
 
 def cli_of(model: type[BaseModel], name: str) -> Cli:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any, Generic, Literal, TypeVar
+
 from pydantic import Field
 
 from onechip.schemas.common import ResultModel
 from onechip.schemas.serve import ServeCommand
+
+V = TypeVar("V", str, int, float, bool)
 
 
 class PlanWarning(ResultModel):
@@ -14,10 +18,39 @@ class PlanWarning(ResultModel):
     source: str = Field(description="Where the rule comes from (seed article section, vendor doc, measurement).")
 
 
-class ServeArg(ResultModel):
-    flag: str = Field(description="Engine flag, e.g. '--max-model-len'.")
-    value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
-    reason: str = Field(description="Why the flag is there.")
+SettingSource = Literal["request", "model", "engine-rules", "planner"]
+
+
+class ServeSetting(ResultModel, Generic[V]):
+    """One engine setting the plan's figures assume: the value, why, and where the value came from. The
+    flag that spells it is onechip.vllm.flag_table's business, not the plan's."""
+
+    value: V = Field(description="The setting's value, typed (tokens, bytes, a fraction, a dtype name, a switch).")
+    reason: str = Field(description="Why the engine must run with this value.")
+    source: SettingSource = Field(
+        description="Where the value came from: 'request' (asked for), 'model' (the checkpoint's config), "
+        "'engine-rules' (catalog/engines.json default) or 'planner' (chosen by the planner's arithmetic)."
+    )
+
+
+class ServeSettings(ResultModel):
+    """The engine settings the plan sized memory with, named as the PlanRequest fields they answer; None: the
+    engine's own default, which the plan assumed too."""
+
+    dtype: ServeSetting[str] | None = Field(default=None, description="Served weight (and 'auto' KV) dtype.")
+    kv_cache_dtype: ServeSetting[str] | None = Field(default=None, description="KV element type ('auto' = dtype).")
+    max_model_len: ServeSetting[int] | None = Field(default=None, description="Tokens per request.")
+    max_num_batched_tokens: ServeSetting[int] | None = Field(default=None, description="Scheduler tokens per step.")
+    tensor_parallel_size: ServeSetting[int] | None = Field(default=None, description="Tensor-parallel size.")
+    pipeline_parallel_size: ServeSetting[int] | None = Field(default=None, description="Pipeline stages.")
+    utilization: ServeSetting[float] | None = Field(default=None, description="gpu_memory_utilization.")
+    kv_cache_memory_bytes: ServeSetting[int] | None = Field(default=None, description="KV pool per device, bytes.")
+    block_size: ServeSetting[int] | None = Field(default=None, description="KV block size, tokens.")
+    enforce_eager: ServeSetting[bool] | None = Field(default=None, description="No CUDA graphs.")
+    max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
+    multimodal: ServeSetting[bool] | None = Field(
+        default=None, description="The towers are loaded (False: text-only, the plan left them out)."
+    )
 
 
 class LayerKV(ResultModel):
@@ -157,7 +190,6 @@ class Plan(ResultModel):
         default=None,
         description="KV bytes of one max_model_len request if every cached layer held all tokens.",
     )
-    serve_env: dict[str, str] = Field(default_factory=dict, description="Environment variables the engine needs.")
     engine_version: str | None = Field(default=None, description="Engine version the rules were read from.")
     serve_model: str | None = Field(
         default=None,
@@ -171,7 +203,16 @@ class Plan(ResultModel):
         default=None, description="The plan against an engine boot log, when one was given (--against)."
     )
     verdict: str = Field(default="fits", description="'fits' or a one-line reason it does not.")
-    serve_args: list[ServeArg] = Field(default_factory=list, description="Recommended engine flags.")
+    serve: ServeSettings = Field(
+        default_factory=ServeSettings,
+        description="The engine settings the figures assume, typed, each with its reason and source "
+        "(onechip.vllm.flag_table spells them as flags).",
+    )
+    request: dict[str, Any] | None = Field(
+        default=None,
+        description="The planner inputs this plan was made from (schemas.requests.PlanRequest fields), so a "
+        "`--set` of a memory-sizing flag can re-plan from it; None in plans made before they were recorded.",
+    )
     serve_command: ServeCommand | None = Field(
         default=None,
         description="The exact command `onechip up` runs for this plan (onechip.vllm.flags.serve_command).",

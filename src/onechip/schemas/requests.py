@@ -21,9 +21,7 @@ from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import (
     Cli,
     RequestModel,
-    cli_of,
     comma_list,
-    flag_of,
     given,
     key_values,
     split_commas,
@@ -95,41 +93,41 @@ class PlanRequest(ServeOptions):
     engine: str | None = Field(
         default=None, description="vllm-tpu, vllm-gpu or vllm-cpu (default: by the chip's kind)."
     )
-    max_model_len: Annotated[int | None, Cli(serve_flag=True)] = Field(
+    max_model_len: int | None = Field(
         default=None, ge=1, description="Tokens per request (default: the model's max_position_embeddings)."
     )
-    utilization: Annotated[float | None, Cli("--gpu-memory-utilization", serve_flag=True)] = Field(
+    utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
         default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
     )
-    kv_cache_dtype: Annotated[str, Cli(serve_flag=True)] = Field(
+    kv_cache_dtype: str = Field(
         default="auto", description="'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2."
     )
-    dtype: Annotated[str | None, Cli(serve_flag=True)] = Field(
+    dtype: str | None = Field(
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
     )
-    tensor_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
+    tensor_parallel_size: int = Field(
         default=1, ge=1, description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's chips."
     )
-    pipeline_parallel_size: Annotated[int, Cli(serve_flag=True)] = Field(
+    pipeline_parallel_size: int = Field(
         default=1,
         ge=1,
         description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on tensor_parallel_size GPUs.",
     )
-    block_size: Annotated[int | None, Cli(serve_flag=True)] = Field(
+    block_size: int | None = Field(
         default=None, ge=1, description="KV block size, tokens (default: the engine's rule)."
     )
-    max_num_batched_tokens: Annotated[int | None, Cli(serve_flag=True)] = Field(
+    max_num_batched_tokens: int | None = Field(
         default=None, ge=1, description="Scheduler token budget per step (default: the engine's)."
     )
-    kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory", serve_flag=True)] = Field(
+    kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory")] = Field(
         default=None,
         gt=0,
         description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).",
     )
-    max_num_seqs: Annotated[int | None, Cli(serve_flag=True)] = Field(
+    max_num_seqs: int | None = Field(
         default=None, ge=1, description="Most sequences per step (default: the engine's); sizes the sampler warm-up."
     )
-    enforce_eager: Annotated[bool, Cli(serve_flag=True)] = Field(
+    enforce_eager: bool = Field(
         default=False,
         description="vLLM --enforce-eager: no CUDA graphs are captured, so vllm-gpu reserves no memory for them.",
     )
@@ -149,6 +147,12 @@ class PlanRequest(ServeOptions):
         "TPU/GPU rules, else vllm; embedded: the bundled model on --chip cpu).",
     )
 
+    def planner_inputs(self) -> dict[str, Any]:
+        """The fields the planner reads (not where the engine runs, nor --against/--launch), as JSON values:
+        what a Plan records (Plan.request) so a later `--set` can re-plan from it."""
+        skip = set(ServeOptions.model_fields) | {"against", "launch"}
+        return self.model_dump(mode="json", exclude=skip)
+
     @model_validator(mode="after")
     def _embedded_takes_no_serve_options(self) -> PlanRequest:
         self.embedded_conflicts(self.launch)
@@ -160,25 +164,6 @@ class PlanRequest(ServeOptions):
         if value is not None and not 0 < value <= 1:
             raise ValueError("must be in (0, 1]")
         return value
-
-    @model_validator(mode="before")
-    @classmethod
-    def _planner_sets(cls, data: Any) -> Any:
-        """`--set max-model-len=8192` is the planner input max_model_len (every field whose Cli says
-        serve_flag): planning with it keeps the plan true to the launch."""
-        if not isinstance(data, dict) or not data.get("sets"):
-            return data
-        by_flag = {flag_of(cls, name): name for name in cls.model_fields if cli_of(cls, name).serve_flag}
-        out = dict(data)
-        for item in data["sets"]:
-            key, eq, value = str(item).partition("=")
-            name = by_flag.get("--" + key.strip().lstrip("-"))
-            if name is None or not eq or value == "":
-                continue
-            if out.get(name) is not None and str(out[name]) != value:
-                raise ValueError(f"{flag_of(cls, name)} {out[name]} and --set {item} disagree")
-            out[name] = value
-        return out
 
 
 class UpRequest(ServeOptions):

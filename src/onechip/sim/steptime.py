@@ -106,11 +106,12 @@ def budget_tokens(plan: Plan) -> int:
 
 
 def step_model(plan: Plan, terms: StepTerms) -> StepModel:
-    """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from plan.serve_env);
+    """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from the serve command's env);
     host and device work overlap on an accelerator (async scheduling, see the module docstring), not on a
     CPU, where the model's forward runs on the same cores as the scheduler."""
     tpu = plan.engine == "vllm-tpu"
-    gap = int(plan.serve_env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
+    env = plan.serve_command.env if plan.serve_command is not None else {}
+    gap = int(env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
     overlap = rules.accelerator(plan.chip).kind != "cpu"
     return StepModel(
         terms, overlap_host=overlap, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0

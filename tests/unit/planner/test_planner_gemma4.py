@@ -206,7 +206,8 @@ def test_batched_tokens_round_up_to_the_power_of_two_bucket() -> None:
     # seed article '--max-num-batched-tokens 4096': 2,496 compiles the same ladder as 4,096
     plan = _plan(max_model_len=16384, max_num_batched_tokens=2496)
     assert {"batched-tokens-bucket"} <= {w.code for w in plan.warnings}
-    assert any(a.flag == "--max-num-batched-tokens" and a.value == "4096" for a in plan.serve_args)
+    setting = plan.serve.max_num_batched_tokens
+    assert setting is not None and (setting.value, setting.source) == (4096, "planner")
 
 
 def test_batched_tokens_below_the_multimodal_floor_warns() -> None:
@@ -219,5 +220,5 @@ def test_batched_tokens_below_the_multimodal_floor_warns() -> None:
 
 def test_default_batched_tokens_is_the_bucket_above_the_multimodal_floor() -> None:
     # seed article: floor 2,496 -> next bucket 4,096 is optimal in (2048, 4096]
-    args = {a.flag: a.value for a in _plan(max_model_len=16384).serve_args}
-    assert args["--max-num-batched-tokens"] == "4096"
+    setting = _plan(max_model_len=16384).serve.max_num_batched_tokens
+    assert setting is not None and (setting.value, setting.source) == (4096, "planner")

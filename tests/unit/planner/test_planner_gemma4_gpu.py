@@ -89,7 +89,7 @@ def test_enforce_eager_reserves_no_cuda_graphs(tmp_path: Path) -> None:
     assert eager.memory_budget.kv_cache_bytes / GiB == pytest.approx(
         entry["logged"]["available_kv_cache_gib"], abs=0.01
     )
-    assert ("--enforce-eager", None) in [(a.flag, a.value) for a in eager.serve_args]
+    assert eager.serve.enforce_eager is not None and eager.serve.enforce_eager.value is True
 
 
 def test_pipeline_parallel_with_windows_is_refused_where_in_flight_batches_depend_on_the_runner(

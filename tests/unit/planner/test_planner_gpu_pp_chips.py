@@ -99,7 +99,7 @@ def test_pipeline_parallel_plans_each_stage_and_takes_the_fewest_blocks(tmp_path
     assert plan.memory_budget.activation_peak_bytes > entry["logged"]["activation_peak_gib"] * GiB
     # half the layers' bytes plus the RoPE cache: the log's stage-PP0 'Model loading took 7.51 GiB'
     assert plan.memory_budget.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.01)
-    assert ("--pipeline-parallel-size", "2") in [(a.flag, a.value) for a in plan.serve_args]
+    assert plan.serve.pipeline_parallel_size is not None and plan.serve.pipeline_parallel_size.value == 2
     tp1 = plan_model(
         str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0",
         multimodal=False,

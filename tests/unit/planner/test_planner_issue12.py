@@ -230,7 +230,7 @@ def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> N
         multimodal=False,
     )
     assert pinned.memory_budget is not None and pinned.memory_budget.kv_cache_bytes == 8 * GiB
-    assert {a.flag: a.value for a in pinned.serve_args}["--kv-cache-memory"] == str(8 * GiB)
+    assert pinned.serve.kv_cache_memory_bytes is not None and pinned.serve.kv_cache_memory_bytes.value == 8 * GiB
     # Llama 3.1 8B: 8 KV heads split over 2 GPUs -> 65,536 B/token per GPU, 16-token blocks
     assert pinned.kv_tokens == 8 * GiB // (16 * 65_536) * 16
 

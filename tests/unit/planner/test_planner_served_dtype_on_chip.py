@@ -68,7 +68,8 @@ def test_enforce_eager_speaks_of_cuda_graphs_on_gpus_only() -> None:
 
     def reason(chip: str) -> str:
         plan = plan_model("google/gemma-4-E2B-it", chip, max_model_len=8192, enforce_eager=True)
-        return next(a.reason for a in plan.serve_args if a.flag == "--enforce-eager")
+        assert plan.serve.enforce_eager is not None
+        return plan.serve.enforce_eager.reason
 
     assert "CUDA graphs" in reason("h100")
     assert "CUDA" not in reason("v5e-1")

@@ -109,10 +109,10 @@ def seed_files() -> dict[str, Any]:
             "num_blocks": 5021,
             "kv_tokens": 321344,
             "max_concurrency": 9.81,
-            "serve_args": [
-                {"flag": "--max-model-len", "value": "32768", "reason": "agent context"},
-                {"flag": "--enable-prefix-caching", "value": None, "reason": "agents"},
-            ],
+            "serve": {
+                "max_model_len": {"value": 32768, "reason": "agent context", "source": "request"},
+                "kv_cache_dtype": {"value": "auto", "reason": "the model dtype", "source": "planner"},
+            },
             "warnings": [
                 {
                     "code": "util-above-program-headroom",

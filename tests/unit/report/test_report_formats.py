@@ -78,7 +78,7 @@ def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: P
     assert doc["memory"]["kv_pool_tokens_planned"] == doc["memory"]["kv_pool_tokens_reported"] == 321344
     assert doc["startup"]["ready_s"] == 857.0
     assert [c["verdict"] for c in doc["capabilities"]] == ["pass", "partial"]
-    assert doc["software"]["serve_args"] == ["--max-model-len 32768", "--enable-prefix-caching"]
+    assert doc["software"]["serve_args"] == ["--kv-cache-dtype auto", "--max-model-len 32768"]  # seed order
 
 
 def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:

@@ -28,7 +28,7 @@ def test_identity(seed_run: Path) -> None:
     assert "| model | google/gemma-4-E2B-it |" in md
     assert "| engine | vllm-tpu 0.26.1rc1 |" in md
     assert "| chip | v5e-1 |" in md
-    assert "`--max-model-len 32768` `--enable-prefix-caching`" in md
+    assert "`--kv-cache-dtype auto` `--max-model-len 32768`" in md  # the plan's settings, in seed order
 
 
 def test_memory_planned_vs_reported(seed_run: Path) -> None:

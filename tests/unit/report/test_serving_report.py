@@ -153,7 +153,7 @@ def test_the_report_shows_the_serve_command_that_ran(tmp_path: Path) -> None:
 
 def test_an_older_run_says_its_flags_are_only_the_planners(seed_run: Path) -> None:
     md = render_markdown(seed_run)
-    assert "these are the planner's recommended flags (plan.json `serve_args`), not necessarily the command" in md
+    assert "the flags of the plan's own serve settings (plan.json `serve`), not necessarily the command" in md
     assert "| `--max-model-len 32768` | agent context |" in md
     software = build(read_run(seed_run))["software"]
     assert software["serve_args_source"] == "plan" and software["serve_command"] is None

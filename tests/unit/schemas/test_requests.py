@@ -23,6 +23,7 @@ from onechip.schemas.requests import (
     ServeOptions,
     UpRequest,
 )
+from onechip.vllm import flag_table
 
 REQUESTS: list[type[BaseModel]] = [
     PlanRequest, UpRequest, CheckRequest, CostRequest, ReportRequest, DemoRequest, BenchConfig,
@@ -120,24 +121,26 @@ def test_resume_puts_what_was_typed_over_the_saved_config() -> None:
 
 
 def test_planner_inputs_among_sets_are_plan_fields() -> None:
+    # onechip.vllm.flag_table reads the memory-sizing flags among --set as the planner inputs they spell
     sets = ["max-model-len=8192", "--gpu-memory-utilization=0.5", "kv-cache-memory=1024", "enforce-eager",
-            "VLLM_X=1", "block-size=", "tensor-parallel-size=2", "dtype=float32"]  # fmt: skip
-    plan = PlanRequest(model="m", chip="v5e-1", sets=sets)
+            "VLLM_X=1", "block-size=", "tensor-parallel-size=2", "dtype=float32", "max-num-seqs=64"]  # fmt: skip
+    plan = flag_table.with_sets(PlanRequest(model="m", chip="v5e-1", sets=sets))
     assert (plan.max_model_len, plan.utilization, plan.kv_cache_memory_bytes) == (8192, 0.5, 1024)
     assert (plan.tensor_parallel_size, plan.dtype, plan.block_size) == (2, "float32", None)
-    assert PlanRequest(model="m", chip="c", max_model_len=8192, sets=["max-model-len=8192"]).max_model_len == 8192
-    assert "--max-model-len 4096 and --set max-model-len=8192 disagree" in _refused(
-        PlanRequest, {"model": "m", "chip": "c", "max_model_len": 4096, "sets": ["max-model-len=8192"]}
-    )
-    assert "Invalid value for '--max-model-len'" in _refused(
-        PlanRequest, {"model": "m", "chip": "c", "sets": ["max-model-len=abc"]}
-    )
+    assert (plan.enforce_eager, plan.max_num_seqs, plan.sets) == (True, 64, sets)
+    same = PlanRequest(model="m", chip="c", max_model_len=8192, sets=["max-model-len=8192"])
+    assert flag_table.with_sets(same).max_model_len == 8192
+    with pytest.raises(ConfigError, match="--max-model-len 4096 and --set max-model-len=8192 disagree"):
+        flag_table.with_sets(PlanRequest(model="m", chip="c", max_model_len=4096, sets=["max-model-len=8192"]))
+    with pytest.raises(ConfigError, match="Invalid value for '--max-model-len'"):
+        flag_table.with_sets(PlanRequest(model="m", chip="c", sets=["max-model-len=abc"]))
 
 
 def test_up_plans_from_model_chip_and_sets() -> None:
     up = UpRequest(engine="vllm", model="m", chip="v5e-1", sets=["max-model-len=32768", "enforce-eager"])
     plan = up.plan_request()
-    assert plan is not None and (plan.model, plan.chip, plan.max_model_len) == ("m", "v5e-1", 32768)
+    assert plan is not None and (plan.model, plan.chip, plan.sets) == ("m", "v5e-1", up.sets)
+    assert flag_table.with_sets(plan).max_model_len == 32768
     assert UpRequest(engine="vllm").plan_request() is None
 
 

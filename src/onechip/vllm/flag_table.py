@@ -1,0 +1,238 @@
+"""Every vLLM serve flag (and engine environment variable) onechip writes, in one table: its name, its type,
+whether it sizes memory the planner counts, the plan setting it spells (a PlanRequest field, the same name in
+schemas.plan.ServeSettings), where it goes in the command, and from which engine version it exists.
+
+    FLAGS                                   the table, in the seed article's command order
+    spec(name) -> FlagSpec | None           a row by flag ('--max-model-len') or env var name
+    parse_sets(["max-model-len=16384"])     `--set` items, parsed (flags and env vars)
+    planner_values(sets) -> {field: value}  the memory-sizing items among `--set`, as planner inputs
+    with_sets(request) -> PlanRequest       a PlanRequest with the planner inputs among its `--set` applied
+    replanned(plan.request, sets)           a saved plan's request under new `--set` values (None: unchanged)
+
+onechip.vllm.flags spells the command from this table; `--set` goes through it, so a memory-sizing flag is
+planned with (or said to leave the plan stale) and every other flag passes through unchanged. A flag that is
+not in the table (a new vLLM flag given with --set) passes through too, after the seed and planned flags.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from onechip.errors import ConfigError
+from onechip.schemas.common import GIB, ResultModel
+from onechip.schemas.inputs import build_request, flag_of
+from onechip.schemas.requests import PlanRequest
+
+Kind = Literal["int", "float", "str", "switch", "mm-limits"]
+# The text-only multimodal contract: no image or audio item per prompt, so vLLM loads no tower.
+TEXT_ONLY = '{"image":0,"audio":0}'
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    """One row of the table.
+
+    name: '--flag', or an upper-case engine environment variable.
+    kind: how its value reads: int, float, str, switch (bare flag), mm-limits (vLLM's per-modality JSON).
+    sizes_memory: the planner's memory arithmetic depends on its value (a `--set` of it re-plans).
+    setting: the plan setting / PlanRequest field it spells (None: not a planner input).
+    seed: in the seed article's command, placed in table order; else placed as added (`last`: at the end).
+    since: the first vLLM release with it, with its source (None: every version onechip's rules cover).
+    engines: engine rule sets it is written for (None: any).
+    scale: an env var's unit in the setting's (VLLM_CPU_KVCACHE_SPACE is GiB of a byte setting).
+    reason: why onechip writes it this way, where that differs from the setting's own reason (env vars).
+    """
+
+    name: str
+    kind: Kind
+    sizes_memory: bool = False
+    setting: str | None = None
+    seed: bool = False
+    last: bool = False
+    since: str | None = None
+    engines: tuple[str, ...] | None = None
+    scale: int = 1
+    reason: str = ""
+
+    @property
+    def is_env(self) -> bool:
+        return not self.name.startswith("--")
+
+    def spell(self, value: Any) -> tuple[bool, str | None]:
+        """(written?, its value text) for a setting's typed value: a switch is written bare when on, the
+        multimodal contract only when text-only, a number as str() (0.92 -> '0.92'), an env var in its unit."""
+        if self.kind == "switch":
+            return bool(value), None
+        if self.kind == "mm-limits":
+            return not value, TEXT_ONLY
+        return True, str(value // self.scale if self.scale > 1 else value)
+
+    def planner_value(self, text: str | None) -> Any:
+        """A `--set` value as the planner input it means: a bare switch is on, the multimodal JSON is
+        'any tower loaded', an env var in the setting's unit; other text is left to PlanRequest to read.
+        Raises ConfigError for a multimodal JSON or env number that does not read."""
+        if self.kind == "switch":
+            return True if text is None else text
+        if self.kind == "mm-limits":
+            try:
+                limits = json.loads(text or "")
+                return any(int(n) > 0 for n in dict(limits).values())
+            except (ValueError, TypeError):
+                raise ConfigError(f"--set {self.name}={text}: expected JSON such as {TEXT_ONLY}") from None
+        if self.scale > 1:
+            if not (text or "").isdigit():
+                raise ConfigError(f"--set {self.name}={text}: expected a whole number")
+            return int(text or 0) * self.scale
+        return text
+
+
+_SEED = "seed article, 'This is the configuration the rest of the article defends'"
+FLAGS: tuple[FlagSpec, ...] = (
+    # the seed article's docker command, in its order (vllm/flags.py docstring)
+    FlagSpec("--dtype", "str", sizes_memory=True, setting="dtype", seed=True),
+    FlagSpec("--kv-cache-dtype", "str", sizes_memory=True, setting="kv_cache_dtype", seed=True),
+    FlagSpec("--max-model-len", "int", sizes_memory=True, setting="max_model_len", seed=True),
+    FlagSpec("--max-num-batched-tokens", "int", sizes_memory=True, setting="max_num_batched_tokens", seed=True),
+    FlagSpec("--tensor-parallel-size", "int", sizes_memory=True, setting="tensor_parallel_size", seed=True),
+    FlagSpec("--gpu-memory-utilization", "float", sizes_memory=True, setting="utilization", seed=True),
+    FlagSpec("--kv-cache-memory", "int", sizes_memory=True, setting="kv_cache_memory_bytes", seed=True),
+    FlagSpec("--block-size", "int", sizes_memory=True, setting="block_size", seed=True),
+    FlagSpec("--enable-prefix-caching", "switch", seed=True),
+    FlagSpec("--disable-chunked-mm-input", "switch", seed=True),
+    FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
+    FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
+    FlagSpec("--tool-call-parser", "str", seed=True),
+    FlagSpec("--reasoning-parser", "str", seed=True),
+    # planned flags the seed does not write, in the order the planner adds them
+    FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
+    FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
+    FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
+    # catalog/serve_families.json family flags, the served name, then where the API listens
+    FlagSpec("--tool-strict-level", "str"),
+    FlagSpec("--served-model-name", "str"),
+    FlagSpec("--host", "str", last=True),
+    FlagSpec("--port", "int", last=True),
+    FlagSpec(
+        "VLLM_CPU_KVCACHE_SPACE", "int", sizes_memory=True, setting="kv_cache_memory_bytes", engines=("vllm-cpu",),
+        scale=GIB, reason="GiB of KV cache: the pool the plan sized (vllm/platforms/cpu.py multiplies it by "
+        "GiB_bytes; DESIGN.md: 2 GiB -> 46,592 tokens for SmolLM2)",
+    ),
+)  # fmt: skip
+_BY_NAME = {row.name: row for row in FLAGS}
+
+
+def spec(name: str) -> FlagSpec | None:
+    """The table's row for '--flag' or an env var name (None: not one onechip writes; it passes through)."""
+    return _BY_NAME.get(name)
+
+
+def rows_for(setting: str) -> list[FlagSpec]:
+    """The rows that spell plan setting `setting`, env vars first (they win where their engine and unit fit)."""
+    return sorted((row for row in FLAGS if row.setting == setting), key=lambda row: not row.is_env)
+
+
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SECRET_LIKE = re.compile(r"hf_[A-Za-z0-9]{8,}")
+_SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
+
+
+class Override(ResultModel):
+    """One `--set` item, parsed."""
+
+    name: str = Field(description="'--flag' for an engine flag, or an environment variable name.")
+    value: str | None = Field(default=None, description="New value; None: a bare switch.")
+    remove: bool = Field(default=False, description="`--set KEY=` drops the flag.")
+    is_env: bool = Field(default=False, description="An engine environment variable (upper-case name).")
+    item: str = Field(default="", description="The item as typed.")
+
+    @property
+    def spec(self) -> FlagSpec | None:
+        """Its row of the table (None: a flag onechip does not write)."""
+        return spec(self.name)
+
+    @property
+    def sizes_memory(self) -> bool:
+        row = self.spec
+        return row is not None and row.sizes_memory
+
+
+def parse_sets(items: list[str] | None) -> list[Override]:
+    """Parse `--set` items.
+
+    `max-model-len=16384` (or `--max-model-len=16384`) sets a flag's value, `enforce-eager` adds a bare
+    switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an upper-case name) sets an
+    engine environment variable. Raises ConfigError for malformed items and for anything that carries a
+    token (the token goes in --hf-token-file); the message never repeats the value.
+    """
+    out: list[Override] = []
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if key.upper() in _SECRET_NAMES or key in _SECRET_NAMES or _SECRET_LIKE.search(value):
+            raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
+        if _ENV_NAME.match(key):
+            if not eq:
+                raise ConfigError(f"--set {key}: an environment variable needs a value (NAME=VALUE)")
+            out.append(Override(name=key, value=value, is_env=True, item=item))
+            continue
+        flag = key.lstrip("-")
+        if not _FLAG_NAME.match(flag):
+            raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
+        if eq and value == "":
+            out.append(Override(name=f"--{flag}", remove=True, item=item))
+        else:
+            out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
+    return out
+
+
+def planner_values(sets: list[str] | None) -> dict[str, tuple[Any, str]]:
+    """{PlanRequest field: (value, the item as typed)} for each memory-sizing flag among `sets`; a value of
+    None (`--set FLAG=`) puts the field back to its default. Raises ConfigError (see parse_sets)."""
+    out: dict[str, tuple[Any, str]] = {}
+    for override in parse_sets(sets):
+        row = override.spec
+        if row is None or not row.sizes_memory or row.setting is None:
+            continue
+        value = None if override.remove else row.planner_value(override.value)
+        out[row.setting] = (value, override.item)
+    return out
+
+
+def _merged(data: dict[str, Any], values: dict[str, tuple[Any, str]], sets: list[str]) -> PlanRequest:
+    """PlanRequest `data` with `values` (planner_values) on top and `sets` as its --set (ConfigError naming
+    the flag for a value the planner refuses)."""
+    out = dict(data)
+    for name, (value, _) in values.items():
+        out.pop(name, None)
+        if value is not None:
+            out[name] = value
+    return build_request(PlanRequest, {**out, "sets": list(sets)}, user_input=False)
+
+
+def with_sets(request: PlanRequest) -> PlanRequest:
+    """`request` with the planner inputs among its `--set` applied, so the plan is made with what the engine
+    will run: `--set max-num-seqs=64` plans for 64 sequences. Raises ConfigError naming the flag for a value
+    the planner refuses, and when a planner option and a `--set` of the same flag disagree
+    (`--max-model-len 4096 --set max-model-len=8192`)."""
+    values = planner_values(request.sets)
+    if not values:
+        return request
+    updated = _merged(request.model_dump(exclude_unset=True), values, request.sets)
+    for name, (_, item) in values.items():
+        given = getattr(request, name)
+        if name in request.model_fields_set and given is not None and given != getattr(updated, name):
+            raise ConfigError(f"{flag_of(PlanRequest, name)} {given} and --set {item} disagree")
+    return updated
+
+
+def replanned(inputs: dict[str, Any], sets: list[str]) -> PlanRequest | None:
+    """The PlanRequest a plan's recorded planner inputs (Plan.request) become under `sets`, the `--set` values
+    winning; None when no item of `sets` sizes memory (the plan stands as it is)."""
+    values = planner_values(sets)
+    return _merged(inputs, values, sets) if values else None
