@@ -23,22 +23,24 @@ from onechip.vllm import bootlog, flag_table, log_summary
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
 
-def _plan_for_up(request: UpRequest) -> Plan:
+def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
     """The Plan `up` launches from: planned now for --model on --chip, or the given Plan / plan file, with
     the planner inputs among --set (e.g. max-num-seqs: onechip.vllm.flag_table) planned with. A plan file
     is re-planned from the request it records when a --set changes what it sized; one made before plans
-    recorded their request is launched as it is, and the serve command says in one line that it is stale."""
+    recorded their request is launched as it is, and the serve command says in one line that it is stale.
+    Returns (plan, the --set items a given plan was re-planned with)."""
     if request.plan is not None:
         given = _read_plan(request.plan)
         again = flag_table.replanned(given.request, request.sets) if given.request is not None else None
         if again is None:
-            return given
-        return planner.plan_model(again, calibration_dir=calibration_dir())
+            return given, []
+        sized = [item for item in request.sets if flag_table.planner_values([item])]
+        return planner.plan_model(again, calibration_dir=calibration_dir()), sized
     if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
     planned = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
-    return planner.plan_model(planned, calibration_dir=calibration_dir())
+    return planner.plan_model(planned, calibration_dir=calibration_dir()), []
 
 
 def _read_plan(plan: Plan | Path) -> Plan:
@@ -72,7 +74,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
     if request.engine == "embedded":
         return _up_embedded(request, on_progress)
-    the_plan = _plan_for_up(request)
+    the_plan, replanned = _plan_for_up(request)
     if not the_plan.fits and not (request.force or request.dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
         raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
@@ -82,7 +84,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
         ssh_options=request.ssh_options or None, launcher=request.launcher,
     )  # fmt: skip
     if request.dry_run:
-        return UpResult(dry_run=True, launch=prepared.spec, plan=the_plan)
+        return UpResult(dry_run=True, launch=prepared.spec, plan=the_plan, replanned_with=replanned)
     the_plan.serve_command = prepared.spec.command  # plan.json records what ran
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log")
@@ -92,7 +94,9 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     cross = bootlog.crosscheck(the_plan, boot)
     (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
     remember_boot(the_plan, cross)
-    return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan)
+    return UpResult(
+        dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan, replanned_with=replanned
+    )
 
 
 def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:

@@ -72,7 +72,10 @@ def register(app: typer.Typer) -> None:
                 result = api.up(request, on_progress)
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
-        elif result.dry_run and result.launch is not None:
+            return
+        if result.replanned_with:
+            console.print(f"re-planned from the plan's request with --set {escape(' '.join(result.replanned_with))}")
+        if result.dry_run and result.launch is not None:
             print_launch(result.launch)
         else:
             print_up(result)

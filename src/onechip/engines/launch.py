@@ -160,3 +160,8 @@ class UpResult(ResultModel):
     plan: Plan | None = Field(
         default=None, description="The plan launched from (re-planned when a --set changed what it sized)."
     )
+    replanned_with: list[str] = Field(
+        default_factory=list,
+        description="The --set items a given plan was re-planned with, from the request it records (they change "
+        "memory it sized).",
+    )

