@@ -16,9 +16,8 @@ from onechip.errors import ConfigError, EngineBootError, EngineError, redact
 from onechip.paths import onechip_home
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineStatus, Plan
-from onechip.schemas.inputs import build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
-from onechip.schemas.requests import PlanRequest, UpRequest
+from onechip.schemas.requests import UpRequest
 from onechip.vllm import bootlog, flag_table, log_summary
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
@@ -36,11 +35,10 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
             return given, []
         sized = [item for item in request.sets if flag_table.planner_values([item])]
         return planner.plan_model(again, calibration_dir=calibration_dir()), sized
-    if request.model is None or request.chip is None:
+    planned = request.plan_request()
+    if planned is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
-    values = {"model": request.model, "chip": request.chip, "sets": request.sets}
-    planned = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
-    return planner.plan_model(planned, calibration_dir=calibration_dir()), []
+    return planner.plan_model(flag_table.with_sets(planned), calibration_dir=calibration_dir()), []
 
 
 def _read_plan(plan: Plan | Path) -> Plan:

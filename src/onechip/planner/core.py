@@ -375,7 +375,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
-    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the planner's serve_env sets no slicing)
+    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
     if r.tpu_rule is not None:
         buffers = r.devices * tpu_rope_cache_bytes(
             r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}

@@ -192,8 +192,8 @@ class UpRequest(ServeOptions):
         return self
 
     def plan_request(self) -> PlanRequest | None:
-        """The PlanRequest `up` plans from when no --plan is given: --model on --chip, with the planner
-        inputs among --set (None without both)."""
+        """The PlanRequest `up` plans from when no --plan is given: --model on --chip, carrying --set (whose
+        planner inputs onechip.vllm.flag_table.with_sets applies); None without both."""
         if self.model is None or self.chip is None:
             return None
         return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)

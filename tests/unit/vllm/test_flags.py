@@ -11,7 +11,7 @@ import pytest
 from onechip import planner
 from onechip.errors import ConfigError
 from onechip.schemas import ServeTarget
-from onechip.vllm import flags
+from onechip.vllm import flag_table, flags
 
 TOKEN_FILE = "~/.onechip/hf_token.env"  # where engines.remote stores the token on a host
 
@@ -147,15 +147,15 @@ def test_sets_override_add_drop_and_env(v5e_plan):
 )
 def test_set_refuses_tokens_without_echoing_them(item):
     with pytest.raises(ConfigError) as info:
-        flags.parse_sets([item])
+        flag_table.parse_sets([item])
     assert "hf_abcdefghijkl123" not in str(info.value)
 
 
 def test_set_malformed():
     with pytest.raises(ConfigError):
-        flags.parse_sets(["max model len=3"])
+        flag_table.parse_sets(["max model len=3"])
     with pytest.raises(ConfigError):
-        flags.parse_sets(["VLLM_X"])
+        flag_table.parse_sets(["VLLM_X"])
 
 
 @pytest.mark.parametrize("host", ["-oProxyCommand=touch /tmp/pwned", "-p2222", "", " "])
