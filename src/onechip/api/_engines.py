@@ -46,11 +46,14 @@ def _read_plan(plan: Plan | Path) -> Plan:
     if isinstance(plan, Plan):
         return plan
     try:
-        return Plan.model_validate_json(plan.read_text(encoding="utf-8"))
+        read = Plan.model_validate_json(plan.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
     except ValueError:
         raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
+    if read.serve.max_model_len is None:  # every plan states it; older files held the flags as text
+        raise ConfigError(f"--plan {plan}: made by an older onechip (no serve settings); plan it again")
+    return read
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:

@@ -14,6 +14,7 @@ import pytest
 
 from onechip import api, catalog
 from onechip.catalog.files import ServeFamiliesFile
+from onechip.errors import ConfigError
 from onechip.schemas import ServeSettings
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest, UpRequest
@@ -139,3 +140,13 @@ def test_a_flag_newer_than_the_planned_engine_is_said():
     assert "--reasoning-parser needs vLLM 0.9.0 or later; the plan is for 0.8.5" in plan.serve_command.warnings
     assert flag_table.older_than("0.8.5.dev169+g1", "0.9.0") and not flag_table.older_than("0.26.1rc1", "0.9.0")
     assert not flag_table.older_than("vllm-tpu image of the seed article", "0.9.0")
+
+
+def test_a_plan_file_from_before_serve_settings_is_refused_in_one_line(tmp_path):
+    # such a file held its flags as text (`serve_args`); launching it would drop every planned flag
+    data = json.loads(_plan_file(tmp_path, BASE, with_request=False).read_text())
+    data.pop("serve")
+    old = tmp_path / "older.json"
+    old.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="made by an older onechip .no serve settings.; plan it again"):
+        api.up(UpRequest(engine="vllm", plan=old, dry_run=True))
