@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from onechip.schemas.bench import (
     LATE_SEND_MS,
@@ -243,7 +244,7 @@ def rep_result(
     ok = sum(1 for s in measured if s.status == "ok")
     window = measured_window(samples, open_loop)
     whole_s, whole_tokens, _ = whole_run(samples)
-    whole = {
+    whole: dict[str, Any] = {
         "whole_run_s": whole_s,
         "whole_run_output_tokens": whole_tokens,
         "whole_run_tok_per_s": whole_tokens / whole_s if whole_s > 0 else 0.0,

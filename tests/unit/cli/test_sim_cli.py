@@ -160,8 +160,10 @@ def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
         ("v5e-4", 1, 4),
         ("v5e-4", 4, 1),
     }
-    priced = [r["usd_per_mtok"] for r in rows if r["fits"] and r["usd_per_mtok"] is not None]
-    assert priced == sorted(priced)  # cheapest per token first
+    # by SLO verdict (pass, cannot tell, fail), then cheapest per token at the pessimistic end of the range
+    order = {"pass": 0, "cannot tell": 1, "fail": 2}
+    priced = [(order[r["slo_verdict"]], r["usd_per_mtok_range"][1]) for r in rows if r["usd_per_mtok_range"]]
+    assert priced == sorted(priced) and all(r["source"] == "prior" for r in rows if r["fits"])
     v5e4 = next(r for r in rows if r["chip"] == "v5e-4" and r["engines"] == 4)
     assert v5e4["usd_per_hour"] == pytest.approx(4 * 0.5779)  # per chip-hour x 4 chips (v5e-1 spot)
 
