@@ -160,8 +160,10 @@ RANK_NOTE = (
 
 
 def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
-    """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, and a
-    multi-chip slice also as one engine per chip (replicas). Raises ConfigError for an unknown chip."""
+    """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, a
+    multi-chip slice also as one engine per chip (replicas), and a one-chip chip also as two of it (a second
+    chip, replicas behind a round-robin balancer) when there are clients to split, so the advice says when a
+    second chip beats a bigger slice. Raises ConfigError for an unknown chip."""
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
@@ -170,6 +172,8 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
         out.append((chip, 1, n))
         if n > 1:
             out.append((chip, n, 1))
+        elif request.workload["clients"] >= 2:
+            out.append((chip, 2, 1))
     return out
 
 
@@ -246,7 +250,7 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     if isinstance(price, str):
         row.price_source = price
     else:
-        chips = planner.rules.accelerator(chip).chips
+        chips = engines * tp  # a slice's chips, or one-chip replicas each on its own chip
         row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
         row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)
         if tok.low > 0:

@@ -100,7 +100,11 @@ class AdviceRow(ResultModel):
     """One deployment `advise` considered: a chip (or slice) with N engines of tensor-parallel size TP."""
 
     chip: str = Field(description="Accelerator catalog key.")
-    engines: int = Field(default=1, description="Engines on the slice (replicas); clients split evenly.")
+    engines: int = Field(
+        default=1,
+        description="Engines (replicas) on the slice, or one-chip engines each on its own chip when the chip "
+        "has one; clients split evenly (round robin). Priced as engines x tensor_parallel_size chips.",
+    )
     tensor_parallel_size: int = Field(default=1, description="Chips per engine.")
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")

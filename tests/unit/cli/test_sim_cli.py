@@ -156,7 +156,9 @@ def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
     rows = json.loads(out)["rows"]
     assert {(r["chip"], r["engines"], r["tensor_parallel_size"]) for r in rows} == {
         ("l4", 1, 1),
+        ("l4", 2, 1),  # a second chip, replicas
         ("v5e-1", 1, 1),
+        ("v5e-1", 2, 1),
         ("v5e-4", 1, 4),
         ("v5e-4", 4, 1),
     }

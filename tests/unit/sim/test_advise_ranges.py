@@ -41,7 +41,11 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
     )
     rows = [r for r in advice.rows if r.fits]
     assert rows[0].chip == "v5e-1" and rows[0].source == "calibrated"
-    assert {r.source for r in rows[1:]} == {"prior"}
+    calibrated = [r for r in rows if r.source == "calibrated"]
+    assert rows[: len(calibrated)] == calibrated and {r.source for r in rows[len(calibrated) :]} == {"prior"}
+    # a second v5e-1 (two engines, 8 clients each) is priced as two chips
+    one, two = (next(r for r in calibrated if r.engines == n) for n in (1, 2))
+    assert two.usd_per_hour == pytest.approx(2 * (one.usd_per_hour or 0))
     # the priors' optimistic $/M is below the calibrated row's pessimistic one: the ranking says so
     assert any("(priors)" in name for name in rows[0].could_flip_with)
     low, high = rows[0].output_tok_per_s_range or (0, 0)
