@@ -238,7 +238,10 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     row = row.model_copy(update={
         "fits": True, "calibrated": source == "calibrated", "kv_tokens": the_plan.kv_tokens, "source": source,
         "calibrated_on": calibration.key.chip if calibration else None,
-        "error_source": uncertainty.error_source(source),
+        "error_source": uncertainty.error_source(source) + (
+            f"; no serving measurement of {chip} in the corpus: its range may be wider"
+            if source == "prior" and chip not in uncertainty.measured_chips() else ""
+        ),
         "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (tok.low, tok.high),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},

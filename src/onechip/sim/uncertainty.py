@@ -28,6 +28,12 @@ def error_source(source: Source) -> str:
     return str(catalog.load("serving_measurements")["prediction_error"][source]["source"])
 
 
+def measured_chips() -> set[str]:
+    """Chips the measurement corpus holds a serving measurement of (a grid or the cross-chip decode band)."""
+    corpus = catalog.load("serving_measurements")
+    return {g["chip"] for g in corpus["grids"]} | set(corpus["decode_tok_per_s_per_tb_s"]["chips"])
+
+
 @dataclass(frozen=True)
 class Range:
     low: float

@@ -43,6 +43,8 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
     assert rows[0].chip == "v5e-1" and rows[0].source == "calibrated"
     calibrated = [r for r in rows if r.source == "calibrated"]
     assert rows[: len(calibrated)] == calibrated and {r.source for r in rows[len(calibrated) :]} == {"prior"}
+    # the GPUs have no serving measurement in the corpus, and say so
+    assert all("no serving measurement of" in (r.error_source or "") for r in rows if r.source == "prior")
     # a second v5e-1 (two engines, 8 clients each) is priced as two chips
     one, two = (next(r for r in calibrated if r.engines == n) for n in (1, 2))
     assert two.usd_per_hour == pytest.approx(2 * (one.usd_per_hour or 0))
