@@ -2,13 +2,19 @@
 
     python benchmarks/prior_accuracy.py
 
-For every one-client cell of the measurement corpus (catalog/serving_measurements.json `grids`), the achieved
-fraction of HBM bandwidth: tok/s x bytes one decode step reads (the plan's streamed weights plus the KV of the
-context) / the chip's bandwidth (accelerators.json). Then, leaving each chip out in turn, its one-client tok/s
-predicted from the other chips' mean fraction, beside the datasheet roofline (fraction 1) and the survey's
-cross-chip band (122-154 tok/s per TB/s, corpus `decode_tok_per_s_per_tb_s`). Every predicted row is out of
-sample: its chip's cells are not in the fraction it is predicted with. The noise floor (two measurements of
-one v5e-1 deployment) is printed beside the MAPEs.
+(1) For every one-client cell of the measurement corpus (catalog/serving_measurements.json `grids`), the achieved
+fraction of HBM bandwidth (sim.priors.one_client_fractions). Leaving each chip out in turn, its one-client
+tok/s is predicted from the other chips' mean fraction, beside the datasheet roofline (fraction 1) and the
+survey's cross-chip band (122-154 tok/s per TB/s, corpus `decode_tok_per_s_per_tb_s`; in sample: it was
+measured on these chips).
+
+(2) Every corpus cell simulated from priors alone (no calibration): the datasheet roofline and the measured
+priors (sim.priors.measured_priors, its chip left out of the fraction). Printed: MAPE per figure and the
+range of measured / predicted tok/s and predicted / measured latency: how optimistic a prior is, the band
+`advise` gives a prior-only row (corpus `prediction_error.prior`).
+
+Every predicted row is out of sample: its chip's cells are not in what it is predicted with. The noise floor
+(two measurements of one v5e-1 deployment) is printed beside the MAPEs.
 """
 
 from __future__ import annotations
@@ -16,57 +22,95 @@ from __future__ import annotations
 import statistics
 
 from onechip import catalog, planner
+from onechip.bench import stats
+from onechip.schemas.bench import BenchConfig, CellResult
 from onechip.schemas.requests import PlanRequest
+from onechip.sim import roofline_priors, simulate_cell
+from onechip.sim.priors import bandwidth_fraction, measured_priors, one_client_fractions
 
 CORPUS = catalog.load("serving_measurements")
+NOISE = CORPUS["prediction_error"]["noise"]
 
 
-def one_client_cells() -> list[tuple[str, str, int, float, float]]:
-    """(grid, chip, context, measured tok/s, bytes a decode step reads) for every one-client cell."""
-    out = []
+def _mape(values: list[float]) -> str:
+    return f"{statistics.fmean(values):6.1f}% over {len(values)} cells" if values else "no cells"
+
+
+def one_client() -> None:
+    band = CORPUS["decode_tok_per_s_per_tb_s"]
+    cells = {
+        (g["name"], c["context_tokens"]): c["output_tok_per_s"]
+        for g in CORPUS["grids"]
+        for c in g["cells"]
+        if c["clients"] == 1
+    }
+    errs: dict[str, list[float]] = {"measured fraction": [], "roofline (datasheet)": [], "survey band mid": []}
+    print("(1) one client: achieved fraction of HBM bandwidth, and leave-one-chip-out predictions of tok/s")
+    print(
+        f"{'grid':>22} {'chip':>6} {'ctx':>6} {'tok/s':>7} {'fraction':>9} {'LOO pred':>9} {'roofline':>9} {'band':>7}"
+    )
+    for grid, chip, ctx, fraction in one_client_fractions():
+        tok = cells[(grid, ctx)]
+        others = bandwidth_fraction(exclude_chip=chip)
+        bandwidth = planner.rules.accelerator(chip).bandwidth_bytes_per_s or 0.0
+        roofline = tok / fraction  # fraction = tok / roofline tok/s
+        pred = {
+            "measured fraction": roofline * others if others else None,
+            "roofline (datasheet)": roofline,
+            "survey band mid": (band["low"] + band["high"]) / 2 * bandwidth / 1e12,
+        }
+        for name, v in pred.items():
+            if v is not None:
+                errs[name].append(abs(v / tok - 1) * 100)
+        shown = " ".join(f"{v:>9.1f}" if v is not None else f"{'-':>9}" for v in pred.values())
+        print(f"{grid:>22} {chip:>6} {ctx:>6,} {tok:>7.1f} {fraction:>9.1%} {shown}")
+    for name, values in errs.items():
+        print(f"  MAPE {name:>22}: {_mape(values)} (noise floor {100 * NOISE['output_tok_per_s']:.1f}%)")
+    print(f"  (the survey band is in sample: measured on {', '.join(band['chips'])})")
+
+
+def whole_grids() -> None:
+    print("\n(2) every corpus cell from priors alone (1,024 + 128 tokens where stated; 1 warm-up, 3 measured "
+          "requests a stream; the survey grids' tok/s compared by the whole-run definition)")  # fmt: skip
+    errs: dict[str, dict[str, list[float]]] = {}
+    optimism: dict[str, dict[str, list[float]]] = {}
     for grid in CORPUS["grids"]:
         plan = planner.plan_model(
             PlanRequest(model=grid["model"], chip=grid["chip"], max_model_len=32768, max_num_batched_tokens=4096)
         )
-        for c in grid["cells"]:
-            if c["clients"] == 1:
-                step_bytes = plan.decode_bytes_per_step + plan.kv_bytes_per_token * c["context_tokens"]
-                out.append((grid["name"], grid["chip"], c["context_tokens"], c["output_tok_per_s"], step_bytes))
-    return out
-
-
-def main() -> None:
-    cells = one_client_cells()
-    bandwidth = {chip: planner.rules.accelerator(chip).bandwidth_bytes_per_s or 0.0 for _, chip, *_ in cells}
-    fraction = {(g, ctx): tok * b / bandwidth[chip] for g, chip, ctx, tok, b in cells}
-    print(f"{'grid':>22} {'chip':>6} {'ctx':>6} {'tok/s':>7} {'fraction of HBM bandwidth':>26}")
-    for g, chip, ctx, tok, _ in cells:
-        print(f"{g:>22} {chip:>6} {ctx:>6,} {tok:>7.1f} {fraction[(g, ctx)]:>26.1%}")
-    band = CORPUS["decode_tok_per_s_per_tb_s"]
-    errs: dict[str, list[float]] = {"measured fraction": [], "roofline (datasheet)": [], "survey band mid": []}
-    print(f"\nleave one chip out (out of sample): predicted one-client tok/s\n{'':>22} {'chip':>6} {'ctx':>6} "
-          f"{'meas':>7} {'fraction':>9} {'roofline':>9} {'band mid':>9}")  # fmt: skip
-    for g, chip, ctx, tok, b in cells:
-        others = [f for (og, octx), f in fraction.items() if next(c for c in cells if c[0] == og)[1] != chip]
-        if not others:
-            print(f"{g:>22} {chip:>6} {ctx:>6,} {tok:>7.1f}  no other chip measured: no prior from measurements")
-            continue
-        pred = {
-            "measured fraction": statistics.fmean(others) * bandwidth[chip] / b,
-            "roofline (datasheet)": bandwidth[chip] / b,
-            "survey band mid": (band["low"] + band["high"]) / 2 * bandwidth[chip] / 1e12,
-        }
-        for name, v in pred.items():
-            errs[name].append(abs(v / tok - 1) * 100)
-        print(f"{g:>22} {chip:>6} {ctx:>6,} {tok:>7.1f} " + " ".join(f"{v:>9.1f}" for v in pred.values()))
-    noise = CORPUS["prediction_error"]["noise"]["output_tok_per_s"]
-    print()
-    for name, values in errs.items():
-        if values:
-            print(f"MAPE {name:>22}: {statistics.fmean(values):6.1f}% over {len(values)} cells "
-                  f"(noise floor {100 * noise:.1f}%)")  # fmt: skip
-    print(f"(the survey band itself includes every chip here, so its row is in sample: {', '.join(band['chips'])})")
+        whole_run = grid["name"] != "seed-v5e-1"
+        for kind, terms in (("roofline", roofline_priors(plan)), ("measured", measured_priors(plan, grid["chip"]))):
+            for c in grid["cells"]:
+                config = BenchConfig(base_url="http://prior", contexts=[c["context_tokens"]], clients=[c["clients"]],
+                                     output_tokens=grid["output_tokens"], requests_per_client=3, reps=1)  # fmt: skip
+                p = simulate_cell(plan, terms, config, c["context_tokens"], c["clients"], 1)
+                if p.infeasible:
+                    continue
+                cell = stats.summarize_cell(
+                    CellResult(context_tokens=c["context_tokens"], clients=c["clients"], status="ok"),
+                    p.samples_by_seed, grid["output_tokens"],
+                )  # fmt: skip
+                got = {
+                    "output_tok_per_s": cell.whole_run_tok_per_s if whole_run else cell.output_tok_per_s,
+                    "ttft_ms": cell.ttft_ms.median,
+                    "tpot_ms": cell.tpot_ms.median,
+                }
+                for name, pred in got.items():
+                    meas = c.get(name)
+                    if meas is None or not pred:
+                        continue
+                    errs.setdefault(kind, {}).setdefault(name, []).append(abs(pred / meas - 1) * 100)
+                    ratio = meas / pred if name == "output_tok_per_s" else pred / meas
+                    optimism.setdefault(kind, {}).setdefault(name, []).append(ratio)
+    for kind in errs:
+        print(f"  {kind} priors:")
+        for name, values in errs[kind].items():
+            r = optimism[kind][name]
+            what = "measured / predicted" if name == "output_tok_per_s" else "predicted / measured"
+            print(f"    MAPE {name:>16}: {_mape(values)} (noise floor {100 * NOISE[name]:.1f}%); "
+                  f"{what} {min(r):.2f} to {max(r):.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    one_client()
+    whole_grids()

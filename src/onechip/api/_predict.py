@@ -22,6 +22,7 @@ from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
 from onechip.sim import uncertainty
+from onechip.sim.priors import measured_priors
 from onechip.sim.uncertainty import Source
 
 SIM_NOTE = (
@@ -144,9 +145,10 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
 ADVISE_NOTE = (
     "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
     "calibrated; one calibrated on another chip of the same model keeps its host costs and scales its device "
-    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use roofline "
-    "priors, an optimistic bound (fixed host cost missing; the seed's v5e-1 measured ~2x its TPOT floor). "
-    "Prices are per chip-hour times the chips of the slice."
+    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use priors from "
+    "measurements: the roofline with weights and KV read at the fraction of HBM bandwidth measured chips "
+    "reached (sim.priors; host costs missing, so optimistic with many clients). Prices are per chip-hour "
+    "times the chips of the deployment."
 )
 
 
@@ -154,7 +156,7 @@ RANK_NOTE = (
     "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
     "range); rows backed by a measurement (calibrated on the chip, or carried from another) before prior-only "
     "rows; then by $/M at the pessimistic end. Ranges are each source's measured error (catalog "
-    "serving_measurements.json): calibrated +-13% tok/s, carried +-41%, priors down to 1/3.2 of the roofline. "
+    "serving_measurements.json): calibrated +-13% tok/s, carried +-41%, priors 0.25-1.21x. "
     "'could flip with' names lower rows whose range reaches below a row's."
 )
 
@@ -192,15 +194,16 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | str:
 
 
 def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
-    """A stored calibration of this chip, else one carried over from another chip, else roofline priors.
-    Raises ConfigError when none applies and the chip has no roofline figures."""
+    """A stored calibration of this chip, else one carried over from another chip, else priors from
+    measurements (the roofline at the measured fraction of bandwidth, sim.priors). Raises ConfigError when
+    none applies and the chip has no roofline figures."""
     own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
     if own is not None:
         return own, own.terms
     other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)
     if other is not None:
         return other, sim.transfer(other, the_plan)
-    return None, sim.roofline_priors(the_plan)
+    return None, measured_priors(the_plan)
 
 
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:

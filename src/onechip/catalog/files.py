@@ -387,6 +387,11 @@ class PredictionError(StrictModel):
     output_tok_per_s: float = Field(description="Relative error of output tok/s (0.13 = 13%).")
     ttft_ms: float = Field(description="Relative error of median TTFT.")
     tpot_ms: float = Field(description="Relative error of median TPOT.")
+    factors: dict[str, tuple[float, float]] | None = Field(
+        default=None,
+        description="Per figure, the measured value as a factor of the predicted one, lowest and highest; "
+        "when given, the range is prediction x these instead of -+ the relative error.",
+    )
     note: str = Field(description="How it was measured.")
     source: str = Field(description="Where it was measured.")
     date: str = Field(description="ISO date measured.")

@@ -117,7 +117,8 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
     console.print(table)
     if fitting and len(set(sources)) == 1:
         said = {"calibrated": "from a stored calibration", "carried": "from a calibration carried from another chip"}
-        console.print(f"every row predicted {said.get(fitting[0].source or '', 'from [yellow]roofline priors[/]')}")
+        prior = "from [yellow]priors[/] (roofline at the measured bandwidth fraction)"
+        console.print(f"every row predicted {said.get(fitting[0].source or '', prior)}")
     if request.slo:
         console.print("[dim]SLO: pass / fail over the whole TTFT and TPOT range; ? = the range straddles it[/]")
     for r in fitting:

@@ -2,9 +2,9 @@
 
 A prediction's terms come from one of three places, and each has a measured error (catalog
 serving_measurements.json `prediction_error`, each with its source): `calibrated` (fitted on this chip),
-`carried` (fitted on another chip of the model and scaled here, calibrate.transfer) and `prior` (roofline
-only: an optimistic bound, so its range lies on one side: tok/s no higher, latencies no lower). The range of a
-figure is the wider of the seeds' spread and the measured error around the median.
+`carried` (fitted on another chip of the model and scaled here, calibrate.transfer) and `prior` (no calibration:
+the roofline at the measured fraction of bandwidth, sim.priors; optimistic, so its range is lopsided). The
+range of a figure is the wider of the seeds' spread and the measured error around the median.
 """
 
 from __future__ import annotations
@@ -41,12 +41,15 @@ class Range:
 
 
 def figure_range(source: Source, figure: str, median: float, seeds: tuple[float, float] | None = None) -> Range:
-    """The range of `figure` predicted at `median` (seeds' min and max in `seeds`): median -+ the measured
-    error, one-sided for priors (a roofline is never beaten), widened to the seeds' spread."""
-    e = relative_error(source, figure)
-    if source == "prior":
-        low, high = (median * (1.0 - e), median) if figure == "output_tok_per_s" else (median, median * (1.0 + e))
+    """The range of `figure` predicted at `median` (seeds' min and max in `seeds`): median x the measured
+    factors where the corpus gives them (priors: lopsided, they are optimistic), else median -+ the measured
+    relative error; widened to the seeds' spread."""
+    entry = catalog.load("serving_measurements")["prediction_error"][source]
+    factors = (entry.get("factors") or {}).get(figure)
+    if factors:
+        low, high = median * factors[0], median * factors[1]
     else:
+        e = float(entry[figure])
         low, high = median * max(0.0, 1.0 - e), median * (1.0 + e)
     if seeds is not None:
         low, high = min(low, seeds[0]), max(high, seeds[1])

@@ -250,7 +250,7 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
     for chip in ("a100-80gb", "a100-40gb", "rtx-pro-6000", "b200"):
         assert chip in out
     assert max(len(line) for line in out.splitlines()) <= 80
-    assert "every row predicted from roofline priors" in out
+    assert "every row predicted from priors" in out
 
 
 def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):

@@ -69,6 +69,22 @@ def test_slo_verdict_from_the_range() -> None:
     assert uncertainty.slo_verdict(r, {"tpot_ms": 13.0}) == "pass"
     assert uncertainty.slo_verdict(r, {"tpot_ms": 7.0}) == "fail"
     assert uncertainty.slo_verdict(r, {"tpot_ms": 10.0}) == "cannot tell"
-    # a prior is a roofline: latency never below it, up to 3.2x above
+    # a prior's range is the measured factors (benchmarks/prior_accuracy.py): TPOT 0.84x to 3.7x the prediction
     prior = uncertainty.figure_range("prior", "tpot_ms", 10.0)
-    assert (prior.low, prior.high) == pytest.approx((10.0, 32.0))
+    assert (prior.low, prior.high) == pytest.approx((8.4, 37.0))
+
+
+def test_measured_priors_read_weights_at_the_measured_bandwidth_fraction(seed_plan) -> None:
+    from onechip.sim.priors import bandwidth_fraction, measured_priors, one_client_fractions
+
+    # the seed's 128 x 1 cell: 123.7 tok/s; the plan's bytes per step at the v5e's 819 GB/s give the fraction
+    fractions = {(g, ctx): f for g, _, ctx, f in one_client_fractions()}
+    roofline = roofline_priors(seed_plan)
+    step_s = roofline.weights_s + roofline.per_kv_token_s * 128  # the step's reads at full bandwidth
+    assert fractions[("seed-v5e-1", 128)] == pytest.approx(123.7 * step_s)
+    # leave-one-chip-out: v5e-1 predicted from v6e-1's cells alone
+    only_v6e = bandwidth_fraction(exclude_chip="v5e-1")
+    assert only_v6e == pytest.approx(fractions[("survey-v6e-1-dollars", 1024)])
+    measured = measured_priors(seed_plan, exclude_chip="v5e-1")
+    assert measured.weights_s == pytest.approx(roofline.weights_s / only_v6e)
+    assert measured.per_token_s == roofline.per_token_s  # compute is not what the cells measured
