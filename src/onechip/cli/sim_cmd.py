@@ -40,6 +40,9 @@ def simulate(
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
+        loose = [name for name in type(prediction.terms).model_fields if name not in cal.fitted]
+        if loose:
+            console.print(f"[yellow]not pinned by these cells[/] (kept near their starting point): {', '.join(loose)}")
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
