@@ -1,6 +1,11 @@
 """The same engine measured by `vllm bench serve` and by onechip, interleaved, side by side.
 
     python benchmarks/peer_agreement.py --url http://127.0.0.1:8000 --tokenizer DIR [--context 1024 --clients 4]
+    python benchmarks/peer_agreement.py --run RUN_DIR    # offline: both definitions on a bench run's records
+
+onechip reports two tok/s definitions: the steady window (every stream busy) and the whole run (all measured
+output tokens / (last completion - first send)), the one vllm bench serve, GuideLLM and AIPerf print. Against
+the peers the whole-run figures are compared (tok/s and req/s); the steady window is printed beside them.
 
 Order: a discarded onechip run that warms the engine (unique prompts, so nothing later can reuse its cache;
 `vllm bench serve --num-warmups` would warm it with the measured prompts themselves), then `vllm bench serve`
@@ -34,12 +39,15 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from onechip import api
+from onechip.bench import stats
+from onechip.bench.runner import load_samples
 from onechip.schemas.bench import BenchConfig
 from onechip.vllm.wire import WireClient
 
@@ -49,6 +57,7 @@ VLLM_BENCH = (
 )
 FIELDS = {
     "tok/s": r"Output token throughput \(tok/s\):\s+([\d.]+)",
+    "req/s": r"Request throughput \(req/s\):\s+([\d.]+)",
     "mean TTFT ms": r"Mean TTFT \(ms\):\s+([\d.]+)",
     "median TTFT ms": r"Median TTFT \(ms\):\s+([\d.]+)",
     "median E2E ms": r"Median E2EL \(ms\):\s+([\d.]+)",
@@ -98,7 +107,10 @@ def onechip_bench(args: argparse.Namespace, out_dir: Path) -> dict[str, float]:
     )
     cell = api.bench(config, out_dir=out_dir).cells[0]
     return {
-        "tok/s": cell.output_tok_per_s or 0.0,
+        "tok/s": cell.whole_run_tok_per_s or 0.0,  # the peers' definition, compared like for like
+        "req/s": cell.whole_run_request_rate_per_s or 0.0,
+        "steady tok/s": cell.output_tok_per_s or 0.0,
+        "steady req/s": cell.request_rate_per_s or 0.0,
         "mean TTFT ms": cell.ttft_ms.mean or 0.0,
         "median TTFT ms": cell.ttft_ms.median or 0.0,
         "median E2E ms": cell.e2e_ms.median or 0.0,
@@ -106,7 +118,28 @@ def onechip_bench(args: argparse.Namespace, out_dir: Path) -> dict[str, float]:
     }
 
 
+def both_definitions(run_dir: Path) -> None:
+    """Offline, no peers: both tok/s and req/s definitions applied to the raw records of a bench run, per
+    cell and rep (what the comparison with the peers rests on)."""
+    samples = load_samples(run_dir / "requests.jsonl")
+    print(f"{'cell':>14} {'rep':>3} {'steady tok/s':>13} {'whole tok/s':>12} {'gap':>7} {'steady req/s':>13} "
+          f"{'whole req/s':>12} {'tok/s / tokens per req':>23}")  # fmt: skip
+    for key in sorted({(s.context_tokens, s.clients, s.rep) for s in samples}):
+        cell = [s for s in samples if (s.context_tokens, s.clients, s.rep) == key]
+        r = stats.rep_result(key[2], cell)
+        whole_s, _, ok = stats.whole_run(cell)
+        per_req = statistics.fmean(s.completion_tokens or 0 for s in cell if not s.warmup and s.status == "ok")
+        steady_req = r.request_share_in_window / r.window_s if r.window_s else float("nan")
+        gap = 100 * (r.output_tok_per_s / r.whole_run_tok_per_s - 1) if r.whole_run_tok_per_s else float("nan")
+        print(f"{key[0]:>8,} x {key[1]:<3} {key[2]:>3} {r.output_tok_per_s:>13,.2f} {r.whole_run_tok_per_s:>12,.2f} "
+              f"{gap:>+6.1f}% {steady_req:>13,.3f} {ok / whole_s if whole_s else 0:>12,.3f} "
+              f"{r.output_tok_per_s / per_req if per_req else 0:>23,.3f}")  # fmt: skip
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--run":
+        both_definitions(Path(sys.argv[2]))
+        return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--url", required=True)
     p.add_argument("--tokenizer", required=True, help="the served model's directory (vllm bench serve needs it)")
@@ -139,6 +172,9 @@ def main() -> None:
     )
     cols = [
         "tok/s",
+        "req/s",
+        "steady tok/s",
+        "steady req/s",
         "mean TTFT ms",
         "median TTFT ms",
         "median E2E ms",
@@ -151,8 +187,13 @@ def main() -> None:
         print(f"{name:32}" + "".join(f"{got.get(c, float('nan')):>30,.1f}" for c in cols))
     print("prompt tokens/request: as the server counted them (vllm: /metrics prompt_tokens delta; onechip: usage)")
     first, ours = rows[0][1], rows[1][1]
-    for c in ("tok/s", "median E2E ms"):
-        print(f"onechip vs first clean vllm run, {c}: {100 * (ours[c] / first[c] - 1):+.1f}%")
+    for c in ("tok/s", "req/s", "median E2E ms"):
+        print(f"onechip (whole run) vs first clean vllm run, {c}: {100 * (ours[c] / first[c] - 1):+.1f}%")
+    print(
+        f"onechip's steady window vs its whole run: tok/s {100 * (ours['steady tok/s'] / ours['tok/s'] - 1):+.1f}%, "
+        f"req/s {100 * (ours['steady req/s'] / ours['req/s'] - 1):+.1f}%; steady req/s x {args.output_tokens} "
+        f"tokens = {ours['steady req/s'] * args.output_tokens:,.1f} vs steady tok/s {ours['steady tok/s']:,.1f}"
+    )
     again = rows[2][1]
     print(
         f"rerun with the same seed: TTFT {first['mean TTFT ms']:,.0f} -> {again['mean TTFT ms']:,.0f} ms mean, "

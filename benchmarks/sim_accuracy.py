@@ -2,6 +2,7 @@
 
     python benchmarks/sim_accuracy.py seed                 # (1) the seed article's v5e-1 grid
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
+    python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
 time-to-first-token', 'Per-stream tokens/sec'; gemma-4-E2B-it on one v5e chip, vLLM TPU, max-model-len 32768,
@@ -15,8 +16,12 @@ serve` runs use 128) and 1 warm-up + 3 measured requests per client; the printou
 before the grid was measured) and `measured/` (the grid). It prints the same figures for the predicted
 cells that are not calibration cells.
 
-Printed: MAPE of output tok/s, median TTFT and median TPOT over the validation cells, the worst cell, and
-per cell measured vs predicted (median over seeds, with the seeds' range).
+(3) Every grid of catalog/serving_measurements.json: fitted on one grid's calibration cells, the other grids
+predicted (same chip: another run and engine build; another chip: the calibration carried over).
+
+Printed: MAPE of output tok/s, median TTFT and median TPOT over the validation (out-of-sample) cells, beside
+the noise floor (two measurements of one v5e-1 deployment, corpus `prediction_error.noise`), the worst cell,
+and per cell measured vs predicted (median over seeds, with the seeds' range), in- or out-of-sample marked.
 """
 
 from __future__ import annotations
@@ -26,20 +31,24 @@ import statistics
 import sys
 from pathlib import Path
 
-from onechip import planner
+from onechip import catalog, planner
 from onechip.bench import stats
+from onechip.errors import ConfigError
 from onechip.report.rundir import read_run
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.requests import PlanRequest
-from onechip.sim.calibrate import calibrate
+from onechip.sim import transfer
+from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import simulate_grid
 
-# seeds/article-en-single-tpu-agent-backend.md, the 12-cell grid (3 reps each)
-SEED_CONTEXTS = [128, 1024, 8192]
-SEED_CLIENTS = [1, 4, 16, 64]
-SEED_TOK_PER_S = [[123.7, 433.9, 1152.5, 1496.5], [120.4, 415.4, 991.0, 1258.7], [94.2, 254.4, 399.6, 324.3]]
-SEED_TTFT_MS = [[15.9, 31.8, 98.8, 247.3], [40.3, 51.5, 170.1, 421.7], [289.4, 304.2, 594.4, 11734.0]]
-SEED_PER_STREAM = [[125, 112, 76, 25], [124, 109, 69, 21], [119, 71, 27, 10]]
+# The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
+# v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
+CORPUS = catalog.load("serving_measurements")
+GRIDS = {g["name"]: g for g in CORPUS["grids"]}
+NOISE = CORPUS["prediction_error"]["noise"]
+SEED_GRID = GRIDS["seed-v5e-1"]
+SEED_CONTEXTS = sorted({c["context_tokens"] for c in SEED_GRID["cells"]})
+SEED_CLIENTS = sorted({c["clients"] for c in SEED_GRID["cells"]})
 SEED_CALIBRATION = [(128, 1), (1024, 1), (8192, 1), (128, 64)]
 SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3, reps=3)
 # The article's client is not `onechip bench` and its stream starts are not stated. Its 4-client TTFTs sit
@@ -48,41 +57,49 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so.
 SEED_START_SPREAD = None
 SEEDS = 5
+JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time variation, in the fit and the predictions
+
+
+def grid_run(grid: dict, contexts: list[int] | None = None) -> BenchRun:  # type: ignore[type-arg]
+    """A corpus grid as a BenchRun (medians only; TTFT and TPOT where published)."""
+    cells = grid["cells"]
+    config = BenchConfig(
+        base_url=f"http://{grid['name']}",
+        contexts=contexts or sorted({c["context_tokens"] for c in cells}),
+        clients=sorted({c["clients"] for c in cells}),
+        **(SEED_WORKLOAD | {"output_tokens": grid["output_tokens"]}),  # type: ignore[arg-type]
+    )
+    return BenchRun(
+        tool_version="corpus",
+        created_at=grid["date"],
+        config=config,
+        cells=[
+            CellResult(
+                context_tokens=c["context_tokens"],
+                clients=c["clients"],
+                status="ok",
+                output_tok_per_s=c["output_tok_per_s"],
+                ttft_ms=Dist(n=1, median=c.get("ttft_ms")),
+                tpot_ms=Dist(n=1, median=c.get("tpot_ms")),
+            )
+            for c in cells
+        ],
+        server={"engine_version": grid["engine_version"]},
+    )
 
 
 def seed_run() -> BenchRun:
     """The seed's grid as a BenchRun (medians only)."""
-    config = BenchConfig(base_url="http://seed-v5e-1", contexts=SEED_CONTEXTS, clients=SEED_CLIENTS, **SEED_WORKLOAD)  # type: ignore[arg-type]
-    cells = [
-        CellResult(
-            context_tokens=ctx,
-            clients=n,
-            status="ok",
-            output_tok_per_s=SEED_TOK_PER_S[i][j],
-            ttft_ms=Dist(n=1, median=SEED_TTFT_MS[i][j]),
-            tpot_ms=Dist(n=1, median=1000.0 / SEED_PER_STREAM[i][j]),
-        )
-        for i, ctx in enumerate(SEED_CONTEXTS)
-        for j, n in enumerate(SEED_CLIENTS)
-    ]
-    return BenchRun(
-        tool_version="seed",
-        created_at="2026-08-09",
-        config=config,
-        cells=cells,
-        server={"engine_version": "0.26.1rc1.dev125+ga7a204cc6"},
-    )
+    return grid_run(SEED_GRID)
 
 
 def seed_plan():  # type: ignore[no-untyped-def]
-    return planner.plan_model(
-        PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=32768, max_num_batched_tokens=4096)
-    )
+    return _grid_plan("v5e-1")
 
 
 def _pred_cells(plan, terms, config: BenchConfig, spread: float | None = 0.0) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     out = {}
-    for p in simulate_grid(plan, terms, config, SEEDS, start_spread_s=spread):
+    for p in simulate_grid(plan, terms, config, SEEDS, start_spread_s=spread, jitter=JITTER):
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
             out[(p.context_tokens, p.clients)] = cell.model_copy(
@@ -97,8 +114,20 @@ def _ape(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else abs(pred - meas) / meas * 100.0
 
 
-def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], calibration_cells: set) -> None:  # type: ignore[type-arg]
-    """Print per-cell figures and the MAPEs over cells not used for calibration."""
+def _tok(cell: CellResult, whole_run: bool) -> float | None:
+    return cell.whole_run_tok_per_s if whole_run else cell.output_tok_per_s
+
+
+def report(
+    measured: BenchRun,
+    predicted: dict[tuple[int, int], CellResult],
+    calibration_cells: set,  # type: ignore[type-arg]
+    whole_run: bool = False,
+) -> dict[str, list[tuple[float, str]]]:
+    """Print per-cell figures and the MAPEs over cells not used for calibration (out of sample), each beside
+    the noise floor (two measurements of one deployment, corpus `prediction_error.noise`). `whole_run`:
+    the measured tok/s is the whole-run figure (vllm bench serve), compared with the predicted whole-run one.
+    Returns the out-of-sample errors by figure."""
     errs: dict[str, list[tuple[float, str]]] = {"output_tok_per_s": [], "ttft_ms": [], "tpot_ms": []}
     print(
         f"{'cell':>12} {'tok/s meas':>10} {'pred [range]':>24} {'TTFT meas':>10} {'pred':>9} "
@@ -111,16 +140,17 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
         if p is None or p.status != "ok":
             print(f"{key:>12} {'':>10} {p.status if p else 'absent':>24}")
             continue
-        rates = [r.output_tok_per_s for r in p.reps]
-        rng = f"{p.output_tok_per_s:,.1f} [{min(rates):,.0f}-{max(rates):,.0f}]"
+        rates = [r.whole_run_tok_per_s if whole_run else r.output_tok_per_s for r in p.reps]
+        rng = f"{_tok(p, whole_run) or 0:,.1f} [{min(rates):,.0f}-{max(rates):,.0f}]"
         print(
-            f"{key:>12} {m.output_tok_per_s:>10,.1f} {rng:>24} {m.ttft_ms.median:>10,.1f} {p.ttft_ms.median:>9,.1f} "
-            f"{m.tpot_ms.median:>9.2f} {p.tpot_ms.median:>7.2f}  {'calibration' if used else 'validation'}"
+            f"{key:>12} {m.output_tok_per_s:>10,.1f} {rng:>24} {_num(m.ttft_ms.median):>10} "
+            f"{_num(p.ttft_ms.median):>9} {_num(m.tpot_ms.median, 2):>9} {_num(p.tpot_ms.median, 2):>7}  "
+            f"{'calibration (in sample)' if used else 'validation (out of sample)'}"
         )
         if used:
             continue
         for name, (pv, mv) in {
-            "output_tok_per_s": (p.output_tok_per_s, m.output_tok_per_s),
+            "output_tok_per_s": (_tok(p, whole_run), m.output_tok_per_s),
             "ttft_ms": (p.ttft_ms.median, m.ttft_ms.median),
             "tpot_ms": (p.tpot_ms.median, m.tpot_ms.median),
         }.items():
@@ -132,9 +162,14 @@ def report(measured: BenchRun, predicted: dict[tuple[int, int], CellResult], cal
         if values:
             worst = max(values)
             print(
-                f"MAPE {name:>16}: {statistics.fmean(v for v, _ in values):6.1f}%  over {len(values)} "
-                f"validation cells; worst {worst[1]} ({worst[0]:.1f}%)"
+                f"MAPE {name:>16}: {statistics.fmean(v for v, _ in values):6.1f}%  (noise floor "
+                f"{100 * NOISE[name]:.1f}%) over {len(values)} out-of-sample cells; worst {worst[1]} ({worst[0]:.1f}%)"
             )
+    return errs
+
+
+def _num(v: float | None, digits: int = 1) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
 
 
 def run_seed(extra: list[tuple[int, int]]) -> None:
@@ -144,13 +179,19 @@ def run_seed(extra: list[tuple[int, int]]) -> None:
         "(1) seed v5e-1 grid: gemma-4-E2B-it, vLLM TPU; assumed workload",
         SEED_WORKLOAD,
         "and stream starts staggered over one request's duration",
+        "; jitter on" if JITTER else "; no jitter",
     )
     print(
         f"plan: {plan.kv_tokens:,} KV tokens (seed measured 321,344), block {plan.block_size}, "
         f"budget 4096; calibration cells {SEED_CALIBRATION}"
     )
     cal = calibrate(
-        plan, measured, cells=calibration_cells, source_run="seed article grid", start_spread_s=SEED_START_SPREAD
+        plan,
+        measured,
+        cells=calibration_cells,
+        source_run="seed article grid",
+        start_spread_s=SEED_START_SPREAD,
+        jitter=JITTER,
     )
     print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
     print("calibration residuals %:", cal.residuals_pct)
@@ -166,16 +207,12 @@ def run_seed(extra: list[tuple[int, int]]) -> None:
     run_replicas(cal)
 
 
-# seeds/article-zh-v5e-v6e-gemma4-survey.txt: on a v5e-4, four one-chip E2B engines give 1.39x / 2.52x / 3.36x
-# the output of one TP=4 engine at 16 / 64 / 256 streams (workload not stated; 1,024 + 128 tokens assumed, the
-# survey's `vllm bench serve` setting)
-SURVEY_REPLICA_RATIO = {16: 1.39, 64: 2.52, 256: 3.36}
+# Four one-chip engines over one TP=4 engine on a v5e-4, measured (corpus `replica_ratios`, the survey seed)
+SURVEY_REPLICA_RATIO = {int(k): v for k, v in CORPUS["replica_ratios"][0]["ratio_by_streams"].items()}
 
 
 def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
     """The replica question with the seed calibration carried to v5e-4 (TP=4, and 4 engines of TP=1)."""
-    from onechip.sim import transfer
-
     print("\nreplicas vs tensor parallel on v5e-4 (seed calibration carried over; survey ratios measured):")
     config = seed_run().config.model_copy(update={"contexts": [1024], "requests_per_client": 2})
     for streams, measured in SURVEY_REPLICA_RATIO.items():
@@ -195,6 +232,48 @@ def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
         print(
             f"  {streams:>3} streams: 4 x TP=1 {rates[4]:,.0f} tok/s, 1 x TP=4 {rates[1]:,.0f} tok/s: "
             f"ratio {rates[4] / rates[1]:.2f} (survey {measured:.2f})"
+        )
+
+
+def _grid_plan(chip: str):  # type: ignore[no-untyped-def]
+    """The seeds' serving settings (max-model-len 32768, 4096 tokens a step) on `chip`."""
+    return planner.plan_model(
+        PlanRequest(model="google/gemma-4-E2B-it", chip=chip, max_model_len=32768, max_num_batched_tokens=4096)
+    )
+
+
+def run_corpus() -> None:
+    """Leave one grid out across the corpus: each grid that can calibrate (one client at two contexts and a
+    multi-client cell, TTFT and TPOT published) is fitted on its calibration cells, then every other grid is
+    predicted from it: on the same chip (another run, another engine build) or carried to another chip
+    (calibrate.transfer). Every row printed for another grid is out of sample."""
+    print("(3) corpus leave-one-grid-out (catalog/serving_measurements.json)")
+    for name, grid in GRIDS.items():
+        run = grid_run(grid)
+        try:
+            check_cells(run.cells)
+        except ConfigError as exc:
+            print(f"  {name}: cannot calibrate ({exc}); predicted from the others")
+    print("  the only grid that can calibrate: seed-v5e-1 (the others publish tok/s only)\n")
+    cal = calibrate(
+        _grid_plan("v5e-1"), seed_run(), cells=SEED_CALIBRATION, start_spread_s=SEED_START_SPREAD, jitter=JITTER
+    )
+    errs: dict[str, list[float]] = {}
+    for name, grid in GRIDS.items():
+        if name == "seed-v5e-1":
+            continue
+        plan = _grid_plan(grid["chip"])
+        how = "calibrated (same chip, another run)" if grid["chip"] == "v5e-1" else "carried from v5e-1"
+        terms = cal.terms if grid["chip"] == "v5e-1" else transfer(cal, plan)
+        measured = grid_run(grid)
+        print(f"--- {name} ({grid['chip']}): {how}; measured tok/s is vllm bench serve's whole-run figure")
+        out = report(measured, _pred_cells(plan, terms, measured.config), set(), whole_run=True)
+        errs.setdefault(how, []).extend(v for v, _ in out["output_tok_per_s"])
+    print("\nout of sample, tok/s (whole run), over the grids not used for the fit:")
+    for how, values in errs.items():
+        print(
+            f"  {how:>36}: MAPE {statistics.fmean(values):5.1f}% over {len(values)} cells "
+            f"(noise floor {100 * NOISE['output_tok_per_s']:.1f}%)"
         )
 
 
@@ -246,16 +325,19 @@ def noise_floor(first: BenchRun, second: BenchRun) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["seed", "embedded"])
+    parser.add_argument("which", choices=["seed", "embedded", "corpus"])
     parser.add_argument("root", nargs="?", type=Path)
     parser.add_argument(
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
     )
+    parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument(
         "--refit", action="store_true", help="embedded: fit calibration/ and predict again with today's model"
     )
     args = parser.parse_args()
-    if args.which == "seed":
+    if args.which == "corpus":
+        run_corpus()
+    elif args.which == "seed":
         run_seed([(int(a), int(b)) for a, b in (c.split("x") for c in args.also.split(",") if c)])
     elif args.root is None:
         sys.exit("embedded: give the directory benchmarks/embedded_grid.sh wrote")

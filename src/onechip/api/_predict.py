@@ -21,6 +21,9 @@ from onechip.schemas.common import model_key
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
+from onechip.sim import uncertainty
+from onechip.sim.priors import measured_priors
+from onechip.sim.uncertainty import Source
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
@@ -142,15 +145,27 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
 ADVISE_NOTE = (
     "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
     "calibrated; one calibrated on another chip of the same model keeps its host costs and scales its device "
-    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use roofline "
-    "priors, an optimistic bound (fixed host cost missing; the seed's v5e-1 measured ~2x its TPOT floor). "
-    "Prices are per chip-hour times the chips of the slice."
+    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use priors from "
+    "measurements: the roofline with weights and KV read at the fraction of HBM bandwidth measured chips "
+    "reached (sim.priors; host costs missing, so optimistic with many clients). Prices are per chip-hour "
+    "times the chips of the deployment."
+)
+
+
+RANK_NOTE = (
+    "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
+    "range); rows backed by a measurement (calibrated on the chip, or carried from another) before prior-only "
+    "rows; then by $/M at the pessimistic end. Ranges are each source's measured error (catalog "
+    "serving_measurements.json): calibrated +-13% tok/s, carried +-41%, priors 0.25-1.21x. "
+    "'could flip with' names lower rows whose range reaches below a row's."
 )
 
 
 def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
-    """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, and a
-    multi-chip slice also as one engine per chip (replicas). Raises ConfigError for an unknown chip."""
+    """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, a
+    multi-chip slice also as one engine per chip (replicas), and a one-chip chip also as two of it (a second
+    chip, replicas behind a round-robin balancer) when there are clients to split, so the advice says when a
+    second chip beats a bigger slice. Raises ConfigError for an unknown chip."""
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
@@ -159,6 +174,8 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
         out.append((chip, 1, n))
         if n > 1:
             out.append((chip, n, 1))
+        elif request.workload["clients"] >= 2:
+            out.append((chip, 2, 1))
     return out
 
 
@@ -177,15 +194,16 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | str:
 
 
 def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
-    """A stored calibration of this chip, else one carried over from another chip, else roofline priors.
-    Raises ConfigError when none applies and the chip has no roofline figures."""
+    """A stored calibration of this chip, else one carried over from another chip, else priors from
+    measurements (the roofline at the measured fraction of bandwidth, sim.priors). Raises ConfigError when
+    none applies and the chip has no roofline figures."""
     own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
     if own is not None:
         return own, own.terms
     other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)
     if other is not None:
         return other, sim.transfer(other, the_plan)
-    return None, sim.roofline_priors(the_plan)
+    return None, measured_priors(the_plan)
 
 
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
@@ -200,40 +218,87 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
             return row.model_copy(update={"verdict": the_plan.verdict})
         calibration, terms = _advice_terms(the_plan)
         config = BenchConfig(
-            base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[-(-clients // engines)],
-            output_tokens=out, requests_per_client=2, warmup_requests=1, reps=request.reps,
-        )  # fmt: skip
+            base_url=f"http://predicted.{chip}",
+            contexts=[ctx],
+            clients=[-(-clients // engines)],
+            output_tokens=out,
+            reps=request.reps,
+        )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
         cell = predicted_cells(the_plan, terms, config, request.reps)[0]
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
         return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
+    source: Source = "prior" if calibration is None else "calibrated" if calibration.key.chip == chip else "carried"
     rates = [r.output_tok_per_s * engines for r in cell.reps]
+    tok = uncertainty.figure_range(source, "output_tok_per_s", cell.output_tok_per_s * engines,
+                                   (min(rates), max(rates)))  # fmt: skip
+    latency = {
+        name: uncertainty.figure_range(source, name, value)
+        for name, value in (("ttft_ms", cell.ttft_ms.median), ("tpot_ms", cell.tpot_ms.median))
+        if value is not None
+    }
     row = row.model_copy(update={
-        "fits": True, "calibrated": calibration is not None, "kv_tokens": the_plan.kv_tokens,
+        "fits": True, "calibrated": source == "calibrated", "kv_tokens": the_plan.kv_tokens, "source": source,
         "calibrated_on": calibration.key.chip if calibration else None,
-        "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (min(rates), max(rates)),
+        "error_source": uncertainty.error_source(source) + (
+            f"; no serving measurement of {chip} in the corpus: its range may be wider"
+            if source == "prior" and chip not in uncertainty.measured_chips() else ""
+        ),
+        "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (tok.low, tok.high),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
+        **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},
     })  # fmt: skip
     if request.slo:
-        got = {"ttft_ms": row.ttft_ms, "tpot_ms": row.tpot_ms}
-        row.meets_slo = all(got[k] is not None and got[k] <= v for k, v in request.slo.items())  # type: ignore[operator]
+        row.slo_verdict = uncertainty.slo_verdict(latency, request.slo)
+        row.meets_slo = {"pass": True, "fail": False, "cannot tell": None}[row.slo_verdict]
     price = _advice_price(chip, request.pricing)
     if isinstance(price, str):
         row.price_source = price
     else:
-        chips = planner.rules.accelerator(chip).chips
+        chips = engines * tp  # a slice's chips, or one-chip replicas each on its own chip
         row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
         row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)
+        if tok.low > 0:
+            row.usd_per_mtok_range = (
+                cost_layer.usd_per_mtok(row.usd_per_hour, tok.high),
+                cost_layer.usd_per_mtok(row.usd_per_hour, tok.low),
+            )
     return row
+
+
+VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
+
+
+def _rank(rows: list[AdviceRow]) -> list[AdviceRow]:
+    """Rows that fit first; by SLO verdict (pass, cannot tell, fail); rows backed by a measurement
+    (calibrated, carried) before prior-only ones, whose range has no measured lower end on that chip; then by
+    $/M at the pessimistic end of the range (what holds within it). Each row names the rows below it whose
+    $/M range reaches below its own (the order could flip within the ranges)."""
+
+    def key(r: AdviceRow) -> tuple[bool, int, bool, bool, float]:
+        worst = r.usd_per_mtok_range[1] if r.usd_per_mtok_range else r.usd_per_mtok
+        return (not r.fits, VERDICT_ORDER[r.slo_verdict], r.source == "prior", worst is None,
+                worst if worst is not None else -(r.output_tok_per_s or 0))  # fmt: skip
+
+    ranked = sorted(rows, key=key)
+    for i, r in enumerate(ranked):
+        if r.usd_per_mtok_range is None:
+            continue
+        r.could_flip_with = [
+            f"{o.chip} {o.engines}xTP{o.tensor_parallel_size}" + (" (priors)" if o.source == "prior" else "")
+            for o in ranked[i + 1 :]
+            if o.fits and o.usd_per_mtok_range is not None and o.usd_per_mtok_range[0] < r.usd_per_mtok_range[1]
+        ]
+    return ranked
 
 
 def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:
     """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
-    the predicted cell (stored calibration, else roofline priors), the price and $/M output tokens, ranked:
-    meeting the SLO first, then cheapest per token; multi-chip slices also as one engine per chip (replicas
-    vs tensor parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be
-    read at all (before any chip is tried)."""
+    the predicted cell (stored calibration, else one carried from another chip, else roofline priors) with its
+    measured-error range, the price and $/M output tokens, ranked by what holds within the ranges (`_rank`);
+    multi-chip slices also as one engine per chip (replicas vs tensor parallel). Raises ConfigError for an
+    unknown chip or pricing model, or a model that cannot be read at all (before any chip is tried)."""
     cost_layer.parse_pricing(request.pricing)
     planner.resolve_model(request.model)
     deployments = _deployments(request)
@@ -244,8 +309,5 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
         rows.append(_advice_row(request, chip, engines, tp))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
-    def rank(r: AdviceRow) -> tuple[bool, bool, bool, float]:
-        return (not r.fits, r.meets_slo is False, r.usd_per_mtok is None, r.usd_per_mtok or -(r.output_tok_per_s or 0))
-
-    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=sorted(rows, key=rank),
-                  notes=[ADVISE_NOTE])  # fmt: skip
+    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=_rank(rows),
+                  notes=[ADVISE_NOTE, RANK_NOTE])  # fmt: skip

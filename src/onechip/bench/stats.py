@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from onechip.schemas.bench import (
     LATE_SEND_MS,
@@ -191,6 +192,25 @@ def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -
     return (start, end) if end > start else None
 
 
+def whole_run(samples: Sequence[RequestSample]) -> tuple[float, int, int]:
+    """(duration s, output tokens, ok requests) over the whole run, as vllm bench serve, GuideLLM and AIPerf
+    count it: every measured ok request's completion tokens over last measured completion - first measured
+    send (ramp and drain included). (0, 0, 0) without measured samples."""
+    measured = [s for s in samples if not s.warmup and s.t_done is not None]
+    ok = [s for s in measured if s.status == "ok"]
+    if not measured:
+        return 0.0, 0, 0
+    start = min(s.t_send for s in measured)
+    end = max(s.t_done for s in measured if s.t_done is not None)
+    return max(end - start, 0.0), sum(s.completion_tokens or 0 for s in ok), len(ok)
+
+
+def request_share(s: RequestSample, start: float, end: float) -> float:
+    """The share of `s`'s output tokens that arrived in [start, end]: a request counts fractionally at the
+    window's edges, so requests/s and tok/s are counted the same way."""
+    return tokens_between(s, start, end) / s.completion_tokens if s.completion_tokens else 0.0
+
+
 SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
 
 
@@ -217,10 +237,18 @@ def meets_slo(s: RequestSample, slo: dict[str, float]) -> bool:
 def rep_result(
     rep: int, samples: Sequence[RequestSample], slo: dict[str, float] | None = None, open_loop: bool = False
 ) -> RepResult:
-    """Aggregate throughput of one repetition: completion tokens arrived in the window / window seconds."""
+    """Aggregate throughput of one repetition, by both definitions: completion tokens arrived in the steady
+    window / window seconds (`measured_window`; requests counted by their share of tokens in it), and the
+    whole-run figure (`whole_run`)."""
     measured = [s for s in samples if not s.warmup]
     ok = sum(1 for s in measured if s.status == "ok")
     window = measured_window(samples, open_loop)
+    whole_s, whole_tokens, _ = whole_run(samples)
+    whole: dict[str, Any] = {
+        "whole_run_s": whole_s,
+        "whole_run_output_tokens": whole_tokens,
+        "whole_run_tok_per_s": whole_tokens / whole_s if whole_s > 0 else 0.0,
+    }
     if window is None:
         return RepResult(
             rep=rep,
@@ -229,6 +257,7 @@ def rep_result(
             output_tok_per_s=0.0,
             requests_ok=ok,
             requests_failed=len(measured) - ok,
+            **whole,
         )
     start, end = window
     tokens = sum(tokens_between(s, start, end) for s in samples)
@@ -243,7 +272,9 @@ def rep_result(
         requests_ok=ok,
         requests_failed=len(measured) - ok,
         requests_in_window=in_window,
+        request_share_in_window=sum(request_share(s, start, end) for s in measured),
         goodput_per_s=goodput,
+        **whole,
     )
 
 
@@ -268,7 +299,9 @@ def summarize_cell(
     rates = [r.output_tok_per_s for r in reps]
     # a TPOT of 0 (every token arrived in one network read) has no finite per-stream rate
     stream_rates = [1000.0 / t for t in tpots if t > 0]
-    req_rates = [r.requests_in_window / r.window_s for r in reps if r.window_s > 0]
+    req_rates = [r.request_share_in_window / r.window_s for r in reps if r.window_s > 0]
+    whole_rates = [r.whole_run_tok_per_s for r in reps if r.whole_run_s > 0]
+    whole_req_rates = [whole_run(samples_by_rep[r.rep])[2] / r.whole_run_s for r in reps if r.whole_run_s > 0]
     return cell.model_copy(
         update={
             "reps": reps,
@@ -276,6 +309,8 @@ def summarize_cell(
             "cv_output_tok_per_s": cv(rates),
             "per_stream_tok_per_s": statistics.median(stream_rates) if stream_rates else None,
             "request_rate_per_s": statistics.median(req_rates) if req_rates else None,
+            "whole_run_tok_per_s": statistics.median(whole_rates) if whole_rates else None,
+            "whole_run_request_rate_per_s": statistics.median(whole_req_rates) if whole_req_rates else None,
             "goodput_per_s": statistics.median(goodputs) if goodputs else None,
             "ttft_ms": dist(v for v in (ttft_ms(s) for s in ok) if v is not None),
             "tpot_ms": dist(tpots),

@@ -334,6 +334,78 @@ class InventoryFile(StrictModel):
     tensors: list[tuple[str, list[int], str]] = Field(description="(name, shape, safetensors dtype) per tensor.")
 
 
+class MeasuredCell(StrictModel):
+    """One published cell: aggregate output tok/s and, where published, median TTFT and TPOT."""
+
+    context_tokens: int = Field(description="Prompt length, tokens.")
+    clients: int = Field(description="Concurrent streams.")
+    output_tok_per_s: float = Field(description="Aggregate output tok/s.")
+    ttft_ms: float | None = Field(default=None, description="Median TTFT, ms (None: not published).")
+    tpot_ms: float | None = Field(default=None, description="Median TPOT, ms (None: not published).")
+
+
+class MeasuredGrid(StrictModel):
+    """A published measurement of one deployment (serving_measurements.json `grids`)."""
+
+    name: str = Field(description="Short handle, unique in the file.")
+    chip: str = Field(description="accelerators.json key.")
+    model: str = Field(description="Hub id served.")
+    engine: str = Field(description="engines.json rule set.")
+    engine_version: str = Field(description="Engine version ('' = not published).")
+    output_tokens: int = Field(description="Output tokens per request (stated or assumed: see note).")
+    note: str = Field(description="Settings, assumptions, and how derived figures were derived.")
+    source: str = Field(description="Where the figures are published.")
+    date: str = Field(description="ISO date of the measurement or its publication.")
+    cells: list[MeasuredCell] = Field(description="The measured cells.")
+
+
+class ReplicaRatio(StrictModel):
+    """Replicas over tensor parallel on one slice, measured."""
+
+    chip: str = Field(description="accelerators.json key of the slice.")
+    model: str = Field(description="Hub id served.")
+    note: str = Field(description="What the ratio is and what was assumed.")
+    source: str = Field(description="Where it is published.")
+    date: str = Field(description="ISO date read.")
+    ratio_by_streams: dict[str, float] = Field(description="Streams -> output of N x TP=1 over 1 x TP=N.")
+
+
+class DecodeBand(StrictModel):
+    """Single-stream decode tok/s per TB/s of HBM bandwidth measured across chips."""
+
+    low: float = Field(description="Lowest measured tok/s per TB/s.")
+    high: float = Field(description="Highest measured tok/s per TB/s.")
+    chips: list[str] = Field(description="Chips measured.")
+    note: str = Field(description="What it means.")
+    source: str = Field(description="Where it is published.")
+    date: str = Field(description="ISO date read.")
+
+
+class PredictionError(StrictModel):
+    """Measured relative error of a prediction of one kind (or of re-measurement: noise), per figure."""
+
+    output_tok_per_s: float = Field(description="Relative error of output tok/s (0.13 = 13%).")
+    ttft_ms: float = Field(description="Relative error of median TTFT.")
+    tpot_ms: float = Field(description="Relative error of median TPOT.")
+    factors: dict[str, tuple[float, float]] | None = Field(
+        default=None,
+        description="Per figure, the measured value as a factor of the predicted one, lowest and highest; "
+        "when given, the range is prediction x these instead of -+ the relative error.",
+    )
+    note: str = Field(description="How it was measured.")
+    source: str = Field(description="Where it was measured.")
+    date: str = Field(description="ISO date measured.")
+
+
+class ServingMeasurementsFile(_File):
+    grids: list[MeasuredGrid] = Field(description="Published measured grids, one deployment each.")
+    replica_ratios: list[ReplicaRatio] = Field(description="Measured replicas-over-TP ratios.")
+    decode_tok_per_s_per_tb_s: DecodeBand = Field(description="Cross-chip single-stream decode band.")
+    prediction_error: dict[Literal["calibrated", "carried", "prior", "noise"], PredictionError] = Field(
+        description="Measured error by where a prediction's terms came from, and the re-measurement noise."
+    )
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -341,6 +413,7 @@ FILES: dict[str, type[StrictModel]] = {
     "prices": PricesFile,
     "serve_families": ServeFamiliesFile,
     "cloud_tpu": CloudTpuFile,
+    "serving_measurements": ServingMeasurementsFile,
 }
 
 

@@ -40,6 +40,9 @@ def simulate(
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
+        loose = [name for name in type(prediction.terms).model_fields if name not in cal.fitted]
+        if loose:
+            console.print(f"[yellow]not pinned by these cells[/] (kept near their starting point): {', '.join(loose)}")
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
@@ -95,13 +98,13 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         ("TPOT\nms", [f"{r.tpot_ms or 0:,.2f}" for r in fitting], True),
         ("$/h", [f"{r.usd_per_hour:.2f} {r.pricing}" if r.usd_per_hour is not None else "no price"
                  for r in fitting], False),
-        ("$/M\ntok", [f"${r.usd_per_mtok:.3f}" if r.usd_per_mtok is not None else "—" for r in fitting], True),
+        ("$/M tok\n[range]", [_usd_range(r.usd_per_mtok, r.usd_per_mtok_range) for r in fitting], True),
     ]  # fmt: skip
     if request.slo:
-        columns.append(
-            ("SLO", [{True: "meets", False: "[red]misses[/]", None: ""}[r.meets_slo] for r in fitting], True)
-        )
-    sources = ["calibrated" if r.calibrated else "[yellow]priors[/]" for r in fitting]
+        verdicts = {"pass": "pass", "fail": "[red]fail[/]", "cannot tell": "[yellow]?[/]", None: ""}
+        columns.append(("SLO", [verdicts[r.slo_verdict] for r in fitting], True))
+    sources = [{"calibrated": "calibrated", "carried": "carried"}.get(r.source or "", "[yellow]priors[/]")
+               for r in fitting]  # fmt: skip
     if len(set(sources)) > 1:  # one source for every row is said once, under the table
         columns.append(("from", sources, False))
     for header, cells, whole in columns:
@@ -116,5 +119,20 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         table.add_row(*row)
     console.print(table)
     if fitting and len(set(sources)) == 1:
-        said = "from a stored calibration" if fitting[0].calibrated else "from [yellow]roofline priors[/]"
-        console.print(f"every row predicted {said}")
+        said = {"calibrated": "from a stored calibration", "carried": "from a calibration carried from another chip"}
+        prior = "from [yellow]priors[/] (roofline at the measured bandwidth fraction)"
+        console.print(f"every row predicted {said.get(fitting[0].source or '', prior)}")
+    if request.slo:
+        console.print("[dim]SLO: pass / fail over the whole TTFT and TPOT range; ? = the range straddles it[/]")
+    for r in fitting:
+        if r.could_flip_with and r.source != "prior":  # prior-only rows overlap one another: said once, in the note
+            more = f" and {len(r.could_flip_with) - 3} more" if len(r.could_flip_with) > 3 else ""
+            console.print(f"[dim]{r.chip} {r.engines}xTP{r.tensor_parallel_size} could flip, within the ranges, "
+                          f"with {', '.join(r.could_flip_with[:3])}{more}[/]")  # fmt: skip
+
+
+def _usd_range(usd: float | None, usd_range: tuple[float, float] | None) -> str:
+    """$/M with its range (low-high) when known."""
+    if usd is None:
+        return "—"
+    return f"${usd:.3f}" + (f" [{usd_range[0]:.3f}-{usd_range[1]:.3f}]" if usd_range else "")

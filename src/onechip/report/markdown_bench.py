@@ -18,8 +18,17 @@ def _aggregate(c: CellResult) -> str:
     return f"{text} (CV {cv * 100:.0f}%)" if cv is not None else text
 
 
+WINDOW_NOTE = (
+    "Two tok/s definitions: the **steady window** (onechip's: from when every stream has sent its first "
+    "measured request to when the first stream finished its last one, so ramp-up and drain are left out; open "
+    "loop: first measured send to last completion) and the **whole run** (all measured output tokens / (last "
+    "completion - first send), what vllm bench serve, GuideLLM and AIPerf report; lower by the ramp and the "
+    "drain). Requests/s counts each request by the share of its tokens inside the steady window."
+)
+
 GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
-    ("Aggregate output tok/s", _aggregate),
+    ("Aggregate output tok/s (steady window)", _aggregate),
+    ("Whole-run output tok/s (vllm bench serve / GuideLLM / AIPerf definition)", lambda c: num(c.whole_run_tok_per_s)),
     ("Median TTFT (ms)", lambda c: num(c.ttft_ms.median, 0)),
     ("Per-stream output tok/s", lambda c: num(c.per_stream_tok_per_s)),
 )
@@ -59,6 +68,8 @@ def grids(bench: BenchRun | None) -> list[str]:
     lines += [
         f"Contexts are rows, concurrent clients are columns. Output {num(config.output_tokens, 0)} "
         f"tokens per request, {num(config.reps, 0)} reps per cell; values are medians over reps.",
+        "",
+        WINDOW_NOTE,
         "",
     ]
     for title, render in GRIDS:

@@ -435,6 +435,18 @@ class RepResult(ResultModel):
     requests_ok: int = Field(description="Measured requests that succeeded.")
     requests_failed: int = Field(description="Measured requests that failed.")
     requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
+    request_share_in_window: float = Field(
+        default=0.0,
+        description="Measured requests counted by the share of their output tokens that arrived inside the "
+        "window (fractional at its edges), so requests/s = this / window_s agrees with tok/s / tokens per request.",
+    )
+    whole_run_s: float = Field(
+        default=0.0,
+        description="Whole-run duration: last measured completion - first measured send, s (the denominator "
+        "vllm bench serve, GuideLLM and AIPerf use; ramp and drain included).",
+    )
+    whole_run_output_tokens: int = Field(default=0, description="Completion tokens of every measured request.")
+    whole_run_tok_per_s: float = Field(default=0.0, description="whole_run_output_tokens / whole_run_s.")
     goodput_per_s: float | None = Field(
         default=None,
         description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
@@ -465,7 +477,10 @@ class CellResult(ResultModel):
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall).")
     reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")
-    output_tok_per_s: float | None = Field(default=None, description="Median over reps of aggregate tok/s.")
+    output_tok_per_s: float | None = Field(
+        default=None,
+        description="Median over reps of aggregate tok/s in the steady window (every stream busy; RepResult.window_s).",
+    )
     cv_output_tok_per_s: float | None = Field(default=None, description="stdev/mean of tok/s across reps.")
     per_stream_tok_per_s: float | None = Field(
         default=None, description="Median of per-request decode tok/s = 1000 / TPOT ms."
@@ -474,7 +489,18 @@ class CellResult(ResultModel):
         default=None,
         description="Median over reps of goodput (requests/s meeting every SLO); None without SLOs.",
     )
-    request_rate_per_s: float | None = Field(default=None, description="Median over reps of requests/s in window.")
+    request_rate_per_s: float | None = Field(
+        default=None,
+        description="Median over reps of requests/s in the steady window (request_share_in_window / window_s).",
+    )
+    whole_run_tok_per_s: float | None = Field(
+        default=None,
+        description="Median over reps of the whole-run output tok/s (all measured output tokens / (last "
+        "completion - first send)): the figure vllm bench serve, GuideLLM and AIPerf report.",
+    )
+    whole_run_request_rate_per_s: float | None = Field(
+        default=None, description="Median over reps of measured ok requests / whole-run duration."
+    )
     ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
     tpot_ms: Dist = Field(default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms.")
     itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS
+from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import (
@@ -383,14 +383,26 @@ class SimulateRequest(RequestModel):
     )
 
 
+def bench_workload() -> dict[str, float]:
+    """The cell `onechip bench` measures by default at its heaviest: its longest default context, most default
+    clients, default output tokens (BenchConfig's defaults), so advise predicts what bench would measure."""
+    fields = BenchConfig.model_fields
+    return {
+        "ctx": float(max(fields["contexts"].default)),
+        "clients": float(max(fields["clients"].default)),
+        "output_tokens": float(fields["output_tokens"].default),
+    }
+
+
 class AdviseRequest(RequestModel):
     """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
 
     model: Annotated[str, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
-        default_factory=lambda: {"ctx": 1024.0, "clients": 16.0},
-        validate_default=True,  # the default gets output_tokens from the validator too
-        description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip.",
+        default_factory=dict,
+        validate_default=True,  # the default gets bench's cell from the validator
+        description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip; keys not given "
+        "are bench's defaults (its longest context and most clients, its output tokens).",
     )
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
@@ -411,7 +423,7 @@ class AdviseRequest(RequestModel):
         for key, number in value.items():
             if not (number.is_integer() and 1 <= number <= bounds[key]):
                 raise ValueError(f"{key} must be a whole number from 1 to {bounds[key]:,}")
-        return {"ctx": 1024.0, "clients": 16.0, "output_tokens": 128.0, **value}
+        return {**bench_workload(), **value}
 
     @field_validator("slo")
     @classmethod

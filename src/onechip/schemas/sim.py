@@ -8,6 +8,8 @@ which.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel
@@ -98,7 +100,11 @@ class AdviceRow(ResultModel):
     """One deployment `advise` considered: a chip (or slice) with N engines of tensor-parallel size TP."""
 
     chip: str = Field(description="Accelerator catalog key.")
-    engines: int = Field(default=1, description="Engines on the slice (replicas); clients split evenly.")
+    engines: int = Field(
+        default=1,
+        description="Engines (replicas) on the slice, or one-chip engines each on its own chip when the chip "
+        "has one; clients split evenly (round robin). Priced as engines x tensor_parallel_size chips.",
+    )
     tensor_parallel_size: int = Field(default=1, description="Chips per engine.")
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
@@ -108,7 +114,11 @@ class AdviceRow(ResultModel):
     )
     kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
     output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
-    output_tok_per_s_range: tuple[float, float] | None = Field(default=None, description="Min and max over seeds.")
+    output_tok_per_s_range: tuple[float, float] | None = Field(
+        default=None,
+        description="Low and high: the seeds' spread widened to the measured error of this row's source "
+        "(sim.uncertainty).",
+    )
     ttft_ms: float | None = Field(default=None, description="Predicted median TTFT, ms.")
     tpot_ms: float | None = Field(default=None, description="Predicted median TPOT, ms.")
     pricing: str | None = Field(default=None, description="Pricing model of the price used.")
@@ -116,12 +126,36 @@ class AdviceRow(ResultModel):
     price_source: str | None = Field(default=None, description="Price entry used: chip key, region, read date.")
     usd_per_mtok: float | None = Field(default=None, description="USD per million output tokens at the prediction.")
     meets_slo: bool | None = Field(
-        default=None, description="Predicted median TTFT/TPOT within the SLO (None: no SLO)."
+        default=None, description="slo_verdict as a bool: True pass, False fail, None cannot tell or no SLO."
+    )
+    source: Literal["calibrated", "carried", "prior"] | None = Field(
+        default=None,
+        description="Where the terms came from: calibrated on this chip, carried from another chip's "
+        "calibration, or roofline priors only (no measurement of this chip).",
+    )
+    error_source: str | None = Field(default=None, description="Where the error behind the ranges was measured.")
+    ttft_ms_range: tuple[float, float] | None = Field(
+        default=None, description="Median TTFT range: the measured error of this source around the prediction, ms."
+    )
+    tpot_ms_range: tuple[float, float] | None = Field(
+        default=None, description="Median TPOT range: the measured error of this source around the prediction, ms."
+    )
+    usd_per_mtok_range: tuple[float, float] | None = Field(
+        default=None, description="USD per million output tokens at the high and the low end of the tok/s range."
+    )
+    slo_verdict: Literal["pass", "fail", "cannot tell"] | None = Field(
+        default=None,
+        description="pass: the whole TTFT/TPOT range within the SLO; fail: beyond it; else cannot tell (None: no SLO).",
+    )
+    could_flip_with: list[str] = Field(
+        default_factory=list,
+        description="Rows ranked below this one whose $/M range reaches below this row's (the order could flip).",
     )
 
 
 class Advice(ResultModel):
-    """`onechip advise`: every deployment considered, best first (meets the SLO, then cheapest per token)."""
+    """`onechip advise`: every deployment considered, best first: SLO pass, cannot tell, fail; measured rows
+    (calibrated, carried) before prior-only ones; then by $/M at the pessimistic end of the range."""
 
     model: str = Field(description="The model as given.")
     workload: dict[str, float] = Field(description="ctx, clients, output_tokens.")

@@ -131,12 +131,14 @@ def _terms(start: StepTerms, x: Vector) -> StepTerms:
     return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
 
 
-def _residuals(plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms, spread: float | None) -> Vector:
+def _residuals(
+    plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms, spread: float | None, jitter: bool = False
+) -> Vector:
     """Relative errors (simulated / measured - 1) of each cell's three figures (stream starts: `spread`,
     CellSimulation's start_spread_s)."""
     out = []
     for cell in cells:
-        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread)
+        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread, jitter)
         got = [figures(s) for s in sim.samples_by_seed.values()]
         for name in FIGURES:
             measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
@@ -192,16 +194,17 @@ def calibrate(
     source_run: str = "",
     on_progress: ProgressFn = no_progress,
     start_spread_s: float | None = 0.0,
+    jitter: bool = False,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
     cell), simulating the cells with the run's stream starts (`start_spread_s`: 0 = together, as `onechip
-    bench` starts them; see CellSimulation). Raises ConfigError when the cells lack what the fit needs (see
-    check_cells)."""
+    bench` starts them; see CellSimulation; `jitter` as in CellSimulation). Raises ConfigError when the cells
+    lack what the fit needs (see check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen)
 
     def residuals(terms: StepTerms) -> Vector:
-        return _residuals(plan, run, chosen, terms, start_spread_s)
+        return _residuals(plan, run, chosen, terms, start_spread_s, jitter)
 
     fits = []
     for engine_share in START_SHARES:

@@ -41,15 +41,17 @@ def simulate_cell(
     clients: int,
     seeds: int,
     start_spread_s: float | None = 0.0,
+    jitter: bool = False,
 ) -> CellPrediction:
-    """One cell of `config` on `plan` with `terms`, seeds 0 .. seeds-1 (stream starts: CellSimulation)."""
+    """One cell of `config` on `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and `jitter`, the
+    seeded variation of each request's API-server time: CellSimulation)."""
     cell = CellPrediction(context, clients)
     if context + config.output_tokens > plan.max_model_len:
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
         return cell
     engine, model = engine_of(plan), step_model(plan, terms)
     for seed in range(seeds):
-        sim = CellSimulation(config, engine, model, context, clients, seed, start_spread_s)
+        sim = CellSimulation(config, engine, model, context, clients, seed, start_spread_s, jitter)
         try:
             cell.samples_by_seed[seed] = sim.run()
         except RuntimeError as exc:
@@ -67,12 +69,15 @@ def simulate_grid(
     seeds: int,
     on_progress: ProgressFn = no_progress,
     start_spread_s: float | None = 0.0,
+    jitter: bool = False,
 ) -> list[CellPrediction]:
-    """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each."""
+    """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each (`jitter`:
+    CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
+    for what it does to accuracy)."""
     cells = [(ctx, n) for ctx in config.contexts for n in config.clients]
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", f"{ctx:,} tokens x {n} clients", done=i, total=len(cells)))
-        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s))
+        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter))
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out

@@ -32,7 +32,11 @@ flight). Closed-loop streams all start at t = 0, as `onechip bench` starts them;
 (a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
 tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
 that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
-None = over one request's duration). Everything else is deterministic, so a seed reproduces a run exactly.
+None = over one request's duration). With `jitter`, each request's API-server time is drawn (seeded)
+uniformly from 0.5 to 1.5 x request_overhead_s rather than taken as that mean: streams that finish together
+then reach the scheduler at different times, the waves dissolve as they do in measured runs, and the seeds
+(the reps) differ. The shape is chosen, not fitted (an exponential, the M/M/1 assumption, was tried: on the
+seed's grid it moved more queueing into TTFT still). A seed reproduces a run exactly.
 """
 
 from __future__ import annotations
@@ -113,8 +117,10 @@ class CellSimulation:
         clients: int,
         seed: int,
         start_spread_s: float | None = 0.0,
+        jitter: bool = False,
     ) -> None:
         self.config, self.engine, self.model = config, engine, model
+        self.jitter = jitter
         self.context, self.clients, self.seed = context, clients, seed
         self.rng = random.Random(seed)
         self.overhead_s = model.terms.request_overhead_s
@@ -235,7 +241,8 @@ class CellSimulation:
     def _through_frontend(self, t: float) -> float:
         """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
         work, request_overhead_s later."""
-        self.frontend_free_s = max(t, self.frontend_free_s) + self.overhead_s
+        overhead = self.overhead_s * (self.rng.uniform(0.5, 1.5) if self.jitter else 1.0)
+        self.frontend_free_s = max(t, self.frontend_free_s) + overhead
         return self.frontend_free_s
 
     def _deliver(self, now: float) -> None:

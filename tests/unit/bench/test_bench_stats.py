@@ -85,6 +85,36 @@ def test_window_is_when_every_stream_is_busy_and_warmup_is_excluded() -> None:
     assert rep.output_tokens == 8
     assert rep.output_tok_per_s == pytest.approx(8 / 3)
     assert (rep.requests_ok, rep.requests_failed, rep.requests_in_window) == (2, 0, 1)
+    # fractional at the edges: stream 0 has 6 of 6 tokens inside, stream 1 2 of 4 -> 1.5 requests
+    assert rep.request_share_in_window == pytest.approx(1.5)
+    # whole run: 6 + 4 tokens from the first measured send (1.0) to the last completion (6.0)
+    assert (rep.whole_run_s, rep.whole_run_output_tokens) == (5.0, 10)
+    assert rep.whole_run_tok_per_s == pytest.approx(2.0)
+
+
+def test_request_rate_agrees_with_tok_per_s_over_tokens_per_request() -> None:
+    # two lock-stepped streams, 4 requests each of 10 tokens, stream 1 a quarter request behind: counting only
+    # requests completed inside the window would drop stream 1's last one; the share counts it as 3/4 + ...
+    samples = [
+        sample(
+            stream=k,
+            seq=i,
+            t_send=i + 0.25 * k,
+            t_first=i + 0.25 * k + 0.1,
+            t_last=i + 0.25 * k + 1.0,
+            t_done=i + 0.25 * k + 1.0,
+            completion_tokens=10,
+            chunk_times=[i + 0.25 * k + 0.1 * (j + 1) for j in range(10)],
+            chunk_tokens=[1] * 10,
+        )
+        for k in range(2)
+        for i in range(4)
+    ]
+    cell = stats.summarize_cell(CellResult(context_tokens=8, clients=2, status="ok"), {0: samples}, 10)
+    assert cell.request_rate_per_s == pytest.approx(cell.output_tok_per_s / 10)
+    # whole run: 8 requests x 10 tokens over 0 .. 4.25 s
+    assert cell.whole_run_tok_per_s == pytest.approx(80 / 4.25)
+    assert cell.whole_run_request_rate_per_s == pytest.approx(8 / 4.25)
 
 
 def test_summarize_cell_medians_failures_and_early_ends() -> None:

@@ -156,12 +156,16 @@ def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
     rows = json.loads(out)["rows"]
     assert {(r["chip"], r["engines"], r["tensor_parallel_size"]) for r in rows} == {
         ("l4", 1, 1),
+        ("l4", 2, 1),  # a second chip, replicas
         ("v5e-1", 1, 1),
+        ("v5e-1", 2, 1),
         ("v5e-4", 1, 4),
         ("v5e-4", 4, 1),
     }
-    priced = [r["usd_per_mtok"] for r in rows if r["fits"] and r["usd_per_mtok"] is not None]
-    assert priced == sorted(priced)  # cheapest per token first
+    # by SLO verdict (pass, cannot tell, fail), then cheapest per token at the pessimistic end of the range
+    order = {"pass": 0, "cannot tell": 1, "fail": 2}
+    priced = [(order[r["slo_verdict"]], r["usd_per_mtok_range"][1]) for r in rows if r["usd_per_mtok_range"]]
+    assert priced == sorted(priced) and all(r["source"] == "prior" for r in rows if r["fits"])
     v5e4 = next(r for r in rows if r["chip"] == "v5e-4" and r["engines"] == 4)
     assert v5e4["usd_per_hour"] == pytest.approx(4 * 0.5779)  # per chip-hour x 4 chips (v5e-1 spot)
 
@@ -246,7 +250,7 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
     for chip in ("a100-80gb", "a100-40gb", "rtx-pro-6000", "b200"):
         assert chip in out
     assert max(len(line) for line in out.splitlines()) <= 80
-    assert "every row predicted from roofline priors" in out
+    assert "every row predicted from priors" in out
 
 
 def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):

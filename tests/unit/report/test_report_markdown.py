@@ -166,3 +166,10 @@ def test_failed_requests_and_the_client_host_are_reported(tmp_path: Path) -> Non
     assert "| host | bench-host |" in md and "| python | 3.11.7 |" in md
     ctx, clients = cell["context_tokens"], cell["clients"]
     assert f"- {ctx:,} ctx × {clients} clients: 1 failed; first: ClientPayloadError: stream cut mid-way" in md
+
+
+def test_report_says_which_tok_per_s_window_it_uses(seed_run: Path) -> None:
+    md = render_markdown(seed_run)
+    assert "### Aggregate output tok/s (steady window)" in md
+    assert "### Whole-run output tok/s (vllm bench serve / GuideLLM / AIPerf definition)" in md
+    assert "**steady window**" in md and "**whole run**" in md
