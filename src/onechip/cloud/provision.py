@@ -24,7 +24,7 @@ from pathlib import Path
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted
-from onechip.progress import ProgressEvent, ProgressFn
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
     Attempt,
@@ -180,10 +180,12 @@ def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed:
     on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}", elapsed, total))
 
 
-def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn) -> None:
+def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
+                timeout_s: float) -> None:  # fmt: skip
     """Poll a queued resource until ACTIVE. Raises CloudError when it ends instead (FAILED: by its error
     code; SUSPENDING/SUSPENDED/DELETING: 'ended') or is still waiting at valid-until + grace ('expired');
-    PROVISIONING is waited out (it cannot be deleted). The caller deletes what is left."""
+    PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. The caller deletes what
+    is left."""
     started = time.monotonic()
     where = f"{resource.name} in {resource.zone}"
     while True:
@@ -202,6 +204,8 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
             raise CloudError(f"{where}: {state} before it was granted", reason="ended")
         if state != "PROVISIONING" and elapsed > valid_until_s + QUEUE_GRACE_S:
             raise CloudError(f"{where}: still {state or 'CREATING'} at --valid-until", reason="expired")
+        if elapsed > valid_until_s + QUEUE_GRACE_S + timeout_s:
+            raise CloudError(f"{where}: still PROVISIONING {timeout_s:.0f} s past --valid-until")
         time.sleep(api.poll_s)
 
 
@@ -226,35 +230,34 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         time.sleep(api.poll_s)
 
 
-def delete(api: TpuApi, resource: CloudResource, timeout_s: float = DELETE_WAIT_S) -> None:
-    """Delete a queued resource with its node (force), or a node; wait for the operation; forget the record.
-    A resource already gone is fine. Raises CloudError 'precondition' for a queued resource in PROVISIONING
-    (cannot be deleted yet)."""
-    try:
-        if resource.kind == "queued-resource":
-            api.wait_operation(api.delete_queued_resource(resource.zone, resource.name), "v2alpha1", timeout_s)
-        else:
-            api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", timeout_s)
-    except CloudError as exc:
-        if exc.reason != "not-found":
-            raise
-    records.forget(resource)
-
-
-def delete_when_possible(api: TpuApi, resource: CloudResource, on_progress: ProgressFn,
-                         limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
-    """`delete`, waiting out PROVISIONING (FAILED_PRECONDITION: it cannot be deleted yet, seed) up to
-    `limit_s`. Raises CloudError when the API refuses or keeps failing."""
+def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_progress,
+           limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
+    """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
+    then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
+    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
+    waited out, and one already DELETING is waited for, up to `limit_s`. Raises CloudError when the API
+    refuses or keeps failing."""
     started = time.monotonic()
     while True:
         try:
-            delete(api, resource)
-            return
+            if resource.kind == "queued-resource":
+                api.wait_operation(api.delete_queued_resource(resource.zone, resource.name), "v2alpha1", limit_s)
+            else:
+                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s)
         except CloudError as exc:
-            if exc.reason != "precondition" or time.monotonic() - started > limit_s:
+            if exc.reason not in ("not-found", "precondition") or time.monotonic() - started > limit_s:
                 raise
-        on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
-        time.sleep(api.poll_s)
+            if exc.reason == "precondition":
+                on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
+        while (item := fetch(api, resource.kind, resource.zone, _ident(resource))) is not None:
+            if time.monotonic() - started > limit_s:
+                raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
+            time.sleep(api.poll_s)
+            if phase(resource.kind, state_of(resource.kind, item)) != "deleting":
+                break  # not on its way out: send the delete again
+        else:
+            records.forget(resource)
+            return
 
 
 def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_progress: ProgressFn) -> None:
@@ -262,7 +265,7 @@ def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_prog
     exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold)."""
     on_progress(ProgressEvent("cloud", f"{resource.zone}: {failure.reason}; deleting {resource.kind} {resource.name}"))
     try:
-        delete_when_possible(api, resource, on_progress)
+        delete(api, resource, on_progress)
     except CloudError as exc:
         raise _may_exist(failure, resource, f"and it could not be deleted ({exc})") from None
 
@@ -302,7 +305,7 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
         _send_create(api, request, resource, node, on_progress)
         try:
             if resource.kind == "queued-resource":
-                wait_queued(api, resource, request.valid_until_s, on_progress)
+                wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, resource, request.timeout_s, on_progress)
         except CloudError as exc:
             if exc.reason in FAILOVER:
@@ -392,19 +395,9 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             else:  # ours, ended (or a flex-start node left without its queued resource)
                 on_progress(ProgressEvent("cloud", f"deleting {item_kind} {ident} in {zone} ({state or 'no state'}): "
                                           "it ended, so its name can be used again"))  # fmt: skip
-                delete_when_possible(api, found, on_progress)
-                _wait_gone(api, found)
+                delete(api, found, on_progress)
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
-
-
-def _wait_gone(api: TpuApi, resource: CloudResource) -> None:
-    """Wait until the API no longer has `resource` (a delete's operation may finish before it is gone)."""
-    started = time.monotonic()
-    while fetch(api, resource.kind, resource.zone, _ident(resource)) is not None:
-        if time.monotonic() - started > DELETE_WAIT_S:
-            raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
-        time.sleep(api.poll_s)
 
 
 def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
@@ -435,7 +428,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUp
         records.save(existing)
         try:
             if existing.kind == "queued-resource":
-                wait_queued(api, existing, request.valid_until_s, on_progress)
+                wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, existing, request.timeout_s, on_progress)
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
@@ -496,7 +489,7 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
             create(api, up_request, resource, on_progress)
             attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
                               elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
-            delete_when_possible(api, resource, on_progress)
+            delete(api, resource, on_progress)
         except CloudError as exc:
             if exc.reason not in FAILOVER:
                 raise
@@ -622,6 +615,6 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> C
             result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
             continue
         on_progress(ProgressEvent("cloud", f"deleting {what}"))
-        delete_when_possible(api, resource, on_progress)
+        delete(api, resource, on_progress)
         result.deleted.append(what)
     return result
