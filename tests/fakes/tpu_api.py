@@ -27,7 +27,7 @@ A granted queued resource turns SUSPENDED (its node deleted) `run_s` after ACTIV
 end of a flex-start run. `put` places a resource in any state of the API's enums (labelled or not).
 
 Failure injection, for the state-machine tests: `faults` is a list of `Fault(method, path regex, kind,
-times)`; the first request matching one is answered with `kind` (and `times` counts down):
+times, after)`; the first request matching one is answered with `kind` (and `times` counts down):
     400 403 404 409 429 500 503 ...  Google's error body with that HTTP status (the request has no effect)
     "html"       HTTP 200 with an HTML page (a proxy or login page, not the API)
     "truncated"  HTTP 200 with the JSON cut in half
@@ -63,12 +63,14 @@ _STATUS_NAME = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOU
 
 @dataclass
 class Fault:
-    """Answer the next `times` requests whose method is `method` and whose path matches `path` with `kind`."""
+    """Answer the next `times` requests whose method is `method` and whose path matches `path` with `kind`
+    (after letting the first `after` of them through)."""
 
     method: str
     path: str
     kind: int | str
     times: int = 1
+    after: int = 0
 
 
 @dataclass
@@ -143,7 +145,7 @@ class FakeTpuApi:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         return self
 
@@ -154,6 +156,9 @@ class FakeTpuApi:
     def _fault(self, method: str, path: str) -> int | str | None:
         for fault in self.faults:
             if fault.times > 0 and fault.method == method and re.search(fault.path, path):
+                if fault.after > 0:
+                    fault.after -= 1
+                    continue
                 fault.times -= 1
                 return fault.kind
         return None
@@ -246,8 +251,8 @@ class FakeTpuApi:
                raw_query: dict[str, str]):  # fmt: skip
         key = f"{parent}/nodes/{ident}"
         if method == "GET" and listing:
-            return 200, self._page("nodes", [self._node_view(n) for k, n in self.nodes.items() if k.startswith(parent + "/")],
-                                   raw_query)  # fmt: skip
+            found = [self._node_view(n) for k, n in self.nodes.items() if k.startswith(parent + "/")]
+            return 200, self._page("nodes", found, raw_query)
         if method == "GET":
             return (200, self._node_view(self.nodes[key])) if key in self.nodes else _error(404, "NOT_FOUND", "node")
         if method == "DELETE":

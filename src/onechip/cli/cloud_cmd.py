@@ -152,7 +152,11 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
         state = (r.state or "no state") if st.exists else "gone"
         ends = ""
         if st.deadline:
-            ends = f", billing ends {st.deadline}" if r.provisioning == "flex-start" else f", --max-hours ends {st.deadline}"
+            ends = (
+                f", billing ends {st.deadline}"
+                if r.provisioning == "flex-start"
+                else f", --max-hours ends {st.deadline}"
+            )
         ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet"
         line = f"{r.name} ({r.kind}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,

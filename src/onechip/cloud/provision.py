@@ -606,6 +606,9 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> C
     for resource in chosen:
         what = f"{resource.kind} {resource.name} ({resource.zone})"
         item = _fetch(api, resource)
+        if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
+            time.sleep(api.poll_s)
+            item = _fetch(api, resource)
         if item is None:
             records.forget(resource)
             result.kept.append(f"{what}: already gone")

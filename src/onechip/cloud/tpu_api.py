@@ -91,7 +91,9 @@ class TpuApi:
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
         try:
-            answer = self.http.request(method, url, params=params, json=body, headers=self.credentials.headers(method, url))
+            answer = self.http.request(
+                method, url, params=params, json=body, headers=self.credentials.headers(method, url)
+            )
         except httpx.HTTPError as exc:
             raise CloudError(f"{where}: no answer from {base} ({type(exc).__name__})", reason="transient") from None
         code = answer.status_code
@@ -231,4 +233,3 @@ def _operation(op: Json, base: str) -> Json:
     if not isinstance(op.get("name"), str) or not isinstance(op.get("done", False), bool):
         raise not_the_api(base, "an operation without a name")
     return op
-

@@ -105,7 +105,11 @@ class CloudProbeRequest(CloudTarget):
     """`onechip cloud probe`: can I get CHIP with PROVISIONING in each ZONE now? A real create, deleted at once."""
 
     wait_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=60.0, gt=0, le=MAX_WAIT_S, strict=True, description="How long a probe watches a queued request before it deletes it."
+        default=60.0,
+        gt=0,
+        le=MAX_WAIT_S,
+        strict=True,
+        description="How long a probe watches a queued request before it deletes it.",
     )
 
 
@@ -138,7 +142,11 @@ class CloudUpRequest(CloudTarget):
     )
     ssh_user: str = Field(default="onechip", description="User the ssh key is for on the node.")
     timeout_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=1800.0, gt=0, le=MAX_WAIT_S, strict=True, description="Give up on a node that is not READY this long after it was granted."
+        default=1800.0,
+        gt=0,
+        le=MAX_WAIT_S,
+        strict=True,
+        description="Give up on a node that is not READY this long after it was granted.",
     )
 
     @model_validator(mode="after")
@@ -163,9 +171,7 @@ class CloudUpRequest(CloudTarget):
 class CloudNameRequest(RequestModel):
     """`onechip cloud status` / `down`: resources onechip created (labelled), by name or all."""
 
-    name: ResourceName | None = Field(
-        default=None, description="Resource name (default: every one onechip created)."
-    )
+    name: ResourceName | None = Field(default=None, description="Resource name (default: every one onechip created).")
     project: ProjectId | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
         default_factory=list, description="Zones to look in, comma-separated (default: every zone onechip used)."
