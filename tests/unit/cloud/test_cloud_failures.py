@@ -44,7 +44,7 @@ def fast(fake_api, monkeypatch):
 
 
 def up(**kw):
-    return api.cloud_up(CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 2.0, **kw}))
+    return api.cloud_up(CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 1.0, **kw}))
 
 
 def ours(fake) -> set[tuple[str, str, str]]:
@@ -259,6 +259,30 @@ def test_ctrl_c_at_any_point_then_down_deletes_what_onechip_made(fast, monkeypat
     except Interrupted as exc:
         assert "onechip cloud down" in str(exc)
     monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert_tracked_then_down(fast)
+
+
+def test_a_sequence_of_failed_ups_and_ctrl_c_then_one_down(fast, monkeypatch):
+    """Failures in a row, each leaving something different behind; one `down` deletes all of ours."""
+    fast.zones["us-central1-b"].flex = "stockout"
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/first$", 503, times=1000, after=1))
+    with pytest.raises(CloudError):  # a read that keeps failing: stops, recorded
+        up(zones=[OK], name="first")
+    fast.faults.clear()
+    fast.faults.append(Fault("GET", r"/nodes/second$", "html", times=1000, after=1))
+    with pytest.raises(CloudError):  # spot node created, then the endpoint turns into a web page
+        up(zones=["asia-east1-c"], name="second", provisioning="spot", max_hours=1.0)
+    fast.faults.clear()
+    real_sleep = provision.time.sleep
+
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(provision.time, "sleep", interrupt)
+    with pytest.raises(Interrupted):  # Ctrl-C while the stocked-out zone's request waits
+        up(zones=["us-central1-b", OK], name="third")
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert {name for _, _, name in ours(fast)} == {"first", "second", "third"}
     assert_tracked_then_down(fast)
 
 
