@@ -10,7 +10,8 @@
     ├── EndpointError            an OpenAI-compatible endpoint failed a request or answered malformed data
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
-    │                            unsupported, expired, not-found, precondition, auth, other)
+    │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
+    │                            auth, transient, bad-endpoint, other)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
@@ -84,8 +85,11 @@ class CloudError(OnechipError):
 
     `reason` tells refusals apart (see onechip.cloud.refusals): 'stockout' (no capacity now), 'quota',
     'unsupported' (the provisioning model is not offered for the chip in that zone), 'expired' (a queued
-    request reached its valid-until), 'not-found', 'precondition', 'auth', 'other'. `code` is the gRPC code
-    (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line."""
+    request reached its valid-until: DEADLINE_EXCEEDED), 'failed' (a queued resource FAILED otherwise),
+    'ended' (suspended, preempted or stopped before it was ready), 'conflict' (ALREADY_EXISTS),
+    'not-found', 'precondition', 'auth', 'transient' (no answer, 5xx, a read's 429: retried first),
+    'bad-endpoint' (the answer is not the API's: HTML, not JSON, wrong shape), 'other'. `code` is the gRPC
+    code (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line."""
 
     exit_code = 7
 

@@ -20,8 +20,22 @@ Each zone behaves as its `Zone` says, per provisioning model:
     "unsupported"  HTTP 400 INVALID_ARGUMENT 'FLEX_START provisioning model is not supported for
                    accelerator type "v5litepod-1"' (the seed's message) at create
     "never"        a queued resource waits in WAITING_FOR_RESOURCES until its validUntilDuration, then FAILED
-Every request is kept in `requests` (method, path with query, body text) so a test can assert what was sent
-(e.g. that no create body holds the HF token). Time is real, so tests use fractions of a second.
+                   with code 4 DEADLINE_EXCEEDED ('Deadline exceeded ...', the failure issue 24 reports)
+    "op-stockout"  flex-start: the create's operation ends with code 8 and no queued resource exists (issue
+                   25: a flex-start stockout that was read as "not found")
+A granted queued resource turns SUSPENDED (its node deleted) `run_s` after ACTIVE when `run_s` is set: the
+end of a flex-start run. `put` places a resource in any state of the API's enums (labelled or not).
+
+Failure injection, for the state-machine tests: `faults` is a list of `Fault(method, path regex, kind,
+times, after)`; the first request matching one is answered with `kind` (and `times` counts down):
+    400 403 404 409 429 500 503 ...  Google's error body with that HTTP status (the request has no effect)
+    "html"       HTTP 200 with an HTML page (a proxy or login page, not the API)
+    "truncated"  HTTP 200 with the JSON cut in half
+    "shape"      HTTP 200 with a JSON object of the wrong shape
+    "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
+Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in `requests`
+(method, path with query, body text) so a test can assert what was sent (e.g. that no create body holds the
+HF token). Time is real, so tests use fractions of a second.
 """
 
 from __future__ import annotations
@@ -42,7 +56,21 @@ STOCKOUT = (
 )
 QUOTA = "Quota limit 'TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI' has been exceeded. Limit: 0 in zone {zone}."
 UNSUPPORTED = 'FLEX_START provisioning model is not supported for accelerator type "{type}"'
-EXPIRED = "Queued resource request expired: capacity was not available before its valid until time."
+EXPIRED = "Deadline exceeded: the request was not fulfilled before its valid until time."
+_STATUS_NAME = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ALREADY_EXISTS",
+                429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
+
+
+@dataclass
+class Fault:
+    """Answer the next `times` requests whose method is `method` and whose path matches `path` with `kind`
+    (after letting the first `after` of them through)."""
+
+    method: str
+    path: str
+    kind: int | str
+    times: int = 1
+    after: int = 0
 
 
 @dataclass
@@ -67,6 +95,10 @@ class FakeTpuApi:
     create_s: float = 0.2
     wait_s: float = 0.2
     provisioning_s: float = 0.2
+    run_s: float | None = None
+    page_size: int = 0
+    hang_s: float = 1.0
+    faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     queued: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -85,25 +117,72 @@ class FakeTpuApi:
                 body = self.rfile.read(length).decode() if length else ""
                 with fake.lock:
                     fake.requests.append((self.command, self.path, body))
-                    status, answer = fake.handle(self.command, self.path, body)
+                    fault = fake._fault(self.command, self.path)
+                    if isinstance(fault, int):
+                        status, answer = _error(fault, _STATUS_NAME.get(fault, "UNKNOWN"), f"injected HTTP {fault}")
+                    else:
+                        status, answer = fake.handle(self.command, self.path, body)
                 data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                kind = "application/json"
+                if fault == "timeout":
+                    time.sleep(fake.hang_s)
+                elif fault == "html":
+                    data, kind = b"<!DOCTYPE html><html><body>Sign in</body></html>", "text/html"
+                elif fault == "truncated":
+                    data = data[: len(data) // 2]
+                elif fault == "shape":
+                    data = b'{"unexpected": [1, 2, 3]}'
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up waiting ("timeout"): the request took effect anyway
+                    pass
 
             do_GET = do_POST = do_DELETE = _serve
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def _fault(self, method: str, path: str) -> int | str | None:
+        for fault in self.faults:
+            if fault.times > 0 and fault.method == method and re.search(fault.path, path):
+                if fault.after > 0:
+                    fault.after -= 1
+                    continue
+                fault.times -= 1
+                return fault.kind
+        return None
+
+    def put(self, kind: str, zone: str, name: str, state: str, *, labelled: bool = True, project: str = "proj-1",
+            spot: bool = False) -> None:  # fmt: skip
+        """Place a queued resource (with its node when ACTIVE) or a node in `state`, as if created earlier."""
+        parent = f"projects/{project}/locations/{zone}"
+        labels = {"created-by": "onechip"} if labelled else {}
+        node = {"acceleratorType": "v5litepod-1", "runtimeVersion": "v2-alpha-tpuv5-lite", "labels": labels}
+        if spot:
+            node["schedulingConfig"] = {"spot": True}
+        if kind == "node":
+            key = f"{parent}/nodes/{name}"
+            self.nodes[key] = dict(node, name=key, state=state, createTime=_now(), _ready_at=time.monotonic())
+            return
+        key = f"{parent}/queuedResources/{name}"
+        spec = {"parent": parent, "nodeId": f"{name}-node", "node": node}
+        now = time.monotonic()
+        self.queued[key] = {"name": key, "createTime": _now(), "tpu": {"nodeSpec": [spec]}, "state": {"state": state},
+                            "provisioningModel": "FLEX_START", "_rule": "ok", "_spec": spec, "_provision_at": now,
+                            "_active_at": now + self.provisioning_s, "_expire_at": now + 3600}  # fmt: skip
+        if state == "ACTIVE":
+            self._grant(self.queued[key], now)
 
     def sent_text(self) -> str:
         """Everything sent to the fake (paths and bodies), for asserting that no secret was."""
@@ -127,9 +206,11 @@ class FakeTpuApi:
             op = self.operations.get(f"{parent}/operations/{ident}")
             return (200, op) if op else _error(404, "NOT_FOUND", "operation not found")
         if collection == "nodes":
-            return self._nodes(method, parent, zone, ident or query.get("nodeId"), body, ident is None)
+            listing = ident is None and method == "GET"
+            return self._nodes(method, parent, zone, ident or query.get("nodeId"), body, listing, query)
         if collection == "queuedResources":
-            return self._queued(method, parent, zone, ident or query.get("queuedResourceId"), body, ident is None)
+            listing = ident is None and method == "GET"
+            return self._queued(method, parent, zone, ident or query.get("queuedResourceId"), body, listing, query)
         return _error(404, "NOT_FOUND", f"no such collection {collection}")
 
     def _secret(self, name: str) -> tuple[int, dict[str, Any]]:
@@ -157,10 +238,21 @@ class FakeTpuApi:
 
     # --- nodes
 
-    def _nodes(self, method: str, parent: str, zone: str, ident: str | None, body: str, listing: bool):
+    def _page(self, key: str, items: list[dict[str, Any]], query: dict[str, str]) -> dict[str, Any]:
+        if not self.page_size:
+            return {key: items}
+        start = int(query.get("pageToken") or 0)
+        page: dict[str, Any] = {key: items[start : start + self.page_size]}
+        if start + self.page_size < len(items):
+            page["nextPageToken"] = str(start + self.page_size)
+        return page
+
+    def _nodes(self, method: str, parent: str, zone: str, ident: str | None, body: str, listing: bool,
+               raw_query: dict[str, str]):  # fmt: skip
         key = f"{parent}/nodes/{ident}"
         if method == "GET" and listing:
-            return 200, {"nodes": [self._node_view(n) for k, n in self.nodes.items() if k.startswith(parent)]}
+            found = [self._node_view(n) for k, n in self.nodes.items() if k.startswith(parent + "/")]
+            return 200, self._page("nodes", found, raw_query)
         if method == "GET":
             return (200, self._node_view(self.nodes[key])) if key in self.nodes else _error(404, "NOT_FOUND", "node")
         if method == "DELETE":
@@ -192,10 +284,12 @@ class FakeTpuApi:
 
     # --- queued resources
 
-    def _queued(self, method: str, parent: str, zone: str, ident: str | None, body: str, listing: bool):
+    def _queued(self, method: str, parent: str, zone: str, ident: str | None, body: str, listing: bool,
+                raw_query: dict[str, str]):  # fmt: skip
         key = f"{parent}/queuedResources/{ident}"
         if method == "GET" and listing:
-            return 200, {"queuedResources": [self._public(q) for k, q in self.queued.items() if k.startswith(parent)]}
+            found = [self._public(q) for k, q in self.queued.items() if k.startswith(parent + "/")]
+            return 200, self._page("queuedResources", found, raw_query)
         if method == "GET":
             return (200, self._public(self.queued[key])) if key in self.queued else _error(404, "NOT_FOUND", "qr")
         if method == "DELETE":
@@ -209,7 +303,11 @@ class FakeTpuApi:
             return _error(400, "INVALID_ARGUMENT", UNSUPPORTED.format(type=spec["node"]["acceleratorType"]))
         if rule == "quota":
             return _error(429, "RESOURCE_EXHAUSTED", QUOTA.format(zone=zone))
+        if key in self.queued:
+            return _error(409, "ALREADY_EXISTS", f"queued resource {ident} already exists")
         now = time.monotonic()
+        if rule == "op-stockout":
+            return 200, self._operation(parent, now, {"code": 8, "message": STOCKOUT.format(zone=zone)})
         valid_s = float(str(qr.get("queueingPolicy", {}).get("validUntilDuration", "3600s")).rstrip("s"))
         qr.update(name=key, createTime=_now(), state={"state": "WAITING_FOR_RESOURCES"}, _rule=rule,
                   _provision_at=now + self.wait_s, _active_at=now + self.wait_s + self.provisioning_s,
@@ -256,10 +354,16 @@ class FakeTpuApi:
             elif rule == "ok" and now >= qr["_provision_at"]:
                 qr["state"] = {"state": "PROVISIONING"}
         elif state == "PROVISIONING" and now >= qr["_active_at"]:
-            qr["state"] = {"state": "ACTIVE"}
-            spec = qr["_spec"]
-            node = dict(spec["node"], name=f"{spec['parent']}/nodes/{spec['nodeId']}", state="READY", createTime=_now())
-            self.nodes[node["name"]] = node
+            self._grant(qr, now)
+        elif state == "ACTIVE" and self.run_s is not None and now >= qr["_granted_at"] + self.run_s:
+            qr["state"] = {"state": "SUSPENDED", "stateInitiator": "SERVICE"}  # the run ended: node deleted
+            self.nodes.pop(f"{qr['_spec']['parent']}/nodes/{qr['_spec']['nodeId']}", None)
+
+    def _grant(self, qr: dict[str, Any], now: float) -> None:
+        qr["state"], qr["_granted_at"] = {"state": "ACTIVE"}, now
+        spec = qr["_spec"]
+        node = dict(spec["node"], name=f"{spec['parent']}/nodes/{spec['nodeId']}", state="READY", createTime=_now())
+        self.nodes[node["name"]] = node
 
 
 def _error(status: int, name: str, message: str) -> tuple[int, dict[str, Any]]:

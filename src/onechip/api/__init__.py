@@ -22,6 +22,7 @@ from onechip.api._cloud import (
     cloud_down_targets,
     cloud_probe,
     cloud_quote,
+    cloud_recorded,
     cloud_status,
     cloud_up,
     cloud_zones,
@@ -34,7 +35,8 @@ from onechip.api._report import cost, report
 
 __all__ = [
     "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
-    "cloud_probe", "cloud_quote", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max",
+    "cloud_probe", "cloud_quote", "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo",
+    "down", "find_max",
     "logs", "logs_tail", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config", "simulate",
     "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -62,31 +62,45 @@ def _recorded(request: CloudNameRequest) -> list[CloudResource]:
             and (not request.project or r.project == request.project)]  # fmt: skip
 
 
+def _targets(request: CloudNameRequest) -> list[tuple[TpuApi, CloudResource]]:
+    """Each resource status/down look at (provision.targets), with the client of its project: recorded
+    ones, and every labelled one the API lists in --zone or in every zone onechip used, across pages."""
+    recorded = _recorded(request)
+    projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()}
+    if request.project is not None:
+        projects = {request.project}
+    out: list[tuple[TpuApi, CloudResource]] = []
+    for project in sorted(projects, key=str):
+        tpu = _tpu(project)
+        out += [(tpu, r) for r in provision.targets(tpu, request, [r for r in recorded if r.project == tpu.project])]
+    return out
+
+
 def cloud_status(request: CloudNameRequest) -> list[CloudStatus]:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created
-    (recorded), warning when --max-hours has passed. Raises CloudError (API unreachable)."""
-    return [provision.status(_tpu(r.project), r) for r in _recorded(request)]
+    (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
+    resource ended. Raises CloudError (API unreachable, or not the TPU API)."""
+    return [provision.status(tpu, r) for tpu, r in _targets(request)]
+
+
+def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
+    """The resources onechip recorded that `request` selects (--name / --zone / --project); no API call.
+    What a shell names when a --zone filter found nothing but onechip has resources elsewhere."""
+    return _recorded(request)
 
 
 def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
-    """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone; only ever
-    what carries onechip's label. Nothing is deleted."""
-    recorded = _recorded(request)
-    projects: set[str | None] = {r.project for r in recorded} or {request.project}
-    if request.zones and request.project is not None:
-        projects = {request.project}
-    out: list[CloudResource] = []
-    for project in sorted(projects, key=str):
-        out += provision.targets(_tpu(project), request, [r for r in recorded if r.project == project])
-    return out
+    """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
+    zone onechip used); only ever what carries onechip's label. Nothing is deleted."""
+    return [r for _, r in _targets(request)]
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets. A queued resource in PROVISIONING is waited out, then deleted. Raises CloudError."""
     result = CloudDownResult()
-    for resource in cloud_down_targets(request):
-        done = provision.down(_tpu(resource.project), [resource], on_progress)
+    for tpu, resource in _targets(request):
+        done = provision.down(tpu, [resource], on_progress)
         result.deleted += done.deleted
         result.kept += done.kept
     return result

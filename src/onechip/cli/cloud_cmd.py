@@ -139,22 +139,43 @@ def zones(as_json: bool = JSON, **fields: Any) -> None:
 @options_from(CloudNameRequest)
 def status(as_json: bool = JSON, **fields: Any) -> None:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created."""
-    found = api.cloud_status(build_request(CloudNameRequest, fields))
+    request = build_request(CloudNameRequest, fields)
+    found = api.cloud_status(request)
     if as_json:
         typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
         return
     if not found:
-        console.print("nothing recorded: onechip has no cloud resource running")
+        console.print(nothing_line(request), highlight=False, soft_wrap=True)
     for st in found:
         r = st.resource
         usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
-        state = r.state if st.exists else "gone"
-        ends = f", billing ends {st.deadline}" if st.deadline else ""
-        line = f"{r.name} ({r.kind}) in {r.zone}: {state}, {r.provisioning}, IP {r.external_ip}, "
+        state = (r.state or "no state") if st.exists else "gone"
+        ends = ""
+        if st.deadline:
+            ends = (
+                f", billing ends {st.deadline}"
+                if r.provisioning == "flex-start"
+                else f", --max-hours ends {st.deadline}"
+            )
+        ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet"
+        line = f"{r.name} ({r.kind}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,
                       soft_wrap=True)  # fmt: skip
         for warning in st.warnings:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+
+
+def nothing_line(request: CloudNameRequest) -> str:
+    """What `status` says when nothing matched: with a --name/--zone filter, whether onechip has
+    resources elsewhere (a filter that matches nothing must not read as 'nothing is running')."""
+    if not (request.zones or request.name):
+        return "nothing recorded: onechip has no cloud resource running"
+    elsewhere = api.cloud_recorded(CloudNameRequest(project=request.project))
+    where = f"in {','.join(request.zones)}" if request.zones else f"named {request.name}"
+    if not elsewhere:
+        return f"nothing of onechip's {where}, and nothing recorded anywhere else"
+    names = ", ".join(f"{r.name} ({r.zone})" for r in elsewhere[:5])
+    return f"nothing of onechip's {where}; it has {len(elsewhere)} elsewhere: {names} (`onechip cloud status`)"
 
 
 @cloud_app.command()

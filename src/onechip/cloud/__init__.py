@@ -2,12 +2,16 @@
 
     auth.py       Application Default Credentials (google-auth, optional extra `onechip[cloud]`), or none
                   when ONECHIP_TPU_API_ENDPOINT points the API at another base URL (tests: a loopback fake)
-    tpu_api.py    the REST client: v2 nodes, v2alpha1 queued resources (flex-start), long-running
-                  operations, Secret Manager's versions:access
-    refusals.py   stockout vs quota vs unsupported provisioning model vs expiry, by code and message
+    tpu_api.py    the one REST client: v2 nodes, v2alpha1 queued resources (flex-start), long-running
+                  operations, Secret Manager's versions:access; timeouts, retries of transient failures,
+                  pages, and an endpoint that is not the TPU API told apart
+    refusals.py   stockout vs quota vs unsupported provisioning model vs expiry, by code (then details,
+                  then message)
     offers.py     chip key -> API spelling, zone observations (catalog + probes), the price quote
-    records.py    what onechip created, recorded under onechip's home so status/down/--again find it
-    provision.py  probe, up (three provisioning models, zone failover, cleanup), status, down
+    records.py    what onechip created, keyed by (project, zone, kind, name) under onechip's home, and
+                  every zone it used, so status/down/--again find all of it
+    provision.py  probe, up (three provisioning models, zone failover, cleanup, names reused), status,
+                  down; every state of both state enums, by what it means
 
 Sits beside engines/ above planner/ (DESIGN.md); it never imports bench, checks, cost, report, api or cli.
 """

@@ -36,19 +36,24 @@ class Credentials:
         if endpoint_override() is None:
             self._creds, self.project = _adc()
 
-    def headers(self) -> dict[str, str]:
-        """{'Authorization': 'Bearer ...'} (refreshed when stale), or {} under an endpoint override."""
+    def headers(self, method: str, url: str) -> dict[str, str]:
+        """The headers google-auth puts on a request (`before_request`: refreshed when stale, then
+        `apply`: Authorization, and x-goog-user-project when the credentials name a quota project), or {}
+        under an endpoint override. Raises CloudError: 'auth' (refresh refused), 'transient' (the token
+        endpoint could not be reached)."""
+        headers: dict[str, str] = {}
         if self._creds is None:
-            return {}
-        if not self._creds.valid:
-            from google.auth.exceptions import RefreshError
-            from google.auth.transport.requests import Request
+            return headers
+        from google.auth.exceptions import RefreshError, TransportError
+        from google.auth.transport.requests import Request
 
-            try:
-                self._creds.refresh(Request())
-            except RefreshError as exc:
-                raise CloudError(f"Google credentials could not be refreshed: {exc}", reason="auth") from None
-        return {"Authorization": f"Bearer {self._creds.token}"}
+        try:
+            self._creds.before_request(Request(), method, url, headers)
+        except RefreshError as exc:
+            raise CloudError(f"Google credentials could not be refreshed: {exc}", reason="auth") from None
+        except TransportError:
+            raise CloudError("Google's token endpoint could not be reached", reason="transient") from None
+        return headers
 
 
 def _adc() -> tuple[Any, str | None]:

@@ -24,8 +24,9 @@ from pathlib import Path
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted
-from onechip.progress import ProgressEvent, ProgressFn
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
+    MAX_HOURS,
     Attempt,
     CloudDownResult,
     CloudNameRequest,
@@ -38,10 +39,32 @@ from onechip.schemas.cloud import (
     api_duration,
 )
 
-FAILOVER = {"stockout", "quota", "unsupported", "expired"}  # refusals after which the next zone is tried
+# refusals after which the next zone is tried (the attempt's resource is deleted first); 'failed' is a
+# queued resource FAILED with any other code, 'ended' one that ended (suspended, preempted) before it was ready
+FAILOVER = {"stockout", "quota", "unsupported", "expired", "failed", "ended"}
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a queued resource just created may answer NOT_FOUND this long
-GONE_STATES = {"FAILED", "SUSPENDED", "SUSPENDING", "DELETING", "PREEMPTED", "TERMINATED", "STOPPED"}
+DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
+
+# Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
+# tpu/v2alpha1/tpu-api.json at 123f55c3: QueuedResourceState.state and Node.state), by what it means here:
+#   waiting   may still become ready by itself: polled, bounded by --valid-until / --timeout
+#   ready     ACTIVE (queued resource), READY (node)
+#   ended     will not become ready by itself (failed; suspended once its run ended; preempted, stopped):
+#             what onechip created in such a state is deleted before the name is used again
+#   deleting  on its way out: waited until the API no longer has it
+# A state outside these lists (a newer API) counts as waiting, so it is bounded like one and never deleted.
+QR_PHASE = {
+    "STATE_UNSPECIFIED": "waiting", "CREATING": "waiting", "ACCEPTED": "waiting", "PROVISIONING": "waiting",
+    "WAITING_FOR_RESOURCES": "waiting", "ACTIVE": "ready", "FAILED": "ended", "SUSPENDING": "ended",
+    "SUSPENDED": "ended", "DELETING": "deleting",
+}  # fmt: skip
+NODE_PHASE = {
+    "STATE_UNSPECIFIED": "waiting", "CREATING": "waiting", "READY": "ready", "RESTARTING": "waiting",
+    "REIMAGING": "waiting", "REPAIRING": "waiting", "STARTING": "waiting", "UNHIDING": "waiting",
+    "STOPPED": "ended", "STOPPING": "ended", "PREEMPTED": "ended", "TERMINATED": "ended", "HIDING": "ended",
+    "HIDDEN": "ended", "UNKNOWN": "ended", "DELETING": "deleting",
+}  # fmt: skip
 
 
 def now_iso() -> str:
@@ -110,16 +133,43 @@ def external_ip(node: Json) -> str | None:
     return None
 
 
-def qr_state(item: Json) -> str:
-    return str((item.get("state") or {}).get("state") or "")
+def state_of(kind: str, item: Json) -> str:
+    """The API's state name of a queued resource ({"state": {"state": ...}}) or a node ({"state": ...})."""
+    state = item.get("state")
+    if kind == "queued-resource":
+        return str((state or {}).get("state") or "") if isinstance(state, dict) else ""
+    return str(state or "")
+
+
+def phase(kind: str, state: str) -> str:
+    """waiting, ready, ended or deleting (see QR_PHASE / NODE_PHASE); an unknown state is waiting."""
+    return (QR_PHASE if kind == "queued-resource" else NODE_PHASE).get(state, "waiting")
 
 
 def qr_failure(item: Json, where: str) -> CloudError:
-    """The CloudError of a FAILED queued resource (its failedData.error), 'expired' when it has none."""
+    """The CloudError of a FAILED queued resource, by its failedData.error code (4 DEADLINE_EXCEEDED is
+    'expired', 8 RESOURCE_EXHAUSTED stockout or quota, any other 'failed'): each moves to the next zone."""
     error = ((item.get("state") or {}).get("failedData") or {}).get("error")
-    if isinstance(error, dict) and error.get("message"):
-        return refusals.from_status(error, where)
-    return CloudError(f"{where}: the queued resource failed (valid-until reached)", reason="expired")
+    if not isinstance(error, dict):
+        return CloudError(f"{where}: the queued resource FAILED (no error given)", reason="failed")
+    failure = refusals.from_status(error, where)
+    if failure.reason not in FAILOVER:
+        failure.reason = "failed"
+    return failure
+
+
+def fetch(api: TpuApi, kind: str, zone: str, ident: str) -> Json | None:
+    """The API's copy of a queued resource or node (None when the API does not have it)."""
+    try:
+        return (api.get_queued_resource if kind == "queued-resource" else api.get_node)(zone, ident)
+    except CloudError as exc:
+        if exc.reason == "not-found":
+            return None
+        raise
+
+
+def _ident(resource: CloudResource) -> str:
+    return resource.name if resource.kind == "queued-resource" else resource.node_id
 
 
 # --- waiting
@@ -130,76 +180,101 @@ def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed:
     on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}", elapsed, total))
 
 
-def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn) -> None:
-    """Poll a queued resource until ACTIVE. FAILED (or still waiting at valid-until + grace) raises
-    CloudError 'expired' after deleting the request; PROVISIONING cannot be deleted and is waited out."""
+def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
+                timeout_s: float) -> None:  # fmt: skip
+    """Poll a queued resource until ACTIVE. Raises CloudError when it ends instead (FAILED: by its error
+    code; SUSPENDING/SUSPENDED/DELETING: 'ended') or is still waiting at valid-until + grace ('expired');
+    PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. The caller deletes what
+    is left."""
     started = time.monotonic()
+    where = f"{resource.name} in {resource.zone}"
     while True:
         elapsed = time.monotonic() - started
-        try:
-            item = api.get_queued_resource(resource.zone, resource.name)
-        except CloudError as exc:  # just created: the API may not show it for a few seconds
-            if exc.reason != "not-found" or elapsed > CREATE_GRACE_S:
-                raise
-            item = {}
-        state = qr_state(item)
+        item = fetch(api, resource.kind, resource.zone, resource.name)
+        if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
+            raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
+        state = state_of(resource.kind, item or {})
         _tick(on_progress, resource, state or "CREATING", elapsed, valid_until_s)
-        if state == "ACTIVE":
+        step = phase(resource.kind, state)
+        if step == "ready":
             return
-        if state == "FAILED" or (state != "PROVISIONING" and elapsed > valid_until_s + QUEUE_GRACE_S):
-            error = (
-                qr_failure(item, f"{resource.name} in {resource.zone}")
-                if state == "FAILED"
-                else CloudError(f"{resource.name} in {resource.zone}: still {state} at --valid-until", reason="expired")
-            )
-            _delete_quietly(api, resource)
-            raise error
+        if state == "FAILED":
+            raise qr_failure(item or {}, where)
+        if step in ("ended", "deleting"):
+            raise CloudError(f"{where}: {state} before it was granted", reason="ended")
+        if state != "PROVISIONING" and elapsed > valid_until_s + QUEUE_GRACE_S:
+            raise CloudError(f"{where}: still {state or 'CREATING'} at --valid-until", reason="expired")
+        if elapsed > valid_until_s + QUEUE_GRACE_S + timeout_s:
+            raise CloudError(f"{where}: still PROVISIONING {timeout_s:.0f} s past --valid-until")
         time.sleep(api.poll_s)
 
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
     """Poll the node until READY; record its external IP and the time billing started. Raises CloudError
-    when it ends up in a gone state (preempted, failed) or is not READY within `timeout_s`."""
+    'ended' when it ends (preempted, stopped, deleting) and 'other' when not READY within `timeout_s`."""
     started = time.monotonic()
     while True:
         elapsed = time.monotonic() - started
-        node = api.get_node(resource.zone, resource.node_id)
-        state = str(node.get("state") or "CREATING")
-        _tick(on_progress, resource, state, elapsed, None)
-        if state == "READY":
+        node = fetch(api, "node", resource.zone, resource.node_id)
+        state = state_of("node", node) if node is not None else "gone"
+        _tick(on_progress, resource, state or "CREATING", elapsed, None)
+        if node is not None and state == "READY":
             resource.external_ip = external_ip(node)
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
             return node
-        if state in GONE_STATES:
-            raise CloudError(f"node {resource.node_id} in {resource.zone} is {state}", reason="other")
+        if node is None or phase("node", state) in ("ended", "deleting"):
+            raise CloudError(f"node {resource.node_id} in {resource.zone} is {state}", reason="ended")
         if elapsed > timeout_s:
             raise CloudError(f"node {resource.node_id} in {resource.zone} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
 
 
-def _delete_quietly(api: TpuApi, resource: CloudResource) -> None:
-    """Best-effort delete after a failed attempt; a resource already gone is fine."""
-    try:
-        delete(api, resource)
-    except CloudError as exc:
-        if exc.reason != "not-found":
-            raise
-
-
-def delete(api: TpuApi, resource: CloudResource, timeout_s: float = 600.0) -> None:
-    """Delete a queued resource with its node (force), or a node; wait for the operation; forget the record.
-    Raises CloudError 'precondition' for a queued resource in PROVISIONING (cannot be deleted yet)."""
-    try:
-        if resource.kind == "queued-resource":
-            operation = api.delete_queued_resource(resource.zone, resource.name)
+def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_progress,
+           limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
+    """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
+    then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
+    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
+    waited out, and one already DELETING is waited for, up to `limit_s`. Raises CloudError when the API
+    refuses or keeps failing."""
+    started = time.monotonic()
+    while True:
+        try:
+            if resource.kind == "queued-resource":
+                api.wait_operation(api.delete_queued_resource(resource.zone, resource.name), "v2alpha1", limit_s)
+            else:
+                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s)
+        except CloudError as exc:
+            if exc.reason not in ("not-found", "precondition") or time.monotonic() - started > limit_s:
+                raise
+            if exc.reason == "precondition":
+                on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
+        while (item := fetch(api, resource.kind, resource.zone, _ident(resource))) is not None:
+            if time.monotonic() - started > limit_s:
+                raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
+            time.sleep(api.poll_s)
+            if phase(resource.kind, state_of(resource.kind, item)) != "deleting":
+                break  # not on its way out: send the delete again
         else:
-            operation = api.delete_node(resource.zone, resource.node_id)
-        api.wait_operation(operation, timeout_s)
+            records.forget(resource)
+            return
+
+
+def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_progress: ProgressFn) -> None:
+    """Delete what a failed attempt left (said on the console). Raises CloudError naming what may still
+    exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold)."""
+    on_progress(ProgressEvent("cloud", f"{resource.zone}: {failure.reason}; deleting {resource.kind} {resource.name}"))
+    try:
+        delete(api, resource, on_progress)
     except CloudError as exc:
-        if exc.reason != "not-found":
-            raise
-    records.forget(resource.name)
+        raise _may_exist(failure, resource, f"and it could not be deleted ({exc})") from None
+
+
+def _may_exist(failure: CloudError, resource: CloudResource, why: str = "") -> CloudError:
+    """`failure`, saying that `resource` may exist (it stays recorded) and how to delete it."""
+    said = f"{failure}; {why + '; ' if why else ''}{resource.kind} {resource.name} may exist in {resource.zone}"
+    return CloudError(f"{said}: {delete_command(resource)}", reason=failure.reason, code=failure.code,
+                      status=failure.status)  # fmt: skip
 
 
 # --- up
@@ -220,50 +295,60 @@ def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str) -> 
 
 
 def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_progress: ProgressFn) -> None:
-    """Record `resource`, send its create, wait until its node is READY. A refusal raises CloudError (after
-    deleting whatever the attempt left, and forgetting the record); Ctrl-C raises Interrupted naming what
-    may exist. Recorded before the request is sent, so an interrupted create is never unaccounted for."""
+    """Record `resource`, send its create, wait until its node is READY. Recorded before the request is
+    sent, and forgotten only when the API says it does not exist (or it was deleted), so nothing of ours is
+    ever untracked. A refusal raises CloudError: after deleting what the attempt left when the next zone is
+    to be tried (FAILOVER), else naming what may exist; Ctrl-C raises Interrupted naming what may exist."""
     node = node_body(resource, ssh_keys_metadata(request.ssh_user, request.ssh_key))
     records.save(resource)
     try:
+        _send_create(api, request, resource, node, on_progress)
         try:
             if resource.kind == "queued-resource":
-                node.pop("schedulingConfig", None)
-                body = queued_resource_body(resource, node, request.valid_until_s)
-                api.create_queued_resource(resource.zone, resource.name, body)
-                wait_queued(api, resource, request.valid_until_s, on_progress)
-            else:
-                operation = api.create_node(resource.zone, resource.node_id, node)
-                _wait_created(api, request, resource, operation, on_progress)
+                wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, resource, request.timeout_s, on_progress)
-        except CloudError:
-            if not _exists(api, resource):
-                records.forget(resource.name)
-            raise
+        except CloudError as exc:
+            if exc.reason in FAILOVER:
+                _clean_up(api, resource, exc, on_progress)
+                raise
+            raise _may_exist(exc, resource) from None
     except KeyboardInterrupt:
         raise Interrupted(interrupted_message(resource)) from None
 
 
-def _wait_created(api: TpuApi, request: CloudUpRequest, resource: CloudResource, operation: Json,
-                  on_progress: ProgressFn) -> None:  # fmt: skip
-    """Wait for a node create's operation; on its error (stockout: code 8) delete what it left and raise."""
-    try:
-        api.wait_operation(operation, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s, None))
-    except CloudError:
-        _delete_quietly(api, resource)
-        raise
-
-
-def _exists(api: TpuApi, resource: CloudResource) -> bool:
-    """Does the API still have `resource`? (True when it cannot tell: a record is only dropped for sure.)"""
+def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, node: Json,
+                 on_progress: ProgressFn) -> None:  # fmt: skip
+    """POST the create and wait for its operation. A create the API refused made nothing: the record is
+    dropped. One that got no answer is looked up: there, it is waited on; not there, dropped; the API
+    not answering, kept (it may exist). An operation's error (code 8: stockout) deletes what it left."""
+    version = "v2alpha1" if resource.kind == "queued-resource" else "v2"
     try:
         if resource.kind == "queued-resource":
-            api.get_queued_resource(resource.zone, resource.name)
+            node.pop("schedulingConfig", None)
+            body = queued_resource_body(resource, node, request.valid_until_s)
+            operation = api.create_queued_resource(resource.zone, resource.name, body)
         else:
-            api.get_node(resource.zone, resource.node_id)
+            operation = api.create_node(resource.zone, resource.node_id, node)
     except CloudError as exc:
-        return exc.reason != "not-found"
-    return True
+        if exc.reason not in ("transient", "bad-endpoint"):
+            records.forget(resource)  # refused (quota, unsupported, conflict, auth ...): nothing was made
+            raise
+        try:
+            made = fetch(api, resource.kind, resource.zone, _ident(resource))
+        except CloudError:
+            raise _may_exist(exc, resource) from None
+        if made is None:
+            records.forget(resource)
+            raise
+        return
+    try:
+        api.wait_operation(operation, version, request.timeout_s,
+                           lambda s: _tick(on_progress, resource, "CREATING", s, None))  # fmt: skip
+    except CloudError as exc:
+        if exc.reason in FAILOVER:
+            _clean_up(api, resource, exc, on_progress)
+            raise
+        raise _may_exist(exc, resource) from None
 
 
 def interrupted_message(resource: CloudResource) -> str:
@@ -279,25 +364,40 @@ def interrupted_message(resource: CloudResource) -> str:
     )
 
 
-def find_existing(api: TpuApi, name: str, zones: list[str]) -> CloudResource | None:
-    """A recorded resource called `name` in one of `zones` that the API still has, labelled and not gone
-    (what `up` resumes and `demo --again` reuses); None otherwise."""
-    for resource in records.load_all():
-        if resource.name != name or resource.zone not in zones or resource.project != api.project:
-            continue
-        try:
-            item = (api.get_queued_resource if resource.kind == "queued-resource" else api.get_node)(
-                resource.zone, resource.name if resource.kind == "queued-resource" else resource.node_id
-            )
-        except CloudError as exc:
-            if exc.reason == "not-found":
-                records.forget(name)
-                continue
-            raise
-        state = qr_state(item) if resource.kind == "queued-resource" else str(item.get("state") or "")
-        if labelled(item) and state not in GONE_STATES:
-            return resource
+def _recorded(api: TpuApi, kind: str, zone: str, name: str) -> CloudResource | None:
+    for r in records.load_all():
+        if (r.project, r.zone, r.kind, r.name) == (api.project, zone, kind, name):
+            return r
     return None
+
+
+def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str],
+               on_progress: ProgressFn) -> CloudResource | None:  # fmt: skip
+    """Make `name` free in every zone `up` may create it in: a resource of that name (or its flex-start node
+    id) that onechip did not create is refused (ConfigError, one line); one of ours that ended or failed is
+    deleted (said on the console); one being deleted is waited out. Returns one of ours still alive (waiting
+    or ready, of the kind asked for): `up` resumes it instead of creating a second."""
+    kind = "queued-resource" if request.provisioning == "flex-start" else "node"
+    alive = None
+    for zone in zones:
+        ids = [(kind, name)] + ([("node", f"{name}-node")] if kind == "queued-resource" else [])
+        for item_kind, ident in ids:
+            item = fetch(api, item_kind, zone, ident)
+            if item is None:
+                continue
+            if not labelled(item):
+                raise ConfigError(f"{zone} already has a TPU {item_kind} named {ident} that onechip did not "
+                                  "create; give another --name")  # fmt: skip
+            state = state_of(item_kind, item)
+            found = _recorded(api, item_kind, zone, ident) or _from_api(api, zone, item, item_kind)
+            if item_kind == kind and phase(kind, state) in ("waiting", "ready"):
+                alive = alive or found
+            else:  # ours, ended (or a flex-start node left without its queued resource)
+                on_progress(ProgressEvent("cloud", f"deleting {item_kind} {ident} in {zone} ({state or 'no state'}): "
+                                          "it ended, so its name can be used again"))  # fmt: skip
+                delete(api, found, on_progress)
+            break  # a queued resource found (alive or deleted with its node): its node id is settled too
+    return alive
 
 
 def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
@@ -313,25 +413,33 @@ def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
 
 def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUpResult:
     """Get `request.chip` with `request.provisioning`, trying each zone in order; a stockout, quota,
-    unsupported-model or expired refusal moves on to the next zone (after deleting what the attempt left).
-    A labelled resource of the same name that is still alive is resumed instead of created again.
-    Returns the READY resource and every attempt. Raises CloudError (every zone refused: each reason listed),
-    Interrupted (Ctrl-C: what exists and the delete command), ConfigError."""
+    unsupported-model, expired, failed or ended attempt moves on to the next zone (after deleting what it
+    left). A labelled resource of the same name that is still alive is resumed instead of created again;
+    one that ended is deleted first; a foreign one is refused. Returns the READY resource and every attempt.
+    Raises CloudError (every zone refused: each reason listed; or a failure that is not the zone's, naming
+    what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError."""
     name = request.name or f"onechip-{request.chip}"
     zones = zones_for(request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
-    existing = find_existing(api, name, zones)
+    existing = claim_name(api, request, name, zones, on_progress)
     if existing is not None:
         on_progress(ProgressEvent("cloud", f"reusing {existing.kind} {name} in {existing.zone}"))
+        records.save(existing)
         try:
             if existing.kind == "queued-resource":
-                wait_queued(api, existing, request.valid_until_s, on_progress)
+                wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, existing, request.timeout_s, on_progress)
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
-        quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_s)
-        return CloudUpResult(resource=existing, reused=True, quote=quote, delete_command=delete_command(existing))
+        except CloudError as exc:
+            if exc.reason not in FAILOVER:
+                raise _may_exist(exc, existing) from None
+            _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
+        else:
+            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_s)
+            return CloudUpResult(resource=existing, reused=True, quote=quote,
+                                 delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
     for zone in zones:
         resource = new_resource(api, request, name, zone)
@@ -381,8 +489,10 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
             create(api, up_request, resource, on_progress)
             attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
                               elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
-            delete(api, resource)
+            delete(api, resource, on_progress)
         except CloudError as exc:
+            if exc.reason not in FAILOVER:
+                raise
             attempt = _attempt(zone, request, exc, time.monotonic() - started)
             if exc.reason == "expired" and request.provisioning == "flex-start":
                 attempt.outcome, attempt.message = "queued", f"still queued after {request.wait_s:.0f} s; deleted"
@@ -397,45 +507,43 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
 
 
 def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
-    """The API's view of a recorded resource (None when it is gone)."""
-    try:
-        if resource.kind == "queued-resource":
-            item = api.get_queued_resource(resource.zone, resource.name)
-            resource.state = qr_state(item)
-            if resource.state == "ACTIVE":
-                node = api.get_node(resource.zone, resource.node_id)
-                resource.external_ip = external_ip(node) or resource.external_ip
-            return item
-        node = api.get_node(resource.zone, resource.node_id)
-        resource.state = str(node.get("state") or "")
+    """The API's view of a recorded resource, its state and IP refreshed (None when it is gone)."""
+    item = fetch(api, resource.kind, resource.zone, _ident(resource))
+    if item is None:
+        return None
+    resource.state = state_of(resource.kind, item)
+    node = item if resource.kind == "node" else None
+    if resource.kind == "queued-resource" and resource.state == "ACTIVE":
+        node = fetch(api, "node", resource.zone, resource.node_id)
+    if node is not None:
         resource.external_ip = external_ip(node) or resource.external_ip
-        return node
-    except CloudError as exc:
-        if exc.reason == "not-found":
-            return None
-        raise
+    return item
 
 
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
     """State, zone, external IP, model, elapsed time and $ so far (billed time from READY, capped at the
-    flex-start max run duration, x the catalog price), and a warning when --max-hours has passed."""
+    flex-start max run duration, x the catalog price), and a warning when --max-hours has passed. A queued
+    resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
-    elapsed = (now - datetime.fromisoformat(resource.created_at)).total_seconds()
-    billed_from = datetime.fromisoformat(resource.granted_at) if resource.granted_at else None
+    elapsed = (now - _when(resource.created_at, now)).total_seconds()
+    billed_from = _when(resource.granted_at, now) if resource.granted_at else None
     billed_s = max(0.0, (now - billed_from).total_seconds()) if billed_from else 0.0
     limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
-    if resource.provisioning == "flex-start" and limit_s:
+    limit_s = min(limit_s, MAX_HOURS * 3600) if limit_s else None  # a record from before the bound: no overflow
+    flex = resource.provisioning == "flex-start"
+    if flex and limit_s:
         billed_s = min(billed_s, limit_s)
-    deadline = (
-        (billed_from or datetime.fromisoformat(resource.created_at)) + timedelta(seconds=limit_s) if limit_s else None
-    )
+    start = billed_from or (None if flex else _when(resource.created_at, now))
+    deadline = start + timedelta(seconds=limit_s) if limit_s and start else None
     warnings = []
-    if exists and deadline and now > deadline and resource.provisioning != "flex-start":
+    if exists and deadline and now > deadline and not flex:
         warnings.append(f"--max-hours {resource.max_hours:g} passed at {deadline.isoformat(timespec='seconds')} and "
                         f"it is still billing; delete it: {delete_command(resource)}")  # fmt: skip
-    if exists and resource.provisioning != "flex-start" and limit_s is None:
+    if exists and not flex and limit_s is None:
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
+    if exists and phase(resource.kind, resource.state) == "ended":
+        warnings.append(f"{resource.state}: it will not run again; delete it: {delete_command(resource)}")
     usd = round(billed_s / 3600 * resource.usd_per_hour, 4) if resource.usd_per_hour is not None else None
     return CloudStatus(
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
@@ -443,8 +551,18 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     )  # fmt: skip
 
 
+def _when(iso: str | None, default: datetime) -> datetime:
+    """An ISO time from a record or the API (a 'Z' suffix too), `default` when it does not parse."""
+    try:
+        moment = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+    except ValueError:
+        return default
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
-    """A CloudResource for a labelled item found in the API but not recorded here (created elsewhere)."""
+    """A CloudResource for a labelled item found in the API but not recorded here (created elsewhere, or
+    by an onechip that lost its record)."""
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
     spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node") or item
@@ -454,59 +572,52 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         runtime_version=str(node.get("runtimeVersion", "")),
         provisioning="flex-start" if kind == "queued-resource" else (
             "spot" if (node.get("schedulingConfig") or {}).get("spot") else "on-demand"),
-        created_at=str(item.get("createTime") or now_iso()),
+        created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
     )  # fmt: skip
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:
-    """What `down` would delete: recorded resources (by --name / --zone), plus labelled queued resources
-    and nodes found in the --zone list; never anything without onechip's label."""
+    """What status and down look at: recorded resources (by --name / --zone), plus every labelled queued
+    resource and node the API lists (all pages) in the --zone list, or else in every zone onechip sent a
+    create to in this project; never anything without onechip's label. A queued resource's own node is
+    not listed apart from it (deleting the queued resource deletes it)."""
     chosen = [r for r in recorded if (not request.name or r.name == request.name)
               and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
-    known = {(r.zone, r.name) for r in chosen} | {(r.zone, r.node_id) for r in chosen}
-    for zone in request.zones:
-        qrs = api.list_queued_resources(zone)
-        found = [_from_api(api, zone, qr, "queued-resource") for qr in qrs if labelled(qr)]
-        qr_nodes = {r.node_id for r in found}
+    zones = request.zones or [z for p, z in records.zones_used() if p == api.project]
+    known = {(r.zone, r.kind, r.name) for r in chosen}
+    for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
+        found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
+        qr_nodes = {r.node_id for r in found} | {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}
         found += [_from_api(api, zone, n, "node") for n in api.list_nodes(zone)
                   if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
         for resource in found:
-            if (zone, resource.name) not in known and (not request.name or resource.name == request.name):
+            key = (zone, resource.kind, resource.name)
+            if key not in known and (not request.name or resource.name in (request.name, f"{request.name}-node")):
                 chosen.append(resource)
-                known.add((zone, resource.name))
+                known.add(key)
     return chosen
 
 
 def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> CloudDownResult:
     """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
-    resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted."""
+    resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted. A
+    record whose resource is gone, or is not onechip's, is dropped."""
     result = CloudDownResult()
     for resource in chosen:
         what = f"{resource.kind} {resource.name} ({resource.zone})"
         item = _fetch(api, resource)
+        if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
+            time.sleep(api.poll_s)
+            item = _fetch(api, resource)
         if item is None:
-            records.forget(resource.name)
+            records.forget(resource)
             result.kept.append(f"{what}: already gone")
             continue
         if not labelled(item):
+            records.forget(resource)
             result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
             continue
         on_progress(ProgressEvent("cloud", f"deleting {what}"))
-        _delete_when_possible(api, resource, on_progress)
+        delete(api, resource, on_progress)
         result.deleted.append(what)
     return result
-
-
-def _delete_when_possible(
-    api: TpuApi, resource: CloudResource, on_progress: ProgressFn, limit_s: float = 600.0
-) -> None:
-    started = time.monotonic()
-    while True:
-        try:
-            delete(api, resource)
-            return
-        except CloudError as exc:
-            if exc.reason != "precondition" or time.monotonic() - started > limit_s:
-                raise
-        on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
-        time.sleep(api.poll_s)

@@ -1,10 +1,17 @@
 """What onechip created in the cloud, recorded under onechip's home, and what its probes observed.
 
-    <home>/cloud/resources/<name>.json   one CloudResource per resource `up` created (or reused)
-    <home>/cloud/zones-observed.json     ZoneOffers from `onechip cloud probe`, newest first
+    <home>/cloud/resources/<project>/<zone>/<kind>/<name>.json   one CloudResource per resource `up` created
+                                                                 (or reused): keyed by what the API keys it by,
+                                                                 so a record is never overwritten by another
+    <home>/cloud/resources/<name>.json                           the older layout (keyed by name alone): still
+                                                                 read, and moved to the new one when saved
+    <home>/cloud/zones-used.json                                 every (project, zone) onechip sent a create to:
+                                                                 where status and down look for its resources
+    <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
 
 The cloud side carries labels too (`created-by: onechip`), and `down` deletes only what carries them: a
-record alone never makes onechip delete something it did not create.
+record alone never makes onechip delete something it did not create. Names, zones and projects are checked
+against the API's shapes (schemas.cloud) before a path is made of them.
 """
 
 from __future__ import annotations
@@ -12,8 +19,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from onechip.errors import ConfigError
 from onechip.paths import onechip_home, write_text_atomic
-from onechip.schemas.cloud import CloudResource, ZoneOffer
+from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
 
 LABELS = {"created-by": "onechip"}
 
@@ -22,25 +30,72 @@ def _dir() -> Path:
     return onechip_home() / "cloud"
 
 
-def save(resource: CloudResource) -> Path:
+def _path(resource: CloudResource) -> Path:
+    if not valid_names(resource.project, resource.zone, resource.name):
+        raise ConfigError(f"record of {resource.name[:80]!r}: not a TPU resource name, zone and project")
+    return _dir() / "resources" / resource.project / resource.zone / resource.kind / f"{resource.name}.json"
+
+
+def _legacy(resource: CloudResource) -> Path | None:
+    """The older record file of `resource` (resources/<name>.json) when it holds this very resource."""
     path = _dir() / "resources" / f"{resource.name}.json"
+    try:
+        old = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return path if (old.project, old.zone, old.kind) == (resource.project, resource.zone, resource.kind) else None
+
+
+def save(resource: CloudResource) -> Path:
+    """Record `resource` (before its create is sent) and the zone it is in."""
+    path = _path(resource)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(path, resource.model_dump_json(indent=2))
+    use_zone(resource.project, resource.zone)
+    written = write_text_atomic(path, resource.model_dump_json(indent=2))
+    if (old := _legacy(resource)) is not None:
+        old.unlink(missing_ok=True)
+    return written
 
 
 def load_all() -> list[CloudResource]:
-    """Every recorded resource (unreadable files are skipped: a record is a hint, the API is the truth)."""
-    out = []
-    for path in sorted((_dir() / "resources").glob("*.json")):
+    """Every recorded resource, both layouts (unreadable files are skipped: a record is a hint, the API is
+    the truth, and status/down also list every zone in zones-used)."""
+    root = _dir() / "resources"
+    out: dict[tuple[str, str, str, str], CloudResource] = {}
+    for path in sorted([*root.glob("*/*/*/*.json"), *root.glob("*.json")]):
         try:
-            out.append(CloudResource.model_validate_json(path.read_text(encoding="utf-8")))
+            resource = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-    return out
+        if valid_names(resource.project, resource.zone, resource.name):
+            out.setdefault((resource.project, resource.zone, resource.kind, resource.name), resource)
+    return list(out.values())
 
 
-def forget(name: str) -> None:
-    (_dir() / "resources" / f"{name}.json").unlink(missing_ok=True)
+def forget(resource: CloudResource) -> None:
+    """Drop the record of `resource` (it is gone, or it was never created)."""
+    _path(resource).unlink(missing_ok=True)
+    if (old := _legacy(resource)) is not None:
+        old.unlink(missing_ok=True)
+
+
+def zones_used() -> list[tuple[str, str]]:
+    """Every (project, zone) a create was sent to, oldest first."""
+    try:
+        data = json.loads((_dir() / "zones-used.json").read_text(encoding="utf-8"))
+        pairs = [(str(p), str(z)) for p, z in data]
+    except (OSError, ValueError, TypeError):
+        pairs = []
+    pairs += [(r.project, r.zone) for r in load_all()]
+    return [pair for i, pair in enumerate(pairs) if pair not in pairs[:i] and valid_names(*pair)]
+
+
+def use_zone(project: str, zone: str) -> None:
+    known = zones_used()
+    if (project, zone) not in known:
+        path = _dir() / "zones-used.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps([*known, (project, zone)]))
 
 
 def observed() -> list[ZoneOffer]:

@@ -1,14 +1,17 @@
 """Telling the TPU API's refusals apart: stockout vs quota vs unsupported provisioning model vs expiry.
 
 They look alike from outside (the seed survey: 'a flex-start request without quota queues as PENDING, which
-looks exactly like a stockout'), so each is read from the gRPC code and the API's own message:
+looks exactly like a stockout'), so each is read from the gRPC code first, then its details, and the API's
+own message only where the code cannot tell (stockout vs quota share RESOURCE_EXHAUSTED; a zone that does
+not offer a model answers INVALID_ARGUMENT like any bad field):
 
     unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
                   "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed)
-    quota         RESOURCE_EXHAUSTED (8) whose message names a quota ('Quota limit ... exceeded'); spot has
-                  its own quota (TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI, seed)
+    quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
+                  ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed)
     stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'
-    expired       a queued resource reached its valid-until before capacity came
+    expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
+    conflict      ALREADY_EXISTS (6): the name is taken in that zone
 """
 
 from __future__ import annotations
@@ -33,9 +36,13 @@ def classify(code: int | None, status: str, message: str) -> str:
         return "unsupported"
     if code == 8 or status == "RESOURCE_EXHAUSTED":
         return "quota" if "quota" in text else "stockout"
-    if "stockout" in text or "no more capacity" in text:
+    if code == 4 or status == "DEADLINE_EXCEEDED":
+        return "expired"
+    if code == 6 or status == "ALREADY_EXISTS":
+        return "conflict"
+    if code is None and ("stockout" in text or "no more capacity" in text):
         return "stockout"
-    if "expired" in text or "valid until" in text or "validuntil" in text:
+    if code is None and ("expired" in text or "valid until" in text):
         return "expired"
     if code == 5 or status == "NOT_FOUND":
         return "not-found"
@@ -54,6 +61,8 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
     message = " ".join(str(error.get("message") or "no message").split())
     reason = classify(code, status, message)
+    if reason == "stockout" and _quota_failure(error.get("details")):
+        reason = "quota"
     return CloudError(f"{where}: {message}", reason=reason, code=code, status=status)
 
 
@@ -65,4 +74,11 @@ def from_http(http_status: int, body: object, where: str) -> CloudError:
         return CloudError(f"{where}: HTTP {http_status}", reason=classify(None, "", ""), code=None)
     status = str(error.get("status") or "")
     code = GRPC_CODES.get(status, _HTTP_STATUS.get(http_status))
-    return from_status({"code": code, "status": status, "message": error.get("message", "")}, where)
+    return from_status({**error, "code": code, "status": status}, where)
+
+
+def _quota_failure(details: object) -> bool:
+    """Does a Status's `details` hold a google.rpc.QuotaFailure (the API's own word that a quota refused)?"""
+    return isinstance(details, list) and any(
+        isinstance(d, dict) and str(d.get("@type", "")).endswith("google.rpc.QuotaFailure") for d in details
+    )

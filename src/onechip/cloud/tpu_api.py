@@ -1,4 +1,4 @@
-"""The Cloud TPU API over REST (httpx), and Secret Manager's `versions:access`.
+"""The Cloud TPU API over REST (httpx), and Secret Manager's `versions:access`: one client for every call.
 
     v2       projects/P/locations/Z/nodes               spot and on-demand TPU VMs (create ?nodeId=)
     v2alpha1 projects/P/locations/Z/queuedResources     flex-start: {"provisioningModel": "FLEX_START",
@@ -11,15 +11,27 @@ Where flex-start's fields sit in the v2alpha1 body (top-level provisioningModel 
 issue and the seed's describe output ('provisioningModel: FLEX_START', 'maxRunDuration: 14400s'); it has not
 been checked against a live API from this project (cloud.provision.queued_resource_body builds it).
 
-One REST client for all of them, so one environment variable (ONECHIP_TPU_API_ENDPOINT, see cloud.auth)
-points every call at a test server. Every failure is a CloudError with the API's message and a `reason`
-(cloud.refusals). Request bodies carry no secret: the HF token never goes into metadata or a create body
-(the seed: a TPU VM's metadata is readable from the VM).
+Every call goes through `TpuApi.call`, which classifies what failed by where and how, never by wording:
+
+    transient     no answer (timeout, connection), HTTP 5xx, or 429 on a read or a delete (the API's read
+                  rate limit): retried with exponential backoff. A create (POST) is sent once: v2
+                  nodes.create takes no requestId (discovery document), so a retry could not be told from
+                  a second create; cloud.provision asks the API whether a create without an answer made it
+    bad-endpoint  an answer that is not the TPU API's: HTML, a body that is not JSON (a truncated one is
+                  retried first), a JSON body of the wrong shape; said in one line naming the base URL
+    refusals      any other HTTP error: Google's {"error": {"code", "status", "message"}} body, read by
+                  cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: quota or stockout)
+
+Lists follow `nextPageToken` to the last page. One environment variable (ONECHIP_TPU_API_ENDPOINT, see
+cloud.auth) points every call at a test server; headers come from google-auth (cloud.auth). Request bodies
+carry no secret: the HF token never goes into metadata or a create body (the seed: a TPU VM's metadata is
+readable from the VM).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import time
 from collections.abc import Callable
@@ -28,18 +40,22 @@ from typing import Any
 import httpx
 
 from onechip.cloud import refusals
-from onechip.cloud.auth import Credentials, endpoint_override
+from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
 from onechip.errors import CloudError
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
 POLL_ENV = "ONECHIP_CLOUD_POLL_S"  # seconds between polls (default 5; tests against the fake use 0.05)
+TIMEOUT_ENV = "ONECHIP_CLOUD_TIMEOUT_S"  # seconds one request may take (default 60; tests shorten it)
+RETRIES = 6  # a transient failure is tried again this many times, waiting poll_s x 2^n (capped at 60 s)
+MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
 Json = dict[str, Any]
 
 
 class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
-    with a 60 s timeout. `poll_s` is the pause between polls of an operation or a state."""
+    with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
+    the retry backoff."""
 
     def __init__(self, project: str | None, *, http: httpx.Client | None = None, poll_s: float | None = None):
         self.credentials = Credentials()
@@ -50,69 +66,109 @@ class TpuApi:
         if not resolved:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
-        self.http = http or httpx.Client(timeout=60.0)
+        self.http = http or httpx.Client(timeout=float(os.environ.get(TIMEOUT_ENV) or 60.0))
         self.poll_s = poll_s if poll_s is not None else float(os.environ.get(POLL_ENV) or 5.0)
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
-        """One request; the JSON answer. Raises CloudError (API refusal, or the API unreachable)."""
-        where = f"{method} {url.split('/projects/', 1)[-1]}"
+        """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
+        with backoff, except a POST (sent once). Raises CloudError (reason 'transient' once the retries
+        are spent, 'bad-endpoint', or the API's refusal)."""
+        retry = method != "POST"
+        for attempt in range(RETRIES + 1):
+            try:
+                return self._once(method, url, params, body)
+            except CloudError as exc:
+                again = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
+                if not (retry and again) or attempt == RETRIES:
+                    raise
+            time.sleep(min(60.0, self.poll_s * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _once(self, method: str, url: str, params: Json | None, body: Json | None) -> Json:
+        where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
+        base = url.split("/v1/")[0].split("/v2")[0]
         try:
-            answer = self.http.request(method, url, params=params, json=body, headers=self.credentials.headers())
+            answer = self.http.request(
+                method, url, params=params, json=body, headers=self.credentials.headers(method, url)
+            )
         except httpx.HTTPError as exc:
-            raise CloudError(f"cannot reach {url.split('/v')[0]}: {type(exc).__name__}", reason="other") from None
-        try:
-            data = answer.json() if answer.content else {}
-        except ValueError:
-            data = {}
-        if answer.status_code >= 400:
-            raise refusals.from_http(answer.status_code, data, where)
-        return data if isinstance(data, dict) else {}
+            raise CloudError(f"{where}: no answer from {base} ({type(exc).__name__})", reason="transient") from None
+        code = answer.status_code
+        if code >= 500 or (code == 429 and method != "POST"):
+            raise CloudError(f"{where}: HTTP {code} from {base}, retried", reason="transient", code=code)
+        data = _json(answer, where, base)
+        if code >= 400:
+            if not isinstance(data.get("error"), dict):
+                raise not_the_api(base, f"HTTP {code} without Google's error body")
+            raise refusals.from_http(code, data, where)
+        return data
+
+    def _list(self, url: str, key: str) -> list[Json]:
+        """Every item of a list call, page after page (`nextPageToken`)."""
+        items: list[Json] = []
+        token = ""
+        for _ in range(MAX_PAGES):
+            page = self.call("GET", url, params={"pageToken": token} if token else None)
+            found = page.get(key, [])
+            if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("name"), str)
+                                                      for i in found):  # fmt: skip
+                raise not_the_api(self.tpu_url, f"its {key} list is not a list of named resources")
+            items += found
+            token = str(page.get("nextPageToken") or "")
+            if not token:
+                return items
+        raise not_the_api(self.tpu_url, f"its {key} list pages on past {MAX_PAGES} pages")
 
     # --- nodes (v2): spot and on-demand
 
     def create_node(self, zone: str, node_id: str, node: Json) -> Json:
-        """POST a node; returns the long-running operation."""
+        """POST a node (sent once); returns the long-running operation."""
         url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes"
-        return self.call("POST", url, params={"nodeId": node_id}, body=node)
+        return _operation(self.call("POST", url, params={"nodeId": node_id}, body=node), self.tpu_url)
 
     def get_node(self, zone: str, node_id: str) -> Json:
-        return self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}")
+        return _named(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"), self.tpu_url)
 
     def delete_node(self, zone: str, node_id: str) -> Json:
-        return self.call("DELETE", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}")
+        url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"
+        return _operation(self.call("DELETE", url), self.tpu_url)
 
     def list_nodes(self, zone: str) -> list[Json]:
-        return list(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes").get("nodes", []))
+        return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes")
 
     # --- queued resources (v2alpha1): flex-start
 
     def create_queued_resource(self, zone: str, qr_id: str, body: Json) -> Json:
         url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources"
-        return self.call("POST", url, params={"queuedResourceId": qr_id}, body=body)
+        return _operation(self.call("POST", url, params={"queuedResourceId": qr_id}, body=body), self.tpu_url)
 
     def get_queued_resource(self, zone: str, qr_id: str) -> Json:
-        return self.call("GET", f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}")
+        item = _named(self.call("GET", f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"),
+                      self.tpu_url)  # fmt: skip
+        if not isinstance(item.get("state", {}), dict):
+            raise not_the_api(self.tpu_url, "a queued resource's state is not an object")
+        return item
 
     def delete_queued_resource(self, zone: str, qr_id: str) -> Json:
         """Delete a queued resource and its node (force=true). A request in PROVISIONING cannot be deleted:
         the API answers FAILED_PRECONDITION (reason 'precondition')."""
         url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"
-        return self.call("DELETE", url, params={"force": "true"})
+        return _operation(self.call("DELETE", url, params={"force": "true"}), self.tpu_url)
 
     def list_queued_resources(self, zone: str) -> list[Json]:
-        url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources"
-        return list(self.call("GET", url).get("queuedResources", []))
+        return self._list(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", "queuedResources")
 
     # --- operations
 
-    def wait_operation(self, operation: Json, timeout_s: float, on_tick: Callable[[float], None] | None = None) -> Json:
-        """Poll a long-running operation until done; return its `response`. Raises CloudError from its
-        `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`."""
+    def wait_operation(self, operation: Json, version: str, timeout_s: float,
+                       on_tick: Callable[[float], None] | None = None) -> Json:  # fmt: skip
+        """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
+        say) until done; return its `response`. Raises CloudError from its `error` (e.g. code 8 stockout) or
+        when it is not done within `timeout_s`."""
         started = time.monotonic()
-        version = "v2alpha1" if "/v2alpha1/" in str(operation.get("name", "")) else "v2"
         while not operation.get("done"):
             elapsed = time.monotonic() - started
             if elapsed > timeout_s:
@@ -120,8 +176,8 @@ class TpuApi:
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            operation = self.call("GET", f"{self.tpu_url}/{version}/{operation['name']}")
-        if "error" in operation:
+            operation = _operation(self.call("GET", f"{self.tpu_url}/{version}/{operation['name']}"), self.tpu_url)
+        if isinstance(operation.get("error"), dict):
             raise refusals.from_status(dict(operation["error"]), str(operation.get("name", "operation")))
         return dict(operation.get("response") or {})
 
@@ -136,3 +192,44 @@ class TpuApi:
             return base64.b64decode(str(data["payload"]["data"])).decode().strip()
         except (KeyError, TypeError, ValueError):
             raise CloudError(f"secret {name}: the answer holds no readable payload") from None
+
+
+def not_the_api(base: str, what: str) -> CloudError:
+    """The one line for an endpoint that does not answer like Google's API."""
+    return CloudError(
+        f"{base} does not answer like the Cloud TPU API ({what}); check {ENDPOINT_ENV} or the network",
+        reason="bad-endpoint",
+    )
+
+
+def _json(answer: httpx.Response, where: str, base: str) -> Json:
+    """The answer's JSON object ({} for an empty body). HTML or a non-object is 'bad-endpoint'; a body that
+    does not parse is 'bad-endpoint' with status BAD_JSON (a read retries it: it may have been cut short)."""
+    text = answer.text
+    if text.lstrip()[:1] == "<" or "html" in answer.headers.get("content-type", ""):
+        raise not_the_api(base, f"{where} answered an HTML page")
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        error = not_the_api(base, f"{where} answered a body that is not JSON or is cut short")
+        error.status = "BAD_JSON"
+        raise error from None
+    if not isinstance(data, dict):
+        raise not_the_api(base, f"{where} answered JSON that is not an object")
+    return data
+
+
+def _named(item: Json, base: str) -> Json:
+    """A node or queued resource: it has a name (and a string state for a node, when it has one)."""
+    if not isinstance(item.get("name"), str) or not isinstance(item.get("state", ""), str | dict):
+        raise not_the_api(base, "a resource without a name or state")
+    return item
+
+
+def _operation(op: Json, base: str) -> Json:
+    """A long-running operation: a name, and `done` a boolean when present."""
+    if not isinstance(op.get("name"), str) or not isinstance(op.get("done", False), bool):
+        raise not_the_api(base, "an operation without a name")
+    return op

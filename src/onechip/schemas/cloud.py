@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from onechip.schemas.common import ResultModel
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
@@ -23,10 +23,53 @@ _UNITS = (86400.0, 3600.0, 60.0, 1.0)
 # Flex-start runs from 10 minutes to 7 days (seed survey: 'flex-start 跑 10 分钟到 7 天').
 FLEX_MIN_RUN_S = 600.0
 FLEX_MAX_RUN_S = 7 * 86400.0
+# onechip's own ceilings, checked before any create (a bigger value is a typo, and 1e308 h overflowed
+# datetime after the TPU existed): a year of --max-hours or of any duration, a week of --timeout.
+MAX_HOURS = 8760.0
+MAX_WAIT_S = 7 * 86400.0
+
+# Names that become URL path segments of the TPU API (and onechip's record paths), in the shapes Google
+# documents; anything else is refused before a request is sent ('../../q/locations/x' is not a zone):
+#   zone        region-letter, e.g. us-west4-a, asia-northeast1-b
+#               (https://cloud.google.com/compute/docs/regions-zones)
+#   project id  6 to 30 lowercase letters, digits and hyphens, starting with a letter, not ending with a
+#               hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects), with the
+#               legacy 'example.com:' domain prefix allowed
+#   name        an RFC 1035 label, lowercase letter first, letters, digits, hyphens, no hyphen last, as
+#               Compute Engine names its VMs (https://cloud.google.com/compute/docs/naming-resources); at
+#               most 58 characters so that a flex-start node id NAME-node stays within 63. (The v2alpha1
+#               discovery document's NodeSpec.nodeId regex, ^[A-Za-z0-9_.~+%-]+$, would let '..' through.)
+_ZONE = re.compile(r"[a-z]+(?:-[a-z]+)*[0-9]+-[a-z]")
+_PROJECT = re.compile(r"(?:[a-z0-9][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]")
+_NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,56}[a-z0-9])?")
+
+
+def _shaped(pattern: re.Pattern[str], what: str, example: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{value[:80]!r} is not a {what} (like {example})")
+        return value
+
+    return AfterValidator(check)
+
+
+def valid_names(project: str, zone: str, name: str | None = None) -> bool:
+    """Are `project`, `zone` (and `name`) in the API's shapes (safe as URL segments and record paths)?"""
+    shapes = [(_PROJECT, project), (_ZONE, zone)] + ([(_NAME, name)] if name is not None else [])
+    return all(isinstance(v, str) and p.fullmatch(v) for p, v in shapes)
+
+
+ZoneName = Annotated[str, _shaped(_ZONE, "zone", "us-west4-a")]
+ProjectId = Annotated[str, _shaped(_PROJECT, "Google Cloud project id", "my-project-123")]
+ResourceName = Annotated[
+    str, _shaped(_NAME, "TPU resource name", "onechip-v5e-1: lowercase letters, digits, hyphens, at most 58")
+]
 
 
 def parse_duration(value: Any) -> Any:
     """'4h' -> 14400.0, '1h30m' -> 5400.0, '90s' / '90' -> 90.0 (seconds); anything not a string passes."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or text like 4h, not true/false")
     if not isinstance(value, str):
         return value
     text = value.strip().lower()
@@ -39,7 +82,7 @@ def parse_duration(value: Any) -> Any:
 
 
 # float | int (not float) so the command line hands the text ('4h') to parse_duration, not to click's float
-Duration = Annotated[float | int, BeforeValidator(parse_duration), Field(gt=0)]
+Duration = Annotated[float | int, BeforeValidator(parse_duration), Field(gt=0, le=MAX_HOURS * 3600)]
 
 
 def api_duration(seconds: float) -> str:
@@ -51,8 +94,8 @@ class CloudTarget(RequestModel):
     """Which chip, where, and how: the fields every `onechip cloud` job shares."""
 
     chip: str = Field(default="v5e-1", description="onechip chip key, e.g. v5e-1, v6e-1 (not the API's v5litepod-1).")
-    project: str | None = Field(default=None, description="Google Cloud project (default: ADC's project).")
-    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
+    project: ProjectId | None = Field(default=None, description="Google Cloud project (default: ADC's project).")
+    zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
         default_factory=list, description="Zones, comma-separated, tried in order (default: the catalog's)."
     )
     provisioning: Provisioning = Field(default="flex-start", description="flex-start, spot or on-demand.")
@@ -62,7 +105,11 @@ class CloudProbeRequest(CloudTarget):
     """`onechip cloud probe`: can I get CHIP with PROVISIONING in each ZONE now? A real create, deleted at once."""
 
     wait_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=60.0, gt=0, description="How long a probe watches a queued request before it deletes it."
+        default=60.0,
+        gt=0,
+        le=MAX_WAIT_S,
+        strict=True,
+        description="How long a probe watches a queued request before it deletes it.",
     )
 
 
@@ -76,7 +123,7 @@ class CloudZonesRequest(RequestModel):
 class CloudUpRequest(CloudTarget):
     """`onechip cloud up`: a flex-start queued resource (default), or a spot or on-demand node."""
 
-    name: str | None = Field(default=None, description="Resource name (default: onechip-CHIP).")
+    name: ResourceName | None = Field(default=None, description="Resource name (default: onechip-CHIP).")
     max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(
         default="4h", validate_default=True, description="Flex-start: the node is deleted after this long (e.g. 4h)."
     )
@@ -84,15 +131,22 @@ class CloudUpRequest(CloudTarget):
         default="1h", validate_default=True, description="Flex-start: how long to wait in the queue per zone (e.g. 1h)."
     )
     max_hours: float | None = Field(
-        default=None, gt=0, description="Spot/on-demand: hours you mean to keep it (status warns after)."
+        default=None, gt=0, le=MAX_HOURS, strict=True,
+        description="Spot/on-demand: hours you mean to keep it, at most a year (status warns after).",
+    )  # fmt: skip
+    no_limit: bool = Field(
+        default=False, strict=True, description="Spot/on-demand: run with no --max-hours (bills until deleted)."
     )
-    no_limit: bool = Field(default=False, description="Spot/on-demand: run with no --max-hours (bills until deleted).")
     ssh_key: Path | None = Field(
         default=None, description="Private key whose .pub goes into the node's ssh-keys (default: gcloud's)."
     )
     ssh_user: str = Field(default="onechip", description="User the ssh key is for on the node.")
     timeout_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=1800.0, gt=0, description="Give up on a node that is not READY this long after it was granted."
+        default=1800.0,
+        gt=0,
+        le=MAX_WAIT_S,
+        strict=True,
+        description="Give up on a node that is not READY this long after it was granted.",
     )
 
     @model_validator(mode="after")
@@ -117,10 +171,10 @@ class CloudUpRequest(CloudTarget):
 class CloudNameRequest(RequestModel):
     """`onechip cloud status` / `down`: resources onechip created (labelled), by name or all."""
 
-    name: str | None = Field(default=None, description="Resource name (default: every one onechip recorded).")
-    project: str | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
-    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
-        default_factory=list, description="Zones to look in, comma-separated (default: the recorded ones)."
+    name: ResourceName | None = Field(default=None, description="Resource name (default: every one onechip created).")
+    project: ProjectId | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
+    zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
+        default_factory=list, description="Zones to look in, comma-separated (default: every zone onechip used)."
     )
 
 
@@ -231,11 +285,11 @@ class HostDemoOptions(RequestModel):
     chip: str | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
     image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
     provisioning: Provisioning = Field(default="flex-start", description="--cloud: flex-start, spot or on-demand.")
-    project: str | None = Field(default=None, description="--cloud: Google Cloud project.")
-    zones: Annotated[list[str], comma_list(str), Cli("--zone")] = Field(
+    project: ProjectId | None = Field(default=None, description="--cloud: Google Cloud project.")
+    zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
         default_factory=list, description="--cloud: zones, comma-separated, tried in order."
     )
-    name: str | None = Field(default=None, description="--cloud: resource name (default onechip-CHIP).")
+    name: ResourceName | None = Field(default=None, description="--cloud: resource name (default onechip-CHIP).")
     max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(
         default="4h", validate_default=True, description="--cloud flex-start: the node is deleted after this long."
     )
@@ -243,7 +297,7 @@ class HostDemoOptions(RequestModel):
         default="1h", validate_default=True, description="--cloud flex-start: how long to wait in each zone's queue."
     )
     max_hours: float | None = Field(
-        default=None, gt=0, description="--cloud spot/on-demand: hours you mean to keep it."
+        default=None, gt=0, le=MAX_HOURS, description="--cloud spot/on-demand: hours you mean to keep it."
     )
     no_limit: bool = Field(default=False, description="--cloud spot/on-demand: no --max-hours (bills until deleted).")
     keep: bool = Field(default=False, description="--cloud: keep the TPU after the demo (default: delete it).")

@@ -72,3 +72,42 @@ def test_demo_host_options():
         build_request(DemoRequest, {"cloud": "gcp", "chip": "v5e-1", "model": "m", "host": "me@h"})
     request = build_request(DemoRequest, {"engine": "vllm-docker", "host": "me@h", "chip": "l4", "model": "m"})
     assert request.on_host() and request.max_run_duration_s == 14400
+
+
+def test_headers_come_from_google_auth_with_the_quota_project(monkeypatch):
+    """User credentials with a quota project: google-auth's before_request adds x-goog-user-project,
+    which the hand-built Authorization header used to drop (issue 24)."""
+    import httpx
+    from google.oauth2.credentials import Credentials as UserCredentials
+
+    from onechip.cloud import auth
+    from onechip.cloud.tpu_api import TpuApi
+
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    creds = UserCredentials(token="ya29.test-token", quota_project_id="billing-proj")
+    monkeypatch.setattr(auth, "_adc", lambda: (creds, "proj-1"))
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"name": "projects/proj-1/locations/us-west4-a/nodes/n", "state": "READY"})
+
+    tpu = TpuApi(None, http=httpx.Client(transport=httpx.MockTransport(answer)))
+    assert tpu.get_node("us-west4-a", "n")["state"] == "READY"
+    (request,) = seen
+    assert request.headers["authorization"] == "Bearer ya29.test-token"
+    assert request.headers["x-goog-user-project"] == "billing-proj"
+    assert str(request.url) == "https://tpu.googleapis.com/v2/projects/proj-1/locations/us-west4-a/nodes/n"
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "details", "reason"),
+    [
+        (4, "Deadline exceeded.", None, "expired"),  # by code, whatever the wording (issue 24)
+        (8, "Resource exhausted.", [{"@type": "type.googleapis.com/google.rpc.QuotaFailure"}], "quota"),
+        (6, "already exists", None, "conflict"),
+    ],
+)
+def test_refusals_by_code_and_details(code, message, details, reason):
+    error = refusals.from_status({"code": code, "message": message, "details": details}, "x")
+    assert error.reason == reason

@@ -135,7 +135,7 @@ def test_down_waits_out_provisioning(fake_api):
     node = provision.node_body(resource, {})
     tpu.create_queued_resource("us-west4-a", "qr-prov", provision.queued_resource_body(resource, node, 60))
     records.save(resource)
-    assert provision.qr_state(tpu.get_queued_resource("us-west4-a", "qr-prov")) == "PROVISIONING"
+    assert provision.state_of("queued-resource", tpu.get_queued_resource("us-west4-a", "qr-prov")) == "PROVISIONING"
     result = api.cloud_down(CloudNameRequest(name="qr-prov"))
     assert result.deleted == ["queued-resource qr-prov (us-west4-a)"]
     refused = [p for m, p, _ in fake_api.requests if m == "DELETE"]

@@ -188,7 +188,7 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     up = call("cloud_up", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "flex-start"})
     assert up.is_error and "cloud_up would create a flex-start v5e-1 TPU" in up.content[0].text
     assert "confirm: true" in up.content[0].text
-    down = call("cloud_down", {"project": "p"})
+    down = call("cloud_down", {"project": "my-proj"})  # "p" is not a project id (6-30 characters)
     assert down.is_error and "cloud_down would delete nothing" in down.content[0].text
     probe = call("cloud_probe", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot"})
     assert probe.is_error and "and delete it at once" in probe.content[0].text

@@ -1,0 +1,410 @@
+"""`onechip cloud` on the failure paths, against the loopback fake TPU API (issue 24, and issue 25's cloud
+items): every state of both state enums, every error class at every step of up / status / down, the three
+scenarios of issue 24, Ctrl-C at any point; after each, nothing of onechip's is untracked and `down` deletes
+exactly what onechip created (a foreign node placed beside it survives every run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.tpu_api import Fault
+from onechip import api
+from onechip.cloud import provision, records
+from onechip.errors import CloudError, Interrupted, OnechipError
+from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
+
+P = "proj-1"
+OK = "us-west4-a"
+FOREIGN = f"projects/{P}/locations/{OK}/nodes/someone-elses"
+
+# The full state enums of the TPU API's discovery documents (googleapis/google-api-go-client
+# tpu/v2alpha1/tpu-api.json at 123f55c3: QueuedResourceState.state, Node.state), copied here so that a
+# state missing from provision's tables fails this test.
+QR_STATES = ["STATE_UNSPECIFIED", "CREATING", "ACCEPTED", "PROVISIONING", "FAILED", "DELETING", "ACTIVE",
+             "SUSPENDING", "SUSPENDED", "WAITING_FOR_RESOURCES"]  # fmt: skip
+NODE_STATES = ["STATE_UNSPECIFIED", "CREATING", "READY", "RESTARTING", "REIMAGING", "DELETING", "REPAIRING",
+               "STOPPED", "STOPPING", "STARTING", "PREEMPTED", "TERMINATED", "HIDING", "HIDDEN", "UNHIDING",
+               "UNKNOWN"]  # fmt: skip
+ERRORS = [400, 403, 404, 409, 429, 500, 503, "timeout", "html", "truncated", "shape"]
+
+
+@pytest.fixture
+def fast(fake_api, monkeypatch):
+    """The fake at its quickest: short waits, polls and client timeout, short grace periods."""
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    fake_api.hang_s = 0.6
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "0.3")
+    monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
+    monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
+    fake_api.nodes[FOREIGN] = {"name": FOREIGN, "state": "READY", "acceleratorType": "v5litepod-1", "labels": {}}
+    return fake_api
+
+
+def up(**kw):
+    return api.cloud_up(CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 1.0, **kw}))
+
+
+def ours(fake) -> set[tuple[str, str, str]]:
+    """(zone, kind, name) of every labelled resource the fake holds (a queued resource's node goes with it)."""
+    found = set()
+    qr_nodes = set()
+    for key, qr in fake.queued.items():
+        if qr["_spec"]["node"].get("labels", {}).get("created-by") == "onechip":
+            found.add((key.split("/")[3], "queued-resource", key.rsplit("/", 1)[-1]))
+            qr_nodes.add(f"{qr['_spec']['parent']}/nodes/{qr['_spec']['nodeId']}")
+    for key, node in fake.nodes.items():
+        if key not in qr_nodes and node.get("labels", {}).get("created-by") == "onechip":
+            found.add((key.split("/")[3], "node", key.rsplit("/", 1)[-1]))
+    return found
+
+
+def assert_tracked_then_down(fake) -> None:
+    """Everything of ours in the fake is recorded; `cloud down` then deletes it all, and only it."""
+    fake.faults.clear()
+    recorded = {(r.zone, r.kind, r.name) for r in records.load_all()}
+    assert ours(fake) <= recorded, f"untracked: {ours(fake) - recorded}"
+    api.cloud_down(CloudNameRequest(project=P))
+    assert ours(fake) == set()
+    assert FOREIGN in fake.nodes  # never ours, never deleted
+    assert records.load_all() == []
+
+
+def test_state_tables_hold_every_state_of_both_enums():
+    assert sorted(provision.QR_PHASE) == sorted(QR_STATES)
+    assert sorted(provision.NODE_PHASE) == sorted(NODE_STATES)
+
+
+@pytest.mark.parametrize("state", QR_STATES)
+def test_up_over_a_queued_resource_of_ours_in_every_state(fast, state):
+    fast.put("queued-resource", OK, "onechip-v5e-1", state)
+    try:
+        result = up(zones=[OK])
+    except CloudError as exc:
+        assert provision.phase("queued-resource", state) == "waiting", exc  # a wait that timed out, said
+        assert "may exist" in str(exc) and "onechip cloud down" in str(exc)
+    else:
+        assert result.resource.state == "READY"
+        creates = [p for m, p, _ in fast.requests if m == "POST"]
+        # alive (waiting or ready): resumed, no second create; ended: deleted, then created again
+        assert result.reused == (provision.phase("queued-resource", state) in ("waiting", "ready") and not creates)
+        if provision.phase("queued-resource", state) in ("ended", "deleting"):
+            assert len(creates) == 1
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("state", NODE_STATES)
+def test_up_over_a_node_of_ours_in_every_state(fast, state):
+    fast.put("node", OK, "onechip-v5e-1", state, spot=True)
+    try:
+        result = up(zones=[OK], provisioning="spot", max_hours=1.0)
+    except CloudError as exc:
+        assert provision.phase("node", state) == "waiting", exc
+        assert "may exist" in str(exc)
+    else:
+        assert result.resource.state == "READY"
+        ended = provision.phase("node", state) in ("ended", "deleting")
+        assert result.reused is not ended
+    assert_tracked_then_down(fast)
+
+
+def test_a_foreign_resource_with_the_name_is_refused_in_one_line(fast, run):
+    fast.put("queued-resource", OK, "demo-qr", "ACTIVE", labelled=False)
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--name", "demo-qr", "--yes")
+    assert rc == 2 and err.count("\n") == 1
+    assert "already has a TPU queued-resource named demo-qr that onechip did not create" in err
+    assert not [m for m, _, _ in fast.requests if m in ("POST", "DELETE")]
+
+
+# --- every error class at every step
+
+UP_STEPS = {  # step of `up` -> (method, path regex) of its requests
+    "create": ("POST", r"/queuedResources\?"),
+    "poll": ("GET", r"/queuedResources/onechip-v5e-1$"),
+    "operation": ("GET", r"/operations/"),
+    "node": ("GET", r"/nodes/onechip-v5e-1-node$"),
+    "cleanup": ("DELETE", r"/queuedResources/"),
+    "cleanup-check": ("GET", r"/queuedResources/onechip-v5e-1$"),
+}
+SPOT_STEPS = {"create": ("POST", r"/nodes\?"), "operation": ("GET", r"/operations/"),
+              "poll": ("GET", r"/nodes/onechip-v5e-1$")}  # fmt: skip
+LATER_STEPS = {  # status and down
+    "list-queued": ("GET", r"/queuedResources(\?|$)"),
+    "list-nodes": ("GET", r"/nodes(\?|$)"),
+    "get": ("GET", r"/queuedResources/onechip-v5e-1$"),
+    "delete": ("DELETE", r"/queuedResources/onechip-v5e-1"),
+}
+
+
+@pytest.mark.parametrize("error", ERRORS)
+@pytest.mark.parametrize("step", list(UP_STEPS))
+def test_flex_up_with_an_error_at_every_step(fast, step, error):
+    """us-central1-b is stocked out for flex (FAILED, code 8, after the wait: its request is cleaned up),
+    us-west4-a grants it; one error at `step`."""
+    fast.zones["us-central1-b"].flex = "stockout"
+    method, path = UP_STEPS[step]
+    fast.faults.append(Fault(method, path, error, times=1))
+    try:
+        result = up(zones=["us-central1-b", OK])
+        assert result.resource.zone == OK
+    except OnechipError as exc:
+        assert "\n" not in str(exc) and "Traceback" not in str(exc)
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("error", ERRORS)
+@pytest.mark.parametrize("step", list(SPOT_STEPS))
+def test_spot_up_with_an_error_at_every_step(fast, step, error):
+    method, path = SPOT_STEPS[step]
+    fast.faults.append(Fault(method, path, error, times=1))
+    try:
+        up(zones=["europe-west4-a", OK], provisioning="spot", max_hours=1.0)
+    except OnechipError as exc:
+        assert "\n" not in str(exc)
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("error", ERRORS)
+@pytest.mark.parametrize("step", list(LATER_STEPS))
+def test_status_and_down_with_an_error_at_every_step(fast, step, error):
+    up(zones=[OK])
+    method, path = LATER_STEPS[step]
+    for job in (api.cloud_status, api.cloud_down):
+        fast.faults[:] = [Fault(method, path, error, times=1)]
+        try:
+            job(CloudNameRequest(project=P))
+        except OnechipError as exc:
+            assert "\n" not in str(exc)
+        recorded = {(r.zone, r.kind, r.name) for r in records.load_all()}
+        assert ours(fast) <= recorded
+    assert_tracked_then_down(fast)
+
+
+def test_a_read_error_that_persists_stops_up_and_keeps_the_record(fast):
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=1000, after=1))  # not claim's
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK, "us-central1-b"])
+    assert info.value.reason == "transient"
+    assert "may exist in us-west4-a" in str(info.value) and "onechip cloud down --name onechip-v5e-1" in str(info.value)
+    assert not any("us-central1-b" in p for m, p, _ in fast.requests if m == "POST")  # no failover on a read error
+    assert_tracked_then_down(fast)
+
+
+# --- the three scenarios of issue 24
+
+
+def test_429_while_polling_is_retried_and_abandons_nothing(fast):
+    fast.faults.append(Fault("GET", r"/queuedResources/onechip-v5e-1$", 429, times=3))
+    result = up(zones=[OK, "us-central1-b"])
+    assert result.resource.zone == OK and [a.outcome for a in result.attempts] == ["available"]
+    assert len([p for m, p, _ in fast.requests if m == "POST"]) == 1  # one create: no failover, nothing orphaned
+    assert_tracked_then_down(fast)
+
+
+def test_failed_at_valid_until_with_code_4_tries_the_next_zone(fast):
+    result = up(zones=["us-central1-b", OK])  # us-central1-b: FAILED with code 4 at valid-until
+    assert [(a.zone, a.outcome, a.code) for a in result.attempts] == [("us-central1-b", "expired", 4),
+                                                                     (OK, "available", None)]  # fmt: skip
+    assert not [k for k in fast.queued if "us-central1-b" in k]  # the failed request was deleted
+    assert_tracked_then_down(fast)
+
+
+def test_flex_start_stockout_in_the_create_operation_fails_over(fast):
+    fast.zones["us-central1-b"].flex = "op-stockout"
+    result = up(zones=["us-central1-b", OK])
+    assert [(a.outcome, a.code) for a in result.attempts] == [("stockout", 8), ("available", None)]
+    assert_tracked_then_down(fast)
+
+
+def test_a_suspended_run_whose_name_is_used_again(fast, run):
+    fast.run_s = 0.2  # the run ends: the queued resource turns SUSPENDED, its node deleted
+    up(zones=[OK], name="demo-qr")
+    (qr,) = fast.queued.values()
+    for _ in range(100):  # the fake moves on when asked
+        if qr["state"]["state"] == "SUSPENDED":
+            break
+        (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert qr["state"]["state"] == "SUSPENDED"
+    fast.run_s = None
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--name", "demo-qr", "--valid-until", "1m",
+                       "--yes", "--json")  # fmt: skip
+    assert rc == 0, err
+    assert "deleting queued-resource demo-qr in us-west4-a (SUSPENDED)" in err
+    assert json.loads(out)["reused"] is False
+    assert len([p for m, p, _ in fast.requests if m == "POST"]) == 2
+    assert [r.name for r in records.load_all()] == ["demo-qr"]
+    assert_tracked_then_down(fast)
+
+
+# --- Ctrl-C anywhere
+
+
+@pytest.mark.parametrize("nth", [1, 2, 3, 5, 8, 13])
+def test_ctrl_c_at_any_point_then_down_deletes_what_onechip_made(fast, monkeypatch, nth):
+    fast.zones["us-central1-b"].flex = "stockout"
+    calls = [0]
+    real_sleep = provision.time.sleep
+
+    def sleep(seconds):
+        calls[0] += 1
+        if calls[0] == nth:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    try:
+        up(zones=["us-central1-b", OK])
+    except Interrupted as exc:
+        assert "onechip cloud down" in str(exc)
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert_tracked_then_down(fast)
+
+
+def test_a_sequence_of_failed_ups_and_ctrl_c_then_one_down(fast, monkeypatch):
+    """Failures in a row, each leaving something different behind; one `down` deletes all of ours."""
+    fast.zones["us-central1-b"].flex = "stockout"
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/first$", 503, times=1000, after=1))
+    with pytest.raises(CloudError):  # a read that keeps failing: stops, recorded
+        up(zones=[OK], name="first")
+    fast.faults.clear()
+    fast.faults.append(Fault("GET", r"/nodes/second$", "html", times=1000, after=1))
+    with pytest.raises(CloudError):  # spot node created, then the endpoint turns into a web page
+        up(zones=["asia-east1-c"], name="second", provisioning="spot", max_hours=1.0)
+    fast.faults.clear()
+    real_sleep = provision.time.sleep
+
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(provision.time, "sleep", interrupt)
+    with pytest.raises(Interrupted):  # Ctrl-C while the stocked-out zone's request waits
+        up(zones=["us-central1-b", OK], name="third")
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert {name for _, _, name in ours(fast)} == {"first", "second", "third"}
+    assert_tracked_then_down(fast)
+
+
+# --- status and down see every zone, every page, both record layouts
+
+
+def test_down_sees_every_page_and_every_zone_used(fast):
+    fast.page_size = 1
+    up(zones=[OK])
+    up(zones=["asia-east1-c"], name="second", provisioning="on-demand", no_limit=True)
+    fast.put("node", OK, "made-by-onechip-elsewhere", "READY")  # labelled, no record here
+    fast.put("node", OK, "and-another", "READY")
+    targets = {(t.zone, t.name) for t in api.cloud_down_targets(CloudNameRequest(project=P))}
+    assert targets == {(OK, "onechip-v5e-1"), ("asia-east1-c", "second"), (OK, "made-by-onechip-elsewhere"),
+                       (OK, "and-another")}  # fmt: skip
+    assert any("pageToken=" in p for m, p, _ in fast.requests if m == "GET")
+    result = api.cloud_down(CloudNameRequest(project=P))
+    assert len(result.deleted) == 4 and ours(fast) == set() and FOREIGN in fast.nodes
+
+
+def test_two_zones_one_name_are_two_records(fast):
+    up(zones=[OK], provisioning="spot", max_hours=1.0)
+    up(zones=["asia-east1-c"], provisioning="on-demand", max_hours=1.0)
+    assert sorted(r.zone for r in records.load_all()) == ["asia-east1-c", OK]
+    assert_tracked_then_down(fast)
+
+
+def test_an_old_record_file_is_still_read_and_deleted(fast):
+    result = up(zones=[OK])
+    for path in (records.onechip_home() / "cloud" / "resources").rglob("*.json"):
+        path.unlink()
+    old = records.onechip_home() / "cloud" / "resources" / "onechip-v5e-1.json"
+    old.write_text(result.resource.model_dump_json(), encoding="utf-8")
+    assert [r.name for r in records.load_all()] == ["onechip-v5e-1"]
+    api.cloud_down(CloudNameRequest())
+    assert not old.exists() and not fast.queued
+
+
+def test_status_of_a_request_never_granted_has_no_deadline_and_no_ip(fast, run):
+    fast.zones[OK].flex = "never"
+    fast.faults.append(Fault("GET", r"/queuedResources/onechip-v5e-1$", 503, times=1000, after=2))
+    with pytest.raises(CloudError):
+        up(zones=[OK])
+    fast.faults.clear()
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    text = " ".join(out.split())
+    assert "WAITING_FOR_RESOURCES" in text and "no IP yet" in text
+    assert "billing ends" not in text and "IP None" not in text
+    assert_tracked_then_down(fast)
+
+
+# --- an endpoint that is not the TPU API
+
+
+@pytest.mark.parametrize("kind", ["html", "truncated", "shape"])
+def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind):
+    up(zones=[OK])
+    fast.faults.append(Fault("GET", r".", kind, times=10_000))
+    for argv in (["status"], ["down", "--yes"], ["up", "--project", P, "--zone", OK, "--name", "other", "--yes"]):
+        rc, out, err = run("cloud", *argv)
+        assert rc == 7, (argv, out, err)
+        assert err.count("\n") == 1 and "does not answer like the Cloud TPU API" in err, (argv, err)
+    assert_tracked_then_down(fast)
+
+
+# --- names and bounds (issue 25)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--name", "../../engine"],
+        ["--zone", "../../q/locations/us-west4-a", "--project", "pppppp"],
+        ["--project", "p"],
+        ["--project", "../x"],
+        ["--name", "UPPER"],
+        ["--provisioning", "spot", "--max-hours", "1e308"],
+        ["--valid-until", "1e308"],
+    ],
+)
+def test_bad_names_and_unbounded_durations_are_refused_before_any_call(fast, run, argv):
+    home = records.onechip_home()
+    rc, out, err = run("cloud", "up", *(["--project", P] if "--project" not in argv else []),
+                       *(["--zone", OK] if "--zone" not in argv else []), *argv, "--yes")  # fmt: skip
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert fast.requests == [] and not (home / "engine.json").exists()
+
+
+def test_status_with_a_zone_that_is_not_one(fast, run):
+    up(zones=[OK])
+    rc, out, err = run("cloud", "status", "--zone", "bogus-zone-9")
+    assert rc == 2 and "'bogus-zone-9' is not a zone" in err
+    rc, out, err = run("cloud", "status", "--zone", "asia-east2-c")
+    assert rc == 0
+    assert "nothing of onechip's in asia-east2-c; it has 1 elsewhere: onechip-v5e-1 (us-west4-a)" in " ".join(
+        out.split()
+    )
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"no_limit": "no"}, {"no_limit": 0}, {"max_hours": True}, {"max_hours": "2"}, {"max_run_duration_s": True},
+     {"timeout_s": "60"}, {"name": "../../engine"}, {"zones": ["../../q/locations/us-west4-a"]}],
+)  # fmt: skip
+def test_cloud_up_request_types_are_strict(fields):
+    base = {"project": P, "zones": [OK], "provisioning": "spot", "max_hours": 1.0}
+    with pytest.raises(ValueError):
+        CloudUpRequest.model_validate({**base, **fields})
+
+
+def test_a_record_with_a_huge_max_hours_does_not_break_status(fast):
+    result = up(zones=[OK], provisioning="spot", max_hours=1.0)
+    resource = result.resource.model_copy(update={"max_hours": 1e308})
+    records.save(resource)
+    (st,) = api.cloud_status(CloudNameRequest())
+    assert st.exists and st.deadline is not None
+    assert_tracked_then_down(fast)
+
+
+def test_refused_create_needs_no_cleanup(fast):
+    with pytest.raises(ValueError, match="not a TPU resource name"):
+        up(zones=[OK], name="Bad")
+    assert fast.requests == []
