@@ -187,6 +187,22 @@ def test_fused_moe_workspace_is_the_triton_experts_shape() -> None:
     )
 
 
+# Gemma 4 names the routed experts per token `top_k_experts` (tests/fixtures/bootlogs/configs/
+# google--gemma-4-26B-A4B-it.json: 128 experts, 8 per token, 704 per expert, hidden 2,816).
+def test_fused_moe_workspace_reads_gemma4_top_k_experts() -> None:
+    text = json.loads((BOOTLOGS / "configs" / "google--gemma-4-26B-A4B-it.json").read_text())["text_config"]
+    assert (
+        moe_workspace_bytes(text, dtype_bytes=2, tensor_parallel_size=1, tokens=8192) == 8192 * 8 * (2816 + 2816) * 2
+    )  # max(704, 2,816) + max(1,408, 2,816)
+
+
+def test_moe_config_without_experts_per_token_is_refused_in_one_line() -> None:
+    text = {"hidden_size": 2048, "num_experts": 64, "moe_intermediate_size": 768}
+    with pytest.raises(ConfigError) as caught:
+        moe_workspace_bytes(text, dtype_bytes=2, tensor_parallel_size=1, tokens=8192)
+    assert "\n" not in str(caught.value) and "top_k_experts" in str(caught.value)
+
+
 # Held out, 0.19.0 H100 'torch peak memory increase': Qwen3-30B-A3B 2.68 GiB (the sampler warm-up, 1,024 x
 # 151,936, plus the 0.5 GiB MoE workspace still allocated) and Qwen2.5-72B TP 2 2.29 GiB (at hidden 8,192 the
 # two [1,024, hidden] copies profile_run holds through the sampler run add 16 MiB over the hidden-4,096 fits).
