@@ -18,7 +18,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import CellResult
 from onechip.schemas.common import model_key
-from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest
+from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
 
@@ -106,7 +106,12 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
     and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
     no roofline figures and no calibration)."""
+    try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
+        refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
+    except ValueError as exc:
+        raise ConfigError(f"--out {exc}") from None
     the_plan = _read_plan(request.plan)
+    _refuse_pipeline_parallel(the_plan)
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
@@ -128,13 +133,22 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     return run
 
 
+def _refuse_pipeline_parallel(the_plan: Plan) -> None:
+    """The step-time model and the scheduler simulate one engine whose chips split each layer (tensor
+    parallel); a pipeline-parallel plan's stages run in turn with several batches in flight, which they do not
+    model. Raises ConfigError in one line rather than predicting it as if PP were 1."""
+    if the_plan.pipeline_parallel_size > 1:
+        raise ConfigError(
+            f"the plan has pipeline_parallel_size {the_plan.pipeline_parallel_size}: simulate and advise model "
+            "one pipeline stage (tensor parallel only); plan with --pipeline-parallel-size 1"
+        )
+
+
 def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
-    if (out_dir / RUN_FILES["requests"]).exists():
-        raise ConfigError(f"{out_dir} holds a measured run (requests.jsonl); give another --out")
     write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
     write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
 
