@@ -15,6 +15,7 @@ from pydantic import Field
 from onechip import catalog
 from onechip.catalog.files import AcceleratorEntry, EngineEntry
 from onechip.errors import ConfigError
+from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
 
 GiB = 1024**3
@@ -54,6 +55,17 @@ class EngineRules(EngineEntry):
         if self.default_block_size:
             return self.default_block_size
         raise ConfigError(f"engine {self.name}: no block-size rule in engines.json")
+
+    def async_scheduling(self, engine_version: str | None) -> bool:
+        """Whether this engine runs vLLM's async scheduling by default at `engine_version` (None, or the rules'
+        own `version`: the version the rules were read from, the newest): from `async_scheduling_from` on,
+        never where that is None (engines.json `async_scheduling_source`). Raises ConfigError for another
+        version that is not a release number."""
+        if self.async_scheduling_from is None:
+            return False
+        if engine_version is None or engine_version == self.version:
+            return True
+        return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
         """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
