@@ -430,6 +430,7 @@ def _assemble(
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
         serve_args=serve_args, serve_env=serve_env, warnings=warnings,
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
+        in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
         memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,

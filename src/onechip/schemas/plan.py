@@ -167,6 +167,12 @@ class Plan(ResultModel):
     max_num_batched_tokens: int | None = Field(
         default=None, description="Scheduler token budget the plan assumed (None = engine default)."
     )
+    in_flight_tokens: int | None = Field(
+        default=None,
+        description="Tokens a sliding-window layer holds per request beyond its window: scheduler batches in "
+        "flight x the token budget (vLLM >= 0.26 under async scheduling: 2 batches; engines.json "
+        "sliding_in_flight_batches). None: one batch of max_num_batched_tokens (plans written before it).",
+    )
     crosscheck: CrossCheck | None = Field(
         default=None, description="The plan against an engine boot log, when one was given (--against)."
     )

@@ -22,6 +22,7 @@ import pytest
 from factories import sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.fit import blocks_for
 from onechip.planner.gpu_memory import rotary_cache_bytes
 
 GiB = 2**30
@@ -49,6 +50,22 @@ def test_t4_e2b_blocks_per_request_hold_two_batches_in_flight() -> None:
     assert (plan.memory_budget.kv_groups, plan.memory_budget.group_layers) == (5, 3)
     assert plan.memory_budget.block_bytes == BLOCK_BYTES
     assert plan.memory_budget.blocks_per_request == PER_REQUEST == 1604
+
+
+def test_kv_wall_counts_the_blocks_the_engine_does() -> None:
+    """bench's KV wall (planner.fit.blocks_for, read from the saved Plan) counts a request in the plan's own
+    blocks: two batches in flight on windowed layers from vLLM 0.26 (1,604 blocks of a 16,384-token request,
+    the figure behind the 0.28.0 T4 log's 20.12x), one before (1,348: the 23.94x the one-batch rule prints)."""
+    from onechip.bench.runner import kv_wall
+
+    plan = plan_model("google/gemma-4-E2B-it", "t4", "vllm-gpu", **T4)
+    assert plan.in_flight_tokens == 2 * 2048  # the T4's 2,048-token default budget, two batches
+    assert blocks_for(plan, 16_384) == PER_REQUEST == 1604
+    older = plan_model("google/gemma-4-E2B-it", "t4", "vllm-gpu", **(T4 | {"engine_version": "0.25.1"}))
+    assert blocks_for(older, 16_384) == older.memory_budget.blocks_per_request == 1348  # type: ignore[union-attr]
+    fits = plan.num_blocks // PER_REQUEST
+    assert kv_wall(plan, 16_384 - 8, fits, 8) is None
+    assert kv_wall(plan, 16_384 - 8, fits + 1, 8) is not None
 
 
 def test_t4_e2b_token_line_is_exact_at_the_logged_pool() -> None:
