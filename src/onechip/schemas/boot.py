@@ -74,6 +74,10 @@ class EngineState(ResultModel):
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
+    mirror_pid: int | None = Field(
+        default=None,
+        description="Local process (its own group) copying the host's engine log into log_path until `down`.",
+    )
     token_file: str | None = Field(
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )
