@@ -41,7 +41,16 @@ class BootRecord(ResultModel):
         default=None,
         description="TPU 'Init kv-cache' regular_attn_shape per block: (block, KV heads, K/V slots, head dim).",
     )
-    kv_cache_num_blocks: int | None = Field(default=None, description="TPU 'Init kv-cache' num_blocks (first group).")
+    kv_cache_gib: float | None = Field(
+        default=None,
+        description="KV cache memory the engine said it has, GiB: V1 'Available KV cache memory', V0 "
+        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size='.",
+    )
+    kv_cache_num_blocks: int | None = Field(
+        default=None,
+        description="KV cache blocks: TPU 'Init kv-cache' num_blocks (first group), GPU 'num_gpu_blocks is', "
+        "V0 '# GPU blocks' / '# CUDA blocks'.",
+    )
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
     kv_cache_groups: int | None = Field(
         default=None, description="TPU 'Hybrid KV cache layout: num_kv_cache_groups=N' (KV cache groups)."
