@@ -18,8 +18,6 @@ from onechip.errors import ConfigError
 from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
 
-GiB = 1024**3
-
 
 class Accelerator(AcceleratorEntry):
     """A chip from accelerators.json, with its catalog key."""

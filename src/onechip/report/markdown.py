@@ -14,8 +14,9 @@ from typing import Any
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import GIB, first, gib, md_table, num, serve_flags
+from onechip.report.tables import first, gib, md_table, num, serve_flags
 from onechip.schemas import BootRecord, CheckResult, CrossCheck, Plan
+from onechip.schemas.common import GIB
 
 
 def render_markdown(run_dir: Path | str) -> str:

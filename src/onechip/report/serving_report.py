@@ -18,8 +18,9 @@ from typing import Any
 from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import GIB, cells_of, first, serve_flags
+from onechip.report.tables import cells_of, first, serve_flags
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
+from onechip.schemas.common import GIB
 from onechip.schemas.serving_report import (
     SERVING_REPORT_VERSION,
     Capability,

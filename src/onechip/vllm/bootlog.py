@@ -48,8 +48,7 @@ from datetime import datetime
 
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
-
-_GIB = 2**30
+from onechip.schemas.common import GIB
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(WARNING|ERROR|CRITICAL)\b")
@@ -294,9 +293,9 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
             f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, reported {boot.max_concurrency:.2f}x"
         )
     avail = boot.hbm_gib.get("avail")
-    if avail is not None and abs(plan.kv_pool_bytes / _GIB - avail) > 0.005 + 1e-9:
+    if avail is not None and abs(plan.kv_pool_bytes / GIB - avail) > 0.005 + 1e-9:
         agrees = False
-        notes.append(f"KV pool: planned {plan.kv_pool_bytes / _GIB:.2f} GiB, reported {avail:.2f} GiB")
+        notes.append(f"KV pool: planned {plan.kv_pool_bytes / GIB:.2f} GiB, reported {avail:.2f} GiB")
     return agrees
 
 
@@ -348,7 +347,7 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
     notes: list[str] = []
-    reported_pool = int(boot.hbm_gib["avail"] * _GIB) if "avail" in boot.hbm_gib else None
+    reported_pool = int(boot.hbm_gib["avail"] * GIB) if "avail" in boot.hbm_gib else None
     compared = boot.kv_cache_tokens is not None or reported_pool is not None
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)

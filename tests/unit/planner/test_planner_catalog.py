@@ -18,8 +18,7 @@ from onechip import catalog
 from onechip.catalog.files import file_model
 from onechip.errors import ConfigError
 from onechip.planner.rules import accelerator, engine_rules
-
-GiB = 2**30
+from onechip.schemas.common import GIB
 
 
 @pytest.mark.parametrize(
@@ -35,8 +34,8 @@ def test_every_entry_has_a_source_and_an_iso_date(name: str, table: str) -> None
 
 def test_visible_hbm_is_the_measured_figure() -> None:
     # seed article: v5e 15.75 GiB visible (boot log); issue 3: v6e 31.24 GiB
-    assert accelerator("v5e-1").memory_bytes == int(15.75 * GiB)
-    assert accelerator("v6e-1").memory_bytes == int(31.24 * GiB)
+    assert accelerator("v5e-1").memory_bytes == int(15.75 * GIB)
+    assert accelerator("v6e-1").memory_bytes == int(31.24 * GIB)
 
 
 def test_bandwidth_units_are_normalised() -> None:
@@ -65,7 +64,7 @@ def test_every_accelerator_validates_and_stores_the_vendors_bandwidth() -> None:
 # One rule per engine, each against the source its entry names (engines.json `*_source` fields).
 _ENGINE_FACTS = [
     ("vllm-cpu", "default_block_size", 128),  # vllm/platforms/cpu.py: block_size = 128 when not given
-    ("vllm-cpu", "default_kv_cache_memory_bytes", 2 * GiB),  # VLLM_CPU_KVCACHE_SPACE=2 (DESIGN.md)
+    ("vllm-cpu", "default_kv_cache_memory_bytes", 2 * GIB),  # VLLM_CPU_KVCACHE_SPACE=2 (DESIGN.md)
     ("vllm-cpu", "default_max_num_batched_tokens", 2048),  # arg_utils.py get_batch_defaults: CPU 2048
     ("vllm-tpu", "default_utilization", 0.92),  # seed article: the measured-good utilization on v5e-1
     ("vllm-tpu", "fp8_kv_bytes_per_element", 2),  # seed article: fp8_e4m3 gives 1.000x capacity

@@ -24,8 +24,8 @@ from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.fit import blocks_for
 from onechip.planner.gpu_memory import rotary_cache_bytes
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 T4 = dict(
     max_model_len=16384, utilization=0.9, max_num_seqs=8, dtype="float16", engine_version="0.28.0", multimodal=True
@@ -95,7 +95,7 @@ def test_enforce_eager_reserves_no_cuda_graphs(tmp_path: Path) -> None:
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
     # 'Model loading took 48.5 GiB memory' holds the RoPE cache the planner adds beside the checkpoint
     text = config.get("text_config") or config
-    weights = int(entry["logged"]["model_weights_gib"] * GiB) - rotary_cache_bytes(text, dtype_bytes=2)
+    weights = int(entry["logged"]["model_weights_gib"] * GIB) - rotary_cache_bytes(text, dtype_bytes=2)
     path = sized_checkpoint(tmp_path / "m", config, weights)
     args: dict[str, Any] = dict(max_model_len=131072, utilization=0.9, multimodal=False)
     eager = plan_model(str(path), "a100-80gb", "vllm-gpu", enforce_eager=True, **args)
@@ -106,7 +106,7 @@ def test_enforce_eager_reserves_no_cuda_graphs(tmp_path: Path) -> None:
     # non-torch terms); the central figure, 21.34 GiB, counts the fused-MoE workspace Gemma 4's `top_k_experts`
     # routes 8 experts through (0.17 GiB at the sampler's peak; the log's vLLM version is not known)
     budget = eager.memory_budget
-    assert budget.kv_cache_low_bytes <= entry["logged"]["available_kv_cache_gib"] * GiB <= budget.kv_cache_high_bytes
+    assert budget.kv_cache_low_bytes <= entry["logged"]["available_kv_cache_gib"] * GIB <= budget.kv_cache_high_bytes
     assert ("--enforce-eager", None) in [(a.flag, a.value) for a in eager.serve_args]
 
 
