@@ -416,6 +416,8 @@ class RepJob(StrictModel):
 
 
 class Dist(ResultModel):
+    """A latency distribution over a cell's measured requests (bench/stats.py), ms: count, mean and percentiles."""
+
     n: int = Field(default=0, description="Number of samples.")
     mean: float | None = Field(default=None, description="Arithmetic mean.")
     median: float | None = Field(default=None, description="50th percentile (linear interpolation).")
@@ -424,6 +426,9 @@ class Dist(ResultModel):
 
 
 class RepResult(ResultModel):
+    """One repetition of a cell: its measurement window, output tokens and tok/s, and its requests (ok, failed,
+    inside the window)."""
+
     rep: int = Field(description="Repetition index, from 0.")
     window_s: float = Field(
         description="Measured window. Closed loop: from when every stream has sent its first measured "
@@ -460,6 +465,9 @@ class TurnResult(ResultModel):
 
 
 class CellResult(ResultModel):
+    """One context x clients cell of a bench grid (or a predicted one): its status, the reps' median figures and
+    CV, TTFT, TPOT and ITL distributions, failures, open-loop slip and the server's /metrics deltas."""
+
     context_tokens: int = Field(description="Target prompt length, tokens.")
     clients: int = Field(description="Concurrent closed-loop streams.")
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
@@ -514,6 +522,9 @@ class CellResult(ResultModel):
 
 
 class BenchRun(ResultModel):
+    """A bench run as summary.json stores it: tool and schema versions, the server and client it ran between, the
+    config, every cell (measured, or predicted when `prediction` is set) and the notes that qualify them."""
+
     schema_version: str = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")

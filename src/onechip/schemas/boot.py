@@ -8,6 +8,8 @@ from onechip.schemas.common import ResultModel
 
 
 class BootEvent(ResultModel):
+    """One stage of an engine's boot timeline: its name, seconds since the process started and the log line."""
+
     name: str = Field(description="Stage name, e.g. 'process_start', 'weights_loaded', 'kv_cache_init', 'ready'.")
     t_s: float | None = Field(
         default=None, description="Seconds since the engine process started (None: the line had no time stamp)."
@@ -16,6 +18,9 @@ class BootEvent(ResultModel):
 
 
 class BootRecord(ResultModel):
+    """What one engine boot recorded (boot.json): how it was launched, when it became ready and what its log said
+    it allocated (weights, KV cache, HBM), with the failure's one-line cause when it did not start."""
+
     engine: str = Field(description="Engine kind, e.g. 'embedded-vllm-cpu'.")
     engine_version: str | None = Field(default=None, description="Version the engine logged or /version reported.")
     model: str = Field(description="Model as served (the served model name).")
@@ -94,6 +99,8 @@ class EngineState(ResultModel):
 
 
 class EngineStatus(ResultModel):
+    """What `onechip status` reports: whether the engine `up` started is running and healthy, and for how long."""
+
     running: bool = Field(description="The engine's process group exists.")
     healthy: bool = Field(default=False, description="GET /health answered 200.")
     state: EngineState | None = None

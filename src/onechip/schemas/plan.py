@@ -9,18 +9,25 @@ from onechip.schemas.serve import ServeCommand
 
 
 class PlanWarning(ResultModel):
+    """A known trap that applies to the plan: a code, a one-line message and where the rule comes from."""
+
     code: str = Field(description="Stable identifier, e.g. 'util-above-program-headroom'.")
     message: str = Field(description="One sentence for a person.")
     source: str = Field(description="Where the rule comes from (seed article section, vendor doc, measurement).")
 
 
 class ServeArg(ResultModel):
+    """One recommended engine flag with its value and the reason the planner gives for it."""
+
     flag: str = Field(description="Engine flag, e.g. '--max-model-len'.")
     value: str | None = Field(default=None, description="Flag value; None for a bare switch.")
     reason: str = Field(description="Why the flag is there.")
 
 
 class LayerKV(ResultModel):
+    """One decoder layer's KV cache geometry: attention type, window, KV heads, head dim, bytes per token, and
+    whether it owns its cache or reads another layer's."""
+
     index: int = Field(description="Decoder layer index.")
     attention_type: str = Field(description="'full', 'sliding' or 'chunked' (Llama 4 chunked local attention).")
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
@@ -77,6 +84,8 @@ class MeasuredBoot(ResultModel):
 
 
 class ContextConcurrency(ResultModel):
+    """How many requests of one context length the planned KV pool holds at once."""
+
     context_tokens: int = Field(description="Tokens per request (prompt + output).")
     max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
 
@@ -106,6 +115,10 @@ class CrossCheck(ResultModel):
 
 
 class Plan(ResultModel):
+    """The planner's answer for one model on one chip and engine (`onechip plan --json`): the memory budget, the KV
+    pool and what it holds per context, the TPOT floor, the per-layer KV table, the serve flags with their
+    reasons, the warnings that apply and whether it fits."""
+
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
