@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,11 +9,12 @@ from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
 from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
+from onechip.bench.runner import this_client
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import CellResult
+from onechip.schemas.bench import BenchServer, CellResult
 from onechip.schemas.common import model_key
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
@@ -69,10 +67,8 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
             f"the plan is for {plan.model} on {plan.chip}"
         )
-    if not _served_matches(plan, files.bench.server.get("model")):
-        raise ConfigError(
-            f"--calibrate {run_dir} served {files.bench.server.get('model')}; the plan is for {plan.model}"
-        )
+    if not _served_matches(plan, files.bench.server.model):
+        raise ConfigError(f"--calibrate {run_dir} served {files.bench.server.model}; the plan is for {plan.model}")
     calibration = sim.calibrate(plan, files.bench, source_run=str(run_dir), on_progress=on_progress)
     calibration_store.save(calibration)
     return calibration
@@ -121,9 +117,9 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     cells = predicted_cells(the_plan, terms, config, request.reps, on_progress)
     run = BenchRun(
         tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        server={"base_url": None, "model": the_plan.model, "engine_version": the_plan.engine_version,
-                "engine": f"predicted {the_plan.engine}"},
-        client={"host": socket.gethostname(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        server=BenchServer(model=the_plan.model, engine_version=the_plan.engine_version,
+                           engine=f"predicted {the_plan.engine}"),
+        client=this_client(),
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
         prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,

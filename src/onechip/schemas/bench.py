@@ -521,6 +521,23 @@ class CellResult(ResultModel):
     )
 
 
+class BenchServer(ResultModel):
+    """The endpoint a bench run measured, as the run found it (for a prediction: what it stands for)."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible base URL; None on a prediction.")
+    model: str | None = Field(default=None, description="Served model name (/v1/models), or the plan's model.")
+    engine_version: str | None = Field(default=None, description="Engine version /version reported, if any.")
+    engine: str | None = Field(default=None, description="Set on predicted runs: 'predicted ENGINE'.")
+
+
+class BenchClient(ResultModel):
+    """The machine that sent the requests."""
+
+    host: str | None = Field(default=None, description="Client hostname.")
+    python: str | None = Field(default=None, description="Python version of the client.")
+    cpus: int | None = Field(default=None, description="CPU count of the client.")
+
+
 class BenchRun(ResultModel):
     """A bench run as summary.json stores it: tool and schema versions, the server and client it ran between, the
     config, every cell (measured, or predicted when `prediction` is set) and the notes that qualify them."""
@@ -528,8 +545,8 @@ class BenchRun(ResultModel):
     schema_version: str = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")
-    server: dict[str, str | None] = Field(default_factory=dict, description="base_url, model, engine_version.")
-    client: dict[str, str | int | None] = Field(default_factory=dict, description="host, python, cpus.")
+    server: BenchServer = Field(default_factory=BenchServer, description="The endpoint measured.")
+    client: BenchClient = Field(default_factory=BenchClient, description="The machine that measured it.")
     config: BenchConfig
     itl_convention: str = Field(
         default=ITL_CONVENTION,
