@@ -116,29 +116,22 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
     return DTYPE_BYTES[kv_cache_dtype]
 
 
-def _entries(doc: Any, key: str, what: str) -> dict[str, Any]:
-    entries = doc.get(key) if isinstance(doc, dict) else None
-    if not isinstance(entries, dict):
-        raise ConfigError(f"catalog {what}: missing '{key}' table")
-    return entries
-
-
 def accelerator(name: str) -> Accelerator:
     """The catalog entry for chip `name`. Raises ConfigError naming the known chips when unknown."""
-    entries = _entries(catalog.load("accelerators"), "accelerators", "accelerators.json")
+    entries = catalog.accelerators().accelerators
     if name not in entries:
         raise ConfigError(f"unknown chip {name!r} (--chip); known: {', '.join(sorted(entries))}")
-    return Accelerator.model_validate({"name": name, **entries[name]})
+    return Accelerator(name=name, **entries[name].model_dump())
 
 
 def engine_rules(name: str) -> EngineRules:
     """The rule set for engine `name`. Raises ConfigError naming the known engines when unknown."""
-    entries = _entries(catalog.load("engines"), "engines", "engines.json")
+    entries = catalog.engines().engines
     if name not in entries:
         raise ConfigError(f"unknown engine {name!r} (--engine); known: {', '.join(sorted(entries))}")
-    return EngineRules.model_validate({"name": name, **entries[name]})
+    return EngineRules(name=name, **entries[name].model_dump())
 
 
 def known_accelerators() -> list[str]:
     """Every chip key in accelerators.json, sorted."""
-    return sorted(_entries(catalog.load("accelerators"), "accelerators", "accelerators.json"))
+    return sorted(catalog.accelerators().accelerators)

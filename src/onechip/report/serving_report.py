@@ -52,8 +52,8 @@ __all__ = ["SCHEMA", "SERVING_REPORT_VERSION", "build", "export", "validate"]
 def _catalog_chips(chip: str) -> int | None:
     """Chips in the slice of catalog key `chip` (catalog/accelerators.json), None when unknown. Read
     from the catalog file, not through onechip.planner, whose import pulls in the Hub client."""
-    entry = (catalog.load("accelerators").get("accelerators") or {}).get(chip)
-    return int(entry.get("chips", 1)) if isinstance(entry, dict) else None
+    entry = catalog.accelerators().accelerators.get(chip)
+    return entry.chips if entry is not None else None
 
 
 def _accelerators(run: RunFiles) -> tuple[int | None, str]:

@@ -125,7 +125,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
 @cache
 def _families() -> ServeFamiliesFile:
     """catalog/serve_families.json, typed (catalog.files.ServeFamiliesFile)."""
-    return ServeFamiliesFile.model_validate(catalog.load("serve_families"))
+    return catalog.serve_families()
 
 
 def model_family(model: str, architecture: str) -> FamilyEntry | None:

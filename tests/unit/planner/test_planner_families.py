@@ -25,7 +25,7 @@ MiB = 2**20
 
 
 def _config(key: str) -> dict:
-    return catalog.load("models")["models"][key]["config"]
+    return catalog.models().models[key].config
 
 
 def _checkpoint(write_checkpoint, key: str, tensors: dict | None = None) -> Path:

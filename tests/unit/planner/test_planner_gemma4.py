@@ -84,7 +84,7 @@ def test_budget_from_visible_hbm_and_inventory_weights() -> None:
 
 def _inventory_bytes(*prefixes: str) -> int:
     """Bytes at bf16 of the inventory's tensors whose names start with one of `prefixes`."""
-    tensors = catalog.load("inventory-gemma-4-E2B-it")["tensors"]
+    tensors = catalog.inventory("inventory-gemma-4-E2B-it").tensors
     return sum(math.prod(shape) * 2 for name, shape, _ in tensors if name.startswith(prefixes))
 
 
@@ -135,7 +135,7 @@ def _streamed_elements() -> int:
     """Elements of the STREAMED tensors, summed by hand from catalog/inventory-gemma-4-E2B-it.json; every
     tensor of the inventory is named by exactly one of the two lists, so nothing is dropped silently."""
     total = 0
-    for name, shape, _dtype in catalog.load("inventory-gemma-4-E2B-it")["tensors"]:
+    for name, shape, _dtype in catalog.inventory("inventory-gemma-4-E2B-it").tensors:
         streamed = name.startswith(STREAMED)
         assert streamed != name.startswith(NOT_STREAMED), f"{name} is in neither or both lists"
         total += math.prod(shape) if streamed else 0
