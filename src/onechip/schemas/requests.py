@@ -30,7 +30,7 @@ from onechip.schemas.inputs import (
 )
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
-from onechip.schemas.serve import EngineKind, ServeTarget
+from onechip.schemas.serve import EngineKind
 
 Port = Annotated[int, Field(ge=1, le=65535)]
 
@@ -56,17 +56,6 @@ class ServeOptions(RequestModel):
             raise ValueError(
                 "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
             )
-
-    def serve_target(self, kind: EngineKind) -> ServeTarget:
-        """These fields as the ServeTarget of an engine of `kind` (port 8000 when none was given)."""
-        return ServeTarget(
-            kind=kind,
-            host=self.host,
-            port=self.port or 8000,
-            image=self.image,
-            sets=list(self.sets),
-            launcher=shlex.split(self.launcher) if self.launcher else None,
-        )
 
     @field_validator("launcher")
     @classmethod
@@ -205,13 +194,6 @@ class UpRequest(ServeOptions):
     def _embedded_takes_no_plan(self) -> UpRequest:
         self.embedded_conflicts(self.engine, self.model, self.chip, self.plan)
         return self
-
-    def plan_request(self) -> PlanRequest | None:
-        """The PlanRequest `up` plans from when no --plan is given: --model on --chip, with the planner
-        inputs among --set (None without both)."""
-        if self.model is None or self.chip is None:
-            return None
-        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)
 
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}

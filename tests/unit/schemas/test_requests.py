@@ -134,13 +134,6 @@ def test_planner_inputs_among_sets_are_plan_fields() -> None:
     )
 
 
-def test_up_plans_from_model_chip_and_sets() -> None:
-    up = UpRequest(engine="vllm", model="m", chip="v5e-1", sets=["max-model-len=32768", "enforce-eager"])
-    plan = up.plan_request()
-    assert plan is not None and (plan.model, plan.chip, plan.max_model_len) == ("m", "v5e-1", 32768)
-    assert UpRequest(engine="vllm").plan_request() is None
-
-
 @pytest.mark.parametrize("flag", ["host", "model", "chip", "plan", "image", "hf_token_file", "launcher", "sets"])
 def test_the_embedded_engine_takes_no_plan_or_host(flag: str) -> None:
     value = ["max-model-len=1"] if flag == "sets" else "x"
@@ -148,14 +141,9 @@ def test_the_embedded_engine_takes_no_plan_or_host(flag: str) -> None:
     build_request(UpRequest, {"engine": "vllm", flag: value})  # fine for a vLLM engine
 
 
-def test_plan_and_up_build_the_same_serve_target() -> None:
-    where = {"host": "ubuntu@203.0.113.7", "port": 8001, "image": "vllm/vllm-tpu:x", "sets": ["enforce-eager"],
-             "launcher": "vllm serve"}  # fmt: skip
-    plan = PlanRequest(model="m", chip="v5e-1", **where).serve_target("vllm-docker")
-    up = UpRequest(engine="vllm-docker", model="m", chip="v5e-1", **where).serve_target("vllm-docker")
-    assert plan == up and plan.launcher == ["vllm", "serve"] and plan.port == 8001
+def test_plan_and_up_take_the_same_serve_options() -> None:
+    # both hand these fields to engines.startup.serve_target, the one place a ServeTarget is built for vLLM
     assert set(ServeOptions.model_fields) <= set(PlanRequest.model_fields) & set(UpRequest.model_fields)
-    assert ServeOptions().serve_target("vllm").port == 8000
 
 
 def test_cost_write_needs_a_run_directory(tmp_path: Path) -> None:
