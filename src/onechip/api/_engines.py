@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from onechip import planner
-from onechip.api._plan import calibration_dir, remember_boot
+from onechip.api._plan import measured_boots_dir, remember_boot
 from onechip.engines import EmbeddedEngine, launch, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
@@ -38,7 +38,9 @@ def _plan_for_up(request: UpRequest) -> Plan:
     if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
-    return planner.plan_model(build_request(PlanRequest, values, user_input=False), calibration_dir=calibration_dir())
+    return planner.plan_model(
+        build_request(PlanRequest, values, user_input=False), calibration_dir=measured_boots_dir()
+    )
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:

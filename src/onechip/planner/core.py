@@ -263,7 +263,7 @@ def plan_model(
     multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
     max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
         uses it in the sliding-window blocks per request. Default: the engine's.
-    calibration_dir: where stored boots live ($ONECHIP_HOME/calibration, planner.calibration); a boot of the
+    calibration_dir: where stored boots live ($ONECHIP_HOME/measured-boots, planner.calibration); a boot of the
         same deployment there replaces the GPU rule's estimated overhead (plan.calibrated_from says so).
     Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: a field out of
     range (see PlanRequest), unknown chip/engine/family, a missing config field, a context beyond the

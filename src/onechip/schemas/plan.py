@@ -67,7 +67,7 @@ class GpuMemoryBudget(ResultModel):
 
 
 class MeasuredBoot(ResultModel):
-    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/calibration to make later plans of the
+    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/measured-boots to make later plans of the
     same deployment exact (planner.calibration)."""
 
     key: str = Field(description="Deployment key: model, chip, engine, version, TP, dtypes, scheduler limits.")

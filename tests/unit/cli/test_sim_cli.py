@@ -103,7 +103,7 @@ def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     code, out, err = run(*args, "--calibrate", str(cal_dir), "--out", str(tmp_path / "p1"))
     assert code == 0, err
     assert "calibration on 64x1, 64x4, 512x1, 512x4" in " ".join(out.split())
-    assert len(list((tmp_path / "home" / "calibrations").glob("*.json"))) == 1
+    assert len(list((tmp_path / "home" / "step-time-calibrations").glob("*.json"))) == 1
     code, out, err = run(*args, "--out", str(tmp_path / "p2"))
     assert code == 0, err
     second = json.loads((tmp_path / "p2" / "summary.json").read_text())
