@@ -36,9 +36,9 @@ from onechip.planner.config import read_config
 from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes, version_key
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
+from onechip.schemas.common import GIB
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
-GiB = 2**30
 # Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources): scored, but
 # not evidence for those terms.
 FITTED_ON = {
@@ -187,7 +187,7 @@ def weights_of(entry: dict[str, Any], gpus: int, config: dict[str, Any]) -> tupl
         )
         max_len = entry["engine_args"]["max_model_len"]
         buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
-    return int((logged * GiB - buffers) * gpus), "logged x TP"
+    return int((logged * GIB - buffers) * gpus), "logged x TP"
 
 
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
     if args.get("enforce_eager"):
         fields["enforce_eager"] = True
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
-        fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GiB)
+        fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
     return fields
 
 
@@ -281,7 +281,7 @@ def predict(entry: dict[str, Any], workdir: Path) -> dict[str, Any]:
     logged_kv = entry["logged"].get("available_kv_cache_gib")
     if row["logged"] is None and logged_kv and plan.memory_budget is not None:
         # no token line: compare the KV memory per GPU the log prints ('Available KV cache memory', 0.01 GiB)
-        row["kv_gib"] = (plan.memory_budget.kv_cache_bytes / GiB, float(logged_kv))
+        row["kv_gib"] = (plan.memory_budget.kv_cache_bytes / GIB, float(logged_kv))
     row.update(
         predicted=plan.kv_tokens_logged,
         fits=plan.fits,

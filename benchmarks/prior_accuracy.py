@@ -28,8 +28,8 @@ from onechip.schemas.requests import PlanRequest
 from onechip.sim import roofline_priors, simulate_cell
 from onechip.sim.priors import bandwidth_fraction, measured_priors, one_client_fractions
 
-CORPUS = catalog.load("serving_measurements")
-NOISE = CORPUS["prediction_error"]["noise"]
+CORPUS = catalog.serving_measurements()
+NOISE = CORPUS.prediction_error["noise"]
 
 
 def _mape(values: list[float]) -> str:
@@ -37,13 +37,8 @@ def _mape(values: list[float]) -> str:
 
 
 def one_client() -> None:
-    band = CORPUS["decode_tok_per_s_per_tb_s"]
-    cells = {
-        (g["name"], c["context_tokens"]): c["output_tok_per_s"]
-        for g in CORPUS["grids"]
-        for c in g["cells"]
-        if c["clients"] == 1
-    }
+    band = CORPUS.decode_tok_per_s_per_tb_s
+    cells = {(g.name, c.context_tokens): c.output_tok_per_s for g in CORPUS.grids for c in g.cells if c.clients == 1}
     errs: dict[str, list[float]] = {"measured fraction": [], "roofline (datasheet)": [], "survey band mid": []}
     print("(1) one client: achieved fraction of HBM bandwidth, and leave-one-chip-out predictions of tok/s")
     print(
@@ -57,7 +52,7 @@ def one_client() -> None:
         pred = {
             "measured fraction": roofline * others if others else None,
             "roofline (datasheet)": roofline,
-            "survey band mid": (band["low"] + band["high"]) / 2 * bandwidth / 1e12,
+            "survey band mid": (band.low + band.high) / 2 * bandwidth / 1e12,
         }
         for name, v in pred.items():
             if v is not None:
@@ -65,8 +60,8 @@ def one_client() -> None:
         shown = " ".join(f"{v:>9.1f}" if v is not None else f"{'-':>9}" for v in pred.values())
         print(f"{grid:>22} {chip:>6} {ctx:>6,} {tok:>7.1f} {fraction:>9.1%} {shown}")
     for name, values in errs.items():
-        print(f"  MAPE {name:>22}: {_mape(values)} (noise floor {100 * NOISE['output_tok_per_s']:.1f}%)")
-    print(f"  (the survey band is in sample: measured on {', '.join(band['chips'])})")
+        print(f"  MAPE {name:>22}: {_mape(values)} (noise floor {100 * NOISE.output_tok_per_s:.1f}%)")
+    print(f"  (the survey band is in sample: measured on {', '.join(band.chips)})")
 
 
 def whole_grids() -> None:
@@ -74,21 +69,21 @@ def whole_grids() -> None:
           "requests a stream; the survey grids' tok/s compared by the whole-run definition)")  # fmt: skip
     errs: dict[str, dict[str, list[float]]] = {}
     optimism: dict[str, dict[str, list[float]]] = {}
-    for grid in CORPUS["grids"]:
+    for grid in CORPUS.grids:
         plan = planner.plan_model(
-            PlanRequest(model=grid["model"], chip=grid["chip"], max_model_len=32768, max_num_batched_tokens=4096)
+            PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)
         )
-        whole_run = grid["name"] != "seed-v5e-1"
-        for kind, terms in (("roofline", roofline_priors(plan)), ("measured", measured_priors(plan, grid["chip"]))):
-            for c in grid["cells"]:
-                config = BenchConfig(base_url="http://prior", contexts=[c["context_tokens"]], clients=[c["clients"]],
-                                     output_tokens=grid["output_tokens"], requests_per_client=3, reps=1)  # fmt: skip
-                p = simulate_cell(plan, terms, config, c["context_tokens"], c["clients"], 1)
+        whole_run = grid.name != "seed-v5e-1"
+        for kind, terms in (("roofline", roofline_priors(plan)), ("measured", measured_priors(plan, grid.chip))):
+            for c in grid.cells:
+                config = BenchConfig(base_url="http://prior", contexts=[c.context_tokens], clients=[c.clients],
+                                     output_tokens=grid.output_tokens, requests_per_client=3, reps=1)  # fmt: skip
+                p = simulate_cell(plan, terms, config, c.context_tokens, c.clients, 1)
                 if p.infeasible:
                     continue
                 cell = stats.summarize_cell(
-                    CellResult(context_tokens=c["context_tokens"], clients=c["clients"], status="ok"),
-                    p.samples_by_seed, grid["output_tokens"],
+                    CellResult(context_tokens=c.context_tokens, clients=c.clients, status="ok"),
+                    p.samples_by_seed, grid.output_tokens,
                 )  # fmt: skip
                 got = {
                     "output_tok_per_s": cell.whole_run_tok_per_s if whole_run else cell.output_tok_per_s,
@@ -96,7 +91,7 @@ def whole_grids() -> None:
                     "tpot_ms": cell.tpot_ms.median,
                 }
                 for name, pred in got.items():
-                    meas = c.get(name)
+                    meas = getattr(c, name)
                     if meas is None or not pred:
                         continue
                     errs.setdefault(kind, {}).setdefault(name, []).append(abs(pred / meas - 1) * 100)
@@ -107,7 +102,7 @@ def whole_grids() -> None:
         for name, values in errs[kind].items():
             r = optimism[kind][name]
             what = "measured / predicted" if name == "output_tok_per_s" else "predicted / measured"
-            print(f"    MAPE {name:>16}: {_mape(values)} (noise floor {100 * NOISE[name]:.1f}%); "
+            print(f"    MAPE {name:>16}: {_mape(values)} (noise floor {100 * getattr(NOISE, name):.1f}%); "
                   f"{what} {min(r):.2f} to {max(r):.2f}")  # fmt: skip
 
 

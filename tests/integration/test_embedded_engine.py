@@ -14,10 +14,10 @@ import pytest
 
 from onechip import bench, checks, planner
 from onechip.schemas import BenchConfig
+from onechip.schemas.common import GIB
 from onechip.vllm.bootlog import crosscheck
 
 pytestmark = pytest.mark.integration
-GIB = 1 << 30
 
 
 def test_boot_record_reports_the_kv_cache(engine):

@@ -29,14 +29,13 @@ from onechip.api._cloud import (
 )
 from onechip.api._demo import demo
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
-from onechip.api._plan import calibration_dir, plan, remember_boot
+from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
 from onechip.api._report import cost, report
 
 __all__ = [
-    "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
-    "cloud_probe", "cloud_quote", "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo",
-    "down", "find_max",
-    "logs", "logs_tail", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config", "simulate",
-    "status", "summarize_logs", "up",
+    "advise", "bench", "calibration_for", "check", "cloud_down", "cloud_down_targets", "cloud_probe", "cloud_quote",
+    "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max", "logs",
+    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config",
+    "simulate", "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from onechip import planner
-from onechip.api._plan import calibration_dir, remember_boot
+from onechip.api._plan import measured_boots_dir, remember_boot
 from onechip.engines import EmbeddedEngine, launch, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
@@ -34,11 +34,11 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
         if again is None:
             return given, []
         sized = [item for item in request.sets if flag_table.planner_values([item])]
-        return planner.plan_model(again, calibration_dir=calibration_dir()), sized
+        return planner.plan_model(again, calibration_dir=measured_boots_dir()), sized
     planned = request.plan_request()
     if planned is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
-    return planner.plan_model(flag_table.with_sets(planned), calibration_dir=calibration_dir()), []
+    return planner.plan_model(flag_table.with_sets(planned), calibration_dir=measured_boots_dir()), []
 
 
 def _read_plan(plan: Plan | Path) -> Plan:

@@ -8,7 +8,7 @@ from pathlib import Path
 from onechip import planner
 from onechip.engines import embedded, model_store, startup
 from onechip.errors import ConfigError
-from onechip.paths import onechip_home
+from onechip.paths import home_store
 from onechip.planner import calibration
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
@@ -33,7 +33,7 @@ def plan(request: PlanRequest) -> Plan:
     if kind == "embedded":
         result = _embedded_plan(request)
     else:
-        result = planner.plan_model(request, calibration_dir=calibration_dir())
+        result = planner.plan_model(request, calibration_dir=measured_boots_dir())
         prepared = startup.prepare(
             result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
             hf_token_file=request.hf_token_file, launcher=request.launcher,
@@ -65,9 +65,10 @@ def _embedded_plan(request: PlanRequest) -> Plan:
     return the_plan
 
 
-def calibration_dir() -> Path:
-    """Where measured boots are kept: $ONECHIP_HOME/calibration (planner.calibration)."""
-    return onechip_home() / "calibration"
+def measured_boots_dir() -> Path:
+    """Where measured boots are kept (planner.calibration): $ONECHIP_HOME/measured-boots, formerly
+    $ONECHIP_HOME/calibration (one letter from the simulator's store; moved over on first use)."""
+    return home_store("measured-boots", formerly="calibration")
 
 
 def remember_boot(plan: Plan, cross: CrossCheck) -> None:
@@ -79,6 +80,6 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     today = datetime.now(UTC).date().isoformat()
     version = cross.engine_version or plan.engine_version
     measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
-    directory = calibration_dir()
+    directory = measured_boots_dir()
     directory.mkdir(parents=True, exist_ok=True)
     (directory / calibration.file_name(plan.deployment_key)).write_text(measured.model_dump_json(indent=2))

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,13 +9,14 @@ from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
 from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
+from onechip.bench.runner import this_client
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import CellResult
+from onechip.schemas.bench import BenchServer, CellResult
 from onechip.schemas.common import model_key
-from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest
+from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
 from onechip.sim import uncertainty
@@ -72,10 +70,8 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
             f"--calibrate {run_dir} was measured for {files.plan.model} on {files.plan.chip}; "
             f"the plan is for {plan.model} on {plan.chip}"
         )
-    if not _served_matches(plan, files.bench.server.get("model")):
-        raise ConfigError(
-            f"--calibrate {run_dir} served {files.bench.server.get('model')}; the plan is for {plan.model}"
-        )
+    if not _served_matches(plan, files.bench.server.model):
+        raise ConfigError(f"--calibrate {run_dir} served {files.bench.server.model}; the plan is for {plan.model}")
     calibration = sim.calibrate(plan, files.bench, source_run=str(run_dir), on_progress=on_progress)
     calibration_store.save(calibration)
     return calibration
@@ -109,7 +105,12 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
     and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
     no roofline figures and no calibration)."""
+    try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
+        refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
+    except ValueError as exc:
+        raise ConfigError(f"--out {exc}") from None
     the_plan = _read_plan(request.plan)
+    _refuse_pipeline_parallel(the_plan)
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
@@ -119,9 +120,9 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     cells = predicted_cells(the_plan, terms, config, request.reps, on_progress)
     run = BenchRun(
         tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        server={"base_url": None, "model": the_plan.model, "engine_version": the_plan.engine_version,
-                "engine": f"predicted {the_plan.engine}"},
-        client={"host": socket.gethostname(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        server=BenchServer(model=the_plan.model, engine_version=the_plan.engine_version,
+                           engine=f"predicted {the_plan.engine}"),
+        client=this_client(),
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
         prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,
@@ -131,13 +132,22 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     return run
 
 
+def _refuse_pipeline_parallel(the_plan: Plan) -> None:
+    """The step-time model and the scheduler simulate one engine whose chips split each layer (tensor
+    parallel); a pipeline-parallel plan's stages run in turn with several batches in flight, which they do not
+    model. Raises ConfigError in one line rather than predicting it as if PP were 1."""
+    if the_plan.pipeline_parallel_size > 1:
+        raise ConfigError(
+            f"the plan has pipeline_parallel_size {the_plan.pipeline_parallel_size}: simulate and advise model "
+            "one pipeline stage (tensor parallel only); plan with --pipeline-parallel-size 1"
+        )
+
+
 def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
-    if (out_dir / RUN_FILES["requests"]).exists():
-        raise ConfigError(f"{out_dir} holds a measured run (requests.jsonl); give another --out")
     write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
     write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
 

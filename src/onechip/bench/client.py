@@ -20,11 +20,11 @@ payloads and the parsing (SSE, chunks, error bodies, what counts as generated) a
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
+from onechip.schemas.bench import StreamOutcome
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
     SSEDecoder,
@@ -42,24 +42,6 @@ def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSessio
         connector=aiohttp.TCPConnector(limit=streams + 2),
         timeout=aiohttp.ClientTimeout(total=request_timeout_s, connect=CONNECT_TIMEOUT_S),
     )
-
-
-@dataclass
-class StreamOutcome:
-    """What one streamed request measured. Times: seconds, `time.perf_counter` clock."""
-
-    t_send: float
-    t_first: float | None = None
-    t_last: float | None = None
-    t_done: float | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    chunk_times: list[float] = field(default_factory=list)
-    chunk_tokens: list[int] = field(default_factory=list)
-    finish_reason: str | None = None
-    http_status: int | None = None
-    error: str | None = None
 
 
 class _Timing:

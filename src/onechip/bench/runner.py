@@ -44,7 +44,7 @@ from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, RequestSample
+from onechip.schemas.bench import BenchClient, BenchConfig, BenchRun, BenchServer, CellResult, RepJob, RequestSample
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, bench_chat_body
@@ -77,6 +77,11 @@ _RESUME_KEYS = (
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+
+
+def this_client() -> BenchClient:
+    """The machine measuring (or predicting): hostname, Python version, CPU count."""
+    return BenchClient(host=socket.gethostname(), python=platform.python_version(), cpus=os.cpu_count())
 
 
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
@@ -466,12 +471,8 @@ class _Run:
                 created_at=self.saved.created_at  # a resumed run keeps when it was started
                 if self.saved is not None
                 else dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                server={"base_url": cfg.base_url, "model": model, "engine_version": version},
-                client={
-                    "host": socket.gethostname(),
-                    "python": platform.python_version(),
-                    "cpus": os.cpu_count(),
-                },
+                server=BenchServer(base_url=cfg.base_url, model=model, engine_version=version),
+                client=this_client(),
                 config=cfg,
                 notes=notes,
             )

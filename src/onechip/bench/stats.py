@@ -1,7 +1,8 @@
 """Pure summaries of raw request samples: distributions, per-request latencies, windows, rep aggregates.
 
 No I/O and no clock: every function takes `RequestSample`s (times in seconds, monotonic clock) and returns
-numbers. Percentiles use linear interpolation between closest ranks (numpy's default, "type 7").
+numbers. Percentiles use linear interpolation between closest ranks (numpy's default, "type 7"). The
+per-request figures (TTFT, TPOT, E2E) are defined once in schemas/figures.py, which sim reads too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from onechip.schemas.bench import (
     RequestSample,
     TurnResult,
 )
+from onechip.schemas.figures import e2e_ms, tpot_ms, ttft_ms  # one definition with sim (schemas/figures.py)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -52,26 +54,6 @@ def cv(values: Sequence[float]) -> float | None:
         return None
     mean = statistics.fmean(values)
     return statistics.stdev(values) / mean if mean else None
-
-
-def ttft_ms(s: RequestSample) -> float | None:
-    """Time to first content chunk, ms (the role-only chunk does not count; the client never records it)."""
-    return (s.t_first - s.t_send) * 1000.0 if s.t_first is not None else None
-
-
-def tpot_ms(s: RequestSample) -> float | None:
-    """Time per output token after the first, ms: (t_last - t_first) / (completion_tokens - 1).
-
-    Tokens come from the server's usage. None when fewer than two tokens were generated.
-    """
-    if s.t_first is None or s.t_last is None or not s.completion_tokens or s.completion_tokens < 2:
-        return None
-    return (s.t_last - s.t_first) * 1000.0 / (s.completion_tokens - 1)
-
-
-def e2e_ms(s: RequestSample) -> float | None:
-    """End-to-end latency, ms: t_done - t_send."""
-    return (s.t_done - s.t_send) * 1000.0 if s.t_done is not None else None
 
 
 def slip_ms(s: RequestSample) -> float | None:

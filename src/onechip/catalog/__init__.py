@@ -2,8 +2,10 @@
 entry with a source and a date.
 
 The files live beside this module as JSON; catalog/files.py holds one strict model per file. `load(name)`
-returns the parsed document once it has validated against its model, so a misspelt key is an error naming
-the file and the key, not a value silently left at its default. No entry is ever hard-coded in Python.
+returns the file as its validated model, so a misspelt key is an error naming the file and the key, not a
+value silently left at its default, and every caller reads the same typed fields. One accessor per file
+gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
+serving_measurements(), inventory(name). No entry is ever hard-coded in Python.
 """
 
 from __future__ import annotations
@@ -11,17 +13,31 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TypeVar
 
 from pydantic import ValidationError
 
-from onechip.catalog.files import file_model
+from onechip.catalog.files import (
+    AcceleratorsFile,
+    CloudTpuFile,
+    EnginesFile,
+    InventoryFile,
+    ModelsFile,
+    PricesFile,
+    ServeFamiliesFile,
+    ServingMeasurementsFile,
+    file_model,
+)
 from onechip.errors import ConfigError
+from onechip.schemas.common import StrictModel
+
+_M = TypeVar("_M", bound=StrictModel)
 
 
 @cache
-def load(name: str) -> Any:
-    """Parse and validate `catalog/<name>.json` (see `parse`). Raises ConfigError when the file is missing."""
+def load(name: str) -> StrictModel:
+    """`catalog/<name>.json` as its validated model (see `parse`); one instance per process, never to be
+    modified. Raises ConfigError when the file is missing."""
     try:
         text = resources.files(__package__).joinpath(f"{name}.json").read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -29,21 +45,68 @@ def load(name: str) -> Any:
     return parse(name, text)
 
 
-def parse(name: str, text: str) -> Any:
-    """The document in `text`, the content of catalog file `name`.json, once it matches its model in
-    catalog/files.py. Raises ConfigError (one line naming the file and the key) when it is not JSON or does not
-    match (unknown key, missing key, wrong type)."""
+def parse(name: str, text: str) -> StrictModel:
+    """The content `text` of catalog file `name`.json as its model in catalog/files.py. Raises ConfigError
+    (one line naming the file and the key) when it is not JSON, does not match (unknown key, missing key,
+    wrong type), or `name` has no model."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"catalog file {name}.json is not valid JSON: {exc}") from None
     model = file_model(name)
-    if model is not None:
-        try:
-            model.model_validate(doc)
-        except ValidationError as exc:
-            raise ConfigError(f"catalog file {name}.json: {_first_problem(exc)}") from None
+    if model is None:
+        raise ConfigError(f"catalog file {name}.json has no model in catalog/files.py")
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(f"catalog file {name}.json: {_first_problem(exc)}") from None
+
+
+def _typed(name: str, model: type[_M]) -> _M:
+    doc = load(name)
+    if not isinstance(doc, model):  # file_model maps every name to its model; a mismatch is a bug here
+        raise ConfigError(f"catalog file {name}.json did not read as {model.__name__}")
     return doc
+
+
+def accelerators() -> AcceleratorsFile:
+    """accelerators.json: chips by catalog key."""
+    return _typed("accelerators", AcceleratorsFile)
+
+
+def engines() -> EnginesFile:
+    """engines.json: engine rule sets by key."""
+    return _typed("engines", EnginesFile)
+
+
+def models() -> ModelsFile:
+    """models.json: the models the planner knows by name."""
+    return _typed("models", ModelsFile)
+
+
+def prices() -> PricesFile:
+    """prices.json: USD per chip-hour entries."""
+    return _typed("prices", PricesFile)
+
+
+def serve_families() -> ServeFamiliesFile:
+    """serve_families.json: launch rules and model families."""
+    return _typed("serve_families", ServeFamiliesFile)
+
+
+def cloud_tpu() -> CloudTpuFile:
+    """cloud_tpu.json: the TPU API's spelling of each chip and zone observations."""
+    return _typed("cloud_tpu", CloudTpuFile)
+
+
+def serving_measurements() -> ServingMeasurementsFile:
+    """serving_measurements.json: published serving measurements per chip, and the measured prediction errors."""
+    return _typed("serving_measurements", ServingMeasurementsFile)
+
+
+def inventory(name: str) -> InventoryFile:
+    """A bundled tensor inventory, `inventory-*.json`."""
+    return _typed(name, InventoryFile)
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -201,6 +201,12 @@ class EngineEntry(StrictModel):
         description="Multimodal towers the engine loads when multimodal is on.",
     )
     loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
+    async_scheduling_from: str | None = Field(
+        default=None,
+        description="First vLLM release that turns async scheduling on by default on this engine, so the host "
+        "work of step N+1 overlaps the device work of step N (None: never on by default).",
+    )
+    async_scheduling_source: str = Field(default="", description="Where that comes from.")
     memory_rules: list[GpuMemoryRule] = Field(
         default_factory=list, description="GPU profiling rules by vLLM version (empty: cap - weights)."
     )

@@ -15,33 +15,32 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.schemas import CrossCheck, Plan, ServeCommand
+from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
-
-GiB = 2**30
 
 
 def _kv(pool_bytes: int) -> str:
     """The KV line's figure: GiB, or what is missing when the other terms take more than the budget (the
     arithmetic goes negative: no KV at all, never a negative pool)."""
     if pool_bytes >= 0:
-        return f"{pool_bytes / GiB:8.2f} GiB"
-    return f"    none (short by {-pool_bytes / GiB:.2f} GiB)"
+        return f"{pool_bytes / GIB:8.2f} GiB"
+    return f"    none (short by {-pool_bytes / GIB:.2f} GiB)"
 
 
 def _budget(plan: Plan, console: Console) -> None:
     """cap - weights = KV pool (TPU, CPU): the seed article's drawing."""
     if plan.memory_bytes is not None and plan.cap_bytes is not None:
-        console.print(f" {plan.memory_bytes / GiB:8.2f} GiB  visible memory")
+        console.print(f" {plan.memory_bytes / GIB:8.2f} GiB  visible memory")
         console.print(f"x {plan.utilization:8.2f}      utilization")
-        console.print(f" {plan.cap_bytes / GiB:8.2f} GiB  cap")
-    console.print(f"- {plan.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
+        console.print(f" {plan.cap_bytes / GIB:8.2f} GiB  cap")
+    console.print(f"- {plan.weights_bytes / GIB:8.2f} GiB  weights ({plan.dtype})")
     console.print(
         f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks x "
         f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
     )
     if plan.outside_cap_bytes is not None:
-        console.print(f" {plan.outside_cap_bytes / GiB:8.2f} GiB  outside the cap (compiled programs)")
+        console.print(f" {plan.outside_cap_bytes / GIB:8.2f} GiB  outside the cap (compiled programs)")
 
 
 def _gpu_budget(plan: Plan, console: Console) -> None:
@@ -51,13 +50,13 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
     per = f"per GPU, {plan.devices} GPU(s)" if plan.devices > 1 else "per GPU"
     console.print(f"memory rule: vLLM {b.rule_versions} ({per})")
     if plan.memory_bytes is not None:
-        console.print(f" {plan.memory_bytes / plan.devices / GiB:8.2f} GiB  visible memory")
-    console.print(f" {b.requested_bytes / GiB:8.2f} GiB  requested (x {plan.utilization})")
-    console.print(f"- {b.weights_bytes / GiB:8.2f} GiB  weights ({plan.dtype})")
-    console.print(f"- {b.non_torch_bytes / GiB:8.2f} GiB  non-torch memory")
-    console.print(f"- {b.activation_peak_bytes / GiB:8.2f} GiB  activation peak of the profiling run")
+        console.print(f" {plan.memory_bytes / plan.devices / GIB:8.2f} GiB  visible memory")
+    console.print(f" {b.requested_bytes / GIB:8.2f} GiB  requested (x {plan.utilization})")
+    console.print(f"- {b.weights_bytes / GIB:8.2f} GiB  weights ({plan.dtype})")
+    console.print(f"- {b.non_torch_bytes / GIB:8.2f} GiB  non-torch memory")
+    console.print(f"- {b.activation_peak_bytes / GIB:8.2f} GiB  activation peak of the profiling run")
     if b.cuda_graph_bytes:
-        console.print(f"- {b.cuda_graph_bytes / GiB:8.2f} GiB  CUDA graphs")
+        console.print(f"- {b.cuda_graph_bytes / GIB:8.2f} GiB  CUDA graphs")
     low, high = plan.kv_tokens_range or (plan.kv_tokens, plan.kv_tokens)
     console.print(
         f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
@@ -66,7 +65,7 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
     # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure
     counted = " as logged" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
     console.print(
-        f"           range {max(0, b.kv_cache_low_bytes) / GiB:.2f} - {max(0, b.kv_cache_high_bytes) / GiB:.2f} GiB = "
+        f"           range {max(0, b.kv_cache_low_bytes) / GIB:.2f} - {max(0, b.kv_cache_high_bytes) / GIB:.2f} GiB = "
         f"{low:,} - {high:,} tokens{counted}; the {b.dominant_uncertainty} dominates the uncertainty"
     )
     if plan.calibrated_from:
@@ -104,11 +103,11 @@ def render(plan: Plan, console: Console) -> None:
     )
     if engine is not None and windowed is not None and full is not None:
         console.print(
-            f"KV per {plan.max_model_len:,}-token request: engine {engine / GiB:.3f} GiB, "
-            f"windowed {windowed / GiB:.3f} GiB, every cached layer full {full / GiB:.3f} GiB"
+            f"KV per {plan.max_model_len:,}-token request: engine {engine / GIB:.3f} GiB, "
+            f"windowed {windowed / GIB:.3f} GiB, every cached layer full {full / GIB:.3f} GiB"
         )
     if plan.tpot_floor_ms is not None and plan.decode_bytes_per_step is not None:
-        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GiB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")
+        console.print(f"TPOT floor: {plan.decode_bytes_per_step / GIB:.2f} GiB/step -> {plan.tpot_floor_ms:.2f} ms")
     if plan.serve_command is not None:
         print_serve_command(plan.serve_command, console)
         for warning in plan.serve_command.warnings:

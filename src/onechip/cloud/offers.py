@@ -7,8 +7,6 @@ onechip takes its own chip keys and spells them here, from catalog/cloud_tpu.jso
 
 from __future__ import annotations
 
-from typing import Any
-
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.schemas.cloud import Provisioning, Quote, ZoneOffer
@@ -17,10 +15,10 @@ from onechip.schemas.cloud import Provisioning, Quote, ZoneOffer
 def tpu_type(chip: str) -> tuple[str, str]:
     """(accelerator type, runtime version) for a chip key: 'v5e-1' -> ('v5litepod-1', 'v2-alpha-tpuv5-lite').
     Raises ConfigError for a chip the catalog cannot spell (naming the API spelling if that was given)."""
-    chips: dict[str, Any] = catalog.load("cloud_tpu")["chips"]
+    chips = catalog.cloud_tpu().chips
     if chip in chips:
-        return chips[chip]["accelerator_type"], chips[chip]["runtime_version"]
-    by_api = {entry["accelerator_type"]: key for key, entry in chips.items()}
+        return chips[chip].accelerator_type, chips[chip].runtime_version
+    by_api = {entry.accelerator_type: key for key, entry in chips.items()}
     if chip in by_api:
         raise ConfigError(f"--chip {chip} is the API's spelling; onechip's key for it is {by_api[chip]}")
     raise ConfigError(f"--chip {chip}: not a Cloud TPU chip onechip knows ({', '.join(sorted(chips))})")
@@ -33,7 +31,7 @@ def region_of(zone: str) -> str:
 
 def catalog_offers() -> list[ZoneOffer]:
     """The catalog's zone observations (cloud_tpu.json), each with its source and date."""
-    return [ZoneOffer.model_validate(entry) for entry in catalog.load("cloud_tpu")["zones"]]
+    return [ZoneOffer.model_validate(entry.model_dump()) for entry in catalog.cloud_tpu().zones]
 
 
 def offers(observed: list[ZoneOffer], chip: str | None = None, provisioning: str | None = None) -> list[ZoneOffer]:
@@ -58,10 +56,10 @@ def default_zones(observed: list[ZoneOffer], chip: str, provisioning: str) -> li
 def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: float | None) -> Quote:
     """The hourly burn from the price catalog (the zone's region first, else any region, said so), and what
     stops the billing. Nothing is hard-coded: prices.json holds each price with its source and date."""
-    prices = [p for p in catalog.load("prices")["prices"] if p["chip"] == chip and p["pricing"] == provisioning]
+    prices = [p for p in catalog.prices().prices if p.chip == chip and p.pricing == provisioning]
     region = region_of(zone) if zone else None
-    exact = [p for p in prices if p["region"] == region]
-    price = (exact or prices or [None])[0]
+    exact = [p for p in prices if p.region == region]
+    price = next(iter(exact or prices), None)
     stops = provisioning == "flex-start"
     note = (
         "stops billing on its own after the max run duration (queued resource)"
@@ -71,8 +69,8 @@ def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: floa
     if price is None:
         return Quote(chip=chip, provisioning=provisioning, stops_itself=stops, limit_s=limit_s, note=note,
                      price_source=f"no catalog price for {chip} {provisioning}")  # fmt: skip
-    where = "" if price["region"] == region else f" (no {region} price; {price['region']}'s)"
+    where = "" if price.region == region else f" (no {region} price; {price.region}'s)"
     return Quote(
-        chip=chip, provisioning=provisioning, region=price["region"], usd_per_hour=price["usd_per_chip_hour"],
-        price_source=f"{price['source']}, {price['date']}{where}", stops_itself=stops, limit_s=limit_s, note=note,
+        chip=chip, provisioning=provisioning, region=price.region, usd_per_hour=price.usd_per_chip_hour,
+        price_source=f"{price.source}, {price.date}{where}", stops_itself=stops, limit_s=limit_s, note=note,
     )  # fmt: skip

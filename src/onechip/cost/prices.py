@@ -12,21 +12,16 @@ from onechip.errors import ConfigError
 from onechip.schemas.cost import Price
 
 PRICING_MODELS = ("spot", "flex-start", "on-demand", "1y", "3y", "local")
-STALE_AFTER_DAYS_DEFAULT = 90
 
 
 def all_prices() -> list[Price]:
     """Every price in the catalog, in file order. Raises ConfigError if the file is malformed."""
-    doc = catalog.load("prices")
-    try:
-        return [Price.model_validate(entry) for entry in doc["prices"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"catalog file prices.json is malformed: {exc}") from None
+    return list(catalog.prices().prices)
 
 
 def stale_after_days() -> int:
-    """Days after which a price counts as stale (catalog `stale_after_days`, default 90)."""
-    return int(catalog.load("prices").get("stale_after_days", STALE_AFTER_DAYS_DEFAULT))
+    """Days after which a price counts as stale (catalog `stale_after_days`)."""
+    return catalog.prices().stale_after_days
 
 
 def price_age_days(price: Price, today: date) -> int:

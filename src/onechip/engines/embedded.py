@@ -32,13 +32,13 @@ from onechip.engines.local import LocalVllmEngine, preferred_port
 from onechip.engines.model_store import SERVED_NAME, ensure_model, model_dir
 from onechip.errors import MissingDependencyError
 from onechip.schemas import Plan, ServeCommand, ServeTarget
+from onechip.schemas.common import GIB
 from onechip.vllm import flags
 
 ENGINE_KIND = "embedded-vllm-cpu"
 DEFAULT_KV_CACHE_SPACE_GIB = 2
 DEFAULT_MAX_MODEL_LEN = 8192
 CATALOG_MODEL = "SmolLM2-135M-Instruct"  # catalog/models.json key of the bundled model
-GIB = 1 << 30
 
 
 def embedded_plan(

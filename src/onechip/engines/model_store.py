@@ -66,7 +66,7 @@ def verify(model_dir: Path) -> bool:
     )
 
 
-def served_name_for(model: str) -> str | None:
+def bundled_served_name(model: str) -> str | None:
     """SERVED_NAME when `model` is the converted bundled model's directory (clients ask for the model by
     its name, not its slug); None otherwise."""
     return SERVED_NAME if Path(model).name == MODEL_SLUG else None

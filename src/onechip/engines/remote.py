@@ -11,7 +11,7 @@ On the host (`~/.onechip/`):
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
 Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
 Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
-talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) mirrors the log during boot.
+talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) mirrors the log until `down`.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ class HostEngine:
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
             remote_pid=self.remote_pid, remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
             container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
-            sudo="sudo" in self.spec.docker_argv[:1],
+            sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
         )  # fmt: skip
 
     def start(self) -> None:
@@ -298,8 +298,8 @@ class HostEngine:
             BootEvent(name="first_chat_ok", t_s=self._ready_s),
         ]
         progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
-        time.sleep(0.5)
-        self._stop_mirror()
+        # the mirror keeps copying the log after ready (requests, warnings, a crash under load) until stop()
+        # or `down` (EngineState.mirror_pid)
         return self.boot_record()
 
     def _boot_error(self, what: str) -> EngineBootError:
@@ -371,8 +371,10 @@ def host_status(state: EngineState) -> tuple[bool, str]:
 
 
 def stop_tunnel(state: EngineState) -> None:
-    if state.tunnel_pid and group_alive(state.tunnel_pid):
-        stop_group(state.tunnel_pid, 5.0)
+    """Stop the local processes `state` records beside the host's engine: the ssh tunnel and the log mirror."""
+    for pid in (state.tunnel_pid, state.mirror_pid):
+        if pid and group_alive(pid):
+            stop_group(pid, 5.0)
 
 
 __all__ = [

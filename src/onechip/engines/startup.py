@@ -26,7 +26,7 @@ from onechip.engines import remote
 from onechip.engines.embedded import DEFAULT_KV_CACHE_SPACE_GIB, DEFAULT_MAX_MODEL_LEN, embedded_command
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, Secret, read_hf_token
 from onechip.engines.local import free_port, port_is_free, preferred_port
-from onechip.engines.model_store import served_name_for
+from onechip.engines.model_store import bundled_served_name
 from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeTarget
 from onechip.vllm import flags
@@ -98,7 +98,7 @@ def serve_target(
         kind="vllm" if engine == "vllm" else "vllm-docker", host=host, port=port, image=image,
         sets=list(sets or []), launcher=program, token_source=source,
         token_path=remote.TOKEN_PATH if (source and on_host) else None,
-        served_name=served_name_for(plan.serve_model or plan.model),
+        served_name=bundled_served_name(plan.serve_model or plan.model),
     )  # fmt: skip
 
 

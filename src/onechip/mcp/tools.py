@@ -41,7 +41,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import ResultModel
+from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import RequestModel, build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -56,8 +56,6 @@ from onechip.schemas.requests import (
     UpRequest,
 )
 from onechip.schemas.sim import Advice
-
-GIB = 1 << 30
 
 
 class NoRequest(RequestModel):

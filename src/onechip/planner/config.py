@@ -97,6 +97,7 @@ _POSITIVE_INTS = (
     "num_local_experts",
     "n_routed_experts",
     "num_experts_per_tok",
+    "top_k_experts",
     "attention_chunk_size",
     "no_rope_layer_interval",
 )

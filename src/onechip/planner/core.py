@@ -26,6 +26,7 @@ from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, versio
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
+from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import (
     ContextConcurrency,
@@ -39,7 +40,6 @@ from onechip.schemas.plan import (
 from onechip.schemas.requests import PlanRequest
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
-GiB = 2**30
 
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -138,8 +138,8 @@ def _warnings(
             PlanWarning(
                 code="util-above-program-headroom",
                 message=(
-                    f"only {outside_cap / 2**30:.2f} GiB stays outside the utilization cap; compiled "
-                    f"programs were measured to need ~{rules.outside_cap_needed_bytes / 2**30:.2f} GiB "
+                    f"only {outside_cap / GIB:.2f} GiB stays outside the utilization cap; compiled "
+                    f"programs were measured to need ~{rules.outside_cap_needed_bytes / GIB:.2f} GiB "
                     "there, so this may fail at program load after a full compile"
                 ),
                 source=rules.outside_cap_source,
@@ -267,7 +267,7 @@ def plan_model(
     multimodal: count the towers the engine loads (engine rule loads_towers) in the resident weights.
     max_num_batched_tokens: scheduler token budget; vllm-tpu rounds it up to a power of two, vllm-gpu
         uses it in the sliding-window blocks per request. Default: the engine's.
-    calibration_dir: where stored boots live ($ONECHIP_HOME/calibration, planner.calibration); a boot of the
+    calibration_dir: where stored boots live ($ONECHIP_HOME/measured-boots, planner.calibration); a boot of the
         same deployment there replaces the GPU rule's estimated overhead (plan.calibrated_from says so).
     Returns a Plan (bytes, tokens; ms for tpot_floor_ms). Raises ConfigError for bad input: a field out of
     range (see PlanRequest), unknown chip/engine/family, a missing config field, a context beyond the
@@ -430,6 +430,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
         serve=serve, request=request.planner_inputs(), warnings=warnings,
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
+        in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
         memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
@@ -553,8 +554,8 @@ def _cap_pool(
     needed = rules.outside_cap_needed_bytes
     if binding == "kv-pool" and outside is not None and needed and outside < needed:
         verdict = (
-            f"does not fit: only {outside / GiB:.2f} GiB stays outside the utilization cap; compiled "
-            f"programs need ~{needed / GiB:.2f} GiB there, so the engine fails at program load"
+            f"does not fit: only {outside / GIB:.2f} GiB stays outside the utilization cap; compiled "
+            f"programs need ~{needed / GIB:.2f} GiB there, so the engine fails at program load"
         )
         binding = "program-memory"
     return pool, num_blocks, tokens, conc, verdict, binding
@@ -650,22 +651,22 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
-            f"does not fit: weights {b.weights_bytes / GiB:.2f} GiB per GPU exceed the requested "
-            f"{b.requested_bytes / GiB:.2f} GiB",
+            f"does not fit: weights {b.weights_bytes / GIB:.2f} GiB per GPU exceed the requested "
+            f"{b.requested_bytes / GIB:.2f} GiB",
             "weights",
         )
     if gpu.over_card_bytes > 0:
         return (
-            f"does not fit: the --kv-cache-memory pool of {gpu.pool_bytes_per_gpu / GiB:.2f} GiB per GPU with the "
-            f"weights and overheads needs {gpu.over_card_bytes / GiB:.2f} GiB more than the card holds; the KV "
+            f"does not fit: the --kv-cache-memory pool of {gpu.pool_bytes_per_gpu / GIB:.2f} GiB per GPU with the "
+            f"weights and overheads needs {gpu.over_card_bytes / GIB:.2f} GiB more than the card holds; the KV "
             "allocation runs out of memory",
             "explicit-pool",
         )
     short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
     if gpu.pool_bytes_per_gpu <= 0 or short:
         return (
-            f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GiB:.2f} GiB "
-            f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GiB:.2f} GiB "
+            f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GIB:.2f} GiB "
+            f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GIB:.2f} GiB "
             f"({gpu.tokens:,} tokens); the engine refuses to start",
             "kv-one-request",
         )
@@ -697,7 +698,7 @@ def _verdict(
     windowed where the engine windows them), must fit in the pool; so the verdict never contradicts the
     concurrency printed beside it."""
     if pool <= 0:
-        return (f"does not fit: weights {weights / GiB:.2f} GiB exceed the cap {(cap or 0) / GiB:.2f} GiB", "weights")
+        return (f"does not fit: weights {weights / GIB:.2f} GiB exceed the cap {(cap or 0) / GIB:.2f} GiB", "weights")
     if concurrency < 1:
         return (
             f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",

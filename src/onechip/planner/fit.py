@@ -8,13 +8,29 @@ from __future__ import annotations
 
 from onechip.planner.core import blocks_per_request
 from onechip.planner.geometry import Geometry
+from onechip.planner.gpu_memory import select_rule
+from onechip.planner.gpu_plan import kv_layout_uniform, pp_stage_layers, stage_geometry
+from onechip.planner.kv_groups import kv_layout
 from onechip.planner.rules import engine_rules
 from onechip.schemas.plan import Plan
 
 
 def blocks_for(plan: Plan, tokens: int) -> int:
-    """Blocks of `plan.block_size` one request of `tokens` (prompt + output) occupies in the plan's pool:
-    the planner's own rule (core.blocks_per_request: block rounding, sliding windows where the plan's
-    engine windows them) over the plan's per-layer table. Raises ConfigError for an unknown engine."""
+    """Blocks one request of `tokens` (prompt + output) occupies in the plan's pool, in the unit of
+    `plan.num_blocks`: each sliding-window layer holds the plan's `in_flight_tokens` beyond its window.
+    On vLLM's GPU engine (the plan has a memory budget) the blocks of its KV layout (planner.kv_groups: groups
+    of one page size, or V0's one block over all layers) on the stage that needs the most; elsewhere the
+    planner's own rule (core.blocks_per_request: block rounding, windows where the engine windows them) over
+    the per-layer table. Raises ConfigError for an unknown engine."""
     rules = engine_rules(plan.engine)
-    return blocks_per_request(Geometry(plan.layers), tokens, plan.block_size, rules, plan.max_num_batched_tokens)
+    geometry = Geometry(plan.layers)
+    in_flight = plan.in_flight_tokens or plan.max_num_batched_tokens
+    if plan.memory_budget is None:
+        return blocks_per_request(geometry, tokens, plan.block_size, rules, in_flight)
+    version = None if plan.engine_version == rules.version else plan.engine_version
+    rule = select_rule(rules.memory_rules, version)
+    layout = kv_layout if rule.hybrid_groups else kv_layout_uniform
+    tp = plan.tensor_parallel_size
+    stages = [stage_geometry(geometry, r) for r in pp_stage_layers(len(plan.layers), plan.pipeline_parallel_size)]
+    batch = in_flight or rule.default_max_num_batched_tokens or tokens
+    return max(layout(stage, plan.block_size, tp).blocks_per_request(tokens, batch) for stage in stages)

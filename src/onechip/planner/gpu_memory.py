@@ -106,11 +106,18 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     gemm 1 and 2, and M x topk x N / 2) is smaller where K > N / 2 and is not modelled. Checked, not
     fitted, on the 0.19.0 H100 logs of Qwen3-30B-A3B (2.68 GiB logged), DeepSeek-V2-Lite (1.93),
     Mixtral-8x7B TP2 (1.21) and Llama-4-Scout TP4 (3.19) in tests/fixtures/bootlogs.
+    Experts per token: `num_experts_per_tok` (Qwen, Mixtral, DeepSeek, Llama 4) or `top_k_experts` (Gemma 4,
+    transformers Gemma4TextConfig). Raises ConfigError for a MoE config with neither.
     """
-    topk = text.get("num_experts_per_tok")
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    if not topk or not experts or int(experts) <= 1 or text.get("quantization_config"):
+    if not experts or int(experts) <= 1 or text.get("quantization_config"):
         return 0
+    topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
+    if not topk:
+        raise ConfigError(
+            f"model config: {experts} experts but neither 'num_experts_per_tok' nor 'top_k_experts' says how "
+            "many each token is routed to; the fused-MoE workspace needs it"
+        )
     inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
     hidden = _int_field(text, "hidden_size")
     n = 2 * inter / tensor_parallel_size

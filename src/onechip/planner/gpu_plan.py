@@ -41,14 +41,14 @@ from onechip.planner.gpu_memory import (
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
+from onechip.schemas.common import GIB
 from onechip.schemas.plan import GpuMemoryBudget
 
-GiB = 2**30
 # vllm/engine/arg_utils.py get_batch_defaults (v1, OpenAI server): cards with >= 70 GiB whose device name
 # does not contain "a100" default to 1024 sequences / 8192 tokens (the rule's figures); smaller cards and
 # every A100 to 256 / 2048 (vLLM tests/engine/test_arg_utils.py test_defaults_with_usage_context:
 # 'device_memory >= 70 * GiB_bytes and "a100" not in device_name').
-LARGE_GPU_BYTES = 70 * GiB
+LARGE_GPU_BYTES = 70 * GIB
 SMALL_GPU_DEFAULTS = (256, 2048)
 
 

@@ -15,9 +15,8 @@ from pydantic import Field
 from onechip import catalog
 from onechip.catalog.files import AcceleratorEntry, EngineEntry
 from onechip.errors import ConfigError
+from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
-
-GiB = 1024**3
 
 
 class Accelerator(AcceleratorEntry):
@@ -54,6 +53,17 @@ class EngineRules(EngineEntry):
         if self.default_block_size:
             return self.default_block_size
         raise ConfigError(f"engine {self.name}: no block-size rule in engines.json")
+
+    def async_scheduling(self, engine_version: str | None) -> bool:
+        """Whether this engine runs vLLM's async scheduling by default at `engine_version` (None, or the rules'
+        own `version`: the version the rules were read from, the newest): from `async_scheduling_from` on,
+        never where that is None (engines.json `async_scheduling_source`). Raises ConfigError for another
+        version that is not a release number."""
+        if self.async_scheduling_from is None:
+            return False
+        if engine_version is None or engine_version == self.version:
+            return True
+        return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
         """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
@@ -106,29 +116,22 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
     return DTYPE_BYTES[kv_cache_dtype]
 
 
-def _entries(doc: Any, key: str, what: str) -> dict[str, Any]:
-    entries = doc.get(key) if isinstance(doc, dict) else None
-    if not isinstance(entries, dict):
-        raise ConfigError(f"catalog {what}: missing '{key}' table")
-    return entries
-
-
 def accelerator(name: str) -> Accelerator:
     """The catalog entry for chip `name`. Raises ConfigError naming the known chips when unknown."""
-    entries = _entries(catalog.load("accelerators"), "accelerators", "accelerators.json")
+    entries = catalog.accelerators().accelerators
     if name not in entries:
         raise ConfigError(f"unknown chip {name!r} (--chip); known: {', '.join(sorted(entries))}")
-    return Accelerator.model_validate({"name": name, **entries[name]})
+    return Accelerator(name=name, **entries[name].model_dump())
 
 
 def engine_rules(name: str) -> EngineRules:
     """The rule set for engine `name`. Raises ConfigError naming the known engines when unknown."""
-    entries = _entries(catalog.load("engines"), "engines", "engines.json")
+    entries = catalog.engines().engines
     if name not in entries:
         raise ConfigError(f"unknown engine {name!r} (--engine); known: {', '.join(sorted(entries))}")
-    return EngineRules.model_validate({"name": name, **entries[name]})
+    return EngineRules(name=name, **entries[name].model_dump())
 
 
 def known_accelerators() -> list[str]:
     """Every chip key in accelerators.json, sorted."""
-    return sorted(_entries(catalog.load("accelerators"), "accelerators", "accelerators.json"))
+    return sorted(catalog.accelerators().accelerators)

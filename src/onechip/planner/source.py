@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from onechip import catalog
+from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
@@ -83,23 +84,17 @@ def from_local_dir(directory: Path) -> ModelSource:
     )
 
 
-def catalog_entry(model: str) -> tuple[str, dict[str, Any]] | None:
+def catalog_entry(model: str) -> tuple[str, ModelEntry] | None:
     """(key, entry) of catalog/models.json matching `model` by key, Hub id or alias; None if absent."""
-    doc = catalog.load("models")
-    for key, entry in doc.get("models", {}).items():
-        names = {
-            key.lower(),
-            str(entry.get("hub_id", "")).lower(),
-            *(a.lower() for a in entry.get("aliases", [])),
-        }
-        if model.lower() in names:
+    for key, entry in catalog.models().models.items():
+        if model.lower() in {key.lower(), entry.hub_id.lower(), *(a.lower() for a in entry.aliases)}:
             return key, entry
     return None
 
 
-def inventory(key: str, entry: dict[str, Any]) -> list[Tensor]:
+def inventory(key: str, entry: ModelEntry) -> list[Tensor]:
     """The bundled tensor inventory of a catalog model. Raises ConfigError when none is bundled."""
-    name = entry.get("inventory")
+    name = entry.inventory
     if not name:
         raise ConfigError(
             f"catalog model {key!r} has no bundled tensor inventory; pass a local "
@@ -111,18 +106,17 @@ def inventory(key: str, entry: dict[str, Any]) -> list[Tensor]:
 @cache
 def _inventory_tensors(name: str) -> tuple[Tensor, ...]:
     """A bundled inventory file's tensors, built once per process (catalog files do not change)."""
-    doc = catalog.load(name)
-    return tuple(Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in doc["tensors"])
+    return tuple(Tensor(name=t[0], shape=tuple(t[1]), dtype=t[2]) for t in catalog.inventory(name).tensors)
 
 
-def from_catalog(key: str, entry: dict[str, Any]) -> ModelSource:
+def from_catalog(key: str, entry: ModelEntry) -> ModelSource:
     return ModelSource(
         name=key,
-        config=config_from_dict(entry["config"], f"catalog models.json[{key}]"),
+        config=config_from_dict(entry.config, f"catalog models.json[{key}]"),
         tensors=inventory(key, entry),
         origin="catalog",
-        mm_tokens_per_item=entry.get("mm_max_tokens_per_item"),
-        serve_name=entry.get("hub_id") or key,
+        mm_tokens_per_item=entry.mm_max_tokens_per_item,
+        serve_name=entry.hub_id or key,
     )
 
 

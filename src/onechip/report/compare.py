@@ -19,6 +19,7 @@ from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import cell_at, cells_of, flag_words, md_table, num, serve_flags
 from onechip.schemas import CellResult
+from onechip.schemas.bench import BenchServer
 from onechip.schemas.common import model_key
 
 
@@ -26,20 +27,19 @@ def _name(run: RunFiles) -> str:
     return (run.manifest.run_id if run.manifest else "") or run.path.name
 
 
-def _server(run: RunFiles, key: str) -> str | None:
+def _server(run: RunFiles) -> BenchServer:
     """What the bench summary recorded of the server (`bench` without --plan writes no plan.json)."""
-    value = run.bench.server.get(key) if run.bench else None
-    return str(value) if value else None
+    return run.bench.server if run.bench else BenchServer()
 
 
 def _model(run: RunFiles) -> str | None:
-    return (run.boot.model if run.boot else None) or (run.plan.model if run.plan else None) or _server(run, "model")
+    return (run.boot.model if run.boot else None) or (run.plan.model if run.plan else None) or _server(run).model
 
 
 def _setup(run: RunFiles) -> dict[str, str]:
     plan, boot = run.plan, run.boot
     engine = (boot.engine if boot else None) or (plan.engine if plan else None)
-    version = (boot.engine_version if boot else None) or _server(run, "engine_version")
+    version = (boot.engine_version if boot else None) or _server(run).engine_version
     kv_tokens = boot.kv_cache_tokens if boot and boot.kv_cache_tokens is not None else None
     values = {
         "model": _model(run),

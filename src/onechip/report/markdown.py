@@ -14,8 +14,10 @@ from typing import Any
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import GIB, first, flag_words, gib, md_table, num, serve_flags
+from onechip.report.tables import first, flag_words, gib, md_table, num, serve_flags
 from onechip.schemas import BootRecord, CheckResult, CrossCheck, Plan
+from onechip.schemas.bench import BenchClient, BenchServer
+from onechip.schemas.common import GIB
 
 
 def render_markdown(run_dir: Path | str) -> str:
@@ -40,22 +42,22 @@ def render_markdown_files(run: RunFiles) -> str:
 
 def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     m, plan, boot, bench = run.manifest, run.plan, run.boot, run.bench
-    server = bench.server if bench else {}
-    client = bench.client if bench else {}
+    server = bench.server if bench else BenchServer()
+    client = bench.client if bench else BenchClient()
     engine = first(boot and boot.engine, plan and plan.engine)
-    version = first(boot and boot.engine_version, server.get("engine_version"))
+    version = first(boot and boot.engine_version, server.engine_version)
     return [
         ("status", m and m.status),
         ("created", first(m and m.created_at, bench and bench.created_at)),
         ("command", m and m.command),
-        ("model", first(boot and boot.model, plan and plan.model, server.get("model"))),
+        ("model", first(boot and boot.model, plan and plan.model, server.model)),
         ("engine", f"{engine} {version}" if engine and version else engine or version),
         ("chip", first(m and m.chip, plan and plan.chip)),
         ("dtype / KV cache dtype", f"{plan.dtype} / {plan.kv_cache_dtype}" if plan else None),
-        ("endpoint", first(boot and boot.base_url, server.get("base_url"))),
+        ("endpoint", first(boot and boot.base_url, server.base_url)),
         ("onechip", first(m and m.tool_version, bench and bench.tool_version)),
-        ("python", first(m and m.python, client.get("python"))),
-        ("host", first(m and m.host, client.get("host"))),
+        ("python", first(m and m.python, client.python)),
+        ("host", first(m and m.host, client.host)),
     ]
 
 

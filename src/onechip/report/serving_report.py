@@ -18,8 +18,10 @@ from typing import Any
 from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import GIB, cells_of, first, flag_words, serve_flags
+from onechip.report.tables import cells_of, first, flag_words, serve_flags
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
+from onechip.schemas.bench import BenchServer
+from onechip.schemas.common import GIB
 from onechip.schemas.serving_report import (
     SERVING_REPORT_VERSION,
     Capability,
@@ -50,8 +52,8 @@ __all__ = ["SCHEMA", "SERVING_REPORT_VERSION", "build", "export", "validate"]
 def _catalog_chips(chip: str) -> int | None:
     """Chips in the slice of catalog key `chip` (catalog/accelerators.json), None when unknown. Read
     from the catalog file, not through onechip.planner, whose import pulls in the Hub client."""
-    entry = (catalog.load("accelerators").get("accelerators") or {}).get(chip)
-    return int(entry.get("chips", 1)) if isinstance(entry, dict) else None
+    entry = catalog.accelerators().accelerators.get(chip)
+    return entry.chips if entry is not None else None
 
 
 def _accelerators(run: RunFiles) -> tuple[int | None, str]:
@@ -96,11 +98,11 @@ def _hardware(run: RunFiles, lines: list[CostLine]) -> Hardware:
 
 def _software(run: RunFiles) -> Software:
     plan, boot = run.plan, run.boot
-    server = run.bench.server if run.bench else {}
+    server = run.bench.server if run.bench else BenchServer()
     flags, source = serve_flags(plan)
     return Software(
         engine=first(boot and boot.engine, plan and plan.engine),
-        engine_version=first(boot and boot.engine_version, server.get("engine_version")),
+        engine_version=first(boot and boot.engine_version, server.engine_version),
         serve_args=flag_words(flags),
         serve_args_source=source,
         serve_command=plan.serve_command.shell or None if plan and plan.serve_command else None,
@@ -197,7 +199,7 @@ def build(run: RunFiles) -> dict[str, Any]:
     """The serving-report document for already-read run files, as a JSON-ready dict (not yet checked
     against SCHEMA). Raises pydantic.ValidationError only on a bug in this module."""
     m, plan, boot, bench = run.manifest, run.plan, run.boot, run.bench
-    server = bench.server if bench else {}
+    server = bench.server if bench else BenchServer()
     lines = run.cost.lines if run.cost else []
     report = ServingReport(
         schema_version=SERVING_REPORT_VERSION,
@@ -209,7 +211,7 @@ def build(run: RunFiles) -> dict[str, Any]:
             status=m.status if m else None,
         ),
         hardware=_hardware(run, lines),
-        model=_model(plan, first(boot and boot.model, plan and plan.model, server.get("model"))),
+        model=_model(plan, first(boot and boot.model, plan and plan.model, server.model)),
         software=_software(run),
         throughput=_throughput(bench),
         capabilities=[

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeFlag
+from onechip.schemas.common import GIB
 from onechip.vllm import flags
 
-GIB = 1024**3
 KV_RULE_FRACTION = 0.78  # seed article: "keep clients x context < 250,000 tokens -- about 78% of the KV pool"
 
 

@@ -6,7 +6,6 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -305,36 +304,22 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max searches one context: give one --contexts value")
 
 
-class RequestSample(ResultModel):
-    """One request, as one line of requests.jsonl. Times are seconds on the client's monotonic clock."""
+class StreamOutcome(ResultModel):
+    """What one streamed request measured on the wire: bench/client.py fills it as the chunks arrive, and
+    RequestSample (the same fields and the cell's) carries it to requests.jsonl and the statistics. Times are
+    seconds on the client's monotonic clock (time.perf_counter)."""
 
-    context_tokens: int = Field(description="Target prompt length of the cell, tokens.")
-    clients: int = Field(description="Concurrent streams of the cell.")
-    rep: int = Field(description="Repetition index, from 0.")
-    stream: int = Field(description="Client stream index within the cell.")
-    seq: int = Field(description="Request index within the stream (warm-up requests first).")
-    warmup: bool = Field(default=False, description="True for warm-up requests, excluded from every statistic.")
     t_send: float = Field(description="When the request was sent, s.")
-    t_intended: float | None = Field(
-        default=None,
-        description="Open loop: when the schedule meant to send it, s (t_send - t_intended = slip). None closed.",
-    )
-    session: int | None = Field(default=None, description="Agent workload: session index within the stream.")
-    turn: int | None = Field(default=None, description="Agent workload: turn index within the session, from 0.")
+    t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
+    t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
+    t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
+    prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
+    completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
     cached_tokens: int | None = Field(
         default=None,
         description="usage.prompt_tokens_details.cached_tokens: prompt tokens served from the prefix cache "
         "(None when the server does not report it; vLLM needs --enable-prompt-tokens-details).",
     )
-    t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
-    t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
-    t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
-    prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
-    output_tokens_target: int | None = Field(
-        default=None, description="Trace replay: the entry's output tokens (else the config's output_tokens)."
-    )
-    prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
-    completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
     chunk_times: list[float] = Field(default_factory=list, description="Arrival time of each content chunk, s.")
     chunk_tokens: list[int] = Field(
         default_factory=list,
@@ -342,22 +327,42 @@ class RequestSample(ResultModel):
     )
     finish_reason: str | None = Field(default=None, description="finish_reason of the last choice chunk.")
     http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
-    status: Literal["ok", "failed"] = "ok"
     error: str | None = Field(default=None, description="The server's message or the transport error.")
+
+
+class RequestSample(StreamOutcome):
+    """One request, as one line of requests.jsonl: what the wire measured (StreamOutcome) and where in the
+    grid it was sent. Times are seconds on the client's monotonic clock."""
+
+    context_tokens: int = Field(description="Target prompt length of the cell, tokens.")
+    clients: int = Field(description="Concurrent streams of the cell.")
+    rep: int = Field(description="Repetition index, from 0.")
+    stream: int = Field(description="Client stream index within the cell.")
+    seq: int = Field(description="Request index within the stream (warm-up requests first).")
+    warmup: bool = Field(default=False, description="True for warm-up requests, excluded from every statistic.")
+    t_intended: float | None = Field(
+        default=None,
+        description="Open loop: when the schedule meant to send it, s (t_send - t_intended = slip). None closed.",
+    )
+    session: int | None = Field(default=None, description="Agent workload: session index within the stream.")
+    turn: int | None = Field(default=None, description="Agent workload: turn index within the session, from 0.")
+    prompt_tokens_target: int | None = Field(default=None, description="Prompt tokens the client aimed for.")
+    output_tokens_target: int | None = Field(
+        default=None, description="Trace replay: the entry's output tokens (else the config's output_tokens)."
+    )
+    status: Literal["ok", "failed"] = Field(default="ok", description="'failed' when the request has an error.")
     last_in_stream: bool = Field(
         default=False, description="The last request of its stream in this repetition to end (resume)."
     )
 
     @classmethod
-    def of(cls, job: RepJob, outcome: Any, **request: Any) -> RequestSample:
+    def of(cls, job: RepJob, outcome: StreamOutcome, **request: Any) -> RequestSample:
         """The sample of one request of `job`: the cell's fields from `job` (context_tokens, clients, rep,
-        prompt_tokens_target), the timings and tokens from `outcome` (bench.client.StreamOutcome, a
-        dataclass whose fields are fields of this model), `request` (stream, seq, warmup) the rest and wins
+        prompt_tokens_target), the wire's from `outcome`, `request` (stream, seq, warmup) the rest and wins
         (a trace entry's own prompt_tokens_target)."""
-        measured = dataclasses.asdict(outcome)
         cell = job.model_dump(include=cls.model_fields.keys() & RepJob.model_fields.keys())
-        status: Literal["ok", "failed"] = "ok" if measured["error"] is None else "failed"
-        return cls(**{**cell, **measured, **request}, status=status)
+        status: Literal["ok", "failed"] = "ok" if outcome.error is None else "failed"
+        return cls(**{**cell, **outcome.model_dump(), **request}, status=status)
 
 
 class RepJob(StrictModel):
@@ -416,6 +421,8 @@ class RepJob(StrictModel):
 
 
 class Dist(ResultModel):
+    """A latency distribution over a cell's measured requests (bench/stats.py), ms: count, mean and percentiles."""
+
     n: int = Field(default=0, description="Number of samples.")
     mean: float | None = Field(default=None, description="Arithmetic mean.")
     median: float | None = Field(default=None, description="50th percentile (linear interpolation).")
@@ -424,6 +431,9 @@ class Dist(ResultModel):
 
 
 class RepResult(ResultModel):
+    """One repetition of a cell: its measurement window, output tokens and tok/s, and its requests (ok, failed,
+    inside the window)."""
+
     rep: int = Field(description="Repetition index, from 0.")
     window_s: float = Field(
         description="Measured window. Closed loop: from when every stream has sent its first measured "
@@ -472,6 +482,9 @@ class TurnResult(ResultModel):
 
 
 class CellResult(ResultModel):
+    """One context x clients cell of a bench grid (or a predicted one): its status, the reps' median figures and
+    CV, TTFT, TPOT and ITL distributions, failures, open-loop slip and the server's /metrics deltas."""
+
     context_tokens: int = Field(description="Target prompt length, tokens.")
     clients: int = Field(description="Concurrent closed-loop streams.")
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
@@ -539,12 +552,32 @@ class CellResult(ResultModel):
     )
 
 
+class BenchServer(ResultModel):
+    """The endpoint a bench run measured, as the run found it (for a prediction: what it stands for)."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible base URL; None on a prediction.")
+    model: str | None = Field(default=None, description="Served model name (/v1/models), or the plan's model.")
+    engine_version: str | None = Field(default=None, description="Engine version /version reported, if any.")
+    engine: str | None = Field(default=None, description="Set on predicted runs: 'predicted ENGINE'.")
+
+
+class BenchClient(ResultModel):
+    """The machine that sent the requests."""
+
+    host: str | None = Field(default=None, description="Client hostname.")
+    python: str | None = Field(default=None, description="Python version of the client.")
+    cpus: int | None = Field(default=None, description="CPU count of the client.")
+
+
 class BenchRun(ResultModel):
+    """A bench run as summary.json stores it: tool and schema versions, the server and client it ran between, the
+    config, every cell (measured, or predicted when `prediction` is set) and the notes that qualify them."""
+
     schema_version: str = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")
-    server: dict[str, str | None] = Field(default_factory=dict, description="base_url, model, engine_version.")
-    client: dict[str, str | int | None] = Field(default_factory=dict, description="host, python, cpus.")
+    server: BenchServer = Field(default_factory=BenchServer, description="The endpoint measured.")
+    client: BenchClient = Field(default_factory=BenchClient, description="The machine that measured it.")
     config: BenchConfig
     itl_convention: str = Field(
         default=ITL_CONVENTION,

@@ -8,6 +8,8 @@ from onechip.schemas.common import ResultModel
 
 
 class BootEvent(ResultModel):
+    """One stage of an engine's boot timeline: its name, seconds since the process started and the log line."""
+
     name: str = Field(description="Stage name, e.g. 'process_start', 'weights_loaded', 'kv_cache_init', 'ready'.")
     t_s: float | None = Field(
         default=None, description="Seconds since the engine process started (None: the line had no time stamp)."
@@ -16,6 +18,9 @@ class BootEvent(ResultModel):
 
 
 class BootRecord(ResultModel):
+    """What one engine boot recorded (boot.json): how it was launched, when it became ready and what its log said
+    it allocated (weights, KV cache, HBM), with the failure's one-line cause when it did not start."""
+
     engine: str = Field(description="Engine kind, e.g. 'embedded-vllm-cpu'.")
     engine_version: str | None = Field(default=None, description="Version the engine logged or /version reported.")
     model: str = Field(description="Model as served (the served model name).")
@@ -41,7 +46,16 @@ class BootRecord(ResultModel):
         default=None,
         description="TPU 'Init kv-cache' regular_attn_shape per block: (block, KV heads, K/V slots, head dim).",
     )
-    kv_cache_num_blocks: int | None = Field(default=None, description="TPU 'Init kv-cache' num_blocks (first group).")
+    kv_cache_gib: float | None = Field(
+        default=None,
+        description="KV cache memory the engine said it has, GiB: V1 'Available KV cache memory', V0 "
+        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size='.",
+    )
+    kv_cache_num_blocks: int | None = Field(
+        default=None,
+        description="KV cache blocks: TPU 'Init kv-cache' num_blocks (first group), GPU 'num_gpu_blocks is', "
+        "V0 '# GPU blocks' / '# CUDA blocks'.",
+    )
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
     kv_cache_groups: int | None = Field(
         default=None, description="TPU 'Hybrid KV cache layout: num_kv_cache_groups=N' (KV cache groups)."
@@ -74,6 +88,10 @@ class EngineState(ResultModel):
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
+    mirror_pid: int | None = Field(
+        default=None,
+        description="Local process (its own group) copying the host's engine log into log_path until `down`.",
+    )
     token_file: str | None = Field(
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )
@@ -81,6 +99,8 @@ class EngineState(ResultModel):
 
 
 class EngineStatus(ResultModel):
+    """What `onechip status` reports: whether the engine `up` started is running and healthy, and for how long."""
+
     running: bool = Field(description="The engine's process group exists.")
     healthy: bool = Field(default=False, description="GET /health answered 200.")
     state: EngineState | None = None

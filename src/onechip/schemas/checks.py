@@ -95,6 +95,8 @@ class CheckOptions(StrictModel):
 
 
 class Probe(ResultModel):
+    """One probe of a capability check: what came back against what was expected, its latency and verdict."""
+
     name: str = Field(description="What was probed, e.g. 'chat_nonempty' or 'needle_2000_d0.5'.")
     verdict: Verdict = Field(description="Verdict of this probe alone.")
     latency_ms: float | None = Field(default=None, description="Client-side wall time of the probe, ms.")
@@ -141,6 +143,8 @@ class AgentTableRow(ResultModel):
 
 
 class CheckResult(ResultModel):
+    """The verdict of one capability domain (chat, tool calling, agent, needle, determinism) with its probes."""
+
     domain: Domain = Field(description="Capability domain.")
     verdict: Verdict = Field(description="Verdict of the domain, drawn from its non-informational probes.")
     conditions: dict[str, str] = Field(default_factory=dict, description="What the verdict depends on.")
@@ -161,6 +165,8 @@ class CheckResult(ResultModel):
 
 
 class CheckReport(ResultModel):
+    """What `onechip check` writes (checks.json): the endpoint and model checked, the options, one result per domain."""
+
     schema_version: str = Field(default=SCHEMA_VERSION, description="Version of this report's schema.")
     base_url: str = Field(description="The endpoint checked.")
     model: str = Field(description="The served model name checked.")

@@ -13,6 +13,8 @@ V = TypeVar("V", str, int, float, bool)
 
 
 class PlanWarning(ResultModel):
+    """A known trap that applies to the plan: a code, a one-line message and where the rule comes from."""
+
     code: str = Field(description="Stable identifier, e.g. 'util-above-program-headroom'.")
     message: str = Field(description="One sentence for a person.")
     source: str = Field(description="Where the rule comes from (seed article section, vendor doc, measurement).")
@@ -54,6 +56,9 @@ class ServeSettings(ResultModel):
 
 
 class LayerKV(ResultModel):
+    """One decoder layer's KV cache geometry: attention type, window, KV heads, head dim, bytes per token, and
+    whether it owns its cache or reads another layer's."""
+
     index: int = Field(description="Decoder layer index.")
     attention_type: str = Field(description="'full', 'sliding' or 'chunked' (Llama 4 chunked local attention).")
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
@@ -93,7 +98,7 @@ class GpuMemoryBudget(ResultModel):
 
 
 class MeasuredBoot(ResultModel):
-    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/calibration to make later plans of the
+    """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/measured-boots to make later plans of the
     same deployment exact (planner.calibration)."""
 
     key: str = Field(description="Deployment key: model, chip, engine, version, TP, dtypes, scheduler limits.")
@@ -110,6 +115,8 @@ class MeasuredBoot(ResultModel):
 
 
 class ContextConcurrency(ResultModel):
+    """How many requests of one context length the planned KV pool holds at once."""
+
     context_tokens: int = Field(description="Tokens per request (prompt + output).")
     max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
 
@@ -139,6 +146,10 @@ class CrossCheck(ResultModel):
 
 
 class Plan(ResultModel):
+    """The planner's answer for one model on one chip and engine (`onechip plan --json`): the memory budget, the KV
+    pool and what it holds per context, the TPOT floor, the per-layer KV table, the serve flags with their
+    reasons, the warnings that apply and whether it fits."""
+
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
@@ -198,6 +209,12 @@ class Plan(ResultModel):
     model_source: str | None = Field(default=None, description="'local', 'catalog' or 'hub'.")
     max_num_batched_tokens: int | None = Field(
         default=None, description="Scheduler token budget the plan assumed (None = engine default)."
+    )
+    in_flight_tokens: int | None = Field(
+        default=None,
+        description="Tokens a sliding-window layer holds per request beyond its window: scheduler batches in "
+        "flight x the token budget (vLLM >= 0.26 under async scheduling: 2 batches; engines.json "
+        "sliding_in_flight_batches). None: one batch of max_num_batched_tokens (plans written before it).",
     )
     crosscheck: CrossCheck | None = Field(
         default=None, description="The plan against an engine boot log, when one was given (--against)."

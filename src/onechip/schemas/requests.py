@@ -28,7 +28,7 @@ from onechip.schemas.inputs import (
 )
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
-from onechip.schemas.serve import EngineKind, ServeTarget
+from onechip.schemas.serve import EngineKind
 
 Port = Annotated[int, Field(ge=1, le=65535)]
 
@@ -54,17 +54,6 @@ class ServeOptions(RequestModel):
             raise ValueError(
                 "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
             )
-
-    def serve_target(self, kind: EngineKind) -> ServeTarget:
-        """These fields as the ServeTarget of an engine of `kind` (port 8000 when none was given)."""
-        return ServeTarget(
-            kind=kind,
-            host=self.host,
-            port=self.port or 8000,
-            image=self.image,
-            sets=list(self.sets),
-            launcher=shlex.split(self.launcher) if self.launcher else None,
-        )
 
     @field_validator("launcher")
     @classmethod

@@ -27,6 +27,8 @@ class _Doc(BaseModel):
 
 
 class RunInfo(_Doc):
+    """Which run the report describes: its id, the tool and version that wrote it, the command and status."""
+
     id: str = Field(description="Run id (run.json run_id, else the directory name).")
     tool: Literal["onechip"] = Field(default="onechip", description="The tool that wrote the report.")
     tool_version: str | None = Field(description="onechip version that measured the run.")
@@ -36,12 +38,16 @@ class RunInfo(_Doc):
 
 
 class HostInfo(_Doc):
+    """The client machine that measured the run."""
+
     name: str | None = Field(default=None, description="Client hostname.")
     python: str | None = Field(default=None, description="Python version of the client.")
     cpus: int | None = Field(default=None, description="CPU count of the client.")
 
 
 class PriceInfo(_Doc):
+    """One catalog price the run was costed at, with its date and source."""
+
     model: str = Field(description="Pricing model: 'spot', 'flex-start', 'on-demand', ...")
     region: str | None = Field(default=None, description="Cloud region of the price.")
     usd_per_chip_hour: float = Field(ge=0, description="USD per chip-hour.")
@@ -51,6 +57,8 @@ class PriceInfo(_Doc):
 
 
 class Hardware(_Doc):
+    """The accelerator the engine ran on, how many chips, the client host and the prices applied."""
+
     accelerator: str | None = Field(description="Accelerator catalog key, e.g. 'v5e-1'.")
     accelerator_count: int | None = Field(
         ge=1,
@@ -63,6 +71,8 @@ class Hardware(_Doc):
 
 
 class ModelInfo(_Doc):
+    """The model as served: id, architecture, dtypes and maximum length."""
+
     id: str | None = Field(description="Model as served.")
     architecture: str | None = Field(default=None, description="Config model_type, e.g. 'gemma4'.")
     dtype: str | None = Field(default=None, description="Weight/compute dtype.")
@@ -71,6 +81,8 @@ class ModelInfo(_Doc):
 
 
 class Software(_Doc):
+    """The engine, its version and the serve flags it ran with (and where they were read from)."""
+
     engine: str | None = Field(description="Engine kind, e.g. 'vllm-tpu'.")
     engine_version: str | None = Field(default=None, description="Engine version.")
     serve_args: list[str] = Field(
@@ -86,6 +98,8 @@ class Software(_Doc):
 
 
 class Workload(_Doc):
+    """What every cell of the sweep sent: output length, reps, prefix reuse, the ITL convention."""
+
     output_len: int | None = Field(default=None, description="max_tokens per request.")
     reps: int | None = Field(default=None, description="Repetitions per cell.")
     prefix_reuse: bool | None = Field(default=None, description="Prefix-cache reuse was allowed.")
@@ -93,6 +107,8 @@ class Workload(_Doc):
 
 
 class DistInfo(_Doc):
+    """A latency distribution in the report, ms: mean, median, p90, p99."""
+
     mean: float | None = Field(description="Arithmetic mean, ms.")
     median: float | None = Field(description="50th percentile, ms.")
     p90: float | None = Field(description="90th percentile, ms.")
@@ -100,6 +116,8 @@ class DistInfo(_Doc):
 
 
 class SweepCell(_Doc):
+    """One context x concurrency cell of the sweep: status, output tok/s and its CV, TTFT, TPOT and ITL."""
+
     concurrency: int = Field(ge=1, description="Concurrent client streams.")
     input_len: int = Field(ge=0, description="Prompt tokens.")
     output_len: int | None = Field(description="max_tokens per request.")
@@ -116,17 +134,23 @@ class SweepCell(_Doc):
 
 
 class Throughput(_Doc):
+    """The measured sweep and the workload it ran."""
+
     workload: Workload = Field(description="What every cell sent.")
     sweep: list[SweepCell] = Field(description="One entry per context x clients cell, grid order.")
 
 
 class Capability(_Doc):
+    """One capability domain's verdict and the conditions it depends on."""
+
     name: str = Field(description="Capability domain, e.g. 'tool_calling'.")
     verdict: Verdict = Field(description="Verdict of the domain.")
     conditions: dict[str, str] = Field(default_factory=dict, description="What the verdict depends on.")
 
 
 class Memory(_Doc):
+    """Planned against reported memory: weights, KV bytes per token, block size, the KV pool and the cross-check."""
+
     weights_gib_planned: float | None = Field(default=None, description="Planned resident weights, GiB (2**30).")
     weights_gib_reported: float | None = Field(default=None, description="Weights the engine logged, GiB.")
     kv_bytes_per_token: int | None = Field(default=None, description="Planned KV bytes per token.")
@@ -138,17 +162,23 @@ class Memory(_Doc):
 
 
 class StartupEvent(_Doc):
+    """One boot stage and its time since the engine process started."""
+
     name: str = Field(description="Boot stage.")
     t_s: float | None = Field(description="Seconds since the engine process started.")
 
 
 class Startup(_Doc):
+    """How the engine started: seconds to ready, seconds loading weights, and the boot timeline."""
+
     ready_s: float | None = Field(default=None, description="Seconds from process start to healthy.")
     weight_load_s: float | None = Field(default=None, description="Seconds the engine logged for weights.")
     events: list[StartupEvent] = Field(default_factory=list, description="Boot timeline.")
 
 
 class CostPerMTok(_Doc):
+    """USD per million output tokens for one measured cell under one pricing model."""
+
     pricing: str = Field(description="Pricing model.")
     region: str | None = Field(default=None, description="Region of the price.")
     usd_per_chip_hour: float | None = Field(ge=0, description="USD per chip-hour; null when unknown.")
@@ -161,6 +191,8 @@ class CostPerMTok(_Doc):
 
 
 class Cost(_Doc):
+    """The cost section: $/M output tokens per cell and pricing model, or why there is none."""
+
     per_m_output_tokens: list[CostPerMTok] = Field(description="One entry per price.")
     reason: str | None = Field(default=None, description="Why per_m_output_tokens is empty, when it is.")
 

@@ -245,7 +245,7 @@ def calibrate(
 
 def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
     """The calibration key of `plan` measured by `run` (its server's engine version, when recorded)."""
-    version = (run.server.get("engine_version") if run else None) or plan.engine_version or ""
+    version = (run.server.engine_version if run else None) or plan.engine_version or ""
     return CalibrationKey(model=plan.model, chip=plan.chip, engine=plan.engine, engine_version=version)
 
 

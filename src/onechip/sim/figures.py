@@ -1,8 +1,8 @@
 """The three figures a cell is judged on (output tok/s, median TTFT, median TPOT), from raw samples.
 
-They follow bench/stats.py's definitions exactly (the measured window: from the last stream's first measured
-send to the first stream's last completion; TPOT = (t_last - t_first) / (tokens - 1)); sim sits below bench
-and cannot import it, so the few lines are repeated here and a test holds the two to the same numbers.
+TTFT, TPOT and which samples count (measured, answered) are schemas/figures.py's, the definitions bench's
+statistics use. The output tok/s window follows bench/stats.py measured_window (from the last stream's first
+measured send to the first stream's last completion); a test holds the two to the same numbers.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from onechip.schemas.bench import RequestSample
+from onechip.schemas.figures import counted, tpot_ms, ttft_ms
 
 
 @dataclass(frozen=True)
@@ -29,15 +30,11 @@ FIGURES = ("output_tok_per_s", "ttft_ms", "tpot_ms")
 
 def figures(samples: Sequence[RequestSample], open_loop: bool = False) -> Figures:
     """Output tok/s in the measured window, median TTFT ms and median TPOT ms of the measured samples."""
-    measured = [s for s in samples if not s.warmup and s.t_first is not None and s.t_done is not None]
+    measured = [s for s in counted(samples) if s.t_first is not None and s.t_done is not None]
     if not measured:
         return Figures(None, None, None)
-    ttfts = [(s.t_first - s.t_send) * 1000.0 for s in measured]  # type: ignore[operator]
-    tpots = [
-        (s.t_last - s.t_first) * 1000.0 / (s.completion_tokens - 1)  # type: ignore[operator]
-        for s in measured
-        if s.completion_tokens and s.completion_tokens > 1
-    ]
+    ttfts = [t for t in map(ttft_ms, measured) if t is not None]
+    tpots = [t for t in map(tpot_ms, measured) if t is not None]
     return Figures(
         _tok_per_s(samples, measured, open_loop), statistics.median(ttfts), statistics.median(tpots) if tpots else None
     )
@@ -55,5 +52,6 @@ def _tok_per_s(samples: Sequence[RequestSample], measured: list[RequestSample], 
         start, end = min(first.values()), max(last.values())
     if end <= start:
         return None
-    tokens = sum(k for s in samples for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end)
+    answered = [s for s in samples if s.status == "ok"]  # bench/stats.py tokens_between: a failed request adds none
+    tokens = sum(k for s in answered for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end)
     return tokens / (end - start)

@@ -13,7 +13,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.schemas.sim import StepTerms
-from onechip.sim.scheduler import CellSimulation, Engine
+from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import budget_tokens, step_model
 
 
@@ -28,9 +28,9 @@ class CellPrediction:
     preemptions: int = 0
 
 
-def engine_of(plan: Plan) -> Engine:
+def engine_of(plan: Plan) -> SchedulerLimits:
     """The scheduler limits of `plan`: its KV blocks and block size, and the engine's token budget."""
-    return Engine(num_blocks=plan.num_blocks, block_size=plan.block_size, budget_tokens=budget_tokens(plan))
+    return SchedulerLimits(num_blocks=plan.num_blocks, block_size=plan.block_size, budget_tokens=budget_tokens(plan))
 
 
 def simulate_cell(

@@ -25,17 +25,15 @@ def one_client_fractions() -> tuple[tuple[str, str, int, float], ...]:
     """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell, with the
     grid's settings as planned (max-model-len 32768, 4096 tokens a step: the seeds')."""
     out = []
-    for grid in catalog.load("serving_measurements")["grids"]:
+    for grid in catalog.serving_measurements().grids:
         plan = planner.plan_model(
-            PlanRequest(model=grid["model"], chip=grid["chip"], max_model_len=32768, max_num_batched_tokens=4096)
+            PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)
         )
-        bandwidth = planner.rules.accelerator(grid["chip"]).bandwidth_bytes_per_s
-        for c in grid["cells"]:
-            if c["clients"] == 1 and bandwidth:
-                step_bytes = plan.decode_bytes_per_step + plan.kv_bytes_per_token * c["context_tokens"]
-                out.append(
-                    (grid["name"], grid["chip"], c["context_tokens"], c["output_tok_per_s"] * step_bytes / bandwidth)
-                )
+        bandwidth = planner.rules.accelerator(grid.chip).bandwidth_bytes_per_s
+        for c in grid.cells:
+            if c.clients == 1 and bandwidth and plan.decode_bytes_per_step is not None:
+                step_bytes = plan.decode_bytes_per_step + plan.kv_bytes_per_token * c.context_tokens
+                out.append((grid.name, grid.chip, c.context_tokens, c.output_tok_per_s * step_bytes / bandwidth))
     return tuple(out)
 
 

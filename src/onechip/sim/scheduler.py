@@ -54,7 +54,7 @@ MAX_STEPS = 2_000_000  # a guard against a workload that cannot finish
 
 
 @dataclass(frozen=True)
-class Engine:
+class SchedulerLimits:
     """The scheduler's limits: KV pool in blocks, block size, token budget per step, max running sequences."""
 
     num_blocks: int
@@ -111,7 +111,7 @@ class CellSimulation:
     def __init__(
         self,
         config: BenchConfig,
-        engine: Engine,
+        engine: SchedulerLimits,
         model: StepModel,
         context: int,
         clients: int,

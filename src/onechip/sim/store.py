@@ -1,5 +1,7 @@
-"""Calibrations on disk: one JSON file per (model, chip, engine, engine version) under
-`$ONECHIP_HOME/calibrations/`, reused by `simulate` and `advise` when no calibration run is given."""
+"""Step-time calibrations on disk: one JSON file per (model, chip, engine, engine version) under
+`$ONECHIP_HOME/step-time-calibrations/` (formerly `calibrations/`, moved over on first use), reused by
+`simulate` and `advise` when no calibration run is given. The planner's measured boots are another store
+(api.measured_boots_dir)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from onechip.paths import onechip_home, write_text_atomic
+from onechip.paths import home_store, write_text_atomic
 from onechip.schemas.sim import Calibration
 from onechip.sim.steptime import STEP_MODEL
 
 
 def calibrations_dir() -> Path:
-    return onechip_home() / "calibrations"
+    return home_store("step-time-calibrations", formerly="calibrations")
 
 
 def save(calibration: Calibration) -> Path:

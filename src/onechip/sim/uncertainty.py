@@ -20,18 +20,18 @@ Verdict = Literal["pass", "fail", "cannot tell"]
 
 def relative_error(source: Source | Literal["noise"], figure: str) -> float:
     """The measured relative error of `figure` (output_tok_per_s, ttft_ms, tpot_ms) for `source`."""
-    return float(catalog.load("serving_measurements")["prediction_error"][source][figure])
+    return float(getattr(catalog.serving_measurements().prediction_error[source], figure))
 
 
 def error_source(source: Source) -> str:
     """Where `source`'s error was measured (catalog source line)."""
-    return str(catalog.load("serving_measurements")["prediction_error"][source]["source"])
+    return str(catalog.serving_measurements().prediction_error[source].source)
 
 
 def measured_chips() -> set[str]:
     """Chips the measurement corpus holds a serving measurement of (a grid or the cross-chip decode band)."""
-    corpus = catalog.load("serving_measurements")
-    return {g["chip"] for g in corpus["grids"]} | set(corpus["decode_tok_per_s_per_tb_s"]["chips"])
+    corpus = catalog.serving_measurements()
+    return {g.chip for g in corpus.grids} | set(corpus.decode_tok_per_s_per_tb_s.chips)
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,12 @@ def figure_range(source: Source, figure: str, median: float, seeds: tuple[float,
     """The range of `figure` predicted at `median` (seeds' min and max in `seeds`): median x the measured
     factors where the corpus gives them (priors: lopsided, they are optimistic), else median -+ the measured
     relative error; widened to the seeds' spread."""
-    entry = catalog.load("serving_measurements")["prediction_error"][source]
-    factors = (entry.get("factors") or {}).get(figure)
+    entry = catalog.serving_measurements().prediction_error[source]
+    factors = (entry.factors or {}).get(figure)
     if factors:
         low, high = median * factors[0], median * factors[1]
     else:
-        e = float(entry[figure])
+        e = float(getattr(entry, figure))
         low, high = median * max(0.0, 1.0 - e), median * (1.0 + e)
     if seeds is not None:
         low, high = min(low, seeds[0]), max(high, seeds[1])

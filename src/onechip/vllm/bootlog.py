@@ -48,18 +48,33 @@ from datetime import datetime
 
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
-
-_GIB = 2**30
+from onechip.schemas.common import GIB
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(WARNING|ERROR|CRITICAL)\b")
 _VERSION = [
-    re.compile(r"Initializing a V1 LLM engine \(v([\w.+-]+)\)"),
+    re.compile(r"Initializing a V[01] LLM engine \(v([\w.+-]+)\)"),
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
+    re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
-_WEIGHTS_GIB = re.compile(r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB")
-_KV_TOKENS = re.compile(r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens")
+# V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
+# vllm/worker/model_runner.py) and its profiler table 'model weights take 14.96GiB'
+_WEIGHTS_GIB = re.compile(
+    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) GB"
+    r"|model weights take\s+([\d.]+)\s*GiB"
+)
+_KV_TOKENS = re.compile(
+    r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens"
+    # the V0 and V1 refusal when the pool holds less than one max-length request
+    r"|maximum number of tokens that can be stored in KV cache \(([\d,]+)\)"
+)
+_KV_GIB = re.compile(
+    r"Available KV cache memory: ([\d.]+) GiB|available_kv_cache_memory\s+([\d.]+)\s*GiB"
+    r"|the rest of the memory reserved for KV Cache is ([\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
+    r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
+)
+_GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA) blocks: (\d+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 _FAILURE = re.compile(r"(Traceback \(most recent call last\)|^\w*(?:Error|Exception|Failure): .+)")
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
@@ -93,7 +108,7 @@ _CAUSES = [
 
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
 _EVENTS = [
-    ("engine_init", re.compile(r"Initializing a V1 LLM engine")),
+    ("engine_init", re.compile(r"Initializing a V[01] LLM engine")),
     ("weights_loading", re.compile(r"Starting to load model")),
     ("weights_downloaded", re.compile(r"Time spent downloading weights for")),
     ("weights_loaded", _WEIGHT_LOAD),
@@ -144,6 +159,11 @@ def stage_durations(record: BootRecord) -> list[tuple[str, float]]:
     return out
 
 
+def _first(match: re.Match[str]) -> str:
+    """The first group that matched, of a pattern with one alternative per line format."""
+    return next(g for g in match.groups() if g is not None)
+
+
 def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
@@ -167,13 +187,19 @@ def _read_facts(out: BootRecord, line: str) -> None:
     if match := _WEIGHT_LOAD.search(line):
         out.weight_load_s = float(match.group(1))
     if match := _WEIGHTS_GIB.search(line):
-        out.weights_gib = float(match.group(1) or match.group(2))
+        out.weights_gib = float(_first(match))
     if match := _KV_TOKENS.search(line):
-        out.kv_cache_tokens = int(_number(match.group(1)))
+        out.kv_cache_tokens = int(_number(_first(match)))
+    if match := _KV_GIB.search(line):
+        out.kv_cache_gib = float(_first(match))
+    if match := _GPU_BLOCKS.search(line):
+        out.kv_cache_num_blocks = int(_first(match))
     for kind, value in _MEMSTAT.findall(line):
         out.hbm_gib[kind] = float(value)
     if "used" in out.hbm_gib and _MEMSTAT.search(line):
         out.weights_gib = out.hbm_gib["used"]  # TPU: HBM used before the KV cache = resident weights
+    if "avail" in out.hbm_gib and _MEMSTAT.search(line):
+        out.kv_cache_gib = out.hbm_gib["avail"]  # TPU: what the KV cache is given
     if m := _KV_SHAPE.search(line):
         out.kv_cache_shape = [int(g) for g in m.groups()]
     if _INIT_KV.search(line):
@@ -267,9 +293,9 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
             f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, reported {boot.max_concurrency:.2f}x"
         )
     avail = boot.hbm_gib.get("avail")
-    if avail is not None and abs(plan.kv_pool_bytes / _GIB - avail) > 0.005 + 1e-9:
+    if avail is not None and abs(plan.kv_pool_bytes / GIB - avail) > 0.005 + 1e-9:
         agrees = False
-        notes.append(f"KV pool: planned {plan.kv_pool_bytes / _GIB:.2f} GiB, reported {avail:.2f} GiB")
+        notes.append(f"KV pool: planned {plan.kv_pool_bytes / GIB:.2f} GiB, reported {avail:.2f} GiB")
     return agrees
 
 
@@ -321,7 +347,7 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
     notes: list[str] = []
-    reported_pool = int(boot.hbm_gib["avail"] * _GIB) if "avail" in boot.hbm_gib else None
+    reported_pool = int(boot.hbm_gib["avail"] * GIB) if "avail" in boot.hbm_gib else None
     compared = boot.kv_cache_tokens is not None or reported_pool is not None
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)

@@ -67,7 +67,7 @@ _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 @cache
 def _families() -> ServeFamiliesFile:
     """catalog/serve_families.json, typed (catalog.files.ServeFamiliesFile)."""
-    return ServeFamiliesFile.model_validate(catalog.load("serve_families"))
+    return catalog.serve_families()
 
 
 def model_family(model: str, architecture: str) -> FamilyEntry | None:

@@ -65,7 +65,7 @@ def test_grid_writes_every_request_and_a_summary(fake_server: FakeVllm, tmp_path
     cell = run.cells[1]
     assert len(cell.reps) == 2 and cell.output_tok_per_s and cell.output_tok_per_s > 0
     assert cell.ttft_ms.n == 3 * 2 * 2  # measured only: warm-up excluded
-    assert run.server["model"] == "fake-model" and run.server["engine_version"] == "0.0.0-fake"
+    assert run.server.model == "fake-model" and run.server.engine_version == "0.0.0-fake"
     assert run.prompt_method == "tokenize"
     # fake /metrics: queries grow 100 and hits 25 per chat request -> hit rate 0.25
     assert cell.server_metrics_delta["prefix_cache_hit_rate"] == pytest.approx(0.25)

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from factories import engine_state
+from factories import embedded_plan, engine_state
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import checks
 from onechip.bench import run_grid
 from onechip.cli import render
 from onechip.cli.render import PlainProgress
+from onechip.engines import startup
 from onechip.engines import state as engine_state_store
 from onechip.engines.launch import read_hf_token
 from onechip.errors import ChecksNotPassed, ConfigError, EndpointError, Interrupted, redact
@@ -257,7 +258,8 @@ def test_up_with_a_launcher_that_does_not_exist_is_one_line(run) -> None:
 
 
 def test_launcher_is_split_like_a_shell_line() -> None:
-    target = ServeOptions(launcher="'/opt/my vllm/bin/vllm' serve").serve_target("vllm")
+    options = ServeOptions(launcher="'/opt/my vllm/bin/vllm' serve")
+    target = startup.serve_target(embedded_plan(), "vllm", launcher=options.launcher)
     assert target.launcher == ["/opt/my vllm/bin/vllm", "serve"]
     with pytest.raises(ValueError, match="No closing quotation"):
         ServeOptions(launcher="'/opt/my vllm")

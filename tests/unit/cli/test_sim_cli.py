@@ -103,7 +103,7 @@ def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     code, out, err = run(*args, "--calibrate", str(cal_dir), "--out", str(tmp_path / "p1"))
     assert code == 0, err
     assert "calibration on 64x1, 64x4, 512x1, 512x4" in " ".join(out.split())
-    assert len(list((tmp_path / "home" / "calibrations").glob("*.json"))) == 1
+    assert len(list((tmp_path / "home" / "step-time-calibrations").glob("*.json"))) == 1
     code, out, err = run(*args, "--out", str(tmp_path / "p2"))
     assert code == 0, err
     second = json.loads((tmp_path / "p2" / "summary.json").read_text())
@@ -327,3 +327,27 @@ def test_cost_of_a_predicted_run_says_it_is_predicted(run, tmp_path):
     text = " ".join(out.split())
     assert "per predicted cell" in text and "per measured cell" not in text
     assert "is a prediction (onechip simulate), not a measurement" in text
+
+
+def test_simulate_refuses_to_overwrite_an_earlier_prediction(run, tmp_path):
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    args = ["simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p")]
+    code, _, err = run(*args)
+    assert code == 0, err
+    first = (tmp_path / "p" / "summary.json").read_text()
+    code, _, err = run(*args, "--output-tokens", "8")
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "already holds a run (plan.json, summary.json)" in err
+    assert (tmp_path / "p" / "summary.json").read_text() == first
+
+
+def test_simulate_refuses_a_pipeline_parallel_plan_in_one_line(run, tmp_path, cpu_plan):
+    (tmp_path / "pp.json").write_text(cpu_plan.model_copy(update={"pipeline_parallel_size": 2}).model_dump_json())
+    code, _, err = run("simulate", "--plan", str(tmp_path / "pp.json"), "--out", str(tmp_path / "o"))
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "pipeline_parallel_size 2" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_advise_has_no_pipeline_parallel_option_and_says_so(run):
+    code, _, err = run("advise", "gemma-4-E2B-it", "--pipeline-parallel-size", "2", "--chips", "t4")
+    assert code != 0 and "No such option: --pipeline-parallel-size" in err

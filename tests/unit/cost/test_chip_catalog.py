@@ -27,12 +27,12 @@ def test_every_plannable_chip_names_its_price_source():
 
 
 def test_slices_price_from_their_one_chip_sibling():
-    accelerators = catalog.load("accelerators")["accelerators"]
+    accelerators = catalog.accelerators().accelerators
     for chip in ("v5e-4", "v5e-8", "v6e-4", "v6e-8"):
         entry = rules.accelerator(chip)
         sibling = rules.accelerator(entry.price_chip or "")
         assert entry.chips > 1 and sibling.chips == 1
-        assert accelerators[chip]["bandwidth_bytes_per_s"] == accelerators[sibling.name]["bandwidth_bytes_per_s"]
+        assert accelerators[chip].bandwidth_bytes_per_s == accelerators[sibling.name].bandwidth_bytes_per_s
 
 
 def test_the_surveys_list_prices_are_there_with_dates():

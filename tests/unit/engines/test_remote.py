@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,28 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
         engine.stop()
     assert engine.remote_pid is not None and not group_alive(engine.remote_pid)
     _no_token_under(home / "home")
+
+
+def test_host_engine_keeps_mirroring_the_log_after_ready(home):
+    """What the engine logs once it serves (a request's warning, a crash under load) reaches the local log until
+    the engine is stopped; `down` finds the mirror by the pid the state records."""
+    engine = _host_engine(home)
+    engine.start()
+    try:
+        engine.wait_ready(30)
+        remote_log = home / "home" / ".onechip" / "engine" / "engine.log"
+        time.sleep(1.0)  # well past the 0.5 s the mirror used to live after ready
+        with remote_log.open("a") as log:
+            log.write("WARNING after ready: a line written while serving\n")
+        deadline = time.monotonic() + 10
+        while "after ready" not in (home / "engine.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "WARNING after ready: a line written while serving" in (home / "engine.log").read_text()
+        state = engine.state()
+        assert state.mirror_pid is not None and group_alive(state.mirror_pid)
+    finally:
+        engine.stop()
+    assert not group_alive(state.mirror_pid)
 
 
 def test_host_engine_boot_failure_is_one_line_with_log_path(home, monkeypatch):
@@ -262,3 +285,13 @@ def test_docker_mode_host_commands():
     process = state.model_copy(update={"mode": "remote-process", "remote_pid": 4242, "sudo": False})
     assert remote.alive_command(process) == "kill -0 -- -4242 2>/dev/null && echo true || echo false"
     assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || exit 0; ")
+
+
+def test_down_stops_the_log_mirror_the_state_records():
+    mirror = subprocess.Popen(["sleep", "60"], start_new_session=True)  # noqa: S607
+    try:
+        remote.stop_tunnel(engine_state(mode="remote-process", host="u@h", mirror_pid=mirror.pid))
+        assert mirror.wait(timeout=10) is not None
+    finally:
+        if mirror.poll() is None:
+            mirror.kill()

@@ -72,12 +72,24 @@ def test_a_second_plan_of_the_same_deployment_is_exact(llama: Path, tmp_path: Pa
 def test_the_measured_overhead_carries_to_another_utilization(llama: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     api.plan(_request(llama, against=LOG))
-    at_090 = plan_model(_request(llama, utilization=0.9), calibration_dir=tmp_path / "home" / "calibration")
+    at_090 = plan_model(_request(llama, utilization=0.9), calibration_dir=api.measured_boots_dir())
     assert at_090.memory_budget is not None and at_090.calibrated_from is not None
     # 5% of the H100's visible 79.19 GiB fewer bytes of KV, in whole blocks of 16 x 131,072 B
     moved = int(79.19 * 2**30 * 0.95) - int(79.19 * 2**30 * 0.9)
     blocks_moved = LOGGED_TOKENS // 16 - at_090.num_blocks
     assert abs(blocks_moved - moved / (16 * 131_072)) <= 1
+
+
+def test_boots_stored_by_an_earlier_onechip_are_moved_and_still_used(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    """The measured-boot store was $ONECHIP_HOME/calibration, one letter from the simulator's calibrations:
+    what a user stored there is moved to measured-boots and still calibrates their plans."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    api.plan(_request(llama, against=LOG))
+    stored = api.measured_boots_dir()
+    stored.rename(tmp_path / "home" / "calibration")  # as an earlier onechip left it
+    again = api.plan(_request(llama))
+    assert again.calibrated_from is not None and again.kv_tokens_logged == LOGGED_TOKENS
+    assert len(list(stored.glob("*.json"))) == 1 and not (tmp_path / "home" / "calibration").exists()
 
 
 def test_other_deployments_do_not_use_the_measurement(llama: Path, tmp_path: Path, monkeypatch) -> None:

@@ -4,7 +4,6 @@ the chip figures the seed article measured are the ones stored."""
 from __future__ import annotations
 
 import ast
-import copy
 import json
 import re
 from datetime import date
@@ -18,25 +17,24 @@ from onechip import catalog
 from onechip.catalog.files import file_model
 from onechip.errors import ConfigError
 from onechip.planner.rules import accelerator, engine_rules
-
-GiB = 2**30
+from onechip.schemas.common import GIB
 
 
 @pytest.mark.parametrize(
     ("name", "table"), [("accelerators", "accelerators"), ("engines", "engines"), ("models", "models")]
 )
 def test_every_entry_has_a_source_and_an_iso_date(name: str, table: str) -> None:
-    entries = catalog.load(name)[table]
+    entries = getattr(catalog.load(name), table)
     assert entries
     for key, entry in entries.items():
-        assert entry.get("source"), f"{name}.json[{key}] has no source"
-        date.fromisoformat(entry["date"])
+        assert entry.source, f"{name}.json[{key}] has no source"
+        date.fromisoformat(entry.date)
 
 
 def test_visible_hbm_is_the_measured_figure() -> None:
     # seed article: v5e 15.75 GiB visible (boot log); issue 3: v6e 31.24 GiB
-    assert accelerator("v5e-1").memory_bytes == int(15.75 * GiB)
-    assert accelerator("v6e-1").memory_bytes == int(31.24 * GiB)
+    assert accelerator("v5e-1").memory_bytes == int(15.75 * GIB)
+    assert accelerator("v6e-1").memory_bytes == int(31.24 * GIB)
 
 
 def test_bandwidth_units_are_normalised() -> None:
@@ -51,7 +49,7 @@ _BANDWIDTH_UNITS = {"GiBps": 2**30, "GBps": 10**9, "GB/s": 10**9, "TB/s": 10**12
 
 def test_every_accelerator_validates_and_stores_the_vendors_bandwidth() -> None:
     # each entry keeps the vendor's figure with its unit (bandwidth_vendor); the normalised bytes/s must be it
-    for key in catalog.load("accelerators")["accelerators"]:
+    for key in catalog.accelerators().accelerators:
         acc = accelerator(key)
         if acc.bandwidth_vendor is None:
             assert acc.kind == "cpu" and acc.bandwidth_bytes_per_s is None
@@ -65,7 +63,7 @@ def test_every_accelerator_validates_and_stores_the_vendors_bandwidth() -> None:
 # One rule per engine, each against the source its entry names (engines.json `*_source` fields).
 _ENGINE_FACTS = [
     ("vllm-cpu", "default_block_size", 128),  # vllm/platforms/cpu.py: block_size = 128 when not given
-    ("vllm-cpu", "default_kv_cache_memory_bytes", 2 * GiB),  # VLLM_CPU_KVCACHE_SPACE=2 (DESIGN.md)
+    ("vllm-cpu", "default_kv_cache_memory_bytes", 2 * GIB),  # VLLM_CPU_KVCACHE_SPACE=2 (DESIGN.md)
     ("vllm-cpu", "default_max_num_batched_tokens", 2048),  # arg_utils.py get_batch_defaults: CPU 2048
     ("vllm-tpu", "default_utilization", 0.92),  # seed article: the measured-good utilization on v5e-1
     ("vllm-tpu", "fp8_kv_bytes_per_element", 2),  # seed article: fp8_e4m3 gives 1.000x capacity
@@ -81,7 +79,7 @@ def test_engine_rules_hold_their_sources_values(engine: str, field: str, value: 
 
 
 def test_every_engine_validates_and_has_a_sourced_fact() -> None:
-    engines = set(catalog.load("engines")["engines"])
+    engines = set(catalog.engines().engines)
     assert engines == {engine for engine, _, _ in _ENGINE_FACTS}
     for key in engines:
         assert engine_rules(key).name == key
@@ -109,7 +107,7 @@ def _first_entry(doc: dict) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("name", CATALOG_FILES)
 def test_a_misspelt_key_is_one_line_naming_the_file_and_the_key(name: str) -> None:
-    doc = copy.deepcopy(catalog.load(name))
+    doc = json.loads(resources.files("onechip.catalog").joinpath(f"{name}.json").read_text(encoding="utf-8"))
     entry, where = _first_entry(doc)
     entry["sourse"] = entry.pop("source")  # the typo this test exists for
     with pytest.raises(ConfigError) as info:

@@ -22,8 +22,8 @@ from onechip.planner.config import read_config
 from onechip.planner.geometry import CHUNKED, FULL, SLIDING, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import moe_workspace_bytes
 from onechip.planner.kv_groups import kv_layout
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 
 
@@ -42,7 +42,7 @@ def _plan_logged(tmp_path: Path, name: str, multimodal: bool = False) -> Any:
     entry = _corpus(name)
     args = entry["engine_args"]
     tp = args["tensor_parallel_size"]
-    weights = int(entry["logged"]["model_weights_gib"] * GiB) * tp
+    weights = int(entry["logged"]["model_weights_gib"] * GIB) * tp
     path = sized_checkpoint(tmp_path / "m", _config(entry), weights)
     return entry, plan_model(
         str(path),
@@ -154,7 +154,7 @@ def test_llama4_without_a_chunk_size_is_refused() -> None:
 def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
     entry, plan = _plan_logged(tmp_path, name)
     assert plan.memory_budget is not None
-    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(
+    assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(
         entry["logged"]["activation_peak_gib"], abs=0.04
     )
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.02)
@@ -187,6 +187,22 @@ def test_fused_moe_workspace_is_the_triton_experts_shape() -> None:
     )
 
 
+# Gemma 4 names the routed experts per token `top_k_experts` (tests/fixtures/bootlogs/configs/
+# google--gemma-4-26B-A4B-it.json: 128 experts, 8 per token, 704 per expert, hidden 2,816).
+def test_fused_moe_workspace_reads_gemma4_top_k_experts() -> None:
+    text = json.loads((BOOTLOGS / "configs" / "google--gemma-4-26B-A4B-it.json").read_text())["text_config"]
+    assert (
+        moe_workspace_bytes(text, dtype_bytes=2, tensor_parallel_size=1, tokens=8192) == 8192 * 8 * (2816 + 2816) * 2
+    )  # max(704, 2,816) + max(1,408, 2,816)
+
+
+def test_moe_config_without_experts_per_token_is_refused_in_one_line() -> None:
+    text = {"hidden_size": 2048, "num_experts": 64, "moe_intermediate_size": 768}
+    with pytest.raises(ConfigError) as caught:
+        moe_workspace_bytes(text, dtype_bytes=2, tensor_parallel_size=1, tokens=8192)
+    assert "\n" not in str(caught.value) and "top_k_experts" in str(caught.value)
+
+
 # Held out, 0.19.0 H100 'torch peak memory increase': Qwen3-30B-A3B 2.68 GiB (the sampler warm-up, 1,024 x
 # 151,936, plus the 0.5 GiB MoE workspace still allocated) and Qwen2.5-72B TP 2 2.29 GiB (at hidden 8,192 the
 # two [1,024, hidden] copies profile_run holds through the sampler run add 16 MiB over the hidden-4,096 fits).
@@ -197,7 +213,7 @@ def test_activation_peak_of_held_out_moe_and_72b_logs(tmp_path: Path, name: str,
     entry, plan = _plan_logged(tmp_path, name)
     assert entry["logged"]["activation_peak_gib"] == activation
     assert plan.memory_budget is not None
-    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
+    assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(activation, abs=0.015)
 
 
 # Kimi-VL-A3B on the 0.19.0 H100 sweep, held out: 'torch peak memory increase' 2.92 GiB at TP1, 2.85 at TP2.
@@ -212,5 +228,5 @@ def test_kimi_vl_activation_counts_moe_workspace_and_moonvit(tmp_path: Path, nam
     entry, plan = _plan_logged(tmp_path, name, multimodal=True)
     assert entry["logged"]["activation_peak_gib"] == activation
     assert plan.memory_budget is not None
-    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(activation, abs=0.015)
+    assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(activation, abs=0.015)
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.002)

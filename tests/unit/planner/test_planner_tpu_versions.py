@@ -11,8 +11,8 @@ import pytest
 
 from factories import sized_checkpoint
 from onechip.planner import plan_model
+from onechip.schemas.common import GIB
 
-GiB = 2**30
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 
 
@@ -25,7 +25,7 @@ def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: 
     # x 8 KV heads (K and V) x 128, the Llama-3.1-8B geometry; 3,168 blocks x 256 = 811,008 tokens.
     entry = _corpus("tpu-v6e4-tp4-len4096")
     config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
-    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GiB) * 4
+    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GIB) * 4
     path = sized_checkpoint(tmp_path / "llama", config, weights)
     old = plan_model(
         str(path),
@@ -66,7 +66,7 @@ def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
         "vocab_size": 1000,
         "max_position_embeddings": 4096,
     }
-    path = sized_checkpoint(tmp_path / "q", config, 2 * GiB)
+    path = sized_checkpoint(tmp_path / "q", config, 2 * GIB)
     kw: dict[str, Any] = {"max_model_len": 4096, "tensor_parallel_size": 4, "multimodal": False}
     sharded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.29.1", **kw)
     padded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
@@ -81,7 +81,7 @@ def test_every_layer_takes_whole_pages_of_the_regular_shape(tmp_path: Path) -> N
     # 30 x 8 x 2 x 256 x 2 B = 245,760 B/token, and 'TPU KV cache size: 235,008 tokens' (1,836 blocks x 128).
     entry = _corpus("tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291")
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
-    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GiB) * 4
+    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GIB) * 4
     path = sized_checkpoint(tmp_path / "g4", config, weights)
     plan = plan_model(
         str(path),

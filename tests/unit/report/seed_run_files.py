@@ -10,8 +10,7 @@ from typing import Any
 
 from onechip.cost import estimate
 from onechip.schemas import BenchRun
-
-GIB = 1024**3
+from onechip.schemas.common import GIB
 
 
 def _cell(ctx: int, clients: int, tok_s: float, ttft_ms: float, per_stream: float, cv: float = 0.02) -> dict:

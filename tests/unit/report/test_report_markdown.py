@@ -173,3 +173,19 @@ def test_report_says_which_tok_per_s_window_it_uses(seed_run: Path) -> None:
     assert "### Aggregate output tok/s (steady window)" in md
     assert "### Whole-run output tok/s (vllm bench serve / GuideLLM / AIPerf definition)" in md
     assert "**steady window**" in md and "**whole run**" in md
+
+
+def test_an_old_summary_with_loose_server_and_client_dicts_still_loads():
+    """summary.json files written while server/client were free dicts (extra keys, keys missing) read as the
+    typed BenchServer / BenchClient."""
+    from onechip.schemas import BenchRun
+
+    old = {
+        "tool_version": "0.1",
+        "created_at": "2026-08-09T00:00:00+00:00",
+        "server": {"base_url": "http://127.0.0.1:8000", "model": "m", "vllm_extra": "x"},
+        "client": {"host": "h", "cpus": 2},
+        "config": {"base_url": "http://127.0.0.1:8000"},
+    }
+    run = BenchRun.model_validate(old)
+    assert (run.server.model, run.server.engine_version, run.client.host, run.client.python) == ("m", None, "h", None)

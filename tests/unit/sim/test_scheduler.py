@@ -8,7 +8,7 @@ from onechip.schemas.bench import BenchConfig
 from onechip.schemas.sim import StepTerms
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
-from onechip.sim.scheduler import CellSimulation, Engine
+from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import StepModel
 
 STEP_S = 0.010
@@ -27,7 +27,7 @@ def flat(**kw) -> StepModel:
 
 
 def test_one_stream_times_are_exact():
-    engine = Engine(num_blocks=100, block_size=16, budget_tokens=2048)
+    engine = SchedulerLimits(num_blocks=100, block_size=16, budget_tokens=2048)
     samples = CellSimulation(config(), engine, flat(), context=100, clients=1, seed=0).run()
     assert [s.warmup for s in samples] == [True, False, False]
     for s in samples:
@@ -40,14 +40,14 @@ def test_one_stream_times_are_exact():
 
 
 def test_chunked_prefill_takes_one_step_per_budget():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=2048)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=2048)
     samples = CellSimulation(config(warmup_requests=0), engine, flat(), context=5000, clients=1, seed=0).run()
     # 5,000 prompt tokens under a 2,048-token budget: 3 steps before the first token
     assert samples[0].t_first - samples[0].t_send == pytest.approx(OVERHEAD_S + 3 * STEP_S)
 
 
 def test_decode_cost_grows_with_the_batch():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     model = flat(per_seq_s=0.001)
     one = figures(CellSimulation(config(), engine, model, context=64, clients=1, seed=0).run())
     eight = figures(CellSimulation(config(), engine, model, context=64, clients=8, seed=0).run())
@@ -59,7 +59,7 @@ def test_decode_cost_grows_with_the_batch():
 def test_kv_wall_preempts_and_costs_throughput():
     # 38 blocks of 16 tokens; a 190-token prompt takes 12 blocks, and its 8 output tokens a 13th: three
     # prompts are admitted (36 blocks), then their decodes run out of blocks and one is preempted
-    engine = Engine(num_blocks=38, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=38, block_size=16, budget_tokens=4096)
     model = flat(per_token_s=0.0001)
     three = CellSimulation(config(), engine, model, context=190, clients=2, seed=0)
     eight = CellSimulation(config(), engine, model, context=190, clients=8, seed=0)
@@ -70,7 +70,7 @@ def test_kv_wall_preempts_and_costs_throughput():
 
 
 def test_max_num_seqs_caps_the_running_batch():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096, max_num_seqs=2)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096, max_num_seqs=2)
     sim = CellSimulation(config(), engine, flat(), context=64, clients=6, seed=0)
     widest = 0
     original = sim._schedule
@@ -87,13 +87,13 @@ def test_max_num_seqs_caps_the_running_batch():
 
 
 def test_streams_start_together_as_bench_starts_them():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     samples = CellSimulation(config(), engine, flat(), context=64, clients=4, seed=0).run()
     assert sorted(s.t_send for s in samples if s.seq == 0) == [0.0] * 4
 
 
 def test_a_seed_reproduces_a_run_and_another_seed_moves_staggered_phases():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     runs = [
         CellSimulation(config(), engine, flat(), context=64, clients=4, seed=s, start_spread_s=0.5).run()
         for s in (0, 0, 1)
@@ -106,7 +106,7 @@ def test_a_seed_reproduces_a_run_and_another_seed_moves_staggered_phases():
 def test_jitter_desynchronises_streams_so_seeds_differ_and_reproduce():
     """Each simulation was deterministic: `--reps 3` printed '1,483.6-1,483.6' and streams that started
     together stayed in lock-step. With jitter the streams' sends drift apart; a seed still reproduces a run."""
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     cfg = config(requests_per_client=6)
 
     def run(seed: int, jitter: bool) -> list:
@@ -132,7 +132,7 @@ def test_a_request_larger_than_the_pool_is_infeasible(cpu_plan):
 
 
 def test_open_loop_sends_on_schedule():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     cfg = config(rate_per_s=10.0, arrivals="constant", requests_per_client=3, warmup_requests=0)
     samples = CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run()
     assert sorted(round(s.t_send, 6) for s in samples) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -141,7 +141,7 @@ def test_open_loop_sends_on_schedule():
 def test_a_busy_api_server_merges_tokens_into_larger_chunks():
     # a round of output delivery costs 25 ms per request with new tokens, a step 10 ms: while one round runs,
     # the next steps' tokens wait and go out together (vLLM V1's RequestOutputCollector merges them)
-    engine = Engine(num_blocks=100, block_size=16, budget_tokens=2048)
+    engine = SchedulerLimits(num_blocks=100, block_size=16, budget_tokens=2048)
     model = flat(per_stream_chunk_s=0.025)
     samples = CellSimulation(config(warmup_requests=0), engine, model, context=100, clients=1, seed=0).run()
     first = samples[0]
@@ -154,7 +154,7 @@ def test_a_busy_api_server_merges_tokens_into_larger_chunks():
 
 
 def test_a_busy_api_server_delays_new_requests_behind_its_rounds():
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     idle = figures(CellSimulation(config(), engine, flat(), context=64, clients=8, seed=0).run())
     busy = figures(
         CellSimulation(config(), engine, flat(per_stream_chunk_s=0.004), context=64, clients=8, seed=0).run()
@@ -169,7 +169,7 @@ def test_per_token_output_work_caps_the_client_visible_pace():
     # vLLM V1's output handler processes every request's token of every step before deltas merge: at 4 ms a
     # token, 8 streams need 32 ms of server time per 10 ms engine step, so the pace is the server's (~32 ms a
     # token per stream), not the engine's; 2 streams (8 ms < 10 ms) keep the engine's pace
-    engine = Engine(num_blocks=1000, block_size=16, budget_tokens=4096)
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     model = flat(per_output_token_s=0.004)
     cfg = config(output_tokens=32)
     busy = figures(CellSimulation(cfg, engine, model, context=64, clients=8, seed=0).run())

