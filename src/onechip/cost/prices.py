@@ -1,4 +1,5 @@
-"""The price catalog (`catalog/prices.json`): lookup by chip, region and pricing model, and staleness.
+"""Prices: lookup by chip, region and pricing model, and staleness. The prices are the freshest of the last
+Cloud Billing Catalog read (`onechip prices refresh`, cloud.billing) and `catalog/prices.json`.
 
 Unknown keys raise ConfigError with one line listing what the catalog knows.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 from onechip import catalog
+from onechip.cloud import billing
 from onechip.errors import ConfigError
 from onechip.schemas.cost import Price
 
@@ -16,12 +18,9 @@ STALE_AFTER_DAYS_DEFAULT = 90
 
 
 def all_prices() -> list[Price]:
-    """Every price in the catalog, in file order. Raises ConfigError if the file is malformed."""
-    doc = catalog.load("prices")
-    try:
-        return [Price.model_validate(entry) for entry in doc["prices"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"catalog file prices.json is malformed: {exc}") from None
+    """Every price onechip has, the freshest per chip, region and pricing model (cloud.billing.known_prices).
+    Raises ConfigError if prices.json is malformed."""
+    return billing.known_prices()
 
 
 def stale_after_days() -> int:
