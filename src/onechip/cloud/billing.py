@@ -232,7 +232,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 prices.append(Price(
                     chip=chip, region=region, pricing=pricing, usd_per_chip_hour=usd,
                     stops_itself=pricing == "flex-start", preemptible=pricing == "spot",
-                    source=f"{SOURCE} services/{rules['service']}/skus/{sku.sku_id}", date=day, note=note,
+                    source=f"{SOURCE} services/{rules['service']}/skus/{sku.sku_id} '{sku.description}'", date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip
     return prices, gaps, list(kept.values()), names
