@@ -58,19 +58,35 @@ def sku(sku_id: str, description: str, regions: list[str], usd: float, usage_typ
 # us-east5 catalog of 2026-08-07, spelt for V5e in Las Vegas here; L4 ids and descriptions from hail's list.
 RECORDED = [
     sku("TEST-V5E-OD", "TpuV5e running in Las Vegas", ["us-west4"], 1.3125),
-    sku("TEST-V5E-SP", "TpuV5e attached to Spot Preemptible VMs running in Las Vegas", ["us-west4"], 0.4942,
-        usage_type="Preemptible"),
+    sku(
+        "TEST-V5E-SP",
+        "TpuV5e attached to Spot Preemptible VMs running in Las Vegas",
+        ["us-west4"],
+        0.4942,
+        usage_type="Preemptible",
+    ),
     sku("TEST-V5E-DWS", "DWS Defined Duration V5e running in Las Vegas", ["us-west4"], 0.6625),
     sku("TEST-V5E-CO", "Capacity Optimized TpuV5e running in Las Vegas", ["us-west4"], 0.0101),
     sku("TEST-V5E-RES", "Reserved V5e TPU in Las Vegas in Calendar Mode", ["us-west4"], 0.0202),
-    sku("TEST-V5E-1Y", "Commitment v1: TpuV5e running in Las Vegas for 1 Year", ["us-west4"], 0.0303,
-        usage_type="Commit1Yr"),
+    sku(
+        "TEST-V5E-1Y",
+        "Commitment v1: TpuV5e running in Las Vegas for 1 Year",
+        ["us-west4"],
+        0.0303,
+        usage_type="Commit1Yr",
+    ),
     sku("TEST-V5E-AM", "TpuV5e running in Americas", ["us-central1", "us-west4", "us-east5"], 9.99),
     sku("TEST-V6E-OD", "TpuV6e running in Columbus", ["us-east5"], 2.75),
     sku("TEST-V6E-DWS", "DWS Defined Duration V6e running in Columbus", ["us-east5"], 1.375),
     sku("6E7A-3CB4-0441", "Nvidia L4 GPU running in Las Vegas", ["us-west4"], 0.7125, group="GPU"),
-    sku("25E8-AAEC-A70B", "Nvidia L4 GPU attached to Spot Preemptible VMs running in Las Vegas", ["us-west4"],
-        0.2875, usage_type="Preemptible", group="GPU"),
+    sku(
+        "25E8-AAEC-A70B",
+        "Nvidia L4 GPU attached to Spot Preemptible VMs running in Las Vegas",
+        ["us-west4"],
+        0.2875,
+        usage_type="Preemptible",
+        group="GPU",
+    ),
     sku("TEST-G2-CORE", "G2 Instance Core running in Las Vegas", ["us-west4"], 0.0245, group="CPU"),
 ]
 

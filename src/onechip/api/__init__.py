@@ -37,6 +37,6 @@ from onechip.api._report import cost, report
 __all__ = [
     "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
     "cloud_probe", "cloud_quote", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max",
-    "logs", "logs_tail", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report", "saved_bench_config", "simulate",
-    "status", "summarize_logs", "up",
+    "logs", "logs_tail", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
+    "saved_bench_config", "simulate", "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -192,8 +192,10 @@ def _rate(sku: Sku) -> tuple[float | None, str, str]:
 
 def _record(sku: Sku) -> SkuRecord:
     usd, unit, when = _rate(sku)
-    return SkuRecord(sku_id=sku.sku_id, description=sku.description, service_regions=sku.service_regions,
-                     usage_type=sku.category.usage_type, usd_per_unit=usd, usage_unit=unit, effective_time=when)  # fmt: skip
+    return SkuRecord(
+        sku_id=sku.sku_id, description=sku.description, service_regions=sku.service_regions,
+        usage_type=sku.category.usage_type, usd_per_unit=usd, usage_unit=unit, effective_time=when,
+    )  # fmt: skip
 
 
 def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
@@ -232,7 +234,8 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 prices.append(Price(
                     chip=chip, region=region, pricing=pricing, usd_per_chip_hour=usd,
                     stops_itself=pricing == "flex-start", preemptible=pricing == "spot",
-                    source=f"{SOURCE} services/{rules['service']}/skus/{sku.sku_id} '{sku.description}'", date=day, note=note,
+                    source=f"{SOURCE} services/{rules['service']}/skus/{sku.sku_id} '{sku.description}'",
+                    date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip
     return prices, gaps, list(kept.values()), names

@@ -64,7 +64,7 @@ def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: floa
     prices = [p for p in billing.known_prices() if p.chip == chip and p.pricing == provisioning]
     region = region_of(zone) if zone else None
     exact = [p for p in prices if p.region == region]
-    price = (exact or prices or [None])[0]
+    price = next(iter(exact or prices), None)
     stops = provisioning == "flex-start"
     note = (
         "stops billing on its own after the max run duration (queued resource)"

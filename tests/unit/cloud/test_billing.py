@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime
 
 import httpx
 import pytest
-from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 
+from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 from onechip.cloud import billing, offers
 from onechip.errors import CloudError, ConfigError
 

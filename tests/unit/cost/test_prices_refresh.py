@@ -9,8 +9,8 @@ import json
 from datetime import date
 
 import pytest
-from fakes.billing_catalog import FakeBillingCatalog
 
+from fakes.billing_catalog import FakeBillingCatalog
 from onechip import api
 from onechip.api import _predict
 from onechip.cloud import billing
