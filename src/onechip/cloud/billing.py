@@ -26,9 +26,8 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
@@ -37,6 +36,9 @@ from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
+
+if TYPE_CHECKING:
+    import httpx
 
 BILLING_URL = "https://cloudbilling.googleapis.com"
 ENDPOINT_ENV = "ONECHIP_BILLING_API_ENDPOINT"
@@ -132,6 +134,8 @@ def list_skus(
 ) -> tuple[str, int, list[Sku]]:
     """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end.
     Raises CloudError (the API refused, unreachable, an answer that is not a SKU page, endless paging)."""
+    import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
+
     base, headers = _headers()
     client = http or httpx.Client(timeout=120.0)
     url = f"{base}/v1/services/{service}/skus"
