@@ -126,7 +126,16 @@ def _headers() -> tuple[str, Callable[[], dict[str, str]]]:
     key = _api_key()
     if key:
         return BILLING_URL, lambda: {"x-goog-api-key": key}
-    return BILLING_URL, Credentials(use_adc=True).headers
+    try:
+        return BILLING_URL, Credentials(use_adc=True).headers
+    except CloudError as exc:
+        if exc.reason != "auth":
+            raise
+        raise CloudError(
+            f"no credentials for the Cloud Billing Catalog: set {KEY_ENV} or {KEY_FILE_ENV} (an API key), run "
+            f"`gcloud auth application-default login`, or point {ENDPOINT_ENV} at a test server",
+            reason="auth",
+        ) from None
 
 
 def list_skus(

@@ -126,3 +126,15 @@ def test_a_failed_read_stores_nothing(monkeypatch):
     with pytest.raises(CloudError, match="cannot reach"):
         billing.refresh()
     assert billing.stored_read() is None
+
+
+def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
+    def no_adc(use_adc: bool | None = None) -> None:
+        raise CloudError("no Google credentials", reason="auth")
+
+    for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(billing, "Credentials", no_adc)
+    with pytest.raises(CloudError, match=f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") as info:
+        billing.list_skus(SERVICE)
+    assert info.value.reason == "auth" and "\n" not in str(info.value)
