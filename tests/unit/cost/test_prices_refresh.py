@@ -74,3 +74,10 @@ def test_advise_ranks_only_on_sourced_dated_prices(refreshed, monkeypatch):
     assert isinstance(_predict._advice_price("v5e-1", "spot"), str)  # said, never ranked on
     ranked = api.advise(request.model_copy(update={"chips": ["v5e-1"]}))
     assert ranked.rows[0].usd_per_mtok is None and "no price" in (ranked.rows[0].price_source or "")
+
+
+def test_a_price_outside_google_cloud_names_a_dated_public_source():
+    mi300x = next(p for p in billing.file_prices() if p.chip == "mi300x")
+    # DigitalOcean's own pricing page ('AMD MI300X | $1.99 per hour', validated 28 May 2026)
+    assert mi300x.source.startswith("DigitalOcean") and "https://docs.digitalocean.com/" in mi300x.source
+    assert (mi300x.usd_per_chip_hour, mi300x.date) == (1.99, "2026-05-28")
