@@ -33,3 +33,13 @@ def run(capsys: pytest.CaptureFixture[str]):
         return int(info.value.code or 0), out, err
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_stored_catalog_read(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Prices come from prices.json alone unless a test stores a catalog read itself: a read left in the
+    developer's $ONECHIP_HOME (onechip prices refresh) must not change what a test prices."""
+    from onechip.cloud import billing
+
+    path = tmp_path_factory.mktemp("prices") / "billing_catalog.json"
+    monkeypatch.setattr(billing, "store_path", lambda: path)

@@ -10,6 +10,7 @@ Each job lives in a module of its own; this package only names them.
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     advise(AdviseRequest, on_progress) -> Advice
+    prices(PricesRequest) / prices_refresh(PricesRequest, on_progress) -> PriceTable (Cloud Billing Catalog)
     logs_tail(LogsRequest) -> LogTail             summarize_logs(SummarizeLogsRequest) -> LogSummary
 
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
@@ -31,11 +32,12 @@ from onechip.api._demo import demo
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
+from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 
 __all__ = [
     "advise", "bench", "calibration_for", "check", "cloud_down", "cloud_down_targets", "cloud_probe", "cloud_quote",
     "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max", "logs",
-    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config",
-    "simulate", "status", "summarize_logs", "up",
+    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot",
+    "report", "saved_bench_config", "simulate", "status", "summarize_logs", "up",
 ]  # fmt: skip

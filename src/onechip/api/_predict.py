@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from onechip import __version__, planner, sim
@@ -189,18 +189,23 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     return out
 
 
-def _advice_price(chip: str, pricing: str) -> tuple[str, float, str] | str:
-    """(pricing, USD per chip-hour, source) for `chip` from the price catalog, under the chip named by its
-    accelerators.json `price_chip` (a slice: its one-chip sibling), for `pricing`, else the cheapest other
-    pricing model; the chip's `price_note` (why there is none) when the catalog has no price."""
+def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] | str:
+    """(pricing, USD per chip-hour, source, read date, stale) for `chip` from the freshest prices (the last
+    Cloud Billing Catalog read, else prices.json), under the chip named by its accelerators.json `price_chip`
+    (a slice: its one-chip sibling), for `pricing`, else another pricing model; the cheapest region, a fresh
+    price before a stale one. A price with no source or no date is never used. A string (why there is none:
+    the chip's `price_note`, or no sourced price) when nothing is left."""
     entry = planner.rules.accelerator(chip)
     key = entry.price_chip or chip
-    prices = [p for p in cost_layer.all_prices() if p.chip == key]
+    prices = [p for p in cost_layer.all_prices() if p.chip == key and p.source.strip() and p.date.strip()]
     if not prices:
-        return entry.price_note or f"no price for {key} in prices.json"
+        return entry.price_note or f"no price with a source and a date for {key}: no price"
+    today = date.today()
     chosen = [p for p in prices if p.pricing == pricing] or prices
-    best = min(chosen, key=lambda p: p.usd_per_chip_hour)
-    return best.pricing, best.usd_per_chip_hour, f"{key} {best.region} {best.pricing}, read {best.date}"
+    best = min(chosen, key=lambda p: (cost_layer.is_stale(p, today), p.usd_per_chip_hour))
+    stale = cost_layer.is_stale(best, today)
+    where = f"{key} {best.region} {best.pricing}: {best.source}, read {best.date}" + (" (stale)" if stale else "")
+    return best.pricing, best.usd_per_chip_hour, where, best.date, stale
 
 
 def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
@@ -268,6 +273,7 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     else:
         chips = engines * tp  # a slice's chips, or one-chip replicas each on its own chip
         row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
+        row.price_date, row.price_stale = price[3], price[4]
         row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)
         if tok.low > 0:
             row.usd_per_mtok_range = (

@@ -5,7 +5,8 @@ The files live beside this module as JSON; catalog/files.py holds one strict mod
 returns the file as its validated model, so a misspelt key is an error naming the file and the key, not a
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
-serving_measurements(), inventory(name). No entry is ever hard-coded in Python.
+serving_measurements(), billing_skus(),
+inventory(name). No entry is ever hard-coded in Python.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 
 from onechip.catalog.files import (
     AcceleratorsFile,
+    BillingSkusFile,
     CloudTpuFile,
     EnginesFile,
     InventoryFile,
@@ -102,6 +104,11 @@ def cloud_tpu() -> CloudTpuFile:
 def serving_measurements() -> ServingMeasurementsFile:
     """serving_measurements.json: published serving measurements per chip, and the measured prediction errors."""
     return _typed("serving_measurements", ServingMeasurementsFile)
+
+
+def billing_skus() -> BillingSkusFile:
+    """billing_skus.json: how each chip's SKUs are spelt in the Cloud Billing Catalog."""
+    return _typed("billing_skus", BillingSkusFile)
 
 
 def inventory(name: str) -> InventoryFile:

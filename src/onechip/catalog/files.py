@@ -293,6 +293,25 @@ class PricesFile(_File):
     prices: list[PriceEntry] = Field(description="USD per chip-hour entries.")
 
 
+class BillingChipRule(StrictModel):
+    """How one chip's SKUs are spelt in the Cloud Billing Catalog (billing_skus.json)."""
+
+    templates: dict[str, list[str]] = Field(
+        description="Pricing model -> whole SKU descriptions, '{place}' standing for the catalog's location word."
+    )
+    machine_type: str | None = Field(default=None, description="The VM shape the accelerator comes in (GPUs).")
+    source: str = Field(description="Where the spellings were read.")
+    note: str = Field(default="", description="What the per-chip-hour price covers.")
+
+
+class BillingSkusFile(_File):
+    service: str = Field(description="Compute Engine's service id in the Cloud Billing Catalog.")
+    service_source: str = Field(description="Where the service id comes from.")
+    api_source: str = Field(description="The discovery document the request and response shapes follow.")
+    date: str = Field(description="ISO date the rules were written.")
+    chips: dict[str, BillingChipRule] = Field(description="SKU spellings by prices.json chip key.")
+
+
 class ServeFamiliesFile(_File):
     launch_rules_description: str = Field(description="What launch_rules are.")
     launch_rules: list[LaunchRule] = Field(default_factory=list, description="Flags/env by engine and target.")
@@ -420,6 +439,7 @@ FILES: dict[str, type[StrictModel]] = {
     "serve_families": ServeFamiliesFile,
     "cloud_tpu": CloudTpuFile,
     "serving_measurements": ServingMeasurementsFile,
+    "billing_skus": BillingSkusFile,
 }
 
 

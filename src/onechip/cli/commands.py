@@ -19,7 +19,7 @@ import typer.main
 COMMANDS = {
     "demo": "demo_cmd", "plan": "plan_cmd", "up": "engine_cmds", "logs": "engine_cmds",
     "status": "engine_cmds", "down": "engine_cmds", "check": "check_cmd", "bench": "bench_cmd",
-    "cost": "cost_cmd", "report": "report_cmd", "simulate": "sim_cmd", "advise": "sim_cmd",
+    "cost": "cost_cmd", "prices": "prices_cmd", "report": "report_cmd", "simulate": "sim_cmd", "advise": "sim_cmd",
     "cloud": "cloud_cmd", "mcp": "mcp_cmd",
 }  # fmt: skip
 

@@ -47,6 +47,10 @@ def _render(result: CostReport, console: Console) -> None:
             line.price_date + ("[yellow]*[/]" if line.stale else ""),
         )
     console.print(table)
+    for line in result.lines:
+        stale = f" [yellow]stale: {line.price_age_days} days old[/]" if line.stale else ""
+        console.print(f"[dim]{line.pricing} {line.region}: {line.source}, read {line.price_date}[/]{stale}",
+                      highlight=False)  # fmt: skip
     if result.cells:
         names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))
         cells = titled_table(f"$/M output tokens per {'predicted' if result.predicted else 'measured'} cell")

@@ -118,6 +118,10 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
     for row in zip(*(cells for _, cells, _ in columns), strict=True):
         table.add_row(*row)
     console.print(table)
+    # every price a row is ranked on, with its source and date (a row without one is ranked after those with)
+    for chip, source, stale in dict.fromkeys((r.chip, r.price_source, r.price_stale) for r in fitting):
+        flag = " [yellow]stale[/]" if stale else ""
+        console.print(f"[dim]{chip} price: {source or 'no price'}[/]{flag}", highlight=False)
     if fitting and len(set(sources)) == 1:
         said = {"calibrated": "from a stored calibration", "carried": "from a calibration carried from another chip"}
         prior = "from [yellow]priors[/] (roofline at the measured bandwidth fraction)"

@@ -30,10 +30,11 @@ def endpoint_override() -> str | None:
 class Credentials:
     """Bearer headers for Google APIs, refreshed when they expire; none under an endpoint override."""
 
-    def __init__(self) -> None:
+    def __init__(self, use_adc: bool | None = None) -> None:
+        """`use_adc`: read Application Default Credentials (None: unless ONECHIP_TPU_API_ENDPOINT is set)."""
         self._creds: Any = None
         self.project: str | None = None
-        if endpoint_override() is None:
+        if endpoint_override() is None if use_adc is None else use_adc:
             self._creds, self.project = _adc()
 
     def headers(self, method: str, url: str) -> dict[str, str]:

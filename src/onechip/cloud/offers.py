@@ -7,7 +7,10 @@ onechip takes its own chip keys and spells them here, from catalog/cloud_tpu.jso
 
 from __future__ import annotations
 
+from datetime import date
+
 from onechip import catalog
+from onechip.cloud import billing
 from onechip.errors import ConfigError
 from onechip.schemas.cloud import Provisioning, Quote, ZoneOffer
 
@@ -54,9 +57,10 @@ def default_zones(observed: list[ZoneOffer], chip: str, provisioning: str) -> li
 
 
 def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: float | None) -> Quote:
-    """The hourly burn from the price catalog (the zone's region first, else any region, said so), and what
-    stops the billing. Nothing is hard-coded: prices.json holds each price with its source and date."""
-    prices = [p for p in catalog.prices().prices if p.chip == chip and p.pricing == provisioning]
+    """The hourly burn at the freshest price onechip has (cloud.billing.known_prices: the last Cloud Billing
+    Catalog read, else prices.json; the zone's region first, else any region, said so), its source and read
+    date (stale ones flagged), and what stops the billing. Nothing is hard-coded."""
+    prices = [p for p in billing.known_prices() if p.chip == chip and p.pricing == provisioning]
     region = region_of(zone) if zone else None
     exact = [p for p in prices if p.region == region]
     price = next(iter(exact or prices), None)
@@ -70,7 +74,10 @@ def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: floa
         return Quote(chip=chip, provisioning=provisioning, stops_itself=stops, limit_s=limit_s, note=note,
                      price_source=f"no catalog price for {chip} {provisioning}")  # fmt: skip
     where = "" if price.region == region else f" (no {region} price; {price.region}'s)"
+    age = (date.today() - date.fromisoformat(price.date)).days
+    stale = f"; stale: read {age} days ago" if age > catalog.prices().stale_after_days else ""
     return Quote(
         chip=chip, provisioning=provisioning, region=price.region, usd_per_hour=price.usd_per_chip_hour,
-        price_source=f"{price.source}, {price.date}{where}", stops_itself=stops, limit_s=limit_s, note=note,
+        price_source=f"{price.source}, read {price.date}{where}{stale}", stops_itself=stops, limit_s=limit_s,
+        note=note,
     )  # fmt: skip

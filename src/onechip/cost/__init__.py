@@ -1,7 +1,7 @@
 """Pricing: USD per million output tokens, monthly cost, restart cost and spot-vs-flex-start break-even.
 
 arithmetic   pure formulas (seed article cost section)
-prices       the price catalog (catalog/prices.json): lookup, staleness
+prices       the prices (last Cloud Billing Catalog read + catalog/prices.json): lookup, staleness, the table
 estimate     throughput + catalog -> CostLine / CostReport
 """
 
@@ -15,7 +15,7 @@ from onechip.cost.estimate import (
     line_label,
     restart_costs,
 )
-from onechip.cost.prices import PRICING_MODELS, all_prices, find_prices, is_stale, parse_pricing
+from onechip.cost.prices import PRICING_MODELS, all_prices, find_prices, is_stale, parse_pricing, price_table
 
 __all__ = [
     "PRICING_MODELS",
@@ -31,6 +31,7 @@ __all__ = [
     "line_label",
     "monthly_usd",
     "parse_pricing",
+    "price_table",
     "restart_costs",
     "restart_usd",
     "usd_per_mtok",

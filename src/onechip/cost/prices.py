@@ -1,4 +1,5 @@
-"""The price catalog (`catalog/prices.json`): lookup by chip, region and pricing model, and staleness.
+"""Prices: lookup by chip, region and pricing model, and staleness. The prices are the freshest of the last
+Cloud Billing Catalog read (`onechip prices refresh`, cloud.billing) and `catalog/prices.json`.
 
 Unknown keys raise ConfigError with one line listing what the catalog knows.
 """
@@ -8,15 +9,17 @@ from __future__ import annotations
 from datetime import date
 
 from onechip import catalog
+from onechip.cloud import billing
 from onechip.errors import ConfigError
-from onechip.schemas.cost import Price
+from onechip.schemas.cost import Price, PriceRow, PriceTable
 
 PRICING_MODELS = ("spot", "flex-start", "on-demand", "1y", "3y", "local")
 
 
 def all_prices() -> list[Price]:
-    """Every price in the catalog, in file order. Raises ConfigError if the file is malformed."""
-    return list(catalog.prices().prices)
+    """Every price onechip has, the freshest per chip, region and pricing model (cloud.billing.known_prices).
+    Raises ConfigError if prices.json is malformed."""
+    return billing.known_prices()
 
 
 def stale_after_days() -> int:
@@ -81,3 +84,26 @@ def find_prices(chip: str, pricing: list[str] | None = None, region: str | None 
         where = f"{chip} in {region}" if region else chip
         raise ConfigError(f"no {', '.join(missing)} price for {where}; known: {', '.join(dict.fromkeys(known))}")
     return [p for name in wanted for p in mine if p.pricing == name]
+
+
+def price_table(chip: str | None = None, region: str | None = None, today: date | None = None) -> PriceTable:
+    """Every price onechip would use (narrowed to `chip` / `region`), each with its read date, source, age and
+    stale flag, and the combinations the last catalog read found no SKU for. A price the last read has no SKU
+    for (a prices.json entry the catalog no longer lists) keeps its own source and says so in its note."""
+    day = today or date.today()
+    read = billing.stored_read()
+    gaps = [g for g in (read.missing if read else []) if chip in (None, g.chip) and region in (None, g.region)]
+    gone = {(g.chip, g.region, g.pricing): g for g in gaps}
+    rows = []
+    for price in all_prices():
+        if chip not in (None, price.chip) or region not in (None, price.region):
+            continue
+        row = PriceRow(**price.model_dump(), age_days=price_age_days(price, day), stale=is_stale(price, day))
+        if (price.chip, price.region, price.pricing) in gone and read is not None:
+            row.note = f"the catalog read of {read.read_at[:10]} has no SKU for it; {row.note}".rstrip("; ")
+        rows.append(row)
+    priced = {(r.chip, r.region, r.pricing) for r in rows}
+    summary = read.model_copy(update={"skus": []}) if read else None
+    return PriceTable(today=day.isoformat(), stale_after_days=stale_after_days(), read=summary,
+                      store=str(billing.store_path()), prices=rows,
+                      missing=[g for key, g in gone.items() if key not in priced])  # fmt: skip

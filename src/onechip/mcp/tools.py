@@ -42,7 +42,7 @@ from onechip.schemas.cloud import (
     ZoneOffer,
 )
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.cost import CostReport
+from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import RequestModel, build_request
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
@@ -51,6 +51,7 @@ from onechip.schemas.requests import (
     CostRequest,
     DemoRequest,
     PlanRequest,
+    PricesRequest,
     ReportRequest,
     SimulateRequest,
     UpRequest,
@@ -232,6 +233,12 @@ def _cost_summary(r: CostReport) -> str:
     )
 
 
+def _prices_summary(t: PriceTable) -> str:
+    read = f"catalog read {t.read.read_at}, {t.read.skus_read:,} SKUs" if t.read else "no catalog read stored"
+    stale = sum(p.stale for p in t.prices)
+    return f"{read}; {len(t.prices)} prices ({stale} stale), {len(t.missing)} with no SKU"
+
+
 def _logs_summary(r: LogSummary) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items())) or "nothing notable"
     traps = f"; traps: {' | '.join(r.traps)}" if r.traps else ""
@@ -329,6 +336,18 @@ TOOLS: list[ToolSpec] = [
         "spot vs flex-start break-even (onechip cost).",
         CostRequest, CostReport, lambda r, p: api.cost(r), _cost_summary,
         idempotent=True, read_only_without=("write",),
+    ),
+    ToolSpec(
+        "prices", "Prices in use",
+        "The freshest price per chip, region and pricing model (last Cloud Billing Catalog read, else "
+        "prices.json), each with its read date, source and staleness; combinations with no SKU (onechip prices).",
+        PricesRequest, PriceTable, lambda r, p: api.prices(r), _prices_summary, read_only=True, idempotent=True,
+    ),
+    ToolSpec(
+        "prices_refresh", "Read the Cloud Billing Catalog",
+        "Read every page of Compute Engine's SKUs from the Cloud Billing Catalog, match them to chips, regions "
+        "and pricing models and store them under ONECHIP_HOME; then the prices table (onechip prices refresh).",
+        PricesRequest, PriceTable, api.prices_refresh, _prices_summary, idempotent=True, open_world=True,
     ),
     ToolSpec(
         "report", "Render a saved run",

@@ -25,6 +25,8 @@ class Price(ResultModel):
     source: str = Field(description="Where the price was read (seed article section, vendor page).")
     date: str = Field(description="ISO date the price was read.")
     note: str = Field(default="", description="Caveats: rounding in the source, region not named, ...")
+    sku_id: str = Field(default="", description="Cloud Billing Catalog SKU id the price was read from, if any.")
+    sku_description: str = Field(default="", description="That SKU's description, e.g. 'TpuV5e running in Las Vegas'.")
 
 
 class CostLine(ResultModel):
@@ -97,3 +99,61 @@ class CostReport(ResultModel):
     restarts: list[RestartCost] = Field(default_factory=list, description="Cold and warm restart cost.")
     break_even: list[BreakEven] = Field(default_factory=list, description="Spot vs flex-start break-even.")
     warnings: list[str] = Field(default_factory=list, description="Stale prices and other caveats.")
+
+
+class PriceGap(ResultModel):
+    """A chip, region and pricing model the Cloud Billing Catalog has no SKU for: no price, none guessed."""
+
+    chip: str = Field(description="Accelerator catalog key.")
+    region: str = Field(description="Region, as the catalog's serviceRegions name it.")
+    pricing: str = Field(description="Pricing model with no SKU there.")
+    reason: str = Field(description="Which descriptions were looked for.")
+
+
+class SkuRecord(ResultModel):
+    """One SKU kept from a catalog read: what a price was computed from, as the catalog gave it."""
+
+    sku_id: str = Field(description="The SKU's id, e.g. 'AA95-CD31-42FE'.")
+    description: str = Field(description="The SKU's description, e.g. 'TpuV5e running in Las Vegas'.")
+    service_regions: list[str] = Field(default_factory=list, description="Regions the SKU is offered in.")
+    usage_type: str = Field(default="", description="category.usageType: 'OnDemand', 'Preemptible', 'Commit1Yr'.")
+    usd_per_unit: float | None = Field(default=None, description="Latest first-tier unit price, USD.")
+    usage_unit: str = Field(default="", description="pricingExpression.usageUnit, e.g. 'h'.")
+    effective_time: str = Field(default="", description="pricingInfo.effectiveTime of the rate used.")
+
+
+class BillingRead(ResultModel):
+    """One `onechip prices refresh`: what was read from the Cloud Billing Catalog and the prices made of it
+    (stored as $ONECHIP_HOME/prices/billing_catalog.json)."""
+
+    schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
+    read_at: str = Field(description="UTC time the last page was read (ISO 8601).")
+    endpoint: str = Field(description="Base URL read (Google's, or ONECHIP_BILLING_API_ENDPOINT's test server).")
+    service: str = Field(description="Service id read, e.g. '6F81-5844-456A' (Compute Engine).")
+    pages: int = Field(description="Pages read (nextPageToken followed to the end).")
+    skus_read: int = Field(description="SKUs read in all.")
+    skus: list[SkuRecord] = Field(default_factory=list, description="The SKUs whose description matched a rule.")
+    prices: list[Price] = Field(default_factory=list, description="USD per chip-hour made from them.")
+    missing: list[PriceGap] = Field(default_factory=list, description="Combinations with no SKU.")
+    region_names: dict[str, str] = Field(
+        default_factory=dict, description="Region -> the place word the catalog writes for it ('Las Vegas')."
+    )
+
+
+class PriceRow(Price):
+    """A price as `onechip prices` shows it: with its age and whether it is past the staleness limit."""
+
+    age_days: int | None = Field(default=None, description="Days between the read date and today.")
+    stale: bool = Field(default=False, description="Read more than stale_after_days before today.")
+
+
+class PriceTable(ResultModel):
+    """`onechip prices`: every price onechip would use (the freshest per chip, region and pricing model),
+    where each was read and when, and the combinations the last catalog read found no SKU for."""
+
+    today: str = Field(description="ISO date staleness was judged against.")
+    stale_after_days: int = Field(description="Days after which a price counts as stale.")
+    read: BillingRead | None = Field(default=None, description="The last catalog read (without its SKUs), if any.")
+    store: str = Field(default="", description="Path of the stored catalog read.")
+    prices: list[PriceRow] = Field(default_factory=list, description="Freshest price per chip/region/pricing.")
+    missing: list[PriceGap] = Field(default_factory=list, description="No SKU in the last read (and none kept).")

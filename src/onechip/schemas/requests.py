@@ -305,6 +305,16 @@ class CostRequest(RequestModel):
         return self
 
 
+class PricesRequest(RequestModel):
+    """The request of `onechip prices` (and `prices refresh`): which prices to show."""
+
+    chip: str | None = Field(default=None, description="Only this chip, e.g. v5e-1 (default: every chip).")
+    region: str | None = Field(default=None, description="Only this region, e.g. us-west4 (default: every region).")
+    today: Annotated[date | None, Cli(hidden=True)] = Field(
+        default=None, description="The date prices are judged stale against (default: today)."
+    )
+
+
 class ReportRequest(RequestModel):
     """The request of `onechip report`: which saved run, in which formats, against which other run."""
 

@@ -123,7 +123,11 @@ class AdviceRow(ResultModel):
     tpot_ms: float | None = Field(default=None, description="Predicted median TPOT, ms.")
     pricing: str | None = Field(default=None, description="Pricing model of the price used.")
     usd_per_hour: float | None = Field(default=None, description="Price of the whole slice per hour, USD.")
-    price_source: str | None = Field(default=None, description="Price entry used: chip key, region, read date.")
+    price_source: str | None = Field(
+        default=None, description="Price used: chip key, region, pricing, its source and read date; or why none."
+    )
+    price_date: str | None = Field(default=None, description="ISO date the price used was read.")
+    price_stale: bool = Field(default=False, description="The price was read more than stale_after_days ago.")
     usd_per_mtok: float | None = Field(default=None, description="USD per million output tokens at the prediction.")
     meets_slo: bool | None = Field(
         default=None, description="slo_verdict as a bool: True pass, False fail, None cannot tell or no SLO."

@@ -241,6 +241,7 @@ def _new_command_rows() -> list[list[str]]:
     rows += [[*adv, "--slo", v] for v in ("latency=5", "ttft_ms=x", "ttft_ms")]
     rows += [["advise"], [*adv, "--chips", "bogus-chip"], [*adv, "--reps", "0"], ["advise", "{missing}"],
              [*adv, "--pricing", "bogus"]]  # fmt: skip
+    rows += [["prices", "--bogus"], ["prices", "refresh", "--bogus"], ["prices", "--today", "yesterday"]]
     rows += [["mcp", "--bogus"], ["mcp", "--port", "0"], ["mcp", "--port", "x"],
              ["mcp", "--http", "--host", "0.0.0.0"], ["mcp", "--http", "--token-file", "{missing}"]]  # fmt: skip
     up = ["cloud", "up", "--project", "p", "--zone", "us-west4-a", "--yes"]

@@ -124,6 +124,7 @@ def test_read_only_server_lists_only_tools_that_change_nothing():
         "summarize_logs",
         "check",
         "cost",
+        "prices",
         "advise",
         "cloud_zones",
         "cloud_status",

@@ -1,0 +1,30 @@
+"""`prices` and `prices refresh`: the prices onechip uses, with their dates and sources, read afresh from the
+Cloud Billing Catalog on request."""
+
+from __future__ import annotations
+
+from onechip import cost as cost_layer
+from onechip.cloud import billing
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas.cost import PriceTable
+from onechip.schemas.requests import PricesRequest
+
+
+def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> PriceTable:
+    """The freshest price per chip, region and pricing model (the stored catalog read, else prices.json), with
+    each one's read date, source and age, and what the last read found no SKU for. Raises ConfigError for a
+    malformed prices.json."""
+    return cost_layer.price_table(request.chip, request.region, request.today)
+
+
+def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress) -> PriceTable:
+    """Read every page of Compute Engine's SKUs from the Cloud Billing Catalog (ONECHIP_BILLING_API_ENDPOINT:
+    a test server), store the read under $ONECHIP_HOME/prices, then `prices(request)`. Raises CloudError (the
+    catalog refused or could not be reached; nothing stored then), MissingDependencyError (no key and no
+    google-auth), ConfigError."""
+
+    def page(pages: int, skus: int) -> None:
+        on_progress(ProgressEvent("prices", f"page {pages}: {skus:,} SKUs read", done=pages))
+
+    billing.refresh(on_page=page)
+    return prices(request, on_progress)

@@ -1,0 +1,74 @@
+"""`onechip prices` and `onechip prices refresh`: the prices onechip uses, each with its date and source, and a
+fresh read of the Cloud Billing Catalog."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from onechip import api
+from onechip.cli.options import options_from
+from onechip.cli.render import console, live_progress, titled_table
+from onechip.schemas.cost import PriceTable
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import PricesRequest
+
+prices_app = typer.Typer(
+    help="The prices cost, advise and cloud up use: date, source, staleness; `refresh` reads the catalog.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+JSON = Annotated[bool, typer.Option("--json", help="Print the PriceTable as JSON.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(prices_app, name="prices")
+
+
+@prices_app.callback()
+@options_from(PricesRequest)
+def show(ctx: typer.Context, as_json: JSON = False, **fields: Any) -> None:
+    """The freshest price per chip, region and pricing model, with its read date and source."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _print(api.prices(build_request(PricesRequest, fields)), as_json)
+
+
+@prices_app.command("refresh")
+@options_from(PricesRequest)
+def refresh(as_json: JSON = False, **fields: Any) -> None:
+    """Read every page of Compute Engine's SKUs from the Cloud Billing Catalog and store the prices."""
+    request = build_request(PricesRequest, fields)
+    with live_progress(transient=True) as on_progress:
+        table = api.prices_refresh(request, on_progress)
+    _print(table, as_json)
+
+
+def _print(table: PriceTable, as_json: bool) -> None:
+    if as_json:
+        typer.echo(table.model_dump_json(indent=2))
+        return
+    read = table.read
+    if read is not None:
+        console.print(f"catalog read {read.read_at} from {read.endpoint}: {read.skus_read:,} SKUs in {read.pages} "
+                      f"pages, {len(read.prices)} prices (stored in {table.store})", highlight=False)  # fmt: skip
+    else:
+        console.print("no catalog read stored: prices.json only (run `onechip prices refresh`)")
+    names = read.region_names if read else {}
+    out = titled_table(f"prices on {table.today} (USD per chip-hour)")
+    for name in ("chip", "region", "pricing", "$/chip-h", "read", "source"):
+        out.add_column(name, justify="right" if name == "$/chip-h" else "left", overflow="fold")
+    for p in table.prices:
+        where = f"{p.region} ({names[p.region]})" if p.region in names else p.region
+        source = f"SKU {p.sku_id} '{p.sku_description}'" if p.sku_id else p.source
+        read_on = p.date + (f" [yellow]stale ({p.age_days} d)[/]" if p.stale else "")
+        out.add_row(p.chip, where, p.pricing, f"{p.usd_per_chip_hour:.4f}", read_on, source)
+    console.print(out)
+    gaps: dict[tuple[str, str], list[str]] = {}
+    for g in table.missing:
+        gaps.setdefault((g.chip, g.region), []).append(g.pricing)
+    for (chip, region), names_ in gaps.items():
+        console.print(f"{chip} {region}: none for {', '.join(names_)} (the catalog has no SKU for it)")
+    console.print(f"SKU = Cloud Billing Catalog services/{read.service if read else '6F81-5844-456A'}/skus/ID; "
+                  f"stale = read more than {table.stale_after_days} days ago", highlight=False)  # fmt: skip

@@ -1,0 +1,305 @@
+"""Prices from the source: Compute Engine's SKUs in the Cloud Billing Catalog, read, matched and stored.
+
+    GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=5000
+        -> {"skus": [Sku...], "nextPageToken": "..."}   (every page: about 32,000 SKUs, no server-side filter)
+
+The request and the response follow the cloudbilling v1 discovery document (catalog/billing_skus.json
+`api_source`). Each chip's SKU descriptions are rules in catalog/billing_skus.json, matched whole (anchored),
+so 'Reserved ... in Calendar Mode' and 'Commitment v1: ...' SKUs never price on-demand; the SKU's
+serviceRegions say where it applies (a single-region SKU wins over a multi-region one, which is said). A
+chip, region and pricing model with no SKU is recorded as missing, never guessed.
+
+Credentials: an API key from ONECHIP_BILLING_API_KEY or the file ONECHIP_BILLING_API_KEY_FILE names (sent in
+the x-goog-api-key header, never in a URL, argv, log or error), else Application Default Credentials
+(google-auth, the `cloud` extra). ONECHIP_BILLING_API_ENDPOINT points the read at a test server; no
+credentials are read then.
+
+The read is stored as $ONECHIP_HOME/prices/billing_catalog.json (a BillingRead: read time, each matched SKU's
+id and description, the prices and the gaps). `known_prices` is what every price user reads: the stored read
+and catalog/prices.json, the freshest entry per chip, region and pricing model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from onechip import catalog
+from onechip.cloud import refusals
+from onechip.cloud.auth import Credentials
+from onechip.errors import CloudError, ConfigError, remember_secret
+from onechip.paths import onechip_home, write_text_atomic
+from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
+
+if TYPE_CHECKING:
+    import httpx
+
+BILLING_URL = "https://cloudbilling.googleapis.com"
+ENDPOINT_ENV = "ONECHIP_BILLING_API_ENDPOINT"
+KEY_ENV = "ONECHIP_BILLING_API_KEY"
+KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
+PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
+MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
+SOURCE = "Cloud Billing Catalog"
+
+
+# --- the wire (cloudbilling v1 discovery document), read leniently
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Money(_Wire):
+    currency_code: str = Field(default="USD", alias="currencyCode", description="ISO 4217 code.")
+    units: str = Field(default="0", description="Whole units (int64 as a string).")
+    nanos: int = Field(default=0, description="Nano (1e-9) units of the amount.")
+
+    def amount(self) -> float:
+        return int(self.units or 0) + self.nanos / 1e9
+
+
+class TierRate(_Wire):
+    start_usage_amount: float = Field(default=0.0, alias="startUsageAmount", description="Tier start.")
+    unit_price: Money = Field(default_factory=Money, alias="unitPrice", description="Price per usage unit.")
+
+
+class PricingExpression(_Wire):
+    usage_unit: str = Field(default="", alias="usageUnit", description="e.g. 'h'.")
+    tiered_rates: list[TierRate] = Field(default_factory=list, alias="tieredRates", description="Tiers.")
+
+
+class PricingInfo(_Wire):
+    effective_time: str = Field(default="", alias="effectiveTime", description="When the rate took effect.")
+    pricing_expression: PricingExpression = Field(
+        default_factory=PricingExpression, alias="pricingExpression", description="The formula."
+    )
+
+
+class Category(_Wire):
+    resource_family: str = Field(default="", alias="resourceFamily", description="e.g. 'Compute'.")
+    resource_group: str = Field(default="", alias="resourceGroup", description="e.g. 'TPU', 'GPU'.")
+    usage_type: str = Field(default="", alias="usageType", description="e.g. 'OnDemand', 'Preemptible'.")
+
+
+class Sku(_Wire):
+    sku_id: str = Field(default="", alias="skuId", description="e.g. 'AA95-CD31-42FE'.")
+    description: str = Field(default="", description="Human-readable description.")
+    category: Category = Field(default_factory=Category, description="Category hierarchy.")
+    service_regions: list[str] = Field(default_factory=list, alias="serviceRegions", description="Regions.")
+    pricing_info: list[PricingInfo] = Field(default_factory=list, alias="pricingInfo", description="Timeline.")
+
+
+class ListSkusResponse(_Wire):
+    skus: list[Sku] = Field(default_factory=list, description="One page of SKUs.")
+    next_page_token: str = Field(default="", alias="nextPageToken", description="Empty on the last page.")
+
+
+# --- reading
+
+
+def _api_key() -> str | None:
+    """The API key from ONECHIP_BILLING_API_KEY, else from the file ONECHIP_BILLING_API_KEY_FILE names."""
+    key = os.environ.get(KEY_ENV, "").strip()
+    path = os.environ.get(KEY_FILE_ENV, "").strip()
+    if not key and path:
+        try:
+            key = Path(path).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"{KEY_FILE_ENV} {path}: cannot read: {exc.strerror}") from None
+    if key:
+        remember_secret(key)
+    return key or None
+
+
+def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
+    """(base URL, a function of (method, URL) giving the headers of each request)."""
+    override = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/")
+    if override:
+        return override, lambda method, url: {}
+    key = _api_key()
+    if key:
+        return BILLING_URL, lambda method, url: {"x-goog-api-key": key}
+    try:
+        return BILLING_URL, Credentials(use_adc=True).headers
+    except CloudError as exc:
+        if exc.reason != "auth":
+            raise
+        raise CloudError(
+            f"no credentials for the Cloud Billing Catalog: set {KEY_ENV} or {KEY_FILE_ENV} (an API key), run "
+            f"`gcloud auth application-default login`, or point {ENDPOINT_ENV} at a test server",
+            reason="auth",
+        ) from None
+
+
+def list_skus(
+    service: str, *, http: httpx.Client | None = None, on_page: Callable[[int, int], None] | None = None
+) -> tuple[str, int, list[Sku]]:
+    """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end.
+    Raises CloudError (the API refused, unreachable, an answer that is not a SKU page, endless paging)."""
+    import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
+
+    base, headers = _headers()
+    client = http or httpx.Client(timeout=120.0)
+    url = f"{base}/v1/services/{service}/skus"
+    skus: list[Sku] = []
+    token, seen, pages = "", set(), 0
+    while True:
+        params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE}
+        if token:
+            params["pageToken"] = token
+        try:
+            answer = client.get(url, params=params, headers=headers("GET", url))
+        except httpx.HTTPError as exc:
+            raise CloudError(f"cannot reach the Cloud Billing Catalog at {base}: {type(exc).__name__}") from None
+        pages += 1
+        try:
+            data = answer.json()
+        except ValueError:
+            data = None
+        if answer.status_code >= 400:
+            raise refusals.from_http(answer.status_code, data, f"services/{service}/skus page {pages}")
+        try:
+            page = ListSkusResponse.model_validate(data)
+        except ValidationError:
+            raise CloudError(f"services/{service}/skus page {pages}: not a ListSkusResponse") from None
+        skus += page.skus
+        if on_page:
+            on_page(pages, len(skus))
+        token = page.next_page_token
+        if not token:
+            return base, pages, skus
+        if token in seen or pages >= MAX_PAGES:
+            raise CloudError(f"services/{service}/skus: paging does not end (page {pages}, token repeated)")
+        seen.add(token)
+
+
+# --- matching
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """'TpuV5e running in {place}' -> ^TpuV5e running in (?P<place>.+)$ (the whole description, nothing else)."""
+    head, _, tail = template.partition("{place}")
+    return re.compile(re.escape(head) + "(?P<place>.+?)" + re.escape(tail) + r"\Z")
+
+
+def _rate(sku: Sku) -> tuple[float | None, str, str]:
+    """(USD per usage unit of the latest rate's first tier, usage unit, effective time); None without one.
+    Raises CloudError for a rate in another currency (the request asks for USD)."""
+    if not sku.pricing_info:
+        return None, "", ""
+    info = sku.pricing_info[-1]  # the discovery document: "a timeline ... in chronological order"
+    tiers = sorted(info.pricing_expression.tiered_rates, key=lambda t: t.start_usage_amount)
+    if not tiers:
+        return None, info.pricing_expression.usage_unit, info.effective_time
+    if tiers[0].unit_price.currency_code != "USD":
+        raise CloudError(f"SKU {sku.sku_id} is priced in {tiers[0].unit_price.currency_code}, not USD")
+    return tiers[0].unit_price.amount(), info.pricing_expression.usage_unit, info.effective_time
+
+
+def _record(sku: Sku) -> SkuRecord:
+    usd, unit, when = _rate(sku)
+    return SkuRecord(
+        sku_id=sku.sku_id, description=sku.description, service_regions=sku.service_regions,
+        usage_type=sku.category.usage_type, usd_per_unit=usd, usage_unit=unit, effective_time=when,
+    )  # fmt: skip
+
+
+def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
+    """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
+    every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h')."""
+    rules = catalog.billing_skus()
+    day = read_at.date().isoformat()
+    prices: list[Price] = []
+    gaps: list[PriceGap] = []
+    kept: dict[str, SkuRecord] = {}
+    names: dict[str, str] = {}
+    for chip, rule in rules.chips.items():
+        found: dict[str, list[tuple[Sku, str]]] = {}
+        for pricing, templates in rule.templates.items():
+            patterns = [_pattern(t) for t in templates]
+            found[pricing] = [(s, m["place"]) for s in skus for p in patterns if (m := p.match(s.description))]
+        regions = sorted({r for hits in found.values() for s, _ in hits for r in s.service_regions})
+        for region in regions:
+            for pricing, hits in found.items():
+                here = sorted((h for h in hits if region in h[0].service_regions),
+                              key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
+                usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
+                if not here or usd is None or unit != "h":
+                    why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
+                    if here:
+                        why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r})"
+                    gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
+                    continue
+                sku, place = here[0]
+                kept[sku.sku_id] = _record(sku)
+                if len(sku.service_regions) == 1:
+                    names[region] = place
+                note = rule.note
+                if len(sku.service_regions) > 1:
+                    note = f"multi-region SKU ({place}: {len(sku.service_regions)} regions); {note}"
+                prices.append(Price(
+                    chip=chip, region=region, pricing=pricing, usd_per_chip_hour=usd,
+                    stops_itself=pricing == "flex-start", preemptible=pricing == "spot",
+                    source=f"{SOURCE} services/{rules.service}/skus/{sku.sku_id} '{sku.description}'",
+                    date=day, note=note,
+                    sku_id=sku.sku_id, sku_description=sku.description,
+                ))  # fmt: skip
+    return prices, gaps, list(kept.values()), names
+
+
+# --- the store
+
+
+def store_path() -> Path:
+    """$ONECHIP_HOME/prices/billing_catalog.json."""
+    return onechip_home() / "prices" / "billing_catalog.json"
+
+
+def refresh(*, http: httpx.Client | None = None, on_page: Callable[[int, int], None] | None = None) -> BillingRead:
+    """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring).
+    Raises CloudError (the catalog), ConfigError (no key file, the store cannot be written)."""
+    service = catalog.billing_skus().service
+    base, pages, skus = list_skus(service, http=http, on_page=on_page)
+    read_at = datetime.now(UTC)
+    prices, gaps, kept, names = match(skus, read_at)
+    read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
+                       skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names)  # fmt: skip
+    path = store_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, read.model_dump_json(indent=1))
+    except OSError as exc:
+        raise ConfigError(f"cannot store the catalog read at {path}: {exc.strerror or exc}") from None
+    return read
+
+
+def stored_read() -> BillingRead | None:
+    """The last stored read, or None when there is none (or it cannot be read: then it is not used)."""
+    try:
+        return BillingRead.model_validate_json(store_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def file_prices() -> list[Price]:
+    """catalog/prices.json's entries. Raises ConfigError if the file is malformed."""
+    return list(catalog.prices().prices)
+
+
+def known_prices() -> list[Price]:
+    """Every price onechip has, the freshest per (chip, region, pricing model): the stored catalog read and
+    catalog/prices.json (a read of the same date wins over the file). File order, read prices after."""
+    read = stored_read()
+    best: dict[tuple[str, str, str], Price] = {}
+    for price in [*file_prices(), *(read.prices if read else [])]:
+        key = (price.chip, price.region, price.pricing)
+        if key not in best or price.date >= best[key].date:
+            best[key] = price
+    return list(best.values())

@@ -1,0 +1,140 @@
+"""The Cloud Billing Catalog read: paging, credentials kept out of URLs and errors, and the anchored matching of
+recorded SKU descriptions (tests/fakes/billing_catalog.py) to chip, region and pricing model, with no guessing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+
+import httpx
+import pytest
+
+from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
+from onechip.cloud import billing, offers
+from onechip.errors import CloudError, ConfigError
+
+READ_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    with FakeBillingCatalog() as catalog:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, catalog.url)
+        yield catalog
+
+
+def _by_key(prices):
+    return {(p.chip, p.region, p.pricing): p for p in prices}
+
+
+def test_every_page_is_read_in_usd(fake):
+    base, pages, skus = billing.list_skus(SERVICE)
+    assert (base, pages, len(skus)) == (fake.url, 3, len(RECORDED))  # 12 SKUs, 5 a page
+    queries = [path.split("?", 1)[1] for path, _ in fake.requests]
+    assert all("currencyCode=USD" in q and "pageSize=5000" in q for q in queries)
+    assert ["pageToken=5" in queries[1], "pageToken=10" in queries[2], "pageToken" in queries[0]] == [1, 1, 0]
+    assert all("x-goog-api-key" not in {k.lower() for k in headers} for _, headers in fake.requests)
+
+
+def test_on_demand_is_the_plain_sku_never_reserved_commitment_or_capacity_optimized():
+    prices, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
+    got = _by_key(prices)
+    # the fake's rates (tests/fakes/billing_catalog.py), each from the SKU whose whole description matches
+    assert {m: (got["v5e-1", "us-west4", m].sku_id, got["v5e-1", "us-west4", m].usd_per_chip_hour)
+            for m in ("on-demand", "spot", "flex-start", "1y")} == {
+        "on-demand": ("TEST-V5E-OD", 1.3125), "spot": ("TEST-V5E-SP", 0.4942),
+        "flex-start": ("TEST-V5E-DWS", 0.6625), "1y": ("TEST-V5E-1Y", 0.0303),
+    }  # fmt: skip
+    assert got["v5e-1", "us-west4", "spot"].preemptible and got["v5e-1", "us-west4", "flex-start"].stops_itself
+    assert got["v5e-1", "us-west4", "on-demand"].date == "2026-12-01"
+    assert "TEST-V5E-OD" in got["v5e-1", "us-west4", "on-demand"].source
+
+
+def test_a_combination_with_no_sku_is_none_never_borrowed():
+    prices, gaps, kept, names = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
+    got = _by_key(prices)
+    missing = {(g.chip, g.region, g.pricing) for g in gaps}
+    assert ("v6e-1", "us-east5", "spot") in missing and ("v6e-1", "us-east5", "spot") not in got
+    assert ("v5e-1", "us-west4", "3y") in missing  # the fake has no 3-year SKU
+    assert ("l4", "us-west4", "flex-start") in missing
+    # a region only a multi-region SKU covers is priced by it, and says so
+    assert "multi-region SKU (Americas" in got["v5e-1", "us-central1", "on-demand"].note
+    assert names == {"us-west4": "Las Vegas", "us-east5": "Columbus"}  # as the catalog names them
+    assert {k.sku_id for k in kept} >= {"6E7A-3CB4-0441", "25E8-AAEC-A70B"}  # hail's recorded L4 SKU ids
+    assert not any(p.sku_id == "TEST-G2-CORE" for p in prices)  # a VM core SKU is no GPU price
+
+
+def test_a_rate_in_another_currency_or_an_endless_paging_is_refused(monkeypatch):
+    odd = sku("X", "TpuV5e running in Tokyo", ["asia-northeast1"], 1.0)
+    odd["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["currencyCode"] = "JPY"
+    with pytest.raises(CloudError, match="JPY"):
+        billing.match([billing.Sku.model_validate(odd)], READ_AT)
+
+    def again(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"skus": [], "nextPageToken": "same"})
+
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.test")
+    with pytest.raises(CloudError, match="paging does not end"):
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(again)))
+
+
+def test_the_api_key_goes_in_a_header_and_never_into_a_url_or_an_error(monkeypatch, tmp_path):
+    secret = "AIzaSyTEST-not-a-real-key-0123456789"
+    seen: list[httpx.Request] = []
+
+    def google(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if len(seen) == 1:
+            return httpx.Response(200, json={"skus": RECORDED[:2], "nextPageToken": "p2"})
+        return httpx.Response(403, json={"error": {"code": 403, "message": "API key not valid.",
+                                                   "status": "PERMISSION_DENIED"}})  # fmt: skip
+
+    monkeypatch.delenv(billing.ENDPOINT_ENV, raising=False)
+    monkeypatch.delenv(billing.KEY_ENV, raising=False)
+    key_file = tmp_path / "key"
+    key_file.write_text(secret + "\n")
+    monkeypatch.setenv(billing.KEY_FILE_ENV, str(key_file))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(google)))
+    assert [r.headers["x-goog-api-key"] for r in seen] == [secret, secret]
+    assert all(str(r.url).startswith(billing.BILLING_URL) and secret not in str(r.url) for r in seen)
+    assert secret not in str(info.value) and "API key not valid" in str(info.value)
+    monkeypatch.setenv(billing.KEY_FILE_ENV, str(tmp_path / "absent"))
+    with pytest.raises(ConfigError, match="cannot read"):
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(google)))
+
+
+def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
+    read = billing.refresh()
+    stored = json.loads(billing.store_path().read_text())
+    assert stored["skus_read"] == len(RECORDED) and stored["pages"] == 3 and stored["endpoint"] == fake.url
+    assert {s["sku_id"]: s["description"] for s in stored["skus"]}["TEST-V5E-OD"] == "TpuV5e running in Las Vegas"
+    assert read.read_at[:10] == date.today().isoformat()
+    known = _by_key(billing.known_prices())
+    assert known["v5e-1", "us-west4", "spot"].usd_per_chip_hour == 0.4942  # prices.json says 0.5779
+    assert known["v5e-1", "us-west4", "3y"].source.startswith("seed article")  # none read: the file's, dated
+    quote = offers.quote("v5e-1", "flex-start", "us-west4-a", None)
+    assert quote.usd_per_hour == 0.6625 and "TEST-V5E-DWS" in quote.price_source
+    assert f"read {date.today().isoformat()}" in quote.price_source
+    old = known["v5e-1", "us-west4", "spot"].model_copy(update={"date": "2020-01-01"})
+    monkeypatch.setattr(billing, "known_prices", lambda: [old])
+    assert "; stale: read" in offers.quote("v5e-1", "spot", "us-west4-a", None).price_source  # > 90 days
+
+
+def test_a_failed_read_stores_nothing(monkeypatch):
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
+    with pytest.raises(CloudError, match="cannot reach"):
+        billing.refresh()
+    assert billing.stored_read() is None
+
+
+def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
+    def no_adc(use_adc: bool | None = None) -> None:
+        raise CloudError("no Google credentials", reason="auth")
+
+    for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(billing, "Credentials", no_adc)
+    with pytest.raises(CloudError, match=f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") as info:
+        billing.list_skus(SERVICE)
+    assert info.value.reason == "auth" and "\n" not in str(info.value)

@@ -1,0 +1,83 @@
+"""Issue #26's 'done when': against a catalog whose rates differ from prices.json, `onechip prices refresh` then
+`onechip cost --chip v5e-1 --output-tok-per-s 1000` prices spot, on-demand and flex-start at the server's rates,
+dated today, never from a Reserved or Commitment SKU; `advise` names the date and source of every price it
+ranks on and ranks no row on a price without one."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from fakes.billing_catalog import FakeBillingCatalog
+from onechip import api
+from onechip.api import _predict
+from onechip.cloud import billing
+from onechip.schemas.cost import Price
+from onechip.schemas.requests import AdviseRequest, PricesRequest
+
+# tests/fakes/billing_catalog.py's us-west4 V5e rates, and prices.json's for the same keys
+SERVER = {"spot": 0.4942, "on-demand": 1.3125, "flex-start": 0.6625}
+FILE = {"spot": 0.5779, "on-demand": 1.2, "flex-start": 0.6}
+
+
+@pytest.fixture
+def refreshed(monkeypatch, run):
+    with FakeBillingCatalog() as catalog:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, catalog.url)
+        code, out, err = run("prices", "refresh", "--chip", "v5e-1", "--json")
+        assert code == 0, err
+        yield json.loads(out)
+
+
+def test_refresh_then_cost_prices_at_the_servers_rates_dated_today(refreshed, run):
+    assert refreshed["read"]["skus_read"] == 12 and refreshed["read"]["pages"] == 3
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4", "--json")
+    assert code == 0, err
+    lines = {line["pricing"]: line for line in json.loads(out)["lines"]}
+    assert {m: lines[m]["usd_per_chip_hour"] for m in SERVER} == SERVER != FILE
+    assert {lines[m]["price_date"] for m in SERVER} == {date.today().isoformat()}
+    assert not any(lines[m]["stale"] for m in SERVER)
+    for m in SERVER:  # the source names the SKU read; never the decoys that share the region and usage type
+        assert "Cloud Billing Catalog services/6F81-5844-456A/skus/" in lines[m]["source"]
+        assert not any(word in lines[m]["source"] for word in ("Reserved", "Commitment", "Capacity Optimized"))
+    # $/M output tokens = USD per hour / (tok/s x 3600) x 1e6 (cost.arithmetic), at the server's rate
+    assert lines["spot"]["usd_per_mtok"] == pytest.approx(0.4942 / 3.6)
+    code, out, _ = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4")
+    assert "TpuV5e attached to Spot Preemptible VMs running in Las Vegas', read " + date.today().isoformat() in (
+        " ".join(out.split())
+    )
+
+
+def test_prices_table_shows_dates_sources_and_none(refreshed):
+    table = api.prices(PricesRequest(chip="v5e-1", region="us-west4", today=date(2026, 12, 1)))
+    rows = {p.pricing: p for p in table.prices}
+    assert rows["on-demand"].sku_description == "TpuV5e running in Las Vegas"
+    assert rows["3y"].source.startswith("seed article") and rows["3y"].stale  # read 2026-08-09: 114 days
+    assert "has no SKU for it" in rows["3y"].note  # the read found none; the file's dated price is kept, said
+    later = api.prices(PricesRequest(chip="v5e-1", region="us-west4", today=date(2027, 6, 1)))
+    assert all(p.stale for p in later.prices)  # every output flags what is past the staleness limit
+    v6e = api.prices(PricesRequest(chip="v6e-1", region="us-east5"))
+    assert ("v6e-1", "us-east5", "1y") in {(g.chip, g.region, g.pricing) for g in v6e.missing}
+
+
+def test_advise_ranks_only_on_sourced_dated_prices(refreshed, monkeypatch):
+    request = AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16},
+                            chips=["v5e-1", "l4"], pricing="spot")  # fmt: skip
+    advice = api.advise(request)
+    row = next(r for r in advice.rows if r.chip == "v5e-1")
+    assert row.usd_per_hour == 0.4942 and row.price_date == date.today().isoformat() and not row.price_stale
+    assert "TpuV5e attached to Spot Preemptible VMs running in Las Vegas" in (row.price_source or "")
+    unsourced = Price(chip="v5e-1", region="us-west4", pricing="spot", usd_per_chip_hour=0.01, source="", date="")
+    monkeypatch.setattr(_predict.cost_layer, "all_prices", lambda: [unsourced])
+    assert isinstance(_predict._advice_price("v5e-1", "spot"), str)  # said, never ranked on
+    ranked = api.advise(request.model_copy(update={"chips": ["v5e-1"]}))
+    assert ranked.rows[0].usd_per_mtok is None and "no price" in (ranked.rows[0].price_source or "")
+
+
+def test_a_price_outside_google_cloud_names_a_dated_public_source():
+    mi300x = next(p for p in billing.file_prices() if p.chip == "mi300x")
+    # DigitalOcean's own pricing page ('AMD MI300X | $1.99 per hour', validated 28 May 2026)
+    assert mi300x.source.startswith("DigitalOcean") and "https://docs.digitalocean.com/" in mi300x.source
+    assert (mi300x.usd_per_chip_hour, mi300x.date) == (1.99, "2026-05-28")
