@@ -48,11 +48,11 @@ def write_text_atomic(target: Path, text: str) -> Path:
 
 
 @contextmanager
-def exclusive(path: Path, what: str) -> Iterator[None]:
+def exclusive(path: Path, busy: str) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock) on `path` for the block: a directory is locked as itself
     (nothing is written into it); any other path is a lock file, created if missing. The lock goes with
-    the process (a killed holder frees it). Raises BusyError "`what` is in use by another onechip process
-    (PATH)" when another process holds it; it does not wait."""
+    the process (a killed holder frees it). Raises BusyError `busy` (one line: who holds it and what to do)
+    when another holder has it, in this process or another; it does not wait."""
     if path.is_dir():
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     else:
@@ -63,7 +63,7 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise BusyError(f"{what} is in use by another onechip process ({path})") from None
+                raise BusyError(busy) from None
             raise
         yield
     finally:

@@ -34,7 +34,11 @@ def last_path() -> Path:
 def locked() -> AbstractContextManager[None]:
     """The engine-state lock ($ONECHIP_HOME/engine.lock, paths.exclusive): `up` holds it from its first
     check to the saved state, `down` while it stops and forgets; a second holder gets BusyError at once."""
-    return exclusive(onechip_home() / "engine.lock", "the engine state (an `up` starting, or a `down`)")
+    return exclusive(
+        onechip_home() / "engine.lock",
+        f"another onechip `up` or `down` is changing the engine state in {onechip_home()}; wait for it, then "
+        "`onechip status`",
+    )
 
 
 def save(state: EngineState) -> None:
