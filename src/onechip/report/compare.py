@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
@@ -85,7 +85,7 @@ def within_noise(ratio: float, cv_a: Any, cv_b: Any) -> bool | None:
     return abs(ratio - 1.0) <= math.hypot(cv_a, cv_b)
 
 
-def _positive(value: float | None) -> bool:
+def _positive(value: float | None) -> TypeGuard[float]:
     """A figure a ratio can be taken of: a finite number above 0 (a damaged run may hold NaN)."""
     return value is not None and math.isfinite(value) and value > 0
 
