@@ -242,6 +242,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
         failed = [c for c in run.cells if c.status == "failed"]
         if failed and not any(c.status == "ok" for c in run.cells):
-            raise EndpointError(f"every measured cell failed; first: {failed[0].reason}")
+            raise EndpointError(
+                f"every measured cell failed; first: {failed[0].reason}; measure them again with --resume {out_dir}"
+            )
         if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
             raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")

@@ -216,7 +216,7 @@ class Plan(ResultModel):
             raise ConfigError(f"{flag} {path}: not a plan JSON (see `onechip plan --json`)") from None
         positive = ("max_model_len", "block_size", "tensor_parallel_size", "pipeline_parallel_size")
         bad = [f"{name} {getattr(plan, name)} (at least 1)" for name in positive if getattr(plan, name) < 1]
-        sizes = ("weights_bytes", "kv_bytes_per_token", "kv_pool_bytes", "num_blocks", "kv_tokens")
+        sizes = ("weights_bytes", "kv_bytes_per_token", "num_blocks", "kv_tokens")  # a pool may be < 0: no fit
         bad += [f"{name} {getattr(plan, name)} (not negative)" for name in sizes if getattr(plan, name) < 0]
         if bad:
             raise ConfigError(f"{flag} {path}: not a usable plan: {', '.join(bad)}; make it again with `onechip plan`")
