@@ -18,7 +18,6 @@ import hmac
 import inspect
 import math
 import os
-import resource
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +31,7 @@ from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.mcp.bridge import refusal, result, run_job, signature_of
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_programs
+from onechip.procs import cap_heap
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 
@@ -49,7 +49,12 @@ def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The arguments the caller gave, as far as can be told: those that differ from the field default
     (so a request's 'give A or B' rules judge what was sent, as on the command line)."""
     fields = spec.request.model_fields
-    return {k: v for k, v in kwargs.items() if k not in fields or v != fields[k].get_default(call_default_factory=True)}
+
+    def default(k: str, v: Any) -> bool:  # `true` is not the default 1: it is judged (and refused) as sent
+        d = fields[k].get_default(call_default_factory=True)
+        return type(v) is type(d) and v == d
+
+    return {k: v for k, v in kwargs.items() if k not in fields or not default(k, v)}
 
 
 def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
@@ -182,20 +187,10 @@ def memory_limit_bytes(environ: Mapping[str, str] | None = None) -> int:
     return int(gib * GIB)
 
 
-def guard_memory(limit_bytes: int) -> None:
-    """Cap this process's heap (RLIMIT_DATA) at `limit_bytes`: a job that asks for more gets MemoryError,
-    which its tool call reports in one line (bridge.failure_line), instead of the kernel killing the whole
-    server. The engines run in their own processes and are not counted."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    cap = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
-    if soft == resource.RLIM_INFINITY or soft > cap:
-        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
-
-
 def serve(read_only: bool, transport: str, host: str, port: int, token: str | None) -> None:
     """Run the server until the client leaves (stdio) or the process is stopped (http), its heap capped
-    (guard_memory)."""
-    guard_memory(memory_limit_bytes())
+    (procs.cap_heap; the engines it starts get the old limit back)."""
+    cap_heap(memory_limit_bytes())
     server = build_server(read_only)
     if transport == "stdio":
         server.run("stdio")

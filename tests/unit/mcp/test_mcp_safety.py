@@ -83,6 +83,7 @@ def test_a_billable_tool_with_a_string_confirm_creates_nothing(monkeypatch) -> N
         ({**E2B, "multimodal": 0}, "--multimodal"),
         ({**E2B, "enforce_eager": 1}, "--enforce-eager"),
         ({**E2B, "tensor_parallel_size": False}, "--tensor-parallel-size"),
+        ({**E2B, "tensor_parallel_size": True}, "--tensor-parallel-size"),  # equal to the default 1, still refused
         ({**E2B, "utilization": "0.9"}, "--gpu-memory-utilization"),
     ],
 )
@@ -188,17 +189,26 @@ def test_memory_limit_from_the_environment() -> None:
             mcp_server.memory_limit_bytes({"ONECHIP_MCP_MEMORY_GIB": bad})
 
 
-def test_the_memory_guard_turns_a_runaway_allocation_into_memory_error() -> None:
-    # in a child: the cap is per process, and this one must keep its own
+def test_the_memory_guard_turns_a_runaway_allocation_into_memory_error_and_spares_engines() -> None:
+    # in a child: the cap is per process, and this one must keep its own. An engine it starts gets the old
+    # limit back (limits are inherited; vLLM holds weights and KV cache in host memory)
     script = textwrap.dedent(
         """
-        from onechip.mcp.server import guard_memory
-        guard_memory(512 << 20)
+        import resource, subprocess, sys
+        from onechip.procs import cap_heap, uncap_child
+        before = resource.getrlimit(resource.RLIMIT_DATA)
+        cap_heap(512 << 20)
         try:
             hog = bytearray(2 << 30)
         except MemoryError:
             print("MemoryError")
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+        capped = resource.prlimit(child.pid, resource.RLIMIT_DATA)
+        uncap_child(child.pid)
+        print(capped[0] == 512 << 20, resource.prlimit(child.pid, resource.RLIMIT_DATA) == before)
+        child.kill()
+        child.wait()
         """
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "MemoryError"
+    assert out.stdout.split() == ["MemoryError", "True", "True"], out.stderr
