@@ -104,10 +104,11 @@ def test_two_bench_on_one_out_measure_once(tmp_path: Path) -> None:
 
 def test_down_during_bench_keeps_every_request_and_resume_measures_the_failed_reps(tmp_path: Path) -> None:
     home, port, out = tmp_path / "home", free_port(), tmp_path / "run"
-    code, err = _done(_up(home, port, "--fake-itl-s", "0.02"))
+    code, err = _done(_up(home, port, "--fake-itl-s", "0.01"))
     assert code == 0, err
     url = f"http://127.0.0.1:{port}"
-    grid = ["--contexts", "16", "--clients", "2", "--reps", "3", "--requests-per-client", "5", "--output-tokens", "20"]
+    # 3 reps x 2 streams x 21 requests of 20 tokens 10 ms apart: ~13 s, so `down` (a new process) lands mid-run
+    grid = ["--contexts", "16", "--clients", "2", "--reps", "3", "--requests-per-client", "20", "--output-tokens", "20"]
     bench = _onechip(home, "bench", url, *grid, "--out", str(out))
     requests = out / "requests.jsonl"
     deadline = time.monotonic() + 60
@@ -126,14 +127,14 @@ def test_down_during_bench_keeps_every_request_and_resume_measures_the_failed_re
     assert _done(_onechip(home, "bench", "--resume", str(out)))[0] == EndpointError.exit_code
     assert requests.read_text() == before and not (out / "requests.replaced.jsonl").exists()
     # the engine back on the same port: the failed and unfinished repetitions are measured again
-    assert _done(_up(home, port, "--fake-itl-s", "0.02"))[0] == 0
+    assert _done(_up(home, port, "--fake-itl-s", "0.01"))[0] == 0
     try:
         code, err = _done(_onechip(home, "bench", "--resume", str(out)))
     finally:
         _done(_onechip(home, "down"))
     assert code == 0, err
     final = [json.loads(line) for line in requests.read_text().splitlines()]
-    assert len(final) == 3 * 2 * 6 and all(s["status"] == "ok" for s in final)
+    assert len(final) == 3 * 2 * 21 and all(s["status"] == "ok" for s in final)
     replaced = [json.loads(line) for line in (out / "requests.replaced.jsonl").read_text().splitlines()]
     assert len([s for s in replaced if s["status"] == "failed"]) == len(failed)  # the failures kept, not lost
     summary = json.loads((out / "summary.json").read_text())
