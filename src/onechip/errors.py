@@ -12,6 +12,8 @@
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
     │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
     │                            auth, transient, bad-endpoint, other)
+    ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
+    │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
@@ -98,6 +100,12 @@ class CloudError(OnechipError):
         self.reason = reason
         self.code = code
         self.status = status
+
+
+class BusyError(OnechipError):
+    """Another onechip process holds the lock on what this one would change (paths.exclusive)."""
+
+    exit_code = 8
 
 
 class ChecksNotPassed(OnechipError):

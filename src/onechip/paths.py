@@ -1,12 +1,21 @@
-"""Where onechip keeps things on disk: its home (models, engine state) and run directories."""
+"""Where onechip keeps things on disk: its home (models, engine state) and run directories; how a file is
+written so no reader sees half of it (write_text_atomic), and the one lock two onechip processes take before
+changing the same thing (exclusive: the engine state, a run directory).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+from onechip.errors import BusyError
 
 
 def onechip_home() -> Path:
@@ -39,8 +48,40 @@ def new_run_dir(root: Path) -> Path:
 
 
 def write_text_atomic(target: Path, text: str) -> Path:
-    """Write `text` to `target` through a temporary file beside it, so a reader never sees half a file."""
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    """Write `text` to `target` through a temporary file beside it (flushed to disk, then renamed), so a
+    reader never sees half a file and a full disk leaves `target` as it was. Raises OSError naming `target`
+    (errors.os_error_line prints "PATH: No space left on device"); the temporary file is removed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     return target
+
+
+@contextmanager
+def exclusive(path: Path, busy: str) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock) on `path` for the block: a directory is locked as itself
+    (nothing is written into it); any other path is a lock file, created if missing. The lock goes with
+    the process (a killed holder frees it). Raises BusyError `busy` (one line: who holds it and what to do)
+    when another holder has it, in this process or another; it does not wait."""
+    if path.is_dir():
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise BusyError(busy) from None
+            raise
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import resource
 import signal
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -15,3 +16,30 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     its children with it.
     """
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, sig)
+
+
+# The heap limit this process had before cap_heap, given back to the engines it starts (None: never capped).
+_UNCAPPED: tuple[int, int] | None = None
+
+
+def cap_heap(limit_bytes: int) -> None:
+    """Cap this process's heap (RLIMIT_DATA) at `limit_bytes`: an allocation past it raises MemoryError in
+    the thread that asked, instead of the kernel killing the process (the MCP server uses it so one job
+    cannot take it down). Children inherit limits: an engine started afterwards gets the old one back
+    (uncap_child)."""
+    global _UNCAPPED
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        _UNCAPPED = _UNCAPPED or (soft, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+
+
+def uncap_child(pid: int) -> None:
+    """Give child `pid` (an engine: vLLM holds its weights and KV cache in host memory too) the heap limit
+    this process had before cap_heap. Nothing to do when this process was never capped."""
+    if _UNCAPPED is not None:
+        try:
+            resource.prlimit(pid, resource.RLIMIT_DATA, _UNCAPPED)
+        except (ProcessLookupError, PermissionError):  # already gone, or not ours to change: it boots capped
+            return

@@ -526,6 +526,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
     parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
     parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
+    parser.add_argument("--fake-boot-s", type=float, default=0.0, help="seconds the boot takes before serving")
+    parser.add_argument("--fake-itl-s", type=float, default=0.0, help="seconds between streamed tokens")
     args, _ = parser.parse_known_args(argv)
     return args
 
@@ -537,7 +539,9 @@ def main(argv: list[str] | None = None) -> None:
     "grandchild=<pid>" with --fake-fork, then the KV line (--fake-kv-tokens at --max-model-len; defaults are
     the embedded engine's measured 46,592 tokens, 5.69x at 8,192) and "Application startup complete.".
     --fake-boot die exits 3 after "ValueError: boom during boot"; hang never serves; fail-program-load (or
-    FAKE_VLLM_FAIL=1 in the environment) prints the seed's program-load failure and exits 1.
+    FAKE_VLLM_FAIL=1 in the environment) prints the seed's program-load failure and exits 1; --fake-boot-s S
+    boots S seconds before serving (two commands racing on one engine state overlap); --fake-itl-s S streams
+    generated tokens S seconds apart instead of the fixed reply (a bench that lasts).
     --fake-boot-log FILE replays a recorded log instead (e.g. tests/data/vllm_cpu_0.32_boot.log), its pids
     rewritten to this process's: the lines before "Application startup complete", then the server starts,
     then the rest.
@@ -546,7 +550,10 @@ def main(argv: list[str] | None = None) -> None:
     boot = "fail-program-load" if os.environ.get("FAKE_VLLM_FAIL") else args.fake_boot
     served = args.served_model_name or args.model or args.positional_model or "model"
     reply = Reply(args.fake_reply)
-    fake = FakeVllm(lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len)
+    fake = FakeVllm(
+        None if args.fake_itl_s else lambda body: reply,  # a timed stream generates tokens ("tok" words)
+        model=served, version=args.fake_version, max_model_len=args.max_model_len, itl_s=args.fake_itl_s,
+    )  # fmt: skip
     fake.host, fake.port = args.host, args.port
     if args.fake_boot_log:
         lines = re.sub(r"\bpid=\d+", f"pid={os.getpid()}", args.fake_boot_log.read_text()).splitlines()
@@ -572,6 +579,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(3)
     while boot == "hang":
         time.sleep(1)
+    time.sleep(args.fake_boot_s)
     concurrency = args.fake_kv_tokens / args.max_model_len
     _log(
         f"CPU KV cache size: {args.fake_kv_tokens:,} tokens, Maximum concurrency for {args.max_model_len:,} "

@@ -13,7 +13,7 @@ from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, redact
-from onechip.paths import onechip_home
+from onechip.paths import onechip_home, write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineStatus, Plan
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -42,18 +42,20 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
 
 
 def _read_plan(plan: Plan | Path) -> Plan:
-    """A Plan, or a plan JSON file read into one (ConfigError when it cannot be read or is not a plan)."""
+    """A Plan, or a plan JSON file read into one (Plan.from_file: ConfigError when it cannot be read or is not
+    a plan), refused when it was made before plans carried their serve settings."""
     if isinstance(plan, Plan):
         return plan
-    try:
-        read = Plan.model_validate_json(plan.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--plan {plan}: cannot read: {exc.strerror}") from None
-    except ValueError:
-        raise ConfigError(f"--plan {plan}: not a plan JSON (see `onechip plan --json`)") from None
+    read = Plan.from_file(plan)
     if read.serve.max_model_len is None:  # every plan states it; older files held the flags as text
         raise ConfigError(f"--plan {plan}: made by an older onechip (no serve settings); plan it again")
     return read
+
+
+def _refuse_running() -> None:
+    current = engine_state.status()
+    if current.running and current.state is not None:
+        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -68,11 +70,11 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     an argv, log, report or exception. `dry_run`: build and return the launch, run nothing. Engine-kind
     choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
     ConfigError, EngineError (already running, ssh/docker failed), PortInUseError, EngineBootError
-    (one-line cause + log path), MissingDependencyError.
+    (one-line cause + log path), MissingDependencyError, BusyError (another `up` or a `down` holds the
+    engine-state lock: see _start).
     """
-    current = None if request.dry_run else engine_state.status()
-    if current is not None and current.running and current.state is not None:
-        raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    if not request.dry_run:
+        _refuse_running()
     if request.engine == "embedded":
         return _up_embedded(request, on_progress)
     the_plan, replanned = _plan_for_up(request)
@@ -93,7 +95,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
         engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot)
-    (engine_dir / "crosscheck.json").write_text(cross.model_dump_json(indent=2))
+    write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
     remember_boot(the_plan, cross)
     return UpResult(
         dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan, replanned_with=replanned
@@ -122,11 +124,16 @@ def _start(
     timeout_s: float,
     on_progress: ProgressFn,
 ) -> BootRecord:
-    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up)."""
-    engine_dir.mkdir(parents=True, exist_ok=True)
-    engine.log_path.unlink(missing_ok=True)
-    boot = _boot(engine, timeout_s, on_progress)
-    return _record_up(engine, boot, engine_dir, the_plan, token)
+    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up), holding the
+    engine-state lock from the last "already running?" check to the saved state: a second `up` or a `down`
+    meanwhile is refused with BusyError (the lock comes after every input check, so a refused input writes
+    nothing)."""
+    with engine_state.locked():
+        _refuse_running()
+        engine_dir.mkdir(parents=True, exist_ok=True)
+        engine.log_path.unlink(missing_ok=True)
+        boot = _boot(engine, timeout_s, on_progress)
+        return _record_up(engine, boot, engine_dir, the_plan, token)
 
 
 def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
@@ -153,9 +160,9 @@ def _record_up(
     """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
     boot_path = engine_dir / "boot.json"
     text = boot.model_dump_json(indent=2)
-    boot_path.write_text(token.scrub(text) if token else text)
+    write_text_atomic(boot_path, token.scrub(text) if token else text)
     if the_plan is not None:
-        (engine_dir / "plan.json").write_text(the_plan.model_dump_json(indent=2))
+        write_text_atomic(engine_dir / "plan.json", the_plan.model_dump_json(indent=2))
     state = engine.state()
     state.boot_path = str(boot_path)
     engine_state.save(state)

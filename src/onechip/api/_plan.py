@@ -8,7 +8,7 @@ from pathlib import Path
 from onechip import planner
 from onechip.engines import embedded, model_store, startup
 from onechip.errors import ConfigError
-from onechip.paths import home_store
+from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
@@ -82,4 +82,4 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
     directory = measured_boots_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / calibration.file_name(plan.deployment_key)).write_text(measured.model_dump_json(indent=2))
+    write_text_atomic(directory / calibration.file_name(plan.deployment_key), measured.model_dump_json(indent=2))

@@ -35,12 +35,11 @@ PRIORS_NOTE = (
 
 
 def _read_plan(path: Path) -> Plan:
-    try:
-        return Plan.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--plan {path}: cannot read: {exc.strerror}") from None
-    except ValueError:
-        raise ConfigError(f"--plan {path}: not a plan JSON (see `onechip plan --json`)") from None
+    """The plan to simulate (Plan.from_file); a plan that does not fit has nothing to predict: refused."""
+    the_plan = Plan.from_file(path)
+    if not the_plan.fits:
+        raise ConfigError(f"--plan {path}: the plan does not fit ({the_plan.verdict}); nothing to predict")
+    return the_plan
 
 
 def _served_matches(plan: Plan, served: str | None) -> bool:

@@ -54,10 +54,18 @@ def report(request: ReportRequest) -> list[Path]:
     Returns the files written. See onechip.report.
 
     Raises ConfigError (after writing) when a run file is damaged (truncated, not JSON, wrong shape): the
-    report renders what could be read, but a report of a damaged run must not look like a good one."""
+    report renders what could be read, but a report of a damaged run must not look like a good one. A
+    damaged `compare` run is refused before anything is written."""
+    if request.compare is not None:  # the other run is judged as `report` judges this one, before writing
+        _refuse_damaged(report_layer.read_run(request.compare).problems, f"--compare {request.compare}: ", "")
     written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
-    problems = report_layer.read_run(request.run_dir).problems
+    shown = f"; the report in {written[0].parent} shows what could be read"
+    _refuse_damaged(report_layer.read_run(request.run_dir).problems, "", shown)
+    return written
+
+
+def _refuse_damaged(problems: list[str], prefix: str, suffix: str) -> None:
+    """Raise ConfigError with the first of a run's `problems` (damaged files), if any."""
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError(f"{problems[0]}{more}; the report in {written[0].parent} shows what could be read")
-    return written
+        raise ConfigError(f"{prefix}{problems[0]}{more}{suffix}")

@@ -7,7 +7,8 @@ open-loop instead (Poisson or constant), at most `clients` in flight. The stream
 split across `workers` client processes (bench.worker); one /tokenize check per repetition fixes the prompt.
 Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
-(cell, rep) groups already complete in requests.jsonl are reused; incomplete ones are dropped and re-run.
+(cell, rep) groups already complete in requests.jsonl, with no failed request, are reused; the others are
+re-run (their samples move to requests.replaced.jsonl).
 
 Workloads (`workload`): the grid above; `agent`: each stream runs sessions (bench.agent) whose shared system
 prompt is the cell's context, turns growing it, per-turn statistics and cached tokens in the summary; `trace`:
@@ -40,8 +41,8 @@ from onechip.bench.client import data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
-from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
-from onechip.paths import write_text_atomic
+from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
+from onechip.paths import exclusive, write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchClient, BenchConfig, BenchRun, BenchServer, CellResult, RepJob, RequestSample
@@ -49,6 +50,8 @@ from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, bench_chat_body
 
+# Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
+REPLACED_FILE = "requests.replaced.jsonl"
 # Config fields that say what is measured; a resumed run must agree on them.
 _RESUME_KEYS = (
     "base_url",
@@ -197,8 +200,9 @@ def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[
 
 
 def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[RepKey, list[RequestSample]]:
-    """(cell, rep) groups that hold all their measured requests: the known number (a count, or the open-loop
-    schedule), or, for a timed closed loop, every stream's `last_in_stream` request."""
+    """(cell, rep) groups that hold all their measured requests, none of them failed: the known number (a
+    count, or the open-loop schedule), or, for a timed closed loop, every stream's `last_in_stream` request.
+    A repetition with a failed request (the server died, or was stopped, mid-run) is measured again."""
     groups: dict[RepKey, list[RequestSample]] = defaultdict(list)
     for s in samples:
         groups[(s.context_tokens, s.clients, s.rep)].append(s)
@@ -214,7 +218,7 @@ def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[
             complete = len({s.stream for s in group if s.last_in_stream}) == cl
         else:
             complete = len(measured) == cl * config.requests_per_client
-        if complete:
+        if complete and not any(s.status == "failed" for s in group if not s.warmup):
             done[(ctx, cl, rep)] = group
     return done
 
@@ -435,12 +439,14 @@ class _Run:
         cell.reason = f"{cell.reason}; {note}" if cell.reason else note
         return cell
 
-    def _check_resume(self, resume: bool) -> dict[RepKey, list[RequestSample]]:
+    def _check_resume(self, resume: bool) -> tuple[dict[RepKey, list[RequestSample]], list[RequestSample]]:
+        """(the repetitions a resume reuses, every saved sample); refuses a config that differs. Nothing is
+        changed on disk yet (see _keep_resumed, after the server answered)."""
         cfg = self.config
         if not resume:
             if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
-            return {}
+            return {}, []
         old = saved_config(self.out_dir)
         self.saved = saved_run(self.out_dir)
         if old is not None:
@@ -449,10 +455,19 @@ class _Run:
                     raise ConfigError(
                         f"cannot resume {self.out_dir}: {key} was {getattr(old, key)!r}, now {getattr(cfg, key)!r}"
                     )
-        done = _complete_groups(load_samples(self.requests_path), cfg)
+        samples = load_samples(self.requests_path)
+        return _complete_groups(samples, cfg), samples
+
+    def _keep_resumed(self, done: dict[RepKey, list[RequestSample]], samples: list[RequestSample]) -> None:
+        """requests.jsonl keeps the reused repetitions; the others' samples move to REPLACED_FILE."""
         keep = [s for key in sorted(done) for s in done[key]]
+        replaced = [s for s in samples if (s.context_tokens, s.clients, s.rep) not in done]
+        if replaced:  # what is measured again is kept, not lost: the failures are a record of the first try
+            with (self.out_dir / REPLACED_FILE).open("a") as sink:
+                sink.writelines(s.model_dump_json() + "\n" for s in replaced)
+            again = f"resume: {len(replaced)} requests of unfinished or failed repetitions measured again"
+            self.on_progress(ProgressEvent("bench", f"{again} (kept in {REPLACED_FILE})"))
         write_text_atomic(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
-        return done
 
     def save(self) -> None:
         assert self.run is not None
@@ -460,9 +475,11 @@ class _Run:
 
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
-        done = self._check_resume(resume)
+        done, saved_samples = self._check_resume(resume)
         with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s) as wire:
             model, version = await asyncio.to_thread(self.probe, wire)
+            if resume:
+                self._keep_resumed(done, saved_samples)
             notes: list[str] = []
             await self.probe_extras(model, notes)
             builder = PromptBuilder(wire, model)
@@ -543,6 +560,8 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
+    if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, bytes
+        trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is a file, not a run directory")
@@ -559,7 +578,20 @@ def run_grid(
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     run = _Run(config, out_dir, plan, on_progress)
     try:
-        return asyncio.run(run.main(resume))
+        with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
+            if not resume and (out_dir / RUN_FILES["bench"]).exists():  # written since the check above
+                raise BusyError(f"{out_dir} was just started by another bench; choose another --out")
+            return asyncio.run(run.main(resume))
+    except BusyError:
+        raise
+    except EndpointError as exc:
+        if run.run is None:  # failed before measuring anything: it leaves no empty directory
+            if created is not None:
+                _remove_if_empty(out_dir, created)
+            raise
+        run.save()  # the server went away mid-run (stopped, died): what was measured stays, and says so
+        kept = f"finished requests are in {run.requests_path}; resume with --resume {out_dir}"
+        raise EndpointError(f"{exc}; {kept}") from None
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
             _remove_if_empty(out_dir, created)

@@ -21,13 +21,14 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, ValidationError
 
 from onechip.errors import ConfigError
+from onechip.schemas.bench import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
 from onechip.schemas.common import StrictModel
 
 
 class TraceItem(StrictModel):
     """One recorded request."""
 
-    model_config = {"extra": "ignore"}  # traces carry more (hash_ids, session ids): ignored
+    model_config = {"extra": "ignore", "allow_inf_nan": False}  # traces carry more (hash_ids, session ids)
 
     timestamp_ms: float | None = Field(
         default=None, validation_alias=AliasChoices("timestamp", "timestamp_ms"), description="Send time, ms."
@@ -35,11 +36,13 @@ class TraceItem(StrictModel):
     timestamp_s: float | None = Field(default=None, description="Send time, s (instead of timestamp).")
     input_tokens: int = Field(
         ge=1,
+        le=MAX_TOKENS,
         validation_alias=AliasChoices("input_length", "prompt_tokens", "input_tokens"),
         description="Prompt length, tokens.",
     )
     output_tokens: int = Field(
         ge=1,
+        le=MAX_TOKENS,
         validation_alias=AliasChoices("output_length", "output_tokens", "max_tokens"),
         description="Output length, tokens.",
     )
@@ -52,11 +55,15 @@ class TraceItem(StrictModel):
 
 def load_trace(path: Path) -> list[TraceItem]:
     """The trace's requests in file order. Raises ConfigError naming the file and line of a bad entry, or
-    when the file is missing or empty."""
+    when the file is missing, empty, not text, or longer than MAX_REQUESTS lines."""
     try:
-        lines = Path(path).read_text().splitlines()
+        lines = Path(path).read_bytes().decode("utf-8").splitlines()
     except OSError as exc:
         raise ConfigError(f"--trace {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--trace {path}: not UTF-8 text (byte {exc.start}); a trace is JSONL") from None
+    if len(lines) > MAX_REQUESTS:
+        raise ConfigError(f"--trace {path}: {len(lines):,} lines; at most {MAX_REQUESTS:,} requests")
     items = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -78,9 +85,14 @@ def _first_error(exc: ValidationError) -> str:
 
 def offsets_s(items: list[TraceItem], speed: float) -> list[float]:
     """Send offsets (s from the first request), scaled by 1 / speed. Out-of-order timestamps keep file order
-    but never send before the earliest."""
+    but never send before the earliest. Raises ConfigError when the replay would last past MAX_SECONDS."""
     t0 = min(i.at_s() for i in items)
-    return [(i.at_s() - t0) / speed for i in items]
+    offsets = [(i.at_s() - t0) / speed for i in items]
+    if max(offsets) > MAX_SECONDS:
+        raise ConfigError(
+            f"--trace replays over {max(offsets):,.0f} s at --trace-speed {speed:g}; at most {MAX_SECONDS:,.0f} s"
+        )
+    return offsets
 
 
 def median_input(items: list[TraceItem]) -> int:

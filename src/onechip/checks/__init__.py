@@ -27,6 +27,7 @@ from onechip.checks.needle import check_needle
 from onechip.checks.smoke import check_smoke
 from onechip.checks.tools import check_tools
 from onechip.errors import ConfigError, Interrupted
+from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, CheckReport, CheckResult
 from onechip.vllm.wire import WireClient, api_key_from_env
@@ -146,5 +147,5 @@ def _save(report: CheckReport, out_dir: Path | None) -> str:
     if out_dir is None:
         return ""
     path = out_dir / "checks.json"
-    path.write_text(report.model_dump_json(indent=2) + "\n")
+    write_text_atomic(path, report.model_dump_json(indent=2) + "\n")
     return f"; what finished is in {path}"

@@ -15,11 +15,14 @@ google-adk and litellm are an optional extra (`pip install 'onechip[adk]'`), imp
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import re
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,5 +168,34 @@ def run_case_adk(
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", UserWarning)
         adk = _adk()
-        with open(errlog_path or os.devnull, "a") as errlog:
+        with open(errlog_path or os.devnull, "a") as errlog, _logs_to(errlog):
             return asyncio.run(_run_case(adk, ep.root, model, case, runs, opts, errlog))
+
+
+# The loggers ADK and LiteLLM report a failed call on, each with its traceback (google-adk 2.13
+# workflow/_node_runner.py `logger.exception("Node execution failed ...")`; litellm/_logging.py): against a
+# silent server that is hundreds of lines on the terminal. The run is scored 'error' with its one-line
+# cause (see _one_run); the tracebacks go to the check's error log.
+_CHATTY_LOGGERS = ("google_adk", "LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+@contextlib.contextmanager
+def _logs_to(errlog: Any) -> Iterator[None]:
+    """Send _CHATTY_LOGGERS to `errlog` (not the terminal) for the block, and silence LiteLLM's printed
+    "Give Feedback / Get Help" lines (litellm.suppress_debug_info)."""
+    import litellm
+
+    handler = logging.StreamHandler(errlog)
+    saved = [(logging.getLogger(n), logging.getLogger(n).propagate) for n in _CHATTY_LOGGERS]
+    quiet = litellm.suppress_debug_info
+    litellm.suppress_debug_info = True
+    for log, _ in saved:
+        log.addHandler(handler)
+        log.propagate = False
+    try:
+        yield
+    finally:
+        litellm.suppress_debug_info = quiet
+        for log, propagate in saved:
+            log.removeHandler(handler)
+            log.propagate = propagate

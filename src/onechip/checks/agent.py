@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from onechip.checks.id_table import count_ids, equivalent
 from onechip.errors import EndpointError, EndpointStatusError, MissingDependencyError
+from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import AgentOutcome, AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe, Verdict
 from onechip.vllm.wire import ChatReply, WireClient, chat_body
@@ -425,7 +426,7 @@ def check_agent(
     if out_dir is not None:
         transcript_path = out_dir / "agent_transcripts.json"
         saved = [{"run": r.model_dump(), "messages": tr.messages} for r, tr in results]
-        transcript_path.write_text(json.dumps(saved, indent=2, default=str) + "\n")
+        write_text_atomic(transcript_path, json.dumps(saved, indent=2, default=str) + "\n")
     row = table(runs)
     verdict, note = _verdict(results, row, infra_error)
     return CheckResult(

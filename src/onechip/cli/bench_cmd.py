@@ -27,10 +27,7 @@ DEFAULT_OUT = Path("runs/bench")
 def _load_plan(path: Path | None) -> Plan | None:
     if path is None:
         return None
-    try:
-        return Plan.model_validate_json(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--plan {path}: not a readable Plan JSON ({str(exc).splitlines()[0]})") from None
+    return Plan.from_file(path)
 
 
 def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
@@ -248,6 +245,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
         failed = [c for c in run.cells if c.status == "failed"]
         if failed and not any(c.status == "ok" for c in run.cells):
-            raise EndpointError(f"every measured cell failed; first: {failed[0].reason}")
+            raise EndpointError(
+                f"every measured cell failed; first: {failed[0].reason}; measure them again with --resume {out_dir}"
+            )
         if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
             raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")

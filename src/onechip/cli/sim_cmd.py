@@ -11,6 +11,7 @@ from onechip import api
 from onechip.cli.bench_cmd import print_run
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
+from onechip.errors import ConfigError
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
 from onechip.schemas.sim import Advice
@@ -62,13 +63,15 @@ def advise(
         advice = api.advise(request, on_progress)
     if as_json:
         typer.echo(advice.model_dump_json(indent=2))
-        return
-    _print_advice(advice, request)
-    for r in advice.rows:
-        if not r.fits:
-            console.print(f"[dim]{r.chip} ({r.engines} x TP={r.tensor_parallel_size}): {r.verdict}[/]")
-    for note in advice.notes:
-        console.print(f"[yellow]note[/] {note}")
+    else:
+        _print_advice(advice, request)
+        for r in advice.rows:
+            if not r.fits:
+                console.print(f"[dim]{r.chip} ({r.engines} x TP={r.tensor_parallel_size}): {r.verdict}[/]")
+        for note in advice.notes:
+            console.print(f"[yellow]note[/] {note}")
+    if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer
+        raise ConfigError(f"{advice.model}: the workload fits no chip considered ({len(advice.rows)}; reasons above)")
 
 
 def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) -> str:

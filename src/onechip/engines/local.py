@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
-from onechip.procs import die_with_parent
+from onechip.procs import die_with_parent, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -164,6 +164,7 @@ class LocalVllmEngine:
                 preexec_fn=die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
             )
         self.pid = self.process.pid
+        uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
         """Poll /health until 200. Raises EngineBootError if the process exits or `timeout_s` passes."""

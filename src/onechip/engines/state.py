@@ -10,13 +10,14 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
-from onechip.paths import onechip_home, write_text_atomic
+from onechip.paths import exclusive, onechip_home, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
@@ -28,6 +29,16 @@ def state_path() -> Path:
 def last_path() -> Path:
     """Where `down` keeps the record of the engine it stopped: `logs` still finds that engine's log."""
     return onechip_home() / "engine.last.json"
+
+
+def locked() -> AbstractContextManager[None]:
+    """The engine-state lock ($ONECHIP_HOME/engine.lock, paths.exclusive): `up` holds it from its first
+    check to the saved state, `down` while it stops and forgets; a second holder gets BusyError at once."""
+    return exclusive(
+        onechip_home() / "engine.lock",
+        f"another onechip `up` or `down` is changing the engine state in {onechip_home()}; wait for it, then "
+        "`onechip status`",
+    )
 
 
 def save(state: EngineState) -> None:
@@ -117,7 +128,13 @@ def status() -> EngineStatus:
 
 
 def down(grace_s: float = 20.0) -> EngineStatus:
-    """Stop the engine `up` started and forget it. Idempotent: no engine is not an error."""
+    """Stop the engine `up` started and forget it. Idempotent: no engine is not an error. Raises BusyError
+    while an `up` is starting (it holds the lock; stop that one with Ctrl-C)."""
+    with locked():
+        return _down(grace_s)
+
+
+def _down(grace_s: float) -> EngineStatus:
     state = load()
     if state is None:
         return EngineStatus(running=False, note="no engine was running")

@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from onechip.errors import OnechipError, redact
+from onechip.errors import OnechipError, os_error_line, redact
 from onechip.progress import ProgressEvent, ProgressFn
 
 T = TypeVar("T")
@@ -98,5 +98,24 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     except anyio.get_cancelled_exc_class():
         stop.set()
         raise
-    except OnechipError as exc:
-        raise ToolError(redact(str(exc))) from None
+    except ToolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the server's edge: every failure is the client's one line)
+        raise ToolError(failure_line(exc)) from None
+
+
+def failure_line(exc: BaseException) -> str:
+    """One redacted line for a failed job: an OnechipError's own message, an OSError's path and reason
+    (errors.os_error_line), a MemoryError as the guard that stopped it, anything else as its type and first
+    line (a bug, still told to the client rather than "Error executing tool")."""
+    if isinstance(exc, OnechipError):
+        text = str(exc)
+    elif isinstance(exc, OSError):
+        text = os_error_line(exc)
+    elif isinstance(exc, MemoryError):
+        text = "out of memory: the job needed more than this server may hold ($ONECHIP_MCP_MEMORY_GIB); it stopped"
+    else:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        text = f"internal error ({type(exc).__name__}{': ' + first if first else ''}); please report it"
+    line = " ".join(redact(text).split())
+    return line if len(line) <= 1000 else line[:997] + "..."

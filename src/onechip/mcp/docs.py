@@ -22,6 +22,19 @@ Run the server with `onechip mcp` (stdio), `onechip mcp --http` (streamable HTTP
 or `onechip mcp --read-only` (only the tools marked read-only below, with their writing fields removed).
 Each tool's input is its job's request model and its output (`structuredContent`) the job's result model;
 the text content is a one-line summary. Errors come back as tool errors with the CLI's one-line message.
+
+Safety, for an agent's hands:
+- Arguments are strict JSON: a boolean is `true`/`false` (never `"false"`, `1` or `0`), an integer is never a
+  boolean, a number is never a string; an unknown argument is refused. A gated tool (marked destructive or
+  spending money) does nothing unless `confirm` is JSON `true`; without it, it says what it would do.
+- The MCP surface runs nothing but onechip's engines: `launcher` and the ssh `-o` options are not inputs here
+  (use the CLI); `sets` may set engine variables only (`VLLM_*`, `HF_*`, `TPU_*`, `XLA_*`, `PJRT_*`, `CUDA_*`,
+  `NCCL_*`, `OMP_*`) and none of vLLM's code-loading flags (`--trust-remote-code`, `--worker-cls`, ...);
+  `image` must start with a prefix the operator allows in `$ONECHIP_MCP_IMAGES` (comma-separated; default
+  `vllm/`).
+- Every job is bounded before it starts (sizes, counts, durations); a cancelled call stops its job at the
+  next progress step; the server's heap is capped (`$ONECHIP_MCP_MEMORY_GIB`, default half the RAM), so a
+  job that runs out of memory fails alone and the server keeps answering.
 """
 
 

@@ -5,24 +5,34 @@ Each tool's input schema is its job's request model; its output schema the job's
 beside it one summary line. Errors are tool errors carrying the CLI's one-line message. Transports:
 stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer
 token (checked in constant time), which is never printed or logged.
+
+Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs
+only on `confirm: true`; no tool input names a program to run (see mcp.tools); every failure is a tool error
+of one line; the server's heap is capped ($ONECHIP_MCP_MEMORY_GIB, default half the RAM) so one job's
+memory fails that job, not the server.
 """
 
 from __future__ import annotations
 
 import hmac
 import inspect
+import math
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult
-from pydantic import create_model
+from pydantic import create_model, model_validator
 
 from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.mcp.bridge import refusal, result, run_job, signature_of
-from onechip.mcp.tools import TOOLS, ToolSpec
+from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_programs
+from onechip.procs import cap_heap
+from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 
 INSTRUCTIONS = (
@@ -31,34 +41,47 @@ INSTRUCTIONS = (
     "Read tool errors: they say what to change."
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+MEMORY_ENV = "ONECHIP_MCP_MEMORY_GIB"
+UNKNOWN = "onechip_unknown_arguments"  # where the arguments a tool does not take are collected (_Arguments)
 
 
 def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The arguments the caller gave, as far as can be told: those that differ from the field default
     (so a request's 'give A or B' rules judge what was sent, as on the command line)."""
     fields = spec.request.model_fields
-    return {k: v for k, v in kwargs.items() if k not in fields or v != fields[k].get_default(call_default_factory=True)}
+
+    def default(k: str, v: Any) -> bool:  # `true` is not the default 1: it is judged (and refused) as sent
+        d = fields[k].get_default(call_default_factory=True)
+        return type(v) is type(d) and v == d
+
+    return {k: v for k, v in kwargs.items() if k not in fields or not default(k, v)}
 
 
 def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
     """The async function the SDK registers for `spec`: its signature is the request's fields (less those
     a read-only server drops) plus `confirm` when gated, so the SDK publishes them as the input schema."""
-    drop = spec.read_only_without if read_only else ()
+    drop = NOT_MCP_INPUTS + (spec.read_only_without if read_only else ())
 
     async def tool(ctx: Context, **kwargs: Any) -> CallToolResult:
-        confirm = bool(kwargs.pop("confirm", False))
+        unknown = kwargs.pop(UNKNOWN, [])
+        if unknown:
+            return refusal(f"{spec.name} takes no argument {', '.join(map(repr, unknown))}; nothing was done")
+        confirm = kwargs.pop("confirm", False)
+        if not isinstance(confirm, bool):  # only JSON true opens the gate: "false", "no", 1 are refused
+            return refusal(f"Invalid value for 'confirm': must be true or false, got {confirm!r}; nothing was done")
         try:
-            request = build_request(spec.request, _given(spec, kwargs))
+            request = build_request(spec.request, _given(spec, kwargs), strict=True)
+            refuse_programs(request)
         except ConfigError as exc:
             return refusal(str(exc))
         try:
-            if spec.gated and not confirm:
+            if spec.gated and confirm is not True:
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
+            return result(out, spec.summary(out))
         except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix
             return refusal(str(exc))
-        return result(out, spec.summary(out))
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     params = [ctx_param, *signature_of(spec.request, drop, spec.parameters(read_only))]
@@ -83,10 +106,24 @@ def _validate_like_the_cli(server: MCPServer, name: str) -> None:
         field_name: (Any, field.default if not field.is_required() else ...)
         for field_name, field in strict.model_fields.items()
     }
-    lenient = create_model(f"{name}Arguments", __base__=ArgModelBase, **passthrough)
-    lenient.model_config["extra"] = "forbid"
-    lenient.model_rebuild(force=True)
+    lenient = create_model(f"{name}Arguments", __base__=_Arguments, **passthrough)
     tool.fn_metadata.arg_model = lenient
+
+
+class _Arguments(ArgModelBase):
+    """What the SDK hands a tool: every value as sent (build_request judges it), and the names the tool does
+    not take collected in UNKNOWN, so the tool refuses them in one line (the SDK's own refusal is a
+    multi-line pydantic report)."""
+
+    onechip_unknown_arguments: list[str] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_unknown(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields) - {UNKNOWN}
+        return {k: v for k, v in data.items() if k in known} | {UNKNOWN: sorted(set(data) - known)}
 
 
 def build_server(read_only: bool = False) -> MCPServer:
@@ -134,8 +171,26 @@ def http_app(server: MCPServer, host: str, token: str | None) -> Any:
     return bearer_guard(app, token) if token else app
 
 
+def memory_limit_bytes(environ: Mapping[str, str] | None = None) -> int:
+    """The heap this server may hold: $ONECHIP_MCP_MEMORY_GIB GiB, else half this machine's RAM. Raises
+    ConfigError for a value that is not a positive number."""
+    env = os.environ if environ is None else environ
+    text = env.get(MEMORY_ENV)
+    if text is None:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    try:
+        gib = float(text)
+    except ValueError:
+        gib = 0.0
+    if not (gib > 0 and math.isfinite(gib)):
+        raise ConfigError(f"${MEMORY_ENV} must be a positive number of GiB, got {text!r}")
+    return int(gib * GIB)
+
+
 def serve(read_only: bool, transport: str, host: str, port: int, token: str | None) -> None:
-    """Run the server until the client leaves (stdio) or the process is stopped (http)."""
+    """Run the server until the client leaves (stdio) or the process is stopped (http), its heap capped
+    (procs.cap_heap; the engines it starts get the old limit back)."""
+    cap_heap(memory_limit_bytes())
     server = build_server(read_only)
     if transport == "stdio":
         server.run("stdio")

@@ -10,12 +10,16 @@ Safety, as an operator would want it:
                      tool says what it would do (down: which engine it would stop)
 The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
 preview names what would be created or deleted and its hourly price.
+    no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
+                     tool inputs, and refuse_programs refuses env vars, code-loading vLLM flags and images
+                     beyond the operator's allow-list ($ONECHIP_MCP_IMAGES)
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -57,6 +61,7 @@ from onechip.schemas.requests import (
     UpRequest,
 )
 from onechip.schemas.sim import Advice
+from onechip.vllm.flag_table import parse_sets
 
 
 class NoRequest(RequestModel):
@@ -142,6 +147,43 @@ class ToolSpec:
             bool, Field(description="Must be true to do it; without it the tool only says what it would do.")
         ]
         return [inspect.Parameter("confirm", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=confirm)]
+
+
+# --- what an MCP call may run: onechip's own engines, nothing an agent names
+
+# Fields that name a program: never MCP inputs (the CLI keeps them; the operator types those). `launcher`
+# is the serve program itself; an ssh `-o ProxyCommand=...` or `LocalCommand=...` runs a local command.
+NOT_MCP_INPUTS = ("launcher", "ssh_options")
+# `--set` on an MCP call: engine environment variables only under the engine's own prefixes (LD_PRELOAD,
+# PATH or PYTHONPATH would choose what runs), and none of the vLLM flags that load code from a path or a
+# model repository (vllm/engine/arg_utils.py: --trust-remote-code, --worker-cls, --worker-extension-cls,
+# --logits-processors; vllm/entrypoints/openai/cli_args.py: --middleware, --tool-parser-plugin).
+ENGINE_ENV_PREFIXES = ("VLLM_", "HF_", "TPU_", "XLA_", "PJRT_", "CUDA_", "NCCL_", "OMP_")
+CODE_FLAGS = frozenset(
+    {"--trust-remote-code", "--worker-cls", "--worker-extension-cls", "--logits-processors", "--middleware",
+     "--tool-parser-plugin", "--reasoning-parser-plugin"}
+)  # fmt: skip
+# The container images an MCP `up`/`demo` may run: image name prefixes, comma-separated, set by the operator
+# (default: vLLM's own images on Docker Hub, vllm/vllm-openai and vllm/vllm-tpu).
+IMAGES_ENV = "ONECHIP_MCP_IMAGES"
+
+
+def refuse_programs(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line) when an MCP request would run something other than a vLLM engine: a
+    `--set` env var outside ENGINE_ENV_PREFIXES or a flag of CODE_FLAGS, or an image outside $ONECHIP_MCP_IMAGES."""
+    env = os.environ if environ is None else environ
+    for override in parse_sets(list(getattr(request, "sets", None) or [])):
+        if override.is_env and not override.name.startswith(ENGINE_ENV_PREFIXES):
+            raise ConfigError(
+                f"sets: {override.name} is not an engine variable an MCP call may set "
+                f"({', '.join(p + '*' for p in ENGINE_ENV_PREFIXES)}); use the CLI"
+            )
+        if override.name in CODE_FLAGS:
+            raise ConfigError(f"sets: {override.name} loads code into the engine; an MCP call may not set it")
+    image = getattr(request, "image", None)
+    allowed = tuple(p.strip() for p in env.get(IMAGES_ENV, "vllm/").split(",") if p.strip())
+    if image and not image.startswith(allowed):
+        raise ConfigError(f"image {image!r} is not allowed here: ${IMAGES_ENV} allows {', '.join(allowed) or 'none'}")
 
 
 # --- jobs: (request, on_progress) -> result model

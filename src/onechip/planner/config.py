@@ -101,6 +101,18 @@ _POSITIVE_INTS = (
     "attention_chunk_size",
     "no_rope_layer_interval",
 )
+# Counts the planner loops over, bounded before any arithmetic (a config with 10**9 layers would build
+# 10**9 per-layer records): far above published decoders (Llama 3.1 405B: 126 layers, 128 heads; DeepSeek V3:
+# 61 layers, 256 routed experts), so a real model is never refused.
+_MAXIMA = {
+    "num_hidden_layers": 1024,
+    "num_attention_heads": 4096,
+    "num_key_value_heads": 4096,
+    "num_global_key_value_heads": 4096,
+    "num_experts": 65_536,
+    "num_local_experts": 65_536,
+    "n_routed_experts": 65_536,
+}
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
@@ -135,6 +147,10 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
         value = text.get(name)
         if value is not None and (not _is_int(value) or value <= 0):
             raise _fail(where, name, f"must be a positive integer, got {value!r}")
+        if value is not None and value > _MAXIMA.get(name, value):
+            raise _fail(
+                where, name, f"is {value:,}: more than any model the planner would serve (at most {_MAXIMA[name]:,})"
+            )
     for name in _NON_NEGATIVE_INTS:
         value = text.get(name)
         if value is not None and (not _is_int(value) or value < 0):

@@ -65,6 +65,43 @@ def text_config_of(config: ModelConfig) -> dict[str, Any]:
     return config.text
 
 
+def read_json(path: Path) -> Any:
+    """The JSON in `path`, read as transformers and vLLM read config.json: UTF-8. Raises ConfigError (one
+    line naming the file) when it cannot be read, is not UTF-8 (a UTF-16 file says so), or is not JSON."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        kind = "UTF-16 text" if utf16 else "not UTF-8 text"
+        raise ConfigError(f"{path}: {kind}; transformers and vLLM read it as UTF-8: save it as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+
+
+# A GGUF file (llama.cpp's single-file format) opens with these 4 bytes (ggml docs/gguf.md, "File Structure").
+GGUF_MAGIC = b"GGUF"
+
+
+def _gguf_refusal(path: Path) -> ConfigError | None:
+    """The one-line refusal of a GGUF file given as MODEL (None when `path` is not one)."""
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return None
+    if magic != GGUF_MAGIC and path.suffix.lower() != ".gguf":
+        return None
+    return ConfigError(
+        f"model {str(path)!r} is a GGUF file (llama.cpp's format); onechip plans Hugging Face checkpoints "
+        "(config.json + safetensors): give the Hub id it was converted from, or convert it with transformers "
+        "(from_pretrained(..., gguf_file=...), then save_pretrained) and give that directory"
+    )
+
+
 def from_local_dir(directory: Path) -> ModelSource:
     """Config and safetensors headers of a local Hugging Face checkpoint directory."""
     cfg_path = directory / "config.json"
@@ -72,13 +109,9 @@ def from_local_dir(directory: Path) -> ModelSource:
         raise ConfigError(
             f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog name or a Hub id"
         )
-    try:
-        data = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{cfg_path}: cannot read: {exc}") from None
     return ModelSource(
         name=str(directory),
-        config=config_from_dict(data, str(cfg_path)),
+        config=config_from_dict(read_json(cfg_path), str(cfg_path)),
         tensors=read_checkpoint_dir(directory),
         origin="local",
     )
@@ -176,8 +209,7 @@ def from_hub(repo_id: str) -> ModelSource:
         meta = HfApi(endpoint=endpoint).get_safetensors_metadata(repo_id)
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
-    data = json.loads(Path(cfg_file).read_text(encoding="utf-8"))
-    config = config_from_dict(data, f"{repo_id}/config.json")
+    config = config_from_dict(read_json(Path(cfg_file)), f"{repo_id}/config.json")
     tensors = [
         Tensor(name=n, shape=tuple(info.shape), dtype=info.dtype)
         for fm in meta.files_metadata.values()
@@ -201,6 +233,9 @@ def resolve(model: str) -> ModelSource:
         return from_catalog(*found)
     if "/" in model and not path.exists() and not model.startswith((".", "/", "~")):
         return from_hub(model)
+    gguf = _gguf_refusal(path) if path.is_file() else None
+    if gguf is not None:
+        raise gguf
     raise ConfigError(
         f"model {model!r}: not a checkpoint directory, not in catalog/models.json, and not a Hub id (owner/name)"
     )

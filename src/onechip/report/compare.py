@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from onechip.errors import ConfigError
 from onechip.report.rundir import RunFiles, read_run
@@ -78,10 +78,16 @@ def check_comparable(a: RunFiles, b: RunFiles) -> None:
 
 
 def within_noise(ratio: float, cv_a: Any, cv_b: Any) -> bool | None:
-    """True when |ratio - 1| <= sqrt(cv_a^2 + cv_b^2); None when either CV is unknown."""
-    if not isinstance(cv_a, int | float) or not isinstance(cv_b, int | float):
+    """True when |ratio - 1| <= sqrt(cv_a^2 + cv_b^2); None when the ratio or either CV is unknown or not
+    a finite number (a NaN is never "beyond CV")."""
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in (ratio, cv_a, cv_b)):
         return None
     return abs(ratio - 1.0) <= math.hypot(cv_a, cv_b)
+
+
+def _positive(value: float | None) -> TypeGuard[float]:
+    """A figure a ratio can be taken of: a finite number above 0 (a damaged run may hold NaN)."""
+    return value is not None and math.isfinite(value) and value > 0
 
 
 def _cell_row(ctx: int, clients: int, ca: CellResult | None, cb: CellResult | None) -> tuple[Any, ...]:
@@ -90,14 +96,14 @@ def _cell_row(ctx: int, clients: int, ca: CellResult | None, cb: CellResult | No
     sb = "absent" if cb is None else cb.status
     ta = ca.output_tok_per_s if ca else None
     tb = cb.output_tok_per_s if cb else None
-    if ca is None or cb is None or sa != "ok" or sb != "ok" or ta is None or tb is None or ta <= 0:
+    if ca is None or cb is None or sa != "ok" or sb != "ok" or not _positive(ta) or not _positive(tb):
         return (f"{ctx:,}", clients, num(ta) if sa == "ok" else sa, num(tb) if sb == "ok" else sb, "—", "—",
                 "not comparable")  # fmt: skip
     ratio = tb / ta
     noise = within_noise(ratio, ca.cv_output_tok_per_s, cb.cv_output_tok_per_s)
     note = {True: "within CV", False: "beyond CV", None: "no CV recorded"}[noise]
     fa, fb = ca.ttft_ms.median, cb.ttft_ms.median
-    ttft = f"{fb / fa:.2f}×" if fa is not None and fb is not None and fa else "—"
+    ttft = f"{fb / fa:.2f}×" if _positive(fa) and _positive(fb) else "—"
     return (f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note)
 
 

@@ -45,6 +45,10 @@ AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_tim
 MAX_TOKENS = 1 << 24  # 16,777,216 tokens per request (context or output)
 MAX_CLIENTS = 4096
 MAX_SECONDS = 7 * 86_400.0
+MAX_TURNS = 1000  # turns per agent session (a coding agent's longest sessions are a few hundred tool calls)
+MAX_THINK_S = 3600.0  # an hour between an answer and the next turn
+MAX_REQUESTS = 10_000_000  # measured requests in one cell, all repetitions: weeks of work at 10 requests/s
+MAX_RATE = 1_000_000.0  # arrivals per second (open loop)
 
 
 class BenchConfig(RequestModel):
@@ -107,7 +111,7 @@ class BenchConfig(RequestModel):
     rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
         default=None,
         ge=0.001,
-        le=1_000_000,
+        le=MAX_RATE,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
     arrivals: Literal["poisson", "constant"] | None = Field(
@@ -137,24 +141,26 @@ class BenchConfig(RequestModel):
         description="A JSON object giving the agent workload's shape (workload, contexts, clients, output_tokens, "
         "turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags typed win.",
     )
-    trace_speed: Annotated[float, Field(gt=0)] = Field(
-        default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded)."
+    trace_speed: Annotated[float, Field(ge=1e-3, le=1e3)] = Field(
+        default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded), 0.001 to 1000."
     )
-    turns: Annotated[int, Field(ge=1)] = Field(default=4, description="Agent workload: turns per session.")
-    user_tokens: Annotated[int, Field(ge=1)] = Field(
+    turns: Annotated[int, Field(ge=1, le=MAX_TURNS)] = Field(
+        default=4, description="Agent workload: turns per session."
+    )
+    user_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = Field(
         default=32, description="Agent workload: user text per turn, tokens (filler words, ~1 token each)."
     )
-    call_tokens: Annotated[int, Field(ge=1)] = Field(
+    call_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = Field(
         default=24,
         description="Agent workload: the assistant tool call replayed after each turn, tokens (~, JSON arguments).",
     )
-    result_tokens: Annotated[int, Field(ge=1)] = Field(
+    result_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = Field(
         default=64, description="Agent workload: the tool result fed back after each turn, tokens (~)."
     )
-    think_time_s: Annotated[float, Field(ge=0)] = Field(
+    think_time_s: Annotated[float, Field(ge=0, le=MAX_THINK_S)] = Field(
         default=0.0, description="Agent workload: pause between a turn's answer and the next turn, seconds."
     )
-    sessions_per_client: Annotated[int, Field(ge=1)] = Field(
+    sessions_per_client: Annotated[int, Field(ge=1, le=10_000)] = Field(
         default=1, description="Agent workload: sessions each client runs one after the other per rep."
     )
     find_max: Literal["clients", "rate"] | None = Field(
@@ -165,8 +171,9 @@ class BenchConfig(RequestModel):
     slo_percentile: Annotated[float, Field(gt=0, le=100)] = Field(
         default=90.0, description="--find-max: the percentile of each SLO metric that must meet its bound."
     )
-    find_max_limit: Annotated[float, Field(gt=0)] = Field(
-        default=64.0, description="--find-max: the largest load tried (clients, or requests/s)."
+    find_max_limit: Annotated[float, Field(gt=0, le=MAX_RATE)] = Field(
+        default=64.0,
+        description=f"--find-max: the largest load tried (clients, at most {MAX_CLIENTS:,}; or requests/s).",
     )
     chip: str | None = Field(
         default=None, description="--find-max: price the answer's tok/s on this chip (price catalog), e.g. v5e-1."
@@ -195,6 +202,26 @@ class BenchConfig(RequestModel):
                 raise ValueError("--calibration needs two --contexts and --clients above 1 (e.g. 128,1024 and 1,8)")
             self.contexts = [min(self.contexts), max(self.contexts)]
             self.clients = [1, max(self.clients)]
+        return self
+
+    @model_validator(mode="after")
+    def _bounded(self) -> BenchConfig:
+        """The whole job within bounds before any work: an agent session's last prompt fits MAX_TOKENS, a
+        cell sends at most MAX_REQUESTS, a clients search stops at MAX_CLIENTS."""
+        if self.find_max == "clients" and self.find_max_limit > MAX_CLIENTS:
+            raise ValueError(f"--find-max-limit {self.find_max_limit:g}: at most {MAX_CLIENTS:,} clients")
+        per_turn = self.user_tokens + self.call_tokens + self.result_tokens + self.output_tokens
+        if self.workload == "agent" and max(self.contexts) + self.turns * per_turn > MAX_TOKENS:
+            raise ValueError(
+                f"an agent session grows to {max(self.contexts) + self.turns * per_turn:,} tokens "
+                f"(--contexts + --turns x per-turn tokens); at most {MAX_TOKENS:,}"
+            )
+        per_stream = self.sessions_per_client * self.turns if self.workload == "agent" else self.requests_per_client
+        requests = self.reps * max(self.clients) * per_stream
+        if self.duration_s is None and self.workload != "trace" and requests > MAX_REQUESTS:
+            raise ValueError(
+                f"a cell would send {requests:,} requests (reps x clients x per stream); at most {MAX_REQUESTS:,}"
+            )
         return self
 
     @model_validator(mode="before")

@@ -10,6 +10,7 @@ its --help text; `build_request` names the flag when a value is refused.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -28,10 +29,16 @@ M = TypeVar("M", bound=BaseModel)
 USER_INPUT = {"user_input": True}
 
 
-class RequestModel(StrictModel):
-    """A job's request: strict (unknown fields are an error) and finite (no inf or nan in any float)."""
+# The longest text a request field takes: PATH_MAX on Linux (<linux/limits.h>), above any hub id (96) or
+# URL a server answers at; a 1,000,000-character model name is refused before any work.
+MAX_TEXT = 4096
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+class RequestModel(StrictModel):
+    """A job's request: strict (unknown fields are an error), finite (no inf or nan in any float) and
+    bounded (no text longer than MAX_TEXT characters)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_max_length=MAX_TEXT)
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,12 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
         raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
 
 
+def _shown(value: Any, most: int = 80) -> str:
+    """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
+
+
 def describe(model: type[BaseModel], exc: ValidationError) -> str:
     """One line for all of `exc`'s errors, each naming the flag: "Invalid value for '--reps': reps: Input
     should be greater than or equal to 1 (got 0)"; a comma-list error reads '--contexts must be
@@ -134,19 +147,28 @@ def describe(model: type[BaseModel], exc: ValidationError) -> str:
             parts.append(f"{flag_of(model, loc[0])} {msg}")
         else:
             parts.append(
-                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {err.get('input')!r})"
+                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {_shown(err.get('input'))})"
             )
     return "; ".join(parts)
 
 
-def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool = True) -> M:
+def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool = True, strict: bool = False) -> M:
     """Validate `values` (field name -> value; a None value means 'not given': the default applies) into
-    `model`. Raises ConfigError with one line naming each refused flag (see describe)."""
+    `model`. Raises ConfigError with one line naming each refused flag (see describe).
+
+    `strict`: `values` are JSON values (an MCP tool call's arguments), validated as pydantic's strict JSON
+    mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean, a number
+    is not a string; a comma list may still be given as one string (its validator splits it)."""
     given = {k: v for k, v in values.items() if v is not None}
+    context = USER_INPUT if user_input else None
     try:
-        return model.model_validate(given, context=USER_INPUT if user_input else None)
+        if strict:
+            return model.model_validate_json(json.dumps(given), strict=True, context=context)
+        return model.model_validate(given, context=context)
     except ValidationError as exc:
         raise ConfigError(describe(model, exc)) from None
+    except (TypeError, ValueError) as exc:  # json.dumps of a value no JSON client can send
+        raise ConfigError(f"arguments are not JSON values: {exc}") from None
 
 
 def given(info_context: Any) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field
 
+from onechip.errors import ConfigError
 from onechip.schemas.common import ResultModel
 from onechip.schemas.serve import ServeCommand
 
@@ -257,3 +259,22 @@ class Plan(ResultModel):
     deployment_key: str | None = Field(
         default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
     )
+
+    @classmethod
+    def from_file(cls, path: Path, flag: str = "--plan") -> Plan:
+        """The plan saved at `path` (`onechip plan --json`), checked as input: its sizes are what a
+        simulation divides by and a launch allocates. Raises ConfigError naming `flag` and the file when
+        it cannot be read, is not a plan JSON, or holds a size out of range (block_size 0, negative bytes)."""
+        try:
+            plan = cls.model_validate_json(Path(path).read_bytes())
+        except OSError as exc:
+            raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
+        except ValueError:
+            raise ConfigError(f"{flag} {path}: not a plan JSON (see `onechip plan --json`)") from None
+        positive = ("max_model_len", "block_size", "tensor_parallel_size", "pipeline_parallel_size")
+        bad = [f"{name} {getattr(plan, name)} (at least 1)" for name in positive if getattr(plan, name) < 1]
+        sizes = ("weights_bytes", "kv_bytes_per_token", "num_blocks", "kv_tokens")  # a pool may be < 0: no fit
+        bad += [f"{name} {getattr(plan, name)} (not negative)" for name in sizes if getattr(plan, name) < 0]
+        if bad:
+            raise ConfigError(f"{flag} {path}: not a usable plan: {', '.join(bad)}; make it again with `onechip plan`")
+        return plan

@@ -15,6 +15,8 @@ Placeholders in a row ({html}, {file}, {out}, ...) are filled per test from `_pl
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import socket
 import subprocess
@@ -255,7 +257,32 @@ def _new_command_rows() -> list[list[str]]:
     return rows
 
 
-ROWS = _bench_rows() + _check_rows() + _plan_rows() + _up_rows() + _cost_rows() + _other_rows() + _new_command_rows()
+def _issue25_rows() -> list[list[str]]:
+    """Issue 25: work past any stated bound, and files that are not what their flag reads (each refused
+    before any work, in one line)."""
+    agent = ["bench", DEAD, "--workload", "agent", *OUT]
+    rows = [[*agent, flag, v] for flag in ("--turns", "--sessions-per-client") for v in ("1000000000", "1e9")]
+    rows += [[*agent, flag, "1000000000000"] for flag in ("--user-tokens", "--call-tokens", "--result-tokens")]
+    rows += [[*agent, "--think-time-s", v] for v in ("1e308", "3601", "inf")]
+    rows += [[*agent, "--user-tokens", "1000000", "--turns", "100"]]  # the session outgrows any context
+    trace = ["bench", DEAD, "--workload", "trace", *OUT]
+    rows += [[*trace, "--trace", "{trace_bin}"], [*trace, "--trace", "{trace_forever}"],
+             [*trace, "--trace", "{trace_nan}"]]  # fmt: skip
+    rows += [[*trace, "--trace", "{trace_ok}", "--trace-speed", v] for v in ("1e-300", "0", "1e9", "nan")]
+    search = ["bench", DEAD, "--find-max", "clients", "--slo", "ttft_ms=500", *OUT]
+    rows += [[*search, "--find-max-limit", v] for v in ("4097", "1e9", "1e308")]
+    rows += [["bench", DEAD, "--reps", "10000", "--clients", "4096", "--requests-per-client", "1000000", *OUT]]
+    rows += [["plan", p, "--chip", "l4"] for p in ("{gguf}", "{utf16_dir}", "{deep_dir}", "x" * 1_000_000)]
+    rows += [["simulate", "--plan", p] for p in ("{plan_block0}", "{plan_nofit}", "{plan_negative}")]
+    rows += [["up", "--engine", "vllm", "--plan", "{plan_block0}", "--dry-run"],
+             ["bench", DEAD, "--plan", "{plan_block0}", *OUT]]  # fmt: skip
+    return rows
+
+
+ROWS = (
+    _bench_rows() + _check_rows() + _plan_rows() + _up_rows() + _cost_rows() + _other_rows() + _new_command_rows()
+    + _issue25_rows()
+)  # fmt: skip
 # the rows that need a real interpreter: its exit status and stderr as a shell sees them
 SUBPROCESS_ROWS = [
     ["bench", DEAD, "--contexts", "99999999999999999999999", *OUT],
@@ -309,6 +336,50 @@ def _places(tmp_path: Path, servers: dict[str, str]) -> dict[str, str]:
     }
 
 
+def _issue25_files(fixtures: Path) -> dict[str, str]:
+    """Files that are not what their flag reads: a GGUF file (its magic, ggml docs/gguf.md), a UTF-16
+    config.json, a config with 10**9 layers, traces (binary, 10**15 ms long, 10**7 lines, NaN times), and
+    plan JSONs (block_size 0, negative sizes, a plan that does not fit) made from a real plan."""
+    (fixtures / "model.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 16)
+    llama = {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64}
+    for name, config, encoding in (
+        ("utf16", llama, "utf-16"),
+        ("deep", {**llama, "num_hidden_layers": 10**9}, "utf-8"),
+    ):
+        (fixtures / name).mkdir()
+        (fixtures / name / "config.json").write_text(json.dumps(config), encoding=encoding)
+    traces = {
+        "trace_bin": None,
+        "trace_ok": '{"timestamp": 0, "input_length": 8, "output_length": 4}\n',
+        "trace_forever": '{"timestamp": 0, "input_length": 8, "output_length": 4}\n'
+        '{"timestamp": 1e15, "input_length": 8, "output_length": 4}\n',
+        "trace_nan": '{"timestamp": NaN, "input_length": 8, "output_length": 4}\n',
+    }
+    for name, text in traces.items():
+        target = fixtures / f"{name}.jsonl"
+        target.write_bytes(b"\x00\xff\xfe binary" if text is None else text.encode())
+    plan = json.loads(_plan_json())
+    variants = {"plan_block0": {"block_size": 0}, "plan_negative": {"weights_bytes": -1, "num_blocks": -5},
+                "plan_nofit": {"fits": False, "verdict": "does not fit: weights exceed the cap"}}  # fmt: skip
+    for name, change in variants.items():
+        (fixtures / f"{name}.json").write_text(json.dumps({**plan, **change}))
+    return {
+        "gguf": str(fixtures / "model.gguf"),
+        "utf16_dir": str(fixtures / "utf16"),
+        "deep_dir": str(fixtures / "deep"),
+        **{name: str(fixtures / f"{name}.jsonl") for name in traces},
+        **{name: str(fixtures / f"{name}.json") for name in variants},
+    }
+
+
+@functools.cache
+def _plan_json() -> str:
+    from onechip import api
+    from onechip.schemas.requests import PlanRequest
+
+    return api.plan(PlanRequest(model="gemma-4-E2B-it", chip="v5e-1")).model_dump_json()
+
+
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     """Every file and directory under `root`: path -> (size, mtime_ns)."""
     out = {}
@@ -342,12 +413,19 @@ def _no_model(*args: object, **kwargs: object) -> None:
     raise AssertionError("a bad input started the model conversion")
 
 
+@pytest.fixture(scope="module")
+def issue25_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _issue25_files(tmp_path_factory.mktemp("issue25"))
+
+
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: dict[str, str]) -> dict[str, str]:
+def world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: dict[str, str], issue25_files: dict[str, str]
+) -> dict[str, str]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return _places(tmp_path, servers)
+    return _places(tmp_path, {**servers, **issue25_files})
 
 
 def _fill(row: list[str], places: dict[str, str]) -> list[str]:

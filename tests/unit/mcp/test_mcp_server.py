@@ -15,7 +15,7 @@ from onechip import api
 from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
 from onechip.mcp.server import build_server
-from onechip.mcp.tools import TOOLS
+from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.requests import CostRequest
 
@@ -43,9 +43,10 @@ def test_every_tool_takes_its_request_model_and_returns_its_result_model():
     assert set(tools) == set(BY_NAME) >= {"plan", "up", "status", "logs", "down", "check", "bench", "cost", "report"}
     for name, tool in tools.items():
         spec = BY_NAME[name]
-        fields = set(spec.request.model_fields) | ({"confirm"} if spec.gated else set())
+        fields = (set(spec.request.model_fields) - set(NOT_MCP_INPUTS)) | ({"confirm"} if spec.gated else set())
         assert set(tool.input_schema["properties"]) == fields, name
         assert tool.input_schema["additionalProperties"] is False, name
+        assert not set(tool.input_schema["properties"]) & {"launcher", "ssh_options"}, name  # no program named
         assert set(tool.input_schema.get("required", [])) == {
             n for n, f in spec.request.model_fields.items() if f.is_required()
         }, name

@@ -1,0 +1,214 @@
+"""Issue 25, the MCP surface in an agent's hands: strict JSON types (a boolean is true/false, an integer is
+never a boolean), the confirm gate opens only on JSON true, no input names a program to run, every failure
+reaches the client as its one line (never "Error executing tool"), and the server keeps answering after."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+from mcp import Client
+
+from onechip import api
+from onechip.engines import state as engine_state
+from onechip.errors import ConfigError
+from onechip.mcp import server as mcp_server
+from onechip.mcp.server import build_server
+from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.common import GIB
+
+E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+UP = {"engine": "vllm", "model": "google/gemma-4-E2B-it", "chip": "l4", "dry_run": True}
+
+
+def calls(*pairs: tuple[str, dict]) -> list:
+    """Each (tool, arguments) called in order on ONE server session: what a client sees of each."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return [await client.call_tool(name, args) for name, args in pairs]
+
+    return anyio.run(go)
+
+
+def text(result) -> str:
+    line = result.content[0].text
+    assert "\n" not in line and not line.startswith("Error executing tool"), line
+    return line
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch) -> list[int]:
+    """A recorded engine, and `down` replaced by a recorder: the list grows by one per real stop."""
+    log = tmp_path / "engine.log"
+    log.write_text("INFO ready\n")
+    engine_state.save(EngineState(engine="embedded", pid=999_999, base_url="http://127.0.0.1:1", model="smollm2",
+                                  started_at="2026-12-01T00:00:00+00:00", log_path=str(log)))  # fmt: skip
+    stopped: list[int] = []
+    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
+    return stopped
+
+
+@pytest.mark.parametrize("confirm", ["false", "no", "true", "yes", 1, 0, "", [True], {"value": True}])
+def test_confirm_that_is_not_json_true_or_false_stops_nothing(engine, confirm) -> None:
+    (result,) = calls(("down", {"confirm": confirm}))
+    assert result.is_error and "'confirm': must be true or false" in text(result)
+    assert engine == []
+
+
+def test_only_confirm_true_stops_the_engine(engine) -> None:
+    refused, done = calls(("down", {"confirm": False}), ("down", {"confirm": True}))
+    assert refused.is_error and text(refused).startswith("not done: down would stop the embedded engine")
+    assert not done.is_error and engine == [1]
+
+
+def test_a_billable_tool_with_a_string_confirm_creates_nothing(monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any cloud call would fail loudly
+    created: list[object] = []
+    monkeypatch.setattr(api, "cloud_up", lambda *a, **k: created.append(a))
+    (result,) = calls(("cloud_up", {"chip": "v5e-1", "zones": ["us-west4-a"], "confirm": "no"}))
+    assert result.is_error and "confirm" in text(result) and created == []
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        ({**E2B, "max_model_len": True}, "--max-model-len"),  # read as 1 before: "1 token per request"
+        ({**E2B, "max_model_len": "4096"}, "--max-model-len"),
+        ({**E2B, "max_model_len": 4096.5}, "--max-model-len"),
+        ({**E2B, "multimodal": "false"}, "--multimodal"),
+        ({**E2B, "multimodal": 0}, "--multimodal"),
+        ({**E2B, "enforce_eager": 1}, "--enforce-eager"),
+        ({**E2B, "tensor_parallel_size": False}, "--tensor-parallel-size"),
+        ({**E2B, "tensor_parallel_size": True}, "--tensor-parallel-size"),  # equal to the default 1, still refused
+        ({**E2B, "utilization": "0.9"}, "--gpu-memory-utilization"),
+    ],
+)
+def test_strict_json_types(args, flag) -> None:
+    (result,) = calls(("plan", args))
+    assert result.is_error and text(result).startswith(f"Invalid value for '{flag}'")
+
+
+def test_json_numbers_and_comma_strings_still_work() -> None:
+    # an integer where a number is asked is a number (JSON has one number type), and a comma list may be
+    # one string, as on the command line
+    (result,) = calls(("plan", {**E2B, "utilization": 1, "contexts": "1024,8192", "max_model_len": 16384}))
+    assert not result.is_error, text(result)
+    assert result.structured_content["utilization"] == 1.0
+    assert [c["context_tokens"] for c in result.structured_content["concurrency"]] == [1024, 8192]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {**UP, "launcher": "sh -c 'touch {marker}'"},
+        {**UP, "ssh_options": ["ProxyCommand=sh -c 'touch {marker}'"]},
+        {"model": "google/gemma-4-E2B-it", "chip": "l4", "launcher": "sh -c 'touch {marker}'"},
+    ],
+)
+def test_no_argument_names_a_program(tmp_path, args) -> None:
+    marker = tmp_path / "ran"
+    args = {k: (v.format(marker=marker) if isinstance(v, str) else [x.format(marker=marker) for x in v])
+            if k in ("launcher", "ssh_options") else v for k, v in args.items()}  # fmt: skip
+    (result,) = calls(("up" if "engine" in args else "plan", args))
+    assert result.is_error and "takes no argument" in text(result)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("sets", "why"),
+    [
+        (["LD_PRELOAD=/tmp/x.so"], "LD_PRELOAD is not an engine variable"),
+        (["PATH=/tmp/bin"], "PATH is not an engine variable"),
+        (["PYTHONPATH=/tmp"], "PYTHONPATH is not an engine variable"),
+        (["trust-remote-code"], "--trust-remote-code loads code"),
+        (["worker-cls=evil.Worker"], "--worker-cls loads code"),
+        (["--tool-parser-plugin=/tmp/p.py"], "--tool-parser-plugin loads code"),
+    ],
+)
+def test_sets_cannot_load_code_or_choose_the_program(sets, why) -> None:
+    (result,) = calls(("up", {**UP, "sets": sets}))
+    assert result.is_error and why in text(result)
+
+
+def test_engine_variables_and_vllm_images_pass_and_the_operator_widens_images(monkeypatch) -> None:
+    docker = {**UP, "engine": "vllm-docker"}
+    ok, other = calls(
+        ("up", {**UP, "sets": ["VLLM_CPU_KVCACHE_SPACE=4", "max-num-seqs=8"]}),
+        ("up", {**docker, "image": "evil/image:latest"}),
+    )
+    assert not ok.is_error, text(ok)
+    assert other.is_error and "image 'evil/image:latest' is not allowed" in text(other)
+    monkeypatch.setenv("ONECHIP_MCP_IMAGES", "vllm/,registry.example.com/vllm/")
+    (allowed,) = calls(("up", {**docker, "image": "registry.example.com/vllm/vllm-openai:v0.19.0"}))
+    assert not allowed.is_error, text(allowed)
+
+
+def test_every_failure_is_its_one_line_and_the_server_keeps_answering(monkeypatch) -> None:
+    def crash():
+        raise ZeroDivisionError("division by zero")
+
+    def hog(request):
+        raise MemoryError
+
+    monkeypatch.setattr(api, "status", crash)  # the tools call api.* at call time
+    monkeypatch.setattr(api, "cost", hog)
+    long_name, crashed, out_of_memory, after = calls(
+        ("plan", {"model": "x" * 1_000_000, "chip": "v5e-1"}),
+        ("status", {}),
+        ("cost", {"chip": "v5e-1", "output_tok_per_s": 10}),
+        ("plan", E2B),
+    )
+    assert long_name.is_error and "at most 4096 characters" in text(long_name) and len(text(long_name)) < 300
+    assert text(crashed) == "internal error (ZeroDivisionError: division by zero); please report it"
+    assert text(out_of_memory).startswith("out of memory: the job needed more than this server may hold")
+    assert not after.is_error  # the same session still answers
+
+
+def test_bench_bounds_are_refused_before_any_request(tmp_path) -> None:
+    base = {"base_url": "http://127.0.0.1:9", "workload": "agent", "out_dir": str(tmp_path / "run")}
+    huge, many, slow = calls(
+        ("bench", {**base, "user_tokens": 10**12}),
+        ("bench", {**base, "turns": 10**9}),
+        ("bench", {**base, "think_time_s": 1e308}),
+    )
+    assert "Invalid value for '--user-tokens'" in text(huge) and "less than or equal to 16777216" in text(huge)
+    assert "Invalid value for '--turns'" in text(many)
+    assert "Invalid value for '--think-time-s'" in text(slow)
+    assert not (tmp_path / "run").exists()
+
+
+def test_memory_limit_from_the_environment() -> None:
+    assert mcp_server.memory_limit_bytes({"ONECHIP_MCP_MEMORY_GIB": "2"}) == 2 * GIB
+    assert mcp_server.memory_limit_bytes({}) > 0
+    for bad in ("0", "-1", "nan", "inf", "lots"):
+        with pytest.raises(ConfigError, match="ONECHIP_MCP_MEMORY_GIB must be a positive number"):
+            mcp_server.memory_limit_bytes({"ONECHIP_MCP_MEMORY_GIB": bad})
+
+
+def test_the_memory_guard_turns_a_runaway_allocation_into_memory_error_and_spares_engines() -> None:
+    # in a child: the cap is per process, and this one must keep its own. An engine it starts gets the old
+    # limit back (limits are inherited; vLLM holds weights and KV cache in host memory)
+    script = textwrap.dedent(
+        """
+        import resource, subprocess, sys
+        from onechip.procs import cap_heap, uncap_child
+        before = resource.getrlimit(resource.RLIMIT_DATA)
+        cap_heap(512 << 20)
+        try:
+            hog = bytearray(2 << 30)
+        except MemoryError:
+            print("MemoryError")
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+        capped = resource.prlimit(child.pid, resource.RLIMIT_DATA)
+        uncap_child(child.pid)
+        print(capped[0] == 512 << 20, resource.prlimit(child.pid, resource.RLIMIT_DATA) == before)
+        child.kill()
+        child.wait()
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["MemoryError", "True", "True"], out.stderr
