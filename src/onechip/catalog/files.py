@@ -386,6 +386,24 @@ class InventoryFile(StrictModel):
     tensors: list[tuple[str, list[int], str]] = Field(description="(name, shape, safetensors dtype) per tensor.")
 
 
+class ConfigClassEntry(StrictModel):
+    """One model type's transformers config class (config_defaults.json)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    class_name: str = Field(alias="class", description="The config class, e.g. 'Gemma3TextConfig'.")
+    defaults: dict[str, int] = Field(description="Field -> the class default, for the fields the planner reads.")
+    text_model_type: str | None = Field(default=None, description="A wrapper's text_config model type.")
+    source: str = Field(description="The class's module in transformers' source tree.")
+
+
+class ConfigDefaultsFile(_File):
+    transformers_version: str = Field(description="transformers release the table was generated from.")
+    source: str = Field(description="Where the defaults come from.")
+    date: str = Field(description="ISO date it was generated.")
+    model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -394,6 +412,7 @@ FILES: dict[str, type[StrictModel]] = {
     "serve_families": ServeFamiliesFile,
     "cloud_tpu": CloudTpuFile,
     "gpus": GpusFile,
+    "config_defaults": ConfigDefaultsFile,
 }
 
 

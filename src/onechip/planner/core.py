@@ -21,6 +21,7 @@ from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
+from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
@@ -198,6 +199,21 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
             )
         )
     return out
+
+
+def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
+    """The fields the model's config.json left to its class defaults, which the plan (like the engine) used."""
+    if not config.defaults_applied:
+        return []
+    fields = ", ".join(f"{name}={value}" for name, value in sorted(config.defaults_applied.items()))
+    return [
+        PlanWarning(
+            code="config-class-defaults",
+            message=f"config.json leaves {fields} to {config.defaults_class}'s defaults; planned with them, as the "
+            "engine loads the config",
+            source="catalog/config_defaults.json (scripts/gen_config_defaults.py from transformers' config classes)",
+        )
+    ]
 
 
 def _pow2_at_least(n: int) -> int:
@@ -420,7 +436,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    )  # fmt: skip
+    ) + _config_warnings(r.src.config)  # fmt: skip
     serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
                                         b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
     return _assemble(r, b, warnings, serve_args, serve_env)
