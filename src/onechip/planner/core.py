@@ -216,6 +216,26 @@ def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
     ]
 
 
+def _version_warnings(r: _Resolved) -> list[PlanWarning]:
+    """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
+    version = r.request.engine_version
+    if r.rules.memory_rules and r.acc.kind == "gpu":
+        rule = select_rule(r.rules.memory_rules, version)
+        what, source = rule.versions, rule.source
+    elif r.tpu_rule is not None:
+        what, source = r.tpu_rule.versions, r.tpu_rule.source
+    else:
+        return []
+    said = f"vLLM {version}" if version else "the newest vLLM the catalog has a rule for (no --engine-version)"
+    return [
+        PlanWarning(
+            code="engine-version",
+            message=f"planned for {said}, under the engines.json rule for {what}",
+            source=source,
+        )
+    ]
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -436,7 +456,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
     serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
                                         b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
     return _assemble(r, b, warnings, serve_args, serve_env)
@@ -670,9 +690,15 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
-        multimodal=request.multimodal,
+        multimodal=request.multimodal and _has_towers(r.src.config),
         vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
     )
+
+
+def _has_towers(config: ModelConfig) -> bool:
+    """The model is multimodal (vLLM's is_multimodal_model): its config has a vision or audio part. --multimodal
+    (the default) on a text-only model serves no tower, so V0's long-context chunked prefill stays on."""
+    return any(isinstance(config.data.get(key), dict) for key in ("vision_config", "audio_config"))
 
 
 def _stages(r: _Resolved) -> list[Stage]:
