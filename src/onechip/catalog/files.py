@@ -195,6 +195,12 @@ class EngineEntry(StrictModel):
     tp_sharding_source: str = Field(default="", description="Where the TP sharding rule comes from.")
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
+    quantization_methods: list[str] = Field(
+        default_factory=list,
+        description="quant_method values the engine registers; a checkpoint naming another is refused at start "
+        "(empty: not checked).",
+    )
+    quantization_methods_source: str = Field(default="", description="Where that list comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(

@@ -414,7 +414,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
-        components=weights_by_component(src.tensors, dtype_name, towers=towers),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers,
+                                         online_fp8=_online_fp8(request, src.config, rules)),
     )  # fmt: skip
 
 
@@ -693,6 +694,28 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         multimodal=request.multimodal and _has_towers(r.src.config),
         vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
     )
+
+
+def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
+    """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
+    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it)."""
+    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    if method and rules.quantization_methods and method not in rules.quantization_methods:
+        raise ConfigError(
+            f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
+            f"it at start ('Unknown quantization method: {method}')"
+        )
+    if request.quantization is None:
+        return False
+    if method:
+        raise ConfigError(
+            f"--quantization {request.quantization}: the checkpoint is already quantized ({method}); vLLM serves it "
+            "by its own quantization_config"
+        )
+    if request.pipeline_parallel_size > 1:
+        raise ConfigError("--quantization with --pipeline-parallel-size is not modelled")
+    return True
 
 
 def _has_towers(config: ModelConfig) -> bool:
