@@ -460,6 +460,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
     serve_args, serve_env = _serve_args(request, r.rules, r.src, r.engine, r.dtype_name, b.util,
                                         b.pool // r.devices, r.block, r.max_model_len, warnings)  # fmt: skip
+    if request.quantization is not None:  # TODO(seam): spell this in vllm/flags.py's table with the other flags
+        serve_args.append(ServeArg(flag="--quantization", value=request.quantization, reason="requested: the "
+                                   "weights above are counted as this online quantization loads them"))  # fmt: skip
     return _assemble(r, b, warnings, serve_args, serve_env)
 
 

@@ -60,6 +60,7 @@ def test_online_fp8_matches_the_h100_log_out_of_sample(tmp_path: Path) -> None:
     assert plan.weights_bytes / GiB == pytest.approx(entry["logged"]["model_weights_gib"], abs=0.06)
     logged = entry["logged"]["kv_cache_tokens"]
     assert abs(plan.kv_tokens_logged - logged) / logged < 0.01
+    assert any(a.flag == "--quantization" and a.value == "fp8" for a in plan.serve_args)  # the command serves it
 
 
 def test_an_unknown_quant_method_is_refused_as_the_engine_refuses_it(tmp_path: Path) -> None:
