@@ -207,6 +207,7 @@ def local_entry() -> tuple[str | None, dict[str, Any]]:
 def _local(name: str, total: int, count: int, how: str) -> dict[str, Any]:
     return {
         **memory_entry(f"gpu:{total / GiB:.2f}GiB"),
+        "host_cards": count,
         "memory_visible_source": f"{how} on this host ({name}, {count} card(s)): {total / GiB:.2f} GiB; the driver "
         "reports the whole memory, the CUDA runtime sees ~1% less",
         "source": f"this host's {name} ({how})",

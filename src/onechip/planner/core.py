@@ -640,6 +640,11 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
     """Devices a plan spreads over: on a GPU key, TP x PP cards of that kind (how vLLM is told about an
     n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism)."""
     if acc.kind == "gpu":
+        if acc.host_cards is not None and tensor_parallel_size * pipeline_parallel_size > acc.host_cards:
+            raise ConfigError(
+                f"tensor_parallel_size x pipeline_parallel_size = {tensor_parallel_size * pipeline_parallel_size} "
+                f"exceeds the {acc.host_cards} card(s) on this host (--chip local)"
+            )
         return tensor_parallel_size * pipeline_parallel_size
     if pipeline_parallel_size > 1:
         raise ConfigError(

@@ -32,6 +32,7 @@ class Accelerator(AcceleratorEntry):
     memory_visible_range_bytes: tuple[int, int] | None = Field(
         default=None, description="Low and high visible memory when it comes from a rule, not a measurement, bytes."
     )
+    host_cards: int | None = Field(default=None, description="Cards on this host (--chip local), else None.")
 
     @property
     def memory_bytes(self) -> int | None:
@@ -131,15 +132,15 @@ def accelerator(name: str) -> Accelerator:
         return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
     if name == "local":
         card, entry = chips.local_entry()
+        count = int(entry.pop("host_cards"))
         try:
             found = accelerator(card) if card else None
         except ConfigError:
             found = None
         if found is not None:
-            return found.model_copy(
-                update={"name": name, "resolved_as": f"{card} -> {found.resolved_as or found.name}"}
-            )
-        return Accelerator.model_validate({"name": name, "resolved_as": card, **entry})
+            resolved = f"{card} -> {found.resolved_as or found.name}"
+            return found.model_copy(update={"name": name, "resolved_as": resolved, "host_cards": count})
+        return Accelerator.model_validate({"name": name, "resolved_as": card, "host_cards": count, **entry})
     where, key = chips.find(name)
     entry = entries[key] if where == "catalog" else chips.database_entry(key)
     return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})

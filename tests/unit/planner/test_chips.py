@@ -129,10 +129,28 @@ def test_local_reads_the_card_through_nvml_and_resolves_its_name(monkeypatch: py
     card = accelerator("local")
     assert card.resolved_as == "NVIDIA L40S -> l40s"
     assert card.memory_bytes == accelerator("l40s").memory_bytes
+    assert card.host_cards == 2
     fake.nvmlDeviceGetName = lambda h: "Frobcard 9000"
     unknown = accelerator("local")
-    assert unknown.memory_bytes == round(46068 * 2**20 / GiB, 2) * GiB or unknown.memory_bytes
-    assert "NVML" in (unknown.memory_visible_source or "")
+    assert unknown.memory_bytes == round(round(46068 * 2**20 / GiB, 2) * GiB)  # NVML's total, to 0.01 GiB
+    assert "NVML" in (unknown.memory_visible_source or "") and unknown.host_cards == 2
+
+
+def test_local_refuses_more_cards_than_the_host_has(monkeypatch: pytest.MonkeyPatch, tiny_llama: Path) -> None:
+    from onechip.planner import plan_model
+
+    fake = types.SimpleNamespace(
+        NVMLError=RuntimeError,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetName=lambda h: "NVIDIA L40S",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=46068 * 2**20),
+        nvmlDeviceGetCount=lambda: 2,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert plan_model(str(tiny_llama), "local", max_model_len=2048, pipeline_parallel_size=2).devices == 2
+    with pytest.raises(ConfigError, match="exceeds the 2 card"):  # SmolLM2's 9 heads shard by 3
+        plan_model(str(tiny_llama), "local", max_model_len=2048, tensor_parallel_size=3)
 
 
 def test_a_plan_on_a_card_from_the_database_shows_the_rule_spread(tiny_llama: Path) -> None:
