@@ -31,6 +31,7 @@ Run: PYTHONPATH=src python benchmarks/planner_accuracy.py
 from __future__ import annotations
 
 import json
+import math
 import struct
 import sys
 import tempfile
@@ -138,6 +139,38 @@ def write_checkpoint(
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
 
 
+def llama_layout(config: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of a Llama-layout checkpoint (embeddings, LM head, per-layer attention and MLP
+    projections, norms) from its config: what --quantization fp8 needs to tell linear weights from the rest."""
+    h, i, v, n = config["hidden_size"], config["intermediate_size"], config["vocab_size"], config["num_hidden_layers"]
+    kv = config["num_key_value_heads"] * (h // config["num_attention_heads"])
+    shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h], "model.norm.weight": [h]}
+    for layer in range(n):
+        p = f"model.layers.{layer}."
+        shapes |= {
+            p + "self_attn.q_proj.weight": [h, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, h],
+            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
+            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+        }  # fmt: skip
+    return shapes
+
+
+def write_layout(directory: Path, config: dict[str, Any], shapes: dict[str, list[int]]) -> int:
+    """config.json and a header-only bf16 safetensors file of `shapes`; returns its bytes."""
+    header: dict[str, Any] = {}
+    offset = 0
+    for name, shape in shapes.items():
+        size = 2 * math.prod(shape)
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    raw = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    return offset
+
+
 def logged_tokens(entry: dict[str, Any]) -> int | None:
     """The log's token line; a V0 log prints only '# GPU blocks: N', which V0 turns into N x 16 tokens
     (block size 16 on CUDA, vllm/config.py CacheConfig of that era)."""
@@ -228,6 +261,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["dtype"] = args["dtype"]
     if args.get("enforce_eager"):
         fields["enforce_eager"] = True
+    if args.get("quantization") == "fp8" and entry.get("weights_total_bytes"):  # online FP8 of a bf16 checkpoint
+        fields["quantization"] = "fp8"
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GiB)
     return fields
@@ -252,6 +287,11 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     if weights is None:  # planned all the same: a deployment the engine refuses is refused before weights count
         weights, how = 2, "none"
     path = workdir / entry["name"]
+    if args.get("quantization") == "fp8" and how == "checkpoint bytes":
+        # online FP8 needs tensor names and shapes; the Llama layout must add up to the checkpoint's bytes
+        if write_layout(path, config, llama_layout(config)) != weights:
+            raise ConfigError(f"{entry['name']}: the Llama layout of its config does not add up to its checkpoint")
+        return str(path), "checkpoint bytes (Llama layout)"
     layers = (config.get("text_config") or config).get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how

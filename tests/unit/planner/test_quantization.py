@@ -4,7 +4,7 @@ quantization_config method checked against the methods the engine registers."""
 from __future__ import annotations
 
 import json
-import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,28 +18,13 @@ GiB = 2**30
 
 
 def llama_layout(directory: Path, config: dict) -> Path:
-    """config.json and a header-only safetensors file with Llama's tensors by name and shape (bf16), so the
-    planner can tell linear weights from embeddings, LM head and norms."""
-    h, i, v, n = config["hidden_size"], config["intermediate_size"], config["vocab_size"], config["num_hidden_layers"]
-    kv = config["num_key_value_heads"] * (h // config["num_attention_heads"])
-    shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h], "model.norm.weight": [h]}
-    for layer in range(n):
-        p = f"model.layers.{layer}."
-        shapes |= {
-            p + "self_attn.q_proj.weight": [h, h], p + "self_attn.k_proj.weight": [kv, h],
-            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, h],
-            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
-            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
-        }  # fmt: skip
-    header, offset = {}, 0
-    for name, shape in shapes.items():
-        size = 2 * shape[0] * (shape[1] if len(shape) > 1 else 1)
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    directory.mkdir(parents=True)
-    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    raw = json.dumps(header).encode()
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    """A header-only Llama-layout checkpoint (benchmarks/planner_accuracy.py writes the same for the corpus)."""
+    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
+    try:
+        import planner_accuracy
+    finally:
+        sys.path.pop(0)
+    planner_accuracy.write_layout(directory, config, planner_accuracy.llama_layout(config))
     return directory
 
 
