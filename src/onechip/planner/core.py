@@ -21,6 +21,7 @@ from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
+from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
@@ -131,8 +132,9 @@ def _warnings(
     tensor_parallel_size: int,
     outside_cap: int | None,
     raw_kv_heads: set[int],
+    utilization: float | None = None,
 ) -> list[PlanWarning]:
-    out: list[PlanWarning] = []
+    out: list[PlanWarning] = _chip_warnings(acc, utilization)
     if outside_cap is not None and rules.outside_cap_needed_bytes and outside_cap < rules.outside_cap_needed_bytes:
         out.append(
             PlanWarning(
@@ -177,6 +179,69 @@ def _warnings(
             )
         )
     return out
+
+
+def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarning]:
+    """What a --chip name that is not a catalog key resolved to, and the spread a memory rule leaves."""
+    out: list[PlanWarning] = []
+    if acc.resolved_as is not None and acc.resolved_as != acc.name:
+        out.append(
+            PlanWarning(
+                code="chip-resolved",
+                message=f"chip {acc.name!r} planned as {acc.resolved_as}",
+                source=acc.source,
+            )
+        )
+    if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
+        low, high = acc.memory_visible_range_bytes
+        spread = (high - low) / 2 * (utilization if utilization is not None else 1.0)
+        out.append(
+            PlanWarning(
+                code="memory-by-rule",
+                message=(
+                    f"visible memory not measured: {acc.memory_visible_bytes / GIB:.2f} GiB per card by rule "
+                    f"({low / GIB:.2f} - {high / GIB:.2f} GiB), so the KV pool is uncertain by +- "
+                    f"{spread / GIB:.2f} GiB per card"
+                ),
+                source=acc.memory_visible_source or acc.source,
+            )
+        )
+    return out
+
+
+def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
+    """The fields the model's config.json left to its class defaults, which the plan (like the engine) used."""
+    if not config.defaults_applied:
+        return []
+    fields = ", ".join(f"{name}={value}" for name, value in sorted(config.defaults_applied.items()))
+    return [
+        PlanWarning(
+            code="config-class-defaults",
+            message=f"config.json leaves {fields} to {config.defaults_class}'s defaults; planned with them, as the "
+            "engine loads the config",
+            source="catalog/config_defaults.json (scripts/gen_config_defaults.py from transformers' config classes)",
+        )
+    ]
+
+
+def _version_warnings(r: _Resolved) -> list[PlanWarning]:
+    """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
+    version = r.request.engine_version
+    if r.rules.memory_rules and r.acc.kind == "gpu":
+        rule = select_rule(r.rules.memory_rules, version)
+        what, source = rule.versions, rule.source
+    elif r.tpu_rule is not None:
+        what, source = r.tpu_rule.versions, r.tpu_rule.source
+    else:
+        return []
+    said = f"vLLM {version}" if version else "the newest vLLM the catalog has a rule for (no --engine-version)"
+    return [
+        PlanWarning(
+            code="engine-version",
+            message=f"planned for {said}, under the engines.json rule for {what}",
+            source=source,
+        )
+    ]
 
 
 def _pow2_at_least(n: int) -> int:
@@ -353,7 +418,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
-        components=weights_by_component(src.tensors, dtype_name, towers=towers),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers,
+                                         online_fp8=_online_fp8(request, src.config, rules)),
     )  # fmt: skip
 
 
@@ -394,8 +460,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
-        raw_kv_heads=set(r.geometry.raw_kv_heads),
-    )  # fmt: skip
+        raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
+    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -515,6 +581,10 @@ def _serve_settings(
         max_num_seqs=ServeSetting[int](
             value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
         ) if request.max_num_seqs is not None else None,
+        quantization=ServeSetting[str](
+            value=request.quantization, source="request",
+            reason="the weights above are counted as this online quantization loads them",
+        ) if request.quantization is not None else None,
         multimodal=ServeSetting[bool](
             value=request.multimodal, source=given("multimodal"),
             reason="the plan counts the towers the engine loads" if request.multimodal
@@ -565,6 +635,11 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
     """Devices a plan spreads over: on a GPU key, TP x PP cards of that kind (how vLLM is told about an
     n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism)."""
     if acc.kind == "gpu":
+        if acc.host_cards is not None and tensor_parallel_size * pipeline_parallel_size > acc.host_cards:
+            raise ConfigError(
+                f"tensor_parallel_size x pipeline_parallel_size = {tensor_parallel_size * pipeline_parallel_size} "
+                f"exceeds the {acc.host_cards} card(s) on this host (--chip local)"
+            )
         return tensor_parallel_size * pipeline_parallel_size
     if pipeline_parallel_size > 1:
         raise ConfigError(
@@ -619,9 +694,37 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
-        multimodal=request.multimodal,
+        multimodal=request.multimodal and _has_towers(r.src.config),
         vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
     )
+
+
+def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
+    """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
+    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it)."""
+    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    if method and rules.quantization_methods and method not in rules.quantization_methods:
+        raise ConfigError(
+            f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
+            f"it at start ('Unknown quantization method: {method}')"
+        )
+    if request.quantization is None:
+        return False
+    if method:
+        raise ConfigError(
+            f"--quantization {request.quantization}: the checkpoint is already quantized ({method}); vLLM serves it "
+            "by its own quantization_config"
+        )
+    if request.pipeline_parallel_size > 1:
+        raise ConfigError("--quantization with --pipeline-parallel-size is not modelled")
+    return True
+
+
+def _has_towers(config: ModelConfig) -> bool:
+    """The model is multimodal (vLLM's is_multimodal_model): its config has a vision or audio part. --multimodal
+    (the default) on a text-only model serves no tower, so V0's long-context chunked prefill stays on."""
+    return any(isinstance(config.data.get(key), dict) for key in ("vision_config", "audio_config"))
 
 
 def _stages(r: _Resolved) -> list[Stage]:

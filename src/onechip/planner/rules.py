@@ -15,14 +15,23 @@ from pydantic import Field
 from onechip import catalog
 from onechip.catalog.files import AcceleratorEntry, EngineEntry
 from onechip.errors import ConfigError
+from onechip.planner import chips
 from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
 
 
 class Accelerator(AcceleratorEntry):
-    """A chip from accelerators.json, with its catalog key."""
+    """A chip from accelerators.json, with its catalog key; or a card resolved from gpus.json, `gpu:<size>` or
+    the host (planner.chips), with the name it was asked by."""
 
-    name: str = Field(description="Catalog key, e.g. 'v5e-1'.")
+    name: str = Field(description="Catalog key, e.g. 'v5e-1'; else the --chip name as given.")
+    resolved_as: str | None = Field(
+        default=None, description="What a name that is not a catalog key resolved to (catalog key or database card)."
+    )
+    memory_visible_range_bytes: tuple[int, int] | None = Field(
+        default=None, description="Low and high visible memory when it comes from a rule, not a measurement, bytes."
+    )
+    host_cards: int | None = Field(default=None, description="Cards on this host (--chip local), else None.")
 
     @property
     def memory_bytes(self) -> int | None:
@@ -117,11 +126,27 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
 
 
 def accelerator(name: str) -> Accelerator:
-    """The catalog entry for chip `name`. Raises ConfigError naming the known chips when unknown."""
+    """The chip `name` names: a catalog key, `gpu:<size>GiB`, `local`, or any card by the names people write
+    (planner.chips). Raises ConfigError when nothing matches."""
     entries = catalog.accelerators().accelerators
-    if name not in entries:
-        raise ConfigError(f"unknown chip {name!r} (--chip); known: {', '.join(sorted(entries))}")
-    return Accelerator(name=name, **entries[name].model_dump())
+    if name in entries:
+        return Accelerator(name=name, **entries[name].model_dump())
+    if name.lower().startswith("gpu:"):
+        return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
+    if name == "local":
+        card, entry = chips.local_entry()
+        count = int(entry.pop("host_cards"))
+        try:
+            found = accelerator(card) if card else None
+        except ConfigError:
+            found = None
+        if found is not None:
+            resolved = f"{card} -> {found.resolved_as or found.name}"
+            return found.model_copy(update={"name": name, "resolved_as": resolved, "host_cards": count})
+        return Accelerator.model_validate({"name": name, "resolved_as": card, "host_cards": count, **entry})
+    where, key = chips.find(name)
+    entry = entries[key].model_dump() if where == "catalog" else chips.database_entry(key)
+    return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})
 
 
 def engine_rules(name: str) -> EngineRules:

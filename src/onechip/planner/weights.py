@@ -164,19 +164,31 @@ def read_checkpoint_dir(directory: Path) -> list[Tensor]:
     return tensors
 
 
+def online_fp8_bytes(tensor: Tensor, component: str, served_dtype: str | None) -> int:
+    """Resident bytes of `tensor` under vLLM --quantization fp8 on an unquantized checkpoint: the decoder's
+    linear and expert weights (2-D and up, floating, in the language model) become float8 with one float32
+    scale per tensor (vllm/model_executor/layers/quantization/fp8.py Fp8LinearMethod / Fp8MoEMethod,
+    process_weights_after_loading: per-tensor dynamic scales); embeddings, the LM head (VocabParallelEmbedding,
+    not a LinearBase) and norms keep the served dtype."""
+    if component == LANGUAGE_MODEL and len(tensor.shape) >= 2 and tensor.dtype in _FLOAT_CODES:
+        return tensor.numel + 4
+    return tensor.nbytes(served_dtype)
+
+
 def weights_by_component(
-    tensors: Iterable[Tensor], served_dtype: str | None, *, towers: Iterable[str] = TOWERS
+    tensors: Iterable[Tensor], served_dtype: str | None, *, towers: Iterable[str] = TOWERS, online_fp8: bool = False
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
     serving; the engine rules say which towers an engine loads). Floating tensors are counted at
-    `served_dtype` (None = as stored)."""
+    `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes."""
     loaded = set(towers)
     out: dict[str, int] = {}
     for t in tensors:
         comp = component_of(t.name)
         if comp in TOWERS and comp not in loaded:
             continue
-        out[comp] = out.get(comp, 0) + t.nbytes(served_dtype)
+        size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
+        out[comp] = out.get(comp, 0) + size
     return out
 
 

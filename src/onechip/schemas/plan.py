@@ -52,6 +52,9 @@ class ServeSettings(ResultModel):
     block_size: ServeSetting[int] | None = Field(default=None, description="KV block size, tokens.")
     enforce_eager: ServeSetting[bool] | None = Field(default=None, description="No CUDA graphs.")
     max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
+    quantization: ServeSetting[str] | None = Field(
+        default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."
+    )
     multimodal: ServeSetting[bool] | None = Field(
         default=None, description="The towers are loaded (False: text-only, the plan left them out)."
     )

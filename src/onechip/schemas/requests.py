@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -122,6 +122,11 @@ class PlanRequest(ServeOptions):
     )
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
+    )
+    quantization: Literal["fp8"] | None = Field(
+        default=None,
+        description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
+        "and expert weights to 1 byte as they load (online FP8); embeddings, LM head and norms keep --dtype.",
     )
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."

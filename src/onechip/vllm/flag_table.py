@@ -115,6 +115,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
+    FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
     FlagSpec("--tool-strict-level", "str"),
     FlagSpec("--served-model-name", "str"),

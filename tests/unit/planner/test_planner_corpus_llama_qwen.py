@@ -137,11 +137,13 @@ def test_chunked_local_layers_hold_one_chunk_plus_one_step() -> None:
     assert window_blocks(CHUNKED, 8192, 8192, 8192, 16) == 512
 
 
-def test_llama4_without_a_chunk_size_is_refused() -> None:
+def test_llama4_without_a_chunk_size_gets_its_class_default() -> None:
+    # Llama4TextConfig's default attention_chunk_size is 8,192 (transformers 5.19 configuration_llama4.py,
+    # catalog/config_defaults.json): what vLLM serves a config that leaves it out (issue 27).
     text = {k: v for k, v in _config(_corpus("h100x4-llama4-scout-tp4-v0190"))["text_config"].items()}
     del text["attention_chunk_size"]
-    with pytest.raises(ConfigError, match="'attention_chunk_size'"):
-        read_config({"model_type": "llama4", "text_config": text}, "scout")
+    read = read_config({"model_type": "llama4", "text_config": text}, "scout")
+    assert read.defaults_applied["attention_chunk_size"] == 8192 and read.text["attention_chunk_size"] == 8192
 
 
 # Held out (no rule was fitted on them): MoE (Mixtral 8x7B, TP 2), a pre-quantized FP8-dynamic Llama 3.3 70B

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from factories import sized_checkpoint
-from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
 from onechip.planner.geometry import kv_geometry
@@ -192,10 +191,13 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
     assert read_config(starcoder2, "s").text["head_dim"] == 128
     stated = read_config({**starcoder2, "head_dim": 96}, "s")
     assert stated.text["head_dim"] == 96
+    # Issue 27 overrides issue 12 here: a Gemma 3 config without head_dim is served with Gemma3TextConfig's
+    # default (256; transformers 5.19 configuration_gemma3.py), as vLLM loads it, and the plan names the field.
     gemma3 = {k: v for k, v in _config("google--gemma-3-27b-it.json").items()}
     gemma3["text_config"] = {k: v for k, v in gemma3["text_config"].items() if k != "head_dim"}
-    with pytest.raises(ConfigError, match="field 'head_dim' is missing"):
-        read_config(gemma3, "gemma-3-27b-it")
+    read = read_config(gemma3, "gemma-3-27b-it")
+    assert read.text["head_dim"] == 256 and read.defaults_applied == {"head_dim": 256}
+    assert (read.defaults_class or "").startswith("Gemma3TextConfig")
 
 
 # 5. n GPUs: `--chip h100 --tensor-parallel-size 4` is four H100s (0.19.0 log: 2,209,792 tokens, 67.44 GiB

@@ -35,6 +35,7 @@ SIZED = {
     "--pipeline-parallel-size": ("2", 2),
     "--enforce-eager": (None, True),
     "--max-num-seqs": ("64", 64),
+    "--quantization": ("fp8", "fp8"),
     "VLLM_CPU_KVCACHE_SPACE": ("4", 4 * GIB),
 }
 BASE = {"model": "SmolLM2-135M-Instruct", "chip": "h100", "max_model_len": 8192}

