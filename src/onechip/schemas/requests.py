@@ -29,6 +29,7 @@ from onechip.schemas.inputs import (
     split_commas,
 )
 from onechip.schemas.plan import Plan
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind, ServeTarget
 
@@ -83,7 +84,19 @@ class ServeOptions(RequestModel):
         return value
 
 
-class PlanRequest(ServeOptions):
+class ReplicaOptions(RequestModel):
+    """N one-chip engines behind vllm-router: the fields `plan` and `up` share, so `plan --replicas N` prints
+    the commands `up --replicas N` runs (engines.replicas.prepare_replicas builds both)."""
+
+    replicas: int = Field(
+        default=1, ge=1, le=64, description="Engines behind vllm-router (one per chip share, or one per --host h1,h2)."
+    )
+    router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --replicas).")
+    router_port: Port | None = Field(default=None, description="Router port (30000 when free, else a free one).")
+    router_host: str = Field(default="127.0.0.1", description="Router bind address (the loopback only: see docs).")
+
+
+class PlanRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip plan`: the planner's inputs (one list: planner.plan_model takes this), and
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
@@ -181,7 +194,7 @@ class PlanRequest(ServeOptions):
         return out
 
 
-class UpRequest(ServeOptions):
+class UpRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
 
     engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
