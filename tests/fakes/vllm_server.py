@@ -273,6 +273,7 @@ class FakeVllm:
         queries, hits = (self.cache_queries, self.cache_hits) if self.prefix_cache_block else (n * 100, n * 25)
         series = [
             ("vllm:num_preemptions_total", "counter", n // 10),
+            ("vllm:request_success_total", "counter", n),
             ("vllm:prefix_cache_queries_total", "counter", queries),
             ("vllm:prefix_cache_hits_total", "counter", hits),
             ("vllm:num_requests_running", "gauge", self.running),
@@ -525,6 +526,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fake-version", default=VERSION, help="the vLLM version the boot log names")
     parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
     parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
+    parser.add_argument("--fake-prefix-cache-block", type=int, default=0, help="a prefix cache of N-word blocks")
+    parser.add_argument("--fake-itl-s", type=float, default=0.0, help="seconds between content chunks")
     parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
     args, _ = parser.parse_known_args(argv)
     return args
@@ -546,7 +549,10 @@ def main(argv: list[str] | None = None) -> None:
     boot = "fail-program-load" if os.environ.get("FAKE_VLLM_FAIL") else args.fake_boot
     served = args.served_model_name or args.model or args.positional_model or "model"
     reply = Reply(args.fake_reply)
-    fake = FakeVllm(lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len)
+    fake = FakeVllm(
+        lambda body: reply, model=served, version=args.fake_version, max_model_len=args.max_model_len,
+        prefix_cache_block=args.fake_prefix_cache_block, itl_s=args.fake_itl_s,
+    )  # fmt: skip
     fake.host, fake.port = args.host, args.port
     if args.fake_boot_log:
         lines = re.sub(r"\bpid=\d+", f"pid={os.getpid()}", args.fake_boot_log.read_text()).splitlines()

@@ -15,7 +15,7 @@ Each job lives in a module of its own; this package only names them.
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
-from onechip.api._bench import bench, find_max, saved_bench_config
+from onechip.api._bench import bench, compare_policies, find_max, saved_bench_config
 from onechip.api._checks import check
 from onechip.api._cloud import (
     cloud_down,
@@ -34,6 +34,7 @@ from onechip.api._report import cost, report
 
 __all__ = [
     "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
+    "compare_policies",
     "cloud_probe", "cloud_quote", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max",
     "logs", "logs_tail", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config", "simulate",
     "status", "summarize_logs", "up",

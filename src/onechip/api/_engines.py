@@ -102,8 +102,7 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     launch_set, prepared = replicas.replica_launch(the_plan, request.engine, request, request, **extra)
     if request.dry_run:
         return UpResult(dry_run=True, replica_set=launch_set)
-    state, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)
-    engine_state.save(state.router)  # every other command talks to the router
+    _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
     if request.hf_token_file is not None:
         engine_state.note_token_file(request.hf_token_file)
     return UpResult(dry_run=False, replica_set=launch_set, boots=boots)

@@ -34,8 +34,9 @@ from pathlib import Path
 from pydantic import Field
 
 from onechip.engines import remote, startup
+from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, group_alive, preferred_port, stop_group
+from onechip.engines.local import LocalVllmEngine, group_alive, port_is_free, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.errors import ConfigError, EngineError, MissingDependencyError
@@ -71,8 +72,11 @@ def last_path() -> Path:
 
 
 def save(state: ReplicaSetState) -> None:
+    """Write replicas.json, and the router as the engine of engine.json: every other command (status, down,
+    check, bench) finds the router there."""
     state_path().parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(state_path(), state.model_dump_json(indent=2))
+    engine_state.save(state.router)
 
 
 def load(last: bool = False) -> ReplicaSetState | None:
@@ -133,6 +137,23 @@ def pins(rules: str, n: int, share: int, index: int, cores: list[int] | None = N
     }  # fmt: skip
 
 
+class _Ports:
+    """Ports here for one launch: the wanted one when free and not yet given out, else the next one up that
+    is. Deterministic (no random fallback), so `plan` and `up --dry-run` print the same ports."""
+
+    def __init__(self) -> None:
+        self.taken: set[int] = set()
+
+    def take(self, wanted: int) -> int:
+        port = wanted
+        while port in self.taken or not port_is_free(port):
+            port += 1
+            if port > 65535:
+                raise ConfigError(f"no free port at or above {wanted}")
+        self.taken.add(port)
+        return port
+
+
 def split_hosts(host: str | None) -> list[str]:
     """`--host h1,h2` -> ['h1', 'h2'] (empty without --host)."""
     return [h.strip() for h in (host or "").split(",") if h.strip()]
@@ -175,6 +196,7 @@ def prepare_replicas(
     if engine == "vllm" and len(hosts) == 1 and n > 1:
         raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
     base = port or flags.DEFAULT_PORT
+    here = _Ports()
     specs: list[LaunchSpec] = []
     prepared: list[startup.Prepared | None] = []
     pin_list: list[dict[str, str]] = []
@@ -184,14 +206,14 @@ def prepare_replicas(
         on = hosts[k] if per_host else (hosts[0] if hosts else None)
         replica_port = base if per_host else base + k
         if engine == "embedded":
-            _, spec = startup.embedded_launch(preferred_port(replica_port), kv_cache_space_gib, sets=pin_sets)
+            _, spec = startup.embedded_launch(here.take(replica_port), kv_cache_space_gib, sets=pin_sets)
             specs.append(spec)
             prepared.append(None)
         else:
-            local_port = replica_port if (on or engine == "vllm-docker") else preferred_port(replica_port)
+            local_port = replica_port if (on or engine == "vllm-docker") else here.take(replica_port)
             ready = startup.prepare(
                 plan, engine, host=on, port=local_port,
-                tunnel_port=preferred_port((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,
+                tunnel_port=here.take((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,
                 hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
                 container=f"{flags.DEFAULT_CONTAINER}-{k}" if engine == "vllm-docker" else None,
             )  # fmt: skip
@@ -200,7 +222,7 @@ def prepare_replicas(
         pin_list.append(pin)
     urls = [f"http://127.0.0.1:{spec.base_port}" for spec in specs]
     router = router_command(
-        urls, policy, router_port or preferred_port(DEFAULT_PORT), preferred_port(DEFAULT_METRICS_PORT), router_host
+        urls, policy, router_port or here.take(DEFAULT_PORT), here.take(DEFAULT_METRICS_PORT), router_host
     )  # fmt: skip
     warnings = [w for spec in specs for w in spec.warnings]
     launch = ReplicaSetLaunch(
@@ -345,6 +367,24 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
         router = RouterEngine(state.launch.router, folder / "router.log", state.router.model)
         _boot_all([router], 120.0, on_progress)
         state.router = router.state()
+    save(state)
+    return state
+
+
+def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -> ReplicaSetState:
+    """Restart the router of the saved set with `policy` (same port, same replicas): the replicas and their
+    caches stay as they are. Returns the saved set. Raises EngineError when no set runs."""
+    state = load()
+    if state is None:
+        raise EngineError("no replicas started by `onechip up --replicas N`")
+    if _alive(state.router)[0]:
+        stop_group(state.router.pid, 10.0)
+    old = state.launch.router
+    command = router_command(old.worker_urls, policy, old.port, old.metrics_port, old.bind_host)
+    on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
+    router = RouterEngine(command, _replica_dir() / "router.log", state.router.model)
+    _boot_all([router], 120.0, on_progress)
+    state.launch.router, state.router = command, router.state()
     save(state)
     return state
 

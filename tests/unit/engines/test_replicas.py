@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 
 import httpx
@@ -17,9 +18,11 @@ import pytest
 from factories import embedded_plan
 from fakes import vllm_server
 from onechip import api
+from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError
+from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest, UpRequest
 
@@ -78,7 +81,7 @@ def test_two_replicas_on_a_slice_take_two_chips_each():
 
 
 def test_plan_prints_the_commands_up_runs_on_two_hosts(monkeypatch):
-    monkeypatch.setattr(replicas, "preferred_port", lambda port: port)  # as when the ports are free here
+    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)  # as when the ports are free here
     fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-1", "replicas": 2, "host": "u@h1,u@h2"}
     plan = api.plan(
         build_request(PlanRequest, {**{k: v for k, v in fields.items() if k != "engine"}, "launch": "vllm"})
@@ -166,7 +169,74 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
         assert back.replica_set is not None
         assert [r.healthy for r in api.status().replicas] == [True, True]
     finally:
-        pids = [r.pid for r in api.status().replicas]
+        st = api.status()
+        pids = [r.pid for r in st.replicas] + [st.router.pid if st.router else 0]
         note = api.down().note
     assert "replica 0: stopped" in note and "replica 1: stopped" in note
     assert not any(group_alive(pid or 0) for pid in pids) and not api.status().running
+
+
+def _up_fakes(tmp_path, monkeypatch, *fake_flags: str):
+    """Two fake replicas (tests/fakes/vllm_server.py as `vllm serve`) behind the real router."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    launcher = " ".join([sys.executable, str(FAKE), *fake_flags])
+    fields = {
+        "engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": free_port(), "launcher": launcher,
+        "router_port": free_port(), "timeout_s": 60,
+    }  # fmt: skip
+    return api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+
+
+def _agent(url: str, **kw: object) -> BenchConfig:
+    base: dict[str, object] = {
+        "base_url": url, "workload": "agent", "contexts": [200], "clients": [2], "reps": 1, "output_tokens": 3,
+        "warmup_requests": 1, "turns": 4, "user_tokens": 10, "call_tokens": 20, "result_tokens": 30,
+        "sessions_per_client": 2,
+    }  # fmt: skip
+    return BenchConfig(**(base | kw))  # type: ignore[arg-type]
+
+
+@needs_router
+def test_bench_through_the_router_records_each_replica_and_compares_policies(tmp_path, monkeypatch):
+    launch = _up_fakes(tmp_path, monkeypatch, "--fake-prefix-cache-block", "16")
+    assert launch is not None
+    try:
+        cfg = _agent(launch.router.url, router_policies=["round_robin", "cache_aware"])
+        result = api.compare_policies(cfg, out_dir=tmp_path / "runs")
+        by = {run.policy: run.cells[0] for run in result.runs}
+        rr, ca = by["round_robin"], by["cache_aware"]
+        for cell in (rr, ca):
+            # 2 clients x 2 sessions x 4 turns measured, all ok; the replicas served them (plus warm-ups)
+            assert cell.requests_sent == 16 and cell.requests_ok == 16
+            assert sum(n or 0 for n in cell.requests_by_replica) >= 16 and len(cell.ttft_ms_by_turn) == 4
+        assert all((n or 0) > 0 for n in rr.requests_by_replica)  # round robin spreads over both
+        # the fake's per-replica prefix cache: a session kept on one replica reads its whole history
+        assert ca.cached_share is not None and rr.cached_share is not None and ca.cached_share > rr.cached_share
+        st = api.status()
+        assert (tmp_path / "runs" / "policies.json").is_file() and st.router and st.router.policy == "cache_aware"
+        assert st.state is not None and st.state.pid == st.router.pid  # engine.json follows the restarted router
+    finally:
+        router_pid = api.status().router.pid  # type: ignore[union-attr]
+        api.down()
+    assert not group_alive(router_pid)
+
+
+@needs_router
+def test_a_replica_killed_mid_bench_loses_no_request(tmp_path, monkeypatch):
+    launch = _up_fakes(tmp_path, monkeypatch, "--fake-itl-s", "0.05")
+    assert launch is not None
+    try:
+        pid = api.status().replicas[1].pid or 0
+        killer = threading.Timer(1.0, os.killpg, (pid, signal.SIGKILL))
+        killer.start()
+        run = api.bench(_agent(launch.router.url, turns=3, sessions_per_client=3), out_dir=tmp_path / "run")
+        killer.join()
+        cell = run.cells[0]
+        samples = [s for s in load_samples(tmp_path / "run" / "requests.jsonl") if not s.warmup]
+        assert cell.requests_sent == len(samples) == 18
+        assert cell.requests_sent == (cell.requests_ok or 0) + cell.requests_failed
+        assert [r.answered for r in cell.replicas] == [True, False]  # the dead one's /metrics is gone
+        st = api.status()
+        assert [r.alive for r in st.replicas] == [True, False]
+    finally:
+        api.down()
