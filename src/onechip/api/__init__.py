@@ -27,6 +27,7 @@ from onechip.api._cloud import (
     cloud_zones,
 )
 from onechip.api._demo import demo
+from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import calibration_dir, plan, remember_boot
 from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
@@ -34,7 +35,7 @@ from onechip.api._report import cost, report
 
 __all__ = [
     "advise", "bench", "calibration_dir", "calibration_for", "check", "cloud_down", "cloud_down_targets",
-    "compare_policies",
+    "compare_policies", "deploy_k8s", "DeployResult",
     "cloud_probe", "cloud_quote", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max",
     "logs", "logs_tail", "plan", "predicted_cells", "remember_boot", "report", "saved_bench_config", "simulate",
     "status", "summarize_logs", "up",

@@ -8,6 +8,7 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import re
 import shlex
 from datetime import date
 from pathlib import Path
@@ -450,4 +451,35 @@ class AdviseRequest(RequestModel):
         bad = [k for k, v in value.items() if not (0 < v < float("inf"))]
         if bad:
             raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
+        return value
+
+
+class DeployK8sRequest(RequestModel):
+    """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""
+
+    model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
+    chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
+    replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy.")
+    namespace: str = Field(default="default", description="Kubernetes namespace of every object.")
+    name: str = Field(default="onechip", description="Name prefix of the objects (NAME-vllm, NAME-router).")
+    image: str | None = Field(default=None, description="vLLM image (default: the plan's engine image; pin it).")
+    router_image: str | None = Field(
+        default=None, description="An image with vllm-router (default: python:3.12-slim installing the wheel)."
+    )
+    hf_token_secret: str | None = Field(
+        default=None, description="Name of a Secret whose key 'token' holds the HF token (never the token itself)."
+    )
+    sets: Annotated[list[str], Cli("--set", repeat=True)] = Field(
+        default_factory=list, description="Planner inputs as serve flags, e.g. max-model-len=8192."
+    )
+    out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
+    apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
+
+    @field_validator("name", "namespace")
+    @classmethod
+    def _dns_label(cls, value: str) -> str:
+        """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?", value):
+            raise ValueError("must be lower-case letters, digits and '-', starting and ending alphanumeric")
         return value
