@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"not running: {st.note}")
         if not json_out:
             print_replicas(st)
-        if not st.running or not st.healthy:
+        if not st.running or not st.healthy or not all(r.healthy for r in st.replicas):  # a dead replica: 1
             raise typer.Exit(1)
 
     @app.command()
