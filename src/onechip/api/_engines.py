@@ -87,7 +87,10 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
 
 def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died."""
-    if not request.dry_run and replicas.load() is not None:
+    saved = None if request.dry_run else replicas.load()
+    if saved is not None:
+        if len(saved.replicas) != request.replicas:
+            raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
         state = replicas.revive(request.timeout_s, on_progress)
         assert state is not None
         return UpResult(dry_run=False, replica_set=state.launch)

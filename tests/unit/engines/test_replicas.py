@@ -21,7 +21,7 @@ from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, EngineError
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest, UpRequest
@@ -165,6 +165,8 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
         st = api.status()
         assert [r.alive for r in st.replicas] == [True, False] and "replica(s) 1 not healthy" in st.note
         assert _chat(url).status_code == 200  # the router retries on the live replica
+        with pytest.raises(EngineError, match="a set of 2 replicas is up"):
+            api.up(build_request(UpRequest, {**fields, "replicas": 3}, user_input=False))
         back = api.up(build_request(UpRequest, fields, user_input=False))
         assert back.replica_set is not None
         assert [r.healthy for r in api.status().replicas] == [True, True]
