@@ -291,7 +291,8 @@ def _boot_all(
             engine.start()
         boots: list[BootRecord] = []
         for k, engine in enumerate(engines):
-            on_progress(ProgressEvent("boot", f"replica {k} booting", None, None))
+            what = "router" if isinstance(engine, RouterEngine) else f"replica {k}"
+            on_progress(ProgressEvent("boot", f"{what} booting", None, None))
             boots.append(engine.wait_ready(timeout_s, on_progress))
         return boots
     except BaseException:
