@@ -273,6 +273,7 @@ class FakeVllm:
         queries, hits = (self.cache_queries, self.cache_hits) if self.prefix_cache_block else (n * 100, n * 25)
         series = [
             ("vllm:num_preemptions_total", "counter", n // 10),
+            ("vllm:request_success_total", "counter", n),
             ("vllm:prefix_cache_queries_total", "counter", queries),
             ("vllm:prefix_cache_hits_total", "counter", hits),
             ("vllm:num_requests_running", "gauge", self.running),
@@ -525,6 +526,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fake-version", default=VERSION, help="the vLLM version the boot log names")
     parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
     parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
+    parser.add_argument("--fake-prefix-cache-block", type=int, default=0, help="a prefix cache of N-word blocks")
     parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
     parser.add_argument("--fake-boot-s", type=float, default=0.0, help="seconds the boot takes before serving")
     parser.add_argument("--fake-itl-s", type=float, default=0.0, help="seconds between streamed tokens")
@@ -553,6 +555,7 @@ def main(argv: list[str] | None = None) -> None:
     fake = FakeVllm(
         None if args.fake_itl_s else lambda body: reply,  # a timed stream generates tokens ("tok" words)
         model=served, version=args.fake_version, max_model_len=args.max_model_len, itl_s=args.fake_itl_s,
+        prefix_cache_block=args.fake_prefix_cache_block,
     )  # fmt: skip
     fake.host, fake.port = args.host, args.port
     if args.fake_boot_log:

@@ -16,7 +16,7 @@ Each job lives in a module of its own; this package only names them.
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
-from onechip.api._bench import bench, find_max, saved_bench_config
+from onechip.api._bench import bench, compare_policies, find_max, saved_bench_config
 from onechip.api._checks import check
 from onechip.api._cloud import (
     cloud_down,
@@ -29,6 +29,7 @@ from onechip.api._cloud import (
     cloud_zones,
 )
 from onechip.api._demo import demo
+from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
@@ -36,8 +37,9 @@ from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 
 __all__ = [
-    "advise", "bench", "calibration_for", "check", "cloud_down", "cloud_down_targets", "cloud_probe", "cloud_quote",
-    "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "cost", "demo", "down", "find_max", "logs",
-    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot",
-    "report", "saved_bench_config", "simulate", "status", "summarize_logs", "up",
+    "DeployResult", "advise", "bench", "calibration_for", "check", "cloud_down", "cloud_down_targets",
+    "cloud_probe", "cloud_quote", "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "compare_policies",
+    "cost", "demo", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir", "plan",
+    "predicted_cells", "prices", "prices_refresh", "remember_boot", "report", "saved_bench_config", "simulate",
+    "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -6,11 +6,13 @@ from pathlib import Path
 
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
+from onechip.engines import replicas
+from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import SearchResult
+from onechip.schemas.bench import PolicyCell, PolicyComparison, PolicyRun, SearchResult
 
 
 def bench(
@@ -20,8 +22,60 @@ def bench(
     """Measure a context x clients grid against `config.base_url`; writes `out_dir`/requests.jsonl and
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
-    See onechip.bench.run_grid."""
-    return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
+    See onechip.bench.run_grid. When `config.base_url` is the router of `up --replicas N`, each replica's
+    /metrics is read around every cell too (CellResult.replicas)."""
+    return bench_layer.run_grid(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
+
+
+def with_replicas(config: BenchConfig) -> BenchConfig:
+    """`config` with the replica URLs of the saved set when its base_url is that set's router."""
+    saved = replicas.load()
+    if config.replica_urls or saved is None or saved.router.base_url != config.base_url:
+        return config
+    return config.model_copy(update={"replica_urls": [r.base_url for r in saved.replicas]})
+
+
+def compare_policies(
+    config: BenchConfig, on_progress: ProgressFn = no_progress, *, out_dir: Path, plan: Plan | None = None
+) -> PolicyComparison:
+    """`bench --router-policies a,b` against the router of `up --replicas N`: for each policy, restart the
+    router with it (engines.replicas.switch_policy) and run the same workload into `out_dir`/<policy>; write
+    `out_dir`/policies.json. The router is left on the last policy. Raises ConfigError when base_url is not
+    the saved router, and what `bench` raises."""
+    saved = replicas.load()
+    if saved is None or saved.router.base_url != config.base_url:
+        raise ConfigError("--router-policies needs the router URL of `onechip up --replicas N` (see `status`)")
+    result = PolicyComparison(base_url=config.base_url)
+    for policy in config.router_policies or []:
+        replicas.switch_policy(policy, on_progress)
+        one = config.model_copy(update={"router_policies": None})
+        run = bench(one, on_progress, out_dir=Path(out_dir) / policy, plan=plan)
+        result.runs.append(PolicyRun(policy=policy, run_dir=str(Path(out_dir) / policy), cells=policy_cells(run)))
+    write_text_atomic(Path(out_dir) / "policies.json", result.model_dump_json(indent=2))
+    return result
+
+
+def policy_cells(run: BenchRun) -> list[PolicyCell]:
+    """Each cell of a run as the policy comparison shows it: cache hit share, TTFT per turn, throughput."""
+    out = []
+    for c in run.cells:
+        hits = sum(r.prefix_cache_hits or 0.0 for r in c.replicas)
+        queries = sum(r.prefix_cache_queries or 0.0 for r in c.replicas)
+        out.append(
+            PolicyCell(
+                context_tokens=c.context_tokens,
+                clients=c.clients,
+                status=c.status,
+                cached_share=c.cached_share,
+                server_hit_rate=hits / queries if queries else None,
+                output_tok_per_s=c.output_tok_per_s,
+                ttft_ms_by_turn=[t.ttft_ms.median for t in c.turns],
+                requests_by_replica=[r.requests for r in c.replicas],
+                requests_sent=c.requests_sent,
+                requests_ok=c.requests_ok,
+            )  # fmt: skip
+        )
+    return out
 
 
 def find_max(

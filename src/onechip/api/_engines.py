@@ -8,7 +8,7 @@ from pathlib import Path
 
 from onechip import planner
 from onechip.api._plan import measured_boots_dir, remember_boot
-from onechip.engines import EmbeddedEngine, launch, startup
+from onechip.engines import EmbeddedEngine, launch, replicas, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
@@ -73,6 +73,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     (one-line cause + log path), MissingDependencyError, BusyError (another `up` or a `down` holds the
     engine-state lock: see _start).
     """
+    if request.replicas > 1:
+        return _up_replicas(request, on_progress)
     if not request.dry_run:
         _refuse_running()
     if request.engine == "embedded":
@@ -100,6 +102,48 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     return UpResult(
         dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan, replanned_with=replanned
     )
+
+
+def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
+    """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died."""
+    saved = None if request.dry_run else replicas.load()
+    if saved is not None:
+        if len(saved.replicas) != request.replicas:
+            raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
+        state = replicas.revive(request.timeout_s, on_progress)
+        assert state is not None
+        return UpResult(dry_run=False, replica_set=state.launch)
+    if not request.dry_run and engine_state.status().running:
+        raise EngineError("an engine is already running; run `onechip down` first")
+    if request.engine == "embedded":
+        the_plan, _ = startup.embedded_launch(1, request.kv_cache_space_gib)
+        extra: dict[str, object] = {"kv_cache_space_gib": request.kv_cache_space_gib}
+    else:
+        the_plan = _replica_plan_for_up(request)
+        extra = {"tunnel_port": request.tunnel_port, "ssh_options": request.ssh_options or None}
+    launch_set, prepared = replicas.replica_launch(the_plan, request.engine, request, request, **extra)
+    if request.dry_run:
+        return UpResult(dry_run=True, replica_set=launch_set)
+    _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
+    if request.hf_token_file is not None:
+        engine_state.note_token_file(request.hf_token_file)
+    return UpResult(dry_run=False, replica_set=launch_set, boots=boots)
+
+
+def _replica_plan_for_up(request: UpRequest) -> Plan:
+    """One replica's plan: a given plan as is, or --model on --chip sized for the replica's chip share."""
+    if request.plan is not None or request.model is None or request.chip is None:
+        return _plan_for_up(request)[0]
+    share = replicas.replica_share(
+        request.chip, request.engine, request.replicas, len(replicas.split_hosts(request.host))
+    )
+    base = request.plan_request()
+    assert base is not None
+    one = replicas.replica_plan_request(flag_table.with_sets(base), share)
+    the_plan = planner.plan_model(one, calibration_dir=measured_boots_dir())
+    if not the_plan.fits and not (request.force or request.dry_run):
+        raise ConfigError(f"the plan says one replica does not fit ({the_plan.verdict}); change the flags, or --force")
+    return the_plan
 
 
 def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:
@@ -170,17 +214,33 @@ def _record_up(
 
 
 def status() -> EngineStatus:
-    """Health, model, port and uptime of the engine `up` started (local, docker or over SSH)."""
-    return engine_state.status()
+    """Health, model, port and uptime of the engine `up` started (local, docker or over SSH). With
+    `up --replicas N` the engine is the router, and `router` and `replicas` say how each part is."""
+    result = engine_state.status()
+    saved = replicas.load()
+    if saved is not None:
+        result.router, result.replicas = replicas.replica_statuses(saved)
+        dead = [str(r.index) for r in result.replicas if not r.healthy]
+        if dead:
+            result.note = f"replica(s) {', '.join(dead)} not healthy; `onechip up --replicas N` brings them back"
+    return result
 
 
 def down() -> EngineStatus:
-    """Stop the engine `up` started (its process group, container, tunnel); idempotent."""
-    return engine_state.down()
+    """Stop the engine `up` started (its process group, container, tunnel); idempotent. With replicas:
+    every replica, then the router."""
+    notes = replicas.down()
+    result = engine_state.down()
+    if notes:
+        result.note = "; ".join([*notes, f"router: {result.note}"])
+    return result
 
 
-def logs(follow: bool = False) -> Iterator[str]:
-    """The engine log of the engine `up` started, redacted, line by line; `follow` keeps reading."""
+def logs(follow: bool = False, replica: int | None = None) -> Iterator[str]:
+    """The engine log of the engine `up` started (the router's, with replicas; `replica` K: that replica's),
+    redacted, line by line; `follow` keeps reading."""
+    if replica is not None:
+        return engine_state.log_lines(follow, state=replicas.replica_state(replica))
     return engine_state.log_lines(follow)
 
 

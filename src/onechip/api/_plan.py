@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip import planner
-from onechip.engines import embedded, model_store, startup
+from onechip.engines import embedded, model_store, replicas, startup
 from onechip.errors import ConfigError
 from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
@@ -30,7 +30,9 @@ def plan(request: PlanRequest) -> Plan:
     request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
     rules = request.engine or planner.default_engine_rules(request.chip)
     kind = request.launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
-    if kind == "embedded":
+    if request.replicas > 1:
+        result = _replica_plan(request, kind)
+    elif kind == "embedded":
         result = _embedded_plan(request)
     else:
         result = planner.plan_model(request, calibration_dir=measured_boots_dir())
@@ -47,6 +49,22 @@ def plan(request: PlanRequest) -> Plan:
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
         result.crosscheck = bootlog.crosscheck(result, boot)
         remember_boot(result, result.crosscheck)
+    return result
+
+
+def _replica_plan(request: PlanRequest, kind: str) -> Plan:
+    """One replica's plan, sized for its chip share, with every command `up --replicas N` runs
+    (engines.replicas.replica_launch: the source `up --dry-run` prints too)."""
+    extra: dict[str, object] = {}
+    if kind == "embedded":
+        result = _embedded_plan(request)
+        extra["kv_cache_space_gib"] = (request.kv_cache_memory_bytes or 0) // GIB or 2
+    else:
+        share = replicas.replica_share(request.chip, kind, request.replicas, len(replicas.split_hosts(request.host)))
+        result = planner.plan_model(replicas.replica_plan_request(request, share), calibration_dir=measured_boots_dir())
+    launch, _ = replicas.replica_launch(result, kind, request, request, **extra)
+    result.serve_command = launch.replicas[0].command
+    result.replicas, result.replica_commands = request.replicas, launch.commands
     return result
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 from onechip.errors import EndpointError
+from onechip.schemas.bench import ReplicaServed
 from onechip.vllm.wire import WireClient
 
 COUNTERS = {
@@ -18,6 +19,7 @@ COUNTERS = {
     "prefix_cache_queries": ("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
     "prompt_tokens": ("vllm:prompt_tokens_total",),
     "generation_tokens": ("vllm:generation_tokens_total",),
+    "requests": ("vllm:request_success_total",),
 }
 GAUGES = {
     "kv_cache_usage_perc": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
@@ -52,6 +54,27 @@ def reduce_metrics(
     if out.get("prefix_cache_queries_delta"):
         out["prefix_cache_hit_rate"] = out.get("prefix_cache_hits_delta", 0.0) / out["prefix_cache_queries_delta"]
     return out
+
+
+def replica_served(
+    index: int, url: str, before: dict[str, float] | None, after: dict[str, float] | None
+) -> ReplicaServed:
+    """One replica's counters over a cell (its own /metrics before and after); `answered` False when
+    either scrape failed (a replica killed mid-cell)."""
+    if before is None or after is None:
+        return ReplicaServed(index=index, url=url, answered=False)
+    d = reduce_metrics(before, after, [])
+    return ReplicaServed(
+        index=index, url=url, requests=d.get("requests_delta"), prompt_tokens=d.get("prompt_tokens_delta"),
+        generation_tokens=d.get("generation_tokens_delta"), prefix_cache_hits=d.get("prefix_cache_hits_delta"),
+        prefix_cache_queries=d.get("prefix_cache_queries_delta"), prefix_cache_hit_rate=d.get("prefix_cache_hit_rate"),
+    )  # fmt: skip
+
+
+def scrape_url(url: str) -> dict[str, float] | None:
+    """scrape() of the server at `url` with a short-lived client (replicas behind a router)."""
+    with WireClient(url, timeout_s=5.0) as wire:
+        return scrape(wire)
 
 
 def scrape(wire: WireClient) -> dict[str, float] | None:

@@ -38,7 +38,7 @@ from typing import IO
 from onechip import __version__
 from onechip.bench import agent, stats, trace
 from onechip.bench.client import data_session, stream_chat
-from onechip.bench.metrics import MetricsSampler, reduce_metrics, scrape
+from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
@@ -383,6 +383,7 @@ class _Run:
                 cell.reason = f"beyond the KV wall (--force): {wall}"
         by_rep: dict[int, list[RequestSample]] = {}
         before = await asyncio.to_thread(scrape, wire)
+        replicas_before = [await asyncio.to_thread(scrape_url, url) for url in cfg.replica_urls]
         sampler = MetricsSampler(wire, cfg.metrics_interval_s)
         sampler.start()
         try:
@@ -418,6 +419,10 @@ class _Run:
         )
         if before is not None and after is not None:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
+        for k, url in enumerate(cfg.replica_urls):
+            cell.replicas.append(replica_served(k, url, replicas_before[k], await asyncio.to_thread(scrape_url, url)))
+        measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
+        cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
         return self._resumed_metrics(cell, reused=sum(1 for r in range(cfg.reps) if (ctx, clients, r) in done))
 
     def _resumed_metrics(self, cell: CellResult, reused: int) -> CellResult:

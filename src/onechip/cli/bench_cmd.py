@@ -15,7 +15,7 @@ from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError, EndpointError
 from onechip.schemas import BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import LATE_SEND_MS, SearchResult
+from onechip.schemas.bench import LATE_SEND_MS, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
@@ -91,7 +91,7 @@ def print_run(run: BenchRun, out: Console) -> None:
                 f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
                 "requests ended before --output-tokens (server stopped early)"
             )
-    for table in turn_tables(run):
+    for table in turn_tables(run) + replica_tables(run):
         out.print(table)
     for line in slip_lines(run):
         out.print(line)
@@ -127,6 +127,46 @@ def turn_tables(run: BenchRun) -> list[Table]:
             )
         tables.append(table)
     return tables
+
+
+def replica_tables(run: BenchRun) -> list[Table]:
+    """Behind a router: per cell, what each replica served (its own /metrics) beside the aggregate, and
+    requests sent = ok + failed."""
+    tables = []
+    for c in run.cells:
+        if not c.replicas:
+            continue
+        sent = f"; sent {c.requests_sent} = ok {c.requests_ok} + failed {c.requests_failed}" if c.requests_sent else ""
+        table = titled_table(
+            f"replicas: {c.context_tokens:,} x {c.clients} clients, aggregate {_num(c.output_tok_per_s, '{:,.1f}')} "
+            f"tok/s{sent}", title_justify="left",
+        )  # fmt: skip
+        for name in ("replica", "URL", "requests", "prompt tok", "output tok", "prefix-cache hits"):
+            table.add_column(name, justify="right")
+        for r in c.replicas:
+            table.add_row(
+                str(r.index), r.url, _num(r.requests, "{:,.0f}") if r.answered else "[red]no /metrics[/]",
+                _num(r.prompt_tokens, "{:,.0f}"), _num(r.generation_tokens, "{:,.0f}"),
+                _num(r.prefix_cache_hit_rate, "{:.0%}"),
+            )  # fmt: skip
+        tables.append(table)
+    return tables
+
+
+def policy_table(result: PolicyComparison) -> Table:
+    """`--router-policies`: one row per policy and cell: cache hit share, throughput, TTFT per turn."""
+    table = titled_table(f"routing policies through {result.base_url}", title_justify="left")
+    for name in ("policy", "cell", "cached share", "server hit rate", "tok/s", "TTFT ms p50 by turn", "per replica"):
+        table.add_column(name, justify="right")
+    for run in result.runs:
+        for c in run.cells:
+            table.add_row(
+                run.policy, f"{c.context_tokens:,} x {c.clients}", _num(c.cached_share, "{:.0%}"),
+                _num(c.server_hit_rate, "{:.0%}"), _num(c.output_tok_per_s, "{:,.1f}"),
+                " / ".join(_num(t, "{:,.0f}") for t in c.ttft_ms_by_turn),
+                " / ".join(_num(n, "{:,.0f}") for n in c.requests_by_replica),
+            )  # fmt: skip
+    return table
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -236,6 +276,15 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError("--find-max measures new probes: give --out, not --resume")
             return _search(config, out, plan, json_out)
         out_dir = resume or out
+        if config.router_policies:
+            with live_progress(transient=True) as on_progress:
+                result = api.compare_policies(config, on_progress, out_dir=out_dir, plan=_load_plan(plan))
+            if json_out:
+                typer.echo(result.model_dump_json(indent=2))
+                return
+            console.print(policy_table(result))
+            console.print(f"[dim]{out_dir}/policies.json; each run under {out_dir}/<policy>/[/]")
+            return
         with live_progress(transient=True) as on_progress:
             run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume is not None)
         if json_out:

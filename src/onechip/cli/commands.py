@@ -20,7 +20,7 @@ COMMANDS = {
     "demo": "demo_cmd", "plan": "plan_cmd", "up": "engine_cmds", "logs": "engine_cmds",
     "status": "engine_cmds", "down": "engine_cmds", "check": "check_cmd", "bench": "bench_cmd",
     "cost": "cost_cmd", "prices": "prices_cmd", "report": "report_cmd", "simulate": "sim_cmd", "advise": "sim_cmd",
-    "cloud": "cloud_cmd", "mcp": "mcp_cmd",
+    "cloud": "cloud_cmd", "deploy": "deploy_cmd", "mcp": "mcp_cmd",
 }  # fmt: skip
 
 

@@ -12,8 +12,8 @@ from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.plan_cmd import crosscheck_mark, print_serve_command
 from onechip.cli.render import console, live_progress
-from onechip.engines.launch import LaunchSpec, UpResult
-from onechip.schemas import BootRecord
+from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
+from onechip.schemas import BootRecord, EngineStatus
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import UpRequest
 from onechip.vllm.bootlog import stage_durations
@@ -43,7 +43,51 @@ def print_launch(spec: LaunchSpec) -> None:
         typer.echo(line)
 
 
+def print_replica_launch(launch: ReplicaSetLaunch) -> None:
+    """Each replica's pins, the router's flags with reasons, then every shell line `up` runs."""
+    console.print(
+        f"[bold]{len(launch.replicas)} x {launch.engine}[/], {launch.chips_per_replica} chip(s)/core(s) each, "
+        f"behind vllm-router ({launch.router.policy}) at {launch.router.url}"
+    )
+    for k, pin in enumerate(launch.pins):
+        pinned = " ".join(f"{key}={value}" for key, value in pin.items()) or "a host of its own"
+        console.print(f"  replica {k}: port {launch.replicas[k].port}; {pinned}", highlight=False)
+    for item in launch.router.flags:
+        console.print(f"  router {item.flag} {' '.join(item.values)}  # {item.reason}", highlight=False)
+    for warning in launch.warnings:
+        console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
+    console.print("[bold]commands:[/]")
+    for line in launch.commands:
+        typer.echo(line)
+
+
+def print_replicas(st: EngineStatus) -> None:
+    """The router, then one line per replica: URL, process, health, KV cache, requests served."""
+    if st.router is None:
+        return
+    r = st.router
+    health = "[green]healthy[/]" if r.healthy else "[red]not healthy[/]"
+    console.print(f"router {health} {r.url} ({r.policy}, pid {r.pid})  log: {r.log_path}", highlight=False)
+    for rep in st.replicas:
+        mark = "[green]healthy[/]" if rep.healthy else ("[red]dead[/]" if not rep.alive else "[red]not healthy[/]")
+        where = f"container {rep.container}" if rep.container else f"pid {rep.pid}"
+        kv = f"KV {rep.kv_cache_usage_perc:.0%}" if rep.kv_cache_usage_perc is not None else "KV -"
+        served = f"{rep.requests_served:.0f}" if rep.requests_served is not None else "-"
+        routed = f"{rep.routed_requests:.0f}" if rep.routed_requests is not None else "-"
+        note = f"  ({escape(rep.note)})" if rep.note else ""
+        console.print(
+            f"  replica {rep.index} {mark} {rep.url} ({where}) {kv}; served {served}, routed {routed}{note}",
+            highlight=False,
+        )
+
+
 def print_up(result: UpResult) -> None:
+    if result.replica_set is not None:
+        for k, boot in enumerate(result.boots):
+            console.print(f"replica {k}: ", end="")
+            print_boot(boot)
+        console.print(f"[bold green]router[/] {result.replica_set.router.url} ({result.replica_set.router.policy})")
+        return
     if result.boot is None:
         return
     print_boot(result.boot)
@@ -75,15 +119,20 @@ def register(app: typer.Typer) -> None:
             return
         if result.replanned_with:
             console.print(f"re-planned from the plan's request with --set {escape(' '.join(result.replanned_with))}")
-        if result.dry_run and result.launch is not None:
+        if result.dry_run and result.replica_set is not None:
+            print_replica_launch(result.replica_set)
+        elif result.dry_run and result.launch is not None:
             print_launch(result.launch)
         else:
             print_up(result)
 
     @app.command()
-    def logs(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines.")) -> None:
-        """Print the log of the engine from `onechip up` (secrets redacted)."""
-        for line in api.logs(follow):
+    def logs(
+        follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines."),
+        replica: int | None = typer.Option(None, "--replica", min=0, help="Replica K's log (up --replicas N)."),
+    ) -> None:
+        """Print the log of the engine from `onechip up` (secrets redacted); the router's with replicas."""
+        for line in api.logs(follow, replica):
             typer.echo(line)
 
     @app.command()
@@ -100,7 +149,9 @@ def register(app: typer.Typer) -> None:
             )
         else:
             console.print(f"not running: {st.note}")
-        if not st.running or not st.healthy:
+        if not json_out:
+            print_replicas(st)
+        if not st.running or not st.healthy or not all(r.healthy for r in st.replicas):  # a dead replica: 1
             raise typer.Exit(1)
 
     @app.command()

@@ -117,6 +117,10 @@ def render(plan: Plan, console: Console) -> None:
         console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
     binding = f" (binding limit: {plan.binding_limit})" if plan.binding_limit else ""
     console.print(f"verdict: {plan.verdict}{binding}")
+    if plan.replica_commands:
+        console.print(f"[bold]{plan.replicas} replicas behind vllm-router; every command `up` runs:[/]")
+        for line in plan.replica_commands:
+            typer.echo(line)
     if plan.crosscheck is not None:
         cc = plan.crosscheck
         version = cc.engine_version or "version not logged"

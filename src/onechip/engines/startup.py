@@ -38,11 +38,14 @@ def embedded_launch(
     port: int | None = None,
     kv_cache_space_gib: int = DEFAULT_KV_CACHE_SPACE_GIB,
     max_model_len: int = DEFAULT_MAX_MODEL_LEN,
+    sets: list[str] | None = None,
 ) -> tuple[Plan, LaunchSpec]:
     """The embedded engine's plan (serve_command set) and launch on `port` (default: 8000 when free here,
     else a free one): the command EmbeddedEngine(port=<that port>) runs, as one shell line
-    `ENV=... python -m vllm.entrypoints.openai.api_server --model DIR ...`."""
-    plan, command = embedded_command(port or preferred_port(DEFAULT_PORT), kv_cache_space_gib, max_model_len)
+    `ENV=... python -m vllm.entrypoints.openai.api_server --model DIR ...`. `sets`: internal --set items
+    (a replica's core pinning, engines.replicas), not user input."""
+    port = port or preferred_port(DEFAULT_PORT)
+    plan, command = embedded_command(port, kv_cache_space_gib, max_model_len, sets=sets)
     plan.serve_command = command
     return plan, LaunchSpec(command=command, commands=[command.shell], warnings=list(command.warnings))
 
@@ -84,6 +87,7 @@ def serve_target(
     sets: list[str] | None = None,
     source: str | None = None,
     launcher: str | None = None,
+    container: str | None = None,
 ) -> ServeTarget:
     """The ServeTarget of `plan` on `engine` ('vllm' or 'vllm-docker'): a local 'vllm' defaults to
     local_launcher; the token file lives at remote.TOKEN_PATH on a host; the bundled model keeps its
@@ -98,7 +102,7 @@ def serve_target(
         kind="vllm" if engine == "vllm" else "vllm-docker", host=host, port=port, image=image,
         sets=list(sets or []), launcher=program, token_source=source,
         token_path=remote.TOKEN_PATH if (source and on_host) else None,
-        served_name=bundled_served_name(plan.serve_model or plan.model),
+        served_name=bundled_served_name(plan.serve_model or plan.model), container=container,
     )  # fmt: skip
 
 
@@ -130,11 +134,13 @@ def prepare(
     hf_token_file: Path | str | None = None,
     ssh_options: list[str] | None = None,
     launcher: str | None = None,
+    container: str | None = None,
 ) -> Prepared:
     """Build the launch of `plan` on `engine` ('vllm' or 'vllm-docker'), here or on `host`.
 
     The token comes from `hf_token_file` or HF_TOKEN (launch.read_hf_token; its warnings lead the spec's).
-    `launcher` ('python -m ...') overrides the serving program. The serve command is
+    `launcher` ('python -m ...') overrides the serving program; `container` names the docker container
+    (one per replica on one host; default onechip.vllm.flags.DEFAULT_CONTAINER). The serve command is
     onechip.vllm.flags.serve_command; over SSH or docker `commands` wrap it (remote.dry_run_commands), here
     they are its one shell line. Raises ConfigError (unreadable token file, bad --set, bad host).
     """
@@ -143,7 +149,8 @@ def prepare(
     on_host = host is not None or engine == "vllm-docker"
     port, tunnel_port = choose_ports(host, on_host, port, tunnel_port)
     target = serve_target(
-        plan, engine, host=host, port=port, image=image, sets=sets, source=source, launcher=launcher
+        plan, engine, host=host, port=port, image=image, sets=sets, source=source, launcher=launcher,
+        container=container,
     )  # fmt: skip
     command = flags.serve_command(plan, target)
     spec = LaunchSpec(

@@ -156,11 +156,11 @@ def _down(grace_s: float) -> EngineStatus:
     return EngineStatus(running=False, state=state, note=note)
 
 
-def log_lines(follow: bool = False) -> Iterator[str]:
-    """The engine log of the engine `up` started, line by line, secrets redacted; with `follow`, keep
-    reading until interrupted. After `down`, the log of the engine it stopped (still on disk). Raises
-    EngineError when no engine was started."""
-    state = load()
+def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
+    """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
+    redacted; with `follow`, keep reading until interrupted. After `down`, the log of the engine it stopped
+    (still on disk). Raises EngineError when no engine was started."""
+    state = state or load()
     if state is None:
         state = _last_stopped()
         follow = False  # a stopped engine writes no more

