@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from onechip import cost as cost_layer
 from onechip.cloud import billing
+from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cost import PriceTable
 from onechip.schemas.requests import PricesRequest
@@ -13,8 +14,17 @@ from onechip.schemas.requests import PricesRequest
 def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> PriceTable:
     """The freshest price per chip, region and pricing model (the stored catalog read, else prices.json), with
     each one's read date, source and age, and what the last read found no SKU for. Raises ConfigError for a
-    malformed prices.json."""
-    return cost_layer.price_table(request.chip, request.region, request.today)
+    malformed prices.json, and for a chip or region no price of onechip's knows (instead of an empty table)."""
+    table = cost_layer.price_table(request.chip, request.region, request.today)
+    if (request.chip or request.region) and not (table.prices or table.missing):
+        known = cost_layer.all_prices()
+        what, given, names = (
+            ("chip", request.chip, {p.chip for p in known})
+            if request.chip and request.chip not in {p.chip for p in known}
+            else ("region", request.region, {p.region for p in known})
+        )
+        raise ConfigError(f"no price for {what} {given!r} (--{what}); known: {', '.join(sorted(names))}")
+    return table
 
 
 def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress) -> PriceTable:

@@ -577,13 +577,14 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:
-    """What status and down look at: recorded resources (by --name / --zone), plus every labelled queued
-    resource and node the API lists (all pages) in the --zone list, or else in every zone onechip sent a
-    create to in this project; never anything without onechip's label. A queued resource's own node is
-    not listed apart from it (deleting the queued resource deletes it)."""
+    """What status and down look at: recorded resources (by --name / --zone), plus, only for zones named
+    with --zone, every labelled queued resource and node the API lists there (all pages): a label can be
+    copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
+    is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
+    from it (deleting the queued resource deletes it)."""
     chosen = [r for r in recorded if (not request.name or r.name == request.name)
               and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
-    zones = request.zones or [z for p, z in records.zones_used() if p == api.project]
+    zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
     for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
         found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
@@ -592,6 +593,8 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
                   if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
         for resource in found:
             key = (zone, resource.kind, resource.name)
+            if zone not in zones:  # a recorded resource's own zone: only what is recorded there
+                continue
             if key not in known and (not request.name or resource.name in (request.name, f"{request.name}-node")):
                 chosen.append(resource)
                 known.add(key)

@@ -43,6 +43,7 @@ INSTRUCTIONS = (
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 MEMORY_ENV = "ONECHIP_MCP_MEMORY_GIB"
 UNKNOWN = "onechip_unknown_arguments"  # where the arguments a tool does not take are collected (_Arguments)
+NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: build_request names it in one line
 
 
 def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +65,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
 
     async def tool(ctx: Context, **kwargs: Any) -> CallToolResult:
         unknown = kwargs.pop(UNKNOWN, [])
+        kwargs = {k: v for k, v in kwargs.items() if not (isinstance(v, str) and v == NOT_SENT)}
         if unknown:
             return refusal(f"{spec.name} takes no argument {', '.join(map(repr, unknown))}; nothing was done")
         confirm = kwargs.pop("confirm", False)
@@ -103,7 +105,7 @@ def _validate_like_the_cli(server: MCPServer, name: str) -> None:
     strict.model_rebuild(force=True)
     tool.parameters = strict.model_json_schema(by_alias=True)
     passthrough: dict[str, Any] = {
-        field_name: (Any, field.default if not field.is_required() else ...)
+        field_name: (Any, field.default if not field.is_required() else NOT_SENT)
         for field_name, field in strict.model_fields.items()
     }
     lenient = create_model(f"{name}Arguments", __base__=_Arguments, **passthrough)

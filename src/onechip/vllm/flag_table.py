@@ -200,11 +200,32 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         flag = key.lstrip("-")
         if not _FLAG_NAME.match(flag):
             raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
+        row = spec(f"--{flag}")
+        if eq and row is not None and row.kind == "switch" and value:  # vLLM takes a switch bare, never a value
+            if value.lower() not in _SWITCH_WORDS:
+                raise ConfigError(
+                    f"--set {flag}={value}: {row.name} is a switch; write {flag}, {flag}=true or {flag}=false"
+                )
+            value = "" if not _SWITCH_WORDS[value.lower()] else value
+            eq = "=" if value == "" else ""
         if eq and value == "":
             out.append(Override(name=f"--{flag}", remove=True, item=item))
         else:
             out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
     return out
+
+
+# `--set SWITCH=WORD`: whether the switch is on (true: written bare; false: left out, as `--set SWITCH=` does)
+_SWITCH_WORDS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "off": False,
+}
 
 
 def planner_values(sets: list[str] | None) -> dict[str, tuple[Any, str]]:
@@ -242,7 +263,8 @@ def with_sets(request: PlanRequest) -> PlanRequest:
     updated = _merged(request.model_dump(exclude_unset=True), values, request.sets)
     for name, (_, item) in values.items():
         given = getattr(request, name)
-        if name in request.model_fields_set and given is not None and given != getattr(updated, name):
+        default = PlanRequest.model_fields[name].default  # a shell passes every option, defaults included
+        if name in request.model_fields_set and given not in (None, default) and given != getattr(updated, name):
             raise ConfigError(f"{flag_of(PlanRequest, name)} {given} and --set {item} disagree")
     return updated
 

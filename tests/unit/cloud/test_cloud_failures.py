@@ -295,11 +295,17 @@ def test_down_sees_every_page_and_every_zone_used(fast):
     up(zones=["asia-east1-c"], name="second", provisioning="on-demand", no_limit=True)
     fast.put("node", OK, "made-by-onechip-elsewhere", "READY")  # labelled, no record here
     fast.put("node", OK, "and-another", "READY")
+    # without --zone only what this onechip recorded: a label can be copied, or be another user's onechip
+    # in the same project (a new-user test deleted such a TPU with `cloud down --yes`)
     targets = {(t.zone, t.name) for t in api.cloud_down_targets(CloudNameRequest(project=P))}
+    assert targets == {(OK, "onechip-v5e-1"), ("asia-east1-c", "second")}
+    # a zone named with --zone is swept for every labelled resource, across pages
+    swept = CloudNameRequest(project=P, zones=[OK, "asia-east1-c"])
+    targets = {(t.zone, t.name) for t in api.cloud_down_targets(swept)}
     assert targets == {(OK, "onechip-v5e-1"), ("asia-east1-c", "second"), (OK, "made-by-onechip-elsewhere"),
                        (OK, "and-another")}  # fmt: skip
     assert any("pageToken=" in p for m, p, _ in fast.requests if m == "GET")
-    result = api.cloud_down(CloudNameRequest(project=P))
+    result = api.cloud_down(swept)
     assert len(result.deleted) == 4 and ours(fast) == set() and FOREIGN in fast.nodes
 
 

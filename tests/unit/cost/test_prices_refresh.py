@@ -14,6 +14,7 @@ from fakes.billing_catalog import FakeBillingCatalog
 from onechip import api
 from onechip.api import _predict
 from onechip.cloud import billing
+from onechip.errors import ConfigError
 from onechip.schemas.cost import Price
 from onechip.schemas.requests import AdviseRequest, PricesRequest
 
@@ -81,3 +82,10 @@ def test_a_price_outside_google_cloud_names_a_dated_public_source():
     # DigitalOcean's own pricing page ('AMD MI300X | $1.99 per hour', validated 28 May 2026)
     assert mi300x.source.startswith("DigitalOcean") and "https://docs.digitalocean.com/" in mi300x.source
     assert (mi300x.usd_per_chip_hour, mi300x.date) == (1.99, "2026-05-28")
+
+
+@pytest.mark.parametrize(("field", "value"), [("chip", "bogus"), ("region", "../../etc")])
+def test_a_chip_or_region_with_no_price_is_refused_not_an_empty_table(field: str, value: str) -> None:
+    # a new-user test: `prices --chip bogus` printed an empty table and exited 0
+    with pytest.raises(ConfigError, match=f"no price for {field} '{value}'"):
+        api.prices(PricesRequest(**{field: value}))

@@ -212,3 +212,10 @@ def test_the_memory_guard_turns_a_runaway_allocation_into_memory_error_and_spare
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["MemoryError", "True", "True"], out.stderr
+
+
+def test_a_required_argument_left_out_is_one_line() -> None:
+    # a new-user test sent bench {"url": ...}: the SDK answered with a multi-line pydantic report on base_url
+    missing, wrong_name = calls(("bench", {}), ("bench", {"url": "http://127.0.0.1:9"}))
+    assert "base_url" in text(missing) and "required" in text(missing)
+    assert text(wrong_name) == "bench takes no argument 'url'; nothing was done"

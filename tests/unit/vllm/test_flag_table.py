@@ -151,3 +151,16 @@ def test_a_plan_file_from_before_serve_settings_is_refused_in_one_line(tmp_path)
     old.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="made by an older onechip .no serve settings.; plan it again"):
         api.up(UpRequest(engine="vllm", plan=old, dry_run=True))
+
+
+@pytest.mark.parametrize(("item", "written"), [("enforce-eager", True), ("enforce-eager=true", True),
+                                              ("enforce-eager=false", False)])  # fmt: skip
+def test_a_switch_set_to_a_word_is_written_bare_or_left_out(item: str, written: bool) -> None:
+    # vLLM takes --enforce-eager bare: `--set enforce-eager=false` wrote `--enforce-eager false` (new-user test)
+    argv = api.plan(PlanRequest(launch="vllm", sets=[item], **BASE)).serve_command.argv
+    assert ("--enforce-eager" in argv) is written and "false" not in argv and "true" not in argv
+
+
+def test_a_switch_set_to_another_word_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--enforce-eager is a switch"):
+        flag_table.parse_sets(["enforce-eager=maybe"])
