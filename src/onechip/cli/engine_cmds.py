@@ -36,11 +36,7 @@ def print_launch(spec: LaunchSpec) -> None:
     """The serve command as `plan` prints it (flags and reasons, then its shell line), the warnings, then
     the exact shell lines run (docker/SSH wrap the command; locally they are its line) - no secret in any."""
     print_serve_command(spec.command, console)
-    for warning in spec.warnings:
-        console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
-    console.print("[bold]commands:[/]")
-    for line in spec.commands:
-        typer.echo(line)
+    _print_warnings_and_commands(spec.warnings, spec.commands)
 
 
 def print_replica_launch(launch: ReplicaSetLaunch) -> None:
@@ -54,10 +50,15 @@ def print_replica_launch(launch: ReplicaSetLaunch) -> None:
         console.print(f"  replica {k}: port {launch.replicas[k].port}; {pinned}", highlight=False)
     for item in launch.router.flags:
         console.print(f"  router {item.flag} {' '.join(item.values)}  # {item.reason}", highlight=False)
-    for warning in launch.warnings:
+    _print_warnings_and_commands(launch.warnings, launch.commands)
+
+
+def _print_warnings_and_commands(warnings: list[str], commands: list[str]) -> None:
+    """A launch's warnings, then every shell line `up` runs (plain, so they can be copied)."""
+    for warning in warnings:
         console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     console.print("[bold]commands:[/]")
-    for line in launch.commands:
+    for line in commands:
         typer.echo(line)
 
 
