@@ -47,7 +47,8 @@ async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> No
         return plan, up, check, bench
 
 
-def test_agent_session_plans_launches_checks_benches_prices_and_stops(onechip_home, tmp_path):
+def test_agent_session_plans_launches_checks_benches_prices_and_stops(onechip_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_MCP_FILES", str(tmp_path))  # the run folder an MCP call may write
     model_dir = model_store.model_dir(onechip_home)
     transcript: list[dict] = []
     try:

@@ -5,13 +5,16 @@
   `inputSchema` (what an agent sees is what the CLI validates). The request itself is then built with
   schemas.inputs.build_request, so a refused value is the CLI's one-line ConfigError.
 - `run_job(ctx, job)`: the job runs in a worker thread (the core's jobs are synchronous and start their
-  own event loops); each ProgressEvent becomes an MCP progress notification. A cancelled call sets a flag
-  that makes the job's next progress callback raise KeyboardInterrupt, which the core treats as Ctrl-C:
-  bench keeps every finished request on disk and raises Interrupted (resume continues it).
+  own event loops); each ProgressEvent becomes an MCP progress notification. A cancelled call raises
+  KeyboardInterrupt in the job's thread at once (an asynchronous exception, delivered at its next Python
+  instruction, so a job that reports no progress for minutes, a boot or one long request, stops too) and in
+  any later progress callback; the core treats it as Ctrl-C: bench keeps every finished request on disk and
+  raises Interrupted (resume continues it), `up` stops the engine it was starting.
 """
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import json
 import threading
@@ -81,22 +84,47 @@ def _progress_sink(ctx: Context | None, stop: threading.Event) -> ProgressFn:
     return on_progress
 
 
+class _Interruptible:
+    """The worker thread running one job, and a way to raise KeyboardInterrupt in it while (and only while)
+    the job runs: `running` is changed and read under `lock`, so the exception never lands in the thread
+    pool's own code after the job has returned."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.thread_id: int | None = None
+
+    def interrupt(self) -> None:
+        with self.lock:
+            if self.thread_id is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self.thread_id), ctypes.py_object(KeyboardInterrupt)
+                )
+
+
 async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     """Run `job(on_progress)` in a worker thread; OnechipError -> ToolError with its one-line message.
-    On cancellation the job is told to stop at its next progress event (see the module docstring)."""
+    On cancellation the job is interrupted as by Ctrl-C (see the module docstring)."""
     stop = threading.Event()
     on_progress = _progress_sink(ctx, stop)
+    running = _Interruptible()
 
     def work() -> T:
         try:
-            return job(on_progress)
-        except KeyboardInterrupt:
+            try:
+                with running.lock:
+                    running.thread_id = threading.get_ident()
+                return job(on_progress)
+            finally:
+                with running.lock:
+                    running.thread_id = None
+        except KeyboardInterrupt:  # also one delivered while the finally above waited for the lock
             raise ToolError("cancelled; what was measured is kept on disk") from None
 
     try:
         return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         stop.set()
+        running.interrupt()
         raise
     except ToolError:
         raise

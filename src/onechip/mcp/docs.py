@@ -32,9 +32,13 @@ Safety, for an agent's hands:
   `NCCL_*`, `OMP_*`) and none of vLLM's code-loading flags (`--trust-remote-code`, `--worker-cls`, ...);
   `image` must start with a prefix the operator allows in `$ONECHIP_MCP_IMAGES` (comma-separated; default
   `vllm/`).
-- Every job is bounded before it starts (sizes, counts, durations); a cancelled call stops its job at the
-  next progress step; the server's heap is capped (`$ONECHIP_MCP_MEMORY_GIB`, default half the RAM), so a
-  job that runs out of memory fails alone and the server keeps answering.
+- A file or folder argument (a token file, a log to summarize, a plan, a trace, an output folder) must lie,
+  symlinks followed, inside a folder the operator allows in `$ONECHIP_MCP_FILES` (comma-separated; default
+  the server's working folder and `$ONECHIP_HOME`).
+- Every job is bounded before it starts (sizes, counts, durations); a cancelled call interrupts its job at
+  once, as Ctrl-C would (a bench keeps what it measured); the server's heap is capped
+  (`$ONECHIP_MCP_MEMORY_GIB`, default half the RAM), so a job that runs out of memory fails alone and the
+  server keeps answering.
 """
 
 

@@ -30,7 +30,7 @@ from pydantic import create_model, model_validator
 from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.mcp.bridge import refusal, result, run_job, signature_of
-from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_programs
+from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs
 from onechip.procs import cap_heap
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -74,6 +74,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
         try:
             request = build_request(spec.request, _given(spec, kwargs), strict=True)
             refuse_programs(request)
+            refuse_paths(request)
         except ConfigError as exc:
             return refusal(str(exc))
         try:

@@ -13,6 +13,9 @@ preview names what would be created or deleted and its hourly price.
     no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
                      tool inputs, and refuse_programs refuses env vars, code-loading vLLM flags and images
                      beyond the operator's allow-list ($ONECHIP_MCP_IMAGES)
+    no stray files   refuse_paths refuses any file or folder argument (a token file, a log to summarize, a
+                     plan, a trace, an output folder) outside the folders the operator allows
+                     ($ONECHIP_MCP_FILES; default the server's working folder and $ONECHIP_HOME)
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pydantic import BaseModel, Field
 from onechip import api
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError
-from onechip.paths import new_run_dir
+from onechip.paths import new_run_dir, onechip_home
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
@@ -184,6 +187,30 @@ def refuse_programs(request: BaseModel, environ: Mapping[str, str] | None = None
     allowed = tuple(p.strip() for p in env.get(IMAGES_ENV, "vllm/").split(",") if p.strip())
     if image and not image.startswith(allowed):
         raise ConfigError(f"image {image!r} is not allowed here: ${IMAGES_ENV} allows {', '.join(allowed) or 'none'}")
+
+
+# The folders an MCP call may name a file or folder in (read or written): comma-separated, set by the operator
+# (default: the server's working folder, where runs/ and deploy/ go, and $ONECHIP_HOME). Without it an agent
+# could have any readable file sent as an HF token or summarized back to it (`summarize_logs path=/etc/...`).
+FILES_ENV = "ONECHIP_MCP_FILES"
+
+
+def refuse_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line) when a path field of an MCP request (any field holding a Path, or a list of
+    them) resolves, symlinks followed and relative to the server's working folder, outside $ONECHIP_MCP_FILES
+    (read from `environ`, default os.environ; unset: the working folder and paths.onechip_home())."""
+    env = os.environ if environ is None else environ
+    given = env.get(FILES_ENV)
+    names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
+    roots = [Path(n.strip()).expanduser().resolve() for n in names if n.strip()]
+    for name in type(request).model_fields:
+        value = getattr(request, name)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, Path) and not any(path.expanduser().resolve().is_relative_to(r) for r in roots):
+                allowed = ", ".join(map(str, roots)) or "none"
+                raise ConfigError(
+                    f"{name}: {path} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
+                )
 
 
 # --- jobs: (request, on_progress) -> result model

@@ -1,4 +1,5 @@
-"""Fixtures for the MCP server tests: an isolated ONECHIP_HOME (the one fake vLLM server is tests/fakes)."""
+"""Fixtures for the MCP server tests: an isolated ONECHIP_HOME, and the test's tmp_path as the one folder MCP
+calls may name files in (the one fake vLLM server is tests/fakes)."""
 
 from __future__ import annotations
 
@@ -11,4 +12,5 @@ import pytest
 def onechip_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("ONECHIP_HOME", str(home))
+    monkeypatch.setenv("ONECHIP_MCP_FILES", str(tmp_path))
     return home

@@ -4,9 +4,12 @@ reaches the client as its one line (never "Error executing tool"), and the serve
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -219,3 +222,86 @@ def test_a_required_argument_left_out_is_one_line() -> None:
     missing, wrong_name = calls(("bench", {}), ("bench", {"url": "http://127.0.0.1:9"}))
     assert "base_url" in text(missing) and "required" in text(missing)
     assert text(wrong_name) == "bench takes no argument 'url'; nothing was done"
+
+
+# --- files: an MCP call names files and folders only inside $ONECHIP_MCP_FILES
+
+
+def test_files_outside_the_allowed_folders_are_refused_before_any_work(tmp_path):
+    secret = tmp_path.parent / "outside-token"
+    secret.write_text("hf_outsidevalue\n")
+    link = tmp_path / "looks-inside"
+    link.symlink_to(secret)  # a link inside the folder to a file outside it is outside
+    up = {**UP, "dry_run": True}
+    results = calls(
+        ("summarize_logs", {"path": "/etc/passwd"}),
+        ("up", {**up, "hf_token_file": str(secret)}),
+        ("up", {**up, "hf_token_file": str(link)}),
+        ("bench", {"base_url": "http://127.0.0.1:9", "out_dir": str(tmp_path / ".." / "elsewhere")}),
+        ("status", {}),
+    )
+    lines = [text(r) for r in results[:4]]
+    assert all(r.is_error for r in results[:4]) and not results[4].is_error
+    assert lines[0].startswith("path: /etc/passwd is outside the folders an MCP call may use ($ONECHIP_MCP_FILES: ")
+    assert all(line.startswith("hf_token_file: ") for line in lines[1:3])
+    assert lines[3].startswith("out_dir: ")
+    assert not any("hf_outsidevalue" in line for line in lines)
+    assert not (tmp_path.parent / "elsewhere").exists()
+
+
+def test_files_inside_the_allowed_folders_are_used(tmp_path):
+    log = tmp_path / "engine.log"
+    log.write_text("INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.19.0\n")
+    (result,) = calls(("summarize_logs", {"path": str(log)}))
+    assert not result.is_error, text(result)
+    assert result.structured_content["total_lines"] == 1
+
+
+def test_default_allowed_folders_are_the_working_folder_and_onechip_home(tmp_path, monkeypatch, onechip_home):
+    onechip_home.mkdir()
+    from onechip.mcp.tools import refuse_paths
+    from onechip.schemas.logs import SummarizeLogsRequest
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    refuse_paths(SummarizeLogsRequest(path=Path("a.log")), {})
+    refuse_paths(SummarizeLogsRequest(path=onechip_home / "engine" / "a.log"), {})
+    with pytest.raises(ConfigError, match="^path: " + re.escape(str(tmp_path / "a.log"))):
+        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {})
+    with pytest.raises(ConfigError, match="^path: ../a.log "):
+        refuse_paths(SummarizeLogsRequest(path=Path("../a.log")), {})
+    with pytest.raises(ConfigError, match="none"):  # an empty allow-list allows nothing
+        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {"ONECHIP_MCP_FILES": ""})
+
+
+# --- cancellation: a job that reports no progress still stops when its call is cancelled
+
+
+def test_cancelled_call_interrupts_a_job_that_reports_no_progress():
+    from onechip.mcp.bridge import run_job
+
+    state = {"stopped": None, "iterations": 0}
+
+    def silent_job(on_progress):  # a boot wait or one long request: no progress event for a long time
+        try:
+            while True:
+                state["iterations"] += 1
+                time.sleep(0.005)
+        except KeyboardInterrupt:
+            state["stopped"] = time.monotonic()
+            raise
+
+    async def go():
+        with anyio.move_on_after(0.3):
+            await run_job(None, silent_job)
+        return time.monotonic()
+
+    cancelled_at = anyio.run(go)
+    deadline = time.monotonic() + 5
+    while state["stopped"] is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert state["stopped"] is not None and state["stopped"] - cancelled_at < 1.0
+    n = state["iterations"]
+    time.sleep(0.1)
+    assert state["iterations"] == n  # the thread left the job
