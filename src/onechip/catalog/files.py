@@ -215,6 +215,11 @@ class EngineEntry(StrictModel):
         description="Multimodal towers the engine loads when multimodal is on.",
     )
     loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
+    removed_architectures: dict[str, str] = Field(
+        default_factory=dict,
+        description="Architectures the engine no longer serves, each with the last release that served it.",
+    )
+    removed_architectures_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "

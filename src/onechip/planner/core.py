@@ -404,6 +404,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
+    rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
@@ -695,7 +696,11 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
         multimodal=request.multimodal and _has_towers(r.src.config),
-        vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
+        vision_config=(
+            {**r.src.config.data, "text_config": r.src.config.text}  # class defaults applied (hidden_size)
+            if request.multimodal and "vision_tower" in rules.loads_towers
+            else None
+        ),
     )
 
 

@@ -215,6 +215,8 @@ def plan_gpu_pool(
             dtype_bytes=dtype_bytes,
             max_num_batched_tokens=batch,
             inputs=rule.encoder_profile_held == "inputs_and_outputs",
+            max_num_seqs=seqs,
+            max_model_len=max_model_len,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
