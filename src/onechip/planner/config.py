@@ -289,9 +289,17 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
             "model_type",
             f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
             f"planner does not model; it gives no number rather than a wrong one "
-            f"(modelled: {', '.join(sorted(MODELLED))})",
+            f"(modelled: {', '.join(sorted({_wrapper_name(m) for m in MODELLED}))})",
         )
     return family
+
+
+def _wrapper_name(model_type: str) -> str:
+    """'qwen3_vl_text' -> 'qwen3_vl' (a text model is listed once, under the name its wrapper carries)."""
+    for suffix in ("_text_model", "_text"):
+        if model_type.endswith(suffix):
+            return model_type[: -len(suffix)]
+    return model_type
 
 
 def read_config(data: Any, where: str) -> ModelConfig:
