@@ -413,7 +413,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
-    towers = rules.loads_towers if request.multimodal else ()
+    towers = rules.served_towers(request.multimodal, request.engine_version)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
@@ -589,7 +589,10 @@ def _serve_settings(
         multimodal=ServeSetting[bool](
             value=request.multimodal, source=given("multimodal"),
             reason="the plan counts the towers the engine loads" if request.multimodal
-            else "text-only: the plan leaves the towers out",
+            else "text-only: the plan leaves the towers out"
+            if not rules.served_towers(False, request.engine_version)
+            else f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
+            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them",
         ),
     )  # fmt: skip
 
@@ -744,7 +747,7 @@ def _stages(r: _Resolved) -> list[Stage]:
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
         )
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
-    towers = r.rules.loads_towers if r.request.multimodal else ()
+    towers = r.rules.served_towers(r.request.multimodal, r.request.engine_version)
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings))  # fmt: skip
     return [

@@ -74,6 +74,15 @@ class EngineRules(EngineEntry):
             return True
         return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
+    def served_towers(self, multimodal: bool, engine_version: str | None) -> tuple[str, ...]:
+        """The towers the engine holds: `loads_towers` when multimodal; when text-only, none from
+        `text_only_drops_towers_from` on (None version: the newest), all of them before (the engine loaded them
+        whatever --limit-mm-per-prompt said)."""
+        floor = self.text_only_drops_towers_from
+        if multimodal or (floor and engine_version and version_key(engine_version) < version_key(floor)):
+            return tuple(self.loads_towers)
+        return ()
+
     def check_architectures(self, architectures: Any, engine_version: str | None) -> None:
         """Refuse an architecture this engine no longer serves at `engine_version` (None: the newest release):
         engines.json `removed_architectures` names the last release that served each (vLLM's registry keeps them

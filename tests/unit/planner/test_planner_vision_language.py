@@ -194,3 +194,34 @@ def test_an_explicit_null_head_dim_in_a_qwen3_vl_text_config_is_refused_in_one_l
     with pytest.raises(ConfigError, match="field 'head_dim' is missing") as caught:
         read_config(config, "Qwen3-VL-8B-Instruct")
     assert "\n" not in str(caught.value)
+
+
+def _checkpoint(directory: Path, config: dict[str, Any], tensors: dict[str, int]) -> Path:
+    """config.json and a header-only safetensors file: BF16 tensors of the given element counts."""
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header, offset = {}, 0
+    for name, numel in tensors.items():
+        header[name] = {"dtype": "BF16", "shape": [numel], "data_offsets": [offset, offset + 2 * numel]}
+        offset += 2 * numel
+    raw = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(len(raw).to_bytes(8, "little") + raw)
+    return directory
+
+
+@pytest.mark.parametrize(("version", "tower_counted"), [("0.10.0", True), ("0.10.1", False), ("0.19.0", False)])
+def test_text_only_drops_the_tower_from_the_release_that_skips_loading_it(
+    tmp_path: Path, version: str, tower_counted: bool
+) -> None:
+    # vllm PR #22299 (first in v0.10.1): --limit-mm-per-prompt 0 for every modality builds no encoder; before it
+    # the tower was loaded all the same
+    tower, text = 300_000_000, 7_000_000_000
+    path = _checkpoint(
+        tmp_path / "llava",
+        _config(_corpus(LLAVA)),
+        {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
+         "language_model.model.layers.0.mlp.down_proj.weight": text},
+    )  # fmt: skip
+    plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, multimodal=False)
+    assert plan.weights_bytes == 2 * (text + tower * tower_counted)
+    assert ("loads the towers all the same" in plan.serve.multimodal.reason) is tower_counted
