@@ -395,6 +395,24 @@ def _moonvit_profile_bytes(
     return int(held) + rope
 
 
+def deepstack_buffer_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int) -> int:
+    """Qwen3-VL's DeepStack buffers, bytes on every GPU where the vision tower is served: deepstack_num_level
+    (len(vision_config.deepstack_visual_indexes)) zero tensors of [max_num_batched_tokens, text hidden_size], made
+    in Qwen3VLForConditionalGeneration.__init__ under the model dtype ('register buffer for deepstack', only when
+    self.visual is built: vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm@4f5768c74b6f; the
+    Qwen3-VL-MoE class inherits it), so 'Model loading took' counts them. Checked, not fitted: the two Qwen3-VL-8B
+    logs of tests/fixtures/bootlogs load 16.957 GiB at 16,384 batched tokens (vLLM-Ascend 0.18.0) and 16.78 GiB at
+    8,192 (CUDA, 2026-04 main): 0.177 GiB apart, 3 x 8,192 x 4,096 x 2 B = 0.1875 GiB predicted. 0 for a config
+    without DeepStack."""
+    vision = config.get("vision_config")
+    text = config.get("text_config") or config
+    levels = vision.get("deepstack_visual_indexes") if isinstance(vision, Mapping) else None
+    hidden = text.get("hidden_size")
+    if not isinstance(levels, list) or not isinstance(hidden, int):
+        return 0
+    return int(len(levels) * max_num_batched_tokens * hidden * dtype_bytes)
+
+
 def tpu_rope_cache_bytes(
     rule: TpuPoolRule,
     config: Mapping[str, Any],

@@ -19,7 +19,7 @@ from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
 from onechip.planner.geometry import kv_geometry
-from onechip.planner.gpu_memory import encoder_profile_bytes
+from onechip.planner.gpu_memory import deepstack_buffer_bytes, encoder_profile_bytes
 from onechip.planner.weights import LANGUAGE_MODEL, LM_HEAD, VISION_TOWER, component_of
 from onechip.schemas.common import GIB
 
@@ -228,3 +228,22 @@ def test_text_only_drops_the_tower_from_the_release_that_skips_loading_it(
     plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, multimodal=False)
     assert plan.weights_bytes == 2 * (text + tower * tower_counted)
     assert ("loads the towers all the same" in plan.serve.multimodal.reason) is tower_counted
+
+
+def test_qwen3_vl_deepstack_buffers_follow_the_batched_tokens_as_the_two_logs_load() -> None:
+    # vllm qwen3_vl.py: 3 DeepStack levels x [max_num_batched_tokens, 4,096] in bf16, counted in the loaded figure;
+    # Qwen3-VL-8B loads 16.957 GiB at 16,384 batched tokens (vLLM-Ascend 0.18.0) and 16.78 GiB at 8,192 (2026-04
+    # main): both printed to 0.01 GiB, so their difference is known to about +-0.01 GiB
+    read = read_config(_config(_corpus(QWEN3_VL_ASCEND)), "Qwen3-VL-8B")
+    config = {**read.data, "text_config": read.text}
+    at_16k, at_8k = (deepstack_buffer_bytes(config, dtype_bytes=2, max_num_batched_tokens=n) for n in (16384, 8192))
+    logged = (
+        _corpus(QWEN3_VL_ASCEND)["logged"]["model_weights_gib"] - _corpus(QWEN3_VL_GPU)["logged"]["model_weights_gib"]
+    )
+    assert at_16k == 3 * 16384 * 4096 * 2
+    assert abs((at_16k - at_8k) / GIB - logged) < 0.015
+    no_deepstack = {
+        **config,
+        "vision_config": {k: v for k, v in config["vision_config"].items() if k != "deepstack_visual_indexes"},
+    }
+    assert deepstack_buffer_bytes(no_deepstack, dtype_bytes=2, max_num_batched_tokens=8192) == 0
