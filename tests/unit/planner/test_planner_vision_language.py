@@ -247,3 +247,35 @@ def test_qwen3_vl_deepstack_buffers_follow_the_batched_tokens_as_the_two_logs_lo
         "vision_config": {k: v for k, v in config["vision_config"].items() if k != "deepstack_visual_indexes"},
     }
     assert deepstack_buffer_bytes(no_deepstack, dtype_bytes=2, max_num_batched_tokens=8192) == 0
+
+
+@pytest.mark.parametrize(
+    ("published", "stated", "log", "defaulted"),
+    [
+        # 4b: no head_dim, no head counts; 12b: no head_dim (configs/*.published.json name their public copies)
+        ("google--gemma-3-4b-it.published.json", "google--gemma-3-4b-it.json", "h100-gemma3-4b-v0190",
+         {"head_dim": 256, "num_attention_heads": 8, "num_key_value_heads": 4}),
+        ("google--gemma-3-12b-it.published.json", "google--gemma-3-12b-it.json", "h100-gemma3-12b-v0190",
+         {"head_dim": 256}),
+    ],
+)  # fmt: skip
+def test_gemma3_published_configs_plan_the_logged_pool_as_their_stated_copies(
+    tmp_path: Path, published: str, stated: str, log: str, defaulted: dict[str, int]
+) -> None:
+    # Gemma3TextConfig (transformers 5.19) fills what the Hub files leave out; the MaxText copies state every field.
+    # Given the 0.19.0 log's pool ('Available KV cache memory'), the token line comes out within 1% either way.
+    configs = {
+        name: json.loads((BOOTLOGS / "configs" / name).read_text(encoding="utf-8")) for name in (published, stated)
+    }
+    read = read_config(configs[published], published)
+    assert {k: read.defaults_applied[k] for k in defaulted} == defaulted
+    entry = _corpus(log)
+    pool = int(entry["logged"]["available_kv_cache_gib"] * GIB)
+    tokens = []
+    for name, config in configs.items():
+        path = sized_checkpoint(tmp_path / name, config, 2)
+        plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=8192, engine_version="0.19.0",
+                          kv_cache_memory_bytes=pool)  # fmt: skip
+        tokens.append(plan.kv_tokens_logged)
+    assert tokens[0] == tokens[1]
+    assert abs(tokens[0] - entry["logged"]["kv_cache_tokens"]) / entry["logged"]["kv_cache_tokens"] < 0.01
