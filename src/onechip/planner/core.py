@@ -23,7 +23,7 @@ from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
-from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
+from onechip.planner.gpu_memory import encoder_profile_bytes, select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
@@ -220,6 +220,28 @@ def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
             message=f"config.json leaves {fields} to {config.defaults_class}'s defaults; planned with them, as the "
             "engine loads the config",
             source="catalog/config_defaults.json (scripts/gen_config_defaults.py from transformers' config classes)",
+        )
+    ]
+
+
+def _encoder_warnings(r: _Resolved) -> list[PlanWarning]:
+    """A served vision tower whose profiling tensors planner.gpu_memory.encoder_profile_bytes cannot size from
+    config.json (Qwen-VL without its image processor's largest image, an unmodelled tower): the activation term
+    leaves them out, so the KV pool is high by about their size, said out loud."""
+    data = r.src.config.data
+    if not (r.request.multimodal and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
+        return []
+    config = {**data, "text_config": r.src.config.text}
+    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192) > 0:
+        return []
+    return [
+        PlanWarning(
+            code="encoder-profile-not-modelled",
+            message="the vision tower's dummy images and encoder outputs, which vLLM's profiling run keeps while it "
+            "measures the activation peak, are not sized for this config (for Qwen-VL they need the image "
+            "processor's max_pixels, which config.json does not carry): the KV pool may be high by their size, "
+            "about one encoder budget of tokens x hidden size x (1 + DeepStack levels) plus the pixel values",
+            source="vllm/v1/worker/gpu_model_runner.py profile_run; planner.gpu_memory.encoder_profile_bytes",
         )
     ]
 
@@ -462,7 +484,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r)  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 

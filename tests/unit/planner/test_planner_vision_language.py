@@ -279,3 +279,12 @@ def test_gemma3_published_configs_plan_the_logged_pool_as_their_stated_copies(
         tokens.append(plan.kv_tokens_logged)
     assert tokens[0] == tokens[1]
     assert abs(tokens[0] - entry["logged"]["kv_cache_tokens"]) / entry["logged"]["kv_cache_tokens"] < 0.01
+
+
+def test_a_tower_whose_profiling_cannot_be_sized_is_said_in_the_plan(tmp_path: Path) -> None:
+    # Qwen3-VL-8B's config.json has no image processor: its encoder profiling term is 0 and the plan says so;
+    # Llava-NeXT's pinpoints size it, so no such warning there
+    _, qwen = _plan(tmp_path / "q", QWEN3_VL_GPU, "h100", "0.19.0", utilization=0.85)
+    _, llava = _plan(tmp_path / "l", LLAVA, "h100", "0.10.2", utilization=0.9)
+    assert "encoder-profile-not-modelled" in {w.code for w in qwen.warnings}
+    assert "encoder-profile-not-modelled" not in {w.code for w in llava.warnings}
