@@ -66,6 +66,9 @@ def _plan(tmp_path: Path, name: str, chip: str, version: str, **kw: Any) -> Any:
         ("Qwen--Qwen3-VL-30B-A3B-Instruct.json", 4, 48 * 1 * 128 * 2 * 2),
         # llava-v1.6-mistral: Mistral-7B's 32 layers (a class default) x 8 KV heads x 4,096 / 32 heads
         ("llava-hf--llava-v1.6-mistral-7b-hf.json", 1, 32 * 8 * 128 * 2 * 2),
+        # Qwen2.5-VL-7B, text fields at the top level, no head_dim: 28 layers x 4 KV heads x 3,584 / 28 heads
+        # (vllm qwen2_5_vl.py builds Qwen2Model, which divides), sliding window off (use_sliding_window false)
+        ("Qwen--Qwen2.5-VL-7B-Instruct.json", 1, 28 * 4 * 128 * 2 * 2),
     ],
 )
 def test_the_text_config_of_a_published_wrapper_gives_the_kv_geometry(
