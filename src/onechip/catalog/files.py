@@ -215,6 +215,17 @@ class EngineEntry(StrictModel):
         description="Multimodal towers the engine loads when multimodal is on.",
     )
     loads_towers_source: str = Field(default="", description="Where that comes from: measured or fitted.")
+    text_only_drops_towers_from: str | None = Field(
+        default=None,
+        description="First release that skips loading the towers when every modality's --limit-mm-per-prompt is 0 "
+        "(None: text-only serving never loads them, or the engine has no such limit).",
+    )
+    text_only_drops_towers_source: str = Field(default="", description="Where that comes from.")
+    removed_architectures: dict[str, str] = Field(
+        default_factory=dict,
+        description="Architectures the engine no longer serves, each with the last release that served it.",
+    )
+    removed_architectures_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "

@@ -11,8 +11,16 @@ to that family, or the config is refused in one line naming the field (a class w
     read_config(data, where) -> ModelConfig     validated, with the decoder part normalised
 
 Rules applied (each with its source):
-  - the decoder part is `text_config` when the file has one (multimodal Gemma 3/3n/4, Kimi-VL, Mistral 3);
-    the family is its `model_type`, else the top-level one;
+  - the decoder part is `text_config` when the file has one (multimodal Gemma 3/3n/4, Kimi-VL, Mistral 3,
+    Llava-NeXT, Mllama, Qwen3-VL); the family is its `model_type`, else the top-level one (a Qwen2/2.5-VL
+    config.json of transformers 4.x keeps its text fields at the top level, which vLLM's Qwen2_5_VL class reads
+    through get_text_config());
+  - Mllama's cross-attention layers (`cross_attention_layers`) are counted among num_hidden_layers as full
+    layers: the V0 engine, the only one that served MllamaForConditionalGeneration (vLLM's registry lists it in
+    _PREVIOUSLY_SUPPORTED_MODELS with 0.10.2: "encoder-decoder models except whisper have been removed for V0
+    deprecation", vllm/model_executor/models/registry.py at vllm-project/vllm@0002bff0b6cb), sizes a block over
+    every attention layer (CacheEngine.get_cache_block_size) and takes the encoder tokens' cross-attention blocks
+    from the same pool; planner.core refuses it on later versions;
   - `head_dim` absent: hidden_size // num_attention_heads only for families whose reference code does
     exactly that (vLLM ModelConfig.get_head_size fallback; transformers Llama/Mistral/Qwen2/Starcoder2
     configs derive it the same way). Families whose config class has a constant default (Gemma, Qwen3,
@@ -54,6 +62,16 @@ DIVIDING_FAMILIES = frozenset(
         "phi",
         "phi3",
         "granite",
+        # vision-language text models whose vLLM class divides the same way (qwen2_vl.py / qwen2_5_vl.py build
+        # Qwen2Model; qwen3_vl_moe.py builds Qwen3MoeLLMModel, whose transformers config sets head_dim =
+        # hidden_size // num_attention_heads when absent; mllama.py MllamaTextCrossAttention and
+        # LlamaAttention divide hidden_size by num_attention_heads)
+        "qwen2_vl",
+        "qwen2_vl_text",
+        "qwen2_5_vl",
+        "qwen2_5_vl_text",
+        "qwen3_vl_moe_text",
+        "mllama_text_model",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -72,6 +90,7 @@ STATING_FAMILIES = frozenset(
         "gpt_oss",
         "llama4",
         "llama4_text",
+        "qwen3_vl_text",
     }
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
@@ -270,9 +289,17 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
             "model_type",
             f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
             f"planner does not model; it gives no number rather than a wrong one "
-            f"(modelled: {', '.join(sorted(MODELLED))})",
+            f"(modelled: {', '.join(sorted({_wrapper_name(m) for m in MODELLED}))})",
         )
     return family
+
+
+def _wrapper_name(model_type: str) -> str:
+    """'qwen3_vl_text' -> 'qwen3_vl' (a text model is listed once, under the name its wrapper carries)."""
+    for suffix in ("_text_model", "_text"):
+        if model_type.endswith(suffix):
+            return model_type[: -len(suffix)]
+    return model_type
 
 
 def read_config(data: Any, where: str) -> ModelConfig:
@@ -312,6 +339,8 @@ def _class_defaults(
         wrapper = table.get(str(data.get("model_type")))
         model_type = wrapper.text_model_type if wrapper is not None else None
     entry = table.get(model_type or family) or table.get(family)
+    if entry is not None and entry.text_model_type and not wrapped:  # a wrapper with its text fields at the top
+        entry = table.get(entry.text_model_type) or entry  # (Qwen2/2.5-VL of transformers 4.x): its text class
     if entry is None:
         return {}, None
     applied = {name: value for name, value in entry.defaults.items() if name not in text}

@@ -23,7 +23,7 @@ from onechip.planner import calibration
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
-from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
+from onechip.planner.gpu_memory import encoder_profile_bytes, select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
@@ -224,6 +224,28 @@ def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
     ]
 
 
+def _encoder_warnings(r: _Resolved) -> list[PlanWarning]:
+    """A served vision tower whose profiling tensors planner.gpu_memory.encoder_profile_bytes cannot size from
+    config.json (Qwen-VL without its image processor's largest image, an unmodelled tower): the activation term
+    leaves them out, so the KV pool is high by about their size, said out loud."""
+    data = r.src.config.data
+    if not (r.request.multimodal and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
+        return []
+    config = {**data, "text_config": r.src.config.text}
+    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192) > 0:
+        return []
+    return [
+        PlanWarning(
+            code="encoder-profile-not-modelled",
+            message="the vision tower's dummy images and encoder outputs, which vLLM's profiling run keeps while it "
+            "measures the activation peak, are not sized for this config (for Qwen-VL they need the image "
+            "processor's max_pixels, which config.json does not carry): the KV pool may be high by their size, "
+            "about one encoder budget of tokens x hidden size x (1 + DeepStack levels) plus the pixel values",
+            source="vllm/v1/worker/gpu_model_runner.py profile_run; planner.gpu_memory.encoder_profile_bytes",
+        )
+    ]
+
+
 def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
     version = r.request.engine_version
@@ -404,6 +426,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
+    rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
@@ -412,7 +435,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
-    towers = rules.loads_towers if request.multimodal else ()
+    towers = rules.served_towers(request.multimodal, request.engine_version)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
@@ -461,7 +484,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r)  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -588,7 +611,10 @@ def _serve_settings(
         multimodal=ServeSetting[bool](
             value=request.multimodal, source=given("multimodal"),
             reason="the plan counts the towers the engine loads" if request.multimodal
-            else "text-only: the plan leaves the towers out",
+            else "text-only: the plan leaves the towers out"
+            if not rules.served_towers(False, request.engine_version)
+            else f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
+            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them",
         ),
     )  # fmt: skip
 
@@ -695,7 +721,11 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         device_name=acc.name,
         enforce_eager=request.enforce_eager,
         multimodal=request.multimodal and _has_towers(r.src.config),
-        vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
+        vision_config=(
+            {**r.src.config.data, "text_config": r.src.config.text}  # class defaults applied (hidden_size)
+            if request.multimodal and "vision_tower" in rules.loads_towers
+            else None
+        ),
     )
 
 
@@ -739,7 +769,7 @@ def _stages(r: _Resolved) -> list[Stage]:
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
         )
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
-    towers = r.rules.loads_towers if r.request.multimodal else ()
+    towers = r.rules.served_towers(r.request.multimodal, r.request.engine_version)
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings))  # fmt: skip
     return [

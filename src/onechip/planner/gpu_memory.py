@@ -183,7 +183,13 @@ def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int
 
 
 def encoder_profile_bytes(
-    config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int, inputs: bool = True
+    config: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    inputs: bool = True,
+    max_num_seqs: int | None = None,
+    max_model_len: int | None = None,
 ) -> int:
     """What vLLM's multimodal encoder profiling leaves allocated while the text dummy forward and the sampler
     warm-up run, bytes per GPU: the dummy batch of images (pixel values) and the encoder outputs it keeps in
@@ -196,9 +202,11 @@ def encoder_profile_bytes(
     `self.encoder_cache.clear()` comes last. The profiler's torch peak is taken over the whole run, so these
     tensors add to the text forward's and the sampler's peaks. inputs=False: the V2 model runner
     (vllm/v1/worker/gpu/mm/encoder_runner.py profile_encoder_cache) batches the dummy inputs inside
-    execute_mm_encoder, so only the outputs stay. Items: encoder budget // tokens per item, the
-    budget max(max_num_batched_tokens, tokens per item) (vllm/v1/core/encoder_cache_manager.py
-    compute_mm_encoder_budget; vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items). Pixel values
+    execute_mm_encoder, so only the outputs stay. Items (_encoder_items): max(1, min(encoder budget // tokens
+    per item, max_num_seqs x max(1, max_model_len // tokens per item))), the budget max(max_num_batched_tokens,
+    tokens per item) (vllm/v1/core/encoder_cache_manager.py compute_mm_encoder_budget;
+    vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items, read at vllm-project/vllm@042a4d3ee43e;
+    the per-prompt limit --limit-mm-per-prompt is taken as unlimited, vLLM's default). Pixel values
     are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
     model_config.dtype) and moved to the GPU (group_and_batch_mm_kwargs); one item is num_channels x
     image_size^2 (the dummy image has the most features: the tower's native size for Gemma 3 without
@@ -214,7 +222,24 @@ def encoder_profile_bytes(
         max_patches tiles + the global tile of image_size^2 pixels each, and (image_size // patch)^2 x
         pixel_shuffle_ratio^2 embeddings per tile (get_patch_per_chunk).
       - Kimi-VL (MoonViT, `merge_kernel_size`, and the image processor's in_token_limit from an
-        `image_processor_config` entry): see _moonvit_profile_bytes.
+        `image_processor_config` entry): see _moonvit_profile_bytes;
+      - Llava-NeXT (`image_grid_pinpoints`): the pinpoint with the most features (vllm llava_next.py
+        get_image_size_with_most_features over the pinpoints, get_num_image_tokens): a (h, w) pinpoint is
+        h // image_size x w // image_size tiles of (image_size // patch)^2 patches each, so it gives
+        (image_size // patch)^2 base features (the 'default' select strategy drops CLS) + the unpadded grid
+        (rows x cols patches, no padding at the pinpoint's own aspect) + one newline per row; pixel values are
+        the base tile plus the grid's tiles, 3 x image_size^2 each (LlavaNextImageProcessor). 672 x 672 on
+        llava-v1.6 gives 576 + 2,304 + 48 = 2,928 tokens: '16384 tokens ... profiled with 5 image items' in the
+        vLLM 0.10.2 log of tests/fixtures/bootlogs/h100-llava-v16-mistral-7b-len4096-v0102.log;
+      - Qwen2-VL / Qwen2.5-VL / Qwen3-VL (`spatial_merge_size` in vision_config, and the image processor's largest
+        image from an `image_processor_config` entry: max_pixels, or size.longest_edge): the dummy image has
+        max_pixels (vllm qwen2_vl.py get_image_size_with_most_features), max_pixels // (patch x merge)^2 tokens,
+        and tokens x merge^2 patches of in_channels x temporal_patch_size x patch^2 pixel values
+        (Qwen2VLImageProcessor repeats an image over the temporal patch); Qwen3-VL's outputs carry its DeepStack
+        features beside the merger's, out_hidden_size x (1 + len(deepstack_visual_indexes)) wide
+        (vllm qwen3_vl.py). Videos are not modelled: where a video item has more tokens than an image
+        (Qwen3-VL on vLLM 0.11.0 printed 'budget of 153600 tokens, and profiled with 1 video items'), the
+        engine profiles the video and this term is low.
     Not modelled (0): other towers (Gemma 4: its config gives no image size, and its largest dummy item is a
     32-frame video of 70 soft tokens a frame, gemma4_mm.py get_mm_max_tokens_per_item; audio), and the
     encoder's own transient peak, which the profiler
@@ -236,6 +261,16 @@ def encoder_profile_bytes(
         )
     size, channels, patch = vision.get("image_size"), vision.get("num_channels"), vision.get("patch_size")
     hidden = text.get("hidden_size")
+    items_of = {"max_num_seqs": max_num_seqs, "max_model_len": max_model_len}
+    if isinstance(vision.get("spatial_merge_size"), int):
+        return _qwen_vl_profile_bytes(vision, processor, hidden, dtype_bytes, max_num_batched_tokens, inputs, items_of)
+    if isinstance(config.get("image_grid_pinpoints"), list) and isinstance(size, int) and isinstance(patch, int):
+        channels = channels if isinstance(channels, int) else 3  # CLIPVisionConfig's default
+        tiles, tokens = _llava_next_most_features(config["image_grid_pinpoints"], size, patch)
+        if not isinstance(hidden, int) or tokens <= 0:
+            return 0
+        items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
+        return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
     if not (isinstance(size, int) and isinstance(channels, int) and isinstance(hidden, int)):
         return 0
     tiles = 1
@@ -251,14 +286,62 @@ def encoder_profile_bytes(
         return 0
     if tokens <= 0:
         return 0
-    items = _encoder_items(max_num_batched_tokens, tokens)
+    items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
     return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
 
 
-def _encoder_items(max_num_batched_tokens: int, tokens_per_item: int) -> int:
+def _encoder_items(
+    max_num_batched_tokens: int, tokens_per_item: int, max_num_seqs: int | None = None, max_model_len: int | None = None
+) -> int:
     """Dummy items the encoder profiles: encoder budget // tokens per item, the budget max(max_num_batched_tokens,
-    tokens per item) (compute_mm_encoder_budget, MultiModalBudget._get_max_items; see encoder_profile_bytes)."""
-    return max(1, max(max_num_batched_tokens, tokens_per_item) // tokens_per_item)
+    tokens per item), at most max_num_seqs x max(1, max_model_len // tokens per item) (compute_mm_encoder_budget,
+    MultiModalBudget._get_max_items; see encoder_profile_bytes). None: that cap unknown, left out."""
+    items = max(max_num_batched_tokens, tokens_per_item) // tokens_per_item
+    if max_num_seqs is not None and max_model_len is not None:
+        items = min(items, max_num_seqs * max(1, max_model_len // tokens_per_item))
+    return max(1, items)
+
+
+def _llava_next_most_features(pinpoints: list[Any], size: int, patch: int) -> tuple[int, int]:
+    """(pixel tiles, image tokens) of Llava-NeXT's dummy image: the pinpoint with the most features (rule in
+    encoder_profile_bytes). (0, 0) when a pinpoint is not a pair of positive integers."""
+    side = size // patch
+    best = (0, 0)
+    for pin in pinpoints:
+        if not (isinstance(pin, list) and len(pin) == 2 and all(isinstance(v, int) and v > 0 for v in pin)):
+            return 0, 0
+        rows, cols = pin[0] // size, pin[1] // size
+        tokens = side * side + (side * rows) * (side * cols) + side * rows
+        best = max(best, (tokens, 1 + rows * cols))
+    return best[1], best[0]
+
+
+def _qwen_vl_profile_bytes(
+    vision: Mapping[str, Any],
+    processor: Mapping[str, Any],
+    hidden: Any,
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    inputs: bool,
+    items_of: Mapping[str, int | None],
+) -> int:
+    """Qwen2-VL / Qwen2.5-VL / Qwen3-VL's share of encoder_profile_bytes (rule there); 0 without the image
+    processor's largest image (an `image_processor_config` entry: preprocessor_config.json's max_pixels or
+    size.longest_edge), which config.json does not carry."""
+    size = processor.get("size")
+    max_pixels = processor.get("max_pixels") or (size.get("longest_edge") if isinstance(size, Mapping) else None)
+    patch, merge = int(vision.get("patch_size") or 0), int(vision["spatial_merge_size"])
+    width = vision.get("out_hidden_size") or hidden
+    if not (isinstance(max_pixels, int) and isinstance(width, int) and patch > 0 and merge > 0):
+        return 0
+    tokens = max_pixels // (patch * merge) ** 2
+    if tokens <= 0:
+        return 0
+    deepstack = vision.get("deepstack_visual_indexes") or []
+    per_patch = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 2) * patch * patch
+    items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
+    held = (tokens * merge * merge * per_patch if inputs else 0) + tokens * width * (1 + len(deepstack))
+    return int(items * held * dtype_bytes)
 
 
 _MOONVIT_DUMMY_IMAGE = 1024  # vllm kimi_vl.py MaxImageTokenMeta: the profiling dummy image is 1,024 x 1,024
@@ -310,6 +393,24 @@ def _moonvit_profile_bytes(
     held = items * ((rows * cols * 3 * patch * patch if inputs else 0) + tokens * hidden) * dtype_bytes
     rope = _MOONVIT_ROPE_GRID * _MOONVIT_ROPE_GRID * (width // heads // 2) * 8  # complex64
     return int(held) + rope
+
+
+def deepstack_buffer_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int) -> int:
+    """Qwen3-VL's DeepStack buffers, bytes on every GPU where the vision tower is served: deepstack_num_level
+    (len(vision_config.deepstack_visual_indexes)) zero tensors of [max_num_batched_tokens, text hidden_size], made
+    in Qwen3VLForConditionalGeneration.__init__ under the model dtype ('register buffer for deepstack', only when
+    self.visual is built: vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm@4f5768c74b6f; the
+    Qwen3-VL-MoE class inherits it), so 'Model loading took' counts them. Checked, not fitted: the two Qwen3-VL-8B
+    logs of tests/fixtures/bootlogs load 16.957 GiB at 16,384 batched tokens (vLLM-Ascend 0.18.0) and 16.78 GiB at
+    8,192 (CUDA, 2026-04 main): 0.177 GiB apart, 3 x 8,192 x 4,096 x 2 B = 0.1875 GiB predicted. 0 for a config
+    without DeepStack."""
+    vision = config.get("vision_config")
+    text = config.get("text_config") or config
+    levels = vision.get("deepstack_visual_indexes") if isinstance(vision, Mapping) else None
+    hidden = text.get("hidden_size")
+    if not isinstance(levels, list) or not isinstance(hidden, int):
+        return 0
+    return int(len(levels) * max_num_batched_tokens * hidden * dtype_bytes)
 
 
 def tpu_rope_cache_bytes(

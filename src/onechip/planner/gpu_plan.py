@@ -36,6 +36,7 @@ from onechip.planner.gpu_memory import (
     GpuBudget,
     activation_bytes,
     cuda_graph_count,
+    deepstack_buffer_bytes,
     encoder_profile_bytes,
     gpu_budget,
     rotary_cache_bytes,
@@ -209,12 +210,16 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
+    if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it
+        buffers += deepstack_buffer_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
     encoder = (
         encoder_profile_bytes(
             vision_config,
             dtype_bytes=dtype_bytes,
             max_num_batched_tokens=batch,
             inputs=rule.encoder_profile_held == "inputs_and_outputs",
+            max_num_seqs=seqs,
+            max_model_len=max_model_len,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0

@@ -74,6 +74,28 @@ class EngineRules(EngineEntry):
             return True
         return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
+    def served_towers(self, multimodal: bool, engine_version: str | None) -> tuple[str, ...]:
+        """The towers the engine holds: `loads_towers` when multimodal; when text-only, none from
+        `text_only_drops_towers_from` on (None version: the newest), all of them before (the engine loaded them
+        whatever --limit-mm-per-prompt said)."""
+        floor = self.text_only_drops_towers_from
+        if multimodal or (floor and engine_version and version_key(engine_version) < version_key(floor)):
+            return tuple(self.loads_towers)
+        return ()
+
+    def check_architectures(self, architectures: Any, engine_version: str | None) -> None:
+        """Refuse an architecture this engine no longer serves at `engine_version` (None: the newest release):
+        engines.json `removed_architectures` names the last release that served each (vLLM's registry keeps them
+        in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up)."""
+        for arch in architectures if isinstance(architectures, list) else []:
+            last = self.removed_architectures.get(str(arch))
+            if last is not None and (engine_version is None or version_key(engine_version) > version_key(last)):
+                said = f"vLLM {engine_version}" if engine_version else "the newest vLLM"
+                raise ConfigError(
+                    f"{arch} is not served by {said}: vLLM {last} was the last release with it "
+                    f"({self.removed_architectures_source}); plan it with --engine-version {last} or older"
+                )
+
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
         """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
         engine checks: attention heads (config check before any worker starts), the vocabulary padded up to

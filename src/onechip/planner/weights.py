@@ -71,7 +71,10 @@ TOWERS = (VISION_TOWER, AUDIO_TOWER)
 
 # (prefix, component), first match wins; prefixes are anchored at the start of the tensor name.
 # Layouts: Llama/Qwen/Mistral ('model.', 'lm_head.'); Gemma 3/3n/4 multimodal ('model.language_model.',
-# 'model.vision_tower.', 'model.audio_tower.', 'model.embed_vision.', 'model.embed_audio.').
+# 'model.vision_tower.', 'model.audio_tower.', 'model.embed_vision.', 'model.embed_audio.'); Qwen2-VL/2.5-VL
+# ('visual.' as transformers 4.x saved them, 'model.visual.' from 4.52 on, and Qwen3-VL's); Llava/Llava-NeXT
+# ('vision_tower.', 'multi_modal_projector.', the 'image_newline' parameter); Mllama ('vision_model.').
+# vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
     ("model.language_model.embed_tokens.", EMBEDDINGS),
@@ -80,10 +83,16 @@ _PREFIXES: list[tuple[str, str]] = [
     ("language_model.model.", LANGUAGE_MODEL),
     ("language_model.lm_head.", LM_HEAD),
     ("model.vision_tower.", VISION_TOWER),
+    ("model.visual.", VISION_TOWER),
+    ("model.vision_model.", VISION_TOWER),
+    ("model.image_newline", VISION_TOWER),
     ("model.embed_vision.", VISION_TOWER),
     ("model.multi_modal_projector.", VISION_TOWER),
     ("multi_modal_projector.", VISION_TOWER),
     ("vision_tower.", VISION_TOWER),
+    ("visual.", VISION_TOWER),
+    ("vision_model.", VISION_TOWER),
+    ("image_newline", VISION_TOWER),
     ("model.audio_tower.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),
