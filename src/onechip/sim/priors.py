@@ -68,6 +68,19 @@ class Basis:
         return self.own_decode or self.own_prefill or self.own_host
 
 
+def describe(b: Basis) -> str:
+    """One line: what a prior for `b.chip` rests on, naming the grids."""
+    lines = ", ".join(sorted({f"{h.grid} ({h.engine} {h.engine_version})" for h in b.host})) or "none"
+    if not b.measured:
+        chips = sorted({c for _, c, _, _ in decode_fractions()})
+        return (
+            f"no serving measurement of {b.chip} in the corpus: decode and prefill efficiencies are the mean of "
+            f"{', '.join(chips)}; host cost of {lines}; its range is the one measured leaving a chip out"
+        )
+    own = [name for name, flag in (("decode", b.own_decode), ("prefill", b.own_prefill), ("host", b.own_host)) if flag]
+    return f"{b.chip}'s own published measurements ({', '.join(own)}; host cost of {lines}), others' for the rest"
+
+
 @cache
 def _geometry(grid_name: str) -> tuple[float, float, float] | None:
     """(decode bytes per step, KV bytes per token, streamed parameters) of a corpus grid's model: as the grid
@@ -161,21 +174,29 @@ def _fraction(
     return (statistics.fmean(statistics.fmean(v) for v in by_chip.values()) if by_chip else None), False
 
 
+def _silicon(chip: str) -> str:
+    """The one-chip sibling of a slice (accelerators.json `price_chip`: v5e-4 -> v5e-1), whose measurements
+    are of the same silicon; else the chip itself."""
+    return planner.rules.accelerator(chip).price_chip or chip
+
+
 def basis(
     chip: str, engine: str, exclude_chip: str | None = None, exclude_grids: frozenset[str] = frozenset()
 ) -> Basis:
     """What a prior for `chip` served by `engine` rests on, leaving `exclude_chip`'s measurements (the
     leave-one-chip-out validation passes the chip itself) and `exclude_grids` out: its own fractions and host
     cost where measured, else the other chips' mean fractions (each chip weighted once) and the host cost of
-    deployments with the same engine rules (else all)."""
+    deployments with the same engine rules (else all). A slice's chips are its one-chip sibling's (`_silicon`).
+    """
 
     def keep(rows: tuple[tuple[str, str, int, float], ...]) -> tuple[tuple[str, str, int, float], ...]:
         return tuple(r for r in rows if r[0] not in exclude_grids)
 
-    bandwidth, own_decode = _fraction(keep(decode_fractions()), chip, exclude_chip)
-    compute, own_prefill = _fraction(keep(prefill_fractions()), chip, exclude_chip)
-    lines = [h for h in host_lines() if h.chip != exclude_chip and h.grid not in exclude_grids]
-    own = [h for h in lines if h.chip == chip and h.engine == engine]
+    silicon, exclude = _silicon(chip), _silicon(exclude_chip) if exclude_chip else None
+    bandwidth, own_decode = _fraction(keep(decode_fractions()), silicon, exclude)
+    compute, own_prefill = _fraction(keep(prefill_fractions()), silicon, exclude)
+    lines = [h for h in host_lines() if h.chip != exclude and h.grid not in exclude_grids]
+    own = [h for h in lines if h.chip == silicon and h.engine == engine]
     host = own or [h for h in lines if h.engine == engine] or lines
     return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own))
 
@@ -231,7 +252,8 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     src = basis(calibration.key.chip, target.engine, exclude_grids=exclude_grids)
     dst = basis(target.chip, target.engine, exclude_grids=exclude_grids)
     dst_roof, t = roofline_priors(target), calibration.terms
-    measured, assumed = [], []
+    measured: list[str] = []
+    assumed: list[str] = []
 
     def scale(own: bool, name: str, fraction_src: float | None, fraction_dst: float | None) -> float:
         (measured if own else assumed).append(name)
@@ -272,5 +294,5 @@ def _line(b: Basis) -> HostLine | None:
     if not b.host:
         return None
     first = b.host[0]
-    return HostLine(first.grid, first.chip, first.engine, first.engine_version,
-                    statistics.fmean(h.fixed_s for h in b.host), statistics.fmean(h.per_seq_s for h in b.host))  # fmt: skip
+    fixed, per_seq = statistics.fmean(h.fixed_s for h in b.host), statistics.fmean(h.per_seq_s for h in b.host)
+    return HostLine(first.grid, first.chip, first.engine, first.engine_version, fixed, per_seq)
