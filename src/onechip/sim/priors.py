@@ -122,10 +122,6 @@ def decode_fractions() -> tuple[tuple[str, str, int, float], ...]:
     return tuple(out)
 
 
-# kept for callers of the first version: the one-client fractions are the decode fractions
-one_client_fractions = decode_fractions
-
-
 @cache
 def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
     """(grid, chip, context tokens, achieved fraction of dense peak FLOPS) per one-client corpus cell with a
@@ -199,12 +195,6 @@ def basis(
     own = [h for h in lines if h.chip == silicon and h.engine == engine]
     host = own or [h for h in lines if h.engine == engine] or lines
     return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own))
-
-
-def bandwidth_fraction(exclude_chip: str | None = None) -> float | None:
-    """Mean achieved fraction of HBM bandwidth over the measured chips (each once), leaving `exclude_chip` out;
-    None when no other chip was measured."""
-    return _fraction(decode_fractions(), "", exclude_chip)[0]
 
 
 def measured_priors(plan: Plan, exclude_chip: str | None = None) -> StepTerms:

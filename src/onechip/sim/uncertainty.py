@@ -44,12 +44,6 @@ def error_source(key: ErrorKey) -> str:
     return str(catalog.serving_measurements().prediction_error[key].source)
 
 
-def measured_chips() -> set[str]:
-    """Chips the measurement corpus holds a serving measurement of (a grid or the cross-chip decode band)."""
-    corpus = catalog.serving_measurements()
-    return {g.chip for g in corpus.grids} | set(corpus.decode_tok_per_s_per_tb_s.chips)
-
-
 @dataclass(frozen=True)
 class Range:
     low: float

@@ -94,6 +94,18 @@ def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path,
         )
     )
     rows = [r for r in advice.rows if r.fits]
+    # the survey seed (step 8, 1,024 + 128 tokens): v5e at spot is the cheapest up to 16 streams
+    assert (rows[0].chip, rows[0].engines) == ("v5e-1", 1)
     measured = [r for r in rows if r.chip_measured]
     assert {r.chip for r in measured} == {"v5e-1", "v6e-1"} and rows[: len(measured)] == measured
     assert all("no serving measurement of" in (r.error_source or "") for r in rows[len(measured) :])
+
+
+def test_error_entry_by_source_and_whether_the_chip_was_measured() -> None:
+    assert uncertainty.error_key("carried", chip_measured=False) == "carried_unmeasured"
+    assert uncertainty.error_key("prior", chip_measured=True) == "prior_measured_chip"
+    assert uncertainty.error_key("prior", chip_measured=False) == "prior"
+    assert uncertainty.error_key("calibrated", chip_measured=False) == "calibrated"
+    # carried to a chip with no measurement is wider (benchmarks/sim_accuracy.py carry: 18.5% vs 15.2% tok/s)
+    wide, narrow = (uncertainty.relative_error(k, "output_tok_per_s") for k in ("carried_unmeasured", "carried"))
+    assert (wide, narrow) == pytest.approx((0.185, 0.152))
