@@ -227,7 +227,8 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
         return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
-    key = uncertainty.error_key(source, basis.measured)
+    # a partly measured chip, or a tensor-parallel engine (its communication is not modelled), gets the wider error
+    key = uncertainty.error_key(source, basis.complete and tp == 1)
     rates = [r.output_tok_per_s * engines for r in cell.reps]
     tok = uncertainty.figure_range(key, "output_tok_per_s", cell.output_tok_per_s * engines,
                                    (min(rates), max(rates)))  # fmt: skip

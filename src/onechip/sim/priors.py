@@ -67,6 +67,12 @@ class Basis:
         """Some serving measurement of this chip stands behind the prior."""
         return self.own_decode or self.own_prefill or self.own_host
 
+    @property
+    def complete(self) -> bool:
+        """Decode, prefill and host cost all measured on this chip: what the `prior_measured_chip` and
+        `carried` errors were measured with (a partly measured chip gets the wider, unmeasured ones)."""
+        return self.own_decode and self.own_prefill and self.own_host
+
 
 def describe(b: Basis) -> str:
     """One line: what a prior for `b.chip` rests on, naming the grids."""

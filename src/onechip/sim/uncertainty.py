@@ -4,9 +4,9 @@ A prediction's terms come from one of three places, and each has a measured erro
 serving_measurements.json `prediction_error`, each with its source): `calibrated` (fitted on this chip),
 `carried` (fitted on another chip of the model and carried here by the chips' measured efficiencies and host
 costs, sim.priors.carry) and `prior` (no calibration: sim.priors.measured_priors). A carried or prior row whose
-chip has no serving measurement of its own rests on other chips' efficiencies: its error is the one measured
-that way (`carried_unmeasured`, and `prior` measured leaving the chip out), while a prior on a chip with its own
-published measurements gets `prior_measured_chip`. The range of a figure is the wider of the seeds' spread and
+chip lacks some of its own measurements (decode, prefill, host cost) rests in part on other chips': its error is
+the one measured that way (`carried_unmeasured`, and `prior` measured leaving the chip out), while a prior on a
+chip with all three gets `prior_measured_chip`. The range of a figure is the wider of the seeds' spread and
 the measured error around the median.
 """
 
@@ -25,8 +25,9 @@ ErrorKey = Literal["calibrated", "carried", "carried_unmeasured", "prior", "prio
 
 
 def error_key(source: Source, chip_measured: bool = True) -> ErrorKey:
-    """The corpus `prediction_error` entry for a prediction from `source` on a chip with (`chip_measured`) or
-    without serving measurements of its own (sim.priors.Basis.measured)."""
+    """The corpus `prediction_error` entry for a prediction from `source` on a chip whose decode, prefill and
+    host cost were all measured (`chip_measured`, sim.priors.Basis.complete) or not: a carried or prior row
+    on a chip measured in part or not at all gets the error measured without the chip's own measurements."""
     if source == "carried" and not chip_measured:
         return "carried_unmeasured"
     if source == "prior" and chip_measured:
