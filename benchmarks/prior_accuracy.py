@@ -2,19 +2,21 @@
 
     python benchmarks/prior_accuracy.py
 
-(1) For every one-client cell of the measurement corpus (catalog/serving_measurements.json `grids`), the achieved
-fraction of HBM bandwidth (sim.priors.one_client_fractions). Leaving each chip out in turn, its one-client
-tok/s is predicted from the other chips' mean fraction, beside the datasheet roofline (fraction 1) and the
-survey's cross-chip band (122-154 tok/s per TB/s, corpus `decode_tok_per_s_per_tb_s`; in sample: it was
-measured on these chips).
+(1) What the corpus (catalog/serving_measurements.json `grids`, each with its source) gives per chip
+(sim.priors): the achieved fraction of HBM bandwidth in decode (one-client cells), of dense peak FLOPS in
+prefill (one-client TTFT at 2,048-16,384 tokens), and the host cost of each deployment (TPOT = fixed +
+per_seq x clients at short context, 2-16 clients), beside the datasheet.
 
-(2) Every corpus cell simulated from priors alone (no calibration): the datasheet roofline and the measured
-priors (sim.priors.measured_priors, its chip left out of the fraction). Printed: MAPE per figure and the
-range of measured / predicted tok/s and predicted / measured latency: how optimistic a prior is, the band
-`advise` gives a prior-only row (corpus `prediction_error.prior`).
+(2) Leave one chip out, one client: each chip's one-client decode rate predicted from the other chips' mean
+fraction, beside the datasheet roofline and the survey's cross-chip band (corpus `decode_tok_per_s_per_tb_s`;
+in sample: it was measured on v5e-1, v6e-1 and L4).
 
-Every predicted row is out of sample: its chip's cells are not in what it is predicted with. The noise floor
-(two measurements of one v5e-1 deployment) is printed beside the MAPEs.
+(3) Every simulable corpus cell from priors alone (no calibration), per chip: leaving the chip out (its
+fractions and host cost come from the other chips: what a chip with no measurement gets; out of sample), and
+with the chip's own efficiencies (in sample: fitted on these grids' one-client and short-context cells, so
+scored apart). Printed: MAPE per figure per chip, beside the noise floor (two measurements of one v5e-1
+deployment), and the measured / predicted range (the band `advise` gives a prior row, corpus
+`prediction_error.prior` and `prior_measured_chip`). Grids that publish no output length are not simulated.
 """
 
 from __future__ import annotations
@@ -23,89 +25,126 @@ import statistics
 
 from onechip import catalog, planner
 from onechip.bench import stats
+from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, CellResult
 from onechip.schemas.requests import PlanRequest
 from onechip.sim import roofline_priors, simulate_cell
-from onechip.sim.priors import bandwidth_fraction, measured_priors, one_client_fractions
+from onechip.sim.priors import basis, decode_fractions, host_lines, measured_priors, prefill_fractions
 
 CORPUS = catalog.serving_measurements()
 NOISE = CORPUS.prediction_error["noise"]
+FIGURES = ("output_tok_per_s", "ttft_ms", "tpot_ms")
 
 
 def _mape(values: list[float]) -> str:
-    return f"{statistics.fmean(values):6.1f}% over {len(values)} cells" if values else "no cells"
+    return f"{statistics.fmean(values):6.1f}% over {len(values):>2} cells" if values else "no cells"
+
+
+def efficiencies() -> None:
+    print("(1) per chip, from the corpus (sim.priors)")
+    print(f"{'chip':>10} {'decode BW fraction':>20} {'prefill FLOPS fraction':>24}  cells")
+    chips = sorted({c for _, c, _, _ in decode_fractions()} | {c for _, c, _, _ in prefill_fractions()})
+    for chip in chips:
+        dec = [f for _, c, _, f in decode_fractions() if c == chip]
+        pre = [f for _, c, _, f in prefill_fractions() if c == chip]
+        d = f"{statistics.fmean(dec):.1%} ({min(dec):.0%}-{max(dec):.0%})" if dec else "-"
+        p = f"{statistics.fmean(pre):.1%} ({min(pre):.0%}-{max(pre):.0%})" if pre else "- (mean of others)"
+        print(f"{chip:>10} {d:>20} {p:>24}  {len(dec)} decode, {len(pre)} prefill")
+    print("  host cost per deployment (host CPU of the chip's VM, engine build):")
+    for h in host_lines():
+        print(f"    {h.grid:>36} {h.chip:>6} {h.engine} {h.engine_version[:36]:<36} fixed {h.fixed_s * 1e3:5.2f} ms "
+              f"+ {h.per_seq_s * 1e3:.3f} ms/sequence")  # fmt: skip
 
 
 def one_client() -> None:
     band = CORPUS.decode_tok_per_s_per_tb_s
-    cells = {(g.name, c.context_tokens): c.output_tok_per_s for g in CORPUS.grids for c in g.cells if c.clients == 1}
-    errs: dict[str, list[float]] = {"measured fraction": [], "roofline (datasheet)": [], "survey band mid": []}
-    print("(1) one client: achieved fraction of HBM bandwidth, and leave-one-chip-out predictions of tok/s")
-    print(
-        f"{'grid':>22} {'chip':>6} {'ctx':>6} {'tok/s':>7} {'fraction':>9} {'LOO pred':>9} {'roofline':>9} {'band':>7}"
-    )
-    for grid, chip, ctx, fraction in one_client_fractions():
-        tok = cells[(grid, ctx)]
-        others = bandwidth_fraction(exclude_chip=chip)
+    errs: dict[str, list[float]] = {"leave chip out": [], "roofline (datasheet)": [], "survey band mid": []}
+    print("\n(2) one client, leave one chip out: decode tok/s (1 / TPOT where published, else tok/s)")
+    print(f"{'grid':>36} {'chip':>9} {'ctx':>6} {'meas':>7} {'fraction':>9} {'LOO':>7} {'roofline':>9} {'band':>7}")
+    for grid, chip, ctx, fraction in decode_fractions():
+        cell = next(
+            c for g in CORPUS.grids if g.name == grid for c in g.cells if c.clients == 1 and c.context_tokens == ctx
+        )
+        meas = 1000 / cell.tpot_ms if cell.tpot_ms else cell.output_tok_per_s
+        others = basis(chip, "", exclude_chip=chip).bandwidth_fraction
+        roofline = meas / fraction
         bandwidth = planner.rules.accelerator(chip).bandwidth_bytes_per_s or 0.0
-        roofline = tok / fraction  # fraction = tok / roofline tok/s
         pred = {
-            "measured fraction": roofline * others if others else None,
+            "leave chip out": roofline * others if others else None,
             "roofline (datasheet)": roofline,
             "survey band mid": (band.low + band.high) / 2 * bandwidth / 1e12,
         }
         for name, v in pred.items():
             if v is not None:
-                errs[name].append(abs(v / tok - 1) * 100)
-        shown = " ".join(f"{v:>9.1f}" if v is not None else f"{'-':>9}" for v in pred.values())
-        print(f"{grid:>22} {chip:>6} {ctx:>6,} {tok:>7.1f} {fraction:>9.1%} {shown}")
+                errs[name].append(abs(v / meas - 1) * 100)
+        shown = " ".join(f"{v:>7.1f}" if v is not None else f"{'-':>7}" for v in pred.values())
+        print(f"{grid:>36} {chip:>9} {ctx:>6,} {meas:>7.1f} {fraction:>9.1%} {shown}")
     for name, values in errs.items():
         print(f"  MAPE {name:>22}: {_mape(values)} (noise floor {100 * NOISE.output_tok_per_s:.1f}%)")
-    print(f"  (the survey band is in sample: measured on {', '.join(band.chips)})")
+    print(f"  (the survey band is in sample: measured on {', '.join(band.chips)}; it is E2B-only)")
 
 
-def whole_grids() -> None:
-    print("\n(2) every corpus cell from priors alone (1,024 + 128 tokens where stated; 1 warm-up, 3 measured "
-          "requests a stream; the survey grids' tok/s compared by the whole-run definition)")  # fmt: skip
-    errs: dict[str, dict[str, list[float]]] = {}
-    optimism: dict[str, dict[str, list[float]]] = {}
+def _predict(grid, plan, terms) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
+    out = {}
+    for c in grid.cells:
+        config = BenchConfig(base_url="http://prior", contexts=[c.context_tokens], clients=[c.clients],
+                             output_tokens=grid.output_tokens, requests_per_client=3, reps=1)  # fmt: skip
+        p = simulate_cell(plan, terms, config, c.context_tokens, c.clients, 1)
+        if not p.infeasible:
+            cell = CellResult(context_tokens=c.context_tokens, clients=c.clients, status="ok")
+            out[(c.context_tokens, c.clients)] = stats.summarize_cell(cell, p.samples_by_seed, grid.output_tokens)
+    return out
+
+
+def whole_grids() -> dict[str, dict[str, tuple[float, float]]]:
+    """Prints (3); returns, per kind of prior, the measured / predicted factor range per figure."""
+    print("\n(3) every simulable corpus cell from priors alone (3 measured requests a stream after 1 warm-up; tok/s "
+          "by the whole-run definition, as vllm bench serve reports it, except the seed article's grid)")  # fmt: skip
+    errs: dict[tuple[str, str], dict[str, list[float]]] = {}
+    factors: dict[str, dict[str, list[float]]] = {}
     for grid in CORPUS.grids:
-        plan = planner.plan_model(
-            PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)
-        )
+        if grid.output_tokens is None:
+            continue
+        try:
+            plan = planner.plan_model(
+                PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)
+            )
+            kinds = {"datasheet roofline": roofline_priors(plan),
+                     "leave chip out": measured_priors(plan, exclude_chip=grid.chip),
+                     "own chip (in sample)": measured_priors(plan)}  # fmt: skip
+        except ConfigError as exc:
+            print(f"  {grid.name}: not simulated ({exc})")
+            continue
         whole_run = grid.name != "seed-v5e-1"
-        for kind, terms in (("roofline", roofline_priors(plan)), ("measured", measured_priors(plan, grid.chip))):
-            for c in grid.cells:
-                config = BenchConfig(base_url="http://prior", contexts=[c.context_tokens], clients=[c.clients],
-                                     output_tokens=grid.output_tokens, requests_per_client=3, reps=1)  # fmt: skip
-                p = simulate_cell(plan, terms, config, c.context_tokens, c.clients, 1)
-                if p.infeasible:
-                    continue
-                cell = stats.summarize_cell(
-                    CellResult(context_tokens=c.context_tokens, clients=c.clients, status="ok"),
-                    p.samples_by_seed, grid.output_tokens,
-                )  # fmt: skip
-                got = {
-                    "output_tok_per_s": cell.whole_run_tok_per_s if whole_run else cell.output_tok_per_s,
-                    "ttft_ms": cell.ttft_ms.median,
-                    "tpot_ms": cell.tpot_ms.median,
-                }
+        for kind, terms in kinds.items():
+            for (ctx, n), p in _predict(grid, plan, terms).items():
+                c = next(x for x in grid.cells if (x.context_tokens, x.clients) == (ctx, n))
+                got = {"output_tok_per_s": p.whole_run_tok_per_s if whole_run else p.output_tok_per_s,
+                       "ttft_ms": p.ttft_ms.median, "tpot_ms": p.tpot_ms.median}  # fmt: skip
                 for name, pred in got.items():
                     meas = getattr(c, name)
                     if meas is None or not pred:
                         continue
-                    errs.setdefault(kind, {}).setdefault(name, []).append(abs(pred / meas - 1) * 100)
-                    ratio = meas / pred if name == "output_tok_per_s" else pred / meas
-                    optimism.setdefault(kind, {}).setdefault(name, []).append(ratio)
-    for kind in errs:
-        print(f"  {kind} priors:")
-        for name, values in errs[kind].items():
-            r = optimism[kind][name]
-            what = "measured / predicted" if name == "output_tok_per_s" else "predicted / measured"
-            print(f"    MAPE {name:>16}: {_mape(values)} (noise floor {100 * getattr(NOISE, name):.1f}%); "
-                  f"{what} {min(r):.2f} to {max(r):.2f}")  # fmt: skip
+                    errs.setdefault((kind, grid.chip), {}).setdefault(name, []).append(abs(pred / meas - 1) * 100)
+                    factors.setdefault(kind, {}).setdefault(name, []).append(meas / pred)
+    print(f"  {'priors':>22} {'chip':>6}  " + "  ".join(f"{f:>26}" for f in FIGURES))
+    for (kind, chip), by_figure in sorted(errs.items()):
+        shown = "  ".join(f"{_mape(by_figure.get(f, [])):>26}" for f in FIGURES)
+        print(f"  {kind:>22} {chip:>6}  {shown}")
+    noise = "  ".join(f"{100 * getattr(NOISE, f):25.1f}%" for f in FIGURES)
+    print(f"  {'noise floor':>22} {'':>6}  {noise}")
+    print("  measured / predicted, lowest to highest (the band a prior row gets):")
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for kind, by_figure in factors.items():
+        all_errs = {f: [e for (k, _), d in errs.items() if k == kind for e in d.get(f, [])] for f in FIGURES}
+        shown = "; ".join(f"{f} {min(v):.2f}-{max(v):.2f}x (MAPE {statistics.fmean(all_errs[f]):.1f}%)"
+                          for f, v in by_figure.items())  # fmt: skip
+        print(f"    {kind:>22}: {shown}")
+        out[kind] = {f: (min(v), max(v)) for f, v in by_figure.items()}
+    return out
 
 
 if __name__ == "__main__":
+    efficiencies()
     one_client()
     whole_grids()

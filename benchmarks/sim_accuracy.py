@@ -3,6 +3,7 @@
     python benchmarks/sim_accuracy.py seed                 # (1) the seed article's v5e-1 grid
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
+    python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
 time-to-first-token', 'Per-stream tokens/sec'; gemma-4-E2B-it on one v5e chip, vLLM TPU, max-model-len 32768,
@@ -18,6 +19,14 @@ cells that are not calibration cells.
 
 (3) Every grid of catalog/serving_measurements.json: fitted on one grid's calibration cells, the other grids
 predicted (same chip: another run and engine build; another chip: the calibration carried over).
+
+(4) The seed grid's calibration (the four cells of (1)) carried to v6e-1 and scored on the v6e-1 config-validation
+grid (corpus `gemma4dev-v6e-1-config-validation`, 19 cells, vllm bench serve's whole-run tok/s), three ways: device
+terms by the datasheet ratio and host kept (calibrate.transfer, as before); by the chips' measured efficiencies
+(sim.priors.carry) with the validated grid left out of them (v6e-1's fractions from its other run, host cost kept:
+nothing of the scored grid used); with the validated deployment's host line too (its cells at 128 x 1, 128 x 8
+and 1,024 x 16 pin it: scored apart as in sample); and as if v6e-1 had no measurement at all (every v6e-1 grid
+left out: the measured chips' mean efficiencies, host kept), what `advise` carries to a chip with none.
 
 Printed: MAPE of output tok/s, median TTFT and median TPOT over the validation (out-of-sample) cells, beside
 the noise floor (two measurements of one v5e-1 deployment, corpus `prediction_error["noise"]`), the worst cell,
@@ -40,11 +49,13 @@ from onechip.schemas.requests import PlanRequest
 from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import simulate_grid
+from onechip.sim.priors import carry
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
 CORPUS = catalog.serving_measurements()
-GRIDS = {g.name: g for g in CORPUS.grids}
+# grids of the seed's model with a stated output length (the others inform sim.priors but cannot be simulated here)
+GRIDS = {g.name: g for g in CORPUS.grids if g.model == "google/gemma-4-E2B-it" and g.output_tokens}
 NOISE = CORPUS.prediction_error["noise"]
 SEED_GRID = GRIDS["seed-v5e-1"]
 SEED_CONTEXTS = sorted({c.context_tokens for c in SEED_GRID.cells})
@@ -255,7 +266,10 @@ def run_corpus() -> None:
             check_cells(run.cells)
         except ConfigError as exc:
             print(f"  {name}: cannot calibrate ({exc}); predicted from the others")
-    print("  the only grid that can calibrate: seed-v5e-1 (the others publish tok/s only)\n")
+    print(
+        "  the only grid that can calibrate: seed-v5e-1 (no other has one-client cells at two contexts and a "
+        "multi-client cell)\n"
+    )
     cal = calibrate(
         _grid_plan("v5e-1"), seed_run(), cells=SEED_CALIBRATION, start_spread_s=SEED_START_SPREAD, jitter=JITTER
     )
@@ -276,6 +290,41 @@ def run_corpus() -> None:
             f"  {how:>36}: MAPE {statistics.fmean(values):5.1f}% over {len(values)} cells "
             f"(noise floor {100 * NOISE.output_tok_per_s:.1f}%)"
         )
+
+
+CARRY_TARGET = "gemma4dev-v6e-1-config-validation"
+CARRY_TARGETS = {"output_tok_per_s": 20.0, "ttft_ms": 35.0, "tpot_ms": 20.0}  # issue 22: same family, carried
+
+
+def run_carry() -> None:
+    """(4): the seed calibration carried to v6e-1, scored on a grid none of the carried terms was fitted on."""
+    grid = GRIDS[CARRY_TARGET]
+    cal = calibrate(
+        _grid_plan("v5e-1"), seed_run(), cells=SEED_CALIBRATION, start_spread_s=SEED_START_SPREAD, jitter=JITTER
+    )
+    plan, measured = _grid_plan("v6e-1"), grid_run(grid)
+    host_cells = {(128, 1), (128, 8), (1024, 16)}  # what the target's host line and decode fraction read
+    variants = {
+        "datasheet ratio, host kept (calibrate.transfer)": (transfer(cal, plan), set()),
+        "measured efficiencies, validated grid left out": (
+            carry(cal, plan, exclude_grids=frozenset({CARRY_TARGET})).terms, set()),
+        "measured efficiencies + the deployment's host line": (carry(cal, plan).terms, host_cells),
+        "as if v6e-1 had no measurement (every v6e grid out)": (
+            carry(cal, plan, exclude_grids=frozenset(g.name for g in CORPUS.grids if g.chip == "v6e-1")).terms,
+            set()),
+    }  # fmt: skip
+    print(f"(4) seed v5e-1 calibration ({', '.join(cal.cells)}) carried to v6e-1, scored on {CARRY_TARGET}")
+    summary = {}
+    for how, (terms, in_sample) in variants.items():
+        print(f"\n--- {how}: terms { ({k: round(v * 1e3, 4) for k, v in terms.model_dump().items() if v}) } (ms)")
+        errs = report(measured, _pred_cells(plan, terms, measured.config), in_sample, whole_run=True)
+        summary[how] = {k: statistics.fmean(e for e, _ in v) for k, v in errs.items() if v}
+    print("\ncarried to v6e-1, out of sample (MAPE %; target / noise floor beside):")
+    print(f"  {'':>52} " + " ".join(f"{k:>16}" for k in CARRY_TARGETS))
+    for how, mapes in summary.items():
+        print(f"  {how:>52} " + " ".join(f"{mapes.get(k, float('nan')):16.1f}" for k in CARRY_TARGETS))
+    targets = " ".join(f"{f'{v:.0f} / {100 * getattr(NOISE, k):.1f}':>16}" for k, v in CARRY_TARGETS.items())
+    print(f"  {'target / noise floor':>52} {targets}")
 
 
 def run_embedded(root: Path, refit: bool) -> None:
@@ -326,7 +375,7 @@ def noise_floor(first: BenchRun, second: BenchRun) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["seed", "embedded", "corpus"])
+    parser.add_argument("which", choices=["seed", "embedded", "corpus", "carry"])
     parser.add_argument("root", nargs="?", type=Path)
     parser.add_argument(
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
@@ -338,6 +387,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.which == "corpus":
         run_corpus()
+    elif args.which == "carry":
+        run_carry()
     elif args.which == "seed":
         run_seed([(int(a), int(b)) for a, b in (c.split("x") for c in args.also.split(",") if c)])
     elif args.root is None:

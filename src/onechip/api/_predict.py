@@ -18,10 +18,11 @@ from onechip.schemas.bench import BenchServer, CellResult
 from onechip.schemas.common import model_key
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
+from onechip.sim import priors, uncertainty
 from onechip.sim import store as calibration_store
-from onechip.sim import uncertainty
-from onechip.sim.priors import measured_priors
 from onechip.sim.uncertainty import Source
+
+from ._advise_rank import ADVISE_NOTE, rank, rank_note
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
@@ -29,8 +30,9 @@ SIM_NOTE = (
     "several KV-cache groups"
 )
 PRIORS_NOTE = (
-    "roofline priors only (no calibration): an optimistic bound, fixed host cost is missing "
-    "(the seed's v5e-1 measured 8.02 ms TPOT against a 3.94 ms floor); calibrate with --calibrate RUN_DIR"
+    "priors from published measurements only (no calibration: sim.priors.measured_priors, the roofline at the "
+    "efficiencies and host cost measured on this chip where the corpus has them, else on other chips); "
+    "calibrate with --calibrate RUN_DIR"
 )
 
 
@@ -100,10 +102,10 @@ def predicted_cells(
 def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> BenchRun:
     """Predict a context x clients grid for the plan in `request.plan`: calibrated on `request.calibrate`
     (a measured bench run; the fit is stored per model, chip, engine and version), else a stored
-    calibration, else roofline priors (said in the run's notes). Writes `request.out_dir`/summary.json (a
-    BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
-    and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
-    no roofline figures and no calibration)."""
+    calibration, else priors from published measurements (said in the run's notes). Writes
+    `request.out_dir`/summary.json (a BenchRun with `prediction` set), requests.jsonl is not written
+    (simulated samples are not measurements), and plan.json. Raises ConfigError (bad plan, calibration for
+    another model, missing cells, a chip with no roofline figures and no calibration)."""
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
         refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
     except ValueError as exc:
@@ -111,7 +113,7 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     the_plan = _read_plan(request.plan)
     _refuse_pipeline_parallel(the_plan)
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
-    terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
+    terms = calibration.terms if calibration else priors.measured_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
                                          "warmup_requests", "rate_per_s"})  # fmt: skip
     config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}", "model": the_plan.model,
@@ -151,25 +153,6 @@ def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
     write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
 
 
-ADVISE_NOTE = (
-    "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
-    "calibrated; one calibrated on another chip of the same model keeps its host costs and scales its device "
-    "costs by the chips' rooflines (tensor-parallel communication not modelled); the others use priors from "
-    "measurements: the roofline with weights and KV read at the fraction of HBM bandwidth measured chips "
-    "reached (sim.priors; host costs missing, so optimistic with many clients). Prices are per chip-hour "
-    "times the chips of the deployment."
-)
-
-
-RANK_NOTE = (
-    "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
-    "range); rows backed by a measurement (calibrated on the chip, or carried from another) before prior-only "
-    "rows; then by $/M at the pessimistic end. Ranges are each source's measured error (catalog "
-    "serving_measurements.json): calibrated +-13% tok/s, carried +-41%, priors 0.25-1.21x. "
-    "'could flip with' names lower rows whose range reaches below a row's."
-)
-
-
 def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, a
     multi-chip slice also as one engine per chip (replicas), and a one-chip chip also as two of it (a second
@@ -207,17 +190,18 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] 
     return best.pricing, best.usd_per_chip_hour, where, best.date, stale
 
 
-def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
-    """A stored calibration of this chip, else one carried over from another chip, else priors from
-    measurements (the roofline at the measured fraction of bandwidth, sim.priors). Raises ConfigError when
-    none applies and the chip has no roofline figures."""
+def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source, priors.Basis]:
+    """A stored calibration of this chip, else one carried over from another chip (sim.priors.carry), else
+    priors from published measurements (sim.priors.measured_priors), with what the chip's efficiencies rest on.
+    Raises ConfigError when none applies and the chip has no roofline figures."""
+    basis = priors.basis(the_plan.chip, the_plan.engine)
     own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
     if own is not None:
-        return own, own.terms
+        return own, own.terms, "calibrated", basis
     other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)
     if other is not None:
-        return other, sim.transfer(other, the_plan)
-    return None, measured_priors(the_plan)
+        return other, priors.carry(other, the_plan).terms, "carried", basis
+    return None, priors.measured_priors(the_plan), "prior", basis
 
 
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
@@ -230,7 +214,7 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
                                                   max_model_len=max_len, contexts=[ctx]))  # fmt: skip
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
-        calibration, terms = _advice_terms(the_plan)
+        calibration, terms, source, basis = _advice_terms(the_plan)
         config = BenchConfig(
             base_url=f"http://predicted.{chip}",
             contexts=[ctx],
@@ -243,22 +227,20 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
         return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
-    source: Source = "prior" if calibration is None else "calibrated" if calibration.key.chip == chip else "carried"
+    # a partly measured chip, or a tensor-parallel engine (its communication is not modelled), gets the wider error
+    key = uncertainty.error_key(source, basis.complete and tp == 1)
     rates = [r.output_tok_per_s * engines for r in cell.reps]
-    tok = uncertainty.figure_range(source, "output_tok_per_s", cell.output_tok_per_s * engines,
+    tok = uncertainty.figure_range(key, "output_tok_per_s", cell.output_tok_per_s * engines,
                                    (min(rates), max(rates)))  # fmt: skip
     latency = {
-        name: uncertainty.figure_range(source, name, value)
+        name: uncertainty.figure_range(key, name, value)
         for name, value in (("ttft_ms", cell.ttft_ms.median), ("tpot_ms", cell.tpot_ms.median))
         if value is not None
     }
     row = row.model_copy(update={
         "fits": True, "calibrated": source == "calibrated", "kv_tokens": the_plan.kv_tokens, "source": source,
-        "calibrated_on": calibration.key.chip if calibration else None,
-        "error_source": uncertainty.error_source(source) + (
-            f"; no serving measurement of {chip} in the corpus: its range may be wider"
-            if source == "prior" and chip not in uncertainty.measured_chips() else ""
-        ),
+        "calibrated_on": calibration.key.chip if calibration else None, "chip_measured": basis.measured,
+        "error_source": f"{uncertainty.error_source(key)}; {priors.describe(basis)}",
         "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (tok.low, tok.high),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},
@@ -282,38 +264,13 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     return row
 
 
-VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
-
-
-def _rank(rows: list[AdviceRow]) -> list[AdviceRow]:
-    """Rows that fit first; by SLO verdict (pass, cannot tell, fail); rows backed by a measurement
-    (calibrated, carried) before prior-only ones, whose range has no measured lower end on that chip; then by
-    $/M at the pessimistic end of the range (what holds within it). Each row names the rows below it whose
-    $/M range reaches below its own (the order could flip within the ranges)."""
-
-    def key(r: AdviceRow) -> tuple[bool, int, bool, bool, float]:
-        worst = r.usd_per_mtok_range[1] if r.usd_per_mtok_range else r.usd_per_mtok
-        return (not r.fits, VERDICT_ORDER[r.slo_verdict], r.source == "prior", worst is None,
-                worst if worst is not None else -(r.output_tok_per_s or 0))  # fmt: skip
-
-    ranked = sorted(rows, key=key)
-    for i, r in enumerate(ranked):
-        if r.usd_per_mtok_range is None:
-            continue
-        r.could_flip_with = [
-            f"{o.chip} {o.engines}xTP{o.tensor_parallel_size}" + (" (priors)" if o.source == "prior" else "")
-            for o in ranked[i + 1 :]
-            if o.fits and o.usd_per_mtok_range is not None and o.usd_per_mtok_range[0] < r.usd_per_mtok_range[1]
-        ]
-    return ranked
-
-
 def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:
     """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
-    the predicted cell (stored calibration, else one carried from another chip, else roofline priors) with its
-    measured-error range, the price and $/M output tokens, ranked by what holds within the ranges (`_rank`);
-    multi-chip slices also as one engine per chip (replicas vs tensor parallel). Raises ConfigError for an
-    unknown chip or pricing model, or a model that cannot be read at all (before any chip is tried)."""
+    the predicted cell (stored calibration, else one carried from another chip, else priors from published
+    measurements) with its measured-error range, the price and $/M output tokens, ranked by what holds within
+    the ranges (`_advise_rank.rank`); multi-chip slices also as one engine per chip (replicas vs tensor
+    parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be read at all
+    (before any chip is tried)."""
     cost_layer.parse_pricing(request.pricing)
     planner.resolve_model(request.model)
     deployments = _deployments(request)
@@ -324,5 +281,5 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
         rows.append(_advice_row(request, chip, engines, tp))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
-    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=_rank(rows),
-                  notes=[ADVISE_NOTE, RANK_NOTE])  # fmt: skip
+    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),
+                  notes=[ADVISE_NOTE, rank_note()])  # fmt: skip

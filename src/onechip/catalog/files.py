@@ -446,7 +446,18 @@ class MeasuredGrid(StrictModel):
     model: str = Field(description="Hub id served.")
     engine: str = Field(description="engines.json rule set.")
     engine_version: str = Field(description="Engine version ('' = not published).")
-    output_tokens: int = Field(description="Output tokens per request (stated or assumed: see note).")
+    output_tokens: int | None = Field(
+        description="Output tokens per request (stated or assumed: see note); None = not published (the grid "
+        "informs the priors but is not simulated)."
+    )
+    decode_bytes_per_step: int | None = Field(
+        default=None,
+        description="Bytes one decode step streams, for a model the catalog cannot plan (derived in the note); "
+        "None = from the plan.",
+    )
+    kv_bytes_per_token: int | None = Field(
+        default=None, description="KV-cache bytes per token, with decode_bytes_per_step; None = from the plan."
+    )
     note: str = Field(description="Settings, assumptions, and how derived figures were derived.")
     source: str = Field(description="Where the figures are published.")
     date: str = Field(description="ISO date of the measurement or its publication.")
@@ -495,9 +506,10 @@ class ServingMeasurementsFile(_File):
     grids: list[MeasuredGrid] = Field(description="Published measured grids, one deployment each.")
     replica_ratios: list[ReplicaRatio] = Field(description="Measured replicas-over-TP ratios.")
     decode_tok_per_s_per_tb_s: DecodeBand = Field(description="Cross-chip single-stream decode band.")
-    prediction_error: dict[Literal["calibrated", "carried", "prior", "noise"], PredictionError] = Field(
-        description="Measured error by where a prediction's terms came from, and the re-measurement noise."
-    )
+    prediction_error: dict[
+        Literal["calibrated", "carried", "carried_unmeasured", "prior", "prior_measured_chip", "noise"],
+        PredictionError,
+    ] = Field(description="Measured error by where a prediction's terms came from, and the re-measurement noise.")
 
 
 class ConfigClassEntry(StrictModel):

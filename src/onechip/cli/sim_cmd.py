@@ -127,12 +127,17 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         console.print(f"[dim]{chip} price: {source or 'no price'}[/]{flag}", highlight=False)
     if fitting and len(set(sources)) == 1:
         said = {"calibrated": "from a stored calibration", "carried": "from a calibration carried from another chip"}
-        prior = "from [yellow]priors[/] (roofline at the measured bandwidth fraction)"
+        prior = "from [yellow]priors[/] (roofline at the measured efficiencies, plus the measured host cost)"
         console.print(f"every row predicted {said.get(fitting[0].source or '', prior)}")
+    unmeasured = sorted({r.chip for r in fitting if r.source == "prior" and not r.chip_measured})
+    if unmeasured:
+        console.print(f"[dim]no serving measurement of {', '.join(unmeasured)} in the corpus: their priors rest on "
+                      "other chips' measurements (wider range, ranked after priors on measured chips)[/]")  # fmt: skip
     if request.slo:
         console.print("[dim]SLO: pass / fail over the whole TTFT and TPOT range; ? = the range straddles it[/]")
     for r in fitting:
-        if r.could_flip_with and r.source != "prior":  # prior-only rows overlap one another: said once, in the note
+        # priors on chips with no measurement overlap one another: said once, in the note
+        if r.could_flip_with and (r.source != "prior" or r.chip_measured):
             more = f" and {len(r.could_flip_with) - 3} more" if len(r.could_flip_with) > 3 else ""
             console.print(f"[dim]{r.chip} {r.engines}xTP{r.tensor_parallel_size} could flip, within the ranges, "
                           f"with {', '.join(r.could_flip_with[:3])}{more}[/]")  # fmt: skip

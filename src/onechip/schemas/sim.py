@@ -135,7 +135,12 @@ class AdviceRow(ResultModel):
     source: Literal["calibrated", "carried", "prior"] | None = Field(
         default=None,
         description="Where the terms came from: calibrated on this chip, carried from another chip's "
-        "calibration, or roofline priors only (no measurement of this chip).",
+        "calibration, or priors from published measurements (no calibration).",
+    )
+    chip_measured: bool | None = Field(
+        default=None,
+        description="The chip has published serving measurements of its own behind its efficiencies and host "
+        "cost (catalog serving_measurements.json); False: they are other chips' (its range is wider).",
     )
     error_source: str | None = Field(default=None, description="Where the error behind the ranges was measured.")
     ttft_ms_range: tuple[float, float] | None = Field(

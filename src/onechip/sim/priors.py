@@ -1,57 +1,294 @@
-"""Priors from measurements: the roofline at the fraction of HBM bandwidth chips were measured to reach.
+"""Priors from measurements: per-chip efficiencies and per-deployment host costs fitted on published serving
+measurements (catalog serving_measurements.json `grids`, each with its source), and carrying a calibration to
+another chip by what each term depends on.
 
-The datasheet roofline (steptime.roofline_priors) reads weights and KV at the chip's full bandwidth; measured
-one-client decode reaches a fraction of it. `bandwidth_fraction` is that fraction, fitted on the one-client
-cells of the measurement corpus (catalog serving_measurements.json `grids`, each with its source): tok/s x
-bytes one decode step reads (streamed weights + KV of the context, from the plan) / the chip's bandwidth.
-benchmarks/prior_accuracy.py validates it leaving one chip out. Host costs are still missing, so with many
-clients a prior stays optimistic (the corpus's `prediction_error.prior` says by how much).
+Three things are read off the corpus, each by a closed form on the cells that isolate it:
+  - decode: the achieved fraction of HBM bandwidth, from one-client cells: bytes one decode step reads
+    (streamed weights + the context's KV) / bandwidth / the time per output token (TPOT where published,
+    else 1 / tok/s). Per chip, the mean over its cells (`decode_fractions`).
+  - prefill: the achieved fraction of dense peak FLOPS, from one-client TTFT at 2,048-16,384 tokens, where
+    the prompt's compute dominates: 2 x streamed parameters x context / peak / TTFT (`prefill_fractions`).
+    Longer prompts are left out: the roofline prior has no attention term, and beyond 16k attention's share
+    grows (v6e-1: 177 ms at 16,384 tokens, 404 at 32,768).
+  - host: under async scheduling a decode step takes the longer of host and device work; past a few streams
+    the host's share grows with the batch (seed v5e-1: TPOT 8.0, 8.9, 13.2 ms at 1, 4, 16 clients). A line
+    TPOT = fixed + per_seq x clients through the short-context (<= 1,024 tokens) cells at 2-16 clients is the
+    host cost of that deployment: its host CPU (the chip's VM type) and its engine build (`host_lines`).
+A chip with no measurement gets the mean of the measured chips' fractions, and host terms from deployments of
+the same engine rules; `Basis` says which, and `uncertainty` widens its range.
+benchmarks/prior_accuracy.py validates all of it leaving one chip out.
 """
 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from functools import cache
 
 from onechip import catalog, planner
+from onechip.catalog.files import MeasuredGrid
+from onechip.errors import ConfigError
+from onechip.planner.weights import DTYPE_BYTES
 from onechip.schemas import Plan
 from onechip.schemas.requests import PlanRequest
-from onechip.schemas.sim import StepTerms
+from onechip.schemas.sim import Calibration, StepTerms
 from onechip.sim.steptime import roofline_priors
+
+MIN_PREFILL_CONTEXT, MAX_PREFILL_CONTEXT = 2048, 16384  # see the module docstring
+MAX_HOST_CONTEXT, MAX_HOST_CLIENTS = 1024, 16  # short-context cells below the KV and prefill knees
+
+
+@dataclass(frozen=True)
+class HostLine:
+    """Host cost of one measured deployment: TPOT = fixed_s + per_seq_s x clients where host-bound."""
+
+    grid: str
+    chip: str
+    engine: str
+    engine_version: str
+    fixed_s: float
+    per_seq_s: float
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a prior for one chip rests on: its own measurements, or other chips' (the fractions' mean)."""
+
+    chip: str
+    bandwidth_fraction: float | None
+    compute_fraction: float | None
+    own_decode: bool  # bandwidth fraction measured on this chip
+    own_prefill: bool  # compute fraction measured on this chip
+    host: tuple[HostLine, ...]  # the deployments whose host cost is used (mean)
+    own_host: bool  # host cost measured on this chip
+
+    @property
+    def measured(self) -> bool:
+        """Some serving measurement of this chip stands behind the prior."""
+        return self.own_decode or self.own_prefill or self.own_host
+
+    @property
+    def complete(self) -> bool:
+        """Decode, prefill and host cost all measured on this chip: what the `prior_measured_chip` and
+        `carried` errors were measured with (a partly measured chip gets the wider, unmeasured ones)."""
+        return self.own_decode and self.own_prefill and self.own_host
+
+
+def describe(b: Basis) -> str:
+    """One line: what a prior for `b.chip` rests on, naming the grids."""
+    lines = ", ".join(sorted({f"{h.grid} ({h.engine} {h.engine_version})" for h in b.host})) or "none"
+    if not b.measured:
+        chips = sorted({c for _, c, _, _ in decode_fractions()})
+        return (
+            f"no serving measurement of {b.chip} in the corpus: decode and prefill efficiencies are the mean of "
+            f"{', '.join(chips)}; host cost of {lines}; its range is the one measured leaving a chip out"
+        )
+    own = [name for name, flag in (("decode", b.own_decode), ("prefill", b.own_prefill), ("host", b.own_host)) if flag]
+    return f"{b.chip}'s own published measurements ({', '.join(own)}; host cost of {lines}), others' for the rest"
 
 
 @cache
-def one_client_fractions() -> tuple[tuple[str, str, int, float], ...]:
-    """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell, with the
-    grid's settings as planned (max-model-len 32768, 4096 tokens a step: the seeds')."""
-    out = []
-    for grid in catalog.serving_measurements().grids:
+def _geometry(grid_name: str) -> tuple[float, float, float] | None:
+    """(decode bytes per step, KV bytes per token, streamed parameters) of a corpus grid's model: as the grid
+    states them, else planned at the seeds' settings (max-model-len 32768, 4096 tokens a step); None when the
+    model cannot be planned here."""
+    grid = next(g for g in catalog.serving_measurements().grids if g.name == grid_name)
+    if grid.decode_bytes_per_step and grid.kv_bytes_per_token:
+        decode, kv = float(grid.decode_bytes_per_step), float(grid.kv_bytes_per_token)
+        return decode, kv, decode / DTYPE_BYTES["bfloat16"]
+    try:
         plan = planner.plan_model(
             PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)
         )
-        bandwidth = planner.rules.accelerator(grid.chip).bandwidth_bytes_per_s
+    except ConfigError:
+        return None
+    if not plan.decode_bytes_per_step:
+        return None
+    decode = float(plan.decode_bytes_per_step)
+    return decode, float(plan.kv_bytes_per_token), decode / DTYPE_BYTES.get(plan.dtype, 2)
+
+
+def _grids() -> list[MeasuredGrid]:
+    return catalog.serving_measurements().grids
+
+
+@cache
+def decode_fractions() -> tuple[tuple[str, str, int, float], ...]:
+    """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell."""
+    out = []
+    for grid in _grids():
+        bandwidth, geometry = planner.rules.accelerator(grid.chip).bandwidth_bytes_per_s, _geometry(grid.name)
+        if not bandwidth or geometry is None:
+            continue
         for c in grid.cells:
-            if c.clients == 1 and bandwidth and plan.decode_bytes_per_step is not None:
-                step_bytes = plan.decode_bytes_per_step + plan.kv_bytes_per_token * c.context_tokens
-                out.append((grid.name, grid.chip, c.context_tokens, c.output_tok_per_s * step_bytes / bandwidth))
+            if c.clients == 1:
+                per_token_s = c.tpot_ms / 1000 if c.tpot_ms else 1 / c.output_tok_per_s
+                step_bytes = geometry[0] + geometry[1] * c.context_tokens
+                out.append((grid.name, grid.chip, c.context_tokens, step_bytes / bandwidth / per_token_s))
     return tuple(out)
 
 
-def bandwidth_fraction(exclude_chip: str | None = None) -> float | None:
-    """Mean achieved fraction of HBM bandwidth over the corpus's one-client cells, leaving `exclude_chip`'s
-    out (leave-one-chip-out validation); None when no other chip was measured."""
-    values = [f for _, chip, _, f in one_client_fractions() if chip != exclude_chip]
-    return statistics.fmean(values) if values else None
+@cache
+def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
+    """(grid, chip, context tokens, achieved fraction of dense peak FLOPS) per one-client corpus cell with a
+    TTFT at MIN_PREFILL_CONTEXT..MAX_PREFILL_CONTEXT tokens."""
+    out = []
+    for grid in _grids():
+        peak, geometry = planner.rules.accelerator(grid.chip).peak_bf16_tflops, _geometry(grid.name)
+        if not peak or geometry is None:
+            continue
+        for c in grid.cells:
+            if c.clients == 1 and c.ttft_ms and MIN_PREFILL_CONTEXT <= c.context_tokens <= MAX_PREFILL_CONTEXT:
+                flops = 2 * geometry[2] * c.context_tokens
+                out.append((grid.name, grid.chip, c.context_tokens, flops / (peak * 1e12) / (c.ttft_ms / 1000)))
+    return tuple(out)
+
+
+@cache
+def host_lines() -> tuple[HostLine, ...]:
+    """One HostLine per corpus grid with TPOT at two or more client counts in 2..MAX_HOST_CLIENTS at contexts
+    up to MAX_HOST_CONTEXT (least squares; slope and intercept floored at 0)."""
+    out = []
+    for grid in _grids():
+        points = [
+            (float(c.clients), c.tpot_ms / 1000)
+            for c in grid.cells
+            if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT and 2 <= c.clients <= MAX_HOST_CLIENTS
+        ]
+        if len({x for x, _ in points}) < 2:
+            continue
+        slope, intercept = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
+        out.append(HostLine(grid.name, grid.chip, grid.engine, grid.engine_version, max(0.0, intercept),
+                            max(0.0, slope)))  # fmt: skip
+    return tuple(out)
+
+
+def _fraction(
+    values: tuple[tuple[str, str, int, float], ...], chip: str, exclude: str | None
+) -> tuple[float | None, bool]:
+    own = [f for _, c, _, f in values if c == chip and c != exclude]
+    if own:
+        return statistics.fmean(own), True
+    by_chip: dict[str, list[float]] = {}
+    for _, c, _, f in values:
+        if c != exclude:
+            by_chip.setdefault(c, []).append(f)
+    return (statistics.fmean(statistics.fmean(v) for v in by_chip.values()) if by_chip else None), False
+
+
+def _silicon(chip: str) -> str:
+    """The one-chip sibling of a slice (accelerators.json `price_chip`: v5e-4 -> v5e-1), whose measurements
+    are of the same silicon; else the chip itself."""
+    return planner.rules.accelerator(chip).price_chip or chip
+
+
+def basis(
+    chip: str, engine: str, exclude_chip: str | None = None, exclude_grids: frozenset[str] = frozenset()
+) -> Basis:
+    """What a prior for `chip` served by `engine` rests on, leaving `exclude_chip`'s measurements (the
+    leave-one-chip-out validation passes the chip itself) and `exclude_grids` out: its own fractions and host
+    cost where measured, else the other chips' mean fractions (each chip weighted once) and the host cost of
+    deployments with the same engine rules (else all). A slice's chips are its one-chip sibling's (`_silicon`).
+    """
+
+    def keep(rows: tuple[tuple[str, str, int, float], ...]) -> tuple[tuple[str, str, int, float], ...]:
+        return tuple(r for r in rows if r[0] not in exclude_grids)
+
+    silicon, exclude = _silicon(chip), _silicon(exclude_chip) if exclude_chip else None
+    bandwidth, own_decode = _fraction(keep(decode_fractions()), silicon, exclude)
+    compute, own_prefill = _fraction(keep(prefill_fractions()), silicon, exclude)
+    lines = [h for h in host_lines() if h.chip != exclude and h.grid not in exclude_grids]
+    own = [h for h in lines if h.chip == silicon and h.engine == engine]
+    host = own or [h for h in lines if h.engine == engine] or lines
+    return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own))
 
 
 def measured_priors(plan: Plan, exclude_chip: str | None = None) -> StepTerms:
-    """Roofline priors for `plan` with weights and KV read at the measured fraction of bandwidth (compute at
-    the datasheet peak, host terms 0); the roofline itself when the corpus has no measurement to use. Raises
-    ConfigError as roofline_priors does."""
-    terms = roofline_priors(plan)
-    fraction = bandwidth_fraction(exclude_chip)
-    if not fraction:
-        return terms
-    return terms.model_copy(
-        update={"weights_s": terms.weights_s / fraction, "per_kv_token_s": terms.per_kv_token_s / fraction}
+    """Priors for `plan` from measurements (`basis` of its chip and engine, `exclude_chip` left out): the
+    roofline with weights and KV read at the achieved bandwidth fraction, prefill compute at the achieved
+    FLOPS fraction, and the host line's fixed and per-sequence cost where the engine overlaps host and device
+    work (async scheduling; without it the measured line also holds the device time, so host terms stay 0).
+    Raises ConfigError as roofline_priors does."""
+    terms, b = roofline_priors(plan), basis(plan.chip, plan.engine, exclude_chip)
+    update: dict[str, float] = {}
+    if b.bandwidth_fraction:
+        update |= {"weights_s": terms.weights_s / b.bandwidth_fraction,
+                   "per_kv_token_s": terms.per_kv_token_s / b.bandwidth_fraction}  # fmt: skip
+    if b.compute_fraction:
+        update["per_token_s"] = terms.per_token_s / b.compute_fraction
+    if b.host and planner.rules.engine_rules(plan.engine).async_scheduling(plan.engine_version):
+        update |= {"fixed_s": statistics.fmean(h.fixed_s for h in b.host),
+                   "per_seq_s": statistics.fmean(h.per_seq_s for h in b.host)}  # fmt: skip
+    return terms.model_copy(update=update)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A calibration carried to another chip: the terms, and what was carried on measurements of the target
+    (`measured`) versus assumed (`assumed`: terms scaled by the cross-chip mean, or host kept as measured)."""
+
+    terms: StepTerms
+    measured: tuple[str, ...]
+    assumed: tuple[str, ...]
+
+
+def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] = frozenset()) -> Carried:
+    """`calibration` (fitted on another chip) carried to `target` by what each term depends on:
+    - device terms by the measured efficiencies of both chips, not the datasheet ratio: weights and KV by
+      (target roofline / its bandwidth fraction) / (source roofline / its fraction), compute and attention by
+      the same with FLOPS fractions (`basis`: a chip's own, else the measured chips' mean);
+    - host terms by the host cost of the two deployments (host CPU and engine build): fixed and per-sequence
+      cost by the ratio of the target's host line to the source's, the API server's per-request and
+      per-token work by the ratio at MAX_HOST_CLIENTS; kept as measured when either line is missing.
+    `exclude_grids`: corpus grids not to use (validation leaves the predicted grid's own cells out).
+    Tensor-parallel communication is not modelled. Raises ConfigError when either chip has no roofline."""
+    src_plan_terms = calibration.priors
+    if src_plan_terms is None:
+        raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
+    src = basis(calibration.key.chip, target.engine, exclude_grids=exclude_grids)
+    dst = basis(target.chip, target.engine, exclude_grids=exclude_grids)
+    dst_roof, t = roofline_priors(target), calibration.terms
+    measured: list[str] = []
+    assumed: list[str] = []
+
+    def scale(own: bool, name: str, fraction_src: float | None, fraction_dst: float | None) -> float:
+        (measured if own else assumed).append(name)
+        return (fraction_src / fraction_dst) if fraction_src and fraction_dst else 1.0
+
+    bw = scale(dst.own_decode, "decode bandwidth", src.bandwidth_fraction, dst.bandwidth_fraction)
+    fl = scale(dst.own_prefill, "prefill compute", src.compute_fraction, dst.compute_fraction)
+    compute = dst_roof.per_token_s / src_plan_terms.per_token_s * fl
+    host_fixed = host_seq = host_api = 1.0
+    src_host, dst_host = _line(src), _line(dst)
+    if src_host and dst_host and dst.own_host and src.own_host:
+        measured.append("host cost")
+        host_fixed = dst_host.fixed_s / src_host.fixed_s if src_host.fixed_s else 1.0
+        host_seq = dst_host.per_seq_s / src_host.per_seq_s if src_host.per_seq_s else 1.0
+        host_api = _at(dst_host, MAX_HOST_CLIENTS) / _at(src_host, MAX_HOST_CLIENTS)
+    else:
+        assumed.append("host cost (kept as measured on the calibrated chip)")
+    terms = StepTerms(
+        fixed_s=t.fixed_s * host_fixed,
+        weights_s=t.weights_s * dst_roof.weights_s / src_plan_terms.weights_s * bw,
+        per_seq_s=t.per_seq_s * host_seq,
+        per_token_s=t.per_token_s * compute,
+        per_kv_token_s=t.per_kv_token_s * dst_roof.per_kv_token_s / src_plan_terms.per_kv_token_s * bw,
+        per_attn_pair_s=t.per_attn_pair_s * compute,
+        request_overhead_s=t.request_overhead_s * host_api,
+        per_stream_chunk_s=t.per_stream_chunk_s * host_api,
+        per_output_token_s=t.per_output_token_s * host_api,
     )
+    return Carried(terms, tuple(measured), tuple(assumed))
+
+
+def _at(line: HostLine, clients: int) -> float:
+    return line.fixed_s + line.per_seq_s * clients
+
+
+def _line(b: Basis) -> HostLine | None:
+    """The mean host line of a basis (None when it has none)."""
+    if not b.host:
+        return None
+    first = b.host[0]
+    fixed, per_seq = statistics.fmean(h.fixed_s for h in b.host), statistics.fmean(h.per_seq_s for h in b.host)
+    return HostLine(first.grid, first.chip, first.engine, first.engine_version, fixed, per_seq)

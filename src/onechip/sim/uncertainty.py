@@ -2,9 +2,12 @@
 
 A prediction's terms come from one of three places, and each has a measured error (catalog
 serving_measurements.json `prediction_error`, each with its source): `calibrated` (fitted on this chip),
-`carried` (fitted on another chip of the model and scaled here, calibrate.transfer) and `prior` (no calibration:
-the roofline at the measured fraction of bandwidth, sim.priors; optimistic, so its range is lopsided). The
-range of a figure is the wider of the seeds' spread and the measured error around the median.
+`carried` (fitted on another chip of the model and carried here by the chips' measured efficiencies and host
+costs, sim.priors.carry) and `prior` (no calibration: sim.priors.measured_priors). A carried or prior row whose
+chip lacks some of its own measurements (decode, prefill, host cost) rests in part on other chips': its error is
+the one measured that way (`carried_unmeasured`, and `prior` measured leaving the chip out), while a prior on a
+chip with all three gets `prior_measured_chip`. The range of a figure is the wider of the seeds' spread and
+the measured error around the median.
 """
 
 from __future__ import annotations
@@ -18,20 +21,28 @@ Source = Literal["calibrated", "carried", "prior"]
 Verdict = Literal["pass", "fail", "cannot tell"]
 
 
-def relative_error(source: Source | Literal["noise"], figure: str) -> float:
-    """The measured relative error of `figure` (output_tok_per_s, ttft_ms, tpot_ms) for `source`."""
-    return float(getattr(catalog.serving_measurements().prediction_error[source], figure))
+ErrorKey = Literal["calibrated", "carried", "carried_unmeasured", "prior", "prior_measured_chip", "noise"]
 
 
-def error_source(source: Source) -> str:
-    """Where `source`'s error was measured (catalog source line)."""
-    return str(catalog.serving_measurements().prediction_error[source].source)
+def error_key(source: Source, chip_measured: bool = True) -> ErrorKey:
+    """The corpus `prediction_error` entry for a prediction from `source` on a chip whose decode, prefill and
+    host cost were all measured (`chip_measured`, sim.priors.Basis.complete) or not: a carried or prior row
+    on a chip measured in part or not at all gets the error measured without the chip's own measurements."""
+    if source == "carried" and not chip_measured:
+        return "carried_unmeasured"
+    if source == "prior" and chip_measured:
+        return "prior_measured_chip"
+    return source
 
 
-def measured_chips() -> set[str]:
-    """Chips the measurement corpus holds a serving measurement of (a grid or the cross-chip decode band)."""
-    corpus = catalog.serving_measurements()
-    return {g.chip for g in corpus.grids} | set(corpus.decode_tok_per_s_per_tb_s.chips)
+def relative_error(key: ErrorKey, figure: str) -> float:
+    """The measured relative error of `figure` (output_tok_per_s, ttft_ms, tpot_ms) for `key`."""
+    return float(getattr(catalog.serving_measurements().prediction_error[key], figure))
+
+
+def error_source(key: ErrorKey) -> str:
+    """Where `key`'s error was measured (catalog source line)."""
+    return str(catalog.serving_measurements().prediction_error[key].source)
 
 
 @dataclass(frozen=True)
@@ -40,11 +51,11 @@ class Range:
     high: float
 
 
-def figure_range(source: Source, figure: str, median: float, seeds: tuple[float, float] | None = None) -> Range:
-    """The range of `figure` predicted at `median` (seeds' min and max in `seeds`): median x the measured
-    factors where the corpus gives them (priors: lopsided, they are optimistic), else median -+ the measured
-    relative error; widened to the seeds' spread."""
-    entry = catalog.serving_measurements().prediction_error[source]
+def figure_range(key: ErrorKey, figure: str, median: float, seeds: tuple[float, float] | None = None) -> Range:
+    """The range of `figure` predicted at `median` (seeds' min and max in `seeds`) for error entry `key`
+    (error_key): median x the measured factors where the corpus gives them (lopsided where the predictions
+    were), else median -+ the measured relative error; widened to the seeds' spread."""
+    entry = catalog.serving_measurements().prediction_error[key]
     factors = (entry.factors or {}).get(figure)
     if factors:
         low, high = median * factors[0], median * factors[1]

@@ -1,0 +1,69 @@
+"""`advise`'s ranking: by what holds within the measured ranges, and the notes that say how."""
+
+from __future__ import annotations
+
+from onechip import catalog
+from onechip.schemas.sim import AdviceRow
+
+ADVISE_NOTE = (
+    "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
+    "calibrated; one calibrated on another chip of the same model is carried over by the two chips' measured "
+    "efficiencies (decode bandwidth, prefill FLOPS) and the host cost of each deployment (tensor-parallel "
+    "communication not modelled); the others use priors from published measurements (sim.priors): the "
+    "roofline at the measured efficiencies plus the measured host cost, the chip's own where the corpus has "
+    "it, else the measured chips' mean (chip_measured false, wider range). Prices are per chip-hour times the "
+    "chips of the deployment."
+)
+
+VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
+
+
+def rank_note() -> str:
+    """How the rows are ranked, with the ranges' measured errors read from the corpus."""
+    errors = catalog.serving_measurements().prediction_error
+
+    def tok(key: str) -> str:
+        entry = errors[key]  # type: ignore[index]
+        factors = (entry.factors or {}).get("output_tok_per_s")
+        return f"{factors[0]:.2f}-{factors[1]:.2f}x" if factors else f"+-{entry.output_tok_per_s:.0%}"
+
+    return (
+        "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
+        "range); rows backed by a calibration (on the chip, or carried from another) first, then priors on "
+        "chips with published measurements of their own, then priors on chips with none; within each, by $/M "
+        "at the pessimistic end. tok/s ranges are each source's measured error (catalog "
+        f"serving_measurements.json): calibrated {tok('calibrated')}, carried {tok('carried')} (chip not "
+        f"measured: {tok('carried_unmeasured')}), priors {tok('prior_measured_chip')} on a measured chip, "
+        f"{tok('prior')} on one with no measurement. 'could flip with' names lower rows whose range reaches "
+        "below a row's: the order could flip there."
+    )
+
+
+def tier(r: AdviceRow) -> int:
+    """0: calibrated or carried; 1: priors on a chip with its own measurements; 2: priors on one without."""
+    if r.source in ("calibrated", "carried"):
+        return 0
+    return 1 if r.chip_measured else 2
+
+
+def rank(rows: list[AdviceRow]) -> list[AdviceRow]:
+    """Rows that fit first; by SLO verdict (pass, cannot tell, fail); by `tier` (a prior-only row never
+    above a calibrated one); then by $/M at the pessimistic end of the range (what holds within it). Each row
+    names the rows below it whose $/M range reaches below its own (the order could flip within the ranges)."""
+
+    def key(r: AdviceRow) -> tuple[bool, int, int, bool, float]:
+        worst = r.usd_per_mtok_range[1] if r.usd_per_mtok_range else r.usd_per_mtok
+        return (not r.fits, VERDICT_ORDER[r.slo_verdict], tier(r), worst is None,
+                worst if worst is not None else -(r.output_tok_per_s or 0))  # fmt: skip
+
+    ranked = sorted(rows, key=key)
+    for i, r in enumerate(ranked):
+        if r.usd_per_mtok_range is None:
+            continue
+        r.could_flip_with = [
+            f"{o.chip} {o.engines}xTP{o.tensor_parallel_size}"
+            + {0: "", 1: " (priors)", 2: " (priors, chip not measured)"}[tier(o)]
+            for o in ranked[i + 1 :]
+            if o.fits and o.usd_per_mtok_range is not None and o.usd_per_mtok_range[0] < r.usd_per_mtok_range[1]
+        ]
+    return ranked

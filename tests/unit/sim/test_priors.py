@@ -1,0 +1,101 @@
+"""Priors from published measurements (sim.priors): each efficiency from the cells that isolate it, leave one
+chip out, and a calibration carried to another chip by measured efficiencies and host costs, not datasheet
+ratios. Every expected figure is a published cell of catalog/serving_measurements.json, named."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip import planner
+from onechip.schemas.requests import PlanRequest
+from onechip.schemas.sim import Calibration, StepTerms
+from onechip.sim import key_of, priors, roofline_priors
+from onechip.sim.steptime import STEP_MODEL
+
+V5E_BANDWIDTH = 858_993_459_200  # accelerators.json v5e-1 (800 GiB/s)
+
+
+@pytest.fixture(scope="module")
+def v6e_plan():
+    return planner.plan_model(
+        PlanRequest(model="google/gemma-4-E2B-it", chip="v6e-1", max_model_len=32768, max_num_batched_tokens=4096)
+    )
+
+
+def test_decode_fraction_is_the_step_read_over_bandwidth_per_tpot(seed_plan) -> None:
+    # seed article, 128 x 1: TPOT 8.0 ms (1000 / 125 per-stream tok/s)
+    fractions = {(g, ctx): f for g, _, ctx, f in priors.decode_fractions()}
+    step_bytes = seed_plan.decode_bytes_per_step + seed_plan.kv_bytes_per_token * 128
+    assert fractions[("seed-v5e-1", 128)] == pytest.approx(step_bytes / V5E_BANDWIDTH / 0.008)
+    # a grid of a model the catalog cannot plan states its bytes: the H100 Llama-3.1-8B cell, TPOT 6.48 ms
+    h100 = fractions[("inferencebench-h100-llama31-8b", 0)]
+    assert h100 == pytest.approx(15_009_849_344 / 3.35e12 / 0.00648)
+
+
+def test_prefill_fraction_from_one_client_ttft(seed_plan) -> None:
+    # seed article, 8,192 x 1: TTFT 289.4 ms; v5e-1 dense bf16 peak 197 TFLOPS
+    params = seed_plan.decode_bytes_per_step / 2
+    fractions = {(g, ctx): f for g, _, ctx, f in priors.prefill_fractions()}
+    assert fractions[("seed-v5e-1", 8192)] == pytest.approx(2 * params * 8192 / 197e12 / 0.2894)
+    # 32,768 tokens is past MAX_PREFILL_CONTEXT (attention's share grows): left out
+    assert not any(ctx > priors.MAX_PREFILL_CONTEXT for _, _, ctx, _ in priors.prefill_fractions())
+
+
+def test_host_line_through_the_short_context_cells() -> None:
+    # seed article TPOT at 4 and 16 clients: 8.929 / 13.158 ms (128 tokens), 9.174 / 14.493 ms (1,024 tokens)
+    line = next(h for h in priors.host_lines() if h.grid == "seed-v5e-1")
+    slope = ((13.158 + 14.493) / 2 - (8.929 + 9.174) / 2) / 12 / 1000
+    assert line.per_seq_s == pytest.approx(slope)
+    assert line.fixed_s == pytest.approx((8.929 + 9.174) / 2 / 1000 - 4 * slope)
+
+
+def test_leave_one_chip_out_uses_only_the_other_chips(seed_plan) -> None:
+    own, out = priors.basis("v5e-1", "vllm-tpu"), priors.basis("v5e-1", "vllm-tpu", exclude_chip="v5e-1")
+    assert own.measured and not out.measured
+    assert all(h.chip != "v5e-1" for h in out.host) and all(h.chip == "v5e-1" for h in own.host)
+    terms, roof = priors.measured_priors(seed_plan, exclude_chip="v5e-1"), roofline_priors(seed_plan)
+    assert terms.weights_s == pytest.approx(roof.weights_s / (out.bandwidth_fraction or 0))
+    assert terms.per_token_s == pytest.approx(roof.per_token_s / (out.compute_fraction or 0))
+    assert terms.fixed_s == pytest.approx(out.host[0].fixed_s)  # the v6e-1 deployment's host cost
+
+
+def test_a_chip_with_no_measurement_says_so() -> None:
+    b = priors.basis("mi300x", "vllm-gpu")
+    assert not b.measured and b.host and all(h.engine == "vllm-gpu" for h in b.host)
+    assert "no serving measurement of mi300x" in priors.describe(b)
+
+
+def test_carry_scales_device_terms_by_measured_efficiency_not_the_datasheet(seed_plan, v6e_plan) -> None:
+    src_roof = roofline_priors(seed_plan)
+    fitted = src_roof.model_copy(update={"fixed_s": 0.005, "per_seq_s": 0.0006, "request_overhead_s": 0.007})
+    cal = Calibration(key=key_of(seed_plan), step_model=STEP_MODEL, terms=fitted, priors=src_roof)
+    carried = priors.carry(cal, v6e_plan)
+    v5e, v6e = priors.basis("v5e-1", "vllm-tpu"), priors.basis("v6e-1", "vllm-tpu")
+    dst_roof = roofline_priors(v6e_plan)
+    measured_ratio = (dst_roof.per_token_s / (v6e.compute_fraction or 0)) / (
+        src_roof.per_token_s / (v5e.compute_fraction or 0)
+    )
+    assert carried.terms.per_token_s == pytest.approx(fitted.per_token_s * measured_ratio)
+    # the datasheet says v6e prefills 4.66x faster; the measured efficiencies say less
+    assert src_roof.per_token_s / dst_roof.per_token_s == pytest.approx(918 / 197)
+    assert fitted.per_token_s / carried.terms.per_token_s < 918 / 197
+    # host: scaled by the two deployments' measured host lines (host CPU and engine build)
+    src_line, dst_line = v5e.host[0], v6e.host[0]
+    assert carried.terms.fixed_s == pytest.approx(0.005 * dst_line.fixed_s / src_line.fixed_s)
+    assert "host cost" in carried.measured
+
+
+def test_carry_to_a_chip_without_measurements_keeps_host_and_says_so(seed_plan) -> None:
+    h100 = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="b200", max_model_len=32768))
+    src_roof = roofline_priors(seed_plan)
+    cal = Calibration(key=key_of(seed_plan), step_model=STEP_MODEL,
+                      terms=src_roof.model_copy(update={"fixed_s": 0.005}), priors=src_roof)  # fmt: skip
+    carried = priors.carry(cal, h100)
+    assert carried.terms.fixed_s == pytest.approx(0.005)
+    assert any("host cost" in a for a in carried.assumed) and "decode bandwidth" in carried.assumed
+
+
+def test_measured_priors_add_host_cost_only_where_host_and_device_overlap(seed_plan) -> None:
+    terms = priors.measured_priors(seed_plan)
+    assert terms.fixed_s > 0 and terms.per_seq_s > 0  # vllm-tpu 0.26 runs async scheduling
+    assert isinstance(terms, StepTerms)
