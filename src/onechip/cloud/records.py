@@ -24,6 +24,13 @@ from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
 
 LABELS = {"created-by": "onechip"}
+SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` set: the set's name
+
+
+def named(resource: CloudResource, name: str | None) -> bool:
+    """Does `--name name` select `resource`: no name, its own name, or the set (`cloud up --replicas N`) it is
+    one of?"""
+    return not name or name in (resource.name, resource.replica_set)
 
 
 def _dir() -> Path:
