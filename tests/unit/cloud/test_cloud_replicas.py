@@ -7,7 +7,8 @@ not record, and says so in one line."""
 from __future__ import annotations
 
 import pytest
-from test_cloud_failures import FOREIGN, OK, P, assert_tracked_then_down, fast, ours  # noqa: F401
+import test_cloud_failures as failures
+from test_cloud_failures import FOREIGN, OK, P, assert_tracked_then_down, ours
 
 from fakes.tpu_api import Zone
 from onechip import api
@@ -16,6 +17,7 @@ from onechip.errors import CloudError, ConfigError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
 
+fast = failures.fast  # the fake at its quickest, a foreign node beside ours
 SPOT = ["--provisioning", "spot", "--max-hours", "1"]
 SPARE = "asia-east1-c"  # a zone of the fake with no rule: grants everything (OK holds the foreign node)
 
