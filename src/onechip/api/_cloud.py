@@ -11,6 +11,7 @@ from onechip.cloud import records as cloud_records
 from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import replicas
 from onechip.engines import state as engine_state
+from onechip.engines.local import free_port
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -82,11 +83,12 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
 
 def _engine_request(request: CloudUpRequest, hosts: list[str], dry_run: bool = False) -> UpRequest:
     """The `up` that serves --model on the TPUs at `hosts` (user@ip): vllm-docker over ssh with the key whose
-    public half went into their ssh-keys, one engine per TPU or per chip share of a slice."""
+    public half went into their ssh-keys, one engine per TPU or per chip share of a slice; the tunnels end
+    at free ports here (from a free one up, as the demo picks its tunnel), never at the engine's own port."""
     key = request.ssh_key or Path.home() / ".ssh" / "google_compute_engine"
     return UpRequest(
         engine="vllm-docker", model=request.model, chip=request.chip, replicas=request.replicas,
-        host=",".join(hosts), router_policy=request.router_policy, hf_token_file=request.hf_token_file,
+        host=",".join(hosts), port=request.port, tunnel_port=free_port(), router_policy=request.router_policy, hf_token_file=request.hf_token_file,
         ssh_options=[f"IdentityFile={key.expanduser()}", *request.ssh_options], timeout_s=request.boot_timeout_s,
         dry_run=dry_run,
     )  # fmt: skip

@@ -90,7 +90,8 @@ def print_up(result: CloudUpResult) -> None:
             "billing stops on its own at" if result.quote.stops_itself else "--max-hours ends at (status warns after)"
         )
         console.print(f"{what} {end.isoformat(timespec='seconds')}", highlight=False, soft_wrap=True)
-    console.print(f"delete it: {result.delete_command}", highlight=False, soft_wrap=True)
+    console.print(f"delete {'them' if result.resources else 'it'}: {result.delete_command}", highlight=False,
+                  soft_wrap=True)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

@@ -160,6 +160,10 @@ class CloudUpRequest(CloudTarget):
         default=None, description="Serve this model on the TPUs once READY (vllm-docker over ssh; router here)."
     )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --model).")
+    port: int | None = Field(
+        default=None, ge=1, le=65535, strict=True,
+        description="With --model: the engine's port on each TPU (8000; a slice's replica K: PORT + K).",
+    )  # fmt: skip
     hf_token_file: Path | None = Field(default=None, description="With --model: file holding the HF token.")
     ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="With --model: ssh -o option, e.g. Port=2222."

@@ -38,7 +38,7 @@ def test_up_replicas_2_status_and_down_delete_both_tpus(fast, run):
     assert "will create 2 x v5e-1 spot: $1.1558/h (2 chips x $0.5779/chip-hour)" in out
     text = " ".join(out.split())
     assert "ready node onechip-v5e-1-0 in asia-east1-c" in text and "ready node onechip-v5e-1-1 in asia-east1-c" in text
-    assert "delete it: onechip cloud down --name onechip-v5e-1 --project proj-1 --yes" in text
+    assert "delete them: onechip cloud down --name onechip-v5e-1 --project proj-1 --yes" in text
     assert ours(fast) == {(SPARE, "node", "onechip-v5e-1-0"), (SPARE, "node", "onechip-v5e-1-1")}
     for key in (f"projects/{P}/locations/{SPARE}/nodes/onechip-v5e-1-{k}" for k in range(2)):
         assert fast.nodes[key]["labels"] == {"created-by": "onechip", "onechip-replica-set": "onechip-v5e-1"}
