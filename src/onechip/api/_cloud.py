@@ -88,9 +88,9 @@ def _engine_request(request: CloudUpRequest, hosts: list[str], dry_run: bool = F
     key = request.ssh_key or Path.home() / ".ssh" / "google_compute_engine"
     return UpRequest(
         engine="vllm-docker", model=request.model, chip=request.chip, replicas=request.replicas,
-        host=",".join(hosts), port=request.port, tunnel_port=free_port(), router_policy=request.router_policy, hf_token_file=request.hf_token_file,
-        ssh_options=[f"IdentityFile={key.expanduser()}", *request.ssh_options], timeout_s=request.boot_timeout_s,
-        dry_run=dry_run,
+        host=",".join(hosts), port=request.port, tunnel_port=free_port(), router_policy=request.router_policy,
+        hf_token_file=request.hf_token_file, ssh_options=[f"IdentityFile={key.expanduser()}", *request.ssh_options],
+        timeout_s=request.boot_timeout_s, dry_run=dry_run,
     )  # fmt: skip
 
 
