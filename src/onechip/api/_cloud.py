@@ -50,7 +50,7 @@ def _tpus(request: CloudUpRequest) -> int:
 def cloud_quote(request: CloudUpRequest) -> Quote:
     """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price x every
     chip of every TPU) and what stops its billing; what a shell prints before anything is created. Raises
-    ConfigError (also for --model: the replicas' plan, as `plan --replicas` makes it, refused)."""
+    ConfigError (also: replicas that do not split a slice, set names past 58 characters)."""
     offers.tpu_type(request.chip)
     tpus = _tpus(request)
     zone = provision.zones_for(request)[0]

@@ -1,4 +1,5 @@
-"""Getting a TPU and giving it back: up (three provisioning models, zones tried in order), probe, status, down.
+"""Getting a TPU and giving it back: up (three provisioning models, zones tried in order), up_set (N one-chip
+TPUs as one set, for N replicas), probe, status, down.
 
     flex-start   a v2alpha1 queued resource: provisioningModel FLEX_START, runDuration.maxRunDuration (billing
                  stops on its own), queueingPolicy.validUntilDuration (how long it may wait in the queue).

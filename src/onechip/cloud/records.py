@@ -9,8 +9,9 @@
                                                                  where status and down look for its resources
     <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
 
-The cloud side carries labels too (`created-by: onechip`), and `down` deletes only what carries them: a
-record alone never makes onechip delete something it did not create. Names, zones and projects are checked
+The cloud side carries labels too (`created-by: onechip`; each TPU of a `cloud up --replicas N` set also
+`onechip-replica-set: NAME`), and `down` deletes only what carries them: a record alone never makes onechip
+delete something it did not create. Names, zones and projects are checked
 against the API's shapes (schemas.cloud) before a path is made of them.
 """
 
