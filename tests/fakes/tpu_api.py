@@ -23,6 +23,8 @@ Each zone behaves as its `Zone` says, per provisioning model:
                    with code 4 DEADLINE_EXCEEDED ('Deadline exceeded ...', the failure issue 24 reports)
     "op-stockout"  flex-start: the create's operation ends with code 8 and no queued resource exists (issue
                    25: a flex-start stockout that was read as "not found")
+A zone with `capacity` N grants N TPUs at most: a create past them (nodes and queued resources it holds)
+stocks out as "stockout" does, whatever the rule (a set of TPUs whose second one is refused).
 A granted queued resource turns SUSPENDED (its node deleted) `run_s` after ACTIVE when `run_s` is set: the
 end of a flex-start run. `put` places a resource in any state of the API's enums (labelled or not).
 
@@ -80,8 +82,11 @@ class Zone:
     flex: str = "ok"
     spot: str = "ok"
     on_demand: str = "ok"
+    capacity: int | None = None
 
-    def rule(self, model: str) -> str:
+    def rule(self, model: str, held: int = 0) -> str:
+        if self.capacity is not None and held >= self.capacity:
+            return "stockout"
         return {"flex-start": self.flex, "spot": self.spot, "on-demand": self.on_demand}[model]
 
 
@@ -262,7 +267,7 @@ class FakeTpuApi:
             return 200, self._operation(parent, 0.0)
         node = json.loads(body or "{}")
         model = "spot" if (node.get("schedulingConfig") or {}).get("spot") else "on-demand"
-        rule = self.zones.get(zone, Zone()).rule(model)
+        rule = self.zones.get(zone, Zone()).rule(model, self._held(parent))
         if key in self.nodes:
             return _error(409, "ALREADY_EXISTS", f"node {ident} already exists")
         if rule == "quota":
@@ -273,6 +278,15 @@ class FakeTpuApi:
         node.update(name=key, state="CREATING", createTime=_now(), _ready_at=done_at)
         self.nodes[key] = node
         return 200, self._operation(parent, done_at)
+
+    def _held(self, parent: str) -> int:
+        """TPUs the zone holds: its nodes, and its queued resources not yet granted (a granted one's node
+        is counted as a node)."""
+        nodes = sum(1 for k in self.nodes if k.startswith(parent + "/"))
+        waiting = sum(
+            1 for k, q in self.queued.items() if k.startswith(parent + "/") and q["state"]["state"] != "ACTIVE"
+        )
+        return nodes + waiting
 
     def _node_view(self, node: dict[str, Any]) -> dict[str, Any]:
         view = {k: v for k, v in node.items() if not k.startswith("_")}
@@ -297,7 +311,7 @@ class FakeTpuApi:
         qr = json.loads(body or "{}")
         spec = qr["tpu"]["nodeSpec"][0]
         rule = self.zones.get(zone, Zone()).rule(
-            "flex-start" if qr.get("provisioningModel") == "FLEX_START" else "spot"
+            "flex-start" if qr.get("provisioningModel") == "FLEX_START" else "spot", self._held(parent)
         )
         if rule == "unsupported":
             return _error(400, "INVALID_ARGUMENT", UNSUPPORTED.format(type=spec["node"]["acceleratorType"]))

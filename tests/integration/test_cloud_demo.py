@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from fakes.sshd import local_sshd
@@ -130,3 +131,43 @@ def test_demo_on_a_host_you_have(tpu_vm, tmp_path):
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["status"] == "ok" and manifest["command"] == "demo --engine vllm-docker"
     assert json.loads((tmp_path / "run" / "boot.json").read_text())["kv_cache_tokens"] == 321_280
+
+
+def test_cloud_up_replicas_on_a_slice_serves_through_the_router_and_down_deletes_it(tpu_vm, tmp_path):
+    """Issue 23: `cloud up --chip v5e-4 --replicas 2 --model M` gets one v5litepod-4 from the fake TPU API, starts
+    one engine per two-chip share on it over ssh (the fake docker's fake vLLM) and vllm-router here; the router
+    serves a chat; `cloud status` shows each replica on the TPU; `cloud down` stops them and deletes the TPU."""
+    options, key, _ = tpu_vm
+    port = free_port()
+    while free_port() == port + 1:  # replica 1 listens on port + 1 on the host
+        port = free_port()
+    with FakeTpuApi(zones={"us-west4-a": Zone()}) as fake:
+        env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake.url, "ONECHIP_CLOUD_POLL_S": "0.1",
+               "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        onechip = [sys.executable, "-m", "onechip"]
+        argv = [*onechip, "cloud", "up", "--project", "proj-1", "--zone", "us-west4-a", "--chip", "v5e-4",
+                "--replicas", "2", "--provisioning", "spot", "--max-hours", "1", "--model", "google/gemma-4-E2B-it",
+                "--ssh-user", "root", "--ssh-key", str(key), *sum((["--ssh-opt", o] for o in options), []),
+                "--port", str(port), "--yes", "--json"]  # fmt: skip
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        result = json.loads(done.stdout)
+        assert [n["acceleratorType"] for n in fake.nodes.values()] == ["v5litepod-4"]  # one slice, not two TPUs
+        assert result["quote"]["chips"] == 4 and len(result["replica_urls"]) == 2
+        starts = [line for line in result["engine_commands"] if " run -d " in line]
+        assert len(starts) == 2
+        for k, line in enumerate(starts):  # each replica sees its two chips, on its own port
+            assert f"-e TPU_VISIBLE_CHIPS={2 * k},{2 * k + 1} " in line and f"--port {port + k}" in line
+        assert "--policy cache_aware" in result["engine_commands"][-1]
+        chat = {"model": "google/gemma-4-E2B-it", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+        assert httpx.post(result["router_url"] + "/v1/chat/completions", json=chat, timeout=30).status_code == 200
+        status = subprocess.run([*onechip, "cloud", "status"], env=env, capture_output=True, text=True, timeout=120)
+        text = " ".join(status.stdout.split())
+        assert f"replica 0 at {result['replica_urls'][0]}: healthy" in text, status.stdout + status.stderr
+        assert f"replica 1 at {result['replica_urls'][1]}: healthy" in text
+        down = subprocess.run([*onechip, "cloud", "down", "--yes"], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert "stopping the engines on them first" in down.stderr and not fake.nodes
+    after = subprocess.run([*onechip, "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(after.stdout)["running"] is False

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from onechip.api._engines import down as engines_down
+from onechip.api._engines import up
 from onechip.cloud import offers, provision
 from onechip.cloud import records as cloud_records
 from onechip.cloud.tpu_api import TpuApi
-from onechip.progress import ProgressFn, no_progress
+from onechip.engines import replicas
+from onechip.engines import state as engine_state
+from onechip.engines.local import free_port
+from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
+from onechip.planner.rules import accelerator
+from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     Attempt,
     CloudDownResult,
@@ -19,27 +28,94 @@ from onechip.schemas.cloud import (
     Quote,
     ZoneOffer,
 )
+from onechip.schemas.requests import UpRequest
 
 
 def _tpu(project: str | None) -> TpuApi:
     return TpuApi(project)
 
 
+def _tpus(request: CloudUpRequest) -> int:
+    """How many TPUs `request` asks for: one per replica on one-chip TPUs, else one (a slice holds every
+    replica: one engine per chip share). Raises ConfigError when the replicas do not split the slice."""
+    if request.replicas == 1:
+        return 1
+    if accelerator(request.chip).chips == 1:
+        provision.set_names(request.name or f"onechip-{request.chip}", request.replicas)
+        return request.replicas
+    replicas.replica_share(request.chip, "vllm-docker", request.replicas, 1)
+    return 1
+
+
 def cloud_quote(request: CloudUpRequest) -> Quote:
-    """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price) and what
-    stops its billing; what a shell prints before anything is created. Raises ConfigError."""
+    """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price x every
+    chip of every TPU) and what stops its billing; what a shell prints before anything is created. Raises
+    ConfigError (also: replicas that do not split a slice, set names past 58 characters)."""
     offers.tpu_type(request.chip)
+    tpus = _tpus(request)
     zone = provision.zones_for(request)[0]
     limit = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
-    return offers.quote(request.chip, request.provisioning, zone, limit)
+    return offers.quote(request.chip, request.provisioning, zone, limit, tpus)
 
 
 def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> CloudUpResult:
     """Get a TPU: flex-start queued resource (default), spot or on-demand node, zones tried in order; see
-    onechip.cloud.provision.up. Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists
-    and the command that deletes it), ConfigError, MissingDependencyError (google-auth)."""
-    return provision.up(_tpu(request.project), request, on_progress)
+    onechip.cloud.provision.up. With --replicas N on a one-chip TPU, N of them (provision.up_set: a set that
+    cannot be completed is deleted, said in one line); on a slice, one. With --model, the engines then start
+    on them as `up --engine vllm-docker --host ...` starts them (`up --replicas N`: one engine per TPU or chip
+    share, vllm-router here in front), after that launch was built and checked before anything was created.
+    Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
+    deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
+    recorded, and the message names the command that deletes them)."""
+    tpus = _tpus(request)
+    if request.model is not None:  # the launch built and its plan checked before anything bills
+        check = up(_engine_request(request, [f"{request.ssh_user}@tpu-{k}" for k in range(tpus)], dry_run=True))
+        if check.plan is not None and not check.plan.fits:
+            raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
+                              f"({check.plan.verdict}); nothing was created")  # fmt: skip
+    tpu = _tpu(request.project)
+    result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
+    if request.model is None:
+        return result
+    return _serve(request, result, on_progress)
+
+
+def _engine_request(request: CloudUpRequest, hosts: list[str], dry_run: bool = False) -> UpRequest:
+    """The `up` that serves --model on the TPUs at `hosts` (user@ip): vllm-docker over ssh with the key whose
+    public half went into their ssh-keys, one engine per TPU or per chip share of a slice; the tunnels end
+    at free ports here (from a free one up, as the demo picks its tunnel), never at the engine's own port."""
+    key = request.ssh_key or Path.home() / ".ssh" / "google_compute_engine"
+    return UpRequest(
+        engine="vllm-docker", model=request.model, chip=request.chip, replicas=request.replicas,
+        host=",".join(hosts), port=request.port, tunnel_port=free_port(), router_policy=request.router_policy,
+        hf_token_file=request.hf_token_file, ssh_options=[f"IdentityFile={key.expanduser()}", *request.ssh_options],
+        timeout_s=request.boot_timeout_s, dry_run=dry_run,
+    )  # fmt: skip
+
+
+def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: ProgressFn) -> CloudUpResult:
+    """Start the engines (and the router) of --model on the READY TPUs of `result`."""
+    tpus = result.resources or [result.resource]
+    delete = result.delete_command
+    if missing := [r.name for r in tpus if not r.external_ip]:
+        raise CloudError(f"{', '.join(missing)} READY without an external IP; delete: {delete}", reason="other")
+    hosts = [f"{r.ssh_user or request.ssh_user}@{r.external_ip}" for r in tpus]
+    try:
+        served = up(_engine_request(request, hosts), on_progress)
+    except OnechipError as exc:
+        exc.args = (f"{exc}; the {len(tpus)} TPU(s) stay up and bill: {delete}",)
+        raise
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted while the engines started; the TPU(s) stay up and bill: {delete}") from None
+    if served.replica_set is not None:
+        result.router_url = served.replica_set.router.url
+        result.replica_urls = [f"http://127.0.0.1:{spec.base_port}" for spec in served.replica_set.replicas]
+        result.engine_commands = served.replica_set.commands
+    elif served.launch is not None:
+        result.router_url = served.boot.base_url if served.boot else None
+        result.engine_commands = served.launch.commands
+    return result
 
 
 def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progress) -> list[Attempt]:
@@ -57,7 +133,7 @@ def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:
 
 
 def _recorded(request: CloudNameRequest) -> list[CloudResource]:
-    chosen = [r for r in cloud_records.load_all() if not request.name or r.name == request.name]
+    chosen = [r for r in cloud_records.load_all() if cloud_records.named(r, request.name)]
     return [r for r in chosen if (not request.zones or r.zone in request.zones)
             and (not request.project or r.project == request.project)]  # fmt: skip
 
@@ -80,7 +156,36 @@ def cloud_status(request: CloudNameRequest) -> list[CloudStatus]:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created
     (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
     resource ended. Raises CloudError (API unreachable, or not the TPU API)."""
-    return [provision.status(tpu, r) for tpu, r in _targets(request)]
+    found = [provision.status(tpu, r) for tpu, r in _targets(request)]
+    if any(st.resource.external_ip for st in found):
+        on_host = _engines_on_hosts()
+        for st in found:
+            st.engines = on_host.get(st.resource.external_ip or "", [])
+    return found
+
+
+def _engines_on_hosts() -> dict[str, list[str]]:
+    """Host address -> one line per engine `up` runs there over ssh (replica K of a set, or the one engine):
+    URL here, alive, healthy. {} when none runs, or the saved state is unreadable (status still answers)."""
+    out: dict[str, list[str]] = {}
+    try:
+        saved = replicas.load()
+        if saved is not None:
+            for st in replicas.replica_statuses(saved)[1]:
+                health = "healthy" if st.healthy else ("alive, not healthy" if st.alive else f"gone ({st.note})")
+                out.setdefault(_address(st.host), []).append(f"replica {st.index} at {st.url}: {health}")
+            return out
+        engine = engine_state.status()
+    except OnechipError:
+        return out
+    if engine.state is not None and engine.state.host:
+        health = "healthy" if engine.healthy else ("alive, not healthy" if engine.running else "gone")
+        out[_address(engine.state.host)] = [f"engine at {engine.state.base_url}: {health}"]
+    return out
+
+
+def _address(host: str | None) -> str:
+    return (host or "").rsplit("@", 1)[-1]
 
 
 def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
@@ -97,10 +202,26 @@ def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
-    cloud_down_targets. A queued resource in PROVISIONING is waited out, then deleted. Raises CloudError."""
+    cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
+    router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Raises
+    CloudError."""
     result = CloudDownResult()
-    for tpu, resource in _targets(request):
+    chosen = _targets(request)
+    _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
+    for tpu, resource in chosen:
         done = provision.down(tpu, [resource], on_progress)
         result.deleted += done.deleted
         result.kept += done.kept
     return result
+
+
+def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:
+    """`down` the engines `up` runs on any of `addresses` (their tunnels and router end here), before those
+    TPUs are deleted; a failure is said and the delete goes on (a TPU must not bill because ssh failed)."""
+    if not addresses & set(_engines_on_hosts()):
+        return
+    on_progress(ProgressEvent("cloud", "stopping the engines on them first (onechip down)"))
+    try:
+        engines_down()
+    except OnechipError as exc:
+        on_progress(ProgressEvent("cloud", f"could not stop the engines ({exc}); run `onechip down` after"))

@@ -105,16 +105,34 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
 
 
 def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
-    """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died."""
-    saved = None if request.dry_run else replicas.load()
-    if saved is not None:
-        if len(saved.replicas) != request.replicas:
-            raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
-        state = replicas.revive(request.timeout_s, on_progress)
-        assert state is not None
-        return UpResult(dry_run=False, replica_set=state.launch)
-    if not request.dry_run and engine_state.status().running:
-        raise EngineError("an engine is already running; run `onechip down` first")
+    """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died. Every
+    input check (plan, hosts, ports, token file) comes first; then, as _start does, the engine-state lock is
+    held from the "already running?" check through the boot to the saved set: a second `up` or a `down`
+    meanwhile is refused with BusyError, and a refused input writes nothing."""
+    built = None if not request.dry_run and replicas.load() is not None else _replica_launch(request)
+    if request.dry_run:
+        assert built is not None
+        return UpResult(dry_run=True, replica_set=built[1], plan=built[0])
+    with engine_state.locked():
+        saved = replicas.load()
+        if saved is not None:
+            if len(saved.replicas) != request.replicas:
+                raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
+            state = replicas.revive(request.timeout_s, on_progress)
+            assert state is not None
+            return UpResult(dry_run=False, replica_set=state.launch)
+        if engine_state.status().running:
+            raise EngineError("an engine is already running; run `onechip down` first")
+        the_plan, launch_set, prepared = built or _replica_launch(request)  # the set was stopped meanwhile
+        _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
+        if request.hf_token_file is not None:
+            engine_state.note_token_file(request.hf_token_file)
+    return UpResult(dry_run=False, replica_set=launch_set, boots=boots, plan=the_plan)
+
+
+def _replica_launch(request: UpRequest) -> tuple[Plan, launch.ReplicaSetLaunch, list[startup.Prepared | None]]:
+    """The replica plan and every launch of `up --replicas N` (engines.replicas.replica_launch: what `plan
+    --replicas N` prints). Raises ConfigError (bad layout, a plan that does not fit without --force)."""
     if request.engine == "embedded":
         the_plan, _ = startup.embedded_launch(1, request.kv_cache_space_gib)
         extra: dict[str, object] = {"kv_cache_space_gib": request.kv_cache_space_gib}
@@ -122,12 +140,7 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
         the_plan = _replica_plan_for_up(request)
         extra = {"tunnel_port": request.tunnel_port, "ssh_options": request.ssh_options or None}
     launch_set, prepared = replicas.replica_launch(the_plan, request.engine, request, request, **extra)
-    if request.dry_run:
-        return UpResult(dry_run=True, replica_set=launch_set)
-    _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
-    if request.hf_token_file is not None:
-        engine_state.note_token_file(request.hf_token_file)
-    return UpResult(dry_run=False, replica_set=launch_set, boots=boots)
+    return the_plan, launch_set, prepared
 
 
 def _replica_plan_for_up(request: UpRequest) -> Plan:

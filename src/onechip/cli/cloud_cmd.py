@@ -60,19 +60,29 @@ def confirm(what: str, yes: bool) -> None:
 
 def quote_line(quote: Quote) -> str:
     price = f"${quote.usd_per_hour:.4f}/h" if quote.usd_per_hour is not None else "price unknown"
+    if quote.usd_per_chip_hour is not None and quote.chips > 1:
+        price += f" ({quote.chips} chips x ${quote.usd_per_chip_hour:.4f}/chip-hour)"
     where = f" ({quote.region} catalog price: {quote.price_source})" if quote.region else f" ({quote.price_source})"
     limit = f"; limit {quote.limit_s / 3600:g} h" if quote.limit_s else "; no limit"
-    return f"{quote.chip} {quote.provisioning}: {price}{where}{limit}; {quote.note}"
+    what = f"{quote.tpus} x {quote.chip}" if quote.tpus > 1 else quote.chip
+    return f"{what} {quote.provisioning}: {price}{where}{limit}; {quote.note}"
 
 
 def print_up(result: CloudUpResult) -> None:
-    r = result.resource
     for attempt in result.attempts:
         mark = "[green]granted[/]" if attempt.outcome == "available" else f"[yellow]{attempt.outcome}[/]"
         console.print(f"  {attempt.zone}: {mark} {attempt.message}", highlight=False, soft_wrap=True)
     verb = "reused" if result.reused else "ready"
-    console.print(f"[bold green]{verb}[/] {r.kind} {r.name} in {r.zone}: {r.accelerator_type} ({r.provisioning}), "
-                  f"state {r.state}, external IP {r.external_ip}", highlight=False, soft_wrap=True)  # fmt: skip
+    for r in result.resources or [result.resource]:
+        console.print(f"[bold green]{verb}[/] {r.kind} {r.name} in {r.zone}: {r.accelerator_type} ({r.provisioning}), "
+                      f"state {r.state}, external IP {r.external_ip}", highlight=False, soft_wrap=True)  # fmt: skip
+    for k, url in enumerate(result.replica_urls):
+        console.print(f"[bold green]replica {k}[/] {url}", highlight=False, soft_wrap=True)
+    if result.router_url:
+        what = "router" if result.replica_urls else "engine"
+        console.print(f"[bold green]{what}[/] {result.router_url} (every other onechip command talks to it; "
+                      "see `onechip status`; `onechip down` stops them)", highlight=False, soft_wrap=True)  # fmt: skip
+    r = result.resource
     console.print(quote_line(result.quote), highlight=False, soft_wrap=True)
     if result.quote.limit_s and r.granted_at:
         end = datetime.fromisoformat(r.granted_at) + timedelta(seconds=result.quote.limit_s)
@@ -80,7 +90,8 @@ def print_up(result: CloudUpResult) -> None:
             "billing stops on its own at" if result.quote.stops_itself else "--max-hours ends at (status warns after)"
         )
         console.print(f"{what} {end.isoformat(timespec='seconds')}", highlight=False, soft_wrap=True)
-    console.print(f"delete it: {result.delete_command}", highlight=False, soft_wrap=True)
+    console.print(f"delete {'them' if result.resources else 'it'}: {result.delete_command}", highlight=False,
+                  soft_wrap=True)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -90,10 +101,13 @@ def register(app: typer.Typer) -> None:
 @cloud_app.command()
 @options_from(CloudUpRequest)
 def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
-    """Get a TPU: flex-start queued resource (default; stops billing itself), spot or on-demand node."""
+    """Get a TPU: flex-start queued resource (default; stops billing itself), spot or on-demand node; with
+    --replicas N, N of them (or one slice) and, with --model, an engine on each behind vllm-router here."""
     request = build_request(CloudUpRequest, fields)
-    typer.echo("will create " + quote_line(api.cloud_quote(request)), err=as_json)  # stdout stays JSON
-    confirm(f"create {request.chip} ({request.provisioning})", yes)
+    quote = api.cloud_quote(request)
+    typer.echo("will create " + quote_line(quote), err=as_json)  # stdout stays JSON
+    confirm(f"create {quote.tpus} x {request.chip} ({request.provisioning})" if quote.tpus > 1 else
+            f"create {request.chip} ({request.provisioning})", yes)  # fmt: skip
     result = api.cloud_up(request, state_lines())
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -158,9 +172,12 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
                 else f", --max-hours ends {st.deadline}"
             )
         ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet"
-        line = f"{r.name} ({r.kind}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
+        member = f", replica {r.replica_index} of set {r.replica_set}" if r.replica_set else ""
+        line = f"{r.name} ({r.kind}{member}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,
                       soft_wrap=True)  # fmt: skip
+        for engine in st.engines:
+            console.print(f"  {engine}", highlight=False, soft_wrap=True)
         for warning in st.warnings:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
 

@@ -10,8 +10,9 @@
     offers.py     chip key -> API spelling, zone observations (catalog + probes), the price quote
     records.py    what onechip created, keyed by (project, zone, kind, name) under onechip's home, and
                   every zone it used, so status/down/--again find all of it
-    provision.py  probe, up (three provisioning models, zone failover, cleanup, names reused), status,
-                  down; every state of both state enums, by what it means
+    provision.py  probe, up (three provisioning models, zone failover, cleanup, names reused), up_set (N
+                  TPUs as one set: deleted whole when it cannot be completed), status, down; every state
+                  of both state enums, by what it means
 
 Sits beside engines/ above planner/ (DESIGN.md); it never imports bench, checks, cost, report, api or cli.
 """

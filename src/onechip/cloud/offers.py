@@ -12,6 +12,7 @@ from datetime import date
 from onechip import catalog
 from onechip.cloud import billing
 from onechip.errors import ConfigError
+from onechip.planner.rules import accelerator
 from onechip.schemas.cloud import Provisioning, Quote, ZoneOffer
 
 
@@ -56,11 +57,16 @@ def default_zones(observed: list[ZoneOffer], chip: str, provisioning: str) -> li
     return [o.zone for o in offers(observed, chip, provisioning) if o.outcome == "available"]
 
 
-def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: float | None) -> Quote:
-    """The hourly burn at the freshest price onechip has (cloud.billing.known_prices: the last Cloud Billing
-    Catalog read, else prices.json; the zone's region first, else any region, said so), its source and read
-    date (stale ones flagged), and what stops the billing. Nothing is hard-coded."""
-    prices = [p for p in billing.known_prices() if p.chip == chip and p.pricing == provisioning]
+def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: float | None, tpus: int = 1) -> Quote:
+    """The hourly burn of `tpus` TPUs of `chip` at the freshest price onechip has (cloud.billing.known_prices:
+    the last Cloud Billing Catalog read, else prices.json; the zone's region first, else any region, said so):
+    every chip of them at the per-chip-hour price of the chip accelerators.json names as its `price_chip` (a
+    slice: its one-chip sibling, as `advise` prices it), its source and read date (stale ones flagged), and
+    what stops the billing. Nothing is hard-coded."""
+    entry = accelerator(chip)
+    key = entry.price_chip or chip
+    chips = entry.chips * tpus
+    prices = [p for p in billing.known_prices() if p.chip == key and p.pricing == provisioning]
     region = region_of(zone) if zone else None
     exact = [p for p in prices if p.region == region]
     price = next(iter(exact or prices), None)
@@ -72,12 +78,14 @@ def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: floa
     )
     if price is None:
         return Quote(chip=chip, provisioning=provisioning, stops_itself=stops, limit_s=limit_s, note=note,
-                     price_source=f"no catalog price for {chip} {provisioning}")  # fmt: skip
+                     chips=chips, tpus=tpus, price_source=f"no catalog price for {key} {provisioning}")  # fmt: skip
     where = "" if price.region == region else f" (no {region} price; {price.region}'s)"
     age = (date.today() - date.fromisoformat(price.date)).days
     stale = f"; stale: read {age} days ago" if age > catalog.prices().stale_after_days else ""
+    per_chip = "" if key == chip else f"; {key}'s per-chip price"
     return Quote(
-        chip=chip, provisioning=provisioning, region=price.region, usd_per_hour=price.usd_per_chip_hour,
-        price_source=f"{price.source}, read {price.date}{where}{stale}", stops_itself=stops, limit_s=limit_s,
-        note=note,
+        chip=chip, provisioning=provisioning, region=price.region, usd_per_chip_hour=price.usd_per_chip_hour,
+        usd_per_hour=round(price.usd_per_chip_hour * chips, 6), chips=chips, tpus=tpus,
+        price_source=f"{price.source}, read {price.date}{where}{stale}{per_chip}", stops_itself=stops,
+        limit_s=limit_s, note=note,
     )  # fmt: skip

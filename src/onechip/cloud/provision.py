@@ -1,4 +1,5 @@
-"""Getting a TPU and giving it back: up (three provisioning models, zones tried in order), probe, status, down.
+"""Getting a TPU and giving it back: up (three provisioning models, zones tried in order), up_set (N one-chip
+TPUs as one set, for N replicas), probe, status, down.
 
     flex-start   a v2alpha1 queued resource: provisioningModel FLEX_START, runDuration.maxRunDuration (billing
                  stops on its own), queueingPolicy.validUntilDuration (how long it may wait in the queue).
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import Json, TpuApi
-from onechip.errors import CloudError, ConfigError, Interrupted
+from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
@@ -42,6 +43,7 @@ from onechip.schemas.cloud import (
 # refusals after which the next zone is tried (the attempt's resource is deleted first); 'failed' is a
 # queued resource FAILED with any other code, 'ended' one that ended (suspended, preempted) before it was ready
 FAILOVER = {"stockout", "quota", "unsupported", "expired", "failed", "ended"}
+Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --replicas N` set
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a queued resource just created may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
@@ -96,7 +98,7 @@ def node_body(resource: CloudResource, metadata: dict[str, str]) -> Json:
         "acceleratorType": resource.accelerator_type,
         "runtimeVersion": resource.runtime_version,
         "networkConfig": {"enableExternalIps": True},
-        "labels": dict(records.LABELS),
+        "labels": dict(records.LABELS, **({records.SET_LABEL: resource.replica_set} if resource.replica_set else {})),
         "metadata": dict(metadata),
     }
     if resource.provisioning == "spot":
@@ -280,8 +282,9 @@ def _may_exist(failure: CloudError, resource: CloudResource, why: str = "") -> C
 # --- up
 
 
-def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str) -> CloudResource:
-    """The record of what `up` is about to create in `zone` (priced from the catalog)."""
+def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str, member: Member = None) -> CloudResource:
+    """The record of what `up` is about to create in `zone` (priced from the catalog); `member`: (set name,
+    index) of a `cloud up --replicas N` TPU."""
     accelerator_type, runtime = offers.tpu_type(request.chip)
     flex = request.provisioning == "flex-start"
     quote = offers.quote(request.chip, request.provisioning, zone, None)
@@ -291,6 +294,7 @@ def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str) -> 
         runtime_version=runtime, provisioning=request.provisioning, created_at=now_iso(),
         max_run_duration_s=request.max_run_duration_s if flex else None, max_hours=request.max_hours,
         usd_per_hour=quote.usd_per_hour, price_source=quote.price_source, ssh_user=request.ssh_user,
+        replica_set=member[0] if member else None, replica_index=member[1] if member else None,
     )  # fmt: skip
 
 
@@ -411,13 +415,14 @@ def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
     return zones
 
 
-def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUpResult:
+def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None) -> CloudUpResult:
     """Get `request.chip` with `request.provisioning`, trying each zone in order; a stockout, quota,
     unsupported-model, expired, failed or ended attempt moves on to the next zone (after deleting what it
     left). A labelled resource of the same name that is still alive is resumed instead of created again;
     one that ended is deleted first; a foreign one is refused. Returns the READY resource and every attempt.
     Raises CloudError (every zone refused: each reason listed; or a failure that is not the zone's, naming
-    what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError."""
+    what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
+    name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = request.name or f"onechip-{request.chip}"
     zones = zones_for(request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
@@ -425,6 +430,8 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUp
     existing = claim_name(api, request, name, zones, on_progress)
     if existing is not None:
         on_progress(ProgressEvent("cloud", f"reusing {existing.kind} {name} in {existing.zone}"))
+        if member:
+            existing.replica_set, existing.replica_index = member
         records.save(existing)
         try:
             if existing.kind == "queued-resource":
@@ -442,7 +449,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUp
                                  delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
     for zone in zones:
-        resource = new_resource(api, request, name, zone)
+        resource = new_resource(api, request, name, zone, member)
         started = time.monotonic()
         try:
             create(api, request, resource, on_progress)
@@ -458,6 +465,99 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUp
         return CloudUpResult(resource=resource, attempts=attempts, quote=quote, delete_command=delete_command(resource))
     tried = "; ".join(f"{a.zone}: {a.outcome} ({a.message})" for a in attempts)
     raise CloudError(f"no zone gave {request.chip} {request.provisioning}: {tried}", reason=attempts[-1].outcome)
+
+
+# --- up --replicas N: a set of one-chip TPUs
+
+
+def set_names(name: str, n: int) -> list[str]:
+    """The TPUs of a set named `name`: NAME-0 ... NAME-(n-1). Raises ConfigError when the last is longer than
+    the 58 characters a name may have (schemas.cloud ResourceName)."""
+    names = [f"{name}-{k}" for k in range(n)]
+    if len(names[-1]) > 58:
+        raise ConfigError(f"--name {name}: with --replicas {n} its TPUs are {names[0]} ... {names[-1]}, past 58 "
+                          "characters; give a shorter --name")  # fmt: skip
+    return names
+
+
+def set_delete_command(project: str, name: str) -> str:
+    """The command that deletes every TPU of the set `name` recorded here (no --zone: only recorded ones)."""
+    return f"onechip cloud down --name {name} --project {project} --yes"
+
+
+def set_members(project: str, name: str) -> list[CloudResource]:
+    """The recorded TPUs of the set `name` in `project`, by index."""
+    found = [r for r in records.load_all() if r.replica_set == name and r.project == project]
+    return sorted(found, key=lambda r: (r.replica_index or 0, r.name))
+
+
+def set_interrupted_message(project: str, name: str) -> str:
+    """What exists of the set `name` after Ctrl-C, whether it bills, and the one command that deletes it all."""
+    members = set_members(project, name)
+    if not members:
+        return f"interrupted: no TPU of the set {name} was created; nothing bills"
+    each = ", ".join(f"{r.kind} {r.name} in {r.zone} ({r.state or 'CREATING'})" for r in members)
+    billing = (
+        "a queued request bills nothing until granted, then until its max run duration"
+        if members[0].kind == "queued-resource"
+        else "they bill until deleted"
+    )
+    return f"interrupted: {len(members)} TPU(s) of the set {name} exist: {each}; {billing}; delete them with: " + (
+        set_delete_command(project, name)
+    )
+
+
+def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUpResult:
+    """`cloud up --replicas N` on one-chip TPUs: N TPUs named NAME-0 ... NAME-(N-1), one after another, each
+    as `up` gets one (zones in order, failover, a live one of ours resumed: running it again after Ctrl-C
+    creates only what is missing), each recorded with its set (and labelled with it) before its create.
+    A TPU that cannot be had stops the set: the TPUs of the set already READY are deleted (a partial set
+    bills for replicas nobody asked for) and the error says so in one line, keeping its type (CloudError,
+    ConfigError). Ctrl-C raises Interrupted naming every TPU of the set recorded here and the one command
+    that deletes them all (`cloud down --name NAME`)."""
+    name = request.name or f"onechip-{request.chip}"
+    names = set_names(name, request.replicas)
+    got: list[CloudUpResult] = []
+    try:
+        for k, member in enumerate(names):
+            on_progress(ProgressEvent("cloud", f"TPU {k + 1} of {len(names)}: {member}"))
+            one = request.model_copy(update={"name": member, "replicas": 1})
+            got.append(up(api, one, on_progress, (name, k)))
+    except (KeyboardInterrupt, Interrupted):
+        raise Interrupted(set_interrupted_message(api.project, name)) from None
+    except OnechipError as exc:
+        exc.args = (_partial(api, name, names[len(got)], got, exc, on_progress),)
+        raise
+    first = got[0]
+    quote = offers.quote(request.chip, request.provisioning, first.resource.zone, first.quote.limit_s, len(got))
+    return CloudUpResult(
+        resource=first.resource, resources=[g.resource for g in got], attempts=[a for g in got for a in g.attempts],
+        reused=all(g.reused for g in got), quote=quote, delete_command=set_delete_command(api.project, name),
+    )  # fmt: skip
+
+
+def _partial(api: TpuApi, name: str, failed: str, got: list[CloudUpResult], exc: OnechipError,
+             on_progress: ProgressFn) -> str:  # fmt: skip
+    """The one line of a set that stopped at TPU `failed`, after deleting the TPUs of the set `got` (READY)."""
+    said = f"cloud up --replicas: {failed} failed: {exc}"
+    if not got:
+        return f"{said}; no other TPU of the set {name} was granted"
+    deleted: list[str] = []
+    kept: list[str] = []
+    try:
+        for result in got:
+            on_progress(ProgressEvent("cloud", f"deleting {result.resource.name}: the set is not complete"))
+            try:
+                delete(api, result.resource, on_progress)
+                deleted.append(result.resource.name)
+            except CloudError as error:
+                kept.append(f"{result.resource.name} ({error})")
+    except KeyboardInterrupt:
+        raise Interrupted(f"{said}; {set_interrupted_message(api.project, name)}") from None
+    said += f"; deleted the {len(deleted)} TPU(s) of the set already granted ({', '.join(deleted)})" if deleted else ""
+    if kept:
+        said += f"; could not delete {', '.join(kept)}: {set_delete_command(api.project, name)}"
+    return said
 
 
 def _attempt(zone: str, request: CloudUpRequest | CloudProbeRequest, exc: CloudError, elapsed_s: float) -> Attempt:
@@ -566,7 +666,9 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
     spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node") or item
+    in_set = (node.get("labels") or {}).get(records.SET_LABEL)
     return CloudResource(
+        replica_set=str(in_set) if in_set else None,
         name=name, kind=kind, node_id=str(spec.get("nodeId") or name), project=api.project, zone=zone,  # type: ignore[arg-type]
         chip=str(node.get("acceleratorType", "")), accelerator_type=str(node.get("acceleratorType", "")),
         runtime_version=str(node.get("runtimeVersion", "")),
@@ -582,7 +684,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
     is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
     from it (deleting the queued resource deletes it)."""
-    chosen = [r for r in recorded if (not request.name or r.name == request.name)
+    chosen = [r for r in recorded if records.named(r, request.name)
               and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
@@ -595,7 +697,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
             key = (zone, resource.kind, resource.name)
             if zone not in zones:  # a recorded resource's own zone: only what is recorded there
                 continue
-            if key not in known and (not request.name or resource.name in (request.name, f"{request.name}-node")):
+            if key not in known and (records.named(resource, request.name) or resource.name == f"{request.name}-node"):
                 chosen.append(resource)
                 known.add(key)
     return chosen

@@ -9,8 +9,9 @@
                                                                  where status and down look for its resources
     <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
 
-The cloud side carries labels too (`created-by: onechip`), and `down` deletes only what carries them: a
-record alone never makes onechip delete something it did not create. Names, zones and projects are checked
+The cloud side carries labels too (`created-by: onechip`; each TPU of a `cloud up --replicas N` set also
+`onechip-replica-set: NAME`), and `down` deletes only what carries them: a record alone never makes onechip
+delete something it did not create. Names, zones and projects are checked
 against the API's shapes (schemas.cloud) before a path is made of them.
 """
 
@@ -24,6 +25,13 @@ from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
 
 LABELS = {"created-by": "onechip"}
+SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` set: the set's name
+
+
+def named(resource: CloudResource, name: str | None) -> bool:
+    """Does `--name name` select `resource`: no name, its own name, or the set (`cloud up --replicas N`) it is
+    one of?"""
+    return not name or name in (resource.name, resource.replica_set)
 
 
 def _dir() -> Path:

@@ -317,7 +317,12 @@ def _logs_summary(r: LogSummary) -> str:
 def _cloud_up_preview(request: CloudUpRequest) -> str:
     q = api.cloud_quote(request)
     price = f"${q.usd_per_hour:.2f}/h" if q.usd_per_hour is not None else "no catalog price"
-    return f"cloud_up would create a {request.provisioning} {request.chip} TPU ({price}; {q.note})"
+    what = (
+        f"{q.tpus} {request.provisioning} {request.chip} TPUs"
+        if q.tpus > 1
+        else f"a {request.provisioning} {request.chip} TPU"
+    )
+    return f"cloud_up would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
 def _cloud_down_preview(request: CloudNameRequest) -> str:

@@ -1,4 +1,6 @@
-"""Requests and results of `onechip cloud` (probe, zones, up, status, down): getting one TPU chip.
+"""Requests and results of `onechip cloud` (probe, zones, up, status, down): getting a TPU chip, or N of them
+for N engines behind vllm-router (`cloud up --replicas N`: N one-chip TPU VMs, or one slice with an engine
+per chip share).
 
 Three provisioning models, named as the seeds and Google name them: 'flex-start' (a queued resource with a
 max run duration: the only one that stops billing on its own), 'spot' (preemptible, bills until deleted) and
@@ -15,6 +17,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from onechip.schemas.common import ResultModel
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
+from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
 Provisioning = Literal["flex-start", "spot", "on-demand"]
 Outcome = Literal["available", "stockout", "quota", "unsupported", "expired", "queued", "error"]
@@ -148,9 +151,32 @@ class CloudUpRequest(CloudTarget):
         strict=True,
         description="Give up on a node that is not READY this long after it was granted.",
     )
+    replicas: int = Field(
+        default=1, ge=1, le=MAX_REPLICAS, strict=True,
+        description="Engines behind vllm-router: N one-chip TPU VMs (NAME-0 ... NAME-N-1), or one slice "
+        "(--chip v5e-4) with an engine per chip share.",
+    )  # fmt: skip
+    model: str | None = Field(
+        default=None, description="Serve this model on the TPUs once READY (vllm-docker over ssh; router here)."
+    )
+    router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --model).")
+    port: int | None = Field(
+        default=None, ge=1, le=65535, strict=True,
+        description="With --model: the engine's port on each TPU (8000; a slice's replica K: PORT + K).",
+    )  # fmt: skip
+    hf_token_file: Path | None = Field(default=None, description="With --model: file holding the HF token.")
+    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+        default_factory=list, description="With --model: ssh -o option, e.g. Port=2222."
+    )
+    boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
+        default=3600.0, gt=0, le=86_400, strict=True,
+        description="With --model: give up on an engine not ready this long after its start.",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _cost_guard(self) -> CloudUpRequest:
+        if self.model is None and (self.hf_token_file or self.ssh_options):
+            raise ValueError("--hf-token-file/--ssh-opt are for the engines --model starts")
         if self.provisioning == "flex-start":
             if self.max_hours is not None or self.no_limit:
                 raise ValueError(
@@ -187,7 +213,12 @@ class Quote(ResultModel):
     chip: str = Field(description="Chip key.")
     provisioning: Provisioning = Field(description="Provisioning model.")
     region: str | None = Field(default=None, description="Region of the catalog price used.")
-    usd_per_hour: float | None = Field(default=None, description="Catalog USD per hour for the whole slice.")
+    usd_per_hour: float | None = Field(
+        default=None, description="Catalog USD per hour of everything asked for: chips x usd_per_chip_hour."
+    )
+    usd_per_chip_hour: float | None = Field(default=None, description="Catalog USD per chip-hour.")
+    chips: int = Field(default=1, description="Chips priced: every chip of every TPU asked for.")
+    tpus: int = Field(default=1, description="TPU VMs (or slices) asked for.")
     price_source: str = Field(default="", description="Catalog source and date of the price, or why there is none.")
     stops_itself: bool = Field(description="Billing ends on its own (flex-start's max run duration).")
     limit_s: float | None = Field(default=None, description="Run limit: max run duration or --max-hours, seconds.")
@@ -227,16 +258,26 @@ class CloudResource(ResultModel):
     state: str = Field(default="", description="Last state seen (WAITING_FOR_RESOURCES, ..., READY).")
     external_ip: str | None = Field(default=None, description="The node's external IP once READY.")
     ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
+    replica_set: str | None = Field(default=None, description="`cloud up --replicas N`: the set's name (--name).")
+    replica_index: int | None = Field(default=None, description="`cloud up --replicas N`: its index in the set.")
 
 
 class CloudUpResult(ResultModel):
     """`cloud up`: the resource granted (READY) and every zone tried on the way."""
 
-    resource: CloudResource = Field(description="The resource, READY.")
+    resource: CloudResource = Field(description="The resource, READY (with --replicas: the first of the set).")
     attempts: list[Attempt] = Field(default_factory=list, description="Zones tried, in order.")
     reused: bool = Field(default=False, description="An existing labelled resource of that name was reused.")
     quote: Quote = Field(description="The price and limit it runs under.")
     delete_command: str = Field(description="The command that deletes it.")
+    resources: list[CloudResource] = Field(
+        default_factory=list, description="--replicas N on one-chip TPUs: every TPU of the set, in replica order."
+    )
+    router_url: str | None = Field(default=None, description="--model: the URL every other command uses.")
+    replica_urls: list[str] = Field(default_factory=list, description="--model: each engine, through its tunnel.")
+    engine_commands: list[str] = Field(
+        default_factory=list, description="--model: what ran (`plan --replicas N` prints the same, one source)."
+    )
 
 
 class CloudStatus(ResultModel):
@@ -248,6 +289,9 @@ class CloudStatus(ResultModel):
     usd_so_far: float | None = Field(default=None, description="Elapsed hours x the catalog price.")
     deadline: str | None = Field(default=None, description="ISO time billing stops (flex-start) or --max-hours ends.")
     warnings: list[str] = Field(default_factory=list, description="E.g. --max-hours has passed: still billing.")
+    engines: list[str] = Field(
+        default_factory=list, description="The engines `up` runs on it: replica K, its URL, alive and healthy."
+    )
 
 
 class ZoneOffer(ResultModel):

@@ -12,6 +12,7 @@ from onechip.schemas.common import ResultModel
 # vllm-router 0.1.17 `--policy` choices (`vllm-router --help`), less 'kv_aware': it routes on the ZMQ KV events
 # of each worker (--kv-event-source), which onechip does not wire.
 RouterPolicy = Literal["cache_aware", "round_robin", "power_of_two", "consistent_hash", "sticky_least_loaded", "random"]
+MAX_REPLICAS = 64  # `--replicas` at most: `up`, `plan` and `cloud up` (a bigger number is a typo, and N TPUs bill)
 
 
 class RouterFlag(ResultModel):

@@ -28,7 +28,7 @@ from onechip.schemas.inputs import (
     split_commas,
 )
 from onechip.schemas.plan import Plan
-from onechip.schemas.replicas import RouterPolicy
+from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind
 
@@ -77,7 +77,10 @@ class ReplicaOptions(RequestModel):
     the commands `up --replicas N` runs (engines.replicas.prepare_replicas builds both)."""
 
     replicas: int = Field(
-        default=1, ge=1, le=64, description="Engines behind vllm-router (one per chip share, or one per --host h1,h2)."
+        default=1,
+        ge=1,
+        le=MAX_REPLICAS,
+        description="Engines behind vllm-router (one per chip share, or one per --host h1,h2).",
     )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --replicas).")
     router_port: Port | None = Field(default=None, description="Router port (30000 when free, else a free one).")

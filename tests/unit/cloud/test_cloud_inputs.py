@@ -57,7 +57,13 @@ def test_quote_prefers_the_zones_region_and_says_when_it_cannot():
     assert quote.region == "us-east5" and quote.usd_per_hour == 1.4033
     other = offers.quote("v6e-1", "on-demand", "us-central1-b", None)
     assert other.usd_per_hour is not None and "no us-central1 price" in other.price_source
-    assert offers.quote("v6e-8", "spot", "europe-west4-a", None).usd_per_hour is None
+    # a slice is priced per chip at its one-chip sibling's price (accelerators.json price_chip, as advise does):
+    # prices.json v6e-1 europe-west4 spot $1.782/chip-hour (seed survey) x 8 chips
+    slice_quote = offers.quote("v6e-8", "spot", "europe-west4-a", None)
+    assert (slice_quote.chips, slice_quote.usd_per_chip_hour) == (8, 1.782)
+    assert slice_quote.usd_per_hour == pytest.approx(8 * 1.782) and "v6e-1's per-chip price" in slice_quote.price_source
+    # N one-chip TPUs: N chips
+    assert offers.quote("v6e-1", "spot", "us-east5-b", None, tpus=3).usd_per_hour == pytest.approx(3 * 1.4033)
 
 
 def test_demo_host_options():

@@ -196,4 +196,12 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     assert probe.is_error and "and delete it at once" in probe.content[0].text
     tools = listed()
     assert all(tools[n].annotations.destructive_hint for n in ("cloud_down",))
+    # --replicas N: N TPUs priced (prices.json v5e-1 us-west4 spot $0.5779/chip-hour x 3), bounded and strict
+    spot = {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot", "max_hours": 1.0}
+    many = call("cloud_up", {**spot, "replicas": 3})
+    assert many.is_error and "cloud_up would create 3 spot v5e-1 TPUs ($1.73/h for 3 chip(s)" in many.content[0].text
+    assert tools["cloud_up"].input_schema["properties"]["replicas"]["maximum"] == 64
+    for bad in ("3", 65, 0):
+        refused = call("cloud_up", {**spot, "replicas": bad, "confirm": True})
+        assert refused.is_error and "replicas" in refused.content[0].text and "\n" not in refused.content[0].text
     assert not tools["cloud_zones"].annotations.destructive_hint

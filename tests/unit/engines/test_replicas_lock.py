@@ -1,0 +1,102 @@
+"""Issue 23 with issue 25's lock: `up --replicas N` takes the engine-state lock as a single `up` does (after every
+input check, around the running check, the boot and the saved state), with real `onechip` processes on one
+ONECHIP_HOME, the fake vLLM (tests/fakes/vllm_server.py) as each replica and the real vllm-router in front:
+a second `up --replicas` while one is starting is refused in one line with BusyError's exit code and starts
+nothing; a refused input takes no lock and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from test_state_concurrency import FAKE, _done, _last_line, _onechip
+
+from onechip.engines import router
+from onechip.engines.local import free_port, group_alive
+from onechip.errors import BusyError
+from onechip.paths import exclusive
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(router.router_program()) is None and not Path(router.router_program()).is_file(),
+    reason="vllm-router is not installed",
+)
+BUSY = (
+    "error: another onechip `up` or `down` is changing the engine state in {home}; wait for it, then `onechip status`"
+)
+
+
+def _ports(n: int) -> int:
+    """A port P with P .. P+n-1 free (replica K listens on P + K)."""
+    while True:
+        port = free_port()
+        if port + n < 65535 and not any(_listening(port + k) for k in range(n)):
+            return port
+
+
+def _up_replicas(home: Path, port: int, *fake: str) -> object:
+    launcher = " ".join([sys.executable, str(FAKE), *fake])
+    return _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--replicas",
+                    "2", "--port", str(port), "--router-port", str(free_port()), "--launcher", launcher, "--force",
+                    "--timeout-s", "60")  # fmt: skip
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_up_replicas_while_another_up_holds_the_lock_is_refused_and_starts_nothing(tmp_path: Path) -> None:
+    home, port = tmp_path / "home", _ports(2)
+    home.mkdir()
+    with exclusive(home / "engine.lock", "held by this test"):  # an `up` in the middle of its boot
+        code, err = _done(_up_replicas(home, port))
+    assert code == BusyError.exit_code, err
+    assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1
+    assert _last_line(err) == BUSY.format(home=home)
+    assert not _listening(port) and not _listening(port + 1)
+    assert not (home / "replicas.json").exists() and not (home / "engine.json").exists()
+
+
+def test_two_up_replicas_at_once_start_one_set_and_refuse_the_other(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ports = [_ports(2), _ports(2)]
+    procs = [_up_replicas(home, port, "--fake-boot-s", "5") for port in ports]
+    results = [_done(p, 180) for p in procs]
+    winners = [i for i, (code, _) in enumerate(results) if code == 0]
+    assert len(winners) == 1, results
+    code, err = results[1 - winners[0]]
+    # the other came while the first was booting (5 s): refused by the lock, in one line
+    assert code == BusyError.exit_code, err
+    assert _last_line(err) == BUSY.format(home=home)
+    saved = json.loads((home / "replicas.json").read_text())
+    urls = [r["base_url"] for r in saved["replicas"]]
+    won = ports[winners[0]]
+    assert urls == [f"http://127.0.0.1:{won}", f"http://127.0.0.1:{won + 1}"]
+    lost = ports[1 - winners[0]]
+    assert not _listening(lost) and not _listening(lost + 1)  # the refused one started nothing
+    pids = [r["pid"] for r in saved["replicas"]] + [saved["router"]["pid"]]
+    code, err = _done(_onechip(home, "down"))
+    assert code == 0, err
+    assert not any(group_alive(pid) for pid in pids)
+
+
+def test_a_refused_replica_input_takes_no_lock_and_writes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with exclusive(home / "engine.lock", "held by this test"):  # the input is refused before the lock is asked for
+        proc = _onechip(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "v5e-4",
+                        "--replicas", "3", "--host", "u@h")  # fmt: skip
+        code, err = _done(proc)
+    assert code == 2 and "does not split 4 chip" in _last_line(err), err
+    assert sorted(p.name for p in home.iterdir()) == ["engine.lock"]
+
+
+@pytest.fixture(autouse=True)
+def _no_engine_left(tmp_path: Path):
+    yield
+    if (tmp_path / "home" / "engine.json").is_file():  # a failed test still stops what it started
+        _done(_onechip(tmp_path / "home", "down"))
