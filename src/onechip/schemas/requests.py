@@ -461,7 +461,16 @@ class DeployK8sRequest(RequestModel):
     model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
     chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
     replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    router: Literal["vllm-router", "inferencepool"] = Field(
+        default="vllm-router",
+        description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "
+        "(InferencePool, its endpoint picker, an HTTPRoute).",
+    )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy.")
+    gateway: str = Field(
+        default="inference-gateway",
+        description="With --router inferencepool: the Gateway (in --namespace) the HTTPRoute attaches to.",
+    )
     namespace: str = Field(default="default", description="Kubernetes namespace of every object.")
     name: str = Field(default="onechip", description="Name prefix of the objects (NAME-vllm, NAME-router).")
     image: str | None = Field(default=None, description="vLLM image (default: the plan's engine image; pin it).")
@@ -477,7 +486,7 @@ class DeployK8sRequest(RequestModel):
     out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
     apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
 
-    @field_validator("name", "namespace")
+    @field_validator("name", "namespace", "gateway")
     @classmethod
     def _dns_label(cls, value: str) -> str:
         """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
