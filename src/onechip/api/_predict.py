@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
 from datetime import UTC, date, datetime
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
@@ -14,8 +17,10 @@ from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import BenchServer, CellResult
+from onechip.schemas.bench import AGENT_ONLY, BenchServer, CellResult
 from onechip.schemas.common import model_key
+from onechip.schemas.inputs import describe
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import store as calibration_store
@@ -25,8 +30,8 @@ from onechip.sim.uncertainty import Source
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
-    "fitted step times and the API server's output rounds; not modelled: prefix caching, speculative decoding, "
-    "several KV-cache groups"
+    "fitted step times and the API server's output rounds; the agent workload's prefix-cache hits and its "
+    "routing over replicas by sim.routing; not modelled: speculative decoding, several KV-cache groups"
 )
 PRIORS_NOTE = (
     "roofline priors only (no calibration): an optimistic bound, fixed host cost is missing "
@@ -77,12 +82,20 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
 
 
 def predicted_cells(
-    plan: Plan, terms: StepTerms, config: BenchConfig, seeds: int, on_progress: ProgressFn = no_progress
+    plan: Plan,
+    terms: StepTerms,
+    config: BenchConfig,
+    seeds: int,
+    on_progress: ProgressFn = no_progress,
+    replicas: int = 1,
+    policy: RouterPolicy = "cache_aware",
 ) -> list[CellResult]:
-    """Every cell of `config` simulated `seeds` times and summarised by bench's statistics (the seeds are
-    the reps: median and CV over seeds; the reason says the seeds' range and any preemptions)."""
+    """Every cell of `config` on `replicas` engines (agent sessions routed by `policy`) simulated `seeds`
+    times and summarised by bench's statistics (the seeds are the reps: median and CV over seeds; the reason
+    says the seeds' range and any preemptions; an agent cell also its prefix-cache hit share as the engines'
+    /metrics count it, in server_metrics_delta, and the requests each engine got)."""
     out = []
-    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress):
+    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress, replicas=replicas, policy=policy):
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
             out.append(cell.model_copy(update={"status": "infeasible", "reason": p.infeasible}))
@@ -93,7 +106,15 @@ def predicted_cells(
         reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
         if p.preemptions:
             reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
-        out.append(cell.model_copy(update={"reason": reason}))
+        update: dict[str, object] = {"reason": reason}
+        if p.routings:
+            hits = [r.server_hit_rate() or 0.0 for r in p.routings]
+            update["server_metrics_delta"] = {"prefix_cache_hit_rate": statistics.median(hits)}
+            update["replicas"] = sim.routing.served(p.routings)
+            update["reason"] = f"{reason}; prefix-cache hit share {min(hits):.0%}-{max(hits):.0%} over seeds " + (
+                f"(warm-ups included; {policy} over {replicas} engines)" if replicas > 1 else "(warm-ups included)"
+            )
+        out.append(cell.model_copy(update=update))
     return out
 
 
@@ -113,10 +134,16 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else sim.roofline_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
-                                         "warmup_requests", "rate_per_s"})  # fmt: skip
-    config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}", "model": the_plan.model,
-                                         **fields})  # fmt: skip
-    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress)
+                                         "warmup_requests", "rate_per_s", "workload", *AGENT_ONLY})  # fmt: skip
+    if request.workload != "agent":
+        fields = {k: v for k, v in fields.items() if k not in AGENT_ONLY}
+    try:
+        config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}",
+                                             "model": the_plan.model, **fields})  # fmt: skip
+    except ValidationError as exc:
+        raise ConfigError(describe(SimulateRequest, exc)) from None
+    policy = request.router_policies[0]
+    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
     run = BenchRun(
         tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         server=BenchServer(model=the_plan.model, engine_version=the_plan.engine_version,
@@ -125,7 +152,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
         prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,
-                              note=SIM_NOTE if calibration else PRIORS_NOTE),
+                              note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
+                              router_policy=policy if request.replicas > 1 else None),
     )  # fmt: skip
     _write_predicted(run, the_plan, request.out_dir)
     return run

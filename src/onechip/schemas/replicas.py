@@ -12,6 +12,8 @@ from onechip.schemas.common import ResultModel
 # vllm-router 0.1.17 `--policy` choices (`vllm-router --help`), less 'kv_aware': it routes on the ZMQ KV events
 # of each worker (--kv-event-source), which onechip does not wire.
 RouterPolicy = Literal["cache_aware", "round_robin", "power_of_two", "consistent_hash", "sticky_least_loaded", "random"]
+# the policies sim.routing predicts (vllm-router 0.1.17's rules; the others are not modelled)
+MODELLED_POLICIES: tuple[RouterPolicy, ...] = ("round_robin", "cache_aware", "random")
 
 
 class RouterFlag(ResultModel):

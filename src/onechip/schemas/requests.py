@@ -28,7 +28,7 @@ from onechip.schemas.inputs import (
     split_commas,
 )
 from onechip.schemas.plan import Plan
-from onechip.schemas.replicas import RouterPolicy
+from onechip.schemas.replicas import MODELLED_POLICIES, RouterPolicy
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind
 
@@ -369,6 +369,9 @@ class DemoRequest(HostDemoOptions):
         return value
 
 
+BENCH = BenchConfig.model_fields  # the agent workload's defaults and words are bench's
+
+
 class SimulateRequest(RequestModel):
     """The request of `onechip simulate`: a plan, what to calibrate it on, and the grid to predict (the same
     workload fields as `bench`)."""
@@ -396,9 +399,38 @@ class SimulateRequest(RequestModel):
         le=1_000_000,
         description="Open loop: arrivals per second (Poisson); None = closed loop.",
     )
+    workload: Literal["grid", "agent"] = Field(
+        default="grid", description="grid: independent requests; agent: sessions as bench's agent workload."
+    )
+    turns: int = Field(default=BENCH["turns"].default, ge=1, le=1000, description=BENCH["turns"].description)
+    user_tokens: int = Field(default=BENCH["user_tokens"].default, ge=1, le=MAX_TOKENS,
+                             description=BENCH["user_tokens"].description)  # fmt: skip
+    call_tokens: int = Field(default=BENCH["call_tokens"].default, ge=1, le=MAX_TOKENS,
+                             description=BENCH["call_tokens"].description)  # fmt: skip
+    result_tokens: int = Field(default=BENCH["result_tokens"].default, ge=1, le=MAX_TOKENS,
+                               description=BENCH["result_tokens"].description)  # fmt: skip
+    sessions_per_client: int = Field(default=BENCH["sessions_per_client"].default, ge=1, le=10_000,
+                                     description=BENCH["sessions_per_client"].description)  # fmt: skip
+    replicas: int = Field(
+        default=1, ge=1, le=256, description="Engines of the plan behind vllm-router, the clients split over them."
+    )
+    router_policies: Annotated[list[RouterPolicy], comma_list(str), Field(min_length=1)] = Field(
+        default=["cache_aware"],
+        description="With --replicas and --workload agent: the vllm-router policies to predict, comma-separated "
+        "(round_robin, cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
+    )
     out_dir: Annotated[Path, Cli("--out")] = Field(
         default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
     )
+
+    @model_validator(mode="after")
+    def _policies(self) -> SimulateRequest:
+        other = [p for p in self.router_policies if p not in MODELLED_POLICIES]
+        if other:
+            raise ValueError(f"--router-policies: {other[0]} is not modelled; use {', '.join(MODELLED_POLICIES)}")
+        if len(set(self.router_policies)) < len(self.router_policies):
+            raise ValueError("--router-policies: a policy is named twice")
+        return self
 
 
 def bench_workload() -> dict[str, float]:

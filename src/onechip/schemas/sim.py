@@ -94,6 +94,10 @@ class Prediction(ResultModel):
     terms: StepTerms = Field(description="The step-time terms the simulation ran with.")
     seeds: int = Field(description="Simulations per cell (client start phases drawn per seed); the reps.")
     note: str = Field(default="", description="What the prediction does not model, and its caveats.")
+    replicas: int = Field(default=1, description="Engines of the plan the clients were split over.")
+    router_policy: str | None = Field(
+        default=None, description="The vllm-router policy the agent sessions were routed by (replicas > 1)."
+    )
 
 
 class AdviceRow(ResultModel):
