@@ -251,29 +251,39 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
 def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
     """Plan, predict and price one deployment."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
-    row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False)
-    max_len = max(2048, 1 << (ctx + out - 1).bit_length())
+    turns = int(request.workload.get("turns", 0))
+    policy = request.router_policy if turns and engines > 1 else None
+    row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False, router_policy=policy)
+    agent = _agent(ctx, clients, out, turns, request.reps) if turns else None
+    longest = ctx + out if agent is None else sim.agent_shape(agent, ctx, clients).prompt_tokens(turns - 1) + out
+    max_len = max(2048, 1 << (longest - 1).bit_length())
     try:
         the_plan = planner.plan_model(PlanRequest(model=request.model, chip=chip, tensor_parallel_size=tp,
                                                   max_model_len=max_len, contexts=[ctx]))  # fmt: skip
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         calibration, terms = _advice_terms(the_plan)
-        config = BenchConfig(
-            base_url=f"http://predicted.{chip}",
-            contexts=[ctx],
-            clients=[-(-clients // engines)],
-            output_tokens=out,
-            reps=request.reps,
-        )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
-        cell = predicted_cells(the_plan, terms, config, request.reps)[0]
+        if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
+            scale = 1
+            cell = predicted_cells(the_plan, terms, agent, request.reps, replicas=engines,
+                                   policy=request.router_policy)[0]  # fmt: skip
+        else:  # independent requests: one engine with its even share of the clients, times the engines
+            scale = engines
+            config = BenchConfig(
+                base_url=f"http://predicted.{chip}",
+                contexts=[ctx],
+                clients=[-(-clients // engines)],
+                output_tokens=out,
+                reps=request.reps,
+            )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
+            cell = predicted_cells(the_plan, terms, config, request.reps)[0]
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
         return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
     source: Source = "prior" if calibration is None else "calibrated" if calibration.key.chip == chip else "carried"
-    rates = [r.output_tok_per_s * engines for r in cell.reps]
-    tok = uncertainty.figure_range(source, "output_tok_per_s", cell.output_tok_per_s * engines,
+    rates = [r.output_tok_per_s * scale for r in cell.reps]
+    tok = uncertainty.figure_range(source, "output_tok_per_s", cell.output_tok_per_s * scale,
                                    (min(rates), max(rates)))  # fmt: skip
     latency = {
         name: uncertainty.figure_range(source, name, value)
@@ -287,7 +297,8 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
             f"; no serving measurement of {chip} in the corpus: its range may be wider"
             if source == "prior" and chip not in uncertainty.measured_chips() else ""
         ),
-        "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (tok.low, tok.high),
+        "output_tok_per_s": cell.output_tok_per_s * scale, "output_tok_per_s_range": (tok.low, tok.high),
+        "prefix_cache_hit_share": cell.server_metrics_delta.get("prefix_cache_hit_rate"),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},
     })  # fmt: skip
@@ -308,6 +319,12 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
                 cost_layer.usd_per_mtok(row.usd_per_hour, tok.low),
             )
     return row
+
+
+def _agent(ctx: int, clients: int, out: int, turns: int, reps: int = 1) -> BenchConfig:
+    """advise's agent cell: bench's agent workload (its user, call and result sizes) at this shape."""
+    return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
+                       output_tokens=out, turns=turns, reps=reps)  # fmt: skip
 
 
 VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}

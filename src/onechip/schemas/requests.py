@@ -451,8 +451,9 @@ class AdviseRequest(RequestModel):
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
-        description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip; keys not given "
-        "are bench's defaults (its longest context and most clients, its output tokens).",
+        description="ctx=TOKENS,clients=N[,output_tokens=N][,turns=N]: the cell to predict on each chip; keys "
+        "not given are bench's defaults (its longest context and most clients, its output tokens); turns=N: agent "
+        "sessions (ctx their shared prefix, bench's agent workload), routed over replicas by --router-policy.",
     )
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
@@ -462,14 +463,26 @@ class AdviseRequest(RequestModel):
     )
     pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
     reps: int = Field(default=3, ge=1, le=10_000, description="Simulations per chip (random client start phases).")
+    router_policy: RouterPolicy = Field(
+        default="cache_aware",
+        description="Agent sessions (workload turns=N) on replicas: the vllm-router policy routing them "
+        "(round_robin, cache_aware, random).",
+    )
+
+    @field_validator("router_policy")
+    @classmethod
+    def _modelled(cls, value: RouterPolicy) -> RouterPolicy:
+        if value not in MODELLED_POLICIES:
+            raise ValueError(f"{value} is not modelled; use {', '.join(MODELLED_POLICIES)}")
+        return value
 
     @field_validator("workload")
     @classmethod
     def _workload(cls, value: dict[str, float]) -> dict[str, float]:
-        unknown = set(value) - {"ctx", "clients", "output_tokens"}
+        unknown = set(value) - {"ctx", "clients", "output_tokens", "turns"}
         if unknown:
-            raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens")
-        bounds = {"ctx": MAX_TOKENS, "clients": MAX_CLIENTS, "output_tokens": MAX_TOKENS}
+            raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens, turns")
+        bounds = {"ctx": MAX_TOKENS, "clients": MAX_CLIENTS, "output_tokens": MAX_TOKENS, "turns": 1000}
         for key, number in value.items():
             if not (number.is_integer() and 1 <= number <= bounds[key]):
                 raise ValueError(f"{key} must be a whole number from 1 to {bounds[key]:,}")
