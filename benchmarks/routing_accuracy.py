@@ -52,6 +52,12 @@ RECORDED: list[tuple[str, dict[str, int], int, str, float, str, str]] = [
      "rerun 2026-12-01 23:50 UTC (k8ssim branch)", "out of sample"),
     ("2 replicas, 256 x 4 clients x 4 turns", REPLICA_WORKLOAD, 2, "cache_aware", 0.61,
      "rerun 2026-12-01 23:50 UTC (k8ssim branch)", "out of sample"),
+    # predicted at 2026-12-02 00:06:39 UTC (67.0% / 76.3%), then measured 00:09-00:11 (replicas_embedded.sh's
+    # policy part with --contexts 512 --turns 6); requests per replica measured 10 / 18 and 13 / 15
+    ("2 replicas, 512 x 4 clients x 6 turns", {**REPLICA_WORKLOAD, "context_tokens": 512, "turns": 6}, 2,
+     "round_robin", 0.665, "run 2026-12-02 00:09 UTC (k8ssim branch)", "out of sample, predicted first"),
+    ("2 replicas, 512 x 4 clients x 6 turns", {**REPLICA_WORKLOAD, "context_tokens": 512, "turns": 6}, 2,
+     "cache_aware", 0.730, "run 2026-12-02 00:09 UTC (k8ssim branch)", "out of sample, predicted first"),
 ]  # fmt: skip
 
 

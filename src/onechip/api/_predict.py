@@ -248,14 +248,13 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms]:
     return None, measured_priors(the_plan)
 
 
-def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
-    """Plan, predict and price one deployment."""
+def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int, tp: int) -> AdviceRow:
+    """Plan, predict and price one deployment (`agent`: the workload's sessions, else independent requests)."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
-    turns = int(request.workload.get("turns", 0))
-    policy = request.router_policy if turns and engines > 1 else None
+    policy = request.router_policy if agent is not None and engines > 1 else None
     row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False, router_policy=policy)
-    agent = _agent(ctx, clients, out, turns, request.reps) if turns else None
-    longest = ctx + out if agent is None else sim.agent_shape(agent, ctx, clients).prompt_tokens(turns - 1) + out
+    last = None if agent is None else sim.agent_shape(agent, ctx, clients).prompt_tokens(agent.turns - 1)
+    longest = (last or ctx) + out
     max_len = max(2048, 1 << (longest - 1).bit_length())
     try:
         the_plan = planner.plan_model(PlanRequest(model=request.model, chip=chip, tensor_parallel_size=tp,
@@ -321,10 +320,17 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
     return row
 
 
-def _agent(ctx: int, clients: int, out: int, turns: int, reps: int = 1) -> BenchConfig:
-    """advise's agent cell: bench's agent workload (its user, call and result sizes) at this shape."""
-    return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
-                       output_tokens=out, turns=turns, reps=reps)  # fmt: skip
+def _agent(request: AdviseRequest) -> BenchConfig | None:
+    """advise's agent cell when the workload has turns: bench's agent workload (its user, call and result
+    sizes) at that shape. Raises ConfigError when bench would refuse it (too many requests, too long)."""
+    if "turns" not in request.workload:
+        return None
+    ctx, clients, out, turns = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens", "turns"))
+    try:
+        return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
+                           output_tokens=out, turns=turns, reps=request.reps)  # fmt: skip
+    except ValidationError as exc:
+        raise ConfigError(f"--workload: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
@@ -362,11 +368,12 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     cost_layer.parse_pricing(request.pricing)
     planner.resolve_model(request.model)
     deployments = _deployments(request)
+    agent = _agent(request)
     rows = []
     for i, (chip, engines, tp) in enumerate(deployments):
         what = f"{chip}: {engines} engine(s) x TP={tp}"
         on_progress(ProgressEvent("advise", what, done=i, total=len(deployments)))
-        rows.append(_advice_row(request, chip, engines, tp))
+        rows.append(_advice_row(request, agent, chip, engines, tp))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=_rank(rows),

@@ -88,3 +88,10 @@ def test_advise_predicts_agent_sessions_with_the_policys_hit_share(run):
 def test_advise_refuses_a_policy_it_does_not_model(run):
     code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", "turns=2", "--router-policy", "power_of_two")
     assert code == 2 and "power_of_two is not modelled" in err
+
+
+def test_advise_refuses_sessions_bench_would_refuse_in_one_line(run):
+    # bench's bound (schemas.bench MAX_REQUESTS): 3 reps x 4,096 clients x 1,000 turns is past 10,000,000
+    code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", "ctx=1000,clients=4096,turns=1000")
+    assert code == 2 and "would send 12,288,000 requests" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
