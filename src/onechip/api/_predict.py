@@ -106,6 +106,8 @@ def predicted_cells(
         reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
         if p.preemptions:
             reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
+        if replicas > 1 and not p.routings:
+            reason += f"; clients split over {replicas} engines (unique prompts: every policy spreads them alike)"
         update: dict[str, object] = {"reason": reason}
         if p.routings:
             hits = [r.server_hit_rate() or 0.0 for r in p.routings]
@@ -124,7 +126,12 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     calibration, else roofline priors (said in the run's notes). Writes `request.out_dir`/summary.json (a
     BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
     and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
-    no roofline figures and no calibration)."""
+    no roofline figures and no calibration, several router policies)."""
+    if len(request.router_policies) > 1:  # one run is one policy; never predict the first and drop the rest
+        raise ConfigError(
+            "simulate predicts one routing policy per run: call it once per policy (the CLI's --router-policies "
+            "a,b does, into OUT/<policy>/ with OUT/policies.json)"
+        )
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
         refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
     except ValueError as exc:

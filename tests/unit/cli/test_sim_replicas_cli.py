@@ -95,3 +95,16 @@ def test_advise_refuses_sessions_bench_would_refuse_in_one_line(run):
     code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", "ctx=1000,clients=4096,turns=1000")
     assert code == 2 and "would send 12,288,000 requests" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_the_simulate_job_refuses_several_policies_rather_than_dropping_some(tmp_path, plan_file):
+    # over MCP simulate returns one run: two policies are refused, never predicted as the first alone
+    from onechip import api
+    from onechip.errors import ConfigError
+    from onechip.schemas.requests import SimulateRequest
+
+    request = SimulateRequest(plan=plan_file, workload="agent", replicas=2, out_dir=tmp_path / "o",
+                              router_policies=["round_robin", "cache_aware"])  # fmt: skip
+    with pytest.raises(ConfigError, match="one routing policy per run"):
+        api.simulate(request)
+    assert not (tmp_path / "o").exists()
