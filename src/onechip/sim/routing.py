@@ -30,8 +30,12 @@ The policies are vllm-router 0.1.17's (`vllm-router --help` defaults):
   loaded replica; else a turn whose earlier turn's text is more than `cache_threshold` (0.3) of its own goes
   to the replica that served that turn (the router's prefix tree of request texts), and a session's first
   turn and warm-ups go to the least loaded replica (the first of equals). That a first turn is placed by load,
-  not by the system prompt other sessions share, is what the router did here: 10 / 10 requests on each of
-  two embedded replicas with 4 clients x 4 turns (benchmarks/replicas_embedded.sh, 2026-12-01).
+  not by the system prompt other sessions share, is what the router did with engines that take seconds per
+  request: 10 / 10 requests on each of two embedded replicas with 4 clients x 4 turns, 13 / 15 with 6 turns
+  (benchmarks/replicas_embedded.sh, 2026-12-01/02). It depends on the requests overlapping: with fake
+  workers that answer at once, 0.1.17 sent every session to one replica (0 / 20), and with 0.1 s per token
+  4 / 16 (tests/fakes/vllm_server.py behind the real router, same workload): a new session then matches
+  the system prompt an earlier, finished one left in the router's tree. Not modelled.
 
 What is assumed, not modelled: closed-loop streams in step (every stream's turn t reaches the router before
 any turn t+1), in a seeded random order within the round (the order in which the previous turns ended);
