@@ -1,7 +1,8 @@
 """Agent sessions on N replicas behind a routing policy: which replica each turn reaches, and how much of its
 prompt that replica's prefix cache already holds.
 
-    route(shape, replicas, policy, cache, seed) -> Routing   every request in send order, with its replica and
+    route(shape, replicas, policy, num_blocks, block_size, seed) -> Routing
+                                                             every request in send order, with its replica and
                                                              cached tokens; the hit shares a bench would report
     Routing.shapes(streams)                                  the per-request hook sim.scheduler takes (the
                                                              prefill it skips, the shared prefix's blocks)
@@ -39,7 +40,8 @@ The policies are vllm-router 0.1.17's (`vllm-router --help` defaults):
 
 What is assumed, not modelled: closed-loop streams in step (every stream's turn t reaches the router before
 any turn t+1), in a seeded random order within the round (the order in which the previous turns ended);
-vLLM's prompt lengths from the workload's token counts plus the chat template's per-message tokens (below).
+vLLM's prompt lengths from the workload's token counts plus the chat template's per-message tokens (below:
+measured with SmolLM2's tokenizer; another tokenizer moves block boundaries by a few tokens).
 """
 
 from __future__ import annotations
