@@ -126,16 +126,16 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     calibration, else roofline priors (said in the run's notes). Writes `request.out_dir`/summary.json (a
     BenchRun with `prediction` set), requests.jsonl is not written (simulated samples are not measurements),
     and plan.json. Raises ConfigError (bad plan, calibration for another model, missing cells, a chip with
-    no roofline figures and no calibration, several router policies)."""
-    if len(request.router_policies) > 1:  # one run is one policy; never predict the first and drop the rest
-        raise ConfigError(
-            "simulate predicts one routing policy per run: call it once per policy (the CLI's --router-policies "
-            "a,b does, into OUT/<policy>/ with OUT/policies.json)"
-        )
+    no roofline figures and no calibration)."""
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
         refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
     except ValueError as exc:
         raise ConfigError(f"--out {exc}") from None
+    if len(request.router_policies) > 1:  # one run is one policy (ConfigError): never the first, the rest dropped
+        raise ConfigError(
+            "simulate predicts one routing policy per run: call it once per policy (the CLI's --router-policies "
+            "a,b does, into OUT/<policy>/ with OUT/policies.json)"
+        )
     the_plan = _read_plan(request.plan)
     _refuse_pipeline_parallel(the_plan)
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
@@ -221,6 +221,19 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
         elif request.workload["clients"] >= 2:
             out.append((chip, 2, 1))
     return out
+
+
+def _agent(request: AdviseRequest) -> BenchConfig | None:
+    """advise's agent cell when the workload has turns: bench's agent workload (its user, call and result
+    sizes) at that shape. Raises ConfigError when bench would refuse it (too many requests, too long)."""
+    if "turns" not in request.workload:
+        return None
+    ctx, clients, out, turns = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens", "turns"))
+    try:
+        return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
+                           output_tokens=out, turns=turns, reps=request.reps)  # fmt: skip
+    except ValidationError as exc:
+        raise ConfigError(f"--workload: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] | str:
@@ -325,19 +338,6 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
                 cost_layer.usd_per_mtok(row.usd_per_hour, tok.low),
             )
     return row
-
-
-def _agent(request: AdviseRequest) -> BenchConfig | None:
-    """advise's agent cell when the workload has turns: bench's agent workload (its user, call and result
-    sizes) at that shape. Raises ConfigError when bench would refuse it (too many requests, too long)."""
-    if "turns" not in request.workload:
-        return None
-    ctx, clients, out, turns = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens", "turns"))
-    try:
-        return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
-                           output_tokens=out, turns=turns, reps=request.reps)  # fmt: skip
-    except ValidationError as exc:
-        raise ConfigError(f"--workload: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
