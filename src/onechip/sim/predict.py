@@ -55,7 +55,9 @@ def simulate_cell(
     through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
     alike: engine k serves streams k, k + replicas, ... (round robin's share)."""
     if config.workload == "agent":
-        return simulate_agent_cell(plan, terms, config, context, clients, seeds, replicas, policy, jitter)
+        return simulate_agent_cell(
+            plan, terms, config, context, clients, seeds, replicas, policy, start_spread_s, jitter
+        )
     cell = CellPrediction(context, clients)
     if context + config.output_tokens > plan.max_model_len:
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
@@ -106,6 +108,7 @@ def simulate_agent_cell(
     seeds: int,
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
+    start_spread_s: float | None = 0.0,
     jitter: bool = False,
 ) -> CellPrediction:
     """One agent cell of `config` (`clients` streams of sessions, closed loop) on `replicas` engines of `plan`
@@ -129,7 +132,7 @@ def simulate_agent_cell(
         samples: list[RequestSample] = []
         for streams in _split(clients, replicas):
             hook = routed.shapes(streams)
-            sim = CellSimulation(per_stream, engine, model, context, len(streams), seed, jitter=jitter, shapes=hook)
+            sim = CellSimulation(per_stream, engine, model, context, len(streams), seed, start_spread_s, jitter, hook)
             samples += _renumbered(sim.run(), streams)
             cell.preemptions += sim.preemptions
         cell.samples_by_seed[seed] = samples
