@@ -9,6 +9,7 @@ Each job lives in a module of its own; this package only names them.
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status /
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
+    simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
     advise(AdviseRequest, on_progress) -> Advice
     prices(PricesRequest) / prices_refresh(PricesRequest, on_progress) -> PriceTable (Cloud Billing Catalog)
     logs_tail(LogsRequest) -> LogTail             summarize_logs(SummarizeLogsRequest) -> LogSummary
@@ -32,6 +33,7 @@ from onechip.api._demo import demo
 from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
+from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, calibration_for, predicted_cells, simulate
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
@@ -41,5 +43,6 @@ __all__ = [
     "cloud_probe", "cloud_quote", "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones", "compare_policies",
     "cost", "demo", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir", "plan",
     "predicted_cells", "prices", "prices_refresh", "remember_boot", "report", "saved_bench_config", "simulate",
+    "simulate_policies",
     "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -53,10 +53,18 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
     path = Path(request.out) / f"{request.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, k8s.to_yaml(docs))
-    notes = [
-        f"the router Service {request.name}-router is ClusterIP: vllm-router authenticates no client, so expose "
-        "it only behind an authenticating gateway",
-    ]
+    if request.router == "inferencepool":
+        notes = [
+            f"the HTTPRoute attaches to Gateway {request.gateway!r} in {request.namespace}: create it with an "
+            "implementation that supports InferencePool (GKE Inference Gateway, Istio, kgateway, NGINX Gateway "
+            f"Fabric), and install the InferencePool CRD first: kubectl apply -f https://github.com/kubernetes-sigs/"
+            f"gateway-api-inference-extension/releases/download/{k8s.GIE_VERSION}/manifests.yaml",
+        ]
+    else:
+        notes = [
+            f"the router Service {request.name}-router is ClusterIP: vllm-router authenticates no client, so "
+            "expose it only behind an authenticating gateway",
+        ]
     if request.hf_token_secret is None:
         notes.append("no --hf-token-secret: gated models will not download")
     result = DeployResult(
@@ -80,5 +88,12 @@ def _apply(docs: list[dict[str, Any]]) -> None:
         raise MissingDependencyError("--apply needs the Kubernetes client: pip install kubernetes") from None
     kube_config.load_kube_config(config_file=str(config))
     api_client = client.ApiClient()
+    custom = client.CustomObjectsApi(api_client)
     for doc in docs:
-        utils.create_from_dict(api_client, doc)
+        if doc["kind"] in k8s.CUSTOM_PLURALS:  # utils.create_from_dict knows only the built-in kinds
+            group, version = doc["apiVersion"].split("/")
+            custom.create_namespaced_custom_object(
+                group, version, doc["metadata"]["namespace"], k8s.CUSTOM_PLURALS[doc["kind"]], doc
+            )
+        else:
+            utils.create_from_dict(api_client, doc)

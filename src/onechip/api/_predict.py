@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
 from datetime import UTC, date, datetime
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
@@ -14,8 +17,10 @@ from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import BenchServer, CellResult
+from onechip.schemas.bench import AGENT_ONLY, BenchServer, CellResult
 from onechip.schemas.common import model_key
+from onechip.schemas.inputs import describe
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import priors, uncertainty
@@ -26,8 +31,8 @@ from ._advise_rank import ADVISE_NOTE, rank, rank_note
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
-    "fitted step times and the API server's output rounds; not modelled: prefix caching, speculative decoding, "
-    "several KV-cache groups"
+    "fitted step times and the API server's output rounds; the agent workload's prefix-cache hits and its "
+    "routing over replicas by sim.routing; not modelled: speculative decoding, several KV-cache groups"
 )
 PRIORS_NOTE = (
     "priors from published measurements only (no calibration: sim.priors.measured_priors, the roofline at the "
@@ -79,12 +84,20 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
 
 
 def predicted_cells(
-    plan: Plan, terms: StepTerms, config: BenchConfig, seeds: int, on_progress: ProgressFn = no_progress
+    plan: Plan,
+    terms: StepTerms,
+    config: BenchConfig,
+    seeds: int,
+    on_progress: ProgressFn = no_progress,
+    replicas: int = 1,
+    policy: RouterPolicy = "cache_aware",
 ) -> list[CellResult]:
-    """Every cell of `config` simulated `seeds` times and summarised by bench's statistics (the seeds are
-    the reps: median and CV over seeds; the reason says the seeds' range and any preemptions)."""
+    """Every cell of `config` on `replicas` engines (agent sessions routed by `policy`) simulated `seeds`
+    times and summarised by bench's statistics (the seeds are the reps: median and CV over seeds; the reason
+    says the seeds' range and any preemptions; an agent cell also its prefix-cache hit share as the engines'
+    /metrics count it, in server_metrics_delta, and the requests each engine got)."""
     out = []
-    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress):
+    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress, replicas=replicas, policy=policy):
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
             out.append(cell.model_copy(update={"status": "infeasible", "reason": p.infeasible}))
@@ -95,7 +108,17 @@ def predicted_cells(
         reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
         if p.preemptions:
             reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
-        out.append(cell.model_copy(update={"reason": reason}))
+        if replicas > 1 and not p.routings:
+            reason += f"; clients split over {replicas} engines (unique prompts: every policy spreads them alike)"
+        update: dict[str, object] = {"reason": reason}
+        if p.routings:
+            hits = [r.server_hit_rate() or 0.0 for r in p.routings]
+            update["server_metrics_delta"] = {"prefix_cache_hit_rate": statistics.median(hits)}
+            update["replicas"] = sim.routing.served(p.routings)
+            update["reason"] = f"{reason}; prefix-cache hit share {min(hits):.0%}-{max(hits):.0%} over seeds " + (
+                f"(warm-ups included; {policy} over {replicas} engines)" if replicas > 1 else "(warm-ups included)"
+            )
+        out.append(cell.model_copy(update=update))
     return out
 
 
@@ -110,15 +133,26 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
         refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
     except ValueError as exc:
         raise ConfigError(f"--out {exc}") from None
+    if len(request.router_policies) > 1:  # one run is one policy (ConfigError): never the first, the rest dropped
+        raise ConfigError(
+            "simulate predicts one routing policy per run: call it once per policy (the CLI's --router-policies "
+            "a,b does, into OUT/<policy>/ with OUT/policies.json)"
+        )
     the_plan = _read_plan(request.plan)
     _refuse_pipeline_parallel(the_plan)
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
-                                         "warmup_requests", "rate_per_s"})  # fmt: skip
-    config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}", "model": the_plan.model,
-                                         **fields})  # fmt: skip
-    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress)
+                                         "warmup_requests", "rate_per_s", "workload", *AGENT_ONLY})  # fmt: skip
+    if request.workload != "agent":
+        fields = {k: v for k, v in fields.items() if k not in AGENT_ONLY}
+    try:
+        config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}",
+                                             "model": the_plan.model, **fields})  # fmt: skip
+    except ValidationError as exc:
+        raise ConfigError(describe(SimulateRequest, exc)) from None
+    policy = request.router_policies[0]
+    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
     run = BenchRun(
         tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         server=BenchServer(model=the_plan.model, engine_version=the_plan.engine_version,
@@ -127,7 +161,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
         prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,
-                              note=SIM_NOTE if calibration else PRIORS_NOTE),
+                              note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
+                              router_policy=policy if request.replicas > 1 else None),
     )  # fmt: skip
     _write_predicted(run, the_plan, request.out_dir)
     return run
@@ -171,6 +206,19 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     return out
 
 
+def _agent(request: AdviseRequest) -> BenchConfig | None:
+    """advise's agent cell when the workload has turns: bench's agent workload (its user, call and result
+    sizes) at that shape. Raises ConfigError when bench would refuse it (too many requests, too long)."""
+    if "turns" not in request.workload:
+        return None
+    ctx, clients, out, turns = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens", "turns"))
+    try:
+        return BenchConfig(base_url="http://predicted", workload="agent", contexts=[ctx], clients=[clients],
+                           output_tokens=out, turns=turns, reps=request.reps)  # fmt: skip
+    except ValidationError as exc:
+        raise ConfigError(f"--workload: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
 def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] | str:
     """(pricing, USD per chip-hour, source, read date, stale) for `chip` from the freshest prices (the last
     Cloud Billing Catalog read, else prices.json), under the chip named by its accelerators.json `price_chip`
@@ -204,33 +252,42 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source
     return None, priors.measured_priors(the_plan), "prior", basis
 
 
-def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> AdviceRow:
-    """Plan, predict and price one deployment."""
+def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int, tp: int) -> AdviceRow:
+    """Plan, predict and price one deployment (`agent`: the workload's sessions, else independent requests)."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
-    row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False)
-    max_len = max(2048, 1 << (ctx + out - 1).bit_length())
+    policy = request.router_policy if agent is not None and engines > 1 else None
+    row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False, router_policy=policy)
+    last = None if agent is None else sim.agent_shape(agent, ctx, clients).prompt_tokens(agent.turns - 1)
+    longest = (last or ctx) + out
+    max_len = max(2048, 1 << (longest - 1).bit_length())
     try:
         the_plan = planner.plan_model(PlanRequest(model=request.model, chip=chip, tensor_parallel_size=tp,
                                                   max_model_len=max_len, contexts=[ctx]))  # fmt: skip
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         calibration, terms, source, basis = _advice_terms(the_plan)
-        config = BenchConfig(
-            base_url=f"http://predicted.{chip}",
-            contexts=[ctx],
-            clients=[-(-clients // engines)],
-            output_tokens=out,
-            reps=request.reps,
-        )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
-        cell = predicted_cells(the_plan, terms, config, request.reps)[0]
+        if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
+            scale = 1
+            cell = predicted_cells(the_plan, terms, agent, request.reps, replicas=engines,
+                                   policy=request.router_policy)[0]  # fmt: skip
+        else:  # independent requests: one engine with its even share of the clients, times the engines
+            scale = engines
+            config = BenchConfig(
+                base_url=f"http://predicted.{chip}",
+                contexts=[ctx],
+                clients=[-(-clients // engines)],
+                output_tokens=out,
+                reps=request.reps,
+            )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
+            cell = predicted_cells(the_plan, terms, config, request.reps)[0]
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
         return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
     # a partly measured chip, or a tensor-parallel engine (its communication is not modelled), gets the wider error
     key = uncertainty.error_key(source, basis.complete and tp == 1)
-    rates = [r.output_tok_per_s * engines for r in cell.reps]
-    tok = uncertainty.figure_range(key, "output_tok_per_s", cell.output_tok_per_s * engines,
+    rates = [r.output_tok_per_s * scale for r in cell.reps]
+    tok = uncertainty.figure_range(key, "output_tok_per_s", cell.output_tok_per_s * scale,
                                    (min(rates), max(rates)))  # fmt: skip
     latency = {
         name: uncertainty.figure_range(key, name, value)
@@ -241,7 +298,8 @@ def _advice_row(request: AdviseRequest, chip: str, engines: int, tp: int) -> Adv
         "fits": True, "calibrated": source == "calibrated", "kv_tokens": the_plan.kv_tokens, "source": source,
         "calibrated_on": calibration.key.chip if calibration else None, "chip_measured": basis.measured,
         "error_source": f"{uncertainty.error_source(key)}; {priors.describe(basis)}",
-        "output_tok_per_s": cell.output_tok_per_s * engines, "output_tok_per_s_range": (tok.low, tok.high),
+        "output_tok_per_s": cell.output_tok_per_s * scale, "output_tok_per_s_range": (tok.low, tok.high),
+        "prefix_cache_hit_share": cell.server_metrics_delta.get("prefix_cache_hit_rate"),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},
     })  # fmt: skip
@@ -274,11 +332,12 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     cost_layer.parse_pricing(request.pricing)
     planner.resolve_model(request.model)
     deployments = _deployments(request)
+    agent = _agent(request)
     rows = []
     for i, (chip, engines, tp) in enumerate(deployments):
         what = f"{chip}: {engines} engine(s) x TP={tp}"
         on_progress(ProgressEvent("advise", what, done=i, total=len(deployments)))
-        rows.append(_advice_row(request, chip, engines, tp))
+        rows.append(_advice_row(request, agent, chip, engines, tp))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),

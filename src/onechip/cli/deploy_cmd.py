@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 @deploy_app.command()
 @options_from(DeployK8sRequest)
 def k8s(as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."), **fields: Any) -> None:
-    """vLLM Deployment (the planned flags) + Service + vllm-router with Kubernetes service discovery, for GKE."""
+    """vLLM Deployment (the planned flags) + Service + vllm-router (service discovery) or an InferencePool, for GKE."""
     result = api.deploy_k8s(build_request(DeployK8sRequest, fields))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from onechip import api
-from onechip.cli.bench_cmd import print_run
+from onechip.cli.bench_cmd import policy_table, print_run
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError
@@ -29,6 +29,15 @@ def simulate(
 ) -> None:
     """Predict a context x clients grid from a plan and a few measured calibration cells."""
     request = build_request(SimulateRequest, fields)
+    if len(request.router_policies) > 1:
+        with live_progress(transient=True) as on_progress:
+            result = api.simulate_policies(request, on_progress)
+        if as_json:
+            typer.echo(result.model_dump_json(indent=2))
+            return
+        console.print(policy_table(result))
+        console.print(f"[dim]{request.out_dir}/policies.json; each run under {request.out_dir}/<policy>/[/]")
+        return
     with live_progress(transient=True) as on_progress:
         run = api.simulate(request, on_progress)
     if as_json:
@@ -84,9 +93,12 @@ def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) 
 def _print_advice(advice: Advice, request: AdviseRequest) -> None:
     """The ranked table of the chips that fit, then one line when every row shares its source."""
     wl = advice.workload
+    sessions = (
+        f", agent sessions of {wl['turns']:.0f} turns ({request.router_policy} over replicas)" if "turns" in wl else ""
+    )
     table = titled_table(
         f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
-        f"{wl['output_tokens']:.0f} output tokens",
+        f"{wl['output_tokens']:.0f} output tokens{sessions}",
         title_justify="left",
         show_edge=False,
     )
@@ -103,6 +115,9 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
                  for r in fitting], False),
         ("$/M tok\n[range]", [_usd_range(r.usd_per_mtok, r.usd_per_mtok_range) for r in fitting], True),
     ]  # fmt: skip
+    if any(r.prefix_cache_hit_share is not None for r in fitting):  # agent sessions (workload turns=N)
+        hits = [f"{r.prefix_cache_hit_share:.0%}" if r.prefix_cache_hit_share is not None else "-" for r in fitting]
+        columns.insert(3, ("prefix\nhits", hits, True))
     if request.slo:
         verdicts = {"pass": "pass", "fail": "[red]fail[/]", "cannot tell": "[yellow]?[/]", None: ""}
         columns.append(("SLO", [verdicts[r.slo_verdict] for r in fitting], True))

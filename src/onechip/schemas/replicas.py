@@ -13,6 +13,8 @@ from onechip.schemas.common import ResultModel
 # of each worker (--kv-event-source), which onechip does not wire.
 RouterPolicy = Literal["cache_aware", "round_robin", "power_of_two", "consistent_hash", "sticky_least_loaded", "random"]
 MAX_REPLICAS = 64  # `--replicas` at most: `up`, `plan` and `cloud up` (a bigger number is a typo, and N TPUs bill)
+# the policies sim.routing predicts (vllm-router 0.1.17's rules; the others are not modelled)
+MODELLED_POLICIES: tuple[RouterPolicy, ...] = ("round_robin", "cache_aware", "random")
 
 
 class RouterFlag(ResultModel):

@@ -28,7 +28,7 @@ from onechip.schemas.inputs import (
     split_commas,
 )
 from onechip.schemas.plan import Plan
-from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
+from onechip.schemas.replicas import MAX_REPLICAS, MODELLED_POLICIES, RouterPolicy
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.serve import EngineKind
 
@@ -372,6 +372,9 @@ class DemoRequest(HostDemoOptions):
         return value
 
 
+BENCH = BenchConfig.model_fields  # the agent workload's defaults and words are bench's
+
+
 class SimulateRequest(RequestModel):
     """The request of `onechip simulate`: a plan, what to calibrate it on, and the grid to predict (the same
     workload fields as `bench`)."""
@@ -399,9 +402,38 @@ class SimulateRequest(RequestModel):
         le=1_000_000,
         description="Open loop: arrivals per second (Poisson); None = closed loop.",
     )
+    workload: Literal["grid", "agent"] = Field(
+        default="grid", description="grid: independent requests; agent: sessions as bench's agent workload."
+    )
+    turns: int = Field(default=BENCH["turns"].default, ge=1, le=1000, description=BENCH["turns"].description)
+    user_tokens: int = Field(default=BENCH["user_tokens"].default, ge=1, le=MAX_TOKENS,
+                             description=BENCH["user_tokens"].description)  # fmt: skip
+    call_tokens: int = Field(default=BENCH["call_tokens"].default, ge=1, le=MAX_TOKENS,
+                             description=BENCH["call_tokens"].description)  # fmt: skip
+    result_tokens: int = Field(default=BENCH["result_tokens"].default, ge=1, le=MAX_TOKENS,
+                               description=BENCH["result_tokens"].description)  # fmt: skip
+    sessions_per_client: int = Field(default=BENCH["sessions_per_client"].default, ge=1, le=10_000,
+                                     description=BENCH["sessions_per_client"].description)  # fmt: skip
+    replicas: int = Field(
+        default=1, ge=1, le=256, description="Engines of the plan behind vllm-router, the clients split over them."
+    )
+    router_policies: Annotated[list[RouterPolicy], comma_list(str), Field(min_length=1)] = Field(
+        default=["cache_aware"],
+        description="With --replicas and --workload agent: the vllm-router policies to predict, comma-separated "
+        "(round_robin, cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
+    )
     out_dir: Annotated[Path, Cli("--out")] = Field(
         default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
     )
+
+    @model_validator(mode="after")
+    def _policies(self) -> SimulateRequest:
+        other = [p for p in self.router_policies if p not in MODELLED_POLICIES]
+        if other:
+            raise ValueError(f"--router-policies: {other[0]} is not modelled; use {', '.join(MODELLED_POLICIES)}")
+        if len(set(self.router_policies)) < len(self.router_policies):
+            raise ValueError("--router-policies: a policy is named twice")
+        return self
 
 
 def bench_workload() -> dict[str, float]:
@@ -422,8 +454,9 @@ class AdviseRequest(RequestModel):
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
-        description="ctx=TOKENS,clients=N[,output_tokens=N]: the cell to predict on each chip; keys not given "
-        "are bench's defaults (its longest context and most clients, its output tokens).",
+        description="ctx=TOKENS,clients=N[,output_tokens=N][,turns=N]: the cell to predict on each chip; keys "
+        "not given are bench's defaults (its longest context and most clients, its output tokens); turns=N: agent "
+        "sessions (ctx their shared prefix, bench's agent workload), routed over replicas by --router-policy.",
     )
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
@@ -433,14 +466,26 @@ class AdviseRequest(RequestModel):
     )
     pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
     reps: int = Field(default=3, ge=1, le=10_000, description="Simulations per chip (random client start phases).")
+    router_policy: RouterPolicy = Field(
+        default="cache_aware",
+        description="Agent sessions (workload turns=N) on replicas: the vllm-router policy routing them "
+        "(round_robin, cache_aware, random).",
+    )
+
+    @field_validator("router_policy")
+    @classmethod
+    def _modelled(cls, value: RouterPolicy) -> RouterPolicy:
+        if value not in MODELLED_POLICIES:
+            raise ValueError(f"{value} is not modelled; use {', '.join(MODELLED_POLICIES)}")
+        return value
 
     @field_validator("workload")
     @classmethod
     def _workload(cls, value: dict[str, float]) -> dict[str, float]:
-        unknown = set(value) - {"ctx", "clients", "output_tokens"}
+        unknown = set(value) - {"ctx", "clients", "output_tokens", "turns"}
         if unknown:
-            raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens")
-        bounds = {"ctx": MAX_TOKENS, "clients": MAX_CLIENTS, "output_tokens": MAX_TOKENS}
+            raise ValueError(f"unknown workload key(s) {sorted(unknown)}; use ctx, clients, output_tokens, turns")
+        bounds = {"ctx": MAX_TOKENS, "clients": MAX_CLIENTS, "output_tokens": MAX_TOKENS, "turns": 1000}
         for key, number in value.items():
             if not (number.is_integer() and 1 <= number <= bounds[key]):
                 raise ValueError(f"{key} must be a whole number from 1 to {bounds[key]:,}")
@@ -464,7 +509,16 @@ class DeployK8sRequest(RequestModel):
     model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
     chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
     replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    router: Literal["vllm-router", "inferencepool"] = Field(
+        default="vllm-router",
+        description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "
+        "(InferencePool, its endpoint picker, an HTTPRoute).",
+    )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy.")
+    gateway: str = Field(
+        default="inference-gateway",
+        description="With --router inferencepool: the Gateway (in --namespace) the HTTPRoute attaches to.",
+    )
     namespace: str = Field(default="default", description="Kubernetes namespace of every object.")
     name: str = Field(default="onechip", description="Name prefix of the objects (NAME-vllm, NAME-router).")
     image: str | None = Field(default=None, description="vLLM image (default: the plan's engine image; pin it).")
@@ -480,7 +534,7 @@ class DeployK8sRequest(RequestModel):
     out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
     apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
 
-    @field_validator("name", "namespace")
+    @field_validator("name", "namespace", "gateway")
     @classmethod
     def _dns_label(cls, value: str) -> str:
         """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""

@@ -94,6 +94,10 @@ class Prediction(ResultModel):
     terms: StepTerms = Field(description="The step-time terms the simulation ran with.")
     seeds: int = Field(description="Simulations per cell (client start phases drawn per seed); the reps.")
     note: str = Field(default="", description="What the prediction does not model, and its caveats.")
+    replicas: int = Field(default=1, description="Engines of the plan the clients were split over.")
+    router_policy: str | None = Field(
+        default=None, description="The vllm-router policy the agent sessions were routed by (replicas > 1)."
+    )
 
 
 class AdviceRow(ResultModel):
@@ -106,6 +110,12 @@ class AdviceRow(ResultModel):
         "has one; clients split evenly (round robin). Priced as engines x tensor_parallel_size chips.",
     )
     tensor_parallel_size: int = Field(default=1, description="Chips per engine.")
+    router_policy: str | None = Field(
+        default=None, description="Agent sessions on several engines: the vllm-router policy they were routed by."
+    )
+    prefix_cache_hit_share: float | None = Field(
+        default=None, description="Agent sessions: predicted prefix-cache hits / prompt tokens (server counters)."
+    )
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
     calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")

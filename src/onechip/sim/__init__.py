@@ -6,11 +6,12 @@ Pure and seeded, except sim.store: the same plan, terms, workload and seed give 
 """
 
 from onechip.sim.calibrate import calibrate, check_cells, key_of, transfer
-from onechip.sim.predict import CellPrediction, simulate_cell, simulate_grid
+from onechip.sim.predict import CellPrediction, agent_shape, simulate_cell, simulate_grid
 from onechip.sim.steptime import roofline_priors
 
 __all__ = [
     "CellPrediction",
+    "agent_shape",
     "calibrate",
     "check_cells",
     "key_of",

@@ -1,4 +1,6 @@
-"""Simulating a bench grid: every (context, clients) cell of a BenchConfig, once per seed.
+"""Simulating a bench grid: every (context, clients) cell of a BenchConfig, once per seed; for the agent
+workload, sessions on `replicas` engines behind a routing policy (sim.routing), each engine simulated with
+the prefill its prefix cache saves.
 
 A cell whose single request needs more KV blocks than the plan's pool, or more tokens than max_model_len,
 is infeasible (what bench would record), never dropped.
@@ -12,7 +14,9 @@ from dataclasses import dataclass, field
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchConfig, RequestSample
+from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import StepTerms
+from onechip.sim import routing
 from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import budget_tokens, step_model
 
@@ -26,6 +30,7 @@ class CellPrediction:
     samples_by_seed: dict[int, Sequence[RequestSample]] = field(default_factory=dict)
     infeasible: str | None = None
     preemptions: int = 0
+    routings: list[routing.Routing] = field(default_factory=list)  # agent workload: one per seed
 
 
 def engine_of(plan: Plan) -> SchedulerLimits:
@@ -42,23 +47,96 @@ def simulate_cell(
     seeds: int,
     start_spread_s: float | None = 0.0,
     jitter: bool = False,
+    replicas: int = 1,
+    policy: RouterPolicy = "cache_aware",
 ) -> CellPrediction:
-    """One cell of `config` on `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and `jitter`, the
-    seeded variation of each request's API-server time: CellSimulation)."""
+    """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
+    `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
+    through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
+    alike: engine k serves streams k, k + replicas, ... (round robin's share)."""
+    if config.workload == "agent":
+        return simulate_agent_cell(
+            plan, terms, config, context, clients, seeds, replicas, policy, start_spread_s, jitter
+        )
     cell = CellPrediction(context, clients)
     if context + config.output_tokens > plan.max_model_len:
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
         return cell
     engine, model = engine_of(plan), step_model(plan, terms)
     for seed in range(seeds):
-        sim = CellSimulation(config, engine, model, context, clients, seed, start_spread_s, jitter)
-        try:
-            cell.samples_by_seed[seed] = sim.run()
-        except RuntimeError as exc:
-            cell.infeasible = str(exc)
-            cell.samples_by_seed.clear()
-            return cell
-        cell.preemptions += sim.preemptions
+        samples: list[RequestSample] = []
+        for streams in _split(clients, replicas):
+            sim = CellSimulation(config, engine, model, context, len(streams), seed, start_spread_s, jitter)
+            try:
+                samples += _renumbered(sim.run(), streams)
+            except RuntimeError as exc:
+                cell.infeasible = str(exc)
+                cell.samples_by_seed.clear()
+                return cell
+            cell.preemptions += sim.preemptions
+        cell.samples_by_seed[seed] = samples
+    return cell
+
+
+def _split(clients: int, replicas: int) -> list[list[int]]:
+    """The streams each engine serves: engine k gets streams k, k + replicas, ... (engines with none idle)."""
+    return [list(range(k, clients, replicas)) for k in range(min(replicas, clients))]
+
+
+def _renumbered(samples: list[RequestSample], streams: list[int]) -> list[RequestSample]:
+    """One engine's samples with its local stream numbers turned into the cell's."""
+    if streams == list(range(len(streams))):
+        return samples
+    return [s.model_copy(update={"stream": streams[s.stream]}) for s in samples]
+
+
+def agent_shape(config: BenchConfig, context: int, clients: int) -> routing.AgentShape:
+    """The agent workload of one cell of `config`, in tokens."""
+    return routing.AgentShape(
+        context_tokens=context, clients=clients, turns=config.turns, sessions_per_client=config.sessions_per_client,
+        user_tokens=config.user_tokens, call_tokens=config.call_tokens, result_tokens=config.result_tokens,
+        output_tokens=config.output_tokens, warmup_requests=config.warmup_requests,
+    )  # fmt: skip
+
+
+def simulate_agent_cell(
+    plan: Plan,
+    terms: StepTerms,
+    config: BenchConfig,
+    context: int,
+    clients: int,
+    seeds: int,
+    replicas: int = 1,
+    policy: RouterPolicy = "cache_aware",
+    start_spread_s: float | None = 0.0,
+    jitter: bool = False,
+) -> CellPrediction:
+    """One agent cell of `config` (`clients` streams of sessions, closed loop) on `replicas` engines of `plan`
+    behind `policy`, seeds 0 .. seeds-1: each seed routes every request (routing.route: replica and cached
+    tokens), then simulates each engine with its share of the streams, skipping the cached prefill. The
+    samples of all engines together are the cell's, so tok/s is the whole deployment's. Raises ValueError
+    for a policy sim.routing does not model."""
+    cell = CellPrediction(context, clients)
+    shape = agent_shape(config, context, clients)
+    longest = shape.prompt_tokens(shape.turns - 1) + config.output_tokens
+    engine, model = engine_of(plan), step_model(plan, terms)
+    if longest > plan.max_model_len or -(-longest // engine.block_size) > engine.num_blocks:
+        cell.infeasible = (
+            f"a session's last turn needs {longest:,} tokens: beyond max_model_len {plan.max_model_len:,} "
+            f"or the KV pool ({engine.num_blocks * engine.block_size:,} tokens)"
+        )
+        return cell
+    per_stream = config.model_copy(update={"requests_per_client": shape.turns * shape.sessions_per_client})
+    for seed in range(seeds):
+        routed = routing.route(shape, replicas, policy, engine.num_blocks, engine.block_size, seed)
+        samples: list[RequestSample] = []
+        for streams in _split(clients, replicas):
+            hook = routed.shapes(streams)
+            sim = CellSimulation(per_stream, engine, model, context, len(streams), seed, start_spread_s, jitter, hook)
+            samples += _renumbered(sim.run(), streams)
+            cell.preemptions += sim.preemptions
+        cell.samples_by_seed[seed] = samples
+        cell.routings.append(routed)
     return cell
 
 
@@ -70,6 +148,8 @@ def simulate_grid(
     on_progress: ProgressFn = no_progress,
     start_spread_s: float | None = 0.0,
     jitter: bool = False,
+    replicas: int = 1,
+    policy: RouterPolicy = "cache_aware",
 ) -> list[CellPrediction]:
     """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each (`jitter`:
     CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
@@ -78,6 +158,6 @@ def simulate_grid(
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", f"{ctx:,} tokens x {n} clients", done=i, total=len(cells)))
-        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter))
+        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy))
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out

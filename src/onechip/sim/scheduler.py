@@ -9,8 +9,12 @@ allocated as tokens are scheduled (ceil(tokens / block_size) per request, one po
 running request needs a block and none is free, the last running request is preempted by recompute (its
 blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
 
-What it does not model: prefix caching (bench prompts start with unique tokens), speculative decoding,
-async scheduling, several KV-cache groups (sliding layers windowed separately).
+What it does not model: speculative decoding, async scheduling, several KV-cache groups (sliding layers
+windowed separately). Prefix caching is given, not found: bench prompts start with unique tokens (no hits),
+and a workload that reuses prefixes (agent sessions behind a router, sim.routing) passes each request's
+`RequestShape`: its cached tokens are computed already when it is admitted (prefill only the rest, as vLLM
+V1's get_computed_blocks sets num_computed_tokens), and the blocks of the prefix every request shares (the
+system prompt) are held once while any running request uses them (vLLM's block ref counts).
 
 The API server is one event loop in its own process (vLLM V1: AsyncLLM's output handler and the requests'
 streaming generators share it), so the engine core steps on while it works. It does one thing at a time:
@@ -44,6 +48,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from onechip.schemas.bench import BenchConfig, RequestSample
@@ -63,6 +68,23 @@ class SchedulerLimits:
     max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
 
 
+@dataclass(frozen=True)
+class RequestShape:
+    """One request as a workload with prefix reuse gives it (sim.routing): prompt tokens, how many of them the
+    engine's prefix cache serves (whole blocks), how many of those are the prefix all requests share (its
+    blocks held once), and the agent session and turn it belongs to."""
+
+    prompt_tokens: int
+    cached_tokens: int = 0
+    shared_tokens: int = 0
+    session: int | None = None
+    turn: int | None = None
+
+
+# (stream, seq) -> the request's shape; seq counts warm-up requests first, as bench numbers them
+RequestShapes = Callable[[int, int], RequestShape]
+
+
 @dataclass
 class _Req:
     stream: int
@@ -76,6 +98,8 @@ class _Req:
     emitted: int = 0
     blocks: int = 0
     times: list[float] = field(default_factory=list)
+    shape: RequestShape | None = None
+    shared_blocks: int = 0  # of `blocks`: the shared prefix's, held once for all running requests
 
     @property
     def known(self) -> int:
@@ -102,6 +126,9 @@ class _Req:
             chunk_times=[t for t, _ in chunks],
             chunk_tokens=[len(group) for _, group in chunks],
             finish_reason="length",
+            cached_tokens=None if self.shape is None else self.shape.cached_tokens,
+            session=None if self.shape is None or self.warmup else self.shape.session,
+            turn=None if self.shape is None or self.warmup else self.shape.turn,
         )
 
 
@@ -118,9 +145,11 @@ class CellSimulation:
         seed: int,
         start_spread_s: float | None = 0.0,
         jitter: bool = False,
+        shapes: RequestShapes | None = None,
     ) -> None:
         self.config, self.engine, self.model = config, engine, model
-        self.jitter = jitter
+        self.jitter, self.shapes = jitter, shapes
+        self.shared_holders = 0  # running requests holding the shared prefix's blocks
         self.context, self.clients, self.seed = context, clients, seed
         self.rng = random.Random(seed)
         self.overhead_s = model.terms.request_overhead_s
@@ -209,15 +238,7 @@ class CellSimulation:
             t_intended, stream = self.arrivals.popleft()
             seq = self.sent.get(stream, 0)
             self.sent[stream] = seq + 1
-            req = _Req(
-                stream,
-                seq,
-                False,
-                self.context,
-                self.config.output_tokens,
-                t_intended,
-                self._through_frontend(max(t_intended, now)),
-            )
+            req = self._request(stream, seq, False, t_intended, self._through_frontend(max(t_intended, now)))
             self.pending.append(req)
             self.in_flight += 1
 
@@ -235,8 +256,14 @@ class CellSimulation:
         elif seq - self.warm_counts.get(stream, 0) >= cfg.requests_per_client:
             return
         self.sent[stream] = seq + 1
-        self.pending.append(_Req(stream, seq, warm, self.context, cfg.output_tokens, t, self._through_frontend(t)))
+        self.pending.append(self._request(stream, seq, warm, t, self._through_frontend(t)))
         self.in_flight += 1
+
+    def _request(self, stream: int, seq: int, warm: bool, t_send: float, t_arrive: float) -> _Req:
+        """Request `seq` of `stream`: the cell's context as its prompt, or what `shapes` gives."""
+        shape = None if self.shapes is None else self.shapes(stream, seq)
+        prompt = self.context if shape is None else shape.prompt_tokens
+        return _Req(stream, seq, warm, prompt, self.config.output_tokens, t_send, t_arrive, shape=shape)
 
     def _through_frontend(self, t: float) -> float:
         """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
@@ -308,15 +335,40 @@ class CellSimulation:
             break
         while not preempted and self.waiting and budget > 0 and len(self.running) < self.engine.max_num_seqs:
             req = self.waiting[0]
+            taken = self._hit(req)
             n = min(req.known - req.computed, budget)
-            if self._blocks_for(req, n) > self.free_blocks:
+            if self._blocks_for(req, n) + taken > self.free_blocks:
+                req.computed, req.blocks, req.shared_blocks = 0, 0, 0  # the hit is looked up again next step
                 break
             self.waiting.popleft()
+            self.free_blocks -= taken
+            self.shared_holders += req.shared_blocks > 0
             self._allocate(req, n)
             self.running.append(req)
             scheduled.append((req, n))
             budget -= n
         return scheduled
+
+    def _hit(self, req: _Req) -> int:
+        """A fresh request with a prefix-cache hit starts with its cached tokens computed and their blocks
+        (vLLM V1 get_computed_blocks, whole blocks only). Returns the blocks the hit takes from the free pool:
+        its own cached blocks, plus the shared prefix's when no running request holds them already."""
+        if req.shape is None or req.computed or not req.shape.cached_tokens:
+            return 0
+        size = self.engine.block_size
+        req.computed = req.shape.cached_tokens
+        req.blocks = req.computed // size
+        req.shared_blocks = min(req.shape.shared_tokens, req.computed) // size
+        return req.blocks - (req.shared_blocks if self.shared_holders else 0)
+
+    def _release(self, req: _Req) -> None:
+        """Free `req`'s blocks; the shared prefix's go back when its last holder ends."""
+        self.free_blocks += req.blocks - req.shared_blocks
+        if req.shared_blocks:
+            self.shared_holders -= 1
+            if not self.shared_holders:
+                self.free_blocks += req.shared_blocks
+        req.blocks, req.shared_blocks = 0, 0
 
     def _allocate(self, req: _Req, tokens: int) -> None:
         extra = self._blocks_for(req, tokens)
@@ -326,8 +378,8 @@ class CellSimulation:
 
     def _preempt(self, req: _Req) -> None:
         """Recompute preemption: free the blocks, forget the computed tokens, back to the queue's head."""
-        self.free_blocks += req.blocks
-        req.blocks, req.computed = 0, 0
+        self._release(req)
+        req.computed = 0
         self.waiting.appendleft(req)
         self.preemptions += 1
 
@@ -351,7 +403,6 @@ class CellSimulation:
             self.undelivered[id(req)] = (req, queued + 1)
             if req.emitted >= req.output:
                 self.running.remove(req)
-                self.free_blocks += req.blocks
-                req.blocks = 0
+                self._release(req)
         self.frontend_free_s = max(self.frontend_free_s, now)
         self._deliver(now)

@@ -1,6 +1,7 @@
 """deploy/k8s.py: every manifest `deploy k8s` writes validates against the Kubernetes v1.33 OpenAPI schema
-(strict; tests/fixtures/k8s-schemas/SOURCE.md), and carries the planned serve flags and the router's
-service discovery."""
+(strict) and, for the InferencePool variant, the pinned CRD schemas (InferencePool from
+gateway-api-inference-extension v1.5.0, HTTPRoute from gateway-api v1.5.1; tests/fixtures/k8s-schemas/SOURCE.md),
+and carries the planned serve flags and the router's service discovery or the endpoint picker's wiring."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from onechip.errors import ConfigError
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import DeployK8sRequest, PlanRequest
 
-SCHEMAS = Path(__file__).parents[2] / "fixtures" / "k8s-schemas" / "v1.33-strict"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "k8s-schemas"
+SCHEMAS = FIXTURES / "v1.33-strict"
+CRDS = FIXTURES / "crds"
 GEMMA = "google/gemma-4-E2B-it"
 
 
@@ -25,7 +28,7 @@ def _validator(doc: dict) -> jsonschema.Draft202012Validator:
     group = doc["apiVersion"].split("/")[0].split(".")[0] if "/" in doc["apiVersion"] else None
     version = doc["apiVersion"].split("/")[-1]
     name = f"{doc['kind'].lower()}-{group}-{version}.json" if group else f"{doc['kind'].lower()}-{version}.json"
-    schema = json.loads((SCHEMAS / name).read_text())
+    schema = json.loads(((CRDS if (CRDS / name).is_file() else SCHEMAS) / name).read_text())
     defs = json.loads((SCHEMAS / "_definitions.json").read_text())
     registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
@@ -93,3 +96,134 @@ def test_apply_needs_a_kubeconfig(tmp_path, monkeypatch):
 def test_a_chip_without_a_gke_pool_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="no GKE node pool"):
         _deploy(tmp_path, chip="mi300x", replicas=2)
+
+
+# --- --router inferencepool (Gateway API Inference Extension v1.5.0, its chart config/charts/inferencepool)
+
+
+def _pool(tmp_path: Path, **fields: object) -> dict[str, dict]:
+    result = _deploy(tmp_path, router="inferencepool", **fields)
+    docs = list(yaml.safe_load_all(Path(result.path).read_text()))
+    assert docs == result.manifests
+    return {f"{d['kind']}/{d['metadata']['name']}": d for d in docs}
+
+
+@pytest.mark.parametrize("chip,replicas", [("v5e-4", 4), ("l4", 3), ("h100", 2)])
+def test_every_inferencepool_manifest_validates_against_the_pinned_schemas(tmp_path, chip, replicas):
+    docs = _pool(tmp_path, chip=chip, replicas=replicas, namespace="serving", gateway="my-gateway")
+    assert list(docs) == [
+        "Deployment/onechip-vllm", "Service/onechip-vllm", "InferencePool/onechip-pool", "ConfigMap/onechip-epp",
+        "ServiceAccount/onechip-epp", "Role/onechip-epp-sa", "RoleBinding/onechip-epp-sa", "Role/onechip-epp-non-sa",
+        "RoleBinding/onechip-epp-non-sa", "Deployment/onechip-epp", "Service/onechip-epp", "HTTPRoute/onechip-pool",
+    ]  # fmt: skip
+    for doc in docs.values():
+        _validator(doc).validate(doc)
+    # the real API groups of the pinned releases: InferencePool is GA (v1) since GIE v1.0; HTTPRoute v1
+    assert docs["InferencePool/onechip-pool"]["apiVersion"] == "inference.networking.k8s.io/v1"
+    assert docs["HTTPRoute/onechip-pool"]["apiVersion"] == "gateway.networking.k8s.io/v1"
+
+
+def test_the_crd_schemas_refuse_what_the_api_server_refuses(tmp_path):
+    docs = _pool(tmp_path, chip="l4", replicas=2)
+    pool = docs["InferencePool/onechip-pool"]
+    # v1alpha2's targetPortNumber is gone from v1 (the v1.5.0 CRD has only targetPorts): strict refuses it
+    pool["spec"]["targetPortNumber"] = 8000
+    with pytest.raises(jsonschema.ValidationError, match="targetPortNumber"):
+        _validator(pool).validate(pool)
+    route = docs["HTTPRoute/onechip-pool"]
+    route["spec"]["rules"][0]["backendRefs"][0]["weight"] = -1  # gateway-api v1.5.1: weight minimum 0
+    with pytest.raises(jsonschema.ValidationError, match="-1"):
+        _validator(route).validate(route)
+
+
+def test_the_pool_selects_the_vllm_pods_and_names_its_endpoint_picker(tmp_path):
+    docs = _pool(tmp_path, chip="v5e-4", replicas=4, namespace="serving")
+    engine = docs["Deployment/onechip-vllm"]
+    spec = docs["InferencePool/onechip-pool"]["spec"]
+    # the pool selects exactly the vLLM pods, on the port the engine listens on
+    assert spec["selector"]["matchLabels"] == engine["spec"]["template"]["metadata"]["labels"]
+    port = engine["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"]
+    assert spec["targetPorts"] == [{"number": port}] and spec["appProtocol"] == "http"
+    # endpointPickerRef names the EPP Service and its ext-proc port (chart: extProcPort 9002, FailOpen)
+    ref = spec["endpointPickerRef"]
+    service = docs[f"Service/{ref['name']}"]
+    assert ref["port"]["number"] in [p["port"] for p in service["spec"]["ports"]] and ref["port"]["number"] == 9002
+    assert ref["failureMode"] == "FailOpen"
+    picker = docs["Deployment/onechip-epp"]["spec"]["template"]
+    assert service["spec"]["selector"] == picker["metadata"]["labels"]
+
+
+def test_the_endpoint_picker_runs_the_pinned_image_with_the_charts_flags(tmp_path):
+    docs = _pool(tmp_path, chip="l4", replicas=2, namespace="serving")
+    pod = docs["Deployment/onechip-epp"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    # inferencepool chart v1.5.0 values.yaml: registry.k8s.io / gateway-api-inference-extension/epp : v1.5.0
+    assert container["image"] == "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"
+    args = container["args"]
+    assert args[args.index("--pool-name") + 1] == "onechip-pool"
+    assert args[args.index("--pool-namespace") + 1] == "serving"
+    assert args[args.index("--pool-group") + 1] == "inference.networking.k8s.io"
+    # the plugin file it reads is the ConfigMap's key, mounted at /config
+    config = docs["ConfigMap/onechip-epp"]
+    path = args[args.index("--config-file") + 1]
+    assert path.startswith("/config/") and path.removeprefix("/config/") in config["data"]
+    assert {"name": "plugins-config-volume", "configMap": {"name": "onechip-epp"}} in pod["volumes"]
+    plugins = yaml.safe_load(config["data"]["default-plugins.yaml"])
+    weights = {p["pluginRef"]: p["weight"] for p in plugins["schedulingProfiles"][0]["plugins"]}
+    assert weights == {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}  # epplib
+    # its account may read pods and the pool (chart rbac.yaml / epplib _rbac.yaml), nothing cluster-wide
+    assert pod["serviceAccountName"] == "onechip-epp"
+    rules = docs["Role/onechip-epp-sa"]["rules"] + docs["Role/onechip-epp-non-sa"]["rules"]
+    granted = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
+    assert {("", "pods"), ("inference.networking.k8s.io", "inferencepools")} <= granted
+    assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in rules)
+    for name in ("onechip-epp-sa", "onechip-epp-non-sa"):
+        binding = docs[f"RoleBinding/{name}"]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "onechip-epp", "namespace": "serving"}]
+
+
+def test_the_route_sends_the_named_gateway_to_the_pool(tmp_path):
+    docs = _pool(tmp_path, chip="l4", replicas=2, gateway="edge")
+    rule = docs["HTTPRoute/onechip-pool"]["spec"]
+    assert rule["parentRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}]
+    backend = rule["rules"][0]["backendRefs"]
+    assert backend == [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "onechip-pool"}]
+    assert not any(k.startswith("Deployment/onechip-router") for k in docs)  # no vllm-router beside the pool
+
+
+def test_a_vllm_router_policy_is_refused_for_the_endpoint_picker(tmp_path):
+    with pytest.raises(ConfigError, match="round_robin is a vllm-router policy"):
+        _deploy(tmp_path, chip="l4", replicas=2, router="inferencepool", router_policy="round_robin")
+
+
+def test_a_gateway_name_that_is_no_dns_label_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="--gateway"):
+        _deploy(tmp_path, chip="l4", replicas=2, router="inferencepool", gateway="Bad_Name")
+
+
+def test_apply_creates_the_custom_objects_through_their_crd_resources(tmp_path, monkeypatch):
+    # kubernetes.utils.create_from_dict maps only built-in kinds to typed APIs; InferencePool and HTTPRoute go
+    # through CustomObjectsApi with the CRDs' plural names (inferencepools, httproutes)
+    import sys
+    import types
+
+    created: list[tuple] = []
+    client = types.SimpleNamespace(
+        ApiClient=lambda: "api",
+        CustomObjectsApi=lambda api: types.SimpleNamespace(
+            create_namespaced_custom_object=lambda g, v, ns, plural, body: created.append((g, v, ns, plural))
+        ),
+    )
+    utils = types.SimpleNamespace(create_from_dict=lambda api, doc: created.append((doc["kind"],)))
+    config = types.SimpleNamespace(load_kube_config=lambda config_file: None)
+    fake = types.ModuleType("kubernetes")
+    fake.client, fake.utils, fake.config = client, utils, config  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kubernetes", fake)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    result = _deploy(tmp_path, chip="l4", replicas=2, router="inferencepool", namespace="serving", apply=True)
+    assert result.applied and len(created) == len(result.manifests)
+    assert ("inference.networking.k8s.io", "v1", "serving", "inferencepools") in created
+    assert ("gateway.networking.k8s.io", "v1", "serving", "httproutes") in created
+    assert ("Deployment",) in created and ("ConfigMap",) in created
