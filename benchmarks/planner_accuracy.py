@@ -273,7 +273,7 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     towers loaded as the engine loads them), else a header-only checkpoint written from the fixture's
     config and weights figure."""
     found = catalog_entry(entry["model"] or "")
-    if found is not None and found[1].get("inventory"):
+    if found is not None and found[1].inventory:
         return found[0], "catalog inventory"
     config_file = entry.get("config_file") or STAND_IN[entry["name"]]
     config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
@@ -344,6 +344,9 @@ def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -
         weights=how,
         binding=plan.binding_limit,
         note=outcome_note(entry),
+        plan=plan,  # for planner_vs_peers.py: the same plan, its inputs and the checkpoint it read
+        model=model,
+        fields=fields,
     )
     return row
 
