@@ -111,6 +111,10 @@ class GpuMemoryRule(StrictModel):
     default_max_num_batched_tokens: int | None = Field(
         description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
     )
+    a100_small_batch_defaults: bool = Field(
+        default=True,
+        description="v1: an A100 gets the small-card batch defaults whatever its memory (false before 0.9.0).",
+    )
     chunked_prefill_above_len: int | None = Field(
         default=None,
         description="V0: chunked prefill turns on by itself when max_model_len exceeds this (no sliding window, "
