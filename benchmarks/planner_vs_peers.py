@@ -356,7 +356,9 @@ def hfmem_case(hf_run: types.ModuleType, inputs: Inputs) -> Result:
     except Exception as exc:
         return Result(refused=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
     if out.kv_cache is None or out.kv_cache_metadata is None:
-        return Result(refused="no KV cache estimate (config fields it needs are missing)")
+        config = json.loads((inputs.directory / "config.json").read_text(encoding="utf-8"))
+        missing = "'architectures'" if "architectures" not in config else "a field it needs"
+        return Result(refused=f"no KV cache estimate: config.json has no {missing} (hf-mem needs it)")
     per_token = out.kv_cache / out.kv_cache_metadata.max_model_len
     requested = inputs.visible_gib * GIB * inputs.utilization
     pool = requested - out.memory / inputs.gpus
@@ -462,6 +464,8 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
                 + [f"{sum(verdicts)} of {len(verdicts)}"]
             )
         print(render_markdown(["planner", "planned", *(FIGURE_TITLES[f] for f in FIGURES), "fit right"], table))
+    covered = ", ".join(f"{p} {sum(planned(c.results[p]) for c in cases)}" for p in PLANNERS if installed[p])
+    print(f"\nPlanned, of all {len(cases)} GPU logs: {covered}")
     print("\nWhy each planner gave no plan ('not fed': no weights figure or card to give it, or not installed):")
     for planner_name in PLANNERS:
         for case in cases:
