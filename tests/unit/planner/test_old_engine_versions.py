@@ -93,3 +93,29 @@ def test_0_8_profile_run_holds_only_the_logits_rows(tmp_path: Path) -> None:
         peaks[version] = plan.memory_budget.activation_peak_bytes
     hidden, tokens, seqs = LLAMA["hidden_size"], 8192, 1024  # the H100 defaults of both versions
     assert peaks["0.11.0"] - peaks["0.8.5"] == pytest.approx((tokens + seqs) * hidden * 2, abs=2)
+
+
+@pytest.mark.parametrize(
+    ("chip", "version", "fields", "v0"),
+    [
+        # _is_v1_supported_oracle (vllm/engine/arg_utils.py of the 0.8.5 - 0.11.0 wheels): 'Compute Capability
+        # < 8.0' falls back through 0.10.1; PP > 1 with the default executor through 0.9.0; --dtype float32
+        # through 0.9.1
+        ("t4", "0.10.1", {}, True),
+        ("t4", "0.10.2", {}, False),
+        ("h100", "0.8.5", {"pipeline_parallel_size": 2}, True),
+        ("h100", "0.9.1", {"pipeline_parallel_size": 2}, False),
+        ("h100", "0.9.1", {"dtype": "float32"}, True),
+        ("h100", "0.9.2", {"dtype": "float32"}, False),
+        ("h100", "0.8.5", {}, False),
+    ],
+)
+def test_v1_era_releases_hand_what_v1_lacks_to_the_v0_engine(
+    tmp_path: Path, chip: str, version: str, fields: dict[str, object], v0: bool
+) -> None:
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    plan = plan_model(str(path), chip, engine_version=version, max_model_len=4096, **fields)
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.rule_versions.startswith("V0 engine") is v0
+    (said,) = [w.message for w in plan.warnings if w.code == "engine-version"]
+    assert ("runs its V0 engine" in said) is v0
