@@ -235,11 +235,11 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
     version = r.request.engine_version
     if r.rules.memory_rules and r.acc.kind == "gpu":
-        rule = _rule(r.rules, r.request, r.acc)
-        what, source = rule.versions, rule.source
         fallback = v0_fallback(
             r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype
         )
+        rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
+        what, source = rule.versions, rule.source
         if fallback is not None:  # said with the oracle's reason
             what = f"{what}: vLLM {version} runs its V0 engine for {fallback.trigger.replace('_', ' ')}"
             source = f"{fallback.source} | {source}"
