@@ -233,7 +233,10 @@ def peer_inputs(
     config = json.loads((corpus.ROOT / entry["config_file"]).read_text(encoding="utf-8"))
     gpus = (args.get("tensor_parallel_size") or 1) * (args.get("pipeline_parallel_size") or 1)
     catalog_model = model is not None and not Path(model).is_dir()
-    if not catalog_model and corpus.weights_of(entry, gpus, config)[0] is None:
+    # a boot refused before it printed any KV figure was refused before memory counted (argument validation):
+    # its verdict does not rest on the weights, so the placeholder planner_accuracy writes serves
+    before_memory = entry["outcome"] == "refused" and not (corpus.logged_tokens(entry) or logged_pool_gib(entry))
+    if not catalog_model and not before_memory and corpus.weights_of(entry, gpus, config)[0] is None:
         return None  # planner_accuracy has no weights figure (it plans a placeholder): nothing to give the peers
     plan = row.get("plan")
     if plan is not None:
