@@ -119,3 +119,11 @@ def test_v1_era_releases_hand_what_v1_lacks_to_the_v0_engine(
     assert plan.memory_budget.rule_versions.startswith("V0 engine") is v0
     (said,) = [w.message for w in plan.warnings if w.code == "engine-version"]
     assert ("runs its V0 engine" in said) is v0
+
+
+def test_v0_0_6_5_counts_the_allocators_cached_blocks(tmp_path: Path) -> None:
+    # 0.6.5/0.6.6 (PR #10511): non-torch = in use - baseline - weights - torch *allocated* increase, so cached
+    # blocks count; 0.7.0 (PRs #11809, #12126) subtracts memory_reserved(). Sizes: PR #10511's comment (the corpus
+    # fixture gpu80g-llama3-8b-v0-profiling: 1.79 GiB at TP 1) and PR #12126's H100 log (0.16 GiB)
+    assert non_torch_gib(tmp_path, "0.6.5", 1) == pytest.approx(1.79, abs=0.01)
+    assert non_torch_gib(tmp_path, "0.7.0", 1) == pytest.approx(0.16, abs=0.01)
