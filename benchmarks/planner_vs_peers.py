@@ -188,13 +188,13 @@ class Inputs:
 
 
 def logged_pool_gib(entry: dict[str, Any]) -> float | None:
-    """The log's 'Available KV cache memory' per GPU; None with pipeline parallelism, where only stage 0 prints
-    it and the stage that binds the token count may have less (h100x2-llama31-8b-pp2-v0190: 66.54 GiB printed
-    by PP0, 65.63 GiB in use on PP1)."""
+    """The log's 'Available KV cache memory' per GPU when positive; None with pipeline parallelism, where only
+    stage 0 prints it and the stage that binds the token count may have less (h100x2-llama31-8b-pp2-v0190:
+    66.54 GiB printed by PP0, 65.63 GiB in use on PP1)."""
     if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
         return None
     logged = entry["logged"].get("available_kv_cache_gib")
-    return float(logged) if logged else None
+    return float(logged) if logged and logged > 0 else None  # <= 0: refused for want of memory, the verdict scores it
 
 
 def onechip_case(entry: dict[str, Any], workdir: Path) -> tuple[Result, Inputs | None, str]:
@@ -217,8 +217,11 @@ def onechip_case(entry: dict[str, Any], workdir: Path) -> tuple[Result, Inputs |
             result.kv_gib = plan.memory_budget.kv_cache_bytes / GIB
         logged_kv = logged_pool_gib(entry)
         if logged_kv:
-            given = plan_model(row["model"], **(row["fields"] | {"kv_cache_memory_bytes": int(logged_kv * GIB)}))
-            result.tokens_given_pool = given.kv_tokens_logged
+            try:
+                given = plan_model(row["model"], **(row["fields"] | {"kv_cache_memory_bytes": int(logged_kv * GIB)}))
+                result.tokens_given_pool = given.kv_tokens_logged
+            except OnechipError as exc:
+                result.notes.append(f"given the logged pool: {exc}")
     return result, peer_inputs(entry, row, engine, chip, workdir), weights
 
 
