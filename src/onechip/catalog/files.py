@@ -111,6 +111,13 @@ class GpuMemoryRule(StrictModel):
     default_max_num_batched_tokens: int | None = Field(
         description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
     )
+    v0_engine: bool = Field(
+        default=False, description="A rule of the V0 engine (what v0_fallbacks select on v1-era releases)."
+    )
+    a100_small_batch_defaults: bool = Field(
+        default=True,
+        description="v1: an A100 gets the small-card batch defaults whatever its memory (false before 0.9.0).",
+    )
     chunked_prefill_above_len: int | None = Field(
         default=None,
         description="V0: chunked prefill turns on by itself when max_model_len exceeds this (no sliding window, "
@@ -163,6 +170,19 @@ class TpuPoolRule(StrictModel):
     )
     source: str = Field(description="Where the rule comes from.")
     date: str = Field(description="ISO date.")
+
+
+class V0Fallback(StrictModel):
+    """A deployment the v1-era engine hands to its V0 engine when VLLM_USE_V1 is unset (engines.json
+    `v0_fallbacks`; vllm/engine/arg_utils.py _is_v1_supported_oracle)."""
+
+    trigger: Literal["no_bf16_compute", "pipeline_parallel", "float32"] = Field(
+        description="no_bf16_compute: a card before Ampere (compute capability < 8.0, no bf16 tensor cores); "
+        "pipeline_parallel: pipeline_parallel_size > 1 with the default executor; float32: --dtype float32."
+    )
+    min_version: str = Field(description="First vLLM release that falls back for it.")
+    max_version: str = Field(description="First vLLM release that no longer does.")
+    source: str = Field(description="Where that comes from.")
 
 
 class EngineEntry(StrictModel):
@@ -234,6 +254,9 @@ class EngineEntry(StrictModel):
     async_scheduling_source: str = Field(default="", description="Where that comes from.")
     memory_rules: list[GpuMemoryRule] = Field(
         default_factory=list, description="GPU profiling rules by vLLM version (empty: cap - weights)."
+    )
+    v0_fallbacks: list[V0Fallback] = Field(
+        default_factory=list, description="Deployments v1-era releases run on the V0 engine (its newest rule)."
     )
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."

@@ -25,7 +25,14 @@ from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import encoder_profile_bytes, select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
-from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
+from onechip.planner.rules import (
+    Accelerator,
+    EngineRules,
+    accelerator,
+    engine_rules,
+    kv_element_bytes,
+    v0_fallback,
+)
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -250,8 +257,14 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
     version = r.request.engine_version
     if r.rules.memory_rules and r.acc.kind == "gpu":
-        rule = select_rule(r.rules.memory_rules, version)
+        fallback = v0_fallback(
+            r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype
+        )
+        rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
         what, source = rule.versions, rule.source
+        if fallback is not None:  # said with the oracle's reason
+            what = f"{what}: vLLM {version} runs its V0 engine for {fallback.trigger.replace('_', ' ')}"
+            source = f"{fallback.source} | {source}"
     elif r.tpu_rule is not None:
         what, source = r.tpu_rule.versions, r.tpu_rule.source
     else:
@@ -508,7 +521,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         memory_bytes=b.memory, utilization=b.util,
         cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,
         kv_bytes_per_token=geometry.kv_bytes_per_token, kv_pool_bytes=b.pool, num_blocks=b.num_blocks,
-        kv_tokens=b.tokens, kv_tokens_logged=_logged_tokens(b.gpu, rules, request, b.conc, n, b.tokens),
+        kv_tokens=b.tokens, kv_tokens_logged=_logged_tokens(b.gpu, rules, request, r.acc, b.conc, n, b.tokens),
         max_concurrency=b.conc(n),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=b.conc(c)) for c in r.contexts],
         decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth,
@@ -521,7 +534,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
-        memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
+        memory_budget=b.gpu.record(_rule(rules, request, r.acc), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.version, model_source=r.src.origin,
@@ -691,8 +704,13 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
 
 
-def _rule(rules: EngineRules, request: PlanRequest) -> GpuMemoryRule:
-    return select_rule(rules.memory_rules, request.engine_version)
+def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemoryRule:
+    """The GPU memory rule of request.engine_version, the V0 engine's where that release hands the deployment
+    to it (planner.rules.v0_fallback)."""
+    v0 = v0_fallback(
+        rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype
+    )
+    return select_rule(rules.memory_rules, request.engine_version, v0=v0 is not None)
 
 
 def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -> GpuPool | None:
@@ -705,7 +723,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
     return plan_gpu_pool(
-        _rule(rules, request),
+        _rule(rules, request, acc),
         text=r.src.text_config,
         stages=_stages(r),
         visible_bytes=acc.memory_bytes or 0,
@@ -841,10 +859,16 @@ def _verdict(
 
 
 def _logged_tokens(
-    gpu: GpuPool | None, rules: EngineRules, request: PlanRequest, conc: Any, max_model_len: int, tokens: int
+    gpu: GpuPool | None,
+    rules: EngineRules,
+    request: PlanRequest,
+    acc: Accelerator,
+    conc: Any,
+    max_model_len: int,
+    tokens: int,
 ) -> int:
     """The token figure the engine's boot log prints, by that version's own accounting."""
     if gpu is not None:
-        return gpu.logged_tokens(_rule(rules, request), max_model_len)
+        return gpu.logged_tokens(_rule(rules, request, acc), max_model_len)
     # vLLM 0.32 (CPU) computes the logged figure as int(concurrency x max_model_len)
     return int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens

@@ -28,7 +28,9 @@ def blocks_for(plan: Plan, tokens: int) -> int:
     if plan.memory_budget is None:
         return blocks_per_request(geometry, tokens, plan.block_size, rules, in_flight)
     version = None if plan.engine_version == rules.version else plan.engine_version
-    rule = select_rule(rules.memory_rules, version)
+    # the rule the plan was sized under (a V0 fallback's included), else its version's
+    named = [x for x in rules.memory_rules if x.versions == plan.memory_budget.rule_versions]
+    rule = named[0] if named else select_rule(rules.memory_rules, version)
     layout = kv_layout if rule.hybrid_groups else kv_layout_uniform
     tp = plan.tensor_parallel_size
     stages = [stage_geometry(geometry, r) for r in pp_stage_layers(len(plan.layers), plan.pipeline_parallel_size)]

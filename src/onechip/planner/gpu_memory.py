@@ -51,11 +51,14 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-def select_rule(rules: list[GpuMemoryRule], version: str | None) -> GpuMemoryRule:
+def select_rule(rules: list[GpuMemoryRule], version: str | None, v0: bool = False) -> GpuMemoryRule:
     """The rule whose [min_version, max_version) holds `version`; None = the newest rule. A rule with no
-    min_version covers everything older than the first ruled release (the V0 engine)."""
+    min_version covers everything older than the first ruled release (the V0 engine). v0: a v1-era release
+    running its V0 engine (planner.rules.v0_fallback): the newest V0 rule."""
     if not rules:
         raise ConfigError("the engine has no GPU memory rules in engines.json")
+    if v0 and any(r.v0_engine for r in rules):
+        return max((r for r in rules if r.v0_engine), key=lambda r: version_key(r.min_version or "0.0.0"))
     if version is None:
         return max(rules, key=lambda r: version_key(r.min_version) if r.min_version else (0, 0, 0))
     key = version_key(version)

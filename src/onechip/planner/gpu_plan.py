@@ -48,7 +48,8 @@ from onechip.schemas.plan import GpuMemoryBudget
 # vllm/engine/arg_utils.py get_batch_defaults (v1, OpenAI server): cards with >= 70 GiB whose device name
 # does not contain "a100" default to 1024 sequences / 8192 tokens (the rule's figures); smaller cards and
 # every A100 to 256 / 2048 (vLLM tests/engine/test_arg_utils.py test_defaults_with_usage_context:
-# 'device_memory >= 70 * GiB_bytes and "a100" not in device_name').
+# 'device_memory >= 70 * GiB_bytes and "a100" not in device_name'); before 0.9.0 the A100 exception is absent
+# (rule a100_small_batch_defaults, _set_default_args_v1 of the vllm 0.8.5 wheel).
 LARGE_GPU_BYTES = 70 * GIB
 SMALL_GPU_DEFAULTS = (256, 2048)
 
@@ -145,7 +146,7 @@ def _defaults(
             # (not for multimodal or sliding-window models); SchedulerConfig then batches its default tokens
             return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens
         return rule.default_max_num_seqs, max(max_model_len, 2048)  # the whole max-length prompt in one step
-    if visible_bytes < LARGE_GPU_BYTES or "a100" in device_name.lower():
+    if visible_bytes < LARGE_GPU_BYTES or (rule.a100_small_batch_defaults and "a100" in device_name.lower()):
         return SMALL_GPU_DEFAULTS
     return rule.default_max_num_seqs, rule.default_max_num_batched_tokens
 

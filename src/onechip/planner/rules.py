@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from onechip import catalog
-from onechip.catalog.files import AcceleratorEntry, EngineEntry
+from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback
 from onechip.errors import ConfigError
 from onechip.planner import chips
 from onechip.planner.gpu_memory import version_key
@@ -182,3 +182,25 @@ def engine_rules(name: str) -> EngineRules:
 def known_accelerators() -> list[str]:
     """Every chip key in accelerators.json, sorted."""
     return sorted(catalog.accelerators().accelerators)
+
+
+def v0_fallback(
+    rules: EngineRules, version: str | None, acc: Accelerator, *, pipeline_parallel_size: int, dtype: str | None
+) -> V0Fallback | None:
+    """The engines.json v0_fallbacks entry that sends this deployment to the V0 engine on a v1-era release, if
+    any: vLLM 0.8 - 0.10 ran V0 when _is_v1_supported_oracle found a feature V1 lacked (and VLLM_USE_V1 was unset).
+    A card with no bf16 compute is one before Ampere: vLLM's check is compute capability < 8.0, and bf16 tensor
+    cores arrived with 8.0 (the card's native_formats, catalog/accelerators.json architecture_formats)."""
+    if version is None or acc.kind != "gpu":
+        return None
+    key = version_key(version)
+    present = {
+        "no_bf16_compute": bool(acc.native_formats) and "bfloat16" not in acc.native_formats,
+        "pipeline_parallel": pipeline_parallel_size > 1,
+        "float32": dtype in ("float32", "float"),
+    }
+    for fallback in rules.v0_fallbacks:
+        in_range = version_key(fallback.min_version) <= key < version_key(fallback.max_version)
+        if in_range and present[fallback.trigger]:
+            return fallback
+    return None

@@ -1,0 +1,129 @@
+"""vLLM v1 releases before 0.11.0 (issue 27: the rules of newer versions must not be applied to older ones).
+
+What the profiler counts changed twice (vllm/v1/worker/gpu_worker.py, read in the vllm 0.8.5, 0.9.0, 0.9.1,
+0.10.x and 0.11.0 wheels): up to 0.9.0 every non-torch byte on the device (CUDA context and NCCL included);
+0.9.1 - 0.10.x the increase since a snapshot taken before NCCL is initialized; from 0.11.0 the increase since a
+snapshot taken after it. The sizes are the ones the 0.19.0 H100 logs print, read here from those logs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from factories import sized_checkpoint
+from onechip.planner import plan_model
+from onechip.schemas.common import GIB
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+LLAMA = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
+LLAMA_8B_BYTES = 16_060_522_496  # safetensors total of meta-llama/Llama-3.1-8B-Instruct (corpus.json)
+
+
+def logged_gib(log: str, pattern: str) -> float:
+    """The first figure `pattern` captures in a corpus log."""
+    match = re.search(pattern, (BOOTLOGS / log).read_text(encoding="utf-8"))
+    assert match, pattern
+    return float(match.group(1))
+
+
+# What the 0.19.0 H100 logs print: non-torch memory at the worker's init snapshot (the CUDA context; at TP2 also
+# NCCL's communicator buffers) and the non-torch increase of the profiling forward.
+INIT = r"worker init memory snapshot: .*?non_torch_memory=([\d.]+)GiB"
+FORWARD = r"non-torch forward increase memory: ([\d.]+)GiB"
+TP1 = "h100-llama31-8b-tp1-v0190.log"
+TP2 = "h100x2-llama31-8b-tp2-v0190.log"
+
+
+def non_torch_gib(tmp_path: Path, version: str, tp: int) -> float:
+    path = sized_checkpoint(tmp_path / f"llama-{version}-tp{tp}", LLAMA, LLAMA_8B_BYTES)
+    plan = plan_model(str(path), "h100", engine_version=version, max_model_len=8192, tensor_parallel_size=tp)
+    assert plan.memory_budget is not None
+    return plan.memory_budget.non_torch_bytes / GIB
+
+
+@pytest.mark.parametrize("version", ["0.8.5", "0.9.0"])
+def test_v1_before_0_9_1_counts_the_cuda_context_and_all_of_nccl(tmp_path: Path, version: str) -> None:
+    # total used - torch allocated after profile_run: the context, NCCL at init and in the forward
+    assert non_torch_gib(tmp_path, version, 1) == pytest.approx(
+        logged_gib(TP1, INIT) + logged_gib(TP1, FORWARD), abs=0.01
+    )
+    assert non_torch_gib(tmp_path, version, 2) == pytest.approx(
+        logged_gib(TP2, INIT) + logged_gib(TP2, FORWARD), abs=0.01
+    )
+
+
+@pytest.mark.parametrize("version", ["0.9.1", "0.10.1"])
+def test_v1_0_9_1_to_0_10_counts_nccl_init_but_not_the_context(tmp_path: Path, version: str) -> None:
+    # the snapshot holds the CUDA context but not NCCL's buffers: they count as increase
+    assert non_torch_gib(tmp_path, version, 1) == pytest.approx(logged_gib(TP1, FORWARD), abs=0.01)
+    nccl_init = logged_gib(TP2, INIT) - logged_gib(TP1, INIT)
+    assert non_torch_gib(tmp_path, version, 2) == pytest.approx(nccl_init + logged_gib(TP2, FORWARD), abs=0.01)
+
+
+def test_from_0_11_only_the_forward_increase(tmp_path: Path) -> None:
+    assert non_torch_gib(tmp_path, "0.11.0", 2) == pytest.approx(logged_gib(TP2, FORWARD), abs=0.01)
+
+
+def test_an_a100_gets_the_large_card_batch_defaults_before_0_9_0(tmp_path: Path) -> None:
+    # vllm/engine/arg_utils.py _set_default_args_v1: 0.8.5 'if device_memory >= 70 * GiB_bytes:'; 0.9.0 adds
+    # 'and "a100" not in device_name' (both wheels). The profiling peak follows the defaults (1,024 sequences /
+    # 8,192 tokens against 256 / 2,048), so an A100 80GB peaks as an H100 on 0.8.5 and lower on 0.9.0.
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+
+    def peak(chip: str, version: str) -> int:
+        budget = plan_model(str(path), chip, engine_version=version, max_model_len=8192).memory_budget
+        assert budget is not None
+        return budget.activation_peak_bytes
+
+    assert peak("a100-80gb", "0.8.5") == peak("h100", "0.8.5")
+    assert peak("a100-80gb", "0.9.0") < peak("h100", "0.9.0")
+
+
+def test_0_8_profile_run_holds_only_the_logits_rows(tmp_path: Path) -> None:
+    # 0.8.5: _dummy_run returns hidden_states[logit_indices] alone and the sampler uses it as is; from 0.9.2 the
+    # full [max_num_batched_tokens, hidden] states stay too, and torch.rand_like adds a second row copy
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    peaks = {}
+    for version in ("0.8.5", "0.11.0"):
+        plan = plan_model(str(path), "h100", engine_version=version, max_model_len=8192)
+        assert plan.memory_budget is not None
+        peaks[version] = plan.memory_budget.activation_peak_bytes
+    hidden, tokens, seqs = LLAMA["hidden_size"], 8192, 1024  # the H100 defaults of both versions
+    assert peaks["0.11.0"] - peaks["0.8.5"] == pytest.approx((tokens + seqs) * hidden * 2, abs=2)
+
+
+@pytest.mark.parametrize(
+    ("chip", "version", "fields", "v0"),
+    [
+        # _is_v1_supported_oracle (vllm/engine/arg_utils.py of the 0.8.5 - 0.11.0 wheels): 'Compute Capability
+        # < 8.0' falls back through 0.10.1; PP > 1 with the default executor through 0.9.0; --dtype float32
+        # through 0.9.1
+        ("t4", "0.10.1", {}, True),
+        ("t4", "0.10.2", {}, False),
+        ("h100", "0.8.5", {"pipeline_parallel_size": 2}, True),
+        ("h100", "0.9.1", {"pipeline_parallel_size": 2}, False),
+        ("h100", "0.9.1", {"dtype": "float32"}, True),
+        ("h100", "0.9.2", {"dtype": "float32"}, False),
+        ("h100", "0.8.5", {}, False),
+    ],
+)
+def test_v1_era_releases_hand_what_v1_lacks_to_the_v0_engine(
+    tmp_path: Path, chip: str, version: str, fields: dict[str, object], v0: bool
+) -> None:
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    plan = plan_model(str(path), chip, engine_version=version, max_model_len=4096, **fields)
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.rule_versions.startswith("V0 engine") is v0
+    (said,) = [w.message for w in plan.warnings if w.code == "engine-version"]
+    assert ("runs its V0 engine" in said) is v0
+
+
+def test_v0_0_6_5_counts_the_allocators_cached_blocks(tmp_path: Path) -> None:
+    # 0.6.5/0.6.6 (PR #10511): non-torch = in use - baseline - weights - torch *allocated* increase, so cached
+    # blocks count; 0.7.0 (PRs #11809, #12126) subtracts memory_reserved(). Sizes: PR #10511's comment (the corpus
+    # fixture gpu80g-llama3-8b-v0-profiling: 1.79 GiB at TP 1) and PR #12126's H100 log (0.16 GiB)
+    assert non_torch_gib(tmp_path, "0.6.5", 1) == pytest.approx(1.79, abs=0.01)
+    assert non_torch_gib(tmp_path, "0.7.0", 1) == pytest.approx(0.16, abs=0.01)

@@ -1,0 +1,80 @@
+"""The pure parts of benchmarks/planner_vs_peers.py (issue 27): error arithmetic, ties at the log's resolution,
+the table, the header the peers are fed, and hf-mem's figures read as vLLM's budget. None needs a peer
+installed: hf-mem is replaced by a stand-in that returns what hf_mem.run.arun returns."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.schemas.common import GIB
+
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+try:
+    import planner_accuracy
+    import planner_vs_peers as pvp
+finally:
+    sys.path.remove(str(BENCHMARKS))
+
+
+def test_error_is_relative_to_the_log_and_none_without_a_figure() -> None:
+    assert pvp.error(110, 100) == pytest.approx(0.10)
+    assert pvp.error(None, 100) is None
+    assert pvp.error(5, None) is None
+    assert pvp.error(5, 0) is None
+
+
+def test_a_difference_below_the_logs_print_resolution_is_a_tie() -> None:
+    # the log prints 58.11 GiB (0.01 GiB steps): errors within 0.005 / 58.11 = 0.0086% of each other are ties
+    assert not pvp.closer(0.00005, -0.00010, 58.11)
+    assert pvp.closer(0.0000, 0.0013, 15.41)  # 0.13% apart on a 15.41 GiB pool: 0.032% resolution
+    assert pvp.closer(0.0001, 0.0002, None)  # no pool printed: any difference counts
+
+
+def test_summary_keeps_the_sign_of_the_worst() -> None:
+    assert pvp.summary([0.01, -0.03, 0.02]) == "3: 2.0% mean, worst -3.0%"
+    assert pvp.summary([]) == "-"
+
+
+def test_markdown_table() -> None:
+    table = pvp.render_markdown(["planner", "planned"], [["onechip", "32 of 38"]])
+    assert table.splitlines() == ["| planner | planned |", "|---|---|", "| onechip | 32 of 38 |"]
+
+
+def test_the_peers_read_the_bytes_onechip_is_given(tmp_path: Path) -> None:
+    # planner_accuracy's header-only checkpoint (Llama-3.1-8B's 16,060,522,496 checkpoint bytes, corpus.json)
+    planner_accuracy.write_checkpoint(tmp_path, {"model_type": "llama"}, 16_060_522_496, quantized=False)
+    assert pvp.header_bytes(pvp.header_tensors(tmp_path)) == 16_060_522_496
+
+
+def fake_hf_mem(memory_bytes: int, kv_bytes: int, max_model_len: int) -> Any:
+    """A stand-in for hf_mem.run: arun returns weights and one request's KV bytes, as the real one does."""
+
+    async def arun(**_: Any) -> Any:
+        return types.SimpleNamespace(
+            memory=memory_bytes,
+            kv_cache=kv_bytes,
+            kv_cache_metadata=types.SimpleNamespace(max_model_len=max_model_len),
+        )
+
+    return types.SimpleNamespace(arun=arun)
+
+
+def test_hf_mem_figures_read_as_the_budget_with_no_overheads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2 GPUs of 10 GiB at 0.9: 9 GiB requested each; 4 GiB of weights split in two leave 7 GiB per GPU;
+    # 1,000 tokens of 1 MiB each for one request -> 7 GiB x 2 / 1 MiB = 14,336 tokens over the pair
+    inputs = pvp.Inputs(tmp_path, 10.0, 0.9, 1000, 2, 1, 16, "auto", logged_kv_gib=6.5)
+    hf_run = fake_hf_mem(4 * GIB, 1000 * 2**20, 1000)
+    monkeypatch.setattr(pvp, "serve_directory", lambda hf_run, directory: None)
+    result = pvp.hfmem_case(hf_run, inputs)  # type: ignore[arg-type]
+    assert result.kv_gib == pytest.approx(7.0)
+    assert result.kv_tokens == 14_336
+    assert result.tokens_given_pool == 13_312  # 6.5 GiB x 2 / 1 MiB
+    assert result.fits is True
+    too_big = pvp.hfmem_case(fake_hf_mem(4 * GIB, 20 * GIB, 1000), inputs)  # type: ignore[arg-type]
+    assert too_big.fits is False  # 4 + 20 GiB over 2 x 9 GiB requested
