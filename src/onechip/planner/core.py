@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, Mxfp4Layout, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
@@ -26,7 +26,13 @@ from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, wi
 from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
-from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
+from onechip.planner.weights import (
+    DTYPE_BYTES,
+    Tensor,
+    decode_bytes_per_step,
+    weights_by_component,
+    weights_by_stage,
+)
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import (
@@ -234,7 +240,20 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
         what, source = r.tpu_rule.versions, r.tpu_rule.source
     else:
         return []
-    said = f"vLLM {version}" if version else "the newest vLLM the catalog has a rule for (no --engine-version)"
+    release = r.rules.release
+    if version is None:
+        said = (
+            f"vLLM {release} (no --engine-version: the newest release the catalog's rules were read from)"
+            if release
+            else "the newest vLLM the catalog has a rule for (no --engine-version)"
+        )
+    elif release and version_key(version) > version_key(release):
+        said = (
+            f"vLLM {version}, newer than any release the catalog's rules were read from ({release}): planned under "
+            "the nearest rule, which that release may no longer follow"
+        )
+    else:
+        said = f"vLLM {version}"
     return [
         PlanWarning(
             code="engine-version",
@@ -361,6 +380,7 @@ class _Resolved:
     geometry: Geometry
     block: int
     components: dict[str, int]
+    quant_notes: list[PlanWarning]
 
     @property
     def weights(self) -> int:
@@ -413,13 +433,22 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.loads_towers if request.multimodal else ()
+    online_fp8 = _online_fp8(request, src.config, rules)
+    notes = _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    mxfp4 = None
+    if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
+        if request.pipeline_parallel_size > 1:
+            raise ConfigError("--pipeline-parallel-size with an MXFP4 checkpoint is not modelled (its load layout)")
+        layout, alternative = _mxfp4_layouts(rules, acc)
+        mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
+        notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
-        components=weights_by_component(src.tensors, dtype_name, towers=towers,
-                                         online_fp8=_online_fp8(request, src.config, rules)),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4),
+        quant_notes=notes,
     )  # fmt: skip
 
 
@@ -461,7 +490,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + r.quant_notes  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -501,7 +530,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         memory_budget=b.gpu.record(_rule(rules, request), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
-        engine_version=request.engine_version or rules.version, model_source=r.src.origin,
+        engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
         serve_model=r.src.serve_name or request.model,
     )  # fmt: skip
 
@@ -699,11 +728,86 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     )
 
 
+def _quant_method(config: ModelConfig) -> str:
+    """The checkpoint's quantization_config.quant_method, lower case ('' when it has none)."""
+    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
+    return str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+
+
+def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:
+    """vLLM's start-up capability check for a quantization method on an NVIDIA card (rules.quantization_min_capability,
+    the card's compute capability by architecture): a ConfigError quoting the engine when the card is below it; a
+    note when FP8 weights run on a card without FP8 (vLLM serves them weight-only through Marlin)."""
+    cap = acc.compute_capability if acc.kind == "gpu" else None
+    need = rules.quantization_min_capability.get(method or "")
+    if cap is None or not method:
+        return []
+    if need is not None and cap < need:
+        raise ConfigError(
+            f"quantization {method} on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10}): the "
+            f"engine refuses it ('The quantization method {method} is not supported for the current GPU. Minimum "
+            f"capability: {need}. Current capability: {cap}.')"
+        )
+    if method in ("fp8", "fbgemm_fp8") and "fp8" not in acc.native_formats:
+        return [
+            PlanWarning(
+                code="fp8-weight-only",
+                message=f"{acc.name} has no FP8 compute (compute capability {cap // 10}.{cap % 10} < 8.9): vLLM serves "
+                "FP8 weights weight-only through the Marlin kernel (1 byte each, as planned; activations and compute "
+                "in the served dtype), so FP8 saves memory here, not time",
+                source=rules.quantization_min_capability_source,
+            )
+        ]
+    return []
+
+
+def _mxfp4_layouts(rules: EngineRules, acc: Accelerator) -> tuple[Mxfp4Layout | None, Mxfp4Layout | None]:
+    """The MXFP4 MoE layout vLLM loads the experts in on this card by default, and the one that replaces it under a
+    condition (Hopper with triton_kernels installed), from engines.json mxfp4_layouts by the card's architecture."""
+    arch = acc.architecture if acc.kind == "gpu" else None
+    rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
+    default = next((layout for layout in rows if layout.when == "default"), None)
+    other = next((layout for layout in rows if layout.when != "default"), None)
+    return default, other
+
+
+def _mxfp4_note(
+    tensors: list[Tensor],
+    dtype_name: str,
+    towers: tuple[str, ...] | list[str],
+    layout: Mxfp4Layout | None,
+    alternative: Mxfp4Layout | None,
+    tp: int,
+) -> PlanWarning:
+    """What the MXFP4 experts weigh as loaded against the checkpoint, and under the alternative backend."""
+
+    def total(chosen: Mxfp4Layout | None) -> float:
+        mx = (chosen, tp) if chosen is not None else None
+        return sum(weights_by_component(tensors, dtype_name, towers=towers, mxfp4=mx).values()) / GIB
+
+    stored = total(None)
+    if layout is None:
+        return PlanWarning(
+            code="mxfp4-layout-not-modelled",
+            message=f"MXFP4 experts: no load layout of vLLM's MXFP4 backends is modelled for this card; weights "
+            f"planned as stored ({stored:.2f} GiB), which the engine's padding can exceed",
+            source="catalog/engines.json mxfp4_layouts",
+        )
+    said = (
+        f"; with {alternative.when}: {alternative.backend} layout, {total(alternative):.2f} GiB" if alternative else ""
+    )
+    return PlanWarning(
+        code="mxfp4-loaded-layout",
+        message=f"MXFP4 experts planned as vLLM's {layout.backend} backend loads them: {total(layout):.2f} GiB of "
+        f"weights against {stored:.2f} GiB stored{said}",
+        source=layout.source,
+    )
+
+
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
     engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it)."""
-    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    method = _quant_method(config)
     if method and rules.quantization_methods and method not in rules.quantization_methods:
         raise ConfigError(
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "

@@ -28,6 +28,6 @@ def test_the_plan_names_the_version_and_its_rule(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
     (line,) = [w for w in plan_model(str(path), "h100", max_model_len=8192, engine_version="0.8.5").warnings
                if w.code == "engine-version"]  # fmt: skip
-    assert "vLLM 0.8.5" in line.message and "0.8.0 - 0.20.x" in line.message
+    assert "vLLM 0.8.5" in line.message and "0.8.0 - 0.15.x" in line.message
     (newest,) = [w for w in plan_model(str(path), "h100", max_model_len=8192).warnings if w.code == "engine-version"]
     assert "no --engine-version" in newest.message
