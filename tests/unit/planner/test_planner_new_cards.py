@@ -1,0 +1,33 @@
+"""Cards the corpus had no log of (issue 27), planned from their real boot logs (tests/fixtures/bootlogs, each entry's
+`source`): the KV token line given the logged pool (within 1%), the whole budget from the card's visible memory
+(within 5%, where the log states every input), and the verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from factories import sized_checkpoint
+from onechip.planner import plan_model
+from onechip.schemas.common import GIB
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+CORPUS = {e["name"]: e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))}
+
+
+def test_mi300x_gemma4_12b_v0311(tmp_path: Path) -> None:
+    # xbill9/gemma4-dev, vLLM 0.31.1rc1 on ROCm: 'Available KV cache memory: 150.9 GiB', 'GPU KV cache size:
+    # 470,708 tokens, Maximum concurrency for 32,768 tokens per request: 14.36x'
+    entry = CORPUS["mi300x-gemma4-12b-fp8-len32768-v0311"]
+    logged, args = entry["logged"], entry["engine_args"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "g", config, int(logged["model_weights_gib"] * GIB))
+    common = {
+        "max_model_len": args["max_model_len"], "max_num_batched_tokens": args["max_num_batched_tokens"],
+        "engine_version": "0.31.1", "multimodal": False,
+    }  # fmt: skip
+    given = plan_model(str(path), "mi300x", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **common)
+    assert abs(given.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
+    budget = plan_model(str(path), "mi300x", utilization=args["gpu_memory_utilization"], **common)
+    assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
+    assert budget.fits
