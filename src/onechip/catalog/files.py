@@ -35,6 +35,12 @@ class AcceleratorEntry(StrictModel):
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    memory_free_at_start_range_bytes: tuple[int, int] | None = Field(
+        default=None,
+        description="Least and most memory free when an engine starts, where it is well below the visible figure "
+        "(unified memory: the host's own share), bytes; vLLM refuses a utilization asking more.",
+    )
+    memory_free_at_start_source: str | None = Field(default=None, description="Where that range comes from.")
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")

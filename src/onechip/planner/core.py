@@ -198,6 +198,18 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                 source=acc.source,
             )
         )
+    free = acc.memory_free_at_start_range_bytes
+    if free is not None and utilization is not None and acc.memory_bytes:
+        requested = acc.memory_bytes * utilization
+        if free[0] < requested <= free[1]:
+            out.append(
+                PlanWarning(
+                    code="free-memory-at-start",
+                    message=f"utilization {utilization} asks {requested / GIB:.2f} GiB at start; this card had "
+                    f"{free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB free then, so vLLM's start-up check may refuse it",
+                    source=acc.memory_free_at_start_source or acc.source,
+                )
+            )
     if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
         low, high = acc.memory_visible_range_bytes
         spread = (high - low) / 2 * (utilization if utilization is not None else 1.0)
@@ -468,6 +480,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     gpu = _gpu_pool(r, util, measured)
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
     buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
@@ -886,6 +899,21 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             "kv-one-request",
         )
     return "fits", "kv-pool"
+
+
+def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
+    """vLLM's start-up check before anything loads (vllm/v1/worker/gpu_worker.py: free memory must cover
+    utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
+    where the card's free memory at start was measured well below its total (unified memory: GB10)."""
+    free = acc.memory_free_at_start_range_bytes
+    if free is None or requested <= free[1]:
+        return verdict
+    return (
+        f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
+        f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "
+        "('on startup is less than desired GPU memory utilization')",
+        "free-memory-at-start",
+    )
 
 
 def _explicit_or_cap_pool(

@@ -31,3 +31,15 @@ def test_mi300x_gemma4_12b_v0311(tmp_path: Path) -> None:
     budget = plan_model(str(path), "mi300x", utilization=args["gpu_memory_utilization"], **common)
     assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
     assert budget.fits
+
+
+def test_gb10_unified_memory_refuses_what_is_not_free_at_start(tmp_path: Path) -> None:
+    # MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47: vLLM on a DGX Spark sees 121.69 GiB, but only 101.3 - 102.2 GiB
+    # is free when it starts; utilization 0.87 ('wants 105.87 GiB') always failed the start-up check, 0.82 ran
+    config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "llama", config, 16_060_522_496)
+    refused = plan_model(str(path), "gb10", max_model_len=8192, utilization=0.87)
+    assert refused.memory_budget is not None
+    assert round(refused.memory_budget.requested_bytes / GIB, 2) == 105.87
+    assert not refused.fits and refused.binding_limit == "free-memory-at-start"
+    assert plan_model(str(path), "gb10", max_model_len=8192, utilization=0.82).fits
