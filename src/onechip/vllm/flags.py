@@ -63,13 +63,22 @@ IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai
 _TPU_IMAGE = "vllm/vllm-tpu:nightly"
 
 
+_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*)$")
+
+
+def image_release(plan: Plan) -> str:
+    """The vLLM release a GPU plan's image is tagged with: plan.engine_version when it is a release number (what
+    --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release the
+    catalog's GPU rules were read from (engines.json vllm-gpu `release`)."""
+    match = _RELEASE.match(plan.engine_version or "")
+    return match.group(1) if match else str(catalog.engines().engines["vllm-gpu"].release)
+
+
 def default_image(plan: Plan) -> str | None:
-    """The image `up` runs for `plan` without --image: vllm/vllm-openai at the release the plan names
-    (plan.engine_version: --engine-version, else the release the rules were read from), the seed's TPU image,
-    or None for engine rules without one."""
-    if plan.engine == "vllm-gpu" and plan.engine_version:
-        version = plan.engine_version.removeprefix("v")
-        return f"{IMAGE_REPOSITORIES['vllm-gpu']}:v{version}"
+    """The image `up` runs for `plan` without --image: vllm/vllm-openai tagged by image_release, the seed's TPU
+    image, or None for engine rules without one."""
+    if plan.engine == "vllm-gpu":
+        return f"{IMAGE_REPOSITORIES['vllm-gpu']}:v{image_release(plan)}"
     return _TPU_IMAGE if plan.engine == "vllm-tpu" else None
 
 
@@ -443,6 +452,12 @@ def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[
     out: list[str] = []
     if target.kind == "vllm-docker" and target.image:
         out.extend(image_warnings(target.image))
+    if target.kind == "vllm-docker" and not given_image and plan.engine == "vllm-gpu":
+        if image_release(plan) != (plan.engine_version or "").removeprefix("v"):
+            out.append(
+                f"vLLM {plan.engine_version} has no release image; running {default_image(plan)}, the release the "
+                "catalog's rules were read from"
+            )
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")
     out.extend(f"plan: {warning.code}: {warning.message}" for warning in plan.warnings)

@@ -79,3 +79,14 @@ def test_the_sort_based_sampler_warm_up_of_v011_out_of_sample(tmp_path: Path) ->
         plan = plan_model(str(path), "h100", max_model_len=16000, engine_version="0.11.0", multimodal=False)
         assert plan.memory_budget is not None
         assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(logged, rel=0.03), name
+
+
+def test_a_dev_build_gets_the_catalog_release_image_said_out_loud(tmp_path: Path) -> None:
+    from onechip.schemas.serve import ServeTarget
+    from onechip.vllm import flags
+
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.31.1rc1.dev23+g43b4aaea3")
+    command = flags.serve_command(dev, ServeTarget(kind="vllm-docker"))
+    assert "vllm/vllm-openai:v0.32.0" in command.shell
+    assert any("has no release image" in w for w in command.warnings)
