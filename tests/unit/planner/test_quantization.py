@@ -157,3 +157,14 @@ def test_fp8_on_a_card_without_fp8_is_planned_weight_only_and_said(tmp_path: Pat
         assert any(w.code == "fp8-weight-only" for w in plan.warnings), chip
     h100 = plan_model(str(path), "h100", max_model_len=4096, quantization="fp8")
     assert not any(w.code == "fp8-weight-only" for w in h100.warnings)
+
+
+def test_mxfp4_on_ampere_at_tp4_loads_in_the_marlin_layout(tmp_path: Path) -> None:
+    # dennislee22/vLLM-benchmarking (vLLM 0.10.1.1, 4 x A100 80GB, TP4; held out): 'Model loading took 17.2217 GiB'
+    # per GPU; 'Available KV cache memory: 45.32 GiB', 'GPU KV cache size: 2,640,144 tokens'
+    logged = corpus_entry("a100x4-gpt-oss-120b-tp4-ray-v01011")["logged"]
+    path = gpt_oss(tmp_path / "g", GPT_OSS_120B)
+    kw = {"max_model_len": 16384, "tensor_parallel_size": 4, "engine_version": "0.10.1"}
+    plan = plan_model(str(path), "a100-80gb", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **kw)
+    assert plan.weights_bytes / 4 / GIB == pytest.approx(logged["model_weights_gib"], rel=0.005)
+    assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
