@@ -43,3 +43,25 @@ def test_gb10_unified_memory_refuses_what_is_not_free_at_start(tmp_path: Path) -
     assert round(refused.memory_budget.requested_bytes / GIB, 2) == 105.87
     assert not refused.fits and refused.binding_limit == "free-memory-at-start"
     assert plan_model(str(path), "gb10", max_model_len=8192, utilization=0.82).fits
+
+
+def test_rtx_a5000_qwen25_14b_awq_v0130(tmp_path: Path) -> None:
+    # kumaxxp/duo-talk vllm.log, vLLM 0.13.0, quantization=awq forced: 'Model loading took 9.3795 GiB', 'Available KV
+    # cache memory: 10.39 GiB', 'GPU KV cache size: 56,736 tokens'; the card's memory is not logged (rule: 23.62 GiB)
+    entry = CORPUS["rtxa5000-qwen25-14b-awq-len8192-v0130"]
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    config = {k: v for k, v in config.items() if not k.startswith("_")} | {
+        "architectures": ["Qwen2ForCausalLM"], "torch_dtype": "float16",
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True},
+    }  # fmt: skip
+    path = sized_checkpoint(tmp_path / "q", config, int(logged["model_weights_gib"] * GIB))
+    common = {"max_model_len": 8192, "engine_version": "0.13.0", "multimodal": False}
+    given = plan_model(
+        str(path), "rtx-a5000", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **common
+    )
+    assert given.kv_tokens_logged == logged["kv_cache_tokens"]
+    budget = plan_model(str(path), "rtx-a5000", **common)
+    assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
+    assert budget.fits
+    assert any(w.code == "memory-by-rule" for w in budget.warnings)
