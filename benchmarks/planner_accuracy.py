@@ -55,6 +55,7 @@ FITTED_ON = {
     "h100-qwen3-8b-tp1-v0190": "activation fit",
     "gpu80g-llama3-8b-v0-profiling": "V0 sampler fit; 0.6.5 non-torch fit",
     "rtx4090x2-r1-distill-qwen14b-tp2-refused-v0": "V0 non-torch TP>=2 from its stated line",
+    "h100pcie-gpt-oss-120b-len131072-refused-v0101": "0.8.0 - 0.15.x sort-based sampler fit",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
@@ -108,7 +109,8 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
         return "vllm-gpu", _release(entry["vllm_version"])  # the V0 rule of that release (or its V0 fallback)
     if "V0" in text:
         return "vllm-gpu", "0.7.0"  # a V0-era release after 0.6.5 (the memory_profiling table): that V0 rule
-    return "vllm-gpu", entry["vllm_version"]
+    # a log that prints no version: the release its environment and date point to, said in the manifest
+    return "vllm-gpu", entry["vllm_version"] or entry.get("vllm_version_inferred")
 
 
 def _release(version: str | None) -> str | None:
@@ -158,13 +160,45 @@ def llama_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     return shapes
 
 
+def gpt_oss_layout(config: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of an OpenAI gpt-oss checkpoint from its config: bf16 attention (with biases and
+    sinks), router, norms, embeddings and LM head; MXFP4 experts as `_blocks` [experts, rows, cols / 32, 16] and
+    `_scales` [experts, rows, cols / 32] (u8, see U8_SUFFIXES) with bf16 `_bias` [experts, rows]. gpt-oss-120b's
+    comes to 65,248,815,744 bytes, its published tensor bytes (configs/openai--gpt-oss-120b.json)."""
+    h, i, v, n = config["hidden_size"], config["intermediate_size"], config["vocab_size"], config["num_hidden_layers"]
+    e, heads, kv, d = (
+        config[k] for k in ("num_local_experts", "num_attention_heads", "num_key_value_heads", "head_dim")
+    )
+    shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h], "model.norm.weight": [h]}
+    for layer in range(n):
+        p = f"model.layers.{layer}."
+        shapes |= {
+            p + "self_attn.q_proj.weight": [heads * d, h], p + "self_attn.q_proj.bias": [heads * d],
+            p + "self_attn.k_proj.weight": [kv * d, h], p + "self_attn.k_proj.bias": [kv * d],
+            p + "self_attn.v_proj.weight": [kv * d, h], p + "self_attn.v_proj.bias": [kv * d],
+            p + "self_attn.o_proj.weight": [h, heads * d], p + "self_attn.o_proj.bias": [h],
+            p + "self_attn.sinks": [heads], p + "mlp.router.weight": [e, h], p + "mlp.router.bias": [e],
+            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+            p + "mlp.experts.gate_up_proj_blocks": [e, 2 * i, h // 32, 16],
+            p + "mlp.experts.gate_up_proj_scales": [e, 2 * i, h // 32], p + "mlp.experts.gate_up_proj_bias": [e, 2 * i],
+            p + "mlp.experts.down_proj_blocks": [e, h, i // 32, 16],
+            p + "mlp.experts.down_proj_scales": [e, h, i // 32], p + "mlp.experts.down_proj_bias": [e, h],
+        }  # fmt: skip
+    return shapes
+
+
+U8_SUFFIXES = ("_blocks", "_scales")  # MXFP4 values and e8m0 scales are stored as u8
+
+
 def write_layout(directory: Path, config: dict[str, Any], shapes: dict[str, list[int]]) -> int:
-    """config.json and a header-only bf16 safetensors file of `shapes`; returns its bytes."""
+    """config.json and a header-only safetensors file of `shapes` (bf16, u8 for names in U8_SUFFIXES); returns its
+    bytes."""
     header: dict[str, Any] = {}
     offset = 0
     for name, shape in shapes.items():
-        size = 2 * math.prod(shape)
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        dtype, width = ("U8", 1) if name.endswith(U8_SUFFIXES) else ("BF16", 2)
+        size = width * math.prod(shape)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
@@ -294,6 +328,11 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         if write_layout(path, config, llama_layout(config)) != weights:
             raise ConfigError(f"{entry['name']}: the Llama layout of its config does not add up to its checkpoint")
         return str(path), "checkpoint bytes (Llama layout)"
+    if (config.get("quantization_config") or {}).get("quant_method") == "mxfp4" and how == "checkpoint bytes":
+        # the MXFP4 experts load padded by the backend's layout rule: the planner needs their names and shapes
+        if write_layout(path, config, gpt_oss_layout(config)) != weights:
+            raise ConfigError(f"{entry['name']}: the gpt-oss layout of its config does not add up to its checkpoint")
+        return str(path), "checkpoint bytes (gpt-oss layout)"
     layers = (config.get("text_config") or config).get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how

@@ -90,7 +90,7 @@ def _demo_boot(request: DemoRequest, host: str, options: list[str], token_file: 
     assert request.model is not None and request.chip is not None
     the_plan = planner.plan_model(PlanRequest(model=request.model, chip=request.chip))
     engine = "vllm-docker" if request.cloud else request.engine
-    image = request.image or flags.DEFAULT_IMAGES.get(the_plan.engine)
+    image = request.image or flags.default_image(the_plan)
     if engine == "vllm-docker" and image:
         _demo_pull(host, options, image, on_progress)
     up_request = UpRequest(

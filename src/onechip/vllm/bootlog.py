@@ -70,8 +70,9 @@ _KV_TOKENS = re.compile(
     r"|maximum number of tokens that can be stored in KV cache \(([\d,]+)\)"
 )
 _KV_GIB = re.compile(
+    # negative where the weights and activations overrun the cap ('Available KV cache memory: -2.14 GiB', vllm#23278)
     r"Available KV cache memory: (-?[\d.]+) GiB|available_kv_cache_memory\s+([\d.]+)\s*GiB"
-    r"|the rest of the memory reserved for KV Cache is ([\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
+    r"|the rest of the memory reserved for KV Cache is (-?[\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
     r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
 )
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA) blocks: (\d+)")

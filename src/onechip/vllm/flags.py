@@ -56,11 +56,32 @@ API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs)
 COMPILE_CACHE = "~/.cache/vllm:/root/.cache/vllm"
 DEFAULT_CONTAINER = "onechip-vllm"
-# Defaults when --image is not given; both are moving tags and draw the pin warning.
-DEFAULT_IMAGES = {
-    "vllm-tpu": "vllm/vllm-tpu:nightly",  # the seed article's image
-    "vllm-gpu": "vllm/vllm-openai:latest",  # vLLM docs, 'Using Docker'
-}
+# Images when --image is not given, by engine rules. vllm-gpu: vLLM's image tagged by the release the plan names
+# (vLLM docs, 'Using Docker': 'FROM vllm/vllm-openai:v0.11.0'), never the moving 'latest'. vllm-tpu: the seed
+# article's nightly, a moving tag that draws the pin warning (no release tag of vllm/vllm-tpu was checked).
+IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai"}
+_TPU_IMAGE = "vllm/vllm-tpu:nightly"
+
+
+_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*)$")
+
+
+def image_release(plan: Plan) -> str:
+    """The vLLM release a GPU plan's image is tagged with: plan.engine_version when it is a release number (what
+    --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release the
+    catalog's GPU rules were read from (engines.json vllm-gpu `release`)."""
+    match = _RELEASE.match(plan.engine_version or "")
+    return match.group(1) if match else str(catalog.engines().engines["vllm-gpu"].release)
+
+
+def default_image(plan: Plan) -> str | None:
+    """The image `up` runs for `plan` without --image: vllm/vllm-openai tagged by image_release, the seed's TPU
+    image, or None for engine rules without one."""
+    if plan.engine == "vllm-gpu":
+        return f"{IMAGE_REPOSITORIES['vllm-gpu']}:v{image_release(plan)}"
+    return _TPU_IMAGE if plan.engine == "vllm-tpu" else None
+
+
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 
@@ -414,7 +435,7 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
         raise ConfigError(f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-')")
     update: dict[str, Any] = {"launcher": list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, ["vllm", "serve"]))}
     if target.kind == "vllm-docker":
-        image = target.image or DEFAULT_IMAGES.get(plan.engine)
+        image = target.image or default_image(plan)
         if image is None:
             raise ConfigError(f"no default image for {plan.engine}; pass --image")
         sudo = target.sudo if target.sudo is not None else (host is not None and not host.startswith("root@"))
@@ -431,6 +452,12 @@ def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[
     out: list[str] = []
     if target.kind == "vllm-docker" and target.image:
         out.extend(image_warnings(target.image))
+    if target.kind == "vllm-docker" and not given_image and plan.engine == "vllm-gpu":
+        if image_release(plan) != (plan.engine_version or "").removeprefix("v"):
+            out.append(
+                f"vLLM {plan.engine_version} has no release image; running {default_image(plan)}, the release the "
+                "catalog's rules were read from"
+            )
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")
     out.extend(f"plan: {warning.code}: {warning.message}" for warning in plan.warnings)

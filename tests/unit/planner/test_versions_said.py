@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from factories import sized_checkpoint
 from onechip.planner import plan_model
+from onechip.schemas.common import GIB
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 LLAMA = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
@@ -31,3 +34,59 @@ def test_the_plan_names_the_version_and_its_rule(tmp_path: Path) -> None:
     assert "vLLM 0.8.5" in line.message and "0.8.0 - 0.8.x" in line.message
     (newest,) = [w for w in plan_model(str(path), "h100", max_model_len=8192).warnings if w.code == "engine-version"]
     assert "no --engine-version" in newest.message
+
+
+def test_the_plan_and_up_name_one_release_and_the_image_is_tagged_by_it(tmp_path: Path) -> None:
+    # engines.json vllm-gpu `release`: 0.32.0, the newest release its rules were read from; vLLM tags its images
+    # by release (docs 'Using Docker': vllm/vllm-openai:v0.11.0), never the moving 'latest'
+    from onechip.schemas.serve import ServeTarget
+    from onechip.vllm import flags
+
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    newest = plan_model(str(path), "h100", max_model_len=8192)
+    (line,) = [w for w in newest.warnings if w.code == "engine-version"]
+    assert newest.engine_version == "0.32.0" and "vLLM 0.32.0" in line.message
+    docker = flags.serve_command(newest, ServeTarget(kind="vllm-docker"))
+    assert "vllm/vllm-openai:v0.32.0" in docker.shell
+    pinned = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.19.0")
+    assert "vllm/vllm-openai:v0.19.0" in flags.serve_command(pinned, ServeTarget(kind="vllm-docker")).shell
+
+
+def test_a_release_newer_than_the_catalog_gets_the_nearest_rule_said_out_loud(tmp_path: Path) -> None:
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    (line,) = [w for w in plan_model(str(path), "h100", max_model_len=8192, engine_version="0.99.0").warnings
+               if w.code == "engine-version"]  # fmt: skip
+    assert "newer than any release the catalog's rules were read from (0.32.0)" in line.message
+    assert "nearest rule" in line.message and "0.26.0 and later" in line.message
+
+
+def test_no_floating_latest_image_in_the_source() -> None:
+    src = Path(__file__).resolve().parents[3] / "src" / "onechip"
+    hits = [p for p in src.rglob("*.py") if "vllm-openai:latest" in p.read_text(encoding="utf-8")]
+    assert hits == []
+
+
+# llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md @ 259334868c5075da530cc6c90b43fceb11b6e6a7:
+# vllm/vllm-openai:v0.11.0 on an H100, utilization 0.9, max-model-len 16000, figures read from the boot logs
+# ('torch peak memory increase'). Held out for the 0.8.0 - 0.15.x sort-based sampler constant, fitted on vllm#23278.
+V011_ACTIVATION_GIB = {"meta-llama--Llama-3.1-8B-Instruct.json": 4.76, "Qwen--Qwen3-0.6B.json": 5.56}
+
+
+def test_the_sort_based_sampler_warm_up_of_v011_out_of_sample(tmp_path: Path) -> None:
+    for name, logged in V011_ACTIVATION_GIB.items():
+        config = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+        path = sized_checkpoint(tmp_path / name, config, 2 * 10**9)
+        plan = plan_model(str(path), "h100", max_model_len=16000, engine_version="0.11.0", multimodal=False)
+        assert plan.memory_budget is not None
+        assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(logged, rel=0.03), name
+
+
+def test_a_dev_build_gets_the_catalog_release_image_said_out_loud(tmp_path: Path) -> None:
+    from onechip.schemas.serve import ServeTarget
+    from onechip.vllm import flags
+
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.31.1rc1.dev23+g43b4aaea3")
+    command = flags.serve_command(dev, ServeTarget(kind="vllm-docker"))
+    assert "vllm/vllm-openai:v0.32.0" in command.shell
+    assert any("has no release image" in w for w in command.warnings)

@@ -1,0 +1,67 @@
+"""Cards the corpus had no log of (issue 27), planned from their real boot logs (tests/fixtures/bootlogs, each entry's
+`source`): the KV token line given the logged pool (within 1%), the whole budget from the card's visible memory
+(within 5%, where the log states every input), and the verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from factories import sized_checkpoint
+from onechip.planner import plan_model
+from onechip.schemas.common import GIB
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+CORPUS = {e["name"]: e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))}
+
+
+def test_mi300x_gemma4_12b_v0311(tmp_path: Path) -> None:
+    # xbill9/gemma4-dev, vLLM 0.31.1rc1 on ROCm: 'Available KV cache memory: 150.9 GiB', 'GPU KV cache size:
+    # 470,708 tokens, Maximum concurrency for 32,768 tokens per request: 14.36x'
+    entry = CORPUS["mi300x-gemma4-12b-fp8-len32768-v0311"]
+    logged, args = entry["logged"], entry["engine_args"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "g", config, int(logged["model_weights_gib"] * GIB))
+    common = {
+        "max_model_len": args["max_model_len"], "max_num_batched_tokens": args["max_num_batched_tokens"],
+        "engine_version": "0.31.1", "multimodal": False,
+    }  # fmt: skip
+    given = plan_model(str(path), "mi300x", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **common)
+    assert abs(given.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
+    budget = plan_model(str(path), "mi300x", utilization=args["gpu_memory_utilization"], **common)
+    assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
+    assert budget.fits
+
+
+def test_gb10_unified_memory_refuses_what_is_not_free_at_start(tmp_path: Path) -> None:
+    # MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47: vLLM on a DGX Spark sees 121.69 GiB, but only 101.3 - 102.2 GiB
+    # is free when it starts; utilization 0.87 ('wants 105.87 GiB') always failed the start-up check, 0.82 ran
+    config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "llama", config, 16_060_522_496)
+    refused = plan_model(str(path), "gb10", max_model_len=8192, utilization=0.87)
+    assert refused.memory_budget is not None
+    assert round(refused.memory_budget.requested_bytes / GIB, 2) == 105.87
+    assert not refused.fits and refused.binding_limit == "free-memory-at-start"
+    assert plan_model(str(path), "gb10", max_model_len=8192, utilization=0.82).fits
+
+
+def test_rtx_a5000_qwen25_14b_awq_v0130(tmp_path: Path) -> None:
+    # kumaxxp/duo-talk vllm.log, vLLM 0.13.0, quantization=awq forced: 'Model loading took 9.3795 GiB', 'Available KV
+    # cache memory: 10.39 GiB', 'GPU KV cache size: 56,736 tokens'; the card's memory is not logged (rule: 23.62 GiB)
+    entry = CORPUS["rtxa5000-qwen25-14b-awq-len8192-v0130"]
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    config = {k: v for k, v in config.items() if not k.startswith("_")} | {
+        "architectures": ["Qwen2ForCausalLM"], "torch_dtype": "float16",
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True},
+    }  # fmt: skip
+    path = sized_checkpoint(tmp_path / "q", config, int(logged["model_weights_gib"] * GIB))
+    common = {"max_model_len": 8192, "engine_version": "0.13.0", "multimodal": False}
+    given = plan_model(
+        str(path), "rtx-a5000", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **common
+    )
+    assert given.kv_tokens_logged == logged["kv_cache_tokens"]
+    budget = plan_model(str(path), "rtx-a5000", **common)
+    assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
+    assert budget.fits
+    assert any(w.code == "memory-by-rule" for w in budget.warnings)
