@@ -54,6 +54,11 @@ DIVIDING_FAMILIES = frozenset(
         "phi",
         "phi3",
         "granite",
+        # hybrid attention + Mamba (planner.recurrent): vLLM's get_head_size takes head_dim when the config has it
+        "nemotron_h",
+        "granitemoehybrid",
+        "jamba",
+        "falcon_h1",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -72,6 +77,10 @@ STATING_FAMILIES = frozenset(
         "gpt_oss",
         "llama4",
         "llama4_text",
+        # hybrid Gated DeltaNet + full attention (planner.recurrent)
+        "qwen3_next",
+        "qwen3_5_text",
+        "qwen3_5_moe_text",
     }
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).

@@ -19,12 +19,13 @@ from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
 from onechip.errors import ConfigError
-from onechip.planner import calibration
+from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
+from onechip.planner.kv_groups import StateCache
 from onechip.planner.rules import Accelerator, EngineRules, accelerator, engine_rules, kv_element_bytes
 from onechip.planner.weights import DTYPE_BYTES, decode_bytes_per_step, weights_by_component, weights_by_stage
 from onechip.schemas.common import GIB
@@ -407,7 +408,18 @@ def _resolve(request: PlanRequest) -> _Resolved:
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
-    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
+    state = 0
+    if family in recurrent.HYBRID_FAMILIES:
+        if engine != "vllm-gpu" or request.pipeline_parallel_size > 1:
+            raise ConfigError(
+                f"model config ({family}): a hybrid attention + recurrent-state model is planned for vLLM on GPUs "
+                "without pipeline parallelism only"
+            )
+        architectures = [str(a) for a in src.config.data.get("architectures") or []]
+        state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
+            dtype_name]), tensor_parallel_size=request.tensor_parallel_size)  # fmt: skip
+    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
+                           state_bytes_per_gpu=state)  # fmt: skip
     if tpu_rule is not None and tpu_rule.regular_pages:
         geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
@@ -696,7 +708,35 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         enforce_eager=request.enforce_eager,
         multimodal=request.multimodal and _has_towers(r.src.config),
         vision_config=r.src.config.data if request.multimodal and "vision_tower" in rules.loads_towers else None,
+        states=_state_cache(r),
     )
+
+
+def _state_cache(r: _Resolved) -> StateCache | None:
+    """How the engine version keeps a hybrid model's recurrent states (engines.json hybrid_rules; None for a
+    model without them). Prefix caching (the request's, else the version's default) sets mamba_cache_mode:
+    'all' for a class that supports Mamba prefix caching where the version has that mode, else 'align'."""
+    if not any(layer.state_bytes for layer in r.geometry.layers):
+        return None
+    version = r.request.engine_version
+    if not r.rules.hybrid_rules or (version is not None and version_key(version) < version_key(
+            r.rules.hybrid_rules[0].min_version or "0")):  # fmt: skip
+        raise ConfigError(
+            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM "
+            f"{r.rules.hybrid_rules[0].min_version if r.rules.hybrid_rules else '?'} on (engines.json hybrid_rules)"
+        )
+    rule = select_rule(r.rules.hybrid_rules, version)
+    caching = r.request.enable_prefix_caching
+    caching = rule.prefix_caching_default if caching is None else caching
+    family = r.src.config.family
+    mode = "none" if not caching else "all" if rule.mamba_all_mode and family in recurrent.ALL_MODE_FAMILIES else "align"
+    if mode == "align" and not rule.align_mode_modelled:
+        raise ConfigError(
+            f"vLLM {rule.versions} with prefix caching: a hybrid model's prefill checkpoint pages are not modelled; "
+            "plan with --no-enable-prefix-caching (set enable_prefix_caching false) or an earlier --engine-version"
+        )
+    return StateCache(mode=mode, alignment=rule.kernel_block_alignment,
+                      chunk_tokens=recurrent.mamba_chunk_size(r.src.text_config), max_model_len=r.max_model_len)  # fmt: skip
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:

@@ -137,6 +137,11 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )
+    enable_prefix_caching: bool | None = Field(
+        default=True,
+        description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU); None: the "
+        "engine version's default. Sizes a hybrid model's recurrent-state pages (engines.json hybrid_rules).",
+    )
     quantization: Literal["fp8"] | None = Field(
         default=None,
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
