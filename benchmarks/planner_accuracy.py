@@ -265,6 +265,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["quantization"] = "fp8"
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
+    if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
+        fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
     return fields
 
 
@@ -273,7 +275,7 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     towers loaded as the engine loads them), else a header-only checkpoint written from the fixture's
     config and weights figure."""
     found = catalog_entry(entry["model"] or "")
-    if found is not None and found[1].get("inventory"):
+    if found is not None and found[1].inventory:
         return found[0], "catalog inventory"
     config_file = entry.get("config_file") or STAND_IN[entry["name"]]
     config = json.loads((ROOT / config_file).read_text(encoding="utf-8"))
@@ -297,9 +299,16 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     return str(path), how
 
 
-def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -> dict[str, Any]:
-    """One row: predicted vs logged, or why the fixture is not scored."""
+def predict(
+    entry: dict[str, Any], workdir: Path, out_of_sample: bool = False, given_pool: bool = False
+) -> dict[str, Any]:
+    """One row: predicted vs logged, or why the fixture is not scored. given_pool: the KV pool per GPU is the
+    log's 'Available KV cache memory' (--kv-cache-memory), so only the layout and the token line are scored."""
     row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
+    pool_gib = entry["logged"].get("available_kv_cache_gib")
+    if given_pool and (pool_gib is None or row["logged"] is None or entry["outcome"] != "started"):
+        row["skip"] = "no logged pool and token line"
+        return row
     chip = chip_of(entry)
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
@@ -311,6 +320,8 @@ def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
+    if given_pool:
+        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB)
     how = ""
     try:
         model, how = model_of(entry, engine, workdir / ("oos" if out_of_sample else "log"), out_of_sample)
@@ -328,8 +339,18 @@ def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -
         else:
             row["skip"] = f"refused: {exc}"
         return row
-    if how == "none":
+    if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
+        return row
+    if given_pool and engine == "vllm-gpu":
+        row.update(predicted=plan.kv_tokens_logged, fits=plan.fits, weights="the log's pool", binding="", note="")
+        if entry["logged"].get("max_concurrency"):
+            row["note"] = (
+                f" (concurrency {plan.max_concurrency:.2f}x, logged {entry['logged']['max_concurrency']:.2f}x)"
+            )
+        return row
+    if given_pool:
+        row["skip"] = "not a vLLM GPU log"
         return row
     if engine == "vllm-gpu" and not accelerator(chip).memory_visible_bytes:  # tokens would rest on the nominal size
         row["logged"] = None
@@ -412,8 +433,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out_of_sample = [predict(entry, Path(tmp), out_of_sample=True) for entry in corpus]
         with_log = [predict(entry, Path(tmp)) for entry in corpus]
+        given_pool = [predict(entry, Path(tmp) / "pool", given_pool=True) for entry in corpus]
     table(out_of_sample, "OUT OF SAMPLE: checkpoint bytes and deployment only, nothing from the scored log")
     table(with_log, "WITH THE LOG'S WEIGHTS where the corpus has no checkpoint bytes")
+    table(
+        given_pool,
+        "GIVEN THE LOGGED POOL (vLLM GPU logs): --kv-cache-memory = the log's 'Available KV cache memory' (2 decimals, "
+        "so +-0.005 GiB), scoring the KV layout and the token line alone",
+    )
     return 0
 
 

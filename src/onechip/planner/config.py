@@ -279,7 +279,7 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
             "model_type",
             f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
             f"planner does not model; it gives no number rather than a wrong one "
-            f"(modelled: {', '.join(sorted(MODELLED))})",
+            f"(it models {len(MODELLED)} model types, onechip.planner.config.MODELLED)",
         )
     return family
 

@@ -729,14 +729,18 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     caching = r.request.enable_prefix_caching
     caching = rule.prefix_caching_default if caching is None else caching
     family = r.src.config.family
-    mode = "none" if not caching else "all" if rule.mamba_all_mode and family in recurrent.ALL_MODE_FAMILIES else "align"
+    mode = (
+        "none" if not caching else "all" if rule.mamba_all_mode and family in recurrent.ALL_MODE_FAMILIES else "align"
+    )
     if mode == "align" and not rule.align_mode_modelled:
         raise ConfigError(
             f"vLLM {rule.versions} with prefix caching: a hybrid model's prefill checkpoint pages are not modelled; "
             "plan with --no-enable-prefix-caching (set enable_prefix_caching false) or an earlier --engine-version"
         )
-    return StateCache(mode=mode, alignment=rule.kernel_block_alignment,
-                      chunk_tokens=recurrent.mamba_chunk_size(r.src.text_config), max_model_len=r.max_model_len)  # fmt: skip
+    chunk = recurrent.mamba_chunk_size(r.src.text_config)
+    return StateCache(
+        mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk, max_model_len=r.max_model_len
+    )
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:

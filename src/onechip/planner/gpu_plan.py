@@ -31,7 +31,7 @@ from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
-from onechip.planner.geometry import Geometry, window_blocks
+from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
     GpuBudget,
     activation_bytes,
@@ -40,7 +40,7 @@ from onechip.planner.gpu_memory import (
     gpu_budget,
     rotary_cache_bytes,
 )
-from onechip.planner.kv_groups import MAMBA, KvGroup, KvLayout, StateCache, kv_layout
+from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.schemas.common import GIB
 from onechip.schemas.plan import GpuMemoryBudget
 
@@ -308,7 +308,9 @@ def _stage_pool(
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
     layout = (
-        kv_layout(geometry, block_size, tp, states) if rule.hybrid_groups else kv_layout_uniform(geometry, block_size, tp)
+        kv_layout(geometry, block_size, tp, states)
+        if rule.hybrid_groups
+        else kv_layout_uniform(geometry, block_size, tp)
     )
     blocks = layout.num_blocks(pool)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)

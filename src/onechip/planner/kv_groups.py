@@ -6,8 +6,8 @@ gpt-oss logs (tests/fixtures/bootlogs):
      page sizes that differ are unified by scaling the smaller specs' block size up
      (unify_kv_cache_spec_page_size);
   2. identical specs -> one group of every layer. Otherwise group_size = the fewest layers of a spec (the
-     most, when that is < 1.5 x the fewest: 0.19.0 - 0.30.0 wheels); each spec splits into cdiv(layers, group_size) groups
-     (_get_kv_cache_groups_uniform_page_size);
+     most, when that is < 1.5 x the fewest: 0.19.0 - 0.30.0 wheels); each spec splits into
+     cdiv(layers, group_size) groups (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
      cdiv(min(window - 1 + in_flight, len), block) + 1, chunked local (Llama 4)
@@ -63,10 +63,14 @@ def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_si
     alignment = max(cache.alignment, block_size)
     if cache.mode == "all":
         chunk = math.lcm(cache.chunk_tokens, alignment)
-        needed = chunk * -(-(-(-state_bytes // attention_bytes_per_token)) // chunk)
+        needed = chunk * _cdiv(_cdiv(state_bytes, attention_bytes_per_token), chunk)
     else:
-        needed = alignment * -(-state_bytes // (alignment * attention_bytes_per_token))
+        needed = alignment * _cdiv(state_bytes, alignment * attention_bytes_per_token)
     return max(block_size, needed)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -124,8 +128,8 @@ def kv_layout(
     page = max(block_size * per_token for (kind, _, per_token) in specs if kind != MAMBA)
     blocks: dict[tuple[str, int | None, int], int] = {}
     for key in specs:
-        if key[0] == MAMBA:
-            blocks[key] = block_size if states is not None and states.mode != "none" else states_len(states)
+        if key[0] == MAMBA and states is not None:  # MambaSpec.block_size: mamba_block_size
+            blocks[key] = states.max_model_len if states.mode == "none" else block_size
             continue
         if page % (block_size * key[2]):
             raise ConfigError(f"KV page sizes {sorted({block_size * k[2] for k in specs})} cannot be unified")
@@ -141,8 +145,3 @@ def kv_layout(
             pages = {"none": 1, "align": 2}.get(states.mode) if key[0] == MAMBA and states is not None else None
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
     return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups))
-
-
-def states_len(states: StateCache | None) -> int:
-    """A state group's block size in 'none' mode: max_model_len (MambaModelConfig)."""
-    return states.max_model_len if states is not None else 0

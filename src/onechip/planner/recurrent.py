@@ -112,7 +112,9 @@ def state_elements(text: Mapping[str, Any], family: str, tensor_parallel_size: i
     else:  # granitemoehybrid, falcon_h1
         heads, head_dim = _int(text, "mamba_n_heads", family), _int(text, "mamba_d_head", family)
         d_ssm = text.get("mamba_d_ssm") if family == "falcon_h1" else None
-        inner = d_ssm if isinstance(d_ssm, int) else int(text.get("mamba_expand", 0) * _int(text, "hidden_size", family))
+        inner = (
+            d_ssm if isinstance(d_ssm, int) else int(text.get("mamba_expand", 0) * _int(text, "hidden_size", family))
+        )
         groups, state = _int(text, "mamba_n_groups", family), _int(text, "mamba_d_state", family)
         kernel = _int(text, "mamba_d_conv", family)
     groups += 0 if groups % tp == 0 else tp - groups  # extra_groups_for_head_shards

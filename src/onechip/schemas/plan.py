@@ -66,7 +66,7 @@ class LayerKV(ResultModel):
 
     index: int = Field(description="Decoder layer index.")
     attention_type: str = Field(
-        description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention) or 'mamba' (a recurrent state only)."
+        description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention), 'mamba' (a recurrent state only)."
     )
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K and V for this layer.")

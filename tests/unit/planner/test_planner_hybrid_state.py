@@ -1,0 +1,131 @@
+"""Hybrid attention + recurrent-state models (planner.recurrent, planner.kv_groups): the state shapes and dtypes
+vLLM gives each family, the attention block raised to hold one state page, and the two RTX 5090 Qwen3.6-35B-A3B
+boot logs of the corpus (vLLM 0.24.0, club-3090 issues #612 and #652) reproduced to the token.
+
+Expected figures are the engine's own arithmetic (vllm 0.24.0 wheel, vllm/model_executor/layers/mamba/mamba_utils.py
+and vllm/platforms/interface.py _align_hybrid_block_size) or the logs' printed lines; each test names which.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factories import sized_checkpoint
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.geometry import MAMBA, kv_geometry
+from onechip.planner.kv_groups import StateCache, hybrid_block_size, kv_layout
+from onechip.planner.recurrent import layer_roles, state_bytes, state_elements
+from onechip.schemas.common import GIB
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+QWEN36 = "rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"
+ARCH = ["Qwen3_5MoeForConditionalGeneration"]
+
+
+def _corpus(name: str) -> dict[str, Any]:
+    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
+
+
+def _qwen36() -> dict[str, Any]:
+    return json.loads((BOOTLOGS / _corpus(QWEN36)["config_file"]).read_text(encoding="utf-8"))
+
+
+# gated_delta_net_state_shape: conv (16 x 128 x 2 + 32 x 128) x (4 - 1) = 3 x 8,192; temporal 32 x 128 x 128.
+# Qwen3_5ForConditionalGenerationConfig keeps the temporal state in the config's mamba_ssm_dtype (float32), the
+# conv state in the model dtype: 3 x 8,192 x 2 + 32 x 128 x 128 x 4 = 2,146,304 B per layer per request.
+def test_gated_deltanet_state_of_qwen36() -> None:
+    text = _qwen36()["text_config"]
+    assert state_elements(text, "qwen3_5_moe_text", 1) == (3 * 8192, 32 * 128 * 128)
+    assert state_bytes(text, "qwen3_5_moe_text", ARCH, model_dtype_bytes=2, tensor_parallel_size=1) == 2_146_304
+    # TP 2 halves both (divide(conv_dim, tp), divide(num_v_heads, tp))
+    assert state_elements(text, "qwen3_5_moe_text", 2) == (3 * 4096, 16 * 128 * 128)
+    # a text-only Qwen3_5MoeForCausalLM has no MODELS_CONFIG_MAP entry: 'auto' keeps the temporal state in bf16
+    assert state_bytes(text, "qwen3_5_moe_text", ["Qwen3_5MoeForCausalLM"], model_dtype_bytes=2,
+                       tensor_parallel_size=1) == 3 * 8192 * 2 + 32 * 128 * 128 * 2  # fmt: skip
+
+
+# mamba2_state_shape with n_groups not divisible by TP: extra_groups_for_head_shards raises groups to TP (1 -> 2),
+# so the conv dim is intermediate + 2 x 2 x state before the split. NemotronHForCausalLMConfig: SSM state float32
+# unless the config names mamba_ssm_cache_dtype.
+def test_mamba2_groups_are_padded_to_tp_and_nemotron_keeps_float32() -> None:
+    text = {"num_hidden_layers": 3, "hybrid_override_pattern": "M*M", "mamba_num_heads": 8, "mamba_head_dim": 64,
+            "n_groups": 1, "ssm_state_size": 128, "conv_kernel": 4}  # fmt: skip
+    assert state_elements(text, "nemotron_h", 2) == ((512 + 2 * 2 * 128) // 2 * 3, 4 * 64 * 128)
+    assert state_bytes(text, "nemotron_h", ["NemotronHForCausalLM"], model_dtype_bytes=2, tensor_parallel_size=1) == (
+        (512 + 2 * 128) * 3 * 2 + 8 * 64 * 128 * 4
+    )
+    assert layer_roles(text, "nemotron_h") == [(False, True), (True, False), (False, True)]
+
+
+def test_jamba_and_falcon_h1_layer_roles() -> None:
+    jamba = {"num_hidden_layers": 8, "attn_layer_period": 8, "attn_layer_offset": 4}
+    assert [i for i, (attention, _) in enumerate(layer_roles(jamba, "jamba")) if attention] == [4]
+    assert layer_roles({"num_hidden_layers": 2}, "falcon_h1") == [(True, True), (True, True)]  # parallel hybrid
+
+
+# _align_hybrid_block_size, 'none' / 'align' mode: 16 x cdiv(state, 16 x attention bytes per token). Qwen3.6 with
+# fp8 KV: 2 KV heads x 256 x 2 (K, V) x 1 B = 1,024 B/token -> 16 x cdiv(2,146,304, 16,384) = 2,096 tokens (the
+# page then equals the state exactly, no padding). 'all' mode: lcm(chunk, 16) x cdiv(cdiv(state, per token), that).
+def test_block_size_is_raised_to_hold_one_state() -> None:
+    none = StateCache(mode="none", alignment=16, chunk_tokens=2048, max_model_len=131072)
+    assert hybrid_block_size(1024, 2_146_304, 16, none) == 2096
+    assert hybrid_block_size(1024, 2_146_304, 4096, none) == 4096  # raised only, never lowered
+    every = StateCache(mode="all", alignment=16, chunk_tokens=256, max_model_len=131072)
+    assert hybrid_block_size(1024, 2_146_304, 16, every) == 256 * 9  # cdiv(2,096, 256) = 9 chunks
+
+
+# One spec per kind: 10 attention layers and 30 GDN layers -> group size 10, 4 groups (1 attention, 3 state), one
+# page of 2,096 x 1,024 B. A 131,072-token request: cdiv(131,072, 2,096) = 63 attention pages plus 1 page per state
+# group ('none') or 2 ('align', prefix caching on a Qwen3.5 class): 66 or 69.
+def test_qwen36_layout_and_pages_per_request() -> None:
+    text = _qwen36()["text_config"]
+    state = state_bytes(text, "qwen3_5_moe_text", ARCH, model_dtype_bytes=2, tensor_parallel_size=1)
+    geometry = kv_geometry(text, kv_dtype_bytes=1, family="qwen3_5_moe_text", state_bytes_per_gpu=state)
+    assert sum(layer.attention_type == MAMBA for layer in geometry.layers) == 30
+    for mode, pages in (("none", 66), ("align", 69)):
+        layout = kv_layout(
+            geometry, 16, 1, StateCache(mode=mode, alignment=16, chunk_tokens=2048, max_model_len=131072)
+        )
+        assert (layout.page_bytes, layout.group_size, len(layout.groups)) == (2096 * 1024, 10, 4)
+        assert layout.blocks_per_request(131072, 8192) == pages
+
+
+# The two logs: 'Available KV cache memory' 5.98 / 6.01 GiB -> 'GPU KV cache size: 567,978 / 569,878 tokens',
+# 'Maximum concurrency ... 4.33x / 4.35x'. With the pool as logged, the plan prints the same numbers: 299 and 300
+# blocks over 69 pages per request (prefix caching on -> 'align'). With the state in bf16 or prefix caching off
+# (66 pages) it would print 4.53x: the 4.5-4.6x the last round computed.
+@pytest.mark.parametrize("name", [QWEN36, QWEN36 + "-b"])
+def test_rtx5090_qwen36_logs_to_the_token(tmp_path: Path, name: str) -> None:
+    entry = _corpus(name)
+    args, logged = entry["engine_args"], entry["logged"]
+    path = sized_checkpoint(tmp_path / "m", _qwen36(), 20 * GIB)
+    plan = plan_model(
+        str(path), "rtx5090", "vllm-gpu", engine_version=entry["vllm_version"], max_model_len=args["max_model_len"],
+        kv_cache_dtype=args["kv_cache_dtype"], dtype=args["dtype"], max_num_seqs=args["max_num_seqs"],
+        max_num_batched_tokens=args["max_num_batched_tokens"], enable_prefix_caching=args["enable_prefix_caching"],
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), multimodal=False,
+    )  # fmt: skip
+    assert plan.kv_tokens_logged == logged["kv_cache_tokens"]
+    assert round(plan.max_concurrency, 2) == logged["max_concurrency"]
+    assert plan.block_size == 16 and plan.memory_budget is not None and plan.memory_budget.min_block_size == 2096
+    off = plan_model(
+        str(path), "rtx5090", "vllm-gpu", engine_version="0.24.0", max_model_len=131072, kv_cache_dtype="fp8",
+        max_num_seqs=1, enable_prefix_caching=False, kv_cache_memory_bytes=int(5.98 * GIB), multimodal=False,
+    )  # fmt: skip
+    assert round(off.max_concurrency, 2) == round(299 / 66, 2)
+
+
+def test_hybrid_refusals_are_one_line(tmp_path: Path) -> None:
+    path = sized_checkpoint(tmp_path / "m", _qwen36(), 20 * GIB)
+    with pytest.raises(ConfigError, match="prefill checkpoint pages") as caught:  # vLLM 0.33 align mode
+        plan_model(str(path), "h100", "vllm-gpu", engine_version="0.33.0", max_model_len=8192, multimodal=False)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError, match="from vLLM 0.19.0 on"):
+        plan_model(str(path), "h100", "vllm-gpu", engine_version="0.12.0", max_model_len=8192, multimodal=False)
+    with pytest.raises(ConfigError, match="GPUs without pipeline parallelism"):
+        plan_model(str(path), "v6e-1", max_model_len=8192, multimodal=False)
