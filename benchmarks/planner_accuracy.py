@@ -267,6 +267,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
     if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
         fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
+    if args.get("num_speculative_tokens"):  # --speculative-config method 'mtp' (the model's own MTP layers)
+        fields["num_speculative_tokens"] = args["num_speculative_tokens"]
     return fields
 
 

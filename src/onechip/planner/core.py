@@ -408,7 +408,12 @@ def _resolve(request: PlanRequest) -> _Resolved:
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
-    state = 0
+    state, mtp, spec = 0, 0, request.num_speculative_tokens
+    if spec and family not in recurrent.GDN_FAMILIES:
+        raise ConfigError(
+            f"num_speculative_tokens {spec}: speculative decoding is planned for Qwen3-Next / Qwen3.5 hybrids' own MTP "
+            f"layers only, not {family}"
+        )
     if family in recurrent.HYBRID_FAMILIES:
         if engine != "vllm-gpu" or request.pipeline_parallel_size > 1:
             raise ConfigError(
@@ -417,9 +422,10 @@ def _resolve(request: PlanRequest) -> _Resolved:
             )
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
-            dtype_name]), tensor_parallel_size=request.tensor_parallel_size)  # fmt: skip
+            dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec)  # fmt: skip
+        mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
-                           state_bytes_per_gpu=state)  # fmt: skip
+                           state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip
     if tpu_rule is not None and tpu_rule.regular_pages:
         geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
@@ -738,9 +744,8 @@ def _state_cache(r: _Resolved) -> StateCache | None:
             "plan with --no-enable-prefix-caching (set enable_prefix_caching false) or an earlier --engine-version"
         )
     chunk = recurrent.mamba_chunk_size(r.src.text_config)
-    return StateCache(
-        mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk, max_model_len=r.max_model_len
-    )
+    return StateCache(mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk,
+                      max_model_len=r.max_model_len, speculative_blocks=r.request.num_speculative_tokens)  # fmt: skip
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:

@@ -22,7 +22,7 @@ vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interf
   chunk x cdiv(cdiv(state, attention bytes per token), chunk) with chunk = lcm(mamba chunk size, alignment)
   (never lowered below the requested block); the state page is padded to the attention page, so every spec
   has one page size and steps 2-4 apply as they are, a state group taking 1 page per request ('none'),
-  2 ('align') or cdiv(len, block) ('all'); one request needs group_size x page x those pages
+  2 ('align') or cdiv(len, block) ('all'), plus N with N-token MTP speculative decoding; one request needs group_size x page x those pages
   (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups' block size is max_model_len in
   'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the attention block otherwise.
 """
@@ -56,6 +56,7 @@ class StateCache:
     alignment: int
     chunk_tokens: int
     max_model_len: int
+    speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
@@ -80,6 +81,7 @@ class KvLayout:
     groups: list[KvGroup]
     page_bytes: int
     group_size: int
+    speculative_blocks: int = 0  # extra state pages per request in 'all' mode (MTP)
 
     def num_blocks(self, budget_bytes: int) -> int:
         """Blocks per GPU that `budget_bytes` per GPU holds (step 3)."""
@@ -91,7 +93,7 @@ class KvLayout:
         total = 0
         for group in self.groups:
             if group.kind == MAMBA:
-                total += group.state_pages or -(-context // group.block_size)
+                total += group.state_pages or -(-context // group.block_size) + self.speculative_blocks
             elif group.window is None:
                 total += -(-context // group.block_size)
             else:
@@ -142,6 +144,9 @@ def kv_layout(
         n_groups = -(-count // group_size)
         for i in range(n_groups):
             size = len(range(i, count, n_groups))
-            pages = {"none": 1, "align": 2}.get(states.mode) if key[0] == MAMBA and states is not None else None
+            pages = None
+            if key[0] == MAMBA and states is not None and states.mode != "all":
+                pages = {"none": 1, "align": 2}[states.mode] + states.speculative_blocks
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
-    return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups))
+    spec = states.speculative_blocks if states is not None else 0
+    return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)

@@ -23,7 +23,12 @@ Which layers hold a state (the families' decoder layer choice): Qwen `layer_type
 layer but each full_attention_interval-th); Nemotron-H hybrid_override_pattern 'M' ('*' attention, '-' MLP and
 'E' MoE hold nothing); Granite-4.0-H layer_types 'mamba'; Jamba every layer but i % attn_layer_period ==
 attn_layer_offset; Falcon-H1 every layer holds both an attention KV and a Mamba2 state (parallel hybrid).
-Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), speculative-decoding state.
+Speculative decoding with the model's own MTP layers (--speculative-config method 'mtp', N tokens; Qwen3-Next /
+Qwen3.5 `mtp_num_hidden_layers`): the GDN and Nemotron-H conv states keep kernel - 1 + N columns
+(get_mamba_state_shape_from_config passes num_spec), every state group takes N more pages per request
+(MambaSpec.num_speculative_blocks, vllm/model_executor/layers/mamba/abstract.py get_kv_cache_spec), and the MTP
+layers are full-attention layers of the target's shape whose KV shares the pool (planner.geometry.hybrid_geometry).
+Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), draft models (EAGLE, DFlash).
 """
 
 from __future__ import annotations
@@ -86,9 +91,27 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
     raise ConfigError(f"model config ({family}): not a hybrid family the planner models")
 
 
-def state_elements(text: Mapping[str, Any], family: str, tensor_parallel_size: int) -> tuple[int, int]:
+# Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
+_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h"}
+
+
+def mtp_layers(text: Mapping[str, Any], family: str) -> int:
+    """The model's own MTP layers (Qwen3-Next / Qwen3.5 `mtp_num_hidden_layers`); ConfigError when it has none."""
+    layers = text.get("mtp_num_hidden_layers") if family in GDN_FAMILIES else None
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
+        raise ConfigError(
+            f"model config ({family}): speculative decoding is planned for a Qwen3-Next / Qwen3.5 model's own MTP "
+            "layers only, and field 'mtp_num_hidden_layers' is missing or not a positive integer"
+        )
+    return layers
+
+
+def state_elements(
+    text: Mapping[str, Any], family: str, tensor_parallel_size: int, num_speculative_tokens: int = 0
+) -> tuple[int, int]:
     """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU."""
     tp = tensor_parallel_size
+    spec = num_speculative_tokens if family in _SPEC_IN_CONV else 0
 
     def split(value: int, name: str) -> int:
         if value % tp:
@@ -99,7 +122,7 @@ def state_elements(text: Mapping[str, Any], family: str, tensor_parallel_size: i
         k_heads, v_heads = _int(text, "linear_num_key_heads", family), _int(text, "linear_num_value_heads", family)
         k_dim, v_dim = _int(text, "linear_key_head_dim", family), _int(text, "linear_value_head_dim", family)
         kernel = _int(text, "linear_conv_kernel_dim", family)
-        conv = split(k_heads * k_dim * 2 + v_heads * v_dim, "the conv dim") * (kernel - 1)
+        conv = split(k_heads * k_dim * 2 + v_heads * v_dim, "the conv dim") * (kernel - 1 + spec)
         return conv, split(v_heads, "linear_num_value_heads") * v_dim * k_dim
     if family == "jamba":
         inner = _int(text, "mamba_expand", family) * _int(text, "hidden_size", family)
@@ -118,7 +141,7 @@ def state_elements(text: Mapping[str, Any], family: str, tensor_parallel_size: i
         groups, state = _int(text, "mamba_n_groups", family), _int(text, "mamba_d_state", family)
         kernel = _int(text, "mamba_d_conv", family)
     groups += 0 if groups % tp == 0 else tp - groups  # extra_groups_for_head_shards
-    conv = split(inner + 2 * groups * state, "the conv dim") * (kernel - 1)
+    conv = split(inner + 2 * groups * state, "the conv dim") * (kernel - 1 + spec)
     return conv, split(heads, "the Mamba heads") * head_dim * state
 
 
@@ -141,10 +164,16 @@ def state_dtype_bytes(
 
 
 def state_bytes(
-    text: Mapping[str, Any], family: str, architectures: list[str], *, model_dtype_bytes: int, tensor_parallel_size: int
+    text: Mapping[str, Any],
+    family: str,
+    architectures: list[str],
+    *,
+    model_dtype_bytes: int,
+    tensor_parallel_size: int,
+    num_speculative_tokens: int = 0,
 ) -> int:
     """Recurrent state bytes of one layer on one GPU (the unpadded MambaSpec page)."""
-    conv, ssm = state_elements(text, family, tensor_parallel_size)
+    conv, ssm = state_elements(text, family, tensor_parallel_size, num_speculative_tokens)
     conv_bytes, ssm_bytes = state_dtype_bytes(text, family, architectures, model_dtype_bytes)
     return conv * conv_bytes + ssm * ssm_bytes
 

@@ -137,6 +137,13 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )
+    num_speculative_tokens: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="vLLM --speculative-config {'method': 'mtp', 'num_speculative_tokens': N}: the model's own MTP "
+        "layers draft N tokens (planned for Qwen3-Next / Qwen3.5 hybrids; 0: no speculative decoding).",
+    )
     enable_prefix_caching: bool | None = Field(
         default=True,
         description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU); None: the "
