@@ -23,8 +23,9 @@ vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interf
   (never lowered below the requested block); the state page is padded to the attention page, so every spec
   has one page size and steps 2-4 apply as they are, a state group taking 1 page per request ('none'),
   2 ('align') or cdiv(len, block) ('all'), plus N with N-token MTP speculative decoding; one request needs
-  group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups' block size is max_model_len in
-  'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the attention block otherwise.
+  group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups'
+  block size is max_model_len in 'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the
+  attention block otherwise.
 """
 
 from __future__ import annotations
