@@ -129,3 +129,89 @@ def test_hybrid_refusals_are_one_line(tmp_path: Path) -> None:
         plan_model(str(path), "h100", "vllm-gpu", engine_version="0.12.0", max_model_len=8192, multimodal=False)
     with pytest.raises(ConfigError, match="GPUs without pipeline parallelism"):
         plan_model(str(path), "v6e-1", max_model_len=8192, multimodal=False)
+
+
+def _qwen36_27b() -> dict[str, Any]:
+    return json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3.6-27B.json").read_text(encoding="utf-8"))
+
+
+# MTP n=3 on Qwen3.6-27B at TP 2 with fp8 KV (club-3090 #642, vLLM 0.24.0): the conv state keeps 3 + 3 columns,
+# 5,120 x 6 x 2 + 24 x 128 x 128 x 4 = 1,634,304 B per GPU; at 1,024 B/token the block is 16 x cdiv(1,634,304,
+# 16,384) = 1,600 and the mamba page is padded by 0.25% -- both as vLLM 0.27.1 logs them for a Qwen3.6-27B TP 2
+# MTP serve ('Setting attention block size to 1600 tokens', 'Padding mamba page size by 0.25%', gpustack/runner
+# PR #251). The MTP layer is a 17th attention layer: group size 17, 4 groups.
+def test_mtp_widens_the_conv_state_and_adds_an_attention_layer() -> None:
+    text = _qwen36_27b()["text_config"]
+    arch = ["Qwen3_5ForConditionalGeneration"]
+    state = state_bytes(
+        text, "qwen3_5_text", arch, model_dtype_bytes=2, tensor_parallel_size=2, num_speculative_tokens=3
+    )
+    assert state == 5120 * 6 * 2 + 24 * 128 * 128 * 4 == 1_634_304
+    assert hybrid_block_size(1024, state, 16, StateCache("align", 16, 2048, 262144)) == 1600
+    assert round(100 * (1600 * 1024 - state) / state, 2) == 0.25
+    geometry = kv_geometry(text, kv_dtype_bytes=1, tensor_parallel_size=2, family="qwen3_5_text",
+                           state_bytes_per_gpu=state, mtp_layers=1)  # fmt: skip
+    layout = kv_layout(geometry, 16, 2, StateCache("align", 16, 2048, 262144, speculative_blocks=3))
+    assert (layout.group_size, len(layout.groups)) == (17, 4)
+    assert layout.blocks_per_request(262144, 8192) == 164 + 3 * (2 + 3)  # cdiv(262,144, 1,600) + 3 x (align + 3)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["rtx3090x2-qwen36-27b-int4-mtp3-kvfp8e5m2-tp2-v0240", "rtx3090x4-qwen36-27b-int4-mtp3-kvfp8e5m2-tp4-v0240"],
+)
+def test_qwen36_27b_mtp_logs_given_the_logged_pool(tmp_path: Path, name: str) -> None:
+    entry = _corpus(name)
+    args, logged = entry["engine_args"], entry["logged"]
+    path = sized_checkpoint(tmp_path / "m", _qwen36_27b(), 18 * GIB)
+    plan = plan_model(
+        str(path), "rtx3090", "vllm-gpu", engine_version=entry["vllm_version"], max_model_len=args["max_model_len"],
+        kv_cache_dtype=args["kv_cache_dtype"], dtype=args["dtype"], tensor_parallel_size=args["tensor_parallel_size"],
+        num_speculative_tokens=args["num_speculative_tokens"], enable_prefix_caching=args["enable_prefix_caching"],
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), multimodal=False,
+    )  # fmt: skip
+    # the logged pool has 2 decimals (+-0.005 GiB, one block of 17 x 1.6 MB here): within 1%, not to the token
+    assert plan.kv_tokens_logged == pytest.approx(logged["kv_cache_tokens"], rel=0.01)
+
+
+# The 'groups' token line of vLLM 0.19 / 0.20 (num_blocks // groups x smallest block) for hybrids:
+#  - vllm-project/vllm#40691 (0.19.0, H20, Qwen3.5-27B -- the geometry of configs/Qwen--Qwen3.6-27B.json -- bf16 KV,
+#    32,768 tokens, prefix caching off by 0.19's hybrid default): 'GPU KV cache size: 290,864 tokens',
+#    'Maximum concurrency for 32,768 tokens per request: 33.04x'. Block 16 x cdiv(3,207,168, 65,536) = 784, as
+#    logged for Qwen3.5-27B in 1CatAI/1Cat-vLLM#237 ('Setting attention block size to 784 tokens', padding 0.13%);
+#    4 groups; one request cdiv(32,768, 784) + 3 = 45 pages; 1,487 blocks give both printed figures.
+#  - club-3090 models/qwen3.6-27b/CHANGELOG.md (4a29ab57, multi4 TP 4 fp8_e5m2, MTP n=3, a 0.20 nightly):
+#    'reported GPU KV cache size: 483,200 tokens', 'max concurrency at 262K/request: 6.77x': 1,211 blocks.
+def test_the_0_19_token_line_of_a_hybrid() -> None:
+    text = _qwen36_27b()["text_config"]
+    arch = ["Qwen3_5ForConditionalGeneration"]
+    state = state_bytes(text, "qwen3_5_text", arch, model_dtype_bytes=2, tensor_parallel_size=1)
+    geometry = kv_geometry(text, kv_dtype_bytes=2, family="qwen3_5_text", state_bytes_per_gpu=state)
+    layout = kv_layout(geometry, 16, 1, StateCache("none", 16, 2048, 32768))
+    assert min(g.block_size for g in layout.groups) == 784 and round(100 * (784 * 4096 - state) / state, 2) == 0.13
+    assert layout.tokens(1487) == 290_864 and round(1487 / layout.blocks_per_request(32768, 2048), 2) == 33.04
+    state4 = state_bytes(
+        text, "qwen3_5_text", arch, model_dtype_bytes=2, tensor_parallel_size=4, num_speculative_tokens=3
+    )
+    mtp = kv_geometry(text, kv_dtype_bytes=1, tensor_parallel_size=4, family="qwen3_5_text",
+                      state_bytes_per_gpu=state4, mtp_layers=1)  # fmt: skip
+    layout4 = kv_layout(mtp, 16, 4, StateCache("align", 16, 2048, 262144, speculative_blocks=3))
+    assert layout4.tokens(1211) == 483_200 and round(1211 / layout4.blocks_per_request(262144, 8192), 2) == 6.77
+
+
+# Nemotron-H (nvidia Nemotron-3-Nano-30B-A3B geometry: 64 Mamba2 heads x 64, 8 groups, state 128, kernel 4; 2 KV
+# heads x 128; its config states mamba_ssm_cache_dtype float32 -- the Hub config as copied in public test fixtures,
+# search-index file ids 53261316862 and 59685165993). vLLM 0.19.0 serving chankhavu/Nemotron-Cascade-2-30B-A3B-NVFP4
+# (a fine-tune of that architecture) with fp8 KV logs 'Setting attention block size to 4176 tokens' and
+# 'Padding mamba page size by 0.19%' (index file id 51961570119): conv (4,096 + 2 x 8 x 128) x 3 x 2 B + temporal
+# 64 x 64 x 128 x 4 B = 2,134,016 B; 16 x cdiv(2,134,016, 16 x 512) = 4,176 tokens.
+def test_nemotron_h_state_and_block_from_the_cascade_log() -> None:
+    text = {"num_hidden_layers": 52, "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+            "mamba_num_heads": 64, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4,
+            "mamba_ssm_cache_dtype": "float32"}  # fmt: skip
+    state = state_bytes(text, "nemotron_h", ["NemotronHForCausalLM"], model_dtype_bytes=2, tensor_parallel_size=1)
+    assert state == 6144 * 3 * 2 + 64 * 64 * 128 * 4 == 2_134_016
+    assert hybrid_block_size(2 * 128 * 2 * 1, state, 16, StateCache("none", 16, 128, 131072)) == 4176
+    assert round(100 * (4176 * 512 - state) / state, 2) == 0.19
+    roles = layer_roles(text, "nemotron_h")
+    assert sum(a for a, _ in roles) == 6 and sum(s for _, s in roles) == 23
