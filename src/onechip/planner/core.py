@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, TpuPoolRule
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
@@ -479,7 +479,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -720,32 +720,66 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
 
 def _state_cache(r: _Resolved) -> StateCache | None:
     """How the engine version keeps a hybrid model's recurrent states (engines.json hybrid_rules; None for a
-    model without them). Prefix caching (the request's, else the version's default) sets mamba_cache_mode:
-    'all' for a class that supports Mamba prefix caching where the version has that mode, else 'align'."""
+    model without them)."""
     if not any(layer.state_bytes for layer in r.geometry.layers):
         return None
-    version = r.request.engine_version
-    if not r.rules.hybrid_rules or (version is not None and version_key(version) < version_key(
-            r.rules.hybrid_rules[0].min_version or "0")):  # fmt: skip
-        raise ConfigError(
-            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM "
-            f"{r.rules.hybrid_rules[0].min_version if r.rules.hybrid_rules else '?'} on (engines.json hybrid_rules)"
-        )
-    rule = select_rule(r.rules.hybrid_rules, version)
-    caching = r.request.enable_prefix_caching
-    caching = rule.prefix_caching_default if caching is None else caching
-    family = r.src.config.family
-    mode = (
-        "none" if not caching else "all" if rule.mamba_all_mode and family in recurrent.ALL_MODE_FAMILIES else "align"
-    )
-    if mode == "align" and not rule.align_mode_modelled:
-        raise ConfigError(
-            f"vLLM {rule.versions} with prefix caching: a hybrid model's prefill checkpoint pages are not modelled; "
-            "plan with --no-enable-prefix-caching (set enable_prefix_caching false) or an earlier --engine-version"
-        )
+    rule, mode, _ = _hybrid_mode(r)
     chunk = recurrent.mamba_chunk_size(r.src.text_config)
     return StateCache(mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk,
                       max_model_len=r.max_model_len, speculative_blocks=r.request.num_speculative_tokens)  # fmt: skip
+
+
+def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
+    """The hybrid rule, mamba_cache_mode and, when the plan names no version and the newest rule cannot model the
+    request, a note that the newest rule that can was used. Prefix caching (the request's, else the version's
+    default) sets the mode: 'all' for a class that supports Mamba prefix caching where the version has that mode,
+    else 'align'."""
+    version, rules = r.request.engine_version, r.rules.hybrid_rules
+    if not rules or (version is not None and version_key(version) < version_key(rules[0].min_version or "0")):
+        raise ConfigError(
+            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM "
+            f"{rules[0].min_version if rules else '?'} on (engines.json hybrid_rules)"
+        )
+    candidates = [select_rule(rules, version)] if version is not None else sorted(
+        rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
+    for rule in candidates:
+        caching = (
+            rule.prefix_caching_default if r.request.enable_prefix_caching is None else r.request.enable_prefix_caching
+        )
+        all_mode = rule.mamba_all_mode and r.src.config.family in recurrent.ALL_MODE_FAMILIES
+        mode = "none" if not caching else "all" if all_mode else "align"
+        if mode != "align" or rule.align_mode_modelled:
+            note = None
+            if rule is not candidates[0]:
+                note = (
+                    f"no --engine-version: the recurrent state is planned under the hybrid rule for vLLM "
+                    f"{rule.versions}; vLLM {candidates[0].versions} adds prefill checkpoint pages under prefix "
+                    "caching that are not modelled"
+                )
+            return rule, mode, note
+    raise ConfigError(
+        f"vLLM {candidates[0].versions} with prefix caching: a hybrid model's prefill checkpoint pages are not "
+        "modelled; plan with --no-enable-prefix-caching or an earlier --engine-version"
+    )
+
+
+def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
+    """The hybrid rule the plan fell back to, said out loud (_hybrid_mode)."""
+    if not any(layer.state_bytes for layer in r.geometry.layers):
+        return []
+    rule, _, note = _hybrid_mode(r)
+    out = [PlanWarning(code="hybrid-rule", message=note, source=rule.source)] if note else []
+    spec = r.request.num_speculative_tokens
+    if spec:  # not a flag-table row: the printed command does not carry it
+        out.append(
+            PlanWarning(
+                code="speculative-config-not-written",
+                message=f"planned with MTP speculative decoding of {spec} tokens; the command below does not write it: "
+                f'add --set speculative-config=\'{{"method": "mtp", "num_speculative_tokens": {spec}}}\'',
+                source="planner.recurrent (MambaSpec.num_speculative_blocks, the MTP attention layers)",
+            )
+        )
+    return out
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:

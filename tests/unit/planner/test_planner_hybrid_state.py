@@ -215,3 +215,15 @@ def test_nemotron_h_state_and_block_from_the_cascade_log() -> None:
     assert round(100 * (4176 * 512 - state) / state, 2) == 0.19
     roles = layer_roles(text, "nemotron_h")
     assert sum(a for a, _ in roles) == 6 and sum(s for _, s in roles) == 23
+
+
+# With no --engine-version the newest rule (vLLM 0.33: prefill checkpoint pages under prefix caching, not modelled)
+# cannot plan a GDN model with prefix caching on, as `up` launches it: the plan uses the newest rule that can (0.32)
+# and says so, and says the MTP flag it assumed is not in the command.
+def test_unversioned_hybrid_plan_names_the_rule_it_fell_back_to(tmp_path: Path) -> None:
+    path = sized_checkpoint(tmp_path / "m", _qwen36_27b(), 18 * GIB)
+    plan = plan_model(str(path), "rtx3090", tensor_parallel_size=2, max_model_len=131072, kv_cache_dtype="fp8_e5m2",
+                      num_speculative_tokens=3, multimodal=False)  # fmt: skip
+    codes = {w.code: w.message for w in plan.warnings}
+    assert "0.32.0" in codes["hybrid-rule"] and "speculative-config" in codes["speculative-config-not-written"]
+    assert plan.fits
