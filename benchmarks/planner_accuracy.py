@@ -106,7 +106,8 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
         return "vllm-gpu", "0.6.4"
     if "V0" in text:
         return "vllm-gpu", "0.7.0"  # a V0-era release after 0.6.5 (the memory_profiling table): that V0 rule
-    return "vllm-gpu", entry["vllm_version"]
+    # a development build planned under the rule of the release whose behaviour its own log shows (rule_version)
+    return "vllm-gpu", entry.get("rule_version") or entry["vllm_version"]
 
 
 def _release(version: str | None) -> str | None:
@@ -267,6 +268,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
     if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
         fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
+    if args.get("mamba_ssm_cache_dtype") not in (None, "auto"):
+        fields["mamba_ssm_cache_dtype"] = args["mamba_ssm_cache_dtype"]
     if args.get("num_speculative_tokens"):  # --speculative-config method 'mtp' (the model's own MTP layers)
         fields["num_speculative_tokens"] = args["num_speculative_tokens"]
     return fields
@@ -317,6 +320,9 @@ def predict(
     elif entry.get("config_file") is None:
         row["skip"] = "no config"
         return row
+    elif chip is None and given_pool and "CUDA" in entry["engine"]:
+        # the card is not named, but with the pool given its memory sizes nothing that is scored
+        chip, row["note_extra"] = "gpu:1024GiB", " [card not named: any card holding the logged pool]"
     elif chip is None:
         row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
@@ -345,7 +351,10 @@ def predict(
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
         return row
     if given_pool and engine == "vllm-gpu":
-        row.update(predicted=plan.kv_tokens_logged, fits=plan.fits, weights="the log's pool", binding="", note="")
+        # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
+        # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
+        fits = plan.max_concurrency >= 1
+        row.update(predicted=plan.kv_tokens_logged, fits=fits, weights="the log's pool", binding="", note="")
         if entry["logged"].get("max_concurrency"):
             row["note"] = (
                 f" (concurrency {plan.max_concurrency:.2f}x, logged {entry['logged']['max_concurrency']:.2f}x)"

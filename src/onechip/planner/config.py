@@ -106,10 +106,7 @@ _POSITIVE_INTS = (
     "v_head_dim",
     "sliding_window_pattern",
     "max_window_layers",
-    "num_experts",
-    "num_local_experts",
     "n_routed_experts",
-    "num_experts_per_tok",
     "top_k_experts",
     "attention_chunk_size",
     "no_rope_layer_interval",
@@ -130,8 +127,9 @@ _MAXIMA = {
 # scripts/gen_config_defaults.py): the engine loads the config through that class and serves the default.
 # max_position_embeddings is not filled: with no figure the planner asks for max_model_len instead of sizing
 # for a class default (DeepseekV3Config's 4,096) that a wrapper's own code may replace (Kimi-VL's remote config).
-DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS) - {"max_position_embeddings"}
-_NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
+# expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
+_NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
+DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:]) - {"max_position_embeddings"}
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
 

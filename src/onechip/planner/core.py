@@ -422,7 +422,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             )
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
-            dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec)  # fmt: skip
+            dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
+            mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip

@@ -171,10 +171,11 @@ def state_bytes(
     model_dtype_bytes: int,
     tensor_parallel_size: int,
     num_speculative_tokens: int = 0,
+    mamba_ssm_cache_dtype: str = "auto",
 ) -> int:
     """Recurrent state bytes of one layer on one GPU (the unpadded MambaSpec page)."""
     conv, ssm = state_elements(text, family, tensor_parallel_size, num_speculative_tokens)
-    conv_bytes, ssm_bytes = state_dtype_bytes(text, family, architectures, model_dtype_bytes)
+    conv_bytes, ssm_bytes = state_dtype_bytes(text, family, architectures, model_dtype_bytes, mamba_ssm_cache_dtype)
     return conv * conv_bytes + ssm * ssm_bytes
 
 

@@ -227,3 +227,33 @@ def test_unversioned_hybrid_plan_names_the_rule_it_fell_back_to(tmp_path: Path) 
     codes = {w.code: w.message for w in plan.warnings}
     assert "0.32.0" in codes["hybrid-rule"] and "speculative-config" in codes["speculative-config-not-written"]
     assert plan.fits
+
+
+# Mamba2 hybrids of the corpus planned with the logged pool ('Available KV cache memory', 2 decimals; the cards
+# are not named, so any card holding the pool): Nemotron-H on vLLM 0.19.1 (the 'groups' token line: 4,819,104
+# tokens, 86.16x), the same model on a build with 0.21's rules (the capacity line: 1,206,303 tokens, 4.71x), and
+# Granite-4.0-H-1B on 0.19.0 (53,200 tokens, 66.95x). Within 1% on tokens and 0.1 on concurrency: the pool's
+# rounding is worth up to one block (1,339 vs 1,340 blocks for Granite).
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpu94g-nemotron-cascade2-30b-nvfp4-kvfp8-len262144-v0191",
+        "gpu-nemotron-cascade2-30b-nvfp4-kvfp8-len256000-v0201dev",
+        "gpu-granite40-h-1b-len4096-eager-v0190",
+    ],
+)
+def test_mamba2_hybrid_logs_given_the_logged_pool(tmp_path: Path, name: str) -> None:
+    entry = _corpus(name)
+    args, logged = entry["engine_args"], entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "m", config, 5 * GIB)
+    kv = args["kv_cache_dtype"] if args["kv_cache_dtype"] not in (None, "auto") else "auto"
+    plan = plan_model(
+        str(path), "gpu:1024GiB", "vllm-gpu", engine_version=entry.get("rule_version") or entry["vllm_version"],
+        max_model_len=args["max_model_len"], kv_cache_dtype=kv, enforce_eager=args["enforce_eager"],
+        enable_prefix_caching=args["enable_prefix_caching"], max_num_seqs=args["max_num_seqs"],
+        max_num_batched_tokens=args["max_num_batched_tokens"], multimodal=False,
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB),
+    )  # fmt: skip
+    assert plan.kv_tokens_logged == pytest.approx(logged["kv_cache_tokens"], rel=0.01)
+    assert plan.max_concurrency == pytest.approx(logged["max_concurrency"], abs=0.1)
