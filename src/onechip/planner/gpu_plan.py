@@ -153,7 +153,7 @@ def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, 
     """KV bytes per GPU one max_model_len request needs, summed over cache-owning layers at each layer's
     block size (vLLM's max_memory_usage_bytes over all layer specs); `batch`: tokens in flight. A layout with
     recurrent-state groups: group_size x page x the pages one request takes in every group
-    (vllm/v1/core/kv_cache_utils.py _max_memory_usage_bytes_from_groups, 0.21 - 0.32)."""
+    (vllm/v1/core/kv_cache_utils.py _max_memory_usage_bytes_from_groups, read in 0.19 - 0.32)."""
     if any(g.kind == MAMBA for g in layout.groups):
         return layout.group_size * layout.page_bytes * layout.blocks_per_request(max_model_len, batch)
     blocks = {(g.kind, g.window): g.block_size for g in layout.groups}

@@ -116,8 +116,7 @@ def kv_layout(
     specs: dict[tuple[str, int | None, int], int] = {}
     for layer in geometry.layers:
         if layer.bytes_per_token and layer.owns_cache:
-            key = (layer.attention_type if layer.attention_type != MAMBA else "full", layer.sliding_window,
-                   layer.bytes_per_token // tp)  # fmt: skip
+            key = (layer.attention_type, layer.sliding_window, layer.bytes_per_token // tp)
             specs[key] = specs.get(key, 0) + 1
         if layer.state_bytes:
             specs[(MAMBA, None, layer.state_bytes // tp)] = specs.get((MAMBA, None, layer.state_bytes // tp), 0) + 1
