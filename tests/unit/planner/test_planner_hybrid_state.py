@@ -257,3 +257,20 @@ def test_mamba2_hybrid_logs_given_the_logged_pool(tmp_path: Path, name: str) -> 
     )  # fmt: skip
     assert plan.kv_tokens_logged == pytest.approx(logged["kv_cache_tokens"], rel=0.01)
     assert plan.max_concurrency == pytest.approx(logged["max_concurrency"], abs=0.1)
+
+
+# Falcon-H1 (a parallel hybrid: every layer holds an attention KV and a Mamba2 state; tiiuae/Falcon-H1-7B's fields
+# as a public test fixture copies its config.json, search-index file id 65865534003): falcon_h1.py
+# get_mamba_state_shape_from_config takes mamba_d_ssm (3,072) as the intermediate size; conv (3,072 + 2 x 1 x 256)
+# x 3 x 2 B, SSM 24 x 128 x 256 x 2 B ('auto': bf16). 44 attention + 44 state specs: one group of each, 44 layers.
+def test_falcon_h1_layers_hold_both_caches() -> None:
+    text = {"num_hidden_layers": 44, "num_attention_heads": 12, "num_key_value_heads": 2, "head_dim": 128,
+            "hidden_size": 3072, "mamba_d_state": 256, "mamba_n_groups": 1, "mamba_n_heads": 24, "mamba_d_head": 128,
+            "mamba_d_ssm": 3072, "mamba_expand": 2, "mamba_d_conv": 4, "mamba_chunk_size": 128}  # fmt: skip
+    state = state_bytes(text, "falcon_h1", ["FalconH1ForCausalLM"], model_dtype_bytes=2, tensor_parallel_size=1)
+    assert state == (3072 + 2 * 256) * 3 * 2 + 24 * 128 * 256 * 2
+    geometry = kv_geometry(text, kv_dtype_bytes=2, family="falcon_h1", state_bytes_per_gpu=state)
+    assert all(layer.bytes_per_token == 2 * 2 * 128 * 2 and layer.state_bytes == state for layer in geometry.layers)
+    layout = kv_layout(geometry, 16, 1, StateCache("none", 16, 128, 32768))
+    assert (len(layout.groups), layout.group_size) == (2, 44)
+    assert layout.groups[0].block_size == 16 * -(-state // (16 * 1024))  # alignment x cdiv(state, 16 x 1,024 B)
