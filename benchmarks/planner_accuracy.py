@@ -109,8 +109,9 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
         return "vllm-gpu", _release(entry["vllm_version"])  # the V0 rule of that release (or its V0 fallback)
     if "V0" in text:
         return "vllm-gpu", "0.7.0"  # a V0-era release after 0.6.5 (the memory_profiling table): that V0 rule
+    # a development build planned under the rule of the release whose behaviour its own log shows (rule_version);
     # a log that prints no version: the release its environment and date point to, said in the manifest
-    return "vllm-gpu", entry["vllm_version"] or entry.get("vllm_version_inferred")
+    return "vllm-gpu", entry.get("rule_version") or entry["vllm_version"] or entry.get("vllm_version_inferred")
 
 
 def _release(version: str | None) -> str | None:
@@ -301,6 +302,12 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["quantization"] = "fp8"
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
+    if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
+        fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
+    if args.get("mamba_ssm_cache_dtype") not in (None, "auto"):
+        fields["mamba_ssm_cache_dtype"] = args["mamba_ssm_cache_dtype"]
+    if args.get("num_speculative_tokens"):  # --speculative-config method 'mtp' (the model's own MTP layers)
+        fields["num_speculative_tokens"] = args["num_speculative_tokens"]
     return fields
 
 
@@ -338,20 +345,32 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     return str(path), how
 
 
-def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -> dict[str, Any]:
-    """One row: predicted vs logged, or why the fixture is not scored."""
+def predict(
+    entry: dict[str, Any], workdir: Path, out_of_sample: bool = False, given_pool: bool = False
+) -> dict[str, Any]:
+    """One row: predicted vs logged, or why the fixture is not scored. given_pool: the KV pool per GPU is the
+    log's 'Available KV cache memory' (--kv-cache-memory), so only the layout and the token line are scored."""
     row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
+    pool_gib = entry["logged"].get("available_kv_cache_gib")
+    if given_pool and (pool_gib is None or row["logged"] is None or entry["outcome"] != "started"):
+        row["skip"] = "no logged pool and token line"
+        return row
     chip = chip_of(entry)
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
     elif entry.get("config_file") is None:
         row["skip"] = "no config"
         return row
+    elif chip is None and given_pool and "CUDA" in entry["engine"]:
+        # the card is not named, but with the pool given its memory sizes nothing that is scored
+        chip, row["note_extra"] = "gpu:1024GiB", " [card not named: any card holding the logged pool]"
     elif chip is None:
         row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
+    if given_pool:
+        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB)
     how = ""
     try:
         model, how = model_of(entry, engine, workdir / ("oos" if out_of_sample else "log"), out_of_sample)
@@ -369,8 +388,21 @@ def predict(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -
         else:
             row["skip"] = f"refused: {exc}"
         return row
-    if how == "none":
+    if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
+        return row
+    if given_pool and engine == "vllm-gpu":
+        # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
+        # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
+        fits = plan.max_concurrency >= 1
+        row.update(predicted=plan.kv_tokens_logged, fits=fits, weights="the log's pool", binding="", note="")
+        if entry["logged"].get("max_concurrency"):
+            row["note"] = (
+                f" (concurrency {plan.max_concurrency:.2f}x, logged {entry['logged']['max_concurrency']:.2f}x)"
+            )
+        return row
+    if given_pool:
+        row["skip"] = "not a vLLM GPU log"
         return row
     if engine == "vllm-gpu" and not accelerator(chip).memory_visible_bytes:  # tokens would rest on the nominal size
         row["logged"] = None
@@ -457,8 +489,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out_of_sample = [predict(entry, Path(tmp), out_of_sample=True) for entry in corpus]
         with_log = [predict(entry, Path(tmp)) for entry in corpus]
+        given_pool = [predict(entry, Path(tmp) / "pool", given_pool=True) for entry in corpus]
     table(out_of_sample, "OUT OF SAMPLE: checkpoint bytes and deployment only, nothing from the scored log")
     table(with_log, "WITH THE LOG'S WEIGHTS where the corpus has no checkpoint bytes")
+    table(
+        given_pool,
+        "GIVEN THE LOGGED POOL (vLLM GPU logs): --kv-cache-memory = the log's 'Available KV cache memory' (2 decimals, "
+        "so +-0.005 GiB), scoring the KV layout and the token line alone",
+    )
     return 0
 
 

@@ -147,6 +147,31 @@ class GpuMemoryRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
+class HybridStateRule(StrictModel):
+    """How one range of vLLM versions keeps the recurrent state of hybrid attention + Mamba / linear-attention
+    models beside the KV cache (engines.json `hybrid_rules`; planner.recurrent and planner.kv_groups)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    prefix_caching_default: bool = Field(
+        description="Prefix caching is on by default for hybrid models (ModelConfig.is_prefix_caching_supported)."
+    )
+    mamba_all_mode: bool = Field(
+        description="With prefix caching, a model class that supports Mamba prefix caching gets mamba_cache_mode "
+        "'all' (a state page per block of the request); others get 'align' (two pages per request)."
+    )
+    align_mode_modelled: bool = Field(
+        default=True,
+        description="False where 'align' mode adds per-layer prefill checkpoint pages the planner does not model.",
+    )
+    kernel_block_alignment: int = Field(
+        description="The attention backend's smallest kernel block size the hybrid block size is a multiple of."
+    )
+    source: str = Field(description="The engine source read, with file and version.")
+    date: str = Field(description="ISO date.")
+
+
 class TpuPoolRule(StrictModel):
     """How one range of tpu-inference versions sizes the KV pool (engines.json `pool_rules`)."""
 
@@ -303,6 +328,9 @@ class EngineEntry(StrictModel):
     )
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."
+    )
+    hybrid_rules: list[HybridStateRule] = Field(
+        default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
     )
 
 

@@ -72,6 +72,11 @@ DIVIDING_FAMILIES = frozenset(
         "qwen2_5_vl_text",
         "qwen3_vl_moe_text",
         "mllama_text_model",
+        # hybrid attention + Mamba (planner.recurrent): vLLM's get_head_size takes head_dim when the config has it
+        "nemotron_h",
+        "granitemoehybrid",
+        "jamba",
+        "falcon_h1",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -91,6 +96,10 @@ STATING_FAMILIES = frozenset(
         "llama4",
         "llama4_text",
         "qwen3_vl_text",
+        # hybrid Gated DeltaNet + full attention (planner.recurrent)
+        "qwen3_next",
+        "qwen3_5_text",
+        "qwen3_5_moe_text",
     }
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
@@ -116,10 +125,7 @@ _POSITIVE_INTS = (
     "v_head_dim",
     "sliding_window_pattern",
     "max_window_layers",
-    "num_experts",
-    "num_local_experts",
     "n_routed_experts",
-    "num_experts_per_tok",
     "top_k_experts",
     "attention_chunk_size",
     "no_rope_layer_interval",
@@ -140,8 +146,9 @@ _MAXIMA = {
 # scripts/gen_config_defaults.py): the engine loads the config through that class and serves the default.
 # max_position_embeddings is not filled: with no figure the planner asks for max_model_len instead of sizing
 # for a class default (DeepseekV3Config's 4,096) that a wrapper's own code may replace (Kimi-VL's remote config).
-DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS) - {"max_position_embeddings"}
-_NON_NEGATIVE_INTS = ("num_kv_shared_layers",)
+# expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
+_NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
+DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:]) - {"max_position_embeddings"}
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
 
@@ -289,7 +296,7 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
             "model_type",
             f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
             f"planner does not model; it gives no number rather than a wrong one "
-            f"(modelled: {', '.join(sorted({_wrapper_name(m) for m in MODELLED}))})",
+            f"(it models {len({_wrapper_name(m) for m in MODELLED})} model types, onechip.planner.config.MODELLED)",
         )
     return family
 

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, Mxfp4Layout, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule
 from onechip.errors import ConfigError
-from onechip.planner import calibration
+from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import encoder_profile_bytes, select_rule, tpu_rope_cache_bytes, version_key
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
+from onechip.planner.kv_groups import StateCache
 from onechip.planner.rules import (
     Accelerator,
     EngineRules,
@@ -475,7 +476,25 @@ def _resolve(request: PlanRequest) -> _Resolved:
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
-    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family)
+    state, mtp, spec = 0, 0, request.num_speculative_tokens
+    if spec and family not in recurrent.GDN_FAMILIES:
+        raise ConfigError(
+            f"num_speculative_tokens {spec}: speculative decoding is planned for Qwen3-Next / Qwen3.5 hybrids' own MTP "
+            f"layers only, not {family}"
+        )
+    if family in recurrent.HYBRID_FAMILIES:
+        if engine != "vllm-gpu" or request.pipeline_parallel_size > 1:
+            raise ConfigError(
+                f"model config ({family}): a hybrid attention + recurrent-state model is planned for vLLM on GPUs "
+                "without pipeline parallelism only"
+            )
+        architectures = [str(a) for a in src.config.data.get("architectures") or []]
+        state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
+            dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
+            mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype)  # fmt: skip
+        mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
+    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
+                           state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip
     if tpu_rule is not None and tpu_rule.regular_pages:
         geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
@@ -539,7 +558,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
-    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + r.quant_notes  # fmt: skip
+    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
+    warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -786,6 +806,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
             if request.multimodal and "vision_tower" in rules.loads_towers
             else None
         ),
+        states=_state_cache(r),
     )
 
 
@@ -871,6 +892,70 @@ def _mxfp4_note(
         f"weights against {stored:.2f} GiB stored{said}",
         source=layout.source,
     )
+
+
+def _state_cache(r: _Resolved) -> StateCache | None:
+    """How the engine version keeps a hybrid model's recurrent states (engines.json hybrid_rules; None for a
+    model without them)."""
+    if not any(layer.state_bytes for layer in r.geometry.layers):
+        return None
+    rule, mode, _ = _hybrid_mode(r)
+    chunk = recurrent.mamba_chunk_size(r.src.text_config)
+    return StateCache(mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk,
+                      max_model_len=r.max_model_len, speculative_blocks=r.request.num_speculative_tokens)  # fmt: skip
+
+
+def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
+    """The hybrid rule, mamba_cache_mode and, when the plan names no version and the newest rule cannot model the
+    request, a note that the newest rule that can was used. Prefix caching (the request's, else the version's
+    default) sets the mode: 'all' for a class that supports Mamba prefix caching where the version has that mode,
+    else 'align'."""
+    version, rules = r.request.engine_version, r.rules.hybrid_rules
+    if not rules or (version is not None and version_key(version) < version_key(rules[0].min_version or "0")):
+        raise ConfigError(
+            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM "
+            f"{rules[0].min_version if rules else '?'} on (engines.json hybrid_rules)"
+        )
+    candidates = [select_rule(rules, version)] if version is not None else sorted(
+        rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
+    for rule in candidates:
+        caching = (
+            rule.prefix_caching_default if r.request.enable_prefix_caching is None else r.request.enable_prefix_caching
+        )
+        all_mode = rule.mamba_all_mode and r.src.config.family in recurrent.ALL_MODE_FAMILIES
+        mode = "none" if not caching else "all" if all_mode else "align"
+        if mode != "align" or rule.align_mode_modelled:
+            note = None
+            if rule is not candidates[0]:
+                note = (
+                    f"no --engine-version: the recurrent state is planned under the hybrid rule for vLLM "
+                    f"{rule.versions}; vLLM {candidates[0].versions} adds prefill checkpoint pages under prefix "
+                    "caching that are not modelled"
+                )
+            return rule, mode, note
+    raise ConfigError(
+        f"vLLM {candidates[0].versions} with prefix caching: a hybrid model's prefill checkpoint pages are not "
+        "modelled; plan with --no-enable-prefix-caching or an earlier --engine-version"
+    )
+
+
+def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
+    """The hybrid rule the plan fell back to, said out loud (_hybrid_mode)."""
+    if not any(layer.state_bytes for layer in r.geometry.layers):
+        return []
+    rule, _, note = _hybrid_mode(r)
+    out = [PlanWarning(code="hybrid-rule", message=note, source=rule.source)] if note else []
+    spec = r.request.num_speculative_tokens
+    if spec:  # not a flag-table row: the printed command does not carry it
+        out.append(
+            PlanWarning(
+                code="speculative-config-not-written",
+                message=f"planned with MTP speculative decoding of {spec} tokens; the command below does not write it: "
+                f'add --set speculative-config=\'{{"method": "mtp", "num_speculative_tokens": {spec}}}\'',
+                source="planner.recurrent (MambaSpec.num_speculative_blocks, the MTP attention layers)",
+            )
+        )
+    return out
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:

@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from onechip.errors import ConfigError
+from onechip.planner import recurrent
 from onechip.schemas.plan import LayerKV
 
 FULL = "full"
 SLIDING = "sliding"
+# A layer whose only cache is a recurrent state per request (Mamba / linear attention; planner.recurrent).
+MAMBA = "mamba"
 # Llama 4's chunked local attention: a layer attends within its attention_chunk_size chunk only, so its
 # cache holds at most one chunk (plus the tokens of one scheduler step) per request. Its window is the chunk.
 CHUNKED = "chunked"
@@ -83,6 +86,7 @@ class Geometry:
         """
         total = 0
         for layer in self.layers:
+            total += layer.state_bytes  # a recurrent state is one per request, whatever the context
             if not layer.owns_cache:
                 continue
             tokens = context_tokens
@@ -215,7 +219,13 @@ def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, 
 
 
 def kv_geometry(
-    cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int = 1, family: str | None = None
+    cfg: Any,
+    *,
+    kv_dtype_bytes: float,
+    tensor_parallel_size: int = 1,
+    family: str | None = None,
+    state_bytes_per_gpu: int = 0,
+    mtp_layers: int = 0,
 ) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
 
@@ -225,11 +235,15 @@ def kv_geometry(
     tensor_parallel_size: KV heads are padded up to a multiple of it (vLLM replicates a KV head across
         ranks when heads < TP; seed article fact 5: 1 KV head at TP=4 costs 4x). Bytes are totals over
         all ranks.
+    state_bytes_per_gpu: a hybrid family's recurrent state per layer on one GPU (planner.recurrent.state_bytes);
+        its layers are laid out by hybrid_geometry, with `mtp_layers` full-attention MTP layers after them.
     Returns Geometry. Raises ConfigError naming the field it could not interpret.
     """
     family = family or str(_get(cfg, "model_type", "unknown"))
     if tensor_parallel_size < 1:
         raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
+    if family in recurrent.HYBRID_FAMILIES:
+        return hybrid_geometry(cfg, family, kv_dtype_bytes, tensor_parallel_size, state_bytes_per_gpu, mtp_layers)
     if _get(cfg, "kv_lora_rank") is not None:
         return mla_geometry(
             cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size, family=family
@@ -311,6 +325,37 @@ def _per_layer(
                 shares_from=owners[i],
                 sliding_window=window if kind == SLIDING else chunk if kind == CHUNKED else None,
                 bytes_per_token=per_token,
+            )
+        )
+    return Geometry(layers=layers, raw_kv_heads=frozenset(raw_heads))
+
+
+def hybrid_geometry(
+    cfg: Any, family: str, kv_dtype_bytes: float, tp: int, state_bytes_per_gpu: int, mtp_layers: int = 0
+) -> Geometry:
+    """Attention + recurrent layers (planner.recurrent.layer_roles): attention layers cache K and V of the
+    config's KV heads (padded to `tp`) x head_dim per token; recurrent layers hold `state_bytes_per_gpu` per
+    request on every GPU (recorded over all ranks); a Falcon-H1 layer holds both. `mtp_layers` MTP layers
+    (speculative decoding) follow as full-attention layers of the same shape (planner.recurrent docstring)."""
+    if state_bytes_per_gpu <= 0:
+        raise ConfigError(f"model config ({family}): a hybrid model needs its recurrent state size")
+    layers: list[LayerKV] = []
+    raw_heads: set[int] = set()
+    roles = recurrent.layer_roles(cfg, family) + [(True, False)] * mtp_layers
+    for i, (attention, state) in enumerate(roles):
+        dim, heads = _layer_shape(cfg, FULL, family, i) if attention else (0, 0)
+        padded = -(-heads // tp) * tp
+        if attention:
+            raw_heads.add(heads)
+        layers.append(
+            LayerKV(
+                index=i,
+                attention_type=FULL if attention else MAMBA,
+                kv_heads=padded,
+                head_dim=dim,
+                owns_cache=attention or state,
+                bytes_per_token=int(2 * padded * dim * kv_dtype_bytes),
+                state_bytes=state_bytes_per_gpu * tp if state else 0,
             )
         )
     return Geometry(layers=layers, raw_kv_heads=frozenset(raw_heads))

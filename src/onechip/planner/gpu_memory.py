@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from onechip.catalog.files import GpuMemoryRule, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, TpuPoolRule
 from onechip.errors import ConfigError
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -51,14 +51,18 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-def select_rule(rules: list[GpuMemoryRule], version: str | None, v0: bool = False) -> GpuMemoryRule:
+_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule)
+
+
+def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:
     """The rule whose [min_version, max_version) holds `version`; None = the newest rule. A rule with no
     min_version covers everything older than the first ruled release (the V0 engine). v0: a v1-era release
     running its V0 engine (planner.rules.v0_fallback): the newest V0 rule."""
     if not rules:
         raise ConfigError("the engine has no GPU memory rules in engines.json")
-    if v0 and any(r.v0_engine for r in rules):
-        return max((r for r in rules if r.v0_engine), key=lambda r: version_key(r.min_version or "0.0.0"))
+    old = [r for r in rules if isinstance(r, GpuMemoryRule) and r.v0_engine] if v0 else []
+    if old:
+        return max(old, key=lambda r: version_key(r.min_version or "0.0.0"))
     if version is None:
         return max(rules, key=lambda r: version_key(r.min_version) if r.min_version else (0, 0, 0))
     key = version_key(version)
@@ -67,7 +71,7 @@ def select_rule(rules: list[GpuMemoryRule], version: str | None, v0: bool = Fals
         high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
         if low <= key < high:
             return rule
-    raise ConfigError(f"engine_version {version!r}: no GPU memory rule in engines.json covers it")
+    raise ConfigError(f"engine_version {version!r}: no {type(rules[0]).__name__} in engines.json covers it")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 from onechip.catalog.files import GpuMemoryRule
 from onechip.errors import ConfigError
-from onechip.planner.geometry import Geometry, window_blocks
+from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
     GpuBudget,
     activation_bytes,
@@ -41,7 +41,7 @@ from onechip.planner.gpu_memory import (
     gpu_budget,
     rotary_cache_bytes,
 )
-from onechip.planner.kv_groups import KvGroup, KvLayout, kv_layout
+from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.schemas.common import GIB
 from onechip.schemas.plan import GpuMemoryBudget
 
@@ -153,7 +153,11 @@ def _defaults(
 
 def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, batch: int, tp: int) -> int:
     """KV bytes per GPU one max_model_len request needs, summed over cache-owning layers at each layer's
-    block size (vLLM's max_memory_usage_bytes over all layer specs); `batch`: tokens in flight."""
+    block size (vLLM's max_memory_usage_bytes over all layer specs); `batch`: tokens in flight. A layout with
+    recurrent-state groups: group_size x page x the pages one request takes in every group
+    (vllm/v1/core/kv_cache_utils.py _max_memory_usage_bytes_from_groups, read in 0.19 - 0.32)."""
+    if any(g.kind == MAMBA for g in layout.groups):
+        return layout.group_size * layout.page_bytes * layout.blocks_per_request(max_model_len, batch)
     blocks = {(g.kind, g.window): g.block_size for g in layout.groups}
     total = 0
     for layer in geometry.layers:
@@ -188,6 +192,7 @@ def plan_gpu_pool(
     enforce_eager: bool = False,
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
+    states: StateCache | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -196,7 +201,8 @@ def plan_gpu_pool(
     (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
     chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
-    vision tower (the encoder's profiling tensors add to the activation peak where the rule says so)."""
+    vision tower (the encoder's profiling tensors add to the activation peak where the rule says so).
+    states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -230,7 +236,7 @@ def plan_gpu_pool(
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers, graphs=not enforce_eager, encoder=encoder)
+                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -276,6 +282,7 @@ def _stage_pool(
     buffers: int,
     graphs: bool = True,
     encoder: int = 0,
+    states: StateCache | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
@@ -304,7 +311,13 @@ def _stage_pool(
     pool = kv_cache_memory_bytes if kv_cache_memory_bytes is not None else budget.kv_bytes
     geometry = stage.geometry
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
-    layout = kv_layout(geometry, block_size, tp) if rule.hybrid_groups else kv_layout_uniform(geometry, block_size, tp)
+    if states is not None and not rule.hybrid_groups:
+        raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
+    layout = (
+        kv_layout(geometry, block_size, tp, states)
+        if rule.hybrid_groups
+        else kv_layout_uniform(geometry, block_size, tp)
+    )
     blocks = layout.num_blocks(pool)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)

@@ -6,8 +6,8 @@ gpt-oss logs (tests/fixtures/bootlogs):
      page sizes that differ are unified by scaling the smaller specs' block size up
      (unify_kv_cache_spec_page_size);
   2. identical specs -> one group of every layer. Otherwise group_size = the fewest layers of a spec (the
-     most, when that is < 1.25 x the fewest); each spec splits into cdiv(layers, group_size) groups
-     (_get_kv_cache_groups_uniform_page_size);
+     most, when that is < 1.5 x the fewest: 0.19.0 - 0.30.0 wheels); each spec splits into
+     cdiv(layers, group_size) groups (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
      cdiv(min(window - 1 + in_flight, len), block) + 1, chunked local (Llama 4)
@@ -15,14 +15,26 @@ gpt-oss logs (tests/fixtures/bootlogs):
      (x 2 from vLLM 0.26: max_in_flight_tokens, planner.gpu_plan); concurrency = num_blocks / that;
   5. the token line: 0.19 prints num_blocks // groups x smallest block ('groups'); later releases print
      int(concurrency x max_model_len) ('capacity').
+Hybrid attention + recurrent-state models (planner.recurrent; rules in engines.json `hybrid_rules`, read in
+vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interface.py MambaSpec, 0.19 - 0.32):
+  the attention block size is raised so that one attention page holds at least one state,
+  block = alignment x cdiv(state, alignment x attention bytes per token), or in mamba_cache_mode 'all'
+  chunk x cdiv(cdiv(state, attention bytes per token), chunk) with chunk = lcm(mamba chunk size, alignment)
+  (never lowered below the requested block); the state page is padded to the attention page, so every spec
+  has one page size and steps 2-4 apply as they are, a state group taking 1 page per request ('none'),
+  2 ('align') or cdiv(len, block) ('all'), plus N with N-token MTP speculative decoding; one request needs
+  group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups'
+  block size is max_model_len in 'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the
+  attention block otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from onechip.errors import ConfigError
-from onechip.planner.geometry import Geometry, window_blocks
+from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,34 @@ class KvGroup:
     window: int | None
     block_size: int
     layers: int
+    state_pages: int | None = None  # a recurrent-state group: pages per request ('none' 1, 'align' 2; None 'all')
+
+
+@dataclass(frozen=True)
+class StateCache:
+    """How the engine keeps recurrent states (hybrid models): mamba_cache_mode 'none' / 'align' / 'all', the
+    backend's kernel block alignment, the model's Mamba chunk size ('all' mode) and max_model_len."""
+
+    mode: str
+    alignment: int
+    chunk_tokens: int
+    max_model_len: int
+    speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
+
+
+def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
+    """The attention block size vLLM sets so one attention page holds a state (module docstring)."""
+    alignment = max(cache.alignment, block_size)
+    if cache.mode == "all":
+        chunk = math.lcm(cache.chunk_tokens, alignment)
+        needed = chunk * _cdiv(_cdiv(state_bytes, attention_bytes_per_token), chunk)
+    else:
+        needed = alignment * _cdiv(state_bytes, alignment * attention_bytes_per_token)
+    return max(block_size, needed)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -42,6 +82,7 @@ class KvLayout:
     groups: list[KvGroup]
     page_bytes: int
     group_size: int
+    speculative_blocks: int = 0  # extra state pages per request in 'all' mode (MTP)
 
     def num_blocks(self, budget_bytes: int) -> int:
         """Blocks per GPU that `budget_bytes` per GPU holds (step 3)."""
@@ -52,7 +93,9 @@ class KvLayout:
         the tokens in flight a window holds beyond itself (vLLM >= 0.26: two batches, planner.gpu_plan)."""
         total = 0
         for group in self.groups:
-            if group.window is None:
+            if group.kind == MAMBA:
+                total += group.state_pages or -(-context // group.block_size) + self.speculative_blocks
+            elif group.window is None:
                 total += -(-context // group.block_size)
             else:
                 total += window_blocks(group.kind, group.window, max_num_batched_tokens, context, group.block_size)
@@ -63,29 +106,47 @@ class KvLayout:
         return num_blocks // len(self.groups) * min(g.block_size for g in self.groups)
 
 
-def kv_layout(geometry: Geometry, block_size: int, tensor_parallel_size: int) -> KvLayout:
-    """Group the cache-owning layers of `geometry` (bytes totals over TP ranks) as vLLM does (steps 1-2).
-    Raises ConfigError when page sizes cannot be unified (vLLM refuses such a model too)."""
+def kv_layout(
+    geometry: Geometry, block_size: int, tensor_parallel_size: int, states: StateCache | None = None
+) -> KvLayout:
+    """Group the cache-owning layers of `geometry` (bytes totals over TP ranks) as vLLM does (steps 1-2);
+    `states`: how recurrent states are kept, for a hybrid model (module docstring). Raises ConfigError when
+    page sizes cannot be unified (vLLM refuses such a model too)."""
+    tp = tensor_parallel_size
     specs: dict[tuple[str, int | None, int], int] = {}
     for layer in geometry.layers:
-        if layer.owns_cache:
-            key = (layer.attention_type, layer.sliding_window, layer.bytes_per_token // tensor_parallel_size)
+        if layer.bytes_per_token and layer.owns_cache:
+            key = (layer.attention_type, layer.sliding_window, layer.bytes_per_token // tp)
             specs[key] = specs.get(key, 0) + 1
+        if layer.state_bytes:
+            specs[(MAMBA, None, layer.state_bytes // tp)] = specs.get((MAMBA, None, layer.state_bytes // tp), 0) + 1
     if not specs:
         raise ConfigError("model config: no layer owns a KV cache")
-    page = max(block_size * per_token for (_, _, per_token) in specs)
+    attention = [key for key in specs if key[0] != MAMBA]
+    if len(attention) < len(specs):  # hybrid: the attention block is raised to hold a state
+        if states is None or len(attention) != 1 or len(specs) != 2:
+            raise ConfigError("hybrid model: one attention spec and one recurrent-state spec are modelled")
+        block_size = hybrid_block_size(attention[0][2], next(k[2] for k in specs if k[0] == MAMBA), block_size, states)
+    page = max(block_size * per_token for (kind, _, per_token) in specs if kind != MAMBA)
     blocks: dict[tuple[str, int | None, int], int] = {}
     for key in specs:
+        if key[0] == MAMBA and states is not None:  # MambaSpec.block_size: mamba_block_size
+            blocks[key] = states.max_model_len if states.mode == "none" else block_size
+            continue
         if page % (block_size * key[2]):
             raise ConfigError(f"KV page sizes {sorted({block_size * k[2] for k in specs})} cannot be unified")
         blocks[key] = page // key[2]
     counts = list(specs.values())
     fewest, most = min(counts), max(counts)
-    group_size = most if (len(specs) == 1 or most < fewest * 1.25) else fewest
+    group_size = most if (len(specs) == 1 or most < fewest * 1.5) else fewest
     groups: list[KvGroup] = []
     for key, count in specs.items():
         n_groups = -(-count // group_size)
         for i in range(n_groups):
             size = len(range(i, count, n_groups))
-            groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size))
-    return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups))
+            pages = None
+            if key[0] == MAMBA and states is not None and states.mode != "all":
+                pages = {"none": 1, "align": 2}[states.mode] + states.speculative_blocks
+            groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
+    spec = states.speculative_blocks if states is not None else 0
+    return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)

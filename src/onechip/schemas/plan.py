@@ -65,7 +65,9 @@ class LayerKV(ResultModel):
     whether it owns its cache or reads another layer's."""
 
     index: int = Field(description="Decoder layer index.")
-    attention_type: str = Field(description="'full', 'sliding' or 'chunked' (Llama 4 chunked local attention).")
+    attention_type: str = Field(
+        description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention), 'mamba' (a recurrent state only)."
+    )
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
     k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
@@ -79,6 +81,10 @@ class LayerKV(ResultModel):
         default=None, description="Window in tokens for sliding layers (the attention chunk for chunked layers)."
     )
     bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
+    state_bytes: int = Field(
+        default=0,
+        description="Recurrent state bytes per request over all TP ranks (Mamba / linear-attention layers; 0 else).",
+    )
 
 
 class GpuMemoryBudget(ResultModel):

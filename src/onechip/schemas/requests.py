@@ -140,6 +140,24 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )
+    num_speculative_tokens: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="vLLM --speculative-config {'method': 'mtp', 'num_speculative_tokens': N}: the model's own MTP "
+        "layers draft N tokens (planned for Qwen3-Next / Qwen3.5 hybrids; 0: no speculative decoding).",
+    )
+    mamba_ssm_cache_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto",
+        description="vLLM --mamba-ssm-cache-dtype: the SSM / temporal state dtype of a hybrid model ('auto': the "
+        "model class's rule, else the model dtype).",
+    )
+    enable_prefix_caching: bool | None = Field(
+        default=True,
+        description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU); None (a "
+        "PlanRequest built in code): the engine version's default. Sizes a hybrid model's recurrent-state pages "
+        "(engines.json hybrid_rules).",
+    )
     quantization: Literal["fp8"] | None = Field(
         default=None,
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "

@@ -163,15 +163,20 @@ def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
     assert plan.fits
 
 
-# Qwen3.6-35B-A3B (the RTX 5090 log): 30 Gated DeltaNet layers and 10 full-attention layers; not modelled,
-# so refused in one line that names the architecture and its linear-attention layers.
+# Qwen3.6-35B-A3B (the RTX 5090 log): 30 Gated DeltaNet layers and 10 full-attention layers, now read as a hybrid
+# (tests/unit/planner/test_planner_hybrid_state.py plans it to the token); a linear-attention family the planner does
+# not model (MiniMax lightning attention) is still refused in one line naming it and its linear-attention layers.
 def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
-    entry = _corpus("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240")
+    config = _config(_corpus("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
+    assert read_config(config, "qwen3.6").family == "qwen3_5_moe_text"
+    minimax = dict(
+        config, architectures=["MiniMaxM1ForCausalLM"], text_config=dict(config["text_config"], model_type="minimax_m1")
+    )
     with pytest.raises(ConfigError) as caught:
-        read_config(_config(entry), "qwen3.6")
+        read_config(minimax, "minimax")
     message = str(caught.value)
     assert "\n" not in message and "'model_type'" in message
-    assert "Qwen3_5MoeForConditionalGeneration" in message and "linear_attention" in message
+    assert "MiniMaxM1ForCausalLM" in message and "linear_attention" in message
 
 
 # Unquantized fused MoE on 0.19.0 is the modular kernel's TritonExperts ('Using TRITON backend for Unquantized

@@ -123,8 +123,8 @@ def test_mla_caches_one_latent_per_token_per_layer() -> None:
 
 def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> None:
     config = {
-        "model_type": "qwen3_next",
-        "architectures": ["Qwen3NextForCausalLM"],
+        "model_type": "minimax_m1",  # lightning attention: not modelled (planner.recurrent)
+        "architectures": ["MiniMaxM1ForCausalLM"],
         "num_hidden_layers": 48,
         "num_attention_heads": 16,
         "num_key_value_heads": 2,
@@ -134,7 +134,7 @@ def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> No
     result = _cli(str(path), "--chip", "h100")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert "'model_type'" in result.stderr and "qwen3_next" in result.stderr and "Traceback" not in result.stderr
+    assert "'model_type'" in result.stderr and "minimax_m1" in result.stderr and "Traceback" not in result.stderr
 
 
 # 3. Hybrid allocator groups, against the 0.19.0 Gemma 3 27B log on H100: 62 layers (52 sliding, 10 full)

@@ -1,0 +1,188 @@
+"""The recurrent state hybrid models keep per request beside their attention KV (vLLM's MambaSpec layers).
+
+Hybrid models mix attention layers (a KV cache that grows with the context) with layers whose cache is one
+fixed-size state per request: Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5 / Qwen3.6), Mamba2
+(Nemotron-H, Granite-4.0-H, Falcon-H1) and Mamba1 (Jamba). Read in the vLLM wheels from PyPI (0.19.0 - 0.33.0,
+the same in each), vllm/model_executor/layers/mamba/mamba_utils.py:
+  - MambaStateShapeCalculator (per GPU under tensor parallelism):
+      gated_delta_net_state_shape: conv (k_heads x k_dim x 2 + v_heads x v_dim) / TP x (kernel - 1);
+                                   temporal v_heads / TP x v_dim x k_dim;
+      mamba2_state_shape: conv (intermediate + 2 x groups' x state) / TP x (kernel - 1), groups' = n_groups
+                          rounded up to TP when TP does not divide it (extra_groups_for_head_shards);
+                          temporal heads / TP x head_dim x state;
+      mamba1_state_shape: conv intermediate / TP x (kernel - 1); temporal intermediate / TP x state;
+  - MambaStateDtypeCalculator: conv in mamba_cache_dtype ('auto': the model dtype, not the KV cache dtype);
+    temporal in mamba_ssm_cache_dtype ('auto': as the conv state).
+The model classes' get_mamba_state_shape_from_config give the fields (vllm/model_executor/models/qwen3_next.py,
+qwen3_5.py, nemotron_h.py: intermediate = mamba_num_heads x mamba_head_dim; granitemoehybrid.py and jamba.py:
+mamba_expand x hidden_size; falcon_h1.py: mamba_d_ssm, else mamba_expand x hidden_size), and
+vllm/model_executor/models/config.py MODELS_CONFIG_MAP their dtype rules: NemotronHForCausalLMConfig sets an
+'auto' SSM dtype to the config's mamba_ssm_cache_dtype, else float32; Qwen3_5ForConditionalGenerationConfig
+(Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration) to the text config's mamba_ssm_dtype.
+Which layers hold a state (the families' decoder layer choice): Qwen `layer_types` 'linear_attention' (else every
+layer but each full_attention_interval-th); Nemotron-H hybrid_override_pattern 'M' ('*' attention, '-' MLP and
+'E' MoE hold nothing); Granite-4.0-H layer_types 'mamba'; Jamba every layer but i % attn_layer_period ==
+attn_layer_offset; Falcon-H1 every layer holds both an attention KV and a Mamba2 state (parallel hybrid).
+Speculative decoding with the model's own MTP layers (--speculative-config method 'mtp', N tokens; Qwen3-Next /
+Qwen3.5 `mtp_num_hidden_layers`): the GDN and Nemotron-H conv states keep kernel - 1 + N columns
+(get_mamba_state_shape_from_config passes num_spec), every state group takes N more pages per request
+(MambaSpec.num_speculative_blocks, vllm/model_executor/layers/mamba/abstract.py get_kv_cache_spec), and the MTP
+layers are full-attention layers of the target's shape whose KV shares the pool (planner.geometry.hybrid_geometry).
+Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), draft models (EAGLE, DFlash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from onechip.errors import ConfigError
+
+GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
+MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
+HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | {"jamba"}
+# Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
+# jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
+ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
+# Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring).
+_QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 0}
+
+
+def _int(text: Mapping[str, Any], name: str, family: str) -> int:
+    value = text.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(
+            f"model config ({family}): field '{name}' is missing or not a positive integer (got {value!r}); "
+            "the recurrent state needs it"
+        )
+    return value
+
+
+def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]:
+    """(holds attention KV, holds a recurrent state) per decoder layer (module docstring)."""
+    n = _int(text, "num_hidden_layers", family)
+    if family in GDN_FAMILIES or family == "granitemoehybrid":
+        types = text.get("layer_types")
+        if types is None and family in GDN_FAMILIES:
+            interval = _int(text, "full_attention_interval", family)
+            types = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n)]
+        if not isinstance(types, list) or len(types) != n:
+            raise ConfigError(f"model config ({family}): field 'layer_types' must list the {n} layers' types")
+        recurrent = {"linear_attention", "mamba"}
+        attention = {"full_attention", "attention"}
+        if any(t not in recurrent | attention for t in types):
+            raise ConfigError(f"model config ({family}): field 'layer_types' has a type the planner cannot interpret")
+        return [(t in attention, t in recurrent) for t in types]
+    if family == "nemotron_h":
+        pattern = text.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+            raise ConfigError(
+                f"model config ({family}): field 'hybrid_override_pattern' must give one of M * - E per layer ({n})"
+            )
+        return [(c == "*", c == "M") for c in pattern]
+    if family == "jamba":
+        period, offset = _int(text, "attn_layer_period", family), text.get("attn_layer_offset")
+        if not isinstance(offset, int) or not 0 <= offset < period:
+            raise ConfigError(f"model config ({family}): field 'attn_layer_offset' must be in [0, attn_layer_period)")
+        return [(i % period == offset, i % period != offset) for i in range(n)]
+    if family == "falcon_h1":
+        return [(True, True)] * n
+    raise ConfigError(f"model config ({family}): not a hybrid family the planner models")
+
+
+# Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
+_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h"}
+
+
+def mtp_layers(text: Mapping[str, Any], family: str) -> int:
+    """The model's own MTP layers (Qwen3-Next / Qwen3.5 `mtp_num_hidden_layers`); ConfigError when it has none."""
+    layers = text.get("mtp_num_hidden_layers") if family in GDN_FAMILIES else None
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
+        raise ConfigError(
+            f"model config ({family}): speculative decoding is planned for a Qwen3-Next / Qwen3.5 model's own MTP "
+            "layers only, and field 'mtp_num_hidden_layers' is missing or not a positive integer"
+        )
+    return layers
+
+
+def state_elements(
+    text: Mapping[str, Any], family: str, tensor_parallel_size: int, num_speculative_tokens: int = 0
+) -> tuple[int, int]:
+    """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU."""
+    tp = tensor_parallel_size
+    spec = num_speculative_tokens if family in _SPEC_IN_CONV else 0
+
+    def split(value: int, name: str) -> int:
+        if value % tp:
+            raise ConfigError(f"model config ({family}): {name} {value} is not divisible by TP {tp}")
+        return value // tp
+
+    if family in GDN_FAMILIES:
+        k_heads, v_heads = _int(text, "linear_num_key_heads", family), _int(text, "linear_num_value_heads", family)
+        k_dim, v_dim = _int(text, "linear_key_head_dim", family), _int(text, "linear_value_head_dim", family)
+        kernel = _int(text, "linear_conv_kernel_dim", family)
+        conv = split(k_heads * k_dim * 2 + v_heads * v_dim, "the conv dim") * (kernel - 1 + spec)
+        return conv, split(v_heads, "linear_num_value_heads") * v_dim * k_dim
+    if family == "jamba":
+        inner = _int(text, "mamba_expand", family) * _int(text, "hidden_size", family)
+        per_gpu = split(inner, "mamba_expand x hidden_size")
+        return per_gpu * (_int(text, "mamba_d_conv", family) - 1), per_gpu * _int(text, "mamba_d_state", family)
+    if family == "nemotron_h":
+        heads, head_dim = _int(text, "mamba_num_heads", family), _int(text, "mamba_head_dim", family)
+        inner, groups = heads * head_dim, _int(text, "n_groups", family)
+        state, kernel = _int(text, "ssm_state_size", family), _int(text, "conv_kernel", family)
+    else:  # granitemoehybrid, falcon_h1
+        heads, head_dim = _int(text, "mamba_n_heads", family), _int(text, "mamba_d_head", family)
+        d_ssm = text.get("mamba_d_ssm") if family == "falcon_h1" else None
+        inner = (
+            d_ssm if isinstance(d_ssm, int) else int(text.get("mamba_expand", 0) * _int(text, "hidden_size", family))
+        )
+        groups, state = _int(text, "mamba_n_groups", family), _int(text, "mamba_d_state", family)
+        kernel = _int(text, "mamba_d_conv", family)
+    groups += 0 if groups % tp == 0 else tp - groups  # extra_groups_for_head_shards
+    conv = split(inner + 2 * groups * state, "the conv dim") * (kernel - 1 + spec)
+    return conv, split(heads, "the Mamba heads") * head_dim * state
+
+
+def state_dtype_bytes(
+    text: Mapping[str, Any],
+    family: str,
+    architectures: list[str],
+    model_dtype_bytes: int,
+    mamba_ssm_cache_dtype: str = "auto",
+) -> tuple[int, int]:
+    """Bytes per element of the conv state and of the SSM / temporal state (module docstring)."""
+    ssm = mamba_ssm_cache_dtype
+    if ssm == "auto" and family == "nemotron_h":
+        ssm = str(text.get("mamba_ssm_cache_dtype") or "float32")
+    if ssm == "auto" and set(architectures) & _QWEN35_SSM_FROM_CONFIG:
+        ssm = str(text.get("mamba_ssm_dtype") or "auto")
+    if ssm not in STATE_DTYPE_BYTES:
+        raise ConfigError(f"mamba SSM cache dtype {ssm!r} is not one of {', '.join(STATE_DTYPE_BYTES)}")
+    return model_dtype_bytes, STATE_DTYPE_BYTES[ssm] or model_dtype_bytes
+
+
+def state_bytes(
+    text: Mapping[str, Any],
+    family: str,
+    architectures: list[str],
+    *,
+    model_dtype_bytes: int,
+    tensor_parallel_size: int,
+    num_speculative_tokens: int = 0,
+    mamba_ssm_cache_dtype: str = "auto",
+) -> int:
+    """Recurrent state bytes of one layer on one GPU (the unpadded MambaSpec page)."""
+    conv, ssm = state_elements(text, family, tensor_parallel_size, num_speculative_tokens)
+    conv_bytes, ssm_bytes = state_dtype_bytes(text, family, architectures, model_dtype_bytes, mamba_ssm_cache_dtype)
+    return conv * conv_bytes + ssm * ssm_bytes
+
+
+def mamba_chunk_size(text: Mapping[str, Any]) -> int:
+    """vllm/config/model.py get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2,048."""
+    for name in ("mamba_chunk_size", "chunk_size"):
+        value = text.get(name)
+        if isinstance(value, int) and value > 0:
+            return value
+    return 2048
