@@ -96,6 +96,15 @@ def test_apply_needs_a_kubeconfig(tmp_path, monkeypatch):
 def test_a_chip_without_a_gke_pool_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="no GKE node pool"):
         _deploy(tmp_path, chip="mi300x", replicas=2)
+    with pytest.raises(ConfigError, match="no GKE node pool"):
+        _deploy(tmp_path, chip="RTX A6000", replicas=2)  # a gpus.json card: planned, but GKE offers no pool of it
+
+
+@pytest.mark.parametrize(("chip", "label"), [("H100", "nvidia-h100-80gb"), ("nvidia-l4", "nvidia-l4")])
+def test_a_chip_by_the_name_people_write_gets_its_gke_pool(tmp_path, chip, label):
+    # `plan --chip H100` plans the catalog's h100 (planner.chips); deploy k8s must label the pods the same way
+    pod = _deploy(tmp_path, chip=chip, replicas=2).manifests[0]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": label}
 
 
 # --- --router inferencepool (Gateway API Inference Extension v1.5.0, its chart config/charts/inferencepool)
