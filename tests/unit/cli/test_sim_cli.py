@@ -253,6 +253,19 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
     assert "every row predicted from priors" in out
 
 
+def test_advise_says_a_stale_price_once(run, monkeypatch):
+    """The price line printed 'read 2026-08-09 (stale) stale': the source string and the flag both said it."""
+    from onechip.cli import render
+
+    monkeypatch.setattr(render.console, "_width", 400, raising=False)  # one line per price
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1", "--reps", "1", "--json")
+    assert code == 0, err
+    (row,) = [r for r in json.loads(out)["rows"] if r["engines"] == 1]
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1", "--reps", "1")
+    (line,) = [line for line in out.splitlines() if line.startswith("v5e-1 price:")]
+    assert line.count("stale") == (1 if row["price_stale"] else 0), line
+
+
 def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):
     """`report MEASURED --compare PREDICTED` scored a Gemma-on-L4 prediction against a SmolLM-on-CPU run
     (per-cell 'errors' of 4-8x) without a word."""
