@@ -13,6 +13,7 @@ import pytest
 import yaml
 from referencing import Registry, Resource
 
+from factories import SMOLLM2_CONFIG, sized_checkpoint
 from onechip import api
 from onechip.errors import ConfigError
 from onechip.schemas.inputs import build_request
@@ -85,6 +86,14 @@ def test_the_router_discovers_the_vllm_pods_by_label(tmp_path):
     assert "--policy cache_aware" in line and router["serviceAccountName"] == "onechip-router"
     assert docs["Role/onechip-router"]["rules"][0]["verbs"] == ["get", "list", "watch"]
     assert docs["Service/onechip-router"]["spec"].get("type") is None  # ClusterIP: not exposed
+
+
+def test_a_local_checkpoint_directory_is_said_to_be_absent_from_the_pods(tmp_path):
+    local = sized_checkpoint(tmp_path / "ckpt", SMOLLM2_CONFIG, 2**30)
+    result = _deploy(tmp_path, model=str(local), chip="l4", replicas=2)
+    assert result.manifests[0]["spec"]["template"]["spec"]["containers"][0]["args"][0] == str(local)
+    assert any(note.startswith(f"{local} is a checkpoint directory on this machine") for note in result.notes)
+    assert not any("checkpoint directory" in note for note in _deploy(tmp_path, chip="l4", replicas=2).notes)
 
 
 def test_apply_needs_a_kubeconfig(tmp_path, monkeypatch):
