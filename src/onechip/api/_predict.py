@@ -196,7 +196,7 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
-    for chip in chips:
+    for chip in map(planner.rules.chip_key, chips):  # 'V5E-1' is v5e-1: its prices, priors and calibrations
         n = planner.rules.accelerator(chip).chips  # raises ConfigError naming the known chips
         out.append((chip, 1, n))
         if n > 1:

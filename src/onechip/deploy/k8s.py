@@ -27,10 +27,9 @@ from typing import Any
 
 import yaml
 
-from onechip import catalog
 from onechip.engines.router import HEALTH_CHECK_INTERVAL_S
 from onechip.errors import ConfigError
-from onechip.planner.rules import accelerator
+from onechip.planner.rules import chip_key
 from onechip.schemas import Plan, ServeTarget
 from onechip.schemas.requests import DeployK8sRequest
 from onechip.vllm import flags
@@ -84,8 +83,7 @@ EPP_PLUGINS: dict[str, Any] = {
 
 def _accelerator(chip: str) -> tuple[str, str, str]:
     """The GKE labels of `chip` as the planner resolved it ('H100', 'nvidia-l4' are the catalog's h100, l4)."""
-    acc = accelerator(chip)
-    key = acc.resolved_as if acc.resolved_as in catalog.accelerators().accelerators else acc.name
+    key = chip_key(chip)
     family = key.split("-")[0] if key.startswith("v") else key
     if family not in GKE_ACCELERATORS:
         raise ConfigError(f"deploy k8s: no GKE node pool known for --chip {chip}; known: {', '.join(GKE_ACCELERATORS)}")

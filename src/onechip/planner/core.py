@@ -30,6 +30,7 @@ from onechip.planner.rules import (
     Accelerator,
     EngineRules,
     accelerator,
+    chip_key,
     engine_rules,
     kv_element_bytes,
     v0_fallback,
@@ -577,7 +578,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     if b.measured is not None and b.gpu is not None:
         calibrated = f"{b.measured.date} (vLLM {b.measured.engine_version or 'version not logged'})"
     return Plan(
-        model=request.model, architecture=r.src.config.family, chip=request.chip, engine=r.engine,
+        model=request.model, architecture=r.src.config.family, chip=chip_key(request.chip), engine=r.engine,
         dtype=r.dtype_name, kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
         tensor_parallel_size=request.tensor_parallel_size, pipeline_parallel_size=request.pipeline_parallel_size,
         memory_bytes=b.memory, utilization=b.util,

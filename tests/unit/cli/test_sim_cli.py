@@ -364,3 +364,11 @@ def test_simulate_refuses_a_pipeline_parallel_plan_in_one_line(run, tmp_path, cp
 def test_advise_has_no_pipeline_parallel_option_and_says_so(run):
     code, _, err = run("advise", "gemma-4-E2B-it", "--pipeline-parallel-size", "2", "--chips", "t4")
     assert code != 0 and "No such option: --pipeline-parallel-size" in err
+
+
+def test_advise_prices_a_chip_named_as_people_write_it(run):
+    # 'V5E-1' planned as v5e-1 but was priced and given priors under 'V5E-1': no price, the unmeasured range
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "V5E-1", "--reps", "1", "--json")
+    assert code == 0, err
+    row = json.loads(out)["rows"][0]
+    assert row["chip"] == "v5e-1" and row["usd_per_hour"] is not None and row["chip_measured"]
