@@ -1040,12 +1040,14 @@ def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str,
     utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
     where the card's free memory at start was measured well below its total (unified memory: GB10)."""
     free = acc.memory_free_at_start_range_bytes
-    if free is None or requested <= free[1]:
+    if free is None or not acc.memory_bytes or requested <= free[1]:
         return verdict
+    below = math.floor(free[0] / acc.memory_bytes * 100) / 100  # the utilization the least free memory still covers
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
         f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "
-        "('on startup is less than desired GPU memory utilization')",
+        f"('on startup is less than desired GPU memory utilization'); --gpu-memory-utilization {below:g} or less "
+        "passes that check",
         "free-memory-at-start",
     )
 
