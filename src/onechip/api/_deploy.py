@@ -65,6 +65,11 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
             f"the router Service {request.name}-router is ClusterIP: vllm-router authenticates no client, so "
             "expose it only behind an authenticating gateway",
         ]
+    if plan.model_source == "local":
+        notes.append(
+            f"{plan.model} is a checkpoint directory on this machine: the pods serve that path, so mount it there "
+            "(a volume) or deploy the model's Hub id"
+        )
     if request.hf_token_secret is None:
         notes.append("no --hf-token-secret: gated models will not download")
     result = DeployResult(

@@ -196,7 +196,7 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
-    for chip in chips:
+    for chip in map(planner.rules.chip_key, chips):  # 'V5E-1' is v5e-1: its prices, priors and calibrations
         n = planner.rules.accelerator(chip).chips  # raises ConfigError naming the known chips
         out.append((chip, 1, n))
         if n > 1:
@@ -233,9 +233,8 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] 
     today = date.today()
     chosen = [p for p in prices if p.pricing == pricing] or prices
     best = min(chosen, key=lambda p: (cost_layer.is_stale(p, today), p.usd_per_chip_hour))
-    stale = cost_layer.is_stale(best, today)
-    where = f"{key} {best.region} {best.pricing}: {best.source}, read {best.date}" + (" (stale)" if stale else "")
-    return best.pricing, best.usd_per_chip_hour, where, best.date, stale
+    where = f"{key} {best.region} {best.pricing}: {best.source}, read {best.date}"  # staleness: its own field
+    return best.pricing, best.usd_per_chip_hour, where, best.date, cost_layer.is_stale(best, today)
 
 
 def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source, priors.Basis]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from onechip import cost as cost_layer
+from onechip import planner
 from onechip import report as report_layer
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
@@ -27,6 +28,7 @@ def cost(request: CostRequest) -> CostReport:
     chip = request.chip or measured_on
     if not chip:
         raise ConfigError("give a chip to price (--chip), e.g. v5e-1")
+    chip = planner.rules.chip_key(chip)  # 'L4' is the catalog's l4, priced under that key
     result = cost_layer.estimate(
         chip,
         output_tok_per_s=request.output_tok_per_s,

@@ -81,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         _error(str(exc))
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort, typer.Abort):
-        err_console.print("[bold red]interrupted[/] (what was measured is kept on disk)")
-        sys.exit(130)
+        _interrupted()
     except (click.exceptions.Exit, typer.Exit) as exc:
         sys.exit(exc.exit_code)
     except _USAGE_ERRORS as exc:
@@ -90,4 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # a read-only directory, a file where a directory should be, a missing program
         _error(os_error_line(exc))
         sys.exit(1)
+    if rc == 130:  # typer >= 0.29 turns Ctrl-C (KeyboardInterrupt) into Exit(130) and returns it here
+        _interrupted()
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _interrupted() -> None:
+    err_console.print("[bold red]interrupted[/] (what was measured is kept on disk)")
+    sys.exit(130)

@@ -114,7 +114,7 @@ def render(plan: Plan, console: Console) -> None:
             if not warning.startswith("plan: "):  # the plan's own warnings follow
                 console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     for w in plan.warnings:
-        console.print(f"[yellow]warning[/] {w.code}: {w.message} [dim]({w.source})[/]")
+        console.print(f"[yellow]warning[/] {w.code}: {escape(w.message)} [dim]({escape(_short(w.source))})[/]")
     binding = f" (binding limit: {plan.binding_limit})" if plan.binding_limit else ""
     console.print(f"verdict: {plan.verdict}{binding}")
     if plan.replica_commands:
@@ -125,6 +125,17 @@ def render(plan: Plan, console: Console) -> None:
         cc = plan.crosscheck
         version = cc.engine_version or "version not logged"
         console.print(f"against the boot log ({version}): {crosscheck_mark(cc)}; {escape(cc.note)}")
+
+
+# A warning's source as the terminal shows it: an engine rule's provenance runs to ~6,000 characters (60 lines
+# under every plan); `plan --json` keeps each source whole.
+SOURCE_CHARS = 300
+
+
+def _short(source: str) -> str:
+    if len(source) <= SOURCE_CHARS:
+        return source
+    return source[:SOURCE_CHARS].rsplit(" ", 1)[0] + " ... (the whole source: plan --json)"
 
 
 def crosscheck_mark(cc: CrossCheck) -> str:

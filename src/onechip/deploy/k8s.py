@@ -29,6 +29,7 @@ import yaml
 
 from onechip.engines.router import HEALTH_CHECK_INTERVAL_S
 from onechip.errors import ConfigError
+from onechip.planner.rules import chip_key
 from onechip.schemas import Plan, ServeTarget
 from onechip.schemas.requests import DeployK8sRequest
 from onechip.vllm import flags
@@ -81,7 +82,9 @@ EPP_PLUGINS: dict[str, Any] = {
 
 
 def _accelerator(chip: str) -> tuple[str, str, str]:
-    family = chip.split("-")[0] if chip.startswith("v") else chip
+    """The GKE labels of `chip` as the planner resolved it ('H100', 'nvidia-l4' are the catalog's h100, l4)."""
+    key = chip_key(chip)
+    family = key.split("-")[0] if key.startswith("v") else key
     if family not in GKE_ACCELERATORS:
         raise ConfigError(f"deploy k8s: no GKE node pool known for --chip {chip}; known: {', '.join(GKE_ACCELERATORS)}")
     return GKE_ACCELERATORS[family]

@@ -197,8 +197,9 @@ FILES_ENV = "ONECHIP_MCP_FILES"
 
 def refuse_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
     """Raise ConfigError (one line) when a path field of an MCP request (any field holding a Path, or a list of
-    them) resolves, symlinks followed and relative to the server's working folder, outside $ONECHIP_MCP_FILES
-    (read from `environ`, default os.environ; unset: the working folder and paths.onechip_home())."""
+    them, or a `model` naming a local checkpoint directory) resolves, symlinks followed and relative to the
+    server's working folder, outside $ONECHIP_MCP_FILES (read from `environ`, default os.environ; unset: the
+    working folder and paths.onechip_home())."""
     env = os.environ if environ is None else environ
     given = env.get(FILES_ENV)
     names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
@@ -206,11 +207,23 @@ def refuse_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -
     for name in type(request).model_fields:
         value = getattr(request, name)
         for path in value if isinstance(value, list) else [value]:
+            if name == "model" and isinstance(request, MODEL_SOURCE_REQUESTS) and _local_model(path):
+                path = Path(path)
             if isinstance(path, Path) and not any(path.expanduser().resolve().is_relative_to(r) for r in roots):
                 allowed = ", ".join(map(str, roots)) or "none"
                 raise ConfigError(
                     f"{name}: {path} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
                 )
+
+
+# Requests whose `model` the planner resolves (planner.source.resolve): a checkpoint directory on this machine is
+# read like any path field. Elsewhere (check, bench) `model` is the served model's name, never opened.
+MODEL_SOURCE_REQUESTS = (PlanRequest, UpRequest, DemoRequest, AdviseRequest, CloudUpRequest)
+
+
+def _local_model(model: object) -> bool:
+    """`model` names a local path as planner.source.resolve reads it: an existing path, or one written as a path."""
+    return isinstance(model, str) and (model.startswith(("/", "~", ".")) or Path(model).expanduser().exists())
 
 
 # --- jobs: (request, on_progress) -> result model

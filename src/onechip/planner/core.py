@@ -30,6 +30,7 @@ from onechip.planner.rules import (
     Accelerator,
     EngineRules,
     accelerator,
+    chip_key,
     engine_rules,
     kv_element_bytes,
     v0_fallback,
@@ -577,7 +578,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     if b.measured is not None and b.gpu is not None:
         calibrated = f"{b.measured.date} (vLLM {b.measured.engine_version or 'version not logged'})"
     return Plan(
-        model=request.model, architecture=r.src.config.family, chip=request.chip, engine=r.engine,
+        model=request.model, architecture=r.src.config.family, chip=chip_key(request.chip), engine=r.engine,
         dtype=r.dtype_name, kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
         tensor_parallel_size=request.tensor_parallel_size, pipeline_parallel_size=request.pipeline_parallel_size,
         memory_bytes=b.memory, utilization=b.util,
@@ -1039,12 +1040,14 @@ def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str,
     utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
     where the card's free memory at start was measured well below its total (unified memory: GB10)."""
     free = acc.memory_free_at_start_range_bytes
-    if free is None or requested <= free[1]:
+    if free is None or not acc.memory_bytes or requested <= free[1]:
         return verdict
+    below = math.floor(free[0] / acc.memory_bytes * 100) / 100  # the utilization the least free memory still covers
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
         f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "
-        "('on startup is less than desired GPU memory utilization')",
+        f"('on startup is less than desired GPU memory utilization'); --gpu-memory-utilization {below:g} or less "
+        "passes that check",
         "free-memory-at-start",
     )
 

@@ -182,6 +182,19 @@ def accelerator(name: str) -> Accelerator:
     return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})
 
 
+def chip_key(name: str) -> str:
+    """The accelerators.json key `name` resolves to ('H100', 'nvidia l4', 'V5E-1' are h100, l4, v5e-1), so what is
+    keyed by chip (prices, measured priors, calibrations, GKE pools) finds it; else `name` unchanged (a gpus.json
+    card, gpu:<size>GiB, local, or a name nothing matches, which accelerator() refuses)."""
+    if name in catalog.accelerators().accelerators or name == "local" or name.lower().startswith("gpu:"):
+        return name
+    try:
+        where, key = chips.find(name)
+    except ConfigError:
+        return name
+    return key if where == "catalog" else name
+
+
 def engine_rules(name: str) -> EngineRules:
     """The rule set for engine `name`. Raises ConfigError naming the known engines when unknown."""
     entries = catalog.engines().engines

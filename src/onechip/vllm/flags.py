@@ -377,14 +377,23 @@ def _device_groups(engine: str) -> list[DockerGroup]:
 
 
 def docker_groups(
-    *, engine: str, image: str, serve: list[str], name: str, env: dict[str, str], env_file: str | None, sudo: bool
+    *,
+    engine: str,
+    image: str,
+    serve: list[str],
+    name: str,
+    env: dict[str, str],
+    env_file: str | None,
+    sudo: bool,
+    model: str | None = None,
 ) -> list[DockerGroup]:
     """`docker run` as groups of words with their reasons; flatten the words for the argv.
 
     engine 'vllm-tpu': the seed's --privileged (TPU device access), HF_HOME on /dev/shm.
     engine 'vllm-gpu': --gpus all --ipc=host and the Hugging Face cache mounted from the host; the
     vllm/vllm-openai image's entrypoint already runs the server, so `--entrypoint vllm` + `serve ...`.
-    `env_file` is a path on the docker host (never the token itself).
+    `env_file` is a path on the docker host (never the token itself). `model`, an absolute path (a checkpoint
+    directory on the docker host, not a Hub id), is mounted read-only at the same path, where `serve` names it.
     """
     groups = (
         [DockerGroup(words=["sudo"], reason="docker needs root on the host (seed: TPU VM default user)")]
@@ -395,6 +404,13 @@ def docker_groups(
         DockerGroup(words=["docker", "run", "-d", "--name", name], reason="detached, named so logs/down find it")
     )
     groups.extend(_device_groups(engine))
+    if model is not None and model.startswith("/"):
+        groups.append(
+            DockerGroup(
+                words=["-v", f"{model}:{model}:ro"],
+                reason="the checkpoint directory on the host, at the same path in the container (read-only)",
+            )
+        )
     groups.append(
         DockerGroup(
             words=["-v", COMPILE_CACHE],
@@ -494,6 +510,7 @@ def serve_command(plan: Plan, target: ServeTarget) -> ServeCommand:
         docker = docker_groups(
             engine=plan.engine, image=resolved.image or "", serve=argv, name=resolved.container or DEFAULT_CONTAINER,
             env=env, env_file=resolved.token_path if resolved.token_source else None, sudo=bool(resolved.sudo),
+            model=model,
         )  # fmt: skip
     command = ServeCommand(
         target=resolved, engine_rules=plan.engine, model=model, served_name=served or model, flags=flags, env=env,

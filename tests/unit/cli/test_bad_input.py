@@ -100,6 +100,18 @@ def test_check_ctrl_c_keeps_the_finished_domains_marked_interrupted(tmp_path: Pa
     assert [(r["domain"], r["verdict"]) for r in saved["results"]] == [("chat", "pass")]
 
 
+def test_ctrl_c_says_interrupted_and_exits_130(run, monkeypatch) -> None:
+    # typer 0.29 catches KeyboardInterrupt itself and returns 130: the CLI exited 130 with nothing said
+    from onechip import api
+
+    def ctrl_c(request: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "cost", ctrl_c)
+    code, _, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "100")
+    assert code == 130 and _one_line(err).startswith("interrupted"), err
+
+
 def test_check_out_onto_an_earlier_check_is_refused_before_any_request(run, tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "checks.json").write_text("{}")

@@ -43,3 +43,17 @@ def test_version_and_bare_group(run) -> None:
     assert code == 0 and out.startswith("onechip ")
     code, out, err = run()
     assert code == 2 and "Usage" in out + err and "Traceback" not in err
+
+
+def test_plan_shows_a_long_warning_source_cut_and_says_where_the_rest_is(run) -> None:
+    # the engine-version warning's source (catalog/engines.json, ~6,000 characters) filled 60 lines of every plan
+    import json
+
+    code, out, err = run("plan", "google/gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", "--json")
+    assert code == 0, err
+    (source,) = [w["source"] for w in json.loads(out)["warnings"] if w["code"] == "engine-version"]
+    assert len(source) > 1000
+    code, out, err = run("plan", "google/gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192")
+    text = " ".join(out.split())
+    line = text[text.index("warning engine-version") :].split(" warning ")[0]
+    assert line.endswith("... (the whole source: plan --json))") and len(line) < 900, line

@@ -253,6 +253,19 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
     assert "every row predicted from priors" in out
 
 
+def test_advise_says_a_stale_price_once(run, monkeypatch):
+    """The price line printed 'read 2026-08-09 (stale) stale': the source string and the flag both said it."""
+    from onechip.cli import render
+
+    monkeypatch.setattr(render.console, "_width", 400, raising=False)  # one line per price
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1", "--reps", "1", "--json")
+    assert code == 0, err
+    (row,) = [r for r in json.loads(out)["rows"] if r["engines"] == 1]
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "v5e-1", "--reps", "1")
+    (line,) = [line for line in out.splitlines() if line.startswith("v5e-1 price:")]
+    assert line.count("stale") == (1 if row["price_stale"] else 0), line
+
+
 def test_compare_refuses_a_prediction_for_another_model(run, tmp_path, cpu_plan):
     """`report MEASURED --compare PREDICTED` scored a Gemma-on-L4 prediction against a SmolLM-on-CPU run
     (per-cell 'errors' of 4-8x) without a word."""
@@ -351,3 +364,11 @@ def test_simulate_refuses_a_pipeline_parallel_plan_in_one_line(run, tmp_path, cp
 def test_advise_has_no_pipeline_parallel_option_and_says_so(run):
     code, _, err = run("advise", "gemma-4-E2B-it", "--pipeline-parallel-size", "2", "--chips", "t4")
     assert code != 0 and "No such option: --pipeline-parallel-size" in err
+
+
+def test_advise_prices_a_chip_named_as_people_write_it(run):
+    # 'V5E-1' planned as v5e-1 but was priced and given priors under 'V5E-1': no price, the unmeasured range
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--chips", "V5E-1", "--reps", "1", "--json")
+    assert code == 0, err
+    row = json.loads(out)["rows"][0]
+    assert row["chip"] == "v5e-1" and row["usd_per_hour"] is not None and row["chip_measured"]

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from referencing import Registry, Resource
 
+from factories import SMOLLM2_CONFIG, sized_checkpoint
 from onechip import api
 from onechip.errors import ConfigError
 from onechip.schemas.inputs import build_request
@@ -87,6 +88,14 @@ def test_the_router_discovers_the_vllm_pods_by_label(tmp_path):
     assert docs["Service/onechip-router"]["spec"].get("type") is None  # ClusterIP: not exposed
 
 
+def test_a_local_checkpoint_directory_is_said_to_be_absent_from_the_pods(tmp_path):
+    local = sized_checkpoint(tmp_path / "ckpt", SMOLLM2_CONFIG, 2**30)
+    result = _deploy(tmp_path, model=str(local), chip="l4", replicas=2)
+    assert result.manifests[0]["spec"]["template"]["spec"]["containers"][0]["args"][0] == str(local)
+    assert any(note.startswith(f"{local} is a checkpoint directory on this machine") for note in result.notes)
+    assert not any("checkpoint directory" in note for note in _deploy(tmp_path, chip="l4", replicas=2).notes)
+
+
 def test_apply_needs_a_kubeconfig(tmp_path, monkeypatch):
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
     with pytest.raises(ConfigError, match="needs a kubeconfig"):
@@ -96,6 +105,15 @@ def test_apply_needs_a_kubeconfig(tmp_path, monkeypatch):
 def test_a_chip_without_a_gke_pool_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="no GKE node pool"):
         _deploy(tmp_path, chip="mi300x", replicas=2)
+    with pytest.raises(ConfigError, match="no GKE node pool"):
+        _deploy(tmp_path, chip="RTX A6000", replicas=2)  # a gpus.json card: planned, but GKE offers no pool of it
+
+
+@pytest.mark.parametrize(("chip", "label"), [("H100", "nvidia-h100-80gb"), ("nvidia-l4", "nvidia-l4")])
+def test_a_chip_by_the_name_people_write_gets_its_gke_pool(tmp_path, chip, label):
+    # `plan --chip H100` plans the catalog's h100 (planner.chips); deploy k8s must label the pods the same way
+    pod = _deploy(tmp_path, chip=chip, replicas=2).manifests[0]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": label}
 
 
 # --- --router inferencepool (Gateway API Inference Extension v1.5.0, its chart config/charts/inferencepool)

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from factories import SMOLLM2_CONFIG, sized_checkpoint
 from onechip import api
 from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
@@ -247,6 +248,23 @@ def test_files_outside_the_allowed_folders_are_refused_before_any_work(tmp_path)
     assert lines[3].startswith("out_dir: ")
     assert not any("hf_outsidevalue" in line for line in lines)
     assert not (tmp_path.parent / "elsewhere").exists()
+
+
+def test_a_checkpoint_directory_outside_the_allowed_folders_is_refused_as_a_model(tmp_path):
+    # plan read /tmp/.../config.json and the safetensors headers of any folder the server could read
+    outside = sized_checkpoint(tmp_path.parent / "outside-model", SMOLLM2_CONFIG, 2 * GIB)
+    inside = sized_checkpoint(tmp_path / "model", SMOLLM2_CONFIG, 2 * GIB)
+    results = calls(
+        ("plan", {"model": str(outside), "chip": "l4"}),
+        ("advise", {"model": str(outside), "chips": ["l4"]}),
+        ("up", {**UP, "model": str(outside)}),
+        ("plan", {"model": str(inside), "chip": "l4"}),
+        ("plan", {"model": "google/gemma-4-E2B-it", "chip": "l4"}),  # a catalog name / Hub id is no path
+        ("bench", {"base_url": "http://127.0.0.1:9", "model": "/models/served-name", "out_dir": str(tmp_path / "b")}),
+    )
+    assert all(text(r).startswith(f"model: {outside} is outside the folders") for r in results[:3])
+    assert not results[3].is_error and not results[4].is_error, text(results[3])
+    assert "outside the folders" not in results[5].content[0].text  # bench's model is the served name
 
 
 def test_files_inside_the_allowed_folders_are_used(tmp_path):

@@ -165,3 +165,17 @@ def test_a_plan_on_a_card_from_the_database_shows_the_rule_spread(tiny_llama: Pa
     assert "memory-by-rule" in codes and plan.fits
     two = plan_model(str(tiny_llama), "L40S", max_model_len=2048, tensor_parallel_size=3)
     assert two.devices == 3 and two.memory_bytes == 3 * accelerator("l40s").memory_bytes
+
+
+def test_a_name_people_write_is_keyed_as_the_catalog_chip_it_resolves_to(tiny_llama: Path) -> None:
+    # `advise --chips V5E-1` lost the v5e-1 price and measured priors, `cost --chip L4` found no price, and
+    # `deploy k8s --chip H100` no GKE pool: each looked the plan's chip ('V5E-1', 'L4', 'H100') up as written
+    from onechip import api
+    from onechip.planner import plan_model
+    from onechip.planner.rules import chip_key
+    from onechip.schemas.requests import CostRequest
+
+    assert [chip_key(n) for n in ("V5E-1", "nvidia l4", "H100", "h100")] == ["v5e-1", "l4", "h100", "h100"]
+    assert [chip_key(n) for n in ("rtx a6000", "gpu:24GiB", "nope")] == ["rtx a6000", "gpu:24GiB", "nope"]
+    assert plan_model(str(tiny_llama), "H100", max_model_len=1024).chip == "h100"
+    assert api.cost(CostRequest(chip="L4", output_tok_per_s=1000)).chip == "l4"

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from factories import sized_checkpoint
@@ -43,6 +44,9 @@ def test_gb10_unified_memory_refuses_what_is_not_free_at_start(tmp_path: Path) -
     assert round(refused.memory_budget.requested_bytes / GIB, 2) == 105.87
     assert not refused.fits and refused.binding_limit == "free-memory-at-start"
     assert plan_model(str(path), "gb10", max_model_len=8192, utilization=0.82).fits
+    # the verdict names the utilization the least free memory (101.3 GiB of 121.69) covers, and it plans
+    said = float(re.search(r"--gpu-memory-utilization ([\d.]+) or less", refused.verdict).group(1))
+    assert said == 0.83 and plan_model(str(path), "gb10", max_model_len=8192, utilization=said).fits
 
 
 def test_rtx_a5000_qwen25_14b_awq_v0130(tmp_path: Path) -> None:

@@ -121,6 +121,16 @@ def test_gpu_docker_uses_the_image_entrypoint(h100_plan):
     assert not any("not pinned" in w for w in command.warnings)
 
 
+def test_docker_mounts_a_local_checkpoint_directory_where_serve_names_it(h100_plan, tmp_path):
+    # `serve /data/ckpt` in the container found nothing: only the Hugging Face cache was mounted
+    local = str(tmp_path / "ckpt")
+    argv = _docker_argv(_command(h100_plan, "vllm-docker", model=local))
+    assert argv[argv.index(f"{local}:{local}:ro") - 1] == "-v"
+    assert argv[argv.index("serve") + 1] == local
+    hub = _docker_argv(_command(h100_plan, "vllm-docker"))  # a Hub id is downloaded into the mounted cache
+    assert not any(word.endswith(":ro") for word in hub)
+
+
 def test_sets_override_add_drop_and_env(v5e_plan):
     command = _command(
         v5e_plan,
