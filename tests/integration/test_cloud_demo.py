@@ -81,7 +81,7 @@ def test_demo_cloud_gcp_end_to_end(tpu_vm, tmp_path):
     assert boot["kv_cache_tokens"] == 321_280  # the seed's v5e-1 boot log, replayed
     assert boot["engine_version"] == "0.26.1rc1.dev125+ga7a204cc6"  # the running image's version string
     assert "~/.cache/vllm:/root/.cache/vllm" in boot["command"]  # the compile cache mounted (seed: 857 -> 497 s)
-    assert "vllm/vllm-tpu:nightly" in boot["command"]  # pulled and run by tag
+    assert "vllm/vllm-tpu:v0.30.0" in boot["command"]  # pulled and run by its release tag (survey seed), not nightly
     cost = json.loads((out_dir / "cost.json").read_text())
     assert {line["pricing"] for line in cost["lines"]} == {"flex-start"}
     assert (out_dir / "report.md").exists()

