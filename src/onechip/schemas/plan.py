@@ -165,6 +165,10 @@ class Plan(ResultModel):
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
     engine: str = Field(description="Engine rule set, e.g. 'vllm-cpu', 'vllm-tpu', 'vllm-gpu'.")
+    gpu_maker: str | None = Field(
+        default=None,
+        description="A GPU's maker from the GPU database ('NVIDIA', 'AMD'); None when unknown or not a GPU.",
+    )
     dtype: str = Field(description="Weight/compute dtype, e.g. 'bfloat16', 'float32'.")
     kv_cache_dtype: str = Field(description="KV cache dtype as given to the engine ('auto' = model dtype).")
     max_model_len: int = Field(description="Maximum tokens per request.")

@@ -76,9 +76,17 @@ def image_release(plan: Plan) -> str:
 
 def default_image(plan: Plan) -> str | None:
     """The image `up` runs for `plan` without --image: vllm/vllm-openai or vllm/vllm-tpu tagged by image_release,
-    or None for engine rules without one (vllm-cpu)."""
+    or None for engine rules without one (vllm-cpu) and for an AMD card (vllm/vllm-openai is a CUDA build; AMD's
+    ROCm images, rocm/vllm:<rocm>_..._vllm_<release>, are tagged per ROCm and card family, not derivable here)."""
     repository = IMAGE_REPOSITORIES.get(plan.engine)
-    return f"{repository}:v{image_release(plan)}" if repository else None
+    if repository is None or _rocm(plan):
+        return None
+    return f"{repository}:v{image_release(plan)}"
+
+
+def _rocm(plan: Plan) -> bool:
+    """A GPU plan for an AMD card: served by vLLM's ROCm build (its own images and device flags)."""
+    return plan.engine == "vllm-gpu" and plan.gpu_maker == "AMD"
 
 
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
@@ -354,18 +362,40 @@ def image_warnings(image: str) -> list[str]:
     ]
 
 
-def _device_groups(engine: str) -> list[DockerGroup]:
-    """Device access, network and shared memory: the seed's TPU line, or the GPU equivalents."""
+def _device_groups(engine: str, rocm: bool = False) -> list[DockerGroup]:
+    """Device access, network and shared memory: the seed's TPU line, or the GPU equivalents (NVIDIA, or AMD's
+    ROCm line from rocm.docs.amd.com 'vLLM inference and serving on ROCm')."""
+    hf_cache = DockerGroup(
+        words=["-v", "~/.cache/huggingface:/root/.cache/huggingface"],
+        reason="weights downloaded once, kept across container restarts",
+    )
+    if rocm:
+        return [
+            DockerGroup(
+                words=[
+                    "--device",
+                    "/dev/kfd",
+                    "--device",
+                    "/dev/dri",
+                    "--group-add",
+                    "video",
+                    "--security-opt",
+                    "seccomp=unconfined",
+                    "--ipc=host",
+                    "--net=host",
+                ],
+                reason="ROCm GPU access (the compute and render devices, the video group; AMD's documented "
+                "seccomp setting); host IPC for PyTorch shared memory; host network so the port is the engine's",
+            ),  # fmt: skip
+            hf_cache,
+        ]
     if engine == "vllm-gpu":
         return [
             DockerGroup(
                 words=["--gpus", "all", "--ipc=host", "--net=host"],
                 reason="GPU access; host IPC for PyTorch shared memory; host network so the port is the engine's",
             ),
-            DockerGroup(
-                words=["-v", "~/.cache/huggingface:/root/.cache/huggingface"],
-                reason="weights downloaded once, kept across container restarts",
-            ),
+            hf_cache,
         ]
     return [
         DockerGroup(words=["--privileged", "--net=host"], reason="TPU device access; host network (seed)"),
@@ -385,12 +415,14 @@ def docker_groups(
     env_file: str | None,
     sudo: bool,
     model: str | None = None,
+    rocm: bool = False,
 ) -> list[DockerGroup]:
     """`docker run` as groups of words with their reasons; flatten the words for the argv.
 
     engine 'vllm-tpu': the seed's --privileged (TPU device access), HF_HOME on /dev/shm.
-    engine 'vllm-gpu': --gpus all --ipc=host and the Hugging Face cache mounted from the host; the
-    vllm/vllm-openai image's entrypoint already runs the server, so `--entrypoint vllm` + `serve ...`.
+    engine 'vllm-gpu': --gpus all --ipc=host (`rocm`: an AMD card's ROCm devices instead) and the Hugging Face
+    cache mounted from the host; the vllm/vllm-openai image's entrypoint already runs the server, so
+    `--entrypoint vllm` + `serve ...`.
     `env_file` is a path on the docker host (never the token itself). `model`, an absolute path (a checkpoint
     directory on the docker host, not a Hub id), is mounted read-only at the same path, where `serve` names it.
     """
@@ -402,7 +434,7 @@ def docker_groups(
     groups.append(
         DockerGroup(words=["docker", "run", "-d", "--name", name], reason="detached, named so logs/down find it")
     )
-    groups.extend(_device_groups(engine))
+    groups.extend(_device_groups(engine, rocm))
     if model is not None and model.startswith("/"):
         groups.append(
             DockerGroup(
@@ -451,6 +483,12 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
     update: dict[str, Any] = {"launcher": list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, ["vllm", "serve"]))}
     if target.kind == "vllm-docker":
         image = target.image or default_image(plan)
+        if image is None and _rocm(plan):
+            raise ConfigError(
+                f"{plan.chip} is an AMD card: vLLM's ROCm build runs from AMD's images, tagged per ROCm release and "
+                f"card family (rocm/vllm:<rocm>_..._vllm_<release>); pass --image with the one for vLLM "
+                f"{plan.engine_version}"
+            )
         if image is None:
             raise ConfigError(f"no default image for {plan.engine}; pass --image")
         sudo = target.sudo if target.sudo is not None else (host is not None and not host.startswith("root@"))
@@ -509,7 +547,7 @@ def serve_command(plan: Plan, target: ServeTarget) -> ServeCommand:
         docker = docker_groups(
             engine=plan.engine, image=resolved.image or "", serve=argv, name=resolved.container or DEFAULT_CONTAINER,
             env=env, env_file=resolved.token_path if resolved.token_source else None, sudo=bool(resolved.sudo),
-            model=model,
+            model=model, rocm=_rocm(plan),
         )  # fmt: skip
     command = ServeCommand(
         target=resolved, engine_rules=plan.engine, model=model, served_name=served or model, flags=flags, env=env,

