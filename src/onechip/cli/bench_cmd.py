@@ -169,6 +169,15 @@ def policy_table(result: PolicyComparison) -> Table:
     return table
 
 
+def print_policies(result: PolicyComparison, out_dir: Path, as_json: bool) -> None:
+    """A policy comparison (bench or simulate --router-policies): its JSON, or the table and where its runs are."""
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console.print(policy_table(result))
+    console.print(f"[dim]{out_dir}/policies.json; each run under {out_dir}/<policy>/[/]")
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
@@ -279,11 +288,7 @@ def register(app: typer.Typer) -> None:
         if config.router_policies:
             with live_progress(transient=True) as on_progress:
                 result = api.compare_policies(config, on_progress, out_dir=out_dir, plan=_load_plan(plan))
-            if json_out:
-                typer.echo(result.model_dump_json(indent=2))
-                return
-            console.print(policy_table(result))
-            console.print(f"[dim]{out_dir}/policies.json; each run under {out_dir}/<policy>/[/]")
+            print_policies(result, out_dir, json_out)
             return
         with live_progress(transient=True) as on_progress:
             run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume is not None)

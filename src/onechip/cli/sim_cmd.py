@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from onechip import api
-from onechip.cli.bench_cmd import policy_table, print_run
+from onechip.cli.bench_cmd import print_policies, print_run
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError
@@ -32,11 +32,7 @@ def simulate(
     if len(request.router_policies) > 1:
         with live_progress(transient=True) as on_progress:
             result = api.simulate_policies(request, on_progress)
-        if as_json:
-            typer.echo(result.model_dump_json(indent=2))
-            return
-        console.print(policy_table(result))
-        console.print(f"[dim]{request.out_dir}/policies.json; each run under {request.out_dir}/<policy>/[/]")
+        print_policies(result, request.out_dir, as_json)
         return
     with live_progress(transient=True) as on_progress:
         run = api.simulate(request, on_progress)
