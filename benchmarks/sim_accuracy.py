@@ -70,11 +70,12 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so.
 SEED_START_SPREAD = None
 SEEDS = 5
-# vllm bench serve sends every stream's first request at once; measured runs then dissolve the waves (the gke
-# grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's 15.7 ms, which streams in lock-step could not give:
-# eight 1,024-token prompts together share two 4,096-token steps). Streams desynchronised the way the seed
-# grid's are (start phases over one request's duration) unless --together.
-CORPUS_START_SPREAD = 0.0 if "--together" in sys.argv else None
+# vllm bench serve sends every stream's first request at once, as `onechip simulate` starts them (start spread
+# 0). Measured runs then dissolve the waves (the gke grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's
+# 15.7 ms, which streams in lock-step could not give: eight 1,024-token prompts together share two 4,096-token
+# steps); --staggered desynchronises the streams the way the seed grid's are (start phases over one request's
+# duration; the whole-run tok/s then includes the streams' staggered starts).
+CORPUS_START_SPREAD = None if "--staggered" in sys.argv else 0.0
 JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time variation, in the fit and the predictions
 
 
@@ -325,7 +326,8 @@ def run_corpus() -> None:
         spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
         plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER)
-        print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}")
+        terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
+        print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; terms {terms}")
     errs: dict[tuple[str, str], list[float]] = {}
     for fitted, cal in fits.items():
         source = GRIDS[fitted]
@@ -437,7 +439,9 @@ def main() -> None:
     parser.add_argument(
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
     )
-    parser.add_argument("--together", action="store_true", help="corpus: vllm bench serve streams start together")
+    parser.add_argument(
+        "--staggered", action="store_true", help="corpus: streams desynchronised (start phases over one request)"
+    )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument(
         "--refit", action="store_true", help="embedded: fit calibration/ and predict again with today's model"

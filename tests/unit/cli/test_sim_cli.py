@@ -131,7 +131,7 @@ def test_simulate_bad_input_is_one_line(run, tmp_path, cpu_plan):
     (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
     lacking = _measured_dir(tmp_path / "lacking", cpu_plan, contexts=(64,))
     code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--calibrate", str(lacking))
-    assert code != 0 and "lacks one client at two contexts" in err
+    assert code != 0 and "lacks cells at two contexts, one with a single client" in err
     code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--out", str(tmp_path / "o"))
     assert code != 0 and "no roofline prior" in err
 
