@@ -281,8 +281,8 @@ def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
     if grid.name == SEED_GRID.name:
         return SEED_CALIBRATION
     cells = [(c.context_tokens, c.clients) for c in grid.cells if c.ttft_ms is not None and c.tpot_ms is not None]
-    if not cells:
-        return []
+    if len({c for c, _ in cells}) < 2 or max((n for _, n in cells), default=1) < 2:
+        return []  # not what --calibration measures: no fit (check_cells says what is missing)
     config = BenchConfig(
         base_url="http://corpus",
         contexts=sorted({c for c, _ in cells}),

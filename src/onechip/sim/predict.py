@@ -151,7 +151,7 @@ def simulate_grid(
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
 ) -> list[CellPrediction]:
-    """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each (`jitter`:
+    """Every cell of `config` (BenchConfig.grid_cells, in order), `seeds` simulations each (`jitter`:
     CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
     for what it does to accuracy)."""
     cells = config.grid_cells()
