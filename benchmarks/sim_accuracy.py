@@ -334,7 +334,11 @@ def run_corpus() -> None:
         for name, grid in GRIDS.items():
             plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
             how = "same grid" if name == fitted else ("calibrated" if grid.chip == source.chip else "carried")
-            terms = cal.terms if grid.chip == source.chip else transfer(cal, plan)
+            try:
+                terms = cal.terms if grid.chip == source.chip else transfer(cal, plan)
+            except ConfigError as exc:
+                print(f"\n--- {name} ({grid.chip}) from the fit on {fitted}: not scored ({exc})")
+                continue
             measured = grid_run(grid)
             used = set(calibration_cells(grid)) if name == fitted else set()
             print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
