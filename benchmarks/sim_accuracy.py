@@ -36,12 +36,14 @@ and per cell measured vs predicted (median over seeds, with the seeds' range), i
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from pathlib import Path
 
 from onechip import catalog, planner
 from onechip.bench import stats
+from onechip.catalog.files import MeasuredGrid
 from onechip.errors import ConfigError
 from onechip.report.rundir import read_run
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
@@ -68,17 +70,30 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so.
 SEED_START_SPREAD = None
 SEEDS = 5
+# vllm bench serve sends every stream's first request at once, as `onechip simulate` starts them (start spread
+# 0). Measured runs then dissolve the waves (the gke grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's
+# 15.7 ms, which streams in lock-step could not give: eight 1,024-token prompts together share two 4,096-token
+# steps); --staggered desynchronises the streams the way the seed grid's are (start phases over one request's
+# duration; the whole-run tok/s then includes the streams' staggered starts).
+CORPUS_START_SPREAD = None if "--staggered" in sys.argv else 0.0
 JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time variation, in the fit and the predictions
 
 
-def grid_run(grid: dict, contexts: list[int] | None = None) -> BenchRun:  # type: ignore[type-arg]
-    """A corpus grid as a BenchRun (medians only; TTFT and TPOT where published)."""
+def grid_run(grid: MeasuredGrid, contexts: list[int] | None = None) -> BenchRun:
+    """A corpus grid as a BenchRun (medians only; TTFT and TPOT where published), with the grid's client
+    workload where the corpus states it (vllm bench serve: no warm-up, num_prompts / concurrency requests a
+    stream), else SEED_WORKLOAD's assumption."""
     cells = grid.cells
+    stated = {
+        k: v
+        for k, v in (("warmup_requests", grid.warmup_requests), ("requests_per_client", grid.requests_per_client))
+        if v is not None
+    }
     config = BenchConfig(
         base_url=f"http://{grid.name}",
         contexts=contexts or sorted({c.context_tokens for c in cells}),
         clients=sorted({c.clients for c in cells}),
-        **(SEED_WORKLOAD | {"output_tokens": grid.output_tokens}),  # type: ignore[arg-type]
+        **(SEED_WORKLOAD | {"output_tokens": grid.output_tokens} | stated),  # type: ignore[arg-type]
     )
     return BenchRun(
         tool_version="corpus",
@@ -247,49 +262,97 @@ def run_replicas(cal) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-def _grid_plan(chip: str):  # type: ignore[no-untyped-def]
-    """The seeds' serving settings (max-model-len 32768, 4096 tokens a step) on `chip`."""
+def _grid_plan(chip: str, budget: int | None = None):  # type: ignore[no-untyped-def]
+    """The seeds' serving settings (max-model-len 32768, `budget` tokens a step, 4096 when the grid does not
+    say) on `chip`."""
     return planner.plan_model(
-        PlanRequest(model="google/gemma-4-E2B-it", chip=chip, max_model_len=32768, max_num_batched_tokens=4096)
+        PlanRequest(
+            model="google/gemma-4-E2B-it", chip=chip, max_model_len=32768, max_num_batched_tokens=budget or 4096
+        )
     )
+
+
+def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
+    """The cells of `grid` a fit may use, as `onechip bench --calibration` would measure them (BenchConfig
+    grid_cells): the shortest and the next-to-longest context, each at 1 client and at the most clients, and
+    the longest context at 1 client; where the grid lacks one, its nearest measured cell (log2 distance in
+    context and clients) not already taken. The seed grid keeps the cells its own mode fits on
+    (SEED_CALIBRATION)."""
+    if grid.name == SEED_GRID.name:
+        return SEED_CALIBRATION
+    cells = [(c.context_tokens, c.clients) for c in grid.cells if c.ttft_ms is not None and c.tpot_ms is not None]
+    if len({c for c, _ in cells}) < 2 or max((n for _, n in cells), default=1) < 2:
+        return []  # not what --calibration measures: no fit (check_cells says what is missing)
+    config = BenchConfig(
+        base_url="http://corpus",
+        contexts=sorted({c for c, _ in cells}),
+        clients=sorted({n for _, n in cells}),
+        calibration=True,
+    )
+    chosen: list[tuple[int, int]] = []
+    for target in config.grid_cells():
+        free = [c for c in cells if c not in chosen]
+        chosen.append(min(free, key=lambda c: abs(math.log2(c[0] / target[0])) + abs(math.log2(c[1] / target[1]))))
+    return chosen
+
+
+WHOLE_RUN = {name for name in GRIDS if name != SEED_GRID.name}  # vllm bench serve grids: whole-run tok/s
+
+
+def _pred_measured(plan, terms, run: BenchRun, spread: float | None) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
+    """The measured cells of `run` only (not the whole contexts x clients product)."""
+    out: dict[tuple[int, int], CellResult] = {}
+    for cell in run.cells:
+        config = run.config.model_copy(update={"contexts": [cell.context_tokens], "clients": [cell.clients]})
+        out.update(_pred_cells(plan, terms, config, spread))
+    return out
 
 
 def run_corpus() -> None:
-    """Leave one grid out across the corpus: each grid that can calibrate (one client at two contexts and a
-    multi-client cell, TTFT and TPOT published) is fitted on its calibration cells, then every other grid is
-    predicted from it: on the same chip (another run, another engine build) or carried to another chip
-    (calibrate.transfer). Every row printed for another grid is out of sample."""
+    """Leave one grid out across the corpus: each grid that can calibrate (TTFT and TPOT published) is
+    fitted on at most 4 of its cells (calibration_cells), then every other grid is predicted from it: on the
+    same chip (another run, another engine build: `calibrated`) or carried to another chip (calibrate.transfer:
+    `carried`). The fitted grid's own other cells are printed too, scored apart ("same grid")."""
     print("(3) corpus leave-one-grid-out (catalog/serving_measurements.json)")
+    fits = {}
     for name, grid in GRIDS.items():
+        cells = calibration_cells(grid)
         run = grid_run(grid)
         try:
-            check_cells(run.cells)
+            check_cells([c for c in run.cells if (c.context_tokens, c.clients) in cells])
         except ConfigError as exc:
-            print(f"  {name}: cannot calibrate ({exc}); predicted from the others")
-    print(
-        "  the only grid that can calibrate: seed-v5e-1 (no other has one-client cells at two contexts and a "
-        "multi-client cell)\n"
-    )
-    cal = calibrate(
-        _grid_plan("v5e-1"), seed_run(), cells=SEED_CALIBRATION, start_spread_s=SEED_START_SPREAD, jitter=JITTER
-    )
-    errs: dict[str, list[float]] = {}
-    for name, grid in GRIDS.items():
-        if name == "seed-v5e-1":
+            print(f"  {name}: cannot calibrate ({exc})")
             continue
-        plan = _grid_plan(grid.chip)
-        how = "calibrated (same chip, another run)" if grid.chip == "v5e-1" else "carried from v5e-1"
-        terms = cal.terms if grid.chip == "v5e-1" else transfer(cal, plan)
-        measured = grid_run(grid)
-        print(f"--- {name} ({grid.chip}): {how}; measured tok/s is vllm bench serve's whole-run figure")
-        out = report(measured, _pred_cells(plan, terms, measured.config), set(), whole_run=True)
-        errs.setdefault(how, []).extend(v for v, _ in out.output_tok_per_s)
-    print("\nout of sample, tok/s (whole run), over the grids not used for the fit:")
-    for how, values in errs.items():
-        print(
-            f"  {how:>36}: MAPE {statistics.fmean(values):5.1f}% over {len(values)} cells "
-            f"(noise floor {100 * NOISE.output_tok_per_s:.1f}%)"
-        )
+        spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
+        plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
+        fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER)
+        terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
+        print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; terms {terms}")
+    errs: dict[tuple[str, str], list[float]] = {}
+    for fitted, cal in fits.items():
+        source = GRIDS[fitted]
+        for name, grid in GRIDS.items():
+            plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
+            how = "same grid" if name == fitted else ("calibrated" if grid.chip == source.chip else "carried")
+            try:
+                terms = cal.terms if grid.chip == source.chip else transfer(cal, plan)
+            except ConfigError as exc:
+                print(f"\n--- {name} ({grid.chip}) from the fit on {fitted}: not scored ({exc})")
+                continue
+            measured = grid_run(grid)
+            used = set(calibration_cells(grid)) if name == fitted else set()
+            print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
+            spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
+            out = report(measured, _pred_measured(plan, terms, measured, spread), used, name in WHOLE_RUN)
+            for figure, values in out.items():
+                errs.setdefault((how, figure), []).extend(v for v, _ in values)
+    print("\nout of sample, MAPE over every cell not used for the fit (tok/s: whole-run where vllm bench serve):")
+    for (how, figure), apes in errs.items():
+        if apes:
+            print(
+                f"  {how:>10} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>2} cells "
+                f"(noise floor {100 * getattr(NOISE, figure):.1f}%)"
+            )
 
 
 CARRY_TARGET = "gemma4dev-v6e-1-config-validation"
@@ -379,6 +442,9 @@ def main() -> None:
     parser.add_argument("root", nargs="?", type=Path)
     parser.add_argument(
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
+    )
+    parser.add_argument(
+        "--staggered", action="store_true", help="corpus: streams desynchronised (start phases over one request)"
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument(

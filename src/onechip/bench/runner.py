@@ -500,10 +500,10 @@ class _Run:
             )
             if not done:  # the settings are on disk before the first request: a resume after any kill uses them
                 self.save()
-            contexts = cfg.contexts
+            cells = cfg.grid_cells()
             if cfg.trace_file is not None:  # a trace's cell is named by its median prompt length
-                contexts = [trace.median_input(trace.load_trace(cfg.trace_file))]
-            cells = [(ctx, clients) for ctx in contexts for clients in cfg.clients]
+                median = trace.median_input(trace.load_trace(cfg.trace_file))
+                cells = [(median, clients) for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
                 try:
                     for ctx, clients in cells:

@@ -562,6 +562,13 @@ class MeasuredGrid(StrictModel):
     source: str = Field(description="Where the figures are published.")
     date: str = Field(description="ISO date of the measurement or its publication.")
     cells: list[MeasuredCell] = Field(description="The measured cells.")
+    warmup_requests: int | None = Field(
+        default=None, description="Warm-up requests per client before the measured ones (None: not stated)."
+    )
+    requests_per_client: int | None = Field(
+        default=None, description="Measured requests per client (num_prompts / concurrency; None: not stated)."
+    )
+    max_num_batched_tokens: int | None = Field(default=None, description="Token budget per step (None: not stated).")
 
 
 class ReplicaRatio(StrictModel):

@@ -197,8 +197,10 @@ class BenchConfig(RequestModel):
     )
     calibration: bool = Field(
         default=False,
-        description="Measure only the cells that pin `onechip simulate`: the shortest and longest of "
-        "--contexts, each at 1 client and at the most of --clients (a 2 x 2 grid).",
+        description="Measure only the cells that pin `onechip simulate`: the shortest and the next-to-longest "
+        "of --contexts, each at 1 client and at the most of --clients (a 2 x 2 grid), and the longest at 1 "
+        "client (the long-context cell: prefill and decode at long context without queueing); with two "
+        "--contexts, the 2 x 2 grid of both.",
     )
 
     @field_validator("base_url")
@@ -211,9 +213,18 @@ class BenchConfig(RequestModel):
         if self.calibration:
             if len(set(self.contexts)) < 2 or max(self.clients) < 2:
                 raise ValueError("--calibration needs two --contexts and --clients above 1 (e.g. 128,1024 and 1,8)")
-            self.contexts = [min(self.contexts), max(self.contexts)]
+            distinct = sorted(set(self.contexts))
+            self.contexts = [distinct[0], *distinct[-2:]] if len(distinct) > 2 else distinct
             self.clients = [1, max(self.clients)]
         return self
+
+    def grid_cells(self) -> list[tuple[int, int]]:
+        """The (context, clients) cells measured, in order: every context x clients, except under
+        --calibration with three contexts, where the longest is measured at 1 client only (5 cells)."""
+        cells = [(ctx, n) for ctx in self.contexts for n in self.clients]
+        if self.calibration and len(self.contexts) == 3:
+            return [(ctx, n) for ctx, n in cells if ctx != self.contexts[-1] or n == 1]
+        return cells
 
     @model_validator(mode="after")
     def _bounded(self) -> BenchConfig:

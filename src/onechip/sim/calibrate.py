@@ -1,9 +1,12 @@
 """Calibration: fit the step-time terms to a few measured cells, by simulating those cells.
 
-The cheapest measurement that pins the model (CALIBRATION_GRID): one client at a short and a long context
-(TPOT at two contexts pins the per-step and per-KV-token costs; TTFT at two lengths the per-token prefill
-cost and the request overhead) and a saturated short-context cell (the per-sequence host cost and the
-prefill interference). Any other measured cells may be added; more cells, better fit.
+The cheapest measurement that pins the model (`bench --calibration`, BenchConfig.grid_cells): one client at
+a short and a longer context (TPOT at two contexts pins the per-step and per-KV-token costs; TTFT at two
+lengths the per-token prefill cost and the request overhead), the same two contexts at many clients (the
+per-sequence host cost and the prefill interference), and one client at a long context (prefill at long
+context, where attention's share shows, without queueing). A run with one client at one context only and a
+second context at several clients is accepted too (published grids often look so). Any other measured cells
+may be added; more cells, better fit.
 
 The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive), the residuals being the
 relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
@@ -53,14 +56,14 @@ def usable(cell: CellResult) -> bool:
 
 
 def check_cells(cells: list[CellResult]) -> None:
-    """Raise ConfigError naming what is missing unless `cells` hold one client at two contexts and one cell
-    with several clients (the calibration grid's minimum)."""
-    single = {c.context_tokens for c in cells if c.clients == 1 and usable(c)}
-    multi = [c for c in cells if c.clients > 1 and usable(c)]
+    """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
+    second context, and one cell with several clients (the calibration grid's minimum)."""
+    ok = [c for c in cells if usable(c)]
+    single = [c for c in ok if c.clients == 1]
     missing = []
-    if len(single) < 2:
-        missing.append("one client at two contexts (TPOT and TTFT)")
-    if not multi:
+    if not single or len({c.context_tokens for c in ok}) < 2:
+        missing.append("cells at two contexts, one with a single client (TPOT and TTFT)")
+    if not [c for c in ok if c.clients > 1]:
         missing.append("one cell with several clients")
     if missing:
         raise ConfigError(
@@ -75,14 +78,15 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float) -> StepTerm
     throughput): few cells cannot tell the two apart, so the fit starts from several shares (START_SHARES)
     and keeps the one that fits the cells best. The weight read starts at the roofline's (at most 80% of the
     one-client TPOT), the fixed host cost at the rest."""
-    single = sorted((c for c in cells if c.clients == 1 and usable(c)), key=lambda c: c.context_tokens)
-    short, long_ = single[0], single[-1]
+    ok = [c for c in cells if usable(c)]
+    short = min((c for c in ok if c.clients == 1), key=lambda c: c.context_tokens)
+    long_ = max(ok, key=lambda c: (c.context_tokens, -c.clients))  # the longest context, fewest clients
     multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
     try:
         prior: StepTerms | None = roofline_priors(plan)
     except ConfigError:
         prior = None
-    d_ctx = long_.context_tokens - short.context_tokens
+    d_ctx = max(long_.context_tokens - short.context_tokens, 1)
     tpot_s, ttft_s = short.tpot_ms.median / 1000.0, short.ttft_ms.median / 1000.0  # type: ignore[operator]
     per_token = max((long_.ttft_ms.median - short.ttft_ms.median) / 1000.0 / d_ctx, 1e-9)  # type: ignore[operator]
     kv = (long_.tpot_ms.median - short.tpot_ms.median) / 1000.0 / d_ctx  # type: ignore[operator]

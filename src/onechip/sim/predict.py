@@ -151,10 +151,10 @@ def simulate_grid(
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
 ) -> list[CellPrediction]:
-    """Every cell of `config` (contexts x clients, grid order), `seeds` simulations each (`jitter`:
+    """Every cell of `config` (BenchConfig.grid_cells, in order), `seeds` simulations each (`jitter`:
     CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
     for what it does to accuracy)."""
-    cells = [(ctx, n) for ctx in config.contexts for n in config.clients]
+    cells = config.grid_cells()
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", f"{ctx:,} tokens x {n} clients", done=i, total=len(cells)))

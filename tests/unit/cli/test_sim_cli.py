@@ -131,7 +131,7 @@ def test_simulate_bad_input_is_one_line(run, tmp_path, cpu_plan):
     (tmp_path / "cpu.json").write_text(cpu_plan.model_dump_json())
     lacking = _measured_dir(tmp_path / "lacking", cpu_plan, contexts=(64,))
     code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--calibrate", str(lacking))
-    assert code != 0 and "lacks one client at two contexts" in err
+    assert code != 0 and "lacks cells at two contexts, one with a single client" in err
     code, _, err = run("simulate", "--plan", str(tmp_path / "cpu.json"), "--out", str(tmp_path / "o"))
     assert code != 0 and "no roofline prior" in err
 
@@ -171,8 +171,15 @@ def test_advise_ranks_chips_and_refuses_an_unknown_one(run):
 
 
 def test_bench_calibration_grid():
-    c = BenchConfig(base_url="http://x", contexts=[128, 512, 1024], clients=[1, 2, 8], calibration=True)
-    assert (c.contexts, c.clients) == ([128, 1024], [1, 8])
+    # the 2 x 2 of the shortest and next-to-longest context, and the longest context at one client (issue 22:
+    # a long-context cell among the calibration cells): 5 cells
+    c = BenchConfig(base_url="http://x", contexts=[128, 512, 1024, 16384], clients=[1, 2, 8], calibration=True)
+    assert (c.contexts, c.clients) == ([128, 1024, 16384], [1, 8])
+    assert c.grid_cells() == [(128, 1), (128, 8), (1024, 1), (1024, 8), (16384, 1)]
+    two = BenchConfig(base_url="http://x", contexts=[1024, 128], clients=[1, 8], calibration=True)
+    assert two.grid_cells() == [(128, 1), (128, 8), (1024, 1), (1024, 8)]
+    plain = BenchConfig(base_url="http://x", contexts=[128, 1024, 16384], clients=[1, 8])
+    assert len(plain.grid_cells()) == 6
 
 
 def test_bench_calibration_needs_two_contexts(run):

@@ -66,7 +66,7 @@ def test_fit_predicts_a_cell_it_was_not_fitted_on(cpu_plan):
 
 def test_a_run_without_the_calibration_cells_is_refused(cpu_plan):
     one_context = measured(cpu_plan, [64], [1, 4])
-    with pytest.raises(ConfigError, match="one client at two contexts.*bench --calibration"):
+    with pytest.raises(ConfigError, match="two contexts, one with a single client.*bench --calibration"):
         calibrate(cpu_plan, one_context)
     one_client = measured(cpu_plan, [64, 512], [1])
     with pytest.raises(ConfigError, match="one cell with several clients"):
@@ -106,3 +106,31 @@ def test_a_calibration_carries_to_another_slice(seed_plan):
     assert carried.per_token_s == pytest.approx(1.2 * priors.per_token_s / 4, rel=0.05)
     # one KV head padded to 4 at TP=4: 4x the KV bytes per token over 4x the bandwidth
     assert carried.per_kv_token_s == pytest.approx(fitted.per_kv_token_s, rel=0.05)
+
+
+def test_a_published_grid_shape_calibrates(cpu_plan):
+    """vllm bench serve grids (serving_measurements.json gke-v6e-1-2026-08-25) have one client at one context
+    only, the longer contexts at several clients: the fit takes them and still predicts a cell it never saw."""
+    one_client = measured(cpu_plan, [64], [1]).cells + measured(cpu_plan, [512], [4]).cells
+    run = measured(cpu_plan, [64, 512], [1, 4]).model_copy(update={"cells": one_client})
+    cal = calibrate(cpu_plan, run, source_run="synthetic")
+    assert cal.cells == ["64x1", "512x4"]
+    assert "per_token_s" in cal.fitted
+    held_out = measured(cpu_plan, [256], [2]).cells[0]
+    config = run.config.model_copy(update={"contexts": [256], "clients": [2]})
+    predicted = api.predicted_cells(cpu_plan, cal.terms, config, seeds=2)[0]
+    assert predicted.output_tok_per_s == pytest.approx(held_out.output_tok_per_s, rel=0.15)
+    assert predicted.tpot_ms.median == pytest.approx(held_out.tpot_ms.median, rel=0.15)
+
+
+def test_the_calibration_run_measures_a_long_context_cell(cpu_plan):
+    """bench --calibration with three contexts: the 2 x 2 plus the longest at one client (5 cells); the fit
+    uses all five."""
+    config = BenchConfig(
+        base_url="http://sim", contexts=[64, 256, 1024], clients=[1, 4], output_tokens=8, requests_per_client=2,
+        warmup_requests=1, reps=2, calibration=True,
+    )  # fmt: skip
+    cells = api.predicted_cells(cpu_plan, TRUE, config, seeds=2)
+    assert [(c.context_tokens, c.clients) for c in cells] == [(64, 1), (64, 4), (256, 1), (256, 4), (1024, 1)]
+    run = BenchRun(tool_version="t", created_at="t", config=config, cells=cells)
+    assert calibrate(cpu_plan, run).cells == ["64x1", "64x4", "256x1", "256x4", "1024x1"]
