@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 import tempfile
@@ -84,7 +85,7 @@ def chip_of(entry: dict[str, Any]) -> str | None:
     if hardware.startswith("CPU"):
         return "cpu"
     for needle, key in CHIPS.items():
-        if needle in hardware:
+        if re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", hardware):  # whole names: "L4" is not "L40"
             return key
     name = hardware.split("(")[0].split(" x ")[0].strip()
     try:

@@ -136,6 +136,11 @@ class GpuMemoryRule(StrictModel):
         description="'groups': num_blocks // groups x block size; 'capacity': int(concurrency x max_model_len)."
     )
     hybrid_groups: bool = Field(description="Hybrid KV allocator: groups of layers share one page size.")
+    mla_entry_align_bytes: int | None = Field(
+        default=None,
+        description="V0 CacheEngine on CUDA: an MLA layer's cache entry (kv_lora_rank + qk_rope_head_dim elements) is "
+        "padded to a multiple of this many bytes counted in the model dtype; null: no padding.",
+    )
     sliding_in_flight_batches: int = Field(
         default=1,
         ge=1,

@@ -43,7 +43,7 @@ from onechip.planner.gpu_memory import (
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.schemas.common import GIB
-from onechip.schemas.plan import GpuMemoryBudget
+from onechip.schemas.plan import GpuMemoryBudget, LayerKV
 
 # vllm/engine/arg_utils.py get_batch_defaults (v1, OpenAI server): cards with >= 70 GiB whose device name
 # does not contain "a100" default to 1024 sequences / 8192 tokens (the rule's figures); smaller cards and
@@ -316,7 +316,7 @@ def _stage_pool(
     layout = (
         kv_layout(geometry, block_size, tp, states)
         if rule.hybrid_groups
-        else kv_layout_uniform(geometry, block_size, tp)
+        else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
     blocks = layout.num_blocks(pool)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
@@ -355,9 +355,20 @@ def _printed(rule: GpuMemoryRule, layout: KvLayout, blocks: int, per_request: in
     return layout.tokens(blocks)
 
 
-def kv_layout_uniform(geometry: Geometry, block_size: int, tp: int) -> KvLayout:
-    """The V0 block manager: every layer holds every token; a block spans all cache-owning layers."""
-    per_token = sum(layer.bytes_per_token for layer in geometry.layers if layer.owns_cache) // tp
+def kv_layout_uniform(
+    geometry: Geometry, block_size: int, tp: int, mla_entry_align_bytes: int | None = None, model_dtype_bytes: int = 2
+) -> KvLayout:
+    """The V0 block manager: every layer holds every token; a block spans all cache-owning layers. With
+    `mla_entry_align_bytes` (the rule's, V0 CacheEngine.get_cache_block_size) an MLA layer's latent entry is
+    padded to a multiple of that many bytes counted in the model dtype (576 bf16 elements -> 640)."""
+
+    def entry_bytes(layer: LayerKV) -> int:
+        if not (layer.latent and mla_entry_align_bytes):
+            return layer.bytes_per_token
+        step = mla_entry_align_bytes // model_dtype_bytes
+        return layer.bytes_per_token // layer.head_dim * (-(-layer.head_dim // step) * step)
+
+    per_token = sum(entry_bytes(layer) for layer in geometry.layers if layer.owns_cache) // tp
     return KvLayout(
         groups=[KvGroup(kind="full", window=None, block_size=block_size, layers=1)],
         page_bytes=block_size * per_token,

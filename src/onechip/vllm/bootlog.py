@@ -75,7 +75,9 @@ _KV_GIB = re.compile(
     r"|the rest of the memory reserved for KV Cache is (-?[\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
     r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
 )
-_GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA) blocks: (\d+)")
+# V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
+# "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm
+_GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 _FAILURE = re.compile(r"(Traceback \(most recent call last\)|^\w*(?:Error|Exception|Failure): .+)")
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
