@@ -451,6 +451,11 @@ class SimulateRequest(RequestModel):
             raise ValueError(f"--router-policies: {other[0]} is not modelled; use {', '.join(MODELLED_POLICIES)}")
         if len(set(self.router_policies)) < len(self.router_policies):
             raise ValueError("--router-policies: a policy is named twice")
+        if "router_policies" in self.model_fields_set and (self.workload != "agent" or self.replicas < 2):
+            raise ValueError(
+                "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "
+                "and --replicas 2 or more"
+            )
         return self
 
 

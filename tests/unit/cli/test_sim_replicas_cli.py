@@ -108,3 +108,16 @@ def test_the_simulate_job_refuses_several_policies_rather_than_dropping_some(tmp
     with pytest.raises(ConfigError, match="one routing policy per run"):
         api.simulate(request)
     assert not (tmp_path / "o").exists()
+
+
+def test_router_policies_without_agent_sessions_over_replicas_are_refused() -> None:
+    from onechip.errors import ConfigError
+    from onechip.schemas.inputs import build_request
+    from onechip.schemas.requests import SimulateRequest
+
+    for given in ({"replicas": 2}, {"workload": "agent"}):
+        with pytest.raises(ConfigError, match="routing is predicted for agent sessions over replicas"):
+            build_request(SimulateRequest, {"plan": "p.json", "router_policies": ["round_robin"], **given})
+    build_request(
+        SimulateRequest, {"plan": "p.json", "workload": "agent", "replicas": 2, "router_policies": ["random"]}
+    )
