@@ -48,8 +48,10 @@ async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> No
 
 
 def test_agent_session_plans_launches_checks_benches_prices_and_stops(onechip_home, tmp_path, monkeypatch):
-    monkeypatch.setenv("ONECHIP_MCP_FILES", str(tmp_path))  # the run folder an MCP call may write
     model_dir = model_store.model_dir(onechip_home)
+    # the folders an MCP call may name: the run folder it writes, and the converted model it plans (the isolated
+    # home links it from the default home, and links are followed)
+    monkeypatch.setenv("ONECHIP_MCP_FILES", f"{tmp_path},{model_dir.resolve()}")
     transcript: list[dict] = []
     try:
         plan, up, check, bench = anyio.run(_session, model_dir, tmp_path / "run", transcript)
