@@ -372,21 +372,11 @@ def _device_groups(engine: str, rocm: bool = False) -> list[DockerGroup]:
     if rocm:
         return [
             DockerGroup(
-                words=[
-                    "--device",
-                    "/dev/kfd",
-                    "--device",
-                    "/dev/dri",
-                    "--group-add",
-                    "video",
-                    "--security-opt",
-                    "seccomp=unconfined",
-                    "--ipc=host",
-                    "--net=host",
-                ],
+                words="--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined "
+                "--ipc=host --net=host".split(),
                 reason="ROCm GPU access (the compute and render devices, the video group; AMD's documented "
                 "seccomp setting); host IPC for PyTorch shared memory; host network so the port is the engine's",
-            ),  # fmt: skip
+            ),
             hf_cache,
         ]
     if engine == "vllm-gpu":
@@ -503,13 +493,13 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
 
 def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[str]:
     out: list[str] = []
-    if target.kind == "vllm-docker" and target.image:
-        out.extend(image_warnings(target.image))
-    if target.kind == "vllm-docker" and not given_image and plan.engine == "vllm-gpu":
-        if image_release(plan) != (plan.engine_version or "").removeprefix("v"):
+    if target.kind == "vllm-docker":
+        out.extend(image_warnings(target.image) if target.image else [])
+        default = None if given_image else default_image(plan)
+        if default is not None and image_release(plan) != (plan.engine_version or "").removeprefix("v"):
             out.append(
-                f"vLLM {plan.engine_version} has no release image; running {default_image(plan)}, the release the "
-                "catalog's rules were read from"
+                f"vLLM {plan.engine_version} has no release image; running {default}, the release the catalog's "
+                "rules were read from"
             )
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")

@@ -270,3 +270,15 @@ def test_an_amd_card_gets_rocm_devices_and_needs_its_image(tmp_path) -> None:
     rocm = flags.serve_command(amd, ServeTarget(kind="vllm-docker", image="rocm/vllm:some-tag"))
     assert "--device /dev/kfd --device /dev/dri --group-add video" in rocm.shell and "--gpus" not in rocm.shell
     assert "--gpus all" in flags.serve_command(nvidia, ServeTarget(kind="vllm-docker")).shell
+
+
+def test_image_warnings_name_only_what_applies() -> None:
+    # --image with vllm-docker is used, never "ignored"; a TPU dev build, like a GPU one, is told which release
+    # image runs in its place (engines.json vllm-tpu release 0.30.0, the survey seed's image)
+    plan = planner.plan_model("google/gemma-4-E2B-it", "v5e-1")
+    given = flags.serve_command(plan, ServeTarget(kind="vllm-docker", image="vllm/vllm-tpu:v0.30.0"))
+    assert not any("ignored" in w for w in given.warnings)
+    assert any("ignored" in w for w in flags.serve_command(plan, ServeTarget(kind="vllm", image="x:y")).warnings)
+    dev = plan.model_copy(update={"engine_version": "0.30.1rc1.dev5+gabc"})
+    (line,) = [w for w in flags.serve_command(dev, ServeTarget(kind="vllm-docker")).warnings if "no release" in w]
+    assert "running vllm/vllm-tpu:v0.30.0" in line
