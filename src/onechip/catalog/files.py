@@ -26,6 +26,11 @@ class AcceleratorEntry(StrictModel):
 
     kind: Literal["cpu", "tpu", "gpu"] = Field(description="'cpu', 'tpu' or 'gpu'.")
     chips: int = Field(default=1, description="Chips in the slice.")
+    devices_per_chip: int = Field(
+        default=1,
+        description="Devices the runtime shows per chip, each with an equal share of its memory (TPU v7x: 2, one "
+        "per TensorCore; tpu-inference PR #903); vLLM sizes its pool per device.",
+    )
     memory_nominal_bytes: int | None = Field(default=None, description="Vendor HBM per chip, bytes.")
     memory_visible_bytes: int | None = Field(default=None, description="HBM the runtime reports, bytes.")
     bandwidth_bytes_per_s: float | None = Field(default=None, description="HBM bandwidth, bytes/s.")

@@ -170,6 +170,19 @@ def _warnings(
                 source=rules.fp8_kv_source,
             )
         )
+    devices = acc.chips * acc.devices_per_chip
+    if acc.devices_per_chip > 1 and tensor_parallel_size < devices and acc.device_memory_bytes:
+        out.append(
+            PlanWarning(
+                code="devices-per-chip",
+                message=(
+                    f"each {acc.name} chip shows {acc.devices_per_chip} devices of "
+                    f"{acc.device_memory_bytes / GIB:.2f} GiB: TP={tensor_parallel_size} plans and runs on "
+                    f"{tensor_parallel_size} of the {devices}; --tensor-parallel-size {devices} uses them all"
+                ),
+                source=acc.memory_visible_source or acc.source,
+            )
+        )
     if tensor_parallel_size > 1 and any(h % tensor_parallel_size for h in raw_kv_heads):
         out.append(
             PlanWarning(
@@ -524,7 +537,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     """Visible memory x utilization = cap; the KV pool: the vLLM GPU rules (planner.gpu_plan, with a stored
     boot of the same deployment when there is one) or the cap / explicit pool (TPU, CPU)."""
     request, rules = r.request, r.rules
-    memory = r.acc.memory_bytes * r.devices if r.acc.memory_bytes else None
+    memory = r.acc.device_memory_bytes * r.devices if r.acc.device_memory_bytes else None
     util = request.utilization if request.utilization is not None else rules.default_utilization
     if request.utilization is None and r.tpu_rule is not None:
         util = r.tpu_rule.default_utilization
@@ -568,7 +581,10 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
     decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
-    bandwidth = r.acc.bandwidth_bytes_per_s * r.acc.chips if r.acc.bandwidth_bytes_per_s else None
+    bandwidth = None
+    if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
+        chips = r.devices / r.acc.devices_per_chip if r.acc.devices_per_chip > 1 else r.acc.chips
+        bandwidth = r.acc.bandwidth_bytes_per_s * chips
     if b.gpu is not None:
         per_sequence = b.gpu.request_bytes_all_gpus
     else:
@@ -736,7 +752,9 @@ def _cap_pool(
 
 def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size: int = 1) -> int:
     """Devices a plan spreads over: on a GPU key, TP x PP cards of that kind (how vLLM is told about an
-    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism)."""
+    n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism); on a TPU
+    whose chip shows several devices (v7x: one per TensorCore), the TP devices the engine's mesh takes
+    (tpu-inference#2803: TP 1 sizes its pool on one 94.75 GiB device of the 192 GiB chip)."""
     if acc.kind == "gpu":
         if acc.host_cards is not None and tensor_parallel_size * pipeline_parallel_size > acc.host_cards:
             raise ConfigError(
@@ -748,6 +766,14 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
         raise ConfigError(
             f"pipeline_parallel_size {pipeline_parallel_size}: planned for vLLM on GPUs only, not {acc.name}"
         )
+    if acc.devices_per_chip > 1:  # a chip of several devices: the engine's mesh is TP of them (TPU v7x)
+        devices = acc.chips * acc.devices_per_chip
+        if tensor_parallel_size > devices:
+            raise ConfigError(
+                f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the {devices} devices of "
+                f"{acc.name} ({acc.chips} chip(s) x {acc.devices_per_chip})"
+            )
+        return tensor_parallel_size
     if tensor_parallel_size > acc.chips:
         raise ConfigError(
             f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the {acc.chips} chip(s) of {acc.name}"

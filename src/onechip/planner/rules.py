@@ -54,6 +54,12 @@ class Accelerator(AcceleratorEntry):
         """Visible memory when measured, else nominal."""
         return self.memory_visible_bytes or self.memory_nominal_bytes
 
+    @property
+    def device_memory_bytes(self) -> int | None:
+        """Memory of one device the engine sizes its pool on: the chip's, or its share where a chip shows several
+        devices (devices_per_chip)."""
+        return self.memory_bytes // self.devices_per_chip if self.memory_bytes else None
+
 
 class EngineRules(EngineEntry):
     """A rule set from engines.json, with its engine key and the logic that turns a rule into a value."""

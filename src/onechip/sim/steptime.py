@@ -134,9 +134,9 @@ def roofline_priors(plan: Plan) -> StepTerms:
         raise ConfigError(
             f"chip {plan.chip} has {what}: no roofline prior; calibrate from a measured run (--calibrate RUN_DIR)"
         )
-    tp = max(1, plan.tensor_parallel_size)
-    bandwidth = chip.bandwidth_bytes_per_s * tp
-    peak = _peak_flops(chip, plan.dtype) * tp
+    chips = max(1, plan.tensor_parallel_size) / chip.devices_per_chip  # TPU v7x: TP counts half-chip devices
+    bandwidth = chip.bandwidth_bytes_per_s * chips
+    peak = _peak_flops(chip, plan.dtype) * chips
     params = plan.decode_bytes_per_step / DTYPE_BYTES.get(plan.dtype, 2)
     return StepTerms(
         fixed_s=0.0,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from factories import sized_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
 
@@ -98,3 +99,24 @@ def test_every_layer_takes_whole_pages_of_the_regular_shape(tmp_path: Path) -> N
     assert {layer.bytes_per_token for layer in plan.layers} == {8 * 2 * 256 * 2}
     assert plan.num_blocks == entry["logged"]["num_blocks"] == 1836
     assert plan.kv_tokens == entry["logged"]["kv_cache_tokens"] == 235_008
+
+
+def test_a_v7x_chip_is_two_devices_and_tp_takes_them_one_by_one(tmp_path: Path) -> None:
+    # tpu-inference#2803 (corpus tpu-v7x-qwen3-vl-8b-len4096-vmem-oom): TP 1 on a v7x sizes its pool on ONE
+    # JAX device of 94.75 GiB ('total_hbm_limit'), cap 80.53 at 0.85, 16.58 GiB used after the model, 63.95
+    # GiB of KV, 465,664 tokens; tpu-inference PR #903: the device limit is 96, not 192 GB.
+    entry = _corpus("tpu-v7x-qwen3-vl-8b-len4096-vmem-oom")
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
+    path = sized_checkpoint(tmp_path / "qwen3vl", config, int(logged["hbm_used_after_model_gib_per_chip"] * GIB))
+    kw: dict[str, Any] = {"max_model_len": 4096, "utilization": 0.85, "multimodal": False}
+    one = plan_model(str(path), "tpu7x", "vllm-tpu", **kw)
+    assert one.memory_bytes / GIB == pytest.approx(logged["total_hbm_limit_gib"], abs=0.005)
+    assert one.cap_bytes / GIB == pytest.approx(logged["total_hbm_limit_cap_gib"], abs=0.01)
+    assert one.kv_tokens == pytest.approx(logged["kv_cache_tokens"], rel=0.001)
+    assert any(w.code == "devices-per-chip" for w in one.warnings)
+    both = plan_model(str(path), "tpu7x", "vllm-tpu", tensor_parallel_size=2, **kw)
+    assert both.memory_bytes == 2 * one.memory_bytes
+    assert not any(w.code == "devices-per-chip" for w in both.warnings)
+    with pytest.raises(ConfigError, match="between 1 and the 2 devices"):
+        plan_model(str(path), "tpu7x", "vllm-tpu", tensor_parallel_size=4, **kw)
