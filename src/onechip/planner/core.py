@@ -291,8 +291,9 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     version = r.request.engine_version
     if r.rules.memory_rules and r.acc.kind == "gpu":
         fallback = v0_fallback(
-            r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype
-        )
+            r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype,
+            prompt_embeds=r.request.enable_prompt_embeds,
+        )  # fmt: skip
         rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
         what, source = rule.versions, rule.source
         if fallback is not None:  # said with the oracle's reason
@@ -691,6 +692,9 @@ def _serve_settings(
         block_size=ServeSetting[int](value=r.block, reason="requested", source="request")
         if request.block_size is not None else None,
         enforce_eager=ServeSetting[bool](value=True, reason=eager, source="request") if request.enforce_eager else None,
+        enable_prompt_embeds=ServeSetting[bool](
+            value=True, source="request", reason="requests may carry embeddings (vLLM 0.9.0 - 0.10.2: its V0 engine)"
+        ) if request.enable_prompt_embeds else None,
         max_num_batched_tokens=_batched_tokens(
             rules, r.src, request.multimodal, request.max_num_batched_tokens, warnings
         ),
@@ -798,8 +802,9 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
     """The GPU memory rule of request.engine_version, the V0 engine's where that release hands the deployment
     to it (planner.rules.v0_fallback)."""
     v0 = v0_fallback(
-        rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype
-    )
+        rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype,
+        prompt_embeds=request.enable_prompt_embeds,
+    )  # fmt: skip
     return select_rule(rules.memory_rules, request.engine_version, v0=v0 is not None)
 
 

@@ -220,7 +220,13 @@ def known_accelerators() -> list[str]:
 
 
 def v0_fallback(
-    rules: EngineRules, version: str | None, acc: Accelerator, *, pipeline_parallel_size: int, dtype: str | None
+    rules: EngineRules,
+    version: str | None,
+    acc: Accelerator,
+    *,
+    pipeline_parallel_size: int,
+    dtype: str | None,
+    prompt_embeds: bool = False,
 ) -> V0Fallback | None:
     """The engines.json v0_fallbacks entry that sends this deployment to the V0 engine on a v1-era release, if
     any: vLLM 0.8 - 0.10 ran V0 when _is_v1_supported_oracle found a feature V1 lacked (and VLLM_USE_V1 was unset).
@@ -233,6 +239,7 @@ def v0_fallback(
         "no_bf16_compute": bool(acc.native_formats) and "bfloat16" not in acc.native_formats,
         "pipeline_parallel": pipeline_parallel_size > 1,
         "float32": dtype in ("float32", "float"),
+        "prompt_embeds": prompt_embeds,
     }
     for fallback in rules.v0_fallbacks:
         in_range = version_key(fallback.min_version) <= key < version_key(fallback.max_version)

@@ -51,6 +51,7 @@ class ServeSettings(ResultModel):
     kv_cache_memory_bytes: ServeSetting[int] | None = Field(default=None, description="KV pool per device, bytes.")
     block_size: ServeSetting[int] | None = Field(default=None, description="KV block size, tokens.")
     enforce_eager: ServeSetting[bool] | None = Field(default=None, description="No CUDA graphs.")
+    enable_prompt_embeds: ServeSetting[bool] | None = Field(default=None, description="Prompt embeddings accepted.")
     max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
     quantization: ServeSetting[str] | None = Field(
         default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."

@@ -137,6 +137,11 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         default=False,
         description="vLLM --enforce-eager: no CUDA graphs are captured, so vllm-gpu reserves no memory for them.",
     )
+    enable_prompt_embeds: bool = Field(
+        default=False,
+        description="vLLM --enable-prompt-embeds: requests may carry embeddings instead of token ids; vLLM 0.9.0 - "
+        "0.10.2 run their V0 engine for it (engines.json v0_fallbacks).",
+    )
     engine_version: str | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )

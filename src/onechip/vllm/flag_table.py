@@ -114,6 +114,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     # planned flags the seed does not write, in the order the planner adds them
     FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
+    # vllm/engine/arg_utils.py: the field exists from 0.9.0 (not in the 0.8.5 wheel); V0 runs it up to 0.10.2
+    FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
     # catalog/serve_families.json family flags, the served name, then where the API listens

@@ -108,6 +108,12 @@ def test_0_8_profile_run_holds_only_the_logits_rows(tmp_path: Path) -> None:
         ("h100", "0.9.1", {"dtype": "float32"}, True),
         ("h100", "0.9.2", {"dtype": "float32"}, False),
         ("h100", "0.8.5", {}, False),
+        # --enable-prompt-embeds from 0.9.0 (the field's first release) through 0.10.2 (read in 0.9.0, 0.10.1.1 and
+        # 0.10.2; the 0.9.0 corpus log rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090 says 'Falling back to V0')
+        ("rtx4090", "0.9.0", {"enable_prompt_embeds": True}, True),
+        ("rtx4090", "0.10.2", {"enable_prompt_embeds": True}, True),
+        ("rtx4090", "0.11.0", {"enable_prompt_embeds": True}, False),
+        ("rtx4090", "0.9.0", {}, False),
     ],
 )
 def test_v1_era_releases_hand_what_v1_lacks_to_the_v0_engine(

@@ -34,6 +34,7 @@ SIZED = {
     "--limit-mm-per-prompt": ('{"image":0,"audio":0}', False),
     "--pipeline-parallel-size": ("2", 2),
     "--enforce-eager": (None, True),
+    "--enable-prompt-embeds": (None, True),
     "--max-num-seqs": ("64", 64),
     "--quantization": ("fp8", "fp8"),
     "VLLM_CPU_KVCACHE_SPACE": ("4", 4 * GIB),
