@@ -263,8 +263,9 @@ class V0Fallback(StrictModel):
     """A deployment the v1-era engine hands to its V0 engine when VLLM_USE_V1 is unset (engines.json
     `v0_fallbacks`; vllm/engine/arg_utils.py _is_v1_supported_oracle)."""
 
-    trigger: Literal["no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds"] = Field(
-        description="no_bf16_compute: a card before Ampere (compute capability < 8.0, no bf16 tensor cores); "
+    trigger: Literal["rocm", "no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds"] = Field(
+        description="rocm: an AMD card (0.8.5: 'rocm is experimental on VLLM_USE_V1=1. Falling back to V0 Engine.'); "
+        "no_bf16_compute: a card before Ampere (compute capability < 8.0, no bf16 tensor cores); "
         "pipeline_parallel: pipeline_parallel_size > 1 with the default executor; float32: --dtype float32; "
         "prompt_embeds: --enable-prompt-embeds."
     )

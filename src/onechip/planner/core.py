@@ -98,8 +98,12 @@ def gpu_served_dtype(name: str, requested: str | None, acc: Accelerator, model_t
     capability 7.5): vLLM's CUDA platform lists only float16 and float32 there (vllm/platforms/cuda.py
     supported_dtypes), so 'auto' falls back to the first of them the model type allows (_resolve_auto_dtype:
     float16, float32 for _FLOAT16_UNSUPPORTED), and an explicit bfloat16 is refused at boot
-    (check_if_supports_dtype, quoted). Any other chip: `name` unchanged."""
-    if name != "bfloat16" or acc.kind != "gpu" or "bfloat16" in acc.native_formats:
+    (check_if_supports_dtype, quoted). Any other chip: `name` unchanged. An AMD card is never refused: ROCm's
+    check_if_supports_dtype asks for capability 8.0 too, but its capability is the gfx arch's (gfx906 -> 9.0,
+    gfx1100 -> 11.0; vllm/platforms/rocm.py _capability_from_gcn_arch, which refuses a major below 9), so every
+    ROCm card passes: the Radeon Pro VII (gfx906, no bf16 matrix units) serves dtype=torch.bfloat16 in
+    tests/fixtures/bootlogs/radeonprovii-qwen3-0.6b-len40960-v085-rocm.log."""
+    if name != "bfloat16" or acc.kind != "gpu" or "bfloat16" in acc.native_formats or acc.manufacturer == "AMD":
         return name
     if requested not in (None, "auto"):
         raise ConfigError(

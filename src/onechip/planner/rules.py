@@ -235,8 +235,10 @@ def v0_fallback(
     if version is None or acc.kind != "gpu":
         return None
     key = version_key(version)
+    amd = acc.manufacturer == "AMD"  # ROCm: capability from the gfx arch, never below 9.0 (gpu_served_dtype)
     present = {
-        "no_bf16_compute": bool(acc.native_formats) and "bfloat16" not in acc.native_formats,
+        "rocm": amd,
+        "no_bf16_compute": not amd and bool(acc.native_formats) and "bfloat16" not in acc.native_formats,
         "pipeline_parallel": pipeline_parallel_size > 1,
         "float32": dtype in ("float32", "float"),
         "prompt_embeds": prompt_embeds,

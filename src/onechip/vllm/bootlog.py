@@ -53,7 +53,8 @@ from onechip.schemas.common import GIB
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(WARNING|ERROR|CRITICAL)\b")
 _VERSION = [
-    re.compile(r"Initializing a V[01] LLM engine \(v([\w.+-]+)\)"),
+    # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
+    re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v([\w.+-]+)\)"),
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
 ]

@@ -57,7 +57,7 @@ def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() ->
         (["RTX A6000", "rtx-a6000", "NVIDIA RTX A6000"], "RTX A6000"),
         (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
         (["GB10", "DGX Spark"], "gb10"),
-        (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "Radeon PRO W7900"),
+        (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "radeon-pro-w7900"),
         (["rtx5090", "RTX 5090", "NVIDIA GeForce RTX 5090"], "GeForce RTX 5090"),
         (["a10", "A10 PCIe", "nvidia-a10"], "A10 PCIe"),
         (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),

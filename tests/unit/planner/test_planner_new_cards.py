@@ -69,3 +69,38 @@ def test_rtx_a5000_qwen25_14b_awq_v0130(tmp_path: Path) -> None:
     assert abs(budget.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.05
     assert budget.fits
     assert any(w.code == "memory-by-rule" for w in budget.warnings)
+
+
+def test_radeon_pro_vii_qwen3_06b_v085_rocm(tmp_path: Path) -> None:
+    # A 2025-12-31 ROCm test report (search-index file id 54382809113), vLLM 0.8.5 (nlzy/vllm-gfx906) on an 'AMD Radeon
+    # (TM) Pro VII' (gfx906): 'rocm is experimental on VLLM_USE_V1=1. Falling back to V0 Engine.', dtype=torch.bfloat16,
+    # 'total_gpu_memory (15.98GiB) x gpu_memory_utilization (0.90) = 14.39GiB', 'the rest of the memory reserved for KV
+    # Cache is 11.10GiB', '# rocm blocks: 6495' (103,920 tokens), 'Maximum concurrency for 40960 tokens per request:
+    # 2.54x'
+    entry = CORPUS["radeonprovii-qwen3-0.6b-len40960-v085-rocm"]
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "q", config, int(logged["model_weights_gib"] * GIB))
+    common = {"max_model_len": 40960, "engine_version": "0.8.5", "dtype": "bfloat16", "multimodal": False}
+    given = plan_model(
+        str(path), "Radeon Pro VII", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **common
+    )
+    assert given.kv_tokens_logged == logged["num_gpu_blocks"] * 16  # bf16 served on gfx906, not refused
+    budget = plan_model(str(path), "Radeon Pro VII", **common)
+    assert budget.memory_budget is not None and "V0" in budget.memory_budget.rule_versions  # the ROCm fallback
+    assert round(budget.memory_budget.requested_bytes / GIB, 2) == logged["requested_memory_gib"]
+    # ROCm's non-torch memory (0.46 GiB logged) is above the CUDA figure the V0 rule carries: within 5%, not 1%
+    assert abs(budget.kv_tokens_logged - 103_920) / 103_920 < 0.05
+    assert budget.fits
+
+
+def test_v100_qwen25_7b_fp16_v085(tmp_path: Path) -> None:
+    # zhuanlan.zhihu.com/p/1916529253169734444, vLLM 0.8.5 on a V100: 'total_gpu_memory (31.74GiB) x
+    # gpu_memory_utilization (0.90) = 28.57GiB', 'the rest of the memory reserved for KV Cache is 9.88GiB'
+    entry = CORPUS["v100-qwen25-7b-fp16-v085"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "q", config, entry["weights_total_bytes"])
+    plan = plan_model(str(path), "V100", max_model_len=32768, engine_version="0.8.5", dtype="float16", multimodal=False)
+    assert plan.memory_budget is not None and "V0" in plan.memory_budget.rule_versions  # compute capability 7.0
+    assert round(plan.memory_budget.requested_bytes / GIB, 2) == entry["logged"]["requested_memory_gib"]
+    assert abs(plan.memory_budget.kv_cache_bytes / GIB - 9.88) / 9.88 < 0.05
