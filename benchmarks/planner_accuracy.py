@@ -420,6 +420,7 @@ def predict(
         weights=how,
         binding=plan.binding_limit,
         note=outcome_note(entry),
+        cause=entry.get("known_error"),  # why the planner misses this log, where the entry says
         plan=plan,  # for planner_vs_peers.py: the same plan, its inputs and the checkpoint it read
         model=model,
         fields=fields,
@@ -454,7 +455,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             (fitted if row["name"] in FITTED_ON else held).append(abs(e))
             err = f"{e:+.2%}"
             if abs(e) > 0.02:
-                over.append(f"{row['name']} ({e:+.2%})")
+                over.append(f"  {row['name']} ({e:+.2%}): {row.get('cause') or 'cause not established'}")
         elif "kv_gib" in row:
             predicted_gib, logged_gib = row["kv_gib"]
             e = (predicted_gib - logged_gib) / logged_gib
@@ -480,7 +481,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             f"mean |error| {sum(kv_errors) / len(kv_errors):.2%}); not in the KV-token figures above"
         )
     if over:
-        print(f"rows over 2%: {', '.join(over)}")
+        print("rows over 2%, each with its cause (corpus.json known_error):\n" + "\n".join(over))
     skipped = [row for row in rows if "skip" in row]
     print(f"not scored ({len(skipped)} of {len(rows)}):")
     for row in skipped:
