@@ -58,8 +58,10 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
     if b.cuda_graph_bytes:
         console.print(f"- {b.cuda_graph_bytes / GIB:8.2f} GiB  CUDA graphs")
     low, high = plan.kv_tokens_range or (plan.kv_tokens, plan.kv_tokens)
+    # a hybrid's attention block is raised to hold a recurrent state: say the size the blocks really have
+    raised = f" of {b.min_block_size:,} tokens" if b.min_block_size > plan.block_size else ""
     console.print(
-        f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks in {b.kv_groups} group(s) of "
+        f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks{raised} in {b.kv_groups} group(s) of "
         f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"
     )
     # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure

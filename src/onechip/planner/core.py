@@ -625,8 +625,14 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
-        serve_model=r.src.serve_name or request.model,
+        serve_model=r.src.serve_name or _local_or_hub(request.model, r.src.origin),
     )  # fmt: skip
+
+
+def _local_or_hub(model: str, origin: str | None) -> str:
+    """What `vllm serve` is given: a local checkpoint as an absolute path (a relative one would resolve in the
+    engine's working directory, or inside a container where only absolute paths are mounted), else `model`."""
+    return str(Path(model).expanduser().resolve()) if origin == "local" else model
 
 
 def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[int, list[int]]:
