@@ -832,14 +832,23 @@ def _flashinfer_in_play(r: _Resolved) -> bool:
     return flashinfer_sampler_applies(r.rules.flashinfer_sampler, request.engine_version, installed=True)
 
 
-def _flashinfer_bytes(r: _Resolved) -> float | None:
-    """Bytes per (sequence x vocab) element of the FlashInfer warm-up where the release and the install take it
-    (default install: the vllm/vllm-openai image, which has FlashInfer); None: the memory rule's figure."""
+def _flashinfer_installed(r: _Resolved) -> bool:
+    """Whether the install can import FlashInfer: as given, else by the launcher: the vllm/vllm-openai image (what
+    `up` runs by default, and `--launch vllm-docker`) has it; `--launch vllm`, a local `pip install vllm`, has
+    what the wheel requires (engines.json flashinfer_sampler image_has_flashinfer / wheel_has_flashinfer)."""
     fi = r.rules.flashinfer_sampler
-    if fi is None or not _flashinfer_in_play(r):
+    if r.request.flashinfer is not None or fi is None:
+        return bool(r.request.flashinfer)
+    return fi.wheel_has_flashinfer if r.request.launch == "vllm" else fi.image_has_flashinfer
+
+
+def _flashinfer_bytes(r: _Resolved) -> float | None:
+    """Bytes per (sequence x vocab) element of the FlashInfer warm-up where the release and the install take it;
+    None: the memory rule's figure."""
+    fi = r.rules.flashinfer_sampler
+    if fi is None or not _flashinfer_in_play(r) or not _flashinfer_installed(r):
         return None
-    installed = r.request.flashinfer if r.request.flashinfer is not None else fi.image_has_flashinfer
-    return flashinfer_sampler_bytes(fi, DTYPE_BYTES[r.dtype_name]) if installed else None
+    return flashinfer_sampler_bytes(fi, DTYPE_BYTES[r.dtype_name])
 
 
 def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
@@ -848,7 +857,12 @@ def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
     if fi is None or not _flashinfer_in_play(r):
         return []
     version = r.request.engine_version
-    if r.request.flashinfer is None:
+    if r.request.flashinfer is None and r.request.launch == "vllm":
+        said = (
+            f"the sort-based PyTorch top-k/top-p (assumed: --launch vllm runs a `pip install vllm`, whose {version} "
+            "wheel does not install FlashInfer; --flashinfer where flashinfer-python is installed beside it)"
+        )
+    elif r.request.flashinfer is None:
         said = (
             f"FlashInfer top-k/top-p (vLLM {version} uses it when flashinfer is importable; assumed: the "
             "vllm/vllm-openai image `up` runs, which installs it; --no-flashinfer for `pip install vllm` without "

@@ -161,8 +161,8 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     flashinfer: Annotated[bool | None, Cli("--flashinfer/--no-flashinfer")] = Field(
         default=None,
         description="The vLLM install can import FlashInfer, so vLLM 0.9.0 - 0.11.0 warm up its top-k/top-p "
-        "sampler on it (less memory than the sort-based path); default: the vllm/vllm-openai image `up` runs, "
-        "which has it. --no-flashinfer: `pip install vllm` of those releases without flashinfer-python.",
+        "sampler on it (less memory than the sort-based path); default: by --launch: the vllm/vllm-openai image "
+        "has it, a `pip install vllm` of those releases (--launch vllm) does not.",
     )
     nccl_transport: Literal["p2p", "shm", "net", "net-nogdr"] | None = Field(
         default=None,

@@ -67,6 +67,11 @@ def test_the_default_install_is_the_image_and_the_plan_says_so(tmp_path: Path) -
     assert "assumed: the vllm/vllm-openai image" in said.message and "--no-flashinfer" in said.message
     (given,) = [w for w in wheel.warnings if w.code == "sampler-backend"]
     assert "sort-based" in given.message and "as given" in given.message
+    local = plan_model(str(path), "h100", engine_version="0.10.1", max_model_len=8192, launch="vllm")
+    assert local.memory_budget is not None  # a local pip install: the wheel lists flashinfer-python as an extra only
+    assert local.memory_budget.activation_peak_bytes == wheel.memory_budget.activation_peak_bytes
+    (pip,) = [w for w in local.warnings if w.code == "sampler-backend"]
+    assert "assumed: --launch vllm runs a `pip install vllm`" in pip.message
     newest = plan_model(str(path), "h100", max_model_len=8192)  # outside 0.9.0 - 0.11.0: nothing to say
     assert not [w for w in newest.warnings if w.code == "sampler-backend"]
 
