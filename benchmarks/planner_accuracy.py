@@ -311,6 +311,16 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["mamba_ssm_cache_dtype"] = args["mamba_ssm_cache_dtype"]
     if args.get("num_speculative_tokens"):  # --speculative-config method 'mtp' (the model's own MTP layers)
         fields["num_speculative_tokens"] = args["num_speculative_tokens"]
+    # deployment facts the source states (the install: FlashInfer importable or not; how NCCL joins the TP ranks),
+    # each entry's notes say where from; absent: the planner's defaults (the vllm/vllm-openai image, one host)
+    for name in ("flashinfer", "nccl_transport"):
+        if args.get(name) is not None:
+            fields[name] = args[name]
+    if engine == "vllm-gpu" and "V0" in entry["engine"]:
+        # a V0 run of a v1-era release the planner cannot tell apart (e.g. --enable-prompt-embeds): V0's sampler
+        # takes FlashInfer only when VLLM_USE_FLASHINFER_SAMPLER=1 ('In V0, None means False',
+        # vllm/v1/sample/ops/topk_topp_sampler.py), so whatever is installed its warm-up is not FlashInfer's
+        fields["flashinfer"] = False
     return fields
 
 

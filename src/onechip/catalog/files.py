@@ -274,6 +274,41 @@ class V0Fallback(StrictModel):
     source: str = Field(description="Where that comes from.")
 
 
+class SamplerBackendRule(StrictModel):
+    """The vLLM releases whose V1 top-k/top-p sampler warms up on FlashInfer when the install can import it
+    (engines.json `flashinfer_sampler`), and what that warm-up holds. Outside [min_version, max_version) the
+    memory rule's sort-based (or later) figure holds whatever is installed."""
+
+    min_version: str = Field(description="First vLLM release that picks FlashInfer by default (inclusive).")
+    max_version: str = Field(description="First vLLM release that no longer does (FlashInfer opt-in only).")
+    fp32_copies: int = Field(
+        ge=0,
+        description="[max_num_seqs, vocab] fp32 tensors alive at the warm-up's peak beside the model-dtype logits "
+        "(and beside their fp32 copy when the model dtype is not fp32).",
+    )
+    image_has_flashinfer: bool = Field(description="The vllm/vllm-openai image of these releases installs it.")
+    wheel_has_flashinfer: bool = Field(description="`pip install vllm` of these releases installs it.")
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
+class NcclTransportRule(StrictModel):
+    """What the TP >= 2 non-torch figure of the GPU memory rules consists of and which NCCL transport between
+    the tensor-parallel ranks allocates it on the device (engines.json `nccl_transports`)."""
+
+    transport: Literal["p2p", "shm", "net", "net-nogdr"] = Field(
+        description="p2p: one host, GPUs with peer access (NVLink or PCIe P2P); shm: one host without peer "
+        "access; net: ranks on different hosts, GPUDirect RDMA not known; net-nogdr: different hosts without "
+        "GPUDirect RDMA (sockets, or InfiniBand without nvidia-peermem / dma-buf)."
+    )
+    tp_extra: Literal["rule", "rule_or_none", "fixed"] = Field(
+        description="'rule': the memory rule's non_torch_tp_extra_bytes; 'rule_or_none': that figure kept as the "
+        "estimate, with a range down to 0 (what it holds is not established); 'fixed': fixed_bytes (at most the "
+        "rule's figure): NCCL's buffers are host memory, the rest of its device footprint stays."
+    )
+    fixed_bytes: int = Field(default=0, ge=0, description="The TP >= 2 extra under 'fixed', bytes per GPU.")
+    source: str = Field(description="The source lines the rule is read from.")
+
+
 class Mxfp4Layout(StrictModel):
     """How one vLLM MXFP4 MoE backend lays out a checkpoint's expert tensors at load (engines.json
     `mxfp4_layouts`): the sizes it pads to when it creates the parameters, then the padding of the kernel's own
@@ -389,6 +424,13 @@ class EngineEntry(StrictModel):
     )
     hybrid_rules: list[HybridStateRule] = Field(
         default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
+    )
+    flashinfer_sampler: SamplerBackendRule | None = Field(
+        default=None, description="Releases whose sampler warms up on FlashInfer when installed (None: none)."
+    )
+    nccl_transports: list[NcclTransportRule] = Field(
+        default_factory=list,
+        description="The TP >= 2 non-torch term by NCCL transport between the ranks (empty: the rule's figure).",
     )
 
 

@@ -41,6 +41,9 @@ def deployment_key(request: PlanRequest, engine: str, max_model_len: int) -> str
         f"len{max_model_len}",
         "mm" if request.multimodal else "text",
     ] + (["eager"] if request.enforce_eager else [])
+    # inputs added later: named only when set, so the keys of boots stored before them stay the same
+    parts += ["no-flashinfer"] if request.flashinfer is False else []
+    parts += [f"nccl-{request.nccl_transport}"] if request.nccl_transport not in (None, "p2p") else []
     return "|".join(str(p) for p in parts)
 
 

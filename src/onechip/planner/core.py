@@ -23,7 +23,15 @@ from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
-from onechip.planner.gpu_memory import encoder_profile_bytes, select_rule, tpu_rope_cache_bytes, version_key
+from onechip.planner.gpu_memory import (
+    encoder_profile_bytes,
+    flashinfer_sampler_applies,
+    flashinfer_sampler_bytes,
+    select_rule,
+    tp_extra_bytes,
+    tpu_rope_cache_bytes,
+    version_key,
+)
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
 from onechip.planner.rules import (
@@ -580,6 +588,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
+    warnings += _sampler_warnings(r) + _transport_warnings(r)
     warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
@@ -852,7 +861,94 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
             else None
         ),
         states=_state_cache(r),
+        sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
+        tp_extra=_tp_extra(r),
     )
+
+
+def _flashinfer_in_play(r: _Resolved) -> bool:
+    """The plan's vLLM release picks its sampler by whether FlashInfer is importable (engines.json
+    `flashinfer_sampler`) and runs the V1 engine."""
+    request = r.request
+    if not r.rules.memory_rules or r.acc.kind != "gpu" or _rule(r.rules, request, r.acc).v0_engine:
+        return False
+    return flashinfer_sampler_applies(r.rules.flashinfer_sampler, request.engine_version, installed=True)
+
+
+def _flashinfer_installed(r: _Resolved) -> bool:
+    """Whether the install can import FlashInfer: as given, else by the launcher: the vllm/vllm-openai image (what
+    `up` runs by default, and `--launch vllm-docker`) has it; `--launch vllm`, a local `pip install vllm`, has
+    what the wheel requires (engines.json flashinfer_sampler image_has_flashinfer / wheel_has_flashinfer)."""
+    fi = r.rules.flashinfer_sampler
+    if r.request.flashinfer is not None or fi is None:
+        return bool(r.request.flashinfer)
+    return fi.wheel_has_flashinfer if r.request.launch == "vllm" else fi.image_has_flashinfer
+
+
+def _flashinfer_bytes(r: _Resolved) -> float | None:
+    """Bytes per (sequence x vocab) element of the FlashInfer warm-up where the release and the install take it;
+    None: the memory rule's figure."""
+    fi = r.rules.flashinfer_sampler
+    if fi is None or not _flashinfer_in_play(r) or not _flashinfer_installed(r):
+        return None
+    return flashinfer_sampler_bytes(fi, DTYPE_BYTES[r.dtype_name])
+
+
+def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
+    """The sampler warm-up the plan sized, said where the install decides it."""
+    fi = r.rules.flashinfer_sampler
+    if fi is None or not _flashinfer_in_play(r):
+        return []
+    version = r.request.engine_version
+    if r.request.flashinfer is None and r.request.launch == "vllm":
+        said = (
+            f"the sort-based PyTorch top-k/top-p (assumed: --launch vllm runs a `pip install vllm`, whose {version} "
+            "wheel does not install FlashInfer; --flashinfer where flashinfer-python is installed beside it)"
+        )
+    elif r.request.flashinfer is None:
+        said = (
+            f"FlashInfer top-k/top-p (vLLM {version} uses it when flashinfer is importable; assumed: the "
+            "vllm/vllm-openai image `up` runs, which installs it; --no-flashinfer for `pip install vllm` without "
+            "flashinfer-python, whose sort-based warm-up takes more memory)"
+        )
+    elif r.request.flashinfer:
+        said = f"FlashInfer top-k/top-p (vLLM {version} uses it when flashinfer is importable, as given)"
+    else:
+        said = f"the sort-based PyTorch top-k/top-p (vLLM {version} without FlashInfer installed, as given)"
+    return [PlanWarning(code="sampler-backend", message=f"sampler warm-up sized for {said}", source=fi.source)]
+
+
+def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
+    """(estimate, least) of the TP >= 2 non-torch term for the request's NCCL transport; None off vLLM GPU."""
+    request = r.request
+    if not r.rules.memory_rules or r.acc.kind != "gpu":
+        return None
+    transport = request.nccl_transport or "p2p"
+    return tp_extra_bytes(
+        _rule(r.rules, request, r.acc), r.rules.nccl_transports, transport, request.tensor_parallel_size
+    )
+
+
+def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
+    """What the TP >= 2 non-torch term assumed of the links between the GPUs (vLLM GPU, TP >= 2)."""
+    request = r.request
+    if request.tensor_parallel_size <= 1 or not r.rules.memory_rules or r.acc.kind != "gpu":
+        return []
+    transport = request.nccl_transport or "p2p"
+    found = next((t for t in r.rules.nccl_transports if t.transport == transport), None)
+    if found is None:
+        return []
+    extra, least = _tp_extra(r) or (0, 0)
+    given = "as given" if request.nccl_transport else "assumed: one host whose GPUs have peer access; --nccl-transport"
+    span = f"{extra / GIB:.2f} GiB" if extra == least else f"{extra / GIB:.2f} GiB (0 - {extra / GIB:.2f})"
+    return [
+        PlanWarning(
+            code="nccl-transport",
+            message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {transport} ({given}), "
+            f"+{span} per GPU",
+            source=found.source,
+        )
+    ]
 
 
 def _quant_method(config: ModelConfig) -> str:

@@ -36,7 +36,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from onechip.catalog.files import GpuMemoryRule, HybridStateRule, TpuPoolRule
+from onechip.catalog.files import (
+    GpuMemoryRule,
+    HybridStateRule,
+    NcclTransportRule,
+    SamplerBackendRule,
+    TpuPoolRule,
+)
 from onechip.errors import ConfigError
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -456,10 +462,12 @@ def activation_bytes(
     max_num_seqs: int,
     max_num_batched_tokens: int,
     sampler: bool = True,
+    sampler_bytes_per_seq_vocab: float | None = None,
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
-    profile_run samples only on the last PP rank)."""
+    profile_run samples only on the last PP rank). sampler_bytes_per_seq_vocab: the warm-up's bytes per
+    (sequence x vocab) element where the install decides the sampler (flashinfer_sampler_bytes); None: the rule's."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
@@ -472,11 +480,50 @@ def activation_bytes(
     # v1 profile_run also holds the logits rows' copy (hidden_states[logit_indices]) and _dummy_sampler_run
     # draws torch.rand_like of it: `sampler_hidden_copies` [max_num_seqs, hidden] tensors
     held += rule.sampler_hidden_copies * max_num_seqs * hidden * dtype_bytes
-    sampler_peak = max_num_seqs * vocab * rule.sampler_bytes_per_seq_vocab + held if sampler else 0
+    per_element = (
+        rule.sampler_bytes_per_seq_vocab if sampler_bytes_per_seq_vocab is None else sampler_bytes_per_seq_vocab
+    )
+    sampler_peak = max_num_seqs * vocab * per_element + held if sampler else 0
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )
     return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
+
+
+def flashinfer_sampler_applies(rule: SamplerBackendRule | None, version: str | None, installed: bool) -> bool:
+    """Whether vLLM `version`'s V1 sampler warms up on FlashInfer: the release picks it by default when
+    flashinfer is importable (rule: engines.json `flashinfer_sampler`) and `installed` says it is. version None
+    (the newest rule) lies past every release that did."""
+    if rule is None or version is None or not installed:
+        return False
+    return version_key(rule.min_version) <= version_key(version) < version_key(rule.max_version)
+
+
+def flashinfer_sampler_bytes(rule: SamplerBackendRule, dtype_bytes: float) -> float:
+    """Bytes per (max_num_seqs x vocab) element at the peak of the FlashInfer sampler warm-up (source in
+    engines.json `flashinfer_sampler`): the model-dtype logits _dummy_sampler_run holds, their fp32 copy
+    (Sampler.forward's logits.to(torch.float32), no copy for an fp32 model) and `fp32_copies` fp32 tensors
+    (top_k_top_p_sampling_from_logits: the top-k masked logits and their softmax): 14 B in bf16."""
+    return dtype_bytes + (0 if dtype_bytes == 4 else 4) + 4 * rule.fp32_copies
+
+
+def tp_extra_bytes(
+    rule: GpuMemoryRule, transports: Sequence[NcclTransportRule], transport: str, tensor_parallel_size: int
+) -> tuple[int, int]:
+    """(estimate, least) of the TP >= 2 non-torch term per GPU for the NCCL transport between the ranks
+    (engines.json `nccl_transports`): the rule's figure, that figure with a range down to 0 where what it holds
+    is not established, or a fixed device footprint where NCCL keeps its buffers in host memory. (0, 0) at TP 1;
+    the rule's figure for a transport the catalog does not rule on."""
+    if tensor_parallel_size <= 1:
+        return 0, 0
+    figure = rule.non_torch_tp_extra_bytes
+    found = next((t for t in transports if t.transport == transport), None)
+    if found is None or found.tp_extra == "rule":
+        return figure, figure
+    if found.tp_extra == "rule_or_none":
+        return figure, 0
+    fixed = min(found.fixed_bytes, figure)
+    return fixed, fixed
 
 
 def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> int:
@@ -506,23 +553,29 @@ def gpu_budget(
     activation: int,
     tensor_parallel_size: int,
     cuda_graphs: int,
+    tp_extra: tuple[int, int] | None = None,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graphs`
-    is cuda_graph_count's figure for the deployment."""
+    is cuda_graph_count's figure for the deployment. tp_extra: (estimate, least) of the TP >= 2 non-torch term
+    (tp_extra_bytes); None: the rule's figure at TP >= 2."""
     requested = int(visible_bytes * utilization)
-    non_torch = rule.non_torch_bytes + (rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0)
+    if tp_extra is None:
+        figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
+        tp_extra = (figure, figure)
+    extra, extra_least = tp_extra
+    non_torch = rule.non_torch_bytes + extra
     per_graph_low, per_graph_high = rule.cuda_graph_bytes_per_graph if rule.cuda_graphs_subtracted else (0, 0)
     graph_low, graph_high = cuda_graphs * per_graph_low, cuda_graphs * per_graph_high
     graphs = (graph_low + graph_high) // 2
     kv = requested - weights_bytes - non_torch - activation - graphs
     act_low, act_high = rule.activation_spread_bytes
     spreads = {
-        "non-torch memory": 2 * rule.non_torch_spread_bytes,
+        "non-torch memory": 2 * rule.non_torch_spread_bytes + (extra - extra_least),
         "activation peak": act_high - act_low,
         "CUDA graphs": graph_high - graph_low,
     }
     low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs)
-    high = kv + rule.non_torch_spread_bytes - act_low + (graphs - graph_low)
+    high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low)
     return GpuBudget(
         requested_bytes=requested,
         weights_bytes=weights_bytes,

@@ -193,6 +193,8 @@ def plan_gpu_pool(
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
     states: StateCache | None = None,
+    sampler_bytes_per_seq_vocab: float | None = None,
+    tp_extra: tuple[int, int] | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -202,7 +204,11 @@ def plan_gpu_pool(
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
     chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
     vision tower (the encoder's profiling tensors add to the activation peak where the rule says so).
-    states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache)."""
+    states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache).
+    sampler_bytes_per_seq_vocab: the sampler warm-up's bytes per (sequence x vocab) element where the install
+    decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
+    (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
+    None: the rule's figure."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -236,7 +242,8 @@ def plan_gpu_pool(
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states)
+                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
+                    sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -283,12 +290,14 @@ def _stage_pool(
     graphs: bool = True,
     encoder: int = 0,
     states: StateCache | None = None,
+    sampler_bytes_per_seq_vocab: float | None = None,
+    tp_extra: tuple[int, int] | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
-        max_num_batched_tokens=batch, sampler=stage.last,
+        max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
     ) + encoder  # fmt: skip
     budget = gpu_budget(
         rule,
@@ -302,6 +311,7 @@ def _stage_pool(
         )
         if graphs
         else 0,
+        tp_extra=tp_extra,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

@@ -163,6 +163,18 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         "PlanRequest built in code): the engine version's default. Sizes a hybrid model's recurrent-state pages "
         "(engines.json hybrid_rules).",
     )
+    flashinfer: Annotated[bool | None, Cli("--flashinfer/--no-flashinfer")] = Field(
+        default=None,
+        description="The vLLM install can import FlashInfer, so vLLM 0.9.0 - 0.11.0 warm up its top-k/top-p "
+        "sampler on it (less memory than the sort-based path); default: by --launch: the vllm/vllm-openai image "
+        "has it, a `pip install vllm` of those releases (--launch vllm) does not.",
+    )
+    nccl_transport: Literal["p2p", "shm", "net", "net-nogdr"] | None = Field(
+        default=None,
+        description="How NCCL joins the tensor-parallel GPUs (sizes their non-torch memory at TP >= 2): p2p (one "
+        "host, NVLink or PCIe peer access; the default), shm (one host, no peer access), net (across hosts, "
+        "GPUDirect RDMA not known), net-nogdr (across hosts without GPUDirect RDMA, e.g. NCCL over sockets).",
+    )
     quantization: Literal["fp8"] | None = Field(
         default=None,
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
