@@ -299,6 +299,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["dtype"] = args["dtype"]
     if args.get("enforce_eager"):
         fields["enforce_eager"] = True
+    if args.get("launch"):  # how vLLM was installed: 'vllm' a pip install, 'vllm-docker' the release image
+        fields["launch"] = args["launch"]
     if args.get("enable_prompt_embeds"):  # vLLM 0.9.0 - 0.10.2 run V0 for it (engines.json v0_fallbacks)
         fields["enable_prompt_embeds"] = True
     if args.get("quantization") == "fp8" and entry.get("weights_total_bytes"):  # online FP8 of a bf16 checkpoint

@@ -321,6 +321,11 @@ class Mxfp4Layout(StrictModel):
     when: str = Field(default="default", description="'default', or the condition under which it replaces it.")
     min_version: str | None = Field(default=None, description="First vLLM release it is the default in (inclusive).")
     max_version: str | None = Field(default=None, description="First vLLM release it is no longer the default in.")
+    wheel_from: str | None = Field(
+        default=None,
+        description="First vLLM release whose pip wheel carries what the backend needs; before it only the release "
+        "image does, and a pip install (--launch vllm) loads the card's other backend.",
+    )
     intermediate_multiple: int = Field(description="Intermediate size per rank rounded up to this at creation.")
     hidden_multiple: int = Field(description="Hidden size rounded up to this at creation.")
     value_rows_multiple: int = Field(default=1, description="Kernel layout: weight rows padded to this.")

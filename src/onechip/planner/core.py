@@ -535,7 +535,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
             raise ConfigError("--pipeline-parallel-size with an MXFP4 checkpoint is not modelled (its load layout)")
-        layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version)
+        layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     return _Resolved(
@@ -985,11 +985,12 @@ def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator
 
 
 def _mxfp4_layouts(
-    rules: EngineRules, acc: Accelerator, version: str | None
+    rules: EngineRules, acc: Accelerator, version: str | None, *, wheel: bool = False
 ) -> tuple[Mxfp4Layout | None, Mxfp4Layout | None]:
     """The MXFP4 MoE layout vLLM `version` (None: the rules' release) loads the experts in on this card by default,
     and another backend the same card can get (Hopper: Marlin without triton_kernels, Triton with it), from
-    engines.json mxfp4_layouts by the card's architecture and the rows' version ranges."""
+    engines.json mxfp4_layouts by the card's architecture and the rows' version ranges. `wheel`: a pip install,
+    which before a row's wheel_from lacks what that backend needs and loads the other one."""
     arch = acc.architecture if acc.kind == "gpu" else None
     key = version_key(version or rules.release or "0.0.0")
     rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
@@ -1001,6 +1002,8 @@ def _mxfp4_layouts(
 
     default = next((layout for layout in rows if layout.when == "default" and covers(layout)), None)
     other = next((layout for layout in rows if default is not None and layout.backend != default.backend), None)
+    if wheel and default is not None and default.wheel_from and key < version_key(default.wheel_from) and other:
+        return other, default
     return default, other
 
 

@@ -169,3 +169,19 @@ def test_mxfp4_on_ampere_at_tp4_loads_in_the_marlin_layout(tmp_path: Path) -> No
     plan = plan_model(str(path), "a100-80gb", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), **kw)
     assert plan.weights_bytes / 4 / GIB == pytest.approx(logged["model_weights_gib"], rel=0.005)
     assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
+
+
+@pytest.mark.parametrize(
+    ("version", "launch", "backend"),
+    [("0.11.0", "vllm", "Marlin"), ("0.11.0", "vllm-docker", "Triton"), ("0.12.0", "vllm", "Triton")],
+)
+def test_a_pip_install_before_0_12_has_no_triton_kernels_and_loads_marlin(
+    tmp_path: Path, version: str, launch: str, backend: str
+) -> None:
+    # vllm mxfp4.py get_mxfp4_backend (0.11.0 sdist): Triton on SM 9.0 only when has_triton_kernels(), the optional
+    # 'triton_kernels' package that the 0.10.2 - 0.11.x wheels do not carry; 0.12.0 builds vendor it
+    # (cmake/external_projects/triton_kernels.cmake). vllm#27508's conda run (0.11.0) fits Marlin's 65.9 GiB.
+    plan = plan_model(str(gpt_oss(tmp_path / "g", GPT_OSS_120B)), "h100", max_model_len=8192, engine_version=version,
+                      launch=launch)  # fmt: skip
+    (note,) = [w for w in plan.warnings if w.code == "mxfp4-loaded-layout"]
+    assert f"vLLM's {backend} backend loads them" in note.message
