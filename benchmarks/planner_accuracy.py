@@ -376,7 +376,7 @@ def predict(
     elif entry.get("config_file") is None:
         row["skip"] = "no config"
         return row
-    elif chip is None and given_pool and "CUDA" in entry["engine"]:
+    elif chip is None and given_pool and ("CUDA" in entry["engine"] or entry["hardware"].startswith("NVIDIA GPU")):
         # the card is not named, but with the pool given its memory sizes nothing that is scored
         chip, row["note_extra"] = "gpu:1024GiB", " [card not named: any card holding the logged pool]"
     elif chip is None:
