@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from onechip.catalog.files import GpuMemoryRule, HybridStateRule, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, KvGroupSizeRule, TpuPoolRule
 from onechip.errors import ConfigError
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -51,7 +51,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule)
+_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule)
 
 
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:

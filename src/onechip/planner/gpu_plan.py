@@ -193,6 +193,7 @@ def plan_gpu_pool(
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
     states: StateCache | None = None,
+    group_size_max_ratio: float = 1.5,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -202,7 +203,8 @@ def plan_gpu_pool(
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
     chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
     vision tower (the encoder's profiling tensors add to the activation peak where the rule says so).
-    states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache)."""
+    states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache). group_size_max_ratio:
+    how the version sizes layer groups (engines.json group_size_rules, planner.kv_groups step 2)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -236,7 +238,8 @@ def plan_gpu_pool(
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states)
+                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
+                    group_size_max_ratio=group_size_max_ratio)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -283,6 +286,7 @@ def _stage_pool(
     graphs: bool = True,
     encoder: int = 0,
     states: StateCache | None = None,
+    group_size_max_ratio: float = 1.5,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
@@ -314,7 +318,7 @@ def _stage_pool(
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
     layout = (
-        kv_layout(geometry, block_size, tp, states)
+        kv_layout(geometry, block_size, tp, states, group_size_max_ratio)
         if rule.hybrid_groups
         else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
