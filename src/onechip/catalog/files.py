@@ -157,6 +157,24 @@ class GpuMemoryRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
+class KvGroupSizeRule(StrictModel):
+    """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
+    (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
+    full attention (Gemma 2/3, gpt-oss) as hybrid attention + recurrent-state."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(
+        default=None, description="First release it holds for (inclusive; None: every older one)."
+    )
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    group_size_max_ratio: float = Field(
+        description="Layers per group = the most layers of a spec when that is below this x the fewest, else the "
+        "fewest (1.0: always the fewest)."
+    )
+    source: str = Field(description="The engine source read, with file, function and version.")
+    date: str = Field(description="ISO date.")
+
+
 class HybridStateRule(StrictModel):
     """How one range of vLLM versions keeps the recurrent state of hybrid attention + Mamba / linear-attention
     models beside the KV cache (engines.json `hybrid_rules`; planner.recurrent and planner.kv_groups)."""
@@ -187,11 +205,6 @@ class HybridStateRule(StrictModel):
         default=True,
         description="A --block-size above the kernel alignment is the alignment the hybrid block is rounded to; "
         "False: the kernel alignment alone, a --block-size kept only when it is at least the hybrid block.",
-    )
-    group_size_max_ratio: float = Field(
-        default=1.5,
-        description="_get_kv_cache_groups_uniform_page_size: layers per group = the most layers of a spec when that "
-        "is below this x the fewest, else the fewest (1.0: always the fewest).",
     )
     speculative_pages: bool = Field(
         default=True,
@@ -436,6 +449,9 @@ class EngineEntry(StrictModel):
     nccl_transports: list[NcclTransportRule] = Field(
         default_factory=list,
         description="The TP >= 2 non-torch term by NCCL transport between the ranks (empty: the rule's figure).",
+    )
+    group_size_rules: list[KvGroupSizeRule] = Field(
+        default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."
     )
 
 

@@ -863,6 +863,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         states=_state_cache(r),
         sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
         tp_extra=_tp_extra(r),
+        group_size_max_ratio=group_size_max_ratio(rules, request.engine_version),
     )
 
 
@@ -1050,8 +1051,14 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     if rule.head256_alignment and head_dims == {256} and r.acc.architecture in rule.head256_architectures:
         alignment = rule.head256_alignment  # FlashInfer on SM 10.x, head_dim 256 (HybridStateRule)
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
-                      speculative_blocks=r.request.num_speculative_tokens, user_block_aligns=rule.user_block_aligns,
-                      group_size_max_ratio=rule.group_size_max_ratio)  # fmt: skip
+                      speculative_blocks=r.request.num_speculative_tokens,
+                      user_block_aligns=rule.user_block_aligns)  # fmt: skip
+
+
+def group_size_max_ratio(rules: EngineRules, version: str | None) -> float:
+    """How `version` (None: the newest) sizes the layer groups of a KV cache whose specs share one page size
+    (engines.json group_size_rules, planner.kv_groups step 2); 1.5 for an engine without such rules."""
+    return select_rule(rules.group_size_rules, version).group_size_max_ratio if rules.group_size_rules else 1.5
 
 
 def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str, spec: int) -> HybridStateRule:

@@ -6,7 +6,7 @@ bench's KV wall and anything else holding a saved plan.json asks.
 
 from __future__ import annotations
 
-from onechip.planner.core import blocks_per_request
+from onechip.planner.core import blocks_per_request, group_size_max_ratio
 from onechip.planner.geometry import Geometry
 from onechip.planner.gpu_memory import select_rule
 from onechip.planner.gpu_plan import kv_layout_uniform, pp_stage_layers, stage_geometry
@@ -31,8 +31,15 @@ def blocks_for(plan: Plan, tokens: int) -> int:
     # the rule the plan was sized under (a V0 fallback's included), else its version's
     named = [x for x in rules.memory_rules if x.versions == plan.memory_budget.rule_versions]
     rule = named[0] if named else select_rule(rules.memory_rules, version)
-    layout = kv_layout if rule.hybrid_groups else kv_layout_uniform
+    ratio = group_size_max_ratio(rules, version)
     tp = plan.tensor_parallel_size
     stages = [stage_geometry(geometry, r) for r in pp_stage_layers(len(plan.layers), plan.pipeline_parallel_size)]
     batch = in_flight or rule.default_max_num_batched_tokens or tokens
-    return max(layout(stage, plan.block_size, tp).blocks_per_request(tokens, batch) for stage in stages)
+    return max(
+        (
+            kv_layout(stage, plan.block_size, tp, group_size_max_ratio=ratio)
+            if rule.hybrid_groups
+            else kv_layout_uniform(stage, plan.block_size, tp)
+        ).blocks_per_request(tokens, batch)
+        for stage in stages
+    )

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from onechip.catalog.files import (
     GpuMemoryRule,
     HybridStateRule,
+    KvGroupSizeRule,
     NcclTransportRule,
     SamplerBackendRule,
     TpuPoolRule,
@@ -57,7 +58,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule)
+_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule)
 
 
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:

@@ -195,6 +195,7 @@ def plan_gpu_pool(
     states: StateCache | None = None,
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
+    group_size_max_ratio: float = 1.5,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -208,7 +209,8 @@ def plan_gpu_pool(
     sampler_bytes_per_seq_vocab: the sampler warm-up's bytes per (sequence x vocab) element where the install
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
-    None: the rule's figure."""
+    None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
+    group_size_rules, planner.kv_groups step 2)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -243,7 +245,8 @@ def plan_gpu_pool(
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
                     buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
-                    sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra)
+                    sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
+                    group_size_max_ratio=group_size_max_ratio)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -292,6 +295,7 @@ def _stage_pool(
     states: StateCache | None = None,
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
+    group_size_max_ratio: float = 1.5,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
     (the sampler only on the last stage), its layers' blocks."""
@@ -324,7 +328,7 @@ def _stage_pool(
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
     layout = (
-        kv_layout(geometry, block_size, tp, states)
+        kv_layout(geometry, block_size, tp, states, group_size_max_ratio)
         if rule.hybrid_groups
         else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )

@@ -6,9 +6,9 @@ gpt-oss logs (tests/fixtures/bootlogs):
      page sizes that differ are unified by scaling the smaller specs' block size up
      (unify_kv_cache_spec_page_size);
   2. identical specs -> one group of every layer. Otherwise group_size = the fewest layers of a spec (the
-     most, when that is < 1.5 x the fewest: 0.18.0 - 0.30.0; < 1.25 x in 0.12.0 - 0.17.x; never in 0.10.2 -
-     0.11.x, read in the sdists: a hybrid model's rule carries it, StateCache.group_size_max_ratio; other models
-     take 1.5 whatever the version); each spec splits into cdiv(layers, group_size) groups
+     most, when that is < 1.5 x the fewest: 0.18.0 and later; < 1.25 x in 0.12.0 - 0.17.x; never before 0.12.0,
+     read in the 0.9.2 - 0.11.2 wheels and sdists), for every model whose specs share one page size (engines.json
+     `group_size_rules`, kv_layout's group_size_max_ratio); each spec splits into cdiv(layers, group_size) groups
      (_get_kv_cache_groups_uniform_page_size);
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
@@ -18,7 +18,7 @@ gpt-oss logs (tests/fixtures/bootlogs):
   5. the token line: 0.19 prints num_blocks // groups x smallest block ('groups'); later releases print
      int(concurrency x max_model_len) ('capacity').
 Hybrid attention + recurrent-state models (planner.recurrent; rules in engines.json `hybrid_rules`, read in
-vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interface.py MambaSpec, 0.19 - 0.32):
+vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interface.py MambaSpec, 0.20 - 0.32):
   the attention block size is raised so that one attention page holds at least one state,
   block = alignment x cdiv(state, alignment x attention bytes per token), or in mamba_cache_mode 'all'
   chunk x cdiv(cdiv(state, attention bytes per token), chunk) with chunk = lcm(mamba chunk size, alignment)
@@ -28,11 +28,12 @@ vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interf
   group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups'
   block size is max_model_len in 'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the
   attention block otherwise.
-Before vLLM 0.19 (HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py of the 0.10.2 - 0.18.1
-sdists): the same raising with the kernel alignment alone (a larger --block-size is kept as given, not used as the
-alignment: user_block_aligns False), 32 instead of 16 for head_dim 256 on SM 10.x in 0.11.1 - 0.17.x; 0.10.2 -
-0.11.0 turn prefix caching off for every hybrid (one state page per request), 0.11.1 - 0.14.x keep it only for a
-class with Mamba prefix caching ('all'), 'align' arrives in 0.15.0 (engines.json hybrid_rules).
+Before vLLM 0.20 (HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py of the 0.10.2 - 0.19.0
+sdists and the 0.19.1 wheel): the same raising with the kernel alignment alone (a larger --block-size is kept as
+given, not used as the alignment: user_block_aligns False), 32 instead of 16 for head_dim 256 on SM 10.x in
+0.11.1 - 0.17.x; 0.10.2 - 0.11.0 turn prefix caching off for every hybrid (one state page per request),
+0.11.1 - 0.14.x keep it only for a class with Mamba prefix caching ('all'), 'align' arrives in 0.15.0
+(engines.json hybrid_rules).
 """
 
 from __future__ import annotations
@@ -65,8 +66,7 @@ class StateCache:
     chunk_tokens: int
     max_model_len: int
     speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
-    user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19 source)
-    group_size_max_ratio: float = 1.5  # the most layers per group below this x the fewest (1.0: the fewest)
+    user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19.x source)
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
@@ -116,11 +116,16 @@ class KvLayout:
 
 
 def kv_layout(
-    geometry: Geometry, block_size: int, tensor_parallel_size: int, states: StateCache | None = None
+    geometry: Geometry,
+    block_size: int,
+    tensor_parallel_size: int,
+    states: StateCache | None = None,
+    group_size_max_ratio: float = 1.5,
 ) -> KvLayout:
     """Group the cache-owning layers of `geometry` (bytes totals over TP ranks) as vLLM does (steps 1-2);
-    `states`: how recurrent states are kept, for a hybrid model (module docstring). Raises ConfigError when
-    page sizes cannot be unified (vLLM refuses such a model too)."""
+    `states`: how recurrent states are kept, for a hybrid model (module docstring); `group_size_max_ratio`: the
+    version's group sizing (engines.json group_size_rules; 1.5 from vLLM 0.18.0). Raises ConfigError when page
+    sizes cannot be unified (vLLM refuses such a model too)."""
     tp = tensor_parallel_size
     specs: dict[tuple[str, int | None, int], int] = {}
     for layer in geometry.layers:
@@ -147,8 +152,7 @@ def kv_layout(
         blocks[key] = page // key[2]
     counts = list(specs.values())
     fewest, most = min(counts), max(counts)
-    ratio = states.group_size_max_ratio if states is not None else 1.5
-    group_size = most if (len(specs) == 1 or most < fewest * ratio) else fewest
+    group_size = most if (len(specs) == 1 or most < fewest * group_size_max_ratio) else fewest
     groups: list[KvGroup] = []
     for key, count in specs.items():
         n_groups = -(-count // group_size)

@@ -17,7 +17,8 @@ The model classes' get_mamba_state_shape_from_config give the fields (vllm/model
 qwen3_5.py, nemotron_h.py: intermediate = mamba_num_heads x mamba_head_dim; granitemoehybrid.py and jamba.py:
 mamba_expand x hidden_size; falcon_h1.py: mamba_d_ssm, else mamba_expand x hidden_size), and
 vllm/model_executor/models/config.py MODELS_CONFIG_MAP their dtype rules: NemotronHForCausalLMConfig sets an
-'auto' SSM dtype to the config's mamba_ssm_cache_dtype, else float32; Qwen3_5ForConditionalGenerationConfig
+'auto' SSM dtype to the config's mamba_ssm_cache_dtype, else float32 (from 0.20.0; float16 in 0.13.0 - 0.19.1,
+engines.json hybrid_rules nemotron_h_ssm_default); Qwen3_5ForConditionalGenerationConfig
 (Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration) to the text config's mamba_ssm_dtype.
 Which layers hold a state (the families' decoder layer choice): Qwen `layer_types` 'linear_attention' (else every
 layer but each full_attention_interval-th); Nemotron-H hybrid_override_pattern 'M' ('*' attention, '-' MLP and
@@ -31,8 +32,8 @@ layers are full-attention layers of the target's shape whose KV shares the pool 
 Before 0.19.0 (the 0.10.2 - 0.18.1 sdists, engines.json hybrid_rules): the same shapes (the GDN temporal state's
 last two axes swap in 0.16.0, the same size; mamba2_state_shape counts speculative tokens from 0.17.0);
 gated_delta_net_state_dtype takes no SSM dtype before 0.17.0 (both GDN states in the conv dtype); the NemotronH
-MODELS_CONFIG_MAP entry arrives in 0.13.0 with a float16 default (0.19.0 too; float32 from 0.24.0); qwen3_5.py in
-0.17.0.
+MODELS_CONFIG_MAP entry arrives in 0.13.0 with a float16 default (0.19.0 and 0.19.1 too; float32 from 0.20.0,
+DEFAULT_MAMBA_SSM_CACHE_DTYPE, read in the 0.20.0 wheel); qwen3_5.py in 0.17.0.
 Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), draft models (EAGLE, DFlash).
 """
 

@@ -54,7 +54,7 @@ def test_qwen3_next_state_block_and_padding_as_logged() -> None:
     text = _next_config()
     state = state_bytes(text, "qwen3_next", ARCH, model_dtype_bytes=2, tensor_parallel_size=2)
     assert state == 24_576 + 524_288 == 548_864
-    cache = StateCache("none", 16, 2048, 262144, user_block_aligns=False, group_size_max_ratio=1.0)
+    cache = StateCache("none", 16, 2048, 262144, user_block_aligns=False)
     assert hybrid_block_size(1024, state, 16, cache) == 544
     assert round(100 * (544 * 1024 - state) / state, 2) == 1.49
     # 0.10.2: 'cache_config.block_size is None or cache_config.block_size < attn_block_size' -> a larger block
@@ -95,7 +95,7 @@ def test_group_size_rule_by_release() -> None:
     state = state_bytes(text, "nemotron_h", ["NemotronHForCausalLM"], model_dtype_bytes=2, tensor_parallel_size=1)
     geometry = kv_geometry(text, kv_dtype_bytes=2, family="nemotron_h", state_bytes_per_gpu=state)
     for ratio, groups, size in ((1.0, 3, 4), (1.25, 3, 4), (1.5, 2, 5)):
-        layout = kv_layout(geometry, 16, 1, StateCache("none", 16, 128, 4096, group_size_max_ratio=ratio))
+        layout = kv_layout(geometry, 16, 1, StateCache("none", 16, 128, 4096), group_size_max_ratio=ratio)
         assert (len(layout.groups), layout.group_size) == (groups, size), ratio
 
 
