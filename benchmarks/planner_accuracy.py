@@ -48,8 +48,8 @@ from onechip.planner.source import catalog_entry
 from onechip.schemas.common import GIB
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
-# Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources): scored, but
-# not evidence for those terms.
+# Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources), or where another
+# row's deployment input was read: scored, but not evidence for those terms.
 FITTED_ON = {
     "h100-llama31-8b-tp1-v0190": "activation fit",
     "h100x2-llama31-8b-tp2-v0190": "non-torch TP>=2 fit",
@@ -57,6 +57,9 @@ FITTED_ON = {
     "gpu80g-llama3-8b-v0-profiling": "V0 sampler fit; 0.6.5 non-torch fit",
     "rtx4090x2-r1-distill-qwen14b-tp2-refused-v0": "V0 non-torch TP>=2 from its stated line",
     "h100pcie-gpt-oss-120b-len131072-refused-v0101": "0.8.0 - 0.15.x sort-based sampler fit",
+    # a deployment input, not a constant: how NCCL joins pods on different nodes of dennislee22/vLLM-benchmarking's
+    # Cloudera AI cluster ('net-nogdr'), which a100x4-gpt-oss-120b-tp4-ray-v01011 takes from this log
+    "a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011": "NCCL transport of this cluster read here",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
