@@ -488,7 +488,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             f"{row['note']}{mark}{row.get('stand_in', '')}{row.get('note_extra', '')}"
         )
     print(f"\nKV tokens, {_summary('held out', held)}")
-    print(f"KV tokens, {_summary('logs a constant was fitted on', fitted)}")
+    print(f"KV tokens, {_summary('logs a constant was fitted on or an input read from', fitted)}")
     print(f"fit/no-fit right in {verdicts_right} of {verdicts}")
     if kv_errors:
         print(
