@@ -71,7 +71,7 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # the simulated API server took every stream's first send at t = 0, which held output rounds back until the last
 # stream's start: warm-up requests of early streams then ended together (128 x 16: in fours) and their measured
 # requests ran partly in lock-step. The figures from before it (8.3 / 36.8 / 11.8%) leaned on that; with starts
-# truly staggered, 128 x 64's TTFT (247 ms) is not fitted (-62%) and TPOT reads 18.6%.
+# truly staggered, 128 x 64's TTFT (247 ms) is not fitted (-62 to -66%).
 SEED_START_SPREAD = None
 SEEDS = 5
 # vllm bench serve sends every stream's first request at once, as `onechip simulate` starts them (start spread
