@@ -67,7 +67,11 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # The article's client is not `onechip bench` and its stream starts are not stated. Its 4-client TTFTs sit
 # close to one client's (1,024 tokens: 51.5 vs 40.3 ms), which streams started together could not give (four
 # 1,024-token prompts arriving together share one 4,096-token step): assumed staggered, each stream's start
-# drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so.
+# drawn over one request's duration (CellSimulation start_spread_s=None); the printout says so. Before STEP_MODEL 4
+# the simulated API server took every stream's first send at t = 0, which held output rounds back until the last
+# stream's start: warm-up requests of early streams then ended together (128 x 16: in fours) and their measured
+# requests ran partly in lock-step. The figures from before it (8.3 / 36.8 / 11.8%) leaned on that; with starts
+# truly staggered, 128 x 64's TTFT (247 ms) is not fitted (-62 to -66%).
 SEED_START_SPREAD = None
 SEEDS = 5
 # vllm bench serve sends every stream's first request at once, as `onechip simulate` starts them (start spread

@@ -10,9 +10,10 @@ may be added; more cells, better fit.
 
 The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive), the residuals being the
 relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
-simulation runs exactly the measured run's workload), plus a weak pull towards a data-derived starting
-point so a term the cells cannot pin stays near it rather than wandering. Which terms the cells did pin is
-reported (`Calibration.fitted`).
+simulation runs exactly the measured run's workload), each weighted by the inverse of its figure's
+measurement noise (_figure_weights: TTFT re-measures 3x less tightly than tok/s and TPOT), plus a weak pull
+towards a data-derived starting point so a term the cells cannot pin stays near it rather than wandering.
+Which terms the cells did pin is reported (`Calibration.fitted`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import statistics
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
@@ -154,6 +156,23 @@ def _residuals(
     return out
 
 
+def _figure_weights(cells: list[CellResult]) -> Vector:
+    """One weight per residual of `cells` (the order _residuals gives): the inverse of the figure's measurement
+    noise (two measurements of one deployment, serving_measurements.json prediction_error["noise"]: tok/s 9.4%,
+    TTFT 26%, TPOT 8.8%), scaled so the least noisy figure weighs 1. A relative error counts by how far it lies
+    outside what re-measuring the cell would move: one TTFT that the engine cannot give (e.g. 81-85 ms at
+    128 x 8 on the gce v6e-1 grids, 24.5 ms at 512 x 8 on gke's) no longer outweighs the other figures."""
+    noise = catalog.serving_measurements().prediction_error["noise"]
+    scale = {name: float(getattr(noise, name)) for name in FIGURES}
+    least = min(scale.values())
+    return [
+        least / scale[name]
+        for cell in cells
+        for name in FIGURES
+        if (cell.output_tok_per_s if name == "output_tok_per_s" else getattr(cell, name).median)
+    ]
+
+
 def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vector]:
     """Columns d r / d x_i by forward differences."""
     columns = []
@@ -210,16 +229,21 @@ def calibrate(
     def residuals(terms: StepTerms) -> Vector:
         return _residuals(plan, run, chosen, terms, start_spread_s, jitter)
 
+    weights = _figure_weights(chosen)
+
+    def weighted(terms: StepTerms) -> Vector:
+        return [w * r for w, r in zip(weights, residuals(terms), strict=True)]
+
     fits = []
     for engine_share in START_SHARES:
         start = _start(plan, chosen, engine_share)
 
         def f(x: Vector, start: StepTerms = start) -> Vector:
             """Data residuals followed by the pull towards the start (x = 0)."""
-            return residuals(_terms(start, x)) + [PULL * v for v in x]
+            return weighted(_terms(start, x)) + [PULL * v for v in x]
 
         x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
-        fits.append((_dot(data := residuals(_terms(start, x)), data), _terms(start, x), cols))
+        fits.append((_dot(data := weighted(_terms(start, x)), data), _terms(start, x), cols))
     _, terms, cols = min(fits, key=lambda fit: fit[0])
     rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
     pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]

@@ -17,13 +17,15 @@ V1's get_computed_blocks sets num_computed_tokens), and the blocks of the prefix
 system prompt) are held once while any running request uses them (vLLM's block ref counts).
 
 The API server is one event loop in its own process (vLLM V1: AsyncLLM's output handler and the requests'
-streaming generators share it), so the engine core steps on while it works. It does one thing at a time:
-a new request (request_overhead_s: HTTP, chat template, tokenization) or a round of output delivery. A
-round takes every step output that reached it and costs per_stream_chunk_s for each request with new
-tokens (the SSE chunk, streaming tool/reasoning parsers) plus per_output_token_s for each token in it; while
-a round runs, the engine's next outputs wait, and a request's tokens from several steps merge into one chunk
-(vLLM V1's RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers
-fewer, larger chunks. The merge saves the per-chunk work only: AsyncLLM's output_handler hands every step's
+streaming generators share it), so the engine core steps on while it works. It does one thing at a time, in
+the order things reach it: a new request when its client sends it (request_overhead_s: HTTP, chat template,
+tokenization) or a round of output delivery. A send in the future (a stream that starts later, an open-loop
+arrival not yet due) does not hold the server before it is sent. A round takes every step output that
+reached it and costs per_stream_chunk_s for each request with new tokens (the SSE chunk, streaming
+tool/reasoning parsers) plus per_output_token_s for each token in it; while a round runs, the engine's next
+outputs wait, and a request's tokens from several steps merge into one chunk (vLLM V1's
+RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers fewer, larger
+chunks. The merge saves the per-chunk work only: AsyncLLM's output_handler hands every step's
 EngineCoreOutputs to OutputProcessor.process_outputs, which loops over every request's output of every step
 (stats, detokenize, stop check, a RequestOutput put into the collector) before anything merges
 (vllm/v1/engine/async_llm.py, output_processor.py). So the server delivers at most 1 / per_output_token_s
@@ -93,7 +95,8 @@ class _Req:
     prompt: int
     output: int
     t_send: float
-    t_arrive: float
+    t_arrive: float  # when it reaches the scheduler; inf until the API server took it (_take_sends)
+    t_out: float = 0.0  # when it leaves the client (open loop: its intended time, or later when held back)
     computed: int = 0
     emitted: int = 0
     blocks: int = 0
@@ -154,6 +157,7 @@ class CellSimulation:
         self.rng = random.Random(seed)
         self.overhead_s = model.terms.request_overhead_s
         self.start_spread_s = self._one_request_s() if start_spread_s is None else start_spread_s
+        self.unsent: list[_Req] = []  # to leave their clients at t_out, not yet taken by the API server
         self.pending: list[_Req] = []  # sent, not yet at the scheduler (sorted by t_arrive when taken)
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []
@@ -178,6 +182,7 @@ class CellSimulation:
         self._start_clients()
         now = 0.0
         for _ in range(MAX_STEPS):
+            self._take_sends(now)
             self._admit_arrivals(now)
             if not self.running and not self.waiting:
                 if self.undelivered:
@@ -238,8 +243,7 @@ class CellSimulation:
             t_intended, stream = self.arrivals.popleft()
             seq = self.sent.get(stream, 0)
             self.sent[stream] = seq + 1
-            req = self._request(stream, seq, False, t_intended, self._through_frontend(max(t_intended, now)))
-            self.pending.append(req)
+            self._queue_send(self._request(stream, seq, False, t_intended), max(t_intended, now))
             self.in_flight += 1
 
     def _send(self, stream: int, t: float) -> None:
@@ -256,14 +260,30 @@ class CellSimulation:
         elif seq - self.warm_counts.get(stream, 0) >= cfg.requests_per_client:
             return
         self.sent[stream] = seq + 1
-        self.pending.append(self._request(stream, seq, warm, t, self._through_frontend(t)))
+        self._queue_send(self._request(stream, seq, warm, t), t)
         self.in_flight += 1
 
-    def _request(self, stream: int, seq: int, warm: bool, t_send: float, t_arrive: float) -> _Req:
+    def _request(self, stream: int, seq: int, warm: bool, t_send: float) -> _Req:
         """Request `seq` of `stream`: the cell's context as its prompt, or what `shapes` gives."""
         shape = None if self.shapes is None else self.shapes(stream, seq)
         prompt = self.context if shape is None else shape.prompt_tokens
-        return _Req(stream, seq, warm, prompt, self.config.output_tokens, t_send, t_arrive, shape=shape)
+        return _Req(stream, seq, warm, prompt, self.config.output_tokens, t_send, float("inf"), shape=shape)
+
+    def _queue_send(self, req: _Req, t_out: float) -> None:
+        """`req` leaves its client at `t_out`; the API server takes it when the simulation reaches that time
+        (_take_sends), not before: a send in the future must not hold the server's time in advance (it would
+        delay the output rounds of earlier requests until then)."""
+        req.t_out = t_out
+        self.unsent.append(req)
+
+    def _take_sends(self, now: float) -> None:
+        """The API server takes the requests sent by `now`, in the order they were sent."""
+        due = sorted((r for r in self.unsent if r.t_out <= now), key=lambda r: r.t_out)
+        if due:
+            self.unsent = [r for r in self.unsent if r.t_out > now]
+            for req in due:
+                req.t_arrive = self._through_frontend(req.t_out)
+                self.pending.append(req)
 
     def _through_frontend(self, t: float) -> float:
         """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
@@ -278,6 +298,9 @@ class CellSimulation:
         clients at its end. A request whose
         last token is delivered is done; its stream sends again (closed loop)."""
         while self.undelivered and self.frontend_free_s <= now:
+            self._take_sends(self.frontend_free_s)  # requests sent before this round starts go first
+            if self.frontend_free_s > now:
+                break
             batch, self.undelivered = list(self.undelivered.values()), {}
             terms = self.model.terms
             tokens_in_round = sum(tokens for _, tokens in batch)
@@ -298,7 +321,8 @@ class CellSimulation:
                         self._release_open_loop(end)
 
     def _next_arrival(self) -> float | None:
-        return min((r.t_arrive for r in self.pending), default=None)
+        """The next event while the engine is idle: a request reaching the scheduler or leaving a client."""
+        return min([r.t_arrive for r in self.pending] + [r.t_out for r in self.unsent], default=None)
 
     def _admit_arrivals(self, now: float) -> None:
         """Requests that reached the scheduler by `now` join the waiting queue, in arrival order."""
@@ -404,5 +428,6 @@ class CellSimulation:
             if req.emitted >= req.output:
                 self.running.remove(req)
                 self._release(req)
+        self._take_sends(now)  # requests sent during the step reach the server before the step's outputs
         self.frontend_free_s = max(self.frontend_free_s, now)
         self._deliver(now)

@@ -8,9 +8,10 @@ import pytest
 from onechip import api
 from onechip.bench import stats
 from onechip.errors import ConfigError
-from onechip.schemas.bench import BenchConfig, BenchRun, CellResult
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.sim import StepTerms
 from onechip.sim import calibrate
+from onechip.sim.calibrate import _figure_weights
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
 
@@ -134,3 +135,17 @@ def test_the_calibration_run_measures_a_long_context_cell(cpu_plan):
     assert [(c.context_tokens, c.clients) for c in cells] == [(64, 1), (64, 4), (256, 1), (256, 4), (1024, 1)]
     run = BenchRun(tool_version="t", created_at="t", config=config, cells=cells)
     assert calibrate(cpu_plan, run).cells == ["64x1", "64x4", "256x1", "256x4", "1024x1"]
+
+
+def test_the_fit_weighs_each_figure_by_its_measurement_noise():
+    """Weights are 1 / the figure's noise floor (serving_measurements.json prediction_error['noise']: two
+    measurements of one v5e-1 deployment differ by 9.4% tok/s, 26% TTFT, 8.8% TPOT), the least noisy figure
+    weighing 1; a cell without a TTFT has no TTFT residual, so no weight for it either."""
+    cells = [
+        CellResult(context_tokens=128, clients=1, status="ok", output_tok_per_s=200.0, ttft_ms=Dist(n=1, median=12.0),
+                   tpot_ms=Dist(n=1, median=4.7)),
+        CellResult(context_tokens=128, clients=8, status="ok", output_tok_per_s=1100.0, ttft_ms=Dist(n=1),
+                   tpot_ms=Dist(n=1, median=6.4)),
+    ]  # fmt: skip
+    weights = _figure_weights(cells)
+    assert weights == pytest.approx([0.088 / 0.094, 0.088 / 0.26, 1.0, 0.088 / 0.094, 1.0])

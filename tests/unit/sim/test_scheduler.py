@@ -176,3 +176,31 @@ def test_per_token_output_work_caps_the_client_visible_pace():
     light = figures(CellSimulation(cfg, engine, model, context=64, clients=2, seed=0).run())
     assert busy.output_tok_per_s == pytest.approx(1.0 / 0.004, rel=0.1)
     assert light.tpot_ms == pytest.approx(STEP_S * 1000.0, rel=0.1)
+
+
+def test_a_later_stream_start_does_not_hold_the_api_server_in_advance():
+    """Staggered starts: a stream that starts at 0.5 s must not book the API server's time before then. It did
+    (every first send went through the server at t = 0), so the output rounds of a stream started at 0 waited
+    until the last stream's start: its first request's TTFT read ~0.5 s instead of one step."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    sim = CellSimulation(config(warmup_requests=0), engine, flat(), context=64, clients=2, seed=0)
+    sim.stream_start = {}
+    original = sim._start_clients
+
+    def starts() -> None:  # stream 0 at 0, stream 1 at 0.5 s
+        sim.start_spread_s = 0.0
+        original()
+        sim.unsent[1].t_out = sim.unsent[1].t_send = sim.stream_start[1] = 0.5
+
+    sim._start_clients = starts  # type: ignore[method-assign]
+    first = next(s for s in sim.run() if s.stream == 0 and s.seq == 0)
+    assert first.t_first - first.t_send == pytest.approx(OVERHEAD_S + STEP_S)
+
+
+def test_open_loop_sends_in_the_future_do_not_delay_earlier_output():
+    # 2 clients at 1 request/s: the second request is released at t = 0 but leaves at 1 s; the first
+    # request's tokens go out a step apart, not after 1 s
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    cfg = config(rate_per_s=1.0, arrivals="constant", requests_per_client=1, warmup_requests=0)
+    samples = sorted(CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run(), key=lambda s: s.t_send)
+    assert samples[0].t_last - samples[0].t_send == pytest.approx(OVERHEAD_S + 8 * STEP_S)
