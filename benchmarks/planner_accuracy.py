@@ -57,6 +57,7 @@ FITTED_ON = {
     "gpu80g-llama3-8b-v0-profiling": "V0 sampler fit; 0.6.5 non-torch fit",
     "rtx4090x2-r1-distill-qwen14b-tp2-refused-v0": "V0 non-torch TP>=2 from its stated line",
     "h100pcie-gpt-oss-120b-len131072-refused-v0101": "0.8.0 - 0.15.x sort-based sampler fit",
+    "h100-llava-v16-mistral-7b-len4096-v0102": "0.9.1 - 0.10.x non-torch TP1 fit",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
