@@ -60,6 +60,7 @@ FITTED_ON = {
     # a deployment input, not a constant: how NCCL joins pods on different nodes of dennislee22/vLLM-benchmarking's
     # Cloudera AI cluster ('net-nogdr'), which a100x4-gpt-oss-120b-tp4-ray-v01011 takes from this log
     "a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011": "NCCL transport of this cluster read here",
+    "h100-llava-v16-mistral-7b-len4096-v0102": "0.9.1 - 0.10.x non-torch TP1 fit",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.

@@ -26,7 +26,7 @@ CONFIGS = BOOTLOGS / "configs"
 LLAMA = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
 LLAMA_8B_BYTES = 16_060_522_496  # safetensors total of meta-llama/Llama-3.1-8B-Instruct (its model card index)
 RULES = engine_rules("vllm-gpu")
-SORT_BASED = 36.83  # engines.json '0.9.1 - 0.10.x' sampler_bytes_per_seq_vocab (fitted on vllm#23278)
+SORT_BASED = 37.77  # engines.json '0.9.1 - 0.10.x' sampler_bytes_per_seq_vocab (fitted on vllm#23278)
 NCCL_LEFT_ON_DEVICE = 96_636_764  # engines.json nccl_transports shm / net-nogdr: the 2x RTX 4090 V0 measurement
 
 
@@ -128,12 +128,14 @@ def _tokens_error(planner_accuracy: Any, entry: dict[str, Any], tmp_path: Path, 
 def test_the_cross_node_transport_is_read_on_the_sibling_log(tmp_path: Path) -> None:
     # tests/fixtures/bootlogs a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011 (dennislee22/vLLM-benchmarking
     # README Test 1, two CML pods on two nodes): 0.5 x 39.49 GiB - 7.12 GiB of weights - the logged 11.03 GiB pool
-    # leaves 1.60 GiB, less than the NVLink TP >= 2 figure 'net' keeps; NCCL's buffers stayed in host memory
+    # leaves 1.60 GiB for non-torch memory and the activation peak together; NCCL's buffers stayed in host memory
     planner_accuracy, corpus = _accuracy()
     sibling = next(e for e in corpus if e["name"] == SIBLING)
     assert sibling["engine_args"]["nccl_transport"] == "net-nogdr"
     assert planner_accuracy.FITTED_ON[SIBLING] == "NCCL transport of this cluster read here"  # scored apart
-    assert _tokens_error(planner_accuracy, sibling, tmp_path, "net") < -0.2  # 305,024 planned against 412,944
+    # under "net" the 1.35 GiB TP >= 2 figure leaves 0.18 GiB for an activation peak whose sort-based sampler warm-up
+    # alone (this log: "FlashInfer is not available") is 1.37 GiB
+    assert _tokens_error(planner_accuracy, sibling, tmp_path, "net") < -0.1
     assert abs(_tokens_error(planner_accuracy, sibling, tmp_path, "net-nogdr")) < 0.02
 
 
@@ -146,13 +148,13 @@ def test_the_a100x4_ray_row_takes_the_siblings_transport(tmp_path: Path) -> None
     assert any(SIBLING in note for note in entry["notes"]) and A100X4 not in planner_accuracy.FITTED_ON
     assert abs(_tokens_error(planner_accuracy, entry, tmp_path, "net-nogdr")) < 0.02  # 2,624,352 against 2,640,144
     # with 'net' (GPUDirect RDMA unknown) 'Available KV cache memory: 45.32 GiB' lies in the plan's KV range, which the
-    # kept NVLink figure (2.82 GiB at 0.10.x) widens
+    # kept NVLink figure (1.35 GiB at 0.10.x) widens
     net = {**entry, "engine_args": {**entry["engine_args"], "nccl_transport": "net"}}
     row = planner_accuracy.predict(net, tmp_path / "range", out_of_sample=True)
     budget = row["plan"].memory_budget
     assert budget.kv_cache_low_bytes / GIB < 45.32 < budget.kv_cache_high_bytes / GIB + 0.005
     (line,) = [w for w in row["plan"].warnings if w.code == "nccl-transport"]
-    assert "NCCL net (as given)" in line.message and "(0 - 2.82)" in line.message
+    assert "NCCL net (as given)" in line.message and "(0 - 1.35)" in line.message
 
 
 def test_bad_transport_is_refused_and_defaults_keep_stored_boot_keys() -> None:
