@@ -157,6 +157,34 @@ class GpuMemoryRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
+class EncoderProfileRule(StrictModel):
+    """What one range of vLLM versions does to the multimodal encoder's profiling outputs beyond keeping them
+    (engines.json `encoder_profile_rules`; planner.gpu_memory.encoder_profile_bytes): whether profile_run pads
+    each dummy item's output to a longer zero tensor it caches instead, and whether Qwen3-VL counts a video's
+    tokens with the timestamp text around each frame (which makes the video the profiled modality)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(
+        default=None, description="First release it holds for (inclusive; None: every older one)."
+    )
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    pad_outputs_to: Literal["none", "encoder_budget", "item_tokens"] = Field(
+        description="An item output shorter than this is copied into new zeros of [this, width] that the encoder "
+        "cache keeps: 'encoder_budget' (the encoder budget), 'item_tokens' (the modality's most tokens per item, "
+        "placeholder text included), 'none' (the outputs are cached as they are)."
+    )
+    qwen3_vl_video_tokens_per_soft_token: float | None = Field(
+        default=None,
+        description="Qwen3-VL's most tokens per video item = its vision tokens x this (None: the video item's tokens "
+        "are its vision tokens, fewer than the image's with the Qwen3-VL processors, so the image is profiled).",
+    )
+    qwen3_vl_max_video_frames: int | None = Field(
+        default=None, description="The most frames of Qwen3-VL's dummy video (_MAX_FRAMES_PER_VIDEO)."
+    )
+    source: str = Field(description="The engine source read, with file, function and version.")
+    date: str = Field(description="ISO date.")
+
+
 class KvGroupSizeRule(StrictModel):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
@@ -452,6 +480,11 @@ class EngineEntry(StrictModel):
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."
+    )
+    encoder_profile_rules: list[EncoderProfileRule] = Field(
+        default_factory=list,
+        description="What the encoder's profiling pass pads and which Qwen3-VL modality it profiles, by version "
+        "(empty: outputs kept as they are, images profiled).",
     )
 
 

@@ -864,6 +864,9 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
         tp_extra=_tp_extra(r),
         group_size_max_ratio=group_size_max_ratio(rules, request.engine_version),
+        encoder_rule=(
+            select_rule(rules.encoder_profile_rules, request.engine_version) if rules.encoder_profile_rules else None
+        ),
     )
 
 

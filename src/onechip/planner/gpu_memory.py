@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from onechip.catalog.files import (
+    EncoderProfileRule,
     GpuMemoryRule,
     HybridStateRule,
     KvGroupSizeRule,
@@ -58,7 +59,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule)
+_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule, EncoderProfileRule)
 
 
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:
@@ -204,6 +205,7 @@ def encoder_profile_bytes(
     inputs: bool = True,
     max_num_seqs: int | None = None,
     max_model_len: int | None = None,
+    profile_rule: EncoderProfileRule | None = None,
 ) -> int:
     """What vLLM's multimodal encoder profiling leaves allocated while the text dummy forward and the sampler
     warm-up run, bytes per GPU: the dummy batch of images (pixel values) and the encoder outputs it keeps in
@@ -251,9 +253,14 @@ def encoder_profile_bytes(
         and tokens x merge^2 patches of in_channels x temporal_patch_size x patch^2 pixel values
         (Qwen2VLImageProcessor repeats an image over the temporal patch); Qwen3-VL's outputs carry its DeepStack
         features beside the merger's, out_hidden_size x (1 + len(deepstack_visual_indexes)) wide
-        (vllm qwen3_vl.py). Videos are not modelled: where a video item has more tokens than an image
-        (Qwen3-VL on vLLM 0.11.0 printed 'budget of 153600 tokens, and profiled with 1 video items'), the
-        engine profiles the video and this term is low.
+        (vllm qwen3_vl.py). Qwen3-VL's video (a `video_processor_config` entry: video_preprocessor_config.json's
+        size) where profile_rule counts its timestamp text (vLLM 0.11.0 - 0.12.x, engines.json
+        encoder_profile_rules): see _qwen3_vl_video. Qwen2-VL / Qwen2.5-VL videos are not modelled (their
+        video item can outgrow the image at max_model_len >= 2 x the image's tokens; not read further).
+    profile_rule (engines.json encoder_profile_rules; None: outputs kept as they are): 0.11.x copies each item's
+    output shorter than the encoder budget into zeros of [budget, width] that the cache keeps, 0.12.x into zeros of
+    [the item's most tokens, width]; the originals stay referenced too (the loop variable, a view of the batched
+    output) until the sampler warm-up returns (_held_bytes).
     Not modelled (0): other towers (Gemma 4: its config gives no image size, and its largest dummy item is a
     32-frame video of 70 soft tokens a frame, gemma4_mm.py get_mm_max_tokens_per_item; audio), and the
     encoder's own transient peak, which the profiler
@@ -272,19 +279,31 @@ def encoder_profile_bytes(
             dtype_bytes=dtype_bytes,
             max_num_batched_tokens=max_num_batched_tokens,
             inputs=inputs,
+            profile_rule=profile_rule,
         )
     size, channels, patch = vision.get("image_size"), vision.get("num_channels"), vision.get("patch_size")
     hidden = text.get("hidden_size")
     items_of = {"max_num_seqs": max_num_seqs, "max_model_len": max_model_len}
     if isinstance(vision.get("spatial_merge_size"), int):
-        return _qwen_vl_profile_bytes(vision, processor, hidden, dtype_bytes, max_num_batched_tokens, inputs, items_of)
+        return _qwen_vl_profile_bytes(
+            vision,
+            processor,
+            hidden,
+            dtype_bytes,
+            max_num_batched_tokens,
+            inputs,
+            items_of,
+            video_processor=config.get("video_processor_config") or {},
+            profile_rule=profile_rule,
+        )
     if isinstance(config.get("image_grid_pinpoints"), list) and isinstance(size, int) and isinstance(patch, int):
         channels = channels if isinstance(channels, int) else 3  # CLIPVisionConfig's default
         tiles, tokens = _llava_next_most_features(config["image_grid_pinpoints"], size, patch)
         if not isinstance(hidden, int) or tokens <= 0:
             return 0
         items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
-        return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
+        pixels = tiles * channels * size * size if inputs else 0
+        return _held_bytes(items, pixels, tokens, tokens, hidden, dtype_bytes, max_num_batched_tokens, profile_rule)
     if not (isinstance(size, int) and isinstance(channels, int) and isinstance(hidden, int)):
         return 0
     tiles = 1
@@ -301,7 +320,33 @@ def encoder_profile_bytes(
     if tokens <= 0:
         return 0
     items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
-    return int(items * ((tiles * channels * size * size if inputs else 0) + tokens * hidden) * dtype_bytes)
+    pixels = tiles * channels * size * size if inputs else 0
+    return _held_bytes(items, pixels, tokens, tokens, hidden, dtype_bytes, max_num_batched_tokens, profile_rule)
+
+
+def _held_bytes(
+    items: int,
+    pixels: int,
+    tokens: int,
+    item_tokens: int,
+    width: int,
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    profile_rule: EncoderProfileRule | None,
+) -> int:
+    """Bytes the encoder profiling keeps through the text dummy forward and the sampler warm-up: `items` x the
+    pixel values of one item (`pixels` elements, 0 where the runner frees them) and the outputs, `tokens` rows
+    of `width` each. Where profile_rule pads (engines.json encoder_profile_rules, vllm/v1/worker/gpu_model_runner.py
+    profile_run of 0.11.x / 0.12.x) an output shorter than the pad length is copied into zeros of [pad, width],
+    the pad being the encoder budget max(max_num_batched_tokens, item_tokens) (0.11.x) or item_tokens, the item's
+    most tokens placeholder text included (0.12.x); the cache keeps the zeros and the loop variable keeps the last
+    original output, a view of the whole batched output where the model splits one tensor (counted whole)."""
+    pad = {
+        "encoder_budget": max(max_num_batched_tokens, item_tokens),
+        "item_tokens": item_tokens,
+    }.get(profile_rule.pad_outputs_to if profile_rule is not None else "none", 0)
+    rows = tokens + (pad if pad > tokens else 0)
+    return int(items * (pixels + rows * width) * dtype_bytes)
 
 
 def _encoder_items(
@@ -338,10 +383,14 @@ def _qwen_vl_profile_bytes(
     max_num_batched_tokens: int,
     inputs: bool,
     items_of: Mapping[str, int | None],
+    *,
+    video_processor: Mapping[str, Any] | None = None,
+    profile_rule: EncoderProfileRule | None = None,
 ) -> int:
     """Qwen2-VL / Qwen2.5-VL / Qwen3-VL's share of encoder_profile_bytes (rule there); 0 without the image
     processor's largest image (an `image_processor_config` entry: preprocessor_config.json's max_pixels or
-    size.longest_edge), which config.json does not carry."""
+    size.longest_edge), which config.json does not carry. Qwen3-VL's video item where profile_rule says its tokens
+    beat the image's: _qwen3_vl_video."""
     size = processor.get("size")
     max_pixels = processor.get("max_pixels") or (size.get("longest_edge") if isinstance(size, Mapping) else None)
     patch, merge = int(vision.get("patch_size") or 0), int(vision["spatial_merge_size"])
@@ -352,10 +401,105 @@ def _qwen_vl_profile_bytes(
     if tokens <= 0:
         return 0
     deepstack = vision.get("deepstack_visual_indexes") or []
-    per_patch = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 2) * patch * patch
-    items = _encoder_items(max_num_batched_tokens, tokens, **items_of)
-    held = (tokens * merge * merge * per_patch if inputs else 0) + tokens * width * (1 + len(deepstack))
-    return int(items * held * dtype_bytes)
+    temporal = int(vision.get("temporal_patch_size") or 2)
+    per_patch = int(vision.get("in_channels") or 3) * temporal * patch * patch
+    width *= 1 + len(deepstack)
+    patches, item_tokens = tokens * merge * merge, tokens
+    video = _qwen3_vl_video(vision, processor, video_processor or {}, profile_rule, items_of.get("max_model_len"))
+    if video is not None and video[2] > tokens:  # get_modality_with_max_tokens: the video's count beats the image's
+        patches, tokens, item_tokens = video
+    items = _encoder_items(max_num_batched_tokens, item_tokens, **items_of)
+    pixels = patches * per_patch if inputs else 0
+    return _held_bytes(items, pixels, tokens, item_tokens, width, dtype_bytes, max_num_batched_tokens, profile_rule)
+
+
+def _qwen3_vl_video(
+    vision: Mapping[str, Any],
+    image_processor: Mapping[str, Any],
+    video_processor: Mapping[str, Any],
+    profile_rule: EncoderProfileRule | None,
+    max_model_len: int | None,
+) -> tuple[int, int, int] | None:
+    """(patches, vision tokens, most tokens per item) of Qwen3-VL's dummy video where profile_rule counts its
+    timestamp text (engines.json encoder_profile_rules, vLLM 0.11.0 - 0.12.x); None elsewhere, for a tower without
+    DeepStack (not Qwen3-VL), or without the image and video processors' size (shortest_edge, longest_edge).
+
+    vllm/model_executor/models/qwen3_vl.py (0.11.0 - 0.12.0 sdists), Qwen3VLProcessingInfo: the image with the most
+    features is image-smart-resized from 9,999,999^2 within the image processor's size (4,096^2 at longest_edge
+    16,777,216); get_num_frames_with_most_features(max_model_len, {image: 1, video: 1}) = min(_get_max_video_frames,
+    _MAX_FRAMES_PER_VIDEO), where _get_max_video_frames starts at 2 frames and adds one while the next count's
+    vision tokens stay <= max_model_len; a count's frames are video-smart-resized (transformers
+    qwen3_vl/video_processing_qwen3_vl.py smart_resize: t x h x w over the video processor's longest_edge scales h
+    and w by sqrt(t h w / longest_edge), floored to patch x merge, at least patch x merge), padded to the temporal
+    patch, and give grid_t x grid_h x grid_w / merge^2 tokens. get_max_video_tokens = int(tokens x 12.5).
+    Qwen3VLDummyInputsBuilder makes that many frames at the resized size and the processor does not resize them
+    (do_resize False), so the pixel values are grid_t x grid_h x grid_w patches. 65,536 tokens with the Qwen3-VL
+    processors: 24,576 frames of 32 x 32, 49,152 patches, 12,288 vision tokens, 153,600 tokens per item."""
+    if profile_rule is None or not profile_rule.qwen3_vl_video_tokens_per_soft_token or max_model_len is None:
+        return None
+    if not vision.get("deepstack_visual_indexes"):
+        return None
+    image_size, video_size = image_processor.get("size"), video_processor.get("size")
+    if not (isinstance(image_size, Mapping) and isinstance(video_size, Mapping)):
+        return None
+    found = [size.get(edge) for size in (image_size, video_size) for edge in ("shortest_edge", "longest_edge")]
+    edges_px = [v for v in found if isinstance(v, int) and v > 0]
+    if len(edges_px) != 4:
+        return None
+    edges, video_edges = (edges_px[0], edges_px[1]), (edges_px[2], edges_px[3])
+    patch, merge = int(vision.get("patch_size") or 0), int(vision["spatial_merge_size"])
+    temporal = int(vision.get("temporal_patch_size") or 2)
+    factor = patch * merge
+    if factor <= 0 or temporal <= 0:
+        return None
+    side, _ = _qwen_image_resize(9999999, 9999999, factor, *edges)
+
+    def grid(frames: int) -> tuple[int, int]:
+        h, w = _qwen3_video_resize(frames, side, side, temporal, factor, *video_edges)
+        grid_t = max((frames + frames % temporal) // temporal, 1)
+        patches = grid_t * (h // patch) * (w // patch)
+        return patches, patches // (merge * merge)
+
+    cap = int(profile_rule.qwen3_vl_max_video_frames or 0)
+    frames = 2
+    while frames < cap and grid(frames + 1)[1] <= max_model_len:
+        frames += 1
+    frames = max(min(frames, cap), 1) if cap else frames
+    patches, tokens = grid(max(frames, 2))  # _get_dummy_videos: at least 2 frames
+    return patches, tokens, int(grid(frames)[1] * profile_rule.qwen3_vl_video_tokens_per_soft_token)
+
+
+def _qwen_image_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers qwen2_vl/image_processing_qwen2_vl.py smart_resize (the resize vLLM's Qwen3-VL sizes its
+    largest image with): round each side to `factor`, then scale into [min_pixels, max_pixels]."""
+    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def _qwen3_video_resize(
+    frames: int, height: int, width: int, temporal: int, factor: int, min_pixels: int, max_pixels: int
+) -> tuple[int, int]:
+    """transformers qwen3_vl/video_processing_qwen3_vl.py smart_resize: the frames' total pixels
+    (frames rounded to `temporal`) scaled into [min_pixels, max_pixels], each side a multiple of `factor`."""
+    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
+    t_bar = round(frames / temporal) * temporal
+    if t_bar * h_bar * w_bar > max_pixels:
+        beta = math.sqrt((frames * height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (frames * height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
 
 
 _MOONVIT_DUMMY_IMAGE = 1024  # vllm kimi_vl.py MaxImageTokenMeta: the profiling dummy image is 1,024 x 1,024
@@ -370,6 +514,7 @@ def _moonvit_profile_bytes(
     dtype_bytes: float,
     max_num_batched_tokens: int,
     inputs: bool,
+    profile_rule: EncoderProfileRule | None = None,
 ) -> int:
     """Kimi-VL's share of encoder_profile_bytes (vllm/model_executor/models/kimi_vl.py and moonvit.py, read in
     the vllm 0.32.0 wheel and in the search index's older copy of moonvit.py; the profiling shapes are the same).
@@ -404,7 +549,8 @@ def _moonvit_profile_bytes(
     cols = -(-side // (kernel[1] * patch)) * kernel[1]
     tokens = rows * cols // (kernel[0] * kernel[1])
     items = _encoder_items(max_num_batched_tokens, tokens)
-    held = items * ((rows * cols * 3 * patch * patch if inputs else 0) + tokens * hidden) * dtype_bytes
+    pixels = rows * cols * 3 * patch * patch if inputs else 0
+    held = _held_bytes(items, pixels, tokens, tokens, hidden, dtype_bytes, max_num_batched_tokens, profile_rule)
     rope = _MOONVIT_ROPE_GRID * _MOONVIT_ROPE_GRID * (width // heads // 2) * 8  # complex64
     return int(held) + rope
 

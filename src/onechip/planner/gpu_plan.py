@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule
+from onechip.catalog.files import EncoderProfileRule, GpuMemoryRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
@@ -196,6 +196,7 @@ def plan_gpu_pool(
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
     group_size_max_ratio: float = 1.5,
+    encoder_rule: EncoderProfileRule | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -210,7 +211,8 @@ def plan_gpu_pool(
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
     None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
-    group_size_rules, planner.kv_groups step 2)."""
+    group_size_rules, planner.kv_groups step 2). encoder_rule: what the version's encoder profiling pads and
+    which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -235,6 +237,7 @@ def plan_gpu_pool(
             inputs=rule.encoder_profile_held == "inputs_and_outputs",
             max_num_seqs=seqs,
             max_model_len=max_model_len,
+            profile_rule=encoder_rule,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from onechip.planner.gpu_memory import encoder_profile_bytes, rotary_cache_bytes
+from onechip.catalog.files import EncoderProfileRule
+from onechip.planner.gpu_memory import _qwen3_vl_video, encoder_profile_bytes, rotary_cache_bytes, select_rule
+from onechip.planner.rules import engine_rules
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 
@@ -96,3 +98,62 @@ def test_kimi_vl_profiles_seven_moonvit_images_and_keeps_the_rope_grid() -> None
     # in_token_limit is a preprocessor_config.json field: without it MoonViT is not modelled
     bare = {k: v for k, v in config.items() if k != "image_processor_config"}
     assert encoder_profile_bytes(bare, dtype_bytes=2, max_num_batched_tokens=8192) == 0
+
+
+def _profile_rule(version: str) -> EncoderProfileRule:
+    rules = engine_rules("vllm-gpu").encoder_profile_rules
+    return select_rule(rules, version)
+
+
+QWEN3_VL_30B = "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
+
+
+def test_qwen3_vl_on_0110_profiles_the_153600_token_video_the_log_prints() -> None:
+    # vllm 0.11.0 qwen3_vl.py: 65,536 tokens of max_model_len let the dummy video reach _MAX_FRAMES_PER_VIDEO 24,576
+    # frames, video-smart-resized to 32 x 32 (25,165,824 px / 24,576 frames): 12,288 x 2 x 2 patches, 12,288 vision
+    # tokens, x 12.5 = 153,600 tokens per item: 'budget of 153600 tokens, and profiled with 1 video items' in
+    # tests/fixtures/bootlogs/rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110.log (a check: nothing here is fitted)
+    config = _config(QWEN3_VL_30B)
+    vision, rule = config["vision_config"], _profile_rule("0.11.0")
+    video = _qwen3_vl_video(vision, config["image_processor_config"], config["video_processor_config"], rule, 65536)
+    assert video == (49152, 12288, 153600)
+    # at 4,096 tokens the frame search stops at its start: 2 frames (one temporal patch) of 3,520^2, 220 x 220
+    # patches, 12,100 tokens, 151,250 per item (still above the image's 16,384, so the video is profiled)
+    assert _qwen3_vl_video(vision, config["image_processor_config"], config["video_processor_config"], rule, 4096) == (
+        48400,
+        12100,
+        151250,
+    )
+
+
+def test_qwen3_vl_on_0110_holds_the_video_its_padded_outputs_and_the_original() -> None:
+    # gpu_model_runner.py 0.11.0 profile_run: the 12,288 x 8,192 output (2,048 x (1 + 3 DeepStack levels)) is
+    # copied into zeros of [encoder budget 153,600, 8,192]; the loop variable keeps the original; the dummy batch
+    # holds 49,152 patches of 3 x 2 x 16^2 bf16 pixel values
+    config = _config(QWEN3_VL_30B)
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 2048, "max_num_seqs": 256, "max_model_len": 65536}
+    got = encoder_profile_bytes(config, profile_rule=_profile_rule("0.11.0"), **kw)
+    assert got == (49152 * 1536 + (153600 + 12288) * 8192) * 2
+    assert encoder_profile_bytes(config, profile_rule=_profile_rule("0.12.0"), **kw) == got  # padded to the item
+    # 0.13.0 on: no 12.5 factor, the 16,384-token image beats the <= 12,288-token video; nothing padded
+    image = (65536 * 1536 + 16384 * 8192) * 2
+    assert encoder_profile_bytes(config, profile_rule=_profile_rule("0.13.0"), **kw) == image
+    assert encoder_profile_bytes(config, **kw) == image
+
+
+def test_0110_pads_each_output_to_the_encoder_budget() -> None:
+    # 0.11.x profile_run: an output shorter than the encoder budget is copied into zeros of [budget, width];
+    # Llava-NeXT's 2,928-token item at an 8,192-token budget (the RTX 5080 0.11.0 log: 1 image item)
+    config = _config("llava-hf--llava-v1.6-mistral-7b-hf.json")
+    config = {**config, "text_config": {**(config.get("text_config") or {}), "hidden_size": 4096}}
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 8192, "max_num_seqs": 1, "max_model_len": 4096}
+    assert (
+        encoder_profile_bytes(config, profile_rule=_profile_rule("0.11.0"), **kw)
+        == (5 * 3 * 336 * 336 + (8192 + 2928) * 4096) * 2
+    )
+    # 0.12.0 pads to the item's own most tokens (its embeddings here): nothing added; 0.10.2 neither
+    for version in ("0.12.0", "0.10.2"):
+        assert (
+            encoder_profile_bytes(config, profile_rule=_profile_rule(version), **kw)
+            == (5 * 3 * 336 * 336 + 2928 * 4096) * 2
+        )

@@ -291,3 +291,17 @@ def test_a_tower_whose_profiling_cannot_be_sized_is_said_in_the_plan(tmp_path: P
     _, llava = _plan(tmp_path / "l", LLAVA, "h100", "0.10.2", utilization=0.9)
     assert "encoder-profile-not-modelled" in {w.code for w in qwen.warnings}
     assert "encoder-profile-not-modelled" not in {w.code for w in llava.warnings}
+
+
+def test_qwen3_vl_moe_on_0110_plans_the_video_item_0130_the_image(tmp_path: Path) -> None:
+    # engines.json encoder_profile_rules: 0.11.0 profiles Qwen3-VL's 153,600-token video (the log: 'budget of 153600
+    # tokens, and profiled with 1 video items') and pads its 12,288 x 8,192 output to the budget; 0.13.0 (the same
+    # 0.11.0 - 0.15.x memory rule otherwise) profiles the 16,384-token image, unpadded
+    # the log's install has no FlashInfer (corpus notes), so both releases warm the sort-based sampler up
+    _, video = _plan(tmp_path / "a", QWEN3_VL_MOE, "rtx3090", "0.11.0", flashinfer=False)
+    _, image = _plan(tmp_path / "b", QWEN3_VL_MOE, "rtx3090", "0.13.0", flashinfer=False)
+    assert video.memory_budget is not None and image.memory_budget is not None
+    held_video = (49152 * 1536 + (153600 + 12288) * 8192) * 2
+    held_image = (65536 * 1536 + 16384 * 8192) * 2
+    got = video.memory_budget.activation_peak_bytes - image.memory_budget.activation_peak_bytes
+    assert got == held_video - held_image
