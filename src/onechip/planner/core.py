@@ -697,7 +697,8 @@ def _serve_settings(
             "seed article)",
         ),
         tensor_parallel_size=ServeSetting[int](
-            value=tp, reason=f"{tp} chip(s) of the plan; KV heads pad up to a multiple of it",
+            value=tp, reason=f"{tp} {'device(s) (TensorCores)' if r.acc.devices_per_chip > 1 else 'chip(s)'} of the "
+            "plan; KV heads pad up to a multiple of it",
             source=given("tensor_parallel_size"),
         ),
         pipeline_parallel_size=ServeSetting[int](
