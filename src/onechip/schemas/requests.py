@@ -112,7 +112,10 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
     )
     tensor_parallel_size: int = Field(
-        default=1, ge=1, description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's chips."
+        default=1,
+        ge=1,
+        description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's devices (its chips; a v7x "
+        "chip shows 2).",
     )
     pipeline_parallel_size: int = Field(
         default=1,
