@@ -62,6 +62,8 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
+from onechip.vllm.flag_table import older_than
+from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
 
@@ -499,7 +501,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
-    _check_prompt_embeds(rules, request)
+    _check_prompt_embeds(request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -821,15 +823,14 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
 
 
-def _check_prompt_embeds(rules: EngineRules, request: PlanRequest) -> None:
-    """--enable-prompt-embeds on a release before the field's first one (engines.json v0_fallbacks prompt_embeds
-    min_version: '0.8.5 has no such field'): that release's argparse refuses the flag, so the plan is refused."""
-    if not request.enable_prompt_embeds or request.engine_version is None:
-        return
-    first = next((f.min_version for f in rules.v0_fallbacks if f.trigger == "prompt_embeds"), None)
-    if first is not None and version_key(request.engine_version) < version_key(first):
+def _check_prompt_embeds(request: PlanRequest) -> None:
+    """--enable-prompt-embeds on a release before the field's first one (vllm.flag_table: vllm/engine/arg_utils.py,
+    not in the 0.8.5 wheel; the argument parser every vLLM platform shares): that release refuses the flag, so
+    the plan is refused, on any chip."""
+    row = flag_spec("--enable-prompt-embeds")
+    if request.enable_prompt_embeds and row is not None and older_than(request.engine_version, row.since):
         raise ConfigError(
-            f"--enable-prompt-embeds needs vLLM {first} or later (the field is not in {request.engine_version}'s "
+            f"--enable-prompt-embeds needs vLLM {row.since} or later (the field is not in {request.engine_version}'s "
             "engine arguments, so it would refuse the flag); drop it or plan for a later --engine-version"
         )
 

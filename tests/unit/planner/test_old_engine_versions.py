@@ -166,7 +166,8 @@ def test_prompt_embeds_before_0_9_0_is_refused_not_written(tmp_path: Path) -> No
     # engines.json v0_fallbacks prompt_embeds: 'the vllm 0.9.0 ... wheels (0.8.5 has no such field)': vLLM 0.8.5's
     # argparse has no --enable-prompt-embeds, so a command carrying it fails before the engine starts
     path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
-    with pytest.raises(ConfigError, match=r"--enable-prompt-embeds needs vLLM 0\.9\.0 or later.*0\.8\.5"):
-        plan_model(str(path), "h100", engine_version="0.8.5", max_model_len=4096, enable_prompt_embeds=True)
+    for chip in ("h100", "v6e-1", "cpu"):  # the argument parser is the same on every platform
+        with pytest.raises(ConfigError, match=r"--enable-prompt-embeds needs vLLM 0\.9\.0 or later.*0\.8\.5"):
+            plan_model(str(path), chip, engine_version="0.8.5", max_model_len=4096, enable_prompt_embeds=True)
     plan = plan_model(str(path), "h100", engine_version="0.9.0", max_model_len=4096, enable_prompt_embeds=True)
     assert plan.serve.enable_prompt_embeds is not None and plan.serve.enable_prompt_embeds.value
