@@ -245,7 +245,8 @@ class UpRequest(ServeOptions, ReplicaOptions):
         planner inputs onechip.vllm.flag_table.with_sets applies); None without both."""
         if self.model is None or self.chip is None:
             return None
-        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)
+        launch = self.engine if self.engine in ("vllm", "vllm-docker") else None  # what the install holds
+        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets, launch=launch)
 
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}
