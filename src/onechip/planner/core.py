@@ -629,7 +629,8 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_bytes_per_sequence=per_sequence,
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(n, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
-        serve=serve, request=request.planner_inputs(), warnings=warnings,
+        serve=serve, warnings=warnings,  # a local checkpoint recorded by its absolute path: re-planned anywhere
+        request={**request.planner_inputs(), "model": _local_or_hub(request.model, r.src.origin)},
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,

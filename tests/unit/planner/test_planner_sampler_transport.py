@@ -193,3 +193,24 @@ def test_up_plans_for_the_launcher_it_runs_not_the_one_the_plan_file_printed(tmp
     fresh = api.up(UpRequest(engine="vllm", model=str(path), chip="h100", port=8000, dry_run=True))
     assert fresh.plan is not None and fresh.plan.request is not None
     assert [w.code for w in fresh.plan.warnings if w.code == "sampler-backend"] == []  # 0.32.0: not launcher-bound
+
+
+def test_a_plan_of_a_relative_checkpoint_path_records_it_absolute_so_up_can_re_plan_it_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the serve command takes the absolute path (vllm-docker mounts only absolute ones); the recorded request is
+    # what `up --plan P --set ...` re-plans from, in whatever folder `up` runs
+    from onechip import api
+    from onechip.schemas.requests import UpRequest
+
+    sized_checkpoint(tmp_path / "work" / "llama", LLAMA, LLAMA_8B_BYTES)
+    monkeypatch.chdir(tmp_path / "work")
+    plan = api.plan(PlanRequest(model="./llama", chip="h100", max_model_len=8192))
+    assert plan.request is not None and plan.request["model"] == str(tmp_path / "work" / "llama")
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(plan.model_dump_json(), encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    up = api.up(UpRequest(engine="vllm-docker", plan=plan_file, sets=["max-num-seqs=64"], port=8000, dry_run=True))
+    assert up.replanned_with == ["max-num-seqs=64"] and up.launch is not None
+    assert up.launch.command.model == str(tmp_path / "work" / "llama")
