@@ -242,6 +242,8 @@ def _stale(plan: Plan, override: Override) -> str | None:
         wanted = None if text is None else TypeAdapter(field.annotation or Any).validate_python(text)
     except (ValueError, ConfigError):
         wanted = override.value
+    if wanted is None and field.default is not None:  # a dropped flag (FLAG= or a switch =false): its default
+        wanted = field.default
     if wanted in planned or (wanted in (None, field.default) and not planned):
         return None
     was = planned[0] if planned else "the engine default"
