@@ -214,6 +214,12 @@ class PlanRequest(ServeOptions, ReplicaOptions):
             raise ValueError("must be in (0, 1]")
         return value
 
+    @field_validator("engine_version")
+    @classmethod
+    def _release_text(cls, value: str | None) -> str | None:
+        # ' 0.11.0' from a script is 0.11.0: the rules (version_key) and the image tag read the same text
+        return value.strip() if value is not None else None
+
 
 class UpRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""

@@ -70,8 +70,11 @@ def image_release(plan: Plan) -> str:
     """The vLLM release a GPU or TPU plan's image is tagged with: plan.engine_version when it is a release number
     (what --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release
     the catalog's rules for that engine were read from (engines.json `release`)."""
-    match = _RELEASE.match(plan.engine_version or "")
-    return match.group(1) if match else str(catalog.engines().engines[plan.engine].release)
+    match = _RELEASE.match((plan.engine_version or "").strip())
+    if match is None:
+        return str(catalog.engines().engines[plan.engine].release)
+    release = match.group(1)  # '0.10' is planned as 0.10.0 (planner version_key), and the images are tagged so
+    return release + ".0" if release.count(".") == 1 else release
 
 
 def default_image(plan: Plan) -> str | None:
