@@ -25,20 +25,44 @@ from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
     """The Plan `up` launches from: planned now for --model on --chip, or the given Plan / plan file, with
     the planner inputs among --set (e.g. max-num-seqs: onechip.vllm.flag_table) planned with. A plan file
-    is re-planned from the request it records when a --set changes what it sized; one made before plans
+    is re-planned from the request it records when a --set changes what it sized, or when it was printed for
+    another launcher (`plan --launch`) whose install sizes memory otherwise; one made before plans
     recorded their request is launched as it is, and the serve command says in one line that it is stale.
     Returns (plan, the --set items a given plan was re-planned with)."""
     if request.plan is not None:
         given = _read_plan(request.plan)
-        again = flag_table.replanned(given.request, request.sets) if given.request is not None else None
-        if again is None:
+        if given.request is None:
             return given, []
+        again = flag_table.replanned(given.request, request.sets)
+        printed_for = given.serve_command.target.kind if given.serve_command is not None else request.engine
+        if again is None and printed_for == request.engine:
+            return given, []
+        # the launcher is a planner input (which sampler and MXFP4 kernels the install has) that Plan.request
+        # does not hold: a re-plan is made for the engine `up` runs
+        base = again or flag_table.replanned_inputs(given.request, request.sets)
+        replan = planner.plan_model(
+            base.model_copy(update={"launch": request.engine}), calibration_dir=measured_boots_dir()
+        )
         sized = [item for item in request.sets if flag_table.planner_values([item])]
-        return planner.plan_model(again, calibration_dir=measured_boots_dir()), sized
+        if printed_for != request.engine and _sized_apart(replan, given):
+            sized.append(f"--engine {request.engine}")
+        elif again is None:
+            return given, []
+        return replan, sized
     planned = request.plan_request()
     if planned is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
     return planner.plan_model(flag_table.with_sets(planned), calibration_dir=measured_boots_dir()), []
+
+
+def _sized_apart(one: Plan, other: Plan) -> bool:
+    """Whether two plans of one deployment size its memory differently (weights, pool or blocks)."""
+    return (one.weights_bytes, one.kv_pool_bytes, one.num_blocks, one.kv_tokens) != (
+        other.weights_bytes,
+        other.kv_pool_bytes,
+        other.num_blocks,
+        other.kv_tokens,
+    )
 
 
 def _read_plan(plan: Plan | Path) -> Plan:

@@ -192,17 +192,20 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     """(chip, engines, tensor-parallel size) to consider: each chip as one engine over all its chips, a
     multi-chip slice also as one engine per chip (replicas), and a one-chip chip also as two of it (a second
     chip, replicas behind a round-robin balancer) when there are clients to split, so the advice says when a
-    second chip beats a bigger slice. Raises ConfigError for an unknown chip."""
+    second chip beats a bigger slice. TP counts devices: a chip of several (TPU v7x, one per TensorCore) is used
+    whole, TP 2 per v7x chip. Raises ConfigError for an unknown chip."""
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
     for chip in map(planner.rules.chip_key, chips):  # 'V5E-1' is v5e-1: its prices, priors and calibrations
-        n = planner.rules.accelerator(chip).chips  # raises ConfigError naming the known chips
-        out.append((chip, 1, n))
+        acc = planner.rules.accelerator(chip)  # raises ConfigError naming the known chips
+        # a chip of several devices (TPU v7x: one per TensorCore) is used whole by TP over its devices
+        n, per_chip = acc.chips, acc.devices_per_chip
+        out.append((chip, 1, n * per_chip))
         if n > 1:
-            out.append((chip, n, 1))
+            out.append((chip, n, per_chip))
         elif request.workload["clients"] >= 2:
-            out.append((chip, 2, 1))
+            out.append((chip, 2, per_chip))
     return out
 
 
@@ -309,7 +312,8 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     if isinstance(price, str):
         row.price_source = price
     else:
-        chips = engines * tp  # a slice's chips, or one-chip replicas each on its own chip
+        # a slice's chips, or one-chip replicas each on its own chip (TP counts devices: two per v7x chip)
+        chips = engines * tp / planner.rules.accelerator(chip).devices_per_chip
         row.pricing, row.usd_per_hour, row.price_source = price[0], price[1] * chips, price[2]
         row.price_date, row.price_stale = price[3], price[4]
         row.usd_per_mtok = cost_layer.usd_per_mtok(row.usd_per_hour, row.output_tok_per_s or 0.0)

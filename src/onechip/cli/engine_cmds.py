@@ -119,7 +119,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(result.model_dump_json(indent=2))
             return
         if result.replanned_with:
-            console.print(f"re-planned from the plan's request with --set {escape(' '.join(result.replanned_with))}")
+            sets = [item for item in result.replanned_with if not item.startswith("--")]
+            said = ([f"--set {' '.join(sets)}"] if sets else []) + [
+                i for i in result.replanned_with if i.startswith("--")
+            ]
+            console.print(f"re-planned from the plan's request with {escape(' '.join(said))}")
         if result.dry_run and result.replica_set is not None:
             print_replica_launch(result.replica_set)
         elif result.dry_run and result.launch is not None:

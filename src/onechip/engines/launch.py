@@ -179,7 +179,8 @@ class UpResult(ResultModel):
     replanned_with: list[str] = Field(
         default_factory=list,
         description="The --set items a given plan was re-planned with, from the request it records (they change "
-        "memory it sized).",
+        "memory it sized), and '--engine KIND' when it was printed for another launcher and that install sizes "
+        "memory otherwise (FlashInfer, MXFP4 kernels).",
     )
     replica_set: ReplicaSetLaunch | None = Field(
         default=None, description="With --replicas N: every replica's launch and the router's."

@@ -62,6 +62,8 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
+from onechip.vllm.flag_table import older_than
+from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
 
@@ -499,6 +501,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
+    _check_prompt_embeds(request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -626,7 +629,8 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_bytes_per_sequence=per_sequence,
         kv_bytes_per_sequence_windowed=geometry.bytes_per_sequence(n, windowed=True),
         kv_bytes_per_sequence_full_context=geometry.bytes_per_sequence(n, windowed=False),
-        serve=serve, request=request.planner_inputs(), warnings=warnings,
+        serve=serve, warnings=warnings,  # a local checkpoint recorded by its absolute path: re-planned anywhere
+        request={**request.planner_inputs(), "model": _local_or_hub(request.model, r.src.origin)},
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
@@ -696,7 +700,8 @@ def _serve_settings(
             "seed article)",
         ),
         tensor_parallel_size=ServeSetting[int](
-            value=tp, reason=f"{tp} chip(s) of the plan; KV heads pad up to a multiple of it",
+            value=tp, reason=f"{tp} {'device(s) (TensorCores)' if r.acc.devices_per_chip > 1 else 'chip(s)'} of the "
+            "plan; KV heads pad up to a multiple of it",
             source=given("tensor_parallel_size"),
         ),
         pipeline_parallel_size=ServeSetting[int](
@@ -817,6 +822,18 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
         if low <= key < high:
             return rule
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
+
+
+def _check_prompt_embeds(request: PlanRequest) -> None:
+    """--enable-prompt-embeds on a release before the field's first one (vllm.flag_table: vllm/engine/arg_utils.py,
+    not in the 0.8.5 wheel; the argument parser every vLLM platform shares): that release refuses the flag, so
+    the plan is refused, on any chip."""
+    row = flag_spec("--enable-prompt-embeds")
+    if request.enable_prompt_embeds and row is not None and older_than(request.engine_version, row.since):
+        raise ConfigError(
+            f"--enable-prompt-embeds needs vLLM {row.since} or later (the field is not in {request.engine_version}'s "
+            "engine arguments, so it would refuse the flag); drop it or plan for a later --engine-version"
+        )
 
 
 def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemoryRule:

@@ -101,13 +101,23 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
 _SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h"}
 
 
+# The config field each model's MTP module reads its layer count from, with vLLM's default when the config has
+# none (vllm/model_executor/models/qwen3_next_mtp.py Qwen3NextMultiTokenPredictor: getattr(config,
+# 'num_nextn_predict_layers', 1); qwen3_5_mtp.py Qwen3_5MultiTokenPredictor: getattr(config, 'mtp_num_hidden_layers',
+# 1)). Qwen3-Next's published config.json names neither, so vLLM builds one MTP layer.
+_MTP_FIELD = {"qwen3_next": "num_nextn_predict_layers", "qwen3_5_text": "mtp_num_hidden_layers",
+              "qwen3_5_moe_text": "mtp_num_hidden_layers"}  # fmt: skip
+
+
 def mtp_layers(text: Mapping[str, Any], family: str) -> int:
-    """The model's own MTP layers (Qwen3-Next / Qwen3.5 `mtp_num_hidden_layers`); ConfigError when it has none."""
-    layers = text.get("mtp_num_hidden_layers") if family in GDN_FAMILIES else None
-    if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
+    """The model's own MTP layers (Qwen3-Next `num_nextn_predict_layers`, Qwen3.5 `mtp_num_hidden_layers`, 1 when
+    the config leaves it out, as vLLM's MTP module reads it); ConfigError for another family or a bad value."""
+    field = _MTP_FIELD.get(family)
+    layers = text.get(field, 1) if field is not None else None
+    if field is None or not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
         raise ConfigError(
             f"model config ({family}): speculative decoding is planned for a Qwen3-Next / Qwen3.5 model's own MTP "
-            "layers only, and field 'mtp_num_hidden_layers' is missing or not a positive integer"
+            f"layers only, and field '{field or 'mtp_num_hidden_layers'}' is not a positive integer"
         )
     return layers
 

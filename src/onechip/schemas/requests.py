@@ -112,7 +112,10 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
     )
     tensor_parallel_size: int = Field(
-        default=1, ge=1, description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's chips."
+        default=1,
+        ge=1,
+        description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's devices (its chips; a v7x "
+        "chip shows 2).",
     )
     pipeline_parallel_size: int = Field(
         default=1,
@@ -211,6 +214,12 @@ class PlanRequest(ServeOptions, ReplicaOptions):
             raise ValueError("must be in (0, 1]")
         return value
 
+    @field_validator("engine_version")
+    @classmethod
+    def _release_text(cls, value: str | None) -> str | None:
+        # ' 0.11.0' from a script is 0.11.0: the rules (version_key) and the image tag read the same text
+        return value.strip() if value is not None else None
+
 
 class UpRequest(ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
@@ -242,7 +251,8 @@ class UpRequest(ServeOptions, ReplicaOptions):
         planner inputs onechip.vllm.flag_table.with_sets applies); None without both."""
         if self.model is None or self.chip is None:
             return None
-        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets)
+        launch = self.engine if self.engine in ("vllm", "vllm-docker") else None  # what the install holds
+        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets, launch=launch)
 
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}

@@ -271,6 +271,12 @@ def with_sets(request: PlanRequest) -> PlanRequest:
     return updated
 
 
+def replanned_inputs(inputs: dict[str, Any], sets: list[str]) -> PlanRequest:
+    """The PlanRequest a plan's recorded planner inputs (Plan.request) become under `sets` (the same plan when
+    no item of `sets` sizes memory)."""
+    return _merged(inputs, planner_values(sets), sets)
+
+
 def replanned(inputs: dict[str, Any], sets: list[str]) -> PlanRequest | None:
     """The PlanRequest a plan's recorded planner inputs (Plan.request) become under `sets`, the `--set` values
     winning; None when no item of `sets` sizes memory (the plan stands as it is)."""

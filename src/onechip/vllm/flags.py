@@ -70,8 +70,11 @@ def image_release(plan: Plan) -> str:
     """The vLLM release a GPU or TPU plan's image is tagged with: plan.engine_version when it is a release number
     (what --engine-version gave, else the rules' release), otherwise (a dev build, an old plan file) the release
     the catalog's rules for that engine were read from (engines.json `release`)."""
-    match = _RELEASE.match(plan.engine_version or "")
-    return match.group(1) if match else str(catalog.engines().engines[plan.engine].release)
+    match = _RELEASE.match((plan.engine_version or "").strip())
+    if match is None:
+        return str(catalog.engines().engines[plan.engine].release)
+    release = match.group(1)  # '0.10' is planned as 0.10.0 (planner version_key), and the images are tagged so
+    return release + ".0" if release.count(".") == 1 else release
 
 
 def default_image(plan: Plan) -> str | None:
@@ -242,6 +245,8 @@ def _stale(plan: Plan, override: Override) -> str | None:
         wanted = None if text is None else TypeAdapter(field.annotation or Any).validate_python(text)
     except (ValueError, ConfigError):
         wanted = override.value
+    if wanted is None and field.default is not None:  # a dropped flag (FLAG= or a switch =false): its default
+        wanted = field.default
     if wanted in planned or (wanted in (None, field.default) and not planned):
         return None
     was = planned[0] if planned else "the engine default"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from factories import sized_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
 
@@ -159,3 +160,14 @@ def test_v0_0_6_5_counts_the_allocators_cached_blocks(tmp_path: Path) -> None:
     # fixture gpu80g-llama3-8b-v0-profiling: 1.79 GiB at TP 1) and PR #12126's H100 log (0.16 GiB)
     assert non_torch_gib(tmp_path, "0.6.5", 1) == pytest.approx(1.79, abs=0.01)
     assert non_torch_gib(tmp_path, "0.7.0", 1) == pytest.approx(0.16, abs=0.01)
+
+
+def test_prompt_embeds_before_0_9_0_is_refused_not_written(tmp_path: Path) -> None:
+    # engines.json v0_fallbacks prompt_embeds: 'the vllm 0.9.0 ... wheels (0.8.5 has no such field)': vLLM 0.8.5's
+    # argparse has no --enable-prompt-embeds, so a command carrying it fails before the engine starts
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    for chip in ("h100", "v6e-1", "cpu"):  # the argument parser is the same on every platform
+        with pytest.raises(ConfigError, match=r"--enable-prompt-embeds needs vLLM 0\.9\.0 or later.*0\.8\.5"):
+            plan_model(str(path), chip, engine_version="0.8.5", max_model_len=4096, enable_prompt_embeds=True)
+    plan = plan_model(str(path), "h100", engine_version="0.9.0", max_model_len=4096, enable_prompt_embeds=True)
+    assert plan.serve.enable_prompt_embeds is not None and plan.serve.enable_prompt_embeds.value

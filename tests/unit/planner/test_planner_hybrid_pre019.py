@@ -139,3 +139,24 @@ def test_pre_019_refusals_are_one_line(tmp_path: Path) -> None:
     # MambaSpec.max_memory_usage_bytes leaves out num_speculative_blocks before 0.15.0: not modelled
     with pytest.raises(ConfigError, match="speculative decoding of a hybrid model is planned from vLLM 0.15.0"):
         _plan(tmp_path, "0.14.0", max_model_len=8192, num_speculative_tokens=2)
+
+
+def test_qwen3_next_mtp_layers_are_vllms_default_when_its_config_names_none(tmp_path: Path) -> None:
+    # Qwen3-Next's published config.json (configs/Qwen--Qwen3-Next-80B-A3B-Instruct.json) has no MTP field; vLLM's
+    # qwen3_next_mtp.py Qwen3NextMultiTokenPredictor reads getattr(config, 'num_nextn_predict_layers', 1): one MTP
+    # layer, whose attention joins the KV layout (as the Qwen3.5 corpus row's 'one MTP attention layer')
+    config = _next_config()
+    assert "mtp_num_hidden_layers" not in config and "num_nextn_predict_layers" not in config
+    plain = _plan(tmp_path, "0.19.0", max_model_len=8192)
+    spec = _plan(tmp_path, "0.19.0", max_model_len=8192, num_speculative_tokens=2)
+    assert len(spec.layers) == len(plain.layers) + 1
+    two = tmp_path / "two"
+    sized_checkpoint(two, {**config, "num_nextn_predict_layers": 2}, 74 * GIB)
+    both = plan_model(str(two), "gpu:1024GiB", "vllm-gpu", engine_version="0.19.0", multimodal=False,
+                      tensor_parallel_size=2, max_model_len=8192, num_speculative_tokens=2)  # fmt: skip
+    assert len(both.layers) == len(plain.layers) + 2
+    with pytest.raises(ConfigError, match="num_nextn_predict_layers"):
+        bad = tmp_path / "bad"
+        sized_checkpoint(bad, {**config, "num_nextn_predict_layers": 0}, 74 * GIB)
+        plan_model(str(bad), "gpu:1024GiB", "vllm-gpu", engine_version="0.19.0", multimodal=False,
+                   tensor_parallel_size=2, max_model_len=8192, num_speculative_tokens=2)  # fmt: skip

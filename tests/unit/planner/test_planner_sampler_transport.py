@@ -165,3 +165,52 @@ def test_bad_transport_is_refused_and_defaults_keep_stored_boot_keys() -> None:
     assert "flashinfer" not in plain and "nccl" not in plain  # keys of boots stored before these inputs
     other = request.model_copy(update={"flashinfer": False, "nccl_transport": "net"})
     assert calibration.deployment_key(other, "vllm-gpu", 8192) == plain + "|no-flashinfer|nccl-net"
+
+
+def test_up_plans_for_the_launcher_it_runs_not_the_one_the_plan_file_printed(tmp_path: Path) -> None:
+    # engines.json flashinfer_sampler: the vllm/vllm-openai image has FlashInfer (the plan's default launcher,
+    # vllm-docker); a `pip install vllm` of 0.9.0 - 0.11.0 (up --engine vllm) does not, and warms up the sort-based
+    # sampler. `up --engine vllm --plan P` must size that install, not the image P was printed for, also when a
+    # --set re-plans P (Plan.request does not hold the launcher).
+    from onechip import api
+    from onechip.schemas.requests import UpRequest
+
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    inputs: dict[str, Any] = {"model": str(path), "chip": "h100", "max_model_len": 8192, "engine_version": "0.10.2"}
+    docker = api.plan(PlanRequest(**inputs))
+    pip = api.plan(PlanRequest(**inputs, launch="vllm"))
+    assert pip.kv_tokens < docker.kv_tokens  # the sort-based warm-up holds more
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(docker.model_dump_json(), encoding="utf-8")
+    up = api.up(UpRequest(engine="vllm", plan=plan_file, port=8000, dry_run=True))
+    assert up.plan is not None and up.plan.kv_tokens == pip.kv_tokens
+    assert up.replanned_with == ["--engine vllm"]
+    same = api.up(UpRequest(engine="vllm-docker", plan=plan_file, port=8000, dry_run=True))
+    assert same.plan is not None and same.plan.kv_tokens == docker.kv_tokens and same.replanned_with == []
+    sized = api.up(UpRequest(engine="vllm", plan=plan_file, sets=["max-num-seqs=256"], port=8000, dry_run=True))
+    pip_256 = api.plan(PlanRequest(**inputs, launch="vllm", max_num_seqs=256))
+    assert sized.plan is not None and sized.plan.kv_tokens == pip_256.kv_tokens
+    fresh = api.up(UpRequest(engine="vllm", model=str(path), chip="h100", port=8000, dry_run=True))
+    assert fresh.plan is not None and fresh.plan.request is not None
+    assert [w.code for w in fresh.plan.warnings if w.code == "sampler-backend"] == []  # 0.32.0: not launcher-bound
+
+
+def test_a_plan_of_a_relative_checkpoint_path_records_it_absolute_so_up_can_re_plan_it_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the serve command takes the absolute path (vllm-docker mounts only absolute ones); the recorded request is
+    # what `up --plan P --set ...` re-plans from, in whatever folder `up` runs
+    from onechip import api
+    from onechip.schemas.requests import UpRequest
+
+    sized_checkpoint(tmp_path / "work" / "llama", LLAMA, LLAMA_8B_BYTES)
+    monkeypatch.chdir(tmp_path / "work")
+    plan = api.plan(PlanRequest(model="./llama", chip="h100", max_model_len=8192))
+    assert plan.request is not None and plan.request["model"] == str(tmp_path / "work" / "llama")
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(plan.model_dump_json(), encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    up = api.up(UpRequest(engine="vllm-docker", plan=plan_file, sets=["max-num-seqs=64"], port=8000, dry_run=True))
+    assert up.replanned_with == ["max-num-seqs=64"] and up.launch is not None
+    assert up.launch.command.model == str(tmp_path / "work" / "llama")

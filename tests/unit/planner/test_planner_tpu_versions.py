@@ -120,3 +120,14 @@ def test_a_v7x_chip_is_two_devices_and_tp_takes_them_one_by_one(tmp_path: Path) 
     assert not any(w.code == "devices-per-chip" for w in both.warnings)
     with pytest.raises(ConfigError, match="between 1 and the 2 devices"):
         plan_model(str(path), "tpu7x", "vllm-tpu", tensor_parallel_size=4, **kw)
+
+
+def test_a_v7x_plan_says_tp_counts_devices_not_chips(tmp_path: Path) -> None:
+    # accelerators.json tpu7x-1 memory_visible_source: one chip shows 2 JAX devices (tpu-inference#2803), so TP 2
+    # is the two TensorCores of one chip, not two chips
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
+    path = sized_checkpoint(tmp_path / "qwen3vl", config, 16 * GIB)
+    both = plan_model(str(path), "tpu7x", "vllm-tpu", tensor_parallel_size=2, max_model_len=4096, multimodal=False)
+    assert both.serve.tensor_parallel_size.reason.startswith("2 device(s) (TensorCores) of the plan")
+    v5e = plan_model(str(path), "v5e-4", "vllm-tpu", tensor_parallel_size=4, max_model_len=4096, multimodal=False)
+    assert v5e.serve.tensor_parallel_size.reason.startswith("4 chip(s) of the plan")

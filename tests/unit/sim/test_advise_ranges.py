@@ -109,3 +109,22 @@ def test_error_entry_by_source_and_whether_the_chip_was_measured() -> None:
     # carried to a chip with no measurement is wider (benchmarks/sim_accuracy.py carry: 31.7% vs 5.0% tok/s)
     wide, narrow = (uncertainty.relative_error(k, "output_tok_per_s") for k in ("carried_unmeasured", "carried"))
     assert (wide, narrow) == pytest.approx((0.317, 0.05))
+
+
+def test_a_v7x_chip_is_advised_as_one_engine_over_both_its_devices(tmp_path, monkeypatch) -> None:
+    # accelerators.json tpu7x-1: one chip of 2 JAX devices (tpu-inference#2803: TP 1 takes one 94.75 GiB device of
+    # the 192 GiB chip); the engine that uses the whole chip is TP 2, and a second chip is another TP 2 engine.
+    # TP 1 would leave half the chip idle while the row prices the whole chip.
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    advice = api.advise(
+        AdviseRequest(
+            model="google/gemma-4-E2B-it",
+            workload={"ctx": 1024, "clients": 4, "output_tokens": 32},
+            chips=["tpu7x"],
+            reps=1,
+        )
+    )
+    assert {(r.engines, r.tensor_parallel_size) for r in advice.rows} == {(1, 2), (2, 2)}
+    one = next(r for r in advice.rows if r.engines == 1)
+    alone = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="tpu7x", max_model_len=2048))
+    assert one.fits and one.kv_tokens and alone.kv_tokens and one.kv_tokens > alone.kv_tokens  # both devices' pools

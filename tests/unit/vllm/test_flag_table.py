@@ -165,3 +165,13 @@ def test_a_switch_set_to_a_word_is_written_bare_or_left_out(item: str, written: 
 def test_a_switch_set_to_another_word_is_refused() -> None:
     with pytest.raises(ConfigError, match="--enforce-eager is a switch"):
         flag_table.parse_sets(["enforce-eager=maybe"])
+
+
+@pytest.mark.parametrize("item", ["enable-prompt-embeds=false", "enable-prompt-embeds=", "enforce-eager=false"])
+def test_turning_off_a_switch_the_plan_left_off_says_nothing_stale(item):
+    # the plan was made with the switch off (PlanRequest default False): --set FLAG=false asks for what it sized
+    result = api.up(UpRequest(engine="vllm", model=BASE["model"], chip="h100", sets=[item, "max-model-len=8192"],
+                              port=8000, dry_run=True))  # fmt: skip
+    assert result.launch is not None
+    assert not [w for w in result.launch.warnings if "sized" in w or "stale" in w]
+    assert item.split("=")[0] not in " ".join(result.launch.command.argv)
