@@ -919,7 +919,8 @@ def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
     """The sampler warm-up the plan sized, said where the install decides it."""
     fi = r.rules.flashinfer_sampler
     if fi is None or not _flashinfer_in_play(r):
-        return []
+        return _unused("--flashinfer" if r.request.flashinfer else "--no-flashinfer", r.request.flashinfer is not None,
+                       "this plan's engine and release size the sampler warm-up by their own rule")  # fmt: skip
     version = r.request.engine_version
     if r.request.flashinfer is None and r.request.launch == "vllm":
         said = (
@@ -950,11 +951,19 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
     )
 
 
+def _unused(flag: str, given: bool, why: str) -> list[PlanWarning]:
+    """One line saying a planner input given by the user sizes nothing in this plan, and why."""
+    if not given:
+        return []
+    return [PlanWarning(code="input-unused", message=f"{flag} changes nothing in this plan: {why}", source="planner")]
+
+
 def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     """What the TP >= 2 non-torch term assumed of the links between the GPUs (vLLM GPU, TP >= 2)."""
     request = r.request
     if request.tensor_parallel_size <= 1 or not r.rules.memory_rules or r.acc.kind != "gpu":
-        return []
+        why = "at TP 1 there is no NCCL communicator" if r.acc.kind == "gpu" else "only vLLM GPU rules have the term"
+        return _unused(f"--nccl-transport {request.nccl_transport}", request.nccl_transport is not None, why)
     transport = request.nccl_transport or "p2p"
     found = next((t for t in r.rules.nccl_transports if t.transport == transport), None)
     if found is None:

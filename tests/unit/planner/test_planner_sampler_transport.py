@@ -214,3 +214,15 @@ def test_a_plan_of_a_relative_checkpoint_path_records_it_absolute_so_up_can_re_p
     up = api.up(UpRequest(engine="vllm-docker", plan=plan_file, sets=["max-num-seqs=64"], port=8000, dry_run=True))
     assert up.replanned_with == ["max-num-seqs=64"] and up.launch is not None
     assert up.launch.command.model == str(tmp_path / "work" / "llama")
+
+
+def test_an_input_that_sizes_nothing_says_so(tmp_path: Path) -> None:
+    # new-user test: --nccl-transport at TP 1 and --flashinfer on a release that picks no sampler by install were
+    # silently ignored
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    tp1 = plan_model(str(path), "h100", max_model_len=4096, nccl_transport="net")
+    assert any(w.code == "input-unused" and "--nccl-transport net" in w.message for w in tp1.warnings)
+    new = plan_model(str(path), "h100", max_model_len=4096, flashinfer=False, engine_version="0.19.0")
+    assert any(w.code == "input-unused" and "--no-flashinfer" in w.message for w in new.warnings)
+    plain = plan_model(str(path), "h100", max_model_len=4096, engine_version="0.19.0")
+    assert not any(w.code == "input-unused" for w in plain.warnings)
