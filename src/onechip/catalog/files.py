@@ -185,6 +185,17 @@ class EncoderProfileRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
+class BlockSizeChoices(StrictModel):
+    """The --block-size values one range of vLLM releases accepts (engines.json `block_size_choices`): its
+    argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
+    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
+    choices: list[int] | None = Field(description="The values accepted; None: any positive integer.")
+    source: str = Field(description="The engine source read, with file and version.")
+
+
 class KvGroupSizeRule(StrictModel):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
@@ -477,6 +488,9 @@ class EngineEntry(StrictModel):
     nccl_transports: list[NcclTransportRule] = Field(
         default_factory=list,
         description="The TP >= 2 non-torch term by NCCL transport between the ranks (empty: the rule's figure).",
+    )
+    block_size_choices: list[BlockSizeChoices] = Field(
+        default_factory=list, description="--block-size values by version (empty: any positive integer)."
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."

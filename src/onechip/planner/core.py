@@ -502,6 +502,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
+    _check_block_size(rules, request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -822,6 +823,23 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
         if low <= key < high:
             return rule
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
+
+
+def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
+    """A --block-size the planned release's argument parser refuses (engines.json block_size_choices) is refused
+    here in one line, naming the values it takes; a plan without a version (the newest rules) takes any."""
+    if request.block_size is None or request.engine_version is None or not rules.block_size_choices:
+        return
+    key = version_key(request.engine_version)
+    for rule in rules.block_size_choices:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high and rule.choices is not None and request.block_size not in rule.choices:
+            allowed = ", ".join(str(c) for c in rule.choices)
+            raise ConfigError(
+                f"--block-size {request.block_size}: vLLM {request.engine_version} accepts {allowed} "
+                "(its argument parser's choices, engines.json block_size_choices)"
+            )
 
 
 def _check_prompt_embeds(request: PlanRequest) -> None:

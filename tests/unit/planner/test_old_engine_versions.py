@@ -171,3 +171,28 @@ def test_prompt_embeds_before_0_9_0_is_refused_not_written(tmp_path: Path) -> No
             plan_model(str(path), chip, engine_version="0.8.5", max_model_len=4096, enable_prompt_embeds=True)
     plan = plan_model(str(path), "h100", engine_version="0.9.0", max_model_len=4096, enable_prompt_embeds=True)
     assert plan.serve.enable_prompt_embeds is not None and plan.serve.enable_prompt_embeds.value
+
+
+@pytest.mark.parametrize(
+    ("version", "block", "refused"),
+    [
+        # argparse choices from the BlockSize Literal (engines.json block_size_choices): 0.8.0 wheel [8 .. 128];
+        # 0.8.5 - 0.11.0 [1, 8, 16, 32, 64, 128]; 0.11.1 - 0.17.x adds 256; 0.18.0 on any positive integer
+        ("0.8.0", 1, True),
+        ("0.10.2", 7, True),
+        ("0.10.2", 256, True),
+        ("0.12.0", 256, False),
+        ("0.17.1", 48, True),
+        ("0.19.0", 48, False),
+        (None, 48, False),
+    ],
+)
+def test_a_block_size_the_release_does_not_accept_is_refused(
+    tmp_path: Path, version: str | None, block: int, refused: bool
+) -> None:
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    if refused:
+        with pytest.raises(ConfigError, match=f"--block-size {block}: vLLM {version} accepts "):
+            plan_model(str(path), "h100", engine_version=version, max_model_len=4096, block_size=block)
+    else:
+        assert plan_model(str(path), "h100", engine_version=version, max_model_len=4096, block_size=block).block_size
