@@ -54,7 +54,8 @@ class ServeOptions(RequestModel):
         given = (self.host, self.image, self.hf_token_file, self.launcher, *planned)
         if kind == "embedded" and (any(v is not None for v in given) or self.sets):
             raise ValueError(
-                "--host/--model/--chip/--plan/--image/--set/--hf-token-file need --engine vllm or vllm-docker"
+                "--host/--model/--chip/--plan/--engine-version/--image/--set/--hf-token-file need --engine vllm or "
+                "vllm-docker"
             )
 
     @field_validator("launcher")
@@ -228,6 +229,11 @@ class UpRequest(ServeOptions, ReplicaOptions):
     model: str | None = Field(default=None, description="Model to plan and serve (with --chip).")
     chip: str | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
     plan: Plan | Path | None = Field(default=None, description="A plan JSON from `onechip plan --json`.")
+    engine_version: str | None = Field(
+        default=None,
+        description="vLLM release to plan --model for and run (its pinned image with vllm-docker); default: the "
+        "newest the rules were read from. A --plan records its own.",
+    )
     tunnel_port: Port | None = Field(default=None, description="Local end of the SSH tunnel.")
     ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="ssh -o option, e.g. Port=2222."
@@ -243,7 +249,9 @@ class UpRequest(ServeOptions, ReplicaOptions):
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
-        self.embedded_conflicts(self.engine, self.model, self.chip, self.plan)
+        self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
+        if self.plan is not None and self.engine_version is not None:
+            raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
         return self
 
     def plan_request(self) -> PlanRequest | None:
@@ -252,7 +260,9 @@ class UpRequest(ServeOptions, ReplicaOptions):
         if self.model is None or self.chip is None:
             return None
         launch = self.engine if self.engine in ("vllm", "vllm-docker") else None  # what the install holds
-        return PlanRequest(model=self.model, chip=self.chip, sets=self.sets, launch=launch)
+        return PlanRequest(
+            model=self.model, chip=self.chip, sets=self.sets, launch=launch, engine_version=self.engine_version
+        )
 
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}
