@@ -471,17 +471,9 @@ def _qwen3_vl_video(
 
 def _qwen_image_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
     """transformers qwen2_vl/image_processing_qwen2_vl.py smart_resize (the resize vLLM's Qwen3-VL sizes its
-    largest image with): round each side to `factor`, then scale into [min_pixels, max_pixels]."""
-    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
+    largest image with): round each side to `factor`, then scale into [min_pixels, max_pixels]; the video resize
+    of one frame with no temporal patch is the same arithmetic."""
+    return _qwen3_video_resize(1, height, width, 1, factor, min_pixels, max_pixels)
 
 
 def _qwen3_video_resize(
