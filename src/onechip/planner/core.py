@@ -828,18 +828,17 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
 def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
     """A --block-size the planned release's argument parser refuses (engines.json block_size_choices) is refused
     here in one line, naming the values it takes; a plan without a version (the newest rules) takes any."""
-    if request.block_size is None or request.engine_version is None or not rules.block_size_choices:
+    version, ruled = request.engine_version, rules.block_size_choices
+    if request.block_size is None or version is None or not ruled:
         return
-    key = version_key(request.engine_version)
-    for rule in rules.block_size_choices:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high and rule.choices is not None and request.block_size not in rule.choices:
-            allowed = ", ".join(str(c) for c in rule.choices)
-            raise ConfigError(
-                f"--block-size {request.block_size}: vLLM {request.engine_version} accepts {allowed} "
-                "(its argument parser's choices, engines.json block_size_choices)"
-            )
+    if version_key(version) < min(version_key(rule.min_version or "0") for rule in ruled):
+        return  # a release older than any read: not checked
+    choices = select_rule(ruled, version).choices
+    if choices is not None and request.block_size not in choices:
+        raise ConfigError(
+            f"--block-size {request.block_size}: vLLM {version} accepts {', '.join(str(c) for c in choices)} "
+            "(its argument parser's choices, engines.json block_size_choices)"
+        )
 
 
 def _check_prompt_embeds(request: PlanRequest) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from onechip.catalog.files import (
+    BlockSizeChoices,
     EncoderProfileRule,
     GpuMemoryRule,
     HybridStateRule,
@@ -59,7 +60,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule, EncoderProfileRule)
+_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule, EncoderProfileRule, BlockSizeChoices)
 
 
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:
