@@ -508,6 +508,10 @@ def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[
             )
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")
+    if target.host is not None and plan.model_source == "local":  # planned from this machine's checkpoint
+        out.append(
+            f"{plan.serve_model} was planned from this machine's copy; {target.host} serves the one at that path"
+        )
     out.extend(f"plan: {warning.code}: {warning.message}" for warning in plan.warnings)
     if not plan.fits:
         out.append(f"plan: {plan.verdict}")

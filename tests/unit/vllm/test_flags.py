@@ -291,3 +291,14 @@ def test_the_image_is_tagged_by_the_release_the_plan_is_made_for(given, tag):
     plan = planner.plan_model("google/gemma-4-E2B-it", "h100", engine_version=given, max_model_len=4096)
     assert flags.default_image(plan) == f"vllm/vllm-openai:{tag}"
     assert plan.engine_version == given.strip()
+
+
+def test_a_local_checkpoint_served_on_another_host_says_whose_copy_it_is(tmp_path, h100_plan):
+    # new-user test: `up --host u@h --model ./x` named this machine's absolute path on the remote host, unsaid
+    local = h100_plan.model_copy(update={"model_source": "local", "serve_model": str(tmp_path / "x")})
+    said = _command(local, host="user@203.0.113.7").warnings
+    assert (
+        f"{tmp_path / 'x'} was planned from this machine's copy; user@203.0.113.7 serves the one at that path" in said
+    )
+    assert not any("this machine's copy" in line for line in _command(local).warnings)  # served here: no line
+    assert not any("this machine's copy" in line for line in _command(h100_plan, host="user@203.0.113.7").warnings)
