@@ -12,7 +12,8 @@ engine code writes, with the fields tests do not care about filled in once.
   named as the model store names it, so the served name and the weights are the embedded model's;
 - `embedded_boot(**overrides)`: what that engine logged when measured (the same DESIGN.md line), for
   cross-checks: measured values, never derived from a plan;
-- `engine_state(**overrides)`: a saved engine state whose pid cannot be a live process.
+- `engine_state(**overrides)`: a saved engine state whose pid cannot be a live process;
+- `corpus_entry(name)`: one entry of the boot-log corpus (tests/fixtures/bootlogs/corpus.json, under BOOTLOGS).
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ def write_checkpoint(directory: Path, config: dict[str, Any], tensors: dict[str,
         part = {n: tensors[n].contiguous() for n in names[s::shards]}
         save_file(part, str(directory / f"model-{s:05d}-of-{shards:05d}.safetensors"))
     return directory
+
+
+BOOTLOGS = Path(__file__).resolve().parent / "fixtures" / "bootlogs"
+
+
+def corpus_entry(name: str) -> dict[str, Any]:
+    """The corpus.json entry of the real boot log `name` (its engine_args, logged figures, notes)."""
+    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
 
 
 def sized_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:

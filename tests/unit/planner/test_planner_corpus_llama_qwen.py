@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
@@ -23,13 +23,6 @@ from onechip.planner.geometry import CHUNKED, FULL, SLIDING, kv_geometry, window
 from onechip.planner.gpu_memory import moe_workspace_bytes
 from onechip.planner.kv_groups import kv_layout
 from onechip.schemas.common import GIB
-
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 def _config(entry: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +32,7 @@ def _config(entry: dict[str, Any]) -> dict[str, Any]:
 def _plan_logged(tmp_path: Path, name: str, multimodal: bool = False) -> Any:
     """Plan a 0.19.0 H100 sweep fixture with the log's own weights per GPU x TP (no checkpoint headers here);
     `multimodal`: served with its towers (the encoder profiling term counts)."""
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     args = entry["engine_args"]
     tp = args["tensor_parallel_size"]
     weights = int(entry["logged"]["model_weights_gib"] * GIB) * tp
@@ -59,7 +52,7 @@ def _plan_logged(tmp_path: Path, name: str, multimodal: bool = False) -> Any:
 # vLLM shards the vocabulary padded to a multiple of 64 by plain division (VocabParallelEmbedding): Qwen3-14B's
 # 151,936 at TP 5 fails at load, "AssertionError: 151936 is not divisible by 5" (0.19.0 log).
 def test_tp_that_does_not_divide_the_padded_vocabulary_is_refused_as_the_engine_refuses(tmp_path: Path) -> None:
-    entry = _corpus("h100x5-qwen3-14b-tp5-refused-v0190")
+    entry = corpus_entry("h100x5-qwen3-14b-tp5-refused-v0190")
     path = sized_checkpoint(tmp_path / "q", _config(entry), 1024)
     with pytest.raises(ConfigError) as caught:
         plan_model(str(path), "h100", "vllm-gpu", tensor_parallel_size=5, multimodal=False)
@@ -116,7 +109,7 @@ def test_tp_sharding_is_not_checked_where_the_engine_shards_otherwise(tmp_path: 
 # 36 chunked-local layers (chunk 8,192) and 12 full; vLLM's hybrid allocator keeps them apart: 4 groups of 12.
 # 0.19.0 TP 4 log: num_gpu_blocks 91,495 -> 91,495 // 4 x 16 = 365,968 tokens, 44.68x at 8,192.
 def test_llama4_chunked_layers_reproduce_the_scout_token_line() -> None:
-    entry = _corpus("h100x4-llama4-scout-tp4-v0190")
+    entry = corpus_entry("h100x4-llama4-scout-tp4-v0190")
     config = read_config(_config(entry), "llama4-scout")
     geometry = kv_geometry(config.text, kv_dtype_bytes=2, tensor_parallel_size=4)
     kinds = [layer.attention_type for layer in geometry.layers]
@@ -140,7 +133,7 @@ def test_chunked_local_layers_hold_one_chunk_plus_one_step() -> None:
 def test_llama4_without_a_chunk_size_gets_its_class_default() -> None:
     # Llama4TextConfig's default attention_chunk_size is 8,192 (transformers 5.19 configuration_llama4.py,
     # catalog/config_defaults.json): what vLLM serves a config that leaves it out (issue 27).
-    text = {k: v for k, v in _config(_corpus("h100x4-llama4-scout-tp4-v0190"))["text_config"].items()}
+    text = {k: v for k, v in _config(corpus_entry("h100x4-llama4-scout-tp4-v0190"))["text_config"].items()}
     del text["attention_chunk_size"]
     read = read_config({"model_type": "llama4", "text_config": text}, "scout")
     assert read.defaults_applied["attention_chunk_size"] == 8192 and read.text["attention_chunk_size"] == 8192
@@ -167,7 +160,7 @@ def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
 # (tests/unit/planner/test_planner_hybrid_state.py plans it to the token); a linear-attention family the planner does
 # not model (MiniMax lightning attention) is still refused in one line naming it and its linear-attention layers.
 def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
-    config = _config(_corpus("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
+    config = _config(corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
     assert read_config(config, "qwen3.6").family == "qwen3_5_moe_text"
     minimax = dict(
         config, architectures=["MiniMaxM1ForCausalLM"], text_config=dict(config["text_config"], model_type="minimax_m1")
@@ -183,11 +176,11 @@ def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
 # MoE' in the sweep's logs); vllm/model_executor/layers/fused_moe/experts/triton_moe.py workspace_shapes:
 # M x topk x max(N / 2, K) and M x topk x max(N, K), N = 2 x moe_intermediate_size / TP, K = hidden.
 def test_fused_moe_workspace_is_the_triton_experts_shape() -> None:
-    qwen3 = _config(_corpus("h100-qwen3-30b-a3b-moe-v0190"))  # hidden 2,048, 768 per expert, 8 per token
+    qwen3 = _config(corpus_entry("h100-qwen3-30b-a3b-moe-v0190"))  # hidden 2,048, 768 per expert, 8 per token
     assert (
         moe_workspace_bytes(qwen3, dtype_bytes=2, tensor_parallel_size=1, tokens=8192) == 8192 * 8 * (2048 + 2048) * 2
     )  # max(768, 2,048) + max(1,536, 2,048): 0.5 GiB
-    mixtral = _config(_corpus("h100x2-mixtral-8x7b-tp2-v0190"))  # hidden 4,096, 14,336 per expert, 2 per token
+    mixtral = _config(corpus_entry("h100x2-mixtral-8x7b-tp2-v0190"))  # hidden 4,096, 14,336 per expert, 2 per token
     assert (
         moe_workspace_bytes(mixtral, dtype_bytes=2, tensor_parallel_size=2, tokens=8192)
         == 8192 * 2 * (7168 + 14336) * 2

@@ -10,18 +10,12 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import cuda_graph_count
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 L4 = "l4-gemma4-26b-a4b-w4a16-len2048-v0300"
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +39,7 @@ def test_capture_sizes_never_exceed_the_batch() -> None:
 
 
 def _l4_plan(tmp_path: Path) -> Any:
-    entry = _corpus(L4)
+    entry = corpus_entry(L4)
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
     weights = int(entry["logged"]["model_weights_gib"] * GIB)  # 'Model loading took 14.8 GiB memory'
     return plan_model(
@@ -66,7 +60,7 @@ def test_graph_term_on_the_held_out_l4_log(tmp_path: Path) -> None:
     # ('--gpu-memory-utilization=0.9200 is equivalent to ... 0.9145': 0.0055 x 22.03 GiB = 0.12 GiB).
     budget = _l4_plan(tmp_path).memory_budget
     assert budget is not None
-    logged = _corpus(L4)["logged"]["cuda_graph_pool_estimated_gib"]
+    logged = corpus_entry(L4)["logged"]["cuda_graph_pool_estimated_gib"]
     assert budget.cuda_graph_bytes / GIB == pytest.approx(logged, abs=0.03)
 
 
@@ -81,6 +75,6 @@ def test_activation_peak_of_the_v2_runner_on_the_l4_log(tmp_path: Path) -> None:
     # 'Available KV cache memory: 3.8 GiB'.
     budget = _l4_plan(tmp_path).memory_budget
     assert budget is not None
-    logged = _corpus(L4)["logged"]
+    logged = corpus_entry(L4)["logged"]
     transient = logged["activation_peak_gib"] - logged["cuda_graph_pool_estimated_gib"]
     assert budget.activation_peak_bytes / GIB == pytest.approx(transient, abs=0.1)

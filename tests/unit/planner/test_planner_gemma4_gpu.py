@@ -19,14 +19,13 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.fit import blocks_for
 from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 T4 = dict(
     max_model_len=16384, utilization=0.9, max_num_seqs=8, dtype="float16", engine_version="0.28.0", multimodal=True
 )
@@ -36,11 +35,6 @@ T4 = dict(
 BLOCK_BYTES = 3 * 32 * 1024
 # T4 defaults (< 70 GiB): 2,048 batched tokens; 2 batches in flight: cdiv(511 + 4,096, 32) + 1 = 145 blocks
 PER_REQUEST = 16384 // 16 + 4 * (-(-(512 - 1 + 2 * 2048) // 32) + 1)
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 def test_t4_e2b_blocks_per_request_hold_two_batches_in_flight() -> None:
@@ -71,7 +65,7 @@ def test_kv_wall_counts_the_blocks_the_engine_does() -> None:
 def test_t4_e2b_token_line_is_exact_at_the_logged_pool() -> None:
     # the sibling T4G run (vLLM 0.27.2rc1, same flags, same 329,579 tokens) reports 'KV cache 2.95 GiB':
     # 32,266 blocks of 96 KiB (2.954 GiB) print exactly the log's line
-    entry = _corpus("t4-gemma4-e2b-len16384-v0280")
+    entry = corpus_entry("t4-gemma4-e2b-len16384-v0280")
     pool = 32_266 * BLOCK_BYTES
     plan = plan_model("google/gemma-4-E2B-it", "t4", "vllm-gpu", kv_cache_memory_bytes=pool, **T4)
     assert plan.kv_tokens_logged == entry["logged"]["kv_cache_tokens"] == 329_579
@@ -91,7 +85,7 @@ def test_t4_e2b_planned_tokens_within_five_percent() -> None:
 
 
 def test_enforce_eager_reserves_no_cuda_graphs(tmp_path: Path) -> None:
-    entry = _corpus("a100-gemma4-26b-a4b-len131072-eager")
+    entry = corpus_entry("a100-gemma4-26b-a4b-len131072-eager")
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
     # 'Model loading took 48.5 GiB memory' holds the RoPE cache the planner adds beside the checkpoint
     text = config.get("text_config") or config

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from factories import BOOTLOGS, corpus_entry
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import rotary_cache_bytes
@@ -21,13 +22,7 @@ from onechip.planner.rules import accelerator
 from onechip.planner.weights import Tensor, weights_by_stage
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -84,7 +79,7 @@ def test_weights_follow_their_layers_and_a_tied_embedding_is_built_on_the_last_s
 # (67,207 blocks of 16 over each stage's 16 layers). Stage PP1 runs the sampler warm-up (its log: activation
 # 2.01 GiB against PP0's 1.1 GiB), holds the fewer blocks, and every worker is set to that count.
 def test_pipeline_parallel_plans_each_stage_and_takes_the_fewest_blocks(tmp_path: Path) -> None:
-    entry = _corpus("h100x2-llama31-8b-pp2-v0190")
+    entry = corpus_entry("h100x2-llama31-8b-pp2-v0190")
     config = _config("meta-llama--Llama-3.1-8B-Instruct.json")
     path = _layered_checkpoint(tmp_path / "llama", config, LLAMA_8B_BYTES)
     plan = plan_model(
@@ -132,7 +127,7 @@ def test_new_gpus_carry_the_memory_the_runtime_sees(chip: str, visible: int) -> 
 # default to 1024 sequences / 8192 tokens unless the device name contains "a100" (256 / 2048). The A100 log
 # of gpt-oss-20b at 0.65 (myoceane.fr, vLLM 0.19.0) prints 'Available KV cache memory: 36.56 GiB'.
 def test_an_a100_gets_the_small_batch_defaults_and_its_logged_kv_memory(tmp_path: Path) -> None:
-    entry = _corpus("a100-gpt-oss-20b-len131072-util065-v0190")
+    entry = corpus_entry("a100-gpt-oss-20b-len131072-util065-v0190")
     config_path = BOOTLOGS / "configs" / "openai--gpt-oss-20b.json"
     weights = int(entry["logged"]["model_weights_gib"] * GIB)
     plan = _plan_sized(tmp_path / "a", config_path, weights, "a100-80gb", utilization=0.65, max_model_len=131072)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import kv_geometry
@@ -23,17 +23,12 @@ from onechip.planner.kv_groups import StateCache, hybrid_block_size, kv_layout
 from onechip.planner.recurrent import state_bytes, state_dtype_bytes
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 NEXT = "h200x2-qwen3-next-80b-a3b-tp2-v0102"
 ARCH = ["Qwen3NextForCausalLM"]
 
 
-def _corpus(name: str) -> dict[str, Any]:
-    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
-
-
 def _next_config() -> dict[str, Any]:
-    return json.loads((BOOTLOGS / _corpus(NEXT)["config_file"]).read_text(encoding="utf-8"))
+    return json.loads((BOOTLOGS / corpus_entry(NEXT)["config_file"]).read_text(encoding="utf-8"))
 
 
 def _plan(tmp_path: Path, version: str, **kwargs: Any) -> Any:
@@ -67,7 +62,7 @@ def test_qwen3_next_state_block_and_padding_as_logged() -> None:
 # of 12 (4 groups), 44.59 GiB // (12 x 557,056 B) = 7,162 blocks (num_gpu_blocks); 'GPU KV cache size: 973,760
 # tokens' (7,162 // 4 x 544); 'Maximum concurrency for 262,144 tokens per request: 14.77x' (7,162 / (482 + 3)).
 def test_qwen3_next_0102_log_given_the_logged_pool(tmp_path: Path) -> None:
-    logged = _corpus(NEXT)["logged"]
+    logged = corpus_entry(NEXT)["logged"]
     plan = _plan(tmp_path, "0.10.2", kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB))
     assert plan.kv_tokens_logged == logged["kv_cache_tokens"] == 973_760
     assert round(plan.max_concurrency, 2) == logged["max_concurrency"] == 14.77

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.planner import plan_model
 from onechip.planner.core import group_size_max_ratio
 from onechip.planner.geometry import kv_geometry
@@ -22,16 +22,11 @@ from onechip.planner.kv_groups import kv_layout
 from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 CASCADE = "gpu94g-nemotron-cascade2-30b-nvfp4-kvfp8-len262144-v0191"
 
 
-def _corpus(name: str) -> dict[str, Any]:
-    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
-
-
 def _nemotron(tmp_path: Path, **drop_or_set: Any) -> Path:
-    config = json.loads((BOOTLOGS / _corpus(CASCADE)["config_file"]).read_text(encoding="utf-8"))
+    config = json.loads((BOOTLOGS / corpus_entry(CASCADE)["config_file"]).read_text(encoding="utf-8"))
     for key, value in drop_or_set.items():
         if value is None:
             config.pop(key, None)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import MAMBA, kv_geometry
@@ -22,17 +22,12 @@ from onechip.planner.kv_groups import StateCache, hybrid_block_size, kv_layout
 from onechip.planner.recurrent import layer_roles, state_bytes, state_elements
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 QWEN36 = "rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"
 ARCH = ["Qwen3_5MoeForConditionalGeneration"]
 
 
-def _corpus(name: str) -> dict[str, Any]:
-    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
-
-
 def _qwen36() -> dict[str, Any]:
-    return json.loads((BOOTLOGS / _corpus(QWEN36)["config_file"]).read_text(encoding="utf-8"))
+    return json.loads((BOOTLOGS / corpus_entry(QWEN36)["config_file"]).read_text(encoding="utf-8"))
 
 
 # gated_delta_net_state_shape: conv (16 x 128 x 2 + 32 x 128) x (4 - 1) = 3 x 8,192; temporal 32 x 128 x 128.
@@ -101,7 +96,7 @@ def test_qwen36_layout_and_pages_per_request() -> None:
 # (66 pages) it would print 4.53x: the 4.5-4.6x the last round computed.
 @pytest.mark.parametrize("name", [QWEN36, QWEN36 + "-b"])
 def test_rtx5090_qwen36_logs_to_the_token(tmp_path: Path, name: str) -> None:
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     args, logged = entry["engine_args"], entry["logged"]
     path = sized_checkpoint(tmp_path / "m", _qwen36(), 20 * GIB)
     plan = plan_model(
@@ -161,7 +156,7 @@ def test_mtp_widens_the_conv_state_and_adds_an_attention_layer() -> None:
     ["rtx3090x2-qwen36-27b-int4-mtp3-kvfp8e5m2-tp2-v0240", "rtx3090x4-qwen36-27b-int4-mtp3-kvfp8e5m2-tp4-v0240"],
 )
 def test_qwen36_27b_mtp_logs_given_the_logged_pool(tmp_path: Path, name: str) -> None:
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     args, logged = entry["engine_args"], entry["logged"]
     path = sized_checkpoint(tmp_path / "m", _qwen36_27b(), 18 * GIB)
     plan = plan_model(
@@ -243,7 +238,7 @@ def test_unversioned_hybrid_plan_names_the_rule_it_fell_back_to(tmp_path: Path) 
     ],
 )
 def test_mamba2_hybrid_logs_given_the_logged_pool(tmp_path: Path, name: str) -> None:
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     args, logged = entry["engine_args"], entry["logged"]
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
     path = sized_checkpoint(tmp_path / "m", config, 5 * GIB)

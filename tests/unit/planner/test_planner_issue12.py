@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
 from onechip.planner.geometry import kv_geometry
@@ -23,13 +23,7 @@ from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.kv_groups import kv_layout
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 SRC = Path(__file__).resolve().parents[3] / "src"
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -57,7 +51,7 @@ LLAMA_8B_BYTES = 16_060_522_496  # issue 12: Llama-3.1-8B bf16 checkpoint bytes
     [("rtx3090-llama31-8b-len29000-refused-v0", 29000), ("rtx3090-llama31-8b-len20000-v0", 20000)],
 )
 def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture: str, max_len: int) -> None:
-    entry = _corpus(fixture)
+    entry = corpus_entry(fixture)
     path = sized_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
     plan = plan_model(
         str(path),
@@ -86,7 +80,7 @@ def test_llama_8b_on_a_24gb_card_agrees_with_the_engine(tmp_path: Path, fixture:
 #     (vllm/engine/arg_utils.py create_engine_config; SchedulerConfig 2048 since PR #10544), not max_model_len:
 #     DeepSeek-R1-Distill-Qwen-14B on 2x RTX 4090 at 131,072 and 0.98 logged 81,536 tokens, refused (vllm #13061).
 def test_v0_profiles_a_chunked_batch_above_32k(tmp_path: Path) -> None:
-    entry = _corpus("rtx4090x2-r1-distill-qwen14b-tp2-refused-v0")
+    entry = corpus_entry("rtx4090x2-r1-distill-qwen14b-tp2-refused-v0")
     config = _config("deepseek-ai--DeepSeek-R1-Distill-Qwen-14B.json")
     per_gpu = int(entry["logged"]["model_weights_gib"] * GIB) - rotary_cache_bytes(config, dtype_bytes=2)
     path = sized_checkpoint(tmp_path / "r1", config, 2 * per_gpu)
@@ -140,7 +134,7 @@ def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> No
 # 3. Hybrid allocator groups, against the 0.19.0 Gemma 3 27B log on H100: 62 layers (52 sliding, 10 full)
 #    -> 7 groups of up to 10 layers; 15,997 blocks; token line 15,997 // 7 x 16 = 36,560; 4.46x at 8,192.
 def test_hybrid_groups_reproduce_the_gemma3_27b_token_line() -> None:
-    entry = _corpus("h100-gemma3-27b-v0190")
+    entry = corpus_entry("h100-gemma3-27b-v0190")
     config = read_config(_config("google--gemma-3-27b-it.json"), "gemma-3-27b-it")
     layout = kv_layout(kv_geometry(config.text, kv_dtype_bytes=2), block_size=16, tensor_parallel_size=1)
     assert (len(layout.groups), layout.group_size) == (7, 10)
@@ -151,7 +145,7 @@ def test_hybrid_groups_reproduce_the_gemma3_27b_token_line() -> None:
 
 def test_hybrid_verdict_never_contradicts_its_concurrency(tmp_path: Path) -> None:
     config = _config("google--gemma-3-27b-it.json")
-    entry = _corpus("h100-gemma3-27b-v0190")
+    entry = corpus_entry("h100-gemma3-27b-v0190")
     weights = int(entry["logged"]["model_weights_gib"] * GIB)
     plan = plan_model(
         str(sized_checkpoint(tmp_path / "g3", config, weights)),
@@ -203,7 +197,7 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
 # 5. n GPUs: `--chip h100 --tensor-parallel-size 4` is four H100s (0.19.0 log: 2,209,792 tokens, 67.44 GiB
 #    of KV per GPU); --kv-cache-memory is bytes per GPU.
 def test_tensor_parallel_on_a_gpu_key_means_that_many_cards(tmp_path: Path) -> None:
-    entry = _corpus("h100x4-llama31-8b-tp4-v0190")
+    entry = corpus_entry("h100x4-llama31-8b-tp4-v0190")
     path = sized_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
     plan = plan_model(
         str(path),
@@ -291,7 +285,7 @@ def test_windowed_engines_judge_one_request_at_its_windowed_blocks() -> None:
     ],
 )
 def test_activation_peak_on_held_out_logs(tmp_path: Path, fixture: str, config: str) -> None:
-    entry = _corpus(fixture)
+    entry = corpus_entry(fixture)
     weights = int(entry["logged"]["model_weights_gib"] * GIB)
     path = sized_checkpoint(tmp_path / "m", _config(config), weights)
     plan = plan_model(

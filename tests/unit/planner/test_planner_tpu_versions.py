@@ -9,22 +9,16 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
-
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text()) if e["name"] == name)
 
 
 def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: Path) -> None:
     # tpu-inference PR #145 on v6e x4, TP 4: 3.74 GiB per chip after weights; its cache shape is 32 layers
     # x 8 KV heads (K and V) x 128, the Llama-3.1-8B geometry; 3,168 blocks x 256 = 811,008 tokens.
-    entry = _corpus("tpu-v6e4-tp4-len4096")
+    entry = corpus_entry("tpu-v6e4-tp4-len4096")
     config = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
     weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GIB) * 4
     path = sized_checkpoint(tmp_path / "llama", config, weights)
@@ -80,7 +74,7 @@ def test_every_layer_takes_whole_pages_of_the_regular_shape(tmp_path: Path) -> N
     # a public copy of the Hub file): 'Init kv-cache | num_total_layers=30 | ... regular_attn_shape=(num_blocks,
     # (128, 8, 2, 256))' -- the 5 full layers (2 KV heads x 512) are allocated at the sliding layers' 8 x 256:
     # 30 x 8 x 2 x 256 x 2 B = 245,760 B/token, and 'TPU KV cache size: 235,008 tokens' (1,836 blocks x 128).
-    entry = _corpus("tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291")
+    entry = corpus_entry("tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291")
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
     weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GIB) * 4
     path = sized_checkpoint(tmp_path / "g4", config, weights)
@@ -105,7 +99,7 @@ def test_a_v7x_chip_is_two_devices_and_tp_takes_them_one_by_one(tmp_path: Path) 
     # tpu-inference#2803 (corpus tpu-v7x-qwen3-vl-8b-len4096-vmem-oom): TP 1 on a v7x sizes its pool on ONE
     # JAX device of 94.75 GiB ('total_hbm_limit'), cap 80.53 at 0.85, 16.58 GiB used after the model, 63.95
     # GiB of KV, 465,664 tokens; tpu-inference PR #903: the device limit is 96, not 192 GB.
-    entry = _corpus("tpu-v7x-qwen3-vl-8b-len4096-vmem-oom")
+    entry = corpus_entry("tpu-v7x-qwen3-vl-8b-len4096-vmem-oom")
     logged = entry["logged"]
     config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
     path = sized_checkpoint(tmp_path / "qwen3vl", config, int(logged["hbm_used_after_model_gib_per_chip"] * GIB))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
@@ -23,17 +23,11 @@ from onechip.planner.gpu_memory import deepstack_buffer_bytes, encoder_profile_b
 from onechip.planner.weights import LANGUAGE_MODEL, LM_HEAD, VISION_TOWER, component_of
 from onechip.schemas.common import GIB
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 LLAVA = "h100-llava-v16-mistral-7b-len4096-v0102"
 LLAVA_5080 = "rtx5080-llava-v16-mistral-7b-len4096-refused-v0110"
 QWEN3_VL_MOE = "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110"
 QWEN3_VL_ASCEND = "ascend-qwen3-vl-8b-len16384-v0180"
 QWEN3_VL_GPU = "gpu-qwen3-vl-8b-len4096-eager-dev15312"
-
-
-def _corpus(name: str) -> dict[str, Any]:
-    entries = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in entries if e["name"] == name)
 
 
 def _config(entry: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +36,7 @@ def _config(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _plan(tmp_path: Path, name: str, chip: str, version: str, **kw: Any) -> Any:
     """Plan a corpus entry with the log's own loaded weights per GPU x TP, served multimodal (vLLM's default)."""
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     args = entry["engine_args"]
     tp = args["tensor_parallel_size"]
     weights = int(entry["logged"]["model_weights_gib"] * GIB) * tp
@@ -82,7 +76,7 @@ def test_the_text_config_of_a_published_wrapper_gives_the_kv_geometry(
 def test_llava_next_text_config_without_layers_is_planned_with_mistral_defaults_and_says_so(tmp_path: Path) -> None:
     # the Hub config.json's text_config states no num_hidden_layers, hidden_size or num_attention_heads;
     # transformers 5.19 MistralConfig gives 32 / 4,096 / 32 (catalog/config_defaults.json), as vLLM loads it
-    config = read_config(_config(_corpus(LLAVA)), "llava-v1.6-mistral-7b-hf")
+    config = read_config(_config(corpus_entry(LLAVA)), "llava-v1.6-mistral-7b-hf")
     assert config.defaults_applied == {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}
     _, plan = _plan(tmp_path, LLAVA, "h100", "0.10.2", utilization=0.9)
     (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
@@ -103,7 +97,7 @@ def test_llava_next_text_config_without_layers_is_planned_with_mistral_defaults_
 def test_kv_tokens_given_the_logged_pool_are_within_one_percent(
     tmp_path: Path, name: str, chip: str, version: str
 ) -> None:
-    entry = _corpus(name)
+    entry = corpus_entry(name)
     pool = int(entry["logged"]["available_kv_cache_gib"] * GIB)  # printed to 0.01 GiB
     _, plan = _plan(tmp_path, name, chip, version, kv_cache_memory_bytes=pool)
     logged = entry["logged"]["kv_cache_tokens"]
@@ -130,7 +124,7 @@ def test_llava_next_encoder_profile_holds_the_items_the_logs_name() -> None:
     # vllm llava_next.py: the 672 x 672 pinpoint has the most features, 576 + 2,304 + 48 = 2,928 tokens and
     # 1 + 4 tiles of 3 x 336^2 pixel values; the logs: 5 items at a 16,384-token budget (0.10.2, 1,024 sequences),
     # 1 item at 8,192 with max_num_seqs 1 (0.11.0: 1 x max(1, 4,096 // 2,928))
-    read = read_config(_config(_corpus(LLAVA)), "llava")
+    read = read_config(_config(corpus_entry(LLAVA)), "llava")
     config = {**read.data, "text_config": read.text}  # hidden_size 4,096: MistralConfig's default, as planned
     one_item = (5 * 3 * 336 * 336 + 2928 * 4096) * 2
     kw = {"dtype_bytes": 2, "max_model_len": 4096}
@@ -139,7 +133,7 @@ def test_llava_next_encoder_profile_holds_the_items_the_logs_name() -> None:
 
 
 def test_qwen_vl_encoder_profile_needs_the_image_processor_and_counts_deepstack() -> None:
-    config = _config(_corpus(QWEN3_VL_ASCEND))
+    config = _config(corpus_entry(QWEN3_VL_ASCEND))
     assert encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=16384) == 0  # no processor config
     # Qwen3-VL's preprocessor_config.json size.longest_edge 16,777,216 px: 16,777,216 // 32^2 = 16,384 tokens, one
     # item at the 16,384-token budget ('budget of 16384 tokens, and profiled with 1 image items', the 0.18.0 log);
@@ -189,13 +183,13 @@ def test_mllama_on_v0_sizes_blocks_over_every_layer_cross_attention_included() -
     assert per_token == 40 * 8 * 128 * 2 * 2
     assert (
         round(14.65 * GIB / (16 * per_token))
-        == _corpus("h100-llama32-11b-vision-len65536-eager-v0")["logged"]["num_gpu_blocks"]
+        == corpus_entry("h100-llama32-11b-vision-len65536-eager-v0")["logged"]["num_gpu_blocks"]
     )
 
 
 def test_an_explicit_null_head_dim_in_a_qwen3_vl_text_config_is_refused_in_one_line() -> None:
     # Qwen3VLTextConfig defaults head_dim to 128, but a key present with null stays null (transformers keeps it)
-    config = _config(_corpus(QWEN3_VL_ASCEND))
+    config = _config(corpus_entry(QWEN3_VL_ASCEND))
     config["text_config"] = {**config["text_config"], "head_dim": None}
     with pytest.raises(ConfigError, match="field 'head_dim' is missing") as caught:
         read_config(config, "Qwen3-VL-8B-Instruct")
@@ -224,7 +218,7 @@ def test_text_only_drops_the_tower_from_the_release_that_skips_loading_it(
     tower, text = 300_000_000, 7_000_000_000
     path = _checkpoint(
         tmp_path / "llava",
-        _config(_corpus(LLAVA)),
+        _config(corpus_entry(LLAVA)),
         {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
          "language_model.model.layers.0.mlp.down_proj.weight": text},
     )  # fmt: skip
@@ -237,11 +231,12 @@ def test_qwen3_vl_deepstack_buffers_follow_the_batched_tokens_as_the_two_logs_lo
     # vllm qwen3_vl.py: 3 DeepStack levels x [max_num_batched_tokens, 4,096] in bf16, counted in the loaded figure;
     # Qwen3-VL-8B loads 16.957 GiB at 16,384 batched tokens (vLLM-Ascend 0.18.0) and 16.78 GiB at 8,192 (2026-04
     # main): both printed to 0.01 GiB, so their difference is known to about +-0.01 GiB
-    read = read_config(_config(_corpus(QWEN3_VL_ASCEND)), "Qwen3-VL-8B")
+    read = read_config(_config(corpus_entry(QWEN3_VL_ASCEND)), "Qwen3-VL-8B")
     config = {**read.data, "text_config": read.text}
     at_16k, at_8k = (deepstack_buffer_bytes(config, dtype_bytes=2, max_num_batched_tokens=n) for n in (16384, 8192))
     logged = (
-        _corpus(QWEN3_VL_ASCEND)["logged"]["model_weights_gib"] - _corpus(QWEN3_VL_GPU)["logged"]["model_weights_gib"]
+        corpus_entry(QWEN3_VL_ASCEND)["logged"]["model_weights_gib"]
+        - corpus_entry(QWEN3_VL_GPU)["logged"]["model_weights_gib"]
     )
     assert at_16k == 3 * 16384 * 4096 * 2
     assert abs((at_16k - at_8k) / GIB - logged) < 0.015
@@ -272,7 +267,7 @@ def test_gemma3_published_configs_plan_the_logged_pool_as_their_stated_copies(
     }
     read = read_config(configs[published], published)
     assert {k: read.defaults_applied[k] for k in defaulted} == defaulted
-    entry = _corpus(log)
+    entry = corpus_entry(log)
     pool = int(entry["logged"]["available_kv_cache_gib"] * GIB)
     tokens = []
     for name, config in configs.items():

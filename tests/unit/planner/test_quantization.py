@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from factories import BOOTLOGS, corpus_entry
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
 from onechip.vllm import flags
 
-BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 LLAMA = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
 
 
@@ -79,10 +79,6 @@ def gpt_oss(directory: Path, config: dict) -> Path:
         sys.path.pop(0)
     planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
     return directory
-
-
-def corpus_entry(name: str) -> dict:
-    return next(e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8")) if e["name"] == name)
 
 
 def test_the_gpt_oss_layout_is_the_published_checkpoint(tmp_path: Path) -> None:
