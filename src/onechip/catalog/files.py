@@ -67,13 +67,22 @@ class AcceleratorEntry(StrictModel):
     )
 
 
-class GpuMemoryRule(StrictModel):
+class VersionedRule(StrictModel):
+    """A rule that holds for one range of vLLM (or tpu-inference) releases: [min_version, max_version)
+    (planner.gpu_memory.select_rule picks the one a version falls in)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
+    min_version: str | None = Field(
+        default=None, description="First release it holds for (inclusive; None: every older one)."
+    )
+    max_version: str | None = Field(default=None, description="First release it no longer holds for (None: none).")
+
+
+class GpuMemoryRule(VersionedRule):
     """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
     range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
 
     versions: str = Field(description="Human-readable range, e.g. '0.10.0 - 0.20.x' or 'V0 engine'.")
-    min_version: str | None = Field(default=None, description="First vLLM release it holds for (inclusive).")
-    max_version: str | None = Field(default=None, description="First vLLM release it no longer holds for.")
     cuda_graphs_subtracted: bool = Field(
         description="CUDA-graph memory is estimated and subtracted from the KV budget before sizing it."
     )
@@ -157,17 +166,12 @@ class GpuMemoryRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
-class EncoderProfileRule(StrictModel):
+class EncoderProfileRule(VersionedRule):
     """What one range of vLLM versions does to the multimodal encoder's profiling outputs beyond keeping them
     (engines.json `encoder_profile_rules`; planner.gpu_memory.encoder_profile_bytes): whether profile_run pads
     each dummy item's output to a longer zero tensor it caches instead, and whether Qwen3-VL counts a video's
     tokens with the timestamp text around each frame (which makes the video the profiled modality)."""
 
-    versions: str = Field(description="Human-readable range of versions.")
-    min_version: str | None = Field(
-        default=None, description="First release it holds for (inclusive; None: every older one)."
-    )
-    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
     pad_outputs_to: Literal["none", "encoder_budget", "item_tokens"] = Field(
         description="An item output shorter than this is copied into new zeros of [this, width] that the encoder "
         "cache keeps: 'encoder_budget' (the encoder budget), 'item_tokens' (the modality's most tokens per item, "
@@ -185,27 +189,19 @@ class EncoderProfileRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
-class BlockSizeChoices(StrictModel):
+class BlockSizeChoices(VersionedRule):
     """The --block-size values one range of vLLM releases accepts (engines.json `block_size_choices`): its
     argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value."""
 
-    versions: str = Field(description="Human-readable range of versions.")
-    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
-    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
     choices: list[int] | None = Field(description="The values accepted; None: any positive integer.")
     source: str = Field(description="The engine source read, with file and version.")
 
 
-class KvGroupSizeRule(StrictModel):
+class KvGroupSizeRule(VersionedRule):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
     full attention (Gemma 2/3, gpt-oss) as hybrid attention + recurrent-state."""
 
-    versions: str = Field(description="Human-readable range of versions.")
-    min_version: str | None = Field(
-        default=None, description="First release it holds for (inclusive; None: every older one)."
-    )
-    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
     group_size_max_ratio: float = Field(
         description="Layers per group = the most layers of a spec when that is below this x the fewest, else the "
         "fewest (1.0: always the fewest)."
@@ -214,13 +210,10 @@ class KvGroupSizeRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
-class HybridStateRule(StrictModel):
+class HybridStateRule(VersionedRule):
     """How one range of vLLM versions keeps the recurrent state of hybrid attention + Mamba / linear-attention
     models beside the KV cache (engines.json `hybrid_rules`; planner.recurrent and planner.kv_groups)."""
 
-    versions: str = Field(description="Human-readable range of versions.")
-    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
-    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
     prefix_caching_default: bool = Field(
         description="Prefix caching is on by default for hybrid models (ModelConfig.is_prefix_caching_supported)."
     )
@@ -280,12 +273,9 @@ class HybridStateRule(StrictModel):
     date: str = Field(description="ISO date.")
 
 
-class TpuPoolRule(StrictModel):
+class TpuPoolRule(VersionedRule):
     """How one range of tpu-inference versions sizes the KV pool (engines.json `pool_rules`)."""
 
-    versions: str = Field(description="Human-readable range of versions.")
-    min_version: str | None = Field(default=None, description="First release it holds for (inclusive).")
-    max_version: str | None = Field(default=None, description="First release it no longer holds for.")
     formula: Literal["cap_minus_weights", "free_times_util"] = Field(
         description="'cap_minus_weights': total x util - weights; 'free_times_util': (total - weights) x util."
     )

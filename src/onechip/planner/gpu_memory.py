@@ -37,14 +37,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from onechip.catalog.files import (
-    BlockSizeChoices,
     EncoderProfileRule,
     GpuMemoryRule,
-    HybridStateRule,
-    KvGroupSizeRule,
     NcclTransportRule,
     SamplerBackendRule,
     TpuPoolRule,
+    VersionedRule,
 )
 from onechip.errors import ConfigError
 
@@ -60,7 +58,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-_Rule = TypeVar("_Rule", GpuMemoryRule, HybridStateRule, KvGroupSizeRule, EncoderProfileRule, BlockSizeChoices)
+_Rule = TypeVar("_Rule", bound=VersionedRule)
 
 
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:
