@@ -6,6 +6,8 @@ bench's KV wall and anything else holding a saved plan.json asks.
 
 from __future__ import annotations
 
+from functools import partial
+
 from onechip.planner.core import blocks_per_request, group_size_max_ratio
 from onechip.planner.geometry import Geometry
 from onechip.planner.gpu_memory import select_rule
@@ -31,15 +33,9 @@ def blocks_for(plan: Plan, tokens: int) -> int:
     # the rule the plan was sized under (a V0 fallback's included), else its version's
     named = [x for x in rules.memory_rules if x.versions == plan.memory_budget.rule_versions]
     rule = named[0] if named else select_rule(rules.memory_rules, version)
-    ratio = group_size_max_ratio(rules, version)
     tp = plan.tensor_parallel_size
     stages = [stage_geometry(geometry, r) for r in pp_stage_layers(len(plan.layers), plan.pipeline_parallel_size)]
     batch = in_flight or rule.default_max_num_batched_tokens or tokens
-    return max(
-        (
-            kv_layout(stage, plan.block_size, tp, group_size_max_ratio=ratio)
-            if rule.hybrid_groups
-            else kv_layout_uniform(stage, plan.block_size, tp)
-        ).blocks_per_request(tokens, batch)
-        for stage in stages
-    )
+    ratio = group_size_max_ratio(rules, version)  # the version's layer grouping (engines.json group_size_rules)
+    layout = partial(kv_layout, group_size_max_ratio=ratio) if rule.hybrid_groups else kv_layout_uniform
+    return max(layout(stage, plan.block_size, tp).blocks_per_request(tokens, batch) for stage in stages)
