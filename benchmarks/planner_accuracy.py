@@ -388,8 +388,9 @@ def predict(
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
-    if given_pool:
-        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB)
+    if given_pool:  # a TPU log's 'total_hbm_avail_gb' is over the TP chips; --kv-cache-memory is per device
+        devices = fields["tensor_parallel_size"] if engine == "vllm-tpu" else 1
+        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB / devices)
     how = ""
     try:
         model, how = model_of(entry, engine, workdir / ("oos" if out_of_sample else "log"), out_of_sample)
@@ -410,7 +411,7 @@ def predict(
     if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
         return row
-    if given_pool and engine == "vllm-gpu":
+    if given_pool and engine in ("vllm-gpu", "vllm-tpu"):
         # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
         # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
         fits = plan.max_concurrency >= 1
@@ -421,7 +422,7 @@ def predict(
             )
         return row
     if given_pool:
-        row["skip"] = "not a vLLM GPU log"
+        row["skip"] = "not a vLLM GPU or TPU log"
         return row
     if engine == "vllm-gpu" and not accelerator(chip).memory_visible_bytes:  # tokens would rest on the nominal size
         row["logged"] = None
@@ -514,8 +515,9 @@ def main() -> int:
     table(with_log, "WITH THE LOG'S WEIGHTS where the corpus has no checkpoint bytes")
     table(
         given_pool,
-        "GIVEN THE LOGGED POOL (vLLM GPU logs): --kv-cache-memory = the log's 'Available KV cache memory' (2 decimals, "
-        "so +-0.005 GiB), scoring the KV layout and the token line alone",
+        "GIVEN THE LOGGED POOL (vLLM GPU and TPU logs): --kv-cache-memory = the log's 'Available KV cache memory' "
+        "(TPU: 'total_hbm_avail_gb' over the TP chips; 2 decimals, so +-0.005 GiB), scoring the KV layout and the "
+        "token line alone",
     )
     return 0
 
