@@ -102,8 +102,8 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
     text = entry["engine"]
     if "tpu_commons" in text:
         return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
-    if "tpu" in text.lower():
-        return "vllm-tpu", _release(entry["vllm_version"])
+    if "tpu" in text.lower():  # a vllm-tpu image whose vLLM core prints another version: the image's rule_version
+        return "vllm-tpu", entry.get("rule_version") or _release(entry["vllm_version"])
     if "CPU" in text:
         return "vllm-cpu", None
     if "V0" in text and "peak_torch_memory_gib" in entry["logged"]:

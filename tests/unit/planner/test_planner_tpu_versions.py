@@ -70,7 +70,9 @@ def test_kv_heads_pad_to_tp_in_the_cache_from_029_too(tmp_path: Path) -> None:
     assert new.kv_bytes_per_token == old.kv_bytes_per_token == 4 * 4 * 128 * 2 * 2
 
 
-def _gemma4_plan(tmp_path: Path, name: str, tp: int, given_pool: bool) -> tuple[Any, dict[str, Any]]:
+def _gemma4_plan(
+    tmp_path: Path, name: str, tp: int, given_pool: bool, version: str = "0.29.1"
+) -> tuple[Any, dict[str, Any]]:
     entry = corpus_entry(name)
     logged = entry["logged"]
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
@@ -87,7 +89,7 @@ def _gemma4_plan(tmp_path: Path, name: str, tp: int, given_pool: bool) -> tuple[
         tensor_parallel_size=tp,
         block_size=128,
         max_num_seqs=16,
-        engine_version="0.29.1",
+        engine_version=version,
         multimodal=False,
         **kw,
     )
@@ -104,6 +106,18 @@ def test_at_tp4_the_two_head_full_layers_pad_to_the_sliding_layers_size(tmp_path
     assert {layer.bytes_per_token for layer in plan.layers} == {8 * 2 * 256 * 2}
     assert plan.num_blocks == logged["num_blocks"] == 1836
     assert plan.kv_tokens == logged["kv_cache_tokens"] == 235_008
+
+
+def test_the_026_image_sizes_each_layer_at_its_own_shape_too(tmp_path: Path) -> None:
+    # vllm/vllm-tpu:v0.26.0 on v6e-4, Gemma 4 31B bf16 at TP 4 (corpus tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260):
+    # 56.58 GiB over the chips -> 526 blocks of 128 ('GPU KV cache size: 67,328 tokens'): 50 x 16 x 256 + 10 x 4 x 512,
+    # K and V, bf16 = 901,120 B/token. One (128, 16, 2, 256) page for all 60 layers would give 482 blocks.
+    plan, logged = _gemma4_plan(
+        tmp_path, "tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260", 4, given_pool=False, version="0.26.0"
+    )
+    assert plan.kv_bytes_per_token == (50 * 16 * 256 + 10 * 4 * 512) * 2 * 2 == 901_120
+    assert plan.num_blocks == logged["num_blocks"] == 526
+    assert plan.kv_tokens == logged["kv_cache_tokens"] == 67_328
 
 
 def test_at_tp1_each_layer_keeps_its_own_shape(tmp_path: Path) -> None:
