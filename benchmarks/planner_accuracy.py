@@ -410,6 +410,8 @@ def predict(
         return row
     if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
+        if entry.get("known_error"):  # a boot the planner does not model says why (corpus.json known_error)
+            row["skip"] += f"; {entry['known_error']}"
         return row
     if given_pool and engine in ("vllm-gpu", "vllm-tpu"):
         # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
