@@ -102,8 +102,8 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
     text = entry["engine"]
     if "tpu_commons" in text:
         return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
-    if "tpu" in text.lower():
-        return "vllm-tpu", _release(entry["vllm_version"])
+    if "tpu" in text.lower():  # a vllm-tpu image whose vLLM core prints another version: the image's rule_version
+        return "vllm-tpu", entry.get("rule_version") or _release(entry["vllm_version"])
     if "CPU" in text:
         return "vllm-cpu", None
     if "V0" in text and "peak_torch_memory_gib" in entry["logged"]:
@@ -388,8 +388,9 @@ def predict(
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)
-    if given_pool:
-        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB)
+    if given_pool:  # a TPU log's 'total_hbm_avail_gb' is over the TP chips; --kv-cache-memory is per device
+        devices = fields["tensor_parallel_size"] if engine == "vllm-tpu" else 1
+        fields["kv_cache_memory_bytes"] = int(pool_gib * GIB / devices)
     how = ""
     try:
         model, how = model_of(entry, engine, workdir / ("oos" if out_of_sample else "log"), out_of_sample)
@@ -409,8 +410,10 @@ def predict(
         return row
     if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
         row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
+        if entry.get("known_error"):  # a boot the planner does not model says why (corpus.json known_error)
+            row["skip"] += f"; {entry['known_error']}"
         return row
-    if given_pool and engine == "vllm-gpu":
+    if given_pool and engine in ("vllm-gpu", "vllm-tpu"):
         # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
         # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
         fits = plan.max_concurrency >= 1
@@ -421,7 +424,7 @@ def predict(
             )
         return row
     if given_pool:
-        row["skip"] = "not a vLLM GPU log"
+        row["skip"] = "not a vLLM GPU or TPU log"
         return row
     if engine == "vllm-gpu" and not accelerator(chip).memory_visible_bytes:  # tokens would rest on the nominal size
         row["logged"] = None
@@ -514,8 +517,9 @@ def main() -> int:
     table(with_log, "WITH THE LOG'S WEIGHTS where the corpus has no checkpoint bytes")
     table(
         given_pool,
-        "GIVEN THE LOGGED POOL (vLLM GPU logs): --kv-cache-memory = the log's 'Available KV cache memory' (2 decimals, "
-        "so +-0.005 GiB), scoring the KV layout and the token line alone",
+        "GIVEN THE LOGGED POOL (vLLM GPU and TPU logs): --kv-cache-memory = the log's 'Available KV cache memory' "
+        "(TPU: 'total_hbm_avail_gb' over the TP chips; 2 decimals, so +-0.005 GiB), scoring the KV layout and the "
+        "token line alone",
     )
     return 0
 

@@ -92,6 +92,13 @@ STATING_FAMILIES = frozenset(
         "gemma3n_text",
         "gemma4",
         "gemma4_text",
+        # Gemma 4 12B ('Gemma4UnifiedForConditionalGeneration', vllm/model_executor/models/gemma4_unified.py as
+        # vLLM 0.29.1's TPU log names it): transformers 5.19 configuration_gemma4_unified.py gives its full layers
+        # Gemma 4's overrides (global_head_dim, num_global_key_value_heads when attention_k_eq_v), and the TPU
+        # cache it allocates is that per-layer geometry (tpu-v6e1-gemma4-12b-len2048-v0291: 42 MiB a 128-token
+        # block = 40 x 8 x 256 + 8 x 1 x 512, K and V, bf16)
+        "gemma4_unified",
+        "gemma4_unified_text",
         "gpt_oss",
         "llama4",
         "llama4_text",
@@ -273,7 +280,11 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
             raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
         text["num_key_value_heads"] = text["num_attention_heads"]
     overrides = text.get("per_layer_config")
-    if family in ("gemma4", "gemma4_text") and text.get("global_head_dim") is None and not overrides:
+    if (
+        family in ("gemma4", "gemma4_text", "gemma4_unified", "gemma4_unified_text")
+        and text.get("global_head_dim") is None
+        and not overrides
+    ):
         raise _fail(where, "global_head_dim", "is missing; Gemma 4 full-attention layers need it")
     _derive_layer_types(text, family, where)
 

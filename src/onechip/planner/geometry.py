@@ -179,6 +179,11 @@ def in_regular_pages(geometry: Geometry, cfg: Any, *, kv_dtype_bytes: float, ten
     (block, 8, 2, 256), its 2 x 512 full layers included, 245,760 B/token in bf16; Gemma 4 E2B (0.26.1)
     gives (block, 1, 2, 256) and its 1 x 512 full layers take two such pages (18,432 B/token). A model
     whose layers all have the regular shape is unchanged; MLA configs (no head_dim) are returned as they are.
+    No rule uses it any more (engines.json vllm-tpu pool_rules): the 0.26 image sizes Gemma-4-31B's layers at
+    their own shapes (tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260: 526 blocks, 482 with one page shape); the
+    same 26B-A4B at TP 1 (tpu-v6e1-gemma4-26b-a4b-fp8dyn-len2048-v0291) keeps its 2 x 512 full layers at their
+    own size (27 blocks where one page shape would give 25); at TP 4 they pad to 4 KV heads (tpu-inference
+    get_padded_num_heads), which is what made them look like one shape.
     """
     heads, dim = _get(cfg, "num_key_value_heads"), _get(cfg, "head_dim")
     if not isinstance(heads, int) or not isinstance(dim, int):

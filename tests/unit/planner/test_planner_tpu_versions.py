@@ -48,9 +48,11 @@ def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: 
     assert new.kv_tokens != old.kv_tokens
 
 
-def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
-    # 0.29.1rc1 on v6e-4 (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291): "num_kv_heads=2 does not divide
-    # TP 4" -> K/V sharded on head_dim; the seed article's rule (fact 5) pads 1 KV head to 4 at TP 4.
+def test_kv_heads_pad_to_tp_in_the_cache_from_029_too(tmp_path: Path) -> None:
+    # tpu_inference/runner/kv_cache_manager.py get_kv_cache_spec (vllm-project/tpu-inference@b8692ff01fa1) pads a
+    # layer's KV heads up to the TP size when fewer (utils.get_padded_num_heads); the 0.29.1 'num_kv_heads=2 is not
+    # divisible by TP size 4' warning (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291) is about the k/v
+    # projection weights, not the cache. 2 KV heads at TP 4 cache as 4, as under the 0.26 rule.
     config = {
         "model_type": "qwen3",
         "num_hidden_layers": 4,
@@ -63,36 +65,75 @@ def test_kv_heads_are_sharded_not_padded_from_029(tmp_path: Path) -> None:
     }
     path = sized_checkpoint(tmp_path / "q", config, 2 * GIB)
     kw: dict[str, Any] = {"max_model_len": 4096, "tensor_parallel_size": 4, "multimodal": False}
-    sharded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.29.1", **kw)
-    padded = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
-    assert sharded.kv_bytes_per_token == 4 * 2 * 128 * 2 * 2
-    assert padded.kv_bytes_per_token == 2 * sharded.kv_bytes_per_token
+    new = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.29.1", **kw)
+    old = plan_model(str(path), "v6e-4", "vllm-tpu", engine_version="0.26.1", **kw)
+    assert new.kv_bytes_per_token == old.kv_bytes_per_token == 4 * 4 * 128 * 2 * 2
 
 
-def test_every_layer_takes_whole_pages_of_the_regular_shape(tmp_path: Path) -> None:
-    # 0.29.1rc1 on v6e-4, Gemma 4 26B-A4B (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291, config copied from
-    # a public copy of the Hub file): 'Init kv-cache | num_total_layers=30 | ... regular_attn_shape=(num_blocks,
-    # (128, 8, 2, 256))' -- the 5 full layers (2 KV heads x 512) are allocated at the sliding layers' 8 x 256:
-    # 30 x 8 x 2 x 256 x 2 B = 245,760 B/token, and 'TPU KV cache size: 235,008 tokens' (1,836 blocks x 128).
-    entry = corpus_entry("tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291")
+def _gemma4_plan(
+    tmp_path: Path, name: str, tp: int, given_pool: bool, version: str = "0.29.1"
+) -> tuple[Any, dict[str, Any]]:
+    entry = corpus_entry(name)
+    logged = entry["logged"]
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
-    weights = int(entry["logged"]["hbm_used_after_model_gib_per_chip"] * GIB) * 4
-    path = sized_checkpoint(tmp_path / "g4", config, weights)
+    weights = int(logged["hbm_used_after_model_gib_per_chip"] * GIB) * tp
+    path = sized_checkpoint(tmp_path / name, config, weights)
+    kw: dict[str, Any] = (
+        {"kv_cache_memory_bytes": int(logged["available_kv_cache_gib"] * GIB / tp)} if given_pool else {}
+    )
     plan = plan_model(
         str(path),
-        "v6e-4",
+        f"v6e-{tp}",
         "vllm-tpu",
         max_model_len=2048,
-        tensor_parallel_size=4,
+        tensor_parallel_size=tp,
         block_size=128,
         max_num_seqs=16,
-        engine_version="0.29.1",
+        engine_version=version,
         multimodal=False,
+        **kw,
     )
+    return plan, logged
+
+
+def test_at_tp4_the_two_head_full_layers_pad_to_the_sliding_layers_size(tmp_path: Path) -> None:
+    # 0.29.1rc1 on v6e-4, Gemma 4 26B-A4B (corpus tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291, config copied from
+    # a public copy of the Hub file): 'Init kv-cache | num_total_layers=30 | ... regular_attn_shape=(num_blocks,
+    # (128, 8, 2, 256))'; the 5 full layers (2 KV heads x 512) pad to 4 heads at TP 4, as big as a sliding layer
+    # (8 x 256): 30 x 8 x 2 x 256 x 2 B = 245,760 B/token, and 'TPU KV cache size: 235,008 tokens' (1,836 x 128).
+    plan, logged = _gemma4_plan(tmp_path, "tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291", 4, given_pool=False)
     assert plan.kv_bytes_per_token == 30 * 8 * 2 * 256 * 2 == 245_760
     assert {layer.bytes_per_token for layer in plan.layers} == {8 * 2 * 256 * 2}
-    assert plan.num_blocks == entry["logged"]["num_blocks"] == 1836
-    assert plan.kv_tokens == entry["logged"]["kv_cache_tokens"] == 235_008
+    assert plan.num_blocks == logged["num_blocks"] == 1836
+    assert plan.kv_tokens == logged["kv_cache_tokens"] == 235_008
+
+
+def test_the_026_image_sizes_each_layer_at_its_own_shape_too(tmp_path: Path) -> None:
+    # vllm/vllm-tpu:v0.26.0 on v6e-4, Gemma 4 31B bf16 at TP 4 (corpus tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260):
+    # 56.58 GiB over the chips -> 526 blocks of 128 ('GPU KV cache size: 67,328 tokens'): 50 x 16 x 256 + 10 x 4 x 512,
+    # K and V, bf16 = 901,120 B/token. One (128, 16, 2, 256) page for all 60 layers would give 482 blocks.
+    plan, logged = _gemma4_plan(
+        tmp_path, "tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260", 4, given_pool=False, version="0.26.0"
+    )
+    assert plan.kv_bytes_per_token == (50 * 16 * 256 + 10 * 4 * 512) * 2 * 2 == 901_120
+    assert plan.num_blocks == logged["num_blocks"] == 526
+    assert plan.kv_tokens == logged["kv_cache_tokens"] == 67_328
+
+
+def test_at_tp1_each_layer_keeps_its_own_shape(tmp_path: Path) -> None:
+    # The same model at TP 1 (corpus tpu-v6e1-gemma4-26b-a4b-fp8dyn-len2048-v0291, 0.29.1rc1 on v6e-1): 0.75 GiB
+    # of cache gives 27 blocks of 128 ('TPU KV cache size: 3,456 tokens'): 25 x 8 x 256 + 5 x 2 x 512, K and V,
+    # bf16 = 225,280 B/token (27.5 MiB a block). One (128, 8, 2, 256) page for every layer would give 25 blocks.
+    plan, logged = _gemma4_plan(tmp_path, "tpu-v6e1-gemma4-26b-a4b-fp8dyn-len2048-v0291", 1, given_pool=True)
+    assert plan.kv_bytes_per_token == (25 * 8 * 256 + 5 * 2 * 512) * 2 * 2 == 225_280
+    assert plan.num_blocks == logged["num_blocks"] == 27
+    assert plan.kv_tokens == logged["kv_cache_tokens"] == 3_456
+    # Gemma 4 12B (Gemma4UnifiedForConditionalGeneration, run through torchax; corpus
+    # tpu-v6e1-gemma4-12b-len2048-v0291): 40 x 8 x 256 + 8 x 1 x 512 (attention_k_eq_v, one global KV head) =
+    # 344,064 B/token; 4.19 GiB -> 102 blocks, 13,056 tokens
+    plan, logged = _gemma4_plan(tmp_path, "tpu-v6e1-gemma4-12b-len2048-v0291", 1, given_pool=True)
+    assert plan.kv_bytes_per_token == (40 * 8 * 256 + 8 * 1 * 512) * 2 * 2 == 344_064
+    assert plan.kv_tokens == logged["kv_cache_tokens"] == 13_056
 
 
 def test_a_v7x_chip_is_two_devices_and_tp_takes_them_one_by_one(tmp_path: Path) -> None:
