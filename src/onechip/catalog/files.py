@@ -281,12 +281,6 @@ class TpuPoolRule(VersionedRule):
     )
     default_utilization: float = Field(description="gpu_memory_utilization when none is given.")
     kv_heads_pad_to_tp: bool = Field(description="KV heads pad up to TP (else K/V shard on head_dim).")
-    regular_pages: bool = Field(
-        default=False,
-        description="Every cache-owning layer takes a whole number of pages of one regular attention shape "
-        "(the config's num_key_value_heads x head_dim): a smaller layer is padded up to it, a larger one spans "
-        "several.",
-    )
     jax_native_architectures: list[str] = Field(
         default_factory=list,
         description="Architectures tpu-inference runs in its own JAX code by default (RoPE computed per call, no "

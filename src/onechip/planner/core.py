@@ -22,7 +22,7 @@ from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
-from onechip.planner.geometry import Geometry, in_regular_pages, kv_geometry, window_blocks
+from onechip.planner.geometry import Geometry, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
     encoder_profile_bytes,
     flashinfer_sampler_applies,
@@ -528,8 +528,6 @@ def _resolve(request: PlanRequest) -> _Resolved:
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip
-    if tpu_rule is not None and tpu_rule.regular_pages:
-        geometry = in_regular_pages(geometry, src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad)
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.served_towers(request.multimodal, request.engine_version)

@@ -170,35 +170,6 @@ def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int
     return dim, heads
 
 
-def in_regular_pages(geometry: Geometry, cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int) -> Geometry:
-    """`geometry` with each cache-owning layer rounded up to a whole number of regular pages: one page per
-    token is K and V of the config's num_key_value_heads (padded to `tensor_parallel_size`) x head_dim.
-
-    tpu-inference allocates every attention layer with one shape ('Init kv-cache ... regular_attn_shape=
-    (num_blocks, (block, heads, 2, head_dim))'): Gemma 4 26B-A4B on v6e-4 (0.29.1) gives all 30 layers
-    (block, 8, 2, 256), its 2 x 512 full layers included, 245,760 B/token in bf16; Gemma 4 E2B (0.26.1)
-    gives (block, 1, 2, 256) and its 1 x 512 full layers take two such pages (18,432 B/token). A model
-    whose layers all have the regular shape is unchanged; MLA configs (no head_dim) are returned as they are.
-    No rule uses it any more (engines.json vllm-tpu pool_rules): the 0.26 image sizes Gemma-4-31B's layers at
-    their own shapes (tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260: 526 blocks, 482 with one page shape); the
-    same 26B-A4B at TP 1 (tpu-v6e1-gemma4-26b-a4b-fp8dyn-len2048-v0291) keeps its 2 x 512 full layers at their
-    own size (27 blocks where one page shape would give 25); at TP 4 they pad to 4 KV heads (tpu-inference
-    get_padded_num_heads), which is what made them look like one shape.
-    """
-    heads, dim = _get(cfg, "num_key_value_heads"), _get(cfg, "head_dim")
-    if not isinstance(heads, int) or not isinstance(dim, int):
-        return geometry
-    padded = -(-heads // tensor_parallel_size) * tensor_parallel_size
-    page = int(2 * padded * dim * kv_dtype_bytes)
-    layers = [
-        layer.model_copy(update={"bytes_per_token": -(-layer.bytes_per_token // page) * page})
-        if layer.owns_cache
-        else layer
-        for layer in geometry.layers
-    ]
-    return Geometry(layers=layers, raw_kv_heads=geometry.raw_kv_heads)
-
-
 def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, family: str) -> Geometry:
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): each layer caches one latent of
     kv_lora_rank + qk_rope_head_dim elements per token, no separate K and V, no heads
