@@ -353,6 +353,16 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
             source = f"{fallback.source} | {source}"
     elif r.tpu_rule is not None:
         what, source = r.tpu_rule.versions, r.tpu_rule.source
+    elif r.rules.release and version is not None and version != r.rules.release:
+        # one rule set read at one release (vllm-ascend): another release is planned under it, said out loud
+        return [
+            PlanWarning(
+                code="engine-version",
+                message=f"planned for {r.engine} {version} under the rules read at {r.rules.release}, which that "
+                "release may not follow",
+                source=r.rules.release_source or r.rules.source,
+            )
+        ]
     else:
         return []
     release = r.rules.release

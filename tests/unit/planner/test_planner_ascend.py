@@ -173,3 +173,10 @@ def test_up_launches_vllm_serve_on_the_host_and_refuses_the_container() -> None:
         flags.serve_command(plan, ServeTarget(kind="vllm-docker", image="quay.io/ascend/vllm-ascend:v0.18.0"))
     # vllm-ascend@v0.18.0 vllm_ascend/platform.py: device_control_env_var = "ASCEND_RT_VISIBLE_DEVICES"
     assert pins("vllm-ascend", 2, 1, 1) == {"ASCEND_RT_VISIBLE_DEVICES": "1"}
+
+
+def test_another_vllm_ascend_release_is_planned_under_the_0180_rules_and_says_so() -> None:
+    plan = plan_model("gemma-4-E2B-it", "910B", max_model_len=8192, engine_version="0.23.0")
+    said = next(w.message for w in plan.warnings if w.code == "engine-version")
+    assert "0.23.0" in said and "read at 0.18.0" in said
+    assert "engine-version" not in {w.code for w in plan_model("gemma-4-E2B-it", "910B", max_model_len=8192).warnings}
