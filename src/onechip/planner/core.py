@@ -223,6 +223,22 @@ def _warnings(
     return out
 
 
+def _npu_dtype_warnings(r: _Resolved) -> list[PlanWarning]:
+    """An Ascend NPU without bfloat16 compute (the 310P) asked to serve bfloat16: vllm-ascend 0.18.0 does not refuse
+    it (NPUPlatform keeps vLLM's supported dtypes), but its 310P guide serves --dtype float16."""
+    if r.acc.kind != "npu" or r.dtype_name != "bfloat16" or "bfloat16" in r.acc.native_formats:
+        return []
+    return [
+        PlanWarning(
+            code="dtype-not-native",
+            message=f"{r.acc.name} has no bfloat16 compute; vllm-ascend's guide for it serves --dtype float16 "
+            "(the plan sized bfloat16 as asked: the same bytes)",
+            source="vllm-project/vllm-ascend@v0.18.0 docs/source/tutorials/hardwares/310p.md ('--dtype float16'); "
+            + r.acc.source,
+        )
+    ]
+
+
 def _unmodelled_pool_warnings(r: _Resolved) -> list[PlanWarning]:
     """An engine whose start-up profile subtracts terms the plan does not model (engines.json
     unmodelled_pool_terms): the pool is an upper bound by them, unless the pool is given (--kv-cache-memory)."""
@@ -640,7 +656,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
-    warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r)
+    warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 

@@ -180,3 +180,11 @@ def test_another_vllm_ascend_release_is_planned_under_the_0180_rules_and_says_so
     said = next(w.message for w in plan.warnings if w.code == "engine-version")
     assert "0.23.0" in said and "read at 0.18.0" in said
     assert "engine-version" not in {w.code for w in plan_model("gemma-4-E2B-it", "910B", max_model_len=8192).warnings}
+
+
+def test_bfloat16_on_the_310p_is_said_to_be_served_float16_by_its_guide() -> None:
+    # vllm-ascend@v0.18.0 docs/source/tutorials/hardwares/310p.md serves with '--dtype float16'
+    plan = plan_model("gemma-4-E2B-it", "310P", max_model_len=8192)
+    assert plan.dtype == "bfloat16" and "dtype-not-native" in {w.code for w in plan.warnings}
+    fp16 = plan_model("gemma-4-E2B-it", "310P", max_model_len=8192, dtype="float16")
+    assert "dtype-not-native" not in {w.code for w in fp16.warnings}
