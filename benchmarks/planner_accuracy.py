@@ -25,6 +25,9 @@ held-out figure. WITH THE LOG'S WEIGHTS: as before, the loaded-weights figure of
 corpus has no checkpoint bytes. Inputs common to both: the deployment (engine_args) and the chip's visible
 memory from accelerators.json (measured once per card, for the H100 on the llm-d sweep's own logs: said here).
 
+vllm-ascend logs (Huawei Ascend NPUs) are planned under engines.json vllm-ascend; one that names no NPU is scored in
+the given-pool table only (the whole budget needs the card's memory).
+
 Run: PYTHONPATH=src python benchmarks/planner_accuracy.py
 """
 
@@ -100,6 +103,8 @@ def chip_of(entry: dict[str, Any]) -> str | None:
 
 def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
     text = entry["engine"]
+    if "vllm-ascend" in text:
+        return "vllm-ascend", _release(entry["vllm_version"])
     if "tpu_commons" in text:
         return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
     if "tpu" in text.lower():  # a vllm-tpu image whose vLLM core prints another version: the image's rule_version
@@ -284,7 +289,7 @@ def weights_of(
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:
     args = entry["engine_args"]
     fields: dict[str, Any] = {"chip": chip, "engine": engine, "multimodal": False}
-    if engine in ("vllm-gpu", "vllm-tpu") and version is not None:
+    if engine in ("vllm-gpu", "vllm-tpu") and version is not None:  # vllm-ascend: one rule set, 0.18.0's
         fields["engine_version"] = version
     for ours, theirs in (
         ("max_model_len", "max_model_len"),
@@ -383,6 +388,12 @@ def predict(
     elif chip is None and given_pool and ("CUDA" in entry["engine"] or entry["hardware"].startswith("NVIDIA GPU")):
         # the card is not named, but with the pool given its memory sizes nothing that is scored
         chip, row["note_extra"] = "gpu:1024GiB", " [card not named: any card holding the logged pool]"
+    elif chip is None and given_pool and "vllm-ascend" in entry["engine"]:
+        # the NPU is not named, but with the pool given its memory sizes nothing that is scored
+        chip, row["note_extra"] = "ascend-910b", " [NPU not named: a 64 GiB 910B holds the logged pool]"
+    elif chip is None and "vllm-ascend" in entry["engine"]:
+        row["skip"] = "Ascend NPU not named in the log: the whole budget needs its memory (given-pool table only)"
+        return row
     elif chip is None:
         row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
@@ -413,7 +424,7 @@ def predict(
         if entry.get("known_error"):  # a boot the planner does not model says why (corpus.json known_error)
             row["skip"] += f"; {entry['known_error']}"
         return row
-    if given_pool and engine in ("vllm-gpu", "vllm-tpu"):
+    if given_pool and engine in ("vllm-gpu", "vllm-tpu", "vllm-ascend"):
         # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
         # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
         fits = plan.max_concurrency >= 1
@@ -517,9 +528,9 @@ def main() -> int:
     table(with_log, "WITH THE LOG'S WEIGHTS where the corpus has no checkpoint bytes")
     table(
         given_pool,
-        "GIVEN THE LOGGED POOL (vLLM GPU and TPU logs): --kv-cache-memory = the log's 'Available KV cache memory' "
-        "(TPU: 'total_hbm_avail_gb' over the TP chips; 2 decimals, so +-0.005 GiB), scoring the KV layout and the "
-        "token line alone",
+        "GIVEN THE LOGGED POOL (vLLM GPU, TPU and vllm-ascend NPU logs): --kv-cache-memory = the log's 'Available KV "
+        "cache memory' (TPU: 'total_hbm_avail_gb' over the TP chips; 2 decimals, so +-0.005 GiB), scoring the KV "
+        "layout and the token line alone",
     )
     return 0
 

@@ -24,7 +24,9 @@ class _File(StrictModel):
 class AcceleratorEntry(StrictModel):
     """One chip (accelerators.json); sizes are per chip."""
 
-    kind: Literal["cpu", "tpu", "gpu"] = Field(description="'cpu', 'tpu' or 'gpu'.")
+    kind: Literal["cpu", "tpu", "gpu", "npu"] = Field(
+        description="'cpu', 'tpu', 'gpu' or 'npu' (a Huawei Ascend device, served by vllm-ascend)."
+    )
     chips: int = Field(default=1, description="Chips in the slice.")
     devices_per_chip: int = Field(
         default=1,
@@ -64,6 +66,11 @@ class AcceleratorEntry(StrictModel):
     )
     aliases: list[str] = Field(
         default_factory=list, description="Other names people write for this chip (matched like --chip names)."
+    )
+    visible_memory_rule: str | None = Field(
+        default=None,
+        description="visible_memory_rules entry giving this chip's visible memory (nominal x its fraction, with its "
+        "range) when none was measured; None: the measured figure, else the nominal one.",
     )
 
 
@@ -454,6 +461,22 @@ class EngineEntry(StrictModel):
         "work of step N+1 overlaps the device work of step N (None: never on by default).",
     )
     async_scheduling_source: str = Field(default="", description="Where that comes from.")
+    unmodelled_pool_terms: str | None = Field(
+        default=None,
+        description="What the engine subtracts from total x utilization that the plan does not (its pool is an upper "
+        "bound by them; the plan warns), with its source; None: every term is modelled or there is none.",
+    )
+    kv_pool_divisors: dict[str, int] = Field(
+        default_factory=dict,
+        description="accelerators.json key -> what the engine's worker divides its profiled pool by on that chip "
+        "(vllm-ascend's 310P worker halves it); empty: no chip is divided.",
+    )
+    kv_pool_divisors_source: str = Field(default="", description="Where those divisors come from.")
+    kv_cache_memory_ignored: str | None = Field(
+        default=None,
+        description="Why the engine release the rules were read from sizes its pool by profiling even when "
+        "--kv-cache-memory is given (the plan warns; its pool is the given one), with the source; None: it honours it.",
+    )
     memory_rules: list[GpuMemoryRule] = Field(
         default_factory=list, description="GPU profiling rules by vLLM version (empty: cap - weights)."
     )

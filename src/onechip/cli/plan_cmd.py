@@ -29,7 +29,7 @@ def _kv(pool_bytes: int) -> str:
 
 
 def _budget(plan: Plan, console: Console) -> None:
-    """cap - weights = KV pool (TPU, CPU): the seed article's drawing."""
+    """cap - weights = KV pool (TPU, CPU, Ascend NPU): the seed article's drawing."""
     if plan.memory_bytes is not None and plan.cap_bytes is not None:
         console.print(f" {plan.memory_bytes / GIB:8.2f} GiB  visible memory")
         console.print(f"x {plan.utilization:8.2f}      utilization")
@@ -39,7 +39,9 @@ def _budget(plan: Plan, console: Console) -> None:
         f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks x "
         f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
     )
-    if plan.outside_cap_bytes is not None:
+    if plan.outside_cap_bytes is not None and plan.engine == "vllm-ascend":
+        console.print(f" {plan.outside_cap_bytes / GIB:8.2f} GiB  outside the cap")
+    elif plan.outside_cap_bytes is not None:
         console.print(f" {plan.outside_cap_bytes / GIB:8.2f} GiB  outside the cap (compiled programs)")
 
 

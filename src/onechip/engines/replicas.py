@@ -19,6 +19,8 @@ Pinning (one source per variable):
   vllm-gpu  CUDA_VISIBLE_DEVICES=<ids>          vLLM docs, serving/data_parallel_deployment ("external load
             balancing": one `CUDA_VISIBLE_DEVICES=K vllm serve` per rank behind a router; vllm-project/vllm
             issue 1995: one server per GPU on its own port, CUDA_VISIBLE_DEVICES=0..7)
+  vllm-ascend  ASCEND_RT_VISIBLE_DEVICES=<ids>  vllm-project/vllm-ascend@v0.18.0 vllm_ascend/platform.py
+            (NPUPlatform.device_control_env_var = "ASCEND_RT_VISIBLE_DEVICES")
   vllm-tpu  TPU_VISIBLE_CHIPS, TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS=1,1,1, TPU_MESH_CONTROLLER_ADDRESS
             / _PORT (one port per process)      gist skye/f82ba45d2445bb19d53545538754f9a3 ("non-communicating
             processes: 4x 1 chip per process"); TPU_VISIBLE_CHIPS as pytorch/xla names it
@@ -129,6 +131,8 @@ def pins(rules: str, n: int, share: int, index: int, cores: list[int] | None = N
     ids = ",".join(str(index * share + k) for k in range(share))
     if rules == "vllm-gpu":
         return {"CUDA_VISIBLE_DEVICES": ids}
+    if rules == "vllm-ascend":  # vllm-ascend@v0.18.0 vllm_ascend/platform.py: device_control_env_var
+        return {"ASCEND_RT_VISIBLE_DEVICES": ids}
     if share not in TPU_BOUNDS:
         raise ConfigError(f"{share} TPU chips per replica: onechip pins 1, 2 or 4 chips per process")
     port = TPU_MESH_PORT + index

@@ -1,7 +1,7 @@
 """The planner: pure arithmetic from a model's config and tensor headers, engine rules and a chip to a Plan.
 
     plan_model(PlanRequest) -> Plan                    what the deployment will hold and need
-    default_engine_rules(chip) -> str                  vllm-tpu, vllm-gpu or vllm-cpu by the chip's kind
+    default_engine_rules(chip) -> str                  vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend by kind
     resolve_model(model) -> ModelSource                its config and tensor inventory (ConfigError if none)
 
 Modules: geometry (per-layer KV), weights (tensor headers by component), rules (catalog: chips and engine

@@ -21,7 +21,7 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
 
 # Words that name a vendor or a product line rather than the card: dropped when matching.
-_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati"}
+_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati", "huawei"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
 _FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
@@ -159,6 +159,29 @@ def database_entry(name: str) -> dict[str, Any]:
         f"{card.memory_gb:g} GB {card.memory_type}, {card.architecture} (formats by architecture_formats)",
         "date": card.released or "",
         "note": "figures from the GPU database, not re-read from the vendor; no tensor peaks (no roofline)",
+    }
+
+
+def catalog_entry(key: str) -> dict[str, Any]:
+    """accelerators.json entry `key` as a dict; one with no measured visible memory but a `visible_memory_rule`
+    gets its visible memory from that rule (nominal x fraction) with the rule's range, as a database card does."""
+    entry = catalog.accelerators().accelerators[key].model_dump()
+    name, nominal = entry.get("visible_memory_rule"), entry.get("memory_nominal_bytes")
+    if not name or entry.get("memory_visible_bytes") or not nominal:
+        return entry
+    rule = next((r for r in catalog.accelerators().visible_memory_rules if r.name == name), None)
+    if rule is None:
+        raise ConfigError(f"chip {key}: accelerators.json names visible_memory_rule {name!r}, which is not defined")
+    low, high = round(nominal * rule.fraction_low), round(nominal * rule.fraction_high)
+    return {
+        **entry,
+        "memory_visible_bytes": round(nominal * rule.fraction),
+        "memory_visible_range_bytes": (low, high),
+        "memory_visible_source": (
+            f"not measured: rule {rule.name} ({nominal / GIB:g} GiB x {rule.fraction}, {rule.fraction_low} - "
+            f"{rule.fraction_high} over the measured {', '.join(rule.measured_on)}: {low / GIB:.2f} - "
+            f"{high / GIB:.2f} GiB); {rule.why}"
+        ),
     }
 
 

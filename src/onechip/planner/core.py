@@ -223,6 +223,50 @@ def _warnings(
     return out
 
 
+def _npu_dtype_warnings(r: _Resolved) -> list[PlanWarning]:
+    """An Ascend NPU without bfloat16 compute (the 310P) asked to serve bfloat16: vllm-ascend 0.18.0 does not refuse
+    it (NPUPlatform keeps vLLM's supported dtypes), but its 310P guide serves --dtype float16."""
+    if r.acc.kind != "npu" or r.dtype_name != "bfloat16" or "bfloat16" in r.acc.native_formats:
+        return []
+    return [
+        PlanWarning(
+            code="dtype-not-native",
+            message=f"{r.acc.name} has no bfloat16 compute; vllm-ascend's guide for it serves --dtype float16 "
+            "(the plan sized bfloat16 as asked: the same bytes)",
+            source="vllm-project/vllm-ascend@v0.18.0 docs/source/tutorials/hardwares/310p.md ('--dtype float16'); "
+            + r.acc.source,
+        )
+    ]
+
+
+def _unmodelled_pool_warnings(r: _Resolved) -> list[PlanWarning]:
+    """An engine whose start-up profile subtracts terms the plan does not model (engines.json
+    unmodelled_pool_terms): the pool is an upper bound by them, unless the pool is given (--kv-cache-memory)."""
+    terms, ignored = r.rules.unmodelled_pool_terms, r.rules.kv_cache_memory_ignored
+    if r.request.kv_cache_memory_bytes is not None and ignored:
+        return [
+            PlanWarning(
+                code="kv-cache-memory-ignored",
+                message=f"{r.engine} {r.rules.release or r.rules.version} sizes its pool by profiling whatever "
+                "--kv-cache-memory says: the plan uses the given pool, the engine will not",
+                source=ignored,
+            )
+        ]
+    if not terms or r.request.kv_cache_memory_bytes is not None:
+        return []
+    divisor = r.rules.kv_pool_divisors.get(chip_key(r.request.chip), 1)
+    pool = "total x utilization - weights" + (f", divided by {divisor} on this chip" if divisor > 1 else "")
+    return [
+        PlanWarning(
+            code="pool-upper-bound",
+            message=f"{r.engine}: the KV pool is {pool}, an upper bound: the engine also subtracts its profile "
+            "run's peak activation and non-torch memory, not modelled here (pass --kv-cache-memory with the pool a "
+            "boot log prints to plan from it)",
+            source=terms,
+        )
+    ]
+
+
 def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarning]:
     """What a --chip name that is not a catalog key resolved to, and the spread a memory rule leaves."""
     out: list[PlanWarning] = []
@@ -246,6 +290,16 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
+    if acc.memory_visible_bytes is None and acc.memory_nominal_bytes and acc.kind != "cpu":
+        out.append(
+            PlanWarning(
+                code="memory-nominal",
+                message=f"visible memory not measured and no rule covers it: the nominal "
+                f"{acc.memory_nominal_bytes / GIB:.2f} GiB per chip is used, so the KV pool is overstated by what the "
+                "runtime reserves",
+                source=acc.note or acc.source,
+            )
+        )
     if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
         low, high = acc.memory_visible_range_bytes
         spread = (high - low) / 2 * (utilization if utilization is not None else 1.0)
@@ -315,6 +369,16 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
             source = f"{fallback.source} | {source}"
     elif r.tpu_rule is not None:
         what, source = r.tpu_rule.versions, r.tpu_rule.source
+    elif r.rules.release and version is not None and version != r.rules.release:
+        # one rule set read at one release (vllm-ascend): another release is planned under it, said out loud
+        return [
+            PlanWarning(
+                code="engine-version",
+                message=f"planned for {r.engine} {version} under the rules read at {r.rules.release}, which that "
+                "release may not follow",
+                source=r.rules.release_source or r.rules.source,
+            )
+        ]
     else:
         return []
     release = r.rules.release
@@ -403,9 +467,9 @@ def _batched_tokens(
 
 
 def default_engine_rules(chip: str) -> str:
-    """The engine rules a chip runs under by default: vllm-tpu, vllm-gpu or vllm-cpu by its kind, as `up`
-    plans (ConfigError if the chip is unknown)."""
-    return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu"}[accelerator(chip).kind]
+    """The engine rules a chip runs under by default: vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend (Huawei Ascend
+    NPUs) by its kind, as `up` plans (ConfigError if the chip is unknown)."""
+    return {"tpu": "vllm-tpu", "gpu": "vllm-gpu", "cpu": "vllm-cpu", "npu": "vllm-ascend"}[accelerator(chip).kind]
 
 
 def plan_model(
@@ -590,7 +654,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
-    warnings += _sampler_warnings(r) + _transport_warnings(r)
+    warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
@@ -758,6 +822,9 @@ def _cap_pool(
     budget: (visible memory over all devices, cap, utilization)."""
     memory, cap, util = budget
     pool = _explicit_or_cap_pool(request, rules, engine, request.chip, cap, weights, devices)
+    divisor = rules.kv_pool_divisors.get(chip_key(request.chip), 1)
+    if request.kv_cache_memory_bytes is None and rules.kv_pool == "utilization" and pool > 0:
+        pool //= divisor  # the worker's own division of its profiled pool on this chip (engines.json source)
     if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util:
         pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
     bpt = geometry.kv_bytes_per_token
@@ -784,7 +851,7 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
     n-GPU host); on a TPU slice or CPU, the slice's chips (TP at most that; no pipeline parallelism); on a TPU
     whose chip shows several devices (v7x: one per TensorCore), the TP devices the engine's mesh takes
     (tpu-inference#2803: TP 1 sizes its pool on one 94.75 GiB device of the 192 GiB chip)."""
-    if acc.kind == "gpu":
+    if acc.kind in ("gpu", "npu"):  # an Ascend NPU is one device per key too (vllm-ascend: TP x PP of them)
         if acc.host_cards is not None and tensor_parallel_size * pipeline_parallel_size > acc.host_cards:
             raise ConfigError(
                 f"tensor_parallel_size x pipeline_parallel_size = {tensor_parallel_size * pipeline_parallel_size} "

@@ -174,7 +174,7 @@ def accelerator(name: str) -> Accelerator:
     (planner.chips). Raises ConfigError when nothing matches."""
     entries = catalog.accelerators().accelerators
     if name in entries:
-        return Accelerator(name=name, **entries[name].model_dump())
+        return Accelerator(name=name, **chips.catalog_entry(name))
     if name.lower().startswith("gpu:"):
         return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
     if name == "local":
@@ -189,7 +189,7 @@ def accelerator(name: str) -> Accelerator:
             return found.model_copy(update={"name": name, "resolved_as": resolved, "host_cards": count})
         return Accelerator.model_validate({"name": name, "resolved_as": card, "host_cards": count, **entry})
     where, key = chips.find(name)
-    entry = entries[key].model_dump() if where == "catalog" else chips.database_entry(key)
+    entry = chips.catalog_entry(key) if where == "catalog" else chips.database_entry(key)
     return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})
 
 

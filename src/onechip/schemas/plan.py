@@ -165,7 +165,7 @@ class Plan(ResultModel):
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
-    engine: str = Field(description="Engine rule set, e.g. 'vllm-cpu', 'vllm-tpu', 'vllm-gpu'.")
+    engine: str = Field(description="Engine rule set, e.g. 'vllm-cpu', 'vllm-tpu', 'vllm-gpu', 'vllm-ascend'.")
     gpu_maker: str | None = Field(
         default=None,
         description="A GPU's maker from the GPU database ('NVIDIA', 'AMD'); None when unknown or not a GPU.",

@@ -98,7 +98,7 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     )
     chip: str = Field(description="Accelerator key, e.g. v5e-1, cpu.")
     engine: str | None = Field(
-        default=None, description="vllm-tpu, vllm-gpu or vllm-cpu (default: by the chip's kind)."
+        default=None, description="vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend (default: by the chip's kind)."
     )
     max_model_len: int | None = Field(
         default=None, ge=1, description="Tokens per request (default: the model's max_position_embeddings)."

@@ -70,7 +70,9 @@ class ServeCommand(ResultModel):
     """Exactly what runs: the serve argv, its environment, the flags with reasons, and the wrapping."""
 
     target: ServeTarget = Field(description="Where it runs, with the defaults filled in (launcher, image, sudo).")
-    engine_rules: str = Field(default="", description="The plan's engine rule set: vllm-tpu, vllm-gpu or vllm-cpu.")
+    engine_rules: str = Field(
+        default="", description="The plan's engine rule set: vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend."
+    )
     model: str = Field(description="Model argument of the serve command (Hub id or path on the host).")
     served_name: str = Field(description="Model name clients use (/v1/models).")
     flags: list[ServeFlag] = Field(default_factory=list, description="Serve flags in command order.")

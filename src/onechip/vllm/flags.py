@@ -476,6 +476,14 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
     if host is not None and (not host.strip() or host.startswith("-")):
         raise ConfigError(f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-')")
     update: dict[str, Any] = {"launcher": list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, ["vllm", "serve"]))}
+    if target.kind == "vllm-docker" and plan.engine == "vllm-ascend":
+        # vllm-ascend's image needs the NPU device nodes and driver mounts (docs/source/quick_start.md: --device
+        # /dev/davinciN, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc, -v /usr/local/Ascend/driver ...),
+        # which onechip does not write: `vllm serve` on the host where vllm-ascend is installed is the launcher
+        raise ConfigError(
+            f"{plan.chip} is a Huawei Ascend NPU: onechip does not run vllm-ascend's container (its device and driver "
+            "mounts are host-specific); use --engine vllm on the host where vllm-ascend is installed, or plan only"
+        )
     if target.kind == "vllm-docker":
         image = target.image or default_image(plan)
         if image is None and _rocm(plan):
