@@ -64,6 +64,9 @@ FITTED_ON = {
     # Cloudera AI cluster ('net-nogdr'), which a100x4-gpt-oss-120b-tp4-ray-v01011 takes from this log
     "a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011": "NCCL transport of this cluster read here",
     "h100-llava-v16-mistral-7b-len4096-v0102": "0.9.1 - 0.10.x non-torch TP1 fit",
+    # a deployment input, not a constant: Qwen3.5-9B's GDN state dtype (float32, as the family's public configs carry;
+    # not read for the 9B), which this log's token line confirms (configs/Qwen--Qwen3.5-9B.json); the TP 2 log holds out
+    "rtx5090-qwen35-9b-tp1-len4096-v0200": "GDN state dtype confirmed on this log",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.

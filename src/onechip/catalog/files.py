@@ -126,6 +126,19 @@ class GpuMemoryRule(VersionedRule):
     sampler_bytes_per_seq_vocab: float = Field(
         description="Sampler warm-up bytes per (max_num_seqs x vocab) element (fp32 logits and copies)."
     )
+    huge_gpu_defaults: tuple[int, int] | None = Field(
+        default=None,
+        description="(max_num_seqs, max_num_batched_tokens) vLLM's server defaults to on a card whose device memory is "
+        ">= 160 GiB (vllm/engine/arg_utils.py get_batch_defaults, from 0.28.0); null: no such tier in these versions.",
+    )
+    sampler_logits_only: bool = Field(
+        default=False,
+        description="The V2 model runner's sampler warm-up (vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run): "
+        "its dummy requests carry no sampling parameters, so the sampler makes no fp32 copy and no top-k/top-p pass "
+        "and the peak is compute_logits' output in the model dtype, [min(max_num_seqs, max_num_batched_tokens), "
+        "vocab], twice where the model soft-caps its logits out of place or TP gathers the shards "
+        "(planner.gpu_memory.activation_bytes); sampler_bytes_per_seq_vocab is then not used.",
+    )
     forward_hidden_copies: int = Field(
         default=2,
         description="[tokens, hidden] tensors alive at the MLP's peak beside its 3 x intermediate (2: the "

@@ -19,6 +19,9 @@ profile_run): the larger of
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
     and `sampler_hidden_copies` [max_num_seqs, hidden] tensors (v1: the rows the logits are computed from,
     hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits),
+    The V2 model runner (rules with `sampler_logits_only`, vLLM 0.29.0 and later) warms up on dummy requests
+    without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
+    model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
 
 CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
@@ -617,15 +620,36 @@ def activation_bytes(
     held = max_num_batched_tokens * hidden * dtype_bytes if rule.sampler_holds_hidden_states else 0
     # v1 profile_run also holds the logits rows' copy (hidden_states[logit_indices]) and _dummy_sampler_run
     # draws torch.rand_like of it: `sampler_hidden_copies` [max_num_seqs, hidden] tensors
-    held += rule.sampler_hidden_copies * max_num_seqs * hidden * dtype_bytes
+    # (the V2 runner's dummy batch has min(max_num_seqs, max_num_batched_tokens) rows: _dummy_run's num_reqs)
+    rows = min(max_num_seqs, max_num_batched_tokens) if rule.sampler_logits_only else max_num_seqs
+    held += rule.sampler_hidden_copies * rows * hidden * dtype_bytes
     per_element = (
         rule.sampler_bytes_per_seq_vocab if sampler_bytes_per_seq_vocab is None else sampler_bytes_per_seq_vocab
     )
-    sampler_peak = max_num_seqs * vocab * per_element + held if sampler else 0
+    if rule.sampler_logits_only:
+        per_element = v2_sampler_bytes(text, dtype_bytes, tensor_parallel_size)
+    sampler_peak = rows * vocab * per_element + held if sampler else 0
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )
     return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
+
+
+def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int) -> float:
+    """Bytes per (row x vocab) element at the peak of the V2 model runner's sampler warm-up (read in the vLLM 0.29.0
+    wheel and the 0.30.0 - 0.33.0 sdists: vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run computes the logits
+    of the dummy rows and calls the sampler on a dummy batch; vllm/v1/worker/gpu/sample/sampler.py returns the
+    logits untouched when no request needs logits processing ('if not np.any(self.needs_logits_processing...):
+    return logits', no fp32 copy) and SamplingStates fills top_k with the vocab size and top_p with 1.0, so neither
+    top-k/top-p nor FlashInfer runs and gumbel_sample allocates [rows, blocks] only). What is left is compute_logits
+    (vllm/model_executor/layers/logits_processor.py): the LM head's output in the model dtype, plus one more tensor
+    of the same size where `final_logit_softcapping` is set ('logits = logits / self.soft_cap', 'torch.tanh(logits)',
+    'logits * self.soft_cap', each out of place while its input is still referenced), or where TP > 1 gathers the
+    [rows, vocab / TP] shards into a [rows, vocab] tensor while the shard is held."""
+    factor = 2.0 if text.get("final_logit_softcapping") else 1.0
+    if tensor_parallel_size > 1:
+        factor = max(factor, 1 + 1 / tensor_parallel_size)
+    return dtype_bytes * factor
 
 
 def flashinfer_sampler_applies(rule: SamplerBackendRule | None, version: str | None, installed: bool) -> bool:

@@ -51,6 +51,8 @@ from onechip.schemas.plan import GpuMemoryBudget, LayerKV
 # 'device_memory >= 70 * GiB_bytes and "a100" not in device_name'); before 0.9.0 the A100 exception is absent
 # (rule a100_small_batch_defaults, _set_default_args_v1 of the vllm 0.8.5 wheel).
 LARGE_GPU_BYTES = 70 * GIB
+# from 0.28.0 (rule huge_gpu_defaults): 'if device_memory >= 160 * GiB_bytes' comes first, with its own figures
+HUGE_GPU_BYTES = 160 * GIB
 SMALL_GPU_DEFAULTS = (256, 2048)
 
 
@@ -146,6 +148,8 @@ def _defaults(
             # (not for multimodal or sliding-window models); SchedulerConfig then batches its default tokens
             return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens
         return rule.default_max_num_seqs, max(max_model_len, 2048)  # the whole max-length prompt in one step
+    if rule.huge_gpu_defaults is not None and visible_bytes >= HUGE_GPU_BYTES:
+        return rule.huge_gpu_defaults
     if visible_bytes < LARGE_GPU_BYTES or (rule.a100_small_batch_defaults and "a100" in device_name.lower()):
         return SMALL_GPU_DEFAULTS
     return rule.default_max_num_seqs, rule.default_max_num_batched_tokens

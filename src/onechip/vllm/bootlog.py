@@ -75,6 +75,10 @@ _KV_GIB = re.compile(
     r"Available KV cache memory: (-?[\d.]+) GiB|available_kv_cache_memory\s+([\d.]+)\s*GiB"
     r"|the rest of the memory reserved for KV Cache is (-?[\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
     r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
+    # the closing memory line of 0.2x+ (gpu_worker.py, after graph capture): the pool as allocated, the same figure as
+    # 'Available KV cache memory' (both 10.66 GiB in tests/fixtures/bootlogs/l4-gemma4-e2b-w4a16-len8192-v0300.log);
+    # an excerpt may keep only this line (gb10-qwen3-0.6b-util060-v0271)
+    r"|Current kv cache memory in use is ([\d.]+) GiB"
 )
 # V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
 # "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm
