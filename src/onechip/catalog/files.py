@@ -517,13 +517,28 @@ class FamilyFlag(StrictModel):
 
 class LaunchRule(StrictModel):
     """A flag or environment variable onechip adds by engine rule set and target kind, not by model
-    (serve_families.json `launch_rules`)."""
+    (serve_families.json `launch_rules`); optionally only for a range of vLLM releases [min_version,
+    max_version) and only when other flags are (`with_flags`) or are not (`without_flags`) on the command.
+    A rule with `warning` and no flag or env adds that warning instead."""
 
     flag: str | None = Field(default=None, description="Engine flag; None for an environment variable.")
     env: str | None = Field(default=None, description="Environment variable name; None for a flag.")
     value: str | None = Field(default=None, description="Value (a bare switch has none).")
     engines: list[str] | None = Field(default=None, description="Engine rule sets it applies to; None = all.")
     targets: list[str] | None = Field(default=None, description="Target kinds it applies to; None = all.")
+    min_version: str | None = Field(
+        default=None, description="First vLLM release it holds for (inclusive; None: every older one)."
+    )
+    max_version: str | None = Field(default=None, description="First vLLM release it no longer holds for.")
+    with_flags: list[str] = Field(
+        default_factory=list,
+        description="Flags that must all be on the command (after --set) for it to apply; such a rule is applied "
+        "last, and never re-adds a flag a --set dropped.",
+    )
+    without_flags: list[str] = Field(
+        default_factory=list, description="Flags none of which may be on the command for it to apply."
+    )
+    warning: str | None = Field(default=None, description="A warning to print when it applies.")
     reason: str = Field(description="Why it is there.")
     source: str = Field(description="Where that comes from.")
     date: str = Field(description="ISO date.")

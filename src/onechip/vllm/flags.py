@@ -109,14 +109,31 @@ def model_family(model: str, architecture: str) -> FamilyEntry | None:
     return match or next((e for e in entries if architecture in e.architectures), None)
 
 
-def launch_rules(engine: str, kind: str) -> list[LaunchRule]:
-    """The serve_families.json `launch_rules` that apply to engine rule set `engine` and target `kind`,
-    in file order (a rule without `engines` / `targets` applies to every one)."""
+def launch_rules(engine: str, kind: str, version: str | None = None) -> list[LaunchRule]:
+    """The serve_families.json `launch_rules` that apply to engine rule set `engine`, target `kind` and vLLM
+    release `version`, in file order (a rule without `engines` / `targets` applies to every one; a release
+    range holds only for a plan that names a release in it, as flag_table.older_than reads one: '0.8.5',
+    '0.26.1rc1')."""
     return [
         rule
         for rule in _families().launch_rules
-        if engine in (rule.engines or [engine]) and kind in (rule.targets or [kind])
+        if engine in (rule.engines or [engine])
+        and kind in (rule.targets or [kind])
+        and _in_range(version, rule.min_version, rule.max_version)
     ]
+
+
+def _in_range(version: str | None, low: str | None, high: str | None) -> bool:
+    """`version` lies in [low, high); a rule without a range holds for every version, one with a range only for
+    a version that reads as a release number (the newest rules, version None, are after every range read)."""
+    if low is None and high is None:
+        return True
+    if version is None or not _RELEASE_PREFIX.match(version.strip()):
+        return high is None
+    return not older_than(version, low) and (high is None or older_than(version, high))
+
+
+_RELEASE_PREFIX = re.compile(r"^v?\d+\.\d+")
 
 
 def _multimodal(plan: Plan) -> bool:
@@ -179,11 +196,28 @@ def plan_flags(plan: Plan) -> list[ServeFlag]:
 
 def _rule_flags(plan: Plan, kind: str, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
     """catalog launch_rules for this engine rule set and target kind (origin 'onechip')."""
-    for rule in launch_rules(plan.engine, kind):
+    for rule in launch_rules(plan.engine, kind, plan.engine_version):
+        if rule.with_flags:
+            continue  # applied after --set (_conditional_rules)
         if rule.env is not None:
             env[rule.env] = rule.value or ""
             why[rule.env] = f"{rule.reason} ({rule.source})"
         elif rule.flag is not None:
+            flags.put(rule.flag, rule.value, rule.reason, "onechip")
+
+
+def _conditional_rules(plan: Plan, kind: str, flags: _Flags, sets: list[Override], warnings: list[str]) -> None:
+    """The launch rules that hold only beside other flags (`with_flags`), judged on the command after --set
+    (origin 'onechip'): e.g. vLLM 0.8.x's --enable-reasoning beside --reasoning-parser. A flag a --set named is
+    the user's and is left as they set it."""
+    named = {override.name for override in sets}
+    for rule in launch_rules(plan.engine, kind, plan.engine_version):
+        on = flags.by_name
+        if not rule.with_flags or not all(f in on for f in rule.with_flags) or any(f in on for f in rule.without_flags):
+            continue
+        if rule.warning is not None:
+            warnings.append(rule.warning)
+        if rule.flag is not None and rule.flag not in named:
             flags.put(rule.flag, rule.value, rule.reason, "onechip")
 
 
@@ -307,7 +341,9 @@ def serve_flags(
         )
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
-    _apply_sets(plan, parse_sets(target.sets), flags, env, warnings)
+    sets = parse_sets(target.sets)
+    _apply_sets(plan, sets, flags, env, warnings)
+    _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",
         target.bind_host,
@@ -322,6 +358,12 @@ def serve_flags(
         row = spec(flag.flag)
         if row is not None and older_than(plan.engine_version, row.since):
             warnings.append(f"{flag.flag} needs vLLM {row.since} or later; the plan is for {plan.engine_version}")
+        if row is not None and row.until is not None and plan.engine_version is not None:
+            if not older_than(plan.engine_version, row.until) and _RELEASE_PREFIX.match(plan.engine_version.strip()):
+                warnings.append(
+                    f"{flag.flag} was removed in vLLM {row.until}; the plan is for {plan.engine_version}, which "
+                    "refuses it as an unrecognized argument"
+                )
     return flags.ordered(), env, why, warnings
 
 

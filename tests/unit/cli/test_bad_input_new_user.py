@@ -131,3 +131,50 @@ def test_the_command_line_still_takes_the_comma_list(run) -> None:
     got, out, err = run("plan", *SMOL, "--contexts", "1024,2048")
     assert got == 0, err
     assert "2,048" in out
+
+
+def _command(run, *argv: str) -> str:
+    got, out, err = run("plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", *argv)
+    assert got == 0, err
+    return next(line for line in out.splitlines() if line.startswith("docker run "))
+
+
+@pytest.mark.parametrize(
+    ("version", "enabled"),
+    # vllm/engine/arg_utils.py + serving_chat.py: 0.8.2 - 0.8.5 separate reasoning only with --enable-reasoning;
+    # 0.9.0 deprecated it (the parser alone enables reasoning), 0.10.0 has no such flag
+    [("0.8.2", True), ("0.8.5", True), ("0.8.5.post1", True), ("0.9.0", False), ("0.10.0", False), (None, False)],
+)
+def test_enable_reasoning_beside_the_reasoning_parser_where_the_release_needs_it(run, version, enabled) -> None:
+    command = _command(run, *(["--engine-version", version] if version else []))
+    assert "--reasoning-parser gemma4" in command  # catalog/serve_families.json: the gemma4 family's parser
+    assert ("--enable-reasoning" in command.split()) is enabled
+    if version is not None:
+        is_error, _ = _tool("plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192,
+                                     "engine_version": version})  # fmt: skip
+        assert not is_error
+
+
+def test_enable_reasoning_through_mcp_and_a_set_that_drops_it(run) -> None:
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(
+                "plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192, "engine_version": "0.8.5"}
+            )
+
+    result = anyio.run(go)
+    assert not result.is_error
+    flags = [flag["flag"] for flag in result.structured_content["serve_command"]["flags"]]
+    assert "--reasoning-parser" in flags and "--enable-reasoning" in flags
+    assert "--enable-reasoning" not in _command(run, "--engine-version", "0.8.5", "--set", "enable-reasoning=").split()
+
+
+def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_inert(run) -> None:
+    # vllm/entrypoints/openai/cli_args.py of 0.7.1 - 0.8.1 refuses --enable-auto-tool-choice with --enable-reasoning
+    got, out, err = run(
+        "plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", "--engine-version", "0.8.1"
+    )
+    assert got == 0, err
+    command = next(line for line in out.splitlines() if line.startswith("docker run "))
+    assert "--enable-auto-tool-choice" in command and "--enable-reasoning" not in command.split()
+    assert "--reasoning-parser has no effect on this vLLM release without --enable-reasoning" in " ".join(out.split())
