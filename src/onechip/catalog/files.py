@@ -316,6 +316,15 @@ class V0Fallback(StrictModel):
     source: str = Field(description="Where that comes from.")
 
 
+class V0Gap(StrictModel):
+    """Architectures vLLM's V0 engine cannot serve although the release's V1 engine does (engines.json
+    `v0_cannot_serve`): a V0 fallback (v0_fallbacks) of them fails at start-up, so such a plan is refused."""
+
+    architectures: list[str] = Field(description="config.json `architectures` values, e.g. 'GptOssForCausalLM'.")
+    reason: str = Field(description="Why V0 cannot serve them, in a few words (said in the refusal).")
+    source: str = Field(description="Where that comes from (vLLM source file and release read).")
+
+
 class SamplerBackendRule(StrictModel):
     """The vLLM releases whose V1 top-k/top-p sampler warms up on FlashInfer when the install can import it
     (engines.json `flashinfer_sampler`), and what that warm-up holds. Outside [min_version, max_version) the
@@ -465,6 +474,11 @@ class EngineEntry(StrictModel):
     )
     v0_fallbacks: list[V0Fallback] = Field(
         default_factory=list, description="Deployments v1-era releases run on the V0 engine (its newest rule)."
+    )
+    v0_cannot_serve: list[V0Gap] = Field(
+        default_factory=list,
+        description="Architectures the V0 engine of v1-era releases cannot serve: a deployment a v0_fallbacks "
+        "trigger sends to V0 is refused for them.",
     )
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."

@@ -1,15 +1,19 @@
 """The new-user test of 2026-12-02, one regression test per finding, through both front ends (the CLI's
 main() and an MCP tool call on one server): absurd sizes are refused in one line (int64, the card's memory,
-the model's layers), and an MCP list or key=value argument is a JSON array or object, never one string."""
+the model's layers); an MCP list or key=value argument is a JSON array or object, never one string; vLLM 0.7.1 -
+0.8.x get --enable-reasoning beside --reasoning-parser; a V0 fallback of a model V0 cannot serve is refused."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
+from factories import BOOTLOGS
 from onechip.mcp.server import build_server
 from onechip.schemas.inputs import INT64_MAX
 
@@ -178,3 +182,36 @@ def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_ine
     command = next(line for line in out.splitlines() if line.startswith("docker run "))
     assert "--enable-auto-tool-choice" in command and "--enable-reasoning" not in command.split()
     assert "--reasoning-parser has no effect on this vLLM release without --enable-reasoning" in " ".join(out.split())
+
+
+def _gpt_oss_20b(directory: Path) -> Path:
+    """A header-only gpt-oss-20b checkpoint (MXFP4 experts), as benchmarks/planner_accuracy.py plans the corpus."""
+    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
+    try:
+        import planner_accuracy
+    finally:
+        sys.path.pop(0)
+    config = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))
+    planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
+    return directory
+
+
+GPT_OSS_V0 = (
+    "GptOssForCausalLM on vLLM 0.10.2: --enable-prompt-embeds makes it run its V0 engine, which cannot serve it (its "
+    "attention layers carry attention sinks, which only the V1 attention backends take); plan --engine-version "
+    "0.11.0 or later, or drop --enable-prompt-embeds"
+)
+
+
+def test_gpt_oss_is_refused_where_the_v0_fallback_cannot_serve_it(run, tmp_path: Path) -> None:
+    # was planned under the V0 memory rule; vLLM 0.10.2's V0 attention backends (vllm/attention/backends/) take no
+    # `sinks`, which gpt_oss.py passes to every Attention layer (engines.json v0_cannot_serve)
+    model = str(_gpt_oss_20b(tmp_path / "gpt-oss-20b"))
+    argv = ("plan", model, "--chip", "h100", "--max-model-len", "8192")
+    assert _error(run, *argv, "--engine-version", "0.10.2", "--enable-prompt-embeds") == GPT_OSS_V0
+    is_error, text = _tool("plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": "0.10.2",
+                                    "enable_prompt_embeds": True})  # fmt: skip
+    assert is_error and text == GPT_OSS_V0
+    for fine in (("--engine-version", "0.10.2"), ("--engine-version", "0.11.0", "--enable-prompt-embeds")):
+        got, out, err = run(*argv, *fine)  # V1 serves it: no fallback, or no V0 engine left (0.11.0)
+        assert got == 0 and "verdict: fits" in out, err
