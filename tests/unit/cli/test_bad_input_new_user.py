@@ -215,3 +215,47 @@ def test_gpt_oss_is_refused_where_the_v0_fallback_cannot_serve_it(run, tmp_path:
     for fine in (("--engine-version", "0.10.2"), ("--engine-version", "0.11.0", "--enable-prompt-embeds")):
         got, out, err = run(*argv, *fine)  # V1 serves it: no fallback, or no V0 engine left (0.11.0)
         assert got == 0 and "verdict: fits" in out, err
+
+
+SHA = "43b4aaea3c6d0e5f1a2b3c4d5e6f708192a3b4c5"  # a 40-hex commit, as a dev build's version may name it
+
+
+@pytest.mark.parametrize(
+    ("version", "image", "said"),
+    [
+        # vLLM's nightly images are tagged by full commit (.buildkite/scripts/push-nightly-builds.sh:
+        # vllm/vllm-openai:nightly-$BUILDKITE_COMMIT): the exact build where the version names it
+        (f"0.26.1rc1.dev125+g{SHA}", f"vllm/vllm-openai:nightly-{SHA}", None),
+        # no image by version and no PyPI pre-release: the newest release runs, said exactly
+        ("0.26.1rc1.dev125", "vllm/vllm-openai:v0.32.0",
+         "`up` runs vllm/vllm-openai:v0.32.0, which is vLLM 0.32.0, not 0.26.1rc1.dev125, while the plan was sized "
+         "under 0.26.1rc1.dev125's rules; pass --image vllm/vllm-openai:nightly-<the full 40-character commit> to run "
+         "that build, or --engine-version 0.32.0 to plan for what runs"),
+        ("0.26.1rc1.dev125+g43b4aaea3", "vllm/vllm-openai:v0.32.0",
+         "--image vllm/vllm-openai:nightly-<the full 40-character commit of 43b4aaea3>"),
+        # releases run their own image, without the warning (0.10 is planned as 0.10.0; a post release is one)
+        ("0.10", "vllm/vllm-openai:v0.10.0", None),
+        ("0.8.5.post1", "vllm/vllm-openai:v0.8.5.post1", None),
+    ],
+)  # fmt: skip
+def test_up_runs_the_image_of_a_dev_build_or_says_exactly_what_runs(run, version, image, said) -> None:
+    argv = ("up", "--engine", "vllm-docker", "--model", "SmolLM2-135M-Instruct", "--chip", "l4", "--dry-run")
+    got, out, err = run(*argv, "--engine-version", version)
+    assert got == 0, err
+    text = " ".join((out + err).split())
+    assert f"--entrypoint vllm {image} serve" in text
+    assert (said is None) == ("is not a release" not in text)
+    if said is not None:
+        assert said in text
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool("up", {"engine": "vllm-docker", "model": "SmolLM2-135M-Instruct",
+                                                 "chip": "l4", "engine_version": version, "dry_run": True})  # fmt: skip
+
+    result = anyio.run(go)
+    assert not result.is_error, result.content[0].text
+    command = result.structured_content["launch"]["command"]
+    assert command["target"]["image"] == image
+    said_here = [w for w in command["warnings"] if "is not a release" in w]
+    assert (said is None and not said_here) or (said is not None and said in said_here[0])
