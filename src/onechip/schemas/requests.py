@@ -221,6 +221,8 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     @field_validator("utilization")
     @classmethod
     def _fraction(cls, value: float | None) -> float | None:
+        # vLLM's own bound: gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1) (vllm/config/cache.py,
+        # 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does not fit), not refused
         if value is not None and not 0 < value <= 1:
             raise ValueError("must be in (0, 1]")
         return value

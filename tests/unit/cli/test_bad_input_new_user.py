@@ -259,3 +259,16 @@ def test_up_runs_the_image_of_a_dev_build_or_says_exactly_what_runs(run, version
     assert command["target"]["image"] == image
     said_here = [w for w in command["warnings"] if "is not a release" in w]
     assert (said is None and not said_here) or (said is not None and said in said_here[0])
+
+
+@pytest.mark.parametrize("value", ["0", "-0.5", "1.0000001", "1e30", "nan", "inf"])
+def test_utilization_outside_vllms_own_bound_is_one_line(run, value: str) -> None:
+    # vllm/config/cache.py (0.19.0): gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    line = _error(run, "plan", *SMOL, "--gpu-memory-utilization", value)
+    assert line.startswith("Invalid value for '--gpu-memory-utilization'")
+
+
+def test_a_tiny_utilization_vllm_takes_is_planned_as_not_fitting(run) -> None:
+    got, out, err = run("plan", *SMOL, "--gpu-memory-utilization", "1e-300")
+    assert got == 0, err
+    assert "verdict: does not fit: weights 0.25 GiB per GPU exceed the requested 0.00 GiB" in out
