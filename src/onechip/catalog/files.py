@@ -330,6 +330,15 @@ class V0Fallback(StrictModel):
     source: str = Field(description="Where that comes from.")
 
 
+class V0Gap(StrictModel):
+    """Architectures vLLM's V0 engine cannot serve although the release's V1 engine does (engines.json
+    `v0_cannot_serve`): a V0 fallback (v0_fallbacks) of them fails at start-up, so such a plan is refused."""
+
+    architectures: list[str] = Field(description="config.json `architectures` values, e.g. 'GptOssForCausalLM'.")
+    reason: str = Field(description="Why V0 cannot serve them, in a few words (said in the refusal).")
+    source: str = Field(description="Where that comes from (vLLM source file and release read).")
+
+
 class SamplerBackendRule(StrictModel):
     """The vLLM releases whose V1 top-k/top-p sampler warms up on FlashInfer when the install can import it
     (engines.json `flashinfer_sampler`), and what that warm-up holds. Outside [min_version, max_version) the
@@ -496,6 +505,11 @@ class EngineEntry(StrictModel):
     v0_fallbacks: list[V0Fallback] = Field(
         default_factory=list, description="Deployments v1-era releases run on the V0 engine (its newest rule)."
     )
+    v0_cannot_serve: list[V0Gap] = Field(
+        default_factory=list,
+        description="Architectures the V0 engine of v1-era releases cannot serve: a deployment a v0_fallbacks "
+        "trigger sends to V0 is refused for them.",
+    )
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."
     )
@@ -547,13 +561,28 @@ class FamilyFlag(StrictModel):
 
 class LaunchRule(StrictModel):
     """A flag or environment variable onechip adds by engine rule set and target kind, not by model
-    (serve_families.json `launch_rules`)."""
+    (serve_families.json `launch_rules`); optionally only for a range of vLLM releases [min_version,
+    max_version) and only when other flags are (`with_flags`) or are not (`without_flags`) on the command.
+    A rule with `warning` and no flag or env adds that warning instead."""
 
     flag: str | None = Field(default=None, description="Engine flag; None for an environment variable.")
     env: str | None = Field(default=None, description="Environment variable name; None for a flag.")
     value: str | None = Field(default=None, description="Value (a bare switch has none).")
     engines: list[str] | None = Field(default=None, description="Engine rule sets it applies to; None = all.")
     targets: list[str] | None = Field(default=None, description="Target kinds it applies to; None = all.")
+    min_version: str | None = Field(
+        default=None, description="First vLLM release it holds for (inclusive; None: every older one)."
+    )
+    max_version: str | None = Field(default=None, description="First vLLM release it no longer holds for.")
+    with_flags: list[str] = Field(
+        default_factory=list,
+        description="Flags that must all be on the command (after --set) for it to apply; such a rule is applied "
+        "last, and never re-adds a flag a --set dropped.",
+    )
+    without_flags: list[str] = Field(
+        default_factory=list, description="Flags none of which may be on the command for it to apply."
+    )
+    warning: str | None = Field(default=None, description="A warning to print when it applies.")
     reason: str = Field(description="Why it is there.")
     source: str = Field(description="Where that comes from.")
     date: str = Field(description="ISO date.")

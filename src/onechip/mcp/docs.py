@@ -25,7 +25,8 @@ the text content is a one-line summary. Errors come back as tool errors with the
 
 Safety, for an agent's hands:
 - Arguments are strict JSON: a boolean is `true`/`false` (never `"false"`, `1` or `0`), an integer is never a
-  boolean, a number is never a string; an unknown argument is refused. A gated tool (marked destructive or
+  boolean, a number is never a string, a list is a JSON array and a key=value field a JSON object (never the
+  command line's one string, `"128,1024"`); an unknown argument is refused. A gated tool (marked destructive or
   spending money) does nothing unless `confirm` is JSON `true`; without it, it says what it would do.
 - The MCP surface runs nothing but onechip's engines: `launcher` and the ssh `-o` options are not inputs here
   (use the CLI); `sets` may set engine variables only (`VLLM_*`, `HF_*`, `TPU_*`, `XLA_*`, `PJRT_*`, `CUDA_*`,

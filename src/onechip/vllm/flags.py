@@ -63,7 +63,8 @@ DEFAULT_CONTAINER = "onechip-vllm"
 IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai"}
 
 
-_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*)$")
+# a release number: 0.19.0, 0.10.1.1, 0.8.5.post1 (PyPI's vllm releases; git tags v0.10.1.1, v0.8.5.post1)
+_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)$")
 
 
 def image_release(plan: Plan) -> str:
@@ -77,14 +78,50 @@ def image_release(plan: Plan) -> str:
     return release + ".0" if release.count(".") == 1 else release
 
 
+# A dev build's version names its commit (setuptools_scm: '0.26.1rc1.dev125+g<commit>', usually abbreviated). vLLM
+# tags the vllm/vllm-openai image of each nightly build by its full commit: .buildkite/scripts/push-nightly-builds.sh
+# pushes `vllm/vllm-openai:nightly-$BUILDKITE_COMMIT` (TAG_NAME 'nightly'), BUILDKITE_COMMIT being the 40-hex sha.
+# Release images are tagged v<release> from the release's git tag (push-release-builds.sh); vLLM publishes no
+# pre-release to PyPI (`pip index versions vllm --pre`, 2026-12-02: releases only, 0.0.1 - 0.33.0).
+_DEV_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})$")
+NIGHTLY_TAG = "nightly-"
+
+
+def build_commit(version: str | None) -> str | None:
+    """The commit a dev build's version names ('0.26.1rc1.dev125+g43b4aaea3' -> '43b4aaea3'), else None."""
+    match = _DEV_COMMIT.search((version or "").strip())
+    return match.group(1) if match else None
+
+
 def default_image(plan: Plan) -> str | None:
-    """The image `up` runs for `plan` without --image: vllm/vllm-openai or vllm/vllm-tpu tagged by image_release,
-    or None for engine rules without one (vllm-cpu) and for an AMD card (vllm/vllm-openai is a CUDA build; AMD's
-    ROCm images, rocm/vllm:<rocm>_..._vllm_<release>, are tagged per ROCm and card family, not derivable here)."""
+    """The image `up` runs for `plan` without --image: vllm/vllm-openai or vllm/vllm-tpu tagged by image_release
+    (vllm/vllm-openai:nightly-<commit> for a dev build whose version names its full commit), or None for engine
+    rules without one (vllm-cpu) and for an AMD card (vllm/vllm-openai is a CUDA build; AMD's ROCm images,
+    rocm/vllm:<rocm>_..._vllm_<release>, are tagged per ROCm and card family, not derivable here)."""
     repository = IMAGE_REPOSITORIES.get(plan.engine)
     if repository is None or _rocm(plan):
         return None
+    commit = build_commit(plan.engine_version)
+    if plan.engine == "vllm-gpu" and commit is not None and len(commit) == 40:
+        return f"{repository}:{NIGHTLY_TAG}{commit}"
     return f"{repository}:v{image_release(plan)}"
+
+
+def _unreleased_image_warning(plan: Plan, image: str) -> str:
+    """What `up` runs for a plan whose version has no image of its own (an rc or dev build), said exactly."""
+    version, release = plan.engine_version, image_release(plan)
+    commit = build_commit(version)
+    exact = (
+        f"{image.rsplit(':', 1)[0]}:{NIGHTLY_TAG}<the full 40-character commit{f' of {commit}' if commit else ''}>"
+        if plan.engine == "vllm-gpu"
+        else "the image of that build"
+    )
+    return (
+        f"vLLM {version} is not a release: no image is tagged by it (vLLM tags release images v<release> and "
+        f"nightly images by full commit) and PyPI has no pre-release of it; `up` runs {image}, which is vLLM "
+        f"{release}, not {version}, while the plan was sized under {version}'s rules; pass --image {exact} to run "
+        f"that build, or --engine-version {release} to plan for what runs"
+    )
 
 
 def _rocm(plan: Plan) -> bool:
@@ -109,14 +146,31 @@ def model_family(model: str, architecture: str) -> FamilyEntry | None:
     return match or next((e for e in entries if architecture in e.architectures), None)
 
 
-def launch_rules(engine: str, kind: str) -> list[LaunchRule]:
-    """The serve_families.json `launch_rules` that apply to engine rule set `engine` and target `kind`,
-    in file order (a rule without `engines` / `targets` applies to every one)."""
+def launch_rules(engine: str, kind: str, version: str | None = None) -> list[LaunchRule]:
+    """The serve_families.json `launch_rules` that apply to engine rule set `engine`, target `kind` and vLLM
+    release `version`, in file order (a rule without `engines` / `targets` applies to every one; a release
+    range holds only for a plan that names a release in it, as flag_table.older_than reads one: '0.8.5',
+    '0.26.1rc1')."""
     return [
         rule
         for rule in _families().launch_rules
-        if engine in (rule.engines or [engine]) and kind in (rule.targets or [kind])
+        if engine in (rule.engines or [engine])
+        and kind in (rule.targets or [kind])
+        and _in_range(version, rule.min_version, rule.max_version)
     ]
+
+
+def _in_range(version: str | None, low: str | None, high: str | None) -> bool:
+    """`version` lies in [low, high); a rule without a range holds for every version, one with a range only for
+    a version that reads as a release number (the newest rules, version None, are after every range read)."""
+    if low is None and high is None:
+        return True
+    if version is None or not _RELEASE_PREFIX.match(version.strip()):
+        return high is None
+    return not older_than(version, low) and (high is None or older_than(version, high))
+
+
+_RELEASE_PREFIX = re.compile(r"^v?\d+\.\d+")
 
 
 def _multimodal(plan: Plan) -> bool:
@@ -179,11 +233,28 @@ def plan_flags(plan: Plan) -> list[ServeFlag]:
 
 def _rule_flags(plan: Plan, kind: str, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
     """catalog launch_rules for this engine rule set and target kind (origin 'onechip')."""
-    for rule in launch_rules(plan.engine, kind):
+    for rule in launch_rules(plan.engine, kind, plan.engine_version):
+        if rule.with_flags:
+            continue  # applied after --set (_conditional_rules)
         if rule.env is not None:
             env[rule.env] = rule.value or ""
             why[rule.env] = f"{rule.reason} ({rule.source})"
         elif rule.flag is not None:
+            flags.put(rule.flag, rule.value, rule.reason, "onechip")
+
+
+def _conditional_rules(plan: Plan, kind: str, flags: _Flags, sets: list[Override], warnings: list[str]) -> None:
+    """The launch rules that hold only beside other flags (`with_flags`), judged on the command after --set
+    (origin 'onechip'): e.g. vLLM 0.8.x's --enable-reasoning beside --reasoning-parser. A flag a --set named is
+    the user's and is left as they set it."""
+    named = {override.name for override in sets}
+    for rule in launch_rules(plan.engine, kind, plan.engine_version):
+        on = flags.by_name
+        if not rule.with_flags or not all(f in on for f in rule.with_flags) or any(f in on for f in rule.without_flags):
+            continue
+        if rule.warning is not None:
+            warnings.append(rule.warning)
+        if rule.flag is not None and rule.flag not in named:
             flags.put(rule.flag, rule.value, rule.reason, "onechip")
 
 
@@ -307,7 +378,9 @@ def serve_flags(
         )
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
-    _apply_sets(plan, parse_sets(target.sets), flags, env, warnings)
+    sets = parse_sets(target.sets)
+    _apply_sets(plan, sets, flags, env, warnings)
+    _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",
         target.bind_host,
@@ -322,6 +395,12 @@ def serve_flags(
         row = spec(flag.flag)
         if row is not None and older_than(plan.engine_version, row.since):
             warnings.append(f"{flag.flag} needs vLLM {row.since} or later; the plan is for {plan.engine_version}")
+        if row is not None and row.until is not None and plan.engine_version is not None:
+            if not older_than(plan.engine_version, row.until) and _RELEASE_PREFIX.match(plan.engine_version.strip()):
+                warnings.append(
+                    f"{flag.flag} was removed in vLLM {row.until}; the plan is for {plan.engine_version}, which "
+                    "refuses it as an unrecognized argument"
+                )
     return flags.ordered(), env, why, warnings
 
 
@@ -509,11 +588,9 @@ def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[
     if target.kind == "vllm-docker":
         out.extend(image_warnings(target.image) if target.image else [])
         default = None if given_image else default_image(plan)
-        if default is not None and image_release(plan) != (plan.engine_version or "").removeprefix("v"):
-            out.append(
-                f"vLLM {plan.engine_version} has no release image; running {default}, the release the catalog's "
-                "rules were read from"
-            )
+        nightly = default is not None and default.rsplit(":", 1)[1].startswith(NIGHTLY_TAG)
+        if default is not None and not nightly and not _RELEASE.match((plan.engine_version or "").strip()):
+            out.append(_unreleased_image_warning(plan, default))
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")
     if target.host is not None and plan.model_source == "local":  # planned from this machine's checkpoint

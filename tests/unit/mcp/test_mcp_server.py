@@ -63,7 +63,7 @@ def test_every_tool_takes_its_request_model_and_returns_its_result_model():
 
 
 def test_cost_result_is_the_api_result_as_structured_content_with_a_summary_line():
-    args = {"chip": "v5e-1", "output_tok_per_s": 1500, "pricing": "spot,flex-start", "today": "2026-11-30"}
+    args = {"chip": "v5e-1", "output_tok_per_s": 1500, "pricing": ["spot", "flex-start"], "today": "2026-11-30"}
     result = call("cost", args)
     assert not result.is_error
     expected = api.cost(CostRequest(**args)).model_dump(mode="json")
@@ -153,7 +153,7 @@ def test_check_reports_progress_notifications():
         seen.append((done, total, message))
 
     with FakeVllm([Reply("The capital of France is Paris.")] * 4, model="scripted") as srv:
-        result = call("check", {"base_url": srv.url, "only": "smoke"}, progress=progress)
+        result = call("check", {"base_url": srv.url, "only": ["smoke"]}, progress=progress)
     assert not result.is_error, result.content[0].text
     assert result.structured_content["results"][0]["domain"] == "chat"
     assert result.content[0].text.startswith("scripted at ")

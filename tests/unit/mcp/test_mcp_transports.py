@@ -31,7 +31,7 @@ def test_stdio_end_to_end_lists_tools_and_runs_plan_and_cost(tmp_path):
             plan = await client.call_tool(
                 "plan", {"model": "google/gemma-4-E2B-it", "chip": "v5e-1", "utilization": 0.92}
             )
-            cost = await client.call_tool("cost", {"chip": "v5e-1", "output_tok_per_s": 1500, "pricing": "spot"})
+            cost = await client.call_tool("cost", {"chip": "v5e-1", "output_tok_per_s": 1500, "pricing": ["spot"]})
             return names, plan, cost
 
     names, plan, cost = anyio.run(go)

@@ -112,4 +112,8 @@ def test_a_dev_build_gets_the_catalog_release_image_said_out_loud(tmp_path: Path
     dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.31.1rc1.dev23+g43b4aaea3")
     command = flags.serve_command(dev, ServeTarget(kind="vllm-docker"))
     assert "vllm/vllm-openai:v0.32.0" in command.shell
-    assert any("has no release image" in w for w in command.warnings)
+    assert any(
+        "`up` runs vllm/vllm-openai:v0.32.0, which is vLLM 0.32.0, not 0.31.1rc1.dev23+g43b4aaea3" in w
+        and "--image vllm/vllm-openai:nightly-<the full 40-character commit of 43b4aaea3>" in w
+        for w in command.warnings
+    )

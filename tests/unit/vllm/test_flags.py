@@ -280,8 +280,8 @@ def test_image_warnings_name_only_what_applies() -> None:
     assert not any("ignored" in w for w in given.warnings)
     assert any("ignored" in w for w in flags.serve_command(plan, ServeTarget(kind="vllm", image="x:y")).warnings)
     dev = plan.model_copy(update={"engine_version": "0.30.1rc1.dev5+gabc"})
-    (line,) = [w for w in flags.serve_command(dev, ServeTarget(kind="vllm-docker")).warnings if "no release" in w]
-    assert "running vllm/vllm-tpu:v0.30.0" in line
+    (line,) = [w for w in flags.serve_command(dev, ServeTarget(kind="vllm-docker")).warnings if "not a release" in w]
+    assert "`up` runs vllm/vllm-tpu:v0.30.0, which is vLLM 0.30.0, not 0.30.1rc1.dev5+gabc" in line
 
 
 @pytest.mark.parametrize(("given", "tag"), [("0.10", "v0.10.0"), (" 0.11.0 ", "v0.11.0"), ("v0.11.0", "v0.11.0")])

@@ -1,0 +1,274 @@
+"""The new-user test of 2026-12-02, one regression test per finding, through both front ends (the CLI's
+main() and an MCP tool call on one server): absurd sizes are refused in one line (int64, the card's memory,
+the model's layers); an MCP list or key=value argument is a JSON array or object, never one string; vLLM 0.7.1 -
+0.8.x get --enable-reasoning beside --reasoning-parser; a V0 fallback of a model V0 cannot serve is refused."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from factories import BOOTLOGS
+from onechip.mcp.server import build_server
+from onechip.schemas.inputs import INT64_MAX
+
+SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
+E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def _error(run, *argv: str, code: int = 2) -> str:
+    got, _, err = run(*argv)
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert got == code and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0].removeprefix("error: ")
+
+
+def _tool(name: str, args: dict) -> tuple[bool, str]:
+    """(is_error, its one line) of one MCP call."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(name, args)
+
+    result = anyio.run(go)
+    line = result.content[0].text
+    assert "\n" not in line and "Traceback" not in line, line
+    return bool(result.is_error), line
+
+
+def test_int64_is_the_bound_of_every_size():
+    # a torch tensor size is an int64_t (c10/core/TensorImpl.h): vLLM allocates the KV pool and the profiling
+    # batch as tensors of these sizes
+    assert INT64_MAX == 9_223_372_036_854_775_807
+
+
+@pytest.mark.parametrize(
+    ("flag", "field"),
+    [
+        ("--kv-cache-memory", "kv_cache_memory_bytes"),  # 1e30 B was planned as a 931,322,574,615,478,534,144 GiB pool
+        ("--max-num-batched-tokens", "max_num_batched_tokens"),
+        ("--max-num-seqs", "max_num_seqs"),
+        ("--block-size", "block_size"),
+        ("--max-model-len", "max_model_len"),
+        ("--tensor-parallel-size", "tensor_parallel_size"),
+        ("--pipeline-parallel-size", "pipeline_parallel_size"),  # was an OverflowError traceback
+    ],
+)
+def test_a_size_beyond_int64_is_one_line_on_both_front_ends(run, flag: str, field: str) -> None:
+    huge = 10**30
+    line = _error(run, "plan", *SMOL, flag, str(huge))
+    assert line.startswith(f"Invalid value for '{flag}'") and "less than or equal to 9223372036854775807" in line
+    is_error, text = _tool("plan", {**E2B, field: huge})
+    assert is_error and text.startswith(f"Invalid value for '{flag}'") and "9223372036854775807" in text
+
+
+def test_a_kv_pool_larger_than_the_card_is_refused_not_planned(run) -> None:
+    # was verdict 'does not fit' with a 931,322,574.62 GiB pool and exit 0; the l4's visible memory is
+    # accelerators.json's 22.03 GiB
+    line = _error(run, "plan", *SMOL, "--kv-cache-memory", str(10**18))
+    assert line == (
+        "--kv-cache-memory 1,000,000,000,000,000,000 bytes (931,322,574.62 GiB) is more than the 22.03 GiB one l4 "
+        "device holds; the pool is per GPU/chip"
+    )
+    is_error, text = _tool("plan", {**E2B, "chip": "l4", "kv_cache_memory_bytes": 10**18})
+    assert is_error and text == line
+    got, out, _ = run("plan", *SMOL, "--kv-cache-memory", str(2 * 10**9))  # a pool the card holds still plans
+    assert got == 0 and "verdict: fits" in out
+
+
+def test_more_pipeline_stages_than_layers_is_one_line_before_any_list_is_made(run) -> None:
+    # SmolLM2-135M has 30 decoder layers (its config.json num_hidden_layers)
+    assert _error(run, "plan", *SMOL, "--pipeline-parallel-size", str(10**18)) == (
+        "pipeline_parallel_size 1000000000000000000 exceeds the model's 30 layers"
+    )
+
+
+def test_a_card_memory_beyond_a_64_bit_byte_count_is_refused(run) -> None:
+    line = _error(run, "plan", "SmolLM2-135M-Instruct", "--chip", "gpu:1" + "0" * 30 + "GiB")
+    assert "is more memory than a 64-bit byte count holds" in line
+    is_error, text = _tool("plan", {**E2B, "chip": "gpu:1" + "0" * 30 + "GiB"})
+    assert is_error and text == line
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "line"),
+    [
+        ("plan", {**E2B, "contexts": "1024,8192"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '1024,8192'"),
+        ("simulate", {"plan": "plan.json", "contexts": "128"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '128'"),
+        ("simulate", {"plan": "plan.json", "clients": "1,4"},
+         "clients must be a JSON array of integers such as [128, 1024], not the string '1,4'"),
+        ("bench", {"base_url": "http://127.0.0.1:9", "contexts": "128,1024"},
+         "contexts must be a JSON array of integers such as [128, 1024], not the string '128,1024'"),
+        ("advise", {"model": "google/gemma-4-E2B-it", "workload": "ctx=1024,clients=4"},
+         'workload must be a JSON object such as {"ctx": 1024, "clients": 16}, not the string '
+         "'ctx=1024,clients=4'"),
+        ("advise", {"model": "google/gemma-4-E2B-it", "chips": "l4,v5e-1"},
+         "chips must be a JSON array of strings such as [\"a\", \"b\"], not the string 'l4,v5e-1'"),
+        ("cost", {"chip": "v5e-1", "output_tok_per_s": 100, "pricing": "spot"},
+         "pricing must be a JSON array of strings such as [\"a\", \"b\"], not the string 'spot'"),
+        ("check", {"base_url": "http://127.0.0.1:9", "only": "smoke"},
+         "only must be a JSON array of strings such as [\"a\", \"b\"], not the string 'smoke'"),
+    ],
+)  # fmt: skip
+def test_an_mcp_list_or_object_is_json_never_one_string(tool: str, args: dict, line: str) -> None:
+    # the published input schema says array (object); the one-string forms are the command line's
+    is_error, text = _tool(tool, args)
+    assert is_error and text == line
+
+
+def test_the_command_line_still_takes_the_comma_list(run) -> None:
+    got, out, err = run("plan", *SMOL, "--contexts", "1024,2048")
+    assert got == 0, err
+    assert "2,048" in out
+
+
+def _command(run, *argv: str) -> str:
+    got, out, err = run("plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", *argv)
+    assert got == 0, err
+    return next(line for line in out.splitlines() if line.startswith("docker run "))
+
+
+@pytest.mark.parametrize(
+    ("version", "enabled"),
+    # vllm/engine/arg_utils.py + serving_chat.py: 0.8.2 - 0.8.5 separate reasoning only with --enable-reasoning;
+    # 0.9.0 deprecated it (the parser alone enables reasoning), 0.10.0 has no such flag
+    [("0.8.2", True), ("0.8.5", True), ("0.8.5.post1", True), ("0.9.0", False), ("0.10.0", False), (None, False)],
+)
+def test_enable_reasoning_beside_the_reasoning_parser_where_the_release_needs_it(run, version, enabled) -> None:
+    command = _command(run, *(["--engine-version", version] if version else []))
+    assert "--reasoning-parser gemma4" in command  # catalog/serve_families.json: the gemma4 family's parser
+    assert ("--enable-reasoning" in command.split()) is enabled
+    if version is not None:
+        is_error, _ = _tool("plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192,
+                                     "engine_version": version})  # fmt: skip
+        assert not is_error
+
+
+def test_enable_reasoning_through_mcp_and_a_set_that_drops_it(run) -> None:
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(
+                "plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192, "engine_version": "0.8.5"}
+            )
+
+    result = anyio.run(go)
+    assert not result.is_error
+    flags = [flag["flag"] for flag in result.structured_content["serve_command"]["flags"]]
+    assert "--reasoning-parser" in flags and "--enable-reasoning" in flags
+    assert "--enable-reasoning" not in _command(run, "--engine-version", "0.8.5", "--set", "enable-reasoning=").split()
+
+
+def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_inert(run) -> None:
+    # vllm/entrypoints/openai/cli_args.py of 0.7.1 - 0.8.1 refuses --enable-auto-tool-choice with --enable-reasoning
+    got, out, err = run(
+        "plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", "--engine-version", "0.8.1"
+    )
+    assert got == 0, err
+    command = next(line for line in out.splitlines() if line.startswith("docker run "))
+    assert "--enable-auto-tool-choice" in command and "--enable-reasoning" not in command.split()
+    assert "--reasoning-parser has no effect on this vLLM release without --enable-reasoning" in " ".join(out.split())
+
+
+def _gpt_oss_20b(directory: Path) -> Path:
+    """A header-only gpt-oss-20b checkpoint (MXFP4 experts), as benchmarks/planner_accuracy.py plans the corpus."""
+    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
+    try:
+        import planner_accuracy
+    finally:
+        sys.path.pop(0)
+    config = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))
+    planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
+    return directory
+
+
+GPT_OSS_V0 = (
+    "GptOssForCausalLM on vLLM 0.10.2: --enable-prompt-embeds makes it run its V0 engine, which cannot serve it (its "
+    "attention layers carry attention sinks, which only the V1 attention backends take); plan --engine-version "
+    "0.11.0 or later, or drop --enable-prompt-embeds"
+)
+
+
+def test_gpt_oss_is_refused_where_the_v0_fallback_cannot_serve_it(run, tmp_path: Path) -> None:
+    # was planned under the V0 memory rule; vLLM 0.10.2's V0 attention backends (vllm/attention/backends/) take no
+    # `sinks`, which gpt_oss.py passes to every Attention layer (engines.json v0_cannot_serve)
+    model = str(_gpt_oss_20b(tmp_path / "gpt-oss-20b"))
+    argv = ("plan", model, "--chip", "h100", "--max-model-len", "8192")
+    assert _error(run, *argv, "--engine-version", "0.10.2", "--enable-prompt-embeds") == GPT_OSS_V0
+    is_error, text = _tool("plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": "0.10.2",
+                                    "enable_prompt_embeds": True})  # fmt: skip
+    assert is_error and text == GPT_OSS_V0
+    for fine in (("--engine-version", "0.10.2"), ("--engine-version", "0.11.0", "--enable-prompt-embeds")):
+        got, out, err = run(*argv, *fine)  # V1 serves it: no fallback, or no V0 engine left (0.11.0)
+        assert got == 0 and "verdict: fits" in out, err
+
+
+SHA = "43b4aaea3c6d0e5f1a2b3c4d5e6f708192a3b4c5"  # a 40-hex commit, as a dev build's version may name it
+
+
+@pytest.mark.parametrize(
+    ("version", "image", "said"),
+    [
+        # vLLM's nightly images are tagged by full commit (.buildkite/scripts/push-nightly-builds.sh:
+        # vllm/vllm-openai:nightly-$BUILDKITE_COMMIT): the exact build where the version names it
+        (f"0.26.1rc1.dev125+g{SHA}", f"vllm/vllm-openai:nightly-{SHA}", None),
+        # no image by version and no PyPI pre-release: the newest release runs, said exactly
+        ("0.26.1rc1.dev125", "vllm/vllm-openai:v0.32.0",
+         "`up` runs vllm/vllm-openai:v0.32.0, which is vLLM 0.32.0, not 0.26.1rc1.dev125, while the plan was sized "
+         "under 0.26.1rc1.dev125's rules; pass --image vllm/vllm-openai:nightly-<the full 40-character commit> to run "
+         "that build, or --engine-version 0.32.0 to plan for what runs"),
+        ("0.26.1rc1.dev125+g43b4aaea3", "vllm/vllm-openai:v0.32.0",
+         "--image vllm/vllm-openai:nightly-<the full 40-character commit of 43b4aaea3>"),
+        # releases run their own image, without the warning (0.10 is planned as 0.10.0; a post release is one)
+        ("0.10", "vllm/vllm-openai:v0.10.0", None),
+        ("0.8.5.post1", "vllm/vllm-openai:v0.8.5.post1", None),
+    ],
+)  # fmt: skip
+def test_up_runs_the_image_of_a_dev_build_or_says_exactly_what_runs(run, version, image, said) -> None:
+    argv = ("up", "--engine", "vllm-docker", "--model", "SmolLM2-135M-Instruct", "--chip", "l4", "--dry-run")
+    got, out, err = run(*argv, "--engine-version", version)
+    assert got == 0, err
+    text = " ".join((out + err).split())
+    assert f"--entrypoint vllm {image} serve" in text
+    assert (said is None) == ("is not a release" not in text)
+    if said is not None:
+        assert said in text
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool("up", {"engine": "vllm-docker", "model": "SmolLM2-135M-Instruct",
+                                                 "chip": "l4", "engine_version": version, "dry_run": True})  # fmt: skip
+
+    result = anyio.run(go)
+    assert not result.is_error, result.content[0].text
+    command = result.structured_content["launch"]["command"]
+    assert command["target"]["image"] == image
+    said_here = [w for w in command["warnings"] if "is not a release" in w]
+    assert (said is None and not said_here) or (said is not None and said in said_here[0])
+
+
+@pytest.mark.parametrize("value", ["0", "-0.5", "1.0000001", "1e30", "nan", "inf"])
+def test_utilization_outside_vllms_own_bound_is_one_line(run, value: str) -> None:
+    # vllm/config/cache.py (0.19.0): gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    line = _error(run, "plan", *SMOL, "--gpu-memory-utilization", value)
+    assert line.startswith("Invalid value for '--gpu-memory-utilization'")
+
+
+def test_a_tiny_utilization_vllm_takes_is_planned_as_not_fitting(run) -> None:
+    got, out, err = run("plan", *SMOL, "--gpu-memory-utilization", "1e-300")
+    assert got == 0, err
+    assert "verdict: does not fit: weights 0.25 GiB per GPU exceed the requested 0.00 GiB" in out
