@@ -3,6 +3,7 @@
     python benchmarks/sim_accuracy.py seed                 # (1) the seed article's v5e-1 grid
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
+    python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
