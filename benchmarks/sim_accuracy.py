@@ -3,6 +3,7 @@
     python benchmarks/sim_accuracy.py seed                 # (1) the seed article's v5e-1 grid
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
+    python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
@@ -17,8 +18,16 @@ serve` runs use 128) and 1 warm-up + 3 measured requests per client; the printou
 before the grid was measured) and `measured/` (the grid). It prints the same figures for the predicted
 cells that are not calibration cells.
 
-(3) Every grid of catalog/serving_measurements.json: fitted on one grid's calibration cells, the other grids
-predicted (same chip: another run and engine build; another chip: the calibration carried over).
+(3) Every grid of catalog/serving_measurements.json with a stated output length (any model, any chip): fitted on
+one grid's calibration cells, the other grids predicted: same chip (another run and engine build: `calibrated`);
+another chip of the same family (TPU to TPU, GPU to GPU) or of the other family, carried over two ways: device terms
+by the datasheet ratio with host terms kept (calibrate.transfer) and by the chips' measured efficiencies
+(sim.priors.carry, the predicted grid left out of them). A grid served at its own settings (max-model-len,
+max-num-seqs, token budget where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine
+default on GPU) and with its own client workload (num_prompts per cell where a cell states it). What the simulator
+cannot model is skipped with the reason printed: a deployment the planner cannot plan (a model not in the catalog,
+a chip with no roofline for a carry) and cells with more clients than --max-num-seqs (sim.predict's scheduler holds
+256 sequences whatever the plan says). Per-grid errors are printed at the end.
 
 (4) The seed grid's calibration (the four cells of (1)) carried to v6e-1 and scored on the v6e-1 config-validation
 grid (corpus `gemma4dev-v6e-1-config-validation`, 19 cells, vllm bench serve's whole-run tok/s), three ways: device
@@ -45,6 +54,7 @@ from onechip import catalog, planner
 from onechip.bench import stats
 from onechip.catalog.files import MeasuredGrid
 from onechip.errors import ConfigError
+from onechip.planner.source import catalog_entry
 from onechip.report.rundir import read_run
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.requests import PlanRequest
@@ -56,8 +66,9 @@ from onechip.sim.priors import carry
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
 CORPUS = catalog.serving_measurements()
-# grids of the seed's model with a stated output length (the others inform sim.priors but cannot be simulated here)
-GRIDS = {g.name: g for g in CORPUS.grids if g.model == "google/gemma-4-E2B-it" and g.output_tokens}
+# grids with a stated output length (the others inform sim.priors but cannot be simulated here); PLANS says which
+# of them the planner can plan here (a model outside the catalog cannot be: the grid is skipped, the reason printed)
+GRIDS = {g.name: g for g in CORPUS.grids if g.output_tokens}
 NOISE = CORPUS.prediction_error["noise"]
 SEED_GRID = GRIDS["seed-v5e-1"]
 SEED_CONTEXTS = sorted({c.context_tokens for c in SEED_GRID.cells})
@@ -276,6 +287,47 @@ def _grid_plan(chip: str, budget: int | None = None):  # type: ignore[no-untyped
     )
 
 
+def _family(chip: str) -> str:
+    return planner.rules.accelerator(chip).kind
+
+
+def plan_for(grid: MeasuredGrid):  # type: ignore[no-untyped-def]
+    """The grid's deployment as the corpus states it: its model, chip, max-model-len (32768, the seeds', when
+    not stated), max-num-seqs, and token budget (not stated: the seeds' 4096 on TPU, the engine rule's default on
+    GPU). Raises ConfigError when the planner cannot plan it; a model outside catalog/models.json is not asked
+    of the Hub (the benchmark runs offline, the same on every machine)."""
+    if catalog_entry(grid.model) is None:
+        raise ConfigError(f"{grid.model} is not in catalog/models.json, and the benchmark does not ask the Hub")
+    tpu = _family(grid.chip) == "tpu"
+    return planner.plan_model(
+        PlanRequest(
+            model=grid.model,
+            chip=grid.chip,
+            max_model_len=grid.max_model_len or 32768,
+            max_num_batched_tokens=grid.max_num_batched_tokens or (4096 if tpu else None),
+            max_num_seqs=grid.max_num_seqs,
+        )
+    )
+
+
+def _plans() -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name, grid in GRIDS.items():
+        try:
+            out[name] = plan_for(grid)
+        except ConfigError as exc:
+            out[name] = f"not simulated: the planner cannot plan {grid.model} on {grid.chip} ({exc})"
+    return out
+
+
+def unmodelled(grid: MeasuredGrid, clients: int) -> str | None:
+    """Why a cell cannot be simulated, or None: more clients than the deployment's --max-num-seqs (the simulator's
+    scheduler holds 256 sequences whatever the plan says: the rest would queue in the server)."""
+    if grid.max_num_seqs and clients > grid.max_num_seqs:
+        return f"{clients} clients > --max-num-seqs {grid.max_num_seqs}: the simulator does not cap running sequences"
+    return None
+
+
 def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
     """The cells of `grid` a fit may use, as `onechip bench --calibration` would measure them (BenchConfig
     grid_cells): the shortest and the next-to-longest context, each at 1 client and at the most clients, and
@@ -284,7 +336,11 @@ def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
     (SEED_CALIBRATION)."""
     if grid.name == SEED_GRID.name:
         return SEED_CALIBRATION
-    cells = [(c.context_tokens, c.clients) for c in grid.cells if c.ttft_ms is not None and c.tpot_ms is not None]
+    cells = [
+        (c.context_tokens, c.clients)
+        for c in grid.cells
+        if c.ttft_ms is not None and c.tpot_ms is not None and not unmodelled(grid, c.clients)
+    ]
     if len({c for c, _ in cells}) < 2 or max((n for _, n in cells), default=1) < 2:
         return []  # not what --calibration measures: no fit (check_cells says what is missing)
     config = BenchConfig(
@@ -303,23 +359,58 @@ def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
 WHOLE_RUN = {name for name in GRIDS if name != SEED_GRID.name}  # vllm bench serve grids: whole-run tok/s
 
 
-def _pred_measured(plan, terms, run: BenchRun, spread: float | None) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
-    """The measured cells of `run` only (not the whole contexts x clients product)."""
+def _pred_measured(
+    plan, terms, run: BenchRun, spread: float | None, grid: MeasuredGrid | None = None
+) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
+    """The measured cells of `run` only (not the whole contexts x clients product), each with the requests per
+    stream it measured (the cell's num_prompts where `grid` states one); cells the simulator cannot model
+    (`unmodelled`) are left out."""
     out: dict[tuple[int, int], CellResult] = {}
+    stated = {(c.context_tokens, c.clients): c.num_prompts for c in grid.cells} if grid else {}
     for cell in run.cells:
-        config = run.config.model_copy(update={"contexts": [cell.context_tokens], "clients": [cell.clients]})
-        out.update(_pred_cells(plan, terms, config, spread))
+        if grid is not None and unmodelled(grid, cell.clients):
+            continue
+        update: dict[str, object] = {"contexts": [cell.context_tokens], "clients": [cell.clients]}
+        prompts = stated.get((cell.context_tokens, cell.clients))
+        if prompts:
+            update["requests_per_client"] = max(1, prompts // cell.clients)
+        out.update(_pred_cells(plan, terms, run.config.model_copy(update=update), spread))
     return out
 
 
-def run_corpus() -> None:
+def _carried_terms(how: str, cal, plan, predicted: str):  # type: ignore[no-untyped-def]
+    """The fit's terms for `plan`: as fitted (same chip), carried by the datasheet ratio with host kept
+    (calibrate.transfer), or by measured efficiencies with the predicted grid left out (sim.priors.carry)."""
+    if "datasheet" in how:
+        return transfer(cal, plan)
+    if "measured" in how:
+        return carry(cal, plan, exclude_grids=frozenset({predicted})).terms
+    return cal.terms
+
+
+def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     """Leave one grid out across the corpus: each grid that can calibrate (TTFT and TPOT published) is
     fitted on at most 4 of its cells (calibration_cells), then every other grid is predicted from it: on the
-    same chip (another run, another engine build: `calibrated`) or carried to another chip (calibrate.transfer:
-    `carried`). The fitted grid's own other cells are printed too, scored apart ("same grid")."""
+    same chip (another run, another engine build: `calibrated`) or carried to another chip of the same family
+    or of the other one, by the datasheet ratio (calibrate.transfer) and by measured efficiencies
+    (sim.priors.carry, the predicted grid left out). The fitted grid's own other cells are printed too, scored
+    apart ("same grid"). Grids and cells the simulator cannot model are listed with the reason."""
     print("(3) corpus leave-one-grid-out (catalog/serving_measurements.json)")
+    plans = _plans()
+    for name, grid in GRIDS.items():
+        plan = plans[name]
+        if isinstance(plan, str):
+            print(f"  {name} ({grid.model} on {grid.chip}, {len(grid.cells)} cells): {plan}")
+            continue
+        for c in grid.cells:
+            why = unmodelled(grid, c.clients)
+            if why:
+                print(f"  {name} {c.context_tokens}x{c.clients}: not simulated ({why})")
     fits = {}
     for name, grid in GRIDS.items():
+        plan = plans[name]
+        if isinstance(plan, str) or (only_fits and name not in only_fits):
+            continue
         cells = calibration_cells(grid)
         run = grid_run(grid)
         try:
@@ -328,35 +419,54 @@ def run_corpus() -> None:
             print(f"  {name}: cannot calibrate ({exc})")
             continue
         spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
-        plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
         print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; terms {terms}")
     errs: dict[tuple[str, str], list[float]] = {}
+    by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     for fitted, cal in fits.items():
         source = GRIDS[fitted]
         for name, grid in GRIDS.items():
-            plan = _grid_plan(grid.chip, grid.max_num_batched_tokens)
-            how = "same grid" if name == fitted else ("calibrated" if grid.chip == source.chip else "carried")
-            try:
-                terms = cal.terms if grid.chip == source.chip else transfer(cal, plan)
-            except ConfigError as exc:
-                print(f"\n--- {name} ({grid.chip}) from the fit on {fitted}: not scored ({exc})")
+            plan = plans[name]
+            if isinstance(plan, str) or (only_grids and name not in only_grids):
                 continue
-            measured = grid_run(grid)
-            used = set(calibration_cells(grid)) if name == fitted else set()
-            print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
-            spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
-            out = report(measured, _pred_measured(plan, terms, measured, spread), used, name in WHOLE_RUN)
-            for figure, values in out.items():
-                errs.setdefault((how, figure), []).extend(v for v, _ in values)
+            family = "same family" if _family(grid.chip) == _family(source.chip) else "other family"
+            if grid.chip == source.chip:
+                family = "same chip, other model"
+            if (grid.chip, grid.model) == (source.chip, source.model):
+                ways = ["same grid" if name == fitted else "calibrated"]
+            else:
+                ways = [f"carried, {w} ({family})" for w in ("datasheet", "measured")]
+            for how in ways:
+                try:
+                    terms = _carried_terms(how, cal, plan, name)
+                except ConfigError as exc:
+                    print(f"\n--- {name} ({grid.chip}) from the fit on {fitted}: {how} not scored ({exc})")
+                    continue
+                measured = grid_run(grid)
+                used = set(calibration_cells(grid)) if name == fitted else set()
+                print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
+                spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
+                pred = _pred_measured(plan, terms, measured, spread, grid)
+                out = report(measured, pred, used, name in WHOLE_RUN)
+                for figure, values in out.items():
+                    errs.setdefault((how, figure), []).extend(v for v, _ in values)
+                    by_grid.setdefault((name, how), {}).setdefault(figure, []).extend(v for v, _ in values)
     print("\nout of sample, MAPE over every cell not used for the fit (tok/s: whole-run where vllm bench serve):")
-    for (how, figure), apes in errs.items():
+    for (how, figure), apes in sorted(errs.items()):
         if apes:
             print(
-                f"  {how:>10} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>2} cells "
+                f"  {how:>36} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells "
                 f"(noise floor {100 * getattr(NOISE, figure):.1f}%)"
             )
+    print("\nper predicted grid (MAPE over the fits of every other grid; same grid: in-sample fit left out):")
+    print(f"  {'grid':>36} {'how':>36} " + " ".join(f"{f:>16}" for f in ("output_tok_per_s", "ttft_ms", "tpot_ms")))
+    for (name, how), figures in sorted(by_grid.items()):
+        shown = " ".join(
+            f"{statistics.fmean(v):15.1f}%" if v else f"{'-':>16}"
+            for v in (figures.get(f, []) for f in ("output_tok_per_s", "ttft_ms", "tpot_ms"))
+        )
+        print(f"  {name:>36} {how:>36} {shown}")
 
 
 CARRY_TARGET = "gemma4dev-v6e-1-config-validation"
@@ -451,12 +561,14 @@ def main() -> None:
         "--staggered", action="store_true", help="corpus: streams desynchronised (start phases over one request)"
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
+    parser.add_argument("--fits", default="", help="corpus: fit only these grids (comma-separated names; default all)")
+    parser.add_argument("--grids", default="", help="corpus: predict only these grids (comma-separated; default all)")
     parser.add_argument(
         "--refit", action="store_true", help="embedded: fit calibration/ and predict again with today's model"
     )
     args = parser.parse_args()
     if args.which == "corpus":
-        run_corpus()
+        run_corpus({n for n in args.fits.split(",") if n}, {n for n in args.grids.split(",") if n})
     elif args.which == "carry":
         run_carry()
     elif args.which == "seed":

@@ -753,6 +753,11 @@ class MeasuredCell(StrictModel):
     output_tok_per_s: float = Field(description="Aggregate output tok/s.")
     ttft_ms: float | None = Field(default=None, description="Median TTFT, ms (None: not published).")
     tpot_ms: float | None = Field(default=None, description="Median TPOT, ms (None: not published).")
+    num_prompts: int | None = Field(
+        default=None,
+        description="Requests the cell measured (vllm bench serve --num-prompts), where it differs from the grid's "
+        "requests_per_client x clients (None: as the grid states).",
+    )
 
 
 class MeasuredGrid(StrictModel):
@@ -786,6 +791,10 @@ class MeasuredGrid(StrictModel):
         default=None, description="Measured requests per client (num_prompts / concurrency; None: not stated)."
     )
     max_num_batched_tokens: int | None = Field(default=None, description="Token budget per step (None: not stated).")
+    max_model_len: int | None = Field(
+        default=None, description="--max-model-len served (None: not stated; the seeds' 32768 is assumed)."
+    )
+    max_num_seqs: int | None = Field(default=None, description="--max-num-seqs served (None: the engine's default).")
 
 
 class ReplicaRatio(StrictModel):

@@ -28,6 +28,7 @@ from functools import cache
 from onechip import catalog, planner
 from onechip.catalog.files import MeasuredGrid
 from onechip.errors import ConfigError
+from onechip.planner.source import catalog_entry
 from onechip.planner.weights import DTYPE_BYTES
 from onechip.schemas import Plan
 from onechip.schemas.requests import PlanRequest
@@ -91,11 +92,14 @@ def describe(b: Basis) -> str:
 def _geometry(grid_name: str) -> tuple[float, float, float] | None:
     """(decode bytes per step, KV bytes per token, streamed parameters) of a corpus grid's model: as the grid
     states them, else planned at the seeds' settings (max-model-len 32768, 4096 tokens a step); None when the
-    model cannot be planned here."""
+    model cannot be planned here: only catalog models are planned (the corpus is read offline, never from the
+    Hub: a corpus model outside catalog/models.json would otherwise be fetched, or not, by where it runs)."""
     grid = next(g for g in catalog.serving_measurements().grids if g.name == grid_name)
     if grid.decode_bytes_per_step and grid.kv_bytes_per_token:
         decode, kv = float(grid.decode_bytes_per_step), float(grid.kv_bytes_per_token)
         return decode, kv, decode / DTYPE_BYTES["bfloat16"]
+    if catalog_entry(grid.model) is None:
+        return None
     try:
         plan = planner.plan_model(
             PlanRequest(model=grid.model, chip=grid.chip, max_model_len=32768, max_num_batched_tokens=4096)

@@ -43,8 +43,11 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
     assert rows[0].chip == "v5e-1" and rows[0].source == "calibrated"
     calibrated = [r for r in rows if r.source == "calibrated"]
     assert rows[: len(calibrated)] == calibrated and {r.source for r in rows[len(calibrated) :]} == {"prior"}
-    # the GPUs have no serving measurement in the corpus, and say so
-    assert all("no serving measurement of" in (r.error_source or "") for r in rows if r.source == "prior")
+    # b200 and the RTX PRO 6000 have no serving measurement in the corpus, and say so; the MI300X has (the
+    # gemma4-dev E2B sweep, serving_measurements.json gemma4dev-mi300x-e2b-2026-09-17): its prior rests on it
+    priors_ = [r for r in rows if r.source == "prior"]
+    assert all("no serving measurement of" in (r.error_source or "") for r in priors_ if not r.chip_measured)
+    assert {r.chip for r in priors_ if r.chip_measured} == {"mi300x"}
     # a second v5e-1 (two engines, 8 clients each) is priced as two chips
     one, two = (next(r for r in calibrated if r.engines == n) for n in (1, 2))
     assert two.usd_per_hour == pytest.approx(2 * (one.usd_per_hour or 0))
@@ -53,9 +56,10 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
         below = [o for o in rows[i + 1 :] if o.usd_per_mtok_range and r.usd_per_mtok_range]
         reaching = [o for o in below if o.usd_per_mtok_range[0] < r.usd_per_mtok_range[1]]  # type: ignore[index]
         assert len(r.could_flip_with) == len(reaching)
-    # with the GPUs' measured host cost, none of their ranges reaches below the calibrated v5e-1's: it holds
-    # first (the survey); the second v5e-1 (twice the price) could flip with GPU priors, and says so
-    assert not any("(priors" in name for name in rows[0].could_flip_with)
+    # the calibrated v5e-1 holds first (the survey); no unmeasured GPU's range reaches below it, but the MI300X's
+    # does: measured on E2B at 1,024 x 16 it serves 2,667.2 tok/s at $1.99/h (gemma4dev-mi300x-e2b-2026-09-17),
+    # $0.21/M against the v5e-1's $0.16-0.21/M. The second v5e-1 (twice the price) could flip with GPU priors too.
+    assert rows[0].could_flip_with == ["mi300x 1xTP1 (priors)"]
     assert any("(priors" in name for name in two.could_flip_with)
     low, high = rows[0].output_tok_per_s_range or (0, 0)
     e = uncertainty.relative_error("calibrated", "output_tok_per_s")
@@ -83,7 +87,7 @@ def test_slo_verdict_from_the_range() -> None:
 
 
 def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path, monkeypatch) -> None:
-    # no calibration stored: every row is a prior; v5e-1 and v6e-1 have published measurements, the GPUs none
+    # no calibration stored: every row is a prior; v5e-1, v6e-1 and mi300x have published measurements, b200 none
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     advice = api.advise(
         AdviseRequest(
@@ -97,7 +101,7 @@ def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path,
     # the survey seed (step 8, 1,024 + 128 tokens): v5e at spot is the cheapest up to 16 streams
     assert (rows[0].chip, rows[0].engines) == ("v5e-1", 1)
     measured = [r for r in rows if r.chip_measured]
-    assert {r.chip for r in measured} == {"v5e-1", "v6e-1"} and rows[: len(measured)] == measured
+    assert {r.chip for r in measured} == {"v5e-1", "v6e-1", "mi300x"} and rows[: len(measured)] == measured
     assert all("no serving measurement of" in (r.error_source or "") for r in rows[len(measured) :])
 
 

@@ -32,6 +32,25 @@ def test_decode_fraction_is_the_step_read_over_bandwidth_per_tpot(seed_plan) -> 
     assert h100 == pytest.approx(15_009_849_344 / 3.35e12 / 0.00648)
 
 
+def test_gpu_grids_of_gemma4dev_measure_mi300x_l4_and_t4() -> None:
+    # xbill9/gemma4-dev vllm bench serve runs (serving_measurements.json, each grid's source): MI300X E2B 128 x 1
+    # TPOT 2.85 ms (5.3 TB/s), L4 E2B 1,024 x 1 TPOT 19.84 ms (300 GB/s); T4 E2B 512 x 1 TPOT 23.38 ms (320 GB/s)
+    fractions = {(g, ctx): f for g, _, ctx, f in priors.decode_fractions()}
+    for grid, chip, ctx, tpot_s, bandwidth in (
+        ("gemma4dev-mi300x-e2b-2026-09-17", "mi300x", 128, 0.00285, 5.3e12),
+        ("gemma4dev-l4-g6-e2b-2026-08-30", "l4", 1024, 0.01984, 300e9),
+        ("gemma4dev-t4-g4dn-e2b-2026-08-30", "t4", 512, 0.02338, 320e9),
+    ):
+        plan = planner.plan_model(
+            PlanRequest(model="google/gemma-4-E2B-it", chip=chip, max_model_len=32768, max_num_batched_tokens=4096)
+        )
+        step = plan.decode_bytes_per_step + plan.kv_bytes_per_token * ctx
+        assert fractions[(grid, ctx)] == pytest.approx(step / bandwidth / tpot_s)
+        assert priors.basis(chip, "vllm-gpu").own_decode
+    # the 12B grid's model is not in the catalog and states no bytes: it informs no fraction
+    assert not any(g == "gemma4dev-mi300x-12b-fp8-2026-10-09" for g, _ in fractions)
+
+
 def test_prefill_fraction_from_one_client_ttft(seed_plan) -> None:
     # seed article, 8,192 x 1: TTFT 289.4 ms; v5e-1 dense bf16 peak 197 TFLOPS
     params = seed_plan.decode_bytes_per_step / 2
@@ -62,9 +81,10 @@ def test_leave_one_chip_out_uses_only_the_other_chips(seed_plan) -> None:
 
 
 def test_a_chip_with_no_measurement_says_so() -> None:
-    b = priors.basis("mi300x", "vllm-gpu")
+    # b200: no grid in the corpus (mi300x has two since the gemma4-dev MI300X sweeps were added)
+    b = priors.basis("b200", "vllm-gpu")
     assert not b.measured and b.host and all(h.engine == "vllm-gpu" for h in b.host)
-    assert "no serving measurement of mi300x" in priors.describe(b)
+    assert "no serving measurement of b200" in priors.describe(b)
 
 
 def test_carry_scales_device_terms_by_measured_efficiency_not_the_datasheet(seed_plan, v6e_plan) -> None:
