@@ -378,6 +378,16 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     return str(path), how
 
 
+def plan_fields(model: str, fields: dict[str, Any]) -> Any:
+    """plan_model(model, **fields), except that a vLLM GPU request whose log does not state prefix caching gets the
+    engine version's default (build_request drops a None, which would leave `up`'s --enable-prefix-caching default
+    on; for a hybrid model that sets the state pages per request, engines.json hybrid_rules)."""
+    request = build_request(PlanRequest, {"model": model, **fields}, user_input=False)
+    if fields.get("engine") == "vllm-gpu" and fields.get("enable_prefix_caching") is None:
+        request = request.model_copy(update={"enable_prefix_caching": None})
+    return plan_model(request)
+
+
 def predict(
     entry: dict[str, Any], workdir: Path, out_of_sample: bool = False, given_pool: bool = False
 ) -> dict[str, Any]:
@@ -419,12 +429,7 @@ def predict(
         config_file = entry.get("config_file")
         config = json.loads((ROOT / config_file).read_text(encoding="utf-8")) if config_file else {}
         fields["multimodal"] = how == "catalog inventory" or "vision_config" in config
-        request = build_request(PlanRequest, {"model": model, **fields}, user_input=False)
-        if engine == "vllm-gpu" and fields.get("enable_prefix_caching") is None:
-            # not stated in the log: the version's default (build_request drops a None, which would leave `up`'s
-            # --enable-prefix-caching default on; for a hybrid model that sets the state pages per request)
-            request = request.model_copy(update={"enable_prefix_caching": None})
-        plan = plan_model(request)
+        plan = plan_fields(model, fields)
     except OnechipError as exc:
         if refused_at_validation(entry) and "max_position_embeddings" in str(exc):
             row.update(predicted=None, fits=False, weights=how, binding="arguments", note=f" (planner: {exc})")
