@@ -49,6 +49,8 @@ from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes,
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
 from onechip.schemas.common import GIB
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
 # Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources), or where another
@@ -67,6 +69,9 @@ FITTED_ON = {
     # a deployment input, not a constant: Qwen3.5-9B's GDN state dtype (float32, as the family's public configs carry;
     # not read for the 9B), which this log's token line confirms (configs/Qwen--Qwen3.5-9B.json); the TP 2 log holds out
     "rtx5090-qwen35-9b-tp1-len4096-v0200": "GDN state dtype confirmed on this log",
+    # a deployment input, not a constant: the card is an MI300X VF (191.69 GiB, catalog mi300x-vf), told by this
+    # log's total; the stock run of the same repository (mi300x-gemma4-12b-fp8-len32768-v0311) takes it from here
+    "mi300x-gemma4-12b-fp8-aiter-len32768-v0311": "MI300X VF read from its logged total",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
@@ -74,6 +79,7 @@ STAND_IN = {
     "tpu-v6e4-tp4-len4096": "configs/meta-llama--Llama-3.1-8B-Instruct.json",  # shape 32 x (.., 256, 16, 128)
 }
 CHIPS = {
+    "MI300X VF": "mi300x-vf",  # SR-IOV virtual function: 191.69 GiB visible, not the bare-metal 191.98
     "TPU v6e ('TFRT TPU v6 lite') x 4": "v6e-4",
     "H100": "h100",
     "RTX 3090": "rtx3090",
@@ -372,6 +378,16 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     return str(path), how
 
 
+def plan_fields(model: str, fields: dict[str, Any]) -> Any:
+    """plan_model(model, **fields), except that a vLLM GPU request whose log does not state prefix caching gets the
+    engine version's default (build_request drops a None, which would leave `up`'s --enable-prefix-caching default
+    on; for a hybrid model that sets the state pages per request, engines.json hybrid_rules)."""
+    request = build_request(PlanRequest, {"model": model, **fields}, user_input=False)
+    if fields.get("engine") == "vllm-gpu" and fields.get("enable_prefix_caching") is None:
+        request = request.model_copy(update={"enable_prefix_caching": None})
+    return plan_model(request)
+
+
 def predict(
     entry: dict[str, Any], workdir: Path, out_of_sample: bool = False, given_pool: bool = False
 ) -> dict[str, Any]:
@@ -413,7 +429,7 @@ def predict(
         config_file = entry.get("config_file")
         config = json.loads((ROOT / config_file).read_text(encoding="utf-8")) if config_file else {}
         fields["multimodal"] = how == "catalog inventory" or "vision_config" in config
-        plan = plan_model(model, **fields)
+        plan = plan_fields(model, fields)
     except OnechipError as exc:
         if refused_at_validation(entry) and "max_position_embeddings" in str(exc):
             row.update(predicted=None, fits=False, weights=how, binding="arguments", note=f" (planner: {exc})")

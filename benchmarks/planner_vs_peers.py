@@ -55,7 +55,6 @@ from typing import Any
 import planner_accuracy as corpus  # benchmarks/ is on sys.path when this file runs
 
 from onechip.errors import OnechipError
-from onechip.planner import plan_model
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry, inventory
 from onechip.schemas.common import GIB
@@ -218,7 +217,8 @@ def onechip_case(entry: dict[str, Any], workdir: Path) -> tuple[Result, Inputs |
         logged_kv = logged_pool_gib(entry)
         if logged_kv:
             try:
-                given = plan_model(row["model"], **(row["fields"] | {"kv_cache_memory_bytes": int(logged_kv * GIB)}))
+                pool = {"kv_cache_memory_bytes": int(logged_kv * GIB)}
+                given = corpus.plan_fields(row["model"], row["fields"] | pool)
                 result.tokens_given_pool = given.kv_tokens_logged
             except OnechipError as exc:
                 result.notes.append(f"given the logged pool: {exc}")

@@ -21,6 +21,7 @@ from onechip.planner.geometry import MAMBA, kv_geometry
 from onechip.planner.kv_groups import StateCache, hybrid_block_size, kv_layout
 from onechip.planner.recurrent import layer_roles, state_bytes, state_elements
 from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest
 
 QWEN36 = "rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"
 ARCH = ["Qwen3_5MoeForConditionalGeneration"]
@@ -269,3 +270,33 @@ def test_falcon_h1_layers_hold_both_caches() -> None:
     layout = kv_layout(geometry, 16, 1, StateCache("none", 16, 128, 32768))
     assert (len(layout.groups), layout.group_size) == (2, 44)
     assert layout.groups[0].block_size == 16 * -(-state // (16 * 1024))  # alignment x cdiv(state, 16 x 1,024 B)
+
+
+# The Qwen3.5-9B `vllm bench latency` logs (vLLM 0.20.0, RTX 5090, TP 1 / TP 2): 'Available KV cache memory: 6.56 GiB',
+# 'GPU KV cache size: 53,328 tokens', 'Maximum concurrency for 4,096 tokens per request: 36.91x' (TP 2: 246,576
+# tokens, 169.82x). The run leaves prefix caching unset, which vLLM 0.20.0 turns off for a hybrid model
+# (vllm/config/model.py is_prefix_caching_supported), so a GDN group takes one state page per request
+# (MambaSpec.max_memory_usage_bytes, mamba_cache_mode 'none'): 8 attention pages (block 528) + 3 = 11 per request.
+# The pool has 2 decimals (+-0.005 GiB, 0.3 blocks at TP 1): the concurrency within 0.5%.
+@pytest.mark.parametrize("name", ["rtx5090-qwen35-9b-tp1-len4096-v0200", "rtx5090x2-qwen35-9b-tp2-len4096-v0200"])
+def test_qwen35_9b_concurrency_with_the_version_default_prefix_caching(tmp_path: Path, name: str) -> None:
+    entry = corpus_entry(name)
+    args, logged = entry["engine_args"], entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "m", config, 18 * GIB)
+    request = PlanRequest(
+        model=str(path),
+        chip="rtx5090",
+        engine="vllm-gpu",
+        engine_version=entry["vllm_version"],
+        max_model_len=args["max_model_len"],
+        tensor_parallel_size=args["tensor_parallel_size"],
+        max_num_batched_tokens=args["max_num_batched_tokens"],
+        max_num_seqs=args["max_num_seqs"],
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB),
+        multimodal=False,
+    ).model_copy(update={"enable_prefix_caching": None})  # not given: the version's default (off at 0.20.0)
+    plan = plan_model(request)
+    assert plan.kv_tokens_logged == logged["kv_cache_tokens"]
+    assert plan.memory_budget is not None and plan.memory_budget.blocks_per_request == 11
+    assert plan.max_concurrency == pytest.approx(logged["max_concurrency"], rel=0.005)

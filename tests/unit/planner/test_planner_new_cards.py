@@ -10,6 +10,7 @@ from pathlib import Path
 
 from factories import sized_checkpoint
 from onechip.planner import plan_model
+from onechip.planner.rules import accelerator
 from onechip.schemas.common import GIB
 
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
@@ -104,3 +105,14 @@ def test_v100_qwen25_7b_fp16_v085(tmp_path: Path) -> None:
     assert plan.memory_budget is not None and "V0" in plan.memory_budget.rule_versions  # compute capability 7.0
     assert round(plan.memory_budget.requested_bytes / GIB, 2) == entry["logged"]["requested_memory_gib"]
     assert abs(plan.memory_budget.kv_cache_bytes / GIB - 9.88) / 9.88 < 0.05
+
+
+def test_mi300x_vf_sees_less_than_a_bare_metal_mi300x() -> None:
+    # rocm-smi on MI300X VFs: 'VRAM | 205,822,885,888 B = 191.69 GiB' (search-index file ids 69501450715,
+    # 71598303300), as vLLM's 'Free memory on device' line on the VF of mi300x-gemma4-e2b-len32768-v0291-rocm;
+    # bare-metal torch: 'total capacity of 191.98 GiB' (catalog mi300x)
+    vf = accelerator("AMD Instinct MI300X VF")
+    assert vf.memory_visible_bytes == 205_822_885_888 and round(vf.memory_visible_bytes / GIB, 2) == 191.69
+    assert accelerator("mi300x").memory_visible_bytes > vf.memory_visible_bytes
+    # the name rocm-smi and the corpus print for the bare-metal card is the catalog's measured entry, not a rule
+    assert accelerator("AMD Instinct MI300X").memory_visible_bytes == accelerator("mi300x").memory_visible_bytes
