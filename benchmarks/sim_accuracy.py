@@ -4,6 +4,7 @@
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
     python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
+    python benchmarks/sim_accuracy.py corpus --together    # (3) with every stream started at t = 0, as bench does
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
@@ -60,7 +61,7 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.requests import PlanRequest
 from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
-from onechip.sim.predict import simulate_grid
+from onechip.sim.predict import START_SPREAD_S, simulate_grid
 from onechip.sim.priors import carry
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
@@ -85,12 +86,12 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # truly staggered, 128 x 64's TTFT (247 ms) is not fitted (-62 to -66%).
 SEED_START_SPREAD = None
 SEEDS = 5
-# vllm bench serve sends every stream's first request at once, as `onechip simulate` starts them (start spread
-# 0). Measured runs then dissolve the waves (the gke grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's
-# 15.7 ms, which streams in lock-step could not give: eight 1,024-token prompts together share two 4,096-token
-# steps); --staggered desynchronises the streams the way the seed grid's are (start phases over one request's
-# duration; the whole-run tok/s then includes the streams' staggered starts).
-CORPUS_START_SPREAD = None if "--staggered" in sys.argv else 0.0
+# vllm bench serve sends every stream's first request at once. Measured runs then dissolve the waves (the gke
+# grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's 15.7 ms, which streams in lock-step could not give: eight
+# 1,024-token prompts together share two 4,096-token steps). The corpus is scored the way `onechip simulate`
+# fits and predicts (sim.predict.START_SPREAD_S: start phases drawn over one request's duration; the whole-run
+# tok/s then includes the streams' staggered starts); --together starts every stream at t = 0 as bench does.
+CORPUS_START_SPREAD = 0.0 if "--together" in sys.argv else START_SPREAD_S
 JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time variation, in the fit and the predictions
 
 
@@ -494,7 +495,7 @@ def run_carry() -> None:
     summary = {}
     for how, (terms, in_sample) in variants.items():
         print(f"\n--- {how}: terms { ({k: round(v * 1e3, 4) for k, v in terms.model_dump().items() if v}) } (ms)")
-        errs = report(measured, _pred_cells(plan, terms, measured.config), in_sample, whole_run=True)
+        errs = report(measured, _pred_cells(plan, terms, measured.config, START_SPREAD_S), in_sample, whole_run=True)
         summary[how] = {k: statistics.fmean(e for e, _ in v) for k, v in errs.items() if v}
     print("\ncarried to v6e-1, out of sample (MAPE %; target / noise floor beside):")
     print(f"  {'':>52} " + " ".join(f"{k:>16}" for k in CARRY_TARGETS))
@@ -512,8 +513,8 @@ def run_embedded(root: Path, refit: bool) -> None:
     if refit:  # today's model on the same measurements: fit calibration/ again, predict the measured grid
         if calibration is None or measured.plan is None:
             sys.exit(f"{root}: --refit needs calibration/summary.json and measured/plan.json")
-        cal = calibrate(measured.plan, calibration, source_run=str(cal_dir))
-        pred = _pred_cells(measured.plan, cal.terms, measured.bench.config)
+        cal = calibrate(measured.plan, calibration, source_run=str(cal_dir), start_spread_s=START_SPREAD_S)
+        pred = _pred_cells(measured.plan, cal.terms, measured.bench.config, START_SPREAD_S)
     else:
         prediction = predicted.bench.prediction
         cal = prediction.calibration if prediction else None  # type: ignore[assignment]
@@ -558,7 +559,7 @@ def main() -> None:
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
     )
     parser.add_argument(
-        "--staggered", action="store_true", help="corpus: streams desynchronised (start phases over one request)"
+        "--together", action="store_true", help="corpus: every stream starts at t = 0, as bench starts them"
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument("--fits", default="", help="corpus: fit only these grids (comma-separated names; default all)")

@@ -25,6 +25,7 @@ from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import priors, uncertainty
 from onechip.sim import store as calibration_store
+from onechip.sim.predict import START_SPREAD_S
 from onechip.sim.uncertainty import Source
 
 from ._advise_rank import ADVISE_NOTE, rank, rank_note
@@ -78,7 +79,9 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
         )
     if not _served_matches(plan, files.bench.server.model):
         raise ConfigError(f"--calibrate {run_dir} served {files.bench.server.model}; the plan is for {plan.model}")
-    calibration = sim.calibrate(plan, files.bench, source_run=str(run_dir), on_progress=on_progress)
+    calibration = sim.calibrate(
+        plan, files.bench, source_run=str(run_dir), on_progress=on_progress, start_spread_s=START_SPREAD_S
+    )
     calibration_store.save(calibration)
     return calibration
 
@@ -97,7 +100,8 @@ def predicted_cells(
     says the seeds' range and any preemptions; an agent cell also its prefix-cache hit share as the engines'
     /metrics count it, in server_metrics_delta, and the requests each engine got)."""
     out = []
-    for p in sim.simulate_grid(plan, terms, config, seeds, on_progress, replicas=replicas, policy=policy):
+    grid = sim.simulate_grid(plan, terms, config, seeds, on_progress, START_SPREAD_S, replicas=replicas, policy=policy)
+    for p in grid:
         cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
         if p.infeasible:
             out.append(cell.model_copy(update={"status": "infeasible", "reason": p.infeasible}))

@@ -30,7 +30,7 @@ from onechip.schemas import Plan
 from onechip.schemas.bench import BenchRun, CellResult
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
-from onechip.sim.predict import simulate_cell
+from onechip.sim.predict import START_SPREAD_S, simulate_cell
 from onechip.sim.steptime import STEP_MODEL, roofline_priors
 
 TERMS = (
@@ -216,13 +216,14 @@ def calibrate(
     cells: list[tuple[int, int]] | None = None,
     source_run: str = "",
     on_progress: ProgressFn = no_progress,
-    start_spread_s: float | None = 0.0,
+    start_spread_s: float | None = START_SPREAD_S,
     jitter: bool = False,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
-    cell), simulating the cells with the run's stream starts (`start_spread_s`: 0 = together, as `onechip
-    bench` starts them; see CellSimulation; `jitter` as in CellSimulation). Raises ConfigError when the cells
-    lack what the fit needs (see check_cells)."""
+    cell), simulating the cells with stream starts `start_spread_s` (CellSimulation; by default as `simulate`
+    predicts, sim.predict.START_SPREAD_S: phases drawn over one request's duration; 0 = together, as `onechip
+    bench` starts them; `jitter` as in CellSimulation). Raises ConfigError when the cells lack what the fit
+    needs (see check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen)
 

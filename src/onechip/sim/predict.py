@@ -20,6 +20,19 @@ from onechip.sim import routing
 from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import budget_tokens, step_model
 
+# Closed-loop stream starts `simulate` and `advise` fit and predict with (CellSimulation start_spread_s): None =
+# each stream's start phase drawn, seeded, over one request's duration. `onechip bench` and vllm bench serve
+# send every stream's first request at once (0.0), but measured runs drift apart, and out of sample the drawn
+# phases predict better (benchmarks/sim_accuracy.py corpus, STEP_MODEL 5, calibrated grids: TTFT 39.9% against
+# 79.8% with streams together, tok/s 12.3% against 12.2%, TPOT 10.0% against 12.2%): a fit with streams together
+# explains the gce grids' 81-85 ms TTFT at 128 x 8 by an API server ten times slower, which then puts seconds
+# of queueing on cells such as 4,096 x 64. Each seed is one draw of the phases, so the seeds' range is a range.
+# Jitter on top (CellSimulation jitter, `corpus --jitter`) is left off: 13.1 / 107.2 / 9.7 with drawn phases,
+# 16.4 / 87.7 / 16.5 with streams together (the fit again buys TTFT with a slower API server). Drawn phases cost
+# the ramp-up bench's simultaneous start gives: the 16,000-token knee and overflow cells (c = 40-112) come out
+# 27% low in TTFT against 8% with streams together.
+START_SPREAD_S: float | None = None
+
 
 @dataclass
 class CellPrediction:

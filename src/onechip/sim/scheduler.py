@@ -9,7 +9,12 @@ allocated as tokens are scheduled (ceil(tokens / block_size) per request, one po
 running request needs a block and none is free, the last running request is preempted by recompute (its
 blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
 
-What it does not model: speculative decoding, async scheduling, several KV-cache groups (sliding layers
+Under async scheduling (StepModel.overlap_host: vLLM >= 0.14.0 on an accelerator) the engine decides step k+1
+while step k runs (EngineCore.step_with_batch_queue), so a request that reaches a busy engine joins the step
+after next (CellSimulation._decided_at); this also desynchronises streams that send together, as the first
+request of a wave reaches an idle engine and its peers, a request overhead later, a busy one.
+
+What it does not model: speculative decoding, several KV-cache groups (sliding layers
 windowed separately). Prefix caching is given, not found: bench prompts start with unique tokens (no hits),
 and a workload that reuses prefixes (agent sessions behind a router, sim.routing) passes each request's
 `RequestShape`: its cached tokens are computed already when it is admitted (prefill only the rest, as vLLM
@@ -34,7 +39,8 @@ token pace grows with the batch faster than the engine step does.
 
 Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
 requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
-flight). Closed-loop streams all start at t = 0, as `onechip bench` starts them; they then stay in step
+flight). Closed-loop streams all start at t = 0 by default, as `onechip bench` starts them (`simulate` draws
+their phases instead: sim.predict.START_SPREAD_S); they then stay in step
 (a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
 tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
 that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
@@ -172,6 +178,7 @@ class CellSimulation:
         self.frontend_free_s = 0.0
         self.undelivered: dict[int, tuple[_Req, int]] = {}  # id(req) -> (req, tokens) the server has not sent
         self.warm_counts: dict[int, int] = {}
+        self.step_start, self.step_end = -1.0, -1.0  # the last engine step's start and end
 
     def run(self) -> list[RequestSample]:
         """Simulate until every request ended; the samples, in completion order. Raises RuntimeError when
@@ -183,7 +190,9 @@ class CellSimulation:
         now = 0.0
         for _ in range(MAX_STEPS):
             self._take_sends(now)
-            self._admit_arrivals(now)
+            self._admit_arrivals(self._decided_at(now))
+            if not self.running and not self.waiting:
+                self._admit_arrivals(now)  # an idle engine takes a request as it comes
             if not self.running and not self.waiting:
                 if self.undelivered:
                     self._deliver(float("inf"))
@@ -196,11 +205,25 @@ class CellSimulation:
             scheduled = self._schedule(now)
             if not scheduled:  # nothing fits: wait for the next arrival (cannot happen with a feasible pool)
                 raise RuntimeError("the scheduler could not place any request")
+            self.step_start = now
             now += self.model.step_s(self._batch(scheduled))
+            self.step_end = now
             self._finish_step(scheduled, now)
         else:
             raise RuntimeError("simulation did not finish")
         return [r.sample(self.context, self.clients, self.seed) for r in self.done]
+
+    def _decided_at(self, now: float) -> float:
+        """When the engine decided the step that starts at `now`, i.e. which arrivals it could see. Without
+        async scheduling: at `now`, after the previous step's outputs. With it (vLLM V1
+        EngineCore.step_with_batch_queue, batch queue of max_concurrent_batches = 2 under async scheduling,
+        vllm/v1/engine/core.py and vllm/config/vllm.py): the engine schedules step k+1 and launches it right
+        after launching step k, then blocks on step k's result; its busy loop reads the input queue only
+        between those calls, so a request that reaches the engine while step k runs joins step k+2, one step
+        later than a synchronous engine would take it. An idle engine takes a request as it comes."""
+        if self.model.overlap_host and self.step_end == now:
+            return self.step_start
+        return now
 
     def _one_request_s(self) -> float:
         """About how long one request of this cell takes with every stream busy: its prompt alone plus its

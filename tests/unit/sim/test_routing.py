@@ -141,7 +141,7 @@ class _Recorder:
     """A StepModel that records every step's batch."""
 
     def __init__(self, model):
-        self.model, self.terms, self.batches = model, model.terms, []
+        self.model, self.terms, self.overlap_host, self.batches = model, model.terms, model.overlap_host, []
 
     def step_s(self, batch):
         self.batches.append(batch)

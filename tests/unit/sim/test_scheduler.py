@@ -204,3 +204,22 @@ def test_open_loop_sends_in_the_future_do_not_delay_earlier_output():
     cfg = config(rate_per_s=1.0, arrivals="constant", requests_per_client=1, warmup_requests=0)
     samples = sorted(CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run(), key=lambda s: s.t_send)
     assert samples[0].t_last - samples[0].t_send == pytest.approx(OVERHEAD_S + 8 * STEP_S)
+
+
+def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
+    """vLLM V1 under async scheduling (vllm/v1/engine/core.py step_with_batch_queue, batch queue of 2) schedules
+    step k+1 while step k runs, so a request reaching the engine during step k joins step k+2, not k+1; an idle
+    engine takes a request as it comes."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    # two requests sent 3 ms apart (at 3 and 6 ms), each 2 ms through the API server
+    cfg = config(warmup_requests=0, requests_per_client=1, rate_per_s=1 / 0.003, arrivals="constant")
+
+    def ttfts(overlap: bool) -> list[float]:
+        model = StepModel(flat().terms, overlap_host=overlap)
+        return sorted(s.t_first - s.t_send for s in CellSimulation(cfg, engine, model, 64, 2, seed=0).run())
+
+    # the first reaches an idle engine at 5 ms and is prefilled at once (5-15 ms); the second reaches it at 8 ms,
+    # during that step: a synchronous engine takes it into the step at 15 ms (first token at 25 ms), an async one
+    # had scheduled that step at 5 ms, so it joins the step at 25 ms (first token at 35 ms)
+    assert ttfts(False) == pytest.approx([OVERHEAD_S + STEP_S, 0.025 - 0.006])
+    assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.035 - 0.006])
