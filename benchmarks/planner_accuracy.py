@@ -24,6 +24,8 @@ scored; logs a GPU memory constant was fitted on (FITTED_ON) are scored in their
 held-out figure. WITH THE LOG'S WEIGHTS: as before, the loaded-weights figure of the log itself where the
 corpus has no checkpoint bytes. Inputs common to both: the deployment (engine_args) and the chip's visible
 memory from accelerators.json (measured once per card, for the H100 on the llm-d sweep's own logs: said here).
+A --cpu-offload-gb row is planned from its config's tensor layout in both tables (the log's loaded figure is what
+stayed on the GPU after the offload, not the checkpoint): said as 'config layout'.
 
 vllm-ascend logs (Huawei Ascend NPUs) are planned under engines.json vllm-ascend; one that names no NPU is scored in
 the given-pool table only (the whole budget needs the card's memory).
@@ -210,6 +212,53 @@ def gpt_oss_layout(config: dict[str, Any]) -> dict[str, list[int]]:
 U8_SUFFIXES = ("_blocks", "_scales")  # MXFP4 values and e8m0 scales are stored as u8
 
 
+def deepseek_v2_layout(config: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of a DeepSeek-V2 checkpoint from its config (transformers / vLLM deepseek_v2.py module
+    names): MLA attention (q_proj, or q_a_proj + q_a_layernorm + q_b_proj with q_lora_rank; kv_a_proj_with_mqa,
+    kv_a_layernorm, kv_b_proj, o_proj), a dense MLP on the first `first_k_dense_replace` layers, then the router,
+    the routed experts and the shared experts. DeepSeek-V2-Lite comes to 15,706,484,224 parameters; used for a
+    --cpu-offload-gb row, whose logged weights are what stayed on the GPU (its 0.80 GiB: the embeddings and LM head
+    this layout leaves, 0.78 GiB, and the RoPE cache)."""
+    h, v, n = config["hidden_size"], config["vocab_size"], config["num_hidden_layers"]
+    heads, nope, rope, vd = (
+        config[k] for k in ("num_attention_heads", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+    )
+    kv_lora, q_lora = config["kv_lora_rank"], config.get("q_lora_rank")
+    inter, moe, experts = config["intermediate_size"], config["moe_intermediate_size"], config["n_routed_experts"]
+    shared = moe * (config.get("n_shared_experts") or 0)
+    shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h], "model.norm.weight": [h]}
+    for layer in range(n):
+        p = f"model.layers.{layer}."
+        shapes |= {p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h]}
+        if q_lora:
+            shapes |= {p + "self_attn.q_a_proj.weight": [q_lora, h], p + "self_attn.q_a_layernorm.weight": [q_lora],
+                       p + "self_attn.q_b_proj.weight": [heads * (nope + rope), q_lora]}  # fmt: skip
+        else:
+            shapes[p + "self_attn.q_proj.weight"] = [heads * (nope + rope), h]
+        a = p + "self_attn."
+        shapes |= {
+            a + "kv_a_proj_with_mqa.weight": [kv_lora + rope, h], a + "kv_a_layernorm.weight": [kv_lora],
+            a + "kv_b_proj.weight": [heads * (nope + vd), kv_lora], a + "o_proj.weight": [h, heads * vd],
+        }  # fmt: skip
+        if layer < (config.get("first_k_dense_replace") or 0):
+            shapes |= {p + "mlp.gate_proj.weight": [inter, h], p + "mlp.up_proj.weight": [inter, h],
+                       p + "mlp.down_proj.weight": [h, inter]}  # fmt: skip
+            continue
+        shapes[p + "mlp.gate.weight"] = [experts, h]
+        for e in range(experts):
+            q = f"{p}mlp.experts.{e}."
+            shapes |= {
+                q + "gate_proj.weight": [moe, h],
+                q + "up_proj.weight": [moe, h],
+                q + "down_proj.weight": [h, moe],
+            }
+        if shared:
+            q = p + "mlp.shared_experts."
+            shapes |= {q + "gate_proj.weight": [shared, h], q + "up_proj.weight": [shared, h],
+                       q + "down_proj.weight": [h, shared]}  # fmt: skip
+    return shapes
+
+
 def write_layout(directory: Path, config: dict[str, Any], shapes: dict[str, list[int]]) -> int:
     """config.json and a header-only safetensors file of `shapes` (bf16, u8 for names in U8_SUFFIXES); returns its
     bytes."""
@@ -323,6 +372,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["enable_prompt_embeds"] = True
     if args.get("quantization") == "fp8" and entry.get("weights_total_bytes"):  # online FP8 of a bf16 checkpoint
         fields["quantization"] = "fp8"
+    if args.get("cpu_offload_gb"):  # --cpu-offload-gb: planned from the config's layout (model_of)
+        fields["cpu_offload_gb"] = args["cpu_offload_gb"]
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
     if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
@@ -363,6 +414,12 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     if weights is None:  # planned all the same: a deployment the engine refuses is refused before weights count
         weights, how = 2, "none"
     path = workdir / entry["name"]
+    if args.get("cpu_offload_gb") and config.get("model_type") == "deepseek_v2" and how != "checkpoint bytes":
+        # --cpu-offload-gb moves whole decoder-layer parameters off the GPU: the planner needs the layers' names and
+        # sizes, and the log's loaded figure is what stayed on the GPU after the offload, not the checkpoint: the
+        # layout of the row's config gives both (nothing read from the log)
+        write_layout(path, config, deepseek_v2_layout(config))
+        return str(path), "config layout (DeepSeek-V2)"
     if args.get("quantization") == "fp8" and how == "checkpoint bytes":
         # online FP8 needs tensor names and shapes; the Llama layout must add up to the checkpoint's bytes
         if write_layout(path, config, llama_layout(config)) != weights:

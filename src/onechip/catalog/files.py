@@ -319,11 +319,11 @@ class V0Fallback(StrictModel):
     """A deployment the v1-era engine hands to its V0 engine when VLLM_USE_V1 is unset (engines.json
     `v0_fallbacks`; vllm/engine/arg_utils.py _is_v1_supported_oracle)."""
 
-    trigger: Literal["rocm", "no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds"] = Field(
+    trigger: Literal["rocm", "no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds", "cpu_offload"] = Field(
         description="rocm: an AMD card (0.8.5: 'rocm is experimental on VLLM_USE_V1=1. Falling back to V0 Engine.'); "
         "no_bf16_compute: a card before Ampere (compute capability < 8.0, no bf16 tensor cores); "
         "pipeline_parallel: pipeline_parallel_size > 1 with the default executor; float32: --dtype float32; "
-        "prompt_embeds: --enable-prompt-embeds."
+        "prompt_embeds: --enable-prompt-embeds; cpu_offload: --cpu-offload-gb above 0."
     )
     min_version: str = Field(description="First vLLM release that falls back for it.")
     max_version: str = Field(description="First vLLM release that no longer does.")
@@ -353,6 +353,40 @@ class SamplerBackendRule(StrictModel):
     )
     image_has_flashinfer: bool = Field(description="The vllm/vllm-openai image of these releases installs it.")
     wheel_has_flashinfer: bool = Field(description="`pip install vllm` of these releases installs it.")
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
+class FusedMoeBufferRule(VersionedRule):
+    """How vLLM's fused-MoE kernel holds its intermediate buffers during the profiling run, for one range of
+    releases (engines.json `fused_moe_buffers`; planner.gpu_memory.moe_activation)."""
+
+    held: Literal["per_call", "persistent"] = Field(
+        description="per_call: fused_experts allocates its caches on each call and frees them on return, so they "
+        "add to the forward's peak only (not to the sampler warm-up's); persistent: the modular kernel takes them "
+        "from the persistent workspace manager, still allocated when the sampler warms up."
+    )
+    cache13_shared: bool = Field(
+        default=False,
+        description="per_call: gemm 1's output (M x topk x N) and gemm 2's (M x topk x K) share one buffer of "
+        "M x topk x max(N, K); false: two buffers.",
+    )
+    chunk_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="per_call: M = min(tokens, this) (VLLM_FUSED_MOE_CHUNK_SIZE's default); None: all tokens.",
+    )
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
+class CpuOffloadRule(VersionedRule):
+    """What vLLM's --cpu-offload-gb does to the GPU memory of one range of releases (engines.json
+    `cpu_offload_rules`; planner.gpu_memory.offloaded_layers)."""
+
+    v1_forward_copies_layer: bool = Field(
+        description="The V1 engine copies an offloaded layer's weights to the GPU for its forward (functional_call), "
+        "so the profile peak holds the largest offloaded layer; false: the GPU reads them in place over UVA "
+        "(zero-copy). The V0 engine always copies."
+    )
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
@@ -518,6 +552,13 @@ class EngineEntry(StrictModel):
     )
     flashinfer_sampler: SamplerBackendRule | None = Field(
         default=None, description="Releases whose sampler warms up on FlashInfer when installed (None: none)."
+    )
+    fused_moe_buffers: list[FusedMoeBufferRule] = Field(
+        default_factory=list,
+        description="How the fused-MoE kernel holds its buffers, by version (empty: the persistent workspace).",
+    )
+    cpu_offload_rules: list[CpuOffloadRule] = Field(
+        default_factory=list, description="What --cpu-offload-gb does, by version (empty: the flag is refused)."
     )
     nccl_transports: list[NcclTransportRule] = Field(
         default_factory=list,

@@ -44,6 +44,7 @@ def deployment_key(request: PlanRequest, engine: str, max_model_len: int) -> str
     # inputs added later: named only when set, so the keys of boots stored before them stay the same
     parts += ["no-flashinfer"] if request.flashinfer is False else []
     parts += [f"nccl-{request.nccl_transport}"] if request.nccl_transport not in (None, "p2p") else []
+    parts += [f"offload{request.cpu_offload_gb:g}"] if request.cpu_offload_gb else []
     return "|".join(str(p) for p in parts)
 
 

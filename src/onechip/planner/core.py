@@ -45,8 +45,10 @@ from onechip.planner.rules import (
 )
 from onechip.planner.weights import (
     DTYPE_BYTES,
+    Offload,
     Tensor,
     decode_bytes_per_step,
+    offloaded_layers,
     weights_by_component,
     weights_by_stage,
 )
@@ -360,7 +362,7 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     if r.rules.memory_rules and r.acc.kind == "gpu":
         fallback = v0_fallback(
             r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype,
-            prompt_embeds=r.request.enable_prompt_embeds,
+            prompt_embeds=r.request.enable_prompt_embeds, cpu_offload=bool(r.request.cpu_offload_gb),
         )  # fmt: skip
         rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
         what, source = rule.versions, rule.source
@@ -657,6 +659,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
+    warnings += _offload_warnings(r)
     warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
@@ -796,6 +799,10 @@ def _serve_settings(
             value=request.quantization, source="request",
             reason="the weights above are counted as this online quantization loads them",
         ) if request.quantization is not None else None,
+        cpu_offload_gb=ServeSetting[float](
+            value=request.cpu_offload_gb, source="request",
+            reason="the weights above are what stays on each GPU once this much is kept in host memory",
+        ) if request.cpu_offload_gb else None,
         multimodal=ServeSetting[bool](
             value=request.multimodal, source=given("multimodal"),
             reason="the plan counts the towers the engine loads" if request.multimodal
@@ -972,7 +979,7 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
     to it (planner.rules.v0_fallback)."""
     v0 = v0_fallback(
         rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype,
-        prompt_embeds=request.enable_prompt_embeds,
+        prompt_embeds=request.enable_prompt_embeds, cpu_offload=bool(request.cpu_offload_gb),
     )  # fmt: skip
     return select_rule(rules.memory_rules, request.engine_version, v0=v0 is not None)
 
@@ -983,6 +990,8 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     if not rules.memory_rules or acc.kind != "gpu":
         if request.pipeline_parallel_size > 1:
             raise ConfigError(f"pipeline_parallel_size > 1 is planned for vLLM's GPU engine only, not {r.engine}")
+        if request.cpu_offload_gb:
+            raise ConfigError(f"--cpu-offload-gb is planned for vLLM's GPU engine only, not {r.engine}")
         return None
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
@@ -1015,7 +1024,50 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         encoder_rule=(
             select_rule(rules.encoder_profile_rules, request.engine_version) if rules.encoder_profile_rules else None
         ),
+        moe_rule=select_rule(rules.fused_moe_buffers, request.engine_version) if rules.fused_moe_buffers else None,
+        offload_copies_layer=_offload_copies_layer(r),
     )
+
+
+def _offload_copies_layer(r: _Resolved) -> bool:
+    """The release copies a --cpu-offload-gb layer onto the GPU for its forward: always on the V0 engine
+    (uva_offloading False), on V1 where engines.json cpu_offload_rules says so (before 0.8.3)."""
+    if not r.request.cpu_offload_gb or not r.rules.cpu_offload_rules:
+        return False
+    if _rule(r.rules, r.request, r.acc).v0_engine:
+        return True
+    return select_rule(r.rules.cpu_offload_rules, r.request.engine_version).v1_forward_copies_layer
+
+
+def _offload_warnings(r: _Resolved) -> list[PlanWarning]:
+    """What --cpu-offload-gb moved off each GPU and whether the profile peak holds a layer of it."""
+    gb = r.request.cpu_offload_gb
+    if not gb or not r.rules.cpu_offload_rules or r.acc.kind != "gpu":
+        return []
+    stages = _stages(r)
+    rule = select_rule(r.rules.cpu_offload_rules, r.request.engine_version)
+    moved = max(stage.offload.offloaded_bytes for stage in stages)
+    layer = max(max(s.offload.dense_layer_bytes, s.offload.moe_layer_bytes) for s in stages)
+    short = (
+        f"; the decoder layers hold only {moved / GIB:.2f} GiB per GPU (embeddings and the LM head stay), so "
+        f"{gb - moved / GIB:.2f} GiB of the budget go unused"
+        if moved < gb * GIB
+        else ""
+    )
+    copied = (
+        f"the engine copies each offloaded layer onto the GPU for its forward: the activation peak holds the "
+        f"largest, {layer / GIB:.2f} GiB"
+        if _offload_copies_layer(r)
+        else "the GPU reads the offloaded weights in place over UVA (zero-copy): no copy in the activation peak"
+    )
+    return [
+        PlanWarning(
+            code="cpu-offload",
+            message=f"--cpu-offload-gb {gb:g}: {moved / GIB:.2f} GiB of weights per GPU kept in host memory{short}; "
+            f"{copied}; every forward streams them over PCIe (slower steps; speed not planned here)",
+            source=rule.source,
+        )
+    ]
 
 
 def _flashinfer_in_play(r: _Resolved) -> bool:
@@ -1332,7 +1384,7 @@ def _stages(r: _Resolved) -> list[Stage]:
     Raises ConfigError for KV sharing under PP (a layer reading a cache another stage may hold)."""
     pp = r.request.pipeline_parallel_size
     if pp == 1:
-        return [Stage(geometry=r.geometry, weights_bytes=r.weights)]
+        return [Stage(geometry=r.geometry, weights_bytes=r.weights, offload=_offload(r, None))]
     if any(not layer.owns_cache for layer in r.geometry.layers):
         raise ConfigError(
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
@@ -1342,9 +1394,22 @@ def _stages(r: _Resolved) -> list[Stage]:
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings))  # fmt: skip
     return [
-        Stage(geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1)
+        Stage(
+            geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1, offload=_offload(r, layers)
+        )
         for i, (layers, w) in enumerate(zip(ranges, weights, strict=True))
     ]
+
+
+def _offload(r: _Resolved, layers: range | None) -> Offload:
+    """--cpu-offload-gb on one GPU of a stage (`layers`: its decoder layers; None: all), by
+    planner.weights.offloaded_layers."""
+    if not r.request.cpu_offload_gb:
+        return Offload()
+    return offloaded_layers(
+        r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
+        tensor_parallel_size=r.request.tensor_parallel_size, layers=layers,
+    )  # fmt: skip
 
 
 def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:

@@ -18,11 +18,15 @@ profile_run): the larger of
     plus, where the rule says so (v1), the dummy forward's hidden states (max_num_batched_tokens x hidden x
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
     and `sampler_hidden_copies` [max_num_seqs, hidden] tensors (v1: the rows the logits are computed from,
-    hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits),
-    The V2 model runner (rules with `sampler_logits_only`, vLLM 0.29.0 and later) warms up on dummy requests
+    hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits);
+    the V2 model runner (rules with `sampler_logits_only`, vLLM 0.29.0 and later) warms up on dummy requests
     without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
     model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
-plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`.
+plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`. Before 0.14.0
+vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
+layer's forward (its hidden tensors and one call's caches) is a third candidate for the peak, beside the forward
+and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
+forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in.
 
 CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
 pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
@@ -41,6 +45,7 @@ from typing import Any, TypeVar
 
 from onechip.catalog.files import (
     EncoderProfileRule,
+    FusedMoeBufferRule,
     GpuMemoryRule,
     NcclTransportRule,
     SamplerBackendRule,
@@ -119,16 +124,26 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     with N = 2 x expert intermediate / TP (the gated w13 rows) and K = hidden; the output (M x K) reuses
     workspace1 (modular_kernel.py: one buffer of max(workspace13, output)). The buffers come from the
     persistent workspace manager (vllm/v1/worker/workspace.py), so they are still allocated when the sampler
-    warms up and add to its peak. The older fused_experts path (one M x topk x max(N, K) cache shared by
-    gemm 1 and 2, and M x topk x N / 2) is smaller where K > N / 2 and is not modelled. Checked, not
+    warms up and add to its peak (from 0.14.0, engines.json `fused_moe_buffers`; the per-call fused_experts
+    path of older releases is moe_call_bytes). Checked, not
     fitted, on the 0.19.0 H100 logs of Qwen3-30B-A3B (2.68 GiB logged), DeepSeek-V2-Lite (1.93),
     Mixtral-8x7B TP2 (1.21) and Llama-4-Scout TP4 (3.19) in tests/fixtures/bootlogs.
     Experts per token: `num_experts_per_tok` (Qwen, Mixtral, DeepSeek, Llama 4) or `top_k_experts` (Gemma 4,
     transformers Gemma4TextConfig). Raises ConfigError for a MoE config with neither.
     """
+    shape = _moe_shape(text, tensor_parallel_size)
+    if shape is None:
+        return 0
+    topk, n, hidden = shape
+    return int(tokens * topk * (max(n / 2, hidden) + max(n, hidden)) * dtype_bytes)
+
+
+def _moe_shape(text: Mapping[str, Any], tensor_parallel_size: int) -> tuple[int, float, int] | None:
+    """(experts per token, N = 2 x expert intermediate / TP, K = hidden) of a MoE config the fused-MoE buffers are
+    sized for; None for a dense model or a checkpoint with a quantization_config (moe_workspace_bytes)."""
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
     if not experts or int(experts) <= 1 or text.get("quantization_config"):
-        return 0
+        return None
     topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
     if not topk:
         raise ConfigError(
@@ -136,9 +151,24 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
             "many each token is routed to; the fused-MoE workspace needs it"
         )
     inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
-    hidden = _int_field(text, "hidden_size")
-    n = 2 * inter / tensor_parallel_size
-    return int(tokens * int(topk) * (max(n / 2, hidden) + max(n, hidden)) * dtype_bytes)
+    return int(topk), 2 * inter / tensor_parallel_size, _int_field(text, "hidden_size")
+
+
+def moe_call_bytes(
+    text: Mapping[str, Any], rule: FusedMoeBufferRule, *, dtype_bytes: float, tensor_parallel_size: int, tokens: int
+) -> int:
+    """The caches one call of vLLM's fused_experts allocates for `tokens` tokens, bytes per GPU, on releases whose
+    fused MoE allocates them per call (rule.held 'per_call', engines.json `fused_moe_buffers`): M = min(tokens,
+    rule.chunk_tokens) rows; gemm 1's output M x topk x N, the activated M x topk x N / 2 and gemm 2's output
+    M x topk x K, the first and last in one buffer of M x topk x max(N, K) where rule.cache13_shared (vllm
+    fused_moe.py fused_experts_impl, read per version in the rule's source). 0 for a dense model."""
+    shape = _moe_shape(text, tensor_parallel_size)
+    if shape is None:
+        return 0
+    topk, n, hidden = shape
+    rows = min(tokens, rule.chunk_tokens) if rule.chunk_tokens else tokens
+    gemms = max(n, hidden) if rule.cache13_shared else n + hidden
+    return int(rows * topk * (gemms + n / 2) * dtype_bytes)
 
 
 def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:
@@ -604,11 +634,18 @@ def activation_bytes(
     max_num_batched_tokens: int,
     sampler: bool = True,
     sampler_bytes_per_seq_vocab: float | None = None,
+    moe_rule: FusedMoeBufferRule | None = None,
+    offload_layer_bytes: tuple[int, int] = (0, 0),
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
     profile_run samples only on the last PP rank). sampler_bytes_per_seq_vocab: the warm-up's bytes per
-    (sequence x vocab) element where the install decides the sampler (flashinfer_sampler_bytes); None: the rule's."""
+    (sequence x vocab) element where the install decides the sampler (flashinfer_sampler_bytes); None: the rule's.
+    moe_rule: how the release's fused MoE holds its buffers (engines.json `fused_moe_buffers`; None: the persistent
+    workspace, added to the larger of forward and sampler); 'per_call': a MoE layer's forward peak is its
+    `forward_hidden_copies` [tokens, hidden] tensors plus one call's caches (moe_call_bytes), freed before the
+    sampler warms up. offload_layer_bytes: (dense, MoE) the largest --cpu-offload-gb layer copied onto the GPU for
+    its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
@@ -629,10 +666,18 @@ def activation_bytes(
     if rule.sampler_logits_only:
         per_element = v2_sampler_bytes(text, dtype_bytes, tensor_parallel_size)
     sampler_peak = rows * vocab * per_element + held if sampler else 0
+    dense_copy, moe_copy = offload_layer_bytes
+    if moe_rule is not None and moe_rule.held == "per_call":
+        calls = moe_call_bytes(
+            text, moe_rule, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size,
+            tokens=max_num_batched_tokens,
+        )  # fmt: skip
+        moe_forward = max_num_batched_tokens * copies * hidden * dtype_bytes + calls + moe_copy if calls else 0
+        return int(max(forward + dense_copy, moe_forward, sampler_peak)) + rule.activation_base_bytes
     moe = moe_workspace_bytes(
         text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
     )
-    return int(max(forward, sampler_peak)) + moe + rule.activation_base_bytes
+    return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
 
 
 def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int) -> float:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onechip.catalog.files import EncoderProfileRule, GpuMemoryRule
+from onechip.catalog.files import EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
@@ -42,6 +42,7 @@ from onechip.planner.gpu_memory import (
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
+from onechip.planner.weights import Offload
 from onechip.schemas.common import GIB
 from onechip.schemas.plan import GpuMemoryBudget, LayerKV
 
@@ -64,6 +65,7 @@ class Stage:
     geometry: Geometry
     weights_bytes: int
     last: bool = True
+    offload: Offload = Offload()  # --cpu-offload-gb on each of this stage's GPUs (planner.weights.offloaded_layers)
 
 
 def pp_stage_layers(num_layers: int, pipeline_parallel_size: int) -> list[range]:
@@ -203,6 +205,8 @@ def plan_gpu_pool(
     tp_extra: tuple[int, int] | None = None,
     group_size_max_ratio: float = 1.5,
     encoder_rule: EncoderProfileRule | None = None,
+    moe_rule: FusedMoeBufferRule | None = None,
+    offload_copies_layer: bool = False,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -218,7 +222,10 @@ def plan_gpu_pool(
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
     None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
     group_size_rules, planner.kv_groups step 2). encoder_rule: what the version's encoder profiling pads and
-    which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are)."""
+    which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are).
+    moe_rule: how the release's fused MoE holds its buffers (engines.json fused_moe_buffers; None: persistent).
+    offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
+    `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -255,7 +262,8 @@ def plan_gpu_pool(
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
                     buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
-                    group_size_max_ratio=group_size_max_ratio)
+                    group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
+                    offload_copies_layer=offload_copies_layer)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -305,18 +313,23 @@ def _stage_pool(
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
     group_size_max_ratio: float = 1.5,
+    moe_rule: FusedMoeBufferRule | None = None,
+    offload_copies_layer: bool = False,
 ) -> GpuPool:
-    """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole), its activation peak
-    (the sampler only on the last stage), its layers' blocks."""
+    """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
+    moves to the host), its activation peak (the sampler only on the last stage), its layers' blocks."""
+    off = stage.offload
+    copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
+        moe_rule=moe_rule, offload_layer_bytes=copied,
     ) + encoder  # fmt: skip
     budget = gpu_budget(
         rule,
         visible_bytes=visible_bytes,
         utilization=utilization,
-        weights_bytes=stage.weights_bytes // tp + buffers,
+        weights_bytes=stage.weights_bytes // tp + buffers - off.offloaded_bytes,
         activation=act,
         tensor_parallel_size=tp,
         cuda_graphs=cuda_graph_count(

@@ -227,6 +227,7 @@ def v0_fallback(
     pipeline_parallel_size: int,
     dtype: str | None,
     prompt_embeds: bool = False,
+    cpu_offload: bool = False,
 ) -> V0Fallback | None:
     """The engines.json v0_fallbacks entry that sends this deployment to the V0 engine on a v1-era release, if
     any: vLLM 0.8 - 0.10 ran V0 when _is_v1_supported_oracle found a feature V1 lacked (and VLLM_USE_V1 was unset).
@@ -242,6 +243,7 @@ def v0_fallback(
         "pipeline_parallel": pipeline_parallel_size > 1,
         "float32": dtype in ("float32", "float"),
         "prompt_embeds": prompt_embeds,
+        "cpu_offload": cpu_offload,
     }
     for fallback in rules.v0_fallbacks:
         in_range = version_key(fallback.min_version) <= key < version_key(fallback.max_version)

@@ -304,3 +304,55 @@ def weights_by_stage(
             if comp == EMBEDDINGS and tie_word_embeddings and last > 0:
                 out[last] += size
     return out
+
+
+@dataclass(frozen=True)
+class Offload:
+    """What --cpu-offload-gb moves off one GPU (offloaded_layers): bytes per GPU, and the largest offloaded dense
+    and MoE layer (per GPU), which the engine copies back for that layer's forward where the rule says so."""
+
+    offloaded_bytes: int = 0
+    dense_layer_bytes: int = 0
+    moe_layer_bytes: int = 0
+
+
+def offloaded_layers(
+    tensors: Iterable[Tensor],
+    *,
+    budget_bytes: int,
+    served_dtype: str | None,
+    tensor_parallel_size: int,
+    layers: range | None = None,
+) -> Offload:
+    """vLLM's --cpu-offload-gb on one GPU (engines.json `cpu_offload_rules`: vllm/model_executor/models/utils.py
+    maybe_offload_to_cpu): decoder layers in index order (make_layers; `layers`: the ones on this pipeline
+    stage, None: all), each layer's parameters one by one while the bytes offloaded so far are below the budget
+    (checked before each, so the last may overshoot it); the budget is per worker process, so per tensor-parallel
+    rank, and each rank holds 1 / TP of a layer's bytes (norms and routers, replicated in the engine, are split
+    here too: a few MiB). Embeddings and the LM head are not decoder layers and stay. A layer holding expert tensors
+    ('experts' in a name) counts as MoE. Tensors of a layer are taken in checkpoint-name order, not the module's
+    parameter order: the two differ only in which parameter crosses the budget."""
+    per_layer: dict[int, list[Tensor]] = {}
+    for t in tensors:
+        match = _LAYER_INDEX.search(t.name) if component_of(t.name) == LANGUAGE_MODEL else None
+        if match is None:
+            continue
+        index = int(match.group(1))
+        if layers is None or index in layers:
+            per_layer.setdefault(index, []).append(t)
+    done = dense = moe = 0
+    for index in sorted(per_layer):
+        moved = 0
+        for t in sorted(per_layer[index], key=lambda t: t.name):
+            if done >= budget_bytes:
+                break
+            size = t.nbytes(served_dtype) // tensor_parallel_size
+            done += size
+            moved += size
+        if any("experts" in t.name for t in per_layer[index]):
+            moe = max(moe, moved)
+        else:
+            dense = max(dense, moved)
+        if done >= budget_bytes:
+            break
+    return Offload(offloaded_bytes=done, dense_layer_bytes=dense, moe_layer_bytes=moe)

@@ -56,6 +56,9 @@ class ServeSettings(ResultModel):
     quantization: ServeSetting[str] | None = Field(
         default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."
     )
+    cpu_offload_gb: ServeSetting[float] | None = Field(
+        default=None, description="GiB of decoder-layer weights per GPU kept in host memory (vLLM --cpu-offload-gb)."
+    )
     multimodal: ServeSetting[bool] | None = Field(
         default=None, description="The towers are loaded (False: text-only, the plan left them out)."
     )

@@ -189,6 +189,14 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         "host, NVLink or PCIe peer access; the default), shm (one host, no peer access), net (across hosts, "
         "GPUDirect RDMA not known), net-nogdr (across hosts without GPUDirect RDMA, e.g. NCCL over sockets).",
     )
+    cpu_offload_gb: Annotated[float | None, Cli("--cpu-offload-gb")] = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="vLLM --cpu-offload-gb (vLLM GPU): GiB of decoder-layer weights per GPU kept in host memory, "
+        "layer by layer from the first; they leave the GPU's weights, and releases that copy an offloaded layer "
+        "back for its forward (the V0 engine, V1 before 0.8.3) add the largest one to the activation peak.",
+    )
     quantization: Literal["fp8"] | None = Field(
         default=None,
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "

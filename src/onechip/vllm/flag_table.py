@@ -123,6 +123,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
+    FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
     FlagSpec("--tool-strict-level", "str"),
     FlagSpec("--served-model-name", "str"),

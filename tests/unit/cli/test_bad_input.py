@@ -210,6 +210,8 @@ def test_a_context_beyond_the_servers_max_model_len_is_infeasible_before_any_pro
         ["cost", "--chip", "v5e-1", "--output-tok-per-s", "nan"],
         ["cost", "--chip", "v5e-1", "--output-tok-per-s", "inf"],
         ["up", "--timeout-s", "1e300", "--dry-run"],
+        ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--cpu-offload-gb", "-1"],
+        ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--cpu-offload-gb", "nan"],
     ],
 )
 def test_numbers_out_of_any_useful_range_are_refused_naming_the_flag(run, argv: list[str]) -> None:

@@ -89,11 +89,18 @@ def test_a_billable_tool_with_a_string_confirm_creates_nothing(monkeypatch) -> N
         ({**E2B, "tensor_parallel_size": False}, "--tensor-parallel-size"),
         ({**E2B, "tensor_parallel_size": True}, "--tensor-parallel-size"),  # equal to the default 1, still refused
         ({**E2B, "utilization": "0.9"}, "--gpu-memory-utilization"),
+        ({**E2B, "cpu_offload_gb": -1}, "--cpu-offload-gb"),  # vLLM asserts cpu_offload_gb >= 0 (arg_utils.py)
+        ({**E2B, "cpu_offload_gb": "4"}, "--cpu-offload-gb"),
     ],
 )
 def test_strict_json_types(args, flag) -> None:
     (result,) = calls(("plan", args))
     assert result.is_error and text(result).startswith(f"Invalid value for '{flag}'")
+
+
+def test_cpu_offload_off_the_gpu_engine_is_one_line() -> None:
+    (result,) = calls(("plan", {**E2B, "cpu_offload_gb": 1}))
+    assert result.is_error and text(result) == "--cpu-offload-gb is planned for vLLM's GPU engine only, not vllm-tpu"
 
 
 def test_json_numbers_and_arrays_work() -> None:

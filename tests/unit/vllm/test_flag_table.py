@@ -37,6 +37,7 @@ SIZED = {
     "--enable-prompt-embeds": (None, True),
     "--max-num-seqs": ("64", 64),
     "--quantization": ("fp8", "fp8"),
+    "--cpu-offload-gb": ("0.1", 0.1),
     "VLLM_CPU_KVCACHE_SPACE": ("4", 4 * GIB),
 }
 BASE = {"model": "SmolLM2-135M-Instruct", "chip": "h100", "max_model_len": 8192}
