@@ -29,11 +29,13 @@ BUSY = (
 )
 
 
-def _ports(n: int) -> int:
-    """A port P with P .. P+n-1 free (replica K listens on P + K)."""
+def _ports(n: int, avoid: int | None = None) -> int:
+    """A port P with P .. P+n-1 free (replica K listens on P + K), its range clear of `avoid` .. `avoid`+n-1 (a
+    range picked before it, whose ports nothing listens on yet)."""
     while True:
         port = free_port()
-        if port + n < 65535 and not any(_listening(port + k) for k in range(n)):
+        clear = avoid is None or abs(port - avoid) >= n
+        if clear and port + n < 65535 and not any(_listening(port + k) for k in range(n)):
             return port
 
 
@@ -63,7 +65,8 @@ def test_up_replicas_while_another_up_holds_the_lock_is_refused_and_starts_nothi
 
 def test_two_up_replicas_at_once_start_one_set_and_refuse_the_other(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    ports = [_ports(2), _ports(2)]
+    first = _ports(2)
+    ports = [first, _ports(2, avoid=first)]
     procs = [_up_replicas(home, port, "--fake-boot-s", "5") for port in ports]
     results = [_done(p, 180) for p in procs]
     winners = [i for i, (code, _) in enumerate(results) if code == 0]
