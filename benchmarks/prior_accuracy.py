@@ -5,7 +5,9 @@
 (1) What the corpus (catalog/serving_measurements.json `grids`, each with its source) gives per chip
 (sim.priors): the achieved fraction of HBM bandwidth in decode (one-client cells), of dense peak FLOPS in
 prefill (one-client TTFT at 2,048-16,384 tokens), and the host cost of each deployment (TPOT = fixed +
-per_seq x clients at short context, 2-16 clients), beside the datasheet.
+per_seq x batch through its host-bound short-context cells at 2-16 clients: TPOT above the step's device time
+by more than the TPOT noise floor), beside the datasheet; and, per grid with no host line, why (device-bound,
+one host-bound batch size, no device time, no async scheduling).
 
 (2) Leave one chip out, one client: each chip's one-client decode rate predicted from the other chips' mean
 fraction, beside the datasheet roofline and the survey's cross-chip band (corpus `decode_tok_per_s_per_tb_s`;
@@ -35,7 +37,14 @@ from onechip.bench import stats
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, CellResult
 from onechip.sim import roofline_priors, simulate_cell
-from onechip.sim.priors import basis, decode_fractions, host_lines, measured_priors, prefill_fractions
+from onechip.sim.priors import (
+    basis,
+    decode_fractions,
+    host_line_gaps,
+    host_lines,
+    measured_priors,
+    prefill_fractions,
+)
 
 CORPUS = catalog.serving_measurements()
 NOISE = CORPUS.prediction_error["noise"]
@@ -60,6 +69,9 @@ def efficiencies() -> None:
     for h in host_lines():
         print(f"    {h.grid:>36} {h.chip:>6} {h.engine} {h.engine_version[:36]:<36} fixed {h.fixed_s * 1e3:5.2f} ms "
               f"+ {h.per_seq_s * 1e3:.3f} ms/sequence")  # fmt: skip
+    print("  no host line (its cells measured no host cost that can be separated):")
+    for grid, why in host_line_gaps():
+        print(f"    {grid:>36} {why}")
 
 
 def one_client() -> None:

@@ -10,12 +10,31 @@ Three things are read off the corpus, each by a closed form on the cells that is
     the prompt's compute dominates: 2 x streamed parameters x context / peak / TTFT (`prefill_fractions`).
     Longer prompts are left out: the roofline prior has no attention term, and beyond 16k attention's share
     grows (v6e-1: 177 ms at 16,384 tokens, 404 at 32,768).
-  - host: under async scheduling a decode step takes the longer of host and device work; past a few streams
-    the host's share grows with the batch (seed v5e-1: TPOT 8.0, 8.9, 13.2 ms at 1, 4, 16 clients). A line
-    TPOT = fixed + per_seq x clients through the short-context (<= 1,024 tokens) cells at 2-16 clients is the
-    host cost of that deployment: its host CPU (the chip's VM type) and its engine build (`host_lines`).
-A chip with no measurement gets the mean of the measured chips' fractions, and host terms from deployments of
-the same engine rules; `Basis` says which, and `uncertainty` widens its range.
+  - host: under async scheduling a decode step takes the longer of host and device work (steptime); past a
+    few streams the host's share grows with the batch (seed v5e-1: TPOT 8.0, 8.9, 13.2 ms at 1, 4, 16
+    clients). So a cell's TPOT is the host's time only where it is clearly above the step's device time;
+    where it is not, TPOT is device time and says only that the host was no slower. Per short-context
+    (<= 1,024 tokens) cell at 2-16 clients, the device time of its decode step is steptime's device roofline
+    at that batch (clients, capped at the grid's --max-num-seqs): the longer of the bytes it reads (streamed
+    weights + the batch's KV) / bandwidth / the deployment's own decode fraction (its grid's one-client
+    cells, else its chip's) and its compute, 2 x streamed parameters x batch / dense peak / the chip's own
+    prefill fraction (else the peak; at <= 16 sequences compute is at most a third of the read here). The
+    cell is host-bound when TPOT exceeds that by more than the corpus's TPOT noise floor (two measurements of
+    one deployment, `prediction_error.noise`: 8.8%). A line TPOT = fixed + per_seq x batch through the
+    host-bound cells of two or more batch sizes is the host cost of that deployment: its host CPU (the
+    chip's VM type) and its engine build (`host_lines`). A grid with fewer gets no line, and `host_line_gaps`
+    says why: every cell device-bound (L4: TPOT 19.8 -> 21.7 ms at 1 -> 8 clients, within 5.1% of its
+    device time), one host-bound batch size (H100 Llama-3.1-8B: 16 clients only), no device time (a model
+    the catalog cannot plan; a chip with no peak FLOPS in accelerators.json: T4), or an engine build without
+    async scheduling (`engines.json async_scheduling_from`; a version that is not a release number is taken
+    as the rules' own, as `async_scheduling(None)` does), where host and device work add and the one-client
+    cell the decode fraction is read from already holds host(1), so the host's share cannot be separated.
+    Before this a line went through every such cell, so a slow GPU's device time (L4 20.4 ms "fixed", T4
+    27.9) became every other GPU's host cost (MI300X leave-chip-out TPOT error 320%).
+A chip with no measurement gets the mean of the measured chips' fractions, and the mean host line of the
+deployments of the same engine rules that have one, else of every deployment that has one (vLLM's host path,
+API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis` names them with
+their grid and engine build, and `uncertainty` widens its range.
 benchmarks/prior_accuracy.py validates all of it leaving one chip out.
 """
 
@@ -62,6 +81,7 @@ class Basis:
     own_prefill: bool  # compute fraction measured on this chip
     host: tuple[HostLine, ...]  # the deployments whose host cost is used (mean)
     own_host: bool  # host cost measured on this chip
+    host_scale: float = 1.0  # others' line scaled down to stay under this chip's own TPOT (`_host_cap`)
 
     @property
     def measured(self) -> bool:
@@ -78,6 +98,8 @@ class Basis:
 def describe(b: Basis) -> str:
     """One line: what a prior for `b.chip` rests on, naming the grids."""
     lines = ", ".join(sorted({f"{h.grid} ({h.engine} {h.engine_version})" for h in b.host})) or "none"
+    if b.host_scale < 1:
+        lines += f", scaled by {b.host_scale:.2f} to stay under {b.chip}'s own measured TPOT"
     if not b.measured:
         chips = sorted({c for _, c, _, _ in decode_fractions()})
         return (
@@ -148,22 +170,63 @@ def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
     return tuple(out)
 
 
+def _host_line(grid: MeasuredGrid) -> HostLine | str:
+    """The host line of `grid` (see the module docstring), or why it has none."""
+    cells = [c for c in grid.cells
+             if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT and 2 <= c.clients <= MAX_HOST_CLIENTS]  # fmt: skip
+    if not cells:
+        return f"no TPOT at 2-{MAX_HOST_CLIENTS} clients and <= {MAX_HOST_CONTEXT:,} tokens"
+    engine = planner.rules.engine_rules(grid.engine)
+    try:
+        overlap = engine.async_scheduling(grid.engine_version)
+    except ConfigError:  # not a release number (a nightly image, or not stated): the rules' own version
+        overlap = engine.async_scheduling(None)
+    if not overlap:
+        return (f"{grid.engine} {grid.engine_version.split(' ')[0]} runs without async scheduling: host and device "
+                "work add, and the one-client fraction already holds host(1)")  # fmt: skip
+    chip, geometry = planner.rules.accelerator(grid.chip), _geometry(grid.name)
+    fractions = [f for g, _, _, f in decode_fractions() if g == grid.name] or [
+        f for _, c, _, f in decode_fractions() if c == grid.chip
+    ]
+    if geometry is None or not fractions or not chip.bandwidth_bytes_per_s:
+        return "no device time: no bytes per step, bandwidth or decode fraction for this deployment"
+    if not chip.peak_bf16_tflops:
+        return f"no device time: {grid.chip} has no peak FLOPS in accelerators.json, so the step's compute is unknown"
+    own_prefill = [f for _, c, _, f in prefill_fractions() if c == grid.chip]  # else the dense peak: no other chip's
+    compute = statistics.fmean(own_prefill) if own_prefill else 1.0
+    fraction, noise = statistics.fmean(fractions), catalog.serving_measurements().prediction_error["noise"].tpot_ms
+    points = []
+    for c in cells:
+        batch = min(c.clients, grid.max_num_seqs or c.clients)
+        read_s = (geometry[0] + geometry[1] * c.context_tokens * batch) / chip.bandwidth_bytes_per_s / fraction
+        compute_s = 2 * geometry[2] * batch / (chip.peak_bf16_tflops * 1e12) / compute
+        tpot_s = (c.tpot_ms or 0.0) / 1000
+        if tpot_s > max(read_s, compute_s) * (1 + noise):
+            points.append((float(batch), tpot_s))
+    batches = sorted({int(x) for x, _ in points})
+    if len(batches) < 2:
+        if not batches:
+            return f"every cell within {noise:.1%} (TPOT noise) of its device time: device-bound, no host cost seen"
+        return f"host-bound (TPOT > device time + {noise:.1%} noise) at {batches[0]} clients only: one point, no line"
+    slope, intercept = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
+    return HostLine(grid.name, grid.chip, grid.engine, grid.engine_version, max(0.0, intercept), max(0.0, slope))
+
+
 @cache
 def host_lines() -> tuple[HostLine, ...]:
-    """One HostLine per corpus grid with TPOT at two or more client counts in 2..MAX_HOST_CLIENTS at contexts
-    up to MAX_HOST_CONTEXT (least squares; slope and intercept floored at 0)."""
+    """One HostLine per corpus grid whose host-bound short-context cells span two or more batch sizes (least
+    squares; slope and intercept floored at 0); see the module docstring."""
+    return tuple(h for h in map(_host_line, _grids()) if isinstance(h, HostLine))
+
+
+@cache
+def host_line_gaps() -> tuple[tuple[str, str], ...]:
+    """(grid, why it gives no host line) for each corpus grid with short-context TPOT at 2+ clients but no line."""
     out = []
     for grid in _grids():
-        points = [
-            (float(c.clients), c.tpot_ms / 1000)
-            for c in grid.cells
-            if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT and 2 <= c.clients <= MAX_HOST_CLIENTS
-        ]
-        if len({x for x, _ in points}) < 2:
-            continue
-        slope, intercept = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
-        out.append(HostLine(grid.name, grid.chip, grid.engine, grid.engine_version, max(0.0, intercept),
-                            max(0.0, slope)))  # fmt: skip
+        why = _host_line(grid)
+        if isinstance(why, str) and not why.startswith("no TPOT"):
+            out.append((grid.name, why))
     return tuple(out)
 
 
@@ -204,7 +267,32 @@ def basis(
     lines = [h for h in host_lines() if h.chip != exclude and h.grid not in exclude_grids]
     own = [h for h in lines if h.chip == silicon and h.engine == engine]
     host = own or [h for h in lines if h.engine == engine] or lines
-    return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own))
+    scale = 1.0 if own else _host_cap(silicon, engine, exclude, exclude_grids, host)
+    return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own), scale)
+
+
+def _host_cap(
+    chip: str, engine: str, exclude: str | None, exclude_grids: frozenset[str], host: list[HostLine]
+) -> float:
+    """The largest factor (<= 1) by which other deployments' mean host line stays under `chip`'s own measured
+    TPOT at every short-context cell of `engine` (1 when it has none): whatever bound the step, host work
+    took no longer (async: TPOT = max(host, device); without it, host + device). A chip measured but with no
+    host line of its own (MI300X: its E2B grid's engine build predates async scheduling, its E4B grid is
+    host-bound at 8 clients only) thus keeps another host's line only as far as its own cells allow (the TPU
+    hosts' mean line says 5.1 ms at one client; the MI300X measured 2.85 ms: scaled by 0.4), scaling fixed and
+    per-sequence work alike, as a faster host CPU would. Both terms of the line are host work of one step."""
+    if not host or chip == exclude:
+        return 1.0
+    fixed, per_seq = statistics.fmean(h.fixed_s for h in host), statistics.fmean(h.per_seq_s for h in host)
+    scale = 1.0
+    for grid in _grids():
+        if grid.chip != chip or grid.engine != engine or grid.name in exclude_grids:
+            continue
+        for c in grid.cells:
+            if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT and c.clients <= MAX_HOST_CLIENTS:
+                line_s = fixed + per_seq * min(c.clients, grid.max_num_seqs or c.clients)
+                scale = min(scale, c.tpot_ms / 1000 / line_s) if line_s else scale
+    return scale
 
 
 def measured_priors(plan: Plan, exclude_chip: str | None = None) -> StepTerms:
@@ -221,8 +309,8 @@ def measured_priors(plan: Plan, exclude_chip: str | None = None) -> StepTerms:
     if b.compute_fraction:
         update["per_token_s"] = terms.per_token_s / b.compute_fraction
     if b.host and planner.rules.engine_rules(plan.engine).async_scheduling(plan.engine_version):
-        update |= {"fixed_s": statistics.fmean(h.fixed_s for h in b.host),
-                   "per_seq_s": statistics.fmean(h.per_seq_s for h in b.host)}  # fmt: skip
+        update |= {"fixed_s": statistics.fmean(h.fixed_s for h in b.host) * b.host_scale,
+                   "per_seq_s": statistics.fmean(h.per_seq_s for h in b.host) * b.host_scale}  # fmt: skip
     return terms.model_copy(update=update)
 
 

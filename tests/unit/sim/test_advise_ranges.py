@@ -59,7 +59,11 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
     # the calibrated v5e-1 holds first (the survey); no unmeasured GPU's range reaches below it, but the MI300X's
     # does: measured on E2B at 1,024 x 16 it serves 2,667.2 tok/s at $1.99/h (gemma4dev-mi300x-e2b-2026-09-17),
     # $0.21/M against the v5e-1's $0.16-0.21/M. The second v5e-1 (twice the price) could flip with GPU priors too.
-    assert rows[0].could_flip_with == ["mi300x 1xTP1 (priors)"]
+    # The MI300X has no host line of its own (sim.priors.host_line_gaps: its E2B report prints a pre-async vLLM
+    # build, its E4B grid is host-bound at one batch size), so its prior takes a partly measured chip's wider
+    # range, and its two-engine row reaches below too.
+    assert rows[0].could_flip_with[0] == "mi300x 1xTP1 (priors)"
+    assert all(name.startswith("mi300x ") for name in rows[0].could_flip_with)
     assert any("(priors" in name for name in two.could_flip_with)
     low, high = rows[0].output_tok_per_s_range or (0, 0)
     e = uncertainty.relative_error("calibrated", "output_tok_per_s")
