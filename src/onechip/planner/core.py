@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule, V0Fallback
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
@@ -360,10 +360,7 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
     version = r.request.engine_version
     if r.rules.memory_rules and r.acc.kind == "gpu":
-        fallback = v0_fallback(
-            r.rules, version, r.acc, pipeline_parallel_size=r.request.pipeline_parallel_size, dtype=r.request.dtype,
-            prompt_embeds=r.request.enable_prompt_embeds, cpu_offload=bool(r.request.cpu_offload_gb),
-        )  # fmt: skip
+        fallback = _v0_fallback(r.rules, r.acc, r.request)
         rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
         what, source = rule.versions, rule.source
         if fallback is not None:  # said with the oracle's reason
@@ -922,6 +919,7 @@ _V0_TRIGGER_WORDS = {
     "pipeline_parallel": ("--pipeline-parallel-size > 1", "drop --pipeline-parallel-size"),
     "float32": ("--dtype float32", "serve another --dtype"),
     "prompt_embeds": ("--enable-prompt-embeds", "drop --enable-prompt-embeds"),
+    "cpu_offload": ("--cpu-offload-gb", "drop --cpu-offload-gb"),
 }
 
 
@@ -931,10 +929,7 @@ def _check_v0_serves(rules: EngineRules, acc: Accelerator, request: PlanRequest,
     avoids the fallback, instead of planned under the V0 memory rule."""
     if not rules.v0_cannot_serve:
         return
-    fallback = v0_fallback(
-        rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size,
-        dtype=request.dtype, prompt_embeds=request.enable_prompt_embeds,
-    )  # fmt: skip
+    fallback = _v0_fallback(rules, acc, request)
     if fallback is None:
         return
     names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
@@ -977,11 +972,15 @@ def _check_prompt_embeds(request: PlanRequest) -> None:
 def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemoryRule:
     """The GPU memory rule of request.engine_version, the V0 engine's where that release hands the deployment
     to it (planner.rules.v0_fallback)."""
-    v0 = v0_fallback(
+    return select_rule(rules.memory_rules, request.engine_version, v0=_v0_fallback(rules, acc, request) is not None)
+
+
+def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> V0Fallback | None:
+    """planner.rules.v0_fallback for the deployment `request` describes."""
+    return v0_fallback(
         rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype,
         prompt_embeds=request.enable_prompt_embeds, cpu_offload=bool(request.cpu_offload_gb),
     )  # fmt: skip
-    return select_rule(rules.memory_rules, request.engine_version, v0=v0 is not None)
 
 
 def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -> GpuPool | None:

@@ -272,3 +272,14 @@ def test_a_tiny_utilization_vllm_takes_is_planned_as_not_fitting(run) -> None:
     got, out, err = run("plan", *SMOL, "--gpu-memory-utilization", "1e-300")
     assert got == 0, err
     assert "verdict: does not fit: weights 0.25 GiB per GPU exceed the requested 0.00 GiB" in out
+
+
+def test_every_v0_fallback_trigger_is_worded() -> None:
+    # a refusal names what sent the deployment to V0 and what avoids it: a trigger the catalog can hold
+    # (catalog.files.V0Fallback.trigger) without words would end in a KeyError instead of the one-line refusal
+    from typing import get_args
+
+    from onechip.catalog.files import V0Fallback
+    from onechip.planner.core import _V0_TRIGGER_WORDS
+
+    assert set(get_args(V0Fallback.model_fields["trigger"].annotation)) == set(_V0_TRIGGER_WORDS)
