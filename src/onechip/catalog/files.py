@@ -836,6 +836,12 @@ class MeasuredGrid(StrictModel):
         default=None, description="--max-model-len served (None: not stated; the seeds' 32768 is assumed)."
     )
     max_num_seqs: int | None = Field(default=None, description="--max-num-seqs served (None: the engine's default).")
+    async_scheduling: bool | None = Field(
+        default=None,
+        description="Async scheduling as served: True where the serve command passed --async-scheduling (None: the "
+        "engine version's default, engines.json async_scheduling_from; a build whose version is no release number "
+        "cannot say it).",
+    )
 
 
 class ReplicaRatio(StrictModel):

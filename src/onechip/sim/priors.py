@@ -177,10 +177,13 @@ def _host_line(grid: MeasuredGrid) -> HostLine | str:
     if not cells:
         return f"no TPOT at 2-{MAX_HOST_CLIENTS} clients and <= {MAX_HOST_CONTEXT:,} tokens"
     engine = planner.rules.engine_rules(grid.engine)
-    try:
-        overlap = engine.async_scheduling(grid.engine_version)
-    except ConfigError:  # not a release number (a nightly image, or not stated): the rules' own version
-        overlap = engine.async_scheduling(None)
+    if grid.async_scheduling is not None:  # --async-scheduling on the serve command, as the grid states it
+        overlap = grid.async_scheduling
+    else:
+        try:
+            overlap = engine.async_scheduling(grid.engine_version)
+        except ConfigError:  # not a release number (a nightly image, or not stated): the rules' own version
+            overlap = engine.async_scheduling(None)
     if not overlap:
         return (f"{grid.engine} {grid.engine_version.split(' ')[0]} runs without async scheduling: host and device "
                 "work add, and the one-client fraction already holds host(1)")  # fmt: skip
@@ -277,9 +280,9 @@ def _host_cap(
     """The largest factor (<= 1) by which other deployments' mean host line stays under `chip`'s own measured
     TPOT at every short-context cell of `engine` (1 when it has none): whatever bound the step, host work
     took no longer (async: TPOT = max(host, device); without it, host + device). A chip measured but with no
-    host line of its own (MI300X: its E2B grid's engine build predates async scheduling, its E4B grid is
-    host-bound at 8 clients only) thus keeps another host's line only as far as its own cells allow (the TPU
-    hosts' mean line says 5.1 ms at one client; the MI300X measured 2.85 ms: scaled by 0.4), scaling fixed and
+    host line of its own (the MI300X without its E2B grid: its E4B grid is host-bound at 8 clients only) thus
+    keeps another host's line only as far as its own cells allow (the TPU hosts' mean line says 5.1 ms at one
+    client; the MI300X measured 4.16 ms on E4B: scaled by 0.75), scaling fixed and
     per-sequence work alike, as a faster host CPU would. Both terms of the line are host work of one step."""
     if not host or chip == exclude:
         return 1.0

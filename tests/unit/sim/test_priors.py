@@ -78,8 +78,12 @@ def test_host_lines_only_from_host_bound_cells() -> None:
     assert "at 16 clients only" in gaps["inferencebench-h100-llama31-8b"]
     # T4 has no peak FLOPS in accelerators.json: its step's device time is unknown
     assert "no peak FLOPS" in gaps["gemma4dev-t4-g4dn-e2b-2026-08-30"]
-    # the MI300X E2B report prints vLLM 0.3.1.dev3: before engines.json async_scheduling_from 0.14.0
-    assert "without async scheduling" in gaps["gemma4dev-mi300x-e2b-2026-09-17"]
+    # the MI300X E2B report prints vLLM 0.3.1.dev3 (a ROCm nightly; by the number, before engines.json
+    # async_scheduling_from 0.14.0), but the run served --async-scheduling (the grid's note): its line is measured,
+    # through 128 / 1,024 tokens at 4 and 16 clients
+    assert "gemma4dev-mi300x-e2b-2026-09-17" not in gaps
+    mi300x = next(h for h in priors.host_lines() if h.grid == "gemma4dev-mi300x-e2b-2026-09-17")
+    assert mi300x.fixed_s > 0
     assert not {h.grid for h in priors.host_lines()} & set(gaps)
     # the seed v5e-1 grid: TPOT 8.93 ms at 4 clients is 11% over its 8.07 ms device time: host-bound (line below)
     assert "seed-v5e-1" in {h.grid for h in priors.host_lines()}
@@ -102,10 +106,10 @@ def test_a_chip_with_no_measurement_says_so() -> None:
     b = priors.basis("b200", "vllm-gpu")
     assert not b.measured and b.host
     assert "no serving measurement of b200" in priors.describe(b)
-    # no vllm-gpu deployment measured a host line (test above): the host cost is every measured deployment's,
-    # named with its engine build, never a GPU's device time
-    lines = priors.host_lines()
-    assert not any(h.engine == "vllm-gpu" for h in lines) and set(b.host) == set(lines)
+    # the host cost is that of the vllm-gpu deployments that measured a host line (the MI300X E2B sweep, served
+    # with --async-scheduling; test above), named with its engine build, never a GPU's device time
+    gpu_lines = [h for h in priors.host_lines() if h.engine == "vllm-gpu"]
+    assert [h.grid for h in gpu_lines] == ["gemma4dev-mi300x-e2b-2026-09-17"] and set(b.host) == set(gpu_lines)
     assert all(f"{h.grid} ({h.engine} {h.engine_version})" in priors.describe(b) for h in b.host)
 
 
@@ -147,13 +151,14 @@ def test_measured_priors_add_host_cost_only_where_host_and_device_overlap(seed_p
 
 
 def test_a_borrowed_host_line_stays_under_the_chips_own_tpot() -> None:
-    # MI300X (no host line of its own): E2B 128 x 1 TPOT 2.85 ms (gemma4dev-mi300x-e2b-2026-09-17) is the
-    # step with host work in it, so the borrowed line is scaled to reach at most that at every own cell
-    b = priors.basis("mi300x", "vllm-gpu")
+    # MI300X without its E2B grid (the one with a host line): no line of its own; E4B 128 x 1 TPOT 4.16 ms
+    # (gemma4dev-mi300x-e4b-2026-10-07) is a step with host work in it, so the borrowed TPU lines are scaled to
+    # reach at most that at every own cell
+    b = priors.basis("mi300x", "vllm-gpu", exclude_grids=frozenset({"gemma4dev-mi300x-e2b-2026-09-17"}))
     assert not b.own_host and b.host_scale < 1
     fixed = sum(h.fixed_s for h in b.host) / len(b.host) * b.host_scale
     per_seq = sum(h.per_seq_s for h in b.host) / len(b.host) * b.host_scale
-    assert fixed + per_seq <= 0.00285 + 1e-12
+    assert fixed + per_seq <= 0.00416 + 1e-12
     assert "scaled by" in priors.describe(b)
     # left out, its own cells bound nothing: the validation's unmeasured chip gets the line as measured
     assert priors.basis("mi300x", "vllm-gpu", exclude_chip="mi300x").host_scale == 1.0
