@@ -118,7 +118,7 @@ class GpuPool:
         """The 'GPU KV cache size: N tokens' figure as `rule`'s versions print it."""
         if rule.kv_token_line == "capacity":
             return int(self.concurrency(max_model_len) * max_model_len)
-        return self.tokens
+        return self.layout.tokens(self.num_blocks)
 
     def record(self, rule: GpuMemoryRule, max_model_len: int) -> GpuMemoryBudget:
         b = self.budget
@@ -284,7 +284,7 @@ def plan_gpu_pool(
     return replace(
         binding,
         num_blocks=blocks,
-        tokens=binding.layout.tokens(blocks),
+        tokens=binding.layout.capacity(blocks),
         tokens_range=(low, high),
         pool_bytes_all_gpus=allocated,
         request_bytes_all_gpus=sum(p.one_request_bytes for p in pools) * tensor_parallel_size,
@@ -364,7 +364,7 @@ def _stage_pool(
         layout=layout,
         pool_bytes_per_gpu=pool,
         num_blocks=blocks,
-        tokens=layout.tokens(blocks),
+        tokens=layout.capacity(blocks),
         max_num_batched_tokens=batch,
         max_num_seqs=seqs,
         one_request_bytes=one_request_bytes(geometry, layout, max_model_len, in_flight, tp),

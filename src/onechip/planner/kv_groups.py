@@ -16,7 +16,12 @@ gpt-oss logs (tests/fixtures/bootlogs):
      cdiv(min(chunk + in_flight, len), block) (geometry.window_blocks), in_flight = max_num_batched_tokens
      (x 2 from vLLM 0.26: max_in_flight_tokens, planner.gpu_plan); concurrency = num_blocks / that;
   5. the token line: 0.19 prints num_blocks // groups x smallest block ('groups'); later releases print
-     int(concurrency x max_model_len) ('capacity').
+     int(concurrency x max_model_len) ('capacity'). The plan's own pool figure (KvLayout.capacity) is the
+     tokens the pool holds when every group holds every token: one block index spans a block of each group,
+     so a token takes 1 / block of a block in each group: num_blocks / sum(1 / block); equal to the 'groups'
+     figure when the groups share one block size. They differ where page sizes were unified by block size
+     (Gemma 4 on GPU: sliding 2 x 256 at block 32, full 2 x 512 at block 16, 'kv cache group sizes [32, 32,
+     32, 32, 32, 16]' in tests/fixtures/bootlogs/mi300x-gemma4-e4b-len32768-v0311.log).
 Hybrid attention + recurrent-state models (planner.recurrent; rules in engines.json `hybrid_rules`, read in
 vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interface.py MambaSpec, 0.20 - 0.32):
   the attention block size is raised so that one attention page holds at least one state,
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
@@ -113,6 +119,16 @@ class KvLayout:
     def tokens(self, num_blocks: int) -> int:
         """Tokens the pool holds as the 'groups' token line counts them (step 5)."""
         return num_blocks // len(self.groups) * min(g.block_size for g in self.groups)
+
+    def capacity(self, num_blocks: int) -> int:
+        """Tokens the pool holds when every group holds every token (step 5): num_blocks / sum(1 / block) over
+        the groups, recurrent-state groups counted at the smallest block as the 'groups' line counts them; the
+        'groups' figure itself when every group has one block size."""
+        smallest = min(g.block_size for g in self.groups)
+        sizes = [smallest if g.kind == MAMBA else g.block_size for g in self.groups]
+        if len(set(sizes)) == 1:
+            return self.tokens(num_blocks)
+        return int(Fraction(num_blocks) / sum(Fraction(1, size) for size in sizes))
 
 
 def kv_layout(

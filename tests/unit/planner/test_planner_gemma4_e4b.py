@@ -8,6 +8,7 @@ states the derived counts this test checks: 24 cache-owning layers, 35 sliding a
 from __future__ import annotations
 
 from onechip.planner import plan_model
+from onechip.schemas.common import GIB
 
 
 def test_e4b_geometry_24_cache_layers_and_57344_bytes_per_token() -> None:
@@ -26,3 +27,28 @@ def test_e4b_per_layer_embeddings_are_vocab_x_256_x_layers() -> None:
     plan = plan_model("gemma-4-E4B-it", "v6e-1", "vllm-tpu", max_model_len=32768)
     # embed_tokens_per_layer: vocab_size_per_layer_input x (hidden_size_per_layer_input x layers), bf16
     assert plan.weights_by_component["per_layer_embeddings"] == 262_144 * 256 * 42 * 2
+
+
+def test_the_mi300x_e4b_boot_given_its_pool() -> None:
+    # tests/fixtures/bootlogs/mi300x-gemma4-e4b-len32768-v0311.log (xbill9/gemma4-dev@f9fbf3dd, vLLM 0.31.1rc1 ROCm on
+    # an MI300X VF): 'Available KV cache memory: 149.34 GiB', 'GPU KV cache size: 2,794,448 tokens, Maximum
+    # concurrency for 32,768 tokens per request: 85.28x', 'kv cache group sizes [32, 32, 32, 32, 32, 16]'
+    plan = plan_model(
+        "google/gemma-4-E4B-it",
+        "mi300x-vf",
+        "vllm-gpu",
+        max_model_len=32768,
+        utilization=0.9,
+        engine_version="0.31.1",
+        multimodal=True,
+        kv_cache_memory_bytes=int(149.34 * GIB),
+    )
+    assert plan.in_flight_tokens == 2 * 16384  # >= 160 GiB card: 16,384 batched tokens, two batches in flight
+    assert round(plan.max_concurrency, 2) == 85.28
+    assert abs(plan.kv_tokens_logged - 2_794_448) / 2_794_448 < 0.0001
+    # the pool's own token figure: a block index spans 5 sliding blocks of 32 tokens and 1 full block of 16 (one
+    # 64 KiB page each), so a token takes 5/32 + 1/16 = 7/32 of a block index; num_blocks // 6 x 16 (vLLM 0.19's
+    # 'groups' line) would count 16 tokens a block in every group (about 1.63M here)
+    assert plan.num_blocks == int(149.34 * GIB) // (4 * 65536)
+    assert plan.kv_tokens == plan.num_blocks * 32 // 7
+    assert abs(plan.kv_tokens - int(149.34 * GIB) // 57_344) < 32  # = pool / bytes per token, to one block
