@@ -35,6 +35,25 @@ from onechip.schemas.serve import EngineKind
 
 Port = Annotated[int, Field(ge=1, le=65535)]
 
+# A vLLM version as pip and setuptools_scm write it (PEP 440): a release of two or more numbers (0.9, 0.10.1.1),
+# then optionally a pre-release (0.26.1rc1), a post-release (0.8.5.post1), a dev build (.dev125) and a local part
+# (+ga7a204cc6, +cu128); the PyPI versions of vllm and vllm-ascend and the builds in the corpus logs take this form.
+_VERSION_TEXT = re.compile(
+    r"^v?\d+(?:\.\d+)+(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?$"
+)
+
+
+def version_text(value: str | None) -> str | None:
+    """--engine-version stripped (' 0.11.0' from a script is 0.11.0: the rules and the image tag read the same
+    text) and refused unless it is a version such as 0.19.0 or 0.26.1rc1.dev125+ga7a204cc6: a junk suffix would
+    otherwise be planned as its leading release and run as another image (every engine's rules read it)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not _VERSION_TEXT.match(text):
+        raise ValueError("not a vLLM version such as 0.19.0, 0.8.5.post1 or 0.26.1rc1.dev125+ga7a204cc6")
+    return text
+
 
 class ServeOptions(RequestModel):
     """Where and how an engine would run: the fields `plan` and `up` share, so both build the same
@@ -192,6 +211,7 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     cpu_offload_gb: Annotated[float | None, Cli("--cpu-offload-gb")] = Field(
         default=None,
         ge=0,
+        le=INT64_MAX // 2**30,  # its bytes (vLLM: int(cpu_offload_gb * 1024**3)) fit in 64 bits
         allow_inf_nan=False,
         description="vLLM --cpu-offload-gb (vLLM GPU): GiB of decoder-layer weights per GPU kept in host memory, "
         "layer by layer from the first; they leave the GPU's weights, and releases that copy an offloaded layer "
@@ -238,8 +258,7 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     @field_validator("engine_version")
     @classmethod
     def _release_text(cls, value: str | None) -> str | None:
-        # ' 0.11.0' from a script is 0.11.0: the rules (version_key) and the image tag read the same text
-        return value.strip() if value is not None else None
+        return version_text(value)
 
 
 class UpRequest(ServeOptions, ReplicaOptions):
@@ -266,6 +285,11 @@ class UpRequest(ServeOptions, ReplicaOptions):
     timeout_s: float = Field(
         default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds."
     )
+
+    @field_validator("engine_version")
+    @classmethod
+    def _release_text(cls, value: str | None) -> str | None:
+        return version_text(value)
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:

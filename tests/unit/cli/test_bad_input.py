@@ -212,8 +212,15 @@ def test_a_context_beyond_the_servers_max_model_len_is_infeasible_before_any_pro
         ["up", "--timeout-s", "1e300", "--dry-run"],
         ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--cpu-offload-gb", "-1"],
         ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--cpu-offload-gb", "nan"],
+        # its bytes overflowed int() in the planner (OverflowError traceback before the bound)
+        ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--cpu-offload-gb", "1e308"],
+        # a version with a junk tail was planned under its leading release; on an NPU 'junk' itself was planned
+        ["plan", "gemma-4-E2B-it", "--chip", "910B3", "--engine-version", "junk"],
+        ["plan", "SmolLM2-135M-Instruct", "--chip", "h100", "--engine-version", "0.19.0junk"],
+        ["up", "--model", "SmolLM2-135M-Instruct", "--chip", "h100", "--engine", "vllm-docker",
+         "--engine-version", "a7a204cc6e0f5a1b2c3d4e5f60718293a4b5c6d7", "--dry-run"],
     ],
-)
+)  # fmt: skip
 def test_numbers_out_of_any_useful_range_are_refused_naming_the_flag(run, argv: list[str]) -> None:
     code, _, err = run(*argv)
     assert code == 2 and argv[-2 if argv[-1] != "--dry-run" else -3] in _one_line(err)

@@ -188,3 +188,20 @@ def test_bfloat16_on_the_310p_is_said_to_be_served_float16_by_its_guide() -> Non
     assert plan.dtype == "bfloat16" and "dtype-not-native" in {w.code for w in plan.warnings}
     fp16 = plan_model("gemma-4-E2B-it", "310P", max_model_len=8192, dtype="float16")
     assert "dtype-not-native" not in {w.code for w in fp16.warnings}
+
+
+def test_a_tensor_parallel_size_that_does_not_divide_the_heads_is_refused_as_on_gpus() -> None:
+    # vLLM's ModelConfig.verify_with_parallel_config runs on every platform; vllm-ascend's
+    # AscendVocabParallelEmbedding pads the vocabulary to DEFAULT_VOCAB_PADDING_SIZE (64) and divides it by TP
+    # (engines.json vllm-ascend tp_sharding_source). Gemma 4 E2B has 8 attention heads.
+    assert engine_rules("vllm-ascend").tp_vocab_padding == 64
+    with pytest.raises(ConfigError, match=r"num_attention_heads 8 is not divisible by it"):
+        plan_model("gemma-4-E2B-it", "910B3", max_model_len=8192, tensor_parallel_size=3)
+    assert plan_model("gemma-4-E2B-it", "910B3", max_model_len=8192, tensor_parallel_size=2).fits
+
+
+@pytest.mark.parametrize("version", ["0.26.1rc1.dev125+ga7a204cc6", "0.8.5.post1", "0.10.1.1", "v0.18.0", "0.9"])
+def test_version_texts_pip_writes_are_taken(version: str) -> None:
+    from onechip.schemas.requests import version_text
+
+    assert version_text(f" {version} ") == version
