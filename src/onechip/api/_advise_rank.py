@@ -32,10 +32,11 @@ def rank_note() -> str:
         "range); rows backed by a calibration (on the chip, or carried from another) first, then priors on "
         "chips with published measurements of their own, then priors on chips with none; within each, by $/M "
         "at the pessimistic end. tok/s ranges are each source's measured error (catalog "
-        f"serving_measurements.json): calibrated {tok('calibrated')}, carried {tok('carried')} (chip not "
-        f"measured: {tok('carried_unmeasured')}), priors {tok('prior_measured_chip')} on a measured chip, "
-        f"{tok('prior')} on one with no measurement. 'could flip with' names lower rows whose range reaches "
-        "below a row's: the order could flip there."
+        f"serving_measurements.json): calibrated {tok('calibrated')}; carried {tok('carried')} and priors "
+        f"{tok('prior_measured_chip')} on a chip whose decode, prefill and host cost are all measured, one engine "
+        f"per chip; otherwise carried {tok('carried_unmeasured')} and priors {tok('prior')} (a chip measured in "
+        "part or not at all, or a tensor-parallel engine, whose communication is not modelled). 'could flip "
+        "with' names lower rows whose range reaches below a row's: the order could flip there."
     )
 
 

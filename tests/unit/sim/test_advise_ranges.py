@@ -157,3 +157,14 @@ def test_a_v7x_chip_is_advised_as_one_engine_over_both_its_devices(tmp_path, mon
     one = next(r for r in advice.rows if r.engines == 1)
     alone = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="tpu7x", max_model_len=2048))
     assert one.fits and one.kv_tokens and alone.kv_tokens and one.kv_tokens > alone.kv_tokens  # both devices' pools
+
+
+def test_the_rank_note_names_when_the_wider_errors_apply() -> None:
+    # api._predict: uncertainty.error_key(source, basis.complete and tp == 1): a chip measured in part (the L4:
+    # decode and prefill its own, host cost another deployment's, sim.priors.basis) or a tensor-parallel engine
+    # gets the 'prior' / 'carried_unmeasured' errors, not only a chip with no measurement at all
+    from onechip.api._advise_rank import rank_note
+
+    note = rank_note()
+    assert "decode, prefill and host cost are all measured, one engine per chip" in note
+    assert "measured in part or not at all, or a tensor-parallel engine" in note
