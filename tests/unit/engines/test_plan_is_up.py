@@ -90,6 +90,12 @@ def test_the_command_is_what_runs(home):
          ["--engine", "vllm-docker", "--model", "gemma-4-E2B-it", "--chip", "v5e-1", "--set", "max-model-len=32768"]),
         (["gemma-4-E2B-it", "--chip", "l4", "--launch", "vllm", "--host", "u@203.0.113.7"],
          ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "l4", "--host", "u@203.0.113.7"]),
+        # an AMD card has no default image (AMD tags ROCm images per release and card family): `plan` without
+        # --launch or --image prints the `vllm` command; it used to refuse the whole plan ('pass --image')
+        (["gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768"]),
+        (["gemma-4-E2B-it", "--chip", "h100", "--launch", "vllm", "--set", "cpu-offload-gb=2"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--set", "cpu-offload-gb=2"]),
     ],
 )  # fmt: skip
 def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
