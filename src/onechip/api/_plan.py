@@ -30,19 +30,14 @@ def plan(request: PlanRequest) -> Plan:
     request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
     rules = request.engine or planner.default_engine_rules(request.chip)
     kind = request.launch or ("vllm-docker" if rules in flags.IMAGE_REPOSITORIES else "vllm")
+    if request.launch is None and kind == "vllm-docker" and not request.image and _amd(request.chip, rules):
+        kind = "vllm"  # no default image: AMD tags its ROCm images per release and card family (flags.default_image)
     if request.replicas > 1:
         result = _replica_plan(request, kind)
     elif kind == "embedded":
         result = _embedded_plan(request)
     else:
         result = planner.plan_model(request, calibration_dir=measured_boots_dir())
-        if (
-            request.launch is None
-            and kind == "vllm-docker"
-            and not request.image
-            and flags.default_image(result) is None
-        ):
-            kind = "vllm"  # an AMD card: AMD tags its ROCm images per release and card family (flags.default_image)
         prepared = startup.prepare(
             result, kind, host=request.host, port=request.port, image=request.image, sets=request.sets or None,
             hf_token_file=request.hf_token_file, launcher=request.launcher,
@@ -57,6 +52,12 @@ def plan(request: PlanRequest) -> Plan:
         result.crosscheck = bootlog.crosscheck(result, boot)
         remember_boot(result, result.crosscheck)
     return result
+
+
+def _amd(chip: str, rules: str) -> bool:
+    """An AMD card under vllm-gpu rules (the planner's Plan.gpu_maker, which flags.default_image reads)."""
+    acc = planner.rules.accelerator(chip)
+    return rules == "vllm-gpu" and acc.kind == "gpu" and acc.manufacturer == "AMD"
 
 
 def _replica_plan(request: PlanRequest, kind: str) -> Plan:

@@ -92,10 +92,12 @@ def test_the_command_is_what_runs(home):
          ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "l4", "--host", "u@203.0.113.7"]),
         # an AMD card has no default image (AMD tags ROCm images per release and card family): `plan` without
         # --launch or --image prints the `vllm` command; it used to refuse the whole plan ('pass --image')
-        (["gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768"],
-         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768"]),
-        (["gemma-4-E2B-it", "--chip", "h100", "--launch", "vllm", "--set", "cpu-offload-gb=2"],
-         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--set", "cpu-offload-gb=2"]),
+        (["gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768", "--port", "8125"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "mi300x", "--set", "max-model-len=32768",
+          "--port", "8125"]),
+        (["gemma-4-E2B-it", "--chip", "h100", "--launch", "vllm", "--set", "cpu-offload-gb=2", "--port", "8126"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--set", "cpu-offload-gb=2",
+          "--port", "8126"]),
     ],
 )  # fmt: skip
 def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
@@ -111,3 +113,10 @@ def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
     # and the flags with their reasons, in the same order
     flag_lines = [line for line in planned.output.splitlines() if line.startswith("  --")]
     assert flag_lines and flag_lines == [line for line in dry.output.splitlines() if line.startswith("  --")]
+
+
+def test_replicas_on_an_amd_card_plan_without_an_image():
+    # each replica's command is the `vllm` one, as for one engine (no default ROCm image); it used to refuse
+    the_plan = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="mi300x", replicas=2, sets=["max-model-len=32768"]))
+    assert the_plan.replicas == 2 and the_plan.serve_command is not None
+    assert "docker" not in the_plan.serve_command.shell
