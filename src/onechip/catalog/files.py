@@ -457,6 +457,11 @@ class EngineEntry(StrictModel):
     per_request_blocks: int | None = Field(default=None, description="Blocks per max-len request to keep.")
     min_block_size: int | None = Field(default=None, description="Smallest block size the rule gives.")
     block_size_source: str = Field(default="", description="Where the block-size rule comes from.")
+    block_size_reset_to: int | None = Field(
+        default=None,
+        description="The engine resets any other --block-size to this one under its defaults (prefix caching, "
+        "chunked prefill; block_size_source): another is refused rather than planned.",
+    )
     auto_dtype_float32_stays: bool = Field(default=True, description="'auto' keeps float32 checkpoints.")
     fp8_kv_bytes_per_element: float = Field(default=1, description="Bytes an fp8 KV element occupies.")
     fp8_kv_source: str = Field(default="", description="Where the fp8 rule comes from.")

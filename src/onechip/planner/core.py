@@ -899,6 +899,13 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
 def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
     """A --block-size the planned release's argument parser refuses (engines.json block_size_choices) is refused
     here in one line, naming the values it takes; a plan without a version (the newest rules) takes any."""
+    reset = rules.block_size_reset_to
+    if reset is not None and request.block_size is not None and request.block_size != reset:
+        # vllm-ascend: prefix caching and chunked prefill are on (V1 defaults, and onechip launches with them)
+        raise ConfigError(
+            f"--block-size {request.block_size}: {rules.name} resets it to {reset} with prefix caching or chunked "
+            f"prefill on, as it serves by default ({rules.block_size_source.split(':')[0]}); drop --block-size"
+        )
     version, ruled = request.engine_version, rules.block_size_choices
     if request.block_size is None or version is None or not ruled:
         return

@@ -61,6 +61,11 @@ def test_vllm_ascend_block_size_and_utilization() -> None:
     rules = engine_rules("vllm-ascend")
     assert rules.block_size_for(16_384, None) == 128
     assert rules.default_utilization == 0.9 and rules.release == "0.18.0"
+    # another --block-size would be planned in blocks the engine does not make (it was: 165,128 blocks x 16)
+    assert rules.block_size_reset_to == 128
+    with pytest.raises(ConfigError, match=r"^--block-size 16: vllm-ascend resets it to 128 .*drop --block-size$"):
+        plan_model("gemma-4-E2B-it", "910B", max_model_len=8192, block_size=16)
+    assert plan_model("gemma-4-E2B-it", "910B", max_model_len=8192, block_size=128).block_size == 128
 
 
 def test_corpus_log_given_its_pool_without_a_block_size(tmp_path: Path) -> None:
