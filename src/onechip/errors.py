@@ -167,6 +167,12 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+def looks_secret(text: str) -> bool:
+    """True when `text` holds something shaped like a secret (_SECRET_PATTERNS: hf_..., sk-..., a bearer
+    header, an AWS key id): what `--set` refuses to put on a command line."""
+    return any(pattern.search(text) for pattern in _SECRET_PATTERNS)
+
+
 def redact(text: str) -> str:
     """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/...) and every value

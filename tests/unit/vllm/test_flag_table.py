@@ -187,3 +187,21 @@ def test_turning_off_a_switch_the_plan_left_off_says_nothing_stale(item):
     assert result.launch is not None
     assert not [w for w in result.launch.warnings if "sized" in w or "stale" in w]
     assert item.split("=")[0] not in " ".join(result.launch.command.argv)
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "api-key=dummy-key",  # vLLM's --api-key (vllm/entrypoints/openai/cli_args.py)
+        "--api-key=dummy-key",
+        "VLLM_API_KEY=dummy-key",  # vllm/envs.py
+        "served-model-name=sk-FAKEsecretABCDEFGHIJ0123456789",  # shaped like one (errors._SECRET_PATTERNS)
+        "HF_TOKEN=hf_FAKEtoken0123456789",
+    ],
+)
+def test_a_secret_in_set_is_refused_without_echoing_it(item: str) -> None:
+    # the plan and `up --dry-run` print every --set value, and the engine's argv shows in ps: a key given there
+    # was printed whole (plan --set api-key=sk-... showed it twice)
+    with pytest.raises(ConfigError, match="never goes on the command line") as refused:
+        flag_table.parse_sets([item])
+    assert item.partition("=")[2] not in str(refused.value)
