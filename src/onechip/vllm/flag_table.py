@@ -205,7 +205,9 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if f"--{key.lstrip('-')}" in _KEY_NAMES or key.upper() in _KEY_NAMES or looks_secret(value):
             raise ConfigError(
-                f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show it)"
+                f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show it); "
+                "for the server's API key, export VLLM_API_KEY where the engine runs (vLLM reads it when --api-key "
+                "is not given)"
             )
         if _ENV_NAME.match(key):
             if not eq:
