@@ -136,8 +136,9 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def _release(version: str | None) -> str | None:
-    """'0.26.1rc1.dev125+g...' -> '0.26.1'; None stays None (the engine's own default rule)."""
-    return ".".join(version.split(".")[:3]).split("rc")[0] if version else None
+    """'0.26.1rc1.dev125+g...' -> '0.26.1', '0.6.5 (the PR #10511 branch; ...)' -> '0.6.5' (the manifest's first
+    word is the version, the rest a note); None stays None (the engine's own default rule)."""
+    return ".".join(version.split()[0].split(".")[:3]).split("rc")[0] if version else None
 
 
 def write_checkpoint(
