@@ -38,7 +38,7 @@ SIM_NOTE = (
 PRIORS_NOTE = (
     "priors from published measurements only (no calibration: sim.priors.measured_priors, the roofline at the "
     "efficiencies and host cost measured on this chip where the corpus has them, else on other chips); "
-    "calibrate with --calibrate RUN_DIR"
+    "calibrate with `onechip simulate --calibrate RUN_DIR` (a `bench --calibration` run on this chip)"
 )
 
 

@@ -135,7 +135,8 @@ def roofline_priors(plan: Plan) -> StepTerms:
                                             ("peak_bf16_tflops", chip.peak_bf16_tflops)) if not value]  # fmt: skip
         what = f"no {' or '.join(missing)} in accelerators.json" if missing else "no decode bytes per step"
         raise ConfigError(
-            f"chip {plan.chip} has {what}: no roofline prior; calibrate from a measured run (--calibrate RUN_DIR)"
+            f"chip {plan.chip} has {what}: no roofline prior; calibrate from a measured run "
+            "(`onechip simulate --calibrate RUN_DIR`, a `bench --calibration` run on this chip)"
         )
     chips = max(1, plan.tensor_parallel_size) / chip.devices_per_chip  # TPU v7x: TP counts half-chip devices
     bandwidth = chip.bandwidth_bytes_per_s * chips
