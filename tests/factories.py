@@ -28,6 +28,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import typer
+
+from onechip.cli import plan_cmd
 from onechip.engines.model_store import MODEL_SLUG, SERVED_NAME
 from onechip.planner import plan_model
 from onechip.schemas import BootRecord, EngineState, Plan
@@ -173,3 +176,24 @@ def engine_state(**overrides: Any) -> EngineState:
         "log_path": "/nonexistent/engine.log",
     }
     return EngineState(**(fields | overrides))
+
+
+def one_error_line(run, *argv: str, code: int = 2) -> str:
+    """The one 'error: ' line of a CLI run (`run`: the conftest fixture calling main()), asserting exit `code`,
+    exactly one such line and no traceback; the line without its prefix."""
+    got, _, err = run(*argv)
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert got == code and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0].removeprefix("error: ")
+
+
+def plan_app() -> typer.Typer:
+    """A typer app holding `onechip plan` alone (plus a placeholder command, so typer keeps the group)."""
+    app = typer.Typer()
+    plan_cmd.register(app)
+
+    @app.command()
+    def _other() -> None:  # a second command keeps typer from collapsing the group
+        """unused"""
+
+    return app

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from factories import one_error_line
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.bench import trace
@@ -35,13 +36,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-def _error(run, *argv: str, code: int = 2) -> str:
-    got, _, err = run(*argv)
-    lines = [line for line in err.splitlines() if line.startswith("error: ")]
-    assert got == code and len(lines) == 1 and "Traceback" not in err, err
-    return lines[0].removeprefix("error: ")
-
-
 def _plan_file(tmp_path: Path, name: str, **change: object) -> Path:
     plan = json.loads(api.plan(PlanRequest(model="gemma-4-E2B-it", chip="v5e-1")).model_dump_json())
     path = tmp_path / name
@@ -52,14 +46,14 @@ def _plan_file(tmp_path: Path, name: str, **change: object) -> Path:
 def test_a_gguf_file_is_named_as_gguf_with_what_to_do(run, tmp_path: Path) -> None:
     gguf = tmp_path / "smollm2.q8"  # known by its magic (ggml docs/gguf.md), whatever its name
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(16))
-    line = _error(run, "plan", str(gguf), "--chip", "cpu")
+    line = one_error_line(run, "plan", str(gguf), "--chip", "cpu")
     assert line.startswith(f"model '{gguf}' is a GGUF file (llama.cpp's format)") and "save_pretrained" in line
 
 
 def test_a_utf16_config_is_one_line_saying_utf16(run, tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(json.dumps(LLAMA), encoding="utf-16")
-    line = _error(run, "plan", str(tmp_path / "m"), "--chip", "l4")
+    line = one_error_line(run, "plan", str(tmp_path / "m"), "--chip", "l4")
     assert (
         line
         == f"{tmp_path / 'm' / 'config.json'}: UTF-16 text; transformers and vLLM read it as UTF-8: save it as UTF-8"
@@ -69,7 +63,7 @@ def test_a_utf16_config_is_one_line_saying_utf16(run, tmp_path: Path) -> None:
 def test_a_config_with_a_billion_layers_is_refused_before_any_allocation(run, tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(json.dumps({**LLAMA, "num_hidden_layers": 10**9}))
-    line = _error(run, "plan", str(tmp_path / "m"), "--chip", "l4")
+    line = one_error_line(run, "plan", str(tmp_path / "m"), "--chip", "l4")
     assert "field 'num_hidden_layers' is 1,000,000,000" in line and "at most 1,024" in line
 
 
@@ -94,14 +88,14 @@ def test_traces_that_are_binary_endless_or_too_long(tmp_path: Path, monkeypatch:
 
 def test_simulate_refuses_a_plan_with_block_size_0_or_one_that_does_not_fit(run, tmp_path: Path) -> None:
     zero = _plan_file(tmp_path, "b0.json", block_size=0)
-    assert _error(run, "simulate", "--plan", str(zero)) == (
+    assert one_error_line(run, "simulate", "--plan", str(zero)) == (
         f"--plan {zero}: not a usable plan: block_size 0 (at least 1); make it again with `onechip plan`"
     )
     real = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="v5e-1", utilization=0.3))
     assert not real.fits and real.kv_pool_bytes < 0  # a real plan that does not fit: a negative pool is fine
     nofit = tmp_path / "nofit.json"
     nofit.write_text(real.model_dump_json())
-    assert _error(run, "simulate", "--plan", str(nofit)) == (
+    assert one_error_line(run, "simulate", "--plan", str(nofit)) == (
         f"--plan {nofit}: the plan does not fit ({real.verdict}); nothing to predict"
     )
     assert not (tmp_path / "runs").exists()
@@ -109,7 +103,9 @@ def test_simulate_refuses_a_plan_with_block_size_0_or_one_that_does_not_fit(run,
 
 def test_advise_exits_non_zero_when_nothing_fits(run) -> None:
     # a 10M-token context is past Gemma 4 E2B's 131,072 max_position_embeddings: no chip can serve it
-    line = _error(run, "advise", "gemma-4-E2B-it", "--workload", "ctx=10000000,clients=4096", "--chips", "v5e-1")
+    line = one_error_line(
+        run, "advise", "gemma-4-E2B-it", "--workload", "ctx=10000000,clients=4096", "--chips", "v5e-1"
+    )
     # two deployments considered on v5e-1: one engine, and two one-chip replicas (advise's replicas row)
     assert line == "gemma-4-E2B-it: the workload fits no chip considered (2; reasons above)"
 
@@ -121,7 +117,7 @@ def test_report_compare_refuses_a_truncated_summary(run, tmp_path: Path) -> None
     other = tmp_path / "other"
     other.mkdir()
     (other / RUN_FILES["bench"]).write_text('{"tool_version": "0.1", "cells": [')
-    line = _error(run, "report", str(this), "--compare", str(other))
+    line = one_error_line(run, "report", str(this), "--compare", str(other))
     assert line.startswith(f"--compare {other}: summary.json")
     assert not (this / "report.md").exists()  # refused before anything was written
 
@@ -155,7 +151,7 @@ def test_check_out_on_a_full_disk_leaves_no_checks_json_to_block_the_directory(r
     out = tmp_path / "out"
     with FakeVllm([Reply("The capital of France is Paris.")] * 4) as srv:
         _disk_full(monkeypatch)
-        line = _error(run, "check", srv.url, "--only", "smoke", "--out", str(out), code=1)
+        line = one_error_line(run, "check", srv.url, "--only", "smoke", "--out", str(out), code=1)
         monkeypatch.undo()
         assert line == f"{out / 'checks.json'}: No space left on device"
         assert not (out / "checks.json").exists() and not list(out.glob(".*tmp"))

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from factories import BOOTLOGS
+from factories import BOOTLOGS, one_error_line
 from onechip.mcp.server import build_server
 from onechip.schemas.inputs import INT64_MAX
 
@@ -27,13 +27,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     return tmp_path / "home"
-
-
-def _error(run, *argv: str, code: int = 2) -> str:
-    got, _, err = run(*argv)
-    lines = [line for line in err.splitlines() if line.startswith("error: ")]
-    assert got == code and len(lines) == 1 and "Traceback" not in err, err
-    return lines[0].removeprefix("error: ")
 
 
 def _tool(name: str, args: dict) -> tuple[bool, str]:
@@ -69,7 +62,7 @@ def test_int64_is_the_bound_of_every_size():
 )
 def test_a_size_beyond_int64_is_one_line_on_both_front_ends(run, flag: str, field: str) -> None:
     huge = 10**30
-    line = _error(run, "plan", *SMOL, flag, str(huge))
+    line = one_error_line(run, "plan", *SMOL, flag, str(huge))
     assert line.startswith(f"Invalid value for '{flag}'") and "less than or equal to 9223372036854775807" in line
     is_error, text = _tool("plan", {**E2B, field: huge})
     assert is_error and text.startswith(f"Invalid value for '{flag}'") and "9223372036854775807" in text
@@ -78,7 +71,7 @@ def test_a_size_beyond_int64_is_one_line_on_both_front_ends(run, flag: str, fiel
 def test_a_kv_pool_larger_than_the_card_is_refused_not_planned(run) -> None:
     # was verdict 'does not fit' with a 931,322,574.62 GiB pool and exit 0; the l4's visible memory is
     # accelerators.json's 22.03 GiB
-    line = _error(run, "plan", *SMOL, "--kv-cache-memory", str(10**18))
+    line = one_error_line(run, "plan", *SMOL, "--kv-cache-memory", str(10**18))
     assert line == (
         "--kv-cache-memory 1,000,000,000,000,000,000 bytes (931,322,574.62 GiB) is more than the 22.03 GiB one l4 "
         "device holds; the pool is per GPU/chip"
@@ -91,13 +84,13 @@ def test_a_kv_pool_larger_than_the_card_is_refused_not_planned(run) -> None:
 
 def test_more_pipeline_stages_than_layers_is_one_line_before_any_list_is_made(run) -> None:
     # SmolLM2-135M has 30 decoder layers (its config.json num_hidden_layers)
-    assert _error(run, "plan", *SMOL, "--pipeline-parallel-size", str(10**18)) == (
+    assert one_error_line(run, "plan", *SMOL, "--pipeline-parallel-size", str(10**18)) == (
         "pipeline_parallel_size 1000000000000000000 exceeds the model's 30 layers"
     )
 
 
 def test_a_card_memory_beyond_a_64_bit_byte_count_is_refused(run) -> None:
-    line = _error(run, "plan", "SmolLM2-135M-Instruct", "--chip", "gpu:1" + "0" * 30 + "GiB")
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "gpu:1" + "0" * 30 + "GiB")
     assert "is more memory than a 64-bit byte count holds" in line
     is_error, text = _tool("plan", {**E2B, "chip": "gpu:1" + "0" * 30 + "GiB"})
     assert is_error and text == line
@@ -208,7 +201,7 @@ def test_gpt_oss_is_refused_where_the_v0_fallback_cannot_serve_it(run, tmp_path:
     # `sinks`, which gpt_oss.py passes to every Attention layer (engines.json v0_cannot_serve)
     model = str(_gpt_oss_20b(tmp_path / "gpt-oss-20b"))
     argv = ("plan", model, "--chip", "h100", "--max-model-len", "8192")
-    assert _error(run, *argv, "--engine-version", "0.10.2", "--enable-prompt-embeds") == GPT_OSS_V0
+    assert one_error_line(run, *argv, "--engine-version", "0.10.2", "--enable-prompt-embeds") == GPT_OSS_V0
     is_error, text = _tool("plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": "0.10.2",
                                     "enable_prompt_embeds": True})  # fmt: skip
     assert is_error and text == GPT_OSS_V0
@@ -264,7 +257,7 @@ def test_up_runs_the_image_of_a_dev_build_or_says_exactly_what_runs(run, version
 @pytest.mark.parametrize("value", ["0", "-0.5", "1.0000001", "1e30", "nan", "inf"])
 def test_utilization_outside_vllms_own_bound_is_one_line(run, value: str) -> None:
     # vllm/config/cache.py (0.19.0): gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
-    line = _error(run, "plan", *SMOL, "--gpu-memory-utilization", value)
+    line = one_error_line(run, "plan", *SMOL, "--gpu-memory-utilization", value)
     assert line.startswith("Invalid value for '--gpu-memory-utilization'")
 
 

@@ -8,11 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from factories import sized_checkpoint
-from onechip.cli import plan_cmd
+from factories import plan_app, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import default_engine_rules, plan_model
 from onechip.planner.rules import accelerator, engine_rules
@@ -107,21 +105,10 @@ def test_tensor_parallel_spans_npus_like_gpus(tmp_path: Path) -> None:
     assert plan.devices == 2 and plan.memory_bytes == 2 * 65_452_113_920
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    plan_cmd.register(app)
-
-    @app.command()
-    def _other() -> None:  # a second command keeps typer from collapsing the group
-        """unused"""
-
-    return app
-
-
 @pytest.mark.parametrize("name", ["ascend-910b", "Ascend 910B", "910B3", "atlas-800i-a2", "ascend910b"])
 def test_cli_plans_on_the_names_people_write(name: str) -> None:
     result = CliRunner().invoke(
-        _app(), ["plan", "gemma-4-E2B-it", "--chip", name, "--max-model-len", "8192", "--json"], terminal_width=200
+        plan_app(), ["plan", "gemma-4-E2B-it", "--chip", name, "--max-model-len", "8192", "--json"], terminal_width=200
     )
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)

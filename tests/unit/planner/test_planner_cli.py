@@ -5,30 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from onechip.cli import plan_cmd
+from factories import plan_app
 from onechip.errors import ConfigError
 from onechip.schemas import Plan
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    plan_cmd.register(app)
-
-    @app.command()
-    def _other() -> None:  # a second command keeps typer from collapsing the group
-        """unused"""
-
-    return app
 
 
 def _plan_against(directory: Path, log: Path, text: str, *extra: str):
     """`onechip plan DIR --chip cpu --engine vllm-cpu --max-model-len 8192 --dtype float32 --against LOG`."""
     log.write_text(text)
     argv = ["plan", str(directory), "--chip", "cpu", "--engine", "vllm-cpu", "--max-model-len", "8192"]
-    return CliRunner().invoke(_app(), [*argv, "--dtype", "float32", "--against", str(log), *extra], terminal_width=200)
+    return CliRunner().invoke(
+        plan_app(), [*argv, "--dtype", "float32", "--against", str(log), *extra], terminal_width=200
+    )
 
 
 def test_json_prints_the_plan(tiny_llama: Path, tmp_path: Path) -> None:
@@ -45,7 +35,7 @@ def test_human_output_draws_the_budget_and_the_serve_command(monkeypatch) -> Non
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
     result = CliRunner().invoke(
-        _app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768"], terminal_width=200
+        plan_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768"], terminal_width=200
     )
     assert result.exit_code == 0, result.output
     # seed article drawing: 15.75 GiB x 0.92 = 14.49 GiB cap; block 64 at 32,768
@@ -61,7 +51,7 @@ def test_human_output_draws_the_budget_and_the_serve_command(monkeypatch) -> Non
 
 
 def test_bad_contexts_is_a_config_error() -> None:
-    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1k"])
+    result = CliRunner().invoke(plan_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1k"])
     assert isinstance(result.exception, ConfigError)
     with pytest.raises(ConfigError, match="comma-separated integers"):
         raise result.exception
@@ -71,7 +61,9 @@ def test_bad_contexts_is_a_config_error() -> None:
 def test_engine_defaults_to_the_chips_kind_as_up_does(chip: str, engine: str) -> None:
     # Before: --engine defaulted to vllm-tpu on every chip, so `plan --chip h100` used TPU rules (block 256,
     # memory "outside the cap (compiled programs)") while `up --chip h100` planned with vllm-gpu rules.
-    result = CliRunner().invoke(_app(), ["plan", "gemma-4-E2B-it", "--chip", chip, "--max-model-len", "8192", "--json"])
+    result = CliRunner().invoke(
+        plan_app(), ["plan", "gemma-4-E2B-it", "--chip", chip, "--max-model-len", "8192", "--json"]
+    )
     assert result.exit_code == 0, result.output
     assert Plan.model_validate_json(result.output).engine == engine
 
@@ -86,7 +78,7 @@ def test_a_budget_the_other_terms_exhaust_prints_no_negative_pool() -> None:
     # Gemma 4 E2B's 9.54 GiB download (seed article) cannot fit in 30% of a v5e's 15.75 GiB: the KV line says
     # what is missing, never a negative pool
     argv = ["plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "0.3"]
-    result = CliRunner().invoke(_app(), argv, terminal_width=200)
+    result = CliRunner().invoke(plan_app(), argv, terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "none (short by" in result.output and "KV pool -> 0 blocks" in result.output
     assert " -" not in result.output.split("KV pool")[0].splitlines()[-1]
