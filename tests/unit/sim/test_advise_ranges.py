@@ -7,7 +7,7 @@ import pytest
 
 from onechip import api, planner
 from onechip.schemas.requests import AdviseRequest, PlanRequest
-from onechip.schemas.sim import Calibration, StepTerms
+from onechip.schemas.sim import AdviceRow, Calibration, StepTerms
 from onechip.sim import key_of, roofline_priors, uncertainty
 from onechip.sim import store as calibration_store
 from onechip.sim.steptime import STEP_MODEL
@@ -29,17 +29,18 @@ def seed_calibration(tmp_path, monkeypatch):
     )
 
 
+def _seed_workload_rows(chips: list[str]) -> list[AdviceRow]:
+    """advise's rows that fit for the survey seed's workload (step 8: Gemma 4 E2B, 1,024 + 128 tokens, 16 streams)
+    on `chips`."""
+    request = AdviseRequest(
+        model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16, "output_tokens": 128}, chips=chips, reps=1
+    )
+    return [r for r in api.advise(request).rows if r.fits]
+
+
 def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_calibration) -> None:
     # The survey seed (step 8): at 1,024 + 128 tokens, v5e at spot leads up to 16 streams.
-    advice = api.advise(
-        AdviseRequest(
-            model="google/gemma-4-E2B-it",
-            workload={"ctx": 1024, "clients": 16, "output_tokens": 128},
-            chips=["mi300x", "b200", "rtx-pro-6000", "v5e-1"],
-            reps=1,
-        )
-    )
-    rows = [r for r in advice.rows if r.fits]
+    rows = _seed_workload_rows(["mi300x", "b200", "rtx-pro-6000", "v5e-1"])
     assert rows[0].chip == "v5e-1" and rows[0].source == "calibrated"
     calibrated = [r for r in rows if r.source == "calibrated"]
     assert rows[: len(calibrated)] == calibrated and {r.source for r in rows[len(calibrated) :]} == {"prior"}
@@ -89,15 +90,7 @@ def test_slo_verdict_from_the_range() -> None:
 def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path, monkeypatch) -> None:
     # no calibration stored: every row is a prior; v5e-1, v6e-1 and mi300x have published measurements, b200 none
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    advice = api.advise(
-        AdviseRequest(
-            model="google/gemma-4-E2B-it",
-            workload={"ctx": 1024, "clients": 16, "output_tokens": 128},
-            chips=["mi300x", "b200", "v5e-1", "v6e-1"],
-            reps=1,
-        )
-    )
-    rows = [r for r in advice.rows if r.fits]
+    rows = _seed_workload_rows(["mi300x", "b200", "v5e-1", "v6e-1"])
     measured = [r for r in rows if r.chip_measured]
     assert {r.chip for r in measured} == {"v5e-1", "v6e-1", "mi300x"} and rows[: len(measured)] == measured
     assert all("no serving measurement of" in (r.error_source or "") for r in rows[len(measured) :])
@@ -118,15 +111,7 @@ def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path,
 )
 def test_priors_alone_rank_v5e1_first_as_the_survey_measured(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    advice = api.advise(
-        AdviseRequest(
-            model="google/gemma-4-E2B-it",
-            workload={"ctx": 1024, "clients": 16, "output_tokens": 128},
-            chips=["mi300x", "v5e-1"],
-            reps=1,
-        )
-    )
-    rows = [r for r in advice.rows if r.fits]
+    rows = _seed_workload_rows(["mi300x", "v5e-1"])
     assert (rows[0].chip, rows[0].engines) == ("v5e-1", 1)  # the survey seed, step 8
 
 
