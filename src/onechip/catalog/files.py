@@ -408,6 +408,21 @@ class NcclTransportRule(StrictModel):
     source: str = Field(description="The source lines the rule is read from.")
 
 
+class NcclNvlsRule(VersionedRule):
+    """NCCL's NVLink SHARP (NVLS) buffers for one range of vLLM releases (engines.json `nccl_nvls`;
+    planner.gpu_memory.nvls_bytes): the NCCL release those releases load allocates them at every communicator's
+    init on NVSwitch hosts whose GPUs support multicast, when the communicator spans more than two GPUs. Per GPU
+    and communicator: channels x channel_bytes x the ranks on the host (NCCL's nHeads)."""
+
+    nccl_version: str = Field(description="The nvidia-nccl-cu12 release the torch pinned by these vLLM releases pins.")
+    chips: list[str] = Field(description="Catalog keys of the chips whose 8-GPU boards join the GPUs by NVSwitch.")
+    min_ranks: int = Field(default=3, ge=3, description="Fewest GPUs in a communicator NCCL enables NVLS for.")
+    communicators: int = Field(ge=1, description="NCCL communicators of the TP group initialized by the profile run.")
+    channels: int = Field(ge=1, description="The communicator's channels (NCCL's comm->nChannels at NVLS setup).")
+    channel_bytes: int = Field(ge=1, description="Bytes per channel and head: 2 x (buffSize + memSize).")
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
 class Mxfp4Layout(StrictModel):
     """How one vLLM MXFP4 MoE backend lays out a checkpoint's expert tensors at load (engines.json
     `mxfp4_layouts`): the sizes it pads to when it creates the parameters, then the padding of the kernel's own
@@ -568,6 +583,10 @@ class EngineEntry(StrictModel):
     nccl_transports: list[NcclTransportRule] = Field(
         default_factory=list,
         description="The TP >= 2 non-torch term by NCCL transport between the ranks (empty: the rule's figure).",
+    )
+    nccl_nvls: list[NcclNvlsRule] = Field(
+        default_factory=list,
+        description="NCCL's NVLS buffers at TP >= 3 on NVSwitch hosts, by vLLM release (empty or not covered: none).",
     )
     block_size_choices: list[BlockSizeChoices] = Field(
         default_factory=list, description="--block-size values by version (empty: any positive integer)."

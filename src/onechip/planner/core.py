@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule, V0Fallback
+from onechip.catalog.files import (
+    GpuMemoryRule,
+    HybridStateRule,
+    Mxfp4Layout,
+    NcclNvlsRule,
+    TpuPoolRule,
+    V0Fallback,
+)
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
@@ -27,6 +34,7 @@ from onechip.planner.gpu_memory import (
     encoder_profile_bytes,
     flashinfer_sampler_applies,
     flashinfer_sampler_bytes,
+    nvls_bytes,
     select_rule,
     tp_extra_bytes,
     tpu_rope_cache_bytes,
@@ -1130,14 +1138,25 @@ def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
 
 
 def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
-    """(estimate, least) of the TP >= 2 non-torch term for the request's NCCL transport; None off vLLM GPU."""
+    """(estimate, least) of the TP >= 2 non-torch term for the request's NCCL transport, NCCL's NVLS buffers
+    added to the estimate on one host of NVSwitch-joined GPUs (_nvls; least: without them); None off vLLM GPU."""
     request = r.request
     if not r.rules.memory_rules or r.acc.kind != "gpu":
         return None
     transport = request.nccl_transport or "p2p"
-    return tp_extra_bytes(
+    extra, least = tp_extra_bytes(
         _rule(r.rules, request, r.acc), r.rules.nccl_transports, transport, request.tensor_parallel_size
     )
+    return extra + _nvls(r)[0], least
+
+
+def _nvls(r: _Resolved) -> tuple[int, NcclNvlsRule | None]:
+    """NCCL's NVLS buffers per GPU (planner.gpu_memory.nvls_bytes) when the ranks share one host with peer access
+    (NCCL transport p2p); (0, None) otherwise."""
+    if (r.request.nccl_transport or "p2p") != "p2p":
+        return 0, None
+    chips = (r.acc.name, r.acc.resolved_as)
+    return nvls_bytes(r.rules.nccl_nvls, r.request.engine_version, chips, r.request.tensor_parallel_size)
 
 
 def _unused(flag: str, given: bool, why: str) -> list[PlanWarning]:
@@ -1157,7 +1176,9 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     found = next((t for t in r.rules.nccl_transports if t.transport == transport), None)
     if found is None:
         return []
+    nvls, nvls_rule = _nvls(r)
     extra, least = _tp_extra(r) or (0, 0)
+    extra -= nvls
     given = "as given" if request.nccl_transport else "assumed: one host whose GPUs have peer access; --nccl-transport"
     span = f"{extra / GIB:.2f} GiB" if extra == least else f"{extra / GIB:.2f} GiB (0 - {extra / GIB:.2f})"
     return [
@@ -1166,6 +1187,21 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
             message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {transport} ({given}), "
             f"+{span} per GPU",
             source=found.source,
+        )
+    ] + _nvls_warnings(request, nvls, nvls_rule)
+
+
+def _nvls_warnings(request: PlanRequest, nvls: int, rule: NcclNvlsRule | None) -> list[PlanWarning]:
+    """The NVLS buffers the plan holds for the NCCL release of the request's vLLM, with their range."""
+    if rule is None or not nvls:
+        return []
+    return [
+        PlanWarning(
+            code="nccl-nvls",
+            message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {rule.nccl_version} NVLink SHARP "
+            f"buffers of {rule.communicators} communicators, +{nvls / GIB:.2f} GiB per GPU (0 - {nvls / GIB:.2f}: "
+            "assumed an NVSwitch board with multicast; none on boards without NVSwitch or with NCCL_NVLS_ENABLE=0)",
+            source=rule.source,
         )
     ]
 

@@ -47,6 +47,7 @@ from onechip.catalog.files import (
     EncoderProfileRule,
     FusedMoeBufferRule,
     GpuMemoryRule,
+    NcclNvlsRule,
     NcclTransportRule,
     SamplerBackendRule,
     TpuPoolRule,
@@ -731,6 +732,25 @@ def tp_extra_bytes(
         return figure, 0
     fixed = min(found.fixed_bytes, figure)
     return fixed, fixed
+
+
+def nvls_bytes(
+    rules: Sequence[NcclNvlsRule], version: str | None, chips: Sequence[str | None], tensor_parallel_size: int
+) -> tuple[int, NcclNvlsRule | None]:
+    """NCCL's NVLS buffers per GPU for a tensor-parallel group of one host (engines.json `nccl_nvls`), with the
+    rule that sized them: communicators x channels x channel_bytes x ranks (nvlsTotalSize, NVIDIA/nccl
+    src/transport/nvls.cc ncclNvlsSetup). (0, None) for a release no rule covers (version None: the newest, past
+    them all), a chip whose boards have no NVSwitch in the rule, or fewer ranks than NCCL enables NVLS for.
+    chips: the catalog keys the chip goes by (its name, what it resolved to)."""
+    if version is None:
+        return 0, None
+    key = version_key(version)
+    for rule in rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high and tensor_parallel_size >= rule.min_ranks and any(c in rule.chips for c in chips):
+            return rule.communicators * rule.channels * rule.channel_bytes * tensor_parallel_size, rule
+    return 0, None
 
 
 def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> int:
