@@ -136,3 +136,19 @@ def test_no_other_corpus_row_holds_nvls_buffers() -> None:
         if nvls_bytes(RULES.nccl_nvls, version and version.split()[0], (acc.name, acc.resolved_as), tp)[0]:
             held.append(entry["name"])
     assert seen == 13 and held == [R1]
+
+
+def test_the_ring_and_tree_buffers_the_r1_known_error_names() -> None:
+    # not modelled, quoted in the R1 row's known_error ('about 0.43 GiB a communicator'): NCCL 2.21.5 connects each
+    # communicator's rings and trees at init (src/init.cc, before 2.22's runtime connect); over NVLink P2P the
+    # receiver allocates every protocol's buffer (src/transport/p2p.cc p2pRecvSetup: 'recvSize +=
+    # comm->buffSizes[p]' unless P2P read, which src/graph/paths.cc enables for sm80 pairs only); sizes from
+    # src/include/device.h DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE, DEFAULT_BUFFSIZE
+    ll = 8 * 512 * NCCL_STEPS * 16  # NCCL_LL_LINES_PER_THREAD x NCCL_LL_MAX_NTHREADS x steps x sizeof(ncclLLFifoLine)
+    ll128 = 120 * 640 * NCCL_STEPS * 8  # NCCL_LL128_ELEMS_PER_THREAD x NCCL_LL128_MAX_NTHREADS x steps x 8 B
+    simple = 1 << 22
+    per_connection = ll + ll128 + simple
+    # one host: the trees chain the ranks in ring order (the 8x H800 NCCL log, search-index file id 24836070500), so
+    # a rank receives from its ring predecessor and from its tree child: two connections a channel
+    per_communicator = _rule().channels * 2 * per_connection
+    assert per_communicator / GIB == pytest.approx(0.43, abs=0.005)
