@@ -32,7 +32,10 @@ CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures
 pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
 vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read in the vllm 0.32.0 wheel). What one
 graph costs depends on the compiled model and cannot be known before a boot; how many graphs there are can
-(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range).
+(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range). On an AMD card
+(engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its own, so the count is
+of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's `hip_graph_bytes`, and the
+non-torch term is the rule's ROCm range.
 """
 
 from __future__ import annotations
