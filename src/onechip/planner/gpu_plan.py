@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onechip.catalog.files import EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule
+from onechip.catalog.files import EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
@@ -39,6 +39,7 @@ from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     encoder_profile_bytes,
     gpu_budget,
+    hip_graph_count,
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
@@ -207,6 +208,7 @@ def plan_gpu_pool(
     encoder_rule: EncoderProfileRule | None = None,
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
+    rocm: RocmRule | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -225,7 +227,8 @@ def plan_gpu_pool(
     which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are).
     moe_rule: how the release's fused MoE holds its buffers (engines.json fused_moe_buffers; None: persistent).
     offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
-    `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules)."""
+    `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
+    rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -263,7 +266,7 @@ def plan_gpu_pool(
                     buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
-                    offload_copies_layer=offload_copies_layer)
+                    offload_copies_layer=offload_copies_layer, rocm=rocm)
         for stage in stages
     ]  # fmt: skip
     if len(pools) == 1:
@@ -315,6 +318,7 @@ def _stage_pool(
     group_size_max_ratio: float = 1.5,
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
+    rocm: RocmRule | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage), its layers' blocks."""
@@ -325,18 +329,31 @@ def _stage_pool(
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
         moe_rule=moe_rule, offload_layer_bytes=copied,
     ) + encoder  # fmt: skip
+    count = cuda_graph_count(
+        max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
+    )
+    budget_rule = rule
+    if rocm is not None:  # an AMD card: HIP graphs per piece and the ROCm non-torch range (engines.json rocm_rules)
+        count = hip_graph_count(
+            max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size,
+            layers=len(stage.geometry.layers),
+        )  # fmt: skip
+        least, most = rocm.non_torch_bytes
+        budget_rule = rule.model_copy(
+            update={
+                "cuda_graph_bytes_per_graph": rocm.hip_graph_bytes,
+                "non_torch_bytes": (least + most) // 2,
+                "non_torch_spread_bytes": (most - least) // 2,
+            }
+        )
     budget = gpu_budget(
-        rule,
+        budget_rule,
         visible_bytes=visible_bytes,
         utilization=utilization,
         weights_bytes=stage.weights_bytes // tp + buffers - off.offloaded_bytes,
         activation=act,
         tensor_parallel_size=tp,
-        cuda_graphs=cuda_graph_count(
-            max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
-        )
-        if graphs
-        else 0,
+        cuda_graphs=count if graphs else 0,
         tp_extra=tp_extra,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)

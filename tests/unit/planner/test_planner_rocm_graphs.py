@@ -1,0 +1,132 @@
+"""HIP graphs and non-torch memory on AMD cards (engines.json vllm-gpu rocm_rules).
+
+Mechanism (sources): every graph vLLM captures on ROCm is a hipGraphExec with device memory of its own (ROCm/pytorch
+#2286, AMD: 'hipGraph requires memory each time one is captured'; ROCm clr hip_graph_internal.cpp
+GraphExec::CaptureAQLPackets allocates a kernel-argument pool per instantiated graph), and the piecewise capture
+makes one graph per piece per size (vllm/compilation/backends.py split_graph and its CUDAGraphWrapper per piece;
+vllm#19579: 'specific to piecewise capture; when doing a fullgraph capture on rocm, the graph size is fine'). The size
+per graph and the non-torch range are MEASURED on two MI300X VF logs, scored apart in benchmarks/planner_accuracy.py;
+the other MI300X logs of tests/fixtures/bootlogs hold them out.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from factories import BOOTLOGS, corpus_entry, smollm2_checkpoint
+from onechip import catalog
+from onechip.planner import plan_model
+from onechip.planner.gpu_memory import cuda_graph_count, cuda_graph_sizes, hip_graph_count
+
+GIB = 2**30
+MIB = 2**20
+FITTED = ("mi300x-gemma4-12b-fp8-aiter-len32768-v0311", "mi300x-gemma4-26b-a4b-fp8-len32768-v0311")
+# the logs holding the rule out: 'CUDA graph pool memory: X GiB (actual), Y GiB (estimated)' (Y is subtracted) and
+# 'Actual usage is Z GiB for consumed memory (weights + non-torch)' less 'Model loading took W GiB'
+HELD_OUT = (
+    "mi300x-gemma4-e4b-len32768-v0311",
+    "mi300x-gemma4-e4b-w4a16-ple4-len32768-v0311",
+    "mi300x-gemma4-e2b-fp8fnuz-len32768-v0311",
+    "mi300x-gemma4-26b-a4b-w4a16-len32768-v0311",
+)
+
+
+def _rocm_rule():  # type: ignore[no-untyped-def]
+    (rule,) = catalog.engines().engines["vllm-gpu"].rocm_rules
+    return rule
+
+
+def _layers(name: str) -> int:
+    config = json.loads((BOOTLOGS / corpus_entry(name)["config_file"]).read_text(encoding="utf-8"))
+    return int((config.get("text_config") or config)["num_hidden_layers"])
+
+
+def _hip_graphs(name: str) -> int:
+    # 16,384 batched tokens as logged ('Chunked prefill is enabled with max_num_batched_tokens=16384'), 1,024
+    # sequences (the >= 160 GiB defaults), the 512-token capture ceiling: 51 PIECEWISE and 51 FULL sizes
+    return hip_graph_count(max_num_seqs=1024, max_num_batched_tokens=16384, max_capture_size=512, layers=_layers(name))
+
+
+def test_the_capture_sizes_split_into_piecewise_and_full() -> None:
+    # the 0.19.0 H100 sweep logs 'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=51'
+    assert cuda_graph_sizes(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512) == (51, 51)
+    assert cuda_graph_count(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512) == 102
+    # the vLLM 0.30.0 L4 log: 7 PIECEWISE + 5 FULL at 16 sequences / 2,048 tokens
+    assert cuda_graph_sizes(max_num_seqs=16, max_num_batched_tokens=2048, max_capture_size=512) == (7, 5)
+
+
+def test_one_hip_graph_per_piece_per_size() -> None:
+    # Gemma 4 12B: 48 decoder layers, so 49 pieces between the attention ops; 51 x 49 + 51 FULL graphs
+    assert _layers(FITTED[0]) == 48
+    assert _hip_graphs(FITTED[0]) == 51 * 49 + 51 == 2550
+    assert _hip_graphs(FITTED[1]) == 51 * 31 + 51  # 26B-A4B: 30 layers
+
+
+def test_the_rule_is_the_two_logs_it_was_measured_on() -> None:
+    rule = _rocm_rule()
+    per_graph = [corpus_entry(n)["logged"]["cuda_graph_pool_estimated_gib"] * GIB / _hip_graphs(n) for n in FITTED]
+    assert [round(b) for b in per_graph] == [2_210_645, 2_243_541]
+    assert all(abs(a - b) <= 1 for a, b in zip(sorted(per_graph), rule.hip_graph_bytes, strict=True))
+    non_torch = [
+        (corpus_entry(n)["logged"]["weights_plus_non_torch_gib"] - corpus_entry(n)["logged"]["model_weights_gib"]) * GIB
+        for n in FITTED
+    ]
+    assert all(abs(a - b) < MIB for a, b in zip(sorted(non_torch), rule.non_torch_bytes, strict=True))
+    assert rule.measured_architectures == ["CDNA 3.0"]
+    # both are scored apart in the accuracy benchmark
+    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
+    try:
+        import planner_accuracy
+    finally:
+        sys.path.pop(0)
+    assert all(name in planner_accuracy.FITTED_ON for name in FITTED)
+    assert not any(name in planner_accuracy.FITTED_ON for name in HELD_OUT)
+
+
+@pytest.mark.parametrize("name", HELD_OUT)
+def test_held_out_logs_fall_in_the_measured_ranges(name: str) -> None:
+    rule = _rocm_rule()
+    logged = corpus_entry(name)["logged"]
+    low, high = rule.hip_graph_bytes
+    graphs = logged["cuda_graph_pool_estimated_gib"] * GIB
+    # the graph term within 2% of the range's ends (leave-one-out over all eight MI300X logs: within 1.7%)
+    assert _hip_graphs(name) * low * 0.98 <= graphs <= _hip_graphs(name) * high * 1.02
+    least, most = rule.non_torch_bytes
+    assert least - 0.01 * GIB <= (logged["weights_plus_non_torch_gib"] - logged["model_weights_gib"]) * GIB <= most
+
+
+def test_a_plan_on_the_mi300x_carries_the_hip_terms_and_their_range() -> None:
+    # mi300x-gemma4-e4b-len32768-v0311 (held out): 'CUDA graph pool memory: 4.59 GiB (actual), 4.61 GiB
+    # (estimated)', non-torch 16.88 - 14.79 = 2.09 GiB; 'GPU KV cache size: 2,794,448 tokens'
+    plan = plan_model(
+        "google/gemma-4-E4B-it", "mi300x-vf", "vllm-gpu", max_model_len=32768, utilization=0.9,
+        engine_version="0.31.1", multimodal=True, max_num_batched_tokens=16384,
+    )  # fmt: skip
+    budget = plan.memory_budget
+    assert budget is not None
+    assert abs(budget.cuda_graph_bytes / GIB - 4.61) < 0.05  # 2,244 HIP graphs x 2.11 - 2.14 MiB
+    assert budget.non_torch_bytes == sum(_rocm_rule().non_torch_bytes) // 2  # 2.40 GiB, 1.64 - 3.15
+    assert budget.dominant_uncertainty == "non-torch memory"
+    assert budget.kv_cache_low_bytes < 149.34 * GIB < budget.kv_cache_high_bytes  # the logged pool in the range
+    assert abs(plan.kv_tokens_logged - 2_794_448) / 2_794_448 < 0.01
+    (warning,) = [w for w in plan.warnings if w.code == "rocm-terms"]
+    assert "1.64 - 3.15 GiB" in warning.message and "measured on CDNA 3.0 cards;" in warning.message
+
+
+def test_no_hip_terms_on_nvidia_on_v0_or_before_the_ruled_releases(tmp_path: Path) -> None:
+    h100 = plan_model("google/gemma-4-E4B-it", "h100", "vllm-gpu", max_model_len=8192, engine_version="0.31.1")
+    assert not [w for w in h100.warnings if w.code == "rocm-terms"]
+    assert h100.memory_budget is not None and h100.memory_budget.non_torch_bytes == 268_435_456  # the CUDA rule's
+    # an RDNA 3 card on a ruled release: the MI300X figures, said not measured there
+    xtx = plan_model("google/gemma-4-E4B-it", "RX 7900 XTX", "vllm-gpu", max_model_len=8192, engine_version="0.31.1")
+    (warning,) = [w for w in xtx.warnings if w.code == "rocm-terms"]
+    assert "not on this RDNA 3.0 card" in warning.message
+    # releases before the rule (0.28.0) and the V0 engine (0.4.1) keep the memory rule's own terms
+    model = str(smollm2_checkpoint(tmp_path / "smollm2"))
+    for version in ("0.28.0", "0.4.1"):
+        old = plan_model(model, "radeon-pro-w7900", "vllm-gpu", max_model_len=2048, engine_version=version)
+        assert not [w for w in old.warnings if w.code == "rocm-terms"]
