@@ -515,7 +515,14 @@ def qwen3_vl_tower_peak_bytes(
         activation and fc2's output (3u + m / t).
     Not counted: the rotary cos/sin gathers (2 x L x head_dim / 2, under 1 % of u at head_dim 72) and the flash
     kernel's softmax statistics (fp32 heads x L). Qwen3.5-9B (D 1,152, M 4,304) at its 16,384-token image
-    (65,536 patches) on one GPU: 0.19 GiB of pixel values + 0.14 pos_embeds + 11 x 0.14 = 1.87 GiB."""
+    (65,536 patches) on one GPU: 0.19 GiB of pixel values + 0.14 pos_embeds + 11 x 0.14 = 1.87 GiB.
+
+    How sure: the shapes and lifetimes are read from source, not measured, and no log in tests/fixtures/bootlogs
+    prints the activation peak of a boot that profiles this tower at 0.15.0 or later (the RTX 5090 Qwen3.5 logs
+    print only the pool; the 2026-04 Qwen3-VL-8B log names no card). The one whole-budget check is
+    rtx5090-qwen35-9b-tp1-len4096-v0200 (scored apart: its GDN state dtype was read from it), whose KV the term
+    brings from 1.31 GiB over the log to 0.42 GiB over. It is a count of live tensors: allocator rounding and the
+    caching allocator's block splitting are not in it."""
     vision = config.get("vision_config")
     if profile_rule is None or not profile_rule.qwen3_vl_tower_peak or not isinstance(vision, Mapping):
         return 0

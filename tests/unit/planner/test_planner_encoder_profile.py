@@ -2,15 +2,18 @@
 
 Shapes from vLLM's V1 profile_run (vllm/v1/worker/gpu_model_runner.py, vllm 0.32.0 wheel): encoder budget //
 tokens per item images of the tower's native size in the model dtype, plus their outputs (tokens x the decoder's
-hidden size), alive through the text dummy forward and the sampler warm-up. Configs: tests/fixtures/bootlogs/configs
-(each names its public source)."""
+hidden size), alive through the text dummy forward and the sampler warm-up; and the Qwen3-VL tower's own forward
+peak (planner.gpu_memory.qwen3_vl_tower_peak_bytes: vllm 0.20.0 sdist qwen3_vl.py / qwen2_5_vl.py, eager), which
+bounds the activation from below. Configs: tests/fixtures/bootlogs/configs (each names its public source)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from factories import sized_checkpoint
 from onechip.catalog.files import EncoderProfileRule
+from onechip.planner import plan_model
 from onechip.planner.gpu_memory import (
     _qwen3_vl_video,
     encoder_profile_bytes,
@@ -19,6 +22,8 @@ from onechip.planner.gpu_memory import (
     select_rule,
 )
 from onechip.planner.rules import engine_rules
+from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 
@@ -207,3 +212,19 @@ def test_qwen3_vl_tower_peak_holds_its_deepstack_features() -> None:
     u = 65536 * 1152
     got = qwen3_vl_tower_peak_bytes(config, profile_rule=_profile_rule("0.20.0"), tensor_parallel_size=4, **kw)
     assert got == (65536 * 1536 + u + 5 * u + 3 * 16384 * 2048) * 2
+
+
+def test_the_plan_takes_the_tower_peak_where_it_beats_the_text_forward(tmp_path: Path) -> None:
+    # profile_run's torch peak is max(the tower's forward, the text forward + sampler + what the encoder keeps):
+    # Qwen3.5-9B at vLLM 0.20.0 on one RTX 5090 (the rtx5090-qwen35-9b-tp1 log's deployment) plans the tower's
+    # 1.875 GiB; text-only it plans the text terms alone, which are smaller
+    path = sized_checkpoint(tmp_path / "m", _config(QWEN35_9B), 18 * GIB)
+    fields = {"model": str(path), "chip": "rtx5090", "engine": "vllm-gpu", "engine_version": "0.20.0"}
+    fields |= {"max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 256}
+    budgets = {}
+    for multimodal in (True, False):
+        plan = plan_model(PlanRequest(**fields, multimodal=multimodal))
+        assert plan.memory_budget is not None
+        budgets[multimodal] = plan.memory_budget.activation_peak_bytes
+    assert budgets[True] == (65536 * 1536 + 12 * 65536 * 1152) * 2
+    assert budgets[False] + (65536 * 1536 + 16384 * 4096) * 2 < budgets[True]
