@@ -205,6 +205,12 @@ class EncoderProfileRule(VersionedRule):
     qwen3_vl_max_video_frames: int | None = Field(
         default=None, description="The most frames of Qwen3-VL's dummy video (_MAX_FRAMES_PER_VIDEO)."
     )
+    qwen3_vl_tower_peak: bool = Field(
+        default=False,
+        description="The Qwen3-VL vision tower's own forward peak over the dummy batch is modelled "
+        "(planner.gpu_memory.qwen3_vl_tower_peak_bytes): its eager attention and MLP code was read in these "
+        "releases; False: the tower's transient tensors are not counted.",
+    )
     source: str = Field(description="The engine source read, with file, function and version.")
     date: str = Field(description="ISO date.")
 

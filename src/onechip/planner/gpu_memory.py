@@ -298,10 +298,11 @@ def encoder_profile_bytes(
     [the item's most tokens, width]; the originals stay referenced too (the loop variable, a view of the batched
     output) until the sampler warm-up returns (_held_bytes).
     Not modelled (0): other towers (Gemma 4: its config gives no image size, and its largest dummy item is a
-    32-frame video of 70 soft tokens a frame, gemma4_mm.py get_mm_max_tokens_per_item; audio), and the
-    encoder's own transient peak, which the profiler
-    records too but which is below the text forward's and the sampler's peaks on the logs in
-    tests/fixtures/bootlogs (an encoder peak above them would make the activation term larger than this)."""
+    32-frame video of 70 soft tokens a frame, gemma4_mm.py get_mm_max_tokens_per_item; audio). The encoder's own
+    transient peak, which the profiler records too, is not in this figure: for the Qwen3-VL tower (Qwen3-VL,
+    Qwen3.5) qwen3_vl_tower_peak_bytes sizes it and the plan's activation is at least that; for the other towers it
+    is not modelled (taken as below the text forward's and the sampler's peaks, as on the logs in
+    tests/fixtures/bootlogs; an encoder peak above them would make the activation term larger than this)."""
     vision = config.get("vision_config")
     text = config.get("text_config") or config
     if not isinstance(vision, Mapping):
@@ -427,26 +428,133 @@ def _qwen_vl_profile_bytes(
     processor's largest image (an `image_processor_config` entry: preprocessor_config.json's max_pixels or
     size.longest_edge), which config.json does not carry. Qwen3-VL's video item where profile_rule says its tokens
     beat the image's: _qwen3_vl_video."""
+    batch = _qwen_vl_dummy_batch(
+        vision, processor, hidden, max_num_batched_tokens, items_of, video_processor or {}, profile_rule
+    )
+    if batch is None:
+        return 0
+    pixels = batch.patches * batch.per_patch if inputs else 0
+    return _held_bytes(
+        batch.items,
+        pixels,
+        batch.tokens,
+        batch.item_tokens,
+        batch.width,
+        dtype_bytes,
+        max_num_batched_tokens,
+        profile_rule,
+    )
+
+
+@dataclass(frozen=True)
+class _QwenVlBatch:
+    """The dummy batch a Qwen-VL tower profiles: `items` items of `patches` patches (`per_patch` pixel values
+    each), `tokens` vision tokens and `item_tokens` most tokens per item, outputs `width` wide."""
+
+    items: int
+    patches: int
+    per_patch: int
+    tokens: int
+    item_tokens: int
+    width: int
+
+
+def _qwen_vl_dummy_batch(
+    vision: Mapping[str, Any],
+    processor: Mapping[str, Any],
+    hidden: Any,
+    max_num_batched_tokens: int,
+    items_of: Mapping[str, int | None],
+    video_processor: Mapping[str, Any],
+    profile_rule: EncoderProfileRule | None,
+) -> _QwenVlBatch | None:
+    """The dummy batch of _qwen_vl_profile_bytes (rule in encoder_profile_bytes); None where it cannot be sized."""
     size = processor.get("size")
     max_pixels = processor.get("max_pixels") or (size.get("longest_edge") if isinstance(size, Mapping) else None)
     patch, merge = int(vision.get("patch_size") or 0), int(vision["spatial_merge_size"])
     width = vision.get("out_hidden_size") or hidden
     if not (isinstance(max_pixels, int) and isinstance(width, int) and patch > 0 and merge > 0):
-        return 0
+        return None
     tokens = max_pixels // (patch * merge) ** 2
     if tokens <= 0:
-        return 0
+        return None
     deepstack = vision.get("deepstack_visual_indexes") or []
     temporal = int(vision.get("temporal_patch_size") or 2)
     per_patch = int(vision.get("in_channels") or 3) * temporal * patch * patch
     width *= 1 + len(deepstack)
     patches, item_tokens = tokens * merge * merge, tokens
-    video = _qwen3_vl_video(vision, processor, video_processor or {}, profile_rule, items_of.get("max_model_len"))
+    video = _qwen3_vl_video(vision, processor, video_processor, profile_rule, items_of.get("max_model_len"))
     if video is not None and video[2] > tokens:  # get_modality_with_max_tokens: the video's count beats the image's
         patches, tokens, item_tokens = video
     items = _encoder_items(max_num_batched_tokens, item_tokens, **items_of)
-    pixels = patches * per_patch if inputs else 0
-    return _held_bytes(items, pixels, tokens, item_tokens, width, dtype_bytes, max_num_batched_tokens, profile_rule)
+    return _QwenVlBatch(items, patches, per_patch, tokens, item_tokens, width)
+
+
+def qwen3_vl_tower_peak_bytes(
+    config: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    max_num_seqs: int | None = None,
+    max_model_len: int | None = None,
+    profile_rule: EncoderProfileRule | None = None,
+    tensor_parallel_size: int = 1,
+) -> int:
+    """The torch bytes the Qwen3-VL vision tower (Qwen3-VL, Qwen3-VL-MoE, Qwen3.5: `num_position_embeddings` and
+    `spatial_merge_size` in vision_config) holds at the peak of its forward over the profiling dummy batch, per GPU;
+    0 where profile_rule does not model it (engines.json encoder_profile_rules `qwen3_vl_tower_peak`, vLLM 0.15.0
+    on) or the batch cannot be sized (encoder_profile_bytes). The profiler's torch peak is the larger of this and
+    the text dummy forward / sampler peak plus what encoder_profile_bytes keeps (gpu_plan.gpu_pool).
+
+    From vllm/model_executor/models/qwen3_vl.py and qwen2_5_vl.py (0.20.0 sdist; sources in the engines.json
+    rule), eager, L = the batch's patches (items x patches per item, one forward), D = vision hidden_size,
+    M = intermediate_size, u = L x D and m = L x M elements, t = the TP size (qkv, fc1: ColumnParallelLinear; proj,
+    fc2: RowParallelLinear, whose output is whole):
+      - alive through every block: the pixel values (L x in_channels x temporal_patch x patch^2), pos_embeds (u),
+        and the DeepStack features already merged (at most levels x L / merge^2 x out_hidden_size);
+      - attention, at proj: the block input x (u), norm1(x) (u, the caller's argument), qkv (3u / t), the
+        contiguous q/k copy (2u / t), the rotated q/k (2u / t), the flash output (u / t) and proj's output (u):
+        3u + 8u / t;
+      - MLP: x, norm2(x), fc1's output and the activation's (2u + 2m / t), then at fc2 x, norm2(x), the
+        activation and fc2's output (3u + m / t).
+    Not counted: the rotary cos/sin gathers (2 x L x head_dim / 2, under 1 % of u at head_dim 72) and the flash
+    kernel's softmax statistics (fp32 heads x L). Qwen3.5-9B (D 1,152, M 4,304) at its 16,384-token image
+    (65,536 patches) on one GPU: 0.19 GiB of pixel values + 0.14 pos_embeds + 11 x 0.14 = 1.87 GiB.
+
+    How sure: the shapes and lifetimes are read from source, not measured, and no log in tests/fixtures/bootlogs
+    prints the activation peak of a boot that profiles this tower at 0.15.0 or later (the RTX 5090 Qwen3.5 logs
+    print only the pool; the 2026-04 Qwen3-VL-8B log names no card). The one whole-budget check is
+    rtx5090-qwen35-9b-tp1-len4096-v0200 (scored apart: its GDN state dtype was read from it), whose KV the term
+    brings from 1.31 GiB over the log to 0.42 GiB over. It is a count of live tensors: allocator rounding and the
+    caching allocator's block splitting are not in it."""
+    vision = config.get("vision_config")
+    if profile_rule is None or not profile_rule.qwen3_vl_tower_peak or not isinstance(vision, Mapping):
+        return 0
+    if not isinstance(vision.get("spatial_merge_size"), int) or not vision.get("num_position_embeddings"):
+        return 0
+    dim, mlp = vision.get("hidden_size"), vision.get("intermediate_size")
+    if not (isinstance(dim, int) and isinstance(mlp, int)):
+        return 0
+    text = config.get("text_config") or config
+    batch = _qwen_vl_dummy_batch(
+        vision,
+        config.get("image_processor_config") or {},
+        text.get("hidden_size"),
+        max_num_batched_tokens,
+        {"max_num_seqs": max_num_seqs, "max_model_len": max_model_len},
+        config.get("video_processor_config") or {},
+        profile_rule,
+    )
+    if batch is None:
+        return 0
+    tp = max(1, tensor_parallel_size)
+    patches = batch.items * batch.patches
+    u, m = patches * dim, patches * mlp
+    block = max(3 * u + 8 * u / tp, 2 * u + 2 * m / tp, 3 * u + m / tp)
+    merge = int(vision["spatial_merge_size"])
+    levels = len(vision.get("deepstack_visual_indexes") or [])
+    deepstack = levels * (patches // (merge * merge)) * int(vision.get("out_hidden_size") or 0)
+    return int((patches * batch.per_patch + u + block + deepstack) * dtype_bytes)
 
 
 def _qwen3_vl_video(

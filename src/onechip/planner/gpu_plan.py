@@ -40,6 +40,7 @@ from onechip.planner.gpu_memory import (
     encoder_profile_bytes,
     gpu_budget,
     hip_graph_count,
+    qwen3_vl_tower_peak_bytes,
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
@@ -217,7 +218,9 @@ def plan_gpu_pool(
     (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
     chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
-    vision tower (the encoder's profiling tensors add to the activation peak where the rule says so).
+    vision tower (the encoder's profiling tensors add to the activation peak where the rule says so, and the Qwen3-VL
+    tower's own forward peak bounds it from below where encoder_rule models it: planner.gpu_memory.
+    qwen3_vl_tower_peak_bytes).
     states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache).
     sampler_bytes_per_seq_vocab: the sampler warm-up's bytes per (sequence x vocab) element where the install
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
@@ -258,12 +261,26 @@ def plan_gpu_pool(
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
     )  # the whole dummy image batch and its outputs on every GPU
+    tower_peak = (
+        qwen3_vl_tower_peak_bytes(
+            vision_config,
+            dtype_bytes=dtype_bytes,
+            max_num_batched_tokens=batch,
+            max_num_seqs=seqs,
+            max_model_len=max_model_len,
+            profile_rule=encoder_rule,
+            tensor_parallel_size=tensor_parallel_size,
+        )
+        if vision_config is not None and rule.encoder_profile_held != "none"
+        else 0
+    )  # the vision tower's own forward peak, before the text dummy forward
     pools = [
         _stage_pool(rule, stage, text=text, visible_bytes=visible_bytes, utilization=utilization,
                     dtype_bytes=dtype_bytes, tp=tensor_parallel_size, block_size=block_size,
                     max_model_len=max_model_len, seqs=seqs, batch=batch,
                     kv_cache_memory_bytes=kv_cache_memory_bytes, measured_overhead_bytes=measured_overhead_bytes,
-                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, states=states,
+                    buffers=buffers, graphs=not enforce_eager, encoder=encoder, tower_peak=tower_peak,
+                    states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
                     offload_copies_layer=offload_copies_layer, rocm=rocm)
@@ -312,6 +329,7 @@ def _stage_pool(
     buffers: int,
     graphs: bool = True,
     encoder: int = 0,
+    tower_peak: int = 0,
     states: StateCache | None = None,
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
@@ -321,7 +339,8 @@ def _stage_pool(
     rocm: RocmRule | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
-    moves to the host), its activation peak (the sampler only on the last stage), its layers' blocks."""
+    moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
+    tower's own forward over the profiling batch), its layers' blocks."""
     off = stage.offload
     copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
     act = activation_bytes(
@@ -329,6 +348,7 @@ def _stage_pool(
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
         moe_rule=moe_rule, offload_layer_bytes=copied,
     ) + encoder  # fmt: skip
+    act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
     count = cuda_graph_count(
         max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
     )

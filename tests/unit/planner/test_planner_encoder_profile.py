@@ -2,17 +2,28 @@
 
 Shapes from vLLM's V1 profile_run (vllm/v1/worker/gpu_model_runner.py, vllm 0.32.0 wheel): encoder budget //
 tokens per item images of the tower's native size in the model dtype, plus their outputs (tokens x the decoder's
-hidden size), alive through the text dummy forward and the sampler warm-up. Configs: tests/fixtures/bootlogs/configs
-(each names its public source)."""
+hidden size), alive through the text dummy forward and the sampler warm-up; and the Qwen3-VL tower's own forward
+peak (planner.gpu_memory.qwen3_vl_tower_peak_bytes: vllm 0.20.0 sdist qwen3_vl.py / qwen2_5_vl.py, eager), which
+bounds the activation from below. Configs: tests/fixtures/bootlogs/configs (each names its public source)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from factories import sized_checkpoint
 from onechip.catalog.files import EncoderProfileRule
-from onechip.planner.gpu_memory import _qwen3_vl_video, encoder_profile_bytes, rotary_cache_bytes, select_rule
+from onechip.planner import plan_model
+from onechip.planner.gpu_memory import (
+    _qwen3_vl_video,
+    encoder_profile_bytes,
+    qwen3_vl_tower_peak_bytes,
+    rotary_cache_bytes,
+    select_rule,
+)
 from onechip.planner.rules import engine_rules
+from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 
@@ -157,3 +168,63 @@ def test_0110_pads_each_output_to_the_encoder_budget() -> None:
             encoder_profile_bytes(config, profile_rule=_profile_rule(version), **kw)
             == (5 * 3 * 336 * 336 + 2928 * 4096) * 2
         )
+
+
+QWEN35_9B = "Qwen--Qwen3.5-9B.json"
+
+
+def test_qwen35_9b_tower_peak_is_eleven_hidden_rows_over_its_largest_image() -> None:
+    # vllm 0.20.0 qwen3_vl.py / qwen2_5_vl.py (engines.json encoder_profile_rules 0.15.0 on): one 16,384-token image
+    # (longest_edge 16,777,216 // 32^2) of 65,536 patches; u = 65,536 x 1,152. At proj: x, norm1(x), qkv (3u),
+    # the contiguous q/k (2u), the rotated q/k (2u), the flash output (u), proj's output (u) = 11u, above the MLP's
+    # 2u + 2 x 65,536 x 4,304; plus pos_embeds (u) and the 65,536 x 3 x 2 x 16^2 pixel values, bf16
+    config = _config(QWEN35_9B)
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 4096}
+    u = 65536 * 1152
+    pixels = 65536 * 1536
+    got = qwen3_vl_tower_peak_bytes(config, profile_rule=_profile_rule("0.20.0"), **kw)
+    assert got == (pixels + u + 11 * u) * 2  # 1.875 GiB
+    # TP 2 splits qkv, the q/k copies and the flash output; x, norm1(x) and proj's output stay whole: 3u + 8u / 2
+    tp2 = qwen3_vl_tower_peak_bytes(config, profile_rule=_profile_rule("0.20.0"), tensor_parallel_size=2, **kw)
+    assert tp2 == (pixels + u + 7 * u) * 2
+    # what stays through the text forward is the pixel values and the 16,384 x 4,096 output (no DeepStack)
+    assert encoder_profile_bytes(config, profile_rule=_profile_rule("0.20.0"), **kw) == (pixels + 16384 * 4096) * 2
+
+
+def test_the_tower_peak_is_modelled_only_where_its_code_was_read() -> None:
+    # 0.13.0 / 0.14.0 build q, k and v otherwise (engines.json encoder_profile_rules); no rule: not modelled
+    config = _config(QWEN35_9B)
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 4096}
+    assert qwen3_vl_tower_peak_bytes(config, profile_rule=_profile_rule("0.14.0"), **kw) == 0
+    assert qwen3_vl_tower_peak_bytes(config, **kw) == 0
+    # a Qwen2.5-VL tower (no num_position_embeddings) is not this tower
+    vision = {k: v for k, v in config["vision_config"].items() if k != "num_position_embeddings"}
+    assert (
+        qwen3_vl_tower_peak_bytes({**config, "vision_config": vision}, profile_rule=_profile_rule("0.20.0"), **kw) == 0
+    )
+
+
+def test_qwen3_vl_tower_peak_holds_its_deepstack_features() -> None:
+    # Qwen3-VL-30B-A3B at 0.20.0, TP 4: the 16,384-token image (the video is 12,100 tokens from 0.13.0); the three
+    # DeepStack mergers' [16,384, 2,048] outputs are alive by the last blocks
+    config = _config(QWEN3_VL_30B)
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 2048, "max_num_seqs": 256, "max_model_len": 65536}
+    u = 65536 * 1152
+    got = qwen3_vl_tower_peak_bytes(config, profile_rule=_profile_rule("0.20.0"), tensor_parallel_size=4, **kw)
+    assert got == (65536 * 1536 + u + 5 * u + 3 * 16384 * 2048) * 2
+
+
+def test_the_plan_takes_the_tower_peak_where_it_beats_the_text_forward(tmp_path: Path) -> None:
+    # profile_run's torch peak is max(the tower's forward, the text forward + sampler + what the encoder keeps):
+    # Qwen3.5-9B at vLLM 0.20.0 on one RTX 5090 (the rtx5090-qwen35-9b-tp1 log's deployment) plans the tower's
+    # 1.875 GiB; text-only it plans the text terms alone, which are smaller
+    path = sized_checkpoint(tmp_path / "m", _config(QWEN35_9B), 18 * GIB)
+    fields = {"model": str(path), "chip": "rtx5090", "engine": "vllm-gpu", "engine_version": "0.20.0"}
+    fields |= {"max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 256}
+    budgets = {}
+    for multimodal in (True, False):
+        plan = plan_model(PlanRequest(**fields, multimodal=multimodal))
+        assert plan.memory_budget is not None
+        budgets[multimodal] = plan.memory_budget.activation_peak_bytes
+    assert budgets[True] == (65536 * 1536 + 12 * 65536 * 1152) * 2
+    assert budgets[False] + (65536 * 1536 + 16384 * 4096) * 2 < budgets[True]
