@@ -147,6 +147,12 @@ class GpuMemoryRule(VersionedRule):
     activation_spread_bytes: tuple[int, int] = Field(
         description="Low and high bytes to add to the activation estimate (MoE workspaces, encoders)."
     )
+    cold_compile_embedding_copy: bool = Field(
+        default=False,
+        description="A cold torch.compile runs inside the profiling window and Inductor benchmarks kernels on "
+        "random copies of their inputs, the token-embedding table among them where the token ids enter the "
+        "compiled graph (planner.gpu_memory.cold_compile_bytes): the peak is at least that copy on a first boot.",
+    )
     default_max_num_seqs: int = Field(description="max_num_seqs when none is given.")
     default_max_num_batched_tokens: int | None = Field(
         description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
@@ -381,6 +387,12 @@ class FusedMoeBufferRule(VersionedRule):
         ge=1,
         description="per_call: M = min(tokens, this) (VLLM_FUSED_MOE_CHUNK_SIZE's default); None: all tokens.",
     )
+    intermediate_tile: int | None = Field(
+        default=None,
+        ge=1,
+        description="Marlin MoE (engines.json `marlin_moe_buffers`): the expert intermediate size is zero-padded "
+        "to a multiple of lcm(this, the checkpoint's group size) before the buffers are sized; None: not padded.",
+    )
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
@@ -603,6 +615,11 @@ class EngineEntry(StrictModel):
     fused_moe_buffers: list[FusedMoeBufferRule] = Field(
         default_factory=list,
         description="How the fused-MoE kernel holds its buffers, by version (empty: the persistent workspace).",
+    )
+    marlin_moe_buffers: list[FusedMoeBufferRule] = Field(
+        default_factory=list,
+        description="How the Marlin MoE kernel of weight-only quantized checkpoints (compressed-tensors WNA16, GPTQ, "
+        "AWQ) holds its buffers, by version (empty: such checkpoints' MoE buffers are not counted).",
     )
     cpu_offload_rules: list[CpuOffloadRule] = Field(
         default_factory=list, description="What --cpu-offload-gb does, by version (empty: the flag is refused)."

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from onechip.catalog.files import (
+    FusedMoeBufferRule,
     GpuMemoryRule,
     HybridStateRule,
     Mxfp4Layout,
@@ -32,9 +33,11 @@ from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
+    MarlinMoe,
     encoder_profile_bytes,
     flashinfer_sampler_applies,
     flashinfer_sampler_bytes,
+    marlin_moe_group,
     nvls_bytes,
     select_rule,
     tp_extra_bytes,
@@ -1010,6 +1013,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         return None
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
+    moe_rule, marlin = _moe_buffers(r)
     return plan_gpu_pool(
         _rule(rules, request, acc),
         text=r.src.text_config,
@@ -1039,8 +1043,9 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         encoder_rule=(
             select_rule(rules.encoder_profile_rules, request.engine_version) if rules.encoder_profile_rules else None
         ),
-        moe_rule=select_rule(rules.fused_moe_buffers, request.engine_version) if rules.fused_moe_buffers else None,
+        moe_rule=moe_rule,
         offload_copies_layer=_offload_copies_layer(r),
+        marlin=marlin,
         rocm=_rocm_rule(r),
     )
 
@@ -1092,6 +1097,17 @@ def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
             source=rocm.source,
         )
     ]
+
+
+def _moe_buffers(r: _Resolved) -> tuple[FusedMoeBufferRule | None, MarlinMoe | None]:
+    """How the release holds the checkpoint's fused-MoE buffers: engines.json marlin_moe_buffers for a weight-only
+    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers."""
+    rules, version = r.rules, r.request.engine_version
+    group = marlin_moe_group(r.src.config.data)
+    if group is not None and rules.marlin_moe_buffers:
+        rule = select_rule(rules.marlin_moe_buffers, version)
+        return rule, MarlinMoe(group_size=group, tile=rule.intermediate_tile)
+    return (select_rule(rules.fused_moe_buffers, version) if rules.fused_moe_buffers else None), None
 
 
 def _offload_copies_layer(r: _Resolved) -> bool:

@@ -26,7 +26,11 @@ plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activatio
 vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
 layer's forward (its hidden tensors and one call's caches) is a third candidate for the peak, beside the forward
 and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
-forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in.
+forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in. A weight-only quantized MoE
+checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers by engines.json `marlin_moe_buffers`
+(marlin_moe_group). Where the token ids enter the compiled graph (no multimodal tower served) and the rule says so
+(`cold_compile_embedding_copy`), a cold torch.compile inside the profiling window bounds the peak from below by
+Inductor's benchmark copy of the embedding table (cold_compile_bytes; a warm compile cache skips it: the high end).
 
 CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
 pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
@@ -116,7 +120,14 @@ def _int_field(text: Mapping[str, Any], *names: str) -> int:
     raise ConfigError(f"model config: field '{names[0]}' is missing; the GPU activation estimate needs it")
 
 
-def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int) -> int:
+def moe_workspace_bytes(
+    text: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    tensor_parallel_size: int,
+    tokens: int,
+    marlin: MarlinMoe | None = None,
+) -> int:
     """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
     checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
 
@@ -134,19 +145,65 @@ def moe_workspace_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_p
     Mixtral-8x7B TP2 (1.21) and Llama-4-Scout TP4 (3.19) in tests/fixtures/bootlogs.
     Experts per token: `num_experts_per_tok` (Qwen, Mixtral, DeepSeek, Llama 4) or `top_k_experts` (Gemma 4,
     transformers Gemma4TextConfig). Raises ConfigError for a MoE config with neither.
+    marlin: a weight-only quantized checkpoint whose MoE runs on Marlin (marlin_moe_group): its buffers are sized
+    as these, MarlinExperts.workspace_shapes giving the same bytes (engines.json `marlin_moe_buffers`), over the
+    expert intermediate size as Marlin pads it (MarlinMoe.tile).
     """
-    shape = _moe_shape(text, tensor_parallel_size)
+    shape = _moe_shape(text, tensor_parallel_size, marlin)
     if shape is None:
         return 0
     topk, n, hidden = shape
     return int(tokens * topk * (max(n / 2, hidden) + max(n, hidden)) * dtype_bytes)
 
 
-def _moe_shape(text: Mapping[str, Any], tensor_parallel_size: int) -> tuple[int, float, int] | None:
+@dataclass(frozen=True)
+class MarlinMoe:
+    """A weight-only quantized MoE checkpoint that vLLM runs on its Marlin MoE kernel (marlin_moe_group): the group
+    size of its weights (1 for channel-wise) and the tile the release pads the expert intermediate size to
+    (engines.json `marlin_moe_buffers` intermediate_tile; None: not padded)."""
+
+    group_size: int
+    tile: int | None = None
+
+
+def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
+    """The weight group size (1: channel-wise) of a checkpoint whose MoE vLLM runs on Marlin on CUDA, else None.
+
+    Counted: compressed-tensors weight-only INT 4 / 8 bit (WNA16: 'input_activations' null in every config group),
+    which vLLM routes to its Marlin MoE on CUDA (vllm/model_executor/layers/fused_moe/oracle/int_wna16.py of the
+    0.30.0 sdist: WNA16MoEBackend.MARLIN first; compressed_tensors_moe.py of the 0.19.0 sdist:
+    CompressedTensorsWNA16MarlinMoEMethod where check_moe_marlin_supports_layer holds). Not counted (None): GPTQ and
+    AWQ (their Marlin MoE moved to the modular kernel at other releases, not read per version), other schemes.
+    config: config.json, whose quantization_config is at its top level or in text_config."""
+    text = config.get("text_config")
+    quant = config.get("quantization_config")
+    if quant is None and isinstance(text, Mapping):
+        quant = text.get("quantization_config")
+    if not isinstance(quant, Mapping) or quant.get("quant_method") != "compressed-tensors":
+        return None
+    groups = quant.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        return None
+    sizes: set[int] = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or group.get("input_activations") is not None:
+            return None
+        if weights.get("type", "int") != "int" or weights.get("num_bits") not in (4, 8):
+            return None
+        size = weights.get("group_size")
+        sizes.add(size if isinstance(size, int) and size > 0 else 1)
+    return max(sizes)
+
+
+def _moe_shape(
+    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None
+) -> tuple[int, float, int] | None:
     """(experts per token, N = 2 x expert intermediate / TP, K = hidden) of a MoE config the fused-MoE buffers are
-    sized for; None for a dense model or a checkpoint with a quantization_config (moe_workspace_bytes)."""
+    sized for; None for a dense model or a checkpoint with a quantization_config, unless `marlin` says its MoE runs
+    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size)."""
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    if not experts or int(experts) <= 1 or text.get("quantization_config"):
+    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None):
         return None
     topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
     if not topk:
@@ -155,18 +212,30 @@ def _moe_shape(text: Mapping[str, Any], tensor_parallel_size: int) -> tuple[int,
             "many each token is routed to; the fused-MoE workspace needs it"
         )
     inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
+    if marlin is not None and marlin.tile:  # marlin_utils.py marlin_moe_padded_intermediate (0.25.0 and later)
+        multiple = math.lcm(marlin.tile, marlin.group_size)
+        per_rank = -(-(inter // tensor_parallel_size) // multiple) * multiple
+        return int(topk), 2.0 * per_rank, _int_field(text, "hidden_size")
     return int(topk), 2 * inter / tensor_parallel_size, _int_field(text, "hidden_size")
 
 
 def moe_call_bytes(
-    text: Mapping[str, Any], rule: FusedMoeBufferRule, *, dtype_bytes: float, tensor_parallel_size: int, tokens: int
+    text: Mapping[str, Any],
+    rule: FusedMoeBufferRule,
+    *,
+    dtype_bytes: float,
+    tensor_parallel_size: int,
+    tokens: int,
+    marlin: MarlinMoe | None = None,
 ) -> int:
     """The caches one call of vLLM's fused_experts allocates for `tokens` tokens, bytes per GPU, on releases whose
     fused MoE allocates them per call (rule.held 'per_call', engines.json `fused_moe_buffers`): M = min(tokens,
     rule.chunk_tokens) rows; gemm 1's output M x topk x N, the activated M x topk x N / 2 and gemm 2's output
     M x topk x K, the first and last in one buffer of M x topk x max(N, K) where rule.cache13_shared (vllm
-    fused_moe.py fused_experts_impl, read per version in the rule's source). 0 for a dense model."""
-    shape = _moe_shape(text, tensor_parallel_size)
+    fused_moe.py fused_experts_impl, read per version in the rule's source; for a Marlin checkpoint, `marlin`,
+    fused_marlin_moe.py _fused_marlin_moe allocates the same, engines.json `marlin_moe_buffers`). 0 for a dense
+    model."""
+    shape = _moe_shape(text, tensor_parallel_size, marlin)
     if shape is None:
         return 0
     topk, n, hidden = shape
@@ -748,6 +817,7 @@ def activation_bytes(
     sampler_bytes_per_seq_vocab: float | None = None,
     moe_rule: FusedMoeBufferRule | None = None,
     offload_layer_bytes: tuple[int, int] = (0, 0),
+    marlin: MarlinMoe | None = None,
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
@@ -757,7 +827,8 @@ def activation_bytes(
     workspace, added to the larger of forward and sampler); 'per_call': a MoE layer's forward peak is its
     `forward_hidden_copies` [tokens, hidden] tensors plus one call's caches (moe_call_bytes), freed before the
     sampler warms up. offload_layer_bytes: (dense, MoE) the largest --cpu-offload-gb layer copied onto the GPU for
-    its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak."""
+    its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak.
+    marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     inter = text.get("intermediate_size") or 4 * hidden
@@ -782,14 +853,50 @@ def activation_bytes(
     if moe_rule is not None and moe_rule.held == "per_call":
         calls = moe_call_bytes(
             text, moe_rule, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size,
-            tokens=max_num_batched_tokens,
+            tokens=max_num_batched_tokens, marlin=marlin,
         )  # fmt: skip
         moe_forward = max_num_batched_tokens * copies * hidden * dtype_bytes + calls + moe_copy if calls else 0
         return int(max(forward + dense_copy, moe_forward, sampler_peak)) + rule.activation_base_bytes
     moe = moe_workspace_bytes(
-        text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
+        text,
+        dtype_bytes=dtype_bytes,
+        tensor_parallel_size=tensor_parallel_size,
+        tokens=max_num_batched_tokens,
+        marlin=marlin,
     )
     return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
+
+
+def cold_compile_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int) -> int:
+    """Peak allocated bytes per GPU of a cold torch.compile of a graph that takes the token ids (a text-only model:
+    no multimodal tower served, no prompt embeds), which vLLM counts as activation (issue 27).
+
+    The compile runs inside the profiling window: the first model call of profile_run compiles, then runs
+    (vllm/compilation/decorators.py of the 0.30.0 sdist: aot_compile, then 'with monitor_profiling_run()'), and
+    vllm/utils/mem_utils.py memory_profiling resets the allocator's peak only when the window opens
+    (0.19.0 - 0.33.0 sdists: no reset after the compile), so what the compile allocates and frees counts in
+    transient_peak_headroom (vllm-project/vllm#54122, open; the fix proposed in #54209 is not in 0.33.0). What it
+    allocates: vLLM turns on Inductor's combo kernels with benchmarking ('combo_kernels': True,
+    'benchmark_combo_kernel': True, vllm/config/compilation.py of the 0.19.0 - 0.33.0 sdists, torch >= 2.9), and
+    Inductor benchmarks each candidate kernel on fresh copies of all its buffer arguments (torch 2.13.0, vLLM
+    0.30.0's pin: torch/_inductor/codegen/triton.py codegen_kernel_benchmark writes 'rand_strided(size, stride,
+    ...)' per argument into get_args(), called by benchmark_codegened_module and benchmark_combo_kernel from
+    scheduler.py speedup_by_combo_kernel). The largest such argument of a text model is the token-embedding table,
+    which the compiled gather reads whole: a copy of vocab (padded to 64, over the TP ranks: VocabParallelEmbedding)
+    x hidden in the model dtype, plus the gather's [tokens, hidden] output. Which kernels Inductor groups and so
+    benchmarks is not read here: that the embedding gather is among them is what the L4 0.30.0 Gemma 4 26B-A4B
+    text-only log shows (1.22 GiB transient against 1.375 + 0.011 GiB less the 0.172 GiB MoE workspace allocated
+    after the compile), and the multimodal E2B on the same engine and card (embedding outside the graph: the V2
+    runner feeds inputs_embeds whenever the model takes multimodal inputs, vllm/v1/worker/gpu/model_runner.py
+    uses_inputs_embeds) does not (0.26 GiB, the sampler warm-up). A warm compile cache (a second boot) benchmarks
+    nothing ('.kernel_perf' files, the AOT artifact): the plan's high end leaves the term out. Not counted: a
+    quantized embedding table (compressed-tensors gathers it in its own Triton kernel, which Inductor treats as
+    an extern kernel and does not benchmark) and Gemma's per-layer embedding tables (whether an export quantizes
+    them is not in its config)."""
+    hidden = _int_field(text, "hidden_size")
+    vocab = _int_field(text, "vocab_size")
+    rows = -(-vocab // 64) * 64 // tensor_parallel_size  # pad_vocab_size(vocab, 64), then the rank's shard
+    return int((rows + tokens) * hidden * dtype_bytes)
 
 
 def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int) -> float:
@@ -919,10 +1026,12 @@ def gpu_budget(
     tensor_parallel_size: int,
     cuda_graphs: int,
     tp_extra: tuple[int, int] | None = None,
+    cold_compile: int = 0,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graphs`
     is cuda_graph_count's figure for the deployment. tp_extra: (estimate, least) of the TP >= 2 non-torch term
-    (tp_extra_bytes); None: the rule's figure at TP >= 2."""
+    (tp_extra_bytes); None: the rule's figure at TP >= 2. cold_compile: bytes of `activation` a warm compile
+    cache does not take (cold_compile_bytes above the rest of the peak): the high end adds them back."""
     requested = int(visible_bytes * utilization)
     if tp_extra is None:
         figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
@@ -938,9 +1047,10 @@ def gpu_budget(
         "non-torch memory": 2 * rule.non_torch_spread_bytes + (extra - extra_least),
         "activation peak": act_high - act_low,
         "CUDA graphs": graph_high - graph_low,
+        "torch.compile cache (cold on a first boot)": cold_compile,
     }
     low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs)
-    high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low)
+    high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low) + cold_compile
     return GpuBudget(
         requested_bytes=requested,
         weights_bytes=weights_bytes,

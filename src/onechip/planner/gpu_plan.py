@@ -34,7 +34,9 @@ from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
     GpuBudget,
+    MarlinMoe,
     activation_bytes,
+    cold_compile_bytes,
     cuda_graph_count,
     deepstack_buffer_bytes,
     encoder_profile_bytes,
@@ -210,6 +212,7 @@ def plan_gpu_pool(
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
+    marlin: MarlinMoe | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -231,6 +234,8 @@ def plan_gpu_pool(
     moe_rule: how the release's fused MoE holds its buffers (engines.json fused_moe_buffers; None: persistent).
     offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
     `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
+    marlin: the checkpoint's MoE runs on Marlin (planner.gpu_memory.marlin_moe_group; moe_rule is then engines.json
+    marlin_moe_buffers).
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
@@ -283,8 +288,9 @@ def plan_gpu_pool(
                     states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
-                    offload_copies_layer=offload_copies_layer, rocm=rocm)
-        for stage in stages
+                    offload_copies_layer=offload_copies_layer, marlin=marlin, rocm=rocm,
+                    token_ids_compiled=index == 0 and not multimodal)
+        for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
         only = pools[0]
@@ -337,18 +343,28 @@ def _stage_pool(
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
+    marlin: MarlinMoe | None = None,
+    token_ids_compiled: bool = False,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
-    tower's own forward over the profiling batch), its layers' blocks."""
+    tower's own forward over the profiling batch), its layers' blocks.
+    token_ids_compiled: the stage's compiled graph takes the token ids (the first stage of a plan serving no
+    multimodal tower): where the rule says so, a cold compile's embedding copy bounds the peak from below
+    (planner.gpu_memory.cold_compile_bytes)."""
     off = stage.offload
     copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
-        moe_rule=moe_rule, offload_layer_bytes=copied,
+        moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin,
     ) + encoder  # fmt: skip
     act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
+    cold = 0
+    if rule.cold_compile_embedding_copy and token_ids_compiled and graphs:  # --enforce-eager compiles nothing
+        copy = cold_compile_bytes(text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, tokens=batch)
+        cold = max(0, copy - act)  # the copy is freed before the forward's persistent buffers are taken
+        act += cold
     count = cuda_graph_count(
         max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
     )
@@ -375,6 +391,7 @@ def _stage_pool(
         tensor_parallel_size=tp,
         cuda_graphs=count if graphs else 0,
         tp_extra=tp_extra,
+        cold_compile=cold,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

@@ -64,17 +64,23 @@ def test_graph_term_on_the_held_out_l4_log(tmp_path: Path) -> None:
     assert budget.cuda_graph_bytes / GIB == pytest.approx(logged, abs=0.03)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not modelled: vLLM 0.30.0's V2 model runner (Marlin W4A16 MoE, Gemma 4) peaked 1.22 GiB above its "
-    "resting memory in the profiling run; the V1-fitted estimate gives 0.21 GiB and no source read explains the rest",
-)
 def test_activation_peak_of_the_v2_runner_on_the_l4_log(tmp_path: Path) -> None:
     # The log's final line prints 'peak activation' = the profiling run's transient peak + the CUDA-graph
     # estimate (vllm 0.32.0 gpu_worker.py): 1.34 - 0.12 = 1.22 GiB, and 20.27 - 15.13 - 1.22 - 0.12 = 3.80 =
-    # 'Available KV cache memory: 3.8 GiB'.
+    # 'Available KV cache memory: 3.8 GiB'. Text-only ('All limits of multimodal modalities ... set to 0'), so the
+    # token ids enter the compiled graph and the cold compile ('compilation: 84.25 s') benchmarks the embedding
+    # gather on a copy of the 262,144 x 2,816 bf16 table plus its [2,048, 2,816] output
+    # (planner.gpu_memory.cold_compile_bytes: torch 2.13.0 Inductor codegen_kernel_benchmark's rand_strided
+    # arguments, inside vLLM 0.30.0's profiling window). The Marlin MoE workspace (MarlinExperts.workspace_shapes,
+    # 2 x 2,048 x 8 x 2,816 x 2 B, vllm 0.30.0 marlin_moe.py) is taken after the compile and kept, so vLLM counts it
+    # in 'consumed', not in the transient; the planner's activation term holds both.
     budget = _l4_plan(tmp_path).memory_budget
     assert budget is not None
+    copy = (262_144 + 2048) * 2816 * 2
+    workspace = 2 * 2048 * 8 * 2816 * 2
+    assert budget.activation_peak_bytes == copy
     logged = corpus_entry(L4)["logged"]
     transient = logged["activation_peak_gib"] - logged["cuda_graph_pool_estimated_gib"]
-    assert budget.activation_peak_bytes / GIB == pytest.approx(transient, abs=0.1)
+    assert (copy - workspace) / GIB == pytest.approx(transient, abs=0.015)  # 1.214 against 1.22 (2-decimal figures)
+    # a second boot on a warm compile cache benchmarks nothing: the plan's high end leaves the copy out
+    assert budget.dominant_uncertainty == "torch.compile cache (cold on a first boot)"

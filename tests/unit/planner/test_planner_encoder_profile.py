@@ -217,10 +217,11 @@ def test_qwen3_vl_tower_peak_holds_its_deepstack_features() -> None:
 def test_the_plan_takes_the_tower_peak_where_it_beats_the_text_forward(tmp_path: Path) -> None:
     # profile_run's torch peak is max(the tower's forward, the text forward + sampler + what the encoder keeps):
     # Qwen3.5-9B at vLLM 0.20.0 on one RTX 5090 (the rtx5090-qwen35-9b-tp1 log's deployment) plans the tower's
-    # 1.875 GiB; text-only it plans the text terms alone, which are smaller
+    # 1.875 GiB; text-only it plans the text terms alone, which are smaller. Eager both times: text-only, a cold
+    # compile's embedding copy would bound the peak instead (planner.gpu_memory.cold_compile_bytes)
     path = sized_checkpoint(tmp_path / "m", _config(QWEN35_9B), 18 * GIB)
     fields = {"model": str(path), "chip": "rtx5090", "engine": "vllm-gpu", "engine_version": "0.20.0"}
-    fields |= {"max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 256}
+    fields |= {"max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 256, "enforce_eager": True}
     budgets = {}
     for multimodal in (True, False):
         plan = plan_model(PlanRequest(**fields, multimodal=multimodal))
