@@ -77,6 +77,9 @@ FITTED_ON = {
     # (engines.json vllm-gpu rocm_rules); the other MI300X logs hold them out
     "mi300x-gemma4-12b-fp8-aiter-len32768-v0311": "MI300X VF read from its logged total; ROCm terms measured",
     "mi300x-gemma4-26b-a4b-fp8-len32768-v0311": "ROCm terms measured",
+    # the vllm-tpu 0.11.1 - 0.25.x rule's default utilization 0.9 (vLLM's long-standing default, engines.json) is
+    # confirmed on this log's cap line (85.27 = 94.75 x 0.9); the 0.26+ rules' 0.92 came from later logs
+    "tpu-v7x-llama32-1b-len1024-v0182": "0.11.1 - 0.25.x default utilization confirmed here",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.
@@ -97,6 +100,7 @@ CHIPS = {
     "TPU v5e-1": "v5e-1",
     "TPU v6e-1": "v6e-1",
     "TPU v6e-4": "v6e-4",
+    "TPU v6e-8": "v6e-8",  # a v6e-8 host whose engine takes TP chips of it
 }
 
 
@@ -120,7 +124,7 @@ def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
     if "vllm-ascend" in text:
         return "vllm-ascend", _release(entry["vllm_version"])
     if "tpu_commons" in text:
-        return "vllm-tpu", "0.25.0"  # the JAX runner before vllm-tpu 0.26: the pre-0.26 pool rule
+        return "vllm-tpu", "0.11.0"  # the JAX runner before tpu-inference v0.11.1 (PR #734): the (free x util) rule
     if "tpu" in text.lower():  # a vllm-tpu image whose vLLM core prints another version: the image's rule_version
         return "vllm-tpu", entry.get("rule_version") or _release(entry["vllm_version"])
     if "CPU" in text:

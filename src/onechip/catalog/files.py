@@ -313,6 +313,16 @@ class TpuPoolRule(VersionedRule):
     )
     default_utilization: float = Field(description="gpu_memory_utilization when none is given.")
     kv_heads_pad_to_tp: bool = Field(description="KV heads pad up to TP (else K/V shard on head_dim).")
+    head_dim_multiple: int | None = Field(
+        default=None,
+        ge=1,
+        description="The cache pads each layer's head_dim up to a multiple of this (tpu_inference/utils.py "
+        "get_padded_head_dim); None: head_dim as the config has it.",
+    )
+    head_dims_unpadded: list[int] = Field(
+        default_factory=list,
+        description="head_dim values the cache keeps as they are despite head_dim_multiple (a kernel made for them).",
+    )
     jax_native_architectures: list[str] = Field(
         default_factory=list,
         description="Architectures tpu-inference runs in its own JAX code by default (RoPE computed per call, no "
@@ -522,6 +532,17 @@ class EngineEntry(StrictModel):
     windows_sliding_layers: bool = Field(default=False, description="Pool holds sliding layers windowed.")
     windows_sliding_source: str = Field(default="", description="Where that comes from.")
     kv_heads_pad_to_tp: bool = Field(default=True, description="KV heads pad up to a multiple of TP.")
+    head_dim_multiple: int | None = Field(
+        default=None,
+        ge=1,
+        description="The cache pads each layer's head_dim up to a multiple of this (vllm-tpu: tpu_inference/utils.py "
+        "get_padded_head_dim); None: head_dim as the config has it.",
+    )
+    head_dims_unpadded: list[int] = Field(
+        default_factory=list,
+        description="head_dim values the cache keeps as they are despite head_dim_multiple (a kernel made for them).",
+    )
+    head_dim_source: str | None = Field(default=None, description="Where head_dim_multiple comes from.")
     tp_vocab_padding: int | None = Field(
         default=None,
         description="Tensor parallel shards attention heads, KV heads and the vocabulary padded up to this "

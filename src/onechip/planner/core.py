@@ -603,8 +603,10 @@ def _resolve(request: PlanRequest) -> _Resolved:
             mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype, gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
+    dims = tpu_rule if tpu_rule is not None else rules  # head_dim padding of the cache (vllm-tpu)
     geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
-                           state_bytes_per_gpu=state, mtp_layers=mtp)  # fmt: skip
+                           state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
+                           head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.served_towers(request.multimodal, request.engine_version)
@@ -679,7 +681,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
-        chips = r.devices / r.acc.devices_per_chip if r.acc.devices_per_chip > 1 else r.acc.chips
+        chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
         bandwidth = r.acc.bandwidth_bytes_per_s * chips
     if b.gpu is not None:
         per_sequence = b.gpu.request_bytes_all_gpus
@@ -892,6 +894,8 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
         raise ConfigError(
             f"tensor_parallel_size {tensor_parallel_size} must be between 1 and the {acc.chips} chip(s) of {acc.name}"
         )
+    if acc.kind == "tpu":  # the engine's mesh is TP of the slice's chips; the rest stay idle
+        return tensor_parallel_size
     return acc.chips
 
 

@@ -202,6 +202,8 @@ def kv_geometry(
     family: str | None = None,
     state_bytes_per_gpu: int = 0,
     mtp_layers: int = 0,
+    head_dim_multiple: int = 1,
+    head_dims_unpadded: frozenset[int] = frozenset(),
 ) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
 
@@ -213,6 +215,9 @@ def kv_geometry(
         all ranks.
     state_bytes_per_gpu: a hybrid family's recurrent state per layer on one GPU (planner.recurrent.state_bytes);
         its layers are laid out by hybrid_geometry, with `mtp_layers` full-attention MTP layers after them.
+    head_dim_multiple: attention layers cache head_dim padded up to a multiple of it, except a head_dim in
+        `head_dims_unpadded` (vllm-tpu: tpu_inference/utils.py get_padded_head_dim, applied per layer in
+        runner/kv_cache_manager.py get_kv_cache_spec); 1: as the config has it.
     Returns Geometry. Raises ConfigError naming the field it could not interpret.
     """
     family = family or str(_get(cfg, "model_type", "unknown"))
@@ -244,7 +249,8 @@ def kv_geometry(
 
     owners = _cache_owners(kinds, first_shared, family)
     return _per_layer(cfg, kinds, owners, family, window=window, chunk=chunk, k_eq_v=k_eq_v,
-                      tp=tensor_parallel_size, kv_dtype_bytes=kv_dtype_bytes)  # fmt: skip
+                      tp=tensor_parallel_size, kv_dtype_bytes=kv_dtype_bytes,
+                      dim_multiple=head_dim_multiple, dims_unpadded=head_dims_unpadded)  # fmt: skip
 
 
 def _cache_owners(kinds: list[str], first_shared: int, family: str) -> list[int | None]:
@@ -277,12 +283,17 @@ def _per_layer(
     k_eq_v: bool,
     tp: int,
     kv_dtype_bytes: float,
+    dim_multiple: int = 1,
+    dims_unpadded: frozenset[int] = frozenset(),
 ) -> Geometry:
-    """The LayerKV table: KV heads padded up to a multiple of `tp`, bytes per token for cache owners."""
+    """The LayerKV table: KV heads padded up to a multiple of `tp`, head_dim up to a multiple of `dim_multiple`
+    (unless in `dims_unpadded`), bytes per token for cache owners."""
     layers: list[LayerKV] = []
     raw_heads: set[int] = set()
     for i, kind in enumerate(kinds):
         dim, heads_i = _layer_shape(cfg, kind, family, i)
+        if dim not in dims_unpadded:
+            dim = -(-dim // dim_multiple) * dim_multiple
         raw_heads.add(heads_i)
         padded = -(-heads_i // tp) * tp
         owns = owners[i] is None

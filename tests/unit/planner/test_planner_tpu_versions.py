@@ -29,7 +29,7 @@ def test_the_old_jax_runner_took_utilization_of_what_the_weights_left(tmp_path: 
         max_model_len=4096,
         tensor_parallel_size=4,
         block_size=256,
-        engine_version="0.25.0",
+        engine_version="0.11.0",  # before tpu-inference v0.11.1 (PR #734): the (free x util) rule
         multimodal=False,
     )
     assert old.utilization == 0.9
