@@ -53,6 +53,9 @@ def test_the_per_connection_bytes_are_nccl_2_21_5s() -> None:
     # p2pSendSetup: 'sendSize = sizeof(struct ncclSendMem)', ALIGN_SIZE
     assert _align(MEM_ALIGN + LL + LL128 + SIMPLE) == 10 * MIB
     assert _align(MEM_ALIGN) == 2 * MIB
+    # NCCL's user guide, P2P logging example (NVIDIA/nccl docs/userguide/source/troubleshooting/logging.rst at
+    # 5067397c): 'Allocated shareable buffer 0x... size 10485760' and '... size 2097152', 'via P2P/CUMEM'
+    assert (_align(MEM_ALIGN + LL + LL128 + SIMPLE), _align(MEM_ALIGN)) == (10_485_760, 2_097_152)
 
 
 def test_the_channels_and_communicators_are_the_nvls_rules() -> None:
