@@ -103,6 +103,13 @@ class GpuMemoryRule(VersionedRule):
     )
     non_torch_bytes: int = Field(description="Non-torch memory per GPU at TP=1 (CUDA context etc.), bytes.")
     non_torch_tp_extra_bytes: int = Field(description="Added per GPU at TP >= 2 (NCCL buffers), bytes.")
+    tp_extra_peer_access: bool = Field(
+        default=True,
+        description="The TP >= 2 figure was measured between GPUs with peer access (NVLink), so it holds NCCL's P2P "
+        "ring/tree buffers and the custom all-reduce's; false: measured without (NCCL's SHM transport keeps its "
+        "buffers in host memory and vLLM disables its custom all-reduce), and on a p2p host engines.json `nccl_p2p` "
+        "adds them where it covers the release and the chip (planner.gpu_memory.p2p_buffer_bytes).",
+    )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
     sampler_holds_hidden_states: bool = Field(
@@ -451,6 +458,32 @@ class NcclNvlsRule(VersionedRule):
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
+class NcclP2pRule(VersionedRule):
+    """NCCL's P2P-transport buffers and vLLM's custom all-reduce buffers for one range of vLLM releases (engines.json
+    `nccl_p2p`; planner.gpu_memory.p2p_buffer_bytes), added on hosts whose GPUs have peer access to a memory rule's
+    TP >= 2 figure measured without it (GpuMemoryRule.tp_extra_peer_access false). Per GPU: communicators x
+    channels x connections x (a receive buffer + a send buffer) + the custom all-reduce's buffers, where each
+    channel connects a rank to one peer at TP 2 (ring and tree share it) and to two at TP >= 3 (its ring
+    predecessor, and its tree child, which one host's chain trees take from ring order)."""
+
+    nccl_version: str = Field(description="The nvidia-nccl-cu12 release the torch pinned by these vLLM releases pins.")
+    chips: list[str] = Field(description="Catalog keys of the chips whose boards give NCCL `channels` channels.")
+    channels: int = Field(ge=1, description="The communicator's collective channels on those boards, at TP 2 and 8.")
+    protocol_bytes: tuple[int, int, int] = Field(
+        description="NCCL's per-connection buffer of each protocol, bytes: LL, LL128, SIMPLE (comm->buffSizes)."
+    )
+    connection_mem_bytes: int = Field(ge=0, description="sizeof(ncclRecvMem), the same as sizeof(ncclSendMem), bytes.")
+    ipc_align_bytes: int = Field(ge=1, description="CUDA_IPC_MIN: each side's buffer is rounded up to it, bytes.")
+    communicators: int = Field(ge=1, description="NCCL communicators of the TP group initialized by the profile run.")
+    custom_allreduce_bytes: int = Field(
+        ge=0, description="The custom all-reduce's cudaMalloc'd IPC buffers per GPU, bytes (0: none)."
+    )
+    custom_allreduce_world_sizes: list[int] = Field(
+        default_factory=list, description="TP sizes the custom all-reduce is enabled at (others: it is not)."
+    )
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
 class RocmRule(VersionedRule):
     """What the V1 engine's start-up profiling takes on an AMD card (ROCm/HIP) in place of the CUDA-measured
     terms of the memory rule, for one range of releases (engines.json `rocm_rules`): a captured HIP graph's cost
@@ -652,6 +685,11 @@ class EngineEntry(StrictModel):
     nccl_nvls: list[NcclNvlsRule] = Field(
         default_factory=list,
         description="NCCL's NVLS buffers at TP >= 3 on NVSwitch hosts, by vLLM release (empty or not covered: none).",
+    )
+    nccl_p2p: list[NcclP2pRule] = Field(
+        default_factory=list,
+        description="NCCL's P2P ring/tree and the custom all-reduce's buffers on peer-access hosts, by vLLM release, "
+        "for memory rules whose TP >= 2 figure was measured without peer access (empty or not covered: none).",
     )
     rocm_rules: list[RocmRule] = Field(
         default_factory=list,

@@ -23,6 +23,7 @@ from onechip.catalog.files import (
     HybridStateRule,
     Mxfp4Layout,
     NcclNvlsRule,
+    NcclP2pRule,
     RocmRule,
     TpuPoolRule,
     V0Fallback,
@@ -39,6 +40,7 @@ from onechip.planner.gpu_memory import (
     flashinfer_sampler_bytes,
     marlin_moe_group,
     nvls_bytes,
+    p2p_buffer_bytes,
     select_rule,
     tp_extra_bytes,
     tpu_rope_cache_bytes,
@@ -1218,7 +1220,18 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
     extra, least = tp_extra_bytes(
         _rule(r.rules, request, r.acc), r.rules.nccl_transports, transport, request.tensor_parallel_size
     )
-    return extra + _nvls(r)[0], least
+    p2p = _p2p_buffers(r)[0]
+    return extra + _nvls(r)[0] + p2p, least + p2p
+
+
+def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
+    """NCCL's P2P ring/tree buffers and the custom all-reduce's (planner.gpu_memory.p2p_buffer_bytes) when the ranks
+    share one host with peer access (NCCL transport p2p) and the memory rule's TP >= 2 figure was measured without
+    peer access; (0, None) otherwise."""
+    if (r.request.nccl_transport or "p2p") != "p2p" or _rule(r.rules, r.request, r.acc).tp_extra_peer_access:
+        return 0, None
+    chips = (r.acc.name, r.acc.resolved_as)
+    return p2p_buffer_bytes(r.rules.nccl_p2p, r.request.engine_version, chips, r.request.tensor_parallel_size)
 
 
 def _nvls(r: _Resolved) -> tuple[int, NcclNvlsRule | None]:
@@ -1248,18 +1261,40 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     if found is None:
         return []
     nvls, nvls_rule = _nvls(r)
+    p2p, p2p_rule = _p2p_buffers(r)
     extra, least = _tp_extra(r) or (0, 0)
-    extra -= nvls
+    extra -= nvls + p2p
+    least -= p2p
     given = "as given" if request.nccl_transport else "assumed: one host whose GPUs have peer access; --nccl-transport"
     span = f"{extra / GIB:.2f} GiB" if extra == least else f"{extra / GIB:.2f} GiB (0 - {extra / GIB:.2f})"
+    return (
+        [
+            PlanWarning(
+                code="nccl-transport",
+                message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {transport} ({given}), "
+                f"+{span} per GPU",
+                source=found.source,
+            )
+        ]
+        + _p2p_warnings(request, p2p, p2p_rule)
+        + _nvls_warnings(request, nvls, nvls_rule)
+    )
+
+
+def _p2p_warnings(request: PlanRequest, p2p: int, rule: NcclP2pRule | None) -> list[PlanWarning]:
+    """The P2P ring/tree and custom all-reduce buffers the plan adds to a TP >= 2 figure measured without peer
+    access."""
+    if rule is None or not p2p:
+        return []
     return [
         PlanWarning(
-            code="nccl-transport",
-            message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {transport} ({given}), "
-            f"+{span} per GPU",
-            source=found.source,
+            code="nccl-p2p",
+            message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {rule.nccl_version} P2P ring/tree "
+            f"buffers of {rule.communicators} communicators x {rule.channels} channels and the custom all-reduce's "
+            f"buffers, +{p2p / GIB:.2f} GiB per GPU (this release's TP >= 2 figure was measured without peer access)",
+            source=rule.source,
         )
-    ] + _nvls_warnings(request, nvls, nvls_rule)
+    ]
 
 
 def _nvls_warnings(request: PlanRequest, nvls: int, rule: NcclNvlsRule | None) -> list[PlanWarning]:

@@ -55,6 +55,7 @@ from onechip.catalog.files import (
     FusedMoeBufferRule,
     GpuMemoryRule,
     NcclNvlsRule,
+    NcclP2pRule,
     NcclTransportRule,
     SamplerBackendRule,
     TpuPoolRule,
@@ -968,6 +969,32 @@ def nvls_bytes(
         high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
         if low <= key < high and tensor_parallel_size >= rule.min_ranks and any(c in rule.chips for c in chips):
             return rule.communicators * rule.channels * rule.channel_bytes * tensor_parallel_size, rule
+    return 0, None
+
+
+def p2p_buffer_bytes(
+    rules: Sequence[NcclP2pRule], version: str | None, chips: Sequence[str | None], tensor_parallel_size: int
+) -> tuple[int, NcclP2pRule | None]:
+    """NCCL's P2P ring/tree buffers and vLLM's custom all-reduce buffers per GPU for a tensor-parallel group of one
+    host whose GPUs have peer access (engines.json `nccl_p2p`), with the rule that sized them. Per connection
+    (NVIDIA/nccl src/transport/p2p.cc p2pRecvSetup / p2pSendSetup): the receiver's buffer holds every protocol's
+    buffer and an ncclRecvMem, the sender's an ncclSendMem, each rounded up to CUDA_IPC_MIN; a channel connects a
+    rank to one peer at TP 2 and to two at TP >= 3. (0, None) at TP 1, for a release no rule covers (version None:
+    the newest, past them all) or a chip the rule does not list. chips: the catalog keys the chip goes by."""
+    if version is None or tensor_parallel_size <= 1:
+        return 0, None
+    key = version_key(version)
+    for rule in rules:
+        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
+        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
+        if low <= key < high and any(c in rule.chips for c in chips):
+            align = rule.ipc_align_bytes
+            recv = math.ceil((rule.connection_mem_bytes + sum(rule.protocol_bytes)) / align) * align
+            send = math.ceil(rule.connection_mem_bytes / align) * align
+            peers = 1 if tensor_parallel_size == 2 else 2
+            nccl = rule.communicators * rule.channels * peers * (recv + send)
+            custom = rule.custom_allreduce_bytes if tensor_parallel_size in rule.custom_allreduce_world_sizes else 0
+            return nccl + custom, rule
     return 0, None
 
 
