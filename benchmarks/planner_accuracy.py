@@ -110,7 +110,8 @@ def chip_of(entry: dict[str, Any]) -> str | None:
     if hardware.startswith("CPU"):
         return "cpu"
     for needle, key in CHIPS.items():
-        if re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", hardware):  # whole names: "L4" is not "L40"
+        # whole names: "L4" is not "L40", "RTX 3090" not "RTX 3090 Ti" (another card, resolved by its own name)
+        if re.search(rf"(?<!\w){re.escape(needle)}(?!\w| Ti\b)", hardware):
             return key
     name = hardware.split("(")[0].split(" x ")[0].strip()
     try:
