@@ -42,9 +42,10 @@ def sort_warm_up_bytes(dtype_bytes: int) -> int:
     (vllm/v1/sample/sampler.py 'logits = logits.to(torch.float32)', none for an fp32 model); apply_top_k_top_p's
     'logits.sort(dim=-1)' outputs, fp32 values and int64 indices (vllm/v1/sample/ops/topk_topp_sampler.py); and
     inside the sort (torch aten/src/ATen/native/cuda/SortStable.cu launch_stable_sort_kernel: a vocab above 4,096 and
-    128 or more rows take segmented_sort_pairs) the int64 reverse_indices it allocates and CUB
-    DeviceSegmentedRadixSort::SortPairs' temporary storage, which holds an alternate key and value buffer (fp32,
-    int64) when the caller's buffers may not be overwritten."""
+    128 or more rows take segmented_sort_pairs) the int64 reverse_indices it allocates and the temporary storage of
+    CUB DeviceSegmentedRadixSort::SortPairs, which torch calls with separate in and out buffers (aten/src/ATen/cuda/
+    cub.cuh segmented_sort_pairs, not the DoubleBuffer form), so CUB adds an alternate key and value buffer (fp32,
+    int64)."""
     return dtype_bytes + (0 if dtype_bytes == 4 else 4) + (4 + 8) + 8 + (4 + 8)
 
 
