@@ -47,7 +47,12 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes, version_key
+from onechip.planner.gpu_memory import (
+    deepstack_buffer_bytes,
+    rotary_cache_bytes,
+    tpu_rope_cache_bytes,
+    version_key,
+)
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
 from onechip.schemas.common import GIB
@@ -328,8 +333,11 @@ def engine_refusal_matches(entry: dict[str, Any], message: str) -> bool:
 def weights_of(
     entry: dict[str, Any], gpus: int, config: dict[str, Any], out_of_sample: bool = False
 ) -> tuple[int | None, str]:
-    """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP), less the RoPE cache every
-    GPU loads beside the weights (the planner adds it back: planner.gpu_memory.rotary_cache_bytes)."""
+    """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP), less the buffers every GPU loads
+    beside the weights, which the planner adds back: the RoPE cache (planner.gpu_memory.rotary_cache_bytes) and, where
+    the vision tower is served (a config with vision_config: predict plans it multimodal), Qwen3-VL's DeepStack
+    buffers (planner.gpu_memory.deepstack_buffer_bytes, made in the model's __init__ on the GPU, so 'Model loading
+    took' counts them), sized at the log's max_num_batched_tokens (not subtracted where the log does not state it)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     if out_of_sample:
@@ -341,6 +349,9 @@ def weights_of(
     dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
     if any(word in entry["engine"] for word in ("GPU", "CUDA", "ROCm")):  # vLLM on ROCm loads the same RoPE caches
         buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
+        batched = entry["engine_args"].get("max_num_batched_tokens")
+        if "vision_config" in config and batched:
+            buffers += deepstack_buffer_bytes(config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched)
     engine, version = engine_of(entry)
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
         rule = next(
