@@ -8,7 +8,8 @@ context, where attention's share shows, without queueing). A run with one client
 second context at several clients is accepted too (published grids often look so). Any other measured cells
 may be added; more cells, better fit.
 
-The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive), the residuals being the
+The fit is Levenberg-Marquardt on the logarithm of each term (terms stay positive; the device terms stay above
+the chip's roofline, _floors: no chip beats its datasheet bandwidth or peak), the residuals being the
 relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
 simulation runs exactly the measured run's workload), each weighted by the inverse of its figure's
 measurement noise (_figure_weights: TTFT re-measures 3x less tightly than tok/s and TPOT), plus a weak pull
@@ -25,6 +26,7 @@ from datetime import UTC, datetime
 
 from onechip import catalog
 from onechip.errors import ConfigError
+from onechip.planner import rules
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchRun, CellResult
@@ -49,6 +51,8 @@ PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak
 STEP = 0.05  # finite-difference step in log(term)
 PINNED = 0.02  # |d figure / d log term| above which a term counts as pinned by the cells
 MAX_ITERATIONS = 15
+# dtypes whose matmuls run no faster than the chip's bf16 dense peak (steptime._peak_flops' fallback)
+FLOAT_DTYPES = frozenset({"bfloat16", "float16", "half", "float32", "float"})
 # Shares of the busiest cell's slowdown the fit's starting points put on the engine (the rest on the API server)
 START_SHARES = (1.0, 0.0)
 
@@ -133,8 +137,38 @@ def _dot(a: Vector, b: Vector) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
-def _terms(start: StepTerms, x: Vector) -> StepTerms:
-    return StepTerms(**{name: getattr(start, name) * math.exp(v) for name, v in zip(TERMS, x, strict=True)})
+def _terms(start: StepTerms, x: Vector, floors: dict[str, float] | None = None) -> StepTerms:
+    """The terms at log-offsets `x` from `start`. A term with a floor (_floors) is its floor plus an excess
+    scaled by exp(x): floor + (start - floor) x exp(x), the start's excess at least a tenth of the floor, so
+    the fit moves smoothly down to the floor and never below it. (A hard clamp, max(floor, start x exp(x)),
+    leaves the fits where no floor binds as they were but lands the gce v6e-1 fit in a worse place: corpus
+    calibrated MAPE 12.3 / 35.2 / 10.6% against 12.1 / 33.5 / 9.7% with this form.)"""
+    values = {}
+    for name, v in zip(TERMS, x, strict=True):
+        low = (floors or {}).get(name, 0.0)
+        values[name] = low + max(getattr(start, name) - low, 0.1 * low) * math.exp(v)
+    return StepTerms(**values)
+
+
+def _floors(plan: Plan) -> dict[str, float]:
+    """Lower bounds of the device terms: the roofline's (steptime.roofline_priors): the weights read and each
+    cached token's KV read at the chip's datasheet bandwidth, and a token's 2 FLOPs per streamed parameter at the
+    dense peak of the dtype it computes in. No chip streams faster than its bandwidth or computes faster than its
+    peak, so a fit below them trades a term its cells cannot pin for another (gce v6e-1 grid, STEP_MODEL 5, no
+    one-client long-context cell: per_token_s 2.72e-6 s, 0.55 x the roofline's 4.97e-6, the prefill put on the
+    quadratic attention term; the one-client sweep's TTFT then came out 60-66% low). The compute bound only where
+    the roofline's peak is the served dtype's (16/32-bit floats on the bf16 peak, int8 on a chip with an int8
+    peak): an fp8 or fp4 checkpoint may compute faster than the bf16 peak the roofline falls back to. {} without a
+    roofline (chip figures missing)."""
+    try:
+        prior = roofline_priors(plan)
+    except ConfigError:
+        return {}
+    names = ["weights_s", "per_kv_token_s"]
+    chip = rules.accelerator(plan.chip)
+    if plan.dtype in FLOAT_DTYPES or (plan.dtype == "int8" and chip.peak_int8_tops):
+        names.append("per_token_s")
+    return {name: getattr(prior, name) for name in names}
 
 
 def _residuals(
@@ -236,15 +270,16 @@ def calibrate(
         return [w * r for w, r in zip(weights, residuals(terms), strict=True)]
 
     fits = []
+    floors = _floors(plan)
     for engine_share in START_SHARES:
         start = _start(plan, chosen, engine_share)
 
         def f(x: Vector, start: StepTerms = start) -> Vector:
             """Data residuals followed by the pull towards the start (x = 0)."""
-            return weighted(_terms(start, x)) + [PULL * v for v in x]
+            return weighted(_terms(start, x, floors)) + [PULL * v for v in x]
 
         x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
-        fits.append((_dot(data := weighted(_terms(start, x)), data), _terms(start, x), cols))
+        fits.append((_dot(data := weighted(_terms(start, x, floors)), data), _terms(start, x, floors), cols))
     _, terms, cols = min(fits, key=lambda fit: fit[0])
     rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
     pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]

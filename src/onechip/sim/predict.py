@@ -30,7 +30,16 @@ from onechip.sim.steptime import budget_tokens, step_model
 # Jitter on top (CellSimulation jitter, `corpus --jitter`) is left off: 13.1 / 107.2 / 9.7 with drawn phases,
 # 16.4 / 87.7 / 16.5 with streams together (the fit again buys TTFT with a slower API server). Drawn phases cost
 # the ramp-up bench's simultaneous start gives: the 16,000-token knee and overflow cells (c = 40-112) come out
-# 27% low in TTFT against 8% with streams together.
+# 27% low in TTFT against 8% with streams together. (The figures above are from before the fit's roofline floors,
+# calibrate._floors; with them, drawn phases give 12.1 / 33.5 / 9.7.) What streams together would need: with the
+# terms of a drawn-phase fit (gemma4dev v6e-1), predicting the gce and gke grids (22 cells) with streams together
+# gives 6.6 / 47.8 / 10.0% against 10.9 / 41.6 / 10.8% with drawn phases, and 6.6 / 28.4 / 9.8% if a step that
+# prefills beside decodes were charged its real tokens rather than the TPU runner's padded bucket (1,031 tokens
+# run as 2,048): in the simulation that padding makes every short prefill a long step, the prefills clump and the
+# waves never dissolve (gke 1,024 x 8: TTFT 61 ms against 24.8 measured, 31 ms unpadded). The runner does pad
+# (tpu-inference runner/utils.py get_token_paddings), so the padding is kept until a measured step time at a
+# mixed batch says what a padding row costs; and refitted with streams together the gce grids' TTFT (81-85 ms
+# at 128 x 8) buys a slower API server again (with unpadded mixed steps and the floors: 13.3 / 88.1 / 13.7%).
 START_SPREAD_S: float | None = None
 
 

@@ -11,9 +11,10 @@ from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.sim import StepTerms
 from onechip.sim import calibrate
-from onechip.sim.calibrate import _figure_weights
+from onechip.sim.calibrate import TERMS, _figure_weights, _floors, _terms
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
+from onechip.sim.steptime import roofline_priors
 
 # what a small CPU engine might do; the fit never sees these numbers, only cells simulated with them
 TRUE = StepTerms(
@@ -151,3 +152,30 @@ def test_the_fit_weighs_each_figure_by_its_measurement_noise():
     ]  # fmt: skip
     weights = _figure_weights(cells)
     assert weights == pytest.approx([0.088 / 0.094, 0.088 / 0.26, 1.0, 0.088 / 0.094, 1.0])
+
+
+def test_device_terms_stay_above_the_roofline(seed_plan):
+    """The fit cannot put a device term below what the chip's datasheet allows (calibrate._floors: the roofline
+    of steptime.roofline_priors, v5e: 819 GB/s, 197 bf16 TFLOPS in accelerators.json), however far the data
+    pull it: the gce v6e-1 grid's fit put per_token_s at 0.55 x the roofline before."""
+    roof = roofline_priors(seed_plan)
+    floors = _floors(seed_plan)
+    assert floors == {
+        "weights_s": roof.weights_s,
+        "per_kv_token_s": roof.per_kv_token_s,
+        "per_token_s": roof.per_token_s,
+    }
+    start = roof.model_copy(update={"fixed_s": 1e-3, "per_token_s": 0.5 * roof.per_token_s})
+    low = _terms(start, [-12.0] * len(TERMS), floors)
+    for name, floor in floors.items():
+        assert getattr(low, name) >= floor
+    assert low.per_token_s == pytest.approx(roof.per_token_s, rel=1e-4)  # pulled down to the floor, not below
+    assert _terms(start, [0.0] * len(TERMS), floors).per_token_s == pytest.approx(1.1 * roof.per_token_s)
+    above = start.model_copy(update={"per_token_s": 2.0 * roof.per_token_s})
+    assert _terms(above, [0.0] * len(TERMS), floors).per_token_s == pytest.approx(above.per_token_s)
+
+
+def test_no_compute_floor_for_a_dtype_faster_than_the_bf16_peak(seed_plan):
+    """An fp8 checkpoint may compute faster than the bf16 peak the roofline falls back to: no per_token_s floor."""
+    assert "per_token_s" not in _floors(seed_plan.model_copy(update={"dtype": "fp8"}))
+    assert "weights_s" in _floors(seed_plan.model_copy(update={"dtype": "fp8"}))
