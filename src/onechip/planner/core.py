@@ -583,6 +583,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_kv_pool(acc, request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
+    _devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size)  # the slice's bound is said first
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
