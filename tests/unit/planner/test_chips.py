@@ -212,3 +212,17 @@ def test_a_name_that_says_its_board_never_resolves_to_the_other_board(tmp_path: 
         for chip in ("H100 SXM", "H100 PCIe 80GB")
     }
     assert "nccl-nvls" in codes["H100 SXM"] and "nccl-nvls" not in codes["H100 PCIe 80GB"]
+
+
+def test_tpu_names_as_written_and_a_slice_the_catalog_lacks() -> None:
+    # README and corpus.json call Ironwood 'TPU v7x' ('tpu7x (TPU v7x 'Ironwood') x 1'); the catalog key is tpu7x-1
+    for spelling in ("v7x", "v7x-1", "TPU v7x", "tpu-v7x", "tpu7x"):
+        assert accelerator(spelling).kind == "tpu" and accelerator(spelling).resolved_as == "tpu7x-1", spelling
+    # a TPU slice not in accelerators.json used to get the GPU database's hint (gpu:<size>GiB); it names the TPUs
+    tpus = sorted(k for k, e in catalog.accelerators().accelerators.items() if e.kind == "tpu")
+    for spelling in ("v7x-8", "tpu7x-8", "v5e-16", "TPU v4"):
+        with pytest.raises(ConfigError, match="no TPU of that name or slice") as info:
+            accelerator(spelling)
+        assert ", ".join(tpus) in str(info.value) and "gpu:<size>GiB" not in str(info.value)
+    with pytest.raises(ConfigError, match=r"gpu:<size>GiB"):  # a bare number is no TPU name
+        accelerator("3060")
