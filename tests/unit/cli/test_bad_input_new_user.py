@@ -276,3 +276,10 @@ def test_every_v0_fallback_trigger_is_worded() -> None:
     from onechip.planner.core import _V0_TRIGGER_WORDS
 
     assert set(get_args(V0Fallback.model_fields["trigger"].annotation)) == set(_V0_TRIGGER_WORDS)
+
+
+@pytest.mark.parametrize("model", ["", "  "])
+def test_an_empty_model_is_said_empty_not_read_as_the_working_directory(run, model: str) -> None:
+    # Path('') is '.': `plan "" --chip h100` used to answer '.: no config.json', naming a directory nobody gave
+    line = one_error_line(run, "plan", model, "--chip", "h100")
+    assert line.startswith("MODEL is empty: give a local checkpoint directory"), line
