@@ -582,6 +582,12 @@ class EngineEntry(StrictModel):
         "multiple, each by plain division: a TP size that divides none is refused (None: no such check).",
     )
     tp_sharding_source: str = Field(default="", description="Where the TP sharding rule comes from.")
+    tp_heads_divide: bool = Field(
+        default=False,
+        description="Without tp_vocab_padding: the attention heads alone must divide by the TP size (vLLM core's "
+        "config check), a TP size that does not is refused.",
+    )
+    tp_heads_divide_source: str = Field(default="", description="Where tp_heads_divide comes from.")
     outside_cap_needed_bytes: int | None = Field(default=None, description="Memory to leave outside cap.")
     outside_cap_source: str = Field(default="", description="Where that comes from.")
     quantization_methods: list[str] = Field(

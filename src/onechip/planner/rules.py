@@ -119,14 +119,15 @@ class EngineRules(EngineEntry):
                 )
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
-        """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
+        """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set; the attention heads
+        alone where `tp_heads_divide` is, as on vllm-tpu), in the order the
         engine checks: attention heads (config check before any worker starts), the vocabulary padded up to
         `tp_vocab_padding` (the embedding, built first), KV heads (split when >= TP, else replicated TP / heads
         times). vLLM: ModelConfig.verify_with_parallel_config, VocabParallelEmbedding (pad_vocab_size then
         divide), QKVParallelLinear (divide). Raises ConfigError in one line naming the field and the engine's
         own message; the corpus's Qwen3-14B at TP 5 fails on '151936 is not divisible by 5'."""
         tp, pad = tensor_parallel_size, self.tp_vocab_padding
-        if pad is None or tp <= 1:
+        if (pad is None and not self.tp_heads_divide) or tp <= 1:
             return
         where = f"tensor_parallel_size {tp} ({self.name})"
         heads = text.get("num_attention_heads")
@@ -135,6 +136,8 @@ class EngineRules(EngineEntry):
                 f"{where}: num_attention_heads {heads} is not divisible by it; the engine refuses "
                 f"('Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})')"
             )
+        if pad is None:  # the heads alone (engines.json tp_heads_divide): vLLM core's check, as on vllm-tpu
+            return
         vocab = text.get("vocab_size")
         if isinstance(vocab, int) and -(-vocab // pad) * pad % tp:
             padded = -(-vocab // pad) * pad

@@ -225,6 +225,8 @@ def from_hub(repo_id: str) -> ModelSource:
 
 def resolve(model: str) -> ModelSource:
     """Resolve MODEL (directory, catalog name / Hub id in the catalog, or Hub id). See module doc."""
+    if not model.strip():  # Path('') is '.', which would be read as the working directory
+        raise ConfigError("MODEL is empty: give a local checkpoint directory, a catalog name or a Hub id (owner/name)")
     path = Path(model).expanduser()
     if path.is_dir():
         return from_local_dir(path)

@@ -63,8 +63,9 @@ DEFAULT_CONTAINER = "onechip-vllm"
 IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai"}
 
 
-# a release number: 0.19.0, 0.10.1.1, 0.8.5.post1 (PyPI's vllm releases; git tags v0.10.1.1, v0.8.5.post1)
-_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)$")
+# a release number: 0.19.0, 0.10.1.1, 0.8.5.post1 (PyPI's vllm releases; git tags v0.10.1.1, v0.8.5.post1), with
+# a PEP 440 local label naming its build ('0.8.5+cu118': vLLM's per-CUDA release wheels), not a commit ('+g<sha>')
+_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+(?!g[0-9a-f]{7,40}$)[0-9a-z.]+)?$", re.IGNORECASE)
 
 
 def image_release(plan: Plan) -> str:

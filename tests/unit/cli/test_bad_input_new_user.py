@@ -229,6 +229,11 @@ SHA = "43b4aaea3c6d0e5f1a2b3c4d5e6f708192a3b4c5"  # a 40-hex commit, as a dev bu
         # releases run their own image, without the warning (0.10 is planned as 0.10.0; a post release is one)
         ("0.10", "vllm/vllm-openai:v0.10.0", None),
         ("0.8.5.post1", "vllm/vllm-openai:v0.8.5.post1", None),
+        # a release's local build label (PEP 440 '+cu118', as vLLM's per-CUDA wheels are named) is that release:
+        # it used to run the newest image (v0.32.0) under a plan sized by 0.8.x's rules
+        ("0.8.5+cu121", "vllm/vllm-openai:v0.8.5", None),
+        # a commit after a release number is a build of that commit, not the release
+        ("0.8.5+g43b4aaea3", "vllm/vllm-openai:v0.32.0", "--image vllm/vllm-openai:nightly-<the full 40-character"),
     ],
 )  # fmt: skip
 def test_up_runs_the_image_of_a_dev_build_or_says_exactly_what_runs(run, version, image, said) -> None:
@@ -276,3 +281,10 @@ def test_every_v0_fallback_trigger_is_worded() -> None:
     from onechip.planner.core import _V0_TRIGGER_WORDS
 
     assert set(get_args(V0Fallback.model_fields["trigger"].annotation)) == set(_V0_TRIGGER_WORDS)
+
+
+@pytest.mark.parametrize("model", ["", "  "])
+def test_an_empty_model_is_said_empty_not_read_as_the_working_directory(run, model: str) -> None:
+    # Path('') is '.': `plan "" --chip h100` used to answer '.: no config.json', naming a directory nobody gave
+    line = one_error_line(run, "plan", model, "--chip", "h100")
+    assert line.startswith("MODEL is empty: give a local checkpoint directory"), line

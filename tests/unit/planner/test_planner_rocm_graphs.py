@@ -172,3 +172,23 @@ def test_the_sweep_logs_non_torch_spread_past_the_measured_range() -> None:
         "mi300x-gemma4-12b-w4a16-len32768-v0311": 1.6,  # 9.78 - 8.18
         "mi300x-gemma4-26b-a4b-len32768-v0311": 3.58,  # 52.12 - 48.54 (bf16 MoE, TritonExperts)
     }
+
+
+def test_an_amd_card_before_the_ruled_releases_says_it_is_planned_on_cuda_figures(tmp_path: Path) -> None:
+    # The terms stay the memory rule's (test above), but a user planning an MI300X or a W7900 for vLLM 0.28 or
+    # the V0 engine must not read the plan as ruled for ROCm: the warning names the releases rocm_rules cover and
+    # what ROCm took there (engines.json rocm_rules: 2,210,644 - 2,243,541 B a HIP graph, 1.64 - 3.15 GiB).
+    model = str(smollm2_checkpoint(tmp_path / "smollm2"))
+    for version, graphs in (("0.28.0", True), ("0.4.1", False)):  # V0 captures its graphs after sizing the pool
+        old = plan_model(model, "radeon-pro-w7900", "vllm-gpu", max_model_len=2048, engine_version=version)
+        (warning,) = [w for w in old.warnings if w.code == "rocm-not-ruled"]
+        assert f"on vLLM {version}: no engines.json rocm_rules cover it (they cover 0.29.0 and later" in warning.message
+        assert "1.64 - 3.15 GiB of non-torch memory at TP 1" in warning.message
+        assert ("2.11 - 2.14 MiB per captured HIP graph" in warning.message) is graphs
+    eager = plan_model(model, "mi300x", "vllm-gpu", max_model_len=2048, engine_version="0.28.0", enforce_eager=True)
+    (warning,) = [w for w in eager.warnings if w.code == "rocm-not-ruled"]
+    assert "HIP graph" not in warning.message
+    # a ruled release, and an NVIDIA card, say nothing of the kind
+    for chip, version in (("mi300x", "0.29.0"), ("h100", "0.28.0")):
+        plan = plan_model(model, chip, "vllm-gpu", max_model_len=2048, engine_version=version)
+        assert not [w for w in plan.warnings if w.code == "rocm-not-ruled"]

@@ -108,3 +108,23 @@ def test_tp_below_the_slice_takes_tp_chips(tmp_path: Path) -> None:
     assert plan.kv_tokens == pytest.approx(logged["kv_cache_tokens"], rel=0.001)
     given, _ = _plan(tmp_path / "pool", "tpu-v6e2-qwen25-1.5b-tp2-util080-len1024-v0111", "v6e-8", given_pool=True)
     assert given.kv_tokens == pytest.approx(logged["kv_cache_tokens"], rel=0.0001)
+
+
+def test_a_tp_that_does_not_divide_the_attention_heads_is_refused_on_tpu(tmp_path: Path) -> None:
+    # Since TP may now be fewer than a slice's chips, TP 3 or 8 of a v6e-8 is a plan a user asks for. vLLM core's
+    # ModelConfig.verify_with_parallel_config (vllm/config/model.py, run by VllmConfig on every platform) refuses
+    # 'Total number of attention heads (12) must be divisible by tensor parallel size (8)' before tpu-inference
+    # starts (engines.json vllm-tpu tp_heads_divide). Qwen2.5-1.5B-Instruct's published config: 12 heads, 2 KV.
+    from onechip.errors import ConfigError
+
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.json").read_text())
+    assert (config["num_attention_heads"], config["num_key_value_heads"]) == (12, 2)
+    path = str(sized_checkpoint(tmp_path / "qwen", config, 3 * 10**9))
+    for tp in (8, 5):
+        with pytest.raises(ConfigError, match=rf"num_attention_heads 12 is not divisible by it.*\({tp}\)'\)$"):
+            plan_model(path, "v6e-8", "vllm-tpu", tensor_parallel_size=tp, max_model_len=1024)
+    # a TP beyond the slice is said as that, before the heads
+    with pytest.raises(ConfigError, match=r"^tensor_parallel_size 8 must be between 1 and the 4 chip\(s\) of v6e-4$"):
+        plan_model(path, "v6e-4", "vllm-tpu", tensor_parallel_size=8, max_model_len=1024)
+    # TP 4 divides the 12 heads; the 2 KV heads pad up to 4 (get_padded_num_heads), no KV-head check on TPU
+    assert plan_model(path, "v6e-8", "vllm-tpu", tensor_parallel_size=4, max_model_len=1024).devices == 4
