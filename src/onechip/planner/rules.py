@@ -169,16 +169,16 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
     return DTYPE_BYTES[kv_cache_dtype]
 
 
-def accelerator(name: str) -> Accelerator:
+def accelerator(name: str, option: str = "--chip") -> Accelerator:
     """The chip `name` names: a catalog key, `gpu:<size>GiB`, `local`, or any card by the names people write
-    (planner.chips). Raises ConfigError when nothing matches."""
+    (planner.chips). Raises ConfigError when nothing matches, naming `option`, the flag the name came by."""
     entries = catalog.accelerators().accelerators
     if name in entries:
         return Accelerator(name=name, **chips.catalog_entry(name))
     if name.lower().startswith("gpu:"):
         return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
     if name == "local":
-        card, entry = chips.local_entry()
+        card, entry = chips.local_entry(option)
         count = int(entry.pop("host_cards"))
         try:
             found = accelerator(card) if card else None
@@ -188,7 +188,7 @@ def accelerator(name: str) -> Accelerator:
             resolved = f"{card} -> {found.resolved_as or found.name}"
             return found.model_copy(update={"name": name, "resolved_as": resolved, "host_cards": count})
         return Accelerator.model_validate({"name": name, "resolved_as": card, "host_cards": count, **entry})
-    where, key = chips.find(name)
+    where, key = chips.find(name, option)
     entry = chips.catalog_entry(key) if where == "catalog" else chips.database_entry(key)
     return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})
 

@@ -1,0 +1,28 @@
+"""Regression tests for the items the 2026-12-02 closing note listed as noticed and not fixed, and for what a
+new user's bad inputs turned up afterwards: each a one-line error naming what the user typed, or a value
+printed as the user wrote it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factories import one_error_line
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def test_an_unknown_chip_names_the_flag_it_came_by(run) -> None:
+    # advise takes --chips (a list); plan takes --chip: the shared resolver named --chip for both
+    line = one_error_line(run, "advise", "google/gemma-4-E2B-it", "--chips", "v5e-1,nonexistent")
+    assert line.startswith("unknown chip 'nonexistent' (--chips):") and "or --chips local" in line
+    assert "--chip)" not in line and "--chip " not in line
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "nonexistent")
+    assert line.startswith("unknown chip 'nonexistent' (--chip):") and "or --chip local" in line
