@@ -26,3 +26,13 @@ def test_an_unknown_chip_names_the_flag_it_came_by(run) -> None:
     assert "--chip)" not in line and "--chip " not in line
     line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "nonexistent")
     assert line.startswith("unknown chip 'nonexistent' (--chip):") and "or --chip local" in line
+
+
+@pytest.mark.parametrize(("typed", "printed"), [("30", "30"), ("2.5", "2.5"), ("0.75", "0.75")])
+def test_cpu_offload_gb_is_printed_as_typed(run, typed: str, printed: str) -> None:
+    # the float field held 30.0 and the command said --cpu-offload-gb 30.0 where the user wrote 30
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--cpu-offload-gb", typed)
+    assert code == 0, err
+    said = [line.split("#")[0].strip() for line in out.splitlines() if "--cpu-offload-gb" in line]
+    assert f"--cpu-offload-gb {printed}" in said, said  # the serve flag's own line
+    assert f"--cpu-offload-gb {printed}.0" not in out
