@@ -47,7 +47,7 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes, version_key
+from onechip.planner.gpu_memory import rotary_cache_bytes, tpu_rope_cache_bytes
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
 from onechip.schemas.common import GIB
@@ -335,11 +335,7 @@ def weights_of(
         buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
     engine, version = engine_of(entry)
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
-        rule = next(
-            r
-            for r in engine_rules(engine).pool_rules
-            if version_key(r.min_version or "0.0.0") <= version_key(version) < version_key(r.max_version or "999.0.0")
-        )
+        rule = next(r for r in engine_rules(engine).pool_rules if r.covers(version))
         max_len = entry["engine_args"]["max_model_len"]
         buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
     return int((logged * GIB - buffers) * gpus), "logged x TP"

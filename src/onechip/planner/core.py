@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule, V0Fallback
+from onechip.catalog.files import GpuMemoryRule, HybridStateRule, Mxfp4Layout, TpuPoolRule, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
@@ -30,7 +30,6 @@ from onechip.planner.gpu_memory import (
     select_rule,
     tp_extra_bytes,
     tpu_rope_cache_bytes,
-    version_key,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
@@ -887,11 +886,8 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
     """The TPU pool rule for request.engine_version (None: no version given, the engine's own fields hold)."""
     if not rules.pool_rules or request.engine_version is None:
         return None
-    key = version_key(request.engine_version)
     for rule in rules.pool_rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high:
+        if rule.covers(request.engine_version):
             return rule
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
 
@@ -1211,15 +1207,10 @@ def _mxfp4_layouts(
     engines.json mxfp4_layouts by the card's architecture and the rows' version ranges. `wheel`: a pip install,
     which before a row's wheel_from lacks what that backend needs and loads the other one."""
     arch = acc.architecture if acc.kind == "gpu" else None
-    key = version_key(version or rules.release or "0.0.0")
+    release = version or rules.release or "0.0.0"
+    key = version_key(release)
     rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
-
-    def covers(layout: Mxfp4Layout) -> bool:
-        low = version_key(layout.min_version) if layout.min_version else (0, 0, 0)
-        high = version_key(layout.max_version) if layout.max_version else (10**6, 0, 0)
-        return low <= key < high
-
-    default = next((layout for layout in rows if layout.when == "default" and covers(layout)), None)
+    default = next((layout for layout in rows if layout.when == "default" and layout.covers(release)), None)
     other = next((layout for layout in rows if default is not None and layout.backend != default.backend), None)
     if wheel and default is not None and default.wheel_from and key < version_key(default.wheel_from) and other:
         return other, default

@@ -13,10 +13,9 @@ from typing import Any
 from pydantic import Field
 
 from onechip import catalog
-from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback
+from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import chips
-from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
 
 
@@ -235,7 +234,6 @@ def v0_fallback(
     cores arrived with 8.0 (the card's native_formats, catalog/accelerators.json architecture_formats)."""
     if version is None or acc.kind != "gpu":
         return None
-    key = version_key(version)
     amd = acc.manufacturer == "AMD"  # ROCm: capability from the gfx arch, never below 9.0 (gpu_served_dtype)
     present = {
         "rocm": amd,
@@ -246,7 +244,6 @@ def v0_fallback(
         "cpu_offload": cpu_offload,
     }
     for fallback in rules.v0_fallbacks:
-        in_range = version_key(fallback.min_version) <= key < version_key(fallback.max_version)
-        if in_range and present[fallback.trigger]:
+        if fallback.covers(version) and present[fallback.trigger]:
             return fallback
     return None
