@@ -36,3 +36,18 @@ def test_cpu_offload_gb_is_printed_as_typed(run, typed: str, printed: str) -> No
     said = [line.split("#")[0].strip() for line in out.splitlines() if "--cpu-offload-gb" in line]
     assert f"--cpu-offload-gb {printed}" in said, said  # the serve flag's own line
     assert f"--cpu-offload-gb {printed}.0" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("cost", "--chip", "tpu7x", "--output-tok-per-s", "100"),
+        ("prices", "--chip", "tpu7x"),  # an alias, as cost takes it (prices did not resolve aliases)
+    ],
+)
+def test_tpu7x_has_no_price_and_says_why(run, argv) -> None:
+    # no public list price exists (cloud.google.com/tpu/docs/tpu7x: GKE only, 'contact your account team'):
+    # the one line says so rather than only listing the priced chips, and no price is made up
+    line = one_error_line(run, *argv)
+    assert "'tpu7x-1'" in line and "Google publishes no list price for TPU7x" in line
+    assert "contact your account team" in line and "onechip prices refresh" in line
