@@ -938,6 +938,27 @@ class ConfigDefaultsFile(_File):
     model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
 
 
+class ArchitectureRelease(StrictModel):
+    """When vLLM's model registry first names one architecture, over the releases read (vllm_architectures.json)."""
+
+    first_in: str = Field(description="The oldest release read whose registry names it.")
+    absent_in: str | None = Field(
+        description="The newest release read before first_in whose registry does not; None: the oldest release "
+        "read already names it, so its first release is not known."
+    )
+    source: str = Field(description="The registry dict read in first_in (and absent from absent_in's).")
+
+
+class VllmArchitecturesFile(_File):
+    date: str = Field(description="ISO date it was generated.")
+    registry_source: str = Field(description="The registry dict and file read in each release.")
+    releases_read: list[str] = Field(description="The releases whose sources were read, oldest first.")
+    releases_not_read: dict[str, str] = Field(
+        default_factory=dict, description="Releases on PyPI whose sources were not read, with why."
+    )
+    architectures: dict[str, ArchitectureRelease] = Field(description="First release by architecture name.")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -949,6 +970,7 @@ FILES: dict[str, type[StrictModel]] = {
     "billing_skus": BillingSkusFile,
     "gpus": GpusFile,
     "config_defaults": ConfigDefaultsFile,
+    "vllm_architectures": VllmArchitecturesFile,
 }
 
 

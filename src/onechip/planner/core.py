@@ -519,7 +519,7 @@ class _Resolved:
     geometry: Geometry
     block: int
     components: dict[str, int]
-    quant_notes: list[PlanWarning]
+    notes: list[PlanWarning]  # said while resolving: architecture releases, quantization, MXFP4 layouts
 
     @property
     def weights(self) -> int:
@@ -545,6 +545,11 @@ class _Budget:
     binding: str
 
 
+_ARCHITECTURES_SOURCE = (
+    "catalog/vllm_architectures.json (scripts/gen_vllm_architectures.py): the releases whose model registry was read"
+)
+
+
 def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
@@ -566,7 +571,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_prompt_embeds(request)
     _check_block_size(rules, request)
     _check_kv_pool(acc, request)
-    rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
+    arch_notes = rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -596,7 +601,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.served_towers(request.multimodal, request.engine_version)
     online_fp8 = _online_fp8(request, src.config, rules)
-    notes = _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    notes = [
+        PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
+    ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     mxfp4 = None
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
@@ -610,7 +617,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4),
-        quant_notes=notes,
+        notes=notes,
     )  # fmt: skip
 
 
@@ -656,7 +663,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r)
-    warnings += r.quant_notes
+    warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 

@@ -7,6 +7,7 @@ logic that turns a rule into a value (block size from max model len, KV element 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,10 +105,15 @@ class EngineRules(EngineEntry):
             return tuple(self.loads_towers)
         return ()
 
-    def check_architectures(self, architectures: Any, engine_version: str | None) -> None:
-        """Refuse an architecture this engine no longer serves at `engine_version` (None: the newest release):
-        engines.json `removed_architectures` names the last release that served each (vLLM's registry keeps them
-        in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up)."""
+    def check_architectures(self, architectures: Any, engine_version: str | None) -> list[str]:
+        """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release):
+        one it no longer serves (engines.json `removed_architectures` names the last release that served each;
+        vLLM's registry keeps them in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up), or one its
+        model registry did not name yet (catalog/vllm_architectures.json, generated from the sources of each
+        release). Returns, for each architecture whether that release serves cannot be told (older than the
+        oldest release read, or between two releases read with one not read between them), a sentence saying so.
+        """
+        notes = []
         for arch in architectures if isinstance(architectures, list) else []:
             last = self.removed_architectures.get(str(arch))
             if last is not None and (engine_version is None or version_key(engine_version) > version_key(last)):
@@ -116,6 +122,10 @@ class EngineRules(EngineEntry):
                     f"{arch} is not served by {said}: vLLM {last} was the last release with it "
                     f"({self.removed_architectures_source}); plan it with --engine-version {last} or older"
                 )
+            note = _first_release(str(arch), engine_version)
+            if note is not None:
+                notes.append(note)
+        return notes
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
         """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set), in the order the
@@ -148,6 +158,54 @@ class EngineRules(EngineEntry):
                 f"{where}: num_key_value_heads {kv} neither divides by it nor divides it; the engine fails at "
                 f"load ('{num} is not divisible by {den}')"
             )
+
+
+_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
+    '0.10.1' and '0.6.1'): the releases vllm_architectures.json names."""
+    fourth = _FOURTH.match(version.strip())
+    return (*version_key(version), int(fourth.group(1)) if fourth else 0)
+
+
+def _first_release(arch: str, engine_version: str | None) -> str | None:
+    """Refuse `arch` on a vLLM release before its model registry named it (catalog/vllm_architectures.json);
+    a sentence when that cannot be told (older than the oldest release read that names it, with no release
+    read before without it; or after the newest release read without it and before the first read with it, a
+    release between them not read); None otherwise, or for an architecture no release read names (an
+    out-of-tree or TPU-only model: nothing to say) or no version (the newest release)."""
+    table = catalog.vllm_architectures()
+    entry = table.architectures.get(arch)
+    if entry is None or engine_version is None:
+        return None
+    key, first = _release_key(engine_version), _release_key(entry.first_in)
+    if key >= first:
+        return None
+    where = "catalog/vllm_architectures.json, generated from each release's model registry"
+    if entry.absent_in is None:
+        return (
+            f"vLLM {engine_version} is older than the oldest release read ({entry.first_in}), whose model registry "
+            f"already names {arch}: whether {engine_version} serves it is not known"
+        )
+    absent = _release_key(entry.absent_in)
+    unread = [v for v in table.releases_not_read if absent < _release_key(v) < first]
+    if key <= absent:
+        when = (
+            f"first in vLLM {entry.first_in}"
+            if not unread
+            else f"first read in vLLM {entry.first_in}, absent from {entry.absent_in} ({', '.join(unread)} not read)"
+        )
+        raise ConfigError(
+            f"vLLM {engine_version} does not serve {arch}: its model registry has no such architecture, {when} "
+            f"({where}); plan --engine-version {entry.first_in} or later"
+        )
+    return (
+        f"{arch} is first read in vLLM {entry.first_in} and absent from {entry.absent_in}; {engine_version} lies "
+        f"between them and its sources were not read ({table.releases_not_read.get(engine_version, 'not read')}): "
+        f"whether it serves {arch} is not known"
+    )
 
 
 _KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}

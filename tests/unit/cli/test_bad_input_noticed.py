@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import one_error_line
+from factories import gpt_oss_checkpoint, one_error_line
 
 
 @pytest.fixture(autouse=True)
@@ -51,3 +51,16 @@ def test_tpu7x_has_no_price_and_says_why(run, argv) -> None:
     line = one_error_line(run, *argv)
     assert "'tpu7x-1'" in line and "Google publishes no list price for TPU7x" in line
     assert "contact your account team" in line and "onechip prices refresh" in line
+
+
+def test_a_release_before_the_architecture_is_one_line(run, tmp_path: Path) -> None:
+    # vLLM's model registry (catalog/vllm_architectures.json, generated from each release's sdist): Gemma 4 first
+    # in 0.19.0, gpt-oss in 0.10.1; 0.7.1 was planned as if it served Gemma 4, and 0.9.2 refused gpt-oss with the
+    # V0 engine's reason, as if the release had the model
+    line = one_error_line(run, "plan", "google/gemma-4-E2B-it", "--chip", "l4", "--engine-version", "0.7.1")
+    assert line.startswith("vLLM 0.7.1 does not serve Gemma4ForConditionalGeneration: ")
+    assert "first in vLLM 0.19.0" in line and line.endswith("plan --engine-version 0.19.0 or later")
+    model = str(gpt_oss_checkpoint(tmp_path / "gpt-oss-20b"))
+    line = one_error_line(run, "plan", model, "--chip", "h100", "--engine-version", "0.9.2")
+    assert line.startswith("vLLM 0.9.2 does not serve GptOssForCausalLM: ") and "first in vLLM 0.10.1" in line
+    assert "V0" not in line
