@@ -219,7 +219,9 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             continue
         flag = key.lstrip("-")
         if not _FLAG_NAME.match(flag):
-            raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
+            name = item.split("=")[0]  # the value is not echoed (it may be anything); an empty name is said as such
+            said = f" {name!r}" if name.strip() else ": an item with no flag name"
+            raise ConfigError(f"--set{said}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
         row = spec(f"--{flag}")
         if eq and row is not None and row.kind == "switch" and value:  # vLLM takes a switch bare, never a value
             if value.lower() not in _SWITCH_WORDS:

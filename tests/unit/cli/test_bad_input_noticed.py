@@ -64,3 +64,10 @@ def test_a_release_before_the_architecture_is_one_line(run, tmp_path: Path) -> N
     line = one_error_line(run, "plan", model, "--chip", "h100", "--engine-version", "0.9.2")
     assert line.startswith("vLLM 0.9.2 does not serve GptOssForCausalLM: ") and "first in vLLM 0.10.1" in line
     assert "V0" not in line
+
+
+@pytest.mark.parametrize("item", ["=5", ""])
+def test_a_set_with_no_flag_name_says_so(run, item: str) -> None:
+    # new-user test of 2026-12-02: `--set =5` answered "--set '': expected ...", naming an empty flag
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)
+    assert line == "--set: an item with no flag name: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE"
