@@ -160,6 +160,7 @@ class EngineRules(EngineEntry):
             )
 
 
+_UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")  # setuptools-scm's version of a checkout without tags
 _FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
 
 
@@ -174,12 +175,18 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
     """Refuse `arch` on a vLLM release before its model registry named it (catalog/vllm_architectures.json);
     a sentence when that cannot be told (older than the oldest release read that names it, with no release
     read before without it; or after the newest release read without it and before the first read with it, a
-    release between them not read); None otherwise, or for an architecture no release read names (an
-    out-of-tree or TPU-only model: nothing to say) or no version (the newest release)."""
+    release between them not read; or a build of an untagged checkout, '0.1.devN'); None otherwise, or for an
+    architecture no release read names (an out-of-tree or TPU-only model: nothing to say) or no version (the newest
+    release)."""
     table = catalog.vllm_architectures()
     entry = table.architectures.get(arch)
     if entry is None or engine_version is None:
         return None
+    if _UNTAGGED.match(engine_version.strip()):
+        return (
+            f"vLLM {engine_version} is a build of a checkout without release tags (setuptools-scm's 0.1.devN), not "
+            f"release 0.1: whether it serves {arch} is not known"
+        )
     key, first = _release_key(engine_version), _release_key(entry.first_in)
     if key >= first:
         return None
