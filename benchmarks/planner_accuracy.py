@@ -51,7 +51,6 @@ from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     rotary_cache_bytes,
     tpu_rope_cache_bytes,
-    version_key,
 )
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
@@ -354,11 +353,7 @@ def weights_of(
             buffers += deepstack_buffer_bytes(config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched)
     engine, version = engine_of(entry)
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
-        rule = next(
-            r
-            for r in engine_rules(engine).pool_rules
-            if version_key(r.min_version or "0.0.0") <= version_key(version) < version_key(r.max_version or "999.0.0")
-        )
+        rule = next(r for r in engine_rules(engine).pool_rules if r.covers(version))
         max_len = entry["engine_args"]["max_model_len"]
         buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
     return int((logged * GIB - buffers) * gpus), "logged x TP"

@@ -4,6 +4,7 @@ Cloud Billing Catalog on request."""
 from __future__ import annotations
 
 from onechip import cost as cost_layer
+from onechip import planner
 from onechip.cloud import billing
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -15,15 +16,17 @@ def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> Pri
     """The freshest price per chip, region and pricing model (the stored catalog read, else prices.json), with
     each one's read date, source and age, and what the last read found no SKU for. Raises ConfigError for a
     malformed prices.json, and for a chip or region no price of onechip's knows (instead of an empty table)."""
-    table = cost_layer.price_table(request.chip, request.region, request.today)
-    if (request.chip or request.region) and not (table.prices or table.missing):
+    chip = planner.rules.chip_key(request.chip) if request.chip else None  # 'tpu7x', 'H100': the catalog's keys
+    table = cost_layer.price_table(chip, request.region, request.today)
+    if (chip or request.region) and not (table.prices or table.missing):
         known = cost_layer.all_prices()
         what, given, names = (
-            ("chip", request.chip, {p.chip for p in known})
-            if request.chip and request.chip not in {p.chip for p in known}
+            ("chip", chip, {p.chip for p in known})
+            if chip and chip not in {p.chip for p in known}
             else ("region", request.region, {p.region for p in known})
         )
-        raise ConfigError(f"no price for {what} {given!r} (--{what}); known: {', '.join(sorted(names))}")
+        why = cost_layer.why_no_price(chip) if what == "chip" and chip else ""
+        raise ConfigError(f"no price for {what} {given!r} (--{what}){why}; known: {', '.join(sorted(names))}")
     return table
 
 

@@ -6,7 +6,7 @@ returns the file as its validated model, so a misspelt key is an error naming th
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
 serving_measurements(), billing_skus(),
-gpus(), config_defaults(), inventory(name). No entry is ever hard-coded in Python.
+gpus(), config_defaults(), vllm_architectures(), inventory(name). No entry is ever hard-coded in Python.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from onechip.catalog.files import (
     PricesFile,
     ServeFamiliesFile,
     ServingMeasurementsFile,
+    VllmArchitecturesFile,
     file_model,
 )
 from onechip.errors import ConfigError
@@ -121,6 +122,12 @@ def gpus() -> GpusFile:
 def config_defaults() -> ConfigDefaultsFile:
     """config_defaults.json: transformers config-class defaults (scripts/gen_config_defaults.py)."""
     return _typed("config_defaults", ConfigDefaultsFile)
+
+
+def vllm_architectures() -> VllmArchitecturesFile:
+    """vllm_architectures.json: the first vLLM release whose model registry names each architecture
+    (scripts/gen_vllm_architectures.py)."""
+    return _typed("vllm_architectures", VllmArchitecturesFile)
 
 
 def inventory(name: str) -> InventoryFile:

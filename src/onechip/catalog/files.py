@@ -8,10 +8,12 @@ data only; the planner adds the logic that turns a rule into a value (planner/ru
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from onechip.errors import ConfigError
 from onechip.schemas.common import StrictModel
 from onechip.schemas.cost import Price
 
@@ -74,15 +76,40 @@ class AcceleratorEntry(StrictModel):
     )
 
 
-class VersionedRule(StrictModel):
-    """A rule that holds for one range of vLLM (or tpu-inference) releases: [min_version, max_version)
-    (planner.gpu_memory.select_rule picks the one a version falls in)."""
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
-    versions: str = Field(description="Human-readable range of versions.")
+
+def version_key(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a vLLM version string ('0.19.0', '0.8.5.dev169+g...', '0.26.1rc1').
+    Raises ConfigError when it does not start with a release number."""
+    match = _RELEASE.match(version.strip())
+    if not match:
+        raise ConfigError(f"engine_version {version!r} is not a vLLM release number such as 0.19.0")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+class VersionRange(StrictModel):
+    """Something that holds for one range of vLLM (or tpu-inference) releases, [min_version, max_version);
+    `covers` is the one test of a release against it."""
+
     min_version: str | None = Field(
         default=None, description="First release it holds for (inclusive; None: every older one)."
     )
     max_version: str | None = Field(default=None, description="First release it no longer holds for (None: none).")
+
+    def covers(self, version: str) -> bool:
+        """Release `version` lies in [min_version, max_version) (an open end holds every release that way).
+        Raises ConfigError when `version` is not a release number (version_key)."""
+        low = version_key(self.min_version) if self.min_version else (0, 0, 0)
+        high = version_key(self.max_version) if self.max_version else (10**6, 0, 0)
+        return low <= version_key(version) < high
+
+
+class VersionedRule(VersionRange):
+    """A rule that holds for one range of vLLM (or tpu-inference) releases: [min_version, max_version)
+    (planner.gpu_memory.select_rule picks the one a version falls in)."""
+
+    versions: str = Field(description="Human-readable range of versions.")
 
 
 class GpuMemoryRule(VersionedRule):
@@ -344,7 +371,7 @@ class TpuPoolRule(VersionedRule):
     date: str = Field(description="ISO date.")
 
 
-class V0Fallback(StrictModel):
+class V0Fallback(VersionRange):
     """A deployment the v1-era engine hands to its V0 engine when VLLM_USE_V1 is unset (engines.json
     `v0_fallbacks`; vllm/engine/arg_utils.py _is_v1_supported_oracle)."""
 
@@ -368,7 +395,7 @@ class V0Gap(StrictModel):
     source: str = Field(description="Where that comes from (vLLM source file and release read).")
 
 
-class SamplerBackendRule(StrictModel):
+class SamplerBackendRule(VersionRange):
     """The vLLM releases whose V1 top-k/top-p sampler warms up on FlashInfer when the install can import it
     (engines.json `flashinfer_sampler`), and what that warm-up holds. Outside [min_version, max_version) the
     memory rule's sort-based (or later) figure holds whatever is installed."""
@@ -505,7 +532,7 @@ class RocmRule(VersionedRule):
     source: str = Field(description="The sources of the mechanism and the logs the figures were measured on.")
 
 
-class Mxfp4Layout(StrictModel):
+class Mxfp4Layout(VersionRange):
     """How one vLLM MXFP4 MoE backend lays out a checkpoint's expert tensors at load (engines.json
     `mxfp4_layouts`): the sizes it pads to when it creates the parameters, then the padding of the kernel's own
     weight and scale layouts. A weight [experts, rows, cols] of fp4 values is stored as rows x cols / 2 bytes,
@@ -737,7 +764,7 @@ class FamilyFlag(StrictModel):
     date: str = Field(description="ISO date.")
 
 
-class LaunchRule(StrictModel):
+class LaunchRule(VersionRange):
     """A flag or environment variable onechip adds by engine rule set and target kind, not by model
     (serve_families.json `launch_rules`); optionally only for a range of vLLM releases [min_version,
     max_version) and only when other flags are (`with_flags`) or are not (`without_flags`) on the command.
@@ -748,10 +775,6 @@ class LaunchRule(StrictModel):
     value: str | None = Field(default=None, description="Value (a bare switch has none).")
     engines: list[str] | None = Field(default=None, description="Engine rule sets it applies to; None = all.")
     targets: list[str] | None = Field(default=None, description="Target kinds it applies to; None = all.")
-    min_version: str | None = Field(
-        default=None, description="First vLLM release it holds for (inclusive; None: every older one)."
-    )
-    max_version: str | None = Field(default=None, description="First vLLM release it no longer holds for.")
     with_flags: list[str] = Field(
         default_factory=list,
         description="Flags that must all be on the command (after --set) for it to apply; such a rule is applied "
@@ -1047,6 +1070,27 @@ class ConfigDefaultsFile(_File):
     model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
 
 
+class ArchitectureRelease(StrictModel):
+    """When vLLM's model registry first names one architecture, over the releases read (vllm_architectures.json)."""
+
+    first_in: str = Field(description="The oldest release read whose registry names it.")
+    absent_in: str | None = Field(
+        description="The newest release read before first_in whose registry does not; None: the oldest release "
+        "read already names it, so its first release is not known."
+    )
+    source: str = Field(description="The registry dict read in first_in (and absent from absent_in's).")
+
+
+class VllmArchitecturesFile(_File):
+    date: str = Field(description="ISO date it was generated.")
+    registry_source: str = Field(description="The registry dict and file read in each release.")
+    releases_read: list[str] = Field(description="The releases whose sources were read, oldest first.")
+    releases_not_read: dict[str, str] = Field(
+        default_factory=dict, description="Releases on PyPI whose sources were not read, with why."
+    )
+    architectures: dict[str, ArchitectureRelease] = Field(description="First release by architecture name.")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -1058,6 +1102,7 @@ FILES: dict[str, type[StrictModel]] = {
     "billing_skus": BillingSkusFile,
     "gpus": GpusFile,
     "config_defaults": ConfigDefaultsFile,
+    "vllm_architectures": VllmArchitecturesFile,
 }
 
 

@@ -15,7 +15,15 @@ from onechip.cost.estimate import (
     line_label,
     restart_costs,
 )
-from onechip.cost.prices import PRICING_MODELS, all_prices, find_prices, is_stale, parse_pricing, price_table
+from onechip.cost.prices import (
+    PRICING_MODELS,
+    all_prices,
+    find_prices,
+    is_stale,
+    parse_pricing,
+    price_table,
+    why_no_price,
+)
 
 __all__ = [
     "PRICING_MODELS",
@@ -35,4 +43,5 @@ __all__ = [
     "restart_costs",
     "restart_usd",
     "usd_per_mtok",
+    "why_no_price",
 ]

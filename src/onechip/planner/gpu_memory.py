@@ -45,7 +45,6 @@ non-torch term is the rule's ROCm range.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -60,20 +59,9 @@ from onechip.catalog.files import (
     SamplerBackendRule,
     TpuPoolRule,
     VersionedRule,
+    version_key,
 )
 from onechip.errors import ConfigError
-
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
-
-
-def version_key(version: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a vLLM version string ('0.19.0', '0.8.5.dev169+g...', '0.26.1rc1').
-    Raises ConfigError when it does not start with a release number."""
-    match = _VERSION.match(version.strip())
-    if not match:
-        raise ConfigError(f"engine_version {version!r} is not a vLLM release number such as 0.19.0")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-
 
 _Rule = TypeVar("_Rule", bound=VersionedRule)
 
@@ -89,11 +77,8 @@ def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -
         return max(old, key=lambda r: version_key(r.min_version or "0.0.0"))
     if version is None:
         return max(rules, key=lambda r: version_key(r.min_version) if r.min_version else (0, 0, 0))
-    key = version_key(version)
     for rule in rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high:
+        if rule.covers(version):
             return rule
     raise ConfigError(f"engine_version {version!r}: no {type(rules[0]).__name__} in engines.json covers it")
 
@@ -923,7 +908,7 @@ def flashinfer_sampler_applies(rule: SamplerBackendRule | None, version: str | N
     (the newest rule) lies past every release that did."""
     if rule is None or version is None or not installed:
         return False
-    return version_key(rule.min_version) <= version_key(version) < version_key(rule.max_version)
+    return rule.covers(version)
 
 
 def flashinfer_sampler_bytes(rule: SamplerBackendRule, dtype_bytes: float) -> float:
@@ -963,11 +948,8 @@ def nvls_bytes(
     chips: the catalog keys the chip goes by (its name, what it resolved to)."""
     if version is None:
         return 0, None
-    key = version_key(version)
     for rule in rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high and tensor_parallel_size >= rule.min_ranks and any(c in rule.chips for c in chips):
+        if rule.covers(version) and tensor_parallel_size >= rule.min_ranks and any(c in rule.chips for c in chips):
             return rule.communicators * rule.channels * rule.channel_bytes * tensor_parallel_size, rule
     return 0, None
 
@@ -983,11 +965,8 @@ def p2p_buffer_bytes(
     the newest, past them all) or a chip the rule does not list. chips: the catalog keys the chip goes by."""
     if version is None or tensor_parallel_size <= 1:
         return 0, None
-    key = version_key(version)
     for rule in rules:
-        low = version_key(rule.min_version) if rule.min_version else (0, 0, 0)
-        high = version_key(rule.max_version) if rule.max_version else (10**6, 0, 0)
-        if low <= key < high and any(c in rule.chips for c in chips):
+        if rule.covers(version) and any(c in rule.chips for c in chips):
             align = rule.ipc_align_bytes
             recv = math.ceil((rule.connection_mem_bytes + sum(rule.protocol_bytes)) / align) * align
             send = math.ceil(rule.connection_mem_bytes / align) * align

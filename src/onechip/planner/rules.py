@@ -7,16 +7,16 @@ logic that turns a rule into a value (block size from max model len, KV element 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
 from onechip import catalog
-from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback
+from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import chips
-from onechip.planner.gpu_memory import version_key
 from onechip.planner.weights import DTYPE_BYTES
 
 
@@ -105,10 +105,15 @@ class EngineRules(EngineEntry):
             return tuple(self.loads_towers)
         return ()
 
-    def check_architectures(self, architectures: Any, engine_version: str | None) -> None:
-        """Refuse an architecture this engine no longer serves at `engine_version` (None: the newest release):
-        engines.json `removed_architectures` names the last release that served each (vLLM's registry keeps them
-        in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up)."""
+    def check_architectures(self, architectures: Any, engine_version: str | None) -> list[str]:
+        """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release):
+        one it no longer serves (engines.json `removed_architectures` names the last release that served each;
+        vLLM's registry keeps them in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up), or one its
+        model registry did not name yet (catalog/vllm_architectures.json, generated from the sources of each
+        release). Returns, for each architecture whether that release serves cannot be told (older than the
+        oldest release read, or between two releases read with one not read between them), a sentence saying so.
+        """
+        notes = []
         for arch in architectures if isinstance(architectures, list) else []:
             last = self.removed_architectures.get(str(arch))
             if last is not None and (engine_version is None or version_key(engine_version) > version_key(last)):
@@ -117,6 +122,10 @@ class EngineRules(EngineEntry):
                     f"{arch} is not served by {said}: vLLM {last} was the last release with it "
                     f"({self.removed_architectures_source}); plan it with --engine-version {last} or older"
                 )
+            note = _first_release(str(arch), engine_version)
+            if note is not None:
+                notes.append(note)
+        return notes
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
         """Refuse a TP size the engine cannot shard the model by (`tp_vocab_padding` set; the attention heads
@@ -154,6 +163,61 @@ class EngineRules(EngineEntry):
             )
 
 
+_UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")  # setuptools-scm's version of a checkout without tags
+_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
+    '0.10.1' and '0.6.1'): the releases vllm_architectures.json names."""
+    fourth = _FOURTH.match(version.strip())
+    return (*version_key(version), int(fourth.group(1)) if fourth else 0)
+
+
+def _first_release(arch: str, engine_version: str | None) -> str | None:
+    """Refuse `arch` on a vLLM release before its model registry named it (catalog/vllm_architectures.json);
+    a sentence when that cannot be told (older than the oldest release read that names it, with no release
+    read before without it; or after the newest release read without it and before the first read with it, a
+    release between them not read; or a build of an untagged checkout, '0.1.devN'); None otherwise, or for an
+    architecture no release read names (an out-of-tree or TPU-only model: nothing to say) or no version (the newest
+    release)."""
+    table = catalog.vllm_architectures()
+    entry = table.architectures.get(arch)
+    if entry is None or engine_version is None:
+        return None
+    if _UNTAGGED.match(engine_version.strip()):
+        return (
+            f"vLLM {engine_version} is a build of a checkout without release tags (setuptools-scm's 0.1.devN), not "
+            f"release 0.1: whether it serves {arch} is not known"
+        )
+    key, first = _release_key(engine_version), _release_key(entry.first_in)
+    if key >= first:
+        return None
+    where = "catalog/vllm_architectures.json, generated from each release's model registry"
+    if entry.absent_in is None:
+        return (
+            f"vLLM {engine_version} is older than the oldest release read ({entry.first_in}), whose model registry "
+            f"already names {arch}: whether {engine_version} serves it is not known"
+        )
+    absent = _release_key(entry.absent_in)
+    unread = [v for v in table.releases_not_read if absent < _release_key(v) < first]
+    if key <= absent:
+        when = (
+            f"first in vLLM {entry.first_in}"
+            if not unread
+            else f"first read in vLLM {entry.first_in}, absent from {entry.absent_in} ({', '.join(unread)} not read)"
+        )
+        raise ConfigError(
+            f"vLLM {engine_version} does not serve {arch}: its model registry has no such architecture, {when} "
+            f"({where}); plan --engine-version {entry.first_in} or later"
+        )
+    return (
+        f"{arch} is first read in vLLM {entry.first_in} and absent from {entry.absent_in}; {engine_version} lies "
+        f"between them and its sources were not read ({table.releases_not_read.get(engine_version, 'not read')}): "
+        f"whether it serves {arch} is not known"
+    )
+
+
 _KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
 
 
@@ -172,16 +236,16 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
     return DTYPE_BYTES[kv_cache_dtype]
 
 
-def accelerator(name: str) -> Accelerator:
+def accelerator(name: str, option: str = "--chip") -> Accelerator:
     """The chip `name` names: a catalog key, `gpu:<size>GiB`, `local`, or any card by the names people write
-    (planner.chips). Raises ConfigError when nothing matches."""
+    (planner.chips). Raises ConfigError when nothing matches, naming `option`, the flag the name came by."""
     entries = catalog.accelerators().accelerators
     if name in entries:
         return Accelerator(name=name, **chips.catalog_entry(name))
     if name.lower().startswith("gpu:"):
         return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
     if name == "local":
-        card, entry = chips.local_entry()
+        card, entry = chips.local_entry(option)
         count = int(entry.pop("host_cards"))
         try:
             found = accelerator(card) if card else None
@@ -191,7 +255,7 @@ def accelerator(name: str) -> Accelerator:
             resolved = f"{card} -> {found.resolved_as or found.name}"
             return found.model_copy(update={"name": name, "resolved_as": resolved, "host_cards": count})
         return Accelerator.model_validate({"name": name, "resolved_as": card, "host_cards": count, **entry})
-    where, key = chips.find(name)
+    where, key = chips.find(name, option)
     entry = chips.catalog_entry(key) if where == "catalog" else chips.database_entry(key)
     return Accelerator.model_validate({"name": name, "resolved_as": key, **entry})
 
@@ -238,7 +302,6 @@ def v0_fallback(
     cores arrived with 8.0 (the card's native_formats, catalog/accelerators.json architecture_formats)."""
     if version is None or acc.kind != "gpu":
         return None
-    key = version_key(version)
     amd = acc.manufacturer == "AMD"  # ROCm: capability from the gfx arch, never below 9.0 (gpu_served_dtype)
     present = {
         "rocm": amd,
@@ -249,7 +312,6 @@ def v0_fallback(
         "cpu_offload": cpu_offload,
     }
     for fallback in rules.v0_fallbacks:
-        in_range = version_key(fallback.min_version) <= key < version_key(fallback.max_version)
-        if in_range and present[fallback.trigger]:
+        if fallback.covers(version) and present[fallback.trigger]:
             return fallback
     return None

@@ -68,11 +68,14 @@ class FlagSpec:
 
     def spell(self, value: Any) -> tuple[bool, str | None]:
         """(written?, its value text) for a setting's typed value: a switch is written bare when on, the
-        multimodal contract only when text-only, a number as str() (0.92 -> '0.92'), an env var in its unit."""
+        multimodal contract only when text-only, a number as str() (0.92 -> '0.92'), a whole float as the whole
+        number people write (--cpu-offload-gb 30 -> '30', not '30.0'), an env var in its unit."""
         if self.kind == "switch":
             return bool(value), None
         if self.kind == "mm-limits":
             return not value, TEXT_ONLY
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         return True, str(value // self.scale if self.scale > 1 else value)
 
     def planner_value(self, text: str | None) -> Any:
@@ -216,7 +219,9 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             continue
         flag = key.lstrip("-")
         if not _FLAG_NAME.match(flag):
-            raise ConfigError(f"--set {item.split('=')[0]!r}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
+            name = item.split("=")[0]  # the value is not echoed (it may be anything); an empty name is said as such
+            said = f" {name!r}" if name.strip() else ": an item with no flag name"
+            raise ConfigError(f"--set{said}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
         row = spec(f"--{flag}")
         if eq and row is not None and row.kind == "switch" and value:  # vLLM takes a switch bare, never a value
             if value.lower() not in _SWITCH_WORDS:

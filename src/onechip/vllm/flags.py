@@ -150,25 +150,24 @@ def model_family(model: str, architecture: str) -> FamilyEntry | None:
 def launch_rules(engine: str, kind: str, version: str | None = None) -> list[LaunchRule]:
     """The serve_families.json `launch_rules` that apply to engine rule set `engine`, target `kind` and vLLM
     release `version`, in file order (a rule without `engines` / `targets` applies to every one; a release
-    range holds only for a plan that names a release in it, as flag_table.older_than reads one: '0.8.5',
+    range holds only for a plan that names a release in it (LaunchRule.covers, catalog.files.version_key): '0.8.5',
     '0.26.1rc1')."""
     return [
         rule
         for rule in _families().launch_rules
-        if engine in (rule.engines or [engine])
-        and kind in (rule.targets or [kind])
-        and _in_range(version, rule.min_version, rule.max_version)
+        if engine in (rule.engines or [engine]) and kind in (rule.targets or [kind]) and _holds(rule, version)
     ]
 
 
-def _in_range(version: str | None, low: str | None, high: str | None) -> bool:
-    """`version` lies in [low, high); a rule without a range holds for every version, one with a range only for
-    a version that reads as a release number (the newest rules, version None, are after every range read)."""
-    if low is None and high is None:
+def _holds(rule: LaunchRule, version: str | None) -> bool:
+    """`rule` holds for `version`: a rule without a range for every version, one with a range only for a version
+    that reads as a release number and that its range covers (the newest rules, version None, are after every
+    range read)."""
+    if rule.min_version is None and rule.max_version is None:
         return True
     if version is None or not _RELEASE_PREFIX.match(version.strip()):
-        return high is None
-    return not older_than(version, low) and (high is None or older_than(version, high))
+        return rule.max_version is None
+    return rule.covers(version)
 
 
 _RELEASE_PREFIX = re.compile(r"^v?\d+\.\d+")

@@ -6,16 +6,19 @@ the model's layers); an MCP list or key=value argument is a JSON array or object
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
-from factories import BOOTLOGS, one_error_line
+from factories import BOOTLOGS, gpt_oss_checkpoint, one_error_line, sized_checkpoint
+from onechip import planner
 from onechip.mcp.server import build_server
+from onechip.schemas import ServeCommand, ServeTarget
+from onechip.schemas.common import GIB
 from onechip.schemas.inputs import INT64_MAX
+from onechip.vllm import flags
 
 SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
 E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
@@ -130,63 +133,79 @@ def test_the_command_line_still_takes_the_comma_list(run) -> None:
     assert "2,048" in out
 
 
-def _command(run, *argv: str) -> str:
-    got, out, err = run("plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", *argv)
+QWEN3_8B = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-8B.json").read_text(encoding="utf-8"))
+
+
+def _qwen3(tmp_path: Path) -> str:
+    """A Qwen3-8B checkpoint (headers only): the qwen3 family's reasoning parser, an architecture vLLM's registry
+    has from 0.8.4 on (catalog/vllm_architectures.json; Gemma 4, which these tests planned, only from 0.19.0)."""
+    path = tmp_path / "qwen3-8b"
+    if not path.exists():
+        sized_checkpoint(path, {k: v for k, v in QWEN3_8B.items() if not k.startswith("_")}, 16 * GIB)
+    return str(path)
+
+
+def _command(run, model: str, *argv: str) -> str:
+    got, out, err = run("plan", model, "--chip", "h100", "--max-model-len", "8192", *argv)
     assert got == 0, err
     return next(line for line in out.splitlines() if line.startswith("docker run "))
+
+
+def _flags_for(tmp_path: Path, version: str, sets: list[str] | None = None) -> ServeCommand:
+    """The serve command of the Qwen3 plan as if planned for `version`, a release before the architecture (0.8.1,
+    0.8.2): the flag table is what these releases test."""
+    plan = planner.plan_model(_qwen3(tmp_path), "h100", max_model_len=8192, engine_version="0.8.5")
+    return flags.serve_command(plan.model_copy(update={"engine_version": version}),
+                               ServeTarget(kind="vllm-docker", sets=sets or []))  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("version", "enabled"),
     # vllm/engine/arg_utils.py + serving_chat.py: 0.8.2 - 0.8.5 separate reasoning only with --enable-reasoning;
     # 0.9.0 deprecated it (the parser alone enables reasoning), 0.10.0 has no such flag
-    [("0.8.2", True), ("0.8.5", True), ("0.8.5.post1", True), ("0.9.0", False), ("0.10.0", False), (None, False)],
+    [("0.8.5", True), ("0.8.5.post1", True), ("0.9.0", False), ("0.10.0", False), (None, False)],
 )
-def test_enable_reasoning_beside_the_reasoning_parser_where_the_release_needs_it(run, version, enabled) -> None:
-    command = _command(run, *(["--engine-version", version] if version else []))
-    assert "--reasoning-parser gemma4" in command  # catalog/serve_families.json: the gemma4 family's parser
+def test_enable_reasoning_beside_the_reasoning_parser_where_the_release_needs_it(
+    run, tmp_path: Path, version, enabled
+) -> None:
+    model = _qwen3(tmp_path)
+    command = _command(run, model, *(["--engine-version", version] if version else []))
+    assert "--reasoning-parser qwen3" in command  # catalog/serve_families.json: the qwen3 family's parser
     assert ("--enable-reasoning" in command.split()) is enabled
     if version is not None:
-        is_error, _ = _tool("plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192,
-                                     "engine_version": version})  # fmt: skip
+        is_error, _ = _tool("plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": version})
         assert not is_error
 
 
-def test_enable_reasoning_through_mcp_and_a_set_that_drops_it(run) -> None:
+def test_enable_reasoning_from_082_in_the_flag_table(tmp_path: Path) -> None:
+    # 0.8.2 served no model of a family with a reasoning parser: the flag table's rule, without the planner
+    assert "--enable-reasoning" in _flags_for(tmp_path, "0.8.2").argv
+
+
+def test_enable_reasoning_through_mcp_and_a_set_that_drops_it(run, tmp_path: Path) -> None:
+    model = _qwen3(tmp_path)
+
     async def go():
         async with Client(build_server()) as client:
             return await client.call_tool(
-                "plan", {"model": "gemma-4-E2B-it", "chip": "h100", "max_model_len": 8192, "engine_version": "0.8.5"}
+                "plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": "0.8.5"}
             )
 
     result = anyio.run(go)
     assert not result.is_error
-    flags = [flag["flag"] for flag in result.structured_content["serve_command"]["flags"]]
-    assert "--reasoning-parser" in flags and "--enable-reasoning" in flags
-    assert "--enable-reasoning" not in _command(run, "--engine-version", "0.8.5", "--set", "enable-reasoning=").split()
+    names = [flag["flag"] for flag in result.structured_content["serve_command"]["flags"]]
+    assert "--reasoning-parser" in names and "--enable-reasoning" in names
+    dropped = _command(run, model, "--engine-version", "0.8.5", "--set", "enable-reasoning=")
+    assert "--enable-reasoning" not in dropped.split()
 
 
-def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_inert(run) -> None:
+def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_inert(tmp_path: Path) -> None:
     # vllm/entrypoints/openai/cli_args.py of 0.7.1 - 0.8.1 refuses --enable-auto-tool-choice with --enable-reasoning
-    got, out, err = run(
-        "plan", "gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "8192", "--engine-version", "0.8.1"
-    )
-    assert got == 0, err
-    command = next(line for line in out.splitlines() if line.startswith("docker run "))
-    assert "--enable-auto-tool-choice" in command and "--enable-reasoning" not in command.split()
-    assert "--reasoning-parser has no effect on this vLLM release without --enable-reasoning" in " ".join(out.split())
-
-
-def _gpt_oss_20b(directory: Path) -> Path:
-    """A header-only gpt-oss-20b checkpoint (MXFP4 experts), as benchmarks/planner_accuracy.py plans the corpus."""
-    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
-    try:
-        import planner_accuracy
-    finally:
-        sys.path.pop(0)
-    config = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))
-    planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
-    return directory
+    command = _flags_for(tmp_path, "0.8.1")
+    words = command.argv
+    assert "--enable-auto-tool-choice" in words and "--enable-reasoning" not in words
+    assert any("--reasoning-parser has no effect on this vLLM release without --enable-reasoning" in w
+               for w in command.warnings)  # fmt: skip
 
 
 GPT_OSS_V0 = (
@@ -199,7 +218,7 @@ GPT_OSS_V0 = (
 def test_gpt_oss_is_refused_where_the_v0_fallback_cannot_serve_it(run, tmp_path: Path) -> None:
     # was planned under the V0 memory rule; vLLM 0.10.2's V0 attention backends (vllm/attention/backends/) take no
     # `sinks`, which gpt_oss.py passes to every Attention layer (engines.json v0_cannot_serve)
-    model = str(_gpt_oss_20b(tmp_path / "gpt-oss-20b"))
+    model = str(gpt_oss_checkpoint(tmp_path / "gpt-oss-20b"))
     argv = ("plan", model, "--chip", "h100", "--max-model-len", "8192")
     assert one_error_line(run, *argv, "--engine-version", "0.10.2", "--enable-prompt-embeds") == GPT_OSS_V0
     is_error, text = _tool("plan", {"model": model, "chip": "h100", "max_model_len": 8192, "engine_version": "0.10.2",

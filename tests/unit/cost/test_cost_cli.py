@@ -54,7 +54,10 @@ def test_api_cost_defaults_to_the_runs_chip(tmp_path: Path) -> None:
 
 
 def test_api_cost_on_a_cpu_run_without_chip_lists_known_chips(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no prices for chip 'cpu'; known chips:"):
+    # the chip's accelerators.json price_note says why it has none
+    with pytest.raises(
+        ConfigError, match=r"no prices for chip 'cpu' \(your own machine: no hourly price\); known chips:"
+    ):
         api.cost(CostRequest(run_dir=_run(tmp_path)))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import BOOTLOGS, corpus_entry
+from factories import BOOTLOGS, corpus_entry, gpt_oss_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
@@ -70,15 +70,7 @@ GPT_OSS_120B = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-120b.json").r
 GPT_OSS_120B_TENSOR_BYTES = 65_248_815_744  # configs/openai--gpt-oss-120b.json _source: the published tensor bytes
 
 
-def gpt_oss(directory: Path, config: dict) -> Path:
-    """A header-only gpt-oss checkpoint (benchmarks/planner_accuracy.py gpt_oss_layout, as the corpus plans it)."""
-    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
-    try:
-        import planner_accuracy
-    finally:
-        sys.path.pop(0)
-    planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
-    return directory
+gpt_oss = gpt_oss_checkpoint  # a header-only gpt-oss checkpoint, as the corpus plans it
 
 
 def test_the_gpt_oss_layout_is_the_published_checkpoint(tmp_path: Path) -> None:

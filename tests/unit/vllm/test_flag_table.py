@@ -15,7 +15,7 @@ import pytest
 from onechip import api, catalog
 from onechip.catalog.files import ServeFamiliesFile
 from onechip.errors import ConfigError
-from onechip.schemas import ServeSettings
+from onechip.schemas import ServeCommand, ServeSettings, ServeTarget
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest, UpRequest
 from onechip.vllm import flag_table, flags
@@ -135,25 +135,29 @@ def test_settings_are_spelled_through_the_table():
     assert "--kv-cache-memory" not in {flag.flag for flag in cpu.serve_command.flags}
 
 
+def _gemma4_command_for(version: str, sets: list[str] | None = None) -> ServeCommand:
+    """The serve command of a Gemma 4 plan (a family with a reasoning parser) as if planned for `version`: the
+    planner refuses Gemma 4 before 0.19.0 (catalog/vllm_architectures.json), the flag table is what is tested."""
+    plan = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="h100", max_model_len=8192, engine_version="0.19.0"))
+    return flags.serve_command(plan.model_copy(update={"engine_version": version}),
+                               ServeTarget(kind="vllm", sets=sets or []))  # fmt: skip
+
+
 def test_a_flag_newer_than_the_planned_engine_is_said():
     # --reasoning-parser first appears in vLLM 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist)
-    plan = api.plan(PlanRequest(launch="vllm", model="gemma-4-E2B-it", chip="h100", max_model_len=8192,
-                                engine_version="0.7.0"))  # fmt: skip
-    assert plan.serve_command is not None
-    assert "--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0" in plan.serve_command.warnings
+    command = _gemma4_command_for("0.7.0")
+    assert "--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0" in command.warnings
     assert flag_table.older_than("0.8.5.dev169+g1", "0.9.0") and not flag_table.older_than("0.26.1rc1", "0.9.0")
     assert not flag_table.older_than("vllm-tpu image of the seed article", "0.9.0")
 
 
 def test_a_flag_a_later_engine_removed_is_said():
     # vllm/engine/arg_utils.py of the 0.10.0 sdist has no --enable-reasoning (0.9.0 deprecated it)
-    plan = api.plan(PlanRequest(launch="vllm", model="gemma-4-E2B-it", chip="h100", max_model_len=8192,
-                                engine_version="0.10.0", sets=["enable-reasoning"]))  # fmt: skip
-    assert plan.serve_command is not None
+    command = _gemma4_command_for("0.10.0", sets=["enable-reasoning"])
     assert (
         "--enable-reasoning was removed in vLLM 0.10.0; the plan is for 0.10.0, which refuses it as an unrecognized "
         "argument"
-    ) in plan.serve_command.warnings
+    ) in command.warnings
 
 
 def test_a_plan_file_from_before_serve_settings_is_refused_in_one_line(tmp_path):

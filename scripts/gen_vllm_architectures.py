@@ -1,0 +1,183 @@
+"""Write src/onechip/catalog/vllm_architectures.json: the first vLLM release whose model registry names each
+architecture (config.json `architectures`), read from the sources of every release given.
+
+The registry is the module-level dict vLLM looks architectures up in: `_VLLM_MODELS` (0.6.x on,
+vllm/model_executor/models/registry.py: the union of the text-generation, embedding, multimodal, speculative
+and Transformers-backend dicts, resolved through their `**name` unpacking), else `_MODELS` (0.3 - 0.6,
+vllm/model_executor/models/__init__.py), else `_MODEL_REGISTRY` (0.1 - 0.2, vllm/model_executor/model_loader.py).
+`_PREVIOUSLY_SUPPORTED_MODELS` (architectures vLLM refuses) is not part of it.
+
+For each architecture the table keeps `first_in`, the oldest release read that names it, and `absent_in`, the
+newest release read before it that does not (null when the oldest release read already names it: then its real
+first release is not known, only that it is no later). `releases_not_read` lists the releases on PyPI whose
+sources were not read (no sdist, or its metadata could not be prepared here) with why, so the planner can tell
+whether `first_in` is exact (every release between `absent_in` and `first_in` read) or only a bound.
+
+Sources: a vLLM sdist (vllm-X.tar.gz) or wheel (vllm-X-*.whl), read without unpacking, or a directory holding
+the `vllm` package (its version from vllm/_version.py). The sdists were fetched with pip from PyPI (`pip download
+<sdist url> --no-deps --no-build-isolation`, VLLM_TARGET_DEVICE=empty; the URL form, because the prepared metadata
+then names the version X+empty); releases before 0.5.5, whose metadata needs CUDA to prepare, as their wheels
+(`pip download vllm==X --no-deps --only-binary :all: --platform manylinux1_x86_64 ...`).
+tests/unit/planner/test_vllm_architectures.py checks entries against the sources when they are present.
+
+Run: python scripts/gen_vllm_architectures.py [--not-read VERSION=WHY ...] SOURCE...
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import sys
+import tarfile
+import zipfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "onechip" / "catalog" / "vllm_architectures.json"
+
+# Where the registry lived, newest layout first (paths inside the vllm package).
+REGISTRY_FILES = (
+    "model_executor/models/registry.py",
+    "model_executor/models/__init__.py",
+    "model_executor/model_loader.py",
+)
+REGISTRY_NAMES = ("_VLLM_MODELS", "_MODELS", "_MODEL_REGISTRY")
+_VERSION = re.compile(r"version = '([^']+)'")
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """Sort key of a release string: '0.10.1.1' after '0.10.1', '0.6.1.post1' after '0.6.1'."""
+    parts = re.findall(r"\d+", version.replace(".post", ".0."))
+    return tuple(int(p) for p in parts)
+
+
+def _dicts(tree: ast.Module) -> dict[str, ast.Dict]:
+    """Module-level `NAME = {...}` and `NAME: T = {...}` dict literals by name (the last assignment wins)."""
+    out: dict[str, ast.Dict] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name) and isinstance(value, ast.Dict):
+                out[target.id] = value
+    return out
+
+
+def _keys(name: str, dicts: dict[str, ast.Dict], seen: frozenset[str] = frozenset()) -> set[str]:
+    """The string keys of dict `name`, through `**other` unpacking of the file's other dicts."""
+    keys: set[str] = set()
+    for key, value in zip(dicts[name].keys, dicts[name].values, strict=True):
+        if key is None:  # **other
+            if isinstance(value, ast.Name) and value.id in dicts and value.id not in seen:
+                keys |= _keys(value.id, dicts, seen | {name})
+        elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+            keys.add(key.value)
+    return keys
+
+
+def registry(files: dict[str, str]) -> tuple[str, set[str]]:
+    """('vllm/<file> <dict>', the architectures) of one release's registry, from its candidate files' text (path
+    inside the vllm package -> source)."""
+    for path in REGISTRY_FILES:
+        if path not in files:
+            continue
+        dicts = _dicts(ast.parse(files[path]))
+        for name in REGISTRY_NAMES:
+            if name in dicts:
+                return f"vllm/{path} {name}", _keys(name, dicts)
+    raise SystemExit(f"no registry dict ({', '.join(REGISTRY_NAMES)}) in {', '.join(files) or 'no candidate file'}")
+
+
+def read_source(path: Path) -> tuple[str, dict[str, str]]:
+    """(release, {registry candidate path: text}) of an sdist, a wheel or a directory holding the vllm package."""
+    if path.suffix == ".whl":
+        wheel = re.fullmatch(r"vllm-([^-]+)-.+\.whl", path.name)
+        if not wheel:
+            raise SystemExit(f"{path}: not a vllm wheel")
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            found = {rel: archive.read(f"vllm/{rel}").decode() for rel in REGISTRY_FILES if f"vllm/{rel}" in names}
+        return wheel.group(1), found
+    if path.is_file():
+        match = re.fullmatch(r"vllm-(.+)\.tar\.gz", path.name)
+        if not match:
+            raise SystemExit(f"{path}: not a vllm-X.tar.gz sdist")
+        files: dict[str, str] = {}
+        with tarfile.open(path) as tar:
+            for member in tar.getmembers():
+                inner = member.name.split("/", 1)[-1]  # vllm-X/vllm/... -> vllm/...
+                if inner.startswith("vllm/") and inner.removeprefix("vllm/") in REGISTRY_FILES:
+                    handle = tar.extractfile(member)
+                    if handle is not None:
+                        files[inner.removeprefix("vllm/")] = handle.read().decode()
+        return match.group(1), files
+    package = path / "vllm"
+    found = _VERSION.search((package / "_version.py").read_text())
+    if not found:
+        raise SystemExit(f"{package}/_version.py names no version")
+    files = {rel: (package / rel).read_text() for rel in REGISTRY_FILES if (package / rel).is_file()}
+    return found.group(1), files
+
+
+def build(sources: list[Path], not_read: dict[str, str]) -> dict[str, Any]:
+    """The vllm_architectures.json document from the sources given."""
+    by_release: dict[str, tuple[str, set[str]]] = {}
+    for path in sources:
+        release, files = read_source(path)
+        by_release[release] = registry(files)
+    releases = sorted(by_release, key=release_key)
+    first: dict[str, dict[str, str | None]] = {}
+    for i, release in enumerate(releases):
+        where, names = by_release[release]
+        for arch in sorted(names):
+            if arch not in first:
+                before = releases[i - 1] if i else None
+                first[arch] = {
+                    "first_in": release,
+                    "absent_in": before,
+                    "source": f"{where} of {release}" + (f"; not in {before}'s" if before else ""),
+                }
+    return {
+        "schema_version": "1",
+        "description": (
+            "Generated by scripts/gen_vllm_architectures.py from vLLM's sources: for each architecture vLLM's model "
+            "registry has named, the oldest release read that names it (first_in) and the newest release read "
+            "before it that does not (absent_in; null: named by the oldest release read, so its first release is "
+            "not known). The planner refuses a plan for a release at or before absent_in and says when it cannot "
+            "tell. Do not edit by hand."
+        ),
+        "date": date.today().isoformat(),
+        "registry_source": (
+            "vllm/model_executor/models/registry.py _VLLM_MODELS (0.6.x on), vllm/model_executor/models/__init__.py "
+            "_MODELS (0.3 - 0.6), vllm/model_executor/model_loader.py _MODEL_REGISTRY (0.1 - 0.2), of each release's "
+            "PyPI sdist (or its unpacked vllm package)"
+        ),
+        "releases_read": releases,
+        "releases_not_read": dict(sorted(not_read.items(), key=lambda kv: release_key(kv[0]))),
+        "architectures": dict(sorted(first.items())),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="+", type=Path, help="vllm-X.tar.gz sdists or dirs holding the vllm package")
+    parser.add_argument("--not-read", action="append", default=[], help="VERSION=WHY: a release not read")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    not_read = dict(item.split("=", 1) for item in args.not_read)
+    doc = build(args.sources, not_read)
+    args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    print(f"{args.out}: {len(doc['architectures'])} architectures over {len(doc['releases_read'])} releases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

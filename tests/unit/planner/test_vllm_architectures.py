@@ -1,0 +1,122 @@
+"""catalog/vllm_architectures.json: the first vLLM release whose model registry names each architecture
+(scripts/gen_vllm_architectures.py, generated from each release's PyPI sdist or wheel), and the planner's refusal
+of a release before it.
+
+The entries asserted here are read from the registry of the releases named (vllm/model_executor/models/
+registry.py _VLLM_MODELS, models/__init__.py _MODELS or model_loader.py _MODEL_REGISTRY, as the generator reads
+them); where those sources are on this machine (ONECHIP_VLLM_SOURCES, else the session's download folders) the
+generator's reading of them is checked too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+import gen_vllm_architectures as gen  # noqa: E402
+
+sys.path.pop(0)
+
+# (architecture, first_in, absent_in): the registries of those two releases, read in their sdists
+ENTRIES = [
+    ("Gemma4ForConditionalGeneration", "0.19.0", "0.18.1"),  # registry.py _MULTIMODAL_MODELS of 0.19.0
+    ("GptOssForCausalLM", "0.10.1", "0.10.0"),  # registry.py _TEXT_GENERATION_MODELS of 0.10.1
+    ("Qwen3ForCausalLM", "0.8.4", "0.8.3"),
+    ("Qwen3NextForCausalLM", "0.10.2", "0.10.1.1"),
+    ("Qwen2ForCausalLM", "0.3.0", "0.2.7"),  # models/__init__.py _MODELS of 0.3.0
+    ("MistralForCausalLM", "0.2.0", "0.1.7"),  # model_loader.py _MODEL_REGISTRY of 0.2.0
+]
+
+
+@pytest.mark.parametrize(("arch", "first", "absent"), ENTRIES)
+def test_the_first_release_of_an_architecture(arch: str, first: str, absent: str) -> None:
+    entry = catalog.vllm_architectures().architectures[arch]
+    assert (entry.first_in, entry.absent_in) == (first, absent)
+
+
+def test_an_architecture_in_the_oldest_release_read_has_no_known_first_release() -> None:
+    table = catalog.vllm_architectures()
+    assert table.releases_read[0] == "0.1.4"  # 0.0.1 - 0.1.3: no wheel, and their sdists need CUDA to prepare
+    assert set(table.releases_not_read) == {"0.0.1", "0.1.0", "0.1.1", "0.1.2", "0.1.3"}
+    llama = table.architectures["LlamaForCausalLM"]
+    assert (llama.first_in, llama.absent_in) == ("0.1.4", None)
+
+
+@cache
+def _sources() -> dict[str, Path]:
+    """Release -> its sdist, wheel or unpacked package on this machine (named by file name or _version.py)."""
+    roots = os.environ.get("ONECHIP_VLLM_SOURCES", "/tmp/small_sd:/tmp/small_whl:/tmp/h010/sd:/tmp/hybrid-vllm")
+    found: dict[str, Path] = {}
+    for root in map(Path, roots.split(":")):
+        if not root.is_dir():
+            continue
+        for path in [*root.glob("vllm-*.tar.gz"), *root.glob("*/vllm-*.whl")]:
+            found[re.split(r"-|\.tar\.gz", path.name)[1]] = path
+        for path in root.iterdir():
+            version = path / "vllm" / "_version.py"
+            if version.is_file() and (match := re.search(r"version = '([^']+)'", version.read_text())):
+                found[match.group(1)] = path
+    return found
+
+
+@pytest.mark.parametrize(("arch", "first", "absent"), ENTRIES)
+def test_the_entries_are_what_the_sources_say(arch: str, first: str, absent: str) -> None:
+    paths = {release: _sources().get(release) for release in (first, absent)}
+    if None in paths.values():
+        pytest.skip(f"the vLLM {first} and {absent} sources are not on this machine (ONECHIP_VLLM_SOURCES)")
+    names = {release: gen.registry(gen.read_source(path)[1])[1] for release, path in paths.items() if path}
+    assert arch in names[first] and arch not in names[absent]
+
+
+def test_the_generator_reads_the_registry_through_its_unpacking() -> None:
+    source = """
+_TEXT_GENERATION_MODELS = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM")}
+_MULTIMODAL_MODELS: dict[str, tuple[str, str]] = {"Gemma4ForConditionalGeneration": ("gemma4_mm", "X")}
+_VLLM_MODELS = {**_TEXT_GENERATION_MODELS, **_MULTIMODAL_MODELS}
+_PREVIOUSLY_SUPPORTED_MODELS = {"MllamaForConditionalGeneration": "0.10.2"}
+"""
+    where, names = gen.registry({"model_executor/models/registry.py": source})
+    assert where == "vllm/model_executor/models/registry.py _VLLM_MODELS"
+    assert names == {"LlamaForCausalLM", "Gemma4ForConditionalGeneration"}
+    assert gen.release_key("0.10.1.1") > gen.release_key("0.10.1") > gen.release_key("0.9.2")
+
+
+def test_a_release_before_the_architecture_is_refused_in_one_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        plan_model("google/gemma-4-E2B-it", "l4", engine_version="0.7.1", max_model_len=4096)
+    assert str(caught.value).startswith(
+        "vLLM 0.7.1 does not serve Gemma4ForConditionalGeneration: its model registry has no such architecture, "
+        "first in vLLM 0.19.0 "
+    )
+    assert "\n" not in str(caught.value) and str(caught.value).endswith("plan --engine-version 0.19.0 or later")
+    assert plan_model("google/gemma-4-E2B-it", "l4", engine_version="0.19.0", max_model_len=4096).fits
+
+
+def test_a_release_older_than_any_read_is_said_not_refused() -> None:
+    plan = plan_model("SmolLM2-135M-Instruct", "l4", engine_version="0.1.0", max_model_len=2048)
+    (note,) = [w for w in plan.warnings if w.code == "architecture-release"]
+    assert note.message == (
+        "vLLM 0.1.0 is older than the oldest release read (0.1.4), whose model registry already names "
+        "LlamaForCausalLM: whether 0.1.0 serves it is not known"
+    )
+    later = plan_model("SmolLM2-135M-Instruct", "l4", engine_version="0.1.4", max_model_len=2048)
+    assert not [w for w in later.warnings if w.code == "architecture-release"]
+
+
+def test_a_build_of_an_untagged_checkout_is_not_release_0_1() -> None:
+    # corpus gpu-qwen3-vl-8b-len4096-eager-dev15312: vLLM main of 2026-04 printed 'v0.1.dev15312' (setuptools-scm's
+    # version of a checkout without tags); read as release 0.1.0 it was refused Qwen3-VL (first in 0.11.0)
+    plan = plan_model("SmolLM2-135M-Instruct", "l4", engine_version="0.1.dev15312+g690e127b1", max_model_len=2048)
+    (note,) = [w for w in plan.warnings if w.code == "architecture-release"]
+    assert "a build of a checkout without release tags" in note.message and "not known" in note.message
