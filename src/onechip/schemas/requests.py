@@ -108,7 +108,34 @@ class ReplicaOptions(RequestModel):
     router_host: str = Field(default="127.0.0.1", description="Router bind address (the loopback only: see docs).")
 
 
-class PlanRequest(ServeOptions, ReplicaOptions):
+class SizingOptions(RequestModel):
+    """Planner inputs `plan` and `up` both take as options (one definition, so `plan ... --tensor-parallel-size
+    4` and `up --dry-run ... --tensor-parallel-size 4` print the same command); `up` hands them to the
+    PlanRequest it plans from (UpRequest.plan_request), where `--set` of the same flag must agree."""
+
+    tensor_parallel_size: int = Field(
+        default=1,
+        ge=1,
+        le=INT64_MAX,
+        description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's devices (its chips; a v7x "
+        "chip shows 2).",
+    )
+    enforce_eager: bool = Field(
+        default=False,
+        description="vLLM --enforce-eager: no CUDA graphs are captured, so vllm-gpu reserves no memory for them.",
+    )
+    multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
+        default=True, description="Count the vision/audio towers the engine loads in the resident weights."
+    )
+
+    def sizing_given(self) -> list[str]:
+        """The options of these set away from their defaults, as typed ('--tensor-parallel-size 4',
+        '--enforce-eager', '--text-only'): a shell passes every option, so a default means 'not given'."""
+        given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
+        return given + ["--enforce-eager"] * self.enforce_eager + ["--text-only"] * (not self.multimodal)
+
+
+class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     """The request of `onechip plan`: the planner's inputs (one list: planner.plan_model takes this), and
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
@@ -135,13 +162,6 @@ class PlanRequest(ServeOptions, ReplicaOptions):
     dtype: str | None = Field(
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."
     )
-    tensor_parallel_size: int = Field(
-        default=1,
-        ge=1,
-        le=INT64_MAX,
-        description="Tensor-parallel size: GPUs of the --chip card, or at most a TPU slice's devices (its chips; a v7x "
-        "chip shows 2).",
-    )
     pipeline_parallel_size: int = Field(
         default=1,
         ge=1,
@@ -165,10 +185,6 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         ge=1,
         le=INT64_MAX,
         description="Most sequences per step (default: the engine's); sizes the sampler warm-up.",
-    )
-    enforce_eager: bool = Field(
-        default=False,
-        description="vLLM --enforce-eager: no CUDA graphs are captured, so vllm-gpu reserves no memory for them.",
     )
     enable_prompt_embeds: bool = Field(
         default=False,
@@ -222,9 +238,6 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
         "and expert weights to 1 byte as they load (online FP8); embeddings, LM head and norms keep --dtype.",
     )
-    multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
-        default=True, description="Count the vision/audio towers the engine loads in the resident weights."
-    )
     contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, comma_list(int)] = Field(
         default=None, description="Tokens per request to report concurrency for, e.g. 128,1024,8192."
     )
@@ -261,7 +274,7 @@ class PlanRequest(ServeOptions, ReplicaOptions):
         return version_text(value)
 
 
-class UpRequest(ServeOptions, ReplicaOptions):
+class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
 
     engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
@@ -296,6 +309,14 @@ class UpRequest(ServeOptions, ReplicaOptions):
         self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
         if self.plan is not None and self.engine_version is not None:
             raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
+        sizing = " ".join(self.sizing_given())
+        if sizing and self.engine == "embedded":
+            raise ValueError(f"{sizing} plans --model on --chip: it needs --engine vllm or vllm-docker")
+        if sizing and self.plan is not None:
+            raise ValueError(
+                f"{sizing} plans --model on --chip; a --plan records its own (re-plan it with --set, e.g. "
+                "--set tensor-parallel-size=4)"
+            )
         return self
 
     def plan_request(self) -> PlanRequest | None:
@@ -304,9 +325,11 @@ class UpRequest(ServeOptions, ReplicaOptions):
         if self.model is None or self.chip is None:
             return None
         launch = self.engine if self.engine in ("vllm", "vllm-docker") else None  # what the install holds
+        sizing = self.model_dump(include=set(SizingOptions.model_fields) & self.model_fields_set)
         return PlanRequest(
-            model=self.model, chip=self.chip, sets=self.sets, launch=launch, engine_version=self.engine_version
-        )
+            model=self.model, chip=self.chip, sets=self.sets, launch=launch, engine_version=self.engine_version,
+            **sizing,
+        )  # fmt: skip
 
 
 _CHECK_LISTS = {"only": str, "tool_choice": str, "needle_lengths": int, "needle_depths": float, "allow": str}
