@@ -119,15 +119,19 @@ _JSON_ARRAYS = {int: "array of integers such as [128, 1024]", float: "array of n
 
 def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     """'128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float, finite), 'smoke,tools' ->
-    ['smoke', 'tools'] (str); '' -> None; anything not a string passes through. Anything else is a
-    `comma_list` error, which build_request renders as '--flag must be comma-separated integers, got ...'.
-    With JSON arguments (`context` marks JSON_INPUT) a string is a `json_shape` error: the list is a JSON array."""
+    ['smoke', 'tools'] (str); anything not a string passes through. Anything else is a `comma_list` error,
+    which build_request renders as '--flag must be comma-separated integers, got ...', and so is a string
+    that lists nothing ('', ',,'): typed, it would otherwise read as the option not given (`--chips ''` was
+    every chip). With JSON arguments (`context` marks JSON_INPUT) a string is a `json_shape` error: the list is
+    a JSON array."""
     if not isinstance(value, str):
         return value
     if json_input(context):
         raise _not_a_string(_JSON_ARRAYS[kind], value)
-    if not value.strip():
-        return None
+    if not value.replace(",", "").strip():
+        raise PydanticCustomError(
+            "comma_list", f"lists nothing (got {value!r}): give one or more comma-separated {_KIND_WORDS[kind]}"
+        )
     try:
         return [_item(kind, part.strip()) for part in value.split(",") if part.strip()]
     except ValueError:

@@ -66,3 +66,19 @@ def test_up_sizing_option_without_a_plan_to_make_is_one_line(run, argv) -> None:
     Path("plan.json").write_text("{}")
     line = one_error_line(run, *argv)
     assert "plans --model on --chip" in line
+
+
+@pytest.mark.parametrize("empty", ["", ",,", " , "])
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [(("advise", "SmolLM2-135M-Instruct"), "--chips"),
+     (("cost",), "--pricing"),
+     (("bench", "http://127.0.0.1:9"), "--contexts"),
+     (("check", "http://127.0.0.1:9"), "--only"),
+     (("report", "run"), "--format"),
+     (("cloud", "down"), "--zone")],
+)  # fmt: skip
+def test_a_list_option_that_lists_nothing_is_one_line_naming_it(run, argv, flag, empty) -> None:
+    # `advise --chips ",,"` (or "") read as the option not given: every chip was ranked
+    line = one_error_line(run, *argv, flag, empty)
+    assert line.startswith(f"{flag} lists nothing (got {empty!r})"), line
