@@ -233,7 +233,7 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] 
     price before a stale one. A price with no source or no date is never used. A string (why there is none:
     the chip's `price_note`, or no sourced price) when nothing is left."""
     entry = planner.rules.accelerator(chip)
-    key = entry.price_chip or chip
+    key = cost_layer.billed_as(chip)[0]  # `advise` counts the chips it bills itself (engines x TP)
     prices = [p for p in cost_layer.all_prices() if p.chip == key and p.source.strip() and p.date.strip()]
     if not prices:
         return entry.price_note or f"no price with a source and a date for {key}: no price"

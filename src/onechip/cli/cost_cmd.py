@@ -32,8 +32,10 @@ def cost(
 
 
 def _render(result: CostReport, console: Console) -> None:
-    table = titled_table(f"{result.chip} at {result.output_tok_per_s or 0:,.1f} output tok/s")
-    for name in ("pricing", "region", "$/chip-h", "$/M tok", "month", "stops", "price read"):
+    billed = f" (billed as {result.billed_chips} × {result.billed_as})" if result.billed_as else ""
+    table = titled_table(f"{result.chip}{billed} at {result.output_tok_per_s or 0:,.1f} output tok/s")
+    hourly = "$/slice-h" if result.billed_as else "$/chip-h"
+    for name in ("pricing", "region", hourly, "$/M tok", "month", "stops", "price read"):
         left = name in ("pricing", "region", "price read")
         table.add_column(name, justify="left" if left else "right", no_wrap=True)
     for line in result.lines:
@@ -49,7 +51,11 @@ def _render(result: CostReport, console: Console) -> None:
     console.print(table)
     for line in result.lines:
         stale = f" [yellow]stale: {line.price_age_days} days old[/]" if line.stale else ""
-        console.print(f"[dim]{line.pricing} {line.region}: {line.source}, read {line.price_date}[/]{stale}",
+        per_chip = (
+            f"{result.billed_chips} × {result.billed_as} at ${line.usd_per_chip_hour / result.billed_chips:.4f} "
+            "per chip-hour; " if result.billed_as else ""
+        )  # fmt: skip
+        console.print(f"[dim]{line.pricing} {line.region}: {per_chip}{line.source}, read {line.price_date}[/]{stale}",
                       highlight=False)  # fmt: skip
     if result.cells:
         names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))

@@ -18,16 +18,19 @@ from onechip.cost.estimate import (
 from onechip.cost.prices import (
     PRICING_MODELS,
     all_prices,
+    billed_as,
     find_prices,
     is_stale,
     parse_pricing,
     price_table,
+    slice_prices,
     why_no_price,
 )
 
 __all__ = [
     "PRICING_MODELS",
     "all_prices",
+    "billed_as",
     "best_output_tok_per_s",
     "break_even_hours",
     "break_evens",
@@ -42,6 +45,7 @@ __all__ = [
     "price_table",
     "restart_costs",
     "restart_usd",
+    "slice_prices",
     "usd_per_mtok",
     "why_no_price",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import date
 
 from onechip.cost import arithmetic
-from onechip.cost.prices import find_prices, is_stale, price_age_days, stale_after_days
+from onechip.cost.prices import billed_as, is_stale, price_age_days, slice_prices, stale_after_days
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchRun
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
@@ -60,7 +60,7 @@ def cost_lines(
     Raises ConfigError for an unknown chip/region/pricing model or a non-positive throughput.
     """
     day = _today(today)
-    prices = find_prices(chip, pricing=_as_list(pricing), region=region)
+    prices = slice_prices(chip, pricing=_as_list(pricing), region=region)
     return [_line(price, output_tok_per_s, day) for price in prices]
 
 
@@ -200,7 +200,8 @@ def estimate(
     Raises ConfigError when there is no throughput at all or a catalog key is unknown.
     """
     day = _today(today)
-    prices = find_prices(chip, pricing=_as_list(pricing), region=region)
+    prices = slice_prices(chip, pricing=_as_list(pricing), region=region)
+    key, chips = billed_as(chip)
     tok_s = output_tok_per_s
     if tok_s is None and bench is not None:
         tok_s = best_output_tok_per_s(bench)
@@ -213,6 +214,8 @@ def estimate(
         warnings.append("the bench summary has no 'ok' cell with a positive tok/s: nothing to price per token")
     return CostReport(
         chip=chip,
+        billed_as=key if key != chip else None,
+        billed_chips=chips,
         region=region,
         today=day.isoformat(),
         output_tok_per_s=tok_s,

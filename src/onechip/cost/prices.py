@@ -65,6 +65,38 @@ def why_no_price(chip: str) -> str:
     return f" ({entry.price_note})" if entry is not None and entry.price_note else ""
 
 
+def billed_as(chip: str) -> tuple[str, int]:
+    """(prices.json key, chips billed) of catalog chip `chip`: a slice with an accelerators.json `price_chip`
+    (v5e-4) is billed as its chips x its one-chip sibling's per-chip-hour price (4, 'v5e-1'); any other chip
+    as its own entries, once. `cost` and `advise` both price a chip through this."""
+    entry = catalog.accelerators().accelerators.get(chip)
+    if entry is None or entry.price_chip is None:
+        return chip, 1
+    return entry.price_chip, entry.chips
+
+
+def slice_prices(chip: str, pricing: list[str] | None = None, region: str | None = None) -> list[Price]:
+    """find_prices for `chip` billed as billed_as says: a slice's prices are its chips x its sibling's, each
+    saying so in its note ('4 × v5e-1 at $0.5779 per chip-hour'), under the slice's own key. Raises what
+    find_prices raises (naming the sibling when that has no price)."""
+    key, chips = billed_as(chip)
+    prices = find_prices(key, pricing, region)
+    if key == chip and chips == 1:
+        return prices
+    return [
+        p.model_copy(
+            update={
+                "chip": chip,
+                "usd_per_chip_hour": p.usd_per_chip_hour * chips,
+                "note": "; ".join(
+                    x for x in (f"{chips} × {key} at ${p.usd_per_chip_hour:.4f} per chip-hour", p.note) if x
+                ),
+            }
+        )
+        for p in prices
+    ]
+
+
 def find_prices(chip: str, pricing: list[str] | None = None, region: str | None = None) -> list[Price]:
     """Catalog prices for `chip`, optionally narrowed to `region` and to the `pricing` models, in the
     order the pricing models were asked for (catalog order when `pricing` is None).

@@ -88,6 +88,12 @@ class CostReport(ResultModel):
 
     schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     chip: str = Field(description="Accelerator catalog key the prices are for.")
+    billed_as: str | None = Field(
+        default=None,
+        description="The one-chip sibling a slice is priced as (v5e-4: 'v5e-1', cost.prices.billed_as): every "
+        "line's usd_per_chip_hour is then the whole slice's, billed_chips x the sibling's; None = the chip's own.",
+    )
+    billed_chips: int = Field(default=1, ge=1, description="Chips billed at the billed_as price (1: the chip's own).")
     region: str | None = Field(default=None, description="Region asked for; None = every region in the catalog.")
     today: str = Field(description="ISO date staleness was judged against.")
     output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")

@@ -123,3 +123,27 @@ def test_cli_cost_unknown_region_is_a_config_error() -> None:
 def test_api_cost_write_needs_a_run_dir() -> None:
     with pytest.raises(ConfigError, match="needs a run directory"):
         api.cost(build_request(CostRequest, {"chip": "v5e-1", "output_tok_per_s": 1496.5, "write": True}))
+
+
+def test_cost_prices_a_slice_as_its_chips_times_the_one_chip_price_as_advise_does(run) -> None:
+    # accelerators.json: v5e-4 has chips 4 and price_chip v5e-1; `cost --chip v5e-4` said "no prices for chip
+    # 'v5e-4'" while `advise` priced the slice as 4 x v5e-1 (cost.prices.billed_as serves both now)
+    from onechip import cost
+    from onechip.api._predict import _advice_price
+
+    one = api.cost(build_request(CostRequest, {"chip": "v5e-1", "output_tok_per_s": 1000.0}))
+    four = api.cost(build_request(CostRequest, {"chip": "v5e-4", "output_tok_per_s": 1000.0}))
+    assert (four.chip, four.billed_as, four.billed_chips) == ("v5e-4", "v5e-1", 4)
+    assert (one.billed_as, one.billed_chips) == (None, 1)
+    assert [(x.region, x.pricing) for x in four.lines] == [(x.region, x.pricing) for x in one.lines]
+    for slice_line, chip_line in zip(four.lines, one.lines, strict=True):
+        assert slice_line.usd_per_chip_hour == pytest.approx(4 * chip_line.usd_per_chip_hour)
+        assert slice_line.usd_per_mtok == pytest.approx(4 * chip_line.usd_per_mtok)
+    assert cost.billed_as("v5e-4") == ("v5e-1", 4)
+    advised = _advice_price("v5e-4", "spot")
+    assert not isinstance(advised, str) and "v5e-1" in advised[2]  # advise: the same sibling's price
+    code, out, err = run("cost", "--chip", "v5e-4", "--output-tok-per-s", "1000", "--pricing", "spot")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "billed as 4 × v5e-1" in text and "$/slice-h" in text
+    assert f"4 × v5e-1 at ${one.lines[[x.pricing for x in one.lines].index('spot')].usd_per_chip_hour:.4f}" in text
