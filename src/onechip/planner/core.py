@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from onechip import catalog
 from onechip.catalog.files import (
     FusedMoeBufferRule,
     GpuMemoryRule,
@@ -405,6 +406,12 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
         said = (
             f"vLLM {version}, newer than any release the catalog's rules were read from ({release}): planned under "
             "the nearest rule, which that release may no longer follow"
+        )
+    elif version_key(version) < version_key(oldest := catalog.vllm_architectures().releases_read[0]):
+        said = (
+            f"vLLM {version}, older than any release onechip read (the oldest: {oldest}, "
+            "catalog/vllm_architectures.json releases_read), so the oldest rule, which has no lower bound read, may "
+            "not hold for it"
         )
     else:
         said = f"vLLM {version}"

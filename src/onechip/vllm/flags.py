@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from onechip import catalog
-from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile
+from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, version_key
 from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.requests import PlanRequest
@@ -61,6 +61,11 @@ DEFAULT_CONTAINER = "onechip-vllm"
 # moving tag ('latest', or the seed article's 'nightly', which broke builds there). vllm-gpu: vLLM docs, 'Using
 # Docker': 'FROM vllm/vllm-openai:v0.11.0'; vllm-tpu: the survey seed ran 'vllm/vllm-tpu:v0.30.0'.
 IMAGE_REPOSITORIES = {"vllm-tpu": "vllm/vllm-tpu", "vllm-gpu": "vllm/vllm-openai"}
+# The first release vllm/vllm-openai was published for: vllm-project/vllm PR #1709 (2023-11-17, 'we should publish
+# official docker image tagged with `latest` and `v0.2.2`'; simon-mo, 2023-11-19: 'Pushed v0.2.2 here:
+# https://hub.docker.com/r/vllm/vllm-openai/tags'). Nothing older has an image; vllm/vllm-tpu's first tag is not
+# known here (no such check for it).
+FIRST_IMAGE_RELEASE = {"vllm-gpu": "0.2.2"}
 
 
 # a release number: 0.19.0, 0.10.1.1, 0.8.5.post1 (PyPI's vllm releases; git tags v0.10.1.1, v0.8.5.post1), with
@@ -106,6 +111,12 @@ def default_image(plan: Plan) -> str | None:
     if plan.engine == "vllm-gpu" and commit is not None and len(commit) == 40:
         return f"{repository}:{NIGHTLY_TAG}{commit}"
     return f"{repository}:v{image_release(plan)}"
+
+
+def _before_first_image(plan: Plan) -> bool:
+    """The plan's release is older than the first one its engine's image repository was published for."""
+    first = FIRST_IMAGE_RELEASE.get(plan.engine)
+    return first is not None and version_key(image_release(plan)) < version_key(first)
 
 
 def _unreleased_image_warning(plan: Plan, image: str) -> str:
@@ -591,6 +602,13 @@ def _warnings(plan: Plan, target: ServeTarget, given_image: str | None) -> list[
         nightly = default is not None and default.rsplit(":", 1)[1].startswith(NIGHTLY_TAG)
         if default is not None and not nightly and not _RELEASE.match((plan.engine_version or "").strip()):
             out.append(_unreleased_image_warning(plan, default))
+        elif default is not None and not nightly and _before_first_image(plan):
+            first = FIRST_IMAGE_RELEASE[plan.engine]
+            out.append(
+                f"{default} does not exist: {IMAGE_REPOSITORIES[plan.engine]} was first published for vLLM {first} "
+                f"(vllm-project/vllm PR #1709), and {plan.engine_version} is older; pass --image with an image of "
+                f"that release, or plan for --engine-version {first} or later"
+            )
     elif given_image:
         out.append("--image is ignored without --engine vllm-docker")
     if target.host is not None and plan.model_source == "local":  # planned from this machine's checkpoint

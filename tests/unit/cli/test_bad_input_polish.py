@@ -82,3 +82,22 @@ def test_a_list_option_that_lists_nothing_is_one_line_naming_it(run, argv, flag,
     # `advise --chips ",,"` (or "") read as the option not given: every chip was ranked
     line = one_error_line(run, *argv, flag, empty)
     assert line.startswith(f"{flag} lists nothing (got {empty!r})"), line
+
+
+def test_a_version_older_than_any_release_read_is_said_and_its_missing_image_too(run) -> None:
+    # --engine-version 0.0.1 (on PyPI, a placeholder) planned under the oldest rule with no word, and `up` named
+    # vllm/vllm-openai:v0.0.1, which does not exist: the image was first pushed for v0.2.2 (vllm-project/vllm PR
+    # #1709, 2023-11-19: 'Pushed v0.2.2 here: https://hub.docker.com/r/vllm/vllm-openai/tags'); onechip's oldest
+    # release read is 0.1.4 (catalog/vllm_architectures.json releases_read)
+    code, out, err = run("up", "--engine", "vllm-docker", "--model", *SMOL, "--dry-run", "--engine-version", "0.0.1")
+    assert code == 0, err
+    text = " ".join((out + err).split())
+    assert "vLLM 0.0.1, older than any release onechip read (the oldest: 0.1.4" in text
+    assert "under the engines.json rule for V0 engine before 0.6.5" in text
+    assert "vllm/vllm-openai:v0.0.1 does not exist: vllm/vllm-openai was first published for vLLM 0.2.2" in text
+    for version in ("0.2.2", "0.5.0"):  # an image exists, and the release is not older than what was read
+        code, out, err = run(
+            "up", "--engine", "vllm-docker", "--model", *SMOL, "--dry-run", "--engine-version", version
+        )
+        text = " ".join((out + err).split())
+        assert code == 0 and "does not exist" not in text and "older than any release" not in text, text
