@@ -1080,6 +1080,13 @@ class ArchitecturePlugin(StrictModel):
     source: str = Field(description="The registry dict and release read.")
 
 
+class ArchitectureServedAs(StrictModel):
+    """The registered architecture vLLM resolves a dropped one to by its suffix (ModelRegistry._normalize_arch)."""
+
+    architecture: str = Field(description="The registered architecture it resolves to.")
+    source: str = Field(description="The list and method read, and the release.")
+
+
 class ArchitectureRelease(StrictModel):
     """When vLLM's model registry first and last names one architecture, over the releases read
     (vllm_architectures.json)."""
@@ -1096,6 +1103,9 @@ class ArchitectureRelease(StrictModel):
         "names it."
     )
     last_source: str = Field(default="", description="The registry dicts read in last_in and gone_in.")
+    served_as: ArchitectureServedAs | None = Field(
+        default=None, description="Set when the newest release read resolves it to a registered architecture."
+    )
     refused: ArchitectureRefused | None = Field(
         default=None, description="Set when the newest release read's _PREVIOUSLY_SUPPORTED_MODELS names it."
     )

@@ -214,16 +214,18 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
 
 
 def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | None:
-    """Refuse `arch` on a vLLM release its model registry no longer names and vLLM's _PREVIOUSLY_SUPPORTED_MODELS
-    does (from the first release whose list names it: vLLM raises 'Model architecture X was supported in vLLM until
-    vY, and is not supported anymore'); a sentence for one the registry dropped with no such word (vLLM would try its
-    Transformers backend, or the plugin its _OOT_SUPPORTED_MODELS names): catalog/vllm_architectures.json. None
-    for a release that still names it, or none given (`newest`: the engine's own release stands for the newest)."""
+    """Refuse `arch` on a vLLM release its model registry no longer names and vLLM's _PREVIOUSLY_SUPPORTED_MODELS does
+    (from the first release whose list names it: vLLM raises 'Model architecture X was supported in vLLM until
+    vY, and is not supported anymore'); a sentence for one the registry dropped with no such word (vLLM would
+    try its Transformers backend, or the plugin its _OOT_SUPPORTED_MODELS names):
+    catalog/vllm_architectures.json. None for a release that still names it, for one vLLM resolves to a
+    registered architecture by its suffix (`served_as`: Qwen2ForSequenceClassification -> Qwen2ForCausalLM), or
+    none given (`newest`: the engine's own release stands for the newest)."""
     entry = catalog.vllm_architectures().architectures.get(arch)
     if entry is None or entry.gone_in is None or engine_version is None or _UNTAGGED.match(engine_version.strip()):
         return None
     key = _release_key(engine_version)
-    if key < _release_key(entry.gone_in):
+    if key < _release_key(entry.gone_in) or entry.served_as is not None:  # vLLM resolves it to another name
         return None
     said = f"the newest vLLM ({engine_version})" if newest else f"vLLM {engine_version}"
     refused, plugin = entry.refused, entry.plugin

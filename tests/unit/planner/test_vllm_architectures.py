@@ -178,3 +178,15 @@ def test_an_architecture_the_registry_dropped_without_a_word_is_said_not_refused
     # BartForConditionalGeneration: 0.33.0's _OOT_SUPPORTED_MODELS names vllm-project/bart-plugin
     (bart,) = rules.check_architectures(["BartForConditionalGeneration"], "0.33.0")
     assert "served out of tree by the plugin https://github.com/vllm-project/bart-plugin" in bart
+
+
+def test_an_architecture_vllm_finds_under_another_suffix_is_not_said_gone() -> None:
+    # Qwen2ForSequenceClassification: registry.py _VLLM_MODELS of 0.9.2 names it, 0.10.0's does not; 0.33.0's
+    # ModelRegistry._normalize_arch swaps its suffix (config/model.py _SUFFIX_TO_DEFAULTS) for Qwen2ForCausalLM
+    entry = catalog.vllm_architectures().architectures["Qwen2ForSequenceClassification"]
+    assert (entry.last_in, entry.gone_in) == ("0.9.2", "0.10.0")
+    assert entry.served_as is not None and entry.served_as.architecture == "Qwen2ForCausalLM"
+    assert engine_rules("vllm-gpu").check_architectures(["Qwen2ForSequenceClassification"], "0.33.0") == []
+    suffix_list = ["ForCausalLM", "ForConditionalGeneration", "ForSequenceClassification", "Model"]
+    assert gen.normalized("Qwen2ForSequenceClassification", {"Qwen2ForCausalLM"}, suffix_list) == "Qwen2ForCausalLM"
+    assert gen.normalized("BaichuanForCausalLM", {"Qwen2ForCausalLM"}, suffix_list) is None
