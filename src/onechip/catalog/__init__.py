@@ -125,8 +125,8 @@ def config_defaults() -> ConfigDefaultsFile:
 
 
 def vllm_architectures() -> VllmArchitecturesFile:
-    """vllm_architectures.json: the first vLLM release whose model registry names each architecture
-    (scripts/gen_vllm_architectures.py)."""
+    """vllm_architectures.json: the first and last vLLM release whose model registry names each architecture,
+    and vLLM's refusal of one it dropped (scripts/gen_vllm_architectures.py)."""
     return _typed("vllm_architectures", VllmArchitecturesFile)
 
 

@@ -652,11 +652,6 @@ class EngineEntry(StrictModel):
         "(None: text-only serving never loads them, or the engine has no such limit).",
     )
     text_only_drops_towers_source: str = Field(default="", description="Where that comes from.")
-    removed_architectures: dict[str, str] = Field(
-        default_factory=dict,
-        description="Architectures the engine no longer serves, each with the last release that served it.",
-    )
-    removed_architectures_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "
@@ -1070,8 +1065,31 @@ class ConfigDefaultsFile(_File):
     model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
 
 
+class ArchitectureRefused(StrictModel):
+    """vLLM's own refusal of an architecture its registry dropped: _PREVIOUSLY_SUPPORTED_MODELS."""
+
+    since: str = Field(description="The first release read whose _PREVIOUSLY_SUPPORTED_MODELS names it.")
+    supported_until: str = Field(description="The version that list gives ('was supported in vLLM until vY').")
+    source: str = Field(description="The registry dict and release read.")
+
+
+class ArchitecturePlugin(StrictModel):
+    """The out-of-tree plugin vLLM names for an architecture its registry dropped: _OOT_SUPPORTED_MODELS."""
+
+    url: str = Field(description="The plugin vLLM names.")
+    source: str = Field(description="The registry dict and release read.")
+
+
+class ArchitectureServedAs(StrictModel):
+    """The registered architecture vLLM resolves a dropped one to by its suffix (ModelRegistry._normalize_arch)."""
+
+    architecture: str = Field(description="The registered architecture it resolves to.")
+    source: str = Field(description="The list and method read, and the release.")
+
+
 class ArchitectureRelease(StrictModel):
-    """When vLLM's model registry first names one architecture, over the releases read (vllm_architectures.json)."""
+    """When vLLM's model registry first and last names one architecture, over the releases read
+    (vllm_architectures.json)."""
 
     first_in: str = Field(description="The oldest release read whose registry names it.")
     absent_in: str | None = Field(
@@ -1079,6 +1097,21 @@ class ArchitectureRelease(StrictModel):
         "read already names it, so its first release is not known."
     )
     source: str = Field(description="The registry dict read in first_in (and absent from absent_in's).")
+    last_in: str = Field(description="The newest release read whose registry names it.")
+    gone_in: str | None = Field(
+        description="The release read after last_in (its registry does not name it); None: the newest release read "
+        "names it."
+    )
+    last_source: str = Field(default="", description="The registry dicts read in last_in and gone_in.")
+    served_as: ArchitectureServedAs | None = Field(
+        default=None, description="Set when the newest release read resolves it to a registered architecture."
+    )
+    refused: ArchitectureRefused | None = Field(
+        default=None, description="Set when the newest release read's _PREVIOUSLY_SUPPORTED_MODELS names it."
+    )
+    plugin: ArchitecturePlugin | None = Field(
+        default=None, description="Set when the newest release read's _OOT_SUPPORTED_MODELS names it."
+    )
 
 
 class VllmArchitecturesFile(_File):
@@ -1088,7 +1121,7 @@ class VllmArchitecturesFile(_File):
     releases_not_read: dict[str, str] = Field(
         default_factory=dict, description="Releases on PyPI whose sources were not read, with why."
     )
-    architectures: dict[str, ArchitectureRelease] = Field(description="First release by architecture name.")
+    architectures: dict[str, ArchitectureRelease] = Field(description="First and last release by architecture name.")
 
 
 FILES: dict[str, type[StrictModel]] = {

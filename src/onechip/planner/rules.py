@@ -106,25 +106,20 @@ class EngineRules(EngineEntry):
         return ()
 
     def check_architectures(self, architectures: Any, engine_version: str | None) -> list[str]:
-        """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release):
-        one it no longer serves (engines.json `removed_architectures` names the last release that served each;
-        vLLM's registry keeps them in _PREVIOUSLY_SUPPORTED_MODELS and refuses them at start-up), or one its
-        model registry did not name yet (catalog/vllm_architectures.json, generated from the sources of each
-        release). Returns, for each architecture whether that release serves cannot be told (older than the
-        oldest release read, or between two releases read with one not read between them), a sentence saying so.
+        """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release, the
+        engine's `release`): one vLLM no longer serves (its registry dropped it and _PREVIOUSLY_SUPPORTED_MODELS
+        names it: vLLM refuses it at start-up), or one its model registry did not name yet; both from
+        catalog/vllm_architectures.json, generated from the sources of each release. Returns, for each
+        architecture whether that release serves cannot be told (older than the oldest release read, between two
+        releases read with one not read between them, or dropped from the native registry with nothing vLLM says
+        about it, so only the Transformers backend or a plugin could serve it), a sentence saying so.
         """
         notes = []
         for arch in architectures if isinstance(architectures, list) else []:
-            last = self.removed_architectures.get(str(arch))
-            if last is not None and (engine_version is None or version_key(engine_version) > version_key(last)):
-                said = f"vLLM {engine_version}" if engine_version else "the newest vLLM"
-                raise ConfigError(
-                    f"{arch} is not served by {said}: vLLM {last} was the last release with it "
-                    f"({self.removed_architectures_source}); plan it with --engine-version {last} or older"
-                )
-            note = _first_release(str(arch), engine_version)
-            if note is not None:
-                notes.append(note)
+            for note in (_last_release(str(arch), engine_version or self.release, engine_version is None),
+                         _first_release(str(arch), engine_version)):  # fmt: skip
+                if note is not None:
+                    notes.append(note)
         return notes
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:
@@ -215,6 +210,44 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
         f"{arch} is first read in vLLM {entry.first_in} and absent from {entry.absent_in}; {engine_version} lies "
         f"between them and its sources were not read ({table.releases_not_read.get(engine_version, 'not read')}): "
         f"whether it serves {arch} is not known"
+    )
+
+
+def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | None:
+    """Refuse `arch` on a vLLM release its model registry no longer names and vLLM's _PREVIOUSLY_SUPPORTED_MODELS does
+    (from the first release whose list names it: vLLM raises 'Model architecture X was supported in vLLM until
+    vY, and is not supported anymore'); a sentence for one the registry dropped with no such word (vLLM would
+    try its Transformers backend, or the plugin its _OOT_SUPPORTED_MODELS names):
+    catalog/vllm_architectures.json. None for a release that still names it, for one vLLM resolves to a
+    registered architecture by its suffix (`served_as`: Qwen2ForSequenceClassification -> Qwen2ForCausalLM), or
+    none given (`newest`: the engine's own release stands for the newest)."""
+    entry = catalog.vllm_architectures().architectures.get(arch)
+    if entry is None or entry.gone_in is None or engine_version is None or _UNTAGGED.match(engine_version.strip()):
+        return None
+    key = _release_key(engine_version)
+    if key < _release_key(entry.gone_in) or entry.served_as is not None:  # vLLM resolves it to another name
+        return None
+    said = f"the newest vLLM ({engine_version})" if newest else f"vLLM {engine_version}"
+    refused, plugin = entry.refused, entry.plugin
+    if refused is not None and key >= _release_key(refused.since):
+        raise ConfigError(
+            f"{said} no longer serves {arch}: last in {entry.last_in} (its model registry; vLLM refuses it from "
+            f"{refused.since} on, 'supported in vLLM until v{refused.supported_until}': {refused.source}); "
+            f"plan --engine-version {entry.last_in}"
+        )
+    gone = f"last in {entry.last_in}, gone from {entry.gone_in}: {entry.last_source}"
+    if plugin is not None:
+        return (
+            f"{said}'s model registry no longer names {arch} ({gone}); vLLM says it is served out of tree by the "
+            f"plugin {plugin.url} ({plugin.source}), which onechip does not plan: whether {engine_version} with it "
+            f"serves {arch}, and with this plan's memory, is not known; plan --engine-version {entry.last_in} for "
+            "the in-tree model"
+        )
+    return (
+        f"{said}'s model registry no longer names {arch} ({gone}) and vLLM does not say it was removed: it would "
+        "run through vLLM's Transformers backend if at all (only when transformers has a vLLM-compatible class for "
+        f"it; onechip does not check), so whether it serves {arch}, and with this plan's memory, is not known; "
+        f"plan --engine-version {entry.last_in} for the native model"
     )
 
 

@@ -1,6 +1,6 @@
-"""catalog/vllm_architectures.json: the first vLLM release whose model registry names each architecture
+"""catalog/vllm_architectures.json: the first and last vLLM release whose model registry names each architecture
 (scripts/gen_vllm_architectures.py, generated from each release's PyPI sdist or wheel), and the planner's refusal
-of a release before it.
+of a release before it, or after it where vLLM's _PREVIOUSLY_SUPPORTED_MODELS says it is no longer supported.
 
 The entries asserted here are read from the registry of the releases named (vllm/model_executor/models/
 registry.py _VLLM_MODELS, models/__init__.py _MODELS or model_loader.py _MODEL_REGISTRY, as the generator reads
@@ -21,6 +21,7 @@ import pytest
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.rules import engine_rules
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -120,3 +121,72 @@ def test_a_build_of_an_untagged_checkout_is_not_release_0_1() -> None:
     plan = plan_model("SmolLM2-135M-Instruct", "l4", engine_version="0.1.dev15312+g690e127b1", max_model_len=2048)
     (note,) = [w for w in plan.warnings if w.code == "architecture-release"]
     assert "a build of a checkout without release tags" in note.message and "not known" in note.message
+
+
+# (architecture, last_in, gone_in, refused since, vLLM's 'supported until'): the registry.py of the releases named
+# (_VLLM_MODELS names it in last_in, not in gone_in's) and the _PREVIOUSLY_SUPPORTED_MODELS of 0.33.0's sdist, whose
+# first naming release is `since` (the list of every release read from gone_in on)
+GONE = [
+    ("BaichuanForCausalLM", "0.24.0", "0.25.0", "0.25.0", "0.23.0"),  # 0.24.0's _TEXT_GENERATION_MODELS still has it
+    ("Grok1ForCausalLM", "0.24.0", "0.25.0", "0.25.0", "0.24.0"),
+    ("FuyuForCausalLM", "0.25.1", "0.26.0", "0.26.0", "0.25.0"),
+    ("MllamaForConditionalGeneration", "0.10.2", "0.11.0", "0.11.0", "0.10.2"),  # 'encoder-decoder models except
+    # whisper have been removed for V0 deprecation' (the list's comment)
+    ("Phi4FlashForCausalLM", "0.10.2", "0.11.0", "0.11.1", "0.10.2"),  # 0.11.0's list does not name it yet
+]
+
+
+@pytest.mark.parametrize(("arch", "last", "gone", "since", "until"), GONE)
+def test_the_last_release_of_a_removed_architecture(arch: str, last: str, gone: str, since: str, until: str) -> None:
+    entry = catalog.vllm_architectures().architectures[arch]
+    assert (entry.last_in, entry.gone_in) == (last, gone)
+    assert entry.refused is not None and (entry.refused.since, entry.refused.supported_until) == (since, until)
+
+
+@pytest.mark.parametrize(("arch", "last", "gone", "since", "until"), GONE)
+def test_the_removals_are_what_the_sources_say(arch: str, last: str, gone: str, since: str, until: str) -> None:
+    paths = {release: _sources().get(release) for release in (last, gone, since, "0.33.0")}
+    if None in paths.values():
+        pytest.skip(f"the vLLM {last}, {gone}, {since} and 0.33.0 sources are not on this machine")
+    files = {release: gen.read_source(path)[1] for release, path in paths.items() if path}
+    assert arch in gen.registry(files[last])[1] and arch not in gen.registry(files[gone])[1]
+    assert gen.refusals(files["0.33.0"])[0][arch] == until and arch in gen.refusals(files[since])[0]
+    assert since == gone or arch not in gen.refusals(files[gone])[0]
+
+
+def test_a_release_after_vllm_dropped_the_architecture_is_refused_in_one_line() -> None:
+    rules = engine_rules("vllm-gpu")
+    assert rules.check_architectures(["BaichuanForCausalLM"], "0.24.0") == []
+    with pytest.raises(ConfigError) as caught:
+        rules.check_architectures(["BaichuanForCausalLM"], "0.33.0")
+    message = str(caught.value)
+    assert message.startswith("vLLM 0.33.0 no longer serves BaichuanForCausalLM: last in 0.24.0 ")
+    assert "'supported in vLLM until v0.23.0'" in message and "_PREVIOUSLY_SUPPORTED_MODELS of 0.33.0" in message
+    assert "\n" not in message and message.endswith("plan --engine-version 0.24.0")
+
+
+def test_an_architecture_the_registry_dropped_without_a_word_is_said_not_refused() -> None:
+    # MedusaModel: registry.py _SPECULATIVE_DECODING_MODELS of 0.32.0 names it, no dict of 0.33.0's does, nor its
+    # _PREVIOUSLY_SUPPORTED_MODELS; Phi4Flash in 0.11.0, before that list named it (0.11.1)
+    rules = engine_rules("vllm-gpu")
+    assert rules.check_architectures(["MedusaModel"], "0.32.0") == []
+    (note,) = rules.check_architectures(["MedusaModel"], "0.33.0")
+    assert note.startswith("vLLM 0.33.0's model registry no longer names MedusaModel (last in 0.32.0, gone from 0.33.0")
+    assert "Transformers backend if at all" in note and "not known" in note
+    (flash,) = rules.check_architectures(["Phi4FlashForCausalLM"], "0.11.0")
+    assert "does not say it was removed" in flash
+    # BartForConditionalGeneration: 0.33.0's _OOT_SUPPORTED_MODELS names vllm-project/bart-plugin
+    (bart,) = rules.check_architectures(["BartForConditionalGeneration"], "0.33.0")
+    assert "served out of tree by the plugin https://github.com/vllm-project/bart-plugin" in bart
+
+
+def test_an_architecture_vllm_finds_under_another_suffix_is_not_said_gone() -> None:
+    # Qwen2ForSequenceClassification: registry.py _VLLM_MODELS of 0.9.2 names it, 0.10.0's does not; 0.33.0's
+    # ModelRegistry._normalize_arch swaps its suffix (config/model.py _SUFFIX_TO_DEFAULTS) for Qwen2ForCausalLM
+    entry = catalog.vllm_architectures().architectures["Qwen2ForSequenceClassification"]
+    assert (entry.last_in, entry.gone_in) == ("0.9.2", "0.10.0")
+    assert entry.served_as is not None and entry.served_as.architecture == "Qwen2ForCausalLM"
+    assert engine_rules("vllm-gpu").check_architectures(["Qwen2ForSequenceClassification"], "0.33.0") == []
+    suffix_list = ["ForCausalLM", "ForConditionalGeneration", "ForSequenceClassification", "Model"]
+    assert gen.normalized("Qwen2ForSequenceClassification", {"Qwen2ForCausalLM"}, suffix_list) == "Qwen2ForCausalLM"
+    assert gen.normalized("BaichuanForCausalLM", {"Qwen2ForCausalLM"}, suffix_list) is None
