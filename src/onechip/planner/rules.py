@@ -232,7 +232,8 @@ def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | 
     if refused is not None and key >= _release_key(refused.since):
         raise ConfigError(
             f"{said} no longer serves {arch}: last in {entry.last_in} (its model registry; vLLM refuses it from "
-            f"{refused.since} on, 'supported in vLLM until v{refused.supported_until}': {refused.source}); "
+            f"{refused.since} on, 'supported in vLLM until v{refused.supported_until}': {refused.source}, unless its "
+            f"Transformers backend can run it, which vLLM tries first and onechip does not plan); "
             f"plan --engine-version {entry.last_in}"
         )
     gone = f"last in {entry.last_in}, gone from {entry.gone_in}: {entry.last_source}"
