@@ -1072,14 +1072,18 @@ def _rocm_rule(r: _Resolved) -> RocmRule | None:
     """engines.json rocm_rules for an AMD card (the GPU database's maker) on a V1 release the rules cover; None
     otherwise (an NVIDIA card, the V0 engine, a release outside them: the memory rule's CUDA figures)."""
     rules, request = r.rules, r.request
-    if r.acc.kind != "gpu" or r.acc.manufacturer != "AMD" or not rules.rocm_rules or not rules.memory_rules:
-        return None
-    if _rule(rules, request, r.acc).v0_engine:
+    if not _amd_with_rocm_rules(r) or _rule(rules, request, r.acc).v0_engine:
         return None
     version = request.engine_version
     if version is None:
         return max(rules.rocm_rules, key=lambda x: version_key(x.min_version or "0.0.0"))
     return next((rule for rule in rules.rocm_rules if rule.covers(version)), None)
+
+
+def _amd_with_rocm_rules(r: _Resolved) -> bool:
+    """An AMD GPU (the GPU database's maker) on a vLLM GPU engine whose catalog has rocm_rules."""
+    rules = r.rules
+    return r.acc.kind == "gpu" and r.acc.manufacturer == "AMD" and bool(rules.rocm_rules) and bool(rules.memory_rules)
 
 
 def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
@@ -1115,7 +1119,7 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
     """An AMD card on a release engines.json rocm_rules do not cover: planned with the memory rule's CUDA figures,
     said out loud with what the ruled releases measured (a plan must not look ruled for ROCm when it is not)."""
     rules = r.rules
-    if r.acc.kind != "gpu" or r.acc.manufacturer != "AMD" or not rules.rocm_rules or not rules.memory_rules:
+    if not _amd_with_rocm_rules(r):
         return []
     ruled = "; ".join(rule.versions for rule in rules.rocm_rules)
     low = min(min(x.hip_graph_bytes) for x in rules.rocm_rules) / 2**20
