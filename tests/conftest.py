@@ -35,6 +35,16 @@ def run(capsys: pytest.CaptureFixture[str]):
     return _run
 
 
+@pytest.fixture
+def offline_home(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """A CLI run as a new user makes it: an empty $ONECHIP_HOME under tmp_path, no Hugging Face hub
+    (HF_HUB_OFFLINE), and tmp_path as the working directory (files the run writes land there); the home's path."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
 @pytest.fixture(autouse=True)
 def _no_stored_catalog_read(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Prices come from prices.json alone unless a test stores a catalog read itself: a read left in the

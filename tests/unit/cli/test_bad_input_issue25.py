@@ -28,12 +28,7 @@ from onechip.schemas.run import RUN_FILES
 LLAMA = {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64}
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("offline_home")
 
 
 def _plan_file(tmp_path: Path, name: str, **change: object) -> Path:

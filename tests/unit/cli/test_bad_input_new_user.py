@@ -24,12 +24,7 @@ SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans o
 E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("offline_home")
 
 
 def _tool(name: str, args: dict) -> tuple[bool, str]:

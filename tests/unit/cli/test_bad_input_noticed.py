@@ -10,13 +10,7 @@ import pytest
 
 from factories import gpt_oss_checkpoint, one_error_line
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("offline_home")
 
 
 def test_an_unknown_chip_names_the_flag_it_came_by(run) -> None:

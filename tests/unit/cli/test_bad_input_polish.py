@@ -14,12 +14,7 @@ from factories import one_error_line
 SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("offline_home")
 
 
 def _serve_line(text: str) -> str:
