@@ -470,22 +470,28 @@ class NcclTransportRule(StrictModel):
     source: str = Field(description="The source lines the rule is read from.")
 
 
-class NcclNvlsRule(VersionedRule):
+class NcclBufferRule(VersionedRule):
+    """What the NCCL release of one range of vLLM releases allocates on the device for the TP group's
+    communicators (NcclNvlsRule, NcclP2pRule)."""
+
+    nccl_version: str = Field(description="The nvidia-nccl-cu12 release the torch pinned by these vLLM releases pins.")
+    communicators: int = Field(ge=1, description="NCCL communicators of the TP group initialized by the profile run.")
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
+class NcclNvlsRule(NcclBufferRule):
     """NCCL's NVLink SHARP (NVLS) buffers for one range of vLLM releases (engines.json `nccl_nvls`;
     planner.gpu_memory.nvls_bytes): the NCCL release those releases load allocates them at every communicator's
     init on NVSwitch hosts whose GPUs support multicast, when the communicator spans more than two GPUs. Per GPU
     and communicator: channels x channel_bytes x the ranks on the host (NCCL's nHeads)."""
 
-    nccl_version: str = Field(description="The nvidia-nccl-cu12 release the torch pinned by these vLLM releases pins.")
     chips: list[str] = Field(description="Catalog keys of the chips whose 8-GPU boards join the GPUs by NVSwitch.")
     min_ranks: int = Field(default=3, ge=3, description="Fewest GPUs in a communicator NCCL enables NVLS for.")
-    communicators: int = Field(ge=1, description="NCCL communicators of the TP group initialized by the profile run.")
     channels: int = Field(ge=1, description="The communicator's channels (NCCL's comm->nChannels at NVLS setup).")
     channel_bytes: int = Field(ge=1, description="Bytes per channel and head: 2 x (buffSize + memSize).")
-    source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
-class NcclP2pRule(VersionedRule):
+class NcclP2pRule(NcclBufferRule):
     """NCCL's P2P-transport buffers and vLLM's custom all-reduce buffers for one range of vLLM releases (engines.json
     `nccl_p2p`; planner.gpu_memory.p2p_buffer_bytes), added on hosts whose GPUs have peer access to a memory rule's
     TP >= 2 figure measured without it (GpuMemoryRule.tp_extra_peer_access false). Per GPU: communicators x
@@ -493,7 +499,6 @@ class NcclP2pRule(VersionedRule):
     channel connects a rank to one peer at TP 2 (ring and tree share it) and to two at TP >= 3 (its ring
     predecessor, and its tree child, which one host's chain trees take from ring order)."""
 
-    nccl_version: str = Field(description="The nvidia-nccl-cu12 release the torch pinned by these vLLM releases pins.")
     chips: list[str] = Field(description="Catalog keys of the chips whose boards give NCCL `channels` channels.")
     channels: int = Field(ge=1, description="The communicator's collective channels on those boards, at TP 2 and 8.")
     protocol_bytes: tuple[int, int, int] = Field(
@@ -501,14 +506,12 @@ class NcclP2pRule(VersionedRule):
     )
     connection_mem_bytes: int = Field(ge=0, description="sizeof(ncclRecvMem), the same as sizeof(ncclSendMem), bytes.")
     ipc_align_bytes: int = Field(ge=1, description="CUDA_IPC_MIN: each side's buffer is rounded up to it, bytes.")
-    communicators: int = Field(ge=1, description="NCCL communicators of the TP group initialized by the profile run.")
     custom_allreduce_bytes: int = Field(
         ge=0, description="The custom all-reduce's cudaMalloc'd IPC buffers per GPU, bytes (0: none)."
     )
     custom_allreduce_world_sizes: list[int] = Field(
         default_factory=list, description="TP sizes the custom all-reduce is enabled at (others: it is not)."
     )
-    source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
 class RocmRule(VersionedRule):
