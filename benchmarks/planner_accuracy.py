@@ -178,6 +178,32 @@ def write_checkpoint(
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
 
 
+def qwen3_5_mtp_layout(text: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of a dense Qwen3.5 checkpoint's MTP block, which vLLM's target model does not load
+    (planner.weights.MTP): vllm/model_executor/models/qwen3_5_mtp.py (0.19.0) Qwen3_5MultiTokenPredictor builds fc
+    (2 x hidden -> hidden), pre_fc_norm_embedding, pre_fc_norm_hidden, norm and mtp_num_hidden_layers (vLLM's default
+    1) full-attention decoder layers (gated q_proj with attn_output_gate, q/k norms of head_dim, the dense MLP); no
+    embedding of its own (mtp_use_dedicated_embeddings false). For Qwen/Qwen3.5-9B these are the 15 'mtp.' tensors,
+    ~0.24B parameters, of the checkpoint's inventory (search-index file id 71387934500)."""
+    if text.get("num_experts"):
+        raise ConfigError("the Qwen3.5 MTP layout is written for the dense models only")
+    h, i, d = text["hidden_size"], text["intermediate_size"], text["head_dim"]
+    q = text["num_attention_heads"] * d * (2 if text.get("attn_output_gate") else 1)
+    kv = text["num_key_value_heads"] * d
+    shapes = {"mtp.fc.weight": [h, 2 * h], "mtp.norm.weight": [h], "mtp.pre_fc_norm_embedding.weight": [h],
+              "mtp.pre_fc_norm_hidden.weight": [h]}  # fmt: skip
+    for layer in range(text.get("mtp_num_hidden_layers", 1)):
+        p = f"mtp.layers.{layer}."
+        shapes |= {
+            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+            p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, text["num_attention_heads"] * d],
+            p + "self_attn.q_norm.weight": [d], p + "self_attn.k_norm.weight": [d],
+            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
+        }  # fmt: skip
+    return shapes
+
+
 def llama_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     """Tensor name -> shape of a Llama-layout checkpoint (embeddings, LM head, per-layer attention and MLP
     projections, norms) from its config: what --quantization fp8 needs to tell linear weights from the rest."""
@@ -445,7 +471,14 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         if write_layout(path, config, gpt_oss_layout(config)) != weights:
             raise ConfigError(f"{entry['name']}: the gpt-oss layout of its config does not add up to its checkpoint")
         return str(path), "checkpoint bytes (gpt-oss layout)"
-    layers = (config.get("text_config") or config).get("num_hidden_layers", 1) if pp > 1 else 1
+    text = config.get("text_config") or config
+    if text.get("model_type") == "qwen3_5_text" and how == "checkpoint bytes":
+        # the checkpoint's bytes hold the MTP block, which the target model does not load: the planner needs it named
+        mtp = qwen3_5_mtp_layout(text)
+        rest = weights - 2 * sum(math.prod(shape) for shape in mtp.values())
+        write_layout(path, config, {"model.language_model.layers.0.mlp.weight": [rest // 2], **mtp})
+        return str(path), "checkpoint bytes (Qwen3.5 MTP layout)"
+    layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how
 

@@ -641,7 +641,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
-        components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4),
+        components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
+                                        mtp=bool(spec)),
         notes=notes,
     )  # fmt: skip
 

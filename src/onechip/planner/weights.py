@@ -69,6 +69,13 @@ LM_HEAD = "lm_head"
 VISION_TOWER = "vision_tower"
 AUDIO_TOWER = "audio_tower"
 TOWERS = (VISION_TOWER, AUDIO_TOWER)
+# Qwen3-Next / Qwen3.5 checkpoints store their multi-token-prediction layers under 'mtp.'. vLLM's target model
+# classes skip them (load_weights: AutoWeightsLoader(self, skip_prefixes=["mtp."]) in Qwen3NextForCausalLM,
+# Qwen3_5ForCausalLMBase and Qwen3_5ForConditionalGeneration; Qwen3_5Model.load_weights 'if
+# name.startswith("mtp."): continue'; vllm/model_executor/models/qwen3_next.py and qwen3_5.py, 0.19.0); only the MTP
+# drafter of --speculative-config method 'mtp' loads them (qwen3_5_mtp.py / qwen3_next_mtp.py remap 'mtp.' to
+# 'model.'), inside the same 'Model loading took' profile as the target (the worker loads the drafter there).
+MTP = "mtp"
 
 # (prefix, component), first match wins; prefixes are anchored at the start of the tensor name.
 # Layouts: Llama/Qwen/Mistral ('model.', 'lm_head.'); Gemma 3/3n/4 multimodal ('model.language_model.',
@@ -101,6 +108,7 @@ _PREFIXES: list[tuple[str, str]] = [
     ("model.embed_tokens.", EMBEDDINGS),
     ("model.", LANGUAGE_MODEL),
     ("lm_head.", LM_HEAD),
+    ("mtp.", MTP),
 ]
 
 
@@ -134,7 +142,7 @@ def component_of(name: str) -> str:
         if name.startswith(prefix):
             return component
     raise ConfigError(
-        f"tensor {name!r}: module prefix not recognised (expected model., lm_head., "
+        f"tensor {name!r}: module prefix not recognised (expected model., lm_head., mtp., "
         "model.language_model., model.vision_tower., model.audio_tower., ...)"
     )
 
@@ -228,16 +236,18 @@ def weights_by_component(
     towers: Iterable[str] = TOWERS,
     online_fp8: bool = False,
     mxfp4: tuple[Mxfp4Layout, int] | None = None,
+    mtp: bool = False,
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
-    serving; the engine rules say which towers an engine loads). Floating tensors are counted at
-    `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert
-    tensors, with `mxfp4` = (layout, tensor-parallel size), by mxfp4_loaded_bytes."""
-    loaded = set(towers)
+    serving; the engine rules say which towers an engine loads), and the 'mtp.' layers only with `mtp` (MTP
+    speculative decoding loads them; see MTP). Floating tensors are counted at `served_dtype` (None = as stored);
+    with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert tensors, with `mxfp4` = (layout,
+    tensor-parallel size), by mxfp4_loaded_bytes."""
+    loaded = set(towers) | ({MTP} if mtp else set())
     out: dict[str, int] = {}
     for t in tensors:
         comp = component_of(t.name)
-        if comp in TOWERS and comp not in loaded:
+        if comp in (*TOWERS, MTP) and comp not in loaded:
             continue
         size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
         if size is None:
@@ -280,14 +290,15 @@ def weights_by_stage(
     decoder layer i on the stage holding i (make_layers / get_pp_indices); the input embedding (and
     per-layer embedding tables, towers) on the first stage; the final norm and the LM head on the last;
     with tie_word_embeddings the last stage builds its own embed_tokens for the LM head ('is_first_rank or
-    (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. Raises ConfigError
-    for a decoder tensor whose layer index lies outside every stage."""
+    (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. The 'mtp.' layers are not
+    loaded (MTP: the target model skips them; the hybrids that have them are not planned with PP). Raises
+    ConfigError for a decoder tensor whose layer index lies outside every stage."""
     loaded = set(towers)
     out = [0] * len(stages)
     last = len(stages) - 1
     for t in tensors:
         comp = component_of(t.name)
-        if comp in TOWERS and comp not in loaded:
+        if comp == MTP or (comp in TOWERS and comp not in loaded):
             continue
         size = t.nbytes(served_dtype)
         match = _LAYER_INDEX.search(t.name) if comp == LANGUAGE_MODEL else None

@@ -301,3 +301,27 @@ def test_qwen35_9b_concurrency_with_the_version_default_prefix_caching(tmp_path:
     assert plan.kv_tokens_logged == logged["kv_cache_tokens"]
     assert plan.memory_budget is not None and plan.memory_budget.blocks_per_request == 11
     assert plan.max_concurrency == pytest.approx(logged["max_concurrency"], rel=0.005)
+
+
+# Qwen3-Next / Qwen3.5 checkpoints store their MTP layers under 'mtp.' (Qwen/Qwen3.5-9B: 15 tensors, ~0.24B
+# parameters, in the checkpoint inventory of search-index file id 71387934500). vLLM's target model classes skip
+# them (AutoWeightsLoader(self, skip_prefixes=["mtp."]), vllm/model_executor/models/qwen3_5.py and qwen3_next.py,
+# 0.19.0); the MTP drafter of --speculative-config method 'mtp' loads them. The planner refused such a checkpoint
+# before ('module prefix not recognised'), and counting them as loaded would take 0.45 GiB from the 9B's pool.
+def test_mtp_layers_weigh_only_when_mtp_speculative_decoding_loads_them(tmp_path: Path) -> None:
+    config = json.loads((BOOTLOGS / "configs/Qwen--Qwen3.5-9B.json").read_text(encoding="utf-8"))
+    text_bytes, mtp_bytes = 17 * GIB, 486_581_248
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    end = text_bytes + mtp_bytes
+    header = {
+        "model.language_model.layers.0.mlp.gate_proj.weight": {
+            "dtype": "BF16", "shape": [text_bytes // 2], "data_offsets": [0, text_bytes]},
+        "mtp.fc.weight": {"dtype": "BF16", "shape": [mtp_bytes // 2], "data_offsets": [text_bytes, end]},
+    }  # fmt: skip
+    raw = json.dumps(header).encode()
+    (tmp_path / "model.safetensors").write_bytes(len(raw).to_bytes(8, "little") + raw)
+    plain = plan_model(str(tmp_path), "rtx5090", engine_version="0.20.0", max_model_len=4096, multimodal=False)
+    spec = plan_model(str(tmp_path), "rtx5090", engine_version="0.20.0", max_model_len=4096, multimodal=False,
+                      num_speculative_tokens=1)  # fmt: skip
+    assert plain.weights_bytes == text_bytes and "mtp" not in plain.weights_by_component
+    assert spec.weights_bytes == text_bytes + mtp_bytes and spec.weights_by_component["mtp"] == mtp_bytes
