@@ -40,6 +40,21 @@ graph costs depends on the compiled model and cannot be known before a boot; how
 (engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its own, so the count is
 of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's `hip_graph_bytes`, and the
 non-torch term is the rule's ROCm range.
+
+Why the CUDA term stays a per-size figure (issue 27, 2026-12-02; the table of every CUDA log that prints the
+estimate, and the rules scored on it, are in tests/fixtures/bootlogs/README.md 'CUDA-graph memory across the
+corpus'): vLLM reads the estimate as free device memory around the captures, so it holds the driver's memory for
+each instantiated graph, and a PIECEWISE size is layers + 1 graphs (vllm/compilation/backends.py split_graph).
+The logs agree: the figure does not move with the dtype (Llama-3.1-8B on an H100: 0.84 GiB in bf16, fp8 and
+W4A16, 0.80 in fp32, where the activations double), it falls with the layers per GPU (0.54 GiB at PP 2), and on
+the V2 runner the 33 extrapolated FULL graphs add only 0.05 of the L4 E2B's 0.53 GiB. But what a layer costs
+depends on the kernels it launches (at TP 1, 178 - 276 KB per size and layer for the dense models and
+Qwen3-30B-A3B, 464 - 542 for MLA), which no config field gives: per size x layer and per graph rules taken from
+the 0.19.0 H100 logs plan the held-out 0.22.1 - 0.30.0 logs no better than a per-size figure from the same logs
+(worse on three of four).
+The L4 and T4 over-plan (0.41 - 0.46 GiB) is the range's midpoint (12.3 MB; its top is the 80-layer 70B), not the
+form; the median (8.8 MB) was not adopted because on the 3090 Ti and the T4 W4A16 logs the over-plan hides other
+terms' errors.
 """
 
 from __future__ import annotations
