@@ -82,6 +82,10 @@ _KV_GIB = re.compile(
     # 'Available KV cache memory' (both 10.66 GiB in tests/fixtures/bootlogs/l4-gemma4-e2b-w4a16-len8192-v0300.log);
     # an excerpt may keep only this line (gb10-qwen3-0.6b-util060-v0271)
     r"|Current kv cache memory in use is ([\d.]+) GiB"
+    # --kv-cache-memory-bytes skips profiling and prints only this (vllm/v1/worker/gpu_worker.py 0.26 - 0.34:
+    # 'Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes
+    # config', b70-len100000-refused-xpu)
+    r"|reserved ([\d.]+) GiB memory for KV Cache"
 )
 # V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
 # "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm

@@ -135,3 +135,18 @@ def test_minimax_m27_awq_on_two_gb10_is_refused_given_its_pool(tmp_path: Path) -
     assert plan.max_concurrency < 1  # refused, as the engine did
     # the engine's estimate of what fits, within one 16-token block of the 2-decimal pool it printed
     assert abs(plan.kv_tokens_logged - logged["estimated_max_model_len_tokens"]) <= 16
+
+
+def test_rtx_a5000_qwen3_8b_v0210_given_its_pool(tmp_path: Path) -> None:
+    # LMCache/LMCache#3430, vLLM 0.21.0 on an RTX A5000: 'Available KV cache memory: 6.37 GiB', 'GPU KV cache size:
+    # 46,368 tokens', 'Maximum concurrency for 16,384 tokens per request: 2.83x'
+    entry = CORPUS["rtxa5000-qwen3-8b-len16384-v0210"]
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "q", {k: v for k, v in config.items() if not k.startswith("_")}, 2)
+    plan = plan_model(
+        str(path), "rtx-a5000", max_model_len=16384, engine_version="0.21.0", multimodal=False,
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB),
+    )  # fmt: skip
+    assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) <= 16  # one block: the pool's 2-decimal print
+    assert round(plan.max_concurrency, 2) == logged["max_concurrency"]

@@ -58,6 +58,15 @@ def test_a_paste_wrapped_inside_a_word_still_gives_the_needed_memory() -> None:
     assert (record.kv_cache_gib, record.kv_cache_needed_gib, record.estimated_max_model_len) == (4.25, 4.26, None)
 
 
+def test_a_pool_given_by_kv_cache_memory_bytes_is_read_from_its_own_line() -> None:
+    # the same log: with --kv-cache-memory-bytes vLLM prints no 'Available KV cache memory' line, only 'Initial free
+    # memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes config'
+    text = (BOOTLOGS / "b70-len100000-refused-xpu.log").read_text(encoding="utf-8")
+    before_the_refusal = text.split("EngineCore failed to start")[0]
+    assert "Available KV cache memory" not in before_the_refusal
+    assert read_boot_log(before_the_refusal, "vllm", "m").kv_cache_gib == 4.25
+
+
 @pytest.mark.parametrize(
     ("line", "cause"),
     [
