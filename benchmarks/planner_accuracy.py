@@ -331,6 +331,20 @@ def refused_at_validation(entry: dict[str, Any]) -> bool:
     return entry["outcome"] == "refused" and "derived max_model_len" in (entry.get("error_line") or "")
 
 
+def pool_refusal(entry: dict[str, Any]) -> bool:
+    """vLLM refused the boot for its KV pool, and the log prints that pool (positive): one max_model_len request does
+    not fit in it ('To serve at least one request ... KV cache is needed', V1; 'larger than the maximum number of
+    tokens that can be stored in KV cache', V0). Given that pool, the planner's verdict is scored."""
+    error = entry.get("error_line") or ""
+    pool = entry["logged"].get("available_kv_cache_gib")
+    return (
+        entry["outcome"] == "refused"
+        and pool is not None
+        and pool > 0
+        and ("KV cache is needed" in error or "can be stored in KV cache" in error)
+    )
+
+
 def outcome_note(entry: dict[str, Any]) -> str:
     """Why a refused boot was refused, when it was not vLLM's KV fit check."""
     error = entry.get("error_line") or ""
@@ -500,7 +514,9 @@ def predict(
     log's 'Available KV cache memory' (--kv-cache-memory), so only the layout and the token line are scored."""
     row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
     pool_gib = entry["logged"].get("available_kv_cache_gib")
-    if given_pool and (pool_gib is None or row["logged"] is None or entry["outcome"] != "started"):
+    if given_pool and pool_refusal(entry):
+        pass  # the engine refused its own logged pool: the verdict given that pool is scored (no token line)
+    elif given_pool and (pool_gib is None or row["logged"] is None or entry["outcome"] != "started"):
         row["skip"] = "no logged pool and token line"
         return row
     chip = chip_of(entry)
@@ -553,6 +569,8 @@ def predict(
         # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
         fits = plan.max_concurrency >= 1
         row.update(predicted=plan.kv_tokens_logged, fits=fits, weights="the log's pool", binding="", note="")
+        if entry["logged"].get("estimated_max_model_len_tokens"):  # the refusal's own estimate of what fits
+            row["note"] = f" (engine's estimated max_model_len {entry['logged']['estimated_max_model_len_tokens']:,})"
         if entry["logged"].get("max_concurrency"):
             row["note"] = (
                 f" (concurrency {plan.max_concurrency:.2f}x, logged {entry['logged']['max_concurrency']:.2f}x)"

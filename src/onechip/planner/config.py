@@ -72,6 +72,11 @@ DIVIDING_FAMILIES = frozenset(
         "qwen2_5_vl_text",
         "qwen3_vl_moe_text",
         "mllama_text_model",
+        # MiniMax-M2 / M2.7 (vllm/model_executor/models/minimax_m2.py, 0.29 - 0.34): every decoder layer is one full
+        # attention Attention(num_kv_heads=config.num_key_value_heads, head_dim=getattr(config, 'head_dim', None) or
+        # hidden_size // num_heads), no window, no linear attention (MiniMax-Text-01's lightning layers are
+        # minimax_text_01, another class); its MTP modules load only with a speculative config
+        "minimax_m2",
         # hybrid attention + Mamba (planner.recurrent): vLLM's get_head_size takes head_dim when the config has it
         "nemotron_h",
         "granitemoehybrid",

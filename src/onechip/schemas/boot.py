@@ -52,6 +52,16 @@ class BootRecord(ResultModel):
         description="KV cache memory the engine said it has, GiB: V1 'Available KV cache memory', V0 "
         "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size='.",
     )
+    kv_cache_needed_gib: float | None = Field(
+        default=None,
+        description="KV memory one max_model_len request needs, GiB, from the engine's refusal ('(X GiB KV cache is "
+        "needed, which is larger than the available KV cache memory', vllm/v1/core/kv_cache_utils.py).",
+    )
+    estimated_max_model_len: int | None = Field(
+        default=None,
+        description="The max_model_len the engine says its KV pool holds, from the same refusal ('the estimated "
+        "maximum model length is N').",
+    )
     kv_cache_num_blocks: int | None = Field(
         default=None,
         description="KV cache blocks: TPU 'Init kv-cache' num_blocks (first group), GPU 'num_gpu_blocks is', "

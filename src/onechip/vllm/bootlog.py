@@ -51,12 +51,15 @@ from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-_LEVEL = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(WARNING|ERROR|CRITICAL)\b")
+_LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the _bare line
 _VERSION = [
     # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
     re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v([\w.+-]+)\)"),
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
+    # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
+    # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396); three numbers, so 'vLLM 0.8' in prose is not one
+    re.compile(r"\bvLLM(?: Version)?\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
@@ -79,12 +82,27 @@ _KV_GIB = re.compile(
     # 'Available KV cache memory' (both 10.66 GiB in tests/fixtures/bootlogs/l4-gemma4-e2b-w4a16-len8192-v0300.log);
     # an excerpt may keep only this line (gb10-qwen3-0.6b-util060-v0271)
     r"|Current kv cache memory in use is ([\d.]+) GiB"
+    # --kv-cache-memory-bytes skips profiling and prints only this (vllm/v1/worker/gpu_worker.py 0.26 - 0.34:
+    # 'Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes
+    # config', b70-len100000-refused-xpu)
+    r"|reserved ([\d.]+) GiB memory for KV Cache"
 )
 # V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
 # "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm
+# V1's refusal of one max-length request ('To serve at least one request with the model's max seq len (N), (X GiB KV
+# cache is needed, ... (Y GiB). Based on the available memory, the estimated maximum model length is M.',
+# vllm/v1/core/kv_cache_utils.py 0.10 - 0.33, kv_cache_planning.py 0.34); 'KV cach' so a paste hard-wrapped inside
+# 'cache' still reads (b70-len100000-refused-xpu), no '(' as a paste may lose it at a line break (gb10x2-minimax-...)
+_KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
+_ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
-_FAILURE = re.compile(r"(Traceback \(most recent call last\)|^\w*(?:Error|Exception|Failure): .+)")
+# on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
+# or V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0)
+_FAILURE = re.compile(
+    r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
+    r"|is larger than the maximum number of tokens that can be stored in KV cache)"
+)
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
 _KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
@@ -95,7 +113,28 @@ _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
-_EXCEPTION = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:ERROR [^\]]*\] )?(\w*(?:Error|Exception|Failure): .+)")
+_EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure): .+)")
+# What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level
+# or exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service
+# column ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ',
+# eugr/spark-vllm-docker#396), a `docker logs -t` / kubectl timestamp, and vLLM's process tags, Ray's with their node
+# ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank
+# tag ('[rank0]: ', rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085)
+_ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
+_PREFIX = re.compile(
+    r"^(?:[\w.-]+\s+\|\s?|[>▎│┃]\s?|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
+    r"|\[rank\d+\]:\s*)"
+)
+
+
+def _bare(line: str) -> str:
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_PREFIX)."""
+    line = _ANSI.sub("", line).strip()
+    while match := _PREFIX.match(line):
+        line = line[match.end() :].lstrip()
+    return line
+
+
 # Known boot failures: (pattern, one-line cause). The first that matches wins.
 _CAUSES = [
     (
@@ -108,6 +147,23 @@ _CAUSES = [
         "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
     ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    # vLLM's own start-up checks of the KV pool (vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory, 0.10 -
+    # 0.33; kv_cache_planning.py 0.34): a pool short of one request, then a pool of nothing
+    (
+        re.compile(r"larger than the available KV cache memory \((-?[\d.]+) GiB\)"),
+        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len (the engine's "
+        "estimate of what fits is in its error) or raise --gpu-memory-utilization",
+    ),
+    (  # V0 (vllm/worker/worker.py raise_if_cache_size_invalid) and V1 before 0.10
+        re.compile(r"larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
+        "the KV pool ({0} tokens) holds less than one --max-model-len request: lower --max-model-len or raise "
+        "--gpu-memory-utilization",
+    ),
+    (
+        re.compile(r"No available memory for the cache blocks"),
+        "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "
+        "--gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
+    ),
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError"),
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
@@ -148,7 +204,7 @@ def failure_cause(text: str) -> str | None:
         for line in lines:
             if match := pattern.search(line):
                 return cause.format(*match.groups())
-    exceptions = [m.group(1) for line in lines if (m := _EXCEPTION.match(line.strip()))]
+    exceptions = [m.group(1) for line in lines if (m := _EXCEPTION.match(_bare(line)))]
     if exceptions:
         return redact(exceptions[-1])[:300]
     return None
@@ -200,6 +256,10 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.kv_cache_tokens = int(_number(_first(match)))
     if match := _KV_GIB.search(line):
         out.kv_cache_gib = float(_first(match))
+    if match := _KV_NEEDED.search(line):
+        out.kv_cache_needed_gib = float(match.group(1))
+    if match := _ESTIMATED_LEN.search(line):
+        out.estimated_max_model_len = int(match.group(1))
     if match := _GPU_BLOCKS.search(line):
         out.kv_cache_num_blocks = int(_first(match))
     for kind, value in _MEMSTAT.findall(line):
@@ -243,10 +303,11 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        level = _LEVEL.match(line)
+        bare = _bare(line)
+        level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
-        elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(line):
+        elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare):
             out.errors.append(redact(line))
         _read_facts(out, line)
         for name, pattern in _EVENTS:

@@ -116,3 +116,37 @@ def test_mi300x_vf_sees_less_than_a_bare_metal_mi300x() -> None:
     assert accelerator("mi300x").memory_visible_bytes > vf.memory_visible_bytes
     # the name rocm-smi and the corpus print for the bare-metal card is the catalog's measured entry, not a rule
     assert accelerator("AMD Instinct MI300X").memory_visible_bytes == accelerator("mi300x").memory_visible_bytes
+
+
+def test_minimax_m27_awq_on_two_gb10_is_refused_given_its_pool(tmp_path: Path) -> None:
+    # eugr/spark-vllm-docker#396, vLLM 0.29.1rc1 on 2x DGX Spark (TP 2): 'Available KV cache memory: 22.5 GiB', then
+    # '23.25 GiB KV cache is needed' for 196,608 tokens, 'the estimated maximum model length is 190272'. minimax_m2 is
+    # every layer full attention (vllm/model_executor/models/minimax_m2.py): 62 x 8 KV heads x 128 x 2 x 2 B a token,
+    # half of it a GPU at TP 2 (126,976 B: 23.25 GiB / 196,608 as the engine printed it)
+    entry = CORPUS["gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291"]
+    logged, args = entry["logged"], entry["engine_args"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "m", {k: v for k, v in config.items() if not k.startswith("_")}, 2)
+    plan = plan_model(
+        str(path), "gb10", max_model_len=args["max_model_len"], tensor_parallel_size=2, engine_version="0.29.1",
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB), multimodal=False,
+    )  # fmt: skip
+    assert plan.kv_bytes_per_token == 253_952
+    assert plan.max_concurrency < 1  # refused, as the engine did
+    # the engine's estimate of what fits, within one 16-token block of the 2-decimal pool it printed
+    assert abs(plan.kv_tokens_logged - logged["estimated_max_model_len_tokens"]) <= 16
+
+
+def test_rtx_a5000_qwen3_8b_v0210_given_its_pool(tmp_path: Path) -> None:
+    # LMCache/LMCache#3430, vLLM 0.21.0 on an RTX A5000: 'Available KV cache memory: 6.37 GiB', 'GPU KV cache size:
+    # 46,368 tokens', 'Maximum concurrency for 16,384 tokens per request: 2.83x'
+    entry = CORPUS["rtxa5000-qwen3-8b-len16384-v0210"]
+    logged = entry["logged"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "q", {k: v for k, v in config.items() if not k.startswith("_")}, 2)
+    plan = plan_model(
+        str(path), "rtx-a5000", max_model_len=16384, engine_version="0.21.0", multimodal=False,
+        kv_cache_memory_bytes=int(logged["available_kv_cache_gib"] * GIB),
+    )  # fmt: skip
+    assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) <= 16  # one block: the pool's 2-decimal print
+    assert round(plan.max_concurrency, 2) == logged["max_concurrency"]

@@ -1,0 +1,96 @@
+"""Boot logs as users paste them (issue 27): a quote marker, a docker compose column, Ray's and torch's process tags
+before vLLM's own text, a paste hard-wrapped inside a word. The grammar reads the refusal through them (before
+vllm/bootlog.py _bare, a refused boot quoted this way read as a clean one), with the figures of vLLM's start-up KV
+check: the memory one request needs and the engine's estimate of the max_model_len its pool holds. Each log is a
+real one of tests/fixtures/bootlogs (corpus.json names its source)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.vllm.bootlog import failure_cause, read_boot_log
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+CORPUS: list[dict[str, Any]] = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
+# vLLM's start-up KV checks, V1 (kv_cache_utils.py _check_enough_kv_cache_memory) and V0 (raise_if_cache_size_invalid)
+KV_REFUSALS = ("KV cache is needed", "No available memory for the cache blocks", "can be stored in KV cache")
+REFUSED_FOR_KV = [
+    e for e in CORPUS if e["outcome"] == "refused" and any(k in (e["error_line"] or "") for k in KV_REFUSALS)
+]
+
+
+def _read(name: str) -> Any:
+    return read_boot_log((BOOTLOGS / f"{name}.log").read_text(encoding="utf-8"), "vllm", "m")
+
+
+@pytest.mark.parametrize("entry", REFUSED_FOR_KV, ids=[e["name"] for e in REFUSED_FOR_KV])
+def test_every_kv_refusal_of_the_corpus_says_the_pool_is_short(entry: dict[str, Any]) -> None:
+    record = _read(entry["name"])
+    assert record.errors, "a refused boot read as a clean one"
+    assert record.failure_cause is not None
+    assert "KV" in record.failure_cause and "--gpu-memory-utilization" in record.failure_cause
+
+
+def test_the_minimax_refusal_quoted_in_a_chat_quote_reads_whole() -> None:
+    # eugr/spark-vllm-docker#396, 2x DGX Spark: '▎ ValueError: To serve at least one request ... (196608),' /
+    # '▎ 23.25 GiB KV cache is needed, ... (22.5 GiB).' / '▎ Based on ... the estimated maximum model length is 190272.'
+    record = _read("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291")
+    assert (record.kv_cache_gib, record.kv_cache_needed_gib, record.estimated_max_model_len) == (22.5, 23.25, 190272)
+    assert record.engine_version == "0.29.1rc1.dev17+gd2d649e67.d20260913"  # from the report's prose
+    assert record.failure_cause is not None and "(22.5 GiB)" in record.failure_cause
+
+
+def test_a_docker_compose_column_hides_no_error() -> None:
+    # intel/llm-scaler#672, 2x Arc Pro B70: 'vllm-service  | (EngineCore pid=183) ValueError: No available memory for
+    # the cache blocks.' after 'Available KV cache memory: -0.61 GiB'
+    record = _read("b70x2-qwen38-27b-bf16-tp2-refused-v0260xpu")
+    assert record.kv_cache_gib == -0.61
+    assert record.failure_cause is not None and record.failure_cause.startswith("weights and the profiling peak")
+
+
+def test_a_paste_wrapped_inside_a_word_still_gives_the_needed_memory() -> None:
+    # SergiioB/intel-arc-pro-b70-inference-cookbook#4: '(4.26 GiB KV cach' / 'e is needed, ... (4.25 GiB).'
+    record = _read("b70-len100000-refused-xpu")
+    assert (record.kv_cache_gib, record.kv_cache_needed_gib, record.estimated_max_model_len) == (4.25, 4.26, None)
+
+
+def test_a_pool_given_by_kv_cache_memory_bytes_is_read_from_its_own_line() -> None:
+    # the same log: with --kv-cache-memory-bytes vLLM prints no 'Available KV cache memory' line, only 'Initial free
+    # memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes config'
+    text = (BOOTLOGS / "b70-len100000-refused-xpu.log").read_text(encoding="utf-8")
+    before_the_refusal = text.split("EngineCore failed to start")[0]
+    assert "Available KV cache memory" not in before_the_refusal
+    assert read_boot_log(before_the_refusal, "vllm", "m").kv_cache_gib == 4.25
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        # MiniMax-AI/MiniMax-M2.5#30's Ray tags, a colour code as a terminal copy shows it, torch's rank tag
+        ("(EngineCore_DP0 pid=1) (RayWorkerWrapper pid=2, ip=172.20.4.203) RuntimeError: boom", "RuntimeError: boom"),
+        ("^[[0;36m(EngineCore_DP0 pid=7)^[[0;0m ValueError: bad", "ValueError: bad"),
+        ("\x1b[1;31mERROR\x1b[0m 01-01 00:00:00 [core.py:1] OSError: gone", "OSError: gone"),
+        ("[rank0]: torch.OutOfMemoryError: CUDA out of memory.", None),  # the OOM cause, checked below
+        ("2026-09-11T21:21:56.123456Z (APIServer pid=1) KeyError: 'x'", "KeyError: 'x'"),
+        ("> TypeError: quoted", "TypeError: quoted"),
+    ],
+)
+def test_pasted_prefixes_do_not_hide_the_exception(line: str, cause: str | None) -> None:
+    found = failure_cause(line)
+    assert found == (cause or "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, "
+                     "or re-plan")  # fmt: skip
+    assert read_boot_log(line, "vllm", "m").errors
+
+
+def test_a_table_row_of_the_tpu_log_is_not_a_compose_column() -> None:
+    # 'Memory statistics | total_hbm_...' (bootlog module docstring) keeps its figures and is no error
+    record = read_boot_log(
+        "Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_used_gb=8.97GiB | total_hbm_avail_gb=5.52GiB",
+        "vllm",
+        "m",
+    )
+    assert record.kv_cache_gib == 5.52 and not record.errors
