@@ -3,11 +3,14 @@
 Conventions (DESIGN.md "Measuring right"):
 - TTFT ends at the first chunk carrying generated content, reasoning or a tool call, never at the
   role-only chunk.
-- Tokens come from the server's `usage`; chunks are never counted as tokens. With continuous usage stats the
-  cumulative `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries
-  tokens but no text (a parser holding text back) still counts as generated.
+- Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
+  `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
+  no text (a parser holding text back) still counts as generated. A server that sends no usage at all is
+  counted as `vllm bench serve` counts it: the whole generated text tokenized once (the server's /tokenize,
+  no special tokens); without /tokenize, one token per content chunk, and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together.
-- A request is `ok` only with HTTP 200 and a final usage; anything else is `failed` with the server's message.
+- A request is `ok` with HTTP 200 and a finish_reason (or a final usage); anything else, such as a stream cut
+  before either, is `failed` with the server's message.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -30,9 +33,11 @@ from onechip.vllm.wire import (
     SSEDecoder,
     chunk_error,
     error_message,
+    generated_text,
     has_generated,
     parse_chunk,
     stream_type_error,
+    text_tokenize_body,
 )
 
 
@@ -53,6 +58,7 @@ class _Timing:
         self.prev_ct = 0
         self.final_usage = False
         self.any_usage = False
+        self.text: dict[str, list[str]] = {}  # generated text by delta field, kept until usage makes it moot
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         out = self.out
@@ -74,6 +80,9 @@ class _Timing:
         choice = choices[0]
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
+        if not self.any_usage:
+            for name, text in generated_text(choice).items():
+                self.text.setdefault(name, []).append(text)
         if has_generated(choice) or (delta_tokens or 0) > 0:
             if out.t_first is None:
                 out.t_first = now
@@ -89,15 +98,34 @@ class _Timing:
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
         if out.error is None and not self.final_usage:
-            if out.finish_reason is not None and not self.any_usage:
-                # a whole answer (finish_reason came) with no usage anywhere: the server ignores include_usage
-                out.error = (
-                    "this server does not support stream usage (stream_options.include_usage): "
-                    "tokens cannot be counted from the server"
-                )
-            else:
-                out.error = "stream ended without a final usage chunk (cut mid-way?)"
+            if out.finish_reason is None:
+                out.error = "stream ended without a finish_reason or a final usage chunk (cut mid-way?)"
+            elif self.any_usage:  # continuous usage without the final chunk: the last cumulative count
+                out.completion_tokens = self.prev_ct
         return out
+
+    def generated(self) -> str:
+        """The generated text to count: each field's pieces joined, fields (reasoning, content, tool-call
+        arguments) apart by a space so that words of two fields never merge."""
+        return " ".join("".join(pieces) for pieces in self.text.values())
+
+    def uncounted(self) -> bool:
+        """A whole answer from a server that sent no usage at all: its tokens must be counted."""
+        return self.out.error is None and not self.any_usage
+
+
+async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:
+    """Count the output of a server that sent no usage (module docstring) into `timing.out`."""
+    out = timing.out
+    try:
+        async with http.post(f"{base_url}/tokenize", json=text_tokenize_body(model, timing.generated())) as resp:
+            count = (await resp.json(content_type=None)).get("count") if resp.status == 200 else None
+    except (aiohttp.ClientError, TimeoutError, ValueError, AttributeError):
+        count = None
+    if isinstance(count, int) and not isinstance(count, bool):
+        out.completion_tokens, out.completion_tokens_from = count, "tokenize"
+    else:
+        out.completion_tokens, out.completion_tokens_from = len(out.chunk_times), "chunks"
 
 
 async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
@@ -151,4 +179,7 @@ async def stream_chat(
         out.error = f"unparsable stream chunk: {exc}"
     finally:
         out.t_done = time.perf_counter()
-    return timing.finish()
+    timing.finish()
+    if timing.uncounted():
+        await _count_output(http, base_url, str(body.get("model")), timing)
+    return out
