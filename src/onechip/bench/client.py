@@ -58,7 +58,7 @@ class _Timing:
         self.prev_ct = 0
         self.final_usage = False
         self.any_usage = False
-        self.text: dict[str, list[str]] = {}  # generated text by delta field, kept until usage makes it moot
+        self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         out = self.out
@@ -81,8 +81,7 @@ class _Timing:
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
         if not self.any_usage:
-            for name, text in generated_text(choice).items():
-                self.text.setdefault(name, []).append(text)
+            self.choices.append(choice)
         if has_generated(choice) or (delta_tokens or 0) > 0:
             if out.t_first is None:
                 out.t_first = now
@@ -107,7 +106,11 @@ class _Timing:
     def generated(self) -> str:
         """The generated text to count: each field's pieces joined, fields (reasoning, content, tool-call
         arguments) apart by a space so that words of two fields never merge."""
-        return " ".join("".join(pieces) for pieces in self.text.values())
+        fields: dict[str, list[str]] = {}
+        for choice in self.choices:
+            for name, text in generated_text(choice).items():
+                fields.setdefault(name, []).append(text)
+        return " ".join("".join(pieces) for pieces in fields.values())
 
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""

@@ -166,9 +166,9 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     Closed loop: each stream sends its next request when the last one ends, warm-up first (a count, or
     until `warmup_s` after the job starts); when every stream is warm, `gate()` gives the start time (now, or
     one shared by all workers, so that worker processes which started apart measure together), then measured
-    requests (a count, or until `duration_s` after the start). Open loop (`arrivals_s`): after the warm-up, `gate()` gives the start time (now, or one
-    shared by all workers) and measured requests are sent at their offsets from it, at most len(streams)
-    in flight. The last request of each stream to end carries `last_in_stream`.
+    requests (a count, or until `duration_s` after the start). Open loop (`arrivals_s`): after the warm-up,
+    `gate()` gives the start time the same way and measured requests are sent at their offsets from it, at
+    most len(streams) in flight. The last request of each stream to end carries `last_in_stream`.
     Request failures become failed samples; nothing here raises for them.
     """
     t0 = time.perf_counter()
