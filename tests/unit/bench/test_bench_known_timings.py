@@ -125,6 +125,20 @@ def test_fixed_ttft_and_itl_are_reported_by_every_definition(tmp_path: Path) -> 
     assert "per-token" in run.itl_convention
 
 
+def test_per_request_ttft_mean_median_and_p99(tmp_path: Path) -> None:
+    """TTFT set per request: 60 ms for even chat request numbers, 20 for odd (the probe is 1), 8 measured
+    requests, 4 of each. Set: mean 40, median 40 (between the two groups), p99 60 (inside the top group); the
+    decode part is unchanged (ITL 10)."""
+    with FakeVllm(ttft_for=lambda n, body: 0.060 if n % 2 == 0 else 0.020, itl_s=0.010) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=8, output_tokens=3)
+        record = server_record(srv, measured)
+    ttft = cell.ttft_ms
+    assert ttft.n == 8 and sorted((stats.ttft_ms(s) or 0) >= 60 - 0.1 for s in measured) == [False] * 4 + [True] * 4
+    assert at_least(ttft.mean, 40) and agrees(ttft.mean, statistics.fmean(record["ttft"]))
+    assert at_least(ttft.p99, 60) and agrees(ttft.p99, stats.percentile(sorted(record["ttft"]), 99))
+    assert check(cell, record, ttft=40, itl=10, tpot=10) == []
+
+
 def test_several_tokens_per_chunk_and_empty_chunks(tmp_path: Path) -> None:
     """Chunks of 2 tokens 15 ms apart, the second with content "" (its tokens still counted by the server's
     per-chunk usage), finish_reason in its own empty chunk. Set: TTFT 30; per-token ITL 15 / 2 = 7.5 (4 per
