@@ -10,8 +10,11 @@ their median still comes out at the set value when the writes are on time. Again
 fake records when it wrote each chunk (`sent_times`, the same monotonic clock, same process), and the
 figure computed from those writes is matched within the issue's 1 ms + 2% (test_bench_client_timing.py);
 how far the fake's own writes drift past their deadlines on a loaded machine is its accuracy, not the
-bench's. Medians are compared, and means where a late chunk cannot move them (a mean of gaps telescopes).
-Token and request counts are exact. Each test sends a few dozen requests at most, on 127.0.0.1.
+bench's. Medians are compared, and the means and p99 a test names. Token and request counts are exact.
+As in test_bench_client_timing.py, a cell whose timings miss is measured again, up to ATTEMPTS times: on a
+shared 2-core machine the client is sometimes not scheduled for several ms; a systematic error (the role
+chunk timed, chunks counted as tokens, the first token in TPOT) misses every time. Each test sends a few
+dozen requests per attempt, on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import signal
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,18 +70,6 @@ def server_record(srv: FakeVllm, measured: list[RequestSample]) -> dict[str, lis
     return out
 
 
-def check(cell: CellResult, record: dict[str, list[float]], **set_ms: float) -> list[str]:
-    """Which medians (`ttft`, `tpot`, `e2e`, `itl`, `itl_chunk` in `set_ms`) disagree with the server's record,
-    or (TTFT, E2E: absolute deadlines) are below the set value; empty when all hold."""
-    bad = []
-    for name, value in set_ms.items():
-        measured = getattr(cell, f"{name}_ms").median
-        server = statistics.median(record[name])
-        if not agrees(measured, server) or (name in ("ttft", "e2e") and not at_least(measured, value)):
-            bad.append(f"{name}: measured {measured}, server {server:.3f}, set {value}")
-    return bad
-
-
 def bench(srv: FakeVllm, out: Path, **kw: object) -> tuple[CellResult, BenchRun, list[RequestSample]]:
     """One cell through the API (`onechip.api.bench`): context 16, 1 rep, no warm-up unless `kw` says."""
     base: dict[str, object] = dict(
@@ -86,6 +79,48 @@ def bench(srv: FakeVllm, out: Path, **kw: object) -> tuple[CellResult, BenchRun,
     run = api.bench(BenchConfig(**{**base, **kw}), out_dir=out)  # type: ignore[arg-type]
     measured = [s for s in load_samples(out / "requests.jsonl") if not s.warmup]
     return run.cells[0], run, measured
+
+
+ATTEMPTS = 3
+SetMs = dict[str, float]
+
+
+def check(cell: CellResult, record: dict[str, list[float]], set_ms: SetMs, also: tuple[str, ...] = ()) -> list[str]:
+    """Which figures miss: each median named in `set_ms` (`ttft`, `tpot`, `e2e`, `itl`, `itl_chunk`) against
+    the server's record, and (TTFT, E2E: absolute deadlines) against the set value; `also` adds the mean or
+    p99 of one ("ttft.p99", "itl.mean") against the record. Empty when all hold."""
+    bad = []
+    for name, value in set_ms.items():
+        measured = getattr(cell, f"{name}_ms").median
+        server = statistics.median(record[name])
+        if not agrees(measured, server) or (name in ("ttft", "e2e") and not at_least(measured, value)):
+            bad.append(f"{name}: measured {measured}, server {server:.3f}, set {value}")
+    for item in also:
+        name, stat = item.split(".")
+        measured = getattr(getattr(cell, f"{name}_ms"), stat)
+        values = sorted(record[name])
+        server = statistics.fmean(values) if stat == "mean" else stats.percentile(values, 99)
+        if not agrees(measured, server):
+            bad.append(f"{item}: measured {measured}, server {server:.3f}")
+    return bad
+
+
+def measure(
+    out: Path, server: dict[str, Any], set_ms: SetMs | Callable[[list[RequestSample]], SetMs],
+    also: tuple[str, ...] = (), **cfg: object,
+) -> tuple[CellResult, BenchRun, list[RequestSample]]:  # fmt: skip
+    """`bench` one cell against a fresh FakeVllm(**server) until `check` holds (set values given, or derived
+    from the samples), at most ATTEMPTS times; fails with every attempt's misses."""
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(**server) as srv:
+            cell, run, measured = bench(srv, out / f"attempt-{attempt}", **cfg)
+            record = server_record(srv, measured)
+        bad = check(cell, record, set_ms if isinstance(set_ms, dict) else set_ms(measured), also)
+        if not bad:
+            return cell, run, measured
+        misses.append(bad)
+    pytest.fail(f"timings missed in all {ATTEMPTS} attempts: {misses}")
 
 
 def whole_run_by_hand(measured: list[RequestSample]) -> tuple[float, int, int]:
@@ -100,28 +135,25 @@ def test_fixed_ttft_and_itl_are_reported_by_every_definition(tmp_path: Path) -> 
     """TTFT 40 ms, 10 ms between one-token chunks, 6 tokens, 2 clients x 4 requests. Set: TTFT 40, TPOT
     10 (the first token excluded: (E2E - TTFT) / 5, not E2E / 6 = 15), ITL 10 per token and per chunk,
     E2E 40 + 5 x 10 = 90; tokens from usage, exact; both throughputs from the same tokens."""
-    with FakeVllm(ttft_s=0.040, itl_s=0.010) as srv:
-        cell, run, measured = bench(srv, tmp_path, clients=[2])
-        record = server_record(srv, measured)
+    set_ms = dict(ttft=40, tpot=10, e2e=90, itl=10, itl_chunk=10)
+    cell, run, measured = measure(tmp_path, dict(ttft_s=0.040, itl_s=0.010), set_ms, ("itl.mean",), clients=[2])
     assert cell.status == "ok" and cell.requests_sent == cell.requests_ok == 8 and cell.requests_failed == 0
     assert {(s.completion_tokens, s.completion_tokens_from, s.finish_reason) for s in measured} == {
         (6, "usage", "length")
     }
     assert cell.prompt_tokens_actual.median == 16 and cell.requests_ended_early == 0
-    assert check(cell, record, ttft=40, tpot=10, e2e=90, itl=10, itl_chunk=10) == []
     assert cell.itl_ms.n == cell.itl_chunk_ms.n == 8 * 5  # 5 gaps per request, one token each
-    assert agrees(cell.itl_ms.mean, statistics.fmean(record["itl"]))
-    assert at_least(cell.itl_ms.p99, 10) and at_least(cell.ttft_ms.p99, 40)
+    assert at_least(cell.ttft_ms.p99, 40) and at_least(cell.e2e_ms.p99, 90)
     # whole run, as vllm bench serve: output tokens / duration; requests/s counted over the same requests
     duration, tokens, ok = whole_run_by_hand(measured)
     assert tokens == 48 and ok == 8
     assert cell.whole_run_tok_per_s == pytest.approx(tokens / duration)
     assert cell.whole_run_request_rate_per_s == pytest.approx(ok / duration)
+    # 2 streams, each at most 6 tokens per 90 ms: no more than 2 x 6 / 0.090 = 133 tok/s over the run
+    assert cell.whole_run_tok_per_s <= 2 * 6 / 0.090
     # steady window: requests counted by the share of their tokens inside it, so tok/s / req/s = 6 exactly
     assert cell.output_tok_per_s is not None and cell.request_rate_per_s is not None
     assert cell.output_tok_per_s / cell.request_rate_per_s == pytest.approx(6)
-    # 2 streams, each at most 6 tokens per 90 ms: neither figure can exceed 2 x 6 / 0.090 = 133 tok/s
-    assert cell.whole_run_tok_per_s <= 2 * 6 / 0.090 and cell.output_tok_per_s <= 2 * 6 / 0.090 * 1.02
     assert "per-token" in run.itl_convention
 
 
@@ -129,36 +161,30 @@ def test_per_request_ttft_mean_median_and_p99(tmp_path: Path) -> None:
     """TTFT set per request: 60 ms for even chat request numbers, 20 for odd (the probe is 1), 8 measured
     requests, 4 of each. Set: mean 40, median 40 (between the two groups), p99 60 (inside the top group); the
     decode part is unchanged (ITL 10)."""
-    with FakeVllm(ttft_for=lambda n, body: 0.060 if n % 2 == 0 else 0.020, itl_s=0.010) as srv:
-        cell, _, measured = bench(srv, tmp_path, requests_per_client=8, output_tokens=3)
-        record = server_record(srv, measured)
-    ttft = cell.ttft_ms
-    assert ttft.n == 8 and sorted((stats.ttft_ms(s) or 0) >= 60 - 0.1 for s in measured) == [False] * 4 + [True] * 4
-    assert at_least(ttft.mean, 40) and agrees(ttft.mean, statistics.fmean(record["ttft"]))
-    assert at_least(ttft.p99, 60) and agrees(ttft.p99, stats.percentile(sorted(record["ttft"]), 99))
-    assert check(cell, record, ttft=40, itl=10, tpot=10) == []
+    server = dict(ttft_for=lambda n, body: 0.060 if n % 2 == 0 else 0.020, itl_s=0.010)
+    also = ("ttft.mean", "ttft.p99")
+    cell, _, measured = measure(tmp_path, server, dict(ttft=40, itl=10, tpot=10), also, requests_per_client=8,
+                                output_tokens=3)  # fmt: skip
+    assert sorted((stats.ttft_ms(s) or 0) >= 60 - 0.1 for s in measured) == [False] * 4 + [True] * 4
+    assert cell.ttft_ms.n == 8 and at_least(cell.ttft_ms.mean, 40) and at_least(cell.ttft_ms.p99, 60)
 
 
 def test_several_tokens_per_chunk_and_empty_chunks(tmp_path: Path) -> None:
     """Chunks of 2 tokens 15 ms apart, the second with content "" (its tokens still counted by the server's
     per-chunk usage), finish_reason in its own empty chunk. Set: TTFT 30; per-token ITL 15 / 2 = 7.5 (4 per
     request); per-chunk ITL 15 (vllm bench serve's, 2 per request); TPOT 30 ms / 5 tokens = 6."""
-    with FakeVllm(ttft_s=0.030, itl_s=0.015, chunk_plan=[2, 2, 2], empty_chunks={1}, finish_chunk=True) as srv:
-        cell, _, measured = bench(srv, tmp_path)
-        record = server_record(srv, measured)
+    server = dict(ttft_s=0.030, itl_s=0.015, chunk_plan=[2, 2, 2], empty_chunks={1}, finish_chunk=True)
+    cell, _, measured = measure(tmp_path, server, dict(ttft=30, tpot=6, itl=7.5, itl_chunk=15))
     assert all(s.chunk_tokens == [2, 2, 2] and s.completion_tokens == 6 for s in measured)
     assert all(s.finish_reason == "length" for s in measured)  # read from the separate finish chunk
     assert (cell.itl_ms.n, cell.itl_chunk_ms.n) == (4 * 4, 4 * 2)
-    assert check(cell, record, ttft=30, tpot=6, itl=7.5, itl_chunk=15) == []
 
 
 def test_without_per_chunk_usage_itl_is_per_chunk_and_tokens_come_from_the_final_usage(tmp_path: Path) -> None:
-    with FakeVllm(ttft_s=0.030, itl_s=0.015, chunk_plan=[2, 2, 2], usage="final_only") as srv:
-        cell, run, measured = bench(srv, tmp_path)
-        record = server_record(srv, measured)
+    server = dict(ttft_s=0.030, itl_s=0.015, chunk_plan=[2, 2, 2], usage="final_only")
+    cell, run, measured = measure(tmp_path, server, dict(tpot=6, itl_chunk=15))
     assert all(s.chunk_tokens == [] and s.completion_tokens == 6 for s in measured)
-    assert cell.itl_ms.n == cell.itl_chunk_ms.n == 4 * 2
-    assert check(cell, record, tpot=6, itl_chunk=15) == [] and cell.itl_ms == cell.itl_chunk_ms
+    assert cell.itl_ms.n == cell.itl_chunk_ms.n == 4 * 2 and cell.itl_ms == cell.itl_chunk_ms
     assert any("no per-chunk usage" in n for n in run.notes)
 
 
@@ -180,19 +206,18 @@ def test_a_server_without_usage_is_counted_as_vllm_bench_counts_it(
 def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) -> None:
     """8 requests of one stream (chat requests 2-9; 1 is the probe): HTTP 500, HTTP 429, a stream cut after 2
     chunks and one that stalls past the 0.4 s timeout. 4 ok, 4 failed, in that order; the latencies and
-    tokens are those of the 4 that succeeded (the stall's 0.4 s would move the E2E mean by ~80 ms)."""
-    with FakeVllm(ttft_s=0.030, itl_s=0.010, fail_status={3: 500, 5: 429}, cut_requests={6}) as srv:
-        srv.stall_requests, srv.stall_s = {8}, 5.0
-        cell, _, measured = bench(srv, tmp_path, requests_per_client=8, request_timeout_s=0.4)
-        record = server_record(srv, measured)
+    tokens are those of the 4 that succeeded: counted, the stall would lift the E2E mean to at least
+    (4 x 80 + 400) / 5 = 144 ms."""
+    server = dict(ttft_s=0.030, itl_s=0.010, fail_status={3: 500, 5: 429}, cut_requests={6}, stall_requests={8},
+                  stall_s=5.0)  # fmt: skip
+    cell, _, measured = measure(tmp_path, server, dict(ttft=30, e2e=80), requests_per_client=8, request_timeout_s=0.4)
     assert [s.status for s in measured] == ["ok", "failed", "ok", "failed", "failed", "ok", "failed", "ok"]
     errors = [s.error or "" for s in measured if s.status == "failed"]
     assert [e.split(":")[0] for e in errors] == ["HTTP 500", "HTTP 429", "ClientPayloadError", "TimeoutError"]
     assert cell.status == "ok" and (cell.requests_sent, cell.requests_ok, cell.requests_failed) == (8, 4, 4)
     assert cell.first_error is not None and cell.first_error.startswith("HTTP 500")
     assert cell.ttft_ms.n == cell.e2e_ms.n == cell.tpot_ms.n == 4 and cell.itl_ms.n == 4 * 5
-    assert check(cell, record, ttft=30, e2e=80) == []
-    assert agrees(cell.e2e_ms.mean, statistics.fmean(record["e2e"]))
+    assert cell.e2e_ms.mean is not None and cell.e2e_ms.mean < (4 * 80 + 400) / 5
     duration, tokens, ok = whole_run_by_hand(measured)
     assert (tokens, ok) == (4 * 6, 4) and cell.reps[0].whole_run_output_tokens == 24
     assert cell.whole_run_request_rate_per_s == pytest.approx(4 / duration)
@@ -200,33 +225,32 @@ def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) ->
     assert duration >= 0.4  # the run's duration includes the time the failures took, as vllm bench serve's
 
 
+def _queued(measured: list[RequestSample]) -> SetMs:
+    """One slot, two streams: each request but the first is admitted when its own stream's previous one
+    ended, so its TTFT is the other's 50 ms plus its own 20, less this client's turnaround (end to next send)."""
+    by_stream = [sorted((s for s in measured if s.stream == i), key=lambda s: s.seq) for i in (0, 1)]
+    turn_ms = max((b.t_send - (a.t_done or 0.0)) * 1000 for x in by_stream for a, b in zip(x, x[1:], strict=False))
+    return dict(ttft=70 - turn_ms, tpot=10, e2e=100 - turn_ms)
+
+
 def test_queueing_behind_limited_slots_shows_in_ttft(tmp_path: Path) -> None:
     """One slot, two closed-loop clients, 3 requests each; a request holds the slot for 20 + 3 x 10 = 50 ms.
-    Every request but the first waits for the other stream's, admitted when this stream's previous one ended:
-    TTFT 50 + 20 = 70 ms less the client's turnaround (its previous end to this send); the first 20. TPOT
+    Every request but the first waits for the other stream's (`_queued`): TTFT ~70 ms, the first 20. TPOT
     untouched (10); one slot makes 4 tokens per 50 ms = 80 tok/s at most."""
-    with FakeVllm(ttft_s=0.020, itl_s=0.010, slots=1) as srv:
-        cell, _, measured = bench(srv, tmp_path, clients=[2], requests_per_client=3, output_tokens=4)
-        record = server_record(srv, measured)
+    server = dict(ttft_s=0.020, itl_s=0.010, slots=1)
+    cell, _, measured = measure(tmp_path, server, _queued, clients=[2], requests_per_client=3, output_tokens=4)
     first = min(measured, key=lambda s: s.t_send)
-    assert at_least(stats.ttft_ms(first), 20) and stats.ttft_ms(first) < 70  # the first found the slot free
-    by_stream = [sorted((s for s in measured if s.stream == i), key=lambda s: s.seq) for i in (0, 1)]
-    turnaround_ms = max(
-        (b.t_send - (a.t_done or 0.0)) * 1000 for x in by_stream for a, b in zip(x, x[1:], strict=False)
-    )
-    assert check(cell, record, ttft=70 - turnaround_ms, tpot=10, e2e=100 - turnaround_ms) == []
+    assert at_least(stats.ttft_ms(first), 20) and (stats.ttft_ms(first) or 0) < 70  # it found the slot free
     duration, tokens, _ = whole_run_by_hand(measured)
     assert tokens == 24 and at_least(duration * 1000, 6 * 50)  # six 50 ms turns of the one slot
     assert cell.whole_run_tok_per_s is not None and cell.whole_run_tok_per_s <= 80
 
 
 def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
-    with FakeVllm(ttft_s=0.020, itl_s=0.010, stop_after=3) as srv:
-        cell, _, measured = bench(srv, tmp_path, requests_per_client=2)
-        record = server_record(srv, measured)
+    server = dict(ttft_s=0.020, itl_s=0.010, stop_after=3)
+    cell, _, measured = measure(tmp_path, server, dict(tpot=10), requests_per_client=2)
     assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(3, "stop")}
-    assert cell.requests_ended_early == 2 and cell.status == "ok" and check(cell, record, tpot=10) == []
-    assert cell.reps[0].whole_run_output_tokens == 6
+    assert cell.requests_ended_early == 2 and cell.status == "ok" and cell.reps[0].whole_run_output_tokens == 6
 
 
 @pytest.mark.parametrize(
@@ -240,11 +264,9 @@ def test_reasoning_and_tool_call_deltas_start_ttft_and_count(
     tmp_path: Path, reply: Reply, tokens: int, finish: str
 ) -> None:
     """The first reasoning (or tool-call) chunk is the first token: TTFT 30 ms, not the next content chunk."""
-    with FakeVllm(replies=lambda body: reply, ttft_s=0.030, itl_s=0.010) as srv:
-        cell, _, measured = bench(srv, tmp_path, requests_per_client=2)
-        record = server_record(srv, measured)
+    server = dict(replies=lambda body: reply, ttft_s=0.030, itl_s=0.010)
+    _, _, measured = measure(tmp_path, server, dict(ttft=30, itl_chunk=10), requests_per_client=2)
     assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(tokens, finish)}
-    assert check(cell, record, ttft=30, itl_chunk=10) == []
 
 
 def test_two_worker_processes_measure_over_one_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
