@@ -20,7 +20,9 @@ carry `chunk_plan[k]` tokens in chunk k (default one per chunk, max_tokens in al
 scripted replies carry `tokens_per_chunk` words per chunk: reasoning, then content, then each tool call
 (name first, then its arguments in pieces, as vLLM's tool parsers send them). Usage (`usage`): "as_asked"
 is vLLM's behaviour (a final usage chunk when stream_options.include_usage, usage on every chunk too when
-continuous_usage_stats); "every_chunk", "final_only" and "never" force one mode whatever was asked.
+continuous_usage_stats); "every_chunk", "final_only" and "never" force one mode whatever was asked;
+"on_last_choice" puts the final usage on the last choice chunk (the one with finish_reason), not in a chunk
+of its own, as some OpenAI-compatible servers do.
 Plain (non-streamed) replies carry usage unless `usage="never"`.
 
 Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_len (vllm/renderers/params.py
@@ -64,7 +66,7 @@ SPIN_S = 0.002  # the last 2 ms before a deadline are spun, not slept (see _slee
 VERSION = "0.32.0"  # the vLLM version the fake process logs at boot by default (the embedded engine's)
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
 
-Usage = Literal["as_asked", "every_chunk", "final_only", "never"]
+Usage = Literal["as_asked", "every_chunk", "final_only", "on_last_choice", "never"]
 
 
 def _text(content: Any) -> str:
@@ -438,6 +440,7 @@ class _Stream:
         continuous = asked_final and bool(options.get("continuous_usage_stats"))
         self.each = mode == "every_chunk" or (mode == "as_asked" and continuous)
         self.final = mode in ("every_chunk", "final_only") or (mode == "as_asked" and asked_final)
+        self.on_last = mode == "on_last_choice"
         head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": fake.model}
         self.head = json.dumps(head)[:-1]  # left open: each event appends its choices and usage
 
@@ -525,7 +528,7 @@ class _Stream:
                 writer.transport.abort()
                 return False
             done += tokens
-            writer.write(self.event(choice, done if self.each else None))
+            writer.write(self.event(choice, done if self.each or (self.on_last and k == len(chunks) - 1) else None))
             if not (fake.finish_chunk and k == len(chunks) - 1):  # the truth: when each token chunk was written
                 sent.append(time.perf_counter())
             if not timed and k % 64 == 63:

@@ -56,8 +56,10 @@ class _Timing:
         self.out = out
         self.per_chunk_known = True
         self.prev_ct = 0
+        self.events = 0  # stream chunks so far, and how many of them carried usage: per-chunk counts are
+        self.with_usage = 0  # trusted only while every chunk has carried usage (continuous usage stats)
+        self.usage: dict[str, Any] | None = None  # the latest usage (cumulative): the request's counts
         self.final_usage = False
-        self.any_usage = False
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
@@ -65,22 +67,20 @@ class _Timing:
         choices = obj.get("choices") or []
         usage = obj.get("usage")
         delta_tokens: int | None = None
+        self.events += 1
         if usage:
-            self.any_usage = True
-        if usage and usage.get("completion_tokens") is not None:
-            ct = int(usage["completion_tokens"])
-            delta_tokens, self.prev_ct = ct - self.prev_ct, ct
+            self.usage = usage
+            self.with_usage += 1
+            ct = usage.get("completion_tokens")
+            if ct is not None and self.with_usage == self.events:
+                delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
         if not choices:
-            if usage:
-                out.prompt_tokens = usage.get("prompt_tokens")
-                out.completion_tokens = usage.get("completion_tokens")
-                out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-                self.final_usage = True
+            self.final_usage = self.final_usage or bool(usage)
             return
         choice = choices[0]
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
-        if not self.any_usage:
+        if self.usage is None:
             self.choices.append(choice)
         if has_generated(choice) or (delta_tokens or 0) > 0:
             if out.t_first is None:
@@ -93,14 +93,18 @@ class _Timing:
                 out.chunk_tokens.append(delta_tokens)
 
     def finish(self) -> StreamOutcome:
-        out = self.out
+        """The outcome: counts from the latest usage (a usage-only final chunk, or usage on the last choice
+        chunk, or the last of continuous usage); an error when the stream ended before a finish_reason or a
+        final usage."""
+        out, usage = self.out, self.usage
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
-        if out.error is None and not self.final_usage:
-            if out.finish_reason is None:
-                out.error = "stream ended without a finish_reason or a final usage chunk (cut mid-way?)"
-            elif self.any_usage:  # continuous usage without the final chunk: the last cumulative count
-                out.completion_tokens = self.prev_ct
+        if out.error is None and not self.final_usage and out.finish_reason is None:
+            out.error = "stream ended without a finish_reason or a final usage chunk (cut mid-way?)"
+        if out.error is None and usage is not None:
+            out.prompt_tokens = usage.get("prompt_tokens")
+            out.completion_tokens = usage.get("completion_tokens")
+            out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return out
 
     def generated(self) -> str:
@@ -114,7 +118,7 @@ class _Timing:
 
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""
-        return self.out.error is None and not self.any_usage
+        return self.out.error is None and self.usage is None
 
 
 async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:

@@ -188,6 +188,15 @@ def test_without_per_chunk_usage_itl_is_per_chunk_and_tokens_come_from_the_final
     assert any("no per-chunk usage" in n for n in run.notes)
 
 
+def test_usage_on_the_last_choice_chunk_counts_the_request(tmp_path: Path) -> None:
+    """Usage on the finish_reason chunk instead of a usage-only chunk: the counts are the request's (6 output,
+    16 prompt), not one chunk's, and the chunk is timed as the content it carries."""
+    with FakeVllm(itl_s=0.002, chunk_plan=[2, 2, 2], usage="on_last_choice") as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=2)
+    assert {(s.completion_tokens, s.prompt_tokens, s.completion_tokens_from) for s in measured} == {(6, 16, "usage")}
+    assert all(len(s.chunk_times) == 3 and s.chunk_tokens == [] for s in measured) and cell.itl_chunk_ms.n == 2 * 2
+
+
 @pytest.mark.parametrize(
     ("has_tokenize", "tokens", "counted_by"),
     [(True, 6, "tokenize"), (False, 3, "chunks")],  # no /tokenize: one per chunk, 3 chunks of 2 tokens
