@@ -184,3 +184,10 @@ def test_slots_queue_requests_and_stalls_hold_the_stream() -> None:
         ):
             list(resp.iter_lines())  # one chunk, then 0.2 s of nothing, then the connection is dropped
     assert len(srv.sent_times[3]) == 1
+
+
+def test_usage_on_the_last_choice_chunk() -> None:
+    with FakeVllm(usage="on_last_choice", chunk_plan=[1, 2]) as srv:
+        events = _events(srv, _chat("hi", max_tokens=3, stream_options={"include_usage": True}))
+    assert [("usage" in e, bool(e["choices"])) for e in events] == [(False, True), (False, True), (True, True)]
+    assert events[-1]["choices"][0]["finish_reason"] == "length" and events[-1]["usage"]["completion_tokens"] == 3
