@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import httpx
@@ -147,3 +148,46 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_early_stop_empty_and_finish_chunks() -> None:
+    with FakeVllm(stop_after=3, empty_chunks={1}, finish_chunk=True) as srv:
+        events = _events(srv, _chat("hi", max_tokens=5, stream_options={"include_usage": True}))
+    deltas = [e["choices"][0] for e in events if e["choices"]][1:]  # after the role chunk
+    assert [d["delta"].get("content") for d in deltas] == ["tok ", "", "tok ", None]
+    assert [d["finish_reason"] for d in deltas] == [None, None, None, "stop"]  # "stop": 3 of max_tokens 5
+    assert events[-1]["usage"]["completion_tokens"] == 3 and len(srv.sent_times[1]) == 3  # finish chunk: no token
+
+
+def test_failures_per_request_and_per_request_ttft() -> None:
+    with FakeVllm(fail_status={1: 429}, ttft_for=lambda n, body: 0.01 * n) as srv:
+        failed = httpx.post(f"{srv.url}/v1/chat/completions", json=_chat("hi", stream=True))
+        _events(srv, _chat("hi", max_tokens=2))
+    assert failed.status_code == 429 and "fake failure" in failed.json()["error"]["message"]
+    assert srv.sent_times[2][0] - srv.admitted[2] >= 0.02  # request 2: TTFT 2 x 10 ms
+
+
+def test_slots_queue_requests_and_stalls_hold_the_stream() -> None:
+    with FakeVllm(slots=1, itl_s=0.01, stall_requests={3}, cut_after_chunks=1, stall_s=0.2) as srv:
+        both = [threading.Thread(target=_events, args=(srv, _chat("hi", max_tokens=3))) for _ in range(2)]
+        for t in both:
+            t.start()
+        for t in both:
+            t.join()
+        first, second = sorted((srv.admitted[n], srv.sent_times[n]) for n in (1, 2))
+        assert second[0] >= first[1][-1]  # admitted only after the other's last chunk
+        with (
+            pytest.raises(httpx.HTTPError),
+            httpx.stream(
+                "POST", f"{srv.url}/v1/chat/completions", json=_chat("hi", max_tokens=3, stream=True), timeout=5
+            ) as resp,
+        ):
+            list(resp.iter_lines())  # one chunk, then 0.2 s of nothing, then the connection is dropped
+    assert len(srv.sent_times[3]) == 1
+
+
+def test_usage_on_the_last_choice_chunk() -> None:
+    with FakeVllm(usage="on_last_choice", chunk_plan=[1, 2]) as srv:
+        events = _events(srv, _chat("hi", max_tokens=3, stream_options={"include_usage": True}))
+    assert [("usage" in e, bool(e["choices"])) for e in events] == [(False, True), (False, True), (True, True)]
+    assert events[-1]["choices"][0]["finish_reason"] == "length" and events[-1]["usage"]["completion_tokens"] == 3

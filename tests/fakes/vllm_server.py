@@ -20,14 +20,24 @@ carry `chunk_plan[k]` tokens in chunk k (default one per chunk, max_tokens in al
 scripted replies carry `tokens_per_chunk` words per chunk: reasoning, then content, then each tool call
 (name first, then its arguments in pieces, as vLLM's tool parsers send them). Usage (`usage`): "as_asked"
 is vLLM's behaviour (a final usage chunk when stream_options.include_usage, usage on every chunk too when
-continuous_usage_stats); "every_chunk", "final_only" and "never" force one mode whatever was asked.
+continuous_usage_stats); "every_chunk", "final_only" and "never" force one mode whatever was asked;
+"on_last_choice" puts the final usage on the last choice chunk (the one with finish_reason), not in a chunk
+of its own, as some OpenAI-compatible servers do.
 Plain (non-streamed) replies carry usage unless `usage="never"`.
 
 Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_len (vllm/renderers/params.py
 `_token_len_check`), after `hang_s` when `over_limit="hang"`; a disconnect after `cut_after_chunks` chunks for
 chat requests whose 1-based number is in `cut_requests`; 400 for min_tokens/ignore_eos when `reject_extras`;
-any status and message from a scripted `Reply(status=..., error=...)`. Error bodies are OpenAI-shaped
+any status and message from a scripted `Reply(status=..., error=...)` or, for a generated stream, from
+`fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's timeout) before
+chunk `cut_after_chunks` for requests in `stall_requests`. Error bodies are OpenAI-shaped
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`.
+
+Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
+streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
+slot). `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens);
+`empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
+`finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk.
 
 Timing: zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark). The last
 2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds the
@@ -56,7 +66,7 @@ SPIN_S = 0.002  # the last 2 ms before a deadline are spun, not slept (see _slee
 VERSION = "0.32.0"  # the vLLM version the fake process logs at boot by default (the embedded engine's)
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
 
-Usage = Literal["as_asked", "every_chunk", "final_only", "never"]
+Usage = Literal["as_asked", "every_chunk", "final_only", "on_last_choice", "never"]
 
 
 def _text(content: Any) -> str:
@@ -124,7 +134,16 @@ class FakeVllm:
     hang_s: float = 5.0
     error_shape: Literal["openai", "flat"] = "openai"
     cut_requests: set[int] = field(default_factory=set)
-    cut_after_chunks: int = 2
+    cut_after_chunks: int = 2  # where a cut (or a stall) happens: before content chunk k (0 = before the first)
+    # known timings and failures, per request number (1-based, the bench's probe included)
+    ttft_for: Callable[[int, dict[str, Any]], float] | None = None  # per-request TTFT, s (else ttft_s)
+    slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
+    fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
+    stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
+    stall_s: float = 30.0  # ...for this long (past the client's timeout), then end the stream
+    stop_after: int | None = None  # generated streams stop at this many tokens, finish "stop" (EOS came early)
+    empty_chunks: set[int] = field(default_factory=set)  # generated chunk k has content "" (text held back)
+    finish_chunk: bool = False  # the finish_reason comes in its own empty-delta chunk after the last content
     reject_extras: bool = False
     has_tokenize: bool = True
     has_metrics: bool = True
@@ -142,11 +161,13 @@ class FakeVllm:
     # per chat request number (1-based): perf_counter when each chunk after the role chunk was written (the
     # truth the client's timestamps are checked against: same process, same monotonic clock)
     sent_times: dict[int, list[float]] = field(default_factory=dict)
+    admitted: dict[int, float] = field(default_factory=dict)  # request number -> perf_counter it got a slot
     tokenize_calls: int = 0
     running: int = 0
     cache_queries: int = 0
     cache_hits: int = 0
     _seen_prompts: list[list[str]] = field(default_factory=list)
+    _slot_gate: asyncio.Semaphore | None = None
 
     # ---- lifecycle ----
     def start(self) -> FakeVllm:
@@ -328,6 +349,10 @@ class FakeVllm:
             await asyncio.sleep(self.hang_s)
         if self.reject_extras and ("min_tokens" in body or "ignore_eos" in body):
             over = "extra fields not permitted"
+        if not over and number in self.fail_status:
+            self._error(writer, self.fail_status[number], f"fake failure of request {number}")
+            await writer.drain()
+            return True
         reply = None if over else self._next_reply(body)
         if reply is not None and reply.status != 200:
             over = reply.error
@@ -340,12 +365,31 @@ class FakeVllm:
             await writer.drain()
             return True
         stream = _Stream(self, body, number, prompt, self._cached(body))
-        chunks = stream.generated(self.chunk_plan or [1] * max_tokens) if reply is None else stream.scripted(reply)
+        chunks = stream.generated(self._plan(max_tokens), max_tokens) if reply is None else stream.scripted(reply)
+        if self.slots and self._slot_gate is None:
+            self._slot_gate = asyncio.Semaphore(self.slots)
+        if self._slot_gate is not None:  # queued: the engine has no free slot; TTFT runs from admission
+            await self._slot_gate.acquire()
+            t0 = time.perf_counter()
+        self.admitted[number] = t0
         self.running += 1
         try:
             return await stream.send(writer, t0, chunks)
         finally:
             self.running -= 1
+            if self._slot_gate is not None:
+                self._slot_gate.release()
+
+    def _plan(self, max_tokens: int) -> list[int]:
+        """Tokens per generated chunk: chunk_plan (or one per chunk) up to max_tokens, cut at stop_after."""
+        limit = max_tokens if self.stop_after is None else min(max_tokens, self.stop_after)
+        plan, total = [], 0
+        for k in self.chunk_plan or [1] * limit:
+            if total >= limit:
+                break
+            plan.append(min(k, limit - total))
+            total += plan[-1]
+        return plan
 
     def _whole(self, reply: Reply | None, prompt: int, max_tokens: int) -> dict[str, Any]:
         """A non-streamed chat completion."""
@@ -387,7 +431,7 @@ class _Stream:
     """
 
     def __init__(self, fake: FakeVllm, body: dict[str, Any], number: int, prompt: int, cached: int | None = None):
-        self.fake, self.number, self.prompt = fake, number, prompt
+        self.fake, self.number, self.prompt, self.body = fake, number, prompt, body
         self.details = "" if cached is None else f', "prompt_tokens_details": {{"cached_tokens": {cached}}}'
 
         options = body.get("stream_options") or {}
@@ -396,6 +440,7 @@ class _Stream:
         continuous = asked_final and bool(options.get("continuous_usage_stats"))
         self.each = mode == "every_chunk" or (mode == "as_asked" and continuous)
         self.final = mode in ("every_chunk", "final_only") or (mode == "as_asked" and asked_final)
+        self.on_last = mode == "on_last_choice"
         head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": fake.model}
         self.head = json.dumps(head)[:-1]  # left open: each event appends its choices and usage
 
@@ -403,14 +448,19 @@ class _Stream:
     def _choice(delta: dict[str, Any], finish: str | None) -> str:
         return json.dumps([{"index": 0, "delta": delta, "finish_reason": finish}])
 
-    def generated(self, plan: list[int]) -> list[tuple[str, int]]:
-        cache: dict[tuple[int, bool], str] = {}
+    def generated(self, plan: list[int], max_tokens: int) -> list[tuple[str, int]]:
+        """Chunks of "tok" words per `plan`; finish "length" when the plan reaches max_tokens, else "stop"."""
+        fake, finish = self.fake, "length" if sum(plan) >= max_tokens else "stop"
+        cache: dict[tuple[int, bool, bool], str] = {}
         out = []
         for k, tokens in enumerate(plan):
-            key = (tokens, k == len(plan) - 1)
+            key = (tokens, k == len(plan) - 1 and not fake.finish_chunk, k in fake.empty_chunks)
             if key not in cache:
-                cache[key] = self._choice({"content": "tok " * tokens}, "length" if key[1] else None)
+                text = "" if key[2] else "tok " * tokens
+                cache[key] = self._choice({"content": text}, finish if key[1] else None)
             out.append((cache[key], tokens))
+        if fake.finish_chunk:
+            out.append((self._choice({}, finish), 0))
         return out
 
     def scripted(self, reply: Reply) -> list[tuple[str, int]]:
@@ -438,7 +488,9 @@ class _Stream:
         last, tokens = deltas[-1]
         deltas[-1] = (last, tokens + reply.tokens() - sum(t for _, t in deltas))
         finish = "tool_calls" if reply.tool_calls else "stop"
-        return [(self._choice(d, finish if k == len(deltas) - 1 else None), t) for k, (d, t) in enumerate(deltas)]
+        last_k = -1 if self.fake.finish_chunk else len(deltas) - 1
+        out = [(self._choice(d, finish if k == last_k else None), t) for k, (d, t) in enumerate(deltas)]
+        return [*out, (self._choice({}, finish), 0)] if self.fake.finish_chunk else out
 
     def event(self, choices: str, completion: int | None) -> bytes:
         usage = (
@@ -451,23 +503,34 @@ class _Stream:
         return b"%x\r\n%b\r\n" % (len(data), data)
 
     async def send(self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]]) -> bool:
-        fake, timed = self.fake, bool(self.fake.ttft_s or self.fake.itl_s)
+        fake = self.fake
+        ttft_s = fake.ttft_s if fake.ttft_for is None else fake.ttft_for(self.number, self.body)
+        timed = bool(ttft_s or fake.itl_s)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         sent = fake.sent_times.setdefault(self.number, [])
         role = self._choice({"role": "assistant", "content": ""}, None)
         writer.write(self.event(role, 0 if self.each else None))
         done = 0
         for k, (choice, tokens) in enumerate(chunks):
-            if timed:
+            if timed and not (fake.finish_chunk and k == len(chunks) - 1):  # a finish chunk follows at once
                 await writer.drain()
-                await _sleep_until(t0 + fake.ttft_s + k * fake.itl_s)
+                await _sleep_until(t0 + ttft_s + k * fake.itl_s)
+            if self.number in fake.stall_requests and k == fake.cut_after_chunks:
+                await writer.drain()
+                try:
+                    await asyncio.sleep(fake.stall_s)
+                except asyncio.CancelledError:  # stop() mid-stall: the connection closes, the handler ends quietly
+                    pass
+                writer.transport.abort()
+                return False
             if self.number in fake.cut_requests and k == fake.cut_after_chunks:
                 await writer.drain()
                 writer.transport.abort()
                 return False
             done += tokens
-            writer.write(self.event(choice, done if self.each else None))
-            sent.append(time.perf_counter())
+            writer.write(self.event(choice, done if self.each or (self.on_last and k == len(chunks) - 1) else None))
+            if not (fake.finish_chunk and k == len(chunks) - 1):  # the truth: when each token chunk was written
+                sent.append(time.perf_counter())
             if not timed and k % 64 == 63:
                 await writer.drain()
         if self.final:

@@ -3,11 +3,14 @@
 Conventions (DESIGN.md "Measuring right"):
 - TTFT ends at the first chunk carrying generated content, reasoning or a tool call, never at the
   role-only chunk.
-- Tokens come from the server's `usage`; chunks are never counted as tokens. With continuous usage stats the
-  cumulative `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries
-  tokens but no text (a parser holding text back) still counts as generated.
+- Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
+  `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
+  no text (a parser holding text back) still counts as generated. A server that sends no usage at all is
+  counted as `vllm bench serve` counts it: the whole generated text tokenized once (the server's /tokenize,
+  no special tokens); without /tokenize, one token per content chunk, and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together.
-- A request is `ok` only with HTTP 200 and a final usage; anything else is `failed` with the server's message.
+- A request is `ok` with HTTP 200 and a finish_reason (or a final usage); anything else, such as a stream cut
+  before either, is `failed` with the server's message.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -30,9 +33,11 @@ from onechip.vllm.wire import (
     SSEDecoder,
     chunk_error,
     error_message,
+    generated_text,
     has_generated,
     parse_chunk,
     stream_type_error,
+    text_tokenize_body,
 )
 
 
@@ -51,29 +56,32 @@ class _Timing:
         self.out = out
         self.per_chunk_known = True
         self.prev_ct = 0
+        self.events = 0  # stream chunks so far, and how many of them carried usage: per-chunk counts are
+        self.with_usage = 0  # trusted only while every chunk has carried usage (continuous usage stats)
+        self.usage: dict[str, Any] | None = None  # the latest usage (cumulative): the request's counts
         self.final_usage = False
-        self.any_usage = False
+        self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         out = self.out
         choices = obj.get("choices") or []
         usage = obj.get("usage")
         delta_tokens: int | None = None
+        self.events += 1
         if usage:
-            self.any_usage = True
-        if usage and usage.get("completion_tokens") is not None:
-            ct = int(usage["completion_tokens"])
-            delta_tokens, self.prev_ct = ct - self.prev_ct, ct
+            self.usage = usage
+            self.with_usage += 1
+            ct = usage.get("completion_tokens")
+            if ct is not None and self.with_usage == self.events:
+                delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
         if not choices:
-            if usage:
-                out.prompt_tokens = usage.get("prompt_tokens")
-                out.completion_tokens = usage.get("completion_tokens")
-                out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-                self.final_usage = True
+            self.final_usage = self.final_usage or bool(usage)
             return
         choice = choices[0]
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
+        if self.usage is None:
+            self.choices.append(choice)
         if has_generated(choice) or (delta_tokens or 0) > 0:
             if out.t_first is None:
                 out.t_first = now
@@ -85,19 +93,46 @@ class _Timing:
                 out.chunk_tokens.append(delta_tokens)
 
     def finish(self) -> StreamOutcome:
-        out = self.out
+        """The outcome: counts from the latest usage (a usage-only final chunk, or usage on the last choice
+        chunk, or the last of continuous usage); an error when the stream ended before a finish_reason or a
+        final usage."""
+        out, usage = self.out, self.usage
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
-        if out.error is None and not self.final_usage:
-            if out.finish_reason is not None and not self.any_usage:
-                # a whole answer (finish_reason came) with no usage anywhere: the server ignores include_usage
-                out.error = (
-                    "this server does not support stream usage (stream_options.include_usage): "
-                    "tokens cannot be counted from the server"
-                )
-            else:
-                out.error = "stream ended without a final usage chunk (cut mid-way?)"
+        if out.error is None and not self.final_usage and out.finish_reason is None:
+            out.error = "stream ended without a finish_reason or a final usage chunk (cut mid-way?)"
+        if out.error is None and usage is not None:
+            out.prompt_tokens = usage.get("prompt_tokens")
+            out.completion_tokens = usage.get("completion_tokens")
+            out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return out
+
+    def generated(self) -> str:
+        """The generated text to count: each field's pieces joined, fields (reasoning, content, tool-call
+        arguments) apart by a space so that words of two fields never merge."""
+        fields: dict[str, list[str]] = {}
+        for choice in self.choices:
+            for name, text in generated_text(choice).items():
+                fields.setdefault(name, []).append(text)
+        return " ".join("".join(pieces) for pieces in fields.values())
+
+    def uncounted(self) -> bool:
+        """A whole answer from a server that sent no usage at all: its tokens must be counted."""
+        return self.out.error is None and self.usage is None
+
+
+async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:
+    """Count the output of a server that sent no usage (module docstring) into `timing.out`."""
+    out = timing.out
+    try:
+        async with http.post(f"{base_url}/tokenize", json=text_tokenize_body(model, timing.generated())) as resp:
+            count = (await resp.json(content_type=None)).get("count") if resp.status == 200 else None
+    except (aiohttp.ClientError, TimeoutError, ValueError, AttributeError):
+        count = None
+    if isinstance(count, int) and not isinstance(count, bool):
+        out.completion_tokens, out.completion_tokens_from = count, "tokenize"
+    else:
+        out.completion_tokens, out.completion_tokens_from = len(out.chunk_times), "chunks"
 
 
 async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
@@ -151,4 +186,7 @@ async def stream_chat(
         out.error = f"unparsable stream chunk: {exc}"
     finally:
         out.t_done = time.perf_counter()
-    return timing.finish()
+    timing.finish()
+    if timing.uncounted():
+        await _count_output(http, base_url, str(body.get("model")), timing)
+    return out

@@ -80,6 +80,12 @@ _RESUME_KEYS = (
 )
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+_COUNTED = {  # the run's note when the server sends no usage (bench.client counts the output itself)
+    "tokenize": "server sent no usage: output tokens are its /tokenize count of the generated text "
+    "(as vllm bench serve counts them)",
+    "chunks": "server sent no usage and has no /tokenize: output tokens are counted as one per content chunk "
+    "(fewer than generated when a chunk carries several)",
+}
 
 
 def this_client() -> BenchClient:
@@ -267,6 +273,8 @@ class _Run:
                     notes.append("server rejected continuous_usage_stats: ITL is split per chunk, not per token")
                 elif not out.chunk_tokens:
                     notes.append("server sent no per-chunk usage: ITL is split per chunk, not per token")
+                if out.completion_tokens_from != "usage":
+                    notes.append(_COUNTED[out.completion_tokens_from])
                 return
             if out.http_status != 400:
                 raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")

@@ -139,6 +139,12 @@ def itl_ms(s: RequestSample) -> list[float]:
     return out
 
 
+def chunk_itl_ms(s: RequestSample) -> list[float]:
+    """Gaps between consecutive content chunks of one request, ms: one sample per gap, however many tokens
+    the chunk carried (vllm bench serve's ITL)."""
+    return [(b - a) * 1000.0 for a, b in zip(s.chunk_times, s.chunk_times[1:], strict=False)]
+
+
 def tokens_between(s: RequestSample, start: float, end: float) -> float:
     """Completion tokens of `s` that arrived in [start, end].
 
@@ -297,6 +303,7 @@ def summarize_cell(
             "ttft_ms": dist(v for v in (ttft_ms(s) for s in ok) if v is not None),
             "tpot_ms": dist(tpots),
             "itl_ms": dist(x for s in ok for x in itl_ms(s)),
+            "itl_chunk_ms": dist(x for s in ok for x in chunk_itl_ms(s)),
             "e2e_ms": dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
             "prompt_tokens_actual": dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
             "requests_failed": len(failed),

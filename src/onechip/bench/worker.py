@@ -36,7 +36,7 @@ Gate = Callable[[], Awaitable[float]]
 _DONE, _WARM, _GO = b"DONE", b"WARM", b"GO"
 # not `-m onechip.bench.worker`: the package imports this module first and runpy warns on every start
 WORKER_ARGV = [sys.executable, "-c", "from onechip.bench.worker import main; main()"]
-_GO_LEAD_S = 0.01  # the shared open-loop start is this far ahead, so every worker hears of it in time
+_GO_LEAD_S = 0.01  # the shared start of the measured requests is this far ahead, so every worker hears of it in time
 _MAX_LINE_BYTES = 1 << 28  # a sample holds one float per chunk: 8k tokens is ~200 KB
 
 
@@ -102,8 +102,8 @@ class _Streams:
             n += 1
 
     async def closed_loop(self, stream: int) -> None:
+        """Measured requests of `stream`, each sent when the last ends (after the warm-up and the gate)."""
         job = self.job
-        await self.warm_up(stream)
         start, n = time.perf_counter(), 0
         while True:
             sample = await self.request(stream, warmup=False)
@@ -118,10 +118,9 @@ class _Streams:
                 return
 
     async def sessions(self, stream: int) -> None:
-        """Agent workload: warm-up (single-turn grid prompts: they warm the engine, not the shared prefix),
-        then `sessions_per_client` sessions of `turns` turns, each turn's prompt the whole history so far."""
+        """Agent workload, after the warm-up (single-turn grid prompts: they warm the engine, not the shared
+        prefix): `sessions_per_client` sessions of `turns` turns, each turn's prompt the whole history so far."""
         job = self.job
-        await self.warm_up(stream)
         assert job.prompt_tag is not None
         for session in range(job.sessions_per_client):
             history = [agent.system_prompt(job.prompt_tag, job.system_words)]
@@ -165,19 +164,21 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     """Run `job`'s streams against its server; call `emit` with each request's sample as it ends.
 
     Closed loop: each stream sends its next request when the last one ends, warm-up first (a count, or
-    until `warmup_s` after the job starts), then measured requests (a count, or until `duration_s` after
-    its warm-up). Open loop (`arrivals_s`): after the warm-up, `gate()` gives the start time (now, or one
-    shared by all workers) and measured requests are sent at their offsets from it, at most len(streams)
-    in flight. The last request of each stream to end carries `last_in_stream`.
+    until `warmup_s` after the job starts); when every stream is warm, `gate()` gives the start time (now, or
+    one shared by all workers, so that worker processes which started apart measure together), then measured
+    requests (a count, or until `duration_s` after the start). Open loop (`arrivals_s`): after the warm-up,
+    `gate()` gives the start time the same way and measured requests are sent at their offsets from it, at
+    most len(streams) in flight. The last request of each stream to end carries `last_in_stream`.
     Request failures become failed samples; nothing here raises for them.
     """
     t0 = time.perf_counter()
     async with data_session(len(job.streams), job.request_timeout_s) as http:
         streams = _Streams(job, http, emit, t0)
-        if job.workload == "agent":
-            await asyncio.gather(*(streams.sessions(i) for i in job.streams))
-        elif job.arrivals_s is None:
-            await asyncio.gather(*(streams.closed_loop(i) for i in job.streams))
+        if job.arrivals_s is None:
+            await asyncio.gather(*(streams.warm_up(i) for i in job.streams))
+            await asyncio.sleep(max(0.0, await gate() - time.perf_counter()))
+            loop = streams.sessions if job.workload == "agent" else streams.closed_loop
+            await asyncio.gather(*(loop(i) for i in job.streams))
         else:
             await streams.open_loop(job.arrivals_s, gate)
 
@@ -233,7 +234,7 @@ class WorkerPool:
                     emit(RequestSample.model_validate_json(line))
                     continue
                 warm += 1
-                if warm == len(procs):  # every open-loop worker is warm: one start time for all schedules
+                if warm == len(procs):  # every worker is warm: one start for all streams and schedules
                     go = b"%b %r\n" % (_GO, time.perf_counter() + _GO_LEAD_S)
                     for p in procs:
                         assert p.stdin is not None
@@ -261,14 +262,14 @@ class WorkerPool:
 
 def main() -> None:
     """Worker process entry: RepJob JSON lines on stdin -> sample JSON lines, then DONE, on stdout.
-    An open-loop job also writes WARM after its warm-up and waits for `GO <perf_counter start>` on stdin."""
+    Every job writes WARM after its warm-up and waits for `GO <perf_counter start>` on stdin."""
     out = sys.stdout.buffer
 
     def emit(sample: RequestSample) -> None:
         out.write(sample.model_dump_json().encode() + b"\n")
         out.flush()
 
-    async def gate() -> float:  # open loop: say warm, wait for the shared start time
+    async def gate() -> float:  # say warm, wait for the shared start time
         out.write(_WARM + b"\n")
         out.flush()
         line = await asyncio.to_thread(sys.stdin.buffer.readline)

@@ -363,7 +363,15 @@ class StreamOutcome(ResultModel):
     t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
     prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
-    completion_tokens: int | None = Field(default=None, description="usage.completion_tokens from the server.")
+    completion_tokens: int | None = Field(
+        default=None, description="Output tokens: usage.completion_tokens, or counted (completion_tokens_from)."
+    )
+    completion_tokens_from: Literal["usage", "tokenize", "chunks"] = Field(
+        default="usage",
+        description="Where completion_tokens came from: the server's usage; or, from a server that sends none, "
+        "its /tokenize of the generated text (vllm bench serve's fallback) or, without /tokenize, one token per "
+        "content chunk (a lower bound when chunks carry several tokens).",
+    )
     cached_tokens: int | None = Field(
         default=None,
         description="usage.prompt_tokens_details.cached_tokens: prompt tokens served from the prefix cache "
@@ -582,6 +590,12 @@ class CellResult(ResultModel):
     ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
     tpot_ms: Dist = Field(default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms.")
     itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")
+    itl_chunk_ms: Dist = Field(
+        default_factory=Dist,
+        description="Inter-chunk latency, ms: one sample per gap between consecutive content chunks, whatever "
+        "they carry (vllm bench serve's ITL, vllm/benchmarks/lib/endpoint_request_func.py 0.11.0); equal to "
+        "itl_ms when every chunk carries one token.",
+    )
     e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
     prompt_tokens_actual: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
     requests_failed: int = Field(default=0, description="Measured requests that failed, all reps.")

@@ -129,6 +129,13 @@ def tokenize_body(model: str, messages: list[Json]) -> Json:
     return {"model": model, "messages": messages, "add_generation_prompt": True}
 
 
+def text_tokenize_body(model: str, text: str) -> Json:
+    """vLLM POST /tokenize body for generated text, without special tokens: how `vllm bench serve` counts the
+    output of a server that sends no usage (`tokenizer(generated_text, add_special_tokens=False)`,
+    vllm/benchmarks/serve.py `calculate_metrics`, 0.11.0)."""
+    return {"model": model, "prompt": text, "add_special_tokens": False}
+
+
 # -- answers: error bodies, SSE, chunks ---------------------------------------------------------------
 def server_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """The server's message from an error body (any of the three shapes in the module docstring), else the
@@ -201,6 +208,18 @@ def has_generated(choice: Json) -> bool:
     """True when a streamed choice's delta carries generated text, reasoning or a tool call (not the role)."""
     delta = choice.get("delta") or {}
     return any(delta.get(f) for f in GENERATED_DELTA_FIELDS)
+
+
+def generated_text(choice: Json) -> dict[str, str]:
+    """The generated text a streamed choice's delta carries, by GENERATED_DELTA_FIELDS field (tool calls: their
+    arguments); fields without text are left out."""
+    delta = choice.get("delta") or {}
+    out = {f: str(delta[f]) for f in GENERATED_DELTA_FIELDS[:3] if delta.get(f)}
+    calls = delta.get("tool_calls") or []
+    args = "".join(str((c.get("function") or {}).get("arguments") or "") for c in calls if isinstance(c, dict))
+    if args:
+        out["tool_calls"] = args
+    return out
 
 
 def stream_type_error(url: str, content_type: str | None) -> str | None:

@@ -87,10 +87,15 @@ def test_a_closed_loop_has_no_slip_and_records_no_arrivals(fake_server: FakeVllm
     assert run.cells[0].slip_ms.n == 0 and not run.cells[0].schedule_slipped
 
 
-def test_a_server_without_stream_usage_is_named(fake_server: FakeVllm, tmp_path: Path) -> None:
+def test_a_server_without_stream_usage_is_counted_and_named(fake_server: FakeVllm, tmp_path: Path) -> None:
+    """No usage at all: the output is tokenized once by the server's /tokenize (vllm bench serve's fallback);
+    the samples and the run's notes say so."""
     fake_server.usage = "never"
-    with pytest.raises(Exception, match="does not support stream usage"):
-        run_grid(_config(fake_server), tmp_path)
+    run = run_grid(_config(fake_server), tmp_path)
+    samples = [s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup]
+    assert run.cells[0].status == "ok" and run.cells[0].requests_ended_early == 0
+    assert [(s.completion_tokens, s.completion_tokens_from) for s in samples] == [(3, "tokenize")] * 2
+    assert any("server sent no usage" in n and "/tokenize" in n for n in run.notes)
 
 
 def test_what_differs_comes_first() -> None:
