@@ -7,10 +7,10 @@ stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other addre
 token (checked in constant time), which is never printed or logged.
 
 Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs only on
-`confirm: true`; an error names the tool's arguments ('tensor_parallel_size'), never the CLI's flags for them ('--
-tensor-parallel-size': schemas.inputs.as_parameters), wherever it was raised; no tool input names a program to run
-(see mcp.tools); every failure is a tool error of one line; the server's heap is capped ($ONECHIP_MCP_MEMORY_GIB,
-default half the RAM) so one job's memory fails that job, not the server.
+`confirm: true`; an error names the tool's arguments ('tensor_parallel_size'), never the CLI's flags for them
+('--tensor-parallel-size': schemas.inputs.as_parameters), wherever it was raised; no tool input names a program to
+run (see mcp.tools); every failure is a tool error of one line; the server's heap is capped
+($ONECHIP_MCP_MEMORY_GIB, default half the RAM) so one job's memory fails that job, not the server.
 """
 
 from __future__ import annotations
