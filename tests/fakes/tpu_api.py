@@ -40,8 +40,9 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
 A delete takes `delete_s` (0: at once): the resource shows DELETING until its operation is done, then is gone, as
 the real API's are. Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in
-`requests` (method, path with query, body text) so a test can assert what was sent (e.g. that no create body holds
-the HF token). Time is real, so tests use fractions of a second.
+`requests` (method, path with query, body text) and its Authorization header in `authorizations`, so a test can
+assert what was sent (e.g. that no create body holds the HF token, and a token only ever travels in the header).
+Time is real, so tests use fractions of a second.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ class FakeTpuApi:
     hang_s: float = 1.0
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     queued: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -132,6 +134,7 @@ class FakeTpuApi:
                 body = self.rfile.read(length).decode() if length else ""
                 with fake.lock:
                     fake.requests.append((self.command, self.path, body))
+                    fake.authorizations.append(self.headers.get("Authorization") or "")
                     fault = fake._fault(self.command, self.path)
                     if isinstance(fault, int):
                         status, answer = _error(fault, _STATUS_NAME.get(fault, "UNKNOWN"), f"injected HTTP {fault}")

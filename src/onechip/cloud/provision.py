@@ -595,15 +595,21 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
         on_progress(ProgressEvent("probe", f"{zone}: creating {resource.accelerator_type} ({request.provisioning})"))
         try:
             create(api, up_request, resource, on_progress)
-            attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
-                              elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
-            delete(api, resource, on_progress)
         except CloudError as exc:
             if exc.reason not in FAILOVER:
                 raise
             attempt = _attempt(zone, request, exc, time.monotonic() - started)
             if exc.reason == "expired" and request.provisioning == "flex-start":
                 attempt.outcome, attempt.message = "queued", f"still queued after {request.wait_s:.0f} s; deleted"
+        else:
+            attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
+                              elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
+            try:  # it was granted and bills: a delete that fails or is interrupted says what is left, and how
+                delete(api, resource, on_progress)
+            except CloudError as exc:
+                raise _may_exist(exc, resource, "the probe's TPU was granted and could not be deleted") from None
+            except KeyboardInterrupt:
+                raise Interrupted(interrupted_message(resource)) from None
         out.append(attempt)
         records.observe(ZoneOffer(chip=request.chip, zone=zone, provisioning=request.provisioning,
                                   outcome=attempt.outcome, source="onechip cloud probe", date=attempt.checked_at,

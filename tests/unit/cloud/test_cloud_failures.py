@@ -626,3 +626,36 @@ def test_a_queued_resource_failed_for_another_reason_is_an_attempt_and_the_next_
     assert [(a.outcome, a.code) for a in result.attempts] == [("failed", 13), ("available", None)]
     assert not [k for k in fast.queued if "us-central1-b" in k]
     assert_tracked_then_down(fast)
+
+
+def test_a_probe_whose_granted_tpu_cannot_be_deleted_says_what_is_left(fast, run):
+    fast.faults.append(Fault("DELETE", r"/nodes/onechip-probe-", 403, times=100))
+    rc, out, err = run("cloud", "probe", "--project", P, "--zone", OK, "--provisioning", "spot", "--yes")
+    errors = [line for line in err.splitlines() if not line.startswith("  ")]  # progress lines are indented
+    assert rc == 7 and len(errors) == 1 and "Traceback" not in err, err
+    (probe,) = [r for r in records.load_all() if r.name.startswith("onechip-probe-")]
+    assert f"node {probe.name} may exist in {OK}: onechip cloud down --name {probe.name}" in err
+    assert_tracked_then_down(fast)
+
+
+def test_the_access_token_never_reaches_output_records_or_errors(fast, run, monkeypatch):
+    """Every request carries the bearer token (google-auth's header); none of stdout, stderr, an error line
+    or a file under ONECHIP_HOME holds it, on the way up, status, a refused create and down."""
+    from onechip.cloud import auth
+
+    token = "ya29.a0AfB_byC-not-a-real-token-0123456789abcdef"
+    monkeypatch.setattr(auth.Credentials, "headers", lambda self, method, url: {"Authorization": f"Bearer {token}"})
+    said = []
+    for argv in (["up", "--project", P, "--zone", OK, "--yes", "--json"], ["status", "--json"],
+                 ["up", "--project", P, "--zone", "us-central1-b", "--name", "q", "--provisioning", "spot",
+                  "--max-hours", "1", "--yes"], ["down", "--yes"]):  # fmt: skip
+        said += run("cloud", *argv)[1:]
+    fast.faults.append(Fault("GET", r".", 401, times=10))
+    said += run("cloud", "status", "--project", P, "--zone", OK)[1:]  # lists the zone: refused
+    assert "onechip-v5e-1" in said[0] and "Quota limit" in said[5] and "injected HTTP 401" in said[-1]
+    home = records.onechip_home()
+    stored = [p.read_text(encoding="utf-8", errors="replace") for p in home.rglob("*") if p.is_file()]
+    assert not [text for text in said + stored if token in text or "ya29." in text]
+    with fast.lock:  # the token did travel, in the header only: never in a path or a body
+        assert fast.authorizations and set(fast.authorizations) == {f"Bearer {token}"}
+        assert token not in fast.sent_text()
