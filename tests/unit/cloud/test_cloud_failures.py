@@ -659,3 +659,48 @@ def test_the_access_token_never_reaches_output_records_or_errors(fast, run, monk
     with fast.lock:  # the token did travel, in the header only: never in a path or a body
         assert fast.authorizations and set(fast.authorizations) == {f"Bearer {token}"}
         assert token not in fast.sent_text()
+
+
+# --- demo --cloud gcp: what its provisioning left when it failed or was interrupted
+
+
+def _demo(tmp_path, **kw):
+    from onechip.schemas.requests import DemoRequest
+
+    request = DemoRequest.model_validate({"cloud": "gcp", "model": "google/gemma-4-E2B-it", "chip": "v5e-1",
+                                          "project": P, "zones": [OK], "valid_until_s": "1s",
+                                          "out_dir": str(tmp_path / "run"), **kw})  # fmt: skip
+    return api.demo(request)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_demo_whose_provisioning_fails_deletes_what_it_created(fast, tmp_path, monkeypatch, keep):
+    up(zones=["asia-east1-c"], provisioning="spot", max_hours=1.0)  # the user's own, same name, another zone
+    monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))  # up stops
+    with pytest.raises(CloudError, match="may exist in us-west4-a"):
+        _demo(tmp_path, keep=keep)
+    fast.faults.clear()
+    left = {(zone, name) for zone, _, name in ours(fast)}
+    assert ("asia-east1-c", "onechip-v5e-1") in left  # created before the demo: never touched
+    assert ((OK, "onechip-v5e-1") in left) is keep  # the demo's own request: deleted unless --keep
+    assert_tracked_then_down(fast)
+
+
+def test_a_demo_interrupted_while_its_request_waits_deletes_it(fast, tmp_path, monkeypatch):
+    fast.zones[OK].flex = "never"
+    real_sleep = provision.time.sleep
+    calls = [0]
+
+    def sleep(seconds):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    with pytest.raises(Interrupted) as info:
+        _demo(tmp_path)
+    assert "queued-resource onechip-v5e-1 is being deleted" in str(info.value)
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert ours(fast) == set() and records.load_all() == []
