@@ -19,6 +19,7 @@
 
 An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
 does not exist) is not wrapped on the way up: the CLI prints it as one line with `os_error_line` (exit 1).
+Anything else that escapes is a bug: one line with `internal_error_line` (exit 1; ONECHIP_DEBUG=1 re-raises).
 
 Messages never contain secrets (tokens, credentials); see `redact`.
 """
@@ -176,6 +177,13 @@ def looks_secret(text: str) -> bool:
     """True when `text` holds something shaped like a secret (_SECRET_PATTERNS: hf_..., sk-..., a bearer
     header, an AWS key id): what `--set` refuses to put on a command line."""
     return any(pattern.search(text) for pattern in _SECRET_PATTERNS)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The one line for an exception onechip did not raise on purpose (a bug): its type and first line, so
+    the CLI and an MCP client are told in one line, never with a traceback (ONECHIP_DEBUG=1 shows it)."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"internal error ({type(exc).__name__}{': ' + first if first else ''}); please report it"
 
 
 def redact(text: str) -> str:
