@@ -61,21 +61,21 @@ class Credentials:
     def _google_auth(step: Callable[[Any], None]) -> None:
         """Run `step(Request())`, google-auth's failures as one redacted CloudError line; the token never in it."""
         try:
-            from google.auth.exceptions import RefreshError, TransportError
+            from google.auth.exceptions import GoogleAuthError, TransportError
             from google.auth.transport.requests import Request
         except ImportError:
             raise MissingDependencyError(_INSTALL) from None
         try:
             step(Request())
-        except RefreshError as exc:  # args[0] is google-auth's sentence; args[1] the token endpoint's raw answer
-            said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]
+        except TransportError:
+            raise CloudError("Google's token endpoint could not be reached", reason="transient") from None
+        except GoogleAuthError as exc:  # RefreshError (args[0] its sentence, args[1] the endpoint's raw answer),
+            said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]  # a malformed token answer ...
             raise CloudError(
                 f"Google credentials could not be refreshed ({redact(said)}); run `gcloud auth "
                 "application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)",
                 reason="auth",
             ) from None
-        except TransportError:
-            raise CloudError("Google's token endpoint could not be reached", reason="transient") from None
 
 
 def _adc() -> tuple[Any, str | None]:
