@@ -11,7 +11,7 @@
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
     │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
-    │                            auth, transient, bad-endpoint, other)
+    │                            auth, transient, rate-limit, bad-endpoint, other)
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
@@ -19,6 +19,7 @@
 
 An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
 does not exist) is not wrapped on the way up: the CLI prints it as one line with `os_error_line` (exit 1).
+Anything else that escapes is a bug: one line with `internal_error_line` (exit 1; ONECHIP_DEBUG=1 re-raises).
 
 Messages never contain secrets (tokens, credentials); see `redact`.
 """
@@ -90,6 +91,7 @@ class CloudError(OnechipError):
     request reached its valid-until: DEADLINE_EXCEEDED), 'failed' (a queued resource FAILED otherwise),
     'ended' (suspended, preempted or stopped before it was ready), 'conflict' (ALREADY_EXISTS),
     'not-found', 'precondition', 'auth', 'transient' (no answer, 5xx, a read's 429: retried first),
+    'rate-limit' (a 429 that limits requests per minute, not chips: retried first),
     'bad-endpoint' (the answer is not the API's: HTML, not JSON, wrong shape), 'other'. `code` is the gRPC
     code (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line."""
 
@@ -141,6 +143,10 @@ _SECRET_PATTERNS = [
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
     re.compile(r"(?i)(authorization:\s*bearer\s+)\S+"),
     re.compile(r"AKIA[0-9A-Z]{16}"),
+    # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
+    # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
+    re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}"),
+    re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
 ]
 _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 # Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,
@@ -173,11 +179,18 @@ def looks_secret(text: str) -> bool:
     return any(pattern.search(text) for pattern in _SECRET_PATTERNS)
 
 
+def internal_error_line(exc: BaseException) -> str:
+    """The one line for an exception onechip did not raise on purpose (a bug): its type and first line, so
+    the CLI and an MCP client are told in one line, never with a traceback (ONECHIP_DEBUG=1 shows it)."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"internal error ({type(exc).__name__}{': ' + first if first else ''}); please report it"
+
+
 def redact(text: str) -> str:
     """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/...) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
-    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids).
+    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens).
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env."""

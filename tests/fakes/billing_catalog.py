@@ -4,9 +4,9 @@ v1 discovery document (googleapis/google-api-go-client cloudbilling/v1/cloudbill
     GET /v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=N[&pageToken=T]
         -> {"skus": [Sku, ...], "nextPageToken": "T" | ""}
 
-It serves `page_size` SKUs a page whatever pageSize asks (a real server may send fewer), so paging is
-exercised; any other service, or a currency other than USD, gets Google's error body. Every request's path
-with its query and headers is kept in `requests`.
+It serves `page_size` SKUs a page whatever pageSize asks (a real server may send fewer), so paging is exercised;
+`faults` answers the next requests with those HTTP statuses (a 503 mid-read); any other service, or a currency
+other than USD, gets Google's error body. Every request's path with its query and headers is kept in `requests`.
 
 `RECORDED` holds SKU descriptions as the live catalog writes them, each with where it was read; their ids are
 the recorded ones where the source gives one (hail-is/hail batch/batch/cloud/gcp/driver/pricing.py@8b1f1e2)
@@ -98,6 +98,8 @@ class FakeBillingCatalog:
     skus: list[dict[str, Any]] = field(default_factory=lambda: list(RECORDED))
     page_size: int = 5
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    # HTTP statuses the next requests are answered with, in order (Google's error body), before any SKU page
+    faults: list[int] = field(default_factory=list)
 
     def __enter__(self) -> FakeBillingCatalog:
         fake = self
@@ -108,6 +110,11 @@ class FakeBillingCatalog:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's spelling)
                 fake.requests.append((self.path, dict(self.headers)))
+                if fake.faults:
+                    status = fake.faults.pop(0)
+                    name = "UNAVAILABLE" if status >= 500 else "UNKNOWN"
+                    error = {"code": status, "message": f"injected HTTP {status}", "status": name}
+                    return self._send(status, {"error": error})
                 url = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 if url.path != f"/v1/services/{SERVICE}/skus":

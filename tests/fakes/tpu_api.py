@@ -21,6 +21,7 @@ Each zone behaves as its `Zone` says, per provisioning model:
                    accelerator type "v5litepod-1"' (the seed's message) at create
     "never"        a queued resource waits in WAITING_FOR_RESOURCES until its validUntilDuration, then FAILED
                    with code 4 DEADLINE_EXCEEDED ('Deadline exceeded ...', the failure issue 24 reports)
+    "internal"     a queued resource FAILED with code 13 INTERNAL after `wait_s` (not the zone's capacity)
     "op-stockout"  flex-start: the create's operation ends with code 8 and no queued resource exists (issue
                    25: a flex-start stockout that was read as "not found")
 A zone with `capacity` N grants N TPUs at most: a create past them (nodes and queued resources it holds)
@@ -30,14 +31,18 @@ end of a flex-start run. `put` places a resource in any state of the API's enums
 
 Failure injection, for the state-machine tests: `faults` is a list of `Fault(method, path regex, kind,
 times, after)`; the first request matching one is answered with `kind` (and `times` counts down):
-    400 403 404 409 429 500 503 ...  Google's error body with that HTTP status (the request has no effect)
+    400 401 403 404 409 429 500 503 ...  Google's error body with that HTTP status (the request has no effect)
+    "rate-limit" HTTP 429 RESOURCE_EXHAUSTED with an ErrorInfo RATE_LIMIT_EXCEEDED detail and Service Control's
+                 'Quota exceeded for quota metric ... per minute' message (no effect)
     "html"       HTTP 200 with an HTML page (a proxy or login page, not the API)
     "truncated"  HTTP 200 with the JSON cut in half
     "shape"      HTTP 200 with a JSON object of the wrong shape
     "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
-Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in `requests`
-(method, path with query, body text) so a test can assert what was sent (e.g. that no create body holds the
-HF token). Time is real, so tests use fractions of a second.
+A delete takes `delete_s` (0: at once): the resource shows DELETING until its operation is done, then is gone, as
+the real API's are. Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in
+`requests` (method, path with query, body text) and its Authorization header in `authorizations`, so a test can
+assert what was sent (e.g. that no create body holds the HF token, and a token only ever travels in the header).
+Time is real, so tests use fractions of a second.
 """
 
 from __future__ import annotations
@@ -58,9 +63,14 @@ STOCKOUT = (
 )
 QUOTA = "Quota limit 'TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI' has been exceeded. Limit: 0 in zone {zone}."
 UNSUPPORTED = 'FLEX_START provisioning model is not supported for accelerator type "{type}"'
+INTERNAL = "An internal error has occurred. Please retry the request."
 EXPIRED = "Deadline exceeded: the request was not fulfilled before its valid until time."
-_STATUS_NAME = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ALREADY_EXISTS",
-                429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
+RATE_LIMIT = (
+    "Quota exceeded for quota metric 'Create requests' and limit 'Create requests per minute per project' "
+    "of service 'tpu.googleapis.com' for consumer 'project_number:123456789'."
+)
+_STATUS_NAME = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
 
 
 @dataclass
@@ -101,10 +111,12 @@ class FakeTpuApi:
     wait_s: float = 0.2
     provisioning_s: float = 0.2
     run_s: float | None = None
+    delete_s: float = 0.0
     page_size: int = 0
     hang_s: float = 1.0
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     queued: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -122,9 +134,19 @@ class FakeTpuApi:
                 body = self.rfile.read(length).decode() if length else ""
                 with fake.lock:
                     fake.requests.append((self.command, self.path, body))
+                    fake.authorizations.append(self.headers.get("Authorization") or "")
                     fault = fake._fault(self.command, self.path)
                     if isinstance(fault, int):
                         status, answer = _error(fault, _STATUS_NAME.get(fault, "UNKNOWN"), f"injected HTTP {fault}")
+                    elif fault == "rate-limit":
+                        status, answer = _error(429, "RESOURCE_EXHAUSTED", RATE_LIMIT)
+                        answer["error"]["details"] = [
+                            {
+                                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                "reason": "RATE_LIMIT_EXCEEDED",
+                                "domain": "googleapis.com",
+                            }
+                        ]
                     else:
                         status, answer = fake.handle(self.command, self.path, body)
                 data = json.dumps(answer).encode()
@@ -263,8 +285,7 @@ class FakeTpuApi:
         if method == "DELETE":
             if key not in self.nodes:
                 return _error(404, "NOT_FOUND", f"node {ident} not found")
-            del self.nodes[key]
-            return 200, self._operation(parent, 0.0)
+            return 200, self._delete_later(parent, [key])
         node = json.loads(body or "{}")
         model = "spot" if (node.get("schedulingConfig") or {}).get("spot") else "on-demand"
         rule = self.zones.get(zone, Zone()).rule(model, self._held(parent))
@@ -335,9 +356,23 @@ class FakeTpuApi:
             return _error(404, "NOT_FOUND", "queued resource not found")
         if qr["state"]["state"] == "PROVISIONING":
             return _error(400, "FAILED_PRECONDITION", "Cannot delete a queued resource in state PROVISIONING.")
-        del self.queued[key]
-        self.nodes.pop(f"{qr['_spec']['parent']}/nodes/{qr['_spec']['nodeId']}", None)
-        return 200, self._operation(parent, 0.0)
+        return 200, self._delete_later(parent, [key, f"{qr['_spec']['parent']}/nodes/{qr['_spec']['nodeId']}"])
+
+    def _delete_later(self, parent: str, keys: list[str]) -> dict[str, Any]:
+        """The operation of a delete of `keys` (a queued resource and its node, or a node): each shows
+        DELETING until it is done, after `delete_s`, then is gone."""
+        done_at = time.monotonic() + self.delete_s
+        for key in keys:
+            if key in self.queued:
+                self.queued[key]["state"] = {"state": "DELETING"}
+            elif key in self.nodes:
+                self.nodes[key]["state"] = "DELETING"
+        op = self._operation(parent, done_at)
+        self.operations[op["name"]]["_deletes"] = keys
+        if not self.delete_s:
+            self._advance()
+            return self._public(self.operations[op["name"]])
+        return op
 
     # --- time passes
 
@@ -346,6 +381,9 @@ class FakeTpuApi:
         for op in self.operations.values():
             if not op["done"] and now >= op["_done_at"]:
                 op["done"] = True
+                for key in op.get("_deletes", []):
+                    self.queued.pop(key, None)
+                    self.nodes.pop(key, None)
                 if op["_error"]:
                     op["error"] = op["_error"]
                 else:
@@ -362,6 +400,8 @@ class FakeTpuApi:
         if state == "WAITING_FOR_RESOURCES":
             if rule == "never" and now >= qr["_expire_at"]:
                 qr["state"] = {"state": "FAILED", "failedData": {"error": {"code": 4, "message": EXPIRED}}}
+            elif rule == "internal" and now >= qr["_provision_at"]:
+                qr["state"] = {"state": "FAILED", "failedData": {"error": {"code": 13, "message": INTERNAL}}}
             elif rule == "stockout" and now >= qr["_provision_at"]:
                 error = {"code": 8, "message": STOCKOUT.format(zone=qr["name"].split("/")[3])}
                 qr["state"] = {"state": "FAILED", "failedData": {"error": error}}

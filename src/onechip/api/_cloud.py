@@ -203,15 +203,27 @@ def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
-    router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Raises
-    CloudError."""
+    router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Every one is
+    tried; raises CloudError afterwards when some could not be deleted, naming each with its delete command."""
     result = CloudDownResult()
     chosen = _targets(request)
     _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
+    by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:
-        done = provision.down(tpu, [resource], on_progress)
+        by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)
+    failures: list[CloudError] = []
+    for tpu, resources in by_project.values():
+        try:  # a project whose deletes fail does not keep the next one's TPUs billing
+            done = provision.down(tpu, resources, on_progress)
+        except CloudError as exc:
+            failures.append(exc)
+            continue
         result.deleted += done.deleted
         result.kept += done.kept
+    if failures:
+        said = "; ".join(str(f) for f in failures)
+        raise CloudError(f"{said}; also deleted {', '.join(result.deleted)}" if result.deleted else said,
+                         reason=failures[0].reason, code=failures[0].code)  # fmt: skip
     return result
 
 

@@ -163,6 +163,7 @@ def demo_on_host(
     resource: CloudResource | None = None
     token_file: Path | None = None
     engine_up = False
+    started = provision.now_iso()  # what cloud up records from now on is this demo's (_provisioned)
     try:
         with stage("provision"):
             host, options, resource = _demo_host(request, on_progress)
@@ -178,11 +179,13 @@ def demo_on_host(
             report_layer.write_report(run_dir, ("md", "html", "serving-report"))
     except (KeyboardInterrupt, Interrupted) as exc:
         manifest.status, manifest.error = "interrupted", str(exc) if isinstance(exc, Interrupted) else "interrupted"
+        resource = resource or _provisioned(request, started)
         raise Interrupted(
             f"demo interrupted; what was measured is in {run_dir}; {_demo_left(resource, request)}"
         ) from None
     except OnechipError as exc:
         manifest.status, manifest.error = "failed", str(exc)
+        resource = resource or _provisioned(request, started)
         raise
     finally:
         if token_file is not None and token_file != request.hf_token_file:
@@ -191,6 +194,20 @@ def demo_on_host(
             _demo_down(request, resource, engine_up, on_progress)
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     return manifest
+
+
+def _provisioned(request: DemoRequest, since: str) -> CloudResource | None:
+    """What the demo's `cloud up` created (recorded at or after `since`, ISO) before it failed or was
+    interrupted: a queued request still waiting, a node not yet READY. The demo deletes it as it deletes a
+    TPU it got (or, with --keep, names it); a TPU of that name created before the demo, or in a zone it was
+    not given, is never touched.
+    None when the demo provisions nothing or created nothing."""
+    if not request.cloud:
+        return None
+    name = request.name or f"onechip-{request.chip}"
+    found = [r for r in cloud_records.load_all() if r.name == name and r.created_at >= since
+             and (not request.zones or r.zone in request.zones)]  # fmt: skip
+    return max(found, key=lambda r: r.created_at) if found else None
 
 
 def _demo_left(resource: CloudResource | None, request: DemoRequest) -> str:

@@ -2,11 +2,13 @@
 (onechip.cli.commands).
 
 Every OnechipError becomes one line on stderr and its exit code; a file-system error (OSError) one line with
-the path and the OS's reason, exit 1; Ctrl-C exits 130. Never a traceback.
+the path and the OS's reason, exit 1; anything else (a bug) one line naming it, exit 1; Ctrl-C exits 130.
+Never a traceback (unless ONECHIP_DEBUG is set).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -17,7 +19,7 @@ from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
-from onechip.errors import OnechipError, os_error_line, redact
+from onechip.errors import OnechipError, internal_error_line, os_error_line, redact
 
 app = typer.Typer(
     cls=LazyGroup,
@@ -28,6 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err_console = Console(stderr=True)
+DEBUG_ENV = "ONECHIP_DEBUG"  # set: an unexpected exception (a bug) shows its traceback instead of one line
 
 
 def _version(value: bool) -> None:
@@ -88,6 +91,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(_usage_error(exc))
     except OSError as exc:  # a read-only directory, a file where a directory should be, a missing program
         _error(os_error_line(exc))
+        sys.exit(1)
+    except Exception as exc:  # noqa: BLE001 (a bug: still one line, as over MCP; ONECHIP_DEBUG=1 for the traceback)
+        if os.environ.get(DEBUG_ENV):
+            raise
+        _error(internal_error_line(exc))
         sys.exit(1)
     if rc == 130:  # typer >= 0.29 turns Ctrl-C (KeyboardInterrupt) into Exit(130) and returns it here
         _interrupted()

@@ -12,9 +12,10 @@ The access token lives only in the Authorization header of requests; it is never
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
-from onechip.errors import CloudError, MissingDependencyError
+from onechip.errors import CloudError, MissingDependencyError, redact
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -43,18 +44,38 @@ class Credentials:
         under an endpoint override. Raises CloudError: 'auth' (refresh refused), 'transient' (the token
         endpoint could not be reached)."""
         headers: dict[str, str] = {}
-        if self._creds is None:
-            return headers
-        from google.auth.exceptions import RefreshError, TransportError
-        from google.auth.transport.requests import Request
+        if self._creds is not None:
+            self._google_auth(lambda request: self._creds.before_request(request, method, url, headers))
+        return headers
 
+    def refresh(self) -> bool:
+        """Get a new access token now, whatever its expiry says: what google-auth's AuthorizedSession does
+        when the API answers 401 (a token revoked or expired early). False under an endpoint override (there
+        is nothing to refresh). Raises as `headers`."""
+        if self._creds is None:
+            return False
+        self._google_auth(self._creds.refresh)
+        return True
+
+    @staticmethod
+    def _google_auth(step: Callable[[Any], None]) -> None:
+        """Run `step(Request())`, google-auth's failures as one redacted CloudError line; the token never in it."""
         try:
-            self._creds.before_request(Request(), method, url, headers)
-        except RefreshError as exc:
-            raise CloudError(f"Google credentials could not be refreshed: {exc}", reason="auth") from None
+            from google.auth.exceptions import GoogleAuthError, TransportError
+            from google.auth.transport.requests import Request
+        except ImportError:
+            raise MissingDependencyError(_INSTALL) from None
+        try:
+            step(Request())
         except TransportError:
             raise CloudError("Google's token endpoint could not be reached", reason="transient") from None
-        return headers
+        except GoogleAuthError as exc:  # RefreshError (args[0] its sentence, args[1] the endpoint's raw answer),
+            said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]  # a malformed token answer ...
+            raise CloudError(
+                f"Google credentials could not be refreshed ({redact(said)}); run `gcloud auth "
+                "application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)",
+                reason="auth",
+            ) from None
 
 
 def _adc() -> tuple[Any, str | None]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,11 +59,12 @@ class _Wire(BaseModel):
 
 class Money(_Wire):
     currency_code: str = Field(default="USD", alias="currencyCode", description="ISO 4217 code.")
-    units: str = Field(default="0", description="Whole units (int64 as a string).")
-    nanos: int = Field(default=0, description="Nano (1e-9) units of the amount.")
+    # int64 is a JSON string in proto3's JSON mapping ("1"), and a parser also takes a number (1): both read
+    units: int = Field(default=0, description="Whole units (int64: a string or a number on the wire).")
+    nanos: int = Field(default=0, description="Nano (1e-9) units of the amount; the sign of `units` when both set.")
 
     def amount(self) -> float:
-        return int(self.units or 0) + self.nanos / 1e9
+        return self.units + self.nanos / 1e9
 
 
 class TierRate(_Wire):
@@ -154,10 +156,7 @@ def list_skus(
         params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE}
         if token:
             params["pageToken"] = token
-        try:
-            answer = client.get(url, params=params, headers=headers("GET", url))
-        except httpx.HTTPError as exc:
-            raise CloudError(f"cannot reach the Cloud Billing Catalog at {base}: {type(exc).__name__}") from None
+        answer = _get(client, url, params, headers, f"services/{service}/skus page {pages + 1}", base)
         pages += 1
         try:
             data = answer.json()
@@ -178,6 +177,31 @@ def list_skus(
         if token in seen or pages >= MAX_PAGES:
             raise CloudError(f"services/{service}/skus: paging does not end (page {pages}, token repeated)")
         seen.add(token)
+
+
+def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
+         where: str, base: str) -> httpx.Response:  # fmt: skip
+    """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
+    TPU API's backoff (tpu_api.RETRIES, tpu_api.POLL_ENV x 2^n, at most 60 s): a read changes nothing.
+    Raises CloudError('transient') once the retries are spent."""
+    import httpx
+
+    from onechip.cloud import tpu_api  # with httpx: only a read loads them
+
+    base_s = float(os.environ.get(tpu_api.POLL_ENV) or 5.0)
+    for attempt in range(tpu_api.RETRIES + 1):
+        try:
+            answer = client.get(url, params=params, headers=headers("GET", url))
+        except httpx.HTTPError as exc:
+            failure = f"no answer ({type(exc).__name__})"
+        else:
+            if answer.status_code < 500 and answer.status_code != 429:
+                return answer
+            failure = f"HTTP {answer.status_code}"
+        if attempt < tpu_api.RETRIES:
+            time.sleep(min(60.0, base_s * 2**attempt))
+    raise CloudError(f"{where}: {failure} from the Cloud Billing Catalog at {base}, tried "
+                     f"{tpu_api.RETRIES + 1} times", reason="transient")  # fmt: skip
 
 
 # --- matching

@@ -334,16 +334,22 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         else:
             operation = api.create_node(resource.zone, resource.node_id, node)
     except CloudError as exc:
-        if exc.reason not in ("transient", "bad-endpoint"):
-            records.forget(resource)  # refused (quota, unsupported, conflict, auth ...): nothing was made
+        if exc.reason not in ("transient", "bad-endpoint", "conflict"):
+            records.forget(resource)  # refused (quota, unsupported, auth, rate-limit ...): nothing was made
             raise
-        try:
+        try:  # no answer, or the name is taken (claim_name did not see it: the API lists what it just made late)
             made = fetch(api, resource.kind, resource.zone, _ident(resource))
         except CloudError:
             raise _may_exist(exc, resource) from None
         if made is None:
             records.forget(resource)
             raise
+        if exc.reason == "conflict":
+            if not labelled(made):
+                records.forget(resource)
+                raise ConfigError(f"{resource.zone} already has a TPU {resource.kind} named {_ident(resource)} that "
+                                  "onechip did not create; give another --name") from None  # fmt: skip
+            raise _may_exist(exc, resource, "it is onechip's (run `onechip cloud up` again to resume it)") from None
         return
     try:
         api.wait_operation(operation, version, request.timeout_s,
@@ -389,6 +395,8 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             item = fetch(api, item_kind, zone, ident)
             if item is None:
                 continue
+            if item_kind != kind and (again := fetch(api, kind, zone, name)) is not None:
+                item_kind, ident, item = kind, name, again  # its queued resource after all (a 404 read too soon)
             if not labelled(item):
                 raise ConfigError(f"{zone} already has a TPU {item_kind} named {ident} that onechip did not "
                                   "create; give another --name")  # fmt: skip
@@ -587,15 +595,21 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
         on_progress(ProgressEvent("probe", f"{zone}: creating {resource.accelerator_type} ({request.provisioning})"))
         try:
             create(api, up_request, resource, on_progress)
-            attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
-                              elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
-            delete(api, resource, on_progress)
         except CloudError as exc:
             if exc.reason not in FAILOVER:
                 raise
             attempt = _attempt(zone, request, exc, time.monotonic() - started)
             if exc.reason == "expired" and request.provisioning == "flex-start":
                 attempt.outcome, attempt.message = "queued", f"still queued after {request.wait_s:.0f} s; deleted"
+        else:
+            attempt = Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
+                              elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso())  # fmt: skip
+            try:  # it was granted and bills: a delete that fails or is interrupted says what is left, and how
+                delete(api, resource, on_progress)
+            except CloudError as exc:
+                raise _may_exist(exc, resource, "the probe's TPU was granted and could not be deleted") from None
+            except KeyboardInterrupt:
+                raise Interrupted(interrupted_message(resource)) from None
         out.append(attempt)
         records.observe(ZoneOffer(chip=request.chip, zone=zone, provisioning=request.provisioning,
                                   outcome=attempt.outcome, source="onechip cloud probe", date=attempt.checked_at,
@@ -706,23 +720,44 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
 def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> CloudDownResult:
     """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
     resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted. A
-    record whose resource is gone, or is not onechip's, is dropped."""
+    record whose resource is gone, or is not onechip's, is dropped. One that cannot be deleted does not stop
+    the others: CloudError afterwards names what was deleted and each that may still exist with the command
+    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same."""
     result = CloudDownResult()
+    failed: list[tuple[CloudResource, CloudError]] = []
     for resource in chosen:
         what = f"{resource.kind} {resource.name} ({resource.zone})"
-        item = _fetch(api, resource)
-        if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
-            time.sleep(api.poll_s)
+        try:
             item = _fetch(api, resource)
-        if item is None:
-            records.forget(resource)
-            result.kept.append(f"{what}: already gone")
+            if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
+                time.sleep(api.poll_s)
+                item = _fetch(api, resource)
+            if item is None:
+                records.forget(resource)
+                result.kept.append(f"{what}: already gone")
+                continue
+            if not labelled(item):
+                records.forget(resource)
+                result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
+                continue
+            on_progress(ProgressEvent("cloud", f"deleting {what}"))
+            delete(api, resource, on_progress)
+        except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
+            failed.append((resource, exc))
             continue
-        if not labelled(item):
-            records.forget(resource)
-            result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
-            continue
-        on_progress(ProgressEvent("cloud", f"deleting {what}"))
-        delete(api, resource, on_progress)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted: " + _left_line(chosen[chosen.index(resource) :], result)) from None
         result.deleted.append(what)
+    if failed:
+        first = failed[0][1]
+        raise CloudError(_left_line([r for r, _ in failed], result, first), reason=first.reason, code=first.code,
+                         status=first.status)  # fmt: skip
     return result
+
+
+def _left_line(left: list[CloudResource], done: CloudDownResult, failure: CloudError | None = None) -> str:
+    """One line: what was deleted, what may still exist (each with the command that deletes it), and why."""
+    said = f"deleted {', '.join(done.deleted)}; " if done.deleted else ""
+    why = f" ({failure})" if failure is not None else ""
+    each = "; ".join(f"{r.kind} {r.name} in {r.zone}: {delete_command(r)}" for r in left)
+    return f"{said}{len(left)} may still exist{why}: {each}"

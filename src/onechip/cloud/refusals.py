@@ -12,6 +12,8 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'
     expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
+    rate-limit    RESOURCE_EXHAUSTED whose ErrorInfo reason is RATE_LIMIT_EXCEEDED, or 'Quota exceeded for quota
+                  metric ... per minute': too many requests, not too many chips; sent again after a pause
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
     message = " ".join(str(error.get("message") or "no message").split())
     reason = classify(code, status, message)
-    if reason == "stockout" and _quota_failure(error.get("details")):
+    if reason == "stockout" and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"
+    if reason in ("quota", "stockout") and _rate_limited(error.get("details"), message):
+        reason = "rate-limit"
     return CloudError(f"{where}: {message}", reason=reason, code=code, status=status)
 
 
@@ -77,8 +81,18 @@ def from_http(http_status: int, body: object, where: str) -> CloudError:
     return from_status({**error, "code": code, "status": status}, where)
 
 
-def _quota_failure(details: object) -> bool:
-    """Does a Status's `details` hold a google.rpc.QuotaFailure (the API's own word that a quota refused)?"""
-    return isinstance(details, list) and any(
-        isinstance(d, dict) and str(d.get("@type", "")).endswith("google.rpc.QuotaFailure") for d in details
-    )
+def _detail(details: object, kind: str) -> list[dict[str, object]]:
+    """The entries of a Status's `details` of type `kind` (e.g. google.rpc.QuotaFailure: the API's own word
+    that a quota refused)."""
+    if not isinstance(details, list):
+        return []
+    return [d for d in details if isinstance(d, dict) and str(d.get("@type", "")).endswith(kind)]
+
+
+def _rate_limited(details: object, message: str) -> bool:
+    """A refusal of the request rate, not of chips: an ErrorInfo with reason RATE_LIMIT_EXCEEDED (Google
+    Cloud APIs' error model, cloud.google.com/apis/design/errors), or Service Control's 'Quota exceeded for
+    quota metric ... per minute' wording. Nothing was made; the same request may be sent again later."""
+    if any(d.get("reason") == "RATE_LIMIT_EXCEEDED" for d in _detail(details, "google.rpc.ErrorInfo")):
+        return True
+    return "quota metric" in message.lower() and "per minute" in message.lower()

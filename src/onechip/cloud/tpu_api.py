@@ -8,8 +8,10 @@
     v1       projects/P/secrets/S/versions/latest:access (secretmanager.googleapis.com) payload.data, base64
 
 Where flex-start's fields sit in the v2alpha1 body (top-level provisioningModel and runDuration) follows the
-issue and the seed's describe output ('provisioningModel: FLEX_START', 'maxRunDuration: 14400s'); it has not
-been checked against a live API from this project (cloud.provision.queued_resource_body builds it).
+issue and the seed's describe output ('provisioningModel: FLEX_START', 'maxRunDuration: 14400s'), and the
+v2alpha1 discovery document's QueuedResource (provisioningModel enum with FLEX_START, runDuration.maxRunDuration;
+googleapis/google-api-go-client tpu/v2alpha1/tpu-api.json at 123f55c3); v2's Node.schedulingConfig has no
+FLEX_START. It has not been checked against a live API from this project (provision.queued_resource_body).
 
 Every call goes through `TpuApi.call`, which classifies what failed by where and how, never by wording:
 
@@ -17,6 +19,10 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   rate limit): retried with exponential backoff. A create (POST) is sent once: v2
                   nodes.create takes no requestId (discovery document), so a retry could not be told from
                   a second create; cloud.provision asks the API whether a create without an answer made it
+    rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
+                  refused it, so nothing was made and even a create is sent again, with the same backoff
+    401           the access token was refused: refreshed once (google-auth) and the request sent again, as
+                  google-auth's AuthorizedSession does; a second 401 is 'auth'
     bad-endpoint  an answer that is not the TPU API's: HTML, a body that is not JSON (a truncated one is
                   retried first), a JSON body of the wrong shape; said in one line naming the base URL
     refusals      any other HTTP error: Google's {"error": {"code", "status", "message"}} body, read by
@@ -41,7 +47,7 @@ import httpx
 
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
-from onechip.errors import CloudError
+from onechip.errors import CloudError, remember_secret
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -49,6 +55,7 @@ POLL_ENV = "ONECHIP_CLOUD_POLL_S"  # seconds between polls (default 5; tests aga
 TIMEOUT_ENV = "ONECHIP_CLOUD_TIMEOUT_S"  # seconds one request may take (default 60; tests shorten it)
 RETRIES = 6  # a transient failure is tried again this many times, waiting poll_s x 2^n (capped at 60 s)
 MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
+UNAUTHENTICATED = 16  # gRPC code of an HTTP 401: the token was refused (refreshed once, then sent again)
 Json = dict[str, Any]
 
 
@@ -77,12 +84,17 @@ class TpuApi:
         with backoff, except a POST (sent once). Raises CloudError (reason 'transient' once the retries
         are spent, 'bad-endpoint', or the API's refusal)."""
         retry = method != "POST"
+        refreshed = False
         for attempt in range(RETRIES + 1):
             try:
                 return self._once(method, url, params, body)
             except CloudError as exc:
+                if exc.code == UNAUTHENTICATED and not refreshed and self.credentials.refresh():
+                    refreshed = True  # a 401 made nothing: sent again once with a new token (AuthorizedSession)
+                    continue
                 again = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
-                if not (retry and again) or attempt == RETRIES:
+                # a rate limit refused the request, so even a create is sent again (nothing was made)
+                if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
                     raise
             time.sleep(min(60.0, self.poll_s * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -110,6 +122,7 @@ class TpuApi:
         """Every item of a list call, page after page (`nextPageToken`)."""
         items: list[Json] = []
         token = ""
+        seen: set[str] = set()
         for _ in range(MAX_PAGES):
             page = self.call("GET", url, params={"pageToken": token} if token else None)
             found = page.get(key, [])
@@ -120,6 +133,9 @@ class TpuApi:
             token = str(page.get("nextPageToken") or "")
             if not token:
                 return items
+            if token in seen:
+                raise not_the_api(self.tpu_url, f"its {key} list gives the page token {token[:40]!r} twice")
+            seen.add(token)
         raise not_the_api(self.tpu_url, f"its {key} list pages on past {MAX_PAGES} pages")
 
     # --- nodes (v2): spot and on-demand
@@ -189,9 +205,11 @@ class TpuApi:
         path = name if name.startswith("projects/") else f"projects/{self.project}/secrets/{name}"
         data = self.call("GET", f"{self.secrets_url}/v1/{path}/versions/{version}:access")
         try:
-            return base64.b64decode(str(data["payload"]["data"])).decode().strip()
+            value = base64.b64decode(str(data["payload"]["data"])).decode().strip()
         except (KeyError, TypeError, ValueError):
             raise CloudError(f"secret {name}: the answer holds no readable payload") from None
+        remember_secret(value)  # errors.redact scrubs it from every line this process prints from now on
+        return value
 
 
 def not_the_api(base: str, what: str) -> CloudError:

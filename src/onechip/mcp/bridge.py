@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from onechip.errors import OnechipError, os_error_line, redact
+from onechip.errors import OnechipError, internal_error_line, os_error_line, redact
 from onechip.progress import ProgressEvent, ProgressFn
 
 T = TypeVar("T")
@@ -143,7 +143,6 @@ def failure_line(exc: BaseException) -> str:
     elif isinstance(exc, MemoryError):
         text = "out of memory: the job needed more than this server may hold ($ONECHIP_MCP_MEMORY_GIB); it stopped"
     else:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        text = f"internal error ({type(exc).__name__}{': ' + first if first else ''}); please report it"
+        text = internal_error_line(exc)
     line = " ".join(redact(text).split())
     return line if len(line) <= 1000 else line[:997] + "..."

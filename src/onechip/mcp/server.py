@@ -6,10 +6,11 @@ beside it one summary line. Errors are tool errors carrying the CLI's one-line m
 stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer
 token (checked in constant time), which is never printed or logged.
 
-Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs
-only on `confirm: true`; no tool input names a program to run (see mcp.tools); every failure is a tool error
-of one line; the server's heap is capped ($ONECHIP_MCP_MEMORY_GIB, default half the RAM) so one job's
-memory fails that job, not the server.
+Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs only on
+`confirm: true`; an error names the tool's arguments ('tensor_parallel_size'), never the CLI's flags for them
+('--tensor-parallel-size': schemas.inputs.as_parameters), wherever it was raised; no tool input names a program to
+run (see mcp.tools); every failure is a tool error of one line; the server's heap is capped
+($ONECHIP_MCP_MEMORY_GIB, default half the RAM) so one job's memory fails that job, not the server.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from onechip.mcp.bridge import refusal, result, run_job, signature_of
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs
 from onechip.procs import cap_heap
 from onechip.schemas.common import GIB
-from onechip.schemas.inputs import build_request
+from onechip.schemas.inputs import as_parameters, build_request
 
 INSTRUCTIONS = (
     "onechip plans, launches, checks, benchmarks and prices an LLM serving engine on one accelerator. "
@@ -76,15 +77,15 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
             refuse_programs(request)
             refuse_paths(request)
         except ConfigError as exc:
-            return refusal(str(exc))
+            return refusal(as_parameters(spec.request, str(exc)))
         try:
             if spec.gated and confirm is not True:
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
             return result(out, spec.summary(out))
-        except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix
-            return refusal(str(exc))
+        except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix,
+            return refusal(as_parameters(spec.request, str(exc)))  # naming this tool's arguments, not flags
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     params = [ctx_param, *signature_of(spec.request, drop, spec.parameters(read_only))]
@@ -97,7 +98,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
 def _validate_like_the_cli(server: MCPServer, name: str) -> None:
     """Publish the strict schema (with additionalProperties: false) but let the SDK pass values through
     unchecked (unknown names still refused), so build_request judges them and a refused value is the
-    CLI's one-line ConfigError naming the flag, not a multi-line pydantic report."""
+    CLI's one-line ConfigError (naming the argument), not a multi-line pydantic report."""
     tool = server._tool_manager.get_tool(name)  # noqa: SLF001 (the SDK has no public hook for this)
     if tool is None:
         return

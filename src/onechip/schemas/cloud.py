@@ -20,7 +20,9 @@ from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
 Provisioning = Literal["flex-start", "spot", "on-demand"]
-Outcome = Literal["available", "stockout", "quota", "unsupported", "expired", "queued", "error"]
+# an attempt that moved on to the next zone is named by its reason (provision.FAILOVER): a queued resource
+# FAILED otherwise is "failed", one suspended or a node preempted or stopped before it was ready "ended"
+Outcome = Literal["available", "stockout", "quota", "unsupported", "expired", "failed", "ended", "queued", "error"]
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 _UNITS = (86400.0, 3600.0, 60.0, 1.0)
 # Flex-start runs from 10 minutes to 7 days (seed survey: 'flex-start 跑 10 分钟到 7 天').

@@ -4,13 +4,16 @@ naming the flag).
 
 A request field is declared once, `Annotated[type, Field(description=...), Cli("--flag")]`: pydantic reads
 the type, range and description; the CLI (onechip.cli.options) reads the flag and uses the description as
-its --help text; `build_request` names the flag when a value is refused.
+its --help text; `build_request` names the flag when a value is refused, or, for JSON arguments (an MCP
+tool call), the field as the caller sent it; `as_parameters` renames the flags in any other error line the
+same way, so an MCP caller is never told to change a flag it cannot send.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -173,25 +176,64 @@ def _shown(value: Any, most: int = 80) -> str:
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
 
 
-def describe(model: type[BaseModel], exc: ValidationError) -> str:
+def describe(model: type[BaseModel], exc: ValidationError, json_arguments: bool = False) -> str:
     """One line for all of `exc`'s errors, each naming the flag: "Invalid value for '--reps': reps: Input
     should be greater than or equal to 1 (got 0)"; a comma-list error reads '--contexts must be
-    comma-separated integers, got 'a,b''; a whole-model rule is its own message."""
+    comma-separated integers, got 'a,b''; a whole-model rule is its own message. `json_arguments`: the
+    values were JSON arguments (an MCP tool call), so each is named as the caller sent it, by its field name
+    ("Invalid value for 'tensor_parallel_size'"), and a whole-model rule's flags too (as_parameters)."""
     parts = []
     for err in exc.errors(include_url=False):
         loc = [str(p) for p in err["loc"]]
         msg = err["msg"].removeprefix("Value error, ")
         if not loc or loc[0] not in model.model_fields:
-            parts.append(msg)
-        elif err["type"] in ("comma_list", "key_values"):
-            parts.append(f"{flag_of(model, loc[0])} {msg}")
-        elif err["type"] == "json_shape":  # JSON arguments: the argument's own name, as the schema spells it
-            parts.append(f"{loc[0]} {msg}")
+            parts.append(as_parameters(model, msg) if json_arguments else msg)
+            continue
+        if err["type"] in ("comma_list", "key_values", "json_shape"):
+            parts.append(f"{loc[0] if json_arguments else flag_of(model, loc[0])} {msg}")
+        elif json_arguments:  # the argument's path as sent: 'workload.ctx'
+            parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {_shown(err.get('input'))})")
         else:
             parts.append(
                 f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {_shown(err.get('input'))})"
             )
     return "; ".join(parts)
+
+
+def parameter_names(model: type[BaseModel]) -> dict[str, str]:
+    """Flag -> what JSON arguments (an MCP tool's input) call it, for every field of `model` with a flag:
+    '--gpu-memory-utilization' -> 'utilization'; a negative flag names the value ('--text-only' ->
+    'multimodal: false')."""
+    names = {}
+    for name in model.model_fields:
+        cli = cli_of(model, name)
+        if cli.argument:
+            continue
+        flags = (cli.flag or "--" + name.replace("_", "-")).split("/")
+        names[flags[0]] = name
+        names.update({negative: f"{name}: false" for negative in flags[1:]})
+    return names
+
+
+# a command to type ('onechip cloud down --name X --yes', or anything in backticks) keeps its flags
+_COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*")
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def as_parameters(model: type[BaseModel], text: str) -> str:
+    """`text` (an error's one line) with each flag of `model` named as JSON arguments name it (see
+    parameter_names), so an MCP caller is told which of its arguments to change; commands to type keep
+    their flags, and flags `model` has no field for stay as written."""
+    names = parameter_names(model)
+
+    def plain(part: str) -> str:
+        return _FLAG.sub(lambda m: names.get(m.group(0), m.group(0)), part)
+
+    out, last = [], 0
+    for command in _COMMAND.finditer(text):
+        out += [plain(text[last : command.start()]), command.group(0)]
+        last = command.end()
+    return "".join([*out, plain(text[last:])])
 
 
 def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool = True, strict: bool = False) -> M:
@@ -209,7 +251,7 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
             return model.model_validate_json(json.dumps(given), strict=True, context=json_context)
         return model.model_validate(given, context=context)
     except ValidationError as exc:
-        raise ConfigError(describe(model, exc)) from None
+        raise ConfigError(describe(model, exc, json_arguments=strict)) from None
     except (TypeError, ValueError) as exc:  # json.dumps of a value no JSON client can send
         raise ConfigError(f"arguments are not JSON values: {exc}") from None
 

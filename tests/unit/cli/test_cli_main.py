@@ -57,3 +57,19 @@ def test_plan_shows_a_long_warning_source_cut_and_says_where_the_rest_is(run) ->
     text = " ".join(out.split())
     line = text[text.index("warning engine-version") :].split(" warning ")[0]
     assert line.endswith("... (the whole source: plan --json))") and len(line) < 900, line
+
+
+def test_a_bug_is_one_line_too_and_its_traceback_only_on_request(run, monkeypatch) -> None:
+    """An exception onechip did not raise on purpose (a cloud Attempt the schema refused was one) reads as
+    over MCP: one line, exit 1; ONECHIP_DEBUG=1 lets the traceback through for the bug report."""
+    from onechip import api
+
+    def crash(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(api, "cloud_zones", crash)
+    code, _, err = run("cloud", "zones")
+    assert code == 1 and err == "error: internal error (ZeroDivisionError: division by zero); please report it\n"
+    monkeypatch.setenv("ONECHIP_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        run("cloud", "zones")

@@ -123,9 +123,32 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
 
 def test_a_failed_read_stores_nothing(monkeypatch):
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
-    with pytest.raises(CloudError, match="cannot reach"):
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    with pytest.raises(CloudError, match=r"page 1: no answer \(ConnectError\) .* tried 7 times"):
         billing.refresh()
     assert billing.stored_read() is None
+
+
+def test_a_503_mid_read_is_read_again_and_a_429_that_persists_is_one_line(fake, monkeypatch):
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    fake.faults = [503, 429]  # page 1 answers at the third try
+    _, pages, skus = billing.list_skus(SERVICE)
+    assert len(skus) == len(RECORDED) and len(fake.requests) == pages + 2
+    fake.faults = [429] * 7
+    with pytest.raises(CloudError) as info:
+        billing.refresh()
+    assert info.value.reason == "transient" and "\n" not in str(info.value) and "HTTP 429" in str(info.value)
+    assert billing.stored_read() is None
+
+
+def test_units_are_read_as_a_string_or_a_number():
+    """proto3's JSON mapping writes int64 as a string; a parser takes a number too (a fake or proxy may send one)."""
+    as_number = sku("N", "TpuV5e running in Las Vegas", ["us-west4"], 1.3125)
+    as_number["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["units"] = 1
+    as_string = sku("S", "TpuV5e running in Las Vegas", ["us-west4"], 2.5)
+    for raw, usd in ((as_number, 1.3125), (as_string, 2.5)):
+        page = billing.ListSkusResponse.model_validate({"skus": [raw]})
+        assert billing._rate(page.skus[0])[0] == pytest.approx(usd)  # noqa: SLF001
 
 
 def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):

@@ -414,3 +414,293 @@ def test_refused_create_needs_no_cleanup(fast):
     with pytest.raises(ValueError, match="not a TPU resource name"):
         up(zones=[OK], name="Bad")
     assert fast.requests == []
+
+
+# --- the real API's semantics: slow deletes, rate limits, 401s, conflicts, paging, partial downs
+
+
+def test_deletes_that_take_time_are_waited_out_at_failover_and_down(fast):
+    """The real API's delete is an operation: the resource shows DELETING until it is done, then is gone."""
+    fast.delete_s = 0.15
+    fast.zones["us-central1-b"].flex = "stockout"
+    result = up(zones=["us-central1-b", OK])  # the FAILED request in us-central1-b is deleted (slowly) first
+    assert result.resource.zone == OK
+    assert not [k for k in fast.queued if "us-central1-b" in k]
+    assert any(m == "GET" and "/operations/" in p for m, p, _ in fast.requests)  # the delete was waited on
+    assert_tracked_then_down(fast)
+
+
+def test_a_rate_limited_create_is_sent_again_and_makes_one_tpu(fast):
+    fast.faults.append(Fault("POST", r"/queuedResources\?", "rate-limit", times=2))
+    result = up(zones=[OK, "us-central1-b"])
+    assert result.resource.zone == OK and [a.outcome for a in result.attempts] == ["available"]
+    assert len([p for m, p, _ in fast.requests if m == "POST"]) == 3 and len(fast.queued) == 1
+    assert_tracked_then_down(fast)
+
+
+def test_a_rate_limit_that_persists_is_no_quota_and_no_failover(fast, monkeypatch):
+    monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 2)
+    fast.faults.append(Fault("POST", r"/nodes\?", "rate-limit", times=100))
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert info.value.reason == "rate-limit" and "per minute" in str(info.value)
+    assert not any("asia-east1-c" in p for m, p, _ in fast.requests if m == "POST")  # the project's limit, not a zone's
+    assert records.load_all() == [] and ours(fast) == set()  # refused: nothing made, nothing recorded
+
+
+class _StubCredentials:
+    """google-auth credentials as TpuApi sees them: before_request puts the token on, refresh gets a new one."""
+
+    def __init__(self, refresh_error: Exception | None = None):
+        self.token, self.refreshes, self.refresh_error = "ya29.first-token-0123456789", 0, refresh_error
+
+    def before_request(self, request, method, url, headers):
+        headers["authorization"] = f"Bearer {self.token}"
+
+    def refresh(self, request):
+        self.refreshes += 1
+        if self.refresh_error is not None:
+            raise self.refresh_error
+        self.token = f"ya29.new-token-{self.refreshes}-0123456789"
+
+
+def _api_with(creds):
+    from onechip.cloud.tpu_api import TpuApi
+
+    tpu = TpuApi(P)
+    tpu.credentials._creds = creds  # noqa: SLF001 (ADC stands in for the endpoint override's none)
+    return tpu
+
+
+def test_a_401_refreshes_the_token_once_and_sends_again(fast):
+    creds = _StubCredentials()
+    fast.faults.append(Fault("POST", r"/nodes\?", 401, times=1))
+    provision.up(_api_with(creds), CloudUpRequest(project=P, zones=[OK], provisioning="spot", max_hours=1.0),
+                 lambda e: None)  # fmt: skip
+    assert creds.refreshes == 1 and len([m for m, _, _ in fast.requests if m == "POST"]) == 2
+    fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", 401, times=2))  # refused twice: said, once
+    with pytest.raises(CloudError) as info:
+        provision.fetch(_api_with(creds), "node", OK, "onechip-v5e-1")
+    assert info.value.reason == "auth" and creds.refreshes == 2
+    assert_tracked_then_down(fast)
+
+
+def test_a_refresh_refused_is_one_line_without_the_token(fast):
+    from google.auth.exceptions import RefreshError
+
+    raw = {
+        "error": "invalid_grant",
+        "access_token": "ya29.leaked-0123456789",
+        "refresh_token": "1//0gLEAKED0123456789abc",
+    }
+    error = RefreshError("invalid_grant: Token has been expired or revoked. ya29.leaked-0123456789\nmore", raw)
+    fast.faults.append(Fault("GET", r"/nodes", 401, times=1))
+    with pytest.raises(CloudError) as info:
+        provision.fetch(_api_with(_StubCredentials(error)), "node", OK, "x")
+    said = str(info.value)
+    assert info.value.reason == "auth" and "\n" not in said and "gcloud auth application-default login" in said
+    assert "ya29." not in said and "1//" not in said and "Token has been expired or revoked" in said
+
+
+def test_a_page_token_given_twice_is_not_the_api(fast):
+    fast.page_size = 1
+    fast.put("node", OK, "a", "READY")
+    fast.put("node", OK, "b", "READY")
+    real = fast._page  # noqa: SLF001
+
+    def stuck(key, items, query):
+        page = real(key, items, query)
+        return {**page, "nextPageToken": "1"} if "nextPageToken" in page or query.get("pageToken") else page
+
+    fast._page = stuck  # noqa: SLF001
+    with pytest.raises(CloudError) as info:
+        api.cloud_down_targets(CloudNameRequest(project=P, zones=[OK]))
+    assert info.value.reason == "bad-endpoint" and "page token '1' twice" in str(info.value)
+    assert len([p for m, p, _ in fast.requests if "pageToken" in p]) < 5
+
+
+def test_a_conflict_on_create_with_our_own_keeps_its_record(fast):
+    """claim_name did not see it (the API answered 404 once), the create says ALREADY_EXISTS: it is ours,
+    so it stays recorded and the line says so; a second up resumes it and down deletes it."""
+    spot = {"provisioning": "spot", "max_hours": 1.0}
+    up(zones=[OK], **spot)
+    fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", 404, times=1))
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK], **spot)
+    assert info.value.reason == "conflict" and "may exist in us-west4-a" in str(info.value)
+    assert [r.name for r in records.load_all()] == ["onechip-v5e-1"]
+    assert up(zones=[OK], **spot).reused
+    assert_tracked_then_down(fast)
+
+
+def test_a_404_read_too_soon_never_deletes_the_node_of_our_queued_resource(fast):
+    up(zones=[OK])
+    fast.faults.append(Fault("GET", r"/queuedResources/onechip-v5e-1$", 404, times=1))
+    assert up(zones=[OK]).reused
+    assert not [m for m, _, _ in fast.requests if m in ("DELETE", "POST")][1:]  # the one create, no delete
+    assert_tracked_then_down(fast)
+
+
+def test_a_conflict_on_create_with_a_foreign_one_records_nothing(fast, run):
+    fast.put("node", OK, "theirs", "READY", labelled=False)
+    fast.faults.append(Fault("GET", r"/nodes/theirs$", 404, times=1))
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--name", "theirs", "--provisioning", "spot",
+                       "--max-hours", "1", "--yes")  # fmt: skip
+    assert rc == 2 and err.count("\n") == 1 and "onechip did not create" in err, err
+    assert records.load_all() == [] and f"projects/{P}/locations/{OK}/nodes/theirs" in fast.nodes
+    assert not [m for m, _, _ in fast.requests if m == "DELETE"]
+
+
+def test_down_goes_on_past_a_delete_it_is_refused_and_names_what_is_left(fast, run):
+    up(zones=[OK], name="first", provisioning="spot", max_hours=1.0)
+    up(zones=[OK], name="second", provisioning="spot", max_hours=1.0)
+    fast.faults.append(Fault("DELETE", r"/nodes/first$", 403, times=100))
+    rc, out, err = run("cloud", "down", "--yes")
+    errors = [line for line in err.splitlines() if not line.startswith("  ")]  # progress lines are indented
+    assert rc == 7 and len(errors) == 1 and "Traceback" not in err, err
+    assert "deleting node second" in err and "deleted node second (us-west4-a); 1 may still exist" in errors[0]
+    assert "onechip cloud down --name first --zone us-west4-a --project proj-1 --yes" in err
+    assert {name for _, _, name in ours(fast)} == {"first"} and [r.name for r in records.load_all()] == ["first"]
+    assert_tracked_then_down(fast)
+
+
+def test_ctrl_c_during_down_names_what_is_left(fast, monkeypatch):
+    fast.delete_s = 0.3
+    up(zones=[OK], name="first", provisioning="spot", max_hours=1.0)
+    up(zones=[OK], name="second", provisioning="spot", max_hours=1.0)
+    real_sleep = provision.time.sleep
+
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(provision.time, "sleep", interrupt)
+    monkeypatch.setattr("onechip.cloud.tpu_api.time.sleep", interrupt)
+    with pytest.raises(Interrupted) as info:
+        api.cloud_down(CloudNameRequest(project=P))
+    assert "2 may still exist" in str(info.value) and "onechip cloud down --name second" in str(info.value)
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    monkeypatch.setattr("onechip.cloud.tpu_api.time.sleep", real_sleep)
+    assert_tracked_then_down(fast)
+
+
+def test_a_spot_node_preempted_before_ready_moves_on_and_after_is_warned(fast):
+    fast.create_s = 0.3
+    key = f"projects/{P}/locations/{OK}/nodes/onechip-v5e-1"
+    real = fast._advance  # noqa: SLF001
+
+    def preempt_first():  # the first zone's node is preempted while CREATING (the operation is done first)
+        real()
+        node = fast.nodes.get(key)
+        if node is not None and node["state"] == "CREATING" and node.get("_seen", 0) > 2:
+            node["state"] = "PREEMPTED"
+        elif node is not None:
+            node["_seen"] = node.get("_seen", 0) + 1
+
+    fast._advance = preempt_first  # noqa: SLF001
+    fast.faults.append(Fault("GET", r"/operations/", 200, times=0))
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [a.outcome for a in result.attempts][-1] == "available"
+    fast._advance = real  # noqa: SLF001
+    for node in fast.nodes.values():
+        if node.get("labels", {}).get("created-by") == "onechip":
+            node["state"] = "PREEMPTED"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert any("PREEMPTED: it will not run again; delete it: onechip cloud down" in w for w in st.warnings)
+    assert_tracked_then_down(fast)
+
+
+def test_a_secret_read_from_secret_manager_is_redacted_from_then_on(fast):
+    from onechip.cloud.tpu_api import TpuApi
+    from onechip.errors import redact
+
+    plain = "a-password-of-no-known-shape-7c1e"  # no pattern catches it: only having been read does
+    fast.secrets["db"] = plain
+    assert redact(f"boom {plain}") == f"boom {plain}"
+    assert TpuApi(P).access_secret("db") == plain
+    assert redact(f"boom {plain}") == "boom ***"
+
+
+def test_a_queued_resource_failed_for_another_reason_is_an_attempt_and_the_next_zone_is_tried(fast):
+    fast.zones["us-central1-b"].flex = "internal"  # FAILED with code 13: it was a pydantic traceback
+    result = up(zones=["us-central1-b", OK])
+    assert [(a.outcome, a.code) for a in result.attempts] == [("failed", 13), ("available", None)]
+    assert not [k for k in fast.queued if "us-central1-b" in k]
+    assert_tracked_then_down(fast)
+
+
+def test_a_probe_whose_granted_tpu_cannot_be_deleted_says_what_is_left(fast, run):
+    fast.faults.append(Fault("DELETE", r"/nodes/onechip-probe-", 403, times=100))
+    rc, out, err = run("cloud", "probe", "--project", P, "--zone", OK, "--provisioning", "spot", "--yes")
+    errors = [line for line in err.splitlines() if not line.startswith("  ")]  # progress lines are indented
+    assert rc == 7 and len(errors) == 1 and "Traceback" not in err, err
+    (probe,) = [r for r in records.load_all() if r.name.startswith("onechip-probe-")]
+    assert f"node {probe.name} may exist in {OK}: onechip cloud down --name {probe.name}" in err
+    assert_tracked_then_down(fast)
+
+
+def test_the_access_token_never_reaches_output_records_or_errors(fast, run, monkeypatch):
+    """Every request carries the bearer token (google-auth's header); none of stdout, stderr, an error line
+    or a file under ONECHIP_HOME holds it, on the way up, status, a refused create and down."""
+    from onechip.cloud import auth
+
+    token = "ya29.a0AfB_byC-not-a-real-token-0123456789abcdef"
+    monkeypatch.setattr(auth.Credentials, "headers", lambda self, method, url: {"Authorization": f"Bearer {token}"})
+    said = []
+    for argv in (["up", "--project", P, "--zone", OK, "--yes", "--json"], ["status", "--json"],
+                 ["up", "--project", P, "--zone", "us-central1-b", "--name", "q", "--provisioning", "spot",
+                  "--max-hours", "1", "--yes"], ["down", "--yes"]):  # fmt: skip
+        said += run("cloud", *argv)[1:]
+    fast.faults.append(Fault("GET", r".", 401, times=10))
+    said += run("cloud", "status", "--project", P, "--zone", OK)[1:]  # lists the zone: refused
+    assert "onechip-v5e-1" in said[0] and "Quota limit" in said[5] and "injected HTTP 401" in said[-1]
+    home = records.onechip_home()
+    stored = [p.read_text(encoding="utf-8", errors="replace") for p in home.rglob("*") if p.is_file()]
+    assert not [text for text in said + stored if token in text or "ya29." in text]
+    with fast.lock:  # the token did travel, in the header only: never in a path or a body
+        assert fast.authorizations and set(fast.authorizations) == {f"Bearer {token}"}
+        assert token not in fast.sent_text()
+
+
+# --- demo --cloud gcp: what its provisioning left when it failed or was interrupted
+
+
+def _demo(tmp_path, **kw):
+    from onechip.schemas.requests import DemoRequest
+
+    request = DemoRequest.model_validate({"cloud": "gcp", "model": "google/gemma-4-E2B-it", "chip": "v5e-1",
+                                          "project": P, "zones": [OK], "valid_until_s": "1s",
+                                          "out_dir": str(tmp_path / "run"), **kw})  # fmt: skip
+    return api.demo(request)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_demo_whose_provisioning_fails_deletes_what_it_created(fast, tmp_path, monkeypatch, keep):
+    up(zones=["asia-east1-c"], provisioning="spot", max_hours=1.0)  # the user's own, same name, another zone
+    monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))  # up stops
+    with pytest.raises(CloudError, match="may exist in us-west4-a"):
+        _demo(tmp_path, keep=keep)
+    fast.faults.clear()
+    left = {(zone, name) for zone, _, name in ours(fast)}
+    assert ("asia-east1-c", "onechip-v5e-1") in left  # created before the demo: never touched
+    assert ((OK, "onechip-v5e-1") in left) is keep  # the demo's own request: deleted unless --keep
+    assert_tracked_then_down(fast)
+
+
+def test_a_demo_interrupted_while_its_request_waits_deletes_it(fast, tmp_path, monkeypatch):
+    fast.zones[OK].flex = "never"
+    real_sleep = provision.time.sleep
+    calls = [0]
+
+    def sleep(seconds):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    with pytest.raises(Interrupted) as info:
+        _demo(tmp_path)
+    assert "queued-resource onechip-v5e-1 is being deleted" in str(info.value)
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    assert ours(fast) == set() and records.load_all() == []

@@ -78,29 +78,29 @@ def test_a_billable_tool_with_a_string_confirm_creates_nothing(monkeypatch) -> N
 
 
 @pytest.mark.parametrize(
-    ("args", "flag"),
+    ("args", "name"),
     [
-        ({**E2B, "max_model_len": True}, "--max-model-len"),  # read as 1 before: "1 token per request"
-        ({**E2B, "max_model_len": "4096"}, "--max-model-len"),
-        ({**E2B, "max_model_len": 4096.5}, "--max-model-len"),
-        ({**E2B, "multimodal": "false"}, "--multimodal"),
-        ({**E2B, "multimodal": 0}, "--multimodal"),
-        ({**E2B, "enforce_eager": 1}, "--enforce-eager"),
-        ({**E2B, "tensor_parallel_size": False}, "--tensor-parallel-size"),
-        ({**E2B, "tensor_parallel_size": True}, "--tensor-parallel-size"),  # equal to the default 1, still refused
-        ({**E2B, "utilization": "0.9"}, "--gpu-memory-utilization"),
-        ({**E2B, "cpu_offload_gb": -1}, "--cpu-offload-gb"),  # vLLM asserts cpu_offload_gb >= 0 (arg_utils.py)
-        ({**E2B, "cpu_offload_gb": "4"}, "--cpu-offload-gb"),
+        ({**E2B, "max_model_len": True}, "max_model_len"),  # read as 1 before: "1 token per request"
+        ({**E2B, "max_model_len": "4096"}, "max_model_len"),
+        ({**E2B, "max_model_len": 4096.5}, "max_model_len"),
+        ({**E2B, "multimodal": "false"}, "multimodal"),
+        ({**E2B, "multimodal": 0}, "multimodal"),
+        ({**E2B, "enforce_eager": 1}, "enforce_eager"),
+        ({**E2B, "tensor_parallel_size": False}, "tensor_parallel_size"),
+        ({**E2B, "tensor_parallel_size": True}, "tensor_parallel_size"),  # equal to the default 1, still refused
+        ({**E2B, "utilization": "0.9"}, "utilization"),
+        ({**E2B, "cpu_offload_gb": -1}, "cpu_offload_gb"),  # vLLM asserts cpu_offload_gb >= 0 (arg_utils.py)
+        ({**E2B, "cpu_offload_gb": "4"}, "cpu_offload_gb"),
     ],
 )
-def test_strict_json_types(args, flag) -> None:
+def test_strict_json_types(args, name) -> None:
     (result,) = calls(("plan", args))
-    assert result.is_error and text(result).startswith(f"Invalid value for '{flag}'")
+    assert result.is_error and text(result).startswith(f"Invalid value for '{name}'")
 
 
 def test_cpu_offload_off_the_gpu_engine_is_one_line() -> None:
     (result,) = calls(("plan", {**E2B, "cpu_offload_gb": 1}))
-    assert result.is_error and text(result) == "--cpu-offload-gb is planned for vLLM's GPU engine only, not vllm-tpu"
+    assert result.is_error and text(result) == "cpu_offload_gb is planned for vLLM's GPU engine only, not vllm-tpu"
 
 
 def test_json_numbers_and_arrays_work() -> None:
@@ -186,9 +186,9 @@ def test_bench_bounds_are_refused_before_any_request(tmp_path) -> None:
         ("bench", {**base, "turns": 10**9}),
         ("bench", {**base, "think_time_s": 1e308}),
     )
-    assert "Invalid value for '--user-tokens'" in text(huge) and "less than or equal to 16777216" in text(huge)
-    assert "Invalid value for '--turns'" in text(many)
-    assert "Invalid value for '--think-time-s'" in text(slow)
+    assert "Invalid value for 'user_tokens'" in text(huge) and "less than or equal to 16777216" in text(huge)
+    assert "Invalid value for 'turns'" in text(many)
+    assert "Invalid value for 'think_time_s'" in text(slow)
     assert not (tmp_path / "run").exists()
 
 
@@ -330,3 +330,36 @@ def test_cancelled_call_interrupts_a_job_that_reports_no_progress():
     n = state["iterations"]
     time.sleep(0.1)
     assert state["iterations"] == n  # the thread left the job
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [  # raised by a request's own rule, by the planner, by the cloud layer: each names the argument
+        ("plan", {**E2B, "tensor_parallel_size": 3}, "tensor_parallel_size 3 must be between 1 and the 1 chip(s)"),
+        ("cloud_up", {"chip": "v5e-1", "provisioning": "spot", "zones": ["us-west4-a"]}, "give max_hours H"),
+        ("cloud_up", {"chip": "v5e-1", "replicas": 3, "name": "a" * 57, "zones": ["us-west4-a"]},
+         "; give a shorter name"),
+        ("cost", {"chip": "v5e-1", "output_tok_per_s": "fast"}, "Invalid value for 'output_tok_per_s'"),
+    ],
+)  # fmt: skip
+def test_an_error_names_the_tools_argument_not_the_cli_flag(monkeypatch, tool, args, said) -> None:
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # nothing reaches a cloud
+    (result,) = calls((tool, args))
+    assert result.is_error and said in text(result), text(result)
+    assert not re.search(r"(?<![\w-])--[a-z]", text(result)), text(result)
+
+
+def test_flags_become_arguments_but_commands_to_type_keep_theirs() -> None:
+    from onechip.schemas.cloud import CloudUpRequest
+    from onechip.schemas.inputs import as_parameters
+    from onechip.schemas.requests import PlanRequest
+
+    line = ("--valid-until passed; --no-such-flag stays; delete it: onechip cloud down --name x --zone z --yes; "
+            "or run `onechip cloud status --name x`")  # fmt: skip
+    assert as_parameters(CloudUpRequest, line) == (
+        "valid_until_s passed; --no-such-flag stays; delete it: onechip cloud down --name x --zone z --yes; "
+        "or run `onechip cloud status --name x`"
+    )
+    assert as_parameters(PlanRequest, "--text-only drops the towers; --gpu-memory-utilization 0.9") == (
+        "multimodal: false drops the towers; utilization 0.9"
+    )

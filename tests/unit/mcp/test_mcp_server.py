@@ -80,10 +80,10 @@ def test_a_refused_value_is_the_cli_one_line_error():
     assert result.content[0].text == str(cli_error.value)
 
 
-def test_a_range_error_names_the_flag_as_the_cli_does():
+def test_a_range_error_names_the_argument_not_the_cli_flag():
     result = call("cost", {"chip": "v5e-1", "output_tok_per_s": -5})
     assert result.is_error
-    assert result.content[0].text.startswith("Invalid value for '--output-tok-per-s'")
+    assert result.content[0].text.startswith("Invalid value for 'output_tok_per_s': Input should be greater than")
 
 
 def test_unknown_arguments_are_refused_not_ignored():

@@ -1,0 +1,57 @@
+"""`cloud_*` over MCP against the loopback fake TPU API: a refusal, a delete the API refuses and an endpoint
+that is not the API each reach the agent as one line (never a traceback or "Error executing tool"), naming
+the tool's arguments; commands to type keep their flags; what is left stays recorded for the next call."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from fakes.tpu_api import Fault
+from onechip.cloud import records
+from onechip.mcp.server import build_server
+
+P = "proj-1"
+OK = "us-west4-a"
+
+
+@pytest.fixture
+def fast(fake_api, monkeypatch):
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    return fake_api
+
+
+def calls(*pairs: tuple[str, dict]) -> list[tuple[bool, str]]:
+    async def go():
+        async with Client(build_server()) as client:
+            return [await client.call_tool(name, args) for name, args in pairs]
+
+    return [(r.is_error, r.content[0].text) for r in anyio.run(go)]
+
+
+SPOT = {"chip": "v5e-1", "project": P, "provisioning": "spot", "max_hours": 1.0, "confirm": True}
+
+
+def test_cloud_tools_fail_in_one_line_and_down_names_what_is_left(fast):
+    fast.faults.append(Fault("DELETE", r"/nodes/first$", 403, times=100))
+    quota, first, second, down = calls(
+        ("cloud_up", {**SPOT, "zones": ["us-central1-b"]}),
+        ("cloud_up", {**SPOT, "zones": [OK], "name": "first"}),
+        ("cloud_up", {**SPOT, "zones": [OK], "name": "second"}),
+        ("cloud_down", {"project": P, "confirm": True}),
+    )
+    assert quota[0] and "no zone gave v5e-1 spot: us-central1-b: quota" in quota[1]
+    assert not first[0] and not second[0]
+    assert down[0] and "deleted node second (us-west4-a); 1 may still exist" in down[1]
+    assert "onechip cloud down --name first --zone us-west4-a --project proj-1 --yes" in down[1]  # as typed
+    for _, text in (quota, down):
+        assert "\n" not in text and "Traceback" not in text and "Error executing tool" not in text
+    assert [r.name for r in records.load_all()] == ["first"]
+
+
+def test_an_endpoint_that_is_not_the_api_is_one_line_over_mcp(fast):
+    fast.faults.append(Fault("GET", r".", "html", times=1000))
+    ((failed, text),) = calls(("cloud_status", {"project": P, "zones": [OK]}))
+    assert failed and "does not answer like the Cloud TPU API" in text and "\n" not in text
