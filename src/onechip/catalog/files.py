@@ -263,6 +263,27 @@ class BlockSizeChoices(VersionedRule):
     source: str = Field(description="The engine source read, with file and version.")
 
 
+class KernelBlockSizeRule(VersionedRule):
+    """Which --block-size the attention backends of one range of vLLM releases can use (engines.json
+    `kernel_block_sizes`; planner.core._kernel_block_size_note), from a release whose parser takes any positive
+    integer: each backend declares its sizes (get_supported_kernel_block_sizes) and the platform picks the first
+    in its priority order whose sizes divide the block size."""
+
+    multiple_of: int = Field(ge=1, description="Every backend but `any_size_backend` needs a multiple of this.")
+    any_size_backend: str | None = Field(
+        description="The CUDA backend for non-MLA models that takes any block size (picked, slower, when the block "
+        "size rules out the others); None: none."
+    )
+    any_size_kv_cache_dtypes: list[str] = Field(
+        default_factory=list, description="The --kv-cache-dtype values `any_size_backend` serves."
+    )
+    rocm_mla_any_size_env: str | None = Field(
+        default=None, description="On ROCm, the setting under which an MLA backend takes any block size."
+    )
+    source: str = Field(description="The engine source read, with files and version.")
+    date: str = Field(description="ISO date read.")
+
+
 class KvGroupSizeRule(VersionedRule):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
@@ -729,6 +750,10 @@ class EngineEntry(StrictModel):
     block_size_choices: list[BlockSizeChoices] = Field(
         default_factory=list, description="--block-size values by version (empty: any positive integer)."
     )
+    kernel_block_sizes: list[KernelBlockSizeRule] = Field(
+        default_factory=list,
+        description="The block sizes the attention backends can use, by the releases read (empty: not checked).",
+    )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."
     )
@@ -843,6 +868,10 @@ class AcceleratorsFile(_File):
         "engine's per-method capability checks.",
     )
     architecture_compute_capability_source: str = Field(default="", description="Where that table comes from.")
+    largest_host_gpus: int = Field(
+        ge=1, description="The most GPUs of one host the catalog names (a GPU key is one card; no per-card maximum)."
+    )
+    largest_host_gpus_source: str = Field(description="The hosts it is read from, and why it is not a maximum.")
 
 
 class GpuDatabaseEntry(StrictModel):

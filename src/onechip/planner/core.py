@@ -12,7 +12,7 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -629,6 +629,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     mxfp4 = None
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
@@ -917,6 +918,33 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
     return acc.chips
 
 
+# vLLM's own refusal of a world size past one node's GPUs, which the printed one-host command meets
+_WORLD_SIZE_SOURCE = (
+    "vllm/config/parallel.py ParallelConfig.__post_init__ of the 0.19.0 sdist: with no --distributed-executor-backend "
+    "and --nnodes 1, a CUDA world size above cuda_device_count_stateless() raises 'World size (N) is larger than the "
+    "number of available GPUs (M) in this node'"
+)
+
+
+def _host_gpus_note(acc: Accelerator, request: PlanRequest) -> list[PlanWarning]:
+    """A GPU plan whose TP x PP cards exceed the largest host the catalog names (accelerators.json
+    largest_host_gpus): warned, not refused, since no source gives a per-card maximum (a `--chip local` host,
+    whose cards are counted, is refused in _devices)."""
+    hosts, cards = catalog.accelerators(), request.tensor_parallel_size * request.pipeline_parallel_size
+    largest = hosts.largest_host_gpus
+    if acc.kind != "gpu" or acc.host_cards is not None or cards <= largest:
+        return []
+    return [PlanWarning(
+        code="beyond-one-host",
+        message=f"tensor_parallel_size x pipeline_parallel_size = {cards} {acc.name} cards on one host, more than the "
+        f"{largest}-GPU hosts the catalog names: the printed command starts one engine on one host, which must hold "
+        f"{cards} of them (vLLM refuses more than the node's GPUs on CUDA; across hosts takes --nnodes or Ray, not "
+        "planned)",
+        source=f"catalog accelerators.json largest_host_gpus ({hosts.largest_host_gpus_source}); "
+        f"{_WORLD_SIZE_SOURCE}",
+    )]  # fmt: skip
+
+
 def _tpu_rule(rules: EngineRules, request: PlanRequest) -> TpuPoolRule | None:
     """The TPU pool rule for request.engine_version (None: no version given, the engine's own fields hold)."""
     if not rules.pool_rules or request.engine_version is None:
@@ -948,6 +976,57 @@ def _check_block_size(rules: EngineRules, request: PlanRequest) -> None:
             f"--block-size {request.block_size}: vLLM {version} accepts {', '.join(str(c) for c in choices)} "
             "(its argument parser's choices, engines.json block_size_choices)"
         )
+
+
+def _kernel_block_size_note(
+    rules: EngineRules, acc: Accelerator, request: PlanRequest, text: Mapping[str, Any]
+) -> list[PlanWarning]:
+    """A --block-size no attention backend of the planned release can use (engines.json kernel_block_sizes,
+    from releases whose parser takes any positive integer) is refused in one line with the engine's words; one
+    that makes vLLM pick a slower backend, or whose backend cannot be told from the plan (a release or platform
+    not read, a setting the plan does not hold), is warned. Releases whose parser has choices are
+    _check_block_size's."""
+    size, version, ruled = request.block_size, request.engine_version, rules.kernel_block_sizes
+    if size is None or not ruled or acc.kind != "gpu":
+        return []
+    if version is not None and rules.block_size_choices:
+        first = min(version_key(r.min_version or "0") for r in rules.block_size_choices)
+        if version_key(version) < first or select_rule(rules.block_size_choices, version).choices is not None:
+            return []
+    rule = next((r for r in ruled if version is not None and r.covers(version)), None)
+    read = rule or ruled[-1]
+    if size % read.multiple_of == 0:
+        return []
+    source = f"engines.json kernel_block_sizes ({read.source})"
+    mla, rocm = text.get("kv_lora_rank") is not None, acc.manufacturer == "AMD"
+    said = f"--block-size {size} is not a multiple of {read.multiple_of}"
+    release = f"vLLM {version}" if version else "the newest vLLM"
+    unread = (
+        f"the attention backends of {release} were not read"
+        if rule is None
+        else f"{acc.manufacturer} cards' attention backends were not read"
+        if acc.manufacturer not in ("NVIDIA", "AMD")
+        else f"on ROCm only an MLA backend enabled by {read.rocm_mla_any_size_env} takes it"
+        if rocm and mla and read.rocm_mla_any_size_env
+        else None
+    )
+    if unread is not None:
+        message = (f"{said}: {unread}; in {read.versions} no backend but {read.any_size_backend} (CUDA, non-MLA) "
+                   "takes it, and with none left the engine stops at start-up "
+                   "('No valid attention backend found')")  # fmt: skip
+        return [PlanWarning(code="block-size-backend", message=message, source=source)]
+    fallback = read.any_size_backend if not (rocm or mla) else None
+    if fallback is not None and request.kv_cache_dtype in read.any_size_kv_cache_dtypes:
+        message = (f"{said}: {release} serves it with {fallback}, the one attention backend that takes any size, "
+                   "slower than the ones it rules out (the engine warns '--block-size precluded higher-priority "
+                   "backend(s)')")  # fmt: skip
+        return [PlanWarning(code="block-size-backend", message=message, source=source)]
+    why = "ROCm" if rocm else "MLA" if mla else f"--kv-cache-dtype {request.kv_cache_dtype}, not {fallback}'s"
+    raise ConfigError(
+        f"{said}: no attention backend of {release} on {acc.name} ({why}) takes it; the engine stops at start-up "
+        f"('No valid attention backend found ... [block_size not supported]'; engines.json kernel_block_sizes, "
+        f"{read.versions})"
+    )
 
 
 # what sends a deployment to V0 as a user reads it, and what avoids it (engines.json v0_fallbacks triggers)

@@ -126,7 +126,12 @@ def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     which build_request renders as '--flag must be comma-separated integers, got ...', and so is a string
     that lists nothing ('', ',,'): typed, it would otherwise read as the option not given (`--chips ''` was
     every chip). With JSON arguments (`context` marks JSON_INPUT) a string is a `json_shape` error: the list is
-    a JSON array."""
+    a JSON array, and so is an empty array (`chips: []` ranked every chip, as `--chips ''` did)."""
+    if isinstance(value, list) and not value and json_input(context):
+        # JSON's `[]` is the CLI's '': an option that lists nothing is refused, not read as not given (such a
+        # field's default is null, so `[]` was sent; a field whose default is `[]` never gets here: see
+        # mcp.server._given)
+        raise PydanticCustomError("json_shape", f"lists nothing (got []): give a JSON {_JSON_ARRAYS[kind]}")
     if not isinstance(value, str):
         return value
     if json_input(context):
@@ -156,17 +161,23 @@ _KEY_VALUE_EXAMPLES = {"workload": "ctx=1024,clients=16"}
 
 
 def key_values(value: Any, info: ValidationInfo) -> Any:
-    """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}; '' -> {}."""
+    """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}. A string that
+    lists nothing ('', ',', ' ') is a `key_values` error, as split_commas's: typed, it read as the option not
+    given (`advise --slo ''` ranked with no SLO, `--workload ''` predicted bench's default cell). With JSON
+    arguments the field is an object; `{}` is its published default (mcp.server._given reads it as not sent)."""
     if not isinstance(value, str):
         return value
+    example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
     if json_input(info.context):
-        example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
         pairs = ", ".join(f'"{k}": {v}' for k, v in (part.split("=") for part in example.split(",")))
         raise _not_a_string(f"object such as {{{pairs}}}", value)
+    if not value.replace(",", "").strip():
+        raise PydanticCustomError(
+            "key_values", f"lists nothing (got {value!r}): give key=value pairs such as {example}"
+        )
     try:
         return {k.strip(): float(v) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())}
     except ValueError:
-        example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
         raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
 
 

@@ -96,3 +96,30 @@ def test_a_version_older_than_any_release_read_is_said_and_its_missing_image_too
         )
         text = " ".join((out + err).split())
         assert code == 0 and "does not exist" not in text and "older than any release" not in text, text
+
+
+@pytest.mark.parametrize("empty", ["", ",", " "])
+@pytest.mark.parametrize(
+    ("argv", "flag", "example"),
+    [(("advise", "SmolLM2-135M-Instruct"), "--slo", "ttft_ms=500,tpot_ms=50"),
+     (("advise", "SmolLM2-135M-Instruct"), "--workload", "ctx=1024,clients=16"),
+     (("bench", "http://127.0.0.1:9"), "--slo", "ttft_ms=500,tpot_ms=50"),
+     (("bench", "http://127.0.0.1:9", "--find-max", "clients"), "--slo", "ttft_ms=500,tpot_ms=50")],
+)  # fmt: skip
+def test_a_key_value_option_that_lists_nothing_is_one_line_naming_it(run, argv, flag, example, empty) -> None:
+    # `advise --slo ''` ranked with no SLO and `advise --workload ''` predicted bench's default cell: an
+    # explicitly empty value read as the option not given (simulate's and bench's --workload is a word: '' is
+    # refused as not one of its choices)
+    line = one_error_line(run, *argv, flag, empty)
+    assert line == f"{flag} lists nothing (got {empty!r}): give key=value pairs such as {example}", line
+
+
+@pytest.mark.parametrize(
+    ("argv", "choices"),
+    [(("simulate", "--plan", "plan.json"), "'grid' or 'agent'"),
+     (("bench", "http://127.0.0.1:9"), "'grid', 'agent' or 'trace'")],
+)  # fmt: skip
+def test_an_empty_workload_word_is_one_line_naming_the_choices(run, argv, choices) -> None:
+    # simulate's and bench's --workload is a word (advise's is key=value pairs, above): '' is not one of them
+    line = one_error_line(run, *argv, "--workload", "")
+    assert line == f"Invalid value for '--workload': workload: Input should be {choices} (got '')", line

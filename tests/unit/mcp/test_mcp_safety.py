@@ -363,3 +363,22 @@ def test_flags_become_arguments_but_commands_to_type_keep_theirs() -> None:
     assert as_parameters(PlanRequest, "--text-only drops the towers; --gpu-memory-utilization 0.9") == (
         "multimodal: false drops the towers; utilization 0.9"
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "name", "kind"),
+    [("advise", {"model": "SmolLM2-135M-Instruct", "chips": []}, "chips", 'strings such as ["a", "b"]'),
+     ("plan", {**E2B, "contexts": []}, "contexts", "integers such as [128, 1024]"),
+     ("cost", {"pricing": []}, "pricing", 'strings such as ["a", "b"]')],
+)  # fmt: skip
+def test_an_empty_json_array_where_the_default_is_null_is_refused(tool, args, name, kind) -> None:
+    # the JSON form of `--chips ''` (refused on the command line): advise `chips: []` ranked every chip. A field
+    # whose published default is [] or {} (zones, slo) takes that default as not sent, as the schema says
+    (result,) = calls((tool, args))
+    assert result.is_error and text(result) == f"{name} lists nothing (got []): give a JSON array of {kind}"
+
+
+def test_a_key_value_field_as_an_empty_string_is_refused_as_not_an_object() -> None:
+    # the JSON form of `--slo ''`: a string is never the object the schema publishes
+    (result,) = calls(("advise", {"model": "SmolLM2-135M-Instruct", "slo": ""}))
+    assert result.is_error and text(result).startswith("slo must be a JSON object such as")

@@ -3,9 +3,13 @@ flip said, SLO verdicts pass / fail / cannot tell (sim.uncertainty)."""
 
 from __future__ import annotations
 
+import re
+from datetime import date
+from pathlib import Path
+
 import pytest
 
-from onechip import api, planner
+from onechip import api, catalog, planner
 from onechip.schemas.requests import AdviseRequest, PlanRequest
 from onechip.schemas.sim import AdviceRow, Calibration, StepTerms
 from onechip.sim import key_of, roofline_priors, uncertainty
@@ -155,3 +159,25 @@ def test_the_rank_note_names_when_the_wider_errors_apply() -> None:
     note = rank_note()
     assert "decode, prefill and host cost are all measured, one engine per chip" in note
     assert "measured in part or not at all, or a tensor-parallel engine" in note
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("key", ["calibrated", "carried", "carried_unmeasured", "prior", "prior_measured_chip"])
+def test_each_stored_prediction_error_names_the_benchmark_command_it_comes_from(key) -> None:
+    # advise's ranges read these figures (api._advise_rank, sim.uncertainty); `calibrated` quoted an issue's old
+    # 13 / 37 / 26% while the benchmark measured otherwise: each must name the command that re-measures it
+    entry = catalog.serving_measurements().prediction_error[key]  # type: ignore[index]
+    found = re.search(r"python (benchmarks/\w+\.py)( \w+)?", entry.source)
+    assert found, entry.source
+    script, mode = found.groups()
+    assert (REPO / script).is_file() and f"python {script}{mode or ''}" in (REPO / script).read_text(encoding="utf-8")
+    assert date.fromisoformat(entry.date)
+
+
+def test_the_calibrated_error_is_the_corpus_benchmark_figure() -> None:
+    # the same-chip rows of `python benchmarks/sim_accuracy.py corpus` ('calibrated': fitted on one grid of a
+    # chip and model, another grid of the same predicted), the run the entry names
+    entry = catalog.serving_measurements().prediction_error["calibrated"]
+    assert entry.source.startswith("python benchmarks/sim_accuracy.py corpus")
