@@ -697,7 +697,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
 def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:
     """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
-    decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
+    decode = decode_bytes_per_step(
+        r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config)
+    )
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
         chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
@@ -1604,7 +1606,7 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
         return Offload()
     return offloaded_layers(
         r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
-        tensor_parallel_size=r.request.tensor_parallel_size, layers=layers,
+        tensor_parallel_size=r.request.tensor_parallel_size, layers=layers, nextn=nextn_layers(r.src.text_config),
     )  # fmt: skip
 
 

@@ -279,18 +279,20 @@ def weights_by_component(
     return out
 
 
-def decode_bytes_per_step(tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool) -> int:
+def decode_bytes_per_step(
+    tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool, nextn: range = range(0)
+) -> int:
     """Weight bytes one decode step streams from memory for the text model.
 
     Counts the decoder (language_model) and the LM head. Per-layer embedding tables and the input
     embedding are gathered (one row per token), not streamed; but with tied embeddings the LM head
     reads the whole embedding matrix, so it is counted once (seed article, "4.38 GiB of the 8.97 GiB
     resident is per-layer embedding tables ... gathered per token, not streamed"). Towers are not
-    run during text decode.
+    run during text decode, nor the MTP layers ('mtp.', and the decoder layers in `nextn`: nextn_layers).
     """
     total = 0
     for t in tensors:
-        comp = component_of(t.name)
+        comp = _component(t.name, nextn)
         if comp in (LANGUAGE_MODEL, LM_HEAD) or (comp == EMBEDDINGS and tie_word_embeddings):
             total += t.nbytes(served_dtype)
     return total
@@ -359,6 +361,7 @@ def offloaded_layers(
     served_dtype: str | None,
     tensor_parallel_size: int,
     layers: range | None = None,
+    nextn: range = range(0),
 ) -> Offload:
     """vLLM's --cpu-offload-gb on one GPU (engines.json `cpu_offload_rules`: vllm/model_executor/models/utils.py
     maybe_offload_to_cpu): decoder layers in index order (make_layers; `layers`: the ones on this pipeline
@@ -367,10 +370,11 @@ def offloaded_layers(
     rank, and each rank holds 1 / TP of a layer's bytes (norms and routers, replicated in the engine, are split
     here too: a few MiB). Embeddings and the LM head are not decoder layers and stay. A layer holding expert tensors
     ('experts' in a name) counts as MoE. Tensors of a layer are taken in checkpoint-name order, not the module's
-    parameter order: the two differ only in which parameter crosses the budget."""
+    parameter order: the two differ only in which parameter crosses the budget. The MTP layers in `nextn`
+    (nextn_layers) are not the target model's and are never offloaded."""
     per_layer: dict[int, list[Tensor]] = {}
     for t in tensors:
-        match = _LAYER_INDEX.search(t.name) if component_of(t.name) == LANGUAGE_MODEL else None
+        match = _LAYER_INDEX.search(t.name) if _component(t.name, nextn) == LANGUAGE_MODEL else None
         if match is None:
             continue
         index = int(match.group(1))

@@ -19,7 +19,9 @@ from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.rules import engine_rules
 from onechip.planner.weights import (
     MTP,
+    decode_bytes_per_step,
     nextn_layers,
+    offloaded_layers,
     read_safetensors_header,
     weights_by_component,
     weights_by_stage,
@@ -112,3 +114,8 @@ def test_deepseek_v3_nextn_layer_weighs_only_under_mtp(tmp_path: Path) -> None:
     spec = weights_by_component(tensors, None, nextn=nextn, mtp=True)
     assert spec[MTP] == 2 * layer_bytes and sum(spec.values()) == 6 * layer_bytes
     assert weights_by_stage(tensors, None, [range(0, 1), range(1, 2)], nextn=nextn) == [2 * layer_bytes] * 2
+    # nor is it streamed by a decode step, nor offloaded by --cpu-offload-gb
+    assert decode_bytes_per_step(tensors, None, False, nextn) == 3 * layer_bytes
+    offload = offloaded_layers(tensors, budget_bytes=10 * layer_bytes, served_dtype=None, tensor_parallel_size=1,
+                               nextn=nextn)  # fmt: skip
+    assert offload.offloaded_bytes == 2 * layer_bytes
