@@ -47,6 +47,7 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
+from onechip.planner.core import mrope_positions_factor
 from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     rotary_cache_bytes,
@@ -373,7 +374,8 @@ def weights_of(
     entry: dict[str, Any], gpus: int, config: dict[str, Any], out_of_sample: bool = False
 ) -> tuple[int | None, str]:
     """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP), less the buffers every GPU loads
-    beside the weights, which the planner adds back: the RoPE cache (planner.gpu_memory.rotary_cache_bytes) and, where
+    beside the weights, which the planner adds back: the RoPE cache (planner.gpu_memory.rotary_cache_bytes, M-RoPE's
+    by the release's engines.json mrope_cache_rules) and, where
     the vision tower is served (a config with vision_config: predict plans it multimodal), Qwen3-VL's DeepStack
     buffers (planner.gpu_memory.deepstack_buffer_bytes, made in the model's __init__ on the GPU, so 'Model loading
     took' counts them), sized at the log's max_num_batched_tokens (not subtracted where the log does not state it)."""
@@ -386,12 +388,14 @@ def weights_of(
         return None, "none"
     buffers = 0
     dtype_bytes = 4 if entry["engine_args"].get("dtype") in ("float32", "float") else 2
+    engine, version = engine_of(entry)
     if any(word in entry["engine"] for word in ("GPU", "CUDA", "ROCm")):  # vLLM on ROCm loads the same RoPE caches
-        buffers = rotary_cache_bytes(config.get("text_config") or config, dtype_bytes=dtype_bytes)
+        factor = mrope_positions_factor(engine_rules("vllm-gpu"), version, config.get("architectures"))
+        text = config.get("text_config") or config
+        buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=factor)
         batched = entry["engine_args"].get("max_num_batched_tokens")
         if "vision_config" in config and batched:
             buffers += deepstack_buffer_bytes(config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched)
-    engine, version = engine_of(entry)
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
         rule = next(r for r in engine_rules(engine).pool_rules if r.covers(version))
         max_len = entry["engine_args"]["max_model_len"]

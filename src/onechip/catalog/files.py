@@ -255,6 +255,19 @@ class EncoderProfileRule(VersionedRule):
     date: str = Field(description="ISO date.")
 
 
+class MropeCacheRule(VersionedRule):
+    """How one range of vLLM releases sizes the cos/sin cache of M-RoPE models (Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+    Qwen3.5; engines.json `mrope_cache_rules`; planner.gpu_memory.rotary_cache_bytes): MRotaryEmbedding keeps
+    max_position_embeddings x this factor rows of rotary_dim columns in the model dtype, as RotaryEmbedding does."""
+
+    positions_factor: int = Field(ge=1, description="Rows = max_position_embeddings x this.")
+    unit_factor_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures whose decoder layers pass a factor of 1 instead (without video pruning).",
+    )
+    source: str = Field(description="The engine source read, with file, function and versions.")
+
+
 class BlockSizeChoices(VersionedRule):
     """The --block-size values one range of vLLM releases accepts (engines.json `block_size_choices`): its
     argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value."""
@@ -756,6 +769,10 @@ class EngineEntry(StrictModel):
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."
+    )
+    mrope_cache_rules: list[MropeCacheRule] = Field(
+        default_factory=list,
+        description="Rows of the M-RoPE cos/sin cache by version (empty: M-RoPE caches are not counted).",
     )
     encoder_profile_rules: list[EncoderProfileRule] = Field(
         default_factory=list,

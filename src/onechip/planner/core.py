@@ -63,6 +63,7 @@ from onechip.planner.weights import (
     Offload,
     Tensor,
     decode_bytes_per_step,
+    nextn_layers,
     offloaded_layers,
     weights_by_component,
     weights_by_stage,
@@ -643,7 +644,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
-                                        mtp=bool(spec)),
+                                        mtp=bool(spec), nextn=nextn_layers(src.text_config)),
         notes=notes,
     )  # fmt: skip
 
@@ -697,7 +698,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
 def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:
     """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
-    decode = decode_bytes_per_step(r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings)
+    decode = decode_bytes_per_step(
+        r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config)
+    )
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
         chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
@@ -1145,6 +1148,9 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         offload_copies_layer=_offload_copies_layer(r),
         marlin=marlin,
         rocm=_rocm_rule(r),
+        mrope_positions_factor=mrope_positions_factor(
+            r.rules, r.request.engine_version, r.src.config.data.get("architectures")
+        ),
     )
 
 
@@ -1527,6 +1533,16 @@ def _state_cache(r: _Resolved) -> StateCache | None:
                       user_block_aligns=rule.user_block_aligns)  # fmt: skip
 
 
+def mrope_positions_factor(rules: EngineRules, version: str | None, architectures: Any) -> int | None:
+    """Rows per position of the M-RoPE cos/sin cache that `version` (None: the newest) keeps for a config of these
+    architectures (engines.json mrope_cache_rules); None for an engine without such rules."""
+    if not rules.mrope_cache_rules:
+        return None
+    rule = select_rule(rules.mrope_cache_rules, version)
+    names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
+    return 1 if names & set(rule.unit_factor_architectures) else rule.positions_factor
+
+
 def group_size_max_ratio(rules: EngineRules, version: str | None) -> float:
     """How `version` (None: the newest) sizes the layer groups of a KV cache whose specs share one page size
     (engines.json group_size_rules, planner.kv_groups step 2); 1.5 for an engine without such rules."""
@@ -1652,7 +1668,8 @@ def _stages(r: _Resolved) -> list[Stage]:
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
     towers = r.rules.served_towers(r.request.multimodal, r.request.engine_version)
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
-                               tie_word_embeddings=bool(r.src.config.tie_word_embeddings))  # fmt: skip
+                               tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
+                               nextn=nextn_layers(r.src.text_config))  # fmt: skip
     return [
         Stage(
             geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1, offload=_offload(r, layers)
@@ -1668,7 +1685,7 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
         return Offload()
     return offloaded_layers(
         r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
-        tensor_parallel_size=r.request.tensor_parallel_size, layers=layers,
+        tensor_parallel_size=r.request.tensor_parallel_size, layers=layers, nextn=nextn_layers(r.src.text_config),
     )  # fmt: skip
 
 

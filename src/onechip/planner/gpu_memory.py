@@ -248,20 +248,21 @@ def moe_call_bytes(
 def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:
     """Columns of one RoPE cos/sin cache (cos and sin halves together), or None for a layout not modelled.
     get_rope (vllm/model_executor/layers/rotary_embedding/__init__.py, vllm 0.32.0 wheel): rotary_dim =
-    head_size x partial_rotary_factor; 'default' and 'llama3' keep a [max_position, rotary_dim] cache;
+    head_size x partial_rotary_factor; 'default' and 'llama3' keep a [max_position, rotary_dim] cache (M-RoPE's
+    'mrope' kind too, with more rows: rotary_cache_bytes);
     'proportional' (Gemma4RotaryEmbedding, gemma4_rope.py) passes rotary_dim = head_size to its base class and
     zero-pads the unrotated frequencies, so its cache is head_size wide whatever partial_rotary_factor says."""
     kind = params.get("rope_type") or params.get("type") or "default"
-    if "mrope_section" in params:
-        return None
     if kind == "proportional":
         return head_size
-    if kind in ("default", "llama3"):
+    if kind in ("default", "llama3") or (kind == "mrope" and "mrope_section" in params):
         return int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
     return None
 
 
-def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int | None = None) -> int:
+def rotary_cache_bytes(
+    text: Mapping[str, Any], *, dtype_bytes: float, rows: int | None = None, mrope_positions_factor: int | None = None
+) -> int:
     """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of max_position_embeddings x
     rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
     registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), one per distinct get_rope call (get_rope
@@ -272,9 +273,11 @@ def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int
     the same kinds or 'proportional', flat or per layer type: Gemma 4 builds one RoPE per layer type from
     config.rope_parameters[layer_type] with that type's head size (vllm/model_executor/models/gemma4.py
     Gemma4Attention: full layers take global_head_dim), so E2B holds 131,072 x (256 + 512) elements. 0 where
-    the cache is laid out otherwise and not modelled here (linear/dynamic/yarn scaling, M-RoPE, MLA, a second
-    local RoPE). rows: a cache cut to fewer positions than max_position_embeddings (tpu-inference's
-    SLICE_ROPE_CACHE)."""
+    the cache is laid out otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE).
+    M-RoPE ('mrope_section' in the RoPE parameters, 'default' or 'mrope' kind: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+    Qwen3.5) keeps max_position_embeddings x mrope_positions_factor rows of the same width (engines.json
+    mrope_cache_rules, MRotaryEmbedding); None: not counted. rows: a cache cut to fewer positions than
+    max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE; never an M-RoPE one)."""
     positions = text.get("max_position_embeddings")
     if any(text.get(k) is not None for k in ("rope_local_base_freq", "kv_lora_rank")) or not positions:
         return 0
@@ -291,11 +294,16 @@ def rotary_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, rows: int
                 return 0
             size = int(text.get("global_head_dim") or head_dim) if layer_type == "full_attention" else head_dim
             width = _rope_cache_width(params[layer_type], size, partial)
-            if width is None:
+            if width is None or "mrope_section" in params[layer_type]:
                 return 0
             caches.add((size, width, repr(sorted(params[layer_type].items()))))
     else:
-        width = _rope_cache_width(params or text.get("rope_scaling") or {}, head_dim, partial)
+        flat = params or text.get("rope_scaling") or {}
+        width = _rope_cache_width(flat, head_dim, partial)
+        if "mrope_section" in flat:
+            if width is None or mrope_positions_factor is None:
+                return 0
+            return int(int(positions) * mrope_positions_factor * width * dtype_bytes)
         if width is None:
             return 0
         caches.add((head_dim, width, ""))

@@ -213,6 +213,7 @@ def plan_gpu_pool(
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
     marlin: MarlinMoe | None = None,
+    mrope_positions_factor: int | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -236,7 +237,9 @@ def plan_gpu_pool(
     `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
     marlin: the checkpoint's MoE runs on Marlin (planner.gpu_memory.marlin_moe_group; moe_rule is then engines.json
     marlin_moe_buffers).
-    rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures)."""
+    rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
+    mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
+    mrope_cache_rules; None: an M-RoPE cache is not counted)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
@@ -250,7 +253,8 @@ def plan_gpu_pool(
             f"pipeline_parallel_size {pp} with sliding-window layers on vLLM {rule.versions}: the tokens a window "
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
-    buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes)  # on every GPU, not split by TP
+    buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    # on every GPU, not split by TP
     if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it
         buffers += deepstack_buffer_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
     encoder = (

@@ -16,10 +16,11 @@ import json
 import math
 import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
@@ -76,6 +77,12 @@ TOWERS = (VISION_TOWER, AUDIO_TOWER)
 # drafter of --speculative-config method 'mtp' loads them (qwen3_5_mtp.py / qwen3_next_mtp.py remap 'mtp.' to
 # 'model.'), inside the same 'Model loading took' profile as the target (the worker loads the drafter there).
 MTP = "mtp"
+# DeepSeek-V3 / R1 checkpoints store theirs as decoder layers past the model's own,
+# model.layers.{num_hidden_layers + i}.* for i < num_nextn_predict_layers: DeepseekV2ForCausalLM.load_weights skips
+# them ('spec_layer = get_spec_layer_idx_from_weight_name(self.config, name); if spec_layer is not None: continue',
+# vllm/model_executor/models/deepseek_v2.py, 0.19.0 and 0.34.0 sdists; GLM-4.5's glm4_moe.py drops the same names
+# through models/utils.py skip_spec_layers, 0.34.0) and only the MTP drafter (deepseek_mtp.py) loads them: see
+# nextn_layers.
 
 # (prefix, component), first match wins; prefixes are anchored at the start of the tensor name.
 # Layouts: Llama/Qwen/Mistral ('model.', 'lm_head.'); Gemma 3/3n/4 multimodal ('model.language_model.',
@@ -229,6 +236,21 @@ def mxfp4_loaded_bytes(tensor: Tensor, layout: Mxfp4Layout, tensor_parallel_size
     return experts * per_rank * tp
 
 
+def nextn_layers(text: Mapping[str, Any]) -> range:
+    """Decoder-layer indices of the MTP layers a DeepSeek-V3-style checkpoint stores past the model's own
+    (get_spec_layer_idx_from_weight_name, vllm/model_executor/models/deepseek_v2.py: num_hidden_layers + i for
+    i < num_nextn_predict_layers); empty without num_nextn_predict_layers."""
+    first = int(text.get("num_hidden_layers") or 0)
+    return range(first, first + int(text.get("num_nextn_predict_layers") or 0))
+
+
+def _component(name: str, nextn: range) -> str:
+    """component_of, with the decoder layers in `nextn` (nextn_layers) as MTP."""
+    if any(name.startswith(f"model.layers.{i}.") for i in nextn):  # vLLM's own test, name by name
+        return MTP
+    return component_of(name)
+
+
 def weights_by_component(
     tensors: Iterable[Tensor],
     served_dtype: str | None,
@@ -237,16 +259,17 @@ def weights_by_component(
     online_fp8: bool = False,
     mxfp4: tuple[Mxfp4Layout, int] | None = None,
     mtp: bool = False,
+    nextn: range = range(0),
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
-    serving; the engine rules say which towers an engine loads), and the 'mtp.' layers only with `mtp` (MTP
-    speculative decoding loads them; see MTP). Floating tensors are counted at `served_dtype` (None = as stored);
-    with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert tensors, with `mxfp4` = (layout,
-    tensor-parallel size), by mxfp4_loaded_bytes."""
+    serving; the engine rules say which towers an engine loads), and the MTP layers ('mtp.', and the decoder layers
+    in `nextn`: nextn_layers) only with `mtp` (MTP speculative decoding loads them; see MTP). Floating tensors are
+    counted at `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4
+    expert tensors, with `mxfp4` = (layout, tensor-parallel size), by mxfp4_loaded_bytes."""
     loaded = set(towers) | ({MTP} if mtp else set())
     out: dict[str, int] = {}
     for t in tensors:
-        comp = component_of(t.name)
+        comp = _component(t.name, nextn)
         if comp in (*TOWERS, MTP) and comp not in loaded:
             continue
         size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
@@ -256,18 +279,20 @@ def weights_by_component(
     return out
 
 
-def decode_bytes_per_step(tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool) -> int:
+def decode_bytes_per_step(
+    tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool, nextn: range = range(0)
+) -> int:
     """Weight bytes one decode step streams from memory for the text model.
 
     Counts the decoder (language_model) and the LM head. Per-layer embedding tables and the input
     embedding are gathered (one row per token), not streamed; but with tied embeddings the LM head
     reads the whole embedding matrix, so it is counted once (seed article, "4.38 GiB of the 8.97 GiB
     resident is per-layer embedding tables ... gathered per token, not streamed"). Towers are not
-    run during text decode.
+    run during text decode, nor the MTP layers ('mtp.', and the decoder layers in `nextn`: nextn_layers).
     """
     total = 0
     for t in tensors:
-        comp = component_of(t.name)
+        comp = _component(t.name, nextn)
         if comp in (LANGUAGE_MODEL, LM_HEAD) or (comp == EMBEDDINGS and tie_word_embeddings):
             total += t.nbytes(served_dtype)
     return total
@@ -283,6 +308,7 @@ def weights_by_stage(
     *,
     towers: Iterable[str] = TOWERS,
     tie_word_embeddings: bool = False,
+    nextn: range = range(0),
 ) -> list[int]:
     """Resident bytes per pipeline stage, `stages` being each stage's decoder-layer indices.
 
@@ -290,14 +316,15 @@ def weights_by_stage(
     decoder layer i on the stage holding i (make_layers / get_pp_indices); the input embedding (and
     per-layer embedding tables, towers) on the first stage; the final norm and the LM head on the last;
     with tie_word_embeddings the last stage builds its own embed_tokens for the LM head ('is_first_rank or
-    (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. The 'mtp.' layers are not
-    loaded (MTP: the target model skips them; the hybrids that have them are not planned with PP). Raises
+    (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. The MTP layers ('mtp.', and
+    the decoder layers in `nextn`) are not loaded (MTP: the target model skips them; speculative decoding is not
+    planned with PP). Raises
     ConfigError for a decoder tensor whose layer index lies outside every stage."""
     loaded = set(towers)
     out = [0] * len(stages)
     last = len(stages) - 1
     for t in tensors:
-        comp = component_of(t.name)
+        comp = _component(t.name, nextn)
         if comp == MTP or (comp in TOWERS and comp not in loaded):
             continue
         size = t.nbytes(served_dtype)
@@ -334,6 +361,7 @@ def offloaded_layers(
     served_dtype: str | None,
     tensor_parallel_size: int,
     layers: range | None = None,
+    nextn: range = range(0),
 ) -> Offload:
     """vLLM's --cpu-offload-gb on one GPU (engines.json `cpu_offload_rules`: vllm/model_executor/models/utils.py
     maybe_offload_to_cpu): decoder layers in index order (make_layers; `layers`: the ones on this pipeline
@@ -342,10 +370,11 @@ def offloaded_layers(
     rank, and each rank holds 1 / TP of a layer's bytes (norms and routers, replicated in the engine, are split
     here too: a few MiB). Embeddings and the LM head are not decoder layers and stay. A layer holding expert tensors
     ('experts' in a name) counts as MoE. Tensors of a layer are taken in checkpoint-name order, not the module's
-    parameter order: the two differ only in which parameter crosses the budget."""
+    parameter order: the two differ only in which parameter crosses the budget. The MTP layers in `nextn`
+    (nextn_layers) are not the target model's and are never offloaded."""
     per_layer: dict[int, list[Tensor]] = {}
     for t in tensors:
-        match = _LAYER_INDEX.search(t.name) if component_of(t.name) == LANGUAGE_MODEL else None
+        match = _LAYER_INDEX.search(t.name) if _component(t.name, nextn) == LANGUAGE_MODEL else None
         if match is None:
             continue
         index = int(match.group(1))
