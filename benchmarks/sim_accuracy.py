@@ -27,8 +27,8 @@ by the datasheet ratio with host terms kept (calibrate.transfer) and by the chip
 max-num-seqs, token budget where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine
 default on GPU) and with its own client workload (num_prompts per cell where a cell states it). What the simulator
 cannot model is skipped with the reason printed: a deployment the planner cannot plan (a model not in the catalog,
-a chip with no roofline for a carry) and cells with more clients than --max-num-seqs (sim.predict's scheduler holds
-256 sequences whatever the plan says). Per-grid errors are printed at the end.
+a chip with no roofline for a carry); clients beyond a grid's --max-num-seqs wait in the engine's queue, as the
+scheduler holds the plan's max_num_seqs. Per-grid errors are printed at the end.
 
 (4) The seed grid's calibration (the four cells of (1)) carried to v6e-1 and scored on the v6e-1 config-validation
 grid (corpus `gemma4dev-v6e-1-config-validation`, 19 cells, vllm bench serve's whole-run tok/s), three ways: device
@@ -321,14 +321,6 @@ def _plans() -> dict[str, object]:
     return out
 
 
-def unmodelled(grid: MeasuredGrid, clients: int) -> str | None:
-    """Why a cell cannot be simulated, or None: more clients than the deployment's --max-num-seqs (the simulator's
-    scheduler holds 256 sequences whatever the plan says: the rest would queue in the server)."""
-    if grid.max_num_seqs and clients > grid.max_num_seqs:
-        return f"{clients} clients > --max-num-seqs {grid.max_num_seqs}: the simulator does not cap running sequences"
-    return None
-
-
 def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
     """The cells of `grid` a fit may use, as `onechip bench --calibration` would measure them (BenchConfig
     grid_cells): the shortest and the next-to-longest context, each at 1 client and at the most clients, and
@@ -337,11 +329,7 @@ def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
     (SEED_CALIBRATION)."""
     if grid.name == SEED_GRID.name:
         return SEED_CALIBRATION
-    cells = [
-        (c.context_tokens, c.clients)
-        for c in grid.cells
-        if c.ttft_ms is not None and c.tpot_ms is not None and not unmodelled(grid, c.clients)
-    ]
+    cells = [(c.context_tokens, c.clients) for c in grid.cells if c.ttft_ms is not None and c.tpot_ms is not None]
     if len({c for c, _ in cells}) < 2 or max((n for _, n in cells), default=1) < 2:
         return []  # not what --calibration measures: no fit (check_cells says what is missing)
     config = BenchConfig(
@@ -364,13 +352,11 @@ def _pred_measured(
     plan, terms, run: BenchRun, spread: float | None, grid: MeasuredGrid | None = None
 ) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     """The measured cells of `run` only (not the whole contexts x clients product), each with the requests per
-    stream it measured (the cell's num_prompts where `grid` states one); cells the simulator cannot model
-    (`unmodelled`) are left out."""
+    stream it measured (the cell's num_prompts where `grid` states one); clients beyond the plan's --max-num-seqs
+    wait in the engine's queue (sim.predict.engine_of)."""
     out: dict[tuple[int, int], CellResult] = {}
     stated = {(c.context_tokens, c.clients): c.num_prompts for c in grid.cells} if grid else {}
     for cell in run.cells:
-        if grid is not None and unmodelled(grid, cell.clients):
-            continue
         update: dict[str, object] = {"contexts": [cell.context_tokens], "clients": [cell.clients]}
         prompts = stated.get((cell.context_tokens, cell.clients))
         if prompts:
@@ -403,10 +389,6 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         if isinstance(plan, str):
             print(f"  {name} ({grid.model} on {grid.chip}, {len(grid.cells)} cells): {plan}")
             continue
-        for c in grid.cells:
-            why = unmodelled(grid, c.clients)
-            if why:
-                print(f"  {name} {c.context_tokens}x{c.clients}: not simulated ({why})")
     fits = {}
     for name, grid in GRIDS.items():
         plan = plans[name]

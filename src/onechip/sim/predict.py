@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from onechip.catalog.files import version_key
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import StepTerms
 from onechip.sim import routing
-from onechip.sim.scheduler import CellSimulation, SchedulerLimits
+from onechip.sim.scheduler import DEFAULT_MAX_NUM_SEQS, FULL_PROMPT_ADMISSION_FROM, CellSimulation, SchedulerLimits
 from onechip.sim.steptime import budget_tokens, step_model
 
 # Closed-loop stream starts `simulate` and `advise` fit and predict with (CellSimulation start_spread_s): None =
@@ -56,8 +57,18 @@ class CellPrediction:
 
 
 def engine_of(plan: Plan) -> SchedulerLimits:
-    """The scheduler limits of `plan`: its KV blocks and block size, and the engine's token budget."""
-    return SchedulerLimits(num_blocks=plan.num_blocks, block_size=plan.block_size, budget_tokens=budget_tokens(plan))
+    """The scheduler limits of `plan`: its KV blocks and block size, the engine's token budget, its --max-num-seqs
+    (DEFAULT_MAX_NUM_SEQS when the plan sets none), and whether its vLLM admits a request only when its whole
+    prompt fits (FULL_PROMPT_ADMISSION_FROM; the newest rules when the plan names no version). Raises ConfigError
+    for a version that is not a release number."""
+    full = plan.engine_version is None or version_key(plan.engine_version) >= version_key(FULL_PROMPT_ADMISSION_FROM)
+    return SchedulerLimits(
+        num_blocks=plan.num_blocks,
+        block_size=plan.block_size,
+        budget_tokens=budget_tokens(plan),
+        max_num_seqs=seqs.value if (seqs := plan.serve.max_num_seqs) is not None else DEFAULT_MAX_NUM_SEQS,
+        full_prompt_admission=full,
+    )
 
 
 def simulate_cell(

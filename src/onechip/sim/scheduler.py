@@ -4,10 +4,12 @@ samples `onechip bench` would have recorded (schemas.bench.RequestSample), so th
 What it models (vllm/v1/core/sched/scheduler.py, `schedule()`): one engine step at a time; running requests
 first, in order, each taking min(its remaining tokens, the step's token budget) — one token when decoding, a
 chunk of its prompt when prefilling (chunked prefill under max_num_batched_tokens); then waiting requests in
-arrival order while budget, KV blocks and max_num_seqs allow, unless this step preempted. KV blocks are
-allocated as tokens are scheduled (ceil(tokens / block_size) per request, one pool from the plan); when a
-running request needs a block and none is free, the last running request is preempted by recompute (its
-blocks freed, its computed tokens reset, put back at the head of the waiting queue) — the KV wall.
+arrival order while budget, KV blocks and max_num_seqs allow, unless this step preempted; from vLLM 0.19.0 a
+waiting request is admitted only when the free blocks would hold its whole prompt (FULL_PROMPT_ADMISSION_FROM),
+not just its first chunk. KV blocks are allocated as tokens are scheduled (ceil(tokens / block_size) per
+request, one pool from the plan); when a running request needs a block and none is free, the last running
+request is preempted by recompute (its blocks freed, its computed tokens reset, put back at the head of the
+waiting queue) — the KV wall.
 
 Under async scheduling (StepModel.overlap_host: vLLM >= 0.14.0 on an accelerator) the engine decides step k+1
 while step k runs (EngineCore.step_with_batch_queue), so a request that reaches a busy engine joins the step
@@ -63,17 +65,26 @@ from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.sim.steptime import Batch, StepModel
 
 DEFAULT_MAX_NUM_SEQS = 256  # vLLM's generic default on TPU (seed article, '--max-num-seqs (leave it alone)')
+# vLLM admits a waiting request only when the free pool holds blocks for its whole prompt (plus the tokens it emitted
+# before a preemption), not its first chunk alone: SchedulerConfig.scheduler_reserve_full_isl = True, checked by
+# KVCacheManager.can_fit_full_sequence (read in the vllm 0.19.0 sdist; in allocate_slots(full_sequence_must_fit=)
+# in 0.26.0 and 0.27.0; absent from vllm 0.18.0's config/scheduler.py). It is a check, not a reservation: the
+# blocks are still allocated chunk by chunk.
+FULL_PROMPT_ADMISSION_FROM = "0.19.0"
 MAX_STEPS = 2_000_000  # a guard against a workload that cannot finish
 
 
 @dataclass(frozen=True)
 class SchedulerLimits:
-    """The scheduler's limits: KV pool in blocks, block size, token budget per step, max running sequences."""
+    """The scheduler's limits: KV pool in blocks, block size, token budget per step, max running sequences, and
+    whether a waiting request is admitted only when its whole prompt's blocks are free (FULL_PROMPT_ADMISSION_FROM)
+    rather than its first chunk's."""
 
     num_blocks: int
     block_size: int
     budget_tokens: int
     max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
+    full_prompt_admission: bool = True
 
 
 @dataclass(frozen=True)
@@ -384,7 +395,8 @@ class CellSimulation:
             req = self.waiting[0]
             taken = self._hit(req)
             n = min(req.known - req.computed, budget)
-            if self._blocks_for(req, n) + taken > self.free_blocks:
+            admit = req.known - req.computed if self.engine.full_prompt_admission else n
+            if self._blocks_for(req, admit) + taken > self.free_blocks:
                 req.computed, req.blocks, req.shared_blocks = 0, 0, 0  # the hit is looked up again next step
                 break
             self.waiting.popleft()

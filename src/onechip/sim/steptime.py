@@ -44,9 +44,10 @@ from onechip.schemas.sim import StepTerms
 # server's output rounds; 3: the API server's per-token output processing, scheduler.py; 4: the API server
 # takes a request when it is sent, not in advance, so staggered and open-loop sends no longer hold up earlier
 # output rounds, scheduler.py; 5: under async scheduling a request reaching a busy engine joins the step after
-# next, as EngineCore.step_with_batch_queue schedules one step ahead, scheduler.py); a calibration fitted under
-# another version is refitted, not reused.
-STEP_MODEL = 5
+# next, as EngineCore.step_with_batch_queue schedules one step ahead, scheduler.py; 6: from vLLM 0.19.0 a waiting
+# request is admitted only when its whole prompt's blocks are free, and the scheduler holds the plan's max_num_seqs,
+# scheduler.py and predict.engine_of); a calibration fitted under another version is refitted, not reused.
+STEP_MODEL = 6
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
 # seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.

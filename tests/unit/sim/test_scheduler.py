@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from onechip.schemas.bench import BenchConfig
+from onechip.schemas.plan import ServeSetting
 from onechip.schemas.sim import StepTerms
 from onechip.sim.figures import figures
-from onechip.sim.predict import simulate_cell
+from onechip.sim.predict import engine_of, simulate_cell
 from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import StepModel
 
@@ -67,6 +68,34 @@ def test_kv_wall_preempts_and_costs_throughput():
     assert three.preemptions == 0 and eight.preemptions > 0
     assert f8.ttft_ms > 2 * f3.ttft_ms
     assert len(eight.done) == 8 * 3 and all(r.emitted == 8 for r in eight.done)  # recomputed, never dropped
+
+
+def test_a_chunked_prompt_is_admitted_only_when_its_whole_prompt_fits():
+    # 20 blocks of 16 tokens, a 64-token budget: a 190-token prompt (12 blocks) takes 3 steps. vLLM >= 0.19.0
+    # admits the second stream's prompt only when its 12 blocks are free (scheduler_reserve_full_isl), so it waits
+    # for the first request; admitted on its first chunk's block alone, it grows beside the first and one of them
+    # is preempted by recompute
+    engine = SchedulerLimits(num_blocks=20, block_size=16, budget_tokens=64)
+    runs = {}
+    for full in (True, False):
+        limits = SchedulerLimits(**(engine.__dict__ | {"full_prompt_admission": full}))
+        runs[full] = CellSimulation(config(), limits, flat(), context=190, clients=2, seed=0)
+        runs[full].run()
+        assert len(runs[full].done) == 2 * 3 and all(r.emitted == 8 for r in runs[full].done)
+    assert runs[True].preemptions == 0 and runs[False].preemptions > 0
+
+
+def test_engine_limits_follow_the_plan(cpu_plan):
+    assert engine_of(cpu_plan).max_num_seqs == 256 and engine_of(cpu_plan).full_prompt_admission
+    capped = cpu_plan.model_copy(
+        update={
+            "engine_version": "0.18.0",
+            "serve": cpu_plan.serve.model_copy(
+                update={"max_num_seqs": ServeSetting[int](value=8, reason="test", source="request")}
+            ),
+        }
+    )
+    assert (engine_of(capped).max_num_seqs, engine_of(capped).full_prompt_admission) == (8, False)
 
 
 def test_max_num_seqs_caps_the_running_batch():
