@@ -349,6 +349,8 @@ def pool_refusal(entry: dict[str, Any]) -> bool:
 def outcome_note(entry: dict[str, Any]) -> str:
     """Why a refused boot was refused, when it was not vLLM's KV fit check."""
     error = entry.get("error_line") or ""
+    if "capture_model" in error:  # releases that capture CUDA graphs after sizing the pool (not counted in it)
+        return " (CUDA-graph capture OOM after the pool was sized)"
     return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
 
 

@@ -137,6 +137,12 @@ class GpuMemoryRule(VersionedRule):
         "buffers in host memory and vLLM disables its custom all-reduce), and on a p2p host engines.json `nccl_p2p` "
         "adds them where it covers the release and the chip (planner.gpu_memory.p2p_buffer_bytes).",
     )
+    tp_extra_measured_chips: list[str] | None = Field(
+        default=None,
+        description="Catalog keys of the chips whose NVLink boards the TP >= 2 figure was measured on; on any other "
+        "chip it is not taken: the term is the no-peer-access device footprint (nccl_transports 'shm' fixed_bytes) "
+        "plus, on a p2p host, the PCIe `nccl_p2p` buffers (planner.gpu_memory.tp_rule_for_chips). None: every chip.",
+    )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
     sampler_holds_hidden_states: bool = Field(
@@ -534,6 +540,11 @@ class NcclP2pRule(NcclBufferRule):
     predecessor, and its tree child, which one host's chain trees take from ring order)."""
 
     chips: list[str] = Field(description="Catalog keys of the chips whose boards give NCCL `channels` channels.")
+    pcie: bool = Field(
+        default=False,
+        description="GPUs joined over PCIe only: taken, whatever `chips` says, for a chip the memory rule's "
+        "tp_extra_measured_chips does not list (and only then).",
+    )
     channels: int = Field(ge=1, description="The communicator's collective channels on those boards, at TP 2 and 8.")
     protocol_bytes: tuple[int, int, int] = Field(
         description="NCCL's per-connection buffer of each protocol, bytes: LL, LL128, SIMPLE (comm->buffSizes)."

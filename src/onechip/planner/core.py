@@ -45,6 +45,7 @@ from onechip.planner.gpu_memory import (
     p2p_buffer_bytes,
     select_rule,
     tp_extra_bytes,
+    tp_rule_for_chips,
     tpu_rope_cache_bytes,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
@@ -1340,9 +1341,7 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
     if not r.rules.memory_rules or r.acc.kind != "gpu":
         return None
     transport = request.nccl_transport or "p2p"
-    extra, least = tp_extra_bytes(
-        _rule(r.rules, request, r.acc), r.rules.nccl_transports, transport, request.tensor_parallel_size
-    )
+    extra, least = tp_extra_bytes(_tp_rule(r)[0], r.rules.nccl_transports, transport, request.tensor_parallel_size)
     p2p = _p2p_buffers(r)[0]
     return extra + _nvls(r)[0] + p2p, least + p2p
 
@@ -1351,10 +1350,18 @@ def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
     """NCCL's P2P ring/tree buffers and the custom all-reduce's (planner.gpu_memory.p2p_buffer_bytes) when the ranks
     share one host with peer access (NCCL transport p2p) and the memory rule's TP >= 2 figure was measured without
     peer access; (0, None) otherwise."""
-    if (r.request.nccl_transport or "p2p") != "p2p" or _rule(r.rules, r.request, r.acc).tp_extra_peer_access:
+    rule, pcie = _tp_rule(r)
+    if (r.request.nccl_transport or "p2p") != "p2p" or rule.tp_extra_peer_access:
         return 0, None
     chips = (r.acc.name, r.acc.resolved_as)
-    return p2p_buffer_bytes(r.rules.nccl_p2p, r.request.engine_version, chips, r.request.tensor_parallel_size)
+    return p2p_buffer_bytes(r.rules.nccl_p2p, r.request.engine_version, chips, r.request.tensor_parallel_size, pcie)
+
+
+def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
+    """The memory rule as its TP >= 2 term holds on the request's chip, and whether the chip is off the boards that
+    term was measured on (planner.gpu_memory.tp_rule_for_chips)."""
+    rule = _rule(r.rules, r.request, r.acc)
+    return tp_rule_for_chips(rule, r.rules.nccl_transports, (r.acc.name, r.acc.resolved_as))
 
 
 def _nvls(r: _Resolved) -> tuple[int, NcclNvlsRule | None]:
@@ -1409,12 +1416,19 @@ def _p2p_warnings(request: PlanRequest, p2p: int, rule: NcclP2pRule | None) -> l
     access."""
     if rule is None or not p2p:
         return []
+    tp = request.tensor_parallel_size
+    custom = " and the custom all-reduce's buffers" if tp in rule.custom_allreduce_world_sizes else ""
+    why = (
+        "GPUs joined over PCIe only: this release's TP >= 2 figure was measured on NVLink boards"
+        if rule.pcie
+        else "this release's TP >= 2 figure was measured without peer access"
+    )
     return [
         PlanWarning(
             code="nccl-p2p",
-            message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {rule.nccl_version} P2P ring/tree "
-            f"buffers of {rule.communicators} communicators x {rule.channels} channels and the custom all-reduce's "
-            f"buffers, +{p2p / GIB:.2f} GiB per GPU (this release's TP >= 2 figure was measured without peer access)",
+            message=f"non-torch memory at TP {tp}: NCCL {rule.nccl_version} P2P ring/tree buffers of "
+            f"{rule.communicators} communicators x {rule.channels} channels{custom}, +{p2p / GIB:.2f} GiB per GPU "
+            f"({why})",
             source=rule.source,
         )
     ]

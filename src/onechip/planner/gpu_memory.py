@@ -977,19 +977,40 @@ def nvls_bytes(
     return 0, None
 
 
+def tp_rule_for_chips(
+    rule: GpuMemoryRule, transports: Sequence[NcclTransportRule], chips: Sequence[str | None]
+) -> tuple[GpuMemoryRule, bool]:
+    """(the memory rule as its TP >= 2 term holds on `chips`, whether the chips are off the boards that term was
+    measured on). Off them (GpuMemoryRule.tp_extra_measured_chips), the NVLink figure is not taken: the TP >= 2
+    figure becomes the no-peer-access device footprint (nccl_transports 'shm' fixed_bytes), measured without peer
+    access, so a p2p host adds the PCIe nccl_p2p buffers to it (p2p_buffer_bytes with pcie=True)."""
+    measured = rule.tp_extra_measured_chips
+    if measured is None or any(c in measured for c in chips):
+        return rule, False
+    shm = next(t for t in transports if t.transport == "shm")
+    update = {"non_torch_tp_extra_bytes": min(shm.fixed_bytes, rule.non_torch_tp_extra_bytes)}
+    return rule.model_copy(update=update | {"tp_extra_peer_access": False}), True
+
+
 def p2p_buffer_bytes(
-    rules: Sequence[NcclP2pRule], version: str | None, chips: Sequence[str | None], tensor_parallel_size: int
+    rules: Sequence[NcclP2pRule],
+    version: str | None,
+    chips: Sequence[str | None],
+    tensor_parallel_size: int,
+    pcie: bool = False,
 ) -> tuple[int, NcclP2pRule | None]:
     """NCCL's P2P ring/tree buffers and vLLM's custom all-reduce buffers per GPU for a tensor-parallel group of one
     host whose GPUs have peer access (engines.json `nccl_p2p`), with the rule that sized them. Per connection
     (NVIDIA/nccl src/transport/p2p.cc p2pRecvSetup / p2pSendSetup): the receiver's buffer holds every protocol's
     buffer and an ncclRecvMem, the sender's an ncclSendMem, each rounded up to CUDA_IPC_MIN; a channel connects a
     rank to one peer at TP 2 and to two at TP >= 3. (0, None) at TP 1, for a release no rule covers (version None:
-    the newest, past them all) or a chip the rule does not list. chips: the catalog keys the chip goes by."""
+    the newest, past them all) or a chip the rule does not list. chips: the catalog keys the chip goes by. pcie: the
+    chip is off the boards the memory rule's TP >= 2 figure was measured on (tp_rule_for_chips): the PCIe rule
+    of the release (NcclP2pRule.pcie) is taken, whatever its chips."""
     if version is None or tensor_parallel_size <= 1:
         return 0, None
     for rule in rules:
-        if rule.covers(version) and any(c in rule.chips for c in chips):
+        if rule.covers(version) and (rule.pcie if pcie else not rule.pcie and any(c in rule.chips for c in chips)):
             align = rule.ipc_align_bytes
             recv = math.ceil((rule.connection_mem_bytes + sum(rule.protocol_bytes)) / align) * align
             send = math.ceil(rule.connection_mem_bytes / align) * align

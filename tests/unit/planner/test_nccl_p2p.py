@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from onechip.planner.gpu_memory import p2p_buffer_bytes, select_rule
+from onechip.planner.gpu_memory import p2p_buffer_bytes, select_rule, tp_rule_for_chips
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.schemas.common import GIB
 
@@ -36,7 +36,7 @@ CUSTOM_AR = 2 * 8192 * 1024  # custom_all_reduce.py (0.7.3): two create_shared_b
 
 
 def _rule() -> Any:
-    (rule,) = RULES.nccl_p2p
+    rule = next(r for r in RULES.nccl_p2p if not r.pcie)
     return rule
 
 
@@ -127,7 +127,8 @@ def test_the_r1_row_plans_the_p2p_buffers_and_says_so(tmp_path: Path) -> None:
 
 def test_no_other_tp2_plus_corpus_row_changes(tmp_path: Path) -> None:
     # every TP >= 2 GPU row: only R1 (vLLM 0.7.3, 8x H200) runs a release whose figure was measured without peer
-    # access on a listed board; the H100 0.19.0 sweep's TP >= 2 figure was fitted on NVLink and keeps it
+    # access on a listed board, and the 4x A10 0.8.5 row a release whose NVLink figure is not taken off the H100 /
+    # H200 boards; the H100 0.19.0 sweep's TP >= 2 figure was fitted on NVLink and keeps it
     planner_accuracy, corpus = _accuracy()
     held, seen = [], 0
     for entry in corpus:
@@ -140,4 +141,21 @@ def test_no_other_tp2_plus_corpus_row_changes(tmp_path: Path) -> None:
         plan = row.get("plan")
         if plan is not None and [w for w in plan.warnings if w.code == "nccl-p2p"]:
             held.append(entry["name"])
-    assert seen >= 20 and held == [R1]
+    assert seen >= 20 and sorted(held) == sorted([R1, "a10x4-qwen3-30b-a3b-tp4-len8192-v085"])
+
+
+def test_off_the_measured_boards_the_0_8_figure_is_rebuilt_from_nccl_2_21_5(tmp_path: Path) -> None:
+    # engines.json: the 0.8.x V1 TP >= 2 figure (2.82 GiB) was measured on H100 NVLink boards; on a PCIe card it
+    # is the no-peer-access footprint (0.09 GiB) plus the PCIe nccl_p2p buffers: at TP 4, 2 communicators x
+    # 4 channels x 2 peers x (10 + 2) MiB and no custom all-reduce (disabled above two PCIe-only GPUs)
+    rule = select_rule(RULES.memory_rules, "0.8.5")
+    transports = RULES.nccl_transports
+    assert tp_rule_for_chips(rule, transports, ("h100", None)) == (rule, False)
+    pcie_rule, pcie = tp_rule_for_chips(rule, transports, ("NVIDIA A10", "A10 PCIe"))
+    assert pcie and not pcie_rule.tp_extra_peer_access
+    assert pcie_rule.non_torch_tp_extra_bytes == next(t for t in transports if t.transport == "shm").fixed_bytes
+    size, found = p2p_buffer_bytes(RULES.nccl_p2p, "0.8.5", ("NVIDIA A10", "A10 PCIe"), 4, pcie=True)
+    assert found is not None and found.pcie
+    assert size == 2 * 4 * 2 * 12 * 2**20
+    assert p2p_buffer_bytes(RULES.nccl_p2p, "0.8.5", ("NVIDIA A10", None), 2, pcie=True)[0] == (96 + 16) * 2**20
+    assert p2p_buffer_bytes(RULES.nccl_p2p, "0.9.0", ("NVIDIA A10", None), 4, pcie=True) == (0, None)
