@@ -603,6 +603,15 @@ def predict(
         model=model,
         fields=fields,
     )
+    if entry.get("unstated_args") and row["logged"]:
+        # the stored log does not show flags that size the pool (corpus.json unstated_args): the release's defaults
+        # stand in, so the row says what they give but is no evidence either way (issue 27: "where the log states
+        # every input")
+        e = (plan.kv_tokens_logged - row["logged"]) / row["logged"]
+        row["skip"] = (
+            f"the log does not state {', '.join(entry['unstated_args'])}: at vLLM {version}'s defaults "
+            f"{plan.kv_tokens_logged:,} tokens against {row['logged']:,} logged ({e:+.2%}), not scored"
+        )
     return row
 
 
