@@ -1,7 +1,7 @@
 """The GPU memory budget as vLLM's start-up profiling draws it, per GPU and per vLLM version.
 
     requested = visible memory per GPU x gpu_memory_utilization
-    KV budget = requested - weights per GPU - non-torch - activation peak [- CUDA graphs, from 0.21]
+    KV budget = requested - weights per GPU - non-torch - activation peak [- CUDA graphs, from 0.20.0]
 
 The terms and the version each holds for are data (catalog/engines.json `memory_rules`, each with its
 source; the fitted ones say what they were fitted on). What cannot be known before a boot is given as a
@@ -32,7 +32,8 @@ checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers b
 (`cold_compile_embedding_copy`), a cold torch.compile inside the profiling window bounds the peak from below by
 Inductor's benchmark copy of the embedding table (cold_compile_bytes; a warm compile cache skips it: the high end).
 
-CUDA graphs (from 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): vLLM captures the graphs into a throwaway
+CUDA graphs (from 0.20.0, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: on by default in the 0.20.0 sdist's vllm/envs.py,
+off in 0.19.1's, though its comment says 'as of v0.21.0'): vLLM captures the graphs into a throwaway
 pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
 vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read in the vllm 0.32.0 wheel). What one
 graph costs depends on the compiled model and cannot be known before a boot; how many graphs there are can

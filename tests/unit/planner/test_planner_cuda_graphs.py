@@ -1,4 +1,4 @@
-"""The CUDA-graph term of the vLLM GPU budget (from 0.21: estimated at boot and subtracted from the KV pool),
+"""The CUDA-graph term of the vLLM GPU budget (from 0.20.0: estimated at boot and subtracted from the KV pool),
 against the boot-log corpus (tests/fixtures/bootlogs/corpus.json): how many graphs vLLM captures, and the
 held-out vLLM 0.30.0 L4 log's 'CUDA graph pool memory: ... 0.12 GiB (estimated)'."""
 
@@ -15,6 +15,7 @@ from onechip import catalog
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import cuda_graph_count
 from onechip.schemas.common import GIB
+from onechip.schemas.requests import PlanRequest
 
 L4 = "l4-gemma4-26b-a4b-w4a16-len2048-v0300"
 
@@ -90,7 +91,7 @@ def test_activation_peak_of_the_v2_runner_on_the_l4_log(tmp_path: Path) -> None:
     assert budget.dominant_uncertainty == "torch.compile cache (cold on a first boot)"
 
 
-# Every CUDA log of a release that subtracts the estimate (0.21.0 and later) and prints the graph sizes, with its
+# Every CUDA log of a release that subtracts the estimate (0.20.0 and later) and prints the graph sizes, with its
 # sequences and batched tokens; the per-graph range comes from the 0.19.0 H100 sweep only, so all are held out.
 HELD_OUT = (
     ("rtx3090ti-gemma4-e4b-len32768-v0221", 256, 2048),
@@ -112,3 +113,42 @@ def test_each_held_out_estimate_per_size_is_inside_the_measured_range(name: str,
     graphs = cuda_graph_count(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512)
     per_size = entry["logged"]["cuda_graph_pool_estimated_gib"] * GIB / graphs
     assert low <= per_size <= high
+
+
+@pytest.mark.parametrize(("version", "subtracted"), [("0.19.1", False), ("0.20.0", True), ("0.20.1", True)])
+def test_the_estimate_is_subtracted_from_0_20_0(version: str, subtracted: bool) -> None:
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS's default in vllm/envs.py: os.getenv(..., "0") in the vllm-0.19.1
+    # sdist, os.getenv(..., "1") in the vllm-0.20.0 sdist (whose comment still says 'Enabled by default as of
+    # v0.21.0'); gpu_worker.py determine_available_memory subtracts cudagraph_memory_estimate_applied in both
+    (rule,) = (r for r in catalog.engines().engines["vllm-gpu"].memory_rules if r.covers(version))
+    assert rule.cuda_graphs_subtracted is subtracted
+
+
+def test_the_rtx5090_qwen35_pool_is_inside_the_graph_terms_range(tmp_path: Path) -> None:
+    # rtx5090-qwen35-9b-tp1-len4096-v0200 (vLLM 0.20.0, `vllm bench latency`: 256 sequences, 8,192 tokens, compiled
+    # and graphed: 'torch.compile took 29.12 seconds'): 51 PIECEWISE + 35 FULL graphs are estimated and subtracted.
+    # The excerpt prints no graph line, so the per-graph cost is not read from it; the logged pool ('Available KV
+    # cache memory: 6.56 GiB') must lie between the plans at the top and the bottom of the measured range.
+    name = "rtx5090-qwen35-9b-tp1-len4096-v0200"
+    entry = corpus_entry(name)
+    args = entry["engine_args"]
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    weights = entry["weights_total_bytes"] - 486_581_248  # the MTP block vLLM 0.20.0 does not load (corpus notes)
+    request = PlanRequest(
+        model=str(sized_checkpoint(tmp_path / "m", config, weights)),
+        chip="rtx5090",
+        engine="vllm-gpu",
+        engine_version=entry["vllm_version"],
+        max_model_len=args["max_model_len"],
+        utilization=args["gpu_memory_utilization"],
+        max_num_batched_tokens=args["max_num_batched_tokens"],
+        max_num_seqs=args["max_num_seqs"],
+    )
+    budget = plan_model(request).memory_budget
+    assert budget is not None
+    low, high = next(
+        r for r in catalog.engines().engines["vllm-gpu"].memory_rules if r.covers("0.20.0")
+    ).cuda_graph_bytes_per_graph
+    assert budget.cuda_graph_bytes == (51 + 35) * (low + high) // 2
+    logged = entry["logged"]["available_kv_cache_gib"] * GIB
+    assert budget.kv_cache_low_bytes <= logged <= budget.kv_cache_high_bytes
