@@ -64,7 +64,8 @@ from dataclasses import dataclass, field
 from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.sim.steptime import Batch, StepModel
 
-DEFAULT_MAX_NUM_SEQS = 256  # vLLM's generic default on TPU (seed article, '--max-num-seqs (leave it alone)')
+# vLLM's generic default (get_batch_defaults), on every TPU: engines.json vllm-tpu default_max_num_batched_tokens_source
+DEFAULT_MAX_NUM_SEQS = 256
 # vLLM admits a waiting request only when the free pool holds blocks for its whole prompt (plus the tokens it emitted
 # before a preemption), not its first chunk alone: SchedulerConfig.scheduler_reserve_full_isl = True, checked by
 # KVCacheManager.can_fit_full_sequence (read in the vllm 0.19.0 sdist; in allocate_slots(full_sequence_must_fit=)

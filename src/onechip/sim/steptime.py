@@ -49,8 +49,9 @@ from onechip.schemas.sim import StepTerms
 # scheduler.py and predict.engine_of); a calibration fitted under another version is refitted, not reused.
 STEP_MODEL = 6
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
-# vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048); the
-# seed article: on a v5e the TPU-specific defaults never fire, so the generic ones apply.
+# vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048), for an
+# engine rule with none of its own. vllm-tpu states the same 2048 (engines.json, with its source): its TPU table
+# compares get_device_name() with 'V6E', and tpu-inference answers 'TPU V6E', so on no TPU does that table fire.
 GENERIC_MAX_NUM_BATCHED_TOKENS = 2048
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from onechip import planner
@@ -87,3 +90,24 @@ def test_overlap_is_the_engines_versioned_async_scheduling_rule(seed_plan):
     # (a Llama: Gemma 4 is first in vLLM 0.19.0, catalog/vllm_architectures.json)
     gpu = planner.plan_model(PlanRequest(model="SmolLM2-135M-Instruct", chip="t4", engine_version="0.12.0"))
     assert not step_model(gpu, terms).overlap_host
+
+
+@pytest.mark.parametrize("chip", ["v5e-1", "v6e-1", "v5p-1", "tpu7x-1"])
+def test_tpu_budget_unset_is_the_generic_default_on_every_chip(chip):
+    """vLLM's TPU table (V6E 1024, V5E 512, V5P 256) never fires: it compares get_device_name() with 'V6E' and
+    tpu-inference answers 'TPU V6E'; the memory gate reads 0 (get_device_total_memory raises), so no TPU gets
+    the >= 70 GiB 8192 either (engines.json vllm-tpu default_max_num_batched_tokens_source)."""
+    plan = planner.plan_model(PlanRequest(model="HuggingFaceTB/SmolLM2-135M-Instruct", chip=chip, max_model_len=4096))
+    assert plan.max_num_batched_tokens is None
+    assert budget_tokens(plan) == 2048
+
+
+def test_tpu_default_budget_is_the_one_a_v6e_logged():
+    """A v6e-1 boot with no --max-num-batched-tokens (vLLM 0.29.1rc1) starts from 2048 before Gemma 4's
+    multimodal floor raises it; the V6E table would have started from 1024."""
+    log = Path(__file__).parents[2] / "fixtures/bootlogs/tpu-v6e1-gemma4-12b-len2048-v0291.log"
+    text = log.read_text(encoding="utf-8")
+    assert "'max_num_batched_tokens'" not in text.split("non-default args:", 1)[1].split("\n", 1)[0]
+    logged = re.search(r"Raising max_num_batched_tokens from (\d+) to (\d+)", text)
+    assert logged is not None
+    assert int(logged.group(1)) == planner.rules.engine_rules("vllm-tpu").default_max_num_batched_tokens
