@@ -50,6 +50,12 @@ class AcceleratorEntry(StrictModel):
         "(unified memory: the host's own share), bytes; vLLM refuses a utilization asking more.",
     )
     memory_free_at_start_source: str | None = Field(default=None, description="Where that range comes from.")
+    nvml_memory_info: bool = Field(
+        default=True,
+        description="NVML answers nvmlDeviceGetMemoryInfo for the chip. False on unified memory where it answers "
+        "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
+    )
+    nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")

@@ -1131,6 +1131,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
         measured_overhead_bytes=measured.overhead_bytes if measured is not None else None,
         device_name=acc.name,
+        nvml_memory_info=acc.nvml_memory_info,
         enforce_eager=request.enforce_eager,
         multimodal=request.multimodal and _has_towers(r.src.config),
         vision_config=(

@@ -55,6 +55,9 @@ from onechip.schemas.plan import GpuMemoryBudget, LayerKV
 # every A100 to 256 / 2048 (vLLM tests/engine/test_arg_utils.py test_defaults_with_usage_context:
 # 'device_memory >= 70 * GiB_bytes and "a100" not in device_name'); before 0.9.0 the A100 exception is absent
 # (rule a100_small_batch_defaults, _set_default_args_v1 of the vllm 0.8.5 wheel).
+# The card's memory comes from NVML (vllm/platforms/cuda.py NvmlCudaPlatform.get_device_total_memory); where NVML
+# cannot say (unified memory: GB10, accelerators.json nvml_memory_info) the call raises and get_batch_defaults
+# takes 'device_memory = 0' (vllm 0.27.1 sdist): the small defaults.
 LARGE_GPU_BYTES = 70 * GIB
 # from 0.28.0 (rule huge_gpu_defaults): 'if device_memory >= 160 * GiB_bytes' comes first, with its own figures
 HUGE_GPU_BYTES = 160 * GIB
@@ -147,7 +150,14 @@ class GpuPool:
 
 
 def _defaults(
-    rule: GpuMemoryRule, visible_bytes: int, max_model_len: int, device_name: str, *, sliding: bool, multimodal: bool
+    rule: GpuMemoryRule,
+    visible_bytes: int,
+    max_model_len: int,
+    device_name: str,
+    *,
+    sliding: bool,
+    multimodal: bool,
+    nvml_memory_info: bool = True,
 ) -> tuple[int, int]:
     if rule.default_max_num_batched_tokens is None:  # V0
         long_context = rule.chunked_prefill_above_len is not None and max_model_len > rule.chunked_prefill_above_len
@@ -156,6 +166,8 @@ def _defaults(
             # (not for multimodal or sliding-window models); SchedulerConfig then batches its default tokens
             return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens
         return rule.default_max_num_seqs, max(max_model_len, 2048)  # the whole max-length prompt in one step
+    if not nvml_memory_info:  # get_batch_defaults reads the card's memory from NVML: 0 where NVML cannot say
+        visible_bytes = 0
     if rule.huge_gpu_defaults is not None and visible_bytes >= HUGE_GPU_BYTES:
         return rule.huge_gpu_defaults
     if visible_bytes < LARGE_GPU_BYTES or (rule.a100_small_batch_defaults and "a100" in device_name.lower()):
@@ -201,6 +213,7 @@ def plan_gpu_pool(
     kv_cache_memory_bytes: int | None,
     measured_overhead_bytes: int | None = None,
     device_name: str = "",
+    nvml_memory_info: bool = True,
     enforce_eager: bool = False,
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
@@ -218,7 +231,9 @@ def plan_gpu_pool(
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
     this deployment measured them (planner.calibration); it replaces the rule's estimates on every stage.
-    device_name: the card (vLLM's batch defaults look for "a100" in it). enforce_eager: no CUDA graphs
+    device_name: the card (vLLM's batch defaults look for "a100" in it). nvml_memory_info: NVML gives the card's
+    memory (catalog accelerators.json; False: vLLM's batch defaults take it as 0, the small defaults).
+    enforce_eager: no CUDA graphs
     (vllm/v1/worker/gpu_worker.py determine_available_memory estimates graph memory only when
     cudagraph_mode is not NONE, which --enforce-eager sets). multimodal: the towers are served (V0 keeps
     chunked prefill off for multimodal models). vision_config: the whole config.json where the plan serves a
@@ -242,7 +257,13 @@ def plan_gpu_pool(
     mrope_cache_rules; None: an M-RoPE cache is not counted)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
-        rule, visible_bytes, max_model_len, device_name, sliding=sliding, multimodal=multimodal
+        rule,
+        visible_bytes,
+        max_model_len,
+        device_name,
+        sliding=sliding,
+        multimodal=multimodal,
+        nvml_memory_info=nvml_memory_info,
     )
     seqs = max_num_seqs or seqs_default
     batch = max_num_batched_tokens or batch_default

@@ -1,0 +1,44 @@
+"""vLLM's batch defaults on a card NVML gives no memory for (unified memory: GB10). vllm/engine/arg_utils.py
+get_batch_defaults reads the card's memory through NVML (vllm/platforms/cuda.py NvmlCudaPlatform.
+get_device_total_memory, vLLM 0.27.1 sdist) and takes it as 0 when that raises, so a 121.69 GiB GB10 gets the
+small defaults (256 sequences, 2,048 tokens), not the >= 70 GiB ones (accelerators.json gb10 nvml_memory_info)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
+from onechip.planner import plan_model
+from onechip.planner.gpu_memory import cuda_graph_sizes
+from onechip.planner.rules import accelerator
+
+GB10 = "gb10-qwen3-0.6b-util060-v0271"
+
+
+def _plan(model: Path, **batch: int) -> Any:
+    return plan_model(str(model), "gb10", "vllm-gpu", utilization=0.6, engine_version="0.27.1", **batch)
+
+
+def test_gb10_is_a_card_nvml_gives_no_memory_for() -> None:
+    assert accelerator("gb10").nvml_memory_info is False
+    assert accelerator("h100").nvml_memory_info is True
+
+
+def test_gb10_plans_with_the_small_batch_defaults(tmp_path: Path) -> None:
+    entry = corpus_entry(GB10)  # Qwen3-0.6B at 0.6, as the 0.27.1 GB10 boot
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    model = sized_checkpoint(tmp_path / "m", config, entry["weights_total_bytes"])
+    default = _plan(model).memory_budget
+    small = _plan(model, max_num_seqs=256, max_num_batched_tokens=2048).memory_budget
+    large = _plan(model, max_num_seqs=1024, max_num_batched_tokens=8192).memory_budget
+    assert default.model_dump() == small.model_dump()
+    assert default.activation_peak_bytes < large.activation_peak_bytes
+    assert default.cuda_graph_bytes < large.cuda_graph_bytes
+
+
+def test_the_small_defaults_capture_the_graphs_the_gb10_boot_reports() -> None:
+    # the 0.27.1 GB10 note: 'CUDA グラフ捕捉成功 (PIECEWISE 51 + FULL 35)'; 1,024 sequences would give FULL 51
+    assert cuda_graph_sizes(max_num_seqs=256, max_num_batched_tokens=2048, max_capture_size=512) == (51, 35)
+    assert cuda_graph_sizes(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512) == (51, 51)
