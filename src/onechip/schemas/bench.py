@@ -208,6 +208,16 @@ class BenchConfig(RequestModel):
     def _root(cls, value: str) -> str:
         return base_root(value)
 
+    @field_validator("slo")
+    @classmethod
+    def _slo_bounds(cls, value: dict[str, float]) -> dict[str, float]:
+        """An SLO bound no request can meet (0, negative) is refused before any request: it measured a whole
+        grid at goodput 0, and --find-max searched for a load that cannot exist (advise's --slo refuses it too)."""
+        bad = [k for k, v in value.items() if not v > 0]
+        if bad:
+            raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
+        return value
+
     @model_validator(mode="after")
     def _calibration_grid(self) -> BenchConfig:
         if self.calibration:

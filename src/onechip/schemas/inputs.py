@@ -176,9 +176,14 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
             "key_values", f"lists nothing (got {value!r}): give key=value pairs such as {example}"
         )
     try:
-        return {k.strip(): float(v) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())}
+        items = [(k.strip(), float(v)) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())]
     except ValueError:
         raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
+    keys = [k for k, _ in items]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:  # a dict would keep the last silently (`ctx=1024,ctx=2048` planned 2,048)
+        raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {value!r}); give each key once")
+    return dict(items)
 
 
 def _shown(value: Any, most: int = 80) -> str:

@@ -123,3 +123,23 @@ def test_an_empty_workload_word_is_one_line_naming_the_choices(run, argv, choice
     # simulate's and bench's --workload is a word (advise's is key=value pairs, above): '' is not one of them
     line = one_error_line(run, *argv, "--workload", "")
     assert line == f"Invalid value for '--workload': workload: Input should be {choices} (got '')", line
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "given", "key"),
+    [(("advise", "SmolLM2-135M-Instruct"), "--workload", "ctx=1024,ctx=2048", "ctx"),
+     (("advise", "SmolLM2-135M-Instruct", "--workload", "ctx=1024"), "--slo", "ttft_ms=1,ttft_ms=2", "ttft_ms"),
+     (("bench", "http://127.0.0.1:9"), "--slo", "tpot_ms=50, tpot_ms=10", "tpot_ms")],
+)  # fmt: skip
+def test_a_key_given_twice_is_one_line_naming_it(run, argv, flag, given, key) -> None:
+    # a dict kept the last silently: `advise --workload ctx=1024,ctx=2048` predicted 2,048 tokens
+    line = one_error_line(run, *argv, flag, given)
+    assert line == f"{flag} gives {key} twice (got {given!r}); give each key once", line
+
+
+@pytest.mark.parametrize("slo", ["ttft_ms=0", "ttft_ms=-1", "tpot_ms=500,e2e_ms=-5"])
+@pytest.mark.parametrize("extra", [(), ("--find-max", "clients")])
+def test_bench_slo_no_request_can_meet_is_refused_before_the_server_is_asked(run, slo, extra) -> None:
+    # it reached the server (exit 6 here) and, against a live one, measured a whole grid at goodput 0
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--slo", slo, *extra)
+    assert line.startswith("Invalid value for '--slo': slo: ") and "must be positive, finite milliseconds" in line
