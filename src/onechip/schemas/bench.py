@@ -7,6 +7,7 @@ summaries carry their unit in the name (`ttft_ms`, `window_s`, `output_tok_per_s
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -50,6 +51,15 @@ MAX_TURNS = 1000  # turns per agent session (a coding agent's longest sessions a
 MAX_THINK_S = 3600.0  # an hour between an answer and the next turn
 MAX_REQUESTS = 10_000_000  # measured requests in one cell, all repetitions: weeks of work at 10 requests/s
 MAX_RATE = 1_000_000.0  # arrivals per second (open loop)
+
+
+def slo_bounds(value: dict[str, float]) -> dict[str, float]:
+    """`value` (SLO key -> bound, ms) when every bound is positive and finite; raises ValueError naming the rest
+    (bench's and advise's --slo)."""
+    bad = [k for k, v in value.items() if not (0 < v < math.inf)]
+    if bad:
+        raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
+    return value
 
 
 class BenchConfig(RequestModel):
@@ -211,12 +221,9 @@ class BenchConfig(RequestModel):
     @field_validator("slo")
     @classmethod
     def _slo_bounds(cls, value: dict[str, float]) -> dict[str, float]:
-        """An SLO bound no request can meet (0, negative) is refused before any request: it measured a whole
-        grid at goodput 0, and --find-max searched for a load that cannot exist (advise's --slo refuses it too)."""
-        bad = [k for k, v in value.items() if not v > 0]
-        if bad:
-            raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
-        return value
+        """An SLO bound no request can meet is refused before any request: it measured a whole grid at goodput 0,
+        and --find-max searched for a load that cannot exist."""
+        return slo_bounds(value)
 
     @model_validator(mode="after")
     def _calibration_grid(self) -> BenchConfig:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig
+from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.inputs import (
@@ -624,10 +624,7 @@ class AdviseRequest(RequestModel):
         unknown = set(value) - {"ttft_ms", "tpot_ms"}
         if unknown:
             raise ValueError(f"unknown SLO key(s) {sorted(unknown)}; use ttft_ms, tpot_ms")
-        bad = [k for k, v in value.items() if not (0 < v < float("inf"))]
-        if bad:
-            raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
-        return value
+        return slo_bounds(value)
 
 
 class DeployK8sRequest(RequestModel):
