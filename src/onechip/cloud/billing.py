@@ -182,13 +182,13 @@ def list_skus(
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
          where: str, base: str) -> httpx.Response:  # fmt: skip
     """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
-    TPU API's backoff (tpu_api.RETRIES, tpu_api.POLL_ENV x 2^n, at most 60 s): a read changes nothing.
+    TPU API's backoff (tpu_api.RETRIES, tpu_api.backoff_s): a read changes nothing.
     Raises CloudError('transient') once the retries are spent."""
     import httpx
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
 
-    base_s = float(os.environ.get(tpu_api.POLL_ENV) or 5.0)
+    base_s = tpu_api.env_poll_s()
     for attempt in range(tpu_api.RETRIES + 1):
         try:
             answer = client.get(url, params=params, headers=headers("GET", url))
@@ -199,7 +199,7 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callab
                 return answer
             failure = f"HTTP {answer.status_code}"
         if attempt < tpu_api.RETRIES:
-            time.sleep(min(60.0, base_s * 2**attempt))
+            time.sleep(tpu_api.backoff_s(base_s, attempt))
     raise CloudError(f"{where}: {failure} from the Cloud Billing Catalog at {base}, tried "
                      f"{tpu_api.RETRIES + 1} times", reason="transient")  # fmt: skip
 

@@ -59,6 +59,16 @@ UNAUTHENTICATED = 16  # gRPC code of an HTTP 401: the token was refused (refresh
 Json = dict[str, Any]
 
 
+def env_poll_s() -> float:
+    """Seconds between polls, and the base of the retry backoff: $ONECHIP_CLOUD_POLL_S, else 5."""
+    return float(os.environ.get(POLL_ENV) or 5.0)
+
+
+def backoff_s(base_s: float, attempt: int) -> float:
+    """The pause before retry `attempt` + 1 (0-based): base_s x 2^attempt, at most 60 s."""
+    return min(60.0, base_s * 2**attempt)
+
+
 class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
     with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
@@ -74,7 +84,7 @@ class TpuApi:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
         self.http = http or httpx.Client(timeout=float(os.environ.get(TIMEOUT_ENV) or 60.0))
-        self.poll_s = poll_s if poll_s is not None else float(os.environ.get(POLL_ENV) or 5.0)
+        self.poll_s = poll_s if poll_s is not None else env_poll_s()
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"
@@ -96,7 +106,7 @@ class TpuApi:
                 # a rate limit refused the request, so even a create is sent again (nothing was made)
                 if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
                     raise
-            time.sleep(min(60.0, self.poll_s * 2**attempt))
+            time.sleep(backoff_s(self.poll_s, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _once(self, method: str, url: str, params: Json | None, body: Json | None) -> Json:
