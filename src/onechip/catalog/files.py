@@ -563,6 +563,13 @@ class NcclP2pRule(NcclBufferRule):
     custom_allreduce_world_sizes: list[int] = Field(
         default_factory=list, description="TP sizes the custom all-reduce is enabled at (others: it is not)."
     )
+    gather_channels_per_peer: int = Field(
+        default=0,
+        ge=0,
+        description="V0 only: NCCL's p2pnChannelsPerPeer on those boards. V0's logits gather (torch.distributed."
+        "gather: ncclRecv from every other rank) connects that many channels to each peer at its destination rank, "
+        "whose pool is the smallest and sets the engine's: (TP - 1) x this x a receive buffer more there (0: none).",
+    )
 
 
 class RocmRule(VersionedRule):

@@ -1348,14 +1348,15 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
 
 
 def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
-    """NCCL's P2P ring/tree buffers and the custom all-reduce's (planner.gpu_memory.p2p_buffer_bytes) when the ranks
-    share one host with peer access (NCCL transport p2p) and the memory rule's TP >= 2 figure was measured without
-    peer access; (0, None) otherwise."""
+    """NCCL's P2P ring/tree buffers and the custom all-reduce's (planner.gpu_memory.p2p_buffer_bytes), with the V0
+    logits gather's receive buffers under a V0 rule, when the ranks share one host with peer access (NCCL
+    transport p2p) and the memory rule's TP >= 2 figure was measured without peer access; (0, None) otherwise."""
     rule, pcie = _tp_rule(r)
     if (r.request.nccl_transport or "p2p") != "p2p" or rule.tp_extra_peer_access:
         return 0, None
     chips = (r.acc.name, r.acc.resolved_as)
-    return p2p_buffer_bytes(r.rules.nccl_p2p, r.request.engine_version, chips, r.request.tensor_parallel_size, pcie)
+    version, tp = r.request.engine_version, r.request.tensor_parallel_size
+    return p2p_buffer_bytes(r.rules.nccl_p2p, version, chips, tp, pcie, v0_gather=rule.v0_engine)
 
 
 def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
@@ -1407,18 +1408,23 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
                 source=found.source,
             )
         ]
-        + _p2p_warnings(request, p2p, p2p_rule)
+        + _p2p_warnings(request, p2p, p2p_rule, _tp_rule(r)[0].v0_engine)
         + _nvls_warnings(request, nvls, nvls_rule)
     )
 
 
-def _p2p_warnings(request: PlanRequest, p2p: int, rule: NcclP2pRule | None) -> list[PlanWarning]:
-    """The P2P ring/tree and custom all-reduce buffers the plan adds to a TP >= 2 figure measured without peer
-    access."""
+def _p2p_warnings(request: PlanRequest, p2p: int, rule: NcclP2pRule | None, v0: bool) -> list[PlanWarning]:
+    """The P2P ring/tree, V0 logits-gather and custom all-reduce buffers the plan adds to a TP >= 2 figure measured
+    without peer access."""
     if rule is None or not p2p:
         return []
     tp = request.tensor_parallel_size
     custom = " and the custom all-reduce's buffers" if tp in rule.custom_allreduce_world_sizes else ""
+    if v0 and rule.gather_channels_per_peer:
+        custom = (
+            f", V0's logits gather ({tp - 1} peers x {rule.gather_channels_per_peer} channels of receive buffers "
+            f"on the destination rank, whose pool sets the engine's){custom}"
+        )
     why = (
         "GPUs joined over PCIe only: this release's TP >= 2 figure was measured on NVLink boards"
         if rule.pcie

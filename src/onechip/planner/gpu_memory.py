@@ -999,6 +999,7 @@ def p2p_buffer_bytes(
     chips: Sequence[str | None],
     tensor_parallel_size: int,
     pcie: bool = False,
+    v0_gather: bool = False,
 ) -> tuple[int, NcclP2pRule | None]:
     """NCCL's P2P ring/tree buffers and vLLM's custom all-reduce buffers per GPU for a tensor-parallel group of one
     host whose GPUs have peer access (engines.json `nccl_p2p`), with the rule that sized them. Per connection
@@ -1007,7 +1008,10 @@ def p2p_buffer_bytes(
     rank to one peer at TP 2 and to two at TP >= 3. (0, None) at TP 1, for a release no rule covers (version None:
     the newest, past them all) or a chip the rule does not list. chips: the catalog keys the chip goes by. pcie: the
     chip is off the boards the memory rule's TP >= 2 figure was measured on (tp_rule_for_chips): the PCIe rule
-    of the release (NcclP2pRule.pcie) is taken, whatever its chips."""
+    of the release (NcclP2pRule.pcie) is taken, whatever its chips. v0_gather: the V0 engine, whose logits gather
+    (torch.distributed.gather, one ncclRecv per other rank at the destination) connects
+    NcclP2pRule.gather_channels_per_peer channels to each of the TP - 1 peers there, a receive buffer each; the
+    destination's pool is the smallest, and V0 takes the smallest of its workers' block counts."""
     if version is None or tensor_parallel_size <= 1:
         return 0, None
     for rule in rules:
@@ -1017,6 +1021,8 @@ def p2p_buffer_bytes(
             send = math.ceil(rule.connection_mem_bytes / align) * align
             peers = 1 if tensor_parallel_size == 2 else 2
             nccl = rule.communicators * rule.channels * peers * (recv + send)
+            if v0_gather:
+                nccl += (tensor_parallel_size - 1) * rule.gather_channels_per_peer * recv
             custom = rule.custom_allreduce_bytes if tensor_parallel_size in rule.custom_allreduce_world_sizes else 0
             return nccl + custom, rule
     return 0, None

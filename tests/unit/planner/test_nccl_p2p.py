@@ -112,17 +112,51 @@ def test_the_r1_row_plans_the_p2p_buffers_and_says_so(tmp_path: Path) -> None:
     entry = next(e for e in corpus if e["name"] == R1)
     plan = planner_accuracy.predict(entry, tmp_path, out_of_sample=False)["plan"]
     (line,) = [w for w in plan.warnings if w.code == "nccl-p2p"]
-    assert "NCCL 2.21.5" in line.message and "+1.14 GiB per GPU" in line.message
+    assert "NCCL 2.21.5" in line.message and "+3.33 GiB per GPU" in line.message
+    assert "V0's logits gather (7 peers x 32 channels" in line.message
     (transport,) = [w for w in plan.warnings if w.code == "nccl-transport"]
     assert "+0.09 GiB per GPU" in transport.message  # the rule's own figure, the P2P and NVLS buffers apart
     # without peer access (--nccl-transport shm) neither the P2P buffers nor the NVLS buffers are planned
     shm = {**entry, "engine_args": {**entry["engine_args"], "nccl_transport": "shm"}}
     shm_plan = planner_accuracy.predict(shm, tmp_path, out_of_sample=False)["plan"]
     assert not [w for w in shm_plan.warnings if w.code in ("nccl-p2p", "nccl-nvls")]
-    p2p = 2 * 24 * 2 * 12 * MIB + CUSTOM_AR
+    p2p = 2 * 24 * 2 * 12 * MIB + CUSTOM_AR + 7 * 32 * 10 * MIB  # rings and trees, custom all-reduce, the gather
     nvls = 2 * 24 * 6 * MIB * 8
     assert plan.memory_budget.non_torch_bytes - shm_plan.memory_budget.non_torch_bytes == p2p + nvls
-    assert plan.memory_budget.non_torch_bytes / GIB == pytest.approx(3.64, abs=0.005)
+    assert plan.memory_budget.non_torch_bytes / GIB == pytest.approx(5.83, abs=0.005)
+
+
+def test_v0s_logits_gather_connects_p2p_channels_per_peer_at_its_destination() -> None:
+    # NVIDIA/nccl v2.21.5-1 src/graph/paths.cc ncclTopoComputeP2pChannels: p2pnChannelsPerPeer =
+    # nextPow2(min(min(nChannels, MAXCHANNELS 32), ncclTopoGetNchannels)); between NVLink peers ncclTopoGetNchannels
+    # is 2 x (path bw / ncclTopoNVLinkBw(sm90) 20.6), 18 NVLinks through the NVSwitch: 36; over PCIe 2
+    def next_pow2(n: int) -> int:
+        return 1 << (n - 1).bit_length()
+
+    nvswitch, pcie = _rule(), next(r for r in RULES.nccl_p2p if r.pcie)
+    assert nvswitch.gather_channels_per_peer == next_pow2(min(min(nvswitch.channels, 32), 2 * 18)) == 32
+    assert pcie.gather_channels_per_peer == next_pow2(min(min(pcie.channels, 32), 2)) == 2
+    # the p5.48xlarge log (8x H100 SXM): '24 coll channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per
+    # peer'; the 8x H800 log of engines.json (8 NVLinks, 16 channels) fits the same rule: 16 per peer
+    assert next_pow2(min(16, 2 * 8)) == 16
+    recv = _align(MEM_ALIGN + LL + LL128 + SIMPLE)
+    for tp in (2, 4, 8):
+        v1, _ = p2p_buffer_bytes(RULES.nccl_p2p, "0.7.3", ("h200", None), tp)
+        v0, _ = p2p_buffer_bytes(RULES.nccl_p2p, "0.7.3", ("h200", None), tp, v0_gather=True)
+        assert v0 - v1 == (tp - 1) * 32 * recv  # one receive buffer per channel and peer on the gathering rank
+        v1, _ = p2p_buffer_bytes(RULES.nccl_p2p, "0.7.3", ("NVIDIA A10", None), tp, pcie=True)
+        v0, _ = p2p_buffer_bytes(RULES.nccl_p2p, "0.7.3", ("NVIDIA A10", None), tp, pcie=True, v0_gather=True)
+        assert v0 - v1 == (tp - 1) * 2 * recv
+    assert p2p_buffer_bytes(RULES.nccl_p2p, "0.7.3", ("h200", None), 1, v0_gather=True) == (0, None)
+
+
+def test_the_v1_row_on_pcie_takes_no_gather_term(tmp_path: Path) -> None:
+    # the 4x A10 0.8.5 row runs the V1 engine, which all_gathers the logits (a collective on connected rings)
+    planner_accuracy, corpus = _accuracy()
+    entry = next(e for e in corpus if e["name"] == "a10x4-qwen3-30b-a3b-tp4-len8192-v085")
+    plan = planner_accuracy.predict(entry, tmp_path, out_of_sample=False)["plan"]
+    (line,) = [w for w in plan.warnings if w.code == "nccl-p2p"]
+    assert "gather" not in line.message and "+0.19 GiB per GPU" in line.message
 
 
 def test_no_other_tp2_plus_corpus_row_changes(tmp_path: Path) -> None:
