@@ -1099,11 +1099,19 @@ def fa3_accumulator_bytes(
     out_accum and softmax_lse_accum, fp32 [fa3_num_splits, heads per rank, tokens, head dim (+ 1)] (engines.json
     cuda_graph_rules source: vllm/v1/attention/backends/flash_attn.py bounds the splits for FULL graphs on FA3).
     The value head dim is an MLA model's kv_lora_rank. 0 off the FA3 cards, for fp32 (FLASH_ATTN takes fp16 and
-    bf16 only) or with no FULL size. Which backend vLLM picks is not modelled (TRITON_ATTN models such as Gemma 3,
-    and gpt-oss with sinks, take none): the caller keeps the low end without them."""
+    bf16 only), with no FULL size, or where a layer's head dim exceeds 256 (FlashAttentionBackend.supports_head_size
+    on FA3; Gemma 4's global_head_dim 512 makes vLLM force TRITON_ATTN on every layer, Gemma4Config
+    verify_and_update_config in vllm/model_executor/models/config.py, 0.20.0 sdist). Other backend choices are not
+    modelled (the 0.19.0 sweep runs multimodal Gemma 3 on TRITON_ATTN, and gpt-oss with sinks takes no
+    accumulators): the caller keeps the low end without them."""
     heads = text.get("num_attention_heads")
     if compute_capability not in rule.fa3_compute_capabilities or dtype_bytes != 2 or tokens <= 0 or not heads:
         return 0  # a model without attention heads (pure Mamba) runs no FlashAttention
+    if (
+        not text.get("kv_lora_rank")
+        and max(int(text.get("head_dim") or 0), int(text.get("global_head_dim") or 0)) > 256
+    ):
+        return 0
     head_dim = text.get("kv_lora_rank") or text.get("head_dim") or _int_field(text, "hidden_size") // int(heads)
     return rule.fa3_num_splits * (int(heads) // tensor_parallel_size) * tokens * (int(head_dim) + 1) * 4
 

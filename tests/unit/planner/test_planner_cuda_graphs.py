@@ -220,6 +220,13 @@ def test_the_first_full_capture_on_fa3_holds_the_split_kv_accumulators() -> None
         assert abs(first * MIB - fa3 - layers * graphs.full_layer_bytes[1]) < 8 * MIB, name
         checked += 1
     assert checked == 15  # 12 logs with FLASH_ATTN or FLASH_ATTN_MLA, both PP 2 stages
+    # Gemma 4's global_head_dim 512 is past FA3's 256: vLLM forces TRITON_ATTN (Gemma4Config, 0.20.0 sdist)
+    gemma4 = _text(corpus_entry("l4-gemma4-e2b-w4a16-len8192-v0300"))
+    assert gemma4["global_head_dim"] == 512
+    assert (
+        fa3_accumulator_bytes(graphs, gemma4, tokens=256, tensor_parallel_size=1, compute_capability=90, dtype_bytes=2)
+        == 0
+    )
     assert (
         fa3_accumulator_bytes(graphs, text, tokens=512, tensor_parallel_size=1, compute_capability=89, dtype_bytes=2)
         == 0
