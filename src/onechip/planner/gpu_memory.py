@@ -1053,6 +1053,30 @@ def capture_sizes(
     return sizes + list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
 
 
+def graph_sizes(
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_capture_size: int,
+    override: int | None = None,
+    decode_query_len: int = 1,
+) -> tuple[list[int], list[int]]:
+    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending: every capture size
+    (capture_sizes) is captured PIECEWISE, and FULL where a uniform decode batch can fill it (decode_query_len <=
+    size <= decode_query_len x max_num_seqs: vllm/v1/cudagraph_dispatcher.py initialize_cudagraph_keys, 0.20.0
+    sdist; vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes,
+    vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked: 256 sequences and 2,048 tokens print
+    'PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (0.22.1)."""
+    sizes = capture_sizes(
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_capture_size=max_capture_size,
+        override=override,
+        decode_query_len=decode_query_len,
+    )
+    return sizes, [s for s in sizes if decode_query_len <= s <= decode_query_len * max_num_seqs]
+
+
 def cuda_graph_sizes(
     *,
     max_num_seqs: int,
@@ -1061,29 +1085,15 @@ def cuda_graph_sizes(
     override: int | None = None,
     decode_query_len: int = 1,
 ) -> tuple[int, int]:
-    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode: every capture size is captured
-    PIECEWISE, and FULL where a uniform decode batch can fill it (decode_query_len <= size <= decode_query_len x
-    max_num_seqs: vllm/v1/cudagraph_dispatcher.py initialize_cudagraph_keys, 0.20.0 sdist;
-    vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes,
-    vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab).
-    Checked: 256 sequences and 2,048 tokens print 'PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (0.22.1)."""
-    sizes = capture_sizes(
+    """How many (PIECEWISE, FULL) capture sizes graph_sizes gives."""
+    piecewise, full = graph_sizes(
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         max_capture_size=max_capture_size,
         override=override,
         decode_query_len=decode_query_len,
     )
-    return len(sizes), sum(1 for s in sizes if decode_query_len <= s <= decode_query_len * max_num_seqs)
-
-
-def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> int:
-    """PIECEWISE + FULL capture sizes (cuda_graph_sizes)."""
-    return sum(
-        cuda_graph_sizes(
-            max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, max_capture_size=max_capture_size
-        )
-    )
+    return len(piecewise), len(full)
 
 
 def fa3_accumulator_bytes(

@@ -36,7 +36,6 @@ from onechip.planner.gpu_memory import (
     GpuBudget,
     MarlinMoe,
     activation_bytes,
-    capture_sizes,
     cold_compile_bytes,
     cuda_graph_estimate,
     deepstack_buffer_bytes,
@@ -44,6 +43,7 @@ from onechip.planner.gpu_memory import (
     fa3_accumulator_bytes,
     forward_bytes,
     gpu_budget,
+    graph_sizes,
     hip_graph_count,
     qwen3_vl_tower_peak_bytes,
     rotary_cache_bytes,
@@ -409,11 +409,10 @@ def _stage_pool(
         act += cold
     layers = len(stage.geometry.layers)
     query = 1 + speculative_tokens  # a uniform decode step's tokens per request
-    sizes = capture_sizes(
+    sizes, full = graph_sizes(
         max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size,
         override=capture_size_override, decode_query_len=query,
     )  # fmt: skip
-    full = [size for size in sizes if query <= size <= query * seqs]  # planner.gpu_memory.cuda_graph_sizes
     graph_bytes = (0, 0, 0)
     if graph_rule is not None and graphs:
         first_forward = forward_bytes(rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, tokens=sizes[-1])

@@ -18,7 +18,6 @@ from onechip.catalog.files import CudaGraphRule, GpuMemoryRule
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import (
     capture_sizes,
-    cuda_graph_count,
     cuda_graph_estimate,
     cuda_graph_sizes,
     fa3_accumulator_bytes,
@@ -44,13 +43,13 @@ L4 = "l4-gemma4-26b-a4b-w4a16-len2048-v0300"
     ],
 )
 def test_graph_count_is_the_one_the_logs_print(seqs: int, tokens: int, graphs: int) -> None:
-    assert cuda_graph_count(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512) == graphs
+    assert sum(cuda_graph_sizes(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512)) == graphs
 
 
 def test_capture_sizes_never_exceed_the_batch() -> None:
     # vllm/config/vllm.py _set_cudagraph_sizes: the ceiling min(2 x 32, 512) is cut to max_num_batched_tokens
     # 40: sizes 1, 2, 4, 8, 16, 24, 32, 40 (PIECEWISE); FULL for the 7 that 32 sequences can fill
-    assert cuda_graph_count(max_num_seqs=32, max_num_batched_tokens=40, max_capture_size=512) == 8 + 7
+    assert cuda_graph_sizes(max_num_seqs=32, max_num_batched_tokens=40, max_capture_size=512) == (8, 7)
 
 
 def _l4_plan(tmp_path: Path) -> Any:
