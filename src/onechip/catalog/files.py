@@ -126,11 +126,6 @@ class GpuMemoryRule(VersionedRule):
     cuda_graphs_subtracted: bool = Field(
         description="CUDA-graph memory is estimated and subtracted from the KV budget before sizing it."
     )
-    cuda_graph_bytes_per_graph: tuple[int, int] = Field(
-        default=(0, 0),
-        description="Low and high memory per captured CUDA graph, bytes per GPU (when subtracted); the term "
-        "is this x the number of graphs vLLM captures (planner.gpu_memory.cuda_graph_count).",
-    )
     cuda_graph_max_capture_size: int = Field(
         default=512, description="vLLM's default ceiling on CUDA-graph capture sizes, tokens."
     )
@@ -580,7 +575,7 @@ class RocmRule(VersionedRule):
     hip_graph_bytes: tuple[int, int] = Field(
         description="Least and most device memory one captured HIP graph takes, bytes: the graph term is this x "
         "the HIP graphs vLLM captures (planner.gpu_memory.hip_graph_count: one per piecewise piece per PIECEWISE "
-        "size, one per FULL size), in place of the memory rule's cuda_graph_bytes_per_graph x the graph sizes."
+        "size, one per FULL size), in place of the CUDA estimate (engines.json cuda_graph_rules)."
     )
     non_torch_bytes: tuple[int, int] = Field(
         description="Least and most non-torch memory per GPU at TP 1, bytes: the estimate is their mean, the range "
@@ -591,6 +586,40 @@ class RocmRule(VersionedRule):
         "architecture the figures are used all the same and the plan says they were not measured there."
     )
     source: str = Field(description="The sources of the mechanism and the logs the figures were measured on.")
+
+
+class CudaGraphRule(VersionedRule):
+    """How one range of vLLM releases estimates the CUDA-graph memory it subtracts from the KV budget (engines.json
+    `cuda_graph_rules`; planner.gpu_memory.cuda_graph_estimate): vLLM captures the largest two sizes of each mode
+    into a throwaway pool, reads free device memory around each capture, and extrapolates the second capture to the
+    other sizes. What one graph costs is measured per piece (PIECEWISE) and per decoder layer (FULL); the figures are
+    the least, median and most of the logs named in `source`."""
+
+    piece_bytes: tuple[int, int, int] = Field(
+        description="Least, median and most device memory of one PIECEWISE graph (one piece, one capture size), bytes"
+    )
+    full_layer_bytes: tuple[int, int, int] = Field(
+        description="Least, median and most device memory of one FULL graph per decoder layer it holds, bytes."
+    )
+    min_graph_bytes: int = Field(gt=0, description="vLLM's floor on the per-size figure it extrapolates, bytes.")
+    first_capture_base_bytes: int = Field(
+        description="What the first PIECEWISE capture takes beyond its warm-up and captured forward peaks and its own "
+        "graphs, bytes (fitted: the median of the logs named in `source`)."
+    )
+    capture_size_overrides: dict[str, int] = Field(
+        default_factory=dict,
+        description="Architecture -> the max_cudagraph_capture_size vLLM sets for it; the capture ceiling is then "
+        "min(this, max_num_batched_tokens), not bounded by 2 x max_num_seqs.",
+    )
+    fa3_num_splits: int = Field(
+        description="The split-KV bound FlashAttention 3 is given for FULL graphs; its fp32 accumulators of "
+        "[splits, heads, tokens, head dim + 1] are taken in the first FULL capture."
+    )
+    fa3_compute_capabilities: list[int] = Field(
+        description="Compute capabilities (x 10) on which vLLM's FLASH_ATTN backend runs FlashAttention 3."
+    )
+    source: str = Field(description="The engine source read and the logs the figures were measured on.")
+    date: str = Field(description="ISO date.")
 
 
 class Mxfp4Layout(VersionRange):
@@ -779,6 +808,10 @@ class EngineEntry(StrictModel):
         default_factory=list,
         description="NCCL's P2P ring/tree and the custom all-reduce's buffers on peer-access hosts, by vLLM release, "
         "for memory rules whose TP >= 2 figure was measured without peer access (empty or not covered: none).",
+    )
+    cuda_graph_rules: list[CudaGraphRule] = Field(
+        default_factory=list,
+        description="How the CUDA-graph estimate is made, by version, for memory rules that subtract it (empty: none).",
     )
     rocm_rules: list[RocmRule] = Field(
         default_factory=list,

@@ -19,6 +19,7 @@ from typing import Any
 
 from onechip import catalog
 from onechip.catalog.files import (
+    CudaGraphRule,
     FusedMoeBufferRule,
     GpuMemoryRule,
     HybridStateRule,
@@ -1116,6 +1117,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
     moe_rule, marlin = _moe_buffers(r)
+    graphs = _graph_rule(r)
     return plan_gpu_pool(
         _rule(rules, request, acc),
         text=r.src.text_config,
@@ -1153,7 +1155,29 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
+        graph_rule=graphs,
+        compute_capability=acc.compute_capability,
+        capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
+        speculative_tokens=request.num_speculative_tokens,
     )
+
+
+def _graph_rule(r: _Resolved) -> CudaGraphRule | None:
+    """engines.json cuda_graph_rules for a release whose memory rule subtracts the CUDA-graph estimate (the newest
+    where no version is given); None where it does not, or no rule covers the release."""
+    rules, request = r.rules, r.request
+    if not rules.cuda_graph_rules or not _rule(rules, request, r.acc).cuda_graphs_subtracted:
+        return None
+    version = request.engine_version
+    if version is None:
+        return max(rules.cuda_graph_rules, key=lambda x: version_key(x.min_version or "0.0.0"))
+    return next((rule for rule in rules.cuda_graph_rules if rule.covers(version)), None)
+
+
+def _capture_size_override(rule: CudaGraphRule | None, architectures: Any) -> int | None:
+    """The max_cudagraph_capture_size the model's config class sets (cuda_graph_rules capture_size_overrides)."""
+    names = architectures if isinstance(architectures, list) else []
+    return next((rule.capture_size_overrides[a] for a in names if rule and a in rule.capture_size_overrides), None)
 
 
 def _rocm_rule(r: _Resolved) -> RocmRule | None:

@@ -33,29 +33,20 @@ checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers b
 Inductor's benchmark copy of the embedding table (cold_compile_bytes; a warm compile cache skips it: the high end).
 
 CUDA graphs (from 0.20.0, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: on by default in the 0.20.0 sdist's vllm/envs.py,
-off in 0.19.1's, though its comment says 'as of v0.21.0'): vLLM captures the graphs into a throwaway
-pool before sizing the KV cache and subtracts what they took (a few FULL graphs sampled and extrapolated:
-vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read in the vllm 0.32.0 wheel). What one
-graph costs depends on the compiled model and cannot be known before a boot; how many graphs there are can
-(cuda_graph_count): the term is that count x `cuda_graph_bytes_per_graph` (a measured range). On an AMD card
-(engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its own, so the count is
-of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's `hip_graph_bytes`, and the
-non-torch term is the rule's ROCm range.
-
-Why the CUDA term stays a per-size figure (issue 27, 2026-12-02; the table of every CUDA log that prints the
-estimate, and the rules scored on it, are in tests/fixtures/bootlogs/README.md 'CUDA-graph memory across the
-corpus'): vLLM reads the estimate as free device memory around the captures, so it holds the driver's memory for
-each instantiated graph, and a PIECEWISE size is layers + 1 graphs (vllm/compilation/backends.py split_graph).
-The logs agree: the figure does not move with the dtype (Llama-3.1-8B on an H100: 0.84 GiB in bf16, fp8 and
-W4A16, 0.80 in fp32, where the activations double), it falls with the layers per GPU (0.54 GiB at PP 2), and on
-the V2 runner the 33 extrapolated FULL graphs add only 0.05 of the L4 E2B's 0.53 GiB. But what a layer costs
-depends on the kernels it launches (at TP 1, 178 - 276 KB per size and layer for the dense models and
-Qwen3-30B-A3B, 464 - 542 for MLA), which no config field gives: per size x layer and per graph rules taken from
-the 0.19.0 H100 logs plan the held-out 0.22.1 - 0.30.0 logs no better than a per-size figure from the same logs
-(worse on three of four).
-The L4 and T4 over-plan (0.41 - 0.46 GiB) is the range's midpoint (12.3 MB; its top is the 80-layer 70B), not the
-form; the median (8.8 MB) was not adopted because on the 3090 Ti and the T4 W4A16 logs the over-plan hides other
-terms' errors.
+off in 0.19.1's, though its comment says 'as of v0.21.0'): vLLM captures the two largest sizes of each mode into a
+throwaway pool, reads free device memory around each capture and subtracts max(first captures) + (sizes - 1) x the
+second capture per mode (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, 0.19.0 - 0.22.1 sdists).
+cuda_graph_estimate follows that arithmetic (engines.json `cuda_graph_rules`): the second capture of a size is its
+graphs, layers + 1 PIECEWISE pieces (vllm/compilation/backends.py split_graph) or one FULL graph over every layer,
+at a measured cost per piece and per layer; the first PIECEWISE capture also holds its warm-up's and its capture's
+forward peaks at the largest size, and on an FA3 card the first FULL capture holds FlashAttention 3's split-KV
+accumulators (fa3_accumulator_bytes). The 0.19.0 H100 sweep prints each term ('Estimated PIECEWISE CUDA graph memory:
+138.00 MiB first-capture + (51-1) x 6.00 MiB per-graph'): a per-graph or per-size figure taken from its totals
+carried the FA3 accumulators (128 - 522 MiB) and the 512-token activations into every graph, which over-planned the
+smaller models on other cards by 0.2 - 0.5 GiB (tests/fixtures/bootlogs/README.md 'CUDA-graph memory across the
+corpus'). On an AMD card (engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its
+own, so the term is of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's
+`hip_graph_bytes`, and the non-torch term is the rule's ROCm range.
 """
 
 from __future__ import annotations
@@ -66,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from onechip.catalog.files import (
+    CudaGraphRule,
     EncoderProfileRule,
     FusedMoeBufferRule,
     GpuMemoryRule,
@@ -841,9 +833,10 @@ def activation_bytes(
     marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
-    inter = text.get("intermediate_size") or 4 * hidden
     copies = rule.forward_hidden_copies
-    forward = max_num_batched_tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + copies * hidden)
+    forward = forward_bytes(
+        rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size, tokens=max_num_batched_tokens
+    )
     # profile_run keeps the dummy forward's hidden_states ([max_num_batched_tokens, hidden]) alive while the
     # sampler warms up (`del hidden_states, output` comes after _dummy_sampler_run); a stage before the last
     # pipeline stage warms up no sampler
@@ -875,6 +868,16 @@ def activation_bytes(
         marlin=marlin,
     )
     return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
+
+
+def forward_bytes(
+    rule: GpuMemoryRule, text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int
+) -> float:
+    """The dense forward's peak over `tokens` tokens per GPU, bytes (module docstring): the gate/up projection's
+    output, the activated MLP input and `forward_hidden_copies` [tokens, hidden] tensors of one layer."""
+    hidden = _int_field(text, "hidden_size")
+    inter = text.get("intermediate_size") or 4 * hidden
+    return tokens * dtype_bytes * (3 * int(inter) / tensor_parallel_size + rule.forward_hidden_copies * hidden)
 
 
 def cold_compile_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int, tokens: int) -> int:
@@ -1028,30 +1031,146 @@ def p2p_buffer_bytes(
     return 0, None
 
 
-def cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> int:
-    """CUDA graphs vLLM captures in its default FULL_AND_PIECEWISE mode: one PIECEWISE graph per capture size
-    and one FULL graph per capture size a uniform decode batch can fill (<= max_num_seqs).
-
-    Capture sizes (vllm/config/vllm.py VllmConfig._set_cudagraph_sizes, read in the vllm 0.32.0 wheel):
-    ceiling min(2 x max_num_seqs, max_capture_size, max_num_batched_tokens); sizes 1, 2, 4, then every 8 below
-    256, then every 16 up to the ceiling. FULL sizes: vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes
-    (vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked on the logs: max_num_seqs 16 /
-    2,048 tokens gives capture sizes [1, 2, 4, 8, 16, 24, 32], 7 PIECEWISE + 5 FULL graphs (vLLM 0.30.0, L4);
-    1,024 / 8,192 gives 'PIECEWISE=51 (largest=512), FULL=51' (0.19.0 H100 sweep). Not modelled: sizes a
-    user sets, the 1,024 ceiling of data-centre Blackwell and of gpt-oss, speculative decoding's query length.
-    """
-    piecewise, full = cuda_graph_sizes(
-        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, max_capture_size=max_capture_size
+def capture_sizes(
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_capture_size: int,
+    override: int | None = None,
+    decode_query_len: int = 1,
+) -> list[int]:
+    """The capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending (vllm/config/vllm.py
+    VllmConfig._set_cudagraph_sizes, read in the 0.19.0, 0.20.0, 0.22.1 and 0.30.0 sdists): ceiling
+    min(2 x max_num_seqs x decode_query_len, max_capture_size, max_num_batched_tokens); sizes 1, 2, 4, then every 8
+    below 256, then every 16 up to the ceiling. decode_query_len: 1 + the speculative tokens (--speculative-config).
+    override: the max_cudagraph_capture_size a model's config class sets (engines.json cuda_graph_rules
+    capture_size_overrides: gpt-oss 1,024), which only max_num_batched_tokens then bounds.
+    Checked on the logs: max_num_seqs 16 / 2,048 tokens gives [1, 2, 4, 8, 16, 24, 32] (vLLM 0.30.0, L4); 1,024 /
+    8,192 gives 'PIECEWISE=51 (largest=512), FULL=51' (0.19.0 H100 sweep), 'PIECEWISE=83 (largest=1024)' for
+    gpt-oss-20b. Not modelled: sizes a user sets, the 1,024 ceiling of data-centre Blackwell (in 0.30.0, not in
+    0.22.1), the speculative-decoding size tiers of 0.30.0, and the max_num_batched_tokens size that 0.22.1 and later
+    append when it lies below the ceiling and off the grid (not in 0.20.0)."""
+    ceiling = (
+        min(override, max_num_batched_tokens)
+        if override is not None
+        else min(2 * max_num_seqs * decode_query_len, max_capture_size, max_num_batched_tokens)
     )
-    return piecewise + full
-
-
-def cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int) -> tuple[int, int]:
-    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode (cuda_graph_count)."""
-    ceiling = min(2 * max_num_seqs, max_capture_size, max_num_batched_tokens)
     sizes = [s for s in (1, 2, 4) if s <= ceiling]
-    sizes += list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
-    return len(sizes), sum(1 for s in sizes if s <= max_num_seqs)
+    return sizes + list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
+
+
+def graph_sizes(
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_capture_size: int,
+    override: int | None = None,
+    decode_query_len: int = 1,
+) -> tuple[list[int], list[int]]:
+    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending: every capture size
+    (capture_sizes) is captured PIECEWISE, and FULL where a uniform decode batch can fill it (decode_query_len <=
+    size <= decode_query_len x max_num_seqs: vllm/v1/cudagraph_dispatcher.py initialize_cudagraph_keys, 0.20.0
+    sdist; vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes,
+    vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked: 256 sequences and 2,048 tokens print
+    'PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (0.22.1)."""
+    sizes = capture_sizes(
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_capture_size=max_capture_size,
+        override=override,
+        decode_query_len=decode_query_len,
+    )
+    return sizes, [s for s in sizes if decode_query_len <= s <= decode_query_len * max_num_seqs]
+
+
+def cuda_graph_sizes(
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_capture_size: int,
+    override: int | None = None,
+    decode_query_len: int = 1,
+) -> tuple[int, int]:
+    """How many (PIECEWISE, FULL) capture sizes graph_sizes gives."""
+    piecewise, full = graph_sizes(
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_capture_size=max_capture_size,
+        override=override,
+        decode_query_len=decode_query_len,
+    )
+    return len(piecewise), len(full)
+
+
+def fa3_accumulator_bytes(
+    rule: CudaGraphRule,
+    text: Mapping[str, Any],
+    *,
+    tokens: int,
+    tensor_parallel_size: int,
+    compute_capability: int | None,
+    dtype_bytes: float,
+) -> int:
+    """FlashAttention 3's split-KV accumulators the first FULL capture of `tokens` tokens allocates per GPU, bytes:
+    out_accum and softmax_lse_accum, fp32 [fa3_num_splits, heads per rank, tokens, head dim (+ 1)] (engines.json
+    cuda_graph_rules source: vllm/v1/attention/backends/flash_attn.py bounds the splits for FULL graphs on FA3).
+    The value head dim is an MLA model's kv_lora_rank. 0 off the FA3 cards, for fp32 (FLASH_ATTN takes fp16 and
+    bf16 only), with no FULL size, or where a layer's head dim exceeds 256 (FlashAttentionBackend.supports_head_size
+    on FA3; Gemma 4's global_head_dim 512 makes vLLM force TRITON_ATTN on every layer, Gemma4Config
+    verify_and_update_config in vllm/model_executor/models/config.py, 0.20.0 sdist). Other backend choices are not
+    modelled (the 0.19.0 sweep runs multimodal Gemma 3 on TRITON_ATTN, and gpt-oss with sinks takes no
+    accumulators): the caller keeps the low end without them."""
+    heads = text.get("num_attention_heads")
+    if compute_capability not in rule.fa3_compute_capabilities or dtype_bytes != 2 or tokens <= 0 or not heads:
+        return 0  # a model without attention heads (pure Mamba) runs no FlashAttention
+    if (
+        not text.get("kv_lora_rank")
+        and max(int(text.get("head_dim") or 0), int(text.get("global_head_dim") or 0)) > 256
+    ):
+        return 0
+    head_dim = text.get("kv_lora_rank") or text.get("head_dim") or _int_field(text, "hidden_size") // int(heads)
+    return rule.fa3_num_splits * (int(heads) // tensor_parallel_size) * tokens * (int(head_dim) + 1) * 4
+
+
+def cuda_graph_estimate(
+    rule: CudaGraphRule,
+    *,
+    piecewise_sizes: int,
+    full_sizes: int,
+    layers: int,
+    first_forward_bytes: float,
+    fa3_bytes: int = 0,
+    split_layers: int | None = None,
+) -> tuple[int, int, int]:
+    """(least, estimate, most) of the CUDA-graph memory vLLM estimates at boot and subtracts, per GPU, bytes, as
+    vLLM extrapolates it (engines.json cuda_graph_rules source: gpu_model_runner.py profile_cudagraph_memory):
+
+        max(first PIECEWISE capture, first FULL capture)
+          + (PIECEWISE sizes - 1) x max(pieces x piece, floor) + (FULL sizes - 1) x max(layers x layer, floor)
+
+    The first PIECEWISE capture holds its warm-up's forward peak (default pool) and the capture's (graph pool) at
+    the largest size, `first_forward_bytes` each, the rule's base and its own graphs; the first FULL capture holds
+    `fa3_bytes` (fa3_accumulator_bytes) and its graph. piece and layer are the rule's least, median and most
+    per-graph figures; the least leaves the FA3 accumulators out. layers: the decoder layers on this GPU's stage;
+    split_layers: those the compiled graph is cut at (attention, Mamba and linear-attention layers: a Nemotron-H
+    MLP or MoE layer is not), the pieces being split_layers + 1 (None: every layer)."""
+    if piecewise_sizes <= 0:
+        return 0, 0, 0
+    pieces = (layers if split_layers is None else split_layers) + 1
+
+    def one(piece: int, layer: int, fa3: int) -> int:
+        piecewise_graph = max(pieces * piece, rule.min_graph_bytes)
+        full_graph = max(layers * layer, rule.min_graph_bytes)
+        first_piecewise = 2 * first_forward_bytes + rule.first_capture_base_bytes + piecewise_graph
+        first_full = fa3 + full_graph if full_sizes else 0
+        return int(
+            max(first_piecewise, first_full)
+            + (piecewise_sizes - 1) * piecewise_graph
+            + max(full_sizes - 1, 0) * full_graph
+        )
+
+    (piece_low, piece_mid, piece_high), (layer_low, layer_mid, layer_high) = rule.piece_bytes, rule.full_layer_bytes
+    return one(piece_low, layer_low, 0), one(piece_mid, layer_mid, fa3_bytes), one(piece_high, layer_high, fa3_bytes)
 
 
 def hip_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int, max_capture_size: int, layers: int) -> int:
@@ -1081,12 +1200,13 @@ def gpu_budget(
     weights_bytes: int,
     activation: int,
     tensor_parallel_size: int,
-    cuda_graphs: int,
+    cuda_graph_bytes: tuple[int, int, int] = (0, 0, 0),
     tp_extra: tuple[int, int] | None = None,
     cold_compile: int = 0,
 ) -> GpuBudget:
-    """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graphs`
-    is cuda_graph_count's figure for the deployment. tp_extra: (estimate, least) of the TP >= 2 non-torch term
+    """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graph_bytes`:
+    (least, estimate, most) of the CUDA-graph term (cuda_graph_estimate; on ROCm the HIP graphs), taken where the
+    rule subtracts it. tp_extra: (estimate, least) of the TP >= 2 non-torch term
     (tp_extra_bytes); None: the rule's figure at TP >= 2. cold_compile: bytes of `activation` a warm compile
     cache does not take (cold_compile_bytes above the rest of the peak): the high end adds them back."""
     requested = int(visible_bytes * utilization)
@@ -1095,9 +1215,7 @@ def gpu_budget(
         tp_extra = (figure, figure)
     extra, extra_least = tp_extra
     non_torch = rule.non_torch_bytes + extra
-    per_graph_low, per_graph_high = rule.cuda_graph_bytes_per_graph if rule.cuda_graphs_subtracted else (0, 0)
-    graph_low, graph_high = cuda_graphs * per_graph_low, cuda_graphs * per_graph_high
-    graphs = (graph_low + graph_high) // 2
+    graph_low, graphs, graph_high = cuda_graph_bytes if rule.cuda_graphs_subtracted else (0, 0, 0)
     kv = requested - weights_bytes - non_torch - activation - graphs
     act_low, act_high = rule.activation_spread_bytes
     spreads = {

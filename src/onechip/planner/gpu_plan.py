@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onechip.catalog.files import EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
+from onechip.catalog.files import CudaGraphRule, EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, Geometry, window_blocks
 from onechip.planner.gpu_memory import (
@@ -37,10 +37,13 @@ from onechip.planner.gpu_memory import (
     MarlinMoe,
     activation_bytes,
     cold_compile_bytes,
-    cuda_graph_count,
+    cuda_graph_estimate,
     deepstack_buffer_bytes,
     encoder_profile_bytes,
+    fa3_accumulator_bytes,
+    forward_bytes,
     gpu_budget,
+    graph_sizes,
     hip_graph_count,
     qwen3_vl_tower_peak_bytes,
     rotary_cache_bytes,
@@ -227,6 +230,10 @@ def plan_gpu_pool(
     rocm: RocmRule | None = None,
     marlin: MarlinMoe | None = None,
     mrope_positions_factor: int | None = None,
+    graph_rule: CudaGraphRule | None = None,
+    compute_capability: int | None = None,
+    capture_size_override: int | None = None,
+    speculative_tokens: int = 0,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -254,7 +261,11 @@ def plan_gpu_pool(
     marlin_moe_buffers).
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
-    mrope_cache_rules; None: an M-RoPE cache is not counted)."""
+    mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
+    memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
+    accumulators, planner.gpu_memory.fa3_accumulator_bytes); capture_size_override: the max_cudagraph_capture_size
+    the model's config class sets (cuda_graph_rules capture_size_overrides; None: the rule's ceiling);
+    speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule,
@@ -314,7 +325,9 @@ def plan_gpu_pool(
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
                     offload_copies_layer=offload_copies_layer, marlin=marlin, rocm=rocm,
-                    token_ids_compiled=index == 0 and not multimodal)
+                    token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
+                    compute_capability=compute_capability, capture_size_override=capture_size_override,
+                    speculative_tokens=speculative_tokens)
         for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
@@ -370,6 +383,10 @@ def _stage_pool(
     rocm: RocmRule | None = None,
     marlin: MarlinMoe | None = None,
     token_ids_compiled: bool = False,
+    graph_rule: CudaGraphRule | None = None,
+    compute_capability: int | None = None,
+    capture_size_override: int | None = None,
+    speculative_tokens: int = 0,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
@@ -390,22 +407,37 @@ def _stage_pool(
         copy = cold_compile_bytes(text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, tokens=batch)
         cold = max(0, copy - act)  # the copy is freed before the forward's persistent buffers are taken
         act += cold
-    count = cuda_graph_count(
-        max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size
-    )
+    layers = len(stage.geometry.layers)
+    query = 1 + speculative_tokens  # a uniform decode step's tokens per request
+    sizes, full = graph_sizes(
+        max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size,
+        override=capture_size_override, decode_query_len=query,
+    )  # fmt: skip
+    graph_bytes = (0, 0, 0)
+    if graph_rule is not None and graphs:
+        first_forward = forward_bytes(rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, tokens=sizes[-1])
+        fa3 = fa3_accumulator_bytes(
+            graph_rule, text, tokens=full[-1] if full else 0, tensor_parallel_size=tp,
+            compute_capability=compute_capability, dtype_bytes=dtype_bytes,
+        )  # fmt: skip
+        # the graph is cut at attention and Mamba / linear-attention ops (vllm/config/compilation.py
+        # CompilationConfig._attention_ops, 0.20.0 sdist): Nemotron-H's MLP and MoE layers hold none
+        split = sum(1 for layer in stage.geometry.layers if layer.attention_type != MAMBA or layer.state_bytes)
+        graph_bytes = cuda_graph_estimate(
+            graph_rule, piecewise_sizes=len(sizes), full_sizes=len(full), layers=layers,
+            first_forward_bytes=first_forward, fa3_bytes=fa3, split_layers=split,
+        )  # fmt: skip
     budget_rule = rule
     if rocm is not None:  # an AMD card: HIP graphs per piece and the ROCm non-torch range (engines.json rocm_rules)
-        count = hip_graph_count(
+        hip = hip_graph_count(
             max_num_seqs=seqs, max_num_batched_tokens=batch, max_capture_size=rule.cuda_graph_max_capture_size,
-            layers=len(stage.geometry.layers),
+            layers=layers,
         )  # fmt: skip
+        hip_low, hip_high = hip * rocm.hip_graph_bytes[0], hip * rocm.hip_graph_bytes[1]
+        graph_bytes = (hip_low, (hip_low + hip_high) // 2, hip_high) if graphs else (0, 0, 0)
         least, most = rocm.non_torch_bytes
         budget_rule = rule.model_copy(
-            update={
-                "cuda_graph_bytes_per_graph": rocm.hip_graph_bytes,
-                "non_torch_bytes": (least + most) // 2,
-                "non_torch_spread_bytes": (most - least) // 2,
-            }
+            update={"non_torch_bytes": (least + most) // 2, "non_torch_spread_bytes": (most - least) // 2}
         )
     budget = gpu_budget(
         budget_rule,
@@ -414,7 +446,7 @@ def _stage_pool(
         weights_bytes=stage.weights_bytes // tp + buffers - off.offloaded_bytes,
         activation=act,
         tensor_parallel_size=tp,
-        cuda_graphs=count if graphs else 0,
+        cuda_graph_bytes=graph_bytes,
         tp_extra=tp_extra,
         cold_compile=cold,
     )

@@ -20,7 +20,7 @@ import pytest
 from factories import BOOTLOGS, corpus_entry, smollm2_checkpoint
 from onechip import catalog
 from onechip.planner import plan_model
-from onechip.planner.gpu_memory import cuda_graph_count, cuda_graph_sizes, hip_graph_count
+from onechip.planner.gpu_memory import cuda_graph_sizes, hip_graph_count
 
 GIB = 2**30
 MIB = 2**20
@@ -54,7 +54,7 @@ def _hip_graphs(name: str) -> int:
 def test_the_capture_sizes_split_into_piecewise_and_full() -> None:
     # the 0.19.0 H100 sweep logs 'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=51'
     assert cuda_graph_sizes(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512) == (51, 51)
-    assert cuda_graph_count(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512) == 102
+    assert sum(cuda_graph_sizes(max_num_seqs=1024, max_num_batched_tokens=8192, max_capture_size=512)) == 102
     # the vLLM 0.30.0 L4 log: 7 PIECEWISE + 5 FULL at 16 sequences / 2,048 tokens
     assert cuda_graph_sizes(max_num_seqs=16, max_num_batched_tokens=2048, max_capture_size=512) == (7, 5)
 
