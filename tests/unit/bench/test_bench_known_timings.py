@@ -294,12 +294,14 @@ def test_two_worker_processes_measure_over_one_window(tmp_path: Path, monkeypatc
     assert len({s.stream for s in measured}) == 4 and cell.requests_ok == 12
 
 
-def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_cell_keeps_what_was_measured_and_resume_completes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], signum: signal.Signals, code: int
 ) -> None:
-    """`onechip bench` (the CLI's own entry and SIGTERM handler) gets SIGTERM in its second repetition: it
-    exits 130 with what it measured on disk; `--resume` keeps the complete repetition as measured (the same
-    samples, not re-sent) and measures the torn one again, its first samples kept apart."""
+    """`onechip bench` (the CLI's own entry and SIGTERM handler) gets SIGTERM, or Ctrl-C's SIGINT, in its
+    second repetition: it exits 128 + the signal's number (the shell's convention: 143, 130) with what it
+    measured on disk; `--resume` keeps the complete repetition as measured (the same samples, not re-sent) and
+    measures the torn one again, its first samples kept apart."""
     out = tmp_path / "run"
     lines = out / "requests.jsonl"
 
@@ -309,7 +311,7 @@ def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
             if lines.exists() and len(lines.read_text().splitlines()) >= 8:  # rep 0 (6) + 2 of rep 1
                 break
             time.sleep(0.002)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
 
     previous = signal.getsignal(signal.SIGTERM)
     try:
@@ -321,8 +323,9 @@ def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
             with pytest.raises(SystemExit) as stopped:
                 main(args)
             killer.join()
-            assert stopped.value.code == 130, capsys.readouterr().err
-            assert "resume with --resume" in capsys.readouterr().err
+            err = capsys.readouterr().err
+            assert stopped.value.code == code, err
+            assert "resume with --resume" in err
             kept = load_samples(lines)
             assert 8 <= len(kept) < 12
             with pytest.raises(SystemExit) as finished:
