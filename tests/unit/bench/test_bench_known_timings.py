@@ -180,6 +180,24 @@ def test_several_tokens_per_chunk_and_empty_chunks(tmp_path: Path) -> None:
     assert (cell.itl_ms.n, cell.itl_chunk_ms.n) == (4 * 4, 4 * 2)
 
 
+@pytest.mark.parametrize(
+    ("usage", "has_tokenize", "counted_by"), [("final_only", True, "usage"), ("never", False, "chunks")]
+)
+def test_an_empty_content_chunk_without_usage_is_a_token_as_vllm_bench_counts_it(
+    tmp_path: Path, usage: str, has_tokenize: bool, counted_by: str
+) -> None:
+    """Six one-token chunks 10 ms apart, the first and the fourth with content "" (tokens that decode to no
+    text), no per-chunk usage. vllm bench serve times a `content: ""` delta without a role as a token chunk
+    (vllm/benchmarks/lib/endpoint_request_func.py `_choice_has_streamed_output`, vLLM 0.34.0): TTFT 30 at the
+    empty first chunk, not 40; 5 gaps of 10 ms per request, not 3 (with a 20 ms one); without usage and
+    /tokenize one token per chunk counts 6, not 4. The role chunk (content "" with the role) stays out."""
+    server = dict(ttft_s=0.030, itl_s=0.010, empty_chunks={0, 3}, usage=usage, has_tokenize=has_tokenize)
+    cell, _, measured = measure(tmp_path, server, dict(ttft=30, itl_chunk=10, tpot=10))
+    assert all(len(s.chunk_times) == 6 and s.chunk_tokens == [] for s in measured)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(6, counted_by)}
+    assert cell.itl_chunk_ms.n == 4 * 5
+
+
 def test_without_per_chunk_usage_itl_is_per_chunk_and_tokens_come_from_the_final_usage(tmp_path: Path) -> None:
     server = dict(ttft_s=0.030, itl_s=0.015, chunk_plan=[2, 2, 2], usage="final_only")
     cell, run, measured = measure(tmp_path, server, dict(tpot=6, itl_chunk=15))
@@ -272,10 +290,18 @@ def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
 def test_reasoning_and_tool_call_deltas_start_ttft_and_count(
     tmp_path: Path, reply: Reply, tokens: int, finish: str
 ) -> None:
-    """The first reasoning (or tool-call) chunk is the first token: TTFT 30 ms, not the next content chunk."""
+    """The first reasoning (or tool-call) chunk is the first token: TTFT 30 ms, not the next content chunk.
+
+    The rule for a tool call: its first delta (OpenAI streaming: index, id, type, function.name, arguments
+    "") comes once the server's tool parser has read the name the model generated, so it is generated output
+    and ends TTFT even when the server's per-chunk usage puts the name's tokens in a later chunk (the fake
+    gives it 0); vllm bench serve counts it the same way (`delta.get("tool_calls")` in
+    `_choice_has_streamed_output`, vllm/benchmarks/lib/endpoint_request_func.py, vLLM 0.34.0)."""
     server = dict(replies=lambda body: reply, ttft_s=0.030, itl_s=0.010)
     _, _, measured = measure(tmp_path, server, dict(ttft=30, itl_chunk=10), requests_per_client=2)
     assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(tokens, finish)}
+    if reply.tool_calls:  # the name chunk is timed though its usage added no token: it is the first chunk
+        assert all(s.chunk_tokens[0] == 0 and len(s.chunk_times) == 1 + tokens for s in measured)
 
 
 def test_two_worker_processes_measure_over_one_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
