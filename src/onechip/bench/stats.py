@@ -199,6 +199,14 @@ def request_share(s: RequestSample, start: float, end: float) -> float:
     return tokens_between(s, start, end) / s.completion_tokens if s.completion_tokens else 0.0
 
 
+def over_max_tokens(s: RequestSample, output_tokens: int) -> bool:
+    """True when the server's usage reports more completion tokens than the max_tokens sent (`output_tokens`,
+    or the trace entry's own). Only a usage count is judged: a count made here (re-tokenized text, chunks) can
+    differ from what was generated without the server being at fault."""
+    limit = s.output_tokens_target or output_tokens
+    return s.completion_tokens_from == "usage" and (s.completion_tokens or 0) > limit
+
+
 SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
 
 
@@ -275,7 +283,8 @@ def summarize_cell(
 ) -> CellResult:
     """Fill `cell`'s statistics from its raw samples (warm-up excluded). Returns a new CellResult.
 
-    `output_tokens` is the requested length; requests with fewer completion tokens count as ended early.
+    `output_tokens` is the requested length (max_tokens); requests with fewer completion tokens count as ended
+    early, those whose usage reports more as over max_tokens.
     `slo` (ms upper bounds by SLO_METRICS name) adds goodput.
     """
     reps = [rep_result(r, samples_by_rep[r], slo, open_loop) for r in sorted(samples_by_rep)]
@@ -310,6 +319,7 @@ def summarize_cell(
             "requests_ended_early": sum(
                 1 for s in ok if (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
             ),
+            "requests_over_max_tokens": sum(1 for s in ok if over_max_tokens(s, output_tokens)),
             "first_error": failed[0].error if failed else None,
             "turns": turn_results(measured),
             "cached_share": cached_share(ok),

@@ -35,7 +35,8 @@ GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
 
 
 def _unmeasured(cells: list[CellResult]) -> list[str]:
-    """Bullets for infeasible and failed cells, and for ok cells that lost requests."""
+    """Bullets for infeasible and failed cells, for ok cells that lost requests, and for ok cells whose server
+    ended requests early or sent more than max_tokens."""
     lines: list[str] = []
     notes = [c for c in cells if c.status != "ok"]
     if notes:
@@ -49,6 +50,20 @@ def _unmeasured(cells: list[CellResult]) -> list[str]:
             f"- {c.context_tokens:,} ctx × {c.clients} clients: {c.requests_failed} "
             f"failed; first: {c.first_error or 'no error recorded'}"
             for c in partial
+        ]
+    lengths = [c for c in cells if c.status == "ok" and (c.requests_ended_early or c.requests_over_max_tokens)]
+    if lengths:
+        lines += ["", "Cells whose output length was not the one asked for:"] + [
+            f"- {c.context_tokens:,} ctx × {c.clients} clients: "
+            + "; ".join(
+                text
+                for n, text in (
+                    (c.requests_ended_early, f"{c.requests_ended_early} ended before max_tokens (server stopped)"),
+                    (c.requests_over_max_tokens, f"{c.requests_over_max_tokens} got more than max_tokens (usage)"),
+                )
+                if n
+            )
+            for c in lengths
         ]
     return lines
 

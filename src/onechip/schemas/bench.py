@@ -624,6 +624,11 @@ class CellResult(ResultModel):
         default=0,
         description="Measured requests with completion_tokens < output_tokens (server stopped early).",
     )
+    requests_over_max_tokens: int = Field(
+        default=0,
+        description="Measured requests whose server-reported usage.completion_tokens exceeds the max_tokens "
+        "sent (the server did not honour it; their tokens are counted as reported).",
+    )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
     slip_ms: Dist = Field(
         default_factory=Dist, description="Open loop: actual send - intended send, ms (queueing in the client)."

@@ -30,12 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.bench import stats, worker
 from onechip.bench.runner import load_samples
+from onechip.cli.bench_cmd import print_run
 from onechip.cli.main import main
+from onechip.report.markdown_bench import grids
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RequestSample
 
 
@@ -278,6 +281,23 @@ def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
     cell, _, measured = measure(tmp_path, server, dict(tpot=10), requests_per_client=2)
     assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(3, "stop")}
     assert cell.requests_ended_early == 2 and cell.status == "ok" and cell.reps[0].whole_run_output_tokens == 6
+
+
+def test_a_server_sending_more_than_max_tokens_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """max_tokens 6, the server streams 8 one-token chunks and reports usage 8: the run flags both requests as
+    over max_tokens (counted as reported, never as ended early), and the CLI and report.md say so."""
+    with FakeVllm(itl_s=0.002, extra_tokens=2) as srv:
+        cell, run, measured = bench(srv, tmp_path / "run", requests_per_client=2)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(8, "usage")}
+    assert (cell.requests_over_max_tokens, cell.requests_ended_early) == (2, 0)
+    assert cell.reps[0].whole_run_output_tokens == 16
+    assert "- 16 ctx × 1 clients: 2 got more than max_tokens (usage)" in grids(run)
+    with FakeVllm(itl_s=0.002) as srv:  # the server honours max_tokens: nothing flagged
+        honoured, _, _ = bench(srv, tmp_path / "honoured", requests_per_client=2)
+    assert honoured.requests_over_max_tokens == 0
+    out = Console(record=True, width=200)
+    print_run(run, out)
+    assert "2 requests got more tokens than max_tokens" in out.export_text()
 
 
 @pytest.mark.parametrize(
