@@ -21,7 +21,9 @@ from onechip.schemas.bench import (
     RequestSample,
     TurnResult,
 )
-from onechip.schemas.figures import e2e_ms, tpot_ms, ttft_ms  # one definition with sim (schemas/figures.py)
+
+# one definition with sim (schemas/figures.py): the per-request figures and the steady window
+from onechip.schemas.figures import e2e_ms, measured_window, tokens_between, tpot_ms, ttft_ms
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -143,41 +145,6 @@ def chunk_itl_ms(s: RequestSample) -> list[float]:
     """Gaps between consecutive content chunks of one request, ms: one sample per gap, however many tokens
     the chunk carried (vllm bench serve's ITL)."""
     return [(b - a) * 1000.0 for a, b in zip(s.chunk_times, s.chunk_times[1:], strict=False)]
-
-
-def tokens_between(s: RequestSample, start: float, end: float) -> float:
-    """Completion tokens of `s` that arrived in [start, end].
-
-    Per-chunk counts when known; otherwise usage.completion_tokens is spread evenly over the content chunks
-    (chunk count places tokens in time; it never counts them).
-    """
-    if s.status != "ok" or not s.completion_tokens or not s.chunk_times:
-        return 0.0
-    if len(s.chunk_tokens) == len(s.chunk_times):
-        return float(sum(k for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end))
-    inside = sum(1 for t in s.chunk_times if start <= t <= end)
-    return s.completion_tokens * inside / len(s.chunk_times)
-
-
-def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:
-    """(start, end) in which every stream was busy with measured requests.
-
-    start = latest first measured send over streams; end = earliest last measured t_done over streams.
-    Open loop, or when streams never overlap: (first measured send, last t_done). None without samples.
-    """
-    measured = [s for s in samples if not s.warmup and s.t_done is not None]
-    if not measured:
-        return None
-    first_send: dict[int, float] = {}
-    last_done: dict[int, float] = {}
-    for s in measured:
-        done = s.t_done if s.t_done is not None else s.t_send  # never None here: `measured` filtered on it
-        first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
-        last_done[s.stream] = max(last_done.get(s.stream, done), done)
-    start, end = max(first_send.values()), min(last_done.values())
-    if open_loop or end <= start:
-        start, end = min(first_send.values()), max(last_done.values())
-    return (start, end) if end > start else None
 
 
 def whole_run(samples: Sequence[RequestSample]) -> tuple[float, int, int]:

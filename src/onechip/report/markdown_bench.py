@@ -23,7 +23,8 @@ WINDOW_NOTE = (
     "measured request to when the first stream finished its last one, so ramp-up and drain are left out; open "
     "loop: first measured send to last completion) and the **whole run** (all measured output tokens / (last "
     "completion - first send), what vllm bench serve, GuideLLM and AIPerf report; lower by the ramp and the "
-    "drain). Requests/s counts each request by the share of its tokens inside the steady window."
+    "drain). At the steady window's edges a chunk's tokens count by the share of the gap since the chunk "
+    "before that lies inside it; requests/s counts each request by the share of its tokens inside the window."
 )
 
 GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
