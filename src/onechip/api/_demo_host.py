@@ -193,7 +193,8 @@ def demo_on_host(
             token_file.unlink(missing_ok=True)
         with stage("down"):
             gone, left = _demo_down(request, resource, engine_up, on_progress, failing=failure is not None)
-        if failure is not None:  # what the cleanup confirmed, not what the failure feared before it ran
+        if failure is not None and (resource is not None or isinstance(failure, Interrupted)):
+            # what the cleanup confirmed, not what the failure feared before it ran
             said = str(failure).replace(f"; {provision.may_exist_clause(resource)}", "") if gone and resource else None
             failure.args = (f"{said or failure}; {left}",)
             manifest.error = str(failure) if manifest.status == "failed" else manifest.error
