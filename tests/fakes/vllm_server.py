@@ -35,7 +35,8 @@ chunk `cut_after_chunks` for requests in `stall_requests`. Error bodies are Open
 
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
 streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
-slot). `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens);
+slot). `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends
+that many more than max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
 `finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk.
 
@@ -142,6 +143,7 @@ class FakeVllm:
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
     stall_s: float = 30.0  # ...for this long (past the client's timeout), then end the stream
     stop_after: int | None = None  # generated streams stop at this many tokens, finish "stop" (EOS came early)
+    extra_tokens: int = 0  # generated streams send this many tokens beyond max_tokens (a server ignoring it)
     empty_chunks: set[int] = field(default_factory=set)  # generated chunk k has content "" (text held back)
     finish_chunk: bool = False  # the finish_reason comes in its own empty-delta chunk after the last content
     reject_extras: bool = False
@@ -382,7 +384,7 @@ class FakeVllm:
 
     def _plan(self, max_tokens: int) -> list[int]:
         """Tokens per generated chunk: chunk_plan (or one per chunk) up to max_tokens, cut at stop_after."""
-        limit = max_tokens if self.stop_after is None else min(max_tokens, self.stop_after)
+        limit = max_tokens + self.extra_tokens if self.stop_after is None else min(max_tokens, self.stop_after)
         plan, total = [], 0
         for k in self.chunk_plan or [1] * limit:
             if total >= limit:

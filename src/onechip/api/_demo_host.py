@@ -163,6 +163,7 @@ def demo_on_host(
     resource: CloudResource | None = None
     token_file: Path | None = None
     engine_up = False
+    failure: OnechipError | None = None  # on its way out: its message is completed once the cleanup is known
     started = provision.now_iso()  # what cloud up records from now on is this demo's (_provisioned)
     try:
         with stage("provision"):
@@ -180,18 +181,23 @@ def demo_on_host(
     except (KeyboardInterrupt, Interrupted) as exc:
         manifest.status, manifest.error = "interrupted", str(exc) if isinstance(exc, Interrupted) else "interrupted"
         resource = resource or _provisioned(request, started)
-        raise Interrupted(
-            f"demo interrupted; what was measured is in {run_dir}; {_demo_left(resource, request)}"
-        ) from None
+        failure = Interrupted(f"demo interrupted; what was measured is in {run_dir}")
+        raise failure from None
     except OnechipError as exc:
         manifest.status, manifest.error = "failed", str(exc)
         resource = resource or _provisioned(request, started)
+        failure = exc
         raise
     finally:
         if token_file is not None and token_file != request.hf_token_file:
             token_file.unlink(missing_ok=True)
         with stage("down"):
-            _demo_down(request, resource, engine_up, on_progress)
+            gone, left = _demo_down(request, resource, engine_up, on_progress, failing=failure is not None)
+        if failure is not None and (resource is not None or isinstance(failure, Interrupted)):
+            # what the cleanup confirmed, not what the failure feared before it ran
+            said = str(failure).replace(f"; {provision.may_exist_clause(resource)}", "") if gone and resource else None
+            failure.args = (f"{said or failure}; {left}",)
+            manifest.error = str(failure) if manifest.status == "failed" else manifest.error
         write_text_atomic(run_dir / RUN_FILES["manifest"], manifest.model_dump_json(indent=2))
     return manifest
 
@@ -210,30 +216,34 @@ def _provisioned(request: DemoRequest, since: str) -> CloudResource | None:
     return max(found, key=lambda r: r.created_at) if found else None
 
 
-def _demo_left(resource: CloudResource | None, request: DemoRequest) -> str:
-    if resource is None:
-        return "nothing was provisioned"
-    if request.keep:
-        return (
-            f"kept {resource.kind} {resource.name} ({resource.zone}); delete it: {provision.delete_command(resource)}"
-        )
-    return f"{resource.kind} {resource.name} is being deleted"
-
-
-def _demo_down(request: DemoRequest, resource: CloudResource | None, engine_up: bool, on_progress: ProgressFn) -> None:
-    """Stop the engine; delete the TPU unless --keep (then say what bills and how to delete it)."""
+def _demo_down(
+    request: DemoRequest, resource: CloudResource | None, engine_up: bool, on_progress: ProgressFn, failing: bool
+) -> tuple[bool, str]:
+    """Stop the engine; delete the TPU unless --keep (then say what bills and how to delete it). Returns
+    (confirmed gone, what became of the TPU in words): deleted or already gone as the API confirmed, kept, or
+    nothing provisioned. A delete that fails raises its CloudError (what may still exist, how to delete it),
+    unless a failure is already on its way (`failing`): then it is said in the words, beside that failure."""
     if engine_up:
         try:
             down()
         except OnechipError as exc:
             on_progress(ProgressEvent("demo", f"could not stop the engine: {exc}"))
     if resource is None:
-        return
+        return False, "nothing was provisioned"
     if request.keep:
-        on_progress(ProgressEvent("demo", _demo_left(resource, request)))
-        return
+        kept = (
+            f"kept {resource.kind} {resource.name} ({resource.zone}); delete it: {provision.delete_command(resource)}"
+        )
+        on_progress(ProgressEvent("demo", kept))
+        return False, kept
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
     try:
-        provision.down(TpuApi(resource.project), [resource], on_progress)
+        result = provision.down(TpuApi(resource.project), [resource], on_progress)
     except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
         raise Interrupted(provision.interrupted_message(resource)) from None
+    except CloudError as exc:
+        if not failing:
+            raise
+        return False, f"the demo's delete failed: {exc}"
+    gone = bool(result.deleted) or any(k.endswith(": already gone") for k in result.kept)
+    return gone, "; ".join([f"the demo deleted {d}" for d in result.deleted] + result.kept)

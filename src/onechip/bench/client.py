@@ -1,8 +1,10 @@
 """The streaming client: one chat-completions request, timed chunk by chunk, into a `RequestSample`.
 
 Conventions (DESIGN.md "Measuring right"):
-- TTFT ends at the first chunk carrying generated content, reasoning or a tool call, never at the
-  role-only chunk.
+- TTFT ends at the first chunk carrying generated content, reasoning or a tool call (its first delta, the
+  name, is generated output), never at the role-only chunk. A chunk with `content: ""` and no role is a token
+  that decoded to no text (`vllm.wire.empty_token`, vllm bench serve's rule): without per-chunk usage it is
+  timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated. A server that sends no usage at all is
@@ -32,6 +34,7 @@ from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
     SSEDecoder,
     chunk_error,
+    empty_token,
     error_message,
     generated_text,
     has_generated,
@@ -82,7 +85,7 @@ class _Timing:
             out.finish_reason = choice["finish_reason"]
         if self.usage is None:
             self.choices.append(choice)
-        if has_generated(choice) or (delta_tokens or 0) > 0:
+        if has_generated(choice) or (delta_tokens or 0) > 0 or (delta_tokens is None and empty_token(choice)):
             if out.t_first is None:
                 out.t_first = now
             out.t_last = now

@@ -21,7 +21,9 @@ from onechip.schemas.bench import (
     RequestSample,
     TurnResult,
 )
-from onechip.schemas.figures import e2e_ms, tpot_ms, ttft_ms  # one definition with sim (schemas/figures.py)
+
+# one definition with sim (schemas/figures.py): the per-request figures and the steady window
+from onechip.schemas.figures import e2e_ms, measured_window, tokens_between, tpot_ms, ttft_ms
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -145,41 +147,6 @@ def chunk_itl_ms(s: RequestSample) -> list[float]:
     return [(b - a) * 1000.0 for a, b in zip(s.chunk_times, s.chunk_times[1:], strict=False)]
 
 
-def tokens_between(s: RequestSample, start: float, end: float) -> float:
-    """Completion tokens of `s` that arrived in [start, end].
-
-    Per-chunk counts when known; otherwise usage.completion_tokens is spread evenly over the content chunks
-    (chunk count places tokens in time; it never counts them).
-    """
-    if s.status != "ok" or not s.completion_tokens or not s.chunk_times:
-        return 0.0
-    if len(s.chunk_tokens) == len(s.chunk_times):
-        return float(sum(k for t, k in zip(s.chunk_times, s.chunk_tokens, strict=True) if start <= t <= end))
-    inside = sum(1 for t in s.chunk_times if start <= t <= end)
-    return s.completion_tokens * inside / len(s.chunk_times)
-
-
-def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:
-    """(start, end) in which every stream was busy with measured requests.
-
-    start = latest first measured send over streams; end = earliest last measured t_done over streams.
-    Open loop, or when streams never overlap: (first measured send, last t_done). None without samples.
-    """
-    measured = [s for s in samples if not s.warmup and s.t_done is not None]
-    if not measured:
-        return None
-    first_send: dict[int, float] = {}
-    last_done: dict[int, float] = {}
-    for s in measured:
-        done = s.t_done if s.t_done is not None else s.t_send  # never None here: `measured` filtered on it
-        first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
-        last_done[s.stream] = max(last_done.get(s.stream, done), done)
-    start, end = max(first_send.values()), min(last_done.values())
-    if open_loop or end <= start:
-        start, end = min(first_send.values()), max(last_done.values())
-    return (start, end) if end > start else None
-
-
 def whole_run(samples: Sequence[RequestSample]) -> tuple[float, int, int]:
     """(duration s, output tokens, ok requests) over the whole run, as vllm bench serve, GuideLLM and AIPerf
     count it: every measured ok request's completion tokens over last measured completion - first measured
@@ -197,6 +164,14 @@ def request_share(s: RequestSample, start: float, end: float) -> float:
     """The share of `s`'s output tokens that arrived in [start, end]: a request counts fractionally at the
     window's edges, so requests/s and tok/s are counted the same way."""
     return tokens_between(s, start, end) / s.completion_tokens if s.completion_tokens else 0.0
+
+
+def over_max_tokens(s: RequestSample, output_tokens: int) -> bool:
+    """True when the server's usage reports more completion tokens than the max_tokens sent (`output_tokens`,
+    or the trace entry's own). Only a usage count is judged: a count made here (re-tokenized text, chunks) can
+    differ from what was generated without the server being at fault."""
+    limit = s.output_tokens_target or output_tokens
+    return s.completion_tokens_from == "usage" and (s.completion_tokens or 0) > limit
 
 
 SLO_METRICS = {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
@@ -275,7 +250,8 @@ def summarize_cell(
 ) -> CellResult:
     """Fill `cell`'s statistics from its raw samples (warm-up excluded). Returns a new CellResult.
 
-    `output_tokens` is the requested length; requests with fewer completion tokens count as ended early.
+    `output_tokens` is the requested length (max_tokens); requests with fewer completion tokens count as ended
+    early, those whose usage reports more as over max_tokens.
     `slo` (ms upper bounds by SLO_METRICS name) adds goodput.
     """
     reps = [rep_result(r, samples_by_rep[r], slo, open_loop) for r in sorted(samples_by_rep)]
@@ -310,6 +286,7 @@ def summarize_cell(
             "requests_ended_early": sum(
                 1 for s in ok if (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
             ),
+            "requests_over_max_tokens": sum(1 for s in ok if over_max_tokens(s, output_tokens)),
             "first_error": failed[0].error if failed else None,
             "turns": turn_results(measured),
             "cached_share": cached_share(ok),

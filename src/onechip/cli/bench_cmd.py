@@ -91,6 +91,11 @@ def print_run(run: BenchRun, out: Console) -> None:
                 f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
                 "requests ended before --output-tokens (server stopped early)"
             )
+        if cell.requests_over_max_tokens:
+            out.print(
+                f"[red]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_over_max_tokens} "
+                "requests got more tokens than max_tokens (server usage; the server did not honour it)"
+            )
     for table in turn_tables(run) + replica_tables(run):
         out.print(table)
     for line in slip_lines(run):

@@ -5,6 +5,7 @@ Exit codes, so a pipeline can gate on it (also in `onechip check --help` and the
     10  a domain did not pass: fail, blocked, partial or not_tested (the table/JSON is printed first)
     6   could not run: the endpoint is unreachable, timed out (--timeout-s) or answered garbage
     2   bad input (a flag, --out onto an earlier run)      130  interrupted (finished domains kept in --out)
+    143 stopped by SIGTERM (kept as on Ctrl-C)
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def register(app: typer.Typer) -> None:
         """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts.
 
         Exit 0: all pass (or --allow'ed); 10: a verdict did not pass; 6: could not run (endpoint down,
-        timed out, garbage answers); 2: bad input; 130: interrupted (finished domains kept in --out).
+        timed out, garbage answers); 2: bad input; 130: interrupted (finished domains kept in --out);
+        143: stopped by SIGTERM (the same).
         """
         request = build_request(CheckRequest, fields)
         with live_progress(transient=True) as on_progress:

@@ -2,8 +2,9 @@
 (onechip.cli.commands).
 
 Every OnechipError becomes one line on stderr and its exit code; a file-system error (OSError) one line with
-the path and the OS's reason, exit 1; anything else (a bug) one line naming it, exit 1; Ctrl-C exits 130.
-Never a traceback (unless ONECHIP_DEBUG is set).
+the path and the OS's reason, exit 1; anything else (a bug) one line naming it, exit 1. A stop by signal exits
+128 + its number, the shell's convention: Ctrl-C (SIGINT) 130, SIGTERM 143; both take the same path, so what
+was measured is kept and a bench resumes alike. Never a traceback (unless ONECHIP_DEBUG is set).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
-from onechip.errors import OnechipError, internal_error_line, os_error_line, redact
+from onechip.errors import Interrupted, OnechipError, internal_error_line, os_error_line, redact
 
 app = typer.Typer(
     cls=LazyGroup,
@@ -46,8 +47,13 @@ def _root(
     """onechip: plan it, launch it, prove it, price it."""
 
 
+_stopped_by = [signal.SIGINT]  # the signal that stopped this command: Ctrl-C unless _terminate saw SIGTERM
+
+
 def _terminate(signum: int, frame: object) -> None:
-    # SIGTERM takes the same path as Ctrl-C: finally-blocks stop engines and keep what was measured.
+    # SIGTERM takes the same path as Ctrl-C: finally-blocks stop engines and keep what was measured; only the
+    # exit code says which signal it was
+    _stopped_by[0] = signal.Signals(signum)
     raise KeyboardInterrupt
 
 
@@ -76,13 +82,14 @@ def _usage_error(exc: Exception) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    _stopped_by[0] = signal.SIGINT
     signal.signal(signal.SIGTERM, _terminate)
     command = typer.main.get_command(app)
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
     except OnechipError as exc:
         _error(str(exc))
-        sys.exit(exc.exit_code)
+        sys.exit(_signal_exit_code() if isinstance(exc, Interrupted) else exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort, typer.Abort):
         _interrupted()
     except (click.exceptions.Exit, typer.Exit) as exc:
@@ -97,11 +104,17 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _error(internal_error_line(exc))
         sys.exit(1)
-    if rc == 130:  # typer >= 0.29 turns Ctrl-C (KeyboardInterrupt) into Exit(130) and returns it here
+    if rc == Interrupted.exit_code:  # typer >= 0.29 turns KeyboardInterrupt into Exit(130) and returns it here
         _interrupted()
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
+def _signal_exit_code() -> int:
+    """128 + the number of the signal that stopped the command (SIGINT 130, SIGTERM 143)."""
+    return 128 + int(_stopped_by[0])
+
+
 def _interrupted() -> None:
-    err_console.print("[bold red]interrupted[/] (what was measured is kept on disk)")
-    sys.exit(130)
+    said = "terminated (SIGTERM)" if _stopped_by[0] == signal.SIGTERM else "interrupted"
+    err_console.print(f"[bold red]{said}[/] (what was measured is kept on disk)")
+    sys.exit(_signal_exit_code())

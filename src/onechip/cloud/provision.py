@@ -272,11 +272,15 @@ def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_prog
         raise _may_exist(failure, resource, f"and it could not be deleted ({exc})") from None
 
 
+def may_exist_clause(resource: CloudResource) -> str:
+    """The clause an error ends with when `resource` may exist: where, and the command that deletes it."""
+    return f"{resource.kind} {resource.name} may exist in {resource.zone}: {delete_command(resource)}"
+
+
 def _may_exist(failure: CloudError, resource: CloudResource, why: str = "") -> CloudError:
     """`failure`, saying that `resource` may exist (it stays recorded) and how to delete it."""
-    said = f"{failure}; {why + '; ' if why else ''}{resource.kind} {resource.name} may exist in {resource.zone}"
-    return CloudError(f"{said}: {delete_command(resource)}", reason=failure.reason, code=failure.code,
-                      status=failure.status)  # fmt: skip
+    said = f"{failure}; {why + '; ' if why else ''}{may_exist_clause(resource)}"
+    return CloudError(said, reason=failure.reason, code=failure.code, status=failure.status)
 
 
 # --- up

@@ -23,7 +23,8 @@ WINDOW_NOTE = (
     "measured request to when the first stream finished its last one, so ramp-up and drain are left out; open "
     "loop: first measured send to last completion) and the **whole run** (all measured output tokens / (last "
     "completion - first send), what vllm bench serve, GuideLLM and AIPerf report; lower by the ramp and the "
-    "drain). Requests/s counts each request by the share of its tokens inside the steady window."
+    "drain). At the steady window's edges a chunk's tokens count by the share of the gap since the chunk "
+    "before that lies inside it; requests/s counts each request by the share of its tokens inside the window."
 )
 
 GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
@@ -35,7 +36,8 @@ GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
 
 
 def _unmeasured(cells: list[CellResult]) -> list[str]:
-    """Bullets for infeasible and failed cells, and for ok cells that lost requests."""
+    """Bullets for infeasible and failed cells, for ok cells that lost requests, and for ok cells whose server
+    ended requests early or sent more than max_tokens."""
     lines: list[str] = []
     notes = [c for c in cells if c.status != "ok"]
     if notes:
@@ -49,6 +51,20 @@ def _unmeasured(cells: list[CellResult]) -> list[str]:
             f"- {c.context_tokens:,} ctx × {c.clients} clients: {c.requests_failed} "
             f"failed; first: {c.first_error or 'no error recorded'}"
             for c in partial
+        ]
+    lengths = [c for c in cells if c.status == "ok" and (c.requests_ended_early or c.requests_over_max_tokens)]
+    if lengths:
+        lines += ["", "Cells whose output length was not the one asked for:"] + [
+            f"- {c.context_tokens:,} ctx × {c.clients} clients: "
+            + "; ".join(
+                text
+                for n, text in (
+                    (c.requests_ended_early, f"{c.requests_ended_early} ended before max_tokens (server stopped)"),
+                    (c.requests_over_max_tokens, f"{c.requests_over_max_tokens} got more than max_tokens (usage)"),
+                )
+                if n
+            )
+            for c in lengths
         ]
     return lines
 

@@ -514,14 +514,17 @@ class RepResult(ResultModel):
         "request to when the first stream finished its last one (all streams busy). Open loop: first "
         "measured send to last measured completion."
     )
-    output_tokens: int = Field(description="Completion tokens that arrived inside the window.")
+    output_tokens: int = Field(
+        description="Completion tokens produced inside the window (rounded): a chunk's tokens spread over the gap "
+        "since the chunk before, the first chunk's at its arrival (schemas/figures.py tokens_between)."
+    )
     output_tok_per_s: float = Field(description="output_tokens / window_s.")
     requests_ok: int = Field(description="Measured requests that succeeded.")
     requests_failed: int = Field(description="Measured requests that failed.")
     requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
     request_share_in_window: float = Field(
         default=0.0,
-        description="Measured requests counted by the share of their output tokens that arrived inside the "
+        description="Measured requests counted by the share of their output tokens produced inside the "
         "window (fractional at its edges), so requests/s = this / window_s agrees with tok/s / tokens per request.",
     )
     whole_run_s: float = Field(
@@ -623,6 +626,11 @@ class CellResult(ResultModel):
     requests_ended_early: int = Field(
         default=0,
         description="Measured requests with completion_tokens < output_tokens (server stopped early).",
+    )
+    requests_over_max_tokens: int = Field(
+        default=0,
+        description="Measured requests whose server-reported usage.completion_tokens exceeds the max_tokens "
+        "sent (the server did not honour it; their tokens are counted as reported).",
     )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
     slip_ms: Dist = Field(

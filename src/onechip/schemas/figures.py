@@ -1,12 +1,12 @@
-"""The per-request figures every layer reads the same way, from one RequestSample (times in seconds on the
-client's monotonic clock): TTFT, TPOT and E2E latency, and which samples count. bench/stats.py summarises
-them over a cell; sim/figures.py judges a simulated cell by them; they live here, below both, so neither
-re-derives them (a simulated request is a RequestSample too).
+"""The figures every layer reads the same way from RequestSamples (times in seconds on the client's monotonic
+clock): TTFT, TPOT and E2E latency, which samples count, and the steady window with the tokens inside it.
+bench/stats.py summarises them over a cell; sim/figures.py judges a simulated cell by them; they live here,
+below both, so neither re-derives them (a simulated request is a RequestSample too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onechip.schemas.bench import RequestSample
 
@@ -35,3 +35,52 @@ def tpot_ms(s: RequestSample) -> float | None:
 def e2e_ms(s: RequestSample) -> float | None:
     """End-to-end latency, ms: t_done - t_send."""
     return (s.t_done - s.t_send) * 1000.0 if s.t_done is not None else None
+
+
+def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:
+    """(start, end) in which every stream was busy with measured requests.
+
+    start = latest first measured send over streams; end = earliest last measured t_done over streams.
+    Open loop, or when streams never overlap: (first measured send, last t_done). None without samples.
+    """
+    measured = [s for s in samples if not s.warmup and s.t_done is not None]
+    if not measured:
+        return None
+    first_send: dict[int, float] = {}
+    last_done: dict[int, float] = {}
+    for s in measured:
+        done = s.t_done if s.t_done is not None else s.t_send  # never None here: `measured` filtered on it
+        first_send[s.stream] = min(first_send.get(s.stream, s.t_send), s.t_send)
+        last_done[s.stream] = max(last_done.get(s.stream, done), done)
+    start, end = max(first_send.values()), min(last_done.values())
+    if open_loop or end <= start:
+        start, end = min(first_send.values()), max(last_done.values())
+    return (start, end) if end > start else None
+
+
+def tokens_between(s: RequestSample, start: float, end: float) -> float:
+    """Completion tokens of `s` produced in [start, end]: the first chunk's at its arrival, each later chunk's
+    spread evenly over the gap since the chunk before (the decode steps that made them ran in that gap), so a
+    chunk whose gap straddles an edge counts by the share of the gap inside.
+
+    Why spread: the window's end is one stream's completion (measured_window), and streams that run in
+    lock-step get their last tokens in the same instant; the client stamps each stream's read one after
+    another (one event loop) and the server writes them one after another, so counted at their stamps the other
+    streams' last chunks fell just after the end, every time: (clients - 1) chunks lost per repetition, 4% of
+    the tokens at 4 clients x 3 requests x 6 tokens. The start edge (a send) has no such loss: the first
+    tokens come a TTFT later. Chunks that arrived in one read (equal stamps) count at their arrival.
+
+    Per-chunk counts when known; otherwise usage.completion_tokens is spread evenly over the content chunks
+    (chunk count places tokens in time; it never counts them).
+    """
+    times = s.chunk_times
+    if s.status != "ok" or not s.completion_tokens or not times:
+        return 0.0
+    per = s.chunk_tokens if len(s.chunk_tokens) == len(times) else [s.completion_tokens / len(times)] * len(times)
+    total = float(per[0]) if start <= times[0] <= end else 0.0
+    for a, b, k in zip(times, times[1:], per[1:], strict=False):
+        if b > a:
+            total += k * max(0.0, min(b, end) - max(a, start)) / (b - a)
+        elif start <= b <= end:
+            total += k
+    return total

@@ -3,7 +3,8 @@
 Owns, for bench, checks and engine readiness alike:
 - request payloads: the benchmark's streamed chat body with vLLM's extras (`bench_chat_body`), plain or
   streamed chat with tools for the checks and readiness (`chat_body`), and vLLM's /tokenize body;
-- SSE parsing (`SSEDecoder`, `parse_chunk`, `chunk_error`) and the generated-delta rule (`has_generated`);
+- SSE parsing (`SSEDecoder`, `parse_chunk`, `chunk_error`) and the generated-delta rules (`has_generated`,
+  `empty_token`);
 - the one error-body reader (`server_message`, `error_message`);
 - the control-plane calls: models (with vLLM's `max_model_len`), tokenize, metrics, health, version, and
   the checks' chat calls, on `WireClient`.
@@ -47,8 +48,12 @@ CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well un
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
 
 # Delta fields that carry generated tokens. vLLM's reasoning parsers use `reasoning_content` (older) or
-# `reasoning` (newer); reasoning tokens are generated tokens, so they start TTFT too.
-GENERATED_DELTA_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls")
+# `reasoning` (newer); reasoning tokens are generated tokens, so they start TTFT too. A tool call is generated
+# output as well: its first delta (OpenAI streaming: index, id, type, function.name, arguments "") comes once
+# the parser has read the name the model generated, so that delta is the first token; `function_call` is the
+# legacy OpenAI form. The same rule as `vllm bench serve` (vllm/benchmarks/lib/endpoint_request_func.py
+# `_choice_has_streamed_output`, vLLM 0.34.0 sdist).
+GENERATED_DELTA_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls", "function_call")
 
 Json = dict[str, Any]
 
@@ -207,15 +212,23 @@ def chunk_error(obj: Json, payload: bytes) -> str | None:
 def has_generated(choice: Json) -> bool:
     """True when a streamed choice's delta carries generated text, reasoning or a tool call (not the role)."""
     delta = choice.get("delta") or {}
-    return any(delta.get(f) for f in GENERATED_DELTA_FIELDS)
+    return isinstance(delta, dict) and any(delta.get(f) for f in GENERATED_DELTA_FIELDS)
+
+
+def empty_token(choice: Json) -> bool:
+    """True when a streamed choice's delta is `content: ""` without a role: a generated token that decodes to
+    no text (a special token under skip_special_tokens), as `vllm bench serve` counts it (vLLM 0.34.0
+    `_choice_has_streamed_output`); the opening chunk carries the role and is not one."""
+    delta = choice.get("delta")
+    return isinstance(delta, dict) and delta.get("content") == "" and "role" not in delta
 
 
 def generated_text(choice: Json) -> dict[str, str]:
-    """The generated text a streamed choice's delta carries, by GENERATED_DELTA_FIELDS field (tool calls: their
-    arguments); fields without text are left out."""
+    """The generated text a streamed choice's delta carries, by GENERATED_DELTA_FIELDS field (tool calls and a
+    legacy function call: their arguments); fields without text are left out."""
     delta = choice.get("delta") or {}
     out = {f: str(delta[f]) for f in GENERATED_DELTA_FIELDS[:3] if delta.get(f)}
-    calls = delta.get("tool_calls") or []
+    calls = [*(delta.get("tool_calls") or []), {"function": delta.get("function_call")}]
     args = "".join(str((c.get("function") or {}).get("arguments") or "") for c in calls if isinstance(c, dict))
     if args:
         out["tool_calls"] = args

@@ -30,12 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.bench import stats, worker
 from onechip.bench.runner import load_samples
+from onechip.cli.bench_cmd import print_run
 from onechip.cli.main import main
+from onechip.report.markdown_bench import grids
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, RequestSample
 
 
@@ -157,6 +160,22 @@ def test_fixed_ttft_and_itl_are_reported_by_every_definition(tmp_path: Path) -> 
     assert "per-token" in run.itl_convention
 
 
+def test_lock_stepped_streams_keep_their_last_tokens_in_the_steady_window(tmp_path: Path) -> None:
+    """4 clients x 3 requests of 6 one-token chunks (TTFT 40, ITL 10) start together and stay in lock-step, so
+    the window holds every measured token (72): the first stream to finish ends it, in the same instant as the
+    others' last tokens. Counted at the client's stamps, the 3 other streams' last chunks fell after the end
+    every time (69 of 72, 4% low); spread over their 10 ms gaps, a fraction of a token is outside. A stream that
+    really lags by a chunk (the machine busy) loses that chunk: measured again, as `measure` does."""
+    got = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(ttft_s=0.040, itl_s=0.010) as srv:
+            cell, _, _ = bench(srv, tmp_path / f"attempt-{attempt}", clients=[4], requests_per_client=3)
+        got.append(cell.reps[0].output_tokens)
+        if got[-1] >= 72 - 0.5:
+            return
+    pytest.fail(f"window tokens {got}, 72 in lock-step")
+
+
 def test_per_request_ttft_mean_median_and_p99(tmp_path: Path) -> None:
     """TTFT set per request: 60 ms for even chat request numbers, 20 for odd (the probe is 1), 8 measured
     requests, 4 of each. Set: mean 40, median 40 (between the two groups), p99 60 (inside the top group); the
@@ -178,6 +197,24 @@ def test_several_tokens_per_chunk_and_empty_chunks(tmp_path: Path) -> None:
     assert all(s.chunk_tokens == [2, 2, 2] and s.completion_tokens == 6 for s in measured)
     assert all(s.finish_reason == "length" for s in measured)  # read from the separate finish chunk
     assert (cell.itl_ms.n, cell.itl_chunk_ms.n) == (4 * 4, 4 * 2)
+
+
+@pytest.mark.parametrize(
+    ("usage", "has_tokenize", "counted_by"), [("final_only", True, "usage"), ("never", False, "chunks")]
+)
+def test_an_empty_content_chunk_without_usage_is_a_token_as_vllm_bench_counts_it(
+    tmp_path: Path, usage: str, has_tokenize: bool, counted_by: str
+) -> None:
+    """Six one-token chunks 10 ms apart, the first and the fourth with content "" (tokens that decode to no
+    text), no per-chunk usage. vllm bench serve times a `content: ""` delta without a role as a token chunk
+    (vllm/benchmarks/lib/endpoint_request_func.py `_choice_has_streamed_output`, vLLM 0.34.0): TTFT 30 at the
+    empty first chunk, not 40; 5 gaps of 10 ms per request, not 3 (with a 20 ms one); without usage and
+    /tokenize one token per chunk counts 6, not 4. The role chunk (content "" with the role) stays out."""
+    server = dict(ttft_s=0.030, itl_s=0.010, empty_chunks={0, 3}, usage=usage, has_tokenize=has_tokenize)
+    cell, _, measured = measure(tmp_path, server, dict(ttft=30, itl_chunk=10, tpot=10))
+    assert all(len(s.chunk_times) == 6 and s.chunk_tokens == [] for s in measured)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(6, counted_by)}
+    assert cell.itl_chunk_ms.n == 4 * 5
 
 
 def test_without_per_chunk_usage_itl_is_per_chunk_and_tokens_come_from_the_final_usage(tmp_path: Path) -> None:
@@ -262,6 +299,23 @@ def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
     assert cell.requests_ended_early == 2 and cell.status == "ok" and cell.reps[0].whole_run_output_tokens == 6
 
 
+def test_a_server_sending_more_than_max_tokens_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """max_tokens 6, the server streams 8 one-token chunks and reports usage 8: the run flags both requests as
+    over max_tokens (counted as reported, never as ended early), and the CLI and report.md say so."""
+    with FakeVllm(itl_s=0.002, extra_tokens=2) as srv:
+        cell, run, measured = bench(srv, tmp_path / "run", requests_per_client=2)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(8, "usage")}
+    assert (cell.requests_over_max_tokens, cell.requests_ended_early) == (2, 0)
+    assert cell.reps[0].whole_run_output_tokens == 16
+    assert "- 16 ctx × 1 clients: 2 got more than max_tokens (usage)" in grids(run)
+    with FakeVllm(itl_s=0.002) as srv:  # the server honours max_tokens: nothing flagged
+        honoured, _, _ = bench(srv, tmp_path / "honoured", requests_per_client=2)
+    assert honoured.requests_over_max_tokens == 0
+    out = Console(record=True, width=200)
+    print_run(run, out)
+    assert "2 requests got more tokens than max_tokens" in out.export_text()
+
+
 @pytest.mark.parametrize(
     ("reply", "tokens", "finish"),
     [
@@ -272,10 +326,18 @@ def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
 def test_reasoning_and_tool_call_deltas_start_ttft_and_count(
     tmp_path: Path, reply: Reply, tokens: int, finish: str
 ) -> None:
-    """The first reasoning (or tool-call) chunk is the first token: TTFT 30 ms, not the next content chunk."""
+    """The first reasoning (or tool-call) chunk is the first token: TTFT 30 ms, not the next content chunk.
+
+    The rule for a tool call: its first delta (OpenAI streaming: index, id, type, function.name, arguments
+    "") comes once the server's tool parser has read the name the model generated, so it is generated output
+    and ends TTFT even when the server's per-chunk usage puts the name's tokens in a later chunk (the fake
+    gives it 0); vllm bench serve counts it the same way (`delta.get("tool_calls")` in
+    `_choice_has_streamed_output`, vllm/benchmarks/lib/endpoint_request_func.py, vLLM 0.34.0)."""
     server = dict(replies=lambda body: reply, ttft_s=0.030, itl_s=0.010)
     _, _, measured = measure(tmp_path, server, dict(ttft=30, itl_chunk=10), requests_per_client=2)
     assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(tokens, finish)}
+    if reply.tool_calls:  # the name chunk is timed though its usage added no token: it is the first chunk
+        assert all(s.chunk_tokens[0] == 0 and len(s.chunk_times) == 1 + tokens for s in measured)
 
 
 def test_two_worker_processes_measure_over_one_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,12 +356,14 @@ def test_two_worker_processes_measure_over_one_window(tmp_path: Path, monkeypatc
     assert len({s.stream for s in measured}) == 4 and cell.requests_ok == 12
 
 
-def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_cell_keeps_what_was_measured_and_resume_completes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], signum: signal.Signals, code: int
 ) -> None:
-    """`onechip bench` (the CLI's own entry and SIGTERM handler) gets SIGTERM in its second repetition: it
-    exits 130 with what it measured on disk; `--resume` keeps the complete repetition as measured (the same
-    samples, not re-sent) and measures the torn one again, its first samples kept apart."""
+    """`onechip bench` (the CLI's own entry and SIGTERM handler) gets SIGTERM, or Ctrl-C's SIGINT, in its
+    second repetition: it exits 128 + the signal's number (the shell's convention: 143, 130) with what it
+    measured on disk; `--resume` keeps the complete repetition as measured (the same samples, not re-sent) and
+    measures the torn one again, its first samples kept apart."""
     out = tmp_path / "run"
     lines = out / "requests.jsonl"
 
@@ -309,7 +373,7 @@ def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
             if lines.exists() and len(lines.read_text().splitlines()) >= 8:  # rep 0 (6) + 2 of rep 1
                 break
             time.sleep(0.002)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
 
     previous = signal.getsignal(signal.SIGTERM)
     try:
@@ -321,8 +385,9 @@ def test_sigterm_mid_cell_keeps_what_was_measured_and_resume_completes(
             with pytest.raises(SystemExit) as stopped:
                 main(args)
             killer.join()
-            assert stopped.value.code == 130, capsys.readouterr().err
-            assert "resume with --resume" in capsys.readouterr().err
+            err = capsys.readouterr().err
+            assert stopped.value.code == code, err
+            assert "resume with --resume" in err
             kept = load_samples(lines)
             assert 8 <= len(kept) < 12
             with pytest.raises(SystemExit) as finished:

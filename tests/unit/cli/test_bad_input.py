@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -110,6 +112,25 @@ def test_ctrl_c_says_interrupted_and_exits_130(run, monkeypatch) -> None:
     monkeypatch.setattr(api, "cost", ctrl_c)
     code, _, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "100")
     assert code == 130 and _one_line(err).startswith("interrupted"), err
+
+
+@pytest.mark.parametrize(("signum", "code", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_a_signal_exits_128_plus_its_number(run, monkeypatch, signum: str, code: int, said: str) -> None:
+    # a real signal to this process mid-command: SIGTERM used to exit 130 like Ctrl-C; the shell's convention
+    # is 128 + the signal's number (SIGTERM 15 -> 143, SIGINT 2 -> 130), what the process was stopped by
+    from onechip import api
+
+    def stopped(request: object) -> None:
+        os.kill(os.getpid(), getattr(signal, signum))
+        time.sleep(5)  # the handler raises in this frame before the sleep ends
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(api, "cost", stopped)
+    try:
+        got, _, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "100")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert got == code and _one_line(err).startswith(said), err
 
 
 def test_check_out_onto_an_earlier_check_is_refused_before_any_request(run, tmp_path: Path) -> None:

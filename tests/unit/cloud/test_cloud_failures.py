@@ -675,15 +675,40 @@ def _demo(tmp_path, **kw):
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_a_demo_whose_provisioning_fails_deletes_what_it_created(fast, tmp_path, monkeypatch, keep):
+    """The message follows what the cleanup confirmed: deleted (it said "may exist" after deleting it), or
+    kept with --keep, where it may exist indeed (and the run.json records the same line)."""
     up(zones=["asia-east1-c"], provisioning="spot", max_hours=1.0)  # the user's own, same name, another zone
     monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
     fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))  # up stops
-    with pytest.raises(CloudError, match="may exist in us-west4-a"):
+    with pytest.raises(CloudError) as info:
         _demo(tmp_path, keep=keep)
+    said = str(info.value)
+    assert "queuedResources/onechip-v5e-1: HTTP 503" in said.split(";")[0], said  # the failure itself, first
+    if keep:
+        assert "may exist in us-west4-a" in said and "kept queued-resource onechip-v5e-1 (us-west4-a)" in said
+    else:
+        assert "may exist" not in said and "onechip cloud down" not in said, said
+        assert said.endswith("; the demo deleted queued-resource onechip-v5e-1 (us-west4-a)"), said
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["error"] == said
     fast.faults.clear()
     left = {(zone, name) for zone, _, name in ours(fast)}
     assert ("asia-east1-c", "onechip-v5e-1") in left  # created before the demo: never touched
     assert ((OK, "onechip-v5e-1") in left) is keep  # the demo's own request: deleted unless --keep
+    assert_tracked_then_down(fast)
+
+
+def test_a_demo_whose_cleanup_fails_says_both_and_how_to_delete(fast, tmp_path, monkeypatch):
+    # provisioning fails, then the demo's delete is refused: the first failure stays first, the delete's
+    # refusal and its command follow (the request may exist, so saying so is right here)
+    monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))
+    fast.faults.append(Fault("DELETE", r"/queuedResources/onechip-v5e-1", 403, times=100))
+    with pytest.raises(CloudError) as info:
+        _demo(tmp_path)
+    said = str(info.value)
+    assert "queuedResources/onechip-v5e-1: HTTP 503" in said.split(";")[0], said
+    assert "the demo's delete failed" in said and "may still exist" in said and "onechip cloud down --name" in said
+    fast.faults.clear()
     assert_tracked_then_down(fast)
 
 
@@ -701,6 +726,6 @@ def test_a_demo_interrupted_while_its_request_waits_deletes_it(fast, tmp_path, m
     monkeypatch.setattr(provision.time, "sleep", sleep)
     with pytest.raises(Interrupted) as info:
         _demo(tmp_path)
-    assert "queued-resource onechip-v5e-1 is being deleted" in str(info.value)
+    assert str(info.value).endswith("; the demo deleted queued-resource onechip-v5e-1 (us-west4-a)"), info.value
     monkeypatch.setattr(provision.time, "sleep", real_sleep)
     assert ours(fast) == set() and records.load_all() == []

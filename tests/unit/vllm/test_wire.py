@@ -99,6 +99,22 @@ def test_each_generated_delta_field_counts_and_the_role_chunk_does_not(field: st
     assert not wire.has_generated({})
 
 
+def test_an_empty_content_delta_without_a_role_is_a_token_and_the_role_chunk_is_not() -> None:
+    # vllm bench serve's rule (vllm/benchmarks/lib/endpoint_request_func.py `_choice_has_streamed_output`, 0.34.0)
+    assert wire.empty_token({"delta": {"content": ""}})
+    assert not wire.empty_token({"delta": {"role": "assistant", "content": ""}})
+    assert not wire.empty_token({"delta": {}}) and not wire.empty_token({"delta": {"content": None}})
+    assert not wire.has_generated({"delta": {"content": ""}})  # it carries no text: nothing to join or tokenize
+
+
+def test_a_tool_call_name_delta_is_generated_and_only_arguments_are_text() -> None:
+    name = {"delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                      "function": {"name": "count_ids", "arguments": ""}}]}}  # fmt: skip
+    assert wire.has_generated(name) and wire.generated_text(name) == {}
+    legacy = {"delta": {"function_call": {"name": "f", "arguments": '{"a": 1}'}}}
+    assert wire.has_generated(legacy) and wire.generated_text(legacy) == {"tool_calls": '{"a": 1}'}
+
+
 # -- /v1/models ------------------------------------------------------------------------------------------
 def test_models_reads_vllms_max_model_len_and_resolves_the_served_model() -> None:
     body = {"object": "list", "data": [{"id": "a", "max_model_len": 8192}, {"id": "b"}]}
