@@ -40,6 +40,7 @@ from onechip.sim import roofline_priors, simulate_cell
 from onechip.sim.priors import (
     basis,
     decode_fractions,
+    distinct_grids,
     host_line_gaps,
     host_lines,
     measured_priors,
@@ -123,7 +124,7 @@ def whole_grids() -> dict[str, dict[str, tuple[float, float]]]:
     errs: dict[tuple[str, str], dict[str, list[float]]] = {}
     per_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     factors: dict[str, dict[str, list[float]]] = {}
-    for grid in CORPUS.grids:
+    for grid in distinct_grids():  # a grid marked duplicate_of is not scored
         if grid.output_tokens is None:
             continue
         for c in grid.cells:

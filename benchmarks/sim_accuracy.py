@@ -62,14 +62,14 @@ from onechip.schemas.requests import PlanRequest
 from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import START_SPREAD_S, simulate_grid
-from onechip.sim.priors import carry
+from onechip.sim.priors import carry, distinct_grids
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
 CORPUS = catalog.serving_measurements()
 # grids with a stated output length (the others inform sim.priors but cannot be simulated here); PLANS says which
 # of them the planner can plan here (a model outside the catalog cannot be: the grid is skipped, the reason printed)
-GRIDS = {g.name: g for g in CORPUS.grids if g.output_tokens}
+GRIDS = {g.name: g for g in distinct_grids() if g.output_tokens}  # a grid marked duplicate_of is not scored
 NOISE = CORPUS.prediction_error["noise"]
 SEED_GRID = GRIDS["seed-v5e-1"]
 SEED_CONTEXTS = sorted({c.context_tokens for c in SEED_GRID.cells})
@@ -294,9 +294,10 @@ def _family(chip: str) -> str:
 
 def plan_for(grid: MeasuredGrid):  # type: ignore[no-untyped-def]
     """The grid's deployment as the corpus states it: its model, chip, max-model-len (32768, the seeds', when
-    not stated), max-num-seqs, and token budget (not stated: the seeds' 4096 on TPU, the engine rule's default on
-    GPU). Raises ConfigError when the planner cannot plan it; a model outside catalog/models.json is not asked
-    of the Hub (the benchmark runs offline, the same on every machine)."""
+    not stated), max-num-seqs, --gpu-memory-utilization (the engine rules' default when not stated), and token
+    budget (not stated: the seeds' 4096 on TPU, the engine rule's default on GPU). Raises ConfigError when the
+    planner cannot plan it; a model outside catalog/models.json is not asked of the Hub (the benchmark runs
+    offline, the same on every machine)."""
     if catalog_entry(grid.model) is None:
         raise ConfigError(f"{grid.model} is not in catalog/models.json, and the benchmark does not ask the Hub")
     tpu = _family(grid.chip) == "tpu"
@@ -307,6 +308,7 @@ def plan_for(grid: MeasuredGrid):  # type: ignore[no-untyped-def]
             max_model_len=grid.max_model_len or 32768,
             max_num_batched_tokens=grid.max_num_batched_tokens or (4096 if tpu else None),
             max_num_seqs=grid.max_num_seqs,
+            utilization=grid.gpu_memory_utilization,
         )
     )
 
@@ -470,7 +472,7 @@ def run_carry() -> None:
             carry(cal, plan, exclude_grids=frozenset({CARRY_TARGET})).terms, set()),
         "measured efficiencies + the deployment's host line": (carry(cal, plan).terms, host_cells),
         "as if v6e-1 had no measurement (every v6e grid out)": (
-            carry(cal, plan, exclude_grids=frozenset(g.name for g in CORPUS.grids if g.chip == "v6e-1")).terms,
+            carry(cal, plan, exclude_grids=frozenset(g.name for g in distinct_grids() if g.chip == "v6e-1")).terms,
             set()),
     }  # fmt: skip
     print(f"(4) seed v5e-1 calibration ({', '.join(cal.cells)}) carried to v6e-1, scored on {CARRY_TARGET}")

@@ -1097,6 +1097,16 @@ class MeasuredGrid(StrictModel):
         default=None, description="--max-model-len served (None: not stated; the seeds' 32768 is assumed)."
     )
     max_num_seqs: int | None = Field(default=None, description="--max-num-seqs served (None: the engine's default).")
+    gpu_memory_utilization: float | None = Field(
+        default=None, description="--gpu-memory-utilization served (None: not stated; the engine rules' default)."
+    )
+    duplicate_of: str | None = Field(
+        default=None,
+        description="The grid (its name in this file) of the same deployment, engine build and day that this one "
+        "measured or published again (None: a deployment of its own). Such a grid is read by no prior and scored by no "
+        "benchmark (sim.priors.distinct_grids), so one deployment's run never counts twice nor predicts its twin; the "
+        "note says how its cells compare.",
+    )
     async_scheduling: bool | None = Field(
         default=None,
         description="Async scheduling as served: True where the serve command passed --async-scheduling (None: the "

@@ -9,7 +9,9 @@ Three things are read off the corpus, each by a closed form on the cells that is
   - prefill: the achieved fraction of dense peak FLOPS, from one-client TTFT at 2,048-16,384 tokens, where
     the prompt's compute dominates: 2 x streamed parameters x context / peak / TTFT (`prefill_fractions`).
     Longer prompts are left out: the roofline prior has no attention term, and beyond 16k attention's share
-    grows (v6e-1: 177 ms at 16,384 tokens, 404 at 32,768).
+    grows (v6e-1: 177 ms at 16,384 tokens, 404 at 32,768). So is a quantized checkpoint (a quantization_config in
+    its catalog config, e.g. the MI300X Gemma 4 12B FP8 W8A8 grid): its streamed bytes do not count its parameters
+    at the plan's dtype, and its matmuls do not run at the dense bf16 peak; its decode cells count (bytes are bytes).
   - host: under async scheduling a decode step takes the longer of host and device work (steptime); past a
     few streams the host's share grows with the batch (seed v5e-1: TPOT 8.0, 8.9, 13.2 ms at 1, 4, 16
     clients). So a cell's TPOT is the host's time only where it is clearly above the step's device time;
@@ -134,8 +136,15 @@ def _geometry(grid_name: str) -> tuple[float, float, float] | None:
     return decode, float(plan.kv_bytes_per_token), decode / DTYPE_BYTES.get(plan.dtype, 2)
 
 
+def distinct_grids() -> list[MeasuredGrid]:
+    """The corpus grids less those marked `duplicate_of` another (the same deployment, engine build and day
+    measured or published again): what the priors read and the benchmarks score, so that one deployment's run
+    is never counted twice nor used to predict its twin."""
+    return [g for g in catalog.serving_measurements().grids if g.duplicate_of is None]
+
+
 def _grids() -> list[MeasuredGrid]:
-    return catalog.serving_measurements().grids
+    return distinct_grids()
 
 
 @cache
@@ -154,14 +163,21 @@ def decode_fractions() -> tuple[tuple[str, str, int, float], ...]:
     return tuple(out)
 
 
+def _quantized(grid: MeasuredGrid) -> bool:
+    """The grid's model is a catalog checkpoint with a quantization_config (top level or text_config)."""
+    found = catalog_entry(grid.model)
+    config = found[1].config if found else {}
+    return bool(config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config"))
+
+
 @cache
 def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
     """(grid, chip, context tokens, achieved fraction of dense peak FLOPS) per one-client corpus cell with a
-    TTFT at MIN_PREFILL_CONTEXT..MAX_PREFILL_CONTEXT tokens."""
+    TTFT at MIN_PREFILL_CONTEXT..MAX_PREFILL_CONTEXT tokens, of a model that is not quantized (module docstring)."""
     out = []
     for grid in _grids():
         peak, geometry = planner.rules.accelerator(grid.chip).peak_bf16_tflops, _geometry(grid.name)
-        if not peak or geometry is None:
+        if not peak or geometry is None or _quantized(grid):
             continue
         for c in grid.cells:
             if c.clients == 1 and c.ttft_ms and MIN_PREFILL_CONTEXT <= c.context_tokens <= MAX_PREFILL_CONTEXT:

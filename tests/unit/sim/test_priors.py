@@ -27,7 +27,7 @@ def test_decode_fraction_is_the_step_read_over_bandwidth_per_tpot(seed_plan) -> 
     fractions = {(g, ctx): f for g, _, ctx, f in priors.decode_fractions()}
     step_bytes = seed_plan.decode_bytes_per_step + seed_plan.kv_bytes_per_token * 128
     assert fractions[("seed-v5e-1", 128)] == pytest.approx(step_bytes / V5E_BANDWIDTH / 0.008)
-    # a grid of a model the catalog cannot plan states its bytes: the H100 Llama-3.1-8B cell, TPOT 6.48 ms
+    # a grid that states its bytes is read at them: the H100 Llama-3.1-8B cell, TPOT 6.48 ms
     h100 = fractions[("inferencebench-h100-llama31-8b", 0)]
     assert h100 == pytest.approx(15_009_849_344 / 3.35e12 / 0.00648)
 
@@ -47,8 +47,14 @@ def test_gpu_grids_of_gemma4dev_measure_mi300x_l4_and_t4() -> None:
         step = plan.decode_bytes_per_step + plan.kv_bytes_per_token * ctx
         assert fractions[(grid, ctx)] == pytest.approx(step / bandwidth / tpot_s)
         assert priors.basis(chip, "vllm-gpu").own_decode
-    # the 12B grid's model is not in the catalog and states no bytes: it informs no fraction
-    assert not any(g == "gemma4dev-mi300x-12b-fp8-2026-10-09" for g, _ in fractions)
+    # the 12B FP8 W8A8 grid (catalog gemma-4-12B-it-qat-q4_0-fp8-text): its 128 x 1 TPOT 6.55 ms reads its FP8
+    # bytes; its 8,192 x 1 TTFT gives no prefill fraction (quantized: its bytes do not count its parameters)
+    fp8 = planner.plan_model(
+        PlanRequest(model="xbill9/gemma-4-12B-it-qat-q4_0-fp8-text", chip="mi300x", max_model_len=32768)
+    )
+    step = fp8.decode_bytes_per_step + fp8.kv_bytes_per_token * 128
+    assert fractions[("gemma4dev-mi300x-12b-fp8-2026-10-09", 128)] == pytest.approx(step / 5.3e12 / 0.00655)
+    assert not any(g == "gemma4dev-mi300x-12b-fp8-2026-10-09" for g, _, _, _ in priors.prefill_fractions())
 
 
 def test_prefill_fraction_from_one_client_ttft(seed_plan) -> None:
