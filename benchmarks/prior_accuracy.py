@@ -22,15 +22,16 @@ v5e-1 deployment), and the measured / predicted range (the band `advise` gives a
 states them (sim_accuracy.plan_for), every stream 1 warm-up + 3 measured requests (the grids' own workloads, no
 warm-up where stated, put a simulated cold start into the whole-run tok/s: v6e-1's in-sample tok/s MAPE goes from
 6.4% to 10.4%, measured 2026-12-02, so the one workload is kept).
-Grids that publish no output length are not simulated; grids the planner cannot plan, chips with no roofline and
-cells with more clients than --max-num-seqs (sim_accuracy.unmodelled) are skipped with the reason printed.
+Grids that publish no output length are not simulated; grids the planner cannot plan and chips with no roofline
+are skipped with the reason printed (clients above the deployment's --max-num-seqs queue in the simulated server,
+as in vLLM's).
 """
 
 from __future__ import annotations
 
 import statistics
 
-from sim_accuracy import plan_for, unmodelled
+from sim_accuracy import plan_for
 
 from onechip import catalog, planner
 from onechip.bench import stats
@@ -106,8 +107,6 @@ def one_client() -> None:
 def _predict(grid, plan, terms) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     out = {}
     for c in grid.cells:
-        if unmodelled(grid, c.clients):
-            continue
         config = BenchConfig(base_url="http://prior", contexts=[c.context_tokens], clients=[c.clients],
                              output_tokens=grid.output_tokens, requests_per_client=3, reps=1)  # fmt: skip
         p = simulate_cell(plan, terms, config, c.context_tokens, c.clients, 1)
@@ -127,10 +126,6 @@ def whole_grids() -> dict[str, dict[str, tuple[float, float]]]:
     for grid in distinct_grids():  # a grid marked duplicate_of is not scored
         if grid.output_tokens is None:
             continue
-        for c in grid.cells:
-            why = unmodelled(grid, c.clients)
-            if why:
-                print(f"  {grid.name} {c.context_tokens}x{c.clients}: not simulated ({why})")
         try:
             plan = plan_for(grid)
             kinds = {"datasheet roofline": roofline_priors(plan),
