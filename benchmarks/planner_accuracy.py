@@ -50,6 +50,7 @@ from onechip.planner.config import read_config
 from onechip.planner.core import mrope_positions_factor
 from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
+    per_layer_embeddings_buffer_bytes,
     rotary_cache_bytes,
     tpu_rope_cache_bytes,
 )
@@ -380,7 +381,9 @@ def weights_of(
     by the release's engines.json mrope_cache_rules) and, where
     the vision tower is served (a config with vision_config: predict plans it multimodal), Qwen3-VL's DeepStack
     buffers (planner.gpu_memory.deepstack_buffer_bytes, made in the model's __init__ on the GPU, so 'Model loading
-    took' counts them), sized at the log's max_num_batched_tokens (not subtracted where the log does not state it)."""
+    took' counts them) and Gemma 4's per-layer-embedding buffer (planner.gpu_memory.per_layer_embeddings_buffer_bytes,
+    likewise), sized at the log's max_num_batched_tokens, stated or printed as its 'compile range (1, N)' (not
+    subtracted where the log says neither)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     if out_of_sample:
@@ -395,14 +398,26 @@ def weights_of(
         factor = mrope_positions_factor(engine_rules("vllm-gpu"), version, config.get("architectures"))
         text = config.get("text_config") or config
         buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=factor)
-        batched = entry["engine_args"].get("max_num_batched_tokens")
+        batched = entry["engine_args"].get("max_num_batched_tokens") or _compiled_batched(entry)
         if "vision_config" in config and batched:
             buffers += deepstack_buffer_bytes(config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched)
+        if batched:
+            buffers += per_layer_embeddings_buffer_bytes(
+                config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched
+            )
     if engine == "vllm-tpu" and version is not None:  # the HBM figure holds the RoPE caches of a torchax-run model
         rule = next(r for r in engine_rules(engine).pool_rules if r.covers(version))
         max_len = entry["engine_args"]["max_model_len"]
         buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
     return int((logged * GIB - buffers) * gpus), "logged x TP"
+
+
+def _compiled_batched(entry: dict[str, Any]) -> int | None:
+    """max_num_batched_tokens as the log's last compile range ends ('compile range (1, N)': vllm/config/vllm.py
+    ends the compile ranges at scheduler_config.max_num_batched_tokens, 0.22.1 sdist); None where none is printed."""
+    log = ROOT / f"{entry['name']}.log"
+    ends = re.findall(r"compile range \(\d+, (\d+)\)", log.read_text(encoding="utf-8")) if log.exists() else []
+    return max(int(end) for end in ends) if ends else None
 
 
 def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | None) -> dict[str, Any]:

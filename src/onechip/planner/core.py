@@ -1159,6 +1159,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         compute_capability=acc.compute_capability,
         capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
         speculative_tokens=request.num_speculative_tokens,
+        architectures=tuple(a for a in r.src.config.data.get("architectures") or () if isinstance(a, str)),
     )
 
 

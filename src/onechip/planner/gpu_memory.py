@@ -587,7 +587,12 @@ def qwen3_vl_tower_peak_bytes(
         contiguous q/k copy (2u / t), the rotated q/k (2u / t), the flash output (u / t) and proj's output (u):
         3u + 8u / t;
       - MLP: x, norm2(x), fc1's output and the activation's (2u + 2m / t), then at fc2 x, norm2(x), the
-        activation and fc2's output (3u + m / t).
+        activation and fc2's output (3u + m / t);
+      - at t >= 2, one more u at proj and at fc2: RowParallelLinear all-reduces its partial output
+        out of place (vllm/distributed/parallel_state.py GroupCoordinator.all_reduce: 'we always make the all-reduce
+        operation out-of-place'; pynccl.py PyNcclCommunicator.all_reduce allocates torch.empty_like(in_tensor), and
+        the custom, quick, FlashInfer and symmetric-memory paths of cuda_communicator.py return a new tensor too),
+        so the partial sum and the reduced output are both alive (0.20.0 sdist); at t = 1 the call returns its input.
     Not counted: the rotary cos/sin gathers (2 x L x head_dim / 2, under 1 % of u at head_dim 72) and the flash
     kernel's softmax statistics (fp32 heads x L). Qwen3.5-9B (D 1,152, M 4,304) at its 16,384-token image
     (65,536 patches) on one GPU: 0.19 GiB of pixel values + 0.14 pos_embeds + 11 x 0.14 = 1.87 GiB.
@@ -621,7 +626,8 @@ def qwen3_vl_tower_peak_bytes(
     tp = max(1, tensor_parallel_size)
     patches = batch.items * batch.patches
     u, m = patches * dim, patches * mlp
-    block = max(3 * u + 8 * u / tp, 2 * u + 2 * m / tp, 3 * u + m / tp)
+    reduced = u if tp > 1 else 0  # the all-reduce's out-of-place output beside proj's / fc2's partial sum
+    block = max(3 * u + 8 * u / tp + reduced, 2 * u + 2 * m / tp, 3 * u + m / tp + reduced)
     merge = int(vision["spatial_merge_size"])
     levels = len(vision.get("deepstack_visual_indexes") or [])
     deepstack = levels * (patches // (merge * merge)) * int(vision.get("out_hidden_size") or 0)
@@ -778,6 +784,27 @@ def deepstack_buffer_bytes(config: Mapping[str, Any], *, dtype_bytes: float, max
     if not isinstance(levels, list) or not isinstance(hidden, int):
         return 0
     return int(len(levels) * max_num_batched_tokens * hidden * dtype_bytes)
+
+
+def per_layer_embeddings_buffer_bytes(
+    config: Mapping[str, Any], *, dtype_bytes: float, max_num_batched_tokens: int
+) -> int:
+    """Gemma 4's per-layer-embedding buffer, bytes on every GPU: Gemma4ForConditionalGeneration.__init__ makes
+    `self.per_layer_embeddings = torch.zeros(max_num_batched_tokens, text num_hidden_layers,
+    hidden_size_per_layer_input)` in the model dtype on the GPU, whatever towers are served (vllm/model_executor/
+    models/gemma4_mm.py, read in the 0.20.0, 0.22.1 and 0.30.0 sdists), so 'Model loading took' counts it (the
+    load is measured by torch.cuda.max_memory_allocated after reset, vllm/utils/mem_utils.py DeviceMemoryProfiler,
+    platforms/cuda.py get_current_memory_usage). E4B at 2,048 batched tokens: 2,048 x 42 x 256 x 2 B = 0.041 GiB.
+    Not split by TP. 0 for another class (the text-only Gemma4ForCausalLM builds none) or a config without
+    per-layer inputs."""
+    archs = config.get("architectures")
+    if not isinstance(archs, list) or "Gemma4ForConditionalGeneration" not in archs:
+        return 0
+    text = config.get("text_config") or config
+    per_layer, layers = text.get("hidden_size_per_layer_input"), text.get("num_hidden_layers")
+    if not isinstance(per_layer, int) or not isinstance(layers, int):
+        return 0
+    return int(max_num_batched_tokens * layers * per_layer * dtype_bytes)
 
 
 def tpu_rope_cache_bytes(

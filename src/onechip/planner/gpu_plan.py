@@ -25,7 +25,7 @@ budget of every GPU; on the V0 engine the pool's tokens must reach max_model_len
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,6 +45,7 @@ from onechip.planner.gpu_memory import (
     gpu_budget,
     graph_sizes,
     hip_graph_count,
+    per_layer_embeddings_buffer_bytes,
     qwen3_vl_tower_peak_bytes,
     rotary_cache_bytes,
 )
@@ -234,6 +235,7 @@ def plan_gpu_pool(
     compute_capability: int | None = None,
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
+    architectures: Sequence[str] = (),
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -265,7 +267,9 @@ def plan_gpu_pool(
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
     accumulators, planner.gpu_memory.fa3_accumulator_bytes); capture_size_override: the max_cudagraph_capture_size
     the model's config class sets (cuda_graph_rules capture_size_overrides; None: the rule's ceiling);
-    speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query)."""
+    speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query).
+    architectures: the config's architectures (buffers a model class makes beside its weights:
+    planner.gpu_memory.per_layer_embeddings_buffer_bytes)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default = _defaults(
         rule,
@@ -289,6 +293,11 @@ def plan_gpu_pool(
     # on every GPU, not split by TP
     if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it
         buffers += deepstack_buffer_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
+    buffers += per_layer_embeddings_buffer_bytes(
+        {"architectures": list(architectures), "text_config": text},
+        dtype_bytes=dtype_bytes,
+        max_num_batched_tokens=batch,
+    )
     encoder = (
         encoder_profile_bytes(
             vision_config,

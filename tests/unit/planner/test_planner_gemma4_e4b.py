@@ -8,6 +8,7 @@ states the derived counts this test checks: 24 cache-owning layers, 35 sliding a
 from __future__ import annotations
 
 from onechip.planner import plan_model
+from onechip.planner.gpu_memory import per_layer_embeddings_buffer_bytes
 from onechip.schemas.common import GIB
 
 
@@ -52,3 +53,22 @@ def test_the_mi300x_e4b_boot_given_its_pool() -> None:
     assert plan.num_blocks == int(149.34 * GIB) // (4 * 65536)
     assert plan.kv_tokens == plan.num_blocks * 32 // 7
     assert abs(plan.kv_tokens - int(149.34 * GIB) // 57_344) < 32  # = pool / bytes per token, to one block
+
+
+def test_the_per_layer_embedding_buffer_is_planned_beside_the_weights() -> None:
+    # vllm/model_executor/models/gemma4_mm.py (0.20.0, 0.22.1, 0.30.0 sdists): Gemma4ForConditionalGeneration
+    # makes torch.zeros(max_num_batched_tokens, num_hidden_layers, hidden_size_per_layer_input) in the model dtype
+    # on the GPU, counted in 'Model loading took'; the text-only Gemma4ForCausalLM makes none.
+    def weights(batched: int) -> int:
+        plan = plan_model(
+            "gemma-4-E4B-it", "rtx-3090-ti", "vllm-gpu", max_model_len=8192, max_num_batched_tokens=batched
+        )
+        assert plan.memory_budget is not None
+        return plan.memory_budget.weights_bytes
+
+    assert weights(4096) - weights(2048) == 2048 * 42 * 256 * 2
+    text = {"num_hidden_layers": 42, "hidden_size_per_layer_input": 256}
+    wrapped = {"architectures": ["Gemma4ForConditionalGeneration"], "text_config": text}
+    assert per_layer_embeddings_buffer_bytes(wrapped, dtype_bytes=2, max_num_batched_tokens=2048) == 44_040_192
+    causal = {"architectures": ["Gemma4ForCausalLM"], **text}
+    assert per_layer_embeddings_buffer_bytes(causal, dtype_bytes=2, max_num_batched_tokens=2048) == 0
