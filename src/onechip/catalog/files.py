@@ -688,6 +688,24 @@ class EngineEntry(StrictModel):
     )
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
+    default_max_num_seqs: int | None = Field(
+        default=None,
+        ge=1,
+        description="max_num_seqs when none is given, on an engine without memory_rules (their rules hold it); None: "
+        "not read (planner.scheduler_limits then checks given values only).",
+    )
+    default_max_num_seqs_source: str = Field(default="", description="Where that comes from.")
+    batch_defaults_per_rank: bool = Field(
+        default=False,
+        description="The default max_num_seqs and max_num_batched_tokens are per rank: vLLM multiplies them by the "
+        "world size (its CPU defaults).",
+    )
+    default_seqs_capped_from: str | None = Field(
+        default=None,
+        description="First release whose max_num_seqs, when not given, is min(its default, max_num_batched_tokens) "
+        "on the V1 engine (None: never); planner.scheduler_limits.",
+    )
+    default_seqs_capped_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(
         default="pool",
         description="What the engine's 'KV cache size: N tokens' line states: 'pool' = blocks x block size; "

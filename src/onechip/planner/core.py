@@ -59,6 +59,7 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
+from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
     Offload,
@@ -664,6 +665,8 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     on_gpu = calibration_dir is not None and r.acc.kind == "gpu"
     measured = calibration.load(calibration_dir, key) if on_gpu and calibration_dir is not None else None
     gpu = _gpu_pool(r, util, measured)
+    if gpu is None:
+        _check_scheduler(r)
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
@@ -1153,7 +1156,28 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
+        seqs_default_capped=rules.default_seqs_capped(request.engine_version),
+        release=request.engine_version or rules.release or rules.version,
     )
+
+
+def _check_scheduler(r: _Resolved) -> None:
+    """vLLM's start-up checks of the scheduler sizes on an engine without GPU memory rules (TPU, CPU, Ascend;
+    planner.scheduler_limits), on the batched tokens the printed command passes (vllm-tpu: the power-of-two bucket,
+    or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank)."""
+    request, rules = r.request, r.rules
+    given = _batched_tokens(rules, r.src, request.multimodal, request.max_num_batched_tokens, [])
+    batch = given.value if given is not None else None
+    if batch is None and rules.default_max_num_batched_tokens is None:
+        return
+    ranks = request.tensor_parallel_size if rules.batch_defaults_per_rank else 1
+    seqs = rules.default_max_num_seqs * ranks if rules.default_max_num_seqs is not None else None
+    scheduler_sizes(
+        request.max_num_seqs, batch,
+        defaults=(seqs, (rules.default_max_num_batched_tokens or 0) * ranks),
+        seqs_capped=rules.default_seqs_capped(request.engine_version), max_model_len=r.max_model_len,
+        chunked_prefill=True, engine=f"{r.engine} {request.engine_version or rules.release or rules.version}",
+    )  # fmt: skip
 
 
 def _rocm_rule(r: _Resolved) -> RocmRule | None:
@@ -1713,6 +1737,17 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"does not fit: weights {b.weights_bytes / GIB:.2f} GiB per GPU exceed the requested "
             f"{b.requested_bytes / GIB:.2f} GiB",
             "weights",
+        )
+    if gpu.profile_over_card_bytes > 0:
+        return (
+            f"does not fit: vLLM's profiling run peaks at {b.activation_bytes / GIB:,.2f} GiB of activations per GPU "
+            f"({gpu.max_num_batched_tokens:,} batched tokens, {gpu.max_num_seqs:,} sequences) beside "
+            f"{(b.weights_bytes + b.non_torch_bytes) / GIB:,.2f} GiB of weights and non-torch memory, "
+            f"{gpu.profile_over_card_bytes / GIB:,.2f} GiB more than the card holds: it runs out of memory before it "
+            "sizes the KV cache ('CUDA out of memory occurred when warming up sampler ... Please try lowering "
+            "`max_num_seqs`', vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.11.0 and 0.19.0); lower "
+            "--max-num-batched-tokens or --max-num-seqs",
+            "profiling-memory",
         )
     if gpu.over_card_bytes > 0:
         return (

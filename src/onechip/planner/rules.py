@@ -96,6 +96,15 @@ class EngineRules(EngineEntry):
             return True
         return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
+    def default_seqs_capped(self, engine_version: str | None) -> bool:
+        """Whether a max_num_seqs not given is capped at max_num_batched_tokens at `engine_version` (None: the
+        release the rules were read from): from `default_seqs_capped_from` on (planner.scheduler_limits)."""
+        floor = self.default_seqs_capped_from
+        if floor is None:
+            return False
+        version = engine_version or self.release or self.version
+        return version_key(version) >= version_key(floor)
+
     def served_towers(self, multimodal: bool, engine_version: str | None) -> tuple[str, ...]:
         """The towers the engine holds: `loads_towers` when multimodal; when text-only, none from
         `text_only_drops_towers_from` on (None version: the newest), all of them before (the engine loaded them

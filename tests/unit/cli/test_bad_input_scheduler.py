@@ -1,0 +1,70 @@
+"""Items of the new-user pass of 2026-12-02 on the scheduler sizes, GB10 and hosts, through both front ends (the
+CLI's main() and an MCP tool call): sizes vLLM refuses are one line naming the flag (the argument over MCP) and
+vLLM's rule with its releases (planner.scheduler_limits); sizes it accepts are planned with their memory."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from factories import one_error_line
+from onechip.mcp.server import build_server
+
+SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
+SMOL_ARGS = {"model": "SmolLM2-135M-Instruct", "chip": "l4"}
+
+pytestmark = pytest.mark.usefixtures("offline_home")
+
+
+def _tool(name: str, args: dict) -> tuple[bool, str]:
+    """(is_error, its one line) of one MCP call."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(name, args)
+
+    result = anyio.run(go)
+    line = result.content[0].text
+    assert "Traceback" not in line, line
+    return bool(result.is_error), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "args", "start"),
+    [
+        (["--max-num-seqs", "99999999"], {"max_num_seqs": 99999999},
+         "{seqs} 99999999 is more than the 2048 tokens vLLM 0.32.0 batches by default here: vLLM refuses "
+         "max_num_batched_tokens < max_num_seqs"),
+        (["--max-num-seqs", "512", "--max-num-batched-tokens", "256"],
+         {"max_num_seqs": 512, "max_num_batched_tokens": 256},
+         "{batch} 256 is less than {seqs} 512: vLLM refuses max_num_batched_tokens < max_num_seqs"),
+        (["--max-num-batched-tokens", "1", "--engine-version", "0.10.0"],
+         {"max_num_batched_tokens": 1, "engine_version": "0.10.0"},
+         "{batch} 1 is less than the 256 sequences vLLM 0.10.0 schedules by default here"),
+        (["--max-num-batched-tokens", "4096", "--engine-version", "0.7.3"],
+         {"max_num_batched_tokens": 4096, "engine_version": "0.7.3"},
+         "{batch} 4096 is less than {len} 8192 and vLLM 0.7.3 runs this deployment without chunked prefill"),
+    ],
+)  # fmt: skip
+def test_scheduler_sizes_vllm_refuses_are_one_line_on_both_front_ends(run, argv, args, start) -> None:
+    flags = {"seqs": "--max-num-seqs", "batch": "--max-num-batched-tokens", "len": "--max-model-len"}
+    line = one_error_line(run, "plan", *SMOL, *argv)
+    assert line.startswith(start.format(**flags)), line
+    assert "0.6.6 - 0.34.0" in line  # the releases the rule was read in
+    names = {"seqs": "max_num_seqs", "batch": "max_num_batched_tokens", "len": "max_model_len"}
+    is_error, text = _tool("plan", {**SMOL_ARGS, **args})
+    assert is_error and "\n" not in text and text.startswith(start.format(**names)), text
+    assert "--max-num" not in text  # the tool's arguments, never the CLI's flags
+
+
+def test_a_batch_of_one_token_is_planned_where_vllm_starts_with_it(run) -> None:
+    # vLLM 0.10.1 and later default max_num_seqs to min(256, 1) = 1, and SchedulerConfig accepts 1 >= 1
+    got, out, _ = run("plan", *SMOL, "--max-num-batched-tokens", "1")
+    assert got == 0 and "verdict: fits" in out
+
+
+def test_sizes_vllm_accepts_but_cannot_profile_are_planned_as_not_fitting(run) -> None:
+    got, out, _ = run("plan", *SMOL, "--max-num-seqs", "99999999", "--max-num-batched-tokens", "99999999")
+    assert got == 0 and "verdict: does not fit: vLLM's profiling run peaks at" in out
+    assert "(binding limit: profiling-memory)" in out
