@@ -1767,14 +1767,24 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
     return "fits", "kv-pool"
 
 
+def start_utilization(acc: Accelerator) -> float | None:
+    """The highest --gpu-memory-utilization (two decimals, rounded down) whose request the card's least measured
+    free memory at start still covers (accelerators.json memory_free_at_start_range_bytes: GB10 101.3 of 121.69 GiB
+    -> 0.83); None where the card has no such measurement. The plan's free-memory-at-start verdict names it, and
+    `advise` plans such a card at it."""
+    free = acc.memory_free_at_start_range_bytes
+    if free is None or not acc.memory_bytes:
+        return None
+    return math.floor(free[0] / acc.memory_bytes * 100) / 100
+
+
 def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
     """vLLM's start-up check before anything loads (vllm/v1/worker/gpu_worker.py: free memory must cover
     utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
     where the card's free memory at start was measured well below its total (unified memory: GB10)."""
-    free = acc.memory_free_at_start_range_bytes
-    if free is None or not acc.memory_bytes or requested <= free[1]:
+    free, below = acc.memory_free_at_start_range_bytes, start_utilization(acc)
+    if free is None or below is None or requested <= free[1]:
         return verdict
-    below = math.floor(free[0] / acc.memory_bytes * 100) / 100  # the utilization the least free memory still covers
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
         f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "

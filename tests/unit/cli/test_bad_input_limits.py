@@ -9,7 +9,9 @@ import pytest
 from mcp import Client
 
 from factories import one_error_line
+from onechip import api, planner
 from onechip.mcp.server import build_server
+from onechip.schemas.requests import AdviseRequest
 
 SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
 SMOL_ARGS = {"model": "SmolLM2-135M-Instruct", "chip": "l4"}
@@ -17,14 +19,19 @@ SMOL_ARGS = {"model": "SmolLM2-135M-Instruct", "chip": "l4"}
 pytestmark = pytest.mark.usefixtures("offline_home")
 
 
-def _tool(name: str, args: dict) -> tuple[bool, str]:
-    """(is_error, its one line) of one MCP call."""
+def _call(name: str, args: dict):
+    """The result of one MCP call."""
 
     async def go():
         async with Client(build_server()) as client:
             return await client.call_tool(name, args)
 
-    result = anyio.run(go)
+    return anyio.run(go)
+
+
+def _tool(name: str, args: dict) -> tuple[bool, str]:
+    """(is_error, its one line) of one MCP call."""
+    result = _call(name, args)
     line = result.content[0].text
     assert "Traceback" not in line, line
     return bool(result.is_error), line
@@ -68,3 +75,27 @@ def test_sizes_vllm_accepts_but_cannot_profile_are_planned_as_not_fitting(run) -
     got, out, _ = run("plan", *SMOL, "--max-num-seqs", "99999999", "--max-num-batched-tokens", "99999999")
     assert got == 0 and "verdict: does not fit: vLLM's profiling run peaks at" in out
     assert "(binding limit: profiling-memory)" in out
+
+
+def test_advise_plans_a_gb10_at_the_utilization_its_plan_names(run) -> None:
+    # accelerators.json gb10: 101.3 GiB (108,770,046,771 B) free at start of 121.69 GiB (130,663,642,563 B) visible;
+    # floor(0.8324 x 100) / 100 = 0.83, the figure the plan's free-memory-at-start verdict names (the issue's logs:
+    # 0.87 always failed, 0.82 - 0.83 ran)
+    acc = planner.rules.accelerator("gb10")
+    assert planner.start_utilization(acc) == 0.83
+    refused = planner.plan_model("SmolLM2-135M-Instruct", "gb10")  # the engine's default utilization, 0.9
+    assert refused.binding_limit == "free-memory-at-start" and "--gpu-memory-utilization 0.83" in refused.verdict
+    assert planner.plan_model("SmolLM2-135M-Instruct", "gb10", utilization=0.83).fits
+    got, out, _ = run("advise", "SmolLM2-135M-Instruct", "--chips", "gb10,l4", "--workload", "ctx=1024,clients=4")
+    assert got == 0 and "gb10 (1 x TP=1): planned at --gpu-memory-utilization 0.83" in out
+    assert "on startup is less than" not in out  # was every gb10 row's verdict
+    rows = _call(
+        "advise",
+        {"model": "SmolLM2-135M-Instruct", "chips": ["gb10"], "workload": {"ctx": 1024, "clients": 4}, "reps": 1},
+    ).structured_content["rows"]
+    advice = api.advise(AdviseRequest(model="SmolLM2-135M-Instruct", chips=["gb10"],
+                                      workload={"ctx": 1024, "clients": 4}, reps=1))  # fmt: skip
+    assert {r.utilization for r in advice.rows} == {row["utilization"] for row in rows} == {0.83}
+    assert not any("free memory" in r.verdict or "on startup" in r.verdict for r in advice.rows)
+    assert all(r.utilization is None for r in api.advise(AdviseRequest(
+        model="SmolLM2-135M-Instruct", chips=["l4"], workload={"ctx": 1024, "clients": 4}, reps=1)).rows)  # fmt: skip
