@@ -56,6 +56,13 @@ class AcceleratorEntry(StrictModel):
         "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
     )
     nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
+    host_gpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="GPUs one host of this card holds, where the card only comes in one kind of host (GB10: one per "
+        "DGX Spark); None: the catalog's largest_host_gpus bounds it.",
+    )
+    host_gpus_source: str | None = Field(default=None, description="Where host_gpus comes from.")
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")

@@ -934,21 +934,25 @@ _WORLD_SIZE_SOURCE = (
 
 
 def _host_gpus_note(acc: Accelerator, request: PlanRequest) -> list[PlanWarning]:
-    """A GPU plan whose TP x PP cards exceed the largest host the catalog names (accelerators.json
-    largest_host_gpus): warned, not refused, since no source gives a per-card maximum (a `--chip local` host,
-    whose cards are counted, is refused in _devices)."""
+    """A GPU plan whose TP x PP cards exceed the card's own host (accelerators.json host_gpus: GB10, one per DGX
+    Spark), else the largest host the catalog names (largest_host_gpus): warned, not refused, since a plan may be
+    run across hosts by hand (a `--chip local` host, whose cards are counted, is refused in _devices)."""
     hosts, cards = catalog.accelerators(), request.tensor_parallel_size * request.pipeline_parallel_size
-    largest = hosts.largest_host_gpus
+    largest = acc.host_gpus or hosts.largest_host_gpus
     if acc.kind != "gpu" or acc.host_cards is not None or cards <= largest:
         return []
+    if acc.host_gpus is not None:  # the card comes in one kind of host
+        than = f"the {largest} GPU(s) one {acc.name} host holds"
+        source = f"catalog accelerators.json {acc.name} host_gpus ({acc.host_gpus_source})"
+    else:
+        than = f"the {largest}-GPU hosts the catalog names"
+        source = f"catalog accelerators.json largest_host_gpus ({hosts.largest_host_gpus_source})"
     return [PlanWarning(
         code="beyond-one-host",
-        message=f"tensor_parallel_size x pipeline_parallel_size = {cards} {acc.name} cards on one host, more than the "
-        f"{largest}-GPU hosts the catalog names: the printed command starts one engine on one host, which must hold "
-        f"{cards} of them (vLLM refuses more than the node's GPUs on CUDA; across hosts takes --nnodes or Ray, not "
-        "planned)",
-        source=f"catalog accelerators.json largest_host_gpus ({hosts.largest_host_gpus_source}); "
-        f"{_WORLD_SIZE_SOURCE}",
+        message=f"tensor_parallel_size x pipeline_parallel_size = {cards} {acc.name} cards on one host, more than "
+        f"{than}: the printed command starts one engine on one host, which must hold {cards} of them (vLLM refuses "
+        "more than the node's GPUs on CUDA; across hosts takes --nnodes or Ray, not planned)",
+        source=f"{source}; {_WORLD_SIZE_SOURCE}",
     )]  # fmt: skip
 
 

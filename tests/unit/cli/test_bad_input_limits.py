@@ -99,3 +99,22 @@ def test_advise_plans_a_gb10_at_the_utilization_its_plan_names(run) -> None:
     assert not any("free memory" in r.verdict or "on startup" in r.verdict for r in advice.rows)
     assert all(r.utilization is None for r in api.advise(AdviseRequest(
         model="SmolLM2-135M-Instruct", chips=["l4"], workload={"ctx": 1024, "clients": 4}, reps=1)).rows)  # fmt: skip
+
+
+def test_two_gb10s_are_beyond_one_host(run) -> None:
+    # a DGX Spark holds one GB10 (accelerators.json gb10 host_gpus); the catalog's largest host (8) held it silent
+    acc = planner.rules.accelerator("gb10")
+    assert acc.host_gpus == 1 and "two NVIDIA DGX Spark systems" in (acc.host_gpus_source or "")
+    e2b = ("google/gemma-4-E2B-it", "--chip", "gb10", "--gpu-memory-utilization", "0.8")
+    got, out, _ = run("plan", *e2b, "--tensor-parallel-size", "2")
+    out = " ".join(out.split())  # the console wraps long warnings
+    assert got == 0 and "warning beyond-one-host: tensor_parallel_size x pipeline_parallel_size = 2 gb10 cards" in out
+    assert "more than the 1 GPU(s) one gb10 host holds" in out
+    got, out, _ = run("plan", *e2b)
+    assert got == 0 and "beyond-one-host" not in out
+    plan = _call("plan", {"model": "google/gemma-4-E2B-it", "chip": "gb10", "utilization": 0.8,
+                          "tensor_parallel_size": 2}).structured_content  # fmt: skip
+    assert "beyond-one-host" in {w["code"] for w in plan["warnings"]}
+    # a card with no host of its own keeps the catalog's largest host: two H100s are not warned
+    got, out, _ = run("plan", "google/gemma-4-E2B-it", "--chip", "h100", "--tensor-parallel-size", "2")
+    assert got == 0 and "beyond-one-host" not in out
