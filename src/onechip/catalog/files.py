@@ -713,6 +713,12 @@ class EngineEntry(StrictModel):
         "on the V1 engine (None: never); planner.scheduler_limits.",
     )
     default_seqs_capped_source: str = Field(default="", description="Where that comes from.")
+    default_batch_capped_from: str | None = Field(
+        default=None,
+        description="First release whose max_num_batched_tokens, when not given, is min(its default, max_num_seqs x "
+        "max_model_len) on the V1 engine (None: never); planner.scheduler_limits.",
+    )
+    default_batch_capped_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(
         default="pool",
         description="What the engine's 'KV cache size: N tokens' line states: 'pool' = blocks x block size; "

@@ -1161,6 +1161,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
         seqs_default_capped=rules.default_seqs_capped(request.engine_version),
+        batch_default_capped=rules.default_batch_capped(request.engine_version),
         release=request.engine_version or rules.release or rules.version,
     )
 
@@ -1179,7 +1180,8 @@ def _check_scheduler(r: _Resolved) -> None:
     scheduler_sizes(
         request.max_num_seqs, batch,
         defaults=(seqs, (rules.default_max_num_batched_tokens or 0) * ranks),
-        seqs_capped=rules.default_seqs_capped(request.engine_version), max_model_len=r.max_model_len,
+        seqs_capped=rules.default_seqs_capped(request.engine_version),
+        batch_capped=rules.default_batch_capped(request.engine_version), max_model_len=r.max_model_len,
         chunked_prefill=True, engine=f"{r.engine} {request.engine_version or rules.release or rules.version}",
     )  # fmt: skip
 

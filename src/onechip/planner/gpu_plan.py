@@ -233,6 +233,7 @@ def plan_gpu_pool(
     marlin: MarlinMoe | None = None,
     mrope_positions_factor: int | None = None,
     seqs_default_capped: bool = False,
+    batch_default_capped: bool = False,
     release: str = "",
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
@@ -262,9 +263,10 @@ def plan_gpu_pool(
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). seqs_default_capped: the release caps a max_num_seqs not
-    given at max_num_batched_tokens (engines.json default_seqs_capped_from; V1 rules only); release: the vLLM release
-    planned for, as refusals name it (''; the rule's range). Raises ConfigError for
-    scheduler sizes vLLM refuses (planner.scheduler_limits)."""
+    given at max_num_batched_tokens (engines.json default_seqs_capped_from; V1 rules only); batch_default_capped:
+    it caps a max_num_batched_tokens not given at max_num_seqs x max_model_len (default_batch_capped_from); release:
+    the vLLM release planned for, as refusals name it (''; the rule's range). Raises ConfigError for scheduler sizes
+    vLLM refuses (planner.scheduler_limits)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default, chunked = _defaults(
         rule,
@@ -280,6 +282,7 @@ def plan_gpu_pool(
         max_num_batched_tokens,
         defaults=(seqs_default, batch_default),
         seqs_capped=seqs_default_capped and not rule.v0_engine,
+        batch_capped=batch_default_capped and not rule.v0_engine,
         max_model_len=max_model_len,
         chunked_prefill=chunked,
         engine=f"vLLM {release or rule.versions.split(' (')[0]}",

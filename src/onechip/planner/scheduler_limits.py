@@ -13,8 +13,8 @@ vLLM refuses at start-up (vllm/config/scheduler.py SchedulerConfig: `_verify_arg
 Both compare the values vLLM holds after its defaults (vllm/engine/arg_utils.py): a max_num_seqs not given is the
 engine's default, and from `default_seqs_capped_from` on (engines.json; vLLM 0.10.1, the V1 engine only)
 min(that default, max_num_batched_tokens) - so `--max-num-batched-tokens 1` alone starts there with one sequence,
-and is refused before; a max_num_batched_tokens not given is the engine's default (larger than max_num_seqs only
-if max_num_seqs is small enough).
+and is refused before; a max_num_batched_tokens not given is the engine's default, and from
+`default_batch_capped_from` on (0.12.0, V1) min(that default, max_num_seqs x max_model_len).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def scheduler_sizes(
     *,
     defaults: tuple[int | None, int],
     seqs_capped: bool,
+    batch_capped: bool = False,
     max_model_len: int,
     chunked_prefill: bool,
     engine: str,
@@ -44,11 +45,14 @@ def scheduler_sizes(
     """(max_num_seqs, max_num_batched_tokens) vLLM runs with: the given ones, else `defaults` (the engine's
     (max_num_seqs, max_num_batched_tokens) for this card and version; a max_num_seqs default of None: not read,
     the first check is then made on given values only), the default max_num_seqs capped by the batched tokens
-    where `seqs_capped`. `engine`: the engine and version the defaults are of, as the message names them.
+    where `seqs_capped`, the default max_num_batched_tokens capped at max_num_seqs x max_model_len where
+    `batch_capped`. `engine`: the engine and version the defaults are of, as the message names them.
     Raises ConfigError (one line, naming the flags) for what vLLM refuses at start-up (module docstring)."""
     default_seqs, default_batch = defaults
     batch = max_num_batched_tokens if max_num_batched_tokens is not None else default_batch
     seqs = max_num_seqs if max_num_seqs is not None else default_seqs
+    if max_num_batched_tokens is None and seqs is not None and batch_capped:
+        batch = min(batch, seqs * max_model_len)
     if max_num_seqs is None and seqs is not None and seqs_capped:
         seqs = min(seqs, batch)
     if seqs is not None and batch < seqs:

@@ -50,10 +50,11 @@ def test_fewer_batched_tokens_than_the_model_length_is_refused_only_without_chun
         _sizes(None, 4096, chunked=False)
 
 
-def test_the_catalog_names_0_10_1_for_every_vllm_engine():
+def test_the_catalog_names_both_releases_for_every_vllm_engine():
     for name in ("vllm-gpu", "vllm-cpu", "vllm-tpu", "vllm-ascend"):
         entry = catalog.engines().engines[name]
         assert entry.default_seqs_capped_from == "0.10.1" and "0.10.1" in entry.default_seqs_capped_source
+        assert entry.default_batch_capped_from == "0.12.0" and "0.12.0" in entry.default_batch_capped_source
 
 
 @pytest.mark.usefixtures("offline_home")
@@ -90,3 +91,23 @@ def test_engines_without_gpu_rules_check_against_their_own_defaults(chip, limit)
     with pytest.raises(ConfigError, match=f"more than the {limit} tokens"):
         plan_model(SMOL, chip, max_num_seqs=limit + 1)
     assert plan_model(SMOL, chip, max_num_seqs=limit).fits
+
+
+def test_the_default_batched_tokens_follow_sequences_times_length_from_0_12_0():
+    # EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.12.0): min(default, max_num_seqs x max_model_len)
+    assert _sizes(1, None, max_model_len=1024) == (1, 2048)  # not capped (0.11.0 and before)
+    capped = scheduler_sizes(
+        1, None, defaults=(256, 2048), seqs_capped=True, batch_capped=True, max_model_len=1024,
+        chunked_prefill=True, engine="vLLM X",
+    )  # fmt: skip
+    assert capped == (1, 1024)
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_one_short_sequence_profiles_a_shorter_batch_from_0_12_0():
+    # h100: >= 70 GiB, so 8,192 batched tokens by default; one 1,024-token sequence batches 1,024 from 0.12.0
+    old, new = (
+        plan_model(SMOL, "h100", engine_version=v, max_num_seqs=1, max_model_len=1024) for v in ("0.11.0", "0.12.0")
+    )
+    assert (old.in_flight_tokens, new.in_flight_tokens) == (8192, 1024)
+    assert new.memory_budget.activation_peak_bytes < old.memory_budget.activation_peak_bytes
