@@ -773,6 +773,12 @@ class EngineEntry(StrictModel):
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."
     )
+    mamba_align_batch_check: VersionRange | None = Field(
+        default=None,
+        description="Releases that assert, in mamba_cache_mode 'align', that the (hybrid-raised) attention block size "
+        "is at most max_num_batched_tokens (planner.gpu_plan); None: none.",
+    )
+    mamba_align_batch_check_source: str = Field(default="", description="Where that range comes from.")
     hybrid_rules: list[HybridStateRule] = Field(
         default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
     )

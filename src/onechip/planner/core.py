@@ -1573,9 +1573,12 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     head_dims = {layer.head_dim for layer in r.geometry.layers if layer.bytes_per_token}
     if rule.head256_alignment and head_dims == {256} and r.acc.architecture in rule.head256_architectures:
         alignment = rule.head256_alignment  # FlashInfer on SM 10.x, head_dim 256 (HybridStateRule)
+    check = r.rules.mamba_align_batch_check
+    version = r.request.engine_version or r.rules.release or r.rules.version
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
                       speculative_blocks=r.request.num_speculative_tokens,
-                      user_block_aligns=rule.user_block_aligns)  # fmt: skip
+                      user_block_aligns=rule.user_block_aligns,
+                      block_within_batch=check is not None and check.covers(version))  # fmt: skip
 
 
 def mrope_positions_factor(rules: EngineRules, version: str | None, architectures: Any) -> int | None:

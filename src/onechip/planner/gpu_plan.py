@@ -454,6 +454,15 @@ def _stage_pool(
         if rule.hybrid_groups
         else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
+    block = max(g.block_size for g in layout.groups)
+    if states is not None and states.mode == "align" and states.block_within_batch and block > batch:
+        raise ConfigError(
+            f"--max-num-batched-tokens {batch} is less than the {block}-token attention block vLLM sets for this "
+            "hybrid model in Mamba cache mode 'align' (prefix caching on), which vLLM 0.17.0 - 0.26.x assert is at "
+            "most max_num_batched_tokens ('In Mamba cache align mode, block_size ... must be <= "
+            "max_num_batched_tokens', vllm/config/vllm.py VllmConfig.validate_block_size); give "
+            f"--max-num-batched-tokens {block} or more, or --no-enable-prefix-caching"
+        )
     blocks = layout.num_blocks(pool)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)

@@ -6,12 +6,16 @@ max_num_batched_tokens) (EngineArgs._set_default_args_v1 of the 0.10.1 sdist), b
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.scheduler_limits import scheduler_sizes
+from onechip.schemas.common import GIB
 
 SMOL = "SmolLM2-135M-Instruct"  # a bundled inventory: plans offline; 8,192 positions, vocab 49,152
 
@@ -111,3 +115,22 @@ def test_one_short_sequence_profiles_a_shorter_batch_from_0_12_0():
     )
     assert (old.in_flight_tokens, new.in_flight_tokens) == (8192, 1024)
     assert new.memory_budget.activation_peak_bytes < old.memory_budget.activation_peak_bytes
+
+
+def test_a_hybrid_block_larger_than_the_batch_is_refused_where_align_mode_asserts_it(tmp_path):
+    # the corpus's Qwen3.6-35B-A3B on an RTX 5090 (vLLM 0.24.0, prefix caching on -> 'align'): the attention block is
+    # raised to 2,096 tokens (tests/unit/planner/test_planner_hybrid_state.py); VllmConfig.validate_block_size of
+    # 0.17.0 - 0.26.0 asserts block_size <= max_num_batched_tokens in 'align' mode (gone in 0.27.0)
+    entry = corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240")
+    path = sized_checkpoint(tmp_path / "m", json.loads((BOOTLOGS / entry["config_file"]).read_text()), 20 * GIB)
+    args = {"max_model_len": 8192, "kv_cache_dtype": "fp8", "multimodal": False, "kv_cache_memory_bytes": 5 * GIB}
+
+    def plan(version, batch, prefix=True):
+        return plan_model(str(path), "rtx5090", "vllm-gpu", engine_version=version, max_num_batched_tokens=batch,
+                          enable_prefix_caching=prefix, **args)  # fmt: skip
+
+    with pytest.raises(ConfigError, match="less than the 2096-token attention block .* 0.17.0 - 0.26.x assert"):
+        plan("0.24.0", 2048)
+    assert plan("0.24.0", 2096).memory_budget.min_block_size == 2096
+    assert plan("0.27.0", 2048).memory_budget is not None  # the assert is gone there
+    assert plan("0.24.0", 2048, prefix=False).memory_budget is not None  # mode 'none': no such assert
