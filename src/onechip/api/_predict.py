@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -267,8 +268,13 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     longest = (last or ctx) + out
     max_len = max(2048, 1 << (longest - 1).bit_length())
     try:
-        the_plan = planner.plan_model(PlanRequest(model=request.model, chip=chip, tensor_parallel_size=tp,
-                                                  max_model_len=max_len, contexts=[ctx]))  # fmt: skip
+        fields: dict[str, Any] = {"model": request.model, "chip": chip, "tensor_parallel_size": tp,
+                                  "max_model_len": max_len, "contexts": [ctx]}  # fmt: skip
+        the_plan = planner.plan_model(PlanRequest(**fields))
+        if the_plan.binding_limit == "free-memory-at-start":  # the engine's default utilization cannot start here:
+            util = planner.start_utilization(planner.rules.accelerator(chip))  # plan at the one the verdict names
+            the_plan = planner.plan_model(PlanRequest(**fields, utilization=util))
+            row = row.model_copy(update={"utilization": util})
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         calibration, terms, source, basis = _advice_terms(the_plan)

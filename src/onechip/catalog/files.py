@@ -56,6 +56,13 @@ class AcceleratorEntry(StrictModel):
         "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
     )
     nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
+    host_gpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="GPUs one host of this card holds, where the card only comes in one kind of host (GB10: one per "
+        "DGX Spark); None: the catalog's largest_host_gpus bounds it.",
+    )
+    host_gpus_source: str | None = Field(default=None, description="Where host_gpus comes from.")
     note: str | None = Field(default=None, description="Caveats about the figures.")
     source: str = Field(description="Where the figures come from.")
     date: str = Field(description="ISO date the source was read.")
@@ -724,6 +731,30 @@ class EngineEntry(StrictModel):
     )
     default_max_num_batched_tokens: int | None = Field(default=None, description="Scheduler default.")
     default_max_num_batched_tokens_source: str = Field(default="", description="Where that comes from.")
+    default_max_num_seqs: int | None = Field(
+        default=None,
+        ge=1,
+        description="max_num_seqs when none is given, on an engine without memory_rules (their rules hold it); None: "
+        "not read (planner.scheduler_limits then checks given values only).",
+    )
+    default_max_num_seqs_source: str = Field(default="", description="Where that comes from.")
+    batch_defaults_per_rank: bool = Field(
+        default=False,
+        description="The default max_num_seqs and max_num_batched_tokens are per rank: vLLM multiplies them by the "
+        "world size (its CPU defaults).",
+    )
+    default_seqs_capped_from: str | None = Field(
+        default=None,
+        description="First release whose max_num_seqs, when not given, is min(its default, max_num_batched_tokens) "
+        "on the V1 engine (None: never); planner.scheduler_limits.",
+    )
+    default_seqs_capped_source: str = Field(default="", description="Where that comes from.")
+    default_batch_capped_from: str | None = Field(
+        default=None,
+        description="First release whose max_num_batched_tokens, when not given, is min(its default, max_num_seqs x "
+        "max_model_len) on the V1 engine (None: never); planner.scheduler_limits.",
+    )
+    default_batch_capped_source: str = Field(default="", description="Where that comes from.")
     kv_token_line: Literal["pool", "capacity"] = Field(
         default="pool",
         description="What the engine's 'KV cache size: N tokens' line states: 'pool' = blocks x block size; "
@@ -778,6 +809,12 @@ class EngineEntry(StrictModel):
     pool_rules: list[TpuPoolRule] = Field(
         default_factory=list, description="TPU pool rules by version, applied when a version is given."
     )
+    mamba_align_batch_check: VersionRange | None = Field(
+        default=None,
+        description="Releases that assert, in mamba_cache_mode 'align', that the (hybrid-raised) attention block size "
+        "is at most max_num_batched_tokens (planner.gpu_plan); None: none.",
+    )
+    mamba_align_batch_check_source: str = Field(default="", description="Where that range comes from.")
     hybrid_rules: list[HybridStateRule] = Field(
         default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
     )

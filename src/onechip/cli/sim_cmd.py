@@ -71,8 +71,12 @@ def advise(
     else:
         _print_advice(advice, request)
         for r in advice.rows:
-            if not r.fits:
-                console.print(f"[dim]{r.chip} ({r.engines} x TP={r.tensor_parallel_size}): {r.verdict}[/]")
+            said = [r.verdict] if not r.fits else []
+            if r.utilization is not None:  # the engine's default utilization does not start on this card
+                said.insert(0, f"planned at --gpu-memory-utilization {r.utilization:g}, the most its free memory at "
+                            "start covers")  # fmt: skip
+            if said:
+                console.print(f"[dim]{r.chip} ({r.engines} x TP={r.tensor_parallel_size}): {'; '.join(said)}[/]")
         for note in advice.notes:
             console.print(f"[yellow]note[/] {note}")
     if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer

@@ -60,6 +60,7 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
+from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
     Offload,
@@ -665,6 +666,8 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     on_gpu = calibration_dir is not None and r.acc.kind == "gpu"
     measured = calibration.load(calibration_dir, key) if on_gpu and calibration_dir is not None else None
     gpu = _gpu_pool(r, util, measured)
+    if gpu is None:
+        _check_scheduler(r)
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len)
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
@@ -932,21 +935,25 @@ _WORLD_SIZE_SOURCE = (
 
 
 def _host_gpus_note(acc: Accelerator, request: PlanRequest) -> list[PlanWarning]:
-    """A GPU plan whose TP x PP cards exceed the largest host the catalog names (accelerators.json
-    largest_host_gpus): warned, not refused, since no source gives a per-card maximum (a `--chip local` host,
-    whose cards are counted, is refused in _devices)."""
+    """A GPU plan whose TP x PP cards exceed the card's own host (accelerators.json host_gpus: GB10, one per DGX
+    Spark), else the largest host the catalog names (largest_host_gpus): warned, not refused, since a plan may be
+    run across hosts by hand (a `--chip local` host, whose cards are counted, is refused in _devices)."""
     hosts, cards = catalog.accelerators(), request.tensor_parallel_size * request.pipeline_parallel_size
-    largest = hosts.largest_host_gpus
+    largest = acc.host_gpus or hosts.largest_host_gpus
     if acc.kind != "gpu" or acc.host_cards is not None or cards <= largest:
         return []
+    if acc.host_gpus is not None:  # the card comes in one kind of host
+        than = f"the {largest} GPU(s) one {acc.name} host holds"
+        source = f"catalog accelerators.json {acc.name} host_gpus ({acc.host_gpus_source})"
+    else:
+        than = f"the {largest}-GPU hosts the catalog names"
+        source = f"catalog accelerators.json largest_host_gpus ({hosts.largest_host_gpus_source})"
     return [PlanWarning(
         code="beyond-one-host",
-        message=f"tensor_parallel_size x pipeline_parallel_size = {cards} {acc.name} cards on one host, more than the "
-        f"{largest}-GPU hosts the catalog names: the printed command starts one engine on one host, which must hold "
-        f"{cards} of them (vLLM refuses more than the node's GPUs on CUDA; across hosts takes --nnodes or Ray, not "
-        "planned)",
-        source=f"catalog accelerators.json largest_host_gpus ({hosts.largest_host_gpus_source}); "
-        f"{_WORLD_SIZE_SOURCE}",
+        message=f"tensor_parallel_size x pipeline_parallel_size = {cards} {acc.name} cards on one host, more than "
+        f"{than}: the printed command starts one engine on one host, which must hold {cards} of them (vLLM refuses "
+        "more than the node's GPUs on CUDA; across hosts takes --nnodes or Ray, not planned)",
+        source=f"{source}; {_WORLD_SIZE_SOURCE}",
     )]  # fmt: skip
 
 
@@ -1160,6 +1167,9 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
         speculative_tokens=request.num_speculative_tokens,
         architectures=tuple(a for a in r.src.config.data.get("architectures") or () if isinstance(a, str)),
+        seqs_default_capped=rules.default_seqs_capped(request.engine_version),
+        batch_default_capped=rules.default_batch_capped(request.engine_version),
+        release=request.engine_version or rules.release or rules.version,
     )
 
 
@@ -1179,6 +1189,26 @@ def _capture_size_override(rule: CudaGraphRule | None, architectures: Any) -> in
     """The max_cudagraph_capture_size the model's config class sets (cuda_graph_rules capture_size_overrides)."""
     names = architectures if isinstance(architectures, list) else []
     return next((rule.capture_size_overrides[a] for a in names if rule and a in rule.capture_size_overrides), None)
+
+
+def _check_scheduler(r: _Resolved) -> None:
+    """vLLM's start-up checks of the scheduler sizes on an engine without GPU memory rules (TPU, CPU, Ascend;
+    planner.scheduler_limits), on the batched tokens the printed command passes (vllm-tpu: the power-of-two bucket,
+    or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank)."""
+    request, rules = r.request, r.rules
+    given = _batched_tokens(rules, r.src, request.multimodal, request.max_num_batched_tokens, [])
+    batch = given.value if given is not None else None
+    if batch is None and rules.default_max_num_batched_tokens is None:
+        return
+    ranks = request.tensor_parallel_size if rules.batch_defaults_per_rank else 1
+    seqs = rules.default_max_num_seqs * ranks if rules.default_max_num_seqs is not None else None
+    scheduler_sizes(
+        request.max_num_seqs, batch,
+        defaults=(seqs, (rules.default_max_num_batched_tokens or 0) * ranks),
+        seqs_capped=rules.default_seqs_capped(request.engine_version),
+        batch_capped=rules.default_batch_capped(request.engine_version), max_model_len=r.max_model_len,
+        chunked_prefill=True, engine=f"{r.engine} {request.engine_version or rules.release or rules.version}",
+    )  # fmt: skip
 
 
 def _rocm_rule(r: _Resolved) -> RocmRule | None:
@@ -1574,9 +1604,12 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     head_dims = {layer.head_dim for layer in r.geometry.layers if layer.bytes_per_token}
     if rule.head256_alignment and head_dims == {256} and r.acc.architecture in rule.head256_architectures:
         alignment = rule.head256_alignment  # FlashInfer on SM 10.x, head_dim 256 (HybridStateRule)
+    check = r.rules.mamba_align_batch_check
+    version = r.request.engine_version or r.rules.release or r.rules.version
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
                       speculative_blocks=r.request.num_speculative_tokens,
-                      user_block_aligns=rule.user_block_aligns)  # fmt: skip
+                      user_block_aligns=rule.user_block_aligns,
+                      block_within_batch=check is not None and check.covers(version))  # fmt: skip
 
 
 def mrope_positions_factor(rules: EngineRules, version: str | None, architectures: Any) -> int | None:
@@ -1745,6 +1778,17 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"{b.requested_bytes / GIB:.2f} GiB",
             "weights",
         )
+    if gpu.profile_over_card_bytes > 0:
+        return (
+            f"does not fit: vLLM's profiling run peaks at {b.activation_bytes / GIB:,.2f} GiB of activations per GPU "
+            f"({gpu.max_num_batched_tokens:,} batched tokens, {gpu.max_num_seqs:,} sequences) beside "
+            f"{(b.weights_bytes + b.non_torch_bytes) / GIB:,.2f} GiB of weights and non-torch memory, "
+            f"{gpu.profile_over_card_bytes / GIB:,.2f} GiB more than the card holds: it runs out of memory before it "
+            "sizes the KV cache ('CUDA out of memory occurred when warming up sampler ... Please try lowering "
+            "`max_num_seqs`', vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.11.0 and 0.19.0); lower "
+            "--max-num-batched-tokens or --max-num-seqs",
+            "profiling-memory",
+        )
     if gpu.over_card_bytes > 0:
         return (
             f"does not fit: the --kv-cache-memory pool of {gpu.pool_bytes_per_gpu / GIB:.2f} GiB per GPU with the "
@@ -1763,14 +1807,24 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
     return "fits", "kv-pool"
 
 
+def start_utilization(acc: Accelerator) -> float | None:
+    """The highest --gpu-memory-utilization (two decimals, rounded down) whose request the card's least measured
+    free memory at start still covers (accelerators.json memory_free_at_start_range_bytes: GB10 101.3 of 121.69 GiB
+    -> 0.83); None where the card has no such measurement. The plan's free-memory-at-start verdict names it, and
+    `advise` plans such a card at it."""
+    free = acc.memory_free_at_start_range_bytes
+    if free is None or not acc.memory_bytes:
+        return None
+    return math.floor(free[0] / acc.memory_bytes * 100) / 100
+
+
 def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
     """vLLM's start-up check before anything loads (vllm/v1/worker/gpu_worker.py: free memory must cover
     utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
     where the card's free memory at start was measured well below its total (unified memory: GB10)."""
-    free = acc.memory_free_at_start_range_bytes
-    if free is None or not acc.memory_bytes or requested <= free[1]:
+    free, below = acc.memory_free_at_start_range_bytes, start_utilization(acc)
+    if free is None or below is None or requested <= free[1]:
         return verdict
-    below = math.floor(free[0] / acc.memory_bytes * 100) / 100  # the utilization the least free memory still covers
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
         f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "

@@ -50,6 +50,7 @@ from onechip.planner.gpu_memory import (
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
+from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import Offload
 from onechip.schemas.common import GIB
 from onechip.schemas.plan import GpuMemoryBudget, LayerKV
@@ -115,6 +116,9 @@ class GpuPool:
     tokens_range: tuple[int, int]
     checks_tokens: bool  # V0's start-up check: pool tokens >= max_model_len (else bytes of one request)
     over_card_bytes: int = 0  # --kv-cache-memory: bytes the explicit pool and the rest need beyond the card
+    profile_over_card_bytes: int = (
+        0  # bytes the profiling run (weights, non-torch, its activation peak) needs beyond it
+    )
     in_flight_tokens: int = 0  # tokens a windowed layer holds beyond its window (0: max_num_batched_tokens)
     pool_bytes_all_gpus: int = 0  # KV bytes over every GPU (PP: each stage's blocks at the common count)
     request_bytes_all_gpus: int = 0  # KV bytes of one max_model_len request over every GPU
@@ -162,21 +166,22 @@ def _defaults(
     sliding: bool,
     multimodal: bool,
     nvml_memory_info: bool = True,
-) -> tuple[int, int]:
+) -> tuple[int, int, bool]:
+    """(max_num_seqs, max_num_batched_tokens, chunked prefill on) vLLM takes when neither size is given."""
     if rule.default_max_num_batched_tokens is None:  # V0
         long_context = rule.chunked_prefill_above_len is not None and max_model_len > rule.chunked_prefill_above_len
         if long_context and rule.chunked_prefill_batched_tokens and not sliding and not multimodal:
             # vllm/engine/arg_utils.py create_engine_config: chunked prefill on by itself above 32K on CUDA
             # (not for multimodal or sliding-window models); SchedulerConfig then batches its default tokens
-            return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens
-        return rule.default_max_num_seqs, max(max_model_len, 2048)  # the whole max-length prompt in one step
+            return rule.default_max_num_seqs, rule.chunked_prefill_batched_tokens, True
+        return rule.default_max_num_seqs, max(max_model_len, 2048), False  # the whole max-length prompt in one step
     if not nvml_memory_info:  # get_batch_defaults reads the card's memory from NVML: 0 where NVML cannot say
         visible_bytes = 0
     if rule.huge_gpu_defaults is not None and visible_bytes >= HUGE_GPU_BYTES:
-        return rule.huge_gpu_defaults
+        return (*rule.huge_gpu_defaults, True)
     if visible_bytes < LARGE_GPU_BYTES or (rule.a100_small_batch_defaults and "a100" in device_name.lower()):
-        return SMALL_GPU_DEFAULTS
-    return rule.default_max_num_seqs, rule.default_max_num_batched_tokens
+        return (*SMALL_GPU_DEFAULTS, True)
+    return rule.default_max_num_seqs, rule.default_max_num_batched_tokens, True  # V1: chunked prefill always
 
 
 def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, batch: int, tp: int) -> int:
@@ -236,6 +241,9 @@ def plan_gpu_pool(
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
     architectures: Sequence[str] = (),
+    seqs_default_capped: bool = False,
+    batch_default_capped: bool = False,
+    release: str = "",
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -269,9 +277,13 @@ def plan_gpu_pool(
     the model's config class sets (cuda_graph_rules capture_size_overrides; None: the rule's ceiling);
     speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query).
     architectures: the config's architectures (buffers a model class makes beside its weights:
-    planner.gpu_memory.per_layer_embeddings_buffer_bytes)."""
+    planner.gpu_memory.per_layer_embeddings_buffer_bytes). seqs_default_capped: the release caps a max_num_seqs not
+    given at max_num_batched_tokens (engines.json default_seqs_capped_from; V1 rules only); batch_default_capped:
+    it caps a max_num_batched_tokens not given at max_num_seqs x max_model_len (default_batch_capped_from); release:
+    the vLLM release planned for, as refusals name it (''; the rule's range). Raises ConfigError for scheduler sizes
+    vLLM refuses (planner.scheduler_limits)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
-    seqs_default, batch_default = _defaults(
+    seqs_default, batch_default, chunked = _defaults(
         rule,
         visible_bytes,
         max_model_len,
@@ -280,8 +292,17 @@ def plan_gpu_pool(
         multimodal=multimodal,
         nvml_memory_info=nvml_memory_info,
     )
-    seqs = max_num_seqs or seqs_default
-    batch = max_num_batched_tokens or batch_default
+    seqs_or_none, batch = scheduler_sizes(
+        max_num_seqs,
+        max_num_batched_tokens,
+        defaults=(seqs_default, batch_default),
+        seqs_capped=seqs_default_capped and not rule.v0_engine,
+        batch_capped=batch_default_capped and not rule.v0_engine,
+        max_model_len=max_model_len,
+        chunked_prefill=chunked,
+        engine=f"vLLM {release or rule.versions.split(' (')[0]}",
+    )
+    seqs = seqs_or_none or seqs_default
     pp = len(stages)
     windowed = any(layer.sliding_window is not None and layer.owns_cache for s in stages for layer in s.geometry.layers)
     if pp > 1 and rule.sliding_in_flight_batches > 1 and windowed:
@@ -474,6 +495,15 @@ def _stage_pool(
         if rule.hybrid_groups
         else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
+    block = max(g.block_size for g in layout.groups)
+    if states is not None and states.mode == "align" and states.block_within_batch and block > batch:
+        raise ConfigError(
+            f"--max-num-batched-tokens {batch} is less than the {block}-token attention block vLLM sets for this "
+            "hybrid model in Mamba cache mode 'align' (prefix caching on), which vLLM 0.17.0 - 0.26.x assert is at "
+            "most max_num_batched_tokens ('In Mamba cache align mode, block_size ... must be <= "
+            "max_num_batched_tokens', vllm/config/vllm.py VllmConfig.validate_block_size); give "
+            f"--max-num-batched-tokens {block} or more, or --no-enable-prefix-caching"
+        )
     blocks = layout.num_blocks(pool)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)
@@ -492,6 +522,9 @@ def _stage_pool(
         checks_tokens=not rule.hybrid_groups,
         in_flight_tokens=in_flight,
         over_card_bytes=_over_card(budget, pool, visible_bytes) if kv_cache_memory_bytes is not None else 0,
+        profile_over_card_bytes=_over_card(replace(budget, cuda_graph_bytes=0), 0, visible_bytes)
+        if visible_bytes
+        else 0,
     )
 
 

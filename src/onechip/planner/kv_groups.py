@@ -73,6 +73,7 @@ class StateCache:
     max_model_len: int
     speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
     user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19.x source)
+    block_within_batch: bool = False  # 'align' mode asserts block size <= max_num_batched_tokens (0.17.0 - 0.26.x)
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:

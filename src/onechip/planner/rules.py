@@ -96,6 +96,21 @@ class EngineRules(EngineEntry):
             return True
         return version_key(engine_version) >= version_key(self.async_scheduling_from)
 
+    def default_seqs_capped(self, engine_version: str | None) -> bool:
+        """Whether a max_num_seqs not given is capped at max_num_batched_tokens at `engine_version` (None: the
+        release the rules were read from): from `default_seqs_capped_from` on (planner.scheduler_limits)."""
+        return self._from(self.default_seqs_capped_from, engine_version)
+
+    def default_batch_capped(self, engine_version: str | None) -> bool:
+        """Whether a max_num_batched_tokens not given is capped at max_num_seqs x max_model_len at `engine_version`
+        (None: the release the rules were read from): from `default_batch_capped_from` on."""
+        return self._from(self.default_batch_capped_from, engine_version)
+
+    def _from(self, floor: str | None, engine_version: str | None) -> bool:
+        if floor is None:
+            return False
+        return version_key(engine_version or self.release or self.version) >= version_key(floor)
+
     def served_towers(self, multimodal: bool, engine_version: str | None) -> tuple[str, ...]:
         """The towers the engine holds: `loads_towers` when multimodal; when text-only, none from
         `text_only_drops_towers_from` on (None version: the newest), all of them before (the engine loaded them

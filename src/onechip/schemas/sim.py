@@ -118,6 +118,12 @@ class AdviceRow(ResultModel):
     )
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
+    utilization: float | None = Field(
+        default=None,
+        description="gpu_memory_utilization the row is planned at where the engine's default asks more than the card "
+        "has free at start (unified memory: GB10): the highest the card's free memory covers, as the plan's verdict "
+        "names it (planner.start_utilization); None: the engine's default.",
+    )
     calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")
     calibrated_on: str | None = Field(
         default=None, description="Chip the calibration was measured on (another chip: carried over)."

@@ -1,0 +1,136 @@
+"""vLLM's own checks of max_num_seqs and max_num_batched_tokens (planner.scheduler_limits), and the sizes a plan
+sizes its profiling memory with. The rules and releases are in the module docstring: SchedulerConfig refuses
+max_num_batched_tokens < max_num_seqs in every release read (0.6.6 - 0.34.0), and max_num_batched_tokens <
+max_model_len without chunked prefill; from 0.10.1 a max_num_seqs not given defaults to min(default,
+max_num_batched_tokens) (EngineArgs._set_default_args_v1 of the 0.10.1 sdist), before it the default alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.scheduler_limits import scheduler_sizes
+from onechip.schemas.common import GIB
+
+SMOL = "SmolLM2-135M-Instruct"  # a bundled inventory: plans offline; 8,192 positions, vocab 49,152
+
+
+def _sizes(seqs, batch, *, capped=True, chunked=True, max_model_len=8192):
+    # the small-card V1 defaults (vllm/engine/arg_utils.py get_batch_defaults: 256 sequences, 2,048 tokens)
+    return scheduler_sizes(
+        seqs, batch, defaults=(256, 2048), seqs_capped=capped, max_model_len=max_model_len,
+        chunked_prefill=chunked, engine="vLLM X",
+    )  # fmt: skip
+
+
+def test_given_sizes_are_kept_and_defaults_fill_the_rest():
+    assert _sizes(None, None) == (256, 2048)
+    assert _sizes(512, 4096) == (512, 4096)
+    assert _sizes(2048, None) == (2048, 2048)  # equal is allowed ('greater than or equal to')
+
+
+def test_the_default_sequences_follow_the_batched_tokens_from_0_10_1():
+    assert _sizes(None, 1) == (1, 1)  # min(256, 1)
+    assert _sizes(None, 100) == (100, 100)
+    with pytest.raises(ConfigError, match="less than the 256 sequences vLLM X schedules by default"):
+        _sizes(None, 100, capped=False)
+
+
+@pytest.mark.parametrize(("seqs", "batch"), [(512, 256), (2, 1), (99_999_999, None)])
+def test_fewer_batched_tokens_than_sequences_is_refused(seqs, batch):
+    with pytest.raises(ConfigError, match="vLLM refuses max_num_batched_tokens < max_num_seqs") as info:
+        _sizes(seqs, batch)
+    assert "\n" not in str(info.value) and "0.6.6 - 0.34.0" in str(info.value)
+
+
+def test_fewer_batched_tokens_than_the_model_length_is_refused_only_without_chunked_prefill():
+    assert _sizes(None, 4096) == (256, 4096)
+    with pytest.raises(ConfigError, match="less than --max-model-len 8192 .* without chunked prefill"):
+        _sizes(None, 4096, chunked=False)
+
+
+def test_the_catalog_names_both_releases_for_every_vllm_engine():
+    for name in ("vllm-gpu", "vllm-cpu", "vllm-tpu", "vllm-ascend"):
+        entry = catalog.engines().engines[name]
+        assert entry.default_seqs_capped_from == "0.10.1" and "0.10.1" in entry.default_seqs_capped_source
+        assert entry.default_batch_capped_from == "0.12.0" and "0.12.0" in entry.default_batch_capped_source
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_a_batch_of_one_token_plans_one_sequence_from_0_10_1_and_is_refused_before():
+    # l4: 22 GiB, below the 70 GiB tier, so 256 sequences / 2,048 tokens by default
+    with pytest.raises(ConfigError, match="less than the 256 sequences vLLM 0.10.0 schedules by default"):
+        plan_model(SMOL, "l4", engine_version="0.10.0", max_num_batched_tokens=1)
+    plan = plan_model(SMOL, "l4", engine_version="0.11.0", max_num_batched_tokens=64)
+    same = plan_model(SMOL, "l4", engine_version="0.11.0", max_num_batched_tokens=64, max_num_seqs=64)
+    # 0.11.0's sort-based sampler warms up max_num_seqs x vocab: the default 256 would take 4x what 64 takes
+    assert plan.memory_budget.activation_peak_bytes == same.memory_budget.activation_peak_bytes
+    assert plan.fits
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_the_v0_engine_refuses_a_batch_shorter_than_the_model_length():
+    with pytest.raises(ConfigError, match="less than --max-model-len 8192 and vLLM 0.7.3 runs this deployment"):
+        plan_model(SMOL, "l4", engine_version="0.7.3", max_num_batched_tokens=4096)
+    assert plan_model(SMOL, "l4", engine_version="0.7.3", max_num_batched_tokens=8192).fits
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_huge_sizes_vllm_accepts_are_planned_as_the_profiling_run_running_out_of_memory():
+    plan = plan_model(SMOL, "l4", max_num_seqs=99_999_999, max_num_batched_tokens=99_999_999)
+    assert not plan.fits and plan.binding_limit == "profiling-memory"
+    assert "99,999,999 batched tokens" in plan.verdict and "runs out of memory before it sizes the KV cache" in (
+        plan.verdict
+    )
+
+
+@pytest.mark.usefixtures("offline_home")
+@pytest.mark.parametrize(("chip", "limit"), [("cpu", 2048), ("v5e-1", 2048)])
+def test_engines_without_gpu_rules_check_against_their_own_defaults(chip, limit):
+    with pytest.raises(ConfigError, match=f"more than the {limit} tokens"):
+        plan_model(SMOL, chip, max_num_seqs=limit + 1)
+    assert plan_model(SMOL, chip, max_num_seqs=limit).fits
+
+
+def test_the_default_batched_tokens_follow_sequences_times_length_from_0_12_0():
+    # EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.12.0): min(default, max_num_seqs x max_model_len)
+    assert _sizes(1, None, max_model_len=1024) == (1, 2048)  # not capped (0.11.0 and before)
+    capped = scheduler_sizes(
+        1, None, defaults=(256, 2048), seqs_capped=True, batch_capped=True, max_model_len=1024,
+        chunked_prefill=True, engine="vLLM X",
+    )  # fmt: skip
+    assert capped == (1, 1024)
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_one_short_sequence_profiles_a_shorter_batch_from_0_12_0():
+    # h100: >= 70 GiB, so 8,192 batched tokens by default; one 1,024-token sequence batches 1,024 from 0.12.0
+    old, new = (
+        plan_model(SMOL, "h100", engine_version=v, max_num_seqs=1, max_model_len=1024) for v in ("0.11.0", "0.12.0")
+    )
+    assert (old.in_flight_tokens, new.in_flight_tokens) == (8192, 1024)
+    assert new.memory_budget.activation_peak_bytes < old.memory_budget.activation_peak_bytes
+
+
+def test_a_hybrid_block_larger_than_the_batch_is_refused_where_align_mode_asserts_it(tmp_path):
+    # the corpus's Qwen3.6-35B-A3B on an RTX 5090 (vLLM 0.24.0, prefix caching on -> 'align'): the attention block is
+    # raised to 2,096 tokens (tests/unit/planner/test_planner_hybrid_state.py); VllmConfig.validate_block_size of
+    # 0.17.0 - 0.26.0 asserts block_size <= max_num_batched_tokens in 'align' mode (gone in 0.27.0)
+    entry = corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240")
+    path = sized_checkpoint(tmp_path / "m", json.loads((BOOTLOGS / entry["config_file"]).read_text()), 20 * GIB)
+    args = {"max_model_len": 8192, "kv_cache_dtype": "fp8", "multimodal": False, "kv_cache_memory_bytes": 5 * GIB}
+
+    def plan(version, batch, prefix=True):
+        return plan_model(str(path), "rtx5090", "vllm-gpu", engine_version=version, max_num_batched_tokens=batch,
+                          enable_prefix_caching=prefix, **args)  # fmt: skip
+
+    with pytest.raises(ConfigError, match="less than the 2096-token attention block .* 0.17.0 - 0.26.x assert"):
+        plan("0.24.0", 2048)
+    assert plan("0.24.0", 2096).memory_budget.min_block_size == 2096
+    assert plan("0.27.0", 2048).memory_budget is not None  # the assert is gone there
+    assert plan("0.24.0", 2048, prefix=False).memory_budget is not None  # mode 'none': no such assert
