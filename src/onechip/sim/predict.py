@@ -41,6 +41,12 @@ from onechip.sim.steptime import budget_tokens, step_model
 # (tpu-inference runner/utils.py get_token_paddings), so the padding is kept until a measured step time at a
 # mixed batch says what a padding row costs; and refitted with streams together the gce grids' TTFT (81-85 ms
 # at 128 x 8) buys a slower API server again (with unpadded mixed steps and the floors: 13.3 / 88.1 / 13.7%).
+# STEP_MODEL 6, overflow cells at their measured 2 prompts per client: drawn-phase fits, predictions with streams
+# together (vllm bench serve's start: serve.py, request rate inf, a max_concurrency semaphore) give calibrated TTFT
+# 18.7 / 38.6 / 31.8 / 47.5% on config-validation from gce, gce from config-validation, config-validation from gke,
+# gce from gke (drawn: 28.2 / 43.7 / 35.5 / 50.5%; 16,000 x 40 / 72 / 112 medians 2,097 / 10,562 / 21,255 ms against
+# 2,088 / 10,544 / 21,189 measured) but 63.5 / 71.2% on gke from config-validation and gce (drawn 39.5 / 38.7%): its
+# short cells stay in lock-step. Nothing read in the sources says why gke's waves dissolve and gce's do not.
 START_SPREAD_S: float | None = None
 
 
