@@ -337,7 +337,9 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
       where the host is the slower, so it bounds the read from above and says nothing below: MI300X 2.85 ms
       TPOT, 0.95 ms read fitted; the decode fractions' ratio carried L4's 19.5 ms read to 6.6 ms there, fitted
       0.95). A read the cells did not pin (the one-client step host-bound: v6e-1, MI300X) is the target's
-      measured one (roofline / decode fraction) where it has its own, else the datasheet ratio;
+      measured one (roofline / decode fraction) where it has its own and its own host line does not reach the
+      one-client TPOT that fraction was read from (`_host_bound_one_client`), else the datasheet ratio (MI300X
+      E2B carried to E4B: 6.5 ms by E2B's fraction, 1.9 by the ratio, 2.0 fitted);
     - KV read by the ratio of the two chips' decode fractions, compute and prefill attention by their prefill
       fractions (`basis`: a chip's own, else the measured chips' mean);
     - host: fixed and per-sequence work and the API server's per-request, per-chunk and per-token work by one
@@ -368,11 +370,11 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     compute *= ratio(dst.own_prefill, "prefill compute", src.compute_fraction, dst.compute_fraction)
     own_read = dst_roof.weights_s / dst.bandwidth_fraction if dst.own_decode and dst.bandwidth_fraction else None
     weights = t.weights_s * dst_roof.weights_s / src_roof.weights_s
-    if "weights_s" in pinned:
+    src_host, dst_host = _line(src), _line(dst)
+    if "weights_s" in pinned or (own_read and dst_host and dst.own_host and _host_bound_one_client(dst, exclude_grids)):
         weights = min(weights, own_read) if own_read else weights
     elif own_read:
         weights = own_read
-    src_host, dst_host = _line(src), _line(dst)
     host = 1.0
     if src_host and dst_host and dst.own_host and src.own_host:
         measured.append("host cost")
@@ -394,6 +396,18 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         **engine_host,
     )
     return Carried(_bounded(terms, target, exclude_grids), tuple(measured), tuple(assumed))
+
+
+def _host_bound_one_client(b: Basis, exclude_grids: frozenset[str]) -> bool:
+    """Did the host line of `b` (its chip's own) reach a one-client TPOT its decode fraction was read from? Then
+    that TPOT is the host's and the fraction says nothing of the read (MI300X E2B: line 3.38 ms at one client,
+    TPOT 2.85 ms at 128 x 1)."""
+    line = _line(b)
+    if line is None:
+        return False
+    tpots = [c.tpot_ms / 1000 for g in _grids() if _silicon(g.chip) == _silicon(b.chip) and g.name not in exclude_grids
+             for c in g.cells if c.clients == 1 and c.tpot_ms]  # fmt: skip
+    return bool(tpots) and _at(line, 1) >= min(tpots)
 
 
 def _bounded(terms: StepTerms, target: Plan, exclude_grids: frozenset[str]) -> StepTerms:

@@ -178,6 +178,15 @@ def test_a_read_the_calibration_did_not_pin_is_the_targets_measured_one(l4_plan,
     assert carried.weights_s == pytest.approx(0.0198, rel=0.03)  # L4 1,024 x 1: TPOT 19.84 ms, device-bound
 
 
+def test_an_unpinned_read_is_not_taken_from_a_host_bound_one_client_step(mi300x_plan) -> None:
+    # MI300X E2B: host line 3.38 ms at one client over a 2.85 ms TPOT at 128 x 1; its decode fraction is the host's,
+    # so an unpinned read carried to E4B on the same chip keeps the calibration's efficiency (the datasheet ratio)
+    e4b = planner.plan_model(PlanRequest(model="google/gemma-4-E4B-it", chip="mi300x", max_model_len=32768))
+    cal = _calibration(mi300x_plan, ["per_token_s"], weights_s=1.1 * roofline_priors(mi300x_plan).weights_s)
+    carried = priors.carry(cal, e4b, exclude_grids=frozenset({"gemma4dev-mi300x-e4b-2026-10-07"})).terms
+    assert carried.weights_s == pytest.approx(1.1 * roofline_priors(e4b).weights_s)
+
+
 def test_host_work_the_calibration_did_not_pin_is_bounded_by_the_targets_cells(l4_plan, mi300x_plan) -> None:
     # L4's host terms are pinned by none of its cells (every one device-bound); its request overhead and API
     # server terms as an L4 fit gave them (33.9 ms; 0.28 ms a chunk and a token at 360 tok/s)
