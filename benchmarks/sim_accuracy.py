@@ -33,8 +33,8 @@ scheduler holds the plan's max_num_seqs. Per-grid errors are printed at the end.
 (4) The seed grid's calibration (the four cells of (1)) carried to v6e-1 and scored on the v6e-1 config-validation
 grid (corpus `gemma4dev-v6e-1-config-validation`, 19 cells, vllm bench serve's whole-run tok/s), three ways: device
 terms by the datasheet ratio and host kept (calibrate.transfer, as before); by the chips' measured efficiencies
-(sim.priors.carry) with the validated grid left out of them (v6e-1's fractions from its other run, host cost kept:
-nothing of the scored grid used); with the validated deployment's host line too (its cells at 128 x 1, 128 x 8
+(sim.priors.carry) with the validated grid left out of them (v6e-1's fractions, host lines and bounds from its other
+runs: nothing of the scored grid used); with the validated deployment's host line too (its cells at 128 x 1, 128 x 8
 and 1,024 x 16 pin it: scored apart as in sample); and as if v6e-1 had no measurement at all (every v6e-1 grid
 left out: the measured chips' mean efficiencies, host kept), what `advise` carries to a chip with none.
 

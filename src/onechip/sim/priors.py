@@ -344,52 +344,119 @@ class Carried:
 
 
 def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] = frozenset()) -> Carried:
-    """`calibration` (fitted on another chip) carried to `target` by what each term depends on:
-    - device terms by the measured efficiencies of both chips, not the datasheet ratio: weights and KV by
-      (target roofline / its bandwidth fraction) / (source roofline / its fraction), compute and attention by
-      the same with FLOPS fractions (`basis`: a chip's own, else the measured chips' mean);
-    - host terms by the host cost of the two deployments (host CPU and engine build): fixed and per-sequence
-      cost by the ratio of the target's host line to the source's, the API server's per-request and
-      per-token work by the ratio at MAX_HOST_CLIENTS; kept as measured when either line is missing.
-    `exclude_grids`: corpus grids not to use (validation leaves the predicted grid's own cells out).
+    """`calibration` (fitted on another chip) carried to `target` by what each term depends on, taking from the
+    calibration only the terms its cells pinned (`Calibration.fitted`); `exclude_grids`: corpus grids not to use
+    (validation leaves the predicted grid out). Per term, the ratio a carry must approximate is that of the same
+    term fitted on the target (benchmarks/sim_accuracy.py corpus prints both fits):
+    - the weight read at the calibrated chip's fitted efficiency on the target's datasheet bandwidth, at most the
+      target's own measured one-client time per token (`decode_fractions`: a one-client TPOT holds host work
+      where the host is the slower, so it bounds the read from above and says nothing below: MI300X 2.85 ms
+      TPOT, 0.95 ms read fitted; the decode fractions' ratio carried L4's 19.5 ms read to 6.6 ms there, fitted
+      0.95). A read the cells did not pin (the one-client step host-bound: v6e-1, MI300X) is the target's
+      measured one (roofline / decode fraction) where it has its own and its own host line does not reach the
+      one-client TPOT that fraction was read from (`_host_bound_one_client`), else the datasheet ratio (MI300X
+      E2B carried to E4B: 6.5 ms by E2B's fraction, 1.9 by the ratio, 2.0 fitted);
+    - KV read by the ratio of the two chips' decode fractions, compute and prefill attention by their prefill
+      fractions (`basis`: a chip's own, else the measured chips' mean);
+    - host: fixed and per-sequence work and the API server's per-request, per-chunk and per-token work by one
+      ratio, the target's host line over the calibrated chip's at MAX_HOST_CLIENTS (host CPU and engine build).
+      One ratio, not one per term: fits of one chip split a step's host work between its fixed and
+      per-sequence parts differently (seed v5e-1 3.49 + 0.66 ms x n, gce v6e-1 4.48 + 0.29 ms x n), while
+      their sum at 16 sequences (ratio 0.65) follows the host lines' (0.67). Kept when either line is missing.
+      Host terms the cells did not pin (every cell device-bound: L4) are the target's measured host cost
+      (`basis`, as `measured_priors`);
+    - then bounded by the target's own measurements (`_bounded`).
     Tensor-parallel communication is not modelled. Raises ConfigError when either chip has no roofline."""
-    src_plan_terms = calibration.priors
-    if src_plan_terms is None:
+    src_roof = calibration.priors
+    if src_roof is None:
         raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
     src = basis(calibration.key.chip, target.engine, exclude_grids=exclude_grids)
     dst = basis(target.chip, target.engine, exclude_grids=exclude_grids)
-    dst_roof, t = roofline_priors(target), calibration.terms
+    # a calibration that names no pinned term (stored before `fitted` was kept) is taken as pinning them all
+    dst_roof, t, pinned = roofline_priors(target), calibration.terms, set(calibration.fitted or StepTerms.model_fields)
     measured: list[str] = []
     assumed: list[str] = []
 
-    def scale(own: bool, name: str, fraction_src: float | None, fraction_dst: float | None) -> float:
+    def ratio(own: bool, name: str, fraction_src: float | None, fraction_dst: float | None) -> float:
         (measured if own else assumed).append(name)
         return (fraction_src / fraction_dst) if fraction_src and fraction_dst else 1.0
 
-    bw = scale(dst.own_decode, "decode bandwidth", src.bandwidth_fraction, dst.bandwidth_fraction)
-    fl = scale(dst.own_prefill, "prefill compute", src.compute_fraction, dst.compute_fraction)
-    compute = dst_roof.per_token_s / src_plan_terms.per_token_s * fl
-    host_fixed = host_seq = host_api = 1.0
+    bw = ratio(dst.own_decode, "decode bandwidth", src.bandwidth_fraction, dst.bandwidth_fraction)
+    compute = dst_roof.per_token_s / src_roof.per_token_s
+    compute *= ratio(dst.own_prefill, "prefill compute", src.compute_fraction, dst.compute_fraction)
+    own_read = dst_roof.weights_s / dst.bandwidth_fraction if dst.own_decode and dst.bandwidth_fraction else None
+    weights = t.weights_s * dst_roof.weights_s / src_roof.weights_s
     src_host, dst_host = _line(src), _line(dst)
+    if "weights_s" in pinned or (own_read and dst_host and dst.own_host and _host_bound_one_client(dst, exclude_grids)):
+        weights = min(weights, own_read) if own_read else weights
+    elif own_read:
+        weights = own_read
+    host = 1.0
     if src_host and dst_host and dst.own_host and src.own_host:
         measured.append("host cost")
-        host_fixed = dst_host.fixed_s / src_host.fixed_s if src_host.fixed_s else 1.0
-        host_seq = dst_host.per_seq_s / src_host.per_seq_s if src_host.per_seq_s else 1.0
-        host_api = _at(dst_host, MAX_HOST_CLIENTS) / _at(src_host, MAX_HOST_CLIENTS)
+        host = _at(dst_host, MAX_HOST_CLIENTS) / _at(src_host, MAX_HOST_CLIENTS)
     else:
         assumed.append("host cost (kept as measured on the calibrated chip)")
+    prior_host = {"fixed_s": 0.0, "per_seq_s": 0.0}
+    if dst_host and planner.rules.engine_rules(target.engine).async_scheduling(target.engine_version):
+        prior_host = {"fixed_s": dst_host.fixed_s * dst.host_scale, "per_seq_s": dst_host.per_seq_s * dst.host_scale}
+    engine_host = {n: getattr(t, n) * host if n in pinned else prior_host[n] for n in ("fixed_s", "per_seq_s")}
     terms = StepTerms(
-        fixed_s=t.fixed_s * host_fixed,
-        weights_s=t.weights_s * dst_roof.weights_s / src_plan_terms.weights_s * bw,
-        per_seq_s=t.per_seq_s * host_seq,
+        weights_s=weights,
         per_token_s=t.per_token_s * compute,
-        per_kv_token_s=t.per_kv_token_s * dst_roof.per_kv_token_s / src_plan_terms.per_kv_token_s * bw,
+        per_kv_token_s=t.per_kv_token_s * dst_roof.per_kv_token_s / src_roof.per_kv_token_s * bw,
         per_attn_pair_s=t.per_attn_pair_s * compute,
-        request_overhead_s=t.request_overhead_s * host_api,
-        per_stream_chunk_s=t.per_stream_chunk_s * host_api,
-        per_output_token_s=t.per_output_token_s * host_api,
+        request_overhead_s=t.request_overhead_s * host,
+        per_stream_chunk_s=t.per_stream_chunk_s * host,
+        per_output_token_s=t.per_output_token_s * host,
+        **engine_host,
     )
-    return Carried(terms, tuple(measured), tuple(assumed))
+    return Carried(_bounded(terms, target, exclude_grids), tuple(measured), tuple(assumed))
+
+
+def _host_bound_one_client(b: Basis, exclude_grids: frozenset[str]) -> bool:
+    """Did the host line of `b` (its chip's own) reach a one-client TPOT its decode fraction was read from? Then
+    that TPOT is the host's and the fraction says nothing of the read (MI300X E2B: line 3.38 ms at one client,
+    TPOT 2.85 ms at 128 x 1)."""
+    line = _line(b)
+    if line is None:
+        return False
+    tpots = [c.tpot_ms / 1000 for g in _grids() if _silicon(g.chip) == _silicon(b.chip) and g.name not in exclude_grids
+             for c in g.cells if c.clients == 1 and c.tpot_ms]  # fmt: skip
+    return bool(tpots) and _at(line, 1) >= min(tpots)
+
+
+def _bounded(terms: StepTerms, target: Plan, exclude_grids: frozenset[str]) -> StepTerms:
+    """`terms` carried to `target`, bounded by what the target's own measured cells (its silicon and engine,
+    `exclude_grids` left out) allow, whatever bound each step:
+    - host: a step's host work took no longer than its TPOT (async: max(host, device); without it host +
+      device) at every short-context cell: fixed_s at most the least TPOT, then per_seq_s at most
+      (TPOT - fixed_s) / batch at every batch above one (before this the L4 fit's unpinned 0.27 ms a sequence,
+      carried to the MI300X, gave 15.6 ms TPOT at 64 clients where 4.97 was measured);
+    - request_overhead_s at most every one-client TTFT: the request was taken before its first token (L4's
+      fitted 33.9 ms on an MI300X that measured 13.1 ms TTFT at 128 tokens). Not less the cell's prefill: that
+      would lean on the carried compute, itself off by the prefill fractions' error (seed v5e-1 carried to
+      v6e-1: 0.0106 ms a token against 0.0080 fitted there, which left no overhead at all under 85 ms at 8,192);
+    - the API server's per-chunk plus per-token work (both scaled alike) at most the time per token of every
+      cell's tok/s: the server delivered every token the cell counted, and while it keeps up with the engine's
+      steps each chunk carries one token (scheduler.py), so a token cost it chunk + token (L4's fitted 0.28 + 0.28
+      ms, pinned by no cell of its 360 tok/s grid, would cap an MI300X at 1,800 tok/s where 7,990 were measured).
+    """
+    silicon = _silicon(target.chip)
+    cells = [(g, c) for g in _grids() if _silicon(g.chip) == silicon and g.engine == target.engine
+             and g.name not in exclude_grids for c in g.cells]  # fmt: skip
+    steps = [(min(c.clients, g.max_num_seqs or c.clients), c.tpot_ms / 1000)
+             for g, c in cells if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT]  # fmt: skip
+    fixed = min([terms.fixed_s] + [s for _, s in steps])
+    per_seq = max(0.0, min([terms.per_seq_s] + [(s - fixed) / n for n, s in steps if n > 1]))
+    overhead = min([terms.request_overhead_s] + [c.ttft_ms / 1000 for _, c in cells if c.clients == 1 and c.ttft_ms])
+    api = terms.per_stream_chunk_s + terms.per_output_token_s
+    api_scale = min([1.0] + [1 / c.output_tok_per_s / api for _, c in cells if c.output_tok_per_s and api])
+    return terms.model_copy(update={
+        "fixed_s": fixed, "per_seq_s": per_seq, "request_overhead_s": overhead,
+        "per_stream_chunk_s": terms.per_stream_chunk_s * api_scale,
+        "per_output_token_s": terms.per_output_token_s * api_scale,
+    })  # fmt: skip
 
 
 def _at(line: HostLine, clients: int) -> float:

@@ -126,9 +126,11 @@ def test_error_entry_by_source_and_whether_the_chip_was_measured() -> None:
     assert uncertainty.error_key("prior", chip_measured=True) == "prior_measured_chip"
     assert uncertainty.error_key("prior", chip_measured=False) == "prior"
     assert uncertainty.error_key("calibrated", chip_measured=False) == "calibrated"
-    # carried to a chip with no measurement is wider (benchmarks/sim_accuracy.py carry: 31.7% vs 5.0% tok/s)
-    wide, narrow = (uncertainty.relative_error(k, "output_tok_per_s") for k in ("carried_unmeasured", "carried"))
-    assert (wide, narrow) == pytest.approx((0.317, 0.05))
+    # carried to a chip measured in part is wider (benchmarks/sim_accuracy.py corpus, 'carried, measured (same
+    # family)' split by the target's basis: 16.9% vs 13.1% tok/s, 45.3% vs 37.8% TTFT)
+    for figure, (wide, narrow) in {"output_tok_per_s": (0.169, 0.131), "ttft_ms": (0.453, 0.378)}.items():
+        got = tuple(uncertainty.relative_error(k, figure) for k in ("carried_unmeasured", "carried"))
+        assert got == pytest.approx((wide, narrow)) and wide > narrow
 
 
 def test_a_v7x_chip_is_advised_as_one_engine_over_both_its_devices(tmp_path, monkeypatch) -> None:

@@ -133,11 +133,80 @@ def test_carry_scales_device_terms_by_measured_efficiency_not_the_datasheet(seed
     # the datasheet says v6e prefills 4.66x faster; the measured efficiencies say less
     assert src_roof.per_token_s / dst_roof.per_token_s == pytest.approx(918 / 197)
     assert fitted.per_token_s / carried.terms.per_token_s < 918 / 197
-    # host: scaled by the two deployments' measured host lines (host CPU and engine build)
-    src_fixed = sum(h.fixed_s for h in v5e.host) / len(v5e.host)
-    dst_fixed = sum(h.fixed_s for h in v6e.host) / len(v6e.host)  # the mean over v6e-1's deployments
-    assert carried.terms.fixed_s == pytest.approx(0.005 * dst_fixed / src_fixed)
+
+    # host: every host term by one ratio, the two deployments' measured host lines (host CPU and engine build) at
+    # 16 sequences: v5e-1's seed line against the mean of v6e-1's
+    def at16(lines: tuple[priors.HostLine, ...]) -> float:
+        return sum(h.fixed_s + h.per_seq_s * 16 for h in lines) / len(lines)
+
+    host = at16(v6e.host) / at16(v5e.host)
+    assert 0.6 < host < 0.75  # v6e-1's host does a 16-sequence step in about two thirds of v5e-1's time
+    assert carried.terms.fixed_s == pytest.approx(0.005 * host)
+    assert carried.terms.request_overhead_s == pytest.approx(0.007 * host)
     assert "host cost" in carried.measured
+
+
+@pytest.fixture(scope="module")
+def l4_plan():  # the L4 grid's deployment (gemma4dev-l4-g6-e2b-2026-08-30: max-model-len 16384, max-num-seqs 8)
+    return planner.plan_model(
+        PlanRequest(model="google/gemma-4-E2B-it", chip="l4", max_model_len=16384, max_num_seqs=8)
+    )
+
+
+@pytest.fixture(scope="module")
+def mi300x_plan():
+    return planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="mi300x", max_model_len=32768))
+
+
+def _calibration(plan, pinned: list[str], **terms: float) -> Calibration:  # type: ignore[no-untyped-def]
+    roof = roofline_priors(plan)
+    return Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=roof.model_copy(update=terms), priors=roof,
+                       fitted=pinned)  # fmt: skip
+
+
+def test_a_pinned_weight_read_keeps_its_efficiency_under_the_targets_measured_step(l4_plan, mi300x_plan) -> None:
+    # L4's read pinned at 1.29 x its roofline (device-bound: TPOT 19.84 ms at 1,024 x 1); the MI300X's one-client
+    # TPOT (2.85 ms at 128 x 1) holds host work, so its decode fraction only bounds the read from above
+    l4_roof, mi_roof = roofline_priors(l4_plan), roofline_priors(mi300x_plan)
+    cal = _calibration(l4_plan, ["weights_s"], weights_s=1.29 * l4_roof.weights_s)
+    carried = priors.carry(cal, mi300x_plan).terms
+    assert carried.weights_s == pytest.approx(1.29 * mi_roof.weights_s)
+    mi = priors.basis("mi300x", "vllm-gpu")
+    assert carried.weights_s < mi_roof.weights_s / (mi.bandwidth_fraction or 1)
+
+
+def test_a_read_the_calibration_did_not_pin_is_the_targets_measured_one(l4_plan, mi300x_plan) -> None:
+    # the MI300X fits leave the read unpinned (one-client step host-bound); on L4 the read is its own measured one
+    cal = _calibration(mi300x_plan, ["per_token_s"], weights_s=0.5 * roofline_priors(mi300x_plan).weights_s)
+    carried = priors.carry(cal, l4_plan).terms
+    l4 = priors.basis("l4", "vllm-gpu")
+    assert carried.weights_s == pytest.approx(roofline_priors(l4_plan).weights_s / (l4.bandwidth_fraction or 1))
+    assert carried.weights_s == pytest.approx(0.0198, rel=0.03)  # L4 1,024 x 1: TPOT 19.84 ms, device-bound
+
+
+def test_an_unpinned_read_is_not_taken_from_a_host_bound_one_client_step(mi300x_plan) -> None:
+    # MI300X E2B: host line 3.38 ms at one client over a 2.85 ms TPOT at 128 x 1; its decode fraction is the host's,
+    # so an unpinned read carried to E4B on the same chip keeps the calibration's efficiency (the datasheet ratio)
+    e4b = planner.plan_model(PlanRequest(model="google/gemma-4-E4B-it", chip="mi300x", max_model_len=32768))
+    cal = _calibration(mi300x_plan, ["per_token_s"], weights_s=1.1 * roofline_priors(mi300x_plan).weights_s)
+    carried = priors.carry(cal, e4b, exclude_grids=frozenset({"gemma4dev-mi300x-e4b-2026-10-07"})).terms
+    assert carried.weights_s == pytest.approx(1.1 * roofline_priors(e4b).weights_s)
+
+
+def test_host_work_the_calibration_did_not_pin_is_bounded_by_the_targets_cells(l4_plan, mi300x_plan) -> None:
+    # L4's host terms are pinned by none of its cells (every one device-bound); its request overhead and API
+    # server terms as an L4 fit gave them (33.9 ms; 0.28 ms a chunk and a token at 360 tok/s)
+    cal = _calibration(l4_plan, ["weights_s", "request_overhead_s"], fixed_s=0.00464, per_seq_s=0.000266,
+                       request_overhead_s=0.0339, per_stream_chunk_s=0.00028, per_output_token_s=0.00028)  # fmt: skip
+    t = priors.carry(cal, mi300x_plan).terms
+    # gemma4dev MI300X grids: E2B 128 x 1 TPOT 2.85 ms, 128 x 64 4.97 ms; TTFT 13.14 ms at 128 x 1; E4B 7,989.52 tok/s
+    assert t.fixed_s <= 0.00285 + 1e-12
+    assert t.fixed_s + 64 * t.per_seq_s <= 0.00497 + 1e-12
+    assert t.request_overhead_s == pytest.approx(0.01314)
+    assert t.per_stream_chunk_s + t.per_output_token_s == pytest.approx(1 / 7989.52)
+    # left out of the corpus, the grid does not bound its own prediction: E4B's 128 x 1 TTFT (15.19 ms) does
+    e2b = frozenset({"gemma4dev-mi300x-e2b-2026-09-17"})
+    assert priors.carry(cal, mi300x_plan, exclude_grids=e2b).terms.request_overhead_s == pytest.approx(0.01519)
 
 
 def test_carry_to_a_chip_without_measurements_keeps_host_and_says_so(seed_plan) -> None:
