@@ -277,6 +277,7 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
             row = row.model_copy(update={"utilization": util})
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
+        row = row.model_copy(update={"kv_tokens": the_plan.kv_tokens})  # planned: kept if the prediction fails
         calibration, terms, source, basis = _advice_terms(the_plan)
         if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
             scale = 1
