@@ -336,6 +336,16 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     return row
 
 
+def advise_unserved(advice: Advice) -> str:
+    """advise's line when no row is served (the CLI's error, the MCP summary; each row's verdict says why). It
+    counts deployments (one per engine count on a chip) and tells a workload no chip fits from plans that fit but
+    could not be predicted (a chip with no roofline figures: GB10), which 'fits no chip' had misstated."""
+    n = len(advice.rows)
+    planned = sum(r.kv_tokens is not None for r in advice.rows)
+    what = "fits" if not planned else f"could be predicted ({planned} fit)"
+    return f"{advice.model}: none of the {n} deployment{'s' * (n != 1)} considered {what}"
+
+
 def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:
     """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
     the predicted cell (stored calibration, else one carried from another chip, else priors from published

@@ -80,17 +80,7 @@ def advise(
         for note in advice.notes:
             console.print(f"[yellow]note[/] {note}")
     if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer
-        raise ConfigError(_none_served(advice))
-
-
-def _none_served(advice: Advice) -> str:
-    """advise's one error line when no row is served: it counts deployments (a chip gives one per engine count),
-    and tells a workload no chip fits from plans that fit but could not be predicted (e.g. a chip with no
-    roofline figures), which 'fits no chip' misstated (GB10: every plan fits, no prior predicts it)."""
-    n = len(advice.rows)
-    planned = sum(r.kv_tokens is not None for r in advice.rows)
-    what = "fits (reasons above)" if not planned else f"could be predicted ({planned} fit; reasons above)"
-    return f"{advice.model}: none of the {n} deployment{'s' * (n != 1)} considered {what}"
+        raise ConfigError(f"{api.advise_unserved(advice)}; reasons above")
 
 
 def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) -> str:
