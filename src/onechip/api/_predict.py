@@ -277,6 +277,7 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
             row = row.model_copy(update={"utilization": util})
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
+        row = row.model_copy(update={"kv_tokens": the_plan.kv_tokens})  # planned: kept if the prediction fails
         calibration, terms, source, basis = _advice_terms(the_plan)
         if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
             scale = 1
@@ -333,6 +334,16 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
                 cost_layer.usd_per_mtok(row.usd_per_hour, tok.low),
             )
     return row
+
+
+def advise_unserved(advice: Advice) -> str:
+    """advise's line when no row is served (the CLI's error, the MCP summary; each row's verdict says why). It
+    counts deployments (one per engine count on a chip) and tells a workload no chip fits from plans that fit but
+    could not be predicted (a chip with no roofline figures: GB10), which 'fits no chip' had misstated."""
+    n = len(advice.rows)
+    planned = sum(r.kv_tokens is not None for r in advice.rows)
+    what = "fits" if not planned else f"could be predicted ({planned} fit)"
+    return f"{advice.model}: none of the {n} deployment{'s' * (n != 1)} considered {what}"
 
 
 def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:

@@ -80,7 +80,7 @@ def advise(
         for note in advice.notes:
             console.print(f"[yellow]note[/] {note}")
     if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer
-        raise ConfigError(f"{advice.model}: the workload fits no chip considered ({len(advice.rows)}; reasons above)")
+        raise ConfigError(f"{api.advise_unserved(advice)}; reasons above")
 
 
 def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) -> str:

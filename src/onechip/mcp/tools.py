@@ -352,7 +352,7 @@ def _cloud_probe_preview(request: CloudProbeRequest) -> str:
 def _advice_summary(a: Advice) -> str:
     best = next((r for r in a.rows if r.fits), None)
     if best is None:
-        return f"{a.model}: no catalog chip fits"
+        return f"{api.advise_unserved(a)}; each row's verdict says why"
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ""
     engines = f"{best.engines} x TP{best.tensor_parallel_size}"
     return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered"

@@ -55,6 +55,13 @@ def scheduler_sizes(
         batch = min(batch, seqs * max_model_len)
     if max_num_seqs is None and seqs is not None and seqs_capped:
         seqs = min(seqs, batch)
+    # vLLM's order: the model-length check comes first in _verify_args / verify_max_model_len (0.6.6 - 0.34.0),
+    # so a batch short of both is told the one whose fix starts it
+    if not chunked_prefill and batch < max_model_len:
+        raise ConfigError(
+            f"--max-num-batched-tokens {batch} is less than --max-model-len {max_model_len} and {engine} runs this "
+            f"deployment without chunked prefill: {_LEN_RULE}"
+        )
     if seqs is not None and batch < seqs:
         if max_num_batched_tokens is None:
             what = f"--max-num-seqs {seqs} is more than the {batch} tokens {engine} batches by default here"
@@ -69,9 +76,4 @@ def scheduler_sizes(
             what = f"--max-num-batched-tokens {batch} is less than --max-num-seqs {seqs}"
             fix = "raise one or lower the other"
         raise ConfigError(f"{what}: {_RULE}; {fix}")
-    if not chunked_prefill and batch < max_model_len:
-        raise ConfigError(
-            f"--max-num-batched-tokens {batch} is less than --max-model-len {max_model_len} and {engine} runs this "
-            f"deployment without chunked prefill: {_LEN_RULE}"
-        )
     return seqs, batch

@@ -102,7 +102,16 @@ def test_advise_exits_non_zero_when_nothing_fits(run) -> None:
         run, "advise", "gemma-4-E2B-it", "--workload", "ctx=10000000,clients=4096", "--chips", "v5e-1"
     )
     # two deployments considered on v5e-1: one engine, and two one-chip replicas (advise's replicas row)
-    assert line == "gemma-4-E2B-it: the workload fits no chip considered (2; reasons above)"
+    assert line == "gemma-4-E2B-it: none of the 2 deployments considered fits; reasons above"
+
+
+def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit(run) -> None:
+    # GB10 has no peak_bf16_tflops (accelerators.json): both deployments plan (at the start utilization) and
+    # fit, but no roofline prior predicts them; the line said 'fits no chip' and counted 2 for one chip given
+    line = one_error_line(run, "advise", "Llama-3.1-8B-Instruct", "--workload", "ctx=1024,clients=4", "--chips", "gb10")
+    assert (
+        line == "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit); reasons above"
+    )
 
 
 def test_report_compare_refuses_a_truncated_summary(run, tmp_path: Path) -> None:

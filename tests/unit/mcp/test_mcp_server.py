@@ -205,3 +205,15 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
         refused = call("cloud_up", {**spot, "replicas": bad, "confirm": True})
         assert refused.is_error and "replicas" in refused.content[0].text and "\n" not in refused.content[0].text
     assert not tools["cloud_zones"].annotations.destructive_hint
+
+
+def test_advise_summary_tells_plans_that_fit_but_were_not_predicted_from_no_fit():
+    # GB10 has no peak_bf16_tflops (accelerators.json): both deployments fit, no roofline prior predicts them,
+    # where the summary said 'no catalog chip fits'
+    workload = {"ctx": 1024, "clients": 4}
+    result = call("advise", {"model": "Llama-3.1-8B-Instruct", "workload": workload, "chips": ["gb10"]})
+    assert result.content[0].text == (
+        "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit); each row's verdict "
+        "says why"
+    )
+    assert all(row["kv_tokens"] and "no roofline prior" in row["verdict"] for row in result.structured_content["rows"])

@@ -54,6 +54,16 @@ def test_fewer_batched_tokens_than_the_model_length_is_refused_only_without_chun
         _sizes(None, 4096, chunked=False)
 
 
+def test_a_batch_short_of_both_is_told_the_model_length_first_as_vllm_checks_it():
+    # SchedulerConfig checks max_num_batched_tokens < max_model_len before < max_num_seqs (vllm/config.py
+    # _verify_args of the 0.6.6 and 0.8.5 sdists; vllm/config/scheduler.py of 0.34.0): 100 tokens against 256
+    # default sequences and 8,192 positions said 'give --max-num-seqs 100 or fewer', which vLLM refuses next
+    with pytest.raises(ConfigError, match="^--max-num-batched-tokens 100 is less than --max-model-len 8192"):
+        _sizes(None, 100, capped=False, chunked=False)
+    with pytest.raises(ConfigError, match="less than the 256 sequences"):  # with chunked prefill: the sequences
+        _sizes(None, 100, capped=False, chunked=True)
+
+
 def test_the_catalog_names_both_releases_for_every_vllm_engine():
     for name in ("vllm-gpu", "vllm-cpu", "vllm-tpu", "vllm-ascend"):
         entry = catalog.engines().engines[name]
