@@ -62,7 +62,7 @@ from onechip.schemas.requests import PlanRequest
 from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import START_SPREAD_S, simulate_grid
-from onechip.sim.priors import carry, distinct_grids
+from onechip.sim.priors import basis, carry, distinct_grids
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
@@ -377,6 +377,16 @@ def _carried_terms(how: str, cal, plan, predicted: str):  # type: ignore[no-unty
     return cal.terms
 
 
+def _advise_key(how: str, grid, plan, predicted: str) -> str | None:  # type: ignore[no-untyped-def]
+    """The prediction_error entry advise gives a row carried this way (api._predict: uncertainty.error_key on
+    sim.priors.basis): 'carried' where the target's decode, prefill and host cost are measured without the predicted
+    grid, 'carried_unmeasured' otherwise; None for other ways."""
+    if how != "carried, measured (same family)":
+        return None
+    complete = basis(grid.chip, plan.engine, exclude_grids=frozenset({predicted})).complete
+    return "carried" if complete else "carried_unmeasured"
+
+
 def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     """Leave one grid out across the corpus: each grid that can calibrate (TTFT and TPOT published) is
     fitted on at most 4 of its cells (calibration_cells), then every other grid is predicted from it: on the
@@ -408,6 +418,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
         print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; terms {terms}")
     errs: dict[tuple[str, str], list[float]] = {}
+    keyed: dict[tuple[str, str], list[float]] = {}
     by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     for fitted, cal in fits.items():
         source = GRIDS[fitted]
@@ -434,9 +445,12 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
                 pred = _pred_measured(plan, terms, measured, spread, grid)
                 out = report(measured, pred, used, name in WHOLE_RUN)
+                key = _advise_key(how, grid, plan, name)
                 for figure, values in out.items():
                     errs.setdefault((how, figure), []).extend(v for v, _ in values)
                     by_grid.setdefault((name, how), {}).setdefault(figure, []).extend(v for v, _ in values)
+                    if key:
+                        keyed.setdefault((key, figure), []).extend(v for v, _ in values)
     print("\nout of sample, MAPE over every cell not used for the fit (tok/s: whole-run where vllm bench serve):")
     for (how, figure), apes in sorted(errs.items()):
         if apes:
@@ -444,6 +458,10 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 f"  {how:>36} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells "
                 f"(noise floor {100 * getattr(NOISE, figure):.1f}%)"
             )
+    print("\n'carried, measured (same family)' by the error entry advise gives the row (serving_measurements.json):")
+    for (key, figure), apes in sorted(keyed.items()):
+        if apes:
+            print(f"  {key:>36} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells")
     print("\nper predicted grid (MAPE over the fits of every other grid; same grid: in-sample fit left out):")
     print(f"  {'grid':>36} {'how':>36} " + " ".join(f"{f:>16}" for f in ("output_tok_per_s", "ttft_ms", "tpot_ms")))
     for (name, how), figures in sorted(by_grid.items()):
