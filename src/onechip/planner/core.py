@@ -827,6 +827,9 @@ def _serve_settings(
         enable_prompt_embeds=ServeSetting[bool](
             value=True, source="request", reason="requests may carry embeddings (vLLM 0.9.0 - 0.10.2: its V0 engine)"
         ) if request.enable_prompt_embeds else None,
+        enable_prefix_caching=ServeSetting[bool](
+            value=False, source="request", reason="planned without prefix caching (a hybrid's recurrent-state pages)"
+        ) if request.enable_prefix_caching is False else None,
         max_num_batched_tokens=_batched_tokens(
             rules, r.src, request.multimodal, request.max_num_batched_tokens, warnings
         ),
@@ -934,13 +937,26 @@ _WORLD_SIZE_SOURCE = (
 )
 
 
+def _beyond_one_host(acc: Accelerator, request: PlanRequest) -> bool:
+    """TP x PP cards of a GPU plan exceed the card's own host (host_gpus), else the largest the catalog names."""
+    cards = request.tensor_parallel_size * request.pipeline_parallel_size
+    largest = acc.host_gpus or catalog.accelerators().largest_host_gpus
+    return acc.kind == "gpu" and acc.host_cards is None and cards > largest
+
+
+def _transport(r: _Resolved) -> str:
+    """The NCCL transport the TP >= 2 term assumes: as given, else 'net' where the ranks cannot share one host
+    (_beyond_one_host: NCCL joins hosts over the network), else 'p2p' (one host whose GPUs have peer access)."""
+    return r.request.nccl_transport or ("net" if _beyond_one_host(r.acc, r.request) else "p2p")
+
+
 def _host_gpus_note(acc: Accelerator, request: PlanRequest) -> list[PlanWarning]:
     """A GPU plan whose TP x PP cards exceed the card's own host (accelerators.json host_gpus: GB10, one per DGX
     Spark), else the largest host the catalog names (largest_host_gpus): warned, not refused, since a plan may be
     run across hosts by hand (a `--chip local` host, whose cards are counted, is refused in _devices)."""
     hosts, cards = catalog.accelerators(), request.tensor_parallel_size * request.pipeline_parallel_size
     largest = acc.host_gpus or hosts.largest_host_gpus
-    if acc.kind != "gpu" or acc.host_cards is not None or cards <= largest:
+    if not _beyond_one_host(acc, request):
         return []
     if acc.host_gpus is not None:  # the card comes in one kind of host
         than = f"the {largest} GPU(s) one {acc.name} host holds"
@@ -1396,7 +1412,7 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
     request = r.request
     if not r.rules.memory_rules or r.acc.kind != "gpu":
         return None
-    transport = request.nccl_transport or "p2p"
+    transport = _transport(r)
     extra, least = tp_extra_bytes(_tp_rule(r)[0], r.rules.nccl_transports, transport, request.tensor_parallel_size)
     p2p = _p2p_buffers(r)[0]
     return extra + _nvls(r)[0] + p2p, least + p2p
@@ -1407,7 +1423,7 @@ def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
     logits gather's receive buffers under a V0 rule, when the ranks share one host with peer access (NCCL
     transport p2p) and the memory rule's TP >= 2 figure was measured without peer access; (0, None) otherwise."""
     rule, pcie = _tp_rule(r)
-    if (r.request.nccl_transport or "p2p") != "p2p" or rule.tp_extra_peer_access:
+    if _transport(r) != "p2p" or rule.tp_extra_peer_access:
         return 0, None
     chips = (r.acc.name, r.acc.resolved_as)
     version, tp = r.request.engine_version, r.request.tensor_parallel_size
@@ -1424,7 +1440,7 @@ def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
 def _nvls(r: _Resolved) -> tuple[int, NcclNvlsRule | None]:
     """NCCL's NVLS buffers per GPU (planner.gpu_memory.nvls_bytes) when the ranks share one host with peer access
     (NCCL transport p2p); (0, None) otherwise."""
-    if (r.request.nccl_transport or "p2p") != "p2p":
+    if _transport(r) != "p2p":
         return 0, None
     chips = (r.acc.name, r.acc.resolved_as)
     return nvls_bytes(r.rules.nccl_nvls, r.request.engine_version, chips, r.request.tensor_parallel_size)
@@ -1443,7 +1459,7 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     if request.tensor_parallel_size <= 1 or not r.rules.memory_rules or r.acc.kind != "gpu":
         why = "at TP 1 there is no NCCL communicator" if r.acc.kind == "gpu" else "only vLLM GPU rules have the term"
         return _unused(f"--nccl-transport {request.nccl_transport}", request.nccl_transport is not None, why)
-    transport = request.nccl_transport or "p2p"
+    transport = _transport(r)
     found = next((t for t in r.rules.nccl_transports if t.transport == transport), None)
     if found is None:
         return []
@@ -1452,7 +1468,8 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     extra, least = _tp_extra(r) or (0, 0)
     extra -= nvls + p2p
     least -= p2p
-    given = "as given" if request.nccl_transport else "assumed: one host whose GPUs have peer access; --nccl-transport"
+    assumed = "more GPUs than one host holds" if transport == "net" else "one host whose GPUs have peer access"
+    given = "as given" if request.nccl_transport else f"assumed: {assumed}; --nccl-transport"
     span = f"{extra / GIB:.2f} GiB" if extra == least else f"{extra / GIB:.2f} GiB (0 - {extra / GIB:.2f})"
     return (
         [

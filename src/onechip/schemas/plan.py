@@ -52,6 +52,9 @@ class ServeSettings(ResultModel):
     block_size: ServeSetting[int] | None = Field(default=None, description="KV block size, tokens.")
     enforce_eager: ServeSetting[bool] | None = Field(default=None, description="No CUDA graphs.")
     enable_prompt_embeds: ServeSetting[bool] | None = Field(default=None, description="Prompt embeddings accepted.")
+    enable_prefix_caching: ServeSetting[bool] | None = Field(
+        default=None, description="Prefix caching (False: planned and served without it, --no-enable-prefix-caching)."
+    )
     max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
     quantization: ServeSetting[str] | None = Field(
         default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."

@@ -127,12 +127,19 @@ class SizingOptions(RequestModel):
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."
     )
+    enable_prefix_caching: Annotated[bool | None, Cli("--enable-prefix-caching/--no-enable-prefix-caching")] = Field(
+        default=True,
+        description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU; off: "
+        "--no-enable-prefix-caching); None (a PlanRequest built in code): the engine version's default. Sizes a "
+        "hybrid model's recurrent-state pages (engines.json hybrid_rules).",
+    )
 
     def sizing_given(self) -> list[str]:
         """The options of these set away from their defaults, as typed ('--tensor-parallel-size 4',
         '--enforce-eager', '--text-only'): a shell passes every option, so a default means 'not given'."""
         given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
-        return given + ["--enforce-eager"] * self.enforce_eager + ["--text-only"] * (not self.multimodal)
+        caching_off = ["--no-enable-prefix-caching"] * (self.enable_prefix_caching is False)
+        return given + ["--enforce-eager"] * self.enforce_eager + ["--text-only"] * (not self.multimodal) + caching_off
 
 
 class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
@@ -206,12 +213,6 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="vLLM --mamba-ssm-cache-dtype: the SSM / temporal state dtype of a hybrid model ('auto': the "
         "model class's rule, else the model dtype).",
     )
-    enable_prefix_caching: bool | None = Field(
-        default=True,
-        description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU); None (a "
-        "PlanRequest built in code): the engine version's default. Sizes a hybrid model's recurrent-state pages "
-        "(engines.json hybrid_rules).",
-    )
     flashinfer: Annotated[bool | None, Cli("--flashinfer/--no-flashinfer")] = Field(
         default=None,
         description="The vLLM install can import FlashInfer, so vLLM 0.9.0 - 0.11.0 warm up its top-k/top-p "
@@ -222,7 +223,8 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=None,
         description="How NCCL joins the tensor-parallel GPUs (sizes their non-torch memory at TP >= 2): p2p (one "
         "host, NVLink or PCIe peer access; the default), shm (one host, no peer access), net (across hosts, "
-        "GPUDirect RDMA not known), net-nogdr (across hosts without GPUDirect RDMA, e.g. NCCL over sockets).",
+        "GPUDirect RDMA not known; the default when TP x PP exceeds the card's host), net-nogdr (across hosts "
+        "without GPUDirect RDMA, e.g. NCCL over sockets).",
     )
     cpu_offload_gb: Annotated[float | None, Cli("--cpu-offload-gb")] = Field(
         default=None,

@@ -67,11 +67,11 @@ class FlagSpec:
         return not self.name.startswith("--")
 
     def spell(self, value: Any) -> tuple[bool, str | None]:
-        """(written?, its value text) for a setting's typed value: a switch is written bare when on, the
+        """(written?, its value text) for a setting's typed value: a switch is written bare when on (--no-X: off), the
         multimodal contract only when text-only, a number as str() (0.92 -> '0.92'), a whole float as the whole
         number people write (--cpu-offload-gb 30 -> '30', not '30.0'), an env var in its unit."""
-        if self.kind == "switch":
-            return bool(value), None
+        if self.kind == "switch":  # a negative switch (--no-X) is written when its setting is off
+            return bool(value) != self.name.startswith("--no-"), None
         if self.kind == "mm-limits":
             return not value, TEXT_ONLY
         if isinstance(value, float) and value.is_integer():
@@ -109,6 +109,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--kv-cache-memory", "int", sizes_memory=True, setting="kv_cache_memory_bytes", seed=True),
     FlagSpec("--block-size", "int", sizes_memory=True, setting="block_size", seed=True),
     FlagSpec("--enable-prefix-caching", "switch", seed=True),
+    # the plan's enable_prefix_caching False (vllm/flags.py drops the launch rule's --enable-prefix-caching for it):
+    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative
+    FlagSpec("--no-enable-prefix-caching", "switch", setting="enable_prefix_caching", seed=True, since="0.6.6"),
     FlagSpec("--disable-chunked-mm-input", "switch", seed=True),
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
     FlagSpec("--enable-auto-tool-choice", "switch", seed=True),

@@ -379,6 +379,8 @@ def serve_flags(
     why: dict[str, str] = {}
     _plan_flags(plan, flags, env, why)
     _rule_flags(plan, target.kind, flags, env, why)
+    if "--no-enable-prefix-caching" in flags.by_name:  # the plan's, sized without it: the launch rule's goes
+        flags.by_name.pop("--enable-prefix-caching", None)
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
         _family_flags(plan, family, flags)

@@ -98,6 +98,9 @@ def test_the_command_is_what_runs(home):
         (["gemma-4-E2B-it", "--chip", "h100", "--launch", "vllm", "--set", "cpu-offload-gb=2", "--port", "8126"],
          ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--set", "cpu-offload-gb=2",
           "--port", "8126"]),
+        (["gemma-4-E2B-it", "--chip", "h100", "--launch", "vllm", "--no-enable-prefix-caching", "--port", "8127"],
+         ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--no-enable-prefix-caching",
+          "--port", "8127"]),
     ],
 )  # fmt: skip
 def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
@@ -110,6 +113,9 @@ def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
     assert planned.exit_code == 0, planned.output
     assert dry.exit_code == 0, dry.output
     assert command_line(planned.output) == command_line(dry.output)
+    off = "--no-enable-prefix-caching" in plan_argv  # the plan's setting, in place of the launch rule's flag
+    assert ("--no-enable-prefix-caching" in command_line(planned.output).split()) == off
+    assert not off or "--enable-prefix-caching" not in command_line(planned.output).split()
     # and the flags with their reasons, in the same order
     flag_lines = [line for line in planned.output.splitlines() if line.startswith("  --")]
     assert flag_lines and flag_lines == [line for line in dry.output.splitlines() if line.startswith("  --")]
