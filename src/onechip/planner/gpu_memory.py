@@ -1058,15 +1058,17 @@ def p2p_buffer_bytes(
     return 0, None
 
 
-def capture_sizes(
+def graph_sizes(
     *,
     max_num_seqs: int,
     max_num_batched_tokens: int,
     max_capture_size: int,
     override: int | None = None,
     decode_query_len: int = 1,
-) -> list[int]:
-    """The capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending (vllm/config/vllm.py
+) -> tuple[list[int], list[int]]:
+    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending.
+
+    Every capture size is captured PIECEWISE. The capture sizes (vllm/config/vllm.py
     VllmConfig._set_cudagraph_sizes, read in the 0.19.0, 0.20.0, 0.22.1 and 0.30.0 sdists): ceiling
     min(2 x max_num_seqs x decode_query_len, max_capture_size, max_num_batched_tokens); sizes 1, 2, 4, then every 8
     below 256, then every 16 up to the ceiling. decode_query_len: 1 + the speculative tokens (--speculative-config).
@@ -1076,37 +1078,19 @@ def capture_sizes(
     8,192 gives 'PIECEWISE=51 (largest=512), FULL=51' (0.19.0 H100 sweep), 'PIECEWISE=83 (largest=1024)' for
     gpt-oss-20b. Not modelled: sizes a user sets, the 1,024 ceiling of data-centre Blackwell (in 0.30.0, not in
     0.22.1), the speculative-decoding size tiers of 0.30.0, and the max_num_batched_tokens size that 0.22.1 and later
-    append when it lies below the ceiling and off the grid (not in 0.20.0)."""
+    append when it lies below the ceiling and off the grid (not in 0.20.0).
+    A size is also captured FULL where a uniform decode batch can fill it (decode_query_len <= size <=
+    decode_query_len x max_num_seqs: vllm/v1/cudagraph_dispatcher.py initialize_cudagraph_keys, 0.20.0
+    sdist; vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes,
+    vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked: 256 sequences and 2,048 tokens print
+    'PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (0.22.1)."""
     ceiling = (
         min(override, max_num_batched_tokens)
         if override is not None
         else min(2 * max_num_seqs * decode_query_len, max_capture_size, max_num_batched_tokens)
     )
     sizes = [s for s in (1, 2, 4) if s <= ceiling]
-    return sizes + list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
-
-
-def graph_sizes(
-    *,
-    max_num_seqs: int,
-    max_num_batched_tokens: int,
-    max_capture_size: int,
-    override: int | None = None,
-    decode_query_len: int = 1,
-) -> tuple[list[int], list[int]]:
-    """(PIECEWISE, FULL) capture sizes of vLLM's default FULL_AND_PIECEWISE mode, ascending: every capture size
-    (capture_sizes) is captured PIECEWISE, and FULL where a uniform decode batch can fill it (decode_query_len <=
-    size <= decode_query_len x max_num_seqs: vllm/v1/cudagraph_dispatcher.py initialize_cudagraph_keys, 0.20.0
-    sdist; vllm/v1/worker/gpu/cudagraph_utils.py get_cudagraph_sizes,
-    vllm-project/vllm@00383f8c782b1dffcf629664639e99636c3d8cab). Checked: 256 sequences and 2,048 tokens print
-    'PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (0.22.1)."""
-    sizes = capture_sizes(
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens,
-        max_capture_size=max_capture_size,
-        override=override,
-        decode_query_len=decode_query_len,
-    )
+    sizes += list(range(8, min(ceiling + 1, 256), 8)) + list(range(256, ceiling + 1, 16))
     return sizes, [s for s in sizes if decode_query_len <= s <= decode_query_len * max_num_seqs]
 
 

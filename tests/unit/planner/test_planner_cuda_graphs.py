@@ -17,11 +17,11 @@ from onechip import catalog
 from onechip.catalog.files import CudaGraphRule, GpuMemoryRule
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import (
-    capture_sizes,
     cuda_graph_estimate,
     cuda_graph_sizes,
     fa3_accumulator_bytes,
     forward_bytes,
+    graph_sizes,
 )
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
@@ -139,7 +139,7 @@ def test_each_held_out_estimate_is_planned_within_a_fifth_of_a_gib(name: str, se
     memory, graphs = _graph_rules(entry["vllm_version"] or entry["rule_version"])
     assert memory.cuda_graphs_subtracted
     text = _text(entry)
-    sizes = capture_sizes(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512)
+    sizes, _ = graph_sizes(max_num_seqs=seqs, max_num_batched_tokens=tokens, max_capture_size=512)
     forward = forward_bytes(memory, text, dtype_bytes=2, tensor_parallel_size=1, tokens=sizes[-1])
     low, estimate, high = cuda_graph_estimate(
         graphs,
@@ -246,7 +246,7 @@ def test_gpt_oss_captures_up_to_1024_tokens() -> None:
         35,
     )
     assert (
-        capture_sizes(max_num_seqs=256, max_num_batched_tokens=600, max_capture_size=512, override=override)[-1] == 592
+        graph_sizes(max_num_seqs=256, max_num_batched_tokens=600, max_capture_size=512, override=override)[0][-1] == 592
     )
 
 
