@@ -1,0 +1,78 @@
+"""The new-user test of the sixth session (2026-12-02), one regression test per finding: a config.json or
+safetensors header of the wrong JSON shape is one line naming the file and the field (each was an
+`internal error` or a silent plan), and a checkpoint whose headers hold no tensor is refused, not planned with
+no weights."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factories import BOOTLOGS, one_error_line, sized_checkpoint
+
+pytestmark = pytest.mark.usefixtures("offline_home")
+
+LLAMA = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        # was internal error (AttributeError: 'str' object has no attribute 'get') in the RoPE cache rule
+        ("rope_scaling", "yes", "field 'rope_scaling' must be an object, got 'yes'"),
+        ("rope_parameters", "abc", "field 'rope_parameters' must be an object, got 'abc'"),
+        # was internal error (TypeError: 'int' object is not iterable)
+        ("architectures", -1, "field 'architectures' must be a list of class names, got -1"),
+        # was planned as if the string were a list of one-letter class names
+        ("architectures", "LlamaForCausalLM", "field 'architectures' must be a list of class names"),
+        # was internal error (ValueError: could not convert string to float)
+        ("partial_rotary_factor", "abc", "field 'partial_rotary_factor' must be a number in (0, 1], got 'abc'"),
+        # was planned as an unquantized checkpoint; vLLM calls .get on it and fails
+        ("quantization_config", "fp8", "field 'quantization_config' must be an object, got 'fp8'"),
+        ("quantization_config", {"quant_method": 8}, "field 'quantization_config.quant_method' must be a string"),
+        ("image_processor_config", "abc", "field 'image_processor_config' must be an object"),
+    ],
+)
+def test_a_config_field_of_the_wrong_json_shape_is_one_line(run, tmp_path: Path, field: str, value: Any, said: str):
+    path = sized_checkpoint(tmp_path / "m", {**LLAMA, field: value}, 1024)
+    line = one_error_line(run, "plan", str(path), "--chip", "l4", "--max-model-len", "4096")
+    assert line.startswith(f"{path}/config.json: ") and said in line
+
+
+def _header_only(directory: Path, header: Any) -> Path:
+    """sized_checkpoint's config.json, with model.safetensors replaced by `header` as its JSON header."""
+    sized_checkpoint(directory, LLAMA, 1024)
+    text = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text)
+    return directory
+
+
+TENSOR = "model.layers.0.mlp.up_proj.weight"
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ([1, 2], "safetensors header is not a JSON object"),  # was internal error (AttributeError: 'list' ...)
+        ({TENSOR: "x"}, f"tensor '{TENSOR}' has no shape of non-negative integers (got None)"),  # was a TypeError
+        ({TENSOR: {"dtype": "BF16", "shape": [-5]}}, "has no shape of non-negative integers (got [-5])"),
+        ({TENSOR: {"dtype": "BF16", "shape": ["5"]}}, "has no shape of non-negative integers (got ['5'])"),
+        ({TENSOR: {"shape": [5]}}, f"tensor '{TENSOR}' has no dtype string (got None)"),  # was a KeyError
+    ],
+)
+def test_a_safetensors_header_of_the_wrong_shape_is_one_line(run, tmp_path: Path, header: Any, said: str):
+    path = _header_only(tmp_path / "m", header)
+    line = one_error_line(run, "plan", str(path), "--chip", "l4", "--max-model-len", "4096")
+    assert line.startswith(f"{path}/model.safetensors: ") and line.endswith(said)
+
+
+@pytest.mark.parametrize("header", [{}, {"__metadata__": {"format": "pt"}}])
+def test_a_checkpoint_without_tensors_is_refused_not_planned_weightless(run, tmp_path: Path, header: Any):
+    # was 'verdict: fits' with 0.00 GiB of weights, exit 0
+    path = _header_only(tmp_path / "m", header)
+    line = one_error_line(run, "plan", str(path), "--chip", "l4", "--max-model-len", "4096")
+    assert line == f"{path}: its *.safetensors files hold no tensors; the planner counts weights from them"
