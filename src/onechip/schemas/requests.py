@@ -14,11 +14,20 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
+from onechip.schemas.common import no_url_password
 from onechip.schemas.inputs import (
     INT64_MAX,
     Cli,
@@ -362,7 +371,7 @@ class CheckRequest(CheckOptions):
          "determinism_max_tokens"}
     )  # fmt: skip
 
-    base_url: Annotated[str, Cli("url", argument=True)] = Field(
+    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(no_url_password)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
     model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")

@@ -76,3 +76,40 @@ def test_a_checkpoint_without_tensors_is_refused_not_planned_weightless(run, tmp
     path = _header_only(tmp_path / "m", header)
     line = one_error_line(run, "plan", str(path), "--chip", "l4", "--max-model-len", "4096")
     assert line == f"{path}: its *.safetensors files hold no tensors; the planner counts weights from them"
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_url_password_is_refused_and_never_printed(run, tmp_path: Path, command: str):
+    # was: bench stored http://alice:<password>@... in summary.json and report.md, and an unreachable URL's
+    # error line printed the password
+    url = "http://alice:S3cr3tPassw0rd@127.0.0.1:9"
+    line = one_error_line(run, command, url, "--out", str(tmp_path / "out"))
+    assert "the URL holds a password (user:password@)" in line and "OPENAI_API_KEY" in line
+    assert "S3cr3tPassw0rd" not in line and "http://alice:***@127.0.0.1:9" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_redact_hides_a_url_password_and_keeps_the_rest():
+    from onechip.errors import redact
+
+    assert (
+        redact("cannot reach https://bob:p4ss@proxy:8443/v1/models")
+        == "cannot reach https://bob:***@proxy:8443/v1/models"
+    )
+    assert (
+        redact("http://bob@proxy:8443/v1 and http://127.0.0.1:8000/v1")
+        == "http://bob@proxy:8443/v1 and http://127.0.0.1:8000/v1"
+    )
+
+
+def test_prices_refresh_says_what_it_waits_on_before_its_retries(run, monkeypatch):
+    # was silent for 3 min 20 s (7 tries with backoff) against an unreachable catalog, then one error line; the
+    # heartbeat that repeats a line every 10 s off a terminal had no line to repeat
+    from onechip.cloud import billing
+
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    code, _, err = run("prices", "refresh", "--chip", "v5e-1")
+    lines = err.splitlines()
+    assert code != 0 and lines[-1].startswith("error: services/6F81-5844-456A/skus page 1: no answer"), err
+    assert lines[0].startswith("[prices] reading the Cloud Billing Catalog"), err
