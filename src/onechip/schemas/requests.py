@@ -320,6 +320,12 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
         self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
         if self.plan is not None and self.engine_version is not None:
             raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
+        if self.plan is not None and (given := [f"--{f}" for f in ("model", "chip") if getattr(self, f)]):
+            # the plan's own model and chip were served, the ones given dropped without a word
+            raise ValueError(
+                f"{' and '.join(given)} with --plan: the plan records the model and chip it was made for; give one "
+                "or the other"
+            )
         sizing = " ".join(self.sizing_given())
         if sizing and self.engine == "embedded":
             raise ValueError(f"{sizing} plans --model on --chip: it needs --engine vllm or vllm-docker")
@@ -675,4 +681,17 @@ class DeployK8sRequest(RequestModel):
         """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?", value):
             raise ValueError("must be lower-case letters, digits and '-', starting and ending alphanumeric")
+        return value
+
+    @field_validator("hf_token_secret")
+    @classmethod
+    def _dns_subdomain(cls, value: str | None) -> str | None:
+        """A Secret's name is a DNS-1123 subdomain: labels of lower-case letters, digits and '-' joined by '.', at
+        most 253 characters (kubernetes.io/docs/concepts/overview/working-with-objects/names); the API server
+        refuses any other at apply."""
+        label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+        if value is not None and (len(value) > 253 or not re.fullmatch(rf"{label}(\.{label})*", value)):
+            raise ValueError(
+                "a Secret name is lower-case letters, digits, '-' and '.', starting and ending alphanumeric"
+            )
         return value

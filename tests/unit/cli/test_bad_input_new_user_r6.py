@@ -113,3 +113,54 @@ def test_prices_refresh_says_what_it_waits_on_before_its_retries(run, monkeypatc
     lines = err.splitlines()
     assert code != 0 and lines[-1].startswith("error: services/6F81-5844-456A/skus page 1: no answer"), err
     assert lines[0].startswith("[prices] reading the Cloud Billing Catalog"), err
+
+
+def _run_with(directory: Path, files: dict[str, str | None]) -> Path:
+    """A run directory holding `files` (text; None: a directory of that name)."""
+    directory.mkdir()
+    for name, text in files.items():
+        if text is None:
+            (directory / name).mkdir()
+        else:
+            (directory / name).write_text(text, encoding="utf-8")
+    return directory
+
+
+def test_report_names_a_summary_that_is_a_directory(run, tmp_path: Path):
+    # was exit 0 and "No benchmark summary in this run": the reader skipped what was not a plain file
+    path = _run_with(tmp_path / "r", {"summary.json": None, "requests.jsonl": '{"ok": true}\n'})
+    line = one_error_line(run, "report", str(path))
+    assert line.startswith("summary.json could not be read: [Errno 21] Is a directory")
+    assert line.endswith(f"the report in {path} shows what could be read")
+
+
+def test_report_says_requests_without_their_summary(run, tmp_path: Path):
+    # was exit 0 with "No benchmark summary in this run", the measured requests.jsonl beside it unmentioned
+    path = _run_with(tmp_path / "r", {"requests.jsonl": '{"ok": true}\n'})
+    line = one_error_line(run, "report", str(path))
+    assert line.startswith("summary.json is missing beside requests.jsonl, so its requests are not summarized")
+    assert f"`onechip bench URL --resume {path}` measures it again" in line
+    assert (path / "requests.jsonl").read_text(encoding="utf-8") == '{"ok": true}\n'  # kept as it was
+
+
+@pytest.mark.parametrize(("given", "named"), [(["--model", "other/model"], "--model"), (["--chip", "v5e-1"], "--chip")])
+def test_up_with_a_plan_refuses_a_model_or_chip_it_would_drop(run, tmp_path: Path, given: list[str], named: str):
+    # was exit 0: `up --plan P --model X` served the plan's model, --model dropped without a word
+    code, plan_json, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--json")
+    assert code == 0, err
+    (tmp_path / "plan.json").write_text(plan_json, encoding="utf-8")
+    argv = ("up", "--dry-run", "--engine", "vllm", "--plan", str(tmp_path / "plan.json"), *given)
+    line = one_error_line(run, *argv)
+    assert line.endswith(
+        f"{named} with --plan: the plan records the model and chip it was made for; give one or the other"
+    )
+    code, out, err = run(*argv[:6])  # the plan alone still runs
+    assert code == 0 and "--tool-call-parser hermes" in out, err
+
+
+@pytest.mark.parametrize("name", ["Bad_Name!", "-token", "HF"])
+def test_deploy_k8s_refuses_a_secret_name_kubernetes_would(run, tmp_path: Path, name: str):
+    # was exit 0 with the name written into the Deployment's secretKeyRef, refused by the API server at apply
+    line = one_error_line(run, "deploy", "k8s", "SmolLM2-135M-Instruct", "--chip", "l4", "--hf-token-secret", name,
+                          "--out", str(tmp_path / "k"))  # fmt: skip
+    assert "a Secret name is lower-case letters, digits, '-' and '.'" in line and not (tmp_path / "k").exists()
