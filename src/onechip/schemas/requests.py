@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
+from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.common import no_url_password
@@ -577,6 +577,9 @@ class SimulateRequest(RequestModel):
                 "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "
                 "and --replicas 2 or more"
             )
+        agent_only = [f for f in AGENT_ONLY if f in self.model_fields_set]
+        if agent_only and self.workload != "agent":  # as bench refuses them (schemas.bench _check_agent)
+            raise ValueError(f"--{agent_only[0].replace('_', '-')} shapes agent sessions: give --workload agent too")
         return self
 
 

@@ -164,3 +164,15 @@ def test_deploy_k8s_refuses_a_secret_name_kubernetes_would(run, tmp_path: Path, 
     line = one_error_line(run, "deploy", "k8s", "SmolLM2-135M-Instruct", "--chip", "l4", "--hf-token-secret", name,
                           "--out", str(tmp_path / "k"))  # fmt: skip
     assert "a Secret name is lower-case letters, digits, '-' and '.'" in line and not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("flag", ["--turns", "--user-tokens", "--sessions-per-client"])
+def test_simulate_refuses_agent_flags_on_a_grid_as_bench_does(run, tmp_path: Path, flag: str):
+    # was exit 0: the grid was predicted and the agent flag dropped (bench refuses the same command line)
+    code, plan_json, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--json")
+    assert code == 0, err
+    (tmp_path / "plan.json").write_text(plan_json, encoding="utf-8")
+    line = one_error_line(
+        run, "simulate", "--plan", str(tmp_path / "plan.json"), flag, "3", "--out", str(tmp_path / "s")
+    )
+    assert line == f"{flag} shapes agent sessions: give --workload agent too" and not (tmp_path / "s").exists()
