@@ -176,3 +176,9 @@ def test_simulate_refuses_agent_flags_on_a_grid_as_bench_does(run, tmp_path: Pat
         run, "simulate", "--plan", str(tmp_path / "plan.json"), flag, "3", "--out", str(tmp_path / "s")
     )
     assert line == f"{flag} shapes agent sessions: give --workload agent too" and not (tmp_path / "s").exists()
+
+
+def test_mcp_help_names_the_jobs_beyond_the_first_ten(run):
+    # was "Serve plan/up/status/logs/down/check/bench/cost/report/demo": 10 of the 21 tools (docs/mcp-tools.md)
+    code, out, _ = run("mcp", "--help")
+    assert code == 0 and all(job in out for job in ("simulate", "advise", "prices", "cloud_"))
