@@ -71,9 +71,10 @@ def read_run(run_dir: Path | str) -> RunFiles:
         target = path / RUN_FILES[kind]
         if target.exists():  # a directory of that name is a damaged run too: its read names the OS reason
             setattr(files, kind, _load(target, model, files.problems))
-    if (path / RUN_FILES["requests"]).is_file() and not (path / RUN_FILES["bench"]).exists():
-        # bench rewrites summary.json after each cell: requests without it are a bench cut short in its first
-        # cell (or a summary lost), which `bench --resume` measures again
+    requests = path / RUN_FILES["requests"]
+    if requests.is_file() and requests.stat().st_size and not (path / RUN_FILES["bench"]).exists():
+        # bench rewrites summary.json after each cell: measured requests without it are a bench cut short in its
+        # first cell (or a summary lost), which `bench --resume` measures again; an empty file lost nothing
         files.problems.append(
             f"{RUN_FILES['bench']} is missing beside {RUN_FILES['requests']}, so its requests are not summarized "
             f"(a bench cut short in its first cell? `onechip bench URL --resume {path}` measures it again)"
