@@ -108,8 +108,8 @@ def test_prior_rows_on_chips_without_measurements_rank_last_and_say_so(tmp_path,
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met from priors alone: the MI300X prior ($0.184/M at 3,007 tok/s; "
-    "measured 2,667.2, gemma4dev-mi300x-e2b-2026-09-17) edges out v5e-1's ($0.186/M at 864 tok/s; "
+    reason="not met from priors alone: the MI300X prior ($0.184/M at 3,010 tok/s; "
+    "measured 2,667.2, gemma4dev-mi300x-e2b-2026-09-17) edges out v5e-1's ($0.188/M at 853 tok/s; "
     "measured 991.0, seed grid 1024x16), each within the other's range and the row says so: the v5e-1 step "
     "model's TPOT at 16 clients is 20.3 ms against 14.5 measured, as the calibrated seed fit's is (19.1 ms, "
     "benchmarks/sim_accuracy.py seed): a step that "
