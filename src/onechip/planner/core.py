@@ -60,6 +60,7 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
+from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
@@ -673,16 +674,59 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
-    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
+    buffers = table = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
     if r.tpu_rule is not None:
         buffers = r.devices * tpu_rope_cache_bytes(
             r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
         )
+    if r.acc.kind == "tpu":
+        seqs = request.max_num_seqs if request.max_num_seqs is not None else rules.default_max_num_seqs
+        table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
-        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers, (memory, cap, util),
+        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
         r.devices, r.max_model_len,
     )  # fmt: skip
+    if r.acc.kind == "tpu" and memory is not None and cap is not None:
+        verdict, binding = _tpu_runner_verdict(r, (memory, cap, pool, num_blocks), buffers, table, (verdict, binding))
     return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
+
+
+def _tpu_runner_verdict(
+    r: _Resolved, budget: tuple[int, int, int, int], buffers: int, table: int, verdict: tuple[str, str]
+) -> tuple[str, str]:
+    """tpu-inference's runner tables at the sizes asked (planner.runner_tables): a block table that leaves no KV
+    pool, or a largest token bucket whose hidden states do not fit beside the KV cache, fails the engine at start.
+    budget: (memory, cap, pool, blocks) over all chips."""
+    memory, cap, pool, num_blocks = budget
+    seqs = r.request.max_num_seqs if r.request.max_num_seqs is not None else r.rules.default_max_num_seqs
+    room = (cap if r.request.kv_cache_memory_bytes is None else memory - pool) - r.weights - buffers
+    if room > 0 and table >= room:
+        return (
+            f"does not fit: tpu-inference allocates a {table / GIB:,.2f} GiB block table at start ({seqs:,} sequences "
+            f"x {-(-r.max_model_len // r.block):,} blocks of {r.block} tokens x 4 B; tpu_inference/runner/"
+            f"block_table.py, built before the KV cache is sized), and {room / GIB:,.2f} GiB is left beside the "
+            "weights: no KV cache fits; lower --max-num-seqs or --max-model-len",
+            "block-table",
+        )
+    given = _batched_tokens(r.rules, r.src, r.request.multimodal, r.request.max_num_batched_tokens, [])
+    batch = given.value if given is not None else r.rules.default_max_num_batched_tokens
+    hidden = r.src.text_config.get("hidden_size")
+    if verdict[1] != "kv-pool" or not batch or not isinstance(hidden, int):
+        return verdict
+    bucket = _pow2_at_least(batch)
+    need = tpu_largest_bucket_bytes(bucket, hidden, DTYPE_BYTES[r.dtype_name])
+    kv = num_blocks * r.block * r.geometry.kv_bytes_per_token
+    left = (memory - r.weights - buffers - table - kv) // r.devices
+    if need <= left:
+        return verdict
+    return (
+        f"does not fit: tpu-inference precompiles every token bucket up to {bucket:,} (max_num_batched_tokens "
+        f"{r.request.max_num_batched_tokens or batch:,}) after the KV cache is allocated, and that bucket's hidden "
+        f"states alone ({bucket:,} x {hidden:,} x {DTYPE_BYTES[r.dtype_name]:g} B = {need / GIB:,.2f} GiB per chip) "
+        f"exceed the {left / GIB:,.2f} GiB left beside it (tpu_inference/runner/compilation_manager.py); lower "
+        "--max-num-batched-tokens",
+        "program-memory",
+    )
 
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
