@@ -670,7 +670,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     if gpu is None:
         _check_scheduler(r)
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _rule(rules, request, r.acc))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
@@ -1829,9 +1829,28 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     )  # fmt: skip
 
 
-def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
+def _profile_oom_source(rule: GpuMemoryRule) -> str:
+    """Where the profiling run of `rule`'s engine and model runner fails, and what it says."""
+    if rule.v0_engine:
+        return (
+            "the V0 engine's profile run samples max_num_seqs dummy sequences inside execute_model and raises "
+            "torch's own 'CUDA out of memory', vllm/worker/model_runner.py profile_run, called by vllm/worker/"
+            "worker.py determine_num_available_blocks, 0.6.6 and 0.8.5"
+        )
+    if rule.sampler_logits_only:
+        return (
+            "torch's own 'CUDA out of memory' from the V2 model runner's profile_run (_dummy_run, then "
+            "_dummy_sampler_run, which catches nothing), vllm/v1/worker/gpu/model_runner.py, 0.31.0 and 0.34.0"
+        )
+    return (
+        "'CUDA out of memory occurred when warming up sampler ... Please try lowering `max_num_seqs`', "
+        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.8.5, 0.11.0 and 0.19.0"
+    )
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
-    stage) that binds."""
+    stage) that binds; `rule`: the memory rule planned (which engine and model runner profile)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
@@ -1845,9 +1864,7 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"({gpu.max_num_batched_tokens:,} batched tokens, {gpu.max_num_seqs:,} sequences) beside "
             f"{(b.weights_bytes + b.non_torch_bytes) / GIB:,.2f} GiB of weights and non-torch memory, "
             f"{gpu.profile_over_card_bytes / GIB:,.2f} GiB more than the card holds: it runs out of memory before it "
-            "sizes the KV cache ('CUDA out of memory occurred when warming up sampler ... Please try lowering "
-            "`max_num_seqs`', vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.11.0 and 0.19.0); lower "
-            "--max-num-batched-tokens or --max-num-seqs",
+            f"sizes the KV cache ({_profile_oom_source(rule)}); lower --max-num-batched-tokens or --max-num-seqs",
             "profiling-memory",
         )
     if gpu.over_card_bytes > 0:

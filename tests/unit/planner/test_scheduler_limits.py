@@ -169,3 +169,21 @@ def test_the_tpu_block_table_comes_out_of_the_kv_pool():
     table_bytes = (4096 - 256) * 256 * 4  # the larger table, by its rows (256 blocks of 32 at 8,192 tokens)
     block_bytes = small.block_size * small.kv_bytes_per_token
     assert small.num_blocks - large.num_blocks in (table_bytes // block_bytes, table_bytes // block_bytes + 1)
+
+
+@pytest.mark.usefixtures("offline_home")
+@pytest.mark.parametrize(
+    ("version", "cited", "not_cited"),
+    [
+        # V0 (0.6.6): ModelRunner.profile_run samples inside execute_model; no sampler warm-up, no message of its own
+        ("0.6.6", "vllm/worker/model_runner.py profile_run", "_dummy_sampler_run"),
+        # V1 (0.19.0): gpu_model_runner.py _dummy_sampler_run wraps the OOM in 'when warming up sampler'
+        ("0.19.0", "warming up sampler", "vllm/worker/model_runner.py"),
+        # V2 model runner (0.30.0): vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run catches nothing
+        ("0.30.0", "vllm/v1/worker/gpu/model_runner.py", "warming up sampler"),
+    ],
+)
+def test_the_profiling_memory_verdict_cites_the_runner_the_version_runs(version, cited, not_cited):
+    plan = plan_model(SMOL, "l4", max_num_seqs=99_999_999, max_num_batched_tokens=99_999_999, engine_version=version)
+    assert plan.binding_limit == "profiling-memory"
+    assert cited in plan.verdict and not_cited not in plan.verdict
