@@ -1848,9 +1848,34 @@ def _profile_oom_source(rule: GpuMemoryRule) -> str:
     )
 
 
+def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str] | None:
+    """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
+    if gpu.table_over_card_bytes <= 0:
+        return None
+    where = "gpu/block_table.py BlockTables" if rule.sampler_logits_only else "block_table.py BlockTable"
+    return (
+        f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
+        f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
+        f"group(s), vllm/v1/worker/{where}) outside the {gpu.budget.requested_bytes / GIB:,.2f} GiB its profiling "
+        f"budgets, {gpu.table_over_card_bytes / GIB:,.2f} GiB more than the card holds; lower --max-num-seqs, "
+        "--max-model-len or --gpu-memory-utilization",
+        "block-table",
+    )
+
+
 def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
-    stage) that binds; `rule`: the memory rule planned (which engine and model runner profile)."""
+    stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
+    allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
+    tables = _table_verdict(gpu, max_model_len, rule)
+    if tables is not None and not rule.sampler_logits_only:
+        return tables
+    verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
+    return tables if tables is not None and verdict[1] == "kv-pool" else verdict
+
+
+def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
+    """The profiling run, an explicit pool and one request against the pool (_gpu_verdict)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
