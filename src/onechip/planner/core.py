@@ -60,6 +60,7 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
+from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
@@ -669,20 +670,63 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     if gpu is None:
         _check_scheduler(r)
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _rule(rules, request, r.acc))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
-    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
+    buffers = table = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
     if r.tpu_rule is not None:
         buffers = r.devices * tpu_rope_cache_bytes(
             r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
         )
+    if r.acc.kind == "tpu":
+        seqs = request.max_num_seqs if request.max_num_seqs is not None else rules.default_max_num_seqs
+        table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
-        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers, (memory, cap, util),
+        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
         r.devices, r.max_model_len,
     )  # fmt: skip
+    if r.acc.kind == "tpu" and memory is not None and cap is not None:
+        verdict, binding = _tpu_runner_verdict(r, (memory, cap, pool, num_blocks), buffers, table, (verdict, binding))
     return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
+
+
+def _tpu_runner_verdict(
+    r: _Resolved, budget: tuple[int, int, int, int], buffers: int, table: int, verdict: tuple[str, str]
+) -> tuple[str, str]:
+    """tpu-inference's runner tables at the sizes asked (planner.runner_tables): a block table that leaves no KV
+    pool, or a largest token bucket whose hidden states do not fit beside the KV cache, fails the engine at start.
+    budget: (memory, cap, pool, blocks) over all chips."""
+    memory, cap, pool, num_blocks = budget
+    seqs = r.request.max_num_seqs if r.request.max_num_seqs is not None else r.rules.default_max_num_seqs
+    room = (cap if r.request.kv_cache_memory_bytes is None else memory - pool) - r.weights - buffers
+    if room > 0 and table >= room:
+        return (
+            f"does not fit: tpu-inference allocates a {table / GIB:,.2f} GiB block table at start ({seqs:,} sequences "
+            f"x {-(-r.max_model_len // r.block):,} blocks of {r.block} tokens x 4 B; tpu_inference/runner/"
+            f"block_table.py, built before the KV cache is sized), and {room / GIB:,.2f} GiB is left beside the "
+            "weights: no KV cache fits; lower --max-num-seqs or --max-model-len",
+            "block-table",
+        )
+    given = _batched_tokens(r.rules, r.src, r.request.multimodal, r.request.max_num_batched_tokens, [])
+    batch = given.value if given is not None else r.rules.default_max_num_batched_tokens
+    hidden = r.src.text_config.get("hidden_size")
+    if verdict[1] != "kv-pool" or not batch or not isinstance(hidden, int):
+        return verdict
+    bucket = _pow2_at_least(batch)
+    need = tpu_largest_bucket_bytes(bucket, hidden, DTYPE_BYTES[r.dtype_name])
+    kv = num_blocks * r.block * r.geometry.kv_bytes_per_token
+    left = (memory - r.weights - buffers - table - kv) // r.devices
+    if need <= left:
+        return verdict
+    return (
+        f"does not fit: tpu-inference precompiles every token bucket up to {bucket:,} (max_num_batched_tokens "
+        f"{r.request.max_num_batched_tokens or batch:,}) after the KV cache is allocated, and that bucket's hidden "
+        f"states alone ({bucket:,} x {hidden:,} x {DTYPE_BYTES[r.dtype_name]:g} B = {need / GIB:,.2f} GiB per chip) "
+        f"exceed the {left / GIB:,.2f} GiB left beside it (tpu_inference/runner/compilation_manager.py); lower "
+        "--max-num-batched-tokens",
+        "program-memory",
+    )
 
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
@@ -1785,9 +1829,53 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     )  # fmt: skip
 
 
-def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
+def _profile_oom_source(rule: GpuMemoryRule) -> str:
+    """Where the profiling run of `rule`'s engine and model runner fails, and what it says."""
+    if rule.v0_engine:
+        return (
+            "the V0 engine's profile run samples max_num_seqs dummy sequences inside execute_model and raises "
+            "torch's own 'CUDA out of memory', vllm/worker/model_runner.py profile_run, called by vllm/worker/"
+            "worker.py determine_num_available_blocks, 0.6.6 and 0.8.5"
+        )
+    if rule.sampler_logits_only:
+        return (
+            "torch's own 'CUDA out of memory' from the V2 model runner's profile_run (_dummy_run, then "
+            "_dummy_sampler_run, which catches nothing), vllm/v1/worker/gpu/model_runner.py, 0.31.0 and 0.34.0"
+        )
+    return (
+        "'CUDA out of memory occurred when warming up sampler ... Please try lowering `max_num_seqs`', "
+        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.8.5, 0.11.0 and 0.19.0"
+    )
+
+
+def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str] | None:
+    """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
+    if gpu.table_over_card_bytes <= 0:
+        return None
+    where = "gpu/block_table.py BlockTables" if rule.sampler_logits_only else "block_table.py BlockTable"
+    return (
+        f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
+        f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
+        f"group(s), vllm/v1/worker/{where}) outside the {gpu.budget.requested_bytes / GIB:,.2f} GiB its profiling "
+        f"budgets, {gpu.table_over_card_bytes / GIB:,.2f} GiB more than the card holds; lower --max-num-seqs, "
+        "--max-model-len or --gpu-memory-utilization",
+        "block-table",
+    )
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
-    stage) that binds."""
+    stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
+    allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
+    tables = _table_verdict(gpu, max_model_len, rule)
+    if tables is not None and not rule.sampler_logits_only:
+        return tables
+    verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
+    return tables if tables is not None and verdict[1] == "kv-pool" else verdict
+
+
+def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
+    """The profiling run, an explicit pool and one request against the pool (_gpu_verdict)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
@@ -1801,9 +1889,7 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"({gpu.max_num_batched_tokens:,} batched tokens, {gpu.max_num_seqs:,} sequences) beside "
             f"{(b.weights_bytes + b.non_torch_bytes) / GIB:,.2f} GiB of weights and non-torch memory, "
             f"{gpu.profile_over_card_bytes / GIB:,.2f} GiB more than the card holds: it runs out of memory before it "
-            "sizes the KV cache ('CUDA out of memory occurred when warming up sampler ... Please try lowering "
-            "`max_num_seqs`', vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.11.0 and 0.19.0); lower "
-            "--max-num-batched-tokens or --max-num-seqs",
+            f"sizes the KV cache ({_profile_oom_source(rule)}); lower --max-num-batched-tokens or --max-num-seqs",
             "profiling-memory",
         )
     if gpu.over_card_bytes > 0:

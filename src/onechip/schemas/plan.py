@@ -267,11 +267,12 @@ class Plan(ResultModel):
         default=None,
         description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
         "less than one max_model_len request: the engine refuses to start), 'program-memory' (TPU: too little "
-        "memory outside the cap for the compiled programs), 'explicit-pool' (GPU: a --kv-cache-memory pool that "
-        "with the weights and overheads exceeds the card), 'profiling-memory' (GPU: the profiling run's activation "
-        "peak with the weights exceeds the card: out of memory before the KV cache is sized), 'free-memory-at-start' "
-        "(GPU: utilization x memory is more than the card has free at start) or 'kv-pool' (fits; concurrency is "
-        "bounded by the pool).",
+        "memory outside the cap for the compiled programs or the largest token bucket), 'block-table' (TPU: the "
+        "runner's block table, max_num_seqs x blocks per request, leaves no KV pool), 'explicit-pool' (GPU: a "
+        "--kv-cache-memory pool that with the weights and overheads exceeds the card), 'profiling-memory' (GPU: "
+        "the profiling run's activation peak with the weights exceeds the card: out of memory before the KV cache "
+        "is sized), 'free-memory-at-start' (GPU: utilization x memory is more than the card has free at start) or "
+        "'kv-pool' (fits; concurrency is bounded by the pool).",
     )
     devices: int = Field(default=1, description="Devices (GPUs or chips) the plan spreads over.")
     memory_budget: GpuMemoryBudget | None = Field(

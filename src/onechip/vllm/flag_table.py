@@ -111,7 +111,11 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--enable-prefix-caching", "switch", seed=True),
     # the plan's enable_prefix_caching False (vllm/flags.py drops the launch rule's --enable-prefix-caching for it):
     # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative
-    FlagSpec("--no-enable-prefix-caching", "switch", setting="enable_prefix_caching", seed=True, since="0.6.6"),
+    # both spellings size a hybrid model's state pages (PlanRequest.enable_prefix_caching): a --set of either re-plans
+    FlagSpec(
+        "--no-enable-prefix-caching", "switch", sizes_memory=True, setting="enable_prefix_caching", seed=True,
+        since="0.6.6",
+    ),
     FlagSpec("--disable-chunked-mm-input", "switch", seed=True),
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
     FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
@@ -258,12 +262,30 @@ def planner_values(sets: list[str] | None) -> dict[str, tuple[Any, str]]:
     None (`--set FLAG=`) puts the field back to its default. Raises ConfigError (see parse_sets)."""
     out: dict[str, tuple[Any, str]] = {}
     for override in parse_sets(sets):
-        row = override.spec
-        if row is None or not row.sizes_memory or row.setting is None:
-            continue
-        value = None if override.remove else row.planner_value(override.value)
-        out[row.setting] = (value, override.item)
+        meant = planner_setting(override)
+        if meant is not None:
+            out[meant[0]] = (meant[1], override.item)
     return out
+
+
+def planner_setting(override: Override) -> tuple[str, Any] | None:
+    """(PlanRequest field, planner input) a `--set` item of a memory-sizing flag means; None for any other item; an
+    input of None (`--set FLAG=`): the field's default. A switch vLLM declares with argparse.BooleanOptionalAction
+    (--X and --no-X) spells its --no-X row's setting either way: `--set enable-prefix-caching=false` is prefix caching
+    off, as --no-enable-prefix-caching is (dropping the flag would leave vLLM's own default, on in V1: EngineArgs
+    enable_prefix_caching None -> default_prefix_caching, vllm/engine/arg_utils.py of the 0.19.0 sdist).
+    Raises ConfigError for a value that does not read (FlagSpec.planner_value)."""
+    row = override.spec
+    if row is None:
+        return None
+    negative = row if row.name.startswith("--no-") else spec("--no-" + row.name.removeprefix("--"))
+    if row.kind == "switch" and negative is not None and negative.sizes_memory and negative.setting is not None:
+        typed = override.item.partition("=")[2].strip().lower()
+        on = (None if not typed else _SWITCH_WORDS.get(typed, True)) if override.remove else True
+        return negative.setting, None if on is None else on != (row is negative)
+    if not row.sizes_memory or row.setting is None:
+        return None
+    return row.setting, None if override.remove else row.planner_value(override.value)
 
 
 def _merged(data: dict[str, Any], values: dict[str, tuple[Any, str]], sets: list[str]) -> PlanRequest:

