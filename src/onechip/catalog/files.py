@@ -125,6 +125,18 @@ class VersionedRule(VersionRange):
     versions: str = Field(description="Human-readable range of versions.")
 
 
+class TextOnlyClassesRule(VersionRange):
+    """The model classes whose own __init__ skips the towers when every modality's --limit-mm-per-prompt is 0, for one
+    range of releases before vLLM made it every class's (engines.json `text_only_drops_towers_classes`); any other
+    class builds its towers whatever the limits there."""
+
+    architectures: list[str] = Field(description="config.json architectures whose class skips its towers.")
+    not_read: list[str] = Field(
+        default_factory=list, description="Releases of the range whose sources were not read (the plan says so)."
+    )
+    source: str = Field(description="Where that comes from.")
+
+
 class GpuMemoryRule(VersionedRule):
     """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
     range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
@@ -773,6 +785,18 @@ class EngineEntry(StrictModel):
         "(None: text-only serving never loads them, or the engine has no such limit).",
     )
     text_only_drops_towers_source: str = Field(default="", description="Where that comes from.")
+    text_only_drops_towers_classes: list[TextOnlyClassesRule] = Field(
+        default_factory=list,
+        description="Ranges from text_only_drops_towers_from on where only some model classes skip their towers when "
+        "text-only (empty: every class from that release).",
+    )
+    towers_by_modality_from: str | None = Field(
+        default=None,
+        description="First release that skips loading one tower when every modality it serves has "
+        "--limit-mm-per-prompt 0 while another modality is on (None: not known for this engine; only text-only drops "
+        "towers).",
+    )
+    towers_by_modality_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "

@@ -11,6 +11,7 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ from onechip.planner.gpu_memory import (
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
+from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
     Accelerator,
     EngineRules,
@@ -84,7 +86,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import older_than
+from onechip.vllm.flag_table import TEXT_ONLY, older_than
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -359,10 +361,10 @@ def _encoder_warnings(r: _Resolved) -> list[PlanWarning]:
     config.json (Qwen-VL without its image processor's largest image, an unmodelled tower): the activation term
     leaves them out, so the KV pool is high by about their size, said out loud."""
     data = r.src.config.data
-    if not (r.request.multimodal and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
+    if not (_profiles_vision(r) and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
         return []
     config = {**data, "text_config": r.src.config.text}
-    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192) > 0:
+    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192, mm_counts=r.mm.counts) > 0:
         return []
     return [
         PlanWarning(
@@ -547,6 +549,8 @@ class _Resolved:
     block: int
     components: dict[str, int]
     notes: list[PlanWarning]  # said while resolving: architecture releases, quantization, MXFP4 layouts
+    mm: MmLimits  # each modality's item count as the engine reads it (planner.modalities)
+    towers: tuple[str, ...]  # the towers the engine loads (EngineRules.served_towers)
 
     @property
     def weights(self) -> int:
@@ -572,6 +576,9 @@ class _Budget:
     binding: str
 
 
+LANGUAGE_MODEL_ONLY_SINCE = (
+    "0.17.0"  # vllm/engine/arg_utils.py '--language-model-only': in the 0.17.0 sdist, not 0.16.0
+)
 _ARCHITECTURES_SOURCE = (
     "catalog/vllm_architectures.json (scripts/gen_vllm_architectures.py): the releases whose model registry was read"
 )
@@ -629,7 +636,17 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
-    towers = rules.served_towers(request.multimodal, request.engine_version)
+    v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc).v0_engine
+    if request.language_model_only and older_than(request.engine_version, LANGUAGE_MODEL_ONLY_SINCE):
+        raise ConfigError(
+            f"--language-model-only is first in vLLM {LANGUAGE_MODEL_ONLY_SINCE} (vllm/engine/arg_utils.py); for "
+            f"{request.engine_version} plan with --text-only, which writes 0 for every modality"
+        )
+    multimodal = request.multimodal and not request.language_model_only
+    mm = served_limits(multimodal, request.limit_mm_per_prompt, src.config.data, v0)
+    architectures = src.config.data.get("architectures") or []
+    given_counts = mm.counts if mm.given is not None else None
+    towers = rules.served_towers(mm.served, request.engine_version, given_counts, architectures)
     online_fp8 = _online_fp8(request, src.config, rules)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
@@ -649,7 +666,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config)),
-        notes=notes,
+        notes=notes, mm=mm, towers=towers,
     )  # fmt: skip
 
 
@@ -835,6 +852,7 @@ def _serve_settings(
     pp, tp = request.pipeline_parallel_size, request.tensor_parallel_size
     pinned = rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None
     eager = "no CUDA graphs: the plan reserves none" if r.engine == "vllm-gpu" else "requested"
+    mm_on = request.multimodal and not request.language_model_only
     return ServeSettings(
         max_model_len=ServeSetting[int](
             value=r.max_model_len, reason="KV pool and concurrency above are computed for this length",
@@ -875,7 +893,7 @@ def _serve_settings(
             value=False, source="request", reason="planned without prefix caching (a hybrid's recurrent-state pages)"
         ) if request.enable_prefix_caching is False else None,
         max_num_batched_tokens=_batched_tokens(
-            rules, r.src, request.multimodal, request.max_num_batched_tokens, warnings
+            rules, r.src, r.mm.served, request.max_num_batched_tokens, warnings
         ),
         max_num_seqs=ServeSetting[int](
             value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
@@ -889,13 +907,16 @@ def _serve_settings(
             reason="the weights above are what stays on each GPU once this much is kept in host memory",
         ) if request.cpu_offload_gb else None,
         multimodal=ServeSetting[bool](
-            value=request.multimodal, source=given("multimodal"),
-            reason="the plan counts the towers the engine loads" if request.multimodal
+            value=mm_on, source=given("multimodal"),
+            reason="the plan counts the towers the engine loads" if mm_on
             else "text-only: the plan leaves the towers out"
-            if not rules.served_towers(False, request.engine_version)
-            else f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
-            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them",
+            if not r.towers
+            else _text_only_towers_reason(r),
         ),
+        limit_mm_per_prompt=_mm_setting(r),
+        language_model_only=ServeSetting[bool](
+            value=True, source="request", reason="0 items of every modality: the plan leaves the towers out"
+        ) if request.language_model_only else None,
     )  # fmt: skip
 
 
@@ -1202,12 +1223,13 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         device_name=acc.name,
         nvml_memory_info=acc.nvml_memory_info,
         enforce_eager=request.enforce_eager,
-        multimodal=request.multimodal and _has_towers(r.src.config),
+        multimodal=r.mm.served and _has_towers(r.src.config),
         vision_config=(
             {**r.src.config.data, "text_config": r.src.config.text}  # class defaults applied (hidden_size)
-            if request.multimodal and "vision_tower" in rules.loads_towers
+            if _profiles_vision(r)
             else None
         ),
+        mm_counts=r.mm.counts,
         states=_state_cache(r),
         sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
         tp_extra=_tp_extra(r),
@@ -1256,7 +1278,7 @@ def _check_scheduler(r: _Resolved) -> None:
     planner.scheduler_limits), on the batched tokens the printed command passes (vllm-tpu: the power-of-two bucket,
     or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank)."""
     request, rules = r.request, r.rules
-    given = _batched_tokens(rules, r.src, request.multimodal, request.max_num_batched_tokens, [])
+    given = _batched_tokens(rules, r.src, r.mm.served, request.max_num_batched_tokens, [])
     batch = given.value if given is not None else None
     if batch is None and rules.default_max_num_batched_tokens is None:
         return
@@ -1788,6 +1810,55 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -
     return True
 
 
+def _text_only_towers_reason(r: _Resolved) -> str:
+    """Why a text-only plan still counts the towers: the release predates the skip, or its skip is in some model
+    classes' own code and not this one's (engines.json text_only_drops_towers_classes)."""
+    rules, version = r.rules, r.request.engine_version
+    classes = rules.text_only_classes(version)
+    if classes is None:
+        return (
+            f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
+            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them"
+        )
+    unread = next((f"; {v} not read, the rule of the releases read around it" for v in classes.not_read
+                   if (version or "").startswith(v)), "")  # fmt: skip
+    return (
+        f"text-only, but on vLLM {version} only some model classes skip their towers, not this one "
+        f"(engines.json text_only_drops_towers_classes{unread}): the plan counts them"
+    )
+
+
+def _profiles_vision(r: _Resolved) -> bool:
+    """vLLM's profiling run feeds the vision tower: the engine loads it (vllm-tpu's fitted rule may leave it out)
+    and image or video takes an item (MultiModalBudget profiles only the modalities whose limit is above 0:
+    get_max_tokens_per_item_by_nonzero_modality, vllm/multimodal/registry.py of the 0.10.1 sdist; tower_modalities,
+    vllm/multimodal/encoder_budget.py of the 0.19.0 sdist)."""
+    return "vision_tower" in r.towers and (r.mm.on("image") or r.mm.on("video"))
+
+
+def _mm_setting(r: _Resolved) -> ServeSetting[dict[str, int]] | None:
+    """--limit-mm-per-prompt as the plan serves it: the counts given, as given; text-only, 0 for every modality the
+    model has and for image and audio (flag_table.TEXT_ONLY, which vLLM ignores for a modality a model lacks), so
+    a Gemma 4 or Qwen-VL video is off too; None where neither (vLLM's defaults, or the family's contract)."""
+    if r.mm.given is not None and r.request.multimodal and not r.request.language_model_only:
+        off = sorted(m for m, n in r.mm.counts.items() if n == 0)
+        dropped = sorted(set(r.rules.loads_towers) - set(r.towers)) if r.mm.served else []
+        return ServeSetting[dict[str, int]](
+            value=r.mm.given, source="request",
+            reason=f"as given: {', '.join(off) or 'no modality'} off"
+            + (f" (the plan leaves out the {' and '.join(dropped)})" if dropped else "")
+            + ("; the counts cap the encoder's profiled items" if r.mm.served else ""),
+        )  # fmt: skip
+    if r.request.multimodal or r.request.language_model_only:
+        return None  # vLLM's defaults, or --language-model-only says it
+    zeros = {**json.loads(TEXT_ONLY), **dict.fromkeys(r.mm.counts, 0)}
+    return ServeSetting[dict[str, int]](
+        value=zeros,
+        source="request",
+        reason="text-only: no item of any modality" + ("" if r.towers else ", so vLLM builds no tower"),
+    )
+
+
 def _has_towers(config: ModelConfig) -> bool:
     """The model is multimodal (vLLM's is_multimodal_model): its config has a vision or audio part. --multimodal
     (the default) on a text-only model serves no tower, so V0's long-context chunked prefill stays on."""
@@ -1806,8 +1877,7 @@ def _stages(r: _Resolved) -> list[Stage]:
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
         )
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
-    towers = r.rules.served_towers(r.request.multimodal, r.request.engine_version)
-    weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
+    weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=r.towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
                                nextn=nextn_layers(r.src.text_config))  # fmt: skip
     return [

@@ -229,6 +229,7 @@ def plan_gpu_pool(
     enforce_eager: bool = False,
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
+    mm_counts: Mapping[str, int] | None = None,
     states: StateCache | None = None,
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
@@ -267,6 +268,8 @@ def plan_gpu_pool(
     None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
     group_size_rules, planner.kv_groups step 2). encoder_rule: what the version's encoder profiling pads and
     which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are).
+    mm_counts: each modality's --limit-mm-per-prompt count (planner.modalities; None: vLLM's defaults), which picks
+    the profiled modality and caps its items (planner.gpu_memory.encoder_profile_bytes).
     moe_rule: how the release's fused MoE holds its buffers (engines.json fused_moe_buffers; None: persistent).
     offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
     `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
@@ -331,6 +334,7 @@ def plan_gpu_pool(
             max_num_seqs=seqs,
             max_model_len=max_model_len,
             profile_rule=encoder_rule,
+            mm_counts=mm_counts,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
@@ -344,6 +348,7 @@ def plan_gpu_pool(
             max_model_len=max_model_len,
             profile_rule=encoder_rule,
             tensor_parallel_size=tensor_parallel_size,
+            mm_counts=mm_counts,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0

@@ -8,6 +8,7 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from datetime import date
@@ -35,6 +36,7 @@ from onechip.schemas.inputs import (
     comma_list,
     given,
     key_values,
+    mm_limits,
     split_commas,
 )
 from onechip.schemas.plan import Plan
@@ -136,6 +138,18 @@ class SizingOptions(RequestModel):
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."
     )
+    limit_mm_per_prompt: Annotated[dict[str, int] | None, BeforeValidator(mm_limits)] = Field(
+        default=None,
+        description="vLLM --limit-mm-per-prompt: most items of each modality in one prompt, JSON "
+        '(\'{"image":2,"audio":0}\') or key=value (image=2,audio=0); a modality left out keeps vLLM\'s default. A '
+        "tower whose modalities are all 0 is not loaded (vLLM 0.16.0 on; 0 for every modality: --text-only) and a "
+        "modality at 0 is not profiled; the count caps the profiled items. Passed to vLLM as given.",
+    )
+    language_model_only: bool = Field(
+        default=False,
+        description="vLLM --language-model-only (0.17.0 on: 'Equivalent to setting --limit-mm-per-prompt to 0 for "
+        "every modality', vllm/config/multimodal.py): planned as --text-only, and the command says so with this flag.",
+    )
     enable_prefix_caching: Annotated[bool | None, Cli("--enable-prefix-caching/--no-enable-prefix-caching")] = Field(
         default=True,
         description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU; off: "
@@ -148,7 +162,21 @@ class SizingOptions(RequestModel):
         '--enforce-eager', '--text-only'): a shell passes every option, so a default means 'not given'."""
         given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
         caching_off = ["--no-enable-prefix-caching"] * (self.enable_prefix_caching is False)
-        return given + ["--enforce-eager"] * self.enforce_eager + ["--text-only"] * (not self.multimodal) + caching_off
+        limits = [f"--limit-mm-per-prompt {json.dumps(self.limit_mm_per_prompt, separators=(',', ':'))}"] * (
+            self.limit_mm_per_prompt is not None
+        )
+        text_only = ["--text-only"] * (not self.multimodal) + ["--language-model-only"] * self.language_model_only
+        return given + ["--enforce-eager"] * self.enforce_eager + text_only + limits + caching_off
+
+    @model_validator(mode="after")
+    def _text_only_has_no_items(self) -> SizingOptions:
+        """--text-only is 0 items of every modality; a positive --limit-mm-per-prompt count says otherwise."""
+        positive = {k: v for k, v in (self.limit_mm_per_prompt or {}).items() if v > 0}
+        off = "--text-only" if not self.multimodal else "--language-model-only" if self.language_model_only else None
+        if off and positive:
+            shown = ",".join(f"{k}={v}" for k, v in positive.items())
+            raise ValueError(f"{off} and --limit-mm-per-prompt {shown} disagree (text-only is 0 of every one)")
+        return self
 
 
 class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
