@@ -187,6 +187,19 @@ class GpuMemoryRule(VersionedRule):
         "vocab], twice where the model soft-caps its logits out of place or TP gathers the shards "
         "(planner.gpu_memory.activation_bytes); sampler_bytes_per_seq_vocab is then not used.",
     )
+    v2_runner_dense: bool = Field(
+        default=False,
+        description="vLLM runs the V2 model runner by default for a model with no MoE experts and no recurrent "
+        "state, and for the MoE architectures in v2_runner_architectures (vllm/config/vllm.py "
+        "_is_default_v2_model_runner_model); in these releases its profile_cudagraph_memory returns 0, so no "
+        "CUDA-graph estimate is subtracted, and its sampler warms up on logits only (sampler_logits_only, one held "
+        "[rows, hidden] copy). Other models keep this rule's V1 figures (planner.core._memory_rule).",
+    )
+    v2_runner_architectures: list[str] = Field(
+        default_factory=list,
+        description="MoE architectures the release also defaults to the V2 model runner "
+        "(vllm/config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES); used where v2_runner_dense is set.",
+    )
     forward_hidden_copies: int = Field(
         default=2,
         description="[tokens, hidden] tensors alive at the MLP's peak beside its 3 x intermediate (2: the "
