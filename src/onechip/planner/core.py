@@ -1125,7 +1125,7 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
     `v2_runner_dense`): a model with no experts (vLLM's is_moe: num_experts > 0) and no recurrent state, or a listed
     MoE architecture, without prompt embeds (a V2-unsupported feature). That runner subtracts no CUDA-graph estimate
     and warms the sampler on logits only, keeping one [rows, hidden] copy (vllm/v1/worker/gpu/model_runner.py,
-    0.26.0 - 0.28.0 sdists)."""
+    0.25.0 - 0.28.0 sdists)."""
     rule = _rule(r.rules, r.request, r.acc)
     if not rule.v2_runner_dense or r.request.enable_prompt_embeds:
         return rule

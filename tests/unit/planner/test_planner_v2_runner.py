@@ -1,6 +1,6 @@
-"""vLLM's V2 model runner in 0.26.0 - 0.28.x (engines.json memory_rules `v2_runner_dense`). The release serves a model
+"""vLLM's V2 model runner in 0.25.0 - 0.28.x (engines.json memory_rules `v2_runner_dense`). The release serves a model
 with no MoE experts and no recurrent state on it by default (vllm/config/vllm.py _is_default_v2_model_runner_model,
-0.26.0 / 0.27.0 / 0.27.1 / 0.28.0 sdists), and that runner's profile_cudagraph_memory returns 0, so no CUDA-graph
+0.25.0 - 0.28.0 sdists), and that runner's profile_cudagraph_memory returns 0, so no CUDA-graph
 estimate is subtracted, while its sampler warms up on logits only (vllm/v1/worker/gpu/model_runner.py,
 gpu/sample/sampler.py).
 MoE models not in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES and hybrid models stay on the V1 runner and its estimate."""
@@ -33,6 +33,7 @@ def _budget(model: Path, version: str, chip: str = "gb10", **fields: Any) -> Any
 def test_a_dense_model_on_0_27_subtracts_no_cuda_graph_estimate(tmp_path: Path) -> None:
     model = _checkpoint(tmp_path, GB10)
     assert _budget(model, "0.27.1").cuda_graph_bytes == 0
+    assert _budget(model, "0.25.0").cuda_graph_bytes == 0
     assert _budget(model, "0.26.0").cuda_graph_bytes == 0
     assert _budget(model, "0.28.0").cuda_graph_bytes == 0
     # 0.30.0's V2 runner estimates its graphs again (vllm/v1/worker/gpu/model_runner.py _profile_cudagraph_memory)
