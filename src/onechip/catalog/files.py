@@ -56,6 +56,13 @@ class AcceleratorEntry(StrictModel):
         "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
     )
     nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
+    profiler_counts_host_memory: str | None = Field(
+        default=None,
+        description="Set on unified memory, where vLLM's profiler reads free memory as the host's available memory "
+        "(vllm/utils/mem_utils.py MemorySnapshot.measure, is_integrated_gpu), so host memory the engine process takes "
+        "while it loads and profiles counts as consumed and the KV pool moves with host state: the sources, said "
+        "in the plan's 'unified-memory-pool' warning. None: a card with its own memory.",
+    )
     host_gpus: int | None = Field(
         default=None,
         ge=1,

@@ -311,6 +311,17 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
+    if acc.profiler_counts_host_memory and acc.kind == "gpu":
+        out.append(
+            PlanWarning(
+                code="unified-memory-pool",
+                message="unified memory: vLLM counts the host memory its process takes while it loads and "
+                "profiles (the cold torch.compile and Triton builds among it) as consumed, which no term of this plan "
+                "holds, so the KV pool comes out smaller and moves from boot to boot; pin it with --kv-cache-memory "
+                "after one boot",
+                source=acc.profiler_counts_host_memory,
+            )
+        )
     if acc.memory_visible_bytes is None and acc.memory_nominal_bytes and acc.kind != "cpu":
         out.append(
             PlanWarning(
