@@ -56,6 +56,13 @@ class AcceleratorEntry(StrictModel):
         "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
     )
     nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
+    profiler_counts_host_memory: str | None = Field(
+        default=None,
+        description="Set on unified memory, where vLLM's profiler reads free memory as the host's available memory "
+        "(vllm/utils/mem_utils.py MemorySnapshot.measure, is_integrated_gpu), so host memory the engine process takes "
+        "while it loads and profiles counts as consumed and the KV pool moves with host state: the sources, said "
+        "in the plan's 'unified-memory-pool' warning. None: a card with its own memory.",
+    )
     host_gpus: int | None = Field(
         default=None,
         ge=1,
@@ -198,6 +205,19 @@ class GpuMemoryRule(VersionedRule):
         "and the peak is compute_logits' output in the model dtype, [min(max_num_seqs, max_num_batched_tokens), "
         "vocab], twice where the model soft-caps its logits out of place or TP gathers the shards "
         "(planner.gpu_memory.activation_bytes); sampler_bytes_per_seq_vocab is then not used.",
+    )
+    v2_runner_dense: bool = Field(
+        default=False,
+        description="vLLM runs the V2 model runner by default for a model with no MoE experts and no recurrent "
+        "state, and for the MoE architectures in v2_runner_architectures (vllm/config/vllm.py "
+        "_is_default_v2_model_runner_model); in these releases its profile_cudagraph_memory returns 0, so no "
+        "CUDA-graph estimate is subtracted, and its sampler warms up on logits only (sampler_logits_only, one held "
+        "[rows, hidden] copy). Other models keep this rule's V1 figures (planner.core._memory_rule).",
+    )
+    v2_runner_architectures: list[str] = Field(
+        default_factory=list,
+        description="MoE architectures the release also defaults to the V2 model runner "
+        "(vllm/config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES); used where v2_runner_dense is set.",
     )
     forward_hidden_copies: int = Field(
         default=2,

@@ -314,6 +314,17 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
+    if acc.profiler_counts_host_memory and acc.kind == "gpu":
+        out.append(
+            PlanWarning(
+                code="unified-memory-pool",
+                message="unified memory: vLLM counts the host memory its process takes while it loads and "
+                "profiles (the cold torch.compile and Triton builds among it) as consumed, which no term of this plan "
+                "holds, so the KV pool comes out smaller and moves from boot to boot; pin it with --kv-cache-memory "
+                "after one boot",
+                source=acc.profiler_counts_host_memory,
+            )
+        )
     if acc.memory_visible_bytes is None and acc.memory_nominal_bytes and acc.kind != "cpu":
         out.append(
             PlanWarning(
@@ -801,7 +812,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
-        memory_budget=b.gpu.record(_rule(rules, request, r.acc), n) if b.gpu is not None else None,
+        memory_budget=b.gpu.record(_memory_rule(r), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
@@ -1185,6 +1196,32 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
     return select_rule(rules.memory_rules, request.engine_version, v0=_v0_fallback(rules, acc, request) is not None)
 
 
+def _memory_rule(r: _Resolved) -> GpuMemoryRule:
+    """_rule, with the V2 model runner's figures where the release runs this model on it (engines.json memory rule
+    `v2_runner_dense`): a model with no experts (vLLM's is_moe: num_experts > 0) and no recurrent state, or a listed
+    MoE architecture, without prompt embeds (a V2-unsupported feature). That runner subtracts no CUDA-graph estimate
+    and warms the sampler on logits only, keeping one [rows, hidden] copy (vllm/v1/worker/gpu/model_runner.py,
+    0.25.0 - 0.28.0 sdists)."""
+    rule = _rule(r.rules, r.request, r.acc)
+    if not rule.v2_runner_dense or r.request.enable_prompt_embeds:
+        return rule
+    text = r.src.text_config
+    experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
+    listed = any(a in rule.v2_runner_architectures for a in r.src.config.data.get("architectures") or ())
+    hybrid = any(layer.state_bytes for layer in r.geometry.layers)
+    if hybrid or (experts and not listed):
+        return rule
+    return rule.model_copy(
+        update={
+            "versions": f"{rule.versions}; this model on the V2 model runner: no CUDA-graph estimate, logits-only "
+            "sampler warm-up",
+            "cuda_graphs_subtracted": False,
+            "sampler_logits_only": True,
+            "sampler_hidden_copies": 1,
+        }
+    )
+
+
 def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> V0Fallback | None:
     """planner.rules.v0_fallback for the deployment `request` describes."""
     return v0_fallback(
@@ -1207,7 +1244,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     moe_rule, marlin = _moe_buffers(r)
     graphs = _graph_rule(r)
     return plan_gpu_pool(
-        _rule(rules, request, acc),
+        _memory_rule(r),
         text=r.src.text_config,
         stages=_stages(r),
         visible_bytes=acc.memory_bytes or 0,
@@ -1259,7 +1296,7 @@ def _graph_rule(r: _Resolved) -> CudaGraphRule | None:
     """engines.json cuda_graph_rules for a release whose memory rule subtracts the CUDA-graph estimate (the newest
     where no version is given); None where it does not, or no rule covers the release."""
     rules, request = r.rules, r.request
-    if not rules.cuda_graph_rules or not _rule(rules, request, r.acc).cuda_graphs_subtracted:
+    if not rules.cuda_graph_rules or not _memory_rule(r).cuda_graphs_subtracted:
         return None
     version = request.engine_version
     if version is None:
