@@ -331,8 +331,7 @@ def encoder_profile_bytes(
     tokens per item) (vllm/v1/core/encoder_cache_manager.py compute_mm_encoder_budget;
     vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items, read at vllm-project/vllm@042a4d3ee43e;
     the per-prompt limit caps the items: max_num_seqs x max(1, min(limit, max_model_len // tokens per item))). Pixel
-    values
-    are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
+    values are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
     model_config.dtype) and moved to the GPU (group_and_batch_mm_kwargs); one item is num_channels x
     image_size^2 (the dummy image has the most features: the tower's native size for Gemma 3 without
     pan-and-scan and for Pixtral). Encoder outputs: tokens per item x the decoder's hidden_size (the projector's

@@ -519,7 +519,7 @@ def _stage_pool(
         )
     blocks = layout.num_blocks(pool)
     tables = 0
-    if not rule.v0_engine:  # the V2 model runner is the one whose sampler warm-up is logits only (engines.json)
+    if not rule.v0_engine:  # V0 keeps its block tables on the host (runner_tables); V2: the logits-only rules
         tables = gpu_block_table_bytes(
             [g.block_size for g in layout.groups], max_num_seqs=seqs, max_num_batched_tokens=batch,
             max_model_len=max_model_len, v2_runner=rule.sampler_logits_only,

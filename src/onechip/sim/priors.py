@@ -199,19 +199,19 @@ def _quantized(grid: MeasuredGrid) -> bool:
     return bool(config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config"))
 
 
-def _prefill_line(grid: MeasuredGrid) -> tuple[float, float] | None:
-    """(seconds per prompt token, seconds at zero context) of the least-squares line TTFT = a + b x context
-    through `grid`'s one-client TTFTs at <= MAX_PREFILL_CONTEXT tokens; None under two distinct contexts. The
-    intercept holds what every request pays whatever its prompt (the API server's overhead and the prefill
-    step's fixed work), so the slope is the device's prefill rate alone: TTFT / context counts the overhead as
-    prefill (v6e-1 sweep: 35 ms at 2,048 tokens read as 0.29 of peak, 0.45-0.48 at 4-16k; the line's slope
-    gives 0.49 through all of them)."""
-    cells = [(float(c.context_tokens), c.ttft_ms / 1000) for c in grid.cells
+def _prefill_line(grid: MeasuredGrid) -> tuple[float, int] | None:
+    """(seconds per prompt token, longest context it spans) of the least-squares line TTFT = a + b x context
+    through `grid`'s one-client TTFTs at <= MAX_PREFILL_CONTEXT tokens; None under two distinct contexts or a
+    slope not above 0. The intercept holds what every request pays whatever its prompt (the API server's overhead
+    and the prefill step's fixed work), so the slope is the device's prefill rate alone: TTFT / context counts the
+    overhead as prefill (v6e-1 sweep: 35 ms at 2,048 tokens read as 0.29 of peak, 0.45-0.48 at 4-16k; the line's
+    slope gives 0.49 through all of them)."""
+    cells = [(c.context_tokens, c.ttft_ms / 1000) for c in grid.cells
              if c.clients == 1 and c.ttft_ms and c.context_tokens <= MAX_PREFILL_CONTEXT]  # fmt: skip
     if len({x for x, _ in cells}) < 2:
         return None
-    slope, intercept = statistics.linear_regression([x for x, _ in cells], [y for _, y in cells])
-    return (slope, intercept) if slope > 0 else None
+    slope, _ = statistics.linear_regression([float(x) for x, _ in cells], [y for _, y in cells])
+    return (slope, max(x for x, _ in cells)) if slope > 0 else None
 
 
 @cache
@@ -221,13 +221,11 @@ def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
     not quantized (module docstring): 2 x streamed parameters / peak / the line's seconds per token."""
     out = []
     for grid in _grids():
-        peak, geometry, line = planner.rules.accelerator(grid.chip).peak_bf16_tflops, _geometry(grid.name), None
-        if peak and geometry is not None and not _quantized(grid):
-            line = _prefill_line(grid)
+        peak, geometry = planner.rules.accelerator(grid.chip).peak_bf16_tflops, _geometry(grid.name)
+        line = _prefill_line(grid) if peak and geometry is not None and not _quantized(grid) else None
         if line is not None and geometry is not None and peak:
-            longest = max(c.context_tokens for c in grid.cells if c.clients == 1 and c.ttft_ms
-                          and c.context_tokens <= MAX_PREFILL_CONTEXT)  # fmt: skip
-            out.append((grid.name, grid.chip, longest, 2 * geometry[2] / (peak * 1e12) / line[0]))
+            per_token_s, longest = line
+            out.append((grid.name, grid.chip, longest, 2 * geometry[2] / (peak * 1e12) / per_token_s))
     return tuple(out)
 
 

@@ -118,7 +118,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--block-size", "int", sizes_memory=True, setting="block_size", seed=True),
     FlagSpec("--enable-prefix-caching", "switch", seed=True),
     # the plan's enable_prefix_caching False (vllm/flags.py drops the launch rule's --enable-prefix-caching for it):
-    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative
+    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative;
     # both spellings size a hybrid model's state pages (PlanRequest.enable_prefix_caching): a --set of either re-plans
     FlagSpec(
         "--no-enable-prefix-caching", "switch", sizes_memory=True, setting="enable_prefix_caching", seed=True,

@@ -218,11 +218,16 @@ class _Flags:
 def _plan_flags(plan: Plan, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
     """The plan's typed settings spelled through the table (origin 'plan'): each in its row's words, an
     env var where its engine and unit fit (VLLM_CPU_KVCACHE_SPACE on vllm-cpu for a whole-GiB pool)."""
+    serve = plan.serve
     for name in ServeSettings.model_fields:
-        setting = getattr(plan.serve, name)
-        old = plan.serve.multimodal is not None and plan.serve.language_model_only is None
-        if name == "limit_mm_per_prompt" and setting is None and old and plan.serve.multimodal is not None:
-            setting = _text_only_of_old_plan(plan.serve.multimodal)
+        setting = getattr(serve, name)
+        if (
+            name == "limit_mm_per_prompt"
+            and setting is None
+            and serve.multimodal is not None
+            and serve.language_model_only is None
+        ):
+            setting = _text_only_of_old_plan(serve.multimodal)
         if setting is None:
             continue
         for row in rows_for(name):
