@@ -200,24 +200,18 @@ class GpuMemoryRule(VersionedRule):
     )
     sampler_logits_only: bool = Field(
         default=False,
-        description="The V2 model runner's sampler warm-up (vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run): "
-        "its dummy requests carry no sampling parameters, so the sampler makes no fp32 copy and no top-k/top-p pass "
-        "and the peak is compute_logits' output in the model dtype, [min(max_num_seqs, max_num_batched_tokens), "
-        "vocab], twice where the model soft-caps its logits out of place or TP gathers the shards "
-        "(planner.gpu_memory.activation_bytes); sampler_bytes_per_seq_vocab is then not used.",
+        description="The sampler warm-up peak is compute_logits' output in the model dtype, [rows, vocab], twice "
+        "where the model soft-caps its logits out of place or TP gathers the shards, with no fp32 copy and no "
+        "top-k/top-p pass (planner.gpu_memory.activation_bytes; sampler_bytes_per_seq_vocab is then not used): the V2 "
+        "model runner's _dummy_sampler_run, whose dummy requests carry no sampling parameters (vllm/v1/worker/gpu/"
+        "model_runner.py), in the releases engines.json v2_runner_rules says so for. Set by planner.core._memory_rule, "
+        "not in memory_rules.",
     )
-    v2_runner_dense: bool = Field(
+    v2_runner: bool = Field(
         default=False,
-        description="vLLM runs the V2 model runner by default for a model with no MoE experts and no recurrent "
-        "state, and for the MoE architectures in v2_runner_architectures (vllm/config/vllm.py "
-        "_is_default_v2_model_runner_model); in these releases its profile_cudagraph_memory returns 0, so no "
-        "CUDA-graph estimate is subtracted, and its sampler warms up on logits only (sampler_logits_only, one held "
-        "[rows, hidden] copy). Other models keep this rule's V1 figures (planner.core._memory_rule).",
-    )
-    v2_runner_architectures: list[str] = Field(
-        default_factory=list,
-        description="MoE architectures the release also defaults to the V2 model runner "
-        "(vllm/config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES); used where v2_runner_dense is set.",
+        description="The plan runs vLLM's V2 model runner (vllm/v1/worker/gpu/model_runner.py): its block tables, "
+        "dummy sampler batch of min(max_num_seqs, max_num_batched_tokens) rows and profiling-failure message. Set by "
+        "planner.core._memory_rule from engines.json v2_runner_rules, not in memory_rules.",
     )
     forward_hidden_copies: int = Field(
         default=2,
@@ -627,6 +621,47 @@ class RocmRule(VersionedRule):
     source: str = Field(description="The sources of the mechanism and the logs the figures were measured on.")
 
 
+class V2RunnerRule(VersionedRule):
+    """Which models one range of vLLM releases serves on its V2 model runner by default, and what that runner's
+    start-up profiling does differently (engines.json `v2_runner_rules`; planner.core._memory_rule). vLLM's
+    VllmConfig.use_v2_model_runner: VLLM_USE_V2_MODEL_RUNNER first (the plan assumes it unset), then the models
+    `models` names, then V1 for a feature in _get_v2_model_runner_unsupported_features (those the planner knows:
+    `v1_features`) or, on an AMD card, an architecture of `rocm_v1_architectures`."""
+
+    models: Literal[
+        "listed_dense_unquantized", "listed", "dense_or_listed_not_hybrid", "dense_or_listed", "every_model"
+    ] = Field(
+        description="_is_default_v2_model_runner_model: 'listed_dense_unquantized' a listed architecture with no "
+        "experts and no quantization_config; 'listed' a listed architecture; 'dense_or_listed_not_hybrid' any model "
+        "without recurrent state that is listed or has no experts; 'dense_or_listed' the same, and a listed "
+        "architecture even with recurrent state; 'every_model' every model (no such test)."
+    )
+    architectures: list[str] = Field(
+        default_factory=list, description="DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (vllm/config/vllm.py)."
+    )
+    rocm_v1_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures that default to the V1 runner on ROCm (vllm/config/vllm.py "
+        "default_v2_model_runner_architectures' ROCm exclusions, later ROCM_DEFAULT_MRV1_ARCHITECTURES).",
+    )
+    v1_features: list[Literal["prompt_embeds", "mamba_cache_all"]] = Field(
+        default_factory=list,
+        description="Features the planner knows that _get_v2_model_runner_unsupported_features sends to the V1 "
+        "runner: --enable-prompt-embeds; mamba_cache_mode 'all' (a hybrid model with prefix caching).",
+    )
+    graph_estimate: bool = Field(
+        description="The V2 runner's profile_cudagraph_memory returns an estimate that is subtracted as the memory "
+        "rule's cuda_graphs_subtracted says; False: it returns 0, so none is."
+    )
+    sampler_logits_only: bool = Field(
+        description="Its _dummy_sampler_run warms the sampler on logits only (GpuMemoryRule.sampler_logits_only); "
+        "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, planned with the "
+        "memory rule's sampler_bytes_per_seq_vocab."
+    )
+    source: str = Field(description="The engine sources read, by file and version.")
+    date: str = Field(description="ISO date read.")
+
+
 class CudaGraphRule(VersionedRule):
     """How one range of vLLM releases estimates the CUDA-graph memory it subtracts from the KV budget (engines.json
     `cuda_graph_rules`; planner.gpu_memory.cuda_graph_estimate): vLLM captures the largest two sizes of each mode
@@ -893,6 +928,10 @@ class EngineEntry(StrictModel):
     cuda_graph_rules: list[CudaGraphRule] = Field(
         default_factory=list,
         description="How the CUDA-graph estimate is made, by version, for memory rules that subtract it (empty: none).",
+    )
+    v2_runner_rules: list[V2RunnerRule] = Field(
+        default_factory=list,
+        description="Which models run vLLM's V2 model runner by default, by version (not covered: the V1 runner).",
     )
     rocm_rules: list[RocmRule] = Field(
         default_factory=list,

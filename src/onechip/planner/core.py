@@ -30,6 +30,7 @@ from onechip.catalog.files import (
     RocmRule,
     TpuPoolRule,
     V0Fallback,
+    V2RunnerRule,
     version_key,
 )
 from onechip.errors import ConfigError
@@ -698,7 +699,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     if gpu is None:
         _check_scheduler(r)
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _rule(rules, request, r.acc))
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
@@ -1197,29 +1198,58 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
 
 
 def _memory_rule(r: _Resolved) -> GpuMemoryRule:
-    """_rule, with the V2 model runner's figures where the release runs this model on it (engines.json memory rule
-    `v2_runner_dense`): a model with no experts (vLLM's is_moe: num_experts > 0) and no recurrent state, or a listed
-    MoE architecture, without prompt embeds (a V2-unsupported feature). That runner subtracts no CUDA-graph estimate
-    and warms the sampler on logits only, keeping one [rows, hidden] copy (vllm/v1/worker/gpu/model_runner.py,
-    0.25.0 - 0.28.0 sdists)."""
+    """_rule, with the V2 model runner's figures where the release serves this model on it (engines.json
+    `v2_runner_rules`, _runs_v2_runner): its profile_cudagraph_memory returns 0 before 0.29.0 (graph_estimate), its
+    sampler warms up on logits only before 0.33.0, and it holds one [rows, hidden] copy, not V1's two
+    (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0 sdists)."""
     rule = _rule(r.rules, r.request, r.acc)
-    if not rule.v2_runner_dense or r.request.enable_prompt_embeds:
-        return rule
-    text = r.src.text_config
-    experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    listed = any(a in rule.v2_runner_architectures for a in r.src.config.data.get("architectures") or ())
-    hybrid = any(layer.state_bytes for layer in r.geometry.layers)
-    if hybrid or (experts and not listed):
+    v2 = _v2_runner_rule(r)
+    if rule.v0_engine or v2 is None or not _runs_v2_runner(r, v2):
         return rule
     return rule.model_copy(
         update={
-            "versions": f"{rule.versions}; this model on the V2 model runner: no CUDA-graph estimate, logits-only "
-            "sampler warm-up",
-            "cuda_graphs_subtracted": False,
-            "sampler_logits_only": True,
+            "versions": f"{rule.versions}; this model on the V2 model runner ({v2.versions})",
+            "v2_runner": True,
+            "cuda_graphs_subtracted": rule.cuda_graphs_subtracted and v2.graph_estimate,
+            "sampler_logits_only": v2.sampler_logits_only,
             "sampler_hidden_copies": 1,
         }
     )
+
+
+def _v2_runner_rule(r: _Resolved) -> V2RunnerRule | None:
+    """The engines.json v2_runner_rules entry of the release the plan names (the engine's release when none is
+    given); None where no rule covers it (the V1 runner only)."""
+    version = r.request.engine_version or r.rules.release or r.rules.version
+    return next((rule for rule in r.rules.v2_runner_rules if rule.covers(version)), None)
+
+
+def _runs_v2_runner(r: _Resolved, v2: V2RunnerRule) -> bool:
+    """vLLM's VllmConfig.use_v2_model_runner with VLLM_USE_V2_MODEL_RUNNER unset, as `v2` reads it for this model:
+    _is_default_v2_model_runner_model (v2.models; is_moe: get_num_experts() > 0 over num_experts, moe_num_experts,
+    n_routed_experts and num_local_experts, vllm/transformers_utils/model_arch_config_convertor.py 0.28.0; is_hybrid:
+    a layer keeps recurrent state; is_quantized: the config has a quantization_config, vllm/config/model.py 0.23.0),
+    the ROCm V1 architectures and the unsupported features the planner knows (v2.v1_features)."""
+    text, request = r.src.text_config, r.request
+    architectures = r.src.config.data.get("architectures") or []
+    if r.acc.manufacturer == "AMD" and any(a in v2.rocm_v1_architectures for a in architectures):
+        return False
+    if "prompt_embeds" in v2.v1_features and request.enable_prompt_embeds:
+        return False
+    hybrid = any(layer.state_bytes for layer in r.geometry.layers)
+    if "mamba_cache_all" in v2.v1_features and hybrid and _hybrid_mode(r)[1] == "all":
+        return False
+    listed = any(a in v2.architectures for a in architectures)
+    moe = any(text.get(name) for name in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
+    if v2.models == "every_model":
+        return True
+    if v2.models == "listed":
+        return listed
+    if v2.models == "listed_dense_unquantized":
+        return listed and not moe and r.src.config.data.get("quantization_config") is None
+    if v2.models == "dense_or_listed" and listed:
+        return True
+    return not hybrid and (listed or not moe)
 
 
 def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> V0Fallback | None:
@@ -1944,7 +1974,7 @@ def _profile_oom_source(rule: GpuMemoryRule) -> str:
             "torch's own 'CUDA out of memory', vllm/worker/model_runner.py profile_run, called by vllm/worker/"
             "worker.py determine_num_available_blocks, 0.6.6 and 0.8.5"
         )
-    if rule.sampler_logits_only:
+    if rule.v2_runner:
         return (
             "torch's own 'CUDA out of memory' from the V2 model runner's profile_run (_dummy_run, then "
             "_dummy_sampler_run, which catches nothing), vllm/v1/worker/gpu/model_runner.py, 0.31.0 and 0.34.0"
@@ -1959,7 +1989,7 @@ def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tup
     """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
     if gpu.table_over_card_bytes <= 0:
         return None
-    where = "gpu/block_table.py BlockTables" if rule.sampler_logits_only else "block_table.py BlockTable"
+    where = "gpu/block_table.py BlockTables" if rule.v2_runner else "block_table.py BlockTable"
     return (
         f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
         f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
@@ -1975,7 +2005,7 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple
     stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
     allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
     tables = _table_verdict(gpu, max_model_len, rule)
-    if tables is not None and not rule.sampler_logits_only:
+    if tables is not None and not rule.v2_runner:
         return tables
     verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
     return tables if tables is not None and verdict[1] == "kv-pool" else verdict

@@ -19,7 +19,7 @@ profile_run): the larger of
     dtype bytes), which profile_run holds until the sampler run returns (vllm/v1/worker/gpu_model_runner.py),
     and `sampler_hidden_copies` [max_num_seqs, hidden] tensors (v1: the rows the logits are computed from,
     hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits);
-    the V2 model runner (rules with `sampler_logits_only`, vLLM 0.29.0 and later) warms up on dummy requests
+    the V2 model runner (`v2_runner`; `sampler_logits_only` before 0.33.0) warms up on dummy requests
     without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
     model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`. Before 0.14.0
@@ -909,7 +909,7 @@ def activation_bytes(
     # v1 profile_run also holds the logits rows' copy (hidden_states[logit_indices]) and _dummy_sampler_run
     # draws torch.rand_like of it: `sampler_hidden_copies` [max_num_seqs, hidden] tensors
     # (the V2 runner's dummy batch has min(max_num_seqs, max_num_batched_tokens) rows: _dummy_run's num_reqs)
-    rows = min(max_num_seqs, max_num_batched_tokens) if rule.sampler_logits_only else max_num_seqs
+    rows = min(max_num_seqs, max_num_batched_tokens) if rule.v2_runner else max_num_seqs
     held += rule.sampler_hidden_copies * rows * hidden * dtype_bytes
     per_element = (
         rule.sampler_bytes_per_seq_vocab if sampler_bytes_per_seq_vocab is None else sampler_bytes_per_seq_vocab

@@ -522,7 +522,7 @@ def _stage_pool(
     if not rule.v0_engine:  # V0 keeps its block tables on the host (runner_tables); V2: the logits-only rules
         tables = gpu_block_table_bytes(
             [g.block_size for g in layout.groups], max_num_seqs=seqs, max_num_batched_tokens=batch,
-            max_model_len=max_model_len, v2_runner=rule.sampler_logits_only,
+            max_model_len=max_model_len, v2_runner=rule.v2_runner,
         )  # fmt: skip
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)

@@ -1,4 +1,4 @@
-"""The V2 model runner's sampler warm-up (vLLM 0.29.0 and later: engines.json memory rule 'sampler_logits_only'),
+"""The V2 model runner's sampler warm-up (vLLM 0.29.0 - 0.32.x: engines.json v2_runner_rules 'sampler_logits_only'),
 against the issue-27 GPU boots of tests/fixtures/bootlogs: the dummy requests carry no sampling parameters, so the
 warm-up holds compute_logits' output in the model dtype (twice with Gemma's final_logit_softcapping) and no fp32
 copies (vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, vllm/v1/worker/gpu/sample/sampler.py, read in the
@@ -27,12 +27,14 @@ def _gpu_rules() -> Any:
 
 
 def test_the_rule_changes_at_0_29_0() -> None:
-    # vllm/config/vllm.py use_v2_model_runner: the 0.25.0 - 0.27.1 sdists and the 0.28.0 wheel keep MoE and hybrid
-    # models on the V1 runner (_is_default_v2_model_runner_model); from the 0.29.0 wheel every generate model runs V2
-    rules = _gpu_rules()
-    assert not select_rule(rules, "0.28.0").sampler_logits_only
-    assert select_rule(rules, "0.29.0").sampler_logits_only
+    # vllm/config/vllm.py use_v2_model_runner: the 0.25.0 - 0.27.1 and 0.28.0 sdists keep MoE and hybrid models on
+    # the V1 runner (_is_default_v2_model_runner_model); from the 0.29.0 sdist every model runs V2, whose sampler
+    # warms up on logits only until 0.33.0 adds its warm-up-parameter pass
+    rules = engine_rules("vllm-gpu").v2_runner_rules
+    assert select_rule(rules, "0.28.0").models == "dense_or_listed"
+    assert select_rule(rules, "0.29.0").models == "every_model"
     assert select_rule(rules, "0.32.0").sampler_logits_only
+    assert not select_rule(rules, "0.33.0").sampler_logits_only
 
 
 def test_the_160_gib_batch_defaults_start_at_0_28_0() -> None:

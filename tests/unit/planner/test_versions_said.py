@@ -69,7 +69,7 @@ def test_a_release_newer_than_the_catalog_gets_the_nearest_rule_said_out_loud(tm
     (line,) = [w for w in plan_model(str(path), "h100", max_model_len=8192, engine_version="0.99.0").warnings
                if w.code == "engine-version"]  # fmt: skip
     assert "newer than any release the catalog's rules were read from (0.32.0)" in line.message
-    assert "nearest rule" in line.message and "0.29.0 and later" in line.message
+    assert "nearest rule" in line.message and "0.28.0 and later" in line.message
 
 
 def test_no_floating_latest_image_in_the_source() -> None:
