@@ -37,7 +37,7 @@ from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.config import ModelConfig
-from onechip.planner.geometry import Geometry, kv_geometry, window_blocks
+from onechip.planner.geometry import Geometry, cdiv, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
     MarlinMoe,
     encoder_profile_bytes,
@@ -696,8 +696,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     on_gpu = calibration_dir is not None and r.acc.kind == "gpu"
     measured = calibration.load(calibration_dir, key) if on_gpu and calibration_dir is not None else None
     gpu = _gpu_pool(r, util, measured)
-    if gpu is None:
-        _check_scheduler(r)
+    sizes = _check_scheduler(r) if gpu is None else None
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
@@ -708,37 +707,42 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         buffers = r.devices * tpu_rope_cache_bytes(
             r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
         )
+    seqs, batch = sizes if sizes is not None else (request.max_num_seqs, 0)
     if r.acc.kind == "tpu":
-        seqs = request.max_num_seqs if request.max_num_seqs is not None else rules.default_max_num_seqs
         table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
         request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
         r.devices, r.max_model_len,
     )  # fmt: skip
     if r.acc.kind == "tpu" and memory is not None and cap is not None:
-        verdict, binding = _tpu_runner_verdict(r, (memory, cap, pool, num_blocks), buffers, table, (verdict, binding))
+        verdict, binding = _tpu_runner_verdict(
+            r, (memory, cap, pool, num_blocks), (seqs or 0, batch), (buffers, table), (verdict, binding)
+        )
     return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
 
 
 def _tpu_runner_verdict(
-    r: _Resolved, budget: tuple[int, int, int, int], buffers: int, table: int, verdict: tuple[str, str]
+    r: _Resolved,
+    budget: tuple[int, int, int, int],
+    sizes: tuple[int, int],
+    held: tuple[int, int],
+    verdict: tuple[str, str],
 ) -> tuple[str, str]:
     """tpu-inference's runner tables at the sizes asked (planner.runner_tables): a block table that leaves no KV
     pool, or a largest token bucket whose hidden states do not fit beside the KV cache, fails the engine at start.
-    budget: (memory, cap, pool, blocks) over all chips."""
+    budget: (memory, cap, pool, blocks) over all chips; sizes: (max_num_seqs, max_num_batched_tokens) the engine
+    runs with (_check_scheduler; 0: none); held: (RoPE buffers, block table) bytes over all chips."""
     memory, cap, pool, num_blocks = budget
-    seqs = r.request.max_num_seqs if r.request.max_num_seqs is not None else r.rules.default_max_num_seqs
+    (seqs, batch), (buffers, table) = sizes, held
     room = (cap if r.request.kv_cache_memory_bytes is None else memory - pool) - r.weights - buffers
     if room > 0 and table >= room:
         return (
             f"does not fit: tpu-inference allocates a {table / GIB:,.2f} GiB block table at start ({seqs:,} sequences "
-            f"x {-(-r.max_model_len // r.block):,} blocks of {r.block} tokens x 4 B; tpu_inference/runner/"
+            f"x {cdiv(r.max_model_len, r.block):,} blocks of {r.block} tokens x 4 B; tpu_inference/runner/"
             f"block_table.py, built before the KV cache is sized), and {room / GIB:,.2f} GiB is left beside the "
             "weights: no KV cache fits; lower --max-num-seqs or --max-model-len",
             "block-table",
         )
-    given = _batched_tokens(r.rules, r.src, r.request.multimodal, r.request.max_num_batched_tokens, [])
-    batch = given.value if given is not None else r.rules.default_max_num_batched_tokens
     hidden = r.src.text_config.get("hidden_size")
     if verdict[1] != "kv-pool" or not batch or not isinstance(hidden, int):
         return verdict
@@ -1340,18 +1344,19 @@ def _capture_size_override(rule: CudaGraphRule | None, architectures: Any) -> in
     return next((rule.capture_size_overrides[a] for a in names if rule and a in rule.capture_size_overrides), None)
 
 
-def _check_scheduler(r: _Resolved) -> None:
+def _check_scheduler(r: _Resolved) -> tuple[int | None, int] | None:
     """vLLM's start-up checks of the scheduler sizes on an engine without GPU memory rules (TPU, CPU, Ascend;
     planner.scheduler_limits), on the batched tokens the printed command passes (vllm-tpu: the power-of-two bucket,
-    or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank)."""
+    or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank).
+    Returns the (max_num_seqs, max_num_batched_tokens) the engine runs with; None where neither is known."""
     request, rules = r.request, r.rules
     given = _batched_tokens(rules, r.src, r.mm.served, request.max_num_batched_tokens, [])
     batch = given.value if given is not None else None
     if batch is None and rules.default_max_num_batched_tokens is None:
-        return
+        return None
     ranks = request.tensor_parallel_size if rules.batch_defaults_per_rank else 1
     seqs = rules.default_max_num_seqs * ranks if rules.default_max_num_seqs is not None else None
-    scheduler_sizes(
+    return scheduler_sizes(
         request.max_num_seqs, batch,
         defaults=(seqs, (rules.default_max_num_batched_tokens or 0) * ranks),
         seqs_capped=rules.default_seqs_capped(request.engine_version),

@@ -47,14 +47,19 @@ _LAYER_TYPE_NAMES = {
 }
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) for positive b, in integers (vLLM's vllm.utils cdiv)."""
+    return -(-a // b)
+
+
 def window_blocks(kind: str, window: int, batch: int, context: int, block: int) -> int:
     """Blocks one request of `context` tokens holds in a windowed layer under vLLM's v1 KV manager
     (vllm/v1/kv_cache_interface.py): SlidingWindowSpec cdiv(min(window - 1 + batch, context), block) + 1;
     ChunkedLocalAttentionSpec cdiv(min(chunk + batch, context), block) (max_admission_blocks_per_request).
     `batch` is max_num_batched_tokens."""
     if kind == CHUNKED:
-        return -(-min(window + batch, context) // block)
-    return -(-min(window - 1 + batch, context) // block) + 1
+        return cdiv(min(window + batch, context), block)
+    return cdiv(min(window - 1 + batch, context), block) + 1
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from onechip.errors import ConfigError
-from onechip.planner.geometry import MAMBA, Geometry, window_blocks
+from onechip.planner.geometry import MAMBA, Geometry, cdiv, window_blocks
 
 
 @dataclass(frozen=True)
@@ -81,14 +81,10 @@ def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_si
     alignment = max(cache.alignment, block_size) if cache.user_block_aligns else cache.alignment
     if cache.mode == "all":
         chunk = math.lcm(cache.chunk_tokens, alignment)
-        needed = chunk * _cdiv(_cdiv(state_bytes, attention_bytes_per_token), chunk)
+        needed = chunk * cdiv(cdiv(state_bytes, attention_bytes_per_token), chunk)
     else:
-        needed = alignment * _cdiv(state_bytes, alignment * attention_bytes_per_token)
+        needed = alignment * cdiv(state_bytes, alignment * attention_bytes_per_token)
     return max(block_size, needed)
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)

@@ -37,21 +37,19 @@ Not counted: the kernel-block split of a group whose block is larger than the at
 
 from __future__ import annotations
 
+from onechip.planner.geometry import cdiv
+
 # tpu_inference/runner/tpu_runner.py MIN_NUM_SEQS (b8692ff01fa1)
 TPU_MIN_NUM_SEQS = 8
 _INT32_BYTES = 4
 _INT64_BYTES = 8
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def tpu_block_table_bytes(max_num_seqs: int, max_model_len: int, block_size: int) -> int:
     """Device bytes of tpu-inference's block table (module docstring): max(max_num_seqs, 8) rows of
     cdiv(max_model_len, block_size) int32 entries, one table (the runner builds it with the one configured block
     size, before the KV cache groups are known)."""
-    return max(max_num_seqs, TPU_MIN_NUM_SEQS) * _cdiv(max_model_len, block_size) * _INT32_BYTES
+    return max(max_num_seqs, TPU_MIN_NUM_SEQS) * cdiv(max_model_len, block_size) * _INT32_BYTES
 
 
 def tpu_largest_bucket_bytes(bucket_tokens: int, hidden_size: int, dtype_bytes: float) -> int:
@@ -67,5 +65,5 @@ def gpu_block_table_bytes(
     `block_sizes`, max_num_seqs x cdiv(max_model_len, block) int32 entries (twice on the V2 model runner: the
     table and its input copy) and max_num_batched_tokens int64 slots."""
     copies = 2 if v2_runner else 1
-    rows = sum(_cdiv(max_model_len, block) for block in block_sizes) * max_num_seqs * _INT32_BYTES * copies
+    rows = sum(cdiv(max_model_len, block) for block in block_sizes) * max_num_seqs * _INT32_BYTES * copies
     return rows + len(block_sizes) * max_num_batched_tokens * _INT64_BYTES

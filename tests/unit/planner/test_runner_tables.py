@@ -35,3 +35,37 @@ def test_the_v2_runner_holds_two_tables_per_group():
     v2 = plan_model(E2B, "h100", engine_version="0.30.0", **kw)
     assert v2.binding_limit == "block-table"
     assert f"holds {(16384 * 24576 * 4 * 2 + 5 * 16384 * 8) / GIB:,.2f} GiB of block tables" in v2.verdict
+
+
+def test_one_cdiv_serves_the_kv_groups_and_the_runner_tables():
+    from onechip.planner import geometry, kv_groups, runner_tables
+
+    assert kv_groups.cdiv is runner_tables.cdiv is geometry.cdiv
+    assert [geometry.cdiv(a, 4) for a in (1, 4, 5, 8, 9)] == [1, 1, 2, 2, 3]
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_the_tpu_tables_take_the_sizes_the_engine_runs_with(monkeypatch: pytest.MonkeyPatch):
+    # vllm/engine/arg_utils.py (0.10.1 and later, engines.json vllm-tpu default_seqs_capped_from): the default
+    # max_num_seqs (256) is capped by max_num_batched_tokens, so 64 batched tokens run 64 sequences, and
+    # tpu-inference builds its block table with the scheduler's max_num_seqs (tpu_inference/runner/block_table.py)
+    from onechip.planner import core
+
+    seen: dict[str, int] = {}
+
+    def table(seqs: int, max_model_len: int, block_size: int) -> int:
+        seen["seqs"] = seqs
+        return 0
+
+    def bucket(tokens: int, hidden: int, dtype_bytes: float) -> int:
+        seen["bucket"] = tokens
+        return 0
+
+    monkeypatch.setattr(core, "tpu_block_table_bytes", table)
+    monkeypatch.setattr(core, "tpu_largest_bucket_bytes", bucket)
+    plan_model(E2B, "v5e-1", max_model_len=8192, max_num_batched_tokens=64, multimodal=False)
+    assert seen["seqs"] == 64
+    # from 0.12.0 (default_batch_capped_from) the default 2,048 batched tokens are capped at max_num_seqs x
+    # max_model_len: 1 x 1,024, the largest bucket compiled
+    plan_model(E2B, "v5e-1", max_model_len=1024, max_num_seqs=1, multimodal=False)
+    assert seen == {"seqs": 1, "bucket": 1024}
