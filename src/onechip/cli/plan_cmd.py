@@ -15,6 +15,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.schemas import CrossCheck, Plan, ServeCommand
+from onechip.schemas.plan import LayerKV
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
@@ -76,6 +77,28 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
         console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")
 
 
+def _layer_groups(layers: list[LayerKV]) -> list[tuple[list[int], tuple[str, int, int, str, int]]]:
+    """The layers with the same type, KV heads, head dim, cache and bytes per token, one group each, in the order
+    each first appears (`plan --json` keeps one record per layer)."""
+    groups: dict[tuple[str, int, int, str, int], list[int]] = {}
+    for layer in layers:
+        cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
+        key = (layer.attention_type, layer.kv_heads, layer.head_dim, cache, layer.bytes_per_token)
+        groups.setdefault(key, []).append(layer.index)
+    return [(indices, key) for key, indices in groups.items()]
+
+
+def _ranges(indices: list[int]) -> str:
+    """Ascending layer indices as runs: [0, 1, 2, 4, 6, 7] -> '0-2, 4, 6-7'."""
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def render(plan: Plan, console: Console) -> None:
     """The memory budget the way the seed article draws it, then geometry, concurrency, flags, warnings."""
     version = plan.engine_version or ""
@@ -84,17 +107,9 @@ def render(plan: Plan, console: Console) -> None:
         _gpu_budget(plan, console)
     else:
         _budget(plan, console)
-    table = Table("layer", "type", "KV heads", "head dim", "cache", "B/token")
-    for layer in plan.layers:
-        cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
-        table.add_row(
-            str(layer.index),
-            layer.attention_type,
-            str(layer.kv_heads),
-            str(layer.head_dim),
-            cache,
-            f"{layer.bytes_per_token:,}",
-        )
+    table = Table("layers", "count", "type", "KV heads", "head dim", "cache", "B/token")
+    for indices, (kind, heads, dim, cache, per_token) in _layer_groups(plan.layers):
+        table.add_row(_ranges(indices), str(len(indices)), kind, str(heads), str(dim), cache, f"{per_token:,}")
     console.print(table)
     conc = Table("context tokens", "max concurrency")
     for c in plan.concurrency:

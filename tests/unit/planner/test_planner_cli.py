@@ -50,6 +50,26 @@ def test_human_output_draws_the_budget_and_the_serve_command(monkeypatch) -> Non
     )
 
 
+def test_the_layer_table_groups_identical_layers_and_the_json_keeps_every_layer(monkeypatch) -> None:
+    # Gemma 4 E2B (the published config, DESIGN.md): 15 of 35 layers own a cache, 12 sliding (1 x 256) and 3 full
+    # (1 x 512); the last 20 read layer 13's (sliding) or 14's (full): 4 rows, not 35
+    monkeypatch.setenv("COLUMNS", "200")
+    argv = ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "8192"]
+    result = CliRunner().invoke(plan_app(), argv, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│") and "B/token" not in line]
+    cells = [[cell.strip() for cell in row.strip("│").split("│")] for row in rows[:4]]
+    assert cells == [
+        ["0-3, 5-8, 10-13", "12", "sliding", "1", "256", "own", "1,024"],
+        ["4, 9, 14", "3", "full", "1", "512", "own", "2,048"],
+        ["15-18, 20-23, 25-28, 30-33", "16", "sliding", "1", "256", "from 13", "0"],
+        ["19, 24, 29, 34", "4", "full", "1", "512", "from 14", "0"],
+    ]
+    assert rows[4].strip("│").split("│")[0].strip() == "1,024"  # the concurrency table follows
+    plan = Plan.model_validate_json(CliRunner().invoke(plan_app(), [*argv, "--json"]).output)
+    assert [layer.index for layer in plan.layers] == list(range(35))
+
+
 def test_bad_contexts_is_a_config_error() -> None:
     result = CliRunner().invoke(plan_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1k"])
     assert isinstance(result.exception, ConfigError)
