@@ -14,8 +14,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.schemas import CrossCheck, Plan, ServeCommand
-from onechip.schemas.plan import LayerKV
+from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
