@@ -658,6 +658,10 @@ class V2RunnerRule(VersionedRule):
         "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, planned with the "
         "memory rule's sampler_bytes_per_seq_vocab."
     )
+    encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
+        description="What this runner's multimodal encoder profiling leaves allocated through the text dummy forward "
+        "and the sampler warm-up (GpuMemoryRule.encoder_profile_held, whose memory-rule value is the V1 runner's)."
+    )
     source: str = Field(description="The engine sources read, by file and version.")
     date: str = Field(description="ISO date read.")
 

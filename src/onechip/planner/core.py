@@ -1204,8 +1204,9 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
 def _memory_rule(r: _Resolved) -> GpuMemoryRule:
     """_rule, with the V2 model runner's figures where the release serves this model on it (engines.json
     `v2_runner_rules`, _runs_v2_runner): its profile_cudagraph_memory returns 0 before 0.29.0 (graph_estimate), its
-    sampler warms up on logits only before 0.33.0, and it holds one [rows, hidden] copy, not V1's two
-    (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0 sdists)."""
+    sampler warms up on logits only before 0.33.0, it holds one [rows, hidden] copy, not V1's two, and it profiles
+    no encoder before 0.27.0, then keeps its outputs only (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0
+    sdists)."""
     rule = _rule(r.rules, r.request, r.acc)
     v2 = _v2_runner_rule(r)
     if rule.v0_engine or v2 is None or not _runs_v2_runner(r, v2):
@@ -1217,6 +1218,7 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
             "cuda_graphs_subtracted": rule.cuda_graphs_subtracted and v2.graph_estimate,
             "sampler_logits_only": v2.sampler_logits_only,
             "sampler_hidden_copies": 1,
+            "encoder_profile_held": v2.encoder_profile_held,
         }
     )
 

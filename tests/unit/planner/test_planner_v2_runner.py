@@ -145,3 +145,19 @@ def test_from_0_33_the_sampler_warm_up_is_not_logits_only(tmp_path: Path) -> Non
 @pytest.mark.parametrize("version", ["0.29.0", "0.32.0", "0.34.0"])
 def test_every_model_runs_v2_from_0_29(tmp_path: Path, version: str) -> None:
     assert _on_v2(_checkpoint(tmp_path, MOE), version)
+
+
+def _encoder_delta(model: Path, version: str) -> int:
+    kw: dict[str, Any] = dict(engine_version=version, max_model_len=8192, max_num_batched_tokens=8192)
+    towers = plan_model(str(model), "h200", "vllm-gpu", **kw).memory_budget
+    text = plan_model(str(model), "h200", "vllm-gpu", multimodal=False, **kw).memory_budget
+    return towers.activation_peak_bytes - text.activation_peak_bytes
+
+
+def test_a_v1_vision_model_keeps_the_v1_encoder_profile_after_0_26(tmp_path: Path) -> None:
+    # Qwen3VLMoeForConditionalGeneration: MoE, not listed, so V1 in 0.26 - 0.28, whose profile_run keeps the dummy
+    # image batch and the outputs (vllm/v1/worker/gpu_model_runner.py); the V2 runner's profile_encoder_cache keeps
+    # the outputs only (gpu/mm/encoder_runner.py, from 0.27.0): the towers add as much at 0.28.0 as at 0.21.0
+    model = _model(tmp_path, "Qwen--Qwen3-VL-30B-A3B-Instruct.json")
+    assert not _on_v2(model, "0.28.0", chip="h200")
+    assert _encoder_delta(model, "0.28.0") == _encoder_delta(model, "0.21.0") > 0
