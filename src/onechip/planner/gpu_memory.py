@@ -215,8 +215,10 @@ def _moe_shape(
 
 def has_shared_experts(text: Mapping[str, Any]) -> bool:
     """Whether a MoE config has shared experts beside the routed ones: DeepSeek's n_shared_experts, Qwen2-MoE's
-    shared_expert_intermediate_size (the fields vllm/model_executor/models/deepseek_v2.py and qwen2_moe.py read)."""
-    return bool(text.get("n_shared_experts") or text.get("shared_expert_intermediate_size"))
+    shared_expert_intermediate_size, Aria's moe_num_shared_experts (the fields vllm/model_executor/models/
+    deepseek_v2.py, qwen2_moe.py and aria.py read)."""
+    fields = ("n_shared_experts", "shared_expert_intermediate_size", "moe_num_shared_experts")
+    return any(text.get(name) for name in fields)
 
 
 def moe_call_bytes(

@@ -92,6 +92,7 @@ def test_shared_experts_output_is_held_through_the_v0_routed_call() -> None:
     assert old.shared_output_held and not select_rule(RULES.fused_moe_buffers, "0.10.2").shared_output_held
     assert has_shared_experts(R1) and has_shared_experts(V2_LITE)
     assert has_shared_experts({"shared_expert_intermediate_size": 5_632})  # Qwen1.5-MoE-A2.7B
+    assert has_shared_experts({"moe_num_shared_experts": 2})  # Aria
     assert not has_shared_experts({"num_local_experts": 8, "num_experts_per_tok": 2})  # Mixtral
     memory = select_rule(RULES.memory_rules, "0.7.3")
     kw: dict[str, Any] = {
