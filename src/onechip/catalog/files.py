@@ -505,6 +505,13 @@ class FusedMoeBufferRule(VersionedRule):
         ge=1,
         description="per_call: M = min(tokens, this) (VLLM_FUSED_MOE_CHUNK_SIZE's default); None: all tokens.",
     )
+    shared_output_held: bool = Field(
+        default=False,
+        description="per_call: a MoE block with shared experts (config n_shared_experts, "
+        "shared_expert_intermediate_size or moe_num_shared_experts) computes their [tokens, hidden] output (Aria: a "
+        "clone of its input) before it calls the routed experts and holds it through that call, one more hidden-size "
+        "tensor at the MoE forward's peak; false: not counted.",
+    )
     intermediate_tile: int | None = Field(
         default=None,
         ge=1,

@@ -213,6 +213,14 @@ def _moe_shape(
     return int(topk), 2 * inter / tensor_parallel_size, _int_field(text, "hidden_size")
 
 
+def has_shared_experts(text: Mapping[str, Any]) -> bool:
+    """Whether a MoE config has shared experts beside the routed ones: DeepSeek's n_shared_experts, Qwen2-MoE's
+    shared_expert_intermediate_size, Aria's moe_num_shared_experts (the fields vllm/model_executor/models/
+    deepseek_v2.py, qwen2_moe.py and aria.py read)."""
+    fields = ("n_shared_experts", "shared_expert_intermediate_size", "moe_num_shared_experts")
+    return any(text.get(name) for name in fields)
+
+
 def moe_call_bytes(
     text: Mapping[str, Any],
     rule: FusedMoeBufferRule,
@@ -892,7 +900,8 @@ def activation_bytes(
     (sequence x vocab) element where the install decides the sampler (flashinfer_sampler_bytes); None: the rule's.
     moe_rule: how the release's fused MoE holds its buffers (engines.json `fused_moe_buffers`; None: the persistent
     workspace, added to the larger of forward and sampler); 'per_call': a MoE layer's forward peak is its
-    `forward_hidden_copies` [tokens, hidden] tensors plus one call's caches (moe_call_bytes), freed before the
+    `forward_hidden_copies` [tokens, hidden] tensors (one more for a block that holds its shared experts' output,
+    FusedMoeBufferRule.shared_output_held) plus one call's caches (moe_call_bytes), freed before the
     sampler warms up. offload_layer_bytes: (dense, MoE) the largest --cpu-offload-gb layer copied onto the GPU for
     its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak.
     marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s)."""
@@ -923,6 +932,9 @@ def activation_bytes(
             text, moe_rule, dtype_bytes=dtype_bytes, tensor_parallel_size=tensor_parallel_size,
             tokens=max_num_batched_tokens, marlin=marlin,
         )  # fmt: skip
+        # a block that computes its shared experts first holds their output through the routed experts' call
+        if moe_rule.shared_output_held and has_shared_experts(text):
+            copies += 1
         moe_forward = max_num_batched_tokens * copies * hidden * dtype_bytes + calls + moe_copy if calls else 0
         return int(max(forward + dense_copy, moe_forward, sampler_peak)) + rule.activation_base_bytes
     moe = moe_workspace_bytes(

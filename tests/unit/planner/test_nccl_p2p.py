@@ -193,3 +193,20 @@ def test_off_the_measured_boards_the_0_8_figure_is_rebuilt_from_nccl_2_21_5(tmp_
     assert size == 2 * 4 * 2 * 12 * 2**20
     assert p2p_buffer_bytes(RULES.nccl_p2p, "0.8.5", ("NVIDIA A10", None), 2, pcie=True)[0] == (96 + 16) * 2**20
     assert p2p_buffer_bytes(RULES.nccl_p2p, "0.9.0", ("NVIDIA A10", None), 4, pcie=True) == (0, None)
+
+
+def test_off_the_measured_boards_the_0_11_figure_is_the_no_peer_footprint() -> None:
+    # engines.json: the 0.11.0 - 0.15.x TP >= 2 figure (0.42 GiB) is the llm-d H100 80GB TP 2 run's, and those releases
+    # take their snapshot after the pynccl communicator's warm-up (vllm/v1/worker/gpu_worker.py init_device, 0.11.0
+    # sdist), so it is what NCCL adds in profile_run over NVLink; on a PCIe card the no-peer-access footprint (0.09 GiB)
+    # stands in, and no PCIe nccl_p2p rule covers NCCL 2.27.3 (torch 2.8.0's), which connects at first use
+    rule = select_rule(RULES.memory_rules, "0.11.0")
+    transports = RULES.nccl_transports
+    assert rule.non_torch_tp_extra_bytes == pytest.approx(0.42 * GIB, rel=0.001)
+    assert tp_rule_for_chips(rule, transports, ("h100", None)) == (rule, False)
+    assert tp_rule_for_chips(rule, transports, ("h200", None)) == (rule, False)
+    off, pcie = tp_rule_for_chips(rule, transports, ("rtx3090", None))
+    assert pcie and not off.tp_extra_peer_access
+    assert off.non_torch_tp_extra_bytes == next(t for t in transports if t.transport == "shm").fixed_bytes
+    assert off.non_torch_tp_extra_bytes == pytest.approx(0.09 * GIB, rel=0.001)
+    assert p2p_buffer_bytes(RULES.nccl_p2p, "0.11.0", ("rtx3090", None), 4, pcie=True) == (0, None)

@@ -83,6 +83,29 @@ def test_per_call_caches_from_the_source_shapes() -> None:
     assert moe_call_bytes({"hidden_size": 4_096}, old, dtype_bytes=2, tensor_parallel_size=1, tokens=8_192) == 0
 
 
+def test_shared_experts_output_is_held_through_the_v0_routed_call() -> None:
+    # vllm 0.7.3 deepseek.py / deepseek_v2.py / qwen2_moe.py compute shared_output before self.experts(...) and add it
+    # after: one [tokens, hidden] tensor more at the per-call MoE forward's peak; Mixtral-style blocks have none
+    from onechip.planner.gpu_memory import activation_bytes, has_shared_experts
+
+    old = select_rule(RULES.fused_moe_buffers, "0.7.3")
+    assert old.shared_output_held and not select_rule(RULES.fused_moe_buffers, "0.10.2").shared_output_held
+    assert has_shared_experts(R1) and has_shared_experts(V2_LITE)
+    assert has_shared_experts({"shared_expert_intermediate_size": 5_632})  # Qwen1.5-MoE-A2.7B
+    assert has_shared_experts({"moe_num_shared_experts": 2})  # Aria
+    assert not has_shared_experts({"num_local_experts": 8, "num_experts_per_tok": 2})  # Mixtral
+    memory = select_rule(RULES.memory_rules, "0.7.3")
+    kw: dict[str, Any] = {
+        "dtype_bytes": 2,
+        "tensor_parallel_size": 8,
+        "max_num_seqs": 1,
+        "max_num_batched_tokens": 32_000,
+    }
+    with_shared = activation_bytes(memory, R1, moe_rule=old, **kw)
+    without = activation_bytes(memory, {k: v for k, v in R1.items() if k != "n_shared_experts"}, moe_rule=old, **kw)
+    assert with_shared - without == 32_000 * 7_168 * 2
+
+
 def test_offloaded_layers_of_v2_lite(v2_lite: Path) -> None:
     tensors = read_checkpoint_dir(v2_lite)
     # a 30 GiB budget takes every decoder layer; embeddings and the LM head (2 x 102,400 x 2,048 bf16) stay
@@ -107,13 +130,14 @@ def test_v0_copies_the_largest_offloaded_layer_and_v1_reads_it_in_place(v2_lite:
     v0 = _plan(v2_lite, engine_version="0.7.3", cpu_offload_gb=10).memory_budget
     assert base.weights_bytes - v0.weights_bytes >= 10 * GIB
     # V0 (uva_offloading False): the layer's state_dict is copied for its forward: a MoE layer's peak is its 3
-    # [8,192, 2,048] tensors (V0's forward_hidden_copies), one call's caches and its weights (1.09 GiB), above the
-    # dense layer 0's forward and the sampler warm-up (no activation base on the V0 rule)
+    # [8,192, 2,048] tensors (V0's forward_hidden_copies) and the shared experts' output (shared_output_held), one
+    # call's caches and its weights (1.09 GiB), above the dense layer 0's forward and the sampler warm-up (no
+    # activation base on the V0 rule)
     moe_layer = offloaded_layers(
         read_checkpoint_dir(v2_lite), budget_bytes=10 * GIB, served_dtype="bfloat16", tensor_parallel_size=1
     ).moe_layer_bytes
     assert round(moe_layer / GIB, 2) == 1.09
-    assert v0.activation_peak_bytes == 8_192 * 3 * 2_048 * 2 + 8_192 * 6 * (2_816 + 1_408 + 2_048) * 2 + moe_layer
+    assert v0.activation_peak_bytes == 8_192 * 4 * 2_048 * 2 + 8_192 * 6 * (2_816 + 1_408 + 2_048) * 2 + moe_layer
     assert v0.activation_peak_bytes > base.activation_peak_bytes
     # V1 from 0.8.3: zero-copy UVA, the peak holds none of it
     base1 = _plan(v2_lite, engine_version="0.9.2").memory_budget
@@ -153,22 +177,34 @@ def test_offload_is_refused_off_the_gpu_engine(v2_lite: Path) -> None:
 def test_the_l40s_offload_row_from_source(tmp_path: Path) -> None:
     # vllm#15196 (V0 0.7.x, --cpu-offload-gb 30, 40,000 batched tokens): 'PyTorch activation peak memory takes
     # 4.01GiB', KV 14.96 GiB. From source: the dense layer 0's forward (2.90 GiB) against a MoE layer's 3 x
-    # [40,000, 2,048] + one call's caches (2.30 GiB) + its copied weights (1.09 GiB) = 3.84 GiB
+    # [40,000, 2,048] + the shared experts' output DeepseekV2MoE.forward holds through the routed call (0.7.3
+    # deepseek_v2.py; engines.json fused_moe_buffers shared_output_held, not fitted on this row) + one call's caches
+    # (2.30 GiB) + its copied weights (1.09 GiB) = 4.00 GiB (3.84 before the shared output was counted)
     planner_accuracy, corpus = _accuracy()
     entry = next(e for e in corpus if e["name"] == L40S_ROW)
     row = planner_accuracy.predict(entry, tmp_path, out_of_sample=True)
     budget = row["plan"].memory_budget
-    assert round(budget.activation_peak_bytes / GIB, 2) == 3.84
+    caches = moe_call_bytes(V2_LITE, select_rule(RULES.fused_moe_buffers, "0.7.3"), dtype_bytes=2,
+                            tensor_parallel_size=1, tokens=40_000)  # fmt: skip
+    copied = budget.activation_peak_bytes - 4 * 40_000 * 2_048 * 2 - caches
+    assert round(copied / GIB, 2) == 1.09
+    assert round(budget.activation_peak_bytes / GIB, 2) == 4.00
     assert round(budget.weights_bytes / GIB, 2) == 0.78  # 0.80 logged, with the RoPE cache
     assert abs(row["predicted"] - row["logged"]) / row["logged"] < 0.02
 
 
 def test_r1_row_per_call_moe_is_kept_though_it_uncovers_the_non_torch_miss(tmp_path: Path) -> None:
-    # V0 0.7.3 frees the fused-MoE caches before the sampler warms up: the activation peak is the sampler's,
-    # 5.26 GiB planned against 6.37 logged (12.09 before, with V1's persistent workspace added); the 7.16 GiB of
-    # non-torch memory (NCCL NVLS, not modelled) now shows in the row's error (known_error)
+    # V0 0.7.3 frees the fused-MoE caches before the sampler warms up (12.09 GiB planned with V1's persistent
+    # workspace added). The peak is a MoE layer's forward: the layer's input (still referenced by
+    # DeepseekV2Model.forward's loop), the residual, the attention output, the shared experts' output
+    # (DeepseekV2MoE.forward computes it before self.experts: shared_output_held) = 4 x [32,000, 7,168] bf16, and one
+    # call's caches (3.78 GiB): 5.49 GiB, above the sampler warm-up (1,024 x 129,280 x 39.16 B + the held hidden
+    # states, 5.26 GiB), against 6.37 logged; the rest of the row's error is non-torch memory (known_error)
     planner_accuracy, corpus = _accuracy()
     entry = next(e for e in corpus if e["name"] == R1_ROW)
     row = planner_accuracy.predict(entry, tmp_path)
-    assert round(row["plan"].memory_budget.activation_peak_bytes / GIB, 2) == 5.26
+    old = select_rule(RULES.fused_moe_buffers, "0.7.3")
+    calls = moe_call_bytes(R1, old, dtype_bytes=2, tensor_parallel_size=8, tokens=32_000)
+    assert row["plan"].memory_budget.activation_peak_bytes == 4 * 32_000 * 7_168 * 2 + calls
+    assert round(row["plan"].memory_budget.activation_peak_bytes / GIB, 2) == 5.49
     assert "non-torch" in entry["known_error"] and "+37" in entry["known_error"]
