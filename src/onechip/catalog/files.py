@@ -39,7 +39,21 @@ class AcceleratorEntry(StrictModel):
     memory_visible_bytes: int | None = Field(default=None, description="HBM the runtime reports, bytes.")
     bandwidth_bytes_per_s: float | None = Field(default=None, description="HBM bandwidth, bytes/s.")
     bandwidth_vendor: str | None = Field(default=None, description="The vendor's figure with its unit.")
-    peak_bf16_tflops: float | None = Field(default=None, description="Dense bf16 peak per chip, TFLOPS.")
+    peak_bf16_tflops: float | None = Field(
+        default=None,
+        description="Dense (no sparsity) 16-bit tensor peak per chip, TFLOPS: bf16, or fp16 where the chip has no bf16 "
+        "tensor units (`peak_16bit_format`). None: no published figure, and no roofline prior.",
+    )
+    peak_16bit_format: Literal["bfloat16", "float16"] = Field(
+        default="bfloat16",
+        description="The format peak_bf16_tflops is the rate of: float16 on a chip with no bf16 tensor units (T4, "
+        "V100), where vLLM serves float16.",
+    )
+    peaks_source: str | None = Field(
+        default=None,
+        description="The vendor document the peaks are read from (its URL) and the figures as it states them, where "
+        "`source` does not already name it.",
+    )
     peak_int8_tops: float | None = Field(default=None, description="Dense int8 peak per chip, TOPS.")
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")

