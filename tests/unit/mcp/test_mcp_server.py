@@ -5,6 +5,7 @@ arrives as notifications, cancelling a bench keeps what was measured, secrets ar
 from __future__ import annotations
 
 import json
+import re
 
 import anyio
 import pytest
@@ -252,7 +253,10 @@ def test_up_and_demo_start_nothing_without_confirm_and_say_what_they_would_run(t
         "with confirm: true"
     )
     assert started == [] and not runs.exists()
-    assert not call("up", {"dry_run": True}).is_error and started == []  # a dry run starts nothing: no confirm
+    dry = call("up", {"dry_run": True})  # a dry run starts nothing: no confirm
+    assert not dry.is_error and started == []
+    # its commands are to type: flags stay flags (they read 'host 127.0.0.1 port 8000', renamed as arguments)
+    assert re.search(r" --host 127\.0\.0\.1 --port \d+`$", dry.content[0].text)
     assert call("up", {"confirm": True}).is_error and started == ["up"]  # confirmed: it ran (and the stub refused)
     assert call("demo", {"runs_root": str(runs), "confirm": True}).is_error and started == ["up", "demo"]
 
