@@ -263,7 +263,7 @@ def test_up_and_demo_start_nothing_without_confirm_and_say_what_they_would_run(t
 
 def test_a_cloud_demo_without_confirm_prices_the_tpu_it_would_create(tmp_path, monkeypatch):
     created: list[int] = []
-    monkeypatch.setattr(api._cloud, "_tpu", lambda project: created.append(1))
+    monkeypatch.setattr(api._cloud, "_tpu", lambda *a: created.append(1))
     args = {"cloud": "gcp", "engine": "vllm-docker", "model": "google/gemma-4-E2B-it", "chip": "v5e-1",
             "zones": ["us-west4-a"], "provisioning": "spot", "max_hours": 1.0, "runs_root": str(tmp_path)}  # fmt: skip
     demo = call("demo", args)
