@@ -329,7 +329,8 @@ def _up_summary(r: UpResult) -> str:
     if b is None:
         return "started"
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    cross = f"; plan vs boot log: {'agrees' if r.crosscheck.agrees else 'differs'}" if r.crosscheck else ""
+    cc = r.crosscheck
+    cross = f"; plan vs boot log: {'agrees' if cc.agrees else f'differs ({cc.note})'}" if cc is not None else ""
     return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}{cross}"
 
 

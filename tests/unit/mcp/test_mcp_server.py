@@ -290,3 +290,19 @@ def test_a_plans_summary_and_verdict_name_the_tools_arguments_not_the_cli_flags(
     assert (
         "--gpu-memory-utilization 0.83" in api.plan(build_request(PlanRequest, {"model": SMOL, "chip": "gb10"})).verdict
     )
+
+
+def test_ups_summary_says_what_differs_from_the_plan():
+    # Before: 'plan vs boot log: differs' and nothing of what
+    from onechip.engines.launch import UpResult
+    from onechip.mcp.tools import _up_summary
+    from onechip.schemas import BootRecord, CrossCheck
+
+    boot = BootRecord(engine="vllm", model="m", base_url="http://127.0.0.1:1", ready_s=1.0, engine_version="0.32.0")
+    note = "KV tokens: planned 20, reported 10 (-10, -50.00%); check block size, KV dtype and pool size"
+    cross = CrossCheck(
+        planned_kv_tokens=20, reported_kv_tokens=10, planned_max_concurrency=1.0, agrees=False, note=note
+    )
+    assert _up_summary(UpResult(dry_run=False, boot=boot, crosscheck=cross)).endswith(
+        f"; plan vs boot log: differs ({note})"
+    )
