@@ -33,7 +33,8 @@ async def _session(model_dir: Path, run_dir: Path, transcript: list[dict]) -> No
         planned = {"chip": "cpu", "engine": "vllm-cpu", "dtype": "float32", "max_model_len": 8192,
                    "kv_cache_memory_bytes": 2 << 30, "contexts": [128, 8192]}  # fmt: skip
         plan = await step("plan", {"model": str(model_dir), **planned})
-        up = await step("up", {"engine": "embedded", "kv_cache_space_gib": 2})
+        await step("up", {"engine": "embedded", "kv_cache_space_gib": 2})  # gated: says what it would run
+        up = await step("up", {"engine": "embedded", "kv_cache_space_gib": 2, "confirm": True})
         base_url = up["boot"]["base_url"]
         await step("status", {})
         check = await step("check", {"base_url": base_url, "only": ["smoke", "tools"], "tool_choice": ["auto"]})
@@ -63,12 +64,13 @@ def test_agent_session_plans_launches_checks_benches_prices_and_stops(onechip_ho
 
         api.down()
     tools = [(t["tool"], t["is_error"]) for t in transcript]
-    assert tools == [("plan", False), ("up", False), ("status", False), ("check", False), ("bench", False),
-                     ("cost", False), ("summarize_logs", False), ("down", True), ("down", False),
+    assert tools == [("plan", False), ("up", True), ("up", False), ("status", False), ("check", False),
+                     ("bench", False), ("cost", False), ("summarize_logs", False), ("down", True), ("down", False),
                      ("status", False)]  # fmt: skip
     # DESIGN.md: the planner predicts exactly what the engine allocates: 46,592 KV tokens
     assert plan["kv_tokens"] == 46_592 == up["boot"]["kv_cache_tokens"]
-    assert transcript[7]["text"].startswith("not done: down would stop the embedded")
+    assert transcript[1]["text"].startswith("not done: up would start the embedded engine")
+    assert transcript[8]["text"].startswith("not done: down would stop the embedded")
     assert check["results"][0]["domain"] == "chat"
     assert all(c["status"] == "ok" for c in bench["cells"])
     assert transcript[-1]["text"].startswith("not running")

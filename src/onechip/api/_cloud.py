@@ -31,8 +31,9 @@ from onechip.schemas.cloud import (
 from onechip.schemas.requests import UpRequest
 
 
-def _tpu(project: str | None) -> TpuApi:
-    return TpuApi(project)
+def _tpu(project: str | None, on_progress: ProgressFn = no_progress) -> TpuApi:
+    """The TPU API client for `project`, telling each retry of a call as a progress line."""
+    return TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line)))
 
 
 def _tpus(request: CloudUpRequest) -> int:
@@ -74,7 +75,7 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
         if check.plan is not None and not check.plan.fits:
             raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
                               f"({check.plan.verdict}); nothing was created")  # fmt: skip
-    tpu = _tpu(request.project)
+    tpu = _tpu(request.project, on_progress)
     result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
     if request.model is None:
         return result
@@ -121,7 +122,7 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
 def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progress) -> list[Attempt]:
     """Can CHIP be had with PROVISIONING in each zone now? A real create, deleted at once (billed for the
     seconds it lives); recorded for `cloud_zones`. See onechip.cloud.provision.probe."""
-    return provision.probe(_tpu(request.project), request, on_progress)
+    return provision.probe(_tpu(request.project, on_progress), request, on_progress)
 
 
 def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:

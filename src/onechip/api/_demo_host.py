@@ -31,6 +31,16 @@ from onechip.vllm import flags
 from onechip.vllm.wire import WireClient
 
 
+def demo_cloud_request(request: DemoRequest) -> CloudUpRequest:
+    """The `cloud up` request a `demo --cloud gcp` makes (what the MCP tool's preview prices)."""
+    assert request.chip is not None
+    return CloudUpRequest(
+        chip=request.chip, project=request.project, zones=request.zones, provisioning=request.provisioning,
+        name=request.name, max_run_duration_s=request.max_run_duration_s, valid_until_s=request.valid_until_s,
+        max_hours=request.max_hours, no_limit=request.no_limit, ssh_key=request.ssh_key, ssh_user=request.ssh_user,
+    )  # fmt: skip
+
+
 def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str, list[str], CloudResource | None]:
     """(user@addr, ssh -o options, the TPU resource or None): --host as given, or a TPU from `cloud up` (or
     the recorded one with --again). The ssh key goes in as IdentityFile."""
@@ -39,12 +49,7 @@ def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str, list
         options.append(f"IdentityFile={request.ssh_key.expanduser()}")
     if not request.cloud:
         return str(request.host or "localhost"), options, None
-    assert request.chip is not None
-    up_request = CloudUpRequest(
-        chip=request.chip, project=request.project, zones=request.zones, provisioning=request.provisioning,
-        name=request.name, max_run_duration_s=request.max_run_duration_s, valid_until_s=request.valid_until_s,
-        max_hours=request.max_hours, no_limit=request.no_limit, ssh_key=request.ssh_key, ssh_user=request.ssh_user,
-    )  # fmt: skip
+    up_request = demo_cloud_request(request)
     if request.again:
         name = request.name or f"onechip-{request.chip}"
         if not any(r.name == name for r in cloud_records.load_all()):

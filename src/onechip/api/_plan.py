@@ -99,9 +99,11 @@ def measured_boots_dir() -> Path:
 
 def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
-    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line teaches
-    nothing. The date is today's (UTC)."""
+    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line, or the log
+    of another deployment (crosscheck flag 'other-deployment'), teaches nothing. The date is today's (UTC)."""
     if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
+        return
+    if "other-deployment" in cross.flags:  # a log of another model or size measured nothing of this plan
         return
     today = datetime.now(UTC).date().isoformat()
     version = cross.engine_version or plan.engine_version

@@ -42,5 +42,5 @@ def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress
     # said before the first page: an unreachable catalog is retried with backoff for minutes, and the CLI's
     # heartbeat repeats the last line it was given ("still running") only once there is one
     on_progress(ProgressEvent("prices", "reading the Cloud Billing Catalog (every page of Compute Engine's SKUs)"))
-    billing.refresh(on_page=page)
+    billing.refresh(on_page=page, on_retry=lambda line: on_progress(ProgressEvent("prices", line)))
     return prices(request, on_progress)

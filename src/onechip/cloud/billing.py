@@ -141,10 +141,15 @@ def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
 
 
 def list_skus(
-    service: str, *, http: httpx.Client | None = None, on_page: Callable[[int, int], None] | None = None
+    service: str,
+    *,
+    http: httpx.Client | None = None,
+    on_page: Callable[[int, int], None] | None = None,
+    on_retry: Callable[[str], None] | None = None,
 ) -> tuple[str, int, list[Sku]]:
-    """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end.
-    Raises CloudError (the API refused, unreachable, an answer that is not a SKU page, endless paging)."""
+    """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told each
+    retry (tpu_api.retry_line). Raises CloudError (the API refused, unreachable or offline, an answer that is not a
+    SKU page, endless paging)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
     base, headers = _headers()
@@ -156,7 +161,8 @@ def list_skus(
         params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE}
         if token:
             params["pageToken"] = token
-        answer = _get(client, url, params, headers, f"services/{service}/skus page {pages + 1}", base)
+        where = f"services/{service}/skus page {pages + 1}"
+        answer = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
         pages += 1
         try:
             data = answer.json()
@@ -180,10 +186,11 @@ def list_skus(
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str) -> httpx.Response:  # fmt: skip
+         where: str, base: str, on_retry: Callable[[str], None]) -> httpx.Response:  # fmt: skip
     """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
-    TPU API's backoff (tpu_api.RETRIES, tpu_api.backoff_s): a read changes nothing.
-    Raises CloudError('transient') once the retries are spent."""
+    TPU API's backoff (tpu_api.RETRIES, tpu_api.backoff_s): a read changes nothing. Each retry is told to
+    `on_retry` first; a host name that does not resolve (offline) is not retried (tpu_api.unresolved_host).
+    Raises CloudError('offline' at once, 'transient' once the retries are spent)."""
     import httpx
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
@@ -193,13 +200,17 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callab
         try:
             answer = client.get(url, params=params, headers=headers("GET", url))
         except httpx.HTTPError as exc:
+            if (host := tpu_api.unresolved_host(exc)) is not None:
+                raise tpu_api.offline_error(f"{where} of the Cloud Billing Catalog", host) from None
             failure = f"no answer ({type(exc).__name__})"
         else:
             if answer.status_code < 500 and answer.status_code != 429:
                 return answer
             failure = f"HTTP {answer.status_code}"
         if attempt < tpu_api.RETRIES:
-            time.sleep(tpu_api.backoff_s(base_s, attempt))
+            pause_s = tpu_api.backoff_s(base_s, attempt)
+            on_retry(tpu_api.retry_line(f"{where}: {failure} from the Cloud Billing Catalog", attempt, pause_s))
+            time.sleep(pause_s)
     raise CloudError(f"{where}: {failure} from the Cloud Billing Catalog at {base}, tried "
                      f"{tpu_api.RETRIES + 1} times", reason="transient")  # fmt: skip
 
@@ -286,11 +297,17 @@ def store_path() -> Path:
     return onechip_home() / "prices" / "billing_catalog.json"
 
 
-def refresh(*, http: httpx.Client | None = None, on_page: Callable[[int, int], None] | None = None) -> BillingRead:
-    """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring).
-    Raises CloudError (the catalog), ConfigError (no key file, the store cannot be written)."""
+def refresh(
+    *,
+    http: httpx.Client | None = None,
+    on_page: Callable[[int, int], None] | None = None,
+    on_retry: Callable[[str], None] | None = None,
+) -> BillingRead:
+    """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
+    `on_retry` is told each retry of a page. Raises CloudError (the catalog), ConfigError (no key file, the store
+    cannot be written)."""
     service = catalog.billing_skus().service
-    base, pages, skus = list_skus(service, http=http, on_page=on_page)
+    base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry)
     read_at = datetime.now(UTC)
     prices, gaps, kept, names = match(skus, read_at)
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,

@@ -15,10 +15,14 @@ FLEX_START. It has not been checked against a live API from this project (provis
 
 Every call goes through `TpuApi.call`, which classifies what failed by where and how, never by wording:
 
+    offline       no answer because the API's host name did not resolve (socket.gaierror: offline, no DNS):
+                  nothing was sent, and seconds of backoff do not mend it, so it is not retried (it was retried
+                  for ~3 min 20 s before)
     transient     no answer (timeout, connection), HTTP 5xx, or 429 on a read or a delete (the API's read
-                  rate limit): retried with exponential backoff. A create (POST) is sent once: v2
-                  nodes.create takes no requestId (discovery document), so a retry could not be told from
-                  a second create; cloud.provision asks the API whether a create without an answer made it
+                  rate limit): retried with exponential backoff, each retry told through `on_retry`. A create
+                  (POST) is sent once: v2 nodes.create takes no requestId (discovery document), so a retry could
+                  not be told from a second create; cloud.provision asks the API whether a create without an
+                  answer made it
     rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
                   refused it, so nothing was made and even a create is sent again, with the same backoff
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
@@ -39,6 +43,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -69,12 +74,44 @@ def backoff_s(base_s: float, attempt: int) -> float:
     return min(60.0, base_s * 2**attempt)
 
 
+def unresolved_host(exc: httpx.HTTPError) -> str | None:
+    """The host name a request could not resolve (a socket.gaierror under httpx's ConnectError), else None."""
+    cause: BaseException | None = exc
+    for _ in range(8):  # httpx.ConnectError <- httpcore.ConnectError <- socket.gaierror
+        if cause is None:
+            return None
+        if isinstance(cause, socket.gaierror):
+            return exc.request.url.host if exc.request is not None else "the API's host"
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def offline_error(where: str, host: str) -> CloudError:
+    """The one line for a request whose host did not resolve: nothing was sent, and it is not retried."""
+    return CloudError(
+        f"{where}: cannot resolve {host} (offline, or no DNS); nothing was sent - check the network and run it again",
+        reason="offline",
+    )
+
+
+def retry_line(failure: str, attempt: int, pause_s: float) -> str:
+    """What a caller is told before retry `attempt` + 1 (0-based) of RETRIES: the failure, the try, the pause."""
+    return f"{failure}; retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
+
+
 class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
     with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
     the retry backoff."""
 
-    def __init__(self, project: str | None, *, http: httpx.Client | None = None, poll_s: float | None = None):
+    def __init__(
+        self,
+        project: str | None,
+        *,
+        http: httpx.Client | None = None,
+        poll_s: float | None = None,
+        on_retry: Callable[[str], None] | None = None,
+    ):
         self.credentials = Credentials()
         override = endpoint_override()
         self.tpu_url = override or TPU_URL
@@ -85,6 +122,7 @@ class TpuApi:
         self.project = resolved
         self.http = http or httpx.Client(timeout=float(os.environ.get(TIMEOUT_ENV) or 60.0))
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
+        self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"
@@ -106,6 +144,7 @@ class TpuApi:
                 # a rate limit refused the request, so even a create is sent again (nothing was made)
                 if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
                     raise
+                self.on_retry(retry_line(str(exc), attempt, backoff_s(self.poll_s, attempt)))
             time.sleep(backoff_s(self.poll_s, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -117,6 +156,8 @@ class TpuApi:
                 method, url, params=params, json=body, headers=self.credentials.headers(method, url)
             )
         except httpx.HTTPError as exc:
+            if (host := unresolved_host(exc)) is not None:
+                raise offline_error(where, host) from None
             raise CloudError(f"{where}: no answer from {base} ({type(exc).__name__})", reason="transient") from None
         code = answer.status_code
         if code >= 500 or (code == 429 and method != "POST"):

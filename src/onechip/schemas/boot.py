@@ -77,6 +77,11 @@ class BootRecord(ResultModel):
     compile_s: float | None = Field(default=None, description="Seconds of compilation the engine logged.")
     failure_cause: str | None = Field(default=None, description="One-line cause of a failed boot, when recognised.")
     events: list[BootEvent] = Field(default_factory=list, description="Boot timeline.")
+    logged: dict[str, str] = Field(
+        default_factory=dict,
+        description="The deployment the log names, as vLLM printed it (its 'non-default args' and 'with config:' "
+        "lines, 'Resolved architecture'): model, architecture, max_model_len, tensor_parallel_size.",
+    )
     warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
     errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")
     log_path: str | None = Field(default=None, description="Path of the full engine log.")

@@ -168,7 +168,8 @@ class CrossCheck(ResultModel):
     engine_version: str | None = Field(default=None, description="Engine version the log printed.")
     flags: list[str] = Field(
         default_factory=list,
-        description=("Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'."),
+        description="Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'; "
+        "'other-deployment' when the log names another model, max_model_len or tensor_parallel_size than the plan.",
     )
     note: str = Field(default="", description="What differs and the likely reason.")
 

@@ -110,6 +110,17 @@ _KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
 _KV_DTYPE = re.compile(r"regular_attn_dtype=(\w+)")
 _GROUPS = re.compile(r"num_kv_cache_groups=(\d+)")
 _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
+# What deployment a log is of: vLLM's 'non-default args: {...}' (arg_utils, 0.10+) and 'Initializing a V1 LLM engine
+# (vX) with config: model='...', ... max_seq_len=N, ... tensor_parallel_size=N' lines, and 'Resolved architecture: X'
+# (tests/fixtures/bootlogs/a100-gpt-oss-20b-len131072-util065-v0190.log, a100-qwen2-7b-util025-v01011.log)
+_LOGGED = {
+    "model": re.compile(r"with config: model='([^']+)'|non-default args: \{.*'model': '([^']+)'"),
+    "architecture": re.compile(r"Resolved architecture: (\w+)"),
+    "max_model_len": re.compile(r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)"),
+    "tensor_parallel_size": re.compile(
+        r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
+    ),
+}
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -284,6 +295,9 @@ def _read_facts(out: BootRecord, line: str) -> None:
     if match := _CONCURRENCY.search(line):
         out.max_concurrency_context = int(_number(match.group(1)))
         out.max_concurrency = float(match.group(2))
+    for key, pattern in _LOGGED.items():
+        if match := pattern.search(line):
+            out.logged[key] = _first(match)
 
 
 def parse_boot_log(text: str, record: BootRecord, started: datetime | None = None) -> BootRecord:
@@ -426,10 +440,39 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
             "nothing to compare: the log reported neither KV tokens nor the KV pool "
             "(no KV cache size line, no memory statistics line)",
         )
+    other = _other_deployment(plan, boot)
+    if other:
+        flags.append("other-deployment")
+        notes.insert(0, other)
     return CrossCheck(
         planned_kv_tokens=planned_log_tokens(plan), reported_kv_tokens=boot.kv_cache_tokens,
         planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
         planned_kv_pool_bytes=plan.kv_pool_bytes, reported_kv_pool_bytes=reported_pool,
-        engine_version=boot.engine_version, flags=flags, agrees=compared and totals and block, compared=compared,
+        engine_version=boot.engine_version, flags=flags,
+        agrees=compared and totals and block and not other, compared=compared,
         note="; ".join(notes) if notes else "planned and reported agree",
     )  # fmt: skip
+
+
+def _name(model: str) -> str:
+    """A model as its last path part, lower case: 'google/gemma-4-E2B-it' and '/models/gemma-4-e2b-it' are one."""
+    return model.rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
+    """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
+    log's architecture beside the plan's model type), max_model_len or tensor_parallel_size; None when what the
+    log names matches (or it names none of them). Models are told apart by name only when neither is a checkpoint
+    directory (a directory's name is whatever its owner chose: '/models/m' may hold the planned model)."""
+    logged, differs = boot.logged, []
+    model = logged.get("model")
+    named = model is not None and plan.model_source != "local" and not model.startswith(("/", ".", "~"))
+    if model is not None and named and _name(model) not in {_name(plan.model), _name(plan.serve_model or plan.model)}:
+        arch = f" ({logged['architecture']})" if "architecture" in logged else ""
+        differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")
+    for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
+        if key in logged and int(logged[key]) != planned:
+            differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
+    if not differs:
+        return None
+    return f"the log is of another deployment than the plan: {'; '.join(differs)}"

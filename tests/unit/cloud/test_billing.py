@@ -161,3 +161,26 @@ def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
     with pytest.raises(CloudError, match=f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") as info:
         billing.list_skus(SERVICE)
     assert info.value.reason == "auth" and "\n" not in str(info.value)
+
+
+def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch):
+    # Before: offline, `prices refresh` retried 6 times in silence (5+10+20+40+60+60 s = 3 min 15 s of backoff)
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: refused, retried
+    told: list[str] = []
+    with pytest.raises(CloudError, match="tried 7 times"):
+        billing.refresh(on_retry=told.append)
+    assert len(told) == 6 and told[0] == (
+        "services/6F81-5844-456A/skus page 1: no answer (ConnectError) from the Cloud Billing Catalog; retry 1 of 6 "
+        "in 0.01 s"
+    )
+    # '.invalid' never resolves (RFC 2606): offline as far as this name goes; one try, one line, nothing told
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.invalid")
+    told.clear()
+    with pytest.raises(CloudError) as info:
+        billing.refresh(on_retry=told.append)
+    assert info.value.reason == "offline" and told == [] and billing.stored_read() is None
+    assert str(info.value) == (
+        "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: cannot resolve catalog.invalid (offline, "
+        "or no DNS); nothing was sent - check the network and run it again"
+    )

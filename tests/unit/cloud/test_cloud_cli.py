@@ -124,3 +124,13 @@ def test_ctrl_c_during_up_says_what_exists_and_how_to_delete_it(fake_api, tmp_pa
     assert "onechip cloud down --name onechip-v5e-1 --zone us-central1-b --project proj-1 --yes" in err
     assert "Traceback" not in err
     assert len(fake_api.queued) == 1  # still there: said, not silently left
+
+
+def test_a_cloud_demo_asks_before_it_creates_a_tpu_as_cloud_up_does(fake_api, run, tmp_path):
+    # Before: `demo --cloud gcp` created a billed TPU with no question, where `cloud up` asks (or needs --yes)
+    rc, out, err = run("demo", "--cloud", "gcp", "--model", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--project",
+                       P, "--zone", "us-west4-a", "--provisioning", "spot", "--max-hours", "1",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert rc == 2 and "will create v5e-1 spot:" in err
+    assert "error: create v5e-1 (spot) for the demo: add --yes to go ahead without a terminal" in err
+    assert not any(method == "POST" for method, *_ in fake_api.requests) and not (tmp_path / "run").exists()

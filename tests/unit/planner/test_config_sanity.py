@@ -1,0 +1,39 @@
+"""A config.json the engine could not load is refused in one line naming the field (exit 2), never planned: more KV
+heads than query heads, query heads that KV heads do not divide (vLLM's Attention asserts num_heads % num_kv_heads
+== 0, vllm/model_executor/layers/attention/attention.py, 0.30.0), a width no published model comes near."""
+
+from __future__ import annotations
+
+import pytest
+
+from factories import SMOLLM2_CONFIG, one_error_line, sized_checkpoint
+from onechip.errors import ConfigError
+from onechip.planner.config import read_config
+
+SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 holds plans
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"num_key_value_heads": 16}, "field 'num_key_value_heads' is 16: num_attention_heads (9) must be a multiple"),
+        ({"num_key_value_heads": 2}, "field 'num_key_value_heads' is 2: num_attention_heads (9) must be a multiple"),
+        ({"hidden_size": 10**9}, "field 'hidden_size' is 1,000,000,000: more than any model"),
+        ({"intermediate_size": 10**12}, "field 'intermediate_size' is 1,000,000,000,000: more than any model"),
+        ({"vocab_size": 10**10}, "field 'vocab_size' is 10,000,000,000: more than any model"),
+        ({"head_dim": 10**6}, "field 'head_dim' is 1,000,000: more than any model"),
+    ],
+)
+def test_a_config_the_engine_could_not_load_is_one_line_naming_the_field(run, tmp_path, change, said) -> None:
+    model = sized_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, **change}, SMOL_BYTES)
+    line = one_error_line(run, "plan", str(model), "--chip", "l4")
+    assert said in line and str(model) in line
+
+
+def test_grouped_and_multi_head_attention_plan() -> None:
+    for heads, kv in ((9, 3), (9, 9), (9, 1), (32, 8)):
+        read_config({**SMOLLM2_CONFIG, "num_attention_heads": heads, "num_key_value_heads": kv}, "config.json")
+    # a family that derives KV heads from query heads when absent (llama: multi-head attention) is divisible
+    read_config({k: v for k, v in SMOLLM2_CONFIG.items() if k != "num_key_value_heads"}, "config.json")
+    with pytest.raises(ConfigError, match="num_key_value_heads"):
+        read_config({**SMOLLM2_CONFIG, "num_attention_heads": 8, "num_key_value_heads": 3}, "config.json")
