@@ -456,6 +456,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
     if args.get("mamba_ssm_cache_dtype") not in (None, "auto"):
         fields["mamba_ssm_cache_dtype"] = args["mamba_ssm_cache_dtype"]
+    if args.get("limit_mm_per_prompt") is not None:  # --limit-mm-per-prompt as the log's non-default args print it
+        fields["limit_mm_per_prompt"] = args["limit_mm_per_prompt"]
     if args.get("num_speculative_tokens"):  # --speculative-config method 'mtp' (the model's own MTP layers)
         fields["num_speculative_tokens"] = args["num_speculative_tokens"]
     # deployment facts the source states (the install: FlashInfer importable or not; how NCCL joins the TP ranks),
@@ -571,6 +573,10 @@ def predict(
         config_file = entry.get("config_file")
         config = json.loads((ROOT / config_file).read_text(encoding="utf-8")) if config_file else {}
         fields["multimodal"] = how == "catalog inventory" or "vision_config" in config
+        if not fields[
+            "multimodal"
+        ]:  # a config kept to its text part (no tower): the log's limits have nothing to act on
+            fields.pop("limit_mm_per_prompt", None)
         plan = plan_fields(model, fields)
     except OnechipError as exc:
         if refused_at_validation(entry) and "max_position_embeddings" in str(exc):

@@ -4,10 +4,10 @@
 
 (1) What the corpus (catalog/serving_measurements.json `grids`, each with its source) gives per chip
 (sim.priors): the achieved fraction of HBM bandwidth in decode (one-client cells), of dense peak FLOPS in
-prefill (one-client TTFT at 2,048-16,384 tokens), and the host cost of each deployment (TPOT = fixed +
-per_seq x batch through its host-bound short-context cells at 2-16 clients: TPOT above the step's device time
-by more than the TPOT noise floor), beside the datasheet; and, per grid with no host line, why (device-bound,
-one host-bound batch size, no device time, no async scheduling).
+prefill (the slope of one-client TTFT over context, up to 16,384 tokens), and the host cost of each
+deployment (TPOT = fixed + per_seq x batch through its host-bound short-context cells at 2-16 clients: TPOT
+above the step's device time by more than the TPOT noise floor), beside the datasheet; and, per grid with no
+host line, why (device-bound, one host-bound batch size, no device time, no async scheduling).
 
 (2) Leave one chip out, one client: each chip's one-client decode rate predicted from the other chips' mean
 fraction, beside the datasheet roofline and the survey's cross-chip band (corpus `decode_tok_per_s_per_tb_s`;

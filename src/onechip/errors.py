@@ -138,6 +138,7 @@ def os_error_line(exc: OSError) -> str:
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
 #   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
+#   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
@@ -147,6 +148,8 @@ _SECRET_PATTERNS = [
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
     re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}"),
     re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
+    # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
+    re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
 ]
 _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 # Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,

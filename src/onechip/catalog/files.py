@@ -56,6 +56,13 @@ class AcceleratorEntry(StrictModel):
         "NOT_SUPPORTED: vLLM's get_batch_defaults then takes the device memory as 0 and the small defaults.",
     )
     nvml_memory_info_source: str | None = Field(default=None, description="Where nvml_memory_info comes from.")
+    profiler_counts_host_memory: str | None = Field(
+        default=None,
+        description="Set on unified memory, where vLLM's profiler reads free memory as the host's available memory "
+        "(vllm/utils/mem_utils.py MemorySnapshot.measure, is_integrated_gpu), so host memory the engine process takes "
+        "while it loads and profiles counts as consumed and the KV pool moves with host state: the sources, said "
+        "in the plan's 'unified-memory-pool' warning. None: a card with its own memory.",
+    )
     host_gpus: int | None = Field(
         default=None,
         ge=1,
@@ -125,6 +132,18 @@ class VersionedRule(VersionRange):
     versions: str = Field(description="Human-readable range of versions.")
 
 
+class TextOnlyClassesRule(VersionRange):
+    """The model classes whose own __init__ skips the towers when every modality's --limit-mm-per-prompt is 0, for one
+    range of releases before vLLM made it every class's (engines.json `text_only_drops_towers_classes`); any other
+    class builds its towers whatever the limits there."""
+
+    architectures: list[str] = Field(description="config.json architectures whose class skips its towers.")
+    not_read: list[str] = Field(
+        default_factory=list, description="Releases of the range whose sources were not read (the plan says so)."
+    )
+    source: str = Field(description="Where that comes from.")
+
+
 class GpuMemoryRule(VersionedRule):
     """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
     range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
@@ -186,6 +205,19 @@ class GpuMemoryRule(VersionedRule):
         "and the peak is compute_logits' output in the model dtype, [min(max_num_seqs, max_num_batched_tokens), "
         "vocab], twice where the model soft-caps its logits out of place or TP gathers the shards "
         "(planner.gpu_memory.activation_bytes); sampler_bytes_per_seq_vocab is then not used.",
+    )
+    v2_runner_dense: bool = Field(
+        default=False,
+        description="vLLM runs the V2 model runner by default for a model with no MoE experts and no recurrent "
+        "state, and for the MoE architectures in v2_runner_architectures (vllm/config/vllm.py "
+        "_is_default_v2_model_runner_model); in these releases its profile_cudagraph_memory returns 0, so no "
+        "CUDA-graph estimate is subtracted, and its sampler warms up on logits only (sampler_logits_only, one held "
+        "[rows, hidden] copy). Other models keep this rule's V1 figures (planner.core._memory_rule).",
+    )
+    v2_runner_architectures: list[str] = Field(
+        default_factory=list,
+        description="MoE architectures the release also defaults to the V2 model runner "
+        "(vllm/config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES); used where v2_runner_dense is set.",
     )
     forward_hidden_copies: int = Field(
         default=2,
@@ -773,6 +805,18 @@ class EngineEntry(StrictModel):
         "(None: text-only serving never loads them, or the engine has no such limit).",
     )
     text_only_drops_towers_source: str = Field(default="", description="Where that comes from.")
+    text_only_drops_towers_classes: list[TextOnlyClassesRule] = Field(
+        default_factory=list,
+        description="Ranges from text_only_drops_towers_from on where only some model classes skip their towers when "
+        "text-only (empty: every class from that release).",
+    )
+    towers_by_modality_from: str | None = Field(
+        default=None,
+        description="First release that skips loading one tower when every modality it serves has "
+        "--limit-mm-per-prompt 0 while another modality is on (None: not known for this engine; only text-only drops "
+        "towers).",
+    )
+    towers_by_modality_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "

@@ -42,7 +42,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--token-file", help=f"File with the bearer token (or ${TOKEN_ENV}).")
         ] = None,
     ) -> None:
-        """Serve plan/up/status/logs/down/check/bench/cost/report/demo as MCP tools for an agent."""
+        """Serve every job (plan, up, check, bench, simulate, advise, cost, prices, report, cloud_*, ...) as MCP
+        tools for an agent (docs/mcp-tools.md lists them)."""
         try:
             from onechip.mcp.server import serve
         except ImportError as exc:

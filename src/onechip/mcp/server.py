@@ -7,9 +7,9 @@ stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other addre
 token (checked in constant time), which is never printed or logged.
 
 Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs only on
-`confirm: true`; an error names the tool's arguments ('tensor_parallel_size'), never the CLI's flags for them
-('--tensor-parallel-size': schemas.inputs.as_parameters), wherever it was raised; no tool input names a program to
-run (see mcp.tools); every failure is a tool error of one line; the server's heap is capped
+`confirm: true`; an error, a summary and a verdict name the tool's arguments ('tensor_parallel_size'), never the CLI's
+flags for them ('--tensor-parallel-size': schemas.inputs.as_parameters), wherever it was raised; no tool input names a
+program to run (see mcp.tools); every failure is a tool error of one line; the server's heap is capped
 ($ONECHIP_MCP_MEMORY_GIB, default half the RAM) so one job's memory fails that job, not the server.
 """
 
@@ -83,7 +83,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
-            return result(out, spec.summary(out))
+            return result(out, spec.summary(out), lambda text: as_parameters(spec.request, text))
         except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix,
             return refusal(as_parameters(spec.request, str(exc)))  # naming this tool's arguments, not flags
 

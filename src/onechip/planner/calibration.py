@@ -39,12 +39,14 @@ def deployment_key(request: PlanRequest, engine: str, max_model_len: int) -> str
         f"seqs{request.max_num_seqs or 'default'}",
         f"batch{request.max_num_batched_tokens or 'default'}",
         f"len{max_model_len}",
-        "mm" if request.multimodal else "text",
+        "mm" if request.multimodal and not request.language_model_only else "text",
     ] + (["eager"] if request.enforce_eager else [])
     # inputs added later: named only when set, so the keys of boots stored before them stay the same
     parts += ["no-flashinfer"] if request.flashinfer is False else []
     parts += [f"nccl-{request.nccl_transport}"] if request.nccl_transport not in (None, "p2p") else []
     parts += [f"offload{request.cpu_offload_gb:g}"] if request.cpu_offload_gb else []
+    limits = request.limit_mm_per_prompt
+    parts += ["mm-" + ",".join(f"{k}={n}" for k, n in sorted(limits.items()))] if limits is not None else []
     return "|".join(str(p) for p in parts)
 
 

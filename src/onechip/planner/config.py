@@ -163,6 +163,17 @@ _NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts"
 DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:]) - {"max_position_embeddings"}
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
+# Fields the planner (and vLLM, through `.get` on them) reads as JSON objects, at the top level or in text_config:
+# a string or number there is a broken config, told in one line rather than read as something else.
+_OBJECTS = (
+    "quantization_config",
+    "rope_scaling",
+    "rope_parameters",
+    "vision_config",
+    "audio_config",
+    "image_processor_config",
+    "video_processor_config",
+)
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,25 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
     for name in _REQUIRED:
         if text.get(name) is None:
             raise _fail(where, name, "is missing; the KV geometry needs it")
+
+
+def _check_shapes(part: Mapping[str, Any], where: str) -> None:
+    """JSON shapes of the fields read whole (the config or its text_config): objects, the architectures list, a
+    numeric partial_rotary_factor and a string quant_method (vLLM lower-cases it,
+    vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.30.0 sdist)."""
+    for name in _OBJECTS:
+        value = part.get(name)
+        if value is not None and not isinstance(value, dict):
+            raise _fail(where, name, f"must be an object, got {value!r}")
+    arch = part.get("architectures")
+    if arch is not None and (not isinstance(arch, list) or not all(isinstance(a, str) for a in arch)):
+        raise _fail(where, "architectures", f"must be a list of class names, got {arch!r}")
+    factor = part.get("partial_rotary_factor")
+    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1):
+        raise _fail(where, "partial_rotary_factor", f"must be a number in (0, 1], got {factor!r}")
+    method = (part.get("quantization_config") or {}).get("quant_method")
+    if method is not None and not isinstance(method, str):
+        raise _fail(where, "quantization_config.quant_method", f"must be a string, got {method!r}")
 
 
 def _check_overrides(overrides: Any, where: str) -> None:
@@ -332,6 +362,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
     inner = data.get("text_config")
     if inner is not None and not isinstance(inner, dict):
         raise _fail(where, "text_config", f"must be an object, got {inner!r}")
+    for part in (data, inner or {}):
+        _check_shapes(part, where)
     text = dict(inner) if inner else dict(data)
     family = _family(data, text if inner else data, where)
     applied, cls = _class_defaults(text, data, family, wrapped=bool(inner))

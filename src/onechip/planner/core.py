@@ -11,6 +11,7 @@ Pure arithmetic over catalog data and the files it is given; no network unless M
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ from onechip.planner.gpu_memory import (
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
+from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
     Accelerator,
     EngineRules,
@@ -60,6 +62,7 @@ from onechip.planner.rules import (
     kv_element_bytes,
     v0_fallback,
 )
+from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
@@ -83,7 +86,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import older_than
+from onechip.vllm.flag_table import TEXT_ONLY, older_than
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -311,6 +314,17 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
+    if acc.profiler_counts_host_memory and acc.kind == "gpu":
+        out.append(
+            PlanWarning(
+                code="unified-memory-pool",
+                message="unified memory: vLLM counts the host memory its process takes while it loads and "
+                "profiles (the cold torch.compile and Triton builds among it) as consumed, which no term of this plan "
+                "holds, so the KV pool comes out smaller and moves from boot to boot; pin it with --kv-cache-memory "
+                "after one boot",
+                source=acc.profiler_counts_host_memory,
+            )
+        )
     if acc.memory_visible_bytes is None and acc.memory_nominal_bytes and acc.kind != "cpu":
         out.append(
             PlanWarning(
@@ -358,10 +372,10 @@ def _encoder_warnings(r: _Resolved) -> list[PlanWarning]:
     config.json (Qwen-VL without its image processor's largest image, an unmodelled tower): the activation term
     leaves them out, so the KV pool is high by about their size, said out loud."""
     data = r.src.config.data
-    if not (r.request.multimodal and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
+    if not (_profiles_vision(r) and r.acc.kind == "gpu" and isinstance(data.get("vision_config"), dict)):
         return []
     config = {**data, "text_config": r.src.config.text}
-    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192) > 0:
+    if encoder_profile_bytes(config, dtype_bytes=2, max_num_batched_tokens=8192, mm_counts=r.mm.counts) > 0:
         return []
     return [
         PlanWarning(
@@ -546,6 +560,8 @@ class _Resolved:
     block: int
     components: dict[str, int]
     notes: list[PlanWarning]  # said while resolving: architecture releases, quantization, MXFP4 layouts
+    mm: MmLimits  # each modality's item count as the engine reads it (planner.modalities)
+    towers: tuple[str, ...]  # the towers the engine loads (EngineRules.served_towers)
 
     @property
     def weights(self) -> int:
@@ -571,6 +587,9 @@ class _Budget:
     binding: str
 
 
+LANGUAGE_MODEL_ONLY_SINCE = (
+    "0.17.0"  # vllm/engine/arg_utils.py '--language-model-only': in the 0.17.0 sdist, not 0.16.0
+)
 _ARCHITECTURES_SOURCE = (
     "catalog/vllm_architectures.json (scripts/gen_vllm_architectures.py): the releases whose model registry was read"
 )
@@ -628,7 +647,17 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
-    towers = rules.served_towers(request.multimodal, request.engine_version)
+    v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc).v0_engine
+    if request.language_model_only and older_than(request.engine_version, LANGUAGE_MODEL_ONLY_SINCE):
+        raise ConfigError(
+            f"--language-model-only is first in vLLM {LANGUAGE_MODEL_ONLY_SINCE} (vllm/engine/arg_utils.py); for "
+            f"{request.engine_version} plan with --text-only, which writes 0 for every modality"
+        )
+    multimodal = request.multimodal and not request.language_model_only
+    mm = served_limits(multimodal, request.limit_mm_per_prompt, src.config.data, v0)
+    architectures = src.config.data.get("architectures") or []
+    given_counts = mm.counts if mm.given is not None else None
+    towers = rules.served_towers(mm.served, request.engine_version, given_counts, architectures)
     online_fp8 = _online_fp8(request, src.config, rules)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
@@ -648,7 +677,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config)),
-        notes=notes,
+        notes=notes, mm=mm, towers=towers,
     )  # fmt: skip
 
 
@@ -669,20 +698,63 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     if gpu is None:
         _check_scheduler(r)
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len)
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _rule(rules, request, r.acc))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
-    buffers = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
+    buffers = table = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
     if r.tpu_rule is not None:
         buffers = r.devices * tpu_rope_cache_bytes(
             r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
         )
+    if r.acc.kind == "tpu":
+        seqs = request.max_num_seqs if request.max_num_seqs is not None else rules.default_max_num_seqs
+        table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
-        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers, (memory, cap, util),
+        request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
         r.devices, r.max_model_len,
     )  # fmt: skip
+    if r.acc.kind == "tpu" and memory is not None and cap is not None:
+        verdict, binding = _tpu_runner_verdict(r, (memory, cap, pool, num_blocks), buffers, table, (verdict, binding))
     return _Budget(memory, util, cap, outside, None, measured, key, pool, num_blocks, tokens, conc, verdict, binding)
+
+
+def _tpu_runner_verdict(
+    r: _Resolved, budget: tuple[int, int, int, int], buffers: int, table: int, verdict: tuple[str, str]
+) -> tuple[str, str]:
+    """tpu-inference's runner tables at the sizes asked (planner.runner_tables): a block table that leaves no KV
+    pool, or a largest token bucket whose hidden states do not fit beside the KV cache, fails the engine at start.
+    budget: (memory, cap, pool, blocks) over all chips."""
+    memory, cap, pool, num_blocks = budget
+    seqs = r.request.max_num_seqs if r.request.max_num_seqs is not None else r.rules.default_max_num_seqs
+    room = (cap if r.request.kv_cache_memory_bytes is None else memory - pool) - r.weights - buffers
+    if room > 0 and table >= room:
+        return (
+            f"does not fit: tpu-inference allocates a {table / GIB:,.2f} GiB block table at start ({seqs:,} sequences "
+            f"x {-(-r.max_model_len // r.block):,} blocks of {r.block} tokens x 4 B; tpu_inference/runner/"
+            f"block_table.py, built before the KV cache is sized), and {room / GIB:,.2f} GiB is left beside the "
+            "weights: no KV cache fits; lower --max-num-seqs or --max-model-len",
+            "block-table",
+        )
+    given = _batched_tokens(r.rules, r.src, r.request.multimodal, r.request.max_num_batched_tokens, [])
+    batch = given.value if given is not None else r.rules.default_max_num_batched_tokens
+    hidden = r.src.text_config.get("hidden_size")
+    if verdict[1] != "kv-pool" or not batch or not isinstance(hidden, int):
+        return verdict
+    bucket = _pow2_at_least(batch)
+    need = tpu_largest_bucket_bytes(bucket, hidden, DTYPE_BYTES[r.dtype_name])
+    kv = num_blocks * r.block * r.geometry.kv_bytes_per_token
+    left = (memory - r.weights - buffers - table - kv) // r.devices
+    if need <= left:
+        return verdict
+    return (
+        f"does not fit: tpu-inference precompiles every token bucket up to {bucket:,} (max_num_batched_tokens "
+        f"{r.request.max_num_batched_tokens or batch:,}) after the KV cache is allocated, and that bucket's hidden "
+        f"states alone ({bucket:,} x {hidden:,} x {DTYPE_BYTES[r.dtype_name]:g} B = {need / GIB:,.2f} GiB per chip) "
+        f"exceed the {left / GIB:,.2f} GiB left beside it (tpu_inference/runner/compilation_manager.py); lower "
+        "--max-num-batched-tokens",
+        "program-memory",
+    )
 
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
@@ -740,7 +812,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         max_num_batched_tokens=request.max_num_batched_tokens, fits=b.binding == "kv-pool", verdict=b.verdict,
         in_flight_tokens=b.gpu.in_flight() if b.gpu is not None else request.max_num_batched_tokens,
         binding_limit=b.binding, devices=r.devices,
-        memory_budget=b.gpu.record(_rule(rules, request, r.acc), n) if b.gpu is not None else None,
+        memory_budget=b.gpu.record(_memory_rule(r), n) if b.gpu is not None else None,
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
@@ -791,6 +863,7 @@ def _serve_settings(
     pp, tp = request.pipeline_parallel_size, request.tensor_parallel_size
     pinned = rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None
     eager = "no CUDA graphs: the plan reserves none" if r.engine == "vllm-gpu" else "requested"
+    mm_on = request.multimodal and not request.language_model_only
     return ServeSettings(
         max_model_len=ServeSetting[int](
             value=r.max_model_len, reason="KV pool and concurrency above are computed for this length",
@@ -831,7 +904,7 @@ def _serve_settings(
             value=False, source="request", reason="planned without prefix caching (a hybrid's recurrent-state pages)"
         ) if request.enable_prefix_caching is False else None,
         max_num_batched_tokens=_batched_tokens(
-            rules, r.src, request.multimodal, request.max_num_batched_tokens, warnings
+            rules, r.src, r.mm.served, request.max_num_batched_tokens, warnings
         ),
         max_num_seqs=ServeSetting[int](
             value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
@@ -845,13 +918,16 @@ def _serve_settings(
             reason="the weights above are what stays on each GPU once this much is kept in host memory",
         ) if request.cpu_offload_gb else None,
         multimodal=ServeSetting[bool](
-            value=request.multimodal, source=given("multimodal"),
-            reason="the plan counts the towers the engine loads" if request.multimodal
+            value=mm_on, source=given("multimodal"),
+            reason="the plan counts the towers the engine loads" if mm_on
             else "text-only: the plan leaves the towers out"
-            if not rules.served_towers(False, request.engine_version)
-            else f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
-            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them",
+            if not r.towers
+            else _text_only_towers_reason(r),
         ),
+        limit_mm_per_prompt=_mm_setting(r),
+        language_model_only=ServeSetting[bool](
+            value=True, source="request", reason="0 items of every modality: the plan leaves the towers out"
+        ) if request.language_model_only else None,
     )  # fmt: skip
 
 
@@ -1120,6 +1196,32 @@ def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemo
     return select_rule(rules.memory_rules, request.engine_version, v0=_v0_fallback(rules, acc, request) is not None)
 
 
+def _memory_rule(r: _Resolved) -> GpuMemoryRule:
+    """_rule, with the V2 model runner's figures where the release runs this model on it (engines.json memory rule
+    `v2_runner_dense`): a model with no experts (vLLM's is_moe: num_experts > 0) and no recurrent state, or a listed
+    MoE architecture, without prompt embeds (a V2-unsupported feature). That runner subtracts no CUDA-graph estimate
+    and warms the sampler on logits only, keeping one [rows, hidden] copy (vllm/v1/worker/gpu/model_runner.py,
+    0.25.0 - 0.28.0 sdists)."""
+    rule = _rule(r.rules, r.request, r.acc)
+    if not rule.v2_runner_dense or r.request.enable_prompt_embeds:
+        return rule
+    text = r.src.text_config
+    experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
+    listed = any(a in rule.v2_runner_architectures for a in r.src.config.data.get("architectures") or ())
+    hybrid = any(layer.state_bytes for layer in r.geometry.layers)
+    if hybrid or (experts and not listed):
+        return rule
+    return rule.model_copy(
+        update={
+            "versions": f"{rule.versions}; this model on the V2 model runner: no CUDA-graph estimate, logits-only "
+            "sampler warm-up",
+            "cuda_graphs_subtracted": False,
+            "sampler_logits_only": True,
+            "sampler_hidden_copies": 1,
+        }
+    )
+
+
 def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> V0Fallback | None:
     """planner.rules.v0_fallback for the deployment `request` describes."""
     return v0_fallback(
@@ -1142,7 +1244,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
     moe_rule, marlin = _moe_buffers(r)
     graphs = _graph_rule(r)
     return plan_gpu_pool(
-        _rule(rules, request, acc),
+        _memory_rule(r),
         text=r.src.text_config,
         stages=_stages(r),
         visible_bytes=acc.memory_bytes or 0,
@@ -1158,12 +1260,13 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         device_name=acc.name,
         nvml_memory_info=acc.nvml_memory_info,
         enforce_eager=request.enforce_eager,
-        multimodal=request.multimodal and _has_towers(r.src.config),
+        multimodal=r.mm.served and _has_towers(r.src.config),
         vision_config=(
             {**r.src.config.data, "text_config": r.src.config.text}  # class defaults applied (hidden_size)
-            if request.multimodal and "vision_tower" in rules.loads_towers
+            if _profiles_vision(r)
             else None
         ),
+        mm_counts=r.mm.counts,
         states=_state_cache(r),
         sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
         tp_extra=_tp_extra(r),
@@ -1193,7 +1296,7 @@ def _graph_rule(r: _Resolved) -> CudaGraphRule | None:
     """engines.json cuda_graph_rules for a release whose memory rule subtracts the CUDA-graph estimate (the newest
     where no version is given); None where it does not, or no rule covers the release."""
     rules, request = r.rules, r.request
-    if not rules.cuda_graph_rules or not _rule(rules, request, r.acc).cuda_graphs_subtracted:
+    if not rules.cuda_graph_rules or not _memory_rule(r).cuda_graphs_subtracted:
         return None
     version = request.engine_version
     if version is None:
@@ -1212,7 +1315,7 @@ def _check_scheduler(r: _Resolved) -> None:
     planner.scheduler_limits), on the batched tokens the printed command passes (vllm-tpu: the power-of-two bucket,
     or the bucket of one multimodal item) and the engine's defaults (x the world size where they are per rank)."""
     request, rules = r.request, r.rules
-    given = _batched_tokens(rules, r.src, request.multimodal, request.max_num_batched_tokens, [])
+    given = _batched_tokens(rules, r.src, r.mm.served, request.max_num_batched_tokens, [])
     batch = given.value if given is not None else None
     if batch is None and rules.default_max_num_batched_tokens is None:
         return
@@ -1744,6 +1847,55 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -
     return True
 
 
+def _text_only_towers_reason(r: _Resolved) -> str:
+    """Why a text-only plan still counts the towers: the release predates the skip, or its skip is in some model
+    classes' own code and not this one's (engines.json text_only_drops_towers_classes)."""
+    rules, version = r.rules, r.request.engine_version
+    classes = rules.text_only_classes(version)
+    if classes is None:
+        return (
+            f"text-only, but vLLM before {rules.text_only_drops_towers_from} loads the towers all the same "
+            f"({rules.text_only_drops_towers_source.split(' (')[0]}): the plan counts them"
+        )
+    unread = next((f"; {v} not read, the rule of the releases read around it" for v in classes.not_read
+                   if (version or "").startswith(v)), "")  # fmt: skip
+    return (
+        f"text-only, but on vLLM {version} only some model classes skip their towers, not this one "
+        f"(engines.json text_only_drops_towers_classes{unread}): the plan counts them"
+    )
+
+
+def _profiles_vision(r: _Resolved) -> bool:
+    """vLLM's profiling run feeds the vision tower: the engine loads it (vllm-tpu's fitted rule may leave it out)
+    and image or video takes an item (MultiModalBudget profiles only the modalities whose limit is above 0:
+    get_max_tokens_per_item_by_nonzero_modality, vllm/multimodal/registry.py of the 0.10.1 sdist; tower_modalities,
+    vllm/multimodal/encoder_budget.py of the 0.19.0 sdist)."""
+    return "vision_tower" in r.towers and (r.mm.on("image") or r.mm.on("video"))
+
+
+def _mm_setting(r: _Resolved) -> ServeSetting[dict[str, int]] | None:
+    """--limit-mm-per-prompt as the plan serves it: the counts given, as given; text-only, 0 for every modality the
+    model has and for image and audio (flag_table.TEXT_ONLY, which vLLM ignores for a modality a model lacks), so
+    a Gemma 4 or Qwen-VL video is off too; None where neither (vLLM's defaults, or the family's contract)."""
+    if r.mm.given is not None and r.request.multimodal and not r.request.language_model_only:
+        off = sorted(m for m, n in r.mm.counts.items() if n == 0)
+        dropped = sorted(set(r.rules.loads_towers) - set(r.towers)) if r.mm.served else []
+        return ServeSetting[dict[str, int]](
+            value=r.mm.given, source="request",
+            reason=f"as given: {', '.join(off) or 'no modality'} off"
+            + (f" (the plan leaves out the {' and '.join(dropped)})" if dropped else "")
+            + ("; the counts cap the encoder's profiled items" if r.mm.served else ""),
+        )  # fmt: skip
+    if r.request.multimodal or r.request.language_model_only:
+        return None  # vLLM's defaults, or --language-model-only says it
+    zeros = {**json.loads(TEXT_ONLY), **dict.fromkeys(r.mm.counts, 0)}
+    return ServeSetting[dict[str, int]](
+        value=zeros,
+        source="request",
+        reason="text-only: no item of any modality" + ("" if r.towers else ", so vLLM builds no tower"),
+    )
+
+
 def _has_towers(config: ModelConfig) -> bool:
     """The model is multimodal (vLLM's is_multimodal_model): its config has a vision or audio part. --multimodal
     (the default) on a text-only model serves no tower, so V0's long-context chunked prefill stays on."""
@@ -1762,8 +1914,7 @@ def _stages(r: _Resolved) -> list[Stage]:
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
         )
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
-    towers = r.rules.served_towers(r.request.multimodal, r.request.engine_version)
-    weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=towers,
+    weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=r.towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
                                nextn=nextn_layers(r.src.text_config))  # fmt: skip
     return [
@@ -1785,9 +1936,53 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     )  # fmt: skip
 
 
-def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
+def _profile_oom_source(rule: GpuMemoryRule) -> str:
+    """Where the profiling run of `rule`'s engine and model runner fails, and what it says."""
+    if rule.v0_engine:
+        return (
+            "the V0 engine's profile run samples max_num_seqs dummy sequences inside execute_model and raises "
+            "torch's own 'CUDA out of memory', vllm/worker/model_runner.py profile_run, called by vllm/worker/"
+            "worker.py determine_num_available_blocks, 0.6.6 and 0.8.5"
+        )
+    if rule.sampler_logits_only:
+        return (
+            "torch's own 'CUDA out of memory' from the V2 model runner's profile_run (_dummy_run, then "
+            "_dummy_sampler_run, which catches nothing), vllm/v1/worker/gpu/model_runner.py, 0.31.0 and 0.34.0"
+        )
+    return (
+        "'CUDA out of memory occurred when warming up sampler ... Please try lowering `max_num_seqs`', "
+        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.8.5, 0.11.0 and 0.19.0"
+    )
+
+
+def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str] | None:
+    """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
+    if gpu.table_over_card_bytes <= 0:
+        return None
+    where = "gpu/block_table.py BlockTables" if rule.sampler_logits_only else "block_table.py BlockTable"
+    return (
+        f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
+        f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
+        f"group(s), vllm/v1/worker/{where}) outside the {gpu.budget.requested_bytes / GIB:,.2f} GiB its profiling "
+        f"budgets, {gpu.table_over_card_bytes / GIB:,.2f} GiB more than the card holds; lower --max-num-seqs, "
+        "--max-model-len or --gpu-memory-utilization",
+        "block-table",
+    )
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
-    stage) that binds."""
+    stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
+    allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
+    tables = _table_verdict(gpu, max_model_len, rule)
+    if tables is not None and not rule.sampler_logits_only:
+        return tables
+    verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
+    return tables if tables is not None and verdict[1] == "kv-pool" else verdict
+
+
+def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
+    """The profiling run, an explicit pool and one request against the pool (_gpu_verdict)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
@@ -1801,9 +1996,7 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int) -> tuple[str, str]:
             f"({gpu.max_num_batched_tokens:,} batched tokens, {gpu.max_num_seqs:,} sequences) beside "
             f"{(b.weights_bytes + b.non_torch_bytes) / GIB:,.2f} GiB of weights and non-torch memory, "
             f"{gpu.profile_over_card_bytes / GIB:,.2f} GiB more than the card holds: it runs out of memory before it "
-            "sizes the KV cache ('CUDA out of memory occurred when warming up sampler ... Please try lowering "
-            "`max_num_seqs`', vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, 0.11.0 and 0.19.0); lower "
-            "--max-num-batched-tokens or --max-num-seqs",
+            f"sizes the KV cache ({_profile_oom_source(rule)}); lower --max-num-batched-tokens or --max-num-seqs",
             "profiling-memory",
         )
     if gpu.over_card_bytes > 0:

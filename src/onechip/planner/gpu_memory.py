@@ -313,6 +313,7 @@ def encoder_profile_bytes(
     max_num_seqs: int | None = None,
     max_model_len: int | None = None,
     profile_rule: EncoderProfileRule | None = None,
+    mm_counts: Mapping[str, int] | None = None,
 ) -> int:
     """What vLLM's multimodal encoder profiling leaves allocated while the text dummy forward and the sampler
     warm-up run, bytes per GPU: the dummy batch of images (pixel values) and the encoder outputs it keeps in
@@ -329,8 +330,8 @@ def encoder_profile_bytes(
     per item, max_num_seqs x max(1, max_model_len // tokens per item))), the budget max(max_num_batched_tokens,
     tokens per item) (vllm/v1/core/encoder_cache_manager.py compute_mm_encoder_budget;
     vllm/multimodal/encoder_budget.py MultiModalBudget._get_max_items, read at vllm-project/vllm@042a4d3ee43e;
-    the per-prompt limit --limit-mm-per-prompt is taken as unlimited, vLLM's default). Pixel values
-    are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
+    the per-prompt limit caps the items: max_num_seqs x max(1, min(limit, max_model_len // tokens per item))). Pixel
+    values are in the model dtype (vllm/multimodal/processing/context.py call_hf_processor casts floating tensors to
     model_config.dtype) and moved to the GPU (group_and_batch_mm_kwargs); one item is num_channels x
     image_size^2 (the dummy image has the most features: the tower's native size for Gemma 3 without
     pan-and-scan and for Pixtral). Encoder outputs: tokens per item x the decoder's hidden_size (the projector's
@@ -364,6 +365,12 @@ def encoder_profile_bytes(
         size) where profile_rule counts its timestamp text (vLLM 0.11.0 - 0.12.x, engines.json
         encoder_profile_rules): see _qwen3_vl_video. Qwen2-VL / Qwen2.5-VL videos are not modelled (their
         video item can outgrow the image at max_model_len >= 2 x the image's tokens; not read further).
+    mm_counts (planner.modalities.MmLimits.counts; None: every modality at vLLM's default): a modality at 0 is not
+    profiled and its items do not size the encoder budget (MultiModalBudget keeps the modalities whose limit is above
+    0: vllm/multimodal/registry.py get_max_tokens_per_item_by_nonzero_modality and vllm/v1/worker/utils.py
+    MultiModalBudget of the 0.10.1 sdist; tower_modalities in vllm/multimodal/encoder_budget.py of the 0.19.0 and
+    0.34.0 sdists), and the profiled modality's count is its `limit` above (_get_max_items, the same sdists). Image off
+    with video on: Qwen3-VL's video where profile_rule models it, else 0 (not modelled).
     profile_rule (engines.json encoder_profile_rules; None: outputs kept as they are): 0.11.x copies each item's
     output shorter than the encoder budget into zeros of [budget, width] that the cache keeps, 0.12.x into zeros of
     [the item's most tokens, width]; the originals stay referenced too (the loop variable, a view of the batched
@@ -379,6 +386,9 @@ def encoder_profile_bytes(
     if not isinstance(vision, Mapping):
         return 0
     processor = config.get("image_processor_config") or {}
+    image = _limit(mm_counts, "image")
+    if image == 0 and not isinstance(vision.get("spatial_merge_size"), int):
+        return 0  # the image, the one modality modelled for these towers, is off (Qwen-VL may profile its video)
     if isinstance(vision.get("merge_kernel_size"), list) and isinstance(processor.get("in_token_limit"), int):
         return _moonvit_profile_bytes(
             vision,
@@ -403,7 +413,9 @@ def encoder_profile_bytes(
             items_of,
             video_processor=config.get("video_processor_config") or {},
             profile_rule=profile_rule,
+            mm_counts=mm_counts,
         )
+    items_of["limit"] = image
     if isinstance(config.get("image_grid_pinpoints"), list) and isinstance(size, int) and isinstance(patch, int):
         channels = channels if isinstance(channels, int) else 3  # CLIPVisionConfig's default
         tiles, tokens = _llava_next_most_features(config["image_grid_pinpoints"], size, patch)
@@ -458,15 +470,26 @@ def _held_bytes(
 
 
 def _encoder_items(
-    max_num_batched_tokens: int, tokens_per_item: int, max_num_seqs: int | None = None, max_model_len: int | None = None
+    max_num_batched_tokens: int,
+    tokens_per_item: int,
+    max_num_seqs: int | None = None,
+    max_model_len: int | None = None,
+    limit: int | None = None,
 ) -> int:
     """Dummy items the encoder profiles: encoder budget // tokens per item, the budget max(max_num_batched_tokens,
-    tokens per item), at most max_num_seqs x max(1, max_model_len // tokens per item) (compute_mm_encoder_budget,
-    MultiModalBudget._get_max_items; see encoder_profile_bytes). None: that cap unknown, left out."""
+    tokens per item), at most max_num_seqs x max(1, min(limit, max_model_len // tokens per item))
+    (compute_mm_encoder_budget, MultiModalBudget._get_max_items; see encoder_profile_bytes). None: that cap unknown,
+    left out; `limit` None: vLLM's default (999), above any max_model_len // tokens per item it meets."""
     items = max(max_num_batched_tokens, tokens_per_item) // tokens_per_item
     if max_num_seqs is not None and max_model_len is not None:
-        items = min(items, max_num_seqs * max(1, max_model_len // tokens_per_item))
+        per_prompt = max_model_len // tokens_per_item if limit is None else min(limit, max_model_len // tokens_per_item)
+        items = min(items, max_num_seqs * max(1, per_prompt))
     return max(1, items)
+
+
+def _limit(mm_counts: Mapping[str, int] | None, modality: str) -> int | None:
+    """The count of `modality` (planner.modalities; 0: off), None where no counts are given (vLLM's default)."""
+    return None if mm_counts is None else int(mm_counts.get(modality, 0))
 
 
 def _llava_next_most_features(pinpoints: list[Any], size: int, patch: int) -> tuple[int, int]:
@@ -494,13 +517,14 @@ def _qwen_vl_profile_bytes(
     *,
     video_processor: Mapping[str, Any] | None = None,
     profile_rule: EncoderProfileRule | None = None,
+    mm_counts: Mapping[str, int] | None = None,
 ) -> int:
     """Qwen2-VL / Qwen2.5-VL / Qwen3-VL's share of encoder_profile_bytes (rule there); 0 without the image
     processor's largest image (an `image_processor_config` entry: preprocessor_config.json's max_pixels or
     size.longest_edge), which config.json does not carry. Qwen3-VL's video item where profile_rule says its tokens
     beat the image's: _qwen3_vl_video."""
     batch = _qwen_vl_dummy_batch(
-        vision, processor, hidden, max_num_batched_tokens, items_of, video_processor or {}, profile_rule
+        vision, processor, hidden, max_num_batched_tokens, items_of, video_processor or {}, profile_rule, mm_counts
     )
     if batch is None:
         return 0
@@ -538,8 +562,10 @@ def _qwen_vl_dummy_batch(
     items_of: Mapping[str, int | None],
     video_processor: Mapping[str, Any],
     profile_rule: EncoderProfileRule | None,
+    mm_counts: Mapping[str, int] | None = None,
 ) -> _QwenVlBatch | None:
-    """The dummy batch of _qwen_vl_profile_bytes (rule in encoder_profile_bytes); None where it cannot be sized."""
+    """The dummy batch of _qwen_vl_profile_bytes (rule in encoder_profile_bytes); None where it cannot be sized or
+    neither the image nor a modelled video is on (mm_counts)."""
     size = processor.get("size")
     max_pixels = processor.get("max_pixels") or (size.get("longest_edge") if isinstance(size, Mapping) else None)
     patch, merge = int(vision.get("patch_size") or 0), int(vision["spatial_merge_size"])
@@ -554,10 +580,20 @@ def _qwen_vl_dummy_batch(
     per_patch = int(vision.get("in_channels") or 3) * temporal * patch * patch
     width *= 1 + len(deepstack)
     patches, item_tokens = tokens * merge * merge, tokens
-    video = _qwen3_vl_video(vision, processor, video_processor, profile_rule, items_of.get("max_model_len"))
-    if video is not None and video[2] > tokens:  # get_modality_with_max_tokens: the video's count beats the image's
+    image, video_count = _limit(mm_counts, "image"), _limit(mm_counts, "video")
+    video = (
+        _qwen3_vl_video(vision, processor, video_processor, profile_rule, items_of.get("max_model_len"))
+        if video_count != 0
+        else None
+    )
+    limit = image
+    # get_modality_with_max_tokens over the modalities that are on: the video where its count beats the image's
+    if video is not None and (video[2] > tokens or image == 0):
         patches, tokens, item_tokens = video
-    items = _encoder_items(max_num_batched_tokens, item_tokens, **items_of)
+        limit = video_count
+    elif image == 0:
+        return None
+    items = _encoder_items(max_num_batched_tokens, item_tokens, **items_of, limit=limit)
     return _QwenVlBatch(items, patches, per_patch, tokens, item_tokens, width)
 
 
@@ -570,6 +606,7 @@ def qwen3_vl_tower_peak_bytes(
     max_model_len: int | None = None,
     profile_rule: EncoderProfileRule | None = None,
     tensor_parallel_size: int = 1,
+    mm_counts: Mapping[str, int] | None = None,
 ) -> int:
     """The torch bytes the Qwen3-VL vision tower (Qwen3-VL, Qwen3-VL-MoE, Qwen3.5: `num_position_embeddings` and
     `spatial_merge_size` in vision_config) holds at the peak of its forward over the profiling dummy batch, per GPU;
@@ -620,6 +657,7 @@ def qwen3_vl_tower_peak_bytes(
         {"max_num_seqs": max_num_seqs, "max_model_len": max_model_len},
         config.get("video_processor_config") or {},
         profile_rule,
+        mm_counts,
     )
     if batch is None:
         return 0

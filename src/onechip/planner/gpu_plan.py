@@ -50,6 +50,7 @@ from onechip.planner.gpu_memory import (
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
+from onechip.planner.runner_tables import gpu_block_table_bytes
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import Offload
 from onechip.schemas.common import GIB
@@ -116,6 +117,8 @@ class GpuPool:
     tokens_range: tuple[int, int]
     checks_tokens: bool  # V0's start-up check: pool tokens >= max_model_len (else bytes of one request)
     over_card_bytes: int = 0  # --kv-cache-memory: bytes the explicit pool and the rest need beyond the card
+    table_bytes: int = 0  # the runner's block tables and slot mappings, outside the profiled budget (runner_tables)
+    table_over_card_bytes: int = 0  # bytes those tables need beyond the card beside the requested memory
     profile_over_card_bytes: int = (
         0  # bytes the profiling run (weights, non-torch, its activation peak) needs beyond it
     )
@@ -226,6 +229,7 @@ def plan_gpu_pool(
     enforce_eager: bool = False,
     multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
+    mm_counts: Mapping[str, int] | None = None,
     states: StateCache | None = None,
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
@@ -264,6 +268,8 @@ def plan_gpu_pool(
     None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
     group_size_rules, planner.kv_groups step 2). encoder_rule: what the version's encoder profiling pads and
     which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are).
+    mm_counts: each modality's --limit-mm-per-prompt count (planner.modalities; None: vLLM's defaults), which picks
+    the profiled modality and caps its items (planner.gpu_memory.encoder_profile_bytes).
     moe_rule: how the release's fused MoE holds its buffers (engines.json fused_moe_buffers; None: persistent).
     offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
     `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
@@ -328,6 +334,7 @@ def plan_gpu_pool(
             max_num_seqs=seqs,
             max_model_len=max_model_len,
             profile_rule=encoder_rule,
+            mm_counts=mm_counts,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
@@ -341,6 +348,7 @@ def plan_gpu_pool(
             max_model_len=max_model_len,
             profile_rule=encoder_rule,
             tensor_parallel_size=tensor_parallel_size,
+            mm_counts=mm_counts,
         )
         if vision_config is not None and rule.encoder_profile_held != "none"
         else 0
@@ -369,7 +377,12 @@ def plan_gpu_pool(
         )
     blocks = min(p.num_blocks for p in pools)  # get_kv_cache_configs: every worker at the smallest count
     failing = [
-        p for p in pools if p.pool_bytes_per_gpu <= 0 or p.one_request_bytes > p.pool_bytes_per_gpu or p.over_card_bytes
+        p
+        for p in pools
+        if p.pool_bytes_per_gpu <= 0
+        or p.one_request_bytes > p.pool_bytes_per_gpu
+        or p.over_card_bytes
+        or p.table_over_card_bytes
     ]
     binding = failing[0] if failing else min(pools, key=lambda p: p.num_blocks)
     low = min(p.tokens_range[0] for p in pools)
@@ -505,6 +518,12 @@ def _stage_pool(
             f"--max-num-batched-tokens {block} or more, or --no-enable-prefix-caching"
         )
     blocks = layout.num_blocks(pool)
+    tables = 0
+    if not rule.v0_engine:  # V0 keeps its block tables on the host (runner_tables); V2: the logits-only rules
+        tables = gpu_block_table_bytes(
+            [g.block_size for g in layout.groups], max_num_seqs=seqs, max_num_batched_tokens=batch,
+            max_model_len=max_model_len, v2_runner=rule.sampler_logits_only,
+        )  # fmt: skip
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)
     low_high = (budget.kv_low_bytes, budget.kv_high_bytes) if kv_cache_memory_bytes is None else (pool, pool)
@@ -521,7 +540,11 @@ def _stage_pool(
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
         in_flight_tokens=in_flight,
-        over_card_bytes=_over_card(budget, pool, visible_bytes) if kv_cache_memory_bytes is not None else 0,
+        over_card_bytes=_over_card(budget, pool + tables, visible_bytes) if kv_cache_memory_bytes is not None else 0,
+        table_bytes=tables,
+        table_over_card_bytes=max(0, budget.requested_bytes + tables - visible_bytes)
+        if visible_bytes and kv_cache_memory_bytes is None
+        else 0,
         profile_over_card_bytes=_over_card(replace(budget, cuda_graph_bytes=0), 0, visible_bytes)
         if visible_bytes
         else 0,

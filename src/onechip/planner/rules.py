@@ -14,9 +14,10 @@ from typing import Any
 from pydantic import Field
 
 from onechip import catalog
-from onechip.catalog.files import AcceleratorEntry, EngineEntry, V0Fallback, version_key
+from onechip.catalog.files import AcceleratorEntry, EngineEntry, TextOnlyClassesRule, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import chips
+from onechip.planner.modalities import TOWER_MODALITIES
 from onechip.planner.weights import DTYPE_BYTES
 
 
@@ -111,14 +112,47 @@ class EngineRules(EngineEntry):
             return False
         return version_key(engine_version or self.release or self.version) >= version_key(floor)
 
-    def served_towers(self, multimodal: bool, engine_version: str | None) -> tuple[str, ...]:
+    def served_towers(
+        self,
+        multimodal: bool,
+        engine_version: str | None,
+        counts: Mapping[str, int] | None = None,
+        architectures: Any = (),
+    ) -> tuple[str, ...]:
         """The towers the engine holds: `loads_towers` when multimodal; when text-only, none from
-        `text_only_drops_towers_from` on (None version: the newest), all of them before (the engine loaded them
-        whatever --limit-mm-per-prompt said)."""
-        floor = self.text_only_drops_towers_from
-        if multimodal or (floor and engine_version and version_key(engine_version) < version_key(floor)):
+        `text_only_drops_towers_from` on (None version: the newest) for the model classes that skip them
+        (text_only_keeps_towers), all of them otherwise (the engine loaded them whatever --limit-mm-per-prompt said).
+        `counts` (planner.modalities.MmLimits.counts, every modality of the model): from `towers_by_modality_from` on,
+        a tower none of whose modalities takes an item is left out."""
+        if not (multimodal or self.text_only_keeps_towers(engine_version, architectures)):
+            return ()
+        if counts is None or not self.towers_by_modality(engine_version):
             return tuple(self.loads_towers)
-        return ()
+        return tuple(
+            tower for tower in self.loads_towers if any(counts.get(m, 0) > 0 for m in TOWER_MODALITIES.get(tower, ()))
+        )
+
+    def text_only_keeps_towers(self, engine_version: str | None, architectures: Any = ()) -> bool:
+        """Text-only (every --limit-mm-per-prompt 0) still loads the towers at `engine_version`: before
+        `text_only_drops_towers_from`, or, where a text_only_drops_towers_classes range covers the release, for a
+        model class (config.json `architectures`) that range does not list."""
+        floor = self.text_only_drops_towers_from
+        if floor and engine_version and version_key(engine_version) < version_key(floor):
+            return True
+        rule = self.text_only_classes(engine_version)
+        names = {str(a) for a in architectures} if isinstance(architectures, list | tuple) else set()
+        return rule is not None and not names & set(rule.architectures)
+
+    def text_only_classes(self, engine_version: str | None) -> TextOnlyClassesRule | None:
+        """The text_only_drops_towers_classes range covering `engine_version` (None: the newest, covered by none)."""
+        if engine_version is None:
+            return None
+        return next((r for r in self.text_only_drops_towers_classes if r.covers(engine_version)), None)
+
+    def towers_by_modality(self, engine_version: str | None) -> bool:
+        """Whether a tower whose modalities are all 0 is left out at `engine_version` (None: the newest)."""
+        floor = self.towers_by_modality_from
+        return floor is not None and (engine_version is None or version_key(engine_version) >= version_key(floor))
 
     def check_architectures(self, architectures: Any, engine_version: str | None) -> list[str]:
         """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release, the

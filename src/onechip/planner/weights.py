@@ -157,7 +157,8 @@ def component_of(name: str) -> str:
 def read_safetensors_header(path: Path) -> list[Tensor]:
     """Read the header of one .safetensors file (8-byte length + JSON); no tensor data is read.
 
-    Raises ConfigError when the file is truncated or its header is not valid JSON.
+    Raises ConfigError when the file is truncated, its header is not valid JSON, or a tensor entry lacks the
+    format's shape (a list of non-negative integers) or dtype (a string).
     """
     try:
         with path.open("rb") as fh:
@@ -170,22 +171,33 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
             header = json.loads(fh.read(length))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read safetensors header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ConfigError(f"{path}: safetensors header is not a JSON object")
     tensors = []
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        tensors.append(Tensor(name=name, shape=tuple(info["shape"]), dtype=info["dtype"]))
+        shape = info.get("shape") if isinstance(info, dict) else None
+        dtype = info.get("dtype") if isinstance(info, dict) else None
+        if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+            raise ConfigError(f"{path}: tensor {name!r} has no shape of non-negative integers (got {shape!r})")
+        if not isinstance(dtype, str):
+            raise ConfigError(f"{path}: tensor {name!r} has no dtype string (got {dtype!r})")
+        tensors.append(Tensor(name=name, shape=tuple(shape), dtype=dtype))
     return tensors
 
 
 def read_checkpoint_dir(directory: Path) -> list[Tensor]:
-    """All tensor headers of the `*.safetensors` files in `directory`. Raises ConfigError when none."""
+    """All tensor headers of the `*.safetensors` files in `directory`. Raises ConfigError when there is no file
+    or no tensor."""
     files = sorted(directory.glob("*.safetensors"))
     if not files:
         raise ConfigError(f"{directory}: no *.safetensors files; the planner counts weights from their headers")
     tensors: list[Tensor] = []
     for f in files:
         tensors.extend(read_safetensors_header(f))
+    if not tensors:
+        raise ConfigError(f"{directory}: its *.safetensors files hold no tensors; the planner counts weights from them")
     return tensors
 
 

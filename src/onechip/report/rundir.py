@@ -69,8 +69,16 @@ def read_run(run_dir: Path | str) -> RunFiles:
     files = RunFiles(path=path)
     for kind, model in MODELS.items():
         target = path / RUN_FILES[kind]
-        if target.is_file():
+        if target.exists():  # a directory of that name is a damaged run too: its read names the OS reason
             setattr(files, kind, _load(target, model, files.problems))
+    requests = path / RUN_FILES["requests"]
+    if requests.is_file() and requests.stat().st_size and not (path / RUN_FILES["bench"]).exists():
+        # bench rewrites summary.json after each cell: measured requests without it are a bench cut short in its
+        # first cell (or a summary lost), which `bench --resume` measures again; an empty file lost nothing
+        files.problems.append(
+            f"{RUN_FILES['bench']} is missing beside {RUN_FILES['requests']}, so its requests are not summarized "
+            f"(a bench cut short in its first cell? `onechip bench URL --resume {path}` measures it again)"
+        )
     return files
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +30,19 @@ def base_root(base_url: str) -> str:
     if root.endswith("/v1"):
         root = root[: -len("/v1")]
     return root
+
+
+def no_url_password(url: str) -> str:
+    """`url` itself, unless it carries a password (scheme://user:password@host, RFC 3986 userinfo): the base URL
+    is recorded in every run's files and reports, so a password there would be stored and shown. vLLM checks a
+    bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY (vllm.wire.api_key_from_env).
+    Raises ValueError."""
+    if urlsplit(url.strip()).password is not None:
+        raise ValueError(
+            "the URL holds a password (user:password@), which run files and reports would record; give the "
+            "server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+        )
+    return url
 
 
 def model_key(model: str) -> str:

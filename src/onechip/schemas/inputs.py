@@ -186,6 +186,59 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
     return dict(items)
 
 
+# vLLM's --limit-mm-per-prompt, both spellings: JSON (vllm/engine/arg_utils.py of 0.8.5 - 0.34.0 sdists: json.loads
+# for a value matching '^{.*}$') and key=value pairs (nullable_kvs, the only form in the 0.6.6 and 0.7.3 sdists,
+# deprecated in 0.8.5, removed by 0.10.0)
+MM_LIMITS_EXAMPLE = '{"image":2,"audio":0} or image=2,audio=0'
+
+
+def mm_limits(value: Any, info: ValidationInfo) -> Any:
+    """A BeforeValidator body for --limit-mm-per-prompt: '{"image":2,"audio":0}' or 'image=2,audio=0' ->
+    {'image': 2, 'audio': 0} (modality names lower-cased, as nullable_kvs does). A count is a whole number >= 0;
+    vLLM 0.19's per-item object form ({"image": {"count": 1, "width": 512}}) sizes the dummy items the profiling
+    run uses, which the plan does not model, so it is refused. With JSON arguments the field is an object."""
+    if isinstance(value, str) and json_input(info.context):
+        raise _not_a_string('object such as {"image": 2, "audio": 0}', value)
+    return read_mm_limits(value)
+
+
+def read_mm_limits(value: Any) -> Any:
+    """mm_limits without the JSON-arguments rule (a `--set limit-mm-per-prompt=...` value reads the same way).
+    Raises PydanticCustomError (a ValueError) with the line to show."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            pairs = None if text.startswith("{") else [_count_pair(part) for part in text.split(",")]
+            value = json.loads(text) if pairs is None else dict(pairs)
+        except ValueError:
+            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {_shown(text)}") from None
+        if not isinstance(value, dict) or not value:
+            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {_shown(text)}")
+        twice = sorted({k for k, _ in pairs or [] if [k for k, _ in pairs or []].count(k) > 1})
+        if twice:  # nullable_kvs refuses a key given twice with two counts; a dict would keep the last silently
+            raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {_shown(text)})")
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, int] = {}
+    for key, count in value.items():
+        if isinstance(count, dict):
+            raise PydanticCustomError(
+                "key_values", f"{key}: per-item dummy sizes ({_shown(count)}) are not planned; give a count"
+            )
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PydanticCustomError("key_values", f"{key}: a count is a whole number >= 0, got {_shown(count)}")
+        out[str(key).strip().lower()] = count
+    return out
+
+
+def _count_pair(part: str) -> tuple[str, int]:
+    """'image=2' -> ('image', 2); ValueError for anything else (a negative count reads, and is refused after)."""
+    key, eq, count = part.partition("=")
+    if not eq or not key.strip():
+        raise ValueError(part)
+    return key.strip(), int(count.strip())
+
+
 def _shown(value: Any, most: int = 80) -> str:
     """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole)."""
     text = repr(value)

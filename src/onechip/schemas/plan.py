@@ -11,7 +11,7 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import ResultModel
 from onechip.schemas.serve import ServeCommand
 
-V = TypeVar("V", str, int, float, bool)
+V = TypeVar("V", str, int, float, bool, dict[str, int])  # dict: per-modality counts
 
 
 class PlanWarning(ResultModel):
@@ -63,7 +63,17 @@ class ServeSettings(ResultModel):
         default=None, description="GiB of decoder-layer weights per GPU kept in host memory (vLLM --cpu-offload-gb)."
     )
     multimodal: ServeSetting[bool] | None = Field(
-        default=None, description="The towers are loaded (False: text-only, the plan left them out)."
+        default=None,
+        description="The towers are loaded (False: text-only, the plan left them out); spelled on the command as "
+        "limit_mm_per_prompt (a plan file from before it: as flag_table.TEXT_ONLY).",
+    )
+    language_model_only: ServeSetting[bool] | None = Field(
+        default=None, description="Served with vLLM --language-model-only (0 items of every modality)."
+    )
+    limit_mm_per_prompt: ServeSetting[dict[str, int]] | None = Field(
+        default=None,
+        description="Items of each modality per prompt the plan was sized for (vLLM --limit-mm-per-prompt): the "
+        "counts given, or 0 of every modality when text-only; None: vLLM's defaults (or the family's contract).",
     )
 
 
@@ -267,11 +277,12 @@ class Plan(ResultModel):
         default=None,
         description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
         "less than one max_model_len request: the engine refuses to start), 'program-memory' (TPU: too little "
-        "memory outside the cap for the compiled programs), 'explicit-pool' (GPU: a --kv-cache-memory pool that "
-        "with the weights and overheads exceeds the card), 'profiling-memory' (GPU: the profiling run's activation "
-        "peak with the weights exceeds the card: out of memory before the KV cache is sized), 'free-memory-at-start' "
-        "(GPU: utilization x memory is more than the card has free at start) or 'kv-pool' (fits; concurrency is "
-        "bounded by the pool).",
+        "memory outside the cap for the compiled programs or the largest token bucket), 'block-table' (TPU: the "
+        "runner's block table, max_num_seqs x blocks per request, leaves no KV pool), 'explicit-pool' (GPU: a "
+        "--kv-cache-memory pool that with the weights and overheads exceeds the card), 'profiling-memory' (GPU: "
+        "the profiling run's activation peak with the weights exceeds the card: out of memory before the KV cache "
+        "is sized), 'free-memory-at-start' (GPU: utilization x memory is more than the card has free at start) or "
+        "'kv-pool' (fits; concurrency is bounded by the pool).",
     )
     devices: int = Field(default=1, description="Devices (GPUs or chips) the plan spreads over.")
     memory_budget: GpuMemoryBudget | None = Field(

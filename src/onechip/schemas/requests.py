@@ -8,17 +8,27 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
+from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
+from onechip.schemas.common import no_url_password
 from onechip.schemas.inputs import (
     INT64_MAX,
     Cli,
@@ -26,6 +36,7 @@ from onechip.schemas.inputs import (
     comma_list,
     given,
     key_values,
+    mm_limits,
     split_commas,
 )
 from onechip.schemas.plan import Plan
@@ -127,6 +138,18 @@ class SizingOptions(RequestModel):
     multimodal: Annotated[bool, Cli("--multimodal/--text-only")] = Field(
         default=True, description="Count the vision/audio towers the engine loads in the resident weights."
     )
+    limit_mm_per_prompt: Annotated[dict[str, int] | None, BeforeValidator(mm_limits)] = Field(
+        default=None,
+        description="vLLM --limit-mm-per-prompt: most items of each modality in one prompt, JSON "
+        '(\'{"image":2,"audio":0}\') or key=value (image=2,audio=0); a modality left out keeps vLLM\'s default. A '
+        "tower whose modalities are all 0 is not loaded (vLLM 0.16.0 on; 0 for every modality: --text-only) and a "
+        "modality at 0 is not profiled; the count caps the profiled items. Passed to vLLM as given.",
+    )
+    language_model_only: bool = Field(
+        default=False,
+        description="vLLM --language-model-only (0.17.0 on: 'Equivalent to setting --limit-mm-per-prompt to 0 for "
+        "every modality', vllm/config/multimodal.py): planned as --text-only, and the command says so with this flag.",
+    )
     enable_prefix_caching: Annotated[bool | None, Cli("--enable-prefix-caching/--no-enable-prefix-caching")] = Field(
         default=True,
         description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU; off: "
@@ -139,7 +162,21 @@ class SizingOptions(RequestModel):
         '--enforce-eager', '--text-only'): a shell passes every option, so a default means 'not given'."""
         given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
         caching_off = ["--no-enable-prefix-caching"] * (self.enable_prefix_caching is False)
-        return given + ["--enforce-eager"] * self.enforce_eager + ["--text-only"] * (not self.multimodal) + caching_off
+        limits = [f"--limit-mm-per-prompt {json.dumps(self.limit_mm_per_prompt, separators=(',', ':'))}"] * (
+            self.limit_mm_per_prompt is not None
+        )
+        text_only = ["--text-only"] * (not self.multimodal) + ["--language-model-only"] * self.language_model_only
+        return given + ["--enforce-eager"] * self.enforce_eager + text_only + limits + caching_off
+
+    @model_validator(mode="after")
+    def _text_only_has_no_items(self) -> SizingOptions:
+        """--text-only is 0 items of every modality; a positive --limit-mm-per-prompt count says otherwise."""
+        positive = {k: v for k, v in (self.limit_mm_per_prompt or {}).items() if v > 0}
+        off = "--text-only" if not self.multimodal else "--language-model-only" if self.language_model_only else None
+        if off and positive:
+            shown = ",".join(f"{k}={v}" for k, v in positive.items())
+            raise ValueError(f"{off} and --limit-mm-per-prompt {shown} disagree (text-only is 0 of every one)")
+        return self
 
 
 class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
@@ -311,6 +348,12 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
         self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
         if self.plan is not None and self.engine_version is not None:
             raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
+        if self.plan is not None and (given := [f"--{f}" for f in ("model", "chip") if getattr(self, f)]):
+            # the plan's own model and chip were served, the ones given dropped without a word
+            raise ValueError(
+                f"{' and '.join(given)} with --plan: the plan records the model and chip it was made for; give one "
+                "or the other"
+            )
         sizing = " ".join(self.sizing_given())
         if sizing and self.engine == "embedded":
             raise ValueError(f"{sizing} plans --model on --chip: it needs --engine vllm or vllm-docker")
@@ -362,7 +405,7 @@ class CheckRequest(CheckOptions):
          "determinism_max_tokens"}
     )  # fmt: skip
 
-    base_url: Annotated[str, Cli("url", argument=True)] = Field(
+    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(no_url_password)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
     model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
@@ -562,6 +605,9 @@ class SimulateRequest(RequestModel):
                 "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "
                 "and --replicas 2 or more"
             )
+        agent_only = [f for f in AGENT_ONLY if f in self.model_fields_set]
+        if agent_only and self.workload != "agent":  # as bench refuses them (schemas.bench _check_agent)
+            raise ValueError(f"--{agent_only[0].replace('_', '-')} shapes agent sessions: give --workload agent too")
         return self
 
 
@@ -666,4 +712,17 @@ class DeployK8sRequest(RequestModel):
         """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?", value):
             raise ValueError("must be lower-case letters, digits and '-', starting and ending alphanumeric")
+        return value
+
+    @field_validator("hf_token_secret")
+    @classmethod
+    def _dns_subdomain(cls, value: str | None) -> str | None:
+        """A Secret's name is a DNS-1123 subdomain: labels of lower-case letters, digits and '-' joined by '.', at
+        most 253 characters (kubernetes.io/docs/concepts/overview/working-with-objects/names); the API server
+        refuses any other at apply."""
+        label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+        if value is not None and (len(value) > 253 or not re.fullmatch(rf"{label}(\.{label})*", value)):
+            raise ValueError(
+                "a Secret name is lower-case letters, digits, '-' and '.', starting and ending alphanumeric"
+            )
         return value

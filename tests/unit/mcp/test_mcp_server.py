@@ -17,7 +17,8 @@ from onechip.errors import ConfigError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.schemas import EngineState, EngineStatus
-from onechip.schemas.requests import CostRequest
+from onechip.schemas.inputs import build_request
+from onechip.schemas.requests import CostRequest, PlanRequest
 
 BY_NAME = {spec.name: spec for spec in TOOLS}
 
@@ -217,3 +218,19 @@ def test_advise_summary_tells_plans_that_fit_but_were_not_predicted_from_no_fit(
         "says why"
     )
     assert all(row["kv_tokens"] and "no roofline prior" in row["verdict"] for row in result.structured_content["rows"])
+
+
+SMOL = "SmolLM2-135M-Instruct"
+
+
+def test_a_plans_summary_and_verdict_name_the_tools_arguments_not_the_cli_flags():
+    # accelerators.json gb10: free memory at start allows --gpu-memory-utilization 0.83; the CLI's verdict says so
+    # by its flag, the MCP tool's by its argument (schemas.inputs.as_parameters, as errors are)
+    got = call("plan", {"model": SMOL, "chip": "gb10"})
+    assert not got.is_error
+    summary, verdict = got.content[0].text, got.structured_content["verdict"]
+    for line in (summary, verdict):
+        assert "utilization 0.83 or less" in line and "--gpu-memory-utilization" not in line, line
+    assert (
+        "--gpu-memory-utilization 0.83" in api.plan(build_request(PlanRequest, {"model": SMOL, "chip": "gb10"})).verdict
+    )

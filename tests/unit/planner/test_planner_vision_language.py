@@ -22,6 +22,7 @@ from onechip.planner.geometry import kv_geometry
 from onechip.planner.gpu_memory import deepstack_buffer_bytes, encoder_profile_bytes
 from onechip.planner.weights import LANGUAGE_MODEL, LM_HEAD, VISION_TOWER, component_of
 from onechip.schemas.common import GIB
+from onechip.vllm.flags import plan_flags
 
 LLAVA = "h100-llava-v16-mistral-7b-len4096-v0102"
 LLAVA_5080 = "rtx5080-llava-v16-mistral-7b-len4096-refused-v0110"
@@ -213,22 +214,33 @@ def _checkpoint(directory: Path, config: dict[str, Any], tensors: dict[str, int]
     return directory
 
 
-@pytest.mark.parametrize(("version", "tower_counted"), [("0.10.0", True), ("0.10.1", False), ("0.19.0", False)])
+@pytest.mark.parametrize(
+    ("version", "architecture", "tower_counted"),
+    [
+        ("0.10.0", "LlavaNextForConditionalGeneration", True),
+        ("0.10.1", "LlavaNextForConditionalGeneration", True),
+        ("0.14.0", "LlavaNextForConditionalGeneration", True),
+        ("0.10.1", "LlavaForConditionalGeneration", False),
+        ("0.19.0", "LlavaNextForConditionalGeneration", False),
+    ],
+)
 def test_text_only_drops_the_tower_from_the_release_that_skips_loading_it(
-    tmp_path: Path, version: str, tower_counted: bool
+    tmp_path: Path, version: str, architecture: str, tower_counted: bool
 ) -> None:
-    # vllm PR #22299 (first in v0.10.1): --limit-mm-per-prompt 0 for every modality builds no encoder; before it
-    # the tower was loaded all the same
+    # vllm PR #22299 (first in v0.10.1): --limit-mm-per-prompt 0 for every modality builds no encoder, in the classes
+    # that test the limit in their own __init__ (llava.py's LlavaForConditionalGeneration does; llava_next.py's
+    # LlavaNextForConditionalGeneration calls init_vision_tower_for_llava unconditionally in the 0.10.1 and 0.14.0
+    # sdists); from 0.16.0 every class, through interfaces.py _mark_tower_model. Before 0.10.1 every tower was loaded
     tower, text = 300_000_000, 7_000_000_000
     path = _checkpoint(
         tmp_path / "llava",
-        _config(corpus_entry(LLAVA)),
+        {**_config(corpus_entry(LLAVA)), "architectures": [architecture]},
         {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
          "language_model.model.layers.0.mlp.down_proj.weight": text},
     )  # fmt: skip
     plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, multimodal=False)
     assert plan.weights_bytes == 2 * (text + tower * tower_counted)
-    assert ("loads the towers all the same" in plan.serve.multimodal.reason) is tower_counted
+    assert ("the plan counts them" in plan.serve.multimodal.reason) is tower_counted
 
 
 def test_qwen3_vl_deepstack_buffers_follow_the_batched_tokens_as_the_two_logs_load() -> None:
@@ -304,3 +316,61 @@ def test_qwen3_vl_moe_on_0110_plans_the_video_item_0130_the_image(tmp_path: Path
     held_image = (65536 * 1536 + 16384 * 8192) * 2
     got = video.memory_budget.activation_peak_bytes - image.memory_budget.activation_peak_bytes
     assert got == held_video - held_image
+
+
+def _llava(tmp_path: Path, version: str, **kw: Any) -> Any:
+    tower, text = 300_000_000, 7_000_000_000
+    path = _checkpoint(
+        tmp_path / f"llava-{len(list(tmp_path.iterdir()))}",
+        _config(corpus_entry(LLAVA)),
+        {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
+         "language_model.model.layers.0.mlp.down_proj.weight": text},
+    )  # fmt: skip
+    return plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, **kw)
+
+
+def test_limit_zero_for_every_modality_loses_the_tower_and_the_encoder_profiling(tmp_path: Path) -> None:
+    # vLLM 0.19.0: interfaces.py _mark_tower_model builds no vision tower when image (Llava's one modality) is 0, and
+    # encoder_budget.py MultiModalBudget profiles only modalities above 0, so the dummy images go too; the plan is then
+    # the --text-only one. The profiled batch with images on: 8,192 // 2,928 = 2 items of 5 x 3 x 336^2 pixel values
+    # and 2,928 x 4,096 outputs, bf16 (test_llava_next_encoder_profile_holds_the_items_the_logs_name)
+    served = _llava(tmp_path, "0.19.0")
+    off = _llava(tmp_path, "0.19.0", limit_mm_per_prompt={"image": 0})
+    text_only = _llava(tmp_path, "0.19.0", multimodal=False)
+    assert served.memory_budget is not None and off.memory_budget is not None
+    assert served.weights_bytes - off.weights_bytes == 2 * 300_000_000
+    one_item = (5 * 3 * 336 * 336 + 2928 * 4096) * 2
+    assert served.memory_budget.activation_peak_bytes - off.memory_budget.activation_peak_bytes == 2 * one_item
+    assert off.kv_tokens == text_only.kv_tokens
+    assert ("--limit-mm-per-prompt", '{"image":0}') in {(f.flag, f.value) for f in plan_flags(off)}
+
+
+def test_limit_zero_before_the_skip_release_keeps_the_tower_but_not_the_profiling(tmp_path: Path) -> None:
+    # vLLM 0.10.0 loads the tower whatever the limits (PR #22299 is first in 0.10.1), but its V1 profile_run already
+    # profiles only modalities above 0 (vllm/multimodal/registry.py get_max_tokens_per_item_by_nonzero_modality, 0.8.5
+    # - 0.10.0 sdists)
+    served = _llava(tmp_path, "0.10.0")
+    off = _llava(tmp_path, "0.10.0", limit_mm_per_prompt={"image": 0})
+    assert served.weights_bytes == off.weights_bytes
+    assert served.memory_budget is not None and off.memory_budget is not None
+    assert off.memory_budget.activation_peak_bytes < served.memory_budget.activation_peak_bytes
+
+
+def test_the_image_count_caps_the_profiled_items_as_the_qwen3_vl_log_prints() -> None:
+    # gpu-qwen3-vl-8b-len4096-eager-dev15312: max_pixels 1,003,520 -> 980 tokens an image; 'Encoder cache will be
+    # initialized with a budget of 8192 tokens, and profiled with 5 image items' = min(8,192 // 980,
+    # max_num_seqs 5 x max(1, min(limit 1, 4,096 // 980))) (vllm/multimodal/encoder_budget.py _get_max_items, 0.19.0)
+    entry = corpus_entry(QWEN3_VL_GPU)
+    args, logged = entry["engine_args"], entry["logged"]
+    config = {**_config(entry), "image_processor_config": {"max_pixels": args["mm_processor_kwargs"]["max_pixels"]}}
+    kw = {"dtype_bytes": 2, "max_num_batched_tokens": 8192, "max_num_seqs": 5, "max_model_len": 4096}
+    one_item = (980 * 4 * 1536 + 980 * 4096 * 4) * 2  # 980 x 2^2 patches of 3 x 2 x 16^2, DeepStack outputs
+    limited = encoder_profile_bytes(
+        config, mm_counts={"image": args["limit_mm_per_prompt"]["image"], "video": 999}, **kw
+    )
+    assert limited == logged["encoder_profile_items"] * one_item
+    assert encoder_profile_bytes(config, **kw) == 8 * one_item  # vLLM's default of 999 images a prompt
+    # the video at 0 changes nothing from 0.13.0 on (the image's 980 tokens beat the video's there); the image at 0
+    # with the video on leaves a video this rule does not size
+    assert encoder_profile_bytes(config, mm_counts={"image": 1, "video": 0}, **kw) == limited
+    assert encoder_profile_bytes(config, mm_counts={"image": 0, "video": 999}, **kw) == 0

@@ -144,3 +144,47 @@ def test_a_hybrid_block_larger_than_the_batch_is_refused_where_align_mode_assert
     assert plan("0.24.0", 2096).memory_budget.min_block_size == 2096
     assert plan("0.27.0", 2048).memory_budget is not None  # the assert is gone there
     assert plan("0.24.0", 2048, prefix=False).memory_budget is not None  # mode 'none': no such assert
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_huge_sizes_on_a_tpu_are_planned_as_the_runner_tables_tpu_inference_allocates():
+    # tpu_inference/runner/block_table.py: max(max_num_seqs, 8) x cdiv(max_model_len, block) int32 on the device, built
+    # with the runner (before the KV cache is sized); SmolLM2 at 8,192 tokens plans block 32 on v6e-1: 256 blocks
+    plan = plan_model(SMOL, "v6e-1", max_num_seqs=99_999_999, max_num_batched_tokens=99_999_999)
+    assert not plan.fits and plan.binding_limit == "block-table"
+    assert f"a {99_999_999 * 256 * 4 / GIB:,.2f} GiB block table" in plan.verdict
+    # the largest token bucket's hidden states (2^27 x 576 x 2 B: SmolLM2 served in bf16) do not fit
+    # beside the KV cache: tpu_inference/runner/compilation_manager.py precompiles it after the KV allocation
+    plan = plan_model(SMOL, "v6e-1", max_num_batched_tokens=99_999_999)
+    assert not plan.fits and plan.binding_limit == "program-memory"
+    assert (
+        "every token bucket up to 134,217,728" in plan.verdict and "max_num_batched_tokens 99,999,999" in plan.verdict
+    )
+
+
+@pytest.mark.usefixtures("offline_home")
+def test_the_tpu_block_table_comes_out_of_the_kv_pool():
+    small, large = (plan_model(SMOL, "v6e-1", max_num_seqs=seqs, max_num_batched_tokens=4096) for seqs in (256, 4096))
+    assert small.fits and large.fits and large.num_blocks < small.num_blocks
+    table_bytes = (4096 - 256) * 256 * 4  # the larger table, by its rows (256 blocks of 32 at 8,192 tokens)
+    block_bytes = small.block_size * small.kv_bytes_per_token
+    assert small.num_blocks - large.num_blocks in (table_bytes // block_bytes, table_bytes // block_bytes + 1)
+
+
+@pytest.mark.usefixtures("offline_home")
+@pytest.mark.parametrize(
+    ("version", "cited", "not_cited"),
+    [
+        # V0 (0.6.6): ModelRunner.profile_run samples inside execute_model; no sampler warm-up, no message of its own
+        ("0.6.6", "vllm/worker/model_runner.py profile_run", "_dummy_sampler_run"),
+        # V1 (0.19.0): gpu_model_runner.py _dummy_sampler_run wraps the OOM in 'when warming up sampler'
+        ("0.19.0", "warming up sampler", "vllm/worker/model_runner.py"),
+        # V2 model runner (0.30.0): vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run catches nothing
+        ("0.30.0", "vllm/v1/worker/gpu/model_runner.py", "warming up sampler"),
+    ],
+)
+def test_the_profiling_memory_verdict_cites_the_runner_the_version_runs(version, cited, not_cited):
+    # 4,096 sequences: the V1 runner's block tables (built before it profiles, planner.runner_tables) fit
+    plan = plan_model(SMOL, "l4", max_num_seqs=4096, max_num_batched_tokens=99_999_999, engine_version=version)
+    assert plan.binding_limit == "profiling-memory"
+    assert cited in plan.verdict and not_cited not in plan.verdict

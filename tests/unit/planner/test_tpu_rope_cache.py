@@ -61,4 +61,6 @@ def test_the_cache_comes_out_of_the_tpu_pool(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "m", MISTRAL_LIKE, 4 * 2**30)
     plan = plan_model(str(path), "v5e-1", "vllm-tpu", max_model_len=4096, engine_version="0.26.0", multimodal=False)
     assert plan.cap_bytes is not None
-    assert plan.kv_pool_bytes == plan.cap_bytes - plan.weights_bytes - 32768 * 128 * 2  # total x 0.92 - weights - cache
+    table = 256 * -(-4096 // plan.block_size) * 4  # the runner's block table, 256 default sequences
+    # total x 0.92 - weights - cache - table
+    assert plan.kv_pool_bytes == plan.cap_bytes - plan.weights_bytes - 32768 * 128 * 2 - table

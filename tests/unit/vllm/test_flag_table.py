@@ -31,10 +31,12 @@ SIZED = {
     "--gpu-memory-utilization": ("0.8", 0.8),
     "--kv-cache-memory": (str(4 * GIB), 4 * GIB),
     "--block-size": ("32", 32),
-    "--limit-mm-per-prompt": ('{"image":0,"audio":0}', False),
+    "--limit-mm-per-prompt": ('{"image":0,"audio":0}', {"image": 0, "audio": 0}),
+    "--language-model-only": (None, True),
     "--pipeline-parallel-size": ("2", 2),
     "--enforce-eager": (None, True),
     "--enable-prompt-embeds": (None, True),
+    "--no-enable-prefix-caching": (None, False),
     "--max-num-seqs": ("64", 64),
     "--quantization": ("fp8", "fp8"),
     "--cpu-offload-gb": ("0.1", 0.1),
@@ -69,7 +71,8 @@ def _plan_file(tmp_path: Path, inputs: dict, *, with_request: bool) -> Path:
 def test_every_memory_sizing_row_has_a_case_and_a_plan_setting():
     sizing = {row.name for row in flag_table.FLAGS if row.sizes_memory}
     assert sizing == set(SIZED)
-    settings = set(ServeSettings.model_fields)
+    # multimodal (the towers loaded) is spelled through limit_mm_per_prompt: text-only is 0 of every modality
+    settings = set(ServeSettings.model_fields) - {"multimodal"}
     assert {row.setting for row in flag_table.FLAGS if row.setting} == settings
     assert settings <= set(PlanRequest.model_fields)  # a setting is the planner input it answers
 
@@ -98,8 +101,29 @@ def test_up_plan_set_of_a_memory_sizing_flag_replans_or_says_the_plan_is_stale(t
     assert "cannot be re-planned" in stale and "\n" not in stale
 
 
+def _twin_sizes_memory(row: flag_table.FlagSpec) -> bool:
+    """--X whose --no-X row sizes memory: the two spell one planner input (flag_table.planner_setting)."""
+    twin = flag_table.spec("--no-" + row.name.removeprefix("--"))
+    return twin is not None and twin.sizes_memory
+
+
 @pytest.mark.parametrize(
-    "row", [row for row in flag_table.FLAGS if not (row.sizes_memory or row.last)], ids=lambda row: row.name
+    ("item", "meant"),
+    [("enable-prefix-caching", True), ("enable-prefix-caching=true", True), ("enable-prefix-caching=false", False),
+     ("--enable-prefix-caching=off", False), ("enable-prefix-caching=0", False), ("enable-prefix-caching=", None),
+     ("no-enable-prefix-caching", False), ("no-enable-prefix-caching=", None),
+     ("no-enable-prefix-caching=false", True)],
+)  # fmt: skip
+def test_both_spellings_of_a_boolean_flag_are_one_planner_input(item, meant):
+    # vLLM declares --enable-prefix-caching with argparse.BooleanOptionalAction (vllm/engine/arg_utils.py, 0.6.6 and
+    # 0.19.0 sdists): --X and --no-X set one value; `FLAG=` puts the planner input back to its default (None)
+    assert flag_table.planner_values([item]) == {"enable_prefix_caching": (meant, item)}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [row for row in flag_table.FLAGS if not (row.sizes_memory or row.last or _twin_sizes_memory(row))],
+    ids=lambda row: row.name,
 )
 def test_every_other_flag_passes_through(tmp_path, row):
     item = _item(row.name, None if row.kind == "switch" else "x")
