@@ -236,7 +236,7 @@ def run_seed(extra: list[tuple[int, int]]) -> None:
         start_spread_s=SEED_START_SPREAD,
         jitter=JITTER,
     )
-    print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
+    print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted, "unseparated:", cal.unseparated)
     print("calibration residuals %:", cal.residuals_pct)
     report(measured, _pred_cells(plan, cal.terms, measured.config, SEED_START_SPREAD), set(calibration_cells))
     wall_config = measured.config.model_copy(update={"contexts": [8192], "clients": [16, 64]})
@@ -416,7 +416,10 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
-        print(f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; terms {terms}")
+        print(
+            f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; "
+            f"unseparated {fits[name].unseparated}; terms {terms}"
+        )
     errs: dict[tuple[str, str], list[float]] = {}
     keyed: dict[tuple[str, str], list[float]] = {}
     by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
@@ -523,7 +526,7 @@ def run_embedded(root: Path, refit: bool) -> None:
         pred = {(c.context_tokens, c.clients): c for c in predicted.bench.cells}
     print(f"(2) embedded engine: calibration {cal_dir}, cells {cal.cells if cal else '?'}{' (refitted)' * refit}")
     if cal is not None:
-        print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted)
+        print("fitted terms:", cal.terms.model_dump(), "pinned:", cal.fitted, "unseparated:", cal.unseparated)
     used = {tuple(int(v) for v in c.split("x")) for c in (cal.cells if cal else [])}
     report(measured.bench, pred, used)
     if calibration is not None:

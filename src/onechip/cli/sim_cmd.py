@@ -46,9 +46,14 @@ def simulate(
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
-        loose = [name for name in type(prediction.terms).model_fields if name not in cal.fitted]
+        if cal.unseparated:
+            console.print(
+                f"[yellow]measured only together by these cells[/] (their split is the prior's, not the data's): "
+                f"{', '.join(cal.unseparated)}"
+            )
+        loose = [n for n in type(prediction.terms).model_fields if n not in cal.fitted and n not in cal.unseparated]
         if loose:
-            console.print(f"[yellow]not pinned by these cells[/] (kept near their starting point): {', '.join(loose)}")
+            console.print(f"[yellow]not pinned by these cells[/] (kept near their prior): {', '.join(loose)}")
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)

@@ -75,7 +75,16 @@ class Calibration(ResultModel):
     )
     terms: StepTerms = Field(description="The fitted terms.")
     priors: StepTerms | None = Field(default=None, description="The roofline priors the fit started from.")
-    fitted: list[str] = Field(default_factory=list, description="Terms the measurement pinned (others: prior).")
+    fitted: list[str] = Field(
+        default_factory=list,
+        description="Terms the measurement pinned, judged jointly (sim.calibrate.identified); others: near the prior.",
+    )
+    unseparated: list[str] = Field(
+        default_factory=list,
+        description="Terms the cells measure only in combination (each alone would be pinned, jointly not): "
+        "e.g. the fixed host cost and the weight read where every cell's one-client step is on one side of "
+        "max(host, device). Their split is the prior's, not the data's.",
+    )
     cells: list[str] = Field(default_factory=list, description="Cells used, as 'context x clients'.")
     source_run: str = Field(default="", description="The run directory it was fitted on.")
     residuals_pct: dict[str, float] = Field(

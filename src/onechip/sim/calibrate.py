@@ -13,8 +13,16 @@ the chip's roofline, _floors: no chip beats its datasheet bandwidth or peak), th
 relative errors of the simulated output tok/s, median TTFT and median TPOT of each calibration cell (the
 simulation runs exactly the measured run's workload), each weighted by the inverse of its figure's
 measurement noise (_figure_weights: TTFT re-measures 3x less tightly than tok/s and TPOT), plus a weak pull
-towards a data-derived starting point so a term the cells cannot pin stays near it rather than wandering.
-Which terms the cells did pin is reported (`Calibration.fitted`).
+towards one data-derived centre (the prior) so a term the cells cannot pin stays near it rather than wandering.
+
+Which terms the cells pinned is decided jointly, from the linearised posterior at the solution (`identified`):
+two terms the cells see only as a sum (under async scheduling the one-client step is max(host, device), so the
+fixed host cost and the weight read are told apart only by cells on both sides of the switch) each move every
+figure, yet neither is pinned. Those are reported apart (`Calibration.unseparated`). Where the cells cannot
+separate host from device work the answer is the posterior's: the fit starts on both sides of the switch
+(STARTS) and keeps the basin holding the most posterior mass (`_evidence`: fit to the cells and the pull
+towards the one centre, and how finely its terms must be tuned), so the posterior, not which side of the switch
+a step of the solver fell to, decides between splits the cells fit alike.
 """
 
 from __future__ import annotations
@@ -47,14 +55,15 @@ TERMS = (
     "per_output_token_s",
 )
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
-PULL = 0.05  # weight of the pull towards the starting point, per log-unit (weak: data dominate)
+PULL = 0.05  # weight of the pull towards the centre, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
-PINNED = 0.02  # |d figure / d log term| above which a term counts as pinned by the cells
 MAX_ITERATIONS = 15
 # dtypes whose matmuls run no faster than the chip's bf16 dense peak (steptime._peak_flops' fallback)
 FLOAT_DTYPES = frozenset({"bfloat16", "float16", "half", "float32", "float"})
-# Shares of the busiest cell's slowdown the fit's starting points put on the engine (the rest on the API server)
-START_SHARES = (1.0, 0.0)
+# The fit's starting points: (share of the busiest cell's slowdown put on the engine, the rest on the API server;
+# the one-client step host-bound or device-bound under async scheduling). The first is the centre the pull is
+# towards (_start says why); the others are only where the solver sets off from.
+STARTS = ((1.0, False), (0.0, False), (1.0, True))
 
 
 def usable(cell: CellResult) -> bool:
@@ -77,13 +86,22 @@ def check_cells(cells: list[CellResult]) -> None:
         )
 
 
-def _start(plan: Plan, cells: list[CellResult], engine_share: float) -> StepTerms:
+def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False) -> StepTerms:
     """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
     cell's slowdown over one client is put on the engine (per sequence in a step) in the share
     `engine_share`, the rest on the API server (its per-chunk and per-token output work at the busiest
-    throughput): few cells cannot tell the two apart, so the fit starts from several shares (START_SHARES)
-    and keeps the one that fits the cells best. The weight read starts at the roofline's (at most 80% of the
-    one-client TPOT), the fixed host cost at the rest."""
+    throughput): few cells cannot tell the two apart, so the fit starts from several shares (STARTS). The
+    weight read starts at the roofline's (the datasheet bandwidth; at most 80% of the one-client TPOT) and the
+    host's fixed cost takes the rest of the one-client step. With async scheduling (engines.json
+    async_scheduling_from) a step is the longer of the two (steptime), so the host line, fixed + per sequence
+    x 1, is the one-client TPOT; without it the two add. (A start with the host line below that TPOT is
+    device-bound at the roofline read; seeing no slope in the fixed cost there, the solver raised the read
+    instead: gce v6e-1 fitted 4.85 ms read and 0.29 + 0.83 ms x n host, where the gke grid of the same chip
+    rises 0.23-0.27 ms a stream from one client to 16: host-bound at one client.)
+    `device_bound`: the other side of the switch, the one-client step the weight read (its TPOT less the
+    context's KV read), the host line through the busiest cell from a tenth of that step.
+    The first of STARTS is the centre of the pull: the device at its datasheet roofline, the host the rest of
+    the measured step (the roofline is the one device figure not read off these cells)."""
     ok = [c for c in cells if usable(c)]
     short = min((c for c in ok if c.clients == 1), key=lambda c: c.context_tokens)
     long_ = max(ok, key=lambda c: (c.context_tokens, -c.clients))  # the longest context, fewest clients
@@ -94,17 +112,25 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float) -> StepTerm
         prior = None
     d_ctx = max(long_.context_tokens - short.context_tokens, 1)
     tpot_s, ttft_s = short.tpot_ms.median / 1000.0, short.ttft_ms.median / 1000.0  # type: ignore[operator]
+    multi_s = multi.tpot_ms.median / 1000.0  # type: ignore[operator]
     per_token = max((long_.ttft_ms.median - short.ttft_ms.median) / 1000.0 / d_ctx, 1e-9)  # type: ignore[operator]
     kv = (long_.tpot_ms.median - short.tpot_ms.median) / 1000.0 / d_ctx  # type: ignore[operator]
     if kv <= 0:
         kv = prior.per_kv_token_s if prior else per_token / 100.0
     busiest = max(c.output_tok_per_s or 1.0 for c in cells)
-    per_seq = (multi.tpot_ms.median / 1000.0 - tpot_s) / (multi.clients - 1)  # type: ignore[operator]
+    per_seq = max((multi_s - tpot_s) / (multi.clients - 1) * engine_share, tpot_s / 100.0)
     weights = min(prior.weights_s, 0.8 * tpot_s) if prior else 0.5 * tpot_s
+    fixed = tpot_s - weights
+    if rules.engine_rules(plan.engine).async_scheduling(plan.engine_version):
+        fixed = tpot_s - per_seq
+        if device_bound:
+            weights = max(tpot_s - kv * short.context_tokens, weights)
+            fixed = 0.1 * tpot_s
+            per_seq = max((multi_s - fixed) / multi.clients * engine_share, tpot_s / 100.0)
     return StepTerms(
-        fixed_s=max(tpot_s - weights, 0.1 * tpot_s),
+        fixed_s=max(fixed, 0.1 * tpot_s),
         weights_s=weights,
-        per_seq_s=max(per_seq * engine_share, tpot_s / 100.0),
+        per_seq_s=per_seq,
         per_token_s=per_token,
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
@@ -135,6 +161,16 @@ def _solve(a: list[Vector], b: Vector) -> Vector:
 
 def _dot(a: Vector, b: Vector) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def _offsets(centre: StepTerms, start: StepTerms, floors: dict[str, float]) -> Vector:
+    """The x at which _terms(centre, x, floors) is `start` (a start at or below a floor: the floor's tenth)."""
+    out = []
+    for name in TERMS:
+        low = floors.get(name, 0.0)
+        excess = max(getattr(centre, name) - low, 0.1 * low)
+        out.append(math.log(max(getattr(start, name) - low, 0.1 * low, 1e-15) / excess) if excess > 0 else 0.0)
+    return out
 
 
 def _terms(start: StepTerms, x: Vector, floors: dict[str, float] | None = None) -> StepTerms:
@@ -196,8 +232,7 @@ def _figure_weights(cells: list[CellResult]) -> Vector:
     TTFT 26%, TPOT 8.8%), scaled so the least noisy figure weighs 1. A relative error counts by how far it lies
     outside what re-measuring the cell would move: one TTFT that the engine cannot give (e.g. 81-85 ms at
     128 x 8 on the gce v6e-1 grids, 24.5 ms at 512 x 8 on gke's) no longer outweighs the other figures."""
-    noise = catalog.serving_measurements().prediction_error["noise"]
-    scale = {name: float(getattr(noise, name)) for name in FIGURES}
+    scale = _noise()
     least = min(scale.values())
     return [
         least / scale[name]
@@ -217,9 +252,11 @@ def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vect
     return columns
 
 
-def _levenberg_marquardt(f: Callable[[Vector], Vector], n: int, on_progress: ProgressFn) -> tuple[Vector, list[Vector]]:
-    """Minimise |f(x)|^2 from x = 0; returns x and the Jacobian's columns at it."""
-    x, r, mu = [0.0] * n, f([0.0] * n), 1e-2
+def _levenberg_marquardt(
+    f: Callable[[Vector], Vector], x0: Vector, on_progress: ProgressFn
+) -> tuple[Vector, list[Vector]]:
+    """Minimise |f(x)|^2 from x0; returns x and the Jacobian's columns at it."""
+    x, r, mu = x0[:], f(x0), 1e-2
     cols = _jacobian(f, x, r)
     for i in range(MAX_ITERATIONS):
         on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
@@ -242,6 +279,75 @@ def _levenberg_marquardt(f: Callable[[Vector], Vector], n: int, on_progress: Pro
             if mu > 1e6:
                 break
     return x, cols
+
+
+def identified(columns: list[Vector], least: float) -> tuple[list[str], list[str]]:
+    """(pinned, unseparated) terms from the fit's weighted data Jacobian at its solution (`columns`: d weighted
+    residual / d log term, one per TERMS, a floored term's log excess over its floor as _terms moves it; `least`:
+    the relative noise of the least noisy figure, which a weighted residual of 1 stands for, _figure_weights).
+
+    The linearised posterior of the log terms is least^2 (J^T J + PULL^2 I)^-1 (residuals in units of their
+    figure's measurement noise; the pull a Gaussian prior of standard deviation least / PULL per log-unit). A
+    term is pinned when its posterior standard deviation is at most the noisiest figure's relative noise
+    (_pinned_sd: TTFT's 26%): the cells tell it at least as well as one direct measurement of the
+    loosest figure would (a request overhead read off one one-client TTFT is pinned; a term that moves the
+    figures only together with another is not, whatever its own slope). Unseparated: terms that are not
+    pinned, yet would be if the others were held at the solution (their own column alone pins them): the
+    cells measure them only in combination with other terms."""
+    n = len(columns)
+    information = [[_dot(a, b) / least**2 for b in columns] for a in columns]
+    prior = (PULL / least) ** 2
+    limit = _pinned_sd()
+    pinned, unseparated = [], []
+    for i, name in enumerate(TERMS):
+        unit = [1.0 if j == i else 0.0 for j in range(n)]
+        damped = [[v + (prior if a == b else 0.0) for b, v in enumerate(row)] for a, row in enumerate(information)]
+        sd = math.sqrt(max(_solve(damped, unit)[i], 0.0))
+        alone = 1.0 / math.sqrt(information[i][i] + prior)
+        if sd <= limit:
+            pinned.append(name)
+        elif alone <= limit:
+            unseparated.append(name)
+    return pinned, unseparated
+
+
+def _evidence(objective: float, columns: list[Vector], least: float) -> float:
+    """The log posterior mass of the basin a fit ended in, by the Laplace approximation (MacKay, Information
+    Theory, Inference, and Learning Algorithms, 2003, ch. 28: the best fit's likelihood times the Occam factor),
+    less what every basin shares: -chi^2 / 2 - 1/2 log det(J^T J + PULL^2 I), where chi^2 = `objective` (data and
+    pull, weighted) / least^2 (`columns`, `least` as in `identified`). The starts (STARTS) end in basins that fit
+    the cells alike by different explanations; the one that needs its terms least finely tuned holds more of the
+    posterior. gce v6e-1: the API server saturated at 1,198 tok/s (0.84 ms a token) explains the 81 ms TTFT at
+    128 x 8 better (chi^2 44.1 against 46.2), but only within a narrow band of that cost (log det 13.9 more): log
+    mass 5.9 less, and the grid's own 1,024 x 16 cell served 1,554 tok/s."""
+    normal = [[_dot(a, b) + (PULL**2 if i == j else 0.0) for j, b in enumerate(columns)] for i, a in enumerate(columns)]
+    return -objective / (2 * least**2) - 0.5 * _log_det(normal)
+
+
+def _log_det(a: list[Vector]) -> float:
+    """log |det a| (Gaussian elimination with partial pivoting, as _solve)."""
+    n, m, out = len(a), [row[:] for row in a], 0.0
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        out += math.log(abs(m[col][col]))
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
+    return out
+
+
+def _pinned_sd() -> float:
+    """The posterior standard deviation of a log term at or below which the cells pinned it: the largest relative
+    noise of a figure re-measured (serving_measurements.json prediction_error["noise"], TTFT 26%; a residual is a
+    relative error, to first order the log error the posterior is in)."""
+    return max(_noise().values())
+
+
+def _noise() -> dict[str, float]:
+    """Each figure's relative re-measurement noise (serving_measurements.json prediction_error["noise"])."""
+    noise = catalog.serving_measurements().prediction_error["noise"]
+    return {name: float(getattr(noise, name)) for name in FIGURES}
 
 
 def calibrate(
@@ -269,20 +375,22 @@ def calibrate(
     def weighted(terms: StepTerms) -> Vector:
         return [w * r for w, r in zip(weights, residuals(terms), strict=True)]
 
-    fits = []
     floors = _floors(plan)
-    for engine_share in START_SHARES:
-        start = _start(plan, chosen, engine_share)
+    centre = _start(plan, chosen, *STARTS[0])
 
-        def f(x: Vector, start: StepTerms = start) -> Vector:
-            """Data residuals followed by the pull towards the start (x = 0)."""
-            return weighted(_terms(start, x, floors)) + [PULL * v for v in x]
+    def f(x: Vector) -> Vector:
+        """Data residuals followed by the pull towards the centre (x = 0)."""
+        return weighted(_terms(centre, x, floors)) + [PULL * v for v in x]
 
-        x, cols = _levenberg_marquardt(f, len(TERMS), on_progress)
-        fits.append((_dot(data := weighted(_terms(start, x, floors)), data), _terms(start, x, floors), cols))
-    _, terms, cols = min(fits, key=lambda fit: fit[0])
-    rows = len(cols[0]) - len(TERMS)  # data rows; the pull rows follow
-    pinned = [name for name, col in zip(TERMS, cols, strict=True) if max(abs(v) for v in col[:rows]) > PINNED]
+    least = min(_noise().values())
+    fits, starts = [], [_offsets(centre, _start(plan, chosen, *start), floors) for start in STARTS]
+    for x0 in [x0 for i, x0 in enumerate(starts) if x0 not in starts[:i]]:  # without async: no device-bound start
+        x, cols = _levenberg_marquardt(f, x0, on_progress)
+        data = [col[: len(col) - len(TERMS)] for col in cols]  # data rows; the pull rows follow
+        fits.append((_evidence(_dot(r := f(x), r), data, least), x, data))
+    _, x, data = max(fits, key=lambda fit: fit[0])
+    terms = _terms(centre, x, floors)
+    pinned, unseparated = identified(data, least)
     rel = residuals(terms)
     labels = [
         f"{c.context_tokens}x{c.clients} {name}"
@@ -300,6 +408,7 @@ def calibrate(
         terms=terms,
         priors=priors,
         fitted=pinned,
+        unseparated=unseparated,
         cells=[f"{c.context_tokens}x{c.clients}" for c in chosen],
         source_run=source_run,
         residuals_pct={label: round(100.0 * float(v), 2) for label, v in zip(labels, rel, strict=False)},

