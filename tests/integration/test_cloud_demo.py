@@ -21,7 +21,7 @@ import pytest
 
 from fakes.sshd import local_sshd
 from fakes.tpu_api import FakeTpuApi, Zone
-from onechip.engines.local import free_port
+from onechip.engines.local import free_port, port_is_free
 
 pytestmark = pytest.mark.integration
 TOKEN = "hf_FAKEcloudDemoTokenabcdefghij0123456789"
@@ -138,9 +138,9 @@ def test_cloud_up_replicas_on_a_slice_serves_through_the_router_and_down_deletes
     one engine per two-chip share on it over ssh (the fake docker's fake vLLM) and vllm-router here; the router
     serves a chat; `cloud status` shows each replica on the TPU; `cloud down` stops them and deletes the TPU."""
     options, key, _ = tpu_vm
-    port = free_port()
-    while free_port() == port + 1:  # replica 1 listens on port + 1 on the host
-        port = free_port()
+    # Replica 1 listens on port + 1 on the host. Below Linux's ephemeral range (32768-60999), so no outgoing
+    # connection (the ssh sessions, the router's) can take port + 1 between this check and the engine's bind.
+    port = next(p for p in range(20000, 32000, 2) if port_is_free(p) and port_is_free(p + 1))
     with FakeTpuApi(zones={"us-west4-a": Zone()}) as fake:
         env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake.url, "ONECHIP_CLOUD_POLL_S": "0.1",
                "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}  # fmt: skip
