@@ -62,7 +62,7 @@ def test_demo_cloud_gcp_end_to_end(tpu_vm, tmp_path):
                 "--chip", "v5e-1", "--project", "proj-1", "--zone", "europe-west4-a,us-west4-a",
                 "--provisioning", "flex-start", "--ssh-user", "root", "--ssh-key", str(key),
                 *sum((["--ssh-opt", o] for o in options), []), "--hf-token-secret", "hf-token",
-                "--port", str(free_port()), "--quick", "--out", str(out_dir)]  # fmt: skip
+                "--port", str(free_port()), "--quick", "--yes", "--out", str(out_dir)]  # fmt: skip
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         sent = fake.sent_text()
@@ -109,7 +109,7 @@ def test_demo_keep_then_again_reuses_the_tpu(tpu_vm, tmp_path):
         env = {**os.environ, "ONECHIP_TPU_API_ENDPOINT": fake.url, "ONECHIP_CLOUD_POLL_S": "0.1",
                "ONECHIP_HOME": str(tmp_path / "home"), "COLUMNS": "250", "HF_HUB_OFFLINE": "1"}  # fmt: skip
         cloud = ["--cloud", "gcp", "--project", "proj-1", "--zone", "us-west4-a", "--ssh-user", "root",
-                 "--provisioning", "spot", "--max-hours", "1"]  # fmt: skip
+                 "--provisioning", "spot", "--max-hours", "1", "--yes"]  # fmt: skip
         first = _demo(tpu_vm, tmp_path, env, *cloud, "--keep", "--out", str(tmp_path / "a"))
         assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
         assert len(fake.nodes) == 1  # kept, and said so
