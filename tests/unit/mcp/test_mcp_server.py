@@ -219,8 +219,8 @@ def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_too
     line = result.content[0].text
     assert result.is_error and "\n" not in line
     assert line.startswith(
-        "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit) (gb10: chip gb10 has "
-        "no peak_bf16_tflops in accelerators.json: no roofline prior"
+        "Llama-3.1-8B-Instruct: none of the 2 deployments considered could be predicted (2 fit) (gb10: cannot "
+        "predict gb10: no published peak (peak_bf16_tflops) in accelerators.json"
     )
     assert line.endswith("; change chips, workload or pricing")
 
