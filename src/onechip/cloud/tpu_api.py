@@ -144,8 +144,9 @@ class TpuApi:
                 # a rate limit refused the request, so even a create is sent again (nothing was made)
                 if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
                     raise
-                self.on_retry(retry_line(str(exc), attempt, backoff_s(self.poll_s, attempt)))
-            time.sleep(backoff_s(self.poll_s, attempt))
+                pause_s = backoff_s(self.poll_s, attempt)
+                self.on_retry(retry_line(str(exc), attempt, pause_s))
+                time.sleep(pause_s)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _once(self, method: str, url: str, params: Json | None, body: Json | None) -> Json:
