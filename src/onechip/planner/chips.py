@@ -93,9 +93,14 @@ def _database() -> tuple[dict[str, GpuDatabaseEntry], list[dict[str, set[str]]]]
     return cards, levels
 
 
+def _google_name(name: str) -> re.Match[str] | None:
+    """`name` read as Google writes a TPU (_GOOGLE_TPU), spaces and underscores aside, case aside; None if it is not."""
+    return _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
+
+
 def _google_tpu(name: str) -> str | None:
-    """The catalog key of a TPU named as Google names it (_GOOGLE_TPU), or None."""
-    match = _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
+    """The catalog key of a TPU named as Google names it (_google_name), or None."""
+    match = _google_name(name)
     if match is None:
         return None
     key = f"{_TPU_PRODUCTS.get(match.group(1), match.group(1))}-{match.group(2) or 1}"
@@ -133,8 +138,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
                 f"chip {name!r} ({option}) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
-    google = _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
-    if _TPU_NAME.match(name.strip()) or google:  # a TPU slice is a catalog key or nothing: name the ones there are
+    if _TPU_NAME.match(name.strip()) or _google_name(
+        name
+    ):  # a TPU slice is a catalog key or nothing: name the ones there are
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
         raise ConfigError(
             f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
