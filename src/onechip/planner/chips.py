@@ -138,9 +138,8 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
                 f"chip {name!r} ({option}) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
                 "or give its memory as gpu:<size>GiB"
             )
-    if _TPU_NAME.match(name.strip()) or _google_name(
-        name
-    ):  # a TPU slice is a catalog key or nothing: name the ones there are
+    # a TPU slice is a catalog key or nothing: name the ones there are
+    if _TPU_NAME.match(name.strip()) or _google_name(name):
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
         raise ConfigError(
             f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
