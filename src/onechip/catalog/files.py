@@ -526,6 +526,14 @@ class FusedMoeBufferRule(VersionedRule):
         "clone of its input) before it calls the routed experts and holds it through that call, one more hidden-size "
         "tensor at the MoE forward's peak; false: not counted.",
     )
+    fp8_input_copy: bool = Field(
+        default=False,
+        description="per_call: a checkpoint whose quantization_config says quant_method 'fp8' runs the Triton "
+        "fused_experts with use_fp8_w8a8, which quantizes each GEMM's input to an fp8 copy (1 B an element) with "
+        "fp32 scales (one per weight_block_size[1] columns of a row for a block-quantized checkpoint, one in all "
+        "otherwise) beside the caches, in the model dtype as unquantized; false: no fused-MoE buffers are planned "
+        "for such a checkpoint.",
+    )
     intermediate_tile: int | None = Field(
         default=None,
         ge=1,

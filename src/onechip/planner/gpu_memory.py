@@ -190,14 +190,38 @@ def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
     return max(sizes)
 
 
+def fp8_moe_block(text: Mapping[str, Any]) -> int | None:
+    """The columns one fp32 scale covers when vLLM's Triton fused MoE quantizes a w8a8 fp8 checkpoint's GEMM inputs:
+    weight_block_size[1] of a block-quantized checkpoint (per_token_group_quant_fp8(A, block_k)), 0 for one scale
+    per tensor (ops.scaled_fp8_quant); None when the config's quantization_config is not quant_method 'fp8'
+    (vllm/model_executor/layers/fused_moe/fused_moe.py invoke_fused_moe_kernel of the 0.6.6 and 0.7.3 sdists)."""
+    quant = text.get("quantization_config")
+    if not isinstance(quant, Mapping) or str(quant.get("quant_method", "")).lower() != "fp8":
+        return None
+    block = quant.get("weight_block_size")
+    return int(block[1]) if isinstance(block, list) and len(block) == 2 else 0
+
+
+def fp8_input_bytes(rows: int, topk: int, n: float, hidden: int, block: int) -> int:
+    """The larger of the fp8 copies invoke_fused_moe_kernel makes of its two GEMMs' inputs, with their fp32 scales:
+    gemm 1 reads the [rows, hidden] hidden states, gemm 2 the [rows x topk, N / 2] activated cache (block: the
+    columns a scale covers, fp8_moe_block; 0: one scale)."""
+
+    def copy(m: int, k: int) -> int:
+        return m * k + (m * -(-k // block) if block else 1) * 4
+
+    return max(copy(rows, hidden), copy(rows * topk, int(n / 2)))
+
+
 def _moe_shape(
-    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None
+    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None, fp8: bool = False
 ) -> tuple[int, float, int] | None:
     """(experts per token, N = 2 x expert intermediate / TP, K = hidden) of a MoE config the fused-MoE buffers are
     sized for; None for a dense model or a checkpoint with a quantization_config, unless `marlin` says its MoE runs
-    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size)."""
+    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size), or `fp8`
+    that it runs the Triton fused MoE with fp8 w8a8 (moe_call_bytes)."""
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None):
+    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None and not fp8):
         return None
     topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
     if not topk:
@@ -235,15 +259,18 @@ def moe_call_bytes(
     rule.chunk_tokens) rows; gemm 1's output M x topk x N, the activated M x topk x N / 2 and gemm 2's output
     M x topk x K, the first and last in one buffer of M x topk x max(N, K) where rule.cache13_shared (vllm
     fused_moe.py fused_experts_impl, read per version in the rule's source; for a Marlin checkpoint, `marlin`,
-    fused_marlin_moe.py _fused_marlin_moe allocates the same, engines.json `marlin_moe_buffers`). 0 for a dense
-    model."""
-    shape = _moe_shape(text, tensor_parallel_size, marlin)
+    fused_marlin_moe.py _fused_marlin_moe allocates the same, engines.json `marlin_moe_buffers`). Where
+    rule.fp8_input_copy, an fp8 checkpoint (fp8_moe_block) gets the same caches plus the larger fp8 copy of a GEMM's
+    input (fp8_input_bytes). 0 for a dense model."""
+    block = fp8_moe_block(text) if rule.fp8_input_copy and marlin is None else None
+    shape = _moe_shape(text, tensor_parallel_size, marlin, fp8=block is not None)
     if shape is None:
         return 0
     topk, n, hidden = shape
     rows = min(tokens, rule.chunk_tokens) if rule.chunk_tokens else tokens
     gemms = max(n, hidden) if rule.cache13_shared else n + hidden
-    return int(rows * topk * (gemms + n / 2) * dtype_bytes)
+    quantized = fp8_input_bytes(rows, topk, n, hidden, block) if block is not None else 0
+    return int(rows * topk * (gemms + n / 2) * dtype_bytes) + quantized
 
 
 def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:

@@ -111,9 +111,10 @@ def test_the_r1_row_plans_the_nvls_buffers_and_says_so(tmp_path: Path) -> None:
     assert budget.kv_cache_high_bytes - budget.kv_cache_bytes >= nvls
     # what is left: 7.16 GiB logged against 5.83 planned (known_error in corpus.json)
     assert entry["logged"]["non_torch_gib"] - budget.non_torch_bytes / GIB == pytest.approx(1.33, abs=0.01)
-    # +11.41% until the shared experts' held output was counted in the MoE forward (engines.json fused_moe_buffers)
-    assert "+10.30%" in entry["known_error"]
-    assert (row["predicted"] - row["logged"]) / row["logged"] == pytest.approx(0.1030, abs=0.0001)
+    # +11.41% until the shared experts' held output was counted in the MoE forward, +10.30% until the fp8 copy of
+    # the routed call's input was (engines.json fused_moe_buffers)
+    assert "+9.27%" in entry["known_error"]
+    assert (row["predicted"] - row["logged"]) / row["logged"] == pytest.approx(0.0927, abs=0.0001)
 
 
 def test_nvls_is_planned_only_on_one_host(tmp_path: Path) -> None:
