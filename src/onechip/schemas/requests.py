@@ -28,7 +28,7 @@ from pydantic import (
 from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import no_url_password
+from onechip.schemas.common import server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     Cli,
@@ -405,7 +405,7 @@ class CheckRequest(CheckOptions):
          "determinism_max_tokens"}
     )  # fmt: skip
 
-    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(no_url_password)] = Field(
+    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(server_url)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
     model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
