@@ -88,7 +88,15 @@ def _adc() -> tuple[Any, str | None]:
         raise MissingDependencyError(_INSTALL) from None
     try:
         creds, project = google.auth.default(scopes=SCOPES)
-    except DefaultCredentialsError:
+    except DefaultCredentialsError as exc:
+        named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+        if named:  # google-auth read that file and refused it: its first sentence says why (never the file's text)
+            said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]
+            raise CloudError(
+                f"GOOGLE_APPLICATION_CREDENTIALS names credentials google-auth cannot use ({redact(said)}): fix "
+                "or unset it (then `gcloud auth application-default login`)",
+                reason="auth",
+            ) from None
         raise CloudError(
             "no Google credentials: run `gcloud auth application-default login` (or set "
             f"GOOGLE_APPLICATION_CREDENTIALS), or point {ENDPOINT_ENV} at a test server",

@@ -7,6 +7,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from factories import one_error_line
+
 P = "proj-1"
 
 
@@ -85,6 +89,32 @@ def test_no_credentials_is_one_line(monkeypatch, tmp_path, run):
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     rc, out, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--yes")
     assert rc in (3, 7) and err.startswith("error:") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "was not found"),
+        ("not json", "is not a valid json file"),
+        (
+            '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nKEYSECRET\\n-----END PRIVATE '
+            'KEY-----\\n", "client_email": "a@b.c", "token_uri": "http://127.0.0.1:9/token"}',
+            "Failed to load service account credentials",
+        ),
+    ],
+)
+def test_unusable_credentials_file_is_named_not_called_missing(monkeypatch, tmp_path, run, content, said):
+    # was 'no Google credentials: ... (or set GOOGLE_APPLICATION_CREDENTIALS)' while it was set: the user was
+    # told to set what they had set, not that its file was missing or broken
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    creds = tmp_path / "adc.json"
+    if content is not None:
+        creds.write_text(content)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(creds))
+    line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes", code=7)
+    assert line.startswith("GOOGLE_APPLICATION_CREDENTIALS names credentials google-auth cannot use") and said in line
+    assert "KEYSECRET" not in line
 
 
 def test_cli_start_does_not_load_google():
