@@ -35,3 +35,37 @@ def test_a_server_url_is_taken_as_given(url: str):
     from onechip.schemas.common import server_url
 
     assert server_url(url) == url
+
+
+LONG_NAME = "A" * 300  # over the 255 bytes a file name may have (NAME_MAX): Path.exists raises on Python 3.11
+
+
+def test_an_out_dir_name_too_long_is_refused_before_anything(run, tmp_path: Path):
+    # the refusal of an earlier run's directory called Path.exists, which raised ENAMETOOLONG inside the request's
+    # validation: over MCP an 'Error executing tool' with the SDK's traceback logged
+    line = one_error_line(run, "check", "http://127.0.0.1:9", "--out", str(tmp_path / LONG_NAME))
+    assert line.startswith("Invalid value for '--out'") and "File name too long" in line, line
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("check", {"base_url": "http://127.0.0.1:9", "out_dir": LONG_NAME}),
+        ("plan", {"model": LONG_NAME, "chip": "l4"}),  # mcp.tools._local_model asked Path.exists too
+    ],
+)
+def test_a_name_too_long_is_one_line_over_mcp(monkeypatch, tmp_path: Path, tool: str, args: dict):
+    import anyio
+    from mcp import Client
+
+    from onechip.mcp.server import build_server
+
+    monkeypatch.chdir(tmp_path)  # the working folder is where MCP file arguments may lie
+
+    async def go():
+        async with Client(build_server(False)) as client:
+            return await client.call_tool(tool, args)
+
+    answer = anyio.run(go)
+    text = " ".join(c.text for c in answer.content if hasattr(c, "text"))
+    assert answer.is_error and "\n" not in text and "Error executing tool" not in text, text
