@@ -202,7 +202,8 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
-    for chip in map(planner.rules.chip_key, chips):  # 'V5E-1' is v5e-1: its prices, priors and calibrations
+    # 'V5E-1' is v5e-1 (its prices, priors and calibrations), and a chip named twice ('v5e-1,V5E-1') is one row
+    for chip in dict.fromkeys(map(planner.rules.chip_key, chips)):
         acc = planner.rules.accelerator(chip, "--chips")  # raises ConfigError naming the flag
         # a chip of several devices (TPU v7x: one per TensorCore) is used whole by TP over its devices
         n, per_chip = acc.chips, acc.devices_per_chip

@@ -69,3 +69,12 @@ def test_a_name_too_long_is_one_line_over_mcp(monkeypatch, tmp_path: Path, tool:
     answer = anyio.run(go)
     text = " ".join(c.text for c in answer.content if hasattr(c, "text"))
     assert answer.is_error and "\n" not in text and "Error executing tool" not in text, text
+
+
+def test_a_chip_named_twice_is_advised_once():
+    # was two identical rows per deployment, each 'could flip, within the ranges, with' its own copy
+    from onechip.api._predict import _deployments
+    from onechip.schemas.requests import AdviseRequest
+
+    request = AdviseRequest(model="gemma-4-E2B-it", chips=["v5e-1", "V5E-1", "trillium-1", "v6e-1"])
+    assert _deployments(request) == [("v5e-1", 1, 1), ("v5e-1", 2, 1), ("v6e-1", 1, 1), ("v6e-1", 2, 1)]
