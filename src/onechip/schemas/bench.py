@@ -219,6 +219,16 @@ class BenchConfig(RequestModel):
     def _root(cls, value: str) -> str:
         return base_root(value)
 
+    @field_validator("contexts", "clients")
+    @classmethod
+    def _distinct(cls, value: list[int]) -> list[int]:
+        """A grid value named twice is refused: its cell was measured once and summary.json listed it as many
+        times as it was named (4 cells for `--contexts 16,16 --clients 1,1`)."""
+        twice = next((v for v in value if value.count(v) > 1), None)
+        if twice is not None:
+            raise ValueError(f"names {twice} twice; give each value once (--reps repeats a cell)")
+        return value
+
     @field_validator("slo")
     @classmethod
     def _slo_bounds(cls, value: dict[str, float]) -> dict[str, float]:

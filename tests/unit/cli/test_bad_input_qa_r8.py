@@ -78,3 +78,23 @@ def test_a_chip_named_twice_is_advised_once():
 
     request = AdviseRequest(model="gemma-4-E2B-it", chips=["v5e-1", "V5E-1", "trillium-1", "v6e-1"])
     assert _deployments(request) == [("v5e-1", 1, 1), ("v5e-1", 2, 1), ("v6e-1", 1, 1), ("v6e-1", 2, 1)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["bench", "http://127.0.0.1:9", "--contexts", "16,16"],
+            "Invalid value for '--contexts': contexts: names 16 twice",
+        ),
+        (
+            ["bench", "http://127.0.0.1:9", "--clients", "1,4,1"],
+            "Invalid value for '--clients': clients: names 1 twice",
+        ),
+    ],
+)
+def test_a_grid_value_named_twice_is_refused(run, tmp_path: Path, argv: list[str], said: str):
+    # was measured once and listed in summary.json as many times as named: 4 identical cells for 16,16 x 1,1
+    line = one_error_line(run, *argv, "--out", str(tmp_path / "out"))
+    assert line.startswith(said), line
+    assert not (tmp_path / "out").exists()
