@@ -129,8 +129,9 @@ class TpuApi:
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
-        with backoff, except a POST (sent once). Raises CloudError (reason 'transient' once the retries
-        are spent, 'bad-endpoint', or the API's refusal)."""
+        with backoff, except a POST (sent once; one the token step kept from leaving is tried again). Raises
+        CloudError (reason 'transient' or 'unsent' once the retries are spent, 'bad-endpoint', or the API's
+        refusal)."""
         retry = method != "POST"
         refreshed = False
         for attempt in range(RETRIES + 1):
@@ -141,8 +142,8 @@ class TpuApi:
                     refreshed = True  # a 401 made nothing: sent again once with a new token (AuthorizedSession)
                     continue
                 again = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
-                # a rate limit refused the request, so even a create is sent again (nothing was made)
-                if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
+                # a rate limit refused the request, and an unsent one never left: even a create is sent again
+                if not ((retry and again) or exc.reason in ("rate-limit", "unsent")) or attempt == RETRIES:
                     raise
                 pause_s = backoff_s(self.poll_s, attempt)
                 self.on_retry(retry_line(str(exc), attempt, pause_s))
@@ -153,9 +154,13 @@ class TpuApi:
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
         try:
-            answer = self.http.request(
-                method, url, params=params, json=body, headers=self.credentials.headers(method, url)
-            )
+            headers = self.credentials.headers(method, url)
+        except CloudError as exc:  # the token step failed before the request left: nothing was made
+            if exc.reason != "transient":
+                raise
+            raise CloudError(f"{where}: not sent: {exc}", reason="unsent") from None
+        try:
+            answer = self.http.request(method, url, params=params, json=body, headers=headers)
         except httpx.HTTPError as exc:
             if (host := unresolved_host(exc)) is not None:
                 raise offline_error(where, host) from None

@@ -164,3 +164,33 @@ def test_a_cloud_demo_asks_before_it_creates_a_tpu_as_cloud_up_does(fake_api, ru
     assert rc == 2 and "will create v5e-1 spot:" in err
     assert "error: create v5e-1 (spot) for the demo: add --yes to go ahead without a terminal" in err
     assert not any(method == "POST" for method, *_ in fake_api.requests) and not (tmp_path / "run").exists()
+
+
+def test_a_probe_whose_token_never_came_says_nothing_was_made(monkeypatch, tmp_path):
+    # was: "Google's token endpoint could not be reached; node onechip-probe-... may exist in us-west4-a: onechip
+    # cloud down ...", and that node stayed recorded, so every later `cloud status` asked the API about it; the
+    # create never left (no token), so nothing can exist
+    import httpx
+    from google.auth.exceptions import TransportError
+
+    from onechip.cloud import auth, provision, records
+    from onechip.cloud.tpu_api import TpuApi
+    from onechip.errors import CloudError
+    from onechip.schemas.cloud import CloudProbeRequest
+
+    class NoToken:
+        def before_request(self, *args):
+            raise TransportError("connection refused")
+
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.001")
+    monkeypatch.setattr(auth, "_adc", lambda: (NoToken(), P))
+    sent: list[httpx.Request] = []
+    api = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(500))))
+    request = CloudProbeRequest(chip="v5e-1", project=P, zones=["us-west4-a"], provisioning="spot")
+    with pytest.raises(CloudError) as caught:
+        provision.probe(api, request, lambda event: None)
+    assert caught.value.reason == "unsent" and "may exist" not in str(caught.value), caught.value
+    assert str(caught.value).endswith("not sent: Google's token endpoint could not be reached")
+    assert not sent and records.load_all() == []
