@@ -98,3 +98,16 @@ def test_a_grid_value_named_twice_is_refused(run, tmp_path: Path, argv: list[str
     line = one_error_line(run, *argv, "--out", str(tmp_path / "out"))
     assert line.startswith(said), line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("value", "got"), [("4x", "(got '4x')"), ("A" * 5000, "... (5,002 characters))")])
+def test_a_bad_duration_is_shown_once_and_cut(run, value: str, got: str):
+    # was "a duration looks like 4h, 30m, 90s or 1h30m, got '4x' (got '4x')", and a 5,000-character value was
+    # echoed whole once (the refusal's own '(got ...)' cuts it)
+    line = one_error_line(
+        run, "cloud", "up", "--chip", "v5e-1", "--project", "my-proj-123", "--max-run-duration", value
+    )
+    assert line.startswith(
+        "Invalid value for '--max-run-duration': max_run_duration_s: a duration looks like 4h, 30m, "
+    )
+    assert line.endswith(got) and line.count("got") == 1 and len(line) < 300, line
