@@ -67,7 +67,8 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
         return calibration_store.find(plan.model, plan.chip, plan.engine)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
-        raise ConfigError(f"--calibrate {run_dir}: no bench summary.json there (run `onechip bench --calibration`)")
+        why = files.problem("bench") or "no bench summary.json there (run `onechip bench --calibration`)"
+        raise ConfigError(f"--calibrate {run_dir}: {why}")
     if files.bench.prediction is not None:
         raise ConfigError(
             f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "

@@ -111,3 +111,27 @@ def test_a_bad_duration_is_shown_once_and_cut(run, value: str, got: str):
         "Invalid value for '--max-run-duration': max_run_duration_s: a duration looks like 4h, 30m, "
     )
     assert line.endswith(got) and line.count("got") == 1 and len(line) < 300, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        # was 'give a throughput (--output-tok-per-s) or a run with a bench summary (--run)': it had one
+        (["cost", "--chip", "v5e-1", "--run", "RUN"], "--run RUN: summary.json could not be read: "),
+        # with a throughput the damaged run was ignored and the throughput priced, exit 0
+        (["cost", "--chip", "v5e-1", "--output-tok-per-s", "5", "--run", "RUN"], "--run RUN: summary.json could not"),
+        # was '--calibrate RUN: no bench summary.json there'
+        (["simulate", "--plan", "PLAN", "--calibrate", "RUN", "--out", "OUT"], "--calibrate RUN: summary.json could"),
+    ],
+)
+def test_a_damaged_summary_is_named_not_called_missing(run, tmp_path: Path, argv: list[str], prefix: str):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "summary.json").write_text("{garbage")
+    plan = tmp_path / "plan.json"
+    code, out, err = run("plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--json")
+    assert code == 0, err
+    plan.write_text(out)
+    where = {"RUN": str(run_dir), "PLAN": str(plan), "OUT": str(tmp_path / "out")}
+    line = one_error_line(run, *(where.get(a, a) for a in argv))
+    assert line.startswith(prefix.replace("RUN", str(run_dir))), line
