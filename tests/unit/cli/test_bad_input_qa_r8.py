@@ -135,3 +135,15 @@ def test_a_damaged_summary_is_named_not_called_missing(run, tmp_path: Path, argv
     where = {"RUN": str(run_dir), "PLAN": str(plan), "OUT": str(tmp_path / "out")}
     line = one_error_line(run, *(where.get(a, a) for a in argv))
     assert line.startswith(prefix.replace("RUN", str(run_dir))), line
+
+
+def test_resuming_a_predicted_run_says_so(run, tmp_path: Path):
+    # was "cannot resume DIR: base_url was 'http://predicted.v5e-1', now 'http://127.0.0.1:9'"
+    plan, predicted = tmp_path / "plan.json", tmp_path / "predicted"
+    code, out, err = run("plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--json")
+    assert code == 0, err
+    plan.write_text(out)
+    code, _, err = run("simulate", "--plan", str(plan), "--out", str(predicted))
+    assert code == 0, err
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--resume", str(predicted))
+    assert line == f"cannot resume {predicted}: it is a predicted run (onechip simulate), not a bench run"
