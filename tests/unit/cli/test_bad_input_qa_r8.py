@@ -147,3 +147,13 @@ def test_resuming_a_predicted_run_says_so(run, tmp_path: Path):
     assert code == 0, err
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--resume", str(predicted))
     assert line == f"cannot resume {predicted}: it is a predicted run (onechip simulate), not a bench run"
+
+
+@pytest.mark.parametrize("flag", [["--host", "0.0.0.0"], ["--port", "9999"], ["--token-file", "t"]])
+def test_mcp_http_options_without_http_are_refused(run, monkeypatch, flag: list[str]):
+    # were ignored: `onechip mcp --host 0.0.0.0` served stdio, exit 0, as if the flag had been taken
+    from onechip.mcp import server
+
+    monkeypatch.setattr(server, "serve", lambda *args: None)  # what would run: nothing is served in a test
+    line = one_error_line(run, "mcp", *flag)
+    assert line.startswith("--host, --port and --token-file set up the HTTP server: give --http too"), line
