@@ -157,3 +157,16 @@ def test_mcp_http_options_without_http_are_refused(run, monkeypatch, flag: list[
     monkeypatch.setattr(server, "serve", lambda *args: None)  # what would run: nothing is served in a test
     line = one_error_line(run, "mcp", *flag)
     assert line.startswith("--host, --port and --token-file set up the HTTP server: give --http too"), line
+
+
+@pytest.mark.parametrize("content", ["HF_TOKEN=hf_SECRETVALUE123\n", "export HF_TOKEN hf_SECRETVALUE123\n"])
+def test_a_token_file_holding_a_dotenv_line_is_refused(run, tmp_path: Path, content: str):
+    # was read whole as the token ('HF_TOKEN=hf_...'), which the Hub refuses only once the engine boots
+    token = tmp_path / "token"
+    token.write_text(content)
+    token.chmod(0o600)
+    argv = ["up", "--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "l4", "--hf-token-file", str(token)]
+    line = one_error_line(run, *argv, "--dry-run")
+    said = "its first line is not a bare token (it holds '=' or a space, as a .env line does); write the token alone"
+    assert line == f"--hf-token-file {token}: {said}"
+    assert "SECRETVALUE" not in line
