@@ -170,3 +170,19 @@ def test_a_token_file_holding_a_dotenv_line_is_refused(run, tmp_path: Path, cont
     said = "its first line is not a bare token (it holds '=' or a space, as a .env line does); write the token alone"
     assert line == f"--hf-token-file {token}: {said}"
     assert "SECRETVALUE" not in line
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        # were dropped without a word: onechip writes --host and --port after the --set items
+        ("host=0.0.0.0", "--set host: onechip writes --host itself; the engine binds where onechip reaches it"),
+        ("--port=1", "--set port: onechip writes --port itself; use --port"),
+        # was written after the positional model, which `vllm serve` takes instead, so the plan printed a --model
+        # the engine ignores
+        ("model=other/model", "--set model: onechip writes --model itself; the model is the command's MODEL argument"),
+    ],
+)
+def test_set_of_a_flag_onechip_writes_is_refused(run, item: str, said: str):
+    line = one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", "l4", "--set", item)
+    assert line.startswith(said), line
