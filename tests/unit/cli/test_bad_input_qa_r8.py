@@ -186,3 +186,32 @@ def test_a_token_file_holding_a_dotenv_line_is_refused(run, tmp_path: Path, cont
 def test_set_of_a_flag_onechip_writes_is_refused(run, item: str, said: str):
     line = one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", "l4", "--set", item)
     assert line.startswith(said), line
+
+
+def test_demo_with_docker_and_no_host_pulls_on_this_machine(run, monkeypatch, tmp_path: Path):
+    # was 'error: ssh localhost: ssh: connect to host localhost port 22: Connection refused': the pull went over
+    # ssh to 'localhost' (and through sudo) while `up` runs docker here
+    from onechip.engines import remote
+    from onechip.errors import EngineError
+
+    ran: list[tuple[str | None, str]] = []
+
+    def pull(shell: remote.Shell, command: str, **_: object) -> str:
+        ran.append((shell.target, command))
+        raise EngineError("stop here: no docker in a test")
+
+    monkeypatch.setattr(remote.Shell, "run", pull)
+    argv = [
+        "demo",
+        "--engine",
+        "vllm-docker",
+        "--model",
+        "gemma-4-E2B-it",
+        "--chip",
+        "l4",
+        "--out",
+        str(tmp_path / "d"),
+    ]
+    line = one_error_line(run, *argv, code=5)
+    assert line == "stop here: no docker in a test"
+    assert ran == [(None, "docker pull vllm/vllm-openai:v0.32.0")]
