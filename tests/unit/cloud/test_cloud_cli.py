@@ -194,3 +194,24 @@ def test_a_probe_whose_token_never_came_says_nothing_was_made(monkeypatch, tmp_p
     assert caught.value.reason == "unsent" and "may exist" not in str(caught.value), caught.value
     assert str(caught.value).endswith("not sent: Google's token endpoint could not be reached")
     assert not sent and records.load_all() == []
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:abc", "notaurl"])
+@pytest.mark.parametrize(
+    ("env", "argv"),
+    [
+        ("ONECHIP_TPU_API_ENDPOINT", ["cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes"]),
+        ("ONECHIP_BILLING_API_ENDPOINT", ["prices", "refresh", "--chip", "v5e-1"]),
+    ],
+)
+def test_an_endpoint_override_that_names_no_server_is_one_line(monkeypatch, tmp_path, run, env, argv, value):
+    # was 'internal error (InvalidURL: Invalid port: 'abc')', and 'notaurl' was tried 7 times as if it had not
+    # answered ('no answer (UnsupportedProtocol)')
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.001")
+    monkeypatch.setenv(env, value)
+    line = one_error_line(run, *argv)
+    assert (
+        line
+        == f"{env}={value!r}: not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000"
+    )
