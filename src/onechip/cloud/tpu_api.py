@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import socket
 import time
@@ -52,7 +53,7 @@ import httpx
 
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
-from onechip.errors import CloudError, remember_secret
+from onechip.errors import CloudError, ConfigError, remember_secret
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -66,7 +67,22 @@ Json = dict[str, Any]
 
 def env_poll_s() -> float:
     """Seconds between polls, and the base of the retry backoff: $ONECHIP_CLOUD_POLL_S, else 5."""
-    return float(os.environ.get(POLL_ENV) or 5.0)
+    return env_seconds(POLL_ENV, 5.0)
+
+
+def env_seconds(name: str, default_s: float) -> float:
+    """$`name` as seconds, else `default_s`. Raises ConfigError for a value that is not a positive, finite number
+    ('abc' and a negative pause were internal errors: float() and time.sleep refused them)."""
+    text = os.environ.get(name) or ""
+    if not text:
+        return default_s
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise ConfigError(f"${name} must be a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def backoff_s(base_s: float, attempt: int) -> float:
@@ -120,7 +136,7 @@ class TpuApi:
         if not resolved:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
-        self.http = http or httpx.Client(timeout=float(os.environ.get(TIMEOUT_ENV) or 60.0))
+        self.http = http or httpx.Client(timeout=env_seconds(TIMEOUT_ENV, 60.0))
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
         self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
 

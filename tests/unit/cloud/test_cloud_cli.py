@@ -215,3 +215,12 @@ def test_an_endpoint_override_that_names_no_server_is_one_line(monkeypatch, tmp_
         line
         == f"{env}={value!r}: not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000"
     )
+
+
+@pytest.mark.parametrize(("env", "value"), [("ONECHIP_CLOUD_POLL_S", "-1"), ("ONECHIP_CLOUD_POLL_S", "abc"),
+                                            ("ONECHIP_CLOUD_TIMEOUT_S", "abc")])  # fmt: skip
+def test_a_cloud_timing_variable_that_is_no_duration_is_one_line(fake_api, monkeypatch, run, env, value):
+    # were internal errors: 'ValueError: sleep length must be non-negative', 'could not convert string to float'
+    monkeypatch.setenv(env, value)
+    line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes")
+    assert line == f"${env} must be a positive number of seconds, got {value!r}"
