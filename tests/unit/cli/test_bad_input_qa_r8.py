@@ -215,3 +215,16 @@ def test_demo_with_docker_and_no_host_pulls_on_this_machine(run, monkeypatch, tm
     line = one_error_line(run, *argv, code=5)
     assert line == "stop here: no docker in a test"
     assert ran == [(None, "docker pull vllm/vllm-openai:v0.32.0")]
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:abc", "notaurl"])
+def test_an_hf_endpoint_that_names_no_server_is_one_line(run, monkeypatch, value: str):
+    # 'http://127.0.0.1:abc' was internal error (ValueError: Port could not be cast to integer value), raised by
+    # huggingface_hub's own import; 'notaurl' was said to be unreachable
+    monkeypatch.setenv("HF_ENDPOINT", value)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    line = one_error_line(run, "plan", "org/model", "--chip", "l4")
+    assert (
+        line
+        == f"HF_ENDPOINT={value!r}: not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000"
+    )
