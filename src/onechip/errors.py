@@ -11,7 +11,7 @@
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
     │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
-    │                            auth, offline, transient, rate-limit, bad-endpoint, other)
+    │                            auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
@@ -91,6 +91,7 @@ class CloudError(OnechipError):
     request reached its valid-until: DEADLINE_EXCEEDED), 'failed' (a queued resource FAILED otherwise),
     'ended' (suspended, preempted or stopped before it was ready), 'conflict' (ALREADY_EXISTS),
     'not-found', 'precondition', 'auth', 'offline' (the host name did not resolve: nothing sent, not retried),
+    'unsent' (Google's token endpoint could not be reached, so the request never left: retried first, a create too),
     'transient' (no answer, 5xx, a read's 429: retried first),
     'rate-limit' (a 429 that limits requests per minute, not chips: retried first),
     'bad-endpoint' (the answer is not the API's: HTML, not JSON, wrong shape), 'other'. `code` is the gRPC

@@ -41,14 +41,14 @@ def demo_cloud_request(request: DemoRequest) -> CloudUpRequest:
     )  # fmt: skip
 
 
-def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str, list[str], CloudResource | None]:
-    """(user@addr, ssh -o options, the TPU resource or None): --host as given, or a TPU from `cloud up` (or
-    the recorded one with --again). The ssh key goes in as IdentityFile."""
+def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str | None, list[str], CloudResource | None]:
+    """(user@addr, or None for this machine; ssh -o options; the TPU resource or None): --host as given, or a
+    TPU from `cloud up` (or the recorded one with --again). The ssh key goes in as IdentityFile."""
     options = list(request.ssh_options)
     if request.ssh_key is not None:
         options.append(f"IdentityFile={request.ssh_key.expanduser()}")
     if not request.cloud:
-        return str(request.host or "localhost"), options, None
+        return request.host, options, None
     up_request = demo_cloud_request(request)
     if request.again:
         name = request.name or f"onechip-{request.chip}"
@@ -78,17 +78,18 @@ def _demo_token_file(request: DemoRequest, project: str | None) -> Path | None:
     return path
 
 
-def _demo_pull(host: str, options: list[str], image: str, on_progress: ProgressFn) -> None:
-    """`docker pull IMAGE` on the host, by tag (pulling by the config-blob id `docker images` shows fails with
-    'unexpected media type', seed); sudo unless the user is root, as `up` runs docker."""
+def _demo_pull(host: str | None, options: list[str], image: str, on_progress: ProgressFn) -> None:
+    """`docker pull IMAGE` on the host (None: this machine, where `up` runs docker too; it was `ssh localhost`), by
+    tag (pulling by the config-blob id `docker images` shows fails with 'unexpected media type', seed); on an SSH
+    host through sudo unless the user is root, as `up` runs docker (vllm.flags._resolved_target)."""
     if image.startswith("sha256:"):
         raise ConfigError(f"--image {image} is a config-blob id; pull by tag or IMAGE@sha256:<manifest digest>")
-    docker = "docker" if host.startswith("root@") else "sudo docker"
-    on_progress(ProgressEvent("demo", f"{docker} pull {image} on {host}"))
+    docker = "sudo docker" if host is not None and not host.startswith("root@") else "docker"
+    on_progress(ProgressEvent("demo", f"{docker} pull {image} on {host or 'this machine'}"))
     remote.Shell(target=host, options=options).run(f"{docker} pull {flags.shell_join([image])}", timeout_s=3600)
 
 
-def _demo_boot(request: DemoRequest, host: str, options: list[str], token_file: Path | None, run_dir: Path,
+def _demo_boot(request: DemoRequest, host: str | None, options: list[str], token_file: Path | None, run_dir: Path,
                on_progress: ProgressFn) -> tuple[Plan, BootRecord]:  # fmt: skip
     """Plan, pull (docker), `up` on the host with the compile cache mounted, and copy the boot record, plan,
     cross-check and engine log into `run_dir`; the served version (GET /version) goes into the boot record."""
@@ -99,7 +100,7 @@ def _demo_boot(request: DemoRequest, host: str, options: list[str], token_file: 
     if engine == "vllm-docker" and image:
         _demo_pull(host, options, image, on_progress)
     up_request = UpRequest(
-        engine=engine, host=None if host == "localhost" else host, plan=the_plan, image=image if engine ==
+        engine=engine, host=host, plan=the_plan, image=image if engine ==
         "vllm-docker" else None, port=request.port, tunnel_port=free_port(), hf_token_file=token_file,
         ssh_options=options, timeout_s=request.boot_timeout_s,
     )  # fmt: skip

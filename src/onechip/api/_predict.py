@@ -67,7 +67,8 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
         return calibration_store.find(plan.model, plan.chip, plan.engine)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
-        raise ConfigError(f"--calibrate {run_dir}: no bench summary.json there (run `onechip bench --calibration`)")
+        why = files.problem("bench") or "no bench summary.json there (run `onechip bench --calibration`)"
+        raise ConfigError(f"--calibrate {run_dir}: {why}")
     if files.bench.prediction is not None:
         raise ConfigError(
             f"--calibrate {run_dir} is a predicted run (onechip simulate), not a measured one; "
@@ -202,7 +203,8 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     known = planner.rules.known_accelerators()
     chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
     out = []
-    for chip in map(planner.rules.chip_key, chips):  # 'V5E-1' is v5e-1: its prices, priors and calibrations
+    # 'V5E-1' is v5e-1 (its prices, priors and calibrations), and a chip named twice ('v5e-1,V5E-1') is one row
+    for chip in dict.fromkeys(map(planner.rules.chip_key, chips)):
         acc = planner.rules.accelerator(chip, "--chips")  # raises ConfigError naming the flag
         # a chip of several devices (TPU v7x: one per TensorCore) is used whole by TP over its devices
         n, per_chip = acc.chips, acc.devices_per_chip

@@ -23,6 +23,8 @@ def cost(request: CostRequest) -> CostReport:
     """
     files = report_layer.read_run(request.run_dir) if request.run_dir is not None else None
     measured_on = None
+    if files is not None and (damaged := files.problem("bench")):  # not priced as if the run had no summary
+        raise ConfigError(f"--run {request.run_dir}: {damaged}")
     if files is not None:
         measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
     chip = request.chip or measured_on

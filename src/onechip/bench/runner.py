@@ -462,6 +462,10 @@ class _Run:
             return {}, []
         old = saved_config(self.out_dir)
         self.saved = saved_run(self.out_dir)
+        if self.saved is not None and self.saved.prediction is not None:  # its base_url is http://predicted...
+            raise ConfigError(
+                f"cannot resume {self.out_dir}: it is a predicted run (onechip simulate), not a bench run"
+            )
         if old is not None:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):

@@ -44,6 +44,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve every job (plan, up, check, bench, simulate, advise, cost, prices, report, cloud_*, ...) as MCP
         tools for an agent (docs/mcp-tools.md lists them)."""
+        if not http and (host != "127.0.0.1" or port != 8765 or token_file is not None):  # stdio would ignore them
+            raise ConfigError("--host, --port and --token-file set up the HTTP server: give --http too (stdio without)")
         try:
             from onechip.mcp.server import serve
         except ImportError as exc:

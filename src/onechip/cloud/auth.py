@@ -15,7 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from onechip.errors import CloudError, MissingDependencyError, redact
+from onechip.errors import CloudError, ConfigError, MissingDependencyError, redact
+from onechip.schemas.common import server_url
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -24,8 +25,20 @@ _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
 def endpoint_override() -> str | None:
     """The base URL ONECHIP_TPU_API_ENDPOINT sets (no trailing slash), or None for Google's own."""
-    value = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/")
-    return value or None
+    return endpoint_from_env(ENDPOINT_ENV)
+
+
+def endpoint_from_env(name: str) -> str | None:
+    """The base URL the environment variable `name` sets (no trailing slash), or None when unset. Raises
+    ConfigError when it names no server (schemas.common.server_url): 'http://127.0.0.1:abc' was an internal
+    error, and 'notaurl' was tried 7 times as if it had not answered."""
+    value = os.environ.get(name, "").strip().rstrip("/")
+    if not value:
+        return None
+    try:
+        return server_url(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r}: {exc}") from None
 
 
 class Credentials:
@@ -88,7 +101,15 @@ def _adc() -> tuple[Any, str | None]:
         raise MissingDependencyError(_INSTALL) from None
     try:
         creds, project = google.auth.default(scopes=SCOPES)
-    except DefaultCredentialsError:
+    except DefaultCredentialsError as exc:
+        named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+        if named:  # google-auth read that file and refused it: its first sentence says why (never the file's text)
+            said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]
+            raise CloudError(
+                f"GOOGLE_APPLICATION_CREDENTIALS names credentials google-auth cannot use ({redact(said)}): fix "
+                "or unset it (then `gcloud auth application-default login`)",
+                reason="auth",
+            ) from None
         raise CloudError(
             "no Google credentials: run `gcloud auth application-default login` (or set "
             f"GOOGLE_APPLICATION_CREDENTIALS), or point {ENDPOINT_ENV} at a test server",

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
 from onechip.cloud import refusals
-from onechip.cloud.auth import Credentials
+from onechip.cloud.auth import Credentials, endpoint_from_env
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
@@ -122,7 +122,7 @@ def _api_key() -> str | None:
 
 def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
     """(base URL, a function of (method, URL) giving the headers of each request)."""
-    override = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/")
+    override = endpoint_from_env(ENDPOINT_ENV)
     if override:
         return override, lambda method, url: {}
     key = _api_key()

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import socket
 import time
@@ -52,7 +53,7 @@ import httpx
 
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
-from onechip.errors import CloudError, remember_secret
+from onechip.errors import CloudError, ConfigError, remember_secret
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -66,7 +67,22 @@ Json = dict[str, Any]
 
 def env_poll_s() -> float:
     """Seconds between polls, and the base of the retry backoff: $ONECHIP_CLOUD_POLL_S, else 5."""
-    return float(os.environ.get(POLL_ENV) or 5.0)
+    return env_seconds(POLL_ENV, 5.0)
+
+
+def env_seconds(name: str, default_s: float) -> float:
+    """$`name` as seconds, else `default_s`. Raises ConfigError for a value that is not a positive, finite number
+    ('abc' and a negative pause were internal errors: float() and time.sleep refused them)."""
+    text = os.environ.get(name) or ""
+    if not text:
+        return default_s
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise ConfigError(f"${name} must be a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def backoff_s(base_s: float, attempt: int) -> float:
@@ -120,7 +136,7 @@ class TpuApi:
         if not resolved:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
-        self.http = http or httpx.Client(timeout=float(os.environ.get(TIMEOUT_ENV) or 60.0))
+        self.http = http or httpx.Client(timeout=env_seconds(TIMEOUT_ENV, 60.0))
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
         self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
 
@@ -129,8 +145,9 @@ class TpuApi:
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
-        with backoff, except a POST (sent once). Raises CloudError (reason 'transient' once the retries
-        are spent, 'bad-endpoint', or the API's refusal)."""
+        with backoff, except a POST (sent once; one the token step kept from leaving is tried again). Raises
+        CloudError (reason 'transient' or 'unsent' once the retries are spent, 'bad-endpoint', or the API's
+        refusal)."""
         retry = method != "POST"
         refreshed = False
         for attempt in range(RETRIES + 1):
@@ -141,8 +158,8 @@ class TpuApi:
                     refreshed = True  # a 401 made nothing: sent again once with a new token (AuthorizedSession)
                     continue
                 again = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
-                # a rate limit refused the request, so even a create is sent again (nothing was made)
-                if not ((retry and again) or exc.reason == "rate-limit") or attempt == RETRIES:
+                # a rate limit refused the request, and an unsent one never left: even a create is sent again
+                if not ((retry and again) or exc.reason in ("rate-limit", "unsent")) or attempt == RETRIES:
                     raise
                 pause_s = backoff_s(self.poll_s, attempt)
                 self.on_retry(retry_line(str(exc), attempt, pause_s))
@@ -153,9 +170,13 @@ class TpuApi:
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
         try:
-            answer = self.http.request(
-                method, url, params=params, json=body, headers=self.credentials.headers(method, url)
-            )
+            headers = self.credentials.headers(method, url)
+        except CloudError as exc:  # the token step failed before the request left: nothing was made
+            if exc.reason != "transient":
+                raise
+            raise CloudError(f"{where}: not sent: {exc}", reason="unsent") from None
+        try:
+            answer = self.http.request(method, url, params=params, json=body, headers=headers)
         except httpx.HTTPError as exc:
             if (host := unresolved_host(exc)) is not None:
                 raise offline_error(where, host) from None

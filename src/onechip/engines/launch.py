@@ -72,6 +72,11 @@ def read_hf_token(
     value = text.strip().splitlines()[0].strip() if text.strip() else ""
     if not value:
         raise ConfigError(f"--hf-token-file {file}: the file is empty")
+    if "=" in value or any(c.isspace() for c in value):  # 'HF_TOKEN=hf_...' (a .env line) would be sent as the token
+        raise ConfigError(
+            f"--hf-token-file {file}: its first line is not a bare token (it holds '=' or a space, as a .env line "
+            "does); write the token alone"
+        )
     if mode & (stat.S_IRGRP | stat.S_IROTH):
         warnings.append(f"{file} is readable by other users (mode {stat.S_IMODE(mode):04o}); chmod 600 it")
     return Secret(value), warnings

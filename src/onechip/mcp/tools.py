@@ -227,7 +227,8 @@ MODEL_SOURCE_REQUESTS = (PlanRequest, UpRequest, DemoRequest, AdviseRequest, Clo
 
 def _local_model(model: object) -> bool:
     """`model` names a local path as planner.source.resolve reads it: an existing path, or one written as a path."""
-    return isinstance(model, str) and (model.startswith(("/", "~", ".")) or Path(model).expanduser().exists())
+    # os.path.exists: Path.exists raises on Python 3.11 for a name longer than the file system takes
+    return isinstance(model, str) and (model.startswith(("/", "~", ".")) or os.path.exists(Path(model).expanduser()))
 
 
 # --- jobs: (request, on_progress) -> result model

@@ -31,6 +31,7 @@ from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
+from onechip.schemas.common import server_url
 
 
 @dataclass
@@ -165,10 +166,17 @@ def _not_provided(repo_id: str) -> str:
 
 
 def hub_endpoint() -> str:
-    """The Hub base URL: HF_ENDPOINT as set now, else huggingface_hub's default (https://huggingface.co)."""
+    """The Hub base URL: HF_ENDPOINT as set now, else huggingface_hub's default (https://huggingface.co). Raises
+    ConfigError when HF_ENDPOINT names no server (schemas.common.server_url; a bad port was an internal error)."""
     from huggingface_hub import constants
 
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    given = os.environ.get("HF_ENDPOINT", "").strip()
+    if given:
+        try:
+            server_url(given)
+        except ValueError as exc:
+            raise ConfigError(f"HF_ENDPOINT={given!r}: {exc}") from None
+    return (given or constants.ENDPOINT).rstrip("/")
 
 
 def check_hub_reachable(repo_id: str, endpoint: str, timeout_s: float = HUB_PROBE_TIMEOUT_S) -> None:
@@ -198,11 +206,11 @@ def from_hub(repo_id: str) -> ModelSource:
     repo does not exist, or it has no safetensors.
     """
     try:
+        endpoint = hub_endpoint()  # first: huggingface_hub's hf_api parses HF_ENDPOINT when imported
         from huggingface_hub import HfApi, hf_hub_download
         from huggingface_hub.errors import HfHubHTTPError
     except ImportError as exc:
         raise MissingDependencyError("Hub models need huggingface_hub (pip install huggingface_hub)") from exc
-    endpoint = hub_endpoint()
     check_hub_reachable(repo_id, endpoint)
     try:
         cfg_file = hf_hub_download(repo_id, "config.json", endpoint=endpoint)

@@ -57,6 +57,11 @@ class RunFiles:
         """File kinds that were read, in layout order."""
         return [kind for kind in JSON_KINDS if getattr(self, kind) is not None]
 
+    def problem(self, kind: str) -> str | None:
+        """The first problem line of the `kind` file ('bench': summary.json damaged, or missing beside
+        requests.jsonl), None when it read cleanly or is simply absent."""
+        return next((line for line in self.problems if line.startswith(RUN_FILES[kind])), None)
+
 
 def read_run(run_dir: Path | str) -> RunFiles:
     """Load whichever of run.json, plan.json, crosscheck.json, boot.json, checks.json, summary.json and

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.errors import ConfigError
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, no_url_password
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
 from onechip.schemas.replicas import RouterPolicy
@@ -69,7 +69,7 @@ class BenchConfig(RequestModel):
         str,
         Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped)."),
         Cli("url", argument=True),
-        AfterValidator(no_url_password),
+        AfterValidator(server_url),
     ]
     model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
@@ -218,6 +218,16 @@ class BenchConfig(RequestModel):
     @classmethod
     def _root(cls, value: str) -> str:
         return base_root(value)
+
+    @field_validator("contexts", "clients")
+    @classmethod
+    def _distinct(cls, value: list[int]) -> list[int]:
+        """A grid value named twice is refused: its cell was measured once and summary.json listed it as many
+        times as it was named (4 cells for `--contexts 16,16 --clients 1,1`)."""
+        twice = next((v for v in value if value.count(v) > 1), None)
+        if twice is not None:
+            raise ValueError(f"names {twice} twice; give each value once (--reps repeats a cell)")
+        return value
 
     @field_validator("slo")
     @classmethod

@@ -32,16 +32,25 @@ def base_root(base_url: str) -> str:
     return root
 
 
-def no_url_password(url: str) -> str:
-    """`url` itself, unless it carries a password (scheme://user:password@host, RFC 3986 userinfo): the base URL
-    is recorded in every run's files and reports, so a password there would be stored and shown. vLLM checks a
-    bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY (vllm.wire.api_key_from_env).
-    Raises ValueError."""
-    if urlsplit(url.strip()).password is not None:
+def server_url(url: str) -> str:
+    """`url` itself when it names a server as httpx can ask it: scheme http or https, a host, and a port of
+    1 - 65535 if one is given (`localhost:8000`, `127.0.0.1:abc` or `http://h:99999` is a typo to say before any
+    request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
+    userinfo): the base URL is recorded in every run's files and reports, so a password there would be stored
+    and shown. vLLM checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY
+    (vllm.wire.api_key_from_env). Raises ValueError."""
+    parts = urlsplit(url.strip())
+    if parts.password is not None:
         raise ValueError(
             "the URL holds a password (user:password@), which run files and reports would record; give the "
             "server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
         )
+    try:
+        port_ok = parts.port != 0  # None (no port given) is the scheme's default
+    except ValueError:  # urllib: a port that is not a number, or out of 0 - 65535
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise ValueError("not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000")
     return url
 
 

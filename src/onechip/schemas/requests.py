@@ -25,10 +25,11 @@ from pydantic import (
     model_validator,
 )
 
+from onechip.errors import os_error_line
 from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import no_url_password
+from onechip.schemas.common import server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     Cli,
@@ -387,9 +388,12 @@ def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
     results): a run directory is never overwritten, and this is said before anything starts."""
     if path is None:
         return
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is a file, not a directory")
-    held = [name for name in files if (path / name).exists()]
+    try:  # Path.exists raises on Python 3.11 for a name too long for the file system: a refusal like the others
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{path} is a file, not a directory")
+        held = [name for name in files if (path / name).exists()]
+    except OSError as exc:
+        raise ValueError(os_error_line(exc)) from None
     if held:
         raise ValueError(f"{path} already holds a run ({', '.join(held)}); choose a new directory")
 
@@ -405,7 +409,7 @@ class CheckRequest(CheckOptions):
          "determinism_max_tokens"}
     )  # fmt: skip
 
-    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(no_url_password)] = Field(
+    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(server_url)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
     model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")

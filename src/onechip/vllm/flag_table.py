@@ -189,6 +189,16 @@ _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 _KEY_NAMES = {"--api-key", "VLLM_API_KEY"}
 
 
+# Flags onechip writes itself, which a --set would be dropped for (host, port) or contradict (the model is MODEL,
+# given positionally to `vllm serve`, which then ignores --model: vllm/entrypoints/cli/serve.py)
+_OWNED = {
+    "--host": "the engine binds where onechip reaches it, a remote one only through the SSH tunnel, so its "
+    "unauthenticated API is not on a public interface",
+    "--port": "use --port",
+    "--model": "the model is the command's MODEL argument",
+}
+
+
 class Override(ResultModel):
     """One `--set` item, parsed."""
 
@@ -235,6 +245,8 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             out.append(Override(name=key, value=value, is_env=True, item=item))
             continue
         flag = key.lstrip("-")
+        if f"--{flag}" in _OWNED:
+            raise ConfigError(f"--set {flag}: onechip writes --{flag} itself; {_OWNED[f'--{flag}']}")
         if not _FLAG_NAME.match(flag):
             name = item.split("=")[0]  # the value is not echoed (it may be anything); an empty name is said as such
             said = f" {name!r}" if name.strip() else ": an item with no flag name"

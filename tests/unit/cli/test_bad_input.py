@@ -150,7 +150,7 @@ def test_check_out_onto_a_file_is_one_line(run, tmp_path: Path) -> None:
 
 
 def test_only_takes_check_names_and_domain_names() -> None:
-    request = CheckRequest.model_validate({"base_url": "x", "only": "chat,tool_calling,long_context,agent"})
+    request = CheckRequest.model_validate({"base_url": "http://x", "only": "chat,tool_calling,long_context,agent"})
     assert request.only == ["smoke", "tools", "needle", "agent"]
 
 

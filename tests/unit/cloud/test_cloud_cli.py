@@ -7,6 +7,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from factories import one_error_line
+
 P = "proj-1"
 
 
@@ -87,6 +91,32 @@ def test_no_credentials_is_one_line(monkeypatch, tmp_path, run):
     assert rc in (3, 7) and err.startswith("error:") and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "was not found"),
+        ("not json", "is not a valid json file"),
+        (
+            '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nKEYSECRET\\n-----END PRIVATE '
+            'KEY-----\\n", "client_email": "a@b.c", "token_uri": "http://127.0.0.1:9/token"}',
+            "Failed to load service account credentials",
+        ),
+    ],
+)
+def test_unusable_credentials_file_is_named_not_called_missing(monkeypatch, tmp_path, run, content, said):
+    # was 'no Google credentials: ... (or set GOOGLE_APPLICATION_CREDENTIALS)' while it was set: the user was
+    # told to set what they had set, not that its file was missing or broken
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    creds = tmp_path / "adc.json"
+    if content is not None:
+        creds.write_text(content)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(creds))
+    line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes", code=7)
+    assert line.startswith("GOOGLE_APPLICATION_CREDENTIALS names credentials google-auth cannot use") and said in line
+    assert "KEYSECRET" not in line
+
+
 def test_cli_start_does_not_load_google():
     code = "import sys, onechip.cli.main; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -134,3 +164,63 @@ def test_a_cloud_demo_asks_before_it_creates_a_tpu_as_cloud_up_does(fake_api, ru
     assert rc == 2 and "will create v5e-1 spot:" in err
     assert "error: create v5e-1 (spot) for the demo: add --yes to go ahead without a terminal" in err
     assert not any(method == "POST" for method, *_ in fake_api.requests) and not (tmp_path / "run").exists()
+
+
+def test_a_probe_whose_token_never_came_says_nothing_was_made(monkeypatch, tmp_path):
+    # was: "Google's token endpoint could not be reached; node onechip-probe-... may exist in us-west4-a: onechip
+    # cloud down ...", and that node stayed recorded, so every later `cloud status` asked the API about it; the
+    # create never left (no token), so nothing can exist
+    import httpx
+    from google.auth.exceptions import TransportError
+
+    from onechip.cloud import auth, provision, records
+    from onechip.cloud.tpu_api import TpuApi
+    from onechip.errors import CloudError
+    from onechip.schemas.cloud import CloudProbeRequest
+
+    class NoToken:
+        def before_request(self, *args):
+            raise TransportError("connection refused")
+
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.001")
+    monkeypatch.setattr(auth, "_adc", lambda: (NoToken(), P))
+    sent: list[httpx.Request] = []
+    api = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(500))))
+    request = CloudProbeRequest(chip="v5e-1", project=P, zones=["us-west4-a"], provisioning="spot")
+    with pytest.raises(CloudError) as caught:
+        provision.probe(api, request, lambda event: None)
+    assert caught.value.reason == "unsent" and "may exist" not in str(caught.value), caught.value
+    assert str(caught.value).endswith("not sent: Google's token endpoint could not be reached")
+    assert not sent and records.load_all() == []
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:abc", "notaurl"])
+@pytest.mark.parametrize(
+    ("env", "argv"),
+    [
+        ("ONECHIP_TPU_API_ENDPOINT", ["cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes"]),
+        ("ONECHIP_BILLING_API_ENDPOINT", ["prices", "refresh", "--chip", "v5e-1"]),
+    ],
+)
+def test_an_endpoint_override_that_names_no_server_is_one_line(monkeypatch, tmp_path, run, env, argv, value):
+    # was 'internal error (InvalidURL: Invalid port: 'abc')', and 'notaurl' was tried 7 times as if it had not
+    # answered ('no answer (UnsupportedProtocol)')
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.001")
+    monkeypatch.setenv(env, value)
+    line = one_error_line(run, *argv)
+    assert (
+        line
+        == f"{env}={value!r}: not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000"
+    )
+
+
+@pytest.mark.parametrize(("env", "value"), [("ONECHIP_CLOUD_POLL_S", "-1"), ("ONECHIP_CLOUD_POLL_S", "abc"),
+                                            ("ONECHIP_CLOUD_TIMEOUT_S", "abc")])  # fmt: skip
+def test_a_cloud_timing_variable_that_is_no_duration_is_one_line(fake_api, monkeypatch, run, env, value):
+    # were internal errors: 'ValueError: sleep length must be non-negative', 'could not convert string to float'
+    monkeypatch.setenv(env, value)
+    line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes")
+    assert line == f"${env} must be a positive number of seconds, got {value!r}"
