@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from onechip.api._engines import down as engines_down
 from onechip.api._engines import up
@@ -22,6 +23,7 @@ from onechip.schemas.cloud import (
     CloudProbeRequest,
     CloudResource,
     CloudStatus,
+    CloudTarget,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -30,10 +32,18 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.requests import UpRequest
 
+CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
+
 
 def _tpu(project: str | None, on_progress: ProgressFn = no_progress) -> TpuApi:
     """The TPU API client for `project`, telling each retry of a call as a progress line."""
     return TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line)))
+
+
+def _keyed(request: CloudTargetT) -> CloudTargetT:
+    """`request` with its chip as onechip's key however it was named (offers.chip_key: 'v5litepod-4' -> v5e-4).
+    Raises ConfigError for a chip that is no Cloud TPU onechip knows."""
+    return request.model_copy(update={"chip": offers.chip_key(request.chip)})
 
 
 def _tpus(request: CloudUpRequest) -> int:
@@ -52,7 +62,7 @@ def cloud_quote(request: CloudUpRequest) -> Quote:
     """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price x every
     chip of every TPU) and what stops its billing; what a shell prints before anything is created. Raises
     ConfigError (also: replicas that do not split a slice, set names past 58 characters)."""
-    offers.tpu_type(request.chip)
+    request = _keyed(request)
     tpus = _tpus(request)
     zone = provision.zones_for(request)[0]
     limit = request.max_run_duration_s if request.provisioning == "flex-start" else (
@@ -69,6 +79,7 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
     recorded, and the message names the command that deletes them)."""
+    request = _keyed(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
         check = up(_engine_request(request, [f"{request.ssh_user}@tpu-{k}" for k in range(tpus)], dry_run=True))
@@ -122,15 +133,15 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
 def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progress) -> list[Attempt]:
     """Can CHIP be had with PROVISIONING in each zone now? A real create, deleted at once (billed for the
     seconds it lives); recorded for `cloud_zones`. See onechip.cloud.provision.probe."""
+    request = _keyed(request)
     return provision.probe(_tpu(request.project, on_progress), request, on_progress)
 
 
 def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:
     """Zone observations for a chip / provisioning model: probes first (newest), then the catalog's, each with
     its source and date. No API call."""
-    if request.chip:
-        offers.tpu_type(request.chip)
-    return offers.offers(cloud_records.observed(), request.chip, request.provisioning)
+    chip = offers.chip_key(request.chip) if request.chip else None
+    return offers.offers(cloud_records.observed(), chip, request.provisioning)
 
 
 def _recorded(request: CloudNameRequest) -> list[CloudResource]:
