@@ -150,25 +150,27 @@ def _recorded(request: CloudNameRequest) -> list[CloudResource]:
             and (not request.project or r.project == request.project)]  # fmt: skip
 
 
-def _targets(request: CloudNameRequest) -> list[tuple[TpuApi, CloudResource]]:
-    """Each resource status/down look at (provision.targets), with the client of its project: recorded
-    ones, and every labelled one the API lists in --zone or in every zone onechip used, across pages."""
+def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[tuple[TpuApi, CloudResource]]:
+    """Each resource status/down look at (provision.targets), with the client of its project (each retry of
+    its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
+    API lists in --zone or in every zone onechip used, across pages."""
     recorded = _recorded(request)
     projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()}
     if request.project is not None:
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
     for project in sorted(projects, key=str):
-        tpu = _tpu(project)
+        tpu = _tpu(project, on_progress)
         out += [(tpu, r) for r in provision.targets(tpu, request, [r for r in recorded if r.project == tpu.project])]
     return out
 
 
-def cloud_status(request: CloudNameRequest) -> list[CloudStatus]:
+def cloud_status(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudStatus]:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created
     (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
-    resource ended. Raises CloudError (API unreachable, or not the TPU API)."""
-    found = [provision.status(tpu, r) for tpu, r in _targets(request)]
+    resource ended; each API retry told through `on_progress`. Raises CloudError (API unreachable, or not the
+    TPU API)."""
+    found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress)]
     if any(st.resource.external_ip for st in found):
         on_host = _engines_on_hosts()
         for st in found:
@@ -206,10 +208,11 @@ def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
     return _recorded(request)
 
 
-def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
+def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
-    zone onechip used); only ever what carries onechip's label. Nothing is deleted."""
-    return [r for _, r in _targets(request)]
+    zone onechip used); only ever what carries onechip's label; each API retry told through `on_progress`.
+    Nothing is deleted."""
+    return [r for _, r in _targets(request, on_progress)]
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
@@ -218,7 +221,7 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress)
     router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Every one is
     tried; raises CloudError afterwards when some could not be deleted, naming each with its delete command."""
     result = CloudDownResult()
-    chosen = _targets(request)
+    chosen = _targets(request, on_progress)
     _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:

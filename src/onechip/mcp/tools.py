@@ -512,7 +512,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
-        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r)),
+        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r, p)),
         lambda c: f"{len(c.resources)} resources", read_only=True, idempotent=True, open_world=True,
     ),
     ToolSpec(
