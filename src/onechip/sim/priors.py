@@ -45,14 +45,15 @@ Three things are read off the corpus, each by a closed form on the cells that is
     27.9) became every other GPU's host cost (MI300X leave-chip-out TPOT error 320%).
 A chip with no measurement gets the mean of the fractions of the measured chips of its architecture family
 (`_family`: maker and architecture as the catalog names them, e.g. NVIDIA Ada Lovelace, AMD CDNA 3.0; every TPU
-one family, the catalog naming no TPU generation), else of every measured chip, said so (`Basis.decode_kin`,
-`prefill_kin`): a Radeon PRO W7900 (RDNA 3.0) no longer takes the MI300X's (CDNA 3.0) as AMD's, a workstation
-GDDR6 card read at a datacenter HBM3 part's 35% of bandwidth; their mean request overhead, and the mean host line of the
-deployments of the same engine rules that have one, else of every deployment that has one (vLLM's host path,
-API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis` names them with
-their grid and engine build, and `uncertainty` gives the row the error measured leaving a chip out (`prior`),
-which in this corpus is the error of a chip whose family has no other measured chip (no GPU architecture has
-two measured chips), the wider of the measured prior errors.
+one family, the catalog naming no TPU generation), else of its maker's other architectures, else of every
+measured chip, and says which (`Basis.decode_kin`, `decode_level`; `describe`): the RTX 4090 and L40S take
+the L4's (Ada), the MI325X the MI300X's (CDNA 3.0); a Radeon PRO W7900 (RDNA 3.0) takes the MI300X's as AMD's
+other architecture, and its row says no RDNA 3.0 chip is measured; their mean request overhead, and the mean
+host line of the deployments of the same engine rules that have one, else of every deployment that has one
+(vLLM's host path, API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis`
+names them with their grid and engine build, and `uncertainty` gives the row the error measured leaving a chip
+out (`prior`), which in this corpus is the error of a chip whose family has no other measured chip (no GPU
+architecture has two measured chips), the wider of the measured prior errors.
 benchmarks/prior_accuracy.py validates all of it leaving one chip out.
 """
 
@@ -61,6 +62,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal, cast
 
 from onechip import catalog, planner
 from onechip.catalog.files import MeasuredGrid
@@ -88,6 +90,9 @@ class HostLine:
     per_seq_s: float
 
 
+Level = Literal["own", "family", "maker", "every"]
+
+
 @dataclass(frozen=True)
 class Basis:
     """What a prior for one chip rests on: its own measurements, or other chips' (the fractions' mean)."""
@@ -102,8 +107,8 @@ class Basis:
     host_scale: float = 1.0  # others' line scaled down to stay under this chip's own TPOT (`_host_cap`)
     decode_kin: tuple[str, ...] = ()  # the chips whose decode fractions it takes (its own; `_fraction`)
     prefill_kin: tuple[str, ...] = ()  # the same for the prefill fraction
-    decode_family: bool = True  # decode_kin are of its architecture family (`_family`), else every measured chip
-    prefill_family: bool = True
+    decode_level: Level = "own"  # where decode_kin come from: its family, its maker, every chip (`_fraction`)
+    prefill_level: Level = "own"
 
     @property
     def measured(self) -> bool:
@@ -123,15 +128,20 @@ def describe(b: Basis) -> str:
     if b.host_scale < 1:
         lines += f", scaled by {b.host_scale:.2f} to stay under {b.chip}'s own measured TPOT"
     if not b.measured:
-        family = " ".join(x for x in _family(b.chip) if x)
+        maker, arch = _family(b.chip)
+        family = f"{maker} {arch}" if arch else maker
 
-        def kin(chips: tuple[str, ...], same: bool) -> str:
-            return f"{family}: {', '.join(chips)}" if same else f"every measured chip's (no {family} chip is measured)"
+        def kin(chips: tuple[str, ...], level: Level) -> str:
+            if level == "family":
+                return f"{family}: {', '.join(chips)}"
+            if level == "maker":
+                return f"{maker}'s other architectures ({', '.join(chips)}): no {family} chip is measured"
+            return f"every measured chip's ({', '.join(chips)}): no {maker} chip is measured"
 
         return (
             f"no serving measurement of {b.chip} in the corpus: its decode efficiency is the mean of "
-            f"{kin(b.decode_kin, b.decode_family)}; its prefill efficiency of "
-            f"{kin(b.prefill_kin, b.prefill_family)}; host cost of {lines}; its range is the one measured leaving "
+            f"{kin(b.decode_kin, b.decode_level)}; its prefill efficiency of "
+            f"{kin(b.prefill_kin, b.prefill_level)}; host cost of {lines}; its range is the one measured leaving "
             "a chip out"
         )
     own = [name for name, flag in (("decode", b.own_decode), ("prefill", b.own_prefill), ("host", b.own_host)) if flag]
@@ -342,21 +352,26 @@ def host_line_gaps() -> tuple[tuple[str, str], ...]:
 
 def _fraction(
     values: tuple[tuple[str, str, int, float], ...], chip: str, exclude: str | None
-) -> tuple[float | None, bool, tuple[str, ...], bool]:
+) -> tuple[float | None, bool, tuple[str, ...], Level]:
     """The mean fraction of `chip`'s own rows, else of the other measured chips of its architecture family
-    (`_family`), else of every measured chip (each chip weighted once); whether the chip's own; the chips it is
-    the mean of; and whether they are of its family."""
+    (`_family`), else of its maker's (its kernel stack: NVIDIA's CUDA kernels, AMD's ROCm ones), else of every
+    measured chip (each chip weighted once); whether the chip's own; the chips it is the mean of; and which of
+    those it is. The maker's other architectures come before every chip's on the corpus's evidence: left out,
+    the L4 (no other Ada chip) is read at 0.61 of bandwidth from every chip's mean against 0.68 from NVIDIA's
+    (it measures 0.76; prior tok/s error 20.1% against 12.4%, benchmarks/prior_accuracy.py), while the T4 gains
+    (7.1% against 20.0%)."""
     own = [f for _, c, _, f in values if c == chip and c != exclude]
     if own:
-        return statistics.fmean(own), True, (chip,), True
+        return statistics.fmean(own), True, (chip,), "own"
     by_chip: dict[str, list[float]] = {}
     for _, c, _, f in values:
         if c != exclude:
             by_chip.setdefault(c, []).append(f)
     family = {c: v for c, v in by_chip.items() if _family(c) == _family(chip)}
-    kin = family or by_chip
+    maker = {c: v for c, v in by_chip.items() if _family(c)[0] == _family(chip)[0]}
+    kin, level = (family, "family") if family else (maker, "maker") if maker else (by_chip, "every")
     mean = statistics.fmean(statistics.fmean(v) for v in kin.values()) if kin else None
-    return mean, False, tuple(sorted(kin)), bool(family)
+    return mean, False, tuple(sorted(kin)), cast(Level, level)
 
 
 def _family(chip: str) -> tuple[str, str | None]:
@@ -392,14 +407,14 @@ def basis(
         return tuple(r for r in rows if r[0] not in exclude_grids)
 
     silicon, exclude = _silicon(chip), _silicon(exclude_chip) if exclude_chip else None
-    bandwidth, own_decode, decode_kin, decode_family = _fraction(keep(decode_fractions()), silicon, exclude)
-    compute, own_prefill, prefill_kin, prefill_family = _fraction(keep(prefill_fractions()), silicon, exclude)
+    bandwidth, own_decode, decode_kin, decode_level = _fraction(keep(decode_fractions()), silicon, exclude)
+    compute, own_prefill, prefill_kin, prefill_level = _fraction(keep(prefill_fractions()), silicon, exclude)
     lines = [h for h in host_lines() if h.chip != exclude and h.grid not in exclude_grids]
     own = [h for h in lines if h.chip == silicon and h.engine == engine]
     host = own or [h for h in lines if h.engine == engine] or lines
     scale = 1.0 if own else _host_cap(silicon, engine, exclude, exclude_grids, host)
     return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own), scale,
-                 decode_kin, prefill_kin, decode_family, prefill_family)  # fmt: skip
+                 decode_kin, prefill_kin, decode_level, prefill_level)  # fmt: skip
 
 
 def _host_cap(
