@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from onechip.api._engines import down as engines_down
 from onechip.api._engines import up
@@ -22,6 +23,7 @@ from onechip.schemas.cloud import (
     CloudProbeRequest,
     CloudResource,
     CloudStatus,
+    CloudTarget,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -30,10 +32,18 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.requests import UpRequest
 
+CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
+
 
 def _tpu(project: str | None, on_progress: ProgressFn = no_progress) -> TpuApi:
     """The TPU API client for `project`, telling each retry of a call as a progress line."""
     return TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line)))
+
+
+def _keyed(request: CloudTargetT) -> CloudTargetT:
+    """`request` with its chip as onechip's key however it was named (offers.chip_key: 'v5litepod-4' -> v5e-4).
+    Raises ConfigError for a chip that is no Cloud TPU onechip knows."""
+    return request.model_copy(update={"chip": offers.chip_key(request.chip)})
 
 
 def _tpus(request: CloudUpRequest) -> int:
@@ -52,7 +62,7 @@ def cloud_quote(request: CloudUpRequest) -> Quote:
     """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price x every
     chip of every TPU) and what stops its billing; what a shell prints before anything is created. Raises
     ConfigError (also: replicas that do not split a slice, set names past 58 characters)."""
-    offers.tpu_type(request.chip)
+    request = _keyed(request)
     tpus = _tpus(request)
     zone = provision.zones_for(request)[0]
     limit = request.max_run_duration_s if request.provisioning == "flex-start" else (
@@ -69,6 +79,7 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
     recorded, and the message names the command that deletes them)."""
+    request = _keyed(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
         check = up(_engine_request(request, [f"{request.ssh_user}@tpu-{k}" for k in range(tpus)], dry_run=True))
@@ -122,15 +133,15 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
 def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progress) -> list[Attempt]:
     """Can CHIP be had with PROVISIONING in each zone now? A real create, deleted at once (billed for the
     seconds it lives); recorded for `cloud_zones`. See onechip.cloud.provision.probe."""
+    request = _keyed(request)
     return provision.probe(_tpu(request.project, on_progress), request, on_progress)
 
 
 def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:
     """Zone observations for a chip / provisioning model: probes first (newest), then the catalog's, each with
     its source and date. No API call."""
-    if request.chip:
-        offers.tpu_type(request.chip)
-    return offers.offers(cloud_records.observed(), request.chip, request.provisioning)
+    chip = offers.chip_key(request.chip) if request.chip else None
+    return offers.offers(cloud_records.observed(), chip, request.provisioning)
 
 
 def _recorded(request: CloudNameRequest) -> list[CloudResource]:
@@ -139,25 +150,27 @@ def _recorded(request: CloudNameRequest) -> list[CloudResource]:
             and (not request.project or r.project == request.project)]  # fmt: skip
 
 
-def _targets(request: CloudNameRequest) -> list[tuple[TpuApi, CloudResource]]:
-    """Each resource status/down look at (provision.targets), with the client of its project: recorded
-    ones, and every labelled one the API lists in --zone or in every zone onechip used, across pages."""
+def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[tuple[TpuApi, CloudResource]]:
+    """Each resource status/down look at (provision.targets), with the client of its project (each retry of
+    its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
+    API lists in --zone or in every zone onechip used, across pages."""
     recorded = _recorded(request)
     projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()}
     if request.project is not None:
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
     for project in sorted(projects, key=str):
-        tpu = _tpu(project)
+        tpu = _tpu(project, on_progress)
         out += [(tpu, r) for r in provision.targets(tpu, request, [r for r in recorded if r.project == tpu.project])]
     return out
 
 
-def cloud_status(request: CloudNameRequest) -> list[CloudStatus]:
+def cloud_status(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudStatus]:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created
     (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
-    resource ended. Raises CloudError (API unreachable, or not the TPU API)."""
-    found = [provision.status(tpu, r) for tpu, r in _targets(request)]
+    resource ended; each API retry told through `on_progress`. Raises CloudError (API unreachable, or not the
+    TPU API)."""
+    found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress)]
     if any(st.resource.external_ip for st in found):
         on_host = _engines_on_hosts()
         for st in found:
@@ -195,10 +208,11 @@ def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
     return _recorded(request)
 
 
-def cloud_down_targets(request: CloudNameRequest) -> list[CloudResource]:
+def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
-    zone onechip used); only ever what carries onechip's label. Nothing is deleted."""
-    return [r for _, r in _targets(request)]
+    zone onechip used); only ever what carries onechip's label; each API retry told through `on_progress`.
+    Nothing is deleted."""
+    return [r for _, r in _targets(request, on_progress)]
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
@@ -207,7 +221,7 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress)
     router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Every one is
     tried; raises CloudError afterwards when some could not be deleted, naming each with its delete command."""
     result = CloudDownResult()
-    chosen = _targets(request)
+    chosen = _targets(request, on_progress)
     _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:

@@ -290,7 +290,7 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
             config = BenchConfig(
                 base_url=f"http://predicted.{chip}",
                 contexts=[ctx],
-                clients=[-(-clients // engines)],
+                clients=[planner.geometry.cdiv(clients, engines)],
                 output_tokens=out,
                 reps=request.reps,
             )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)

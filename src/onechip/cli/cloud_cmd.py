@@ -154,7 +154,7 @@ def zones(as_json: bool = JSON, **fields: Any) -> None:
 def status(as_json: bool = JSON, **fields: Any) -> None:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created."""
     request = build_request(CloudNameRequest, fields)
-    found = api.cloud_status(request)
+    found = api.cloud_status(request, state_lines())
     if as_json:
         typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
         return
@@ -200,7 +200,8 @@ def nothing_line(request: CloudNameRequest) -> str:
 def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     """Delete what onechip created (labelled created-by=onechip; a queued resource with its node)."""
     request = build_request(CloudNameRequest, fields)
-    targets = api.cloud_down_targets(request)
+    progress = state_lines()
+    targets = api.cloud_down_targets(request, progress)
     if not targets:
         console.print("nothing to delete: no resource onechip created matches")
         return
@@ -209,7 +210,7 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
             f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", highlight=False, soft_wrap=True
         )
     confirm(f"delete these {len(targets)}", yes)
-    result = api.cloud_down(request, state_lines())
+    result = api.cloud_down(request, progress)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

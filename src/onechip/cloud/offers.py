@@ -2,7 +2,7 @@
 sources and dates, newest probes first), and the hourly price quoted before anything is created.
 
 `v5e` is `v5litepod` to the API (seed: '"v5e-1" is fine in prose and is never valid in a CLI argument'):
-onechip takes its own chip keys and spells them here, from catalog/cloud_tpu.json.
+onechip takes its own chip keys or Google's names (`chip_key`) and spells them here, from catalog/cloud_tpu.json.
 """
 
 from __future__ import annotations
@@ -12,20 +12,27 @@ from datetime import date
 from onechip import catalog
 from onechip.cloud import billing
 from onechip.errors import ConfigError
+from onechip.planner.chips import google_tpu
 from onechip.planner.rules import accelerator
 from onechip.schemas.cloud import Provisioning, Quote, ZoneOffer
 
 
-def tpu_type(chip: str) -> tuple[str, str]:
-    """(accelerator type, runtime version) for a chip key: 'v5e-1' -> ('v5litepod-1', 'v2-alpha-tpuv5-lite').
-    Raises ConfigError for a chip the catalog cannot spell (naming the API spelling if that was given)."""
+def chip_key(chip: str) -> str:
+    """onechip's key for a Cloud TPU chip named as onechip or Google names it ('v5litepod-4', 'TPU v6e-4',
+    'trillium-4' -> v5e-4, v6e-4, v6e-4), resolved as `plan --chip` resolves it (planner.chips.google_tpu).
+    Raises ConfigError for a chip catalog/cloud_tpu.json cannot spell."""
     chips = catalog.cloud_tpu().chips
-    if chip in chips:
-        return chips[chip].accelerator_type, chips[chip].runtime_version
-    by_api = {entry.accelerator_type: key for key, entry in chips.items()}
-    if chip in by_api:
-        raise ConfigError(f"--chip {chip} is the API's spelling; onechip's key for it is {by_api[chip]}")
+    key = google_tpu(chip) or chip
+    if key in chips:
+        return key
     raise ConfigError(f"--chip {chip}: not a Cloud TPU chip onechip knows ({', '.join(sorted(chips))})")
+
+
+def tpu_type(chip: str) -> tuple[str, str]:
+    """(accelerator type, runtime version) for a chip (`chip_key`): 'v5e-1' -> ('v5litepod-1',
+    'v2-alpha-tpuv5-lite'). Raises ConfigError as chip_key does."""
+    entry = catalog.cloud_tpu().chips[chip_key(chip)]
+    return entry.accelerator_type, entry.runtime_version
 
 
 def region_of(zone: str) -> str:

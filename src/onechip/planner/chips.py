@@ -98,8 +98,9 @@ def _google_name(name: str) -> re.Match[str] | None:
     return _GOOGLE_TPU.match(re.sub(r"[\s_]+", "", name.lower()))
 
 
-def _google_tpu(name: str) -> str | None:
-    """The catalog key of a TPU named as Google names it (_google_name), or None."""
+def google_tpu(name: str) -> str | None:
+    """The catalog key of a TPU named as Google names it (_google_name: 'v5litepod-4', 'TPU v6e-4', 'trillium-4',
+    or onechip's own 'v5e-4'), or None. `find` resolves TPU names by it, and `onechip cloud --chip` too."""
     match = _google_name(name)
     if match is None:
         return None
@@ -112,7 +113,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     """('catalog', key) or ('database', gpus.json name) for a chip name. Raises ConfigError when nothing
     matches, or when several cards of different memory do (naming them); `option` is the flag the name came by
     ('--chip', advise's '--chips'), which the message names."""
-    if (tpu := _google_tpu(name)) is not None:
+    if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     keys = name_keys(name)
     cards, db_levels = _database()

@@ -161,7 +161,7 @@ def blocks_per_request(
     costs cdiv(memory_per_request, memory_per_block) blocks (vllm/v1/core/kv_cache_utils.py
     get_max_concurrency_for_kv_cache_config).
     """
-    full = -(-context // block)
+    full = cdiv(context, block)
     if not rules.windows_sliding_layers:
         return full
     batch = max_num_batched_tokens or rules.default_max_num_batched_tokens or context
@@ -174,7 +174,7 @@ def blocks_per_request(
         else:
             n = full
         need += n * block * layer.bytes_per_token
-    return -(-need // (block * geometry.kv_bytes_per_token))
+    return cdiv(need, block * geometry.kv_bytes_per_token)
 
 
 def _warnings(

@@ -298,9 +298,9 @@ def _per_layer(
     for i, kind in enumerate(kinds):
         dim, heads_i = _layer_shape(cfg, kind, family, i)
         if dim not in dims_unpadded:
-            dim = -(-dim // dim_multiple) * dim_multiple
+            dim = cdiv(dim, dim_multiple) * dim_multiple
         raw_heads.add(heads_i)
-        padded = -(-heads_i // tp) * tp
+        padded = cdiv(heads_i, tp) * tp
         owns = owners[i] is None
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
         # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
@@ -336,7 +336,7 @@ def hybrid_geometry(
     roles = recurrent.layer_roles(cfg, family) + [(True, False)] * mtp_layers
     for i, (attention, state) in enumerate(roles):
         dim, heads = _layer_shape(cfg, FULL, family, i) if attention else (0, 0)
-        padded = -(-heads // tp) * tp
+        padded = cdiv(heads, tp) * tp
         if attention:
             raw_heads.add(heads)
         layers.append(

@@ -70,6 +70,7 @@ from onechip.catalog.files import (
     version_key,
 )
 from onechip.errors import ConfigError
+from onechip.planner.geometry import cdiv
 
 _Rule = TypeVar("_Rule", bound=VersionedRule)
 
@@ -232,7 +233,7 @@ def _moe_shape(
     inter = int(text.get("moe_intermediate_size") or text.get("intermediate_size") or 0)
     if marlin is not None and marlin.tile:  # marlin_utils.py marlin_moe_padded_intermediate (0.25.0 and later)
         multiple = math.lcm(marlin.tile, marlin.group_size)
-        per_rank = -(-(inter // tensor_parallel_size) // multiple) * multiple
+        per_rank = cdiv(inter // tensor_parallel_size, multiple) * multiple
         return int(topk), 2.0 * per_rank, _int_field(text, "hidden_size")
     return int(topk), 2 * inter / tensor_parallel_size, _int_field(text, "hidden_size")
 
@@ -831,8 +832,8 @@ def _moonvit_profile_bytes(
     side = _MOONVIT_DUMMY_IMAGE
     if (side // patch) ** 2 > in_token_limit:
         side = int(side * math.sqrt(in_token_limit / (side // patch) ** 2))
-    rows = -(-side // (kernel[0] * patch)) * kernel[0]  # patches per side after padding to kernel x patch
-    cols = -(-side // (kernel[1] * patch)) * kernel[1]
+    rows = cdiv(side, kernel[0] * patch) * kernel[0]  # patches per side after padding to kernel x patch
+    cols = cdiv(side, kernel[1] * patch) * kernel[1]
     tokens = rows * cols // (kernel[0] * kernel[1])
     items = _encoder_items(max_num_batched_tokens, tokens)
     pixels = rows * cols * 3 * patch * patch if inputs else 0
@@ -1012,7 +1013,7 @@ def cold_compile_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_pa
     them is not in its config)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
-    rows = -(-vocab // 64) * 64 // tensor_parallel_size  # pad_vocab_size(vocab, 64), then the rank's shard
+    rows = cdiv(vocab, 64) * 64 // tensor_parallel_size  # pad_vocab_size(vocab, 64), then the rank's shard
     return int((rows + tokens) * hidden * dtype_bytes)
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from onechip.catalog.files import CudaGraphRule, EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
 from onechip.errors import ConfigError
-from onechip.planner.geometry import MAMBA, Geometry, window_blocks
+from onechip.planner.geometry import MAMBA, Geometry, cdiv, window_blocks
 from onechip.planner.gpu_memory import (
     GpuBudget,
     MarlinMoe,
@@ -202,7 +202,7 @@ def one_request_bytes(geometry: Geometry, layout: KvLayout, max_model_len: int, 
         key = (layer.attention_type, layer.sliding_window)
         block = blocks.get(key, layout.groups[0].block_size)
         if layer.sliding_window is None or key not in blocks:
-            pages = -(-max_model_len // block)
+            pages = cdiv(max_model_len, block)
         else:
             pages = window_blocks(layer.attention_type, layer.sliding_window, batch, max_model_len, block)
         total += pages * block * (layer.bytes_per_token // tp)
@@ -578,7 +578,7 @@ def kv_layout_uniform(
         if not (layer.latent and mla_entry_align_bytes):
             return layer.bytes_per_token
         step = mla_entry_align_bytes // model_dtype_bytes
-        return layer.bytes_per_token // layer.head_dim * (-(-layer.head_dim // step) * step)
+        return layer.bytes_per_token // layer.head_dim * (cdiv(layer.head_dim, step) * step)
 
     per_token = sum(entry_bytes(layer) for layer in geometry.layers if layer.owns_cache) // tp
     return KvLayout(

@@ -106,9 +106,9 @@ class KvLayout:
         total = 0
         for group in self.groups:
             if group.kind == MAMBA:
-                total += group.state_pages or -(-context // group.block_size) + self.speculative_blocks
+                total += group.state_pages or cdiv(context, group.block_size) + self.speculative_blocks
             elif group.window is None:
-                total += -(-context // group.block_size)
+                total += cdiv(context, group.block_size)
             else:
                 total += window_blocks(group.kind, group.window, max_num_batched_tokens, context, group.block_size)
         return total
@@ -168,7 +168,7 @@ def kv_layout(
     group_size = most if (len(specs) == 1 or most < fewest * group_size_max_ratio) else fewest
     groups: list[KvGroup] = []
     for key, count in specs.items():
-        n_groups = -(-count // group_size)
+        n_groups = cdiv(count, group_size)
         for i in range(n_groups):
             size = len(range(i, count, n_groups))
             pages = None

@@ -17,6 +17,7 @@ from onechip import catalog
 from onechip.catalog.files import AcceleratorEntry, EngineEntry, TextOnlyClassesRule, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import chips
+from onechip.planner.geometry import cdiv
 from onechip.planner.modalities import TOWER_MODALITIES
 from onechip.planner.weights import DTYPE_BYTES
 
@@ -79,7 +80,7 @@ class EngineRules(EngineEntry):
                 raise ConfigError(f"block_size must be a positive integer, got {requested}")
             return requested
         if self.per_request_blocks:
-            need = -(-max_model_len // self.per_request_blocks)
+            need = cdiv(max_model_len, self.per_request_blocks)
             pow2 = 1 << max(0, (need - 1).bit_length())
             return max(self.min_block_size or 1, pow2)
         if self.default_block_size:
@@ -192,8 +193,8 @@ class EngineRules(EngineEntry):
         if pad is None:  # the heads alone (engines.json tp_heads_divide): vLLM core's check, as on vllm-tpu
             return
         vocab = text.get("vocab_size")
-        if isinstance(vocab, int) and -(-vocab // pad) * pad % tp:
-            padded = -(-vocab // pad) * pad
+        if isinstance(vocab, int) and cdiv(vocab, pad) * pad % tp:
+            padded = cdiv(vocab, pad) * pad
             raise ConfigError(
                 f"{where}: vocab_size {vocab} (padded to a multiple of {pad}: {padded}) is not divisible by it; "
                 f"the engine shards the embedding by vocabulary and fails at load ('{padded} is not divisible by {tp}')"

@@ -24,6 +24,7 @@ from typing import Any
 
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
+from onechip.planner.geometry import cdiv
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
 DTYPE_BYTES: dict[str, float] = {
@@ -216,7 +217,7 @@ _MXFP4_EXPERT = re.compile(r"\.experts\.(gate_up_proj|down_proj)_(blocks|scales|
 
 
 def _up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
+    return cdiv(value, multiple) * multiple
 
 
 def mxfp4_loaded_bytes(tensor: Tensor, layout: Mxfp4Layout, tensor_parallel_size: int) -> int | None:

@@ -100,7 +100,9 @@ def api_duration(seconds: float) -> str:
 class CloudTarget(RequestModel):
     """Which chip, where, and how: the fields every `onechip cloud` job shares."""
 
-    chip: str = Field(default="v5e-1", description="onechip chip key, e.g. v5e-1, v6e-1 (not the API's v5litepod-1).")
+    chip: str = Field(
+        default="v5e-1", description="TPU chip: onechip's key (v5e-1, v6e-4) or Google's name (v5litepod-1, TPU v6e-4)."
+    )
     project: ProjectId | None = Field(default=None, description="Google Cloud project (default: ADC's project).")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
         default_factory=list, description="Zones, comma-separated, tried in order (default: the catalog's)."
@@ -123,7 +125,7 @@ class CloudProbeRequest(CloudTarget):
 class CloudZonesRequest(RequestModel):
     """`onechip cloud zones`: which zones were seen to offer a chip, by provisioning model, with sources."""
 
-    chip: str | None = Field(default=None, description="Only this chip key (default: all).")
+    chip: str | None = Field(default=None, description="Only this chip, named as --chip (default: all).")
     provisioning: Provisioning | None = Field(default=None, description="Only this provisioning model.")
 
 

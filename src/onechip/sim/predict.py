@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from onechip.catalog.files import version_key
+from onechip.planner.geometry import cdiv
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchConfig, RequestSample
@@ -159,7 +160,7 @@ def simulate_agent_cell(
     shape = agent_shape(config, context, clients)
     longest = shape.prompt_tokens(shape.turns - 1) + config.output_tokens
     engine, model = engine_of(plan), step_model(plan, terms)
-    if longest > plan.max_model_len or -(-longest // engine.block_size) > engine.num_blocks:
+    if longest > plan.max_model_len or cdiv(longest, engine.block_size) > engine.num_blocks:
         cell.infeasible = (
             f"a session's last turn needs {longest:,} tokens: beyond max_model_len {plan.max_model_len:,} "
             f"or the KV pool ({engine.num_blocks * engine.block_size:,} tokens)"

@@ -43,11 +43,17 @@ Three things are read off the corpus, each by a closed form on the cells that is
     every GPU with no line of its own).
     Before this a line went through every such cell, so a slow GPU's device time (L4 20.4 ms "fixed", T4
     27.9) became every other GPU's host cost (MI300X leave-chip-out TPOT error 320%).
-A chip with no measurement gets the mean of the fractions of the measured chips of its kernel stack (`_stack`:
-NVIDIA, AMD, TPU), else of every measured chip, their mean request overhead, and the mean host line of the
-deployments of the same engine rules that have one, else of every deployment that has one (vLLM's host path,
-API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis` names them with
-their grid and engine build, and `uncertainty` widens its range.
+A chip with no measurement gets the mean of the fractions of the measured chips of its architecture family
+(`_family`: maker and architecture as the catalog names them, e.g. NVIDIA Ada Lovelace, AMD CDNA 3.0; every TPU
+one family, the catalog naming no TPU generation), else of its maker's other architectures, else of every
+measured chip, and says which (`Basis.decode_kin`, `decode_level`; `describe`): the RTX 4090 and L40S take
+the L4's (Ada), the MI325X the MI300X's (CDNA 3.0); a Radeon PRO W7900 (RDNA 3.0) takes the MI300X's as AMD's
+other architecture, and its row says no RDNA 3.0 chip is measured; their mean request overhead, and the mean
+host line of the deployments of the same engine rules that have one, else of every deployment that has one
+(vLLM's host path, API server, EngineCore scheduler and detokenizer, is shared by vllm-gpu and vllm-tpu); `Basis`
+names them with their grid and engine build, and `uncertainty` gives the row the error measured leaving a chip
+out (`prior`), which in this corpus is the error of a chip whose family has no other measured chip (no GPU
+architecture has two measured chips), the wider of the measured prior errors.
 benchmarks/prior_accuracy.py validates all of it leaving one chip out.
 """
 
@@ -56,6 +62,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal, cast
 
 from onechip import catalog, planner
 from onechip.catalog.files import MeasuredGrid
@@ -83,6 +90,9 @@ class HostLine:
     per_seq_s: float
 
 
+Level = Literal["own", "family", "maker", "every"]
+
+
 @dataclass(frozen=True)
 class Basis:
     """What a prior for one chip rests on: its own measurements, or other chips' (the fractions' mean)."""
@@ -95,6 +105,10 @@ class Basis:
     host: tuple[HostLine, ...]  # the deployments whose host cost is used (mean)
     own_host: bool  # host cost measured on this chip
     host_scale: float = 1.0  # others' line scaled down to stay under this chip's own TPOT (`_host_cap`)
+    decode_kin: tuple[str, ...] = ()  # the chips whose decode fractions it takes (its own; `_fraction`)
+    prefill_kin: tuple[str, ...] = ()  # the same for the prefill fraction
+    decode_level: Level = "own"  # where decode_kin come from: its family, its maker, every chip (`_fraction`)
+    prefill_level: Level = "own"
 
     @property
     def measured(self) -> bool:
@@ -114,10 +128,21 @@ def describe(b: Basis) -> str:
     if b.host_scale < 1:
         lines += f", scaled by {b.host_scale:.2f} to stay under {b.chip}'s own measured TPOT"
     if not b.measured:
-        chips = sorted({c for _, c, _, _ in decode_fractions()})
+        maker, arch = _family(b.chip)
+        family = f"{maker} {arch}" if arch else maker
+
+        def kin(chips: tuple[str, ...], level: Level) -> str:
+            if level == "family":
+                return f"{family}: {', '.join(chips)}"
+            if level == "maker":
+                return f"{maker}'s other architectures ({', '.join(chips)}): no {family} chip is measured"
+            return f"every measured chip's ({', '.join(chips)}): no {maker} chip is measured"
+
         return (
-            f"no serving measurement of {b.chip} in the corpus: decode and prefill efficiencies are the mean of "
-            f"{', '.join(chips)}; host cost of {lines}; its range is the one measured leaving a chip out"
+            f"no serving measurement of {b.chip} in the corpus: its decode efficiency is the mean of "
+            f"{kin(b.decode_kin, b.decode_level)}; its prefill efficiency of "
+            f"{kin(b.prefill_kin, b.prefill_level)}; host cost of {lines}; its range is the one measured leaving "
+            "a chip out"
         )
     own = [name for name, flag in (("decode", b.own_decode), ("prefill", b.own_prefill), ("host", b.own_host)) if flag]
     return f"{b.chip}'s own published measurements ({', '.join(own)}; host cost of {lines}), others' for the rest"
@@ -327,27 +352,39 @@ def host_line_gaps() -> tuple[tuple[str, str], ...]:
 
 def _fraction(
     values: tuple[tuple[str, str, int, float], ...], chip: str, exclude: str | None
-) -> tuple[float | None, bool]:
-    """The mean fraction of `chip`'s own rows, else of the other measured chips of its kernel stack (`_stack`),
-    else of every measured chip (each chip weighted once); and whether the chip's own."""
+) -> tuple[float | None, bool, tuple[str, ...], Level]:
+    """The mean fraction of `chip`'s own rows, else of the other measured chips of its architecture family
+    (`_family`), else of its maker's (its kernel stack: NVIDIA's CUDA kernels, AMD's ROCm ones), else of every
+    measured chip (each chip weighted once); whether the chip's own; the chips it is the mean of; and which of
+    those it is. The maker's other architectures come before every chip's on the corpus's evidence: left out,
+    the L4 (no other Ada chip) is read at 0.61 of bandwidth from every chip's mean against 0.68 from NVIDIA's
+    (it measures 0.76; prior tok/s error 20.1% against 12.4%, benchmarks/prior_accuracy.py), while the T4 gains
+    (7.1% against 20.0%)."""
     own = [f for _, c, _, f in values if c == chip and c != exclude]
     if own:
-        return statistics.fmean(own), True
+        return statistics.fmean(own), True, (chip,), "own"
     by_chip: dict[str, list[float]] = {}
     for _, c, _, f in values:
         if c != exclude:
             by_chip.setdefault(c, []).append(f)
-    kin = {c: v for c, v in by_chip.items() if _stack(c) == _stack(chip)} or by_chip
-    return (statistics.fmean(statistics.fmean(v) for v in kin.values()) if kin else None), False
+    family = {c: v for c, v in by_chip.items() if _family(c) == _family(chip)}
+    maker = {c: v for c, v in by_chip.items() if _family(c)[0] == _family(chip)[0]}
+    kin, level = (family, "family") if family else (maker, "maker") if maker else (by_chip, "every")
+    mean = statistics.fmean(statistics.fmean(v) for v in kin.values()) if kin else None
+    return mean, False, tuple(sorted(kin)), cast(Level, level)
 
 
-def _stack(chip: str) -> str:
-    """Whose kernels a chip runs: its maker's (the GPU database's manufacturer: NVIDIA's CUDA kernels, AMD's ROCm
-    ones), else its kind's (every TPU runs tpu-inference's Pallas kernels under XLA). A chip with no measurement
-    of its own is nearer its stack's measured chips than the others' mean: v5e-1 left out of the prefill fractions
-    gets v6e-1's 0.49 (the seed measured 0.68), not the mean of v6e-1, MI300X and L4 (0.39)."""
+def _family(chip: str) -> tuple[str, str | None]:
+    """A chip's architecture family: its maker (the GPU database's manufacturer, else its kind) and architecture
+    as the catalog names them (the GPU database's: 'Ada Lovelace', 'CDNA 3.0', 'RDNA 3.0'). Chips of one family
+    run the same kernels on the same kind of silicon; a maker's other architectures need not (vLLM on ROCm takes
+    other attention and GEMM paths on RDNA than on CDNA; NVIDIA's differ from Turing to Hopper), and their
+    efficiencies say little of it (MI300X HBM3: 35% of its 5.3 TB/s in decode, dominated by fixed work on small
+    models, no measure of a GDDR6 W7900). The catalog names no TPU generation, so every TPU is one family by its
+    kind, running tpu-inference's Pallas kernels under XLA (v5e-1 left out of the prefill fractions gets
+    v6e-1's 0.49, the seed measured 0.68; v6e-1 left out gets v5e-1's 0.68 where it measures 0.49)."""
     accelerator = planner.rules.accelerator(chip)
-    return accelerator.manufacturer or accelerator.kind
+    return accelerator.manufacturer or accelerator.kind, accelerator.architecture
 
 
 def _silicon(chip: str) -> str:
@@ -361,7 +398,8 @@ def basis(
 ) -> Basis:
     """What a prior for `chip` served by `engine` rests on, leaving `exclude_chip`'s measurements (the
     leave-one-chip-out validation passes the chip itself) and `exclude_grids` out: its own fractions and host
-    cost where measured, else the other chips' mean fractions (each chip weighted once) and the host cost of
+    cost where measured, else the mean fractions of its family's measured chips, else of every measured chip
+    (`_fraction`, each chip weighted once) and the host cost of
     deployments with the same engine rules (else all). A slice's chips are its one-chip sibling's (`_silicon`).
     """
 
@@ -369,13 +407,14 @@ def basis(
         return tuple(r for r in rows if r[0] not in exclude_grids)
 
     silicon, exclude = _silicon(chip), _silicon(exclude_chip) if exclude_chip else None
-    bandwidth, own_decode = _fraction(keep(decode_fractions()), silicon, exclude)
-    compute, own_prefill = _fraction(keep(prefill_fractions()), silicon, exclude)
+    bandwidth, own_decode, decode_kin, decode_level = _fraction(keep(decode_fractions()), silicon, exclude)
+    compute, own_prefill, prefill_kin, prefill_level = _fraction(keep(prefill_fractions()), silicon, exclude)
     lines = [h for h in host_lines() if h.chip != exclude and h.grid not in exclude_grids]
     own = [h for h in lines if h.chip == silicon and h.engine == engine]
     host = own or [h for h in lines if h.engine == engine] or lines
     scale = 1.0 if own else _host_cap(silicon, engine, exclude, exclude_grids, host)
-    return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own), scale)
+    return Basis(chip, bandwidth, compute, own_decode, own_prefill, tuple(host), bool(own), scale,
+                 decode_kin, prefill_kin, decode_level, prefill_level)  # fmt: skip
 
 
 def _host_cap(
@@ -457,11 +496,11 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
       measured one-client time per token (`decode_fractions`, host-bound cells left out). A read the cells did not
       pin is the target's measured one (roofline / decode fraction) where it has its own and its own host line
       does not reach the one-client TPOT (`_host_bound_one_client`). A target with no read measured gets its
-      kernel stack's prior (roofline / `basis` fraction), not the fit's read: fits of one chip trade the read for
+      family's prior (roofline / `basis` fraction), not the fit's read: fits of one chip trade the read for
       fixed host work (MI300X E2B fit 1.1 ms, 0.78 of the roofline, where E4B and 12B FP8 read at 0.33-0.42), and
       no measured step of the target bounds the split (the 12B fit's read carried to L4: 42 ms, TPOT 19.8);
     - KV read by the ratio of the two chips' decode fractions, compute and prefill attention by their prefill
-      fractions (`basis`: a chip's own, else its kernel stack's measured chips' mean, else every chip's);
+      fractions (`basis`: a chip's own, else its architecture family's measured chips' mean, else every chip's);
     - the request overhead: the target's own measured one (`request_overheads`: MI300X 10.3-11.0 ms, where an L4
       fit's 34.7 ms bounded by the least one-client TTFT gave 15.2), else the calibration's by the host ratio;
     - host: fixed and per-sequence work and the API server's per-chunk and per-token work by one
@@ -496,7 +535,7 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     own_read = dst_roof.weights_s / dst.bandwidth_fraction if dst.own_decode and dst.bandwidth_fraction else None
     weights = t.weights_s * dst_roof.weights_s / src_roof.weights_s * bw
     src_host, dst_host = _line(src), _line(dst)
-    if own_read is None:  # no read measured on the target: its kernel stack's (`basis`), not the fit's split
+    if own_read is None:  # no read measured on the target: its family's or every chip's (`basis`), not the fit's split
         weights = dst_roof.weights_s / dst.bandwidth_fraction if dst.bandwidth_fraction else weights
     elif "weights_s" in pinned or (dst_host and dst.own_host and _host_bound_one_client(dst, exclude_grids)):
         weights = min(weights, own_read)

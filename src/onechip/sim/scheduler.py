@@ -61,6 +61,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from onechip.planner.geometry import cdiv
 from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.sim.steptime import Batch, StepModel
 
@@ -195,7 +196,7 @@ class CellSimulation:
     def run(self) -> list[RequestSample]:
         """Simulate until every request ended; the samples, in completion order. Raises RuntimeError when
         one request alone needs more KV blocks than the pool holds (the cell is infeasible)."""
-        need = -(-(self.context + self.config.output_tokens) // self.engine.block_size)
+        need = cdiv(self.context + self.config.output_tokens, self.engine.block_size)
         if need > self.engine.num_blocks:
             raise RuntimeError(f"one request needs {need} KV blocks; the pool holds {self.engine.num_blocks}")
         self._start_clients()
@@ -245,7 +246,7 @@ class CellSimulation:
         decode = self.model.step_s(Batch(seqs=n, tokens=n, kv_tokens=n * (ctx + out // 2), attn_pairs=0.0))
         chunk = min(ctx, self.engine.budget_tokens)
         prefill = self.model.step_s(Batch(seqs=1, tokens=chunk, kv_tokens=chunk, attn_pairs=chunk * chunk / 2.0))
-        return prefill * -(-ctx // chunk) + decode * out
+        return prefill * cdiv(ctx, chunk) + decode * out
 
     # --- clients
 
@@ -369,7 +370,7 @@ class CellSimulation:
     # --- the engine
 
     def _blocks_for(self, req: _Req, tokens: int) -> int:
-        return -(-(req.computed + tokens) // self.engine.block_size) - req.blocks
+        return cdiv(req.computed + tokens, self.engine.block_size) - req.blocks
 
     def _schedule(self, now: float) -> list[tuple[_Req, int]]:
         """One step's batch: running requests first (preempting the last when blocks run out), then waiting

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from onechip.errors import ConfigError
 from onechip.planner import rules
+from onechip.planner.geometry import cdiv
 from onechip.planner.weights import DTYPE_BYTES
 from onechip.schemas import Plan
 from onechip.schemas.sim import StepTerms
@@ -83,7 +84,7 @@ class StepModel:
         if not self.pad_tokens or tokens <= 0:
             return tokens
         if self.padding_gap > 0:
-            bucket = max(MIN_TPU_BUCKET, -(-tokens // self.padding_gap) * self.padding_gap)
+            bucket = max(MIN_TPU_BUCKET, cdiv(tokens, self.padding_gap) * self.padding_gap)
         else:
             bucket = max(MIN_TPU_BUCKET, 1 << (tokens - 1).bit_length())
         return min(bucket, self.max_bucket) if self.max_bucket and tokens <= self.max_bucket else bucket

@@ -247,7 +247,7 @@ def _new_command_rows() -> list[list[str]]:
     rows += [["mcp", "--bogus"], ["mcp", "--port", "0"], ["mcp", "--port", "x"],
              ["mcp", "--http", "--host", "0.0.0.0"], ["mcp", "--http", "--token-file", "{missing}"]]  # fmt: skip
     up = ["cloud", "up", "--project", "p", "--zone", "us-west4-a", "--yes"]
-    rows += [[*up, "--chip", c] for c in ("bogus", "v5litepod-1", "")]
+    rows += [[*up, "--chip", c] for c in ("bogus", "v5e-3", "v5litepod-3", "")]
     rows += [[*up, "--provisioning", v] for v in ("spot", "on-demand", "reserved")]
     rows += [[*up, "--max-run-duration", v] for v in ("abc", "-1h", "1m", "30d")]
     rows += [[*up, "--provisioning", "spot", "--max-hours", v] for v in ("0", "-1", "nan", "inf")]

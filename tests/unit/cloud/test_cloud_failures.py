@@ -351,11 +351,12 @@ def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind
     for argv in (["status"], ["down", "--yes"], ["up", "--project", P, "--zone", OK, "--name", "other", "--yes"]):
         rc, out, err = run("cloud", *argv)
         assert rc == 7, (argv, out, err)
-        # a cut-short body is read again: `cloud up` tells each retry as a progress line before its one error line
+        # a cut-short body is read again: status, down and up tell each retry as a progress line before the one
+        # error line (status and down were silent before)
         told = [line for line in err.splitlines() if "; retry " in line]
         said = [line for line in err.splitlines() if "; retry " not in line]
         assert len(said) == 1 and "does not answer like the Cloud TPU API" in said[0], (argv, err)
-        assert not told or (kind == "truncated" and argv[0] == "up"), (argv, err)
+        assert not told or kind == "truncated", (argv, err)
     assert_tracked_then_down(fast)
 
 
@@ -759,3 +760,22 @@ def test_a_host_that_does_not_resolve_is_one_line_at_once(monkeypatch):
     assert info.value.reason == "offline" and told == []
     assert str(info.value).endswith(": cannot resolve tpu.invalid (offline, or no DNS); nothing was sent - check "
                                     "the network and run it again")  # fmt: skip
+
+
+def test_status_and_down_tell_each_retry_as_cloud_up_does(fast, run):
+    # Before: cloud status and cloud down retried in silence (their TpuApi had no on_retry) while prices refresh
+    # and cloud up told each retry; now every cloud job gives its client the same progress callback
+    request = CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 1.0, "zones": [OK]})
+    api.cloud_up(request)
+    fast.faults.append(Fault("GET", r"/(nodes|queuedResources)", "rate-limit", times=1))
+    events: list = []
+    assert api.cloud_status(CloudNameRequest(project=P), events.append)
+    told = [e.message for e in events if e.stage == "cloud" and "; retry " in e.message]
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 0.01 s"), told
+    fast.faults.append(Fault("GET", r"/(nodes|queuedResources)", "rate-limit", times=1))
+    code, _, err = run("cloud", "status", "--project", P)
+    assert code == 0 and err.count("; retry 1 of 6 in 0.01 s") == 1, err
+    fast.faults.append(Fault("DELETE", r"/(nodes|queuedResources)/", "rate-limit", times=1))
+    code, _, err = run("cloud", "down", "--project", P, "--yes")
+    assert code == 0 and err.count("; retry 1 of 6 in 0.01 s") == 1, err
+    assert ours(fast) == set() and records.load_all() == []

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from onechip import api
 from onechip.cloud import offers, refusals
 from onechip.errors import ConfigError
-from onechip.schemas.cloud import CloudUpRequest, api_duration, parse_duration
+from onechip.planner import chips
+from onechip.schemas.cloud import CloudUpRequest, CloudZonesRequest, api_duration, parse_duration
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import DemoRequest
 
@@ -117,3 +119,32 @@ def test_headers_come_from_google_auth_with_the_quota_project(monkeypatch):
 def test_refusals_by_code_and_details(code, message, details, reason):
     error = refusals.from_status({"code": code, "message": message, "details": details}, "x")
     assert error.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    # Google's names (cloud.google.com/tpu/docs/v5e: 'v5litepod-N' is N v5e chips; v6e is Trillium), as plan --chip
+    # reads them (planner.chips.google_tpu), and onechip's own keys
+    [
+        ("v5litepod-4", "v5e-4"),
+        ("v5litepod-1", "v5e-1"),
+        ("TPU v6e-4", "v6e-4"),
+        ("trillium-8", "v6e-8"),
+        ("v5e-4", "v5e-4"),
+    ],  # fmt: skip
+)
+def test_cloud_chip_takes_googles_names_as_plan_does(name, key):
+    assert offers.chip_key(name) == key == chips.find(name)[1]
+    assert offers.tpu_type(name) == offers.tpu_type(key)
+
+
+def test_cloud_jobs_resolve_the_chip_before_anything_reads_it(offline_home):
+    quote = api.cloud_quote(CloudUpRequest(chip="v5litepod-4", zones=["us-west4-a"]))
+    assert (quote.chip, quote.chips) == ("v5e-4", 4)
+    assert {z.chip for z in api.cloud_zones(CloudZonesRequest(chip="trillium-1"))} == {"v6e-1"}
+
+
+@pytest.mark.parametrize("name", ["v5e-3", "v5litepod-3", "l4", "bogus"])
+def test_a_chip_cloud_cannot_get_names_the_ones_it_can(name):
+    with pytest.raises(ConfigError, match=r"not a Cloud TPU chip onechip knows \(v5e-1, v5e-4, v6e-1, v6e-4, v6e-8\)"):
+        offers.chip_key(name)

@@ -11,7 +11,7 @@ import pytest
 from onechip import api
 from onechip.cloud import provision, records
 from onechip.cloud.tpu_api import TpuApi
-from onechip.errors import CloudError, ConfigError, Interrupted
+from onechip.errors import CloudError, Interrupted
 from onechip.schemas.cloud import CloudNameRequest, CloudProbeRequest, CloudUpRequest, CloudZonesRequest
 
 P = "proj-1"
@@ -168,9 +168,9 @@ def test_zones_from_the_catalog_with_sources():
     assert all(z.source and z.date for z in zones)
 
 
-def test_chip_is_onechips_key_not_the_apis():
-    with pytest.raises(ConfigError, match="onechip's key for it is v5e-1"):
-        api.cloud_zones(CloudZonesRequest(chip="v5litepod-1"))
+def test_chip_is_taken_as_google_names_it_and_read_as_onechips_key():
+    # the API's 'v5litepod-1' is v5e-1, as plan --chip reads it (planner.chips.google_tpu)
+    assert api.cloud_zones(CloudZonesRequest(chip="v5litepod-1")) == api.cloud_zones(CloudZonesRequest(chip="v5e-1"))
 
 
 def test_ctrl_c_while_waiting_names_what_exists(fake_api, monkeypatch):

@@ -21,6 +21,7 @@ from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
 from onechip.mcp import server as mcp_server
 from onechip.mcp.server import build_server
+from onechip.mcp.tools import TOOLS, UpToolRequest, always
 from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.common import GIB
 
@@ -382,3 +383,14 @@ def test_a_key_value_field_as_an_empty_string_is_refused_as_not_an_object() -> N
     # the JSON form of `--slo ''`: a string is never the object the schema publishes
     (result,) = calls(("advise", {"model": "SmolLM2-135M-Instruct", "slo": ""}))
     assert result.is_error and text(result).startswith("slo must be a JSON object such as")
+
+
+def test_one_gate_predicate_holds_the_costly_calls_and_lets_a_dry_run_through() -> None:
+    # ToolSpec.gate replaces gated + ungated: None is no confirm, `always` every call, up's `not dry_run`
+    gated = {spec.name: spec.gate for spec in TOOLS if spec.gated}
+    assert set(gated) == {"up", "down", "demo", "cloud_probe", "cloud_up", "cloud_down"}
+    assert all(gate is always for name, gate in gated.items() if name != "up")
+    up = gated["up"]
+    assert up is not None and not up(UpToolRequest(**UP)) and up(UpToolRequest(**{**UP, "dry_run": False}))
+    (dry,) = calls(("up", UP))  # no confirm: a dry run starts nothing and is answered
+    assert not dry.is_error and "not done" not in text(dry)

