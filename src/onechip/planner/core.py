@@ -1325,6 +1325,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         seqs_default_capped=rules.default_seqs_capped(request.engine_version),
         batch_default_capped=rules.default_batch_capped(request.engine_version),
         release=request.engine_version or rules.release or rules.version,
+        host_memory_counted=bool(acc.profiler_counts_host_memory),
     )
 
 

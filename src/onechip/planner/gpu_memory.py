@@ -1292,18 +1292,21 @@ def gpu_budget(
     cuda_graph_bytes: tuple[int, int, int] = (0, 0, 0),
     tp_extra: tuple[int, int] | None = None,
     cold_compile: int = 0,
+    host_bytes: int = 0,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graph_bytes`:
     (least, estimate, most) of the CUDA-graph term (cuda_graph_estimate; on ROCm the HIP graphs), taken where the
     rule subtracts it. tp_extra: (estimate, least) of the TP >= 2 non-torch term
     (tp_extra_bytes); None: the rule's figure at TP >= 2. cold_compile: bytes of `activation` a warm compile
-    cache does not take (cold_compile_bytes above the rest of the peak): the high end adds them back."""
+    cache does not take (cold_compile_bytes above the rest of the peak): the high end adds them back. host_bytes:
+    host memory the profiler counts as consumed (an integrated GPU: runner_tables.host_token_buffer_bytes), taken
+    with non-torch memory as vLLM's 'consumed memory (weights + non-torch)' takes it."""
     requested = int(visible_bytes * utilization)
     if tp_extra is None:
         figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
         tp_extra = (figure, figure)
     extra, extra_least = tp_extra
-    non_torch = rule.non_torch_bytes + extra
+    non_torch = rule.non_torch_bytes + extra + host_bytes
     graph_low, graphs, graph_high = cuda_graph_bytes if rule.cuda_graphs_subtracted else (0, 0, 0)
     kv = requested - weights_bytes - non_torch - activation - graphs
     act_low, act_high = rule.activation_spread_bytes

@@ -50,7 +50,7 @@ from onechip.planner.gpu_memory import (
     rotary_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
-from onechip.planner.runner_tables import gpu_block_table_bytes
+from onechip.planner.runner_tables import gpu_block_table_bytes, host_token_buffer_bytes
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import Offload
 from onechip.schemas.common import GIB
@@ -248,6 +248,7 @@ def plan_gpu_pool(
     seqs_default_capped: bool = False,
     batch_default_capped: bool = False,
     release: str = "",
+    host_memory_counted: bool = False,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -262,6 +263,8 @@ def plan_gpu_pool(
     tower's own forward peak bounds it from below where encoder_rule models it: planner.gpu_memory.
     qwen3_vl_tower_peak_bytes).
     states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache).
+    host_memory_counted: the profiler counts host memory as consumed (an integrated GPU: accelerators.json
+    profiler_counts_host_memory), so the runner's host token buffers (runner_tables) join non-torch memory.
     sampler_bytes_per_seq_vocab: the sampler warm-up's bytes per (sequence x vocab) element where the install
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
@@ -365,7 +368,7 @@ def plan_gpu_pool(
                     offload_copies_layer=offload_copies_layer, marlin=marlin, rocm=rocm,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
                     compute_capability=compute_capability, capture_size_override=capture_size_override,
-                    speculative_tokens=speculative_tokens)
+                    speculative_tokens=speculative_tokens, host_memory_counted=host_memory_counted)
         for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
@@ -430,6 +433,7 @@ def _stage_pool(
     compute_capability: int | None = None,
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
+    host_memory_counted: bool = False,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
@@ -482,6 +486,9 @@ def _stage_pool(
         budget_rule = rule.model_copy(
             update={"non_torch_bytes": (least + most) // 2, "non_torch_spread_bytes": (most - least) // 2}
         )
+    host = 0
+    if host_memory_counted and not rule.v0_engine:  # an integrated GPU: the runner's host token buffers count
+        host = host_token_buffer_bytes(max_num_seqs=seqs, max_model_len=max_model_len, v2_runner=rule.v2_runner)
     budget = gpu_budget(
         budget_rule,
         visible_bytes=visible_bytes,
@@ -492,6 +499,7 @@ def _stage_pool(
         cuda_graph_bytes=graph_bytes,
         tp_extra=tp_extra,
         cold_compile=cold,
+        host_bytes=host,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

@@ -31,8 +31,21 @@ vLLM on GPUs (what the runner holds per KV cache group on each GPU):
     after the KV cache is sized: beside the requested memory too;
   - the V0 engine keeps its block tables on the host (vllm/worker/model_runner.py builds them per step).
 Not counted: the kernel-block split of a group whose block is larger than the attention kernel's
-(BlockTable.blocks_per_kv_block widens a row; hybrid models' raised blocks), the per-request sampling vectors
-(max_num_reqs floats each), and host memory (InputBatch.token_ids_cpu: max_num_reqs x max_model_len int32).
+(BlockTable.blocks_per_kv_block widens a row; hybrid models' raised blocks) and the per-request sampling vectors
+(max_num_reqs floats each).
+
+Host memory, counted only where the profiler counts it (an integrated GPU, accelerators.json
+profiler_counts_host_memory: vllm/utils/mem_utils.py MemorySnapshot.measure reads free memory as psutil's available
+host memory there, so every host page the engine process touches between the worker's init snapshot and the end of
+profile_run is 'consumed'): the runner's per-slot token buffers, built in the model runner's constructor, which
+vllm/v1/worker/gpu_worker.py init_device calls after taking that snapshot (read in the 0.27.0 sdist):
+  - V1 model runner: InputBatch.token_ids_cpu_tensor, torch.zeros((max_num_reqs, max_model_len), int32, on the
+    host) and is_token_ids_tensor, the same shape in bool (vllm/v1/worker/gpu_input_batch.py of the 0.12.0, 0.19.0
+    and 0.27.0 sdists; 0.10.0 has the int32 buffer only): 5 B per slot and position, zero-filled, so resident;
+  - V2 model runner: RequestState.all_token_ids, a StagedWriteTensor (max_num_reqs, max_model_len) int32 with
+    uva_instead_of_gpu=True, i.e. a pinned host UvaBuffer (vllm/v1/worker/gpu/states.py and buffer_utils.py of the
+    0.19.0 and 0.27.0 sdists): 4 B per slot and position.
+On a discrete GPU these take host memory only and enter no budget.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ from onechip.planner.geometry import cdiv
 TPU_MIN_NUM_SEQS = 8
 _INT32_BYTES = 4
 _INT64_BYTES = 8
+_BOOL_BYTES = 1
 
 
 def tpu_block_table_bytes(max_num_seqs: int, max_model_len: int, block_size: int) -> int:
@@ -67,3 +81,11 @@ def gpu_block_table_bytes(
     copies = 2 if v2_runner else 1
     rows = sum(cdiv(max_model_len, block) for block in block_sizes) * max_num_seqs * _INT32_BYTES * copies
     return rows + len(block_sizes) * max_num_batched_tokens * _INT64_BYTES
+
+
+def host_token_buffer_bytes(*, max_num_seqs: int, max_model_len: int, v2_runner: bool) -> int:
+    """Host bytes of the model runner's per-slot token buffers (module docstring: V1 InputBatch's int32 token ids and
+    bool is-token flags, V2 RequestState's pinned int32 token ids), max_num_seqs x max_model_len entries; what an
+    integrated GPU's profiler counts as consumed (GB10 at 256 x 40,960 on the V2 runner: 40 MiB)."""
+    per_entry = _INT32_BYTES if v2_runner else _INT32_BYTES + _BOOL_BYTES
+    return max_num_seqs * max_model_len * per_entry

@@ -261,4 +261,15 @@ def test_mi325x_is_planned_with_amds_256_gib_not_the_databases_288(name: str) ->
     assert chip_key(name) == "mi325x"
     assert acc.memory_nominal_bytes == 256 * GIB
     assert acc.bandwidth_bytes_per_s == 6.0e12
-    assert acc.memory_visible_bytes is not None and acc.memory_visible_bytes < 256 * GIB  # the amd-hbm rule
+    assert acc.memory_visible_bytes is not None and acc.memory_visible_bytes < 256 * GIB  # the amd rule
+
+
+def test_an_amd_gddr_card_gets_what_rocm_reports_for_its_vram() -> None:
+    # ROCm reports a 32 GiB AMD card at 34,342,961,152 B (rocm-smi 'VRAM Total Memory (B)' and sysfs
+    # mem_info_vram_total of MI100 / MI50 32GB cards, search-index file ids 7269484511, 33792187378, 63153934215):
+    # HBM and GDDR cards alike (the W7900's 47.98 of 48 GiB), so a Radeon GDDR card no one measured gets the amd
+    # rule, not the cross-maker 'any' span
+    r9700 = accelerator("Radeon AI PRO R9700")
+    low, high = r9700.memory_visible_range_bytes or (0, 0)
+    assert low <= 34_342_961_152 <= high
+    assert "rule amd " in (r9700.memory_visible_source or "")

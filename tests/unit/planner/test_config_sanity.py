@@ -4,6 +4,10 @@ heads than query heads, query heads that KV heads do not divide (vLLM's Attentio
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from factories import SMOLLM2_CONFIG, one_error_line, sized_checkpoint
@@ -37,3 +41,31 @@ def test_grouped_and_multi_head_attention_plan() -> None:
     read_config({k: v for k, v in SMOLLM2_CONFIG.items() if k != "num_key_value_heads"}, "config.json")
     with pytest.raises(ConfigError, match="num_key_value_heads"):
         read_config({**SMOLLM2_CONFIG, "num_attention_heads": 8, "num_key_value_heads": 3}, "config.json")
+
+
+GEMMA4_26B = (
+    Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs" / "google--gemma-4-26B-A4B-it.json"
+)
+
+
+def _gemma4_26b() -> dict[str, Any]:
+    return dict(json.loads(GEMMA4_26B.read_text(encoding="utf-8")))
+
+
+def test_each_gemma4_layer_is_checked_with_the_kv_heads_vllm_gives_it() -> None:
+    # vllm/transformers_utils/configs/gemma4.py gemma4_layer_config (0.31.0 sdist): a full-attention layer with
+    # attention_k_eq_v takes num_global_key_value_heads, a saved per_layer_config entry its own; Gemma4DecoderLayer
+    # passes that count with the model's num_attention_heads to the attention, which asserts the division.
+    # Gemma-4-26B-A4B: 16 query heads, 8 KV heads on sliding layers, 2 on full layers: loads
+    config = _gemma4_26b()
+    read_config(config, "config.json")
+    text = config["text_config"]
+    with pytest.raises(ConfigError, match=r"'num_global_key_value_heads' is 3 \(layer 5\).*num_heads \(16\)"):
+        read_config({**config, "text_config": {**text, "num_global_key_value_heads": 3}}, "config.json")
+    # without attention_k_eq_v the full layers keep num_key_value_heads, so the global count is not used
+    read_config(
+        {**config, "text_config": {**text, "num_global_key_value_heads": 3, "attention_k_eq_v": False}}, "config.json"
+    )
+    bad_layer = {**text, "per_layer_config": {"7": {"num_key_value_heads": 6}}}
+    with pytest.raises(ConfigError, match=r"'per_layer_config.7.num_key_value_heads' is 6 \(layer 7\)"):
+        read_config({**config, "text_config": bad_layer}, "config.json")

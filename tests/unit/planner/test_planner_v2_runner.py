@@ -161,3 +161,18 @@ def test_a_v1_vision_model_keeps_the_v1_encoder_profile_after_0_26(tmp_path: Pat
     model = _model(tmp_path, "Qwen--Qwen3-VL-30B-A3B-Instruct.json")
     assert not _on_v2(model, "0.28.0", chip="h200")
     assert _encoder_delta(model, "0.28.0") == _encoder_delta(model, "0.21.0") > 0
+
+
+def test_an_integrated_gpu_counts_the_runners_host_token_buffers(tmp_path: Path) -> None:
+    # vLLM reads free memory on an integrated GPU as psutil's available host memory (vllm/utils/mem_utils.py
+    # MemorySnapshot.measure), and gpu_worker.init_device builds the model runner after its init snapshot (0.27.0
+    # sdist): the V2 runner's pinned all_token_ids, 256 slots x 40,960 x int32 (vllm/v1/worker/gpu/states.py),
+    # joins the consumed memory on the GB10; the same model on a discrete card of the same size does not take it
+    model = _checkpoint(tmp_path, GB10)
+    unified = _budget(model, "0.27.1", max_model_len=40960)
+    discrete = _budget(model, "0.27.1", chip="gpu:121.69GiB", max_model_len=40960, max_num_seqs=256)
+    assert unified.non_torch_bytes - discrete.non_torch_bytes == 256 * 40960 * 4
+    # the V1 runner's InputBatch holds int32 token ids and bool flags (vllm/v1/worker/gpu_input_batch.py): 5 B
+    v1 = _budget(model, "0.20.0", max_model_len=40960)
+    v1_discrete = _budget(model, "0.20.0", chip="gpu:121.69GiB", max_model_len=40960, max_num_seqs=256)
+    assert v1.non_torch_bytes - v1_discrete.non_torch_bytes == 256 * 40960 * 5
