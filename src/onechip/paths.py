@@ -1,6 +1,6 @@
 """Where onechip keeps things on disk: its home (models, engine state) and run directories; how a file is
-written so no reader sees half of it (write_text_atomic), and the one lock two onechip processes take before
-changing the same thing (exclusive: the engine state, a run directory).
+written so no reader sees half of it (write_text_atomic), a log only its owner reads (open_owner_only), and the
+one lock two onechip processes take before changing the same thing (exclusive: the engine state, a run directory).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from onechip.errors import BusyError
 
@@ -45,6 +46,15 @@ def new_run_dir(root: Path) -> Path:
     path = root / run_id
     path.mkdir(parents=True, exist_ok=False)
     return path
+
+
+def open_owner_only(path: Path, append: bool) -> BinaryIO:
+    """`path` opened for binary writing (`append`, else truncated), readable by its owner alone (0600, also when
+    it already existed): an engine's log holds whatever the engine prints, and `logs` redacts only on reading."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab" if append else "wb")
 
 
 def write_text_atomic(target: Path, text: str) -> Path:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.paths import open_owner_only
 from onechip.procs import die_with_parent, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
@@ -151,7 +152,7 @@ class LocalVllmEngine:
             raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.env, **self.secret_env}
-        with self.log_path.open("ab") as log:
+        with open_owner_only(self.log_path, append=True) as log:
             self._started_wall = datetime.now(UTC)
             self._started_mono = time.monotonic()
             self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell

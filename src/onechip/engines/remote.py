@@ -27,6 +27,7 @@ from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.paths import open_owner_only
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -251,7 +252,7 @@ class HostEngine:
         raise EngineError(f"ssh tunnel to {self.spec.host} did not open port {self.local_port} in 20 s")
 
     def _start_mirror(self) -> None:
-        with self.log_path.open("wb") as log:
+        with open_owner_only(self.log_path, append=False) as log:
             self.mirror = subprocess.Popen(  # noqa: S603
                 self.shell.argv(logs_command(self.state(), follow=True)), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

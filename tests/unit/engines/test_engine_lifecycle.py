@@ -61,6 +61,7 @@ def test_start_ready_stop_leaves_no_process(tmp_path):
     grandchild = _grandchild(engine.log_path)
     assert boot.kv_cache_tokens == 1024 and boot.ready_s is not None
     assert boot.engine_version == "9.9.9"
+    assert engine.log_path.stat().st_mode & 0o777 == 0o600  # the log holds what the engine prints: owner only
     engine.stop()
     assert not group_alive(engine.pid)
     assert not _pid_alive(grandchild)
