@@ -398,8 +398,8 @@ def basis(
 ) -> Basis:
     """What a prior for `chip` served by `engine` rests on, leaving `exclude_chip`'s measurements (the
     leave-one-chip-out validation passes the chip itself) and `exclude_grids` out: its own fractions and host
-    cost where measured, else the mean fractions of its family's measured chips, else of every measured chip
-    (`_fraction`, each chip weighted once) and the host cost of
+    cost where measured, else the mean fractions of its family's measured chips, else its maker's, else every
+    measured chip's (`_fraction`, each chip weighted once) and the host cost of
     deployments with the same engine rules (else all). A slice's chips are its one-chip sibling's (`_silicon`).
     """
 
