@@ -29,22 +29,25 @@ def _token(token_file: Path | None) -> str | None:
     return token
 
 
+HTTP_HOST, HTTP_PORT = "127.0.0.1", 8765  # the streamable-HTTP server's defaults
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def mcp(
         read_only: Annotated[bool, typer.Option("--read-only", help="Only tools that change nothing.")] = False,
         http: Annotated[bool, typer.Option("--http", help="Streamable HTTP at /mcp instead of stdio.")] = False,
-        host: Annotated[str, typer.Option("--host", help="HTTP bind address; off 127.0.0.1 a token is required.")] = (
-            "127.0.0.1"
-        ),
-        port: Annotated[int, typer.Option("--port", help="HTTP port.", min=1, max=65535)] = 8765,
+        host: Annotated[
+            str, typer.Option("--host", help="HTTP bind address; off 127.0.0.1 a token is required.")
+        ] = HTTP_HOST,
+        port: Annotated[int, typer.Option("--port", help="HTTP port.", min=1, max=65535)] = HTTP_PORT,
         token_file: Annotated[
             Path | None, typer.Option("--token-file", help=f"File with the bearer token (or ${TOKEN_ENV}).")
         ] = None,
     ) -> None:
         """Serve every job (plan, up, check, bench, simulate, advise, cost, prices, report, cloud_*, ...) as MCP
         tools for an agent (docs/mcp-tools.md lists them)."""
-        if not http and (host != "127.0.0.1" or port != 8765 or token_file is not None):  # stdio would ignore them
+        if not http and (host != HTTP_HOST or port != HTTP_PORT or token_file is not None):  # stdio would ignore them
             raise ConfigError("--host, --port and --token-file set up the HTTP server: give --http too (stdio without)")
         try:
             from onechip.mcp.server import serve
