@@ -82,9 +82,8 @@ def parse_duration(value: Any) -> Any:
         return float(text)
     match = _DURATION.fullmatch(text)
     if not text or match is None:
-        raise ValueError(
-            "a duration looks like 4h, 30m, 90s or 1h30m"
-        )  # the refusal's '(got ...)' shows the value, cut
+        # the value is not repeated here: the refusal's '(got ...)' shows it, cut
+        raise ValueError("a duration looks like 4h, 30m, 90s or 1h30m")
     return sum(float(part) * unit for part, unit in zip(match.groups(), _UNITS, strict=True) if part)
 
 
