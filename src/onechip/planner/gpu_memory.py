@@ -209,7 +209,7 @@ def fp8_input_bytes(rows: int, topk: int, n: float, hidden: int, block: int) -> 
     columns a scale covers, fp8_moe_block; 0: one scale)."""
 
     def copy(m: int, k: int) -> int:
-        return m * k + (m * -(-k // block) if block else 1) * 4
+        return m * k + (m * cdiv(k, block) if block else 1) * 4
 
     return max(copy(rows, hidden), copy(rows * topk, int(n / 2)))
 
