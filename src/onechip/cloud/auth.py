@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from onechip.errors import CloudError, ConfigError, MissingDependencyError, redact
-from onechip.schemas.common import server_url
+from onechip.errors import CloudError, MissingDependencyError, redact
+from onechip.schemas.common import server_url_from_env
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -25,20 +25,7 @@ _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
 def endpoint_override() -> str | None:
     """The base URL ONECHIP_TPU_API_ENDPOINT sets (no trailing slash), or None for Google's own."""
-    return endpoint_from_env(ENDPOINT_ENV)
-
-
-def endpoint_from_env(name: str) -> str | None:
-    """The base URL the environment variable `name` sets (no trailing slash), or None when unset. Raises
-    ConfigError when it names no server (schemas.common.server_url): 'http://127.0.0.1:abc' was an internal
-    error, and 'notaurl' was tried 7 times as if it had not answered."""
-    value = os.environ.get(name, "").strip().rstrip("/")
-    if not value:
-        return None
-    try:
-        return server_url(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r}: {exc}") from None
+    return server_url_from_env(ENDPOINT_ENV)
 
 
 class Credentials:

@@ -33,9 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
 from onechip.cloud import refusals
-from onechip.cloud.auth import Credentials, endpoint_from_env
+from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, write_text_atomic
+from onechip.schemas.common import server_url_from_env
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def _api_key() -> str | None:
 
 def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
     """(base URL, a function of (method, URL) giving the headers of each request)."""
-    override = endpoint_from_env(ENDPOINT_ENV)
+    override = server_url_from_env(ENDPOINT_ENV)
     if override:
         return override, lambda method, url: {}
     key = _api_key()

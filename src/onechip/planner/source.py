@@ -31,7 +31,7 @@ from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
-from onechip.schemas.common import server_url
+from onechip.schemas.common import server_url_from_env
 
 
 @dataclass
@@ -167,16 +167,10 @@ def _not_provided(repo_id: str) -> str:
 
 def hub_endpoint() -> str:
     """The Hub base URL: HF_ENDPOINT as set now, else huggingface_hub's default (https://huggingface.co). Raises
-    ConfigError when HF_ENDPOINT names no server (schemas.common.server_url; a bad port was an internal error)."""
+    ConfigError when HF_ENDPOINT names no server (schemas.common.server_url_from_env)."""
     from huggingface_hub import constants
 
-    given = os.environ.get("HF_ENDPOINT", "").strip()
-    if given:
-        try:
-            server_url(given)
-        except ValueError as exc:
-            raise ConfigError(f"HF_ENDPOINT={given!r}: {exc}") from None
-    return (given or constants.ENDPOINT).rstrip("/")
+    return server_url_from_env("HF_ENDPOINT") or constants.ENDPOINT.rstrip("/")
 
 
 def check_hub_reachable(repo_id: str, endpoint: str, timeout_s: float = HUB_PROBE_TIMEOUT_S) -> None:

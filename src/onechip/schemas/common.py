@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
+
+from onechip.errors import ConfigError
 
 SCHEMA_VERSION = "1"
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
@@ -52,6 +55,19 @@ def server_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
         raise ValueError("not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000")
     return url
+
+
+def server_url_from_env(name: str) -> str | None:
+    """The base URL the environment variable `name` sets (stripped, no trailing slash), or None when unset. Raises
+    ConfigError when it names no server (server_url): 'http://127.0.0.1:abc' was an internal error, and 'notaurl'
+    was tried as if it had not answered."""
+    value = os.environ.get(name, "").strip().rstrip("/")
+    if not value:
+        return None
+    try:
+        return server_url(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r}: {exc}") from None
 
 
 def model_key(model: str) -> str:
