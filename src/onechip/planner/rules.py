@@ -193,8 +193,7 @@ class EngineRules(EngineEntry):
         if pad is None:  # the heads alone (engines.json tp_heads_divide): vLLM core's check, as on vllm-tpu
             return
         vocab = text.get("vocab_size")
-        if isinstance(vocab, int) and cdiv(vocab, pad) * pad % tp:
-            padded = cdiv(vocab, pad) * pad
+        if isinstance(vocab, int) and (padded := cdiv(vocab, pad) * pad) % tp:
             raise ConfigError(
                 f"{where}: vocab_size {vocab} (padded to a multiple of {pad}: {padded}) is not divisible by it; "
                 f"the engine shards the embedding by vocabulary and fails at load ('{padded} is not divisible by {tp}')"
