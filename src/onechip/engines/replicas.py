@@ -202,6 +202,8 @@ def prepare_replicas(
         raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
     base = port or flags.DEFAULT_PORT
     here = _Ports()
+    if router_port:  # a router port the user gave is not a replica's
+        here.taken.add(router_port)
     specs: list[LaunchSpec] = []
     prepared: list[startup.Prepared | None] = []
     pin_list: list[dict[str, str]] = []
@@ -225,6 +227,8 @@ def prepare_replicas(
             specs.append(ready.spec)
             prepared.append(ready)
         pin_list.append(pin)
+    if router_port in [spec.base_port for spec in specs]:  # a container's port is taken as given
+        raise ConfigError(f"--router-port {router_port} is a replica's port; give another one")
     urls = [f"http://127.0.0.1:{spec.base_port}" for spec in specs]
     router = router_command(
         urls, policy, router_port or here.take(DEFAULT_PORT), here.take(DEFAULT_METRICS_PORT), router_host

@@ -98,6 +98,15 @@ def test_plan_prints_the_commands_up_runs_on_two_hosts(monkeypatch):
     assert "--worker-urls http://127.0.0.1:8000 http://127.0.0.1:8001 " in launch.commands[-1]
 
 
+def test_a_router_port_given_is_never_a_replicas(monkeypatch):
+    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)  # as when the ports are free here
+    fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2, "router_port": 8001, "dry_run": True}
+    launch = api.up(build_request(UpRequest, fields)).replica_set
+    assert launch is not None and [s.port for s in launch.replicas] == [8000, 8002] and launch.router.port == 8001
+    with pytest.raises(ConfigError, match="--router-port 8001 is a replica's port"):  # containers keep 8000 + K
+        api.up(build_request(UpRequest, {**fields, "engine": "vllm-docker"}))
+
+
 def test_bad_replica_layouts_are_refused():
     with pytest.raises(ConfigError, match="names 3 hosts for --replicas 2"):
         api.up(build_request(UpRequest, {"engine": "vllm", "model": GEMMA, "chip": "v5e-1", "replicas": 2,
