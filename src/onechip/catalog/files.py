@@ -186,6 +186,17 @@ class GpuMemoryRule(VersionedRule):
     )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
+    cublas_workspace_bytes: int | None = Field(
+        default=None,
+        description="torch's default cuBLAS workspace on a CUDA card of compute capability other than 9.0, bytes: "
+        "allocated through the caching allocator at the first GEMM of profile_run and kept, so it is in the torch "
+        "peak. Where set and the card's compute capability is known it stands for activation_base_bytes "
+        "(planner.gpu_memory.cublas_workspace_rule); None, or an unknown capability (AMD cards): "
+        "activation_base_bytes.",
+    )
+    cublas_workspace_sm90_bytes: int | None = Field(
+        default=None, description="The same on a compute capability 9.0 card (Hopper), bytes."
+    )
     sampler_holds_hidden_states: bool = Field(
         default=False,
         description="The dummy forward's hidden states (max_num_batched_tokens x hidden) stay allocated while the "

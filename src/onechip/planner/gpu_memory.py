@@ -22,7 +22,8 @@ profile_run): the larger of
     the V2 model runner (`v2_runner`; `sampler_logits_only` before 0.33.0) warms up on dummy requests
     without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
     model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
-plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes`. Before 0.14.0
+plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes` (where the rule
+gives it, torch's cuBLAS workspace for the card instead: cublas_workspace_rule). Before 0.14.0
 vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
 layer's forward (its hidden tensors and one call's caches) is a third candidate for the peak, beside the forward
 and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
@@ -1084,6 +1085,21 @@ def nvls_bytes(
         if rule.covers(version) and tensor_parallel_size >= rule.min_ranks and any(c in rule.chips for c in chips):
             return rule.communicators * rule.channels * rule.channel_bytes * tensor_parallel_size, rule
     return 0, None
+
+
+def cublas_workspace_rule(rule: GpuMemoryRule, compute_capability: int | None) -> GpuMemoryRule:
+    """The memory rule with its activation base taken as torch's cuBLAS workspace on a card of this compute
+    capability (x 10), where the rule gives one (GpuMemoryRule.cublas_workspace_bytes): torch allocates a workspace
+    per (cuBLAS handle, stream) through its caching allocator at the first GEMM (aten/src/ATen/cuda/
+    CublasHandlePool.cpp getNewWorkspace, setWorkspaceForHandle) and keeps it, so the first GEMM of profile_run puts
+    it in the torch peak the profiler counts. The rule unchanged where it gives none or the capability is not known
+    (an AMD card, a card known only by its memory): the fitted activation_base_bytes."""
+    if rule.cublas_workspace_bytes is None or compute_capability is None:
+        return rule
+    workspace = rule.cublas_workspace_bytes
+    if compute_capability == 90 and rule.cublas_workspace_sm90_bytes is not None:
+        workspace = rule.cublas_workspace_sm90_bytes
+    return rule.model_copy(update={"activation_base_bytes": workspace})
 
 
 def tp_rule_for_chips(

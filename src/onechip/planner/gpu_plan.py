@@ -37,6 +37,7 @@ from onechip.planner.gpu_memory import (
     MarlinMoe,
     activation_bytes,
     cold_compile_bytes,
+    cublas_workspace_rule,
     cuda_graph_estimate,
     deepstack_buffer_bytes,
     encoder_profile_bytes,
@@ -443,6 +444,7 @@ def _stage_pool(
     (planner.gpu_memory.cold_compile_bytes)."""
     off = stage.offload
     copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
+    rule = cublas_workspace_rule(rule, compute_capability)  # the activation base as this card's cuBLAS workspace
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
