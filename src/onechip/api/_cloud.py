@@ -155,13 +155,31 @@ def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -
     its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
     API lists in --zone or in every zone onechip used, across pages."""
     recorded = _recorded(request)
-    projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()}
+    lost = _unreadable(request, on_progress)
+    projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()} | {k[0] for k, _ in lost}
     if request.project is not None:
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
     for project in sorted(projects, key=str):
         tpu = _tpu(project, on_progress)
-        out += [(tpu, r) for r in provision.targets(tpu, request, [r for r in recorded if r.project == tpu.project])]
+        mine = [r for r in recorded if r.project == tpu.project]
+        found = [(zone, kind, name) for (p, zone, kind), name in lost if p == tpu.project]
+        out += [(tpu, r) for r in provision.targets(tpu, request, mine, found)]
+    return out
+
+
+def _unreadable(request: CloudNameRequest, on_progress: ProgressFn) -> list[tuple[tuple[str, str, str], str]]:
+    """Record files that cannot be read, each said in one line through `on_progress` (the file, never its
+    contents), and of those `request` selects whose path names the resource: ((project, zone, kind), name), for
+    provision.targets to look up in the API (a damaged record must not hide a TPU that bills)."""
+    out = []
+    for bad in cloud_records.unreadable():
+        on_progress(ProgressEvent("cloud", bad.line()))
+        if bad.key is None or (request.name and request.name != bad.name):
+            continue
+        if (request.zones and bad.key[1] not in request.zones) or (request.project and bad.key[0] != request.project):
+            continue
+        out.append((bad.key, bad.name))
     return out
 
 

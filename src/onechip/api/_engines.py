@@ -298,16 +298,15 @@ def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
     engine's own model is asked to explain the summary (one chat request; its answer is the model's, not a
     verdict). Raises ConfigError (unreadable path), EngineError (no engine), EndpointError (explain failed).
     """
-    if request.path is not None:
+    if request.path is not None:  # streamed: a log of any size is read once, in bounded memory
         try:
-            text, source = request.path.read_text(encoding="utf-8", errors="replace"), str(request.path)
+            summary = log_summary.summarize(log_summary.read_log(request.path), str(request.path), request.max_lines)
         except OSError as exc:
-            raise ConfigError(f"--path {request.path}: cannot read: {exc.strerror}") from None
+            raise ConfigError(f"--path {request.path}: cannot read: {exc.strerror or exc}") from None
     else:
-        text, source = "\n".join(engine_state.log_lines(False)), "engine log"
         current = engine_state.load()
-        source = current.log_path if current is not None else source
-    summary = log_summary.summarize(text, source, request.max_lines)
+        source = current.log_path if current is not None else "engine log"
+        summary = log_summary.summarize(engine_state.log_lines(False), source, request.max_lines)
     if request.explain:
         engine = engine_state.status()
         if not (engine.running and engine.healthy and engine.state is not None):

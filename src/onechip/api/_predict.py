@@ -30,6 +30,7 @@ from onechip.sim.predict import START_SPREAD_S
 from onechip.sim.uncertainty import Source
 
 from ._advise_rank import ADVISE_NOTE, rank, rank_note
+from ._sim_bounds import refuse_too_much, refuse_unfinishable, step_limit_reason, work
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
@@ -146,8 +147,6 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
         )
     the_plan = _read_plan(request.plan)
     _refuse_pipeline_parallel(the_plan)
-    calibration = calibration_for(the_plan, request.calibrate, on_progress)
-    terms = calibration.terms if calibration else priors.measured_priors(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
                                          "warmup_requests", "rate_per_s", "workload", *AGENT_ONLY})  # fmt: skip
     if request.workload != "agent":
@@ -157,6 +156,9 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
                                              "model": the_plan.model, **fields})  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(describe(SimulateRequest, exc)) from None
+    refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
+    calibration = calibration_for(the_plan, request.calibrate, on_progress)
+    terms = calibration.terms if calibration else priors.measured_priors(the_plan)
     policy = request.router_policies[0]
     cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
     run = BenchRun(
@@ -261,6 +263,18 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source
     return None, priors.measured_priors(the_plan), "prior", basis
 
 
+def _advice_config(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int) -> BenchConfig:
+    """The cell advise simulates for one deployment: the agent sessions over every engine, else one engine with
+    its even share of the clients (requests per client and warm-up: bench's defaults, what bench would run)."""
+    if agent is not None:
+        return agent
+    ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
+    share = planner.geometry.cdiv(clients, engines)
+    return BenchConfig(
+        base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[share], output_tokens=out, reps=request.reps
+    )
+
+
 def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int, tp: int) -> AdviceRow:
     """Plan, predict and price one deployment (`agent`: the workload's sessions, else independent requests)."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
@@ -281,20 +295,17 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
             return row.model_copy(update={"verdict": the_plan.verdict})
         row = row.model_copy(update={"kv_tokens": the_plan.kv_tokens})  # planned: kept if the prediction fails
         calibration, terms, source, basis = _advice_terms(the_plan)
+        simulated = _advice_config(request, agent, chip, engines)
+        why = step_limit_reason(the_plan, simulated, ctx, simulated.clients[0], engines if agent else 1)
+        if why is not None:
+            return row.model_copy(update={"verdict": f"not simulated: {why}", "kv_tokens": the_plan.kv_tokens})
         if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
             scale = 1
             cell = predicted_cells(the_plan, terms, agent, request.reps, replicas=engines,
                                    policy=request.router_policy)[0]  # fmt: skip
         else:  # independent requests: one engine with its even share of the clients, times the engines
             scale = engines
-            config = BenchConfig(
-                base_url=f"http://predicted.{chip}",
-                contexts=[ctx],
-                clients=[planner.geometry.cdiv(clients, engines)],
-                output_tokens=out,
-                reps=request.reps,
-            )  # fmt: skip  (requests per client and warm-up: bench's defaults, what bench would run)
-            cell = predicted_cells(the_plan, terms, config, request.reps)[0]
+            cell = predicted_cells(the_plan, terms, simulated, request.reps)[0]
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
     if cell.status != "ok" or not cell.output_tok_per_s:
@@ -359,6 +370,12 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     planner.resolve_model(request.model)
     deployments = _deployments(request)
     agent = _agent(request)
+    sizes = [
+        work(_advice_config(request, agent, chip, n), request.reps, n if agent else 1) for chip, n, _ in deployments
+    ]
+    refuse_too_much(sum(t for t, _ in sizes), sum(s for _, s in sizes),
+                    "fewer --chips or --reps, or fewer clients or output_tokens in --workload",
+                    f", over {len(deployments)} deployments")  # fmt: skip
     rows = []
     for i, (chip, engines, tp) in enumerate(deployments):
         what = f"{chip}: {engines} engine(s) x TP={tp}"

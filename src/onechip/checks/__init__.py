@@ -108,8 +108,24 @@ def run_checks(
             where = _save(report, out_dir)
             raise Interrupted(f"check interrupted after {len(results)} of {len(names)} domains{where}") from None
     report = _report(ep.root, served, report_start, started, opts, results)
+    report.endpoint_failing = endpoint_failing(ep)
     _save(report, out_dir)
     return report
+
+
+def endpoint_failing(ep: WireClient) -> str | None:
+    """One line when the server failed every request the probes sent (chat, completions, tokenize; /v1/models
+    answered): each was a 5xx or got no answer, so the verdicts say nothing of the model; None when any was
+    answered (a 4xx too: the server judged it)."""
+    failed = ep.server_errors + ep.unanswered
+    if ep.answered or not failed:
+        return None
+    how = ", ".join(([f"{ep.server_errors} answered 5xx"] if ep.server_errors else [])
+                    + ([f"{ep.unanswered} got no answer"] if ep.unanswered else []))  # fmt: skip
+    return (
+        f"{ep.root} answers /v1/models but failed all {failed} requests the checks sent ({how}; the last: "
+        f"{ep.last_failure}); the verdicts say nothing of the model: see the server's log"
+    )
 
 
 def _run_domains(

@@ -3,7 +3,8 @@
 Exit codes, so a pipeline can gate on it (also in `onechip check --help` and the README):
     0   every domain passed (or has a verdict given to --allow)
     10  a domain did not pass: fail, blocked, partial or not_tested (the table/JSON is printed first)
-    6   could not run: the endpoint is unreachable, timed out (--timeout-s) or answered garbage
+    6   could not run: the endpoint is unreachable, timed out (--timeout-s), answered garbage, or failed every
+        probe's request (5xx or no answer; the verdicts are printed and saved first)
     2   bad input (a flag, --out onto an earlier run)      130  interrupted (finished domains kept in --out)
     143 stopped by SIGTERM (kept as on Ctrl-C)
 """
@@ -18,7 +19,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
-from onechip.errors import ChecksNotPassed
+from onechip.errors import ChecksNotPassed, EndpointError
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest
@@ -93,8 +94,8 @@ def register(app: typer.Typer) -> None:
         """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts.
 
         Exit 0: all pass (or --allow'ed); 10: a verdict did not pass; 6: could not run (endpoint down,
-        timed out, garbage answers); 2: bad input; 130: interrupted (finished domains kept in --out);
-        143: stopped by SIGTERM (the same).
+        timed out, garbage answers, or every probe's request failed at the server); 2: bad input;
+        130: interrupted (finished domains kept in --out); 143: stopped by SIGTERM (the same).
         """
         request = build_request(CheckRequest, fields)
         with live_progress(transient=True) as on_progress:
@@ -104,6 +105,8 @@ def register(app: typer.Typer) -> None:
         else:
             for table in check_tables(report):
                 console.print(table)
+        if report.endpoint_failing:  # could not run, though it answered /v1/models: 6, not the model's 10
+            raise EndpointError(report.endpoint_failing)
         bad = [r for r in report.results if request.disallowed([r.verdict])]
         if bad:
             listed = ", ".join(f"{r.domain} {r.verdict}" for r in bad)

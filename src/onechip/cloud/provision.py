@@ -696,16 +696,23 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     )  # fmt: skip
 
 
-def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:
+def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],
+            lost: list[tuple[str, str, str]] | None = None) -> list[CloudResource]:  # fmt: skip
     """What status and down look at: recorded resources (by --name / --zone), plus, only for zones named
     with --zone, every labelled queued resource and node the API lists there (all pages): a label can be
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
     is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
-    from it (deleting the queued resource deletes it)."""
+    from it (deleting the queued resource deletes it). `lost`: (zone, kind, name) of records that cannot be
+    read (records.unreadable), each looked up in the API by what its path says and taken when labelled."""
     chosen = [r for r in recorded if records.named(r, request.name)
               and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
+    for zone, kind, name in lost or []:
+        item = fetch(api, kind, zone, name) if (zone, kind, name) not in known else None
+        if item is not None and labelled(item):
+            chosen.append(_from_api(api, zone, item, kind))
+            known.add((zone, chosen[-1].kind, name))
     for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
         found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
         qr_nodes = {r.node_id for r in found} | {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}

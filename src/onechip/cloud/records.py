@@ -18,6 +18,7 @@ against the API's shapes (schemas.cloud) before a path is made of them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from onechip.errors import ConfigError
@@ -65,19 +66,66 @@ def save(resource: CloudResource) -> Path:
     return written
 
 
-def load_all() -> list[CloudResource]:
-    """Every recorded resource, both layouts (unreadable files are skipped: a record is a hint, the API is
-    the truth, and status/down also list every zone in zones-used)."""
+def _records() -> list[Path]:
     root = _dir() / "resources"
+    return sorted([*root.glob("*/*/*/*.json"), *root.glob("*.json")])
+
+
+def _read(path: Path) -> CloudResource | str:
+    """The record in `path`, or why it cannot be read: the OS's reason, or that it is not a record (never
+    the file's contents, nor the parser's message quoting them: a record may hold what a secret looks like)."""
+    try:
+        return CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    except ValueError:
+        return "is not a cloud record (damaged or cut short)"
+
+
+def load_all() -> list[CloudResource]:
+    """Every recorded resource, both layouts (unreadable files are left out here: `unreadable` names them, and
+    what their paths say is looked up in the API; a record is a hint, the API is the truth)."""
     out: dict[tuple[str, str, str, str], CloudResource] = {}
-    for path in sorted([*root.glob("*/*/*/*.json"), *root.glob("*.json")]):
-        try:
-            resource = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if valid_names(resource.project, resource.zone, resource.name):
+    for path in _records():
+        resource = _read(path)
+        if isinstance(resource, CloudResource) and valid_names(resource.project, resource.zone, resource.name):
             out.setdefault((resource.project, resource.zone, resource.kind, resource.name), resource)
     return list(out.values())
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record file that cannot be read, and what its path still says of the resource (project, zone, kind and
+    name in the current layout: enough to find it in the API and delete it; only the name in the older one)."""
+
+    path: Path
+    why: str
+    name: str
+    key: tuple[str, str, str] | None  # (project, zone, kind), None for the older layout
+
+    def line(self) -> str:
+        """One line naming the file and what is done about it (never its contents)."""
+        if self.key is None:
+            return (f"cloud record {self.path} {self.why}: {self.name} is looked for only where --zone names "
+                    "(`onechip cloud status --zone ZONE`); remove the file once it is gone")  # fmt: skip
+        project, zone, kind = self.key
+        return (f"cloud record {self.path} {self.why}: {kind} {self.name} in {zone} (project {project}) is "
+                "looked up in the API from the file's path instead")  # fmt: skip
+
+
+def unreadable() -> list[Unreadable]:
+    """Every record file that cannot be read, with what its path says (see Unreadable)."""
+    root = _dir() / "resources"
+    out = []
+    for path in _records():
+        why = _read(path)
+        if isinstance(why, CloudResource):
+            continue
+        parts = path.relative_to(root).parts
+        key = (parts[0], parts[1], parts[2]) if len(parts) == 4 else None
+        usable = key is not None and key[2] in ("node", "queued-resource") and valid_names(key[0], key[1], path.stem)
+        out.append(Unreadable(path=path, why=why, name=path.stem, key=key if usable else None))
+    return out
 
 
 def forget(resource: CloudResource) -> None:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, EndpointError
 from onechip.paths import new_run_dir, onechip_home
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
@@ -314,6 +314,15 @@ def _advise(request: AdviseRequest, on_progress: ProgressFn) -> Advice:
     raise ConfigError(f"{api.advise_unserved(advice)}{why}; change --chips, --workload or --pricing")
 
 
+def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
+    """api.check, refused (a tool error, the CLI's exit 6) when the server failed every request the probes sent:
+    an agent must not read those all-fail verdicts as the model's (the report is still saved in out_dir)."""
+    report = api.check(request, on_progress)
+    if report.endpoint_failing:
+        raise EndpointError(report.endpoint_failing)
+    return report
+
+
 def _down_preview(request: NoRequest) -> str:
     st = api.status()
     if st.state is None:
@@ -458,7 +467,7 @@ TOOLS: list[ToolSpec] = [
         "check", "Capability checks",
         "Probe an OpenAI-compatible endpoint: chat smoke, tool calling, MCP count_ids agent, long-context "
         "needle, determinism; verdicts (onechip check). Reports progress per probe.",
-        CheckRequest, CheckReport, api.check, _check_summary, open_world=True, read_only_without=("out_dir",),
+        CheckRequest, CheckReport, _check, _check_summary, open_world=True, read_only_without=("out_dir",),
     ),
     ToolSpec(
         "bench", "Benchmark grid",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from onechip.errors import ConfigError
@@ -150,8 +151,9 @@ class BenchConfig(RequestModel):
     )
     workload_file: Path | None = Field(
         default=None,
-        description="A JSON object giving the agent workload's shape (workload, contexts, clients, output_tokens, "
-        "turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags typed win.",
+        description="A JSON or YAML object giving the agent workload's shape (workload, contexts, clients, "
+        "output_tokens, turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags "
+        "typed win.",
     )
     trace_speed: Annotated[float, Field(ge=1e-3, le=1e3)] = Field(
         default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded), 0.001 to 1000."
@@ -304,16 +306,46 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     path = data.get("workload_file")
     if path is None:
         return data
-    try:
-        shape = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"--workload-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    shape = _workload_shape(Path(path))
     if not isinstance(shape, dict):
-        raise ValueError(f"--workload-file {path}: must hold a JSON object")
+        raise ValueError(f"--workload-file {path}: must hold an object of workload keys (JSON or YAML), e.g. turns: 4")
     unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS))
     if unknown:
         raise ValueError(f"--workload-file {path}: unknown key {unknown[0]!r}; use {', '.join(WORKLOAD_FILE_KEYS)}")
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
+
+
+def _workload_shape(path: Path) -> Any:
+    """The workload file at `path` parsed as JSON, else as YAML (a superset people write by hand). Raises
+    ValueError in one line naming the file and, for a syntax error, the line and column and what is wrong there:
+    the JSON parser's when the file looks like JSON ({ or [ first), else the YAML parser's."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--workload-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--workload-file {path}: not UTF-8 text (a JSON or YAML object of workload keys)") from None
+    if not text.strip():
+        raise ValueError(
+            f"--workload-file {path}: is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        as_json = exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        if text.lstrip().startswith(("{", "[")):
+            where, what = f"line {as_json.lineno}, column {as_json.colno}", as_json.msg
+            raise ValueError(f"--workload-file {path}: not valid JSON at {where}: {what}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        opened = getattr(exc, "context_mark", None)
+        if getattr(exc, "context", None) and opened is not None and opened.line != getattr(mark, "line", None):
+            what += f" ({exc.context} from line {opened.line + 1}, column {opened.column + 1})"
+        raise ValueError(f"--workload-file {path}: not valid YAML{where}: {what}") from None
 
 
 def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:

@@ -177,3 +177,8 @@ class CheckReport(ResultModel):
     interrupted: bool = Field(
         default=False, description="True when Ctrl-C stopped the run: `results` holds the domains that finished."
     )
+    endpoint_failing: str | None = Field(
+        default=None,
+        description="Set when the server failed every request the probes sent after /v1/models (each a 5xx or "
+        "no answer): the verdicts (all fail) say nothing of the model, and `check` exits 6 with this line.",
+    )

@@ -59,6 +59,11 @@ class LogSummary(ResultModel):
     lines: list[LogLine] = Field(default_factory=list, description="Kept lines, in log order.")
     counts: dict[str, int] = Field(default_factory=dict, description="Kept lines per kind (before any cut).")
     dropped: int = Field(default=0, description="Non-error lines left out to stay under max_lines.")
+    dropped_errors: int = Field(
+        default=0,
+        description="Error and trap lines left out from the middle beyond the 2,000 kept (a crash loop; "
+        "vllm.log_summary.MAX_ERROR_LINES); 0 for any boot log.",
+    )
     traps: list[str] = Field(default_factory=list, description="Known traps found, one line each with the fix.")
     explanation: str | None = Field(default=None, description="The served model's reading (explain=true).")
     explained_by: str | None = Field(default=None, description="Model and URL that wrote the explanation.")

@@ -11,11 +11,20 @@ Each line is kept as one kind, first match wins:
     timeline  the boot milestones (engine init, weights, compile, KV cache, ready, listening)
 Non-error lines beyond `max_lines` are cut from the middle of the log (the first and last lines of a
 boot say the most), and the number cut is reported. Text is redacted (onechip.errors.redact).
+
+The log is read line by line and only what is kept stays in memory, so a log of any size (an engine that ran for
+weeks, a crash loop) is summarized in bounded memory: a line is read up to MAX_LINE_CHARS (the rest of it is
+skipped, never held), and beyond MAX_ERROR_LINES error lines only the first and last halves are kept (counted in
+`dropped_errors`), which no boot log comes near.
 """
 
 from __future__ import annotations
 
+import collections
 import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
 
 from onechip.errors import redact
 from onechip.schemas.logs import LineKind, LogLine, LogSummary
@@ -57,6 +66,12 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "requests were preempted: the KV pool is too small for this load (fewer clients or shorter contexts)",
     ),
 ]
+# A kept line's text is cut at 2,000 characters (LogLine); a line is classified on its first 64 KiB, far beyond the
+# longest vLLM line (its `non-default args` dict, a few KiB), so a log with no newlines is never held whole.
+MAX_LINE_CHARS = 1 << 16
+# The most error lines kept: SummarizeLogsRequest's own ceiling for the other kinds (max_lines <= 2,000). A failed
+# boot's traceback is tens of lines; only a crash loop repeating it reaches this, and its first and last are kept.
+MAX_ERROR_LINES = 2000
 _ERROR = re.compile(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent call last\)|^\S*(Error|Exception|Failure): ")
 _WARNING = re.compile(r"\bWARNING\b")
 _MEMORY = re.compile(
@@ -87,35 +102,76 @@ def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None
     return None, None
 
 
-def _cut(kept: list[LogLine], max_lines: int) -> tuple[list[LogLine], int]:
-    """Keep every error and trap line; of the rest keep the first and last max_lines/2 (boot start and end)."""
-    others = [i for i, line in enumerate(kept) if line.kind not in ("error", "trap")]
-    if len(others) <= max_lines:
-        return kept, 0
-    head, tail = max_lines // 2, max_lines - max_lines // 2
-    dropped = set(others[head : len(others) - tail])
-    return [line for i, line in enumerate(kept) if i not in dropped], len(dropped)
+def read_lines(handle: TextIO) -> Iterator[str]:
+    """The lines of `handle` without their newline, each at most MAX_LINE_CHARS long (the rest of a longer line
+    is read past in pieces of that size, never held), so one line is one line number whatever its length."""
+    while line := handle.readline(MAX_LINE_CHARS):
+        if line.endswith("\n"):
+            yield line[:-1]
+            continue
+        yield line
+        while (rest := handle.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+            pass
 
 
-def summarize(text: str, source: str, max_lines: int = 80) -> LogSummary:
-    """Distill the log `text` (read from `source`) into a LogSummary; see the module docstring."""
-    kept: list[LogLine] = []
+def read_log(path: Path) -> Iterator[str]:
+    """The lines of the log file at `path` (read_lines; undecodable bytes replaced). Raises OSError."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        yield from read_lines(handle)
+
+
+class _Kept:
+    """The kept lines of a log read once: every error and trap line up to MAX_ERROR_LINES (then the first and last
+    halves of them), and of the other kinds the first max_lines // 2 and the last max_lines (a bounded window);
+    `lines` puts them back in log order with the other kinds cut to their first and last halves."""
+
+    def __init__(self, max_lines: int) -> None:
+        self.max_lines = max_lines
+        self.head: list[LogLine] = []  # the first max_lines // 2 other lines
+        self.last: collections.deque[LogLine] = collections.deque(maxlen=max_lines)  # other lines after head
+        self.others = 0
+        self.errors: list[LogLine] = []  # error and trap lines: the first MAX_ERROR_LINES // 2 ...
+        self.last_errors: collections.deque[LogLine] = collections.deque(maxlen=MAX_ERROR_LINES - MAX_ERROR_LINES // 2)
+        self.error_count = 0
+
+    def add(self, line: LogLine) -> None:
+        if line.kind in ("error", "trap"):
+            self.error_count += 1
+            (self.errors if len(self.errors) < MAX_ERROR_LINES // 2 else self.last_errors).append(line)
+            return
+        self.others += 1
+        (self.head if len(self.head) < self.max_lines // 2 else self.last).append(line)
+
+    def lines(self) -> tuple[list[LogLine], int, int]:
+        """(kept lines in log order, other lines cut, error lines cut)."""
+        others = [*self.head, *self.last]
+        if self.others > self.max_lines:  # the first max_lines / 2 and the last max_lines - max_lines / 2
+            others = self.head + list(self.last)[len(self.last) - (self.max_lines - self.max_lines // 2) :]
+        errors = self.errors + list(self.last_errors)
+        kept = sorted(others + errors, key=lambda line: line.number)
+        return kept, self.others - len(others), self.error_count - len(errors)
+
+
+def summarize(log: str | Iterable[str], source: str, max_lines: int = 80) -> LogSummary:
+    """Distill the log (its text, or its lines as read_log gives them, read once) from `source` into a
+    LogSummary; see the module docstring."""
+    kept = _Kept(max_lines)
     traps: list[str] = []
+    counts: dict[str, int] = {}
     in_traceback = False
-    lines = text.splitlines()
-    for number, raw in enumerate(lines, start=1):
+    number = 0
+    for number, raw in enumerate(log.splitlines() if isinstance(log, str) else log, start=1):
         kind, trap = classify(raw, in_traceback)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
             continue
-        kept.append(LogLine(number=number, kind=kind, text=redact(raw.rstrip())[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=redact(raw.rstrip())[:2000], trap=trap))
+        counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)
-    counts: dict[str, int] = {}
-    for line in kept:
-        counts[line.kind] = counts.get(line.kind, 0) + 1
-    kept, dropped = _cut(kept, max_lines)
-    return LogSummary(source=source, total_lines=len(lines), lines=kept, counts=counts, dropped=dropped, traps=traps)
+    lines, dropped, dropped_errors = kept.lines()
+    return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,
+                      dropped_errors=dropped_errors, traps=traps)  # fmt: skip
 
 
 def explain_prompt(summary: LogSummary) -> str:

@@ -360,6 +360,11 @@ class WireClient:
     ):
         self.root = base_root(base_url)
         self.timeout_s = timeout_s
+        # what the server made of the work sent (POST: chat, completions, tokenize; not /v1/models, /metrics), so
+        # `check` tells a server failing every request from a model failing its probes: answered (2xx-4xx),
+        # answered 5xx, or no answer at all (the last failure's line kept)
+        self.answered = self.server_errors = self.unanswered = 0
+        self.last_failure = ""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         self._client = httpx.Client(
             base_url=self.root, timeout=self._timeout(timeout_s), headers=headers, transport=transport
@@ -385,14 +390,33 @@ class WireClient:
         try:
             resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
         except httpx.TimeoutException as exc:
-            raise EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})") from exc
+            error = EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})")
+            raise self._failed(error, method) from exc
         except httpx.ConnectError as exc:
-            raise EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}") from exc
+            raise self._failed(EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}"), method) from exc
         except httpx.HTTPError as exc:
-            raise EndpointError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise self._failed(EndpointError(f"{url}: {type(exc).__name__}: {exc}"), method) from exc
+        return self._checked(resp, url, method)
+
+    def _checked(self, resp: httpx.Response, url: str, method: str) -> httpx.Response:
+        """`resp` counted (answered, or a 5xx server error), raised as EndpointStatusError when not 2xx."""
+        if resp.status_code < 500 and method == "POST":
+            self.answered += 1
         if resp.status_code >= 300:
-            raise EndpointStatusError(resp.status_code, server_message(resp.text), url)
+            error = EndpointStatusError(resp.status_code, server_message(resp.text), url)
+            raise self._failed(error, method) if resp.status_code >= 500 else error
         return resp
+
+    def _failed(self, error: EndpointError, method: str) -> EndpointError:
+        """Count a request the server failed (a 5xx answer, or none at all) and return `error` to raise."""
+        if method != "POST":
+            return error
+        if isinstance(error, EndpointStatusError):
+            self.server_errors += 1
+        else:
+            self.unanswered += 1
+        self.last_failure = str(error)
+        return error
 
     def _json(self, method: str, path: str, body: Json | None = None, timeout_s: float | None = None) -> Json:
         """A 2xx answer that must be a JSON object. Raises EndpointError naming the URL and what was wrong."""
@@ -511,7 +535,7 @@ class WireClient:
             with self._client.stream("POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)) as resp:
                 if resp.status_code >= 300:
                     resp.read()
-                    raise EndpointStatusError(resp.status_code, server_message(resp.text), url)
+                self._checked(resp, url, "POST")
                 bad_type = stream_type_error(url, resp.headers.get("content-type"))
                 if bad_type:
                     raise EndpointError(bad_type)
@@ -522,9 +546,9 @@ class WireClient:
                             raise EndpointError(f"{url}: error in stream: {err}")
                         joiner.add(obj)
         except httpx.TimeoutException as exc:
-            raise EndpointError(f"{url}: stream timed out after {t:.0f} s") from exc
+            raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
         except httpx.HTTPError as exc:
-            raise EndpointError(f"{url}: stream failed: {type(exc).__name__}: {exc}") from exc
+            raise self._failed(EndpointError(f"{url}: stream failed: {type(exc).__name__}: {exc}"), "POST") from exc
         except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
             raise EndpointError(f"{url}: stream chunk is not a JSON object: {exc}") from exc
         reply = joiner.done()

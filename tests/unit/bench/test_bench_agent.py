@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from factories import one_error_line
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.agent import CALL_OVERHEAD_TOKENS
@@ -116,7 +117,11 @@ def test_a_workload_file_gives_the_agent_shape_and_typed_flags_win(tmp_path: Pat
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [('{"rate_per_s": 3}', "unknown key 'rate_per_s'"), ("[1]", "JSON object"), ("{", "--workload-file")],
+    [
+        ('{"rate_per_s": 3}', "unknown key 'rate_per_s'"),
+        ("[1]", "an object of workload keys"),
+        ("{", "--workload-file"),
+    ],
 )
 def test_a_bad_workload_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:
     shape = tmp_path / "shape.json"
@@ -124,3 +129,43 @@ def test_a_bad_workload_file_is_one_line(tmp_path: Path, content: str, message: 
     with pytest.raises(ConfigError, match=message) as err:
         build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape})
     assert "\n" not in str(err.value)
+
+
+def test_a_workload_file_in_yaml_gives_the_same_shape(tmp_path: Path) -> None:
+    shape = tmp_path / "shape.yaml"
+    shape.write_text("# the agent sessions of the seed\ncontexts: [300]\nturns: 6\nuser_tokens: 12\n")
+    cfg = build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", "workload_file": shape})
+    assert (cfg.workload, cfg.contexts, cfg.turns, cfg.user_tokens) == ("agent", [300], 6, 12)
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        # YAML: the line and column of the problem, what the parser found, and where the construct opened
+        ("workload: agent\nturns: [3\n", "not valid YAML at line 3, column 1: expected ',' or ']', but got "
+         "'<stream end>' (while parsing a flow sequence from line 2, column 8)"),
+        ("turns: 3\n  clients: 4\n", "not valid YAML at line 2, column 10: mapping values are not allowed here"),
+        ("turns:\t3\n\tclients: 4\n", "not valid YAML at line 1, column 7: found character '\\t' that cannot start "
+         "any token"),
+        # JSON (it opens with a brace): the JSON parser's line, column and message, not YAML's
+        ('{"turns": 3,\n "clients": [1, 2\n', "not valid JSON at line 3, column 1: Expecting ',' delimiter"),
+        ("", "is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"),
+        (" \n\n", "is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"),
+        (b"\xff\xfeturns", "not UTF-8 text (a JSON or YAML object of workload keys)"),
+        ("just words", "must hold an object of workload keys (JSON or YAML), e.g. turns: 4"),
+    ],
+)  # fmt: skip
+def test_an_unparsable_workload_file_is_one_line_naming_the_file_line_and_column(
+    tmp_path: Path, run, content: str | bytes, said: str
+) -> None:
+    shape = tmp_path / "shape.yaml"
+    shape.write_bytes(content if isinstance(content, bytes) else content.encode())
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(shape))
+    assert line == f"--workload-file {shape}: {said}"
+
+
+def test_a_workload_file_that_is_a_directory_or_missing_is_one_line(tmp_path: Path, run) -> None:
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path))
+    assert line == f"--workload-file {tmp_path}: Is a directory"
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path / "nope.yaml"))
+    assert line == f"--workload-file {tmp_path / 'nope.yaml'}: No such file or directory"

@@ -8,6 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from factories import one_error_line
 from fakes.vllm_server import FakeVllm, Reply
 from onechip.cli import check_cmd
 from onechip.errors import ConfigError
@@ -88,3 +89,32 @@ def test_bad_needle_and_agent_options_are_one_readable_config_error():
         with pytest.raises(ConfigError) as info:
             raise out.exception
         assert expected in str(info.value) and "'type'" not in str(info.value)
+
+
+def _failing_server(answered: int = 0) -> FakeVllm:
+    """A server that lists its model but answers every probe with HTTP 500 (an engine that died after boot),
+    except the first `answered` chat requests."""
+    died = b'{"error": {"message": "EngineCore encountered an issue", "type": "InternalServerError", "code": 500}}'
+    srv = FakeVllm(lambda body: Reply(status=500, error="EngineCore encountered an issue"))
+    if answered:
+        replies = [Reply("Paris.")] * answered
+        srv.replies = lambda body: replies.pop(0) if replies else Reply(status=500, error="EngineCore died")
+    srv.raw_answers = {path: (500, died, "application/json") for path in ("/tokenize", "/v1/completions")}
+    return srv
+
+
+def test_a_server_failing_every_request_exits_6_in_one_line_after_recording_the_checks(tmp_path, run):
+    with _failing_server() as srv:
+        line = one_error_line(run, "check", srv.url, "--out", str(tmp_path / "c"), code=6)
+    assert line.startswith(f"{srv.url} answers /v1/models but failed all ")
+    assert "answered 5xx; the last: HTTP 500 from " in line and "the verdicts say nothing of the model" in line
+    saved = CheckReport.model_validate_json((tmp_path / "c" / "checks.json").read_text())
+    assert saved.results and {r.verdict for r in saved.results} <= {"fail", "not_tested"}  # recorded as failed
+    assert saved.endpoint_failing == line
+
+
+def test_a_server_that_answered_one_probe_is_judged_by_its_verdicts(run):
+    with _failing_server(answered=1) as srv:
+        code, out, err = run("check", srv.url, "--only", "smoke,determinism", "--json")
+    assert code == 10, err  # ChecksNotPassed: the model was reached, its verdicts stand
+    assert CheckReport.model_validate_json(out).endpoint_failing is None

@@ -306,3 +306,13 @@ def test_ups_summary_says_what_differs_from_the_plan():
     assert _up_summary(UpResult(dry_run=False, boot=boot, crosscheck=cross)).endswith(
         f"; plan vs boot log: differs ({note})"
     )
+
+
+def test_check_against_a_server_failing_every_request_is_a_tool_error_in_one_line():
+    with FakeVllm(lambda body: Reply(status=500, error="EngineCore died")) as srv:
+        srv.raw_answers = {p: (500, b'{"error": {"message": "EngineCore died"}}', "application/json")
+                           for p in ("/tokenize", "/v1/completions")}  # fmt: skip
+        result = call("check", {"base_url": srv.url, "only": ["smoke", "determinism"]})
+    line = result.content[0].text
+    assert result.is_error and "\n" not in line, line
+    assert line.startswith(f"{srv.url} answers /v1/models but failed all 4 requests the checks sent (4 answered 5xx")

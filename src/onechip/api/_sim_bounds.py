@@ -1,0 +1,109 @@
+"""How much work a `simulate` or `advise` call asks of the simulator, bounded before any simulation runs: a
+cell the simulated engine could not finish within the simulator's step limit, or a call simulating more output
+tokens or engine steps than one call may, is refused in one line that says what to make smaller (an MCP
+client's call would otherwise hold the server for minutes, then end as 'simulation did not finish')."""
+
+from __future__ import annotations
+
+from onechip.errors import ConfigError
+from onechip.planner.geometry import cdiv
+from onechip.schemas import BenchConfig, Plan
+from onechip.sim.predict import engine_of
+from onechip.sim.scheduler import MAX_STEPS
+
+# What one call may simulate, all seeds, cells and engines together (warm-ups included). The simulator advances
+# every running request by one token per engine step in Python; measured on the 2-core dev machine (2026-12-03,
+# one core): 200,000-400,000 output tokens/s at full batches (simulate Llama-3.1-8B-Instruct on h100, 1,024 x 256
+# x 200 tokens: 233,000/s; advise gemma-4-E2B-it ctx=4096,clients=64,output_tokens=256 over its 62 deployments,
+# 9.2M tokens: 22 s) and 38,000-65,000 engine steps/s at one request (1,024 x 1 x 2,000; 3,000 x 1 x 100,000:
+# 1.5M steps in 23 s). So a call stays within about a minute or two of one core: 20M tokens, and the steps the
+# simulator allows one simulation (sim.scheduler.MAX_STEPS) for the whole call.
+MAX_SIMULATED_TOKENS = 20_000_000
+MAX_SIMULATED_STEPS = MAX_STEPS
+
+
+def requests_per_stream(config: BenchConfig) -> int:
+    """Requests one closed-loop stream sends in a simulated cell, warm-ups included (an agent stream: its
+    sessions' turns); open loop: the measured ones only (the simulator sends no warm-up there)."""
+    per = config.sessions_per_client * config.turns if config.workload == "agent" else config.requests_per_client
+    return per + (config.warmup_requests if config.rate_per_s is None else 0)
+
+
+def refuse_too_much(tokens: int, steps: int, what: str, scope: str = "") -> None:
+    """ConfigError when `tokens` output tokens or (at least) `steps` engine steps are over what one call may
+    simulate (MAX_SIMULATED_TOKENS, MAX_SIMULATED_STEPS); `what` says how to ask less, `scope` what was summed
+    over beyond seeds and cells."""
+    if tokens > MAX_SIMULATED_TOKENS:
+        raise ConfigError(
+            f"this would simulate {tokens:,} output tokens (seeds x clients x requests x output tokens{scope}); at "
+            f"most {MAX_SIMULATED_TOKENS:,} in one call (a minute or two of CPU): give {what}"
+        )
+    if steps > MAX_SIMULATED_STEPS:
+        raise ConfigError(
+            f"this would simulate at least {steps:,} engine steps (one token per running request a step, over seeds "
+            f"and cells{scope}); at most {MAX_SIMULATED_STEPS:,} in one call (a minute or two of CPU): give {what}"
+        )
+
+
+def work(config: BenchConfig, seeds: int, replicas: int = 1, plan: Plan | None = None) -> tuple[int, int]:
+    """(output tokens, engine steps at least) of simulating every cell of `config` `seeds` times on `replicas`
+    engines (each simulated), warm-ups included. With `plan`, a cell the simulator refuses at once counts nothing
+    and the engine's limits bound the steps (min_steps); without, only the streams do."""
+    tokens = steps = 0
+    for context, clients in config.grid_cells():
+        # without a plan: each stream's tokens one after another, all streams running at once
+        per_stream = requests_per_stream(config) * config.output_tokens
+        cell_steps = min_steps(plan, config, context, clients, replicas)[0] if plan else per_stream
+        if cell_steps:
+            tokens += seeds * clients * requests_per_stream(config) * config.output_tokens
+            steps += seeds * min(replicas, clients) * cell_steps
+    return tokens, steps
+
+
+def min_steps(plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1) -> tuple[int, str]:
+    """A lower bound on the engine steps one engine of `plan` needs for a cell of `config` (`clients` streams
+    split over `replicas` engines), from the simulated engine's own limits, and the limit that sets it. Each step
+    emits at most one token for each running request (sim.scheduler), and at most min(streams, max_num_seqs)
+    run; a grid request (unique prompt, no shared blocks) holds blocks for every token it has, so the KV pool
+    bounds the block-tokens a step can hold too. (0, "") for a cell the simulator refuses at once (beyond
+    max_model_len, or one request larger than the KV pool)."""
+    engine = engine_of(plan)
+    out = config.output_tokens
+    if context + out > plan.max_model_len or cdiv(context + out, engine.block_size) > engine.num_blocks:
+        return 0, ""
+    streams = cdiv(clients, replicas)
+    requests = streams * requests_per_stream(config)
+    running = min(streams, engine.max_num_seqs)
+    which = "streams" if streams <= engine.max_num_seqs else "max_num_seqs"
+    steps, why = cdiv(requests * out, running), f"at most {running:,} run at once ({which})"
+    if config.workload != "agent":  # agent sessions share their prefix's blocks: no per-request bound from it
+        # a request holds ceil((context + k) / B) blocks when it emits its k-th token, k = 1 .. out
+        pool_tokens = engine.num_blocks * engine.block_size
+        pool_steps = cdiv(requests * out * (2 * context + out + 1) // 2, pool_tokens)
+        if pool_steps > steps:
+            steps, why = pool_steps, f"its KV pool of {pool_tokens:,} tokens holds fewer than {running:,} at once"
+    return steps, why
+
+
+def step_limit_reason(plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1) -> str | None:
+    """Why the simulated engine cannot finish this cell within the simulator's MAX_STEPS, or None."""
+    steps, why = min_steps(plan, config, context, clients, replicas)
+    if steps <= MAX_STEPS:
+        return None
+    requests = cdiv(clients, replicas) * requests_per_stream(config)
+    return (
+        f"{context:,} tokens x {clients:,} clients: {requests:,} requests x {config.output_tokens:,} output tokens "
+        f"take at least {steps:,} engine steps (one token per running request a step; {why}); the simulator "
+        f"stops at {MAX_STEPS:,}"
+    )
+
+
+def refuse_unfinishable(plan: Plan, config: BenchConfig, replicas: int) -> None:
+    """ConfigError naming the first cell of `config` the simulated engine cannot finish within MAX_STEPS, then
+    ConfigError when the call is over what one call may simulate (refuse_too_much)."""
+    smaller = "--clients, --output-tokens or --requests-per-client"
+    for context, clients in config.grid_cells():
+        reason = step_limit_reason(plan, config, context, clients, replicas)
+        if reason is not None:
+            raise ConfigError(f"{reason}: give fewer {smaller}")
+    refuse_too_much(*work(config, config.reps, replicas, plan), f"fewer --reps, --contexts, {smaller}")

@@ -1,0 +1,80 @@
+"""A cloud record that cannot be read is said in one line naming its file (never its contents: a record may hold
+what a secret looks like), the good records are still listed, and the resource its path names is still found in
+the API, so `cloud status` shows it and `cloud down` deletes it (before, both skipped it without a word and the
+TPU kept billing unseen)."""
+
+from __future__ import annotations
+
+import os
+
+from onechip.cloud import records
+
+P = "proj-1"
+SECRET = "hf_DAMAGEDrecordSecret0123456789abcd"
+
+
+def _up(run, name: str) -> None:
+    rc, _, err = run("cloud", "up", "--chip", "v5e-1", "--project", P, "--zone", "us-west4-a", "--provisioning",
+                     "spot", "--max-hours", "1", "--name", name, "--yes")  # fmt: skip
+    assert rc == 0, err
+
+
+def _record(name: str):
+    return next(p for p in (records.onechip_home() / "cloud" / "resources").rglob(f"{name}.json"))
+
+
+def test_a_damaged_record_is_named_its_resource_still_listed_and_deleted(fake_api, run):
+    _up(run, "good-one")
+    _up(run, "damaged-one")
+    damaged = _record("damaged-one")
+    damaged.write_text('{"name": "damaged-one", "token": "' + SECRET + '", ')  # cut short
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    said = " ".join(out.split())
+    assert "good-one (node) in us-west4-a: READY" in said and "damaged-one (node) in us-west4-a: READY" in said
+    warned = [line for line in err.splitlines() if "damaged" in line]
+    assert warned == [
+        f"  cloud record {damaged} is not a cloud record (damaged or cut short): node damaged-one in us-west4-a "
+        f"(project {P}) is looked up in the API from the file's path instead"
+    ]
+    assert SECRET not in out + err
+
+    rc, out, err = run("cloud", "down", "--name", "damaged-one", "--yes")
+    assert rc == 0, err
+    assert "deleted node damaged-one (us-west4-a)" in out and SECRET not in out + err
+    assert [key.rsplit("/", 1)[-1] for key in fake_api.nodes] == ["good-one"]
+    assert not damaged.exists()  # its resource is deleted: the record goes with it
+    assert _record("good-one").is_file()
+
+
+def test_an_unreadable_record_of_the_older_layout_is_named_and_the_rest_listed(fake_api, run):
+    _up(run, "good-one")
+    legacy = records.onechip_home() / "cloud" / "resources" / "old-one.json"
+    legacy.write_text("not json " + SECRET)
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    assert "good-one (node) in us-west4-a: READY" in " ".join(out.split())
+    assert (
+        f"  cloud record {legacy} is not a cloud record (damaged or cut short): old-one is looked for only where "
+        "--zone names (`onechip cloud status --zone ZONE`); remove the file once it is gone"
+    ) in err.splitlines()
+    assert SECRET not in out + err
+    rc, out, err = run("cloud", "down", "--name", "old-one", "--yes")
+    assert rc == 0 and "nothing to delete" in out and legacy.is_file()  # nothing lost: the file is kept
+
+
+def test_an_empty_or_unreadable_record_file_is_said_as_such(fake_api, run):
+    _up(run, "good-one")
+    empty = _record("good-one").with_name("empty-one.json")
+    empty.write_text("")
+    folder = _record("good-one").with_name("folder-one.json")
+    folder.mkdir()
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    assert f"cloud record {empty} is not a cloud record" in err
+    assert f"cloud record {folder} cannot be read (Is a directory)" in err
+    assert "good-one (node) in us-west4-a: READY" in " ".join(out.split())
+    if os.geteuid() != 0:  # root reads any file
+        os.chmod(_record("good-one"), 0)
+        rc, out, err = run("cloud", "status")
+        assert rc == 0 and "cannot be read (Permission denied)" in err, err
