@@ -184,6 +184,13 @@ class GpuMemoryRule(VersionedRule):
         "chip it is not taken: the term is the no-peer-access device footprint (nccl_transports 'shm' fixed_bytes) "
         "plus, on a p2p host, the PCIe `nccl_p2p` buffers (planner.gpu_memory.tp_rule_for_chips). None: every chip.",
     )
+    tp_non_torch_off_boards_bytes: int | None = Field(
+        default=None,
+        description="The whole non-torch term per GPU at TP >= 2 (non_torch_bytes and the TP >= 2 extra together) "
+        "on chips tp_extra_measured_chips does not list, as a log of the rule's releases measures it there: it "
+        "stands for the no-peer-access footprint, which was measured under an accounting whose snapshot came before "
+        "NCCL's init (planner.gpu_memory.tp_rule_for_chips). None: that footprint.",
+    )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
     cublas_workspace_bytes: int | None = Field(

@@ -1611,13 +1611,13 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     least -= p2p
     assumed = "more GPUs than one host holds" if transport == "net" else "one host whose GPUs have peer access"
     given = "as given" if request.nccl_transport else f"assumed: {assumed}; --nccl-transport"
-    span = f"{extra / GIB:.2f} GiB" if extra == least else f"{extra / GIB:.2f} GiB (0 - {extra / GIB:.2f})"
+    span = f"{extra / GIB:+.2f} GiB" if extra == least else f"{extra / GIB:+.2f} GiB (0 - {extra / GIB:.2f})"
     return (
         [
             PlanWarning(
                 code="nccl-transport",
                 message=f"non-torch memory at TP {request.tensor_parallel_size}: NCCL {transport} ({given}), "
-                f"+{span} per GPU",
+                f"{span} per GPU over TP 1",
                 source=found.source,
             )
         ]

@@ -1066,7 +1066,7 @@ def tp_extra_bytes(
     if found is None or found.tp_extra == "rule":
         return figure, figure
     if found.tp_extra == "rule_or_none":
-        return figure, 0
+        return figure, min(figure, 0)
     fixed = min(found.fixed_bytes, figure)
     return fixed, fixed
 
@@ -1108,12 +1108,17 @@ def tp_rule_for_chips(
     """(the memory rule as its TP >= 2 term holds on `chips`, whether the chips are off the boards that term was
     measured on). Off them (GpuMemoryRule.tp_extra_measured_chips), the NVLink figure is not taken: the TP >= 2
     figure becomes the no-peer-access device footprint (nccl_transports 'shm' fixed_bytes), measured without peer
-    access, so a p2p host adds the PCIe nccl_p2p buffers to it (p2p_buffer_bytes with pcie=True)."""
+    access, so a p2p host adds the PCIe nccl_p2p buffers to it (p2p_buffer_bytes with pcie=True). Where the rule
+    has the whole TP >= 2 term measured off those boards (tp_non_torch_off_boards_bytes), the extra is that less
+    the TP 1 figure, below 0 where the TP >= 2 log holds less than the TP 1 ones."""
     measured = rule.tp_extra_measured_chips
     if measured is None or any(c in measured for c in chips):
         return rule, False
     shm = next(t for t in transports if t.transport == "shm")
-    update = {"non_torch_tp_extra_bytes": min(shm.fixed_bytes, rule.non_torch_tp_extra_bytes)}
+    extra = min(shm.fixed_bytes, rule.non_torch_tp_extra_bytes)
+    if rule.tp_non_torch_off_boards_bytes is not None:
+        extra = rule.tp_non_torch_off_boards_bytes - rule.non_torch_bytes
+    update = {"non_torch_tp_extra_bytes": extra}
     return rule.model_copy(update=update | {"tp_extra_peer_access": False}), True
 
 
