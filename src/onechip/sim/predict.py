@@ -49,9 +49,10 @@ from onechip.sim.steptime import budget_tokens, step_model
 # gce from gke (drawn: 28.2 / 43.7 / 35.5 / 50.5%; 16,000 x 40 / 72 / 112 medians 2,097 / 10,562 / 21,255 ms against
 # 2,088 / 10,544 / 21,189 measured) but 63.5 / 71.2% on gke from config-validation and gce (drawn 39.5 / 38.7%): its
 # short cells stay in lock-step. Nothing read in the sources says why gke's waves dissolve and gce's do not.
-# The corpus grids measured by vllm bench serve are fitted and predicted as that client ran them (sim.protocol: every
-# stream started together, num_prompts requests a cell, whole-run tok/s, prefix-cache hits where one seed's prompts
-# repeat across cells), not with these drawn phases: benchmarks/sim_accuracy.py corpus.
+# Replaying the corpus grids' own client instead (sim.protocol: every stream started together, num_prompts requests a
+# cell, whole-run tok/s, prefix-cache hits where one seed's prompts repeat across cells; benchmarks/sim_accuracy.py
+# corpus --replay) scored worse overall on 2026-12-03: calibrated TTFT 56.1% against 35.7% (sim_accuracy.REPLAY says
+# why), so these drawn phases stay the default.
 START_SPREAD_S: float | None = None
 
 
