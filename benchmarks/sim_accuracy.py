@@ -5,6 +5,7 @@
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
     python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
     python benchmarks/sim_accuracy.py corpus --together    # (3) with every stream started at t = 0, as bench does
+    python benchmarks/sim_accuracy.py corpus --replay      # (3) each grid as its recorded client ran it
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
@@ -25,7 +26,10 @@ another chip of the same family (TPU to TPU, GPU to GPU) or of the other family,
 by the datasheet ratio with host terms kept (calibrate.transfer) and by the chips' measured efficiencies
 (sim.priors.carry, the predicted grid left out of them). A grid served at its own settings (max-model-len,
 max-num-seqs, token budget where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine
-default on GPU) and with its own client workload (num_prompts per cell where a cell states it). What the simulator
+default on GPU) and with its own client workload (num_prompts per cell where a cell states it); with --replay, as its
+client ran it where the corpus records the protocol (MeasuredGrid.client, replayed by sim.protocol in the fit and the
+predictions: vllm bench serve's num_prompts requests behind max-concurrency slots, all started together, whole-run
+tok/s, prefix-cache hits where one seed's prompts repeat across the cells of a server run). What the simulator
 cannot model is skipped with the reason printed: a deployment the planner cannot plan (a model not in the catalog,
 a chip with no roofline for a carry); clients beyond a grid's --max-num-seqs wait in the engine's queue, as the
 scheduler holds the plan's max_num_seqs. Per-grid errors are printed at the end.
@@ -61,8 +65,9 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.requests import PlanRequest
 from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
-from onechip.sim.predict import START_SPREAD_S, simulate_grid
+from onechip.sim.predict import START_SPREAD_S, simulate_cell, simulate_grid
 from onechip.sim.priors import basis, carry, distinct_grids
+from onechip.sim.protocol import replay
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
@@ -90,8 +95,17 @@ SEEDS = 5
 # grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's 15.7 ms, which streams in lock-step could not give: eight
 # 1,024-token prompts together share two 4,096-token steps). The corpus is scored the way `onechip simulate`
 # fits and predicts (sim.predict.START_SPREAD_S: start phases drawn over one request's duration; the whole-run
-# tok/s then includes the streams' staggered starts); --together starts every stream at t = 0 as bench does.
+# tok/s then includes the streams' staggered starts); --together starts every stream at t = 0 as bench does. Both
+# for grids that record no client protocol, or without --replay (REPLAY).
 CORPUS_START_SPREAD = 0.0 if "--together" in sys.argv else START_SPREAD_S
+# --replay: a grid that records its client protocol (MeasuredGrid.client) is fitted and predicted as that client ran it
+# (sim.protocol.replay). Off by default: on the whole corpus it moved calibrated tok/s / TTFT / TPOT MAPE from
+# 12.7 / 35.7 / 9.6% to 12.4 / 56.1 / 11.4% and carried same family from 14.1 / 35.4 / 15.6% to 13.0 / 42.0 / 20.1%
+# (2026-12-03): with every stream started together, the fits explain the gce and config-validation grids' 81-85 ms
+# TTFT at 128 x 8 by the API server (gce: 9.65 ms a request, taken one at a time, so 64 streams sent together queue
+# 0.6 s; config-validation: 0.80 ms an output token, saturating at 1,245 tok/s), and predict gke's 1,024 x 64 at
+# 718 and 1,190 ms TTFT against 164 measured.
+REPLAY = "--replay" in sys.argv
 JITTER = "--jitter" in sys.argv  # CellSimulation's seeded API-server time variation, in the fit and the predictions
 
 
@@ -353,10 +367,22 @@ WHOLE_RUN = {name for name in GRIDS if name != SEED_GRID.name}  # vllm bench ser
 def _pred_measured(
     plan, terms, run: BenchRun, spread: float | None, grid: MeasuredGrid | None = None
 ) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
-    """The measured cells of `run` only (not the whole contexts x clients product), each with the requests per
-    stream it measured (the cell's num_prompts where `grid` states one); clients beyond the plan's --max-num-seqs
-    wait in the engine's queue (sim.predict.engine_of)."""
+    """The measured cells of `run` only (not the whole contexts x clients product): as the grid's client ran them
+    where the corpus records its protocol (sim.protocol.replay), else each with the requests per stream it
+    measured (the cell's num_prompts where `grid` states one) and stream starts `spread`; clients beyond the plan's
+    --max-num-seqs wait in the engine's queue (sim.predict.engine_of)."""
     out: dict[tuple[int, int], CellResult] = {}
+    if REPLAY and grid is not None and grid.client is not None:
+        for key, client in replay(grid, plan).items():
+            config = run.config.model_copy(update={"contexts": [key[0]], "clients": [key[1]]})
+            p = simulate_cell(plan, terms, config, *key, SEEDS, jitter=JITTER, client=client)
+            cell = CellResult(context_tokens=key[0], clients=key[1], status="ok")
+            out[key] = (
+                cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
+                if p.infeasible
+                else stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens)
+            )
+        return out
     stated = {(c.context_tokens, c.clients): c.num_prompts for c in grid.cells} if grid else {}
     for cell in run.cells:
         update: dict[str, object] = {"contexts": [cell.context_tokens], "clients": [cell.clients]}
@@ -414,7 +440,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             print(f"  {name}: cannot calibrate ({exc})")
             continue
         spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
-        fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER)
+        clients = replay(grid, plan) if REPLAY and grid.client else None
+        fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER, clients=clients)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
         print(
             f"  {name}: fitted on {fits[name].cells}; pinned {fits[name].fitted}; "
@@ -447,7 +474,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
                 spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
                 pred = _pred_measured(plan, terms, measured, spread, grid)
-                out = report(measured, pred, used, name in WHOLE_RUN)
+                whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
+                out = report(measured, pred, used, whole)
                 key = _advise_key(how, grid, plan, name)
                 for figure, values in out.items():
                     errs.setdefault((how, figure), []).extend(v for v, _ in values)
@@ -567,6 +595,9 @@ def main() -> None:
         "--together", action="store_true", help="corpus: every stream starts at t = 0, as bench starts them"
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
+    parser.add_argument(
+        "--replay", action="store_true", help="corpus: fit and predict each grid as its recorded client ran it"
+    )
     parser.add_argument("--fits", default="", help="corpus: fit only these grids (comma-separated names; default all)")
     parser.add_argument("--grids", default="", help="corpus: predict only these grids (comma-separated; default all)")
     parser.add_argument(

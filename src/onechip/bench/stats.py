@@ -23,7 +23,7 @@ from onechip.schemas.bench import (
 )
 
 # one definition with sim (schemas/figures.py): the per-request figures and the steady window
-from onechip.schemas.figures import e2e_ms, measured_window, tokens_between, tpot_ms, ttft_ms
+from onechip.schemas.figures import e2e_ms, measured_window, tokens_between, tpot_ms, ttft_ms, whole_run
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -145,19 +145,6 @@ def chunk_itl_ms(s: RequestSample) -> list[float]:
     """Gaps between consecutive content chunks of one request, ms: one sample per gap, however many tokens
     the chunk carried (vllm bench serve's ITL)."""
     return [(b - a) * 1000.0 for a, b in zip(s.chunk_times, s.chunk_times[1:], strict=False)]
-
-
-def whole_run(samples: Sequence[RequestSample]) -> tuple[float, int, int]:
-    """(duration s, output tokens, ok requests) over the whole run, as vllm bench serve, GuideLLM and AIPerf
-    count it: every measured ok request's completion tokens over last measured completion - first measured
-    send (ramp and drain included). (0, 0, 0) without measured samples."""
-    measured = [s for s in samples if not s.warmup and s.t_done is not None]
-    ok = [s for s in measured if s.status == "ok"]
-    if not measured:
-        return 0.0, 0, 0
-    start = min(s.t_send for s in measured)
-    end = max(s.t_done for s in measured if s.t_done is not None)
-    return max(end - start, 0.0), sum(s.completion_tokens or 0 for s in ok), len(ok)
 
 
 def request_share(s: RequestSample, start: float, end: float) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from onechip.errors import ConfigError
 from onechip.schemas.common import StrictModel
@@ -1233,6 +1233,79 @@ class MeasuredCell(StrictModel):
     )
 
 
+class ProtocolInput(StrictModel):
+    """One input of the client protocol a grid was measured with, and where it comes from."""
+
+    source: str = Field(
+        description="Where it is stated (file and what it says); for an inferred value, why it is taken so (e.g. "
+        "the tool's default where the report names no value)."
+    )
+    inferred: bool = Field(default=False, description="True where the report does not state it.")
+
+
+class ToolInput(ProtocolInput):
+    value: str = Field(description="The client that measured the grid (e.g. 'vllm bench serve').")
+
+
+class StartInput(ProtocolInput):
+    value: Literal["simultaneous", "staggered"] = Field(
+        description="'simultaneous': every stream's first request sent at once (vllm bench serve: one task per "
+        "request behind a max-concurrency semaphore); 'staggered': stream starts spread over one request's life."
+    )
+
+
+class CountInput(ProtocolInput):
+    value: int | None = Field(
+        description="Requests every cell sent (None: per cell, as the grid states: requests_per_client x clients, "
+        "or a cell's num_prompts)."
+    )
+
+
+class SeedInput(ProtocolInput):
+    value: int | None = Field(
+        description="The random dataset's seed every cell passed, so cells repeat its prompts (None: each cell "
+        "drew its own prompts)."
+    )
+
+
+class FlagInput(ProtocolInput):
+    value: bool = Field(description="On or off.")
+
+
+class OrderInput(ProtocolInput):
+    value: list[list[str]] = Field(
+        description="The grid's cells as 'CONTEXTxCLIENTS', one list per server run in the order they ran there (a "
+        "prefix cache carries over within a list only; a cell in no list, or []: run order not known, the cell "
+        "taken as run alone)."
+    )
+
+
+class RateInput(ProtocolInput):
+    value: Literal["whole_run", "steady_window"] = Field(
+        description="Which output tok/s the grid publishes: 'whole_run' (output tokens / (last completion - "
+        "first send), vllm bench serve's 'Output token throughput') or 'steady_window' (onechip bench's window "
+        "with every stream busy)."
+    )
+
+
+class ClientProtocol(StrictModel):
+    """How a grid's client ran its cells, each input with its source (sim.protocol replays it)."""
+
+    tool: ToolInput = Field(description="The client.")
+    start: StartInput = Field(description="How streams start.")
+    num_prompts: CountInput = Field(
+        description="Requests per cell, taken by whichever stream is free (vllm bench serve's semaphore)."
+    )
+    seed: SeedInput = Field(description="The prompts' seed.")
+    cells_with_own_seed: list[str] = Field(
+        default_factory=list,
+        description="Cells ('CONTEXTxCLIENTS') that passed a seed of their own (their prompts repeat no other cell's).",
+    )
+    run_order: OrderInput = Field(description="Cells in the order they ran.")
+    prefix_caching: FlagInput = Field(description="The engine's prefix caching.")
+    tok_per_s: RateInput = Field(description="The tok/s definition the grid publishes.")
+
+
 class MeasuredGrid(StrictModel):
     """A published measurement of one deployment (serving_measurements.json `grids`)."""
 
@@ -1284,6 +1357,19 @@ class MeasuredGrid(StrictModel):
         "engine version's default, engines.json async_scheduling_from; a build whose version is no release number "
         "cannot say it).",
     )
+    client: ClientProtocol | None = Field(
+        default=None, description="The client protocol it was measured with (None: not recorded)."
+    )
+
+    @model_validator(mode="after")
+    def _run_order_names_cells(self) -> MeasuredGrid:
+        """Every cell a protocol names (run order, own seeds) is one of the grid's cells."""
+        if self.client is not None:
+            cells = {f"{c.context_tokens}x{c.clients}" for c in self.cells}
+            named = {c for run in self.client.run_order.value for c in run} | set(self.client.cells_with_own_seed)
+            if unknown := sorted(named - cells):
+                raise ValueError(f"grid {self.name}: its client protocol names cells it lacks: {', '.join(unknown)}")
+        return self
 
 
 class ReplicaRatio(StrictModel):

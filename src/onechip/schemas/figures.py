@@ -1,5 +1,6 @@
 """The figures every layer reads the same way from RequestSamples (times in seconds on the client's monotonic
-clock): TTFT, TPOT and E2E latency, which samples count, and the steady window with the tokens inside it.
+clock): TTFT, TPOT and E2E latency, which samples count, the steady window with the tokens inside it, and the
+whole run (vllm bench serve's span).
 bench/stats.py summarises them over a cell; sim/figures.py judges a simulated cell by them; they live here,
 below both, so neither re-derives them (a simulated request is a RequestSample too).
 """
@@ -84,3 +85,16 @@ def tokens_between(s: RequestSample, start: float, end: float) -> float:
         elif start <= b <= end:
             total += k
     return total
+
+
+def whole_run(samples: Sequence[RequestSample]) -> tuple[float, int, int]:
+    """(duration s, output tokens, ok requests) over the whole run, as vllm bench serve, GuideLLM and AIPerf
+    count it: every measured ok request's completion tokens over last measured completion - first measured
+    send (ramp and drain included). (0, 0, 0) without measured samples."""
+    measured = [s for s in samples if not s.warmup and s.t_done is not None]
+    ok = [s for s in measured if s.status == "ok"]
+    if not measured:
+        return 0.0, 0, 0
+    start = min(s.t_send for s in measured)
+    end = max(s.t_done for s in measured if s.t_done is not None)
+    return max(end - start, 0.0), sum(s.completion_tokens or 0 for s in ok), len(ok)

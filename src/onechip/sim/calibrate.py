@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from onechip import catalog
@@ -41,6 +41,7 @@ from onechip.schemas.bench import BenchRun, CellResult
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import START_SPREAD_S, simulate_cell
+from onechip.sim.protocol import CellClient
 from onechip.sim.steptime import STEP_MODEL, roofline_priors
 
 TERMS = (
@@ -208,14 +209,24 @@ def _floors(plan: Plan) -> dict[str, float]:
 
 
 def _residuals(
-    plan: Plan, run: BenchRun, cells: list[CellResult], terms: StepTerms, spread: float | None, jitter: bool = False
+    plan: Plan,
+    run: BenchRun,
+    cells: list[CellResult],
+    terms: StepTerms,
+    spread: float | None,
+    jitter: bool = False,
+    clients: Mapping[tuple[int, int], CellClient] | None = None,
 ) -> Vector:
     """Relative errors (simulated / measured - 1) of each cell's three figures (stream starts: `spread`,
-    CellSimulation's start_spread_s)."""
+    CellSimulation's start_spread_s; a cell in `clients` as that client ran it, its tok/s by the client's
+    definition)."""
     out = []
     for cell in cells:
-        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread, jitter)
-        got = [figures(s) for s in sim.samples_by_seed.values()]
+        client = (clients or {}).get((cell.context_tokens, cell.clients))
+        sim = simulate_cell(
+            plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread, jitter, client=client
+        )
+        got = [figures(s, whole=client is not None and client.whole_run) for s in sim.samples_by_seed.values()]
         for name in FIGURES:
             measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
             values = [v for v in (g.get(name) for g in got) if v is not None]
@@ -358,17 +369,19 @@ def calibrate(
     on_progress: ProgressFn = no_progress,
     start_spread_s: float | None = START_SPREAD_S,
     jitter: bool = False,
+    clients: Mapping[tuple[int, int], CellClient] | None = None,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
     cell), simulating the cells with stream starts `start_spread_s` (CellSimulation; by default as `simulate`
     predicts, sim.predict.START_SPREAD_S: phases drawn over one request's duration; 0 = together, as `onechip
-    bench` starts them; `jitter` as in CellSimulation). Raises ConfigError when the cells lack what the fit
-    needs (see check_cells)."""
+    bench` starts them; `jitter` as in CellSimulation). A cell in `clients` is simulated as that client ran it
+    (sim.protocol.replay: another tool's requests, starts, cached prompts and tok/s definition). Raises
+    ConfigError when the cells lack what the fit needs (see check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen)
 
     def residuals(terms: StepTerms) -> Vector:
-        return _residuals(plan, run, chosen, terms, start_spread_s, jitter)
+        return _residuals(plan, run, chosen, terms, start_spread_s, jitter, clients)
 
     weights = _figure_weights(chosen)
 

@@ -19,6 +19,7 @@ from onechip.schemas.bench import BenchConfig, RequestSample
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import StepTerms
 from onechip.sim import routing
+from onechip.sim.protocol import CellClient
 from onechip.sim.scheduler import DEFAULT_MAX_NUM_SEQS, FULL_PROMPT_ADMISSION_FROM, CellSimulation, SchedulerLimits
 from onechip.sim.steptime import budget_tokens, step_model
 
@@ -48,6 +49,10 @@ from onechip.sim.steptime import budget_tokens, step_model
 # gce from gke (drawn: 28.2 / 43.7 / 35.5 / 50.5%; 16,000 x 40 / 72 / 112 medians 2,097 / 10,562 / 21,255 ms against
 # 2,088 / 10,544 / 21,189 measured) but 63.5 / 71.2% on gke from config-validation and gce (drawn 39.5 / 38.7%): its
 # short cells stay in lock-step. Nothing read in the sources says why gke's waves dissolve and gce's do not.
+# Replaying the corpus grids' own client instead (sim.protocol: every stream started together, num_prompts requests a
+# cell, whole-run tok/s, prefix-cache hits where one seed's prompts repeat across cells; benchmarks/sim_accuracy.py
+# corpus --replay) scored worse overall on 2026-12-03: calibrated TTFT 56.1% against 35.7% (sim_accuracy.REPLAY says
+# why), so these drawn phases stay the default.
 START_SPREAD_S: float | None = None
 
 
@@ -89,11 +94,17 @@ def simulate_cell(
     jitter: bool = False,
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
+    client: CellClient | None = None,
 ) -> CellPrediction:
     """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
     `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
     through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
-    alike: engine k serves streams k, k + replicas, ... (round robin's share)."""
+    alike: engine k serves streams k, k + replicas, ... (round robin's share). `client`: another client's run of
+    the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt tokens; one engine),
+    in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a client replayed on
+    several replicas."""
+    if client is not None and replicas != 1:
+        raise ValueError("a replayed client protocol is simulated on one engine")
     if config.workload == "agent":
         return simulate_agent_cell(
             plan, terms, config, context, clients, seeds, replicas, policy, start_spread_s, jitter
@@ -103,10 +114,12 @@ def simulate_cell(
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
         return cell
     engine, model = engine_of(plan), step_model(plan, terms)
+    spread, shapes = (start_spread_s, None) if client is None else (client.start_spread_s, client.shapes(context))
+    pool = client.num_prompts if client else None
     for seed in range(seeds):
         samples: list[RequestSample] = []
         for streams in _split(clients, replicas):
-            sim = CellSimulation(config, engine, model, context, len(streams), seed, start_spread_s, jitter)
+            sim = CellSimulation(config, engine, model, context, len(streams), seed, spread, jitter, shapes, pool)
             try:
                 samples += _renumbered(sim.run(), streams)
             except RuntimeError as exc:

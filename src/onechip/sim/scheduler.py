@@ -39,10 +39,11 @@ EngineCoreOutputs to OutputProcessor.process_outputs, which loops over every req
 tokens a second: past the batch where n x per_output_token_s exceeds the engine step, the client-visible
 token pace grows with the batch faster than the engine step does.
 
-Clients follow BenchConfig: closed loop (each stream sends its next request when the last ends: warm-up
-requests, then measured ones) or open loop (seeded Poisson or constant arrivals, at most `clients` in
-flight). Closed-loop streams all start at t = 0 by default, as `onechip bench` starts them (`simulate` draws
-their phases instead: sim.predict.START_SPREAD_S); they then stay in step
+Clients follow BenchConfig, or replay another client (`num_prompts`, sim.protocol: vllm bench serve's pool of
+requests behind a semaphore, every slot taking the next request when its last one ends): closed loop (each stream
+sends its next request when the last ends: warm-up requests, then measured ones) or open loop (seeded Poisson or
+constant arrivals, at most `clients` in flight). Closed-loop streams all start at t = 0 by default, as `onechip
+bench` starts them (`simulate` draws their phases instead: sim.predict.START_SPREAD_S); they then stay in step
 (a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
 tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
 that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
@@ -168,9 +169,11 @@ class CellSimulation:
         start_spread_s: float | None = 0.0,
         jitter: bool = False,
         shapes: RequestShapes | None = None,
+        num_prompts: int | None = None,
     ) -> None:
         self.config, self.engine, self.model = config, engine, model
         self.jitter, self.shapes = jitter, shapes
+        self.num_prompts, self.pool_sent = num_prompts, 0  # vllm bench serve's pool of requests (_send)
         self.shared_holders = 0  # running requests holding the shared prefix's blocks
         self.context, self.clients, self.seed = context, clients, seed
         self.rng = random.Random(seed)
@@ -283,8 +286,19 @@ class CellSimulation:
             self.in_flight += 1
 
     def _send(self, stream: int, t: float) -> None:
-        """Closed loop: stream `stream` sends its next request at `t`, if it has one left."""
+        """Closed loop: stream `stream` sends its next request at `t`, if it has one left. With `num_prompts`
+        (vllm bench serve: one task per request behind a semaphore of `clients` slots, vllm 0.26.0
+        benchmarks/serve.py) the stream is a slot: it sends the next of the cell's num_prompts requests, in order,
+        none of them warm-up; the request's seq is its index k among them (prompt k)."""
         cfg, seq = self.config, self.sent.get(stream, 0)
+        if self.num_prompts is not None:
+            if self.pool_sent >= self.num_prompts:
+                return
+            self.sent[stream] = seq + 1
+            self._queue_send(self._request(stream, self.pool_sent, False, t), t)
+            self.pool_sent += 1
+            self.in_flight += 1
+            return
         start = self.stream_start[stream]
         warm = seq < cfg.warmup_requests if cfg.warmup_s is None else t - start < cfg.warmup_s
         if warm:
