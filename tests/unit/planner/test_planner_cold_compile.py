@@ -90,3 +90,24 @@ def test_enforce_eager_compiles_nothing(tmp_path: Path) -> None:
     # warm pool, the copy above the rest of the peak added back
     assert cold.dominant_uncertainty == COLD
     assert cold.kv_cache_high_bytes - cold.kv_cache_bytes >= copy - eager.activation_peak_bytes
+
+
+def test_the_r9700_cold_boot_is_the_copy_over_the_peak_plus_an_evening_s_offset(tmp_path: Path) -> None:
+    # Issue 27 (corpus.json r9700-llama31-8b-len65536-util098-v0112dev-rocm, known_error): a ROCm build of vLLM
+    # 0.11.2.dev690 leaves 12.73 GiB of pool with a cold compile and 15.33 with a warm one, the same build, card and
+    # flags. 1.96 GiB of the gap is that evening's, not the compile's: Qwen3-14B-FP8-dynamic 11.80 / 13.76 and
+    # gpt-oss-20b 13.34 / 15.30 GiB, cold compiles on both days (kyuz0/amd-r9700-vllm-toolboxes server logs at
+    # 09549e2b and d47ccac5). What is left is the embedding copy over the planned peak, as on 0.19.0+.
+    cold = corpus_entry("r9700-llama31-8b-len65536-util098-v0112dev-rocm")
+    warm = corpus_entry("r9700-llama31-8b-len65536-util098-v0112dev-warm-rocm")
+    gap_gib = warm["logged"]["available_kv_cache_gib"] - cold["logged"]["available_kv_cache_gib"]
+    evening_gib = 13.76 - 11.80
+    assert evening_gib == pytest.approx(15.30 - 13.34)
+    plan = _plan(tmp_path, cold["name"], "Radeon AI PRO R9700", version="0.12.0", max_num_seqs=64)
+    config = json.loads((BOOTLOGS / cold["config_file"]).read_text(encoding="utf-8"))
+    copy = cold_compile_bytes(config, dtype_bytes=2, tensor_parallel_size=1, tokens=2048)
+    assert (copy - plan.memory_budget.activation_peak_bytes) / GIB == pytest.approx(gap_gib - evening_gib, abs=0.05)
+    # Not charged before 0.19.0: the five CUDA 0.12.0 runs of the same script compile cold on torch 2.9.0 and show no
+    # copy, and the R9700 image's torch is an unpinned nightly: which torch builds benchmark the gather is not read
+    assert plan.memory_budget.activation_peak_bytes < copy
+    assert not select_rule(engine_rules("vllm-gpu").memory_rules, "0.12.0").cold_compile_embedding_copy
