@@ -309,7 +309,7 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     shape = _workload_shape(Path(path))
     if not isinstance(shape, dict):
         raise ValueError(f"--workload-file {path}: must hold an object of workload keys (JSON or YAML), e.g. turns: 4")
-    unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS))
+    unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS), key=repr)  # YAML keys need not be text: 1, null
     if unknown:
         raise ValueError(f"--workload-file {path}: unknown key {unknown[0]!r}; use {', '.join(WORKLOAD_FILE_KEYS)}")
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}

@@ -153,6 +153,9 @@ def test_a_workload_file_in_yaml_gives_the_same_shape(tmp_path: Path) -> None:
         (" \n\n", "is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"),
         (b"\xff\xfeturns", "not UTF-8 text (a JSON or YAML object of workload keys)"),
         ("just words", "must hold an object of workload keys (JSON or YAML), e.g. turns: 4"),
+        # YAML keys need not be text: unknown ones of several types are named, not compared
+        ("1: 2\nfoo: 3\n", "unknown key 'foo'; use workload, contexts, clients, output_tokens, turns, user_tokens, "
+         "call_tokens, result_tokens, think_time_s, sessions_per_client"),
     ],
 )  # fmt: skip
 def test_an_unparsable_workload_file_is_one_line_naming_the_file_line_and_column(
