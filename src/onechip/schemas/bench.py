@@ -298,6 +298,9 @@ class BenchConfig(RequestModel):
 
 
 WORKLOAD_FILE_KEYS = ("workload", "contexts", "clients", "output_tokens", *AGENT_ONLY)
+# The most of a --workload-file read: its ten keys, written by hand, fill a few hundred bytes; 1 MiB bounds the
+# read of what is no workload file (/dev/zero, a log passed by mistake), which was read whole into memory.
+MAX_WORKLOAD_FILE_BYTES = 1 << 20
 
 
 def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
@@ -320,11 +323,18 @@ def _workload_shape(path: Path) -> Any:
     ValueError in one line naming the file and, for a syntax error, the line and column and what is wrong there:
     the JSON parser's when the file looks like JSON ({ or [ first), else the YAML parser's."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_WORKLOAD_FILE_BYTES + 1)
+        text = data.decode("utf-8")
     except OSError as exc:
         raise ValueError(f"--workload-file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ValueError(f"--workload-file {path}: not UTF-8 text (a JSON or YAML object of workload keys)") from None
+    if len(data) > MAX_WORKLOAD_FILE_BYTES:
+        raise ValueError(
+            f"--workload-file {path}: larger than {MAX_WORKLOAD_FILE_BYTES:,} bytes; a workload file holds a few "
+            "workload keys, e.g. turns: 4"
+        )
     if not text.strip():
         raise ValueError(
             f"--workload-file {path}: is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"

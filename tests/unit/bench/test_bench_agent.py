@@ -156,6 +156,8 @@ def test_a_workload_file_in_yaml_gives_the_same_shape(tmp_path: Path) -> None:
         # YAML keys need not be text: unknown ones of several types are named, not compared
         ("1: 2\nfoo: 3\n", "unknown key 'foo'; use workload, contexts, clients, output_tokens, turns, user_tokens, "
          "call_tokens, result_tokens, think_time_s, sessions_per_client"),
+        ("turns: 4\n" + "# a comment\n" * 100_000, "larger than 1,048,576 bytes; a workload file holds a few "
+         "workload keys, e.g. turns: 4"),
     ],
 )  # fmt: skip
 def test_an_unparsable_workload_file_is_one_line_naming_the_file_line_and_column(
