@@ -116,7 +116,8 @@ def run_checks(
 def endpoint_failing(ep: WireClient) -> str | None:
     """One line when the server failed every request the probes sent (chat, completions, tokenize; /v1/models
     answered): each was a 5xx or got no answer, so the verdicts say nothing of the model; None when any was
-    answered (a 4xx too: the server judged it)."""
+    answered with a generation's 2xx (a /tokenize answer or a 400 for a prompt over max_model_len come from the API
+    server without its engine: WireClient._checked)."""
     failed = ep.server_errors + ep.unanswered
     if ep.answered or not failed:
         return None

@@ -361,7 +361,7 @@ class WireClient:
         self.root = base_root(base_url)
         self.timeout_s = timeout_s
         # what the server made of the work sent (POST: chat, completions, tokenize; not /v1/models, /metrics), so
-        # `check` tells a server failing every request from a model failing its probes: answered (2xx-4xx),
+        # `check` tells a server failing every request from a model failing its probes: answered (a generation's 2xx),
         # answered 5xx, or no answer at all (the last failure's line kept)
         self.answered = self.server_errors = self.unanswered = 0
         self.last_failure = ""
@@ -399,8 +399,10 @@ class WireClient:
         return self._checked(resp, url, method)
 
     def _checked(self, resp: httpx.Response, url: str, method: str) -> httpx.Response:
-        """`resp` counted (answered, or a 5xx server error), raised as EndpointStatusError when not 2xx."""
-        if resp.status_code < 500 and method == "POST":
+        """`resp` counted (answered, or a 5xx server error), raised as EndpointStatusError when not 2xx. Only a
+        generation's 2xx counts as answered: vLLM's API server tokenizes and refuses a prompt over max_model_len
+        (400) without its engine, so those come back while every generation fails (a dead engine)."""
+        if resp.status_code < 300 and method == "POST" and not url.endswith("/tokenize"):
             self.answered += 1
         if resp.status_code >= 300:
             error = EndpointStatusError(resp.status_code, server_message(resp.text), url)

@@ -113,6 +113,15 @@ def test_a_server_failing_every_request_exits_6_in_one_line_after_recording_the_
     assert saved.endpoint_failing == line
 
 
+def test_a_server_that_tokenizes_but_fails_every_generation_exits_6(run):
+    # a dead engine behind a live API server: /tokenize answers and a prompt over max_model_len gets its 400 (both
+    # without the engine), every generation a 500; those answers do not make the verdicts the model's
+    with _failing_server() as srv:
+        srv.raw_answers.pop("/tokenize")
+        line = one_error_line(run, "check", srv.url, code=6)
+    assert srv.tokenize_calls and line.startswith(f"{srv.url} answers /v1/models but failed all ")
+
+
 def test_a_server_that_answered_one_probe_is_judged_by_its_verdicts(run):
     with _failing_server(answered=1) as srv:
         code, out, err = run("check", srv.url, "--only", "smoke,determinism", "--json")
