@@ -150,13 +150,11 @@ class _Ports:
         self.taken: set[int] = set()
 
     def take(self, wanted: int) -> int:
-        port = wanted
-        while port in self.taken or not port_is_free(port):
-            port += 1
-            if port > 65535:
-                raise ConfigError(f"no free port at or above {wanted}")
-        self.taken.add(port)
-        return port
+        for port in range(wanted, 65536):  # TCP ports end at 65535 (replica K of --port 65535 asks 65535 + K)
+            if port not in self.taken and port_is_free(port):
+                self.taken.add(port)
+                return port
+        raise ConfigError(f"no free port at or above {wanted} (TCP ports end at 65535): give a lower --port")
 
 
 def split_hosts(host: str | None) -> list[str]:
@@ -201,6 +199,9 @@ def prepare_replicas(
     if engine == "vllm" and len(hosts) == 1 and n > 1:
         raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
     base = port or flags.DEFAULT_PORT
+    if not per_host and base + n - 1 > 65535:  # replica K listens on port + K; TCP ports end at 65535
+        raise ConfigError(f"--port {base} with --replicas {n}: replica {n - 1} would listen on {base + n - 1}, past "
+                          f"65535; give --port {65536 - n} or lower")  # fmt: skip
     here = _Ports()
     if router_port:  # a router port the user gave is not a replica's
         here.taken.add(router_port)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from factories import one_error_line
 from onechip.engines import replicas
 
 GEMMA = "google/gemma-4-E2B-it"
@@ -34,3 +35,13 @@ def test_status_json_names_the_router_and_each_replica_when_none_runs(run, tmp_p
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     rc, out, _ = run("status", "--json")
     assert rc == 1 and json.loads(out)["router"] is None and json.loads(out)["replicas"] == []
+
+
+@pytest.mark.parametrize("engine", ["vllm", "vllm-docker"])
+def test_replica_ports_past_65535_are_one_line(run, engine):
+    argv = ("up", "--engine", engine, "--model", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--port", "65535")
+    line = one_error_line(run, *argv, "--dry-run")
+    assert (
+        line
+        == "--port 65535 with --replicas 2: replica 1 would listen on 65536, past 65535; give --port 65534 or lower"
+    )
