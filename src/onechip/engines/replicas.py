@@ -219,6 +219,8 @@ def prepare_replicas(
             prepared.append(None)
         else:
             local_port = replica_port if (on or engine == "vllm-docker") else here.take(replica_port)
+            if not on:  # a container's port here (taken as given) is not the router's nor its metrics port
+                here.taken.add(local_port)
             ready = startup.prepare(
                 plan, engine, host=on, port=local_port,
                 tunnel_port=here.take((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,

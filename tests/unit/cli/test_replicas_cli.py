@@ -45,3 +45,14 @@ def test_replica_ports_past_65535_are_one_line(run, engine):
         line
         == "--port 65535 with --replicas 2: replica 1 would listen on 65536, past 65535; give --port 65534 or lower"
     )
+
+
+def test_a_container_on_the_routers_metrics_port_moves_the_metrics_port(run, monkeypatch):
+    # replica 1 of --port 28999 is on 29000, vllm-router's default --prometheus-port (engines.router)
+    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)
+    argv = ("up", "--engine", "vllm-docker", "--model", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--port", "28999")
+    rc, out, err = run(*argv, "--dry-run")
+    assert rc == 0, err
+    router = next(line for line in out.splitlines() if "vllm-router --host" in line)
+    assert "--worker-urls http://127.0.0.1:28999 http://127.0.0.1:29000 " in router
+    assert "--prometheus-port 29001 " in router
