@@ -315,6 +315,14 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(shape) - set(WORKLOAD_FILE_KEYS), key=repr)  # YAML keys need not be text: 1, null
     if unknown:
         raise ValueError(f"--workload-file {path}: unknown key {unknown[0]!r}; use {', '.join(WORKLOAD_FILE_KEYS)}")
+    # no key takes a boolean, which validation would read as 1 or 0 (YAML reads yes, no, on, off as booleans)
+    said = [(k, v) for k, v in shape.items() if any(isinstance(x, bool) for x in (v if isinstance(v, list) else [v]))]
+    if said:
+        key, value = said[0]
+        raise ValueError(
+            f"--workload-file {path}: {key} is {json.dumps(value, default=str)}, a boolean (YAML reads yes, no, on "
+            "and off as true or false); give a number"
+        )
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
 
 

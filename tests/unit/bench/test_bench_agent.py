@@ -156,6 +156,10 @@ def test_a_workload_file_in_yaml_gives_the_same_shape(tmp_path: Path) -> None:
         # YAML keys need not be text: unknown ones of several types are named, not compared
         ("1: 2\nfoo: 3\n", "unknown key 'foo'; use workload, contexts, clients, output_tokens, turns, user_tokens, "
          "call_tokens, result_tokens, think_time_s, sessions_per_client"),
+        # a boolean is no count (validation would read it as 1): YAML's yes, JSON's true, in a list too
+        ("turns: yes\n", "turns is true, a boolean (YAML reads yes, no, on and off as true or false); give a number"),
+        ('{"contexts": [512, false]}', "contexts is [512, false], a boolean (YAML reads yes, no, on and off as true "
+         "or false); give a number"),
         ("turns: 4\n" + "# a comment\n" * 100_000, "larger than 1,048,576 bytes; a workload file holds a few "
          "workload keys, e.g. turns: 4"),
     ],
