@@ -41,11 +41,13 @@ def preferred_port(port: int, host: str = "127.0.0.1") -> int:
     return port if port_is_free(port, host) else free_port(host)
 
 
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether a server could listen on `port` now. SO_REUSEADDR as uvicorn (vLLM's server) binds: a port
-    left in TIME_WAIT by a stopped engine is free to the next one."""
+def port_is_free(port: int, host: str = "127.0.0.1", reuse: bool = True) -> bool:
+    """Whether a server could listen on `port` now. With `reuse`, SO_REUSEADDR as uvicorn (vLLM's server) binds:
+    a port left in TIME_WAIT by a stopped engine is free to the next one. Without it, as vllm-router's Prometheus
+    exporter binds (it failed with 'Address already in use' on a port whose scrapes were in TIME_WAIT)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

@@ -39,7 +39,7 @@ from pydantic import Field
 from onechip.engines import remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, group_alive, port_is_free, stop_group
+from onechip.engines.local import LocalVllmEngine, free_port, group_alive, port_is_free, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.errors import ConfigError, EngineError, MissingDependencyError
@@ -149,9 +149,10 @@ class _Ports:
     def __init__(self) -> None:
         self.taken: set[int] = set()
 
-    def take(self, wanted: int) -> int:
+    def take(self, wanted: int, reuse: bool = True) -> int:
+        """`reuse`: whether the server that will listen there binds with SO_REUSEADDR (local.port_is_free)."""
         for port in range(wanted, 65536):  # TCP ports end at 65535 (replica K of --port 65535 asks 65535 + K)
-            if port not in self.taken and port_is_free(port):
+            if port not in self.taken and port_is_free(port, reuse=reuse):
                 self.taken.add(port)
                 return port
         raise ConfigError(f"no free port at or above {wanted} (TCP ports end at 65535): give a lower --port")
@@ -234,7 +235,7 @@ def prepare_replicas(
         raise ConfigError(f"--router-port {router_port} is a replica's port; give another one")
     urls = [f"http://127.0.0.1:{spec.base_port}" for spec in specs]
     router = router_command(
-        urls, policy, router_port or here.take(DEFAULT_PORT), here.take(DEFAULT_METRICS_PORT), router_host
+        urls, policy, router_port or here.take(DEFAULT_PORT), here.take(DEFAULT_METRICS_PORT, reuse=False), router_host
     )  # fmt: skip
     warnings = [w for spec in specs for w in spec.warnings]
     launch = ReplicaSetLaunch(
@@ -386,14 +387,17 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
 
 def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -> ReplicaSetState:
     """Restart the router of the saved set with `policy` (same port, same replicas): the replicas and their
-    caches stay as they are. Returns the saved set. Raises EngineError when no set runs."""
+    caches stay as they are. Its metrics port moves to a free one when the old one is still held (the stopped
+    router's /metrics connections in TIME_WAIT: its exporter binds without SO_REUSEADDR). Returns the saved set.
+    Raises EngineError when no set runs."""
     state = load()
     if state is None:
         raise EngineError("no replicas started by `onechip up --replicas N`")
     if _alive(state.router)[0]:
         stop_group(state.router.pid, 10.0)
     old = state.launch.router
-    command = router_command(old.worker_urls, policy, old.port, old.metrics_port, old.bind_host)
+    metrics_port = old.metrics_port if port_is_free(old.metrics_port, reuse=False) else free_port()
+    command = router_command(old.worker_urls, policy, old.port, metrics_port, old.bind_host)
     on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
     router = RouterEngine(command, _replica_dir() / "router.log", state.router.model)
     _boot_all([router], 120.0, on_progress)

@@ -18,7 +18,7 @@ GEMMA = "google/gemma-4-E2B-it"
     [["--chip", "v5e-4", "--replicas", "4"], ["--chip", "v5e-1", "--replicas", "2", "--host", "u@h1,u@h2"]],
 )
 def test_plan_and_up_dry_run_print_the_same_commands(run, monkeypatch, where):
-    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)
+    monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
     rc, plan_out, _ = run("plan", GEMMA, "--launch", "vllm-docker", *where)
     assert rc == 0
     rc, up_out, _ = run("up", "--engine", "vllm-docker", "--model", GEMMA, *where, "--dry-run")
@@ -49,7 +49,7 @@ def test_replica_ports_past_65535_are_one_line(run, engine):
 
 def test_a_container_on_the_routers_metrics_port_moves_the_metrics_port(run, monkeypatch):
     # replica 1 of --port 28999 is on 29000, vllm-router's default --prometheus-port (engines.router)
-    monkeypatch.setattr(replicas, "port_is_free", lambda port: True)
+    monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
     argv = ("up", "--engine", "vllm-docker", "--model", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--port", "28999")
     rc, out, err = run(*argv, "--dry-run")
     assert rc == 0, err

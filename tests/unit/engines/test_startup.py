@@ -83,6 +83,30 @@ def test_a_taken_port_is_not_preferred():
     assert preferred_port(free) == free
 
 
+def test_a_port_in_time_wait_is_free_only_to_a_server_that_binds_with_reuse():
+    # the server's side of a connection it closed first stays in TIME_WAIT; Linux lets a new socket bind the port
+    # only when both it and the old one set SO_REUSEADDR (uvicorn does). vllm-router's Prometheus exporter got
+    # 'Address already in use' on a policy switch after /metrics had been scraped (CI), so its port is checked strictly
+    import socket
+
+    def time_wait_port(server_reuse: bool) -> int:
+        with socket.socket() as server:
+            if server_reuse:
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            port = server.getsockname()[1]
+            with socket.create_connection(("127.0.0.1", port)):
+                conn, _ = server.accept()
+                conn.close()  # the server closes first, as after answering a scrape
+        return int(port)
+
+    uvicorn_like = time_wait_port(server_reuse=True)
+    assert port_is_free(uvicorn_like) and not port_is_free(uvicorn_like, reuse=False)
+    other = time_wait_port(server_reuse=False)
+    assert not port_is_free(other, reuse=False)
+
+
 def test_cpu_plan_serves_embedded_model_eagerly():
     prepared = startup.prepare(cpu_plan(), "vllm", launcher="python3 -m vllm.entrypoints.openai.api_server")
     argv = prepared.spec.serve_argv
