@@ -106,6 +106,13 @@ def _same_edition(said: set[str], names: list[str]) -> bool:
     return known == said - {"workstation"}
 
 
+def _same_line(name: str, names: list[str]) -> bool:
+    """Whether a card known by `names` can be the one `name` means when `name` says 'PRO': dropped at the last
+    matching level so that 'W7900' finds the Radeon PRO W7900, but 'RTX PRO 6000' is not the RTX 6000 Ada or the
+    Quadro RTX 6000, so a name that says it only means a card one of whose names does."""
+    return "pro" not in _tokens(name) or any("pro" in _tokens(n) for n in names if n)
+
+
 def sizes(name: str) -> set[float]:
     """The memory sizes a name says, in GB as cards are sold ('A100 80GB PCIe', 'H100 PCIe 80 GB' -> {80.0})."""
     tokens = _tokens(name)
@@ -194,22 +201,31 @@ def google_tpu(name: str) -> str | None:
 
 def find(name: str, option: str = "--chip") -> tuple[str, str]:
     """('catalog', key) or ('database', gpus.json name) for a chip name. At each matching level (name_keys) the
-    cards whose board, edition and size agree with what the name says (_same_board, _same_edition, _same_size) are
-    the candidates: one catalog entry wins; else one database card (its catalog entry where one links it). Raises
-    ConfigError when nothing matches, or when several cards do (naming them; database cards of one memory size and
-    type are taken as one); `option` is the flag the name came by ('--chip', advise's '--chips'), which the
-    message names."""
+    cards whose board, edition, size and PRO line agree with what the name says (_same_board, _same_edition,
+    _same_size, _same_line) are the candidates: one catalog entry wins; else one database card (its catalog entry
+    where one links it). Raises ConfigError when nothing matches, when the cards a level names all disagree with
+    what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
+    (naming them; database cards of one memory size and type are taken as one); `option` is the flag the name came
+    by ('--chip', advise's '--chips'), which the message names."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     cards = _database()
     said = (boards(name), editions(name), sizes(name))
 
     def agrees(names: list[str], memory_gb: set[float]) -> bool:
-        return _same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
+        return (
+            _same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
+        ) and _same_line(name, names)
 
     for level, key in enumerate(name_keys(name)):
+        named = _catalog_index()[level].get(key, set()) | _database_index()[level].get(key, set())
         hits = {k for k in _catalog_index()[level].get(key, set()) if agrees(_catalog_names()[k], _entry_sizes(k))}
         names = {n for n in _database_index()[level].get(key, set()) if agrees([n], {cards[n].memory_gb})}
+        if named and not hits and not names:  # a looser level drops words of the name: it could only find another card
+            raise ConfigError(
+                f"chip {name!r} ({option}): {', '.join(sorted(named)[:8])} by that name, but not as the name says "
+                "(board, edition, PRO line or memory size); name one as it is, or give its memory as gpu:<size>GiB"
+            )
         links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
         linked = set().union(*links.values())
         if len(hits) == 1:

