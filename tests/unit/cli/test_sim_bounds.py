@@ -12,9 +12,6 @@ from onechip.api import _predict, _sim_bounds
 from onechip.mcp.server import build_server
 from onechip.sim.scheduler import MAX_STEPS
 
-# gemma-4-E2B-it on v5e-1 at max_model_len 32,768: 5,055 blocks of 64 tokens (323,520 KV tokens)
-SEED_PLAN = ["google/gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768", "--json"]
-
 
 @pytest.fixture(autouse=True)
 def nothing_simulated(tmp_path, monkeypatch):
@@ -25,15 +22,6 @@ def nothing_simulated(tmp_path, monkeypatch):
         raise AssertionError("simulated work that should have been refused before any simulation")
 
     monkeypatch.setattr(_predict, "predicted_cells", simulated)
-
-
-@pytest.fixture
-def plan_file(run, tmp_path):
-    code, out, err = run("plan", *SEED_PLAN)
-    assert code == 0, err
-    path = tmp_path / "plan.json"
-    path.write_text(out)
-    return path
 
 
 def _refused(run, *args: str) -> str:

@@ -10,21 +10,10 @@ import pytest
 
 from onechip.schemas.bench import PolicyComparison
 
-SEED_PLAN = ["google/gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "32768", "--json"]
-
 
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-
-
-@pytest.fixture
-def plan_file(run, tmp_path):
-    code, out, err = run("plan", *SEED_PLAN)
-    assert code == 0, err
-    path = tmp_path / "plan.json"
-    path.write_text(out)
-    return path
 
 
 AGENT = ["--workload", "agent", "--contexts", "2048", "--clients", "8", "--turns", "4", "--reps", "2"]
