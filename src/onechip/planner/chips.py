@@ -213,18 +213,18 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     said = (boards(name), editions(name), sizes(name))
 
     def agrees(names: list[str], memory_gb: set[float]) -> bool:
-        return (
-            _same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
-        ) and _same_line(name, names)
+        return (_same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
+                and _same_line(name, names))  # fmt: skip
 
     for level, key in enumerate(name_keys(name)):
-        named = _catalog_index()[level].get(key, set()) | _database_index()[level].get(key, set())
-        hits = {k for k in _catalog_index()[level].get(key, set()) if agrees(_catalog_names()[k], _entry_sizes(k))}
-        names = {n for n in _database_index()[level].get(key, set()) if agrees([n], {cards[n].memory_gb})}
-        if named and not hits and not names:  # a looser level drops words of the name: it could only find another card
+        in_catalog, in_database = _catalog_index()[level].get(key, set()), _database_index()[level].get(key, set())
+        hits = {k for k in in_catalog if agrees(_catalog_names()[k], _entry_sizes(k))}
+        names = {n for n in in_database if agrees([n], {cards[n].memory_gb})}
+        if (in_catalog or in_database) and not hits and not names:  # a looser level could only find another card
             raise ConfigError(
-                f"chip {name!r} ({option}): {', '.join(sorted(named)[:8])} by that name, but not as the name says "
-                "(board, edition, PRO line or memory size); name one as it is, or give its memory as gpu:<size>GiB"
+                f"chip {name!r} ({option}): {', '.join(sorted(in_catalog | in_database)[:8])} by that name, but not "
+                "as the name says (board, edition, PRO line or memory size); name one as it is, or give its memory as "
+                "gpu:<size>GiB"
             )
         links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
         linked = set().union(*links.values())
