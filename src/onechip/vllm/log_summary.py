@@ -122,13 +122,13 @@ def read_log(path: Path) -> Iterator[str]:
 
 class _Kept:
     """The kept lines of a log read once: every error and trap line up to MAX_ERROR_LINES (then the first and last
-    halves of them), and of the other kinds the first max_lines // 2 and the last max_lines (a bounded window);
-    `lines` puts them back in log order with the other kinds cut to their first and last halves."""
+    halves of them), and of the other kinds the first max_lines // 2 and the last max_lines - max_lines // 2 (all
+    of them when there are no more than max_lines); `lines` puts them back in log order."""
 
     def __init__(self, max_lines: int) -> None:
         self.max_lines = max_lines
         self.head: list[LogLine] = []  # the first max_lines // 2 other lines
-        self.last: collections.deque[LogLine] = collections.deque(maxlen=max_lines)  # other lines after head
+        self.last: collections.deque[LogLine] = collections.deque(maxlen=max_lines - max_lines // 2)  # the rest's end
         self.others = 0
         self.errors: list[LogLine] = []  # error and trap lines: the first MAX_ERROR_LINES // 2 ...
         self.last_errors: collections.deque[LogLine] = collections.deque(maxlen=MAX_ERROR_LINES - MAX_ERROR_LINES // 2)
@@ -145,8 +145,6 @@ class _Kept:
     def lines(self) -> tuple[list[LogLine], int, int]:
         """(kept lines in log order, other lines cut, error lines cut)."""
         others = [*self.head, *self.last]
-        if self.others > self.max_lines:  # the first max_lines / 2 and the last max_lines - max_lines / 2
-            others = self.head + list(self.last)[len(self.last) - (self.max_lines - self.max_lines // 2) :]
         errors = self.errors + list(self.last_errors)
         kept = sorted(others + errors, key=lambda line: line.number)
         return kept, self.others - len(others), self.error_count - len(errors)
