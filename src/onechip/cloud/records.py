@@ -129,8 +129,12 @@ def unreadable() -> list[Unreadable]:
 
 
 def forget(resource: CloudResource) -> None:
-    """Drop the record of `resource` (it is gone, or it was never created)."""
-    _path(resource).unlink(missing_ok=True)
+    """Drop the record of `resource` (it is gone, or it was never created). A directory in the record's place is
+    left: onechip never wrote it (`unreadable` names it), and failing on it after a delete would stop the
+    deletes after it and exit non-zero for what was done."""
+    path = _path(resource)
+    if not path.is_dir():
+        path.unlink(missing_ok=True)
     if (old := _legacy(resource)) is not None:
         old.unlink(missing_ok=True)
 

@@ -78,3 +78,21 @@ def test_an_empty_or_unreadable_record_file_is_said_as_such(fake_api, run):
         os.chmod(_record("good-one"), 0)
         rc, out, err = run("cloud", "status")
         assert rc == 0 and "cannot be read (Permission denied)" in err, err
+
+
+def test_down_deletes_what_a_directory_record_names_leaves_the_directory_and_exits_0(fake_api, run):
+    """A directory named like a record (the records glob matches it) is said as unreadable, as `status` says it; its
+    resource, listed and confirmed, is deleted with the others and `down` exits 0, the directory left in place (it
+    is not a file onechip wrote). Before, removing it failed after the deletes and `down` exited 1 ('Is a
+    directory'), and a target after it in the list was never deleted."""
+    _up(run, "folder-one")
+    _up(run, "good-one")
+    folder = _record("folder-one")
+    folder.unlink()
+    folder.mkdir()
+    rc, out, err = run("cloud", "down", "--yes")
+    assert rc == 0, err
+    assert f"cloud record {folder} cannot be read (Is a directory)" in err
+    said = " ".join(out.split())
+    assert "deleted node folder-one (us-west4-a)" in said and "deleted node good-one (us-west4-a)" in said
+    assert fake_api.nodes == {} and folder.is_dir() and records.load_all() == []
