@@ -144,8 +144,9 @@ def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:
     return offers.offers(cloud_records.observed(), chip, request.provisioning)
 
 
-def _recorded(request: CloudNameRequest) -> list[CloudResource]:
-    chosen = [r for r in cloud_records.load_all() if cloud_records.named(r, request.name)]
+def _recorded(request: CloudNameRequest, saved: list[CloudResource]) -> list[CloudResource]:
+    """Those of `saved` (records.read_all().resources) that `request` selects (--name / --zone / --project)."""
+    chosen = [r for r in saved if cloud_records.named(r, request.name)]
     return [r for r in chosen if (not request.zones or r.zone in request.zones)
             and (not request.project or r.project == request.project)]  # fmt: skip
 
@@ -153,10 +154,12 @@ def _recorded(request: CloudNameRequest) -> list[CloudResource]:
 def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[tuple[TpuApi, CloudResource]]:
     """Each resource status/down look at (provision.targets), with the client of its project (each retry of
     its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
-    API lists in --zone or in every zone onechip used, across pages."""
-    recorded = _recorded(request)
-    lost = _unreadable(request, on_progress)
-    projects = {r.project for r in recorded} | {p for p, _ in cloud_records.zones_used()} | {k[0] for k, _ in lost}
+    API lists in --zone or in every zone onechip used, across pages. The record files are read once."""
+    saved = cloud_records.read_all()
+    recorded = _recorded(request, saved.resources)
+    lost = _unreadable(request, saved.unreadable, on_progress)
+    used = cloud_records.zones_used(saved.resources)
+    projects = {r.project for r in recorded} | {p for p, _ in used} | {k[0] for k, _ in lost}
     if request.project is not None:
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
@@ -168,12 +171,14 @@ def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -
     return out
 
 
-def _unreadable(request: CloudNameRequest, on_progress: ProgressFn) -> list[tuple[tuple[str, str, str], str]]:
-    """Record files that cannot be read, each said in one line through `on_progress` (the file, never its
-    contents), and of those `request` selects whose path names the resource: ((project, zone, kind), name), for
-    provision.targets to look up in the API (a damaged record must not hide a TPU that bills)."""
+def _unreadable(request: CloudNameRequest, unreadable: list[cloud_records.Unreadable],
+                on_progress: ProgressFn) -> list[tuple[tuple[str, str, str], str]]:  # fmt: skip
+    """Record files that cannot be used (records.read_all().unreadable), each said in one line through
+    `on_progress` (the file, never its contents), and of those `request` selects whose path names the resource:
+    ((project, zone, kind), name), for provision.targets to look up in the API (a damaged record must not hide a
+    TPU that bills)."""
     out = []
-    for bad in cloud_records.unreadable():
+    for bad in unreadable:
         on_progress(ProgressEvent("cloud", bad.line()))
         if bad.key is None or (request.name and request.name != bad.name):
             continue
@@ -223,7 +228,7 @@ def _address(host: str | None) -> str:
 def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
     """The resources onechip recorded that `request` selects (--name / --zone / --project); no API call.
     What a shell names when a --zone filter found nothing but onechip has resources elsewhere."""
-    return _recorded(request)
+    return _recorded(request, cloud_records.load_all())
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:

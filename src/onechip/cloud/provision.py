@@ -703,7 +703,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
     is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
     from it (deleting the queued resource deletes it). `lost`: (zone, kind, name) of records that cannot be
-    read (records.unreadable), each looked up in the API by what its path says and taken when labelled."""
+    used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled."""
     chosen = [r for r in recorded if records.named(r, request.name)
               and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
     zones = request.zones or []

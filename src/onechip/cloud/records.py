@@ -72,31 +72,25 @@ def _records() -> list[Path]:
 
 
 def _read(path: Path) -> CloudResource | str:
-    """The record in `path`, or why it cannot be read: the OS's reason, or that it is not a record (never
-    the file's contents, nor the parser's message quoting them: a record may hold what a secret looks like)."""
+    """The record in `path`, or why it cannot be used: the OS's reason, that it is not a record, or that the names
+    it holds are not the API's shapes (never the file's contents, nor the parser's message quoting them: a record
+    may hold what a secret looks like)."""
     try:
-        return CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
+        resource = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
         return f"cannot be read ({exc.strerror or type(exc).__name__})"
     except ValueError:
         return "is not a cloud record (damaged or cut short)"
-
-
-def load_all() -> list[CloudResource]:
-    """Every recorded resource, both layouts (unreadable files are left out here: `unreadable` names them, and
-    what their paths say is looked up in the API; a record is a hint, the API is the truth)."""
-    out: dict[tuple[str, str, str, str], CloudResource] = {}
-    for path in _records():
-        resource = _read(path)
-        if isinstance(resource, CloudResource) and valid_names(resource.project, resource.zone, resource.name):
-            out.setdefault((resource.project, resource.zone, resource.kind, resource.name), resource)
-    return list(out.values())
+    if not valid_names(resource.project, resource.zone, resource.name):
+        return "names a project, zone or resource name the TPU API does not take"
+    return resource
 
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A record file that cannot be read, and what its path still says of the resource (project, zone, kind and
-    name in the current layout: enough to find it in the API and delete it; only the name in the older one)."""
+    """A record file that cannot be used (_read says why), and what its path still says of the resource (project,
+    zone, kind and name in the current layout: enough to find it in the API and delete it; only the name in the
+    older one)."""
 
     path: Path
     why: str
@@ -113,24 +107,42 @@ class Unreadable:
                 "looked up in the API from the file's path instead")  # fmt: skip
 
 
-def unreadable() -> list[Unreadable]:
-    """Every record file that cannot be read, with what its path says (see Unreadable)."""
+@dataclass(frozen=True)
+class Saved:
+    """Every record file, read once: the resources they record (one per (project, zone, kind, name), both
+    layouts) and the files that cannot be used (Unreadable)."""
+
+    resources: list[CloudResource]
+    unreadable: list[Unreadable]
+
+
+def read_all() -> Saved:
+    """Every record file, each read once (status and down pass the result down rather than read them again). A
+    file that cannot be used is left out of `resources` and named in `unreadable`: what its path says is looked up
+    in the API instead (a record is a hint, the API is the truth)."""
     root = _dir() / "resources"
-    out = []
+    found: dict[tuple[str, str, str, str], CloudResource] = {}
+    bad = []
     for path in _records():
-        why = _read(path)
-        if isinstance(why, CloudResource):
+        resource = _read(path)
+        if isinstance(resource, CloudResource):
+            found.setdefault((resource.project, resource.zone, resource.kind, resource.name), resource)
             continue
         parts = path.relative_to(root).parts
         key = (parts[0], parts[1], parts[2]) if len(parts) == 4 else None
         usable = key is not None and key[2] in ("node", "queued-resource") and valid_names(key[0], key[1], path.stem)
-        out.append(Unreadable(path=path, why=why, name=path.stem, key=key if usable else None))
-    return out
+        bad.append(Unreadable(path=path, why=resource, name=path.stem, key=key if usable else None))
+    return Saved(resources=list(found.values()), unreadable=bad)
+
+
+def load_all() -> list[CloudResource]:
+    """Every recorded resource that can be read (read_all().resources)."""
+    return read_all().resources
 
 
 def forget(resource: CloudResource) -> None:
     """Drop the record of `resource` (it is gone, or it was never created). A directory in the record's place is
-    left: onechip never wrote it (`unreadable` names it), and failing on it after a delete would stop the
+    left: onechip never wrote it (read_all names it), and failing on it after a delete would stop the
     deletes after it and exit non-zero for what was done."""
     path = _path(resource)
     if not path.is_dir():
@@ -139,14 +151,15 @@ def forget(resource: CloudResource) -> None:
         old.unlink(missing_ok=True)
 
 
-def zones_used() -> list[tuple[str, str]]:
-    """Every (project, zone) a create was sent to, oldest first."""
+def zones_used(recorded: list[CloudResource] | None = None) -> list[tuple[str, str]]:
+    """Every (project, zone) a create was sent to, oldest first: zones-used.json's, then those of `recorded`
+    (read_all().resources; read here when not given)."""
     try:
         data = json.loads((_dir() / "zones-used.json").read_text(encoding="utf-8"))
         pairs = [(str(p), str(z)) for p, z in data]
     except (OSError, ValueError, TypeError):
         pairs = []
-    pairs += [(r.project, r.zone) for r in load_all()]
+    pairs += [(r.project, r.zone) for r in (load_all() if recorded is None else recorded)]
     return [pair for i, pair in enumerate(pairs) if pair not in pairs[:i] and valid_names(*pair)]
 
 

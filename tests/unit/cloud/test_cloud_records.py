@@ -96,3 +96,33 @@ def test_down_deletes_what_a_directory_record_names_leaves_the_directory_and_exi
     said = " ".join(out.split())
     assert "deleted node folder-one (us-west4-a)" in said and "deleted node good-one (us-west4-a)" in said
     assert fake_api.nodes == {} and folder.is_dir() and records.load_all() == []
+
+
+def test_a_record_whose_names_the_api_does_not_take_is_named_not_dropped(fake_api, run):
+    """A record that parses but names a resource the TPU API would refuse (hand-edited, or from an onechip before
+    the names were checked) is said as the other unusable records are, one line naming the file and why, never
+    its contents; before, the loader dropped it without a word."""
+    _up(run, "good-one")
+    odd = _record("good-one").with_name("odd-one.json")
+    odd.write_text(_record("good-one").read_text().replace('"good-one"', '"Odd_One ' + SECRET + '"'))
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    assert err.splitlines() == [
+        f"  cloud record {odd} names a project, zone or resource name the TPU API does not take: node odd-one in "
+        f"us-west4-a (project {P}) is looked up in the API from the file's path instead"
+    ]
+    assert "good-one (node) in us-west4-a: READY" in " ".join(out.split()) and SECRET not in out + err
+    assert [r.name for r in records.load_all()] == ["good-one"]
+
+
+def test_status_reads_each_record_file_once(fake_api, run, monkeypatch):
+    """`cloud status` reads the record files once and passes them down (it read each three times: the records,
+    the unreadable ones, the zones used)."""
+    _up(run, "good-one")
+    _record("good-one").with_name("damaged-one.json").write_text("{")
+    reads: list[object] = []
+    real = records._read
+    monkeypatch.setattr(records, "_read", lambda path: reads.append(path) or real(path))
+    rc, _, err = run("cloud", "status")
+    assert rc == 0, err
+    assert sorted(reads) == records._records()  # each file on disk, once
