@@ -238,14 +238,20 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
     waited out, and one already DELETING is waited for, up to `limit_s`. Raises CloudError when the API
-    refuses or keeps failing."""
+    refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
+
+    def waiting(elapsed_s: float) -> None:
+        on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: waiting for the API to delete it",
+                                  elapsed_s, limit_s))  # fmt: skip
+
     while True:
         try:
             if resource.kind == "queued-resource":
-                api.wait_operation(api.delete_queued_resource(resource.zone, resource.name), "v2alpha1", limit_s)
+                operation = api.delete_queued_resource(resource.zone, resource.name)
+                api.wait_operation(operation, "v2alpha1", limit_s, waiting)
             else:
-                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s)
+                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting)
         except CloudError as exc:
             if exc.reason not in ("not-found", "precondition") or time.monotonic() - started > limit_s:
                 raise
@@ -254,8 +260,11 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
         while (item := fetch(api, resource.kind, resource.zone, _ident(resource))) is not None:
             if time.monotonic() - started > limit_s:
                 raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
+            deleting = phase(resource.kind, state_of(resource.kind, item)) == "deleting"
+            if deleting:  # not said while PROVISIONING: its own line says that wait
+                waiting(time.monotonic() - started)
             time.sleep(api.poll_s)
-            if phase(resource.kind, state_of(resource.kind, item)) != "deleting":
+            if not deleting:
                 break  # not on its way out: send the delete again
         else:
             records.forget(resource)
@@ -741,6 +750,8 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> C
         try:
             item = _fetch(api, resource)
             if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
+                again = f"{what}: not found; reading it again in {api.poll_s:g} s before its record is dropped"
+                on_progress(ProgressEvent("cloud", again))
                 time.sleep(api.poll_s)
                 item = _fetch(api, resource)
             if item is None:

@@ -779,3 +779,19 @@ def test_status_and_down_tell_each_retry_as_cloud_up_does(fast, run):
     code, _, err = run("cloud", "down", "--project", P, "--yes")
     assert code == 0 and err.count("; retry 1 of 6 in 0.01 s") == 1, err
     assert ours(fast) == set() and records.load_all() == []
+
+
+def test_down_says_when_it_waits_for_a_delete_or_reads_a_gone_resource_again(fast, run):
+    # Before: after "deleting node N" down waited for the API's delete (minutes on the real API, up to
+    # DELETE_WAIT_S) in silence, and paused a poll before dropping a record whose resource was not found, unsaid
+    node = up(provisioning="spot", max_hours=1.0, zones=[OK]).resource
+    gone = node.model_copy(update={"name": "gone-one", "node_id": "gone-one"})
+    records.save(gone)  # recorded, but the API has no such node
+    fast.delete_s = 0.3  # the node shows DELETING until its delete operation is done
+    code, _, err = run("cloud", "down", "--project", P, "--yes")
+    assert code == 0, err
+    lines = err.splitlines()
+    assert f"  node gone-one ({OK}): not found; reading it again in 0.01 s before its record is dropped" in lines
+    waits = [line for line in lines if line.startswith(f"  {node.name} in {OK}: waiting for the API to delete it")]
+    assert len(waits) == 1, err  # said once, not once a poll
+    assert ours(fast) == set() and records.load_all() == []
