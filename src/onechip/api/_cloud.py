@@ -238,13 +238,20 @@ def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_p
     return [r for _, r in _targets(request, on_progress)]
 
 
-def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudDownResult:
+def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
+               targets: list[CloudResource] | None = None) -> CloudDownResult:  # fmt: skip
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
-    router and the tunnels here). A queued resource in PROVISIONING is waited out, then deleted. Every one is
-    tried; raises CloudError afterwards when some could not be deleted, naming each with its delete command."""
+    router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
+    it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
+    PROVISIONING is waited out, then deleted. Every one is tried; raises CloudError afterwards when some could not
+    be deleted, naming each with its delete command."""
     result = CloudDownResult()
-    chosen = _targets(request, on_progress)
+    if targets is None:
+        chosen = _targets(request, on_progress)
+    else:
+        clients = {project: _tpu(project, on_progress) for project in dict.fromkeys(r.project for r in targets)}
+        chosen = [(clients[r.project], r) for r in targets]
     _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:

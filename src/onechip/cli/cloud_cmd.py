@@ -210,7 +210,7 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
             f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", highlight=False, soft_wrap=True
         )
     confirm(f"delete these {len(targets)}", yes)
-    result = api.cloud_down(request, progress)
+    result = api.cloud_down(request, progress, targets)  # what was listed and confirmed, not looked up again
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

@@ -126,3 +126,27 @@ def test_status_reads_each_record_file_once(fake_api, run, monkeypatch):
     rc, _, err = run("cloud", "status")
     assert rc == 0, err
     assert sorted(reads) == records._records()  # each file on disk, once
+
+
+def test_down_says_each_unreadable_record_once_and_deletes_only_what_it_listed(fake_api, run, monkeypatch):
+    """`cloud down` says each unusable record once, as `status` does, and deletes what it listed and was confirmed:
+    before, it looked everything up a second time after the confirmation (each record's line said twice, and a
+    labelled TPU that appeared in --zone meanwhile was deleted without being listed)."""
+    from onechip.cli import cloud_cmd
+
+    _up(run, "good-one")
+    damaged = [_record("good-one").with_name(f"{n}.json") for n in ("a-one", "b-one")]
+    for path in damaged:
+        path.write_text("{")
+    confirm = cloud_cmd.confirm
+
+    def confirm_while_another_appears(what: str, yes: bool) -> None:
+        confirm(what, yes)
+        fake_api.put("node", "us-west4-a", "appeared-one", "READY")  # labelled created-by=onechip
+
+    monkeypatch.setattr(cloud_cmd, "confirm", confirm_while_another_appears)
+    rc, out, err = run("cloud", "down", "--zone", "us-west4-a", "--yes")
+    assert rc == 0, err
+    assert [err.count(f"cloud record {path} ") for path in damaged] == [1, 1]
+    assert "deleted node good-one (us-west4-a)" in " ".join(out.split()) and "appeared-one" not in out
+    assert list(fake_api.nodes) == [f"projects/{P}/locations/us-west4-a/nodes/appeared-one"]
