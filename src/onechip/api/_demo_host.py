@@ -13,12 +13,11 @@ from onechip import cost as cost_layer
 from onechip import planner
 from onechip import report as report_layer
 from onechip.api._checks import check
-from onechip.api._cloud import cloud_up
+from onechip.api._cloud import _tpu, cloud_up
 from onechip.api._engines import down, up
 from onechip.api._run import DEMO_CHECKS, DEMO_GRIDS, new_manifest, timed_stage
 from onechip.cloud import offers, provision
 from onechip.cloud import records as cloud_records
-from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import remote
 from onechip.engines.local import free_port
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
@@ -62,13 +61,13 @@ def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str | Non
     return f"{request.ssh_user}@{resource.external_ip}", options, resource
 
 
-def _demo_token_file(request: DemoRequest, project: str | None) -> Path | None:
-    """The HF token as a 0600 file under onechip's home (from Secret Manager with --hf-token-secret), or the
-    --hf-token-file given. `up` then sends it over ssh's stdin into a 0600 file on the host: never argv,
-    metadata or a log. The caller deletes a file made here."""
+def _demo_token_file(request: DemoRequest, project: str | None, on_progress: ProgressFn) -> Path | None:
+    """The HF token as a 0600 file under onechip's home (from Secret Manager with --hf-token-secret, each retry
+    of the read told through `on_progress`), or the --hf-token-file given. `up` then sends it over ssh's stdin
+    into a 0600 file on the host: never argv, metadata or a log. The caller deletes a file made here."""
     if request.hf_token_secret is None:
         return request.hf_token_file
-    value = TpuApi(project).access_secret(request.hf_token_secret)
+    value = _tpu(project, on_progress).access_secret(request.hf_token_secret)
     path = onechip_home() / "cloud" / ".hf_token"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -175,7 +174,7 @@ def demo_on_host(
         with stage("provision"):
             host, options, resource = _demo_host(request, on_progress)
         with stage("boot"):
-            token_file = _demo_token_file(request, resource.project if resource else request.project)
+            token_file = _demo_token_file(request, resource.project if resource else request.project, on_progress)
             engine_up = True
             the_plan, boot = _demo_boot(request, host, options, token_file, run_dir, on_progress)
         done("boot", run_dir)
@@ -244,7 +243,7 @@ def _demo_down(
         return False, kept
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
     try:
-        result = provision.down(TpuApi(resource.project), [resource], on_progress)
+        result = provision.down(_tpu(resource.project, on_progress), [resource], on_progress)
     except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
         raise Interrupted(provision.interrupted_message(resource)) from None
     except CloudError as exc:

@@ -795,3 +795,19 @@ def test_down_says_when_it_waits_for_a_delete_or_reads_a_gone_resource_again(fas
     waits = [line for line in lines if line.startswith(f"  {node.name} in {OK}: waiting for the API to delete it")]
     assert len(waits) == 1, err  # said once, not once a poll
     assert ours(fast) == set() and records.load_all() == []
+
+
+def test_the_demos_token_read_tells_each_retry_and_never_the_token(fast, tmp_path):
+    # Before: demo --cloud read the HF token from Secret Manager (and deleted its TPU) through a TpuApi without
+    # on_retry, so a rate-limited read waited in silence while cloud up, status and down told each retry
+    from onechip.api._demo_host import _demo_token_file
+    from onechip.schemas.requests import DemoRequest
+
+    fast.faults.append(Fault("GET", r"/secrets/hf-token/", "rate-limit", times=1))
+    events: list = []
+    request = DemoRequest(cloud="gcp", model="google/gemma-4-E2B-it", chip="v5e-1", hf_token_secret="hf-token")
+    path = _demo_token_file(request, P, events.append)
+    assert path is not None and path.read_text(encoding="utf-8") == fast.secrets["hf-token"] + "\n"
+    told = [e.message for e in events if e.stage == "cloud"]
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 0.01 s"), told
+    assert fast.secrets["hf-token"] not in told[0]
