@@ -159,6 +159,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)
+    if config.rate_per_s is not None:  # open loop: how many run at once depends on the step times (min_steps)
+        refuse_unfinishable(the_plan, config, request.replicas, terms)
     policy = request.router_policies[0]
     cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
     run = BenchRun(
