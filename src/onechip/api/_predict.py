@@ -16,10 +16,11 @@ from onechip.bench import stats as bench_stats
 from onechip.bench.runner import this_client
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
+from onechip.planner.chips import LOCAL_WHERE
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import AGENT_ONLY, BenchServer, CellResult
-from onechip.schemas.common import model_key
+from onechip.schemas.common import GIB, model_key
 from onechip.schemas.inputs import describe
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
@@ -159,6 +160,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)
+    if config.rate_per_s is not None:  # open loop: how many run at once depends on the step times (min_steps)
+        refuse_unfinishable(the_plan, config, request.replicas, terms)
     policy = request.router_policies[0]
     cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
     run = BenchRun(
@@ -384,4 +387,17 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),
-                  notes=[ADVISE_NOTE, rank_note()])  # fmt: skip
+                  notes=[ADVISE_NOTE, rank_note(), *_local_note(deployments)])  # fmt: skip
+
+
+def _local_note(deployments: list[tuple[str, int, int]]) -> list[str]:
+    """advise's note when `local` is among the chips: which card(s) it read and where, since an MCP client's
+    `local` is the server's machine, not the client's (planner.chips.local_entry: NVML, else amdsmi)."""
+    if "local" not in {chip for chip, _, _ in deployments}:
+        return []
+    card = planner.rules.accelerator("local", "--chips")  # read already by _deployments: it raised there if at all
+    memory = f"{card.memory_bytes / GIB:.2f} GiB" if card.memory_bytes else "no memory figure"
+    return [
+        f"local: the card NVML or amdsmi reported {LOCAL_WHERE}: {card.resolved_as or 'a card with no name'}, "
+        f"{card.host_cards} card(s) there; planned at {memory} a card"
+    ]

@@ -1,15 +1,21 @@
 """How much work a `simulate` or `advise` call asks of the simulator, bounded before any simulation runs: a
 cell the simulated engine could not finish within the simulator's step limit, or a call simulating more output
 tokens or engine steps than one call may, is refused in one line that says what to make smaller (an MCP
-client's call would otherwise hold the server for minutes, then end as 'simulation did not finish')."""
+client's call would otherwise hold the server for minutes, then end as 'simulation did not finish'). In open loop
+how many requests run at once depends on the arrival rate and the step times (open_loop_running), so `simulate`
+checks again once its step-time terms are known."""
 
 from __future__ import annotations
+
+import math
 
 from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
 from onechip.schemas import BenchConfig, Plan
+from onechip.schemas.sim import StepTerms
 from onechip.sim.predict import engine_of
-from onechip.sim.scheduler import MAX_STEPS
+from onechip.sim.scheduler import MAX_STEPS, SchedulerLimits
+from onechip.sim.steptime import Batch, step_model
 
 # What one call may simulate, all seeds, cells and engines together (warm-ups included). The simulator advances
 # every running request by one token per engine step in Python; measured on the 2-core dev machine (2026-12-03,
@@ -45,28 +51,33 @@ def refuse_too_much(tokens: int, steps: int, what: str, scope: str = "") -> None
         )
 
 
-def work(config: BenchConfig, seeds: int, replicas: int = 1, plan: Plan | None = None) -> tuple[int, int]:
+def work(
+    config: BenchConfig, seeds: int, replicas: int = 1, plan: Plan | None = None, terms: StepTerms | None = None
+) -> tuple[int, int]:
     """(output tokens, engine steps at least) of simulating every cell of `config` `seeds` times on `replicas`
     engines (each simulated), warm-ups included. With `plan`, a cell the simulator refuses at once counts nothing
-    and the engine's limits bound the steps (min_steps); without, only the streams do."""
+    and the engine's limits bound the steps (min_steps, with `terms` in open loop); without, only the streams do."""
     tokens = steps = 0
     for context, clients in config.grid_cells():
         # without a plan: each stream's tokens one after another, all streams running at once
         per_stream = requests_per_stream(config) * config.output_tokens
-        cell_steps = min_steps(plan, config, context, clients, replicas)[0] if plan else per_stream
+        cell_steps = min_steps(plan, config, context, clients, replicas, terms)[0] if plan else per_stream
         if cell_steps:
             tokens += seeds * clients * requests_per_stream(config) * config.output_tokens
             steps += seeds * min(replicas, clients) * cell_steps
     return tokens, steps
 
 
-def min_steps(plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1) -> tuple[int, str]:
+def min_steps(
+    plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1, terms: StepTerms | None = None
+) -> tuple[int, str]:
     """A lower bound on the engine steps one engine of `plan` needs for a cell of `config` (`clients` streams
     split over `replicas` engines), from the simulated engine's own limits, and the limit that sets it. Each step
     emits at most one token for each running request (sim.scheduler), and at most min(streams, max_num_seqs)
     run; a grid request (unique prompt, no shared blocks) holds blocks for every token it has, so the KV pool
-    bounds the block-tokens a step can hold too. (0, "") for a cell the simulator refuses at once (beyond
-    max_model_len, or one request larger than the KV pool)."""
+    bounds the block-tokens a step can hold too. In open loop with the step times' `terms`, fewer run at once on
+    average than the arrivals allow (open_loop_running); without `terms` only the limits above bound it. (0, "")
+    for a cell the simulator refuses at once (beyond max_model_len, or one request larger than the KV pool)."""
     engine = engine_of(plan)
     out = config.output_tokens
     if context + out > plan.max_model_len or cdiv(context + out, engine.block_size) > engine.num_blocks:
@@ -76,6 +87,14 @@ def min_steps(plan: Plan, config: BenchConfig, context: int, clients: int, repli
     running = min(streams, engine.max_num_seqs)
     which = "streams" if streams <= engine.max_num_seqs else "max_num_seqs"
     steps, why = cdiv(requests * out, running), f"at most {running:,} run at once ({which})"
+    if config.rate_per_s is not None and terms is not None:
+        mean, request_s = open_loop_running(plan, engine, terms, config, context, running)
+        if mean < running:
+            steps = math.ceil(requests * out / mean)
+            why = (
+                f"open loop: at most {mean:,.2f} run at once on average, 1 + {config.rate_per_s:g} arrivals/s x "
+                f"the {request_s:,.1f} s a request runs at most"
+            )
     if config.workload != "agent":  # agent sessions share their prefix's blocks: no per-request bound from it
         # a request holds ceil((context + k) / B) blocks when it emits its k-th token, k = 1 .. out
         pool_tokens = engine.num_blocks * engine.block_size
@@ -85,9 +104,46 @@ def min_steps(plan: Plan, config: BenchConfig, context: int, clients: int, repli
     return steps, why
 
 
-def step_limit_reason(plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1) -> str | None:
-    """Why the simulated engine cannot finish this cell within the simulator's MAX_STEPS, or None."""
-    steps, why = min_steps(plan, config, context, clients, replicas)
+def open_loop_running(
+    plan: Plan, engine: SchedulerLimits, terms: StepTerms, config: BenchConfig, context: int, most: int
+) -> tuple[float, float]:
+    """(how many requests run at once on average over the engine's steps, at most; how many seconds one request
+    runs then, at most) in an open-loop cell of `config` on an engine of `plan` with step times from `terms`
+    (sim.steptime.step_model) that runs at most `most` at once.
+
+    With arrivals at rate_per_s (Poisson; constant ones are no burstier) and each request running (in the engine's
+    running set) at most D seconds, the number running is at most Poisson of mean m = rate x D (an M/G/infinity
+    queue; the caps, clients in flight and max_num_seqs, only lower it), so while any runs its mean is
+    m / (1 - e^-m) <= 1 + m; a step with more running lasts no shorter, so the mean over steps is no larger than
+    over time. D for n running: its prefill (steps that serve the prompts of all n, ceil(n x context / (budget -
+    n)): the requests ahead of it in the running list go first, decodes take a token each) plus one step per
+    output token, each step as long as one where all n prefill (min(context, budget) tokens each, the token
+    budget in all), every prompt and output cached, each chunk attending to its whole prompt. D grows with n, so
+    n starts at `most` and falls to the largest n >= 1 + rate x D(n) (n a whole count). Assumed, not bounded: that
+    the step at the mean running count takes the mean step time (step times are close to affine in the sequences
+    once the host's per-sequence work sets them, and a prefill charged to every step overstates them), and that
+    no request is preempted (beyond the KV wall, where min_steps' KV-pool bound holds). The simulator gives each
+    engine of a replicated cell the whole rate (sim.predict.simulate_cell), so the rate is used whole here too."""
+    out, budget, rate = config.output_tokens, engine.budget_tokens, config.rate_per_s or 0.0
+    pool_tokens, model = engine.num_blocks * engine.block_size, step_model(plan, terms)
+    running = most
+    while True:
+        tokens = min(budget, running * min(context, budget))
+        heaviest = Batch(running, tokens, min(running * (context + out), pool_tokens), float(tokens * context))
+        steps = cdiv(running * context, max(1, budget - running)) + out
+        request_s = steps * model.step_s(heaviest)
+        mean = min(float(most), 1.0 + rate * request_s)
+        if math.ceil(mean) >= running:
+            return mean, request_s
+        running = math.ceil(mean)
+
+
+def step_limit_reason(
+    plan: Plan, config: BenchConfig, context: int, clients: int, replicas: int = 1, terms: StepTerms | None = None
+) -> str | None:
+    """Why the simulated engine cannot finish this cell within the simulator's MAX_STEPS, or None (`terms`:
+    min_steps)."""
+    steps, why = min_steps(plan, config, context, clients, replicas, terms)
     if steps <= MAX_STEPS:
         return None
     requests = cdiv(clients, replicas) * requests_per_stream(config)
@@ -98,12 +154,14 @@ def step_limit_reason(plan: Plan, config: BenchConfig, context: int, clients: in
     )
 
 
-def refuse_unfinishable(plan: Plan, config: BenchConfig, replicas: int) -> None:
+def refuse_unfinishable(plan: Plan, config: BenchConfig, replicas: int, terms: StepTerms | None = None) -> None:
     """ConfigError naming the first cell of `config` the simulated engine cannot finish within MAX_STEPS, then
-    ConfigError when the call is over what one call may simulate (refuse_too_much)."""
+    ConfigError when the call is over what one call may simulate (refuse_too_much); `terms`: min_steps."""
     smaller = "--clients, --output-tokens or --requests-per-client"
+    if config.rate_per_s is not None:
+        smaller += ", or a higher --rate"
     for context, clients in config.grid_cells():
-        reason = step_limit_reason(plan, config, context, clients, replicas)
+        reason = step_limit_reason(plan, config, context, clients, replicas, terms)
         if reason is not None:
             raise ConfigError(f"{reason}: give fewer {smaller}")
-    refuse_too_much(*work(config, config.reps, replicas, plan), f"fewer --reps, --contexts, {smaller}")
+    refuse_too_much(*work(config, config.reps, replicas, plan, terms), f"fewer --reps, --contexts, {smaller}")

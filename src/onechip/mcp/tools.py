@@ -417,7 +417,13 @@ def _advice_summary(a: Advice) -> str:
     best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ""
     engines = f"{best.engines} x TP{best.tensor_parallel_size}"
-    return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered"
+    # `local` is this server's card: an agent reading 'best local' would take it for its own machine's
+    local = (
+        "; local is this MCP server's card, not the client's (its note says which)"
+        if any(r.chip == "local" for r in a.rows)
+        else ""
+    )
+    return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -364,6 +364,10 @@ def memory_entry(spec: str) -> dict[str, Any]:
     }
 
 
+# where `local` reads the card: onechip's own machine, which for an MCP client is the server's, not its own
+LOCAL_WHERE = "on the machine onechip runs on (over MCP the server's machine, not the client's)"
+
+
 def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
     """The card on this host: (its name, an entry by its memory) from NVML (nvidia-ml-py), else amdsmi. The
     name is resolved by the caller when it can be (catalog or database figures); the entry holds the memory the
@@ -380,14 +384,15 @@ def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
             total = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
             count = int(pynvml.nvmlDeviceGetCount())
         except pynvml.NVMLError as exc:
-            raise ConfigError(f"{option} local: NVML sees no card ({exc})") from None
+            raise ConfigError(f"{option} local: NVML sees no card {LOCAL_WHERE} ({exc})") from None
         name = name.decode() if isinstance(name, bytes) else str(name)
         return name, _local(name, total, count, "NVML nvmlDeviceGetMemoryInfo total")
     try:
         import amdsmi  # optional, only for --chip local on ROCm hosts
     except ImportError:
         raise ConfigError(
-            f"{option} local needs nvidia-ml-py (NVIDIA) or amdsmi (AMD) installed: pip install nvidia-ml-py"
+            f"{option} local reads the card {LOCAL_WHERE}, which has neither nvidia-ml-py (NVIDIA) nor amdsmi (AMD) "
+            "installed: pip install nvidia-ml-py there, or name the chip"
         ) from None
     try:
         amdsmi.amdsmi_init()
@@ -395,7 +400,7 @@ def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
         asic = amdsmi.amdsmi_get_gpu_asic_info(handles[0])
         total = int(amdsmi.amdsmi_get_gpu_memory_total(handles[0], amdsmi.AmdSmiMemoryType.VRAM))
     except (amdsmi.AmdSmiException, IndexError) as exc:
-        raise ConfigError(f"{option} local: amdsmi sees no card ({exc})") from None
+        raise ConfigError(f"{option} local: amdsmi sees no card {LOCAL_WHERE} ({exc})") from None
     name = str(asic.get("market_name") or "")
     return name or None, _local(name, total, len(handles), "amdsmi VRAM total")
 

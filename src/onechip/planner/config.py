@@ -48,6 +48,7 @@ from typing import Any
 
 from onechip import catalog
 from onechip.errors import ConfigError
+from onechip.planner import geometry, recurrent
 
 # Families whose reference implementation derives head_dim = hidden_size // num_attention_heads and
 # KV heads = num_attention_heads when the config omits them (see module docstring).
@@ -278,29 +279,20 @@ def _check_heads(text: Mapping[str, Any], family: str, defaulted: Mapping[str, i
     """Query heads must be a whole multiple of each layer's KV heads (grouped-query attention): vLLM's Attention
     layer asserts `num_heads % num_kv_heads == 0` before any weight loads (vllm/model_executor/layers/attention/
     attention.py, 0.30.0 and 0.31.0 sdists), layer by layer, with the model's query heads and the layer's KV heads.
-    A layer's KV heads are `num_key_value_heads`, except where Gemma 4 sets them per layer
-    (vllm/transformers_utils/configs/gemma4.py gemma4_layer_config, 0.31.0 sdist, which gemma4.py
-    Gemma4DecoderLayer passes to the attention): a saved `per_layer_config` entry's, and on a full-attention layer
-    with `attention_k_eq_v` the `num_global_key_value_heads` (when set). So more KV heads than query heads, or a
-    share that does not divide, on any layer is refused here. MLA caches one latent per token (its KV heads are not
-    grouped), so it is not held to this; nor is a count the file does not state (`defaulted`: a class default filled
-    in, as for the partial geometry files that state KV heads only,
-    tests/fixtures/bootlogs/configs/google--gemma-4-31B-it.partial.json), which says nothing of the checkpoint."""
+    A layer's KV heads are those the KV geometry sizes it with (geometry.layer_kinds and layer_kv_heads: Gemma 4's
+    per-layer overrides and global KV heads included), so more KV heads than query heads, or a share that does not
+    divide, on any layer is refused here. A hybrid's attention layers are full ones (geometry.hybrid_geometry). MLA
+    caches one latent per token (its KV heads are not grouped), so it is not held to this; nor is a count the file
+    does not state (`defaulted`: a class default filled in, as for the partial geometry files that state KV heads
+    only, tests/fixtures/bootlogs/configs/google--gemma-4-31B-it.partial.json), which says nothing of the
+    checkpoint."""
     heads = text["num_attention_heads"]
     if family in MLA_FAMILIES or "num_attention_heads" in defaulted:
         return
-    overrides = text.get("per_layer_config") or {}
-    types = text.get("layer_types")
-    n = len(types) if isinstance(types, list) else text.get("num_hidden_layers")
-    for index in range(n if isinstance(n, int) and not isinstance(n, bool) else 1):
-        override = overrides.get(str(index)) or {}
-        full = isinstance(types, list) and types[index] == "full_attention"
-        if override.get("num_key_value_heads") is not None:
-            field, kv = f"per_layer_config.{index}.num_key_value_heads", override["num_key_value_heads"]
-        elif full and text.get("attention_k_eq_v") and text.get("num_global_key_value_heads"):
-            field, kv = "num_global_key_value_heads", text["num_global_key_value_heads"]
-        else:
-            field, kv = "num_key_value_heads", text.get("num_key_value_heads")
+    hybrid = family in recurrent.HYBRID_FAMILIES
+    kinds = [geometry.FULL] * text["num_hidden_layers"] if hybrid else geometry.layer_kinds(text, family)
+    for index, kind in enumerate(kinds):
+        field, kv = geometry.layer_kv_heads(text, kind, index)
         if field in defaulted or not isinstance(kv, int) or heads % kv == 0:
             continue
         layer = f" (layer {index})" if field != "num_key_value_heads" else ""

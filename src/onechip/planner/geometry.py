@@ -153,18 +153,28 @@ def layer_kinds(cfg: Any, family: str) -> list[str]:
     return [FULL] * n
 
 
+def layer_kv_heads(cfg: Any, kind: str, index: int) -> tuple[str, Any]:
+    """(the field layer `index` of `kind` takes its KV heads from, their count as the config has it, unchecked):
+    num_key_value_heads; on a Gemma 4 full layer with attention_k_eq_v, num_global_key_value_heads when set; a
+    saved `per_layer_config` entry's over both (transformers configuration_gemma4.py per-layer overrides; vLLM
+    0.31.0 gemma4_layer_config, which Gemma4DecoderLayer passes to its attention)."""
+    override = (_get(cfg, "per_layer_config") or {}).get(str(index)) or {}
+    if override.get("num_key_value_heads") is not None:
+        return f"per_layer_config.{index}.num_key_value_heads", override["num_key_value_heads"]
+    if kind == FULL and _get(cfg, "attention_k_eq_v") and _get(cfg, "num_global_key_value_heads"):
+        return "num_global_key_value_heads", _get(cfg, "num_global_key_value_heads")
+    return "num_key_value_heads", _get(cfg, "num_key_value_heads")
+
+
 def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int]:
     """(head_dim, KV heads) of a layer from the flat fields (planner.config applied the family rules):
-    Gemma 4 full layers take global_head_dim, and num_global_key_value_heads when attention_k_eq_v
-    (transformers configuration_gemma4.py per-layer overrides); a saved `per_layer_config` entry wins."""
+    Gemma 4 full layers take global_head_dim (transformers configuration_gemma4.py per-layer overrides), a saved
+    `per_layer_config` entry its own; KV heads as layer_kv_heads gives them."""
     override = (_get(cfg, "per_layer_config") or {}).get(str(index))
     dim = (_get(cfg, "global_head_dim") if kind == FULL else None) or _get(cfg, "head_dim")
-    heads = _get(cfg, "num_key_value_heads")
-    if kind == FULL and _get(cfg, "attention_k_eq_v") and _get(cfg, "num_global_key_value_heads"):
-        heads = _get(cfg, "num_global_key_value_heads")
+    heads = layer_kv_heads(cfg, kind, index)[1]
     if override:  # transformers 5.19's saved per-layer overrides win (planner.config checked them)
         dim = override.get("head_dim", dim)
-        heads = override.get("num_key_value_heads", heads)
     if not isinstance(dim, int) or dim <= 0:
         raise ConfigError(
             f"model config ({family}): field 'head_dim' is missing for layer {index}; the "

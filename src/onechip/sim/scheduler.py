@@ -265,12 +265,13 @@ class CellSimulation:
         self._release_open_loop(0.0)
 
     def _open_loop_schedule(self) -> None:
-        """Intended send times of the measured requests (no warm-up in open loop), seeded."""
+        """Intended send times of the measured requests (no warm-up in open loop), seeded: exponential gaps
+        (Poisson) unless `arrivals` is 'constant', as bench sends them (bench.runner.rep_arrivals)."""
         cfg, t = self.config, 0.0
         total = None if cfg.duration_s else self.clients * cfg.requests_per_client
         rate = cfg.rate_per_s or 1.0
         while True:
-            t += self.rng.expovariate(rate) if cfg.arrivals == "poisson" else 1.0 / rate
+            t += 1.0 / rate if cfg.arrivals == "constant" else self.rng.expovariate(rate)
             if (total is not None and len(self.arrivals) >= total) or (cfg.duration_s and t > cfg.duration_s):
                 return
             self.arrivals.append((t, len(self.arrivals) % self.clients))

@@ -4,13 +4,22 @@ tool error, where they ran for minutes (a 30,000 x 4,096 x 100,000-token cell) a
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 from mcp import Client
 
+from onechip import api
 from onechip.api import _predict, _sim_bounds
+from onechip.errors import ConfigError
 from onechip.mcp.server import build_server
-from onechip.sim.scheduler import MAX_STEPS
+from onechip.schemas import BenchConfig, Plan
+from onechip.schemas.requests import SimulateRequest
+from onechip.sim import priors
+from onechip.sim.predict import engine_of
+from onechip.sim.scheduler import MAX_STEPS, CellSimulation
+from onechip.sim.steptime import step_model
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +53,6 @@ def test_a_cell_the_engine_cannot_finish_within_the_step_limit_is_refused(run, p
 
 
 def test_a_cell_beyond_max_model_len_costs_nothing_and_stays_infeasible(plan_file):
-    from onechip.schemas import BenchConfig, Plan
-
     plan = Plan.from_file(plan_file)
     config = BenchConfig(base_url="http://x", contexts=[30000], clients=[4096], output_tokens=100000)
     assert _sim_bounds.min_steps(plan, config, 30000, 4096) == (0, "")  # the simulator refuses it at once
@@ -105,3 +112,78 @@ def test_mcp_simulate_and_advise_refuse_the_same_as_a_tool_error(plan_file, tmp_
     result = _call("advise", {"model": "meta-llama/Llama-3.1-8B-Instruct", "chips": ["h100"],
                               "workload": {"ctx": 30000, "clients": 4096, "output_tokens": 100000}})  # fmt: skip
     assert result.is_error and "this would simulate 5,529,600,000 output tokens" in result.content[0].text
+
+
+# Open loop at 0.01 arrivals/s on the seed's plan: a request of 128 + 400 tokens runs a few seconds, so the next
+# arrives ~100 s later, mostly to an idle engine, and 64 clients x 100 requests x 400 tokens take about a step a
+# token. Counted by `clients` running at once, as in closed loop, this was 40,000 steps and passed; it then ran
+# until the simulator's MAX_STEPS (20 s on the 2-core dev machine, 2026-12-03) and ended 'did not finish'.
+LOW_RATE = ["--contexts", "128", "--clients", "64", "--requests-per-client", "100", "--output-tokens", "400",
+            "--rate", "0.01"]  # fmt: skip
+ONE_AT_A_TIME_STEPS = 64 * 100 * 400  # each request alone: one engine step a token (sim.scheduler)
+
+
+def _steps_said(err: str) -> int:
+    return int(re.search(r"take at least ([\d,]+) engine steps", err).group(1).replace(",", ""))
+
+
+def test_open_loop_at_a_low_rate_counts_the_requests_that_run_at_once(run, plan_file, tmp_path):
+    err = _refused(run, "simulate", "--plan", str(plan_file), *LOW_RATE, "--reps", "1", "--out", str(tmp_path / "p"))
+    assert "128 tokens x 64 clients: 6,400 requests x 400 output tokens take at least" in err
+    # about one at a time: more steps than the simulator allows, never more than one request at a time takes
+    assert MAX_STEPS < _steps_said(err) <= ONE_AT_A_TIME_STEPS
+    assert "0.01 arrivals/s" in err and "run at once" in err and f"the simulator stops at {MAX_STEPS:,}" in err
+    assert err.rstrip().endswith("give fewer --clients, --output-tokens or --requests-per-client, or a higher --rate")
+    assert not (tmp_path / "p").exists()
+
+
+def test_api_simulate_refuses_a_low_open_loop_rate_before_simulating(plan_file, tmp_path):
+    request = SimulateRequest(plan=plan_file, contexts=[128], clients=[64], requests_per_client=20,
+                              output_tokens=400, rate_per_s=0.01, reps=5, out_dir=tmp_path / "p")  # fmt: skip
+    # 5 seeds x 64 x 20 x 400 = 2,560,000 tokens, about a step each; counted with 64 at once it passed and ran
+    # 55 s (2-core dev machine, 2026-12-03)
+    with pytest.raises(ConfigError, match=r"^this would simulate at least [\d,]+ engine steps .* a higher --rate$"):
+        api.simulate(request)
+    assert not (tmp_path / "p").exists()
+
+
+def _engine_steps(plan, terms, config: BenchConfig, seed: int) -> int:
+    """The engine steps the simulator runs for the config's one cell (each emits tokens or prefills a chunk)."""
+    (context,), (clients,) = config.contexts, config.clients
+    sim = CellSimulation(config, engine_of(plan), step_model(plan, terms), context, clients, seed)
+    steps = 0
+    finish = sim._finish_step
+
+    def counted(scheduled, now):
+        nonlocal steps
+        steps += 1
+        finish(scheduled, now)
+
+    sim._finish_step = counted  # type: ignore[method-assign]
+    sim.run()
+    return steps
+
+
+@pytest.mark.parametrize("rate", [0.01, 0.3, 3.0, 300.0])
+def test_the_open_loop_bound_never_exceeds_the_steps_the_simulator_runs(plan_file, rate):
+    """The refusal is a true 'too much': at every rate the bound is at most the steps simulated (Poisson
+    arrivals, three seeds), and at a low rate, where requests run one at a time, within 5% of them."""
+    plan = Plan.from_file(plan_file)
+    terms = priors.measured_priors(plan)  # what simulate uses without a calibration
+    config = BenchConfig(base_url="http://x", contexts=[128], clients=[16], requests_per_client=4,
+                         output_tokens=200, rate_per_s=rate, arrivals="poisson")  # fmt: skip
+    bound = _sim_bounds.min_steps(plan, config, 128, 16, terms=terms)[0]
+    simulated = [_engine_steps(plan, terms, config, seed) for seed in range(3)]
+    assert bound <= min(simulated)
+    if rate == 0.01:
+        assert bound >= 0.95 * max(simulated), (bound, simulated)
+
+
+def test_a_high_open_loop_rate_is_not_refused(plan_file):
+    """The low-rate call above at 100 arrivals/s runs 64 at once: 40,000 steps, well within the limits."""
+    plan = Plan.from_file(plan_file)
+    config = BenchConfig(base_url="http://x", contexts=[128], clients=[64], requests_per_client=100,
+                         output_tokens=400, rate_per_s=100.0, reps=1)  # fmt: skip
+    terms = priors.measured_priors(plan)
+    assert _sim_bounds.min_steps(plan, config, 128, 64, terms=terms) == (40_000, "at most 64 run at once (streams)")
+    _sim_bounds.refuse_unfinishable(plan, config, 1, terms)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import types
 
 import anyio
 import pytest
@@ -234,6 +236,38 @@ def test_advise_with_no_chip_that_fits_is_a_tool_error_naming_why_and_the_argume
         "exceed the cap 14.49 GiB); change chips, workload or pricing"
     )
     assert not call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["v5e-1"]}).is_error
+
+
+def _nvml(name: str, total_bytes: int, count: int) -> types.SimpleNamespace:
+    """A pynvml that sees `count` cards named `name` of `total_bytes` each."""
+    return types.SimpleNamespace(
+        NVMLError=RuntimeError, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetName=lambda h: name, nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=total_bytes),
+        nvmlDeviceGetCount=lambda: count,
+    )  # fmt: skip
+
+
+def test_advise_on_local_says_it_read_the_servers_card_and_which(monkeypatch):
+    """`local` is the card of the machine onechip runs on: over MCP the server's, which an agent would take for its
+    own. The summary says so, the note names the card NVML read there and how many, and without NVML or amdsmi
+    the refusal says where they are missing."""
+    monkeypatch.setitem(sys.modules, "pynvml", _nvml("NVIDIA L40S", 46068 * 2**20, 2))
+    result = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["local"],
+                             "workload": {"ctx": 128, "clients": 1, "output_tokens": 8}})  # fmt: skip
+    assert not result.is_error, result.content[0].text
+    assert result.content[0].text.endswith("; local is this MCP server's card, not the client's (its note says which)")
+    (note,) = [n for n in result.structured_content["notes"] if n.startswith("local: ")]
+    assert "the machine onechip runs on (over MCP the server's machine, not the client's)" in note
+    # the name NVML gave, resolved to the catalog's l40s (whose figures the plan uses), and NVML's card count
+    assert "NVIDIA L40S -> l40s, 2 card(s) there" in note
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    refused = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["local"]})
+    assert refused.is_error and refused.content[0].text == (
+        "chips local reads the card on the machine onechip runs on (over MCP the server's machine, not the "
+        "client's), which has neither nvidia-ml-py (NVIDIA) nor amdsmi (AMD) installed: pip install nvidia-ml-py "
+        "there, or name the chip"
+    )
 
 
 def test_up_and_demo_start_nothing_without_confirm_and_say_what_they_would_run(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 
 from factories import SMOLLM2_CONFIG, one_error_line, sized_checkpoint
 from onechip.errors import ConfigError
+from onechip.planner import geometry
 from onechip.planner.config import read_config
 
 SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 holds plans
@@ -69,3 +70,17 @@ def test_each_gemma4_layer_is_checked_with_the_kv_heads_vllm_gives_it() -> None:
     bad_layer = {**text, "per_layer_config": {"7": {"num_key_value_heads": 6}}}
     with pytest.raises(ConfigError, match=r"'per_layer_config.7.num_key_value_heads' is 6 \(layer 7\)"):
         read_config({**config, "text_config": bad_layer}, "config.json")
+
+
+@pytest.mark.parametrize("full", ["full_attention", "attention", "global"])
+def test_the_heads_check_reads_each_layer_as_the_kv_geometry_does(full: str) -> None:
+    # every spelling the KV geometry reads as a full layer (geometry._LAYER_TYPE_NAMES) gets the global KV heads
+    # there, so the check must hold those layers to them too: it checked only 'full_attention' layers, and a
+    # Gemma-4-26B with its full layers spelled 'global' passed, and its KV geometry sized them at 3 KV heads (16 query)
+    assert geometry.layer_kinds({"num_hidden_layers": 1, "layer_types": [full]}, "gemma4") == [geometry.FULL]
+    config = _gemma4_26b()
+    text = config["text_config"]
+    types = [full if t == "full_attention" else t for t in text["layer_types"]]
+    spelled = {**text, "layer_types": types, "num_global_key_value_heads": 3}
+    with pytest.raises(ConfigError, match=r"'num_global_key_value_heads' is 3 \(layer 5\)"):
+        read_config({**config, "text_config": spelled}, "config.json")

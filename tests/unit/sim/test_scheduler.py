@@ -167,6 +167,18 @@ def test_open_loop_sends_on_schedule():
     assert sorted(round(s.t_send, 6) for s in samples) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 
 
+def test_open_loop_without_an_arrivals_shape_is_poisson_as_bench_sends():
+    """--rate without --arrivals is Poisson (BenchConfig.arrivals; bench.runner.rep_arrivals sends `arrivals or
+    'poisson'`); the simulator sent those requests evenly spaced, a smoother load than bench measures."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+
+    def sends(arrivals: str | None) -> list[float]:
+        cfg = config(rate_per_s=10.0, arrivals=arrivals, requests_per_client=3, warmup_requests=0)
+        return sorted(s.t_send for s in CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run())
+
+    assert sends(None) == sends("poisson") != sends("constant")
+
+
 def test_a_busy_api_server_merges_tokens_into_larger_chunks():
     # a round of output delivery costs 25 ms per request with new tokens, a step 10 ms: while one round runs,
     # the next steps' tokens wait and go out together (vLLM V1's RequestOutputCollector merges them)
