@@ -13,7 +13,7 @@ from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
 from onechip.schemas import BenchConfig, Plan
 from onechip.schemas.sim import StepTerms
-from onechip.sim.predict import engine_of
+from onechip.sim.predict import engine_of, engine_share
 from onechip.sim.scheduler import MAX_STEPS, SchedulerLimits
 from onechip.sim.steptime import Batch, step_model
 
@@ -88,11 +88,12 @@ def min_steps(
     which = "streams" if streams <= engine.max_num_seqs else "max_num_seqs"
     steps, why = cdiv(requests * out, running), f"at most {running:,} run at once ({which})"
     if config.rate_per_s is not None and terms is not None:
-        mean, request_s = open_loop_running(plan, engine, terms, config, context, running)
+        share = engine_share(config, streams, clients)  # the busiest engine's streams and arrivals
+        mean, request_s = open_loop_running(plan, engine, terms, share, context, running)
         if mean < running:
             steps = math.ceil(requests * out / mean)
             why = (
-                f"open loop: at most {mean:,.2f} run at once on average, 1 + {config.rate_per_s:g} arrivals/s x "
+                f"open loop: at most {mean:,.2f} run at once on average, 1 + {share.rate_per_s:g} arrivals/s x "
                 f"the {request_s:,.1f} s a request runs at most"
             )
     if config.workload != "agent":  # agent sessions share their prefix's blocks: no per-request bound from it
@@ -122,8 +123,8 @@ def open_loop_running(
     n starts at `most` and falls to the largest n >= 1 + rate x D(n) (n a whole count). Assumed, not bounded: that
     the step at the mean running count takes the mean step time (step times are close to affine in the sequences
     once the host's per-sequence work sets them, and a prefill charged to every step overstates them), and that
-    no request is preempted (beyond the KV wall, where min_steps' KV-pool bound holds). The simulator gives each
-    engine of a replicated cell the whole rate (sim.predict.simulate_cell), so the rate is used whole here too."""
+    no request is preempted (beyond the KV wall, where min_steps' KV-pool bound holds). `config` is one engine's
+    (sim.predict.engine_share: its share of a replicated cell's rate)."""
     out, budget, rate = config.output_tokens, engine.budget_tokens, config.rate_per_s or 0.0
     pool_tokens, model = engine.num_blocks * engine.block_size, step_model(plan, terms)
     running = most

@@ -99,7 +99,9 @@ def simulate_cell(
     """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
     `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
     through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
-    alike: engine k serves streams k, k + replicas, ... (round robin's share). `client`: another client's run of
+    alike: engine k serves streams k, k + replicas, ... (round robin's share), and in open loop the same share
+    of the arrivals (rate_per_s x its streams / clients: the deployment's rate, not each engine's). `client`:
+    another client's run of
     the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt tokens; one engine),
     in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a client replayed on
     several replicas."""
@@ -119,7 +121,8 @@ def simulate_cell(
     for seed in range(seeds):
         samples: list[RequestSample] = []
         for streams in _split(clients, replicas):
-            sim = CellSimulation(config, engine, model, context, len(streams), seed, spread, jitter, shapes, pool)
+            share = engine_share(config, len(streams), clients)
+            sim = CellSimulation(share, engine, model, context, len(streams), seed, spread, jitter, shapes, pool)
             try:
                 samples += _renumbered(sim.run(), streams)
             except RuntimeError as exc:
@@ -129,6 +132,14 @@ def simulate_cell(
             cell.preemptions += sim.preemptions
         cell.samples_by_seed[seed] = samples
     return cell
+
+
+def engine_share(config: BenchConfig, streams: int, clients: int) -> BenchConfig:
+    """`config` as one engine serving `streams` of a cell's `clients` sees it: in open loop, that share of the
+    arrival rate (the router hands each engine its streams' requests); closed loop, `config` itself."""
+    if config.rate_per_s is None or streams == clients:
+        return config
+    return config.model_copy(update={"rate_per_s": config.rate_per_s * streams / clients})
 
 
 def _split(clients: int, replicas: int) -> list[list[int]]:

@@ -202,6 +202,21 @@ def test_agent_cells_on_two_engines_carry_turns_hits_and_the_whole_deployments_r
     assert cached["ca"] > cached["rr"]
 
 
+def test_open_loop_replicas_share_the_deployments_arrival_rate():
+    """--rate is the deployment's arrivals: two engines each get their streams' share (1 a second each), so 40
+    requests at 2 a second arrive over about 20 s whatever the replicas. The simulator gave each engine the whole
+    rate (4 a second in all, 40 arrivals over ~10 s: 11.7, 9.4 and 11.5 s on seeds 0-2). Poisson: averaged over
+    three seeds, the span of 20 exponential gaps at rate 1 is within 20 s +- 25% (its standard deviation is 2.6 s)."""
+    plan = embedded_plan()
+    config = BenchConfig(base_url="http://sim", contexts=[128], clients=[4], output_tokens=4, rate_per_s=2.0,
+                         requests_per_client=10, warmup_requests=0)  # fmt: skip
+    for replicas in (1, 2):
+        cell = simulate_cell(plan, TERMS, config, 128, 4, 3, replicas=replicas)
+        spans = [max(s.t_send for s in ss) - min(s.t_send for s in ss) for ss in cell.samples_by_seed.values()]
+        assert all(len(ss) == 40 for ss in cell.samples_by_seed.values())
+        assert 15 < sum(spans) / 3 < 25, (replicas, spans)
+
+
 def test_one_engine_grid_cells_are_unchanged_by_the_replica_split():
     plan = embedded_plan()
     config = BenchConfig(base_url="http://sim", contexts=[128], clients=[4], output_tokens=8)
