@@ -387,17 +387,19 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),
-                  notes=[ADVISE_NOTE, rank_note(), *_local_note(deployments)])  # fmt: skip
+                  notes=[ADVISE_NOTE, rank_note(), *_local_note(request.chips or [])])  # fmt: skip
 
 
-def _local_note(deployments: list[tuple[str, int, int]]) -> list[str]:
-    """advise's note when `local` is among the chips: which card(s) it read and where, since an MCP client's
-    `local` is the server's machine, not the client's (planner.chips.local_entry: NVML, else amdsmi)."""
-    if "local" not in {chip for chip, _, _ in deployments}:
+def _local_note(chips: list[str]) -> list[str]:
+    """advise's note when `local` is among `chips`: which card(s) it read and where, since an MCP client's `local`
+    is the server's machine, not the client's (planner.chips.local_entry: NVML, else amdsmi), and the catalog key
+    its rows go under when the catalog has the card (planner.rules.chip_key)."""
+    if "local" not in chips:
         return []
     card = planner.rules.accelerator("local", "--chips")  # read already by _deployments: it raised there if at all
     memory = f"{card.memory_bytes / GIB:.2f} GiB" if card.memory_bytes else "no memory figure"
     return [
         f"local: the card NVML or amdsmi reported {LOCAL_WHERE}: {card.resolved_as or 'a card with no name'}, "
-        f"{card.host_cards} card(s) there; planned at {memory} a card"
+        f"{card.host_cards} card(s) there; planned at {memory} a card, its rows under "
+        f"{planner.rules.chip_key('local')}"
     ]

@@ -420,7 +420,7 @@ def _advice_summary(a: Advice) -> str:
     # `local` is this server's card: an agent reading 'best local' would take it for its own machine's
     local = (
         "; local is this MCP server's card, not the client's (its note says which)"
-        if any(r.chip == "local" for r in a.rows)
+        if any(n.startswith("local: ") for n in a.notes)
         else ""
     )
     return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered{local}"

@@ -344,10 +344,18 @@ def accelerator(name: str, option: str = "--chip") -> Accelerator:
 
 
 def chip_key(name: str) -> str:
-    """The accelerators.json key `name` resolves to ('H100', 'nvidia l4', 'V5E-1' are h100, l4, v5e-1), so what is
-    keyed by chip (prices, measured priors, calibrations, GKE pools) finds it; else `name` unchanged (a gpus.json
-    card, gpu:<size>GiB, local, or a name nothing matches, which accelerator() refuses)."""
-    if name in catalog.accelerators().accelerators or name == "local" or name.lower().startswith("gpu:"):
+    """The accelerators.json key `name` resolves to ('H100', 'nvidia l4', 'V5E-1' are h100, l4, v5e-1; `local`, the
+    key of the card this host's NVML or amdsmi names), so what is keyed by chip (prices, measured priors,
+    calibrations, GKE pools) finds it; else `name` unchanged (a gpus.json card, gpu:<size>GiB, a local card the
+    catalog lacks or that cannot be read, or a name nothing matches, which accelerator() refuses)."""
+    if name == "local":
+        try:
+            card, _ = chips.local_entry()
+        except ConfigError:
+            return name
+        key = chip_key(card) if card else name
+        return key if key in catalog.accelerators().accelerators else name
+    if name in catalog.accelerators().accelerators or name.lower().startswith("gpu:"):
         return name
     try:
         where, key = chips.find(name)

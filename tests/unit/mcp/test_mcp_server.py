@@ -259,7 +259,9 @@ def test_advise_on_local_says_it_read_the_servers_card_and_which(monkeypatch):
     (note,) = [n for n in result.structured_content["notes"] if n.startswith("local: ")]
     assert "the machine onechip runs on (over MCP the server's machine, not the client's)" in note
     # the name NVML gave, resolved to the catalog's l40s (whose figures the plan uses), and NVML's card count
-    assert "NVIDIA L40S -> l40s, 2 card(s) there" in note
+    assert "NVIDIA L40S -> l40s, 2 card(s) there" in note and note.endswith("its rows under l40s")
+    # under the catalog's key, so the l40s prices, measured priors and stored calibrations apply to them
+    assert {r["chip"] for r in result.structured_content["rows"]} == {"l40s"}
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setitem(sys.modules, "amdsmi", None)
     refused = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["local"]})

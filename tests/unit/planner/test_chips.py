@@ -135,7 +135,10 @@ def test_local_reads_the_card_through_nvml_and_resolves_its_name(monkeypatch: py
     assert card.resolved_as == "NVIDIA L40S -> l40s"
     assert card.memory_bytes == accelerator("l40s").memory_bytes
     assert card.host_cards == 2
+    # what is keyed by chip (prices, measured priors, calibrations) finds the card under its catalog key
+    assert chip_key("local") == "l40s"
     fake.nvmlDeviceGetName = lambda h: "Frobcard 9000"
+    assert chip_key("local") == "local"  # no catalog key: local as before
     unknown = accelerator("local")
     assert unknown.memory_bytes == round(round(46068 * 2**20 / GIB, 2) * GIB)  # NVML's total, to 0.01 GiB
     assert "NVML" in (unknown.memory_visible_source or "") and unknown.host_cards == 2
