@@ -409,7 +409,7 @@ def _local(name: str, total: int, count: int, how: str) -> dict[str, Any]:
     return {
         **memory_entry(f"gpu:{total / GIB:.2f}GiB"),
         "host_cards": count,
-        "memory_visible_source": f"{how} on this host ({name}, {count} card(s)): {total / GIB:.2f} GiB; the driver "
+        "memory_visible_source": f"{how} {LOCAL_WHERE} ({name}, {count} card(s)): {total / GIB:.2f} GiB; the driver "
         "reports the whole memory, the CUDA runtime sees ~1% less",
-        "source": f"this host's {name} ({how})",
+        "source": f"{name} ({how}) {LOCAL_WHERE}",
     }

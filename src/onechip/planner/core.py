@@ -36,6 +36,7 @@ from onechip.catalog.files import (
 from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
+from onechip.planner.chips import LOCAL_WHERE
 from onechip.planner.config import ModelConfig
 from onechip.planner.geometry import Geometry, cdiv, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
@@ -986,7 +987,7 @@ def _devices(acc: Accelerator, tensor_parallel_size: int, pipeline_parallel_size
         if acc.host_cards is not None and tensor_parallel_size * pipeline_parallel_size > acc.host_cards:
             raise ConfigError(
                 f"tensor_parallel_size x pipeline_parallel_size = {tensor_parallel_size * pipeline_parallel_size} "
-                f"exceeds the {acc.host_cards} card(s) on this host (--chip local)"
+                f"exceeds the {acc.host_cards} card(s) {LOCAL_WHERE} (--chip local)"
             )
         return tensor_parallel_size * pipeline_parallel_size
     if pipeline_parallel_size > 1:
