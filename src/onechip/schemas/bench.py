@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
@@ -348,11 +349,15 @@ def _workload_shape(path: Path) -> Any:
             f"--workload-file {path}: is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"
         )
     try:
-        return json.loads(text)
+        return jsontext.loads(text)
     except json.JSONDecodeError as exc:
+        if isinstance(exc, jsontext.NestedTooDeep):  # as deep for the YAML parser
+            raise ValueError(f"--workload-file {path}: not valid JSON: {exc.msg}") from None
         as_json = exc
     try:
         return yaml.safe_load(text)
+    except RecursionError:  # PyYAML's composer recurses once per level of nesting too ('x: [[[...]]]')
+        raise ValueError(f"--workload-file {path}: not valid YAML: {jsontext.TOO_DEEP}") from None
     except yaml.YAMLError as exc:
         if text.lstrip().startswith(("{", "[")):
             where, what = f"line {as_json.lineno}, column {as_json.colno}", as_json.msg

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.common import StrictModel
 
@@ -209,7 +210,7 @@ def read_mm_limits(value: Any) -> Any:
         text = value.strip()
         try:
             pairs = None if text.startswith("{") else [_count_pair(part) for part in text.split(",")]
-            value = json.loads(text) if pairs is None else dict(pairs)
+            value = jsontext.loads(text) if pairs is None else dict(pairs)
         except ValueError:
             raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {_shown(text)}") from None
         if not isinstance(value, dict) or not value:

@@ -52,3 +52,68 @@ def test_the_predicted_url_is_a_server_url_for_any_chip_name(chip: str, url: str
 
     assert predicted_url(chip) == url
     assert server_url(url) == url
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000  # past CPython's recursion limit: json.loads raised RecursionError
+
+
+def _checkpoint(directory: Path, config: str, header: bytes | None = None) -> Path:
+    """A checkpoint directory with `config` as config.json and one safetensors file with `header` (default: one bf16
+    tensor of 2 bytes)."""
+    import struct
+
+    directory.mkdir()
+    (directory / "config.json").write_text(config)
+    tensor = {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}
+    header = header or json.dumps({"model.layers.0.mlp.weight": tensor}).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+def test_a_config_nested_too_deep_is_one_line(run, tmp_path: Path):
+    # was internal error (RecursionError: maximum recursion depth exceeded while decoding a JSON array ...), exit 1
+    model = _checkpoint(tmp_path / "deep", DEEP_JSON)
+    line = one_error_line(run, "plan", str(model), "--chip", "gpu:24GiB")
+    assert line == f"{model}/config.json: not JSON (nested deeper than the parser allows)"
+
+
+def test_a_safetensors_header_nested_too_deep_is_one_line(run, tmp_path: Path):
+    from factories import SMOLLM2_CONFIG
+
+    model = _checkpoint(tmp_path / "deep", json.dumps(SMOLLM2_CONFIG), DEEP_JSON.encode())
+    line = one_error_line(run, "plan", str(model), "--chip", "gpu:24GiB")
+    assert line == f"{model}/model.safetensors: cannot read safetensors header: nested deeper than the parser allows"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (DEEP_JSON, "not valid JSON: nested deeper than the parser allows"),
+        ("turns: " + "[" * 50_000 + "]" * 50_000, "not valid YAML: nested deeper than the parser allows"),
+    ],
+)
+def test_a_workload_file_nested_too_deep_is_one_line(run, tmp_path: Path, text: str, said: str):
+    path = tmp_path / "workload.yaml"
+    path.write_text(text)
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload", "agent", "--workload-file", str(path),
+                          "--out", str(tmp_path / "out"))  # fmt: skip
+    assert said in line and str(path) in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_trace_line_nested_too_deep_is_one_line(run, tmp_path: Path):
+    path = tmp_path / "trace.jsonl"
+    path.write_text(DEEP_JSON + "\n")
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload", "trace", "--trace", str(path),
+                          "--out", str(tmp_path / "out"))  # fmt: skip
+    assert line == f"--trace {path} line 1: nested deeper than the parser allows"
+
+
+def test_report_on_a_run_file_nested_too_deep_names_it(run, tmp_path: Path, plan_file: Path):
+    out = tmp_path / "pred"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128", "--clients", "1", "--reps", "1",
+                       "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    (out / "summary.json").write_text(DEEP_JSON)
+    line = one_error_line(run, "report", str(out))
+    assert line.startswith("summary.json could not be read: nested deeper than the parser allows"), line
