@@ -147,8 +147,11 @@ _POSITIVE_INTS = (
 # 61 layers, 256 routed experts), so a real model is never refused. Widths likewise: a hidden_size of 10**9 is a
 # typo the engine would fail on at load, not a model (published configs' widest: Llama 3.1 405B hidden_size
 # 16,384 and intermediate_size 53,248; Gemma 3/4 vocab_size 262,144; Gemma 4 global_head_dim 512); each bound
-# is 4x or more above them.
+# is 4x or more above them. Positions too: vLLM's RoPE cos/sin cache holds max_position_embeddings rows whatever
+# --max-model-len says (gpu_memory.rotary_cache_bytes), so 10**30 planned a 10**23 GiB "weight" (the longest
+# published: Llama 4 Scout's 10,485,760, tests/fixtures/bootlogs/configs).
 _MAXIMA = {
+    "max_position_embeddings": 1 << 26,
     "num_hidden_layers": 1024,
     "num_attention_heads": 4096,
     "num_key_value_heads": 4096,

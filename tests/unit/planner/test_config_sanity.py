@@ -26,6 +26,8 @@ SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 hold
         ({"intermediate_size": 10**12}, "field 'intermediate_size' is 1,000,000,000,000: more than any model"),
         ({"vocab_size": 10**10}, "field 'vocab_size' is 10,000,000,000: more than any model"),
         ({"head_dim": 10**6}, "field 'head_dim' is 1,000,000: more than any model"),
+        # was planned: a RoPE cache of 10**30 rows, 'weights 119209289550781252370432.00 GiB', exit 0
+        ({"max_position_embeddings": 10**30}, "field 'max_position_embeddings' is 1,000,000,000,000,000,000,000,000,"),
     ],
 )
 def test_a_config_the_engine_could_not_load_is_one_line_naming_the_field(run, tmp_path, change, said) -> None:
