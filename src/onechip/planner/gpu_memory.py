@@ -175,7 +175,8 @@ def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
     which vLLM routes to its Marlin MoE on CUDA (vllm/model_executor/layers/fused_moe/oracle/int_wna16.py of the
     0.30.0 sdist: WNA16MoEBackend.MARLIN first; compressed_tensors_moe.py of the 0.19.0 sdist:
     CompressedTensorsWNA16MarlinMoEMethod where check_moe_marlin_supports_layer holds) with a group size Marlin takes
-    (MARLIN_GROUP_SIZES). Not counted (None): GPTQ and AWQ (their Marlin MoE moved to the modular kernel at other releases, not read per version), other schemes.
+    (MARLIN_GROUP_SIZES). Not counted (None): GPTQ and AWQ (their Marlin MoE moved to the modular kernel at other
+    releases, not read per version), other schemes.
     config: config.json, whose quantization_config is at its top level or in text_config."""
     text = config.get("text_config")
     quant = config.get("quantization_config")
