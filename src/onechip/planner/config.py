@@ -257,9 +257,19 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     arch = part.get("architectures")
     if arch is not None and (not isinstance(arch, list) or not all(isinstance(a, str) for a in arch)):
         raise _fail(where, "architectures", f"must be a list of class names, got {arch!r}")
-    factor = part.get("partial_rotary_factor")
-    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1):
-        raise _fail(where, "partial_rotary_factor", f"must be a number in (0, 1], got {factor!r}")
+    # the factor is read at the top level and inside the RoPE parameters, flat or per layer type (Gemma 4's
+    # rope_parameters.full_attention.partial_rotary_factor): planner.gpu_memory._rope_cache_width sizes the cache
+    factors = {"partial_rotary_factor": part.get("partial_rotary_factor")}
+    for name in ("rope_scaling", "rope_parameters"):
+        params = part.get(name) or {}
+        nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
+        for path, obj in {name: params, **nested}.items():
+            factors[f"{path}.partial_rotary_factor"] = obj.get("partial_rotary_factor")
+    for path, factor in factors.items():
+        if factor is not None and (
+            isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1
+        ):
+            raise _fail(where, path, f"must be a number in (0, 1], got {factor!r}")
     method = (part.get("quantization_config") or {}).get("quant_method")
     if method is not None and not isinstance(method, str):
         raise _fail(where, "quantization_config.quant_method", f"must be a string, got {method!r}")
