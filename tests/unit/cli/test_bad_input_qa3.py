@@ -117,3 +117,11 @@ def test_report_on_a_run_file_nested_too_deep_names_it(run, tmp_path: Path, plan
     (out / "summary.json").write_text(DEEP_JSON)
     line = one_error_line(run, "report", str(out))
     assert line.startswith("summary.json could not be read: nested deeper than the parser allows"), line
+
+
+def test_a_pricing_model_named_twice_is_priced_once(run):
+    # `cost --pricing spot,spot` printed the same spot line twice
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "100", "--pricing", "spot,on-demand,spot",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    assert [line["pricing"] for line in json.loads(out)["lines"]] == ["spot", "on-demand"]
