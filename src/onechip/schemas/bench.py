@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
-from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
+from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values, shown
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -324,6 +333,14 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
             f"--workload-file {path}: {key} is {json.dumps(value, default=str)}, a boolean (YAML reads yes, no, on "
             "and off as true or false); give a number"
         )
+    for key, value in shape.items():  # a bad value is the file's, not a flag the user never typed ('--turns')
+        field = BenchConfig.model_fields[key]
+        kind = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        try:
+            TypeAdapter(kind).validate_python(value)
+        except ValidationError as exc:
+            msg = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+            raise ValueError(f"--workload-file {path}: {key}: {msg} (got {shown(value)})") from None
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
 
 

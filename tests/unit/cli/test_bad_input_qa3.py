@@ -125,3 +125,21 @@ def test_a_pricing_model_named_twice_is_priced_once(run):
                          "--json")  # fmt: skip
     assert code == 0, err
     assert [line["pricing"] for line in json.loads(out)["lines"]] == ["spot", "on-demand"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("turns: 2.5\n", "turns: Input should be a valid integer, got a number with a fractional part (got 2.5)"),
+        ("turns: 2024-01-01\n", "turns: Input should be a valid integer (got datetime.date(2024, 1, 1))"),
+        ("user_tokens: 1000000000\n", "user_tokens: Input should be less than or equal to 16777216 (got 1000000000)"),
+        ("contexts: [0]\n", "contexts: Input should be greater than or equal to 1 (got [0])"),
+    ],
+)
+def test_a_bad_value_in_the_workload_file_is_named_as_the_files(run, tmp_path: Path, text: str, said: str):
+    # was "Invalid value for '--turns': turns: ...", a flag the user never typed
+    path = tmp_path / "workload.yaml"
+    path.write_text(text)
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(path), "--out",
+                          str(tmp_path / "out"))  # fmt: skip
+    assert line == f"--workload-file {path}: {said}"
