@@ -25,3 +25,10 @@ def test_json_reads_as_the_standard_parser_reads_it():
     assert repr(jsontext.loads(text)) == repr(json.loads(text))
     with pytest.raises(json.JSONDecodeError, match="Expecting value"):
         jsontext.loads('{"a":')
+
+
+def test_a_key_given_twice_is_refused_only_when_asked():
+    text = '{"a": {"b": 1, "b": 2}}'
+    assert jsontext.loads(text) == {"a": {"b": 2}}  # json.loads' own reading
+    with pytest.raises(json.JSONDecodeError, match="key 'b' given twice"):
+        jsontext.loads(text, unique_keys=True)

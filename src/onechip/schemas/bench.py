@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -344,6 +344,22 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names a key twice (safe_load keeps the last one silently:
+    `turns: 4` then `turns: 8` ran 8 turns)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if not isinstance(key, Hashable):
+                continue  # the base loader refuses it ('found unhashable key')
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _workload_shape(path: Path) -> Any:
     """The workload file at `path` parsed as JSON, else as YAML (a superset people write by hand). Raises
     ValueError in one line naming the file and, for a syntax error, the line and column and what is wrong there:
@@ -366,13 +382,13 @@ def _workload_shape(path: Path) -> Any:
             f"--workload-file {path}: is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"
         )
     try:
-        return jsontext.loads(text)
+        return jsontext.loads(text, unique_keys=True)
     except json.JSONDecodeError as exc:
-        if isinstance(exc, jsontext.NestedTooDeep):  # as deep for the YAML parser
+        if isinstance(exc, jsontext.NestedTooDeep) or exc.msg.endswith(" given twice"):  # the same in YAML
             raise ValueError(f"--workload-file {path}: not valid JSON: {exc.msg}") from None
         as_json = exc
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
     except RecursionError:  # PyYAML's composer recurses once per level of nesting too ('x: [[[...]]]')
         raise ValueError(f"--workload-file {path}: not valid YAML: {jsontext.TOO_DEEP}") from None
     except yaml.YAMLError as exc:

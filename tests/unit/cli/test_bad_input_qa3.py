@@ -143,3 +143,19 @@ def test_a_bad_value_in_the_workload_file_is_named_as_the_files(run, tmp_path: P
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(path), "--out",
                           str(tmp_path / "out"))  # fmt: skip
     assert line == f"--workload-file {path}: {said}"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("w.yaml", "turns: 4\nturns: 8\n", "not valid YAML at line 2, column 1: key 'turns' given twice"),
+        ("w.json", '{"turns": 4, "turns": 8}', "not valid JSON: key 'turns' given twice"),
+    ],
+)
+def test_a_key_named_twice_in_the_workload_file_is_refused(run, tmp_path: Path, name: str, text: str, said: str):
+    # the parsers kept the last one silently: the run measured 8 turns where the file also said 4
+    path = tmp_path / name
+    path.write_text(text)
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(path), "--out",
+                          str(tmp_path / "out"))  # fmt: skip
+    assert line == f"--workload-file {path}: {said}"
