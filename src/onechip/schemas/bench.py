@@ -335,7 +335,7 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
         )
     for key, value in shape.items():  # a bad value is the file's, not a flag the user never typed ('--turns')
         field = BenchConfig.model_fields[key]
-        kind = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        kind: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
         try:
             TypeAdapter(kind).validate_python(value)
         except ValidationError as exc:
@@ -351,13 +351,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):
                 continue  # the base loader refuses it ('found unhashable key')
             if key in seen:
                 raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _workload_shape(path: Path) -> Any:
