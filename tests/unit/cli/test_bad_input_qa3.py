@@ -159,3 +159,21 @@ def test_a_key_named_twice_in_the_workload_file_is_refused(run, tmp_path: Path, 
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(path), "--out",
                           str(tmp_path / "out"))  # fmt: skip
     assert line == f"--workload-file {path}: {said}"
+
+
+LONG_CHIP = "H100 " * 800  # under --chip's 4,096-character cap
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", SEED_MODEL, "--chip", LONG_CHIP),
+        ("plan", SEED_MODEL, "--chip", f"gpu:{'9' * 4000}GiB"),
+        ("cost", "--chip", LONG_CHIP, "--output-tok-per-s", "1"),
+        ("cost", "--chip", "v5e-1", "--region", LONG_CHIP, "--output-tok-per-s", "1"),
+    ],
+)
+def test_a_long_chip_name_is_shown_cut_in_its_error(run, argv: tuple[str, ...]):
+    # the refusal echoed all 4,000 characters of the name (inputs.shown cuts a value at 80, as flag errors do)
+    line = one_error_line(run, *argv)
+    assert "... (4,00" in line and len(line) < 400, line
