@@ -177,3 +177,23 @@ def test_a_long_chip_name_is_shown_cut_in_its_error(run, argv: tuple[str, ...]):
     # the refusal echoed all 4,000 characters of the name (inputs.shown cuts a value at 80, as flag errors do)
     line = one_error_line(run, *argv)
     assert "... (4,00" in line and len(line) < 400, line
+
+
+def test_a_calibration_run_with_an_impossible_latency_is_refused_naming_the_cell(run, tmp_path: Path, plan_file: Path):
+    # a measured run whose summary.json says TTFT -1 ms was fitted and stored as the model's calibration on the chip
+    made = tmp_path / "made"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128,1024", "--clients", "1,8", "--reps",
+                       "1", "--out", str(made))  # fmt: skip
+    assert code == 0, err
+    summary = json.loads((made / "summary.json").read_text())
+    summary["prediction"] = None  # read as a measured run (bench writes none)
+    summary["cells"][0]["ttft_ms"]["median"] = -1.0
+    measured = tmp_path / "measured"
+    measured.mkdir()
+    (measured / "summary.json").write_text(json.dumps(summary))
+    line = one_error_line(run, "simulate", "--plan", str(plan_file), "--calibrate", str(measured), "--contexts", "128",
+                          "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
+    assert line == (
+        "the calibration run's cell 128 tokens x 1 clients has median TTFT -1.0 ms, which no measurement gives: its "
+        "summary.json is damaged"
+    )
