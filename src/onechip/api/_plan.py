@@ -99,8 +99,9 @@ def measured_boots_dir() -> Path:
 
 def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
-    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line, or the log
-    of another deployment (crosscheck flag 'other-deployment'), teaches nothing. The date is today's (UTC)."""
+    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line, the log
+    of another deployment (crosscheck flag 'other-deployment'), or a token line whose pool is more than the memory the
+    plan requests (calibration.measure), teaches nothing. The date is today's (UTC)."""
     if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
         return
     if "other-deployment" in cross.flags:  # a log of another model or size measured nothing of this plan
@@ -108,6 +109,8 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     today = datetime.now(UTC).date().isoformat()
     version = cross.engine_version or plan.engine_version
     measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
+    if measured is None:  # a pool larger than the memory requested: not a boot of this deployment
+        return
     directory = measured_boots_dir()
     directory.mkdir(parents=True, exist_ok=True)
     write_text_atomic(directory / calibration.file_name(plan.deployment_key), measured.model_dump_json(indent=2))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -43,6 +44,13 @@ PRIORS_NOTE = (
     "efficiencies and host cost measured on this chip where the corpus has them, else on other chips); "
     "calibrate with `onechip simulate --calibrate RUN_DIR` (a `bench --calibration` run on this chip)"
 )
+
+
+def predicted_url(chip: str) -> str:
+    """The base URL a prediction records for `chip` (BenchConfig requires a server URL; nothing is asked there):
+    http://predicted.<chip>, each run of characters a host name cannot hold made one '-' (`gpu:24GiB` ->
+    predicted.gpu-24GiB: the ':' read as a port, and an unsupported chip name was an internal error)."""
+    return f"http://predicted.{re.sub(r'[^A-Za-z0-9.-]+', '-', chip).strip('-.') or 'chip'}"
 
 
 def _read_plan(path: Path) -> Plan:
@@ -153,7 +161,7 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     if request.workload != "agent":
         fields = {k: v for k, v in fields.items() if k not in AGENT_ONLY}
     try:
-        config = BenchConfig.model_validate({"base_url": f"http://predicted.{the_plan.chip}",
+        config = BenchConfig.model_validate({"base_url": predicted_url(the_plan.chip),
                                              "model": the_plan.model, **fields})  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(describe(SimulateRequest, exc)) from None
@@ -274,7 +282,7 @@ def _advice_config(request: AdviseRequest, agent: BenchConfig | None, chip: str,
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
     share = planner.geometry.cdiv(clients, engines)
     return BenchConfig(
-        base_url=f"http://predicted.{chip}", contexts=[ctx], clients=[share], output_tokens=out, reps=request.reps
+        base_url=predicted_url(chip), contexts=[ctx], clients=[share], output_tokens=out, reps=request.reps
     )
 
 

@@ -14,12 +14,12 @@ is late, and the run's slip says so (the schedule ran past what the server can t
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, ValidationError
 
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.bench import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
 from onechip.schemas.common import StrictModel
@@ -69,7 +69,7 @@ def load_trace(path: Path) -> list[TraceItem]:
         if not line.strip():
             continue
         try:
-            items.append(TraceItem.model_validate(json.loads(line)))
+            items.append(TraceItem.model_validate(jsontext.loads(line)))
         except (ValueError, ValidationError) as exc:
             first = str(exc).splitlines()[0] if not isinstance(exc, ValidationError) else _first_error(exc)
             raise ConfigError(f"--trace {path} line {n}: {first}") from None

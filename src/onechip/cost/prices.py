@@ -12,6 +12,7 @@ from onechip import catalog
 from onechip.cloud import billing
 from onechip.errors import ConfigError
 from onechip.schemas.cost import Price, PriceRow, PriceTable
+from onechip.schemas.inputs import shown
 
 PRICING_MODELS = ("spot", "flex-start", "on-demand", "1y", "3y", "local")
 
@@ -109,12 +110,12 @@ def find_prices(chip: str, pricing: list[str] | None = None, region: str | None 
     chips = sorted({p.chip for p in prices})
     mine = [p for p in prices if p.chip == chip]
     if not mine:
-        raise ConfigError(f"no prices for chip {chip!r}{why_no_price(chip)}; known chips: {', '.join(chips)}")
+        raise ConfigError(f"no prices for chip {shown(chip)}{why_no_price(chip)}; known chips: {', '.join(chips)}")
     if region is not None:
         regions = sorted({p.region for p in mine})
         mine = [p for p in mine if p.region == region]
         if not mine:
-            raise ConfigError(f"no prices for {chip} in region {region!r}; known regions: {', '.join(regions)}")
+            raise ConfigError(f"no prices for {chip} in region {shown(region)}; known regions: {', '.join(regions)}")
     wanted = parse_pricing(pricing)
     if wanted is None:
         return mine

@@ -8,7 +8,7 @@ limits, max_model_len) replaces the rule's three estimated terms by that one mea
 the logged pool again; only utilization may differ (the overhead does not depend on it).
 
     deployment_key(...) -> str
-    measure(plan, kv_cache_tokens, date) -> MeasuredBoot          (pure)
+    measure(plan, kv_cache_tokens, date) -> MeasuredBoot | None   (pure; None: a pool no boot of it holds)
     load(directory, key) -> MeasuredBoot | None                    (reads the file it is given)
 """
 
@@ -74,13 +74,18 @@ def pool_blocks_for_tokens(budget: GpuMemoryBudget, kv_cache_tokens: int, max_mo
     return low
 
 
-def measure(plan: Plan, kv_cache_tokens: int, key: str, date: str, engine_version: str | None) -> MeasuredBoot:
-    """The overhead a boot of `plan` measured, from its logged token line (see module docstring).
+def measure(plan: Plan, kv_cache_tokens: int, key: str, date: str, engine_version: str | None) -> MeasuredBoot | None:
+    """The overhead a boot of `plan` measured, from its logged token line (see module docstring); None when the
+    line's pool is more than the whole memory the plan requests per GPU (vLLM carves the KV cache out of it), which
+    no boot of this deployment logs: a log of another card or a damaged line (10**26 tokens was stored, and every
+    later plan of the deployment printed a 10**20 GiB KV cache 'calibrated from the boot').
     Raises ConfigError for a plan without a vLLM GPU budget."""
     budget = plan.memory_budget
     if budget is None or budget.block_bytes <= 0:
         raise ConfigError("only a vLLM GPU plan (engine vllm-gpu on a GPU) can learn from a boot")
     pool = pool_blocks_for_tokens(budget, kv_cache_tokens, plan.max_model_len) * budget.block_bytes
+    if pool > budget.requested_bytes:
+        return None
     return MeasuredBoot(
         key=key,
         date=date,

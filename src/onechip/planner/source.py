@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from onechip import catalog
+from onechip import catalog, jsontext
 from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.planner.config import ModelConfig, read_config
@@ -74,11 +74,13 @@ def read_json(path: Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return json.loads(raw.decode("utf-8"))
+        return jsontext.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
         kind = "UTF-16 text" if utf16 else "not UTF-8 text"
         raise ConfigError(f"{path}: {kind}; transformers and vLLM read it as UTF-8: save it as UTF-8") from None
+    except jsontext.NestedTooDeep as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from onechip import jsontext
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
@@ -169,7 +170,7 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
             (length,) = struct.unpack("<Q", raw_len)
             if length > 100_000_000:
                 raise ConfigError(f"{path}: safetensors header length {length} is implausible")
-            header = json.loads(fh.read(length))
+            header = jsontext.loads(fh.read(length))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read safetensors header: {exc}") from None
     if not isinstance(header, dict):

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
 from onechip.schemas.run import RUN_FILES
@@ -105,7 +106,7 @@ def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
 def _read_object(target: Path, model: type[BaseModel], problems: list[str]) -> dict[str, Any] | None:
     """The JSON object in `target` (an older list-of-CostLine cost.json as a CostReport mapping)."""
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
+        data = jsontext.loads(target.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         problems.append(f"{target.name} could not be read: {exc}")
         return None

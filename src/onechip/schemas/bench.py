@@ -8,17 +8,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
-from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
+from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values, shown
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -323,7 +333,32 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
             f"--workload-file {path}: {key} is {json.dumps(value, default=str)}, a boolean (YAML reads yes, no, on "
             "and off as true or false); give a number"
         )
+    for key, value in shape.items():  # a bad value is the file's, not a flag the user never typed ('--turns')
+        field = BenchConfig.model_fields[key]
+        kind: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        try:
+            TypeAdapter(kind).validate_python(value)
+        except ValidationError as exc:
+            msg = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+            raise ValueError(f"--workload-file {path}: {key}: {msg} (got {shown(value)})") from None
     return {"workload": "agent", **shape, **{k: v for k, v in data.items() if v is not None}}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names a key twice (safe_load keeps the last one silently:
+    `turns: 4` then `turns: 8` ran 8 turns)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # the base loader refuses it ('found unhashable key')
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
+            seen.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _workload_shape(path: Path) -> Any:
@@ -348,11 +383,15 @@ def _workload_shape(path: Path) -> Any:
             f"--workload-file {path}: is empty; give a JSON or YAML object of workload keys, e.g. turns: 4"
         )
     try:
-        return json.loads(text)
+        return jsontext.loads(text, unique_keys=True)
     except json.JSONDecodeError as exc:
+        if isinstance(exc, jsontext.NestedTooDeep) or exc.msg.endswith(" given twice"):  # the same in YAML
+            raise ValueError(f"--workload-file {path}: not valid JSON: {exc.msg}") from None
         as_json = exc
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except RecursionError:  # PyYAML's composer recurses once per level of nesting too ('x: [[[...]]]')
+        raise ValueError(f"--workload-file {path}: not valid YAML: {jsontext.TOO_DEEP}") from None
     except yaml.YAMLError as exc:
         if text.lstrip().startswith(("{", "[")):
             where, what = f"line {as_json.lineno}, column {as_json.colno}", as_json.msg

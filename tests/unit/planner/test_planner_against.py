@@ -134,3 +134,25 @@ def test_a_log_of_another_model_is_not_remembered_for_this_plan(tmp_path: Path, 
     plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb", against=log))
     assert plan.crosscheck is not None and "other-deployment" in plan.crosscheck.flags
     assert not api.measured_boots_dir().exists() or not any(api.measured_boots_dir().iterdir())
+
+
+def test_a_token_line_no_boot_of_the_plan_could_log_is_not_remembered(tmp_path: Path, monkeypatch) -> None:
+    # a KV token line of 10**26 tokens was stored as this deployment's measured boot: every later plan of it then
+    # printed a 10**20 GiB KV cache on an 80 GB card, 'calibrated from the boot'. A pool larger than the memory the
+    # plan requests per GPU (vLLM carves the KV cache out of it) is no boot of it (planner.calibration.measure).
+    from onechip import api
+    from onechip.schemas.requests import PlanRequest
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    request = PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb")
+    first = api.plan(request)
+    log = tmp_path / "odd.log"
+    log.write_text(f"INFO GPU KV cache size: {10**26:,} tokens\n")
+    api.plan(request.model_copy(update={"against": log}))
+    again = api.plan(request)
+    assert again.calibrated_from is None and again.kv_tokens == first.kv_tokens
+    assert not api.measured_boots_dir().exists() or not any(api.measured_boots_dir().iterdir())
+    # a line the card can hold is still learned from: the same plan's own token figure
+    log.write_text(f"INFO GPU KV cache size: {first.kv_tokens:,} tokens\n")
+    api.plan(request.model_copy(update={"against": log}))
+    assert api.plan(request).calibrated_from is not None

