@@ -197,3 +197,10 @@ def test_a_calibration_run_with_an_impossible_latency_is_refused_naming_the_cell
         "the calibration run's cell 128 tokens x 1 clients has median TTFT -1.0 ms, which no measurement gives: its "
         "summary.json is damaged"
     )
+
+
+@pytest.mark.parametrize("flag", ["--chip", "--region"])
+def test_prices_refuses_an_empty_chip_or_region_as_cost_does(run, flag: str) -> None:
+    # was exit 0 listing every price: '' read as not given, where `cost --chip ''` refuses
+    line = one_error_line(run, "prices", flag, "")
+    assert line.startswith(f"{flag} is empty: give a {flag.removeprefix('--')}, e.g. ")
