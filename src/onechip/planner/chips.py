@@ -61,16 +61,19 @@ def _tokens(name: str) -> list[str]:
     return [_SYNONYMS.get(t, t) for t in tokens]
 
 
+_UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB, people also write GiB
+
+
 def name_keys(name: str) -> list[str]:
     """The keys a name matches at, most exact first: every token; without vendor words; without form-factor
-    words and sizes ('80 GB') as well. 'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
+    words and sizes ('80 GB', '80GiB') as well. 'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
     tokens = _tokens(name)
     plain = [t for t in tokens if t not in _VENDOR]
     bare: list[str] = []
     for i, t in enumerate(plain):
-        if t in _FORM or re.fullmatch(r"\d+gb", t) or (t == "gb" and i > 0 and plain[i - 1].isdigit()):
+        if t in _FORM or re.fullmatch(r"\d+gi?b", t) or (t in _UNITS and i > 0 and plain[i - 1].isdigit()):
             continue
-        if t.isdigit() and i + 1 < len(plain) and plain[i + 1] == "gb":
+        if t.isdigit() and i + 1 < len(plain) and plain[i + 1] in _UNITS:
             continue
         bare.append(t)
     return ["".join(tokens), "".join(plain), "".join(bare)]
@@ -117,7 +120,7 @@ def sizes(name: str) -> set[float]:
     """The memory sizes a name says, in GB as cards are sold ('A100 80GB PCIe', 'H100 PCIe 80 GB' -> {80.0})."""
     tokens = _tokens(name)
     said = {float(m.group(1)) for t in tokens if (m := re.fullmatch(r"(\d+)gi?b", t))}
-    said |= {float(t) for t, u in zip(tokens[:-1], tokens[1:], strict=True) if t.isdigit() and u in ("gb", "gib")}
+    said |= {float(t) for t, u in zip(tokens[:-1], tokens[1:], strict=True) if t.isdigit() and u in _UNITS}
     return said
 
 

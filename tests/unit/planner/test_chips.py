@@ -74,6 +74,9 @@ def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolv
 def test_name_keys_drop_vendor_words_then_form_factors_and_sizes() -> None:
     assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090"]
     assert name_keys("H100 PCIe 80 GB")[-1] == "h100"
+    # a size written in GiB, as people also write it, is a size too: 'A100 80GiB' was 'unknown chip'
+    assert name_keys("A100 80GiB")[-1] == name_keys("A100 80 GiB")[-1] == "a100"
+    assert chip_key("A100 80GiB") == "a100-80gb" and chip_key("A100 40 GiB") == "a100-40gb"
 
 
 def test_the_h200_is_what_torch_reports_not_the_decimal_141_gb() -> None:
