@@ -66,7 +66,8 @@ _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB,
 
 def name_keys(name: str) -> list[str]:
     """The keys a name matches at, most exact first: every token; without vendor words; without form-factor
-    words and sizes ('80 GB', '80GiB') as well. 'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
+    words and sizes ('80 GB', '80GiB') as well.
+    'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
     tokens = _tokens(name)
     plain = [t for t in tokens if t not in _VENDOR]
     bare: list[str] = []
