@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +54,7 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.cost import CostReport, PriceTable
-from onechip.schemas.inputs import RequestModel, build_request
+from onechip.schemas.inputs import MAX_TEXT, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
     AdviseRequest,
@@ -208,25 +209,43 @@ def refuse_programs(request: BaseModel, environ: Mapping[str, str] | None = None
 FILES_ENV = "ONECHIP_MCP_FILES"
 
 
-def refuse_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
-    """Raise ConfigError (one line) when a path field of an MCP request (any field holding a Path, or a list of
-    them, or a `model` naming a local checkpoint directory) resolves, symlinks followed and relative to the
-    server's working folder, outside $ONECHIP_MCP_FILES (read from `environ`, default os.environ; unset: the
-    working folder and paths.onechip_home())."""
+def refuse_paths(model: type[BaseModel], values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line) when a path argument of an MCP call to `model` (a field typed Path, or a `model`
+    naming a local checkpoint directory), as sent (a string) or as built (a Path), resolves, symlinks followed and
+    relative to the server's working folder, outside $ONECHIP_MCP_FILES (read from `environ`, default os.environ;
+    unset: the working folder and paths.onechip_home()), or cannot be resolved (a NUL character, a symlink loop).
+    The server calls it on the arguments as sent, before the request is built (building bench's request reads its
+    workload_file: /etc/shadow's first line came back as an 'unknown key'), and on the request (its defaults)."""
     env = os.environ if environ is None else environ
     given = env.get(FILES_ENV)
     names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
     roots = [Path(n.strip()).expanduser().resolve() for n in names if n.strip()]
-    for name in type(request).model_fields:
-        value = getattr(request, name)
-        for path in value if isinstance(value, list) else [value]:
-            if name == "model" and isinstance(request, MODEL_SOURCE_REQUESTS) and _local_model(path):
-                path = Path(path)
-            if isinstance(path, Path) and not any(path.expanduser().resolve().is_relative_to(r) for r in roots):
-                allowed = ", ".join(map(str, roots)) or "none"
-                raise ConfigError(
-                    f"{name}: {path} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
-                )
+    for name, value in values.items():
+        field = model.model_fields.get(name)
+        local = name == "model" and issubclass(model, MODEL_SOURCE_REQUESTS) and _local_model(value)
+        if field is None or not isinstance(value, (str, Path)) or not (local or Path in _types(field.annotation)):
+            continue  # not a path (a value of the wrong type is refused when the request is built)
+        try:
+            inside = any(Path(value).expanduser().resolve().is_relative_to(r) for r in roots)
+        except (OSError, ValueError, RuntimeError) as exc:  # NUL: ValueError; a symlink loop: RuntimeError (3.11)
+            raise ConfigError(f"{name}: {_path_text(value)} is not a path that can be resolved ({exc})") from None
+        if not inside:
+            allowed = ", ".join(map(str, roots)) or "none"
+            raise ConfigError(
+                f"{name}: {_path_text(value)} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
+            )
+
+
+def _path_text(value: str | Path) -> str:
+    """A path as a refusal names it: as written when printable and at most MAX_TEXT characters, else its cut
+    repr (a path as sent is not yet bounded: 100,000 characters, a newline, a NUL)."""
+    text = str(value)
+    return text if text.isprintable() and len(text) <= MAX_TEXT else shown(text)
+
+
+def _types(annotation: Any) -> tuple[Any, ...]:
+    """The types an annotation admits: (Path, NoneType) for `Path | None`, (Path,) for `Path`."""
+    return typing.get_args(annotation) or (annotation,)
 
 
 # Requests whose `model` the planner resolves (planner.source.resolve): a checkpoint directory on this machine is

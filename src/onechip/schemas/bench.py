@@ -307,7 +307,7 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     """`data` (what the user typed) with the fields of its `workload_file` under it: a typed flag wins; the
     file's workload defaults to agent. Raises ValueError (one line) for an unreadable file or unknown key."""
     path = data.get("workload_file")
-    if path is None:
+    if not isinstance(path, (str, Path)):  # None, or a value of the wrong type: the field's validation refuses it
         return data
     shape = _workload_shape(Path(path))
     if not isinstance(shape, dict):

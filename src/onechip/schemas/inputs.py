@@ -113,7 +113,7 @@ def json_input(context: Any) -> bool:
 def _not_a_string(shape: str, value: Any) -> PydanticCustomError:
     """The `json_shape` error of a string given where JSON arguments need an array or object; build_request
     renders it as 'contexts must be a JSON array of integers such as [128, 1024], not the string ...'."""
-    return PydanticCustomError("json_shape", f"must be a JSON {shape}, not the string {_shown(value)}")
+    return PydanticCustomError("json_shape", f"must be a JSON {shape}, not the string {shown(value)}")
 
 
 _JSON_ARRAYS = {int: "array of integers such as [128, 1024]", float: "array of numbers such as [0.1, 0.5]",
@@ -211,22 +211,22 @@ def read_mm_limits(value: Any) -> Any:
             pairs = None if text.startswith("{") else [_count_pair(part) for part in text.split(",")]
             value = json.loads(text) if pairs is None else dict(pairs)
         except ValueError:
-            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {_shown(text)}") from None
+            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {shown(text)}") from None
         if not isinstance(value, dict) or not value:
-            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {_shown(text)}")
+            raise PydanticCustomError("key_values", f"must be {MM_LIMITS_EXAMPLE}, got {shown(text)}")
         twice = sorted({k for k, _ in pairs or [] if [k for k, _ in pairs or []].count(k) > 1})
         if twice:  # nullable_kvs refuses a key given twice with two counts; a dict would keep the last silently
-            raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {_shown(text)})")
+            raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {shown(text)})")
     if not isinstance(value, dict):
         return value
     out: dict[str, int] = {}
     for key, count in value.items():
         if isinstance(count, dict):
             raise PydanticCustomError(
-                "key_values", f"{key}: per-item dummy sizes ({_shown(count)}) are not planned; give a count"
+                "key_values", f"{key}: per-item dummy sizes ({shown(count)}) are not planned; give a count"
             )
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise PydanticCustomError("key_values", f"{key}: a count is a whole number >= 0, got {_shown(count)}")
+            raise PydanticCustomError("key_values", f"{key}: a count is a whole number >= 0, got {shown(count)}")
         out[str(key).strip().lower()] = count
     return out
 
@@ -239,7 +239,7 @@ def _count_pair(part: str) -> tuple[str, int]:
     return key.strip(), int(count.strip())
 
 
-def _shown(value: Any, most: int = 80) -> str:
+def shown(value: Any, most: int = 80) -> str:
     """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole)."""
     text = repr(value)
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
@@ -261,10 +261,10 @@ def describe(model: type[BaseModel], exc: ValidationError, json_arguments: bool 
         if err["type"] in ("comma_list", "key_values", "json_shape"):
             parts.append(f"{loc[0] if json_arguments else flag_of(model, loc[0])} {msg}")
         elif json_arguments:  # the argument's path as sent: 'workload.ctx'
-            parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {_shown(err.get('input'))})")
+            parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {shown(err.get('input'))})")
         else:
             parts.append(
-                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {_shown(err.get('input'))})"
+                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {shown(err.get('input'))})"
             )
     return "; ".join(parts)
 

@@ -291,14 +291,14 @@ def test_default_allowed_folders_are_the_working_folder_and_onechip_home(tmp_pat
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    refuse_paths(SummarizeLogsRequest(path=Path("a.log")), {})
-    refuse_paths(SummarizeLogsRequest(path=onechip_home / "engine" / "a.log"), {})
+    refuse_paths(SummarizeLogsRequest, {"path": Path("a.log")}, {})
+    refuse_paths(SummarizeLogsRequest, {"path": onechip_home / "engine" / "a.log"}, {})
     with pytest.raises(ConfigError, match="^path: " + re.escape(str(tmp_path / "a.log"))):
-        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {})
+        refuse_paths(SummarizeLogsRequest, {"path": tmp_path / "a.log"}, {})
     with pytest.raises(ConfigError, match="^path: ../a.log "):
-        refuse_paths(SummarizeLogsRequest(path=Path("../a.log")), {})
+        refuse_paths(SummarizeLogsRequest, {"path": Path("../a.log")}, {})
     with pytest.raises(ConfigError, match="none"):  # an empty allow-list allows nothing
-        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {"ONECHIP_MCP_FILES": ""})
+        refuse_paths(SummarizeLogsRequest, {"path": tmp_path / "a.log"}, {"ONECHIP_MCP_FILES": ""})
 
 
 # --- cancellation: a job that reports no progress still stops when its call is cancelled
@@ -394,3 +394,41 @@ def test_one_gate_predicate_holds_the_costly_calls_and_lets_a_dry_run_through() 
     assert up is not None and not up(UpToolRequest(**UP)) and up(UpToolRequest(**{**UP, "dry_run": False}))
     (dry,) = calls(("up", UP))  # no confirm: a dry run starts nothing and is answered
     assert not dry.is_error and "not done" not in text(dry)
+
+
+def test_a_file_read_while_the_request_is_built_is_refused_outside_the_folders_first(tmp_path):
+    # bench's request reads its workload_file as it is built: /etc/shadow came back as "unknown key 'root:$6$...'"
+    # because the folders were checked only on the built request
+    shadow = tmp_path.parent / "shadow"
+    shadow.write_text("root:$6$saltsalt$hashhashhash:20228:0:99999:7:::\n")
+    base = {"base_url": "http://127.0.0.1:9", "out_dir": str(tmp_path / "run")}
+    outside, wrong_type = calls(("bench", {**base, "workload_file": str(shadow)}),
+                                ("bench", {**base, "workload_file": [1]}))  # fmt: skip
+    assert text(outside) == (
+        f"workload_file: {shadow} is outside the folders an MCP call may use ($ONECHIP_MCP_FILES: {tmp_path})"
+    )
+    # a list is no path: the field's own refusal, not "arguments are not JSON values"
+    assert text(wrong_type) == "Invalid value for 'workload_file': Input should be a valid string (got [1])"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [("summarize_logs", {"path": "a\x00b"}, "path: 'a\\x00b'"), ("cost", {"run_dir": "\x00"}, "run_dir: '\\x00'"),
+     ("report", {"run_dir": "loop"}, "run_dir: loop"), ("plan", {"model": "./\x00", "chip": "l4"}, "model: './\\x00'")],
+)  # fmt: skip
+def test_a_path_that_cannot_be_resolved_is_refused_in_one_line(tmp_path, monkeypatch, tool, args, said):
+    # Path.resolve raises ValueError on a NUL and RuntimeError on a symlink loop (Python 3.11): the SDK answered
+    # "Error executing tool summarize_logs" and logged a traceback
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    refused, after = calls((tool, args), ("status", {}))
+    assert refused.is_error and text(refused).startswith(f"{said} is not a path that can be resolved (")
+    assert not after.is_error
+
+
+def test_a_value_with_a_newline_is_echoed_on_one_line(tmp_path):
+    runs = tmp_path / "a\nb"
+    bench = {"base_url": "http://127.0.0.1:9", "workload_file": str(tmp_path / "x\ny")}
+    demo, workload = calls(("demo", {"runs_root": str(runs)}), ("bench", bench))
+    assert text(demo).startswith("not done: demo would start") and f"{tmp_path}/a b/<run-id>" in text(demo)
+    assert text(workload) == f"workload_file {tmp_path}/x y: No such file or directory"
