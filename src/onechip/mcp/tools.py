@@ -315,7 +315,7 @@ def _demo_preview(request: DemoRequest) -> str:
                 f"{request.kv_cache_space_gib} GiB) here for minutes, run {stages}, then stop it")  # fmt: skip
     if request.cloud is None:
         return f"would start {request.engine} serving {request.model} on {request.host or 'this machine'}, run {stages}"
-    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("cloud_up would ")
+    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("would ")
     if request.again:
         tpu = f"reuse the running TPU {request.name or f'onechip-{request.chip}'} of an earlier demo"
     kept = "keep it" if request.keep else "delete it"
@@ -418,17 +418,17 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
         if q.tpus > 1
         else f"a {request.provisioning} {request.chip} TPU"
     )
-    return f"cloud_up would create {what} ({price} for {q.chips} chip(s); {q.note})"
+    return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
 def _cloud_down_preview(request: CloudNameRequest) -> str:
     targets = [f"{r.kind} {r.name} ({r.zone})" for r in api.cloud_down_targets(request)]
-    return "cloud_down would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
+    return "would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
     zones = ", ".join(request.zones) or "the zones on record"
-    return (f"cloud_probe would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
+    return (f"would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
             "once (billed for the seconds it lives)")  # fmt: skip
 
 

@@ -194,12 +194,16 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
     up = call("cloud_up", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "flex-start"})
-    assert up.is_error and "cloud_up would create a flex-start v5e-1 TPU" in up.content[0].text
+    # the tool is named once: each preview read "not done: cloud_up cloud_up would create ..."
+    assert up.is_error and up.content[0].text.startswith("not done: cloud_up would create a flex-start v5e-1 TPU")
     assert "confirm: true" in up.content[0].text
     down = call("cloud_down", {"project": "my-proj"})  # "p" is not a project id (6-30 characters)
-    assert down.is_error and "cloud_down would delete nothing" in down.content[0].text
+    assert down.is_error and down.content[0].text.startswith("not done: cloud_down would delete nothing")
     probe = call("cloud_probe", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot"})
-    assert probe.is_error and "and delete it at once" in probe.content[0].text
+    assert probe.is_error and probe.content[0].text == (
+        "not done: cloud_probe would create a spot v5e-1 TPU in us-west4-a and delete it at once (billed for the "
+        "seconds it lives); call cloud_probe again with confirm: true"
+    )
     tools = listed()
     assert all(tools[n].annotations.destructive_hint for n in ("cloud_down",))
     # --replicas N: N TPUs priced (prices.json v5e-1 us-west4 spot $0.5779/chip-hour x 3), bounded and strict
