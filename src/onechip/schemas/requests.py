@@ -18,7 +18,6 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import (
     AfterValidator,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -401,7 +400,9 @@ def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
 class CheckRequest(CheckOptions):
     """The request of `onechip check`: the endpoint, which checks, and the CheckOptions knobs."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # a request's config (RequestModel's): CheckOptions is a StrictModel, so without it no text was bounded (an
+    # out_dir of 100,000 characters came back whole in the refusal)
+    model_config = RequestModel.model_config
     # CheckOptions knobs that are not flags (the command line keeps the ones a user tunes)
     cli_hidden: ClassVar[frozenset[str]] = frozenset(
         {"tool_max_tokens", "agent_max_turns", "agent_max_tokens", "agent_seed",

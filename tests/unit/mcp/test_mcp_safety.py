@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from factories import SMOLLM2_CONFIG, sized_checkpoint
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
@@ -23,7 +24,10 @@ from onechip.mcp import server as mcp_server
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import TOOLS, UpToolRequest, always
 from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
+from onechip.schemas.checks import MAX_PROBES, MAX_TIMEOUT_S
 from onechip.schemas.common import GIB
+from onechip.schemas.inputs import INT64_MAX
 
 E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
 UP = {"engine": "vllm", "model": "google/gemma-4-E2B-it", "chip": "l4", "dry_run": True}
@@ -432,3 +436,26 @@ def test_a_value_with_a_newline_is_echoed_on_one_line(tmp_path):
     demo, workload = calls(("demo", {"runs_root": str(runs)}), ("bench", bench))
     assert text(demo).startswith("not done: demo would start") and f"{tmp_path}/a b/<run-id>" in text(demo)
     assert text(workload) == f"workload_file {tmp_path}/x y: No such file or directory"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "bound"),
+    [("agent_cases", 10**9, MAX_PROBES), ("agent_runs", 10**9, MAX_PROBES), ("determinism_prompts", 10**9, MAX_PROBES),
+     ("agent_max_turns", 10**6, MAX_TURNS), ("max_model_len", 2**70, MAX_TOKENS),
+     ("tool_max_tokens", 2**70, MAX_TOKENS), ("kv_tokens", 2**70, INT64_MAX),
+     ("over_limit_timeout_s", 1e308, MAX_TIMEOUT_S)],
+)  # fmt: skip
+def test_check_counts_are_bounded_before_any_request(field, value, bound) -> None:
+    # unbounded, each of these hung the call: a billion agent cases built in memory, a billion determinism prompts,
+    # an over-limit prompt of max_model_len + 1 = 2**70 + 1 tokens
+    with FakeVllm([Reply("Paris.")]) as srv:
+        (result,) = calls(("check", {"base_url": srv.url, field: value}))
+        assert srv.chat_requests == []
+    assert text(result).startswith(f"Invalid value for '{field}': Input should be less than or equal to {bound}")
+
+
+def test_a_check_argument_as_sent_is_bounded_like_any_request() -> None:
+    # CheckRequest took StrictModel's config: no text bound (a model name of 100,000 characters went to the server)
+    (result,) = calls(("check", {"base_url": "http://127.0.0.1:9", "model": "x" * 100_000}))
+    assert text(result).startswith("Invalid value for 'model': String should have at most 4096 characters")
+    assert len(text(result)) < 300
