@@ -26,7 +26,8 @@ from __future__ import annotations
 import inspect
 import os
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -263,18 +264,34 @@ def _local_model(model: object) -> bool:
 
 
 def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
+    if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
+        raise ConfigError("resume continues the run in out_dir: give out_dir")
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
-    out_dir = request.out_dir or new_run_dir(Path("runs"))
-    saved = api.saved_bench_config(out_dir) if request.resume else None
-    config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-    return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+    with _run_dir(request.out_dir) as out_dir:
+        saved = api.saved_bench_config(out_dir) if request.resume else None
+        config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
+        return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
-    return api.find_max(config, on_progress, out_dir=request.out_dir or new_run_dir(Path("runs")))
+    with _run_dir(request.out_dir) as out_dir:
+        return api.find_max(config, on_progress, out_dir=out_dir)
+
+
+@contextmanager
+def _run_dir(given: Path | None) -> Iterator[Path]:
+    """`given`, else a new runs/<run-id>/ (paths.new_run_dir), removed again when the job fails before writing
+    anything in it: each bench call against an unreachable URL left an empty run directory behind."""
+    out_dir = given or new_run_dir(Path("runs"))
+    try:
+        yield out_dir
+    except BaseException:
+        if given is None and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
 
 
 def _search_summary(r: SearchResult) -> str:
