@@ -226,6 +226,9 @@ def refuse_paths(model: type[BaseModel], values: Mapping[str, Any], environ: Map
         local = name == "model" and issubclass(model, MODEL_SOURCE_REQUESTS) and _local_model(value)
         if field is None or not isinstance(value, (str, Path)) or not (local or Path in _types(field.annotation)):
             continue  # not a path (a value of the wrong type is refused when the request is built)
+        if not str(value).strip():
+            continue  # blank: refused when the request is built (schemas.inputs.build_request), not read as '.'
+
         try:
             inside = any(Path(value).expanduser().resolve().is_relative_to(r) for r in roots)
         except (OSError, ValueError, RuntimeError) as exc:  # NUL: ValueError; a symlink loop: RuntimeError (3.11)

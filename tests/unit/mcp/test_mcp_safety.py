@@ -459,3 +459,22 @@ def test_a_check_argument_as_sent_is_bounded_like_any_request() -> None:
     (result,) = calls(("check", {"base_url": "http://127.0.0.1:9", "model": "x" * 100_000}))
     assert text(result).startswith("Invalid value for 'model': String should have at most 4096 characters")
     assert len(text(result)) < 300
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "name"),
+    [("prices", {"region": ""}, "region"), ("prices", {"chip": " "}, "chip"),
+     ("cloud_zones", {"chip": ""}, "chip"), ("plan", {**E2B, "engine": ""}, "engine"),
+     ("summarize_logs", {"path": ""}, "path")],
+)  # fmt: skip
+def test_a_blank_text_value_is_refused_not_read_as_not_sent(tool, args, name) -> None:
+    # `prices region: ""` answered "0 prices" and `chip: ""` every chip's, as a success
+    (result,) = calls((tool, args))
+    assert text(result) == f"{name} is empty (got {args[name]!r}): give a value, or leave {name} out"
+
+
+@pytest.mark.parametrize("host", ["user@host -o ProxyCommand=x", "host\tname", "a\x00b"])
+def test_a_host_with_a_space_or_control_character_is_refused(host) -> None:
+    # 'user@host -o ProxyCommand=x' was planned and printed as one ssh target (a dry run's success)
+    (result,) = calls(("up", {**UP, "host": host}))
+    assert text(result).startswith(f"host {host!r}: expected user@addr or addr (not empty, not starting with '-'")
