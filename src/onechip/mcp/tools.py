@@ -395,7 +395,13 @@ def _up_summary(r: UpResult) -> str:
 
 
 def _check_summary(r: CheckReport) -> str:
-    return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict} ({x.note[:80]})" for x in r.results)
+    """'<model> at <url>: chat pass; tool_calling blocked (<note, cut to 80 characters with '...'>)': a domain with
+    no note has no parentheses ('chat pass ()' before), a cut note says it was cut."""
+
+    def note(text: str) -> str:
+        return "" if not text else f" ({text if len(text) <= 80 else text[:77] + '...'})"
+
+    return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict}{note(x.note)}" for x in r.results)
 
 
 def _bench_summary(r: BenchRun) -> str:

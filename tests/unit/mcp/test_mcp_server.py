@@ -356,3 +356,17 @@ def test_check_against_a_server_failing_every_request_is_a_tool_error_in_one_lin
     line = result.content[0].text
     assert result.is_error and "\n" not in line, line
     assert line.startswith(f"{srv.url} answers /v1/models but failed all 4 requests the checks sent (4 answered 5xx")
+
+
+def test_checks_summary_gives_each_domain_its_note_and_says_a_cut_one_was_cut():
+    from onechip.mcp.tools import _check_summary
+    from onechip.schemas.checks import CheckReport, CheckResult
+
+    long_note = "This model's maximum context length is 4096 tokens. However, your prompt contains 5000 tokens."
+    results = [
+        CheckResult(domain="chat", verdict="pass"),
+        CheckResult(domain="tool_calling", verdict="blocked", note=long_note),
+    ]
+    report = CheckReport(base_url="http://127.0.0.1:1", model="m", results=results)
+    # before: 'chat pass ()', and the note cut at 80 characters mid-word with no mark
+    assert _check_summary(report) == f"m at http://127.0.0.1:1: chat pass; tool_calling blocked ({long_note[:77]}...)"
