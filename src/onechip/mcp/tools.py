@@ -40,7 +40,7 @@ from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, EndpointError
 from onechip.paths import new_run_dir, onechip_home
 from onechip.progress import ProgressFn
-from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
+from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
     Attempt,
@@ -379,7 +379,18 @@ def _plan_summary(p: Plan) -> str:
     return (
         f"{head}; weights {p.weights_bytes / GIB:.2f} GiB, KV {p.kv_bytes_per_token:,} B/token, "
         f"{p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at {p.max_model_len:,} tokens per request"
+        + _crosscheck_words(p.crosscheck)
     )
+
+
+def _crosscheck_words(cc: CrossCheck | None) -> str:
+    """'; plan vs boot log: agrees', '... differs (<note>)', or '... nothing to compare: <why>' ('' without a boot
+    log): plan's `against` was answered with the plan line alone, and up's said 'differs' of a log it could not
+    compare."""
+    if cc is None:
+        return ""
+    said = "agrees" if cc.agrees else f"differs ({cc.note})" if cc.compared else cc.note
+    return f"; plan vs boot log: {said}"
 
 
 def _up_summary(r: UpResult) -> str:
@@ -389,9 +400,9 @@ def _up_summary(r: UpResult) -> str:
     if b is None:
         return "started"
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    cc = r.crosscheck
-    cross = f"; plan vs boot log: {'agrees' if cc.agrees else f'differs ({cc.note})'}" if cc is not None else ""
-    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}{cross}"
+    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}" + _crosscheck_words(
+        r.crosscheck
+    )
 
 
 def _check_summary(r: CheckReport) -> str:

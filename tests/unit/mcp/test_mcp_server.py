@@ -370,3 +370,14 @@ def test_checks_summary_gives_each_domain_its_note_and_says_a_cut_one_was_cut():
     report = CheckReport(base_url="http://127.0.0.1:1", model="m", results=results)
     # before: 'chat pass ()', and the note cut at 80 characters mid-word with no mark
     assert _check_summary(report) == f"m at http://127.0.0.1:1: chat pass; tool_calling blocked ({long_note[:77]}...)"
+
+
+def test_a_plan_against_a_boot_log_says_what_the_cross_check_found(tmp_path):
+    # the summary was the plan line alone: an agent that sent `against` was not told the log held nothing to compare
+    log = tmp_path / "boot.log"
+    log.write_text("INFO starting\n")
+    got = call("plan", {"model": SMOL, "chip": "v5e-1", "against": str(log)})
+    assert not got.is_error, got.content[0].text
+    note = got.structured_content["crosscheck"]["note"]
+    assert note.startswith("nothing to compare: ") and not got.structured_content["crosscheck"]["compared"]
+    assert got.content[0].text.endswith(f"; plan vs boot log: {note}")
