@@ -18,7 +18,17 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, fie
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
-from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values
+from onechip.schemas.inputs import (
+    MAX_TEXT,
+    Cli,
+    RequestModel,
+    build_request,
+    comma_list,
+    flag_of,
+    given,
+    key_values,
+    shown,
+)
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -309,6 +319,8 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     path = data.get("workload_file")
     if not isinstance(path, (str, Path)):  # None, or a value of the wrong type: the field's validation refuses it
         return data
+    if len(str(path)) > MAX_TEXT:  # read before the field's own bound: the OS's refusal echoed all of it
+        raise ValueError(f"--workload-file is longer than {MAX_TEXT:,} characters (got {shown(str(path))})")
     shape = _workload_shape(Path(path))
     if not isinstance(shape, dict):
         raise ValueError(f"--workload-file {path}: must hold an object of workload keys (JSON or YAML), e.g. turns: 4")

@@ -27,7 +27,7 @@ from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
 from onechip.schemas.checks import MAX_PROBES, MAX_TIMEOUT_S
 from onechip.schemas.common import GIB
-from onechip.schemas.inputs import INT64_MAX
+from onechip.schemas.inputs import INT64_MAX, MAX_TEXT
 
 E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
 UP = {"engine": "vllm", "model": "google/gemma-4-E2B-it", "chip": "l4", "dry_run": True}
@@ -452,6 +452,15 @@ def test_check_counts_are_bounded_before_any_request(field, value, bound) -> Non
         (result,) = calls(("check", {"base_url": srv.url, field: value}))
         assert srv.chat_requests == []
     assert text(result).startswith(f"Invalid value for '{field}': Input should be less than or equal to {bound}")
+
+
+def test_a_workload_file_name_of_100000_characters_is_not_echoed_whole(tmp_path, monkeypatch) -> None:
+    # bench reads workload_file while its request is built, before the field's bound: the OS's 'File name too
+    # long' came back with the whole name (100,034 characters)
+    monkeypatch.chdir(tmp_path)
+    (result,) = calls(("bench", {"base_url": "http://127.0.0.1:9", "workload_file": "x" * 100_000}))
+    assert text(result).startswith(f"workload_file is longer than {MAX_TEXT:,} characters (got 'xxx")
+    assert len(text(result)) < 200
 
 
 def test_a_check_argument_as_sent_is_bounded_like_any_request() -> None:
