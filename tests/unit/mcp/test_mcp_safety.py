@@ -482,6 +482,12 @@ def test_a_blank_text_value_is_refused_not_read_as_not_sent(tool, args, name) ->
     assert text(result) == f"{name} is empty (got {args[name]!r}): give a value, or leave {name} out"
 
 
+def test_a_blank_required_path_is_refused_not_read_as_the_working_folder() -> None:
+    # Path('') is '.': `report run_dir: ""` rendered the working folder as a run ("wrote report.md")
+    (result,) = calls(("report", {"run_dir": ""}))
+    assert text(result) == "run_dir is empty (got ''): give a value"
+
+
 @pytest.mark.parametrize("host", ["user@host -o ProxyCommand=x", "host\tname", "a\x00b"])
 def test_a_host_with_a_space_or_control_character_is_refused(host) -> None:
     # 'user@host -o ProxyCommand=x' was planned and printed as one ssh target (a dry run's success)
