@@ -34,6 +34,7 @@ from onechip.schemas.inputs import (
     Cli,
     RequestModel,
     comma_list,
+    flag_of,
     given,
     key_values,
     mm_limits,
@@ -79,12 +80,15 @@ class ServeOptions(RequestModel):
     launcher: str | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
     hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
 
-    def embedded_conflicts(self, kind: str | None, *planned: object) -> None:
+    def embedded_conflicts(self, kind: str | None, *planned: str) -> None:
         """Raise ValueError when an engine of `kind` 'embedded' is given serve options it cannot take (it
-        serves the bundled model on this machine); `planned` are the caller's own plan inputs."""
-        given = (self.host, self.image, self.hf_token_file, self.launcher, *planned)
-        if kind == "embedded" and (any(v is not None for v in given) or self.sets):
+        serves the bundled model on this machine), naming those given first; `planned` names the caller's own
+        plan fields (up's model, chip, plan, engine_version)."""
+        names = ("host", "image", "hf_token_file", "launcher", "sets", *planned)
+        given = [flag_of(type(self), n) for n in names if getattr(self, n) not in (None, [])]
+        if kind == "embedded" and given:
             raise ValueError(
+                f"{', '.join(given)} given to the embedded engine (the default; it serves its bundled model here): "
                 "--host/--model/--chip/--plan/--engine-version/--image/--set/--hf-token-file need --engine vllm or "
                 "vllm-docker"
             )
@@ -345,7 +349,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
-        self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
+        self.embedded_conflicts(self.engine, "model", "chip", "plan", "engine_version")
         if self.plan is not None and self.engine_version is not None:
             raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
         if self.plan is not None and (given := [f"--{f}" for f in ("model", "chip") if getattr(self, f)]):

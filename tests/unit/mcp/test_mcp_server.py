@@ -381,3 +381,12 @@ def test_a_plan_against_a_boot_log_says_what_the_cross_check_found(tmp_path):
     note = got.structured_content["crosscheck"]["note"]
     assert note.startswith("nothing to compare: ") and not got.structured_content["crosscheck"]["compared"]
     assert got.content[0].text.endswith(f"; plan vs boot log: {note}")
+
+
+def test_up_without_engine_names_the_arguments_the_embedded_engine_cannot_take(tmp_path):
+    # before: 'host/model/chip/plan/engine_version/image/sets/hf_token_file need engine vllm or vllm-docker' for a
+    # call that sent only `plan`, not saying which one nor that the embedded engine is the default
+    got = call("up", {"plan": str(tmp_path / "plan.json"), "dry_run": True})
+    assert got.is_error and got.content[0].text.startswith(
+        "plan given to the embedded engine (the default; it serves its bundled model here): "
+    )
