@@ -69,8 +69,11 @@ def _verdicts(data: T, words: Callable[[str], str]) -> T:
 
 
 def refusal(message: str) -> CallToolResult:
-    """A tool error result (isError) with one redacted line: what was refused and why."""
-    return CallToolResult(content=[TextContent(type="text", text=redact(message))], is_error=True)
+    """A tool error result (isError) with one redacted line: what was refused and why. Its whitespace runs are
+    one space, so a value the caller sent with a newline in it (a path, a chip) does not break the line; it is
+    not cut (a gate's preview names every command it would run, however many replicas)."""
+    text = " ".join(redact(message).split())
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _progress_sink(ctx: Context | None, stop: threading.Event) -> ProgressFn:

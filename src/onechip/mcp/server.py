@@ -73,9 +73,10 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
         if not isinstance(confirm, bool):  # only JSON true opens the gate: "false", "no", 1 are refused
             return refusal(f"Invalid value for 'confirm': must be true or false, got {confirm!r}; nothing was done")
         try:
+            refuse_paths(spec.request, kwargs)  # before building: building may read a file (workload_file)
             request = build_request(spec.request, _given(spec, kwargs), strict=True)
             refuse_programs(request)
-            refuse_paths(request)
+            refuse_paths(spec.request, dict(request))  # and the defaults it took
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
         try:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +40,7 @@ from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, EndpointError
 from onechip.paths import new_run_dir, onechip_home
 from onechip.progress import ProgressFn
-from onechip.schemas import BenchConfig, BenchRun, CheckReport, EngineStatus, Plan, RunManifest
+from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
     Attempt,
@@ -53,7 +55,7 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.cost import CostReport, PriceTable
-from onechip.schemas.inputs import RequestModel, build_request
+from onechip.schemas.inputs import MAX_TEXT, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
     AdviseRequest,
@@ -208,25 +210,46 @@ def refuse_programs(request: BaseModel, environ: Mapping[str, str] | None = None
 FILES_ENV = "ONECHIP_MCP_FILES"
 
 
-def refuse_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
-    """Raise ConfigError (one line) when a path field of an MCP request (any field holding a Path, or a list of
-    them, or a `model` naming a local checkpoint directory) resolves, symlinks followed and relative to the
-    server's working folder, outside $ONECHIP_MCP_FILES (read from `environ`, default os.environ; unset: the
-    working folder and paths.onechip_home())."""
+def refuse_paths(model: type[BaseModel], values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line) when a path argument of an MCP call to `model` (a field typed Path, or a `model`
+    naming a local checkpoint directory), as sent (a string) or as built (a Path), resolves, symlinks followed and
+    relative to the server's working folder, outside $ONECHIP_MCP_FILES (read from `environ`, default os.environ;
+    unset: the working folder and paths.onechip_home()), or cannot be resolved (a NUL character, a symlink loop).
+    The server calls it on the arguments as sent, before the request is built (building bench's request reads its
+    workload_file: /etc/shadow's first line came back as an 'unknown key'), and on the request (its defaults)."""
     env = os.environ if environ is None else environ
     given = env.get(FILES_ENV)
     names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
     roots = [Path(n.strip()).expanduser().resolve() for n in names if n.strip()]
-    for name in type(request).model_fields:
-        value = getattr(request, name)
-        for path in value if isinstance(value, list) else [value]:
-            if name == "model" and isinstance(request, MODEL_SOURCE_REQUESTS) and _local_model(path):
-                path = Path(path)
-            if isinstance(path, Path) and not any(path.expanduser().resolve().is_relative_to(r) for r in roots):
-                allowed = ", ".join(map(str, roots)) or "none"
-                raise ConfigError(
-                    f"{name}: {path} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
-                )
+    for name, value in values.items():
+        field = model.model_fields.get(name)
+        local = name == "model" and issubclass(model, MODEL_SOURCE_REQUESTS) and _local_model(value)
+        if field is None or not isinstance(value, (str, Path)) or not (local or Path in _types(field.annotation)):
+            continue  # not a path (a value of the wrong type is refused when the request is built)
+        if not str(value).strip():
+            continue  # blank: refused when the request is built (schemas.inputs.build_request), not read as '.'
+
+        try:
+            inside = any(Path(value).expanduser().resolve().is_relative_to(r) for r in roots)
+        except (OSError, ValueError, RuntimeError) as exc:  # NUL: ValueError; a symlink loop: RuntimeError (3.11)
+            raise ConfigError(f"{name}: {_path_text(value)} is not a path that can be resolved ({exc})") from None
+        if not inside:
+            allowed = ", ".join(map(str, roots)) or "none"
+            raise ConfigError(
+                f"{name}: {_path_text(value)} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
+            )
+
+
+def _path_text(value: str | Path) -> str:
+    """A path as a refusal names it: as written when printable and at most MAX_TEXT characters, else its cut
+    repr (a path as sent is not yet bounded: 100,000 characters, a newline, a NUL)."""
+    text = str(value)
+    return text if text.isprintable() and len(text) <= MAX_TEXT else shown(text)
+
+
+def _types(annotation: Any) -> tuple[Any, ...]:
+    """The types an annotation admits: (Path, NoneType) for `Path | None`, (Path,) for `Path`."""
+    return typing.get_args(annotation) or (annotation,)
 
 
 # Requests whose `model` the planner resolves (planner.source.resolve): a checkpoint directory on this machine is
@@ -244,18 +267,34 @@ def _local_model(model: object) -> bool:
 
 
 def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
+    if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
+        raise ConfigError("resume continues the run in out_dir: give out_dir")
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
-    out_dir = request.out_dir or new_run_dir(Path("runs"))
-    saved = api.saved_bench_config(out_dir) if request.resume else None
-    config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-    return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+    with _run_dir(request.out_dir) as out_dir:
+        saved = api.saved_bench_config(out_dir) if request.resume else None
+        config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
+        return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
-    return api.find_max(config, on_progress, out_dir=request.out_dir or new_run_dir(Path("runs")))
+    with _run_dir(request.out_dir) as out_dir:
+        return api.find_max(config, on_progress, out_dir=out_dir)
+
+
+@contextmanager
+def _run_dir(given: Path | None) -> Iterator[Path]:
+    """`given`, else a new runs/<run-id>/ (paths.new_run_dir), removed again when the job fails before writing
+    anything in it: each bench call against an unreachable URL left an empty run directory behind."""
+    out_dir = given or new_run_dir(Path("runs"))
+    try:
+        yield out_dir
+    except BaseException:
+        if given is None and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
 
 
 def _search_summary(r: SearchResult) -> str:
@@ -296,7 +335,7 @@ def _demo_preview(request: DemoRequest) -> str:
                 f"{request.kv_cache_space_gib} GiB) here for minutes, run {stages}, then stop it")  # fmt: skip
     if request.cloud is None:
         return f"would start {request.engine} serving {request.model} on {request.host or 'this machine'}, run {stages}"
-    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("cloud_up would ")
+    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("would ")
     if request.again:
         tpu = f"reuse the running TPU {request.name or f'onechip-{request.chip}'} of an earlier demo"
     kept = "keep it" if request.keep else "delete it"
@@ -340,7 +379,18 @@ def _plan_summary(p: Plan) -> str:
     return (
         f"{head}; weights {p.weights_bytes / GIB:.2f} GiB, KV {p.kv_bytes_per_token:,} B/token, "
         f"{p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at {p.max_model_len:,} tokens per request"
+        + _crosscheck_words(p.crosscheck)
     )
+
+
+def _crosscheck_words(cc: CrossCheck | None) -> str:
+    """'; plan vs boot log: agrees', '... differs (<note>)', or '... nothing to compare: <why>' ('' without a boot
+    log): plan's `against` was answered with the plan line alone, and up's said 'differs' of a log it could not
+    compare."""
+    if cc is None:
+        return ""
+    said = "agrees" if cc.agrees else f"differs ({cc.note})" if cc.compared else cc.note
+    return f"; plan vs boot log: {said}"
 
 
 def _up_summary(r: UpResult) -> str:
@@ -350,13 +400,19 @@ def _up_summary(r: UpResult) -> str:
     if b is None:
         return "started"
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    cc = r.crosscheck
-    cross = f"; plan vs boot log: {'agrees' if cc.agrees else f'differs ({cc.note})'}" if cc is not None else ""
-    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}{cross}"
+    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}" + _crosscheck_words(
+        r.crosscheck
+    )
 
 
 def _check_summary(r: CheckReport) -> str:
-    return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict} ({x.note[:80]})" for x in r.results)
+    """'<model> at <url>: chat pass; tool_calling blocked (<note, cut to 80 characters with '...'>)': a domain with
+    no note has no parentheses ('chat pass ()' before), a cut note says it was cut."""
+
+    def note(text: str) -> str:
+        return "" if not text else f" ({text if len(text) <= 80 else text[:77] + '...'})"
+
+    return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict}{note(x.note)}" for x in r.results)
 
 
 def _bench_summary(r: BenchRun) -> str:
@@ -399,17 +455,17 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
         if q.tpus > 1
         else f"a {request.provisioning} {request.chip} TPU"
     )
-    return f"cloud_up would create {what} ({price} for {q.chips} chip(s); {q.note})"
+    return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
 def _cloud_down_preview(request: CloudNameRequest) -> str:
     targets = [f"{r.kind} {r.name} ({r.zone})" for r in api.cloud_down_targets(request)]
-    return "cloud_down would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
+    return "would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
     zones = ", ".join(request.zones) or "the zones on record"
-    return (f"cloud_probe would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
+    return (f"would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
             "once (billed for the seconds it lives)")  # fmt: skip
 
 

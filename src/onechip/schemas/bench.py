@@ -28,7 +28,17 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
-from onechip.schemas.inputs import Cli, RequestModel, build_request, comma_list, flag_of, given, key_values, shown
+from onechip.schemas.inputs import (
+    MAX_TEXT,
+    Cli,
+    RequestModel,
+    build_request,
+    comma_list,
+    flag_of,
+    given,
+    key_values,
+    shown,
+)
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -317,8 +327,10 @@ def with_workload_file(data: dict[str, Any]) -> dict[str, Any]:
     """`data` (what the user typed) with the fields of its `workload_file` under it: a typed flag wins; the
     file's workload defaults to agent. Raises ValueError (one line) for an unreadable file or unknown key."""
     path = data.get("workload_file")
-    if path is None:
+    if not isinstance(path, (str, Path)):  # None, or a value of the wrong type: the field's validation refuses it
         return data
+    if len(str(path)) > MAX_TEXT:  # read before the field's own bound: the OS's refusal echoed all of it
+        raise ValueError(f"--workload-file is longer than {MAX_TEXT:,} characters (got {shown(str(path))})")
     shape = _workload_shape(Path(path))
     if not isinstance(shape, dict):
         raise ValueError(f"--workload-file {path}: must hold an object of workload keys (JSON or YAML), e.g. turns: 4")

@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel
+from onechip.schemas.inputs import INT64_MAX
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
 Domain = Literal["chat", "tool_calling", "agent", "long_context", "determinism", "multimodal"]
@@ -20,6 +22,13 @@ ToolChoice = Literal["auto", "required", "named"]
 AgentOutcome = Literal[
     "correct", "correct-no-call", "no-call", "not-quoted", "quoted-no-filter", "wrong-filter", "error"
 ]
+
+# The most probes of one kind a check run sends (agent cases, runs of each, determinism prompts): the defaults are
+# 1 to 3, and 1,000 at the default 180 s request timeout is up to 50 hours. Unbounded, `agent_cases: 10**9` built
+# a billion cases in memory before the first request and `determinism_prompts: 10**9` never ended.
+MAX_PROBES = 1000
+# The longest request timeout a check takes: a day (CheckRequest.request_timeout_s's bound).
+MAX_TIMEOUT_S = 86_400
 
 #: The names `--only` accepts, mapped to the domain each one fills.
 CHECK_NAMES: dict[str, Domain] = {
@@ -35,7 +44,9 @@ CHECK_NAMES: dict[str, Domain] = {
 class CheckOptions(StrictModel):
     """Knobs of one `onechip check` run. Defaults are sized for a slow CPU engine (a few tokens/s)."""
 
-    request_timeout_s: float = Field(default=180.0, gt=0, description="Timeout of one HTTP request, seconds.")
+    request_timeout_s: float = Field(
+        default=180.0, gt=0, le=MAX_TIMEOUT_S, description="Timeout of one HTTP request, seconds."
+    )
     tool_choice: list[ToolChoice] = Field(
         default=["auto", "named"],
         description="tool_choice modes the tool_calling probe tries: 'auto', 'required', or 'named' "
@@ -46,11 +57,18 @@ class CheckOptions(StrictModel):
         description="Send each tool with the OpenAI field `strict: true`. vLLM 0.32 then pins the argument "
         "schema in its structural tag; the server-wide equivalent is `--tool-strict-level parameter`.",
     )
-    tool_max_tokens: int = Field(default=96, ge=1, description="max_tokens of each tool-calling request.")
-    agent_cases: int = Field(
-        default=1, ge=0, description="Agent cases to run: the seed case first, then the seeded phrasings."
+    tool_max_tokens: int = Field(
+        default=96, ge=1, le=MAX_TOKENS, description="max_tokens of each tool-calling request."
     )
-    agent_runs: int = Field(default=1, ge=1, description="Runs of each agent case (the seed demo ran 3).")
+    agent_cases: int = Field(
+        default=1,
+        ge=0,
+        le=MAX_PROBES,
+        description="Agent cases to run: the seed case first, then the seeded phrasings.",
+    )
+    agent_runs: int = Field(
+        default=1, ge=1, le=MAX_PROBES, description="Runs of each agent case (the seed demo ran 3)."
+    )
     agent: Literal["loop", "adk"] = Field(
         default="loop",
         description="Agent stack of the agent check: 'loop' (onechip's chat-completions loop) or 'adk' (the "
@@ -61,10 +79,12 @@ class CheckOptions(StrictModel):
         description="tool_choice of the agent's turns: 'auto' throughout (the seed demo), or 'required' on "
         "the first turn and 'auto' after it.",
     )
-    agent_max_turns: int = Field(default=4, ge=1, description="Model turns per agent run before it is cut off.")
-    agent_max_tokens: int = Field(default=96, ge=1, description="max_tokens of each agent model turn.")
+    agent_max_turns: int = Field(
+        default=4, ge=1, le=MAX_TURNS, description="Model turns per agent run before it is cut off."
+    )
+    agent_max_tokens: int = Field(default=96, ge=1, le=MAX_TOKENS, description="max_tokens of each agent model turn.")
     agent_seed: int = Field(default=0, description="Seed of the generated agent cases and id tables.")
-    needle_lengths: list[Annotated[int, Field(ge=1)]] = Field(
+    needle_lengths: list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]] = Field(
         default=[1000],
         description="Needle prompt lengths in tokens, as the server counts them (chat template).",
     )
@@ -74,24 +94,29 @@ class CheckOptions(StrictModel):
     needle_max_tokens: int = Field(
         default=32,
         ge=1,
+        le=MAX_TOKENS,
         description="max_tokens of each needle answer (16 cut SmolLM2's 'violet-harbor-7341' off mid-word).",
     )
     kv_tokens: int | None = Field(
         default=None,
         ge=1,
+        le=INT64_MAX,
         description="The engine's KV cache size in tokens, when known; caps needle lengths.",
     )
     max_model_len: int | None = Field(
-        default=None, ge=1, description="Max model length; None = read `max_model_len` from /v1/models."
+        default=None, ge=1, le=MAX_TOKENS, description="Max model length; None = read `max_model_len` from /v1/models."
     )
     over_limit: bool = Field(default=True, description="Send one prompt just over the limit; expect HTTP 400.")
     over_limit_timeout_s: float = Field(
         default=30.0,
         gt=0,
+        le=MAX_TIMEOUT_S,
         description="How long the over-limit request may take before it counts as hanging.",
     )
-    determinism_prompts: int = Field(default=2, ge=1, description="Prompts sent twice at temperature 0.")
-    determinism_max_tokens: int = Field(default=24, ge=1, description="max_tokens of each determinism request.")
+    determinism_prompts: int = Field(default=2, ge=1, le=MAX_PROBES, description="Prompts sent twice at temperature 0.")
+    determinism_max_tokens: int = Field(
+        default=24, ge=1, le=MAX_TOKENS, description="max_tokens of each determinism request."
+    )
 
 
 class Probe(ResultModel):

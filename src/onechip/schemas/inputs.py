@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
@@ -312,18 +315,48 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
 
     `strict`: `values` are JSON values (an MCP tool call's arguments), validated as pydantic's strict JSON
     mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean, a number
-    is not a string; a list is a JSON array and a key=value field a JSON object, never one string (JSON_INPUT)."""
+    is not a string; a list is a JSON array and a key=value field a JSON object, never one string (JSON_INPUT).
+    A blank text value ('', '  ') of a field with a default, or of a path, that validation let through is refused
+    for user input (_blank_refused): the default is had by leaving the field out, and `--region ''` or
+    `region: ""` read as a region matching nothing (prices listed none, as a success)."""
     given = {k: v for k, v in values.items() if v is not None}
     context = USER_INPUT if user_input else None
     try:
         if strict:
             json_context = {**(context or {}), JSON_INPUT: True}
-            return model.model_validate_json(json.dumps(given), strict=True, context=json_context)
-        return model.model_validate(given, context=context)
+            built = model.model_validate_json(json.dumps(given), strict=True, context=json_context)
+        else:
+            built = model.model_validate(given, context=context)
     except ValidationError as exc:
         raise ConfigError(describe(model, exc, json_arguments=strict)) from None
     except (TypeError, ValueError) as exc:  # json.dumps of a value no JSON client can send
         raise ConfigError(f"arguments are not JSON values: {exc}") from None
+    blank = [k for k, v in given.items() if isinstance(v, str) and not v.strip() and _blank_refused(model, k)]
+    if user_input and blank:
+        name = blank[0] if strict else flag_of(model, blank[0])
+        leave = "" if model.model_fields[blank[0]].is_required() else f", or leave {name} out"
+        raise ConfigError(f"{name} is empty (got {shown(given[blank[0]])}): give a value{leave}")
+    return built
+
+
+def _blank_refused(model: type[BaseModel], name: str) -> bool:
+    """True when a blank value of field `name` of `model` is refused here: a text field (str or Path, or an optional
+    one; not a list, an object or a number, whose own validation words a refused string) with a default, or any
+    Path field ('' is Path('.'): `report run_dir: ""` rendered the working folder). A required str field's own
+    checks say what its blank value lacks (planner.source: 'MODEL is empty: give a local checkpoint directory')."""
+    field = model.model_fields.get(name)
+    if field is None:
+        return False
+    return _text_type(field.annotation) and (not field.is_required() or _text_type(field.annotation, (Path,)))
+
+
+def _text_type(annotation: Any, kinds: tuple[type, ...] = (str, Path)) -> bool:
+    """True when `annotation` admits one of `kinds`, itself or as an optional or annotated one."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(_text_type(a, kinds) for a in typing.get_args(annotation))
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _text_type(typing.get_args(annotation)[0], kinds)
+    return annotation in kinds
 
 
 def given(info_context: Any) -> bool:

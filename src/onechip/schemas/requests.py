@@ -18,7 +18,6 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import (
     AfterValidator,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -35,6 +34,7 @@ from onechip.schemas.inputs import (
     Cli,
     RequestModel,
     comma_list,
+    flag_of,
     given,
     key_values,
     mm_limits,
@@ -80,12 +80,15 @@ class ServeOptions(RequestModel):
     launcher: str | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
     hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
 
-    def embedded_conflicts(self, kind: str | None, *planned: object) -> None:
+    def embedded_conflicts(self, kind: str | None, *planned: str) -> None:
         """Raise ValueError when an engine of `kind` 'embedded' is given serve options it cannot take (it
-        serves the bundled model on this machine); `planned` are the caller's own plan inputs."""
-        given = (self.host, self.image, self.hf_token_file, self.launcher, *planned)
-        if kind == "embedded" and (any(v is not None for v in given) or self.sets):
+        serves the bundled model on this machine), naming those given first; `planned` names the caller's own
+        plan fields (up's model, chip, plan, engine_version)."""
+        names = ("host", "image", "hf_token_file", "launcher", "sets", *planned)
+        given = [flag_of(type(self), n) for n in names if getattr(self, n) not in (None, [])]
+        if kind == "embedded" and given:
             raise ValueError(
+                f"{', '.join(given)} given to the embedded engine (the default; it serves its bundled model here): "
                 "--host/--model/--chip/--plan/--engine-version/--image/--set/--hf-token-file need --engine vllm or "
                 "vllm-docker"
             )
@@ -346,7 +349,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
 
     @model_validator(mode="after")
     def _embedded_takes_no_plan(self) -> UpRequest:
-        self.embedded_conflicts(self.engine, self.model, self.chip, self.plan, self.engine_version)
+        self.embedded_conflicts(self.engine, "model", "chip", "plan", "engine_version")
         if self.plan is not None and self.engine_version is not None:
             raise ValueError("--engine-version plans --model on --chip; a --plan records the version it was made for")
         if self.plan is not None and (given := [f"--{f}" for f in ("model", "chip") if getattr(self, f)]):
@@ -401,7 +404,9 @@ def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
 class CheckRequest(CheckOptions):
     """The request of `onechip check`: the endpoint, which checks, and the CheckOptions knobs."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # a request's config (RequestModel's): CheckOptions is a StrictModel, so without it no text was bounded (an
+    # out_dir of 100,000 characters came back whole in the refusal)
+    model_config = RequestModel.model_config
     # CheckOptions knobs that are not flags (the command line keeps the ones a user tunes)
     cli_hidden: ClassVar[frozenset[str]] = frozenset(
         {"tool_max_tokens", "agent_max_turns", "agent_max_tokens", "agent_seed",

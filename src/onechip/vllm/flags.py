@@ -582,10 +582,14 @@ def docker_groups(
 def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
     """`target` with the defaults filled in (launcher, image, container, sudo). Raises ConfigError for a
     host that ssh would read as an option, or vllm-docker without an image for these engine rules."""
-    # ssh parses a target starting with '-' as an option: '-oProxyCommand=...' runs a local command.
+    # ssh parses a target starting with '-' as an option: '-oProxyCommand=...' runs a local command. No host name
+    # or user holds a space or a control character ('user@host -o ProxyCommand=x' was planned as one ssh target)
     host = target.host
-    if host is not None and (not host.strip() or host.startswith("-")):
-        raise ConfigError(f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-')")
+    if host is not None and (not host.strip() or host.startswith("-") or not host.isprintable() or " " in host):
+        raise ConfigError(
+            f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-', no spaces or control "
+            "characters)"
+        )
     update: dict[str, Any] = {"launcher": list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, ["vllm", "serve"]))}
     if target.kind == "vllm-docker" and plan.engine == "vllm-ascend":
         # vllm-ascend's image needs the NPU device nodes and driver mounts (docs/source/quick_start.md: --device

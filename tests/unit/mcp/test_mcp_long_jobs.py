@@ -58,3 +58,24 @@ def test_cancelled_bench_keeps_finished_requests(tmp_path):
         assert len(requests.read_text().splitlines()) == kept  # stopped, not still measuring
     assert kept >= 3
     assert all(json.loads(line)["context_tokens"] == 64 for line in requests.read_text().splitlines())
+
+
+def test_a_bench_that_fails_before_measuring_leaves_no_run_directory(tmp_path, monkeypatch):
+    # each call against an unreachable URL left an empty runs/<run-id>/ (paths.new_run_dir) behind
+    monkeypatch.chdir(tmp_path)
+
+    async def go():
+        async with Client(build_server()) as client:
+            unreachable = await client.call_tool("bench", {"base_url": "http://127.0.0.1:9"})
+            search = await client.call_tool(
+                "find_max", {"base_url": "http://127.0.0.1:9", "find_max": "clients", "slo": {"ttft_ms": 500}}
+            )
+            resume = await client.call_tool("bench", {"base_url": "http://127.0.0.1:9", "resume": True})
+            return unreachable, search, resume
+
+    unreachable, search, resume = anyio.run(go)
+    assert unreachable.is_error and unreachable.content[0].text.startswith("cannot reach http://127.0.0.1:9/v1/models")
+    assert search.is_error and search.content[0].text.startswith("cannot reach http://127.0.0.1:9/v1/models")
+    # resume without out_dir named a fresh empty directory: "cannot resume runs/2026...: no summary.json"
+    assert resume.content[0].text == "resume continues the run in out_dir: give out_dir"
+    assert list((tmp_path / "runs").iterdir()) == []

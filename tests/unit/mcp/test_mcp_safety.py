@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from factories import SMOLLM2_CONFIG, sized_checkpoint
+from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.engines import state as engine_state
 from onechip.errors import ConfigError
@@ -23,7 +24,10 @@ from onechip.mcp import server as mcp_server
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import TOOLS, UpToolRequest, always
 from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
+from onechip.schemas.checks import MAX_PROBES, MAX_TIMEOUT_S
 from onechip.schemas.common import GIB
+from onechip.schemas.inputs import INT64_MAX, MAX_TEXT
 
 E2B = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
 UP = {"engine": "vllm", "model": "google/gemma-4-E2B-it", "chip": "l4", "dry_run": True}
@@ -291,14 +295,14 @@ def test_default_allowed_folders_are_the_working_folder_and_onechip_home(tmp_pat
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    refuse_paths(SummarizeLogsRequest(path=Path("a.log")), {})
-    refuse_paths(SummarizeLogsRequest(path=onechip_home / "engine" / "a.log"), {})
+    refuse_paths(SummarizeLogsRequest, {"path": Path("a.log")}, {})
+    refuse_paths(SummarizeLogsRequest, {"path": onechip_home / "engine" / "a.log"}, {})
     with pytest.raises(ConfigError, match="^path: " + re.escape(str(tmp_path / "a.log"))):
-        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {})
+        refuse_paths(SummarizeLogsRequest, {"path": tmp_path / "a.log"}, {})
     with pytest.raises(ConfigError, match="^path: ../a.log "):
-        refuse_paths(SummarizeLogsRequest(path=Path("../a.log")), {})
+        refuse_paths(SummarizeLogsRequest, {"path": Path("../a.log")}, {})
     with pytest.raises(ConfigError, match="none"):  # an empty allow-list allows nothing
-        refuse_paths(SummarizeLogsRequest(path=tmp_path / "a.log"), {"ONECHIP_MCP_FILES": ""})
+        refuse_paths(SummarizeLogsRequest, {"path": tmp_path / "a.log"}, {"ONECHIP_MCP_FILES": ""})
 
 
 # --- cancellation: a job that reports no progress still stops when its call is cancelled
@@ -394,3 +398,98 @@ def test_one_gate_predicate_holds_the_costly_calls_and_lets_a_dry_run_through() 
     assert up is not None and not up(UpToolRequest(**UP)) and up(UpToolRequest(**{**UP, "dry_run": False}))
     (dry,) = calls(("up", UP))  # no confirm: a dry run starts nothing and is answered
     assert not dry.is_error and "not done" not in text(dry)
+
+
+def test_a_file_read_while_the_request_is_built_is_refused_outside_the_folders_first(tmp_path):
+    # bench's request reads its workload_file as it is built: /etc/shadow came back as "unknown key 'root:$6$...'"
+    # because the folders were checked only on the built request
+    shadow = tmp_path.parent / "shadow"
+    shadow.write_text("root:$6$saltsalt$hashhashhash:20228:0:99999:7:::\n")
+    base = {"base_url": "http://127.0.0.1:9", "out_dir": str(tmp_path / "run")}
+    outside, wrong_type = calls(("bench", {**base, "workload_file": str(shadow)}),
+                                ("bench", {**base, "workload_file": [1]}))  # fmt: skip
+    assert text(outside) == (
+        f"workload_file: {shadow} is outside the folders an MCP call may use ($ONECHIP_MCP_FILES: {tmp_path})"
+    )
+    # a list is no path: the field's own refusal, not "arguments are not JSON values"
+    assert text(wrong_type) == "Invalid value for 'workload_file': Input should be a valid string (got [1])"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [("summarize_logs", {"path": "a\x00b"}, "path: 'a\\x00b'"), ("cost", {"run_dir": "\x00"}, "run_dir: '\\x00'"),
+     ("report", {"run_dir": "loop"}, "run_dir: loop"), ("plan", {"model": "./\x00", "chip": "l4"}, "model: './\\x00'")],
+)  # fmt: skip
+def test_a_path_that_cannot_be_resolved_is_refused_in_one_line(tmp_path, monkeypatch, tool, args, said):
+    # Path.resolve raises ValueError on a NUL and RuntimeError on a symlink loop (Python 3.11): the SDK answered
+    # "Error executing tool summarize_logs" and logged a traceback
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    refused, after = calls((tool, args), ("status", {}))
+    assert refused.is_error and text(refused).startswith(f"{said} is not a path that can be resolved (")
+    assert not after.is_error
+
+
+def test_a_value_with_a_newline_is_echoed_on_one_line(tmp_path):
+    runs = tmp_path / "a\nb"
+    bench = {"base_url": "http://127.0.0.1:9", "workload_file": str(tmp_path / "x\ny")}
+    demo, workload = calls(("demo", {"runs_root": str(runs)}), ("bench", bench))
+    assert text(demo).startswith("not done: demo would start") and f"{tmp_path}/a b/<run-id>" in text(demo)
+    assert text(workload) == f"workload_file {tmp_path}/x y: No such file or directory"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "bound"),
+    [("agent_cases", 10**9, MAX_PROBES), ("agent_runs", 10**9, MAX_PROBES), ("determinism_prompts", 10**9, MAX_PROBES),
+     ("agent_max_turns", 10**6, MAX_TURNS), ("max_model_len", 2**70, MAX_TOKENS),
+     ("tool_max_tokens", 2**70, MAX_TOKENS), ("kv_tokens", 2**70, INT64_MAX),
+     ("over_limit_timeout_s", 1e308, MAX_TIMEOUT_S)],
+)  # fmt: skip
+def test_check_counts_are_bounded_before_any_request(field, value, bound) -> None:
+    # unbounded, each of these hung the call: a billion agent cases built in memory, a billion determinism prompts,
+    # an over-limit prompt of max_model_len + 1 = 2**70 + 1 tokens
+    with FakeVllm([Reply("Paris.")]) as srv:
+        (result,) = calls(("check", {"base_url": srv.url, field: value}))
+        assert srv.chat_requests == []
+    assert text(result).startswith(f"Invalid value for '{field}': Input should be less than or equal to {bound}")
+
+
+def test_a_workload_file_name_of_100000_characters_is_not_echoed_whole(tmp_path, monkeypatch) -> None:
+    # bench reads workload_file while its request is built, before the field's bound: the OS's 'File name too
+    # long' came back with the whole name (100,034 characters)
+    monkeypatch.chdir(tmp_path)
+    (result,) = calls(("bench", {"base_url": "http://127.0.0.1:9", "workload_file": "x" * 100_000}))
+    assert text(result).startswith(f"workload_file is longer than {MAX_TEXT:,} characters (got 'xxx")
+    assert len(text(result)) < 200
+
+
+def test_a_check_argument_as_sent_is_bounded_like_any_request() -> None:
+    # CheckRequest took StrictModel's config: no text bound (a model name of 100,000 characters went to the server)
+    (result,) = calls(("check", {"base_url": "http://127.0.0.1:9", "model": "x" * 100_000}))
+    assert text(result).startswith("Invalid value for 'model': String should have at most 4096 characters")
+    assert len(text(result)) < 300
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "name"),
+    [("prices", {"region": ""}, "region"), ("prices", {"chip": " "}, "chip"),
+     ("cloud_zones", {"chip": ""}, "chip"), ("plan", {**E2B, "engine": ""}, "engine"),
+     ("summarize_logs", {"path": ""}, "path")],
+)  # fmt: skip
+def test_a_blank_text_value_is_refused_not_read_as_not_sent(tool, args, name) -> None:
+    # `prices region: ""` answered "0 prices" and `chip: ""` every chip's, as a success
+    (result,) = calls((tool, args))
+    assert text(result) == f"{name} is empty (got {args[name]!r}): give a value, or leave {name} out"
+
+
+def test_a_blank_required_path_is_refused_not_read_as_the_working_folder() -> None:
+    # Path('') is '.': `report run_dir: ""` rendered the working folder as a run ("wrote report.md")
+    (result,) = calls(("report", {"run_dir": ""}))
+    assert text(result) == "run_dir is empty (got ''): give a value"
+
+
+@pytest.mark.parametrize("host", ["user@host -o ProxyCommand=x", "host\tname", "a\x00b"])
+def test_a_host_with_a_space_or_control_character_is_refused(host) -> None:
+    # 'user@host -o ProxyCommand=x' was planned and printed as one ssh target (a dry run's success)
+    (result,) = calls(("up", {**UP, "host": host}))
+    assert text(result).startswith(f"host {host!r}: expected user@addr or addr (not empty, not starting with '-'")

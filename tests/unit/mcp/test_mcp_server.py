@@ -194,12 +194,16 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
     up = call("cloud_up", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "flex-start"})
-    assert up.is_error and "cloud_up would create a flex-start v5e-1 TPU" in up.content[0].text
+    # the tool is named once: each preview read "not done: cloud_up cloud_up would create ..."
+    assert up.is_error and up.content[0].text.startswith("not done: cloud_up would create a flex-start v5e-1 TPU")
     assert "confirm: true" in up.content[0].text
     down = call("cloud_down", {"project": "my-proj"})  # "p" is not a project id (6-30 characters)
-    assert down.is_error and "cloud_down would delete nothing" in down.content[0].text
+    assert down.is_error and down.content[0].text.startswith("not done: cloud_down would delete nothing")
     probe = call("cloud_probe", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot"})
-    assert probe.is_error and "and delete it at once" in probe.content[0].text
+    assert probe.is_error and probe.content[0].text == (
+        "not done: cloud_probe would create a spot v5e-1 TPU in us-west4-a and delete it at once (billed for the "
+        "seconds it lives); call cloud_probe again with confirm: true"
+    )
     tools = listed()
     assert all(tools[n].annotations.destructive_hint for n in ("cloud_down",))
     # --replicas N: N TPUs priced (prices.json v5e-1 us-west4 spot $0.5779/chip-hour x 3), bounded and strict
@@ -352,3 +356,37 @@ def test_check_against_a_server_failing_every_request_is_a_tool_error_in_one_lin
     line = result.content[0].text
     assert result.is_error and "\n" not in line, line
     assert line.startswith(f"{srv.url} answers /v1/models but failed all 4 requests the checks sent (4 answered 5xx")
+
+
+def test_checks_summary_gives_each_domain_its_note_and_says_a_cut_one_was_cut():
+    from onechip.mcp.tools import _check_summary
+    from onechip.schemas.checks import CheckReport, CheckResult
+
+    long_note = "This model's maximum context length is 4096 tokens. However, your prompt contains 5000 tokens."
+    results = [
+        CheckResult(domain="chat", verdict="pass"),
+        CheckResult(domain="tool_calling", verdict="blocked", note=long_note),
+    ]
+    report = CheckReport(base_url="http://127.0.0.1:1", model="m", results=results)
+    # before: 'chat pass ()', and the note cut at 80 characters mid-word with no mark
+    assert _check_summary(report) == f"m at http://127.0.0.1:1: chat pass; tool_calling blocked ({long_note[:77]}...)"
+
+
+def test_a_plan_against_a_boot_log_says_what_the_cross_check_found(tmp_path):
+    # the summary was the plan line alone: an agent that sent `against` was not told the log held nothing to compare
+    log = tmp_path / "boot.log"
+    log.write_text("INFO starting\n")
+    got = call("plan", {"model": SMOL, "chip": "v5e-1", "against": str(log)})
+    assert not got.is_error, got.content[0].text
+    note = got.structured_content["crosscheck"]["note"]
+    assert note.startswith("nothing to compare: ") and not got.structured_content["crosscheck"]["compared"]
+    assert got.content[0].text.endswith(f"; plan vs boot log: {note}")
+
+
+def test_up_without_engine_names_the_arguments_the_embedded_engine_cannot_take(tmp_path):
+    # before: 'host/model/chip/plan/engine_version/image/sets/hf_token_file need engine vllm or vllm-docker' for a
+    # call that sent only `plan`, not saying which one nor that the embedded engine is the default
+    got = call("up", {"plan": str(tmp_path / "plan.json"), "dry_run": True})
+    assert got.is_error and got.content[0].text.startswith(
+        "plan given to the embedded engine (the default; it serves its bundled model here): "
+    )
