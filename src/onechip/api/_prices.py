@@ -15,11 +15,7 @@ from onechip.schemas.requests import PricesRequest
 def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> PriceTable:
     """The freshest price per chip, region and pricing model (the stored catalog read, else prices.json), with
     each one's read date, source and age, and what the last read found no SKU for. Raises ConfigError for a
-    malformed prices.json, and for a chip or region no price of onechip's knows (instead of an empty table), or
-    given empty (it listed every price, where `cost --chip ''` refuses)."""
-    for flag, value, example in (("chip", request.chip, "v5e-1"), ("region", request.region, "us-west4")):
-        if value is not None and not value.strip():
-            raise ConfigError(f"--{flag} is empty: give a {flag}, e.g. {example}, or leave it out for every {flag}")
+    malformed prices.json, and for a chip or region no price of onechip's knows (instead of an empty table)."""
     chip = planner.rules.chip_key(request.chip) if request.chip else None  # 'tpu7x', 'H100': the catalog's keys
     table = cost_layer.price_table(chip, request.region, request.today)
     if (chip or request.region) and not (table.prices or table.missing):

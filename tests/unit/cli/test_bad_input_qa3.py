@@ -203,4 +203,4 @@ def test_a_calibration_run_with_an_impossible_latency_is_refused_naming_the_cell
 def test_prices_refuses_an_empty_chip_or_region_as_cost_does(run, flag: str) -> None:
     # was exit 0 listing every price: '' read as not given, where `cost --chip ''` refuses
     line = one_error_line(run, "prices", flag, "")
-    assert line.startswith(f"{flag} is empty: give a {flag.removeprefix('--')}, e.g. ")
+    assert line == f"{flag} is empty (got ''): give a value, or leave {flag} out"  # schemas.inputs.build_request
