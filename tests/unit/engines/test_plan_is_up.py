@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from onechip import api
+from onechip.cli import render
 from onechip.cli.main import app
 from onechip.engines import remote, startup
 from onechip.engines.embedded import EmbeddedEngine
@@ -103,7 +104,13 @@ def test_the_command_is_what_runs(home):
           "--port", "8127"]),
     ],
 )  # fmt: skip
-def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv):
+def test_cli_plan_prints_the_line_up_dry_run_prints(plan_argv, up_argv, monkeypatch):
+    # one width for both: `plan` prints through a Console made per call (it reads COLUMNS then), `up` through
+    # cli.render's module console, whose width was fixed when it was imported; a test file run first with COLUMNS
+    # set (test_remote) left it at 300 while plan wrapped at 80, and the flag lines differed by wrapping alone
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(render.console, "_width", 100)
+
     def command_line(output: str) -> str:
         lines = output.splitlines()
         return lines[lines.index("command:") + 1]
