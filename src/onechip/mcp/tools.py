@@ -577,8 +577,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "simulate", "Predict a grid",
         "Predict a bench grid from a plan, calibrated on a measured run when given (else stored calibration, "
-        "else roofline priors); writes a run marked predicted (onechip simulate).",
-        SimulateRequest, BenchRun, api.simulate, _bench_summary, idempotent=True,
+        "else roofline priors); writes a run marked predicted into out_dir, which must not hold a run yet "
+        "(onechip simulate; a second call with the same out_dir is refused: give each call its own).",
+        SimulateRequest, BenchRun, api.simulate, _bench_summary,
     ),
     ToolSpec(
         "advise", "Cheapest chip",
