@@ -101,10 +101,9 @@ def simulate_cell(
     through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
     alike: engine k serves streams k, k + replicas, ... (round robin's share), and in open loop the same share
     of the arrivals (rate_per_s x its streams / clients: the deployment's rate, not each engine's). `client`:
-    another client's run of
-    the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt tokens; one engine),
-    in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a client replayed on
-    several replicas."""
+    another client's run of the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt
+    tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a
+    client replayed on several replicas."""
     if client is not None and replicas != 1:
         raise ValueError("a replayed client protocol is simulated on one engine")
     if config.workload == "agent":
