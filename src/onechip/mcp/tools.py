@@ -24,6 +24,7 @@ preview names what would be created or deleted and its hourly price.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -47,6 +48,7 @@ from onechip.schemas.cloud import (
     CloudDownResult,
     CloudNameRequest,
     CloudProbeRequest,
+    CloudResource,
     CloudStatus,
     CloudUpRequest,
     CloudUpResult,
@@ -88,6 +90,16 @@ class UpToolRequest(UpRequest):
     saved), so the input schema does not carry the whole Plan schema."""
 
     plan: Path | None = Field(default=None, description="A plan JSON file, as `onechip plan --json` writes.")
+
+
+class CloudDownToolRequest(CloudNameRequest):
+    """The `cloud_down` tool's input: which resources (CloudNameRequest), and on the confirming call the targets its
+    preview listed, the only ones deleted (the CLI deletes what it listed and the user confirmed)."""
+
+    targets: list[str] = Field(
+        default_factory=list,
+        description="The targets the preview listed, as it wrote them (project/zone/kind/name): only these go.",
+    )
 
 
 class Attempts(ResultModel):
@@ -458,9 +470,31 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
     return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
-def _cloud_down_preview(request: CloudNameRequest) -> str:
-    targets = [f"{r.kind} {r.name} ({r.zone})" for r in api.cloud_down_targets(request)]
-    return "would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
+def _cloud_down_preview(request: CloudDownToolRequest) -> str:
+    targets = api.cloud_down_targets(request)
+    if not targets:
+        return "would delete nothing (no labelled resource found)"
+    names = ", ".join(f"{r.kind} {r.name} ({r.zone})" for r in targets)
+    return f"would delete {names}; to delete them give targets: {json.dumps([_target_key(r) for r in targets])}"
+
+
+def _target_key(resource: CloudResource) -> str:
+    """How cloud_down's preview names a target and its confirming call gives it back: project/zone/kind/name."""
+    return f"{resource.project}/{resource.zone}/{resource.kind}/{resource.name}"
+
+
+def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> CloudDownResult:
+    """api.cloud_down of the targets the preview listed and this call gives back (its `targets`, as the CLI passes
+    what it listed and the user confirmed): a labelled TPU found since is not deleted, and a target gone since is
+    said in `kept`. Raises ConfigError when there is something to delete and no targets are given."""
+    found = {_target_key(r): r for r in api.cloud_down_targets(request, on_progress)}
+    if found and not request.targets:
+        raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
+                          "(call cloud_down without confirm to see them)")  # fmt: skip
+    given = list(dict.fromkeys(request.targets))
+    result = api.cloud_down(request, on_progress, [found[t] for t in given if t in found])
+    result.kept += [f"{t}: not found now; nothing deleted" for t in given if t not in found]
+    return result
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
@@ -613,8 +647,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_down", "Delete TPUs",
-        "Delete the TPUs onechip created (labelled only). Destructive: needs confirm: true.",
-        CloudNameRequest, CloudDownResult, api.cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
+        "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
+        "call with confirm: true and those targets deletes them and nothing found since.",
+        CloudDownToolRequest, CloudDownResult, _cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
         destructive=True, idempotent=True, open_world=True, gate=always, preview=_cloud_down_preview,
     ),
 ]  # fmt: skip
