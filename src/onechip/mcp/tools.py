@@ -27,8 +27,7 @@ import inspect
 import json
 import os
 import typing
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,7 +38,7 @@ from pydantic import BaseModel, Field
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, EndpointError
-from onechip.paths import new_run_dir, onechip_home
+from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
@@ -282,7 +281,7 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
-    with _run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
         return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
@@ -292,21 +291,8 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
-    with _run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir:
         return api.find_max(config, on_progress, out_dir=out_dir)
-
-
-@contextmanager
-def _run_dir(given: Path | None) -> Iterator[Path]:
-    """`given`, else a new runs/<run-id>/ (paths.new_run_dir), removed again when the job fails before writing
-    anything in it: each bench call against an unreachable URL left an empty run directory behind."""
-    out_dir = given or new_run_dir(Path("runs"))
-    try:
-        yield out_dir
-    except BaseException:
-        if given is None and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        raise
 
 
 def _search_summary(r: SearchResult) -> str:
@@ -611,8 +597,8 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "simulate", "Predict a grid",
         "Predict a bench grid from a plan, calibrated on a measured run when given (else stored calibration, "
-        "else roofline priors); writes a run marked predicted into out_dir, which must not hold a run yet "
-        "(onechip simulate; a second call with the same out_dir is refused: give each call its own).",
+        "else roofline priors); writes a run marked predicted into a new runs/<run-id>/ per call, or into out_dir, "
+        "which must not hold a run yet (onechip simulate; a second call with the same out_dir is refused).",
         SimulateRequest, BenchRun, api.simulate, _bench_summary,
     ),
     ToolSpec(

@@ -604,8 +604,9 @@ class SimulateRequest(RequestModel):
         description="With --replicas and --workload agent: the vllm-router policies to predict, comma-separated "
         "(round_robin, cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
     )
-    out_dir: Annotated[Path, Cli("--out")] = Field(
-        default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None,
+        description="Directory for the predicted summary.json and plan.json (default: a new runs/<run-id>/).",
     )
 
     @model_validator(mode="after")

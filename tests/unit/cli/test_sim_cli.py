@@ -364,6 +364,24 @@ def test_simulate_refuses_to_overwrite_an_earlier_prediction(run, tmp_path):
     assert (tmp_path / "p" / "summary.json").read_text() == first
 
 
+def test_simulate_without_out_writes_a_new_run_dir_each_time(run, tmp_path, monkeypatch):
+    """Without --out every simulate wrote runs/predicted, so the second one was refused ('already holds a run'):
+    each makes a new runs/<run-id>/ (paths.new_run_dir), and says which."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "plan.json").write_text(out)
+    args = ["simulate", "--plan", "plan.json", "--contexts", "128", "--clients", "1", "--reps", "1"]
+    outs = []
+    for _ in range(2):
+        code, out, err = run(*args)
+        assert code == 0, err
+        outs.append(" ".join(out.split()))
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all((r / "summary.json").is_file() for r in runs)
+    named = [[r for r in runs if f"{r.relative_to(tmp_path)}/summary.json" in o] for o in outs]
+    assert sorted(sum(named, [])) == runs  # each call names its own (run ids of one second sort by their hex)
+
+
 def test_simulate_refuses_a_pipeline_parallel_plan_in_one_line(run, tmp_path, cpu_plan):
     (tmp_path / "pp.json").write_text(cpu_plan.model_copy(update={"pipeline_parallel_size": 2}).model_dump_json())
     code, _, err = run("simulate", "--plan", str(tmp_path / "pp.json"), "--out", str(tmp_path / "o"))

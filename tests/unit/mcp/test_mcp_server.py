@@ -390,3 +390,19 @@ def test_up_without_engine_names_the_arguments_the_embedded_engine_cannot_take(t
     assert got.is_error and got.content[0].text.startswith(
         "plan given to the embedded engine (the default; it serves its bundled model here): "
     )
+
+
+def test_simulate_without_out_dir_writes_a_new_run_each_call(tmp_path, monkeypatch):
+    """simulate wrote every call without out_dir to runs/predicted, so the second was refused ('already holds a
+    run'); like bench it makes a new runs/<run-id>/ per call (paths.new_run_dir), none for a call that fails."""
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    args = {"plan": "plan.json", "contexts": [128], "clients": [1], "reps": 1}
+    first, second = call("simulate", args), call("simulate", args)
+    assert not first.is_error and not second.is_error, second.content[0].text
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all((r / "summary.json").is_file() for r in runs)
+    (tmp_path / "bad.json").write_text("{}")
+    assert call("simulate", {**args, "plan": "bad.json"}).is_error
+    assert sorted((tmp_path / "runs").iterdir()) == runs
