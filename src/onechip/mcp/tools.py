@@ -427,7 +427,7 @@ def _bench_summary(r: BenchRun) -> str:
 def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
-    cells = f"; {len(r.cells)} measured cells priced" if r.cells else ""
+    cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
     return f"{r.chip}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""
     )

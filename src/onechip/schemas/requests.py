@@ -477,7 +477,7 @@ class CostRequest(RequestModel):
         default=None, ge=0.001, le=1e9, description="Aggregate output tok/s to price (0.001 to 1e9)."
     )
     run_dir: Annotated[Path | None, Cli("--run")] = Field(
-        default=None, description="Run directory: price every measured cell."
+        default=None, description="Run directory: price every cell (measured, or predicted by simulate)."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."

@@ -352,6 +352,20 @@ def test_cost_of_a_predicted_run_says_it_is_predicted(run, tmp_path):
     assert "is a prediction (onechip simulate), not a measurement" in text
 
 
+def test_the_report_of_a_priced_predicted_run_says_its_cells_are_predicted(run, tmp_path):
+    """`report` of a predicted run priced with `cost --write` titled its cost table 'per measured cell'."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("cost", "--run", str(tmp_path / "p"), "--write")
+    assert code == 0, err
+    code, _, err = run("report", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (tmp_path / "p" / "report.md").read_text()
+    assert "$/M output tokens per predicted cell" in md and "measured cell" not in md
+
+
 def test_simulate_refuses_to_overwrite_an_earlier_prediction(run, tmp_path):
     code, out, _ = run("plan", *SEED_PLAN)
     (tmp_path / "seed.json").write_text(out)

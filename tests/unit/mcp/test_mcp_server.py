@@ -406,3 +406,16 @@ def test_simulate_without_out_dir_writes_a_new_run_each_call(tmp_path, monkeypat
     (tmp_path / "bad.json").write_text("{}")
     assert call("simulate", {**args, "plan": "bad.json"}).is_error
     assert sorted((tmp_path / "runs").iterdir()) == runs
+
+
+def test_cost_of_a_predicted_run_says_its_cells_are_predicted(tmp_path, monkeypatch):
+    """`cost` of a run written by `simulate` summed it up as 'N measured cells priced' (the CLI titles its table
+    'per predicted cell': CostReport.predicted)."""
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    simulated = call("simulate", {"plan": "plan.json", "contexts": [128], "clients": [1, 4], "reps": 1, "out_dir": "p"})
+    assert not simulated.is_error, simulated.content[0].text
+    priced = call("cost", {"run_dir": "p"})
+    assert not priced.is_error and priced.structured_content["predicted"] is True
+    assert "; 2 predicted cells priced" in priced.content[0].text and "measured" not in priced.content[0].text
