@@ -419,3 +419,14 @@ def test_cost_of_a_predicted_run_says_its_cells_are_predicted(tmp_path, monkeypa
     priced = call("cost", {"run_dir": "p"})
     assert not priced.is_error and priced.structured_content["predicted"] is True
     assert "; 2 predicted cells priced" in priced.content[0].text and "measured" not in priced.content[0].text
+
+
+def test_router_host_is_refused_where_no_router_runs():
+    """`up` and `plan` took any router_host (an unread value: no router in front of one engine); now refused in
+    one line naming the argument, as the CLI refuses --router-host."""
+    plan = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+    for name, args in (("up", {"dry_run": True, "router_host": "a b\n"}), ("plan", {**plan, "router_host": "zzz"})):
+        refused = call(name, args)
+        assert refused.is_error and refused.content[0].text.startswith(
+            "router_host binds the router of replicas 2 or more"
+        ), refused.content[0].text
