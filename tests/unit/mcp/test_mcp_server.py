@@ -430,3 +430,17 @@ def test_router_host_is_refused_where_no_router_runs():
         assert refused.is_error and refused.content[0].text.startswith(
             "router_host binds the router of replicas 2 or more"
         ), refused.content[0].text
+
+
+def test_an_integral_float_is_an_integer_and_a_fraction_is_refused_in_one_line():
+    """An integer argument refused 1.0 ('Input should be a valid integer'), which JSON clients send for integers
+    (JSON Schema counts a number with a zero fractional part as an integer); 1.5 is still refused, in one line."""
+    args = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1", "max_model_len": 8192, "contexts": [128, 1024]}
+    as_ints = call("plan", args)
+    as_floats = call("plan", {**args, "max_model_len": 8192.0, "contexts": [128.0, 1024.0]})
+    assert not as_floats.is_error, as_floats.content[0].text
+    assert as_floats.structured_content == as_ints.structured_content
+    refused = call("plan", {**args, "max_model_len": 8192.5})
+    assert refused.is_error and refused.content[0].text == (
+        "Invalid value for 'max_model_len': Input should be a valid integer (got 8192.5)"
+    )
