@@ -48,6 +48,24 @@ def new_run_dir(root: Path) -> Path:
     return path
 
 
+@contextmanager
+def run_dir(given: Path | None, root: Path = Path("runs")) -> Iterator[Path]:
+    """`given`, else a new `root`/<run-id>/ (new_run_dir), removed again (with `root` when this made it and it is
+    empty) when the job fails before writing anything in it: each bench call against an unreachable URL left an
+    empty run directory behind, and a refused `simulate` an empty runs/."""
+    made_root = given is None and not root.exists()
+    out_dir = given or new_run_dir(root)
+    try:
+        yield out_dir
+    except BaseException:
+        if given is None and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+            if made_root:
+                with contextlib.suppress(OSError):  # another run was made in it meanwhile
+                    root.rmdir()
+        raise
+
+
 def open_owner_only(path: Path, append: bool) -> BinaryIO:
     """`path` opened for binary writing (`append`, else truncated), readable by its owner alone (0600, also when
     it already existed): an engine's log holds whatever the engine prints, and `logs` redacts only on reading."""

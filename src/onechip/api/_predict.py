@@ -16,7 +16,7 @@ from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
 from onechip.bench.runner import this_client
 from onechip.errors import ConfigError
-from onechip.paths import write_text_atomic
+from onechip.paths import run_dir, write_text_atomic
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
@@ -142,7 +142,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     """Predict a context x clients grid for the plan in `request.plan`: calibrated on `request.calibrate`
     (a measured bench run; the fit is stored per model, chip, engine and version), else a stored
     calibration, else priors from published measurements (said in the run's notes). Writes
-    `request.out_dir`/summary.json (a BenchRun with `prediction` set), requests.jsonl is not written
+    `request.out_dir` (None: a new runs/<run-id>/, paths.run_dir)/summary.json (a BenchRun with `prediction`
+    set), requests.jsonl is not written
     (simulated samples are not measurements), and plan.json. Raises ConfigError (bad plan, calibration for
     another model, missing cells, a chip with no roofline figures and no calibration)."""
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
@@ -183,7 +184,8 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
                               note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
                               router_policy=policy if request.replicas > 1 else None),
     )  # fmt: skip
-    _write_predicted(run, the_plan, request.out_dir)
+    with run_dir(request.out_dir) as out_dir:
+        _write_predicted(run, the_plan, out_dir)
     return run
 
 

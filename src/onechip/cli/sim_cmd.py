@@ -12,6 +12,9 @@ from onechip.cli.bench_cmd import print_policies, print_run
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError
+from onechip.paths import run_dir
+from onechip.schemas import BenchRun
+from onechip.schemas.bench import PolicyComparison
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
 from onechip.schemas.sim import Advice
@@ -29,13 +32,17 @@ def simulate(
 ) -> None:
     """Predict a context x clients grid from a plan and a few measured calibration cells."""
     request = build_request(SimulateRequest, fields)
-    if len(request.router_policies) > 1:
-        with live_progress(transient=True) as on_progress:
-            result = api.simulate_policies(request, on_progress)
-        print_policies(result, request.out_dir, as_json)
+    # --out, else a new runs/<run-id>/ per call, as bench over MCP (removed again when nothing was written in it)
+    with run_dir(request.out_dir) as out_dir, live_progress(transient=True) as on_progress:
+        request = request.model_copy(update={"out_dir": out_dir})
+        if len(request.router_policies) > 1:
+            result: BenchRun | PolicyComparison = api.simulate_policies(request, on_progress)
+        else:
+            result = api.simulate(request, on_progress)
+    if isinstance(result, PolicyComparison):
+        print_policies(result, out_dir, as_json)
         return
-    with live_progress(transient=True) as on_progress:
-        run = api.simulate(request, on_progress)
+    run = result
     if as_json:
         typer.echo(run.model_dump_json(indent=2))
         return
@@ -57,9 +64,7 @@ def simulate(
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
-    console.print(
-        f"[dim]{request.out_dir}/summary.json (compare: onechip report MEASURED --compare {request.out_dir})[/]"
-    )
+    console.print(f"[dim]{out_dir}/summary.json (compare: onechip report MEASURED --compare {out_dir})[/]")
 
 
 @options_from(AdviseRequest)

@@ -4,7 +4,7 @@ devops: plan, up, status, logs, summarize_logs, down, check, bench, cost, report
 Each tool's input schema is its job's request model; its output schema the job's result model; the text
 beside it one summary line. Errors are tool errors carrying the CLI's one-line message. Transports:
 stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer
-token (checked in constant time), which is never printed or logged.
+token (checked in constant time), which is never printed or logged; nor is an HTTP session id (SESSION_ID_LOGGERS).
 
 Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs only on
 `confirm: true`; an error, a summary and a verdict name the tool's arguments ('tensor_parallel_size'), never the CLI's
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import logging
 import math
 import os
 from collections.abc import Mapping
@@ -45,6 +46,9 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 MEMORY_ENV = "ONECHIP_MCP_MEMORY_GIB"
 UNKNOWN = "onechip_unknown_arguments"  # where the arguments a tool does not take are collected (_Arguments)
 NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: build_request names it in one line
+# The SDK's loggers that write an HTTP session's id at INFO ("Created new transport with session ID: ...",
+# "Terminating session: ..."): the id is all a client needs to join that session, so it never reaches a log.
+SESSION_ID_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
 
 
 def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -169,9 +173,12 @@ def bearer_guard(app: Any, token: str) -> Any:
 
 
 def http_app(server: MCPServer, host: str, token: str | None) -> Any:
-    """The streamable-HTTP ASGI app at /mcp; off 127.0.0.1 it needs `token` (ConfigError without one)."""
+    """The streamable-HTTP ASGI app at /mcp; off 127.0.0.1 it needs `token` (ConfigError without one). The SDK's
+    SESSION_ID_LOGGERS are raised to WARNING, so no session id is logged."""
     if host not in LOCAL_HOSTS and not token:
         raise ConfigError(f"binding to {host} needs a bearer token: set ONECHIP_MCP_TOKEN or give --token-file")
+    for name in SESSION_ID_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     app = server.streamable_http_app(host=host)
     return bearer_guard(app, token) if token else app
 

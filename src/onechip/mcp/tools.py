@@ -24,10 +24,10 @@ preview names what would be created or deleted and its hourly price.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import typing
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, EndpointError
-from onechip.paths import new_run_dir, onechip_home
+from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
@@ -47,6 +47,7 @@ from onechip.schemas.cloud import (
     CloudDownResult,
     CloudNameRequest,
     CloudProbeRequest,
+    CloudResource,
     CloudStatus,
     CloudUpRequest,
     CloudUpResult,
@@ -88,6 +89,16 @@ class UpToolRequest(UpRequest):
     saved), so the input schema does not carry the whole Plan schema."""
 
     plan: Path | None = Field(default=None, description="A plan JSON file, as `onechip plan --json` writes.")
+
+
+class CloudDownToolRequest(CloudNameRequest):
+    """The `cloud_down` tool's input: which resources (CloudNameRequest), and on the confirming call the targets its
+    preview listed, the only ones deleted (the CLI deletes what it listed and the user confirmed)."""
+
+    targets: list[str] = Field(
+        default_factory=list,
+        description="The targets the preview listed, as it wrote them (project/zone/kind/name): only these go.",
+    )
 
 
 class Attempts(ResultModel):
@@ -270,7 +281,7 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
-    with _run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
         return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
@@ -280,21 +291,8 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
-    with _run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir:
         return api.find_max(config, on_progress, out_dir=out_dir)
-
-
-@contextmanager
-def _run_dir(given: Path | None) -> Iterator[Path]:
-    """`given`, else a new runs/<run-id>/ (paths.new_run_dir), removed again when the job fails before writing
-    anything in it: each bench call against an unreachable URL left an empty run directory behind."""
-    out_dir = given or new_run_dir(Path("runs"))
-    try:
-        yield out_dir
-    except BaseException:
-        if given is None and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        raise
 
 
 def _search_summary(r: SearchResult) -> str:
@@ -429,7 +427,7 @@ def _bench_summary(r: BenchRun) -> str:
 def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
-    cells = f"; {len(r.cells)} measured cells priced" if r.cells else ""
+    cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
     return f"{r.chip}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""
     )
@@ -458,9 +456,31 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
     return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
-def _cloud_down_preview(request: CloudNameRequest) -> str:
-    targets = [f"{r.kind} {r.name} ({r.zone})" for r in api.cloud_down_targets(request)]
-    return "would delete " + (", ".join(targets) if targets else "nothing (no labelled resource found)")
+def _cloud_down_preview(request: CloudDownToolRequest) -> str:
+    targets = api.cloud_down_targets(request)
+    if not targets:
+        return "would delete nothing (no labelled resource found)"
+    names = ", ".join(f"{r.kind} {r.name} ({r.zone})" for r in targets)
+    return f"would delete {names}; to delete them give targets: {json.dumps([_target_key(r) for r in targets])}"
+
+
+def _target_key(resource: CloudResource) -> str:
+    """How cloud_down's preview names a target and its confirming call gives it back: project/zone/kind/name."""
+    return f"{resource.project}/{resource.zone}/{resource.kind}/{resource.name}"
+
+
+def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> CloudDownResult:
+    """api.cloud_down of the targets the preview listed and this call gives back (its `targets`, as the CLI passes
+    what it listed and the user confirmed): a labelled TPU found since is not deleted, and a target gone since is
+    said in `kept`. Raises ConfigError when there is something to delete and no targets are given."""
+    found = {_target_key(r): r for r in api.cloud_down_targets(request, on_progress)}
+    if found and not request.targets:
+        raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
+                          "(call cloud_down without confirm to see them)")  # fmt: skip
+    given = list(dict.fromkeys(request.targets))
+    result = api.cloud_down(request, on_progress, [found[t] for t in given if t in found])
+    result.kept += [f"{t}: not found now; nothing deleted" for t in given if t not in found]
+    return result
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
@@ -577,8 +597,8 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "simulate", "Predict a grid",
         "Predict a bench grid from a plan, calibrated on a measured run when given (else stored calibration, "
-        "else roofline priors); writes a run marked predicted into out_dir, which must not hold a run yet "
-        "(onechip simulate; a second call with the same out_dir is refused: give each call its own).",
+        "else roofline priors); writes a run marked predicted into a new runs/<run-id>/ per call, or into out_dir, "
+        "which must not hold a run yet (onechip simulate; a second call with the same out_dir is refused).",
         SimulateRequest, BenchRun, api.simulate, _bench_summary,
     ),
     ToolSpec(
@@ -613,8 +633,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_down", "Delete TPUs",
-        "Delete the TPUs onechip created (labelled only). Destructive: needs confirm: true.",
-        CloudNameRequest, CloudDownResult, api.cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
+        "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
+        "call with confirm: true and those targets deletes them and nothing found since.",
+        CloudDownToolRequest, CloudDownResult, _cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
         destructive=True, idempotent=True, open_world=True, gate=always, preview=_cloud_down_preview,
     ),
 ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The cost section of the Markdown report: $/M output tokens per pricing model, per measured cell,
+"""The cost section of the Markdown report: $/M output tokens per pricing model, per cell (measured or predicted),
 restart cost and the spot-vs-flex-start break-even, from the run's `CostReport` (cost.json).
 Pure rendering; an older cost.json (a bare list of CostLine) arrives here as a CostReport too.
 """
@@ -44,7 +44,7 @@ def _lines(cost: CostReport) -> list[str]:
     ]
 
 
-def _cells(cells: list[CellCost]) -> list[str]:
+def _cells(cells: list[CellCost], predicted: bool) -> list[str]:
     if not cells:
         return []
     names = list(dict.fromkeys(k for c in cells for k in c.usd_per_mtok))
@@ -57,7 +57,8 @@ def _cells(cells: list[CellCost]) -> list[str]:
         )
         for c in cells
     ]
-    return ["", "$/M output tokens per measured cell:", "", *md_table(["context", "clients", "tok/s", *names], rows)]
+    title = f"$/M output tokens per {'predicted' if predicted else 'measured'} cell:"
+    return ["", title, "", *md_table(["context", "clients", "tok/s", *names], rows)]
 
 
 def _restarts(restarts: list[RestartCost]) -> list[str]:
@@ -87,7 +88,7 @@ def cost_section(cost: CostReport | None) -> list[str]:
     lines = ["## Cost", ""]
     if cost is None or not (cost.lines or cost.cells):
         return lines + ["No cost in this run (price it with `onechip cost --run DIR --chip CHIP --write`)."]
-    lines += _lines(cost) + _cells(cost.cells) + _restarts(cost.restarts)
+    lines += _lines(cost) + _cells(cost.cells, cost.predicted) + _restarts(cost.restarts)
     if cost.break_even:
         lines += ["", *[_break_even(b) for b in cost.break_even]]
     if cost.warnings:

@@ -98,7 +98,9 @@ class CostReport(ResultModel):
     today: str = Field(description="ISO date staleness was judged against.")
     output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")
     lines: list[CostLine] = Field(default_factory=list, description="One line per price.")
-    cells: list[CellCost] = Field(default_factory=list, description="Per measured cell, from a run.")
+    cells: list[CellCost] = Field(
+        default_factory=list, description="Per cell of a run, measured or (predicted) simulated."
+    )
     predicted: bool = Field(
         default=False, description="True when the run priced is a prediction (onechip simulate), not a measurement."
     )

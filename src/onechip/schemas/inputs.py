@@ -314,8 +314,9 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
     `model`. Raises ConfigError with one line naming each refused flag (see describe).
 
     `strict`: `values` are JSON values (an MCP tool call's arguments), validated as pydantic's strict JSON
-    mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean, a number
-    is not a string; a list is a JSON array and a key=value field a JSON object, never one string (JSON_INPUT).
+    mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean (but 1.0 is one:
+    _whole_as_int), a number is not a string; a list is a JSON array and a key=value field a JSON object, never one
+    string (JSON_INPUT).
     A blank text value ('', '  ') of a field with a default, or of a path, that validation let through is refused
     for user input (_blank_refused): the default is had by leaving the field out, and `--region ''` or
     `region: ""` read as a region matching nothing (prices listed none, as a success)."""
@@ -324,7 +325,8 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
     try:
         if strict:
             json_context = {**(context or {}), JSON_INPUT: True}
-            built = model.model_validate_json(json.dumps(given), strict=True, context=json_context)
+            sent = json.dumps(_whole_as_int(given))
+            built = model.model_validate_json(sent, strict=True, context=json_context)
         else:
             built = model.model_validate(given, context=context)
     except ValidationError as exc:
@@ -337,6 +339,20 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
         leave = "" if model.model_fields[blank[0]].is_required() else f", or leave {name} out"
         raise ConfigError(f"{name} is empty (got {shown(given[blank[0]])}): give a value{leave}")
     return built
+
+
+def _whole_as_int(value: Any) -> Any:
+    """JSON `value` with each float that is a whole number (1.0) an int, at any depth: JSON Schema counts 1.0 an
+    integer and JSON clients send integers so, while pydantic's strict mode refuses it for an int field (a float
+    field takes an int in strict mode too, so only what 1.0 was refused for changes; 1.5 stays refused). Beyond
+    2**53 a float is no exact integer and is left as sent (1e300 is not quoted back as 301 digits)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_as_int(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole_as_int(v) for k, v in value.items()}
+    return value
 
 
 def _blank_refused(model: type[BaseModel], name: str) -> bool:

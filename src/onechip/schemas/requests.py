@@ -120,7 +120,19 @@ class ReplicaOptions(RequestModel):
     )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --replicas).")
     router_port: Port | None = Field(default=None, description="Router port (30000 when free, else a free one).")
-    router_host: str = Field(default="127.0.0.1", description="Router bind address (the loopback only: see docs).")
+    router_host: str = Field(
+        default="127.0.0.1", description="Router bind address (the loopback only: see docs; with --replicas 2+)."
+    )
+
+    @model_validator(mode="after")
+    def _router_host_needs_a_router(self) -> ReplicaOptions:
+        """One engine has no router in front of it: a --router-host given there was taken unread, any text (the
+        value of a router's is checked where its command is built: engines.router.router_command)."""
+        if "router_host" in self.model_fields_set and self.replicas < 2:
+            raise ValueError(
+                "--router-host binds the router of --replicas 2 or more; one engine has none: leave it out"
+            )
+        return self
 
 
 class SizingOptions(RequestModel):
@@ -477,7 +489,7 @@ class CostRequest(RequestModel):
         default=None, ge=0.001, le=1e9, description="Aggregate output tok/s to price (0.001 to 1e9)."
     )
     run_dir: Annotated[Path | None, Cli("--run")] = Field(
-        default=None, description="Run directory: price every measured cell."
+        default=None, description="Run directory: price every cell (measured, or predicted by simulate)."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
@@ -604,8 +616,9 @@ class SimulateRequest(RequestModel):
         description="With --replicas and --workload agent: the vllm-router policies to predict, comma-separated "
         "(round_robin, cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
     )
-    out_dir: Annotated[Path, Cli("--out")] = Field(
-        default=Path("runs/predicted"), description="Directory for the predicted summary.json and plan.json."
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None,
+        description="Directory for the predicted summary.json and plan.json (default: a new runs/<run-id>/).",
     )
 
     @model_validator(mode="after")

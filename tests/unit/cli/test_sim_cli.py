@@ -352,6 +352,20 @@ def test_cost_of_a_predicted_run_says_it_is_predicted(run, tmp_path):
     assert "is a prediction (onechip simulate), not a measurement" in text
 
 
+def test_the_report_of_a_priced_predicted_run_says_its_cells_are_predicted(run, tmp_path):
+    """`report` of a predicted run priced with `cost --write` titled its cost table 'per measured cell'."""
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "seed.json").write_text(out)
+    code, _, err = run("simulate", "--plan", str(tmp_path / "seed.json"), "--reps", "1", "--out", str(tmp_path / "p"))
+    assert code == 0, err
+    code, _, err = run("cost", "--run", str(tmp_path / "p"), "--write")
+    assert code == 0, err
+    code, _, err = run("report", str(tmp_path / "p"))
+    assert code == 0, err
+    md = (tmp_path / "p" / "report.md").read_text()
+    assert "$/M output tokens per predicted cell" in md and "measured cell" not in md
+
+
 def test_simulate_refuses_to_overwrite_an_earlier_prediction(run, tmp_path):
     code, out, _ = run("plan", *SEED_PLAN)
     (tmp_path / "seed.json").write_text(out)
@@ -362,6 +376,24 @@ def test_simulate_refuses_to_overwrite_an_earlier_prediction(run, tmp_path):
     code, _, err = run(*args, "--output-tokens", "8")
     assert code != 0 and len(err.strip().splitlines()) == 1 and "already holds a run (plan.json, summary.json)" in err
     assert (tmp_path / "p" / "summary.json").read_text() == first
+
+
+def test_simulate_without_out_writes_a_new_run_dir_each_time(run, tmp_path, monkeypatch):
+    """Without --out every simulate wrote runs/predicted, so the second one was refused ('already holds a run'):
+    each makes a new runs/<run-id>/ (paths.new_run_dir), and says which."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("plan", *SEED_PLAN)
+    (tmp_path / "plan.json").write_text(out)
+    args = ["simulate", "--plan", "plan.json", "--contexts", "128", "--clients", "1", "--reps", "1"]
+    outs = []
+    for _ in range(2):
+        code, out, err = run(*args)
+        assert code == 0, err
+        outs.append(" ".join(out.split()))
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all((r / "summary.json").is_file() for r in runs)
+    named = [[r for r in runs if f"{r.relative_to(tmp_path)}/summary.json" in o] for o in outs]
+    assert sorted(sum(named, [])) == runs  # each call names its own (run ids of one second sort by their hex)
 
 
 def test_simulate_refuses_a_pipeline_parallel_plan_in_one_line(run, tmp_path, cpu_plan):

@@ -4,6 +4,8 @@ the tool's arguments; commands to type keep their flags; what is left stays reco
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from mcp import Client
@@ -40,7 +42,7 @@ def test_cloud_tools_fail_in_one_line_and_down_names_what_is_left(fast):
         ("cloud_up", {**SPOT, "zones": ["us-central1-b"]}),
         ("cloud_up", {**SPOT, "zones": [OK], "name": "first"}),
         ("cloud_up", {**SPOT, "zones": [OK], "name": "second"}),
-        ("cloud_down", {"project": P, "confirm": True}),
+        ("cloud_down", {"project": P, "targets": [f"{P}/{OK}/node/{n}" for n in ("first", "second")], "confirm": True}),
     )
     assert quota[0] and "no zone gave v5e-1 spot: us-central1-b: quota" in quota[1]
     assert not first[0] and not second[0]
@@ -55,3 +57,31 @@ def test_an_endpoint_that_is_not_the_api_is_one_line_over_mcp(fast):
     fast.faults.append(Fault("GET", r".", "html", times=1000))
     ((failed, text),) = calls(("cloud_status", {"project": P, "zones": [OK]}))
     assert failed and "does not answer like the Cloud TPU API" in text and "\n" not in text
+
+
+def test_cloud_down_deletes_only_what_its_preview_listed(fast):
+    """The confirmed `cloud_down` looked its targets up again after the preview, so a labelled TPU that appeared in
+    between was deleted though the preview never named it (the CLI deletes what it listed and was confirmed).
+    Now the preview names its targets and the confirmed call deletes only the ones it is given back."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            up = await client.call_tool("cloud_up", {**SPOT, "zones": [OK], "name": "first"})
+            preview = await client.call_tool("cloud_down", {"project": P})
+            fast.put("node", OK, "appeared-one", "READY")  # labelled created-by=onechip, after the preview
+            bare = await client.call_tool("cloud_down", {"project": P, "confirm": True})
+            targets = json.loads(preview.content[0].text.split("targets: ", 1)[1].split("]", 1)[0] + "]")
+            gone = f"{P}/{OK}/node/never-made"  # a target not found at the confirming call: said, nothing deleted
+            down = await client.call_tool("cloud_down", {"project": P, "targets": [*targets, gone], "confirm": True})
+            return up, preview, bare, down
+
+    up, preview, bare, down = anyio.run(go)
+    assert not up.is_error
+    assert preview.is_error and "would delete node first (us-west4-a)" in preview.content[0].text
+    assert "appeared-one" not in preview.content[0].text
+    # without the preview's targets a confirmed call deletes nothing and says so in one line
+    assert bare.is_error and "give targets" in bare.content[0].text and "\n" not in bare.content[0].text
+    assert not down.is_error, down.content[0].text
+    assert down.structured_content["deleted"] == ["node first (us-west4-a)"]
+    assert down.structured_content["kept"] == [f"{P}/{OK}/node/never-made: not found now; nothing deleted"]
+    assert list(fast.nodes) == [f"projects/{P}/locations/{OK}/nodes/appeared-one"]

@@ -127,6 +127,17 @@ def test_the_router_is_never_bound_beyond_the_loopback():
         api.up(build_request(UpRequest, {"replicas": 2, "router_host": "0.0.0.0", "dry_run": True}))
 
 
+def test_a_router_host_without_replicas_is_refused_not_ignored(run):
+    """With one engine there is no router: --router-host was taken unread, any text ('a b', '0.0.0.0'), by plan
+    and up alike; it is refused in one line, as an option that has no effect is elsewhere."""
+    for args in (["up", "--dry-run", "--router-host", "a b"],
+                 ["plan", GEMMA, "--chip", "v5e-1", "--router-host", "0.0.0.0"]):  # fmt: skip
+        code, _, err = run(*args)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "--router-host binds the router of --replicas 2 or more" in err
+    assert api.up(build_request(UpRequest, {"replicas": 2, "router_host": "localhost", "dry_run": True})).replica_set
+
+
 def test_embedded_replicas_are_pinned_to_their_cores(monkeypatch):
     monkeypatch.setattr(replicas, "cpu_cores", lambda: [0, 1])
     launch = api.up(build_request(UpRequest, {"replicas": 2, "dry_run": True})).replica_set

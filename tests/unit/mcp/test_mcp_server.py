@@ -390,3 +390,57 @@ def test_up_without_engine_names_the_arguments_the_embedded_engine_cannot_take(t
     assert got.is_error and got.content[0].text.startswith(
         "plan given to the embedded engine (the default; it serves its bundled model here): "
     )
+
+
+def test_simulate_without_out_dir_writes_a_new_run_each_call(tmp_path, monkeypatch):
+    """simulate wrote every call without out_dir to runs/predicted, so the second was refused ('already holds a
+    run'); like bench it makes a new runs/<run-id>/ per call (paths.new_run_dir), none for a call that fails."""
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    args = {"plan": "plan.json", "contexts": [128], "clients": [1], "reps": 1}
+    first, second = call("simulate", args), call("simulate", args)
+    assert not first.is_error and not second.is_error, second.content[0].text
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all((r / "summary.json").is_file() for r in runs)
+    (tmp_path / "bad.json").write_text("{}")
+    assert call("simulate", {**args, "plan": "bad.json"}).is_error
+    assert sorted((tmp_path / "runs").iterdir()) == runs
+
+
+def test_cost_of_a_predicted_run_says_its_cells_are_predicted(tmp_path, monkeypatch):
+    """`cost` of a run written by `simulate` summed it up as 'N measured cells priced' (the CLI titles its table
+    'per predicted cell': CostReport.predicted)."""
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    simulated = call("simulate", {"plan": "plan.json", "contexts": [128], "clients": [1, 4], "reps": 1, "out_dir": "p"})
+    assert not simulated.is_error, simulated.content[0].text
+    priced = call("cost", {"run_dir": "p"})
+    assert not priced.is_error and priced.structured_content["predicted"] is True
+    assert "; 2 predicted cells priced" in priced.content[0].text and "measured" not in priced.content[0].text
+
+
+def test_router_host_is_refused_where_no_router_runs():
+    """`up` and `plan` took any router_host (an unread value: no router in front of one engine); now refused in
+    one line naming the argument, as the CLI refuses --router-host."""
+    plan = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+    for name, args in (("up", {"dry_run": True, "router_host": "a b\n"}), ("plan", {**plan, "router_host": "zzz"})):
+        refused = call(name, args)
+        assert refused.is_error and refused.content[0].text.startswith(
+            "router_host binds the router of replicas 2 or more"
+        ), refused.content[0].text
+
+
+def test_an_integral_float_is_an_integer_and_a_fraction_is_refused_in_one_line():
+    """An integer argument refused 1.0 ('Input should be a valid integer'), which JSON clients send for integers
+    (JSON Schema counts a number with a zero fractional part as an integer); 1.5 is still refused, in one line."""
+    args = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1", "max_model_len": 8192, "contexts": [128, 1024]}
+    as_ints = call("plan", args)
+    as_floats = call("plan", {**args, "max_model_len": 8192.0, "contexts": [128.0, 1024.0]})
+    assert not as_floats.is_error, as_floats.content[0].text
+    assert as_floats.structured_content == as_ints.structured_content
+    refused = call("plan", {**args, "max_model_len": 8192.5})
+    assert refused.is_error and refused.content[0].text == (
+        "Invalid value for 'max_model_len': Input should be a valid integer (got 8192.5)"
+    )

@@ -3,8 +3,11 @@ and cost), streamable HTTP bound to 127.0.0.1 without a token, and a bearer toke
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -77,14 +80,14 @@ def test_http_off_localhost_needs_a_token():
     assert _get(guarded) == 401
 
 
-def test_streamable_http_with_a_bearer_token_end_to_end():
+@contextmanager
+def _serving(app) -> Iterator[str]:
+    """`app` served by uvicorn on 127.0.0.1 (port 0) in a thread; yields its /mcp URL."""
     import threading
     import time
 
     import uvicorn
 
-    token = "tok-" + "q" * 20
-    app = http_app(build_server(read_only=True), "0.0.0.0", token)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -94,19 +97,48 @@ def test_streamable_http_with_a_bearer_token_end_to_end():
             break
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _tool_names(url: str, headers: dict[str, str]) -> list[str]:
+    """The tools listed over streamable HTTP by the SDK's own client."""
 
     async def go():
         import httpx2  # the MCP SDK's own HTTP client package
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with httpx2.AsyncClient(headers=headers) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 return [t.name for t in (await client.list_tools()).tools]
 
-    try:
+    return anyio.run(go)
+
+
+def test_streamable_http_with_a_bearer_token_end_to_end():
+    token = "tok-" + "q" * 20
+    with _serving(http_app(build_server(read_only=True), "0.0.0.0", token)) as url:
         assert httpx.post(url, json={}).status_code == 401
-        assert "plan" in anyio.run(go)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        assert "plan" in _tool_names(url, {"Authorization": f"Bearer {token}"})
+
+
+def test_http_session_ids_are_not_logged(caplog):
+    """The SDK's session manager logged each new session's id at INFO ("Created new transport with session ID:
+    ..."), on `onechip mcp --http`'s stderr: the id is all a client on 127.0.0.1 needs to join that session. A
+    client of the 2025-06-18 protocol opens a session with `initialize` (MCP spec, streamable HTTP: the server
+    sends its id in the Mcp-Session-Id header)."""
+    caplog.set_level(logging.INFO)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "test", "version": "0"}}}  # fmt: skip
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    with _serving(http_app(build_server(read_only=True), "127.0.0.1", None)) as url:
+        opened = httpx.post(url, json=initialize, headers=headers)
+        session_id = opened.headers.get("mcp-session-id")
+        closed = httpx.delete(url, headers={**headers, "Mcp-Session-Id": session_id or ""})
+    assert opened.status_code == 200 and session_id, opened.text
+    assert closed.status_code == 200, closed.text
+    assert session_id not in caplog.text, caplog.text
