@@ -119,6 +119,17 @@ class CloudStatuses(ResultModel):
     resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
 
 
+class WrittenRun(BenchRun):
+    """A bench or simulate result with the directory it went to: a call without out_dir writes a new
+    runs/<run-id>/, which a client needs to pass on to cost, report or a resumed bench."""
+
+    run_dir: str = Field(description="The run directory written (summary.json, plan.json; requests.jsonl if measured).")
+
+
+def _written(run: BenchRun, out_dir: Path) -> WrittenRun:
+    return WrittenRun.model_validate({**run.model_dump(), "run_dir": str(out_dir)})
+
+
 class ReportFiles(ResultModel):
     """The files `report` wrote."""
 
@@ -277,14 +288,19 @@ def _local_model(model: object) -> bool:
 # --- jobs: (request, on_progress) -> result model
 
 
-def _bench(request: BenchRequest, on_progress: ProgressFn) -> BenchRun:
+def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
     with run_dir(request.out_dir) as out_dir:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-        return api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+        return _written(api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
+
+
+def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
+    with run_dir(request.out_dir) as out_dir:
+        return _written(api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress), out_dir)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
@@ -413,7 +429,7 @@ def _check_summary(r: CheckReport) -> str:
     return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict}{note(x.note)}" for x in r.results)
 
 
-def _bench_summary(r: BenchRun) -> str:
+def _bench_summary(r: WrittenRun) -> str:
     cells = []
     for c in r.cells:
         if c.status != "ok":
@@ -421,7 +437,7 @@ def _bench_summary(r: BenchRun) -> str:
             continue
         ttft = f"{c.ttft_ms.median:,.0f}" if c.ttft_ms.median is not None else "-"
         cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms")
-    return f"{len(r.cells)} cells: " + "; ".join(cells)
+    return f"{r.run_dir}: {len(r.cells)} cells: " + "; ".join(cells)
 
 
 def _cost_summary(r: CostReport) -> str:
@@ -555,7 +571,7 @@ TOOLS: list[ToolSpec] = [
         "bench", "Benchmark grid",
         "Measure a context x clients grid against an endpoint: output tok/s, TTFT, TPOT, ITL, per-stream "
         "tok/s (onechip bench). Resumable; a cancelled call keeps every finished request on disk.",
-        BenchRequest, BenchRun, _bench, _bench_summary, open_world=True,
+        BenchRequest, WrittenRun, _bench, _bench_summary, open_world=True,
     ),
     ToolSpec(
         "find_max", "Most load under an SLO",
@@ -599,7 +615,7 @@ TOOLS: list[ToolSpec] = [
         "Predict a bench grid from a plan, calibrated on a measured run when given (else stored calibration, "
         "else roofline priors); writes a run marked predicted into a new runs/<run-id>/ per call, or into out_dir, "
         "which must not hold a run yet (onechip simulate; a second call with the same out_dir is refused).",
-        SimulateRequest, BenchRun, api.simulate, _bench_summary,
+        SimulateRequest, WrittenRun, _simulate, _bench_summary,
     ),
     ToolSpec(
         "advise", "Cheapest chip",

@@ -8,6 +8,7 @@ import json
 import re
 import sys
 import types
+from pathlib import Path
 
 import anyio
 import pytest
@@ -403,6 +404,10 @@ def test_simulate_without_out_dir_writes_a_new_run_each_call(tmp_path, monkeypat
     assert not first.is_error and not second.is_error, second.content[0].text
     runs = sorted((tmp_path / "runs").iterdir())
     assert len(runs) == 2 and all((r / "summary.json").is_file() for r in runs)
+    # each result says where it went, for cost or report to read (the run id is not in summary.json)
+    named = sorted(Path(r.structured_content["run_dir"]) for r in (first, second))
+    assert [tmp_path / p for p in named] == runs
+    assert all(r.content[0].text.startswith(r.structured_content["run_dir"] + ": ") for r in (first, second))
     (tmp_path / "bad.json").write_text("{}")
     assert call("simulate", {**args, "plan": "bad.json"}).is_error
     assert sorted((tmp_path / "runs").iterdir()) == runs
