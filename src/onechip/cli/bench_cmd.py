@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,14 +15,14 @@ from onechip import api
 from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, titled_table
 from onechip.errors import ConfigError, EndpointError
+from onechip.paths import run_dir
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
-OUT_HELP = "Directory for requests.jsonl and summary.json."
+OUT_HELP = "Directory for requests.jsonl and summary.json (default: a new runs/<run-id>/ per run)."
 RESUME_HELP = "Continue the run saved in this directory, with its settings (complete repetitions are kept)."
-DEFAULT_OUT = Path("runs/bench")
 
 
 def _load_plan(path: Path | None) -> Plan | None:
@@ -262,13 +263,37 @@ def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -
         console.print(f"[dim]{out}/search.json, one run per probe under {out}/[/]")
 
 
+def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bool, resume: bool) -> None:
+    """Measure `config` into `out_dir` (continuing its run when `resume`) and print it; raises EndpointError when
+    every measured cell failed, ConfigError when no cell could run."""
+    if config.router_policies:
+        with live_progress(transient=True) as on_progress:
+            result = api.compare_policies(config, on_progress, out_dir=out_dir, plan=_load_plan(plan))
+        print_policies(result, out_dir, json_out)
+        return
+    with live_progress(transient=True) as on_progress:
+        run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume)
+    if json_out:
+        typer.echo(run.model_dump_json(indent=2))
+    else:
+        print_run(run, console)
+        console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
+    failed = [c for c in run.cells if c.status == "failed"]
+    if failed and not any(c.status == "ok" for c in run.cells):
+        raise EndpointError(
+            f"every measured cell failed; first: {failed[0].reason}; measure them again with --resume {out_dir}"
+        )
+    if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
+        raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     @options_from(BenchConfig, optional={"base_url"})
     def bench(
         ctx: typer.Context,
         plan: Annotated[Path | None, typer.Option("--plan", help=PLAN_HELP)] = None,
-        out: Annotated[Path, typer.Option("--out", help=OUT_HELP)] = DEFAULT_OUT,
+        out: Annotated[Path | None, typer.Option("--out", help=OUT_HELP)] = None,
         resume: Annotated[Path | None, typer.Option("--resume", help=RESUME_HELP)] = None,
         json_out: bool = typer.Option(False, "--json", help="Print the BenchRun as JSON."),
         **fields: Any,
@@ -288,24 +313,8 @@ def register(app: typer.Typer) -> None:
         if config.find_max is not None:
             if resume is not None:
                 raise ConfigError("--find-max measures new probes: give --out, not --resume")
-            return _search(config, out, plan, json_out)
-        out_dir = resume or out
-        if config.router_policies:
-            with live_progress(transient=True) as on_progress:
-                result = api.compare_policies(config, on_progress, out_dir=out_dir, plan=_load_plan(plan))
-            print_policies(result, out_dir, json_out)
-            return
-        with live_progress(transient=True) as on_progress:
-            run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume is not None)
-        if json_out:
-            typer.echo(run.model_dump_json(indent=2))
-        else:
-            print_run(run, console)
-            console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
-        failed = [c for c in run.cells if c.status == "failed"]
-        if failed and not any(c.status == "ok" for c in run.cells):
-            raise EndpointError(
-                f"every measured cell failed; first: {failed[0].reason}; measure them again with --resume {out_dir}"
-            )
-        if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
-            raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")
+            with run_dir(out) as out_dir:
+                return _search(config, out_dir, plan, json_out)
+        # --resume's run, else --out, else a new runs/<run-id>/ per run (removed again when nothing was written in it)
+        with nullcontext(resume) if resume is not None else run_dir(out) as out_dir:
+            _measure(config, out_dir, plan, json_out, resume is not None)

@@ -191,6 +191,23 @@ def test_a_failed_bench_leaves_no_empty_out_dir(run, tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists()
 
 
+def test_bench_without_out_writes_a_new_run_dir_each_time(run, tmp_path: Path, monkeypatch) -> None:
+    """Without --out every bench wrote runs/bench, so the second was refused ('already holds a bench run'): each
+    makes a new runs/<run-id>/ (paths.run_dir, as simulate and bench over MCP), names it, and a bench that fails
+    before measuring leaves none."""
+    monkeypatch.chdir(tmp_path)
+    args = ["--contexts", "16", "--clients", "1", "--reps", "1", "--output-tokens", "4"]
+    with FakeVllm() as srv:
+        outs = [run("bench", srv.url, *args) for _ in range(2)]
+    assert [code for code, _, _ in outs] == [0, 0], outs[1][2]
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all((r / RUN_FILES["bench"]).is_file() for r in runs)
+    named = [r for r in runs for _, out, _ in outs if f"{r.relative_to(tmp_path)}/summary.json" in out]
+    assert sorted(named) == runs
+    assert run("bench", "http://127.0.0.1:9", *args)[0] == 6
+    assert sorted((tmp_path / "runs").iterdir()) == runs
+
+
 def test_bench_resume_after_an_early_kill_keeps_the_first_settings(tmp_path: Path) -> None:
     def kill_at_first_request(event: ProgressEvent) -> None:
         if event.message.endswith("starting"):
