@@ -25,6 +25,7 @@ from typing import Any
 from onechip import jsontext
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
+from onechip.paths import open_regular
 from onechip.planner.geometry import cdiv
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
@@ -163,7 +164,7 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
     format's shape (a list of non-negative integers), dtype (a string) or data_offsets (see _check_span).
     """
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             raw_len = fh.read(8)
             if len(raw_len) != 8:
                 raise ConfigError(f"{path}: not a safetensors file (shorter than 8 bytes)")

@@ -5,8 +5,12 @@ a binary file given to the logs summariser."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import struct
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +62,70 @@ def test_a_safetensors_shape_that_disagrees_with_its_data_offsets_is_one_line(
     path = _header_only(tmp_path / "m", {TENSOR: tensor})
     line = one_error_line(run, "plan", str(path), "--chip", "l4", "--max-model-len", "4096")
     assert line == f"{path}/model.safetensors: {said}"
+
+
+@pytest.fixture
+def fifo() -> Iterator[Callable[[Path, bytes], Path]]:
+    """make(path, text): a FIFO at `path` whose writer (a thread) sends `text` once a reader opens it, so a reader
+    that does open it gets `text` and ends instead of waiting forever; unblocked and joined at teardown."""
+    made: list[tuple[Path, threading.Thread]] = []
+
+    def write(path: Path, text: bytes) -> None:
+        with contextlib.suppress(OSError), path.open("wb") as sink:  # BrokenPipeError: the reader refused it
+            sink.write(text)
+
+    def make(path: Path, text: bytes) -> Path:
+        os.mkfifo(path)
+        writer = threading.Thread(target=write, args=(path, text), daemon=True)
+        writer.start()
+        made.append((path, writer))
+        return path
+
+    yield make
+    for path, writer in made:
+        if writer.is_alive():  # still waiting for a reader: one that opens without waiting lets it finish
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            writer.join(5)
+            os.close(fd)
+        writer.join(5)
+
+
+BENCH = ("bench", "http://127.0.0.1:9", "--out")
+
+
+@pytest.mark.parametrize(
+    ("flag", "text"),
+    [("--workload-file", b"turns: 4\n"), ("--trace", b'{"input_length": 8, "output_length": 8, "timestamp_s": 0}\n')],
+)
+def test_a_fifo_given_as_an_input_file_is_refused_not_read(run, tmp_path: Path, fifo, flag: str, text: bytes):
+    # a FIFO blocked the command until something wrote to it, and /dev/zero read without end
+    path = fifo(tmp_path / "input", text)
+    workload = ("--workload", "trace") if flag == "--trace" else ()
+    line = one_error_line(run, *BENCH, str(tmp_path / "out"), *workload, flag, str(path))
+    assert line == f"{flag} {path}: not a regular file"
+
+
+def test_a_fifo_config_json_is_refused_not_read(run, tmp_path: Path, fifo):
+    directory = sized_checkpoint(tmp_path / "m", LLAMA, 1024)
+    (directory / "config.json").unlink()
+    path = fifo(directory / "config.json", json.dumps(LLAMA).encode())
+    line = one_error_line(run, "plan", str(directory), "--chip", "l4", "--max-model-len", "4096")
+    assert line == f"{path}: cannot read: not a regular file"
+
+
+def test_a_fifo_safetensors_file_is_refused_not_read(run, tmp_path: Path, fifo):
+    directory = sized_checkpoint(tmp_path / "m", LLAMA, 1024)
+    text = (directory / "model.safetensors").read_bytes()
+    (directory / "model.safetensors").unlink()
+    path = fifo(directory / "model.safetensors", text)
+    line = one_error_line(run, "plan", str(directory), "--chip", "l4", "--max-model-len", "4096")
+    assert line == f"{path}: cannot read safetensors header: {path} is not a regular file"
+
+
+def test_a_fifo_run_file_is_a_problem_of_the_report_not_a_hang(run, tmp_path: Path, fifo):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "engine.log").write_text("INFO vLLM API server version 0.11.0\n")  # a run file, so it is a run
+    path = fifo(out / "summary.json", b"{}")
+    line = one_error_line(run, "report", str(out))
+    assert line.startswith(f"summary.json could not be read: {path} is not a regular file"), line
