@@ -129,3 +129,49 @@ def test_a_fifo_run_file_is_a_problem_of_the_report_not_a_hang(run, tmp_path: Pa
     path = fifo(out / "summary.json", b"{}")
     line = one_error_line(run, "report", str(out))
     assert line.startswith(f"summary.json could not be read: {path} is not a regular file"), line
+
+
+@pytest.fixture
+def measured_run(run, tmp_path: Path, plan_file: Path) -> Callable[[str, str, float], Path]:
+    """damaged(figure, stat, value): a simulated calibration grid saved as a measured run (no prediction), its
+    first cell's `figure` (its `stat`, '' for a plain number) set to `value`."""
+
+    def damaged(figure: str, stat: str, value: float) -> Path:
+        made = tmp_path / "made"
+        code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128,1024", "--clients", "1,8",
+                           "--reps", "1", "--out", str(made))  # fmt: skip
+        assert code == 0, err
+        summary = json.loads((made / "summary.json").read_text())
+        summary["prediction"] = None  # read as a measured run (bench writes none)
+        cell = summary["cells"][0]
+        if stat:
+            cell[figure][stat] = value
+        else:
+            cell[figure] = value
+        measured = tmp_path / "measured"
+        measured.mkdir()
+        (measured / "summary.json").write_text(json.dumps(summary))
+        return measured
+
+    return damaged
+
+
+@pytest.mark.parametrize(
+    ("figure", "stat", "said"),
+    [
+        # each was fitted and stored as the model's calibration on the chip: a request's TTFT and TPOT lie inside
+        # its rep's whole run (first measured send to last measured completion, RepResult.whole_run_s)
+        ("ttft_ms", "median", "median TTFT 1e+30 ms, longer than its longest rep ("),
+        ("tpot_ms", "median", "median TPOT 1e+30 ms, longer than its longest rep ("),
+        # a cell's tok/s is the median of its reps' output tokens / window seconds
+        ("output_tok_per_s", "", "1e+30 output tok/s, more than its reps' output tokens over their windows give ("),
+    ],
+)
+def test_a_calibration_cell_whose_figures_no_engine_gives_is_refused_naming_it(
+    run, tmp_path: Path, plan_file: Path, measured_run, figure: str, stat: str, said: str
+):
+    measured = measured_run(figure, stat, 1e30)
+    line = one_error_line(run, "simulate", "--plan", str(plan_file), "--calibrate", str(measured), "--contexts", "128",
+                          "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
+    assert line.startswith(f"the calibration run's cell 128 tokens x 1 clients has {said}"), line
+    assert line.endswith("which no measurement gives: its summary.json is damaged"), line
