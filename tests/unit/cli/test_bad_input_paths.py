@@ -175,3 +175,21 @@ def test_a_calibration_cell_whose_figures_no_engine_gives_is_refused_naming_it(
                           "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
     assert line.startswith(f"the calibration run's cell 128 tokens x 1 clients has {said}"), line
     assert line.endswith("which no measurement gives: its summary.json is damaged"), line
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "most"),
+    [
+        # each was planned: --max-num-batched-tokens 10**18 as a 1.7e13 GiB rotary cache, --block-size 10**12 as a
+        # plan that fits. The cap is the planner's for a model's positions (planner/config.py _MAXIMA: no request,
+        # and so no step's batch of a request or block of it, holds more tokens)
+        ("--max-num-batched-tokens", str(10**18), "67108864"),
+        ("--block-size", str(10**12), "67108864"),
+        # as VLLM_CPU_KVCACHE_SPACE's: GiB of host memory
+        ("--cpu-offload-gb", "8000000000", "4096"),
+    ],
+)
+def test_a_sizing_option_beyond_any_engine_is_one_line(run, flag: str, value: str, most: str):
+    line = one_error_line(run, "plan", "google/gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "4096",
+                          flag, value)  # fmt: skip
+    assert line.startswith(f"Invalid value for '{flag}'") and f"less than or equal to {most}" in line, line
