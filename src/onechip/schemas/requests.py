@@ -601,7 +601,10 @@ class SimulateRequest(RequestModel):
     sessions_per_client: int = Field(default=BENCH["sessions_per_client"].default, ge=1, le=10_000,
                                      description=BENCH["sessions_per_client"].description)  # fmt: skip
     replicas: int = Field(
-        default=1, ge=1, le=256, description="Engines of the plan behind vllm-router, the clients split over them."
+        default=1,
+        ge=1,
+        le=MAX_REPLICAS,
+        description="Engines of the plan behind vllm-router, the clients split over them.",
     )
     router_policies: Annotated[list[RouterPolicy], comma_list(str), Field(min_length=1)] = Field(
         default=["cache_aware"],
@@ -699,7 +702,7 @@ class DeployK8sRequest(RequestModel):
 
     model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
     chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
-    replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",
         description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "

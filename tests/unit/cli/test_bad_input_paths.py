@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from factories import BOOTLOGS, one_error_line, sized_checkpoint
+from onechip.schemas.replicas import MAX_REPLICAS
 
 pytestmark = pytest.mark.usefixtures("offline_home")
 
@@ -193,3 +194,20 @@ def test_a_sizing_option_beyond_any_engine_is_one_line(run, flag: str, value: st
     line = one_error_line(run, "plan", "google/gemma-4-E2B-it", "--chip", "h100", "--max-model-len", "4096",
                           flag, value)  # fmt: skip
     assert line.startswith(f"Invalid value for '{flag}'") and f"less than or equal to {most}" in line, line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # simulate and deploy k8s took 256 where plan, up and cloud up take schemas.replicas.MAX_REPLICAS
+        ("simulate", "--plan", "{plan}", "--replicas", "{over}", "--out", "{out}"),
+        ("deploy", "k8s", "google/gemma-4-E2B-it", "--chip", "l4", "--replicas", "{over}", "--out", "{out}"),
+        ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-4", "--replicas", "{over}"),
+    ],
+)
+def test_replicas_have_one_bound_in_every_command(run, tmp_path: Path, plan_file: Path, argv: tuple[str, ...]):
+    over = str(MAX_REPLICAS + 1)
+    filled = [a.format(plan=plan_file, over=over, out=tmp_path / "out") for a in argv]
+    line = one_error_line(run, *filled)
+    assert line.startswith("Invalid value for '--replicas'") and f"less than or equal to {MAX_REPLICAS}" in line, line
+    assert not (tmp_path / "out").exists()
