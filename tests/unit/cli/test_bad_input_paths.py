@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 
 from factories import BOOTLOGS, one_error_line, sized_checkpoint
+from onechip import api
+from onechip.errors import ConfigError
+from onechip.schemas.logs import SummarizeLogsRequest
 from onechip.schemas.replicas import MAX_REPLICAS
 
 pytestmark = pytest.mark.usefixtures("offline_home")
@@ -211,3 +214,32 @@ def test_replicas_have_one_bound_in_every_command(run, tmp_path: Path, plan_file
     line = one_error_line(run, *filled)
     assert line.startswith("Invalid value for '--replicas'") and f"less than or equal to {MAX_REPLICAS}" in line, line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"\x7fELF\x02\x01\x01\x00" + bytes(64), "a NUL byte"),  # a binary: grep and git call a file so by a NUL
+        (b"INFO boot\n\xff\xfe\xfa not UTF-8\n", "bytes that are not UTF-8"),
+    ],
+)
+def test_summarize_logs_refuses_a_file_that_is_not_text(tmp_path: Path, data: bytes, why: str):
+    # was a summary that 'kept nothing notable', as if the file were a quiet log
+    path = tmp_path / "engine.log"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        api.summarize_logs(SummarizeLogsRequest(path=path))
+    assert str(info.value) == f"{path}: not a text log ({why} in its first 8,192 bytes)"
+
+
+def test_summarize_logs_refuses_a_fifo_not_waits(tmp_path: Path, fifo):
+    path = fifo(tmp_path / "engine.log", b"INFO boot\n")
+    with pytest.raises(ConfigError, match=f"^--path {path}: cannot read: not a regular file$"):
+        api.summarize_logs(SummarizeLogsRequest(path=path))
+
+
+def test_summarize_logs_reads_a_log_whose_first_block_ends_inside_a_character(tmp_path: Path):
+    path = tmp_path / "engine.log"
+    path.write_bytes(b"x" * 8191 + "é\nERROR boom\n".encode())  # é's two bytes straddle the 8,192-byte block
+    summary = api.summarize_logs(SummarizeLogsRequest(path=path))
+    assert [line.text for line in summary.lines if line.kind == "error"] == ["ERROR boom"]
