@@ -18,6 +18,7 @@ import pytest
 
 from factories import BOOTLOGS, one_error_line, sized_checkpoint
 from onechip import api
+from onechip.engines import launch
 from onechip.errors import ConfigError
 from onechip.schemas.logs import SummarizeLogsRequest
 from onechip.schemas.replicas import MAX_REPLICAS
@@ -243,3 +244,11 @@ def test_summarize_logs_reads_a_log_whose_first_block_ends_inside_a_character(tm
     path.write_bytes(b"x" * 8191 + "é\nERROR boom\n".encode())  # é's two bytes straddle the 8,192-byte block
     summary = api.summarize_logs(SummarizeLogsRequest(path=path))
     assert [line.text for line in summary.lines if line.kind == "error"] == ["ERROR boom"]
+
+
+def test_a_fifo_token_file_is_refused_not_read(tmp_path: Path, fifo):
+    # --hf-token-file read whatever a FIFO was fed (or waited for a writer), as the other input files did
+    path = fifo(tmp_path / "hf_token", b"hf_abcdefghijklmnop\n")
+    with pytest.raises(ConfigError) as info:
+        launch.read_hf_token(path)
+    assert str(info.value) == f"--hf-token-file {path}: cannot read (not a regular file)"
