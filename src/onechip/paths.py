@@ -73,10 +73,10 @@ class NotRegularFileError(OSError):
 
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading. Raises NotRegularFileError (an OSError) unless it is a regular file (a
-    symlink to one is): reading a FIFO waits for a writer and /dev/zero reads without end, so a
-    workload, trace, config.json, safetensors, plan, run or log file the user names is refused before any read;
-    other OSErrors (missing, no permission) as open() raises them. The open itself does not wait (O_NONBLOCK,
-    which a regular file ignores), and the check is on what was opened, so no rename in between slips past it."""
+    symlink to one is): reading a FIFO waits for a writer and /dev/zero reads without end, so a workload, trace,
+    config.json, safetensors, plan, run, log or token file the user names is refused before any read; other
+    OSErrors (missing, no permission) as open() raises them. The open itself does not wait (O_NONBLOCK, which a
+    regular file ignores), and the check is on what was opened, so no rename in between slips past it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
