@@ -80,10 +80,12 @@ def corpus_entry(name: str) -> dict[str, Any]:
 
 def sized_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
     """config.json plus one safetensors header announcing a single bf16 tensor of `weights_bytes` (no data: the
-    planner reads headers only), for plans whose weights are a given figure (a log's, a model card's)."""
+    planner reads headers only), for plans whose weights are a given figure (a log's, a model card's). An odd
+    figure rounds down to whole bf16 elements, so the shape and data_offsets agree as the format requires."""
     directory.mkdir(parents=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    tensor = {"dtype": "BF16", "shape": [weights_bytes // 2], "data_offsets": [0, weights_bytes]}
+    size = weights_bytes - weights_bytes % 2
+    tensor = {"dtype": "BF16", "shape": [size // 2], "data_offsets": [0, size]}
     header = json.dumps({"model.layers.0.mlp.weight": tensor}).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
     return directory

@@ -1,6 +1,7 @@
 """Where onechip keeps things on disk: its home (models, engine state) and run directories; how a file is
 written so no reader sees half of it (write_text_atomic), a log only its owner reads (open_owner_only), and the
-one lock two onechip processes take before changing the same thing (exclusive: the engine state, a run directory).
+one lock two onechip processes take before changing the same thing (exclusive: the engine state, a run directory);
+how a file the user names is opened for reading (open_regular: a regular file only).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import errno
 import fcntl
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -73,6 +75,31 @@ def open_owner_only(path: Path, append: bool) -> BinaryIO:
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "ab" if append else "wb")
+
+
+class NotRegularFileError(OSError):
+    """A path given as an input file that is a FIFO, a socket, a directory or a device. Its strerror is "not a
+    regular file" (callers that print `PATH: strerror` for any OSError print that); str() is "PATH is not a
+    regular file"."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename} is not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for binary reading. Raises NotRegularFileError (an OSError) unless it is a regular file (a
+    symlink to one is): reading a FIFO waits for a writer and /dev/zero reads without end, so a workload, trace,
+    config.json, safetensors, plan, run, log or token file the user names is refused before any read; other
+    OSErrors (missing, no permission) as open() raises them. The open itself does not wait (O_NONBLOCK, which a
+    regular file ignores), and the check is on what was opened, so no rename in between slips past it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFileError(path)
+    return os.fdopen(fd, "rb")
 
 
 def write_text_atomic(target: Path, text: str) -> Path:

@@ -1,8 +1,14 @@
-"""paths.home_store: a renamed store keeps what users stored under its old name."""
+"""paths.home_store: a renamed store keeps what users stored under its old name; open_regular: an input file is
+a regular file or refused."""
 
 from __future__ import annotations
 
-from onechip.paths import home_store, open_owner_only
+import os
+from pathlib import Path
+
+import pytest
+
+from onechip.paths import NotRegularFileError, home_store, open_owner_only, open_regular
 
 
 def test_a_renamed_store_moves_old_files_and_never_overwrites(tmp_path, monkeypatch):
@@ -29,3 +35,28 @@ def test_an_owner_only_log_is_0600_even_when_it_existed_world_readable(tmp_path)
     with open_owner_only(log, append=False) as sink:
         sink.write(b"x")
     assert log.read_bytes() == b"x"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tmp: tmp,  # a directory
+        lambda tmp: Path("/dev/zero"),  # a device that reads without end
+        lambda tmp: (os.mkfifo(tmp / "f"), tmp / "f")[1],  # a FIFO with no writer: opening it waited for one
+    ],
+)
+def test_open_regular_refuses_what_is_not_a_regular_file_without_waiting(tmp_path: Path, make):
+    # (a Unix socket cannot be opened at all: open() raises ENXIO, an OSError every reader reports)
+    path = make(tmp_path)
+    with pytest.raises(NotRegularFileError) as info:
+        open_regular(path)
+    assert str(info.value) == f"{path} is not a regular file" and info.value.strerror == "not a regular file"
+
+
+def test_open_regular_reads_a_regular_file_through_a_symlink(tmp_path: Path):
+    (tmp_path / "a.json").write_bytes(b"{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "a.json")
+    with open_regular(tmp_path / "link.json") as file:
+        assert file.read() == b"{}"
+    with pytest.raises(FileNotFoundError):
+        open_regular(tmp_path / "absent.json")

@@ -296,7 +296,8 @@ def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
     """The engine log distilled by rules (vllm.log_summary: boot timeline, memory, warnings, every error
     line, known traps), from `request.path` or the engine `up` started. With `request.explain`, the running
     engine's own model is asked to explain the summary (one chat request; its answer is the model's, not a
-    verdict). Raises ConfigError (unreadable path), EngineError (no engine), EndpointError (explain failed).
+    verdict). Raises ConfigError (a path that cannot be read or is not a text log: log_summary.read_log),
+    EngineError (no engine), EndpointError (explain failed).
     """
     if request.path is not None:  # streamed: a log of any size is read once, in bounded memory
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from onechip import planner
 from onechip.engines import embedded, model_store, replicas, startup
 from onechip.errors import ConfigError
-from onechip.paths import home_store, write_text_atomic
+from onechip.paths import home_store, open_regular, write_text_atomic
 from onechip.planner import calibration
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
@@ -45,7 +45,8 @@ def plan(request: PlanRequest) -> Plan:
         result.serve_command = prepared.spec.command
     if request.against is not None:
         try:
-            text = request.against.read_text(encoding="utf-8", errors="replace")
+            with open_regular(request.against) as file:
+                text = file.read().decode("utf-8", errors="replace")
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)

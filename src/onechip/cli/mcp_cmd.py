@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from onechip.errors import ConfigError, MissingDependencyError
+from onechip.paths import open_regular
 
 TOKEN_ENV = "ONECHIP_MCP_TOKEN"
 
@@ -21,7 +22,8 @@ def _token(token_file: Path | None) -> str | None:
     if token_file is None:
         return os.environ.get(TOKEN_ENV) or None
     try:
-        token = token_file.read_text(encoding="utf-8").strip()
+        with open_regular(token_file) as handle:
+            token = handle.read().decode("utf-8").strip()
     except OSError as exc:
         raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror}") from None
     if not token:

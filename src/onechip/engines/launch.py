@@ -21,6 +21,7 @@ from pydantic import Field
 from onechip.engines.local import LocalVllmEngine
 from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError, remember_secret
+from onechip.paths import open_regular
 from onechip.progress import ProgressFn
 from onechip.schemas import BootRecord, CrossCheck, Plan, ServeCommand
 from onechip.schemas.common import ResultModel
@@ -64,8 +65,9 @@ def read_hf_token(
         return (Secret(value.strip()) if value and value.strip() else None), warnings
     file = Path(path).expanduser()
     try:
-        mode = file.stat().st_mode
-        text = file.read_text(encoding="utf-8", errors="strict")
+        with open_regular(file) as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            text = handle.read().decode("utf-8", errors="strict")
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(f"--hf-token-file {file}: cannot read ({why})") from None

@@ -49,6 +49,7 @@ from typing import Any
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner import geometry, recurrent
+from onechip.schemas.inputs import MAX_POSITIONS
 
 # Families whose reference implementation derives head_dim = hidden_size // num_attention_heads and
 # KV heads = num_attention_heads when the config omits them (see module docstring).
@@ -152,7 +153,7 @@ _POSITIVE_INTS = (
 # --max-model-len says (gpu_memory.rotary_cache_bytes), so 10**30 planned a 10**23 GiB "weight" (the longest
 # published: Llama 4 Scout's 10,485,760, tests/fixtures/bootlogs/configs).
 _MAXIMA = {
-    "max_position_embeddings": 1 << 26,
+    "max_position_embeddings": MAX_POSITIONS,
     "num_hidden_layers": 1024,
     "num_attention_heads": 4096,
     "num_key_value_heads": 4096,

@@ -29,6 +29,7 @@ import httpx
 from onechip import catalog, jsontext
 from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
+from onechip.paths import open_regular
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
 from onechip.schemas.common import server_url_from_env
@@ -70,7 +71,8 @@ def read_json(path: Path) -> Any:
     """The JSON in `path`, read as transformers and vLLM read config.json: UTF-8. Raises ConfigError (one
     line naming the file) when it cannot be read, is not UTF-8 (a UTF-16 file says so), or is not JSON."""
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as file:
+            raw = file.read()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -108,7 +110,7 @@ def _gguf_refusal(path: Path) -> ConfigError | None:
 def from_local_dir(directory: Path) -> ModelSource:
     """Config and safetensors headers of a local Hugging Face checkpoint directory."""
     cfg_path = directory / "config.json"
-    if not cfg_path.is_file():
+    if not cfg_path.exists():  # a FIFO or directory of that name: read_json says it is not a regular file
         raise ConfigError(
             f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog name or a Hub id"
         )

@@ -25,6 +25,7 @@ from typing import Any
 from onechip import jsontext
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
+from onechip.paths import open_regular
 from onechip.planner.geometry import cdiv
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
@@ -160,10 +161,10 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
     """Read the header of one .safetensors file (8-byte length + JSON); no tensor data is read.
 
     Raises ConfigError when the file is truncated, its header is not valid JSON, or a tensor entry lacks the
-    format's shape (a list of non-negative integers) or dtype (a string).
+    format's shape (a list of non-negative integers), dtype (a string) or data_offsets (see _check_span).
     """
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             raw_len = fh.read(8)
             if len(raw_len) != 8:
                 raise ConfigError(f"{path}: not a safetensors file (shorter than 8 bytes)")
@@ -185,8 +186,37 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
             raise ConfigError(f"{path}: tensor {name!r} has no shape of non-negative integers (got {shape!r})")
         if not isinstance(dtype, str):
             raise ConfigError(f"{path}: tensor {name!r} has no dtype string (got {dtype!r})")
-        tensors.append(Tensor(name=name, shape=tuple(shape), dtype=dtype))
+        tensor = Tensor(name=name, shape=tuple(shape), dtype=dtype)
+        _check_span(path, tensor, info.get("data_offsets"))
+        tensors.append(tensor)
     return tensors
+
+
+def _check_span(path: Path, tensor: Tensor, offsets: Any) -> None:
+    """Refuse (ConfigError) data_offsets that are not [begin, end] with 0 <= begin <= end, or whose span is not
+    the bytes of the tensor's shape and dtype: the format requires both (safetensors crate, Metadata::validate:
+    InvalidOffset, TensorInvalidInfo), and a shape the file cannot hold would be planned as absurd weights.
+    A dtype code not in DTYPE_BYTES is left to Tensor.nbytes, which names it."""
+    if not (
+        isinstance(offsets, list)
+        and len(offsets) == 2
+        and all(type(n) is int for n in offsets)
+        and 0 <= offsets[0] <= offsets[1]
+    ):
+        raise ConfigError(
+            f"{path}: tensor {tensor.name!r} has no data_offsets [begin, end] of integers 0 <= begin <= end "
+            f"(got {offsets!r})"
+        )
+    if tensor.dtype not in DTYPE_BYTES:
+        return
+    span = offsets[1] - offsets[0]
+    bits = tensor.numel * int(DTYPE_BYTES[tensor.dtype] * 8)  # in bits: F4 is half a byte, exactly
+    if bits != span * 8:
+        size = f"{bits // 8}" if bits % 8 == 0 else f"{bits / 8}"
+        raise ConfigError(
+            f"{path}: tensor {tensor.name!r}: shape {list(tensor.shape)} of {tensor.dtype} is {size} bytes but its "
+            f"data_offsets {offsets} span {span}"
+        )
 
 
 def read_checkpoint_dir(directory: Path) -> list[Tensor]:

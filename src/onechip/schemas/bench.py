@@ -26,6 +26,7 @@ from pydantic import (
 
 from onechip import jsontext
 from onechip.errors import ConfigError
+from onechip.paths import open_regular
 from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
@@ -378,7 +379,7 @@ def _workload_shape(path: Path) -> Any:
     ValueError in one line naming the file and, for a syntax error, the line and column and what is wrong there:
     the JSON parser's when the file looks like JSON ({ or [ first), else the YAML parser's."""
     try:
-        with path.open("rb") as file:
+        with open_regular(path) as file:
             data = file.read(MAX_WORKLOAD_FILE_BYTES + 1)
         text = data.decode("utf-8")
     except OSError as exc:

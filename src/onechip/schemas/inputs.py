@@ -50,6 +50,17 @@ MAX_TEXT = 4096
 # --max-num-batched-tokens is refused here in one line instead of planned with figures no engine could hold.
 INT64_MAX = 2**63 - 1
 
+# The most token positions a request may hold, so the most a count of a request's or a step's tokens may name: a
+# config's max_position_embeddings (planner/config.py), --max-num-batched-tokens and --block-size (a step batches
+# at most the tokens its requests hold, a block holds a request's). 2**26, 6x the longest published context (Llama 4
+# Scout's 10,485,760, tests/fixtures/bootlogs/configs); vLLM's own bound on the block size differs by release
+# (vllm/config/cache.py: BlockSize = Literal[1, 8, 16, 32, 64, 128], later with 256, then any int > 0), so the
+# planner's is the one that holds for every release it plans.
+MAX_POSITIONS = 1 << 26
+# GiB of host memory a GiB option may name (VLLM_CPU_KVCACHE_SPACE, --cpu-offload-gb): 4 TiB, above the 2 TB of
+# weights of a trillion bf16 parameters, so a larger offload moves nothing more and a larger KV space no host has.
+MAX_HOST_GIB = 4096
+
 
 class RequestModel(StrictModel):
     """A job's request: strict (unknown fields are an error), finite (no inf or nan in any float) and

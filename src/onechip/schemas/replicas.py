@@ -12,7 +12,9 @@ from onechip.schemas.common import ResultModel
 # vllm-router 0.1.17 `--policy` choices (`vllm-router --help`), less 'kv_aware': it routes on the ZMQ KV events
 # of each worker (--kv-event-source), which onechip does not wire.
 RouterPolicy = Literal["cache_aware", "round_robin", "power_of_two", "consistent_hash", "sticky_least_loaded", "random"]
-MAX_REPLICAS = 64  # `--replicas` at most: `up`, `plan` and `cloud up` (a bigger number is a typo, and N TPUs bill)
+# `--replicas` at most: `up`, `plan`, `cloud up`, `deploy k8s` and `simulate` (a bigger number is a typo, and N
+# chips bill; a prediction is of a deployment the others can make)
+MAX_REPLICAS = 64
 # the policies sim.routing predicts (vllm-router 0.1.17's rules; the others are not modelled)
 MODELLED_POLICIES: tuple[RouterPolicy, ...] = ("round_robin", "cache_aware", "random")
 

@@ -31,6 +31,8 @@ from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.common import server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
+    MAX_HOST_GIB,
+    MAX_POSITIONS,
     Cli,
     RequestModel,
     comma_list,
@@ -229,10 +231,10 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on tensor_parallel_size GPUs.",
     )
     block_size: int | None = Field(
-        default=None, ge=1, le=INT64_MAX, description="KV block size, tokens (default: the engine's rule)."
+        default=None, ge=1, le=MAX_POSITIONS, description="KV block size, tokens (default: the engine's rule)."
     )
     max_num_batched_tokens: int | None = Field(
-        default=None, ge=1, le=INT64_MAX, description="Scheduler token budget per step (default: the engine's)."
+        default=None, ge=1, le=MAX_POSITIONS, description="Scheduler token budget per step (default: the engine's)."
     )
     kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory")] = Field(
         default=None,
@@ -282,7 +284,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     cpu_offload_gb: Annotated[float | None, Cli("--cpu-offload-gb")] = Field(
         default=None,
         ge=0,
-        le=INT64_MAX // 2**30,  # its bytes (vLLM: int(cpu_offload_gb * 1024**3)) fit in 64 bits
+        le=MAX_HOST_GIB,
         allow_inf_nan=False,
         description="vLLM --cpu-offload-gb (vLLM GPU): GiB of decoder-layer weights per GPU kept in host memory, "
         "layer by layer from the first; they leave the GPU's weights, and releases that copy an offloaded layer "
@@ -348,7 +350,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
     dry_run: bool = Field(default=False, description="Print the flags and exact commands only.")
     force: bool = Field(default=False, description="Launch even when the plan says it does not fit.")
     kv_cache_space_gib: int = Field(
-        default=2, ge=1, le=4096, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
+        default=2, ge=1, le=MAX_HOST_GIB, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
     )
     timeout_s: float = Field(
         default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds."
@@ -552,7 +554,9 @@ class DemoRequest(HostDemoOptions):
     runs_root: Annotated[Path, Cli(hidden=True)] = Field(
         default=Path("runs"), description="Where a new run directory is made when out_dir is not given."
     )
-    kv_cache_space_gib: int = Field(default=2, ge=1, le=4096, description="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache.")
+    kv_cache_space_gib: int = Field(
+        default=2, ge=1, le=MAX_HOST_GIB, description="VLLM_CPU_KVCACHE_SPACE, GiB of KV cache."
+    )
     port: Port | None = Field(default=None, description="Engine port on 127.0.0.1 (default: a free one).")
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
         default=600.0, gt=0, description="Give up on the engine if not ready after this many seconds."
@@ -609,7 +613,10 @@ class SimulateRequest(RequestModel):
     sessions_per_client: int = Field(default=BENCH["sessions_per_client"].default, ge=1, le=10_000,
                                      description=BENCH["sessions_per_client"].description)  # fmt: skip
     replicas: int = Field(
-        default=1, ge=1, le=256, description="Engines of the plan behind vllm-router, the clients split over them."
+        default=1,
+        ge=1,
+        le=MAX_REPLICAS,
+        description="Engines of the plan behind vllm-router, the clients split over them.",
     )
     router_policies: Annotated[list[RouterPolicy], comma_list(str), Field(min_length=1)] = Field(
         default=["cache_aware"],
@@ -708,7 +715,7 @@ class DeployK8sRequest(RequestModel):
 
     model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
     chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
-    replicas: int = Field(default=2, ge=1, le=256, description="vLLM pods behind the router.")
+    replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",
         description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "

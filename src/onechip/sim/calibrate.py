@@ -74,16 +74,32 @@ def usable(cell: CellResult) -> bool:
 def check_cells(cells: list[CellResult]) -> None:
     """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
     second context, and one cell with several clients (the calibration grid's minimum); or naming the cell when an
-    'ok' cell holds a latency no request can have (a median TTFT or TPOT not above 0 ms, or not finite: a damaged
-    summary.json, which was fitted and stored for every later prediction of the model on the chip)."""
+    'ok' cell holds a figure no measurement gives (a damaged summary.json, which was fitted and stored for every
+    later prediction of the model on the chip): a median TTFT or TPOT not above 0 ms or not finite, and, checked
+    against the cell's reps where it records them (bench does; a published grid's medians have none), a median
+    TTFT or TPOT longer than its longest rep's whole run (every measured request is sent and answered inside it,
+    RepResult.whole_run_s, so its TTFT and its TPOT, (t_last - t_first) / (tokens - 1), are at most that), or
+    an output tok/s above the most its reps' window tokens give (the figure is their median of output_tokens /
+    window_s; output_tokens is rounded, hence the half token)."""
     ok = [c for c in cells if usable(c)]
     for c in ok:
+        cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
+        damaged = "which no measurement gives: its summary.json is damaged"
+        longest_ms = 1000 * max((r.whole_run_s for r in c.reps), default=0.0)
         for name, value in (("TTFT", c.ttft_ms.median), ("TPOT", c.tpot_ms.median)):
             if not 0 < (value or 0) < math.inf:
+                raise ConfigError(f"{cell} median {name} {value} ms, {damaged}")
+            if longest_ms > 0 and (value or 0) > longest_ms * (1 + 1e-9):  # the slack: float rounding alone
                 raise ConfigError(
-                    f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has median {name} "
-                    f"{value} ms, which no measurement gives: its summary.json is damaged"
+                    f"{cell} median {name} {value:g} ms, longer than its longest rep ({longest_ms:,.1f} ms from "
+                    f"first send to last completion), {damaged}"
                 )
+        rates = [(r.output_tokens + 0.5) / r.window_s for r in c.reps if r.window_s > 0]
+        if rates and (c.output_tok_per_s or 0) > max(rates):
+            raise ConfigError(
+                f"{cell} {c.output_tok_per_s:g} output tok/s, more than its reps' output tokens over their windows "
+                f"give ({max(rates):,.1f}), {damaged}"
+            )
     single = [c for c in ok if c.clients == 1]
     missing = []
     if not single or len({c.context_tokens for c in ok}) < 2:

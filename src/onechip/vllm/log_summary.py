@@ -20,13 +20,16 @@ skipped, never held), and beyond MAX_ERROR_LINES error lines only the first and 
 
 from __future__ import annotations
 
+import codecs
 import collections
+import io
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from onechip.errors import redact
+from onechip.errors import ConfigError, redact
+from onechip.paths import open_regular
 from onechip.schemas.logs import LineKind, LogLine, LogSummary
 
 # (pattern, what it means and what to change); sources: the seed articles (seeds/) and DESIGN.md.
@@ -69,6 +72,7 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
 # A kept line's text is cut at 2,000 characters (LogLine); a line is classified on its first 64 KiB, far beyond the
 # longest vLLM line (its `non-default args` dict, a few KiB), so a log with no newlines is never held whole.
 MAX_LINE_CHARS = 1 << 16
+TEXT_PROBE_BYTES = 8192  # the block read_log judges a file text by (git's buffer_is_binary reads 8,000 bytes)
 # The most error lines kept: SummarizeLogsRequest's own ceiling for the other kinds (max_lines <= 2,000). A failed
 # boot's traceback is tens of lines; only a crash loop repeating it reaches this, and its first and last are kept.
 MAX_ERROR_LINES = 2000
@@ -115,9 +119,23 @@ def read_lines(handle: TextIO) -> Iterator[str]:
 
 
 def read_log(path: Path) -> Iterator[str]:
-    """The lines of the log file at `path` (read_lines; undecodable bytes replaced). Raises OSError."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        yield from read_lines(handle)
+    """The lines of the log file at `path` (read_lines; undecodable bytes past its first block replaced). Raises
+    OSError (paths.open_regular: a FIFO or a device is not read), and ConfigError when the file is not text: its
+    first TEXT_PROBE_BYTES hold a NUL byte (grep and git call a file binary so) or bytes that are not UTF-8 (a
+    character cut at the block's end is not counted); a binary file read as a log kept nothing and was summarized
+    as a quiet one."""
+    with open_regular(path) as raw:
+        block = raw.read(TEXT_PROBE_BYTES)
+        why = "a NUL byte" if b"\0" in block else None
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
+        except UnicodeDecodeError:
+            why = why or "bytes that are not UTF-8"
+        if why:
+            raise ConfigError(f"{path}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
+        raw.seek(0)
+        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
+            yield from read_lines(handle)
 
 
 class _Kept:

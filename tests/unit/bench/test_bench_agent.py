@@ -175,6 +175,6 @@ def test_an_unparsable_workload_file_is_one_line_naming_the_file_line_and_column
 
 def test_a_workload_file_that_is_a_directory_or_missing_is_one_line(tmp_path: Path, run) -> None:
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path))
-    assert line == f"--workload-file {tmp_path}: Is a directory"
+    assert line == f"--workload-file {tmp_path}: not a regular file"  # paths.open_regular: a directory is not
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path / "nope.yaml"))
     assert line == f"--workload-file {tmp_path / 'nope.yaml'}: No such file or directory"

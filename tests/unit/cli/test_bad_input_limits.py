@@ -11,6 +11,7 @@ from mcp import Client
 from factories import one_error_line
 from onechip import api, planner
 from onechip.mcp.server import build_server
+from onechip.schemas.inputs import MAX_POSITIONS
 from onechip.schemas.requests import AdviseRequest
 
 SMOL = ("SmolLM2-135M-Instruct", "--chip", "l4")  # a bundled inventory: plans offline
@@ -72,7 +73,8 @@ def test_a_batch_of_one_token_is_planned_where_vllm_starts_with_it(run) -> None:
 
 
 def test_sizes_vllm_accepts_but_cannot_profile_are_planned_as_not_fitting(run) -> None:
-    got, out, _ = run("plan", *SMOL, "--max-num-seqs", "99999999", "--max-num-batched-tokens", "99999999")
+    most = str(MAX_POSITIONS)  # the most batched tokens the CLI takes: a request's most positions
+    got, out, _ = run("plan", *SMOL, "--max-num-seqs", most, "--max-num-batched-tokens", most)
     assert got == 0 and "verdict: does not fit: vLLM's profiling run peaks at" in out
     assert "(binding limit: profiling-memory)" in out
 

@@ -130,7 +130,7 @@ def test_report_names_a_summary_that_is_a_directory(run, tmp_path: Path):
     # was exit 0 and "No benchmark summary in this run": the reader skipped what was not a plain file
     path = _run_with(tmp_path / "r", {"summary.json": None, "requests.jsonl": '{"ok": true}\n'})
     line = one_error_line(run, "report", str(path))
-    assert line.startswith("summary.json could not be read: [Errno 21] Is a directory")
+    assert line.startswith(f"summary.json could not be read: {path / 'summary.json'} is not a regular file")
     assert line.endswith(f"the report in {path} shows what could be read")
 
 

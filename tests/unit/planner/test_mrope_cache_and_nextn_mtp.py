@@ -18,6 +18,7 @@ from onechip.planner.core import mrope_positions_factor
 from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.rules import engine_rules
 from onechip.planner.weights import (
+    DTYPE_BYTES,
     MTP,
     decode_bytes_per_step,
     nextn_layers,
@@ -37,7 +38,8 @@ def _header_only(path: Path, tensors: dict[str, tuple[str, int]]) -> Path:
     """A safetensors file of 1-D tensors name -> (dtype, bytes), headers only."""
     header, offset = {}, 0
     for name, (dtype, size) in tensors.items():
-        header[name] = {"dtype": dtype, "shape": [size // 2], "data_offsets": [offset, offset + size]}
+        numel = int(size / DTYPE_BYTES[dtype])  # the format requires shape x dtype size == the offsets' span
+        header[name] = {"dtype": dtype, "shape": [numel], "data_offsets": [offset, offset + size]}
         offset += size
     raw = json.dumps(header).encode()
     path.write_bytes(len(raw).to_bytes(8, "little") + raw)

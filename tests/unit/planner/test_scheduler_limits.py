@@ -16,6 +16,7 @@ from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.schemas.common import GIB
+from onechip.schemas.inputs import MAX_POSITIONS
 
 SMOL = "SmolLM2-135M-Instruct"  # a bundled inventory: plans offline; 8,192 positions, vocab 49,152
 
@@ -92,10 +93,12 @@ def test_the_v0_engine_refuses_a_batch_shorter_than_the_model_length():
 
 @pytest.mark.usefixtures("offline_home")
 def test_huge_sizes_vllm_accepts_are_planned_as_the_profiling_run_running_out_of_memory():
-    plan = plan_model(SMOL, "l4", max_num_seqs=99_999_999, max_num_batched_tokens=99_999_999)
+    # the most batched tokens a request takes (schemas.inputs.MAX_POSITIONS, 2**26)
+    plan = plan_model(SMOL, "l4", max_num_seqs=MAX_POSITIONS, max_num_batched_tokens=MAX_POSITIONS)
     assert not plan.fits and plan.binding_limit == "profiling-memory"
-    assert "99,999,999 batched tokens" in plan.verdict and "runs out of memory before it sizes the KV cache" in (
-        plan.verdict
+    assert (
+        f"{MAX_POSITIONS:,} batched tokens" in plan.verdict
+        and "runs out of memory before it sizes the KV cache" in (plan.verdict)
     )
 
 
@@ -150,16 +153,15 @@ def test_a_hybrid_block_larger_than_the_batch_is_refused_where_align_mode_assert
 def test_huge_sizes_on_a_tpu_are_planned_as_the_runner_tables_tpu_inference_allocates():
     # tpu_inference/runner/block_table.py: max(max_num_seqs, 8) x cdiv(max_model_len, block) int32 on the device, built
     # with the runner (before the KV cache is sized); SmolLM2 at 8,192 tokens plans block 32 on v6e-1: 256 blocks
-    plan = plan_model(SMOL, "v6e-1", max_num_seqs=99_999_999, max_num_batched_tokens=99_999_999)
+    plan = plan_model(SMOL, "v6e-1", max_num_seqs=MAX_POSITIONS, max_num_batched_tokens=MAX_POSITIONS)
     assert not plan.fits and plan.binding_limit == "block-table"
-    assert f"a {99_999_999 * 256 * 4 / GIB:,.2f} GiB block table" in plan.verdict
-    # the largest token bucket's hidden states (2^27 x 576 x 2 B: SmolLM2 served in bf16) do not fit
+    assert f"a {MAX_POSITIONS * 256 * 4 / GIB:,.2f} GiB block table" in plan.verdict
+    # the largest token bucket's hidden states (2^26 x 576 x 2 B: SmolLM2 served in bf16) do not fit
     # beside the KV cache: tpu_inference/runner/compilation_manager.py precompiles it after the KV allocation
-    plan = plan_model(SMOL, "v6e-1", max_num_batched_tokens=99_999_999)
+    plan = plan_model(SMOL, "v6e-1", max_num_batched_tokens=MAX_POSITIONS)  # 2**26: its own bucket
     assert not plan.fits and plan.binding_limit == "program-memory"
-    assert (
-        "every token bucket up to 134,217,728" in plan.verdict and "max_num_batched_tokens 99,999,999" in plan.verdict
-    )
+    assert f"every token bucket up to {MAX_POSITIONS:,}" in plan.verdict
+    assert f"max_num_batched_tokens {MAX_POSITIONS:,}" in plan.verdict
 
 
 @pytest.mark.usefixtures("offline_home")
@@ -185,6 +187,6 @@ def test_the_tpu_block_table_comes_out_of_the_kv_pool():
 )
 def test_the_profiling_memory_verdict_cites_the_runner_the_version_runs(version, cited, not_cited):
     # 4,096 sequences: the V1 runner's block tables (built before it profiles, planner.runner_tables) fit
-    plan = plan_model(SMOL, "l4", max_num_seqs=4096, max_num_batched_tokens=99_999_999, engine_version=version)
+    plan = plan_model(SMOL, "l4", max_num_seqs=4096, max_num_batched_tokens=MAX_POSITIONS, engine_version=version)
     assert plan.binding_limit == "profiling-memory"
     assert cited in plan.verdict and not_cited not in plan.verdict
