@@ -49,7 +49,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState, Plan
 from onechip.schemas.common import ResultModel
 from onechip.schemas.replicas import ReplicaStatus, RouterPolicy, RouterStatus
-from onechip.schemas.requests import PlanRequest, ReplicaOptions, ServeOptions
+from onechip.schemas.requests import ROUTER_HOST, PlanRequest, ReplicaOptions, ServeOptions
 from onechip.vllm import flags, wire
 
 TPU_MESH_PORT = 8476  # the gist's first TPU_MESH_CONTROLLER_PORT; replica K uses 8476 + K
@@ -180,7 +180,7 @@ def prepare_replicas(
     kv_cache_space_gib: int = 2,
     policy: RouterPolicy = "cache_aware",
     router_port: int | None = None,
-    router_host: str = "127.0.0.1",
+    router_host: str = ROUTER_HOST,
     cores: list[int] | None = None,
 ) -> tuple[ReplicaSetLaunch, list[startup.Prepared | None]]:
     """Every launch `up --replicas n` runs (the one source of `plan --replicas` and `up --dry-run`): `n`

@@ -110,6 +110,9 @@ class ServeOptions(RequestModel):
         return value
 
 
+ROUTER_HOST = "127.0.0.1"  # the router binds the loopback only unless told (docs: replicas)
+
+
 class ReplicaOptions(RequestModel):
     """N one-chip engines behind vllm-router: the fields `plan` and `up` share, so `plan --replicas N` prints
     the commands `up --replicas N` runs (engines.replicas.prepare_replicas builds both)."""
@@ -123,14 +126,15 @@ class ReplicaOptions(RequestModel):
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --replicas).")
     router_port: Port | None = Field(default=None, description="Router port (30000 when free, else a free one).")
     router_host: str = Field(
-        default="127.0.0.1", description="Router bind address (the loopback only: see docs; with --replicas 2+)."
+        default=ROUTER_HOST, description="Router bind address (the loopback only: see docs; with --replicas 2+)."
     )
 
     @model_validator(mode="after")
     def _router_host_needs_a_router(self) -> ReplicaOptions:
         """One engine has no router in front of it: a --router-host given there was taken unread, any text (the
-        value of a router's is checked where its command is built: engines.router.router_command)."""
-        if "router_host" in self.model_fields_set and self.replicas < 2:
+        value of a router's is checked where its command is built: engines.router.router_command). Only a value
+        other than the default is refused: a plan file records every field, the default among them, and must read."""
+        if self.router_host != ROUTER_HOST and self.replicas < 2:
             raise ValueError(
                 "--router-host binds the router of --replicas 2 or more; one engine has none: leave it out"
             )
