@@ -56,7 +56,7 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.cost import CostReport, PriceTable
-from onechip.schemas.inputs import MAX_TEXT, RequestModel, build_request, shown
+from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
     AdviseRequest,
@@ -80,7 +80,10 @@ class NoRequest(RequestModel):
 class BenchRequest(BenchConfig):
     """The `bench` tool's input: the BenchConfig, and where the run is written (the CLI's --out/--resume)."""
 
-    out_dir: Path | None = Field(default=None, description="Run directory (default: a new runs/<run-id>/).")
+    # Cli("--out"): bench's errors say "choose another --out", which the tool's errors must name as out_dir
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None, description="Run directory (default: a new runs/<run-id>/)."
+    )
     resume: bool = Field(default=False, description="Continue the run in out_dir (its saved config decides).")
 
 
