@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -191,6 +192,20 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
         run_grid(cfg, a_file)
     with pytest.raises(ConfigError, match="cannot create .*file.txt/sub: Not a directory"):
         run_grid(cfg, a_file / "sub")
+
+
+@pytest.mark.parametrize("name", ["requests.jsonl", "summary.json", "requests.replaced.jsonl"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_run_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, name: str, resume: bool) -> None:
+    """A FIFO as a run file: `bench --out D` appended to D/requests.jsonl and `--resume D` read it, each waiting for
+    a peer without end (until Ctrl-C, then 'bench interrupted'); refused in one line before anything is sent."""
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
+    (tmp_path / "requests.jsonl").write_text("")  # something to resume
+    (tmp_path / name).unlink(missing_ok=True)
+    os.mkfifo(tmp_path / name)
+    with pytest.raises(ConfigError) as info:
+        run_grid(cfg, tmp_path, resume=resume)
+    assert str(info.value) == f"{tmp_path / name} is not a regular file: remove it or choose another --out"
 
 
 def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeVllm, tmp_path: Path) -> None:
