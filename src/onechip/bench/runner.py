@@ -619,6 +619,10 @@ def run_grid(
             _remove_if_empty(out_dir, created)
         raise
     except KeyboardInterrupt:
+        if run.run is None and not resume:  # before summary.json: nothing to resume, and no empty directory left
+            if created is not None:
+                _remove_if_empty(out_dir, created)
+            raise Interrupted("bench interrupted before its first request; nothing was measured") from None
         if run.run is not None:
             run.save()
         raise Interrupted(
