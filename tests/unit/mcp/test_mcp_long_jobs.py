@@ -99,3 +99,23 @@ def test_a_second_bench_onto_the_same_out_dir_names_out_dir_not_the_cli_flag(tmp
     refused = second.content[0].text
     assert second.is_error and refused.startswith(f"{out} already holds a bench run"), refused
     assert "--out" not in refused and refused.endswith("or choose another out_dir"), refused
+
+
+def test_find_max_without_out_dir_names_the_directory_it_wrote(tmp_path, monkeypatch):
+    """find_max without out_dir wrote a new runs/<run-id>/ (search.json, a run per probe) that its result did not
+    name, as bench and simulate did before WrittenRun; it now carries run_dir and the summary starts with it."""
+    monkeypatch.chdir(tmp_path)
+    args = {"contexts": [64], "output_tokens": 2, "requests_per_client": 1, "warmup_requests": 0, "reps": 1,
+            "find_max": "clients", "slo": {"ttft_ms": 60_000}, "find_max_limit": 2}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return await client.call_tool("find_max", {"base_url": url, **args})
+
+    with FakeVllm(itl_s=0.001) as srv:
+        result = anyio.run(go, srv.url)
+    assert not result.is_error, result.content[0].text
+    (made,) = (tmp_path / "runs").iterdir()
+    run_dir = result.structured_content["run_dir"]
+    assert tmp_path / run_dir == made and (made / "search.json").is_file()
+    assert result.content[0].text.startswith(f"{run_dir}: ")
