@@ -31,12 +31,9 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
     Returns (plan, the --set items a given plan was re-planned with)."""
     if request.plan is not None:
         given = _read_plan(request.plan)
-        if given.replicas > 1 and given.replicas != request.replicas:  # one engine on one replica's share, unsaid
-            named = f" {request.plan}" if isinstance(request.plan, Path) else ""
-            raise ConfigError(
-                f"--plan{named} plans one of {given.replicas} replicas (plan --replicas {given.replicas}), "
-                f"not {request.replicas}: give --replicas {given.replicas}"
-            )
+        given.refuse_other_replicas(
+            request.replicas, f"--plan {request.plan}" if isinstance(request.plan, Path) else "--plan"
+        )
         if given.request is None:
             return given, []
         again = flag_table.replanned(given.request, request.sets)
