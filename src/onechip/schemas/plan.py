@@ -307,8 +307,8 @@ class Plan(ResultModel):
         (half a v5e-4 idle) and `simulate --plan` predicted one, each without a word."""
         if self.replicas > 1 and replicas != self.replicas:
             raise ConfigError(
-                f"{named} plans one of {self.replicas} replicas (plan --replicas {self.replicas}), not {replicas}: "
-                f"give --replicas {self.replicas}"
+                f"{named} plans one of {self.replicas} replicas (made by `onechip plan --replicas {self.replicas}`), "
+                f"not {replicas}: give --replicas {self.replicas}"
             )
 
     @classmethod

@@ -42,7 +42,9 @@ def test_up_with_a_replica_plan_runs_its_replicas_or_says_so(run, tmp_path, monk
     path.write_text(plan_json)
     up = ("up", "--engine", "vllm-docker", "--plan", str(path), "--dry-run")
     line = one_error_line(run, *up)
-    assert line == f"--plan {path} plans one of 2 replicas (plan --replicas 2), not 1: give --replicas 2"
+    assert (
+        line == f"--plan {path} plans one of 2 replicas (made by `onechip plan --replicas 2`), not 1: give --replicas 2"
+    )
     rc, out, err = run(*up, "--replicas", "2")
     assert rc == 0, err
     assert sum("docker run" in line for line in out.split("commands:\n", 1)[1].splitlines()) == 2
