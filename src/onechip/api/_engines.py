@@ -31,6 +31,9 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
     Returns (plan, the --set items a given plan was re-planned with)."""
     if request.plan is not None:
         given = _read_plan(request.plan)
+        given.refuse_other_replicas(
+            request.replicas, f"--plan {request.plan}" if isinstance(request.plan, Path) else "--plan"
+        )
         if given.request is None:
             return given, []
         again = flag_table.replanned(given.request, request.sets)

@@ -156,6 +156,7 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
             "a,b does, into OUT/<policy>/ with OUT/policies.json)"
         )
     the_plan = _read_plan(request.plan)
+    the_plan.refuse_other_replicas(request.replicas, f"--plan {request.plan}")
     _refuse_pipeline_parallel(the_plan)
     fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
                                          "warmup_requests", "rate_per_s", "workload", *AGENT_ONLY})  # fmt: skip

@@ -582,6 +582,11 @@ def run_grid(
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is a file, not a run directory")
+    # a FIFO (or a directory, a device) there would be waited on by the resume's read or the run's append
+    odd = [p for p in (out_dir / RUN_FILES["bench"], out_dir / RUN_FILES["requests"], out_dir / REPLACED_FILE)
+           if p.exists() and not p.is_file()]  # fmt: skip
+    if odd:
+        raise ConfigError(f"{odd[0]} is not a regular file: remove it or choose another --out")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     if not resume and (out_dir / RUN_FILES["bench"]).exists():
@@ -614,6 +619,10 @@ def run_grid(
             _remove_if_empty(out_dir, created)
         raise
     except KeyboardInterrupt:
+        if run.run is None and not resume:  # before summary.json: nothing to resume, and no empty directory left
+            if created is not None:
+                _remove_if_empty(out_dir, created)
+            raise Interrupted("bench interrupted before its first request; nothing was measured") from None
         if run.run is not None:
             run.save()
         raise Interrupted(

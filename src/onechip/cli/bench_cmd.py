@@ -13,7 +13,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
-from onechip.cli.render import console, live_progress, titled_table
+from onechip.cli.render import console, live_progress, print_written, titled_table
 from onechip.errors import ConfigError, EndpointError
 from onechip.paths import run_dir
 from onechip.schemas import BenchConfig, BenchRun, Plan
@@ -179,9 +179,9 @@ def print_policies(result: PolicyComparison, out_dir: Path, as_json: bool) -> No
     """A policy comparison (bench or simulate --router-policies): its JSON, or the table and where its runs are."""
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
-        return
-    console.print(policy_table(result))
-    console.print(f"[dim]{out_dir}/policies.json; each run under {out_dir}/<policy>/[/]")
+    else:
+        console.print(policy_table(result))
+    print_written(f"{out_dir}/policies.json; each run under {out_dir}/<policy>/", as_json)
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -260,7 +260,7 @@ def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -
         typer.echo(result.model_dump_json(indent=2))
     else:
         print_search(result, console)
-        console.print(f"[dim]{out}/search.json, one run per probe under {out}/[/]")
+    print_written(f"{out}/search.json, one run per probe under {out}/", json_out)
 
 
 def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bool, resume: bool) -> None:
@@ -277,7 +277,7 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
         typer.echo(run.model_dump_json(indent=2))
     else:
         print_run(run, console)
-        console.print(f"[dim]{out_dir}/summary.json, {out_dir}/requests.jsonl[/]")
+    print_written(f"{out_dir}/summary.json, {out_dir}/requests.jsonl", json_out)
     failed = [c for c in run.cells if c.status == "failed"]
     if failed and not any(c.status == "ok" for c in run.cells):
         raise EndpointError(

@@ -24,8 +24,9 @@ def _token(token_file: Path | None) -> str | None:
     try:
         with open_regular(token_file) as handle:
             token = handle.read().decode("utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:  # the decode error's text is never shown: it quotes bytes
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(f"--token-file {token_file}: cannot read: {why}") from None
     if not token:
         raise ConfigError(f"--token-file {token_file} is empty")
     return token

@@ -18,6 +18,17 @@ from onechip.progress import ProgressEvent, ProgressFn
 
 console = Console()
 
+
+def print_written(where: str, as_json: bool) -> None:
+    """Where a command wrote its run (`where`: 'runs/<run-id>/summary.json, ...'): dim on stdout, or a plain line
+    on stderr under --json (stdout holds the JSON alone): without --out each run goes to a new runs/<run-id>/,
+    which a script needs to pass on to cost, report or --resume, and the JSON does not hold it."""
+    if as_json:
+        print(where, file=sys.stderr)
+    else:
+        console.print(f"[dim]{where}[/]")
+
+
 PLAIN_EVERY_S = 10.0  # a plain line at least this often while a job runs, so a CI log shows it is alive
 
 

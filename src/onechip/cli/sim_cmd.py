@@ -10,7 +10,7 @@ from rich.text import Text
 from onechip import api
 from onechip.cli.bench_cmd import print_policies, print_run
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, titled_table
+from onechip.cli.render import console, live_progress, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
@@ -43,8 +43,10 @@ def simulate(
         print_policies(result, out_dir, as_json)
         return
     run = result
+    written = f"{out_dir}/summary.json (compare: onechip report MEASURED --compare {out_dir})"
     if as_json:
         typer.echo(run.model_dump_json(indent=2))
+        print_written(written, as_json)
         return
     prediction = run.prediction
     if prediction is not None and prediction.calibration is not None:
@@ -64,7 +66,7 @@ def simulate(
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
-    console.print(f"[dim]{out_dir}/summary.json (compare: onechip report MEASURED --compare {out_dir})[/]")
+    print_written(written, as_json)
 
 
 @options_from(AdviseRequest)

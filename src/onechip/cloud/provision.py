@@ -25,6 +25,7 @@ from pathlib import Path
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
+from onechip.paths import NotRegularFileError, open_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
@@ -83,8 +84,13 @@ def ssh_keys_metadata(user: str, key: Path | None) -> dict[str, str]:
     when there is no public key. A public key only: metadata is readable from the VM (seed)."""
     private = key or Path.home() / ".ssh" / "google_compute_engine"
     public = private.with_name(private.name + ".pub")
-    try:
-        text = public.read_text(encoding="utf-8").strip()
+    try:  # open_regular: a FIFO is refused, not waited on
+        with open_regular(public) as handle:
+            text = handle.read().decode("utf-8").strip()
+    except NotRegularFileError:
+        raise ConfigError(f"{public} is not an ssh public key (not a regular file)") from None
+    except UnicodeDecodeError:  # its text is never shown: it quotes the file's bytes
+        raise ConfigError(f"{public} is not an ssh public key (not UTF-8 text)") from None
     except OSError:
         return {}
     if "PRIVATE KEY" in text or not text.startswith(("ssh-", "ecdsa-")):

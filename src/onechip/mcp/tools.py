@@ -56,7 +56,7 @@ from onechip.schemas.cloud import (
 )
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.cost import CostReport, PriceTable
-from onechip.schemas.inputs import MAX_TEXT, RequestModel, build_request, shown
+from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
 from onechip.schemas.requests import (
     AdviseRequest,
@@ -80,7 +80,10 @@ class NoRequest(RequestModel):
 class BenchRequest(BenchConfig):
     """The `bench` tool's input: the BenchConfig, and where the run is written (the CLI's --out/--resume)."""
 
-    out_dir: Path | None = Field(default=None, description="Run directory (default: a new runs/<run-id>/).")
+    # Cli("--out"): bench's errors say "choose another --out", which the tool's errors must name as out_dir
+    out_dir: Annotated[Path | None, Cli("--out")] = Field(
+        default=None, description="Run directory (default: a new runs/<run-id>/)."
+    )
     resume: bool = Field(default=False, description="Continue the run in out_dir (its saved config decides).")
 
 
@@ -128,6 +131,13 @@ class WrittenRun(BenchRun):
 
 def _written(run: BenchRun, out_dir: Path) -> WrittenRun:
     return WrittenRun.model_validate({**run.model_dump(), "run_dir": str(out_dir)})
+
+
+class WrittenSearch(SearchResult):
+    """A find_max result with the directory it went to (search.json, one bench run per probe): like bench, a call
+    without out_dir writes a new runs/<run-id>/, which a client needs to pass on to report."""
+
+    run_dir: str = Field(description="The search's directory written (search.json, search.md; a run per probe).")
 
 
 class ReportFiles(ResultModel):
@@ -303,17 +313,18 @@ def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
         return _written(api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress), out_dir)
 
 
-def _find_max(request: BenchRequest, on_progress: ProgressFn) -> SearchResult:
+def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
     with run_dir(request.out_dir) as out_dir:
-        return api.find_max(config, on_progress, out_dir=out_dir)
+        result = api.find_max(config, on_progress, out_dir=out_dir)
+        return WrittenSearch.model_validate({**result.model_dump(), "run_dir": str(out_dir)})
 
 
-def _search_summary(r: SearchResult) -> str:
+def _search_summary(r: WrittenSearch) -> str:
     answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s} requests/s"
-    return f"{answer} meet {r.slo} at p{r.percentile:g} ({len(r.probes)} probes; {r.bound_reason})"
+    return f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({len(r.probes)} probes; {r.bound_reason})"
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
@@ -577,7 +588,7 @@ TOOLS: list[ToolSpec] = [
         "find_max", "Most load under an SLO",
         "The largest clients (agents) or requests/s whose measured cell meets the SLOs at a percentile: bracket "
         "then bisect, one bench run per probe, priced with chip (onechip bench --find-max).",
-        BenchRequest, SearchResult, _find_max, _search_summary, open_world=True,
+        BenchRequest, WrittenSearch, _find_max, _search_summary, open_world=True,
     ),
     ToolSpec(
         "cost", "Price it",

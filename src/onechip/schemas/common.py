@@ -39,14 +39,20 @@ def server_url(url: str) -> str:
     """`url` itself when it names a server as httpx can ask it: scheme http or https, a host, and a port of
     1 - 65535 if one is given (`localhost:8000`, `127.0.0.1:abc` or `http://h:99999` is a typo to say before any
     request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
-    userinfo): the base URL is recorded in every run's files and reports, so a password there would be stored
-    and shown. vLLM checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY
+    userinfo), query or fragment: the base URL is recorded in every run's files and reports, so a password or key
+    there would be stored and shown, and a path is appended to it (a query would end up before /v1/...). vLLM
+    checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY
     (vllm.wire.api_key_from_env). Raises ValueError."""
     parts = urlsplit(url.strip())
     if parts.password is not None:
         raise ValueError(
             "the URL holds a password (user:password@), which run files and reports would record; give the "
             "server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+        )
+    if parts.query or parts.fragment:  # '/?api_key=K' was joined into '/?api_key=K/v1/models' and recorded
+        raise ValueError(
+            "a server URL has no ?query or #fragment (requests go to URL/v1/..., and run files record it); give "
+            "http://HOST:PORT, and a key in OPENAI_API_KEY"
         )
     try:
         port_ok = parts.port != 0  # None (no port given) is the scheme's default

@@ -301,6 +301,16 @@ class Plan(ResultModel):
         default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
     )
 
+    def refuse_other_replicas(self, replicas: int, named: str = "--plan") -> None:
+        """Raise ConfigError when this plan is one of several replicas (`plan --replicas N`: one replica's share of
+        the chip) and `replicas` engines of it are asked for instead of N: `up --plan` ran one engine on one share
+        (half a v5e-4 idle) and `simulate --plan` predicted one, each without a word."""
+        if self.replicas > 1 and replicas != self.replicas:
+            raise ConfigError(
+                f"{named} plans one of {self.replicas} replicas (made by `onechip plan --replicas {self.replicas}`), "
+                f"not {replicas}: give --replicas {self.replicas}"
+            )
+
     @classmethod
     def from_file(cls, path: Path, flag: str = "--plan") -> Plan:
         """The plan saved at `path` (`onechip plan --json`), checked as input: its sizes are what a

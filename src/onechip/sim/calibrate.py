@@ -75,7 +75,8 @@ def check_cells(cells: list[CellResult]) -> None:
     """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
     second context, and one cell with several clients (the calibration grid's minimum); or naming the cell when an
     'ok' cell holds a figure no measurement gives (a damaged summary.json, which was fitted and stored for every
-    later prediction of the model on the chip): a median TTFT or TPOT not above 0 ms or not finite, and, checked
+    later prediction of the model on the chip): a median TTFT or TPOT not above 0 ms or not finite, an output tok/s
+    below 0 or not finite (NaN kept the fit from ending), and, checked
     against the cell's reps where it records them (bench does; a published grid's medians have none), a median
     TTFT or TPOT longer than its longest rep's whole run (every measured request is sent and answered inside it,
     RepResult.whole_run_s, so its TTFT and its TPOT, (t_last - t_first) / (tokens - 1), are at most that), or
@@ -94,6 +95,8 @@ def check_cells(cells: list[CellResult]) -> None:
                     f"{cell} median {name} {value:g} ms, longer than its longest rep ({longest_ms:,.1f} ms from "
                     f"first send to last completion), {damaged}"
                 )
+        if not 0 <= (c.output_tok_per_s or 0) < math.inf:  # NaN: the fit's residuals are NaN, and it never ends
+            raise ConfigError(f"{cell} {c.output_tok_per_s} output tok/s, {damaged}")
         rates = [(r.output_tokens + 0.5) / r.window_s for r in c.reps if r.window_s > 0]
         if rates and (c.output_tok_per_s or 0) > max(rates):
             raise ConfigError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from factories import embedded_plan
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
-from onechip.bench.runner import load_samples
+from onechip.bench.runner import _Run, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, BenchRun
@@ -193,6 +194,20 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
         run_grid(cfg, a_file / "sub")
 
 
+@pytest.mark.parametrize("name", ["requests.jsonl", "summary.json", "requests.replaced.jsonl"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_run_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, name: str, resume: bool) -> None:
+    """A FIFO as a run file: `bench --out D` appended to D/requests.jsonl and `--resume D` read it, each waiting for
+    a peer without end (until Ctrl-C, then 'bench interrupted'); refused in one line before anything is sent."""
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
+    (tmp_path / "requests.jsonl").write_text("")  # something to resume
+    (tmp_path / name).unlink(missing_ok=True)
+    os.mkfifo(tmp_path / name)
+    with pytest.raises(ConfigError) as info:
+        run_grid(cfg, tmp_path, resume=resume)
+    assert str(info.value) == f"{tmp_path / name} is not a regular file: remove it or choose another --out"
+
+
 def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.has_tokenize, fake_server.reject_extras = False, True
     run = run_grid(config(fake_server, contexts=[30], clients=[1], reps=2), tmp_path)
@@ -255,6 +270,23 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVl
     run = run_grid(cfg, tmp_path, resume=True)
     assert len(run.cells[0].reps) == 2 and run.cells[0].status == "ok"
     assert len(load_samples(tmp_path / "requests.jsonl")) == 6
+
+
+def test_ctrl_c_before_the_first_request_points_at_nothing_to_resume(tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C while bench still asked the server what it serves said 'finished requests are in OUT/requests.jsonl;
+    resume with --resume OUT' of a directory it (or paths.run_dir, without --out) then removed, or left empty (a
+    find-max probe's): a resume of it was refused. Nothing was measured, and the message and the disk say so."""
+
+    def interrupted(self, wire):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_Run, "probe", interrupted)
+    out = tmp_path / "search" / "clients-1"  # as find_max names a probe's run under the search's directory
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
+    with pytest.raises(Interrupted) as info:
+        run_grid(cfg, out)
+    assert str(info.value) == "bench interrupted before its first request; nothing was measured"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_target_below_the_template_overhead_still_sends_a_prompt(fake_server: FakeVllm, tmp_path: Path) -> None:

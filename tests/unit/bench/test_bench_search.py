@@ -131,8 +131,9 @@ def test_cli_find_max_prints_the_answer_as_json(fake_server: FakeVllm, tmp_path:
     args += ["--find-max", "clients", "--slo", "ttft_ms=10000", "--find-max-limit", "2", "--out", str(out), "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    answer = json.loads(result.output[result.output.index("{") :])
+    answer = json.loads(result.stdout[result.stdout.index("{") :])  # where it went is said on stderr
     assert answer["max_clients"] == 2 and len(answer["probes"]) == 2
+    assert f"{out}/search.json, one run per probe under {out}/" in result.stderr
 
 
 def test_cli_refuses_find_max_with_resume(tmp_path: Path) -> None:

@@ -89,6 +89,17 @@ def test_a_url_password_is_refused_and_never_printed(run, tmp_path: Path, comman
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_url_query_is_refused_and_its_key_never_printed(run, tmp_path: Path, command: str):
+    # was: 'cannot reach http://127.0.0.1:9/?api_key=<key>/v1/models' (the path appended after the query), the key
+    # printed; a server that answered had it recorded in summary.json and report.md
+    url = "http://127.0.0.1:9/?api_key=S3cr3tPassw0rd"
+    line = one_error_line(run, command, url, "--out", str(tmp_path / "out"))
+    assert "a server URL has no ?query or #fragment" in line and "OPENAI_API_KEY" in line
+    assert "S3cr3tPassw0rd" not in line and "http://127.0.0.1:9/?api_key=***" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_redact_hides_a_url_password_and_keeps_the_rest():
     from onechip.errors import redact
 

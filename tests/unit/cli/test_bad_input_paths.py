@@ -252,3 +252,11 @@ def test_a_fifo_token_file_is_refused_not_read(tmp_path: Path, fifo):
     with pytest.raises(ConfigError) as info:
         launch.read_hf_token(path)
     assert str(info.value) == f"--hf-token-file {path}: cannot read (not a regular file)"
+
+
+def test_a_token_file_that_is_not_utf8_is_one_line(run, tmp_path: Path):
+    # mcp --token-file decoded it unguarded: 'internal error (UnicodeDecodeError ...)', exit 1, as for a bug
+    path = tmp_path / "token"
+    path.write_bytes(b"ab\xffcd\n")
+    line = one_error_line(run, "mcp", "--http", "--token-file", str(path))
+    assert line == f"--token-file {path}: cannot read: not UTF-8 text"

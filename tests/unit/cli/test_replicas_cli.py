@@ -31,6 +31,30 @@ def test_plan_and_up_dry_run_print_the_same_commands(run, monkeypatch, where):
     assert json.loads(as_json)["replica_set"]["commands"] == ran
 
 
+def test_up_with_a_replica_plan_runs_its_replicas_or_says_so(run, tmp_path, monkeypatch):
+    """`up --plan P` of `plan --replicas 2 --json` (a v5e-4 split in two shares of 2 chips) ran one engine on one
+    share, exit 0, the other half of the slice idle without a word, and `simulate --plan P` predicted one engine;
+    now each asks for the plan's --replicas."""
+    monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
+    rc, plan_json, err = run("plan", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--json")
+    assert rc == 0, err
+    path = tmp_path / "plan.json"
+    path.write_text(plan_json)
+    up = ("up", "--engine", "vllm-docker", "--plan", str(path), "--dry-run")
+    line = one_error_line(run, *up)
+    assert (
+        line == f"--plan {path} plans one of 2 replicas (made by `onechip plan --replicas 2`), not 1: give --replicas 2"
+    )
+    rc, out, err = run(*up, "--replicas", "2")
+    assert rc == 0, err
+    assert sum("docker run" in line for line in out.split("commands:\n", 1)[1].splitlines()) == 2
+    # simulate predicted one engine of it the same way
+    simulate = ("simulate", "--plan", str(path), "--contexts", "128", "--clients", "2", "--out", str(tmp_path / "p"))
+    assert one_error_line(run, *simulate) == line
+    rc, _, err = run(*simulate, "--replicas", "2")
+    assert rc == 0, err
+
+
 def test_status_json_names_the_router_and_each_replica_when_none_runs(run, tmp_path, monkeypatch):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     rc, out, _ = run("status", "--json")

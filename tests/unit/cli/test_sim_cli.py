@@ -8,6 +8,7 @@ import json
 import pytest
 
 from factories import embedded_plan
+from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.schemas.bench import BenchConfig, BenchRun
 from onechip.schemas.sim import StepTerms
@@ -414,3 +415,23 @@ def test_advise_prices_a_chip_named_as_people_write_it(run):
     assert code == 0, err
     row = json.loads(out)["rows"][0]
     assert row["chip"] == "v5e-1" and row["usd_per_hour"] is not None and row["chip_measured"]
+
+
+def test_json_output_says_on_stderr_which_new_run_directory_it_wrote(run, tmp_path, monkeypatch, plan_file):
+    """Without --out each bench and simulate goes to a new runs/<run-id>/; under --json the CLI said nowhere which
+    (the path was printed only with the tables, and the JSON does not hold it), so a script could not pass the run
+    on to cost, report or --resume. stdout stays the JSON alone; the path is on stderr."""
+    monkeypatch.chdir(tmp_path)
+    with FakeVllm() as srv:
+        bench = run("bench", srv.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--requests-per-client",
+                    "1", "--warmup-requests", "0", "--output-tokens", "2", "--json")  # fmt: skip
+    simulate = run("simulate", "--plan", str(plan_file), "--contexts", "128", "--clients", "1", "--json")
+    named = []
+    for code, out, err in (bench, simulate):
+        assert code == 0, err
+        json.loads(out)  # the JSON alone
+        said = [line for line in err.splitlines() if line.startswith("runs/")]
+        assert said and "/summary.json" in said[-1], err
+        named.append(tmp_path / said[-1].split("/summary.json")[0])
+    assert sorted(named) == sorted((tmp_path / "runs").iterdir())
+    assert (named[0] / "requests.jsonl").is_file() and (named[1] / "plan.json").is_file()  # bench's, simulate's

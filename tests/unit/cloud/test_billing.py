@@ -3,7 +3,10 @@ recorded SKU descriptions (tests/fakes/billing_catalog.py) to chip, region and p
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import threading
 from datetime import UTC, date, datetime
 
 import httpx
@@ -102,6 +105,33 @@ def test_the_api_key_goes_in_a_header_and_never_into_a_url_or_an_error(monkeypat
     monkeypatch.setenv(billing.KEY_FILE_ENV, str(tmp_path / "absent"))
     with pytest.raises(ConfigError, match="cannot read"):
         billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(google)))
+
+
+def test_a_key_file_that_is_a_fifo_or_not_text_is_one_line(monkeypatch, tmp_path):
+    # the key file was read with read_text: a FIFO waited for a writer without end, and bytes that are not UTF-8
+    # were 'internal error (UnicodeDecodeError ...)' (exit 1), as the other token files were before paths.open_regular
+    monkeypatch.delenv(billing.ENDPOINT_ENV, raising=False)
+    monkeypatch.delenv(billing.KEY_ENV, raising=False)
+    fifo, binary = tmp_path / "fifo", tmp_path / "binary"
+    os.mkfifo(fifo)
+    # a writer for whoever opens it, so a reader that reads it gets a key (and the test fails) instead of waiting
+    writer = threading.Thread(target=_feed, args=(fifo, b"AIzaSyTEST\n"), daemon=True)
+    writer.start()
+    binary.write_bytes(b"AIza\xff\n")
+    for path, why in ((fifo, "not a regular file"), (binary, "not UTF-8 text")):
+        monkeypatch.setenv(billing.KEY_FILE_ENV, str(path))
+        with pytest.raises(ConfigError) as info:
+            billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(403))))
+        assert str(info.value) == f"{billing.KEY_FILE_ENV} {path}: cannot read: {why}"
+    if writer.is_alive():  # still waiting for a reader: one that opens without waiting lets it finish
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(5)
+        os.close(fd)
+
+
+def _feed(path, data: bytes) -> None:
+    with contextlib.suppress(OSError), path.open("wb") as sink:  # BrokenPipeError: the reader refused it
+        sink.write(data)
 
 
 def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):

@@ -3,7 +3,10 @@ cleanup after failure, status with $ so far, down of labelled resources only, pr
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from onechip import api
 from onechip.cloud import provision, records
 from onechip.cloud.tpu_api import TpuApi
-from onechip.errors import CloudError, Interrupted
+from onechip.errors import CloudError, ConfigError, Interrupted
 from onechip.schemas.cloud import CloudNameRequest, CloudProbeRequest, CloudUpRequest, CloudZonesRequest
 
 P = "proj-1"
@@ -191,3 +194,28 @@ def test_secret_comes_from_secret_manager_and_is_never_sent(fake_api):
     up(zones=["us-west4-a"])
     assert TpuApi(P).access_secret("hf-token") == token
     assert token not in fake_api.sent_text()
+
+
+def test_an_ssh_public_key_that_is_a_fifo_or_not_text_is_one_line(tmp_path):
+    """cloud up --ssh-key K read K.pub with read_text: a FIFO waited for a writer without end, and bytes that are not
+    UTF-8 were 'internal error (UnicodeDecodeError ...)'; a missing K.pub still means no ssh-keys metadata."""
+    fifo, binary = tmp_path / "fifo", tmp_path / "binary"
+    os.mkfifo(fifo.with_name("fifo.pub"))
+    # a writer for whoever opens it, so a reader that reads it gets a key (and the test fails) instead of waiting
+    writer = threading.Thread(target=_feed, args=(fifo.with_name("fifo.pub"), b"ssh-ed25519 AAAA me\n"), daemon=True)
+    writer.start()
+    binary.with_name("binary.pub").write_bytes(b"ssh-ed25519 \xff\xfe\n")
+    for key, why in ((fifo, "not a regular file"), (binary, "not UTF-8 text")):
+        with pytest.raises(ConfigError) as info:
+            provision.ssh_keys_metadata("me", key)
+        assert str(info.value) == f"{key}.pub is not an ssh public key ({why})"
+    assert provision.ssh_keys_metadata("me", tmp_path / "absent") == {}
+    if writer.is_alive():  # still waiting for a reader: one that opens without waiting lets it finish
+        fd = os.open(fifo.with_name("fifo.pub"), os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(5)
+        os.close(fd)
+
+
+def _feed(path, data: bytes) -> None:
+    with contextlib.suppress(OSError), path.open("wb") as sink:  # BrokenPipeError: the reader refused it
+        sink.write(data)

@@ -80,3 +80,42 @@ def test_a_bench_that_fails_before_measuring_leaves_no_run_directory(tmp_path, m
     # resume without out_dir named a fresh empty directory: "cannot resume runs/2026...: no summary.json"
     assert resume.content[0].text == "resume continues the run in out_dir: give out_dir"
     assert not (tmp_path / "runs").exists()  # nor the runs/ it made for them
+
+
+def test_a_second_bench_onto_the_same_out_dir_names_out_dir_not_the_cli_flag(tmp_path):
+    """bench's refusal of an out_dir that already holds a run (bench.runner) says "choose another --out": over MCP
+    that named a flag the tool does not take; the tool's argument is out_dir (as_parameters maps it)."""
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 2, "requests_per_client": 1,
+            "out_dir": str(out)}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return [await client.call_tool("bench", {"base_url": url, **args}) for _ in range(2)]
+
+    with FakeVllm(itl_s=0.001) as srv:
+        first, second = anyio.run(go, srv.url)
+    assert not first.is_error, first.content[0].text
+    refused = second.content[0].text
+    assert second.is_error and refused.startswith(f"{out} already holds a bench run"), refused
+    assert "--out" not in refused and refused.endswith("or choose another out_dir"), refused
+
+
+def test_find_max_without_out_dir_names_the_directory_it_wrote(tmp_path, monkeypatch):
+    """find_max without out_dir wrote a new runs/<run-id>/ (search.json, a run per probe) that its result did not
+    name, as bench and simulate did before WrittenRun; it now carries run_dir and the summary starts with it."""
+    monkeypatch.chdir(tmp_path)
+    args = {"contexts": [64], "output_tokens": 2, "requests_per_client": 1, "warmup_requests": 0, "reps": 1,
+            "find_max": "clients", "slo": {"ttft_ms": 60_000}, "find_max_limit": 2}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return await client.call_tool("find_max", {"base_url": url, **args})
+
+    with FakeVllm(itl_s=0.001) as srv:
+        result = anyio.run(go, srv.url)
+    assert not result.is_error, result.content[0].text
+    (made,) = (tmp_path / "runs").iterdir()
+    run_dir = result.structured_content["run_dir"]
+    assert tmp_path / run_dir == made and (made / "search.json").is_file()
+    assert result.content[0].text.startswith(f"{run_dir}: ")

@@ -11,7 +11,7 @@ from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.sim import StepTerms
 from onechip.sim import calibrate
-from onechip.sim.calibrate import PULL, STARTS, TERMS, _figure_weights, _floors, _start, _terms, identified
+from onechip.sim.calibrate import PULL, STARTS, TERMS, _figure_weights, _floors, _start, _terms, check_cells, identified
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
 from onechip.sim.steptime import roofline_priors
@@ -80,6 +80,21 @@ def test_a_run_without_the_calibration_cells_is_refused(cpu_plan):
     one_client = measured(cpu_plan, [64, 512], [1])
     with pytest.raises(ConfigError, match="one cell with several clients"):
         calibrate(cpu_plan, one_client)
+
+
+@pytest.mark.parametrize("tok_per_s", [float("nan"), -5.0, float("inf")])
+def test_a_cell_whose_output_tok_per_s_no_measurement_gives_is_refused(cpu_plan, tok_per_s):
+    """A damaged summary.json's cell at NaN output tok/s passed check_cells (NaN > anything is false) and the fit
+    then ran without end on its NaN residuals; a negative one was fitted and stored as the model's calibration.
+    A tok/s is a count over a window: finite, not below 0 (stats.summarize_cell)."""
+    run = measured(cpu_plan, [64, 512], [1, 4])
+    run.cells[0].output_tok_per_s = tok_per_s
+    with pytest.raises(ConfigError) as info:
+        check_cells(run.cells)
+    assert str(info.value) == (
+        f"the calibration run's cell 64 tokens x 1 clients has {tok_per_s} output tok/s, which no measurement "
+        "gives: its summary.json is damaged"
+    )
 
 
 def test_a_calibration_carries_to_another_slice(seed_plan):
