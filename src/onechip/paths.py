@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from onechip.errors import BusyError
+from onechip.errors import BusyError, ConfigError
 
 
 def onechip_home() -> Path:
@@ -100,6 +100,18 @@ def open_regular(path: Path) -> BinaryIO:
         os.close(fd)
         raise NotRegularFileError(path)
     return os.fdopen(fd, "rb")
+
+
+def read_key_file(path: Path, label: str) -> tuple[str, int]:
+    """The UTF-8 text of the token or key file `path` (open_regular: a FIFO is refused, not waited on) and its
+    st_mode. Raises ConfigError '<label> <path>: cannot read: <why>' (missing, no permission, not a regular file,
+    not UTF-8 text: the decode error's own text is never shown, it quotes the file's bytes)."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read().decode("utf-8"), os.fstat(handle.fileno()).st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(f"{label} {path}: cannot read: {why}") from None
 
 
 def write_text_atomic(target: Path, text: str) -> Path:

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from onechip.errors import ConfigError, MissingDependencyError
-from onechip.paths import open_regular
+from onechip.paths import read_key_file
 
 TOKEN_ENV = "ONECHIP_MCP_TOKEN"
 
@@ -21,12 +21,7 @@ def _token(token_file: Path | None) -> str | None:
     """The bearer token from --token-file or $ONECHIP_MCP_TOKEN (never echoed), or None."""
     if token_file is None:
         return os.environ.get(TOKEN_ENV) or None
-    try:
-        with open_regular(token_file) as handle:
-            token = handle.read().decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:  # the decode error's text is never shown: it quotes bytes
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ConfigError(f"--token-file {token_file}: cannot read: {why}") from None
+    token = read_key_file(token_file, "--token-file")[0].strip()
     if not token:
         raise ConfigError(f"--token-file {token_file} is empty")
     return token

@@ -35,7 +35,7 @@ from onechip import catalog
 from onechip.cloud import refusals
 from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
-from onechip.paths import onechip_home, open_regular, write_text_atomic
+from onechip.paths import onechip_home, read_key_file, write_text_atomic
 from onechip.schemas.common import server_url_from_env
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
@@ -112,12 +112,7 @@ def _api_key() -> str | None:
     key = os.environ.get(KEY_ENV, "").strip()
     path = os.environ.get(KEY_FILE_ENV, "").strip()
     if not key and path:
-        try:  # open_regular: a FIFO is refused, not waited on; the decode error's text quotes bytes, never shown
-            with open_regular(Path(path)) as handle:
-                key = handle.read().decode("utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            raise ConfigError(f"{KEY_FILE_ENV} {path}: cannot read: {why}") from None
+        key = read_key_file(Path(path), KEY_FILE_ENV)[0].strip()
     if key:
         remember_secret(key)
     return key or None

@@ -21,7 +21,7 @@ from pydantic import Field
 from onechip.engines.local import LocalVllmEngine
 from onechip.engines.ready import confirm_ready
 from onechip.errors import ConfigError, remember_secret
-from onechip.paths import open_regular
+from onechip.paths import read_key_file
 from onechip.progress import ProgressFn
 from onechip.schemas import BootRecord, CrossCheck, Plan, ServeCommand
 from onechip.schemas.common import ResultModel
@@ -64,13 +64,7 @@ def read_hf_token(
         value = env.get("HF_TOKEN") or env.get("HUGGING_FACE_HUB_TOKEN")
         return (Secret(value.strip()) if value and value.strip() else None), warnings
     file = Path(path).expanduser()
-    try:
-        with open_regular(file) as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            text = handle.read().decode("utf-8", errors="strict")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ConfigError(f"--hf-token-file {file}: cannot read ({why})") from None
+    text, mode = read_key_file(file, "--hf-token-file")
     value = text.strip().splitlines()[0].strip() if text.strip() else ""
     if not value:
         raise ConfigError(f"--hf-token-file {file}: the file is empty")

@@ -251,7 +251,7 @@ def test_a_fifo_token_file_is_refused_not_read(tmp_path: Path, fifo):
     path = fifo(tmp_path / "hf_token", b"hf_abcdefghijklmnop\n")
     with pytest.raises(ConfigError) as info:
         launch.read_hf_token(path)
-    assert str(info.value) == f"--hf-token-file {path}: cannot read (not a regular file)"
+    assert str(info.value) == f"--hf-token-file {path}: cannot read: not a regular file"
 
 
 def test_a_token_file_that_is_not_utf8_is_one_line(run, tmp_path: Path):
