@@ -96,7 +96,9 @@ def this_client() -> BenchClient:
 def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -> str | None:
     """The arithmetic when one request's context + output exceeds the plan's max_model_len (the server
     answers 400), or `clients` such requests need more KV blocks than the plan's pool holds (the planner's
-    blocks per request: block rounding, and sliding windows where the engine windows them); else None."""
+    blocks per request: block rounding, and sliding windows where the engine windows them); else None. A plan of
+    one of N replicas (`plan --replicas N`, benched through its router) holds ceil(clients / N) of them per replica:
+    clients spread evenly, as round_robin spreads them (a policy that gathers them can meet the wall sooner)."""
     tokens = context_tokens + output_tokens
     if tokens > plan.max_model_len:
         return (
@@ -104,11 +106,13 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
             f"> max_model_len {plan.max_model_len:,} (plan)"
         )
     per_request = blocks_for(plan, tokens)
-    if clients * per_request <= plan.num_blocks:
+    held = -(-clients // plan.replicas)
+    if held * per_request <= plan.num_blocks:
         return None
+    spread = f"{clients} clients over {plan.replicas} replicas: {held}" if plan.replicas > 1 else f"{clients} clients"
     return (
-        f"{clients} clients x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
-        f"blocks of {plan.block_size}) = {clients * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"
+        f"{spread} x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
+        f"blocks of {plan.block_size}) = {held * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"
     )
 
 

@@ -64,10 +64,11 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
 
 
 def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int) -> int | None:
-    """Clients the plan's KV pool holds when every one has its longest prompt plus output in cache."""
+    """Clients the plan's KV pool holds when every one has its longest prompt plus output in cache (times N for a
+    plan of one of N replicas, clients spread evenly: runner.kv_wall)."""
     if plan is None:
         return None
-    return plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens)
+    return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
 
 
 def _next_loads(kind: str, limit: float) -> tuple[float, Callable[[float, float], float | None]]:

@@ -317,6 +317,22 @@ def test_a_plan_marks_cells_longer_than_max_model_len(fake_server: FakeVllm, tmp
     assert kv_wall(plan, 4100, 1, 5) == "4,100 context + 5 output = 4,105 tokens > max_model_len 4,096 (plan)"
 
 
+def test_a_replica_plans_kv_wall_holds_its_share_of_the_clients() -> None:
+    """A plan of one of N replicas (plan --replicas N) benched through its router: every client was put in one
+    replica's pool, so cells N engines serve were marked infeasible and never measured; each holds ceil(clients / N)
+    (an even spread, round_robin's)."""
+    from onechip.bench.runner import kv_wall
+    from onechip.bench.search import kv_wall_clients
+
+    one = plan_with_kv(100)  # 25 blocks of 4; a 28 + 5 token request takes cdiv(33, 4) = 9 blocks
+    two = one.model_copy(update={"replicas": 2})
+    assert kv_wall(one, 28, 4, 5) is not None and kv_wall(two, 28, 4, 5) is None  # 2 x 9 = 18 <= 25 each
+    wall = kv_wall(two, 28, 6, 5)
+    assert wall is not None and wall.startswith("6 clients over 2 replicas: 3 x 9 blocks") and "27 blocks" in wall
+    config = BenchConfig(base_url="http://127.0.0.1:9", output_tokens=5)
+    assert kv_wall_clients(two, config, 28) == 2 * kv_wall_clients(one, config, 28)
+
+
 def test_resume_refuses_another_grid_or_server(fake_server: FakeVllm, tmp_path: Path) -> None:
     cfg = config(fake_server, contexts=[16], clients=[1], reps=1)
     run_grid(cfg, tmp_path)
