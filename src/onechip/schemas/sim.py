@@ -21,8 +21,7 @@ class StepTerms(ResultModel):
     plus the API server, one event loop for all streams: request_overhead_s per request before the scheduler
     sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
     (tokens of several steps merge into one chunk while the server is busy), and per_output_token_s per token
-    each step emitted (processed one step output at a time, before any merging); plus client_latency_s per
-    request, in parallel: time its TTFT holds that occupies neither the engine nor the API server's loop."""
+    each step emitted (processed one step output at a time, before any merging)."""
 
     fixed_s: float = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
     weights_s: float = Field(
@@ -47,12 +46,6 @@ class StepTerms(ResultModel):
         description="API server time per token a step emitted, before deltas merge (vLLM V1 AsyncLLM "
         "output_handler -> OutputProcessor.process_outputs: stats, detokenize, stop check, a RequestOutput "
         "for every request of every step), serial, s.",
-    )
-    client_latency_s: float = Field(
-        default=0.0,
-        description="Per request: time between the client sending it and the API server taking it that holds "
-        "neither the server's event loop nor the engine (network round trip, the client's own work, the "
-        "connection's handling before the server's loop), in parallel across requests, s.",
     )
 
 

@@ -41,7 +41,6 @@ from onechip.schemas.bench import BenchRun, CellResult
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import START_SPREAD_S, simulate_cell
-from onechip.sim.priors import split_overhead
 from onechip.sim.protocol import CellClient
 from onechip.sim.steptime import STEP_MODEL, roofline_priors
 
@@ -55,7 +54,6 @@ TERMS = (
     "request_overhead_s",
     "per_stream_chunk_s",
     "per_output_token_s",
-    "client_latency_s",
 )
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the centre, per log-unit (weak: data dominate)
@@ -63,11 +61,6 @@ STEP = 0.05  # finite-difference step in log(term)
 MAX_ITERATIONS = 15
 # dtypes whose matmuls run no faster than the chip's bf16 dense peak (steptime._peak_flops' fallback)
 FLOAT_DTYPES = frozenset({"bfloat16", "float16", "half", "float32", "float"})
-# Terms the cells may see only as their sum: the API server's serial time per request and the client's parallel
-# latency (one client's TTFT holds both alike; only requests that meet at the server tell them apart). Where neither
-# is pinned but their total is, both are unseparated (`identified`), and their split is the centre's
-# (sim.priors.split_overhead).
-SUMS = (("request_overhead_s", "client_latency_s"),)
 # The fit's starting points: (share of the busiest cell's slowdown put on the engine, the rest on the API server;
 # the one-client step host-bound or device-bound under async scheduling). The first is the centre the pull is
 # towards (_start says why); the others are only where the solver sets off from.
@@ -118,10 +111,7 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_boun
     `device_bound`: the other side of the switch, the one-client step the weight read (its TPOT less the
     context's KV read), the host line through the busiest cell from a tenth of that step.
     The first of STARTS is the centre of the pull: the device at its datasheet roofline, the host the rest of
-    the measured step (the roofline is the one device figure not read off these cells). What the shortest
-    one-client TTFT holds beyond its first step and prefill is split between the API server's serial request
-    overhead and the parallel client latency by sim.priors.split_overhead: one client sees only their sum, and
-    only cells with several clients tell them apart."""
+    the measured step (the roofline is the one device figure not read off these cells)."""
     ok = [c for c in cells if usable(c)]
     short = min((c for c in ok if c.clients == 1), key=lambda c: c.context_tokens)
     long_ = max(ok, key=lambda c: (c.context_tokens, -c.clients))  # the longest context, fewest clients
@@ -154,7 +144,7 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_boun
         per_token_s=per_token,
         per_kv_token_s=kv,
         per_attn_pair_s=per_token / (4.0 * long_.context_tokens),
-        **split_overhead(max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s)),
+        request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
         per_stream_chunk_s=(1.0 - 0.9 * engine_share) / busiest,
         per_output_token_s=(0.9 - 0.8 * engine_share) / busiest,
     )
@@ -323,31 +313,22 @@ def identified(columns: list[Vector], least: float) -> tuple[list[str], list[str
     loosest figure would (a request overhead read off one one-client TTFT is pinned; a term that moves the
     figures only together with another is not, whatever its own slope). Unseparated: terms that are not
     pinned, yet would be if the others were held at the solution (their own column alone pins them): the
-    cells measure them only in combination with other terms; and the two terms of a pair in SUMS when neither is
-    pinned but their total is (the mean of their log offsets within the pinned limit): one client's TTFT, which
-    holds the API server's request time and the client's latency alike."""
+    cells measure them only in combination with other terms."""
     n = len(columns)
     information = [[_dot(a, b) / least**2 for b in columns] for a in columns]
     prior = (PULL / least) ** 2
     limit = _pinned_sd()
-    damped = [[v + (prior if a == b else 0.0) for b, v in enumerate(row)] for a, row in enumerate(information)]
-    pinned, unseparated = [], set()
+    pinned, unseparated = [], []
     for i, name in enumerate(TERMS):
         unit = [1.0 if j == i else 0.0 for j in range(n)]
+        damped = [[v + (prior if a == b else 0.0) for b, v in enumerate(row)] for a, row in enumerate(information)]
         sd = math.sqrt(max(_solve(damped, unit)[i], 0.0))
         alone = 1.0 / math.sqrt(information[i][i] + prior)
         if sd <= limit:
             pinned.append(name)
         elif alone <= limit:
-            unseparated.add(name)
-    for pair in SUMS:  # neither pinned, their total (the mean of their log offsets) pinned: a sum, unseparated
-        mean = [0.5 if name in pair else 0.0 for name in TERMS]
-        if (
-            not set(pair) & (set(pinned) | unseparated)
-            and math.sqrt(max(_dot(mean, _solve(damped, mean)), 0.0)) <= limit
-        ):
-            unseparated |= set(pair)
-    return pinned, [name for name in TERMS if name in unseparated]
+            unseparated.append(name)
+    return pinned, unseparated
 
 
 def _evidence(objective: float, columns: list[Vector], least: float) -> float:
@@ -483,5 +464,4 @@ def transfer(calibration: Calibration, target: Plan) -> StepTerms:
         request_overhead_s=terms.request_overhead_s,
         per_stream_chunk_s=terms.per_stream_chunk_s,
         per_output_token_s=terms.per_output_token_s,
-        client_latency_s=terms.client_latency_s,
     )

@@ -76,24 +76,6 @@ from onechip.sim.steptime import roofline_priors
 
 MAX_PREFILL_CONTEXT = 16384  # see the module docstring
 MAX_HOST_CONTEXT, MAX_HOST_CLIENTS = 1024, 16  # short-context cells below the KV and prefill knees
-# The share of a request's overhead (one-client TTFT less its first step, `request_overheads`) taken as the client's
-# parallel latency (StepTerms.client_latency_s) rather than the API server's serial time, where nothing measured
-# separates them: one client sees only their sum, and no published grid times the server's loop apart from the
-# network and the client. Even, so the prior leans to neither side; a fit whose cells at several clients tell them
-# apart moves off it (sim.calibrate.identified reports the pair unseparated where they do not).
-CLIENT_SHARE = 0.5
-
-
-def split_overhead(total_s: float, client_share: float = CLIENT_SHARE) -> dict[str, float]:
-    """`total_s`, a request's overhead as one client sees it (s), as StepTerms' request_overhead_s (serial, the
-    API server) and client_latency_s (parallel), `client_share` of it the latter."""
-    return {"request_overhead_s": total_s * (1.0 - client_share), "client_latency_s": total_s * client_share}
-
-
-def _client_share(terms: StepTerms) -> float:
-    """The share of `terms`' request overhead that is client latency (CLIENT_SHARE where both are 0)."""
-    total = terms.request_overhead_s + terms.client_latency_s
-    return terms.client_latency_s / total if total > 0 else CLIENT_SHARE
 
 
 @dataclass(frozen=True)
@@ -520,9 +502,7 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     - KV read by the ratio of the two chips' decode fractions, compute and prefill attention by their prefill
       fractions (`basis`: a chip's own, else its architecture family's measured chips' mean, else every chip's);
     - the request overhead: the target's own measured one (`request_overheads`: MI300X 10.3-11.0 ms, where an L4
-      fit's 34.7 ms bounded by the least one-client TTFT gave 15.2), split between the API server's serial time
-      and the client's parallel latency as the calibration split it; else the calibration's, its serial part by
-      the host ratio, its client latency kept (the client and network, not the chip's host);
+      fit's 34.7 ms bounded by the least one-client TTFT gave 15.2), else the calibration's by the host ratio;
     - host: fixed and per-sequence work and the API server's per-chunk and per-token work by one
       ratio, the target's host line over the calibrated chip's at MAX_HOST_CLIENTS (host CPU and engine build).
       One ratio, not one per term: fits of one chip split a step's host work between its fixed and
@@ -572,19 +552,14 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
     if dst_host and planner.rules.engine_rules(target.engine).async_scheduling(target.engine_version):
         prior_host = {"fixed_s": dst_host.fixed_s * dst.host_scale, "per_seq_s": dst_host.per_seq_s * dst.host_scale}
     engine_host = {n: getattr(t, n) * host if n in pinned else prior_host[n] for n in ("fixed_s", "per_seq_s")}
-    overhead = (
-        split_overhead(statistics.fmean(own_overhead), _client_share(t))
-        if own_overhead
-        else {"request_overhead_s": t.request_overhead_s * host, "client_latency_s": t.client_latency_s}
-    )
     terms = StepTerms(
         weights_s=weights,
         per_token_s=t.per_token_s * compute,
         per_kv_token_s=t.per_kv_token_s * dst_roof.per_kv_token_s / src_roof.per_kv_token_s * bw,
         per_attn_pair_s=t.per_attn_pair_s * compute,
+        request_overhead_s=statistics.fmean(own_overhead) if own_overhead else t.request_overhead_s * host,
         per_stream_chunk_s=t.per_stream_chunk_s * host,
         per_output_token_s=t.per_output_token_s * host,
-        **overhead,
         **engine_host,
     )
     return Carried(_bounded(terms, target, exclude_grids), tuple(measured), tuple(assumed))
@@ -609,9 +584,8 @@ def _bounded(terms: StepTerms, target: Plan, exclude_grids: frozenset[str]) -> S
       device) at every short-context cell: fixed_s at most the least TPOT, then per_seq_s at most
       (TPOT - fixed_s) / batch at every batch above one (before this the L4 fit's unpinned 0.27 ms a sequence,
       carried to the MI300X, gave 15.6 ms TPOT at 64 clients where 4.97 was measured);
-    - request_overhead_s + client_latency_s (their split kept) at most every one-client TTFT: the request was
-      taken before its first token (L4's fitted 33.9 ms on an MI300X that measured 13.1 ms TTFT at 128 tokens).
-      Not less the cell's prefill: that
+    - request_overhead_s at most every one-client TTFT: the request was taken before its first token (L4's
+      fitted 33.9 ms on an MI300X that measured 13.1 ms TTFT at 128 tokens). Not less the cell's prefill: that
       would lean on the carried compute, itself off by the prefill fractions' error (seed v5e-1 carried to
       v6e-1: 0.0106 ms a token against 0.0080 fitted there, which left no overhead at all under 85 ms at 8,192);
     - the API server's per-chunk plus per-token work (both scaled alike) at most the time per token of every
@@ -626,12 +600,11 @@ def _bounded(terms: StepTerms, target: Plan, exclude_grids: frozenset[str]) -> S
              for g, c in cells if c.tpot_ms and c.context_tokens <= MAX_HOST_CONTEXT]  # fmt: skip
     fixed = min([terms.fixed_s] + [s for _, s in steps])
     per_seq = max(0.0, min([terms.per_seq_s] + [(s - fixed) / n for n, s in steps if n > 1]))
-    total = terms.request_overhead_s + terms.client_latency_s
-    overhead = min([total] + [c.ttft_ms / 1000 for _, c in cells if c.clients == 1 and c.ttft_ms])
+    overhead = min([terms.request_overhead_s] + [c.ttft_ms / 1000 for _, c in cells if c.clients == 1 and c.ttft_ms])
     api = terms.per_stream_chunk_s + terms.per_output_token_s
     api_scale = min([1.0] + [1 / c.output_tok_per_s / api for _, c in cells if c.output_tok_per_s and api])
     return terms.model_copy(update={
-        "fixed_s": fixed, "per_seq_s": per_seq, **split_overhead(overhead, _client_share(terms)),
+        "fixed_s": fixed, "per_seq_s": per_seq, "request_overhead_s": overhead,
         "per_stream_chunk_s": terms.per_stream_chunk_s * api_scale,
         "per_output_token_s": terms.per_output_token_s * api_scale,
     })  # fmt: skip

@@ -26,12 +26,11 @@ system prompt) are held once while any running request uses them (vLLM's block r
 The API server is one event loop in its own process (vLLM V1: AsyncLLM's output handler and the requests'
 streaming generators share it), so the engine core steps on while it works. It does one thing at a time, in
 the order things reach it: a new request when its client sends it (request_overhead_s: HTTP, chat template,
-tokenization) or a round of output delivery. A request reaches it client_latency_s after its client sent it
-(network, the client's own work): every request pays that, and none waits for another's. A send in the future
-(a stream that starts later, an open-loop arrival not yet due) does not hold the server before it is sent. A
-round takes every step output that reached it and costs per_stream_chunk_s for each request with new tokens
-(the SSE chunk, streaming tool/reasoning parsers) plus per_output_token_s for each token in it; while a round
-runs, the engine's next outputs wait, and a request's tokens from several steps merge into one chunk (vLLM V1's
+tokenization) or a round of output delivery. A send in the future (a stream that starts later, an open-loop
+arrival not yet due) does not hold the server before it is sent. A round takes every step output that
+reached it and costs per_stream_chunk_s for each request with new tokens (the SSE chunk, streaming
+tool/reasoning parsers) plus per_output_token_s for each token in it; while a round runs, the engine's next
+outputs wait, and a request's tokens from several steps merge into one chunk (vLLM V1's
 RequestOutputCollector merges deltas a slow consumer has not taken), so a busy server delivers fewer, larger
 chunks. The merge saves the per-chunk work only: AsyncLLM's output_handler hands every step's
 EngineCoreOutputs to OutputProcessor.process_outputs, which loops over every request's output of every step
@@ -48,11 +47,11 @@ bench` starts them (`simulate` draws their phases instead: sim.predict.START_SPR
 (a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
 tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
 that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
-None = over one request's duration). With `jitter`, each request's API-server time (and its client latency) is
-drawn (seeded) uniformly from 0.5 to 1.5 x request_overhead_s (client_latency_s) rather than taken as that mean:
-streams that finish together then reach the scheduler at different times, the waves dissolve as they do in
-measured runs, and the seeds (the reps) differ. The shape is chosen, not fitted (an exponential, the M/M/1
-assumption, was tried: on the seed's grid it moved more queueing into TTFT still). A seed reproduces a run exactly.
+None = over one request's duration). With `jitter`, each request's API-server time is drawn (seeded)
+uniformly from 0.5 to 1.5 x request_overhead_s rather than taken as that mean: streams that finish together
+then reach the scheduler at different times, the waves dissolve as they do in measured runs, and the seeds
+(the reps) differ. The shape is chosen, not fitted (an exponential, the M/M/1 assumption, was tried: on the
+seed's grid it moved more queueing into TTFT still). A seed reproduces a run exactly.
 """
 
 from __future__ import annotations
@@ -117,8 +116,7 @@ class _Req:
     output: int
     t_send: float
     t_arrive: float  # when it reaches the scheduler; inf until the API server took it (_take_sends)
-    t_out: float = 0.0  # when it reaches the API server: sent (open loop: its intended time, or later when held
-    # back), plus client_latency_s
+    t_out: float = 0.0  # when it leaves the client (open loop: its intended time, or later when held back)
     computed: int = 0
     emitted: int = 0
     blocks: int = 0
@@ -323,12 +321,10 @@ class CellSimulation:
         return _Req(stream, seq, warm, prompt, self.config.output_tokens, t_send, float("inf"), shape=shape)
 
     def _queue_send(self, req: _Req, t_out: float) -> None:
-        """`req` leaves its client at `t_out` and reaches the API server client_latency_s later, in parallel with
-        every other request (the network and the client's own work hold neither the server's loop nor the
-        engine); the server takes it when the simulation reaches that time (_take_sends), not before: a send in
-        the future must not hold the server's time in advance (it would delay the output rounds of earlier
-        requests until then)."""
-        req.t_out = t_out + self._drawn(self.model.terms.client_latency_s)
+        """`req` leaves its client at `t_out`; the API server takes it when the simulation reaches that time
+        (_take_sends), not before: a send in the future must not hold the server's time in advance (it would
+        delay the output rounds of earlier requests until then)."""
+        req.t_out = t_out
         self.unsent.append(req)
 
     def _take_sends(self, now: float) -> None:
@@ -343,13 +339,9 @@ class CellSimulation:
     def _through_frontend(self, t: float) -> float:
         """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
         work, request_overhead_s later."""
-        self.frontend_free_s = max(t, self.frontend_free_s) + self._drawn(self.overhead_s)
+        overhead = self.overhead_s * (self.rng.uniform(0.5, 1.5) if self.jitter else 1.0)
+        self.frontend_free_s = max(t, self.frontend_free_s) + overhead
         return self.frontend_free_s
-
-    def _drawn(self, mean_s: float) -> float:
-        """One request's time of a per-request term of mean `mean_s`: with `jitter`, drawn (seeded) uniformly
-        from 0.5 to 1.5 x the mean; else the mean. A zero term draws nothing (the seed's other draws stay)."""
-        return mean_s * self.rng.uniform(0.5, 1.5) if self.jitter and mean_s > 0 else mean_s
 
     def _deliver(self, now: float) -> None:
         """Run the API server's output rounds that start by `now`: each takes every undelivered token, costs

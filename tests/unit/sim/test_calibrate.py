@@ -247,20 +247,3 @@ def test_the_fit_starts_on_both_sides_of_the_host_device_switch(seed_plan):
     assert device.weights_s == pytest.approx(0.008 - kv * 128)
     assert device.fixed_s + 16 * device.per_seq_s == pytest.approx(0.013)
     assert device.fixed_s + device.per_seq_s < device.weights_s
-
-
-def test_the_request_overhead_and_client_latency_seen_as_one_sum_are_unseparated():
-    """One client's TTFT holds the API server's serial time per request and the client's parallel latency alike
-    (StepTerms): each column alone too shallow to pin its term (0.6 of a TTFT measurement), their total pinned (the
-    two together 1.2): the calibration says both are unseparated, their split the centre's (calibrate.SUMS)."""
-    least = 0.088
-    ttft_weight = least / 0.26
-    both = _columns(request_overhead_s=[0.6 * ttft_weight], client_latency_s=[0.6 * ttft_weight])
-    assert identified(both, least) == ([], ["request_overhead_s", "client_latency_s"])
-    # two one-client cells (both terms at full slope) and one where requests meet at the server, its TTFT moved
-    # twice by the serial time (a request queued behind another) and not by the latency: told apart, both pinned
-    apart = _columns(request_overhead_s=[ttft_weight] * 2 + [2 * ttft_weight], client_latency_s=[ttft_weight] * 2 + [0])
-    assert identified(apart, least) == (["request_overhead_s", "client_latency_s"], [])
-    # too shallow together as well: neither
-    shallow = _columns(request_overhead_s=[0.2 * ttft_weight], client_latency_s=[0.2 * ttft_weight])
-    assert identified(shallow, least) == ([], [])

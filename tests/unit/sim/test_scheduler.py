@@ -264,22 +264,3 @@ def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
     # had scheduled that step at 5 ms, so it joins the step at 25 ms (first token at 35 ms)
     assert ttfts(False) == pytest.approx([OVERHEAD_S + STEP_S, 0.025 - 0.006])
     assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.035 - 0.006])
-
-
-def test_client_latency_is_paid_in_parallel_where_the_api_servers_time_queues():
-    """One client's TTFT holds the API server's request time and the client's latency alike, as their sum; eight
-    requests sent together queue for the server's time one after another (StepTerms.request_overhead_s, serial)
-    but each pays its own client latency at once (client_latency_s, parallel)."""
-    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
-    cfg = config(warmup_requests=0, requests_per_client=1)
-
-    def ttfts(clients: int, **kw: float) -> list[float]:
-        samples = CellSimulation(cfg, engine, flat(**kw), context=64, clients=clients, seed=0).run()
-        return sorted(s.t_first - s.t_send for s in samples)
-
-    serial, parallel = {"request_overhead_s": 0.005}, {"request_overhead_s": 0.0, "client_latency_s": 0.005}
-    assert ttfts(1, **serial) == pytest.approx([0.005 + STEP_S]) and ttfts(1, **parallel) == ttfts(1, **serial)
-    # all eight reach the scheduler 5 ms after they were sent and share one prefill step
-    assert ttfts(8, **parallel) == pytest.approx([0.005 + STEP_S] * 8)
-    # the last of eight is taken after the other seven's 5 ms, 40 ms after it was sent, then waits for a step
-    assert max(ttfts(8, **serial)) >= 8 * 0.005 + STEP_S
