@@ -59,9 +59,11 @@ from onechip.sim.steptime import budget_tokens, step_model
 # corpus --replay) scored worse overall on 2026-12-03: calibrated TTFT 56.1% against 35.7% (sim_accuracy.REPLAY says
 # why), so these drawn phases stay the default. A parallel client latency beside the API server's serial time per
 # request (StepTerms.client_latency_s, one client's overhead split evenly where no cell tells them apart; 418f6c1,
-# reverted) did not lower it (same 100 cells, 2026-12-03: 11.7 / 36.4 / 9.2% against 12.5 / 35.7 / 9.6%; with
-# --replay 12.0 / 51.6 / 11.0% against 12.4 / 56.1 / 11.4%): with drawn phases the cells cannot split the two, and
-# where they can (--replay) the gce and config-validation fits put 81-92% of the overhead on the serial server.
+# reverted) did not lower it (whole corpus, 2026-12-03: calibrated 11.9 / 36.4 / 9.2% against 12.7 / 35.7 / 9.6%;
+# carried, measured (same family) 13.9 / 33.9 / 14.9% against 14.1 / 35.4 / 15.6%; calibrated with --replay, the 100
+# v6e-1 cells, 12.0 / 51.6 / 11.0% against 12.4 / 56.1 / 11.4%): with drawn phases the cells cannot split the two,
+# so what it moves rests on the even split chosen, and where they can (--replay) the gce and config-validation fits
+# put 81-92% of the overhead on the serial server.
 START_SPREAD_S: float | None = None
 
 
