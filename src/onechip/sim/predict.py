@@ -30,8 +30,13 @@ from onechip.sim.steptime import budget_tokens, step_model
 # 79.8% with streams together, tok/s 12.3% against 12.2%, TPOT 10.0% against 12.2%): a fit with streams together
 # explains the gce grids' 81-85 ms TTFT at 128 x 8 by an API server ten times slower, which then puts seconds
 # of queueing on cells such as 4,096 x 64. Each seed is one draw of the phases, so the seeds' range is a range.
-# Jitter on top (CellSimulation jitter, `corpus --jitter`) is left off: 13.1 / 107.2 / 9.7 with drawn phases,
-# 16.4 / 87.7 / 16.5 with streams together (the fit again buys TTFT with a slower API server). Drawn phases cost
+# Jitter on top (CellSimulation jitter, `corpus --jitter`) is left off. At STEP_MODEL 5 it scored 13.1 / 107.2 / 9.7
+# with drawn phases, 16.4 / 87.7 / 16.5 with streams together (the fit again buys TTFT with a slower API server); at
+# STEP_MODEL 6 (2026-12-03, whole corpus, drawn phases) calibrated 11.3 / 32.4 / 9.5% against 12.7 / 35.7 / 9.6%
+# without, carried by measured efficiencies (same family) 14.0 / 36.9 / 14.9% against 14.1 / 35.4 / 15.6%. Not yet
+# switched on: the error entries advise's ranges use (serving_measurements.json prediction_error, prior_accuracy's
+# among them) were measured without it, and on tests/unit/sim/test_calibrate.py's synthetic vllm-cpu cells a fit
+# with it pins the fixed host cost the cells see only summed with the weight read. Drawn phases cost
 # the ramp-up bench's simultaneous start gives: the 16,000-token knee and overflow cells (c = 40-112) come out
 # 27% low in TTFT against 8% with streams together. (The figures above are from before the fit's roofline floors,
 # calibrate._floors; with them, drawn phases give 12.1 / 33.5 / 9.7.) What streams together would need: with the
@@ -52,7 +57,13 @@ from onechip.sim.steptime import budget_tokens, step_model
 # Replaying the corpus grids' own client instead (sim.protocol: every stream started together, num_prompts requests a
 # cell, whole-run tok/s, prefix-cache hits where one seed's prompts repeat across cells; benchmarks/sim_accuracy.py
 # corpus --replay) scored worse overall on 2026-12-03: calibrated TTFT 56.1% against 35.7% (sim_accuracy.REPLAY says
-# why), so these drawn phases stay the default.
+# why), so these drawn phases stay the default. A parallel client latency beside the API server's serial time per
+# request (StepTerms.client_latency_s, one client's overhead split evenly where no cell tells them apart; 418f6c1,
+# reverted) did not lower it (whole corpus, 2026-12-03: calibrated 11.9 / 36.4 / 9.2% against 12.7 / 35.7 / 9.6%;
+# carried, measured (same family) 13.9 / 33.9 / 14.9% against 14.1 / 35.4 / 15.6%; calibrated with --replay, the 100
+# v6e-1 cells, 12.0 / 51.6 / 11.0% against 12.4 / 56.1 / 11.4%): with drawn phases the cells cannot split the two,
+# so what it moves rests on the even split chosen, and where they can (--replay) the gce and config-validation fits
+# put 81-92% of the overhead on the serial server.
 START_SPREAD_S: float | None = None
 
 
