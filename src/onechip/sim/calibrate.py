@@ -76,12 +76,12 @@ def check_cells(cells: list[CellResult]) -> None:
     second context, and one cell with several clients (the calibration grid's minimum); or naming the cell when an
     'ok' cell holds a figure no measurement gives (a damaged summary.json, which was fitted and stored for every
     later prediction of the model on the chip): a median TTFT or TPOT not above 0 ms or not finite, an output tok/s
-    below 0 or not finite (NaN kept the fit from ending), and, checked
-    against the cell's reps where it records them (bench does; a published grid's medians have none), a median
-    TTFT or TPOT longer than its longest rep's whole run (every measured request is sent and answered inside it,
-    RepResult.whole_run_s, so its TTFT and its TPOT, (t_last - t_first) / (tokens - 1), are at most that), or
-    an output tok/s above the most its reps' window tokens give (the figure is their median of output_tokens /
-    window_s; output_tokens is rounded, hence the half token)."""
+    below 0 or not finite (NaN kept the fit from ending), and, checked against the cell's reps where it records
+    them (bench does; a published grid's medians have none), a median TTFT or TPOT longer than its longest rep's
+    whole run (every measured request is sent and answered inside it, RepResult.whole_run_s, so its TTFT and its
+    TPOT, (t_last - t_first) / (tokens - 1), are at most that), or an output tok/s above the most its reps' window
+    tokens give (the figure is their median of output_tokens / window_s; output_tokens is rounded, hence the half
+    token)."""
     ok = [c for c in cells if usable(c)]
     for c in ok:
         cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
