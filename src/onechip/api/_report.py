@@ -9,6 +9,7 @@ from onechip import planner
 from onechip import report as report_layer
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
+from onechip.schemas import RUN_FILES
 from onechip.schemas.cost import CostReport
 from onechip.schemas.requests import CostRequest, ReportRequest
 
@@ -25,6 +26,16 @@ def cost(request: CostRequest) -> CostReport:
     measured_on = None
     if files is not None and (damaged := files.problem("bench")):  # not priced as if the run had no summary
         raise ConfigError(f"--run {request.run_dir}: {damaged}")
+    if files is not None and files.bench is None and request.output_tok_per_s is None:
+        comparison = (files.path / "policies.json").is_file()  # bench/simulate --router-policies: a run per policy
+        raise ConfigError(
+            f"--run {request.run_dir}: no bench summary there ({RUN_FILES['bench']}) to price"
+            + (
+                f"; a policy comparison keeps one run per policy: --run {request.run_dir}/<policy>"
+                if comparison
+                else ""
+            )
+        )
     if files is not None:
         measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
     chip = request.chip or measured_on

@@ -228,3 +228,14 @@ def test_an_hf_endpoint_that_names_no_server_is_one_line(run, monkeypatch, value
         line
         == f"HF_ENDPOINT={value!r}: not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000"
     )
+
+
+def test_cost_of_a_policy_comparison_names_the_runs_inside_it(run, tmp_path: Path):
+    # was 'give a throughput (--output-tok-per-s) or a run with a bench summary (--run)', with --run given: a
+    # `--router-policies a,b` directory holds policies.json and one run per policy, no summary.json of its own
+    (tmp_path / "policies.json").write_text("{}")
+    line = one_error_line(run, "cost", "--chip", "v5e-1", "--run", str(tmp_path))
+    assert line == (
+        f"--run {tmp_path}: no bench summary there (summary.json) to price; a policy comparison keeps one run per "
+        f"policy: --run {tmp_path}/<policy>"
+    )
