@@ -185,8 +185,9 @@ def _drop(data: Any, loc: tuple[Any, ...]) -> None:
 def require_run_files(run: RunFiles) -> None:
     """Raise ConfigError naming `run.path` and the files looked for when the directory holds none of
     DATA_FILES (a mistyped or wrong directory would otherwise render an empty report and exit 0).
-    A file that exists but could not be parsed still counts: its problem goes into the report."""
-    if any((run.path / name).is_file() for name in DATA_FILES):
+    A file that exists but could not be read or parsed still counts (a FIFO or a directory of that name too): its
+    problem goes into the report."""
+    if any((run.path / name).exists() for name in DATA_FILES):
         return
     raise ConfigError(
         f"{run.path} holds no run files (looked for {', '.join(DATA_FILES)}); "

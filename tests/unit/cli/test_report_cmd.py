@@ -3,6 +3,8 @@ directory and the files it looked for (it used to write an empty report and exit
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from onechip.errors import ConfigError
@@ -51,6 +53,14 @@ def test_a_damaged_summary_is_rendered_but_exits_non_zero(run, tmp_path, content
     assert code == 2 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and "summary.json" in err
     assert (tmp_path / "report.md").is_file()  # what could be read is still rendered
+
+
+def test_a_summary_that_is_not_a_regular_file_is_named_not_called_missing(run, tmp_path) -> None:
+    # was '<dir> holds no run files': a FIFO or a directory named summary.json is a damaged run, said as one
+    os.mkfifo(tmp_path / RUN_FILES["bench"])
+    code, _, err = run("report", str(tmp_path))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "holds no run files" not in err
+    assert "summary.json could not be read" in err and "not a regular file" in err, err
 
 
 def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:
