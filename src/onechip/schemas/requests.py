@@ -647,6 +647,11 @@ class SimulateRequest(RequestModel):
         agent_only = [f for f in AGENT_ONLY if f in self.model_fields_set]
         if agent_only and self.workload != "agent":  # as bench refuses them (schemas.bench _check_agent)
             raise ValueError(f"--{agent_only[0].replace('_', '-')} shapes agent sessions: give --workload agent too")
+        open_loop = [f for f in ("rate_per_s", "requests_per_client") if f in self.model_fields_set]
+        if open_loop and self.workload == "agent":  # sessions are closed loop, turns per session: bench's refusal
+            raise ValueError(
+                f"--workload agent runs whole sessions: {flag_of(SimulateRequest, open_loop[0])} does not apply"
+            )
         return self
 
 
