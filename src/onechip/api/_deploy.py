@@ -49,6 +49,12 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
     plan = planner.plan_model(replicas.replica_plan_request(base, share), calibration_dir=measured_boots_dir())
     if not plan.fits:
         raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
+    if plan.devices != share:  # the pod requests `share` chips; vLLM would run on plan.devices of them
+        raise ConfigError(
+            f"deploy k8s: --set tensor-parallel-size x pipeline-parallel-size is {plan.devices}, but each vLLM pod "
+            f"requests {share} chip(s) ({request.chip} over --replicas {request.replicas}): leave them out of --set, "
+            f"or make their product {share}"
+        )
     docs = k8s.manifests(plan, request, share)
     path = Path(request.out) / f"{request.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
