@@ -28,7 +28,7 @@ from onechip.errors import os_error_line
 from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import server_url
+from onechip.schemas.common import image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -94,6 +94,8 @@ class ServeOptions(RequestModel):
                 "--host/--model/--chip/--plan/--engine-version/--image/--set/--hf-token-file need --engine vllm or "
                 "vllm-docker"
             )
+
+    _image = field_validator("image")(image_reference)
 
     @field_validator("launcher")
     @classmethod
@@ -749,6 +751,8 @@ class DeployK8sRequest(RequestModel):
     )
     out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
     apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
+
+    _images = field_validator("image", "router_image")(image_reference)
 
     @field_validator("name", "namespace", "gateway")
     @classmethod

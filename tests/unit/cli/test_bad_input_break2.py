@@ -24,3 +24,29 @@ def test_simulate_refuses_open_loop_flags_on_agent_sessions_as_bench_does(run, t
         flag, value, "--reps", "1", "--out", str(tmp_path / "s"),
     )  # fmt: skip
     assert line == f"--workload agent runs whole sessions: {flag} does not apply" and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("image", ["bad image", "--privileged", "Vllm/Vllm-Openai:v1", "vllm/vllm-openai:"])
+@pytest.mark.parametrize("command", [["plan", "--chip", "l4"], ["deploy", "k8s", "--chip", "l4"]])
+def test_an_image_that_is_no_docker_reference_is_refused(run, tmp_path: Path, image: str, command: list[str]):
+    # was exit 0: the manifest carried 'image: bad image' and plan printed `docker run ... 'bad image' serve`, which
+    # `up` handed to docker ('--privileged' as a docker option, the image then being 'serve'): the distribution
+    # reference grammar (github.com/distribution/reference, regexp.go) has no space, no leading '-', no upper case
+    # in a repository path and no empty tag
+    out = ["--out", str(tmp_path / "k")] if command[0] == "deploy" else []
+    line = one_error_line(run, *command[:-2], "SmolLM2-135M-Instruct", *command[-2:], f"--image={image}", *out)
+    assert line == (
+        f"Invalid value for '--image': image: not an image reference such as vllm/vllm-openai:v0.19.0 or "
+        f"IMAGE@sha256:<64 hex digits> (got {image!r})"
+    )
+    assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["vllm/vllm-openai:v0.19.0", "us-docker.pkg.dev/my-proj/repo/vllm-tpu:nightly_2026.12", "localhost:5000/vllm",
+     "vllm/vllm-tpu@sha256:" + "a" * 64, "Registry.Example.com:443/team/vllm:TAG-1"],
+)  # fmt: skip
+def test_a_docker_reference_is_taken_as_the_image(run, image: str):
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--image", image)
+    assert code == 0 and f" {image} serve " in out, err
