@@ -639,8 +639,9 @@ class SimulateRequest(RequestModel):
         other = [p for p in self.router_policies if p not in MODELLED_POLICIES]
         if other:
             raise ValueError(f"--router-policies: {other[0]} is not modelled; use {', '.join(MODELLED_POLICIES)}")
-        if len(set(self.router_policies)) < len(self.router_policies):
-            raise ValueError("--router-policies: a policy is named twice")
+        twice = [p for i, p in enumerate(self.router_policies) if p in self.router_policies[:i]]
+        if twice:
+            raise ValueError(f"--router-policies: {twice[0]} is named twice; name each policy once")
         if "router_policies" in self.model_fields_set and (self.workload != "agent" or self.replicas < 2):
             raise ValueError(
                 "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "

@@ -66,3 +66,13 @@ def test_a_tensor_parallel_size_from_the_chip_share_says_where_it_came_from(run,
         f"; tensor_parallel_size 2 is each replica's share of v5e-4's 4 chips over --replicas 2: give a --replicas "
         f"that leaves each a share the model divides, or {given}"
     )
+
+
+def test_simulate_names_the_router_policy_given_twice(run, tmp_path: Path):
+    # was '--router-policies: a policy is named twice', naming none of them
+    code, plan_json, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--json")
+    assert code == 0, err
+    (tmp_path / "plan.json").write_text(plan_json, encoding="utf-8")
+    line = one_error_line(run, "simulate", "--plan", str(tmp_path / "plan.json"), "--workload", "agent",
+                          "--replicas", "2", "--router-policies", "random,round_robin,random")  # fmt: skip
+    assert line == "--router-policies: random is named twice; name each policy once"
