@@ -721,6 +721,14 @@ class AdviseRequest(RequestModel):
             raise ValueError(f"unknown SLO key(s) {sorted(unknown)}; use ttft_ms, tpot_ms")
         return slo_bounds(value)
 
+    @model_validator(mode="after")
+    def _policy_needs_sessions(self) -> AdviseRequest:
+        """A router policy routes agent sessions only: a grid's prompts are unique, so every policy spreads them
+        alike (sim.predict.simulate_cell), and a policy given for one would be dropped."""
+        if "router_policy" in self.model_fields_set and "turns" not in self.workload:
+            raise ValueError("--router-policy routes agent sessions: give --workload with turns=N too")
+        return self
+
 
 class DeployK8sRequest(RequestModel):
     """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""

@@ -76,3 +76,14 @@ def test_simulate_names_the_router_policy_given_twice(run, tmp_path: Path):
     line = one_error_line(run, "simulate", "--plan", str(tmp_path / "plan.json"), "--workload", "agent",
                           "--replicas", "2", "--router-policies", "random,round_robin,random")  # fmt: skip
     assert line == "--router-policies: random is named twice; name each policy once"
+
+
+def test_advise_refuses_a_router_policy_without_agent_sessions(run):
+    # was exit 0 with the policy dropped: advise routes only agent sessions (workload turns=N) by it; a grid's
+    # prompts are unique, so every policy spreads them alike (sim.predict.simulate_cell), as simulate refuses
+    # --router-policies without --workload agent
+    line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--router-policy", "random")
+    assert line == "--router-policy routes agent sessions: give --workload with turns=N too"
+    code, out, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--router-policy", "random",
+                         "--workload", "ctx=128,clients=2,turns=2", "--reps", "1")  # fmt: skip
+    assert code == 0 and "(random over replicas)" in out, err
