@@ -87,3 +87,16 @@ def test_advise_refuses_a_router_policy_without_agent_sessions(run):
     code, out, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--router-policy", "random",
                          "--workload", "ctx=128,clients=2,turns=2", "--reps", "1")  # fmt: skip
     assert code == 0 and "(random over replicas)" in out, err
+
+
+def test_simulate_too_much_agent_work_names_the_agent_flags_to_lower(run, tmp_path: Path):
+    # was '... give fewer --reps, --contexts, --clients, --output-tokens or --requests-per-client': the last is
+    # refused with --workload agent (its sessions set the requests per stream: turns x sessions per client)
+    code, plan_json, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--json")
+    assert code == 0, err
+    (tmp_path / "plan.json").write_text(plan_json, encoding="utf-8")
+    line = one_error_line(run, "simulate", "--plan", str(tmp_path / "plan.json"), "--workload", "agent",
+                          "--replicas", "2", "--sessions-per-client", "10000", "--reps", "1")  # fmt: skip
+    assert line.endswith(
+        "give fewer --reps, --contexts, --clients, --output-tokens, --turns or --sessions-per-client"
+    ), line
