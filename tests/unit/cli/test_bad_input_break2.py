@@ -100,3 +100,11 @@ def test_simulate_too_much_agent_work_names_the_agent_flags_to_lower(run, tmp_pa
     assert line.endswith(
         "give fewer --reps, --contexts, --clients, --output-tokens, --turns or --sessions-per-client"
     ), line
+
+
+def test_advise_too_much_agent_work_names_turns(run):
+    # was '... or fewer clients or output_tokens in --workload' with turns=1000 given: each session's turns are
+    # its requests, so turns is what lowers the work the most here
+    line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--workload",
+                          "ctx=1024,clients=4096,turns=1000", "--reps", "1")  # fmt: skip
+    assert line.endswith("give fewer --chips or --reps, or fewer clients, output_tokens or turns in --workload"), line
