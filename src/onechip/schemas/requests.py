@@ -58,15 +58,16 @@ _VERSION_TEXT = re.compile(
 
 
 def version_text(value: str | None) -> str | None:
-    """--engine-version stripped (' 0.11.0' from a script is 0.11.0: the rules and the image tag read the same
-    text) and refused unless it is a version such as 0.19.0 or 0.26.1rc1.dev125+ga7a204cc6: a junk suffix would
-    otherwise be planned as its leading release and run as another image (every engine's rules read it)."""
+    """--engine-version stripped (' 0.11.0' from a script is 0.11.0, the tag 'v0.11.0' too: the rules, the image
+    tag and a stored calibration read the same text) and refused unless it is a version such as 0.19.0 or
+    0.26.1rc1.dev125+ga7a204cc6: a junk suffix would otherwise be planned as its leading release and run as another
+    image (every engine's rules read it)."""
     if value is None:
         return None
     text = value.strip()
     if not _VERSION_TEXT.match(text):
         raise ValueError("not a vLLM version such as 0.19.0, 0.8.5.post1 or 0.26.1rc1.dev125+ga7a204cc6")
-    return text
+    return text.removeprefix("v")  # the image tag's 'v0.19.0' is release 0.19.0 (one calibration key, one image tag)
 
 
 class ServeOptions(RequestModel):

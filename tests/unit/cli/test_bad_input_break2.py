@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,11 @@ def test_advise_too_much_agent_work_names_turns(run):
     line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--workload",
                           "ctx=1024,clients=4096,turns=1000", "--reps", "1")  # fmt: skip
     assert line.endswith("give fewer --chips or --reps, or fewer clients, output_tokens or turns in --workload"), line
+
+
+def test_an_engine_version_written_as_a_tag_is_the_release(run):
+    # was planned as 'vllm-gpu v0.19.0' with engine_version 'v0.19.0' in the Plan, so a stored calibration or boot
+    # of 0.19.0 (planner.calibration.deployment_key: the version's text) was another deployment's
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--engine-version", "v0.19.0", "--json")
+    assert code == 0, err
+    assert json.loads(out)["engine_version"] == "0.19.0"
