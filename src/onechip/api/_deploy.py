@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from onechip import planner
-from onechip.api._plan import measured_boots_dir
+from onechip.api._plan import plan_replica
 from onechip.deploy import k8s
 from onechip.engines import replicas
 from onechip.errors import ConfigError, MissingDependencyError
@@ -46,9 +45,15 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
     share = replicas.replica_share(request.chip, "vllm-docker", request.replicas, 0)
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
     base = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
-    plan = planner.plan_model(replicas.replica_plan_request(base, share), calibration_dir=measured_boots_dir())
+    plan = plan_replica(base, share, request.replicas, "--set tensor-parallel-size=N")
     if not plan.fits:
         raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
+    if plan.devices != share:  # the pod requests `share` chips; vLLM would run on plan.devices of them
+        raise ConfigError(
+            f"deploy k8s: --set tensor-parallel-size x pipeline-parallel-size is {plan.devices}, but each vLLM pod "
+            f"requests {share} chip(s) ({request.chip} over --replicas {request.replicas}): leave them out of --set, "
+            f"or make their product {share}"
+        )
     docs = k8s.manifests(plan, request, share)
     path = Path(request.out) / f"{request.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

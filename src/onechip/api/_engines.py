@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from onechip import planner
-from onechip.api._plan import measured_boots_dir, remember_boot
+from onechip.api._plan import measured_boots_dir, plan_replica, remember_boot
 from onechip.engines import EmbeddedEngine, launch, replicas, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
@@ -179,8 +179,7 @@ def _replica_plan_for_up(request: UpRequest) -> Plan:
     )
     base = request.plan_request()
     assert base is not None
-    one = replicas.replica_plan_request(flag_table.with_sets(base), share)
-    the_plan = planner.plan_model(one, calibration_dir=measured_boots_dir())
+    the_plan = plan_replica(flag_table.with_sets(base), share, request.replicas)
     if not the_plan.fits and not (request.force or request.dry_run):
         raise ConfigError(f"the plan says one replica does not fit ({the_plan.verdict}); change the flags, or --force")
     return the_plan

@@ -61,6 +61,24 @@ def _amd(chip: str, rules: str) -> bool:
     return rules == "vllm-gpu" and acc.kind == "gpu" and acc.manufacturer == "AMD"
 
 
+def plan_replica(request: PlanRequest, share: int, replicas_n: int, tp_flag: str = "--tensor-parallel-size") -> Plan:
+    """The plan of one of `replicas_n` replicas on its `share` of `request.chip` (engines.replicas.
+    replica_plan_request: tensor parallel over the share unless the user chose a size). Raises ConfigError as
+    planner.plan_model does; one about a tensor-parallel size taken from the share says so and names `tp_flag`,
+    the flag that would choose it (the user typed none)."""
+    one = replicas.replica_plan_request(request, share)
+    try:
+        return planner.plan_model(one, calibration_dir=measured_boots_dir())
+    except ConfigError as exc:
+        if one is request or "tensor_parallel_size" not in str(exc):
+            raise
+        chips = planner.rules.accelerator(request.chip or "").chips
+        raise ConfigError(
+            f"{exc}; tensor_parallel_size {share} is each replica's share of {request.chip}'s {chips} chips over "
+            f"--replicas {replicas_n}: give a --replicas that leaves each a share the model divides, or {tp_flag}"
+        ) from None
+
+
 def _replica_plan(request: PlanRequest, kind: str) -> Plan:
     """One replica's plan, sized for its chip share, with every command `up --replicas N` runs
     (engines.replicas.replica_launch: the source `up --dry-run` prints too)."""
@@ -70,7 +88,7 @@ def _replica_plan(request: PlanRequest, kind: str) -> Plan:
         extra["kv_cache_space_gib"] = (request.kv_cache_memory_bytes or 0) // GIB or 2
     else:
         share = replicas.replica_share(request.chip, kind, request.replicas, len(replicas.split_hosts(request.host)))
-        result = planner.plan_model(replicas.replica_plan_request(request, share), calibration_dir=measured_boots_dir())
+        result = plan_replica(request, share, request.replicas)
     launch, _ = replicas.replica_launch(result, kind, request, request, **extra)
     result.serve_command = launch.replicas[0].command
     result.replicas, result.replica_commands = request.replicas, launch.commands

@@ -387,8 +387,9 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     sizes = [
         work(_advice_config(request, agent, chip, n), request.reps, n if agent else 1) for chip, n, _ in deployments
     ]
+    keys = "clients, output_tokens or turns" if agent else "clients or output_tokens"  # a session's turns: requests
     refuse_too_much(sum(t for t, _ in sizes), sum(s for _, s in sizes),
-                    "fewer --chips or --reps, or fewer clients or output_tokens in --workload",
+                    f"fewer --chips or --reps, or fewer {keys} in --workload",
                     f", over {len(deployments)} deployments")  # fmt: skip
     rows = []
     for i, (chip, engines, tp) in enumerate(deployments):

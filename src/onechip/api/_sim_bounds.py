@@ -158,7 +158,9 @@ def step_limit_reason(
 def refuse_unfinishable(plan: Plan, config: BenchConfig, replicas: int, terms: StepTerms | None = None) -> None:
     """ConfigError naming the first cell of `config` the simulated engine cannot finish within MAX_STEPS, then
     ConfigError when the call is over what one call may simulate (refuse_too_much); `terms`: min_steps."""
-    smaller = "--clients, --output-tokens or --requests-per-client"
+    # agent sessions set the requests per stream (turns x sessions per client; --requests-per-client is refused)
+    per_stream = ", --turns or --sessions-per-client" if config.workload == "agent" else " or --requests-per-client"
+    smaller = f"--clients, --output-tokens{per_stream}"
     if config.rate_per_s is not None:
         smaller += ", or a higher --rate"
     for context, clients in config.grid_cells():

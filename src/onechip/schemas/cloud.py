@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from onechip.schemas.common import ResultModel
+from onechip.schemas.common import ResultModel, image_reference
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -333,6 +333,7 @@ class HostDemoOptions(RequestModel):
     model: str | None = Field(default=None, description="Model to serve on the host, e.g. google/gemma-4-E2B-it.")
     chip: str | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
     image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
+    _image = field_validator("image")(image_reference)
     provisioning: Provisioning = Field(default="flex-start", description="--cloud: flex-start, spot or on-demand.")
     project: ProjectId | None = Field(default=None, description="--cloud: Google Cloud project.")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(

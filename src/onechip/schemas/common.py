@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -24,6 +25,25 @@ class ResultModel(BaseModel):
     """A stored result: read leniently so older/newer files still load."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+# The distribution reference grammar (github.com/distribution/reference, regexp.go), as docker parses an image:
+# [domain[:port]/]path[:tag][@digest]; path components are lower case, a tag is 1 - 128 word characters, '.' or '-'
+# after a first word character. A space, a leading '-' (docker takes it as an option) or an empty tag is none.
+_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?"
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+_IMAGE = re.compile(
+    rf"^{_DOMAIN}{_PATH}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{{32,}})?$"
+)
+
+
+def image_reference(value: str | None) -> str | None:
+    """`value` when it is a container image reference docker can parse (_IMAGE), e.g. vllm/vllm-openai:v0.19.0 or
+    IMAGE@sha256:<64 hex digits>; None passes. Raises ValueError otherwise: a word with a space, a leading '-' or
+    upper case in its path was written into manifests and docker command lines as given."""
+    if value is not None and not _IMAGE.match(value):
+        raise ValueError("not an image reference such as vllm/vllm-openai:v0.19.0 or IMAGE@sha256:<64 hex digits>")
+    return value
 
 
 def base_root(base_url: str) -> str:

@@ -28,7 +28,7 @@ from onechip.errors import os_error_line
 from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import server_url
+from onechip.schemas.common import image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -58,15 +58,16 @@ _VERSION_TEXT = re.compile(
 
 
 def version_text(value: str | None) -> str | None:
-    """--engine-version stripped (' 0.11.0' from a script is 0.11.0: the rules and the image tag read the same
-    text) and refused unless it is a version such as 0.19.0 or 0.26.1rc1.dev125+ga7a204cc6: a junk suffix would
-    otherwise be planned as its leading release and run as another image (every engine's rules read it)."""
+    """--engine-version stripped (' 0.11.0' from a script is 0.11.0, the tag 'v0.11.0' too: the rules, the image
+    tag and a stored calibration read the same text) and refused unless it is a version such as 0.19.0 or
+    0.26.1rc1.dev125+ga7a204cc6: a junk suffix would otherwise be planned as its leading release and run as another
+    image (every engine's rules read it)."""
     if value is None:
         return None
     text = value.strip()
     if not _VERSION_TEXT.match(text):
         raise ValueError("not a vLLM version such as 0.19.0, 0.8.5.post1 or 0.26.1rc1.dev125+ga7a204cc6")
-    return text
+    return text.removeprefix("v")  # the image tag's 'v0.19.0' is release 0.19.0 (one calibration key, one image tag)
 
 
 class ServeOptions(RequestModel):
@@ -94,6 +95,8 @@ class ServeOptions(RequestModel):
                 "--host/--model/--chip/--plan/--engine-version/--image/--set/--hf-token-file need --engine vllm or "
                 "vllm-docker"
             )
+
+    _image = field_validator("image")(image_reference)
 
     @field_validator("launcher")
     @classmethod
@@ -637,8 +640,9 @@ class SimulateRequest(RequestModel):
         other = [p for p in self.router_policies if p not in MODELLED_POLICIES]
         if other:
             raise ValueError(f"--router-policies: {other[0]} is not modelled; use {', '.join(MODELLED_POLICIES)}")
-        if len(set(self.router_policies)) < len(self.router_policies):
-            raise ValueError("--router-policies: a policy is named twice")
+        twice = [p for i, p in enumerate(self.router_policies) if p in self.router_policies[:i]]
+        if twice:
+            raise ValueError(f"--router-policies: {twice[0]} is named twice; name each policy once")
         if "router_policies" in self.model_fields_set and (self.workload != "agent" or self.replicas < 2):
             raise ValueError(
                 "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "
@@ -647,6 +651,11 @@ class SimulateRequest(RequestModel):
         agent_only = [f for f in AGENT_ONLY if f in self.model_fields_set]
         if agent_only and self.workload != "agent":  # as bench refuses them (schemas.bench _check_agent)
             raise ValueError(f"--{agent_only[0].replace('_', '-')} shapes agent sessions: give --workload agent too")
+        open_loop = [f for f in ("rate_per_s", "requests_per_client") if f in self.model_fields_set]
+        if open_loop and self.workload == "agent":  # sessions are closed loop, turns per session: bench's refusal
+            raise ValueError(
+                f"--workload agent runs whole sessions: {flag_of(SimulateRequest, open_loop[0])} does not apply"
+            )
         return self
 
 
@@ -713,6 +722,14 @@ class AdviseRequest(RequestModel):
             raise ValueError(f"unknown SLO key(s) {sorted(unknown)}; use ttft_ms, tpot_ms")
         return slo_bounds(value)
 
+    @model_validator(mode="after")
+    def _policy_needs_sessions(self) -> AdviseRequest:
+        """A router policy routes agent sessions only: a grid's prompts are unique, so every policy spreads them
+        alike (sim.predict.simulate_cell), and a policy given for one would be dropped."""
+        if "router_policy" in self.model_fields_set and "turns" not in self.workload:
+            raise ValueError("--router-policy routes agent sessions: give --workload with turns=N too")
+        return self
+
 
 class DeployK8sRequest(RequestModel):
     """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""
@@ -744,6 +761,8 @@ class DeployK8sRequest(RequestModel):
     )
     out: Path = Field(default=Path("deploy"), description="Directory the manifests are written to.")
     apply: bool = Field(default=False, description="Also create the objects (needs a kubeconfig and `kubernetes`).")
+
+    _images = field_validator("image", "router_image")(image_reference)
 
     @field_validator("name", "namespace", "gateway")
     @classmethod

@@ -245,3 +245,16 @@ def test_apply_creates_the_custom_objects_through_their_crd_resources(tmp_path, 
     assert ("inference.networking.k8s.io", "v1", "serving", "inferencepools") in created
     assert ("gateway.networking.k8s.io", "v1", "serving", "httproutes") in created
     assert ("Deployment",) in created and ("ConfigMap",) in created
+
+
+@pytest.mark.parametrize(("chip", "replicas", "tp", "share"), [("l4", 2, 2, 1), ("v5e-4", 4, 4, 1), ("v5e-4", 2, 1, 2)])
+def test_a_parallel_size_other_than_the_pods_chips_is_refused(tmp_path, chip, replicas, tp, share):
+    # was exit 0: the pods requested `share` chips (engines.replicas.replica_share) while vLLM ran
+    # --tensor-parallel-size tp from --set, so the pod could not start (tp > share) or left chips idle (tp < share)
+    with pytest.raises(ConfigError) as refused:
+        _deploy(tmp_path / "k", chip=chip, replicas=replicas, sets=[f"tensor-parallel-size={tp}"])
+    assert str(refused.value) == (
+        f"deploy k8s: --set tensor-parallel-size x pipeline-parallel-size is {tp}, but each vLLM pod requests "
+        f"{share} chip(s) ({chip} over --replicas {replicas}): leave them out of --set, or make their product {share}"
+    )
+    assert not (tmp_path / "k").exists()
