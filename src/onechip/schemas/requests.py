@@ -725,8 +725,10 @@ class AdviseRequest(RequestModel):
     @model_validator(mode="after")
     def _policy_needs_sessions(self) -> AdviseRequest:
         """A router policy routes agent sessions only: a grid's prompts are unique, so every policy spreads them
-        alike (sim.predict.simulate_cell), and a policy given for one would be dropped."""
-        if "router_policy" in self.model_fields_set and "turns" not in self.workload:
+        alike (sim.predict.simulate_cell), and a policy given for one would be dropped. The default is taken as
+        not given (an MCP client may send every field with its default)."""
+        default = type(self).model_fields["router_policy"].default
+        if self.router_policy != default and "turns" not in self.workload:
             raise ValueError("--router-policy routes agent sessions: give --workload with turns=N too")
         return self
 

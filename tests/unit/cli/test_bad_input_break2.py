@@ -88,6 +88,9 @@ def test_advise_refuses_a_router_policy_without_agent_sessions(run):
     code, out, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--router-policy", "random",
                          "--workload", "ctx=128,clients=2,turns=2", "--reps", "1")  # fmt: skip
     assert code == 0 and "(random over replicas)" in out, err
+    code, _, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4", "--router-policy", "cache_aware",
+                       "--reps", "1")  # fmt: skip
+    assert code == 0, err  # the default, as an MCP client sends every field: not a policy given for nothing
 
 
 def test_simulate_too_much_agent_work_names_the_agent_flags_to_lower(run, tmp_path: Path):
