@@ -30,7 +30,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -122,6 +122,9 @@ class CloudStatuses(ResultModel):
     resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
 
 
+W = TypeVar("W", bound=BaseModel)
+
+
 class WrittenRun(BenchRun):
     """A bench or simulate result with the directory it went to: a call without out_dir writes a new
     runs/<run-id>/, which a client needs to pass on to cost, report or a resumed bench."""
@@ -129,15 +132,16 @@ class WrittenRun(BenchRun):
     run_dir: str = Field(description="The run directory written (summary.json, plan.json; requests.jsonl if measured).")
 
 
-def _written(run: BenchRun, out_dir: Path) -> WrittenRun:
-    return WrittenRun.model_validate({**run.model_dump(), "run_dir": str(out_dir)})
-
-
 class WrittenSearch(SearchResult):
     """A find_max result with the directory it went to (search.json, one bench run per probe): like bench, a call
     without out_dir writes a new runs/<run-id>/, which a client needs to pass on to report."""
 
     run_dir: str = Field(description="The search's directory written (search.json, search.md; a run per probe).")
+
+
+def _written(kind: type[W], result: BaseModel, out_dir: Path) -> W:
+    """`result` as `kind` (WrittenRun, WrittenSearch): the same fields and the directory it was written to."""
+    return kind.model_validate({**result.model_dump(), "run_dir": str(out_dir)})
 
 
 class ReportFiles(ResultModel):
@@ -305,12 +309,13 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     with run_dir(request.out_dir) as out_dir:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-        return _written(api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
+        return _written(WrittenRun, api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
 
 
 def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
     with run_dir(request.out_dir) as out_dir:
-        return _written(api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress), out_dir)
+        run = api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress)
+        return _written(WrittenRun, run, out_dir)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
@@ -318,8 +323,7 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
     with run_dir(request.out_dir) as out_dir:
-        result = api.find_max(config, on_progress, out_dir=out_dir)
-        return WrittenSearch.model_validate({**result.model_dump(), "run_dir": str(out_dir)})
+        return _written(WrittenSearch, api.find_max(config, on_progress, out_dir=out_dir), out_dir)
 
 
 def _search_summary(r: WrittenSearch) -> str:
