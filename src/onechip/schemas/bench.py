@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     Field,
     TypeAdapter,
@@ -428,7 +429,7 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
     for field, (needed, message) in NEEDS.items():
         if field in present and needed not in present:
             raise ValueError(message)
-    _check_agent(model, data, present)
+    check_agent(model, data, present)
     _check_search(model, data, present)
     _check_trace(model, data, present)
 
@@ -450,7 +451,10 @@ def _many(value: Any) -> bool:
     return len(value) > 1 if isinstance(value, list) else "," in str(value)
 
 
-def _check_agent(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+def check_agent(model: type[BaseModel], data: Mapping[str, Any], present: set[str]) -> None:
+    """Raise ValueError when a field of `present` (the fields given) shapes agent sessions without
+    data['workload'] 'agent', or an open-loop or timed one is given with it (sessions run whole, closed loop):
+    bench's rule, and simulate's (SimulateRequest), each naming `model`'s flags."""
     agent_flags = [flag_of(model, f) for f in AGENT_ONLY if f in present]
     if agent_flags and data.get("workload") != "agent":
         raise ValueError(f"{agent_flags[0]} shapes agent sessions: give --workload agent too")

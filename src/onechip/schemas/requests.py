@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from onechip.errors import os_error_line
-from onechip.schemas.bench import AGENT_ONLY, MAX_CLIENTS, MAX_TOKENS, BenchConfig, slo_bounds
+from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.common import image_reference, server_url
@@ -648,14 +648,7 @@ class SimulateRequest(RequestModel):
                 "--router-policies: routing is predicted for agent sessions over replicas; give --workload agent "
                 "and --replicas 2 or more"
             )
-        agent_only = [f for f in AGENT_ONLY if f in self.model_fields_set]
-        if agent_only and self.workload != "agent":  # as bench refuses them (schemas.bench _check_agent)
-            raise ValueError(f"--{agent_only[0].replace('_', '-')} shapes agent sessions: give --workload agent too")
-        open_loop = [f for f in ("rate_per_s", "requests_per_client") if f in self.model_fields_set]
-        if open_loop and self.workload == "agent":  # sessions are closed loop, turns per session: bench's refusal
-            raise ValueError(
-                f"--workload agent runs whole sessions: {flag_of(SimulateRequest, open_loop[0])} does not apply"
-            )
+        check_agent(SimulateRequest, {"workload": self.workload}, self.model_fields_set)  # as bench refuses them
         return self
 
 
