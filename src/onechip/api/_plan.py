@@ -120,8 +120,13 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> None:
     """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
     deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line, the log
     of another deployment (crosscheck flag 'other-deployment'), or a token line whose pool is more than the memory the
-    plan requests (calibration.measure), teaches nothing. The date is today's (UTC)."""
+    plan requests (calibration.measure), teaches nothing; nor does a plan whose pool --kv-cache-memory fixed: vLLM skips
+    memory profiling then ('reserved ... memory for KV Cache as specified by kv_cache_memory_bytes config and skipped
+    memory profiling', vllm/v1/worker/gpu_worker.py), and the deployment key, which has no pool in it, would hand the
+    requested memory less the weights and that pool to every later plan as its overhead. The date is today's (UTC)."""
     if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
+        return
+    if plan.serve.kv_cache_memory_bytes is not None:  # the flag sized the pool: no profiling overhead was measured
         return
     if "other-deployment" in cross.flags:  # a log of another model or size measured nothing of this plan
         return

@@ -160,7 +160,8 @@ class CrossCheck(ResultModel):
     agrees: bool = Field(description="True when reported tokens equal planned exactly and concurrency to 0.01.")
     compared: bool = Field(
         default=True,
-        description="False when the log held no allocation line (KV tokens or KV pool): nothing to compare.",
+        description="False when the log held no allocation line (KV tokens, blocks, concurrency or KV pool): "
+        "nothing to compare.",
     )
     planned_kv_pool_bytes: int | None = Field(default=None, description="Plan.kv_pool_bytes.")
     reported_kv_pool_bytes: int | None = Field(
@@ -170,7 +171,8 @@ class CrossCheck(ResultModel):
     flags: list[str] = Field(
         default_factory=list,
         description="Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'; "
-        "'other-deployment' when the log names another model, max_model_len or tensor_parallel_size than the plan.",
+        "'other-deployment' when the log names another model, max_model_len or tensor_parallel_size than the plan; "
+        "'boot-failed' when the log shows the engine failed to start (the note leads with the cause).",
     )
     note: str = Field(default="", description="What differs and the likely reason.")
 

@@ -54,7 +54,9 @@ _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\
 _LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the _bare line
 _VERSION = [
     # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
-    re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v([\w.+-]+)\)"),
+    # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
+    # ai-runner#230's image): not a release, so a version must start with a digit
+    re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v(\d[\w.+-]*)\)"),
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
@@ -98,10 +100,12 @@ _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 # on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
-# or V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0)
+# V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
+# report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
+# jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback)
 _FAILURE = re.compile(
     r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
-    r"|is larger than the maximum number of tokens that can be stored in KV cache)"
+    r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$)"
 )
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
@@ -125,16 +129,23 @@ _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
 _EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure): .+)")
+# vLLM's wrappers around a worker's exception, printed after it: the engine client's 'RuntimeError: Engine core
+# initialization failed. See root cause above.' (vllm/v1/engine/utils.py) and the executor's 'Exception: WorkerProc
+# initialization failed due to an exception in a background process. See stack trace for root cause.'
+# (vllm/v1/executor/multiproc_executor.py); the cause is the exception before them (h100x5-qwen3-14b-tp5-refused-v0190)
+_WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level
 # or exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service
 # column ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ',
-# eugr/spark-vllm-docker#396), a `docker logs -t` / kubectl timestamp, and vLLM's process tags, Ray's with their node
-# ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank
-# tag ('[rank0]: ', rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085)
+# eugr/spark-vllm-docker#396), a `docker logs -t` / kubectl timestamp, a systemd journal / syslog line head for a
+# service ('авг 18 14:15:02 llm python3[28059]: ', month in the host's locale, v100x4-1cat-len8192-journald), and
+# vLLM's process tags, Ray's with their node ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ',
+# MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
+# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085)
 _ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
 _PREFIX = re.compile(
     r"^(?:[\w.-]+\s+\|\s?|[>▎│┃]\s?|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
-    r"|\[rank\d+\]:\s*)"
+    r"|[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+\[\d+\]:\s?|\[rank\d+\]:\s*)"
 )
 
 
@@ -170,10 +181,30 @@ _CAUSES = [
         "the KV pool ({0} tokens) holds less than one --max-model-len request: lower --max-model-len or raise "
         "--gpu-memory-utilization",
     ),
-    (
-        re.compile(r"No available memory for the cache blocks"),
+    (  # the error itself, or the pool it follows from when a paste stops before it: V0 prints a pool of 0 blocks
+        # and its negative 'reserved for KV Cache' (vllm/worker/worker.py; raise_if_cache_size_invalid raises on
+        # num_gpu_blocks <= 0: rtx4060-qwen25-7b-util070-len4096-refused-v0), V1 a negative 'Available KV cache
+        # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0)
+        re.compile(
+            r"No available memory for the cache blocks|reserved for KV Cache is -|Available KV cache memory: -"
+            r"|(?:GPU|CUDA|cuda|rocm) blocks: 0\b"
+        ),
         "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "
         "--gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
+    ),
+    (  # Triton's refusal to compile an FP8 E4M3 kernel below compute capability 8.9 (vllm#26431 on an RTX 3090,
+        # vllm#26646 with --kv-cache-dtype fp8_e5m2 too): the card has no native FP8, and a Triton kernel in e4m3
+        # cannot run on it
+        re.compile(r"type fp8e4nv not supported in this architecture"),
+        "this GPU has no FP8 E4M3 (compute capability below 8.9): a Triton kernel vLLM compiles in fp8e4nv, for FP8 "
+        "block-quantized weights or an FP8 KV cache, cannot run on it: serve without --kv-cache-dtype fp8* and with a "
+        "checkpoint that is not FP8 block-quantized",
+    ),
+    (
+        re.compile(r"^Killed$"),
+        "the process was killed (SIGKILL), most often by the host's out-of-memory killer: host RAM ran out (on a "
+        "unified-memory board such as a Jetson or a GB10 the GPU pool is taken from that RAM too): lower "
+        "--gpu-memory-utilization, and on V0 --swap-space (CPU KV blocks are host RAM)",
     ),
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError"),
@@ -211,13 +242,15 @@ def failure_cause(text: str) -> str | None:
                 "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
                 "booting and 0.95 failing on v5e-1)"
             )
+    bare = [_bare(line) for line in lines]
     for pattern, cause in _CAUSES:
-        for line in lines:
+        for line in bare:
             if match := pattern.search(line):
                 return cause.format(*match.groups())
-    exceptions = [m.group(1) for line in lines if (m := _EXCEPTION.match(_bare(line)))]
+    exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
     if exceptions:
-        return redact(exceptions[-1])[:300]
+        causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions
+        return redact(causes[-1])[:300]
     return None
 
 
@@ -354,10 +387,32 @@ def planned_concurrency(plan: Plan, context: int) -> float:
     return plan.kv_tokens / (-(-context // plan.block_size) * plan.block_size)
 
 
+def _compare_gpu_pool(plan: Plan, boot: BootRecord, notes: list[str]) -> bool | None:
+    """A vLLM GPU log without a token line, by what it prints instead: V0's block count ('# GPU blocks: N',
+    executor_base.py; per GPU, exact) or the pool per GPU ('Available KV cache memory' / V0's 'reserved for KV
+    Cache is', 2 decimals: +-0.005 GiB). None when it prints neither (or has a token line, compared instead)."""
+    budget = plan.memory_budget
+    if plan.engine != "vllm-gpu" or budget is None or boot.kv_cache_tokens is not None:
+        return None
+    if boot.kv_cache_num_blocks is not None:
+        if boot.kv_cache_num_blocks == plan.num_blocks:
+            return True
+        notes.append(f"KV blocks per GPU: planned {plan.num_blocks:,}, reported {boot.kv_cache_num_blocks:,}")
+        return False
+    if boot.kv_cache_gib is None:
+        return None
+    planned = budget.kv_cache_bytes / GIB
+    if abs(planned - boot.kv_cache_gib) <= 0.005 + 1e-9:
+        return True
+    notes.append(f"KV pool per GPU: planned {planned:.2f} GiB, reported {boot.kv_cache_gib:.2f} GiB")
+    return False
+
+
 def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: list[str]) -> bool:
-    """KV tokens (exact), concurrency (0.01, as vLLM prints it) and the TPU pool (the log's 2-decimal GiB,
-    +-0.005). Returns whether they agree; appends what differs to `notes`."""
-    agrees = True
+    """KV tokens (exact), concurrency (0.01, as vLLM prints it), the TPU pool (the log's 2-decimal GiB,
+    +-0.005) and, on a GPU log without a token line, its blocks or pool (_compare_gpu_pool). Returns whether they
+    agree; appends what differs to `notes`."""
+    agrees = _compare_gpu_pool(plan, boot, notes) is not False
     tokens, planned = boot.kv_cache_tokens, planned_log_tokens(plan)
     if tokens is not None and tokens != planned:
         agrees = False
@@ -423,27 +478,32 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
 
     Tokens must match exactly (the figure the engine's version prints: planned_log_tokens), concurrency to
     0.01 (vLLM prints two decimals; recomputed for the context the log states it for), the TPU KV pool at
-    the log's 2-decimal GiB precision, the block size from the TPU shape line. Known log lies become
-    `flags`. A log with neither KV tokens nor a KV pool has nothing to compare: `compared` and `agrees`
-    are False and the note says so.
+    the log's 2-decimal GiB precision, the block size from the TPU shape line; a GPU log without a token line by
+    its blocks or pool per GPU (_compare_gpu_pool). Known log lies become `flags`. A log with none of these has
+    nothing to compare: `compared` and `agrees` are False and the note says so. A boot that failed (the grammar's
+    failure_cause) is flagged 'boot-failed' and its cause leads the note, whatever else compares.
     """
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
     notes: list[str] = []
     reported_pool = int(boot.hbm_gib["avail"] * GIB) if "avail" in boot.hbm_gib else None
-    compared = boot.kv_cache_tokens is not None or reported_pool is not None
+    gpu_figure = plan.engine == "vllm-gpu" and (boot.kv_cache_num_blocks is not None or boot.kv_cache_gib is not None)
+    compared = any(x is not None for x in (boot.kv_cache_tokens, reported_pool, boot.max_concurrency)) or gpu_figure
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)
     if not compared:
         notes.insert(
             0,
-            "nothing to compare: the log reported neither KV tokens nor the KV pool "
-            "(no KV cache size line, no memory statistics line)",
+            "nothing to compare: the log reported neither KV tokens, blocks, concurrency nor the KV pool "
+            "(no KV cache size, blocks or memory line)",
         )
     other = _other_deployment(plan, boot)
     if other:
         flags.append("other-deployment")
         notes.insert(0, other)
+    if boot.failure_cause:
+        flags.append("boot-failed")
+        notes.insert(0, f"the engine did not start: {boot.failure_cause}")
     return CrossCheck(
         planned_kv_tokens=planned_log_tokens(plan), reported_kv_tokens=boot.kv_cache_tokens,
         planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,

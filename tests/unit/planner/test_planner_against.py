@@ -156,3 +156,47 @@ def test_a_token_line_no_boot_of_the_plan_could_log_is_not_remembered(tmp_path: 
     log.write_text(f"INFO GPU KV cache size: {first.kv_tokens:,} tokens\n")
     api.plan(request.model_copy(update={"against": log}))
     assert api.plan(request).calibrated_from is not None
+
+
+def test_a_pool_fixed_by_kv_cache_memory_is_not_remembered(tmp_path: Path, monkeypatch) -> None:
+    # `plan --kv-cache-memory 6.51 GiB --against` a boot that logged the tokens of that pool (LMCache#1739's Qwen3-14B
+    # logged 6.51 GiB and 42,656 tokens) stored 'requested - weights - pool' as the deployment's overhead (37 GiB on an
+    # H100): the deployment key holds no pool, so the next plan of it without the flag was 'calibrated' to that
+    from onechip import api
+    from onechip.schemas.requests import PlanRequest
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    request = PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb")
+    first = api.plan(request)
+    pinned = request.model_copy(update={"kv_cache_memory_bytes": 2 * 1024**3})
+    log = tmp_path / "pinned.log"
+    log.write_text(f"INFO GPU KV cache size: {api.plan(pinned).kv_tokens:,} tokens\n")
+    api.plan(pinned.model_copy(update={"against": log}))
+    again = api.plan(request)
+    assert again.calibrated_from is None and again.kv_tokens == first.kv_tokens
+
+
+def test_a_v0_log_is_compared_by_its_blocks_and_a_failed_boot_says_why() -> None:
+    # V0 prints '# GPU blocks: N' and no token line (vllm/executor/executor_base.py); dusty-nv/jetson-containers#795
+    # then ends with the shell's 'Killed'. Before: 'nothing to compare', the kill unmentioned
+    plan = plan_model("SmolLM2-135M-Instruct", "a100-80gb", "vllm-gpu", max_model_len=2048)
+    same = f"INFO 01-23 07:34:26 gpu_executor.py:122] # GPU blocks: {plan.num_blocks}, # CPU blocks: 4681\n"
+    assert crosscheck_log(plan, same).agrees
+    result = crosscheck_log(plan, f"INFO # GPU blocks: {plan.num_blocks + 1}, # CPU blocks: 4681\nKilled\n")
+    assert result.compared and not result.agrees and "boot-failed" in result.flags
+    assert result.note.startswith("the engine did not start: the process was killed (SIGKILL)")
+    assert f"KV blocks per GPU: planned {plan.num_blocks:,}, reported {plan.num_blocks + 1:,}" in result.note
+
+
+def test_a_gpu_log_with_only_its_pool_line_is_compared_by_the_pool() -> None:
+    # vllm#13882 (RTX 4060, V0): 'the rest of the memory reserved for KV Cache is -1.05GiB.' (2 decimals: +-0.005)
+    plan = plan_model("SmolLM2-135M-Instruct", "a100-80gb", "vllm-gpu", max_model_len=2048)
+    assert plan.memory_budget is not None
+    pool = plan.memory_budget.kv_cache_bytes / 1024**3
+    line = (
+        "INFO worker.py:267] model weights take 0.25GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.\n"
+    )
+    assert crosscheck_log(plan, line.format(pool)).agrees
+    result = crosscheck_log(plan, line.format(-1.05))
+    assert result.compared and not result.agrees
+    assert f"KV pool per GPU: planned {pool:.2f} GiB, reported -1.05 GiB" in result.note

@@ -94,3 +94,58 @@ def test_a_table_row_of_the_tpu_log_is_not_a_compose_column() -> None:
         "m",
     )
     assert record.kv_cache_gib == 5.52 and not record.errors
+
+
+def test_a_systemd_journal_head_hides_no_warning() -> None:
+    # 1CatAI/1Cat-vLLM#237, vLLM as a systemd service: 'авг 18 14:14:46 llm python3[28147]: (Worker pid=28147) WARNING
+    # 08-18 14:14:46 [custom_all_reduce.py:174] Custom allreduce is disabled ...' on each of the 4 workers
+    record = _read("v100x4-1cat-len8192-journald")
+    assert len(record.warnings) == 4 and all("Custom allreduce is disabled" in w for w in record.warnings)
+    assert (record.kv_cache_gib, record.kv_cache_tokens, record.max_concurrency) == (5.35, 215401, 26.29)
+    journal = "авг 18 14:15:09 llm python3[28059]: (EngineCore pid=28059) ValueError: No available memory for the cache"
+    assert read_boot_log(journal, "vllm", "m").errors  # an error line behind the same head is one too
+
+
+def test_a_process_killed_by_the_oom_killer_is_a_failed_boot() -> None:
+    # dusty-nv/jetson-containers#795, Jetson Orin NX 16GB: the pool is sized ('# GPU blocks: 11836, # CPU blocks:
+    # 4681'), then the shell's 'Killed' and nothing more
+    record = _read("jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063")
+    assert record.errors == ["Killed"]
+    assert record.failure_cause is not None and "out-of-memory killer" in record.failure_cause
+    assert "--swap-space" in record.failure_cause  # its 4,681 CPU blocks are 4 GiB of the same 16 GB
+
+
+def test_a_negative_pool_names_the_cause_when_the_paste_stops_before_the_exception() -> None:
+    # vllm#13882, RTX 4060: 'the rest of the memory reserved for KV Cache is -1.05GiB.', '# cuda blocks: 0', then a
+    # traceback cut before V0's 'No available memory for the cache blocks' (vllm/worker/worker.py)
+    record = _read("rtx4060-qwen25-7b-util070-len4096-refused-v0")
+    assert (record.kv_cache_gib, record.kv_cache_num_blocks) == (-1.05, 0)
+    assert record.failure_cause is not None and record.failure_cause.startswith("weights and the profiling peak")
+
+
+def test_tritons_fp8e4nv_refusal_is_named_not_its_wrapper() -> None:
+    # vllm#26431, RTX 3090: 'ValueError("type fp8e4nv not supported in this architecture. ...")' inside
+    # 'triton.compiler.errors.CompilationError: at 1:0:', the one exception line of the form 'Name: text'
+    record = _read("rtx3090-fp8e4nv-triton-refused")
+    assert record.failure_cause is not None
+    assert "no FP8 E4M3 (compute capability below 8.9)" in record.failure_cause
+    assert "CompilationError" not in record.failure_cause
+
+
+def test_a_build_without_version_metadata_reports_no_version() -> None:
+    # livepeer/ai-runner#230: 'Initializing an LLM engine (vdev) with config: model=..., tensor_parallel_size=2'
+    record = _read("gpu2-llama31-8b-tp2-len8192-vdev")
+    assert record.engine_version is None
+    assert (record.logged["max_model_len"], record.logged["tensor_parallel_size"]) == ("8192", "2")
+
+
+def test_the_cause_is_the_workers_exception_not_the_wrappers_after_it() -> None:
+    # llm-d-planner's Qwen3-14B at TP 5: the worker's 'AssertionError: 151936 is not divisible by 5', then the
+    # executor's 'Exception: WorkerProc initialization failed ... See stack trace for root cause.' and the client's
+    # 'RuntimeError: Engine core initialization failed. See root cause above.' (vllm/v1/engine/utils.py)
+    record = _read("h100x5-qwen3-14b-tp5-refused-v0190")
+    assert record.failure_cause == "AssertionError: 151936 is not divisible by 5"
+    # a log holding only the wrapper still names it (gpu-qwen3-vl-8b-len4096-eager-dev15312)
+    assert _read("gpu-qwen3-vl-8b-len4096-eager-dev15312").failure_cause == (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
+    )
