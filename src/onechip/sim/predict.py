@@ -64,6 +64,23 @@ from onechip.sim.steptime import budget_tokens, step_model
 # v6e-1 cells, 12.0 / 51.6 / 11.0% against 12.4 / 56.1 / 11.4%): with drawn phases the cells cannot split the two,
 # so what it moves rests on the even split chosen, and where they can (--replay) the gce and config-validation fits
 # put 81-92% of the overhead on the serial server.
+# The TPU runner's request-count padding is not modelled either. tpu-inference pads a step's requests to 8, then the
+# next power of two, capped at max_num_seqs (runner/utils.py get_padded_num_reqs_with_upper_limit); on that count it
+# gathers the hidden states and computes the logits (tpu_runner.py _prepare_inputs logits_indices, _execute_model
+# compute_logits_fn) and samples over (padded requests, vocabulary) (_sample_from_logits); attention is padded to
+# max_num_seqs whatever the count (runner/utils.py get_attn_req_paddings, ATTN_BUCKETIZED_NUM_REQS off by default), and
+# the host's per-request work loops over the real requests. Tried on vllm-tpu plans (2026-12-03, STEP_MODEL 6, `corpus
+# --fits` seed-v5e-1, gemma4dev-v6e-1-config-validation, gce-v6e-1-2026-08-10, gke-v6e-1-2026-08-25 `--grids` those and
+# survey-v5e-1-dollars, gemma4dev-v6e-1-sweep-one-client), tok/s / TTFT / TPOT MAPE against 12.7 / 35.7 / 9.6%
+# calibrated and 12.9 / 34.6 / 11.7% carried by measured efficiencies (same family) without it: per_seq_s on the padded
+# count, 11.0 / 32.3 / 11.3% and 13.4 / 39.0 / 12.7% (the one-client sweep's TPOT 2.5% -> 12.5%: eight padded requests
+# make every one-client step host-bound, 5.7 ms at any context against 4.7-5.2 measured); a fitted device term per
+# padded request (StepTerms field, in the fit and carried by bandwidth), 11.4 / 32.8 / 10.7% and 14.5 / 33.4 / 16.7%,
+# the term pinned by no fit (0.10-0.18 ms a padded request; one pass over a padded row's 262,144 float32 logits at v6e's
+# 1,640 GB/s takes 0.6 us). Each makes TPOT worse, so neither is kept. gke's 1,024 x 32 cell (TPOT 18.4 ms, 8.7 at 16
+# clients) comes out 14.0 / 14.4 ms from the config-validation / gce fits without, 15.4 / 17.4 with the first, 15.4 /
+# 18.6 with the second: by its bytes the padding's own work cannot make that jump (9.7 ms over 16 more padded requests
+# is 0.6 ms each, about a thousand passes over a row's logits).
 START_SPREAD_S: float | None = None
 
 
