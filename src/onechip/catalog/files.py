@@ -702,8 +702,25 @@ class V2RunnerRule(VersionedRule):
     )
     sampler_logits_only: bool = Field(
         description="Its _dummy_sampler_run warms the sampler on logits only (GpuMemoryRule.sampler_logits_only); "
-        "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, planned with the "
-        "memory rule's sampler_bytes_per_seq_vocab."
+        "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, sized by "
+        "param_pass_fp32_copies and flashinfer_fp32_copies (planner.gpu_memory.v2_param_pass_bytes)."
+    )
+    param_pass_fp32_copies: int = Field(
+        default=0,
+        ge=0,
+        description="[rows, vocab] fp32 tensors the warm-up-parameter pass holds beside the model-dtype logits "
+        "whatever the top-k/top-p backend (the processed-logits copy); 0 where sampler_logits_only.",
+    )
+    flashinfer_fp32_copies: int = Field(
+        default=0,
+        ge=0,
+        description="More [rows, vocab] fp32 tensors at that pass's peak where vLLM samples on FlashInfer "
+        "(top_k_mask_logits' output and its softmax).",
+    )
+    flashinfer_capability: tuple[int, int] | None = Field(
+        default=None,
+        description="Lowest and highest CUDA compute capability x 10 (inclusive) on which the pass samples on "
+        "FlashInfer (flashinfer_sampler_supported); other cards, AMD ones among them, take the Triton top-k/top-p.",
     )
     encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
         description="What this runner's multimodal encoder profiling leaves allocated through the text dummy forward "

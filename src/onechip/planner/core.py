@@ -51,6 +51,7 @@ from onechip.planner.gpu_memory import (
     tp_extra_bytes,
     tp_rule_for_chips,
     tpu_rope_cache_bytes,
+    v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
@@ -1305,7 +1306,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         mm_counts=r.mm.counts,
         states=_state_cache(r),
-        sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
+        sampler_bytes_per_seq_vocab=_sampler_bytes(r),
         tp_extra=_tp_extra(r),
         group_size_max_ratio=group_size_max_ratio(rules, request.engine_version),
         encoder_rule=(
@@ -1521,6 +1522,30 @@ def _flashinfer_bytes(r: _Resolved) -> float | None:
     if fi is None or not _flashinfer_in_play(r) or not _flashinfer_installed(r):
         return None
     return flashinfer_sampler_bytes(fi, DTYPE_BYTES[r.dtype_name])
+
+
+def _sampler_bytes(r: _Resolved) -> float | None:
+    """Bytes per (sequence x vocab) element of the sampler warm-up where the runner, the release or the install
+    decides it: the V2 model runner's warm-up-parameter pass (engines.json v2_runner_rules, from 0.33.0;
+    planner.gpu_memory.v2_param_pass_bytes), else the FlashInfer warm-up (_flashinfer_bytes); None: the memory
+    rule's figure."""
+    v2 = _v2_runner_rule(r)
+    if v2 is None or v2.sampler_logits_only or not _memory_rule(r).v2_runner:
+        return _flashinfer_bytes(r)
+    copies = v2.param_pass_fp32_copies + (v2.flashinfer_fp32_copies if _v2_samples_on_flashinfer(r, v2) else 0)
+    return v2_param_pass_bytes(r.src.text_config, DTYPE_BYTES[r.dtype_name], r.request.tensor_parallel_size, copies)
+
+
+def _v2_samples_on_flashinfer(r: _Resolved, v2: V2RunnerRule) -> bool:
+    """vLLM's flashinfer_sampler_supported for the card (vllm/v1/sample/ops/topk_topp_sampler.py): CUDA only (not
+    an AMD card) and a compute capability within v2.flashinfer_capability (FlashInferBackend.
+    supports_compute_capability). A card of unknown capability is taken to take it (the larger peak); the
+    '> 16 SMs' test and VLLM_USE_FLASHINFER_SAMPLER=0 are not modelled."""
+    if v2.flashinfer_capability is None or r.acc.manufacturer == "AMD":
+        return False
+    capability = r.acc.compute_capability
+    low, high = v2.flashinfer_capability
+    return capability is None or low <= capability <= high
 
 
 def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:

@@ -1045,6 +1045,18 @@ def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_paralle
     return dtype_bytes * factor
 
 
+def v2_param_pass_bytes(
+    text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int, fp32_copies: int
+) -> float:
+    """Bytes per (row x vocab) element at the peak of the V2 model runner's sampler warm-up from vLLM 0.33.0, which
+    after the logits-only pass runs one with SamplingParams.for_sampler_warmup (read in the 0.33.0 sdist:
+    vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, 'Warmup-param pass'): the model-dtype logits the caller
+    holds plus `fp32_copies` [rows, vocab] fp32 tensors (Sampler.apply_sampling_params' 'torch.empty_like(logits,
+    dtype=torch.float32).copy_(logits)', an fp32 model's included; on FlashInfer, top_k_mask_logits' output and its
+    softmax: engines.json v2_runner_rules), at least compute_logits' own peak (v2_sampler_bytes), which comes first."""
+    return max(v2_sampler_bytes(text, dtype_bytes, tensor_parallel_size), dtype_bytes + 4 * fp32_copies)
+
+
 def flashinfer_sampler_applies(rule: SamplerBackendRule | None, version: str | None, installed: bool) -> bool:
     """Whether vLLM `version`'s V1 sampler warms up on FlashInfer: the release picks it by default when
     flashinfer is importable (rule: engines.json `flashinfer_sampler`) and `installed` says it is. version None
