@@ -558,6 +558,30 @@ class FusedMoeBufferRule(VersionedRule):
         description="Marlin MoE (engines.json `marlin_moe_buffers`): the expert intermediate size is zero-padded "
         "to a multiple of lcm(this, the checkpoint's group size) before the buffers are sized; None: not padded.",
     )
+    fp8_triton_capabilities: list[int] = Field(
+        default_factory=list,
+        description="persistent: CUDA compute capabilities x 10 on which the fp8 MoE oracle gives a w8a8 fp8 "
+        "checkpoint (block-quantized, or with dynamic activation scales) the Triton experts, whose workspace is the "
+        "unquantized one's (planner.gpu_memory.quantized_moe_on_triton); elsewhere not planned.",
+    )
+    fp8_static_triton_capabilities: list[int] = Field(
+        default_factory=list,
+        description="persistent: the same for static per-tensor fp8 weights and activations (on later cards a "
+        "FlashInfer CUTLASS kernel without that workspace takes them).",
+    )
+    fp8_triton_rocm: bool = Field(
+        default=False, description="persistent: a w8a8 fp8 checkpoint's MoE takes the Triton experts on ROCm."
+    )
+    int8_triton: bool = Field(
+        default=False,
+        description="persistent: a w8a8 int8 checkpoint with dynamic activation scales takes the Triton experts "
+        "(CUDA capability 7.5 and later, ROCm).",
+    )
+    quantized_on_triton: bool = Field(
+        default=False,
+        description="This plan's quantized checkpoint takes the Triton experts, so the persistent workspace is "
+        "planned for it. Set by planner.core._moe_buffers, not in engines.json.",
+    )
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 

@@ -47,6 +47,7 @@ from onechip.planner.gpu_memory import (
     marlin_moe_group,
     nvls_bytes,
     p2p_buffer_bytes,
+    quantized_moe_on_triton,
     select_rule,
     tp_extra_bytes,
     tp_rule_for_chips,
@@ -1446,13 +1447,21 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
 
 def _moe_buffers(r: _Resolved) -> tuple[FusedMoeBufferRule | None, MarlinMoe | None]:
     """How the release holds the checkpoint's fused-MoE buffers: engines.json marlin_moe_buffers for a weight-only
-    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers."""
+    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers, marked
+    quantized_on_triton where that release runs a w8a8 checkpoint's MoE on the Triton experts on this card
+    (planner.gpu_memory.quantized_moe_on_triton)."""
     rules, version = r.rules, r.request.engine_version
     group = marlin_moe_group(r.src.config.data)
     if group is not None and rules.marlin_moe_buffers:
-        rule = select_rule(rules.marlin_moe_buffers, version)
-        return rule, MarlinMoe(group_size=group, tile=rule.intermediate_tile)
-    return (select_rule(rules.fused_moe_buffers, version) if rules.fused_moe_buffers else None), None
+        marlin = select_rule(rules.marlin_moe_buffers, version)
+        return marlin, MarlinMoe(group_size=group, tile=marlin.intermediate_tile)
+    if not rules.fused_moe_buffers:
+        return None, None
+    rule = select_rule(rules.fused_moe_buffers, version)
+    on_triton = r.acc.kind == "gpu" and quantized_moe_on_triton(
+        r.src.config.data, rule, capability=r.acc.compute_capability, amd=r.acc.manufacturer == "AMD"
+    )
+    return (rule.model_copy(update={"quantized_on_triton": True}) if on_triton else rule), None
 
 
 def _offload_copies_layer(r: _Resolved) -> bool:

@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from onechip.catalog.files import (
     CudaGraphRule,
@@ -123,9 +123,11 @@ def moe_workspace_bytes(
     tensor_parallel_size: int,
     tokens: int,
     marlin: MarlinMoe | None = None,
+    quantized_on_triton: bool = False,
 ) -> int:
     """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
-    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
+    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4, unless `marlin` or
+    `quantized_on_triton` says the kernel is one that does).
 
     Shapes of the modular kernel's TritonExperts, the kernel vLLM picks for unquantized MoE (the 0.19.0 logs
     print 'oracle/unquantized.py:186] Using TRITON backend for Unquantized MoE', llm-d-planner@d3121e059da8
@@ -144,8 +146,11 @@ def moe_workspace_bytes(
     marlin: a weight-only quantized checkpoint whose MoE runs on Marlin (marlin_moe_group): its buffers are sized
     as these, MarlinExperts.workspace_shapes giving the same bytes (engines.json `marlin_moe_buffers`), over the
     expert intermediate size as Marlin pads it (MarlinMoe.tile).
+    quantized_on_triton: a w8a8 fp8 / int8 checkpoint whose MoE the release runs on these same TritonExperts
+    (quantized_moe_on_triton): the same workspace, in the activation dtype (FusedMoEExpertsModular.workspace_dtype
+    returns it; the fp8 / int8 copies of the GEMM inputs are per call, not in the workspace).
     """
-    shape = _moe_shape(text, tensor_parallel_size, marlin)
+    shape = _moe_shape(text, tensor_parallel_size, marlin, triton=quantized_on_triton)
     if shape is None:
         return 0
     topk, n, hidden = shape
@@ -225,15 +230,67 @@ def fp8_input_bytes(rows: int, topk: int, n: float, hidden: int, block: int) -> 
     return max(copy(rows, hidden), copy(rows * topk, int(n / 2)))
 
 
+def _w8a8_scheme(config: Mapping[str, Any]) -> Literal["fp8", "fp8_static", "int8"] | None:
+    """The checkpoint's w8a8 kind, as vLLM's MoE oracles key it: 'fp8' (block-quantized, or activation scales
+    computed per call), 'fp8_static' (static per-tensor weight and activation scales), 'int8' (dynamic activation
+    scales); None for anything else (weight-only, static int8, other methods). quant_method 'fp8': weight_block_size
+    or activation_scheme (vllm/model_executor/layers/quantization/fp8.py); 'compressed-tensors': every config group's
+    weights and input_activations (type, num_bits, strategy, dynamic)."""
+    text = config.get("text_config")
+    quant = config.get("quantization_config")
+    if quant is None and isinstance(text, Mapping):
+        quant = text.get("quantization_config")
+    if not isinstance(quant, Mapping):
+        return None
+    method = str(quant.get("quant_method", "")).lower()
+    if method == "fp8":
+        static = not quant.get("weight_block_size") and quant.get("activation_scheme") == "static"
+        return "fp8_static" if static else "fp8"
+    groups = quant.get("config_groups")
+    if method != "compressed-tensors" or not isinstance(groups, Mapping) or not groups:
+        return None
+    kinds: set[Literal["fp8", "fp8_static", "int8"] | None] = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        acts = group.get("input_activations") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or not isinstance(acts, Mapping) or weights.get("num_bits") != 8:
+            return None
+        kind = weights.get("type", "int")
+        if kind == "float" and acts.get("type", "float") == "float":
+            static = not acts.get("dynamic") and acts.get("strategy") == weights.get("strategy") == "tensor"
+            kinds.add("fp8_static" if static else "fp8")
+        else:
+            kinds.add("int8" if kind == "int" and acts.get("type", "int") == "int" and acts.get("dynamic") else None)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def quantized_moe_on_triton(
+    config: Mapping[str, Any], rule: FusedMoeBufferRule, *, capability: int | None, amd: bool
+) -> bool:
+    """Whether the release (rule: engines.json `fused_moe_buffers`) runs this w8a8 checkpoint's MoE on the Triton
+    experts, whose persistent workspace moe_workspace_bytes sizes (source in the rule). capability: the CUDA card's
+    compute capability x 10 (None: unknown, not planned); amd: a ROCm card. config: config.json."""
+    scheme = _w8a8_scheme(config)
+    if scheme == "int8":
+        return rule.int8_triton and (amd or (capability is not None and capability >= 75))
+    if scheme is None:
+        return False
+    if amd:
+        return rule.fp8_triton_rocm
+    return capability in (
+        rule.fp8_static_triton_capabilities if scheme == "fp8_static" else rule.fp8_triton_capabilities
+    )
+
+
 def _moe_shape(
-    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None, fp8: bool = False
+    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None, triton: bool = False
 ) -> tuple[int, float, int] | None:
     """(experts per token, N = 2 x expert intermediate / TP, K = hidden) of a MoE config the fused-MoE buffers are
     sized for; None for a dense model or a checkpoint with a quantization_config, unless `marlin` says its MoE runs
-    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size), or `fp8`
-    that it runs the Triton fused MoE with fp8 w8a8 (moe_call_bytes)."""
+    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size), or `triton`
+    that it runs the Triton fused MoE with w8a8 fp8 / int8 (moe_call_bytes, moe_workspace_bytes)."""
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None and not fp8):
+    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None and not triton):
         return None
     topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
     if not topk:
@@ -275,7 +332,7 @@ def moe_call_bytes(
     rule.fp8_input_copy, an fp8 checkpoint (fp8_moe_block) gets the same caches plus the larger fp8 copy of a GEMM's
     input (fp8_input_bytes). 0 for a dense model."""
     block = fp8_moe_block(text) if rule.fp8_input_copy and marlin is None else None
-    shape = _moe_shape(text, tensor_parallel_size, marlin, fp8=block is not None)
+    shape = _moe_shape(text, tensor_parallel_size, marlin, triton=block is not None)
     if shape is None:
         return 0
     topk, n, hidden = shape
@@ -982,6 +1039,7 @@ def activation_bytes(
         tensor_parallel_size=tensor_parallel_size,
         tokens=max_num_batched_tokens,
         marlin=marlin,
+        quantized_on_triton=moe_rule is not None and moe_rule.quantized_on_triton,
     )
     return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
 
