@@ -191,6 +191,14 @@ class GpuMemoryRule(VersionedRule):
         "stands for the no-peer-access footprint, which was measured under an accounting whose snapshot came before "
         "NCCL's init (planner.gpu_memory.tp_rule_for_chips). None: that footprint.",
     )
+    host_transport_tp_extra_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The TP >= 2 extra per GPU on a CUDA host whose NCCL transport keeps its buffers in host memory "
+        "(engines.json nccl_transports with tp_extra 'fixed': shm, net-nogdr), replacing that entry's fixed figure: "
+        "what NCCL puts on the device inside the profiling window when no communicator is opened there "
+        "(planner.gpu_memory.tp_extra_bytes). None: the entry's figure.",
+    )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
     cublas_workspace_bytes: int | None = Field(

@@ -1608,8 +1608,13 @@ def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
 
 def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
     """The memory rule as its TP >= 2 term holds on the request's chip, and whether the chip is off the boards that
-    term was measured on (planner.gpu_memory.tp_rule_for_chips)."""
+    term was measured on (planner.gpu_memory.tp_rule_for_chips); on an AMD card without host_transport_tp_extra_bytes
+    (vllm/distributed/device_communicators/cuda_communicator.py all_gather, 0.26.0 - 0.34.0 sdists: 'On ROCm, the
+    base-class all_gather (all_gather_into_tensor) is faster', so torch.distributed's communicator still opens in the
+    profiling window there)."""
     rule = _rule(r.rules, r.request, r.acc)
+    if r.acc.manufacturer == "AMD":  # ROCm keeps all_gather on torch.distributed, whose communicator opens lazily
+        rule = rule.model_copy(update={"host_transport_tp_extra_bytes": None})
     return tp_rule_for_chips(rule, r.rules.nccl_transports, (r.acc.name, r.acc.resolved_as))
 
 

@@ -1137,8 +1137,9 @@ def tp_extra_bytes(
 ) -> tuple[int, int]:
     """(estimate, least) of the TP >= 2 non-torch term per GPU for the NCCL transport between the ranks
     (engines.json `nccl_transports`): the rule's figure, that figure with a range down to 0 where what it holds
-    is not established, or a fixed device footprint where NCCL keeps its buffers in host memory. (0, 0) at TP 1;
-    the rule's figure for a transport the catalog does not rule on."""
+    is not established, or a fixed device footprint where NCCL keeps its buffers in host memory (the memory rule's
+    host_transport_tp_extra_bytes where it gives one: no communicator opened in the profiling window). (0, 0) at
+    TP 1; the rule's figure for a transport the catalog does not rule on."""
     if tensor_parallel_size <= 1:
         return 0, 0
     figure = rule.non_torch_tp_extra_bytes
@@ -1147,6 +1148,8 @@ def tp_extra_bytes(
         return figure, figure
     if found.tp_extra == "rule_or_none":
         return figure, min(figure, 0)
+    if rule.host_transport_tp_extra_bytes is not None:
+        return rule.host_transport_tp_extra_bytes, rule.host_transport_tp_extra_bytes
     fixed = min(found.fixed_bytes, figure)
     return fixed, fixed
 
