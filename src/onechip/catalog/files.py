@@ -582,8 +582,11 @@ class FusedMoeBufferRule(VersionedRule):
     )
     int8_triton: bool = Field(
         default=False,
-        description="persistent: a w8a8 int8 checkpoint with dynamic activation scales takes the Triton experts "
-        "(CUDA capability 7.5 and later, ROCm).",
+        description="persistent: a w8a8 int8 checkpoint with dynamic activation scales takes the Triton experts on "
+        "CUDA capability 7.5 and later.",
+    )
+    int8_triton_rocm: bool = Field(
+        default=False, description="persistent: the same on ROCm (TritonExperts' int8 on ROCm)."
     )
     quantized_on_triton: bool = Field(
         default=False,

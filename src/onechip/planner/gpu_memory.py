@@ -272,7 +272,7 @@ def quantized_moe_on_triton(
     compute capability x 10 (None: unknown, not planned); amd: a ROCm card. config: config.json."""
     scheme = _w8a8_scheme(config)
     if scheme == "int8":
-        return rule.int8_triton and (amd or (capability is not None and capability >= 75))
+        return rule.int8_triton_rocm if amd else rule.int8_triton and capability is not None and capability >= 75
     if scheme is None:
         return False
     if amd:

@@ -1,8 +1,8 @@
-"""W8A8 MoE checkpoints on vLLM's Triton experts from 0.33.0 (engines.json vllm-gpu fused_moe_buffers, 0.33.0 rule):
-the fp8 and int8 MoE oracles (vllm/model_executor/layers/fused_moe/oracle/fp8.py, int8.py, 0.33.0 and 0.34.0 sdists)
-give such a checkpoint TritonExperts on the cards the rule lists, and TritonExperts.workspace_shapes
-(experts/triton_moe.py) is the unquantized workspace, held in the activation dtype by the persistent workspace
-manager. Before that rule no fused-MoE buffers were planned for any quantized checkpoint off Marlin."""
+"""W8A8 MoE checkpoints on vLLM's Triton experts from 0.20.0 (engines.json vllm-gpu fused_moe_buffers): the fp8 and
+int8 MoE oracles (vllm/model_executor/layers/fused_moe/oracle/fp8.py, int8.py, read in the 0.20.0 - 0.34.0 sdists
+the rules name) give such a checkpoint TritonExperts on the cards the rules list, and TritonExperts.workspace_shapes
+is the unquantized workspace, held in the activation dtype by the persistent workspace manager. Until these rules no
+fused-MoE buffers were planned for any quantized checkpoint off Marlin."""
 
 from __future__ import annotations
 
@@ -71,10 +71,20 @@ def test_which_checkpoints_take_the_triton_experts(
     assert quantized_moe_on_triton(config, _rule(), capability=capability, amd=amd) is expected
 
 
-def test_releases_before_0_33_plan_none() -> None:
-    # not read for 0.14.0 - 0.32.x: the rule there plans no workspace for a quantized checkpoint
-    config = {"quantization_config": BLOCK_FP8}
-    assert not quantized_moe_on_triton(config, _rule("0.32.0"), capability=90, amd=False)
+@pytest.mark.parametrize(
+    ("version", "quant", "amd", "expected"),
+    [
+        ("0.19.0", BLOCK_FP8, False, False),  # before 0.20.0 not read: no workspace planned, as before
+        ("0.20.0", BLOCK_FP8, False, True),  # the same oracle order and Hopper clause (0.20.0 sdist)
+        ("0.32.0", BLOCK_FP8, False, True),
+        ("0.32.0", BLOCK_FP8, True, False),  # ROCm fp8 left to the ROCm range measured without it before 0.33.0
+        ("0.26.0", CT_INT8_DYNAMIC, True, False),  # TritonExperts' int8 is CUDA-only in the 0.20.0 - 0.26.0 sdists
+        ("0.28.0", CT_INT8_DYNAMIC, True, True),  # '... or current_platform.is_rocm()' (0.28.0 sdist)
+    ],
+)
+def test_by_release(version: str, quant: dict[str, Any], amd: bool, expected: bool) -> None:
+    config = {"quantization_config": quant}
+    assert quantized_moe_on_triton(config, _rule(version), capability=90, amd=amd) is expected
 
 
 def _activation(tmp_path: Path, quant: dict[str, Any] | None, chip: str, version: str) -> int:
@@ -103,10 +113,8 @@ def test_the_block_fp8_workspace_on_0_33(tmp_path: Path, chip: str, planned: boo
     assert fp8 == (unquantized if planned else unquantized - WORKSPACE)
 
 
-def test_int8_on_an_a100(tmp_path: Path) -> None:
-    assert _activation(tmp_path, CT_INT8_DYNAMIC, "a100-80gb", "0.33.0") == _activation(
-        tmp_path, None, "a100-80gb", "0.33.0"
-    )
-    assert _activation(tmp_path, CT_INT8_DYNAMIC, "a100-80gb", "0.32.0") == (
-        _activation(tmp_path, None, "a100-80gb", "0.32.0") - WORKSPACE
-    )
+@pytest.mark.parametrize(("version", "planned"), [("0.19.0", False), ("0.20.0", True), ("0.33.0", True)])
+def test_int8_on_an_a100(tmp_path: Path, version: str, planned: bool) -> None:
+    unquantized = _activation(tmp_path, None, "a100-80gb", version)
+    int8 = _activation(tmp_path, CT_INT8_DYNAMIC, "a100-80gb", version)
+    assert int8 == (unquantized if planned else unquantized - WORKSPACE)
