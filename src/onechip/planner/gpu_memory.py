@@ -21,7 +21,9 @@ profile_run): the larger of
     hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits);
     the V2 model runner (`v2_runner`; `sampler_logits_only` before 0.33.0) warms up on dummy requests
     without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
-    model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
+    model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p; from 0.33.0 a
+    second pass with warm-up sampling parameters holds an fp32 copy of them and, on FlashInfer, two more
+    (v2_param_pass_bytes);
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes` (where the rule
 gives it, torch's cuBLAS workspace for the card instead: cublas_workspace_rule). Before 0.14.0
 vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
@@ -29,7 +31,9 @@ layer's forward (its hidden tensors and one call's caches) is a third candidate 
 and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
 forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in. A weight-only quantized MoE
 checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers by engines.json `marlin_moe_buffers`
-(marlin_moe_group). Where the token ids enter the compiled graph (no multimodal tower served) and the rule says so
+(marlin_moe_group); a w8a8 fp8 / int8 one that the release's MoE oracle gives the Triton experts on the card holds
+the unquantized workspace (quantized_moe_on_triton, engines.json `fused_moe_buffers`).
+Where the token ids enter the compiled graph (no multimodal tower served) and the rule says so
 (`cold_compile_embedding_copy`), a cold torch.compile inside the profiling window bounds the peak from below by
 Inductor's benchmark copy of the embedding table (cold_compile_bytes; a warm compile cache skips it: the high end).
 
