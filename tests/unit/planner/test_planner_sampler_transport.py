@@ -111,11 +111,11 @@ def test_tp_extra_by_nccl_transport() -> None:
 @pytest.mark.parametrize(("version", "expected"), [("0.20.0", NCCL_LEFT_ON_DEVICE), ("0.25.0", NCCL_LEFT_ON_DEVICE),
                                                     ("0.26.0", 0), ("0.33.0", 0)])  # fmt: skip
 def test_host_buffer_transports_from_0_26(version: str, expected: int) -> None:
-    # vllm/distributed/device_communicators/cuda_communicator.py: no all_gather of its own in the 0.16.0 - 0.25.0
-    # sdists (the base class's dist.all_gather_into_tensor opens torch.distributed's communicator lazily inside
-    # the profiling window); from 0.26.0 all_gather goes through the PyNcclCommunicator built before the init
-    # snapshot (vllm/v1/worker/gpu_worker.py init_device), so the SHM / non-GDR NET transports, whose buffers are in
-    # host memory, put nothing of a new communicator on the device there
+    # vllm/distributed/device_communicators/cuda_communicator.py: no all_gather of its own in the 0.16.0 - 0.24.0
+    # sdists, and 0.25.0's calls the base class off symmetric memory (dist.all_gather_into_tensor opens
+    # torch.distributed's communicator lazily inside the profiling window); from 0.26.0 all_gather goes through the
+    # PyNcclCommunicator built before the init snapshot (vllm/v1/worker/gpu_worker.py init_device), so the SHM /
+    # non-GDR NET transports, whose buffers are in host memory, put nothing of a new communicator on the device there
     rule = next(r for r in RULES.memory_rules if r.covers(version))
     for host_buffers in ("shm", "net-nogdr"):
         assert tp_extra_bytes(rule, RULES.nccl_transports, host_buffers, 2) == (expected, expected)
