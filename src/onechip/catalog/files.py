@@ -191,6 +191,14 @@ class GpuMemoryRule(VersionedRule):
         "stands for the no-peer-access footprint, which was measured under an accounting whose snapshot came before "
         "NCCL's init (planner.gpu_memory.tp_rule_for_chips). None: that footprint.",
     )
+    host_transport_tp_extra_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The TP >= 2 extra per GPU on a CUDA host whose NCCL transport keeps its buffers in host memory "
+        "(engines.json nccl_transports with tp_extra 'fixed': shm, net-nogdr), replacing that entry's fixed figure: "
+        "what NCCL puts on the device inside the profiling window when no communicator is opened there "
+        "(planner.gpu_memory.tp_extra_bytes). None: the entry's figure.",
+    )
     non_torch_spread_bytes: int = Field(description="+- spread of the non-torch term seen in logs, bytes.")
     activation_base_bytes: int = Field(description="Activation peak not explained by the terms below, bytes.")
     cublas_workspace_bytes: int | None = Field(
@@ -558,6 +566,33 @@ class FusedMoeBufferRule(VersionedRule):
         description="Marlin MoE (engines.json `marlin_moe_buffers`): the expert intermediate size is zero-padded "
         "to a multiple of lcm(this, the checkpoint's group size) before the buffers are sized; None: not padded.",
     )
+    fp8_triton_capabilities: list[int] = Field(
+        default_factory=list,
+        description="persistent: CUDA compute capabilities x 10 on which the fp8 MoE oracle gives a w8a8 fp8 "
+        "checkpoint (block-quantized, or with dynamic activation scales) the Triton experts, whose workspace is the "
+        "unquantized one's (planner.gpu_memory.quantized_moe_on_triton); elsewhere not planned.",
+    )
+    fp8_static_triton_capabilities: list[int] = Field(
+        default_factory=list,
+        description="persistent: the same for static per-tensor fp8 weights and activations (on later cards a "
+        "FlashInfer CUTLASS kernel without that workspace takes them).",
+    )
+    fp8_triton_rocm: bool = Field(
+        default=False, description="persistent: a w8a8 fp8 checkpoint's MoE takes the Triton experts on ROCm."
+    )
+    int8_triton: bool = Field(
+        default=False,
+        description="persistent: a w8a8 int8 checkpoint with dynamic activation scales takes the Triton experts on "
+        "CUDA capability 7.5 and later.",
+    )
+    int8_triton_rocm: bool = Field(
+        default=False, description="persistent: the same on ROCm (TritonExperts' int8 on ROCm)."
+    )
+    quantized_on_triton: bool = Field(
+        default=False,
+        description="This plan's quantized checkpoint takes the Triton experts, so the persistent workspace is "
+        "planned for it. Set by planner.core._moe_buffers, not in engines.json.",
+    )
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
@@ -702,8 +737,25 @@ class V2RunnerRule(VersionedRule):
     )
     sampler_logits_only: bool = Field(
         description="Its _dummy_sampler_run warms the sampler on logits only (GpuMemoryRule.sampler_logits_only); "
-        "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, planned with the "
-        "memory rule's sampler_bytes_per_seq_vocab."
+        "False: it also runs a pass with SamplingParams.for_sampler_warmup, the fp32 pipeline, sized by "
+        "param_pass_fp32_copies and flashinfer_fp32_copies (planner.gpu_memory.v2_param_pass_bytes)."
+    )
+    param_pass_fp32_copies: int = Field(
+        default=0,
+        ge=0,
+        description="[rows, vocab] fp32 tensors the warm-up-parameter pass holds beside the model-dtype logits "
+        "whatever the top-k/top-p backend (the processed-logits copy); 0 where sampler_logits_only.",
+    )
+    flashinfer_fp32_copies: int = Field(
+        default=0,
+        ge=0,
+        description="More [rows, vocab] fp32 tensors at that pass's peak where vLLM samples on FlashInfer "
+        "(top_k_mask_logits' output and its softmax).",
+    )
+    flashinfer_capability: tuple[int, int] | None = Field(
+        default=None,
+        description="Lowest and highest CUDA compute capability x 10 (inclusive) on which the pass samples on "
+        "FlashInfer (flashinfer_sampler_supported); other cards, AMD ones among them, take the Triton top-k/top-p.",
     )
     encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
         description="What this runner's multimodal encoder profiling leaves allocated through the text dummy forward "

@@ -47,10 +47,12 @@ from onechip.planner.gpu_memory import (
     marlin_moe_group,
     nvls_bytes,
     p2p_buffer_bytes,
+    quantized_moe_on_triton,
     select_rule,
     tp_extra_bytes,
     tp_rule_for_chips,
     tpu_rope_cache_bytes,
+    v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
 from onechip.planner.kv_groups import StateCache
@@ -1305,7 +1307,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         mm_counts=r.mm.counts,
         states=_state_cache(r),
-        sampler_bytes_per_seq_vocab=_flashinfer_bytes(r),
+        sampler_bytes_per_seq_vocab=_sampler_bytes(r),
         tp_extra=_tp_extra(r),
         group_size_max_ratio=group_size_max_ratio(rules, request.engine_version),
         encoder_rule=(
@@ -1445,13 +1447,21 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
 
 def _moe_buffers(r: _Resolved) -> tuple[FusedMoeBufferRule | None, MarlinMoe | None]:
     """How the release holds the checkpoint's fused-MoE buffers: engines.json marlin_moe_buffers for a weight-only
-    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers."""
+    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers, marked
+    quantized_on_triton where that release runs a w8a8 checkpoint's MoE on the Triton experts on this card
+    (planner.gpu_memory.quantized_moe_on_triton)."""
     rules, version = r.rules, r.request.engine_version
     group = marlin_moe_group(r.src.config.data)
     if group is not None and rules.marlin_moe_buffers:
-        rule = select_rule(rules.marlin_moe_buffers, version)
-        return rule, MarlinMoe(group_size=group, tile=rule.intermediate_tile)
-    return (select_rule(rules.fused_moe_buffers, version) if rules.fused_moe_buffers else None), None
+        marlin = select_rule(rules.marlin_moe_buffers, version)
+        return marlin, MarlinMoe(group_size=group, tile=marlin.intermediate_tile)
+    if not rules.fused_moe_buffers:
+        return None, None
+    rule = select_rule(rules.fused_moe_buffers, version)
+    on_triton = r.acc.kind == "gpu" and quantized_moe_on_triton(
+        r.src.config.data, rule, capability=r.acc.compute_capability, amd=r.acc.manufacturer == "AMD"
+    )
+    return (rule.model_copy(update={"quantized_on_triton": True}) if on_triton else rule), None
 
 
 def _offload_copies_layer(r: _Resolved) -> bool:
@@ -1523,6 +1533,30 @@ def _flashinfer_bytes(r: _Resolved) -> float | None:
     return flashinfer_sampler_bytes(fi, DTYPE_BYTES[r.dtype_name])
 
 
+def _sampler_bytes(r: _Resolved) -> float | None:
+    """Bytes per (sequence x vocab) element of the sampler warm-up where the runner, the release or the install
+    decides it: the V2 model runner's warm-up-parameter pass (engines.json v2_runner_rules, from 0.33.0;
+    planner.gpu_memory.v2_param_pass_bytes), else the FlashInfer warm-up (_flashinfer_bytes); None: the memory
+    rule's figure."""
+    v2 = _v2_runner_rule(r)
+    if v2 is None or v2.sampler_logits_only or not _memory_rule(r).v2_runner:
+        return _flashinfer_bytes(r)
+    copies = v2.param_pass_fp32_copies + (v2.flashinfer_fp32_copies if _v2_samples_on_flashinfer(r, v2) else 0)
+    return v2_param_pass_bytes(r.src.text_config, DTYPE_BYTES[r.dtype_name], r.request.tensor_parallel_size, copies)
+
+
+def _v2_samples_on_flashinfer(r: _Resolved, v2: V2RunnerRule) -> bool:
+    """vLLM's flashinfer_sampler_supported for the card (vllm/v1/sample/ops/topk_topp_sampler.py): CUDA only (not
+    an AMD card) and a compute capability within v2.flashinfer_capability (FlashInferBackend.
+    supports_compute_capability). A card of unknown capability is taken to take it (the larger peak); the
+    '> 16 SMs' test and VLLM_USE_FLASHINFER_SAMPLER=0 are not modelled."""
+    if v2.flashinfer_capability is None or r.acc.manufacturer == "AMD":
+        return False
+    capability = r.acc.compute_capability
+    low, high = v2.flashinfer_capability
+    return capability is None or low <= capability <= high
+
+
 def _sampler_warnings(r: _Resolved) -> list[PlanWarning]:
     """The sampler warm-up the plan sized, said where the install decides it."""
     fi = r.rules.flashinfer_sampler
@@ -1574,8 +1608,13 @@ def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
 
 def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
     """The memory rule as its TP >= 2 term holds on the request's chip, and whether the chip is off the boards that
-    term was measured on (planner.gpu_memory.tp_rule_for_chips)."""
+    term was measured on (planner.gpu_memory.tp_rule_for_chips); on an AMD card without host_transport_tp_extra_bytes
+    (vllm/distributed/device_communicators/cuda_communicator.py all_gather, 0.26.0 - 0.34.0 sdists: 'On ROCm, the
+    base-class all_gather (all_gather_into_tensor) is faster', so torch.distributed's communicator still opens in the
+    profiling window there)."""
     rule = _rule(r.rules, r.request, r.acc)
+    if r.acc.manufacturer == "AMD":  # ROCm keeps all_gather on torch.distributed, whose communicator opens lazily
+        rule = rule.model_copy(update={"host_transport_tp_extra_bytes": None})
     return tp_rule_for_chips(rule, r.rules.nccl_transports, (r.acc.name, r.acc.resolved_as))
 
 

@@ -21,7 +21,9 @@ profile_run): the larger of
     hidden_states[logit_indices], and the torch.rand_like of them that _dummy_sampler_run feeds compute_logits);
     the V2 model runner (`v2_runner`; `sampler_logits_only` before 0.33.0) warms up on dummy requests
     without sampling parameters: min(max_num_seqs, max_num_batched_tokens) rows x vocab x v2_sampler_bytes (the
-    model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p;
+    model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p; from 0.33.0 a
+    second pass with warm-up sampling parameters holds an fp32 copy of them and, on FlashInfer, two more
+    (v2_param_pass_bytes);
 plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes` (where the rule
 gives it, torch's cuBLAS workspace for the card instead: cublas_workspace_rule). Before 0.14.0
 vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
@@ -29,7 +31,9 @@ layer's forward (its hidden tensors and one call's caches) is a third candidate 
 and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
 forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in. A weight-only quantized MoE
 checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers by engines.json `marlin_moe_buffers`
-(marlin_moe_group). Where the token ids enter the compiled graph (no multimodal tower served) and the rule says so
+(marlin_moe_group); a w8a8 fp8 / int8 one that the release's MoE oracle gives the Triton experts on the card holds
+the unquantized workspace (quantized_moe_on_triton, engines.json `fused_moe_buffers`).
+Where the token ids enter the compiled graph (no multimodal tower served) and the rule says so
 (`cold_compile_embedding_copy`), a cold torch.compile inside the profiling window bounds the peak from below by
 Inductor's benchmark copy of the embedding table (cold_compile_bytes; a warm compile cache skips it: the high end).
 
@@ -55,7 +59,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from onechip.catalog.files import (
     CudaGraphRule,
@@ -123,9 +127,11 @@ def moe_workspace_bytes(
     tensor_parallel_size: int,
     tokens: int,
     marlin: MarlinMoe | None = None,
+    quantized_on_triton: bool = False,
 ) -> int:
     """Workspace of vLLM's fused MoE kernel for `tokens` tokens, bytes per GPU (0 for dense models and for
-    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4).
+    checkpoints with a quantization_config, whose MoE kernels do not use it, e.g. gpt-oss mxfp4, unless `marlin` or
+    `quantized_on_triton` says the kernel is one that does).
 
     Shapes of the modular kernel's TritonExperts, the kernel vLLM picks for unquantized MoE (the 0.19.0 logs
     print 'oracle/unquantized.py:186] Using TRITON backend for Unquantized MoE', llm-d-planner@d3121e059da8
@@ -144,8 +150,11 @@ def moe_workspace_bytes(
     marlin: a weight-only quantized checkpoint whose MoE runs on Marlin (marlin_moe_group): its buffers are sized
     as these, MarlinExperts.workspace_shapes giving the same bytes (engines.json `marlin_moe_buffers`), over the
     expert intermediate size as Marlin pads it (MarlinMoe.tile).
+    quantized_on_triton: a w8a8 fp8 / int8 checkpoint whose MoE the release runs on these same TritonExperts
+    (quantized_moe_on_triton): the same workspace, in the activation dtype (FusedMoEExpertsModular.workspace_dtype
+    returns it; the fp8 / int8 copies of the GEMM inputs are per call, not in the workspace).
     """
-    shape = _moe_shape(text, tensor_parallel_size, marlin)
+    shape = _moe_shape(text, tensor_parallel_size, marlin, triton=quantized_on_triton)
     if shape is None:
         return 0
     topk, n, hidden = shape
@@ -225,15 +234,67 @@ def fp8_input_bytes(rows: int, topk: int, n: float, hidden: int, block: int) -> 
     return max(copy(rows, hidden), copy(rows * topk, int(n / 2)))
 
 
+def _w8a8_scheme(config: Mapping[str, Any]) -> Literal["fp8", "fp8_static", "int8"] | None:
+    """The checkpoint's w8a8 kind, as vLLM's MoE oracles key it: 'fp8' (block-quantized, or activation scales
+    computed per call), 'fp8_static' (static per-tensor weight and activation scales), 'int8' (dynamic activation
+    scales); None for anything else (weight-only, static int8, other methods). quant_method 'fp8': weight_block_size
+    or activation_scheme (vllm/model_executor/layers/quantization/fp8.py); 'compressed-tensors': every config group's
+    weights and input_activations (type, num_bits, strategy, dynamic)."""
+    text = config.get("text_config")
+    quant = config.get("quantization_config")
+    if quant is None and isinstance(text, Mapping):
+        quant = text.get("quantization_config")
+    if not isinstance(quant, Mapping):
+        return None
+    method = str(quant.get("quant_method", "")).lower()
+    if method == "fp8":
+        static = not quant.get("weight_block_size") and quant.get("activation_scheme") == "static"
+        return "fp8_static" if static else "fp8"
+    groups = quant.get("config_groups")
+    if method != "compressed-tensors" or not isinstance(groups, Mapping) or not groups:
+        return None
+    kinds: set[Literal["fp8", "fp8_static", "int8"] | None] = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        acts = group.get("input_activations") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or not isinstance(acts, Mapping) or weights.get("num_bits") != 8:
+            return None
+        kind = weights.get("type", "int")
+        if kind == "float" and acts.get("type", "float") == "float":
+            static = not acts.get("dynamic") and acts.get("strategy") == weights.get("strategy") == "tensor"
+            kinds.add("fp8_static" if static else "fp8")
+        else:
+            kinds.add("int8" if kind == "int" and acts.get("type", "int") == "int" and acts.get("dynamic") else None)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def quantized_moe_on_triton(
+    config: Mapping[str, Any], rule: FusedMoeBufferRule, *, capability: int | None, amd: bool
+) -> bool:
+    """Whether the release (rule: engines.json `fused_moe_buffers`) runs this w8a8 checkpoint's MoE on the Triton
+    experts, whose persistent workspace moe_workspace_bytes sizes (source in the rule). capability: the CUDA card's
+    compute capability x 10 (None: unknown, not planned); amd: a ROCm card. config: config.json."""
+    scheme = _w8a8_scheme(config)
+    if scheme == "int8":
+        return rule.int8_triton_rocm if amd else rule.int8_triton and capability is not None and capability >= 75
+    if scheme is None:
+        return False
+    if amd:
+        return rule.fp8_triton_rocm
+    return capability in (
+        rule.fp8_static_triton_capabilities if scheme == "fp8_static" else rule.fp8_triton_capabilities
+    )
+
+
 def _moe_shape(
-    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None, fp8: bool = False
+    text: Mapping[str, Any], tensor_parallel_size: int, marlin: MarlinMoe | None = None, triton: bool = False
 ) -> tuple[int, float, int] | None:
     """(experts per token, N = 2 x expert intermediate / TP, K = hidden) of a MoE config the fused-MoE buffers are
     sized for; None for a dense model or a checkpoint with a quantization_config, unless `marlin` says its MoE runs
-    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size), or `fp8`
-    that it runs the Triton fused MoE with fp8 w8a8 (moe_call_bytes)."""
+    on Marlin (moe_workspace_bytes), whose per-rank intermediate is then padded to lcm(tile, group size), or `triton`
+    that it runs the Triton fused MoE with w8a8 fp8 / int8 (moe_call_bytes, moe_workspace_bytes)."""
     experts = text.get("num_experts") or text.get("n_routed_experts") or text.get("num_local_experts")
-    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None and not fp8):
+    if not experts or int(experts) <= 1 or (text.get("quantization_config") and marlin is None and not triton):
         return None
     topk = text.get("num_experts_per_tok") or text.get("top_k_experts")
     if not topk:
@@ -275,7 +336,7 @@ def moe_call_bytes(
     rule.fp8_input_copy, an fp8 checkpoint (fp8_moe_block) gets the same caches plus the larger fp8 copy of a GEMM's
     input (fp8_input_bytes). 0 for a dense model."""
     block = fp8_moe_block(text) if rule.fp8_input_copy and marlin is None else None
-    shape = _moe_shape(text, tensor_parallel_size, marlin, fp8=block is not None)
+    shape = _moe_shape(text, tensor_parallel_size, marlin, triton=block is not None)
     if shape is None:
         return 0
     topk, n, hidden = shape
@@ -982,6 +1043,7 @@ def activation_bytes(
         tensor_parallel_size=tensor_parallel_size,
         tokens=max_num_batched_tokens,
         marlin=marlin,
+        quantized_on_triton=moe_rule is not None and moe_rule.quantized_on_triton,
     )
     return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
 
@@ -1045,6 +1107,18 @@ def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_paralle
     return dtype_bytes * factor
 
 
+def v2_param_pass_bytes(
+    text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int, fp32_copies: int
+) -> float:
+    """Bytes per (row x vocab) element at the peak of the V2 model runner's sampler warm-up from vLLM 0.33.0, which
+    after the logits-only pass runs one with SamplingParams.for_sampler_warmup (read in the 0.33.0 sdist:
+    vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, 'Warmup-param pass'): the model-dtype logits the caller
+    holds plus `fp32_copies` [rows, vocab] fp32 tensors (Sampler.apply_sampling_params' 'torch.empty_like(logits,
+    dtype=torch.float32).copy_(logits)', an fp32 model's included; on FlashInfer, top_k_mask_logits' output and its
+    softmax: engines.json v2_runner_rules), at least compute_logits' own peak (v2_sampler_bytes), which comes first."""
+    return max(v2_sampler_bytes(text, dtype_bytes, tensor_parallel_size), dtype_bytes + 4 * fp32_copies)
+
+
 def flashinfer_sampler_applies(rule: SamplerBackendRule | None, version: str | None, installed: bool) -> bool:
     """Whether vLLM `version`'s V1 sampler warms up on FlashInfer: the release picks it by default when
     flashinfer is importable (rule: engines.json `flashinfer_sampler`) and `installed` says it is. version None
@@ -1067,8 +1141,9 @@ def tp_extra_bytes(
 ) -> tuple[int, int]:
     """(estimate, least) of the TP >= 2 non-torch term per GPU for the NCCL transport between the ranks
     (engines.json `nccl_transports`): the rule's figure, that figure with a range down to 0 where what it holds
-    is not established, or a fixed device footprint where NCCL keeps its buffers in host memory. (0, 0) at TP 1;
-    the rule's figure for a transport the catalog does not rule on."""
+    is not established, or a fixed device footprint where NCCL keeps its buffers in host memory (the memory rule's
+    host_transport_tp_extra_bytes where it gives one: no communicator opened in the profiling window). (0, 0) at
+    TP 1; the rule's figure for a transport the catalog does not rule on."""
     if tensor_parallel_size <= 1:
         return 0, 0
     figure = rule.non_torch_tp_extra_bytes
@@ -1077,6 +1152,8 @@ def tp_extra_bytes(
         return figure, figure
     if found.tp_extra == "rule_or_none":
         return figure, min(figure, 0)
+    if rule.host_transport_tp_extra_bytes is not None:
+        return rule.host_transport_tp_extra_bytes, rule.host_transport_tp_extra_bytes
     fixed = min(found.fixed_bytes, figure)
     return fixed, fixed
 

@@ -108,6 +108,35 @@ def test_tp_extra_by_nccl_transport() -> None:
     assert tp_extra_bytes(rule, transports, "net", 1) == (0, 0)  # no communicator at TP 1
 
 
+@pytest.mark.parametrize(("version", "expected"), [("0.20.0", NCCL_LEFT_ON_DEVICE), ("0.25.0", NCCL_LEFT_ON_DEVICE),
+                                                    ("0.26.0", 0), ("0.33.0", 0)])  # fmt: skip
+def test_host_buffer_transports_from_0_26(version: str, expected: int) -> None:
+    # vllm/distributed/device_communicators/cuda_communicator.py: no all_gather of its own in the 0.16.0 - 0.24.0
+    # sdists, and 0.25.0's calls the base class off symmetric memory (dist.all_gather_into_tensor opens
+    # torch.distributed's communicator lazily inside the profiling window); from 0.26.0 all_gather goes through the
+    # PyNcclCommunicator built before the init snapshot (vllm/v1/worker/gpu_worker.py init_device), so the SHM /
+    # non-GDR NET transports, whose buffers are in host memory, put nothing of a new communicator on the device there
+    rule = next(r for r in RULES.memory_rules if r.covers(version))
+    for host_buffers in ("shm", "net-nogdr"):
+        assert tp_extra_bytes(rule, RULES.nccl_transports, host_buffers, 2) == (expected, expected)
+    figure = rule.non_torch_tp_extra_bytes  # NVLink / P2P hosts keep the rule's figure
+    assert tp_extra_bytes(rule, RULES.nccl_transports, "p2p", 2) == (figure, figure)
+
+
+@pytest.mark.parametrize(("chip", "expected"), [("rtx4090", 0), ("mi300x", NCCL_LEFT_ON_DEVICE)])
+def test_rocm_keeps_the_lazy_communicator_at_0_33(tmp_path: Path, chip: str, expected: int) -> None:
+    # cuda_communicator.py all_gather (0.26.0 - 0.34.0 sdists): 'On ROCm, the base-class all_gather
+    # (all_gather_into_tensor) is faster', so torch.distributed's communicator still opens in the window there
+    model = sized_checkpoint(tmp_path / chip, LLAMA, LLAMA_8B_BYTES)
+
+    def non_torch(tp: int) -> int:
+        plan = plan_model(str(model), chip, "vllm-gpu", max_model_len=4096, engine_version="0.33.0",
+                          tensor_parallel_size=tp, nccl_transport="shm")  # fmt: skip
+        return plan.memory_budget.non_torch_bytes
+
+    assert non_torch(2) - non_torch(1) == expected
+
+
 SIBLING = "a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011"
 A100X4 = "a100x4-gpt-oss-120b-tp4-ray-v01011"
 

@@ -2,7 +2,9 @@
 against the issue-27 GPU boots of tests/fixtures/bootlogs: the dummy requests carry no sampling parameters, so the
 warm-up holds compute_logits' output in the model dtype (twice with Gemma's final_logit_softcapping) and no fp32
 copies (vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, vllm/v1/worker/gpu/sample/sampler.py, read in the
-0.29.0 wheel and the 0.30.0 - 0.33.0 sdists), and the >= 160 GiB batch defaults (from 0.28.0)."""
+0.29.0 wheel and the 0.30.0 - 0.33.0 sdists), and the >= 160 GiB batch defaults (from 0.28.0). From 0.33.0 a second
+pass with SamplingParams.for_sampler_warmup holds an fp32 copy of the logits and, on FlashInfer, two more (engines.json
+v2_runner_rules param_pass_fp32_copies / flashinfer_fp32_copies, read in the 0.33.0 and 0.34.0 sdists)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 
 from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.planner import plan_model
-from onechip.planner.gpu_memory import rotary_cache_bytes, select_rule, v2_sampler_bytes
+from onechip.planner.gpu_memory import rotary_cache_bytes, select_rule, v2_param_pass_bytes, v2_sampler_bytes
 from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
@@ -56,6 +58,57 @@ def test_the_160_gib_batch_defaults_start_at_0_28_0() -> None:
 )
 def test_bytes_per_logit_element(text: dict[str, Any], tp: int, expected: float) -> None:
     assert v2_sampler_bytes(text, 2, tp) == expected
+
+
+@pytest.mark.parametrize(
+    ("dtype_bytes", "copies", "expected"),
+    [
+        (2, 3, 14.0),  # bf16 logits + the fp32 copy + top_k_mask_logits' output + its softmax (FlashInfer)
+        (2, 1, 6.0),  # bf16 logits + the fp32 copy, masked in place by the Triton top-k/top-p
+        (4, 3, 16.0),  # fp32: apply_sampling_params copies even fp32 logits (torch.empty_like(...).copy_)
+    ],
+)
+def test_bytes_per_element_of_the_0_33_param_pass(dtype_bytes: int, copies: int, expected: float) -> None:
+    assert v2_param_pass_bytes({}, dtype_bytes, 1, copies) == expected
+
+
+def test_the_param_pass_is_never_below_compute_logits() -> None:
+    # fp32 with Gemma's soft cap: compute_logits holds two fp32 [rows, vocab] tensors before the sampler runs
+    assert v2_param_pass_bytes({"final_logit_softcapping": 30.0}, 4, 1, 0) == 8.0
+
+
+@pytest.mark.parametrize("version", ["0.33.0", "0.34.0"])
+def test_the_param_pass_rule(version: str) -> None:
+    # 0.33.0 / 0.34.0 sdists: sampler.py apply_sampling_params' fp32 copy; flashinfer-python top_k_top_p_sampling_from
+    # _logits' masked logits and softmax; FlashInferBackend.supports_compute_capability: 8.0 <= capability <= 12.1
+    rule = select_rule(engine_rules("vllm-gpu").v2_runner_rules, version)
+    assert (rule.param_pass_fp32_copies, rule.flashinfer_fp32_copies) == (1, 2)
+    assert rule.flashinfer_capability == (80, 121)
+
+
+@pytest.mark.parametrize(
+    ("chip", "per_element"),
+    [("h100", 14), ("rtx5090", 14), ("a100-80gb", 14), ("mi300x", 6), ("t4", 6), ("v100", 6)],
+)
+@pytest.mark.parametrize("version", ["0.33.0", "0.34.0"])
+def test_the_param_pass_by_card(chip: str, per_element: int, version: str) -> None:
+    # flashinfer_sampler_supported: CUDA and compute capability 8.0 - 12.1 (Hopper, Blackwell 2.0, Ampere) sample on
+    # FlashInfer; ROCm (MI300X), Turing (T4) and Volta (V100) on the Triton top-k/top-p. Eager, so no cold compile;
+    # 1,024 rows of Llama-3.1-8B's 128,256-entry vocab dominate the 2,048-token forward. The peak also holds the dummy
+    # forward's hidden states, one [rows, hidden] copy (sample_hidden_states) and the memory rule's base.
+    plan = plan_model(
+        "meta-llama/Llama-3.1-8B-Instruct",
+        chip,
+        "vllm-gpu",
+        max_model_len=4096,
+        engine_version=version,
+        max_num_seqs=1024,
+        max_num_batched_tokens=2048,
+        enforce_eager=True,
+    )
+    base = select_rule(_gpu_rules(), version).activation_base_bytes
+    held = (2048 + 1024) * 4096 * 2
+    assert plan.memory_budget.activation_peak_bytes == base + held + 1024 * 128_256 * per_element
 
 
 def _plan(tmp_path: Path, name: str, chip: str, **fields: Any) -> Any:
