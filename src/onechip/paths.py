@@ -89,6 +89,16 @@ class NotRegularFileError(OSError):
         return f"{self.filename} is not a regular file"
 
 
+def kind_of(path: Path) -> str:
+    """What `path` is, as a message names it: 'a directory', 'a FIFO', 'a socket', 'a character device', 'a block
+    device' or 'a file' (a regular file, or anything else); a symlink as what it points to. Raises OSError as
+    os.stat does (missing, no permission)."""
+    mode = os.stat(path).st_mode
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "a file")
+
+
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading. Raises NotRegularFileError (an OSError) unless it is a regular file (a
     symlink to one is): reading a FIFO waits for a writer and /dev/zero reads without end, so a workload, trace,

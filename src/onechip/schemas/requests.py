@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from onechip.errors import os_error_line
+from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
@@ -414,7 +415,7 @@ def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
         return
     try:  # Path.exists raises on Python 3.11 for a name too long for the file system: a refusal like the others
         if path.exists() and not path.is_dir():
-            raise ValueError(f"{path} is a file, not a directory")
+            raise ValueError(f"{path} is {kind_of(path)}, not a directory")
         held = [name for name in files if (path / name).exists()]
     except OSError as exc:
         raise ValueError(os_error_line(exc)) from None
