@@ -29,7 +29,7 @@ from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import image_reference, server_url
+from onechip.schemas.common import Region, image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -504,7 +504,9 @@ class CostRequest(RequestModel):
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
     )
-    region: str | None = Field(default=None, description="Region, e.g. us-west4 (default: every region).")
+    region: Region | None = Field(
+        default=None, description="Region, e.g. us-west4, in any case (default: every region)."
+    )
     cold_boot_s: float | None = Field(
         default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
     )
@@ -535,7 +537,9 @@ class PricesRequest(RequestModel):
     """The request of `onechip prices` (and `prices refresh`): which prices to show."""
 
     chip: str | None = Field(default=None, description="Only this chip, e.g. v5e-1 (default: every chip).")
-    region: str | None = Field(default=None, description="Only this region, e.g. us-west4 (default: every region).")
+    region: Region | None = Field(
+        default=None, description="Only this region, e.g. us-west4, in any case (default: every region)."
+    )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
         default=None, description="The date prices are judged stale against (default: today)."
     )
