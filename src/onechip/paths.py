@@ -112,6 +112,19 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_home_file(path: Path) -> str:
+    """The UTF-8 text of `path`, a file onechip keeps under its home (a calibration, a cloud record, the zones it
+    used or observed, the catalog read, the engine state), through open_regular: a FIFO planted there was waited
+    on without end. Raises ConfigError '<path> is a FIFO, not a file onechip wrote: remove it' (kind_of) for
+    anything not a regular file; other OSErrors (missing, no permission) as open() raises them; UnicodeDecodeError
+    (a ValueError) for bytes that are not UTF-8."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read().decode("utf-8")
+    except NotRegularFileError:
+        raise ConfigError(f"{path} is {kind_of(path)}, not a file onechip wrote: remove it") from None
+
+
 def read_key_file(path: Path, label: str) -> tuple[str, int]:
     """The UTF-8 text of the token or key file `path` (open_regular: a FIFO is refused, not waited on) and its
     st_mode. Raises ConfigError '<label> <path>: cannot read: <why>' (missing, no permission, not a regular file,
