@@ -51,8 +51,9 @@ MAX_TEXT = 4096
 INT64_MAX = 2**63 - 1
 
 # The most token positions a request may hold, so the most a count of a request's or a step's tokens may name: a
-# config's max_position_embeddings (planner/config.py), --max-num-batched-tokens and --block-size (a step batches
-# at most the tokens its requests hold, a block holds a request's). 2**26, 6x the longest published context (Llama 4
+# config's max_position_embeddings (planner/config.py), --max-model-len, --max-num-batched-tokens, --block-size and
+# --max-num-seqs (a step batches at most the tokens its requests hold, a block holds a request's, and a sequence
+# in a step holds at least one of its tokens). 2**26, 6x the longest published context (Llama 4
 # Scout's 10,485,760, tests/fixtures/bootlogs/configs); vLLM's own bound on the block size differs by release
 # (vllm/config/cache.py: BlockSize = Literal[1, 8, 16, 32, 64, 128], later with 256, then any int > 0), so the
 # planner's is the one that holds for every release it plans.

@@ -220,7 +220,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     max_model_len: int | None = Field(
         default=None,
         ge=1,
-        le=INT64_MAX,
+        le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings).",
     )
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
@@ -253,7 +253,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     max_num_seqs: int | None = Field(
         default=None,
         ge=1,
-        le=INT64_MAX,
+        le=MAX_POSITIONS,
         description="Most sequences per step (default: the engine's); sizes the sampler warm-up.",
     )
     enable_prompt_embeds: bool = Field(
