@@ -48,7 +48,7 @@ from onechip.schemas.cloud import (
     CloudNameRequest,
     CloudProbeRequest,
     CloudResource,
-    CloudStatus,
+    CloudStatuses,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -114,12 +114,6 @@ class ZoneOffers(ResultModel):
     """Where a chip has been seen offered (`cloud_zones`)."""
 
     offers: list[ZoneOffer] = Field(default_factory=list, description="Observations, newest first.")
-
-
-class CloudStatuses(ResultModel):
-    """The TPUs onechip created (`cloud_status`)."""
-
-    resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
 
 
 W = TypeVar("W", bound=BaseModel)
@@ -395,6 +389,12 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
     return report
 
 
+def _statuses_summary(c: CloudStatuses) -> str:
+    """The count, and when the filter matched nothing, how many onechip recorded outside it."""
+    outside = f"; {len(c.elsewhere)} recorded outside the filter (name or zones)" if c.elsewhere else ""
+    return f"{len(c.resources)} resources{outside}"
+
+
 def _down_preview(request: NoRequest) -> str:
     st = api.status()
     if st.state is None:
@@ -649,8 +649,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
-        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r, p)),
-        lambda c: f"{len(c.resources)} resources", read_only=True, idempotent=True, open_world=True,
+        CloudNameRequest, CloudStatuses, api.cloud_statuses, _statuses_summary,
+        read_only=True, idempotent=True, open_world=True,
     ),
     ToolSpec(
         "cloud_probe", "Probe TPU capacity",
