@@ -439,7 +439,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         cells = calibration_cells(grid)
         run = grid_run(grid)
         try:
-            check_cells([c for c in run.cells if (c.context_tokens, c.clients) in cells])
+            check_cells([c for c in run.cells if (c.context_tokens, c.clients) in cells], run.config)
         except ConfigError as exc:
             print(f"  {name}: cannot calibrate ({exc})")
             continue

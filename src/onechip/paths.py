@@ -89,6 +89,16 @@ class NotRegularFileError(OSError):
         return f"{self.filename} is not a regular file"
 
 
+def kind_of(path: Path) -> str:
+    """What `path` is, as a message names it: 'a directory', 'a FIFO', 'a socket', 'a character device', 'a block
+    device' or 'a file' (a regular file, or anything else); a symlink as what it points to. Raises OSError as
+    os.stat does (missing, no permission)."""
+    mode = os.stat(path).st_mode
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "a file")
+
+
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading. Raises NotRegularFileError (an OSError) unless it is a regular file (a
     symlink to one is): reading a FIFO waits for a writer and /dev/zero reads without end, so a workload, trace,
@@ -100,6 +110,19 @@ def open_regular(path: Path) -> BinaryIO:
         os.close(fd)
         raise NotRegularFileError(path)
     return os.fdopen(fd, "rb")
+
+
+def read_home_file(path: Path) -> str:
+    """The UTF-8 text of `path`, a file onechip keeps under its home (a calibration, a cloud record, the zones it
+    used or observed, the catalog read, the engine state), through open_regular: a FIFO planted there was waited
+    on without end. Raises ConfigError '<path> is a FIFO, not a file onechip wrote: remove it' (kind_of) for
+    anything not a regular file; other OSErrors (missing, no permission) as open() raises them; UnicodeDecodeError
+    (a ValueError) for bytes that are not UTF-8."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read().decode("utf-8")
+    except NotRegularFileError:
+        raise ConfigError(f"{path} is {kind_of(path)}, not a file onechip wrote: remove it") from None
 
 
 def read_key_file(path: Path, label: str) -> tuple[str, int]:

@@ -7,7 +7,7 @@ Each job lives in a module of its own; this package only names them.
     cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
-    cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status /
+    cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
@@ -25,8 +25,8 @@ from onechip.api._cloud import (
     cloud_down_targets,
     cloud_probe,
     cloud_quote,
-    cloud_recorded,
     cloud_status,
+    cloud_statuses,
     cloud_up,
     cloud_zones,
 )
@@ -36,14 +36,14 @@ from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
-from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
+from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate, simulate_unserved
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 
 __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "calibration_for", "check", "cloud_down",
-    "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_recorded", "cloud_status", "cloud_up", "cloud_zones",
+    "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_up", "cloud_zones",
     "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail",
     "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
-    "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
+    "saved_bench_config", "simulate", "simulate_policies", "simulate_unserved", "status", "summarize_logs", "up",
 ]  # fmt: skip

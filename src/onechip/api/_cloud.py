@@ -23,6 +23,7 @@ from onechip.schemas.cloud import (
     CloudProbeRequest,
     CloudResource,
     CloudStatus,
+    CloudStatuses,
     CloudTarget,
     CloudUpRequest,
     CloudUpResult,
@@ -151,11 +152,14 @@ def _recorded(request: CloudNameRequest, saved: list[CloudResource]) -> list[Clo
             and (not request.project or r.project == request.project)]  # fmt: skip
 
 
-def _targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[tuple[TpuApi, CloudResource]]:
+def _targets(
+    request: CloudNameRequest, on_progress: ProgressFn = no_progress, saved: cloud_records.Saved | None = None
+) -> list[tuple[TpuApi, CloudResource]]:
     """Each resource status/down look at (provision.targets), with the client of its project (each retry of
     its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
-    API lists in --zone or in every zone onechip used, across pages. The record files are read once."""
-    saved = cloud_records.read_all()
+    API lists in --zone or in every zone onechip used, across pages. The record files are read once (`saved`:
+    the caller's read of them; None: read here)."""
+    saved = cloud_records.read_all() if saved is None else saved
     recorded = _recorded(request, saved.resources)
     lost = _unreadable(request, saved.unreadable, on_progress)
     used = cloud_records.zones_used(saved.resources)
@@ -193,12 +197,21 @@ def cloud_status(request: CloudNameRequest, on_progress: ProgressFn = no_progres
     (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
     resource ended; each API retry told through `on_progress`. Raises CloudError (API unreachable, or not the
     TPU API)."""
-    found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress)]
+    return cloud_statuses(request, on_progress).resources
+
+
+def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudStatuses:
+    """cloud_status's resources and, when a --name or --zone filter matched none, the recorded resources outside
+    it (in --project, if given): both from one read of the record files. Raises as cloud_status."""
+    saved = cloud_records.read_all()
+    found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress, saved)]
     if any(st.resource.external_ip for st in found):
         on_host = _engines_on_hosts()
         for st in found:
             st.engines = on_host.get(st.resource.external_ip or "", [])
-    return found
+    filtered = bool(request.zones or request.name) and not found
+    elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
+    return CloudStatuses(resources=found, elsewhere=elsewhere)
 
 
 def _engines_on_hosts() -> dict[str, list[str]]:
@@ -223,12 +236,6 @@ def _engines_on_hosts() -> dict[str, list[str]]:
 
 def _address(host: str | None) -> str:
     return (host or "").rsplit("@", 1)[-1]
-
-
-def cloud_recorded(request: CloudNameRequest) -> list[CloudResource]:
-    """The resources onechip recorded that `request` selects (--name / --zone / --project); no API call.
-    What a shell names when a --zone filter found nothing but onechip has resources elsewhere."""
-    return _recorded(request, cloud_records.load_all())
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:

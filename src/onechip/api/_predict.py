@@ -363,6 +363,19 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     return row
 
 
+def simulate_unserved(run: BenchRun, out_dir: Path) -> str | None:
+    """simulate's line when no cell of `run` is feasible (the CLI's error, exit 2, and the MCP tool's error, as
+    advise's when no chip serves; the run is written to `out_dir` all the same): the first infeasible cell and its
+    reason, and where the run is. None when a cell is served."""
+    if any(c.status == "ok" for c in run.cells) or not run.cells:
+        return None
+    c = run.cells[0]
+    return (
+        f"no cell of the grid is feasible ({c.context_tokens:,} tokens x {c.clients} clients: {c.reason}); the "
+        f"predicted run is in {out_dir / RUN_FILES['bench']}"
+    )
+
+
 def advise_unserved(advice: Advice) -> str:
     """advise's line when no row is served (the CLI's error, the MCP summary; each row's verdict says why). It
     counts deployments (one per engine count on a chip) and tells a workload no chip fits from plans that fit but

@@ -42,7 +42,7 @@ from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
-from onechip.paths import exclusive, write_text_atomic
+from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchClient, BenchConfig, BenchRun, BenchServer, CellResult, RepJob, RequestSample
@@ -585,7 +585,7 @@ def run_grid(
         trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"{out_dir} is a file, not a run directory")
+        raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")
     # a FIFO (or a directory, a device) there would be waited on by the resume's read or the run's append
     odd = [p for p in (out_dir / RUN_FILES["bench"], out_dir / RUN_FILES["requests"], out_dir / REPLACED_FILE)
            if p.exists() and not p.is_file()]  # fmt: skip

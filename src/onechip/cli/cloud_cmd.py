@@ -20,6 +20,7 @@ from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     CloudNameRequest,
     CloudProbeRequest,
+    CloudResource,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -154,12 +155,13 @@ def zones(as_json: bool = JSON, **fields: Any) -> None:
 def status(as_json: bool = JSON, **fields: Any) -> None:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created."""
     request = build_request(CloudNameRequest, fields)
-    found = api.cloud_status(request, state_lines())
+    statuses = api.cloud_statuses(request, state_lines())
+    found = statuses.resources
     if as_json:
         typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
         return
     if not found:
-        console.print(nothing_line(request), highlight=False, soft_wrap=True)
+        console.print(nothing_line(request, statuses.elsewhere), highlight=False, soft_wrap=True)
     for st in found:
         r = st.resource
         usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
@@ -182,12 +184,12 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
 
 
-def nothing_line(request: CloudNameRequest) -> str:
+def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> str:
     """What `status` says when nothing matched: with a --name/--zone filter, whether onechip has
-    resources elsewhere (a filter that matches nothing must not read as 'nothing is running')."""
+    resources `elsewhere` (CloudStatuses.elsewhere: a filter that matches nothing must not read as 'nothing is
+    running')."""
     if not (request.zones or request.name):
         return "nothing recorded: onechip has no cloud resource running"
-    elsewhere = api.cloud_recorded(CloudNameRequest(project=request.project))
     where = f"in {','.join(request.zones)}" if request.zones else f"named {request.name}"
     if not elsewhere:
         return f"nothing of onechip's {where}, and nothing recorded anywhere else"

@@ -46,8 +46,15 @@ def simulate(
     written = f"{out_dir}/summary.json (compare: onechip report MEASURED --compare {out_dir})"
     if as_json:
         typer.echo(run.model_dump_json(indent=2))
-        print_written(written, as_json)
-        return
+    else:
+        _print_simulated(run)
+    print_written(written, as_json)
+    if unserved := api.simulate_unserved(run, out_dir):  # a pipeline must not read an all-infeasible grid as a result
+        raise ConfigError(unserved)
+
+
+def _print_simulated(run: BenchRun) -> None:
+    """What the prediction rests on (the calibration's cells and pinned terms, or priors), then the grid."""
     prediction = run.prediction
     if prediction is not None and prediction.calibration is not None:
         cal = prediction.calibration
@@ -66,7 +73,6 @@ def simulate(
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
     print_run(run, console)
-    print_written(written, as_json)
 
 
 @options_from(AdviseRequest)

@@ -35,7 +35,7 @@ from onechip import catalog
 from onechip.cloud import refusals
 from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
-from onechip.paths import onechip_home, read_key_file, write_text_atomic
+from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
 from onechip.schemas.common import server_url_from_env
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
@@ -320,9 +320,10 @@ def refresh(
 
 
 def stored_read() -> BillingRead | None:
-    """The last stored read, or None when there is none (or it cannot be read: then it is not used)."""
+    """The last stored read, or None when there is none (or it cannot be read: then it is not used). Raises
+    ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is never waited on)."""
     try:
-        return BillingRead.model_validate_json(store_path().read_text(encoding="utf-8"))
+        return BillingRead.model_validate_json(read_home_file(store_path()))
     except (OSError, ValueError):
         return None
 

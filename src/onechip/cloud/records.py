@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from onechip.errors import ConfigError
-from onechip.paths import onechip_home, write_text_atomic
+from onechip.paths import kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
 
 LABELS = {"created-by": "onechip"}
@@ -49,8 +49,8 @@ def _legacy(resource: CloudResource) -> Path | None:
     """The older record file of `resource` (resources/<name>.json) when it holds this very resource."""
     path = _dir() / "resources" / f"{resource.name}.json"
     try:
-        old = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        old = CloudResource.model_validate_json(read_home_file(path))
+    except (OSError, ValueError, ConfigError):
         return None
     return path if (old.project, old.zone, old.kind) == (resource.project, resource.zone, resource.kind) else None
 
@@ -76,9 +76,11 @@ def _read(path: Path) -> CloudResource | str:
     it holds are not the API's shapes (never the file's contents, nor the parser's message quoting them: a record
     may hold what a secret looks like)."""
     try:
-        resource = CloudResource.model_validate_json(path.read_text(encoding="utf-8"))
+        resource = CloudResource.model_validate_json(read_home_file(path))
     except OSError as exc:
         return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    except ConfigError:  # a FIFO, a directory: named, never waited on
+        return f"is {kind_of(path)}, not a file onechip wrote"
     except ValueError:
         return "is not a cloud record (damaged or cut short)"
     if not valid_names(resource.project, resource.zone, resource.name):
@@ -153,9 +155,10 @@ def forget(resource: CloudResource) -> None:
 
 def zones_used(recorded: list[CloudResource] | None = None) -> list[tuple[str, str]]:
     """Every (project, zone) a create was sent to, oldest first: zones-used.json's, then those of `recorded`
-    (read_all().resources; read here when not given)."""
+    (read_all().resources; read here when not given). Raises ConfigError when zones-used.json is not a regular
+    file (paths.read_home_file)."""
     try:
-        data = json.loads((_dir() / "zones-used.json").read_text(encoding="utf-8"))
+        data = json.loads(read_home_file(_dir() / "zones-used.json"))
         pairs = [(str(p), str(z)) for p, z in data]
     except (OSError, ValueError, TypeError):
         pairs = []
@@ -172,9 +175,10 @@ def use_zone(project: str, zone: str) -> None:
 
 
 def observed() -> list[ZoneOffer]:
-    """Probe observations, newest first ([] when none)."""
+    """Probe observations, newest first ([] when none). Raises ConfigError when zones-observed.json is not a
+    regular file (paths.read_home_file)."""
     try:
-        data = json.loads((_dir() / "zones-observed.json").read_text(encoding="utf-8"))
+        data = json.loads(read_home_file(_dir() / "zones-observed.json"))
         return [ZoneOffer.model_validate(item) for item in data]
     except (OSError, ValueError, TypeError):
         return []

@@ -47,12 +47,15 @@ def is_stale(price: Price, today: date) -> bool:
 def parse_pricing(text: str | list[str] | None) -> list[str] | None:
     """'spot,flex-start' or ['spot', 'flex-start'] -> validated list; None stays None (= every model).
 
-    Raises ConfigError naming the known pricing models for an unknown one.
+    Raises ConfigError naming the known pricing models for an unknown one, or for an empty entry ('spot,,3y', an
+    MCP call's ["spot", ""]: dropped, it priced one model less than asked).
     """
     if text is None:
         return None
     items = text.split(",") if isinstance(text, str) else list(text)
-    names = [item.strip() for item in items if item.strip()]
+    names = [item.strip() for item in items]
+    if "" in names:
+        raise ConfigError(f"pricing {text!r} has an empty entry; give pricing models from: {', '.join(PRICING_MODELS)}")
     for name in names:
         if name not in PRICING_MODELS:
             raise ConfigError(f"unknown pricing model {name!r}; known: {', '.join(PRICING_MODELS)}")

@@ -43,7 +43,7 @@ from onechip.engines.local import LocalVllmEngine, free_port, group_alive, port_
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.errors import ConfigError, EngineError, MissingDependencyError
-from onechip.paths import onechip_home, write_text_atomic
+from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState, Plan
@@ -84,10 +84,11 @@ def save(state: ReplicaSetState) -> None:
 
 def load(last: bool = False) -> ReplicaSetState | None:
     """The saved set (with `last`, the one `down` stopped when none runs), or None. Raises EngineError when
-    the file is unreadable (treating it as "none" would lose track of running engines)."""
+    the file is unreadable (treating it as "none" would lose track of running engines); ConfigError when it is
+    not a regular file (paths.read_home_file)."""
     for path in (state_path(), last_path()) if last else (state_path(),):
         try:
-            return ReplicaSetState.model_validate_json(path.read_text())
+            return ReplicaSetState.model_validate_json(read_home_file(path))
         except FileNotFoundError:
             continue
         except (OSError, ValueError):

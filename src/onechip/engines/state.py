@@ -17,7 +17,7 @@ from pathlib import Path
 from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
-from onechip.paths import exclusive, onechip_home, write_text_atomic
+from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
@@ -49,10 +49,11 @@ def save(state: EngineState) -> None:
 
 def load() -> EngineState | None:
     """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable:
-    treating it as "no engine" would lose track of one that may still be running."""
+    treating it as "no engine" would lose track of one that may still be running; ConfigError when it is not a
+    regular file (paths.read_home_file: a FIFO there is never waited on)."""
     path = state_path()
     try:
-        return EngineState.model_validate_json(path.read_text())
+        return EngineState.model_validate_json(read_home_file(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -84,7 +85,7 @@ def _remember_token(state: EngineState) -> None:
 def _last_stopped() -> EngineState | None:
     """The local engine `down` stopped last (None when there is none or the record is unreadable)."""
     try:
-        state = EngineState.model_validate_json(last_path().read_text())
+        state = EngineState.model_validate_json(read_home_file(last_path()))
     except (OSError, ValueError):
         return None
     return state if state.mode == "process" else None

@@ -20,6 +20,7 @@ import inspect
 import logging
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,21 @@ NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: bu
 # The SDK's loggers that write an HTTP session's id at INFO ("Created new transport with session ID: ...",
 # "Terminating session: ..."): the id is all a client needs to join that session, so it never reaches a log.
 SESSION_ID_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
+# The SDK's session ids: uuid4().hex, 32 lower-case hex digits (mcp 2.3.0 streamable_http_manager.py)
+_SESSION_ID = re.compile(r"\b[0-9a-f]{32}\b")
+
+
+class SessionIdRedactor(logging.Filter):
+    """A record's HTTP session id (_SESSION_ID) replaced with '<session id>' (the message formatted first): a
+    crashing session is logged at ERROR as 'Session <id> crashed' (mcp 2.3.0 streamable_http_manager.py), above
+    the WARNING SESSION_ID_LOGGERS are raised to. Every record passes; only its text changes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = _SESSION_ID.sub("<session id>", message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
 
 
 def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -174,11 +190,15 @@ def bearer_guard(app: Any, token: str) -> Any:
 
 def http_app(server: MCPServer, host: str, token: str | None) -> Any:
     """The streamable-HTTP ASGI app at /mcp; off 127.0.0.1 it needs `token` (ConfigError without one). The SDK's
-    SESSION_ID_LOGGERS are raised to WARNING, so no session id is logged."""
+    SESSION_ID_LOGGERS are raised to WARNING, and what they log above it is redacted (SessionIdRedactor), so no
+    session id is logged."""
     if host not in LOCAL_HOSTS and not token:
         raise ConfigError(f"binding to {host} needs a bearer token: set ONECHIP_MCP_TOKEN or give --token-file")
     for name in SESSION_ID_LOGGERS:
-        logging.getLogger(name).setLevel(logging.WARNING)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.WARNING)
+        if not any(isinstance(f, SessionIdRedactor) for f in logger.filters):  # one per logger, however many apps
+            logger.addFilter(SessionIdRedactor())
     app = server.streamable_http_app(host=host)
     return bearer_guard(app, token) if token else app
 

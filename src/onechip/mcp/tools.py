@@ -48,7 +48,7 @@ from onechip.schemas.cloud import (
     CloudNameRequest,
     CloudProbeRequest,
     CloudResource,
-    CloudStatus,
+    CloudStatuses,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -114,12 +114,6 @@ class ZoneOffers(ResultModel):
     """Where a chip has been seen offered (`cloud_zones`)."""
 
     offers: list[ZoneOffer] = Field(default_factory=list, description="Observations, newest first.")
-
-
-class CloudStatuses(ResultModel):
-    """The TPUs onechip created (`cloud_status`)."""
-
-    resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
 
 
 W = TypeVar("W", bound=BaseModel)
@@ -313,9 +307,13 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
 
 
 def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
+    """api.simulate, refused (a tool error, the CLI's exit 2) when no cell of the grid is feasible: an agent must
+    not read an all-infeasible grid as a prediction (the run is still written; the line says where)."""
     with run_dir(request.out_dir) as out_dir:
         run = api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress)
-        return _written(WrittenRun, run, out_dir)
+    if unserved := api.simulate_unserved(run, out_dir):
+        raise ConfigError(unserved)
+    return _written(WrittenRun, run, out_dir)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
@@ -389,6 +387,12 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
     if report.endpoint_failing:
         raise EndpointError(report.endpoint_failing)
     return report
+
+
+def _statuses_summary(c: CloudStatuses) -> str:
+    """The count, and when the filter matched nothing, how many onechip recorded outside it."""
+    outside = f"; {len(c.elsewhere)} recorded outside the filter (name or zones)" if c.elsewhere else ""
+    return f"{len(c.resources)} resources{outside}"
 
 
 def _down_preview(request: NoRequest) -> str:
@@ -645,8 +649,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
-        CloudNameRequest, CloudStatuses, lambda r, p: CloudStatuses(resources=api.cloud_status(r, p)),
-        lambda c: f"{len(c.resources)} resources", read_only=True, idempotent=True, open_world=True,
+        CloudNameRequest, CloudStatuses, api.cloud_statuses, _statuses_summary,
+        read_only=True, idempotent=True, open_world=True,
     ),
     ToolSpec(
         "cloud_probe", "Probe TPU capacity",

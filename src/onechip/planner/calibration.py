@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from onechip.errors import ConfigError
+from onechip.paths import read_home_file
 from onechip.schemas.plan import GpuMemoryBudget, MeasuredBoot, Plan
 from onechip.schemas.requests import PlanRequest
 
@@ -100,10 +101,11 @@ def measure(plan: Plan, kv_cache_tokens: int, key: str, date: str, engine_versio
 
 
 def load(directory: Path, key: str) -> MeasuredBoot | None:
-    """The stored measurement for `key` in `directory`, or None when there is none (or it is unreadable)."""
+    """The stored measurement for `key` in `directory`, or None when there is none (or it is unreadable). Raises
+    ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is never waited on)."""
     path = directory / file_name(key)
     try:
-        stored = MeasuredBoot.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        stored = MeasuredBoot.model_validate(json.loads(read_home_file(path)))
     except (OSError, ValueError, ValidationError):
         return None
     return stored if stored.key == key else None

@@ -299,6 +299,18 @@ class CloudStatus(ResultModel):
     )
 
 
+class CloudStatuses(ResultModel):
+    """`cloud status`: the resources onechip created that the request selects, and what its filter left out."""
+
+    resources: list[CloudStatus] = Field(default_factory=list, description="One per recorded resource.")
+    elsewhere: list[CloudResource] = Field(
+        default_factory=list,
+        description="When a name or zones filter matched nothing: the resources onechip recorded outside it (in the "
+        "project given, if any), from the same read of the records; else [] (a filter that matches nothing must "
+        "not read as 'nothing is running').",
+    )
+
+
 class ZoneOffer(ResultModel):
     """`cloud zones`: one observation of a chip + provisioning model in a zone, newest first."""
 

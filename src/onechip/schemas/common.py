@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from onechip.errors import ConfigError
 
@@ -25,6 +26,15 @@ class ResultModel(BaseModel):
     """A stored result: read leniently so older/newer files still load."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def region_name(value: str) -> str:
+    """A cloud region as the price catalogs spell it, in lower case (GCP 'us-west4', AWS 'us-east-1', Azure
+    'westus2'): 'US-WEST4' matched no price while chip names match in any case."""
+    return value.lower()
+
+
+Region = Annotated[str, AfterValidator(region_name)]
 
 
 # The distribution reference grammar (github.com/distribution/reference, regexp.go), as docker parses an image:

@@ -51,8 +51,9 @@ MAX_TEXT = 4096
 INT64_MAX = 2**63 - 1
 
 # The most token positions a request may hold, so the most a count of a request's or a step's tokens may name: a
-# config's max_position_embeddings (planner/config.py), --max-num-batched-tokens and --block-size (a step batches
-# at most the tokens its requests hold, a block holds a request's). 2**26, 6x the longest published context (Llama 4
+# config's max_position_embeddings (planner/config.py), --max-model-len, --max-num-batched-tokens, --block-size and
+# --max-num-seqs (a step batches at most the tokens its requests hold, a block holds a request's, and a sequence
+# in a step holds at least one of its tokens). 2**26, 6x the longest published context (Llama 4
 # Scout's 10,485,760, tests/fixtures/bootlogs/configs); vLLM's own bound on the block size differs by release
 # (vllm/config/cache.py: BlockSize = Literal[1, 8, 16, 32, 64, 128], later with 256, then any int > 0), so the
 # planner's is the one that holds for every release it plans.
@@ -140,7 +141,8 @@ def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     ['smoke', 'tools'] (str); anything not a string passes through. Anything else is a `comma_list` error,
     which build_request renders as '--flag must be comma-separated integers, got ...', and so is a string
     that lists nothing ('', ',,'): typed, it would otherwise read as the option not given (`--chips ''` was
-    every chip). With JSON arguments (`context` marks JSON_INPUT) a string is a `json_shape` error: the list is
+    every chip), or one with an empty entry ('spot,,3y' priced spot and 3y only). With JSON arguments (`context`
+    marks JSON_INPUT) a string is a `json_shape` error: the list is
     a JSON array, and so is an empty array (`chips: []` ranked every chip, as `--chips ''` did)."""
     if isinstance(value, list) and not value and json_input(context):
         # JSON's `[]` is the CLI's '': an option that lists nothing is refused, not read as not given (such a
@@ -155,8 +157,13 @@ def split_commas(kind: type, value: Any, context: Any = None) -> Any:
         raise PydanticCustomError(
             "comma_list", f"lists nothing (got {value!r}): give one or more comma-separated {_KIND_WORDS[kind]}"
         )
+    parts = [part.strip() for part in value.split(",")]
+    if "" in parts:  # 'spot,,3y' (or '128,'): a typo, not a list of two; dropped, it priced one model less
+        raise PydanticCustomError(
+            "comma_list", f"has an empty entry (got {value!r}): give comma-separated {_KIND_WORDS[kind]}, none empty"
+        )
     try:
-        return [_item(kind, part.strip()) for part in value.split(",") if part.strip()]
+        return [_item(kind, part) for part in parts]
     except ValueError:
         # no context dict: the message is used as written (braces in the value stay)
         raise PydanticCustomError("comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}") from None

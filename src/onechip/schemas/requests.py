@@ -25,10 +25,11 @@ from pydantic import (
 )
 
 from onechip.errors import os_error_line
+from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import image_reference, server_url
+from onechip.schemas.common import Region, image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -219,7 +220,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     max_model_len: int | None = Field(
         default=None,
         ge=1,
-        le=INT64_MAX,
+        le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings).",
     )
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
@@ -252,7 +253,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     max_num_seqs: int | None = Field(
         default=None,
         ge=1,
-        le=INT64_MAX,
+        le=MAX_POSITIONS,
         description="Most sequences per step (default: the engine's); sizes the sampler warm-up.",
     )
     enable_prompt_embeds: bool = Field(
@@ -414,7 +415,7 @@ def refuse_existing_run(path: Path | None, files: tuple[str, ...]) -> None:
         return
     try:  # Path.exists raises on Python 3.11 for a name too long for the file system: a refusal like the others
         if path.exists() and not path.is_dir():
-            raise ValueError(f"{path} is a file, not a directory")
+            raise ValueError(f"{path} is {kind_of(path)}, not a directory")
         held = [name for name in files if (path / name).exists()]
     except OSError as exc:
         raise ValueError(os_error_line(exc)) from None
@@ -503,7 +504,9 @@ class CostRequest(RequestModel):
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
     )
-    region: str | None = Field(default=None, description="Region, e.g. us-west4 (default: every region).")
+    region: Region | None = Field(
+        default=None, description="Region, e.g. us-west4, in any case (default: every region)."
+    )
     cold_boot_s: float | None = Field(
         default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
     )
@@ -534,7 +537,9 @@ class PricesRequest(RequestModel):
     """The request of `onechip prices` (and `prices refresh`): which prices to show."""
 
     chip: str | None = Field(default=None, description="Only this chip, e.g. v5e-1 (default: every chip).")
-    region: str | None = Field(default=None, description="Only this region, e.g. us-west4 (default: every region).")
+    region: Region | None = Field(
+        default=None, description="Only this region, e.g. us-west4, in any case (default: every region)."
+    )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
         default=None, description="The date prices are judged stale against (default: today)."
     )

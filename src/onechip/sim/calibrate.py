@@ -37,7 +37,7 @@ from onechip.errors import ConfigError
 from onechip.planner import rules
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
-from onechip.schemas.bench import BenchRun, CellResult
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import START_SPREAD_S, simulate_cell
@@ -71,38 +71,13 @@ def usable(cell: CellResult) -> bool:
     return cell.status == "ok" and cell.tpot_ms.median is not None and cell.ttft_ms.median is not None
 
 
-def check_cells(cells: list[CellResult]) -> None:
+def check_cells(cells: list[CellResult], config: BenchConfig) -> None:
     """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
-    second context, and one cell with several clients (the calibration grid's minimum); or naming the cell when an
-    'ok' cell holds a figure no measurement gives (a damaged summary.json, which was fitted and stored for every
-    later prediction of the model on the chip): a median TTFT or TPOT not above 0 ms or not finite, an output tok/s
-    below 0 or not finite (NaN kept the fit from ending), and, checked against the cell's reps where it records
-    them (bench does; a published grid's medians have none), a median TTFT or TPOT longer than its longest rep's
-    whole run (every measured request is sent and answered inside it, RepResult.whole_run_s, so its TTFT and its
-    TPOT, (t_last - t_first) / (tokens - 1), are at most that), or an output tok/s above the most its reps' window
-    tokens give (the figure is their median of output_tokens / window_s; output_tokens is rounded, hence the half
-    token)."""
+    second context, and one cell with several clients (the calibration grid's minimum); or naming the first 'ok'
+    cell that check_cell refuses (`config`: the run's)."""
     ok = [c for c in cells if usable(c)]
     for c in ok:
-        cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
-        damaged = "which no measurement gives: its summary.json is damaged"
-        longest_ms = 1000 * max((r.whole_run_s for r in c.reps), default=0.0)
-        for name, value in (("TTFT", c.ttft_ms.median), ("TPOT", c.tpot_ms.median)):
-            if not 0 < (value or 0) < math.inf:
-                raise ConfigError(f"{cell} median {name} {value} ms, {damaged}")
-            if longest_ms > 0 and (value or 0) > longest_ms * (1 + 1e-9):  # the slack: float rounding alone
-                raise ConfigError(
-                    f"{cell} median {name} {value:g} ms, longer than its longest rep ({longest_ms:,.1f} ms from "
-                    f"first send to last completion), {damaged}"
-                )
-        if not 0 <= (c.output_tok_per_s or 0) < math.inf:  # NaN: the fit's residuals are NaN, and it never ends
-            raise ConfigError(f"{cell} {c.output_tok_per_s} output tok/s, {damaged}")
-        rates = [(r.output_tokens + 0.5) / r.window_s for r in c.reps if r.window_s > 0]
-        if rates and (c.output_tok_per_s or 0) > max(rates):
-            raise ConfigError(
-                f"{cell} {c.output_tok_per_s:g} output tok/s, more than its reps' output tokens over their windows "
-                f"give ({max(rates):,.1f}), {damaged}"
-            )
+        check_cell(c, config)
     single = [c for c in ok if c.clients == 1]
     missing = []
     if not single or len({c.context_tokens for c in ok}) < 2:
@@ -113,6 +88,63 @@ def check_cells(cells: list[CellResult]) -> None:
         raise ConfigError(
             "the calibration run lacks " + " and ".join(missing) + "; measure it with `onechip bench --calibration`"
         )
+
+
+def check_cell(c: CellResult, config: BenchConfig) -> None:
+    """Raise ConfigError naming the cell when `c`, an 'ok' cell of a run of `config`, holds a figure no measurement
+    gives (a damaged summary.json, which was fitted and stored for every later prediction of the model on the
+    chip): a median TTFT or TPOT not above 0 ms or not finite, an output tok/s below 0 or not finite (NaN kept the
+    fit from ending), and, checked against the cell's reps where it records them (bench does), a median TTFT or
+    TPOT longer than its longest rep's whole run (every measured request is sent and answered inside it,
+    RepResult.whole_run_s, so its TTFT and its TPOT, (t_last - t_first) / (tokens - 1), are at most that), or an
+    output tok/s above the most its reps' window tokens give (the figure is their median of output_tokens /
+    window_s; output_tokens is rounded, hence the half token). A cell without reps (a published grid's medians; a
+    summary.json whose reps were deleted) is checked against its own figures instead, where `config` ran closed
+    loop (_check_medians)."""
+    cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
+    damaged = "which no measurement gives: its summary.json is damaged"
+    longest_ms = 1000 * max((r.whole_run_s for r in c.reps), default=0.0)
+    for name, value in (("TTFT", c.ttft_ms.median), ("TPOT", c.tpot_ms.median)):
+        if not 0 < (value or 0) < math.inf:
+            raise ConfigError(f"{cell} median {name} {value} ms, {damaged}")
+        if longest_ms > 0 and (value or 0) > longest_ms * (1 + 1e-9):  # the slack: float rounding alone
+            raise ConfigError(
+                f"{cell} median {name} {value:g} ms, longer than its longest rep ({longest_ms:,.1f} ms from "
+                f"first send to last completion), {damaged}"
+            )
+    if not 0 <= (c.output_tok_per_s or 0) < math.inf:  # NaN: the fit's residuals are NaN, and it never ends
+        raise ConfigError(f"{cell} {c.output_tok_per_s} output tok/s, {damaged}")
+    rates = [(r.output_tokens + 0.5) / r.window_s for r in c.reps if r.window_s > 0]
+    if rates and (c.output_tok_per_s or 0) > max(rates):
+        raise ConfigError(
+            f"{cell} {c.output_tok_per_s:g} output tok/s, more than its reps' output tokens over their windows "
+            f"give ({max(rates):,.1f}), {damaged}"
+        )
+    if not c.reps and config.workload == "grid" and config.rate_per_s is None:
+        _check_medians(c, config.output_tokens, cell, damaged)
+
+
+def _check_medians(c: CellResult, output_tokens: int, cell: str, damaged: str) -> None:
+    """Raise ConfigError (`cell` ... `damaged`) unless the medians of `c`, a closed-loop cell of `output_tokens`
+    tokens a request without reps, agree with its output tok/s. Every stream always has one request outstanding,
+    so the mean request latency (E2E) is clients x output_tokens / output tok/s at most (Little's law; a request
+    ends early with fewer tokens, so more requests share the tokens, and a whole-run or steady window with idle
+    streams only lowers the tok/s). A request's TTFT and its (tokens - 1) x TPOT each lie inside its E2E, so their
+    medians are at most the median E2E, and a median of a quantity never below 0 is at most twice its mean
+    (Markov's inequality). A TTFT of 1e30 ms, or a tok/s of 1e15 beside a real TTFT, breaks this; the corpus grids'
+    medians reach at most 0.995 of the mean (serving_measurements.json, mi300x 12b fp8 grid's worst cell).
+    (tokens - 1) is output_tokens - 1 unless requests ended early (then 1: a request of two tokens)."""
+    rate = c.output_tok_per_s or 0.0
+    if rate <= 0:
+        raise ConfigError(f"{cell} median TTFT and TPOT but {rate:g} output tok/s and no reps, {damaged}")
+    bound_ms = 2 * 1000.0 * c.clients * output_tokens / rate
+    gaps = output_tokens - 1 if c.requests_ended_early == 0 else 1
+    for name, value in (("TTFT", c.ttft_ms.median or 0.0), (f"TPOT x {gaps} tokens", (c.tpot_ms.median or 0.0) * gaps)):
+        if value > bound_ms:
+            raise ConfigError(
+                f"{cell} median {name} {value:g} ms, more than twice the mean request latency its {rate:g} output "
+                f"tok/s allows ({c.clients} clients x {output_tokens} tokens: {bound_ms / 2:,.1f} ms), {damaged}"
+            )
 
 
 def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False) -> StepTerms:
@@ -406,7 +438,7 @@ def calibrate(
     (sim.protocol.replay: another tool's requests, starts, cached prompts and tok/s definition). Raises
     ConfigError when the cells lack what the fit needs (see check_cells)."""
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
-    check_cells(chosen)
+    check_cells(chosen, run.config)
 
     def residuals(terms: StepTerms) -> Vector:
         return _residuals(plan, run, chosen, terms, start_spread_s, jitter, clients)

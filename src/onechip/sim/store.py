@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from onechip.paths import home_store, write_text_atomic
+from onechip.paths import home_store, read_home_file, write_text_atomic
 from onechip.schemas.sim import Calibration
 from onechip.sim.steptime import STEP_MODEL
 
@@ -27,12 +27,13 @@ def save(calibration: Calibration) -> Path:
 
 def stored() -> list[Calibration]:
     """Every readable stored calibration of today's step-time model (unreadable files, and those fitted
-    under another STEP_MODEL, are skipped)."""
+    under another STEP_MODEL, are skipped). Raises ConfigError for a FIFO, directory or device named *.json there
+    (paths.read_home_file: never waited on)."""
     out = []
     folder = calibrations_dir()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            calibration = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+            calibration = Calibration.model_validate_json(read_home_file(path))
         except (OSError, ValidationError, ValueError):
             continue
         if calibration.step_model == STEP_MODEL:

@@ -208,6 +208,20 @@ def test_a_run_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, name
     assert str(info.value) == f"{tmp_path / name} is not a regular file: remove it or choose another --out"
 
 
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_out_dir_that_is_a_device_or_fifo_is_named_for_what_it_is(tmp_path: Path, resume: bool) -> None:
+    """`bench --resume /dev/null` said '/dev/null is a file': it is a character device (os.stat's S_ISCHR); a FIFO
+    is named a FIFO, a regular file still a file."""
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], clients=[1])
+    fifo, plain = tmp_path / "fifo", tmp_path / "plain"
+    os.mkfifo(fifo)
+    plain.write_text("x")
+    for path, kind in ((Path("/dev/null"), "a character device"), (fifo, "a FIFO"), (plain, "a file")):
+        with pytest.raises(ConfigError) as info:
+            run_grid(cfg, path, resume=resume)
+        assert str(info.value) == f"{path} is {kind}, not a run directory"
+
+
 def test_servers_without_tokenize_or_extras_are_measured_with_notes(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.has_tokenize, fake_server.reject_extras = False, True
     run = run_grid(config(fake_server, contexts=[30], clients=[1], reps=2), tmp_path)

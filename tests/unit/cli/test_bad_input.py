@@ -147,6 +147,8 @@ def test_check_out_onto_a_file_is_one_line(run, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     code, _, err = run("check", "http://127.0.0.1:9", "--out", str(tmp_path / "f"))
     assert code == 2 and "is a file, not a directory" in _one_line(err)
+    code, _, err = run("check", "http://127.0.0.1:9", "--out", "/dev/null")  # a character device, not a file
+    assert code == 2 and "/dev/null is a character device, not a directory" in _one_line(err)
 
 
 def test_only_takes_check_names_and_domain_names() -> None:

@@ -52,9 +52,9 @@ def test_int64_is_the_bound_of_every_size():
         # 1e30 B was planned as a 931,322,574,615,478,534,144 GiB pool
         ("--kv-cache-memory", "kv_cache_memory_bytes", INT64_MAX),
         ("--max-num-batched-tokens", "max_num_batched_tokens", MAX_POSITIONS),  # a step's tokens: a request's at most
-        ("--max-num-seqs", "max_num_seqs", INT64_MAX),
+        ("--max-num-seqs", "max_num_seqs", MAX_POSITIONS),  # a step's sequences: each holds one of its tokens
         ("--block-size", "block_size", MAX_POSITIONS),
-        ("--max-model-len", "max_model_len", INT64_MAX),
+        ("--max-model-len", "max_model_len", MAX_POSITIONS),  # a request's tokens: its positions
         ("--tensor-parallel-size", "tensor_parallel_size", INT64_MAX),
         ("--pipeline-parallel-size", "pipeline_parallel_size", INT64_MAX),  # was an OverflowError traceback
     ],
@@ -65,6 +65,20 @@ def test_a_size_beyond_int64_is_one_line_on_both_front_ends(run, flag: str, fiel
     assert line.startswith(f"Invalid value for '{flag}'") and f"less than or equal to {most}" in line
     is_error, text = _tool("plan", {**E2B, field: huge})
     assert is_error and text.startswith(f"Invalid value for '{field}'") and str(most) in text  # its name
+
+
+@pytest.mark.parametrize(("flag", "field"), [("--max-num-seqs", "max_num_seqs"), ("--max-model-len", "max_model_len")])
+def test_a_count_one_past_the_positions_bound_is_one_line_on_both_front_ends(run, flag: str, field: str) -> None:
+    """--max-num-seqs and --max-model-len took any int64 (2**26 + 1 was planned); they are bounded as
+    --max-num-batched-tokens is (schemas.inputs.MAX_POSITIONS)."""
+    over = MAX_POSITIONS + 1
+    line = one_error_line(run, "plan", *SMOL, flag, str(over))
+    assert (
+        line
+        == f"Invalid value for '{flag}': {field}: Input should be less than or equal to {MAX_POSITIONS} (got {over})"
+    )
+    is_error, text = _tool("plan", {**E2B, field: over})
+    assert is_error and text.startswith(f"Invalid value for '{field}'") and str(MAX_POSITIONS) in text
 
 
 def test_a_kv_pool_larger_than_the_card_is_refused_not_planned(run) -> None:

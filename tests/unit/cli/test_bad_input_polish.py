@@ -79,6 +79,27 @@ def test_a_list_option_that_lists_nothing_is_one_line_naming_it(run, argv, flag,
     assert line.startswith(f"{flag} lists nothing (got {empty!r})"), line
 
 
+@pytest.mark.parametrize(
+    ("argv", "flag", "given", "words"),
+    [(("cost",), "--pricing", "spot,,3y", "words"),
+     (("cost",), "--pricing", "spot,", "words"),
+     (("bench", "http://127.0.0.1:9"), "--contexts", "128,,1024", "integers")],
+)  # fmt: skip
+def test_a_list_option_with_an_empty_entry_is_one_line_naming_it(run, argv, flag, given, words) -> None:
+    # `cost --pricing spot,,3y` priced spot and 3y and said nothing of the empty entry between them
+    line = one_error_line(run, *argv, flag, given)
+    assert line == f"{flag} has an empty entry (got {given!r}): give comma-separated {words}, none empty", line
+
+
+def test_parse_pricing_refuses_an_empty_entry_as_mcp_sends_it() -> None:
+    from onechip.cost import parse_pricing
+    from onechip.errors import ConfigError
+
+    assert parse_pricing(["spot", "3y"]) == ["spot", "3y"]
+    with pytest.raises(ConfigError, match=r"^pricing \['spot', '', '3y'\] has an empty entry"):
+        parse_pricing(["spot", "", "3y"])
+
+
 def test_a_version_older_than_any_release_read_is_said_and_its_missing_image_too(run) -> None:
     # --engine-version 0.0.1 (on PyPI, a placeholder) planned under the oldest rule with no word, and `up` named
     # vllm/vllm-openai:v0.0.1, which does not exist: the image was first pushed for v0.2.2 (vllm-project/vllm PR

@@ -395,6 +395,23 @@ def test_status_with_a_zone_that_is_not_one(fast, run):
     assert_tracked_then_down(fast)
 
 
+def test_status_says_what_is_elsewhere_from_the_records_it_read(fast, run, monkeypatch):
+    """`cloud status --zone Z` finding nothing named what onechip has elsewhere from a second read of every record
+    file (api.cloud_recorded); it is now CloudStatuses.elsewhere, from the one read status made (MCP returns it)."""
+    up(zones=[OK])
+    reads = []
+    read_all = records.read_all
+    monkeypatch.setattr(records, "read_all", lambda: reads.append(1) or read_all())
+    rc, out, err = run("cloud", "status", "--zone", "asia-east2-c")
+    assert rc == 0, err
+    assert "it has 1 elsewhere: onechip-v5e-1 (us-west4-a)" in " ".join(out.split())
+    assert len(reads) == 1
+    statuses = api.cloud_statuses(CloudNameRequest(zones=["asia-east2-c"]))
+    assert statuses.resources == [] and [(r.name, r.zone) for r in statuses.elsewhere] == [("onechip-v5e-1", OK)]
+    assert api.cloud_statuses(CloudNameRequest()).elsewhere == []  # no filter: nothing is outside it
+    assert_tracked_then_down(fast)
+
+
 @pytest.mark.parametrize(
     "fields",
     [{"no_limit": "no"}, {"no_limit": 0}, {"max_hours": True}, {"max_hours": "2"}, {"max_run_duration_s": True},

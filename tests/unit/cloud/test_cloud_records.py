@@ -72,7 +72,7 @@ def test_an_empty_or_unreadable_record_file_is_said_as_such(fake_api, run):
     rc, out, err = run("cloud", "status")
     assert rc == 0, err
     assert f"cloud record {empty} is not a cloud record" in err
-    assert f"cloud record {folder} cannot be read (Is a directory)" in err
+    assert f"cloud record {folder} is a directory, not a file onechip wrote" in err  # paths.read_home_file
     assert "good-one (node) in us-west4-a: READY" in " ".join(out.split())
     if os.geteuid() != 0:  # root reads any file
         os.chmod(_record("good-one"), 0)
@@ -92,7 +92,7 @@ def test_down_deletes_what_a_directory_record_names_leaves_the_directory_and_exi
     folder.mkdir()
     rc, out, err = run("cloud", "down", "--yes")
     assert rc == 0, err
-    assert f"cloud record {folder} cannot be read (Is a directory)" in err
+    assert f"cloud record {folder} is a directory, not a file onechip wrote" in err
     said = " ".join(out.split())
     assert "deleted node folder-one (us-west4-a)" in said and "deleted node good-one (us-west4-a)" in said
     assert fake_api.nodes == {} and folder.is_dir() and records.load_all() == []

@@ -147,3 +147,15 @@ def test_cost_prices_a_slice_as_its_chips_times_the_one_chip_price_as_advise_doe
     text = " ".join(out.split())
     assert "billed as 4 × v5e-1" in text and "$/slice-h" in text
     assert f"4 × v5e-1 at ${one.lines[[x.pricing for x in one.lines].index('spot')].usd_per_chip_hour:.4f}" in text
+
+
+@pytest.mark.parametrize("given", ["US-WEST4", "Us-West4"])
+def test_a_region_matches_in_any_case_as_a_chip_does(given: str) -> None:
+    """`prices --region US-WEST4` found no price: regions are lower case in every cloud's catalog (prices.json
+    us-west4), and the region is compared as given while chip names match in any case."""
+    from onechip.schemas.requests import PricesRequest
+
+    table = api.prices(build_request(PricesRequest, {"chip": "v5e-1", "region": given}))
+    assert table.prices and {p.region for p in table.prices} == {"us-west4"}
+    report = api.cost(build_request(CostRequest, {"chip": "v5e-1", "output_tok_per_s": 1.0, "region": given}))
+    assert report.lines and {line.region for line in report.lines} == {"us-west4"}

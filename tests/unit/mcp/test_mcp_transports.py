@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from uuid import uuid4
 
 import anyio
 import httpx
@@ -17,7 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from onechip import api
 from onechip.errors import ConfigError
-from onechip.mcp.server import bearer_guard, build_server, http_app
+from onechip.mcp.server import SessionIdRedactor, bearer_guard, build_server, http_app
 from onechip.mcp.tools import TOOLS
 from onechip.schemas.requests import PlanRequest
 
@@ -142,3 +143,22 @@ def test_http_session_ids_are_not_logged(caplog):
     assert opened.status_code == 200 and session_id, opened.text
     assert closed.status_code == 200, closed.text
     assert session_id not in caplog.text, caplog.text
+
+
+def test_a_crashed_sessions_id_is_not_logged(caplog):
+    """The SDK logs a crashing HTTP session at ERROR with its id ('Session {session_id} crashed', mcp 2.3.0
+    streamable_http_manager.py, through logger.exception), above the WARNING its loggers are raised to: the id is
+    redacted, the line and its traceback kept."""
+    http_app(build_server(read_only=True), "127.0.0.1", None)
+    http_app(build_server(read_only=True), "127.0.0.1", None)  # a second app adds no second filter
+    session_id = uuid4().hex  # as the SDK makes one
+    sdk = logging.getLogger("mcp.server.streamable_http_manager")
+    assert sum(isinstance(f, SessionIdRedactor) for f in sdk.filters) == 1
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        sdk.exception(f"Session {session_id} crashed")
+    assert session_id not in caplog.text, caplog.text
+    (record,) = [r for r in caplog.records if r.name == sdk.name]
+    assert record.levelno == logging.ERROR and record.getMessage() == "Session <session id> crashed"
+    assert record.exc_info is not None  # the traceback still says what crashed

@@ -3,6 +3,8 @@ run without the cells it needs. Sim figures follow bench's statistics."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from onechip import api
@@ -11,7 +13,18 @@ from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.sim import StepTerms
 from onechip.sim import calibrate
-from onechip.sim.calibrate import PULL, STARTS, TERMS, _figure_weights, _floors, _start, _terms, check_cells, identified
+from onechip.sim.calibrate import (
+    PULL,
+    STARTS,
+    TERMS,
+    _figure_weights,
+    _floors,
+    _start,
+    _terms,
+    check_cell,
+    check_cells,
+    identified,
+)
 from onechip.sim.figures import figures
 from onechip.sim.predict import simulate_cell
 from onechip.sim.steptime import roofline_priors
@@ -90,11 +103,47 @@ def test_a_cell_whose_output_tok_per_s_no_measurement_gives_is_refused(cpu_plan,
     run = measured(cpu_plan, [64, 512], [1, 4])
     run.cells[0].output_tok_per_s = tok_per_s
     with pytest.raises(ConfigError) as info:
-        check_cells(run.cells)
+        check_cells(run.cells, run.config)
     assert str(info.value) == (
         f"the calibration run's cell 64 tokens x 1 clients has {tok_per_s} output tok/s, which no measurement "
         "gives: its summary.json is damaged"
     )
+
+
+def _published(ttft_ms: float, tpot_ms: float, tok_per_s: float) -> CellResult:
+    return CellResult(
+        context_tokens=128, clients=1, status="ok", output_tok_per_s=tok_per_s,
+        ttft_ms=Dist(n=1, median=ttft_ms), tpot_ms=Dist(n=1, median=tpot_ms),
+    )  # fmt: skip
+
+
+# serving_measurements.json seed-v5e-1, 128 x 1 (128 output tokens): 123.7 tok/s, TTFT 15.9 ms, TPOT 8.0 ms
+SEED_128X1 = (15.9, 8.0, 123.7)
+
+
+@pytest.mark.parametrize(
+    ("ttft_ms", "tpot_ms", "tok_per_s", "why"),
+    [
+        (
+            1e30,
+            8.0,
+            123.7,
+            "median TTFT 1e+30 ms, more than twice the mean request latency its 123.7 output tok/s "
+            "allows (1 clients x 128 tokens: 1,034.8 ms)",
+        ),  # 1000 ms x 128 tokens / 123.7 tok/s
+        (15.9, 8.0, 1e15, "median TTFT 15.9 ms"),  # 1e15 tok/s: one 128-token request in 1.3e-10 ms
+        (15.9, 1e9, 123.7, "median TPOT x 127 tokens 1.27e+11 ms"),
+        (15.9, 8.0, 0.0, "median TTFT and TPOT but 0 output tok/s and no reps"),
+    ],
+)
+def test_a_cell_without_reps_whose_medians_its_tok_per_s_cannot_give_is_refused(ttft_ms, tpot_ms, tok_per_s, why):
+    """A published grid's cell (or a summary.json whose reps were deleted) was checked only for positive finite
+    figures: a TTFT of 1e30 ms or a tok/s of 1e15 was fitted and stored. One client with one request outstanding
+    makes a request last 1000 x 128 / tok/s ms on average, and a median is at most twice a mean (Markov)."""
+    config = BenchConfig(base_url="http://seed", contexts=[128], clients=[1], output_tokens=128)
+    check_cell(_published(*SEED_128X1), config)  # the seed's own cell passes
+    with pytest.raises(ConfigError, match="^the calibration run's cell 128 tokens x 1 clients has " + re.escape(why)):
+        check_cell(_published(ttft_ms, tpot_ms, tok_per_s), config)
 
 
 def test_a_calibration_carries_to_another_slice(seed_plan):

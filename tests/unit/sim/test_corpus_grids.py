@@ -89,3 +89,20 @@ def test_every_scored_grid_measured_by_vllm_bench_serve_records_how_its_client_r
         assert (grid.client.start.value, grid.client.tok_per_s.value) == ("simultaneous", "whole_run")
         inputs = (grid.client.tool, grid.client.num_prompts, grid.client.seed, grid.client.prefix_caching)
         assert all(i.source and (not i.inferred or "inferred" in i.source) for i in inputs), grid.name
+
+
+def test_every_corpus_grid_passes_the_calibration_check_of_cells_without_reps() -> None:
+    """check_cells bounds a rep-less cell's medians by its own tok/s (calibrate._check_medians): every published
+    grid that can be simulated (output tokens stated or assumed) must still pass, on every cell it publishes."""
+    from onechip.sim.calibrate import check_cell
+
+    checked = 0
+    for grid in catalog.serving_measurements().grids:
+        if grid.output_tokens is None:
+            continue
+        run = sim_accuracy.grid_run(grid)
+        for cell in run.cells:
+            if cell.ttft_ms.median is not None and cell.tpot_ms.median is not None:
+                check_cell(cell, run.config)
+                checked += 1
+    assert checked >= 100  # the 100 cells with TTFT and TPOT the corpus published at 1576a3e

@@ -1,0 +1,55 @@
+"""`simulate` of a grid with no feasible cell (every context beyond the plan's max_model_len): the run is written,
+as any prediction, but the CLI exits 2 with one line naming the first cell's reason, and the MCP tool returns a
+tool error, as `advise` does when no chip serves; a grid with one feasible cell stays a result."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+
+from onechip.mcp.server import build_server
+
+# the seed's plan (conftest SEED_PLAN): max_model_len 32,768; simulate's default output is 32 tokens
+BEYOND = "100000 + 32 tokens exceed max_model_len 32768"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ONECHIP_MCP_FILES", str(tmp_path))
+
+
+def test_a_grid_with_no_feasible_cell_is_written_and_exits_2(run, plan_file, tmp_path):
+    out = tmp_path / "p"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "100000", "--clients", "1,4",
+                       "--out", str(out))  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        f"error: no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND}); the predicted run is in "
+        f"{out}/summary.json"
+    )
+    cells = json.loads((out / "summary.json").read_text())["cells"]  # kept: the data the refusal names
+    assert [c["status"] for c in cells] == ["infeasible", "infeasible"]
+
+
+def test_a_grid_with_one_feasible_cell_exits_0(run, plan_file, tmp_path):
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128,100000", "--clients", "1",
+                       "--output-tokens", "8", "--reps", "1", "--out", str(tmp_path / "p"))  # fmt: skip
+    assert code == 0, err
+
+
+def test_mcp_simulate_of_no_feasible_cell_is_a_tool_error(plan_file, tmp_path):
+    async def go():
+        async with Client(build_server(False)) as client:
+            return await client.call_tool(
+                "simulate", {"plan": str(plan_file), "contexts": [100000], "out_dir": str(tmp_path / "m")}
+            )
+
+    result = anyio.run(go)
+    line = result.content[0].text
+    assert result.is_error and "\n" not in line
+    assert f"no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND})" in line
+    assert (tmp_path / "m" / "summary.json").is_file()
