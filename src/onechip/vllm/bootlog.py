@@ -124,7 +124,20 @@ _LOGGED = {
     "tensor_parallel_size": re.compile(
         r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
     ),
+    # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
+    # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
+    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)') and 'memory snapshot: ...
+    # total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all in tests/fixtures/bootlogs)
+    "total_memory_gib": re.compile(
+        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB|Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)"
+        r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
+    ),
 }
+# How far a GPU's logged total may stray from its catalog figure and still be the same card: drivers and boards move it
+# (80 GB cards log 79.11 - 79.33 GiB; a Tesla T4 14.56 GiB and, on driver 11.2, 14.74 GiB: accelerators.json sources;
+# the RTX 4060 of tests/fixtures/bootlogs rtx4060-qwen25-7b-util070-len4096-refused-v0 logs 8.00 GiB against 7.87,
+# +1.6%), while cards of other sizes lie 10% or more apart (A100 40GB 39.49 GiB, L40 44.39 GiB)
+_SAME_CARD = 0.03
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -521,7 +534,8 @@ def _name(model: str) -> str:
 
 def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
-    log's architecture beside the plan's model type), max_model_len or tensor_parallel_size; None when what the
+    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size or, on a vLLM GPU plan, a
+    total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when what the
     log names matches (or it names none of them). Models are told apart by name only when neither is a checkpoint
     directory (a directory's name is whatever its owner chose: '/models/m' may hold the planned model)."""
     logged, differs = boot.logged, []
@@ -533,6 +547,10 @@ def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
     for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
+    card = plan.memory_bytes / plan.devices / GIB if plan.engine == "vllm-gpu" and plan.memory_bytes else None
+    total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
+    if card and total is not None and abs(total / card - 1) > _SAME_CARD:
+        differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
     if not differs:
         return None
     return f"the log is of another deployment than the plan: {'; '.join(differs)}"
