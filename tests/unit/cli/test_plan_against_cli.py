@@ -8,9 +8,9 @@ def test_a_log_of_another_card_is_said_not_stored(run, tmp_path) -> None:
     # the H100 startup line of vLLM 0.19.0 (tests/fixtures/bootlogs/h100-llama31-8b-tp1-v0190.log) against an H200 plan
     log = tmp_path / "h100.log"
     log.write_text(
-        "(EngineCore pid=241) DEBUG 04-22 00:24:12 [v1/worker/gpu_worker.py:661] Free memory on device (78.68/79.19 GiB) "
-        "on startup.\n(EngineCore pid=241) INFO 04-22 00:24:40 [kv_cache_utils.py:1319] GPU KV cache size: 476,016 "
-        "tokens\n"
+        "(EngineCore pid=241) DEBUG 04-22 00:24:12 [v1/worker/gpu_worker.py:661] Free memory on device "
+        "(78.68/79.19 GiB) on startup.\n"
+        "(EngineCore pid=241) INFO 04-22 00:24:40 [kv_cache_utils.py:1319] GPU KV cache size: 476,016 tokens\n"
     )
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "h200", "--against", str(log))
     assert code == 0, err
