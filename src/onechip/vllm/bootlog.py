@@ -154,11 +154,26 @@ _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # service ('авг 18 14:15:02 llm python3[28059]: ', month in the host's locale, v100x4-1cat-len8192-journald), and
 # vLLM's process tags, Ray's with their node ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ',
 # MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
-# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085)
+# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
+# month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
+# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted
+# too). A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and
+# a log line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/
+# {total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]'
+# (the tqdm(1) man page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00,
+# 981773.38it/s]') and vLLM's weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4
+# [00:02<00:00,  1.90it/s]', the corpus logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own
+# already (str.splitlines splits at '\r')
 _ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
+_JOURNAL_DATE = (
+    r"(?:[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d))"
+)
+_TQDM = (
+    r"[^|\[\]]*?(?:\d+%(?:\|[^|]*\|| Completed \|) *[\d.]+\w?/[\d.?]+\w?|[\d.]+\w?it) \[[\d:]+(?:<[\d:?]+)?,[^\]]*\]"
+)
 _PREFIX = re.compile(
-    r"^(?:[\w.-]+\s+\|\s?|[>▎│┃]\s?|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
-    r"|[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+\[\d+\]:\s?|\[rank\d+\]:\s*)"
+    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃]\s?"
+    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 
 
