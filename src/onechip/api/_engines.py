@@ -124,8 +124,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
         engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot)
+    cross.not_stored = remember_boot(the_plan, cross)
     write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
-    remember_boot(the_plan, cross)
     return UpResult(
         dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan, replanned_with=replanned
     )

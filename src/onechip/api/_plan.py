@@ -51,7 +51,7 @@ def plan(request: PlanRequest) -> Plan:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
         result.crosscheck = bootlog.crosscheck(result, boot)
-        remember_boot(result, result.crosscheck)
+        result.crosscheck.not_stored = remember_boot(result, result.crosscheck)
     return result
 
 
@@ -116,25 +116,43 @@ def measured_boots_dir() -> Path:
     return home_store("measured-boots", formerly="calibration")
 
 
-def remember_boot(plan: Plan, cross: CrossCheck) -> None:
+def remember_boot(plan: Plan, cross: CrossCheck) -> str | None:
     """Store what a real boot of `plan` measured (its logged KV token line), so that later plans of the same
-    deployment use it (planner.calibration). Only vLLM GPU plans learn; a boot without a token line, the log
-    of another deployment (crosscheck flag 'other-deployment'), or a token line whose pool is more than the memory the
-    plan requests (calibration.measure), teaches nothing; nor does a plan whose pool --kv-cache-memory fixed: vLLM skips
-    memory profiling then ('reserved ... memory for KV Cache as specified by kv_cache_memory_bytes config and skipped
-    memory profiling', vllm/v1/worker/gpu_worker.py), and the deployment key, which has no pool in it, would hand the
-    requested memory less the weights and that pool to every later plan as its overhead. The date is today's (UTC)."""
+    deployment use it (planner.calibration). Only vLLM GPU plans with a token line learn. Nothing is stored from a
+    boot that failed (crosscheck flag 'boot-failed': its token line may precede the failure), from the log of another
+    deployment (flag 'other-deployment': another model, size or card, by its total memory per GPU), from a token line
+    whose pool is more than the memory the plan requests (calibration.measure), nor for a plan whose pool
+    --kv-cache-memory fixed: vLLM skips memory profiling then ('reserved ... memory for KV Cache as specified by
+    kv_cache_memory_bytes config and skipped memory profiling', vllm/v1/worker/gpu_worker.py), and the deployment key,
+    which has no pool in it, would hand the requested memory less the weights and that pool to every later plan as
+    its overhead. The date is today's (UTC).
+
+    Returns None when the boot was stored or the plan does not learn, else one line saying why it was not stored."""
     if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
-        return
-    if plan.serve.kv_cache_memory_bytes is not None:  # the flag sized the pool: no profiling overhead was measured
-        return
-    if "other-deployment" in cross.flags:  # a log of another model or size measured nothing of this plan
-        return
+        return None
+    why = _not_learned(plan, cross)
+    if why is not None:
+        return f"not stored as this deployment's measured boot: {why}"
     today = datetime.now(UTC).date().isoformat()
     version = cross.engine_version or plan.engine_version
     measured = calibration.measure(plan, cross.reported_kv_tokens, plan.deployment_key, today, version)
-    if measured is None:  # a pool larger than the memory requested: not a boot of this deployment
-        return
+    if measured is None:
+        return (
+            "not stored as this deployment's measured boot: its KV token line holds more than the memory the plan "
+            "requests per GPU (no boot of this deployment logs it)"
+        )
     directory = measured_boots_dir()
     directory.mkdir(parents=True, exist_ok=True)
     write_text_atomic(directory / calibration.file_name(plan.deployment_key), measured.model_dump_json(indent=2))
+    return None
+
+
+def _not_learned(plan: Plan, cross: CrossCheck) -> str | None:
+    """Why a boot with a token line teaches `plan`'s deployment nothing (remember_boot), or None."""
+    if "boot-failed" in cross.flags:
+        return "the engine did not start"
+    if "other-deployment" in cross.flags:
+        return "the log is of another deployment (see the cross-check)"
+    if plan.serve.kv_cache_memory_bytes is not None:
+        return "--kv-cache-memory fixed the pool, so the boot measured no profiling overhead"
+    return None

@@ -489,15 +489,49 @@ class V0Fallback(VersionRange):
     """A deployment the v1-era engine hands to its V0 engine when VLLM_USE_V1 is unset (engines.json
     `v0_fallbacks`; vllm/engine/arg_utils.py _is_v1_supported_oracle)."""
 
-    trigger: Literal["rocm", "no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds", "cpu_offload"] = Field(
+    trigger: Literal[
+        "rocm", "no_bf16_compute", "pipeline_parallel", "float32", "prompt_embeds", "cpu_offload", "fp8_kv_cache"
+    ] = Field(
         description="rocm: an AMD card (0.8.5: 'rocm is experimental on VLLM_USE_V1=1. Falling back to V0 Engine.'); "
         "no_bf16_compute: a card before Ampere (compute capability < 8.0, no bf16 tensor cores); "
         "pipeline_parallel: pipeline_parallel_size > 1 with the default executor; float32: --dtype float32; "
-        "prompt_embeds: --enable-prompt-embeds; cpu_offload: --cpu-offload-gb above 0."
+        "prompt_embeds: --enable-prompt-embeds; cpu_offload: --cpu-offload-gb above 0; fp8_kv_cache: --kv-cache-dtype "
+        "fp8* on an NVIDIA card of known compute capability outside `v1_capabilities`."
+    )
+    v1_capabilities: list[int] = Field(
+        default_factory=list,
+        description="Compute capabilities (x 10) on which the V1 engine serves the trigger, so there is no fallback "
+        "(fp8_kv_cache: the attention backends with an fp8 KV cache); empty: none.",
     )
     min_version: str = Field(description="First vLLM release that falls back for it.")
     max_version: str = Field(description="First vLLM release that no longer does.")
     source: str = Field(description="Where that comes from.")
+
+
+class Fp8WithoutNative(VersionRange):
+    """What one FP8 use does on an NVIDIA card without FP8 compute (compute capability < 8.9: Triton refuses its e4m3
+    type there, 'type fp8e4nv not supported in this architecture') for one range of vLLM releases (engines.json
+    `fp8_without_native`)."""
+
+    subject: Literal["kv_cache", "block_weights", "moe_weights"] = Field(
+        description="kv_cache: --kv-cache-dtype fp8*; block_weights: an FP8 checkpoint quantized in blocks "
+        "(quantization_config.weight_block_size); moe_weights: an FP8 checkpoint of a mixture-of-experts model."
+    )
+    outcome: Literal["fails", "flashinfer"] = Field(
+        description="fails: the engine's default path compiles an e4m3 Triton kernel and stops at start-up (refused); "
+        "flashinfer: FlashInfer's attention serves it where it takes the model (warned), the Triton backend it "
+        "falls to otherwise fails (refused)."
+    )
+    capabilities: list[int] = Field(
+        description="The compute capabilities (x 10, accelerators.json architecture_compute_capability) it was read "
+        "for; other cards without FP8 are not judged."
+    )
+    flashinfer_head_sizes: list[int] = Field(
+        default_factory=list,
+        description="outcome flashinfer: the head sizes FlashInfer's backend takes (empty: not read, none refused).",
+    )
+    why: str = Field(description="What the engine does, in a few words (said in the warning or refusal).")
+    source: str = Field(description="Where that comes from (vLLM source files and releases read).")
 
 
 class V0Gap(StrictModel):
@@ -896,6 +930,11 @@ class EngineEntry(StrictModel):
         "below is refused at start.",
     )
     quantization_min_capability_source: str = Field(default="", description="Where those figures come from.")
+    fp8_without_native: list[Fp8WithoutNative] = Field(
+        default_factory=list,
+        description="What an FP8 KV cache or FP8 weights do on an NVIDIA card without FP8 compute (compute capability "
+        "< 8.9), by release (planner.core._fp8_without_native_notes); empty: not checked.",
+    )
     mxfp4_layouts: list[Mxfp4Layout] = Field(
         default_factory=list, description="MXFP4 MoE load layouts by backend (empty: stored bytes)."
     )

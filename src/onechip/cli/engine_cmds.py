@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.plan_cmd import crosscheck_mark, print_serve_command
+from onechip.cli.plan_cmd import print_crosscheck, print_serve_command
 from onechip.cli.render import console, live_progress
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.schemas import BootRecord, EngineStatus
@@ -100,8 +100,7 @@ def print_up(result: UpResult) -> None:
     if stages:
         console.print("timeline: " + ", ".join(f"{name} +{s:.0f} s" for name, s in stages), highlight=False)
     if result.crosscheck is not None:
-        cc = result.crosscheck
-        console.print(f"plan vs boot log: {crosscheck_mark(cc)}; {escape(cc.note)}", highlight=False)
+        print_crosscheck(result.crosscheck, "plan vs boot log", console)
 
 
 def register(app: typer.Typer) -> None:

@@ -140,9 +140,8 @@ def render(plan: Plan, console: Console) -> None:
         for line in plan.replica_commands:
             typer.echo(line)
     if plan.crosscheck is not None:
-        cc = plan.crosscheck
-        version = cc.engine_version or "version not logged"
-        console.print(f"against the boot log ({version}): {crosscheck_mark(cc)}; {escape(cc.note)}")
+        version = plan.crosscheck.engine_version or "version not logged"
+        print_crosscheck(plan.crosscheck, f"against the boot log ({version})", console)
 
 
 # A warning's source as the terminal shows it: an engine rule's provenance runs to ~6,000 characters (60 lines
@@ -154,6 +153,14 @@ def _short(source: str) -> str:
     if len(source) <= SOURCE_CHARS:
         return source
     return source[:SOURCE_CHARS].rsplit(" ", 1)[0] + " ... (the whole source: plan --json)"
+
+
+def print_crosscheck(cc: CrossCheck, head: str, console: Console) -> None:
+    """'<head>: agrees|differs|nothing to compare; <note>', then, when the boot was not stored as the deployment's
+    measured boot, the line saying why (CrossCheck.not_stored)."""
+    console.print(f"{head}: {crosscheck_mark(cc)}; {escape(cc.note)}", highlight=False)
+    if cc.not_stored:
+        console.print(f"[yellow]{escape(cc.not_stored)}[/]", highlight=False)
 
 
 def crosscheck_mark(cc: CrossCheck) -> str:

@@ -418,12 +418,12 @@ def _plan_summary(p: Plan) -> str:
 
 def _crosscheck_words(cc: CrossCheck | None) -> str:
     """'; plan vs boot log: agrees', '... differs (<note>)', or '... nothing to compare: <why>' ('' without a boot
-    log): plan's `against` was answered with the plan line alone, and up's said 'differs' of a log it could not
-    compare."""
+    log), then why the boot was not stored as a measured boot (CrossCheck.not_stored): plan's `against` was answered
+    with the plan line alone, and up's said 'differs' of a log it could not compare."""
     if cc is None:
         return ""
     said = "agrees" if cc.agrees else f"differs ({cc.note})" if cc.compared else cc.note
-    return f"; plan vs boot log: {said}"
+    return f"; plan vs boot log: {said}" + (f"; {cc.not_stored}" if cc.not_stored else "")
 
 
 def _up_summary(r: UpResult) -> str:

@@ -667,6 +667,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
+    notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     mxfp4 = None
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
@@ -1149,6 +1150,7 @@ _V0_TRIGGER_WORDS = {
     "float32": ("--dtype float32", "serve another --dtype"),
     "prompt_embeds": ("--enable-prompt-embeds", "drop --enable-prompt-embeds"),
     "cpu_offload": ("--cpu-offload-gb", "drop --cpu-offload-gb"),
+    "fp8_kv_cache": ("--kv-cache-dtype fp8 on a card whose V1 attention has no fp8 KV cache", "drop --kv-cache-dtype"),
 }
 
 
@@ -1249,7 +1251,7 @@ def _runs_v2_runner(r: _Resolved, v2: V2RunnerRule) -> bool:
     if "mamba_cache_all" in v2.v1_features and hybrid and _hybrid_mode(r)[1] == "all":
         return False
     listed = any(a in v2.architectures for a in architectures)
-    moe = any(text.get(name) for name in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
+    moe = _is_moe(text)
     if v2.models == "every_model":
         return True
     if v2.models == "listed":
@@ -1266,6 +1268,7 @@ def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> 
     return v0_fallback(
         rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype,
         prompt_embeds=request.enable_prompt_embeds, cpu_offload=bool(request.cpu_offload_gb),
+        fp8_kv_cache=request.kv_cache_dtype.startswith("fp8"),
     )  # fmt: skip
 
 
@@ -1709,10 +1712,70 @@ def _nvls_warnings(request: PlanRequest, nvls: int, rule: NcclNvlsRule | None) -
     ]
 
 
+def _quant_config(config: ModelConfig) -> dict[str, Any]:
+    """The checkpoint's quantization_config ({} when it has none)."""
+    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
+    return quant if isinstance(quant, dict) else {}
+
+
 def _quant_method(config: ModelConfig) -> str:
     """The checkpoint's quantization_config.quant_method, lower case ('' when it has none)."""
-    quant = config.data.get("quantization_config") or config.text.get("quantization_config")
-    return str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    return str(_quant_config(config).get("quant_method", "")).lower()
+
+
+def _is_moe(text: Mapping[str, Any]) -> bool:
+    """A mixture-of-experts text config: vLLM's get_num_experts() > 0 over these keys (v2.models' is_moe)."""
+    return any(text.get(name) for name in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
+
+
+def _fp8_without_native_notes(
+    rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig, geometry: Geometry
+) -> list[PlanWarning]:
+    """An fp8 KV cache or FP8 weights on an NVIDIA card without FP8 compute, by release (engines.json
+    fp8_without_native, read for the compute capabilities each entry names): a ConfigError quoting why the engine
+    stops where its default path compiles an e4m3 Triton kernel (Triton refuses it below compute capability 8.9,
+    vllm#26431); a warning where FlashInfer's attention serves an fp8 KV cache and the Triton backend it falls to
+    would fail. An MLA model's fp8 KV cache goes to its MLA backends, not judged here."""
+    cap = acc.compute_capability if acc.kind == "gpu" and acc.manufacturer != "AMD" else None
+    release = request.engine_version or rules.release
+    if cap is None or release is None or "fp8" in acc.native_formats:
+        return []
+    quant = _quant_config(config)
+    fp8_weights = _quant_method(config) == "fp8" or request.quantization == "fp8"
+    used = {
+        "kv_cache": request.kv_cache_dtype.startswith("fp8") and config.text.get("kv_lora_rank") is None,
+        "block_weights": fp8_weights and quant.get("weight_block_size") is not None,
+        "moe_weights": fp8_weights and _is_moe(config.text),
+    }
+    what = {"kv_cache": f"--kv-cache-dtype {request.kv_cache_dtype}", "block_weights": "a block-quantized FP8 "
+            "checkpoint", "moe_weights": "FP8 mixture-of-experts weights"}  # fmt: skip
+    card = f"{acc.name} ({acc.architecture}: compute capability below 8.9, no FP8)"
+    out: list[PlanWarning] = []
+    for entry in rules.fp8_without_native:
+        if not (used[entry.subject] and cap in entry.capabilities and entry.covers(release)):
+            continue
+        said = f"{what[entry.subject]} on {card} with vLLM {release}: {entry.why}"
+        dims = sorted({layer.head_dim for layer in geometry.layers if layer.owns_cache})
+        others = [d for d in dims if entry.flashinfer_head_sizes and d not in entry.flashinfer_head_sizes]
+        if entry.outcome == "flashinfer" and request.flashinfer is not False and not others:
+            out.append(PlanWarning(code="fp8-kv-flashinfer", source=entry.source, message=f"{said}; FlashInfer "
+                "takes this model's head sizes, but a model with attention sinks (gpt-oss) or an install without "
+                "flashinfer-python gets the Triton backend, which stops at start-up on this card"))  # fmt: skip
+            continue
+        no_fi = entry.outcome == "flashinfer" and request.flashinfer is False
+        why = (
+            "" if entry.outcome == "fails"
+            else " (this install cannot import FlashInfer: --no-flashinfer)" if no_fi
+            else f" (FlashInfer takes head sizes {', '.join(map(str, entry.flashinfer_head_sizes))}, not {others})"
+        )  # fmt: skip
+        alternatives = ["--kv-cache-dtype auto" if entry.subject == "kv_cache" else "a checkpoint that is not FP8"]
+        alternatives += [f"plan --engine-version {entry.max_version} or later"] if entry.outcome == "fails" else []
+        alternatives += ["install flashinfer-python beside vLLM"] if no_fi else []
+        raise ConfigError(
+            f"{said}{why}; Triton compiles e4m3 only from compute capability 8.9, so the engine stops at start-up "
+            f"('type fp8e4nv not supported in this architecture', vllm#26431): serve {', or '.join(alternatives)}"
+        )
+    return out
 
 
 def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:

@@ -80,7 +80,8 @@ class BootRecord(ResultModel):
     logged: dict[str, str] = Field(
         default_factory=dict,
         description="The deployment the log names, as vLLM printed it (its 'non-default args' and 'with config:' "
-        "lines, 'Resolved architecture'): model, architecture, max_model_len, tensor_parallel_size.",
+        "lines, 'Resolved architecture') and the card's total memory per GPU it printed: model, architecture, "
+        "max_model_len, tensor_parallel_size, total_memory_gib (GiB).",
     )
     warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
     errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")

@@ -171,10 +171,16 @@ class CrossCheck(ResultModel):
     flags: list[str] = Field(
         default_factory=list,
         description="Known log lies that apply: 'shape-line-layer0', 'fp8-unchanged-capacity', 'token-line-derived'; "
-        "'other-deployment' when the log names another model, max_model_len or tensor_parallel_size than the plan; "
+        "'other-deployment' when the log names another model, max_model_len or tensor_parallel_size than the plan, "
+        "or a GPU whose total memory is another card's; "
         "'boot-failed' when the log shows the engine failed to start (the note leads with the cause).",
     )
     note: str = Field(default="", description="What differs and the likely reason.")
+    not_stored: str | None = Field(
+        default=None,
+        description="Why the boot was not stored as the deployment's measured boot (api.remember_boot), one line; "
+        "None when it was, or when the plan does not learn from boots (not vLLM GPU, no KV token line).",
+    )
 
 
 class Plan(ResultModel):

@@ -124,7 +124,20 @@ _LOGGED = {
     "tensor_parallel_size": re.compile(
         r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
     ),
+    # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
+    # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
+    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)') and 'memory snapshot: ...
+    # total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all in tests/fixtures/bootlogs)
+    "total_memory_gib": re.compile(
+        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB|Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)"
+        r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
+    ),
 }
+# How far a GPU's logged total may stray from its catalog figure and still be the same card: drivers and boards move it
+# (80 GB cards log 79.11 - 79.33 GiB; a Tesla T4 14.56 GiB and, on driver 11.2, 14.74 GiB: accelerators.json sources;
+# the RTX 4060 of tests/fixtures/bootlogs rtx4060-qwen25-7b-util070-len4096-refused-v0 logs 8.00 GiB against 7.87,
+# +1.6%), while cards of other sizes lie 10% or more apart (A100 40GB 39.49 GiB, L40 44.39 GiB)
+_SAME_CARD = 0.03
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -141,11 +154,26 @@ _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # service ('авг 18 14:15:02 llm python3[28059]: ', month in the host's locale, v100x4-1cat-len8192-journald), and
 # vLLM's process tags, Ray's with their node ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ',
 # MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
-# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085)
+# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
+# month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
+# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted
+# too). A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and
+# a log line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/
+# {total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]'
+# (the tqdm(1) man page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00,
+# 981773.38it/s]') and vLLM's weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4
+# [00:02<00:00,  1.90it/s]', the corpus logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own
+# already (str.splitlines splits at '\r')
 _ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
+_JOURNAL_DATE = (
+    r"(?:[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d))"
+)
+_TQDM = (
+    r"[^|\[\]]*?(?:\d+%(?:\|[^|]*\|| Completed \|) *[\d.]+\w?/[\d.?]+\w?|[\d.]+\w?it) \[[\d:]+(?:<[\d:?]+)?,[^\]]*\]"
+)
 _PREFIX = re.compile(
-    r"^(?:[\w.-]+\s+\|\s?|[>▎│┃]\s?|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
-    r"|[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+\[\d+\]:\s?|\[rank\d+\]:\s*)"
+    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃]\s?"
+    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 
 
@@ -521,7 +549,8 @@ def _name(model: str) -> str:
 
 def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
-    log's architecture beside the plan's model type), max_model_len or tensor_parallel_size; None when what the
+    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size or, on a vLLM GPU plan, a
+    total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when what the
     log names matches (or it names none of them). Models are told apart by name only when neither is a checkpoint
     directory (a directory's name is whatever its owner chose: '/models/m' may hold the planned model)."""
     logged, differs = boot.logged, []
@@ -533,6 +562,10 @@ def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
     for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
+    card = plan.memory_bytes / plan.devices / GIB if plan.engine == "vllm-gpu" and plan.memory_bytes else None
+    total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
+    if card and total is not None and abs(total / card - 1) > _SAME_CARD:
+        differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
     if not differs:
         return None
     return f"the log is of another deployment than the plan: {'; '.join(differs)}"

@@ -103,3 +103,40 @@ def test_printed_tokens_inverts_both_token_lines(llama: Path) -> None:
     plan = plan_model(_request(llama))
     assert plan.memory_budget is not None
     assert printed_tokens(plan.memory_budget, plan.num_blocks, 8192) == plan.kv_tokens_logged
+
+
+def test_a_log_of_another_card_is_not_stored_and_the_plan_says_why(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    # Before: the H100 log (its memory snapshot and startup line print 'total_memory=79.19GiB', 'Free memory on device
+    # (78.68/79.19 GiB)') checked against an H200 plan of the same model and length was 'differs' and still stored as
+    # the H200 deployment's measured boot, whose next plans were 'calibrated' to the H100's pool
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    on_h200 = api.plan(_request(llama, chip="h200", against=LOG))
+    cross = on_h200.crosscheck
+    assert cross is not None and "other-deployment" in cross.flags
+    # accelerators.json h200: 139.81 GiB visible ('CUDA devices: NVIDIA H200 (139.81 GiB)')
+    assert "total memory per GPU 79.19 GiB, planned h200's 139.81 GiB (another card)" in cross.note
+    assert cross.not_stored == (
+        "not stored as this deployment's measured boot: the log is of another deployment (see the cross-check)"
+    )
+    assert api.plan(_request(llama, chip="h200")).calibrated_from is None
+    assert not api.measured_boots_dir().exists() or not any(api.measured_boots_dir().iterdir())
+    # the card it ran on still learns from it
+    on_h100 = api.plan(_request(llama, against=LOG))
+    assert on_h100.crosscheck is not None and on_h100.crosscheck.not_stored is None
+    assert api.plan(_request(llama)).calibrated_from is not None
+
+
+def test_a_boot_that_failed_after_its_token_line_is_not_stored(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    # vLLM 0.19.0 logs the KV token line, then warms up the sampler and may fail there:
+    # tests/fixtures/bootlogs/h100-gpt-oss-20b-sampler-oom-v0190.log ('GPU KV cache size' twice, then this error)
+    failure = (
+        "(EngineCore pid=248) RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy "
+        "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    failed = tmp_path / "failed.log"
+    failed.write_text(LOG.read_text() + failure)
+    result = api.plan(_request(llama, against=failed))
+    assert result.crosscheck is not None and "boot-failed" in result.crosscheck.flags
+    assert result.crosscheck.not_stored == "not stored as this deployment's measured boot: the engine did not start"
+    assert api.plan(_request(llama)).calibrated_from is None

@@ -41,3 +41,15 @@ def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
     assert (len(CORPUS), lines) == (150, 117)
+
+
+TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
+
+
+@pytest.mark.parametrize("entry", TOTALS, ids=[e["name"] for e in TOTALS])
+def test_the_grammar_reads_the_cards_total_memory(entry: dict[str, Any]) -> None:
+    # what tells a log of another card (bootlog._other_deployment): V0's 'total_gpu_memory (X GiB)', '=XGiB' and
+    # profiler-table forms, V1's 'Free memory on device (free/total GiB)' and 'memory snapshot: ... total_memory='
+    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
+    record = read_boot_log(text, "vllm", "m")
+    assert float(record.logged["total_memory_gib"]) == entry["logged"]["total_gpu_memory_gib"]

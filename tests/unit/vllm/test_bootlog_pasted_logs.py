@@ -149,3 +149,57 @@ def test_the_cause_is_the_workers_exception_not_the_wrappers_after_it() -> None:
     assert _read("gpu-qwen3-vl-8b-len4096-eager-dev15312").failure_cause == (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
     )
+
+
+# A tqdm bar that ends without a newline glues the next log line to it (tqdm's default bar and its form without a
+# total as the tqdm(1) man page prints them, 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]' and
+# '327it [00:00, 981773.38it/s]'; vLLM's own 'Loading safetensors checkpoint shards: 100% Completed | 1/1
+# [00:02<00:00,  2.44s/it]', tests/fixtures/bootlogs). The vLLM lines after the bars are the corpus's.
+WARNING_LINE = (
+    "WARNING 08-18 14:14:46 [custom_all_reduce.py:174] Custom allreduce is disabled because it's not supported on "
+    "more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly."
+)
+BARS = [
+    "Fetching 4 files: 100%|██████████| 4/4 [00:02<00:00,  1.90it/s]",
+    "Loading safetensors checkpoint shards: 100% Completed | 1/1 [00:02<00:00,  2.44s/it]",
+    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|█████| 19/19 [00:00<00:00, 26.06it/s]",
+    "327it [00:00, 981773.38it/s]",
+    "(EngineCore_DP0 pid=3963005) Loading safetensors checkpoint shards:   0% Completed | 0/1 [00:00<?, ?it/s]",
+]
+
+
+@pytest.mark.parametrize("bar", BARS)
+def test_a_log_line_glued_to_a_progress_bar_is_read(bar: str) -> None:
+    # before: the bar hid the level, so the warning, the error and the exception's cause were not read
+    assert read_boot_log(bar + WARNING_LINE, "vllm", "m").warnings == [bar + WARNING_LINE]
+    failed = bar + "(EngineCore pid=28059) ValueError: No available memory for the cache blocks. Try increasing "
+    record = read_boot_log(failed + "`gpu_memory_utilization` when initializing the engine.", "vllm", "m")
+    assert record.errors and record.failure_cause is not None and record.failure_cause.startswith("weights and the")
+
+
+def test_a_bar_redrawn_after_a_carriage_return_leaves_the_log_line_its_own() -> None:
+    # tqdm redraws with '\r'; the log line written after the last redraw is a line of its own
+    text = "Processed prompts:  50%|█████     | 1/2 [00:01<00:01,  1.00s/it]\r" + WARNING_LINE + "\n"
+    assert read_boot_log(text, "vllm", "m").warnings == [WARNING_LINE]
+
+
+def test_a_bar_inside_a_log_line_is_not_stripped() -> None:
+    line = "INFO 05-01 10:00:00 [core.py:1] 4/4 [00:02<00:00, 1.9it/s] WARNING is a word here"
+    assert not read_boot_log(line, "vllm", "m").warnings
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "2025-08-18T14:14:46+0300 llm python3[28147]: ",  # journalctl -o short-iso (systemd/systemd#26639: no colon)
+        "2025-08-18T14:14:46.123456+0300 llm python3[28147]: ",  # -o short-iso-precise
+        "2025-08-18T14:14:46+03:00 llm python3[28147]: ",  # the offset with a colon (RFC 3339)
+    ],
+)
+def test_a_journal_head_in_iso_form_hides_no_warning(head: str) -> None:
+    # the v100x4-1cat-len8192-journald line (1CatAI/1Cat-vLLM#237) under journalctl's ISO heads instead of 'авг 18
+    # 14:14:46 llm python3[28147]: '
+    line = head + "(Worker pid=28147) " + WARNING_LINE
+    assert read_boot_log(line, "vllm", "m").warnings == [line]
+    error = head + "(EngineCore pid=28059) ValueError: No available memory for the cache blocks."
+    assert read_boot_log(error, "vllm", "m").errors

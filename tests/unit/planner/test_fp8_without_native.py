@@ -1,0 +1,106 @@
+"""An fp8 KV cache or FP8 weights on an NVIDIA card without FP8 compute (compute capability below 8.9; the catalog's
+Ampere cards), planned where vLLM's source says the engine serves them and refused where it stops at start-up
+(engines.json fp8_without_native and the fp8_kv_cache v0_fallbacks; sources read in the vllm 0.8.5 - 0.34.0 sdists).
+
+Triton compiles e4m3 (fp8e4nv) only from compute capability 8.9: vllm#26431 (RTX 3090, 'KV Cache Quantization not
+working on v1 (rtx3090) "type fp8e4nv not supported in this architecture"', 2025-10-08, vLLM 0.11.0) and vllm#26646
+(the same with --kv-cache-dtype fp8_e5m2); vllm#17581 (Qwen3 FP8 on 0.8.5, RTX 3090 / A6000)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factories import BOOTLOGS, sized_checkpoint
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+
+CONFIGS = BOOTLOGS / "configs"
+LLAMA = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
+QWEN3_235B_FP8 = json.loads((CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json").read_text(encoding="utf-8"))
+PHI2 = json.loads((CONFIGS / "microsoft--phi-2.json").read_text(encoding="utf-8"))  # head size 2,560 / 32 = 80
+MIXTRAL = json.loads((CONFIGS / "mistralai--Mixtral-8x7B-Instruct-v0.1.json").read_text(encoding="utf-8"))
+FAILS = r"type fp8e4nv not supported in this architecture"
+
+
+def _llama(tmp_path: Path) -> str:
+    directory = tmp_path / "llama"
+    if not directory.exists():
+        sized_checkpoint(directory, LLAMA, 16_060_522_496)  # its bf16 safetensors total (issue 12)
+    return str(directory)
+
+
+def _codes(plan) -> set[str]:
+    return {w.code for w in plan.warnings}
+
+
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
+def test_vllm_0110_refuses_an_fp8_kv_cache_on_ampere(tmp_path: Path, kv: str) -> None:
+    # vllm 0.11.0 platforms/cuda.py: 'if (has_sink or use_fp8_kv_cache) and not cls.is_device_capability(90): return
+    # TRITON_ATTN'; triton_attn.py views the cache as float8_e4m3fn whatever the variant (vllm#26646: fp8_e5m2 too)
+    with pytest.raises(ConfigError, match=rf"--kv-cache-dtype {kv} on rtx3090 .*{FAILS}.*--engine-version 0\.11\.1"):
+        plan_model(_llama(tmp_path), "rtx3090", max_model_len=8192, engine_version="0.11.0", kv_cache_dtype=kv)
+
+
+def test_cards_with_fp8_take_it_on_vllm_0110(tmp_path: Path) -> None:
+    # the same Triton kernels compile on Ada (8.9, the L40S), and Hopper (9.0) keeps FlashAttention 3
+    for chip in ("l40s", "h100"):
+        plan = plan_model(_llama(tmp_path), chip, max_model_len=8192, engine_version="0.11.0", kv_cache_dtype="fp8")
+        assert not _codes(plan) & {"fp8-kv-flashinfer"}, chip
+
+
+def test_from_0111_flashinfer_serves_it_and_the_plan_says_what_would_fail(tmp_path: Path) -> None:
+    # 0.11.1+ _get_backend_priorities: FLASH_ATTN (fp8 only on FlashAttention 3), then FLASHINFER (head sizes 64, 128,
+    # 256), which flashinfer-python, a requirement of the CUDA build, makes importable
+    plan = plan_model(_llama(tmp_path), "a100-80gb", max_model_len=8192, engine_version="0.12.0", kv_cache_dtype="fp8")
+    (note,) = [w for w in plan.warnings if w.code == "fp8-kv-flashinfer"]
+    assert "FlashInfer takes this model's head sizes" in note.message and "attention sinks" in note.message
+    with pytest.raises(ConfigError, match=r"--no-flashinfer.*install flashinfer-python"):
+        plan_model(_llama(tmp_path), "a100-80gb", max_model_len=8192, engine_version="0.12.0", kv_cache_dtype="fp8",
+                   flashinfer=False)  # fmt: skip
+
+
+def test_a_head_size_flashinfer_does_not_take_falls_to_triton_and_is_refused(tmp_path: Path) -> None:
+    path = str(sized_checkpoint(tmp_path / "phi2", PHI2, 5_559_367_680))  # phi-2's bf16 safetensors, ~2.78B x 2 B
+    with pytest.raises(ConfigError, match=r"FlashInfer takes head sizes 64, 128, 256, not \[80\]"):
+        plan_model(path, "a100-80gb", max_model_len=2048, engine_version="0.12.0", kv_cache_dtype="fp8")
+    # 0.17.0 - 0.32.x were not read (FlashInfer's head sizes changed between 0.16.0 and 0.33.0): warned, not refused
+    plan = plan_model(path, "a100-80gb", max_model_len=2048, engine_version="0.24.0", kv_cache_dtype="fp8")
+    assert "fp8-kv-flashinfer" in _codes(plan)
+
+
+def test_vllm_08_to_010_runs_an_fp8_kv_cache_on_v0_where_v1_has_no_fp8_attention(tmp_path: Path) -> None:
+    # _is_v1_supported_oracle: '# No Fp8 KV cache so far.' -> V0 unless FlashAttention 3 (Hopper) or, from 0.10.0,
+    # data-centre Blackwell (cuda.py is_kv_cache_dtype_supported: 'All Blackwell backends support fp8')
+    def rule(chip: str, version: str) -> str:
+        plan = plan_model(_llama(tmp_path), chip, max_model_len=8192, engine_version=version, kv_cache_dtype="fp8")
+        assert plan.memory_budget is not None
+        return plan.memory_budget.rule_versions
+
+    assert "V0" in rule("a100-80gb", "0.9.2") and "V0" in rule("a100-80gb", "0.10.1") and "V0" in rule("l40s", "0.10.1")
+    assert "V0" not in rule("h100", "0.9.2") and "V0" not in rule("b200", "0.10.1")
+    assert "V0" in rule("b200", "0.9.2")
+
+
+def test_block_fp8_weights_before_090_are_refused_and_marlin_takes_them_after(tmp_path: Path) -> None:
+    # vllm 0.8.5 fp8.py: 'if self.block_quant: # Marlin doesn't support block-wise fp8' -> Triton block-FP8 GEMM;
+    # 0.9.0 drops it. Qwen3-235B-A22B-FP8's quantization_config: weight_block_size [128, 128]
+    path = str(sized_checkpoint(tmp_path / "q", QWEN3_235B_FP8, 236_000_000_000))
+    with pytest.raises(
+        ConfigError, match=rf"a block-quantized FP8 checkpoint on a100-80gb .*{FAILS}.*0\.9\.0 or later"
+    ):
+        plan_model(path, "a100-80gb", max_model_len=4096, engine_version="0.8.5", tensor_parallel_size=4)
+    plan = plan_model(path, "a100-80gb", max_model_len=4096, engine_version="0.9.2", tensor_parallel_size=4)
+    assert "fp8-weight-only" in _codes(plan)
+
+
+def test_fp8_experts_before_090_are_refused(tmp_path: Path) -> None:
+    # vllm 0.8.5 Fp8MoEMethod.apply: fused_experts(..., use_fp8_w8a8=True), no Marlin path (vllm#17764)
+    path = str(sized_checkpoint(tmp_path / "m", MIXTRAL, 93_405_585_408))
+    with pytest.raises(ConfigError, match=rf"FP8 mixture-of-experts weights on a100-80gb .*{FAILS}"):
+        plan_model(path, "a100-80gb", max_model_len=4096, engine_version="0.8.5", quantization="fp8")
+    assert "fp8-weight-only" in _codes(
+        plan_model(path, "a100-80gb", max_model_len=4096, engine_version="0.9.2", quantization="fp8")
+    )
