@@ -41,8 +41,8 @@ def _tool(name: str, args: dict) -> tuple[bool, str]:
 @pytest.mark.parametrize(
     ("argv", "args", "start"),
     [
-        (["--max-num-seqs", "99999999"], {"max_num_seqs": 99999999},
-         "{seqs} 99999999 is more than the 2048 tokens vLLM 0.32.0 batches by default here: vLLM refuses "
+        (["--max-num-seqs", "9999999"], {"max_num_seqs": 9999999},
+         "{seqs} 9999999 is more than the 2048 tokens vLLM 0.32.0 batches by default here: vLLM refuses "
          "max_num_batched_tokens < max_num_seqs"),
         (["--max-num-seqs", "512", "--max-num-batched-tokens", "256"],
          {"max_num_seqs": 512, "max_num_batched_tokens": 256},
