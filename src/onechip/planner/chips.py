@@ -49,7 +49,9 @@ _TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
 # (https://cloud.google.com/tpu/docs/v5e); v6e is Trillium, 'v6e-N' of N chips
 # (https://cloud.google.com/tpu/docs/v6e); TPU7x is Ironwood (https://cloud.google.com/tpu/docs/tpu7x).
 # 'trillium-4', 'TPU v6e-4', 'v5litepod-8' -> v6e-4, v6e-4, v5e-8; no count is one chip.
-_TPU_PRODUCTS = {"v5litepod": "v5e", "v5lite": "v5e", "trillium": "v6e", "ironwood": "tpu7x"}
+# JAX's device kind for v6e is 'TPU v6 lite' (the PJRT platform version tpu_commons' tpu_jax_runner.py logs, 'TFRT TPU
+# v6 lite': tests/fixtures/bootlogs/tpu-v6e4-tp4-len4096.log line 5), as v5e's is 'TPU v5 lite'.
+_TPU_PRODUCTS = {"v5litepod": "v5e", "v5lite": "v5e", "v6lite": "v6e", "trillium": "v6e", "ironwood": "tpu7x"}
 _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironwood|tpu\d+x|v\d+[a-z]*)(?:-(\d+))?$")
 
 

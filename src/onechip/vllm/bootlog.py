@@ -139,17 +139,18 @@ _LOGGED = {
     #   .../device_name=AMD_Instinct_MI300X.json', 'N=..,K=..,device_name=...,dtype=fp8_w8a8,block_shape=...'): torch's
     #   device name, spaces made '_' (vllm/model_executor/layers/fused_moe/fused_moe.py get_config_file_name;
     #   configs/README 'device_name (torch.cuda.get_device_name())'; ROCm names its card by device id there)
-    # - tpu-inference's 'TPU info: ... | tpu_type=v6e-1 | ...' (tpu_inference/__init__.py, tpu_commons/__init__.py)
+    # - tpu-inference's 'TPU info: ... | tpu_type=v6e-1 | ...' (tpu_inference/__init__.py, tpu_commons/__init__.py);
+    #   tpu_commons' tpu_jax_runner.py PJRT platform version, JAX's device kind ('TFRT TPU v6 lite')
     # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
     #   '...' and is not read), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)',
     #   a script's 'GPU device name: NVIDIA GeForce RTX 4090'
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
-    # tpu-v6e1-gemma4-12b-len2048-v0291, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-cosyvoice2-0.5b-llm-...)
+    # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
     "device_name": re.compile(
         r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
         r"|^\|\s+\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
         r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
-        r"|^GPU device name: (.+?)\s*$"
+        r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
     ),
 }
 # How far a GPU's logged total may stray from its catalog figure and still be the same card: drivers and boards move it

@@ -43,8 +43,8 @@ def test_no_corpus_log_is_another_card_by_its_own_name() -> None:
             chip = _chip_of(entry)
             assert chip is not None and card_of(name) is not None, entry["name"]
             named[entry["name"]] = (name, other_card(chip, name))
-    # the 22 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES
-    assert len(named) == 22
+    # the 23 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES
+    assert len(named) == 23
     assert {log: another for log, (_, another) in named.items() if another is not None} == {}
 
 
@@ -61,6 +61,7 @@ MISMATCHED = [
     # TPU: the generation, whatever the slice
     ("tpu-v6e1-gemma4-12b-len2048-v0291", 1, "v6e-1", "v5e-1", "v6e-1"),
     ("tpu-v5e1-gemma4-e4b-w4a16-len2048-v0291", 5, "v5litepod-1", "v6e-4", "v5e-1"),
+    ("tpu-v6e4-tp4-len4096", 5, "TPU v6 lite", "v5e-4", "v6e-1"),
 ]
 
 

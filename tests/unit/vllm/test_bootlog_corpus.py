@@ -57,7 +57,8 @@ def test_the_grammar_reads_the_cards_total_memory(entry: dict[str, Any]) -> None
 
 # The card each corpus log names, read by hand (grep 'device_name=|tpu_type=|GPU device name|nvidia-smi row' over
 # tests/fixtures/bootlogs): vLLM's fused-MoE config file name, tpu-inference's 'TPU info' line, an nvidia-smi table
-# row and a script's 'GPU device name:' line pasted beside the log. The other logs name no card.
+# row and a script's 'GPU device name:' line pasted beside the log, tpu_commons' 'TFRT TPU v6 lite'. The other logs
+# name no card.
 NAMES = {
     "h200x2-qwen3-next-80b-a3b-tp2-v0102": "NVIDIA_H200",  # line 13, 'Using configuration from .../E=512,N=256,...'
     "h200x8-deepseek-r1-tp8-len128000-v073": "NVIDIA H200",  # line 2, nvidia-smi '|   0  NVIDIA H200   On  |'
@@ -86,6 +87,7 @@ NAMES = {
     "tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291": "v6e-4",
     "tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260": "v6e-4",
     "tpu-v7x-llama32-1b-len1024-v0182": "tpu7x-8",
+    "tpu-v6e4-tp4-len4096": "TPU v6 lite",  # line 5, '[tpu_jax_runner.py:236] TFRT TPU v6 lite'
 }
 
 
