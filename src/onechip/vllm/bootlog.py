@@ -44,6 +44,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 
 from onechip.errors import redact
@@ -132,12 +133,34 @@ _LOGGED = {
         r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB|Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)"
         r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
     ),
+    # the card by name, as the runtime or a tool beside the log prints it (_other_deployment maps it to a chip):
+    # - the fused-MoE / block-FP8 kernel config file vLLM looks up ('Using configuration from .../E=512,N=256,
+    #   device_name=NVIDIA_H200.json for MoE layer.', 'Using default MoE config. ... Config file not found at
+    #   .../device_name=AMD_Instinct_MI300X.json', 'N=..,K=..,device_name=...,dtype=fp8_w8a8,block_shape=...'): torch's
+    #   device name, spaces made '_' (vllm/model_executor/layers/fused_moe/fused_moe.py get_config_file_name;
+    #   configs/README 'device_name (torch.cuda.get_device_name())'; ROCm names its card by device id there)
+    # - tpu-inference's 'TPU info: ... | tpu_type=v6e-1 | ...' (tpu_inference/__init__.py, tpu_commons/__init__.py);
+    #   tpu_commons' tpu_jax_runner.py PJRT platform version, JAX's device kind ('TFRT TPU v6 lite')
+    # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
+    #   '...' and is not read), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)',
+    #   a script's 'GPU device name: NVIDIA GeForce RTX 4090'
+    # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
+    # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
+    "device_name": re.compile(
+        r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
+        r"|^\|\s+\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
+        r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
+        r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
+    ),
 }
 # How far a GPU's logged total may stray from its catalog figure and still be the same card: drivers and boards move it
 # (80 GB cards log 79.11 - 79.33 GiB; a Tesla T4 14.56 GiB and, on driver 11.2, 14.74 GiB: accelerators.json sources;
 # the RTX 4060 of tests/fixtures/bootlogs rtx4060-qwen25-7b-util070-len4096-refused-v0 logs 8.00 GiB against 7.87,
 # +1.6%), while cards of other sizes lie 10% or more apart (A100 40GB 39.49 GiB, L40 44.39 GiB)
 _SAME_CARD = 0.03
+# (planned chip, device name a log printed) -> the card that name means when it is another one, else None (an unmapped
+# name says nothing): planner.chips.other_card, passed in by the caller (vllm/ sits below planner/)
+OtherCard = Callable[[str, str], str | None]
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -501,7 +524,7 @@ def _known_lies(plan: Plan, boot: BootRecord, notes: list[str]) -> tuple[bool, l
     return agrees, flags
 
 
-def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
+def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None) -> CrossCheck:
     """Planned vs what the engine's boot log reported (`boot` from parse_boot_log).
 
     Tokens must match exactly (the figure the engine's version prints: planned_log_tokens), concurrency to
@@ -509,7 +532,9 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
     the log's 2-decimal GiB precision, the block size from the TPU shape line; a GPU log without a token line by
     its blocks or pool per GPU (_compare_gpu_pool). Known log lies become `flags`. A log with none of these has
     nothing to compare: `compared` and `agrees` are False and the note says so. A boot that failed (the grammar's
-    failure_cause) is flagged 'boot-failed' and its cause leads the note, whatever else compares.
+    failure_cause) is flagged 'boot-failed' and its cause leads the note, whatever else compares. A log of another
+    deployment (_other_deployment; its card by name through `other_card`, which the planner supplies) is flagged
+    'other-deployment'.
     """
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
@@ -525,7 +550,7 @@ def crosscheck(plan: Plan, boot: BootRecord) -> CrossCheck:
             "nothing to compare: the log reported neither KV tokens, blocks, concurrency nor the KV pool "
             "(no KV cache size, blocks or memory line)",
         )
-    other = _other_deployment(plan, boot)
+    other = _other_deployment(plan, boot, other_card)
     if other:
         flags.append("other-deployment")
         notes.insert(0, other)
@@ -547,12 +572,14 @@ def _name(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
-def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
+def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
-    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size or, on a vLLM GPU plan, a
-    total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when what the
-    log names matches (or it names none of them). Models are told apart by name only when neither is a checkpoint
-    directory (a directory's name is whatever its owner chose: '/models/m' may hold the planned model)."""
+    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, another card by name
+    (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory) or, on a
+    vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
+    what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
+    apart by name only when neither is a checkpoint directory (a directory's name is whatever its owner chose:
+    '/models/m' may hold the planned model)."""
     logged, differs = boot.logged, []
     model = logged.get("model")
     named = model is not None and plan.model_source != "local" and not model.startswith(("/", ".", "~"))
@@ -566,6 +593,9 @@ def _other_deployment(plan: Plan, boot: BootRecord) -> str | None:
     total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
     if card and total is not None and abs(total / card - 1) > _SAME_CARD:
         differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
+    printed = logged.get("device_name")
+    if other_card is not None and printed is not None and (another := other_card(plan.chip, printed)) is not None:
+        differs.append(f"card {printed}{f' ({another})' if another != printed else ''}, planned {plan.chip}")
     if not differs:
         return None
     return f"the log is of another deployment than the plan: {'; '.join(differs)}"

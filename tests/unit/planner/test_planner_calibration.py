@@ -140,3 +140,20 @@ def test_a_boot_that_failed_after_its_token_line_is_not_stored(llama: Path, tmp_
     assert result.crosscheck is not None and "boot-failed" in result.crosscheck.flags
     assert result.crosscheck.not_stored == "not stored as this deployment's measured boot: the engine did not start"
     assert api.plan(_request(llama)).calibrated_from is None
+
+
+def test_a_log_naming_another_card_is_not_stored(llama: Path, tmp_path: Path, monkeypatch) -> None:
+    # the H100 log with the fused-MoE config line of tests/fixtures/bootlogs/h200x2-qwen3-next-80b-a3b-tp2-v0102.log
+    # (line 13, 'device_name=NVIDIA_H200.json') beside it: its total memory is the H100's, its card by name is not;
+    # plan --against passes planner.chips.other_card to the cross-check
+    h200 = (BOOTLOGS / "h200x2-qwen3-next-80b-a3b-tp2-v0102.log").read_text().splitlines()[12]
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    named = tmp_path / "named.log"
+    named.write_text(LOG.read_text() + h200 + "\n")
+    cross = api.plan(_request(llama, against=named)).crosscheck
+    assert cross is not None and "other-deployment" in cross.flags
+    assert "card NVIDIA_H200 (H200 SXM 141 GB), planned h100" in cross.note
+    assert cross.not_stored is not None and "another deployment" in cross.not_stored
+    # on an H200 plan the name agrees; its total memory (79.19 GiB) still says another card
+    on_h200 = api.plan(_request(llama, chip="h200", against=named)).crosscheck
+    assert on_h200 is not None and "card NVIDIA_H200" not in on_h200.note and "79.19 GiB" in on_h200.note

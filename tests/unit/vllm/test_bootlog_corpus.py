@@ -53,3 +53,61 @@ def test_the_grammar_reads_the_cards_total_memory(entry: dict[str, Any]) -> None
     text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
     record = read_boot_log(text, "vllm", "m")
     assert float(record.logged["total_memory_gib"]) == entry["logged"]["total_gpu_memory_gib"]
+
+
+# The card each corpus log names, read by hand (grep 'device_name=|tpu_type=|GPU device name|nvidia-smi row' over
+# tests/fixtures/bootlogs): vLLM's fused-MoE config file name, tpu-inference's 'TPU info' line, an nvidia-smi table
+# row and a script's 'GPU device name:' line pasted beside the log, tpu_commons' 'TFRT TPU v6 lite'. The other logs
+# name no card.
+NAMES = {
+    "h200x2-qwen3-next-80b-a3b-tp2-v0102": "NVIDIA_H200",  # line 13, 'Using configuration from .../E=512,N=256,...'
+    "h200x8-deepseek-r1-tp8-len128000-v073": "NVIDIA H200",  # line 2, nvidia-smi '|   0  NVIDIA H200   On  |'
+    "l40-qwen25-math-1.5b-len4096-v072": "NVIDIA L40",  # line 1, nvidia-smi row
+    "l40s-deepseek-coder-v2-lite-cpuoffload30-len100000-v0": "NVIDIA_L40S",  # line 2, 'Using default MoE config'
+    "mi300x-gemma4-26b-a4b-len32768-v0311": "AMD_Instinct_MI300X",  # line 20, 'Using default MoE config'
+    "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
+    "rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090": "NVIDIA GeForce RTX 4090",  # line 1, 'GPU device name:'
+    "tpu-v5e1-gemma3-1b-keras-len512-v0260": "v5e-1",  # 'TPU info: ... | tpu_type=v5e-1 | ...'
+    "tpu-v5e1-gemma4-e2b-util095-len16384-refused-v0261": "v5litepod-1",
+    "tpu-v5e1-gemma4-e4b-w4a16-len2048-v0291": "v5litepod-1",
+    **{
+        f"tpu-v6e1-gemma4-{rest}": "v6e-1"
+        for rest in (
+            "12b-len2048-v0291",
+            "12b-w4a16-len2048-v0291",
+            "26b-a4b-fp8dyn-len2048-v0291",
+            "26b-a4b-q4w4a16-kvbf16-len2048-v0291",
+            "31b-awq-len2048-refused-v0291",
+            "31b-w4a16-len2048-v0291",
+            "e2b-len32768-v0261",
+            "e4b-len2048-v0291",
+        )
+    },  # fmt: skip
+    "tpu-v6e4-gemma4-26b-a4b-q4w4a16-tp4-len2048-v0291": "v6e-4",
+    "tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291": "v6e-4",
+    "tpu-v6e4-gemma4-31b-tp4-len2048-v0231-tpu0260": "v6e-4",
+    "tpu-v7x-llama32-1b-len1024-v0182": "tpu7x-8",
+    "tpu-v6e4-tp4-len4096": "TPU v6 lite",  # line 5, '[tpu_jax_runner.py:236] TFRT TPU v6 lite'
+}
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
+def test_the_grammar_reads_the_card_a_log_names(entry: dict[str, Any]) -> None:
+    # what tells a log of another card of the same memory (bootlog._other_deployment: an L40 and an L40S, a 3090 and
+    # a 4090); a log that names none reads none
+    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
+    assert read_boot_log(text, "vllm", "m").logged.get("device_name") == NAMES.get(entry["name"])
+
+
+def test_the_other_places_a_card_is_named() -> None:
+    # vLLM's block-FP8 kernel config file (vllm/model_executor/layers/quantization/utils/fp8_utils.py: 'N=..,K=..,
+    # device_name=..,dtype=fp8_w8a8,block_shape=[128, 128].json'), collect_env's 'GPU models and configuration' and
+    # nvidia-smi -L ('GPU 0: NAME (UUID: ...)'); an nvidia-smi name cut short ('...') is not a name
+    lines = {
+        "INFO [fp8_utils.py:1] Using configuration from /v/configs/N=4096,K=7168,device_name=NVIDIA_H100_80GB_HBM3,"
+        "dtype=fp8_w8a8,block_shape=[128,128].json for W8A8 Block FP8 kernel.": "NVIDIA_H100_80GB_HBM3",
+        "GPU models and configuration: GPU 0: NVIDIA A100-SXM4-80GB": "NVIDIA A100-SXM4-80GB",
+        "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-0000)": "NVIDIA H100 80GB HBM3",
+        "|   0  NVIDIA GeForce RTX 4090 ...  Off |   00000000:01:00.0 Off |                  Off |": None,
+    }
+    assert {line: read_boot_log(line, "vllm", "m").logged.get("device_name") for line in lines} == lines
