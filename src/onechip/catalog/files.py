@@ -503,6 +503,12 @@ class V0Fallback(VersionRange):
         description="Compute capabilities (x 10) on which the V1 engine serves the trigger, so there is no fallback "
         "(fp8_kv_cache: the attention backends with an fp8 KV cache); empty: none.",
     )
+    mla_on_v1: bool = Field(
+        default=False,
+        description="fp8_kv_cache: the oracle judges an MLA model (config kv_lora_rank) by its MLA backend, FlashMLA "
+        "by default, which it counts as taking fp8 on every card, so an MLA model never falls back (vllm 0.10.2 "
+        "platforms/cuda.py is_kv_cache_dtype_supported).",
+    )
     min_version: str = Field(description="First vLLM release that falls back for it.")
     max_version: str = Field(description="First vLLM release that no longer does.")
     source: str = Field(description="Where that comes from.")
@@ -513,14 +519,21 @@ class Fp8WithoutNative(VersionRange):
     type there, 'type fp8e4nv not supported in this architecture') for one range of vLLM releases (engines.json
     `fp8_without_native`)."""
 
-    subject: Literal["kv_cache", "block_weights", "moe_weights"] = Field(
-        description="kv_cache: --kv-cache-dtype fp8*; block_weights: an FP8 checkpoint quantized in blocks "
-        "(quantization_config.weight_block_size); moe_weights: an FP8 checkpoint of a mixture-of-experts model."
+    subject: Literal["kv_cache", "mla_kv_cache", "block_weights", "moe_weights"] = Field(
+        description="kv_cache: --kv-cache-dtype fp8* of a model without MLA; mla_kv_cache: --kv-cache-dtype fp8* of "
+        "an MLA model (config kv_lora_rank: DeepSeek-V2/V3, Kimi K2), whose cache goes to vLLM's MLA backends; "
+        "block_weights: an FP8 checkpoint quantized in blocks (quantization_config.weight_block_size); moe_weights: "
+        "an FP8 checkpoint of a mixture-of-experts model."
     )
     outcome: Literal["fails", "flashinfer"] = Field(
-        description="fails: the engine's default path compiles an e4m3 Triton kernel and stops at start-up (refused); "
-        "flashinfer: FlashInfer's attention serves it where it takes the model (warned), the Triton backend it "
-        "falls to otherwise fails (refused)."
+        description="fails: the engine stops at start-up on its default path (refused); flashinfer: FlashInfer's "
+        "attention serves it where it takes the model (warned), the Triton backend it falls to otherwise fails "
+        "(refused)."
+    )
+    error: str = Field(
+        default="",
+        description="outcome fails: what the engine raises, quoted in the refusal (empty: Triton's 'type fp8e4nv not "
+        "supported in this architecture', an e4m3 kernel compiled below compute capability 8.9).",
     )
     capabilities: list[int] = Field(
         description="The compute capabilities (x 10, accelerators.json architecture_compute_capability) it was read "
@@ -529,6 +542,11 @@ class Fp8WithoutNative(VersionRange):
     flashinfer_head_sizes: list[int] = Field(
         default_factory=list,
         description="outcome flashinfer: the head sizes FlashInfer's backend takes (empty: not read, none refused).",
+    )
+    sink_architectures: list[str] = Field(
+        default_factory=list,
+        description="outcome flashinfer: config.json `architectures` whose attention carries sinks, which FlashInfer "
+        "does not take on these cards, so the Triton backend gets them (refused).",
     )
     why: str = Field(description="What the engine does, in a few words (said in the warning or refusal).")
     source: str = Field(description="Where that comes from (vLLM source files and releases read).")

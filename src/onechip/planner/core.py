@@ -21,6 +21,7 @@ from typing import Any
 from onechip import catalog
 from onechip.catalog.files import (
     CudaGraphRule,
+    Fp8WithoutNative,
     FusedMoeBufferRule,
     GpuMemoryRule,
     HybridStateRule,
@@ -397,7 +398,7 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     """The vLLM version the plan is for, and the engines.json rule that sizes it, said out loud."""
     version = r.request.engine_version
     if r.rules.memory_rules and r.acc.kind == "gpu":
-        fallback = _v0_fallback(r.rules, r.acc, r.request)
+        fallback = _v0_fallback(r.rules, r.acc, r.request, r.src.config)
         rule = select_rule(r.rules.memory_rules, version, v0=fallback is not None)
         what, source = rule.versions, rule.source
         if fallback is not None:  # said with the oracle's reason
@@ -621,7 +622,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_block_size(rules, request)
     _check_kv_pool(acc, request)
     arch_notes = rules.check_architectures(src.config.data.get("architectures"), request.engine_version)
-    _check_v0_serves(rules, acc, request, src.config.data.get("architectures"))
+    _check_v0_serves(rules, acc, request, src.config)
     _devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size)  # the slice's bound is said first
     rules.check_tensor_parallel(src.text_config, request.tensor_parallel_size)
     pads = tpu_rule.kv_heads_pad_to_tp if tpu_rule is not None else rules.kv_heads_pad_to_tp
@@ -651,7 +652,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
-    v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc).v0_engine
+    v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc, src.config).v0_engine
     if request.language_model_only and older_than(request.engine_version, LANGUAGE_MODEL_ONLY_SINCE):
         raise ConfigError(
             f"--language-model-only is first in vLLM {LANGUAGE_MODEL_ONLY_SINCE} (vllm/engine/arg_utils.py); for "
@@ -799,6 +800,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     calibrated = None
     if b.measured is not None and b.gpu is not None:
         calibrated = f"{b.measured.date} (vLLM {b.measured.engine_version or 'version not logged'})"
+    logged = _logged_tokens(b.gpu, rules, request, r.acc, r.src.config, b.conc, n, b.tokens)
     return Plan(
         model=request.model, architecture=r.src.config.family, chip=chip_key(request.chip), engine=r.engine,
         gpu_maker=r.acc.manufacturer if r.acc.kind == "gpu" else None, dtype=r.dtype_name,
@@ -807,7 +809,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         memory_bytes=b.memory, utilization=b.util,
         cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,
         kv_bytes_per_token=geometry.kv_bytes_per_token, kv_pool_bytes=b.pool, num_blocks=b.num_blocks,
-        kv_tokens=b.tokens, kv_tokens_logged=_logged_tokens(b.gpu, rules, request, r.acc, b.conc, n, b.tokens),
+        kv_tokens=b.tokens, kv_tokens_logged=logged,
         max_concurrency=b.conc(n),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=b.conc(c)) for c in r.contexts],
         decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth,
@@ -1154,15 +1156,16 @@ _V0_TRIGGER_WORDS = {
 }
 
 
-def _check_v0_serves(rules: EngineRules, acc: Accelerator, request: PlanRequest, architectures: Any) -> None:
+def _check_v0_serves(rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig) -> None:
     """A deployment a v1-era release hands to its V0 engine (planner.rules.v0_fallback) of an architecture V0
     cannot serve (engines.json v0_cannot_serve) fails at start-up: refused in one line saying why and what
     avoids the fallback, instead of planned under the V0 memory rule."""
     if not rules.v0_cannot_serve:
         return
-    fallback = _v0_fallback(rules, acc, request)
+    fallback = _v0_fallback(rules, acc, request, config)
     if fallback is None:
         return
+    architectures = config.data.get("architectures")
     names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
     for gap in rules.v0_cannot_serve:
         arch = next((a for a in gap.architectures if a in names), None)
@@ -1200,10 +1203,11 @@ def _check_prompt_embeds(request: PlanRequest) -> None:
         )
 
 
-def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator) -> GpuMemoryRule:
+def _rule(rules: EngineRules, request: PlanRequest, acc: Accelerator, config: ModelConfig) -> GpuMemoryRule:
     """The GPU memory rule of request.engine_version, the V0 engine's where that release hands the deployment
     to it (planner.rules.v0_fallback)."""
-    return select_rule(rules.memory_rules, request.engine_version, v0=_v0_fallback(rules, acc, request) is not None)
+    v0 = _v0_fallback(rules, acc, request, config) is not None
+    return select_rule(rules.memory_rules, request.engine_version, v0=v0)
 
 
 def _memory_rule(r: _Resolved) -> GpuMemoryRule:
@@ -1212,7 +1216,7 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
     sampler warms up on logits only before 0.33.0, it holds one [rows, hidden] copy, not V1's two, and it profiles
     no encoder before 0.27.0, then keeps its outputs only (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0
     sdists)."""
-    rule = _rule(r.rules, r.request, r.acc)
+    rule = _rule(r.rules, r.request, r.acc, r.src.config)
     v2 = _v2_runner_rule(r)
     if rule.v0_engine or v2 is None or not _runs_v2_runner(r, v2):
         return rule
@@ -1263,12 +1267,12 @@ def _runs_v2_runner(r: _Resolved, v2: V2RunnerRule) -> bool:
     return not hybrid and (listed or not moe)
 
 
-def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest) -> V0Fallback | None:
-    """planner.rules.v0_fallback for the deployment `request` describes."""
+def _v0_fallback(rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig) -> V0Fallback | None:
+    """planner.rules.v0_fallback for the deployment `request` describes, of the model `config` reads."""
     return v0_fallback(
         rules, request.engine_version, acc, pipeline_parallel_size=request.pipeline_parallel_size, dtype=request.dtype,
         prompt_embeds=request.enable_prompt_embeds, cpu_offload=bool(request.cpu_offload_gb),
-        fp8_kv_cache=request.kv_cache_dtype.startswith("fp8"),
+        fp8_kv_cache=request.kv_cache_dtype.startswith("fp8"), mla=_is_mla(config.text),
     )  # fmt: skip
 
 
@@ -1378,7 +1382,7 @@ def _rocm_rule(r: _Resolved) -> RocmRule | None:
     """engines.json rocm_rules for an AMD card (the GPU database's maker) on a V1 release the rules cover; None
     otherwise (an NVIDIA card, the V0 engine, a release outside them: the memory rule's CUDA figures)."""
     rules, request = r.rules, r.request
-    if not _amd_with_rocm_rules(r) or _rule(rules, request, r.acc).v0_engine:
+    if not _amd_with_rocm_rules(r) or _rule(rules, request, r.acc, r.src.config).v0_engine:
         return None
     version = request.engine_version
     if version is None:
@@ -1434,7 +1438,7 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
     most = max(max(x.non_torch_bytes) for x in rules.rocm_rules) / GIB
     version = r.request.engine_version or "this release"
     # the V0 engine captures its graphs after sizing the pool, and --enforce-eager captures none
-    graphs = not (r.request.enforce_eager or _rule(rules, r.request, r.acc).v0_engine)
+    graphs = not (r.request.enforce_eager or _rule(rules, r.request, r.acc, r.src.config).v0_engine)
     terms = "its graphs and non-torch memory are" if graphs else "its non-torch memory is"
     taken = f"{low:.2f} - {high:.2f} MiB per captured HIP graph and " if graphs else ""
     return [
@@ -1472,7 +1476,7 @@ def _offload_copies_layer(r: _Resolved) -> bool:
     (uva_offloading False), on V1 where engines.json cpu_offload_rules says so (before 0.8.3)."""
     if not r.request.cpu_offload_gb or not r.rules.cpu_offload_rules:
         return False
-    if _rule(r.rules, r.request, r.acc).v0_engine:
+    if _rule(r.rules, r.request, r.acc, r.src.config).v0_engine:
         return True
     return select_rule(r.rules.cpu_offload_rules, r.request.engine_version).v1_forward_copies_layer
 
@@ -1512,7 +1516,7 @@ def _flashinfer_in_play(r: _Resolved) -> bool:
     """The plan's vLLM release picks its sampler by whether FlashInfer is importable (engines.json
     `flashinfer_sampler`) and runs the V1 engine."""
     request = r.request
-    if not r.rules.memory_rules or r.acc.kind != "gpu" or _rule(r.rules, request, r.acc).v0_engine:
+    if not r.rules.memory_rules or r.acc.kind != "gpu" or _rule(r.rules, request, r.acc, r.src.config).v0_engine:
         return False
     return flashinfer_sampler_applies(r.rules.flashinfer_sampler, request.engine_version, installed=True)
 
@@ -1615,7 +1619,7 @@ def _tp_rule(r: _Resolved) -> tuple[GpuMemoryRule, bool]:
     (vllm/distributed/device_communicators/cuda_communicator.py all_gather, 0.26.0 - 0.34.0 sdists: 'On ROCm, the
     base-class all_gather (all_gather_into_tensor) is faster', so torch.distributed's communicator still opens in the
     profiling window there)."""
-    rule = _rule(r.rules, r.request, r.acc)
+    rule = _rule(r.rules, r.request, r.acc, r.src.config)
     if r.acc.manufacturer == "AMD":  # ROCm keeps all_gather on torch.distributed, whose communicator opens lazily
         rule = rule.model_copy(update={"host_transport_tp_extra_bytes": None})
     return tp_rule_for_chips(rule, r.rules.nccl_transports, (r.acc.name, r.acc.resolved_as))
@@ -1728,28 +1732,38 @@ def _is_moe(text: Mapping[str, Any]) -> bool:
     return any(text.get(name) for name in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
 
 
+def _is_mla(text: Mapping[str, Any]) -> bool:
+    """An MLA text config (DeepSeek-V2/V3, Kimi K2): vLLM's ModelConfig.is_deepseek_mla reads kv_lora_rank."""
+    return text.get("kv_lora_rank") is not None
+
+
 def _fp8_without_native_notes(
     rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig, geometry: Geometry
 ) -> list[PlanWarning]:
     """An fp8 KV cache or FP8 weights on an NVIDIA card without FP8 compute, by release (engines.json
-    fp8_without_native, read for the compute capabilities each entry names): a ConfigError quoting why the engine
-    stops where its default path compiles an e4m3 Triton kernel (Triton refuses it below compute capability 8.9,
-    vllm#26431); a warning where FlashInfer's attention serves an fp8 KV cache and the Triton backend it falls to
-    would fail. An MLA model's fp8 KV cache goes to its MLA backends, not judged here."""
+    fp8_without_native, read for the compute capabilities each entry names): a ConfigError quoting what the engine
+    raises where its default path stops at start-up (an e4m3 Triton kernel below compute capability 8.9, vllm#26431,
+    or an MLA backend without an fp8 KV cache); a warning where FlashInfer's attention serves an fp8 KV cache and the
+    Triton backend it falls to would fail (refused for a model with attention sinks, which FlashInfer does not take
+    there)."""
     cap = acc.compute_capability if acc.kind == "gpu" and acc.manufacturer != "AMD" else None
     release = request.engine_version or rules.release
     if cap is None or release is None or "fp8" in acc.native_formats:
         return []
     quant = _quant_config(config)
     fp8_weights = _quant_method(config) == "fp8" or request.quantization == "fp8"
+    fp8_kv = request.kv_cache_dtype.startswith("fp8")
     used = {
-        "kv_cache": request.kv_cache_dtype.startswith("fp8") and config.text.get("kv_lora_rank") is None,
+        "kv_cache": fp8_kv and not _is_mla(config.text),
+        "mla_kv_cache": fp8_kv and _is_mla(config.text),
         "block_weights": fp8_weights and quant.get("weight_block_size") is not None,
         "moe_weights": fp8_weights and _is_moe(config.text),
     }
-    what = {"kv_cache": f"--kv-cache-dtype {request.kv_cache_dtype}", "block_weights": "a block-quantized FP8 "
+    kv = f"--kv-cache-dtype {request.kv_cache_dtype}"
+    what = {"kv_cache": kv, "mla_kv_cache": f"{kv} of an MLA model", "block_weights": "a block-quantized FP8 "
             "checkpoint", "moe_weights": "FP8 mixture-of-experts weights"}  # fmt: skip
     card = f"{acc.name} ({acc.architecture}: compute capability below 8.9, no FP8)"
+    names = {str(a) for a in config.data.get("architectures") or []}
     out: list[PlanWarning] = []
     for entry in rules.fp8_without_native:
         if not (used[entry.subject] and cap in entry.capabilities and entry.covers(release)):
@@ -1757,25 +1771,46 @@ def _fp8_without_native_notes(
         said = f"{what[entry.subject]} on {card} with vLLM {release}: {entry.why}"
         dims = sorted({layer.head_dim for layer in geometry.layers if layer.owns_cache})
         others = [d for d in dims if entry.flashinfer_head_sizes and d not in entry.flashinfer_head_sizes]
-        if entry.outcome == "flashinfer" and request.flashinfer is not False and not others:
+        sinks = sorted(names & set(entry.sink_architectures))
+        if entry.outcome == "flashinfer" and request.flashinfer is not False and not others and not sinks:
             out.append(PlanWarning(code="fp8-kv-flashinfer", source=entry.source, message=f"{said}; FlashInfer "
-                "takes this model's head sizes, but a model with attention sinks (gpt-oss) or an install without "
-                "flashinfer-python gets the Triton backend, which stops at start-up on this card"))  # fmt: skip
+                "takes this model's head sizes, but an install without flashinfer-python gets the Triton backend, "
+                "which stops at start-up on this card"))  # fmt: skip
             continue
         no_fi = entry.outcome == "flashinfer" and request.flashinfer is False
         why = (
             "" if entry.outcome == "fails"
             else " (this install cannot import FlashInfer: --no-flashinfer)" if no_fi
+            else f" ({sinks[0]} has attention sinks, which FlashInfer does not take on this card)" if sinks
             else f" (FlashInfer takes head sizes {', '.join(map(str, entry.flashinfer_head_sizes))}, not {others})"
         )  # fmt: skip
-        alternatives = ["--kv-cache-dtype auto" if entry.subject == "kv_cache" else "a checkpoint that is not FP8"]
-        alternatives += [f"plan --engine-version {entry.max_version} or later"] if entry.outcome == "fails" else []
-        alternatives += ["install flashinfer-python beside vLLM"] if no_fi else []
-        raise ConfigError(
-            f"{said}{why}; Triton compiles e4m3 only from compute capability 8.9, so the engine stops at start-up "
-            f"('type fp8e4nv not supported in this architecture', vllm#26431): serve {', or '.join(alternatives)}"
+        stops = (
+            f"the engine stops at start-up ('{entry.error}')"
+            if entry.error
+            else "Triton compiles e4m3 only from compute capability 8.9, so the engine stops at start-up ('type "
+            "fp8e4nv not supported in this architecture', vllm#26431)"
         )
+        alternatives = [
+            "--kv-cache-dtype auto" if entry.subject.endswith("kv_cache") else "a checkpoint that is not FP8"
+        ]
+        alternatives += [f"plan --engine-version {entry.max_version} or later"] if _served_from(rules, entry) else []
+        alternatives += ["install flashinfer-python beside vLLM"] if no_fi else []
+        raise ConfigError(f"{said}{why}; {stops}: serve {', or '.join(alternatives)}")
     return out
+
+
+def _served_from(rules: EngineRules, entry: Fp8WithoutNative) -> bool:
+    """A refused `entry` ends at a release from which vLLM serves the same use on the same cards (no later entry
+    of its subject fails there)."""
+    after = entry.max_version
+    return (
+        entry.outcome == "fails"
+        and after is not None
+        and not any(
+            other.subject == entry.subject and other.outcome == "fails" and other.covers(after)
+            for other in rules.fp8_without_native
+        )
+    )
 
 
 def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:
@@ -2224,12 +2259,13 @@ def _logged_tokens(
     rules: EngineRules,
     request: PlanRequest,
     acc: Accelerator,
+    config: ModelConfig,
     conc: Any,
     max_model_len: int,
     tokens: int,
 ) -> int:
     """The token figure the engine's boot log prints, by that version's own accounting."""
     if gpu is not None:
-        return gpu.logged_tokens(_rule(rules, request, acc), max_model_len)
+        return gpu.logged_tokens(_rule(rules, request, acc, config), max_model_len)
     # vLLM 0.32 (CPU) computes the logged figure as int(concurrency x max_model_len)
     return int(conc(max_model_len) * max_model_len) if rules.kv_token_line == "capacity" else tokens

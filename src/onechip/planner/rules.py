@@ -387,13 +387,15 @@ def v0_fallback(
     prompt_embeds: bool = False,
     cpu_offload: bool = False,
     fp8_kv_cache: bool = False,
+    mla: bool = False,
 ) -> V0Fallback | None:
     """The engines.json v0_fallbacks entry that sends this deployment to the V0 engine on a v1-era release, if
     any: vLLM 0.8 - 0.10 ran V0 when _is_v1_supported_oracle found a feature V1 lacked (and VLLM_USE_V1 was unset).
     A card with no bf16 compute is one before Ampere: vLLM's check is compute capability < 8.0, and bf16 tensor
     cores arrived with 8.0 (the card's native_formats, catalog/accelerators.json architecture_formats). An fp8 KV
     cache (`fp8_kv_cache`) falls back on an NVIDIA card of known compute capability outside the entry's
-    v1_capabilities (the cards whose V1 attention serves it)."""
+    v1_capabilities (the cards whose V1 attention serves it), and not for an MLA model (`mla`) where the entry's
+    oracle judges MLA models by their MLA backend (mla_on_v1)."""
     if version is None or acc.kind != "gpu":
         return None
     amd = acc.manufacturer == "AMD"  # ROCm: capability from the gfx arch, never below 9.0 (gpu_served_dtype)
@@ -407,7 +409,7 @@ def v0_fallback(
         "fp8_kv_cache": fp8_kv_cache and not amd and acc.compute_capability is not None,
     }
     for fallback in rules.v0_fallbacks:
-        if fallback.covers(version) and present[fallback.trigger]:
+        if fallback.covers(version) and present[fallback.trigger] and not (mla and fallback.mla_on_v1):
             if acc.compute_capability not in fallback.v1_capabilities:
                 return fallback
     return None

@@ -22,6 +22,8 @@ LLAMA = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_tex
 QWEN3_235B_FP8 = json.loads((CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json").read_text(encoding="utf-8"))
 PHI2 = json.loads((CONFIGS / "microsoft--phi-2.json").read_text(encoding="utf-8"))  # head size 2,560 / 32 = 80
 MIXTRAL = json.loads((CONFIGS / "mistralai--Mixtral-8x7B-Instruct-v0.1.json").read_text(encoding="utf-8"))
+V2_LITE = json.loads((CONFIGS / "deepseek-ai--DeepSeek-V2-Lite-Chat.json").read_text(encoding="utf-8"))  # MLA
+GPT_OSS_20B = json.loads((CONFIGS / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))  # sinks, head size 64
 FAILS = r"type fp8e4nv not supported in this architecture"
 
 
@@ -56,7 +58,7 @@ def test_from_0111_flashinfer_serves_it_and_the_plan_says_what_would_fail(tmp_pa
     # 256), which flashinfer-python, a requirement of the CUDA build, makes importable
     plan = plan_model(_llama(tmp_path), "a100-80gb", max_model_len=8192, engine_version="0.12.0", kv_cache_dtype="fp8")
     (note,) = [w for w in plan.warnings if w.code == "fp8-kv-flashinfer"]
-    assert "FlashInfer takes this model's head sizes" in note.message and "attention sinks" in note.message
+    assert "FlashInfer takes this model's head sizes" in note.message and "without flashinfer-python" in note.message
     with pytest.raises(ConfigError, match=r"--no-flashinfer.*install flashinfer-python"):
         plan_model(_llama(tmp_path), "a100-80gb", max_model_len=8192, engine_version="0.12.0", kv_cache_dtype="fp8",
                    flashinfer=False)  # fmt: skip
@@ -104,3 +106,77 @@ def test_fp8_experts_before_090_are_refused(tmp_path: Path) -> None:
     assert "fp8-weight-only" in _codes(
         plan_model(path, "a100-80gb", max_model_len=4096, engine_version="0.9.2", quantization="fp8")
     )
+
+
+def _v2_lite(tmp_path: Path) -> str:
+    directory = tmp_path / "v2lite"
+    if not directory.exists():
+        sized_checkpoint(directory, V2_LITE, 31_412_968_448)  # 15,706,484,224 bf16 parameters
+    return str(directory)
+
+
+# (release, what the engine raises on Ampere / Turing for an MLA model's fp8 KV cache), engines.json fp8_without_native
+# mla_kv_cache: V0 then V1 TritonMLAImpl.__init__ (vllm/attention/backends/triton_mla.py, v1/attention/backends/mla/
+# triton_mla.py, 0.8.5 - 0.11.0 sdists); platforms/cuda.py get_attn_backend_cls, no MLA backend below 9.0 with fp8
+# (0.11.1, 0.12.0, 0.16.0); the Triton MLA decode kernel on float8_e4m3fn (0.18.0 - 0.20.0); TritonMLAImpl's SM89
+# check (0.26.0, 0.33.0, 0.34.0)
+MLA_FAILS = [
+    ("0.8.5", "TritonMLA with FP8 KV cache not yet supported"),
+    ("0.9.2", "TritonMLA with FP8 KV cache not yet supported"),
+    ("0.10.2", "TritonMLA V1 with FP8 KV cache not yet supported"),
+    ("0.11.0", "TritonMLA V1 with FP8 KV cache not yet supported"),
+    ("0.12.0", "No valid attention backend found"),
+    ("0.16.0", "No valid attention backend found"),
+    ("0.20.0", FAILS),
+    ("0.34.0", r"native FP8 \(fp8e4nv\) requires SM89\+"),
+]
+
+
+@pytest.mark.parametrize(("version", "error"), MLA_FAILS)
+@pytest.mark.parametrize("chip", ["a100-80gb", "t4"])
+def test_an_mla_models_fp8_kv_cache_is_refused_below_89_in_every_release_read(
+    tmp_path: Path, version: str, error: str, chip: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"--kv-cache-dtype fp8 of an MLA model on {chip} .*{error}") as raised:
+        plan_model(_v2_lite(tmp_path), chip, max_model_len=4096, engine_version=version, kv_cache_dtype="fp8")
+    # no release read serves it on these cards, so no later --engine-version is offered
+    assert "--engine-version" not in str(raised.value) and "--kv-cache-dtype auto" in str(raised.value)
+
+
+def test_an_mla_models_fp8_kv_cache_is_not_judged_where_flashmla_takes_it(tmp_path: Path) -> None:
+    # FlashMLA (compute capability 9.0, is_flashmla_supported / supports_compute_capability) takes fp8 on Hopper
+    plan = plan_model(_v2_lite(tmp_path), "h100", max_model_len=4096, engine_version="0.12.0", kv_cache_dtype="fp8")
+    assert plan.memory_budget is not None
+
+
+def test_vllm_0102_keeps_an_mla_model_with_an_fp8_kv_cache_on_v1(tmp_path: Path) -> None:
+    # 0.10.2 cuda.py is_kv_cache_dtype_supported(kv_cache_dtype, model_config): '# Only FlashMLA and CUTLASS_MLA
+    # support fp8', the MLA default being FLASHMLA below 10.0 whatever the card, so the oracle stays on V1; 0.10.1.1
+    # (no model_config) falls back to V0 as for any model. On the L40S (Ada, FP8 compute) this rule is the only judge.
+    def rule(model: str, version: str) -> str:
+        plan = plan_model(model, "l40s", max_model_len=4096, engine_version=version, kv_cache_dtype="fp8")
+        assert plan.memory_budget is not None
+        return plan.memory_budget.rule_versions
+
+    assert "V0" not in rule(_v2_lite(tmp_path), "0.10.2") and "V0" in rule(_v2_lite(tmp_path), "0.10.1")
+    assert "V0" in rule(_llama(tmp_path), "0.10.2")
+
+
+@pytest.mark.parametrize("version", ["0.11.1", "0.12.0", "0.24.0", "0.34.0"])
+def test_attention_sinks_with_an_fp8_kv_cache_fall_to_triton_and_are_refused(tmp_path: Path, version: str) -> None:
+    # FlashAttention takes sinks only as FlashAttention 3 (fa_utils.flash_attn_supports_sinks), FlashInfer only on
+    # its TRTLLM path (flashinfer.py supports_sink: 10.x; 9.0 / 12.x in 0.33.0), so gpt-oss's first valid backend
+    # on Ampere is TRITON_ATTN, which compiles the cache as e4m3 (0.11.1 - 0.32) or refuses fp8 below 8.9 (0.33.0+)
+    path = str(sized_checkpoint(tmp_path / "oss", GPT_OSS_20B, 13_761_264_768))
+    with pytest.raises(ConfigError, match=r"GptOssForCausalLM has attention sinks, which FlashInfer does not take"):
+        plan_model(path, "a100-80gb", max_model_len=8192, engine_version=version, kv_cache_dtype="fp8")
+
+
+@pytest.mark.parametrize("version", ["0.12.0", "0.16.0", "0.20.0", "0.34.0"])
+def test_block_fp8_weights_stay_on_marlin_in_every_release_read_from_090(tmp_path: Path, version: str) -> None:
+    # Fp8LinearMethod.use_marlin below 8.9 (0.9.0 - 0.18.0); MarlinFP8ScaledMMLinearKernel ahead of
+    # TritonFp8BlockScaledMMKernel in kernels/linear/__init__.py _POSSIBLE_FP8_BLOCK_KERNELS (0.20.0 - 0.34.0).
+    # vllm#39610's '_w8a8_triton_block_scaled_mm' failures on Ampere were nightlies between 0.19.1 and 0.20.0
+    path = str(sized_checkpoint(tmp_path / "q", QWEN3_235B_FP8, 236_000_000_000))
+    plan = plan_model(path, "a100-80gb", max_model_len=4096, engine_version=version, tensor_parallel_size=4)
+    assert "fp8-weight-only" in _codes(plan)
