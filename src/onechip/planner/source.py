@@ -32,7 +32,7 @@ from onechip.errors import ConfigError, MissingDependencyError
 from onechip.paths import open_regular
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
-from onechip.schemas.common import server_url_from_env
+from onechip.schemas.common import HUB_KEY_HINT, server_url_from_env
 
 
 @dataclass
@@ -174,7 +174,7 @@ def hub_endpoint() -> str:
     ConfigError when HF_ENDPOINT names no server (schemas.common.server_url_from_env)."""
     from huggingface_hub import constants
 
-    return server_url_from_env("HF_ENDPOINT") or constants.ENDPOINT.rstrip("/")
+    return server_url_from_env("HF_ENDPOINT", HUB_KEY_HINT) or constants.ENDPOINT.rstrip("/")
 
 
 def check_hub_reachable(repo_id: str, endpoint: str, timeout_s: float = HUB_PROBE_TIMEOUT_S) -> None:
