@@ -29,3 +29,11 @@ def test_an_endpoint_variable_with_a_password_names_where_its_key_goes(monkeypat
     line = one_error_line(run, *argv)
     assert line.startswith(f"{env}='http://alice:***@127.0.0.1:9': the URL holds a password (user:password@)")
     assert line.endswith(f"; {hint}") and "OPENAI_API_KEY" not in line and "S3cr3tPassw0rd" not in line
+
+
+def test_cost_at_a_throughput_refuses_a_run_directory_that_holds_no_run(run, tmp_path):
+    # was exit 0, and with --write a cost.json in a directory that held no run: `report` then rendered it as one
+    (tmp_path / "notes.txt").write_text("no run here")
+    line = one_error_line(run, "cost", "--chip", "v5e-1", "--output-tok-per-s", "10", "--run", str(tmp_path), "--write")
+    assert line.startswith(f"{tmp_path} holds no run files (looked for run.json, plan.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # nothing written
