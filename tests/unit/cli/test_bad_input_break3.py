@@ -37,3 +37,15 @@ def test_cost_at_a_throughput_refuses_a_run_directory_that_holds_no_run(run, tmp
     line = one_error_line(run, "cost", "--chip", "v5e-1", "--output-tok-per-s", "10", "--run", str(tmp_path), "--write")
     assert line.startswith(f"{tmp_path} holds no run files (looked for run.json, plan.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "given", "example"),
+    [(("bench", "http://127.0.0.1:9"), "--slo", "ttft_ms=500,,tpot_ms=50", "ttft_ms=500,tpot_ms=50"),
+     (("advise", "google/gemma-4-E2B-it"), "--workload", "ctx=1024,", "ctx=1024,clients=16")],
+)  # fmt: skip
+def test_a_key_value_option_with_an_empty_entry_is_one_line_naming_it(run, argv, flag, given, example):
+    # was exit 0 with the entry dropped (schemas.inputs.key_values skipped it), while a comma list's empty entry
+    # ('--contexts 128,,1024') is refused
+    line = one_error_line(run, *argv, flag, given)
+    assert line == f"{flag} has an empty entry (got {given!r}): give key=value pairs such as {example}, none empty"
