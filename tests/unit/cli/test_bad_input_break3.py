@@ -49,3 +49,22 @@ def test_a_key_value_option_with_an_empty_entry_is_one_line_naming_it(run, argv,
     # ('--contexts 128,,1024') is refused
     line = one_error_line(run, *argv, flag, given)
     assert line == f"{flag} has an empty entry (got {given!r}): give key=value pairs such as {example}, none empty"
+
+
+def test_plan_against_a_binary_file_is_refused_as_summarize_logs_refuses_it(run, tmp_path):
+    # was exit 0, 'nothing to compare': the bytes were decoded with replacement characters and parsed as a log
+    log = tmp_path / "core.bin"
+    log.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "h200", "--against", str(log))
+    assert line == f"--against {log}: not a text log (a NUL byte in its first 8,192 bytes)"
+
+
+def test_plan_against_a_log_past_the_bound_is_one_line_not_a_memory_error(run, tmp_path, monkeypatch):
+    # an 8 GiB file was read into memory at once: 'internal error (MemoryError)' under a heap cap (the MCP server's)
+    from onechip.vllm import log_summary
+
+    monkeypatch.setattr(log_summary, "MAX_BOOT_LOG_CHARS", 1 << 20)  # the bound, made small enough to write here
+    log = tmp_path / "server.log"
+    log.write_text(("INFO 12-01 10:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s\n") * 20_000)
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "h200", "--against", str(log))
+    assert line.startswith(f"--against {log}: more than 1 Mi characters, far more than a boot log; give the part")
