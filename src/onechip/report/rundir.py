@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from onechip import jsontext
 from onechip.errors import ConfigError
-from onechip.paths import open_regular
+from onechip.paths import read_regular
 from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
 from onechip.schemas.run import RUN_FILES
 
@@ -107,8 +107,7 @@ def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
 def _read_object(target: Path, model: type[BaseModel], problems: list[str]) -> dict[str, Any] | None:
     """The JSON object in `target` (an older list-of-CostLine cost.json as a CostReport mapping)."""
     try:
-        with open_regular(target) as file:
-            data = jsontext.loads(file.read().decode("utf-8"))
+        data = jsontext.loads(read_regular(target).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         problems.append(f"{target.name} could not be read: {exc}")
         return None

@@ -68,3 +68,21 @@ def test_plan_against_a_log_past_the_bound_is_one_line_not_a_memory_error(run, t
     log.write_text(("INFO 12-01 10:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s\n") * 20_000)
     line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "h200", "--against", str(log))
     assert line.startswith(f"--against {log}: more than 1 Mi characters, far more than a boot log; give the part")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [(["simulate", "--plan", "BIG"], "--plan BIG: cannot read: "),
+     (["bench", "http://127.0.0.1:9", "--workload", "trace", "--trace", "BIG"], "--trace BIG: "),
+     (["up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--dry-run",
+       "--hf-token-file", "BIG"],
+      "--hf-token-file BIG: cannot read: ")],
+)  # fmt: skip
+def test_an_input_file_past_the_bound_is_one_line(run, tmp_path, monkeypatch, argv, said):
+    # was internal error (MemoryError) under a heap cap: the file was read whole (paths.read_regular bounds it)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("onechip.paths.MAX_INPUT_BYTES", 1024)  # the bound, small enough to write here
+    big = tmp_path / "big"
+    big.write_text("x" * 1025)
+    line = one_error_line(run, *[str(big) if a == "BIG" else a for a in argv])
+    assert line == said.replace("BIG", str(big)) + "larger than 1,024 bytes, more than any file onechip reads"
