@@ -18,7 +18,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
@@ -268,8 +268,9 @@ def _count_pair(part: str) -> tuple[str, int]:
 
 
 def shown(value: Any, most: int = 80) -> str:
-    """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole)."""
-    text = repr(value)
+    """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole); a path as
+    the text it was given as ('runs/x', not PosixPath('runs/x'))."""
+    text = repr(str(value) if isinstance(value, PurePath) else value)
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
 
 

@@ -86,3 +86,13 @@ def test_an_input_file_past_the_bound_is_one_line(run, tmp_path, monkeypatch, ar
     big.write_text("x" * 1025)
     line = one_error_line(run, *[str(big) if a == "BIG" else a for a in argv])
     assert line == said.replace("BIG", str(big)) + "larger than 1,024 bytes, more than any file onechip reads"
+
+
+def test_a_refused_path_option_is_shown_as_given_not_as_a_python_repr(run, tmp_path):
+    # was "... choose a new directory (got PosixPath('/tmp/.../out'))" (schemas.inputs.shown of a Path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "checks.json").write_text("{}")
+    line = one_error_line(run, "check", "http://127.0.0.1:9", "--out", str(out))
+    assert line.endswith(f"already holds a run (checks.json); choose a new directory (got '{out}')")
+    assert "PosixPath" not in line
