@@ -10,6 +10,7 @@ from onechip.paths import run_dir, write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas.bench import PolicyComparison, PolicyRun
 from onechip.schemas.requests import SimulateRequest
+from onechip.schemas.run import POLICIES_FILE
 
 
 def simulate_policies(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> PolicyComparison:
@@ -25,7 +26,7 @@ def simulate_policies(request: SimulateRequest, on_progress: ProgressFn = no_pro
             one = request.model_copy(update={"router_policies": [policy], "out_dir": out_dir / policy})
             runs.append(simulate(one, on_progress))
             result.runs.append(PolicyRun(policy=policy, run_dir=str(out_dir / policy), cells=policy_cells(runs[-1])))
-        write_text_atomic(out_dir / "policies.json", result.model_dump_json(indent=2))
+        write_text_atomic(out_dir / POLICIES_FILE, result.model_dump_json(indent=2))
     # a pipeline must not read an all-infeasible comparison as a result (feasibility does not depend on the policy)
     if all(simulate_unserved(run, out_dir) for run in runs):
         raise ConfigError(simulate_unserved(runs[0], out_dir, policies=request.router_policies))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -363,7 +364,7 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     return row
 
 
-def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: list[str] | None = None) -> str | None:
+def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: Sequence[str] | None = None) -> str | None:
     """simulate's line when no cell of `run` is feasible (the CLI's error, exit 2, and the MCP tool's error, as
     advise's when no chip serves; the run is written to `out_dir` all the same): the first infeasible cell and its
     reason, and where the run is. With `policies` (simulate_policies: `run` is the first policy's, each policy's

@@ -12,6 +12,7 @@ from onechip.paths import write_text_atomic
 from onechip.schemas import RUN_FILES
 from onechip.schemas.cost import CostReport
 from onechip.schemas.requests import CostRequest, ReportRequest
+from onechip.schemas.run import POLICIES_FILE
 
 
 def cost(request: CostRequest) -> CostReport:
@@ -27,7 +28,7 @@ def cost(request: CostRequest) -> CostReport:
     if files is not None and (damaged := files.problem("bench")):  # not priced as if the run had no summary
         raise ConfigError(f"--run {request.run_dir}: {damaged}")
     if files is not None and files.bench is None and request.output_tok_per_s is None:
-        comparison = (files.path / "policies.json").is_file()  # bench/simulate --router-policies: a run per policy
+        comparison = (files.path / POLICIES_FILE).is_file()  # bench/simulate --router-policies: a run per policy
         raise ConfigError(
             f"--run {request.run_dir}: no bench summary there ({RUN_FILES['bench']}) to price"
             + (
