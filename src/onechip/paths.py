@@ -112,6 +112,41 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+# The most bytes an input file read whole may hold (read_regular): a plan, a run's JSON files, a trace, a
+# config.json, a token or key file, a store under ONECHIP_HOME. The largest onechip writes are a run's summary.json
+# (a few MB for a large grid); an 8 GiB file given as one was read at once, an internal error (MemoryError) under
+# the MCP server's heap cap.
+MAX_INPUT_BYTES = 256 << 20
+
+
+class TooLargeError(OSError):
+    """An input file larger than read_regular's bound. Its strerror says so (callers that print `PATH: strerror`
+    for any OSError print that); str() is "PATH is larger than N bytes, ...", as NotRegularFileError's."""
+
+    def __init__(self, path: Path, max_bytes: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {max_bytes:,} bytes, more than any file onechip reads", str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.strerror}"
+
+
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file `path` (open_regular), at most `max_bytes` of them (None: MAX_INPUT_BYTES).
+    Raises TooLargeError (an OSError) for a longer file, before reading it, and what open_regular raises."""
+    with open_regular(path) as handle:
+        return _read_bounded(handle, path, MAX_INPUT_BYTES if max_bytes is None else max_bytes)
+
+
+def _read_bounded(handle: BinaryIO, path: Path, max_bytes: int) -> bytes:
+    """What is left of the open file `handle` (of `path`), at most `max_bytes`; TooLargeError beyond."""
+    if os.fstat(handle.fileno()).st_size > max_bytes:
+        raise TooLargeError(path, max_bytes)
+    data = handle.read(max_bytes + 1)  # a file that grew since the stat is bounded all the same
+    if len(data) > max_bytes:
+        raise TooLargeError(path, max_bytes)
+    return data
+
+
 def read_home_file(path: Path) -> str:
     """The UTF-8 text of `path`, a file onechip keeps under its home (a calibration, a cloud record, the zones it
     used or observed, the catalog read, the engine state), through open_regular: a FIFO planted there was waited
@@ -119,8 +154,7 @@ def read_home_file(path: Path) -> str:
     anything not a regular file; other OSErrors (missing, no permission) as open() raises them; UnicodeDecodeError
     (a ValueError) for bytes that are not UTF-8."""
     try:
-        with open_regular(path) as handle:
-            return handle.read().decode("utf-8")
+        return read_regular(path).decode("utf-8")
     except NotRegularFileError:
         raise ConfigError(f"{path} is {kind_of(path)}, not a file onechip wrote: remove it") from None
 
@@ -131,7 +165,7 @@ def read_key_file(path: Path, label: str) -> tuple[str, int]:
     not UTF-8 text: the decode error's own text is never shown, it quotes the file's bytes)."""
     try:
         with open_regular(path) as handle:
-            return handle.read().decode("utf-8"), os.fstat(handle.fileno()).st_mode
+            return _read_bounded(handle, path, MAX_INPUT_BYTES).decode("utf-8"), os.fstat(handle.fileno()).st_mode
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(f"{label} {path}: cannot read: {why}") from None

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from onechip.paths import NotRegularFileError, home_store, open_owner_only, open_regular
+from onechip.paths import (
+    MAX_INPUT_BYTES,
+    NotRegularFileError,
+    TooLargeError,
+    home_store,
+    open_owner_only,
+    open_regular,
+    read_regular,
+)
 
 
 def test_a_renamed_store_moves_old_files_and_never_overwrites(tmp_path, monkeypatch):
@@ -60,3 +68,19 @@ def test_open_regular_reads_a_regular_file_through_a_symlink(tmp_path: Path):
         assert file.read() == b"{}"
     with pytest.raises(FileNotFoundError):
         open_regular(tmp_path / "absent.json")
+
+
+def test_read_regular_refuses_a_file_past_its_bound_before_reading_it(tmp_path):
+    # an 8 GiB file given as a plan, a trace, a token file or a run's summary.json was read whole: internal error
+    # (MemoryError) under a heap cap, as the MCP server's (found by helper break3)
+    sparse = tmp_path / "sparse.json"
+    with sparse.open("wb") as f:
+        f.truncate(MAX_INPUT_BYTES + 1)  # no disk used: a sparse file
+    with pytest.raises(TooLargeError) as caught:
+        read_regular(sparse)
+    assert caught.value.strerror == f"larger than {MAX_INPUT_BYTES:,} bytes, more than any file onechip reads"
+    assert str(caught.value) == f"{sparse} is {caught.value.strerror}"
+    (tmp_path / "small").write_bytes(b"12345")
+    assert read_regular(tmp_path / "small", max_bytes=5) == b"12345"
+    with pytest.raises(TooLargeError):
+        read_regular(tmp_path / "small", max_bytes=4)

@@ -13,6 +13,7 @@ from onechip.progress import ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import PolicyCell, PolicyComparison, PolicyRun, SearchResult
+from onechip.schemas.run import POLICIES_FILE
 
 
 def bench(
@@ -51,7 +52,7 @@ def compare_policies(
         one = config.model_copy(update={"router_policies": None})
         run = bench(one, on_progress, out_dir=Path(out_dir) / policy, plan=plan)
         result.runs.append(PolicyRun(policy=policy, run_dir=str(Path(out_dir) / policy), cells=policy_cells(run)))
-    write_text_atomic(Path(out_dir) / "policies.json", result.model_dump_json(indent=2))
+    write_text_atomic(Path(out_dir) / POLICIES_FILE, result.model_dump_json(indent=2))
     return result
 
 

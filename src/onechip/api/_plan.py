@@ -8,13 +8,13 @@ from pathlib import Path
 from onechip import planner
 from onechip.engines import embedded, model_store, replicas, startup
 from onechip.errors import ConfigError
-from onechip.paths import home_store, open_regular, write_text_atomic
+from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
 from onechip.planner.chips import other_card
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm import bootlog, flag_table, flags
+from onechip.vllm import bootlog, flag_table, flags, log_summary
 
 
 def plan(request: PlanRequest) -> Plan:
@@ -45,9 +45,8 @@ def plan(request: PlanRequest) -> Plan:
         )  # fmt: skip
         result.serve_command = prepared.spec.command
     if request.against is not None:
-        try:
-            with open_regular(request.against) as file:
-                text = file.read().decode("utf-8", errors="replace")
+        try:  # bounded, and a binary file refused, as summarize_logs reads a log
+            text = log_summary.read_log_text(request.against, "--against")
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)

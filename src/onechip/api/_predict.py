@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -363,16 +364,20 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
     return row
 
 
-def simulate_unserved(run: BenchRun, out_dir: Path) -> str | None:
+def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: Sequence[str] | None = None) -> str | None:
     """simulate's line when no cell of `run` is feasible (the CLI's error, exit 2, and the MCP tool's error, as
     advise's when no chip serves; the run is written to `out_dir` all the same): the first infeasible cell and its
-    reason, and where the run is. None when a cell is served."""
+    reason, and where the run is. With `policies` (simulate_policies: `run` is the first policy's, each policy's
+    run in out_dir/<policy>/) the line says no policy's grid has one. None when a cell is served."""
     if any(c.status == "ok" for c in run.cells) or not run.cells:
         return None
     c = run.cells[0]
+    under, where = ("", out_dir / RUN_FILES["bench"])
+    if policies:
+        under, where = (f" under {' or '.join(policies)}", out_dir / "<policy>" / RUN_FILES["bench"])
     return (
-        f"no cell of the grid is feasible ({c.context_tokens:,} tokens x {c.clients} clients: {c.reason}); the "
-        f"predicted run is in {out_dir / RUN_FILES['bench']}"
+        f"no cell of the grid is feasible{under} ({c.context_tokens:,} tokens x {c.clients} clients: {c.reason}); "
+        f"the predicted run{'s are' if policies else ' is'} in {where}"
     )
 
 

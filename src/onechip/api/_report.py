@@ -12,6 +12,7 @@ from onechip.paths import write_text_atomic
 from onechip.schemas import RUN_FILES
 from onechip.schemas.cost import CostReport
 from onechip.schemas.requests import CostRequest, ReportRequest
+from onechip.schemas.run import POLICIES_FILE
 
 
 def cost(request: CostRequest) -> CostReport:
@@ -19,15 +20,15 @@ def cost(request: CostRequest) -> CostReport:
 
     With `request.run_dir`, the bench summary there is priced cell by cell; the chip defaults to the run's
     chip and the report warns when the run was measured on another chip. `request.write` stores the result
-    as `cost.json` in the run directory. Raises ConfigError for unknown chip/region/pricing or no
-    throughput. See onechip.cost.
+    as `cost.json` in the run directory. Raises ConfigError for unknown chip/region/pricing, no throughput, or a
+    `run_dir` that holds no run files (report.require_run_files). See onechip.cost.
     """
     files = report_layer.read_run(request.run_dir) if request.run_dir is not None else None
     measured_on = None
     if files is not None and (damaged := files.problem("bench")):  # not priced as if the run had no summary
         raise ConfigError(f"--run {request.run_dir}: {damaged}")
     if files is not None and files.bench is None and request.output_tok_per_s is None:
-        comparison = (files.path / "policies.json").is_file()  # bench/simulate --router-policies: a run per policy
+        comparison = (files.path / POLICIES_FILE).is_file()  # bench/simulate --router-policies: a run per policy
         raise ConfigError(
             f"--run {request.run_dir}: no bench summary there ({RUN_FILES['bench']}) to price"
             + (
@@ -37,6 +38,9 @@ def cost(request: CostRequest) -> CostReport:
             )
         )
     if files is not None:
+        # priced at output_tok_per_s, a directory with no run files is still no run (as `report` refuses it): a
+        # typo, or one --write would make a run of by writing cost.json there
+        report_layer.require_run_files(files)
         measured_on = (files.manifest.chip if files.manifest else None) or (files.plan.chip if files.plan else None)
     chip = request.chip or measured_on
     if not chip:

@@ -79,6 +79,13 @@ _RESUME_KEYS = (
     "trace_speed",
 )
 
+
+def _resume_value(value: object) -> str:
+    """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
+    model named None), anything else its repr."""
+    return "not given" if value is None else repr(value)
+
+
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
 _COUNTED = {  # the run's note when the server sends no usage (bench.client counts the output itself)
     "tokenize": "server sent no usage: output tokens are its /tokenize count of the generated text "
@@ -473,9 +480,8 @@ class _Run:
         if old is not None:
             for key in _RESUME_KEYS:
                 if getattr(old, key) != getattr(cfg, key):
-                    raise ConfigError(
-                        f"cannot resume {self.out_dir}: {key} was {getattr(old, key)!r}, now {getattr(cfg, key)!r}"
-                    )
+                    was, now = (_resume_value(getattr(c, key)) for c in (old, cfg))
+                    raise ConfigError(f"cannot resume {self.out_dir}: {key} was {was}, now {now}")
         samples = load_samples(self.requests_path)
         return _complete_groups(samples, cfg), samples
 

@@ -26,12 +26,11 @@ from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
 from onechip.schemas.plan import Plan
-from onechip.schemas.run import RUN_FILES
+from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
 RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
-SEARCH_FILE = "search.json"
 
 
 def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: float) -> SearchProbe:

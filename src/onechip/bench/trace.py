@@ -21,7 +21,7 @@ from pydantic import AliasChoices, Field, ValidationError
 
 from onechip import jsontext
 from onechip.errors import ConfigError
-from onechip.paths import open_regular
+from onechip.paths import read_regular
 from onechip.schemas.bench import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
 from onechip.schemas.common import StrictModel
 
@@ -58,8 +58,7 @@ def load_trace(path: Path) -> list[TraceItem]:
     """The trace's requests in file order. Raises ConfigError naming the file and line of a bad entry, or
     when the file is missing, empty, not text, or longer than MAX_REQUESTS lines."""
     try:
-        with open_regular(Path(path)) as file:
-            lines = file.read().decode("utf-8").splitlines()
+        lines = read_regular(Path(path)).decode("utf-8").splitlines()
     except OSError as exc:
         raise ConfigError(f"--trace {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

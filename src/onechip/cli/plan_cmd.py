@@ -156,17 +156,17 @@ def _short(source: str) -> str:
 
 
 def print_crosscheck(cc: CrossCheck, head: str, console: Console) -> None:
-    """'<head>: agrees|differs|nothing to compare; <note>', then, when the boot was not stored as the deployment's
-    measured boot, the line saying why (CrossCheck.not_stored)."""
-    console.print(f"{head}: {crosscheck_mark(cc)}; {escape(cc.note)}", highlight=False)
+    """'<head>: agrees|differs; <note>', or '<head>: <note>' when nothing compared (the note says 'nothing to
+    compare: <why>' itself), then, when the boot was not stored as the deployment's measured boot, the line saying
+    why (CrossCheck.not_stored)."""
+    said = f"{crosscheck_mark(cc)}; {escape(cc.note)}" if cc.compared else f"[yellow]{escape(cc.note)}[/]"
+    console.print(f"{head}: {said}", highlight=False)
     if cc.not_stored:
         console.print(f"[yellow]{escape(cc.not_stored)}[/]", highlight=False)
 
 
 def crosscheck_mark(cc: CrossCheck) -> str:
-    """'agrees', 'differs', or 'nothing to compare' (a log without allocation lines), as rich markup."""
-    if not cc.compared:
-        return "[yellow]nothing to compare[/]"
+    """'agrees' or 'differs' (of a check that compared), as rich markup."""
     return "[green]agrees[/]" if cc.agrees else "[red]differs[/]"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from onechip.errors import CloudError, MissingDependencyError, redact
-from onechip.schemas.common import server_url_from_env
+from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -25,7 +25,7 @@ _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
 def endpoint_override() -> str | None:
     """The base URL ONECHIP_TPU_API_ENDPOINT sets (no trailing slash), or None for Google's own."""
-    return server_url_from_env(ENDPOINT_ENV)
+    return server_url_from_env(ENDPOINT_ENV, TEST_SERVER_HINT)
 
 
 class Credentials:

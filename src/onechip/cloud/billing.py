@@ -36,7 +36,7 @@ from onechip.cloud import refusals
 from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
-from onechip.schemas.common import server_url_from_env
+from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _api_key() -> str | None:
 
 def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
     """(base URL, a function of (method, URL) giving the headers of each request)."""
-    override = server_url_from_env(ENDPOINT_ENV)
+    override = server_url_from_env(ENDPOINT_ENV, TEST_SERVER_HINT)
     if override:
         return override, lambda method, url: {}
     key = _api_key()

@@ -29,10 +29,10 @@ import httpx
 from onechip import catalog, jsontext
 from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
-from onechip.paths import open_regular
+from onechip.paths import read_regular
 from onechip.planner.config import ModelConfig, read_config
 from onechip.planner.weights import Tensor, read_checkpoint_dir
-from onechip.schemas.common import server_url_from_env
+from onechip.schemas.common import HUB_KEY_HINT, server_url_from_env
 
 
 @dataclass
@@ -71,8 +71,7 @@ def read_json(path: Path) -> Any:
     """The JSON in `path`, read as transformers and vLLM read config.json: UTF-8. Raises ConfigError (one
     line naming the file) when it cannot be read, is not UTF-8 (a UTF-16 file says so), or is not JSON."""
     try:
-        with open_regular(path) as file:
-            raw = file.read()
+        raw = read_regular(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -174,7 +173,7 @@ def hub_endpoint() -> str:
     ConfigError when HF_ENDPOINT names no server (schemas.common.server_url_from_env)."""
     from huggingface_hub import constants
 
-    return server_url_from_env("HF_ENDPOINT") or constants.ENDPOINT.rstrip("/")
+    return server_url_from_env("HF_ENDPOINT", HUB_KEY_HINT) or constants.ENDPOINT.rstrip("/")
 
 
 def check_hub_reachable(repo_id: str, endpoint: str, timeout_s: float = HUB_PROBE_TIMEOUT_S) -> None:

@@ -17,7 +17,7 @@ from its model), and a side-by-side comparison of two runs. Everything renders f
 from onechip.paths import write_text_atomic
 from onechip.report.compare import render_compare
 from onechip.report.markdown import render_markdown
-from onechip.report.rundir import RunFiles, read_run
+from onechip.report.rundir import RunFiles, read_run, require_run_files
 from onechip.report.write import FORMATS, parse_formats, write_report
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "read_run",
     "render_compare",
     "render_markdown",
+    "require_run_files",
     "write_report",
     "write_text_atomic",
 ]

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ValidationError
 
 from onechip import jsontext
 from onechip.errors import ConfigError
-from onechip.paths import open_regular
+from onechip.paths import read_regular
 from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
-from onechip.schemas.run import RUN_FILES
+from onechip.schemas.run import POLICIES_FILE, RUN_FILES, SEARCH_FILE
 
 MODELS: dict[str, type[BaseModel]] = {
     "manifest": RunManifest,
@@ -107,8 +107,7 @@ def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
 def _read_object(target: Path, model: type[BaseModel], problems: list[str]) -> dict[str, Any] | None:
     """The JSON object in `target` (an older list-of-CostLine cost.json as a CostReport mapping)."""
     try:
-        with open_regular(target) as file:
-            data = jsontext.loads(file.read().decode("utf-8"))
+        data = jsontext.loads(read_regular(target).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         problems.append(f"{target.name} could not be read: {exc}")
         return None
@@ -189,7 +188,13 @@ def require_run_files(run: RunFiles) -> None:
     problem goes into the report."""
     if any((run.path / name).exists() for name in DATA_FILES):
         return
+    # a directory of runs (--router-policies, --find-max) is named for what it is: 'pass a run directory' misled
+    inside = {
+        POLICIES_FILE: "a policy comparison keeps one run per policy: {}/<policy>",
+        SEARCH_FILE: "a find-max search keeps one run per probe: {}/<probe> (the search's report: search.md)",
+    }
+    said = next((hint.format(run.path) for name, hint in inside.items() if (run.path / name).is_file()), None)
     raise ConfigError(
         f"{run.path} holds no run files (looked for {', '.join(DATA_FILES)}); "
-        "pass a run directory such as runs/<run-id>/"
-    )
+        + (said or "pass a run directory such as runs/<run-id>/")
+    )  # fmt: skip

@@ -65,24 +65,31 @@ def base_root(base_url: str) -> str:
     return root
 
 
-def server_url(url: str) -> str:
+# where a server's key goes, said when its URL holds one: vLLM's (vllm.wire.api_key_from_env); the Hub's
+# (huggingface_hub reads HF_TOKEN); none for a test server that an *_API_ENDPOINT variable names (no credentials
+# are read then: cloud.auth, cloud.billing)
+VLLM_KEY_HINT = "give the server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+HUB_KEY_HINT = "give a gated model's token in HF_TOKEN (huggingface_hub sends it as a header)"
+TEST_SERVER_HINT = "a test server is sent no credentials: give its http://HOST:PORT alone"
+
+
+def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
     """`url` itself when it names a server as httpx can ask it: scheme http or https, a host, and a port of
     1 - 65535 if one is given (`localhost:8000`, `127.0.0.1:abc` or `http://h:99999` is a typo to say before any
     request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
     userinfo), query or fragment: the base URL is recorded in every run's files and reports, so a password or key
     there would be stored and shown, and a path is appended to it (a query would end up before /v1/...). vLLM
     checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY
-    (vllm.wire.api_key_from_env). Raises ValueError."""
+    (vllm.wire.api_key_from_env); `key_hint` says where the key goes instead (another server: the Hub, the Billing
+    Catalog). Raises ValueError."""
     parts = urlsplit(url.strip())
     if parts.password is not None:
         raise ValueError(
-            "the URL holds a password (user:password@), which run files and reports would record; give the "
-            "server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+            f"the URL holds a password (user:password@), which run files and reports would record; {key_hint}"
         )
     if parts.query or parts.fragment:  # '/?api_key=K' was joined into '/?api_key=K/v1/models' and recorded
         raise ValueError(
-            "a server URL has no ?query or #fragment (requests go to URL/v1/..., and run files record it); give "
-            "http://HOST:PORT, and a key in OPENAI_API_KEY"
+            f"a server URL has no ?query or #fragment (requests go to URL/path, and run files record it); {key_hint}"
         )
     try:
         port_ok = parts.port != 0  # None (no port given) is the scheme's default
@@ -93,15 +100,16 @@ def server_url(url: str) -> str:
     return url
 
 
-def server_url_from_env(name: str) -> str | None:
+def server_url_from_env(name: str, key_hint: str) -> str | None:
     """The base URL the environment variable `name` sets (stripped, no trailing slash), or None when unset. Raises
-    ConfigError when it names no server (server_url): 'http://127.0.0.1:abc' was an internal error, and 'notaurl'
-    was tried as if it had not answered."""
+    ConfigError when it names no server (server_url, its line ending in `key_hint`: where that server's key goes,
+    not vLLM's OPENAI_API_KEY): 'http://127.0.0.1:abc' was an internal error, and 'notaurl' was tried as if it had
+    not answered."""
     value = os.environ.get(name, "").strip().rstrip("/")
     if not value:
         return None
     try:
-        return server_url(value)
+        return server_url(value, key_hint=key_hint)
     except ValueError as exc:
         raise ConfigError(f"{name}={value!r}: {exc}") from None
 

@@ -18,7 +18,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
@@ -185,7 +185,8 @@ _KEY_VALUE_EXAMPLES = {"workload": "ctx=1024,clients=16"}
 def key_values(value: Any, info: ValidationInfo) -> Any:
     """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}. A string that
     lists nothing ('', ',', ' ') is a `key_values` error, as split_commas's: typed, it read as the option not
-    given (`advise --slo ''` ranked with no SLO, `--workload ''` predicted bench's default cell). With JSON
+    given (`advise --slo ''` ranked with no SLO, `--workload ''` predicted bench's default cell); so is one with
+    an empty entry ('ctx=1024,,clients=16', 'ttft_ms=500,'), which was dropped. With JSON
     arguments the field is an object; `{}` is its published default (mcp.server._given reads it as not sent)."""
     if not isinstance(value, str):
         return value
@@ -197,8 +198,13 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
         raise PydanticCustomError(
             "key_values", f"lists nothing (got {value!r}): give key=value pairs such as {example}"
         )
+    parts = value.split(",")
+    if any(not part.strip() for part in parts):  # 'ttft_ms=500,,tpot_ms=50' or a trailing ',': as split_commas
+        raise PydanticCustomError(
+            "key_values", f"has an empty entry (got {value!r}): give key=value pairs such as {example}, none empty"
+        )
     try:
-        items = [(k.strip(), float(v)) for k, v in (part.split("=", 1) for part in value.split(",") if part.strip())]
+        items = [(k.strip(), float(v)) for k, v in (part.split("=", 1) for part in parts)]
     except ValueError:
         raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
     keys = [k for k, _ in items]
@@ -262,8 +268,9 @@ def _count_pair(part: str) -> tuple[str, int]:
 
 
 def shown(value: Any, most: int = 80) -> str:
-    """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole)."""
-    text = repr(value)
+    """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole); a path as
+    the text it was given as ('runs/x', not PosixPath('runs/x'))."""
+    text = repr(str(value) if isinstance(value, PurePath) else value)
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
 
 

@@ -8,7 +8,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import Field
 
 from onechip.errors import ConfigError
-from onechip.paths import open_regular
+from onechip.paths import read_regular
 from onechip.schemas.common import ResultModel
 from onechip.schemas.serve import ServeCommand
 
@@ -325,8 +325,7 @@ class Plan(ResultModel):
         simulation divides by and a launch allocates. Raises ConfigError naming `flag` and the file when
         it cannot be read, is not a plan JSON, or holds a size out of range (block_size 0, negative bytes)."""
         try:
-            with open_regular(Path(path)) as file:
-                plan = cls.model_validate_json(file.read())
+            plan = cls.model_validate_json(read_regular(Path(path)))
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
         except ValueError:

@@ -30,6 +30,11 @@ RUN_FILES = {
     "report_md": "report.md",
 }
 
+# what `bench --find-max` writes beside one run per probe (bench.search), and `--router-policies` beside one run
+# per policy: a directory of runs, not a run (report.rundir.require_run_files names it so)
+SEARCH_FILE = "search.json"
+POLICIES_FILE = "policies.json"
+
 
 class RunManifest(ResultModel):
     """Who ran what, where and how it ended: the identity rows of every report."""

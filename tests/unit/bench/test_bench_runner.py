@@ -164,8 +164,11 @@ def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeVllm, 
     samples = load_samples(path)
     assert len(samples) == 12 and sorted({s.rep for s in samples}) == [0, 1]
     assert run.cells[0].status == "ok" and len(run.cells[0].reps) == 2
-    with pytest.raises(ConfigError, match="output_tokens"):
+    with pytest.raises(ConfigError, match="output_tokens was 5, now 9$"):
         run_grid(cfg.model_copy(update={"output_tokens": 9}), tmp_path, resume=True)
+    # an option the first run was not given is said so: it read 'model was None, now ...' (found by helper break3)
+    with pytest.raises(ConfigError, match="model was not given, now 'fake'$"):
+        run_grid(cfg.model_copy(update={"model": "fake"}), tmp_path, resume=True)
 
 
 def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path) -> None:

@@ -71,3 +71,17 @@ def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:
     other.mkdir()
     code, _, err = run("report", str(this), "--compare", str(other))
     assert code == 2 and f"{other} holds no run files" in err
+
+
+@pytest.mark.parametrize(
+    ("kept", "said"),
+    [("policies.json", "a policy comparison keeps one run per policy: {}/<policy>"),
+     ("search.json", "a find-max search keeps one run per probe: {}/<probe> (the search's report: search.md)")],
+)  # fmt: skip
+def test_a_directory_of_runs_is_named_for_what_it_is(run, tmp_path, kept, said) -> None:
+    # was 'pass a run directory such as runs/<run-id>/' for the directory `--router-policies` or `--find-max` wrote
+    # (found by helper break3)
+    (tmp_path / kept).write_text("{}")
+    code, _, err = run("report", str(tmp_path))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.strip().endswith(said.format(tmp_path))

@@ -53,3 +53,21 @@ def test_mcp_simulate_of_no_feasible_cell_is_a_tool_error(plan_file, tmp_path):
     assert result.is_error and "\n" not in line
     assert f"no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND})" in line
     assert (tmp_path / "m" / "summary.json").is_file()
+
+
+def test_policies_with_no_feasible_cell_are_written_and_exit_2(run, plan_file, tmp_path):
+    """`--router-policies a,b` runs one prediction per policy (api.simulate_policies): it exited 0 with every
+    policy's every cell infeasible, as the one-policy path had (found by helper break3)."""
+    out = tmp_path / "pol"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--workload", "agent", "--contexts", "100000",
+                       "--clients", "2", "--turns", "2", "--replicas", "2",
+                       "--router-policies", "round_robin,cache_aware", "--out", str(out))  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("error: no cell of the grid is feasible under round_robin or cache_aware (100,000 tokens "
+                           "x 2 clients: a session's last turn needs")  # fmt: skip
+    assert line.endswith(f"the predicted runs are in {out}/<policy>/summary.json")
+    for policy in ("round_robin", "cache_aware"):  # kept: the data the refusal names
+        cells = json.loads((out / policy / "summary.json").read_text())["cells"]
+        assert [c["status"] for c in cells] == ["infeasible"]
+    assert (out / "policies.json").is_file()

@@ -92,6 +92,9 @@ def test_against_a_log_without_allocation_lines_says_nothing_to_compare(tiny_lla
     result = _plan_against(tiny_llama, tmp_path / "engine.log", "INFO starting\n")
     assert result.exit_code == 0, result.output
     assert "nothing to compare" in result.output and "differs" not in result.output
+    # the note (bootlog.crosscheck) says it: the line read 'nothing to compare; nothing to compare: the log ...'
+    text = " ".join(result.output.split())
+    assert text.count("nothing to compare") == 1 and "nothing to compare: the log reported neither" in text
 
 
 def test_a_budget_the_other_terms_exhaust_prints_no_negative_pool() -> None:
