@@ -449,3 +449,13 @@ def test_an_integral_float_is_an_integer_and_a_fraction_is_refused_in_one_line()
     assert refused.is_error and refused.content[0].text == (
         "Invalid value for 'max_model_len': Input should be a valid integer (got 8192.5)"
     )
+
+
+def test_a_chip_with_a_nul_is_refused_over_mcp():
+    # was planned as l4: JSON carries the NUL a command line cannot (schemas.common.printable_name)
+    result = call("plan", {"model": "SmolLM2-135M-Instruct", "chip": "l4\u0000"})
+    assert result.is_error
+    assert result.content[0].text == (
+        "Invalid value for 'chip': holds a control character (NUL, tab, newline or escape); give the name without it "
+        "(got 'l4\\x00')"
+    )
