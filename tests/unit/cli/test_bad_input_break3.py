@@ -109,3 +109,10 @@ def test_a_name_with_a_control_character_is_refused(run, argv, flag, name):
     line = one_error_line(run, *argv, name)
     assert line.startswith(f"Invalid value for '{flag}': ")
     assert "holds a control character (NUL, tab, newline or escape); give the name without it" in line
+
+
+def test_an_unknown_chip_names_local_as_a_value_not_a_flag(run):
+    # the line ended ', or --chips local on the host', which over MCP read 'or chips local on the host'
+    line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "zzz9000")
+    assert line.startswith("unknown chip 'zzz9000' (--chips): not in accelerators.json")
+    assert line.endswith(", or local for the host's own card")

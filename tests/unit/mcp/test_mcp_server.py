@@ -459,3 +459,22 @@ def test_a_chip_with_a_nul_is_refused_over_mcp():
         "Invalid value for 'chip': holds a control character (NUL, tab, newline or escape); give the name without it "
         "(got 'l4\\x00')"
     )
+
+
+def test_an_unknown_chip_over_mcp_reads_as_sent_and_names_local_as_a_value():
+    # was '..., or chips local on the host': the flag in '--chips local' renamed to its field (as_parameters)
+    result = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["zzz9000"]})
+    assert result.is_error
+    assert result.content[0].text.startswith("unknown chip 'zzz9000' (chips): not in accelerators.json")
+    assert result.content[0].text.endswith(", or local for the host's own card")
+
+
+def test_a_flag_said_to_be_the_clis_keeps_its_flag_over_mcp(tmp_path, monkeypatch):
+    # was "(the CLI's router_policies a,b does, ...)": as_parameters renamed a flag that names the CLI's option
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    args = {"plan": "plan.json", "workload": "agent", "replicas": 2, "router_policies": ["round_robin", "random"]}
+    result = call("simulate", args)
+    assert result.is_error
+    assert "call it once per policy (the CLI's --router-policies a,b does, into OUT/<policy>/" in result.content[0].text
