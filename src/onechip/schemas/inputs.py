@@ -313,15 +313,16 @@ def parameter_names(model: type[BaseModel]) -> dict[str, str]:
     return names
 
 
-# a command to type ('onechip cloud down --name X --yes', or anything in backticks) keeps its flags
-_COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*")
+# a command to type ('onechip cloud down --name X --yes', or anything in backticks) keeps its flags, and so does a
+# flag said to be the CLI's ("the CLI's --router-policies a,b": over MCP it read "the CLI's router_policies a,b")
+_COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*|\bthe CLI's --[a-z][a-z0-9-]*")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
 def as_parameters(model: type[BaseModel], text: str) -> str:
     """`text` (an error's one line) with each flag of `model` named as JSON arguments name it (see
-    parameter_names), so an MCP caller is told which of its arguments to change; commands to type keep
-    their flags, and flags `model` has no field for stay as written."""
+    parameter_names), so an MCP caller is told which of its arguments to change; commands to type and a flag said
+    to be the CLI's keep their flags, and flags `model` has no field for stay as written."""
     names = parameter_names(model)
 
     def plain(part: str) -> str:

@@ -29,7 +29,7 @@ from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import Region, image_reference, server_url
+from onechip.schemas.common import Name, Region, image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -210,10 +210,10 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
 
-    model: Annotated[str, Cli(argument=True)] = Field(
+    model: Annotated[Name, Cli(argument=True)] = Field(
         description="Hub id, local checkpoint directory, or catalog name."
     )
-    chip: str = Field(description="Accelerator key, e.g. v5e-1, cpu.")
+    chip: Name = Field(description="Accelerator key, e.g. v5e-1, cpu.")
     engine: str | None = Field(
         default=None, description="vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend (default: by the chip's kind)."
     )
@@ -261,7 +261,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="vLLM --enable-prompt-embeds: requests may carry embeddings instead of token ids; vLLM 0.9.0 - "
         "0.10.2 run their V0 engine for it (engines.json v0_fallbacks).",
     )
-    engine_version: str | None = Field(
+    engine_version: Name | None = Field(
         default=None, description="vLLM version to plan for, e.g. 0.19.0 (default: the newest rule)."
     )
     num_speculative_tokens: int = Field(
@@ -343,10 +343,10 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
 
     engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
-    model: str | None = Field(default=None, description="Model to plan and serve (with --chip).")
-    chip: str | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
+    model: Name | None = Field(default=None, description="Model to plan and serve (with --chip).")
+    chip: Name | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
     plan: Plan | Path | None = Field(default=None, description="A plan JSON from `onechip plan --json`.")
-    engine_version: str | None = Field(
+    engine_version: Name | None = Field(
         default=None,
         description="vLLM release to plan --model for and run (its pinned image with vllm-docker); default: the "
         "newest the rules were read from. A --plan records its own.",
@@ -439,7 +439,7 @@ class CheckRequest(CheckOptions):
     base_url: Annotated[str, Cli("url", argument=True), AfterValidator(server_url)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
-    model: str | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
+    model: Name | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
     only: list[str] | None = Field(
         default=None,
         description="Comma-separated: smoke,tools,agent,needle,determinism,multimodal (default: all but multimodal).",
@@ -492,7 +492,7 @@ class CheckRequest(CheckOptions):
 class CostRequest(RequestModel):
     """The request of `onechip cost`: a throughput or a saved run, priced on a chip."""
 
-    chip: str | None = Field(default=None, description="Chip to price, e.g. v5e-1 (default: the run's chip).")
+    chip: Name | None = Field(default=None, description="Chip to price, e.g. v5e-1 (default: the run's chip).")
     # 0.001 to 1e9 tok/s: below, a price per million tokens overflows any table (1e-300 tok/s = $1e300);
     # above, no single accelerator comes near
     output_tok_per_s: float | None = Field(
@@ -536,7 +536,7 @@ class CostRequest(RequestModel):
 class PricesRequest(RequestModel):
     """The request of `onechip prices` (and `prices refresh`): which prices to show."""
 
-    chip: str | None = Field(default=None, description="Only this chip, e.g. v5e-1 (default: every chip).")
+    chip: Name | None = Field(default=None, description="Only this chip, e.g. v5e-1 (default: every chip).")
     region: Region | None = Field(
         default=None, description="Only this region, e.g. us-west4, in any case (default: every region)."
     )
@@ -671,7 +671,7 @@ def bench_workload() -> dict[str, float]:
 class AdviseRequest(RequestModel):
     """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
 
-    model: Annotated[str, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
+    model: Annotated[Name, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
@@ -682,7 +682,7 @@ class AdviseRequest(RequestModel):
     slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
     )
-    chips: Annotated[list[str] | None, comma_list(str)] = Field(
+    chips: Annotated[list[Name] | None, comma_list(str)] = Field(
         default=None, description="Catalog chips to consider, comma-separated (default: every priced chip)."
     )
     pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
@@ -734,8 +734,8 @@ class AdviseRequest(RequestModel):
 class DeployK8sRequest(RequestModel):
     """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""
 
-    model: Annotated[str, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
-    chip: str = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
+    model: Annotated[Name, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
+    chip: Name = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
     replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",

@@ -96,3 +96,23 @@ def test_a_refused_path_option_is_shown_as_given_not_as_a_python_repr(run, tmp_p
     line = one_error_line(run, "check", "http://127.0.0.1:9", "--out", str(out))
     assert line.endswith(f"already holds a run (checks.json); choose a new directory (got '{out}')")
     assert "PosixPath" not in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "name"),
+    [(["plan", "SmolLM2-135M-Instruct", "--chip"], "--chip", "l4\x01"),
+     (["plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--engine-version"], "--engine-version", "0.19.0\t"),
+     (["advise", "SmolLM2-135M-Instruct", "--chips"], "--chips", "l4\x1b,h100")],
+)  # fmt: skip
+def test_a_name_with_a_control_character_is_refused(run, argv, flag, name):
+    # was planned as l4 (chip names match loosely; schemas.common.printable_name refuses Unicode category Cc)
+    line = one_error_line(run, *argv, name)
+    assert line.startswith(f"Invalid value for '{flag}': ")
+    assert "holds a control character (NUL, tab, newline or escape); give the name without it" in line
+
+
+def test_an_unknown_chip_names_local_as_a_value_not_a_flag(run):
+    # the line ended ', or --chips local on the host', which over MCP read 'or chips local on the host'
+    line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "zzz9000")
+    assert line.startswith("unknown chip 'zzz9000' (--chips): not in accelerators.json")
+    assert line.endswith(", or local for the host's own card")

@@ -16,10 +16,12 @@ pytestmark = pytest.mark.usefixtures("offline_home")
 def test_an_unknown_chip_names_the_flag_it_came_by(run) -> None:
     # advise takes --chips (a list); plan takes --chip: the shared resolver named --chip for both
     line = one_error_line(run, "advise", "google/gemma-4-E2B-it", "--chips", "v5e-1,nonexistent")
-    assert line.startswith("unknown chip 'nonexistent' (--chips):") and "or --chips local" in line
+    assert line.startswith("unknown chip 'nonexistent' (--chips):") and line.endswith(
+        "or local for the host's own card"
+    )
     assert "--chip)" not in line and "--chip " not in line
     line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "nonexistent")
-    assert line.startswith("unknown chip 'nonexistent' (--chip):") and "or --chip local" in line
+    assert line.startswith("unknown chip 'nonexistent' (--chip):") and line.endswith("or local for the host's own card")
 
 
 @pytest.mark.parametrize(("typed", "printed"), [("30", "30"), ("2.5", "2.5"), ("0.75", "0.75")])

@@ -219,3 +219,16 @@ def test_an_ssh_public_key_that_is_a_fifo_or_not_text_is_one_line(tmp_path):
 def _feed(path, data: bytes) -> None:
     with contextlib.suppress(OSError), path.open("wb") as sink:  # BrokenPipeError: the reader refused it
         sink.write(data)
+
+
+def test_an_ssh_public_key_past_the_input_bound_is_one_line_and_not_read(tmp_path, monkeypatch):
+    # K.pub was read whole, whatever its size, into the TPU's metadata (paths.read_regular bounds it)
+    monkeypatch.setattr("onechip.paths.MAX_INPUT_BYTES", 1024)  # the bound, small enough to write here
+    key = tmp_path / "id"
+    key.with_name("id.pub").write_text("ssh-ed25519 " + "A" * 1013)  # 1,025 bytes
+    with pytest.raises(ConfigError) as info:
+        provision.ssh_keys_metadata("me", key)
+    assert (
+        str(info.value)
+        == f"{key}.pub is not an ssh public key (larger than 1,024 bytes, more than any file onechip reads)"
+    )

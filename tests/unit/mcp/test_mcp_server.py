@@ -449,3 +449,32 @@ def test_an_integral_float_is_an_integer_and_a_fraction_is_refused_in_one_line()
     assert refused.is_error and refused.content[0].text == (
         "Invalid value for 'max_model_len': Input should be a valid integer (got 8192.5)"
     )
+
+
+def test_a_chip_with_a_nul_is_refused_over_mcp():
+    # was planned as l4: JSON carries the NUL a command line cannot (schemas.common.printable_name)
+    result = call("plan", {"model": "SmolLM2-135M-Instruct", "chip": "l4\u0000"})
+    assert result.is_error
+    assert result.content[0].text == (
+        "Invalid value for 'chip': holds a control character (NUL, tab, newline or escape); give the name without it "
+        "(got 'l4\\x00')"
+    )
+
+
+def test_an_unknown_chip_over_mcp_reads_as_sent_and_names_local_as_a_value():
+    # was '..., or chips local on the host': the flag in '--chips local' renamed to its field (as_parameters)
+    result = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["zzz9000"]})
+    assert result.is_error
+    assert result.content[0].text.startswith("unknown chip 'zzz9000' (chips): not in accelerators.json")
+    assert result.content[0].text.endswith(", or local for the host's own card")
+
+
+def test_a_flag_said_to_be_the_clis_keeps_its_flag_over_mcp(tmp_path, monkeypatch):
+    # was "(the CLI's router_policies a,b does, ...)": as_parameters renamed a flag that names the CLI's option
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    args = {"plan": "plan.json", "workload": "agent", "replicas": 2, "router_policies": ["round_robin", "random"]}
+    result = call("simulate", args)
+    assert result.is_error
+    assert "call it once per policy (the CLI's --router-policies a,b does, into OUT/<policy>/" in result.content[0].text

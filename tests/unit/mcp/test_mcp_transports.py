@@ -162,3 +162,17 @@ def test_a_crashed_sessions_id_is_not_logged(caplog):
     (record,) = [r for r in caplog.records if r.name == sdk.name]
     assert record.levelno == logging.ERROR and record.getMessage() == "Session <session id> crashed"
     assert record.exc_info is not None  # the traceback still says what crashed
+
+
+def test_the_server_logs_no_line_per_http_request(caplog):
+    """httpx logs each request at INFO ('HTTP Request: GET <url> "HTTP/1.1 200 OK"'), and the SDK's server sets the
+    root logger to INFO on stderr (mcp configure_logging): a tool that read the Hub or a server logged a line per
+    request. build_server raises httpx and httpcore to WARNING."""
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.NOTSET)  # as a fresh process has them
+    caplog.set_level(logging.INFO)
+    build_server(read_only=True)
+    with httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200))) as client:
+        assert client.get("http://127.0.0.1:9/v1/models").status_code == 200
+    assert "HTTP Request" not in caplog.text, caplog.text
+    assert [logging.getLogger(n).level for n in ("httpx", "httpcore")] == [logging.WARNING] * 2
