@@ -438,6 +438,12 @@ def planned_concurrency(plan: Plan, context: int) -> float:
     return plan.kv_tokens / (-(-context // plan.block_size) * plan.block_size)
 
 
+def _printed_gib_agrees(planned_gib: float, logged_gib: float) -> bool:
+    """Whether a pool the log prints in GiB to 2 decimals is `planned_gib`: within half its last digit, +-0.005
+    (float rounding aside)."""
+    return abs(planned_gib - logged_gib) <= 0.005 + 1e-9
+
+
 def _compare_gpu_pool(plan: Plan, boot: BootRecord, notes: list[str]) -> bool | None:
     """A vLLM GPU log without a token line, by what it prints instead: V0's block count ('# GPU blocks: N',
     executor_base.py; per GPU, exact) or the pool per GPU ('Available KV cache memory' / V0's 'reserved for KV
@@ -453,7 +459,7 @@ def _compare_gpu_pool(plan: Plan, boot: BootRecord, notes: list[str]) -> bool | 
     if boot.kv_cache_gib is None:
         return None
     planned = budget.kv_cache_bytes / GIB
-    if abs(planned - boot.kv_cache_gib) <= 0.005 + 1e-9:
+    if _printed_gib_agrees(planned, boot.kv_cache_gib):
         return True
     notes.append(f"KV pool per GPU: planned {planned:.2f} GiB, reported {boot.kv_cache_gib:.2f} GiB")
     return False
@@ -482,7 +488,7 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
             f"concurrency at {context:,} tokens: planned {planned_conc:.2f}x, reported {boot.max_concurrency:.2f}x"
         )
     avail = boot.hbm_gib.get("avail")
-    if avail is not None and abs(plan.kv_pool_bytes / GIB - avail) > 0.005 + 1e-9:
+    if avail is not None and not _printed_gib_agrees(plan.kv_pool_bytes / GIB, avail):
         agrees = False
         notes.append(f"KV pool: planned {plan.kv_pool_bytes / GIB:.2f} GiB, reported {avail:.2f} GiB")
     return agrees
