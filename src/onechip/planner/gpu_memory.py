@@ -177,6 +177,14 @@ class MarlinMoe:
 MARLIN_GROUP_SIZES = (-1, 32, 64, 128)
 
 
+def _quantization_config(config: Mapping[str, Any]) -> Any:
+    """config.json's quantization_config: at its top level, else in text_config (a vision-language checkpoint);
+    None when neither holds one."""
+    quant = config.get("quantization_config")
+    text = config.get("text_config")
+    return text.get("quantization_config") if quant is None and isinstance(text, Mapping) else quant
+
+
 def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
     """The weight group size (1: channel-wise) of a checkpoint whose MoE vLLM runs on Marlin on CUDA, else None.
 
@@ -187,10 +195,7 @@ def marlin_moe_group(config: Mapping[str, Any]) -> int | None:
     (MARLIN_GROUP_SIZES). Not counted (None): GPTQ and AWQ (their Marlin MoE moved to the modular kernel at other
     releases, not read per version), other schemes.
     config: config.json, whose quantization_config is at its top level or in text_config."""
-    text = config.get("text_config")
-    quant = config.get("quantization_config")
-    if quant is None and isinstance(text, Mapping):
-        quant = text.get("quantization_config")
+    quant = _quantization_config(config)
     if not isinstance(quant, Mapping) or quant.get("quant_method") != "compressed-tensors":
         return None
     groups = quant.get("config_groups")
@@ -240,10 +245,7 @@ def _w8a8_scheme(config: Mapping[str, Any]) -> Literal["fp8", "fp8_static", "int
     scales); None for anything else (weight-only, static int8, other methods). quant_method 'fp8': weight_block_size
     or activation_scheme (vllm/model_executor/layers/quantization/fp8.py); 'compressed-tensors': every config group's
     weights and input_activations (type, num_bits, strategy, dynamic)."""
-    text = config.get("text_config")
-    quant = config.get("quantization_config")
-    if quant is None and isinstance(text, Mapping):
-        quant = text.get("quantization_config")
+    quant = _quantization_config(config)
     if not isinstance(quant, Mapping):
         return None
     method = str(quant.get("quant_method", "")).lower()
