@@ -89,3 +89,16 @@ def test_a_chip_or_region_with_no_price_is_refused_not_an_empty_table(field: str
     # a new-user test: `prices --chip bogus` printed an empty table and exited 0
     with pytest.raises(ConfigError, match=f"no price for {field} '{value}'"):
         api.prices(PricesRequest(**{field: value}))
+
+
+def test_a_chip_and_region_each_priced_but_not_together_names_the_pair() -> None:
+    # a break-pass find: `prices --chip v6e-1 --region us-west4` said "no price for region 'us-west4'; known: ...,
+    # us-west4". prices.json prices v6e-1 (survey seed's us-east5, among others) and v5e-1 in us-west4 (the English
+    # seed's spot price), but not v6e-1 there: the pair is named, with the regions v6e-1 is priced in.
+    regions = sorted({p.region for p in billing.file_prices() if p.chip == "v6e-1"})
+    assert "us-west4" not in regions and any(p.region == "us-west4" for p in billing.file_prices())
+    with pytest.raises(ConfigError) as raised:
+        api.prices(PricesRequest(chip="v6e-1", region="us-west4"))
+    assert str(raised.value) == (
+        "no price for chip 'v6e-1' in region 'us-west4' (--chip, --region); v6e-1 is priced in: " + ", ".join(regions)
+    )
