@@ -36,7 +36,7 @@ from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
-from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate, simulate_unserved
+from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 
@@ -45,5 +45,5 @@ __all__ = [
     "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_up", "cloud_zones",
     "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail",
     "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
-    "saved_bench_config", "simulate", "simulate_policies", "simulate_unserved", "status", "summarize_logs", "up",
+    "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from onechip.api._bench import policy_cells
-from onechip.api._predict import simulate, simulate_unserved
+from onechip.api._predict import predicted_run, simulate_unserved
 from onechip.errors import ConfigError
 from onechip.paths import run_dir, write_text_atomic
 from onechip.progress import ProgressFn, no_progress
@@ -24,7 +24,7 @@ def simulate_policies(request: SimulateRequest, on_progress: ProgressFn = no_pro
         runs = []
         for policy in request.router_policies:
             one = request.model_copy(update={"router_policies": [policy], "out_dir": out_dir / policy})
-            runs.append(simulate(one, on_progress))
+            runs.append(predicted_run(one, on_progress)[0])
             result.runs.append(PolicyRun(policy=policy, run_dir=str(out_dir / policy), cells=policy_cells(runs[-1])))
         write_text_atomic(out_dir / POLICIES_FILE, result.model_dump_json(indent=2))
     # a pipeline must not read an all-infeasible comparison as a result (feasibility does not depend on the policy)

@@ -146,7 +146,18 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     `request.out_dir` (None: a new runs/<run-id>/, paths.run_dir)/summary.json (a BenchRun with `prediction`
     set), requests.jsonl is not written
     (simulated samples are not measurements), and plan.json. Raises ConfigError (bad plan, calibration for
-    another model, missing cells, a chip with no roofline figures and no calibration)."""
+    another model, missing cells, a chip with no roofline figures and no calibration), and, the run written,
+    when no cell of the grid is feasible (simulate_unserved's line: the CLI's exit 2 and the MCP tool's error,
+    so a pipeline or an agent never reads an all-infeasible grid as a prediction)."""
+    run, out_dir = predicted_run(request, on_progress)
+    if unserved := simulate_unserved(run, out_dir):
+        raise ConfigError(unserved)
+    return run
+
+
+def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> tuple[BenchRun, Path]:
+    """simulate without its all-infeasible refusal (simulate_policies refuses once, over every policy's run):
+    the predicted run and the directory it was written in. Raises what simulate raises before writing."""
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
         refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
     except ValueError as exc:
@@ -188,7 +199,7 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
     )  # fmt: skip
     with run_dir(request.out_dir) as out_dir:
         _write_predicted(run, the_plan, out_dir)
-    return run
+    return run, out_dir
 
 
 def _refuse_pipeline_parallel(the_plan: Plan) -> None:
@@ -365,10 +376,11 @@ def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, en
 
 
 def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: Sequence[str] | None = None) -> str | None:
-    """simulate's line when no cell of `run` is feasible (the CLI's error, exit 2, and the MCP tool's error, as
-    advise's when no chip serves; the run is written to `out_dir` all the same): the first infeasible cell and its
-    reason, and where the run is. With `policies` (simulate_policies: `run` is the first policy's, each policy's
-    run in out_dir/<policy>/) the line says no policy's grid has one. None when a cell is served."""
+    """simulate's line when no cell of `run` is feasible (simulate and simulate_policies raise it: the CLI's exit
+    2 and the MCP tool's error, as advise's when no chip serves; the run is written to `out_dir` all the same):
+    the first infeasible cell and its reason, and where the run is. With `policies` (simulate_policies: `run` is
+    the first policy's, each policy's run in out_dir/<policy>/) the line says no policy's grid has one. None when
+    a cell is served."""
     if any(c.status == "ok" for c in run.cells) or not run.cells:
         return None
     c = run.cells[0]

@@ -640,11 +640,6 @@ class FusedMoeBufferRule(VersionedRule):
     int8_triton_rocm: bool = Field(
         default=False, description="persistent: the same on ROCm (TritonExperts' int8 on ROCm)."
     )
-    quantized_on_triton: bool = Field(
-        default=False,
-        description="This plan's quantized checkpoint takes the Triton experts, so the persistent workspace is "
-        "planned for it. Set by planner.core._moe_buffers, not in engines.json.",
-    )
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 

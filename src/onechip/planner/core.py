@@ -1287,7 +1287,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         return None
     if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
-    moe_rule, marlin = _moe_buffers(r)
+    moe_rule, marlin, quantized_on_triton = _moe_buffers(r)
     graphs = _graph_rule(r)
     return plan_gpu_pool(
         _memory_rule(r),
@@ -1323,6 +1323,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         moe_rule=moe_rule,
         offload_copies_layer=_offload_copies_layer(r),
         marlin=marlin,
+        quantized_on_triton=quantized_on_triton,
         rocm=_rocm_rule(r),
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
@@ -1452,23 +1453,24 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
     ]
 
 
-def _moe_buffers(r: _Resolved) -> tuple[FusedMoeBufferRule | None, MarlinMoe | None]:
+def _moe_buffers(r: _Resolved) -> tuple[FusedMoeBufferRule | None, MarlinMoe | None, bool]:
     """How the release holds the checkpoint's fused-MoE buffers: engines.json marlin_moe_buffers for a weight-only
-    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers, marked
-    quantized_on_triton where that release runs a w8a8 checkpoint's MoE on the Triton experts on this card
-    (planner.gpu_memory.quantized_moe_on_triton)."""
+    quantized checkpoint vLLM runs on Marlin (planner.gpu_memory.marlin_moe_group), else fused_moe_buffers; and
+    whether that release runs a w8a8 checkpoint's MoE on the Triton experts on this card
+    (planner.gpu_memory.quantized_moe_on_triton: from the checkpoint, the rule and the card, so this plan's, not
+    the catalog rule's)."""
     rules, version = r.rules, r.request.engine_version
     group = marlin_moe_group(r.src.config.data)
     if group is not None and rules.marlin_moe_buffers:
         marlin = select_rule(rules.marlin_moe_buffers, version)
-        return marlin, MarlinMoe(group_size=group, tile=marlin.intermediate_tile)
+        return marlin, MarlinMoe(group_size=group, tile=marlin.intermediate_tile), False
     if not rules.fused_moe_buffers:
-        return None, None
+        return None, None, False
     rule = select_rule(rules.fused_moe_buffers, version)
     on_triton = r.acc.kind == "gpu" and quantized_moe_on_triton(
         r.src.config.data, rule, capability=r.acc.compute_capability, amd=r.acc.manufacturer == "AMD"
     )
-    return (rule.model_copy(update={"quantized_on_triton": True}) if on_triton else rule), None
+    return rule, None, on_triton
 
 
 def _offload_copies_layer(r: _Resolved) -> bool:

@@ -995,6 +995,7 @@ def activation_bytes(
     moe_rule: FusedMoeBufferRule | None = None,
     offload_layer_bytes: tuple[int, int] = (0, 0),
     marlin: MarlinMoe | None = None,
+    quantized_on_triton: bool = False,
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
@@ -1006,7 +1007,9 @@ def activation_bytes(
     FusedMoeBufferRule.shared_output_held) plus one call's caches (moe_call_bytes), freed before the
     sampler warms up. offload_layer_bytes: (dense, MoE) the largest --cpu-offload-gb layer copied onto the GPU for
     its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak.
-    marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s)."""
+    marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s).
+    quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts (quantized_moe_on_triton), whose
+    persistent workspace is then planned (moe_workspace_bytes)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     copies = rule.forward_hidden_copies
@@ -1045,7 +1048,7 @@ def activation_bytes(
         tensor_parallel_size=tensor_parallel_size,
         tokens=max_num_batched_tokens,
         marlin=marlin,
-        quantized_on_triton=moe_rule is not None and moe_rule.quantized_on_triton,
+        quantized_on_triton=quantized_on_triton,
     )
     return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
 

@@ -240,6 +240,7 @@ def plan_gpu_pool(
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
     marlin: MarlinMoe | None = None,
+    quantized_on_triton: bool = False,
     mrope_positions_factor: int | None = None,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
@@ -278,7 +279,8 @@ def plan_gpu_pool(
     offload_copies_layer: the engine copies a --cpu-offload-gb layer onto the GPU for its forward (each stage's
     `offload` then adds its largest offloaded layer to the forward peak; engines.json cpu_offload_rules).
     marlin: the checkpoint's MoE runs on Marlin (planner.gpu_memory.marlin_moe_group; moe_rule is then engines.json
-    marlin_moe_buffers).
+    marlin_moe_buffers). quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts on this card
+    (planner.gpu_memory.quantized_moe_on_triton), so the persistent workspace is planned for it.
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
@@ -366,7 +368,8 @@ def plan_gpu_pool(
                     states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
-                    offload_copies_layer=offload_copies_layer, marlin=marlin, rocm=rocm,
+                    offload_copies_layer=offload_copies_layer, marlin=marlin,
+                    quantized_on_triton=quantized_on_triton, rocm=rocm,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
                     compute_capability=compute_capability, capture_size_override=capture_size_override,
                     speculative_tokens=speculative_tokens, host_memory_counted=host_memory_counted)
@@ -429,6 +432,7 @@ def _stage_pool(
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
     marlin: MarlinMoe | None = None,
+    quantized_on_triton: bool = False,
     token_ids_compiled: bool = False,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
@@ -448,7 +452,7 @@ def _stage_pool(
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
-        moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin,
+        moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin, quantized_on_triton=quantized_on_triton,
     ) + encoder  # fmt: skip
     act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
     cold = 0

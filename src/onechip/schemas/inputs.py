@@ -136,14 +136,28 @@ _JSON_ARRAYS = {int: "array of integers such as [128, 1024]", float: "array of n
                 str: 'array of strings such as ["a", "b"]'}  # fmt: skip
 
 
+def _entries(error_type: str, value: str, wanted: str) -> list[str]:
+    """The comma-separated entries of a typed `value`, stripped: 'a, b' -> ['a', 'b']. The rules every one-string
+    list shares (split_commas's, key_values's), written once: a string that lists nothing ('', ',,', ' ') is an
+    `error_type` error (typed, it read as the option not given: `--chips ''` was every chip, `advise --slo ''`
+    ranked with no SLO), and so is one with an empty entry ('spot,,3y', '128,', 'ctx=1024,'): a typo, not a
+    shorter list, which was dropped (cost priced one model less). `wanted` says what to give instead
+    ('comma-separated integers', 'key=value pairs such as ctx=1024,clients=16'); build_request puts the flag first."""
+    parts = [part.strip() for part in value.split(",")]
+    if not any(parts):
+        raise PydanticCustomError(error_type, f"lists nothing (got {value!r}): give {wanted}")
+    if "" in parts:
+        raise PydanticCustomError(error_type, f"has an empty entry (got {value!r}): give {wanted}, none empty")
+    return parts
+
+
 def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     """'128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float, finite), 'smoke,tools' ->
     ['smoke', 'tools'] (str); anything not a string passes through. Anything else is a `comma_list` error,
     which build_request renders as '--flag must be comma-separated integers, got ...', and so is a string
-    that lists nothing ('', ',,'): typed, it would otherwise read as the option not given (`--chips ''` was
-    every chip), or one with an empty entry ('spot,,3y' priced spot and 3y only). With JSON arguments (`context`
-    marks JSON_INPUT) a string is a `json_shape` error: the list is
-    a JSON array, and so is an empty array (`chips: []` ranked every chip, as `--chips ''` did)."""
+    that lists nothing or has an empty entry (_entries). With JSON arguments (`context` marks JSON_INPUT) a
+    string is a `json_shape` error: the list is a JSON array, and so is an empty array (`chips: []` ranked every
+    chip, as `--chips ''` did)."""
     if isinstance(value, list) and not value and json_input(context):
         # JSON's `[]` is the CLI's '': an option that lists nothing is refused, not read as not given (such a
         # field's default is null, so `[]` was sent; a field whose default is `[]` never gets here: see
@@ -153,15 +167,7 @@ def split_commas(kind: type, value: Any, context: Any = None) -> Any:
         return value
     if json_input(context):
         raise _not_a_string(_JSON_ARRAYS[kind], value)
-    if not value.replace(",", "").strip():
-        raise PydanticCustomError(
-            "comma_list", f"lists nothing (got {value!r}): give one or more comma-separated {_KIND_WORDS[kind]}"
-        )
-    parts = [part.strip() for part in value.split(",")]
-    if "" in parts:  # 'spot,,3y' (or '128,'): a typo, not a list of two; dropped, it priced one model less
-        raise PydanticCustomError(
-            "comma_list", f"has an empty entry (got {value!r}): give comma-separated {_KIND_WORDS[kind]}, none empty"
-        )
+    parts = _entries("comma_list", value, f"comma-separated {_KIND_WORDS[kind]}")
     try:
         return [_item(kind, part) for part in parts]
     except ValueError:
@@ -184,25 +190,16 @@ _KEY_VALUE_EXAMPLES = {"workload": "ctx=1024,clients=16"}
 
 def key_values(value: Any, info: ValidationInfo) -> Any:
     """A BeforeValidator body: 'ttft_ms=500,tpot_ms=50' -> {'ttft_ms': 500.0, 'tpot_ms': 50.0}. A string that
-    lists nothing ('', ',', ' ') is a `key_values` error, as split_commas's: typed, it read as the option not
-    given (`advise --slo ''` ranked with no SLO, `--workload ''` predicted bench's default cell); so is one with
-    an empty entry ('ctx=1024,,clients=16', 'ttft_ms=500,'), which was dropped. With JSON
-    arguments the field is an object; `{}` is its published default (mcp.server._given reads it as not sent)."""
+    lists nothing or has an empty entry is a `key_values` error, by split_commas's rule (_entries: `--workload ''`
+    predicted bench's default cell), and so is a key given twice. With JSON arguments the field is an object;
+    `{}` is its published default (mcp.server._given reads it as not sent)."""
     if not isinstance(value, str):
         return value
     example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
     if json_input(info.context):
         pairs = ", ".join(f'"{k}": {v}' for k, v in (part.split("=") for part in example.split(",")))
         raise _not_a_string(f"object such as {{{pairs}}}", value)
-    if not value.replace(",", "").strip():
-        raise PydanticCustomError(
-            "key_values", f"lists nothing (got {value!r}): give key=value pairs such as {example}"
-        )
-    parts = value.split(",")
-    if any(not part.strip() for part in parts):  # 'ttft_ms=500,,tpot_ms=50' or a trailing ',': as split_commas
-        raise PydanticCustomError(
-            "key_values", f"has an empty entry (got {value!r}): give key=value pairs such as {example}, none empty"
-        )
+    parts = _entries("key_values", value, f"key=value pairs such as {example}")
     try:
         items = [(k.strip(), float(v)) for k, v in (part.split("=", 1) for part in parts)]
     except ValueError:

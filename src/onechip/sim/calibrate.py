@@ -99,8 +99,8 @@ def check_cell(c: CellResult, config: BenchConfig) -> None:
     RepResult.whole_run_s, so its TTFT and its TPOT, (t_last - t_first) / (tokens - 1), are at most that), or an
     output tok/s above the most its reps' window tokens give (the figure is their median of output_tokens /
     window_s; output_tokens is rounded, hence the half token). A cell without reps (a published grid's medians; a
-    summary.json whose reps were deleted) is checked against its own figures instead, where `config` ran closed
-    loop (_check_medians)."""
+    summary.json whose reps were deleted) is checked against its own figures instead, by its workload's arithmetic,
+    and refused where that bounds nothing (_check_medians)."""
     cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
     damaged = "which no measurement gives: its summary.json is damaged"
     longest_ms = 1000 * max((r.whole_run_s for r in c.reps), default=0.0)
@@ -120,31 +120,71 @@ def check_cell(c: CellResult, config: BenchConfig) -> None:
             f"{cell} {c.output_tok_per_s:g} output tok/s, more than its reps' output tokens over their windows "
             f"give ({max(rates):,.1f}), {damaged}"
         )
-    if not c.reps and config.workload == "grid" and config.rate_per_s is None:
-        _check_medians(c, config.output_tokens, cell, damaged)
+    if not c.reps:
+        _check_medians(c, config, cell, damaged)
 
 
-def _check_medians(c: CellResult, output_tokens: int, cell: str, damaged: str) -> None:
-    """Raise ConfigError (`cell` ... `damaged`) unless the medians of `c`, a closed-loop cell of `output_tokens`
-    tokens a request without reps, agree with its output tok/s. Every stream always has one request outstanding,
-    so the mean request latency (E2E) is clients x output_tokens / output tok/s at most (Little's law; a request
-    ends early with fewer tokens, so more requests share the tokens, and a whole-run or steady window with idle
-    streams only lowers the tok/s). A request's TTFT and its (tokens - 1) x TPOT each lie inside its E2E, so their
-    medians are at most the median E2E, and a median of a quantity never below 0 is at most twice its mean
-    (Markov's inequality). A TTFT of 1e30 ms, or a tok/s of 1e15 beside a real TTFT, breaks this; the corpus grids'
-    medians reach at most 0.995 of the mean (serving_measurements.json, mi300x 12b fp8 grid's worst cell).
-    (tokens - 1) is output_tokens - 1 unless requests ended early (then 1: a request of two tokens)."""
+def _check_medians(c: CellResult, config: BenchConfig, cell: str, damaged: str) -> None:
+    """Raise ConfigError (`cell` ... `damaged`) unless the medians of `c`, a cell of `config` without reps (a
+    published grid's medians; a summary.json whose reps were deleted), agree with its output tok/s: a median TTFT
+    and a median (tokens - 1) x TPOT each lie inside a request's E2E latency, which the cell's own arithmetic bounds
+    (_latency_bound_ms). (tokens - 1) is output_tokens - 1 unless requests ended early (then 1: a request of two
+    tokens). Where no bound follows from the cell's figures (_latency_bound_ms says why) the cell is refused as
+    unchecked rather than fitted on trust: its medians could be anything."""
     rate = c.output_tok_per_s or 0.0
     if rate <= 0:
         raise ConfigError(f"{cell} median TTFT and TPOT but {rate:g} output tok/s and no reps, {damaged}")
-    bound_ms = 2 * 1000.0 * c.clients * output_tokens / rate
-    gaps = output_tokens - 1 if c.requests_ended_early == 0 else 1
+    bound = _latency_bound_ms(c, config, rate)
+    if isinstance(bound, str):
+        raise ConfigError(
+            f"{cell} no reps, and {bound}: the range its medians may take is unknown, so they cannot be checked; "
+            "calibrate on a run that keeps its reps"
+        )
+    bound_ms, allows = bound
+    gaps = config.output_tokens - 1 if c.requests_ended_early == 0 else 1
     for name, value in (("TTFT", c.ttft_ms.median or 0.0), (f"TPOT x {gaps} tokens", (c.tpot_ms.median or 0.0) * gaps)):
         if value > bound_ms:
-            raise ConfigError(
-                f"{cell} median {name} {value:g} ms, more than twice the mean request latency its {rate:g} output "
-                f"tok/s allows ({c.clients} clients x {output_tokens} tokens: {bound_ms / 2:,.1f} ms), {damaged}"
-            )
+            raise ConfigError(f"{cell} median {name} {value:g} ms, {allows}, {damaged}")
+
+
+def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[float, str] | str:
+    """The most a median request latency (E2E, ms) of `c`, a cell of `config` without reps at `rate` output tok/s,
+    can be, and the words that say so; or, where none follows, why. Each workload's own arithmetic:
+
+    - closed loop (grid streams; agent sessions, each stream one turn at a time, a think time only idling it):
+      every stream has at most one request outstanding, so the mean E2E is clients x output_tokens / tok/s at most
+      (Little's law; a request that ends early with fewer tokens, or a window with idle streams, only lowers the
+      tok/s), and a median of a quantity never below 0 is at most twice its mean (Markov's inequality). The corpus
+      grids' medians reach at most 0.995 of the mean (serving_measurements.json, mi300x 12b fp8 grid's worst cell).
+    - open loop (--rate): the tok/s is counted over the whole run (schemas.figures.measured_window), from the first
+      send to the last completion, so every request's E2E lies inside it, and the run lasts output tokens / tok/s,
+      at most requests x output_tokens / tok/s. The requests are the arrivals bench schedules
+      (bench.runner.rep_arrivals): clients x requests_per_client, or with --duration-s and constant arrivals the
+      ceil(duration_s x rate) sends at k / rate before it. (A median over reps: at least half the requests are in
+      reps at least as fast as the median tok/s, so the lower median is bounded.) Poisson arrivals over
+      --duration-s: how many came is drawn, and no figure of the cell records it: no bound.
+    - trace replay: the requests, their output lengths and arrival times are the trace file's, which the fit does
+      not read (and sim.predict does not replay a trace): no bound."""
+    out = config.output_tokens
+    if config.workload == "trace":
+        return "a trace replay's requests and arrival times are its trace file's, which the fit does not read"
+    if config.rate_per_s is None:
+        bound_ms = 2 * 1000.0 * c.clients * out / rate
+        return bound_ms, (
+            f"more than twice the mean request latency its {rate:g} output tok/s allows ({c.clients} clients x "
+            f"{out} tokens: {bound_ms / 2:,.1f} ms)"
+        )
+    if config.duration_s is None:
+        requests = c.clients * config.requests_per_client
+    elif config.arrivals == "constant":
+        requests = math.ceil(config.duration_s * config.rate_per_s)
+    else:
+        return "Poisson arrivals over --duration-s send a drawn number of requests, which no figure of the cell records"
+    bound_ms = 1000.0 * requests * out / rate
+    return bound_ms, (
+        f"longer than the whole run its {rate:g} output tok/s allows ({requests:,} requests x {out} tokens: "
+        f"{bound_ms:,.1f} ms)"
+    )
 
 
 def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False) -> StepTerms:

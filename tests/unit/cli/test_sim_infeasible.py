@@ -16,6 +16,12 @@ from onechip.mcp.server import build_server
 BEYOND = "100000 + 32 tokens exceed max_model_len 32768"
 
 
+def _unserved(out) -> str:
+    """The one line api.simulate raises for the grid below, the CLI's and the MCP tool's alike."""
+    return (f"no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND}); the predicted run is in "
+            f"{out}/summary.json")  # fmt: skip
+
+
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
@@ -27,10 +33,7 @@ def test_a_grid_with_no_feasible_cell_is_written_and_exits_2(run, plan_file, tmp
     code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "100000", "--clients", "1,4",
                        "--out", str(out))  # fmt: skip
     assert code == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1] == (
-        f"error: no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND}); the predicted run is in "
-        f"{out}/summary.json"
-    )
+    assert err.strip().splitlines()[-1] == f"error: {_unserved(out)}"
     cells = json.loads((out / "summary.json").read_text())["cells"]  # kept: the data the refusal names
     assert [c["status"] for c in cells] == ["infeasible", "infeasible"]
 
@@ -49,10 +52,20 @@ def test_mcp_simulate_of_no_feasible_cell_is_a_tool_error(plan_file, tmp_path):
             )
 
     result = anyio.run(go)
-    line = result.content[0].text
-    assert result.is_error and "\n" not in line
-    assert f"no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND})" in line
+    assert result.is_error and result.content[0].text == _unserved(tmp_path / "m")  # the CLI's line, no prefix
     assert (tmp_path / "m" / "summary.json").is_file()
+
+
+def test_api_simulate_refuses_no_feasible_cell_after_writing_the_run(plan_file, tmp_path):
+    # the one place the CLI and the MCP tool get the refusal from (it was checked in each of them)
+    from onechip import api
+    from onechip.errors import ConfigError
+    from onechip.schemas.requests import SimulateRequest
+
+    with pytest.raises(ConfigError) as info:
+        api.simulate(SimulateRequest(plan=plan_file, contexts=[100000], out_dir=tmp_path / "a"))
+    assert str(info.value) == _unserved(tmp_path / "a")
+    assert (tmp_path / "a" / "summary.json").is_file()
 
 
 def test_policies_with_no_feasible_cell_are_written_and_exit_2(run, plan_file, tmp_path):

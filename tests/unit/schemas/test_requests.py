@@ -58,6 +58,23 @@ def test_comma_lists_are_parsed_once_by_the_model() -> None:
     assert "--slo must look like ttft_ms=500,tpot_ms=50" in _refused(BenchConfig, {**URL, "slo": "fast"})
 
 
+SLO_PAIRS = "key=value pairs such as ttft_ms=500,tpot_ms=50"  # schemas.inputs._KEY_VALUE_EXAMPLES' default
+
+
+@pytest.mark.parametrize(
+    ("values", "line"),
+    [({"contexts": ",,"}, "--contexts lists nothing (got ',,'): give comma-separated integers"),
+     ({"contexts": "128,,1024"},
+      "--contexts has an empty entry (got '128,,1024'): give comma-separated integers, none empty"),
+     ({"slo": " , "}, f"--slo lists nothing (got ' , '): give {SLO_PAIRS}"),
+     ({"slo": "ttft_ms=500,"}, f"--slo has an empty entry (got 'ttft_ms=500,'): give {SLO_PAIRS}, none empty")],
+)  # fmt: skip
+def test_a_comma_list_and_a_key_value_list_refuse_nothing_and_an_empty_entry_in_the_same_words(values, line) -> None:
+    # one rule for both kinds of list (schemas.inputs._entries): a value that lists nothing read as the option not
+    # given, and an empty entry was dropped; the line names the flag, the value and what that kind of list takes
+    assert _refused(BenchConfig, {**URL, **values}) == line
+
+
 @pytest.mark.parametrize(
     ("model", "values", "expected"),
     [

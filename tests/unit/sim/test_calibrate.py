@@ -146,6 +146,57 @@ def test_a_cell_without_reps_whose_medians_its_tok_per_s_cannot_give_is_refused(
         check_cell(_published(ttft_ms, tpot_ms, tok_per_s), config)
 
 
+SEED = {"base_url": "http://seed", "contexts": [128], "clients": [1], "output_tokens": 128}
+
+
+@pytest.mark.parametrize(
+    ("workload", "bound_words"),
+    [
+        # agent sessions: each stream one turn at a time, so Little's law as for closed-loop grid streams
+        ({"workload": "agent", "turns": 4}, "more than twice the mean request latency its 123.7 output tok/s "
+         "allows (1 clients x 128 tokens: 1,034.8 ms)"),  # 1000 ms x 1 x 128 / 123.7
+        # open loop: every request inside the whole run, which lasts at most requests x 128 tokens / 123.7 tok/s
+        ({"rate_per_s": 0.5, "requests_per_client": 3}, "longer than the whole run its 123.7 output tok/s allows "
+         "(3 requests x 128 tokens: 3,104.3 ms)"),  # 1000 ms x 3 x 128 / 123.7
+        # constant arrivals over 10 s at 0.25/s: sends at 0, 4 and 8 s (bench.runner.arrival_offsets)
+        ({"rate_per_s": 0.25, "duration_s": 10.0, "arrivals": "constant"}, "longer than the whole run its 123.7 "
+         "output tok/s allows (3 requests x 128 tokens: 3,104.3 ms)"),
+    ],
+)  # fmt: skip
+def test_a_cell_without_reps_of_another_workload_is_bounded_by_its_own_arithmetic(workload, bound_words) -> None:
+    """Only closed-loop grid cells without reps were bounded (calibrate._latency_bound_ms): an agent or open-loop
+    cell's TTFT of 1e30 ms was fitted and stored. The seed's 128 x 1 figures pass under each workload."""
+    config = BenchConfig(**SEED, **workload)
+    check_cell(_published(*SEED_128X1), config)
+    with pytest.raises(ConfigError) as info:
+        check_cell(_published(1e30, 8.0, 123.7), config)
+    assert str(info.value) == (
+        f"the calibration run's cell 128 tokens x 1 clients has median TTFT 1e+30 ms, {bound_words}, which no "
+        "measurement gives: its summary.json is damaged"
+    )
+
+
+def test_a_cell_without_reps_whose_workload_bounds_nothing_is_refused_as_unchecked(tmp_path) -> None:
+    """Poisson arrivals over --duration-s send a drawn number of requests, and a trace replay's requests are its
+    file's: the cell's figures bound nothing, so its medians (here the seed's own, plausible ones) are not fitted on
+    trust; the line says the range is unknown rather than passing them unchecked."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 128, "output_length": 128}\n')
+    poisson = BenchConfig(**SEED, rate_per_s=0.5, duration_s=10.0)
+    replay = BenchConfig(base_url="http://seed", clients=[1], output_tokens=128, workload="trace", trace_file=trace)
+    for config, why in (
+        (poisson, "Poisson arrivals over --duration-s send a drawn number of requests, which no figure of the cell "
+         "records"),
+        (replay, "a trace replay's requests and arrival times are its trace file's, which the fit does not read"),
+    ):  # fmt: skip
+        with pytest.raises(ConfigError) as info:
+            check_cell(_published(*SEED_128X1), config)
+        assert str(info.value) == (
+            f"the calibration run's cell 128 tokens x 1 clients has no reps, and {why}: the range its medians may "
+            "take is unknown, so they cannot be checked; calibrate on a run that keeps its reps"
+        )
+
+
 def test_a_calibration_carries_to_another_slice(seed_plan):
     from onechip import planner
     from onechip.schemas.requests import PlanRequest
