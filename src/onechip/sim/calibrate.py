@@ -74,7 +74,13 @@ def usable(cell: CellResult) -> bool:
 def check_cells(cells: list[CellResult], config: BenchConfig) -> None:
     """Raise ConfigError naming what is missing unless `cells` hold one client at one context, a cell at a
     second context, and one cell with several clients (the calibration grid's minimum); or naming the first 'ok'
-    cell that check_cell refuses (`config`: the run's)."""
+    cell that check_cell refuses (`config`: the run's); or that the run replayed a trace, which the fit cannot
+    simulate (sim.predict runs a cell's streams on uniform prompts, not a trace file's requests and times)."""
+    if config.workload == "trace":
+        raise ConfigError(
+            "a trace replay cannot calibrate: the simulation runs uniform prompts, not the trace's requests and "
+            "arrival times; measure it with `onechip bench --calibration`"
+        )
     ok = [c for c in cells if usable(c)]
     for c in ok:
         check_cell(c, config)
@@ -163,11 +169,8 @@ def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[
       ceil(duration_s x rate) sends at k / rate before it. (A median over reps: at least half the requests are in
       reps at least as fast as the median tok/s, so the lower median is bounded.) Poisson arrivals over
       --duration-s: how many came is drawn, and no figure of the cell records it: no bound.
-    - trace replay: the requests, their output lengths and arrival times are the trace file's, which the fit does
-      not read (and sim.predict does not replay a trace): no bound."""
+    (A trace replay never reaches here: check_cells refuses it.)"""
     out = config.output_tokens
-    if config.workload == "trace":
-        return "a trace replay's requests and arrival times are its trace file's, which the fit does not read"
     if config.rate_per_s is None:
         bound_ms = 2 * 1000.0 * c.clients * out / rate
         return bound_ms, (

@@ -176,25 +176,28 @@ def test_a_cell_without_reps_of_another_workload_is_bounded_by_its_own_arithmeti
     )
 
 
-def test_a_cell_without_reps_whose_workload_bounds_nothing_is_refused_as_unchecked(tmp_path) -> None:
-    """Poisson arrivals over --duration-s send a drawn number of requests, and a trace replay's requests are its
-    file's: the cell's figures bound nothing, so its medians (here the seed's own, plausible ones) are not fitted on
-    trust; the line says the range is unknown rather than passing them unchecked."""
+def test_a_cell_without_reps_whose_workload_bounds_nothing_is_refused_as_unchecked() -> None:
+    """Poisson arrivals over --duration-s send a drawn number of requests: the cell's figures bound nothing, so its
+    medians (here the seed's own, plausible ones) are not fitted on trust; the line says the range is unknown
+    rather than passing them unchecked."""
+    poisson = BenchConfig(**SEED, rate_per_s=0.5, duration_s=10.0)
+    with pytest.raises(ConfigError) as info:
+        check_cell(_published(*SEED_128X1), poisson)
+    assert str(info.value) == (
+        "the calibration run's cell 128 tokens x 1 clients has no reps, and Poisson arrivals over --duration-s send a "
+        "drawn number of requests, which no figure of the cell records: the range its medians may take is unknown, "
+        "so they cannot be checked; calibrate on a run that keeps its reps"
+    )
+
+
+def test_a_trace_replay_cannot_calibrate(tmp_path) -> None:
+    """The simulation runs uniform prompts (sim.predict.simulate_cell), not a trace file's requests and arrival
+    times, so a trace run is refused whole, reps or not, rather than fitted as if its cells were uniform."""
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"timestamp": 0, "input_length": 128, "output_length": 128}\n')
-    poisson = BenchConfig(**SEED, rate_per_s=0.5, duration_s=10.0)
     replay = BenchConfig(base_url="http://seed", clients=[1], output_tokens=128, workload="trace", trace_file=trace)
-    for config, why in (
-        (poisson, "Poisson arrivals over --duration-s send a drawn number of requests, which no figure of the cell "
-         "records"),
-        (replay, "a trace replay's requests and arrival times are its trace file's, which the fit does not read"),
-    ):  # fmt: skip
-        with pytest.raises(ConfigError) as info:
-            check_cell(_published(*SEED_128X1), config)
-        assert str(info.value) == (
-            f"the calibration run's cell 128 tokens x 1 clients has no reps, and {why}: the range its medians may "
-            "take is unknown, so they cannot be checked; calibrate on a run that keeps its reps"
-        )
+    with pytest.raises(ConfigError, match=r"^a trace replay cannot calibrate: .*`onechip bench --calibration`$"):
+        check_cells([_published(*SEED_128X1)], replay)
 
 
 def test_a_calibration_carries_to_another_slice(seed_plan):
