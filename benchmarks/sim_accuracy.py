@@ -452,6 +452,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             f"unseparated {fits[name].unseparated}; terms {terms}"
         )
     errs: dict[tuple[str, str], list[float]] = {}
+    shared: dict[str, list[tuple[float, float]]] = {}  # calibrated, cells both grids measured: (model, measured)
     keyed: dict[tuple[str, str], list[float]] = {}
     by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     for fitted, cal in fits.items():
@@ -480,6 +481,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 pred = _pred_measured(plan, terms, measured, spread, grid)
                 whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
                 out = report(measured, pred, used, whole)
+                if how == "calibrated":
+                    _against_measured(out, source, grid, shared)
                 key = _advise_key(how, grid, plan, name)
                 for figure, values in out.items():
                     errs.setdefault((how, figure), []).extend(v for v, _ in values)
@@ -493,6 +496,14 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 f"  {how:>36} {figure:>16}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells "
                 f"(noise floor {100 * getattr(NOISE, figure):.1f}%)"
             )
+    print(
+        "\ncalibrated, on the cells both grids measured: the model's MAPE beside that of the fitted grid's own "
+        "measurement taken as the prediction (how far two deployments of one chip and model disagree):"
+    )
+    for figure, pairs in shared.items():
+        if pairs:
+            model, other = (statistics.fmean(v) for v in zip(*pairs, strict=True))
+            print(f"  {figure:>16}: model {model:6.1f}%, the other measurement {other:6.1f}%, {len(pairs):>3} cells")
     print("\n'carried, measured (same family)' by the error entry advise gives the row (serving_measurements.json):")
     for (key, figure), apes in sorted(keyed.items()):
         if apes:
@@ -505,6 +516,29 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             for v in (figures.get(f, []) for f in ("output_tok_per_s", "ttft_ms", "tpot_ms"))
         )
         print(f"  {name:>36} {how:>36} {shown}")
+
+
+def _against_measured(
+    errs: dict[str, list[tuple[float, str]]],
+    source: MeasuredGrid,
+    grid: MeasuredGrid,
+    shared: dict[str, list[tuple[float, float]]],
+) -> None:
+    """Add to `shared`, for each cell of `grid` that `source` (the fitted grid: same chip and model) measured too
+    and that `errs` (report's out-of-sample errors) scored, (the model's error, the error of `source`'s measured
+    figure taken as the prediction), and print the second's MAPE: the disagreement of two measured deployments,
+    which no calibration on one can beat on the other."""
+    theirs = {f"{c.context_tokens}x{c.clients}": c for c in source.cells}
+    other: dict[str, list[float]] = {}
+    for figure, values in errs.items():
+        for model_ape, key in values:
+            cell = next(c for c in grid.cells if f"{c.context_tokens}x{c.clients}" == key)
+            if key in theirs and (ape := _ape(getattr(theirs[key], figure), getattr(cell, figure))) is not None:
+                shared.setdefault(figure, []).append((model_ape, ape))
+                other.setdefault(figure, []).append(ape)
+    for figure, apes in other.items():
+        mape = statistics.fmean(apes)
+        print(f"the fitted grid's own measurement, {figure} on {len(apes)} shared cells: MAPE {mape:.1f}%")
 
 
 CARRY_TARGET = "gemma4dev-v6e-1-config-validation"
