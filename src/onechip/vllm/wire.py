@@ -169,8 +169,14 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 class SSEDecoder:
-    """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive; `done` turns True at
-    `data: [DONE]`. Lines may be split across reads; a read without a newline costs one concatenation."""
+    """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
+
+    Lines end in LF or CRLF and may be split across reads; each `data:` line is one payload (a JSON chunk is
+    one line), taken when its line ends; comment lines (`: ping` keep-alives), `event:`, `id:`, `retry:` and
+    blank lines are skipped, and so is an empty payload (a `data:` keep-alive). `done` turns True at
+    `data: [DONE]`, and nothing after it is returned. `close()` at the end of the body takes a last `data:` line
+    that no newline ended.
+    """
 
     def __init__(self) -> None:
         self._buf = b""
@@ -179,19 +185,32 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[bytes]:
         """The complete `data:` payloads (stripped, `[DONE]` excluded) that `data` finished."""
         self._buf += data
-        if b"\n" not in data:
+        if self.done or b"\n" not in data:
             return []
         lines = self._buf.split(b"\n")
         self._buf = lines.pop()
-        out = []
+        out: list[bytes] = []
         for line in lines:
-            if line.startswith(b"data:"):
-                payload = line[5:].strip()
-                if payload == b"[DONE]":
-                    self.done = True
-                else:
-                    out.append(payload)
+            if line.startswith(b"data:") and self._take(line, out):
+                break
         return out
+
+    def close(self) -> list[bytes]:
+        """The payload of a last `data:` line the body ended without a newline ([] when none)."""
+        line, self._buf = self._buf, b""
+        out: list[bytes] = []
+        if line.startswith(b"data:") and not self.done:
+            self._take(line, out)
+        return out
+
+    def _take(self, line: bytes, out: list[bytes]) -> bool:
+        """Add the payload of a `data:` line to `out`; True at [DONE]."""
+        payload = line[5:].strip()
+        if payload == b"[DONE]":
+            self.done = True
+        elif payload:
+            out.append(payload)
+        return self.done
 
 
 def parse_chunk(payload: bytes) -> Json:
@@ -203,8 +222,9 @@ def parse_chunk(payload: bytes) -> Json:
 
 
 def chunk_error(obj: Json, payload: bytes) -> str | None:
-    """The message of an in-stream error chunk (vLLM sends `{"error": ...}` after a 200), else None."""
-    if "error" in obj and "choices" not in obj:
+    """The message of an in-stream error chunk, else None: after a 200 vLLM sends `{"error": {...}}`, older vLLM
+    the flat `{"object": "error", "message": ...}` (either shape of the module docstring)."""
+    if ("error" in obj or obj.get("object") == "error") and "choices" not in obj:
         return error_message(200, payload.decode("utf-8", "replace"))
     return None
 
@@ -542,11 +562,10 @@ class WireClient:
                 if bad_type:
                     raise EndpointError(bad_type)
                 for data in resp.iter_bytes():
-                    for chunk in decoder.feed(data):
-                        obj = parse_chunk(chunk)
-                        if err := chunk_error(obj, chunk):
-                            raise EndpointError(f"{url}: error in stream: {err}")
-                        joiner.add(obj)
+                    self._join(decoder.feed(data), joiner, url)
+                    if decoder.done:  # a server may hold the connection after [DONE]
+                        break
+                self._join(decoder.close(), joiner, url)
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
         except httpx.HTTPError as exc:
@@ -556,6 +575,14 @@ class WireClient:
         reply = joiner.done()
         reply.latency_ms = (time.perf_counter() - t0) * 1000
         return reply
+
+    @staticmethod
+    def _join(payloads: list[bytes], joiner: _StreamJoiner, url: str) -> None:
+        for chunk in payloads:
+            obj = parse_chunk(chunk)
+            if err := chunk_error(obj, chunk):
+                raise EndpointError(f"{url}: error in stream: {err}")
+            joiner.add(obj)
 
 
 # -- one-shot helpers for the engines (no client to keep) ----------------------------------------------
