@@ -468,6 +468,10 @@ class _Run:
             cell.replicas.append(replica_served(k, url, replicas_before[k], await asyncio.to_thread(scrape_url, url)))
         measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
         cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
+        assert self.run is not None
+        for how in sorted({s.completion_tokens_from for s in measured if s.status == "ok"} - {"usage"}):
+            if _COUNTED[how] not in self.run.notes:  # the probe had usage, these requests none: say so all the same
+                self.run.notes.append(_COUNTED[how])
         return self._resumed_metrics(cell, reused=sum(1 for r in range(cfg.reps) if (ctx, clients, r) in done))
 
     def _resumed_metrics(self, cell: CellResult, reused: int) -> CellResult:

@@ -563,3 +563,16 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     out = Console(record=True, width=200)
     print_run(run, out)
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
+
+
+def test_requests_without_usage_are_noted_even_when_the_probe_had_it(tmp_path: Path) -> None:
+    """Chat request 1 (the probe) carries a final usage, the measured ones none (a router in front of two kinds
+    of server): their tokens are the /tokenize count of the words the script sent (4 each), and the run's notes
+    say so (they said nothing: the note came from the probe alone)."""
+    with FakeVllm(wire_script=lambda n, body: Wire(usage="final" if n == 1 else "none")(n, body)) as srv:
+        _, run, measured = bench(srv, tmp_path, requests_per_client=2, output_tokens=4)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(4, "tokenize")}
+    assert [n for n in run.notes if n.startswith("server sent no usage")] == [
+        "server sent no usage: output tokens are its /tokenize count of the generated text "
+        "(as vllm bench serve counts them)"
+    ]
