@@ -191,26 +191,18 @@ class SSEDecoder:
         self._buf = lines.pop()
         out: list[bytes] = []
         for line in lines:
-            if line.startswith(b"data:") and self._take(line, out):
-                break
+            if line.startswith(b"data:"):
+                payload = line[5:].strip()
+                if payload == b"[DONE]":
+                    self.done = True
+                    break
+                if payload:
+                    out.append(payload)
         return out
 
     def close(self) -> list[bytes]:
         """The payload of a last `data:` line the body ended without a newline ([] when none)."""
-        line, self._buf = self._buf, b""
-        out: list[bytes] = []
-        if line.startswith(b"data:") and not self.done:
-            self._take(line, out)
-        return out
-
-    def _take(self, line: bytes, out: list[bytes]) -> bool:
-        """Add the payload of a `data:` line to `out`; True at [DONE]."""
-        payload = line[5:].strip()
-        if payload == b"[DONE]":
-            self.done = True
-        elif payload:
-            out.append(payload)
-        return self.done
+        return self.feed(b"\n") if self._buf else []
 
 
 def parse_chunk(payload: bytes) -> Json:
@@ -224,7 +216,7 @@ def parse_chunk(payload: bytes) -> Json:
 def chunk_error(obj: Json, payload: bytes) -> str | None:
     """The message of an in-stream error chunk, else None: after a 200 vLLM sends `{"error": {...}}`, older vLLM
     the flat `{"object": "error", "message": ...}` (either shape of the module docstring)."""
-    if ("error" in obj or obj.get("object") == "error") and "choices" not in obj:
+    if (obj.get("error") or obj.get("object") == "error") and "choices" not in obj:  # not `"error": null`
         return error_message(200, payload.decode("utf-8", "replace"))
     return None
 

@@ -102,6 +102,7 @@ def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
     flat = b'{"object": "error", "message": "engine died", "type": "InternalServerError", "code": 500}'  # older vLLM
     assert wire.chunk_error(wire.parse_chunk(flat), flat) == "HTTP 200: engine died"
     assert wire.chunk_error({"choices": [], "error": None}, b"") is None
+    assert wire.chunk_error({"usage": {"completion_tokens": 4}, "error": None}, b"") is None  # a usage-only chunk
 
 
 @pytest.mark.parametrize("field", wire.GENERATED_DELTA_FIELDS)
