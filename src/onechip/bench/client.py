@@ -7,9 +7,11 @@ Conventions (DESIGN.md "Measuring right"):
   timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
-  no text (a parser holding text back) still counts as generated. A server that sends no usage at all is
-  counted as `vllm bench serve` counts it: the whole generated text tokenized once (the server's /tokenize,
-  no special tokens); without /tokenize, one token per content chunk, and the sample says which.
+  no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
+  once the first token exists may count that token on it, and the token is the next chunk's (its text). A
+  server that sends no usage at all is counted as `vllm bench serve` counts it: the whole generated text
+  tokenized once (the server's /tokenize, no special tokens); without /tokenize, one token per content chunk,
+  and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF or CRLF, comments and keep-alives skipped, a `data:`
   line taken when its newline arrives); the request ends at `data: [DONE]` (E2E stops there even when the server holds
@@ -88,7 +90,8 @@ class _Timing:
             self.usage = usage
             self.with_usage += 1
             ct = usage.get("completion_tokens")
-            if ct is not None and self.with_usage == self.events:
+            # the role chunk is never a token: what usage counts on it goes with the next chunk
+            if ct is not None and self.with_usage == self.events and (generated or not _opening(choice)):
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
         if not choices:
             self.final_usage = self.final_usage or bool(usage)
@@ -134,6 +137,12 @@ class _Timing:
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""
         return self.out.error is None and self.usage is None
+
+
+def _opening(choice: dict[str, Any]) -> bool:
+    """True for the role chunk (a delta with the role, nothing generated: asked only when nothing was)."""
+    delta = choice.get("delta")
+    return isinstance(delta, dict) and "role" in delta
 
 
 async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:

@@ -424,6 +424,7 @@ class Wire:
     plan: tuple[int, ...] = (1, 1, 1, 1)  # tokens per content event
     field: str = "content"  # the delta field the tokens come in: content, or reasoning (two spellings)
     usage: Literal["final", "per_event", "none"] = "final"  # per_event: on each content event, not on the role's
+    role_usage: int | None = None  # per_event: completion tokens the role event's usage reports
     finish: str | None = "length"
     done: bool = True
     crlf: bool = False
@@ -436,7 +437,8 @@ class Wire:
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
-        writes = [(0.0, self.event({"role": "assistant", "content": ""}), False)]
+        role_usage = None if self.role_usage is None else (prompt, self.role_usage)
+        writes = [(0.0, self.event({"role": "assistant", "content": ""}, None, role_usage), False)]
         done = 0
         for k, tokens in enumerate(self.plan):
             at = W_TTFT_S + k * W_ITL_S
@@ -493,6 +495,8 @@ class Wire:
         (Wire(usage="none"), "tokenize"),
         (Wire(usage="none", finish=None), "tokenize"),  # [DONE] alone ends the answer
         (Wire(plan=(1, 3, 2), usage="per_event"), "usage"),
+        (Wire(plan=(1, 3, 2), usage="per_event", role_usage=0), "usage"),  # vLLM's continuous usage
+        (Wire(usage="per_event", role_usage=1), "usage"),  # the first token counted on the role event too
         (Wire(plan=(2, 2, 2)), "usage"),  # final usage only: ITL per chunk, TPOT per token
         (Wire(field="reasoning"), "usage"),  # newer vLLM reasoning parsers
         (Wire(field="reasoning_content", usage="none"), "tokenize"),  # older ones; reasoning tokens counted too
@@ -508,6 +512,8 @@ class Wire:
         "no-usage",
         "done-only",
         "batched-per-event-usage",
+        "role-usage-0",
+        "role-usage-1",
         "batched-final-usage",
         "reasoning",
         "reasoning_content-no-usage",
@@ -518,7 +524,7 @@ def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wi
     /tokenize count of a server with none), the figures `Wire.set_ms` derives from its constants. Before: a
     lingering connection put W_LINGER_S into E2E (660 ms, not 60); [DONE] without a finish_reason or usage, an
     empty `data:` keep-alive, and per-event usage without usage on the role event failed or lost the per-token
-    ITL."""
+    ITL, and a role event whose usage already counted the first token was timed as that token (TTFT 0 ms)."""
     tokens = sum(wire.plan)
     cell, _, measured = measure(tmp_path, dict(wire_script=wire), wire.set_ms(), output_tokens=tokens)
     assert cell.status == "ok" and cell.requests_ok == 4 and cell.requests_failed == 0
