@@ -39,6 +39,7 @@ import aiohttp
 from onechip.schemas.bench import StreamOutcome
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
+    STREAM_CUT,
     SSEDecoder,
     chunk_error,
     empty_token,
@@ -118,7 +119,7 @@ class _Timing:
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
-            out.error = "stream ended without [DONE], a finish_reason or a final usage chunk (cut mid-way?)"
+            out.error = STREAM_CUT
         if out.error is None and usage is not None:
             out.prompt_tokens = usage.get("prompt_tokens")
             out.completion_tokens = usage.get("completion_tokens")

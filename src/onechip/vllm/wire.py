@@ -46,6 +46,8 @@ from onechip.schemas.common import base_root
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
+# a streamed answer is whole once [DONE], a finish_reason or a final usage came; a body that ended before all three
+STREAM_CUT = "stream ended without [DONE], a finish_reason or a final usage chunk (cut mid-way?)"
 
 # Delta fields that carry generated tokens. vLLM's reasoning parsers use `reasoning_content` (older) or
 # `reasoning` (newer); reasoning tokens are generated tokens, so they start TTFT too. A tool call is generated
@@ -540,7 +542,9 @@ class WireClient:
 
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
-        deltas joined. An in-stream error chunk or a chunk that is not a JSON object raises EndpointError."""
+        deltas joined; read up to [DONE] (a server may hold the connection after it). An in-stream error chunk, a
+        chunk that is not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises
+        EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -565,6 +569,8 @@ class WireClient:
         except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
             raise EndpointError(f"{url}: stream chunk is not a JSON object: {exc}") from exc
         reply = joiner.done()
+        if not (decoder.done or reply.finish_reason or reply.completion_tokens is not None):
+            raise self._failed(EndpointError(f"{url}: {STREAM_CUT}"), "POST")
         reply.latency_ms = (time.perf_counter() - t0) * 1000
         return reply
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import httpx
@@ -156,6 +157,14 @@ def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection() -> Non
         reply = c.chat_stream(wire.chat_body("fake-model", [], 4))
     assert (reply.content, reply.finish_reason, reply.completion_tokens) == ("Hello world", "stop", 2)
     assert reply.latency_ms < hold_s * 1000 / 2
+
+
+def test_chat_stream_refuses_an_answer_the_body_ended_before_it_was_whole() -> None:
+    """The body ends (cleanly) after the role chunk and one content chunk: no [DONE], finish_reason or usage."""
+    events = sse_event({"role": "assistant", "content": ""}) + sse_event({"content": "Hel"})
+    with FakeVllm(wire_script=lambda n, b: [(0.0, events, True)]) as srv, WireClient(srv.url) as c:
+        with pytest.raises(EndpointError, match=re.escape(wire.STREAM_CUT)):
+            c.chat_stream(wire.chat_body("fake-model", [], 4))
 
 
 @pytest.mark.parametrize(
