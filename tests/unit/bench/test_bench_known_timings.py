@@ -430,7 +430,7 @@ class Wire:
     crlf: bool = False
     ping: bool = False  # a `: ping` comment and an empty `data:` keep-alive before every event
     split: bool = False  # every event written in two pieces W_SPLIT_S apart (complete at the second)
-    linger: bool = False  # the connection held open W_LINGER_S after [DONE]
+    after_done: Literal["hold", "drop"] | None = None  # the connection held open W_LINGER_S after [DONE], or dropped
     head: bytes = b""  # lines before every event: `event:` / `id:`
     bare: bool = False  # `data:` without the space
     error: Literal["openai", "flat", "cut"] | None = None  # after the second content event
@@ -451,7 +451,9 @@ class Wire:
         tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
         tail += b"data: [DONE]" + end + end if self.done else b""
         writes.append((writes[-1][0], tail, False))
-        return [*writes, (writes[-1][0] + W_LINGER_S, b"", False)] if self.linger else writes
+        if self.after_done is not None:
+            writes.append((writes[-1][0] + W_LINGER_S, b"" if self.after_done == "hold" else None, False))
+        return writes
 
     def event(
         self, delta: dict[str, Any] | None, finish: str | None = None, usage: tuple[int, int] | None = None
@@ -490,7 +492,8 @@ class Wire:
         (Wire(ping=True), "usage"),
         (Wire(split=True), "usage"),
         (Wire(done=False), "usage"),
-        (Wire(linger=True), "usage"),
+        (Wire(after_done="hold"), "usage"),
+        (Wire(after_done="drop"), "usage"),  # the body torn after [DONE]: the answer was whole
         (Wire(head=b"event: message\nid: 7\n", bare=True), "usage"),
         (Wire(usage="none"), "tokenize"),
         (Wire(usage="none", finish=None), "tokenize"),  # [DONE] alone ends the answer
@@ -507,7 +510,8 @@ class Wire:
         "ping",
         "split",
         "no-done",
-        "linger",
+        "hold-after-done",
+        "drop-after-done",
         "event-id-bare",
         "no-usage",
         "done-only",
@@ -522,9 +526,10 @@ class Wire:
 def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:
     """Each habit, 4 requests of `Wire.plan`: every request ok, the tokens the script sent (from usage, or the
     /tokenize count of a server with none), the figures `Wire.set_ms` derives from its constants. Before: a
-    lingering connection put W_LINGER_S into E2E (660 ms, not 60); [DONE] without a finish_reason or usage, an
-    empty `data:` keep-alive, and per-event usage without usage on the role event failed or lost the per-token
-    ITL, and a role event whose usage already counted the first token was timed as that token (TTFT 0 ms)."""
+    connection held after [DONE] put W_LINGER_S into E2E (660 ms, not 60) and one dropped after it failed the
+    request; [DONE] without a finish_reason or usage and an empty `data:` keep-alive failed the request; usage
+    on each event but not on the role's lost the per-token ITL; a role event whose usage already counted the
+    first token was timed as that token (TTFT 0 ms, not 30)."""
     tokens = sum(wire.plan)
     cell, _, measured = measure(tmp_path, dict(wire_script=wire), wire.set_ms(), output_tokens=tokens)
     assert cell.status == "ok" and cell.requests_ok == 4 and cell.requests_failed == 0
