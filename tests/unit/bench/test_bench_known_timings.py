@@ -1,7 +1,10 @@
 """`onechip bench` against servers whose timings, token counts and failures are set exactly
 (tests/fakes/vllm_server.py): every reported figure is the one set, by the definitions vllm bench serve uses
 (vllm/benchmarks/serve.py `calculate_metrics` and lib/endpoint_request_func.py, 0.11.0) or the ones the
-summary names beside them.
+summary names beside them. The second half scripts the wire byte for byte (`Wire`, the fake's `wire_script`):
+the habits of other OpenAI-compatible servers (CRLF, `: ping` comments, events split across writes, no [DONE],
+a connection held or dropped after it, per-event or no usage, error events of both shapes), each checked
+against the figures the script's constants (W_TTFT_S, W_ITL_S, ...) imply.
 
 Each latency figure is checked against what the server did, and TTFT and E2E also against what was set:
 never below it (the server writes chunk k at arrival + TTFT + k x ITL or later, and the client's clock starts
