@@ -14,8 +14,8 @@ Conventions (DESIGN.md "Measuring right"):
   and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF or CRLF, comments and keep-alives skipped, a `data:`
-  line taken when its newline arrives); the request ends at `data: [DONE]` (E2E stops there even when the server holds
-  the connection open after it), else at the end of the body.
+  line taken when its newline arrives); the request ends at `data: [DONE]` (E2E stops there even when the
+  server holds the connection open after it, or drops it), else at the end of the body.
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
   the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
   stream cut before any of the three, or no complete answer within the request timeout.
