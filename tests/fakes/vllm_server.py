@@ -40,6 +40,11 @@ that many more than max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
 `finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk.
 
+Wire habits (`wire_script(number, body)`): a streamed chat answer's body written verbatim, write by write at set
+offsets (`WireWrite`; `sse_event` builds the events), in place of the generated or scripted stream, for the
+habits of other OpenAI-compatible servers: CRLF line ends, `: ping` comments, an event split across writes, no
+[DONE], the connection held open after it, an error event mid-stream, a connection dropped mid-stream.
+
 Timing: zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark). The last
 2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds the
 server's loop: with several streams and an inter-token gap of a few ms they are served one after another,
@@ -114,6 +119,27 @@ class Reply:
 
 
 Script = list[Reply] | Callable[[dict[str, Any]], Reply] | None
+# (s after the request arrived, bytes of the body or None to drop the connection there, whether the write
+# completes an event carrying generated tokens: its time goes in `sent_times`)
+WireWrite = tuple[float, bytes | None, bool]
+
+
+def sse_event(
+    delta: dict[str, Any] | None = None,
+    finish: str | None = None,
+    usage: tuple[int, int] | None = None,
+    *,
+    crlf: bool = False,
+) -> bytes:
+    """One `data:` event of a chat-completions stream: a choice with `delta` (no choice when delta is None, as
+    a usage-only final chunk), `finish` as its finish_reason, `usage` (prompt, completion tokens) when given;
+    lines end in CRLF when `crlf`."""
+    obj: dict[str, Any] = {"id": "chatcmpl-w", "object": "chat.completion.chunk", "model": "fake-model"}
+    obj["choices"] = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    if usage is not None:
+        obj["usage"] = _usage(*usage)
+    end = b"\r\n" if crlf else b"\n"
+    return b"data: " + json.dumps(obj).encode() + end + end
 
 
 @dataclass
@@ -146,6 +172,9 @@ class FakeVllm:
     extra_tokens: int = 0  # generated streams send this many tokens beyond max_tokens (a server ignoring it)
     empty_chunks: set[int] = field(default_factory=set)  # generated chunk k has content "" (text held back)
     finish_chunk: bool = False  # the finish_reason comes in its own empty-delta chunk after the last content
+    # number, body -> a streamed chat answer's body written verbatim (see `wire_writes`), instead of the generated
+    # or scripted stream: the wire habits of other OpenAI-compatible servers
+    wire_script: Callable[[int, dict[str, Any]], list[WireWrite]] | None = None
     reject_extras: bool = False
     has_tokenize: bool = True
     has_metrics: bool = True
@@ -366,6 +395,8 @@ class FakeVllm:
             self._send(writer, 200, self._whole(reply, prompt, max_tokens))
             await writer.drain()
             return True
+        if self.wire_script is not None:
+            return await self._wire_writes(writer, t0, number, self.wire_script(number, body))
         stream = _Stream(self, body, number, prompt, self._cached(body))
         chunks = stream.generated(self._plan(max_tokens), max_tokens) if reply is None else stream.scripted(reply)
         if self.slots and self._slot_gate is None:
@@ -381,6 +412,30 @@ class FakeVllm:
             self.running -= 1
             if self._slot_gate is not None:
                 self._slot_gate.release()
+
+    async def _wire_writes(self, writer: asyncio.StreamWriter, t0: float, number: int, writes: list[WireWrite]) -> bool:
+        """A 200 event stream whose body is `writes`: each (offset, bytes, content) one chunk of the chunked body,
+        written and sent at t0 + offset (b"" writes nothing: the connection is held till then), its time in
+        `sent_times` when `content`; None drops the connection there. The body then ends (the zero-size chunk)."""
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        sent = self.sent_times.setdefault(number, [])
+        for offset_s, data, content in writes:
+            try:
+                await writer.drain()
+                await _sleep_until(t0 + offset_s)
+            except asyncio.CancelledError:  # stop() while the connection is held: it closes, the handler ends quietly
+                data = None
+            if data is None:
+                writer.transport.abort()
+                return False
+            if data:
+                writer.write(b"%x\r\n%b\r\n" % (len(data), data))
+                await writer.drain()
+            if content:
+                sent.append(time.perf_counter())
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
 
     def _plan(self, max_tokens: int) -> list[int]:
         """Tokens per generated chunk: chunk_plan (or one per chunk) up to max_tokens, cut at stop_after."""

@@ -7,12 +7,18 @@ Conventions (DESIGN.md "Measuring right"):
   timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
-  no text (a parser holding text back) still counts as generated. A server that sends no usage at all is
-  counted as `vllm bench serve` counts it: the whole generated text tokenized once (the server's /tokenize,
-  no special tokens); without /tokenize, one token per content chunk, and the sample says which.
-- All events parsed from one network read share that read's arrival time: they arrived together.
-- A request is `ok` with HTTP 200 and a finish_reason (or a final usage); anything else, such as a stream cut
-  before either, is `failed` with the server's message.
+  no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
+  once the first token exists may count that token on it, and the token is the next chunk's (its text). A
+  server that sends no usage at all is counted as `vllm bench serve` counts it: the whole generated text
+  tokenized once (the server's /tokenize, no special tokens); without /tokenize, one token per content chunk,
+  and the sample says which.
+- All events parsed from one network read share that read's arrival time: they arrived together. The event
+  stream is read as `vllm.wire.SSEDecoder` reads it (LF or CRLF, comments and keep-alives skipped, a `data:`
+  line taken when its newline arrives); the request ends at `data: [DONE]` (E2E stops there even when the
+  server holds the connection open after it, or drops it), else at the end of the body.
+- A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
+  the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
+  stream cut before any of the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -24,6 +30,7 @@ payloads and the parsing (SSE, chunks, error bodies, what counts as generated) a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -32,6 +39,7 @@ import aiohttp
 from onechip.schemas.bench import StreamOutcome
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
+    STREAM_CUT,
     SSEDecoder,
     chunk_error,
     empty_token,
@@ -42,6 +50,9 @@ from onechip.vllm.wire import (
     stream_type_error,
     text_tokenize_body,
 )
+
+DRAIN_S = 0.05  # how long the body's end is awaited after [DONE] (see _drain)
+TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
 def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
@@ -59,33 +70,38 @@ class _Timing:
         self.out = out
         self.per_chunk_known = True
         self.prev_ct = 0
-        self.events = 0  # stream chunks so far, and how many of them carried usage: per-chunk counts are
-        self.with_usage = 0  # trusted only while every chunk has carried usage (continuous usage stats)
+        self.events = 0  # chunks so far carrying usage or output, and how many carried usage: per-chunk counts
+        self.with_usage = 0  # are trusted only while every one has (continuous usage stats; a role chunk may not)
         self.usage: dict[str, Any] | None = None  # the latest usage (cumulative): the request's counts
         self.final_usage = False
+        self.done = False  # `data: [DONE]` came
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         out = self.out
         choices = obj.get("choices") or []
         usage = obj.get("usage")
+        choice = choices[0] if choices else {}
+        generated = has_generated(choice)
+        empty = not generated and empty_token(choice)
         delta_tokens: int | None = None
-        self.events += 1
+        if usage or generated or empty:  # a role-only chunk without usage does not break continuous usage
+            self.events += 1
         if usage:
             self.usage = usage
             self.with_usage += 1
             ct = usage.get("completion_tokens")
-            if ct is not None and self.with_usage == self.events:
+            # the role chunk is never a token: what usage counts on it goes with the next chunk
+            if ct is not None and self.with_usage == self.events and (generated or not _opening(choice)):
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
         if not choices:
             self.final_usage = self.final_usage or bool(usage)
             return
-        choice = choices[0]
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
         if self.usage is None:
             self.choices.append(choice)
-        if has_generated(choice) or (delta_tokens or 0) > 0 or (delta_tokens is None and empty_token(choice)):
+        if generated or (delta_tokens or 0) > 0 or (delta_tokens is None and empty):
             if out.t_first is None:
                 out.t_first = now
             out.t_last = now
@@ -97,13 +113,13 @@ class _Timing:
 
     def finish(self) -> StreamOutcome:
         """The outcome: counts from the latest usage (a usage-only final chunk, or usage on the last choice
-        chunk, or the last of continuous usage); an error when the stream ended before a finish_reason or a
-        final usage."""
+        chunk, or the last of continuous usage); an error when the stream ended before [DONE], a finish_reason
+        or a final usage."""
         out, usage = self.out, self.usage
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
-        if out.error is None and not self.final_usage and out.finish_reason is None:
-            out.error = "stream ended without a finish_reason or a final usage chunk (cut mid-way?)"
+        if out.error is None and not (self.done or self.final_usage or out.finish_reason):
+            out.error = STREAM_CUT
         if out.error is None and usage is not None:
             out.prompt_tokens = usage.get("prompt_tokens")
             out.completion_tokens = usage.get("completion_tokens")
@@ -122,6 +138,12 @@ class _Timing:
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""
         return self.out.error is None and self.usage is None
+
+
+def _opening(choice: dict[str, Any]) -> bool:
+    """True for the role chunk (a delta with the role, nothing generated: asked only when nothing was)."""
+    delta = choice.get("delta")
+    return isinstance(delta, dict) and "role" in delta
 
 
 async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:
@@ -144,16 +166,39 @@ async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) 
     out.error = stream_type_error(url, resp.headers.get("Content-Type"))
     if out.error is not None:
         return False
-    feed, fold, clock = SSEDecoder().feed, timing.chunk, time.perf_counter  # locals: this loop runs per token
+    decoder = SSEDecoder()
+    feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
     async for data in resp.content.iter_any():
         now = clock()
-        for payload in feed(data):
-            obj = parse_chunk(payload)
-            out.error = chunk_error(obj, payload)
-            if out.error is not None:
-                return False
-            fold(obj, now)
+        if not _fold(feed(data), timing, now):
+            return False
+        if decoder.done:  # the answer is complete at [DONE], whatever the server then does with the connection
+            out.t_done, timing.done = now, True
+            await _drain(resp)
+            return True
+    return _fold(decoder.close(), timing, clock())
+
+
+def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
+    """Fold one read's payloads into `timing` at its arrival time `now`; False at an error event (set)."""
+    for payload in payloads:
+        obj = parse_chunk(payload)
+        timing.out.error = chunk_error(obj, payload)
+        if timing.out.error is not None:
+            return False
+        timing.chunk(obj, now)
     return True
+
+
+async def _drain(resp: aiohttp.ClientResponse) -> None:
+    """Read what follows [DONE] (the body's end, normally on its way already) for up to DRAIN_S, so the
+    connection is reused; a server that holds it open longer gets it closed."""
+    if resp.content.is_eof():
+        return
+    try:
+        await asyncio.wait_for(resp.content.read(), DRAIN_S)
+    except (TimeoutError, aiohttp.ClientError):
+        pass
 
 
 async def stream_chat(
@@ -182,13 +227,14 @@ async def stream_chat(
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
         out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
     except TimeoutError:
-        out.error = "TimeoutError: no complete response within the request timeout (--timeout-s)"
+        out.error = TIMED_OUT
     except aiohttp.ClientError as exc:
         out.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         out.error = f"unparsable stream chunk: {exc}"
     finally:
-        out.t_done = time.perf_counter()
+        if out.t_done is None:  # else stamped at [DONE]
+            out.t_done = time.perf_counter()
     timing.finish()
     if timing.uncounted():
         await _count_output(http, base_url, str(body.get("model")), timing)

@@ -37,7 +37,7 @@ from typing import IO
 
 from onechip import __version__
 from onechip.bench import agent, stats, trace
-from onechip.bench.client import data_session, stream_chat
+from onechip.bench.client import TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
@@ -45,7 +45,16 @@ from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, O
 from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import BenchClient, BenchConfig, BenchRun, BenchServer, CellResult, RepJob, RequestSample
+from onechip.schemas.bench import (
+    BenchClient,
+    BenchConfig,
+    BenchRun,
+    BenchServer,
+    CellResult,
+    RepJob,
+    RequestSample,
+    StreamOutcome,
+)
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, bench_chat_body
@@ -93,6 +102,19 @@ _COUNTED = {  # the run's note when the server sends no usage (bench.client coun
     "chunks": "server sent no usage and has no /tokenize: output tokens are counted as one per content chunk "
     "(fewer than generated when a chunk carries several)",
 }
+
+
+PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
+PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s: the probe measures nothing, a server's hiccup must not end the run
+
+
+def _transient(out: StreamOutcome) -> bool:
+    """A failure worth one more try: HTTP 429 or 5xx, or a 200 whose stream broke (cut, an error event); not a
+    refusal (4xx), no answer at all (nothing listening), nor a timeout (it would cost the timeout again)."""
+    status = out.http_status
+    if out.error is None or status is None or out.error == TIMED_OUT:
+        return False
+    return status == 429 or status >= 500 or status == 200
 
 
 def this_client() -> BenchClient:
@@ -270,9 +292,13 @@ class _Run:
         """One tiny request with vLLM's extras; drop those the server rejects (and say so in `notes`)."""
         base = self.config.base_url
         for extras, continuous in ((True, True), (False, True), (False, False)):
+            body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
             async with data_session(1, self.config.request_timeout_s) as http:
-                body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
-                out = await stream_chat(http, base, body)
+                for attempt in range(PROBE_ATTEMPTS):
+                    out = await stream_chat(http, base, body)
+                    if not _transient(out):
+                        break
+                    await asyncio.sleep(PROBE_BACKOFF_S * (attempt + 1))
             if out.error is None:
                 self.extras, self.continuous_usage = extras, continuous
                 if not extras:
@@ -442,6 +468,10 @@ class _Run:
             cell.replicas.append(replica_served(k, url, replicas_before[k], await asyncio.to_thread(scrape_url, url)))
         measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
         cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
+        assert self.run is not None
+        for how in sorted({s.completion_tokens_from for s in measured if s.status == "ok"} - {"usage"}):
+            if _COUNTED[how] not in self.run.notes:  # the probe had usage, these requests none: say so all the same
+                self.run.notes.append(_COUNTED[how])
         return self._resumed_metrics(cell, reused=sum(1 for r in range(cfg.reps) if (ctx, clients, r) in done))
 
     def _resumed_metrics(self, cell: CellResult, reused: int) -> CellResult:

@@ -46,6 +46,8 @@ from onechip.schemas.common import base_root
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
+# a streamed answer is whole once [DONE], a finish_reason or a final usage came; a body that ended before all three
+STREAM_CUT = "stream ended without [DONE], a finish_reason or a final usage chunk (cut mid-way?)"
 
 # Delta fields that carry generated tokens. vLLM's reasoning parsers use `reasoning_content` (older) or
 # `reasoning` (newer); reasoning tokens are generated tokens, so they start TTFT too. A tool call is generated
@@ -169,8 +171,14 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 class SSEDecoder:
-    """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive; `done` turns True at
-    `data: [DONE]`. Lines may be split across reads; a read without a newline costs one concatenation."""
+    """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
+
+    Lines end in LF or CRLF and may be split across reads; each `data:` line is one payload (a JSON chunk is
+    one line), taken when its line ends; comment lines (`: ping` keep-alives), `event:`, `id:`, `retry:` and
+    blank lines are skipped, and so is an empty payload (a `data:` keep-alive). `done` turns True at
+    `data: [DONE]`, and nothing after it is returned. `close()` at the end of the body takes a last `data:` line
+    that no newline ended.
+    """
 
     def __init__(self) -> None:
         self._buf = b""
@@ -179,19 +187,24 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[bytes]:
         """The complete `data:` payloads (stripped, `[DONE]` excluded) that `data` finished."""
         self._buf += data
-        if b"\n" not in data:
+        if self.done or b"\n" not in data:
             return []
         lines = self._buf.split(b"\n")
         self._buf = lines.pop()
-        out = []
+        out: list[bytes] = []
         for line in lines:
             if line.startswith(b"data:"):
                 payload = line[5:].strip()
                 if payload == b"[DONE]":
                     self.done = True
-                else:
+                    break
+                if payload:
                     out.append(payload)
         return out
+
+    def close(self) -> list[bytes]:
+        """The payload of a last `data:` line the body ended without a newline ([] when none)."""
+        return self.feed(b"\n") if self._buf else []
 
 
 def parse_chunk(payload: bytes) -> Json:
@@ -203,8 +216,9 @@ def parse_chunk(payload: bytes) -> Json:
 
 
 def chunk_error(obj: Json, payload: bytes) -> str | None:
-    """The message of an in-stream error chunk (vLLM sends `{"error": ...}` after a 200), else None."""
-    if "error" in obj and "choices" not in obj:
+    """The message of an in-stream error chunk, else None: after a 200 vLLM sends `{"error": {...}}`, older vLLM
+    the flat `{"object": "error", "message": ...}` (either shape of the module docstring)."""
+    if (obj.get("error") or obj.get("object") == "error") and "choices" not in obj:  # not `"error": null`
         return error_message(200, payload.decode("utf-8", "replace"))
     return None
 
@@ -528,7 +542,9 @@ class WireClient:
 
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
-        deltas joined. An in-stream error chunk or a chunk that is not a JSON object raises EndpointError."""
+        deltas joined; read up to [DONE] (a server may hold the connection after it). An in-stream error chunk, a
+        chunk that is not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises
+        EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -542,11 +558,10 @@ class WireClient:
                 if bad_type:
                     raise EndpointError(bad_type)
                 for data in resp.iter_bytes():
-                    for chunk in decoder.feed(data):
-                        obj = parse_chunk(chunk)
-                        if err := chunk_error(obj, chunk):
-                            raise EndpointError(f"{url}: error in stream: {err}")
-                        joiner.add(obj)
+                    self._join(decoder.feed(data), joiner, url)
+                    if decoder.done:  # a server may hold the connection after [DONE]
+                        break
+                self._join(decoder.close(), joiner, url)
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
         except httpx.HTTPError as exc:
@@ -554,8 +569,18 @@ class WireClient:
         except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
             raise EndpointError(f"{url}: stream chunk is not a JSON object: {exc}") from exc
         reply = joiner.done()
+        if not (decoder.done or reply.finish_reason or reply.completion_tokens is not None):
+            raise self._failed(EndpointError(f"{url}: {STREAM_CUT}"), "POST")
         reply.latency_ms = (time.perf_counter() - t0) * 1000
         return reply
+
+    @staticmethod
+    def _join(payloads: list[bytes], joiner: _StreamJoiner, url: str) -> None:
+        for chunk in payloads:
+            obj = parse_chunk(chunk)
+            if err := chunk_error(obj, chunk):
+                raise EndpointError(f"{url}: error in stream: {err}")
+            joiner.add(obj)
 
 
 # -- one-shot helpers for the engines (no client to keep) ----------------------------------------------

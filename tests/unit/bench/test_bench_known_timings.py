@@ -1,7 +1,10 @@
 """`onechip bench` against servers whose timings, token counts and failures are set exactly
 (tests/fakes/vllm_server.py): every reported figure is the one set, by the definitions vllm bench serve uses
 (vllm/benchmarks/serve.py `calculate_metrics` and lib/endpoint_request_func.py, 0.11.0) or the ones the
-summary names beside them.
+summary names beside them. The second half scripts the wire byte for byte (`Wire`, the fake's `wire_script`):
+the habits of other OpenAI-compatible servers (CRLF, `: ping` comments, events split across writes, no [DONE],
+a connection held or dropped after it, per-event or no usage, error events of both shapes), each checked
+against the figures the script's constants (W_TTFT_S, W_ITL_S, ...) imply.
 
 Each latency figure is checked against what the server did, and TTFT and E2E also against what was set:
 never below it (the server writes chunk k at arrival + TTFT + k x ITL or later, and the client's clock starts
@@ -26,13 +29,14 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from rich.console import Console
 
-from fakes.vllm_server import FakeVllm, Reply
+from fakes.vllm_server import FakeVllm, Reply, WireWrite, count_body, sse_event
 from onechip import api
 from onechip.bench import stats, worker
 from onechip.bench.runner import load_samples
@@ -406,3 +410,183 @@ def test_a_signal_mid_cell_keeps_what_was_measured_and_resume_completes(
     assert sorted((s.stream, s.seq, s.t_send) for s in final if s.rep == 0) == rep0  # reused, not re-sent
     replaced = load_samples(out / "requests.replaced.jsonl")
     assert len(replaced) == len(kept) - 6 and all(s.rep == 1 for s in replaced)
+
+
+# -- wire habits of other OpenAI-compatible servers (FakeVllm.wire_script) ---------------------------------
+# The script's constants: the role event at once, content event k at W_TTFT_S + k x W_ITL_S after the request
+# arrived, one word per token (so the fake's /tokenize counts them), finish_reason on the last, then a
+# usage-only event and [DONE] in one write at the last event's time.
+W_TTFT_S, W_ITL_S, W_SPLIT_S, W_LINGER_S = 0.030, 0.010, 0.004, 0.600
+ENGINE_DIED = "engine died"  # the error event's message, in both shapes
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One scripted event stream (a `FakeVllm.wire_script`), with one server habit switched on or off."""
+
+    plan: tuple[int, ...] = (1, 1, 1, 1)  # tokens per content event
+    field: str = "content"  # the delta field the tokens come in: content, or reasoning (two spellings)
+    usage: Literal["final", "per_event", "none"] = "final"  # per_event: on each content event, not on the role's
+    role_usage: int | None = None  # per_event: completion tokens the role event's usage reports
+    finish: str | None = "length"
+    done: bool = True
+    crlf: bool = False
+    ping: bool = False  # a `: ping` comment and an empty `data:` keep-alive before every event
+    split: bool = False  # every event written in two pieces W_SPLIT_S apart (complete at the second)
+    after_done: Literal["hold", "drop"] | None = None  # the connection held open W_LINGER_S after [DONE], or dropped
+    head: bytes = b""  # lines before every event: `event:` / `id:`
+    bare: bool = False  # `data:` without the space
+    error: Literal["openai", "flat", "cut"] | None = None  # after the second content event
+
+    def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
+        prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
+        role_usage = None if self.role_usage is None else (prompt, self.role_usage)
+        writes = [(0.0, self.event({"role": "assistant", "content": ""}, None, role_usage), False)]
+        done = 0
+        for k, tokens in enumerate(self.plan):
+            at = W_TTFT_S + k * W_ITL_S
+            if self.error is not None and k == 2:
+                return [*writes, (at, None if self.error == "cut" else self.error_event(), False)]
+            done += tokens
+            usage = (prompt, done) if self.usage == "per_event" else None
+            last = k == len(self.plan) - 1
+            writes += self.pieces(at, self.event({self.field: "w " * tokens}, self.finish if last else None, usage))
+        tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
+        tail += b"data: [DONE]" + end + end if self.done else b""
+        writes.append((writes[-1][0], tail, False))
+        if self.after_done is not None:
+            writes.append((writes[-1][0] + W_LINGER_S, b"" if self.after_done == "hold" else None, False))
+        return writes
+
+    def event(
+        self, delta: dict[str, Any] | None, finish: str | None = None, usage: tuple[int, int] | None = None
+    ) -> bytes:
+        data = sse_event(delta, finish, usage, crlf=self.crlf)
+        keep_alive = b": ping\n\ndata:\n\n" if self.ping else b""
+        return keep_alive + self.head + (data.replace(b"data: ", b"data:", 1) if self.bare else data)
+
+    def pieces(self, at: float, data: bytes) -> list[WireWrite]:
+        if not self.split:
+            return [(at, data, True)]
+        return [(at, data[: len(data) // 2], False), (at + W_SPLIT_S, data[len(data) // 2 :], True)]
+
+    def error_event(self) -> bytes:
+        body = {"error": {"message": ENGINE_DIED, "code": 500}} if self.error == "openai" else {
+            "object": "error", "message": ENGINE_DIED, "type": "InternalServerError", "code": 500}  # fmt: skip
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    def set_ms(self) -> SetMs:
+        """The figures the script implies, ms: TTFT at the first content event (complete at its second piece
+        when split), TPOT (E2E - TTFT) / (tokens - 1), E2E at the last event (not after a lingering close), ITL
+        per chunk the script's gap; per token, the gap / the tokens of the event after it."""
+        ttft = (W_TTFT_S + (W_SPLIT_S if self.split else 0.0)) * 1000
+        decode = (len(self.plan) - 1) * W_ITL_S * 1000
+        per_token = [W_ITL_S * 1000 / k for k in self.plan[1:] for _ in range(k)]
+        per_token = per_token if self.usage == "per_event" else [W_ITL_S * 1000] * (len(self.plan) - 1)
+        out = dict(ttft=ttft, e2e=ttft + decode, itl_chunk=W_ITL_S * 1000, itl=statistics.median(per_token))
+        return {**out, "tpot": decode / (sum(self.plan) - 1)}
+
+
+@pytest.mark.parametrize(
+    ("wire", "counted_by"),
+    [
+        (Wire(), "usage"),
+        (Wire(crlf=True), "usage"),
+        (Wire(ping=True), "usage"),
+        (Wire(split=True), "usage"),
+        (Wire(done=False), "usage"),
+        (Wire(after_done="hold"), "usage"),
+        (Wire(after_done="drop"), "usage"),  # the body torn after [DONE]: the answer was whole
+        (Wire(head=b"event: message\nid: 7\n", bare=True), "usage"),
+        (Wire(usage="none"), "tokenize"),
+        (Wire(usage="none", finish=None), "tokenize"),  # [DONE] alone ends the answer
+        (Wire(plan=(1, 3, 2), usage="per_event"), "usage"),
+        (Wire(plan=(1, 3, 2), usage="per_event", role_usage=0), "usage"),  # vLLM's continuous usage
+        (Wire(usage="per_event", role_usage=1), "usage"),  # the first token counted on the role event too
+        (Wire(plan=(2, 2, 2)), "usage"),  # final usage only: ITL per chunk, TPOT per token
+        (Wire(field="reasoning"), "usage"),  # newer vLLM reasoning parsers
+        (Wire(field="reasoning_content", usage="none"), "tokenize"),  # older ones; reasoning tokens counted too
+    ],
+    ids=[
+        "plain",
+        "crlf",
+        "ping",
+        "split",
+        "no-done",
+        "hold-after-done",
+        "drop-after-done",
+        "event-id-bare",
+        "no-usage",
+        "done-only",
+        "batched-per-event-usage",
+        "role-usage-0",
+        "role-usage-1",
+        "batched-final-usage",
+        "reasoning",
+        "reasoning_content-no-usage",
+    ],  # fmt: skip
+)
+def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:
+    """Each habit, 4 requests of `Wire.plan`: every request ok, the tokens the script sent (from usage, or the
+    /tokenize count of a server with none), the figures `Wire.set_ms` derives from its constants. Before: a
+    connection held after [DONE] put W_LINGER_S into E2E (660 ms, not 60) and one dropped after it failed the
+    request; [DONE] without a finish_reason or usage and an empty `data:` keep-alive failed the request; usage
+    on each event but not on the role's lost the per-token ITL; a role event whose usage already counted the
+    first token was timed as that token (TTFT 0 ms, not 30)."""
+    tokens = sum(wire.plan)
+    cell, _, measured = measure(tmp_path, dict(wire_script=wire), wire.set_ms(), output_tokens=tokens)
+    assert cell.status == "ok" and cell.requests_ok == 4 and cell.requests_failed == 0
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(tokens, counted_by)}
+    assert {s.finish_reason for s in measured} == {wire.finish}
+    per_event = wire.usage == "per_event"
+    assert all(s.chunk_tokens == (list(wire.plan) if per_event else []) for s in measured)
+    itl_per_request = tokens - wire.plan[0] if per_event else len(wire.plan) - 1
+    assert (cell.itl_ms.n, cell.itl_chunk_ms.n) == (4 * itl_per_request, 4 * (len(wire.plan) - 1))
+    assert cell.requests_ended_early == cell.requests_over_max_tokens == 0
+
+
+def test_finish_length_before_max_tokens_is_an_early_end(tmp_path: Path) -> None:
+    """The script stops at 2 tokens with finish_reason "length" while max_tokens is 6 (a server capping the
+    output): each request is ok, 2 tokens from usage, and counted as ended early; TPOT is the one gap."""
+    wire = Wire(plan=(1, 1))
+    cell, _, measured = measure(tmp_path, dict(wire_script=wire), wire.set_ms(), output_tokens=6)
+    assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(2, "length")}
+    assert cell.requests_ended_early == 4 and cell.requests_over_max_tokens == 0
+
+
+def _failing(number: int, body: dict[str, Any]) -> list[WireWrite]:
+    """Chat request 6: an OpenAI-shaped error event after 2 tokens; 8: older vLLM's flat one; 10: the
+    connection dropped there; every other request the plain script (HTTP 503 / 429 come from fail_status)."""
+    return Wire(error={6: "openai", 8: "flat", 10: "cut"}.get(number))(number, body)  # type: ignore[arg-type]
+
+
+def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path: Path) -> None:
+    """Chat request 1 (the probe) answers 503 and is sent again (2); the 10 measured requests are 3-12: 503,
+    429, an error event of each shape after 2 tokens, a dropped connection. Each of the 5 is failed with its
+    reason and kept in requests.jsonl; the latencies are the 5 others' (the script's 30 / 60 ms), the tokens
+    theirs only (5 x 4), and the summary says 5 of 10 failed."""
+    server = dict(wire_script=_failing, fail_status={1: 503, 4: 503, 5: 429})
+    cell, run, measured = measure(tmp_path, server, dict(ttft=30, e2e=60), requests_per_client=10, output_tokens=4)
+    assert [s.status == "ok" for s in measured] == [True, False, False, False, True, False, True, False, True, True]
+    errors = [s.error or "" for s in measured if s.status == "failed"]
+    assert [e.split(":")[0] for e in errors] == ["HTTP 503", "HTTP 429", "HTTP 200", "HTTP 200", "ClientPayloadError"]
+    assert errors[2] == errors[3] == f"HTTP 200: {ENGINE_DIED}"  # both shapes read; was "stream ended without..."
+    assert (cell.status, cell.requests_sent, cell.requests_ok, cell.requests_failed) == ("ok", 10, 5, 5)
+    assert cell.ttft_ms.n == cell.e2e_ms.n == cell.tpot_ms.n == 5 and cell.itl_ms.n == 5 * 3
+    assert cell.reps[0].whole_run_output_tokens == 5 * 4
+    out = Console(record=True, width=200)
+    print_run(run, out)
+    assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
+
+
+def test_requests_without_usage_are_noted_even_when_the_probe_had_it(tmp_path: Path) -> None:
+    """Chat request 1 (the probe) carries a final usage, the measured ones none (a router in front of two kinds
+    of server): their tokens are the /tokenize count of the words the script sent (4 each), and the run's notes
+    say so (they said nothing: the note came from the probe alone)."""
+    with FakeVllm(wire_script=lambda n, body: Wire(usage="final" if n == 1 else "none")(n, body)) as srv:
+        _, run, measured = bench(srv, tmp_path, requests_per_client=2, output_tokens=4)
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(4, "tokenize")}
+    assert [n for n in run.notes if n.startswith("server sent no usage")] == [
+        "server sent no usage: output tokens are its /tokenize count of the generated text "
+        "(as vllm bench serve counts them)"
+    ]

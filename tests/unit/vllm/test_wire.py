@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import httpx
 import pytest
 
+from fakes.vllm_server import FakeVllm, sse_event
 from onechip.errors import EndpointError, EndpointStatusError
 from onechip.vllm import wire
 from onechip.vllm.wire import SSEDecoder, WireClient
@@ -81,6 +83,15 @@ def test_sse_decoder_joins_lines_split_across_reads_and_stops_at_done() -> None:
     assert dec.feed(b"data: [DONE]\n\n") == [] and dec.done
 
 
+def test_sse_decoder_skips_keep_alives_ends_at_done_and_takes_an_unended_last_line() -> None:
+    dec = SSEDecoder()
+    assert dec.feed(b"data:\n\ndata: \r\n\r\n: ping\r\n\r\nretry: 100\n") == []  # keep-alives: no payload
+    assert dec.feed(b'data: {"a": 1}\r\n\r\ndata: [DONE]\n\ndata: {"late": 1}\n\n') == [b'{"a": 1}']
+    assert dec.done and dec.feed(b'data: {"b": 2}\n\n') == [] and dec.close() == []
+    unended = SSEDecoder()  # a body that ends without the last newline (and without [DONE])
+    assert unended.feed(b'data: {"a": 1}') == [] and unended.close() == [b'{"a": 1}'] and not unended.done
+
+
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
     assert wire.parse_chunk(b'{"choices": []}') == {"choices": []}
     with pytest.raises(ValueError, match="JSON list"):
@@ -89,7 +100,10 @@ def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
         wire.parse_chunk(b"<html>")
     err = b'{"error": {"message": "engine died"}}'
     assert wire.chunk_error(wire.parse_chunk(err), err) == "HTTP 200: engine died"
+    flat = b'{"object": "error", "message": "engine died", "type": "InternalServerError", "code": 500}'  # older vLLM
+    assert wire.chunk_error(wire.parse_chunk(flat), flat) == "HTTP 200: engine died"
     assert wire.chunk_error({"choices": [], "error": None}, b"") is None
+    assert wire.chunk_error({"usage": {"completion_tokens": 4}, "error": None}, b"") is None  # a usage-only chunk
 
 
 @pytest.mark.parametrize("field", wire.GENERATED_DELTA_FIELDS)
@@ -126,6 +140,31 @@ def test_models_reads_vllms_max_model_len_and_resolves_the_served_model() -> Non
             c.served_model("c")
     with client(answer({"data": []})) as c, pytest.raises(EndpointError, match="lists no model"):
         c.served_model(None)
+
+
+def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection() -> None:
+    """CRLF events behind `: ping` comments, [DONE], then the connection held HOLD_S (a real local server,
+    tests/fakes/vllm_server.py `wire_script`): the reply is whole at [DONE], not HOLD_S later."""
+    hold_s = 5.0
+    events = [
+        sse_event({"role": "assistant", "content": ""}, crlf=True),
+        sse_event({"content": "Hello"}, crlf=True),
+        sse_event({"content": " world"}, "stop", crlf=True),
+        sse_event(None, None, (5, 2), crlf=True),
+    ]
+    body = b"".join(b": ping\r\n\r\n" + e for e in events) + b"data: [DONE]\r\n\r\n"
+    with FakeVllm(wire_script=lambda n, b: [(0.0, body, True), (hold_s, b"", False)]) as srv, WireClient(srv.url) as c:
+        reply = c.chat_stream(wire.chat_body("fake-model", [], 4))
+    assert (reply.content, reply.finish_reason, reply.completion_tokens) == ("Hello world", "stop", 2)
+    assert reply.latency_ms < hold_s * 1000 / 2
+
+
+def test_chat_stream_refuses_an_answer_the_body_ended_before_it_was_whole() -> None:
+    """The body ends (cleanly) after the role chunk and one content chunk: no [DONE], finish_reason or usage."""
+    events = sse_event({"role": "assistant", "content": ""}) + sse_event({"content": "Hel"})
+    with FakeVllm(wire_script=lambda n, b: [(0.0, events, True)]) as srv, WireClient(srv.url) as c:
+        with pytest.raises(EndpointError, match=re.escape(wire.STREAM_CUT)):
+            c.chat_stream(wire.chat_body("fake-model", [], 4))
 
 
 @pytest.mark.parametrize(
@@ -307,6 +346,7 @@ def test_chat_stream_joins_content_and_tool_call_deltas() -> None:
     ("handler", "what"),
     [
         (answer(text=sse({"error": {"message": "engine died"}}), ctype="text/event-stream"), "engine died"),
+        (answer(text=sse({"object": "error", "message": "engine died"}), ctype="text/event-stream"), "engine died"),
         (answer(text="data: [1]\n\n", ctype="text/event-stream"), "stream chunk is not a JSON object"),
         (answer(text="data: <html>\n\n", ctype="text/event-stream"), "stream chunk is not a JSON object"),
         (answer(text=HTML, ctype="text/html"), "answered text/html, not an event stream"),
