@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
-from onechip.cloud import refusals
 from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
@@ -42,13 +40,17 @@ from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 if TYPE_CHECKING:
     import httpx
 
+    from onechip.cloud import tpu_api
+
 BILLING_URL = "https://cloudbilling.googleapis.com"
 ENDPOINT_ENV = "ONECHIP_BILLING_API_ENDPOINT"
 KEY_ENV = "ONECHIP_BILLING_API_KEY"
 KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
 PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
 MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
+REQUEST_TIMEOUT_S = 120.0  # one page's wait (a 5,000-SKU page is megabytes), within the call's deadline
 SOURCE = "Cloud Billing Catalog"
+CATALOG = ("the Cloud Billing Catalog", ENDPOINT_ENV)  # tpu_api.not_the_api's words for an answer that is not its
 
 
 # --- the wire (cloudbilling v1 discovery document), read leniently
@@ -150,8 +152,10 @@ def list_skus(
     SKU page, endless paging)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
+    from onechip.cloud import tpu_api  # with httpx: only a read loads them
+
     base, headers = _headers()
-    client = http or httpx.Client(timeout=120.0)
+    client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
     skus: list[Sku] = []
     token, seen, pages = "", set(), 0
@@ -163,15 +167,9 @@ def list_skus(
         answer = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
         pages += 1
         try:
-            data = answer.json()
-        except ValueError:
-            data = None
-        if answer.status_code >= 400:
-            raise refusals.from_http(answer.status_code, data, f"services/{service}/skus page {pages}")
-        try:
-            page = ListSkusResponse.model_validate(data)
+            page = ListSkusResponse.model_validate(tpu_api.answer_json(answer, where, base, CATALOG))
         except ValidationError:
-            raise CloudError(f"services/{service}/skus page {pages}: not a ListSkusResponse") from None
+            raise tpu_api.not_the_api(base, f"{where} is not a ListSkusResponse", CATALOG) from None
         skus += page.skus
         if on_page:
             on_page(pages, len(skus))
@@ -184,33 +182,19 @@ def list_skus(
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None]) -> httpx.Response:  # fmt: skip
+         where: str, base: str, on_retry: Callable[[str], None]) -> tpu_api.Answer:  # fmt: skip
     """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
-    TPU API's backoff (tpu_api.RETRIES, tpu_api.backoff_s): a read changes nothing. Each retry is told to
-    `on_retry` first; a host name that does not resolve (offline) is not retried (tpu_api.unresolved_host).
-    Raises CloudError('offline' at once, 'transient' once the retries are spent)."""
-    import httpx
+    TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read changes nothing.
+    Each retry is told to `on_retry` first; a host name that does not resolve (offline) is not retried. Raises
+    CloudError('offline' at once, 'transient' once the retries or the deadline are spent)."""
+    from onechip.cloud import tpu_api
 
-    from onechip.cloud import tpu_api  # with httpx: only a read loads them
+    def once(end_s: float) -> tpu_api.Answer:
+        return tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
+                            timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
 
-    base_s = tpu_api.env_poll_s()
-    for attempt in range(tpu_api.RETRIES + 1):
-        try:
-            answer = client.get(url, params=params, headers=headers("GET", url))
-        except httpx.HTTPError as exc:
-            if (host := tpu_api.unresolved_host(exc)) is not None:
-                raise tpu_api.offline_error(f"{where} of the Cloud Billing Catalog", host) from None
-            failure = f"no answer ({type(exc).__name__})"
-        else:
-            if answer.status_code < 500 and answer.status_code != 429:
-                return answer
-            failure = f"HTTP {answer.status_code}"
-        if attempt < tpu_api.RETRIES:
-            pause_s = tpu_api.backoff_s(base_s, attempt)
-            on_retry(tpu_api.retry_line(f"{where}: {failure} from the Cloud Billing Catalog", attempt, pause_s))
-            time.sleep(pause_s)
-    raise CloudError(f"{where}: {failure} from the Cloud Billing Catalog at {base}, tried "
-                     f"{tpu_api.RETRIES + 1} times", reason="transient")  # fmt: skip
+    return tpu_api.retrying(once, lambda exc: exc.reason == "transient", base_s=tpu_api.env_poll_s(),
+                            on_retry=on_retry)  # fmt: skip
 
 
 # --- matching

@@ -6,9 +6,12 @@ exactly what onechip created (a foreign node placed beside it survives every run
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import pytest
 
+from fakes import dead_endpoints
 from fakes.tpu_api import Fault
 from onechip import api
 from onechip.cloud import provision, records
@@ -27,7 +30,7 @@ QR_STATES = ["STATE_UNSPECIFIED", "CREATING", "ACCEPTED", "PROVISIONING", "FAILE
 NODE_STATES = ["STATE_UNSPECIFIED", "CREATING", "READY", "RESTARTING", "REIMAGING", "DELETING", "REPAIRING",
                "STOPPED", "STOPPING", "STARTING", "PREEMPTED", "TERMINATED", "HIDING", "HIDDEN", "UNHIDING",
                "UNKNOWN"]  # fmt: skip
-ERRORS = [400, 403, 404, 409, 429, 500, 503, "timeout", "html", "truncated", "shape"]
+ERRORS = [400, 403, 404, 409, 429, 500, 503, "timeout", "html", "truncated", "shape", "empty", "retry-after"]
 
 
 @pytest.fixture
@@ -344,7 +347,7 @@ def test_status_of_a_request_never_granted_has_no_deadline_and_no_ip(fast, run):
 # --- an endpoint that is not the TPU API
 
 
-@pytest.mark.parametrize("kind", ["html", "truncated", "shape"])
+@pytest.mark.parametrize("kind", ["html", "truncated", "shape", "empty"])
 def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind):
     up(zones=[OK])
     fast.faults.append(Fault("GET", r".", kind, times=10_000))
@@ -356,7 +359,7 @@ def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind
         told = [line for line in err.splitlines() if "; retry " in line]
         said = [line for line in err.splitlines() if "; retry " not in line]
         assert len(said) == 1 and "does not answer like the Cloud TPU API" in said[0], (argv, err)
-        assert not told or kind == "truncated", (argv, err)
+        assert not told or kind in ("truncated", "empty"), (argv, err)  # an empty 200 is read again, as a cut one
     assert_tracked_then_down(fast)
 
 
@@ -828,3 +831,43 @@ def test_the_demos_token_read_tells_each_retry_and_never_the_token(fast, tmp_pat
     told = [e.message for e in events if e.stage == "cloud"]
     assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 0.01 s"), told
     assert fast.secrets["hf-token"] not in told[0]
+
+
+def test_an_endpoint_that_never_answers_stops_status_and_down_at_the_deadline(fast, run, monkeypatch):
+    # Before: each call waited ONECHIP_CLOUD_TIMEOUT_S a try, 7 tries, plus 3 min 15 s of backoff at the defaults
+    up(zones=[OK])
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "60")
+    with dead_endpoints.silent() as url:
+        monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", url)
+        for argv in (["status", "--project", P], ["down", "--project", P, "--yes"]):
+            started = time.monotonic()
+            code, _, err = run("cloud", *argv)
+            elapsed_s = time.monotonic() - started
+            said = [line for line in err.splitlines() if line.startswith("error:")]
+            assert code == 7 and len(said) == 1 and f"no answer from {url} (ReadTimeout)" in said[0], (argv, err)
+            assert "1 s deadline" in said[0] and elapsed_s < 1 + 10, (said, elapsed_s)
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", fast.url)
+    assert_tracked_then_down(fast)  # nothing was forgotten while the API did not answer
+
+
+def test_retry_after_is_waited_and_one_past_the_deadline_stops_at_once(fast):
+    # Before: Retry-After was ignored (the next try came after the backoff, 0.01 s here)
+    from onechip.cloud.tpu_api import TpuApi
+
+    told: list[str] = []
+    tpu = TpuApi(P, on_retry=told.append)
+    fast.retry_after_s = 1
+    fast.faults.append(Fault("GET", r"/nodes$", "retry-after", times=1))
+    assert [n["name"] for n in tpu.list_nodes(OK)] == [FOREIGN]
+    assert len(told) == 1 and told[0].endswith(f"HTTP 503 from {fast.url}; retry 1 of 6 in 1 s"), told
+    fast.retry_after_s = 60  # past the 30 s default deadline: said at once, not slept on
+    fast.faults.append(Fault("GET", r"/nodes$", "retry-after", times=1))
+    started = time.monotonic()
+    with pytest.raises(CloudError) as info:
+        tpu.list_nodes(OK)
+    assert time.monotonic() - started < 10 and len(told) == 1
+    assert info.value.reason == "transient" and re.search(
+        r"; tried once over [\d.]+ s \(the next in 60 s would pass the 30 s deadline, \$ONECHIP_CLOUD_DEADLINE_S\)$",
+        str(info.value),
+    )
