@@ -388,7 +388,9 @@ def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TP
     if code >= 400:
         if not isinstance(data.get("error"), dict):
             raise not_the_api(base, f"{where} answered HTTP {code} without Google's error body", api)
-        raise refusals.from_http(code, data, where)
+        refusal = refusals.from_http(code, data, where)
+        refusal.retry_after_s = retry_after_s(answer.headers)  # a rate limit's is waited before it is sent again
+        raise refusal
     return data
 
 

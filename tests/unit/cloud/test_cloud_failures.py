@@ -5,9 +5,13 @@ exactly what onechip created (a foreign node placed beside it survives every run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -871,3 +875,88 @@ def test_retry_after_is_waited_and_one_past_the_deadline_stops_at_once(fast):
         r"; tried once over [\d.]+ s \(the next in 60 s would pass the 30 s deadline, \$ONECHIP_CLOUD_DEADLINE_S\)$",
         str(info.value),
     )
+
+
+@contextlib.contextmanager
+def _token_endpoint_refusing() -> Iterator[str]:
+    """A loopback OAuth token endpoint answering every refresh 400 invalid_grant (a revoked refresh token)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's spelling)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = b'{"error": "invalid_grant", "error_description": "Token has been expired or revoked."}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("endpoint", ["silent", "refusing"])
+def test_a_token_refresh_that_hangs_or_is_refused_is_one_line_without_a_secret(monkeypatch, endpoint):
+    # Before: google-auth's Request waited 120 s for a token endpoint that never answers (its default timeout), and
+    # TpuApi sent the call again 6 times after it: now each token request waits auth.TOKEN_TIMEOUT_S (0.5 s here)
+    # and all of them fit in the call's deadline (1 s here)
+    from google.oauth2.credentials import Credentials as UserCredentials
+
+    from onechip.cloud import auth
+    from onechip.cloud.tpu_api import TpuApi
+
+    refresh_token = "1//0gFAKErefreshTokenabcdefghij0123456789"
+    monkeypatch.setattr(auth, "TOKEN_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)  # Google's URL: the token step fails before it
+    server = dead_endpoints.silent() if endpoint == "silent" else _token_endpoint_refusing()
+    with server as url:  # what `gcloud auth application-default login` gives, its token endpoint on the loopback
+        creds = UserCredentials(token=None, refresh_token=refresh_token, token_uri=f"{url}/token",
+                                client_id="123.apps.example", client_secret="FAKE-client-secret")  # fmt: skip
+        monkeypatch.setattr(auth, "_adc", lambda: (creds, P))
+        started = time.monotonic()
+        with pytest.raises(CloudError) as info:
+            TpuApi(P, poll_s=0.01).get_node(OK, "n")
+        elapsed_s = time.monotonic() - started
+    said = str(info.value)
+    assert elapsed_s < 1 + 10 and "\n" not in said, (elapsed_s, said)
+    assert refresh_token not in said and "FAKE-client-secret" not in said
+    if endpoint == "silent":
+        assert (
+            info.value.reason == "unsent"
+            and said.startswith(
+                f"GET {P}/locations/{OK}/nodes/n: not sent: Google's token endpoint could not be reached; tried "
+            )
+            and said.endswith("1 s deadline, $ONECHIP_CLOUD_DEADLINE_S)")
+        ), said
+    else:
+        assert info.value.reason == "auth" and said.startswith("Google credentials could not be refreshed (")
+        assert "invalid_grant" in said and "gcloud auth application-default login" in said, said
+
+
+def test_a_rate_limited_create_waits_its_retry_after_then_is_sent_again(fake_api):
+    # Before: a 429 RATE_LIMIT_EXCEEDED on a create was sent again after the backoff (0.01 s here), not its Retry-After
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    answers = [
+        httpx.Response(429, headers={"Retry-After": "1"}, json={"error": {
+            "code": 429, "message": "Quota exceeded for quota metric 'Create requests' and limit 'Create requests per "
+            "minute per project'", "status": "RESOURCE_EXHAUSTED", "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"}]}}),
+        httpx.Response(200, json={"name": f"projects/{P}/locations/{OK}/operations/operation-1", "done": False}),
+    ]  # fmt: skip
+    told: list[str] = []
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    tpu = TpuApi(P, http=http, poll_s=0.01, on_retry=told.append)
+    assert tpu.create_node(OK, "n", {})["name"].endswith("/operations/operation-1") and answers == []
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 1 s"), told
