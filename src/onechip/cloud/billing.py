@@ -110,13 +110,18 @@ class ListSkusResponse(_Wire):
 
 
 def _api_key() -> str | None:
-    """The API key from ONECHIP_BILLING_API_KEY, else from the file ONECHIP_BILLING_API_KEY_FILE names."""
+    """The API key from ONECHIP_BILLING_API_KEY, else from the file ONECHIP_BILLING_API_KEY_FILE names. Raises
+    ConfigError (never quoting the key) for one an HTTP header cannot carry: not printable ASCII, or with a space
+    inside ('clé' was an internal UnicodeEncodeError, a pasted 'KEY other' an 'invalid header' retried as no answer)."""
     key = os.environ.get(KEY_ENV, "").strip()
     path = os.environ.get(KEY_FILE_ENV, "").strip()
+    said = KEY_ENV
     if not key and path:
-        key = read_key_file(Path(path), KEY_FILE_ENV)[0].strip()
+        key, said = read_key_file(Path(path), KEY_FILE_ENV)[0].strip(), f"the file {KEY_FILE_ENV} names"
     if key:
         remember_secret(key)
+    if key and not (key.isascii() and key.isprintable() and " " not in key):
+        raise ConfigError(f"{said} is not an API key: it holds a space or a character that is not printable ASCII")
     return key or None
 
 

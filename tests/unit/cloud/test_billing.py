@@ -215,3 +215,21 @@ def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch)
         "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: cannot resolve catalog.invalid (offline, "
         "or no DNS); nothing was sent - check the network and run it again"
     )
+
+
+@pytest.mark.parametrize("key", ["AIzaFAKEclé0123456789", "AIzaFAKE 0123456789", "AIzaFAKE\t0123456789"])
+def test_a_key_a_header_cannot_carry_is_one_line_that_never_quotes_it(monkeypatch, run, tmp_path, key):
+    # Before: 'clé' was "internal error (UnicodeEncodeError ...)"; a tab inside was an invalid header, retried as
+    # if the catalog had not answered
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.delenv(billing.ENDPOINT_ENV, raising=False)
+    monkeypatch.delenv(billing.KEY_FILE_ENV, raising=False)
+    monkeypatch.setenv(billing.KEY_ENV, key)
+    code, out, err = run("prices", "refresh")
+    assert (
+        code == 2
+        and out == ""
+        and err.strip().splitlines()[-1]
+        == (f"error: {billing.KEY_ENV} is not an API key: it holds a space or a character that is not printable ASCII")
+    ), err
+    assert key not in err and "0123456789" not in err
