@@ -21,6 +21,7 @@ and catalog/prices.json, the freshest entry per chip, region and pricing model.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable
@@ -39,8 +40,6 @@ from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
 if TYPE_CHECKING:
     import httpx
-
-    from onechip.cloud import tpu_api
 
 BILLING_URL = "https://cloudbilling.googleapis.com"
 ENDPOINT_ENV = "ONECHIP_BILLING_API_ENDPOINT"
@@ -169,10 +168,10 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        answer = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
+        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
         pages += 1
         try:
-            page = ListSkusResponse.model_validate(tpu_api.answer_json(answer, where, base, CATALOG))
+            page = ListSkusResponse.model_validate(data)
         except ValidationError:
             raise tpu_api.not_the_api(base, f"{where} is not a ListSkusResponse", CATALOG) from None
         skus += page.skus
@@ -187,19 +186,21 @@ def list_skus(
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None]) -> tpu_api.Answer:  # fmt: skip
-    """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
-    TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read changes nothing.
-    Each retry is told to `on_retry` first; a host name that does not resolve (offline) is not retried. Raises
-    CloudError('offline' at once, 'transient' once the retries or the deadline are spent)."""
+         where: str, base: str, on_retry: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
+    """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
+    again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
+    changes nothing. Each retry is told to `on_retry` first; a host name that does not resolve (offline) is not
+    retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline are spent,
+    'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
     from onechip.cloud import tpu_api
 
-    def once(end_s: float) -> tpu_api.Answer:
-        return tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
-                            timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
+    def once(end_s: float) -> dict[str, Any]:
+        answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
+                              timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
+        return tpu_api.answer_json(answer, where, base, CATALOG)
 
-    return tpu_api.retrying(once, lambda exc: exc.reason == "transient", base_s=tpu_api.env_poll_s(),
-                            on_retry=on_retry)  # fmt: skip
+    return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
+                            base_s=tpu_api.env_poll_s(), on_retry=on_retry)  # fmt: skip
 
 
 # --- matching
@@ -253,10 +254,10 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 here = sorted((h for h in hits if region in h[0].service_regions),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
-                if not here or usd is None or unit != "h":
+                if not here or usd is None or unit != "h" or not 0 <= usd < math.inf:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
-                    if here:
-                        why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r})"
+                    if here:  # a negative rate is no price (it was stored, and costs came out negative)
+                        why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 sku, place = here[0]

@@ -233,3 +233,30 @@ def test_a_key_a_header_cannot_carry_is_one_line_that_never_quotes_it(monkeypatc
         == (f"error: {billing.KEY_ENV} is not an API key: it holds a space or a character that is not printable ASCII")
     ), err
     assert key not in err and "0123456789" not in err
+
+
+def test_a_page_cut_short_is_read_again_and_an_answer_not_the_catalogs_names_the_endpoint(fake, monkeypatch):
+    # Before: a cut-short page was "page 1: not a ListSkusResponse" at once (the TPU API's reads retry one), and
+    # neither that nor an HTML or empty page named the endpoint
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    fake.faults = ["truncated", "empty"]
+    _, pages, skus = billing.list_skus(SERVICE)
+    assert len(skus) == len(RECORDED) and len(fake.requests) == pages + 2
+    fake.faults = ["html"]
+    with pytest.raises(CloudError) as info:
+        billing.refresh()
+    assert info.value.reason == "bad-endpoint" and str(info.value) == (
+        f"{fake.url} does not answer like the Cloud Billing Catalog (services/{SERVICE}/skus page 1 answered an HTML "
+        f"page); check {billing.ENDPOINT_ENV} or the network"
+    )
+    assert billing.stored_read() is None
+
+
+def test_a_negative_rate_is_a_gap_not_a_price(fake):
+    # Before: a SKU whose rate was -5 USD/h was stored as the price, and cost came out negative
+    fake.skus = [sku("NEG", "TpuV5e running in Las Vegas", ["us-west4"], 1.0)]
+    fake.skus[0]["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["units"] = "-5"
+    read = billing.refresh()
+    assert not [p for p in read.prices if p.chip == "v5e-1"]
+    gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
+    assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
