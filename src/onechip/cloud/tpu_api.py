@@ -130,10 +130,6 @@ class Answer:
     headers: httpx.Headers
     text: str
 
-    def json(self) -> Any:
-        """The body as JSON. Raises ValueError when it is not."""
-        return json.loads(self.text)
-
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
     """Seconds the answer's Retry-After asks to wait (its delta-seconds form), else None."""
@@ -221,7 +217,7 @@ class TpuApi:
         self.timeout_s = env_seconds(TIMEOUT_ENV, 60.0)
         self.http = http or httpx.Client(timeout=self.timeout_s)
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
-        self.deadline_s = deadline_s if deadline_s is not None else env_seconds(DEADLINE_ENV, 30.0)
+        self.deadline_s = deadline_s  # None: $ONECHIP_CLOUD_DEADLINE_S, read by `retrying`
         self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
 
     def parent(self, zone: str) -> str:
