@@ -368,7 +368,8 @@ def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TP
     (status BAD_JSON on a success: a read tries again, it may have been cut short; Google's API always sends an
     object, '{}' at least), a non-object, or an HTTP error without Google's body (a proxy's)."""
     code = answer.status_code
-    said = f"HTTP {code} with " if code >= 400 else ""
+    ok = 200 <= code < 300  # a redirect (to a sign-in page) is not followed: it is not the API's answer either
+    said = "" if ok else f"HTTP {code} with "
     text = answer.text
     if text.lstrip()[:1] == "<" or "html" in answer.headers.get("content-type", ""):
         raise not_the_api(base, f"{where} answered {said}an HTML page", api)
@@ -377,11 +378,11 @@ def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TP
     except ValueError:
         body = "a body that is not JSON or is cut short" if text.strip() else "an empty body"
         error = not_the_api(base, f"{where} answered {said}{body}", api)
-        error.status = "BAD_JSON" if code < 400 else ""
+        error.status = "BAD_JSON" if ok else ""
         raise error from None
     if not isinstance(data, dict):
         raise not_the_api(base, f"{where} answered {said}JSON that is not an object", api)
-    if code >= 400:
+    if not ok:
         if not isinstance(data.get("error"), dict):
             raise not_the_api(base, f"{where} answered HTTP {code} without Google's error body", api)
         refusal = refusals.from_http(code, data, where)

@@ -960,3 +960,61 @@ def test_a_rate_limited_create_waits_its_retry_after_then_is_sent_again(fake_api
     tpu = TpuApi(P, http=http, poll_s=0.01, on_retry=told.append)
     assert tpu.create_node(OK, "n", {})["name"].endswith("/operations/operation-1") and answers == []
     assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 1 s"), told
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ((302, {"Location": "https://accounts.example/signin"}, b""), "answered HTTP 302 with an empty body"),
+        ((403, {"Content-Type": "text/html"}, b"<html>Forbidden</html>"), "answered HTTP 403 with an HTML page"),
+        ((404, {}, b""), "answered HTTP 404 with an empty body"),
+        ((400, {}, b'{"message": "bad"}'), "answered HTTP 400 without Google's error body"),
+    ],
+)
+def test_an_answer_that_is_no_api_answer_is_one_line_naming_its_status_and_is_not_retried(fake_api, answer, said):
+    # Before: a redirect (to a sign-in page) with an empty body read as '{}' (then 'a resource without a name'), and
+    # an HTTP error without Google's body did not say which status it was
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    sent: list[httpx.Request] = []
+    status, headers, body = answer
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(status, headers=headers, content=body)
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(reply)), poll_s=0.01)
+    with pytest.raises(CloudError) as info:
+        tpu.get_node(OK, "n")
+    assert info.value.reason == "bad-endpoint" and len(sent) == 1
+    assert str(info.value) == (
+        f"{fake_api.url} does not answer like the Cloud TPU API (GET {P}/locations/{OK}/nodes/n {said}); check "
+        "ONECHIP_TPU_API_ENDPOINT or the network"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "details", "reason"),
+    [
+        ("Quota 'TPUV5sLitepodPerProjectPerZoneForTPUAPI' exceeded. Limit: 0 in zone us-west4-a.", [], "quota"),
+        ("Permission denied", [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []}], "quota"),
+        ("Permission 'tpu.nodes.create' denied on 'projects/proj-1/locations/us-west4-a'", [], "auth"),
+        (
+            "Your application is authenticating by using local Application Default Credentials. The "
+            "tpu.googleapis.com API requires a quota project, which is not set by default.",
+            [],
+            "auth",
+        ),  # fmt: skip
+    ],
+)
+def test_a_403_that_is_a_quota_is_read_as_one_and_a_permission_is_not(message, details, reason):
+    # Before: every 403 was 'auth', so a zone out of quota (Compute Engine answers 403 QUOTA_EXCEEDED) stopped `up`
+    # instead of moving on to the next zone as a 429 RESOURCE_EXHAUSTED quota does
+    from onechip.cloud import refusals
+
+    body = {"error": {"code": 403, "message": message, "status": "PERMISSION_DENIED", "details": details}}
+    refusal = refusals.from_http(403, body, "POST nodes")
+    assert refusal.reason == reason and str(refusal) == f"POST nodes: {message}"
+    assert (reason in provision.FAILOVER) == (reason == "quota")
