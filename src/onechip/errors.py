@@ -95,7 +95,8 @@ class CloudError(OnechipError):
     'transient' (no answer, 5xx, a read's 429: retried first),
     'rate-limit' (a 429 that limits requests per minute, not chips: retried first),
     'bad-endpoint' (the answer is not the API's: HTML, not JSON, wrong shape), 'other'. `code` is the gRPC
-    code (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line."""
+    code (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line. `retry_after_s`:
+    the seconds a transient answer's Retry-After header asked to wait, when it gave one."""
 
     exit_code = 7
 
@@ -104,6 +105,11 @@ class CloudError(OnechipError):
         self.reason = reason
         self.code = code
         self.status = status
+        self.retry_after_s: float | None = None
+
+    def reworded(self, message: str) -> CloudError:
+        """The same failure (reason, code, status) said as `message`."""
+        return CloudError(message, reason=self.reason, code=self.code, status=self.status)
 
 
 class BusyError(OnechipError):

@@ -5,8 +5,10 @@ v1 discovery document (googleapis/google-api-go-client cloudbilling/v1/cloudbill
         -> {"skus": [Sku, ...], "nextPageToken": "T" | ""}
 
 It serves `page_size` SKUs a page whatever pageSize asks (a real server may send fewer), so paging is exercised;
-`faults` answers the next requests with those HTTP statuses (a 503 mid-read); any other service, or a currency
-other than USD, gets Google's error body. Every request's path with its query and headers is kept in `requests`.
+`faults` answers the next requests with those HTTP statuses (a 503 mid-read; Google's error body) or, for a
+string, HTTP 200 with "truncated" (the page's JSON cut in half), "html" (a proxy's page) or "empty" (no body);
+any other service, or a currency other than USD, gets Google's error body. Every request's path with its query
+and headers is kept in `requests`.
 
 `RECORDED` holds SKU descriptions as the live catalog writes them, each with where it was read; their ids are
 the recorded ones where the source gives one (hail-is/hail batch/batch/cloud/gcp/driver/pricing.py@8b1f1e2)
@@ -98,8 +100,8 @@ class FakeBillingCatalog:
     skus: list[dict[str, Any]] = field(default_factory=lambda: list(RECORDED))
     page_size: int = 5
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    # HTTP statuses the next requests are answered with, in order (Google's error body), before any SKU page
-    faults: list[int] = field(default_factory=list)
+    # what the next requests are answered with, in order, before any SKU page (see the module docstring)
+    faults: list[int | str] = field(default_factory=list)
 
     def __enter__(self) -> FakeBillingCatalog:
         fake = self
@@ -110,8 +112,13 @@ class FakeBillingCatalog:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's spelling)
                 fake.requests.append((self.path, dict(self.headers)))
-                if fake.faults:
-                    status = fake.faults.pop(0)
+                fault = fake.faults.pop(0) if fake.faults else None
+                if isinstance(fault, str):
+                    page = json.dumps({"skus": fake.skus[: fake.page_size], "nextPageToken": "x"}).encode()
+                    body = {"truncated": page[: len(page) // 2], "html": b"<html>Sign in</html>", "empty": b""}
+                    return self._send(200, {}, body[fault], "text/html" if fault == "html" else "application/json")
+                if fault is not None:
+                    status = fault
                     name = "UNAVAILABLE" if status >= 500 else "UNKNOWN"
                     error = {"code": status, "message": f"injected HTTP {status}", "status": name}
                     return self._send(status, {"error": error})
@@ -128,10 +135,11 @@ class FakeBillingCatalog:
                 nxt = str(end) if end < len(fake.skus) else ""
                 self._send(200, {"skus": fake.skus[start:end], "nextPageToken": nxt})
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _send(self, status: int, body: dict[str, Any], raw: bytes | None = None,
+                      kind: str = "application/json") -> None:  # fmt: skip
+                data = json.dumps(body).encode() if raw is None else raw
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -38,6 +38,8 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "truncated"  HTTP 200 with the JSON cut in half
     "shape"      HTTP 200 with a JSON object of the wrong shape
     "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
+    "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
+    "retry-after" HTTP 503 UNAVAILABLE with a Retry-After header of `retry_after_s` seconds (no effect)
 A delete takes `delete_s` (0: at once): the resource shows DELETING until its operation is done, then is gone, as
 the real API's are. Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in
 `requests` (method, path with query, body text) and its Authorization header in `authorizations`, so a test can
@@ -114,6 +116,7 @@ class FakeTpuApi:
     delete_s: float = 0.0
     page_size: int = 0
     hang_s: float = 1.0
+    retry_after_s: int = 1
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
@@ -138,6 +141,8 @@ class FakeTpuApi:
                     fault = fake._fault(self.command, self.path)
                     if isinstance(fault, int):
                         status, answer = _error(fault, _STATUS_NAME.get(fault, "UNKNOWN"), f"injected HTTP {fault}")
+                    elif fault == "retry-after":
+                        status, answer = _error(503, "UNAVAILABLE", "The service is currently unavailable.")
                     elif fault == "rate-limit":
                         status, answer = _error(429, "RESOURCE_EXHAUSTED", RATE_LIMIT)
                         answer["error"]["details"] = [
@@ -159,9 +164,13 @@ class FakeTpuApi:
                     data = data[: len(data) // 2]
                 elif fault == "shape":
                     data = b'{"unexpected": [1, 2, 3]}'
+                elif fault == "empty":
+                    data = b""
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", kind)
+                    if fault == "retry-after":
+                        self.send_header("Retry-After", str(fake.retry_after_s))
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

@@ -44,8 +44,8 @@ def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress
     def page(pages: int, skus: int) -> None:
         on_progress(ProgressEvent("prices", f"page {pages}: {skus:,} SKUs read", done=pages))
 
-    # said before the first page: an unreachable catalog is retried with backoff for minutes, and the CLI's
-    # heartbeat repeats the last line it was given ("still running") only once there is one
+    # said before the first page: an unreachable catalog is retried with backoff for up to $ONECHIP_CLOUD_DEADLINE_S
+    # (30 s), and the CLI's heartbeat repeats the last line it was given ("still running") only once there is one
     on_progress(ProgressEvent("prices", "reading the Cloud Billing Catalog (every page of Compute Engine's SKUs)"))
     billing.refresh(on_page=page, on_retry=lambda line: on_progress(ProgressEvent("prices", line)))
     return prices(request, on_progress)

@@ -19,6 +19,7 @@ from onechip.errors import CloudError, MissingDependencyError, redact
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
+TOKEN_TIMEOUT_S = 10.0  # one token request's wait (google-auth's own is 120 s, and a hung one is not tried again)
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
@@ -59,14 +60,24 @@ class Credentials:
 
     @staticmethod
     def _google_auth(step: Callable[[Any], None]) -> None:
-        """Run `step(Request())`, google-auth's failures as one redacted CloudError line; the token never in it."""
+        """Run `step(Request())`, each token request bounded by TOKEN_TIMEOUT_S (a hung token endpoint waited 120 s),
+        google-auth's failures as one redacted CloudError line; the token never in it."""
         try:
             from google.auth.exceptions import GoogleAuthError, TransportError
             from google.auth.transport.requests import Request
         except ImportError:
             raise MissingDependencyError(_INSTALL) from None
+
+        class BoundedRequest(Request):  # a subclass: some credentials (GDCH) refuse any other request object
+            """google-auth's Request, each token request waiting TOKEN_TIMEOUT_S at most."""
+
+            def __call__(self, url: str, method: str = "GET", body: Any = None, headers: Any = None,
+                         timeout: Any = None, **kwargs: Any) -> Any:  # fmt: skip
+                short = isinstance(timeout, int | float) and 0 < timeout < TOKEN_TIMEOUT_S
+                return super().__call__(url, method, body, headers, timeout if short else TOKEN_TIMEOUT_S, **kwargs)
+
         try:
-            step(Request())
+            step(BoundedRequest())
         except TransportError:
             raise CloudError("Google's token endpoint could not be reached", reason="transient") from None
         except GoogleAuthError as exc:  # RefreshError (args[0] its sentence, args[1] the endpoint's raw answer),

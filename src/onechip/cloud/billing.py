@@ -21,9 +21,9 @@ and catalog/prices.json, the freshest entry per chip, region and pricing model.
 
 from __future__ import annotations
 
+import math
 import os
 import re
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
-from onechip.cloud import refusals
 from onechip.cloud.auth import Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
@@ -48,7 +47,9 @@ KEY_ENV = "ONECHIP_BILLING_API_KEY"
 KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
 PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
 MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
+REQUEST_TIMEOUT_S = 120.0  # one page's wait (a 5,000-SKU page is megabytes), within the call's deadline
 SOURCE = "Cloud Billing Catalog"
+CATALOG = ("the Cloud Billing Catalog", ENDPOINT_ENV)  # tpu_api.not_the_api's words for an answer that is not its
 
 
 # --- the wire (cloudbilling v1 discovery document), read leniently
@@ -108,13 +109,18 @@ class ListSkusResponse(_Wire):
 
 
 def _api_key() -> str | None:
-    """The API key from ONECHIP_BILLING_API_KEY, else from the file ONECHIP_BILLING_API_KEY_FILE names."""
+    """The API key from ONECHIP_BILLING_API_KEY, else from the file ONECHIP_BILLING_API_KEY_FILE names. Raises
+    ConfigError (never quoting the key) for one an HTTP header cannot carry: not printable ASCII, or with a space
+    inside ('clé' was an internal UnicodeEncodeError, a pasted 'KEY other' an 'invalid header' retried as no answer)."""
     key = os.environ.get(KEY_ENV, "").strip()
     path = os.environ.get(KEY_FILE_ENV, "").strip()
+    said = KEY_ENV
     if not key and path:
-        key = read_key_file(Path(path), KEY_FILE_ENV)[0].strip()
+        key, said = read_key_file(Path(path), KEY_FILE_ENV)[0].strip(), f"the file {KEY_FILE_ENV} names"
     if key:
         remember_secret(key)
+    if key and not (key.isascii() and key.isprintable() and " " not in key):
+        raise ConfigError(f"{said} is not an API key: it holds a space or a character that is not printable ASCII")
     return key or None
 
 
@@ -150,8 +156,10 @@ def list_skus(
     SKU page, endless paging)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
+    from onechip.cloud import tpu_api  # with httpx: only a read loads them
+
     base, headers = _headers()
-    client = http or httpx.Client(timeout=120.0)
+    client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
     skus: list[Sku] = []
     token, seen, pages = "", set(), 0
@@ -160,18 +168,12 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        answer = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
+        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
         pages += 1
-        try:
-            data = answer.json()
-        except ValueError:
-            data = None
-        if answer.status_code >= 400:
-            raise refusals.from_http(answer.status_code, data, f"services/{service}/skus page {pages}")
         try:
             page = ListSkusResponse.model_validate(data)
         except ValidationError:
-            raise CloudError(f"services/{service}/skus page {pages}: not a ListSkusResponse") from None
+            raise tpu_api.not_the_api(base, f"{where} is not a ListSkusResponse", CATALOG) from None
         skus += page.skus
         if on_page:
             on_page(pages, len(skus))
@@ -184,33 +186,21 @@ def list_skus(
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None]) -> httpx.Response:  # fmt: skip
-    """One page's answer; no answer, HTTP 5xx and 429 (the catalog's read rate limit) tried again with the
-    TPU API's backoff (tpu_api.RETRIES, tpu_api.backoff_s): a read changes nothing. Each retry is told to
-    `on_retry` first; a host name that does not resolve (offline) is not retried (tpu_api.unresolved_host).
-    Raises CloudError('offline' at once, 'transient' once the retries are spent)."""
-    import httpx
+         where: str, base: str, on_retry: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
+    """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
+    again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
+    changes nothing. Each retry is told to `on_retry` first; a host name that does not resolve (offline) is not
+    retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline are spent,
+    'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
+    from onechip.cloud import tpu_api
 
-    from onechip.cloud import tpu_api  # with httpx: only a read loads them
+    def once(end_s: float) -> dict[str, Any]:
+        answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
+                              timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
+        return tpu_api.answer_json(answer, where, base, CATALOG)
 
-    base_s = tpu_api.env_poll_s()
-    for attempt in range(tpu_api.RETRIES + 1):
-        try:
-            answer = client.get(url, params=params, headers=headers("GET", url))
-        except httpx.HTTPError as exc:
-            if (host := tpu_api.unresolved_host(exc)) is not None:
-                raise tpu_api.offline_error(f"{where} of the Cloud Billing Catalog", host) from None
-            failure = f"no answer ({type(exc).__name__})"
-        else:
-            if answer.status_code < 500 and answer.status_code != 429:
-                return answer
-            failure = f"HTTP {answer.status_code}"
-        if attempt < tpu_api.RETRIES:
-            pause_s = tpu_api.backoff_s(base_s, attempt)
-            on_retry(tpu_api.retry_line(f"{where}: {failure} from the Cloud Billing Catalog", attempt, pause_s))
-            time.sleep(pause_s)
-    raise CloudError(f"{where}: {failure} from the Cloud Billing Catalog at {base}, tried "
-                     f"{tpu_api.RETRIES + 1} times", reason="transient")  # fmt: skip
+    return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
+                            base_s=tpu_api.env_poll_s(), on_retry=on_retry)  # fmt: skip
 
 
 # --- matching
@@ -264,10 +254,10 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 here = sorted((h for h in hits if region in h[0].service_regions),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
-                if not here or usd is None or unit != "h":
+                if not here or usd is None or unit != "h" or not 0 <= usd < math.inf:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
-                    if here:
-                        why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r})"
+                    if here:  # a negative rate is no price (it was stored, and costs came out negative)
+                        why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 sku, place = here[0]

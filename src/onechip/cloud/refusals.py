@@ -8,7 +8,8 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
                   "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed)
     quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
-                  ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed)
+                  ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed); also
+                  PERMISSION_DENIED (7) with either (Compute Engine answers 403 QUOTA_EXCEEDED), not a permission
     stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'
     expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
@@ -51,7 +52,9 @@ def classify(code: int | None, status: str, message: str) -> str:
     if code == 9 or status == "FAILED_PRECONDITION":
         return "precondition"
     if code in (7, 16) or status in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
-        return "auth"
+        # a 403 'Quota ... exceeded' (Compute's way), not 'requires a quota project' (ADC without one)
+        exceeded = "quota" in text and ("exceeded" in text or "limit" in text)
+        return "quota" if exceeded and code != 16 and status != "UNAUTHENTICATED" else "auth"
     return "other"
 
 
@@ -63,7 +66,7 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
     message = " ".join(str(error.get("message") or "no message").split())
     reason = classify(code, status, message)
-    if reason == "stockout" and _detail(error.get("details"), "google.rpc.QuotaFailure"):
+    if reason in ("stockout", "auth") and code != 16 and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"
     if reason in ("quota", "stockout") and _rate_limited(error.get("details"), message):
         reason = "rate-limit"

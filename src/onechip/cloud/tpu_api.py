@@ -19,7 +19,10 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   nothing was sent, and seconds of backoff do not mend it, so it is not retried (it was retried
                   for ~3 min 20 s before)
     transient     no answer (timeout, connection), HTTP 5xx, or 429 on a read or a delete (the API's read
-                  rate limit): retried with exponential backoff, each retry told through `on_retry`. A create
+                  rate limit): retried with exponential backoff (at least the answer's Retry-After), each retry
+                  told through `on_retry`, all within one deadline per call (ONECHIP_CLOUD_DEADLINE_S, 30 s:
+                  each try waits at most what is left, and a pause that would pass it is not taken; a dead
+                  endpoint was retried for 3 min 16 s, one that never answers for 10 min). A create
                   (POST) is sent once: v2 nodes.create takes no requestId (discovery document), so a retry could
                   not be told from a second create; cloud.provision asks the API whether a create without an
                   answer made it
@@ -27,8 +30,9 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   refused it, so nothing was made and even a create is sent again, with the same backoff
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
                   google-auth's AuthorizedSession does; a second 401 is 'auth'
-    bad-endpoint  an answer that is not the TPU API's: HTML, a body that is not JSON (a truncated one is
-                  retried first), a JSON body of the wrong shape; said in one line naming the base URL
+    bad-endpoint  an answer that is not the TPU API's: HTML, a body that is empty or not JSON (a read retries
+                  it first: it may be cut short), a JSON body of the wrong shape, an HTTP error without Google's
+                  error body; said in one line naming the base URL (`answer_json`, the Billing Catalog's too)
     refusals      any other HTTP error: Google's {"error": {"code", "status", "message"}} body, read by
                   cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: quota or stockout)
 
@@ -47,7 +51,8 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import httpx
 
@@ -59,10 +64,12 @@ TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
 POLL_ENV = "ONECHIP_CLOUD_POLL_S"  # seconds between polls (default 5; tests against the fake use 0.05)
 TIMEOUT_ENV = "ONECHIP_CLOUD_TIMEOUT_S"  # seconds one request may take (default 60; tests shorten it)
+DEADLINE_ENV = "ONECHIP_CLOUD_DEADLINE_S"  # seconds one call may take, all its tries and pauses (default 30)
+CONNECT_S = 10.0  # a connection not made in this long is a failed try (Google's front ends answer in < 1 s)
 RETRIES = 6  # a transient failure is tried again this many times, waiting poll_s x 2^n (capped at 60 s)
 MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
-UNAUTHENTICATED = 16  # gRPC code of an HTTP 401: the token was refused (refreshed once, then sent again)
 Json = dict[str, Any]
+T = TypeVar("T")
 
 
 def env_poll_s() -> float:
@@ -115,10 +122,80 @@ def retry_line(failure: str, attempt: int, pause_s: float) -> str:
     return f"{failure}; retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
 
 
+@dataclass
+class Answer:
+    """An HTTP answer read whole within a deadline: status, headers, body text."""
+
+    status_code: int
+    headers: httpx.Headers
+    text: str
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """Seconds the answer's Retry-After asks to wait (its delta-seconds form), else None."""
+    text = headers.get("retry-after", "").strip()
+    return float(text) if text.isdigit() else None
+
+
+def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, end_s: float, timeout_s: float,
+         **kw: Any) -> Answer:  # fmt: skip
+    """One request, read whole by monotonic time `end_s`: each wait (connect: CONNECT_S at most, each read:
+    `timeout_s`) is at most what is left, and a body still arriving at `end_s` is cut off (a server that trickles
+    bytes). The one place a failed exchange becomes a CloudError: 'offline' (the host did not resolve),
+    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header).
+    Other answers, errors included, are returned."""
+    left_s = max(end_s - time.monotonic(), 0.001)
+    timeout = httpx.Timeout(min(timeout_s, left_s), connect=min(CONNECT_S, timeout_s, left_s))
+    try:
+        with http.stream(method, url, timeout=timeout, **kw) as reply:
+            body = bytearray()
+            for chunk in reply.iter_bytes():
+                body += chunk
+                if time.monotonic() > end_s:
+                    raise httpx.ReadTimeout("the deadline passed while the body arrived", request=reply.request)
+            answer = Answer(reply.status_code, reply.headers, body.decode(reply.encoding or "utf-8", "replace"))
+    except httpx.HTTPError as exc:
+        if (host := unresolved_host(exc)) is not None:
+            raise offline_error(where, host) from None
+        raise CloudError(f"{where}: no answer from {base} ({type(exc).__name__})", reason="transient") from None
+    code = answer.status_code
+    if code >= 500 or (code == 429 and method != "POST"):
+        error = CloudError(f"{where}: HTTP {code} from {base}", reason="transient", code=code)
+        error.retry_after_s = retry_after_s(answer.headers)
+        raise error
+    return answer
+
+
+def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,
+             on_retry: Callable[[str], None], deadline_s: float | None = None) -> T:  # fmt: skip
+    """`once(end_s)` (end_s: the call's deadline in time.monotonic seconds), tried again while `again(error)` says
+    so: at most RETRIES more times, each after backoff_s (or the error's Retry-After, when longer), told to
+    `on_retry` first, all within `deadline_s` ($ONECHIP_CLOUD_DEADLINE_S, 30 s). Raises the last CloudError, which
+    says how often and how long it was tried when it was tried more than once or the deadline stopped it."""
+    total_s = deadline_s if deadline_s is not None else env_seconds(DEADLINE_ENV, 30.0)
+    started = time.monotonic()
+    for attempt in range(RETRIES + 1):
+        try:
+            return once(started + total_s)
+        except CloudError as exc:
+            if not again(exc):
+                raise
+            pause_s = max(backoff_s(base_s, attempt), exc.retry_after_s or 0.0)
+            spent_s = time.monotonic() - started
+            if attempt == RETRIES or spent_s + pause_s >= total_s:
+                why = "" if attempt == RETRIES else f" (the next in {pause_s:g} s would pass the {total_s:g} s " \
+                      f"deadline, ${DEADLINE_ENV})"  # fmt: skip
+                tries = "once" if attempt == 0 else f"{attempt + 1} times"
+                raise exc.reworded(f"{exc}; tried {tries} over {spent_s:.1f} s{why}") from None
+            on_retry(retry_line(str(exc), attempt, pause_s))
+            time.sleep(pause_s)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
     with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
-    the retry backoff."""
+    the retry backoff; `deadline_s` bounds each call, all its tries together (ONECHIP_CLOUD_DEADLINE_S, 30 s)."""
 
     def __init__(
         self,
@@ -127,6 +204,7 @@ class TpuApi:
         http: httpx.Client | None = None,
         poll_s: float | None = None,
         on_retry: Callable[[str], None] | None = None,
+        deadline_s: float | None = None,
     ):
         self.credentials = Credentials()
         override = endpoint_override()
@@ -136,8 +214,10 @@ class TpuApi:
         if not resolved:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
-        self.http = http or httpx.Client(timeout=env_seconds(TIMEOUT_ENV, 60.0))
+        self.timeout_s = env_seconds(TIMEOUT_ENV, 60.0)
+        self.http = http or httpx.Client(timeout=self.timeout_s)
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
+        self.deadline_s = deadline_s  # None: $ONECHIP_CLOUD_DEADLINE_S, read by `retrying`
         self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
 
     def parent(self, zone: str) -> str:
@@ -145,51 +225,37 @@ class TpuApi:
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
-        with backoff, except a POST (sent once; one the token step kept from leaving is tried again). Raises
-        CloudError (reason 'transient' or 'unsent' once the retries are spent, 'bad-endpoint', or the API's
-        refusal)."""
-        retry = method != "POST"
-        refreshed = False
-        for attempt in range(RETRIES + 1):
-            try:
-                return self._once(method, url, params, body)
-            except CloudError as exc:
-                if exc.code == UNAUTHENTICATED and not refreshed and self.credentials.refresh():
-                    refreshed = True  # a 401 made nothing: sent again once with a new token (AuthorizedSession)
-                    continue
-                again = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
-                # a rate limit refused the request, and an unsent one never left: even a create is sent again
-                if not ((retry and again) or exc.reason in ("rate-limit", "unsent")) or attempt == RETRIES:
-                    raise
-                pause_s = backoff_s(self.poll_s, attempt)
-                self.on_retry(retry_line(str(exc), attempt, pause_s))
-                time.sleep(pause_s)
-        raise AssertionError("unreachable")  # pragma: no cover
+        with backoff within the call's deadline (`retrying`), except a POST (sent once; one the token step kept
+        from leaving is tried again). Raises CloudError (reason 'transient' or 'unsent' once the retries or the
+        deadline are spent, 'offline', 'bad-endpoint', 'auth', or the API's refusal)."""
 
-    def _once(self, method: str, url: str, params: Json | None, body: Json | None) -> Json:
+        def again(exc: CloudError) -> bool:
+            transient = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
+            # a rate limit refused the request, and an unsent one never left: even a create is sent again
+            return (transient and method != "POST") or exc.reason in ("rate-limit", "unsent")
+
+        return retrying(lambda end_s: self._once(method, url, params, body, end_s), again, base_s=self.poll_s,
+                        on_retry=self.on_retry, deadline_s=self.deadline_s)  # fmt: skip
+
+    def _once(self, method: str, url: str, params: Json | None, body: Json | None, end_s: float) -> Json:
+        """One try by `end_s`; a 401 refreshes the token once and sends again (a 401 made nothing), as
+        google-auth's AuthorizedSession does."""
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
-        try:
-            headers = self.credentials.headers(method, url)
-        except CloudError as exc:  # the token step failed before the request left: nothing was made
-            if exc.reason != "transient":
-                raise
-            raise CloudError(f"{where}: not sent: {exc}", reason="unsent") from None
-        try:
-            answer = self.http.request(method, url, params=params, json=body, headers=headers)
-        except httpx.HTTPError as exc:
-            if (host := unresolved_host(exc)) is not None:
-                raise offline_error(where, host) from None
-            raise CloudError(f"{where}: no answer from {base} ({type(exc).__name__})", reason="transient") from None
-        code = answer.status_code
-        if code >= 500 or (code == 429 and method != "POST"):
-            raise CloudError(f"{where}: HTTP {code} from {base}, retried", reason="transient", code=code)
-        data = _json(answer, where, base)
-        if code >= 400:
-            if not isinstance(data.get("error"), dict):
-                raise not_the_api(base, f"HTTP {code} without Google's error body")
-            raise refusals.from_http(code, data, where)
-        return data
+        for fresh in (False, True):
+            try:
+                if fresh and not self.credentials.refresh():
+                    break  # nothing to refresh (an endpoint override): the 401 stands
+                headers = self.credentials.headers(method, url)
+            except CloudError as exc:  # the token step failed before the request left: nothing was made
+                if exc.reason != "transient":
+                    raise
+                raise CloudError(f"{where}: not sent: {exc}", reason="unsent") from None
+            answer = send(self.http, method, url, where=where, base=base, end_s=end_s, timeout_s=self.timeout_s,
+                          params=params, json=body, headers=headers)  # fmt: skip
+            if answer.status_code != 401:
+                break
+        return answer_json(answer, where, base)
 
     def _list(self, url: str, key: str) -> list[Json]:
         """Every item of a list call, page after page (`nextPageToken`)."""
@@ -285,30 +351,43 @@ class TpuApi:
         return value
 
 
-def not_the_api(base: str, what: str) -> CloudError:
-    """The one line for an endpoint that does not answer like Google's API."""
+TPU_API = ("the Cloud TPU API", ENDPOINT_ENV)  # (what an answer should be from, the variable that points elsewhere)
+
+
+def not_the_api(base: str, what: str, api: tuple[str, str] = TPU_API) -> CloudError:
+    """The one line for an endpoint that does not answer like Google's API `api` (its name, its endpoint variable)."""
     return CloudError(
-        f"{base} does not answer like the Cloud TPU API ({what}); check {ENDPOINT_ENV} or the network",
+        f"{base} does not answer like {api[0]} ({what}); check {api[1]} or the network",
         reason="bad-endpoint",
     )
 
 
-def _json(answer: httpx.Response, where: str, base: str) -> Json:
-    """The answer's JSON object ({} for an empty body). HTML or a non-object is 'bad-endpoint'; a body that
-    does not parse is 'bad-endpoint' with status BAD_JSON (a read retries it: it may have been cut short)."""
+def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TPU_API) -> Json:
+    """The JSON object of a successful answer. Raises CloudError: the API's refusal for an HTTP error with Google's
+    {"error": {...}} body (cloud.refusals); 'bad-endpoint' for HTML, a body that is empty or does not parse
+    (status BAD_JSON on a success: a read tries again, it may have been cut short; Google's API always sends an
+    object, '{}' at least), a non-object, or an HTTP error without Google's body (a proxy's)."""
+    code = answer.status_code
+    ok = 200 <= code < 300  # a redirect (to a sign-in page) is not followed: it is not the API's answer either
+    said = "" if ok else f"HTTP {code} with "
     text = answer.text
     if text.lstrip()[:1] == "<" or "html" in answer.headers.get("content-type", ""):
-        raise not_the_api(base, f"{where} answered an HTML page")
-    if not text.strip():
-        return {}
+        raise not_the_api(base, f"{where} answered {said}an HTML page", api)
     try:
         data = json.loads(text)
     except ValueError:
-        error = not_the_api(base, f"{where} answered a body that is not JSON or is cut short")
-        error.status = "BAD_JSON"
+        body = "a body that is not JSON or is cut short" if text.strip() else "an empty body"
+        error = not_the_api(base, f"{where} answered {said}{body}", api)
+        error.status = "BAD_JSON" if ok else ""
         raise error from None
     if not isinstance(data, dict):
-        raise not_the_api(base, f"{where} answered JSON that is not an object")
+        raise not_the_api(base, f"{where} answered {said}JSON that is not an object", api)
+    if not ok:
+        if not isinstance(data.get("error"), dict):
+            raise not_the_api(base, f"{where} answered HTTP {code} without Google's error body", api)
+        refusal = refusals.from_http(code, data, where)
+        refusal.retry_after_s = retry_after_s(answer.headers)  # a rate limit's is waited before it is sent again
+        raise refusal
     return data
 
 

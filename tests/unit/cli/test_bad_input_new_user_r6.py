@@ -130,7 +130,9 @@ def test_prices_refresh_says_what_it_waits_on_before_its_retries(run, monkeypatc
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
     code, _, err = run("prices", "refresh", "--chip", "v5e-1")
     lines = err.splitlines()
-    assert code != 0 and lines[-1].startswith("error: services/6F81-5844-456A/skus page 1: no answer"), err
+    assert code != 0 and lines[-1].startswith(
+        "error: services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: no answer from http://127.0.0.1:9"
+    ), err
     assert lines[0].startswith("[prices] reading the Cloud Billing Catalog"), err
 
 

@@ -154,7 +154,8 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
 def test_a_failed_read_stores_nothing(monkeypatch):
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
-    with pytest.raises(CloudError, match=r"page 1: no answer \(ConnectError\) .* tried 7 times"):
+    with pytest.raises(CloudError, match=r"page 1 of the Cloud Billing Catalog: no answer from http://127.0.0.1:9 "
+                                         r"\(ConnectError\); tried 7 times"):  # fmt: skip
         billing.refresh()
     assert billing.stored_read() is None
 
@@ -201,8 +202,8 @@ def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch)
     with pytest.raises(CloudError, match="tried 7 times"):
         billing.refresh(on_retry=told.append)
     assert len(told) == 6 and told[0] == (
-        "services/6F81-5844-456A/skus page 1: no answer (ConnectError) from the Cloud Billing Catalog; retry 1 of 6 "
-        "in 0.01 s"
+        "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: no answer from http://127.0.0.1:9 "
+        "(ConnectError); retry 1 of 6 in 0.01 s"
     )
     # '.invalid' never resolves (RFC 2606): offline as far as this name goes; one try, one line, nothing told
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.invalid")
@@ -214,3 +215,48 @@ def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch)
         "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: cannot resolve catalog.invalid (offline, "
         "or no DNS); nothing was sent - check the network and run it again"
     )
+
+
+@pytest.mark.parametrize("key", ["AIzaFAKEclé0123456789", "AIzaFAKE 0123456789", "AIzaFAKE\t0123456789"])
+def test_a_key_a_header_cannot_carry_is_one_line_that_never_quotes_it(monkeypatch, run, tmp_path, key):
+    # Before: 'clé' was "internal error (UnicodeEncodeError ...)"; a tab inside was an invalid header, retried as
+    # if the catalog had not answered
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.delenv(billing.ENDPOINT_ENV, raising=False)
+    monkeypatch.delenv(billing.KEY_FILE_ENV, raising=False)
+    monkeypatch.setenv(billing.KEY_ENV, key)
+    code, out, err = run("prices", "refresh")
+    assert (
+        code == 2
+        and out == ""
+        and err.strip().splitlines()[-1]
+        == (f"error: {billing.KEY_ENV} is not an API key: it holds a space or a character that is not printable ASCII")
+    ), err
+    assert key not in err and "0123456789" not in err
+
+
+def test_a_page_cut_short_is_read_again_and_an_answer_not_the_catalogs_names_the_endpoint(fake, monkeypatch):
+    # Before: a cut-short page was "page 1: not a ListSkusResponse" at once (the TPU API's reads retry one), and
+    # neither that nor an HTML or empty page named the endpoint
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    fake.faults = ["truncated", "empty"]
+    _, pages, skus = billing.list_skus(SERVICE)
+    assert len(skus) == len(RECORDED) and len(fake.requests) == pages + 2
+    fake.faults = ["html"]
+    with pytest.raises(CloudError) as info:
+        billing.refresh()
+    assert info.value.reason == "bad-endpoint" and str(info.value) == (
+        f"{fake.url} does not answer like the Cloud Billing Catalog (services/{SERVICE}/skus page 1 answered an HTML "
+        f"page); check {billing.ENDPOINT_ENV} or the network"
+    )
+    assert billing.stored_read() is None
+
+
+def test_a_negative_rate_is_a_gap_not_a_price(fake):
+    # Before: a SKU whose rate was -5 USD/h was stored as the price, and cost came out negative
+    fake.skus = [sku("NEG", "TpuV5e running in Las Vegas", ["us-west4"], 1.0)]
+    fake.skus[0]["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["units"] = "-5"
+    read = billing.refresh()
+    assert not [p for p in read.prices if p.chip == "v5e-1"]
+    gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
+    assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"

@@ -5,10 +5,17 @@ exactly what onechip created (a foreign node placed beside it survives every run
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from fakes import dead_endpoints
 from fakes.tpu_api import Fault
 from onechip import api
 from onechip.cloud import provision, records
@@ -27,7 +34,7 @@ QR_STATES = ["STATE_UNSPECIFIED", "CREATING", "ACCEPTED", "PROVISIONING", "FAILE
 NODE_STATES = ["STATE_UNSPECIFIED", "CREATING", "READY", "RESTARTING", "REIMAGING", "DELETING", "REPAIRING",
                "STOPPED", "STOPPING", "STARTING", "PREEMPTED", "TERMINATED", "HIDING", "HIDDEN", "UNHIDING",
                "UNKNOWN"]  # fmt: skip
-ERRORS = [400, 403, 404, 409, 429, 500, 503, "timeout", "html", "truncated", "shape"]
+ERRORS = [400, 403, 404, 409, 429, 500, 503, "timeout", "html", "truncated", "shape", "empty", "retry-after"]
 
 
 @pytest.fixture
@@ -344,7 +351,7 @@ def test_status_of_a_request_never_granted_has_no_deadline_and_no_ip(fast, run):
 # --- an endpoint that is not the TPU API
 
 
-@pytest.mark.parametrize("kind", ["html", "truncated", "shape"])
+@pytest.mark.parametrize("kind", ["html", "truncated", "shape", "empty"])
 def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind):
     up(zones=[OK])
     fast.faults.append(Fault("GET", r".", kind, times=10_000))
@@ -356,7 +363,7 @@ def test_an_endpoint_that_is_not_the_tpu_api_is_said_in_one_line(fast, run, kind
         told = [line for line in err.splitlines() if "; retry " in line]
         said = [line for line in err.splitlines() if "; retry " not in line]
         assert len(said) == 1 and "does not answer like the Cloud TPU API" in said[0], (argv, err)
-        assert not told or kind == "truncated", (argv, err)
+        assert not told or kind in ("truncated", "empty"), (argv, err)  # an empty 200 is read again, as a cut one
     assert_tracked_then_down(fast)
 
 
@@ -828,3 +835,186 @@ def test_the_demos_token_read_tells_each_retry_and_never_the_token(fast, tmp_pat
     told = [e.message for e in events if e.stage == "cloud"]
     assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 0.01 s"), told
     assert fast.secrets["hf-token"] not in told[0]
+
+
+def test_an_endpoint_that_never_answers_stops_status_and_down_at_the_deadline(fast, run, monkeypatch):
+    # Before: each call waited ONECHIP_CLOUD_TIMEOUT_S a try, 7 tries, plus 3 min 15 s of backoff at the defaults
+    up(zones=[OK])
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "60")
+    with dead_endpoints.silent() as url:
+        monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", url)
+        for argv in (["status", "--project", P], ["down", "--project", P, "--yes"]):
+            started = time.monotonic()
+            code, _, err = run("cloud", *argv)
+            elapsed_s = time.monotonic() - started
+            said = [line for line in err.splitlines() if line.startswith("error:")]
+            assert code == 7 and len(said) == 1 and f"no answer from {url} (ReadTimeout)" in said[0], (argv, err)
+            assert "1 s deadline" in said[0] and elapsed_s < 1 + 10, (said, elapsed_s)
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", fast.url)
+    assert_tracked_then_down(fast)  # nothing was forgotten while the API did not answer
+
+
+def test_retry_after_is_waited_and_one_past_the_deadline_stops_at_once(fast):
+    # Before: Retry-After was ignored (the next try came after the backoff, 0.01 s here)
+    from onechip.cloud.tpu_api import TpuApi
+
+    told: list[str] = []
+    tpu = TpuApi(P, on_retry=told.append)
+    fast.retry_after_s = 1
+    fast.faults.append(Fault("GET", r"/nodes$", "retry-after", times=1))
+    assert [n["name"] for n in tpu.list_nodes(OK)] == [FOREIGN]
+    assert len(told) == 1 and told[0].endswith(f"HTTP 503 from {fast.url}; retry 1 of 6 in 1 s"), told
+    fast.retry_after_s = 60  # past the 30 s default deadline: said at once, not slept on
+    fast.faults.append(Fault("GET", r"/nodes$", "retry-after", times=1))
+    started = time.monotonic()
+    with pytest.raises(CloudError) as info:
+        tpu.list_nodes(OK)
+    assert time.monotonic() - started < 10 and len(told) == 1
+    assert info.value.reason == "transient" and re.search(
+        r"; tried once over [\d.]+ s \(the next in 60 s would pass the 30 s deadline, \$ONECHIP_CLOUD_DEADLINE_S\)$",
+        str(info.value),
+    )
+
+
+@contextlib.contextmanager
+def _token_endpoint_refusing() -> Iterator[str]:
+    """A loopback OAuth token endpoint answering every refresh 400 invalid_grant (a revoked refresh token)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's spelling)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = b'{"error": "invalid_grant", "error_description": "Token has been expired or revoked."}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("endpoint", ["silent", "refusing"])
+def test_a_token_refresh_that_hangs_or_is_refused_is_one_line_without_a_secret(monkeypatch, endpoint):
+    # Before: google-auth's Request waited 120 s for a token endpoint that never answers (its default timeout), and
+    # TpuApi sent the call again 6 times after it: now each token request waits auth.TOKEN_TIMEOUT_S (0.5 s here)
+    # and all of them fit in the call's deadline (1 s here)
+    from google.oauth2.credentials import Credentials as UserCredentials
+
+    from onechip.cloud import auth
+    from onechip.cloud.tpu_api import TpuApi
+
+    refresh_token = "1//0gFAKErefreshTokenabcdefghij0123456789"
+    monkeypatch.setattr(auth, "TOKEN_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    monkeypatch.delenv("ONECHIP_TPU_API_ENDPOINT", raising=False)  # Google's URL: the token step fails before it
+    server = dead_endpoints.silent() if endpoint == "silent" else _token_endpoint_refusing()
+    with server as url:  # what `gcloud auth application-default login` gives, its token endpoint on the loopback
+        creds = UserCredentials(token=None, refresh_token=refresh_token, token_uri=f"{url}/token",
+                                client_id="123.apps.example", client_secret="FAKE-client-secret")  # fmt: skip
+        monkeypatch.setattr(auth, "_adc", lambda: (creds, P))
+        started = time.monotonic()
+        with pytest.raises(CloudError) as info:
+            TpuApi(P, poll_s=0.01).get_node(OK, "n")
+        elapsed_s = time.monotonic() - started
+    said = str(info.value)
+    assert elapsed_s < 1 + 10 and "\n" not in said, (elapsed_s, said)
+    assert refresh_token not in said and "FAKE-client-secret" not in said
+    if endpoint == "silent":
+        assert (
+            info.value.reason == "unsent"
+            and said.startswith(
+                f"GET {P}/locations/{OK}/nodes/n: not sent: Google's token endpoint could not be reached; tried "
+            )
+            and said.endswith("1 s deadline, $ONECHIP_CLOUD_DEADLINE_S)")
+        ), said
+    else:
+        assert info.value.reason == "auth" and said.startswith("Google credentials could not be refreshed (")
+        assert "invalid_grant" in said and "gcloud auth application-default login" in said, said
+
+
+def test_a_rate_limited_create_waits_its_retry_after_then_is_sent_again(fake_api):
+    # Before: a 429 RATE_LIMIT_EXCEEDED on a create was sent again after the backoff (0.01 s here), not its Retry-After
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    answers = [
+        httpx.Response(429, headers={"Retry-After": "1"}, json={"error": {
+            "code": 429, "message": "Quota exceeded for quota metric 'Create requests' and limit 'Create requests per "
+            "minute per project'", "status": "RESOURCE_EXHAUSTED", "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"}]}}),
+        httpx.Response(200, json={"name": f"projects/{P}/locations/{OK}/operations/operation-1", "done": False}),
+    ]  # fmt: skip
+    told: list[str] = []
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    tpu = TpuApi(P, http=http, poll_s=0.01, on_retry=told.append)
+    assert tpu.create_node(OK, "n", {})["name"].endswith("/operations/operation-1") and answers == []
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 1 s"), told
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ((302, {"Location": "https://accounts.example/signin"}, b""), "answered HTTP 302 with an empty body"),
+        ((403, {"Content-Type": "text/html"}, b"<html>Forbidden</html>"), "answered HTTP 403 with an HTML page"),
+        ((404, {}, b""), "answered HTTP 404 with an empty body"),
+        ((400, {}, b'{"message": "bad"}'), "answered HTTP 400 without Google's error body"),
+    ],
+)
+def test_an_answer_that_is_no_api_answer_is_one_line_naming_its_status_and_is_not_retried(fake_api, answer, said):
+    # Before: a redirect (to a sign-in page) with an empty body read as '{}' (then 'a resource without a name'), and
+    # an HTTP error without Google's body did not say which status it was
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    sent: list[httpx.Request] = []
+    status, headers, body = answer
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(status, headers=headers, content=body)
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(reply)), poll_s=0.01)
+    with pytest.raises(CloudError) as info:
+        tpu.get_node(OK, "n")
+    assert info.value.reason == "bad-endpoint" and len(sent) == 1
+    assert str(info.value) == (
+        f"{fake_api.url} does not answer like the Cloud TPU API (GET {P}/locations/{OK}/nodes/n {said}); check "
+        "ONECHIP_TPU_API_ENDPOINT or the network"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "details", "reason"),
+    [
+        ("Quota 'TPUV5sLitepodPerProjectPerZoneForTPUAPI' exceeded. Limit: 0 in zone us-west4-a.", [], "quota"),
+        ("Permission denied", [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []}], "quota"),
+        ("Permission 'tpu.nodes.create' denied on 'projects/proj-1/locations/us-west4-a'", [], "auth"),
+        (
+            "Your application is authenticating by using local Application Default Credentials. The "
+            "tpu.googleapis.com API requires a quota project, which is not set by default.",
+            [],
+            "auth",
+        ),  # fmt: skip
+    ],
+)
+def test_a_403_that_is_a_quota_is_read_as_one_and_a_permission_is_not(message, details, reason):
+    # Before: every 403 was 'auth', so a zone out of quota (Compute Engine answers 403 QUOTA_EXCEEDED) stopped `up`
+    # instead of moving on to the next zone as a 429 RESOURCE_EXHAUSTED quota does
+    from onechip.cloud import refusals
+
+    body = {"error": {"code": 403, "message": message, "status": "PERMISSION_DENIED", "details": details}}
+    refusal = refusals.from_http(403, body, "POST nodes")
+    assert refusal.reason == reason and str(refusal) == f"POST nodes: {message}"
+    assert (reason in provision.FAILOVER) == (reason == "quota")

@@ -85,3 +85,17 @@ def test_cloud_down_deletes_only_what_its_preview_listed(fast):
     assert down.structured_content["deleted"] == ["node first (us-west4-a)"]
     assert down.structured_content["kept"] == [f"{P}/{OK}/node/never-made: not found now; nothing deleted"]
     assert list(fast.nodes) == [f"projects/{P}/locations/{OK}/nodes/appeared-one"]
+
+
+def test_prices_refresh_from_an_endpoint_that_never_answers_is_one_line_over_mcp(monkeypatch, tmp_path):
+    # the CLI's bound holds over MCP too: one tool error naming the endpoint, within the deadline (1 s here)
+    from fakes import dead_endpoints
+    from onechip.cloud import billing
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    with dead_endpoints.silent() as url:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, url)
+        ((failed, text),) = calls(("prices_refresh", {"chip": "v5e-1"}))
+    assert failed and f"no answer from {url} (ReadTimeout)" in text and "1 s deadline" in text, text
+    assert "\n" not in text and "Traceback" not in text and billing.stored_read() is None

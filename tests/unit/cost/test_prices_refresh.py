@@ -5,11 +5,14 @@ ranks on and ranks no row on a price without one."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from datetime import date
 
 import pytest
 
+from fakes import dead_endpoints
 from fakes.billing_catalog import FakeBillingCatalog
 from onechip import api
 from onechip.api import _predict
@@ -102,3 +105,29 @@ def test_a_chip_and_region_each_priced_but_not_together_names_the_pair() -> None
     assert str(raised.value) == (
         "no price for chip 'v6e-1' in region 'us-west4' (--chip, --region); v6e-1 is priced in: " + ", ".join(regions)
     )
+
+
+DEAD = {"refused": lambda: contextlib.nullcontext(dead_endpoints.refused()), "silent": dead_endpoints.silent,
+        "trickle": dead_endpoints.trickle}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(DEAD))
+def test_refresh_from_a_dead_endpoint_fails_in_one_line_within_the_deadline_and_keeps_the_stored_read(
+    refreshed, run, monkeypatch, kind
+):
+    # Before: 127.0.0.1:9 (refused) was tried 7 times over 3 min 16 s (5+10+20+40+60+60 s of backoff), one that
+    # accepts and never answers 7 x 120 s, one that trickles a byte at a time forever. Now every try and pause of
+    # a call shares one deadline ($ONECHIP_CLOUD_DEADLINE_S, 30 s; 1 s here), and a body still arriving at it is cut.
+    stored = billing.store_path().read_bytes()
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "1")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.2")  # the backoff: 0.2, 0.4, 0.8 s ...
+    with DEAD[kind]() as url:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, url)
+        started = time.monotonic()
+        code, out, err = run("prices", "refresh", "--chip", "v5e-1")
+        elapsed_s = time.monotonic() - started
+    said = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 7 and out == "" and len(said) == 1 and "Traceback" not in err, err
+    assert f"no answer from {url} (" in said[0] and "1 s deadline, $ONECHIP_CLOUD_DEADLINE_S" in said[0], said
+    assert elapsed_s < 1 + 10, elapsed_s  # the deadline plus generous slack for a loaded machine
+    assert billing.store_path().read_bytes() == stored  # the last good read is kept whole
