@@ -43,6 +43,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -97,6 +98,17 @@ _KV_GIB = re.compile(
 # vllm/v1/core/kv_cache_utils.py 0.10 - 0.33, kv_cache_planning.py 0.34); 'KV cach' so a paste hard-wrapped inside
 # 'cache' still reads (b70-len100000-refused-xpu), no '(' as a paste may lose it at a line break (gb10x2-minimax-...)
 _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
+# Each rank of a TP / PP engine prints its own pool before the cache is sized (gpu_worker.py 'Available KV cache
+# memory'), and they can differ (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB:
+# gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks
+# of any (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.11+), so the pool of a boot is the smallest one its
+# ranks print, in whatever order they print. A round of them ends at the token line or a new engine start. The
+# closing 'Current kv cache memory in use' lines after the token line are each rank's own and keep the last-read rule
+# (h100x2-llama31-8b-pp2-v0190: PP1 65.63 GiB, then PP0 66.54 GiB, its 'Available' figure).
+_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
+_POOL_ROUND_END = re.compile(
+    r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
+)
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
@@ -121,9 +133,19 @@ _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
 _LOGGED = {
     "model": re.compile(r"with config: model='([^']+)'|non-default args: \{.*'model': '([^']+)'"),
     "architecture": re.compile(r"Resolved architecture: (\w+)"),
-    "max_model_len": re.compile(r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)"),
+    # and the length the engine settled on, stated or derived from the model ('Using max model len 262144',
+    # vllm/config ModelConfig, 0.10+: the one line that says it where the args leave it to the model,
+    # gpu2-qwen3-30b-a3b-thinking-2507-fp8-tp2-v01011-html)
+    "max_model_len": re.compile(
+        r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)|Using max model len (\d+)"
+        r"|(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"
+    ),
+    # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
+    # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
+    # sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0); vLLM's own lines come after it, and the last one read wins
     "tensor_parallel_size": re.compile(
         r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
+        r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
@@ -187,22 +209,43 @@ _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # 981773.38it/s]') and vLLM's weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4
 # [00:02<00:00,  1.90it/s]', the corpus logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own
 # already (str.splitlines splits at '\r')
-_ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
+# Before any of that, what a copy or an export turned vLLM's text into (_plain): a terminal's 'Copy as HTML' (GNOME
+# Terminal's VTE: '<pre><font color="#2AA1B3"><b>(APIServer pid=18675)</b></font> INFO ...', quotes as '&apos;', '<'
+# as '&lt;'; infiniflow/ragflow#9856 and #11166), and a log export of rsyslog-escaped lines (control characters
+# written as '#' and three octal digits, so ESC is '#033' and the CR that ends a line '#015') in CSV rows behind an
+# epoch-milliseconds column, quoted fields doubling their '"' (SageMaker's CloudWatch rows,
+# aws-samples/amazon-sagemaker-generativeai#111: '1756144011375,#033[1;36m(VllmWorker pid=96)#033[0;0m ERROR ...#015')
+_ANSI = re.compile(r"(?:\x1b|\^\[|#033)\[[\d;]*m")
+_MARKUP = re.compile(r"</?(?:pre|font|b|i|u|span)\b[^>]*>")
+_EXPORT_ROW = re.compile(r'^\d{13},(?:"(.*)"|(.*))$')
+_ESCAPED_CR = re.compile(r"(?:#015)+$")
 _JOURNAL_DATE = (
     r"(?:[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d))"
 )
 _TQDM = (
     r"[^|\[\]]*?(?:\d+%(?:\|[^|]*\|| Completed \|) *[\d.]+\w?/[\d.?]+\w?|[\d.]+\w?it) \[[\d:]+(?:<[\d:?]+)?,[^\]]*\]"
 )
+# vLLM's process tag is '(NAME pid=N) ' (vllm/utils decorate_logs), and NAME may hold spaces: 0.8.x workers
+# '(VllmWorker rank=1 pid=106)' (a10x4-qwen3-30b-a3b-tp4-len8192-v085), 0.10.x '(VllmWorker TP0 pid=1430)'
+# (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
     rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃]\s?"
-    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
+    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 
 
+def _plain(line: str) -> str:
+    """`line` as vLLM wrote it, from a copy or an export of it: the export row's column and CSV quoting, HTML markup
+    and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    if match := _EXPORT_ROW.match(line):
+        line = match.group(2) if match.group(1) is None else match.group(1).replace('""', '"')
+    line = html.unescape(_MARKUP.sub("", line))
+    return _ESCAPED_CR.sub("", _ANSI.sub("", line))
+
+
 def _bare(line: str) -> str:
-    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_PREFIX)."""
-    line = _ANSI.sub("", line).strip()
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX)."""
+    line = _plain(line).strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
     return line
@@ -396,6 +439,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     seen: set[str] = set()
     t0 = started
     year = (started or datetime.now()).year
+    rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
@@ -407,7 +451,14 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.warnings.append(redact(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare):
             out.errors.append(redact(line))
-        _read_facts(out, line)
+        plain = _plain(line)
+        _read_facts(out, plain)
+        if _POOL_ROUND_END.search(plain):
+            rank_pool_gib = None
+        elif match := _RANK_POOL.search(plain):
+            pool_gib = float(match.group(1))
+            rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
+            out.kv_cache_gib = rank_pool_gib
         for name, pattern in _EVENTS:
             if name not in seen and pattern.search(line):
                 seen.add(name)
