@@ -112,6 +112,14 @@ _POOL_ROUND_END = re.compile(
 )
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
+# The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
+# memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
+# 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
+# l4-gemma4-e2b-w4a16-len8192-v0300); the capture's own 'took' figure is another one, not read here
+_CUDA_GRAPH_ESTIMATE = re.compile(
+    r"Estimated CUDA graph memory: ([\d.]+) GiB total"
+    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), ([\d.]+) GiB \(estimated\)"
+)
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 # on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
@@ -418,6 +426,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.kv_cache_groups = int(m.group(1))
     if m := _FP8.search(line):
         out.fp8_kv_cache_dtype = m.group(1)
+    if match := _CUDA_GRAPH_ESTIMATE.search(line):
+        out.cuda_graph_estimated_gib = float(_first(match))
     if match := _COMPILE.search(line):
         out.compile_s = float(match.group(1) or match.group(2))
     if match := _CONCURRENCY.search(line):

@@ -24,6 +24,9 @@ FIGURES = {
     "num_gpu_blocks": "kv_cache_num_blocks",
     "kv_needed_one_request_gib": "kv_cache_needed_gib",
     "estimated_max_model_len_tokens": "estimated_max_model_len",
+    # the profiler's CUDA-graph estimate, under either name the manifest gives it (never both in one entry)
+    "cuda_graph_estimated_gib": "cuda_graph_estimated_gib",
+    "cuda_graph_pool_estimated_gib": "cuda_graph_estimated_gib",
 }
 
 

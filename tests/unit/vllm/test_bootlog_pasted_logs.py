@@ -265,3 +265,16 @@ def test_the_pool_of_a_tp_boot_is_its_smallest_rank_whatever_the_order() -> None
         [ranks[1], "INFO 11-11 12:30:00 [api_server.py:1839] vLLM API server version 0.11.0", ranks[0]]
     )
     assert read_boot_log(restarted, "vllm", "m").kv_cache_gib == 2.94
+
+
+@pytest.mark.parametrize(
+    ("name", "estimated_gib"),
+    [
+        ("h100-llama31-8b-tp1-v0190", 0.84),  # 0.19.0 'Estimated CUDA graph memory: 0.84 GiB total'
+        ("l4-gemma4-e2b-w4a16-len8192-v0300", 0.53),  # 0.30.0 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 ...'
+        ("rtx5090x2-qwen38-27b-fp8-tp2-closing-memory-lines", 0.13),  # club-3090#1087, Worker_TP1's pool line
+    ],
+)
+def test_the_cuda_graph_estimate_is_read(name: str, estimated_gib: float) -> None:
+    # the CUDA-graph memory the profiler keeps out of the pool (0.20+); before, no field held it
+    assert _read(name).cuda_graph_estimated_gib == estimated_gib
