@@ -115,11 +115,13 @@ _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) b
 # The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
 # memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
 # 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
-# l4-gemma4-e2b-w4a16-len8192-v0300); the capture's own 'took' figure is another one, not read here
+# l4-gemma4-e2b-w4a16-len8192-v0300); and what the capture took ('Graph capturing finished in 6 secs, took 0.28 GiB'
+# there: the last one, as the V2 runner prints its profiling capture's first, 0.48 GiB in the same log)
 _CUDA_GRAPH_ESTIMATE = re.compile(
     r"Estimated CUDA graph memory: ([\d.]+) GiB total"
     r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), ([\d.]+) GiB \(estimated\)"
 )
+_CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) GiB")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 # on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
@@ -428,6 +430,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.fp8_kv_cache_dtype = m.group(1)
     if match := _CUDA_GRAPH_ESTIMATE.search(line):
         out.cuda_graph_estimated_gib = float(_first(match))
+    if match := _CUDA_GRAPH_CAPTURE.search(line):
+        out.cuda_graph_capture_gib = float(match.group(1))
     if match := _COMPILE.search(line):
         out.compile_s = float(match.group(1) or match.group(2))
     if match := _CONCURRENCY.search(line):

@@ -27,6 +27,7 @@ FIGURES = {
     # the profiler's CUDA-graph estimate, under either name the manifest gives it (never both in one entry)
     "cuda_graph_estimated_gib": "cuda_graph_estimated_gib",
     "cuda_graph_pool_estimated_gib": "cuda_graph_estimated_gib",
+    "cuda_graph_gib": "cuda_graph_capture_gib",
 }
 
 
