@@ -274,6 +274,14 @@ _CAUSES = [
         "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
     ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    # the length check of the model config (vllm/config ModelConfig _get_and_verify_max_len: 'User-specified
+    # max_model_len (8192) is greater than the derived max_model_len (max_position_embeddings=2048.0 or
+    # model_max_length=None in model's config.json)', in a pydantic ValidationError: h100-phi2-len8192-refused-v0190)
+    (
+        re.compile(r"User-specified max_model_len \((\d+)\) is greater than the derived max_model_len \((\w+)=(\d+)"),
+        "--max-model-len {0} is above the {2} positions the model's config allows ({1}): lower it (vLLM refuses it "
+        "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which is only right where the model's RoPE scaling reaches that far)",
+    ),
     # vLLM's own start-up checks of the KV pool (vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory, 0.10 -
     # 0.33; kv_cache_planning.py 0.34): a pool short of one request, then a pool of nothing
     (

@@ -284,3 +284,12 @@ def test_the_capture_figure_is_the_engines_own_capture() -> None:
     # l4-gemma4-e2b-w4a16-len8192-v0300 (vLLM 0.30.0, V2 runner): 'Graph capturing finished in 11 secs, took 0.48 GiB'
     # (the profiling capture), then 'Graph capturing finished in 6 secs, took 0.28 GiB' (the engine's): 0.28
     assert _read("l4-gemma4-e2b-w4a16-len8192-v0300").cuda_graph_capture_gib == 0.28
+
+
+def test_a_max_model_len_above_the_models_positions_is_named() -> None:
+    # h100-phi2-len8192-refused-v0190 (vLLM 0.19.0): 'pydantic_core._pydantic_core.ValidationError: 1 validation error
+    # for ModelConfig' / 'Value error, User-specified max_model_len (8192) is greater than the derived max_model_len
+    # (max_position_embeddings=2048.0 or model_max_length=None ...': the cause was the pydantic wrapper's first line
+    cause = _read("h100-phi2-len8192-refused-v0190").failure_cause
+    assert cause is not None
+    assert cause.startswith("--max-model-len 8192 is above the 2048 positions the model's config allows")
