@@ -64,6 +64,9 @@ _VERSION = [
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
     # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396); three numbers, so 'vLLM 0.8' in prose is not one
     re.compile(r"\bvLLM(?: Version)?\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
+    # the wheel a report names as its environment ('vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl',
+    # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
+    re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
@@ -150,6 +153,9 @@ _LOGGED = {
     "max_model_len": re.compile(
         r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)|Using max model len (\d+)"
         r"|(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"
+        # the start-up KV check's own statement of it (V1 'To serve at least one request with the models's max seq
+        # len (262144), ...', V0 "The model's max seq len (29000) is larger than ..."; the refusals of the corpus)
+        r"|max seq len \((\d+)\)"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
@@ -203,23 +209,22 @@ _EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure
 # initialization failed due to an exception in a background process. See stack trace for root cause.'
 # (vllm/v1/executor/multiproc_executor.py); the cause is the exception before them (h100x5-qwen3-14b-tp5-refused-v0190)
 _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
-# What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level
-# or exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service
-# column ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ',
-# eugr/spark-vllm-docker#396), a `docker logs -t` / kubectl timestamp, a systemd journal / syslog line head for a
-# service ('авг 18 14:15:02 llm python3[28059]: ', month in the host's locale, v100x4-1cat-len8192-journald), and
-# vLLM's process tags, Ray's with their node ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ',
-# MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
+# What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level or
+# exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service column
+# ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ', eugr/spark-vllm-docker#396)
+# or a Markdown inline-code tick ('`(EngineCore_DP0 pid=1094) ValueError: ...', vllm#34076), a `docker logs -t` /
+# kubectl timestamp, a systemd journal / syslog line head for a service ('авг 18 14:15:02 llm python3[28059]: ', month
+# in the host's locale, v100x4-1cat-len8192-journald), and vLLM's process tags, Ray's with their node ('(EngineCore_DP0
+# pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
 # rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
 # month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
-# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted
-# too). A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and
-# a log line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/
-# {total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]'
-# (the tqdm(1) man page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00,
-# 981773.38it/s]') and vLLM's weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4
-# [00:02<00:00,  1.90it/s]', the corpus logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own
-# already (str.splitlines splits at '\r')
+# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted too).
+# A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and a log
+# line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}
+# [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]' (the tqdm(1) man
+# page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00, 981773.38it/s]') and vLLM's
+# weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:02<00:00,  1.90it/s]', the corpus
+# logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own already (str.splitlines splits at '\r')
 # Before any of that, what a copy or an export turned vLLM's text into (_plain): a terminal's 'Copy as HTML' (GNOME
 # Terminal's VTE: '<pre><font color="#2AA1B3"><b>(APIServer pid=18675)</b></font> INFO ...', quotes as '&apos;', '<'
 # as '&lt;'; infiniflow/ragflow#9856 and #11166), and a log export of rsyslog-escaped lines (control characters
@@ -240,7 +245,7 @@ _TQDM = (
 # '(VllmWorker rank=1 pid=106)' (a10x4-qwen3-30b-a3b-tp4-len8192-v085), 0.10.x '(VllmWorker TP0 pid=1430)'
 # (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
-    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃]\s?"
+    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃`]\s?"
     r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 

@@ -293,3 +293,14 @@ def test_a_max_model_len_above_the_models_positions_is_named() -> None:
     cause = _read("h100-phi2-len8192-refused-v0190").failure_cause
     assert cause is not None
     assert cause.startswith("--max-model-len 8192 is above the 2048 positions the model's config allows")
+
+
+def test_a_refusal_pasted_as_inline_code_is_read() -> None:
+    # vllm#34076: '`(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len
+    # (262144), (24.0 GiB KV cache is needed, ... (3.18 GiB). ... the estimated maximum model length is 34736.'
+    record = _read("rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev")
+    assert (record.kv_cache_gib, record.kv_cache_needed_gib, record.estimated_max_model_len) == (3.18, 24.0, 34736)
+    assert record.failure_cause is not None and record.failure_cause.startswith("the KV pool (3.18 GiB)")
+    assert record.logged["max_model_len"] == "262144"  # the refusal's 'max seq len (262144)'
+    # the environment line 'vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl'
+    assert record.engine_version == "0.15.2rc1.dev93+g11a4c9d30.cu128"
