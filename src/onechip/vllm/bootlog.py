@@ -53,7 +53,7 @@ from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-_LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the _bare line
+_LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the bare_line
 _VERSION = [
     # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
     # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
@@ -126,7 +126,7 @@ _CUDA_GRAPH_ESTIMATE = re.compile(
 )
 _CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) GiB")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
-# on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
+# on the bare_line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
 # jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback)
@@ -259,8 +259,9 @@ def _plain(line: str) -> str:
     return _ESCAPED_CR.sub("", _ANSI.sub("", line))
 
 
-def _bare(line: str) -> str:
-    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX)."""
+def bare_line(line: str) -> str:
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX): what
+    a line's level or exception is read from, here and in log_summary."""
     line = _plain(line).strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
@@ -360,7 +361,7 @@ def failure_cause(text: str) -> str | None:
                 "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
                 "booting and 0.95 failing on v5e-1)"
             )
-    bare = [_bare(line) for line in lines]
+    bare = [bare_line(line) for line in lines]
     for pattern, cause in _CAUSES:
         for line in bare:
             if match := pattern.search(line):
@@ -473,7 +474,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        bare = _bare(line)
+        bare = bare_line(line)
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
