@@ -58,7 +58,11 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "a flag was accepted but does nothing on this build: check the plan's flags against the engine version",
     ),
     (
-        re.compile(r"auto[- ]tool[- ]choice.*(requires|needs)|tool[- ]call[- ]parser", re.I),
+        # vLLM's own errors ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        # the API server's 'invalid tool call parser: X (chose from { ... })'), not any line naming the flag: the
+        # command a paste starts with ('... --enable-auto-tool-choice --tool-call-parser qwen3_coder', vllm#34076) is
+        # no trap
+        re.compile(r"auto[- ]tool[- ]choice.*(requires|needs)|invalid tool[- ]call[- ]parser", re.I),
         "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser",
     ),
     (

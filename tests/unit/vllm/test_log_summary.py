@@ -101,3 +101,16 @@ def test_an_exception_behind_a_paste_prefix_is_an_error_line(name: str, errors: 
     # the refusal was kept as a 'memory' line (it holds 'GiB'), so a summary cut to errors and traps lost it
     text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
     assert summarize(text, name).counts.get("error") == errors
+
+
+def test_a_command_naming_the_tool_parser_is_no_trap() -> None:
+    # vllm#34076 pastes its command ('... --enable-auto-tool-choice --tool-call-parser qwen3_coder'): it was flagged
+    # 'tool calling needs --enable-auto-tool-choice ...'; vLLM's own errors still are (api_server.py
+    # validate_api_server_args: 'invalid tool call parser: X (chose from { ... })')
+    name = "rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev"
+    text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
+    assert summarize(text, name).traps == []
+    error = "(APIServer pid=1) KeyError: 'invalid tool call parser: qwen4 (chose from { hermes,qwen3_coder })'"
+    assert summarize(error, "x").traps == [
+        "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser"
+    ]
