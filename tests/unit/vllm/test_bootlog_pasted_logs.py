@@ -304,3 +304,30 @@ def test_a_refusal_pasted_as_inline_code_is_read() -> None:
     assert record.logged["max_model_len"] == "262144"  # the refusal's 'max seq len (262144)'
     # the environment line 'vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl'
     assert record.engine_version == "0.15.2rc1.dev93+g11a4c9d30.cu128"
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "frame"),
+    [
+        # vllm#17469 (vLLM 0.8.5, 4x A10): the capture OOM's traceback is cut before its exception
+        ("a10x4-qwen3-30b-a3b-tp4-len8192-v085", "WorkerProc hit an exception.", "self.model_runner.capture_model()"),
+        # vllm#27508 (0.11.0, gpt-oss-120b at 0.95): cut after the engine core's first frames
+        (
+            "h100-gpt-oss-120b-util095-refused-v011",
+            "EngineCore failed to start.",
+            "engine_core = EngineCoreProc(*args, **kwargs)",
+        ),
+    ],
+)
+def test_a_log_cut_inside_its_traceback_is_a_failed_boot(name: str, first: str, frame: str) -> None:
+    # they had ERROR lines and no cause, so plan --against did not say the boot failed
+    assert _read(name).failure_cause == (
+        f"the log ends inside a traceback, before its exception: {first} (last frame: {frame})"
+    )
+
+
+def test_an_error_the_engine_survives_is_no_cause() -> None:
+    # the a10x4 log's ERROR traceback followed by uvicorn's 'Application startup complete.' (the last line of the
+    # corpus's started logs): the engine went on, so the cut traceback is no cause
+    text = (BOOTLOGS / "a10x4-qwen3-30b-a3b-tp4-len8192-v085.log").read_text(encoding="utf-8")
+    assert read_boot_log(text + "\nINFO:     Application startup complete.", "vllm", "m").failure_cause is None
