@@ -102,10 +102,10 @@ _KV_GIB = re.compile(
 # 'cache' still reads (b70-len100000-refused-xpu), no '(' as a paste may lose it at a line break (gb10x2-minimax-...)
 _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # Each rank of a TP / PP engine prints its own pool before the cache is sized (gpu_worker.py 'Available KV cache
-# memory'), and they can differ (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB: gpu2-qwen3-next-80b-a3b-thinking-
-# fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks of any
-# (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: 'Change the num_blocks of each rank to the smallest among all
-# ranks'), so the pool of a boot is the smallest one its ranks print, in whatever order. A round of them ends at the
+# memory'), and they can differ (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB:
+# gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks of
+# any (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: 'Change the num_blocks of each rank to the smallest among
+# all ranks'), so the pool of a boot is the smallest one its ranks print, in whatever order. A round of them ends at the
 # token line or a new engine start. The closing 'Current kv cache memory in use' lines after the token line are each
 # rank's own and keep the last-read rule (h100x2-llama31-8b-pp2-v0190: PP1 65.63 GiB, then PP0 66.54 GiB, its
 # 'Available' figure).
