@@ -3,6 +3,7 @@
     parse_boot_log(text, record, started) -> BootRecord   version, timeline, weights, KV cache, HBM, failure
     read_boot_log(text, engine, model) -> BootRecord      the same for a log file given on its own
     failure_cause(text) -> str | None                     one line saying why a boot failed
+    bare_line(line) -> str                                a line without what a paste or collector put before it
     stage_durations(record)                               seconds spent in each boot stage
     planned_log_tokens(plan)                              the token figure the engine's log line will print
     crosscheck(plan, boot) -> CrossCheck                  planned vs reported allocation, known log lies flagged
