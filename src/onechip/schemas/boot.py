@@ -74,6 +74,18 @@ class BootRecord(ResultModel):
     fp8_kv_cache_dtype: str | None = Field(
         default=None, description="fp8 KV cache dtype the log says the engine was started with (non-default args)."
     )
+    cuda_graph_estimated_gib: float | None = Field(
+        default=None,
+        description="CUDA-graph memory per GPU the engine estimated while sizing the KV pool, GiB: 'Estimated CUDA "
+        "graph memory: X GiB total' (the V1 runner, 0.19+) or the closing 'CUDA graph pool memory: A GiB (actual), E "
+        "GiB (estimated)' (the corpus's 0.22.1+ logs); the pool excludes it where "
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on (the default from 0.20.0).",
+    )
+    cuda_graph_capture_gib: float | None = Field(
+        default=None,
+        description="CUDA-graph memory per GPU the capture took, GiB: the last 'Graph capturing finished in N secs, "
+        "took X GiB' (the V2 runner's first one is its profiling capture, the second the engine's own).",
+    )
     compile_s: float | None = Field(default=None, description="Seconds of compilation the engine logged.")
     failure_cause: str | None = Field(default=None, description="One-line cause of a failed boot, when recognised.")
     events: list[BootEvent] = Field(default_factory=list, description="Boot timeline.")

@@ -3,6 +3,7 @@
     parse_boot_log(text, record, started) -> BootRecord   version, timeline, weights, KV cache, HBM, failure
     read_boot_log(text, engine, model) -> BootRecord      the same for a log file given on its own
     failure_cause(text) -> str | None                     one line saying why a boot failed
+    bare_line(line) -> str                                a line without what a paste or collector put before it
     stage_durations(record)                               seconds spent in each boot stage
     planned_log_tokens(plan)                              the token figure the engine's log line will print
     crosscheck(plan, boot) -> CrossCheck                  planned vs reported allocation, known log lies flagged
@@ -43,6 +44,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -52,7 +54,7 @@ from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-_LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the _bare line
+_LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the bare_line
 _VERSION = [
     # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
     # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
@@ -63,6 +65,9 @@ _VERSION = [
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
     # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396); three numbers, so 'vLLM 0.8' in prose is not one
     re.compile(r"\bvLLM(?: Version)?\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
+    # the wheel a report names as its environment ('vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl',
+    # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
+    re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
@@ -97,10 +102,32 @@ _KV_GIB = re.compile(
 # vllm/v1/core/kv_cache_utils.py 0.10 - 0.33, kv_cache_planning.py 0.34); 'KV cach' so a paste hard-wrapped inside
 # 'cache' still reads (b70-len100000-refused-xpu), no '(' as a paste may lose it at a line break (gb10x2-minimax-...)
 _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
+# Each rank of a TP / PP engine prints its own pool before the cache is sized (gpu_worker.py 'Available KV cache
+# memory'), and they can differ (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB:
+# gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks of
+# any (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: 'Change the num_blocks of each rank to the smallest among
+# all ranks'), so the pool of a boot is the smallest one its ranks print, in whatever order. A round of them ends at the
+# token line or a new engine start. The closing 'Current kv cache memory in use' lines after the token line are each
+# rank's own and keep the last-read rule (h100x2-llama31-8b-pp2-v0190: PP1 65.63 GiB, then PP0 66.54 GiB, its
+# 'Available' figure).
+_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
+_POOL_ROUND_END = re.compile(
+    r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
+)
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
+# The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
+# memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
+# 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
+# l4-gemma4-e2b-w4a16-len8192-v0300); and what the capture took ('Graph capturing finished in 6 secs, took 0.28 GiB'
+# there: the last one, as the V2 runner prints its profiling capture's first, 0.48 GiB in the same log)
+_CUDA_GRAPH_ESTIMATE = re.compile(
+    r"Estimated CUDA graph memory: ([\d.]+) GiB total"
+    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), ([\d.]+) GiB \(estimated\)"
+)
+_CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) GiB")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
-# on the _bare line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
+# on the bare_line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
 # jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback)
@@ -121,9 +148,22 @@ _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
 _LOGGED = {
     "model": re.compile(r"with config: model='([^']+)'|non-default args: \{.*'model': '([^']+)'"),
     "architecture": re.compile(r"Resolved architecture: (\w+)"),
-    "max_model_len": re.compile(r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)"),
+    # and the length the engine settled on, stated or derived from the model ('Using max model len 262144',
+    # vllm/config ModelConfig, 0.10+: the one line that says it where the args leave it to the model,
+    # gpu2-qwen3-30b-a3b-thinking-2507-fp8-tp2-v01011-html)
+    "max_model_len": re.compile(
+        r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)|Using max model len (\d+)"
+        r"|(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"
+        # the start-up KV check's own statement of it (V1 'To serve at least one request with the models's max seq
+        # len (262144), ...', V0 "The model's max seq len (29000) is larger than ..."; the refusals of the corpus)
+        r"|max seq len \((\d+)\)"
+    ),
+    # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
+    # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
+    # sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0); vLLM's own lines come after it, and the last one read wins
     "tensor_parallel_size": re.compile(
         r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
+        r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
@@ -170,39 +210,60 @@ _EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure
 # initialization failed due to an exception in a background process. See stack trace for root cause.'
 # (vllm/v1/executor/multiproc_executor.py); the cause is the exception before them (h100x5-qwen3-14b-tp5-refused-v0190)
 _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
-# What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level
-# or exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service
-# column ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ',
-# eugr/spark-vllm-docker#396), a `docker logs -t` / kubectl timestamp, a systemd journal / syslog line head for a
-# service ('авг 18 14:15:02 llm python3[28059]: ', month in the host's locale, v100x4-1cat-len8192-journald), and
-# vLLM's process tags, Ray's with their node ('(EngineCore_DP0 pid=N) (RayWorkerWrapper pid=N, ip=A) ',
-# MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
+# What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level or
+# exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service column
+# ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ', eugr/spark-vllm-docker#396)
+# or a Markdown inline-code tick ('`(EngineCore_DP0 pid=1094) ValueError: ...', vllm#34076), a `docker logs -t` /
+# kubectl timestamp, a systemd journal / syslog line head for a service ('авг 18 14:15:02 llm python3[28059]: ', month
+# in the host's locale, v100x4-1cat-len8192-journald), and vLLM's process tags, Ray's with their node ('(EngineCore_DP0
+# pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
 # rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
 # month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
-# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted
-# too). A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and
-# a log line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/
-# {total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]'
-# (the tqdm(1) man page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00,
-# 981773.38it/s]') and vLLM's weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4
-# [00:02<00:00,  1.90it/s]', the corpus logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own
-# already (str.splitlines splits at '\r')
-_ANSI = re.compile(r"(?:\x1b|\^\[)\[[\d;]*m")
+# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted too).
+# A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and a log
+# line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}
+# [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]' (the tqdm(1) man
+# page: 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]', '327it [00:00, 981773.38it/s]') and vLLM's
+# weight-loading bar ('Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:02<00:00,  1.90it/s]', the corpus
+# logs) are stripped as a prefix; a bar redrawn after '\r' is a line of its own already (str.splitlines splits at '\r')
+# Before any of that, what a copy or an export turned vLLM's text into (_plain): a terminal's 'Copy as HTML' (GNOME
+# Terminal's VTE: '<pre><font color="#2AA1B3"><b>(APIServer pid=18675)</b></font> INFO ...', quotes as '&apos;', '<'
+# as '&lt;'; infiniflow/ragflow#9856 and #11166), and a log export of rsyslog-escaped lines (control characters
+# written as '#' and three octal digits, so ESC is '#033' and the CR that ends a line '#015') in CSV rows behind an
+# epoch-milliseconds column, quoted fields doubling their '"' (SageMaker's CloudWatch rows,
+# aws-samples/amazon-sagemaker-generativeai#111: '1756144011375,#033[1;36m(VllmWorker pid=96)#033[0;0m ERROR ...#015')
+_ANSI = re.compile(r"(?:\x1b|\^\[|#033)\[[\d;]*m")
+_MARKUP = re.compile(r"</?(?:pre|font|b|i|u|span)\b[^>]*>")
+_EXPORT_ROW = re.compile(r'^\d{13},(?:"(.*)"|(.*))$')
+_ESCAPED_CR = re.compile(r"(?:#015)+$")
 _JOURNAL_DATE = (
     r"(?:[^\W\d_]{3,5}\.? {1,2}\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d))"
 )
 _TQDM = (
     r"[^|\[\]]*?(?:\d+%(?:\|[^|]*\|| Completed \|) *[\d.]+\w?/[\d.?]+\w?|[\d.]+\w?it) \[[\d:]+(?:<[\d:?]+)?,[^\]]*\]"
 )
+# vLLM's process tag is '(NAME pid=N) ' (vllm/utils decorate_logs), and NAME may hold spaces: 0.8.x workers
+# '(VllmWorker rank=1 pid=106)' (a10x4-qwen3-30b-a3b-tp4-len8192-v085), 0.10.x '(VllmWorker TP0 pid=1430)'
+# (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
-    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃]\s?"
-    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+ pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
+    rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃`]\s?"
+    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 
 
-def _bare(line: str) -> str:
-    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_PREFIX)."""
-    line = _ANSI.sub("", line).strip()
+def _plain(line: str) -> str:
+    """`line` as vLLM wrote it, from a copy or an export of it: the export row's column and CSV quoting, HTML markup
+    and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    if match := _EXPORT_ROW.match(line):
+        line = match.group(2) if match.group(1) is None else match.group(1).replace('""', '"')
+    line = html.unescape(_MARKUP.sub("", line))
+    return _ESCAPED_CR.sub("", _ANSI.sub("", line))
+
+
+def bare_line(line: str) -> str:
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX): what
+    a line's level or exception is read from, here and in log_summary."""
+    line = _plain(line).strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
     return line
@@ -220,6 +281,14 @@ _CAUSES = [
         "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
     ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    # the length check of the model config (vllm/config ModelConfig _get_and_verify_max_len: 'User-specified
+    # max_model_len (8192) is greater than the derived max_model_len (max_position_embeddings=2048.0 or
+    # model_max_length=None in model's config.json)', in a pydantic ValidationError: h100-phi2-len8192-refused-v0190)
+    (
+        re.compile(r"User-specified max_model_len \((\d+)\) is greater than the derived max_model_len \((\w+)=(\d+)"),
+        "--max-model-len {0} is above the {2} positions the model's config allows ({1}): lower it (vLLM refuses it "
+        "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which is only right where the model's RoPE scaling reaches that far)",
+    ),
     # vLLM's own start-up checks of the KV pool (vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory, 0.10 -
     # 0.33; kv_cache_planning.py 0.34): a pool short of one request, then a pool of nothing
     (
@@ -293,7 +362,7 @@ def failure_cause(text: str) -> str | None:
                 "programs live outside --gpu-memory-utilization's cap: lower it (the seed measured 0.92 "
                 "booting and 0.95 failing on v5e-1)"
             )
-    bare = [_bare(line) for line in lines]
+    bare = [bare_line(line) for line in lines]
     for pattern, cause in _CAUSES:
         for line in bare:
             if match := pattern.search(line):
@@ -302,7 +371,26 @@ def failure_cause(text: str) -> str | None:
     if exceptions:
         causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions
         return redact(causes[-1])[:300]
-    return None
+    return _cut_traceback(bare)
+
+
+# an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head
+_ERROR_TEXT = re.compile(r"^(?:ERROR|CRITICAL) \d\d-\d\d [\d:]+ \[[^\]]*\] (.*\S)")
+
+
+def _cut_traceback(bare: list[str]) -> str | None:
+    """The cause of a log that ends inside the traceback vLLM logs at ERROR level, before its exception line (a paste
+    cut short: a10x4-qwen3-30b-a3b-tp4-len8192-v085 ends at 'self.model_runner.capture_model()' under 'WorkerProc hit
+    an exception.', h100-gpt-oss-120b-util095-refused-v011 under 'EngineCore failed to start.'): the first ERROR line's
+    text and the last frame's. None when the log goes on past its ERROR lines (an ERROR a started engine logs and
+    survives is no failure)."""
+    lines = [line for line in bare if line]
+    texts = [m.group(1) for line in lines if (m := _ERROR_TEXT.match(line))]
+    if not texts or not _ERROR_TEXT.match(lines[-1]) or not any("Traceback" in text for text in texts):
+        return None
+    return redact(
+        f"the log ends inside a traceback, before its exception: {texts[0]} (last frame: {texts[-1].strip()})"
+    )[:300]
 
 
 def stage_durations(record: BootRecord) -> list[tuple[str, float]]:
@@ -374,6 +462,10 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.kv_cache_groups = int(m.group(1))
     if m := _FP8.search(line):
         out.fp8_kv_cache_dtype = m.group(1)
+    if match := _CUDA_GRAPH_ESTIMATE.search(line):
+        out.cuda_graph_estimated_gib = float(_first(match))
+    if match := _CUDA_GRAPH_CAPTURE.search(line):
+        out.cuda_graph_capture_gib = float(match.group(1))
     if match := _COMPILE.search(line):
         out.compile_s = float(match.group(1) or match.group(2))
     if match := _CONCURRENCY.search(line):
@@ -396,18 +488,26 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     seen: set[str] = set()
     t0 = started
     year = (started or datetime.now()).year
+    rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        bare = _bare(line)
+        bare = bare_line(line)
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare):
             out.errors.append(redact(line))
-        _read_facts(out, line)
+        plain = _plain(line)
+        _read_facts(out, plain)
+        if _POOL_ROUND_END.search(plain):
+            rank_pool_gib = None
+        elif match := _RANK_POOL.search(plain):
+            pool_gib = float(match.group(1))
+            rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
+            out.kv_cache_gib = rank_pool_gib
         for name, pattern in _EVENTS:
             if name not in seen and pattern.search(line):
                 seen.add(name)

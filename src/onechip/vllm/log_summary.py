@@ -31,6 +31,7 @@ from typing import TextIO
 from onechip.errors import ConfigError, redact
 from onechip.paths import open_regular
 from onechip.schemas.logs import LineKind, LogLine, LogSummary
+from onechip.vllm.bootlog import bare_line
 
 # (pattern, what it means and what to change); sources: the seed articles (seeds/) and DESIGN.md.
 TRAPS: list[tuple[re.Pattern[str], str]] = [
@@ -57,7 +58,11 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "a flag was accepted but does nothing on this build: check the plan's flags against the engine version",
     ),
     (
-        re.compile(r"auto[- ]tool[- ]choice.*(requires|needs)|tool[- ]call[- ]parser", re.I),
+        # vLLM's own errors ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        # the API server's 'invalid tool call parser: X (chose from { ... })'), not any line naming the flag: the
+        # command a paste starts with ('... --enable-auto-tool-choice --tool-call-parser qwen3_coder', vllm#34076) is
+        # no trap
+        re.compile(r"auto[- ]tool[- ]choice.*(requires|needs)|invalid tool[- ]call[- ]parser", re.I),
         "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser",
     ),
     (
@@ -76,7 +81,11 @@ TEXT_PROBE_BYTES = 8192  # the block read_log judges a file text by (git's buffe
 # The most error lines kept: SummarizeLogsRequest's own ceiling for the other kinds (max_lines <= 2,000). A failed
 # boot's traceback is tens of lines; only a crash loop repeating it reaches this, and its first and last are kept.
 MAX_ERROR_LINES = 2000
-_ERROR = re.compile(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent call last\)|^\S*(Error|Exception|Failure): ")
+_ERROR = re.compile(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent call last\)")
+# an exception line, read on the line without what a paste or a collector put before it (bootlog.bare_line): a process
+# tag, a quote marker or an inline-code tick hid the refusals of vllm#34076 ('`(EngineCore_DP0 pid=1094) ValueError: To
+# serve at least one request ...') and eugr/spark-vllm-docker#396 ('▎ ValueError: ...'), kept as memory lines
+_EXCEPTION = re.compile(r"^\S*(Error|Exception|Failure): ")
 _WARNING = re.compile(r"\bWARNING\b")
 _MEMORY = re.compile(
     r"KV cache size|Memory statistics|Model loading took|Checkpoint size|Init kv-cache|"
@@ -93,7 +102,11 @@ def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None
     """(kind, trap text) of one log line; (None, None) when the summary leaves it out. `in_traceback`:
     the previous kept line was part of a traceback (its indented frames are errors too)."""
     trap = next((text for pattern, text in TRAPS if pattern.search(line)), None)
-    if _ERROR.search(line) or (in_traceback and (line.startswith((" ", "\t")) or not line.strip())):
+    if (
+        _ERROR.search(line)
+        or _EXCEPTION.match(bare_line(line))
+        or (in_traceback and (line.startswith((" ", "\t")) or not line.strip()))
+    ):
         return "error", trap
     if trap is not None:
         return "trap", trap

@@ -203,3 +203,131 @@ def test_a_journal_head_in_iso_form_hides_no_warning(head: str) -> None:
     assert read_boot_log(line, "vllm", "m").warnings == [line]
     error = head + "(EngineCore pid=28059) ValueError: No available memory for the cache blocks."
     assert read_boot_log(error, "vllm", "m").errors
+
+
+def test_a_terminals_html_copy_is_read_as_the_log_it_shows() -> None:
+    # infiniflow/ragflow#9856 (vLLM 0.10.1.1): a terminal's 'Copy as HTML' puts '<font color="#2AA1B3"><b>' around
+    # every process tag and writes quotes as '&apos;'; the pool, the token line, the args and the derived length read
+    record = _read("gpu2-qwen3-30b-a3b-thinking-2507-fp8-tp2-v01011-html")
+    assert (record.engine_version, record.kv_cache_gib, record.kv_cache_tokens) == ("0.10.1.1", 26.13, 570848)
+    logged = record.logged
+    assert (logged["model"], logged["tensor_parallel_size"]) == ("/home/test/hfd/Qwen3-30B-A3B-Thinking-2507-FP8", "2")
+    assert logged["max_model_len"] == "262144"  # 'Using max model len 262144': no --max-model-len in the args
+
+
+def test_warnings_behind_html_markup_are_warnings() -> None:
+    # infiniflow/ragflow#11166 (vLLM 0.11.0): four 'Failed to import DeepGemm kernels.' / 'CutlassBlockScaledGroupedGemm
+    # not supported ...' warnings of the two workers and the engine's 'Add 3 padding layers' warning; before, none
+    record = _read("gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html")
+    assert len(record.warnings) == 5 and "Add 3 padding layers" in record.warnings[-1]
+    assert (record.logged["max_model_len"], record.logged["tensor_parallel_size"]) == ("131072", "2")
+    assert record.kv_cache_gib == 2.90  # Worker_TP1's pool, printed after Worker_TP0's 2.94
+
+
+@pytest.mark.parametrize(
+    ("name", "warnings", "errors"),
+    [
+        (
+            "a100x2-qwen2-7b-tp2-util025-v01011",
+            1,
+            0,
+        ),  # vLLM 0.10.1.1 '(VllmWorker TP0 pid=1430) WARNING ... Custom ...'
+        ("a10x4-qwen3-30b-a3b-tp4-len8192-v085", 1, 4),  # vLLM 0.8.5 '(VllmWorker rank=1 pid=106) ERROR ...' x 4
+    ],
+)
+def test_a_worker_tag_with_a_space_hides_no_level(name: str, warnings: int, errors: int) -> None:
+    # vLLM's worker names hold a space in 0.8.x ('VllmWorker rank=1') and 0.10.x ('VllmWorker TP0'): their WARNING and
+    # ERROR lines were read as neither (the a10x4 log's capture OOM kept only its 'Traceback' line)
+    record = _read(name)
+    assert (len(record.warnings), len(record.errors)) == (warnings, errors)
+
+
+def test_a_cloudwatch_csv_export_of_a_failed_boot_reads_as_one() -> None:
+    # aws-samples/amazon-sagemaker-generativeai#111: '1756144011375,#033[1;36m(VllmWorker pid=96)#033[0;0m ERROR 08-25
+    # 10:46:51 [multiproc_executor.py:559] WorkerProc failed to start.#015', quoted rows doubling their quotes
+    record = _read("sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0")
+    assert len(record.errors) == 14  # 13 ERROR rows of the worker and the engine core, and the API server's exception
+    assert record.failure_cause == (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
+    )
+    assert record.logged == {"tensor_parallel_size": "1"}  # 'vLLM engine args: [--port 8080 --tensor-parallel-size 1'
+
+
+def test_the_pool_of_a_tp_boot_is_its_smallest_rank_whatever_the_order() -> None:
+    # ragflow#11166's two 'Available KV cache memory' lines (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB) in either order:
+    # vLLM gives every rank the fewest blocks of any (kv_cache_utils.py get_kv_cache_configs), so the pool is 2.90
+    text = (BOOTLOGS / "gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html.log").read_text("utf-8")
+    ranks = [line for line in text.splitlines() if "Available KV cache memory" in line]
+    assert len(ranks) == 2 and "2.94 GiB" in ranks[0]
+    assert read_boot_log("\n".join(reversed(ranks)), "vllm", "m").kv_cache_gib == 2.90
+    # a new boot's line starts a new round: its pool is its own, larger or not
+    restarted = "\n".join(
+        [ranks[1], "INFO 11-11 12:30:00 [api_server.py:1839] vLLM API server version 0.11.0", ranks[0]]
+    )
+    assert read_boot_log(restarted, "vllm", "m").kv_cache_gib == 2.94
+
+
+@pytest.mark.parametrize(
+    ("name", "estimated_gib"),
+    [
+        ("h100-llama31-8b-tp1-v0190", 0.84),  # 0.19.0 'Estimated CUDA graph memory: 0.84 GiB total'
+        ("l4-gemma4-e2b-w4a16-len8192-v0300", 0.53),  # 0.30.0 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 ...'
+        ("rtx5090x2-qwen38-27b-fp8-tp2-closing-memory-lines", 0.13),  # club-3090#1087, Worker_TP1's pool line
+    ],
+)
+def test_the_cuda_graph_estimate_is_read(name: str, estimated_gib: float) -> None:
+    # the CUDA-graph memory the profiler keeps out of the pool (0.20+); before, no field held it
+    assert _read(name).cuda_graph_estimated_gib == estimated_gib
+
+
+def test_the_capture_figure_is_the_engines_own_capture() -> None:
+    # l4-gemma4-e2b-w4a16-len8192-v0300 (vLLM 0.30.0, V2 runner): 'Graph capturing finished in 11 secs, took 0.48 GiB'
+    # (the profiling capture), then 'Graph capturing finished in 6 secs, took 0.28 GiB' (the engine's): 0.28
+    assert _read("l4-gemma4-e2b-w4a16-len8192-v0300").cuda_graph_capture_gib == 0.28
+
+
+def test_a_max_model_len_above_the_models_positions_is_named() -> None:
+    # h100-phi2-len8192-refused-v0190 (vLLM 0.19.0): 'pydantic_core._pydantic_core.ValidationError: 1 validation error
+    # for ModelConfig' / 'Value error, User-specified max_model_len (8192) is greater than the derived max_model_len
+    # (max_position_embeddings=2048.0 or model_max_length=None ...': the cause was the pydantic wrapper's first line
+    cause = _read("h100-phi2-len8192-refused-v0190").failure_cause
+    assert cause is not None
+    assert cause.startswith("--max-model-len 8192 is above the 2048 positions the model's config allows")
+
+
+def test_a_refusal_pasted_as_inline_code_is_read() -> None:
+    # vllm#34076: '`(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len
+    # (262144), (24.0 GiB KV cache is needed, ... (3.18 GiB). ... the estimated maximum model length is 34736.'
+    record = _read("rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev")
+    assert (record.kv_cache_gib, record.kv_cache_needed_gib, record.estimated_max_model_len) == (3.18, 24.0, 34736)
+    assert record.failure_cause is not None and record.failure_cause.startswith("the KV pool (3.18 GiB)")
+    assert record.logged["max_model_len"] == "262144"  # the refusal's 'max seq len (262144)'
+    # the environment line 'vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl'
+    assert record.engine_version == "0.15.2rc1.dev93+g11a4c9d30.cu128"
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "frame"),
+    [
+        # vllm#17469 (vLLM 0.8.5, 4x A10): the capture OOM's traceback is cut before its exception
+        ("a10x4-qwen3-30b-a3b-tp4-len8192-v085", "WorkerProc hit an exception.", "self.model_runner.capture_model()"),
+        # vllm#27508 (0.11.0, gpt-oss-120b at 0.95): cut after the engine core's first frames
+        (
+            "h100-gpt-oss-120b-util095-refused-v011",
+            "EngineCore failed to start.",
+            "engine_core = EngineCoreProc(*args, **kwargs)",
+        ),
+    ],
+)
+def test_a_log_cut_inside_its_traceback_is_a_failed_boot(name: str, first: str, frame: str) -> None:
+    # they had ERROR lines and no cause, so plan --against did not say the boot failed
+    assert _read(name).failure_cause == (
+        f"the log ends inside a traceback, before its exception: {first} (last frame: {frame})"
+    )
+
+
+def test_an_error_the_engine_survives_is_no_cause() -> None:
+    # the a10x4 log's ERROR traceback followed by uvicorn's 'Application startup complete.' (the last line of the
+    # corpus's started logs): the engine went on, so the cut traceback is no cause
+    text = (BOOTLOGS / "a10x4-qwen3-30b-a3b-tp4-len8192-v085.log").read_text(encoding="utf-8")
+    assert read_boot_log(text + "\nINFO:     Application startup complete.", "vllm", "m").failure_cause is None

@@ -6,6 +6,8 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from onechip.vllm.log_summary import MAX_ERROR_LINES, MAX_LINE_CHARS, read_log, summarize
 
 DATA = Path(__file__).parents[2] / "data"
@@ -82,3 +84,33 @@ def test_a_crash_loop_keeps_the_first_and_last_errors_and_counts_the_rest():
     errors = [line.text for line in summary.lines]
     assert errors == lines[: MAX_ERROR_LINES // 2] + lines[-(MAX_ERROR_LINES // 2) :]
     assert summary.dropped_errors == 500 and summary.counts == {"error": MAX_ERROR_LINES + 500}
+
+
+@pytest.mark.parametrize(
+    ("name", "errors"),
+    [
+        # vllm#34076: '`(EngineCore_DP0 pid=1094) ValueError: To serve at least one request ...' (inline code)
+        ("rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev", 1),
+        # eugr/spark-vllm-docker#396: '▎ ValueError: To serve at least one request ...' (a chat quote)
+        ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", 1),
+        # aws-samples/amazon-sagemaker-generativeai#111: 13 ERROR rows and the API server's 'RuntimeError: ...'
+        ("sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0", 14),
+    ],
+)
+def test_an_exception_behind_a_paste_prefix_is_an_error_line(name: str, errors: int) -> None:
+    # the refusal was kept as a 'memory' line (it holds 'GiB'), so a summary cut to errors and traps lost it
+    text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
+    assert summarize(text, name).counts.get("error") == errors
+
+
+def test_a_command_naming_the_tool_parser_is_no_trap() -> None:
+    # vllm#34076 pastes its command ('... --enable-auto-tool-choice --tool-call-parser qwen3_coder'): it was flagged
+    # 'tool calling needs --enable-auto-tool-choice ...'; vLLM's own errors still are (api_server.py
+    # validate_api_server_args: 'invalid tool call parser: X (chose from { ... })')
+    name = "rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev"
+    text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
+    assert summarize(text, name).traps == []
+    error = "(APIServer pid=1) KeyError: 'invalid tool call parser: qwen4 (chose from { hermes,qwen3_coder })'"
+    assert summarize(error, "x").traps == [
+        "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser"
+    ]
