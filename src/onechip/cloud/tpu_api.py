@@ -66,7 +66,8 @@ POLL_ENV = "ONECHIP_CLOUD_POLL_S"  # seconds between polls (default 5; tests aga
 TIMEOUT_ENV = "ONECHIP_CLOUD_TIMEOUT_S"  # seconds one request may take (default 60; tests shorten it)
 DEADLINE_ENV = "ONECHIP_CLOUD_DEADLINE_S"  # seconds one call may take, all its tries and pauses (default 30)
 CONNECT_S = 10.0  # a connection not made in this long is a failed try (Google's front ends answer in < 1 s)
-RETRIES = 6  # a transient failure is tried again this many times, waiting poll_s x 2^n (capped at 60 s)
+RETRIES = 6  # a transient failure is tried again this many times, waiting backoff_s (capped at 60 s)
+FIRST_RETRY_S = 1.0  # the first retry's pause (Google Cloud's retry strategy: 1 s, then doubling; backoff_s)
 MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -93,8 +94,11 @@ def env_seconds(name: str, default_s: float) -> float:
 
 
 def backoff_s(base_s: float, attempt: int) -> float:
-    """The pause before retry `attempt` + 1 (0-based): base_s x 2^attempt, at most 60 s."""
-    return min(60.0, base_s * 2**attempt)
+    """The pause before retry `attempt` + 1 (0-based): min(base_s, FIRST_RETRY_S) x 2^attempt, at most 60 s
+    (Google Cloud's truncated exponential backoff, which starts at 1 s: cloud.google.com/storage/docs/retry-strategy
+    and the IAM/Compute 'Retry failed requests' pages; a 5-s poll interval as the base fitted three tries in the
+    default 30-s deadline, this five)."""
+    return min(60.0, min(base_s, FIRST_RETRY_S) * 2**attempt)
 
 
 def unresolved_host(exc: httpx.HTTPError) -> str | None:
