@@ -263,7 +263,12 @@ def _plain(line: str) -> str:
 def bare_line(line: str) -> str:
     """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX): what
     a line's level or exception is read from, here and in log_summary."""
-    line = _plain(line).strip()
+    return _unprefixed(_plain(line))
+
+
+def _unprefixed(plain: str) -> str:
+    """`plain` (a _plain line) without the prefixes before vLLM's own text (_PREFIX)."""
+    line = plain.strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
     return line
@@ -494,13 +499,13 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        bare = bare_line(line)
+        plain = _plain(line)
+        bare = _unprefixed(plain)
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare):
             out.errors.append(redact(line))
-        plain = _plain(line)
         _read_facts(out, plain)
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = None
