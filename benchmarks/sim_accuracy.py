@@ -528,12 +528,11 @@ def _against_measured(
     and that `errs` (report's out-of-sample errors) scored, (the model's error, the error of `source`'s measured
     figure taken as the prediction), and print the second's MAPE: the disagreement of two measured deployments,
     which no calibration on one can beat on the other."""
-    theirs = {f"{c.context_tokens}x{c.clients}": c for c in source.cells}
+    theirs, ours = ({f"{c.context_tokens}x{c.clients}": c for c in g.cells} for g in (source, grid))
     other: dict[str, list[float]] = {}
     for figure, values in errs.items():
         for model_ape, key in values:
-            cell = next(c for c in grid.cells if f"{c.context_tokens}x{c.clients}" == key)
-            if key in theirs and (ape := _ape(getattr(theirs[key], figure), getattr(cell, figure))) is not None:
+            if key in theirs and (ape := _ape(getattr(theirs[key], figure), getattr(ours[key], figure))) is not None:
                 shared.setdefault(figure, []).append((model_ape, ape))
                 other.setdefault(figure, []).append(ape)
     for figure, apes in other.items():
