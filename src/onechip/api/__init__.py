@@ -8,7 +8,7 @@ Each job lives in a module of its own; this package only names them.
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
-    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote: getting a TPU (onechip.cloud)
+    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_target: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
     advise(AdviseRequest, on_progress) -> Advice
@@ -27,6 +27,7 @@ from onechip.api._cloud import (
     cloud_quote,
     cloud_status,
     cloud_statuses,
+    cloud_target,
     cloud_up,
     cloud_zones,
 )
@@ -42,8 +43,8 @@ from onechip.api._report import cost, report
 
 __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "calibration_for", "check", "cloud_down",
-    "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_up", "cloud_zones",
-    "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail",
-    "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
+    "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
+    "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs",
+    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
     "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
 ]  # fmt: skip

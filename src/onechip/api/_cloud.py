@@ -41,9 +41,10 @@ def _tpu(project: str | None, on_progress: ProgressFn = no_progress) -> TpuApi:
     return TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line)))
 
 
-def _keyed(request: CloudTargetT) -> CloudTargetT:
+def cloud_target(request: CloudTargetT) -> CloudTargetT:
     """`request` with its chip as onechip's key however it was named (offers.chip_key: 'v5litepod-4' -> v5e-4).
-    Raises ConfigError for a chip that is no Cloud TPU onechip knows."""
+    Raises ConfigError for a chip that is no Cloud TPU onechip knows: a shell calls it before it asks to create
+    anything, so an unknown chip is refused before the question, not after the user said yes."""
     return request.model_copy(update={"chip": offers.chip_key(request.chip)})
 
 
@@ -63,7 +64,7 @@ def cloud_quote(request: CloudUpRequest) -> Quote:
     """The hourly burn of what `cloud_up(request)` would create (first zone's region, catalog price x every
     chip of every TPU) and what stops its billing; what a shell prints before anything is created. Raises
     ConfigError (also: replicas that do not split a slice, set names past 58 characters)."""
-    request = _keyed(request)
+    request = cloud_target(request)
     tpus = _tpus(request)
     zone = provision.zones_for(request)[0]
     limit = request.max_run_duration_s if request.provisioning == "flex-start" else (
@@ -80,7 +81,7 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
     recorded, and the message names the command that deletes them)."""
-    request = _keyed(request)
+    request = cloud_target(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
         check = up(_engine_request(request, [f"{request.ssh_user}@tpu-{k}" for k in range(tpus)], dry_run=True))
@@ -134,7 +135,7 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
 def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progress) -> list[Attempt]:
     """Can CHIP be had with PROVISIONING in each zone now? A real create, deleted at once (billed for the
     seconds it lives); recorded for `cloud_zones`. See onechip.cloud.provision.probe."""
-    request = _keyed(request)
+    request = cloud_target(request)
     return provision.probe(_tpu(request.project, on_progress), request, on_progress)
 
 

@@ -301,14 +301,26 @@ def _advice_config(request: AdviseRequest, agent: BenchConfig | None, chip: str,
     )
 
 
-def _advice_row(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int, tp: int) -> AdviceRow:
-    """Plan, predict and price one deployment (`agent`: the workload's sessions, else independent requests)."""
+def advice_max_model_len(longest: int, positions: int | None) -> int:
+    """The max_model_len advise plans a deployment at for requests of up to `longest` tokens (prompt + output):
+    the power of two above it, at least 2,048, but never past the model's `positions` (max_position_embeddings,
+    None: not stated) when the requests fit in them (Qwen3's 40,960 holds a 32,768 + 256 request; 65,536 is refused
+    by the planner). A request longer than `positions` is planned at its own length, so the planner's refusal names
+    what the workload asks for, not a rounded figure."""
+    rounded = max(2048, 1 << (longest - 1).bit_length())
+    return rounded if positions is None else max(longest, min(rounded, positions))
+
+
+def _advice_row(
+    request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int, tp: int, positions: int | None
+) -> AdviceRow:
+    """Plan, predict and price one deployment (`agent`: the workload's sessions, else independent requests;
+    `positions`: the model's max_position_embeddings, see advice_max_model_len)."""
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
     policy = request.router_policy if agent is not None and engines > 1 else None
     row = AdviceRow(chip=chip, engines=engines, tensor_parallel_size=tp, fits=False, router_policy=policy)
     last = None if agent is None else sim.agent_shape(agent, ctx, clients).prompt_tokens(agent.turns - 1)
-    longest = (last or ctx) + out
-    max_len = max(2048, 1 << (longest - 1).bit_length())
+    max_len = advice_max_model_len((last or ctx) + out, positions)
     try:
         fields: dict[str, Any] = {"model": request.model, "chip": chip, "tensor_parallel_size": tp,
                                   "max_model_len": max_len, "contexts": [ctx]}  # fmt: skip
@@ -411,7 +423,7 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be read at all
     (before any chip is tried)."""
     cost_layer.parse_pricing(request.pricing)
-    planner.resolve_model(request.model)
+    positions = planner.resolve_model(request.model).text_config.get("max_position_embeddings")
     deployments = _deployments(request)
     agent = _agent(request)
     sizes = [
@@ -425,7 +437,7 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     for i, (chip, engines, tp) in enumerate(deployments):
         what = f"{chip}: {engines} engine(s) x TP={tp}"
         on_progress(ProgressEvent("advise", what, done=i, total=len(deployments)))
-        rows.append(_advice_row(request, agent, chip, engines, tp))
+        rows.append(_advice_row(request, agent, chip, engines, tp, positions))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),

@@ -120,7 +120,7 @@ def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
 @options_from(CloudProbeRequest)
 def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     """Can I get CHIP with PROVISIONING in each ZONE now? A real create, deleted at once (no dry-run exists)."""
-    request = build_request(CloudProbeRequest, fields)
+    request = api.cloud_target(build_request(CloudProbeRequest, fields))  # an unknown chip before the question
     confirm(f"create and at once delete {request.chip} ({request.provisioning}) in each zone: billed seconds", yes)
     attempts = api.cloud_probe(request, state_lines())
     if as_json:

@@ -514,6 +514,7 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
+    request = api.cloud_target(request)  # an unknown chip is the refusal, not a preview asking to confirm it
     zones = ", ".join(request.zones) or "the zones on record"
     return (f"would create a {request.provisioning} {request.chip} TPU in {zones} and delete it at "
             "once (billed for the seconds it lives)")  # fmt: skip

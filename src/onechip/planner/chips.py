@@ -252,7 +252,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     if _TPU_NAME.match(name.strip()) or _google_name(name):
         tpus = sorted(k for k, e in entries.items() if e.kind == "tpu")
         raise ConfigError(
-            f"unknown chip {shown(name)} (--chip): no TPU of that name or slice in accelerators.json; its TPUs are "
+            f"unknown chip {shown(name)} ({option}): no TPU of that name or slice in accelerators.json; its TPUs are "
             f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
         )
     raise ConfigError(

@@ -478,3 +478,11 @@ def test_a_flag_said_to_be_the_clis_keeps_its_flag_over_mcp(tmp_path, monkeypatc
     result = call("simulate", args)
     assert result.is_error
     assert "call it once per policy (the CLI's --router-policies a,b does, into OUT/<policy>/" in result.content[0].text
+
+
+def test_cloud_probe_of_an_unknown_chip_is_refused_not_previewed(monkeypatch, tmp_path):
+    # was 'not done: cloud_probe would create a flex-start weird TPU in the zones on record ...; call cloud_probe
+    # again with confirm: true': the agent was asked to confirm a create that could only be refused (found by break7)
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
+    probe = call("cloud_probe", {"chip": "weird"})
+    assert probe.is_error and probe.content[0].text.startswith("chip weird: not a Cloud TPU chip onechip knows (")

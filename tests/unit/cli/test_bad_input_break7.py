@@ -1,0 +1,63 @@
+"""Bad input found by helper break7's pass over plan, advise, simulate, cost, report, cloud and MCP as a new user
+types it: each was a refusal of a workload that fits, a line naming the wrong flag, or a question asked before the
+answer was known to be refused, and is now planned or refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.factories import SMOLLM2_CONFIG, one_error_line, smollm2_full_checkpoint
+
+from onechip.api._predict import advice_max_model_len
+
+
+@pytest.fixture
+def short_positions(tmp_path, offline_home):
+    """SmolLM2-135M at its real shapes with max_position_embeddings 1,024 (GPT-2's): shorter than advise's
+    2,048-token floor. The config is SmolLM2's published one but for that field."""
+    checkpoint = smollm2_full_checkpoint(tmp_path / "smollm2-1024")
+    config = checkpoint / "config.json"
+    config.write_text(config.read_text().replace('"max_position_embeddings": 8192', '"max_position_embeddings": 1024'))
+    assert SMOLLM2_CONFIG["max_position_embeddings"] == 8192 and '"max_position_embeddings": 1024' in config.read_text()
+    return checkpoint
+
+
+def test_advise_plans_a_workload_that_fits_a_model_of_fewer_positions_than_its_rounding(run, short_positions):
+    # was exit 2, every row 'max_model_len 2048 exceeds the model's max_position_embeddings 1024': advise planned
+    # each deployment at the power of two above ctx + output_tokens (128 + 32), at least 2,048, past the model's
+    # 1,024 positions; a Qwen3 (40,960 positions) at ctx=32768 was refused at 65,536 alike
+    code, out, err = run("advise", str(short_positions), "--chips", "l4", "--workload", "ctx=128,clients=1", "--json")
+    assert code == 0, err
+    assert "exceeds the model's max_position_embeddings" not in out
+
+
+def test_advise_of_a_request_longer_than_the_model_names_its_length_not_a_rounded_one(run, short_positions):
+    # was 'max_model_len 2048 exceeds ...' for a 1,000 + 32-token request: a figure nobody typed
+    code, out, err = run("advise", str(short_positions), "--chips", "l4", "--workload", "ctx=1000,clients=1", "--json")
+    assert code == 2, err
+    rows = json.loads(out)["rows"]
+    assert [r["verdict"] for r in rows] == ["max_model_len 1032 exceeds the model's max_position_embeddings 1024"]
+
+
+@pytest.mark.parametrize(
+    ("longest", "positions", "planned"),
+    [(160, None, 2048), (160, 1024, 1024), (33_024, 40_960, 40_960), (5_000, 131_072, 8192), (8193, 8192, 8193)],
+)
+def test_advice_max_model_len_stays_within_the_models_positions(longest, positions, planned):
+    assert advice_max_model_len(longest, positions) == planned
+
+
+def test_advise_names_the_chips_option_for_an_unknown_tpu_slice(run):
+    # was '(--chip)', a flag advise does not take (the GPU branch of planner.chips.find already named --chips)
+    line = one_error_line(run, "advise", "SmolLM2-135M-Instruct", "--chips", "v6e-256")
+    assert line.startswith("unknown chip 'v6e-256' (--chips): no TPU of that name or slice in accelerators.json")
+
+
+def test_cloud_probe_refuses_an_unknown_chip_before_asking_to_go_ahead(run, monkeypatch, tmp_path):
+    # was 'create and at once delete weird (flex-start) in each zone: billed seconds: add --yes to go ahead ...':
+    # the chip was checked only after the user said yes
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
+    line = one_error_line(run, "cloud", "probe", "--chip", "weird")
+    assert line.startswith("--chip weird: not a Cloud TPU chip onechip knows (")
