@@ -187,6 +187,12 @@ _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 # vLLM's own key for its OpenAI API (vllm/entrypoints/openai/cli_args.py --api-key; vllm/envs.py VLLM_API_KEY):
 # --set would print it in the plan and the dry run and put it in the engine's ps line
 _KEY_NAMES = {"--api-key", "VLLM_API_KEY"}
+# An environment variable whose name says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY,
+# AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS): --set would print its value in the plan and
+# the dry run and put it in the engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token.
+_SECRET_ENV_NAME = re.compile(
+    r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$)"
+)
 
 
 # Flags onechip writes itself, which a --set would be dropped for (host, port) or contradict (the model is MODEL,
@@ -225,7 +231,8 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     `max-model-len=16384` (or `--max-model-len=16384`) sets a flag's value, `enforce-eager` adds a bare
     switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an upper-case name) sets an
     engine environment variable. Raises ConfigError for malformed items and for anything that carries a
-    token (the token goes in --hf-token-file); the message never repeats the value.
+    token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an environment
+    variable whose name says it holds one: _SECRET_ENV_NAME); the message never repeats the value.
     """
     out: list[Override] = []
     for item in items or []:
@@ -240,6 +247,11 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                 "is not given)"
             )
         if _ENV_NAME.match(key):
+            if _SECRET_ENV_NAME.search(key):
+                raise ConfigError(
+                    f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show "
+                    "it); export it where the engine runs instead"
+                )
             if not eq:
                 raise ConfigError(f"--set {key}: an environment variable needs a value (NAME=VALUE)")
             out.append(Override(name=key, value=value, is_env=True, item=item))

@@ -61,3 +61,25 @@ def test_cloud_probe_refuses_an_unknown_chip_before_asking_to_go_ahead(run, monk
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
     line = one_error_line(run, "cloud", "probe", "--chip", "weird")
     assert line.startswith("--chip weird: not a Cloud TPU chip onechip knows (")
+
+
+@pytest.mark.parametrize(
+    "name", ["GITHUB_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "HF_HUB_TOKEN"]
+)
+def test_set_refuses_an_environment_variable_whose_name_says_it_is_a_secret(run, name):
+    # was exit 0, the value printed in the plan ('env GITHUB_TOKEN=...', 'docker: -e GITHUB_TOKEN=...') and put on the
+    # docker command line: only HF_TOKEN, HUGGING_FACE_HUB_TOKEN and VLLM_API_KEY were refused by name
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", f"{name}=n0t-a-real-value")
+    assert code == 2 and "n0t-a-real-value" not in out + err
+    assert err.strip() == (
+        f"error: --set {name}: a secret never goes on the command line (the plan, the dry run and ps would show it); "
+        "export it where the engine runs instead"
+    )
+
+
+@pytest.mark.parametrize("item", ["TOKENIZERS_PARALLELISM=false", "VLLM_MAX_TOKENS_PER_BATCH=8"])
+def test_set_takes_an_environment_variable_that_only_contains_a_secret_word(run, item):
+    # the name is read word by word: TOKENIZERS is not TOKEN (Hugging Face tokenizers' own switch)
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)
+    assert code == 0, err
+    assert f"-e {item}" in out
