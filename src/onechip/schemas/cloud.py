@@ -380,12 +380,12 @@ class HostDemoOptions(RequestModel):
     def _host_demo(self) -> HostDemoOptions:
         if not self.on_host():
             given = [
-                f for f in ("host", "model", "chip", "image", "hf_token_secret", "hf_token_file") if getattr(self, f)
-            ]
-            if given or self.keep or self.again:
-                raise ValueError(
-                    "--host/--model/--chip/--image/--hf-token-*/--keep/--again need --cloud gcp or --engine"
-                )
+                f"--{f.replace('_', '-')}"
+                for f in ("host", "model", "chip", "image", "hf_token_secret", "hf_token_file", "keep", "again")
+                if getattr(self, f)
+            ]  # each option named as given, so an MCP caller is told its own arguments (schemas.inputs.as_parameters)
+            if given:
+                raise ValueError(f"{'/'.join(given)} {'needs' if len(given) == 1 else 'need'} --cloud gcp or --engine")
             return self
         if not self.model or not self.chip:
             raise ValueError("a demo on a real accelerator needs --model and --chip")

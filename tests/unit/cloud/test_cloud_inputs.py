@@ -70,7 +70,7 @@ def test_quote_prefers_the_zones_region_and_says_when_it_cannot():
 
 def test_demo_host_options():
     assert not DemoRequest().on_host()
-    with pytest.raises(ConfigError, match="need --cloud gcp or --engine"):
+    with pytest.raises(ConfigError, match="--keep needs --cloud gcp or --engine"):
         build_request(DemoRequest, {"keep": True})
     with pytest.raises(ConfigError, match="needs --model and --chip"):
         build_request(DemoRequest, {"cloud": "gcp", "chip": "v5e-1"})

@@ -486,3 +486,11 @@ def test_cloud_probe_of_an_unknown_chip_is_refused_not_previewed(monkeypatch, tm
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any call would fail loudly
     probe = call("cloud_probe", {"chip": "weird"})
     assert probe.is_error and probe.content[0].text.startswith("chip weird: not a Cloud TPU chip onechip knows (")
+
+
+def test_demo_options_that_need_a_host_are_named_as_the_arguments_given(monkeypatch, tmp_path):
+    # was 'host/model/chip/image/--hf-token-*/keep/again need cloud gcp or engine': every option listed, and one as
+    # the CLI's flag glob, whatever the call gave (found by break7)
+    monkeypatch.chdir(tmp_path)  # the default runs_root, runs/, lies within $ONECHIP_MCP_FILES
+    demo = call("demo", {"model": "SmolLM2-135M-Instruct", "chip": "l4"})
+    assert demo.is_error and demo.content[0].text == "model/chip need cloud gcp or engine"
