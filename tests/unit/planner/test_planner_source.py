@@ -109,3 +109,26 @@ def test_reachable_hub_is_still_asked_for_the_repo(monkeypatch):
     # the probe, then huggingface_hub's own request for config.json on the same endpoint
     assert _NoRepos.seen[0] == "HEAD /"
     assert any(f"/{UNKNOWN}/resolve/main/config.json" in line for line in _NoRepos.seen[1:])
+
+
+def test_a_hub_id_the_catalog_bundles_no_weights_for_is_read_from_the_hub(monkeypatch):
+    # was "catalog model 'Qwen3-0.6B' has no bundled tensor inventory; pass a local checkpoint directory or a Hub
+    # id": the Hub id given was matched in catalog/models.json (no inventory) and never asked for (found by break7)
+    entry = source.catalog_entry("Qwen/Qwen3-0.6B")
+    assert entry is not None and not entry[1].inventory and entry[1].hub_id == "Qwen/Qwen3-0.6B"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NoRepos)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _NoRepos.seen = []
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        with pytest.raises(ConfigError) as info:
+            source.resolve("Qwen/Qwen3-0.6B")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(info.value).startswith("model 'Qwen/Qwen3-0.6B' is not a local directory or catalog name, and the Hub")
+    assert any("/Qwen/Qwen3-0.6B/resolve/main/config.json" in line for line in _NoRepos.seen[1:])
+    # its catalog name alone still names the Hub id to pass
+    with pytest.raises(ConfigError, match=r"or its Hub id \(Qwen/Qwen3-0\.6B\) to count weights"):
+        source.resolve("qwen3-0.6b")
