@@ -11,6 +11,7 @@ from onechip.errors import ConfigError
 from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
 from onechip.planner.chips import other_card
+from onechip.planner.core import SLICE_CHIPS
 from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
@@ -68,7 +69,7 @@ def plan_replica(request: PlanRequest, share: int, replicas_n: int, tp_flag: str
     the flag that would choose it (the user typed none)."""
     one = replicas.replica_plan_request(request, share)
     try:
-        return planner.plan_model(one, calibration_dir=measured_boots_dir())
+        result = planner.plan_model(one, calibration_dir=measured_boots_dir())
     except ConfigError as exc:
         if one is request or "tensor_parallel_size" not in str(exc):
             raise
@@ -77,6 +78,8 @@ def plan_replica(request: PlanRequest, share: int, replicas_n: int, tp_flag: str
             f"{exc}; tensor_parallel_size {share} is each replica's share of {request.chip}'s {chips} chips over "
             f"--replicas {replicas_n}: give a --replicas that leaves each a share the model divides, or {tp_flag}"
         ) from None
+    result.warnings = [w for w in result.warnings if w.code != SLICE_CHIPS]  # the rest of the slice: other replicas
+    return result
 
 
 def _replica_plan(request: PlanRequest, kind: str) -> Plan:

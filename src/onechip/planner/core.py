@@ -95,6 +95,9 @@ from onechip.vllm.flag_table import TEXT_ONLY, older_than
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
+# The warning of a plan on part of a TPU slice ('v5e-8' at TP 1: one of its eight chips), which a replica's plan on
+# its share of the slice drops (api.plan_replica: the other chips are the other replicas')
+SLICE_CHIPS = "slice-chips"
 
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -224,6 +227,17 @@ def _warnings(
                     f"{tensor_parallel_size} of the {devices}; --tensor-parallel-size {devices} uses them all"
                 ),
                 source=acc.memory_visible_source or acc.source,
+            )
+        )
+    elif acc.chips > 1 and tensor_parallel_size < devices:  # 'v5e-8' reads as all eight chips; TP 1 plans one
+        out.append(
+            PlanWarning(
+                code=SLICE_CHIPS,
+                message=(
+                    f"{acc.name} is a slice of {acc.chips} chips: TP={tensor_parallel_size} plans and runs on "
+                    f"{tensor_parallel_size} of them; --tensor-parallel-size {devices} uses them all"
+                ),
+                source=acc.source,
             )
         )
     if tensor_parallel_size > 1 and any(h % tensor_parallel_size for h in raw_kv_heads):

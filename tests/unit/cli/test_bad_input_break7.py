@@ -83,3 +83,18 @@ def test_set_takes_an_environment_variable_that_only_contains_a_secret_word(run,
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)
     assert code == 0, err
     assert f"-e {item}" in out
+
+
+def test_a_plan_on_part_of_a_tpu_slice_says_the_other_chips_are_unused(run):
+    # was 'verdict: does not fit: weights 14.96 GiB exceed the cap 14.49 GiB' for Llama 3.1 8B on 'v5e-8' with no
+    # word that TP 1 planned one of its 8 chips (a v7x chip's two devices were said: devices-per-chip)
+    def warnings(*argv: str) -> dict[str, str]:
+        code, out, err = run("plan", "Llama-3.1-8B-Instruct", "--chip", "v5e-8", "--max-model-len", "8192", *argv)
+        assert code == 0, err
+        return {w["code"]: w["message"] for w in json.loads(out)["warnings"]}
+
+    assert warnings("--json")["slice-chips"] == (
+        "v5e-8 is a slice of 8 chips: TP=1 plans and runs on 1 of them; --tensor-parallel-size 8 uses them all"
+    )
+    assert "slice-chips" not in warnings("--json", "--tensor-parallel-size", "8")
+    assert "slice-chips" not in warnings("--json", "--replicas", "4")  # each replica's share is 2 chips at TP 2
