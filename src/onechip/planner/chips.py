@@ -39,7 +39,7 @@ _EDITIONS = {"server", "maxq", "mobile", "workstation"}
 _SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
 _FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)
+_SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
 _BOARD = re.compile(r"^(pcie|sxm)\d*$")
@@ -384,9 +384,13 @@ def memory_entry(spec: str) -> dict[str, Any]:
     """The entry of `gpu:<size>` (GiB or GB: the memory the runtime sees). Raises ConfigError when the size
     does not parse."""
     match = _SIZE.match(spec.split(":", 1)[1].strip())
-    if not match or float(match.group(1)) <= 0:
+    if not match:
         raise ConfigError(
             f"chip {shown(spec)}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB"
+        )
+    if float(match.group(1)) <= 0:
+        raise ConfigError(
+            f"chip {shown(spec)}: a card's memory is more than 0 GiB; give the size it has, e.g. gpu:24GiB"
         )
     size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
     if size > INT64_MAX:  # a byte count torch and the driver hold as a 64-bit integer (schemas.inputs.INT64_MAX)

@@ -98,3 +98,10 @@ def test_a_plan_on_part_of_a_tpu_slice_says_the_other_chips_are_unused(run):
     )
     assert "slice-chips" not in warnings("--json", "--tensor-parallel-size", "8")
     assert "slice-chips" not in warnings("--json", "--replicas", "4")  # each replica's share is 2 chips at TP 2
+
+
+@pytest.mark.parametrize("chip", ["gpu:0GiB", "gpu:-5GiB", "gpu:0.0GB"])
+def test_a_card_of_no_memory_is_refused_for_its_size_not_its_spelling(run, chip):
+    # was "write the card's memory as gpu:<size>GiB or gpu:<size>GB": what 'gpu:0GiB' already is
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", chip)
+    assert line == f"chip {chip!r}: a card's memory is more than 0 GiB; give the size it has, e.g. gpu:24GiB"
