@@ -76,6 +76,11 @@ _WEIGHTS_GIB = re.compile(
     r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) GB"
     r"|model weights take\s+([\d.]+)\s*GiB"
 )
+# The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak
+# activation, ...' (vllm/v1/worker/gpu_worker.py: the model runner's model_memory_usage, the figure 'Model loading took'
+# prints; the 0.19.0, 0.20.0 and 0.26.0 sdists): read where the loading line is not (a paste that keeps only the
+# closing line, a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt)
+_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage is (-?[\d.]+) GiB for weight\b")
 _KV_TOKENS = re.compile(
     r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens"
     # the V0 and V1 refusal when the pool holds less than one max-length request
@@ -458,6 +463,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.weight_load_s = float(match.group(1))
     if match := _WEIGHTS_GIB.search(line):
         out.weights_gib = float(_first(match))
+    elif out.weights_gib is None and (match := _CLOSING_WEIGHTS_GIB.search(line)):
+        out.weights_gib = float(match.group(1))
     if match := _KV_TOKENS.search(line):
         out.kv_cache_tokens = int(_number(_first(match)))
     if match := _KV_GIB.search(line):

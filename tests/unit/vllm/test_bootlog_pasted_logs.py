@@ -342,6 +342,18 @@ def test_a_log_views_timestamp_column_hides_no_warning() -> None:
     assert (record.kv_cache_gib, record.kv_cache_tokens, record.max_concurrency) == (2.95, 75456, 3.87)
     stamped = "2026-05-01 22:47:46.772 | (EngineCore pid=187) ValueError: No available memory for the cache blocks."
     assert read_boot_log(stamped, "vllm", "m").errors  # an exception behind the column is an error too
+    # the same column on a log of the corpus from before: its 'Add 1 padding layers' WARNING (line 9) was read as none
+    assert len(_read("gpu-nemotron-cascade2-30b-nvfp4-kvfp8-len256000-v0201dev").warnings) == 1
+
+
+def test_the_closing_memory_line_gives_the_weights_where_the_loading_line_is_not_kept() -> None:
+    # search-index file id 62145020194 (an A10, sleep mode): the excerpt keeps 'Actual usage is 8.28 GiB for weight,
+    # 1.02 GiB for peak activation, ...' (gpu_worker.py: model_memory_usage, what 'Model loading took' prints) and no
+    # loading line; before, no weights were read
+    record = _read("a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt")
+    assert (record.weights_gib, record.kv_cache_gib, record.logged["total_memory_gib"]) == (8.28, 11.06, "22.06")
+    both = "Model loading took 15.0586 GiB memory\nActual usage is 15.06 GiB for weight, 1.0 GiB for peak activation"
+    assert read_boot_log(both, "vllm", "m").weights_gib == 15.0586  # the loading line's figure where both are kept
 
 
 def test_a_container_killed_at_its_memory_limit_is_a_failed_run() -> None:
