@@ -76,6 +76,11 @@ _WEIGHTS_GIB = re.compile(
     r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) GB"
     r"|model weights take\s+([\d.]+)\s*GiB"
 )
+# The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak
+# activation, ...' (vllm/v1/worker/gpu_worker.py: the model runner's model_memory_usage, the figure 'Model loading took'
+# prints; the 0.19.0, 0.20.0 and 0.26.0 sdists): read where the loading line is not (a paste that keeps only the
+# closing line, a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt)
+_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage is (-?[\d.]+) GiB for weight\b")
 _KV_TOKENS = re.compile(
     r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens"
     # the V0 and V1 refusal when the pool holds less than one max-length request
@@ -128,13 +133,19 @@ _CUDA_GRAPH_ESTIMATE = re.compile(
 _CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) GiB")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 # on the bare_line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
-# V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), or the shell's
+# V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
-# jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback)
+# jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback), or a container runtime's
+# report of a container the kernel killed at its memory limit (_OOM_KILLED)
 _FAILURE = re.compile(
     r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
     r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$)"
 )
+# Kubernetes' termination reason 'OOMKilled' (kubectl describe: 'Reason: OOMKilled', exit code 137 = 128 + SIGKILL),
+# Docker's State.OOMKilled, and a platform's sentence around the container log ('exceeded its 8Gi memory limit and was
+# OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
+# '"OOMKilled": false' says the opposite
+_OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*false)", re.IGNORECASE)
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
 _KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
@@ -242,12 +253,18 @@ _JOURNAL_DATE = (
 _TQDM = (
     r"[^|\[\]]*?(?:\d+%(?:\|[^|]*\|| Completed \|) *[\d.]+\w?/[\d.?]+\w?|[\d.]+\w?it) \[[\d:]+(?:<[\d:?]+)?,[^\]]*\]"
 )
+# A timestamp a collector or a log viewer writes before each line: `docker logs -t` / kubectl's RFC 3339 stamp
+# ('2025-08-18T14:14:46.123456789Z '), and a viewer's date-and-time column ending in ' | ' ('2026-05-01 22:44:30.255 |
+# (APIServer pid=1) WARNING ...': a Docker container log view with its timestamps shown, copied as text,
+# gpu-wsl-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200-stamped); the date is ISO 8601, the time separated by 'T' or a
+# space, with optional fractions and zone
+_STAMP_COLUMN = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+\|\s?|\s+)"
 # vLLM's process tag is '(NAME pid=N) ' (vllm/utils decorate_logs), and NAME may hold spaces: 0.8.x workers
 # '(VllmWorker rank=1 pid=106)' (a10x4-qwen3-30b-a3b-tp4-len8192-v085), 0.10.x '(VllmWorker TP0 pid=1430)'
 # (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
     rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃`]\s?"
-    r"|\d{4}-\d\d-\d\dT[\d:.,]+Z?\s+|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
+    rf"|{_STAMP_COLUMN}|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
 )
 
 
@@ -324,6 +341,12 @@ _CAUSES = [
         "this GPU has no FP8 E4M3 (compute capability below 8.9): a Triton kernel vLLM compiles in fp8e4nv, for FP8 "
         "block-quantized weights or an FP8 KV cache, cannot run on it: serve without --kv-cache-dtype fp8* and with a "
         "checkpoint that is not FP8 block-quantized",
+    ),
+    (
+        _OOM_KILLED,
+        "the container was killed at its memory limit (OOMKilled, exit 137): that limit is host RAM, not GPU memory; "
+        "raise the container's memory limit, or lower what the engine holds in host RAM (torch.compile and kernel JIT "
+        "workers, tokenizer and multimodal processor workers)",
     ),
     (
         re.compile(r"^Killed$"),
@@ -440,6 +463,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.weight_load_s = float(match.group(1))
     if match := _WEIGHTS_GIB.search(line):
         out.weights_gib = float(_first(match))
+    elif out.weights_gib is None and (match := _CLOSING_WEIGHTS_GIB.search(line)):
+        out.weights_gib = float(match.group(1))
     if match := _KV_TOKENS.search(line):
         out.kv_cache_tokens = int(_number(_first(match)))
     if match := _KV_GIB.search(line):
@@ -504,7 +529,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
-        elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare):
+        elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
             out.errors.append(redact(line))
         _read_facts(out, plain)
         if _POOL_ROUND_END.search(plain):

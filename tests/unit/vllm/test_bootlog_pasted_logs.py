@@ -331,3 +331,40 @@ def test_an_error_the_engine_survives_is_no_cause() -> None:
     # corpus's started logs): the engine went on, so the cut traceback is no cause
     text = (BOOTLOGS / "a10x4-qwen3-30b-a3b-tp4-len8192-v085.log").read_text(encoding="utf-8")
     assert read_boot_log(text + "\nINFO:     Application startup complete.", "vllm", "m").failure_cause is None
+
+
+def test_a_log_views_timestamp_column_hides_no_warning() -> None:
+    # search-index file id 52377383460 (vLLM 0.20.0 under WSL): every line behind '2026-05-01 22:44:30.255 | ', as a
+    # Docker container log view with its timestamps shown copies it; the 4 WARNING lines (pin_memory under WSL, the
+    # --model option, the Mamba cache 'align' mode, the sampling defaults) were read as none before
+    record = _read("gpu-wsl-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200-stamped")
+    assert len(record.warnings) == 4 and "Mamba cache mode is set to 'align'" in record.warnings[2]
+    assert (record.kv_cache_gib, record.kv_cache_tokens, record.max_concurrency) == (2.95, 75456, 3.87)
+    stamped = "2026-05-01 22:47:46.772 | (EngineCore pid=187) ValueError: No available memory for the cache blocks."
+    assert read_boot_log(stamped, "vllm", "m").errors  # an exception behind the column is an error too
+    # the same column on a log of the corpus from before: its 'Add 1 padding layers' WARNING (line 9) was read as none
+    assert len(_read("gpu-nemotron-cascade2-30b-nvfp4-kvfp8-len256000-v0201dev").warnings) == 1
+
+
+def test_the_closing_memory_line_gives_the_weights_where_the_loading_line_is_not_kept() -> None:
+    # search-index file id 62145020194 (an A10, sleep mode): the excerpt keeps 'Actual usage is 8.28 GiB for weight,
+    # 1.02 GiB for peak activation, ...' (gpu_worker.py: model_memory_usage, what 'Model loading took' prints) and no
+    # loading line; before, no weights were read
+    record = _read("a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt")
+    assert (record.weights_gib, record.kv_cache_gib, record.logged["total_memory_gib"]) == (8.28, 11.06, "22.06")
+    both = "Model loading took 15.0586 GiB memory\nActual usage is 15.06 GiB for weight, 1.0 GiB for peak activation"
+    assert read_boot_log(both, "vllm", "m").weights_gib == 15.0586  # the loading line's figure where both are kept
+
+
+def test_a_container_killed_at_its_memory_limit_is_a_failed_run() -> None:
+    # search-index file id 60449471537 (vLLM 0.26.0): the engine starts, then the platform reports 'out of memory:
+    # container "inference" exceeded its 8Gi memory limit and was OOM-killed (exit 137)'; before, a clean boot
+    record = _read("gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom")
+    assert len(record.errors) == 1 and "OOM-killed (exit 137)" in record.errors[0]
+    assert record.failure_cause is not None and record.failure_cause.startswith(
+        "the container was killed at its memory"
+    )
+    assert (record.kv_cache_gib, record.kv_cache_tokens) == (13.33, 2324244)  # the pool it had sized, as logged
+    # Kubernetes' reason (kubectl describe) is one; docker inspect's State saying it was not is none
+    assert read_boot_log("    Reason:       OOMKilled", "vllm", "m").failure_cause is not None
+    assert read_boot_log('            "OOMKilled": false,', "vllm", "m").errors == []
