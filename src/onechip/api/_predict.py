@@ -325,8 +325,9 @@ def _advice_row(
         fields: dict[str, Any] = {"model": request.model, "chip": chip, "tensor_parallel_size": tp,
                                   "max_model_len": max_len, "contexts": [ctx]}  # fmt: skip
         the_plan = planner.plan_model(PlanRequest(**fields))
-        if the_plan.binding_limit == "free-memory-at-start":  # the engine's default utilization cannot start here:
-            util = planner.start_utilization(planner.rules.accelerator(chip))  # plan at the one the verdict names
+        if "free-memory-at-start" in [the_plan.binding_limit, *(w.code for w in the_plan.warnings)]:
+            # the engine's default utilization may not start on this host: plan at the one every measured host passed
+            util = planner.start_utilization(planner.rules.accelerator(chip))
             the_plan = planner.plan_model(PlanRequest(**fields, utilization=util))
             row = row.model_copy(update={"utilization": util})
         if not the_plan.fits:

@@ -328,8 +328,10 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
             out.append(
                 PlanWarning(
                     code="free-memory-at-start",
-                    message=f"utilization {utilization} asks {requested / GIB:.2f} GiB at start; this card had "
-                    f"{free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB free then, so vLLM's start-up check may refuse it",
+                    message=f"utilization {utilization} asks {requested / GIB:.2f} GiB at start; hosts of this card "
+                    f"had {free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB free then (the host's own use of the memory), "
+                    f"so vLLM's start-up check may refuse it; --gpu-memory-utilization {start_utilization(acc):g} "
+                    "passed on every host measured",
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
@@ -2223,15 +2225,17 @@ def start_utilization(acc: Accelerator) -> float | None:
 def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
     """vLLM's start-up check before anything loads (vllm/v1/worker/gpu_worker.py: free memory must cover
     utilization x total, else 'Free memory on device ... on startup is less than desired GPU memory utilization'),
-    where the card's free memory at start was measured well below its total (unified memory: GB10)."""
+    where the card's free memory at start was measured well below its total (unified memory: GB10). Refused only
+    above the most any host had free (a request between the least and the most is a warning, _chip_warnings): the
+    figure is the host's state, not the card's."""
     free, below = acc.memory_free_at_start_range_bytes, start_utilization(acc)
     if free is None or below is None or requested <= free[1]:
         return verdict
     return (
-        f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the {free[0] / GIB:.1f} - "
-        f"{free[1] / GIB:.1f} GiB this card has free then (the host's share of unified memory); the engine refuses "
-        f"('on startup is less than desired GPU memory utilization'); --gpu-memory-utilization {below:g} or less "
-        "passes that check",
+        f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than any host of this card had "
+        f"free then ({free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB: the host's share of unified memory); the engine "
+        f"refuses ('on startup is less than desired GPU memory utilization'); --gpu-memory-utilization {below:g} or "
+        "less passes that check",
         "free-memory-at-start",
     )
 
