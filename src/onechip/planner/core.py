@@ -627,10 +627,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
         )
     src = model_source.resolve(request.model)
     family = src.config.family
-    max_model_len, contexts = _lengths(request, src.text_config, family)
+    model_type = str(src.config.data.get("model_type", family))
+    max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
     if engine == "vllm-gpu":
-        model_types = {family, str(src.config.data.get("model_type", family))}
+        model_types = {family, model_type}
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
@@ -853,19 +854,57 @@ def _local_or_hub(model: str, origin: str | None) -> str:
     return str(Path(model).expanduser().resolve()) if origin == "local" else model
 
 
-def _lengths(request: PlanRequest, text: dict[str, Any], family: str) -> tuple[int, list[int]]:
-    """max_model_len (default: the model's positions) and the contexts to report; ConfigError when out
-    of range."""
-    max_model_len, contexts = request.max_model_len, request.contexts
+# vLLM's _get_and_verify_max_len (vllm/config/model.py): a RoPE scaling factor stretches the positions a config states,
+# except for 'su', 'longrope' and 'llama3' (their positions already count it) and Gemma 3 (its 128K already scaled);
+# 'yarn' took original_max_position_embeddings x factor up to 0.29.0, and from 0.30.0 'yarn', 'deepseek_yarn' and
+# 'deepseek_llama_scaling' are left as stated (transformers 5's _compute_yarn_parameters takes max_position_embeddings
+# as already scaled). Read in the 0.8.5, 0.16.0, 0.28.0, 0.29.0, 0.30.0, 0.32.0 and 0.34.0 sdists.
+_ROPE_COUNTED = ("su", "longrope", "llama3")
+_YARN = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+YARN_AS_STATED_SINCE = "0.30.0"
+
+
+def model_positions(text: dict[str, Any], model_type: str, version: str | None) -> tuple[int | None, str]:
+    """The longest max_model_len vLLM `version` (None: the current rule) accepts for a model without
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN, and how it came (for a message): max_position_embeddings scaled by its RoPE
+    factor as _get_and_verify_max_len does (the rule above). (None, "") when the config states no positions."""
     positions = text.get("max_position_embeddings")
+    if not isinstance(positions, int):
+        return None, ""
+    rope = text.get("rope_parameters") or text.get("rope_scaling")
+    if not isinstance(rope, dict) or "gemma3" in model_type:
+        return positions, f"max_position_embeddings {positions}"
+    base, factor, scaled_by, said = positions, 1.0, "", f"max_position_embeddings {positions}"
+    yarn_scaled = older_than(version, YARN_AS_STATED_SINCE)
+    for params in [v for v in rope.values() if isinstance(v, dict)] or [rope]:  # per layer type, or one
+        kind = str(params.get("rope_type") or params.get("type") or "default")
+        if kind in _ROPE_COUNTED or (kind in _YARN and not yarn_scaled):
+            continue
+        given = params.get("factor")
+        if isinstance(given, int | float) and not isinstance(given, bool) and given > 0:  # vLLM: null is 1.0
+            factor, scaled_by = float(given), kind
+        if kind == "yarn" and isinstance(params.get("original_max_position_embeddings"), int):
+            base = params["original_max_position_embeddings"]
+            said = f"original_max_position_embeddings {base}"
+    if factor == 1.0 and base == positions:
+        return positions, f"max_position_embeddings {positions}"
+    return int(base * factor), f"{said} x its {scaled_by or 'yarn'} RoPE factor {factor:g}"
+
+
+def _lengths(request: PlanRequest, text: dict[str, Any], family: str, version: str | None) -> tuple[int, list[int]]:
+    """max_model_len (default: the model's positions, model_positions) and the contexts to report; ConfigError when
+    out of range."""
+    max_model_len, contexts = request.max_model_len, request.contexts
+    positions, how = model_positions(text, family, version)
     if max_model_len is None:
-        if not isinstance(positions, int):
+        if positions is None:
             raise ConfigError(
                 f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
             )
         max_model_len = positions
-    if isinstance(positions, int) and max_model_len > positions:
-        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's max_position_embeddings {positions}")
+    if positions is not None and max_model_len > positions:
+        said = f"{positions:,} positions ({how})" if " x " in how else how
+        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {said}")
     ctx_list = (
         sorted(set(contexts))
         if contexts

@@ -221,7 +221,8 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=None,
         ge=1,
         le=MAX_POSITIONS,
-        description="Tokens per request (default: the model's max_position_embeddings).",
+        description="Tokens per request (default: the model's max_position_embeddings, times its RoPE "
+        "scaling factor where vLLM applies one).",
     )
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
         default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."

@@ -1,0 +1,67 @@
+"""The longest max_model_len vLLM accepts: max_position_embeddings scaled by the RoPE factor as vLLM's
+_get_and_verify_max_len does (planner.core.model_positions; vllm/config/model.py in the 0.8.5 - 0.34.0 sdists)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factories import sized_checkpoint
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.core import model_positions
+
+CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
+# Qwen2.5's model cards: 'For supported frameworks, you could add the following to config.json to enable YaRN'
+QWEN25_YARN = {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}
+
+
+def _config(name: str) -> dict:
+    return {k: v for k, v in json.loads((CONFIGS / name).read_text(encoding="utf-8")).items() if not k.startswith("_")}
+
+
+def test_yarn_stretches_the_positions_up_to_0_29_and_not_from_0_30() -> None:
+    text = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": QWEN25_YARN}
+    # up to 0.29.0: original_max_position_embeddings x factor = 32,768 x 4
+    assert model_positions(text, "qwen2", "0.29.0") == (
+        131072, "original_max_position_embeddings 32768 x its yarn RoPE factor 4"
+    )  # fmt: skip
+    # from 0.30.0 the stated positions hold (transformers 5 takes them as already scaled)
+    assert model_positions(text, "qwen2", "0.30.0")[0] == 32768
+    assert model_positions(text, "qwen2", None)[0] == 32768
+
+
+def test_positions_a_published_config_already_counts() -> None:
+    # gpt-oss-120b: yarn 4,096 x 32 = its stated 131,072; DeepSeek-R1: 4,096 x 40 = 163,840; Llama 3.2's 'llama3'
+    # type is already counted (131,072)
+    for name, model_type, want in [
+        ("openai--gpt-oss-120b.json", "gpt_oss", 131072),
+        ("deepseek-ai--DeepSeek-R1.json", "deepseek_v3", 163840),
+        ("meta-llama--Llama-3.2-1B-Instruct.json", "llama", 131072),
+    ]:
+        text = _config(name)
+        assert model_positions(text, model_type, "0.19.0")[0] == want, name
+        assert model_positions(text, model_type, "0.34.0")[0] == want, name
+
+
+def test_a_linear_factor_stretches_them_in_every_release() -> None:
+    # lmsys/vicuna-7b-v1.5-16k config.json: max_position_embeddings 4096, rope_scaling {"factor": 4.0, "type": "linear"}
+    text = {"max_position_embeddings": 4096, "rope_scaling": {"factor": 4.0, "type": "linear"}}
+    assert model_positions(text, "llama", "0.8.5")[0] == model_positions(text, "llama", "0.34.0")[0] == 16384
+    # Gemma 3's positions are already scaled (vLLM skips gemma3 model types)
+    gemma = {"max_position_embeddings": 131072, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}
+    assert model_positions(gemma, "gemma3_text", "0.19.0")[0] == 131072
+
+
+def test_the_plan_follows_the_engines_rule(tmp_path: Path) -> None:
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": QWEN25_YARN}
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    planned = plan_model(str(path), "h100", max_model_len=131072, engine_version="0.29.0")
+    assert planned.max_model_len == 131072
+    assert plan_model(str(path), "h100", engine_version="0.29.0").max_model_len == 131072  # vLLM's default too
+    with pytest.raises(ConfigError, match=r"131072 exceeds the model's max_position_embeddings 32768$"):
+        plan_model(str(path), "h100", max_model_len=131072, engine_version="0.30.0")
+    with pytest.raises(ConfigError, match=r"262144 exceeds the model's 131,072 positions \(original_max_position"):
+        plan_model(str(path), "h100", max_model_len=262144, engine_version="0.29.0")
