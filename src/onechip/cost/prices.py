@@ -45,7 +45,7 @@ def is_stale(price: Price, today: date) -> bool:
 
 
 def parse_pricing(text: str | list[str] | None) -> list[str] | None:
-    """'spot,flex-start' or ['spot', 'flex-start'] -> validated list; None stays None (= every model).
+    """'spot,flex-start' or ['spot', 'flex-start'] (any case) -> validated list; None stays None (= every model).
 
     Raises ConfigError naming the known pricing models for an unknown one, or for an empty entry ('spot,,3y', an
     MCP call's ["spot", ""]: dropped, it priced one model less than asked).
@@ -53,7 +53,7 @@ def parse_pricing(text: str | list[str] | None) -> list[str] | None:
     if text is None:
         return None
     items = text.split(",") if isinstance(text, str) else list(text)
-    names = [item.strip() for item in items]
+    names = [item.strip().lower() for item in items]  # 'ON-DEMAND' as regions and chips are: any case
     if "" in names:
         raise ConfigError(f"pricing {text!r} has an empty entry; give pricing models from: {', '.join(PRICING_MODELS)}")
     for name in names:
