@@ -167,7 +167,10 @@ _TRUE = {"1", "ON", "YES", "TRUE"}  # how huggingface_hub reads HF_HUB_OFFLINE (
 
 def _not_provided(repo_id: str) -> str:
     """The start of every Hub failure message (one wording, whatever the cause)."""
-    return f"model {repo_id!r} is not a local directory or catalog name, and the Hub could not provide it"
+    return (
+        f"model {repo_id!r} is not a local directory or a catalog model with its tensors bundled, and the Hub could "
+        "not provide it"
+    )
 
 
 def hub_endpoint() -> str:

@@ -58,7 +58,10 @@ def test_unreachable_hub_is_a_fast_one_line_error(capsys, closed_endpoint):
     elapsed_s = time.monotonic() - started
     assert code == ConfigError.exit_code == 2
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert f"model {UNKNOWN!r} is not a local directory or catalog name, and the Hub could not provide it" in err
+    assert (
+        f"model {UNKNOWN!r} is not a local directory or a catalog model with its tensors bundled, and the Hub could "
+        "not provide it" in err
+    )
     assert f": {closed_endpoint} cannot be reached (ConnectError" in err
     assert "Retry" not in err  # huggingface_hub's back-off never started
     # generous: a refused connection is immediate; huggingface_hub alone backed off 1+2+4+8+8 s
@@ -70,7 +73,10 @@ def test_offline_mode_never_asks_the_hub(capsys, closed_endpoint, monkeypatch, n
     monkeypatch.setenv(name, "1")
     code, err = _run(capsys, "plan", UNKNOWN, "--chip", "v5e-1")
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert f"model {UNKNOWN!r} is not a local directory or catalog name, and the Hub could not provide it" in err
+    assert (
+        f"model {UNKNOWN!r} is not a local directory or a catalog model with its tensors bundled, and the Hub could "
+        "not provide it" in err
+    )
     assert f": {name} is set, so the Hub was not asked" in err
 
 
@@ -127,7 +133,9 @@ def test_a_hub_id_the_catalog_bundles_no_weights_for_is_read_from_the_hub(monkey
     finally:
         server.shutdown()
         server.server_close()
-    assert str(info.value).startswith("model 'Qwen/Qwen3-0.6B' is not a local directory or catalog name, and the Hub")
+    assert str(info.value).startswith(
+        "model 'Qwen/Qwen3-0.6B' is not a local directory or a catalog model with its tensors bundled, and the Hub"
+    )
     assert any("/Qwen/Qwen3-0.6B/resolve/main/config.json" in line for line in _NoRepos.seen[1:])
     # its catalog name alone still names the Hub id to pass
     with pytest.raises(ConfigError, match=r"or its Hub id \(Qwen/Qwen3-0\.6B\) to count weights"):
