@@ -64,12 +64,15 @@ def _tokens(name: str) -> list[str]:
 
 
 _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB, people also write GiB
+# NVIDIA's product-line prefixes, which people leave out of a card's name ('4090', 'A6000', 'the 3090'): dropped at the
+# loosest level only, so a name that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000')
+_LINE = {"rtx", "gtx"}
 
 
 def name_keys(name: str) -> list[str]:
     """The keys a name matches at, most exact first: every token; without vendor words; without form-factor
-    words and sizes ('80 GB', '80GiB') as well.
-    'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090']."""
+    words and sizes ('80 GB', '80GiB') as well; without NVIDIA's product-line word as well (_LINE).
+    'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090', '5090']."""
     tokens = _tokens(name)
     plain = [t for t in tokens if t not in _VENDOR]
     bare: list[str] = []
@@ -79,7 +82,7 @@ def name_keys(name: str) -> list[str]:
         if t.isdigit() and i + 1 < len(plain) and plain[i + 1] in _UNITS:
             continue
         bare.append(t)
-    return ["".join(tokens), "".join(plain), "".join(bare)]
+    return ["".join(tokens), "".join(plain), "".join(bare), "".join(t for t in bare if t not in _LINE)]
 
 
 def boards(name: str) -> set[str]:
@@ -143,7 +146,7 @@ def _plain(name: str, architecture: str | None) -> str | None:
 
 def _index(names: dict[str, list[str]]) -> list[dict[str, set[str]]]:
     """Per matching level, normalised name -> the cards (keys of `names`) one of whose names has that key."""
-    levels: list[dict[str, set[str]]] = [{}, {}, {}]
+    levels: list[dict[str, set[str]]] = [{}, {}, {}, {}]
     for card, spellings in names.items():
         for name in spellings:
             for level, k in enumerate(name_keys(name)):
@@ -222,7 +225,8 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         return (_same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
                 and _same_line(name, names))  # fmt: skip
 
-    for level, key in enumerate(name_keys(name)):
+    keys = name_keys(name)
+    for level, key in enumerate(keys[:3] if _LINE & set(_tokens(name)) else keys):  # said 'RTX': no level without it
         in_catalog, in_database = _catalog_index()[level].get(key, set()), _database_index()[level].get(key, set())
         hits = {k for k in in_catalog if agrees(_catalog_names()[k], _entry_sizes(k))}
         names = {n for n in in_database if agrees([n], {cards[n].memory_gb})}

