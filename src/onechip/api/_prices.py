@@ -17,7 +17,11 @@ def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> Pri
     each one's read date, source and age, and what the last read found no SKU for. Raises ConfigError for a
     malformed prices.json, and for a chip or region no price of onechip's knows (instead of an empty table)."""
     chip = planner.rules.chip_key(request.chip) if request.chip else None  # 'tpu7x', 'H100': the catalog's keys
-    table = cost_layer.price_table(chip, request.region, request.today)
+    billed, count = cost_layer.billed_as(chip) if chip else (None, 1)  # a slice: its one-chip sibling's rows
+    table = cost_layer.price_table(billed, request.region, request.today)
+    if chip and billed != chip:
+        table.billed_as = f"{chip} is billed as {count} x {billed} per chip-hour"
+        chip = billed
     if (chip or request.region) and not (table.prices or table.missing):
         known = cost_layer.all_prices()
         chips, regions = {p.chip for p in known}, {p.region for p in known}

@@ -65,6 +65,8 @@ def _print(table: PriceTable, as_json: bool) -> None:
         read_on = p.date + (f" [yellow]stale ({p.age_days} d)[/]" if p.stale else "")
         out.add_row(p.chip, where, p.pricing, f"{p.usd_per_chip_hour:.4f}", read_on, source)
     console.print(out)
+    if table.billed_as:
+        console.print(table.billed_as, highlight=False)
     gaps: dict[tuple[str, str], list[str]] = {}
     for g in table.missing:
         gaps.setdefault((g.chip, g.region), []).append(g.pricing)

@@ -466,7 +466,8 @@ def _cost_summary(r: CostReport) -> str:
 def _prices_summary(t: PriceTable) -> str:
     read = f"catalog read {t.read.read_at}, {t.read.skus_read:,} SKUs" if t.read else "no catalog read stored"
     stale = sum(p.stale for p in t.prices)
-    return f"{read}; {len(t.prices)} prices ({stale} stale), {len(t.missing)} with no SKU"
+    billed = f"; {t.billed_as}" if t.billed_as else ""
+    return f"{read}; {len(t.prices)} prices ({stale} stale), {len(t.missing)} with no SKU{billed}"
 
 
 def _logs_summary(r: LogSummary) -> str:

@@ -165,3 +165,7 @@ class PriceTable(ResultModel):
     store: str = Field(default="", description="Path of the stored catalog read.")
     prices: list[PriceRow] = Field(default_factory=list, description="Freshest price per chip/region/pricing.")
     missing: list[PriceGap] = Field(default_factory=list, description="No SKU in the last read (and none kept).")
+    billed_as: str = Field(
+        default="", description="How the chip asked for is billed, where it is a slice billed per chip of its one-chip "
+        "sibling ('v5e-8 is billed as 8 x v5e-1 per chip-hour'); '' otherwise."
+    )  # fmt: skip

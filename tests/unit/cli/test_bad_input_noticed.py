@@ -49,6 +49,14 @@ def test_tpu7x_has_no_price_and_says_why(run, argv) -> None:
     assert "contact your account team" in line and "onechip prices refresh" in line
 
 
+def test_prices_of_a_slice_are_its_one_chip_siblings_as_cost_bills_them(run) -> None:
+    # accelerators.json v5e-8 price_chip v5e-1 (cost.billed_as): `cost --chip v5e-8` priced 8 x v5e-1, and
+    # `prices --chip "tpu v5e-8"` said 'no price for chip v5e-8' (found by helper break7)
+    code, out, err = run("prices", "--chip", "tpu v5e-8")
+    assert code == 0, err
+    assert "v5e-8 is billed as 8 x v5e-1 per chip-hour" in out and "v5e-1" in out.split("prices on")[1]
+
+
 def test_a_release_before_the_architecture_is_one_line(run, tmp_path: Path) -> None:
     # vLLM's model registry (catalog/vllm_architectures.json, generated from each release's sdist): Gemma 4 first
     # in 0.19.0, gpt-oss in 0.10.1; 0.7.1 was planned as if it served Gemma 4, and 0.9.2 refused gpt-oss with the
