@@ -303,7 +303,7 @@ def _advice_config(request: AdviseRequest, agent: BenchConfig | None, chip: str,
 
 def advice_max_model_len(longest: int, positions: int | None) -> int:
     """The max_model_len advise plans a deployment at for requests of up to `longest` tokens (prompt + output):
-    the power of two above it, at least 2,048, but never past the model's `positions` (planner.model_positions,
+    the power of two above it, at least 2,048, but never past the model's `positions` (planner.source_positions,
     None: not stated) when the requests fit in them (Qwen3's 40,960 holds a 32,768 + 256 request; 65,536 is refused
     by the planner). A request longer than `positions` is planned at its own length, so the planner's refusal names
     what the workload asks for, not a rounded figure."""
@@ -424,8 +424,8 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be read at all
     (before any chip is tried)."""
     cost_layer.parse_pricing(request.pricing)
-    src = planner.resolve_model(request.model)
-    positions = planner.model_positions(src.text_config, str(src.config.data.get("model_type", "")), None)[0]
+    found = planner.source_positions(planner.resolve_model(request.model), None)
+    positions = found.limit if found is not None else None
     deployments = _deployments(request)
     agent = _agent(request)
     sizes = [

@@ -59,7 +59,7 @@ def parse_pricing(text: str | list[str] | None) -> list[str] | None:
     for name in names:
         if name not in PRICING_MODELS:
             raise ConfigError(f"unknown pricing model {name!r}; known: {', '.join(PRICING_MODELS)}")
-    return names or None
+    return list(dict.fromkeys(names)) or None  # 'spot,SPOT' prices spot once
 
 
 def why_no_price(chip: str) -> str:

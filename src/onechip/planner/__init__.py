@@ -4,14 +4,14 @@
     default_engine_rules(chip) -> str                  vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend by kind
     resolve_model(model) -> ModelSource                its config and tensor inventory (ConfigError if none)
     start_utilization(accelerator) -> float | None     the utilization a card's free memory at start covers
-    model_positions(text config, model_type, version)  the longest max_model_len vLLM accepts (RoPE-scaled)
+    source_positions(ModelSource, version) -> Positions   the max_model_len vLLM accepts and serves (RoPE-scaled)
 
 Modules: geometry (per-layer KV), weights (tensor headers by component), rules (catalog: chips and engine
 rules), source (where a model's config and inventory come from), core (the budget). The plan against an
 engine's boot log is onechip.vllm.bootlog.crosscheck; the serve command is onechip.vllm.flags.serve_command.
 """
 
-from onechip.planner.core import default_engine_rules, model_positions, plan_model, start_utilization
+from onechip.planner.core import default_engine_rules, plan_model, source_positions, start_utilization
 from onechip.planner.source import resolve as resolve_model
 
-__all__ = ["default_engine_rules", "model_positions", "plan_model", "resolve_model", "start_utilization"]
+__all__ = ["default_engine_rules", "plan_model", "resolve_model", "source_positions", "start_utilization"]

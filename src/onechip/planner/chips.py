@@ -82,7 +82,9 @@ def name_keys(name: str) -> list[str]:
         if t.isdigit() and i + 1 < len(plain) and plain[i + 1] in _UNITS:
             continue
         bare.append(t)
-    return ["".join(tokens), "".join(plain), "".join(bare), "".join(t for t in bare if t not in _LINE)]
+    loose = "".join(t for t in bare if t not in _LINE)
+    # only a model number stands alone: 'TITAN RTX' without 'RTX' would be every TITAN (V, Xp, X Pascal)
+    return ["".join(tokens), "".join(plain), "".join(bare), loose if re.search(r"\d", loose) else "".join(bare)]
 
 
 def boards(name: str) -> set[str]:

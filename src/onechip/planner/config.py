@@ -42,6 +42,7 @@ Any other `model_type` is refused: the planner gives no number for an architectu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -267,6 +268,7 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
         nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
         for path, obj in {name: params, **nested}.items():
             factors[f"{path}.partial_rotary_factor"] = obj.get("partial_rotary_factor")
+            _check_rope_scale(obj, path, where)
     for path, factor in factors.items():
         if factor is not None and (
             isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1
@@ -280,6 +282,19 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
         isinstance(block, list) and len(block) == 2 and all(_is_int(b) and b > 0 for b in block)
     ):
         raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
+
+
+def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
+    """A RoPE scaling `factor` is a positive finite number (or null: vLLM takes 1.0) and its
+    original_max_position_embeddings a positive integer: they size the positions vLLM derives (planner.core
+    model_positions), where vLLM would fail or derive a length of 0."""
+    factor, original = params.get("factor"), params.get("original_max_position_embeddings")
+    if factor is not None and (
+        isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor < math.inf
+    ):
+        raise _fail(where, f"{path}.factor", f"must be a positive number, got {factor!r}")
+    if original is not None and not (_is_int(original) and 0 < original <= MAX_POSITIONS):
+        raise _fail(where, f"{path}.original_max_position_embeddings", f"must be a positive integer, got {original!r}")
 
 
 def _check_overrides(overrides: Any, where: str) -> None:

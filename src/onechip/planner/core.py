@@ -80,7 +80,7 @@ from onechip.planner.weights import (
     weights_by_stage,
 )
 from onechip.schemas.common import GIB
-from onechip.schemas.inputs import build_request
+from onechip.schemas.inputs import MAX_POSITIONS, build_request
 from onechip.schemas.plan import (
     ContextConcurrency,
     MeasuredBoot,
@@ -329,7 +329,7 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                 PlanWarning(
                     code="free-memory-at-start",
                     message=f"utilization {utilization} asks {requested / GIB:.2f} GiB at start; hosts of this card "
-                    f"had {free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB free then (the host's own use of the memory), "
+                    f"had {free[0] / GIB:.2f} - {free[1] / GIB:.2f} GiB free then (the host's own use of the memory), "
                     f"so vLLM's start-up check may refuse it; --gpu-memory-utilization {start_utilization(acc):g} "
                     "passed on every host measured",
                     source=acc.memory_free_at_start_source or acc.source,
@@ -626,8 +626,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"{default_engine_rules(request.chip)}); drop --engine or pick a chip of its kind"
         )
     src = model_source.resolve(request.model)
-    family = src.config.family
-    model_type = str(src.config.data.get("model_type", family))
+    family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
     if engine == "vllm-gpu":
@@ -864,47 +863,76 @@ _YARN = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
 YARN_AS_STATED_SINCE = "0.30.0"
 
 
-def model_positions(text: dict[str, Any], model_type: str, version: str | None) -> tuple[int | None, str]:
-    """The longest max_model_len vLLM `version` (None: the current rule) accepts for a model without
-    VLLM_ALLOW_LONG_MAX_MODEL_LEN, and how it came (for a message): max_position_embeddings scaled by its RoPE
-    factor as _get_and_verify_max_len does (the rule above). (None, "") when the config states no positions."""
+@dataclass(frozen=True)
+class Positions:
+    """What vLLM derives from a config's positions (model_positions): `limit`, the longest max_model_len it accepts
+    without VLLM_ALLOW_LONG_MAX_MODEL_LEN; `default`, the max_model_len it serves when none is given (LongRoPE:
+    original_max_position_embeddings, 'to avoid performance degradation for shorter sequences'); `said`, how."""
+
+    limit: int
+    default: int
+    said: str
+
+
+def model_positions(text: Mapping[str, Any], model_type: str, version: str | None) -> Positions | None:
+    """The positions vLLM `version` (None: the current rule) derives: max_position_embeddings scaled by its RoPE
+    factor as _get_and_verify_max_len does (the rule above; the fields' shapes are checked by planner.config). None
+    when the config states no positions."""
     positions = text.get("max_position_embeddings")
     if not isinstance(positions, int):
-        return None, ""
+        return None
     rope = text.get("rope_parameters") or text.get("rope_scaling")
-    if not isinstance(rope, dict) or "gemma3" in model_type:
-        return positions, f"max_position_embeddings {positions}"
-    base, factor, scaled_by, said = positions, 1.0, "", f"max_position_embeddings {positions}"
-    yarn_scaled = older_than(version, YARN_AS_STATED_SINCE)
-    for params in [v for v in rope.values() if isinstance(v, dict)] or [rope]:  # per layer type, or one
+    every = [] if not isinstance(rope, dict) or "gemma3" in model_type else (
+        [v for v in rope.values() if isinstance(v, dict)] or [rope]  # per layer type, or one
+    )  # fmt: skip
+    base, field, factor, how, longrope = positions, "max_position_embeddings", 1.0, "", None
+    for params in every:
         kind = str(params.get("rope_type") or params.get("type") or "default")
-        if kind in _ROPE_COUNTED or (kind in _YARN and not yarn_scaled):
+        original = params.get("original_max_position_embeddings")
+        if kind == "longrope" and isinstance(original, int):
+            longrope = original
+        if kind in _ROPE_COUNTED or (kind in _YARN and not older_than(version, YARN_AS_STATED_SINCE)):
             continue
-        given = params.get("factor")
-        if isinstance(given, int | float) and not isinstance(given, bool) and given > 0:  # vLLM: null is 1.0
-            factor, scaled_by = float(given), kind
-        if kind == "yarn" and isinstance(params.get("original_max_position_embeddings"), int):
-            base = params["original_max_position_embeddings"]
-            said = f"original_max_position_embeddings {base}"
-    if factor == 1.0 and base == positions:
-        return positions, f"max_position_embeddings {positions}"
-    return int(base * factor), f"{said} x its {scaled_by or 'yarn'} RoPE factor {factor:g}"
+        if params.get("factor") is not None:  # vLLM: a null factor is 1.0
+            factor, how = float(params["factor"]), kind
+        if kind == "yarn" and isinstance(original, int):
+            base, field, how = original, "original_max_position_embeddings", kind
+    limit = int(base * factor)
+    default = min(longrope, limit) if longrope else limit
+    if not how:
+        return Positions(limit=limit, default=default, said=f"max_position_embeddings {positions}")
+    said = f"{limit:,} positions ({field} {base} x its {how} RoPE factor {factor:g})"
+    return Positions(limit=limit, default=default, said=said)
 
 
-def _lengths(request: PlanRequest, text: dict[str, Any], family: str, version: str | None) -> tuple[int, list[int]]:
-    """max_model_len (default: the model's positions, model_positions) and the contexts to report; ConfigError when
+def _model_type(src: model_source.ModelSource) -> str:
+    """The config's model_type (its family where it states none)."""
+    return str(src.config.data.get("model_type", src.config.family))
+
+
+def source_positions(src: model_source.ModelSource, version: str | None) -> Positions | None:
+    """model_positions of a resolved model."""
+    return model_positions(src.text_config, _model_type(src), version)
+
+
+def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, version: str | None) -> tuple[int, list[int]]:
+    """max_model_len (default: what vLLM serves, model_positions) and the contexts to report; ConfigError when
     out of range."""
     max_model_len, contexts = request.max_model_len, request.contexts
-    positions, how = model_positions(text, family, version)
+    positions = model_positions(text, model_type, version)
     if max_model_len is None:
         if positions is None:
             raise ConfigError(
-                f"model config ({family}): field 'max_position_embeddings' is missing; pass --max-model-len"
+                f"model config ({model_type}): field 'max_position_embeddings' is missing; pass --max-model-len"
             )
-        max_model_len = positions
-    if positions is not None and max_model_len > positions:
-        said = f"{positions:,} positions ({how})" if " x " in how else how
-        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {said}")
+        if positions.default > MAX_POSITIONS:
+            raise ConfigError(
+                f"model config ({model_type}): its {positions.said} are more than {MAX_POSITIONS:,}, the longest "
+                "max_model_len planned; pass --max-model-len"
+            )
+        max_model_len = positions.default
+    if positions is not None and max_model_len > positions.limit:
+        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {positions.said}")
     ctx_list = (
         sorted(set(contexts))
         if contexts
@@ -2272,7 +2300,7 @@ def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str,
         return verdict
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than any host of this card had "
-        f"free then ({free[0] / GIB:.1f} - {free[1] / GIB:.1f} GiB: the host's share of unified memory); the engine "
+        f"free then ({free[0] / GIB:.2f} - {free[1] / GIB:.2f} GiB: the host's share of unified memory); the engine "
         f"refuses ('on startup is less than desired GPU memory utilization'); --gpu-memory-utilization {below:g} or "
         "less passes that check",
         "free-memory-at-start",

@@ -144,8 +144,8 @@ _FAILURE = re.compile(
 # Kubernetes' termination reason 'OOMKilled' (kubectl describe: 'Reason: OOMKilled', exit code 137 = 128 + SIGKILL),
 # Docker's State.OOMKilled, and a platform's sentence around the container log ('exceeded its 8Gi memory limit and was
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
-# '"OOMKilled": false' says the opposite
-_OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*false)", re.IGNORECASE)
+# '"OOMKilled": false' (or "false", or 0) says the opposite
+_OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b)", re.IGNORECASE)
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
 _KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")

@@ -189,9 +189,11 @@ _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 _KEY_NAMES = {"--api-key", "VLLM_API_KEY"}
 # An environment variable whose name says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY,
 # AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS): --set would print its value in the plan and
-# the dry run and put it in the engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token.
+# the dry run and put it in the engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token; and TOKEN
+# only as the last word, since vLLM's own tuning variables count tokens in the middle of theirs
+# (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0)
 _SECRET_ENV_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$)"
+    r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
 )
 
 

@@ -77,7 +77,15 @@ def test_set_refuses_an_environment_variable_whose_name_says_it_is_a_secret(run,
     )
 
 
-@pytest.mark.parametrize("item", ["TOKENIZERS_PARALLELISM=false", "VLLM_MAX_TOKENS_PER_BATCH=8"])
+@pytest.mark.parametrize(
+    "item",
+    [
+        "TOKENIZERS_PARALLELISM=false",
+        "VLLM_MAX_TOKENS_PER_BATCH=8",
+        "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD=256",  # vllm/envs.py (0.34.0): an integer, no secret
+        "VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD=1024",
+    ],
+)
 def test_set_takes_an_environment_variable_that_only_contains_a_secret_word(run, item):
     # the name is read word by word: TOKENIZERS is not TOKEN (Hugging Face tokenizers' own switch)
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)

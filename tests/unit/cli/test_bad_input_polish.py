@@ -97,6 +97,7 @@ def test_parse_pricing_refuses_an_empty_entry_as_mcp_sends_it() -> None:
 
     assert parse_pricing(["spot", "3y"]) == ["spot", "3y"]
     assert parse_pricing("SPOT, On-Demand,3Y") == ["spot", "on-demand", "3y"]  # any case, as regions (helper break7)
+    assert parse_pricing("spot,SPOT") == ["spot"]  # once: it printed two identical spot lines
     with pytest.raises(ConfigError, match=r"^pricing \['spot', '', '3y'\] has an empty entry"):
         parse_pricing(["spot", "", "3y"])
 

@@ -118,6 +118,9 @@ def test_the_product_line_is_left_out_only_where_the_name_leaves_it_out() -> Non
     assert "5000" in name_keys("RTX 5000") and "rtx5000" in name_keys("RTX 5000")
     with pytest.raises(ConfigError, match=r"unknown chip 'RTX 7900'"):
         accelerator("RTX 7900")
+    # only a number stands alone: 'titan' is no more TITAN RTX than TITAN V or TITAN Xp (gpus.json has all three)
+    with pytest.raises(ConfigError, match=r"unknown chip 'titan'"):
+        accelerator("titan")
 
 
 def test_gpu_size_is_the_memory_the_runtime_sees() -> None:

@@ -18,6 +18,12 @@ CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "confi
 QWEN25_YARN = {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}
 
 
+def _limit(text: dict, model_type: str, version: str | None) -> int:
+    got = model_positions(text, model_type, version)
+    assert got is not None
+    return got.limit
+
+
 def _config(name: str) -> dict:
     return {k: v for k, v in json.loads((CONFIGS / name).read_text(encoding="utf-8")).items() if not k.startswith("_")}
 
@@ -25,12 +31,12 @@ def _config(name: str) -> dict:
 def test_yarn_stretches_the_positions_up_to_0_29_and_not_from_0_30() -> None:
     text = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": QWEN25_YARN}
     # up to 0.29.0: original_max_position_embeddings x factor = 32,768 x 4
-    assert model_positions(text, "qwen2", "0.29.0") == (
-        131072, "original_max_position_embeddings 32768 x its yarn RoPE factor 4"
-    )  # fmt: skip
+    got = model_positions(text, "qwen2", "0.29.0")
+    assert got is not None and (got.limit, got.default) == (131072, 131072)
+    assert got.said == "131,072 positions (original_max_position_embeddings 32768 x its yarn RoPE factor 4)"
     # from 0.30.0 the stated positions hold (transformers 5 takes them as already scaled)
-    assert model_positions(text, "qwen2", "0.30.0")[0] == 32768
-    assert model_positions(text, "qwen2", None)[0] == 32768
+    assert _limit(text, "qwen2", "0.30.0") == 32768
+    assert _limit(text, "qwen2", None) == 32768
 
 
 def test_positions_a_published_config_already_counts() -> None:
@@ -42,17 +48,17 @@ def test_positions_a_published_config_already_counts() -> None:
         ("meta-llama--Llama-3.2-1B-Instruct.json", "llama", 131072),
     ]:
         text = _config(name)
-        assert model_positions(text, model_type, "0.19.0")[0] == want, name
-        assert model_positions(text, model_type, "0.34.0")[0] == want, name
+        assert _limit(text, model_type, "0.19.0") == want, name
+        assert _limit(text, model_type, "0.34.0") == want, name
 
 
 def test_a_linear_factor_stretches_them_in_every_release() -> None:
     # lmsys/vicuna-7b-v1.5-16k config.json: max_position_embeddings 4096, rope_scaling {"factor": 4.0, "type": "linear"}
     text = {"max_position_embeddings": 4096, "rope_scaling": {"factor": 4.0, "type": "linear"}}
-    assert model_positions(text, "llama", "0.8.5")[0] == model_positions(text, "llama", "0.34.0")[0] == 16384
+    assert _limit(text, "llama", "0.8.5") == _limit(text, "llama", "0.34.0") == 16384
     # Gemma 3's positions are already scaled (vLLM skips gemma3 model types)
     gemma = {"max_position_embeddings": 131072, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}
-    assert model_positions(gemma, "gemma3_text", "0.19.0")[0] == 131072
+    assert _limit(gemma, "gemma3_text", "0.19.0") == 131072
 
 
 def test_the_plan_follows_the_engines_rule(tmp_path: Path) -> None:
@@ -65,3 +71,57 @@ def test_the_plan_follows_the_engines_rule(tmp_path: Path) -> None:
         plan_model(str(path), "h100", max_model_len=131072, engine_version="0.30.0")
     with pytest.raises(ConfigError, match=r"262144 exceeds the model's 131,072 positions \(original_max_position"):
         plan_model(str(path), "h100", max_model_len=262144, engine_version="0.29.0")
+
+
+def test_per_layer_type_rope_and_longrope_default() -> None:
+    # nested rope_parameters (transformers 5, one per layer type): the factor of any scaled type stretches them all
+    nested = {
+        "max_position_embeddings": 32768,
+        "rope_parameters": {
+            "full_attention": {"rope_type": "linear", "factor": 8.0},
+            "sliding_attention": {"rope_type": "default"},
+        },
+    }
+    assert _limit(nested, "qwen3", "0.34.0") == 262144
+    # LongRoPE (Phi-3-mini-128k-instruct: max_position_embeddings 131072, original 4096): its positions are already
+    # scaled, and vLLM serves original_max_position_embeddings when no max_model_len is given
+    phi = {
+        "max_position_embeddings": 131072,
+        "rope_scaling": {
+            "type": "longrope",
+            "original_max_position_embeddings": 4096,
+            "long_factor": [1.0],
+            "short_factor": [1.0],
+        },
+    }
+    got = model_positions(phi, "phi3", "0.19.0")
+    assert got is not None and (got.limit, got.default) == (131072, 4096)
+
+
+@pytest.mark.parametrize(
+    ("rope", "field"),
+    [
+        ({"type": "linear", "factor": 1e400}, "factor"),
+        ({"type": "linear", "factor": 0}, "factor"),
+        ({"type": "linear", "factor": "4"}, "factor"),
+        ({"type": "linear", "factor": True}, "factor"),
+        ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": -1}, "original_max_position_embeddings"),
+        (
+            {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": "32768"},
+            "original_max_position_embeddings",
+        ),
+    ],
+)
+def test_a_rope_scale_that_sizes_nothing_is_one_line(tmp_path: Path, rope: dict, field: str) -> None:
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": rope}
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    with pytest.raises(ConfigError, match=rf"rope_scaling\.{field}.*must be a positive"):
+        plan_model(str(path), "h100", engine_version="0.29.0")
+
+
+def test_positions_past_what_is_planned_ask_for_max_model_len(tmp_path: Path) -> None:
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": {"type": "linear", "factor": 1e9}}
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    with pytest.raises(ConfigError, match=r"the longest max_model_len planned; pass --max-model-len$"):
+        plan_model(str(path), "h100")
+    assert plan_model(str(path), "h100", max_model_len=4096).max_model_len == 4096

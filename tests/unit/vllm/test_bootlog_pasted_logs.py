@@ -368,3 +368,8 @@ def test_a_container_killed_at_its_memory_limit_is_a_failed_run() -> None:
     # Kubernetes' reason (kubectl describe) is one; docker inspect's State saying it was not is none
     assert read_boot_log("    Reason:       OOMKilled", "vllm", "m").failure_cause is not None
     assert read_boot_log('            "OOMKilled": false,', "vllm", "m").errors == []
+    assert (
+        read_boot_log('"OOMKilled": "false"', "vllm", "m").errors
+        == read_boot_log("OOMKilled: 0", "vllm", "m").errors
+        == []
+    )
