@@ -23,19 +23,20 @@ def prices(request: PricesRequest, on_progress: ProgressFn = no_progress) -> Pri
         table.billed_as = f"{chip} is billed as {count} x {billed} per chip-hour"
         chip = billed
     if (chip or request.region) and not (table.prices or table.missing):
+        billing = f"; {table.billed_as}" if table.billed_as else ""  # the slice asked for, named
         known = cost_layer.all_prices()
         chips, regions = {p.chip for p in known}, {p.region for p in known}
         if chip and request.region in regions and chip in chips:  # each known, not together: 'us-west4' was blamed
             where = sorted({p.region for p in known if p.chip == chip})
             raise ConfigError(
                 f"no price for chip {chip!r} in region {request.region!r} (--chip, --region); {chip} is priced in: "
-                f"{', '.join(where)}"
+                f"{', '.join(where)}{billing}"
             )
         what, given, names = (
             ("chip", chip, chips) if chip and chip not in chips else ("region", request.region, regions)
         )
         why = cost_layer.why_no_price(chip) if what == "chip" and chip else ""
-        raise ConfigError(f"no price for {what} {given!r} (--{what}){why}; known: {', '.join(sorted(names))}")
+        raise ConfigError(f"no price for {what} {given!r} (--{what}){why}; known: {', '.join(sorted(names))}{billing}")
     return table
 
 

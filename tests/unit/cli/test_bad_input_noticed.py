@@ -55,6 +55,10 @@ def test_prices_of_a_slice_are_its_one_chip_siblings_as_cost_bills_them(run) -> 
     code, out, err = run("prices", "--chip", "tpu v5e-8")
     assert code == 0, err
     assert "v5e-8 is billed as 8 x v5e-1 per chip-hour" in out and "v5e-1" in out.split("prices on")[1]
+    # a region without its sibling's price names the slice asked for too (it named only v5e-1)
+    line = one_error_line(run, "prices", "--chip", "v5e-8", "--region", "europe-west4")
+    assert "no price for chip 'v5e-1' in region 'europe-west4'" in line
+    assert line.endswith("; v5e-8 is billed as 8 x v5e-1 per chip-hour")
 
 
 def test_a_release_before_the_architecture_is_one_line(run, tmp_path: Path) -> None:
