@@ -42,7 +42,6 @@ Any other `model_type` is refused: the planner gives no number for an architectu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -285,14 +284,15 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
 
 
 def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
-    """A RoPE scaling `factor` is a positive finite number (or null: vLLM takes 1.0) and its
+    """A RoPE scaling `factor` is a positive number of at most MAX_POSITIONS (or null: vLLM takes 1.0) and its
     original_max_position_embeddings a positive integer: they size the positions vLLM derives (planner.core
-    model_positions), where vLLM would fail or derive a length of 0."""
+    model_positions), where vLLM would fail or derive a length of 0; a larger factor would stretch any positions past
+    what is planned (and 1e308 past a float: an internal error)."""
     factor, original = params.get("factor"), params.get("original_max_position_embeddings")
     if factor is not None and (
-        isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor < math.inf
+        isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= MAX_POSITIONS
     ):
-        raise _fail(where, f"{path}.factor", f"must be a positive number, got {factor!r}")
+        raise _fail(where, f"{path}.factor", f"must be a positive number up to {MAX_POSITIONS:,}, got {factor!r}")
     if original is not None and not (_is_int(original) and 0 < original <= MAX_POSITIONS):
         raise _fail(where, f"{path}.original_max_position_embeddings", f"must be a positive integer, got {original!r}")
 

@@ -102,6 +102,7 @@ def test_per_layer_type_rope_and_longrope_default() -> None:
     ("rope", "field"),
     [
         ({"type": "linear", "factor": 1e400}, "factor"),
+        ({"type": "linear", "factor": 1e308}, "factor"),  # finite, but 32,768 x 1e308 is not: an internal error
         ({"type": "linear", "factor": 0}, "factor"),
         ({"type": "linear", "factor": "4"}, "factor"),
         ({"type": "linear", "factor": True}, "factor"),
@@ -120,7 +121,9 @@ def test_a_rope_scale_that_sizes_nothing_is_one_line(tmp_path: Path, rope: dict,
 
 
 def test_positions_past_what_is_planned_ask_for_max_model_len(tmp_path: Path) -> None:
-    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": {"type": "linear", "factor": 1e9}}
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {
+        "rope_scaling": {"type": "linear", "factor": 4096}
+    }  # 32,768 x 4,096 > 2^26
     path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
     with pytest.raises(ConfigError, match=r"the longest max_model_len planned; pass --max-model-len$"):
         plan_model(str(path), "h100")
