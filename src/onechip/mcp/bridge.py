@@ -53,18 +53,22 @@ def signature_of(
 
 def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) -> CallToolResult:
     """A tool result: `summary` as text, `model` as structured content, both redacted. `words` rewrites the
-    summary and every `verdict` in the content (the server passes schemas.inputs.as_parameters, so what a result
-    tells the caller to change names the tool's arguments, as its errors do)."""
-    data = _verdicts(json.loads(redact(model.model_dump_json())), words)
+    summary and every `verdict` and `message` (a plan's warnings) in the content (the server passes
+    schemas.inputs.as_parameters, so what a result tells the caller to change names the tool's arguments, as its
+    errors do)."""
+    data = _told(json.loads(redact(model.model_dump_json())), words)
     return CallToolResult(content=[TextContent(type="text", text=words(redact(summary)))], structured_content=data)
 
 
-def _verdicts(data: T, words: Callable[[str], str]) -> T:
-    """`data` (parsed JSON) with each string under a 'verdict' key passed through `words`, at any depth."""
+_TOLD = ("verdict", "message")
+
+
+def _told(data: T, words: Callable[[str], str]) -> T:
+    """`data` (parsed JSON) with each string under a _TOLD key passed through `words`, at any depth."""
     if isinstance(data, dict):
-        return {k: words(v) if k == "verdict" and isinstance(v, str) else _verdicts(v, words) for k, v in data.items()}  # type: ignore[return-value]
+        return {k: words(v) if k in _TOLD and isinstance(v, str) else _told(v, words) for k, v in data.items()}  # type: ignore[return-value]
     if isinstance(data, list):
-        return [_verdicts(v, words) for v in data]  # type: ignore[return-value]
+        return [_told(v, words) for v in data]  # type: ignore[return-value]
     return data
 
 

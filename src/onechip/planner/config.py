@@ -283,11 +283,19 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
         raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
 
 
+_SAME_ROPE = {("su", "longrope"), ("mrope", "default")}
+
+
 def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
     """A RoPE scaling `factor` is a positive number of at most MAX_POSITIONS (or null: vLLM takes 1.0) and its
     original_max_position_embeddings a positive integer: they size the positions vLLM derives (planner.core
     model_positions), where vLLM would fail or derive a length of 0; a larger factor would stretch any positions past
-    what is planned (and 1e308 past a float: an internal error)."""
+    what is planned (and 1e308 past a float: an internal error). A legacy `type` that names another kind than
+    `rope_type` is refused as vLLM refuses it ('Found conflicts between ...', transformers_utils/config.py
+    patch_legacy_rope_type, 0.16.0 and 0.34.0 sdists; su/longrope and mrope/default are the same kind)."""
+    modern, legacy = params.get("rope_type"), params.get("type")
+    if modern is not None and legacy is not None and modern != legacy and (legacy, modern) not in _SAME_ROPE:
+        raise _fail(where, f"{path}.rope_type", f"{modern!r} conflicts with its legacy 'type' {legacy!r}: state one")
     factor, original = params.get("factor"), params.get("original_max_position_embeddings")
     if factor is not None and (
         isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= MAX_POSITIONS

@@ -334,6 +334,16 @@ def test_a_plans_summary_and_verdict_name_the_tools_arguments_not_the_cli_flags(
     )
 
 
+def test_a_plans_warnings_name_the_tools_arguments_not_the_cli_flags():
+    # the GB10 plan's 'unified-memory-pool' warning tells the CLI user to pin --kv-cache-memory; an MCP caller
+    # is told the argument (schemas.inputs.parameter_names), the engine's flags in the engine version line stay
+    got = call("plan", {"model": SMOL, "chip": "gb10"})
+    warnings = {w["code"]: w["message"] for w in got.structured_content["warnings"]}
+    assert "pin it with kv_cache_memory_bytes after one boot" in warnings["unified-memory-pool"]
+    assert "(no engine_version:" in warnings["engine-version"]
+    assert not any("--" in m for m in warnings.values()), warnings
+
+
 def test_ups_summary_says_what_differs_from_the_plan():
     # Before: 'plan vs boot log: differs' and nothing of what
     from onechip.engines.launch import UpResult

@@ -120,6 +120,29 @@ def test_a_rope_scale_that_sizes_nothing_is_one_line(tmp_path: Path, rope: dict,
         plan_model(str(path), "h100", engine_version="0.29.0")
 
 
+@pytest.mark.parametrize(
+    ("rope", "refused"),
+    [
+        ({"rope_type": "yarn", "type": "linear", "factor": 4.0}, True),  # vLLM: 'Found conflicts between ...'
+        ({"rope_type": "longrope", "type": "su", "long_factor": [1.0], "short_factor": [1.0]}, False),
+        ({"rope_type": "default", "type": "mrope", "mrope_section": [16, 24, 24]}, False),
+        ({"rope_type": "linear", "type": "linear", "factor": 2.0}, False),
+    ],
+)
+def test_a_legacy_type_naming_another_rope_kind_is_refused_as_vllm_does(
+    tmp_path: Path, rope: dict, refused: bool
+) -> None:
+    # vllm/transformers_utils/config.py patch_legacy_rope_type (0.16.0 and 0.34.0 sdists) raises ValueError on a
+    # 'rope_type' and a legacy 'type' that differ, except su/longrope and mrope/default
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": rope}
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    if refused:
+        with pytest.raises(ConfigError, match=r"rope_scaling\.rope_type' 'yarn' conflicts with its legacy 'type'"):
+            plan_model(str(path), "h100", max_model_len=4096)
+    else:
+        assert plan_model(str(path), "h100", max_model_len=4096).max_model_len == 4096
+
+
 def test_positions_past_what_is_planned_ask_for_max_model_len(tmp_path: Path) -> None:
     config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {
         "rope_scaling": {"type": "linear", "factor": 4096}
