@@ -243,7 +243,8 @@ async def stream_chat(
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
         out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
     except TimeoutError:
-        out.error = TIMED_OUT
+        # a finish_reason alone does not end the answer: a final usage chunk or [DONE] may still follow it
+        out.error = TIMED_OUT + (" after the finish_reason (no final usage, no [DONE])" if out.finish_reason else "")
     except aiohttp.ClientError as exc:
         out.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError

@@ -626,6 +626,19 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
 
 
+def test_a_finish_reason_then_a_stall_without_usage_or_done_times_out_saying_so(tmp_path: Path) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) sends its 4 tokens and finish_reason, then no usage and no [DONE],
+    the connection held past the 0.4 s timeout: a final usage or [DONE] could still follow a finish_reason, so the
+    request is failed, its error naming what was missing; the two others are ok (`wire.ends_answer` ends an answer
+    only at the final usage chunk)."""
+    stall = Wire(usage="none", done=False, after_done="hold")
+    with FakeVllm(wire_script=lambda n, body: (stall if n == 3 else Wire())(n, body)) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4, request_timeout_s=W_TIMEOUT_S)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == f"{client.TIMED_OUT} after the finish_reason (no final usage, no [DONE])"
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4
+
+
 def test_requests_without_usage_are_noted_even_when_the_probe_had_it(tmp_path: Path) -> None:
     """Chat request 1 (the probe) carries a final usage, the measured ones none (a router in front of two kinds
     of server): their tokens are the /tokenize count of the words the script sent (4 each), and the run's notes
