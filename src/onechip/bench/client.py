@@ -239,9 +239,12 @@ async def stream_chat(
                 return out
             if not await _read_stream(http, resp, url, timing):
                 return out
-    except aiohttp.ClientPayloadError:
+    except aiohttp.ClientPayloadError as exc:
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
-        out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
+        how = (
+            "the server reset the connection" if "ConnectionResetError" in str(exc) else "the chunked body ended early"
+        )
+        out.error = f"ClientPayloadError: stream cut mid-way ({how})"
     except TimeoutError:
         # a finish_reason alone does not end the answer: a final usage chunk or [DONE] may still follow it
         out.error = TIMED_OUT + (" after the finish_reason (no final usage, no [DONE])" if out.finish_reason else "")

@@ -626,6 +626,21 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
 
 
+@pytest.mark.parametrize(
+    ("resets", "how"), [(False, "the chunked body ended early"), (True, "the server reset the connection")]
+)
+def test_a_connection_dropped_mid_stream_is_one_failed_request(tmp_path: Path, resets: bool, how: str) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) is dropped after 2 of its 4 tokens, closed (FIN) or reset (RST, the
+    fake's `resets`): that request is failed, saying which, and its 2 tokens are not counted; the others are ok,
+    4 tokens each, and the run goes on."""
+    wire = lambda n, body: Wire(error="cut" if n == 3 else None)(n, body)  # noqa: E731
+    with FakeVllm(wire_script=wire, resets=resets) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == f"ClientPayloadError: stream cut mid-way ({how})"
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == 2
+
+
 def test_a_finish_reason_then_a_stall_without_usage_or_done_times_out_saying_so(tmp_path: Path) -> None:
     """Chat request 3 of 2-4 (1 is the probe) sends its 4 tokens and finish_reason, then no usage and no [DONE],
     the connection held past the 0.4 s timeout: a final usage or [DONE] could still follow a finish_reason, so the
