@@ -27,10 +27,10 @@ Plain (non-streamed) replies carry usage unless `usage="never"`.
 
 Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_len (vllm/renderers/params.py
 `_token_len_check`), after `hang_s` when `over_limit="hang"`; a disconnect after `cut_after_chunks` chunks for
-chat requests whose 1-based number is in `cut_requests`; 400 for min_tokens/ignore_eos when `reject_extras`;
-any status and message from a scripted `Reply(status=..., error=...)` or, for a generated stream, from
-`fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's timeout) before
-chunk `cut_after_chunks` for requests in `stall_requests`. Error bodies are OpenAI-shaped
+chat requests whose 1-based number is in `cut_requests` (a reset, RST, with `resets`); 400 for min_tokens or
+ignore_eos when `reject_extras`; any status and message from a scripted `Reply(status=..., error=...)` or, for a
+generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
+timeout) before chunk `cut_after_chunks` for requests in `stall_requests`. Error bodies are OpenAI-shaped
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`.
 
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
@@ -58,6 +58,8 @@ import asyncio
 import json
 import os
 import re
+import socket
+import struct
 import sys
 import threading
 import time
@@ -175,6 +177,7 @@ class FakeVllm:
     # number, body -> a streamed chat answer's body written verbatim (see `wire_writes`), instead of the generated
     # or scripted stream: the wire habits of other OpenAI-compatible servers
     wire_script: Callable[[int, dict[str, Any]], list[WireWrite]] | None = None
+    resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
     reject_extras: bool = False
     has_tokenize: bool = True
     has_metrics: bool = True
@@ -247,6 +250,12 @@ class FakeVllm:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def drop(self, writer: asyncio.StreamWriter) -> None:
+        """Drop the connection mid-answer: closed at once (FIN), or reset (RST: SO_LINGER 0) when `resets`."""
+        if self.resets:
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
 
     # ---- HTTP ----
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -426,7 +435,7 @@ class FakeVllm:
             except asyncio.CancelledError:  # stop() while the connection is held: it closes, the handler ends quietly
                 data = None
             if data is None:
-                writer.transport.abort()
+                self.drop(writer)
                 return False
             if data:
                 writer.write(b"%x\r\n%b\r\n" % (len(data), data))
@@ -582,7 +591,7 @@ class _Stream:
                 return False
             if self.number in fake.cut_requests and k == fake.cut_after_chunks:
                 await writer.drain()
-                writer.transport.abort()
+                fake.drop(writer)
                 return False
             done += tokens
             writer.write(self.event(choice, done if self.each or (self.on_last and k == len(chunks) - 1) else None))

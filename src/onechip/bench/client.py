@@ -5,6 +5,10 @@ Conventions (DESIGN.md "Measuring right"):
   name, is generated output), never at the role-only chunk. A chunk with `content: ""` and no role is a token
   that decoded to no text (`vllm.wire.empty_token`, vllm bench serve's rule): without per-chunk usage it is
   timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
+  vllm bench serve 0.32 (vllm/benchmarks/lib/endpoint_request_func.py, read in the installed wheel) still ends
+  TTFT at the first chunk with `choices`, the role chunk included: the same instant against vLLM, which sends the
+  role chunk with the first token's output (chat_completion/serving.py `first_iteration`), but ~0 ms against a
+  server that sends it at once, where ours is the first token's (tests/unit/bench: TTFT 40 ms, not 0).
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
@@ -14,8 +18,10 @@ Conventions (DESIGN.md "Measuring right"):
   and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF or CRLF, comments and keep-alives skipped, a `data:`
-  line taken when its newline arrives); the request ends at `data: [DONE]` (E2E stops there even when the
-  server holds the connection open after it, or drops it), else at the end of the body.
+  event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
+  the final usage chunk after the finish_reason (`vllm.wire.ends_answer`: nothing but [DONE] may follow it), else
+  at the end of the body. E2E stops there even when the server then holds the connection open (without [DONE]
+  too: the answer is whole, not timed out) or drops it.
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
   the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
   stream cut before any of the three, or no complete answer within the request timeout.
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from typing import Any
 
 import aiohttp
@@ -43,6 +50,7 @@ from onechip.vllm.wire import (
     SSEDecoder,
     chunk_error,
     empty_token,
+    ends_answer,
     error_message,
     generated_text,
     has_generated,
@@ -51,7 +59,9 @@ from onechip.vllm.wire import (
     text_tokenize_body,
 )
 
-DRAIN_S = 0.05  # how long the body's end is awaited after [DONE] (see _drain)
+DRAIN_S = 0.05  # how long the body's end is awaited after the answer's end (see _drain)
+# sessions whose server held a connection open past DRAIN_S after an answer: their answers are not drained again
+_HOLDING: weakref.WeakSet[aiohttp.ClientSession] = weakref.WeakSet()
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
@@ -75,6 +85,7 @@ class _Timing:
         self.usage: dict[str, Any] | None = None  # the latest usage (cumulative): the request's counts
         self.final_usage = False
         self.done = False  # `data: [DONE]` came
+        self.complete = False  # the final usage chunk came (`ends_answer`): the answer is whole
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
@@ -96,6 +107,7 @@ class _Timing:
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
         if not choices:
             self.final_usage = self.final_usage or bool(usage)
+            self.complete = self.complete or ends_answer(obj, out.finish_reason is not None)
             return
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
@@ -160,7 +172,7 @@ async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, 
         out.completion_tokens, out.completion_tokens_from = len(out.chunk_times), "chunks"
 
 
-async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
+async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
     out = timing.out
     out.error = stream_type_error(url, resp.headers.get("Content-Type"))
@@ -172,9 +184,9 @@ async def _read_stream(resp: aiohttp.ClientResponse, url: str, timing: _Timing) 
         now = clock()
         if not _fold(feed(data), timing, now):
             return False
-        if decoder.done:  # the answer is complete at [DONE], whatever the server then does with the connection
-            out.t_done, timing.done = now, True
-            await _drain(resp)
+        if decoder.done or timing.complete:  # the answer is whole, whatever the server then does with the connection
+            out.t_done, timing.done = now, decoder.done
+            await _drain(http, resp)
             return True
     return _fold(decoder.close(), timing, clock())
 
@@ -190,14 +202,18 @@ def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
     return True
 
 
-async def _drain(resp: aiohttp.ClientResponse) -> None:
-    """Read what follows [DONE] (the body's end, normally on its way already) for up to DRAIN_S, so the
-    connection is reused; a server that holds it open longer gets it closed."""
-    if resp.content.is_eof():
+async def _drain(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse) -> None:
+    """Read what follows the answer's end ([DONE] and the body's end, normally on their way already) for up to
+    DRAIN_S, so the connection is reused; a server that holds it open longer gets it closed, and the session's
+    later answers get it closed at once: a closed-loop stream waiting DRAIN_S before each next request measured
+    2 x 4 tokens per 60 ms answer as 77 tok/s where the server gave 131 (tests/unit/bench, 'hold-after-done')."""
+    if resp.content.is_eof() or http in _HOLDING:
         return
     try:
         await asyncio.wait_for(resp.content.read(), DRAIN_S)
-    except (TimeoutError, aiohttp.ClientError):
+    except TimeoutError:
+        _HOLDING.add(http)
+    except aiohttp.ClientError:
         pass
 
 
@@ -221,13 +237,17 @@ async def stream_chat(
                 text = (await resp.read()).decode("utf-8", "replace")
                 out.error = error_message(resp.status, text)
                 return out
-            if not await _read_stream(resp, url, timing):
+            if not await _read_stream(http, resp, url, timing):
                 return out
-    except aiohttp.ClientPayloadError:
+    except aiohttp.ClientPayloadError as exc:
         # aiohttp's message embeds an internal code 400 that reads like an HTTP status; say what happened
-        out.error = "ClientPayloadError: stream cut mid-way (the chunked body ended early)"
+        how = (
+            "the server reset the connection" if "ConnectionResetError" in str(exc) else "the chunked body ended early"
+        )
+        out.error = f"ClientPayloadError: stream cut mid-way ({how})"
     except TimeoutError:
-        out.error = TIMED_OUT
+        # a finish_reason alone does not end the answer: a final usage chunk or [DONE] may still follow it
+        out.error = TIMED_OUT + (" after the finish_reason (no final usage, no [DONE])" if out.finish_reason else "")
     except aiohttp.ClientError as exc:
         out.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError

@@ -112,7 +112,7 @@ def _transient(out: StreamOutcome) -> bool:
     """A failure worth one more try: HTTP 429 or 5xx, or a 200 whose stream broke (cut, an error event); not a
     refusal (4xx), no answer at all (nothing listening), nor a timeout (it would cost the timeout again)."""
     status = out.http_status
-    if out.error is None or status is None or out.error == TIMED_OUT:
+    if out.error is None or status is None or out.error.startswith(TIMED_OUT):
         return False
     return status == 429 or status >= 500 or status == 200
 

@@ -173,19 +173,22 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
 class SSEDecoder:
     """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
 
-    Lines end in LF or CRLF and may be split across reads; each `data:` line is one payload (a JSON chunk is
-    one line), taken when its line ends; comment lines (`: ping` keep-alives), `event:`, `id:`, `retry:` and
-    blank lines are skipped, and so is an empty payload (a `data:` keep-alive). `done` turns True at
-    `data: [DONE]`, and nothing after it is returned. `close()` at the end of the body takes a last `data:` line
-    that no newline ended.
+    As the SSE spec (WHATWG HTML "Server-sent events", event stream interpretation) reads them: lines end in LF or
+    CRLF and may be split across reads; an event is its `data:` lines (one space after the colon dropped), joined
+    with LF, taken at the blank line that ends it, so one JSON chunk may span several `data:` lines; comment lines
+    (`: ping` keep-alives), `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:`
+    keep-alive). `done` turns True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the
+    end of the body takes a last event that no blank line ended (the spec drops it; a server that closes right
+    after its last `data:` line meant it whole, and a torn one fails to parse).
     """
 
     def __init__(self) -> None:
         self._buf = b""
+        self._data: list[bytes] = []  # the `data:` lines of the event being read
         self.done = False
 
     def feed(self, data: bytes) -> list[bytes]:
-        """The complete `data:` payloads (stripped, `[DONE]` excluded) that `data` finished."""
+        """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
         if self.done or b"\n" not in data:
             return []
@@ -193,18 +196,29 @@ class SSEDecoder:
         self._buf = lines.pop()
         out: list[bytes] = []
         for line in lines:
+            line = line[:-1] if line[-1:] == b"\r" else line
             if line.startswith(b"data:"):
-                payload = line[5:].strip()
-                if payload == b"[DONE]":
-                    self.done = True
-                    break
-                if payload:
-                    out.append(payload)
+                self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+            elif not line and self._dispatch(out):
+                break
         return out
 
+    def _dispatch(self, out: list[bytes]) -> bool:
+        """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE]."""
+        payload = b"\n".join(self._data).strip()
+        self._data = []
+        if payload == b"[DONE]":
+            self.done = True
+        elif payload:
+            out.append(payload)
+        return self.done
+
     def close(self) -> list[bytes]:
-        """The payload of a last `data:` line the body ended without a newline ([] when none)."""
-        return self.feed(b"\n") if self._buf else []
+        """The payload of a last event the body ended without a blank line ([] when none)."""
+        out = self.feed(b"\n") if self._buf else []
+        if not self.done and self._data:
+            self._dispatch(out)
+        return out
 
 
 def parse_chunk(payload: bytes) -> Json:
@@ -221,6 +235,15 @@ def chunk_error(obj: Json, payload: bytes) -> str | None:
     if (obj.get("error") or obj.get("object") == "error") and "choices" not in obj:  # not `"error": null`
         return error_message(200, payload.decode("utf-8", "replace"))
     return None
+
+
+def ends_answer(obj: Json, finished: bool) -> bool:
+    """True for the chunk after which a stream has nothing left but `data: [DONE]`: the usage-only chunk (`choices`
+    empty) that `stream_options.include_usage` asks for, once the choice's finish_reason came (`finished`). The
+    OpenAI API reference (chat streaming, `stream_options`): "an additional chunk will be streamed before the data:
+    [DONE] message ... the choices field will always be an empty array"; vLLM sends it last, with the counts that
+    the per-chunk usage leaves out (prompt_tokens_details.cached_tokens). A server that then stalls has answered."""
+    return finished and not obj.get("choices") and bool(obj.get("usage"))
 
 
 def has_generated(choice: Json) -> bool:
@@ -309,8 +332,10 @@ class _StreamJoiner:
     def __init__(self) -> None:
         self.reply = ChatReply()
         self.calls: dict[int, Json] = {}
+        self.complete = False  # the final usage chunk came (`ends_answer`)
 
     def add(self, chunk: Json) -> None:
+        self.complete = self.complete or ends_answer(chunk, self.reply.finish_reason is not None)
         usage = chunk.get("usage")
         if usage:
             self.reply.prompt_tokens = usage.get("prompt_tokens")
@@ -542,7 +567,8 @@ class WireClient:
 
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
-        deltas joined; read up to [DONE] (a server may hold the connection after it). An in-stream error chunk, a
+        deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
+        after either). An in-stream error chunk, a
         chunk that is not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises
         EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
@@ -559,7 +585,7 @@ class WireClient:
                     raise EndpointError(bad_type)
                 for data in resp.iter_bytes():
                     self._join(decoder.feed(data), joiner, url)
-                    if decoder.done:  # a server may hold the connection after [DONE]
+                    if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                         break
                 self._join(decoder.close(), joiner, url)
         except httpx.TimeoutException as exc:

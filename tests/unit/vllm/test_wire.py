@@ -78,7 +78,8 @@ def test_error_message_is_cut_to_the_limit() -> None:
 def test_sse_decoder_joins_lines_split_across_reads_and_stops_at_done() -> None:
     dec = SSEDecoder()
     assert dec.feed(b'data: {"a"') == []
-    assert dec.feed(b': 1}\n\n: keep-alive comment\nevent: x\r\ndata: {"b": 2}\r\n') == [b'{"a": 1}', b'{"b": 2}']
+    assert dec.feed(b': 1}\n\n: keep-alive comment\nevent: x\r\ndata: {"b": 2}\r\n') == [b'{"a": 1}']
+    assert dec.feed(b"\r\n") == [b'{"b": 2}']  # an event is taken at the blank line that ends it
     assert not dec.done
     assert dec.feed(b"data: [DONE]\n\n") == [] and dec.done
 
@@ -90,6 +91,22 @@ def test_sse_decoder_skips_keep_alives_ends_at_done_and_takes_an_unended_last_li
     assert dec.done and dec.feed(b'data: {"b": 2}\n\n') == [] and dec.close() == []
     unended = SSEDecoder()  # a body that ends without the last newline (and without [DONE])
     assert unended.feed(b'data: {"a": 1}') == [] and unended.close() == [b'{"a": 1}'] and not unended.done
+
+
+def test_sse_decoder_joins_an_events_data_lines_with_a_newline() -> None:
+    """The SSE spec's own example (WHATWG HTML, "Server-sent events", 9.2.6 "Interpreting an event stream"):
+    `data: YHOO` / `data: +2` / `data: 10` is one event whose data is "YHOO\\n+2\\n10"; one space after the
+    colon is dropped. A JSON chunk across two `data:` lines is one chunk (it was refused as unparsable), in LF or
+    CRLF, and a body that ends after its last `data:` line, without the blank line, still yields it."""
+    assert SSEDecoder().feed(b"data: YHOO\ndata: +2\ndata: 10\n\n") == [b"YHOO\n+2\n10"]
+    chunk = b'data: {"choices":\ndata:  [], "usage": {"completion_tokens": 4}}\n\n'
+    for raw in (chunk, chunk.replace(b"\n", b"\r\n")):
+        (payload,) = SSEDecoder().feed(raw)
+        assert wire.parse_chunk(payload) == {"choices": [], "usage": {"completion_tokens": 4}}
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a":\ndata: 1}\n') == [] and dec.close() == [b'{"a":\n1}']
+    done = SSEDecoder()
+    assert done.feed(b"data: [DONE]\n") == [] and done.close() == [] and done.done
 
 
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
@@ -142,9 +159,12 @@ def test_models_reads_vllms_max_model_len_and_resolves_the_served_model() -> Non
         c.served_model(None)
 
 
-def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection() -> None:
-    """CRLF events behind `: ping` comments, [DONE], then the connection held HOLD_S (a real local server,
-    tests/fakes/vllm_server.py `wire_script`): the reply is whole at [DONE], not HOLD_S later."""
+@pytest.mark.parametrize("done", [True, False], ids=["done", "no-done"])
+def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection(done: bool) -> None:
+    """CRLF events behind `: ping` comments, [DONE] (or not: the final usage chunk is the answer's end,
+    `wire.ends_answer`), then the connection held HOLD_S (a real local server, tests/fakes/vllm_server.py
+    `wire_script`): the reply is whole at [DONE] or the final usage, not HOLD_S later (without [DONE] it waited
+    for the body's end: `onechip check` timed out on such a server)."""
     hold_s = 5.0
     events = [
         sse_event({"role": "assistant", "content": ""}, crlf=True),
@@ -152,7 +172,7 @@ def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection() -> Non
         sse_event({"content": " world"}, "stop", crlf=True),
         sse_event(None, None, (5, 2), crlf=True),
     ]
-    body = b"".join(b": ping\r\n\r\n" + e for e in events) + b"data: [DONE]\r\n\r\n"
+    body = b"".join(b": ping\r\n\r\n" + e for e in events) + (b"data: [DONE]\r\n\r\n" if done else b"")
     with FakeVllm(wire_script=lambda n, b: [(0.0, body, True), (hold_s, b"", False)]) as srv, WireClient(srv.url) as c:
         reply = c.chat_stream(wire.chat_body("fake-model", [], 4))
     assert (reply.content, reply.finish_reason, reply.completion_tokens) == ("Hello world", "stop", 2)
