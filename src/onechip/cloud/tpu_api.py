@@ -46,6 +46,7 @@ readable from the VM).
 from __future__ import annotations
 
 import base64
+import email.utils
 import json
 import math
 import os
@@ -54,6 +55,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -138,9 +140,16 @@ class Answer:
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
-    """Seconds the answer's Retry-After asks to wait (its delta-seconds form), else None."""
+    """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
+    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None."""
     text = headers.get("retry-after", "").strip()
-    return float(text) if text.isdigit() else None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return float(max(0, math.ceil((when - datetime.now(UTC)).total_seconds()))) if when.tzinfo else None
 
 
 def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, end_s: float, timeout_s: float,

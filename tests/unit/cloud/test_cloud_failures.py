@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -1108,3 +1109,24 @@ def test_a_create_that_keeps_failing_is_bounded_and_leaves_nothing_recorded(fast
     posts = [m for m, _, _ in fast.requests if m == "POST"]
     assert info.value.reason == "transient" and 1 < len(posts) <= 7, posts  # RETRIES + 1 tries at most
     assert "\n" not in str(info.value) and records.load_all() == [] and fast.queued == {}
+
+
+def test_retry_after_as_an_http_date_is_waited(fake_api):
+    # Before: only Retry-After's delay-seconds form was read; RFC 9110 section 10.2.3 allows an HTTP-date too
+    from email.utils import format_datetime
+
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi, retry_after_s
+
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    assert retry_after_s(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past: at once
+    assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
+    answers = [httpx.Response(503, headers={"Retry-After": later}, json={"error": {"code": 503, "status": "UNAVAILABLE",
+                                                                                    "message": "try later"}}),
+               httpx.Response(200, json={"nodes": []})]  # fmt: skip
+    told: list[str] = []
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: answers.pop(0))), poll_s=0.01,
+                 on_retry=told.append)  # fmt: skip
+    assert tpu.list_nodes(OK) == [] and answers == []
+    assert len(told) == 1 and re.search(r"; retry 1 of 6 in [12] s$", told[0]), told
