@@ -61,7 +61,7 @@ from typing import Any, TypeVar
 import httpx
 
 from onechip.cloud import refusals
-from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
+from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, remember_secret
 
 TPU_URL = "https://tpu.googleapis.com"
@@ -291,15 +291,21 @@ class TpuApi:
                           params=params, json=body, headers=headers)  # fmt: skip
             if answer.status_code != 401:
                 break
-        return answer_json(answer, where, base)
+        try:
+            return answer_json(answer, where, base)
+        except CloudError as exc:  # a 401 that stands (after a refresh, or with no credentials to refresh)
+            if answer.status_code == 401 and exc.reason == "auth":
+                raise exc.reworded(f"{exc}; the credentials were refused: {REAUTH}") from None
+            raise
 
-    def _create(self, url: str, params: Json, body: Json) -> Json | None:
-        """POST a create named by its id (`params`: nodeId or queuedResourceId, and requestId where the method
-        takes one), sent again after a failure that may have left it unanswered (no answer, 5xx), within the
-        call's retries and deadline: the id makes a second resource impossible (AIP-133, google.aip.dev/133: a
-        create whose user-specified id exists fails ALREADY_EXISTS) and a requestId makes the API answer the
-        same request once (AIP-155, google.aip.dev/155). Returns the operation, or None when a retry answered
-        ALREADY_EXISTS: the first try landed (the caller reads the resource). Raises as `call`."""
+    def _create(self, url: str, ident: str, params: Json, body: Json) -> Json | None:
+        """POST a create of the resource `ident` (named in `params`: nodeId or queuedResourceId, and a requestId
+        where the method takes one), sent again after a failure that may have left it unanswered (no answer,
+        5xx), within the call's retries and deadline: the id makes a second resource impossible (AIP-133,
+        google.aip.dev/133: a create whose user-specified id exists fails ALREADY_EXISTS) and a requestId makes
+        the API answer the same request once (AIP-155, google.aip.dev/155). A refusal after an unanswered try
+        (ALREADY_EXISTS, or a quota the first try now uses) is checked by reading `ident`: there, the first try
+        landed. Returns the operation, or None when it landed so (the caller reads the resource). Raises as `call`."""
         unanswered = False
 
         def once(end_s: float) -> Json | None:
@@ -307,7 +313,7 @@ class TpuApi:
             try:
                 return self._once("POST", url, params, body, end_s)
             except CloudError as exc:
-                if exc.reason == "conflict" and unanswered:
+                if unanswered and not again(exc) and self._exists(f"{url}/{ident}"):
                     return None
                 unanswered = unanswered or exc.reason == "transient"
                 raise
@@ -317,6 +323,16 @@ class TpuApi:
 
         made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
         return None if made is None else _operation(made, self.tpu_url)
+
+    def _exists(self, url: str) -> bool:
+        """Does the API have the resource at `url`? Raises CloudError for any answer but the resource or NOT_FOUND."""
+        try:
+            self.call("GET", url)
+        except CloudError as exc:
+            if exc.reason == "not-found":
+                return False
+            raise
+        return True
 
     def _list(self, url: str, key: str) -> list[Json]:
         """Every item of a list call, page after page (`nextPageToken`)."""
@@ -343,7 +359,7 @@ class TpuApi:
     def create_node(self, zone: str, node_id: str, node: Json) -> Json | None:
         """POST a node named `node_id` (v2 nodes.create takes no requestId: the nodeId alone makes a retry safe);
         returns the long-running operation, None when a retry found the first try made it (`_create`)."""
-        return self._create(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", {"nodeId": node_id}, node)
+        return self._create(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", node_id, {"nodeId": node_id}, node)
 
     def get_node(self, zone: str, node_id: str) -> Json:
         return _named(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"), self.tpu_url)
@@ -361,7 +377,7 @@ class TpuApi:
         """POST a queued resource named `qr_id` with a requestId (v2alpha1 queuedResources.create: 'Idempotent
         request UUID'), the same on every retry; returns as `create_node`."""
         params = {"queuedResourceId": qr_id, "requestId": str(uuid.uuid4())}
-        return self._create(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", params, body)
+        return self._create(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", qr_id, params, body)
 
     def get_queued_resource(self, zone: str, qr_id: str) -> Json:
         item = _named(self.call("GET", f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"),

@@ -512,6 +512,10 @@ def test_a_401_refreshes_the_token_once_and_sends_again(fast):
     with pytest.raises(CloudError) as info:
         provision.fetch(_api_with(creds), "node", OK, "onechip-v5e-1")
     assert info.value.reason == "auth" and creds.refreshes == 2
+    # a 401 that stands (google.rpc UNAUTHENTICATED: the credentials are invalid or expired, Cloud APIs' error model)
+    # names the remedy, where it said only the API's message
+    assert str(info.value).endswith("; the credentials were refused: run `gcloud auth application-default login` "
+                                    "(or check GOOGLE_APPLICATION_CREDENTIALS)"), str(info.value)  # fmt: skip
     assert_tracked_then_down(fast)
 
 
@@ -1130,3 +1134,19 @@ def test_retry_after_as_an_http_date_is_waited(fake_api):
                  on_retry=told.append)  # fmt: skip
     assert tpu.list_nodes(OK) == [] and answers == []
     assert len(told) == 1 and re.search(r"; retry 1 of 6 in [12] s$", told[0]), told
+
+
+@pytest.mark.parametrize("landed", [True, False])
+def test_a_refusal_after_a_create_without_an_answer_reads_whether_the_first_try_landed(fast, landed):
+    # The first try got a 500, the retry RESOURCE_EXHAUSTED (the quota or capacity the first try now holds, when it
+    # landed): a refusal to a retry does not say the first made nothing, so the node is read (v2 nodes.get). There: it
+    # is ours, waited on; not there: the refusal stands and the next zone is tried, nothing left recorded.
+    fast.faults += [
+        Fault("POST", rf"{OK}/nodes\?", "lost-500" if landed else 500),
+        Fault("POST", rf"{OK}/nodes\?", 429),
+    ]
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [a.outcome for a in result.attempts] == (["available"] if landed else ["stockout", "available"])
+    assert result.resource.zone == (OK if landed else "asia-east1-c") and result.resource.state == "READY"
+    assert {r.zone for r in records.load_all()} == {result.resource.zone}
+    assert_tracked_then_down(fast)
