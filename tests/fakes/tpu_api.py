@@ -38,12 +38,17 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "truncated"  HTTP 200 with the JSON cut in half
     "shape"      HTTP 200 with a JSON object of the wrong shape
     "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
+    "lost-500"   the request takes effect, then is answered HTTP 500 INTERNAL (a front end failed after the
+                 backend acted: the create landed, its answer did not)
     "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
     "retry-after" HTTP 503 UNAVAILABLE with a Retry-After header of `retry_after_s` seconds (no effect)
-A delete takes `delete_s` (0: at once): the resource shows DELETING until its operation is done, then is gone, as
-the real API's are. Lists answer `page_size` items a page (0: all) with `nextPageToken`. Every request is kept in
-`requests` (method, path with query, body text) and its Authorization header in `authorizations`, so a test can
-assert what was sent (e.g. that no create body holds the HF token, and a token only ever travels in the header).
+A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
+(AIP-155: the same request is executed once), unless `honour_request_id` is False (then the queuedResourceId alone
+answers a repeat ALREADY_EXISTS, as AIP-133 says of any create with a taken id). A delete takes `delete_s` (0: at
+once): the resource shows DELETING until its operation is done, then is gone, as the real API's are. Lists answer
+`page_size` items a page (0: all) with `nextPageToken`. Every request is kept in `requests` (method, path with
+query, body text) and its Authorization header in `authorizations`, so a test can assert what was sent (e.g. that no
+create body holds the HF token, and a token only ever travels in the header).
 Time is real, so tests use fractions of a second.
 """
 
@@ -118,6 +123,8 @@ class FakeTpuApi:
     hang_s: float = 1.0
     retry_after_s: int = 1
     faults: list[Fault] = field(default_factory=list)
+    honour_request_id: bool = True
+    request_ids: dict[str, dict[str, Any]] = field(default_factory=dict)  # requestId -> the operation it answered
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -141,6 +148,9 @@ class FakeTpuApi:
                     fault = fake._fault(self.command, self.path)
                     if isinstance(fault, int):
                         status, answer = _error(fault, _STATUS_NAME.get(fault, "UNKNOWN"), f"injected HTTP {fault}")
+                    elif fault == "lost-500":
+                        fake.handle(self.command, self.path, body)
+                        status, answer = _error(500, "INTERNAL", INTERNAL)
                     elif fault == "retry-after":
                         status, answer = _error(503, "UNAVAILABLE", "The service is currently unavailable.")
                     elif fault == "rate-limit":
@@ -246,6 +256,8 @@ class FakeTpuApi:
             return self._nodes(method, parent, zone, ident or query.get("nodeId"), body, listing, query)
         if collection == "queuedResources":
             listing = ident is None and method == "GET"
+            if method == "POST" and self.honour_request_id and query.get("requestId") in self.request_ids:
+                return 200, self._public(self.request_ids[query["requestId"]])
             return self._queued(method, parent, zone, ident or query.get("queuedResourceId"), body, listing, query)
         return _error(404, "NOT_FOUND", f"no such collection {collection}")
 
@@ -357,7 +369,10 @@ class FakeTpuApi:
                   _provision_at=now + self.wait_s, _active_at=now + self.wait_s + self.provisioning_s,
                   _expire_at=now + valid_s, _spec=spec)  # fmt: skip
         self.queued[key] = qr
-        return 200, self._operation(parent, now)
+        op = self._operation(parent, now)
+        if raw_query.get("requestId"):
+            self.request_ids[raw_query["requestId"]] = self.operations[op["name"]]
+        return 200, op
 
     def _delete_queued(self, parent: str, key: str):
         qr = self.queued.get(key)

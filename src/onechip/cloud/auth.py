@@ -21,6 +21,7 @@ from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 TOKEN_TIMEOUT_S = 10.0  # one token request's wait (google-auth's own is 120 s, and a hung one is not tried again)
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+REAUTH = "run `gcloud auth application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)"
 _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
 
@@ -83,8 +84,7 @@ class Credentials:
         except GoogleAuthError as exc:  # RefreshError (args[0] its sentence, args[1] the endpoint's raw answer),
             said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]  # a malformed token answer ...
             raise CloudError(
-                f"Google credentials could not be refreshed ({redact(said)}); run `gcloud auth "
-                "application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)",
+                f"Google credentials could not be refreshed ({redact(said)}); {REAUTH}",
                 reason="auth",
             ) from None
 

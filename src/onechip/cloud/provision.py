@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
-from onechip.cloud.tpu_api import Json, TpuApi
+from onechip.cloud.tpu_api import Json, TpuApi, through_outages
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -176,6 +176,13 @@ def fetch(api: TpuApi, kind: str, zone: str, ident: str) -> Json | None:
         raise
 
 
+def poll(api: TpuApi, kind: str, zone: str, ident: str, end_s: float, on_progress: ProgressFn) -> Json | None:
+    """`fetch` in a wait loop: an outage (no answer, 5xx, rate limit) is said and read through until `end_s`
+    (time.monotonic seconds), the wait's own deadline, not one call's (tpu_api.through_outages)."""
+    return through_outages(lambda: fetch(api, kind, zone, ident), end_s, api.poll_s,
+                           lambda line: on_progress(ProgressEvent("cloud", line)))  # fmt: skip
+
+
 def _ident(resource: CloudResource) -> str:
     return resource.name if resource.kind == "queued-resource" else resource.node_id
 
@@ -192,13 +199,15 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
                 timeout_s: float) -> None:  # fmt: skip
     """Poll a queued resource until ACTIVE. Raises CloudError when it ends instead (FAILED: by its error
     code; SUSPENDING/SUSPENDED/DELETING: 'ended') or is still waiting at valid-until + grace ('expired');
-    PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. The caller deletes what
-    is left."""
+    PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. An outage of the API (5xx,
+    no answer) is polled through up to that same end (`poll`): it ended before only the 30-s call deadline.
+    The caller deletes what is left."""
     started = time.monotonic()
     where = f"{resource.name} in {resource.zone}"
+    end_s = started + valid_until_s + QUEUE_GRACE_S + timeout_s
     while True:
         elapsed = time.monotonic() - started
-        item = fetch(api, resource.kind, resource.zone, resource.name)
+        item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
             raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
         state = state_of(resource.kind, item or {})
@@ -219,11 +228,12 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
     """Poll the node until READY; record its external IP and the time billing started. Raises CloudError
-    'ended' when it ends (preempted, stopped, deleting) and 'other' when not READY within `timeout_s`."""
+    'ended' when it ends (preempted, stopped, deleting) and 'other' when not READY within `timeout_s`; an
+    outage of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
     while True:
         elapsed = time.monotonic() - started
-        node = fetch(api, "node", resource.zone, resource.node_id)
+        node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
         _tick(on_progress, resource, state or "CREATING", elapsed, None)
         if node is not None and state == "READY":
@@ -263,7 +273,8 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
                 raise
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
-        while (item := fetch(api, resource.kind, resource.zone, _ident(resource))) is not None:
+        while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
+                            on_progress)) is not None:  # fmt: skip
             if time.monotonic() - started > limit_s:
                 raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
             deleting = phase(resource.kind, state_of(resource.kind, item)) == "deleting"
@@ -341,9 +352,10 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
 
 def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, node: Json,
                  on_progress: ProgressFn) -> None:  # fmt: skip
-    """POST the create and wait for its operation. A create the API refused made nothing: the record is
-    dropped. One that got no answer is looked up: there, it is waited on; not there, dropped; the API
-    not answering, kept (it may exist). An operation's error (code 8: stockout) deletes what it left."""
+    """POST the create (retried through an outage: TpuApi._create) and wait for its operation. A create the API
+    refused made nothing: the record is dropped. One a retry found made (ALREADY_EXISTS, labelled) is waited on.
+    One that never got an answer is looked up: there, it is waited on; not there, dropped; the API not
+    answering, kept (it may exist). An operation's error (code 8: stockout) deletes what it left."""
     version = "v2alpha1" if resource.kind == "queued-resource" else "v2"
     try:
         if resource.kind == "queued-resource":
@@ -364,11 +376,14 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
             records.forget(resource)
             raise
         if exc.reason == "conflict":
-            if not labelled(made):
-                records.forget(resource)
-                raise ConfigError(f"{resource.zone} already has a TPU {resource.kind} named {_ident(resource)} that "
-                                  "onechip did not create; give another --name") from None  # fmt: skip
+            _refuse_foreign(resource, made)
             raise _may_exist(exc, resource, "it is onechip's (run `onechip cloud up` again to resume it)") from None
+        return
+    if operation is None:  # a retry answered ALREADY_EXISTS: the first try made it (unless the name is foreign)
+        made = fetch(api, resource.kind, resource.zone, _ident(resource))
+        if made is not None:
+            _refuse_foreign(resource, made)
+        on_progress(ProgressEvent("cloud", f"{resource.name}: the create's first try made it; waiting on it"))
         return
     try:
         api.wait_operation(operation, version, request.timeout_s,
@@ -378,6 +393,14 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
             _clean_up(api, resource, exc, on_progress)
             raise
         raise _may_exist(exc, resource) from None
+
+
+def _refuse_foreign(resource: CloudResource, made: Json) -> None:
+    """Raise ConfigError (and drop the record) when `made`, the resource our create collided with, is not onechip's."""
+    if not labelled(made):
+        records.forget(resource)
+        raise ConfigError(f"{resource.zone} already has a TPU {resource.kind} named {_ident(resource)} that "
+                          "onechip did not create; give another --name") from None  # fmt: skip
 
 
 def interrupted_message(resource: CloudResource) -> str:

@@ -22,10 +22,11 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   rate limit): retried with exponential backoff (at least the answer's Retry-After), each retry
                   told through `on_retry`, all within one deadline per call (ONECHIP_CLOUD_DEADLINE_S, 30 s:
                   each try waits at most what is left, and a pause that would pass it is not taken; a dead
-                  endpoint was retried for 3 min 16 s, one that never answers for 10 min). A create
-                  (POST) is sent once: v2 nodes.create takes no requestId (discovery document), so a retry could
-                  not be told from a second create; cloud.provision asks the API whether a create without an
-                  answer made it
+                  endpoint was retried for 3 min 16 s, one that never answers for 10 min). A create is retried
+                  too: it names its resource (nodeId, queuedResourceId), so a retry cannot make a second one
+                  (AIP-133: ALREADY_EXISTS, which on a retry means the first try landed), and a queued resource's
+                  carries a requestId (AIP-155). A poll (an operation, a resource's state) reads through an outage
+                  until its own deadline (`through_outages`), not just one call's
     rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
                   refused it, so nothing was made and even a create is sent again, with the same backoff
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
@@ -45,19 +46,22 @@ readable from the VM).
 from __future__ import annotations
 
 import base64
+import email.utils
 import json
 import math
 import os
 import socket
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 
 from onechip.cloud import refusals
-from onechip.cloud.auth import ENDPOINT_ENV, Credentials, endpoint_override
+from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, remember_secret
 
 TPU_URL = "https://tpu.googleapis.com"
@@ -136,9 +140,16 @@ class Answer:
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
-    """Seconds the answer's Retry-After asks to wait (its delta-seconds form), else None."""
+    """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
+    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None."""
     text = headers.get("retry-after", "").strip()
-    return float(text) if text.isdigit() else None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return float(max(0, math.ceil((when - datetime.now(UTC)).total_seconds()))) if when.tzinfo else None
 
 
 def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, end_s: float, timeout_s: float,
@@ -196,6 +207,26 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+OUTAGE = ("transient", "rate-limit", "unsent", "offline")  # failures that say nothing about the resource polled
+
+
+def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outage: Callable[[str], None]) -> T:
+    """`read()`, read again after `pause_s` while it fails for an outage (OUTAGE: no answer, 5xx, a rate limit,
+    no token, no DNS: each call already spent its own retries and deadline) and the poll's own deadline `end_s`
+    (time.monotonic seconds) is not reached, each outage told to `on_outage`. A poll of a resource that takes
+    minutes to hours (a queued resource waits up to --valid-until) must not stop at one call's 30-s deadline: the
+    resource is unchanged by our failure to read it. Raises the read's CloudError past `end_s` or for any other
+    failure."""
+    while True:
+        try:
+            return read()
+        except CloudError as exc:
+            if exc.reason not in OUTAGE or time.monotonic() + pause_s >= end_s:
+                raise
+            on_outage(f"{exc}; polling on (the wait's deadline is {end_s - time.monotonic():.0f} s away)")
+            time.sleep(pause_s)
+
+
 class TpuApi:
     """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
     with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
@@ -229,9 +260,10 @@ class TpuApi:
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
-        with backoff within the call's deadline (`retrying`), except a POST (sent once; one the token step kept
-        from leaving is tried again). Raises CloudError (reason 'transient' or 'unsent' once the retries or the
-        deadline are spent, 'offline', 'bad-endpoint', 'auth', or the API's refusal)."""
+        with backoff within the call's deadline (`retrying`), except a POST (sent once, but for a rate limit and
+        one the token step kept from leaving; a create retries as `_create`). Raises CloudError (reason
+        'transient' or 'unsent' once the retries or the deadline are spent, 'offline', 'bad-endpoint', 'auth', or
+        the API's refusal)."""
 
         def again(exc: CloudError) -> bool:
             transient = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
@@ -259,7 +291,48 @@ class TpuApi:
                           params=params, json=body, headers=headers)  # fmt: skip
             if answer.status_code != 401:
                 break
-        return answer_json(answer, where, base)
+        try:
+            return answer_json(answer, where, base)
+        except CloudError as exc:  # a 401 that stands (after a refresh, or with no credentials to refresh)
+            if answer.status_code == 401 and exc.reason == "auth":
+                raise exc.reworded(f"{exc}; the credentials were refused: {REAUTH}") from None
+            raise
+
+    def _create(self, url: str, ident: str, params: Json, body: Json) -> Json | None:
+        """POST a create of the resource `ident` (named in `params`: nodeId or queuedResourceId, and a requestId
+        where the method takes one), sent again after a failure that may have left it unanswered (no answer,
+        5xx), within the call's retries and deadline: the id makes a second resource impossible (AIP-133,
+        google.aip.dev/133: a create whose user-specified id exists fails ALREADY_EXISTS) and a requestId makes
+        the API answer the same request once (AIP-155, google.aip.dev/155). A refusal after an unanswered try
+        (ALREADY_EXISTS, or a quota the first try now uses) is checked by reading `ident`: there, the first try
+        landed. Returns the operation, or None when it landed so (the caller reads the resource). Raises as `call`."""
+        unanswered = False
+
+        def once(end_s: float) -> Json | None:
+            nonlocal unanswered
+            try:
+                return self._once("POST", url, params, body, end_s)
+            except CloudError as exc:
+                if unanswered and not again(exc) and self._exists(f"{url}/{ident}"):
+                    return None
+                unanswered = unanswered or exc.reason == "transient"
+                raise
+
+        def again(exc: CloudError) -> bool:
+            return exc.reason in ("transient", "rate-limit", "unsent")
+
+        made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
+        return None if made is None else _operation(made, self.tpu_url)
+
+    def _exists(self, url: str) -> bool:
+        """Does the API have the resource at `url`? Raises CloudError for any answer but the resource or NOT_FOUND."""
+        try:
+            self.call("GET", url)
+        except CloudError as exc:
+            if exc.reason == "not-found":
+                return False
+            raise
+        return True
 
     def _list(self, url: str, key: str) -> list[Json]:
         """Every item of a list call, page after page (`nextPageToken`)."""
@@ -283,10 +356,10 @@ class TpuApi:
 
     # --- nodes (v2): spot and on-demand
 
-    def create_node(self, zone: str, node_id: str, node: Json) -> Json:
-        """POST a node (sent once); returns the long-running operation."""
-        url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes"
-        return _operation(self.call("POST", url, params={"nodeId": node_id}, body=node), self.tpu_url)
+    def create_node(self, zone: str, node_id: str, node: Json) -> Json | None:
+        """POST a node named `node_id` (v2 nodes.create takes no requestId: the nodeId alone makes a retry safe);
+        returns the long-running operation, None when a retry found the first try made it (`_create`)."""
+        return self._create(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", node_id, {"nodeId": node_id}, node)
 
     def get_node(self, zone: str, node_id: str) -> Json:
         return _named(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"), self.tpu_url)
@@ -300,9 +373,11 @@ class TpuApi:
 
     # --- queued resources (v2alpha1): flex-start
 
-    def create_queued_resource(self, zone: str, qr_id: str, body: Json) -> Json:
-        url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources"
-        return _operation(self.call("POST", url, params={"queuedResourceId": qr_id}, body=body), self.tpu_url)
+    def create_queued_resource(self, zone: str, qr_id: str, body: Json) -> Json | None:
+        """POST a queued resource named `qr_id` with a requestId (v2alpha1 queuedResources.create: 'Idempotent
+        request UUID'), the same on every retry; returns as `create_node`."""
+        params = {"queuedResourceId": qr_id, "requestId": str(uuid.uuid4())}
+        return self._create(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", qr_id, params, body)
 
     def get_queued_resource(self, zone: str, qr_id: str) -> Json:
         item = _named(self.call("GET", f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"),
@@ -325,9 +400,10 @@ class TpuApi:
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
                        on_tick: Callable[[float], None] | None = None) -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
-        say) until done; return its `response`. Raises CloudError from its `error` (e.g. code 8 stockout) or
-        when it is not done within `timeout_s`."""
+        say) until done, through outages (`through_outages`) within `timeout_s`; return its `response`. Raises
+        CloudError from its `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`."""
         started = time.monotonic()
+        url = f"{self.tpu_url}/{version}/{operation['name']}"
         while not operation.get("done"):
             elapsed = time.monotonic() - started
             if elapsed > timeout_s:
@@ -335,7 +411,8 @@ class TpuApi:
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            operation = _operation(self.call("GET", f"{self.tpu_url}/{version}/{operation['name']}"), self.tpu_url)
+            answer = through_outages(lambda: self.call("GET", url), started + timeout_s, self.poll_s, self.on_retry)
+            operation = _operation(answer, self.tpu_url)
         if isinstance(operation.get("error"), dict):
             raise refusals.from_status(dict(operation["error"]), str(operation.get("name", "operation")))
         return dict(operation.get("response") or {})

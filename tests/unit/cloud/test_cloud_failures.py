@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -335,8 +336,8 @@ def test_an_old_record_file_is_still_read_and_deleted(fast):
 
 
 def test_status_of_a_request_never_granted_has_no_deadline_and_no_ip(fast, run):
-    fast.zones[OK].flex = "never"
-    fast.faults.append(Fault("GET", r"/queuedResources/onechip-v5e-1$", 503, times=1000, after=2))
+    fast.zones[OK].flex = "never"  # a refused read stops up while the request waits (an outage is polled through)
+    fast.faults.append(Fault("GET", r"/queuedResources/onechip-v5e-1$", 403, times=1000, after=2))
     with pytest.raises(CloudError):
         up(zones=[OK])
     fast.faults.clear()
@@ -511,6 +512,10 @@ def test_a_401_refreshes_the_token_once_and_sends_again(fast):
     with pytest.raises(CloudError) as info:
         provision.fetch(_api_with(creds), "node", OK, "onechip-v5e-1")
     assert info.value.reason == "auth" and creds.refreshes == 2
+    # a 401 that stands (google.rpc UNAUTHENTICATED: the credentials are invalid or expired, Cloud APIs' error model)
+    # names the remedy, where it said only the API's message
+    assert str(info.value).endswith("; the credentials were refused: run `gcloud auth application-default login` "
+                                    "(or check GOOGLE_APPLICATION_CREDENTIALS)"), str(info.value)  # fmt: skip
     assert_tracked_then_down(fast)
 
 
@@ -708,11 +713,11 @@ def test_a_demo_whose_provisioning_fails_deletes_what_it_created(fast, tmp_path,
     kept with --keep, where it may exist indeed (and the run.json records the same line)."""
     up(zones=["asia-east1-c"], provisioning="spot", max_hours=1.0)  # the user's own, same name, another zone
     monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
-    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))  # up stops
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 403, after=1))  # up stops (not an outage)
     with pytest.raises(CloudError) as info:
         _demo(tmp_path, keep=keep)
     said = str(info.value)
-    assert "queuedResources/onechip-v5e-1: HTTP 503" in said.split(";")[0], said  # the failure itself, first
+    assert "queuedResources/onechip-v5e-1: injected HTTP 403" in said.split(";")[0], said  # the failure itself, first
     if keep:
         assert "may exist in us-west4-a" in said and "kept queued-resource onechip-v5e-1 (us-west4-a)" in said
     else:
@@ -730,12 +735,12 @@ def test_a_demo_whose_cleanup_fails_says_both_and_how_to_delete(fast, tmp_path, 
     # provisioning fails, then the demo's delete is refused: the first failure stays first, the delete's
     # refusal and its command follow (the request may exist, so saying so is right here)
     monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
-    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=2, after=1))
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 403, after=1))
     fast.faults.append(Fault("DELETE", r"/queuedResources/onechip-v5e-1", 403, times=100))
     with pytest.raises(CloudError) as info:
         _demo(tmp_path)
     said = str(info.value)
-    assert "queuedResources/onechip-v5e-1: HTTP 503" in said.split(";")[0], said
+    assert "queuedResources/onechip-v5e-1: injected HTTP 403" in said.split(";")[0], said
     assert "the demo's delete failed" in said and "may still exist" in said and "onechip cloud down --name" in said
     fast.faults.clear()
     assert_tracked_then_down(fast)
@@ -1018,3 +1023,130 @@ def test_a_403_that_is_a_quota_is_read_as_one_and_a_permission_is_not(message, d
     refusal = refusals.from_http(403, body, "POST nodes")
     assert refusal.reason == reason and str(refusal) == f"POST nodes: {message}"
     assert (reason in provision.FAILOVER) == (reason == "quota")
+
+
+# --- outages while polling, and a create whose answer was lost (helper audit of 2026-12-04)
+
+
+@pytest.mark.parametrize("provisioning", ["flex-start", "spot"])
+def test_an_outage_longer_than_one_calls_deadline_is_polled_through(fast, monkeypatch, provisioning):
+    # Before: each poll was one call, so 503s past its deadline (30 s; 0.3 s here) stopped `up` with its request still
+    # waiting. A queued resource waits in WAITING_FOR_RESOURCES until granted or its valid-until (Cloud TPU, 'Manage
+    # queued resources'), and an operation is polled until done (AIP-151): a 5xx (retryable, Cloud's retry strategy
+    # page) says nothing about the resource, so the wait polls through it up to its own deadline.
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.3")
+    polled = r"/queuedResources/onechip-v5e-1$" if provisioning == "flex-start" else r"/operations/"
+    fast.faults.append(Fault("GET", polled, 503, times=60, after=1 if provisioning == "flex-start" else 0))
+    told: list[str] = []
+    limit = {} if provisioning == "flex-start" else {"max_hours": 1}
+    request = {"project": P, "zones": [OK], "provisioning": provisioning, "valid_until_s": "30s", "timeout_s": 30.0}
+    result = api.cloud_up(CloudUpRequest.model_validate({**request, **limit}), lambda event: told.append(event.message))
+    assert result.resource.state == "READY" and fast.faults[0].times == 0  # every injected 503 was answered
+    outages = [line for line in told if line.endswith(" s away)") and "HTTP 503" in line]
+    assert outages and "polling on (the wait's deadline is" in outages[0], told
+    assert len([m for m, _, _ in fast.requests if m == "POST"]) == 1
+    assert_tracked_then_down(fast)
+
+
+def test_an_outage_past_the_waits_deadline_still_stops_up_and_keeps_the_record(fast, monkeypatch):
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.2")
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 503, times=10**6, after=1))
+    started = time.monotonic()
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK])  # valid-until 1 s, timeout 1 s, grace 0.2 s: the wait ends at 2.2 s
+    assert info.value.reason == "transient" and time.monotonic() - started < 2.2 + 0.2 + 5
+    assert "may exist in us-west4-a" in str(info.value)
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize(("kind", "honour"), [(500, True), ("lost-500", True), ("lost-500", False), ("timeout", True)])
+def test_a_queued_resource_create_without_an_answer_is_sent_again_with_its_request_id(fast, kind, honour):
+    # Before: a create answered 5xx was sent once and `up` stopped. queuedResources.create takes a requestId
+    # ('Idempotent request UUID', TPU API v2alpha1 reference; AIP-155: the server executes one request id once) and a
+    # queuedResourceId (AIP-133: a create whose id exists fails ALREADY_EXISTS): the retry carries the same requestId,
+    # and an ALREADY_EXISTS to it means the first try landed, so it is waited on, never a second request made.
+    fast.honour_request_id = honour
+    fast.faults.append(Fault("POST", r"/queuedResources\?", kind))
+    result = up(zones=[OK])
+    assert result.resource.state == "READY" and result.resource.zone == OK
+    posts = [p for m, p, _ in fast.requests if m == "POST"]
+    ids = {re.search(r"requestId=([0-9a-f-]{36})(&|$)", p).group(1) for p in posts}  # type: ignore[union-attr]
+    assert len(posts) == 2 and len(ids) == 1, posts  # one retry, the same request id
+    assert len(fast.queued) == 1
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("kind", ["lost-500", "timeout", 503])
+def test_a_node_create_without_an_answer_is_sent_again_and_already_exists_means_it_landed(fast, kind):
+    # v2 nodes.create takes no requestId (TPU API v2 reference: nodeId only), but the nodeId makes a retry safe
+    # (AIP-133: ALREADY_EXISTS); an ALREADY_EXISTS answering our retry is our node, waited on until READY
+    fast.faults.append(Fault("POST", r"/nodes\?", kind))
+    result = up(zones=[OK], provisioning="spot", max_hours=1.0)
+    assert result.resource.state == "READY" and [a.outcome for a in result.attempts] == ["available"]
+    assert len([m for m, _, _ in fast.requests if m == "POST"]) == 2
+    assert {k for k in fast.nodes if "onechip-v5e-1" in k} == {f"projects/{P}/locations/{OK}/nodes/onechip-v5e-1"}
+    assert_tracked_then_down(fast)
+
+
+def test_already_exists_on_a_retry_with_a_foreign_resource_is_refused_and_nothing_recorded(fast, run):
+    # the first try answered 503 and made nothing; someone else's node took the name before the retry
+    fast.faults.append(Fault("POST", r"/nodes\?", 503))
+    original = fast._fault
+
+    def fault(method: str, path: str):  # the foreign node appears as the first (failed) try is answered
+        answer = original(method, path)
+        if answer == 503:
+            fast.put("node", OK, "demo-n", "READY", labelled=False)
+        return answer
+
+    fast._fault = fault  # type: ignore[method-assign]
+    rc, _, err = run("cloud", "up", "--project", P, "--zone", OK, "--name", "demo-n", "--provisioning", "spot",
+                     "--max-hours", "1", "--yes")  # fmt: skip
+    assert rc == 2 and "already has a TPU node named demo-n that onechip did not create" in err, err
+    assert records.load_all() == []
+
+
+def test_a_create_that_keeps_failing_is_bounded_and_leaves_nothing_recorded(fast):
+    fast.faults.append(Fault("POST", r"/queuedResources\?", 500, times=10**6))
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK])
+    posts = [m for m, _, _ in fast.requests if m == "POST"]
+    assert info.value.reason == "transient" and 1 < len(posts) <= 7, posts  # RETRIES + 1 tries at most
+    assert "\n" not in str(info.value) and records.load_all() == [] and fast.queued == {}
+
+
+def test_retry_after_as_an_http_date_is_waited(fake_api):
+    # Before: only Retry-After's delay-seconds form was read; RFC 9110 section 10.2.3 allows an HTTP-date too
+    from email.utils import format_datetime
+
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi, retry_after_s
+
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    assert retry_after_s(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past: at once
+    assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
+    answers = [httpx.Response(503, headers={"Retry-After": later}, json={"error": {"code": 503, "status": "UNAVAILABLE",
+                                                                                    "message": "try later"}}),
+               httpx.Response(200, json={"nodes": []})]  # fmt: skip
+    told: list[str] = []
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: answers.pop(0))), poll_s=0.01,
+                 on_retry=told.append)  # fmt: skip
+    assert tpu.list_nodes(OK) == [] and answers == []
+    assert len(told) == 1 and re.search(r"; retry 1 of 6 in [12] s$", told[0]), told
+
+
+@pytest.mark.parametrize("landed", [True, False])
+def test_a_refusal_after_a_create_without_an_answer_reads_whether_the_first_try_landed(fast, landed):
+    # The first try got a 500, the retry RESOURCE_EXHAUSTED (the quota or capacity the first try now holds, when it
+    # landed): a refusal to a retry does not say the first made nothing, so the node is read (v2 nodes.get). There: it
+    # is ours, waited on; not there: the refusal stands and the next zone is tried, nothing left recorded.
+    fast.faults += [
+        Fault("POST", rf"{OK}/nodes\?", "lost-500" if landed else 500),
+        Fault("POST", rf"{OK}/nodes\?", 429),
+    ]
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [a.outcome for a in result.attempts] == (["available"] if landed else ["stockout", "available"])
+    assert result.resource.zone == (OK if landed else "asia-east1-c") and result.resource.state == "READY"
+    assert {r.zone for r in records.load_all()} == {result.resource.zone}
+    assert_tracked_then_down(fast)

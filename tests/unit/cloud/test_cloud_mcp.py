@@ -99,3 +99,20 @@ def test_prices_refresh_from_an_endpoint_that_never_answers_is_one_line_over_mcp
         ((failed, text),) = calls(("prices_refresh", {"chip": "v5e-1"}))
     assert failed and f"no answer from {url} (ReadTimeout)" in text and "1 s deadline" in text, text
     assert "\n" not in text and "Traceback" not in text and billing.stored_read() is None
+
+
+def test_cloud_up_over_mcp_survives_a_lost_create_answer_and_an_outage_and_a_401_says_the_remedy(fast, monkeypatch):
+    # the agent sees what the CLI sees: a create whose answer was lost (a 500 after it landed) is sent again and the
+    # node it made is the one granted (AIP-133: ALREADY_EXISTS on the retry); 503s past one call's deadline while
+    # polling are read through; a 401 that stands is one line naming `gcloud auth application-default login`
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.3")
+    # the reads before the create (is the name free?) and after the retry's ALREADY_EXISTS (is it there? ours?) pass;
+    # the node's polls then get 503s
+    fast.faults += [Fault("POST", r"/nodes\?", "lost-500"), Fault("GET", r"/nodes/agent$", 503, times=40, after=3)]
+    (up,) = calls(("cloud_up", {**SPOT, "zones": [OK], "name": "agent"}))
+    assert not up[0] and "agent" in up[1] and len([m for m, _, _ in fast.requests if m == "POST"]) == 2
+    assert fast.faults[1].times == 0  # every 503 was answered, and read through
+    assert [k.rsplit("/", 1)[-1] for k in fast.nodes if "agent" in k] == ["agent"]
+    fast.faults[:] = [Fault("GET", r".", 401, times=1000)]
+    ((failed, text),) = calls(("cloud_status", {"project": P, "zones": [OK]}))
+    assert failed and "\n" not in text and "gcloud auth application-default login" in text, text
