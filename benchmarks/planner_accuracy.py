@@ -227,6 +227,26 @@ def llama_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     return shapes
 
 
+def qwen3_layout(config: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of a dense Qwen3 checkpoint, the LM head stored even where the config ties it:
+    Qwen/Qwen3-0.6B's 311 tensors as tesf777/nano-vllm Qwen3-0.6B/Qwen3-0.6B_weights_info.md lists them
+    (lm_head.weight beside model.embed_tokens.weight, q_proj (heads x head_dim, hidden), q_norm / k_norm
+    (head_dim,); 751,632,384 parameters), which vLLM loads without the head (planner.weights._skipped_head)."""
+    v, h, i, d = config["vocab_size"], config["hidden_size"], config["intermediate_size"], config["head_dim"]
+    q, kv = config["num_attention_heads"] * d, config["num_key_value_heads"] * d
+    shapes = {"lm_head.weight": [v, h], "model.embed_tokens.weight": [v, h], "model.norm.weight": [h]}
+    for layer in range(config["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        shapes |= {
+            p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, q],
+            p + "self_attn.q_norm.weight": [d], p + "self_attn.k_norm.weight": [d],
+            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
+            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+        }  # fmt: skip
+    return shapes
+
+
 def gpt_oss_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     """Tensor name -> shape of an OpenAI gpt-oss checkpoint from its config: bf16 attention (with biases and
     sinks), router, norms, embeddings and LM head; MXFP4 experts as `_blocks` [experts, rows, cols / 32, 16] and
@@ -519,6 +539,12 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         rest = weights - 2 * sum(math.prod(shape) for shape in mtp.values())
         write_layout(path, config, {"model.language_model.layers.0.mlp.weight": [rest // 2], **mtp})
         return str(path), "checkpoint bytes (Qwen3.5 MTP layout)"
+    if config.get("model_type") == "qwen3" and config.get("tie_word_embeddings") and how == "checkpoint bytes":
+        # a tied Qwen3 checkpoint that stores its LM head all the same (Qwen3-0.6B): vLLM skips the head, so the
+        # planner needs it named; used only where the layout adds up to the published checkpoint bytes
+        if sum(2 * math.prod(shape) for shape in qwen3_layout(config).values()) == weights:
+            write_layout(path, config, qwen3_layout(config))
+            return str(path), "checkpoint bytes (Qwen3 layout, stored tied head)"
     layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how

@@ -698,7 +698,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
-                                        mtp=bool(spec), nextn=nextn_layers(src.text_config)),
+                                        mtp=bool(spec), nextn=nextn_layers(src.text_config),
+                                        tie_word_embeddings=src.config.tie_word_embeddings),
         notes=notes, mm=mm, towers=towers,
     )  # fmt: skip
 

@@ -304,23 +304,37 @@ def weights_by_component(
     mxfp4: tuple[Mxfp4Layout, int] | None = None,
     mtp: bool = False,
     nextn: range = range(0),
+    tie_word_embeddings: bool = False,
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
     serving; the engine rules say which towers an engine loads), and the MTP layers ('mtp.', and the decoder layers
-    in `nextn`: nextn_layers) only with `mtp` (MTP speculative decoding loads them; see MTP). Floating tensors are
+    in `nextn`: nextn_layers) only with `mtp` (MTP speculative decoding loads them; see MTP). With
+    `tie_word_embeddings` an LM head the checkpoint stores is not loaded (_skipped_head). Floating tensors are
     counted at `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4
     expert tensors, with `mxfp4` = (layout, tensor-parallel size), by mxfp4_loaded_bytes."""
     loaded = set(towers) | ({MTP} if mtp else set())
     out: dict[str, int] = {}
     for t in tensors:
         comp = _component(t.name, nextn)
-        if comp in (*TOWERS, MTP) and comp not in loaded:
+        if (comp in (*TOWERS, MTP) and comp not in loaded) or _skipped_head(comp, tie_word_embeddings):
             continue
         size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
         if size is None:
             size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
         out[comp] = out.get(comp, 0) + size
     return out
+
+
+def _skipped_head(component: str, tie_word_embeddings: bool) -> bool:
+    """Whether a tensor of `component` is one vLLM does not load: with tied embeddings the LM head is the input
+    embedding, and a checkpoint that stores 'lm_head.weight' all the same (Qwen/Qwen3-0.6B: lm_head.weight (151936,
+    1024) beside model.embed_tokens.weight, 311 tensors, 751,632,384 parameters; tesf777/nano-vllm
+    Qwen3-0.6B/Qwen3-0.6B_weights_info.md) has it skipped: 'AutoWeightsLoader(self, skip_prefixes=(["lm_head."] if
+    self.config.tie_word_embeddings else None))' in vLLM's LlamaForCausalLM, Qwen2/Qwen3ForCausalLM and siblings
+    (vllm/model_executor/models/llama.py load_weights). Measured: Qwen3-0.6B loads 1.1201 GiB on vLLM 0.10
+    (tests/fixtures/bootlogs/a100-qwen3-0.6b-flashinfer-len4096-pr24577), (751,632,384 - 155,582,464) x 2 B of weights
+    plus its bf16 RoPE cache (40,960 x 128 x 2 B): 1.1200 GiB; with the stored head, 1.4098."""
+    return tie_word_embeddings and component == LM_HEAD
 
 
 def decode_bytes_per_step(
@@ -337,6 +351,8 @@ def decode_bytes_per_step(
     total = 0
     for t in tensors:
         comp = _component(t.name, nextn)
+        if _skipped_head(comp, tie_word_embeddings):
+            continue
         if comp in (LANGUAGE_MODEL, LM_HEAD) or (comp == EMBEDDINGS and tie_word_embeddings):
             total += t.nbytes(served_dtype)
     return total
@@ -369,7 +385,7 @@ def weights_by_stage(
     last = len(stages) - 1
     for t in tensors:
         comp = _component(t.name, nextn)
-        if comp == MTP or (comp in TOWERS and comp not in loaded):
+        if comp == MTP or (comp in TOWERS and comp not in loaded) or _skipped_head(comp, tie_word_embeddings):
             continue
         size = t.nbytes(served_dtype)
         match = _LAYER_INDEX.search(t.name) if comp == LANGUAGE_MODEL else None

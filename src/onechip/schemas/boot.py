@@ -93,8 +93,9 @@ class BootRecord(ResultModel):
         default_factory=dict,
         description="The deployment the log names, as vLLM printed it (its 'non-default args' and 'with config:' "
         "lines, 'Resolved architecture'), the card's total memory per GPU and the card's name it printed: model, "
-        "architecture, max_model_len, tensor_parallel_size, total_memory_gib (GiB), device_name ('NVIDIA_H200' as "
-        "vLLM's kernel config file spells it, an nvidia-smi name, a TPU type 'v6e-1').",
+        "architecture, max_model_len, tensor_parallel_size, gpu_memory_utilization (a fraction, '0.9'), "
+        "total_memory_gib (GiB), device_name ('NVIDIA_H200' as vLLM's kernel config file spells it, an nvidia-smi "
+        "name, a TPU type 'v6e-1').",
     )
     warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
     errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")

@@ -171,10 +171,28 @@ _LOGGED = {
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
-    # sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0); vLLM's own lines come after it, and the last one read wins
+    # sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0), and the keyword of the offline engine's Python call or of an
+    # argparse Namespace ('llm = LLM(' then '    tensor_parallel_size=2,', gh200x2-deepseek-v4-flash-tp2-len30000-
+    # refused; 'Namespace(... tensor_parallel_size=1, ...)', w7900-llama3-8b-len8192-v041-rocm); vLLM's own lines
+    # come after it, and the last one read wins
     "tensor_parallel_size": re.compile(
-        r"with config: .*\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
+        r"\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
         r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
+    ),
+    # the share of the card's memory the engine may use, as each vLLM generation prints it: 'non-default args' (0.10+),
+    # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
+    # memory utilization is (0.85, 67.43 GiB)' (0.2x+), 0.21+'s 'The current --gpu-memory-utilization=0.6200 is
+    # equivalent to --gpu-memory-utilization=0.5413 without CUDA graph memory profiling' (the first figure is the
+    # deployment's: a line's first match is read), the start-up check's 'less than desired GPU memory utilization
+    # (0.75, 46.03 GiB)', V0's 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90)', 'Memory profiling
+    # results: ... gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
+    # (gpu80g-llama3-8b-v0-profiling), and a command line or Python call before the log (the corpus logs,
+    # a800-qwen36-35b-a3b-fp8-dflash-len8192-util062-v0202, gh200x2-deepseek-v4-flash-tp2-len30000-refused)
+    # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.')
+    "gpu_memory_utilization": re.compile(
+        r"'gpu_memory_utilization': (\d*\.?\d+)|Requested memory: (\d*\.?\d+) \(util\)"
+        r"|[Dd]esired GPU memory utilization (?:is )?\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
+        r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
@@ -710,7 +728,8 @@ def _name(model: str) -> str:
 
 def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
-    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, another card by name
+    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, gpu_memory_utilization
+    (where the plan has one), another card by name
     (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory) or, on a
     vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
     what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
@@ -725,6 +744,9 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
+    utilization = float(logged["gpu_memory_utilization"]) if "gpu_memory_utilization" in logged else None
+    if utilization is not None and plan.utilization is not None and abs(utilization - plan.utilization) > 1e-6:
+        differs.append(f"gpu_memory_utilization {utilization:g}, planned {plan.utilization:g}")
     card = plan.memory_bytes / plan.devices / GIB if plan.engine == "vllm-gpu" and plan.memory_bytes else None
     total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
     if card and total is not None and abs(total / card - 1) > _SAME_CARD:

@@ -16,6 +16,7 @@ from onechip.schemas import CrossCheck, Plan
 from onechip.vllm.bootlog import crosscheck, read_boot_log
 
 DATA = Path(__file__).parents[2] / "data"
+BOOTLOGS = Path(__file__).parents[2] / "fixtures" / "bootlogs"
 
 TPU_LOG = (
     "INFO vLLM API server version 0.26.1rc1.dev125+ga7a204cc6\n"
@@ -200,3 +201,17 @@ def test_a_gpu_log_with_only_its_pool_line_is_compared_by_the_pool() -> None:
     result = crosscheck_log(plan, line.format(-1.05))
     assert result.compared and not result.agrees
     assert f"KV pool per GPU: planned {pool:.2f} GiB, reported -1.05 GiB" in result.note
+
+
+def test_a_log_at_another_utilization_says_so() -> None:
+    # vllm#50722's closing lines (tests/fixtures/bootlogs/gpu80x4-qwen35-35b-a3b-tp4-util085-closing-lines.log):
+    # 'Desired GPU memory utilization is (0.85, 67.43 GiB)'. Before 2026-12-04 no utilization was read from a log, so
+    # a plan at vLLM's default 0.9 was compared with a 0.85 boot's pool as if it were of the same deployment
+    text = (BOOTLOGS / "gpu80x4-qwen35-35b-a3b-tp4-util085-closing-lines.log").read_text(encoding="utf-8")
+    other = crosscheck_log(plan_model("SmolLM2-135M-Instruct", "h100", "vllm-gpu", utilization=0.9), text)
+    assert "other-deployment" in other.flags
+    assert other.note.startswith(
+        "the log is of another deployment than the plan: gpu_memory_utilization 0.85, planned 0.9;"
+    )
+    same = crosscheck_log(plan_model("SmolLM2-135M-Instruct", "h100", "vllm-gpu", utilization=0.85), text)
+    assert "other-deployment" not in same.flags, same.note

@@ -250,7 +250,8 @@ def test_a_cloudwatch_csv_export_of_a_failed_boot_reads_as_one() -> None:
     assert record.failure_cause == (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
     )
-    assert record.logged == {"tensor_parallel_size": "1"}  # 'vLLM engine args: [--port 8080 --tensor-parallel-size 1'
+    # 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 --quantization mxfp4 --gpu-memory-utilization 0.95 ...'
+    assert record.logged == {"tensor_parallel_size": "1", "gpu_memory_utilization": "0.95"}
 
 
 def test_the_pool_of_a_tp_boot_is_its_smallest_rank_whatever_the_order() -> None:
@@ -373,3 +374,24 @@ def test_a_container_killed_at_its_memory_limit_is_a_failed_run() -> None:
         == read_boot_log("OOMKilled: 0", "vllm", "m").errors
         == []
     )
+
+
+def test_the_keywords_of_an_offline_llm_call_are_the_deployments() -> None:
+    # vllm#44376 (2 GH200s): 'llm = LLM(' then '    tensor_parallel_size=2,' and '    gpu_memory_utilization=0.95,'
+    # one keyword a line above the engine's refusal; TP was read only from 'with config:', 'non-default args' and a
+    # '--tensor-parallel-size' flag and the utilization from nothing, so the log read as TP unknown (2026-12-04)
+    record = _read("gh200x2-deepseek-v4-flash-tp2-len30000-refused")
+    assert record.logged == {"tensor_parallel_size": "2", "gpu_memory_utilization": "0.95", "max_model_len": "30000"}
+
+
+def test_the_cuda_graph_notice_gives_the_utilization_before_its_equivalent() -> None:
+    # vllm#46462 (A800, 0.20.2): 'The current --gpu-memory-utilization=0.6200 is equivalent to
+    # --gpu-memory-utilization=0.5413 without CUDA graph memory profiling': the deployment's is the first figure
+    record = _read("a800-qwen36-35b-a3b-fp8-dflash-len8192-util062-v0202")
+    assert record.logged["gpu_memory_utilization"] == "0.6200"
+
+
+def test_a_utilization_before_a_full_stop_is_a_number() -> None:
+    # prose beside a log ends its sentence after the figure; '0.9.' read whole would not be a number
+    record = read_boot_log("Start it with --gpu-memory-utilization 0.9.\n", "vllm", "m")
+    assert record.logged["gpu_memory_utilization"] == "0.9"
