@@ -53,6 +53,7 @@ from onechip.planner.gpu_memory import (
     per_layer_embeddings_buffer_bytes,
     rotary_cache_bytes,
     tpu_rope_cache_bytes,
+    tpu_tied_lm_head_bytes,
 )
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
@@ -407,7 +408,8 @@ def weights_of(
     buffers (planner.gpu_memory.deepstack_buffer_bytes, made in the model's __init__ on the GPU, so 'Model loading
     took' counts them) and Gemma 4's per-layer-embedding buffer (planner.gpu_memory.per_layer_embeddings_buffer_bytes,
     likewise), sized at the log's max_num_batched_tokens, stated or printed as its 'compile range (1, N)' (not
-    subtracted where the log says neither)."""
+    subtracted where the log says neither); on a TPU, the RoPE caches and the second copy of a tied LM head a
+    torchax-run model holds (planner.gpu_memory.tpu_rope_cache_bytes, tpu_tied_lm_head_bytes)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     if out_of_sample:
@@ -433,6 +435,9 @@ def weights_of(
         rule = next(r for r in engine_rules(engine).pool_rules if r.covers(version))
         max_len = entry["engine_args"]["max_model_len"]
         buffers = tpu_rope_cache_bytes(rule, config, dtype_bytes=dtype_bytes, max_model_len=max_len, env={})
+        text = config.get("text_config") or config
+        tied = text.get("tie_word_embeddings", config.get("tie_word_embeddings", False)) is True
+        buffers += tpu_tied_lm_head_bytes(rule, config, text, tie_word_embeddings=tied, dtype_bytes=dtype_bytes) / gpus
     return int((logged * GIB - buffers) * gpus), "logged x TP"
 
 

@@ -53,6 +53,7 @@ from onechip.planner.gpu_memory import (
     tp_extra_bytes,
     tp_rule_for_chips,
     tpu_rope_cache_bytes,
+    tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
@@ -724,11 +725,18 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
-    buffers = table = 0  # vLLM RoPE caches a torchax-run model keeps on every chip (the plan sets no slicing env var)
+    # what a torchax-run model holds beside its checkpoint: vLLM's RoPE caches on every chip (the plan sets no slicing
+    # env var) and a tied LM head put on the chips as a second copy of the embedding (sharded over them)
+    buffers = table = 0
     if r.tpu_rule is not None:
+        dtype_bytes = DTYPE_BYTES[r.dtype_name]
         buffers = r.devices * tpu_rope_cache_bytes(
-            r.tpu_rule, r.src.config.data, dtype_bytes=DTYPE_BYTES[r.dtype_name], max_model_len=r.max_model_len, env={}
+            r.tpu_rule, r.src.config.data, dtype_bytes=dtype_bytes, max_model_len=r.max_model_len, env={}
         )
+        buffers += tpu_tied_lm_head_bytes(
+            r.tpu_rule, r.src.config.data, r.src.text_config,
+            tie_word_embeddings=r.src.config.tie_word_embeddings, dtype_bytes=dtype_bytes,
+        )  # fmt: skip
     seqs, batch = sizes if sizes is not None else (request.max_num_seqs, 0)
     if r.acc.kind == "tpu":
         table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)

@@ -955,6 +955,42 @@ def per_layer_embeddings_buffer_bytes(
     return int(max_num_batched_tokens * layers * per_layer * dtype_bytes)
 
 
+def runs_on_torchax(rule: TpuPoolRule, config: Mapping[str, Any]) -> bool:
+    """Whether tpu-inference runs this model as vLLM's PyTorch model through torchax: an engine rule that lists the
+    architectures tpu-inference runs in its own JAX code (rule.jax_native_architectures;
+    tpu_inference/models/common/model_loader.py) and none of config's architectures among them. False under a rule
+    that does not list them (the older runner is not modelled). config: the whole config.json."""
+    if not rule.jax_native_architectures:
+        return False
+    architectures = config.get("architectures") or []
+    return not any(arch in rule.jax_native_architectures for arch in architectures)
+
+
+def tpu_tied_lm_head_bytes(
+    rule: TpuPoolRule,
+    config: Mapping[str, Any],
+    text: Mapping[str, Any],
+    *,
+    tie_word_embeddings: bool,
+    dtype_bytes: float,
+) -> int:
+    """HBM over all chips that a torchax-run model with tied word embeddings gives its LM head a second time, bytes:
+    vLLM ties the head by sharing the embedding's Parameter (ParallelLMHead.tie_weights sets layer.weight =
+    embed_tokens.weight, vllm/model_executor/layers/vocab_parallel_embedding.py, 0.33.0 sdist), and
+    process_weights_after_loading then visits both modules (vllm/model_executor/model_loader/utils.py, named_modules);
+    tpu-inference's VllmUnquantizedEmbeddingMethod.process_weights_after_loading puts each module's weight on the
+    TPU as its own array, sharded P(model, None) over the chips (tpu_inference/layers/vllm/quantization/
+    unquantized.py and custom_ops/embedding.py VllmParallelLMHead, vllm-project/tpu-inference@b8692ff01fa1; before
+    PR #1782 of 2026-03-24 cleanup_sharding.py _shard_lm_head did the same, 'TODO(qihqi): currently this is not
+    handling case of tie_word_weights=True'). So the [pad_vocab_size(vocab, 64), hidden] table is resident twice.
+    0 for a JAX-run architecture (runs_on_torchax) or untied embeddings. config: the whole config.json (its
+    architectures); text: the text model's fields (vocab_size, hidden_size). Raises ConfigError for a missing field."""
+    if not tie_word_embeddings or not runs_on_torchax(rule, config):
+        return 0
+    vocab = _int_field(text, "vocab_size")
+    return int(cdiv(vocab, 64) * 64 * _int_field(text, "hidden_size") * dtype_bytes)
+
+
 def tpu_rope_cache_bytes(
     rule: TpuPoolRule,
     config: Mapping[str, Any],
@@ -970,10 +1006,7 @@ def tpu_rope_cache_bytes(
     sized as on a GPU (rotary_cache_bytes) and cut to max_model_len rows when `env` sets the rule's
     slice_rope_cache_env and the model has no M-RoPE (tpu_inference/models/vllm/vllm_model_wrapper.py load_weights).
     config: the whole config.json (architectures and, for multimodal files, text_config)."""
-    if not rule.jax_native_architectures:
-        return 0
-    architectures = config.get("architectures") or []
-    if any(arch in rule.jax_native_architectures for arch in architectures):
+    if not runs_on_torchax(rule, config):
         return 0
     text = config.get("text_config") or config
     mrope = "mrope_section" in ((text.get("rope_scaling") or {}) | (text.get("rope_parameters") or {}))
