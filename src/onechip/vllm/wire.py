@@ -175,7 +175,9 @@ class SSEDecoder:
 
     As the SSE spec (WHATWG HTML "Server-sent events", event stream interpretation) reads them: lines end in LF or
     CRLF and may be split across reads; an event is its `data:` lines (one space after the colon dropped), joined
-    with LF, taken at the blank line that ends it, so one JSON chunk may span several `data:` lines; comment lines
+    with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves it a whole JSON value
+    (_whole: a server that ends each event with one newline, as vllm bench serve reads every stream line by line),
+    so one JSON chunk may span several `data:` lines; comment lines
     (`: ping` keep-alives), `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:`
     keep-alive). `done` turns True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the
     end of the body takes a last event that no blank line ended (the spec drops it; a server that closes right
@@ -198,10 +200,27 @@ class SSEDecoder:
         for line in lines:
             line = line[:-1] if line[-1:] == b"\r" else line
             if line.startswith(b"data:"):
+                if self._data and self._whole() and self._dispatch(out):
+                    break
                 self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+                if self._data[0].strip() == b"[DONE]" and self._dispatch(out):  # the end needs no blank line
+                    break
             elif not line and self._dispatch(out):
                 break
+        else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
+            if self._data and self._whole():
+                self._dispatch(out)
         return out
+
+    def _whole(self) -> bool:
+        """Whether the event being read is already a whole JSON value when another `data:` line comes without the
+        blank line between: a server that ends each event with one newline, as vllm bench serve reads streams (one
+        payload per line), is read so too; a JSON chunk split over lines is not whole."""
+        try:
+            orjson.loads(b"\n".join(self._data))
+        except orjson.JSONDecodeError:
+            return False
+        return True
 
     def _dispatch(self, out: list[bytes]) -> bool:
         """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE]."""

@@ -78,8 +78,9 @@ def test_error_message_is_cut_to_the_limit() -> None:
 def test_sse_decoder_joins_lines_split_across_reads_and_stops_at_done() -> None:
     dec = SSEDecoder()
     assert dec.feed(b'data: {"a"') == []
-    assert dec.feed(b': 1}\n\n: keep-alive comment\nevent: x\r\ndata: {"b": 2}\r\n') == [b'{"a": 1}']
-    assert dec.feed(b"\r\n") == [b'{"b": 2}']  # an event is taken at the blank line that ends it
+    assert dec.feed(b': 1}\n\n: keep-alive comment\nevent: x\r\ndata: {"b": 2}\r\n') == [b'{"a": 1}', b'{"b": 2}']
+    assert dec.feed(b"data: [1,\r\n") == []  # an event is taken at the blank line that ends it, or once whole
+    assert dec.feed(b"data: 2]\r\n\r\n") == [b"[1,\n2]"]
     assert not dec.done
     assert dec.feed(b"data: [DONE]\n\n") == [] and dec.done
 
@@ -104,9 +105,20 @@ def test_sse_decoder_joins_an_events_data_lines_with_a_newline() -> None:
         (payload,) = SSEDecoder().feed(raw)
         assert wire.parse_chunk(payload) == {"choices": [], "usage": {"completion_tokens": 4}}
     dec = SSEDecoder()
-    assert dec.feed(b'data: {"a":\ndata: 1}\n') == [] and dec.close() == [b'{"a":\n1}']
+    assert dec.feed(b'data: {"a":\ndata: 1') == [] and dec.close() == [b'{"a":\n1']
     done = SSEDecoder()
     assert done.feed(b"data: [DONE]\n") == [] and done.close() == [] and done.done
+
+
+def test_sse_decoder_reads_events_ended_by_one_newline_as_vllm_bench_serve_does() -> None:
+    """A server that ends each event with one newline (no blank line) is read one payload per `data:` line, as vllm
+    bench serve 0.32 reads every stream (vllm/benchmarks/lib/endpoint_request_func.py: one chunk per line of the
+    body); a whole payload is taken when its line ends (at that read's time, not the next line's), a JSON chunk
+    split over lines when it is whole."""
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a": 1}\ndata: {"b": 2}\n') == [b'{"a": 1}', b'{"b": 2}']
+    assert dec.feed(b'data: {"c":\n') == []
+    assert dec.feed(b"data: 3}\ndata: [DONE]\n") == [b'{"c":\n3}'] and dec.done
 
 
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
