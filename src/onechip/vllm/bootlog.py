@@ -188,11 +188,13 @@ _LOGGED = {
     # results: ... gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
     # (gpu80g-llama3-8b-v0-profiling), and a command line or Python call before the log (the corpus logs,
     # a800-qwen36-35b-a3b-fp8-dflash-len8192-util062-v0202, gh200x2-deepseek-v4-flash-tp2-len30000-refused)
-    # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.')
+    # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.'); a flag figure
+    # followed by 'without' is the notice's equivalent, not the deployment's, even where a pasted log wrapped the
+    # notice so that it starts a line of its own ('--gpu-memory-utilization=0.9683 without CUDA graph memory ...')
     "gpu_memory_utilization": re.compile(
         r"'gpu_memory_utilization': (\d*\.?\d+)|Requested memory: (\d*\.?\d+) \(util\)"
         r"|[Dd]esired GPU memory utilization (?:is )?\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
-        r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)"
+        r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's

@@ -605,8 +605,9 @@ class WireClient:
                 for data in resp.iter_bytes():
                     self._join(decoder.feed(data), joiner, url)
                     if decoder.done or joiner.complete:  # a server may hold the connection after the answer
-                        break
-                self._join(decoder.close(), joiner, url)
+                        break  # and what the read brought after the final usage ('data: [DO') is not an event
+                else:
+                    self._join(decoder.close(), joiner, url)
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
         except httpx.HTTPError as exc:

@@ -395,3 +395,18 @@ def test_a_utilization_before_a_full_stop_is_a_number() -> None:
     # prose beside a log ends its sentence after the figure; '0.9.' read whole would not be a number
     record = read_boot_log("Start it with --gpu-memory-utilization 0.9.\n", "vllm", "m")
     assert record.logged["gpu_memory_utilization"] == "0.9"
+
+
+def test_a_wrapped_cuda_graph_notice_does_not_give_its_equivalent_as_the_utilization() -> None:
+    # a pasted 0.21+ log wrapped at ~100 columns (a public write-up of a Qwen run, 'CUDA graph memory profiling is
+    # enabled' notice over four lines): the equivalent figure starts a line, and the last line read wins, so the
+    # log read 0.9683 where the deployment ran 0.9750 and `plan --against` called it another deployment
+    notice = (
+        "INFO [gpu_worker.py:690] CUDA graph memory profiling is enabled\n"
+        "        (default since v0.21.0). The current --gpu-memory-utilization=0.9750 is equivalent to\n"
+        "        --gpu-memory-utilization=0.9683 without CUDA graph memory profiling. To maintain the same\n"
+        "        effective KV cache size as before, increase --gpu-memory-utilization to 0.9817.\n"
+    )
+    assert read_boot_log(notice, "vllm", "m").logged["gpu_memory_utilization"] == "0.9750"
+    flag = "vllm serve m --gpu-memory-utilization 0.93 --max-model-len 4096\n"  # a flag is still read
+    assert read_boot_log(flag, "vllm", "m").logged["gpu_memory_utilization"] == "0.93"

@@ -191,6 +191,18 @@ def test_chat_stream_ends_at_done_on_a_server_that_holds_the_connection(done: bo
     assert reply.latency_ms < hold_s * 1000 / 2
 
 
+def test_chat_stream_ends_at_the_final_usage_even_when_its_read_ends_mid_done() -> None:
+    """The final usage chunk and the first bytes of `data: [DONE]` in one read, the rest in the next: the answer is
+    whole at the usage chunk (`wire.ends_answer`) and the torn `data: [DO` is not an event (it was taken as one by
+    `close()` and refused as 'stream chunk is not a JSON object')."""
+    head = sse_event({"role": "assistant", "content": "Hi"}) + sse_event({}, "stop") + sse_event(None, None, (3, 1))
+    parts = [head + b"data: [DO", b"NE]\n\n"]
+    stream = lambda request: httpx.Response(200, content=iter(parts), headers={"content-type": "text/event-stream"})
+    with client(stream) as c:
+        reply = c.chat_stream(wire.chat_body("m", [], 4))
+    assert (reply.content, reply.finish_reason, reply.completion_tokens) == ("Hi", "stop", 1)
+
+
 def test_chat_stream_refuses_an_answer_the_body_ended_before_it_was_whole() -> None:
     """The body ends (cleanly) after the role chunk and one content chunk: no [DONE], finish_reason or usage."""
     events = sse_event({"role": "assistant", "content": ""}) + sse_event({"content": "Hel"})
