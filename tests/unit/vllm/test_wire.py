@@ -197,7 +197,10 @@ def test_chat_stream_ends_at_the_final_usage_even_when_its_read_ends_mid_done() 
     `close()` and refused as 'stream chunk is not a JSON object')."""
     head = sse_event({"role": "assistant", "content": "Hi"}) + sse_event({}, "stop") + sse_event(None, None, (3, 1))
     parts = [head + b"data: [DO", b"NE]\n\n"]
-    stream = lambda request: httpx.Response(200, content=iter(parts), headers={"content-type": "text/event-stream"})
+
+    def stream(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=iter(parts), headers={"content-type": "text/event-stream"})
+
     with client(stream) as c:
         reply = c.chat_stream(wire.chat_body("m", [], 4))
     assert (reply.content, reply.finish_reason, reply.completion_tokens) == ("Hi", "stop", 1)
