@@ -141,13 +141,14 @@ class Answer:
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
     """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
-    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None."""
+    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None: also for a header that is
+    neither (a latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser)."""
     text = headers.get("retry-after", "").strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return float(max(0, math.ceil((when - datetime.now(UTC)).total_seconds()))) if when.tzinfo else None
 

@@ -1126,6 +1126,9 @@ def test_retry_after_as_an_http_date_is_waited(fake_api):
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
     assert retry_after_s(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past: at once
     assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
+    # neither form: None, not a ValueError ('²' passes str.isdigit) or OverflowError (the year) out of the API call
+    for odd in ("\u00b2".encode("latin-1"), b"Wed, 21 Oct 99999999999999999999 07:28:00 GMT"):
+        assert retry_after_s(httpx.Headers([(b"Retry-After", odd)])) is None
     answers = [httpx.Response(503, headers={"Retry-After": later}, json={"error": {"code": 503, "status": "UNAVAILABLE",
                                                                                     "message": "try later"}}),
                httpx.Response(200, json={"nodes": []})]  # fmt: skip
