@@ -294,6 +294,9 @@ def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
     `rope_type` is refused as vLLM refuses it ('Found conflicts between ...', transformers_utils/config.py
     patch_legacy_rope_type, 0.16.0 and 0.34.0 sdists; su/longrope and mrope/default are the same kind)."""
     modern, legacy = params.get("rope_type"), params.get("type")
+    for key, kind in (("rope_type", modern), ("type", legacy)):  # a list or object here is no kind (and unhashable)
+        if kind is not None and not isinstance(kind, str):
+            raise _fail(where, f"{path}.{key}", f"must be a string, got {kind!r}")
     if modern is not None and legacy is not None and modern != legacy and (legacy, modern) not in _SAME_ROPE:
         raise _fail(where, f"{path}.rope_type", f"{modern!r} conflicts with its legacy 'type' {legacy!r}: state one")
     factor, original = params.get("factor"), params.get("original_max_position_embeddings")

@@ -143,6 +143,15 @@ def test_a_legacy_type_naming_another_rope_kind_is_refused_as_vllm_does(
         assert plan_model(str(path), "h100", max_model_len=4096).max_model_len == 4096
 
 
+@pytest.mark.parametrize("rope", [{"rope_type": "yarn", "type": ["linear"]}, {"rope_type": {"a": 1}, "type": "yarn"}])
+def test_a_rope_kind_that_is_not_a_string_is_one_config_error(tmp_path: Path, rope: dict) -> None:
+    # the conflict check looked the (type, rope_type) pair up in a set: a list or object there was a TypeError
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {"rope_scaling": rope | {"factor": 2.0}}
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    with pytest.raises(ConfigError, match=r"rope_scaling\.(rope_type|type)' must be a string, got"):
+        plan_model(str(path), "h100", max_model_len=4096)
+
+
 def test_positions_past_what_is_planned_ask_for_max_model_len(tmp_path: Path) -> None:
     config = _config("Qwen--Qwen2.5-1.5B-Instruct.json") | {
         "rope_scaling": {"type": "linear", "factor": 4096}
