@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,37 +18,24 @@ from onechip.schemas.common import GIB
 CONFIG: dict[str, Any] = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-0.6B.json").read_text(encoding="utf-8"))
 
 
+def _benchmark() -> Any:
+    """benchmarks/planner_accuracy.py, whose qwen3_layout (Qwen/Qwen3-0.6B's 311 tensors, the tied head stored) and
+    write_layout plan the corpus entry these tests check against (as tests/factories.gpt_oss_checkpoint does)."""
+    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
+    try:
+        import planner_accuracy
+    finally:
+        sys.path.pop(0)
+    return planner_accuracy
+
+
 def qwen3_0_6b_inventory() -> dict[str, list[int]]:
-    """Qwen/Qwen3-0.6B's 311 tensors as tesf777/nano-vllm Qwen3-0.6B/Qwen3-0.6B_weights_info.md lists them ('权重数量:
-    311', '总参数数量: 751,632,384'): lm_head.weight and model.embed_tokens.weight (151936, 1024), model.norm, and per
-    layer q_proj (2048, 1024), k_proj / v_proj (1024, 1024), o_proj (1024, 2048), gate / up (3072, 1024), down (1024,
-    3072), q_norm / k_norm (128,) and the two layer norms (1024,)."""
-    v, h, i, d = CONFIG["vocab_size"], CONFIG["hidden_size"], CONFIG["intermediate_size"], CONFIG["head_dim"]
-    q, kv = CONFIG["num_attention_heads"] * d, CONFIG["num_key_value_heads"] * d
-    shapes = {"lm_head.weight": [v, h], "model.embed_tokens.weight": [v, h], "model.norm.weight": [h]}
-    for layer in range(CONFIG["num_hidden_layers"]):
-        p = f"model.layers.{layer}."
-        shapes |= {
-            p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
-            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, q],
-            p + "self_attn.q_norm.weight": [d], p + "self_attn.k_norm.weight": [d],
-            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
-            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
-        }  # fmt: skip
-    return shapes
+    return dict(_benchmark().qwen3_layout(CONFIG))
 
 
 def header_checkpoint(directory: Path, shapes: dict[str, list[int]]) -> Path:
     """config.json and a header-only bf16 safetensors file of `shapes` (the planner reads headers only)."""
-    directory.mkdir(parents=True)
-    (directory / "config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
-    header, offset = {}, 0
-    for name, shape in shapes.items():
-        size = 2 * math.prod(shape)
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header).encode()
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    _benchmark().write_layout(directory, CONFIG, shapes)
     return directory
 
 
