@@ -17,7 +17,7 @@ Conventions (DESIGN.md "Measuring right"):
   tokenized once (the server's /tokenize, no special tokens); without /tokenize, one token per content chunk,
   and the sample says which.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
-  stream is read as `vllm.wire.SSEDecoder` reads it (LF or CRLF, comments and keep-alives skipped, a `data:`
+  stream is read as `vllm.wire.SSEDecoder` reads it (LF, CRLF or CR, comments and keep-alives skipped, a `data:`
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
   the final usage chunk after the finish_reason (`vllm.wire.ends_answer`: nothing but [DONE] may follow it), else
   at the end of the body. E2E stops there even when the server then holds the connection open (without [DONE]

@@ -173,8 +173,8 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
 class SSEDecoder:
     """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
 
-    As the SSE spec (WHATWG HTML "Server-sent events", event stream interpretation) reads them: lines end in LF or
-    CRLF and may be split across reads; an event is its `data:` lines (one space after the colon dropped), joined
+    As the SSE spec (WHATWG HTML "Server-sent events", event stream interpretation) reads them: lines end in LF,
+    CRLF or CR alone and may be split across reads (a CRLF too); an event is its `data:` lines (one space after the colon dropped), joined
     with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves it a whole JSON value
     (_whole: a server that ends each event with one newline, as vllm bench serve reads every stream line by line),
     so one JSON chunk may span several `data:` lines; comment lines
@@ -192,13 +192,16 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
-        if self.done or b"\n" not in data:
+        if self.done or (b"\n" not in data and b"\r" not in data):
             return []
-        lines = self._buf.split(b"\n")
-        self._buf = lines.pop()
+        buf, held = self._buf, b""
+        if b"\r" in buf:  # CRLF and a CR alone end a line as LF does; a last CR may be a CRLF's first half: kept
+            buf, held = (buf[:-1], b"\r") if buf.endswith(b"\r") else (buf, b"")
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buf.split(b"\n")
+        self._buf = lines.pop() + held
         out: list[bytes] = []
         for line in lines:
-            line = line[:-1] if line[-1:] == b"\r" else line
             if line.startswith(b"data:"):
                 if self._data and self._whole() and self._dispatch(out):
                     break

@@ -121,6 +121,18 @@ def test_sse_decoder_reads_events_ended_by_one_newline_as_vllm_bench_serve_does(
     assert dec.feed(b"data: 3}\ndata: [DONE]\n") == [b'{"c":\n3}'] and dec.done
 
 
+def test_sse_decoder_reads_lines_ended_by_a_cr_alone() -> None:
+    """The SSE spec's end of line is CRLF, LF or CR alone (WHATWG HTML 9.2.5 "Parsing an event stream": end-of-line
+    = ( cr lf / cr / lf )). A CR-only stream was one line until the body's end, its events joined into one
+    unparsable payload; a CRLF split between two reads is still one line end (no blank line between)."""
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a": 1}\r\r') == [b'{"a": 1}']
+    assert dec.feed(b"data: [1,\rdata: 2]\r\r") == [b"[1,\n2]"]
+    assert dec.feed(b"data: [DONE]\r\r") == [] and dec.done
+    split = SSEDecoder()
+    assert split.feed(b"data: [1,\r") == [] and split.feed(b"\ndata: 2]\r\n\r\n") == [b"[1,\n2]"]
+
+
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
     assert wire.parse_chunk(b'{"choices": []}') == {"choices": []}
     with pytest.raises(ValueError, match="JSON list"):
