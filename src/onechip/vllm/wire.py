@@ -178,9 +178,10 @@ class SSEDecoder:
     colon dropped), joined with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves
     it a whole JSON value (_whole: a server that ends each event with one newline, as vllm bench serve reads every
     stream line by line), so one JSON chunk may span several `data:` lines; comment lines (`: ping` keep-alives),
-    `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the
-    end of the body takes a last event that no blank line ended (the spec drops it; a server that closes right
-    after its last `data:` line meant it whole, and a torn one fails to parse).
+    `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns
+    True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last
+    event that no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant
+    it whole, and a torn one fails to parse).
     """
 
     def __init__(self) -> None:
