@@ -46,7 +46,7 @@ from onechip.schemas.cloud import (
 FAILOVER = {"stockout", "quota", "unsupported", "expired", "failed", "ended"}
 Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --replicas N` set
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
-CREATE_GRACE_S = 60.0  # a queued resource just created may answer NOT_FOUND this long
+CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
 
 # Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
@@ -228,14 +228,17 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
     """Poll the node until READY; record its external IP and the time billing started. Raises CloudError
-    'ended' when it ends (preempted, stopped, deleting) and 'other' when not READY within `timeout_s`; an
-    outage of the API is polled through within `timeout_s` (`poll`)."""
+    'ended' when it ends (preempted, stopped, deleting, or not there CREATE_GRACE_S after the wait began) and
+    'other' when not READY within `timeout_s`; an outage of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
         _tick(on_progress, resource, state or "CREATING", elapsed, None)
+        if node is None and elapsed <= CREATE_GRACE_S:  # a create whose answer was lost: the API may show it late
+            time.sleep(api.poll_s)
+            continue
         if node is not None and state == "READY":
             resource.external_ip = external_ip(node)
             resource.granted_at = resource.granted_at or now_iso()

@@ -304,9 +304,10 @@ class TpuApi:
         where the method takes one), sent again after a failure that may have left it unanswered (no answer,
         5xx), within the call's retries and deadline: the id makes a second resource impossible (AIP-133,
         google.aip.dev/133: a create whose user-specified id exists fails ALREADY_EXISTS) and a requestId makes
-        the API answer the same request once (AIP-155, google.aip.dev/155). A refusal after an unanswered try
-        (ALREADY_EXISTS, or a quota the first try now uses) is checked by reading `ident`: there, the first try
-        landed. Returns the operation, or None when it landed so (the caller reads the resource). Raises as `call`."""
+        the API answer the same request once (AIP-155, google.aip.dev/155). After an unanswered try, ALREADY_EXISTS
+        says the first try landed (even while a read of `ident` does not show it yet); another refusal (a quota the
+        first try now uses) is checked by reading `ident`: there, the first try landed. Returns the operation, or
+        None when it landed so (the caller reads the resource). Raises as `call`."""
         unanswered = False
 
         def once(end_s: float) -> Json | None:
@@ -314,7 +315,7 @@ class TpuApi:
             try:
                 return self._once("POST", url, params, body, end_s)
             except CloudError as exc:
-                if unanswered and not again(exc) and self._exists(f"{url}/{ident}"):
+                if unanswered and not again(exc) and (exc.reason == "conflict" or self._exists(f"{url}/{ident}")):
                     return None
                 unanswered = unanswered or exc.reason == "transient"
                 raise

@@ -53,22 +53,24 @@ def signature_of(
 
 def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) -> CallToolResult:
     """A tool result: `summary` as text, `model` as structured content, both redacted. `words` rewrites the
-    summary and every `verdict` and `message` (a plan's warnings) in the content (the server passes
+    summary and every `verdict` and warning `message` in the content (the server passes
     schemas.inputs.as_parameters, so what a result tells the caller to change names the tool's arguments, as its
     errors do)."""
     data = _told(json.loads(redact(model.model_dump_json())), words)
     return CallToolResult(content=[TextContent(type="text", text=words(redact(summary)))], structured_content=data)
 
 
-_TOLD = ("verdict", "message")
-
-
-def _told(data: T, words: Callable[[str], str]) -> T:
-    """`data` (parsed JSON) with each string under a _TOLD key passed through `words`, at any depth."""
+def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdict",)) -> T:
+    """`data` (parsed JSON) with each string under a `keys` key passed through `words`, at any depth: every
+    'verdict', and the 'message' of each item under 'warnings' (a plan's; an API's own message is left as said)."""
     if isinstance(data, dict):
-        return {k: words(v) if k in _TOLD and isinstance(v, str) else _told(v, words) for k, v in data.items()}  # type: ignore[return-value]
+        return {  # type: ignore[return-value]
+            k: words(v) if k in keys and isinstance(v, str)
+            else _told(v, words, ("verdict", "message") if k == "warnings" else ("verdict",))
+            for k, v in data.items()
+        }  # fmt: skip
     if isinstance(data, list):
-        return [_told(v, words) for v in data]  # type: ignore[return-value]
+        return [_told(v, words, keys) for v in data]  # type: ignore[return-value]
     return data
 
 

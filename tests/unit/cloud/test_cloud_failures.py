@@ -1088,6 +1088,21 @@ def test_a_node_create_without_an_answer_is_sent_again_and_already_exists_means_
     assert_tracked_then_down(fast)
 
 
+def test_already_exists_on_a_retry_is_our_node_even_while_the_api_does_not_show_it_yet(fast):
+    # the first try lands but its answer is lost (500), the retry answers ALREADY_EXISTS (AIP-133: our first try) and
+    # the next two reads of the node answer NOT_FOUND, as an API that lists what it just made late does: before, the
+    # record was dropped and `up` said the name was taken while our node billed; now the node is waited for
+    # (provision.CREATE_GRACE_S) and granted
+    fast.faults += [
+        Fault("POST", r"/nodes\?", "lost-500"),
+        Fault("GET", r"/nodes/onechip-v5e-1$", 404, times=2),
+    ]
+    result = up(zones=[OK], provisioning="spot", max_hours=1.0)
+    assert result.resource.state == "READY" and [a.outcome for a in result.attempts] == ["available"]
+    assert len([m for m, _, _ in fast.requests if m == "POST"]) == 2
+    assert_tracked_then_down(fast)
+
+
 def test_already_exists_on_a_retry_with_a_foreign_resource_is_refused_and_nothing_recorded(fast, run):
     # the first try answered 503 and made nothing; someone else's node took the name before the retry
     fast.faults.append(Fault("POST", r"/nodes\?", 503))
