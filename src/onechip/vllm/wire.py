@@ -216,9 +216,9 @@ class SSEDecoder:
         return out
 
     def _whole(self) -> bool:
-        """Whether the event being read is already a whole JSON value when another `data:` line comes without the
-        blank line between: a server that ends each event with one newline, as vllm bench serve reads streams (one
-        payload per line), is read so too; a JSON chunk split over lines is not whole."""
+        """Whether the event being read is already a whole JSON value, with no blank line after it yet: a server
+        that ends each event with one newline, as vllm bench serve reads streams (one payload per line), is read so
+        too; a JSON chunk split over lines is not whole until its last line."""
         try:
             orjson.loads(b"\n".join(self._data))
         except orjson.JSONDecodeError:
