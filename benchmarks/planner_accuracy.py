@@ -52,6 +52,7 @@ from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     per_layer_embeddings_buffer_bytes,
     rotary_cache_bytes,
+    tpu_moe_w13_padding_bytes,
     tpu_rope_cache_bytes,
     tpu_tied_lm_head_bytes,
 )
@@ -409,7 +410,8 @@ def weights_of(
     took' counts them) and Gemma 4's per-layer-embedding buffer (planner.gpu_memory.per_layer_embeddings_buffer_bytes,
     likewise), sized at the log's max_num_batched_tokens, stated or printed as its 'compile range (1, N)' (not
     subtracted where the log says neither); on a TPU, the RoPE caches and the second copy of a tied LM head a
-    torchax-run model holds (planner.gpu_memory.tpu_rope_cache_bytes, tpu_tied_lm_head_bytes)."""
+    torchax-run model holds (planner.gpu_memory.tpu_rope_cache_bytes, tpu_tied_lm_head_bytes) and the padding of
+    unquantized MoE experts' gate and up projections (tpu_moe_w13_padding_bytes)."""
     if entry.get("weights_total_bytes"):
         return int(entry["weights_total_bytes"]), "checkpoint bytes"
     if out_of_sample:
@@ -438,6 +440,9 @@ def weights_of(
         text = config.get("text_config") or config
         tied = text.get("tie_word_embeddings", config.get("tie_word_embeddings", False)) is True
         buffers += tpu_tied_lm_head_bytes(rule, config, text, tie_word_embeddings=tied, dtype_bytes=dtype_bytes) / gpus
+        if not text.get("quantization_config") and not config.get("quantization_config"):  # as the planner adds it
+            tp = entry["engine_args"].get("tensor_parallel_size") or 1
+            buffers += tpu_moe_w13_padding_bytes(rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp) / gpus
     return int((logged * GIB - buffers) * gpus), "logged x TP"
 
 

@@ -481,6 +481,14 @@ class TpuPoolRule(VersionedRule):
         default=None,
         description="Environment variable that slices those caches to max_model_len rows (not for M-RoPE).",
     )
+    moe_w13_shard_multiple: int | None = Field(
+        default=None,
+        ge=1,
+        description="The GMM TP MoE backend pads each TP shard of the experts' gate and up projections' intermediate "
+        "dimension up to a multiple of this on load, the down projection unpadded (tpu_inference/layers/common/"
+        "process_weights/moe_weights.py get_w13_padding_config, align=128); None: not modelled for these versions.",
+    )
+    moe_w13_source: str | None = Field(default=None, description="Where moe_w13_shard_multiple comes from.")
     source: str = Field(description="Where the rule comes from.")
     date: str = Field(description="ISO date.")
 

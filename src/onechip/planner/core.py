@@ -52,6 +52,7 @@ from onechip.planner.gpu_memory import (
     select_rule,
     tp_extra_bytes,
     tp_rule_for_chips,
+    tpu_moe_w13_padding_bytes,
     tpu_rope_cache_bytes,
     tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
@@ -726,7 +727,8 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
     # what a torchax-run model holds beside its checkpoint: vLLM's RoPE caches on every chip (the plan sets no slicing
-    # env var) and a tied LM head put on the chips as a second copy of the embedding (sharded over them)
+    # env var) and a tied LM head put on the chips as a second copy of the embedding (sharded over them); and the
+    # padding the GMM TP MoE backend gives unquantized experts' gate and up projections
     buffers = table = 0
     if r.tpu_rule is not None:
         dtype_bytes = DTYPE_BYTES[r.dtype_name]
@@ -737,6 +739,11 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
             r.tpu_rule, r.src.config.data, r.src.text_config,
             tie_word_embeddings=r.src.config.tie_word_embeddings, dtype_bytes=dtype_bytes,
         )  # fmt: skip
+        if not (_quant_method(r.src.config) or request.quantization):
+            buffers += tpu_moe_w13_padding_bytes(
+                r.tpu_rule, r.src.text_config, dtype_bytes=dtype_bytes,
+                tensor_parallel_size=request.tensor_parallel_size,
+            )  # fmt: skip
     seqs, batch = sizes if sizes is not None else (request.max_num_seqs, 0)
     if r.acc.kind == "tpu":
         table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)

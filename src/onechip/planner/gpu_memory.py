@@ -991,6 +991,29 @@ def tpu_tied_lm_head_bytes(
     return int(cdiv(vocab, 64) * 64 * _int_field(text, "hidden_size") * dtype_bytes)
 
 
+def tpu_moe_w13_padding_bytes(
+    rule: TpuPoolRule, text: Mapping[str, Any], *, dtype_bytes: float, tensor_parallel_size: int
+) -> int:
+    """HBM over all chips that tpu-inference's GMM TP MoE backend adds to unquantized expert weights on load, bytes:
+    each TP shard of the gate (w1) and up (w3) projections' intermediate dimension is padded up to a multiple of
+    rule.moe_w13_shard_multiple (128), the down projection (w2) unpadded (tpu_inference/layers/common/
+    process_weights/moe_weights.py get_w13_padding_config and process_moe_weights case GMM_TP, read at
+    vllm-project/tpu-inference@b8692ff01fa1). layers x experts x 2 x hidden x (padded - intermediate) x dtype_bytes,
+    padded = round_up(intermediate / TP, multiple) x TP. Gemma-4-26B-A4B at TP 4: 704 -> 1,024, 30 x 128 x 2 x 2,816
+    x 320 x 2 B = 12.89 GiB. Counted for configs whose every decoder layer holds the experts (Gemma 4's
+    enable_moe_block); 0 for another config, a rule without the multiple, or TP not dividing the intermediate size.
+    text: the text model's fields. Raises ConfigError for a missing field."""
+    multiple = rule.moe_w13_shard_multiple
+    if multiple is None or not text.get("enable_moe_block"):
+        return 0
+    inter = _int_field(text, "moe_intermediate_size")
+    if inter % tensor_parallel_size:
+        return 0
+    padded = cdiv(inter // tensor_parallel_size, multiple) * multiple * tensor_parallel_size
+    experts, layers = _int_field(text, "num_experts"), _int_field(text, "num_hidden_layers")
+    return int(layers * experts * 2 * _int_field(text, "hidden_size") * (padded - inter) * dtype_bytes)
+
+
 def tpu_rope_cache_bytes(
     rule: TpuPoolRule,
     config: Mapping[str, Any],

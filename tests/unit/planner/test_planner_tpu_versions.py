@@ -12,6 +12,8 @@ import pytest
 from factories import BOOTLOGS, corpus_entry, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.gpu_memory import tpu_moe_w13_padding_bytes
+from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
 
@@ -77,7 +79,11 @@ def _gemma4_plan(
     entry = corpus_entry(name)
     logged = entry["logged"]
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text())
-    weights = int(logged["hbm_used_after_model_gib_per_chip"] * GIB) * tp
+    # the logged HBM holds the experts' gate/up padding, which the plan adds back (tpu_moe_w13_padding_bytes)
+    rule = next(r for r in engine_rules("vllm-tpu").pool_rules if r.covers(version))
+    text = config.get("text_config") or config
+    padding = tpu_moe_w13_padding_bytes(rule, text, dtype_bytes=2, tensor_parallel_size=tp)
+    weights = int(logged["hbm_used_after_model_gib_per_chip"] * GIB) * tp - padding
     path = sized_checkpoint(tmp_path / name, config, weights)
     kw: dict[str, Any] = (
         {"kv_cache_memory_bytes": int(logged["available_kv_cache_gib"] * GIB / tp)} if given_pool else {}
