@@ -30,9 +30,11 @@ from typing import Any
 
 import typer
 
+from onechip.catalog.files import TpuPoolRule
 from onechip.cli import plan_cmd
 from onechip.engines.model_store import MODEL_SLUG, SERVED_NAME
 from onechip.planner import plan_model
+from onechip.planner.rules import engine_rules
 from onechip.schemas import BootRecord, EngineState, Plan
 from onechip.schemas.common import GIB
 
@@ -52,6 +54,28 @@ SMOLLM2_TINY_TENSORS: dict[str, tuple[int, ...]] = {
     "model.layers.0.mlp.up_proj.weight": (16, 8),
     "model.norm.weight": (8,),
 }
+
+# A Mistral-7B-shaped decoder (geometry only): plain RoPE, 32,768 positions, head_dim 128
+MISTRAL_LIKE: dict[str, Any] = {
+    "architectures": ["MistralForCausalLM"],
+    "model_type": "mistral",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 32768,
+    "max_position_embeddings": 32768,
+    "rope_theta": 1000000.0,
+    "torch_dtype": "bfloat16",
+}
+
+
+def tpu_pool_rules() -> dict[str | None, TpuPoolRule]:
+    """catalog/engines.json vllm-tpu pool rules by their min_version (None: the oldest)."""
+    return {r.min_version: r for r in engine_rules("vllm-tpu").pool_rules}
+
 
 # pid_max is at most 2**22 on Linux (kernel/pid.c PID_MAX_LIMIT), so this pid never names a live process
 DEAD_PID = 2**22 + 1

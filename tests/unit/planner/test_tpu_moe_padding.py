@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from onechip.catalog.files import TpuPoolRule
+from factories import tpu_pool_rules
 from onechip.planner.gpu_memory import tpu_moe_w13_padding_bytes
-from onechip.planner.rules import engine_rules
 
 CONFIG = Path(__file__).parents[2] / "fixtures" / "bootlogs" / "configs" / "google--gemma-4-26B-A4B-it.json"
 GIB = 1024**3
@@ -28,12 +27,8 @@ def _text() -> dict[str, object]:
     return dict(config.get("text_config") or config)
 
 
-def _rules() -> dict[str | None, TpuPoolRule]:
-    return {r.min_version: r for r in engine_rules("vllm-tpu").pool_rules}
-
-
 def test_the_logged_padded_widths_give_the_bytes() -> None:
-    rule, text = _rules()["0.29.0"], _text()  # 30 layers, 128 experts, hidden 2,816, moe_intermediate_size 704
+    rule, text = tpu_pool_rules()["0.29.0"], _text()  # 30 layers, 128 experts, hidden 2,816, moe_intermediate_size 704
     tp4 = tpu_moe_w13_padding_bytes(rule, text, dtype_bytes=2, tensor_parallel_size=4)
     tp1 = tpu_moe_w13_padding_bytes(rule, text, dtype_bytes=2, tensor_parallel_size=1)
     assert tp4 == 30 * 128 * 2 * 2816 * (1024 - 704) * 2  # 176 a shard -> 256, x 4 = 1,024 as logged
@@ -43,7 +38,7 @@ def test_the_logged_padded_widths_give_the_bytes() -> None:
 
 
 def test_older_rules_and_configs_without_experts_in_every_layer_add_nothing() -> None:
-    rules, text = _rules(), _text()
+    rules, text = tpu_pool_rules(), _text()
     assert tpu_moe_w13_padding_bytes(rules["0.26.0"], text, dtype_bytes=2, tensor_parallel_size=4) == 0
     dense = {k: v for k, v in text.items() if k != "enable_moe_block"}
     assert tpu_moe_w13_padding_bytes(rules["0.29.0"], dense, dtype_bytes=2, tensor_parallel_size=4) == 0

@@ -10,35 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factories import sized_checkpoint
-from onechip.catalog.files import TpuPoolRule
+from factories import MISTRAL_LIKE, sized_checkpoint, tpu_pool_rules
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import tpu_rope_cache_bytes
-from onechip.planner.rules import engine_rules
-
-# A Mistral-7B-shaped decoder (geometry only): plain RoPE, 32,768 positions, head_dim 128
-MISTRAL_LIKE = {
-    "architectures": ["MistralForCausalLM"],
-    "model_type": "mistral",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "vocab_size": 32768,
-    "max_position_embeddings": 32768,
-    "rope_theta": 1000000.0,
-    "torch_dtype": "bfloat16",
-}
-
-
-def _rules() -> dict[str | None, TpuPoolRule]:
-    return {r.min_version: r for r in engine_rules("vllm-tpu").pool_rules}
 
 
 def test_a_torchax_run_model_keeps_its_rope_cache_unless_sliced() -> None:
-    rule = _rules()["0.26.0"]
+    rule = tpu_pool_rules()["0.26.0"]
     full = tpu_rope_cache_bytes(rule, MISTRAL_LIKE, dtype_bytes=2, max_model_len=4096, env={})
     assert full == 32768 * 128 * 2  # max_position_embeddings x rotary_dim x bf16
     sliced = tpu_rope_cache_bytes(
@@ -53,8 +31,8 @@ def test_a_torchax_run_model_keeps_its_rope_cache_unless_sliced() -> None:
 
 def test_jax_native_gemma4_and_the_old_runner_hold_none() -> None:
     gemma4 = {"architectures": ["Gemma4ForConditionalGeneration"], "text_config": MISTRAL_LIKE}
-    assert tpu_rope_cache_bytes(_rules()["0.29.0"], gemma4, dtype_bytes=2, max_model_len=8192, env={}) == 0
-    assert tpu_rope_cache_bytes(_rules()[None], MISTRAL_LIKE, dtype_bytes=2, max_model_len=8192, env={}) == 0
+    assert tpu_rope_cache_bytes(tpu_pool_rules()["0.29.0"], gemma4, dtype_bytes=2, max_model_len=8192, env={}) == 0
+    assert tpu_rope_cache_bytes(tpu_pool_rules()[None], MISTRAL_LIKE, dtype_bytes=2, max_model_len=8192, env={}) == 0
 
 
 def test_the_cache_comes_out_of_the_tpu_pool(tmp_path: Path) -> None:

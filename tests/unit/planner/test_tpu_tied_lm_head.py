@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factories import sized_checkpoint
-from onechip.catalog.files import TpuPoolRule
+from factories import MISTRAL_LIKE, sized_checkpoint, tpu_pool_rules
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import tpu_rope_cache_bytes, tpu_tied_lm_head_bytes
-from onechip.planner.rules import engine_rules
 
 # google/gemma-4-12B-it's text geometry (tests/fixtures/bootlogs/configs/google--gemma-4-12B-it.json): tied,
 # 262,144 x 3,840
@@ -27,35 +25,17 @@ GEMMA4_12B_TEXT = {"vocab_size": 262144, "hidden_size": 3840, "tie_word_embeddin
 UNIFIED = {"architectures": ["Gemma4UnifiedForConditionalGeneration"], "text_config": GEMMA4_12B_TEXT}
 
 # A Mistral-7B-shaped decoder with tied embeddings (geometry only), run through torchax
-TIED_MISTRAL_LIKE = {
-    "architectures": ["MistralForCausalLM"],
-    "model_type": "mistral",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "vocab_size": 32768,
-    "max_position_embeddings": 32768,
-    "rope_theta": 1000000.0,
-    "tie_word_embeddings": True,
-    "torch_dtype": "bfloat16",
-}
-
-
-def _rules() -> dict[str | None, TpuPoolRule]:
-    return {r.min_version: r for r in engine_rules("vllm-tpu").pool_rules}
+TIED_MISTRAL_LIKE = MISTRAL_LIKE | {"tie_word_embeddings": True}
 
 
 def test_a_torchax_run_tied_model_holds_its_embedding_twice() -> None:
-    rule = _rules()["0.29.0"]
+    rule = tpu_pool_rules()["0.29.0"]
     copy = tpu_tied_lm_head_bytes(rule, UNIFIED, GEMMA4_12B_TEXT, tie_word_embeddings=True, dtype_bytes=2)
     assert copy == 262144 * 3840 * 2  # the embedding table once more, bf16: 1.875 GiB
 
 
 def test_untied_jax_native_and_the_old_runner_hold_no_copy() -> None:
-    rules = _rules()
+    rules = tpu_pool_rules()
     untied = tpu_tied_lm_head_bytes(rules["0.29.0"], UNIFIED, GEMMA4_12B_TEXT, tie_word_embeddings=False, dtype_bytes=2)
     native = {"architectures": ["Gemma4ForConditionalGeneration"], "text_config": GEMMA4_12B_TEXT}
     jax = tpu_tied_lm_head_bytes(rules["0.29.0"], native, GEMMA4_12B_TEXT, tie_word_embeddings=True, dtype_bytes=2)
@@ -67,7 +47,9 @@ def test_the_copy_comes_out_of_the_tpu_pool(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "m", TIED_MISTRAL_LIKE, 4 * 2**30)
     plan = plan_model(str(path), "v5e-1", "vllm-tpu", max_model_len=4096, engine_version="0.26.0", multimodal=False)
     assert plan.cap_bytes is not None
-    rope = tpu_rope_cache_bytes(_rules()["0.26.0"], TIED_MISTRAL_LIKE, dtype_bytes=2, max_model_len=4096, env={})
+    rope = tpu_rope_cache_bytes(
+        tpu_pool_rules()["0.26.0"], TIED_MISTRAL_LIKE, dtype_bytes=2, max_model_len=4096, env={}
+    )
     table = 256 * -(-4096 // plan.block_size) * 4  # the runner's block table, 256 default sequences
     # total x 0.92 - weights - RoPE cache - the head's copy (32,768 x 4,096 x bf16) - table
     assert plan.kv_pool_bytes == plan.cap_bytes - plan.weights_bytes - rope - 32768 * 4096 * 2 - table
