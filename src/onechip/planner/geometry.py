@@ -52,6 +52,12 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def pad_vocab_size(vocab: int, pad: int = 64) -> int:
+    """The vocabulary rows vLLM's embedding and LM head allocate: `vocab` rounded up to a multiple of `pad`
+    (vllm/model_executor/layers/vocab_parallel_embedding.py pad_vocab_size, DEFAULT_VOCAB_PADDING_SIZE 64)."""
+    return cdiv(vocab, pad) * pad
+
+
 def window_blocks(kind: str, window: int, batch: int, context: int, block: int) -> int:
     """Blocks one request of `context` tokens holds in a windowed layer under vLLM's v1 KV manager
     (vllm/v1/kv_cache_interface.py): SlidingWindowSpec cdiv(min(window - 1 + batch, context), block) + 1;

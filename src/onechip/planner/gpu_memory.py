@@ -75,7 +75,7 @@ from onechip.catalog.files import (
     version_key,
 )
 from onechip.errors import ConfigError
-from onechip.planner.geometry import cdiv
+from onechip.planner.geometry import cdiv, pad_vocab_size
 
 _Rule = TypeVar("_Rule", bound=VersionedRule)
 
@@ -988,7 +988,7 @@ def tpu_tied_lm_head_bytes(
     if not tie_word_embeddings or not runs_on_torchax(rule, config):
         return 0
     vocab = _int_field(text, "vocab_size")
-    return int(cdiv(vocab, 64) * 64 * _int_field(text, "hidden_size") * dtype_bytes)
+    return int(pad_vocab_size(vocab) * _int_field(text, "hidden_size") * dtype_bytes)
 
 
 def tpu_moe_w13_padding_bytes(
@@ -1147,7 +1147,7 @@ def cold_compile_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_pa
     them is not in its config)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
-    rows = cdiv(vocab, 64) * 64 // tensor_parallel_size  # pad_vocab_size(vocab, 64), then the rank's shard
+    rows = pad_vocab_size(vocab) // tensor_parallel_size  # the rank's shard
     return int((rows + tokens) * hidden * dtype_bytes)
 
 

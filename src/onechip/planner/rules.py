@@ -17,7 +17,7 @@ from onechip import catalog
 from onechip.catalog.files import AcceleratorEntry, EngineEntry, TextOnlyClassesRule, V0Fallback, version_key
 from onechip.errors import ConfigError
 from onechip.planner import chips
-from onechip.planner.geometry import cdiv
+from onechip.planner.geometry import cdiv, pad_vocab_size
 from onechip.planner.modalities import TOWER_MODALITIES
 from onechip.planner.weights import DTYPE_BYTES
 
@@ -193,7 +193,7 @@ class EngineRules(EngineEntry):
         if pad is None:  # the heads alone (engines.json tp_heads_divide): vLLM core's check, as on vllm-tpu
             return
         vocab = text.get("vocab_size")
-        if isinstance(vocab, int) and (padded := cdiv(vocab, pad) * pad) % tp:
+        if isinstance(vocab, int) and (padded := pad_vocab_size(vocab, pad)) % tp:
             raise ConfigError(
                 f"{where}: vocab_size {vocab} (padded to a multiple of {pad}: {padded}) is not divisible by it; "
                 f"the engine shards the embedding by vocabulary and fails at load ('{padded} is not divisible by {tp}')"
