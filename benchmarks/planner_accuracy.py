@@ -552,8 +552,9 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
     if config.get("model_type") == "qwen3" and config.get("tie_word_embeddings") and how == "checkpoint bytes":
         # a tied Qwen3 checkpoint that stores its LM head all the same (Qwen3-0.6B): vLLM skips the head, so the
         # planner needs it named; used only where the layout adds up to the published checkpoint bytes
-        if sum(2 * math.prod(shape) for shape in qwen3_layout(config).values()) == weights:
-            write_layout(path, config, qwen3_layout(config))
+        layout = qwen3_layout(config)
+        if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
+            write_layout(path, config, layout)
             return str(path), "checkpoint bytes (Qwen3 layout, stored tied head)"
     layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
