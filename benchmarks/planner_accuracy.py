@@ -689,6 +689,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
     fitted: list[float] = []
     kv_errors: list[float] = []
     over: list[str] = []
+    inside: list[bool] = []  # held-out rows: the logged tokens inside the plan's own stated range (kv_tokens_range)
     verdicts_right = verdicts = 0
     print(f"\n== {title} ==")
     print(f"{'fixture':52} {'predicted':>10} {'logged':>10} {'error':>8}  fit/outcome  weights")
@@ -703,8 +704,16 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             e = (row["predicted"] - row["logged"]) / row["logged"]
             (fitted if row["name"] in FITTED_ON else held).append(abs(e))
             err = f"{e:+.2%}"
+            span = row["plan"].kv_tokens_range if "plan" in row else None
+            within = ""
+            if span is not None and row["name"] not in FITTED_ON:
+                inside.append(span[0] <= row["logged"] <= span[1])
+                within = (
+                    f"inside the plan's range {span[0]:,} - {span[1]:,}" if inside[-1] else "outside the plan's range"
+                )
+                within = f"{within}; "
             if abs(e) > 0.02:
-                over.append(f"  {row['name']} ({e:+.2%}): {row.get('cause') or 'cause not established'}")
+                over.append(f"  {row['name']} ({e:+.2%}): {within}{row.get('cause') or 'cause not established'}")
         elif "kv_gib" in row:
             predicted_gib, logged_gib = row["kv_gib"]
             e = (predicted_gib - logged_gib) / logged_gib
@@ -723,6 +732,10 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
         )
     print(f"\nKV tokens, {_summary('held out', held)}")
     print(f"KV tokens, {_summary('logs a constant was fitted on or an input read from', fitted)}")
+    if inside:
+        print(
+            f"held out with a stated range: the logged tokens inside the plan's range in {sum(inside)} of {len(inside)}"
+        )
     print(f"fit/no-fit right in {verdicts_right} of {verdicts}")
     if kv_errors:
         print(

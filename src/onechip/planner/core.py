@@ -1424,6 +1424,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         marlin=marlin,
         quantized_on_triton=quantized_on_triton,
         rocm=_rocm_rule(r),
+        rocm_unruled_bytes=_rocm_unruled_bytes(r),
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
@@ -1525,6 +1526,17 @@ def _rocm_warnings(r: _Resolved) -> list[PlanWarning]:
     ]
 
 
+def _rocm_unruled_bytes(r: _Resolved) -> int:
+    """Non-torch memory per GPU an AMD card may take beyond the memory rule's CUDA figure on a release no
+    engines.json rocm_rules cover: the most any ruled release measured, less the rule's figure (0 where a rocm rule
+    applies, on an NVIDIA card, or without rocm_rules). The plan keeps the CUDA estimate and its KV range's low end
+    carries this, so a stated range is not narrower than what the plan's own warning says (_rocm_unruled)."""
+    if not _amd_with_rocm_rules(r) or _rocm_rule(r) is not None:
+        return 0
+    most = max(max(rule.non_torch_bytes) for rule in r.rules.rocm_rules)
+    return max(0, most - _memory_rule(r).non_torch_bytes)
+
+
 def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
     """An AMD card on a release engines.json rocm_rules do not cover: planned with the memory rule's CUDA figures,
     said out loud with what the ruled releases measured (a plan must not look ruled for ROCm when it is not)."""
@@ -1546,7 +1558,8 @@ def _rocm_unruled(r: _Resolved) -> list[PlanWarning]:
             code="rocm-not-ruled",
             message=f"AMD card (ROCm) on vLLM {version}: no engines.json rocm_rules cover it (they cover {ruled}), "
             f"so {terms} planned with the memory rule's CUDA figures; where ruled, ROCm took {taken}"
-            f"{least:.2f} - {most:.2f} GiB of non-torch memory at TP 1, so the KV pool may be high by the difference",
+            f"{least:.2f} - {most:.2f} GiB of non-torch memory at TP 1, so the KV pool may be high by the difference "
+            f"(the KV range's low end carries up to {_rocm_unruled_bytes(r) / GIB:.2f} GiB of it)",
             source="; ".join(rule.source for rule in rules.rocm_rules),
         )
     ]

@@ -1462,6 +1462,7 @@ def gpu_budget(
     tp_extra: tuple[int, int] | None = None,
     cold_compile: int = 0,
     host_bytes: int = 0,
+    unruled_non_torch_bytes: int = 0,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graph_bytes`:
     (least, estimate, most) of the CUDA-graph term (cuda_graph_estimate; on ROCm the HIP graphs), taken where the
@@ -1469,7 +1470,10 @@ def gpu_budget(
     (tp_extra_bytes); None: the rule's figure at TP >= 2. cold_compile: bytes of `activation` a warm compile
     cache does not take (cold_compile_bytes above the rest of the peak): the high end adds them back. host_bytes:
     host memory the profiler counts as consumed (an integrated GPU: runner_tables.host_token_buffer_bytes), taken
-    with non-torch memory as vLLM's 'consumed memory (weights + non-torch)' takes it."""
+    with non-torch memory as vLLM's 'consumed memory (weights + non-torch)' takes it. unruled_non_torch_bytes:
+    non-torch memory the platform may take beyond the rule's figure where no measured rule covers this card and
+    release (an AMD card on a release engines.json rocm_rules do not cover: planner.core._rocm_unruled_bytes); the
+    estimate keeps the rule's figure, the low end subtracts this."""
     requested = int(visible_bytes * utilization)
     if tp_extra is None:
         figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
@@ -1484,8 +1488,9 @@ def gpu_budget(
         "activation peak": act_high - act_low,
         "CUDA graphs": graph_high - graph_low,
         "torch.compile cache (cold on a first boot)": cold_compile,
+        "non-torch memory of a platform the release's rule was not measured on": unruled_non_torch_bytes,
     }
-    low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs)
+    low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs) - unruled_non_torch_bytes
     high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low) + cold_compile
     return GpuBudget(
         requested_bytes=requested,

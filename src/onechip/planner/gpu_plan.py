@@ -239,6 +239,7 @@ def plan_gpu_pool(
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
+    rocm_unruled_bytes: int = 0,
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     mrope_positions_factor: int | None = None,
@@ -282,6 +283,8 @@ def plan_gpu_pool(
     marlin_moe_buffers). quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts on this card
     (planner.gpu_memory.quantized_moe_on_triton), so the persistent workspace is planned for it.
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
+    rocm_unruled_bytes: where `rocm` is None on an AMD card, the non-torch memory ROCm may take beyond the rule's
+    CUDA figure (planner.core._rocm_unruled_bytes): the KV range's low end carries it (gpu_budget).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
@@ -369,7 +372,7 @@ def plan_gpu_pool(
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
                     group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
                     offload_copies_layer=offload_copies_layer, marlin=marlin,
-                    quantized_on_triton=quantized_on_triton, rocm=rocm,
+                    quantized_on_triton=quantized_on_triton, rocm=rocm, rocm_unruled_bytes=rocm_unruled_bytes,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
                     compute_capability=compute_capability, capture_size_override=capture_size_override,
                     speculative_tokens=speculative_tokens, host_memory_counted=host_memory_counted)
@@ -431,6 +434,7 @@ def _stage_pool(
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
+    rocm_unruled_bytes: int = 0,
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     token_ids_compiled: bool = False,
@@ -506,6 +510,7 @@ def _stage_pool(
         tp_extra=tp_extra,
         cold_compile=cold,
         host_bytes=host,
+        unruled_non_torch_bytes=rocm_unruled_bytes if rocm is None else 0,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

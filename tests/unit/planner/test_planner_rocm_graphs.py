@@ -21,6 +21,7 @@ from factories import BOOTLOGS, corpus_entry, smollm2_checkpoint
 from onechip import catalog
 from onechip.planner import plan_model
 from onechip.planner.gpu_memory import cuda_graph_sizes, hip_graph_count
+from onechip.planner.rules import accelerator
 
 GIB = 2**30
 MIB = 2**20
@@ -192,3 +193,26 @@ def test_an_amd_card_before_the_ruled_releases_says_it_is_planned_on_cuda_figure
     for chip, version in (("mi300x", "0.29.0"), ("h100", "0.28.0")):
         plan = plan_model(model, chip, "vllm-gpu", max_model_len=2048, engine_version=version)
         assert not [w for w in plan.warnings if w.code == "rocm-not-ruled"]
+
+
+def test_an_unruled_amd_release_widens_the_kv_range_by_what_ruled_rocm_took(tmp_path: Path) -> None:
+    # The estimate stays on the CUDA figures, but the stated KV range must not be narrower than the warning: its low
+    # end is lower by the most non-torch memory a ruled ROCm release measured (engines.json rocm_rules, 3.15 GiB at
+    # TP 1) less the memory rule's own figure. An NVIDIA card on the same release keeps its range.
+    model = str(smollm2_checkpoint(tmp_path / "smollm2"))
+    most = max(_rocm_rule().non_torch_bytes)
+    for version in ("0.28.0", "0.4.1"):
+        amd = plan_model(model, "radeon-pro-w7900", "vllm-gpu", max_model_len=2048, engine_version=version)
+        # the same memory and every other input on a card of no maker: the plan at --chip gpu:<its size>
+        size = accelerator("radeon-pro-w7900").memory_bytes / GIB
+        rule_non_torch = amd.memory_budget.non_torch_bytes
+        nvidia = plan_model(model, f"gpu:{size:.6f}GiB", "vllm-gpu", max_model_len=2048, engine_version=version)
+        assert amd.memory_budget.kv_cache_bytes == pytest.approx(nvidia.memory_budget.kv_cache_bytes, abs=2 * MIB)
+        widened = nvidia.memory_budget.kv_cache_low_bytes - amd.memory_budget.kv_cache_low_bytes
+        assert widened == pytest.approx(most - rule_non_torch, abs=2 * MIB)
+        assert amd.memory_budget.dominant_uncertainty.startswith("non-torch memory of a platform")
+        (warning,) = [w for w in amd.warnings if w.code == "rocm-not-ruled"]
+        assert f"the KV range's low end carries up to {(most - rule_non_torch) / GIB:.2f} GiB of it" in warning.message
+    # a ruled release takes the ROCm range itself, so nothing is added to its low end
+    ruled = plan_model(model, "mi300x", "vllm-gpu", max_model_len=2048, engine_version="0.29.0")
+    assert not ruled.memory_budget.dominant_uncertainty.startswith("non-torch memory of a platform")
