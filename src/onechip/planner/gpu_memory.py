@@ -1488,7 +1488,7 @@ def gpu_budget(
         "activation peak": act_high - act_low,
         "CUDA graphs": graph_high - graph_low,
         "torch.compile cache (cold on a first boot)": cold_compile,
-        "non-torch memory of a platform the release's rule was not measured on": unruled_non_torch_bytes,
+        "non-torch memory (no rule measured for this platform and release)": unruled_non_torch_bytes,
     }
     low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs) - unruled_non_torch_bytes
     high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low) + cold_compile

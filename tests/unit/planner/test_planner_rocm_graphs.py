@@ -210,9 +210,9 @@ def test_an_unruled_amd_release_widens_the_kv_range_by_what_ruled_rocm_took(tmp_
         assert amd.memory_budget.kv_cache_bytes == pytest.approx(nvidia.memory_budget.kv_cache_bytes, abs=2 * MIB)
         widened = nvidia.memory_budget.kv_cache_low_bytes - amd.memory_budget.kv_cache_low_bytes
         assert widened == pytest.approx(most - rule_non_torch, abs=2 * MIB)
-        assert amd.memory_budget.dominant_uncertainty.startswith("non-torch memory of a platform")
+        assert amd.memory_budget.dominant_uncertainty.startswith("non-torch memory (no rule measured")
         (warning,) = [w for w in amd.warnings if w.code == "rocm-not-ruled"]
         assert f"the KV range's low end carries up to {(most - rule_non_torch) / GIB:.2f} GiB of it" in warning.message
     # a ruled release takes the ROCm range itself, so nothing is added to its low end
     ruled = plan_model(model, "mi300x", "vllm-gpu", max_model_len=2048, engine_version="0.29.0")
-    assert not ruled.memory_budget.dominant_uncertainty.startswith("non-torch memory of a platform")
+    assert not ruled.memory_budget.dominant_uncertainty.startswith("non-torch memory (no rule measured")
