@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
-from onechip.cloud.tpu_api import Json, TpuApi, through_outages
+from onechip.cloud.tpu_api import Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -179,8 +179,8 @@ def fetch(api: TpuApi, kind: str, zone: str, ident: str) -> Json | None:
 def poll(api: TpuApi, kind: str, zone: str, ident: str, end_s: float, on_progress: ProgressFn) -> Json | None:
     """`fetch` in a wait loop: an outage (no answer, 5xx, rate limit) is said and read through until `end_s`
     (time.monotonic seconds), the wait's own deadline, not one call's (tpu_api.through_outages)."""
-    return through_outages(lambda: fetch(api, kind, zone, ident), end_s, api.poll_s,
-                           lambda line: on_progress(ProgressEvent("cloud", line)))  # fmt: skip
+    return api.through_outages(lambda: fetch(api, kind, zone, ident), end_s,
+                               lambda line: on_progress(ProgressEvent("cloud", line)))  # fmt: skip
 
 
 def _ident(resource: CloudResource) -> str:

@@ -209,23 +209,45 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
 
 
 OUTAGE = ("transient", "rate-limit", "unsent", "offline")  # failures that say nothing about the resource polled
+OUTAGE_REMIND_S = 60.0  # an outage that lasts is said again this often, with how long it has lasted
 
 
-def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outage: Callable[[str], None]) -> T:
+def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outage: Callable[[str], None],
+                    hush: Callable[[bool], None] = lambda quiet: None) -> T:  # fmt: skip
     """`read()`, read again after `pause_s` while it fails for an outage (OUTAGE: no answer, 5xx, a rate limit,
     no token, no DNS: each call already spent its own retries and deadline) and the poll's own deadline `end_s`
-    (time.monotonic seconds) is not reached, each outage told to `on_outage`. A poll of a resource that takes
-    minutes to hours (a queued resource waits up to --valid-until) must not stop at one call's 30-s deadline: the
-    resource is unchanged by our failure to read it. Raises the read's CloudError past `end_s` or for any other
-    failure."""
-    while True:
-        try:
-            return read()
-        except CloudError as exc:
-            if exc.reason not in OUTAGE or time.monotonic() + pause_s >= end_s:
-                raise
-            on_outage(f"{exc}; polling on (the wait's deadline is {end_s - time.monotonic():.0f} s away)")
-            time.sleep(pause_s)
+    (time.monotonic seconds) is not reached. A poll of a resource that takes minutes to hours (a queued resource
+    waits up to --valid-until) must not stop at one call's 30-s deadline: the resource is unchanged by our failure
+    to read it. The outage is told to `on_outage` at its first failure, then only when the failure changes (its
+    reason, code or status), every OUTAGE_REMIND_S while it lasts and when a read succeeds again, each time with
+    how long it has lasted; `hush(True)` is called once it is said (the reads' own retry lines repeat it) and
+    `hush(False)` at the end. Offline, a wait said one line per poll (every 5 s) up to its deadline, hours for a
+    queued resource. Raises the read's CloudError past `end_s` or for any other failure."""
+    began: float | None = None
+    said: tuple[str, int | None, str] | None = None
+    said_at = 0.0
+    try:
+        while True:
+            try:
+                value = read()
+            except CloudError as exc:
+                if exc.reason not in OUTAGE or time.monotonic() + pause_s >= end_s:
+                    raise
+                now = time.monotonic()
+                began = now if began is None else began
+                kind = (exc.reason, exc.code, exc.status)
+                if kind != said or now - said_at >= OUTAGE_REMIND_S:
+                    lasted = "" if said is None else f", {now - began:.0f} s into the outage"
+                    on_outage(f"{exc}{lasted}; polling on (the wait's deadline is {end_s - now:.0f} s away)")
+                    said, said_at = kind, now
+                    hush(True)
+                time.sleep(pause_s)
+                continue
+            if began is not None:
+                on_outage(f"the API answers again, {time.monotonic() - began:.0f} s into the outage")
+            return value
+    finally:
+        hush(False)
 
 
 class TpuApi:
@@ -258,6 +280,15 @@ class TpuApi:
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"
+
+    def through_outages(self, read: Callable[[], T], end_s: float, on_outage: Callable[[str], None]) -> T:
+        """`through_outages` at this API's poll pause; its reads' retries are not told once the outage is said."""
+        told = self.on_retry
+
+        def hush(quiet: bool) -> None:
+            self.on_retry = (lambda line: None) if quiet else told
+
+        return through_outages(read, end_s, self.poll_s, on_outage, hush)
 
     def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
@@ -413,7 +444,7 @@ class TpuApi:
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            answer = through_outages(lambda: self.call("GET", url), started + timeout_s, self.poll_s, self.on_retry)
+            answer = self.through_outages(lambda: self.call("GET", url), started + timeout_s, self.on_retry)
             operation = _operation(answer, self.tpu_url)
         if isinstance(operation.get("error"), dict):
             raise refusals.from_status(dict(operation["error"]), str(operation.get("name", "operation")))

@@ -8,18 +8,20 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 import pytest
 
 from fakes import dead_endpoints
 from fakes.tpu_api import Fault
 from onechip import api
-from onechip.cloud import provision, records
+from onechip.cloud import provision, records, tpu_api
 from onechip.errors import CloudError, Interrupted, OnechipError
 from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
 
@@ -1044,8 +1046,65 @@ def test_an_outage_longer_than_one_calls_deadline_is_polled_through(fast, monkey
     assert result.resource.state == "READY" and fast.faults[0].times == 0  # every injected 503 was answered
     outages = [line for line in told if line.endswith(" s away)") and "HTTP 503" in line]
     assert outages and "polling on (the wait's deadline is" in outages[0], told
+    # said once: the first read's retries, its outage line, then nothing until the API answers again (before: the
+    # retries and the outage line of every poll, ~5 lines a poll)
+    first = told.index(outages[0])
+    assert len(outages) == 1 and not any("HTTP 503" in line for line in told[first + 1 :]), told
+    assert len([line for line in told[first:] if line.startswith("the API answers again, ")]) == 1, told
     assert len([m for m, _, _ in fast.requests if m == "POST"]) == 1
     assert_tracked_then_down(fast)
+
+
+def test_offline_during_the_wait_is_said_once_and_again_when_it_clears(fast, monkeypatch):
+    # Before: a laptop offline during `up`'s wait said one line per poll (every 5 s) until the wait's deadline. The
+    # host name stops resolving (socket.getaddrinfo raises gaierror, as without a network) for the 20 connections
+    # after the create: one line says it, one says the API answers again, and the wait goes on to READY.
+    resolve, left = socket.getaddrinfo, [20]
+
+    def offline(*args, **kwargs):
+        if any(m == "POST" for m, _, _ in fast.requests) and left[0] > 0:
+            left[0] -= 1
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    told: list[str] = []
+    request = {"project": P, "zones": [OK], "provisioning": "flex-start", "valid_until_s": "30s", "timeout_s": 30.0}
+    result = api.cloud_up(CloudUpRequest.model_validate(request), lambda event: told.append(event.message))
+    assert result.resource.state == "READY" and left == [0]
+    said = [line for line in told if "cannot resolve 127.0.0.1 (offline, or no DNS)" in line]
+    assert len(said) == 1 and "; polling on (the wait's deadline is" in said[0], told
+    assert told[told.index(said[0]) + 1].startswith("the API answers again, "), told
+    assert_tracked_then_down(fast)
+
+
+def test_a_lasting_outage_is_said_again_each_minute_and_when_it_changes(monkeypatch):
+    # A fake clock: each pause of 5 s (the default poll) passes 5 s. 30 offline reads (150 s), 2 answered 503, then
+    # an answer: the outage is said at 0 s, again at 60 and 120 s (OUTAGE_REMIND_S) with how long it lasted, at the
+    # change to 503 (150 s) and when it clears (160 s); before, 32 lines, one per read.
+    clock = [0.0]
+    tick = lambda s: clock.__setitem__(0, clock[0] + s)  # noqa: E731
+    monkeypatch.setattr(tpu_api, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=tick))
+    offline = tpu_api.offline_error("GET q", "tpu.example")
+    failures = [offline] * 30 + [CloudError("GET q: HTTP 503", reason="transient", code=503)] * 2
+    hushed: list[bool] = []
+
+    def read() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "answer"
+
+    told: list[str] = []
+    assert tpu_api.through_outages(read, 3600.0, 5.0, told.append, hushed.append) == "answer"
+    deadline = "polling on (the wait's deadline is {} s away)"
+    assert told == [
+        f"{offline}; {deadline.format(3600)}",
+        f"{offline}, 60 s into the outage; {deadline.format(3540)}",
+        f"{offline}, 120 s into the outage; {deadline.format(3480)}",
+        f"GET q: HTTP 503, 150 s into the outage; {deadline.format(3450)}",
+        "the API answers again, 160 s into the outage",
+    ]
+    assert hushed[0] is True and hushed[-1] is False  # the reads' own retry lines hushed once it is said, then no more
 
 
 def test_an_outage_past_the_waits_deadline_still_stops_up_and_keeps_the_record(fast, monkeypatch):
