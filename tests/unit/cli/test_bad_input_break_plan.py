@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from factories import SMOLLM2_CONFIG, one_error_line
+from factories import BOOTLOGS, SMOLLM2_CONFIG, one_error_line
 from onechip.mcp.server import build_server
 from onechip.planner import chips
 
@@ -141,3 +141,18 @@ def test_a_card_whose_name_ends_in_x_and_digits_is_still_that_card(run) -> None:
     code, out, err = run("plan", LLAMA, "--chip", "rtx5090", "--json")
     assert code == 0, err
     assert json.loads(out)["chip"] == "rtx5090"
+
+
+def test_a_calibrated_plan_says_its_range_has_no_dominant_term(run) -> None:
+    # was 'range 58.11 - 58.11 GiB = 476,016 - 476,016 tokens; the none (measured at boot) dominates the uncertainty':
+    # a plan calibrated from a stored boot (planner.calibration) has dominant_uncertainty 'none (measured at boot)'
+    log = BOOTLOGS / "h100-llama31-8b-tp1-v0190.log"  # 'GPU KV cache size: 476,016 tokens' (vLLM 0.19.0, one H100)
+    deployment = (LLAMA, "--chip", "h100", "--engine-version", "0.19.0", "--max-model-len", "8192",
+                  "--gpu-memory-utilization", "0.95", "--text-only")  # fmt: skip
+    code, _, err = run("plan", *deployment, "--against", str(log))  # stores the boot's measured overhead
+    assert code == 0, err
+    code, out, err = run("plan", *deployment)
+    assert code == 0, err
+    said = " ".join(out.split())  # rich wraps at the test terminal's width
+    assert "= 476,016 - 476,016 tokens; dominant uncertainty: none (measured at boot)" in said
+    assert "dominates" not in said
