@@ -156,3 +156,18 @@ def test_a_calibrated_plan_says_its_range_has_no_dominant_term(run) -> None:
     said = " ".join(out.split())  # rich wraps at the test terminal's width
     assert "= 476,016 - 476,016 tokens; dominant uncertainty: none (measured at boot)" in said
     assert "dominates" not in said
+
+
+def test_a_workload_file_with_an_integer_longer_than_python_converts_names_the_file(run, tmp_path: Path) -> None:
+    # was 'Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; use
+    # sys.set_int_max_str_digits() to increase the limit': no file named, and advice for Python code, not the user
+    digits = sys.get_int_max_str_digits() + 1
+    path = tmp_path / "workload.json"
+    path.write_text('{"turns": ' + "9" * digits + "}")
+    line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload", "agent", "--workload-file", str(path),
+                          "--out", str(tmp_path / "out"))  # fmt: skip
+    assert line == (
+        f"--workload-file {path}: not valid JSON: Exceeds the limit ({digits - 1} digits) for integer string "
+        f"conversion: value has {digits} digits"
+    )
+    assert not (tmp_path / "out").exists()
