@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -32,3 +33,15 @@ def test_a_key_given_twice_is_refused_only_when_asked():
     assert jsontext.loads(text) == {"a": {"b": 2}}  # json.loads' own reading
     with pytest.raises(json.JSONDecodeError, match="key 'b' given twice"):
         jsontext.loads(text, unique_keys=True)
+
+
+def test_an_integer_longer_than_python_converts_is_a_json_error_without_a_position():
+    # json.loads raises a plain ValueError past sys.get_int_max_str_digits() (4,300 digits by default): an internal
+    # error to every caller that catches JSONDecodeError (plan of such a config.json, exit 1 before)
+    text = '{"a": ' + "9" * (sys.get_int_max_str_digits() + 1) + "}"
+    with pytest.raises(ValueError, match="Exceeds the limit") as raw:
+        json.loads(text)
+    assert not isinstance(raw.value, json.JSONDecodeError)
+    with pytest.raises(jsontext.NoPosition) as info:
+        jsontext.loads(text)
+    assert str(info.value) == str(raw.value).split(";")[0]

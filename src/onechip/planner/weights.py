@@ -160,7 +160,7 @@ def component_of(name: str) -> str:
 def read_safetensors_header(path: Path) -> list[Tensor]:
     """Read the header of one .safetensors file (8-byte length + JSON); no tensor data is read.
 
-    Raises ConfigError when the file is truncated, its header is not valid JSON, or a tensor entry lacks the
+    Raises ConfigError when the file is truncated, its header is not UTF-8 JSON, or a tensor entry lacks the
     format's shape (a list of non-negative integers), dtype (a string) or data_offsets (see _check_span).
     """
     try:
@@ -171,7 +171,10 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
             (length,) = struct.unpack("<Q", raw_len)
             if length > 100_000_000:
                 raise ConfigError(f"{path}: safetensors header length {length} is implausible")
-            header = jsontext.loads(fh.read(length))
+            text = fh.read(length)
+            if len(text) != length:
+                raise ConfigError(f"{path}: truncated: its header length says {length:,} bytes, {len(text):,} follow")
+            header = jsontext.loads(text.decode("utf-8"))  # 'N bytes: a JSON UTF-8 string' (safetensors README)
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read safetensors header: {exc}") from None
     if not isinstance(header, dict):

@@ -399,7 +399,7 @@ def _workload_shape(path: Path) -> Any:
     try:
         return jsontext.loads(text, unique_keys=True)
     except json.JSONDecodeError as exc:
-        if isinstance(exc, jsontext.NestedTooDeep) or exc.msg.endswith(" given twice"):  # the same in YAML
+        if isinstance(exc, jsontext.NoPosition) or exc.msg.endswith(" given twice"):  # the same in YAML
             raise ValueError(f"--workload-file {path}: not valid JSON: {exc.msg}") from None
         as_json = exc
     try:

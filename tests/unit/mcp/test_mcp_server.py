@@ -22,6 +22,7 @@ from onechip.engines import state as engine_state
 from onechip.errors import ConfigError, EngineError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
+from onechip.planner import chips
 from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest, PlanRequest
@@ -269,6 +270,7 @@ def test_advise_on_local_says_it_read_the_servers_card_and_which(monkeypatch):
     assert {r["chip"] for r in result.structured_content["rows"]} == {"l40s"}
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.setattr(chips, "gpu_device_files", lambda: ["/dev/nvidia0"])  # a GPU host without the libraries
     refused = call("advise", {"model": "SmolLM2-135M-Instruct", "chips": ["local"]})
     assert refused.is_error and refused.content[0].text == (
         "chips local reads the card on the machine onechip runs on (over MCP the server's machine, not the "

@@ -12,6 +12,7 @@ import pytest
 
 from onechip import catalog
 from onechip.errors import ConfigError
+from onechip.planner import chips
 from onechip.planner.chips import name_keys
 from onechip.planner.rules import accelerator, chip_key
 from onechip.schemas.common import GIB
@@ -138,6 +139,7 @@ def test_an_unknown_name_says_how_to_give_the_memory() -> None:
 def test_local_without_nvml_or_amdsmi_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.setattr(chips, "gpu_device_files", lambda: ["/dev/nvidia0"])  # a GPU host (none: says it has none)
     with pytest.raises(ConfigError, match="nvidia-ml-py"):
         accelerator("local")
 

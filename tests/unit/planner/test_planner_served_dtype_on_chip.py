@@ -60,7 +60,7 @@ def test_the_kv_range_says_it_counts_tokens_as_the_log_does(run) -> None:
     code, out, err = run("plan", "google/gemma-4-E2B-it", "--chip", "l4", "--max-model-len", "16384")
     assert code == 0, err
     text = " ".join(out.split())
-    assert "(logged as " in text and " tokens as logged; the " in text
+    assert "(logged as " in text and " tokens as logged; dominant uncertainty: " in text
 
 
 def test_enforce_eager_speaks_of_cuda_graphs_on_gpus_only() -> None:
