@@ -709,9 +709,10 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             if span is not None and row["name"] not in FITTED_ON:
                 inside.append(span[0] <= row["logged"] <= span[1])
                 within = (
-                    f"inside the plan's range {span[0]:,} - {span[1]:,}" if inside[-1] else "outside the plan's range"
+                    f"inside the plan's range {span[0]:,} - {span[1]:,}; "
+                    if inside[-1]
+                    else "outside the plan's range; "
                 )
-                within = f"{within}; "
             if abs(e) > 0.02:
                 over.append(f"  {row['name']} ({e:+.2%}): {within}{row.get('cause') or 'cause not established'}")
         elif "kv_gib" in row:

@@ -283,8 +283,8 @@ def plan_gpu_pool(
     marlin_moe_buffers). quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts on this card
     (planner.gpu_memory.quantized_moe_on_triton), so the persistent workspace is planned for it.
     rocm: an AMD card's HIP graph and non-torch terms (engines.json rocm_rules; None: the rule's CUDA figures).
-    rocm_unruled_bytes: where `rocm` is None on an AMD card, the non-torch memory ROCm may take beyond the rule's
-    CUDA figure (planner.core._rocm_unruled_bytes): the KV range's low end carries it (gpu_budget).
+    rocm_unruled_bytes: on an AMD card no rocm rule covers, the non-torch memory ROCm may take beyond the rule's
+    CUDA figure (planner.core._rocm_unruled_bytes, 0 otherwise): the KV range's low end carries it (gpu_budget).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
@@ -510,7 +510,7 @@ def _stage_pool(
         tp_extra=tp_extra,
         cold_compile=cold,
         host_bytes=host,
-        unruled_non_torch_bytes=rocm_unruled_bytes if rocm is None else 0,
+        unruled_non_torch_bytes=rocm_unruled_bytes,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes
