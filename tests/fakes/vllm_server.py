@@ -197,7 +197,6 @@ class FakeVllm:
     sent_times: dict[int, list[float]] = field(default_factory=dict)
     admitted: dict[int, float] = field(default_factory=dict)  # request number -> perf_counter it got a slot
     tokenize_calls: int = 0
-    connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
     running: int = 0
     cache_queries: int = 0
     cache_hits: int = 0
@@ -261,7 +260,6 @@ class FakeVllm:
     # ---- HTTP ----
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
-        self.connections += 1
         try:
             await self._serve(reader, writer)
         finally:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -61,8 +60,8 @@ from onechip.vllm.wire import (
 )
 
 DRAIN_S = 0.05  # how long the body's end is awaited after the answer's end (see _drain)
-HOLDS_TO_CLOSE = 2  # answers in a row held past DRAIN_S before the session's later answers are closed at once
-PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body ends in time ends the closing
+# sessions whose server held a connection open past DRAIN_S after an answer: their answers are not drained again
+_HOLDING: weakref.WeakSet[aiohttp.ClientSession] = weakref.WeakSet()
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
@@ -203,41 +202,19 @@ def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
     return True
 
 
-@dataclass
-class _Holds:
-    """What a session's server did with its connections after the answers (see _drain)."""
-
-    streak: int = 0  # answers in a row whose connection it held past DRAIN_S
-    skipped: int = 0  # answers closed at once since the last one drained
-
-
-_HOLDS: weakref.WeakKeyDictionary[aiohttp.ClientSession, _Holds] = weakref.WeakKeyDictionary()
-
-
 async def _drain(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse) -> None:
     """Read what follows the answer's end ([DONE] and the body's end, normally on their way already) for up to
-    DRAIN_S, so the connection is reused; a server that holds it open longer gets it closed. Once it held
-    HOLDS_TO_CLOSE answers in a row, the session's later answers get it closed at once: a closed-loop stream
-    waiting DRAIN_S before each next request measured 2 x 4 tokens per 60 ms answer as 77 tok/s where the
-    server gave 131 (tests/unit/bench, 'hold-after-done'). One hold alone (a stall of the client or the server)
-    does not, and every PROBE_EVERY-th answer is still drained, so a server that ends its bodies in time again
-    gets its connections reused again: closing each one at once made every later request set up a new one."""
-    if resp.content.is_eof():
+    DRAIN_S, so the connection is reused; a server that holds it open longer gets it closed, and the session's
+    later answers get it closed at once: a closed-loop stream waiting DRAIN_S before each next request measured
+    2 x 4 tokens per 60 ms answer as 77 tok/s where the server gave 131 (tests/unit/bench, 'hold-after-done')."""
+    if resp.content.is_eof() or http in _HOLDING:
         return
-    holds = _HOLDS.setdefault(http, _Holds())
-    if holds.streak >= HOLDS_TO_CLOSE:
-        holds.skipped += 1
-        if holds.skipped < PROBE_EVERY:
-            return
-    holds.skipped = 0
     try:
         await asyncio.wait_for(resp.content.read(), DRAIN_S)
     except TimeoutError:
-        holds.streak += 1
-        return
-    except aiohttp.ClientError:  # dropped at once: not held
+        _HOLDING.add(http)
+    except aiohttp.ClientError:
         pass
-    holds.streak = 0
 
 
 async def stream_chat(
