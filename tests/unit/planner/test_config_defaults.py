@@ -24,6 +24,18 @@ def _config(name: str) -> dict:
     return json.loads((CONFIGS / name).read_text(encoding="utf-8"))
 
 
+def _checkpoint(tmp_path: Path, config: dict) -> Path:
+    """`config` with a one-tensor header-only safetensors file: enough for the planner to read."""
+    directory = tmp_path / "model"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = json.dumps(
+        {"model.language_model.layers.0.mlp.weight": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}
+    ).encode()
+    (directory / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 8)
+    return directory
+
+
 def test_the_table_is_what_the_installed_transformers_classes_give() -> None:
     transformers = pytest.importorskip("transformers")
     table = catalog.config_defaults()
@@ -57,17 +69,35 @@ def test_published_gemma3_4b_plans_with_gemma3_text_defaults_and_the_geometry_of
 def test_the_plan_names_the_defaulted_fields(tmp_path: Path) -> None:
     from onechip.planner import plan_model
 
-    config = _config("google--gemma-3-4b-it.published.json")
-    directory = tmp_path / "gemma3"
-    directory.mkdir()
-    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    header = json.dumps(
-        {"model.language_model.layers.0.mlp.weight": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}
-    ).encode()
-    (directory / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 8)
+    directory = _checkpoint(tmp_path, _config("google--gemma-3-4b-it.published.json"))
     plan = plan_model(str(directory), "h100", max_model_len=8192)
     (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
     assert "head_dim=256" in warning.message and "Gemma3TextConfig" in warning.message
+
+
+def test_published_gemma3_plans_at_its_class_default_positions_without_max_model_len(tmp_path: Path) -> None:
+    # google/gemma-3-4b-it and 12b-it publish no max_position_embeddings; vLLM loads them through transformers'
+    # Gemma3Config, whose Gemma3TextConfig default is 131,072 (transformers 5.19 configuration_gemma3.py; Gemma 3's
+    # linear RoPE factor already counted, planner.core.model_positions), so the engine serves 131,072 tokens
+    from onechip.planner import plan_model
+
+    for name in ("google--gemma-3-4b-it.published.json", "google--gemma-3-12b-it.published.json"):
+        assert "max_position_embeddings" not in _config(name)["text_config"]
+        read = read_config(_config(name), name)
+        assert read.defaults_applied["max_position_embeddings"] == 131_072
+    plan = plan_model(str(_checkpoint(tmp_path, _config("google--gemma-3-4b-it.published.json"))), "h100")
+    assert plan.max_model_len == 131_072
+    (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
+    assert "max_position_embeddings=131072" in warning.message
+
+
+def test_positions_are_not_filled_under_a_wrapper_transformers_does_not_define() -> None:
+    # Kimi-VL's remote KimiVLConfig builds its DeepSeek text config itself: DeepseekV3Config's 4,096 default is not
+    # what the engine is known to get, so the plan asks for --max-model-len (its other fields still get defaults)
+    config = _config("moonshotai--Kimi-VL-A3B-Instruct.json")
+    assert config["model_type"] not in catalog.config_defaults().model_types
+    read = read_config(config, "Kimi-VL-A3B-Instruct")
+    assert "max_position_embeddings" not in read.text and "max_position_embeddings" not in read.defaults_applied
 
 
 def test_a_wrapper_text_config_without_layers_gets_its_text_class_default() -> None:
