@@ -77,6 +77,13 @@ class AcceleratorEntry(StrictModel):
         "while it loads and profiles counts as consumed and the KV pool moves with host state: the sources, said "
         "in the plan's 'unified-memory-pool' warning. None: a card with its own memory.",
     )
+    host_memory_drift_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="Where profiler_counts_host_memory is set: how far one deployment's KV pool moved across boots "
+        "at fixed flags, bytes per GPU (the host memory counted as consumed; its source in "
+        "profiler_counts_host_memory). The plan's KV range carries it; None: not measured.",
+    )
     host_gpus: int | None = Field(
         default=None,
         ge=1,

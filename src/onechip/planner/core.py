@@ -342,9 +342,10 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
             PlanWarning(
                 code="unified-memory-pool",
                 message="unified memory: vLLM counts the host memory its process takes while it loads and "
-                "profiles (the cold torch.compile and Triton builds among it) as consumed, which no term of this plan "
-                "holds, so the KV pool comes out smaller and moves from boot to boot; pin it with --kv-cache-memory "
-                "after one boot",
+                "profiles (the cold torch.compile and Triton builds among it) as consumed, which no term of the "
+                "estimate holds, so the KV pool comes out smaller and moves from boot to boot (the KV range's low end "
+                f"carries the {(acc.host_memory_drift_bytes or 0) / GIB:.2f} GiB it moved across one deployment's "
+                "boots); pin it with --kv-cache-memory after one boot",
                 source=acc.profiler_counts_host_memory,
             )
         )
@@ -1436,7 +1437,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         seqs_default_capped=rules.default_seqs_capped(request.engine_version),
         batch_default_capped=rules.default_batch_capped(request.engine_version),
         release=request.engine_version or rules.release or rules.version,
-        host_memory_counted=bool(acc.profiler_counts_host_memory),
+        host_memory_drift_bytes=(acc.host_memory_drift_bytes or 0) if acc.profiler_counts_host_memory else None,
     )
 
 

@@ -1463,6 +1463,7 @@ def gpu_budget(
     cold_compile: int = 0,
     host_bytes: int = 0,
     unruled_non_torch_bytes: int = 0,
+    host_drift_bytes: int = 0,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graph_bytes`:
     (least, estimate, most) of the CUDA-graph term (cuda_graph_estimate; on ROCm the HIP graphs), taken where the
@@ -1473,7 +1474,9 @@ def gpu_budget(
     with non-torch memory as vLLM's 'consumed memory (weights + non-torch)' takes it. unruled_non_torch_bytes:
     non-torch memory the platform may take beyond the rule's figure where no measured rule covers this card and
     release (an AMD card on a release engines.json rocm_rules do not cover: planner.core._rocm_unruled_bytes); the
-    estimate keeps the rule's figure, the low end subtracts this."""
+    estimate keeps the rule's figure, the low end subtracts this. host_drift_bytes: on an integrated GPU, the host
+    memory measured to move the pool from boot to boot at fixed flags (accelerators.json host_memory_drift_bytes):
+    no term of the estimate holds it, the low end subtracts it."""
     requested = int(visible_bytes * utilization)
     if tp_extra is None:
         figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
@@ -1489,8 +1492,11 @@ def gpu_budget(
         "CUDA graphs": graph_high - graph_low,
         "torch.compile cache (cold on a first boot)": cold_compile,
         "non-torch memory (no rule measured for this platform and release)": unruled_non_torch_bytes,
+        "host memory counted on unified memory (moves from boot to boot)": host_drift_bytes,
     }
-    low = kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs) - unruled_non_torch_bytes
+    low = (
+        kv - rule.non_torch_spread_bytes - act_high - (graph_high - graphs) - unruled_non_torch_bytes - host_drift_bytes
+    )
     high = kv + rule.non_torch_spread_bytes + (extra - extra_least) - act_low + (graphs - graph_low) + cold_compile
     return GpuBudget(
         requested_bytes=requested,

@@ -251,7 +251,7 @@ def plan_gpu_pool(
     seqs_default_capped: bool = False,
     batch_default_capped: bool = False,
     release: str = "",
-    host_memory_counted: bool = False,
+    host_memory_drift_bytes: int | None = None,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -266,8 +266,11 @@ def plan_gpu_pool(
     tower's own forward peak bounds it from below where encoder_rule models it: planner.gpu_memory.
     qwen3_vl_tower_peak_bytes).
     states: how a hybrid model's recurrent states are kept (planner.kv_groups.StateCache).
-    host_memory_counted: the profiler counts host memory as consumed (an integrated GPU: accelerators.json
-    profiler_counts_host_memory), so the runner's host token buffers (runner_tables) join non-torch memory.
+    host_memory_drift_bytes: set where the profiler counts host memory as consumed (an integrated GPU:
+    accelerators.json profiler_counts_host_memory), so the runner's host token buffers (runner_tables) join
+    non-torch memory and the KV range's low end carries the host memory measured to move the pool from boot to boot
+    at fixed flags (accelerators.json host_memory_drift_bytes; 0 where none was measured); None: the card's own
+    memory.
     sampler_bytes_per_seq_vocab: the sampler warm-up's bytes per (sequence x vocab) element where the install
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
@@ -375,7 +378,7 @@ def plan_gpu_pool(
                     quantized_on_triton=quantized_on_triton, rocm=rocm, rocm_unruled_bytes=rocm_unruled_bytes,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
                     compute_capability=compute_capability, capture_size_override=capture_size_override,
-                    speculative_tokens=speculative_tokens, host_memory_counted=host_memory_counted)
+                    speculative_tokens=speculative_tokens, host_memory_drift_bytes=host_memory_drift_bytes)
         for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
@@ -442,7 +445,7 @@ def _stage_pool(
     compute_capability: int | None = None,
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
-    host_memory_counted: bool = False,
+    host_memory_drift_bytes: int | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
@@ -496,9 +499,10 @@ def _stage_pool(
         budget_rule = rule.model_copy(
             update={"non_torch_bytes": (least + most) // 2, "non_torch_spread_bytes": (most - least) // 2}
         )
-    host = 0
-    if host_memory_counted and not rule.v0_engine:  # an integrated GPU: the runner's host token buffers count
+    host = drift = 0
+    if host_memory_drift_bytes is not None and not rule.v0_engine:  # an integrated GPU: host memory counts
         host = host_token_buffer_bytes(max_num_seqs=seqs, max_model_len=max_model_len, v2_runner=rule.v2_runner)
+        drift = host_memory_drift_bytes
     budget = gpu_budget(
         budget_rule,
         visible_bytes=visible_bytes,
@@ -511,6 +515,7 @@ def _stage_pool(
         cold_compile=cold,
         host_bytes=host,
         unruled_non_torch_bytes=rocm_unruled_bytes,
+        host_drift_bytes=drift,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

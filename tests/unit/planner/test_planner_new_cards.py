@@ -159,3 +159,27 @@ def test_rtx_a5000_qwen3_8b_v0210_given_its_pool(tmp_path: Path) -> None:
     )  # fmt: skip
     assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) <= 16  # one block: the pool's 2-decimal print
     assert round(plan.max_concurrency, 2) == logged["max_concurrency"]
+
+
+def test_gb10_kv_range_carries_the_pool_drift_measured_across_boots(tmp_path: Path, monkeypatch) -> None:
+    # search-index file id 68531280425 ('Pinning the pool', a DGX Spark at a fixed utilization 0.83): unpinned pools of
+    # 1,460,513 - 2,609,348 tokens across one day's boots, 9,126,805,504 B pinned holding 2,706,122 tokens: the pool
+    # moved by 3,874,619,696 B per GPU (accelerators.json gb10 host_memory_drift_bytes). The estimate holds none of it
+    # (no term models the host memory counted), so only the range's low end moves, by exactly that much
+    from onechip.planner import chips
+
+    drift = accelerator("gb10").host_memory_drift_bytes
+    assert drift == (2_609_348 - 1_460_513) * 9_126_805_504 // 2_706_122
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-0.6B.json").read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "qwen3", config, 1_503_264_768)
+    carried = plan_model(str(path), "gb10", utilization=0.6, engine_version="0.27.1")
+    entry = chips.catalog_entry
+    monkeypatch.setattr(chips, "catalog_entry", lambda key: {**entry(key), "host_memory_drift_bytes": 0})
+    bare = plan_model(str(path), "gb10", utilization=0.6, engine_version="0.27.1")
+    ours, theirs = carried.memory_budget, bare.memory_budget
+    assert ours is not None and theirs is not None
+    assert ours.kv_cache_bytes == theirs.kv_cache_bytes
+    assert ours.kv_cache_low_bytes == theirs.kv_cache_low_bytes - drift
+    assert ours.dominant_uncertainty == "host memory counted on unified memory (moves from boot to boot)"
+    (warning,) = [w for w in carried.warnings if w.code == "unified-memory-pool"]
+    assert "carries the 3.61 GiB" in warning.message
