@@ -952,6 +952,16 @@ class EngineEntry(StrictModel):
         "(empty: not checked).",
     )
     quantization_methods_source: str = Field(default="", description="Where that list comes from.")
+    cuda_min_capability: int | None = Field(
+        default=None,
+        description="Least CUDA compute capability (x 10) the engine's builds support (None: not checked).",
+    )
+    rocm_architectures: list[str] = Field(
+        default_factory=list,
+        description="GPU-database architectures of the AMD cards the engine's ROCm builds support (empty: not "
+        "checked).",
+    )
+    platforms_source: str = Field(default="", description="Where cuda_min_capability and rocm_architectures come from.")
     quantization_min_capability: dict[str, int] = Field(
         default_factory=dict,
         description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "

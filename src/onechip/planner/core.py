@@ -197,7 +197,7 @@ def _warnings(
     raw_kv_heads: set[int],
     utilization: float | None = None,
 ) -> list[PlanWarning]:
-    out: list[PlanWarning] = _chip_warnings(acc, utilization)
+    out: list[PlanWarning] = _chip_warnings(acc, utilization) + _platform_support(acc, rules)
     if outside_cap is not None and rules.outside_cap_needed_bytes and outside_cap < rules.outside_cap_needed_bytes:
         out.append(
             PlanWarning(
@@ -308,6 +308,34 @@ def _unmodelled_pool_warnings(r: _Resolved) -> list[PlanWarning]:
             "run's peak activation and non-torch memory, not modelled here (pass --kv-cache-memory with the pool a "
             "boot log prints to plan from it)",
             source=terms,
+        )
+    ]
+
+
+def _platform_support(acc: Accelerator, rules: EngineRules) -> list[PlanWarning]:
+    """A GPU the engine's builds do not list (rules.cuda_min_capability, rules.rocm_architectures: vLLM's
+    installation docs), or an Intel GPU (vLLM's separate XPU backend): planned with these rules all the same, and said,
+    since the launch command's image will not run it. A card of unknown make or architecture is not judged."""
+    if acc.kind != "gpu" or (rules.cuda_min_capability is None and not rules.rocm_architectures):
+        return []
+    maker, arch, cap = acc.manufacturer, acc.architecture, acc.compute_capability
+    fork = "so the official vLLM wheel and image will not run it (a build from source or a community fork may)"
+    if maker == "NVIDIA" and cap is not None and rules.cuda_min_capability and cap < rules.cuda_min_capability:
+        need = rules.cuda_min_capability
+        why = f"{arch} (compute capability {cap // 10}.x) is below the {need // 10}.{need % 10} vLLM's CUDA builds "
+        why += f"need, {fork}"
+    elif maker == "AMD" and arch is not None and rules.rocm_architectures and arch not in rules.rocm_architectures:
+        why = f"{arch} is not among the AMD architectures vLLM's ROCm builds support "
+        why += f"({', '.join(rules.rocm_architectures)}), {fork}"
+    elif maker == "Intel":
+        why = "Intel GPUs run vLLM's separate XPU backend, with its own build and image, not the command below"
+    else:
+        return []
+    return [
+        PlanWarning(
+            code="platform-unsupported",
+            message=f"{acc.name}: {why}; the memory is planned with the rules of the cards vLLM supports",
+            source=rules.platforms_source,
         )
     ]
 
