@@ -40,8 +40,9 @@ _VENDOR |= {"edition", "workstation"}
 # ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen.
 _EDITIONS = {"server", "maxq", "mobile", "workstation"}
 _SYNONYMS = {"laptop": "mobile"}
-# Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10').
-_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "generation", "gpu", "card"}
+# Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10'; AMD's
+# 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card"}
 _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.

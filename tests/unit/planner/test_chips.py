@@ -59,6 +59,7 @@ def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() ->
         (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
         (["GB10", "DGX Spark"], "gb10"),
         (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "radeon-pro-w7900"),
+        (["R9700", "Radeon AI PRO R9700", "radeon-ai-pro-r9700"], "Radeon AI PRO R9700"),
         (["rtx 5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "5090"], "rtx5090"),
         (["A10", "A10 PCIe", "nvidia-a10"], "a10"),
         (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),
