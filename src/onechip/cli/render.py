@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -127,6 +128,19 @@ def plain_progress(stream: TextIO, every_s: float = PLAIN_EVERY_S) -> Iterator[P
     finally:
         stop.set()
         heart.join()
+
+
+def print_whole(table: Table) -> None:
+    """Print `table` no narrower than the least widths of its columns: below them (an 80-column or piped console)
+    rich drops the rightmost columns whole, and advise lost its $/h and $/M columns to a 24-character chip name. A
+    wider table's lines pass the console's width, which a terminal wraps and a pipe or file keeps (rich's own print
+    caps `width` at the console's, so a console of that width prints it)."""
+    least = Measurement.get(console, console.options.update(width=10_000), table).minimum
+    if least <= console.width:
+        console.print(table)
+        return
+    wide = Console(file=console.file, width=least, force_terminal=console.is_terminal, no_color=console.no_color)
+    wide.print(table, crop=False)
 
 
 def titled_table(title: str, *headers: str, **options: object) -> Table:

@@ -10,7 +10,7 @@ from rich.text import Text
 from onechip import api
 from onechip.cli.bench_cmd import print_policies, print_run
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_written, titled_table
+from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
@@ -119,7 +119,8 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         show_edge=False,
     )
     # (header, cells, whole): what names and ranks a row (chip, engines, the figures, $/M) is never cut to '…'
-    # on a narrow or piped (80-column) console; only the words of '$/h' and 'from' wrap; SLO only when asked
+    # on a narrow or piped (80-column) console, nor dropped (print_whole); only the words of '$/h' and 'from' wrap;
+    # SLO only when asked
     fitting = [r for r in advice.rows if r.fits]
     columns: list[tuple[str, list[str], bool]] = [
         ("chip", [r.chip for r in fitting], True),
@@ -151,7 +152,7 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         )
     for row in zip(*(cells for _, cells, _ in columns), strict=True):
         table.add_row(*row)
-    console.print(table)
+    print_whole(table)
     # every price a row is ranked on, with its source and date (a row without one is ranked after those with)
     for chip, source, stale in dict.fromkeys((r.chip, r.price_source, r.price_stale) for r in fitting):
         flag = " [yellow]stale[/]" if stale else ""

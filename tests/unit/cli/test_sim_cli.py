@@ -247,7 +247,9 @@ def test_advise_refuses_a_non_positive_slo(run, slo):
 
 def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monkeypatch):
     """Piped or on an 80-column terminal the table cut 'a100-80gb' and 'a100-40gb' both to 'a100-…' and $/M
-    to '$0.…': the row's name and its rank were unreadable."""
+    to '$0.…': the row's name and its rank were unreadable. Then, narrower than its columns' least widths, rich
+    dropped the $/h column whole (and with longer chip names $/M too): every column is printed, the lines longer
+    than the console where they must be (render.print_whole)."""
     monkeypatch.setenv("COLUMNS", "80")
     from onechip.cli import render
 
@@ -260,7 +262,15 @@ def test_advise_table_keeps_chip_names_and_prices_whole_at_80_columns(run, monke
     assert "…" not in out, out
     for chip in ("a100-80gb", "a100-40gb", "rtx-pro-6000", "b200"):
         assert chip in out
-    assert max(len(line) for line in out.splitlines()) <= 80
+    header = " ".join(out.splitlines()[1:3])
+    for column in ("engines", "tok/s", "TTFT", "TPOT", "$/h", "$/M tok", "SLO"):
+        assert column in header, header
+    code, raw, err = run(
+        "advise", "google/gemma-4-E2B-it", "--chips", "a100-80gb,a100-40gb,rtx-pro-6000,b200,v5e-4", "--reps", "1",
+        "--slo", "ttft_ms=500", "--json",
+    )  # fmt: skip
+    priced = [r for r in json.loads(raw)["rows"] if r["fits"] and r["usd_per_mtok"] is not None]
+    assert priced and all(f"${r['usd_per_mtok']:.3f} [" in out for r in priced)  # every row's $/M, as it ranks them
     assert "every row predicted from priors" in out
 
 
