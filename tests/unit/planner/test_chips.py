@@ -301,3 +301,10 @@ def test_an_amd_gddr_card_gets_what_rocm_reports_for_its_vram() -> None:
     low, high = r9700.memory_visible_range_bytes or (0, 0)
     assert low <= 34_342_961_152 <= high
     assert "rule amd " in (r9700.memory_visible_source or "")
+
+
+def test_v5p_8_is_the_four_chip_slice_google_names_by_its_tensorcores() -> None:
+    # cloud.google.com/tpu/docs/v5p, configurations: topology 2x2x1 = 8 cores, 4 chips, 1 host (the smallest v5p slice)
+    slice_, chip = accelerator("v5p-8"), accelerator("v5p-1")
+    assert slice_.chips == 4 and slice_.memory_nominal_bytes == chip.memory_nominal_bytes
+    assert accelerator("TPU v5p-8").name == "TPU v5p-8" and accelerator("TPU v5p-8").chips == 4
