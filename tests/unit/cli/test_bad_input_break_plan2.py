@@ -3,12 +3,17 @@ before its fix."""
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from factories import SMOLLM2_CONFIG, one_error_line, sized_checkpoint
-from onechip.planner import source
+from onechip import catalog
+from onechip.errors import ConfigError
+from onechip.planner import chips, source
 
 pytestmark = pytest.mark.usefixtures("offline_home")
 
@@ -47,3 +52,52 @@ def test_a_malformed_hub_id_is_refused_without_asking_the_hub(run, monkeypatch, 
     monkeypatch.setattr(source.httpx, "head", lambda *a, **k: pytest.fail("the Hub was asked"))
     line = one_error_line(run, "plan", model, "--chip", "l4")
     assert line == f"model {model!r}: not a local directory and not a Hub id: {why}"
+
+
+@pytest.mark.parametrize("chip", ["LOCAL", " Local "])
+def test_local_is_matched_as_card_names_are_case_and_spaces_aside(run, monkeypatch, chip: str) -> None:
+    # was "unknown chip 'LOCAL' (--chip): ... or local for the host's own card", while ' h100 ' and 'H100' plan
+    # as h100 (chips.find matches a card's name case and spaces aside)
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # neither GPU library: local_entry's no-GPU line
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.setattr(chips, "gpu_device_files", lambda: [])
+    assert one_error_line(run, "plan", LLAMA, "--chip", chip) == one_error_line(run, "plan", LLAMA, "--chip", "local")
+    assert one_error_line(run, "plan", LLAMA, "--chip", chip).startswith("--chip local reads the card on the machine")
+
+
+def test_a_memory_spec_is_matched_case_and_spaces_aside(run) -> None:
+    # ' gpu:24GiB' was an unknown chip: the prefix was matched on the name unstripped
+    code, out, err = run("plan", LLAMA, "--chip", " GPU:24GiB ", "--json")
+    assert code == 0, err
+    assert json.loads(out)["memory_bytes"] == 24 * 2**30  # the size given, as the memory the runtime sees
+
+
+def test_a_count_of_a_name_several_cards_share_is_told_as_tensor_parallel(run) -> None:
+    # was the generic "unknown chip 'A100x2' (--chip): ... give the card's memory as gpu:<size>GiB": 'A100' alone
+    # matches the 40 and the 80 GB boards (find refuses it as several cards), so the count's card was not found
+    line = one_error_line(run, "plan", LLAMA, "--chip", "A100x2")
+    with pytest.raises(chips.SeveralCards) as several:
+        chips.find("A100")
+    cards = ", ".join(shlex.quote(card) for card in several.value.cards)
+    assert {"a100-40gb", "a100-80gb"} <= set(several.value.cards)
+    assert line == (
+        f"chip 'A100x2' (--chip): --chip names one card; for 2 of them give --chip CARD (one of {cards}) and "
+        "--tensor-parallel-size 2 (vLLM splits the model over them)"
+    )
+
+
+def test_every_catalog_gpu_name_and_its_first_word_with_a_count_is_told_as_tensor_parallel() -> None:
+    # the rule for every card of accelerators.json, by each name it is known by and that name's first word ('A100',
+    # 'RTX'), which may name one card, several or none
+    gpus = [key for key, entry in catalog.accelerators().accelerators.items() if entry.kind == "gpu"]
+    names = {word for key in gpus for name in chips._catalog_names()[key] for word in (name, name.split()[0])}
+    for name in sorted(names):
+        try:
+            chips.find(name)
+        except chips.SeveralCards:
+            pass
+        except ConfigError:
+            continue  # a word no card answers to alone: no count of it to tell
+        for counted in (f"{name}x2", f"2x {name}"):
+            with pytest.raises(ConfigError, match="--tensor-parallel-size 2 "):
+                chips.find(counted)
