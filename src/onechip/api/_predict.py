@@ -450,7 +450,7 @@ def _local_note(chips: list[str]) -> list[str]:
     """advise's note when `local` is among `chips`: which card(s) it read and where, since an MCP client's `local`
     is the server's machine, not the client's (planner.chips.local_entry: NVML, else amdsmi), and the catalog key
     its rows go under when the catalog has the card (planner.rules.chip_key)."""
-    if "local" not in chips:
+    if not any(map(planner.chips.is_local, chips)):
         return []
     card = planner.rules.accelerator("local", "--chips")  # read already by _deployments: it raised there if at all
     memory = f"{card.memory_bytes / GIB:.2f} GiB" if card.memory_bytes else "no memory figure"

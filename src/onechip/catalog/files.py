@@ -962,6 +962,12 @@ class EngineEntry(StrictModel):
         "checked).",
     )
     platforms_source: str = Field(default="", description="Where cuda_min_capability and rocm_architectures come from.")
+    platform_quantization: list[str] = Field(
+        default_factory=list,
+        description="The methods the engine's platform serves (vLLM Platform.supported_quantization); a checkpoint "
+        "quant_method or --quantization outside it is refused at start (empty: the platform declares none).",
+    )
+    platform_quantization_source: str = Field(default="", description="Where that list comes from.")
     quantization_min_capability: dict[str, int] = Field(
         default_factory=dict,
         description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "

@@ -253,10 +253,11 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         if not hits and len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
             return "database", sorted(names)[0]
         if hits or names:
-            raise ConfigError(
-                f"chip {shown(name)} ({option}) matches several cards: "
-                f"{', '.join(sorted(hits | linked | {n for n in names if not links[n]})[:8])}; "
-                "name one, or give its memory as gpu:<size>GiB"
+            several = sorted(hits | linked | {n for n in names if not links[n]})[:8]
+            raise SeveralCards(
+                f"chip {shown(name)} ({option}) matches several cards: {', '.join(several)}; "
+                "name one, or give its memory as gpu:<size>GiB",
+                several,
             )
     entries = catalog.accelerators().accelerators
     # a TPU slice is a catalog key or nothing: name the ones there are
@@ -268,7 +269,8 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         )
     counted = _counted(name) if option == "--chip" else None
     if counted is not None:  # 'H100x2': the card's memory summed into gpu:<size> would plan one card, not TP
-        card, count = counted
+        keys, count = counted
+        card = keys[0] if len(keys) == 1 else f"CARD (one of {', '.join(keys)})"
         raise ConfigError(
             f"chip {shown(name)} ({option}): {option} names one card; for {count} of them give {option} {card} and "
             f"--tensor-parallel-size {count} (vLLM splits the model over them)"
@@ -284,19 +286,32 @@ _COUNT_FIRST = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\S.*?)\s*$", re.IGNORECASE)
 _COUNT_LAST = re.compile(r"^\s*(\S.*?)\s*(?:[x×*]|:)\s*(\d+)\s*$", re.IGNORECASE)
 
 
-def _counted(name: str) -> tuple[str, int] | None:
-    """(the GPU's catalog key or database name, the count) when `name` is a GPU name and a count, else None; only
-    asked of a name nothing matches as a whole ('rtx5090' ends in 'x5090' but is a card)."""
+class SeveralCards(ConfigError):
+    """`find`'s refusal of a name several cards answer to ('A100': the 40 and the 80 GB boards); `cards` names them
+    (catalog keys and gpus.json names, at most 8)."""
+
+    def __init__(self, message: str, cards: list[str]) -> None:
+        super().__init__(message)
+        self.cards = cards
+
+
+def _counted(name: str) -> tuple[list[str], int] | None:
+    """(the GPU's catalog key or database name, shell-quoted, or each of the cards its name is shared by: 'A100x2',
+    the count) when `name` is a GPU name and a count, else None; only asked of a name nothing matches as a whole
+    ('rtx5090' ends in 'x5090' but is a card)."""
+    entries = catalog.accelerators().accelerators
     for pattern, card_group, count_group in ((_COUNT_FIRST, 2, 1), (_COUNT_LAST, 1, 2)):
         match = pattern.match(name)
         if match is None or int(match.group(count_group)) < 1:
             continue
         try:
-            where, key = find(match.group(card_group))
+            keys = [find(match.group(card_group))[1]]
+        except SeveralCards as several:
+            keys = several.cards
         except ConfigError:
             continue
-        gpu = where == "database" or catalog.accelerators().accelerators[key].kind == "gpu"
-        return (shlex.quote(key), int(match.group(count_group))) if gpu else None
+        gpu = all(key not in entries or entries[key].kind == "gpu" for key in keys)  # else gpus.json's: GPUs
+        return ([shlex.quote(key) for key in keys], int(match.group(count_group))) if gpu else None
     return None
 
 
@@ -311,7 +326,7 @@ def card_of(name: str) -> str | None:
     if (match := _google_name(name)) is not None and (tpu := google_tpu(match.group(1))) is not None:
         return tpu
     entries = catalog.accelerators().accelerators
-    if name.lower().startswith("gpu:") or name == "local":
+    if is_memory_spec(name) or is_local(name):
         return None
     if name in entries:
         where, key = "catalog", name
@@ -462,6 +477,16 @@ def gpu_device_files() -> list[str]:
     if not sys.platform.startswith("linux"):
         return ["not Linux"]
     return [str(p) for pattern in GPU_DEVICE_FILES for p in Path("/").glob(pattern.lstrip("/"))]
+
+
+def is_local(name: str) -> bool:
+    """`name` is `local` (this host's card), case and surrounding spaces aside as a card's name is matched ('LOCAL')."""
+    return name.strip().lower() == "local"
+
+
+def is_memory_spec(name: str) -> bool:
+    """`name` is `gpu:<size>` (memory_entry), case and surrounding spaces aside as a card's name is matched."""
+    return name.strip().lower().startswith("gpu:")
 
 
 def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:

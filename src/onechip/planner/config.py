@@ -443,6 +443,13 @@ def _wrapper_name(model_type: str) -> str:
     return model_type
 
 
+# The config dtypes a checkpoint can be served in: transformers turns the string into getattr(torch, name) when it
+# loads config.json (PretrainedConfig.__init__, configuration_utils.py; 'banana' raises AttributeError there), and
+# vLLM serves the float ones, its dtype names (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE: half, float16,
+# bfloat16, float, float32); the name is case-sensitive as getattr is
+CONFIG_DTYPES = ("bfloat16", "float16", "half", "float32", "float")
+
+
 def read_config(data: Any, where: str) -> ModelConfig:
     """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
     if not isinstance(data, dict):
@@ -459,9 +466,16 @@ def read_config(data: Any, where: str) -> ModelConfig:
     _apply_family_rules(text, family, where)
     _check_heads(text, family, applied, where)
     text["model_type"] = family
-    dtype = data.get("dtype") or data.get("torch_dtype") or text.get("dtype") or text.get("torch_dtype")
+    field, dtype = next(
+        ((key, part[key]) for part in (data, text) for key in ("dtype", "torch_dtype") if part.get(key)),
+        ("dtype", None),
+    )
     if dtype is not None and not isinstance(dtype, str):
-        raise _fail(where, "dtype", f"must be a string, got {dtype!r}")
+        raise _fail(where, field, f"must be a string, got {dtype!r}")
+    if dtype is not None and dtype not in CONFIG_DTYPES:
+        raise _fail(
+            where, field, f"= {dtype!r}: not a dtype vLLM serves a checkpoint in (one of {', '.join(CONFIG_DTYPES)})"
+        )
     tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", False))
     if not isinstance(tied, bool):
         raise _fail(where, "tie_word_embeddings", f"must be true or false, got {tied!r}")

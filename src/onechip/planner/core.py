@@ -716,6 +716,19 @@ def _resolve(request: PlanRequest) -> _Resolved:
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
+    if online_fp8 and acc.kind == "tpu":
+        notes.append(
+            PlanWarning(
+                code="tpu-online-fp8-unchecked",
+                message="--quantization fp8 on a TPU: the weights are counted as vLLM's online FP8 loads them on a GPU "
+                "(1 byte per decoder linear weight); tpu-inference serves fp8 (TpuPlatform.supported_quantization) but "
+                "no vllm-tpu boot checks that figure, and some of its releases refuse online FP8 for MoE experts "
+                "('Online FP8 quantization not supported on TPU')",
+                source="tpu_inference/layers/vllm/quantization/fp8.py VllmFp8Config.get_quant_method (FusedMoE "
+                "without is_checkpoint_fp8_serialized raises NotImplementedError), vllm-project/tpu-inference; "
+                + rules.platform_quantization_source,
+            )
+        )
     mxfp4 = None
     if _quant_method(src.config) == "mxfp4" and engine == "vllm-gpu":
         if request.pipeline_parallel_size > 1:
@@ -1944,13 +1957,16 @@ def _fp8_without_native_notes(
 
 def _served_from(rules: EngineRules, entry: Fp8WithoutNative) -> bool:
     """A refused `entry` ends at a release from which vLLM serves the same use on the same cards (no later entry
-    of its subject fails there)."""
+    of its subject fails there for any of its cards)."""
     after = entry.max_version
     return (
         entry.outcome == "fails"
         and after is not None
         and not any(
-            other.subject == entry.subject and other.outcome == "fails" and other.covers(after)
+            other.subject == entry.subject
+            and other.outcome == "fails"
+            and other.covers(after)
+            and set(other.capabilities) & set(entry.capabilities)
             for other in rules.fp8_without_native
         )
     )
@@ -2147,12 +2163,21 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
-    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it)."""
+    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it) and its
+    platform serve (outside rules.platform_quantization: refused as Platform.verify_quantization refuses it)."""
     method = _quant_method(config)
     if method and rules.quantization_methods and method not in rules.quantization_methods:
         raise ConfigError(
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
             f"it at start ('Unknown quantization method: {method}')"
+        )
+    served = rules.platform_quantization
+    wanted = method or request.quantization
+    if wanted and served and wanted not in served:
+        said = f"quantization_config.quant_method {wanted!r}" if method else f"--quantization {wanted}"
+        raise ConfigError(
+            f"{said}: {rules.name} serves {', '.join(served)} only; the engine refuses it at start ('{wanted} "
+            f"quantization is currently not supported in tpu.')"
         )
     if request.quantization is None:
         return False

@@ -325,9 +325,10 @@ def accelerator(name: str, option: str = "--chip") -> Accelerator:
     entries = catalog.accelerators().accelerators
     if name in entries:
         return Accelerator(name=name, **chips.catalog_entry(name))
-    if name.lower().startswith("gpu:"):
-        return Accelerator.model_validate({"name": name, **chips.memory_entry(name)})
-    if name == "local":
+    if chips.is_memory_spec(name):
+        return Accelerator.model_validate({"name": name.strip(), **chips.memory_entry(name.strip())})
+    if chips.is_local(name):
+        name = "local"
         card, entry = chips.local_entry(option)
         count = int(entry.pop("host_cards"))
         try:
@@ -348,14 +349,14 @@ def chip_key(name: str) -> str:
     key of the card this host's NVML or amdsmi names), so what is keyed by chip (prices, measured priors,
     calibrations, GKE pools) finds it; else `name` unchanged (a gpus.json card, gpu:<size>GiB, a local card the
     catalog lacks or that cannot be read, or a name nothing matches, which accelerator() refuses)."""
-    if name == "local":
+    if chips.is_local(name):
         try:
             card, _ = chips.local_entry()
         except ConfigError:
             return name
         key = chip_key(card) if card else name
         return key if key in catalog.accelerators().accelerators else name
-    if name in catalog.accelerators().accelerators or name.lower().startswith("gpu:"):
+    if name in catalog.accelerators().accelerators or chips.is_memory_spec(name):
         return name
     try:
         where, key = chips.find(name)

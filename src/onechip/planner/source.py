@@ -215,8 +215,14 @@ def from_hub(repo_id: str) -> ModelSource:
         endpoint = hub_endpoint()  # first: huggingface_hub's hf_api parses HF_ENDPOINT when imported
         from huggingface_hub import HfApi, hf_hub_download
         from huggingface_hub.errors import HfHubHTTPError
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
     except ImportError as exc:
         raise MissingDependencyError("Hub models need huggingface_hub (pip install huggingface_hub)") from exc
+    try:  # the Hub's own rule for a repo id, before any network: 'a/b/c' or 'a b/c' names no repo
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        why = str(exc).splitlines()[0].split(" Use `repo_type`")[0]  # repo_type: an API argument, not the user's
+        raise ConfigError(f"model {repo_id!r}: not a local directory and not a Hub id: {why}") from None
     check_hub_reachable(repo_id, endpoint)
     try:
         cfg_file = hf_hub_download(repo_id, "config.json", endpoint=endpoint)

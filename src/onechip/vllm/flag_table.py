@@ -54,6 +54,7 @@ class FlagSpec:
     engines: engine rule sets it is written for (None: any).
     scale: an env var's unit in the setting's (VLLM_CPU_KVCACHE_SPACE is GiB of a byte setting).
     reason: why onechip writes it this way, where that differs from the setting's own reason (env vars).
+    feature: what a model family's flag gives ('tool calling'), said when an engine older than `since` goes without.
     """
 
     name: str
@@ -67,6 +68,7 @@ class FlagSpec:
     engines: tuple[str, ...] | None = None
     scale: int = 1
     reason: str = ""
+    feature: str = ""
 
     @property
     def is_env(self) -> bool:
@@ -128,11 +130,13 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="limit_mm_per_prompt", seed=True),
     # vllm/engine/arg_utils.py: first in the 0.17.0 sdist (not in 0.16.0)
     FlagSpec("--language-model-only", "switch", sizes_memory=True, setting="language_model_only", since="0.17.0"),
-    FlagSpec("--enable-auto-tool-choice", "switch", seed=True),
-    FlagSpec("--tool-call-parser", "str", seed=True),
+    # both first in 0.6.0 (vllm/entrypoints/openai/cli_args.py of the 0.6.0 sdist, parsers mistral and hermes; not in
+    # the 0.5.5 sdist)
+    FlagSpec("--enable-auto-tool-choice", "switch", seed=True, since="0.6.0", feature="tool calling"),
+    FlagSpec("--tool-call-parser", "str", seed=True, since="0.6.0", feature="tool calling"),
     # first in 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist); before 0.9.0 it acts only beside
     # --enable-reasoning, which serve_families.json launch_rules add for those releases
-    FlagSpec("--reasoning-parser", "str", seed=True, since="0.7.1"),
+    FlagSpec("--reasoning-parser", "str", seed=True, since="0.7.1", feature="reasoning kept apart from the answer"),
     # 0.7.1 - 0.8.x: the reasoning parser acts only with it; 0.9.0 deprecated it, 0.10.0's parser has no such flag
     # (vllm/engine/arg_utils.py of the 0.9.0 and 0.10.0 sdists)
     FlagSpec("--enable-reasoning", "switch", since="0.7.1", until="0.10.0"),

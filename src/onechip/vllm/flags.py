@@ -423,9 +423,16 @@ def serve_flags(
     flags.put("--port", str(target.port), "the engine's port on its host", "onechip")
     for name in env:
         why.setdefault(name, "--set on the command line")
-    for flag in flags.by_name.values():
+    for flag in list(flags.by_name.values()):
         row = spec(flag.flag)
-        if row is not None and older_than(plan.engine_version, row.since):
+        if row is not None and older_than(plan.engine_version, row.since) and flag.origin == "family":
+            # a family's optional feature the engine predates: left out, as the engine would refuse the flag
+            flags.by_name.pop(flag.flag)
+            warnings.append(
+                f"{flag.flag} left out: first in vLLM {row.since}, the plan is for {plan.engine_version} "
+                f"({row.feature} unavailable before {row.since})"
+            )
+        elif row is not None and older_than(plan.engine_version, row.since):
             warnings.append(f"{flag.flag} needs vLLM {row.since} or later; the plan is for {plan.engine_version}")
         if row is not None and row.until is not None and plan.engine_version is not None:
             if not older_than(plan.engine_version, row.until) and _RELEASE_PREFIX.match(plan.engine_version.strip()):

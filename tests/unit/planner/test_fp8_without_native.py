@@ -180,3 +180,27 @@ def test_block_fp8_weights_stay_on_marlin_in_every_release_read_from_090(tmp_pat
     path = str(sized_checkpoint(tmp_path / "q", QWEN3_235B_FP8, 236_000_000_000))
     plan = plan_model(path, "a100-80gb", max_model_len=4096, engine_version=version, tensor_parallel_size=4)
     assert "fp8-weight-only" in _codes(plan)
+
+
+@pytest.mark.parametrize("version", ["0.11.1", "0.16.0", "0.20.0", "0.23.0"])
+def test_a_t4_takes_an_fp8_kv_cache_on_flashinfer_before_0240(tmp_path: Path, version: str) -> None:
+    # flashinfer.py supports_compute_capability: 'capability >= DeviceCapability(7, 5)' in the 0.11.1 - 0.23.0 sdists,
+    # and FlashAttention needs 8.0: a T4 (Turing, 7.5) was not judged at all (the entries named capability 8.0 only)
+    plan = plan_model(_llama(tmp_path), "t4", max_model_len=4096, engine_version=version, kv_cache_dtype="fp8")
+    assert "fp8-kv-flashinfer" in _codes(plan)
+
+
+@pytest.mark.parametrize("chip", ["t4", "v100-32gb"])
+def test_from_0240_an_fp8_kv_cache_below_80_is_refused_as_triton_refuses_it(tmp_path: Path, chip: str) -> None:
+    # 0.24.0 raised FlashInfer's floor to 8.0 ('broken on SM75 (Turing)', flashinfer-ai/flashinfer#3620), and
+    # triton_attn.py TritonAttentionImpl refuses an fp8 cache below 8.9 (0.24.0 - 0.34.0 sdists); was planned silently
+    for version in ("0.24.0", "0.32.0"):
+        with pytest.raises(ConfigError, match="FP8 KV cache is not supported by the Triton attention backend"):
+            plan_model(_llama(tmp_path), chip, max_model_len=4096, engine_version=version, kv_cache_dtype="fp8")
+
+
+def test_a_v100_has_no_backend_for_an_fp8_kv_cache_before_0240_either(tmp_path: Path) -> None:
+    # compute capability 7.0: below FlashInfer's floor (7.5) and FlashAttention's (8.0), so TRITON_ATTN takes the
+    # fp8 cache and Triton's e4m3 (fp8e4nv) compile fails below 8.9 (vllm#26431)
+    with pytest.raises(ConfigError, match=FAILS):
+        plan_model(_llama(tmp_path), "v100-32gb", max_model_len=4096, engine_version="0.20.0", kv_cache_dtype="fp8")

@@ -168,8 +168,15 @@ def _gemma4_command_for(version: str, sets: list[str] | None = None) -> ServeCom
 
 
 def test_a_flag_newer_than_the_planned_engine_is_said():
-    # --reasoning-parser first appears in vLLM 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist)
+    # --reasoning-parser first appears in vLLM 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist):
+    # the family's is left out (the engine refuses an unknown flag), one given by --set is kept and said
     command = _gemma4_command_for("0.7.0")
+    assert "--reasoning-parser" not in {flag.flag for flag in command.flags}
+    assert (
+        "--reasoning-parser left out: first in vLLM 0.7.1, the plan is for 0.7.0 (reasoning kept apart from the "
+        "answer unavailable before 0.7.1)"
+    ) in command.warnings
+    command = _gemma4_command_for("0.7.0", sets=["reasoning-parser=gemma4"])
     assert "--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0" in command.warnings
     assert flag_table.older_than("0.8.5.dev169+g1", "0.9.0") and not flag_table.older_than("0.26.1rc1", "0.9.0")
     assert not flag_table.older_than("vllm-tpu image of the seed article", "0.9.0")
@@ -233,3 +240,17 @@ def test_a_secret_in_set_is_refused_without_echoing_it(item: str) -> None:
     with pytest.raises(ConfigError, match="never goes on the command line") as refused:
         flag_table.parse_sets([item])
     assert item.partition("=")[2] not in str(refused.value)
+
+
+@pytest.mark.parametrize(("version", "written"), [("0.4.1", False), ("0.5.5", False), ("0.6.0", True)])
+def test_tool_calling_flags_are_left_out_before_the_release_that_added_them(version: str, written: bool) -> None:
+    # --enable-auto-tool-choice and --tool-call-parser are first in vllm/entrypoints/openai/cli_args.py of the 0.6.0
+    # sdist (not in 0.5.5); a 0.4.1 plan wrote both, which that engine's argparse refuses
+    command = _gemma4_command_for(version)
+    names = {flag.flag for flag in command.flags}
+    assert ("--enable-auto-tool-choice" in names, "--tool-call-parser" in names) == (written, written)
+    said = (
+        f"--enable-auto-tool-choice left out: first in vLLM 0.6.0, the plan is for {version} (tool calling "
+        "unavailable before 0.6.0)"
+    )
+    assert (said in command.warnings) is not written
