@@ -28,13 +28,20 @@ def _kv(pool_bytes: int) -> str:
     return f"    none (short by {-pool_bytes / GIB:.2f} GiB)"
 
 
+def _weights_kind(plan: Plan) -> str:
+    """The served dtype, and the online quantization the weights figure counts (--quantization fp8: 1 byte a
+    quantized weight), so a quantized figure is not labelled as the unquantized dtype."""
+    online = plan.serve.quantization
+    return plan.dtype if online is None else f"{plan.dtype}, {online.value} where quantized"
+
+
 def _budget(plan: Plan, console: Console) -> None:
     """cap - weights = KV pool (TPU, CPU, Ascend NPU): the seed article's drawing."""
     if plan.memory_bytes is not None and plan.cap_bytes is not None:
         console.print(f" {plan.memory_bytes / GIB:8.2f} GiB  visible memory")
         console.print(f"x {plan.utilization:8.2f}      utilization")
         console.print(f" {plan.cap_bytes / GIB:8.2f} GiB  cap")
-    console.print(f"- {plan.weights_bytes / GIB:8.2f} GiB  weights ({plan.dtype})")
+    console.print(f"- {plan.weights_bytes / GIB:8.2f} GiB  weights ({_weights_kind(plan)})")
     console.print(
         f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks x "
         f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
@@ -54,7 +61,7 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
     if plan.memory_bytes is not None:
         console.print(f" {plan.memory_bytes / plan.devices / GIB:8.2f} GiB  visible memory")
     console.print(f" {b.requested_bytes / GIB:8.2f} GiB  requested (x {plan.utilization})")
-    console.print(f"- {b.weights_bytes / GIB:8.2f} GiB  weights ({plan.dtype})")
+    console.print(f"- {b.weights_bytes / GIB:8.2f} GiB  weights ({_weights_kind(plan)})")
     console.print(f"- {b.non_torch_bytes / GIB:8.2f} GiB  non-torch memory")
     console.print(f"- {b.activation_peak_bytes / GIB:8.2f} GiB  activation peak of the profiling run")
     if b.cuda_graph_bytes:

