@@ -35,7 +35,8 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   it first: it may be cut short), a JSON body of the wrong shape, an HTTP error without Google's
                   error body; said in one line naming the base URL (`answer_json`, the Billing Catalog's too)
     refusals      any other HTTP error: Google's {"error": {"code", "status", "message"}} body, read by
-                  cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: quota or stockout)
+                  cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: a quota, a stockout when it gives a
+                  capacity reason, else a rate limit, sent again)
 
 Lists follow `nextPageToken` to the last page. One environment variable (ONECHIP_TPU_API_ENDPOINT, see
 cloud.auth) points every call at a test server; headers come from google-auth (cloud.auth). Request bodies
