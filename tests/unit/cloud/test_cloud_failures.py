@@ -641,7 +641,31 @@ def test_a_spot_node_preempted_before_ready_moves_on_and_after_is_warned(fast):
         if node.get("labels", {}).get("created-by") == "onechip":
             node["state"] = "PREEMPTED"
     (st,) = api.cloud_status(CloudNameRequest(project=P))
-    assert any("PREEMPTED: it will not run again; delete it: onechip cloud down" in w for w in st.warnings)
+    assert any(
+        w.startswith("PREEMPTED: the cloud took its chips back (spot capacity); it does not run and will not run again")
+        and "delete it: onechip cloud down" in w
+        for w in st.warnings
+    ), st.warnings
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize(("max_hours", "ago_h"), [(None, 0.5), (1.0, 2.0)])
+def test_a_preempted_spot_tpu_is_said_not_to_run_nor_bill_its_chips_once(fast, max_hours, ago_h):
+    # Before: a spot TPU preempted (no --max-hours) read "no limit: it bills until deleted" and "PREEMPTED: it will not
+    # run again"; with --max-hours passed, "it is still billing". A preempted TPU stays PREEMPTED and is deleted and
+    # created anew to run again (cloud.google.com/tpu/docs/preemptible, tpu/docs/spot-compute); a stopped VM's machine
+    # does not bill, its disks and static addresses do (Compute Engine API, compute.instances.stop).
+    limit = {"max_hours": max_hours} if max_hours else {"no_limit": True}
+    record = up(zones=[OK], provisioning="spot", **limit).resource
+    record.granted_at = (datetime.now(UTC) - timedelta(hours=ago_h)).isoformat(timespec="seconds")
+    records.save(record)
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]["state"] = "PREEMPTED"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert st.warnings == [
+        "PREEMPTED: the cloud took its chips back (spot capacity); it does not run and will not run again, and its "
+        "chips no longer bill (a disk or static address it holds does until it is deleted); delete it: "
+        f"{provision.delete_command(st.resource)}, and run `onechip cloud up` again for a new one"
+    ]
     assert_tracked_then_down(fast)
 
 
