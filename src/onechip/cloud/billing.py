@@ -151,9 +151,9 @@ def list_skus(
     on_page: Callable[[int, int], None] | None = None,
     on_retry: Callable[[str], None] | None = None,
 ) -> tuple[str, int, list[Sku]]:
-    """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told each
-    retry (tpu_api.retry_line). Raises CloudError (the API refused, unreachable or offline, an answer that is not a
-    SKU page, endless paging)."""
+    """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told a
+    page's retries as one outage (tpu_api.Outage). Raises CloudError (the API refused, unreachable or offline, an
+    answer that is not a SKU page, endless paging)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
@@ -189,9 +189,10 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callab
          where: str, base: str, on_retry: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
     again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
-    changes nothing. Each retry is told to `on_retry` first; a host name that does not resolve (offline) is not
-    retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline are spent,
-    'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
+    changes nothing. The retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every
+    OUTAGE_REMIND_S, and when the page answers again; each retry was a line); a host name that does not resolve
+    (offline) is not retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline
+    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
@@ -200,7 +201,7 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callab
         return tpu_api.answer_json(answer, where, base, CATALOG)
 
     return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
-                            base_s=tpu_api.env_poll_s(), on_retry=on_retry)  # fmt: skip
+                            base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True)  # fmt: skip
 
 
 # --- matching
@@ -292,8 +293,8 @@ def refresh(
     on_retry: Callable[[str], None] | None = None,
 ) -> BillingRead:
     """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
-    `on_retry` is told each retry of a page. Raises CloudError (the catalog), ConfigError (no key file, the store
-    cannot be written)."""
+    `on_retry` is told a page's retries as one outage (tpu_api.Outage). Raises CloudError (the catalog),
+    ConfigError (no key file, the store cannot be written)."""
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry)
     read_at = datetime.now(UTC)

@@ -696,18 +696,44 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     start = billed_from or (None if flex else _when(resource.created_at, now))
     deadline = start + timedelta(seconds=limit_s) if limit_s and start else None
     warnings = []
-    if exists and deadline and now > deadline and not flex:
+    ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
+    if exists and deadline and now > deadline and not flex and not ended:
         warnings.append(f"--max-hours {resource.max_hours:g} passed at {deadline.isoformat(timespec='seconds')} and "
                         f"it is still billing; delete it: {delete_command(resource)}")  # fmt: skip
-    if exists and not flex and limit_s is None:
+    if exists and not flex and limit_s is None and not ended:
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
-    if exists and phase(resource.kind, resource.state) == "ended":
-        warnings.append(f"{resource.state}: it will not run again; delete it: {delete_command(resource)}")
+    if ended:
+        warnings.append(ended_line(resource))
     usd = round(billed_s / 3600 * resource.usd_per_hour, 4) if resource.usd_per_hour is not None else None
     return CloudStatus(
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
         deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings,
     )  # fmt: skip
+
+
+# What a node state that does not run means, and that its chips no longer bill. A preempted TPU goes from READY to
+# PREEMPTED (cloud.google.com/tpu/docs/preemptible, "Detecting if a TPU has been preempted") and a spot TPU is
+# never restarted: "to restart a Spot VMs instance ... you must delete and then recreate it"
+# (cloud.google.com/tpu/docs/spot-compute). Billing: "Stopped instances do not incur VM usage charges while they are
+# stopped. However, resources that the VM is using, such as persistent disks and static IP addresses, will continue
+# to be charged until they are deleted" (Compute Engine API, compute.instances.stop; a preempted Spot VM is stopped:
+# cloud.google.com/compute/docs/instances/spot). Other ended states (HIDDEN, UNKNOWN, a queued resource's) say only
+# that it will not run again.
+NOT_RUNNING = {
+    "PREEMPTED": "the cloud took its chips back (spot capacity)",
+    "TERMINATED": "the cloud stopped it",
+    "STOPPED": "it was stopped",
+    "STOPPING": "it is being stopped",
+}
+
+
+def ended_line(resource: CloudResource) -> str:
+    """The warning for a resource in an ended state: what the state means, whether it bills, what to do."""
+    meaning = NOT_RUNNING.get(resource.state) if resource.kind == "node" else None
+    what = f"{meaning}; it does not run and will not run again" if meaning else "it will not run again"
+    bills = ", and its chips no longer bill (a disk or static address it holds does until it is deleted)"
+    return (f"{resource.state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
+            f"`onechip cloud up` again for a new one")  # fmt: skip
 
 
 def _when(iso: str | None, default: datetime) -> datetime:

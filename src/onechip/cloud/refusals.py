@@ -10,11 +10,16 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
                   ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed); also
                   PERMISSION_DENIED (7) with either (Compute Engine answers 403 QUOTA_EXCEEDED), not a permission
-    stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'
+    stockout      RESOURCE_EXHAUSTED (8) otherwise: 'There is no more capacity in the zone ...' / 'stockout'; an HTTP
+                  429 only with a capacity reason (`_no_capacity`: Compute Engine's ZONE_RESOURCE_POOL_EXHAUSTED
+                  and its wordings, cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-
+                  availability), else it is a rate limit: Google's 429 RESOURCE_EXHAUSTED is 'either out of
+                  resource quota or reaching rate limiting' (cloud.google.com/apis/design/errors)
     expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
     rate-limit    RESOURCE_EXHAUSTED whose ErrorInfo reason is RATE_LIMIT_EXCEEDED, or 'Quota exceeded for quota
-                  metric ... per minute': too many requests, not too many chips; sent again after a pause
+                  metric ... per minute', or a bare HTTP 429 (no quota, no capacity reason): too many requests, not
+                  too many chips; sent again after a pause (at least its Retry-After), within the call's retries
 """
 
 from __future__ import annotations
@@ -81,7 +86,12 @@ def from_http(http_status: int, body: object, where: str) -> CloudError:
         return CloudError(f"{where}: HTTP {http_status}", reason=classify(None, "", ""), code=None)
     status = str(error.get("status") or "")
     code = GRPC_CODES.get(status, _HTTP_STATUS.get(http_status))
-    return from_status({**error, "code": code, "status": status}, where)
+    refusal = from_status({**error, "code": code, "status": status}, where)
+    details, said = error.get("details"), " ".join(str(error.get("message") or "").lower().split()).rstrip(".")
+    bare = said in ("", GENERIC_429) and not _detail(details, "google.rpc.QuotaFailure")
+    if http_status == 429 and (bare or refusal.reason == "stockout") and not _no_capacity(details, str(refusal)):
+        refusal.reason = "rate-limit"  # a bare 429 (no stockout or quota reason) refused the rate, not the zone
+    return refusal
 
 
 def _detail(details: object, kind: str) -> list[dict[str, object]]:
@@ -90,6 +100,22 @@ def _detail(details: object, kind: str) -> list[dict[str, object]]:
     if not isinstance(details, list):
         return []
     return [d for d in details if isinstance(d, dict) and str(d.get("@type", "")).endswith(kind)]
+
+
+GENERIC_429 = "resource has been exhausted (e.g. check quota)"  # RESOURCE_EXHAUSTED's stock text: names no quota
+CAPACITY_REASONS = ("ZONE_RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", "STOCKOUT")
+CAPACITY_WORDS = ("stockout", "no more capacity", "does not have enough resources", "currently unavailable in the")
+
+
+def _no_capacity(details: object, message: str) -> bool:
+    """A refusal for want of chips in the zone: an ErrorInfo reason of CAPACITY_REASONS, or the wording of the
+    TPU API ('There is no more capacity in the zone', 'stockout') or of Compute Engine's resource availability
+    errors ('The zone ... does not have enough resources available', 'A ... VM instance ... is currently
+    unavailable in the ZONE zone': cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-
+    availability)."""
+    if any(str(d.get("reason", "")).upper() in CAPACITY_REASONS for d in _detail(details, "google.rpc.ErrorInfo")):
+        return True
+    return any(word in message.lower() for word in (*CAPACITY_WORDS, "zone_resource_pool_exhausted"))
 
 
 def _rate_limited(details: object, message: str) -> bool:

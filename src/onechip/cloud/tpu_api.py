@@ -35,7 +35,8 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   it first: it may be cut short), a JSON body of the wrong shape, an HTTP error without Google's
                   error body; said in one line naming the base URL (`answer_json`, the Billing Catalog's too)
     refusals      any other HTTP error: Google's {"error": {"code", "status", "message"}} body, read by
-                  cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: quota or stockout)
+                  cloud.refusals (a 429 on a create is RESOURCE_EXHAUSTED: a quota, a stockout when it gives a
+                  capacity reason, else a rate limit, sent again)
 
 Lists follow `nextPageToken` to the last page. One environment variable (ONECHIP_TPU_API_ENDPOINT, see
 cloud.auth) points every call at a test server; headers come from google-auth (cloud.auth). Request bodies
@@ -127,7 +128,11 @@ def offline_error(where: str, host: str) -> CloudError:
 
 def retry_line(failure: str, attempt: int, pause_s: float) -> str:
     """What a caller is told before retry `attempt` + 1 (0-based) of RETRIES: the failure, the try, the pause."""
-    return f"{failure}; retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
+    return f"{failure}; {next_try(attempt, pause_s)}"
+
+
+def next_try(attempt: int, pause_s: float) -> str:
+    return f"retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
 
 
 @dataclass
@@ -183,16 +188,20 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
 
 
 def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,
-             on_retry: Callable[[str], None], deadline_s: float | None = None) -> T:  # fmt: skip
+             on_retry: Callable[[str], None], deadline_s: float | None = None,
+             once_said: bool = False) -> T:  # fmt: skip
     """`once(end_s)` (end_s: the call's deadline in time.monotonic seconds), tried again while `again(error)` says
     so: at most RETRIES more times, each after backoff_s (or the error's Retry-After, when longer), told to
-    `on_retry` first, all within `deadline_s` ($ONECHIP_CLOUD_DEADLINE_S, 30 s). Raises the last CloudError, which
-    says how often and how long it was tried when it was tried more than once or the deadline stopped it."""
+    `on_retry` first, all within `deadline_s` ($ONECHIP_CLOUD_DEADLINE_S, 30 s). With `once_said`, the retries are
+    told as an outage (`Outage`: once, on a change, every OUTAGE_REMIND_S, and when it answers again), not each.
+    Raises the last CloudError, which says how often and how long it was tried when it was tried more than once or
+    the deadline stopped it."""
     total_s = deadline_s if deadline_s is not None else env_seconds(DEADLINE_ENV, 30.0)
+    outage = Outage(on_retry) if once_said else None
     started = time.monotonic()
     for attempt in range(RETRIES + 1):
         try:
-            return once(started + total_s)
+            value = once(started + total_s)
         except CloudError as exc:
             if not again(exc):
                 raise
@@ -203,13 +212,50 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
                       f"deadline, ${DEADLINE_ENV})"  # fmt: skip
                 tries = "once" if attempt == 0 else f"{attempt + 1} times"
                 raise exc.reworded(f"{exc}; tried {tries} over {spent_s:.1f} s{why}") from None
-            on_retry(retry_line(str(exc), attempt, pause_s))
+            if outage is None:
+                on_retry(retry_line(str(exc), attempt, pause_s))
+            else:
+                outage.failed(exc, next_try(attempt, pause_s))
             time.sleep(pause_s)
+            continue
+        if outage is not None:
+            outage.answered()
+        return value
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 OUTAGE = ("transient", "rate-limit", "unsent", "offline")  # failures that say nothing about the resource polled
 OUTAGE_REMIND_S = 60.0  # an outage that lasts is said again this often, with how long it has lasted
+
+
+class Outage:
+    """Failures told as one outage to `tell`: at the first, then only when the failure changes (its reason, code or
+    status), every OUTAGE_REMIND_S while it lasts, and when an answer comes again, each time with how long it has
+    lasted (`through_outages`; `retrying(once_said=True)`: the Billing Catalog's page reads)."""
+
+    def __init__(self, tell: Callable[[str], None]):
+        self.tell = tell
+        self.began: float | None = None
+        self.said: tuple[str, int | None, str] | None = None
+        self.said_at = 0.0
+
+    def failed(self, exc: CloudError, then: str) -> bool:
+        """Tell 'failure; `then`' when it is due (see the class); True when told."""
+        now = time.monotonic()
+        self.began = now if self.began is None else self.began
+        kind = (exc.reason, exc.code, exc.status)
+        if kind == self.said and now - self.said_at < OUTAGE_REMIND_S:
+            return False
+        lasted = "" if self.said is None else f", {now - self.began:.0f} s into the outage"
+        self.tell(f"{exc}{lasted}; {then}")
+        self.said, self.said_at = kind, now
+        return True
+
+    def answered(self) -> None:
+        """An answer came: the all-clear, when an outage was told; the next failure starts a new one."""
+        if self.began is not None:
+            self.tell(f"the API answers again, {time.monotonic() - self.began:.0f} s into the outage")
+        self.began, self.said = None, None
 
 
 def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outage: Callable[[str], None],
@@ -218,14 +264,11 @@ def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outa
     no token, no DNS: each call already spent its own retries and deadline) and the poll's own deadline `end_s`
     (time.monotonic seconds) is not reached. A poll of a resource that takes minutes to hours (a queued resource
     waits up to --valid-until) must not stop at one call's 30-s deadline: the resource is unchanged by our failure
-    to read it. The outage is told to `on_outage` at its first failure, then only when the failure changes (its
-    reason, code or status), every OUTAGE_REMIND_S while it lasts and when a read succeeds again, each time with
-    how long it has lasted; `hush(True)` is called once it is said (the reads' own retry lines repeat it) and
-    `hush(False)` at the end. Offline, a wait said one line per poll (every 5 s) up to its deadline, hours for a
-    queued resource. Raises the read's CloudError past `end_s` or for any other failure."""
-    began: float | None = None
-    said: tuple[str, int | None, str] | None = None
-    said_at = 0.0
+    to read it. The outage is told to `on_outage` as `Outage` says (once, on a change, every OUTAGE_REMIND_S, when
+    it clears); `hush(True)` is called once it is said (the reads' own retry lines repeat it) and `hush(False)` at
+    the end. Offline, a wait said one line per poll (every 5 s) up to its deadline, hours for a queued resource.
+    Raises the read's CloudError past `end_s` or for any other failure."""
+    outage = Outage(on_outage)
     try:
         while True:
             try:
@@ -233,18 +276,11 @@ def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outa
             except CloudError as exc:
                 if exc.reason not in OUTAGE or time.monotonic() + pause_s >= end_s:
                     raise
-                now = time.monotonic()
-                began = now if began is None else began
-                kind = (exc.reason, exc.code, exc.status)
-                if kind != said or now - said_at >= OUTAGE_REMIND_S:
-                    lasted = "" if said is None else f", {now - began:.0f} s into the outage"
-                    on_outage(f"{exc}{lasted}; polling on (the wait's deadline is {end_s - now:.0f} s away)")
-                    said, said_at = kind, now
+                if outage.failed(exc, f"polling on (the wait's deadline is {end_s - time.monotonic():.0f} s away)"):
                     hush(True)
                 time.sleep(pause_s)
                 continue
-            if began is not None:
-                on_outage(f"the API answers again, {time.monotonic() - began:.0f} s into the outage")
+            outage.answered()
             return value
     finally:
         hush(False)

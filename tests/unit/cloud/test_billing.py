@@ -201,10 +201,10 @@ def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch)
     told: list[str] = []
     with pytest.raises(CloudError, match="tried 7 times"):
         billing.refresh(on_retry=told.append)
-    assert len(told) == 6 and told[0] == (
+    assert told == [  # the same failure each try: said once (tpu_api.Outage), not 6 times
         "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: no answer from http://127.0.0.1:9 "
         "(ConnectError); retry 1 of 6 in 0.01 s"
-    )
+    ]
     # '.invalid' never resolves (RFC 2606): offline as far as this name goes; one try, one line, nothing told
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.invalid")
     told.clear()
@@ -215,6 +215,37 @@ def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch)
         "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: cannot resolve catalog.invalid (offline, "
         "or no DNS); nothing was sent - check the network and run it again"
     )
+
+
+def test_a_page_read_through_an_outage_says_it_once_on_a_change_each_minute_and_when_it_clears(monkeypatch):
+    # Before: `prices refresh` told every retry of a page (4 lines here, and no word when the page came). Now the
+    # page's retries are one outage, as `up`'s wait tells one (tpu_api.Outage): said at 0 s, again at 61 s (a minute,
+    # OUTAGE_REMIND_S, after the first), at the change to 429 (65 s) and when the page answers (73 s). A fake clock:
+    # each pause passes its seconds; the backoff from 1 s (1, 2, 4, 8 s), the second 503's Retry-After of 60 s.
+    from types import SimpleNamespace
+
+    from onechip.cloud import tpu_api
+
+    clock = [0.0]
+    tick = lambda s: clock.__setitem__(0, clock[0] + s)  # noqa: E731
+    monkeypatch.setattr(tpu_api, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=tick))
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "1")
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "600")
+    page = {"skus": RECORDED[:2], "nextPageToken": ""}
+    answers = [httpx.Response(503, json={}), httpx.Response(503, headers={"Retry-After": "60"}, json={}),
+               httpx.Response(503, json={}), httpx.Response(429, json={}), httpx.Response(200, json=page)]  # fmt: skip
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    told: list[str] = []
+    _, pages, skus = billing.list_skus(SERVICE, http=http, on_retry=told.append)
+    assert (pages, len(skus), answers) == (1, 2, [])
+    failed = "services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: HTTP {} from http://127.0.0.1:9"
+    assert told == [
+        f"{failed.format(503)}; retry 1 of 6 in 1 s",
+        f"{failed.format(503)}, 61 s into the outage; retry 3 of 6 in 4 s",
+        f"{failed.format(429)}, 65 s into the outage; retry 4 of 6 in 8 s",
+        "the API answers again, 73 s into the outage",
+    ]
 
 
 @pytest.mark.parametrize("key", ["AIzaFAKEclé0123456789", "AIzaFAKE 0123456789", "AIzaFAKE\t0123456789"])

@@ -641,7 +641,31 @@ def test_a_spot_node_preempted_before_ready_moves_on_and_after_is_warned(fast):
         if node.get("labels", {}).get("created-by") == "onechip":
             node["state"] = "PREEMPTED"
     (st,) = api.cloud_status(CloudNameRequest(project=P))
-    assert any("PREEMPTED: it will not run again; delete it: onechip cloud down" in w for w in st.warnings)
+    assert any(
+        w.startswith("PREEMPTED: the cloud took its chips back (spot capacity); it does not run and will not run again")
+        and "delete it: onechip cloud down" in w
+        for w in st.warnings
+    ), st.warnings
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize(("max_hours", "ago_h"), [(None, 0.5), (1.0, 2.0)])
+def test_a_preempted_spot_tpu_is_said_not_to_run_nor_bill_its_chips_once(fast, max_hours, ago_h):
+    # Before: a spot TPU preempted (no --max-hours) read "no limit: it bills until deleted" and "PREEMPTED: it will not
+    # run again"; with --max-hours passed, "it is still billing". A preempted TPU stays PREEMPTED and is deleted and
+    # created anew to run again (cloud.google.com/tpu/docs/preemptible, tpu/docs/spot-compute); a stopped VM's machine
+    # does not bill, its disks and static addresses do (Compute Engine API, compute.instances.stop).
+    limit = {"max_hours": max_hours} if max_hours else {"no_limit": True}
+    record = up(zones=[OK], provisioning="spot", **limit).resource
+    record.granted_at = (datetime.now(UTC) - timedelta(hours=ago_h)).isoformat(timespec="seconds")
+    records.save(record)
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]["state"] = "PREEMPTED"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert st.warnings == [
+        "PREEMPTED: the cloud took its chips back (spot capacity); it does not run and will not run again, and its "
+        "chips no longer bill (a disk or static address it holds does until it is deleted); delete it: "
+        f"{provision.delete_command(st.resource)}, and run `onechip cloud up` again for a new one"
+    ]
     assert_tracked_then_down(fast)
 
 
@@ -969,6 +993,76 @@ def test_a_rate_limited_create_waits_its_retry_after_then_is_sent_again(fake_api
     assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 1 s"), told
 
 
+def test_a_bare_429_on_create_is_a_rate_limit_sent_again_and_a_capacity_429_moves_on(fast):
+    # Before: a 429 RESOURCE_EXHAUSTED without a quota word was a stockout: `up` left the zone (and noted it as out
+    # of chips) at a refusal of the request rate. Google: 429 RESOURCE_EXHAUSTED is "either out of resource quota or
+    # reaching rate limiting" (cloud.google.com/apis/design/errors); a stockout names the capacity
+    # (ZONE_RESOURCE_POOL_EXHAUSTED, 'no more capacity': the fake's STOCKOUT, the TPU API's wording).
+    fast.faults.append(Fault("POST", rf"{OK}/nodes\?", 429, times=2))  # "injected HTTP 429", no reason
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [(a.zone, a.outcome) for a in result.attempts] == [(OK, "available")], result.attempts
+    assert len([m for m, path, _ in fast.requests if m == "POST" and OK in path]) == 3  # sent again twice
+    assert_tracked_then_down(fast)
+    fast.faults.append(Fault("POST", rf"{OK}/nodes\?", "stockout-429"))
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [(a.zone, a.outcome) for a in result.attempts] == [(OK, "stockout"), ("asia-east1-c", "available")]
+    assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize(
+    ("status", "details", "message", "reason"),
+    [
+        ("RESOURCE_EXHAUSTED", [], "Too many requests", "rate-limit"),
+        ("", [], "injected", "rate-limit"),
+        ("RESOURCE_EXHAUSTED", [], "Resource has been exhausted (e.g. check quota).", "rate-limit"),  # stock text
+        ("RESOURCE_EXHAUSTED", [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"}],
+         "Too many requests", "rate-limit"),
+        ("RESOURCE_EXHAUSTED", [], "ZONE_RESOURCE_POOL_EXHAUSTED: The zone 'projects/p/zones/z' does not have enough "
+         "resources available to fulfill the request. Try a different zone, or try again later.", "stockout"),
+        ("RESOURCE_EXHAUSTED", [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                 "reason": "ZONE_RESOURCE_POOL_EXHAUSTED"}], "Request failed", "stockout"),
+        ("RESOURCE_EXHAUSTED", [], 'There is no more capacity in the zone "us-west4-a"', "stockout"),
+        ("RESOURCE_EXHAUSTED", [], "reason: stockout", "stockout"),
+        ("RESOURCE_EXHAUSTED", [], "Quota limit 'TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI' has been "
+         "exceeded.", "quota"),
+    ],
+)  # fmt: skip
+def test_a_429_is_a_stockout_only_with_a_capacity_reason(status, details, message, reason):
+    # Compute Engine's resource availability errors (ZONE_RESOURCE_POOL_EXHAUSTED and its wording:
+    # cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-availability), the TPU API's 'no more
+    # capacity' and 'stockout', and a named quota keep their reasons; anything else at 429 is a rate limit
+    from onechip.cloud import refusals
+
+    body = {"error": {"code": 429, "message": message, "status": status, "details": details}}
+    assert refusals.from_http(429, body, "POST nodes").reason == reason
+
+
+def test_a_bare_429_create_waits_its_retry_after_and_a_lasting_one_stops_within_the_retries(fake_api):
+    import httpx
+
+    from onechip.cloud.tpu_api import RETRIES, TpuApi
+
+    bare = {"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                      "status": "RESOURCE_EXHAUSTED"}}  # fmt: skip
+    operation = {"name": f"projects/{P}/locations/{OK}/operations/operation-1", "done": False}
+    answers = [httpx.Response(429, headers={"Retry-After": "1"}, json=bare), httpx.Response(200, json=operation)]
+    told: list[str] = []
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    tpu = TpuApi(P, http=http, poll_s=0.01, on_retry=told.append)
+    assert tpu.create_node(OK, "n", {})["name"].endswith("/operations/operation-1") and answers == []
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 1 s"), told  # its Retry-After, not 0.01 s
+    sent: list[int] = []
+
+    def always(request):
+        sent.append(1)
+        return httpx.Response(429, json=bare)
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(always)), poll_s=0.01)
+    with pytest.raises(CloudError) as info:
+        tpu.create_node(OK, "n", {})
+    assert info.value.reason == "rate-limit" and len(sent) == RETRIES + 1 and "tried 7 times" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
@@ -1220,7 +1314,7 @@ def test_a_refusal_after_a_create_without_an_answer_reads_whether_the_first_try_
     # is ours, waited on; not there: the refusal stands and the next zone is tried, nothing left recorded.
     fast.faults += [
         Fault("POST", rf"{OK}/nodes\?", "lost-500" if landed else 500),
-        Fault("POST", rf"{OK}/nodes\?", 429),
+        Fault("POST", rf"{OK}/nodes\?", "stockout-429"),  # a bare 429 is a rate limit, sent again (below)
     ]
     result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
     assert [a.outcome for a in result.attempts] == (["available"] if landed else ["stockout", "available"])
