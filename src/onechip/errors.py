@@ -9,6 +9,7 @@
     │   └── EngineBootError      the engine process died or never became healthy
     ├── EndpointError            an OpenAI-compatible endpoint failed a request or answered malformed data
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
+    │       └── EndpointBusyError    a 429 or 503 (overloaded, rate limited) that outlasted its retries
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
     │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
     │                            auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
@@ -81,6 +82,11 @@ class EndpointStatusError(EndpointError):
         self.status_code = status_code
         self.server_message = server_message
         self.url = url
+
+
+class EndpointBusyError(EndpointStatusError):
+    """The endpoint answered 429 (too many requests, RFC 6585) or 503 (overloaded, RFC 9110) to every try
+    (`vllm.wire.WireClient`'s busy retries): nothing is known of the answer it would have given."""
 
 
 class CloudError(OnechipError):

@@ -168,6 +168,7 @@ class FakeVllm:
     ttft_for: Callable[[int, dict[str, Any]], float] | None = None  # per-request TTFT, s (else ttft_s)
     slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
+    retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
     stall_s: float = 30.0  # ...for this long (past the client's timeout), then end the stream
     stop_after: int | None = None  # generated streams stop at this many tokens, finish "stop" (EOS came early)
@@ -197,6 +198,7 @@ class FakeVllm:
     sent_times: dict[int, list[float]] = field(default_factory=dict)
     admitted: dict[int, float] = field(default_factory=dict)  # request number -> perf_counter it got a slot
     tokenize_calls: int = 0
+    connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
     running: int = 0
     cache_queries: int = 0
     cache_hits: int = 0
@@ -260,6 +262,7 @@ class FakeVllm:
     # ---- HTTP ----
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
         try:
             await self._serve(reader, writer)
         finally:
@@ -282,10 +285,12 @@ class FakeVllm:
             writer.close()
 
     @staticmethod
-    def _send(writer: asyncio.StreamWriter, status: int, obj: Any, ctype: str = "application/json") -> None:
+    def _send(
+        writer: asyncio.StreamWriter, status: int, obj: Any, ctype: str = "application/json", head: str = ""
+    ) -> None:
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
         writer.write(
-            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: {ctype}\r\n".encode()
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: {ctype}\r\n{head}".encode()
             + f"content-length: {len(data)}\r\n\r\n".encode()
             + data
         )
@@ -296,7 +301,8 @@ class FakeVllm:
             body: dict[str, Any] = {"object": "error", "message": message, "type": kind, "code": status}
         else:
             body = {"error": {"message": message, "type": kind, "param": None, "code": status}}
-        self._send(writer, status, body)
+        busy = status in (429, 503) and self.retry_after is not None
+        self._send(writer, status, body, head=f"retry-after: {self.retry_after}\r\n" if busy else "")
 
     async def _route(self, method: str, path: str, body: Any, writer: asyncio.StreamWriter) -> bool:
         if path in self.raw_answers:

@@ -21,7 +21,9 @@ Conventions (DESIGN.md "Measuring right"):
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
   the final usage chunk after the finish_reason (`vllm.wire.ends_answer`: nothing but [DONE] may follow it), else
   at the end of the body. E2E stops there even when the server then holds the connection open (without [DONE]
-  too: the answer is whole, not timed out) or drops it.
+  too: the answer is whole, not timed out) or drops it. A finish_reason chunk that carries usage (vLLM's with
+  continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
+  chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
   the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
   stream cut before any of the three, or no complete answer within the request timeout.
@@ -39,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -60,8 +63,8 @@ from onechip.vllm.wire import (
 )
 
 DRAIN_S = 0.05  # how long the body's end is awaited after the answer's end (see _drain)
-# sessions whose server held a connection open past DRAIN_S after an answer: their answers are not drained again
-_HOLDING: weakref.WeakSet[aiohttp.ClientSession] = weakref.WeakSet()
+HOLDS_TO_CLOSE = 2  # answers in a row held past DRAIN_S before the session's later answers are closed at once
+PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body ends in time ends the closing
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
@@ -86,6 +89,7 @@ class _Timing:
         self.final_usage = False
         self.done = False  # `data: [DONE]` came
         self.complete = False  # the final usage chunk came (`ends_answer`): the answer is whole
+        self.answered_at: float | None = None  # when the finish_reason came with usage: whole unless more follows
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
@@ -111,6 +115,8 @@ class _Timing:
             return
         if choice.get("finish_reason"):
             out.finish_reason = choice["finish_reason"]
+            if usage:
+                self.answered_at = now
         if self.usage is None:
             self.choices.append(choice)
         if generated or (delta_tokens or 0) > 0 or (delta_tokens is None and empty):
@@ -180,7 +186,18 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
         return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
-    async for data in resp.content.iter_any():
+    reads = resp.content.iter_any()
+    while True:
+        try:
+            # after the finish_reason with usage, only a final usage chunk or [DONE] may follow: DRAIN_S for them
+            data = await (anext(reads) if timing.answered_at is None else asyncio.wait_for(anext(reads), DRAIN_S))
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            if timing.answered_at is None:
+                raise
+            out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
+            return True
         now = clock()
         if not _fold(feed(data), timing, now):
             return False
@@ -202,19 +219,42 @@ def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
     return True
 
 
+@dataclass
+class _Holds:
+    """What a session's server did with its connections after the answers (see _drain)."""
+
+    streak: int = 0  # answers in a row whose connection it held past DRAIN_S
+    skipped: int = 0  # answers closed at once since the last one drained
+
+
+_HOLDS: weakref.WeakKeyDictionary[aiohttp.ClientSession, _Holds] = weakref.WeakKeyDictionary()
+
+
 async def _drain(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse) -> None:
     """Read what follows the answer's end ([DONE] and the body's end, normally on their way already) for up to
-    DRAIN_S, so the connection is reused; a server that holds it open longer gets it closed, and the session's
-    later answers get it closed at once: a closed-loop stream waiting DRAIN_S before each next request measured
-    2 x 4 tokens per 60 ms answer as 77 tok/s where the server gave 131 (tests/unit/bench, 'hold-after-done')."""
-    if resp.content.is_eof() or http in _HOLDING:
+    DRAIN_S, so the connection is reused; a server that holds it open longer gets it closed. Once it held
+    HOLDS_TO_CLOSE answers in a row, the session's later answers get it closed at once: a closed-loop stream
+    waiting DRAIN_S before each next request measured 2 x 4 tokens per 60 ms answer as 77 tok/s where the
+    server gave 131 (tests/unit/bench, 'hold-after-done'). One hold alone (a stall of the client or the server)
+    does not, and every PROBE_EVERY-th answer is still drained, so a server that ends its bodies in time again
+    gets its connections reused again: closing each one at once made every later request set up a new one."""
+    holds = _HOLDS.setdefault(http, _Holds())
+    if resp.content.is_eof():  # ended with the answer: not held
+        holds.streak = 0
         return
+    if holds.streak >= HOLDS_TO_CLOSE:
+        holds.skipped += 1
+        if holds.skipped < PROBE_EVERY:
+            return
+    holds.skipped = 0
     try:
         await asyncio.wait_for(resp.content.read(), DRAIN_S)
     except TimeoutError:
-        _HOLDING.add(http)
-    except aiohttp.ClientError:
+        holds.streak += 1
+        return
+    except aiohttp.ClientError:  # dropped at once: not held
         pass
+    holds.streak = 0
 
 
 async def stream_chat(

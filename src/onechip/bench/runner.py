@@ -37,7 +37,7 @@ from typing import IO
 
 from onechip import __version__
 from onechip.bench import agent, stats, trace
-from onechip.bench.client import TIMED_OUT, data_session, stream_chat
+from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
@@ -96,6 +96,11 @@ def _resume_value(value: object) -> str:
 
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
+_STALLED = (  # the run's note when answers stalled after their finish_reason (bench.client, StreamOutcome.stalled)
+    "server sent the finish_reason with usage, then no final usage chunk or [DONE] (requests.jsonl: stalled): "
+    f"those answers are whole at that chunk and timed to it, each stream waiting {DRAIN_S * 1000:.0f} ms for more "
+    "before its next request"
+)
 _COUNTED = {  # the run's note when the server sends no usage (bench.client counts the output itself)
     "tokenize": "server sent no usage: output tokens are its /tokenize count of the generated text "
     "(as vllm bench serve counts them)",
@@ -469,6 +474,8 @@ class _Run:
         measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
         cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
         assert self.run is not None
+        if any(s.stalled for s in measured) and _STALLED not in self.run.notes:
+            self.run.notes.append(_STALLED)
         for how in sorted({s.completion_tokens_from for s in measured if s.status == "ok"} - {"usage"}):
             if _COUNTED[how] not in self.run.notes:  # the probe had usage, these requests none: say so all the same
                 self.run.notes.append(_COUNTED[how])

@@ -35,6 +35,7 @@ from onechip.vllm.wire import WireClient, api_key_from_env
 __all__ = ["CHECK_NAMES", "DEFAULT_ORDER", "run_checks"]
 
 DEFAULT_ORDER = ["smoke", "tools", "agent", "determinism", "needle"]
+BUSY_RETRIES = 3  # a probe's request answered 429/503 is sent again this many times (vllm.wire.WireClient)
 
 Runner = Callable[[WireClient, str, CheckOptions, dict[str, Any]], CheckResult]
 
@@ -92,7 +93,9 @@ def run_checks(
     started = time.perf_counter()
     report_start = datetime.now(UTC).isoformat(timespec="seconds")
     results: list[CheckResult] = []
-    with WireClient(base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env()) as ep:
+    with WireClient(
+        base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env(), busy_retries=BUSY_RETRIES
+    ) as ep:
         entry = ep.served_model(model, timeout_s=min(30.0, opts.request_timeout_s))
         served, max_model_len = entry.id, entry.max_model_len
         if opts.max_model_len is not None:
@@ -109,6 +112,11 @@ def run_checks(
             raise Interrupted(f"check interrupted after {len(results)} of {len(names)} domains{where}") from None
     report = _report(ep.root, served, report_start, started, opts, results)
     report.endpoint_failing = endpoint_failing(ep)
+    if ep.busy:
+        report.server_busy = (
+            f"server busy: {ep.busy} request(s) the checks sent answered 429/503 on all {BUSY_RETRIES + 1} tries "
+            f"(Retry-After honoured); their probes are not_tested, not failed; the last: {ep.last_busy}"
+        )
     _save(report, out_dir)
     return report
 

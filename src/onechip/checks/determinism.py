@@ -6,7 +6,7 @@ count (identical / pairs). All identical → pass, some → partial, none → fa
 
 from __future__ import annotations
 
-from onechip.checks.verdicts import combine
+from onechip.checks.verdicts import combine, failed
 from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
 from onechip.vllm.wire import WireClient, chat_body, user_message
@@ -30,7 +30,7 @@ def check_determinism(ep: WireClient, model: str, opts: CheckOptions) -> CheckRe
             a = ep.chat(body)
             b = ep.chat(body)
         except EndpointError as exc:
-            probes.append(Probe(name=f"same_output_{i}", verdict="fail", note=str(exc)))
+            probes.append(Probe(name=f"same_output_{i}", verdict=failed(exc), note=str(exc)))
             continue
         same = a.content == b.content
         probes.append(

@@ -17,6 +17,7 @@ import re
 import struct
 import zlib
 
+from onechip.checks.verdicts import failed
 from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe, Verdict
 from onechip.vllm.wire import WireClient, chat_body
@@ -74,7 +75,7 @@ def check_multimodal(ep: WireClient, model: str, opts: CheckOptions) -> CheckRes
     except EndpointStatusError as exc:
         if exc.status_code == 400:
             return unmeasured("not_tested", f"the server does not take image input: {exc.server_message}")
-        return unmeasured("fail", str(exc))
+        return unmeasured(failed(exc), str(exc))
     except EndpointError as exc:
         return unmeasured("fail", str(exc))
     verdict, note = judge(reply.content)

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from onechip.checks.verdicts import combine
+from onechip.checks.verdicts import combine, failed
 from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
 from onechip.vllm.wire import WireClient, chat_body, user_message
@@ -84,7 +84,7 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
         reply = ep.chat(chat_body(model, messages, max_tokens))
     except EndpointError as exc:
-        return Probe(name=name, verdict="fail", note=str(exc), expected=PASSPHRASE)
+        return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     found = PASSPHRASE in reply.content
     seconds = reply.latency_ms / 1000
     notes = []

@@ -7,7 +7,7 @@ right"), which is why every other probe uses the chat endpoint.
 
 from __future__ import annotations
 
-from onechip.checks.verdicts import combine
+from onechip.checks.verdicts import combine, failed
 from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
 from onechip.vllm.wire import WireClient, chat_body, user_message
@@ -37,7 +37,7 @@ def check_smoke(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
             )
         )
     except EndpointError as exc:
-        probes.append(Probe(name="chat_nonempty", verdict="fail", expected="non-empty text", note=str(exc)))
+        probes.append(Probe(name="chat_nonempty", verdict=failed(exc), expected="non-empty text", note=str(exc)))
 
     try:
         text, ms = ep.completion(model, COMPLETION_PROMPT, max_tokens=8)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from onechip.checks.verdicts import combine
+from onechip.checks.verdicts import combine, failed
 from onechip.errors import EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe, ToolChoice, Verdict
 from onechip.vllm.wire import ChatReply, WireClient, chat_body, user_message
@@ -163,7 +163,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
             probes.append(Probe(name=f"{prefix}_call", verdict=verdict, note=exc.server_message))
             continue
         except EndpointError as exc:
-            probes.append(Probe(name=f"{prefix}_call", verdict="fail", note=str(exc)))
+            probes.append(Probe(name=f"{prefix}_call", verdict=failed(exc), note=str(exc)))
             continue
         verdict, note, _ = judge_call(plain, tool, expected)
         plain_args = plain.tool_calls[0]["arguments"] if plain.tool_calls else None
@@ -184,7 +184,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         try:
             streamed = ep.chat_stream(body)
         except EndpointError as exc:
-            probes.append(Probe(name=f"{prefix}_stream", verdict="fail", note=str(exc)))
+            probes.append(Probe(name=f"{prefix}_stream", verdict=failed(exc), note=str(exc)))
             continue
         s_verdict, s_note, s_parsed = judge_call(streamed, tool, expected)
         s_args = streamed.tool_calls[0]["arguments"] if streamed.tool_calls else None

@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from onechip.errors import EndpointBusyError, EndpointError
 from onechip.schemas.checks import Probe, Verdict
+
+
+def failed(exc: EndpointError) -> Verdict:
+    """The verdict of a probe whose request failed: not_tested when the server stayed busy (429/503 after its
+    retries: nothing is known of the answer it would have given, `CheckReport.server_busy` says so), else fail."""
+    return "not_tested" if isinstance(exc, EndpointBusyError) else "fail"
 
 
 def combine(probes: Iterable[Probe]) -> Verdict:

@@ -4,7 +4,8 @@ Exit codes, so a pipeline can gate on it (also in `onechip check --help` and the
     0   every domain passed (or has a verdict given to --allow)
     10  a domain did not pass: fail, blocked, partial or not_tested (the table/JSON is printed first)
     6   could not run: the endpoint is unreachable, timed out (--timeout-s), answered garbage, or failed every
-        probe's request (5xx or no answer; the verdicts are printed and saved first)
+        probe's request (5xx or no answer; the verdicts are printed and saved first), or stayed busy (429/503 on
+        every retry) for probes that are then not_tested while no other verdict failed
     2   bad input (a flag, --out onto an earlier run)      130  interrupted (finished domains kept in --out)
     143 stopped by SIGTERM (kept as on Ctrl-C)
 """
@@ -94,7 +95,8 @@ def register(app: typer.Typer) -> None:
         """Probe chat, tool calling, an MCP agent, long context and determinism; print verdicts.
 
         Exit 0: all pass (or --allow'ed); 10: a verdict did not pass; 6: could not run (endpoint down,
-        timed out, garbage answers, or every probe's request failed at the server); 2: bad input;
+        timed out, garbage answers, every probe's request failed at the server, or it stayed busy: 429/503 on
+        every retry, nothing else failed); 2: bad input;
         130: interrupted (finished domains kept in --out); 143: stopped by SIGTERM (the same).
         """
         request = build_request(CheckRequest, fields)
@@ -108,6 +110,10 @@ def register(app: typer.Typer) -> None:
         if report.endpoint_failing:  # could not run, though it answered /v1/models: 6, not the model's 10
             raise EndpointError(report.endpoint_failing)
         bad = [r for r in report.results if request.disallowed([r.verdict])]
+        if report.server_busy and all(r.verdict == "not_tested" for r in bad):
+            raise EndpointError(report.server_busy)  # nothing failed, some could not be asked: 6, not 10
+        if report.server_busy and not json_out:
+            console.print(f"[yellow]{report.server_busy}[/]")
         if bad:
             listed = ", ".join(f"{r.domain} {r.verdict}" for r in bad)
             raise ChecksNotPassed(f"checks did not pass: {listed} (allow with --allow VERDICT,...)")

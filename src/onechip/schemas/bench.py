@@ -519,6 +519,11 @@ class StreamOutcome(ResultModel):
     finish_reason: str | None = Field(default=None, description="finish_reason of the last choice chunk.")
     http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
     error: str | None = Field(default=None, description="The server's message or the transport error.")
+    stalled: bool = Field(
+        default=False,
+        description="The finish_reason came with usage, then nothing more (no final usage chunk, no [DONE], no "
+        "end of the body) for the client's DRAIN_S: the answer counted whole, t_done at the finish chunk.",
+    )
 
 
 class RequestSample(StreamOutcome):

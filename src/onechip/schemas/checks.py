@@ -207,3 +207,9 @@ class CheckReport(ResultModel):
         description="Set when the server failed every request the probes sent after /v1/models (each a 5xx or "
         "no answer): the verdicts (all fail) say nothing of the model, and `check` exits 6 with this line.",
     )
+    server_busy: str | None = Field(
+        default=None,
+        description="Set when requests the probes sent were answered 429 or 503 (busy) on every try, Retry-After "
+        "honoured: their probes are not_tested, not failed; `check` exits 6 with this line when no other verdict "
+        "failed.",
+    )

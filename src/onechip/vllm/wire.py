@@ -41,11 +41,16 @@ from typing import Any
 import httpx
 import orjson
 
-from onechip.errors import EndpointError, EndpointStatusError
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError
 from onechip.schemas.common import base_root
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
+# answers that say "busy, come back later": 429 too many requests (RFC 6585 section 4: a rate limiter, a gateway in
+# front of the server), 503 service unavailable (RFC 9110 section 15.6.4: overloaded); each may carry Retry-After
+BUSY_STATUSES = (429, 503)
+BUSY_BACKOFF_S = 1.0  # the wait before the first retry of a busy answer without Retry-After, doubled each retry
+BUSY_WAIT_MAX_S = 30.0  # the longest one wait for a busy server (a Retry-After asking more is cut to this)
 # a streamed answer is whole once [DONE], a finish_reason or a final usage came; a body that ended before all three
 STREAM_CUT = "stream ended without [DONE], a finish_reason or a final usage chunk (cut mid-way?)"
 
@@ -418,9 +423,14 @@ class WireClient:
         *,
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
+        busy_retries: int = 0,
     ):
         self.root = base_root(base_url)
         self.timeout_s = timeout_s
+        # a busy answer (BUSY_STATUSES) is sent again up to `busy_retries` times, after its Retry-After or the
+        # doubling backoff; one still busy raises EndpointBusyError and counts in `busy`, not in `server_errors`
+        self.busy_retries, self.busy, self.last_busy = busy_retries, 0, ""
+        self.sleep = time.sleep
         # what the server made of the work sent (POST: chat, completions, tokenize; not /v1/models, /metrics), so
         # `check` tells a server failing every request from a model failing its probes: answered (a generation's 2xx),
         # answered 5xx, or no answer at all (the last failure's line kept)
@@ -448,16 +458,31 @@ class WireClient:
     def _send(self, method: str, path: str, body: Json | None = None, timeout_s: float | None = None) -> httpx.Response:
         """One request; transport failures and non-2xx answers raised as EndpointError(s)."""
         url, t = self.root + path, timeout_s or self.timeout_s
-        try:
-            resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
-        except httpx.TimeoutException as exc:
-            error = EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})")
-            raise self._failed(error, method) from exc
-        except httpx.ConnectError as exc:
-            raise self._failed(EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}"), method) from exc
-        except httpx.HTTPError as exc:
-            raise self._failed(EndpointError(f"{url}: {type(exc).__name__}: {exc}"), method) from exc
+        for retry in range(self.busy_retries + 1):
+            try:
+                resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
+            except httpx.TimeoutException as exc:
+                error = EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})")
+                raise self._failed(error, method) from exc
+            except httpx.ConnectError as exc:
+                raise self._failed(EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}"), method) from exc
+            except httpx.HTTPError as exc:
+                raise self._failed(EndpointError(f"{url}: {type(exc).__name__}: {exc}"), method) from exc
+            if not self._wait_if_busy(resp, retry):
+                break
         return self._checked(resp, url, method)
+
+    def _wait_if_busy(self, resp: httpx.Response, retry: int) -> bool:
+        """True, after waiting, when `resp` is busy (BUSY_STATUSES) and retry number `retry` + 1 may follow: the
+        wait its Retry-After asks (from cloud.tpu_api: either form), else BUSY_BACKOFF_S doubled each retry;
+        at most BUSY_WAIT_MAX_S."""
+        if resp.status_code not in BUSY_STATUSES or retry >= self.busy_retries:
+            return False
+        from onechip.cloud.tpu_api import retry_after_s  # only for a busy answer
+
+        asked = retry_after_s(resp.headers)
+        self.sleep(min(BUSY_WAIT_MAX_S, BUSY_BACKOFF_S * 2**retry if asked is None else asked))
+        return True
 
     def _checked(self, resp: httpx.Response, url: str, method: str) -> httpx.Response:
         """`resp` counted (answered, or a 5xx server error), raised as EndpointStatusError when not 2xx. Only a
@@ -465,6 +490,12 @@ class WireClient:
         (400) without its engine, so those come back while every generation fails (a dead engine)."""
         if resp.status_code < 300 and method == "POST" and not url.endswith("/tokenize"):
             self.answered += 1
+        if resp.status_code in BUSY_STATUSES:
+            tries = f"{self.busy_retries + 1} tries" if self.busy_retries else "1 try"
+            busy = EndpointBusyError(resp.status_code, f"server busy ({tries}): {server_message(resp.text)}", url)
+            if method == "POST":
+                self.busy, self.last_busy = self.busy + 1, str(busy)
+            raise busy
         if resp.status_code >= 300:
             error = EndpointStatusError(resp.status_code, server_message(resp.text), url)
             raise self._failed(error, method) if resp.status_code >= 500 else error
@@ -598,19 +629,25 @@ class WireClient:
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
         joiner, decoder = _StreamJoiner(), SSEDecoder()
         try:
-            with self._client.stream("POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)) as resp:
-                if resp.status_code >= 300:
-                    resp.read()
-                self._checked(resp, url, "POST")
-                bad_type = stream_type_error(url, resp.headers.get("content-type"))
-                if bad_type:
-                    raise EndpointError(bad_type)
-                for data in resp.iter_bytes():
-                    self._join(decoder.feed(data), joiner, url)
-                    if decoder.done or joiner.complete:  # a server may hold the connection after the answer
-                        break  # and what the read brought after the final usage ('data: [DO') is not an event
-                else:
-                    self._join(decoder.close(), joiner, url)
+            for retry in range(self.busy_retries + 1):
+                with self._client.stream(
+                    "POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)
+                ) as resp:
+                    if resp.status_code >= 300:
+                        resp.read()
+                        if self._wait_if_busy(resp, retry):
+                            continue
+                    self._checked(resp, url, "POST")
+                    bad_type = stream_type_error(url, resp.headers.get("content-type"))
+                    if bad_type:
+                        raise EndpointError(bad_type)
+                    for data in resp.iter_bytes():
+                        self._join(decoder.feed(data), joiner, url)
+                        if decoder.done or joiner.complete:  # a server may hold the connection after the answer
+                            break  # and what the read brought after the final usage ('data: [DO') is not an event
+                    else:
+                        self._join(decoder.close(), joiner, url)
+                    break
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
         except httpx.HTTPError as exc:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from factories import one_error_line
 from fakes.vllm_server import FakeVllm, Reply
+from onechip import checks
 from onechip.cli import check_cmd
 from onechip.errors import ConfigError
 from onechip.schemas.checks import CheckReport
@@ -127,3 +128,33 @@ def test_a_server_that_answered_one_probe_is_judged_by_its_verdicts(run):
         code, out, err = run("check", srv.url, "--only", "smoke,determinism", "--json")
     assert code == 10, err  # ChecksNotPassed: the model was reached, its verdicts stand
     assert CheckReport.model_validate_json(out).endpoint_failing is None
+
+
+def test_a_rate_limited_chat_is_asked_again_and_its_answer_judged(run):
+    # chat requests 1-2 answered 429 (a rate limiter in front of the server), Retry-After: 0 s; the third answers
+    with FakeVllm([Reply("Paris.")], fail_status={1: 429, 2: 429}, retry_after="0") as srv:
+        code, out, err = run("check", srv.url, "--only", "smoke", "--json")
+    assert code == 0, err  # was 10: chat fail on the first 429
+    report = CheckReport.model_validate_json(out)
+    assert [(r.domain, r.verdict) for r in report.results] == [("chat", "pass")] and report.server_busy is None
+    assert len(srv.chat_requests) == 3
+
+
+def test_a_server_busy_on_every_try_exits_6_saying_so_with_its_probes_not_tested(tmp_path, run):
+    with FakeVllm([Reply("Paris.")], fail_status=dict.fromkeys(range(1, 20), 429), retry_after="0") as srv:
+        line = one_error_line(run, "check", srv.url, "--only", "smoke", "--out", str(tmp_path / "c"), code=6)
+    tries = checks.BUSY_RETRIES + 1
+    assert len(srv.chat_requests) == tries  # one probe's request, sent BUSY_RETRIES more times
+    assert line.startswith(f"server busy: 1 request(s) the checks sent answered 429/503 on all {tries} tries")
+    saved = CheckReport.model_validate_json((tmp_path / "c" / "checks.json").read_text())
+    assert [(r.domain, r.verdict) for r in saved.results] == [("chat", "not_tested")]  # was fail, exit 10
+    assert saved.server_busy == line and saved.endpoint_failing is None
+
+
+def test_a_busy_server_does_not_hide_a_failed_check(run):
+    # the chat probe stays busy, determinism's two answers differ: a real failure, so 10, the busy line printed
+    replies = [Reply("Paris."), Reply("Lyon.")]
+    with FakeVllm(replies, fail_status=dict.fromkeys(range(1, 5), 429), retry_after="0") as srv:
+        code, out, err = run("check", srv.url, "--only", "smoke,determinism")
+    assert code == 10, err
+    assert "server busy: 1 request(s)" in " ".join(out.split())

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from fakes.vllm_server import FakeVllm, sse_event
-from onechip.errors import EndpointError, EndpointStatusError
+from fakes.vllm_server import FakeVllm, Reply, sse_event
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError
 from onechip.vllm import wire
 from onechip.vllm.wire import SSEDecoder, WireClient
 
@@ -424,3 +424,37 @@ def test_completion_reads_text_and_refuses_a_body_without_choices() -> None:
     assert text == " Paris." and ms >= 0
     with client(answer({"choices": []})) as c, pytest.raises(EndpointError, match="answer has no choices"):
         c.completion("m", "x")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["chat", "chat_stream"])
+@pytest.mark.parametrize(
+    ("status", "retry_after", "waits"),
+    [(429, "7", [7.0] * 3), (503, None, [1.0, 2.0, 4.0]), (429, "3600", [wire.BUSY_WAIT_MAX_S] * 3)],
+    ids=["429-retry-after", "503-backoff", "429-capped"],
+)
+def test_a_busy_answer_is_sent_again_after_its_retry_after_and_stays_busy_apart_from_server_errors(
+    status: int, retry_after: str | None, waits: list[float], stream: bool
+) -> None:
+    """Every chat request answered `status` (busy: RFC 6585 / RFC 9110), `retry_after` in its header: a client with
+    busy_retries 3 sends it 4 times, waiting what Retry-After asks (cut to BUSY_WAIT_MAX_S) or 1, 2, 4 s without
+    one, then raises EndpointBusyError, counted busy and not as a server error. Before, the first 429 raised at
+    once, and a 503 counted as the server failing."""
+    with FakeVllm([Reply("Paris.")], fail_status=dict.fromkeys(range(1, 9), status), retry_after=retry_after) as srv:
+        with wire.WireClient(srv.url, busy_retries=3) as ep:
+            slept: list[float] = []
+            ep.sleep = slept.append
+            ask = ep.chat_stream if stream else ep.chat
+            with pytest.raises(EndpointBusyError, match=rf"HTTP {status} from .*: server busy \(4 tries\)"):
+                ask(wire.chat_body(srv.model, wire.user_message("hi"), 4))
+        assert slept == waits and len(srv.chat_requests) == 4
+        assert (ep.busy, ep.server_errors, ep.answered) == (1, 0, 0)
+
+
+def test_a_busy_answer_then_an_answer_is_the_answer() -> None:
+    """Chat requests 1-2 answered 429 with Retry-After: 0, the third the reply: one answer, two waits of 0 s."""
+    with FakeVllm([Reply("Paris.")], fail_status={1: 429, 2: 429}, retry_after="0") as srv:
+        with wire.WireClient(srv.url, busy_retries=3) as ep:
+            slept: list[float] = []
+            ep.sleep = slept.append
+            reply = ep.chat(wire.chat_body(srv.model, wire.user_message("hi"), 4))
+    assert reply.content == "Paris." and slept == [0.0, 0.0] and (ep.busy, ep.answered) == (0, 1)
