@@ -523,6 +523,10 @@ def _stage_pool(
             budget, kv_bytes=kv, kv_low_bytes=kv, kv_high_bytes=kv, dominant_uncertainty="none (measured at boot)"
         )
     pool = kv_cache_memory_bytes if kv_cache_memory_bytes is not None else budget.kv_bytes
+    if kv_cache_memory_bytes is not None:  # the pool is given: no profiled term moves it, so its range is the pool
+        budget = replace(
+            budget, kv_low_bytes=pool, kv_high_bytes=pool, dominant_uncertainty="none (--kv-cache-memory sets the pool)"
+        )
     geometry = stage.geometry
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
     if states is not None and not rule.hybrid_groups:

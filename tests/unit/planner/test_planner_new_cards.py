@@ -183,3 +183,16 @@ def test_gb10_kv_range_carries_the_pool_drift_measured_across_boots(tmp_path: Pa
     assert ours.dominant_uncertainty == "host memory counted on unified memory (moves from boot to boot)"
     (warning,) = [w for w in carried.warnings if w.code == "unified-memory-pool"]
     assert "carries the 3.61 GiB" in warning.message
+
+
+def test_a_given_pool_is_its_own_range(tmp_path: Path) -> None:
+    # --kv-cache-memory sets the pool (vLLM sizes no pool by profiling then): the stated range read 103.68 - 108.76 GiB
+    # on gb10 beside a pinned 50 GiB pool, the profiled terms' spread around a pool they no longer size
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3-0.6B.json").read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "qwen3", config, 1_503_264_768)
+    for chip in ("gb10", "h100"):
+        plan = plan_model(str(path), chip, kv_cache_memory_bytes=50 * GIB)
+        budget = plan.memory_budget
+        assert budget is not None and budget.kv_cache_low_bytes == budget.kv_cache_high_bytes == 50 * GIB
+        assert budget.dominant_uncertainty == "none (--kv-cache-memory sets the pool)"
+        assert plan.kv_tokens_range == (plan.kv_tokens_logged, plan.kv_tokens_logged)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from factories import smollm2_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 
 
@@ -37,3 +38,11 @@ def test_a_card_vllm_does_not_list_is_planned_and_told(tmp_path: Path, chip: str
 @pytest.mark.parametrize("chip", ["t4", "v100", "h100", "mi300x", "radeon-pro-w7900", "Radeon AI PRO R9700", "gb10"])
 def test_a_listed_card_is_not_told(tmp_path: Path, chip: str) -> None:
     assert _said(plan_model(str(smollm2_checkpoint(tmp_path / "m")), chip, max_model_len=2048)) == []
+
+
+@pytest.mark.parametrize("version", ["0.23.0", "0.32.0"])
+def test_an_fp8_kv_cache_below_volta_is_refused_as_on_a_v100(tmp_path: Path, version: str) -> None:
+    # the V100's refusal (no FlashAttention or FlashInfer below 7.5/8.0, Triton's e4m3 needs 8.9) holds for the
+    # Maxwell and Pascal cards below it; a Tesla P40 planned an fp8 KV cache the V100 is refused
+    with pytest.raises(ConfigError, match=r"--kv-cache-dtype fp8 on Tesla P40 \(Pascal"):
+        plan_model(str(smollm2_checkpoint(tmp_path / "m")), "Tesla P40", kv_cache_dtype="fp8", engine_version=version)

