@@ -47,7 +47,6 @@ readable from the VM).
 from __future__ import annotations
 
 import base64
-import email.utils
 import json
 import math
 import os
@@ -56,7 +55,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -64,6 +62,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, remember_secret
+from onechip.retry_after import retry_after_s
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -142,20 +141,6 @@ class Answer:
     status_code: int
     headers: httpx.Headers
     text: str
-
-
-def retry_after_s(headers: httpx.Headers) -> float | None:
-    """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
-    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None: also for a header that is
-    neither (a latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser)."""
-    text = headers.get("retry-after", "").strip()
-    if text.isascii() and text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return float(max(0, math.ceil((when - datetime.now(UTC)).total_seconds()))) if when.tzinfo else None
 
 
 def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, end_s: float, timeout_s: float,

@@ -42,6 +42,7 @@ import httpx
 import orjson
 
 from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError
+from onechip.retry_after import retry_after_s
 from onechip.schemas.common import base_root
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
@@ -478,8 +479,6 @@ class WireClient:
         at most BUSY_WAIT_MAX_S."""
         if resp.status_code not in BUSY_STATUSES or retry >= self.busy_retries:
             return False
-        from onechip.cloud.tpu_api import retry_after_s  # only for a busy answer
-
         asked = retry_after_s(resp.headers)
         self.sleep(min(BUSY_WAIT_MAX_S, BUSY_BACKOFF_S * 2**retry if asked is None else asked))
         return True
