@@ -9,7 +9,7 @@ from rich.console import Console
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import titled_table
+from onechip.cli.render import print_whole, titled_table
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest
@@ -48,7 +48,7 @@ def _render(result: CostReport, console: Console) -> None:
             "yes" if line.stops_itself else "no",
             line.price_date + ("[yellow]*[/]" if line.stale else ""),
         )
-    console.print(table)
+    print_whole(table, console)
     for line in result.lines:
         stale = f" [yellow]stale: {line.price_age_days} days old[/]" if line.stale else ""
         per_chip = (
@@ -70,7 +70,7 @@ def _render(result: CostReport, console: Console) -> None:
                 tok,
                 *[f"${c.usd_per_mtok[n]:.3f}" if n in c.usd_per_mtok else "—" for n in names],
             )
-        console.print(cells)
+        print_whole(cells, console)
     for r in result.restarts:
         console.print(f"{r.kind} restart ({r.boot_s:,.0f} s) at {r.pricing} {r.region}: ${r.usd:.4f}")
     for b in result.break_even:

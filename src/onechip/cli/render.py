@@ -72,10 +72,17 @@ def _topic(event: ProgressEvent) -> str:
     return event.message.split(":", 1)[0]
 
 
+def _counted(event: ProgressEvent) -> bool:
+    """Whether `done` counts things (a whole number), not a time or other quantity that moves by itself."""
+    return event.done is None or float(event.done).is_integer()
+
+
 class PlainProgress:
     """Plain progress lines, `[stage] message (done/total) [elapsed]`: one at once for a new stage, a new
-    step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick`
-    repeats the last line when nothing was printed for `every_s` (a job waiting on a slow or silent server)."""
+    step (a whole `done`, a count of requests or probes, moved) or a new topic (the text before ':'), else at
+    most one per `every_s`; `tick` repeats the last line when nothing was printed for `every_s` (a job waiting on
+    a slow or silent server). A fractional `done` is a quantity that moves on its own, the seconds of a boot or
+    a create waited against its timeout: it is no step (a 30 s boot printed 60 lines) and shows rounded."""
 
     def __init__(
         self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic
@@ -88,13 +95,18 @@ class PlainProgress:
     def line(self, event: ProgressEvent) -> str:
         step = ""
         if event.done is not None and event.total:
-            step = f" ({event.done:g}/{event.total:g})"
+            step = f" ({event.done:g}/{event.total:g})" if _counted(event) else f" ({event.done:.0f}/{event.total:.0f})"
         return f"[{event.stage}] {event.message}{step} [{self.clock() - self.started:.0f} s]"
 
     def __call__(self, event: ProgressEvent) -> None:
         last, now = self.last, self.clock()
         self.last = event
-        new_step = last is None or event.stage != last.stage or event.done != last.done or _topic(event) != _topic(last)
+        new_step = (
+            last is None
+            or event.stage != last.stage
+            or (event.done != last.done and _counted(event))
+            or _topic(event) != _topic(last)
+        )
         if new_step or self.last_at is None or now - self.last_at >= self.every_s:
             self.write(self.line(event))
             self.last_at = now
@@ -130,16 +142,18 @@ def plain_progress(stream: TextIO, every_s: float = PLAIN_EVERY_S) -> Iterator[P
         heart.join()
 
 
-def print_whole(table: Table) -> None:
+def print_whole(table: Table, out: Console | None = None) -> None:
     """Print `table` no narrower than the least widths of its columns: below them (an 80-column or piped console)
     rich drops the rightmost columns whole, and advise lost its $/h and $/M columns to a 24-character chip name. A
     wider table's lines pass the console's width, which a terminal wraps and a pipe or file keeps (rich's own print
-    caps `width` at the console's, so a console of that width prints it)."""
-    least = Measurement.get(console, console.options.update(width=10_000), table).minimum
-    if least <= console.width:
-        console.print(table)
+    caps `width` at the console's, so a console of that width prints it). out: the console to print on (default
+    the module's)."""
+    out = out or console
+    least = Measurement.get(out, out.options.update(width=10_000), table).minimum
+    if least <= out.width:
+        out.print(table)
         return
-    wide = Console(file=console.file, width=least, force_terminal=console.is_terminal, no_color=console.no_color)
+    wide = Console(file=out.file, width=least, force_terminal=out.is_terminal, no_color=out.no_color)
     wide.print(table, crop=False)
 
 

@@ -346,6 +346,25 @@ def test_plain_progress_prints_each_step_and_a_heartbeat_every_10_s() -> None:
     ]
 
 
+def test_plain_progress_prints_a_boot_wait_every_10_s_not_every_poll() -> None:
+    """A boot's progress is its elapsed seconds against the timeout (engines/local.py), polled every 0.5 s: each
+    poll moved `done`, so a plain log printed '(9.70579/600)' twice a second, 66 lines for a 29.5 s embedded
+    boot (`onechip up` piped, 2026-12-04). Seconds are no step: a line at a new stage message or every 10 s."""
+    now = [0.0]
+    lines: list[str] = []
+    plain = PlainProgress(lines.append, every_s=10.0, clock=lambda: now[0])
+    for i in range(60):
+        now[0] = 0.1 + 0.5 * i
+        plain(ProgressEvent("boot", "engine booting (starting)", 0.1 + 0.5 * i, 600))
+    plain(ProgressEvent("boot", "engine ready", 29.6, 29.6))
+    assert lines == [
+        "[boot] engine booting (starting) (0/600) [0 s]",
+        "[boot] engine booting (starting) (10/600) [10 s]",
+        "[boot] engine booting (starting) (20/600) [20 s]",
+        "[boot] engine ready (30/30) [30 s]",
+    ]
+
+
 def test_secrets_are_redacted_by_source(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "plainvalue42")  # no known shape: redacted because of its name
     token_file = tmp_path / "token"

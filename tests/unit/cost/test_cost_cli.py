@@ -159,3 +159,20 @@ def test_a_region_matches_in_any_case_as_a_chip_does(given: str) -> None:
     assert table.prices and {p.region for p in table.prices} == {"us-west4"}
     report = api.cost(build_request(CostRequest, {"chip": "v5e-1", "output_tok_per_s": 1.0, "region": given}))
     assert report.lines and {line.region for line in report.lines} == {"us-west4"}
+
+
+def test_cli_cost_keeps_every_pricing_column_whole_at_80_columns(tmp_path: Path) -> None:
+    """On an 80-column or piped console the per-cell table cut its headers to 'flex-s…' and 'on-dema…' (found
+    pricing a four-cell embedded run, 2026-12-04): a column whose name is unreadable is a price nobody can use.
+    Both tables print no narrower than their columns' least widths (render.print_whole)."""
+    run = _run(tmp_path, chip="v5e-1")
+    bench = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    bench["cells"] += [
+        {**bench["cells"][0], "context_tokens": 1024, "clients": c, "output_tok_per_s": 9.7} for c in (1, 4)
+    ]
+    (run / "summary.json").write_text(json.dumps(bench), encoding="utf-8")
+    result = CliRunner().invoke(_app(), ["cost", "--run", str(run)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output, result.output
+    for header in ("spot", "flex-start", "on-demand", "$/chip-h", "$/M tok", "price read"):
+        assert header in result.output
