@@ -75,7 +75,9 @@ def _topic(event: ProgressEvent) -> str:
 class PlainProgress:
     """Plain progress lines, `[stage] message (done/total) [elapsed]`: one at once for a new stage, a new
     step (`done` moved) or a new topic (the text before ':'), else at most one per `every_s`; `tick`
-    repeats the last line when nothing was printed for `every_s` (a job waiting on a slow or silent server)."""
+    repeats the last event when nothing was printed for `every_s` (a job waiting on a slow or silent server), with
+    the time left to its `until`. A quiet event is never printed at once: it is what the heartbeat repeats (the retry
+    an outage line announced went stale: 'retry 1 of 6 in 1 s' was repeated through retry 2's 60-s wait)."""
 
     def __init__(
         self, write: Callable[[str], None], every_s: float = PLAIN_EVERY_S, clock: Callable[[], float] = time.monotonic
@@ -94,14 +96,18 @@ class PlainProgress:
     def __call__(self, event: ProgressEvent) -> None:
         last, now = self.last, self.clock()
         self.last = event
+        if event.quiet:  # the heartbeat repeats it: what it waits on now, not the line printed before it
+            return
         new_step = last is None or event.stage != last.stage or event.done != last.done or _topic(event) != _topic(last)
         if new_step or self.last_at is None or now - self.last_at >= self.every_s:
             self.write(self.line(event))
             self.last_at = now
 
     def tick(self) -> None:
-        if self.last is not None and self.last_at is not None and self.clock() - self.last_at >= self.every_s:
-            self.write(self.line(self.last) + " still running")
+        last = self.last
+        if last is not None and self.last_at is not None and self.clock() - self.last_at >= self.every_s:
+            left = f", {max(0.0, last.until - self.clock()):.0f} s left" if last.until is not None else ""
+            self.write(f"{self.line(last)} still running{left}")
             self.last_at = self.clock()
 
 
