@@ -15,6 +15,10 @@ class ProgressEvent:
     message: str
     done: float | None = None  # units of work finished (requests, seconds, probes)
     total: float | None = None  # total units, when known
+    # a status, not news (a retry an outage line already announced): shown live and repeated by a plain log's
+    # heartbeat, never a line of its own
+    quiet: bool = False
+    until: float | None = None  # time.monotonic() when what the message waits on is due: a heartbeat says what is left
 
 
 ProgressFn = Callable[[ProgressEvent], None]

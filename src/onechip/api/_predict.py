@@ -330,6 +330,8 @@ def _advice_row(
             util = planner.start_utilization(planner.rules.accelerator(chip))
             the_plan = planner.plan_model(PlanRequest(**fields, utilization=util))
             row = row.model_copy(update={"utilization": util})
+        unsupported = [w.message for w in the_plan.warnings if w.code == "platform-unsupported"]
+        row = row.model_copy(update={"platform_unsupported": unsupported[0] if unsupported else None})  # plan's word
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         row = row.model_copy(update={"kv_tokens": the_plan.kv_tokens})  # planned: kept if the prediction fails

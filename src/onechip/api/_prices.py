@@ -50,7 +50,12 @@ def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress
         on_progress(ProgressEvent("prices", f"page {pages}: {skus:,} SKUs read", done=pages))
 
     # said before the first page: an unreachable catalog is retried with backoff for up to $ONECHIP_CLOUD_DEADLINE_S
-    # (30 s), and the CLI's heartbeat repeats the last line it was given ("still running") only once there is one
+    # (30 s), and the CLI's heartbeat repeats the last line it was given ("still running") only once there is one;
+    # the retries an outage line does not print are quiet events, so the heartbeat repeats the one waited on now
     on_progress(ProgressEvent("prices", "reading the Cloud Billing Catalog (every page of Compute Engine's SKUs)"))
-    billing.refresh(on_page=page, on_retry=lambda line: on_progress(ProgressEvent("prices", line)))
+    billing.refresh(
+        on_page=page,
+        on_retry=lambda line: on_progress(ProgressEvent("prices", line)),
+        on_wait=lambda line, due: on_progress(ProgressEvent("prices", line, quiet=True, until=due)),
+    )
     return prices(request, on_progress)

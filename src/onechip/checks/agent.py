@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onechip.checks.id_table import count_ids, equivalent
-from onechip.errors import EndpointError, EndpointStatusError, MissingDependencyError
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, MissingDependencyError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import AgentOutcome, AgentRun, AgentTableRow, CheckOptions, CheckResult, Probe, Verdict
@@ -84,6 +84,7 @@ class Transcript:
     turns: int = 0
     error: str | None = None
     blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
+    busy: bool = False  # the server stayed busy (429/503 after the client's busy retries): the run is not_tested
 
 
 # How one case is run: (endpoint, model, case, runs, options, MCP server stderr log) -> scored runs.
@@ -304,6 +305,8 @@ async def run_case(
                 t0 = time.perf_counter()
                 try:
                     await _agent_turns(session, ep, model, case, opts, tr)
+                except EndpointBusyError as exc:  # nothing is known of the answer it would have given
+                    tr.error, tr.busy = str(exc), True
                 except EndpointStatusError as exc:
                     if exc.status_code == 400:  # the server refused `tools`: blocked, not a model error
                         tr.error = tr.blocked = exc.server_message
@@ -366,10 +369,10 @@ def _token_delta(before: dict[str, float] | None, after: dict[str, float] | None
     }
 
 
-def _probe(r: AgentRun) -> Probe:
+def _probe(r: AgentRun, tr: Transcript) -> Probe:
     return Probe(
         name=f"{r.case}#{r.run}",
-        verdict="pass" if r.outcome == "correct" else "fail",
+        verdict="not_tested" if tr.busy else "pass" if r.outcome == "correct" else "fail",
         latency_ms=round(r.duration_s * 1000, 1),
         observed={
             "outcome": r.outcome,
@@ -386,22 +389,25 @@ def _probe(r: AgentRun) -> Probe:
 def _verdict(
     results: list[tuple[AgentRun, Transcript]], row: AgentTableRow, infra_error: str | None
 ) -> tuple[Verdict, str]:
-    """(verdict, note): MCP failure → fail; every run refused with HTTP 400 → blocked; else by outcomes."""
-    runs = [r for r, _ in results]
+    """(verdict, note): MCP failure → fail; every run refused with HTTP 400 → blocked; every run the server stayed
+    busy for → not_tested (as checks.verdicts.failed); else by the outcomes of the runs the server answered."""
+    runs = [r for r, tr in results if not tr.busy]
     blocked = [tr.blocked for _, tr in results if tr.blocked]
     if infra_error:
         return "fail", infra_error
     if runs and len(blocked) == len(runs):
         return "blocked", blocked[0] or ""
     if not runs:
-        return "not_tested", "no agent cases requested"
+        busy = [r.error for r, tr in results if tr.busy]
+        return "not_tested", f"server busy on all {len(busy)} runs: {busy[-1]}" if busy else "no agent cases requested"
     n_ok = sum(r.outcome == "correct" for r in runs)
     verdict: Verdict = "pass" if n_ok == len(runs) else "fail" if n_ok == 0 else "partial"
     tally = Counter(r.outcome for r in runs)
     note = f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}; " + ", ".join(
         f"{k} {v}" for k, v in tally.most_common()
     )
-    return verdict, note
+    n_busy = len(results) - len(runs)
+    return verdict, note + (f"; {n_busy} not_tested (server busy)" if n_busy else "")
 
 
 def check_agent(
@@ -432,7 +438,7 @@ def check_agent(
     return CheckResult(
         domain="agent",
         verdict=verdict,
-        probes=[_probe(r) for r in runs],
+        probes=[_probe(r, tr) for r, tr in results],
         note=note,
         agent_runs=runs,
         agent_table=row,

@@ -80,8 +80,10 @@ def _counted(event: ProgressEvent) -> bool:
 class PlainProgress:
     """Plain progress lines, `[stage] message (done/total) [elapsed]`: one at once for a new stage, a new
     step (a whole `done`, a count of requests or probes, moved) or a new topic (the text before ':'), else at
-    most one per `every_s`; `tick` repeats the last line when nothing was printed for `every_s` (a job waiting on
-    a slow or silent server). A fractional `done` is a quantity that moves on its own, the seconds of a boot or
+    most one per `every_s`; `tick` repeats the last event when nothing was printed for `every_s` (a job waiting on
+    a slow or silent server), with the time left to its `until`. A quiet event is never printed at once: it is what
+    the heartbeat repeats (the retry an outage line announced went stale: 'retry 1 of 6 in 1 s' was repeated
+    through retry 2's 60-s wait). A fractional `done` is a quantity that moves on its own, the seconds of a boot or
     a create waited against its timeout: it is no step (a 30 s boot printed 60 lines) and shows rounded."""
 
     def __init__(
@@ -101,6 +103,8 @@ class PlainProgress:
     def __call__(self, event: ProgressEvent) -> None:
         last, now = self.last, self.clock()
         self.last = event
+        if event.quiet:  # the heartbeat repeats it: what it waits on now, not the line printed before it
+            return
         new_step = (
             last is None
             or event.stage != last.stage
@@ -112,8 +116,10 @@ class PlainProgress:
             self.last_at = now
 
     def tick(self) -> None:
-        if self.last is not None and self.last_at is not None and self.clock() - self.last_at >= self.every_s:
-            self.write(self.line(self.last) + " still running")
+        last = self.last
+        if last is not None and self.last_at is not None and self.clock() - self.last_at >= self.every_s:
+            left = f", {max(0.0, last.until - self.clock()):.0f} s left" if last.until is not None else ""
+            self.write(f"{self.line(last)} still running{left}")
             self.last_at = self.clock()
 
 

@@ -88,6 +88,8 @@ def advise(
         _print_advice(advice, request)
         for r in advice.rows:
             said = [r.verdict] if not r.fits else []
+            if r.platform_unsupported:  # plan's warning: the official builds will not run the card
+                said.append(r.platform_unsupported)
             if r.utilization is not None:  # the engine's default utilization does not start on this card
                 said.insert(0, f"planned at --gpu-memory-utilization {r.utilization:g}, the most its free memory at "
                             "start covers")  # fmt: skip

@@ -150,10 +150,11 @@ def list_skus(
     http: httpx.Client | None = None,
     on_page: Callable[[int, int], None] | None = None,
     on_retry: Callable[[str], None] | None = None,
+    on_wait: Callable[[str, float], None] | None = None,
 ) -> tuple[str, int, list[Sku]]:
     """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told a
-    page's retries as one outage (tpu_api.Outage). Raises CloudError (the API refused, unreachable or offline, an
-    answer that is not a SKU page, endless paging)."""
+    page's retries as one outage (tpu_api.Outage), `on_wait` each retry as it waits (tpu_api.retrying). Raises
+    CloudError (the API refused, unreachable or offline, an answer that is not a SKU page, endless paging)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
@@ -168,7 +169,7 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None))
+        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait)
         pages += 1
         try:
             page = ListSkusResponse.model_validate(data)
@@ -186,7 +187,8 @@ def list_skus(
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
+         where: str, base: str, on_retry: Callable[[str], None],
+         on_wait: Callable[[str, float], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
     again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
     changes nothing. The retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every
@@ -201,7 +203,8 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callab
         return tpu_api.answer_json(answer, where, base, CATALOG)
 
     return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
-                            base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True)  # fmt: skip
+                            base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True,
+                            on_wait=on_wait)  # fmt: skip
 
 
 # --- matching
@@ -291,12 +294,13 @@ def refresh(
     http: httpx.Client | None = None,
     on_page: Callable[[int, int], None] | None = None,
     on_retry: Callable[[str], None] | None = None,
+    on_wait: Callable[[str, float], None] | None = None,
 ) -> BillingRead:
     """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
-    `on_retry` is told a page's retries as one outage (tpu_api.Outage). Raises CloudError (the catalog),
-    ConfigError (no key file, the store cannot be written)."""
+    `on_retry` is told a page's retries as one outage (tpu_api.Outage), `on_wait` each as it waits. Raises
+    CloudError (the catalog), ConfigError (no key file, the store cannot be written)."""
     service = catalog.billing_skus().service
-    base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry)
+    base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
     prices, gaps, kept, names = match(skus, read_at)
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,

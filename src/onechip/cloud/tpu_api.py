@@ -174,13 +174,14 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
 
 def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,
              on_retry: Callable[[str], None], deadline_s: float | None = None,
-             once_said: bool = False) -> T:  # fmt: skip
+             once_said: bool = False, on_wait: Callable[[str, float], None] | None = None) -> T:  # fmt: skip
     """`once(end_s)` (end_s: the call's deadline in time.monotonic seconds), tried again while `again(error)` says
     so: at most RETRIES more times, each after backoff_s (or the error's Retry-After, when longer), told to
     `on_retry` first, all within `deadline_s` ($ONECHIP_CLOUD_DEADLINE_S, 30 s). With `once_said`, the retries are
-    told as an outage (`Outage`: once, on a change, every OUTAGE_REMIND_S, and when it answers again), not each.
-    Raises the last CloudError, which says how often and how long it was tried when it was tried more than once or
-    the deadline stopped it."""
+    told as an outage (`Outage`: once, on a change, every OUTAGE_REMIND_S, and when it answers again), not each;
+    `on_wait` is given every retry's line and the time.monotonic() second it is due, as its pause begins (a status,
+    which the CLI's heartbeat repeats with the time left). Raises the last CloudError, which says how often and how
+    long it was tried when it was tried more than once or the deadline stopped it."""
     total_s = deadline_s if deadline_s is not None else env_seconds(DEADLINE_ENV, 30.0)
     outage = Outage(on_retry) if once_said else None
     started = time.monotonic()
@@ -201,6 +202,8 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
                 on_retry(retry_line(str(exc), attempt, pause_s))
             else:
                 outage.failed(exc, next_try(attempt, pause_s))
+            if on_wait is not None:
+                on_wait(retry_line(str(exc), attempt, pause_s), time.monotonic() + pause_s)
             time.sleep(pause_s)
             continue
         if outage is not None:

@@ -531,7 +531,8 @@ def _advice_summary(a: Advice) -> str:
         if any(n.startswith("local: ") for n in a.notes)
         else ""
     )
-    return f"{a.model}: best {best.chip} ({engines}){cost}; {len(a.rows)} considered{local}"
+    unsupported = f"; {best.platform_unsupported}" if best.platform_unsupported else ""  # plan's warning
+    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from onechip.schemas.common import Name, ResultModel, image_reference
+from onechip.schemas.common import ModelName, Name, ResultModel, image_reference
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -161,7 +161,7 @@ class CloudUpRequest(CloudTarget):
         description="Engines behind vllm-router: N one-chip TPU VMs (NAME-0 ... NAME-N-1), or one slice "
         "(--chip v5e-4) with an engine per chip share.",
     )  # fmt: skip
-    model: Name | None = Field(
+    model: ModelName | None = Field(
         default=None, description="Serve this model on the TPUs once READY (vllm-docker over ssh; router here)."
     )
     router_policy: RouterPolicy = Field(default="cache_aware", description="vllm-router --policy (with --model).")
@@ -342,7 +342,7 @@ class HostDemoOptions(RequestModel):
         default="embedded", description="embedded (default), or vllm / vllm-docker on --host (or on the TPU)."
     )
     host: str | None = Field(default=None, description="user@addr of a host you have (not with --cloud).")
-    model: Name | None = Field(default=None, description="Model to serve on the host, e.g. google/gemma-4-E2B-it.")
+    model: ModelName | None = Field(default=None, description="Model to serve on the host, e.g. google/gemma-4-E2B-it.")
     chip: Name | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
     image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
     _image = field_validator("image")(image_reference)

@@ -49,6 +49,24 @@ def printable_name(value: str) -> str:
 Name = Annotated[str, AfterValidator(printable_name)]
 
 
+def model_name(value: str) -> str:
+    """A model to resolve (a Hub id, a catalog name or a checkpoint directory) without the whitespace around it (a
+    copy-paste's trailing space or newline): neither a Hub id nor a catalog name holds one, so ' Qwen/Qwen3-8B ' was
+    refused by the Hub's repo-id rule. An existing path is kept as given; whitespace inside stays, for the resolver to
+    refuse in one line."""
+    stripped = value.strip()
+    if stripped == value or not stripped:  # all blank: the resolver's 'MODEL is empty'
+        return value
+    try:
+        exists = os.path.lexists(os.path.expanduser(value))
+    except ValueError:  # a NUL inside: printable_name refuses it next
+        exists = False
+    return value if exists else stripped
+
+
+ModelName = Annotated[str, AfterValidator(model_name), AfterValidator(printable_name)]
+
+
 # The distribution reference grammar (github.com/distribution/reference, regexp.go), as docker parses an image:
 # [domain[:port]/]path[:tag][@digest]; path components are lower case, a tag is 1 - 128 word characters, '.' or '-'
 # after a first word character. A space, a leading '-' (docker takes it as an option) or an empty tag is none.

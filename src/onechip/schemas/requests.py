@@ -29,7 +29,7 @@ from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import Name, Region, image_reference, server_url
+from onechip.schemas.common import ModelName, Name, Region, image_reference, server_url
 from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
@@ -210,7 +210,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     where the planned engine would run (ServeOptions; off the command line until `plan` prints the serve
     command of a target)."""
 
-    model: Annotated[Name, Cli(argument=True)] = Field(
+    model: Annotated[ModelName, Cli(argument=True)] = Field(
         description="Hub id, local checkpoint directory, or catalog name."
     )
     chip: Name = Field(description="Accelerator key, e.g. v5e-1, cpu.")
@@ -344,7 +344,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
     """The request of `onechip up`: which engine, from which plan, where, and how long to wait."""
 
     engine: EngineKind = Field(default="embedded", description="embedded, vllm or vllm-docker.")
-    model: Name | None = Field(default=None, description="Model to plan and serve (with --chip).")
+    model: ModelName | None = Field(default=None, description="Model to plan and serve (with --chip).")
     chip: Name | None = Field(default=None, description="Accelerator key, e.g. v5e-1, l4, cpu.")
     plan: Plan | Path | None = Field(default=None, description="A plan JSON from `onechip plan --json`.")
     engine_version: Name | None = Field(
@@ -672,7 +672,7 @@ def bench_workload() -> dict[str, float]:
 class AdviseRequest(RequestModel):
     """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
 
-    model: Annotated[Name, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
+    model: Annotated[ModelName, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
     workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
@@ -735,7 +735,9 @@ class AdviseRequest(RequestModel):
 class DeployK8sRequest(RequestModel):
     """The request of `onechip deploy k8s`: the replica set as Kubernetes manifests for GKE."""
 
-    model: Annotated[Name, Cli(argument=True)] = Field(description="Model to plan and serve (Hub id or catalog name).")
+    model: Annotated[ModelName, Cli(argument=True)] = Field(
+        description="Model to plan and serve (Hub id or catalog name)."
+    )
     chip: Name = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
     replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
     router: Literal["vllm-router", "inferencepool"] = Field(

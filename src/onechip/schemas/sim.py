@@ -126,6 +126,12 @@ class AdviceRow(ResultModel):
         default=None, description="Agent sessions: predicted prefix-cache hits / prompt tokens (server counters)."
     )
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
+    platform_unsupported: str | None = Field(
+        default=None,
+        description="The plan's platform-unsupported warning: the engine's official builds do not run this card "
+        "(engines.json cuda_min_capability, rocm_architectures), so the row stands only for a build that does; None: "
+        "supported or not judged.",
+    )
     verdict: str = Field(default="", description="Why it does not fit or was not predicted, else ''.")
     utilization: float | None = Field(
         default=None,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fakes.vllm_server import FakeVllm, Reply
+from onechip import checks
 from onechip.checks import run_checks
 from onechip.checks.agent import (
     SEED_IDS,
@@ -169,6 +170,31 @@ def test_endpoint_refusing_tools_blocks_the_agent_domain():
         report = run_checks(srv.url, only=["agent"])
     assert report.results[0].verdict == "blocked"
     assert report.results[0].note == msg
+
+
+def test_a_run_the_server_stayed_busy_for_is_not_tested_as_the_other_checks_probes(run):
+    # every chat answered 429 on all BUSY_RETRIES + 1 tries: as the chat/tools/needle probes (checks.verdicts.failed),
+    # the run is not_tested and `check` exits 6 with the server_busy line; before, the run was 'error', verdict fail, 10
+    with FakeVllm([Reply("8")], fail_status=dict.fromkeys(range(1, 20), 429), retry_after="0") as srv:
+        report = run_checks(srv.url, only=["agent"])
+        code, _, err = run("check", srv.url, "--only", "agent")
+    tries = checks.BUSY_RETRIES + 1
+    assert len(srv.chat_requests) == 2 * tries  # each run's first request, sent BUSY_RETRIES more times
+    result = report.results[0]
+    assert (result.verdict, [p.verdict for p in result.probes]) == ("not_tested", ["not_tested"])
+    assert result.note.startswith(f"server busy on all 1 runs: HTTP 429 from {srv.url}/v1/chat/completions")
+    assert report.server_busy and report.server_busy.startswith("server busy: 1 request(s)")
+    assert code == 6 and "error: server busy: 1 request(s)" in err
+
+
+def test_the_runs_the_server_answered_judge_the_agent_domain_beside_a_busy_one():
+    # chat requests 1-4 (run 1's first request and its retries) answered 429, run 2 answered: run 2 judges
+    fail = dict.fromkeys(range(1, checks.BUSY_RETRIES + 2), 429)
+    with FakeVllm(_tool_then_answer("id >= 10"), fail_status=fail, retry_after="0") as srv:
+        result = run_checks(srv.url, only=["agent"], agent_runs=2).results[0]
+    assert [p.verdict for p in result.probes] == ["not_tested", "pass"]
+    assert result.verdict == "pass", result.note
+    assert result.note.endswith("; correct 1; 1 not_tested (server busy)")
 
 
 def test_seed_count_is_what_the_tool_answers():

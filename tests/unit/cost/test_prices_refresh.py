@@ -131,3 +131,40 @@ def test_refresh_from_a_dead_endpoint_fails_in_one_line_within_the_deadline_and_
     assert f"no answer from {url} (" in said[0] and "1 s deadline, $ONECHIP_CLOUD_DEADLINE_S" in said[0], said
     assert elapsed_s < 1 + 10, elapsed_s  # the deadline plus generous slack for a loaded machine
     assert billing.store_path().read_bytes() == stored  # the last good read is kept whole
+
+
+def test_the_heartbeat_through_a_catalog_outage_repeats_the_retry_waited_on_with_its_time_left(monkeypatch, tmp_path):
+    # Five 503s, then the pages: the backoff from 1 s (tpu_api.backoff_s: 1, 2, 4, 8, 16 s) on a fake clock that a
+    # heartbeat (PlainProgress.tick, each second as plain_progress's thread) reads. The outage is one line at 0 s
+    # (tpu_api.Outage); before, the heartbeat repeated it, 'retry 1 of 6 in 1 s', at 10, 20 and 30 s, while retries
+    # 4 and 5 were waited on. Now it repeats the retry waited on, with the time to it.
+    from types import SimpleNamespace
+
+    from onechip.cli.render import PlainProgress
+    from onechip.cloud import tpu_api
+
+    clock = [0.0]
+    lines: list[str] = []
+    plain = PlainProgress(lines.append, every_s=10.0, clock=lambda: clock[0])
+
+    def sleep(seconds: float) -> None:
+        for _ in range(round(seconds)):
+            clock[0] += 1
+            plain.tick()
+
+    monkeypatch.setattr(tpu_api, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=sleep))
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "1")
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "600")
+    with FakeBillingCatalog(faults=[503] * 5) as catalog:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, catalog.url)
+        api.prices_refresh(PricesRequest(chip="v5e-1"), plain)
+    failed = f"[prices] services/6F81-5844-456A/skus page 1 of the Cloud Billing Catalog: HTTP 503 from {catalog.url}"
+    beats = [line for line in lines if "still running" in line]
+    assert beats == [
+        f"{failed}; retry 4 of 6 in 8 s [10 s] still running, 5 s left",  # due at 7 + 8 s
+        f"{failed}; retry 5 of 6 in 16 s [20 s] still running, 11 s left",  # due at 15 + 16 s
+        f"{failed}; retry 5 of 6 in 16 s [30 s] still running, 1 s left",
+    ]
+    assert f"{failed}; retry 1 of 6 in 1 s [0 s]" in lines  # the outage, said once
+    assert "[prices] the API answers again, 31 s into the outage [31 s]" in lines

@@ -86,6 +86,18 @@ def test_vllm_08_to_010_runs_an_fp8_kv_cache_on_v0_where_v1_has_no_fp8_attention
     assert "V0" in rule("b200", "0.9.2")
 
 
+def test_a_b300_is_compute_capability_103_which_vllm_010_does_not_count_as_blackwell(tmp_path: Path) -> None:
+    # NVIDIA's CUDA GPUs page: B300 (Blackwell Ultra, GPU database architecture 'Blackwell Ultra') is compute
+    # capability 10.3, sm_103; B200 is 10.0. vllm 0.10.x cuda.py is_kv_cache_dtype_supported tests
+    # 'cls.is_device_capability(100)', an exact match (platforms/interface.py: to_int() == capability), so a B300's
+    # fp8 KV cache goes to V0 where a B200's stays on V1. Before, 'Blackwell Ultra' had no capability: unjudged, V1
+    from onechip.planner.rules import accelerator
+
+    assert accelerator("B300").compute_capability == 103 and accelerator("b200").compute_capability == 100
+    plan = plan_model(_llama(tmp_path), "B300", max_model_len=8192, engine_version="0.10.1", kv_cache_dtype="fp8")
+    assert plan.memory_budget is not None and "V0" in plan.memory_budget.rule_versions
+
+
 def test_block_fp8_weights_before_090_are_refused_and_marlin_takes_them_after(tmp_path: Path) -> None:
     # vllm 0.8.5 fp8.py: 'if self.block_quant: # Marlin doesn't support block-wise fp8' -> Triton block-FP8 GEMM;
     # 0.9.0 drops it. Qwen3-235B-A22B-FP8's quantization_config: weight_block_size [128, 128]

@@ -140,3 +140,30 @@ def test_a_hub_id_the_catalog_bundles_no_weights_for_is_read_from_the_hub(monkey
     # its catalog name alone still names the Hub id to pass
     with pytest.raises(ConfigError, match=r"or its Hub id \(Qwen/Qwen3-0\.6B\) to count weights"):
         source.resolve("qwen3-0.6b")
+
+
+def test_a_model_with_whitespace_around_it_is_planned_as_the_name_inside(capsys, monkeypatch, tmp_path):
+    # a copy-paste's space or newline: ' owner/name ' was refused by the Hub's repo-id rule ("Repo id must use
+    # alphanumeric chars"); neither a Hub id nor a catalog name holds whitespace, so it is read without it
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)  # no path named like the padded id here
+    for padded in (f" {UNKNOWN} ", f"{UNKNOWN}\n"):
+        code, err = _run(capsys, "plan", padded, "--chip", "v5e-1")
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"model {UNKNOWN!r} is not a local directory" in err and "HF_HUB_OFFLINE is set" in err
+    code, err = _run(capsys, "plan", " SmolLM2-135M-Instruct ", "--chip", "l4")  # a catalog name, bundled weights
+    assert code == 0, err
+    # whitespace inside stays the Hub's one-line refusal
+    code, err = _run(capsys, "plan", "nosuch-owner/nosuch model", "--chip", "v5e-1")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "'nosuch-owner/nosuch model': not a local directory and not a Hub id: Repo id must use" in err
+
+
+def test_an_existing_path_with_whitespace_around_it_is_kept_as_given(tmp_path, monkeypatch):
+    from onechip.schemas.common import model_name
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ckpt ").mkdir()
+    assert model_name("ckpt ") == "ckpt "  # a directory whose name ends in a space is that directory
+    assert model_name(" ckpt ") == "ckpt"
+    assert model_name("   ") == "   "  # all blank: the resolver's 'MODEL is empty'

@@ -184,3 +184,28 @@ def test_the_calibrated_error_is_the_corpus_benchmark_figure() -> None:
     # chip and model, another grid of the same predicted), the run the entry names
     entry = catalog.serving_measurements().prediction_error["calibrated"]
     assert entry.source.startswith("python benchmarks/sim_accuracy.py corpus")
+
+
+def test_a_row_on_a_card_the_engines_builds_do_not_run_carries_plans_warning(tmp_path, monkeypatch, run) -> None:
+    # The Radeon Pro VII is GCN 5.1 (gfx906), outside vLLM's ROCm architectures (engines.json vllm-gpu
+    # rocm_architectures: CDNA 2.0 - 4.0, RDNA 3.0 - 4.0); `plan` warns platform-unsupported. Calibrated there (a
+    # build that runs it), advise ranks the row: it now says what plan says, where it read as servable as any other
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    model, chip = "SmolLM2-135M-Instruct", "radeon-pro-vii"
+    plan = planner.plan_model(PlanRequest(model=model, chip=chip, max_model_len=2048))
+    warned = [w.message for w in plan.warnings if w.code == "platform-unsupported"]
+    assert len(warned) == 1 and "GCN 5.1 is not among the AMD architectures vLLM's ROCm builds support" in warned[0]
+    calibration_store.save(Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=SEED_TERMS))
+    request = AdviseRequest(model=model, workload={"ctx": 1024, "clients": 1}, chips=[chip, "l4"], reps=1)
+    advice = api.advise(request)
+    rows = advice.rows
+    own = [r for r in rows if r.chip == chip]
+    assert own and all(r.fits and r.source == "calibrated" for r in own)
+    assert {r.platform_unsupported for r in own} == {warned[0]}
+    assert all(r.platform_unsupported is None for r in rows if r.chip == "l4")  # Ada, 8.9 >= 7.0: supported
+    from onechip.mcp.tools import _advice_summary
+
+    assert rows[0].chip == chip and warned[0] in _advice_summary(advice)  # calibrated first: the MCP summary's best
+    code, out, err = run("advise", model, "--chips", f"{chip},l4", "--workload", "ctx=1024,clients=1", "--reps", "1")
+    assert code == 0, err
+    assert f"{chip} (1 x TP=1): {chip}: GCN 5.1 is not among" in " ".join(out.split())
