@@ -433,8 +433,11 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
 def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str:
     top = data.get("model_type")
     inner = text.get("model_type") if text is not data else None
+    for value in (inner, top):  # a number or a list there is no family name, not a missing one
+        if value is not None and not isinstance(value, str):
+            raise _fail(where, "model_type", f"must be a string such as 'llama', got {value!r}")
     family = inner or top
-    if not isinstance(family, str) or not family:
+    if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     if family not in MODELLED:
         arch = data.get("architectures") or [top]

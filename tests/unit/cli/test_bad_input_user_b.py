@@ -88,3 +88,13 @@ def test_a_rope_type_vllm_builds_or_renames_is_planned(run, tmp_path, kind: str)
     model = sized_checkpoint(tmp_path / kind, config, 270_000_000)
     code, _, err = run("plan", str(model), "--chip", "l4", "--max-model-len", "4096", "--json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("value", [5, ["llama"]])
+def test_a_model_type_that_is_no_string_is_not_called_missing(run, tmp_path, value) -> None:
+    # was "field 'model_type' is missing from config.json" for a config that states one, of the wrong JSON type
+    from factories import SMOLLM2_CONFIG, sized_checkpoint
+
+    model = sized_checkpoint(tmp_path / "typed", {**SMOLLM2_CONFIG, "model_type": value}, 270_000_000)
+    line = one_error_line(run, "plan", str(model), "--chip", "l4")
+    assert line == f"{model}/config.json: field 'model_type' must be a string such as 'llama', got {value!r}"
