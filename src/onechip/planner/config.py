@@ -436,7 +436,7 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     for value in (inner, top):  # a number or a list there is no family name, not a missing one
         if value is not None and not isinstance(value, str):
             raise _fail(where, "model_type", f"must be a string such as 'llama', got {value!r}")
-    family = inner or top
+    family: str = inner or top or ""
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     if family not in MODELLED:
