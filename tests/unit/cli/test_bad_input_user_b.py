@@ -98,3 +98,17 @@ def test_a_model_type_that_is_no_string_is_not_called_missing(run, tmp_path, val
     model = sized_checkpoint(tmp_path / "typed", {**SMOLLM2_CONFIG, "model_type": value}, 270_000_000)
     line = one_error_line(run, "plan", str(model), "--chip", "l4")
     assert line == f"{model}/config.json: field 'model_type' must be a string such as 'llama', got {value!r}"
+
+
+@pytest.mark.parametrize("name", ["config.json", "model.safetensors"])
+def test_a_file_of_a_checkpoint_names_the_directory_to_give(run, tmp_path, name: str) -> None:
+    # was "model '.../config.json': not a checkpoint directory, not in catalog/models.json, and not a Hub id"
+    from factories import SMOLLM2_CONFIG, sized_checkpoint
+
+    model = sized_checkpoint(tmp_path / "ckpt", SMOLLM2_CONFIG, 270_000_000)
+    line = one_error_line(run, "plan", str(model / name), "--chip", "l4")
+    file, directory = str(model / name), str(model)
+    assert (
+        line
+        == f"model {file!r} is a file of a checkpoint; MODEL is the directory holding its config.json: {directory!r}"
+    )
