@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from onechip import cost as cost_layer
@@ -57,6 +58,15 @@ def cost(request: CostRequest) -> CostReport:
         today=request.today,
         measured_on=measured_on,
     )
+    if files is not None and files.bench is not None and result.output_tok_per_s is None:
+        # priced nothing: not a success with an empty table ('v5e-1 at 0.0 output tok/s', exit 0), as a run with no
+        # summary is refused above; the demo prices its own bench through cost_layer.estimate, which only warns
+        said = Counter("ok at no tok/s" if c.status == "ok" else c.status for c in files.bench.cells)
+        cells = ", ".join(f"{n} {status}" for status, n in said.items()) or "no cells"
+        raise ConfigError(
+            f"--run {request.run_dir}: the bench summary has no 'ok' cell with a positive tok/s to price ({cells}); "
+            "give the throughput to price with --output-tok-per-s"
+        )
     if files is not None and files.bench is not None and files.bench.prediction is not None:
         result.predicted = True
         result.warnings.append(

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from onechip.schemas.inputs import cli_of
+from onechip.schemas.inputs import HUMAN_INT, cli_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,7 +56,9 @@ def _shown_default(field: FieldInfo) -> str | bool:
 def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[str]) -> inspect.Parameter:
     """One typer parameter for field `name` of `model`."""
     cli = cli_of(model, name)
-    kind = _cli_type(field.annotation, cli.repeat)
+    # an integer vLLM's own flag takes as '32k' (HUMAN_INT) arrives as text, for the model to read
+    human = HUMAN_INT in field.metadata
+    kind = str if human else _cli_type(field.annotation, cli.repeat)
     required = field.is_required() and name not in optional
     if cli.argument:
         metavar = (cli.flag or name).upper()  # MODEL, URL, RUN: not typer's '{model}'
@@ -66,7 +68,8 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
         default = ... if required else field.default if kind is bool else None
         info = typer.Option(
             default, *decls, help=field.description, show_default=_shown_default(field),
-            metavar="" if kind is bool else None,  # a flag takes no value: no '<bool>' beside it
+            # a flag takes no value: no '<bool>' beside it; a HUMAN_INT one is an integer, read from text
+            metavar="" if kind is bool else "<int>" if human else None,
         )  # fmt: skip
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 

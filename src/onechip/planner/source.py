@@ -259,6 +259,11 @@ def resolve(model: str) -> ModelSource:
     gguf = _gguf_refusal(path) if path.is_file() else None
     if gguf is not None:
         raise gguf
+    if path.is_file() and (path.parent / "config.json").is_file():  # its config.json or a shard, named for the folder
+        raise ConfigError(
+            f"model {model!r} is a file of a checkpoint; MODEL is the directory holding its config.json: "
+            f"{str(path.parent)!r}"
+        )
     raise ConfigError(
         f"model {model!r}: not a checkpoint directory, not in catalog/models.json, and not a Hub id (owner/name)"
     )

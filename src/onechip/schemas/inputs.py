@@ -184,6 +184,38 @@ def comma_list(kind: type) -> BeforeValidator:
     return BeforeValidator(validate)
 
 
+# vLLM's `human_readable_int`, the type of its --max-model-len, --max-num-batched-tokens and --kv-cache-memory
+# (vllm/engine/arg_utils.py; vllm/utils/argparse_utils.py in later releases): a number and one suffix, lower case
+# decimal (k, m, g, t: 10**3 ... 10**12, '25.6k' -> 25,600) or upper case binary (K, M, G, T: 2**10 ... 2**40, whole
+# numbers only: '1.5K' is refused), computed as vLLM computes it (int(float(number) * 10**3n)).
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kmgtKMGT])")
+
+
+def human_int(value: Any, info: ValidationInfo) -> Any:
+    """A BeforeValidator body: a command-line value written as vLLM's flag takes it ('32k' -> 32,000, '32K' ->
+    32,768, '8G' -> 8,589,934,592), so `--max-model-len 32k` means what `vllm serve --max-model-len 32k` does;
+    anything else passes through to the field's own int check ('abc' is still refused there). JSON arguments (an
+    MCP tool call) are left as sent: their integer is a JSON number, as the published schema says."""
+    if not isinstance(value, str) or json_input(info.context):
+        return value
+    match = _HUMAN_INT.fullmatch(value.strip())
+    if match is None:
+        try:
+            return int(value)  # a plain number, read as the command line read it before (click's int)
+        except ValueError:
+            return value
+    number, suffix = match.groups()
+    if suffix.islower():
+        return int(float(number) * 10 ** (3 * ("kmgt".index(suffix) + 1)))
+    if "." in number:
+        raise PydanticCustomError("human_int", "decimals go with a decimal suffix only (k, m, g, t), as vLLM reads it")
+    return int(number) * 2 ** (10 * ("KMGT".index(suffix) + 1))
+
+
+# the field metadata of an integer the command line takes as vLLM does (human_int); the CLI reads it as text
+HUMAN_INT = BeforeValidator(human_int)
+
+
 # what a key=value flag looks like, by field (the refusal shows the field's own example)
 _KEY_VALUE_EXAMPLES = {"workload": "ctx=1024,clients=16"}
 

@@ -31,6 +31,7 @@ from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
 from onechip.schemas.common import ModelName, Name, Region, image_reference, server_url
 from onechip.schemas.inputs import (
+    HUMAN_INT,
     INT64_MAX,
     MAX_HOST_GIB,
     MAX_POSITIONS,
@@ -217,12 +218,13 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     engine: str | None = Field(
         default=None, description="vllm-tpu, vllm-gpu, vllm-cpu or vllm-ascend (default: by the chip's kind)."
     )
-    max_model_len: int | None = Field(
+    max_model_len: Annotated[int | None, HUMAN_INT] = Field(
         default=None,
         ge=1,
         le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings, times its RoPE "
-        "scaling factor where vLLM applies one).",
+        "scaling factor where vLLM applies one). On the command line also as vLLM writes it: 32k = 32,000, "
+        "32K = 32,768.",
     )
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
         default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
@@ -242,14 +244,19 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     block_size: int | None = Field(
         default=None, ge=1, le=MAX_POSITIONS, description="KV block size, tokens (default: the engine's rule)."
     )
-    max_num_batched_tokens: int | None = Field(
-        default=None, ge=1, le=MAX_POSITIONS, description="Scheduler token budget per step (default: the engine's)."
+    max_num_batched_tokens: Annotated[int | None, HUMAN_INT] = Field(
+        default=None,
+        ge=1,
+        le=MAX_POSITIONS,
+        description="Scheduler token budget per step (default: the engine's). On the command line also as vLLM "
+        "writes it: 8k = 8,000, 8K = 8,192.",
     )
-    kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory")] = Field(
+    kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory"), HUMAN_INT] = Field(
         default=None,
         gt=0,
         le=INT64_MAX,
-        description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).",
+        description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB). On the "
+        "command line also as vLLM writes it: 8G = 8 GiB, 8g = 8e9 bytes.",
     )
     max_num_seqs: int | None = Field(
         default=None,

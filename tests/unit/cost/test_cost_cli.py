@@ -176,3 +176,31 @@ def test_cli_cost_keeps_every_pricing_column_whole_at_80_columns(tmp_path: Path)
     assert "…" not in result.output, result.output
     for header in ("spot", "flex-start", "on-demand", "$/chip-h", "$/M tok", "price read"):
         assert header in result.output
+
+
+@pytest.mark.parametrize(
+    ("cells", "said"),
+    [
+        ([CellResult(context_tokens=128, clients=1, status="failed")], "1 failed"),
+        ([CellResult(context_tokens=128, clients=1, status="ok", output_tok_per_s=0.0),
+          CellResult(context_tokens=8192, clients=64, status="infeasible")], "1 ok at no tok/s, 1 infeasible"),
+        ([], "no cells"),
+    ],
+)  # fmt: skip
+def test_a_run_with_nothing_to_price_is_refused_not_priced_at_zero(tmp_path: Path, cells, said: str) -> None:
+    # was a success (exit 0) printing an empty table titled 'v5e-1 at 0.0 output tok/s' and a warning on stdout
+    run = _run(tmp_path)
+    bench = BenchRun.model_validate_json((run / "summary.json").read_text(encoding="utf-8"))
+    (run / "summary.json").write_text(bench.model_copy(update={"cells": cells}).model_dump_json(), encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        api.cost(CostRequest(chip="v5e-1", run_dir=run, today="2026-11-29", write=True))
+    assert str(refused.value) == (
+        f"--run {run}: the bench summary has no 'ok' cell with a positive tok/s to price ({said}); give the "
+        "throughput to price with --output-tok-per-s"
+    )
+    assert not (run / "cost.json").exists()
+    # a throughput given prices the run's chip all the same
+    given = api.cost(
+        CostRequest(chip="v5e-1", run_dir=run, output_tok_per_s=1496.5, pricing="spot", today="2026-11-29")
+    )
+    assert round(given.lines[0].usd_per_mtok, 3) == 0.107

