@@ -176,7 +176,10 @@ def write_checkpoint(
         size = weights_bytes // layers + (weights_bytes % layers if i == layers - 1 else 0)
         size -= 0 if quantized else size % 2
         dtype, shape = ("U8", [size]) if quantized else ("BF16", [size // 2])
-        tensors[f"model.layers.{i}.mlp.weight"] = {
+        # one layer: a name under no layer index, which says nothing of the decoder's layer count (the check of a
+        # defaulted num_hidden_layers against the checkpoint, planner.source.check_defaults_against_tensors)
+        name = f"model.layers.{i}.mlp.weight" if layers > 1 else "model.all_weights"
+        tensors[name] = {
             "dtype": dtype,
             "shape": shape,
             "data_offsets": [offset, offset + size],

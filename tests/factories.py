@@ -105,12 +105,14 @@ def corpus_entry(name: str) -> dict[str, Any]:
 def sized_checkpoint(directory: Path, config: dict[str, Any], weights_bytes: int) -> Path:
     """config.json plus one safetensors header announcing a single bf16 tensor of `weights_bytes` (no data: the
     planner reads headers only), for plans whose weights are a given figure (a log's, a model card's). An odd
-    figure rounds down to whole bf16 elements, so the shape and data_offsets agree as the format requires."""
+    figure rounds down to whole bf16 elements, so the shape and data_offsets agree as the format requires. The tensor
+    sits under no layer index: it says nothing of the decoder's layer count, which the planner checks a defaulted
+    num_hidden_layers against (planner.source.check_defaults_against_tensors)."""
     directory.mkdir(parents=True)
     (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
     size = weights_bytes - weights_bytes % 2
     tensor = {"dtype": "BF16", "shape": [size // 2], "data_offsets": [0, size]}
-    header = json.dumps({"model.layers.0.mlp.weight": tensor}).encode()
+    header = json.dumps({"model.all_weights": tensor}).encode()
     (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
     return directory
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -111,6 +113,51 @@ def _gguf_refusal(path: Path) -> ConfigError | None:
     )
 
 
+# A decoder layer's tensors, as the text model's prefixes name them (planner.weights _PREFIXES: the vision and audio
+# towers' own 'layers.N' lie under other prefixes)
+_DECODER_LAYER = re.compile(r"^(?:model\.|model\.language_model\.|language_model\.model\.)layers\.(\d+)\.")
+_FLOAT_2D = {"BF16", "F16", "F32"}  # an unquantized projection: its rows are heads x head_dim (packed ones are not)
+
+
+def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor], where: str) -> None:
+    """Refuse a config.json whose class default for the decoder's layer or KV-head count disagrees with the
+    checkpoint's own tensors: the engine builds the default (transformers fills it when vLLM loads the config) and
+    then fails loading weights it has no module for, or leaves modules without weights (vLLM's loaders raise on
+    either). A field deleted by mistake from a config whose class has a default reads as that default otherwise
+    (a Qwen2 config without num_hidden_layers planned Qwen2Config's 32 layers for a 28-layer checkpoint).
+
+    Checked only for a field the config leaves to its default (config.defaults_applied) and only against what the
+    headers show for certain: the highest decoder-layer index, and layer 0's unquantized k_proj rows (KV heads x
+    head_dim). Raises ConfigError naming the field, the default and the checkpoint's figure."""
+    defaulted = config.defaults_applied
+    cls = config.defaults_class or "its config class"
+    if "num_hidden_layers" in defaulted:
+        found = {int(m.group(1)) for t in tensors if (m := _DECODER_LAYER.match(t.name))}
+        if found and max(found) + 1 != defaulted["num_hidden_layers"]:
+            raise ConfigError(
+                f"{where}: config.json leaves num_hidden_layers to {cls}'s default {defaulted['num_hidden_layers']}, "
+                f"but the checkpoint holds decoder layers 0 - {max(found)} ({max(found) + 1}); the engine would fail "
+                "loading its weights: set num_hidden_layers in config.json"
+            )
+    if "num_key_value_heads" in defaulted:
+        text = config.text
+        head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+        rows = {
+            t.shape[0] for t in tensors
+            if t.name.endswith("layers.0.self_attn.k_proj.weight") and _DECODER_LAYER.match(t.name)
+            and len(t.shape) == 2 and t.dtype in _FLOAT_2D
+        }  # fmt: skip
+        expected = defaulted["num_key_value_heads"] * head_dim
+        if len(rows) == 1 and rows != {expected}:
+            (got,) = rows
+            raise ConfigError(
+                f"{where}: config.json leaves num_key_value_heads to {cls}'s default "
+                f"{defaulted['num_key_value_heads']} ({expected:,} key rows at head_dim {head_dim}), but the "
+                f"checkpoint's k_proj has {got:,} rows ({got / head_dim:g} KV heads); the engine would fail loading "
+                "its weights: set num_key_value_heads in config.json"
+            )
+
+
 def from_local_dir(directory: Path) -> ModelSource:
     """Config and safetensors headers of a local Hugging Face checkpoint directory."""
     cfg_path = directory / "config.json"
@@ -118,12 +165,10 @@ def from_local_dir(directory: Path) -> ModelSource:
         raise ConfigError(
             f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog name or a Hub id"
         )
-    return ModelSource(
-        name=str(directory),
-        config=config_from_dict(read_json(cfg_path), str(cfg_path)),
-        tensors=read_checkpoint_dir(directory),
-        origin="local",
-    )
+    config = config_from_dict(read_json(cfg_path), str(cfg_path))
+    tensors = read_checkpoint_dir(directory)
+    check_defaults_against_tensors(config, tensors, str(cfg_path))
+    return ModelSource(name=str(directory), config=config, tensors=tensors, origin="local")
 
 
 def catalog_entry(model: str) -> tuple[str, ModelEntry] | None:
@@ -235,6 +280,7 @@ def from_hub(repo_id: str) -> ModelSource:
         for fm in meta.files_metadata.values()
         for n, info in fm.tensors.items()
     ]
+    check_defaults_against_tensors(config, tensors, f"{repo_id}/config.json")
     return ModelSource(
         name=repo_id,
         config=config,

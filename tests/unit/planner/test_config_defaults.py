@@ -127,3 +127,62 @@ def test_a_field_whose_class_has_no_default_is_still_refused_in_one_line() -> No
     with pytest.raises(ConfigError, match="field 'global_head_dim' is missing") as caught:
         read_config({**config, "text_config": text}, "gemma-4-E2B-it")
     assert "\n" not in str(caught.value)
+
+
+def _headers(directory: Path, config: dict, tensors: dict[str, list[int]]) -> Path:
+    """config.json and one header-only bf16 safetensors file of `tensors` ({name: shape}): the planner reads headers."""
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header, offset = {}, 0
+    for name, shape in tensors.items():
+        size = 2 * shape[0] * (shape[1] if len(shape) > 1 else 1)
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(len(raw).to_bytes(8, "little") + raw + b"\0" * offset)
+    return directory
+
+
+# Qwen2.5-7B-Instruct's decoder (its published config.json: 28 layers, 28 heads, 4 KV heads of 128, hidden 3584)
+QWEN25_7B = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+    "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+    "vocab_size": 152064, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+}  # fmt: skip
+
+
+def _qwen_layers(layers: int, kv_rows: int = 4 * 128) -> dict[str, list[int]]:
+    tensors = {"model.embed_tokens.weight": [8, 3584]}
+    for i in range(layers):
+        tensors[f"model.layers.{i}.self_attn.k_proj.weight"] = [kv_rows, 8]
+    return tensors
+
+
+@pytest.mark.parametrize(
+    ("dropped", "kv_rows", "said"),
+    [
+        ("num_hidden_layers", 512, "leaves num_hidden_layers to Qwen2Config (transformers 5.19.0)'s default 32, but "
+         "the checkpoint holds decoder layers 0 - 27 (28)"),
+        ("num_key_value_heads", 512, "leaves num_key_value_heads to Qwen2Config (transformers 5.19.0)'s default 32 "
+         "(4,096 key rows at head_dim 128), but the checkpoint's k_proj has 512 rows (4 KV heads)"),
+    ],
+)  # fmt: skip
+def test_a_class_default_the_checkpoint_contradicts_is_refused(tmp_path: Path, dropped: str, kv_rows: int, said: str):
+    # a field deleted by mistake from a config whose class has a default: vLLM builds Qwen2Config's default and then
+    # fails loading the 28-layer, 4-KV-head checkpoint; the plan planned the default (32 layers, 32 KV heads: 8x the KV)
+    from onechip.planner import plan_model
+
+    config = {k: v for k, v in QWEN25_7B.items() if k != dropped}
+    directory = _headers(tmp_path / "m", config, _qwen_layers(28, kv_rows))
+    with pytest.raises(ConfigError) as refused:
+        plan_model(str(directory), "h100", max_model_len=8192)
+    assert said in str(refused.value) and f"set {dropped} in config.json" in str(refused.value)
+
+
+def test_a_class_default_the_checkpoint_agrees_with_is_planned(tmp_path: Path) -> None:
+    from onechip.planner import plan_model
+
+    config = {k: v for k, v in QWEN25_7B.items() if k != "num_hidden_layers"}
+    plan = plan_model(str(_headers(tmp_path / "m", config, _qwen_layers(32))), "h100", max_model_len=8192)
+    (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
+    assert "num_hidden_layers=32" in warning.message

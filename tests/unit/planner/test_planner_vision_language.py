@@ -236,7 +236,7 @@ def test_text_only_drops_the_tower_from_the_release_that_skips_loading_it(
         tmp_path / "llava",
         {**_config(corpus_entry(LLAVA)), "architectures": [architecture]},
         {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
-         "language_model.model.layers.0.mlp.down_proj.weight": text},
+         "language_model.model.all_weights": text},
     )  # fmt: skip
     plan = plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, multimodal=False)
     assert plan.weights_bytes == 2 * (text + tower * tower_counted)
@@ -324,7 +324,7 @@ def _llava(tmp_path: Path, version: str, **kw: Any) -> Any:
         tmp_path / f"llava-{len(list(tmp_path.iterdir()))}",
         _config(corpus_entry(LLAVA)),
         {"vision_tower.vision_model.embeddings.patch_embedding.weight": tower,
-         "language_model.model.layers.0.mlp.down_proj.weight": text},
+         "language_model.model.all_weights": text},
     )  # fmt: skip
     return plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096, engine_version=version, **kw)
 
