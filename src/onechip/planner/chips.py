@@ -74,19 +74,21 @@ _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB,
 _LINE = {"rtx", "gtx"}
 
 
+def _is_size(tokens: list[str], i: int) -> bool:
+    """Whether tokens[i] is (part of) a memory size as names write one: '80gb', '80gib', or '80' 'gb' apart."""
+    t = tokens[i]
+    if re.fullmatch(r"\d+gi?b", t) or (t in _UNITS and i > 0 and tokens[i - 1].isdigit()):
+        return True
+    return t.isdigit() and i + 1 < len(tokens) and tokens[i + 1] in _UNITS
+
+
 def name_keys(name: str) -> list[str]:
     """The keys a name matches at, most exact first: every token; without vendor words; without form-factor
     words and sizes ('80 GB', '80GiB') as well; without NVIDIA's product-line word as well (_LINE).
     'NVIDIA GeForce RTX 5090' -> ['nvidiageforcertx5090', 'rtx5090', 'rtx5090', '5090']."""
     tokens = _tokens(name)
     plain = [t for t in tokens if t not in _VENDOR]
-    bare: list[str] = []
-    for i, t in enumerate(plain):
-        if t in _FORM or re.fullmatch(r"\d+gi?b", t) or (t in _UNITS and i > 0 and plain[i - 1].isdigit()):
-            continue
-        if t.isdigit() and i + 1 < len(plain) and plain[i + 1] in _UNITS:
-            continue
-        bare.append(t)
+    bare = [t for i, t in enumerate(plain) if t not in _FORM and not _is_size(plain, i)]
     loose = "".join(t for t in bare if t not in _LINE)
     # only a model number stands alone: 'TITAN RTX' without 'RTX' would be every TITAN (V, Xp, X Pascal)
     return ["".join(tokens), "".join(plain), "".join(bare), loose if re.search(r"\d", loose) else "".join(bare)]
@@ -298,8 +300,7 @@ def _holding(name: str) -> list[str]:
     NX / Nano boards, 'A770' -> 'Arc A770' (Intel's 'Arc' is its line, which people leave out). Only asked of a
     name nothing matches as a whole, so it names candidates and never picks one."""
     tokens = [t for t in _tokens(name) if t not in _VENDOR]
-    sized = [t in _UNITS or re.fullmatch(r"\d+gi?b", t) is not None for t in tokens]  # '64GB', '64 GB': a size
-    words = {t for i, t in enumerate(tokens) if not (sized[i] or (t.isdigit() and sized[i + 1 : i + 2] == [True]))}
+    words = {t for i, t in enumerate(tokens) if not _is_size(tokens, i)}  # '64GB', '64 GB': a size, not a word
     if not words:
         return []
     said = sizes(name)

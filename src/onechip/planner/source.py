@@ -139,9 +139,8 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
                 f"but the checkpoint holds decoder layers 0 - {max(found)} ({max(found) + 1}); the engine would fail "
                 "loading its weights: set num_hidden_layers in config.json"
             )
-    if "num_key_value_heads" in defaulted:
-        text = config.text
-        head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    head_dim = config.text.get("head_dim")  # as read_config's family rules filled it (geometry never derives it)
+    if "num_key_value_heads" in defaulted and isinstance(head_dim, int) and head_dim > 0:
         rows = {
             t.shape[0] for t in tensors
             if t.name.endswith("layers.0.self_attn.k_proj.weight") and _DECODER_LAYER.match(t.name)
