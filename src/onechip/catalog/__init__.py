@@ -6,7 +6,8 @@ returns the file as its validated model, so a misspelt key is an error naming th
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
 serving_measurements(), billing_skus(),
-gpus(), config_defaults(), vllm_architectures(), inventory(name). No entry is ever hard-coded in Python.
+gpus(), config_defaults(), vllm_architectures(), vllm_parsers(), inventory(name). No entry is ever hard-coded in
+Python.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from onechip.catalog.files import (
     ServeFamiliesFile,
     ServingMeasurementsFile,
     VllmArchitecturesFile,
+    VllmParsersFile,
     file_model,
 )
 from onechip.errors import ConfigError
@@ -128,6 +130,12 @@ def vllm_architectures() -> VllmArchitecturesFile:
     """vllm_architectures.json: the first and last vLLM release whose model registry names each architecture,
     and vLLM's refusal of one it dropped (scripts/gen_vllm_architectures.py)."""
     return _typed("vllm_architectures", VllmArchitecturesFile)
+
+
+def vllm_parsers() -> VllmParsersFile:
+    """vllm_parsers.json: the first and last vLLM release that registers each tool-call and reasoning parser
+    (scripts/gen_vllm_parsers.py)."""
+    return _typed("vllm_parsers", VllmParsersFile)
 
 
 def inventory(name: str) -> InventoryFile:

@@ -129,6 +129,17 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
+_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
+    '0.10.1' and '0.6.1'): the releases vllm_architectures.json and vllm_parsers.json name. Raises ConfigError
+    as version_key does."""
+    fourth = _FOURTH.match(version.strip())
+    return (*version_key(version), int(fourth.group(1)) if fourth else 0)
+
+
 class VersionRange(StrictModel):
     """Something that holds for one range of vLLM (or tpu-inference) releases, [min_version, max_version);
     `covers` is the one test of a release against it."""
@@ -1632,6 +1643,27 @@ class VllmArchitecturesFile(_File):
     architectures: dict[str, ArchitectureRelease] = Field(description="First and last release by architecture name.")
 
 
+class ParserRelease(StrictModel):
+    """When vLLM's sources first and last register one tool-call or reasoning parser, over the releases read
+    (vllm_parsers.json)."""
+
+    first_in: str = Field(description="The oldest release read that registers it.")
+    absent_in: str | None = Field(
+        description="The newest release read before first_in that does not; None: the oldest release read does."
+    )
+    source: str = Field(description="The file and registry form that registers it in first_in.")
+    last_in: str = Field(description="The newest release read that registers it.")
+    gone_in: str | None = Field(description="The release read after last_in; None: the newest release read has it.")
+
+
+class VllmParsersFile(_File):
+    date: str = Field(description="ISO date it was generated.")
+    source: str = Field(description="What was read in each release.")
+    releases_read: list[str] = Field(description="The releases whose sources were read, oldest first.")
+    tool_call_parsers: dict[str, ParserRelease] = Field(description="--tool-call-parser names.")
+    reasoning_parsers: dict[str, ParserRelease] = Field(description="--reasoning-parser names.")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -1644,6 +1676,7 @@ FILES: dict[str, type[StrictModel]] = {
     "gpus": GpusFile,
     "config_defaults": ConfigDefaultsFile,
     "vllm_architectures": VllmArchitecturesFile,
+    "vllm_parsers": VllmParsersFile,
 }
 
 

@@ -14,7 +14,14 @@ from typing import Any
 from pydantic import Field
 
 from onechip import catalog
-from onechip.catalog.files import AcceleratorEntry, EngineEntry, TextOnlyClassesRule, V0Fallback, version_key
+from onechip.catalog.files import (
+    AcceleratorEntry,
+    EngineEntry,
+    TextOnlyClassesRule,
+    V0Fallback,
+    release_key,
+    version_key,
+)
 from onechip.errors import ConfigError
 from onechip.planner import chips
 from onechip.planner.geometry import cdiv, pad_vocab_size
@@ -208,14 +215,6 @@ class EngineRules(EngineEntry):
 
 
 _UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")  # setuptools-scm's version of a checkout without tags
-_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
-
-
-def _release_key(version: str) -> tuple[int, ...]:
-    """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
-    '0.10.1' and '0.6.1'): the releases vllm_architectures.json names."""
-    fourth = _FOURTH.match(version.strip())
-    return (*version_key(version), int(fourth.group(1)) if fourth else 0)
 
 
 def _first_release(arch: str, engine_version: str | None) -> str | None:
@@ -234,7 +233,7 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
             f"vLLM {engine_version} is a build of a checkout without release tags (setuptools-scm's 0.1.devN), not "
             f"release 0.1: whether it serves {arch} is not known"
         )
-    key, first = _release_key(engine_version), _release_key(entry.first_in)
+    key, first = release_key(engine_version), release_key(entry.first_in)
     if key >= first:
         return None
     where = "catalog/vllm_architectures.json, generated from each release's model registry"
@@ -243,8 +242,8 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
             f"vLLM {engine_version} is older than the oldest release read ({entry.first_in}), whose model registry "
             f"already names {arch}: whether {engine_version} serves it is not known"
         )
-    absent = _release_key(entry.absent_in)
-    unread = [v for v in table.releases_not_read if absent < _release_key(v) < first]
+    absent = release_key(entry.absent_in)
+    unread = [v for v in table.releases_not_read if absent < release_key(v) < first]
     if key <= absent:
         when = (
             f"first in vLLM {entry.first_in}"
@@ -273,12 +272,12 @@ def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | 
     entry = catalog.vllm_architectures().architectures.get(arch)
     if entry is None or entry.gone_in is None or engine_version is None or _UNTAGGED.match(engine_version.strip()):
         return None
-    key = _release_key(engine_version)
-    if key < _release_key(entry.gone_in) or entry.served_as is not None:  # vLLM resolves it to another name
+    key = release_key(engine_version)
+    if key < release_key(entry.gone_in) or entry.served_as is not None:  # vLLM resolves it to another name
         return None
     said = f"the newest vLLM ({engine_version})" if newest else f"vLLM {engine_version}"
     refused, plugin = entry.refused, entry.plugin
-    if refused is not None and key >= _release_key(refused.since):
+    if refused is not None and key >= release_key(refused.since):
         raise ConfigError(
             f"{said} no longer serves {arch}: last in {entry.last_in} (its model registry; vLLM refuses it from "
             f"{refused.since} on, 'supported in vLLM until v{refused.supported_until}': {refused.source}, unless its "

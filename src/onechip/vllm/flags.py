@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from onechip import catalog
-from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, version_key
+from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, release_key, version_key
 from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.plan import ServeSetting
@@ -287,8 +287,65 @@ def _conditional_rules(plan: Plan, kind: str, flags: _Flags, sets: list[Override
             flags.put(rule.flag, rule.value, rule.reason, "onechip")
 
 
-def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags) -> None:
-    """The family's multimodal contract, tool-call and reasoning parsers, and extra flags (origin 'family')."""
+_PARSERS = {
+    "--tool-call-parser": ("tool_call_parsers", "tool-call"),
+    "--reasoning-parser": ("reasoning_parsers", "reasoning"),
+}
+_PARSER_PLUGINS = {"--tool-call-parser": "--tool-parser-plugin", "--reasoning-parser": "--reasoning-parser-plugin"}
+
+
+def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
+    """Why vLLM release `version` refuses to start with `flag name` (--tool-call-parser or --reasoning-parser;
+    vLLM checks the name against its registry before it loads anything: cli_args.py validate_parsed_serve_args):
+    a release read before the first that registers the parser, from the first read that no longer does, or a name
+    no release read registers (catalog/vllm_parsers.json, scripts/gen_vllm_parsers.py). `version` None is the
+    newest release read. None when it registers it, or when that cannot be told: not a release number, older than
+    the oldest release read that registers it, or between two releases read with the one before it not read."""
+    kind, word = _PARSERS[flag]
+    table = catalog.vllm_parsers()
+    entry = getattr(table, kind).get(name)
+    where = "catalog/vllm_parsers.json"
+    if entry is None:
+        return (
+            f"no vLLM release read ({table.releases_read[0]} - {table.releases_read[-1]}) registers a {word} parser "
+            f"'{name}' ({where}): vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
+        )
+    if version is not None and not _RELEASE_PREFIX.match(version.strip()):
+        return None
+    said = f"vLLM {version}" if version is not None else f"the newest vLLM read ({table.releases_read[-1]})"
+    key = release_key(version or table.releases_read[-1])
+    if entry.absent_in is not None and key <= release_key(entry.absent_in):
+        return f"{said} registers no {word} parser '{name}' (first in {entry.first_in}: {where})"
+    if entry.gone_in is not None and key >= release_key(entry.gone_in):
+        return (
+            f"{said} registers no {word} parser '{name}' (last in {entry.last_in}, gone from {entry.gone_in}: {where})"
+        )
+    return None
+
+
+def _release(plan: Plan) -> str | None:
+    """The vLLM release `plan` runs: its --engine-version, else the release its engine's rules were read from
+    (what `up` runs; engines.json `release`), else None (the newest)."""
+    return plan.engine_version or catalog.engines().engines[plan.engine].release
+
+
+def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str]) -> bool:
+    """The family's parser `name` can go on the command: the plan's release registers it. A release that predates
+    the flag itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser
+    gets the flag left out, said in one warning, where vLLM would refuse to start."""
+    row = spec(flag)
+    if row is not None and older_than(plan.engine_version, row.since):
+        return True
+    why = parser_refusal(flag, name, _release(plan))
+    if why is not None:
+        feature = "tool calling stays off" if flag == "--tool-call-parser" else "reasoning stays in the answer"
+        warnings.append(f"{flag} {name} left out: {why}; {feature}")
+    return why is None
+
+
+def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str]) -> None:
+    """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers),
+    and extra flags (origin 'family')."""
     if family.limit_mm_per_prompt and _multimodal(plan) and "--limit-mm-per-prompt" not in flags.by_name:
         if plan.engine in family.disable_chunked_mm_input_on:
             flags.put(
@@ -301,7 +358,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags) -> None:
         flags.put(
             "--limit-mm-per-prompt", family.limit_mm_per_prompt, f"multimodal contract ({family.source})", "family"
         )
-    if family.tool_call_parser:
+    if family.tool_call_parser and _family_parser(plan, "--tool-call-parser", family.tool_call_parser, warnings):
         flags.put(
             "--enable-auto-tool-choice",
             None,
@@ -314,7 +371,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags) -> None:
             f"native tool-call format of {family.key} ({family.source})",
             "family",
         )
-    if family.reasoning_parser:
+    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings):
         flags.put(
             "--reasoning-parser", family.reasoning_parser, f"separates {family.key} reasoning from the answer", "family"
         )
@@ -402,7 +459,7 @@ def serve_flags(
         flags.by_name.pop("--enable-prefix-caching", None)
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
-        _family_flags(plan, family, flags)
+        _family_flags(plan, family, flags, warnings)
     else:
         warnings.append(
             f"no known tool-call parser for {plan.serve_model or plan.model} ({plan.architecture}); "
@@ -412,6 +469,16 @@ def serve_flags(
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
     sets = parse_sets(target.sets)
     _apply_sets(plan, sets, flags, env, warnings)
+    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it
+        chosen = flags.by_name.get(parser_flag)
+        if (
+            chosen is not None
+            and chosen.origin == "set"
+            and chosen.value
+            and _PARSER_PLUGINS[parser_flag] not in flags.by_name
+        ):
+            if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
+                warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",
