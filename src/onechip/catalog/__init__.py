@@ -6,7 +6,7 @@ returns the file as its validated model, so a misspelt key is an error naming th
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
 serving_measurements(), billing_skus(),
-gpus(), config_defaults(), vllm_architectures(), vllm_parsers(), inventory(name). No entry is ever hard-coded in
+gpus(), config_defaults(), vllm_architectures(), vllm_registries(), inventory(name). No entry is ever hard-coded in
 Python.
 """
 
@@ -32,7 +32,7 @@ from onechip.catalog.files import (
     ServeFamiliesFile,
     ServingMeasurementsFile,
     VllmArchitecturesFile,
-    VllmParsersFile,
+    VllmRegistriesFile,
     file_model,
 )
 from onechip.errors import ConfigError
@@ -132,10 +132,10 @@ def vllm_architectures() -> VllmArchitecturesFile:
     return _typed("vllm_architectures", VllmArchitecturesFile)
 
 
-def vllm_parsers() -> VllmParsersFile:
-    """vllm_parsers.json: the first and last vLLM release that registers each tool-call and reasoning parser
-    (scripts/gen_vllm_parsers.py)."""
-    return _typed("vllm_parsers", VllmParsersFile)
+def vllm_registries() -> VllmRegistriesFile:
+    """vllm_registries.json: the first and last vLLM release that registers each tool-call and reasoning parser
+    (scripts/gen_vllm_registries.py)."""
+    return _typed("vllm_registries", VllmRegistriesFile)
 
 
 def inventory(name: str) -> InventoryFile:

@@ -134,7 +134,7 @@ _FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
 
 def release_key(version: str) -> tuple[int, ...]:
     """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
-    '0.10.1' and '0.6.1'): the releases vllm_architectures.json and vllm_parsers.json name. Raises ConfigError
+    '0.10.1' and '0.6.1'): the releases vllm_architectures.json and vllm_registries.json name. Raises ConfigError
     as version_key does."""
     fourth = _FOURTH.match(version.strip())
     return (*version_key(version), int(fourth.group(1)) if fourth else 0)
@@ -1643,9 +1643,9 @@ class VllmArchitecturesFile(_File):
     architectures: dict[str, ArchitectureRelease] = Field(description="First and last release by architecture name.")
 
 
-class ParserRelease(StrictModel):
-    """When vLLM's sources first and last register one tool-call or reasoning parser, over the releases read
-    (vllm_parsers.json)."""
+class RegistryRelease(StrictModel):
+    """When vLLM's sources first and last register one tool-call parser, reasoning parser or quantization method,
+    over the releases read (vllm_registries.json)."""
 
     first_in: str = Field(description="The oldest release read that registers it.")
     absent_in: str | None = Field(
@@ -1656,12 +1656,36 @@ class ParserRelease(StrictModel):
     gone_in: str | None = Field(description="The release read after last_in; None: the newest release read has it.")
 
 
-class VllmParsersFile(_File):
+class VllmRegistriesFile(_File):
     date: str = Field(description="ISO date it was generated.")
     source: str = Field(description="What was read in each release.")
     releases_read: list[str] = Field(description="The releases whose sources were read, oldest first.")
-    tool_call_parsers: dict[str, ParserRelease] = Field(description="--tool-call-parser names.")
-    reasoning_parsers: dict[str, ParserRelease] = Field(description="--reasoning-parser names.")
+    tool_call_parsers: dict[str, RegistryRelease] = Field(description="--tool-call-parser names.")
+    reasoning_parsers: dict[str, RegistryRelease] = Field(description="--reasoning-parser names.")
+    quantization_methods: dict[str, RegistryRelease] = Field(
+        description="--quantization names, which a checkpoint's quantization_config.quant_method must be one of."
+    )
+
+    def missing(self, kind: str, what: str, name: str, version: str | None) -> str | None:
+        """Why vLLM release `version` has no `name` in registry `kind` ('tool_call_parsers', 'reasoning_parsers',
+        'quantization_methods'; `what` names it in the sentence, e.g. 'tool-call parser'): a release before the
+        first read that registers it, from the first read that no longer does, or a name no release read registers.
+        `version` None is the newest release read. None when it is registered, or when that cannot be told (not a
+        release number; older than the oldest release read, which already registers it)."""
+        entry = getattr(self, kind).get(name)
+        where = "catalog/vllm_registries.json"
+        if entry is None:
+            read = f"{self.releases_read[0]} - {self.releases_read[-1]}"
+            return f"no vLLM release read ({read}) registers a {what} '{name}' ({where})"
+        if version is not None and not _RELEASE.match(version.strip()):
+            return None
+        said = f"vLLM {version}" if version is not None else f"the newest vLLM read ({self.releases_read[-1]})"
+        key = release_key(version or self.releases_read[-1])
+        if entry.absent_in is not None and key <= release_key(entry.absent_in):
+            return f"{said} registers no {what} '{name}' (first in {entry.first_in}: {where})"
+        if entry.gone_in is not None and key >= release_key(entry.gone_in):
+            return f"{said} registers no {what} '{name}' (last in {entry.last_in}, gone from {entry.gone_in}: {where})"
+        return None
 
 
 FILES: dict[str, type[StrictModel]] = {
@@ -1676,7 +1700,7 @@ FILES: dict[str, type[StrictModel]] = {
     "gpus": GpusFile,
     "config_defaults": ConfigDefaultsFile,
     "vllm_architectures": VllmArchitecturesFile,
-    "vllm_parsers": VllmParsersFile,
+    "vllm_registries": VllmRegistriesFile,
 }
 
 

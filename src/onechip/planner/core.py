@@ -32,6 +32,7 @@ from onechip.catalog.files import (
     TpuPoolRule,
     V0Fallback,
     V2RunnerRule,
+    release_key,
     version_key,
 )
 from onechip.errors import ConfigError
@@ -2174,6 +2175,29 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
     return out
 
 
+def _quantization_in_release(method: str, version: str | None, rules: EngineRules) -> None:
+    """Refuse a checkpoint's quant_method that the planned vLLM release does not register (vLLM: 'Unknown
+    quantization method: X. Must be one of [...]', ModelConfig._verify_quantization): catalog/vllm_registries.json,
+    read from every release's quantization/__init__.py. Only for the engines whose registry is vLLM's own
+    (rules.quantization_methods set) and a release known (--engine-version, else the release the rules were read
+    from); a name no release read registers is left to the rules' list. (--quantization takes fp8 only, which every
+    release read registers.)"""
+    entry = catalog.vllm_registries().quantization_methods.get(method)
+    if not rules.quantization_methods or version is None or entry is None:
+        return
+    why = catalog.vllm_registries().missing("quantization_methods", "quantization method", method, version)
+    if why is None:
+        return
+    if release_key(version) < release_key(entry.first_in):
+        hint = f"plan --engine-version {entry.first_in} or later"
+    else:  # vLLM moved some out of tree (0.28.0: bitsandbytes to the vllm_bnb_plugin package)
+        hint = f"plan --engine-version {entry.last_in}, or serve with a plugin that registers it"
+    raise ConfigError(
+        f"quantization_config.quant_method {method!r}: {why}; vLLM refuses it at start ('Unknown quantization "
+        f"method: {method}'); {hint}"
+    )
+
+
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
     engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it) and its
@@ -2184,6 +2208,7 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
             f"it at start ('Unknown quantization method: {method}')"
         )
+    _quantization_in_release(method, request.engine_version or rules.release, rules)
     served = rules.platform_quantization
     wanted = method or request.quantization
     if wanted and served and wanted not in served:

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from onechip import catalog
-from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, release_key, version_key
+from onechip.catalog.files import FamilyEntry, LaunchRule, ServeFamiliesFile, version_key
 from onechip.errors import ConfigError
 from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.plan import ServeSetting
@@ -296,31 +296,14 @@ _PARSER_PLUGINS = {"--tool-call-parser": "--tool-parser-plugin", "--reasoning-pa
 
 def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
     """Why vLLM release `version` refuses to start with `flag name` (--tool-call-parser or --reasoning-parser;
-    vLLM checks the name against its registry before it loads anything: cli_args.py validate_parsed_serve_args):
-    a release read before the first that registers the parser, from the first read that no longer does, or a name
-    no release read registers (catalog/vllm_parsers.json, scripts/gen_vllm_parsers.py). `version` None is the
-    newest release read. None when it registers it, or when that cannot be told: not a release number, older than
-    the oldest release read that registers it, or between two releases read with the one before it not read."""
+    vLLM checks the name against its registry before it loads anything: cli_args.py validate_parsed_serve_args),
+    from catalog/vllm_registries.json (VllmRegistriesFile.missing); None when it registers it or that cannot be
+    told."""
     kind, word = _PARSERS[flag]
-    table = catalog.vllm_parsers()
-    entry = getattr(table, kind).get(name)
-    where = "catalog/vllm_parsers.json"
-    if entry is None:
-        return (
-            f"no vLLM release read ({table.releases_read[0]} - {table.releases_read[-1]}) registers a {word} parser "
-            f"'{name}' ({where}): vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
-        )
-    if version is not None and not _RELEASE_PREFIX.match(version.strip()):
-        return None
-    said = f"vLLM {version}" if version is not None else f"the newest vLLM read ({table.releases_read[-1]})"
-    key = release_key(version or table.releases_read[-1])
-    if entry.absent_in is not None and key <= release_key(entry.absent_in):
-        return f"{said} registers no {word} parser '{name}' (first in {entry.first_in}: {where})"
-    if entry.gone_in is not None and key >= release_key(entry.gone_in):
-        return (
-            f"{said} registers no {word} parser '{name}' (last in {entry.last_in}, gone from {entry.gone_in}: {where})"
-        )
-    return None
+    why = catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
+    if why is not None and why.startswith("no vLLM release"):
+        return f"{why}: vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
+    return why
 
 
 def _release(plan: Plan) -> str | None:

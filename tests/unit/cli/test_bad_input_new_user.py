@@ -169,12 +169,12 @@ def _flags_for(tmp_path: Path, version: str, sets: list[str] | None = None) -> S
                                ServeTarget(kind="vllm-docker", sets=sets or []))  # fmt: skip
 
 
-# The qwen3 family's reasoning parser is registered from 0.9.0 (catalog/vllm_parsers.json; vllm/reasoning/
+# The qwen3 family's reasoning parser is registered from 0.9.0 (catalog/vllm_registries.json; vllm/reasoning/
 # qwen3_reasoning_parser.py is not in the 0.8.5.post1 sdist): before it the serve command leaves it out, so the
 # --enable-reasoning rule of 0.8.2 - 0.8.5 is tested with deepseek_r1 set by hand (registered from 0.7.1).
 QWEN3_LEFT_OUT = (
     "--reasoning-parser qwen3 left out: vLLM 0.8.5 registers no reasoning parser 'qwen3' (first in 0.9.0: "
-    "catalog/vllm_parsers.json); reasoning stays in the answer"
+    "catalog/vllm_registries.json); reasoning stays in the answer"
 )
 
 

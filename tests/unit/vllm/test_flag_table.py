@@ -246,7 +246,7 @@ def test_a_secret_in_set_is_refused_without_echoing_it(item: str) -> None:
 def test_tool_calling_flags_are_left_out_before_the_release_that_added_them(version: str, written: bool) -> None:
     # --enable-auto-tool-choice and --tool-call-parser are first in vllm/entrypoints/openai/cli_args.py of the 0.6.0
     # sdist (not in 0.5.5); a 0.4.1 plan wrote both, which that engine's argparse refuses. Gemma 4's own parser is
-    # first in 0.19.0 (tests/unit/vllm/test_parser_releases.py: from 0.6.0 to 0.18.x it is left out for that)
+    # first in 0.19.0 (tests/unit/vllm/test_registry_releases.py: from 0.6.0 to 0.18.x it is left out for that)
     command = _gemma4_command_for(version)
     names = {flag.flag for flag in command.flags}
     assert ("--enable-auto-tool-choice" in names, "--tool-call-parser" in names) == (written, written)

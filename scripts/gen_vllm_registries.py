@@ -1,6 +1,7 @@
-"""Write src/onechip/catalog/vllm_parsers.json: the first and the last vLLM release whose sources register each
-tool-call parser (`--tool-call-parser NAME`) and each reasoning parser (`--reasoning-parser NAME`), read from
-every release on PyPI from 0.5.0 on.
+"""Write src/onechip/catalog/vllm_registries.json: the first and the last vLLM release whose sources register each
+tool-call parser (`--tool-call-parser NAME`), each reasoning parser (`--reasoning-parser NAME`) and each
+quantization method (`--quantization NAME`, a checkpoint's quantization_config.quant_method), read from every
+release on PyPI from 0.5.0 on.
 
 A release refuses a parser it does not register: `vllm serve` checks the name before it starts
 (vllm/entrypoints/openai/cli_args.py validate_parsed_serve_args, 0.6.3 on: 'invalid tool call parser: X
@@ -14,13 +15,18 @@ Where the names are registered, by layout:
 - `@ReasoningParserManager.register_module(...)` in vllm/reasoning/*.py (0.7.1 on), and the lazy
   `_REASONING_PARSERS_TO_REGISTER` of vllm/reasoning/__init__.py later.
 A release where none is found has no such flag (tool calling came in 0.6.0, reasoning parsers in 0.7.1).
+- quantization methods: vllm/model_executor/layers/quantization/__init__.py, the keys of the
+  `QUANTIZATION_METHODS = {"awq": AWQConfig, ...}` dict (0.5 - 0.6.x), the `QUANTIZATION_METHODS = [...]` list
+  (later, imports made lazy) or the strings of `QuantizationMethods = Literal[...]` (0.8.5 on, from which
+  QUANTIZATION_METHODS is built). vLLM refuses any other
+  name at start (ModelConfig._verify_quantization: 'Unknown quantization method: X. Must be one of [...]').
 
 Each release is read from its sdist on PyPI, or, where PyPI has none (0.15.0, 0.15.1), from the x86_64 wheel's
-parser files only (HTTP range requests: the zip's directory and those members, not the 500 MB). Local sdists,
+registry files only (HTTP range requests: the zip's directory and those members, not the 500 MB). Local sdists,
 wheels or unpacked `vllm-X/` trees can be given instead.
-tests/unit/vllm/test_parser_releases.py checks the table against the vLLM installed beside onechip.
+tests/unit/vllm/test_registry_releases.py checks the table against the vLLM installed beside onechip.
 
-Run: python scripts/gen_vllm_parsers.py [--since 0.5.0] [SOURCE ...]   (no SOURCE: every release on PyPI)
+Run: python scripts/gen_vllm_registries.py [--since 0.5.0] [SOURCE ...]   (no SOURCE: every release on PyPI)
 """
 
 from __future__ import annotations
@@ -43,20 +49,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vllm_architectures import release_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "src" / "onechip" / "catalog" / "vllm_parsers.json"
+OUT = ROOT / "src" / "onechip" / "catalog" / "vllm_registries.json"
 SIMPLE = "https://pypi.org/simple/vllm/"
 
-KINDS = {"tool_call_parsers": "ToolParserManager", "reasoning_parsers": "ReasoningParserManager"}
+MANAGERS = {"tool_call_parsers": "ToolParserManager", "reasoning_parsers": "ReasoningParserManager"}
+TABLES = (*MANAGERS, "quantization_methods")
+QUANT_FILE = "vllm/model_executor/layers/quantization/__init__.py"
 LAZY = {"tool_call_parsers": "_TOOL_PARSERS_TO_REGISTER", "reasoning_parsers": "_REASONING_PARSERS_TO_REGISTER"}
 
 
 def wanted(inner: str) -> bool:
-    """A file of the vllm package that can name parsers (path relative to the package's parent)."""
-    return (
-        inner.startswith("vllm/")
-        and inner.endswith(".py")
-        and ("tool_parser" in inner or "reasoning" in inner or inner.endswith("openai/cli_args.py"))
-    )
+    """A file of the vllm package that can name a parser or quantization method (path from the package's parent)."""
+    named = "tool_parser" in inner or "reasoning" in inner or inner.endswith("openai/cli_args.py")
+    return inner.startswith("vllm/") and inner.endswith(".py") and (named or inner == QUANT_FILE)
 
 
 def _strings(node: ast.AST | None) -> set[str]:
@@ -66,25 +71,34 @@ def _strings(node: ast.AST | None) -> set[str]:
 
 
 def names(files: dict[str, str]) -> dict[str, dict[str, str]]:
-    """{kind: {parser name: the file that registers it}} of one release's files."""
-    found: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+    """{kind: {name: the file that registers it}} of one release's files (kinds: TABLES)."""
+    found: dict[str, dict[str, str]] = {kind: {} for kind in TABLES}
     choices: dict[str, str] = {}
     for path, text in sorted(files.items()):
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 owner = node.func.value
-                kind = next((k for k, m in KINDS.items() if isinstance(owner, ast.Name) and owner.id == m), None)
+                kind = next((k for k, m in MANAGERS.items() if isinstance(owner, ast.Name) and owner.id == m), None)
                 if kind and node.func.attr == "register_module":
                     name = (
                         node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
                     )
-                    found[kind].update(dict.fromkeys(_strings(name), f"{path} {KINDS[kind]}.register_module"))
+                    found[kind].update(dict.fromkeys(_strings(name), f"{path} {MANAGERS[kind]}.register_module"))
                 elif node.func.attr == "add_argument" and _strings(node.args[0] if node.args else None) == {
                     "--tool-call-parser"
                 }:
                     listed = _strings(next((k.value for k in node.keywords if k.arg == "choices"), None))
                     choices.update(dict.fromkeys(listed, f"{path} --tool-call-parser choices"))
             targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+            assigned = {t.id for t in targets if isinstance(t, ast.Name)}
+            if path == QUANT_FILE and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                value = node.value
+                if "QUANTIZATION_METHODS" in assigned and isinstance(value, (ast.Dict, ast.List)):
+                    keys = set().union(*map(_strings, value.keys if isinstance(value, ast.Dict) else value.elts))
+                    found["quantization_methods"].update(dict.fromkeys(keys, f"{path} QUANTIZATION_METHODS"))
+                elif "QuantizationMethods" in assigned and isinstance(value, ast.Subscript):
+                    literal = _strings(value.slice)
+                    found["quantization_methods"].update(dict.fromkeys(literal, f"{path} QuantizationMethods"))
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
                 for kind, lazy in LAZY.items():
                     if any(isinstance(t, ast.Name) and t.id == lazy for t in targets):
@@ -177,29 +191,31 @@ def from_path(path: Path) -> tuple[str, dict[str, str]]:
 
 
 def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """The vllm_parsers.json document."""
+    """The vllm_registries.json document."""
     releases = sorted(by_release, key=release_key)
     read = {release: names(by_release[release]) for release in releases}
     doc: dict[str, Any] = {
         "schema_version": "1",
         "description": (
-            "Generated by scripts/gen_vllm_parsers.py from vLLM's sources: for each tool-call parser and reasoning "
-            "parser a release registers, the oldest release read that registers it (first_in), the newest release "
-            "read before it that does not (absent_in; null: the oldest release read already does), the newest that "
-            "does (last_in) and the release read after it (gone_in; null: the newest release read registers it). "
-            "vLLM refuses to start with a parser its release does not register, so a plan for a release outside "
-            "[first_in, gone_in) leaves the parser out and says so. Do not edit by hand."
+            "Generated by scripts/gen_vllm_registries.py from vLLM's sources: for each tool-call parser, reasoning "
+            "parser and quantization method a release registers, the oldest release read that registers it "
+            "(first_in), the newest release read before it that does not (absent_in; null: the oldest release read "
+            "already does), the newest that does (last_in) and the release read after it (gone_in; null: the newest "
+            "release read registers it). vLLM refuses to start with a name its release does not register, so a plan "
+            "for a release outside [first_in, gone_in) leaves a family's parser out and says so, and refuses a "
+            "quantization method. Do not edit by hand."
         ),
         "date": date.today().isoformat(),
         "source": (
-            "each release's PyPI sdist (0.15.0 and 0.15.1: the x86_64 wheel's parser files): "
+            "each release's PyPI sdist (0.15.0 and 0.15.1: the x86_64 wheel's files): "
             "ToolParserManager / ReasoningParserManager.register_module names, the lazy _TOOL_PARSERS_TO_REGISTER / "
-            "_REASONING_PARSERS_TO_REGISTER dicts, and before 0.6.3 the --tool-call-parser choices of "
-            "vllm/entrypoints/openai/cli_args.py"
+            "_REASONING_PARSERS_TO_REGISTER dicts, before 0.6.3 the --tool-call-parser choices of "
+            "vllm/entrypoints/openai/cli_args.py; vllm/model_executor/layers/quantization/__init__.py "
+            "QUANTIZATION_METHODS (a dict, later a list) or QuantizationMethods (a Literal, 0.8.5 on)"
         ),
         "releases_read": releases,
     }
-    for kind in KINDS:
+    for kind in TABLES:
         table: dict[str, dict[str, str | None]] = {}
         for i, release in enumerate(releases):
             for name, where in sorted(read[release][kind].items()):
@@ -208,7 +224,12 @@ def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
                     said = f"{where} of {release}" + (f"; not in {before}'s" if before else "")
                     table[name] = {"first_in": release, "absent_in": before, "source": said}
         for name, entry in table.items():
-            last = [r for r in releases if name in read[r][kind]][-1]
+            holding = [r for r in releases if name in read[r][kind]]
+            last = holding[-1]
+            span = releases[releases.index(holding[0]) : releases.index(last) + 1]
+            if holding != span:  # a gap is more likely a layout not read than a name dropped and re-added
+                gaps = sorted(set(span) - set(holding), key=release_key)
+                raise SystemExit(f"{kind} {name!r}: registered in {holding[0]} - {last} but not in {', '.join(gaps)}")
             entry["last_in"] = last
             entry["gone_in"] = releases[releases.index(last) + 1] if last != releases[-1] else None
         doc[kind] = dict(sorted(table.items()))
@@ -224,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     by_release = dict(map(from_path, args.sources)) if args.sources else from_pypi(args.since)
     doc = build(by_release)
     args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    counts = ", ".join(f"{len(doc[kind])} {kind}" for kind in KINDS)
+    counts = ", ".join(f"{len(doc[kind])} {kind}" for kind in TABLES)
     print(f"{args.out}: {counts} over {len(doc['releases_read'])} releases")
     return 0
 

