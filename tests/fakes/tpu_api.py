@@ -37,7 +37,8 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "html"       HTTP 200 with an HTML page (a proxy or login page, not the API)
     "truncated"  HTTP 200 with the JSON cut in half
     "shape"      HTTP 200 with a JSON object of the wrong shape
-    "timeout"    the request takes effect, then the answer comes after `hang_s` (past the client's timeout)
+    "timeout"    the request takes effect, then the answer comes once the client gave up (closed the connection
+                 at its timeout), or after `hang_s`
     "lost-500"   the request takes effect, then is answered HTTP 500 INTERNAL (a front end failed after the
                  backend acted: the create landed, its answer did not)
     "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
@@ -58,8 +59,10 @@ from __future__ import annotations
 import base64
 import json
 import re
+import select
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -84,13 +87,15 @@ _STATUS_NAME = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSIO
 @dataclass
 class Fault:
     """Answer the next `times` requests whose method is `method` and whose path matches `path` with `kind`
-    (after letting the first `after` of them through)."""
+    (after letting the first `after` of them through); `then` is called (under the fake's lock) as the last of
+    them is answered: what the API does once an outage ends, in the order of requests, not of wall-clock time."""
 
     method: str
     path: str
     kind: int | str
     times: int = 1
     after: int = 0
+    then: Callable[[], None] | None = None
 
 
 @dataclass
@@ -170,8 +175,8 @@ class FakeTpuApi:
                         status, answer = fake.handle(self.command, self.path, body)
                 data = json.dumps(answer).encode()
                 kind = "application/json"
-                if fault == "timeout":
-                    time.sleep(fake.hang_s)
+                if fault == "timeout":  # no answer until the client gave up (closed its end), or hang_s passed
+                    select.select([self.connection], [], [], fake.hang_s)
                 elif fault == "html":
                     data, kind = b"<!DOCTYPE html><html><body>Sign in</body></html>", "text/html"
                 elif fault == "truncated":
@@ -210,6 +215,8 @@ class FakeTpuApi:
                     fault.after -= 1
                     continue
                 fault.times -= 1
+                if fault.times == 0 and fault.then is not None:
+                    fault.then()
                 return fault.kind
         return None
 

@@ -35,6 +35,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO
 
+from pydantic import ValidationError
+
 from onechip import __version__
 from onechip.bench import agent, stats, trace
 from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
@@ -198,6 +200,11 @@ def saved_config(out_dir: Path) -> BenchConfig | None:
         return None
     try:
         return BenchRun.model_validate_json(path.read_text()).config
+    except ValidationError as exc:  # the field and why (a newer schema_version, a NaN tok/s), not pydantic's count
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        said = f"{where}: {error['msg']}" if where else error["msg"]
+        raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({said})") from None
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0]
         raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({first})") from None

@@ -111,7 +111,10 @@ def start_command(spec: LaunchSpec) -> str:
     return (
         f"set -e; mkdir -p {_q(REMOTE_DIR + '/engine')}; cat > {_q(SERVE_SCRIPT)} <<'ONECHIP_SERVE'\n"
         f"{script}ONECHIP_SERVE\n"
-        f'{stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & echo "pid=$!"'
+        # the log exists before the pid is printed: a `tail -F` mirror started on a missing file polls for it
+        # once a second (and says so into the mirror) instead of following it at once
+        f": > {_q(REMOTE_LOG)}; {stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
+        'echo "pid=$!"'
     )
 
 
@@ -258,6 +261,25 @@ class HostEngine:
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
 
+    def _await_mirror(self, timeout_s: float = 30.0) -> None:
+        """Wait until the local mirror holds as many bytes as the host's log held now, so that the boot record
+        read from it has every line the engine wrote before it answered (the mirror copies asynchronously, over
+        ssh or from a `tail -F`). `timeout_s` bounds a mirror that died or hangs: then the record is read as is."""
+        if self.mirror is None:
+            return
+        try:
+            held = int(self.shell.run(f"{logs_command(self.state())} | wc -c", timeout_s=timeout_s).split()[-1])
+        except (EngineError, ValueError, IndexError):
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.mirror.poll() is None:
+            try:
+                if self.log_path.stat().st_size >= held:
+                    return
+            except FileNotFoundError:
+                pass
+            time.sleep(0.05)
+
     def _stop_mirror(self) -> None:
         if self.mirror is not None and self.mirror.poll() is None:
             stop_group(self.mirror.pid, 2.0)
@@ -294,6 +316,7 @@ class HostEngine:
         healthy_s = round(time.monotonic() - self._started_mono, 2)
         confirm_ready(self.base_url, self.served_name)
         self._ready_s = round(time.monotonic() - self._started_mono, 2)
+        self._await_mirror()
         self._extra_events = [
             BootEvent(name="health_ok", t_s=healthy_s),
             BootEvent(name="first_chat_ok", t_s=self._ready_s),

@@ -7,7 +7,9 @@ ignore are listed in `problems` (a renamed field would otherwise read as a blank
 cannot be read or does not match its model is recorded in `problems` (one line: the file and what
 was wrong) and left None, never stopping the report. Two older layouts still load: a `cost.json` that is a bare
 list of CostLine, and unknown keys inside a strict nested model (a BenchConfig written by another
-onechip), which are dropped with a problem line naming them.
+onechip), which are dropped with a problem line naming them. A file whose schema_version is newer than this
+onechip's (schemas.common.known_schema), or whose measured figures are not finite, negative or not what its reps
+measured (schemas/bench.py), is a problem line naming the file and the field, and is not read.
 """
 
 from __future__ import annotations
@@ -124,6 +126,10 @@ def _load_without_unknown(
 ) -> Any:
     """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
     written by another onechip version) without those keys; any other error ignores the file."""
+    newer = next((e for e in exc.errors() if e["type"] == "newer_schema"), None)
+    if newer is not None:  # a newer onechip's file: its figures are not read as if they were ours (common.known_schema)
+        problems.append(f"{name}: {newer['msg']}")
+        return None
     unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
     if not unknown or len(unknown) < exc.error_count():
         problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,11 +25,22 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import open_regular
-from onechip.schemas.common import SCHEMA_VERSION, Name, ResultModel, StrictModel, base_root, server_url
+from onechip.schemas.common import (
+    SCHEMA_VERSION,
+    Finite,
+    Measured,
+    Name,
+    ResultModel,
+    StoredSchemaVersion,
+    StrictModel,
+    base_root,
+    server_url,
+)
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
     MAX_TEXT,
@@ -620,10 +632,10 @@ class Dist(ResultModel):
     """A latency distribution over a cell's measured requests (bench/stats.py), ms: count, mean and percentiles."""
 
     n: int = Field(default=0, description="Number of samples.")
-    mean: float | None = Field(default=None, description="Arithmetic mean.")
-    median: float | None = Field(default=None, description="50th percentile (linear interpolation).")
-    p90: float | None = Field(default=None, description="90th percentile (linear interpolation).")
-    p99: float | None = Field(default=None, description="99th percentile (linear interpolation).")
+    mean: Finite | None = Field(default=None, description="Arithmetic mean.")
+    median: Finite | None = Field(default=None, description="50th percentile (linear interpolation).")
+    p90: Finite | None = Field(default=None, description="90th percentile (linear interpolation).")
+    p99: Finite | None = Field(default=None, description="99th percentile (linear interpolation).")
 
 
 class RepResult(ResultModel):
@@ -631,7 +643,7 @@ class RepResult(ResultModel):
     inside the window)."""
 
     rep: int = Field(description="Repetition index, from 0.")
-    window_s: float = Field(
+    window_s: Measured = Field(
         description="Measured window. Closed loop: from when every stream has sent its first measured "
         "request to when the first stream finished its last one (all streams busy). Open loop: first "
         "measured send to last measured completion."
@@ -640,27 +652,39 @@ class RepResult(ResultModel):
         description="Completion tokens produced inside the window (rounded): a chunk's tokens spread over the gap "
         "since the chunk before, the first chunk's at its arrival (schemas/figures.py tokens_between)."
     )
-    output_tok_per_s: float = Field(description="output_tokens / window_s.")
+    output_tok_per_s: Measured = Field(description="output_tokens / window_s.")
     requests_ok: int = Field(description="Measured requests that succeeded.")
     requests_failed: int = Field(description="Measured requests that failed.")
     requests_in_window: int = Field(default=0, description="Measured requests that completed inside the window.")
-    request_share_in_window: float = Field(
+    request_share_in_window: Measured = Field(
         default=0.0,
         description="Measured requests counted by the share of their output tokens produced inside the "
         "window (fractional at its edges), so requests/s = this / window_s agrees with tok/s / tokens per request.",
     )
-    whole_run_s: float = Field(
+    whole_run_s: Measured = Field(
         default=0.0,
         description="Whole-run duration: last measured completion - first measured send, s (the denominator "
         "vllm bench serve, GuideLLM and AIPerf use; ramp and drain included).",
     )
     whole_run_output_tokens: int = Field(default=0, description="Completion tokens of every measured request.")
-    whole_run_tok_per_s: float = Field(default=0.0, description="whole_run_output_tokens / whole_run_s.")
-    goodput_per_s: float | None = Field(
+    whole_run_tok_per_s: Measured = Field(default=0.0, description="whole_run_output_tokens / whole_run_s.")
+    goodput_per_s: Measured | None = Field(
         default=None,
         description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
         "E2E from the intended send).",
     )
+
+    @model_validator(mode="after")
+    def _rate_is_tokens_over_window(self) -> RepResult:
+        """output_tok_per_s is output_tokens / window_s (bench/stats.py rep_result; output_tokens rounded): a stored
+        rep where it is not was edited by hand, and what it would render or price was never measured."""
+        if self.window_s > 0 and abs(self.output_tok_per_s * self.window_s - self.output_tokens) > 0.5 + 1e-6:
+            raise PydanticCustomError(
+                "not_measured",
+                "output_tok_per_s {rate} is not output_tokens / window_s ({tokens} / {window} s)",
+                {"rate": f"{self.output_tok_per_s:g}", "tokens": self.output_tokens, "window": f"{self.window_s:g}"},
+            )
+        return self
 
 
 class TurnResult(ResultModel):
@@ -705,28 +729,28 @@ class CellResult(ResultModel):
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall).")
     reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")
-    output_tok_per_s: float | None = Field(
+    output_tok_per_s: Measured | None = Field(
         default=None,
         description="Median over reps of aggregate tok/s in the steady window (every stream busy; RepResult.window_s).",
     )
-    cv_output_tok_per_s: float | None = Field(default=None, description="stdev/mean of tok/s across reps.")
-    per_stream_tok_per_s: float | None = Field(
+    cv_output_tok_per_s: Measured | None = Field(default=None, description="stdev/mean of tok/s across reps.")
+    per_stream_tok_per_s: Measured | None = Field(
         default=None, description="Median of per-request decode tok/s = 1000 / TPOT ms."
     )
-    goodput_per_s: float | None = Field(
+    goodput_per_s: Measured | None = Field(
         default=None,
         description="Median over reps of goodput (requests/s meeting every SLO); None without SLOs.",
     )
-    request_rate_per_s: float | None = Field(
+    request_rate_per_s: Measured | None = Field(
         default=None,
         description="Median over reps of requests/s in the steady window (request_share_in_window / window_s).",
     )
-    whole_run_tok_per_s: float | None = Field(
+    whole_run_tok_per_s: Measured | None = Field(
         default=None,
         description="Median over reps of the whole-run output tok/s (all measured output tokens / (last "
         "completion - first send)): the figure vllm bench serve, GuideLLM and AIPerf report.",
     )
-    whole_run_request_rate_per_s: float | None = Field(
+    whole_run_request_rate_per_s: Measured | None = Field(
         default=None, description="Median over reps of measured ok requests / whole-run duration."
     )
     ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
@@ -758,7 +782,7 @@ class CellResult(ResultModel):
     slip_ms: Dist = Field(
         default_factory=Dist, description="Open loop: actual send - intended send, ms (queueing in the client)."
     )
-    late_share: float | None = Field(
+    late_share: Measured | None = Field(
         default=None, description="Open loop: share of measured requests sent more than LATE_SEND_MS late."
     )
     schedule_slipped: bool = Field(
@@ -773,7 +797,7 @@ class CellResult(ResultModel):
         default_factory=Dist, description="Open loop: t_done - intended send, ms (queueing included)."
     )
     turns: list[TurnResult] = Field(default_factory=list, description="Agent workload: statistics per turn.")
-    cached_share: float | None = Field(
+    cached_share: Measured | None = Field(
         default=None,
         description="Agent workload: cached / prompt tokens from usage over the cell (where the server reports).",
     )
@@ -783,6 +807,21 @@ class CellResult(ResultModel):
     replicas: list[ReplicaServed] = Field(
         default_factory=list, description="Behind a router (`up --replicas N`): what each replica served."
     )
+
+    @model_validator(mode="after")
+    def _rate_is_its_reps_median(self) -> CellResult:
+        """output_tok_per_s is the median of its reps' (bench/stats.py summarize_cell): a stored cell where it is not
+        was edited by hand (1e308 tok/s over reps that measured 120), and its report or price would be made up."""
+        rates = [rep.output_tok_per_s for rep in self.reps]
+        if rates and self.output_tok_per_s is not None:
+            median = statistics.median(rates)
+            if not math.isclose(self.output_tok_per_s, median, rel_tol=1e-9, abs_tol=1e-9):
+                raise PydanticCustomError(
+                    "not_measured",
+                    "output_tok_per_s {rate} is not the median of its reps' tok/s ({median})",
+                    {"rate": f"{self.output_tok_per_s:g}", "median": f"{median:g}"},
+                )
+        return self
 
 
 class BenchServer(ResultModel):
@@ -806,7 +845,7 @@ class BenchRun(ResultModel):
     """A bench run as summary.json stores it: tool and schema versions, the server and client it ran between, the
     config, every cell (measured, or predicted when `prediction` is set) and the notes that qualify them."""
 
-    schema_version: str = SCHEMA_VERSION
+    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")
     server: BenchServer = Field(default_factory=BenchServer, description="The endpoint measured.")
@@ -849,7 +888,7 @@ class SearchProbe(ResultModel):
 class SearchResult(ResultModel):
     """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe."""
 
-    schema_version: str = SCHEMA_VERSION
+    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     kind: Literal["clients", "rate"] = Field(description="What was searched.")
     context_tokens: int = Field(description="Context (agent: shared prefix) of every probe, tokens.")
     workload: Literal["grid", "agent", "trace"] = Field(description="The probes' workload.")
@@ -906,7 +945,7 @@ class PolicyRun(ResultModel):
 class PolicyComparison(ResultModel):
     """`bench --router-policies a,b`: the same workload through the router under each policy in turn."""
 
-    schema_version: str = SCHEMA_VERSION
+    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     base_url: str = Field(description="The router URL.")
     runs: list[PolicyRun] = Field(default_factory=list, description="One per policy, in the order given.")
     note: str = Field(

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from onechip.errors import ConfigError
 
@@ -27,6 +28,34 @@ class ResultModel(BaseModel):
     """A stored result: read leniently so older/newer files still load."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def _version(value: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(part) for part in value.split("."))
+    except ValueError:
+        return None
+
+
+def known_schema(value: str) -> str:
+    """`value`, a stored file's schema_version, when this onechip reads it: SCHEMA_VERSION or an older one (their
+    files load leniently). Raises PydanticCustomError 'newer_schema' for a newer or unknown one: its fields may mean
+    what this onechip cannot tell, so its figures are not rendered as if they were ours."""
+    found, known = _version(value), _version(SCHEMA_VERSION)
+    if found is None or known is None or found > known:
+        raise PydanticCustomError(
+            "newer_schema",
+            "schema_version {found} is newer than the {known} this onechip reads; upgrade onechip to read it",
+            {"found": repr(value), "known": repr(SCHEMA_VERSION)},
+        )
+    return value
+
+
+StoredSchemaVersion = Annotated[str, AfterValidator(known_schema)]
+# a figure measured (or predicted) into a stored result: finite (json reads NaN and Infinity, which onechip never
+# writes: pydantic writes them as null) and, for the rates and shares, not negative
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Measured = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 def region_name(value: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion
 
 HOURS_PER_MONTH = 730.0  # the seed article's "24/7" month: 365 x 24 / 12
 
@@ -86,7 +86,7 @@ class BreakEven(ResultModel):
 class CostReport(ResultModel):
     """Everything `onechip cost` computes; stored as `cost.json` in a run directory."""
 
-    schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
+    schema_version: StoredSchemaVersion = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     chip: str = Field(description="Accelerator catalog key the prices are for.")
     billed_as: str | None = Field(
         default=None,

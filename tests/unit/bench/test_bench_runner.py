@@ -17,6 +17,7 @@ from onechip.bench.runner import _Run, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, BenchRun
+from onechip.schemas.common import SCHEMA_VERSION
 from onechip.schemas.plan import Plan
 
 
@@ -189,6 +190,16 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
     with pytest.raises(ConfigError, match="summary.json is unreadable"):
         run_grid(cfg, corrupt, resume=True)
     assert (corrupt / "summary.json").read_text() == "{oops"
+    newer = tmp_path / "newer"  # a newer onechip's summary: the line names the field and both versions
+    newer.mkdir()
+    stored = BenchRun(tool_version="9.0", created_at="2026-12-04T00:00:00+00:00", config=cfg).model_dump(mode="json")
+    (newer / "summary.json").write_text(json.dumps({**stored, "schema_version": "99"}))
+    with pytest.raises(ConfigError) as info:
+        run_grid(cfg, newer, resume=True)
+    assert str(info.value) == (
+        f"cannot resume {newer}: summary.json is unreadable (schema_version: schema_version '99' is newer than the "
+        f"'{SCHEMA_VERSION}' this onechip reads; upgrade onechip to read it)"
+    )
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     with pytest.raises(ConfigError, match="is a file, not a run directory"):

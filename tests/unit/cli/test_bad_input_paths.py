@@ -168,8 +168,6 @@ def measured_run(run, tmp_path: Path, plan_file: Path) -> Callable[[str, str, fl
         # its rep's whole run (first measured send to last measured completion, RepResult.whole_run_s)
         ("ttft_ms", "median", "median TTFT 1e+30 ms, longer than its longest rep ("),
         ("tpot_ms", "median", "median TPOT 1e+30 ms, longer than its longest rep ("),
-        # a cell's tok/s is the median of its reps' output tokens / window seconds
-        ("output_tok_per_s", "", "1e+30 output tok/s, more than its reps' output tokens over their windows give ("),
     ],
 )
 def test_a_calibration_cell_whose_figures_no_engine_gives_is_refused_naming_it(
@@ -180,6 +178,20 @@ def test_a_calibration_cell_whose_figures_no_engine_gives_is_refused_naming_it(
                           "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
     assert line.startswith(f"the calibration run's cell 128 tokens x 1 clients has {said}"), line
     assert line.endswith("which no measurement gives: its summary.json is damaged"), line
+
+
+def test_a_calibration_cell_whose_tok_per_s_is_not_its_reps_is_refused_as_it_is_read(
+    run, tmp_path: Path, plan_file: Path, measured_run
+):
+    # a cell's tok/s is the median of its reps' output tokens / window seconds (bench/stats.py): summary.json is
+    # refused as it is read (schemas/bench.py CellResult), as `report` and `cost --run` refuse it
+    measured = measured_run("output_tok_per_s", "", 1e30)
+    line = one_error_line(run, "simulate", "--plan", str(plan_file), "--calibrate", str(measured), "--contexts", "128",
+                          "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
+    assert line.startswith(
+        f"--calibrate {measured}: summary.json does not match BenchRun; ignored: cells.0: output_tok_per_s 1e+30 is "
+        "not the median of its reps' tok/s ("
+    ), line
 
 
 @pytest.mark.parametrize(

@@ -107,8 +107,13 @@ def test_cloud_up_over_mcp_survives_a_lost_create_answer_and_an_outage_and_a_401
     # polling are read through; a 401 that stands is one line naming `gcloud auth application-default login`
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.3")
     # the reads before the create (is the name free?) and after the retry's ALREADY_EXISTS (is it there? ours?) pass;
-    # the node's polls then get 503s
-    fast.faults += [Fault("POST", r"/nodes\?", "lost-500"), Fault("GET", r"/nodes/agent$", 503, times=40, after=3)]
+    # the node's polls then get 503s; the node stays CREATING until the last of them (before, it was READY after
+    # create_s, 0.02 s of wall-clock time that a loaded machine spent before the first poll, and no 503 was read)
+    node = f"projects/{P}/locations/{OK}/nodes/agent"
+    fast.create_s = 3600.0
+    fast.faults += [Fault("POST", r"/nodes\?", "lost-500"),
+                    Fault("GET", r"/nodes/agent$", 503, times=40, after=3,
+                          then=lambda: fast.nodes[node].update(_ready_at=0.0))]  # fmt: skip
     (up,) = calls(("cloud_up", {**SPOT, "zones": [OK], "name": "agent"}))
     assert not up[0] and "agent" in up[1] and len([m for m, _, _ in fast.requests if m == "POST"]) == 2
     assert fast.faults[1].times == 0  # every 503 was answered, and read through

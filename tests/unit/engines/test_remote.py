@@ -90,6 +90,29 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
     _no_token_under(home / "home")
 
 
+def test_host_engine_boot_record_waits_for_a_lagging_log_mirror(home, monkeypatch):
+    """The mirror copies the host's log asynchronously (ssh, `tail -F`): the boot record `wait_ready` returns is
+    read once the mirror holds what the host's log held at ready. Before, it was read at once and, with the mirror
+    behind (under load), lost the KV cache line and "token received" (a flaky test, and a user's boot record)."""
+    go = home / "mirror-may-start"
+    logs = remote.logs_command
+
+    def late_mirror(state, follow=False):  # the mirror starts copying only once the engine answered
+        return f"until [ -e {go} ]; do sleep 0.05; done; {logs(state, True)}" if follow else logs(state)
+
+    monkeypatch.setattr(remote, "logs_command", late_mirror)
+    ready = remote.confirm_ready
+    monkeypatch.setattr(remote, "confirm_ready", lambda *a, **kw: (ready(*a, **kw), go.touch())[0])
+    engine = _host_engine(home)
+    engine.start()
+    try:
+        boot = engine.wait_ready(30)
+        assert boot.kv_cache_tokens == 46_592  # the fake's --fake-kv-tokens default, from its boot log
+        assert "token received: yes" in (home / "engine.log").read_text()
+    finally:
+        engine.stop()
+
+
 def test_host_engine_keeps_mirroring_the_log_after_ready(home):
     """What the engine logs once it serves (a request's warning, a crash under load) reaches the local log until
     the engine is stopped; `down` finds the mirror by the pid the state records."""

@@ -181,8 +181,9 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
         assert [r.routed_requests for r in st.replicas] == [2.0, 2.0]
         assert any("Application startup complete" in line for line in api.logs(replica=1))
         os.killpg(st.replicas[1].pid or 0, signal.SIGKILL)
-        time.sleep(0.5)
-        st = api.status()
+        deadline = time.monotonic() + 30  # bounds a hang: the group ends at SIGKILL, reaped when the machine gets to it
+        while (st := api.status()).replicas[1].alive and time.monotonic() < deadline:
+            time.sleep(0.1)  # before: one 0.5-s sleep, a race with the reaping on a loaded machine
         assert [r.alive for r in st.replicas] == [True, False] and "replica(s) 1 not healthy" in st.note
         assert _chat(url).status_code == 200  # the router retries on the live replica
         with pytest.raises(EngineError, match="a set of 2 replicas is up"):

@@ -4,12 +4,14 @@ cancelled bench call stops at its next request and keeps every finished request 
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import anyio
 from mcp import Client
 
 from fakes.vllm_server import FakeVllm
+from onechip import api
 from onechip.mcp.server import build_server
 
 
@@ -37,11 +39,21 @@ def test_bench_reports_progress_and_returns_the_run(tmp_path):
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
-def test_cancelled_bench_keeps_finished_requests(tmp_path):
+def test_cancelled_bench_keeps_finished_requests(tmp_path, monkeypatch):
     out = tmp_path / "run"
     args = {"contexts": [64], "clients": [1], "reps": 3, "output_tokens": 8, "requests_per_client": 20,
             "warmup_requests": 0, "out_dir": str(out)}  # fmt: skip
     requests = out / "requests.jsonl"
+    returned = threading.Event()
+    bench = api.bench
+
+    def watched(*a, **kw):  # the worker thread's job: when it has returned, nothing more is measured
+        try:
+            return bench(*a, **kw)
+        finally:
+            returned.set()
+
+    monkeypatch.setattr(api, "bench", watched)
 
     async def go(url):
         async with Client(build_server()) as client, anyio.create_task_group() as tg:
@@ -53,7 +65,8 @@ def test_cancelled_bench_keeps_finished_requests(tmp_path):
 
     with FakeVllm(ttft_s=0.05, itl_s=0.01) as srv:
         anyio.run(go, srv.url)
-        time.sleep(0.5)  # the worker thread stops at its next request
+        # the worker thread stops at its next request (before: a 0.5-s sleep, which a loaded machine outran)
+        assert returned.wait(60)
         kept = len(requests.read_text().splitlines())
         time.sleep(0.5)
         assert len(requests.read_text().splitlines()) == kept  # stopped, not still measuring

@@ -1,0 +1,95 @@
+"""Stored bench results are read leniently, but not blindly: a summary.json of a newer schema than this onechip
+knows, or a cell whose measured figure is not a number a measurement gives (NaN, negative, or not what its reps
+measured: a hand edit), is one line naming the file and the field and a non-zero exit from `report` and
+`cost --run`, never a report or a price made of it. An older known schema still reads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from seed_run_files import seed_files, write_run
+
+from onechip.errors import ConfigError
+from onechip.schemas.common import SCHEMA_VERSION
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _cell(value: float) -> Edit:
+    """The seed's 128 x 64 cell (reps measured 1,496.5 tok/s median) with its tok/s hand-edited to `value`."""
+    return lambda files: files["summary.json"]["cells"][1].__setitem__("output_tok_per_s", value)
+
+
+def _schema(version: str) -> Edit:
+    return lambda files: files["summary.json"].__setitem__("schema_version", version)
+
+
+def _run_dir(tmp_path: Path, edit: Edit) -> Path:
+    files = seed_files()
+    edit(files)
+    return write_run(tmp_path / "edited", files)
+
+
+BAD = {
+    "newer schema": (
+        _schema("99"),
+        f"summary.json: schema_version '99' is newer than the '{SCHEMA_VERSION}' this onechip reads; "
+        "upgrade onechip to read it",
+    ),
+    "NaN": (
+        _cell(math.nan),
+        "summary.json does not match BenchRun; ignored: cells.1.output_tok_per_s: Input should be a finite number",
+    ),  # fmt: skip
+    "negative": (
+        _cell(-5.0),
+        "summary.json does not match BenchRun; ignored: cells.1.output_tok_per_s: "
+        "Input should be greater than or equal to 0",
+    ),  # fmt: skip
+    "1e308": (
+        _cell(1e308),
+        "summary.json does not match BenchRun; ignored: cells.1: output_tok_per_s 1e+308 is "
+        "not the median of its reps' tok/s (1496.5)",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_report_refuses_a_summary_it_cannot_trust_in_one_line(run, tmp_path: Path, case: str) -> None:
+    edit, said = BAD[case]
+    directory = _run_dir(tmp_path, edit)
+    code, _, err = run("report", str(directory))
+    assert code == ConfigError.exit_code and code != 0
+    assert err.splitlines() == [f"error: {said}; the report in {directory} shows what could be read"], (
+        err
+    )  # one line: the file, the field, both versions
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_cost_run_refuses_to_price_a_summary_it_cannot_trust(run, tmp_path: Path, case: str) -> None:
+    edit, said = BAD[case]
+    directory = _run_dir(tmp_path, edit)
+    code, out, err = run("cost", "--run", str(directory))
+    assert code == ConfigError.exit_code and out == ""
+    assert err.splitlines() == [f"error: --run {directory}: {said}"], err
+
+
+def test_a_rep_edited_consistently_with_its_cell_is_still_refused(run, tmp_path: Path) -> None:
+    # the figure and the rep it came from both edited: the rep's tok/s is still not its tokens over its window
+    def edit(files: dict[str, Any]) -> None:
+        cell = files["summary.json"]["cells"][1]
+        cell["output_tok_per_s"] = cell["reps"][0]["output_tok_per_s"] = 1e308
+        cell["reps"] = cell["reps"][:1]
+
+    code, _, err = run("cost", "--run", str(_run_dir(tmp_path, edit)))
+    assert code == ConfigError.exit_code
+    assert "ignored: cells.1.reps.0: output_tok_per_s 1e+308 is not output_tokens / window_s (" in err, err
+
+
+def test_an_older_schema_version_still_reads(run, tmp_path: Path) -> None:
+    code, out, err = run("cost", "--run", str(_run_dir(tmp_path, _schema("0"))))
+    assert code == 0, err
+    assert "1,496.5" in out or "1496.5" in out, out  # the seed's 128 x 64 cell, priced as read
