@@ -11,6 +11,8 @@ is no default (the class derives it, e.g. Llama's head_dim = hidden_size // head
 own rule, or its one-line refusal, holds. Gemma 3's `sliding_window_pattern` is not a field: __post_init__ reads
 it from the kwargs with 6 as default, so the generator takes it from an instance (`_sliding_window_pattern`).
 Wrappers (gemma3, llama4, mllama, qwen3_vl, ...) name the model type of their `text_config` default.
+`refuses_indivisible_hidden_size` marks a class that refuses a hidden_size num_attention_heads does not divide,
+head_dim stated or not (probed on the class: _refuses_indivisible_hidden_size), which vLLM then fails to load.
 
 Run: python scripts/gen_config_defaults.py (with the pinned transformers installed)
 """
@@ -47,6 +49,26 @@ def _field_defaults(cls: type) -> dict[str, Any]:
     return out
 
 
+def _refuses_indivisible_hidden_size(cls: type) -> bool:
+    """The class refuses a hidden_size num_attention_heads does not divide, head_dim given or not (LlamaConfig's
+    validate_architecture: 'The hidden size (577) is not a multiple of the number of attention heads (9).'): probed
+    on the class itself, 576 / 9 heads accepted and 577 refused, with and without head_dim 64."""
+    probe = {"num_attention_heads": 9, "num_key_value_heads": 9}
+    try:
+        cls(hidden_size=576, **probe)
+    except Exception:  # noqa: BLE001 (a class that refuses the baseline cannot be probed this way)
+        return False
+    for head_dim in ({}, {"head_dim": 64}):
+        try:
+            cls(hidden_size=577, **probe, **head_dim)
+        except Exception as exc:  # noqa: BLE001 (transformers raises its own validation error types)
+            if "multiple of the number of attention heads" not in str(exc):
+                return False
+        else:
+            return False
+    return True
+
+
 def build() -> dict[str, Any]:
     """The config_defaults.json document from the installed transformers."""
     import transformers
@@ -62,6 +84,7 @@ def build() -> dict[str, Any]:
             "defaults": _field_defaults(cls),
             "source": "src/" + cls.__module__.replace(".", "/") + ".py",
         }
+        entry["refuses_indivisible_hidden_size"] = _refuses_indivisible_hidden_size(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")
         if text_cls is not None and getattr(text_cls, "model_type", ""):
             entry["text_model_type"] = text_cls.model_type

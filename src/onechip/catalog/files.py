@@ -1574,6 +1574,9 @@ class ConfigClassEntry(StrictModel):
     class_name: str = Field(alias="class", description="The config class, e.g. 'Gemma3TextConfig'.")
     defaults: dict[str, int] = Field(description="Field -> the class default, for the fields the planner reads.")
     text_model_type: str | None = Field(default=None, description="A wrapper's text_config model type.")
+    refuses_indivisible_hidden_size: bool = Field(
+        description="The class refuses a hidden_size that num_attention_heads does not divide, head_dim given or not.",
+    )
     source: str = Field(description="The class's module in transformers' source tree.")
 
 

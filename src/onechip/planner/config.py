@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onechip import catalog
+from onechip.catalog.files import ConfigClassEntry
 from onechip.errors import ConfigError
 from onechip.planner import geometry, recurrent
 from onechip.schemas.inputs import MAX_POSITIONS
@@ -363,21 +364,19 @@ def _check_overrides(overrides: Any, where: str) -> None:
                 raise _fail(where, f"per_layer_config.{index}.{name}", f"must be a positive integer, got {value!r}")
 
 
-# Families whose transformers config class refuses a hidden_size that num_attention_heads does not divide, head_dim
-# given or not, as the engine loads the config: LlamaConfig.validate_architecture ('The hidden size (577) is not a
-# multiple of the number of attention heads (9).', transformers 5.19 configuration_llama.py, the release
-# catalog/config_defaults.json is read from). Qwen2's and Mistral's classes have no such check (they load such a file
-# and vLLM divides with //), and published Qwen3.5 / 3.6 configs state a head_dim that does not divide hidden_size.
-_HIDDEN_DIVIDED = frozenset({"llama"})
-
-
-def _check_hidden_divides(text: Mapping[str, Any], family: str, where: str) -> None:
+def _check_hidden_divides(text: Mapping[str, Any], entry: ConfigClassEntry | None, where: str) -> None:
+    """A hidden_size num_attention_heads does not divide, where the model type's transformers class refuses it as
+    the engine loads the config (catalog/config_defaults.json refuses_indivisible_hidden_size, probed on each class:
+    LlamaConfig.validate_architecture, 'The hidden size (577) is not a multiple of the number of attention heads
+    (9).', and Gemma 2, Gemma 3, Gemma 3n and DeepSeek-V2 in transformers 5.19). Classes without it (Qwen2,
+    Mistral) load such a file and vLLM divides with //; published Qwen3.5 / 3.6 configs state a head_dim that does
+    not divide hidden_size."""
     hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
-    if family in _HIDDEN_DIVIDED and hidden is not None and hidden % heads:
+    if entry is not None and entry.refuses_indivisible_hidden_size and hidden is not None and hidden % heads:
         raise _fail(
-            where, "hidden_size", f"is {hidden}: not a multiple of num_attention_heads ({heads}); transformers "
-            f"refuses the config as the engine loads it ('The hidden size ({hidden}) is not a multiple of the number "
-            f"of attention heads ({heads}).')",
+            where, "hidden_size", f"is {hidden}: not a multiple of num_attention_heads ({heads}); transformers' "
+            f"{entry.class_name} refuses the config as the engine loads it ('The hidden size ({hidden}) is not a "
+            f"multiple of the number of attention heads ({heads}).')",
         )  # fmt: skip
 
 
@@ -554,9 +553,12 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _check_shapes(part, where)
     text = dict(inner) if inner else dict(data)
     family = _family(data, text if inner else data, where)
-    applied, cls = _class_defaults(text, data, family, wrapped=bool(inner))
+    applied, entry = _class_defaults(text, data, family, wrapped=bool(inner))
+    cls = (
+        None if entry is None else f"{entry.class_name} (transformers {catalog.config_defaults().transformers_version})"
+    )
     _check_types(text, where)
-    _check_hidden_divides(text, family, where)
+    _check_hidden_divides(text, entry, where)
     _apply_family_rules(text, family, where)
     _check_heads(text, family, applied, where)
     text["model_type"] = family
@@ -572,10 +574,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
 
 def _class_defaults(
     text: dict[str, Any], data: Mapping[str, Any], family: str, *, wrapped: bool
-) -> tuple[dict[str, int], str | None]:
+) -> tuple[dict[str, int], ConfigClassEntry | None]:
     """Fill the fields `text` leaves out with its config class's defaults (catalog/config_defaults.json, read
     from transformers' classes), as transformers does when the engine loads the file. A key present with null
-    stays null (transformers keeps an explicit None). Returns (what was filled, the class name)."""
+    stays null (transformers keeps an explicit None). Returns (what was filled, the class's entry)."""
     table = catalog.config_defaults().model_types
     model_type = text.get("model_type") if wrapped else data.get("model_type")
     if wrapped and not isinstance(model_type, str):  # a text_config without its own model_type: the wrapper's
@@ -591,4 +593,4 @@ def _class_defaults(
         name: value for name, value in entry.defaults.items() if name not in text and (whole or name != POSITIONS_FIELD)
     }
     text.update(applied)
-    return applied, f"{entry.class_name} (transformers {catalog.config_defaults().transformers_version})"
+    return applied, entry

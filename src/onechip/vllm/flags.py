@@ -56,6 +56,9 @@ ENGINE_LAUNCHERS = {
     "vllm-gpu": ["vllm", "serve"],
 }
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+# `vllm serve` is vLLM's console script from 0.5.2 on (setup.py entry_points 'vllm=vllm.scripts:main' and
+# vllm/scripts.py first in the 0.5.2 sdist, not in 0.5.1's); before it the server is `python3 -m API_SERVER_MODULE`.
+VLLM_SERVE_SINCE = "0.5.2"
 DEFAULT_PORT = 8000  # `vllm serve --port` default (vLLM CLI docs)
 COMPILE_CACHE = "~/.cache/vllm:/root/.cache/vllm"
 DEFAULT_CONTAINER = "onechip-vllm"
@@ -585,7 +588,7 @@ def docker_groups(
     engine 'vllm-tpu': the seed's --privileged (TPU device access), HF_HOME on /dev/shm.
     engine 'vllm-gpu': --gpus all --ipc=host (`rocm`: an AMD card's ROCm devices instead) and the Hugging Face
     cache mounted from the host; the vllm/vllm-openai image's entrypoint already runs the server, so
-    `--entrypoint vllm` + `serve ...`.
+    `--entrypoint vllm` + `serve ...` (before VLLM_SERVE_SINCE, `--entrypoint python3` + `-m ... --model ...`).
     `env_file` is a path on the docker host (never the token itself). `model`, an absolute path (a checkpoint
     directory on the docker host, not a Hub id), is mounted read-only at the same path, where `serve` names it.
     """
@@ -626,9 +629,9 @@ def docker_groups(
         )
     for key, value in env.items():
         groups.append(DockerGroup(words=["-e", f"{key}={value}"], reason="engine environment (plan or --set)"))
-    if engine == "vllm-gpu" and serve[:2] == ["vllm", "serve"]:
+    if engine == "vllm-gpu" and serve[:2] in (["vllm", "serve"], ["python3", "-m"]):
         groups.append(
-            DockerGroup(words=["--entrypoint", "vllm"], reason="the vllm-openai image already starts the server")
+            DockerGroup(words=["--entrypoint", serve[0]], reason="the vllm-openai image already starts the server")
         )
         serve = serve[1:]
     groups.append(DockerGroup(words=[image], reason="the image (pin it by digest)"))
@@ -647,7 +650,11 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
             f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-', no spaces or control "
             "characters)"
         )
-    update: dict[str, Any] = {"launcher": list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, ["vllm", "serve"]))}
+    serve = (
+        ["python3", "-m", API_SERVER_MODULE] if older_than(plan.engine_version, VLLM_SERVE_SINCE) else ["vllm", "serve"]
+    )
+    launcher = list(target.launcher or ENGINE_LAUNCHERS.get(plan.engine, serve))
+    update: dict[str, Any] = {"launcher": serve if launcher == ["vllm", "serve"] else launcher}
     if target.kind == "vllm-docker" and plan.engine == "vllm-ascend":
         # vllm-ascend's image needs the NPU device nodes and driver mounts (docs/source/quick_start.md: --device
         # /dev/davinciN, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc, -v /usr/local/Ascend/driver ...),
@@ -668,7 +675,7 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
             raise ConfigError(f"no default image for {plan.engine}; pass --image")
         sudo = target.sudo if target.sudo is not None else (host is not None and not host.startswith("root@"))
         update |= {
-            "launcher": ["vllm", "serve"],  # inside the image
+            "launcher": serve,  # inside the image
             "image": image,
             "container": target.container or DEFAULT_CONTAINER,
             "sudo": sudo,

@@ -76,6 +76,11 @@ def test_a_safetensors_dtype_the_format_has_not_names_the_file_and_the_tensor(ru
         # transformers 5.19 LlamaConfig.validate_architecture: "The hidden size (577) is not a multiple of the number
         # of attention heads (9)." as AutoConfig loads the file; was planned with head_dim 577 // 9 = 64
         ({"hidden_size": 577, "head_dim": None}, "field 'hidden_size' is 577: not a multiple of num_attention_heads"),
+        # Gemma2Config refuses it too, head_dim stated or not (catalog/config_defaults.json, probed on the class)
+        (
+            {"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"], "hidden_size": 577, "head_dim": 64},
+            "num_attention_heads (9); transformers' Gemma2Config refuses the config",
+        ),
         # was planned: num_experts_per_tok 9 of 8 experts (vLLM's router: torch.topk -> 'selected index k out of
         # range', run), a fused-MoE workspace of 9 experts a token
         (
@@ -96,3 +101,11 @@ def test_a_geometry_the_engine_cannot_build_is_one_line_naming_the_field(run, tm
     model = sized_checkpoint(tmp_path / "m", config, SMOL_BYTES)
     line = one_error_line(run, "plan", str(model), "--chip", "h100")
     assert said in line and str(model) in line
+
+
+def test_a_class_without_the_check_plans_an_indivisible_hidden_size_with_its_head_dim(run, tmp_path) -> None:
+    # Qwen2Config has no such check (catalog/config_defaults.json: refuses_indivisible_hidden_size false); vLLM
+    # sizes the heads by the head_dim the file states
+    change = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 577, "head_dim": 64}
+    plan = _plan_json(run, sized_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, **change}, SMOL_BYTES))
+    assert plan["kv_bytes_per_token"] > 0

@@ -8,6 +8,7 @@ was said."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,17 @@ def test_tool_strict_level_is_left_out_before_0_31(version: str, written: bool) 
     assert ("--tool-strict-level" in {flag.flag for flag in command.flags}) is written
     said = [w for w in command.warnings if w.startswith("--tool-strict-level left out: first in vLLM 0.31.0")]
     assert bool(said) is not written
+
+
+@pytest.mark.parametrize(
+    ("version", "argv_head"),
+    # setup.py's console script 'vllm=vllm.scripts:main' is first in the 0.5.2 sdist (flags.VLLM_SERVE_SINCE)
+    [("0.5.1", ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model"]), ("0.5.2", ["vllm", "serve"])],
+)
+def test_a_release_before_vllm_serve_is_launched_as_the_api_server_module(version: str, argv_head: list[str]) -> None:
+    command = _gemma4_command_for(version)
+    assert command.argv[: len(argv_head)] == argv_head
+    plan = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="h100", max_model_len=8192, engine_version="0.19.0"))
+    docker = flags.serve_command(plan.model_copy(update={"engine_version": version}), ServeTarget(kind="vllm-docker"))
+    entrypoint = "python3" if version == "0.5.1" else "vllm"
+    assert f"--entrypoint {entrypoint} vllm/vllm-openai:v{version} {shlex.join(argv_head[1:])}" in docker.shell
