@@ -197,8 +197,9 @@ def _warnings(
     outside_cap: int | None,
     raw_kv_heads: set[int],
     utilization: float | None = None,
+    pinned: bool = False,
 ) -> list[PlanWarning]:
-    out: list[PlanWarning] = _chip_warnings(acc, utilization) + _platform_support(acc, rules)
+    out: list[PlanWarning] = _chip_warnings(acc, utilization, pinned) + _platform_support(acc, rules)
     if outside_cap is not None and rules.outside_cap_needed_bytes and outside_cap < rules.outside_cap_needed_bytes:
         out.append(
             PlanWarning(
@@ -341,7 +342,7 @@ def _platform_support(acc: Accelerator, rules: EngineRules) -> list[PlanWarning]
     ]
 
 
-def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarning]:
+def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = False) -> list[PlanWarning]:
     """What a --chip name that is not a catalog key resolved to, and the spread a memory rule leaves."""
     out: list[PlanWarning] = []
     if acc.resolved_as is not None and acc.resolved_as != acc.name:
@@ -366,7 +367,7 @@ def _chip_warnings(acc: Accelerator, utilization: float | None) -> list[PlanWarn
                     source=acc.memory_free_at_start_source or acc.source,
                 )
             )
-    if acc.profiler_counts_host_memory and acc.kind == "gpu":
+    if acc.profiler_counts_host_memory and acc.kind == "gpu" and not pinned:  # --kv-cache-memory: no profiled pool
         out.append(
             PlanWarning(
                 code="unified-memory-pool",
@@ -863,6 +864,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
+        pinned=request.kv_cache_memory_bytes is not None,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r)

@@ -53,3 +53,13 @@ def test_gb10_plans_say_the_profiler_counts_host_memory(tmp_path: Path) -> None:
     assert "unified-memory-pool" in codes
     h100 = plan_model(str(model), "h100", "vllm-gpu", utilization=0.6, engine_version="0.27.1")
     assert "unified-memory-pool" not in {w.code for w in h100.warnings}
+
+
+def test_a_pinned_pool_on_unified_memory_is_not_told_to_pin_it(tmp_path: Path) -> None:
+    # with --kv-cache-memory vLLM takes the pool as given (no profiled pool to move from boot to boot), so the
+    # warning's 'pin it with --kv-cache-memory' was said to a plan that had
+    entry = corpus_entry(GB10)
+    config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+    model = sized_checkpoint(tmp_path / "m", config, entry["weights_total_bytes"])
+    pinned = plan_model(str(model), "gb10", "vllm-gpu", engine_version="0.27.1", kv_cache_memory_bytes=20 * 2**30)
+    assert "unified-memory-pool" not in {w.code for w in pinned.warnings}
