@@ -3,8 +3,8 @@ Cloud Billing Catalog on request."""
 
 from __future__ import annotations
 
+from onechip import catalog, planner
 from onechip import cost as cost_layer
-from onechip import planner
 from onechip.cloud import billing
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -45,6 +45,11 @@ def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress
     a test server), store the read under $ONECHIP_HOME/prices, then `prices(request)`. Raises CloudError (the
     catalog refused or could not be reached; nothing stored then), MissingDependencyError (no key and no
     google-auth), ConfigError."""
+
+    if request.chip:  # a chip no read can price is refused before the catalog is asked (or credentials looked for)
+        billed = cost_layer.billed_as(planner.rules.chip_key(request.chip))[0]
+        if billed not in catalog.billing_skus().chips and billed not in {p.chip for p in cost_layer.all_prices()}:
+            prices(request)  # raises its one line: no price for chip ... known: ...
 
     def page(pages: int, skus: int) -> None:
         on_progress(ProgressEvent("prices", f"page {pages}: {skus:,} SKUs read", done=pages))

@@ -107,6 +107,15 @@ def test_a_chip_and_region_each_priced_but_not_together_names_the_pair() -> None
     )
 
 
+def test_refresh_of_a_chip_no_read_can_price_is_refused_before_the_catalog_is_asked(monkeypatch, run) -> None:
+    # `prices refresh --chip nope` said there were no credentials (or read every page) before 'no price for chip';
+    # 'nope' is neither in billing_skus.json's chips (what a read can price) nor in prices.json
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # asked, it would fail: it must not be
+    code, out, err = run("prices", "refresh", "--chip", "nope")
+    assert code != 0 and out == ""
+    assert err.startswith("error: no price for chip 'nope' (--chip); known: ") and "reading the Cloud" not in err
+
+
 DEAD = {"refused": lambda: contextlib.nullcontext(dead_endpoints.refused()), "silent": dead_endpoints.silent,
         "trickle": dead_endpoints.trickle}  # fmt: skip
 
