@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, looks_secret
 
 SCHEMA_VERSION = "1"
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
@@ -109,7 +109,11 @@ _IMAGE = re.compile(
 def image_reference(value: str | None) -> str | None:
     """`value` when it is a container image reference docker can parse (_IMAGE), e.g. vllm/vllm-openai:v0.19.0 or
     IMAGE@sha256:<64 hex digits>; None passes. Raises ValueError otherwise: a word with a space, a leading '-' or
-    upper case in its path was written into manifests and docker command lines as given."""
+    upper case in its path was written into manifests and docker command lines as given; or one holding something
+    shaped as a secret (errors.looks_secret: an hf_... token in a tag), which the dry run, the plan and ps would show
+    (the message never repeats it)."""
+    if value is not None and looks_secret(value):
+        raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
     if value is not None and not _IMAGE.match(value):
         raise ValueError("not an image reference such as vllm/vllm-openai:v0.19.0 or IMAGE@sha256:<64 hex digits>")
     return value

@@ -43,6 +43,19 @@ def test_an_image_that_is_no_docker_reference_is_refused(run, tmp_path: Path, im
     assert not (tmp_path / "k").exists()
 
 
+@pytest.mark.parametrize("secret", ["hf_FAKEtoken0123456789abcdef", "sk-FAKEsecretABCDEFGHIJ0123456789"])
+@pytest.mark.parametrize("command", [["plan", "--chip", "l4"], ["up", "--dry-run", "--engine", "vllm-docker"]])
+def test_an_image_tag_shaped_as_a_secret_is_refused_without_echoing_it(run, secret: str, command: list[str]):
+    # was echoed as typed: `up --dry-run --image vllm/vllm-openai:hf_...` printed the token 5 times (the docker line,
+    # the group table, the warnings); errors.looks_secret's shapes, as --set refuses them
+    image = f"vllm/vllm-openai:{secret}"
+    argv = ["plan", "SmolLM2-135M-Instruct", *command[1:]] if command[0] == "plan" else [*command, "--model",
+            "SmolLM2-135M-Instruct", "--chip", "l4"]  # fmt: skip
+    code, out, err = run(*argv, f"--image={image}")
+    assert code != 0 and secret not in out + err
+    assert "holds something shaped as a secret (a token or key): a secret never goes on a command line" in err
+
+
 @pytest.mark.parametrize(
     "image",
     ["vllm/vllm-openai:v0.19.0", "us-docker.pkg.dev/my-proj/repo/vllm-tpu:nightly_2026.12", "localhost:5000/vllm",
