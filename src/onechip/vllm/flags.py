@@ -303,8 +303,9 @@ def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
     from catalog/vllm_registries.json (VllmRegistriesFile.missing); None when it registers it or that cannot be
     told."""
     kind, word = _PARSERS[flag]
-    why = catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
-    if why is not None and why.startswith("no vLLM release"):
+    table = catalog.vllm_registries()
+    why = table.missing(kind, f"{word} parser", name, version)
+    if why is not None and name not in getattr(table, kind):  # no release read has it: a plugin's, or a typo
         return f"{why}: vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
     return why
 
@@ -455,16 +456,12 @@ def serve_flags(
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
     sets = parse_sets(target.sets)
     _apply_sets(plan, sets, flags, env, warnings)
-    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it
+    for parser_flag, plugin in _PARSER_PLUGINS.items():  # a parser the user set: kept, vLLM's refusal said first
         chosen = flags.by_name.get(parser_flag)
-        if (
-            chosen is not None
-            and chosen.origin == "set"
-            and chosen.value
-            and _PARSER_PLUGINS[parser_flag] not in flags.by_name
-        ):
-            if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
-                warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
+        if chosen is None or chosen.origin != "set" or not chosen.value or plugin in flags.by_name:
+            continue
+        if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
+            warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",
