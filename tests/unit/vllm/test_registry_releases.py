@@ -187,3 +187,22 @@ def test_a_checkpoint_quantized_by_a_method_the_release_does_not_register_is_ref
         planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.27.1")
     except ConfigError as other:
         assert "registers no quantization method" not in str(other)
+
+
+def test_a_method_another_registered_method_claims_is_planned(tmp_path: Path) -> None:
+    # 'auto-round' left QuantizationMethods in 0.15.0 (the table: last in 0.14.1), but INCConfig.override_quantization_
+    # method claims it there ('Override the `auto-round` method to `inc`': inc.py of the 0.15.0 wheel, the 0.16.0 sdist
+    # and the installed 0.32.0) before ModelConfig._verify_quantization checks the name, so vLLM serves it as 'inc'
+    entry = catalog.vllm_registries().quantization_methods["auto-round"]
+    assert (entry.last_in, entry.gone_in) == ("0.14.1", "0.15.0")
+    config = json.loads((ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen3-8B.json").read_text(encoding="utf-8"))
+    config["quantization_config"] = {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": True}
+    model = str(sized_checkpoint(tmp_path / "qwen3-8b-autoround", config, 6 * GIB))
+    for version in ("0.15.0", "0.32.0"):
+        try:
+            planner.plan_model(model, "h100", max_model_len=8192, engine_version=version)
+        except ConfigError as other:
+            assert "registers no quantization method" not in str(other)
+    # before both: neither 'auto-round' (first in 0.9.0) nor 'inc' (first in 0.10.0) is registered
+    with pytest.raises(ConfigError, match="vLLM 0.8.5 registers no quantization method 'auto-round'"):
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.8.5")
