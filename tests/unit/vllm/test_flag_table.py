@@ -215,6 +215,17 @@ def test_a_switch_set_to_another_word_is_refused() -> None:
         flag_table.parse_sets(["enforce-eager=maybe"])
 
 
+@pytest.mark.parametrize("item", ["tool-call-parser", "reasoning-parser", "--max-model-len", "gpu-memory-utilization"])
+def test_a_flag_that_takes_a_value_given_bare_is_refused(item: str) -> None:
+    # `--set tool-call-parser` wrote a bare `--tool-call-parser`, which vLLM's argparse refuses ('argument
+    # --tool-call-parser: expected one argument'); `--set max-model-len` was said as 'disagree' with the plan's length
+    flag = item.lstrip("-")
+    with pytest.raises(ConfigError) as refused:
+        flag_table.parse_sets([item])
+    assert str(refused.value) == f"--set {flag}: --{flag} takes a value; write {flag}=VALUE, or {flag}= to drop it"
+    assert flag_table.parse_sets(["my-new-flag"])[0].value is None  # a flag not in the table still passes bare
+
+
 @pytest.mark.parametrize("item", ["enable-prompt-embeds=false", "enable-prompt-embeds=", "enforce-eager=false"])
 def test_turning_off_a_switch_the_plan_left_off_says_nothing_stale(item):
     # the plan was made with the switch off (PlanRequest default False): --set FLAG=false asks for what it sized
