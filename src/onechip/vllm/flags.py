@@ -419,6 +419,31 @@ def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, 
             flags.put(override.name, override.value, "--set on the command line", "set")
 
 
+# vLLM refuses --enable-auto-tool-choice without a --tool-call-parser before it loads anything:
+# validate_parsed_serve_args raises TypeError('Error: --enable-auto-tool-choice requires --tool-call-parser')
+# (vllm/entrypoints/openai/cli_args.py of the 0.14.1 and 0.16.0 sdists; entrypoints/launchers/cli_args.py of 0.32.0)
+_AUTO_TOOL_CHOICE_REFUSED = (
+    "vLLM refuses it without one ('Error: --enable-auto-tool-choice requires --tool-call-parser')"
+)
+
+
+def _auto_tool_choice_needs_parser(flags: _Flags, warnings: list[str]) -> None:
+    """--enable-auto-tool-choice with no --tool-call-parser after --set: the family's switch, there only for its
+    parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said."""
+    switch = flags.by_name.get("--enable-auto-tool-choice")
+    parser = flags.by_name.get("--tool-call-parser")
+    if switch is None or (parser is not None and parser.value):
+        return
+    if switch.origin == "family":
+        flags.by_name.pop(switch.flag)
+        warnings.append(
+            f"--enable-auto-tool-choice left out with --tool-call-parser: {_AUTO_TOOL_CHOICE_REFUSED}; tool calling "
+            "stays off"
+        )
+    else:
+        warnings.append(f"--enable-auto-tool-choice without --tool-call-parser: {_AUTO_TOOL_CHOICE_REFUSED}")
+
+
 def served_name_for(model: str, given: str | None = None) -> str | None:
     """`--served-model-name`: `given`, or a local directory's name (clients should not see a path);
     None for a Hub id (vLLM serves it under its own name)."""
@@ -465,6 +490,7 @@ def serve_flags(
         ):
             if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
                 warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
+    _auto_tool_choice_needs_parser(flags, warnings)
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",

@@ -293,3 +293,20 @@ def test_a_release_before_vllm_serve_is_launched_as_the_api_server_module(versio
     docker = flags.serve_command(plan.model_copy(update={"engine_version": version}), ServeTarget(kind="vllm-docker"))
     entrypoint = "python3" if version == "0.5.1" else "vllm"
     assert f"--entrypoint {entrypoint} vllm/vllm-openai:v{version} {shlex.join(argv_head[1:])}" in docker.shell
+
+
+def test_the_auto_tool_choice_switch_goes_with_the_parser_a_set_drops() -> None:
+    # `--set tool-call-parser=` kept the family's --enable-auto-tool-choice, which vLLM refuses alone before it loads
+    # anything ('Error: --enable-auto-tool-choice requires --tool-call-parser': validate_parsed_serve_args,
+    # vllm/entrypoints/openai/cli_args.py of the 0.14.1 and 0.16.0 sdists, entrypoints/launchers/cli_args.py of 0.32.0)
+    plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="h100", max_model_len=8192))  # family: hermes
+    command = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["tool-call-parser="]))
+    assert not {"--enable-auto-tool-choice", "--tool-call-parser"} & set(command.argv)
+    refused = "vLLM refuses it without one ('Error: --enable-auto-tool-choice requires --tool-call-parser')"
+    assert f"--enable-auto-tool-choice left out with --tool-call-parser: {refused}; tool calling stays off" in (
+        command.warnings
+    )
+    # the switch set by hand stays as set, and the refusal is said
+    both = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["tool-call-parser=", "enable-auto-tool-choice"]))
+    assert "--enable-auto-tool-choice" in both.argv
+    assert f"--enable-auto-tool-choice without --tool-call-parser: {refused}" in both.warnings
