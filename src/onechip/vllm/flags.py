@@ -315,12 +315,13 @@ def _release(plan: Plan) -> str | None:
     return plan.engine_version or catalog.engines().engines[plan.engine].release
 
 
-def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str]) -> bool:
-    """The family's parser `name` can go on the command: the plan's release registers it. A release that predates
-    the flag itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser
-    gets the flag left out, said in one warning, where vLLM would refuse to start."""
+def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str], named: set[str]) -> bool:
+    """The family's parser `name` can go on the command: the plan's release registers it, or a --set names `flag`
+    (`named`: the user's parser replaces it, or drops it, and is judged as set). A release that predates the flag
+    itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser gets the flag
+    left out, said in one warning, where vLLM would refuse to start."""
     row = spec(flag)
-    if row is not None and older_than(plan.engine_version, row.since):
+    if flag in named or (row is not None and older_than(plan.engine_version, row.since)):
         return True
     why = parser_refusal(flag, name, _release(plan))
     if why is not None:
@@ -329,9 +330,9 @@ def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str]) -> boo
     return why is None
 
 
-def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str]) -> None:
-    """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers),
-    and extra flags (origin 'family')."""
+def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str], named: set[str]) -> None:
+    """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers, or
+    that a --set in `named` replaces), and extra flags (origin 'family')."""
     if family.limit_mm_per_prompt and _multimodal(plan) and "--limit-mm-per-prompt" not in flags.by_name:
         if plan.engine in family.disable_chunked_mm_input_on:
             flags.put(
@@ -344,7 +345,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
         flags.put(
             "--limit-mm-per-prompt", family.limit_mm_per_prompt, f"multimodal contract ({family.source})", "family"
         )
-    if family.tool_call_parser and _family_parser(plan, "--tool-call-parser", family.tool_call_parser, warnings):
+    if family.tool_call_parser and _family_parser(plan, "--tool-call-parser", family.tool_call_parser, warnings, named):
         flags.put(
             "--enable-auto-tool-choice",
             None,
@@ -357,7 +358,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
             f"native tool-call format of {family.key} ({family.source})",
             "family",
         )
-    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings):
+    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings, named):
         flags.put(
             "--reasoning-parser", family.reasoning_parser, f"separates {family.key} reasoning from the answer", "family"
         )
@@ -468,9 +469,10 @@ def serve_flags(
     _rule_flags(plan, target.kind, flags, env, why)
     if "--no-enable-prefix-caching" in flags.by_name:  # the plan's, sized without it: the launch rule's goes
         flags.by_name.pop("--enable-prefix-caching", None)
+    sets = parse_sets(target.sets)
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
-        _family_flags(plan, family, flags, warnings)
+        _family_flags(plan, family, flags, warnings, {override.name for override in sets})
     else:
         warnings.append(
             f"no known tool-call parser for {plan.serve_model or plan.model} ({plan.architecture}); "
@@ -478,7 +480,6 @@ def serve_flags(
         )
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
-    sets = parse_sets(target.sets)
     _apply_sets(plan, sets, flags, env, warnings)
     for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it
         chosen = flags.by_name.get(parser_flag)

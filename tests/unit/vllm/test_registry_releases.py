@@ -150,6 +150,20 @@ def test_a_parser_set_by_hand_is_kept_and_a_name_no_release_registers_is_said() 
     assert not any("hermez" in warning for warning in plugin.warnings)
 
 
+def test_a_parser_set_by_hand_replaces_the_family_parser_the_release_lacks() -> None:
+    # Gemma 4's parsers are first in 0.19.0; on 0.18.1 with a --set parser the release registers (hermes 0.6.0 on,
+    # deepseek_r1 0.7.1 on: ENTRIES) the family's were still said 'left out ... tool calling stays off / reasoning
+    # stays in the answer', and the family's --enable-auto-tool-choice was gone, so the hermes parser did nothing
+    command = _gemma4("0.18.1", ["tool-call-parser=hermes", "reasoning-parser=deepseek_r1"])
+    written = {(flag.flag, flag.value) for flag in command.flags}
+    assert {("--enable-auto-tool-choice", None), ("--tool-call-parser", "hermes")} <= written
+    assert ("--reasoning-parser", "deepseek_r1") in written
+    assert not [w for w in command.warnings if "left out" in w or "parser" in w]
+    # dropping the family's parser says nothing of the release either
+    dropped = _gemma4("0.18.1", ["reasoning-parser="])
+    assert not any(w.startswith("--reasoning-parser") for w in dropped.warnings)
+
+
 def test_a_parser_vllm_dropped_is_said_for_the_releases_after() -> None:
     # 'GptOss' (reasoning) is registered by 0.10.1 and 0.10.1.1 only; 0.10.2 renamed it 'openai_gptoss'
     assert flags.parser_refusal("--reasoning-parser", "GptOss", "0.10.1") is None
