@@ -470,10 +470,11 @@ def serve_flags(
     if "--no-enable-prefix-caching" in flags.by_name:  # the plan's, sized without it: the launch rule's goes
         flags.by_name.pop("--enable-prefix-caching", None)
     sets = parse_sets(target.sets)
+    named = {override.name for override in sets}
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
-        _family_flags(plan, family, flags, warnings, {override.name for override in sets})
-    else:
+        _family_flags(plan, family, flags, warnings, named)
+    elif "--tool-call-parser" not in named:
         warnings.append(
             f"no known tool-call parser for {plan.serve_model or plan.model} ({plan.architecture}); "
             "tool calling stays off unless you --set tool-call-parser=NAME enable-auto-tool-choice"
@@ -481,13 +482,15 @@ def serve_flags(
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
     _apply_sets(plan, sets, flags, env, warnings)
-    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it
-        chosen = flags.by_name.get(parser_flag)
+    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it (a
+        chosen = flags.by_name.get(parser_flag)  # release older than the flag itself: said once, below, by `since`)
+        row = spec(parser_flag)
         if (
             chosen is not None
             and chosen.origin == "set"
             and chosen.value
             and _PARSER_PLUGINS[parser_flag] not in flags.by_name
+            and not (row is not None and older_than(plan.engine_version, row.since))
         ):
             if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
                 warnings.append(f"{parser_flag} {chosen.value}: {refusal}")

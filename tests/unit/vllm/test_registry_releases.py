@@ -220,3 +220,26 @@ def test_a_method_another_registered_method_claims_is_planned(tmp_path: Path) ->
     # before both: neither 'auto-round' (first in 0.9.0) nor 'inc' (first in 0.10.0) is registered
     with pytest.raises(ConfigError, match="vLLM 0.8.5 registers no quantization method 'auto-round'"):
         planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.8.5")
+
+
+def test_a_parser_set_on_a_release_older_than_the_flag_is_said_once() -> None:
+    # --reasoning-parser is first in 0.7.1 (flag_table): on 0.7.0 `--set reasoning-parser=deepseek_r1` was said twice,
+    # as a name 0.7.0 does not register and as a flag 0.7.0 does not have
+    command = _gemma4("0.7.0", ["reasoning-parser=deepseek_r1"])
+    said = [w for w in command.warnings if w.startswith("--reasoning-parser")]
+    assert said == ["--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0"]
+
+
+def test_a_model_without_a_family_parser_is_not_told_to_set_the_parser_it_set(tmp_path: Path) -> None:
+    # Qwen2.5-7B-Instruct has no serve_families.json entry (no name or architecture match): the warning 'tool calling
+    # stays off unless you --set tool-call-parser=NAME enable-auto-tool-choice' was printed beside exactly that --set
+    config = json.loads(
+        (ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen2.5-7B-Instruct.json").read_text(encoding="utf-8")
+    )
+    model = str(sized_checkpoint(tmp_path / "Qwen2.5-7B-Instruct", config, 15 * GIB))
+    plan = planner.plan_model(model, "h100", max_model_len=8192)
+    assert flags.model_family(model, plan.architecture) is None
+    bare = flags.serve_command(plan, ServeTarget(kind="vllm"))
+    assert any(w.startswith("no known tool-call parser for") for w in bare.warnings)
+    target = ServeTarget(kind="vllm", sets=["tool-call-parser=hermes", "enable-auto-tool-choice"])
+    assert not any("tool-call parser" in w for w in flags.serve_command(plan, target).warnings)
