@@ -430,9 +430,18 @@ _AUTO_TOOL_CHOICE_REFUSED = (
 
 def _auto_tool_choice_needs_parser(flags: _Flags, warnings: list[str]) -> None:
     """--enable-auto-tool-choice with no --tool-call-parser after --set: the family's switch, there only for its
-    parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said."""
+    parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said. A parser without
+    the switch is unused, said too: vLLM checks the name (validate_api_server_args: 'if args.enable_auto_tool_choice
+    and args.tool_call_parser not in valid_tool_parses', entrypoints/openai/api_server.py of the 0.14.1 sdist,
+    entrypoints/launchers/launcher.py of 0.32.0) and loads the parser (ParserManager.get_tool_parser: 'if not
+    enable_auto_tools ... return parser', None, 0.32.0) only with the switch on."""
     switch = flags.by_name.get("--enable-auto-tool-choice")
     parser = flags.by_name.get("--tool-call-parser")
+    if switch is None and parser is not None and parser.value:
+        warnings.append(
+            f"--tool-call-parser {parser.value} without --enable-auto-tool-choice: vLLM uses no tool-call parser "
+            "without it, so 'auto' tool choice stays off"
+        )
     if switch is None or (parser is not None and parser.value):
         return
     if switch.origin == "family":
@@ -491,6 +500,7 @@ def serve_flags(
             and chosen.value
             and _PARSER_PLUGINS[parser_flag] not in flags.by_name
             and not (row is not None and older_than(plan.engine_version, row.since))
+            and (parser_flag != "--tool-call-parser" or "--enable-auto-tool-choice" in flags.by_name)
         ):
             if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
                 warnings.append(f"{parser_flag} {chosen.value}: {refusal}")

@@ -310,3 +310,19 @@ def test_the_auto_tool_choice_switch_goes_with_the_parser_a_set_drops() -> None:
     both = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["tool-call-parser=", "enable-auto-tool-choice"]))
     assert "--enable-auto-tool-choice" in both.argv
     assert f"--enable-auto-tool-choice without --tool-call-parser: {refused}" in both.warnings
+
+
+def test_a_tool_call_parser_without_the_switch_is_said_unused_not_refused() -> None:
+    # vLLM checks the parser's name only with --enable-auto-tool-choice on ('if args.enable_auto_tool_choice and
+    # args.tool_call_parser not in valid_tool_parses': api_server.py of the 0.14.1 sdist, launchers/launcher.py of
+    # 0.32.0) and loads none without it (ParserManager.get_tool_parser, 0.32.0): 'vLLM refuses to start' was said
+    plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="h100", max_model_len=8192))
+    command = flags.serve_command(
+        plan, ServeTarget(kind="vllm", sets=["enable-auto-tool-choice=", "tool-call-parser=hermez"])
+    )
+    assert ["--tool-call-parser", "hermez"] == command.argv[command.argv.index("--tool-call-parser") :][:2]
+    said = [w for w in command.warnings if "hermez" in w]
+    assert said == [
+        "--tool-call-parser hermez without --enable-auto-tool-choice: vLLM uses no tool-call parser without it, so "
+        "'auto' tool choice stays off"
+    ]
