@@ -428,6 +428,11 @@ _AUTO_TOOL_CHOICE_REFUSED = (
 )
 
 
+# 0.6.0 - 0.6.2 declare --tool-call-parser with argparse choices=["mistral", "hermes"], refused with or without the
+# switch; from 0.6.3 the name is checked against ToolParserManager only beside it (scripts/gen_vllm_registries.py)
+TOOL_PARSER_REGISTRY_SINCE = "0.6.3"
+
+
 def _auto_tool_choice_needs_parser(flags: _Flags, warnings: list[str]) -> None:
     """--enable-auto-tool-choice with no --tool-call-parser after --set: the family's switch, there only for its
     parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said. A parser without
@@ -500,7 +505,11 @@ def serve_flags(
             and chosen.value
             and _PARSER_PLUGINS[parser_flag] not in flags.by_name
             and not (row is not None and older_than(plan.engine_version, row.since))
-            and (parser_flag != "--tool-call-parser" or "--enable-auto-tool-choice" in flags.by_name)
+            and (
+                parser_flag != "--tool-call-parser"
+                or "--enable-auto-tool-choice" in flags.by_name
+                or older_than(plan.engine_version, TOOL_PARSER_REGISTRY_SINCE)
+            )
         ):
             if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
                 warnings.append(f"{parser_flag} {chosen.value}: {refusal}")

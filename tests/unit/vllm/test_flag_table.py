@@ -326,3 +326,10 @@ def test_a_tool_call_parser_without_the_switch_is_said_unused_not_refused() -> N
         "--tool-call-parser hermez without --enable-auto-tool-choice: vLLM uses no tool-call parser without it, so "
         "'auto' tool choice stays off"
     ]
+    # 0.6.0 - 0.6.2 declare the flag with argparse choices=["mistral", "hermes"] (cli_args.py of the 0.6.2 sdist):
+    # refused there with or without the switch
+    old = flags.serve_command(
+        plan.model_copy(update={"engine_version": "0.6.2"}),
+        ServeTarget(kind="vllm", sets=["enable-auto-tool-choice=", "tool-call-parser=llama3_json"]),
+    )
+    assert any(w.startswith("--tool-call-parser llama3_json: vLLM 0.6.2 registers no") for w in old.warnings)
