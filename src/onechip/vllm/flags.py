@@ -303,10 +303,7 @@ def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
     from catalog/vllm_registries.json (VllmRegistriesFile.missing); None when it registers it or that cannot be
     told."""
     kind, word = _PARSERS[flag]
-    why = catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
-    if why is not None and why.startswith("no vLLM release"):
-        return f"{why}: vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
-    return why
+    return catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
 
 
 def _release(plan: Plan) -> str | None:
@@ -512,7 +509,11 @@ def serve_flags(
             )
         ):
             if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
-                warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
+                plugin = parser_flag != "--tool-call-parser" or not older_than(
+                    plan.engine_version, TOOL_PARSER_REGISTRY_SINCE
+                )  # 0.6.0 - 0.6.2: argparse choices, no plugin
+                unless = f" unless {_PARSER_PLUGINS[parser_flag]} registers it" if plugin else ""
+                warnings.append(f"{parser_flag} {chosen.value}: {refusal}: vLLM refuses to start with it{unless}")
     _auto_tool_choice_needs_parser(flags, warnings)
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(

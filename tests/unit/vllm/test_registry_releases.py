@@ -145,6 +145,12 @@ def test_a_parser_set_by_hand_is_kept_and_a_name_no_release_registers_is_said() 
     assert any(
         w.startswith("--tool-call-parser hermez: no vLLM release read (0.5.0 - 0.34.0)") for w in command.warnings
     )
+    # a name the release does not register yet is said with what vLLM does about it, as a name none registers is
+    later = _gemma4("0.19.0", ["tool-call-parser=beam"])  # beam: first in 0.33.0
+    assert (
+        "--tool-call-parser beam: vLLM 0.19.0 registers no tool-call parser 'beam' (first in 0.33.0: "
+        "catalog/vllm_registries.json): vLLM refuses to start with it unless --tool-parser-plugin registers it"
+    ) in later.warnings
     # a plugin may register any name: nothing to say
     plugin = _gemma4("0.19.0", ["tool-call-parser=hermez", "tool-parser-plugin=/opt/my_parser.py"])
     assert not any("hermez" in warning for warning in plugin.warnings)
