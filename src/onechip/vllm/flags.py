@@ -426,7 +426,8 @@ _AUTO_TOOL_CHOICE_REFUSED = (
 
 
 # 0.6.0 - 0.6.2 declare --tool-call-parser with argparse choices=["mistral", "hermes"], refused with or without the
-# switch; from 0.6.3 the name is checked against ToolParserManager only beside it (scripts/gen_vllm_registries.py)
+# switch, and no --tool-parser-plugin; from 0.6.3 (its cli_args.py declares --tool-parser-plugin) the name is checked
+# against ToolParserManager only beside the switch (scripts/gen_vllm_registries.py)
 TOOL_PARSER_REGISTRY_SINCE = "0.6.3"
 
 
