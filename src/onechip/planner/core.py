@@ -2177,18 +2177,30 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
     return out
 
 
+# A quant_method a release no longer lists but serves as another method it lists: ModelConfig._verify_quantization
+# first asks each registered method's override_quantization_method whether it claims the checkpoint, and only then
+# checks the (overridden) name against QUANTIZATION_METHODS. INCConfig claims 'auto-round' ('Override the
+# `auto-round` method to `inc`', vllm/model_executor/layers/quantization/inc.py of the 0.15.0 wheel, the 0.16.0 sdist
+# and the installed 0.32.0; 'inc' is in the overrides list of config/model.py), the release 'auto-round' left
+# QuantizationMethods in (catalog/vllm_registries.json: last in 0.14.1).
+QUANT_METHOD_CLAIMED_BY = {"auto-round": "inc"}
+
+
 def _quantization_in_release(method: str, version: str | None, rules: EngineRules) -> None:
     """Refuse a checkpoint's quant_method that the planned vLLM release does not register (vLLM: 'Unknown
     quantization method: X. Must be one of [...]', ModelConfig._verify_quantization): catalog/vllm_registries.json,
     read from every release's quantization/__init__.py. Only for the engines whose registry is vLLM's own
     (rules.quantization_methods set) and a release known (--engine-version, else the release the rules were read
-    from); a name no release read registers is left to the rules' list. (--quantization takes fp8 only, which every
-    release read registers.)"""
-    entry = catalog.vllm_registries().quantization_methods.get(method)
+    from); a name no release read registers is left to the rules' list, one another registered method claims
+    (QUANT_METHOD_CLAIMED_BY) is served as that one. (--quantization takes fp8 only, which every release read
+    registers.)"""
+    registries = catalog.vllm_registries()
+    entry = registries.quantization_methods.get(method)
     if not rules.quantization_methods or version is None or entry is None:
         return
-    why = catalog.vllm_registries().missing("quantization_methods", "quantization method", method, version)
-    if why is None:
+    why = registries.missing("quantization_methods", "quantization method", method, version)
+    claimant = QUANT_METHOD_CLAIMED_BY.get(method)
+    if why is None or (claimant and registries.missing("quantization_methods", "", claimant, version) is None):
         return
     if release_key(version) < release_key(entry.first_in):
         hint = f"plan --engine-version {entry.first_in} or later"

@@ -69,7 +69,11 @@ def version_text(value: str | None) -> str | None:
     text = value.strip()
     if not _VERSION_TEXT.match(text):
         raise ValueError("not a vLLM version such as 0.19.0, 0.8.5.post1 or 0.26.1rc1.dev125+ga7a204cc6")
-    return text.removeprefix("v")  # the image tag's 'v0.19.0' is release 0.19.0 (one calibration key, one image tag)
+    # the image tag's 'v0.19.0' is release 0.19.0 (one calibration key, one image tag), and so is '0.019.0': PEP 440
+    # reads each release number with int() ('an integer version of 00 would normalize to 0'), as pip does, while the
+    # image tag v0.019.0 does not exist
+    release, rest = re.match(r"(\d+(?:\.\d+)+)(.*)", text.removeprefix("v")).groups()  # type: ignore[union-attr]
+    return ".".join(str(int(part)) for part in release.split(".")) + rest
 
 
 class ServeOptions(RequestModel):

@@ -273,6 +273,8 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             said = f" {name!r}" if name.strip() else ": an item with no flag name"
             raise ConfigError(f"--set{said}: expected FLAG=VALUE, FLAG, FLAG= or ENV_NAME=VALUE")
         row = spec(f"--{flag}")
+        if not eq and row is not None and row.kind != "switch":  # argparse: 'expected one argument'
+            raise ConfigError(f"--set {flag}: {row.name} takes a value; write {flag}=VALUE, or {flag}= to drop it")
         if eq and row is not None and row.kind == "switch" and value:  # vLLM takes a switch bare, never a value
             if value.lower() not in _SWITCH_WORDS:
                 raise ConfigError(

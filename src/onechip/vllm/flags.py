@@ -303,11 +303,7 @@ def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
     from catalog/vllm_registries.json (VllmRegistriesFile.missing); None when it registers it or that cannot be
     told."""
     kind, word = _PARSERS[flag]
-    table = catalog.vllm_registries()
-    why = table.missing(kind, f"{word} parser", name, version)
-    if why is not None and name not in getattr(table, kind):  # no release read has it: a plugin's, or a typo
-        return f"{why}: vLLM refuses to start with it unless {_PARSER_PLUGINS[flag]} registers it"
-    return why
+    return catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
 
 
 def _release(plan: Plan) -> str | None:
@@ -316,12 +312,13 @@ def _release(plan: Plan) -> str | None:
     return plan.engine_version or catalog.engines().engines[plan.engine].release
 
 
-def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str]) -> bool:
-    """The family's parser `name` can go on the command: the plan's release registers it. A release that predates
-    the flag itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser
-    gets the flag left out, said in one warning, where vLLM would refuse to start."""
+def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str], named: set[str]) -> bool:
+    """The family's parser `name` can go on the command: the plan's release registers it, or a --set names `flag`
+    (`named`: the user's parser replaces it, or drops it, and is judged as set). A release that predates the flag
+    itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser gets the flag
+    left out, said in one warning, where vLLM would refuse to start."""
     row = spec(flag)
-    if row is not None and older_than(plan.engine_version, row.since):
+    if flag in named or (row is not None and older_than(plan.engine_version, row.since)):
         return True
     why = parser_refusal(flag, name, _release(plan))
     if why is not None:
@@ -330,9 +327,9 @@ def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str]) -> boo
     return why is None
 
 
-def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str]) -> None:
-    """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers),
-    and extra flags (origin 'family')."""
+def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str], named: set[str]) -> None:
+    """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers, or
+    that a --set in `named` replaces), and extra flags (origin 'family')."""
     if family.limit_mm_per_prompt and _multimodal(plan) and "--limit-mm-per-prompt" not in flags.by_name:
         if plan.engine in family.disable_chunked_mm_input_on:
             flags.put(
@@ -345,7 +342,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
         flags.put(
             "--limit-mm-per-prompt", family.limit_mm_per_prompt, f"multimodal contract ({family.source})", "family"
         )
-    if family.tool_call_parser and _family_parser(plan, "--tool-call-parser", family.tool_call_parser, warnings):
+    if family.tool_call_parser and _family_parser(plan, "--tool-call-parser", family.tool_call_parser, warnings, named):
         flags.put(
             "--enable-auto-tool-choice",
             None,
@@ -358,7 +355,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
             f"native tool-call format of {family.key} ({family.source})",
             "family",
         )
-    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings):
+    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings, named):
         flags.put(
             "--reasoning-parser", family.reasoning_parser, f"separates {family.key} reasoning from the answer", "family"
         )
@@ -420,6 +417,46 @@ def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, 
             flags.put(override.name, override.value, "--set on the command line", "set")
 
 
+# vLLM refuses --enable-auto-tool-choice without a --tool-call-parser before it loads anything:
+# validate_parsed_serve_args raises TypeError('Error: --enable-auto-tool-choice requires --tool-call-parser')
+# (vllm/entrypoints/openai/cli_args.py of the 0.14.1 and 0.16.0 sdists; entrypoints/launchers/cli_args.py of 0.32.0)
+_AUTO_TOOL_CHOICE_REFUSED = (
+    "vLLM refuses it without one ('Error: --enable-auto-tool-choice requires --tool-call-parser')"
+)
+
+
+# 0.6.0 - 0.6.2 declare --tool-call-parser with argparse choices=["mistral", "hermes"], refused with or without the
+# switch, and no --tool-parser-plugin; from 0.6.3 (its cli_args.py declares --tool-parser-plugin) the name is checked
+# against ToolParserManager only beside the switch (scripts/gen_vllm_registries.py)
+TOOL_PARSER_REGISTRY_SINCE = "0.6.3"
+
+
+def _auto_tool_choice_needs_parser(flags: _Flags, warnings: list[str]) -> None:
+    """--enable-auto-tool-choice with no --tool-call-parser after --set: the family's switch, there only for its
+    parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said. A parser without
+    the switch is unused, said too: vLLM checks the name (validate_api_server_args: 'if args.enable_auto_tool_choice
+    and args.tool_call_parser not in valid_tool_parses', entrypoints/openai/api_server.py of the 0.14.1 sdist,
+    entrypoints/launchers/launcher.py of 0.32.0) and loads the parser (ParserManager.get_tool_parser: 'if not
+    enable_auto_tools ... return parser', None, 0.32.0) only with the switch on."""
+    switch = flags.by_name.get("--enable-auto-tool-choice")
+    parser = flags.by_name.get("--tool-call-parser")
+    if switch is None and parser is not None and parser.value:
+        warnings.append(
+            f"--tool-call-parser {parser.value} without --enable-auto-tool-choice: vLLM uses no tool-call parser "
+            "without it, so 'auto' tool choice stays off"
+        )
+    if switch is None or (parser is not None and parser.value):
+        return
+    if switch.origin == "family":
+        flags.by_name.pop(switch.flag)
+        warnings.append(
+            f"--enable-auto-tool-choice left out with --tool-call-parser: {_AUTO_TOOL_CHOICE_REFUSED}; tool calling "
+            "stays off"
+        )
+    else:
+        warnings.append(f"--enable-auto-tool-choice without --tool-call-parser: {_AUTO_TOOL_CHOICE_REFUSED}")
+
+
 def served_name_for(model: str, given: str | None = None) -> str | None:
     """`--served-model-name`: `given`, or a local directory's name (clients should not see a path);
     None for a Hub id (vLLM serves it under its own name)."""
@@ -444,24 +481,41 @@ def serve_flags(
     _rule_flags(plan, target.kind, flags, env, why)
     if "--no-enable-prefix-caching" in flags.by_name:  # the plan's, sized without it: the launch rule's goes
         flags.by_name.pop("--enable-prefix-caching", None)
+    sets = parse_sets(target.sets)
+    named = {override.name for override in sets}
     family = model_family(plan.serve_model or plan.model, plan.architecture)
     if family is not None:
-        _family_flags(plan, family, flags, warnings)
-    else:
+        _family_flags(plan, family, flags, warnings, named)
+    elif "--tool-call-parser" not in named:
         warnings.append(
             f"no known tool-call parser for {plan.serve_model or plan.model} ({plan.architecture}); "
             "tool calling stays off unless you --set tool-call-parser=NAME enable-auto-tool-choice"
         )
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
-    sets = parse_sets(target.sets)
     _apply_sets(plan, sets, flags, env, warnings)
-    for parser_flag, plugin in _PARSER_PLUGINS.items():  # a parser the user set: kept, vLLM's refusal said first
-        chosen = flags.by_name.get(parser_flag)
-        if chosen is None or chosen.origin != "set" or not chosen.value or plugin in flags.by_name:
-            continue
-        if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
-            warnings.append(f"{parser_flag} {chosen.value}: {refusal}")
+    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it (a
+        chosen = flags.by_name.get(parser_flag)  # release older than the flag itself: said once, below, by `since`)
+        row = spec(parser_flag)
+        if (
+            chosen is not None
+            and chosen.origin == "set"
+            and chosen.value
+            and _PARSER_PLUGINS[parser_flag] not in flags.by_name
+            and not (row is not None and older_than(plan.engine_version, row.since))
+            and (
+                parser_flag != "--tool-call-parser"
+                or "--enable-auto-tool-choice" in flags.by_name
+                or older_than(plan.engine_version, TOOL_PARSER_REGISTRY_SINCE)
+            )
+        ):
+            if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
+                plugin = parser_flag != "--tool-call-parser" or not older_than(
+                    plan.engine_version, TOOL_PARSER_REGISTRY_SINCE
+                )  # 0.6.0 - 0.6.2: argparse choices, no plugin
+                unless = f" unless {_PARSER_PLUGINS[parser_flag]} registers it" if plugin else ""
+                warnings.append(f"{parser_flag} {chosen.value}: {refusal}: vLLM refuses to start with it{unless}")
+    _auto_tool_choice_needs_parser(flags, warnings)
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
         "--host",

@@ -238,6 +238,22 @@ def test_before_082_tool_calling_wins_and_the_reasoning_parser_is_said_to_be_ine
                for w in command.warnings)  # fmt: skip
 
 
+def test_before_082_enable_reasoning_set_beside_tool_calling_is_said_to_stop_the_engine(tmp_path: Path) -> None:
+    # `--set enable-reasoning` on 0.8.1 beside the family's --enable-auto-tool-choice: vLLM refuses to start
+    # ('Error: --enable-auto-tool-choice and --enable-reasoning cannot be enabled at the same time', cli_args.py of
+    # 0.7.1 - 0.8.1), where the plan said 'tool calling is kept, reasoning stays in the answer'
+    command = _flags_for(tmp_path, "0.8.1", ["reasoning-parser=deepseek_r1", "enable-reasoning"])
+    assert {"--enable-auto-tool-choice", "--enable-reasoning"} <= set(command.argv)
+    assert not any("--reasoning-parser has no effect" in w for w in command.warnings)
+    assert any(
+        w.startswith("--enable-reasoning beside --enable-auto-tool-choice: this vLLM release refuses to start")
+        for w in command.warnings
+    )
+    assert not any(
+        "--enable-reasoning beside" in w for w in _flags_for(tmp_path, "0.8.2", ["enable-reasoning"]).warnings
+    )
+
+
 GPT_OSS_V0 = (
     "GptOssForCausalLM on vLLM 0.10.2: --enable-prompt-embeds makes it run its V0 engine, which cannot serve it (its "
     "attention layers carry attention sinks, which only the V1 attention backends take); plan --engine-version "

@@ -197,3 +197,13 @@ def test_version_texts_pip_writes_are_taken(version: str) -> None:
     from onechip.schemas.requests import version_text
 
     assert version_text(f" {version} ") == version.removeprefix("v")  # the image tag's 'v0.18.0' is release 0.18.0
+
+
+def test_a_version_written_with_leading_zeros_is_the_release_pip_reads() -> None:
+    # PEP 440 integer normalization ('an integer version of 00 would normalize to 0'): `--engine-version 0.019.0` was
+    # planned as 0.19.0 but its image tagged vllm/vllm-openai:v0.019.0, which does not exist
+    from onechip.schemas.requests import version_text
+
+    assert version_text("0.019.0") == "0.19.0"
+    assert version_text("v00.6.03.post1") == "0.6.3.post1"
+    assert version_text("0.26.1rc01.dev125+g0a7a204cc6") == "0.26.1rc01.dev125+g0a7a204cc6"  # the release part only

@@ -215,6 +215,17 @@ def test_a_switch_set_to_another_word_is_refused() -> None:
         flag_table.parse_sets(["enforce-eager=maybe"])
 
 
+@pytest.mark.parametrize("item", ["tool-call-parser", "reasoning-parser", "--max-model-len", "gpu-memory-utilization"])
+def test_a_flag_that_takes_a_value_given_bare_is_refused(item: str) -> None:
+    # `--set tool-call-parser` wrote a bare `--tool-call-parser`, which vLLM's argparse refuses ('argument
+    # --tool-call-parser: expected one argument'); `--set max-model-len` was said as 'disagree' with the plan's length
+    flag = item.lstrip("-")
+    with pytest.raises(ConfigError) as refused:
+        flag_table.parse_sets([item])
+    assert str(refused.value) == f"--set {flag}: --{flag} takes a value; write {flag}=VALUE, or {flag}= to drop it"
+    assert flag_table.parse_sets(["my-new-flag"])[0].value is None  # a flag not in the table still passes bare
+
+
 @pytest.mark.parametrize("item", ["enable-prompt-embeds=false", "enable-prompt-embeds=", "enforce-eager=false"])
 def test_turning_off_a_switch_the_plan_left_off_says_nothing_stale(item):
     # the plan was made with the switch off (PlanRequest default False): --set FLAG=false asks for what it sized
@@ -282,3 +293,43 @@ def test_a_release_before_vllm_serve_is_launched_as_the_api_server_module(versio
     docker = flags.serve_command(plan.model_copy(update={"engine_version": version}), ServeTarget(kind="vllm-docker"))
     entrypoint = "python3" if version == "0.5.1" else "vllm"
     assert f"--entrypoint {entrypoint} vllm/vllm-openai:v{version} {shlex.join(argv_head[1:])}" in docker.shell
+
+
+def test_the_auto_tool_choice_switch_goes_with_the_parser_a_set_drops() -> None:
+    # `--set tool-call-parser=` kept the family's --enable-auto-tool-choice, which vLLM refuses alone before it loads
+    # anything ('Error: --enable-auto-tool-choice requires --tool-call-parser': validate_parsed_serve_args,
+    # vllm/entrypoints/openai/cli_args.py of the 0.14.1 and 0.16.0 sdists, entrypoints/launchers/cli_args.py of 0.32.0)
+    plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="h100", max_model_len=8192))  # family: hermes
+    command = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["tool-call-parser="]))
+    assert not {"--enable-auto-tool-choice", "--tool-call-parser"} & set(command.argv)
+    refused = "vLLM refuses it without one ('Error: --enable-auto-tool-choice requires --tool-call-parser')"
+    assert f"--enable-auto-tool-choice left out with --tool-call-parser: {refused}; tool calling stays off" in (
+        command.warnings
+    )
+    # the switch set by hand stays as set, and the refusal is said
+    both = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["tool-call-parser=", "enable-auto-tool-choice"]))
+    assert "--enable-auto-tool-choice" in both.argv
+    assert f"--enable-auto-tool-choice without --tool-call-parser: {refused}" in both.warnings
+
+
+def test_a_tool_call_parser_without_the_switch_is_said_unused_not_refused() -> None:
+    # vLLM checks the parser's name only with --enable-auto-tool-choice on ('if args.enable_auto_tool_choice and
+    # args.tool_call_parser not in valid_tool_parses': api_server.py of the 0.14.1 sdist, launchers/launcher.py of
+    # 0.32.0) and loads none without it (ParserManager.get_tool_parser, 0.32.0): 'vLLM refuses to start' was said
+    plan = api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="h100", max_model_len=8192))
+    command = flags.serve_command(
+        plan, ServeTarget(kind="vllm", sets=["enable-auto-tool-choice=", "tool-call-parser=hermez"])
+    )
+    assert ["--tool-call-parser", "hermez"] == command.argv[command.argv.index("--tool-call-parser") :][:2]
+    said = [w for w in command.warnings if "hermez" in w]
+    assert said == [
+        "--tool-call-parser hermez without --enable-auto-tool-choice: vLLM uses no tool-call parser without it, so "
+        "'auto' tool choice stays off"
+    ]
+    # 0.6.0 - 0.6.2 declare the flag with argparse choices=["mistral", "hermes"] (cli_args.py of the 0.6.2 sdist):
+    # refused there with or without the switch
+    old = flags.serve_command(
+        plan.model_copy(update={"engine_version": "0.6.2"}),
+        ServeTarget(kind="vllm", sets=["enable-auto-tool-choice=", "tool-call-parser=llama3_json"]),
+    )
+    assert any(w.startswith("--tool-call-parser llama3_json: vLLM 0.6.2 registers no") for w in old.warnings)

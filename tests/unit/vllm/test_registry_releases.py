@@ -145,9 +145,29 @@ def test_a_parser_set_by_hand_is_kept_and_a_name_no_release_registers_is_said() 
     assert any(
         w.startswith("--tool-call-parser hermez: no vLLM release read (0.5.0 - 0.34.0)") for w in command.warnings
     )
+    # a name the release does not register yet is said with what vLLM does about it, as a name none registers is
+    later = _gemma4("0.19.0", ["tool-call-parser=beam"])  # beam: first in 0.33.0
+    assert (
+        "--tool-call-parser beam: vLLM 0.19.0 registers no tool-call parser 'beam' (first in 0.33.0: "
+        "catalog/vllm_registries.json): vLLM refuses to start with it unless --tool-parser-plugin registers it"
+    ) in later.warnings
     # a plugin may register any name: nothing to say
     plugin = _gemma4("0.19.0", ["tool-call-parser=hermez", "tool-parser-plugin=/opt/my_parser.py"])
     assert not any("hermez" in warning for warning in plugin.warnings)
+
+
+def test_a_parser_set_by_hand_replaces_the_family_parser_the_release_lacks() -> None:
+    # Gemma 4's parsers are first in 0.19.0; on 0.18.1 with a --set parser the release registers (hermes 0.6.0 on,
+    # deepseek_r1 0.7.1 on: ENTRIES) the family's were still said 'left out ... tool calling stays off / reasoning
+    # stays in the answer', and the family's --enable-auto-tool-choice was gone, so the hermes parser did nothing
+    command = _gemma4("0.18.1", ["tool-call-parser=hermes", "reasoning-parser=deepseek_r1"])
+    written = {(flag.flag, flag.value) for flag in command.flags}
+    assert {("--enable-auto-tool-choice", None), ("--tool-call-parser", "hermes")} <= written
+    assert ("--reasoning-parser", "deepseek_r1") in written
+    assert not [w for w in command.warnings if "left out" in w or "parser" in w]
+    # dropping the family's parser says nothing of the release either
+    dropped = _gemma4("0.18.1", ["reasoning-parser="])
+    assert not any(w.startswith("--reasoning-parser") for w in dropped.warnings)
 
 
 def test_a_parser_vllm_dropped_is_said_for_the_releases_after() -> None:
@@ -187,3 +207,45 @@ def test_a_checkpoint_quantized_by_a_method_the_release_does_not_register_is_ref
         planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.27.1")
     except ConfigError as other:
         assert "registers no quantization method" not in str(other)
+
+
+def test_a_method_another_registered_method_claims_is_planned(tmp_path: Path) -> None:
+    # 'auto-round' left QuantizationMethods in 0.15.0 (the table: last in 0.14.1), but INCConfig.override_quantization_
+    # method claims it there ('Override the `auto-round` method to `inc`': inc.py of the 0.15.0 wheel, the 0.16.0 sdist
+    # and the installed 0.32.0) before ModelConfig._verify_quantization checks the name, so vLLM serves it as 'inc'
+    entry = catalog.vllm_registries().quantization_methods["auto-round"]
+    assert (entry.last_in, entry.gone_in) == ("0.14.1", "0.15.0")
+    config = json.loads((ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen3-8B.json").read_text(encoding="utf-8"))
+    config["quantization_config"] = {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": True}
+    model = str(sized_checkpoint(tmp_path / "qwen3-8b-autoround", config, 6 * GIB))
+    for version in ("0.15.0", "0.32.0"):
+        try:
+            planner.plan_model(model, "h100", max_model_len=8192, engine_version=version)
+        except ConfigError as other:
+            assert "registers no quantization method" not in str(other)
+    # before both: neither 'auto-round' (first in 0.9.0) nor 'inc' (first in 0.10.0) is registered
+    with pytest.raises(ConfigError, match="vLLM 0.8.5 registers no quantization method 'auto-round'"):
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.8.5")
+
+
+def test_a_parser_set_on_a_release_older_than_the_flag_is_said_once() -> None:
+    # --reasoning-parser is first in 0.7.1 (flag_table): on 0.7.0 `--set reasoning-parser=deepseek_r1` was said twice,
+    # as a name 0.7.0 does not register and as a flag 0.7.0 does not have
+    command = _gemma4("0.7.0", ["reasoning-parser=deepseek_r1"])
+    said = [w for w in command.warnings if w.startswith("--reasoning-parser")]
+    assert said == ["--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0"]
+
+
+def test_a_model_without_a_family_parser_is_not_told_to_set_the_parser_it_set(tmp_path: Path) -> None:
+    # Qwen2.5-7B-Instruct has no serve_families.json entry (no name or architecture match): the warning 'tool calling
+    # stays off unless you --set tool-call-parser=NAME enable-auto-tool-choice' was printed beside exactly that --set
+    config = json.loads(
+        (ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen2.5-7B-Instruct.json").read_text(encoding="utf-8")
+    )
+    model = str(sized_checkpoint(tmp_path / "Qwen2.5-7B-Instruct", config, 15 * GIB))
+    plan = planner.plan_model(model, "h100", max_model_len=8192)
+    assert flags.model_family(model, plan.architecture) is None
+    bare = flags.serve_command(plan, ServeTarget(kind="vllm"))
+    assert any(w.startswith("no known tool-call parser for") for w in bare.warnings)
+    target = ServeTarget(kind="vllm", sets=["tool-call-parser=hermes", "enable-auto-tool-choice"])
+    assert not any("tool-call parser" in w for w in flags.serve_command(plan, target).warnings)
