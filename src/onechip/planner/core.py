@@ -729,6 +729,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if online_fp8 and acc.kind == "tpu":
@@ -2186,30 +2187,35 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
 QUANT_METHOD_CLAIMED_BY = {"auto-round": "inc"}
 
 
-def _quantization_in_release(method: str, version: str | None, rules: EngineRules) -> None:
-    """Refuse a checkpoint's quant_method that the planned vLLM release does not register (vLLM: 'Unknown
-    quantization method: X. Must be one of [...]', ModelConfig._verify_quantization): catalog/vllm_registries.json,
-    read from every release's quantization/__init__.py. Only for the engines whose registry is vLLM's own
-    (rules.quantization_methods set) and a release known (--engine-version, else the release the rules were read
-    from); a name no release read registers is left to the rules' list, one another registered method claims
-    (QUANT_METHOD_CLAIMED_BY) is served as that one. (--quantization takes fp8 only, which every release read
+def _quantization_in_release(method: str, version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """A checkpoint's quant_method that the planned vLLM release does not register (vLLM: 'Unknown quantization
+    method: X. Must be one of [...]', ModelConfig._verify_quantization): catalog/vllm_registries.json, read from
+    every release's quantization/__init__.py. Refused (ConfigError) for a release before the first that registers
+    it; a warning for one after vLLM dropped it, which an out-of-tree plugin may register again (0.28.0 moved
+    bitsandbytes to the vllm_bnb_plugin package; register_quantization_config). Only for the engines whose registry
+    is vLLM's own (rules.quantization_methods set) and a release known (--engine-version, else the release the rules
+    were read from); a name no release read registers is left to the rules' list, one another registered method
+    claims (QUANT_METHOD_CLAIMED_BY) is served as that one. (--quantization takes fp8 only, which every release read
     registers.)"""
     registries = catalog.vllm_registries()
     entry = registries.quantization_methods.get(method)
     if not rules.quantization_methods or version is None or entry is None:
-        return
+        return []
     why = registries.missing("quantization_methods", "quantization method", method, version)
     claimant = QUANT_METHOD_CLAIMED_BY.get(method)
     if why is None or (claimant and registries.missing("quantization_methods", "", claimant, version) is None):
-        return
+        return []
+    refusal = f"quantization_config.quant_method {method!r}: {why}; in-tree vLLM refuses it at start ('Unknown "
+    refusal += f"quantization method: {method}')"
     if release_key(version) < release_key(entry.first_in):
-        hint = f"plan --engine-version {entry.first_in} or later"
-    else:  # vLLM moved some out of tree (0.28.0: bitsandbytes to the vllm_bnb_plugin package)
-        hint = f"plan --engine-version {entry.last_in}, or serve with a plugin that registers it"
-    raise ConfigError(
-        f"quantization_config.quant_method {method!r}: {why}; vLLM refuses it at start ('Unknown quantization "
-        f"method: {method}'); {hint}"
-    )
+        raise ConfigError(f"{refusal}; plan --engine-version {entry.first_in} or later")
+    return [
+        PlanWarning(
+            code="quantization-release",
+            message=f"{refusal}: serve it with a plugin that registers it, or plan --engine-version {entry.last_in}",
+            source="catalog/vllm_registries.json (scripts/gen_vllm_registries.py)",
+        )
+    ]
 
 
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
@@ -2222,7 +2228,6 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
             f"it at start ('Unknown quantization method: {method}')"
         )
-    _quantization_in_release(method, request.engine_version or rules.release, rules)
     served = rules.platform_quantization
     wanted = method or request.quantization
     if wanted and served and wanted not in served:

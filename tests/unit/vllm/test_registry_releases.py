@@ -186,27 +186,40 @@ def test_a_method_vllm_moved_out_of_tree_is_refused_on_the_releases_after() -> N
     assert (entry.last_in, entry.gone_in) == ("0.27.1", "0.28.0")
 
 
-def _bnb_checkpoint(tmp_path: Path) -> str:
-    """A Qwen3-8B config (tests/fixtures/bootlogs/configs) with a bitsandbytes quantization_config, headers only."""
+def _quantized_checkpoint(tmp_path: Path, method: str) -> str:
+    """A Qwen3-8B config (tests/fixtures/bootlogs/configs) with quantization_config.quant_method `method`, headers
+    only."""
     config = json.loads((ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen3-8B.json").read_text(encoding="utf-8"))
-    config["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
-    return str(sized_checkpoint(tmp_path / "qwen3-8b-bnb", config, 6 * GIB))
+    config["quantization_config"] = {"quant_method": method}
+    return str(sized_checkpoint(tmp_path / method, config, 6 * GIB))
 
 
-def test_a_checkpoint_quantized_by_a_method_the_release_does_not_register_is_refused(tmp_path: Path) -> None:
-    model = _bnb_checkpoint(tmp_path)
+def test_a_checkpoint_quantized_by_a_method_newer_than_the_release_is_refused(tmp_path: Path) -> None:
+    # 'mxfp4' is first in QuantizationMethods of 0.10.1 (gpt-oss's), not in 0.10.0's
+    model = _quantized_checkpoint(tmp_path, "mxfp4")
     with pytest.raises(ConfigError) as refused:
-        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0")
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.10.0")
     assert str(refused.value) == (
-        "quantization_config.quant_method 'bitsandbytes': vLLM 0.32.0 registers no quantization method "
-        "'bitsandbytes' (last in 0.27.1, gone from 0.28.0: catalog/vllm_registries.json); vLLM refuses it at start "
-        "('Unknown quantization method: bitsandbytes'); plan --engine-version 0.27.1, or serve with a plugin that "
-        "registers it"
+        "quantization_config.quant_method 'mxfp4': vLLM 0.10.0 registers no quantization method 'mxfp4' (first in "
+        "0.10.1: catalog/vllm_registries.json); in-tree vLLM refuses it at start ('Unknown quantization method: "
+        "mxfp4'); plan --engine-version 0.10.1 or later"
     )
-    try:  # the release that registers it gets past this check (what follows may still refuse a headers-only file)
-        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.27.1")
-    except ConfigError as other:
-        assert "registers no quantization method" not in str(other)
+
+
+def test_a_method_vllm_moved_to_a_plugin_is_planned_with_a_warning(tmp_path: Path) -> None:
+    # bitsandbytes left QuantizationMethods in 0.28.0 for the out-of-tree vllm_bnb_plugin: with it installed vLLM
+    # serves the checkpoint, without it vLLM refuses, so the plan is made and says so
+    model = _quantized_checkpoint(tmp_path, "bitsandbytes")
+    plan = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0")
+    (said,) = [w.message for w in plan.warnings if w.code == "quantization-release"]
+    assert said == (
+        "quantization_config.quant_method 'bitsandbytes': vLLM 0.32.0 registers no quantization method "
+        "'bitsandbytes' (last in 0.27.1, gone from 0.28.0: catalog/vllm_registries.json); in-tree vLLM refuses it at "
+        "start ('Unknown quantization method: bitsandbytes'): serve it with a plugin that registers it, or plan "
+        "--engine-version 0.27.1"
+    )
+    older = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.27.1")
+    assert "quantization-release" not in {w.code for w in older.warnings}
 
 
 def test_a_method_another_registered_method_claims_is_planned(tmp_path: Path) -> None:
