@@ -141,6 +141,9 @@ class _Timing:
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
             out.error = STREAM_CUT
         counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")} if usage is not None else {}
+        counts["prompt_tokens_details.cached_tokens"] = ((usage or {}).get("prompt_tokens_details") or {}).get(
+            "cached_tokens"
+        )
         negative = next((f"usage.{k} {v}" for k, v in counts.items() if isinstance(v, int | float) and v < 0), None)
         if out.error is None and negative is not None:  # no count a generation gives: a failed request, not -5 tok/s
             out.error = f"{negative}: the server's usage counts no tokens below 0"

@@ -36,6 +36,16 @@ def test_a_negative_completion_count_fails_the_request_and_the_cell_is_summarise
     assert cell.requests_failed == 1 and cell.output_tok_per_s == 0.0  # was a ValidationError: -12.5 tok/s
 
 
+def test_a_negative_cached_count_fails_the_request_not_the_report() -> None:
+    # usage.prompt_tokens_details.cached_tokens -2 made the cell's cached_share -0.67, which bench wrote (its summary
+    # is a model_copy, never validated) and `report` then refused: 'cached_share: Input should be greater than or equal
+    # to 0'
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": -2}}
+    out = _fold([_content("a"), _content("b"), {"choices": [], "usage": usage}])
+    assert out.error == "usage.prompt_tokens_details.cached_tokens -2: the server's usage counts no tokens below 0"
+    assert out.cached_tokens is None
+
+
 def test_a_continuous_count_that_falls_counts_no_chunk() -> None:
     # continuous usage 2 then 1 then 4: a chunk of -1 tokens was kept; the chunks' counts are dropped (finish spreads
     # the final count over the chunks, as for a server without per-chunk usage)
