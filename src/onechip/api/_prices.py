@@ -48,8 +48,13 @@ def prices_refresh(request: PricesRequest, on_progress: ProgressFn = no_progress
 
     if request.chip:  # a chip no read can price is refused before the catalog is asked (or credentials looked for)
         billed = cost_layer.billed_as(planner.rules.chip_key(request.chip))[0]
-        if billed not in catalog.billing_skus().chips and billed not in {p.chip for p in cost_layer.all_prices()}:
-            prices(request)  # raises its one line: no price for chip ... known: ...
+        read = catalog.billing_skus().chips
+        if billed not in read and billed not in {p.chip for p in cost_layer.all_prices()}:
+            # not prices()' line: a catalog chip's price_note says to run `onechip prices refresh`, this very command
+            raise ConfigError(
+                f"no Cloud Billing Catalog read prices chip {billed!r} (--chip): the SKUs it reads are for "
+                f"{', '.join(sorted(read))}; add its price to prices.json with its source and date"
+            )
 
     def page(pages: int, skus: int) -> None:
         on_progress(ProgressEvent("prices", f"page {pages}: {skus:,} SKUs read", done=pages))

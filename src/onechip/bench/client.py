@@ -109,6 +109,8 @@ class _Timing:
             # the role chunk is never a token: what usage counts on it goes with the next chunk
             if ct is not None and self.with_usage == self.events and (generated or not _opening(choice)):
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
+                if delta_tokens < 0:  # a cumulative count that fell counts no chunk: tokens are spread (finish)
+                    self.per_chunk_known, delta_tokens = False, None
         if not choices:
             self.final_usage = self.final_usage or bool(usage)
             self.complete = self.complete or ends_answer(obj, out.finish_reason is not None)
@@ -138,6 +140,13 @@ class _Timing:
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
             out.error = STREAM_CUT
+        counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")} if usage is not None else {}
+        counts["prompt_tokens_details.cached_tokens"] = ((usage or {}).get("prompt_tokens_details") or {}).get(
+            "cached_tokens"
+        )
+        negative = next((f"usage.{k} {v}" for k, v in counts.items() if isinstance(v, int | float) and v < 0), None)
+        if out.error is None and negative is not None:  # no count a generation gives: a failed request, not -5 tok/s
+            out.error = f"{negative}: the server's usage counts no tokens below 0"
         if out.error is None and usage is not None:
             out.prompt_tokens = usage.get("prompt_tokens")
             out.completion_tokens = usage.get("completion_tokens")

@@ -126,7 +126,7 @@ def _load_without_unknown(
 ) -> Any:
     """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
     written by another onechip version) without those keys; any other error ignores the file."""
-    newer = next((e for e in exc.errors() if e["type"] == "newer_schema"), None)
+    newer = next((e for e in exc.errors() if e["type"] == "unknown_schema"), None)
     if newer is not None:  # a newer onechip's file: its figures are not read as if they were ours (common.known_schema)
         problems.append(f"{name}: {newer['msg']}")
         return None

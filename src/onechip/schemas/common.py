@@ -30,21 +30,34 @@ class ResultModel(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
 def _version(value: str) -> tuple[int, ...] | None:
-    try:
-        return tuple(int(part) for part in value.split("."))
-    except ValueError:
+    """A schema version's numbers without trailing zeros ('1', '1.0' and '1.0.0' are one version), None for text that
+    is not dot-separated ASCII numbers ('v1', '-1', '')."""
+    if not _VERSION.fullmatch(value.strip()):
         return None
+    parts = [int(part) for part in value.strip().split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
 
 
 def known_schema(value: str) -> str:
     """`value`, a stored file's schema_version, when this onechip reads it: SCHEMA_VERSION or an older one (their
-    files load leniently). Raises PydanticCustomError 'newer_schema' for a newer or unknown one: its fields may mean
-    what this onechip cannot tell, so its figures are not rendered as if they were ours."""
+    files load leniently). Raises PydanticCustomError 'unknown_schema' for a newer one, or text that is no version:
+    its fields may mean what this onechip cannot tell, so its figures are not rendered as if they were ours."""
     found, known = _version(value), _version(SCHEMA_VERSION)
-    if found is None or known is None or found > known:
+    if found is None:
         raise PydanticCustomError(
-            "newer_schema",
+            "unknown_schema",
+            "schema_version {found} is not a version (this onechip writes {known})",
+            {"found": repr(value), "known": repr(SCHEMA_VERSION)},
+        )
+    if known is None or found > known:
+        raise PydanticCustomError(
+            "unknown_schema",
             "schema_version {found} is newer than the {known} this onechip reads; upgrade onechip to read it",
             {"found": repr(value), "known": repr(SCHEMA_VERSION)},
         )

