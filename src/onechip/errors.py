@@ -196,10 +196,19 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def looks_secret(text: str) -> bool:
+# A Hugging Face user access token as secret scanners match it: "hf_" and 34 letters and digits (Vulnetix rule
+# VNX-SEC-027, docs.cli.vulnetix.com; Veritensor's signature 'hf_[a-zA-Z0-9]{34}', guide.veritensor.com), not inside
+# a longer word. Looser, the redaction pattern above also matches names such as 'hf_transfer' (an image 'vllm-hf_
+# transfer:v1'), which a refusal of a name must not.
+_HF_TOKEN = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{34,}")
+
+
+def looks_secret(text: str, in_a_name: bool = False) -> bool:
     """True when `text` holds something shaped like a secret (_SECRET_PATTERNS: hf_..., sk-..., a bearer
-    header, an AWS key id): what `--set` refuses to put on a command line."""
-    return any(pattern.search(text) for pattern in _SECRET_PATTERNS)
+    header, an AWS key id): what `--set` refuses to put on a command line. `in_a_name` (an image reference): the
+    Hugging Face token is matched by its full shape (_HF_TOKEN), not by the redaction's looser one."""
+    patterns = [_HF_TOKEN, *_SECRET_PATTERNS[1:]] if in_a_name else _SECRET_PATTERNS
+    return any(pattern.search(text) for pattern in patterns)
 
 
 def internal_error_line(exc: BaseException) -> str:

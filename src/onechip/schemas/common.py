@@ -125,7 +125,7 @@ def image_reference(value: str | None) -> str | None:
     upper case in its path was written into manifests and docker command lines as given; or one holding something
     shaped as a secret (errors.looks_secret: an hf_... token in a tag), which the dry run, the plan and ps would show
     (the message never repeats it)."""
-    if value is not None and looks_secret(value):
+    if value is not None and looks_secret(value, in_a_name=True):
         raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
     if value is not None and not _IMAGE.match(value):
         raise ValueError("not an image reference such as vllm/vllm-openai:v0.19.0 or IMAGE@sha256:<64 hex digits>")

@@ -43,7 +43,7 @@ def test_an_image_that_is_no_docker_reference_is_refused(run, tmp_path: Path, im
     assert not (tmp_path / "k").exists()
 
 
-@pytest.mark.parametrize("secret", ["hf_FAKEtoken0123456789abcdef", "sk-FAKEsecretABCDEFGHIJ0123456789"])
+@pytest.mark.parametrize("secret", ["hf_FAKEtoken0123456789abcdefghijklmnop", "sk-FAKEsecretABCDEFGHIJ0123456789"])
 @pytest.mark.parametrize("command", [["plan", "--chip", "l4"], ["up", "--dry-run", "--engine", "vllm-docker"]])
 def test_an_image_tag_shaped_as_a_secret_is_refused_without_echoing_it(run, secret: str, command: list[str]):
     # was echoed as typed: `up --dry-run --image vllm/vllm-openai:hf_...` printed the token 5 times (the docker line,
@@ -54,6 +54,14 @@ def test_an_image_tag_shaped_as_a_secret_is_refused_without_echoing_it(run, secr
     code, out, err = run(*argv, f"--image={image}")
     assert code != 0 and secret not in out + err
     assert "holds something shaped as a secret (a token or key): a secret never goes on a command line" in err
+
+
+def test_an_image_named_after_hf_transfer_is_no_secret(run) -> None:
+    # a break-pass find: 'hf_transfer' (8 letters after hf_) matched the redaction's loose shape and the image was
+    # refused; a real token is hf_ and 34 letters and digits (errors._HF_TOKEN)
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--image=ghcr.io/acme/vllm-hf_transfer:v1")
+    assert code == 0, err
+    assert "ghcr.io/acme/vllm-hf_transfer:v1" in out
 
 
 @pytest.mark.parametrize(
