@@ -2201,9 +2201,12 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
     entry = registries.quantization_methods.get(method)
     if not rules.quantization_methods or version is None or entry is None:
         return []
-    why = registries.missing("quantization_methods", "quantization method", method, version)
-    claimant = QUANT_METHOD_CLAIMED_BY.get(method)
-    if why is None or (claimant and registries.missing("quantization_methods", "", claimant, version) is None):
+
+    def missing(name: str) -> str | None:
+        return registries.missing("quantization_methods", "quantization method", name, version)
+
+    why, claimant = missing(method), QUANT_METHOD_CLAIMED_BY.get(method)
+    if why is None or (claimant and missing(claimant) is None):
         return []
     refusal = f"quantization_config.quant_method {method!r}: {why}; in-tree vLLM refuses it at start ('Unknown "
     refusal += f"quantization method: {method}')"

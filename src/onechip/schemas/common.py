@@ -48,14 +48,14 @@ def known_schema(value: str) -> str:
     """`value`, a stored file's schema_version, when this onechip reads it: SCHEMA_VERSION or an older one (their
     files load leniently). Raises PydanticCustomError 'unknown_schema' for a newer one, or text that is no version:
     its fields may mean what this onechip cannot tell, so its figures are not rendered as if they were ours."""
-    found, known = _version(value), _version(SCHEMA_VERSION)
+    found = _version(value)
     if found is None:
         raise PydanticCustomError(
             "unknown_schema",
             "schema_version {found} is not a version (this onechip writes {known})",
             {"found": repr(value), "known": repr(SCHEMA_VERSION)},
         )
-    if known is None or found > known:
+    if found > _SCHEMA:
         raise PydanticCustomError(
             "unknown_schema",
             "schema_version {found} is newer than the {known} this onechip reads; upgrade onechip to read it",
@@ -64,6 +64,7 @@ def known_schema(value: str) -> str:
     return value
 
 
+_SCHEMA = tuple(int(part) for part in SCHEMA_VERSION.split("."))  # what this onechip writes, as numbers
 StoredSchemaVersion = Annotated[str, AfterValidator(known_schema)]
 # a figure measured (or predicted) into a stored result: finite (json reads NaN and Infinity, which onechip never
 # writes: pydantic writes them as null) and, for the rates and shares, not negative

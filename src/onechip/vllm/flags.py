@@ -290,11 +290,11 @@ def _conditional_rules(plan: Plan, kind: str, flags: _Flags, sets: list[Override
             flags.put(rule.flag, rule.value, rule.reason, "onechip")
 
 
+# flag -> (its vllm_registries.json table, the word for it, the flag of a plugin that registers more names)
 _PARSERS = {
-    "--tool-call-parser": ("tool_call_parsers", "tool-call"),
-    "--reasoning-parser": ("reasoning_parsers", "reasoning"),
+    "--tool-call-parser": ("tool_call_parsers", "tool-call", "--tool-parser-plugin"),
+    "--reasoning-parser": ("reasoning_parsers", "reasoning", "--reasoning-parser-plugin"),
 }
-_PARSER_PLUGINS = {"--tool-call-parser": "--tool-parser-plugin", "--reasoning-parser": "--reasoning-parser-plugin"}
 
 
 def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
@@ -302,8 +302,14 @@ def parser_refusal(flag: str, name: str, version: str | None) -> str | None:
     vLLM checks the name against its registry before it loads anything: cli_args.py validate_parsed_serve_args),
     from catalog/vllm_registries.json (VllmRegistriesFile.missing); None when it registers it or that cannot be
     told."""
-    kind, word = _PARSERS[flag]
+    kind, word, _ = _PARSERS[flag]
     return catalog.vllm_registries().missing(kind, f"{word} parser", name, version)
+
+
+def _predates(plan: Plan, flag: str) -> bool:
+    """The plan's release is older than `flag` itself (the flag table's `since`)."""
+    row = spec(flag)
+    return row is not None and older_than(plan.engine_version, row.since)
 
 
 def _release(plan: Plan) -> str | None:
@@ -317,8 +323,7 @@ def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str], named:
     (`named`: the user's parser replaces it, or drops it, and is judged as set). A release that predates the flag
     itself is left to the flag table's `since` (serve_flags); one that has the flag but not this parser gets the flag
     left out, said in one warning, where vLLM would refuse to start."""
-    row = spec(flag)
-    if flag in named or (row is not None and older_than(plan.engine_version, row.since)):
+    if flag in named or _predates(plan, flag):
         return True
     why = parser_refusal(flag, name, _release(plan))
     if why is not None:
@@ -431,6 +436,24 @@ _AUTO_TOOL_CHOICE_REFUSED = (
 TOOL_PARSER_REGISTRY_SINCE = "0.6.3"
 
 
+def _set_parser_warnings(plan: Plan, flags: _Flags, warnings: list[str]) -> None:
+    """A parser the user set is kept as set, and vLLM's refusal said before vLLM says it: unless a plugin flag is on
+    the command (it may register any name), the release is older than the flag itself (said once, by `since`), or a
+    tool-call parser goes without --enable-auto-tool-choice on a release that checks it only with the switch
+    (TOOL_PARSER_REGISTRY_SINCE on; _auto_tool_choice_needs_parser says it is unused)."""
+    choices_only = older_than(plan.engine_version, TOOL_PARSER_REGISTRY_SINCE)  # 0.6.0 - 0.6.2: no plugin either
+    for flag, (_, _, plugin) in _PARSERS.items():
+        chosen = flags.by_name.get(flag)
+        if chosen is None or chosen.origin != "set" or not chosen.value or plugin in flags.by_name:
+            continue
+        tool = flag == "--tool-call-parser"
+        if _predates(plan, flag) or (tool and "--enable-auto-tool-choice" not in flags.by_name and not choices_only):
+            continue
+        if (refusal := parser_refusal(flag, chosen.value, _release(plan))) is not None:
+            unless = "" if tool and choices_only else f" unless {plugin} registers it"
+            warnings.append(f"{flag} {chosen.value}: {refusal}: vLLM refuses to start with it{unless}")
+
+
 def _auto_tool_choice_needs_parser(flags: _Flags, warnings: list[str]) -> None:
     """--enable-auto-tool-choice with no --tool-call-parser after --set: the family's switch, there only for its
     parser (which a --set dropped), goes with it; one the user set is kept, and vLLM's refusal said. A parser without
@@ -494,27 +517,7 @@ def serve_flags(
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
     _apply_sets(plan, sets, flags, env, warnings)
-    for parser_flag in _PARSERS:  # a parser the user set: kept as set, the refusal said before vLLM says it (a
-        chosen = flags.by_name.get(parser_flag)  # release older than the flag itself: said once, below, by `since`)
-        row = spec(parser_flag)
-        if (
-            chosen is not None
-            and chosen.origin == "set"
-            and chosen.value
-            and _PARSER_PLUGINS[parser_flag] not in flags.by_name
-            and not (row is not None and older_than(plan.engine_version, row.since))
-            and (
-                parser_flag != "--tool-call-parser"
-                or "--enable-auto-tool-choice" in flags.by_name
-                or older_than(plan.engine_version, TOOL_PARSER_REGISTRY_SINCE)
-            )
-        ):
-            if (refusal := parser_refusal(parser_flag, chosen.value, _release(plan))) is not None:
-                plugin = parser_flag != "--tool-call-parser" or not older_than(
-                    plan.engine_version, TOOL_PARSER_REGISTRY_SINCE
-                )  # 0.6.0 - 0.6.2: argparse choices, no plugin
-                unless = f" unless {_PARSER_PLUGINS[parser_flag]} registers it" if plugin else ""
-                warnings.append(f"{parser_flag} {chosen.value}: {refusal}: vLLM refuses to start with it{unless}")
+    _set_parser_warnings(plan, flags, warnings)
     _auto_tool_choice_needs_parser(flags, warnings)
     _conditional_rules(plan, target.kind, flags, sets, warnings)
     flags.put(
