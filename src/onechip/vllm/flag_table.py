@@ -146,6 +146,10 @@ FLAGS: tuple[FlagSpec, ...] = (
     # vllm/engine/arg_utils.py: the field exists from 0.9.0 (not in the 0.8.5 wheel); V0 runs it up to 0.10.2
     FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
+    # vllm/engine/arg_utils.py: first in the 0.10.1 sdist (not in 0.10.0)
+    FlagSpec(
+        "--mamba-ssm-cache-dtype", "str", sizes_memory=True, setting="mamba_ssm_cache_dtype", since="0.10.1"
+    ),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens

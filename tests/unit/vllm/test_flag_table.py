@@ -39,6 +39,7 @@ SIZED = {
     "--enable-prompt-embeds": (None, True),
     "--no-enable-prefix-caching": (None, False),
     "--max-num-seqs": ("64", 64),
+    "--mamba-ssm-cache-dtype": ("float16", "float16"),
     "--quantization": ("fp8", "fp8"),
     "--cpu-offload-gb": ("0.1", 0.1),
     "VLLM_CPU_KVCACHE_SPACE": ("4", 4 * GIB),
