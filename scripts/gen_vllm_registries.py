@@ -20,6 +20,10 @@ A release where none is found has no such flag (tool calling came in 0.6.0, reas
   (later, imports made lazy) or the strings of `QuantizationMethods = Literal[...]` (0.8.5 on, from which
   QUANTIZATION_METHODS is built). vLLM refuses any other
   name at start (ModelConfig._verify_quantization: 'Unknown quantization method: X. Must be one of [...]').
+- deprecated quantization methods: the `DEPRECATED_QUANTIZATION_METHODS = [...]` list of the same file (0.14.0 on).
+  vLLM refuses a method it lists unless --allow-deprecated-quantization is given (ModelConfig._verify_quantization:
+  'The quantization method X is deprecated and will be removed in future versions of vLLM. To bypass, set
+  `--allow-deprecated-quantization`.'; with the flag it only warns), on the method the checkpoint resolves to.
 
 Each release is read from its sdist on PyPI, or, where PyPI has none (0.15.0, 0.15.1), from the x86_64 wheel's
 registry files only (HTTP range requests: the zip's directory and those members, not the 500 MB). Local sdists,
@@ -53,7 +57,7 @@ OUT = ROOT / "src" / "onechip" / "catalog" / "vllm_registries.json"
 SIMPLE = "https://pypi.org/simple/vllm/"
 
 MANAGERS = {"tool_call_parsers": "ToolParserManager", "reasoning_parsers": "ReasoningParserManager"}
-TABLES = (*MANAGERS, "quantization_methods")
+TABLES = (*MANAGERS, "quantization_methods", "deprecated_quantization_methods")
 QUANT_FILE = "vllm/model_executor/layers/quantization/__init__.py"
 LAZY = {"tool_call_parsers": "_TOOL_PARSERS_TO_REGISTER", "reasoning_parsers": "_REASONING_PARSERS_TO_REGISTER"}
 
@@ -96,6 +100,11 @@ def names(files: dict[str, str]) -> dict[str, dict[str, str]]:
                 if "QUANTIZATION_METHODS" in assigned and isinstance(value, (ast.Dict, ast.List)):
                     keys = set().union(*map(_strings, value.keys if isinstance(value, ast.Dict) else value.elts))
                     found["quantization_methods"].update(dict.fromkeys(keys, f"{path} QUANTIZATION_METHODS"))
+                elif "DEPRECATED_QUANTIZATION_METHODS" in assigned and isinstance(value, ast.List):
+                    deprecated = set().union(*map(_strings, value.elts))
+                    found["deprecated_quantization_methods"].update(
+                        dict.fromkeys(deprecated, f"{path} DEPRECATED_QUANTIZATION_METHODS")
+                    )
                 elif "QuantizationMethods" in assigned and isinstance(value, ast.Subscript):
                     literal = _strings(value.slice)
                     found["quantization_methods"].update(dict.fromkeys(literal, f"{path} QuantizationMethods"))
@@ -203,7 +212,9 @@ def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
             "already does), the newest that does (last_in) and the release read after it (gone_in; null: the newest "
             "release read registers it). vLLM refuses to start with a name its release does not register, so a plan "
             "for a release outside [first_in, gone_in) leaves a family's parser out and says so, and refuses a "
-            "quantization method. Do not edit by hand."
+            "quantization method. deprecated_quantization_methods: the same for the names a release lists in "
+            "DEPRECATED_QUANTIZATION_METHODS, which vLLM refuses without --allow-deprecated-quantization. Do not "
+            "edit by hand."
         ),
         "date": date.today().isoformat(),
         "source": (
@@ -211,7 +222,8 @@ def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
             "ToolParserManager / ReasoningParserManager.register_module names, the lazy _TOOL_PARSERS_TO_REGISTER / "
             "_REASONING_PARSERS_TO_REGISTER dicts, before 0.6.3 the --tool-call-parser choices of "
             "vllm/entrypoints/openai/cli_args.py; vllm/model_executor/layers/quantization/__init__.py "
-            "QUANTIZATION_METHODS (a dict, later a list) or QuantizationMethods (a Literal, 0.8.5 on)"
+            "QUANTIZATION_METHODS (a dict, later a list) or QuantizationMethods (a Literal, 0.8.5 on), and "
+            "DEPRECATED_QUANTIZATION_METHODS (0.14.0 on)"
         ),
         "releases_read": releases,
     }

@@ -94,7 +94,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import TEXT_ONLY, older_than
+from onechip.vllm.flag_table import TEXT_ONLY, older_than, parse_sets
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -730,6 +730,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
+    notes += _deprecated_quantization(
+        _quant_method(src.config), request.engine_version or rules.release, rules, request
+    )
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if online_fp8 and acc.kind == "tpu":
@@ -2217,6 +2220,46 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
             code="quantization-release",
             message=f"{refusal}: serve it with a plugin that registers it, or plan --engine-version {entry.last_in}",
             source="catalog/vllm_registries.json (scripts/gen_vllm_registries.py)",
+        )
+    ]
+
+
+ALLOW_DEPRECATED_QUANTIZATION = "--allow-deprecated-quantization"
+
+
+def _deprecated_quantization(
+    method: str, version: str | None, rules: EngineRules, request: PlanRequest
+) -> list[PlanWarning]:
+    """A checkpoint's quant_method the planned release lists in DEPRECATED_QUANTIZATION_METHODS (0.14.0 on,
+    catalog/vllm_registries.json deprecated_quantization_methods): ModelConfig._verify_quantization refuses it at start
+    unless --allow-deprecated-quantization is given, and with it only warns (vllm/config/model.py, every sdist 0.14.0 -
+    0.34.0). Checked on the method vLLM ends with: one the release no longer registers but another claims
+    (QUANT_METHOD_CLAIMED_BY) is that one. Raises ConfigError without the flag among --set; a warning with it, which the
+    served command carries. Only for the engines whose registry is vLLM's own and a release known."""
+    registries = catalog.vllm_registries()
+    if not rules.quantization_methods or version is None or not method:
+        return []
+    claimant = QUANT_METHOD_CLAIMED_BY.get(method)
+    if claimant and registries.lists("quantization_methods", method, version) is None:
+        method = claimant
+    entry = registries.lists("deprecated_quantization_methods", method, version)
+    if entry is None:
+        return []
+    allowed = any(o.name == ALLOW_DEPRECATED_QUANTIZATION and not o.remove for o in parse_sets(request.sets))
+    said = f"quantization method {method!r} is deprecated in vLLM {version} (DEPRECATED_QUANTIZATION_METHODS, "
+    said += f"{entry.first_in} - {entry.last_in}: catalog/vllm_registries.json)"
+    if not allowed:
+        raise ConfigError(
+            f"{said}, which refuses it at start unless {ALLOW_DEPRECATED_QUANTIZATION} is given; plan with --set "
+            f"{ALLOW_DEPRECATED_QUANTIZATION.removeprefix('--')} to serve it anyway"
+        )
+    return [
+        PlanWarning(
+            code="quantization-deprecated",
+            message=f"{said}: served with {ALLOW_DEPRECATED_QUANTIZATION} (--set), vLLM warns it 'will be removed in "
+            "future versions of vLLM'",
+            source="vllm/config/model.py ModelConfig._verify_quantization; catalog/vllm_registries.json "
+            "(scripts/gen_vllm_registries.py)",
         )
     ]
 

