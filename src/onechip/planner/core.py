@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -733,6 +734,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
     )
+    notes += _prerelease_note(request.engine_version, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if online_fp8 and acc.kind == "tpu":
@@ -2220,6 +2222,33 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
             code="quantization-release",
             message=f"{refusal}: serve it with a plugin that registers it, or plan --engine-version {entry.last_in}",
             source="catalog/vllm_registries.json (scripts/gen_vllm_registries.py)",
+        )
+    ]
+
+
+# A vLLM pre-release or dev build ('0.27.0rc1', '0.26.1rc1.dev125+g<commit>', '0.8.5.post1.dev3') and the release
+# every version rule takes it as (catalog.files.version_key / release_key read the leading release numbers only)
+_PRE_RELEASE = re.compile(r"^v?(\d+(?:\.\d+)+(?:\.post\d+)?)(?:(?:a|b|rc)\d+|\.dev\d+)")
+
+
+def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """A pre-release or dev build of vLLM is planned as its release: the engines.json rules, and what
+    catalog/vllm_registries.json and vllm_architectures.json say that release registers, are read from release
+    sources only (PyPI's vllm index holds no a/b/rc/dev version: 0.0.1 - 0.34.0, 2026-12-04), and an rc is tagged
+    on the release branch before the fixes picked onto it for the release, so it may lack a name the release has.
+    Said for the engines whose registry is vLLM's own (rules.quantization_methods: vllm-gpu, vllm-cpu)."""
+    match = _PRE_RELEASE.match((version or "").strip())
+    if match is None or not rules.quantization_methods:
+        return []
+    release = match.group(1)
+    return [
+        PlanWarning(
+            code="engine-version-prerelease",
+            message=f"vLLM {version} is not a release: planned as {release}, with {release}'s rules and the parsers, "
+            f"quantization methods and architectures its sources register; a pre-release may lack some of them (one "
+            f"added to {release} after it was cut) or a dev build have others",
+            source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
+            "holds no vLLM pre-release); catalog.files.release_key",
         )
     ]
 
