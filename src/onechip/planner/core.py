@@ -2244,9 +2244,9 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
     return [
         PlanWarning(
             code="engine-version-prerelease",
-            message=f"vLLM {version} is not a release: planned as {release}, with {release}'s rules and the parsers, "
-            f"quantization methods and architectures its sources register; a pre-release may lack some of them (one "
-            f"added to {release} after it was cut) or a dev build have others",
+            message=f"vLLM {version} is a pre-release or dev build, planned as {release}, with {release}'s rules and "
+            "the parsers, quantization methods and architectures its sources register; a pre-release may lack some of "
+            f"them (one added to {release} after it was cut) or a dev build have others",
             source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
             "holds no vLLM pre-release); catalog.files.release_key",
         )

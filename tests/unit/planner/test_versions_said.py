@@ -127,7 +127,7 @@ def test_a_pre_release_is_planned_as_its_release_and_says_so(tmp_path: Path) -> 
     release = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.27.0")
     assert rc.kv_tokens == release.kv_tokens
     (said,) = [w.message for w in rc.warnings if w.code == "engine-version-prerelease"]
-    assert said.startswith("vLLM 0.27.0rc1 is not a release: planned as 0.27.0, with 0.27.0's rules")
+    assert said.startswith("vLLM 0.27.0rc1 is a pre-release or dev build, planned as 0.27.0, with 0.27.0's rules")
     assert "engine-version-prerelease" not in {w.code for w in release.warnings}
     dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.26.1rc1.dev125+g43b4aaea3")
     (said,) = [w.message for w in dev.warnings if w.code == "engine-version-prerelease"]
