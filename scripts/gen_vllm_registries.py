@@ -43,6 +43,7 @@ import re
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -118,18 +119,19 @@ def names(files: dict[str, str]) -> dict[str, dict[str, str]]:
     return found
 
 
-def from_tar(data: bytes) -> dict[str, str]:
+def from_tar(data: bytes, keep: Callable[[str], bool] = wanted) -> dict[str, str]:
+    """{path from the package's parent: text} of the files `keep` takes in an sdist."""
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         out = {}
         for member in tar.getmembers():
             inner = member.name.split("/", 1)[-1]  # vllm-X/vllm/... -> vllm/...
-            if wanted(inner) and (handle := tar.extractfile(member)) is not None:
+            if keep(inner) and (handle := tar.extractfile(member)) is not None:
                 out[inner] = handle.read().decode(errors="replace")
         return out
 
 
-def from_zip(archive: zipfile.ZipFile) -> dict[str, str]:
-    return {n: archive.read(n).decode(errors="replace") for n in archive.namelist() if wanted(n)}
+def from_zip(archive: zipfile.ZipFile, keep: Callable[[str], bool] = wanted) -> dict[str, str]:
+    return {n: archive.read(n).decode(errors="replace") for n in archive.namelist() if keep(n)}
 
 
 class _RangeFile(io.RawIOBase):
@@ -162,23 +164,26 @@ class _RangeFile(io.RawIOBase):
         return len(data)
 
 
-def from_pypi(since: str) -> dict[str, dict[str, str]]:
-    """{release: files} of every release on PyPI from `since` on: its sdist, else its x86_64 wheel by range."""
+def from_pypi(since: str, keep: Callable[[str], bool] = wanted) -> dict[str, dict[str, str]]:
+    """{release: files} of every release on PyPI from `since` on: its sdist, else its x86_64 wheel by range (the
+    files `keep` takes; gen_vllm_architectures.py reads its registry files through it)."""
     with httpx.Client(timeout=300, follow_redirects=True) as client:
         index = client.get(SIMPLE, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
         chosen: dict[str, dict[str, Any]] = {}  # release -> its sdist, else one x86_64 wheel
         for entry in index["files"]:
             match = re.fullmatch(r"vllm-([0-9][^-]*?)(\.tar\.gz|-.*x86_64\.whl)", entry["filename"])
-            if match and not entry.get("yanked") and release_key(match.group(1)) >= release_key(since):
+            # a yanked release is read too: pip still installs it when pinned (PEP 592), as 0.2.1 ('A bug in tensor
+            # parallelism support') is
+            if match and release_key(match.group(1)) >= release_key(since):
                 if match.group(2) == ".tar.gz" or match.group(1) not in chosen:
                     chosen[match.group(1)] = entry
         by_release: dict[str, dict[str, str]] = {}
         for release, entry in chosen.items():
             if entry["filename"].endswith(".tar.gz"):
-                by_release[release] = from_tar(client.get(entry["url"]).content)
+                by_release[release] = from_tar(client.get(entry["url"]).content, keep)
             else:
                 with zipfile.ZipFile(io.BufferedReader(_RangeFile(client, entry["url"]), 1 << 20)) as wheel:
-                    by_release[release] = from_zip(wheel)
+                    by_release[release] = from_zip(wheel, keep)
             print(f"read {entry['filename']}", file=sys.stderr)
         return by_release
 

@@ -307,3 +307,13 @@ def test_a_deprecated_method_is_judged_on_the_method_vllm_ends_with(tmp_path: Pa
             planner.plan_model(model, "h100", max_model_len=8192, engine_version=version)
         except ConfigError as other:
             assert "deprecated" not in str(other)
+
+
+def test_the_registries_and_the_architectures_read_the_same_releases() -> None:
+    # both generators read PyPI's releases (gen_vllm_architectures.py through gen_vllm_registries.from_pypi): the
+    # newest on PyPI, 0.34.0 (simple index, 2026-12-04), in both, and every release the registries read read by both
+    registries = catalog.vllm_registries().releases_read
+    architectures = catalog.vllm_architectures().releases_read
+    assert registries[-1] == architectures[-1] == "0.34.0"
+    oldest = catalog.files.release_key(registries[0])
+    assert [r for r in architectures if catalog.files.release_key(r) >= oldest] == registries
