@@ -95,7 +95,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import TEXT_ONLY, older_than, parse_sets
+from onechip.vllm.flag_table import ALLOW_DEPRECATED_QUANTIZATION, TEXT_ONLY, older_than, parse_sets
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -2253,9 +2253,6 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
     ]
 
 
-ALLOW_DEPRECATED_QUANTIZATION = "--allow-deprecated-quantization"
-
-
 def _deprecated_quantization(
     method: str, version: str | None, rules: EngineRules, request: PlanRequest
 ) -> list[PlanWarning]:
@@ -2263,8 +2260,9 @@ def _deprecated_quantization(
     catalog/vllm_registries.json deprecated_quantization_methods): ModelConfig._verify_quantization refuses it at start
     unless --allow-deprecated-quantization is given, and with it only warns (vllm/config/model.py, every sdist 0.14.0 -
     0.34.0). Checked on the method vLLM ends with: one the release no longer registers but another claims
-    (QUANT_METHOD_CLAIMED_BY) is that one. Raises ConfigError without the flag among --set; a warning with it, which the
-    served command carries. Only for the engines whose registry is vLLM's own and a release known."""
+    (QUANT_METHOD_CLAIMED_BY) is that one. Raises ConfigError without the flag among --set; a warning with it, which
+    every serve command of the plan carries (vllm.flags). Only for the engines whose registry is vLLM's own and a
+    release known."""
     registries = catalog.vllm_registries()
     if not rules.quantization_methods or version is None or not method:
         return []

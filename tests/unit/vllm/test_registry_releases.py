@@ -289,8 +289,12 @@ def test_a_deprecated_method_is_refused_unless_the_flag_is_set(tmp_path: Path) -
     allowed = ["allow-deprecated-quantization"]
     plan = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0", sets=allowed)
     assert "quantization-deprecated" in {w.code for w in plan.warnings}
-    command = flags.serve_command(plan, ServeTarget(kind="vllm", sets=allowed))
-    assert "--allow-deprecated-quantization" in {flag.flag for flag in command.flags}
+    # the plan carries the switch: its serve command writes it with or without the --set (`up --plan FILE`)
+    for sets in (allowed, []):
+        command = flags.serve_command(plan, ServeTarget(kind="vllm", sets=sets))
+        assert "--allow-deprecated-quantization" in {flag.flag for flag in command.flags}
+    dropped = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["allow-deprecated-quantization="]))
+    assert "--allow-deprecated-quantization" not in {flag.flag for flag in dropped.flags}
     # 0.13.0 lists nothing deprecated (and has no such flag): planned as before
     older = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.13.0")
     assert "quantization-deprecated" not in {w.code for w in older.warnings}
