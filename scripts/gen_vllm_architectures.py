@@ -33,7 +33,11 @@ then names the version X+empty); releases before 0.5.5, whose metadata needs CUD
 (`pip download vllm==X --no-deps --only-binary :all: --platform manylinux1_x86_64 ...`).
 tests/unit/planner/test_vllm_architectures.py checks entries against the sources when they are present.
 
-Run: python scripts/gen_vllm_architectures.py [--not-read VERSION=WHY ...] SOURCE...
+With no SOURCE it reads every release on PyPI from --since (0.1.4) as scripts/gen_vllm_registries.py does (the
+sdist read without unpacking or preparing it, else the x86_64 wheel's registry files by HTTP range requests), so
+both tables cover the same releases up to PyPI's newest.
+
+Run: python scripts/gen_vllm_architectures.py [--since 0.1.4] [--not-read VERSION=WHY ...] [SOURCE ...]
 """
 
 from __future__ import annotations
@@ -202,13 +206,24 @@ def read_source(path: Path) -> tuple[str, dict[str, str]]:
     return found.group(1), files
 
 
-def build(sources: list[Path], not_read: dict[str, str]) -> dict[str, Any]:
-    """The vllm_architectures.json document from the sources given."""
+def read_pypi(since: str) -> dict[str, dict[str, str]]:
+    """{release: {registry candidate path: text}} of every release on PyPI from `since` on, read as
+    gen_vllm_registries.py reads its files: the sdist, else the x86_64 wheel's members by HTTP range requests."""
+    from gen_vllm_registries import from_pypi  # it imports release_key from here
+
+    def keep(inner: str) -> bool:
+        return inner.removeprefix("vllm/") in READ_FILES and inner.startswith("vllm/")
+
+    read = from_pypi(since, keep)
+    return {release: {k.removeprefix("vllm/"): v for k, v in files.items()} for release, files in read.items()}
+
+
+def build(sources: dict[str, dict[str, str]], not_read: dict[str, str]) -> dict[str, Any]:
+    """The vllm_architectures.json document from each release's registry candidate files (read_source, read_pypi)."""
     by_release: dict[str, tuple[str, set[str]]] = {}
     said: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     suffix_lists: dict[str, list[str]] = {}
-    for path in sources:
-        release, files = read_source(path)
+    for release, files in sources.items():
         by_release[release] = registry(files)
         said[release] = refusals(files)
         suffix_lists[release] = suffixes(files)
@@ -278,12 +293,20 @@ def build(sources: list[Path], not_read: dict[str, str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sources", nargs="+", type=Path, help="vllm-X.tar.gz sdists or dirs holding the vllm package")
+    parser.add_argument(
+        "sources",
+        nargs="*",
+        type=Path,
+        help="vllm-X.tar.gz sdists, wheels or dirs holding the vllm package "
+        "(default: every release on PyPI from --since)",
+    )
+    parser.add_argument("--since", default="0.1.4", help="oldest release to read from PyPI")
     parser.add_argument("--not-read", action="append", default=[], help="VERSION=WHY: a release not read")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     not_read = dict(item.split("=", 1) for item in args.not_read)
-    doc = build(args.sources, not_read)
+    sources = dict(map(read_source, args.sources)) if args.sources else read_pypi(args.since)
+    doc = build(sources, not_read)
     args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     print(f"{args.out}: {len(doc['architectures'])} architectures over {len(doc['releases_read'])} releases")
     return 0

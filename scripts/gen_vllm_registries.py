@@ -20,6 +20,10 @@ A release where none is found has no such flag (tool calling came in 0.6.0, reas
   (later, imports made lazy) or the strings of `QuantizationMethods = Literal[...]` (0.8.5 on, from which
   QUANTIZATION_METHODS is built). vLLM refuses any other
   name at start (ModelConfig._verify_quantization: 'Unknown quantization method: X. Must be one of [...]').
+- deprecated quantization methods: the `DEPRECATED_QUANTIZATION_METHODS = [...]` list of the same file (0.14.0 on).
+  vLLM refuses a method it lists unless --allow-deprecated-quantization is given (ModelConfig._verify_quantization:
+  'The quantization method X is deprecated and will be removed in future versions of vLLM. To bypass, set
+  `--allow-deprecated-quantization`.'; with the flag it only warns), on the method the checkpoint resolves to.
 
 Each release is read from its sdist on PyPI, or, where PyPI has none (0.15.0, 0.15.1), from the x86_64 wheel's
 registry files only (HTTP range requests: the zip's directory and those members, not the 500 MB). Local sdists,
@@ -39,6 +43,7 @@ import re
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -53,7 +58,7 @@ OUT = ROOT / "src" / "onechip" / "catalog" / "vllm_registries.json"
 SIMPLE = "https://pypi.org/simple/vllm/"
 
 MANAGERS = {"tool_call_parsers": "ToolParserManager", "reasoning_parsers": "ReasoningParserManager"}
-TABLES = (*MANAGERS, "quantization_methods")
+TABLES = (*MANAGERS, "quantization_methods", "deprecated_quantization_methods")
 QUANT_FILE = "vllm/model_executor/layers/quantization/__init__.py"
 LAZY = {"tool_call_parsers": "_TOOL_PARSERS_TO_REGISTER", "reasoning_parsers": "_REASONING_PARSERS_TO_REGISTER"}
 
@@ -96,6 +101,11 @@ def names(files: dict[str, str]) -> dict[str, dict[str, str]]:
                 if "QUANTIZATION_METHODS" in assigned and isinstance(value, (ast.Dict, ast.List)):
                     keys = set().union(*map(_strings, value.keys if isinstance(value, ast.Dict) else value.elts))
                     found["quantization_methods"].update(dict.fromkeys(keys, f"{path} QUANTIZATION_METHODS"))
+                elif "DEPRECATED_QUANTIZATION_METHODS" in assigned and isinstance(value, ast.List):
+                    deprecated = set().union(*map(_strings, value.elts))
+                    found["deprecated_quantization_methods"].update(
+                        dict.fromkeys(deprecated, f"{path} DEPRECATED_QUANTIZATION_METHODS")
+                    )
                 elif "QuantizationMethods" in assigned and isinstance(value, ast.Subscript):
                     literal = _strings(value.slice)
                     found["quantization_methods"].update(dict.fromkeys(literal, f"{path} QuantizationMethods"))
@@ -109,18 +119,19 @@ def names(files: dict[str, str]) -> dict[str, dict[str, str]]:
     return found
 
 
-def from_tar(data: bytes) -> dict[str, str]:
+def from_tar(data: bytes, keep: Callable[[str], bool] = wanted) -> dict[str, str]:
+    """{path from the package's parent: text} of the files `keep` takes in an sdist."""
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         out = {}
         for member in tar.getmembers():
             inner = member.name.split("/", 1)[-1]  # vllm-X/vllm/... -> vllm/...
-            if wanted(inner) and (handle := tar.extractfile(member)) is not None:
+            if keep(inner) and (handle := tar.extractfile(member)) is not None:
                 out[inner] = handle.read().decode(errors="replace")
         return out
 
 
-def from_zip(archive: zipfile.ZipFile) -> dict[str, str]:
-    return {n: archive.read(n).decode(errors="replace") for n in archive.namelist() if wanted(n)}
+def from_zip(archive: zipfile.ZipFile, keep: Callable[[str], bool] = wanted) -> dict[str, str]:
+    return {n: archive.read(n).decode(errors="replace") for n in archive.namelist() if keep(n)}
 
 
 class _RangeFile(io.RawIOBase):
@@ -153,23 +164,26 @@ class _RangeFile(io.RawIOBase):
         return len(data)
 
 
-def from_pypi(since: str) -> dict[str, dict[str, str]]:
-    """{release: files} of every release on PyPI from `since` on: its sdist, else its x86_64 wheel by range."""
+def from_pypi(since: str, keep: Callable[[str], bool] = wanted) -> dict[str, dict[str, str]]:
+    """{release: files} of every release on PyPI from `since` on: its sdist, else its x86_64 wheel by range (the
+    files `keep` takes; gen_vllm_architectures.py reads its registry files through it)."""
     with httpx.Client(timeout=300, follow_redirects=True) as client:
         index = client.get(SIMPLE, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
         chosen: dict[str, dict[str, Any]] = {}  # release -> its sdist, else one x86_64 wheel
         for entry in index["files"]:
             match = re.fullmatch(r"vllm-([0-9][^-]*?)(\.tar\.gz|-.*x86_64\.whl)", entry["filename"])
-            if match and not entry.get("yanked") and release_key(match.group(1)) >= release_key(since):
+            # a yanked release is read too: pip still installs it when pinned (PEP 592), as 0.2.1 ('A bug in tensor
+            # parallelism support') is
+            if match and release_key(match.group(1)) >= release_key(since):
                 if match.group(2) == ".tar.gz" or match.group(1) not in chosen:
                     chosen[match.group(1)] = entry
         by_release: dict[str, dict[str, str]] = {}
         for release, entry in chosen.items():
             if entry["filename"].endswith(".tar.gz"):
-                by_release[release] = from_tar(client.get(entry["url"]).content)
+                by_release[release] = from_tar(client.get(entry["url"]).content, keep)
             else:
                 with zipfile.ZipFile(io.BufferedReader(_RangeFile(client, entry["url"]), 1 << 20)) as wheel:
-                    by_release[release] = from_zip(wheel)
+                    by_release[release] = from_zip(wheel, keep)
             print(f"read {entry['filename']}", file=sys.stderr)
         return by_release
 
@@ -203,7 +217,9 @@ def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
             "already does), the newest that does (last_in) and the release read after it (gone_in; null: the newest "
             "release read registers it). vLLM refuses to start with a name its release does not register, so a plan "
             "for a release outside [first_in, gone_in) leaves a family's parser out and says so, and refuses a "
-            "quantization method. Do not edit by hand."
+            "quantization method. deprecated_quantization_methods: the same for the names a release lists in "
+            "DEPRECATED_QUANTIZATION_METHODS, which vLLM refuses without --allow-deprecated-quantization. Do not "
+            "edit by hand."
         ),
         "date": date.today().isoformat(),
         "source": (
@@ -211,7 +227,8 @@ def build(by_release: dict[str, dict[str, str]]) -> dict[str, Any]:
             "ToolParserManager / ReasoningParserManager.register_module names, the lazy _TOOL_PARSERS_TO_REGISTER / "
             "_REASONING_PARSERS_TO_REGISTER dicts, before 0.6.3 the --tool-call-parser choices of "
             "vllm/entrypoints/openai/cli_args.py; vllm/model_executor/layers/quantization/__init__.py "
-            "QUANTIZATION_METHODS (a dict, later a list) or QuantizationMethods (a Literal, 0.8.5 on)"
+            "QUANTIZATION_METHODS (a dict, later a list) or QuantizationMethods (a Literal, 0.8.5 on), and "
+            "DEPRECATED_QUANTIZATION_METHODS (0.14.0 on)"
         ),
         "releases_read": releases,
     }

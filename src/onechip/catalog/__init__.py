@@ -134,7 +134,7 @@ def vllm_architectures() -> VllmArchitecturesFile:
 
 def vllm_registries() -> VllmRegistriesFile:
     """vllm_registries.json: the first and last vLLM release that registers each tool-call parser, reasoning parser
-    and quantization method (scripts/gen_vllm_registries.py)."""
+    and quantization method, and each method listed as deprecated (scripts/gen_vllm_registries.py)."""
     return _typed("vllm_registries", VllmRegistriesFile)
 
 

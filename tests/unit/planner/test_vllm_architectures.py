@@ -48,7 +48,7 @@ def test_the_first_release_of_an_architecture(arch: str, first: str, absent: str
 
 def test_an_architecture_in_the_oldest_release_read_has_no_known_first_release() -> None:
     table = catalog.vllm_architectures()
-    assert table.releases_read[0] == "0.1.4"  # 0.0.1 - 0.1.3: no wheel, and their sdists need CUDA to prepare
+    assert table.releases_read[0] == "0.1.4"  # 0.0.1 - 0.1.3: before the generator's --since 0.1.4
     assert set(table.releases_not_read) == {"0.0.1", "0.1.0", "0.1.1", "0.1.2", "0.1.3"}
     llama = table.architectures["LlamaForCausalLM"]
     assert (llama.first_in, llama.absent_in) == ("0.1.4", None)
@@ -124,7 +124,7 @@ def test_a_build_of_an_untagged_checkout_is_not_release_0_1() -> None:
 
 
 # (architecture, last_in, gone_in, refused since, vLLM's 'supported until'): the registry.py of the releases named
-# (_VLLM_MODELS names it in last_in, not in gone_in's) and the _PREVIOUSLY_SUPPORTED_MODELS of 0.33.0's sdist, whose
+# (_VLLM_MODELS names it in last_in, not in gone_in's) and the _PREVIOUSLY_SUPPORTED_MODELS of 0.34.0's sdist, whose
 # first naming release is `since` (the list of every release read from gone_in on)
 GONE = [
     ("BaichuanForCausalLM", "0.24.0", "0.25.0", "0.25.0", "0.23.0"),  # 0.24.0's _TEXT_GENERATION_MODELS still has it
@@ -145,12 +145,12 @@ def test_the_last_release_of_a_removed_architecture(arch: str, last: str, gone: 
 
 @pytest.mark.parametrize(("arch", "last", "gone", "since", "until"), GONE)
 def test_the_removals_are_what_the_sources_say(arch: str, last: str, gone: str, since: str, until: str) -> None:
-    paths = {release: _sources().get(release) for release in (last, gone, since, "0.33.0")}
+    paths = {release: _sources().get(release) for release in (last, gone, since, "0.34.0")}
     if None in paths.values():
-        pytest.skip(f"the vLLM {last}, {gone}, {since} and 0.33.0 sources are not on this machine")
+        pytest.skip(f"the vLLM {last}, {gone}, {since} and 0.34.0 sources are not on this machine")
     files = {release: gen.read_source(path)[1] for release, path in paths.items() if path}
     assert arch in gen.registry(files[last])[1] and arch not in gen.registry(files[gone])[1]
-    assert gen.refusals(files["0.33.0"])[0][arch] == until and arch in gen.refusals(files[since])[0]
+    assert gen.refusals(files["0.34.0"])[0][arch] == until and arch in gen.refusals(files[since])[0]
     assert since == gone or arch not in gen.refusals(files[gone])[0]
 
 
@@ -161,7 +161,7 @@ def test_a_release_after_vllm_dropped_the_architecture_is_refused_in_one_line() 
         rules.check_architectures(["BaichuanForCausalLM"], "0.33.0")
     message = str(caught.value)
     assert message.startswith("vLLM 0.33.0 no longer serves BaichuanForCausalLM: last in 0.24.0 ")
-    assert "'supported in vLLM until v0.23.0'" in message and "_PREVIOUSLY_SUPPORTED_MODELS of 0.33.0" in message
+    assert "'supported in vLLM until v0.23.0'" in message and "_PREVIOUSLY_SUPPORTED_MODELS of 0.34.0" in message
     assert "\n" not in message and message.endswith("plan --engine-version 0.24.0")
 
 
@@ -175,7 +175,7 @@ def test_an_architecture_the_registry_dropped_without_a_word_is_said_not_refused
     assert "Transformers backend if at all" in note and "not known" in note
     (flash,) = rules.check_architectures(["Phi4FlashForCausalLM"], "0.11.0")
     assert "does not say it was removed" in flash
-    # BartForConditionalGeneration: 0.33.0's _OOT_SUPPORTED_MODELS names vllm-project/bart-plugin
+    # BartForConditionalGeneration: 0.34.0's (the newest read) _OOT_SUPPORTED_MODELS names vllm-project/bart-plugin
     (bart,) = rules.check_architectures(["BartForConditionalGeneration"], "0.33.0")
     assert "served out of tree by the plugin https://github.com/vllm-project/bart-plugin" in bart
 

@@ -44,6 +44,8 @@ ENTRIES = [
     # vllm/model_executor/layers/quantization/__init__.py: QuantizationMethods of 0.10.1 has "mxfp4" (gpt-oss)
     ("quantization_methods", "mxfp4", "0.10.1", "0.10.0"),
     ("quantization_methods", "moe_wna16", "0.7.1", "0.7.0"),  # the QUANTIZATION_METHODS list of 0.7.1
+    # DEPRECATED_QUANTIZATION_METHODS is first in quantization/__init__.py of 0.14.0 (not in 0.13.0), fbgemm_fp8 in it
+    ("deprecated_quantization_methods", "fbgemm_fp8", "0.14.0", "0.13.0"),
 ]
 
 
@@ -64,7 +66,7 @@ def test_the_table_is_what_the_installed_vllm_registers() -> None:
     with warnings.catch_warnings():  # importing vLLM warns (torch.jit deprecations): not what is tested
         warnings.simplefilter("ignore")
         vllm = pytest.importorskip("vllm")
-        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+        from vllm.model_executor.layers.quantization import DEPRECATED_QUANTIZATION_METHODS, QUANTIZATION_METHODS
         from vllm.reasoning import ReasoningParserManager
         from vllm.tool_parsers import ToolParserManager
     release = vllm.__version__.split("+")[0]
@@ -83,6 +85,7 @@ def test_the_table_is_what_the_installed_vllm_registers() -> None:
 
     assert registered("tool_call_parsers") == set(ToolParserManager.list_registered())
     assert registered("quantization_methods") == set(QUANTIZATION_METHODS)
+    assert registered("deprecated_quantization_methods") == set(DEPRECATED_QUANTIZATION_METHODS)
     reasoning = set(ReasoningParserManager.reasoning_parsers) | set(ReasoningParserManager.lazy_parsers)
     assert registered("reasoning_parsers") == reasoning
 
@@ -104,6 +107,7 @@ def test_the_generator_reads_each_layout_and_no_docstring_example() -> None:
         "tool_call_parsers": {"x", "y", "z"},
         "reasoning_parsers": {"r", "q"},
         "quantization_methods": set(),
+        "deprecated_quantization_methods": set(),
     }
     # quantization/__init__.py: a dict (0.5 - 0.6.x), a list (0.7.x - 0.8.4), a Literal (0.8.5 on)
     for text in (
@@ -112,6 +116,8 @@ def test_the_generator_reads_each_layout_and_no_docstring_example() -> None:
         'QuantizationMethods = Literal["awq", "fp8"]\nQUANTIZATION_METHODS = list(get_args(QuantizationMethods))',
     ):
         assert set(gen.names({gen.QUANT_FILE: text})["quantization_methods"]) == {"awq", "fp8"}
+    deprecated = 'QUANTIZATION_METHODS = ["awq", "fp8"]\nDEPRECATED_QUANTIZATION_METHODS = [\n    "awq",\n]'
+    assert set(gen.names({gen.QUANT_FILE: deprecated})["deprecated_quantization_methods"]) == {"awq"}
     only_choices = {k: v for k, v in files.items() if k.endswith("cli_args.py")}
     assert set(gen.names(only_choices)["tool_call_parsers"]) == {"mistral", "hermes"}
 
@@ -262,3 +268,56 @@ def test_a_model_without_a_family_parser_is_not_told_to_set_the_parser_it_set(tm
     assert any(w.startswith("no known tool-call parser for") for w in bare.warnings)
     target = ServeTarget(kind="vllm", sets=["tool-call-parser=hermes", "enable-auto-tool-choice"])
     assert not any("tool-call parser" in w for w in flags.serve_command(plan, target).warnings)
+
+
+def test_a_deprecated_method_is_refused_unless_the_flag_is_set(tmp_path: Path) -> None:
+    # quantization/__init__.py DEPRECATED_QUANTIZATION_METHODS lists fbgemm_fp8 from 0.14.0 (the 0.13.0 sdist has no
+    # such list) to 0.34.0; vllm/config/model.py ModelConfig._verify_quantization of each of those sdists raises 'The
+    # quantization method X is deprecated ... To bypass, set `--allow-deprecated-quantization`.' without the flag
+    model = _quantized_checkpoint(tmp_path, "fbgemm_fp8")
+    with pytest.raises(ConfigError) as refused:
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0")
+    assert str(refused.value) == (
+        "quantization method 'fbgemm_fp8' is deprecated in vLLM 0.32.0 (DEPRECATED_QUANTIZATION_METHODS, 0.14.0 - "
+        "0.34.0: catalog/vllm_registries.json), which refuses it at start unless --allow-deprecated-quantization is "
+        "given; plan with --set allow-deprecated-quantization to serve it anyway"
+    )
+    with pytest.raises(ConfigError, match="deprecated in vLLM 0.32.0"):  # the switch turned off is no switch
+        planner.plan_model(
+            model, "h100", max_model_len=8192, engine_version="0.32.0", sets=["allow-deprecated-quantization=false"]
+        )
+    allowed = ["allow-deprecated-quantization"]
+    plan = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.32.0", sets=allowed)
+    assert "quantization-deprecated" in {w.code for w in plan.warnings}
+    # the plan carries the switch: its serve command writes it with or without the --set (`up --plan FILE`)
+    for sets in (allowed, []):
+        command = flags.serve_command(plan, ServeTarget(kind="vllm", sets=sets))
+        assert "--allow-deprecated-quantization" in {flag.flag for flag in command.flags}
+    dropped = flags.serve_command(plan, ServeTarget(kind="vllm", sets=["allow-deprecated-quantization="]))
+    assert "--allow-deprecated-quantization" not in {flag.flag for flag in dropped.flags}
+    # 0.13.0 lists nothing deprecated (and has no such flag): planned as before
+    older = planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.13.0")
+    assert "quantization-deprecated" not in {w.code for w in older.warnings}
+
+
+def test_a_deprecated_method_is_judged_on_the_method_vllm_ends_with(tmp_path: Path) -> None:
+    # auto-round is in DEPRECATED_QUANTIZATION_METHODS of 0.14.0 and 0.14.1, still registered there, so refused; from
+    # 0.15.0 INCConfig claims it as 'inc' (QUANT_METHOD_CLAIMED_BY), which no release lists as deprecated
+    model = _quantized_checkpoint(tmp_path, "auto-round")
+    with pytest.raises(ConfigError, match="quantization method 'auto-round' is deprecated in vLLM 0.14.1"):
+        planner.plan_model(model, "h100", max_model_len=8192, engine_version="0.14.1")
+    for version in ("0.15.0", "0.32.0"):
+        try:
+            planner.plan_model(model, "h100", max_model_len=8192, engine_version=version)
+        except ConfigError as other:
+            assert "deprecated" not in str(other)
+
+
+def test_the_registries_and_the_architectures_read_the_same_releases() -> None:
+    # both generators read PyPI's releases (gen_vllm_architectures.py through gen_vllm_registries.from_pypi): the
+    # newest on PyPI, 0.34.0 (simple index, 2026-12-04), in both, and every release the registries read read by both
+    registries = catalog.vllm_registries().releases_read
+    architectures = catalog.vllm_architectures().releases_read
+    assert registries[-1] == architectures[-1] == "0.34.0"
+    oldest = catalog.files.release_key(registries[0])
+    assert [r for r in architectures if catalog.files.release_key(r) >= oldest] == registries
