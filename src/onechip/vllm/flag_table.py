@@ -247,7 +247,9 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     for item in items or []:
         key, eq, value = item.partition("=")
         key = key.strip()
-        if key.upper() in _SECRET_NAMES or key in _SECRET_NAMES or _SECRET_LIKE.search(value):
+        if not _ENV_NAME.match(key):
+            key = _dashed(key)
+        if key.upper() in _SECRET_NAMES or f"--{key.lstrip('-')}" in _SECRET_NAMES or _SECRET_LIKE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if f"--{key.lstrip('-')}" in _KEY_NAMES or key.upper() in _KEY_NAMES or looks_secret(value):
             raise ConfigError(
@@ -289,6 +291,13 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         else:
             out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
     return out
+
+
+def _dashed(key: str) -> str:
+    """A flag name as vLLM's FlexibleArgumentParser.parse_args reads it: underscores up to the first '.' turned into
+    dashes ('max_model_len' -> 'max-model-len'; vllm/utils/argparse_utils.py, vLLM 0.32.0)."""
+    head, dot, tail = key.partition(".")
+    return head.replace("_", "-") + dot + tail
 
 
 def _engine_int(row: FlagSpec, text: str, item: str) -> int:
