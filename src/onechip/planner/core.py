@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,14 @@ from onechip.planner.gpu_memory import (
     tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
 )
-from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
+from onechip.planner.gpu_plan import (
+    GpuPool,
+    Stage,
+    one_request_bytes,
+    plan_gpu_pool,
+    pp_stage_layers,
+    stage_geometry,
+)
 from onechip.planner.kv_groups import StateCache
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
@@ -94,7 +101,7 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import TEXT_ONLY, older_than
+from onechip.vllm.flag_table import AUTO_FIT, AUTO_FIT_SINCE, TEXT_ONLY, auto_max_model_len, older_than
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -863,6 +870,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request: resolve, budget, then the Plan."""
     r = _resolve(request)
     b = _budget(r, calibration_dir)
+    if auto_max_model_len(request.sets):
+        fitted = _auto_fit(r, b)
+        r, b = fitted, b if fitted.max_model_len == r.max_model_len else _budget(fitted, calibration_dir)
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
@@ -873,6 +883,62 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _offload_warnings(r) + _rocm_warnings(r)
     warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
+
+
+def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
+    """`--set max-model-len=auto` (or -1): vLLM profiles at the length the config derives (planned as no length
+    given), then, where one request of it does not fit the pool, lowers max_model_len to the longest that does, by a
+    binary search over the KV one request takes (_auto_fit_max_model_len, _estimate_max_model_len_from_groups,
+    vllm/v1/core/kv_cache_utils.py, 0.14.0 and 0.32.0 sdists); from 0.29.0 the pool less the one block BlockPool holds
+    back ('Reserve the null block', get_kv_cache_configs). `r` at the fitted length, said in a note (ConfigError
+    where vLLM has no auto-fit or the planner does not model it)."""
+    version = r.request.engine_version or r.rules.release
+    if b.gpu is None or r.request.pipeline_parallel_size > 1:
+        raise ConfigError(
+            "--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism; "
+            "give --max-model-len N"
+        )
+    if older_than(version, AUTO_FIT_SINCE):
+        raise ConfigError(
+            f"--set max-model-len=auto: vLLM reads 'auto' and -1 as auto-fit from {AUTO_FIT_SINCE} (vllm/engine/"
+            f"arg_utils.py human_readable_int_or_auto); the plan is for {version}, whose flag refuses it"
+        )
+    gpu, derived = b.gpu, r.max_model_len
+    geometry, layout, tp = _stages(r)[0].geometry, gpu.layout, r.request.tensor_parallel_size
+    held = 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else layout.page_bytes * layout.group_size
+    available = gpu.pool_bytes_per_gpu - held
+
+    def fits(length: int) -> bool:
+        return one_request_bytes(geometry, layout, length, gpu.in_flight(), tp) <= available
+
+    low, high, fitted = 1, derived, 0
+    while low <= high:
+        mid = (low + high) // 2
+        low, high, fitted = (mid + 1, high, mid) if fits(mid) else (low, mid - 1, fitted)
+    said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
+        f"fits the {available / GIB:.2f} GiB KV pool per GPU, so vLLM keeps it"
+        if fitted == derived
+        else f"needs {gpu.one_request_bytes / GIB:.2f} GiB of KV per GPU, the pool holds {available / GIB:.2f} GiB; "
+        + (
+            f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
+            if fitted
+            else "not one token fits, and vLLM refuses to start ('Cannot auto-fit max_model_len')"
+        )
+    )
+    note = PlanWarning(
+        code=AUTO_FIT, message=said,
+        source="vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len (0.14.0 - 0.32.0 sdists; the null block held "
+        f"back from {NULL_BLOCK_HELD_SINCE})",
+    )  # fmt: skip
+    if fitted <= 0:  # vLLM: 'Cannot auto-fit max_model_len: not enough GPU memory available ...'
+        return replace(r, notes=[*r.notes, note])
+    contexts = sorted({c for c in r.contexts if c <= fitted} | {fitted})
+    return replace(r, max_model_len=fitted, contexts=contexts, notes=[*r.notes, note])
+
+
+# get_kv_cache_configs reserves the null block before its checks from 0.29.0 (the 0.29.0 sdist's check_memory, not in
+# 0.28.0's)
+NULL_BLOCK_HELD_SINCE = "0.29.0"
 
 
 def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:
