@@ -905,11 +905,22 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
         )
     gpu, derived = b.gpu, r.max_model_len
     geometry, layout, tp = _stages(r)[0].geometry, gpu.layout, r.request.tensor_parallel_size
+    if len(layout.groups) > 1 and older_than(version, GROUPS_SUMMED_SINCE):
+        raise ConfigError(
+            f"--set max-model-len=auto: vLLM {version} fits the length of a model of {len(layout.groups)} KV cache "
+            f"groups by the blocks of one group alone (_max_memory_usage_bytes_from_groups, summed over the groups "
+            f"from {GROUPS_SUMMED_SINCE}), which the planner does not model; give --max-model-len N"
+        )
     held = 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else layout.page_bytes * layout.group_size
     available = gpu.pool_bytes_per_gpu - held
 
+    def request_bytes(length: int) -> int:  # _max_memory_usage_bytes_from_groups: one group's layers, or the groups'
+        if len(layout.groups) == 1:
+            return one_request_bytes(geometry, layout, length, gpu.in_flight(), tp)
+        return layout.group_size * layout.page_bytes * layout.blocks_per_request(length, gpu.in_flight())
+
     def fits(length: int) -> bool:
-        return one_request_bytes(geometry, layout, length, gpu.in_flight(), tp) <= available
+        return request_bytes(length) <= available
 
     low, high, fitted = 1, derived, 0
     while low <= high:
@@ -918,7 +929,7 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
         f"fits the {available / GIB:.2f} GiB KV pool per GPU, so vLLM keeps it"
         if fitted == derived
-        else f"needs {gpu.one_request_bytes / GIB:.2f} GiB of KV per GPU, the pool holds {available / GIB:.2f} GiB; "
+        else f"needs {request_bytes(derived) / GIB:.2f} GiB of KV per GPU, the pool holds {available / GIB:.2f} GiB; "
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted
@@ -937,8 +948,10 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
 
 
 # get_kv_cache_configs reserves the null block before its checks from 0.29.0 (the 0.29.0 sdist's check_memory, not in
-# 0.28.0's)
+# 0.28.0's); _max_memory_usage_bytes_from_groups sums the blocks of every group from 0.19.0 (0.14.0 - 0.18.1 count
+# those of the first group's spec: 'blocks_needed = cdiv(any_spec.max_memory_usage_bytes(...), page_size)')
 NULL_BLOCK_HELD_SINCE = "0.29.0"
+GROUPS_SUMMED_SINCE = "0.19.0"
 
 
 def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:

