@@ -789,7 +789,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     gpu = _gpu_pool(r, util, measured)
     sizes = _check_scheduler(r) if gpu is None else None
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r))
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r), _held_bytes(r, gpu))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
@@ -911,8 +911,7 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
             f"groups by the blocks of one group alone (_max_memory_usage_bytes_from_groups, summed over the groups "
             f"from {GROUPS_SUMMED_SINCE}), which the planner does not model; give --max-model-len N"
         )
-    held = 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else layout.page_bytes * layout.group_size
-    available = gpu.pool_bytes_per_gpu - held
+    available = gpu.pool_bytes_per_gpu - _held_bytes(r, gpu)
 
     def request_bytes(length: int) -> int:  # _max_memory_usage_bytes_from_groups: one group's layers, or the groups'
         if len(layout.groups) == 1:
@@ -2455,19 +2454,26 @@ def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tup
     )
 
 
-def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
+def _held_bytes(r: _Resolved, gpu: GpuPool) -> int:
+    """Bytes of the pool vLLM's start-up check and auto-fit leave out: the null block BlockPool holds back, from
+    NULL_BLOCK_HELD_SINCE (get_kv_cache_configs: check_memory = available - _pool_bytes_per_block)."""
+    version = r.request.engine_version or r.rules.release
+    return 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else gpu.layout.page_bytes * gpu.layout.group_size
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
     stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
     allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
     tables = _table_verdict(gpu, max_model_len, rule)
     if tables is not None and not rule.v2_runner:
         return tables
-    verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
+    verdict = _gpu_budget_verdict(gpu, max_model_len, rule, held)
     return tables if tables is not None and verdict[1] == "kv-pool" else verdict
 
 
-def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
-    """The profiling run, an explicit pool and one request against the pool (_gpu_verdict)."""
+def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:
+    """The profiling run, an explicit pool and one request against the pool less `held` (_gpu_verdict)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
@@ -2491,12 +2497,13 @@ def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -
             "allocation runs out of memory",
             "explicit-pool",
         )
-    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
+    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu - held
     if gpu.pool_bytes_per_gpu <= 0 or short:
+        less = ", less the one block vLLM holds back for its null block" if held else ""
         return (
             f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GIB:.2f} GiB "
             f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GIB:.2f} GiB "
-            f"({gpu.tokens:,} tokens); the engine refuses to start",
+            f"({gpu.tokens:,} tokens{less}); the engine refuses to start",
             "kv-one-request",
         )
     return "fits", "kv-pool"

@@ -141,3 +141,19 @@ def test_auto_max_model_len_of_several_groups_before_0_19_is_one_line(run, tmp_p
     line = one_error_line(run, "plan", str(model), "--chip", "l40s", "--engine-version", "0.18.0", "--set",
                           "max-model-len=auto")  # fmt: skip
     assert "by the blocks of one group alone" in line and "from 0.19.0" in line
+
+
+@pytest.mark.parametrize(("version", "fits"), [("0.32.0", False), ("0.28.0", True)])
+def test_one_request_of_the_whole_pool_is_refused_where_vllm_holds_back_the_null_block(run, tmp_path, version, fits):
+    # from 0.29.0 get_kv_cache_configs checks one request against the pool less one block (check_memory: 'Reserve the
+    # null block BlockPool permanently holds back', vllm/v1/core/kv_cache_utils.py of the 0.29.0 and 0.32.0 sdists,
+    # not in 0.28.0's): a max_model_len of every token the pool holds was planned to fit, and that engine refuses it
+    model = sized_checkpoint(tmp_path / "m", LLAMA31_8B, 16_060_522_496)
+    base = ["plan", str(model), "--chip", "l4", "--engine-version", version, "--json", "--max-model-len"]
+    code, out, err = run(*base, "8192")
+    assert code == 0, err
+    whole = json.loads(out)["num_blocks"] * 16  # the plan's block size: vLLM's default 16 on CUDA
+    code, out, err = run(*base, str(whole))
+    plan = json.loads(out)
+    assert plan["block_size"] == 16 and plan["fits"] is fits
+    assert fits or plan["binding_limit"] == "kv-one-request"
