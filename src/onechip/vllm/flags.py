@@ -688,7 +688,10 @@ def docker_groups(
             DockerGroup(words=["--entrypoint", serve[0]], reason="the vllm-openai image already starts the server")
         )
         serve = serve[1:]
-    groups.append(DockerGroup(words=[image], reason="the image (pin it by digest)"))
+    pinned = _DIGEST.search(image)  # as image_warnings judges it: a pinned image is not told to pin itself
+    groups.append(
+        DockerGroup(words=[image], reason="the image, pinned by digest" if pinned else "the image (pin it by digest)")
+    )
     groups.append(DockerGroup(words=serve, reason="the serve command"))
     return groups
 
