@@ -197,18 +197,22 @@ def _secret_values() -> list[str]:
 
 
 # A Hugging Face user access token as secret scanners match it: "hf_" and 34 letters and digits (Vulnetix rule
-# VNX-SEC-027, docs.cli.vulnetix.com; Veritensor's signature 'hf_[a-zA-Z0-9]{34}', guide.veritensor.com), not inside
-# a longer word. Looser, the redaction pattern above also matches names such as 'hf_transfer' (an image 'vllm-hf_
-# transfer:v1', a '--set load-format=hf_transfer_ok'), which a refusal must not: redaction may over-mask, a refusal
-# must not refuse a legitimate value.
-HF_TOKEN_SHAPE = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{34,}")
+# VNX-SEC-027, docs.cli.vulnetix.com; Veritensor's signature 'hf_[a-zA-Z0-9]{34}', guide.veritensor.com), wherever
+# it stands ('xhf_<token>' is the token whole). Looser, the redaction pattern above also matches names such as
+# 'hf_transfer' (an image 'vllm-hf_transfer:v1', a '--set load-format=hf_transfer_ok'), which a refusal must not:
+# redaction may over-mask, a refusal must not refuse a legitimate value.
+HF_TOKEN_SHAPE = re.compile(r"hf_[A-Za-z0-9]{34,}")
 
 
 def looks_secret(text: str) -> bool:
-    """True when `text` holds something shaped like a secret: what an input refuses to put on a command line
-    (--set, --image). The Hugging Face token is matched by its full shape (HF_TOKEN_SHAPE), the others by the
-    redaction's (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token, a URL's
-    password or key parameter)."""
+    """True when `text` holds a secret: what an input refuses to put on a command line (--set, --image, --host,
+    --launcher, --ssh-opt). By source, the value of a secret environment variable (HF_TOKEN, AWS_SECRET_ACCESS_KEY,
+    ...) or one read this run from a token file (_secret_values: the user's own token typed in is on the command line
+    as surely as one of its shape); by shape, a Hugging Face token's full shape (HF_TOKEN_SHAPE) and the redaction's
+    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token, a URL's password or key
+    parameter)."""
+    if any(value in text for value in _secret_values()):
+        return True
     return any(pattern.search(text) for pattern in (HF_TOKEN_SHAPE, *_SECRET_PATTERNS[1:]))
 
 

@@ -123,14 +123,26 @@ _IMAGE = re.compile(
 )
 
 
+def no_secret(value: str) -> str:
+    """`value`, a word onechip puts on a command line (an ssh target or option, a launcher, an image), unchanged.
+    Raises ValueError when it holds a secret (errors.looks_secret: one shaped as a token or key, or the value of
+    HF_TOKEN or another secret variable), which the plan, the dry run and ps would show; the message never repeats
+    it."""
+    if looks_secret(value):
+        raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
+    return value
+
+
+CommandWord = Annotated[str, AfterValidator(no_secret)]
+
+
 def image_reference(value: str | None) -> str | None:
     """`value` when it is a container image reference docker can parse (_IMAGE), e.g. vllm/vllm-openai:v0.19.0 or
     IMAGE@sha256:<64 hex digits>; None passes. Raises ValueError otherwise: a word with a space, a leading '-' or
-    upper case in its path was written into manifests and docker command lines as given; or one holding something
-    shaped as a secret (errors.looks_secret: an hf_... token in a tag), which the dry run, the plan and ps would show
-    (the message never repeats it)."""
-    if value is not None and looks_secret(value):
-        raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
+    upper case in its path was written into manifests and docker command lines as given; or one holding a secret
+    (no_secret: an hf_... token in a tag)."""
+    if value is not None:
+        no_secret(value)
     if value is not None and not _IMAGE.match(value):
         raise ValueError("not an image reference such as vllm/vllm-openai:v0.19.0 or IMAGE@sha256:<64 hex digits>")
     return value

@@ -55,3 +55,59 @@ def test_vllms_hf_token_flag_is_refused_by_name_in_any_spelling(run, item: str) 
     # or when spelled '--hf-token': a token of any other shape went into the plan, the dry run and ps
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)
     assert code == 2 and "a token never goes on the command line" in err and "mytoken" not in out + err
+
+
+# An HF_TOKEN of no known shape: the user's own token (a fine-grained or an enterprise one), known by its source
+ENV_TOKEN = "plainEnvSecretValue42"
+AWS_KEY = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"  # AWS's documented example secret access key
+
+
+SERVE_WORDS = [
+    ["--set", f"served-model-name=x{TOKEN}"],  # the token whole, glued to a word
+    ["--set", f"VLLM_X={ENV_TOKEN}"], ["--set", f"served-model-name={AWS_KEY}"],
+    ["--launcher", f"python3 -m my.server --key {ENV_TOKEN}"], ["--launcher", TOKEN], ["--host", f"user@{TOKEN}"],
+]  # fmt: skip
+SSH_WORDS = [  # up's alone (plan takes no --ssh-opt)
+    ["--host", "user@h", "--ssh-opt", f"ProxyCommand=curl -H 'Authorization: Bearer {ENV_TOKEN}' x"],
+    ["--host", "user@h", "--ssh-opt", f"IdentityFile=/keys/{TOKEN}"],
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"), [(c, a) for c in ("plan", "up") for a in SERVE_WORDS] + [("up", a) for a in SSH_WORDS]
+)
+def test_a_secret_in_any_command_line_word_is_refused_without_echoing_it(run, monkeypatch, argv, command) -> None:
+    # each was printed by plan and up --dry-run (the docker/ssh lines, the flag table) and would have been in ps:
+    # HF_TOKEN's own value typed into --set or --launcher (it has no hf_ shape to match), a token in an ssh target
+    # or option, a token glued to a word; errors.looks_secret now knows secrets by source as redaction does
+    monkeypatch.setenv("HF_TOKEN", ENV_TOKEN)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", AWS_KEY)
+    base = ["plan", "SmolLM2-135M-Instruct"] if command == "plan" else ["up", "--dry-run", "--engine", "vllm",
+            "--model", "SmolLM2-135M-Instruct"]  # fmt: skip
+    code, out, err = run(*base, "--chip", "l4", *argv)
+    assert code == 2 and "Traceback" not in err, err
+    assert "never goes on" in err and not any(s in out + err for s in (TOKEN, ENV_TOKEN, AWS_KEY))
+
+
+def test_a_password_in_the_ssh_target_is_refused_without_echoing_it(run) -> None:
+    # 'user:pw@addr' was planned as the ssh target (ssh reads 'user:pw' as the user name) and printed in every
+    # ssh line of up --dry-run; no redaction shape matched it (a URL's password needs '://')
+    line = one_error_line(run, "up", "--dry-run", "--engine", "vllm", "--model", "SmolLM2-135M-Instruct", "--chip",
+                          "l4", "--host", "me:s3cretpw99@gpu.example.com")  # fmt: skip
+    assert "s3cretpw99" not in line and line.startswith("--host: user:PASSWORD@addr is no ssh target")
+
+
+def test_an_ipv6_ssh_target_is_no_password(run) -> None:
+    # the ':' rule reads the user part only: 'user@fe80::1' is an address ssh takes
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--host", "me@fe80::1")
+    assert code == 0 and "me@fe80::1" in out, err
+
+
+def test_a_long_refused_value_cut_for_the_error_line_keeps_no_piece_of_a_secret(run, monkeypatch) -> None:
+    # schemas.inputs.shown cuts an echoed value to 80 characters; cut inside HF_TOKEN's value, the piece left
+    # ('plainEnvS') was no longer the value the error line's redaction replaces, and was printed
+    monkeypatch.setenv("HF_TOKEN", ENV_TOKEN)
+    value = "x" * 50 + ENV_TOKEN + "y" * 20
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--engine-version", value)
+    assert line.startswith("Invalid value for '--engine-version'") and ENV_TOKEN[:5] not in line
+    assert "'" + "x" * 50 + "***" + "y" * 20 + "'" in line
