@@ -147,8 +147,8 @@ def os_error_line(exc: OSError) -> str:
 
 
 # Secrets by shape, whether or not they are in this process's environment:
-#   hf_...   Hugging Face user access tokens: "hf_" and letters and digits (30+ in a real token; 8+ is
-#            matched, as `--set` refuses)
+#   hf_...   Hugging Face user access tokens: "hf_" and letters and digits (34 in a real token: HF_TOKEN_SHAPE;
+#            8+ is redacted, which may over-mask a name such as hf_transfer)
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
 #   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
@@ -197,18 +197,23 @@ def _secret_values() -> list[str]:
 
 
 # A Hugging Face user access token as secret scanners match it: "hf_" and 34 letters and digits (Vulnetix rule
-# VNX-SEC-027, docs.cli.vulnetix.com; Veritensor's signature 'hf_[a-zA-Z0-9]{34}', guide.veritensor.com), not inside
-# a longer word. Looser, the redaction pattern above also matches names such as 'hf_transfer' (an image 'vllm-hf_
-# transfer:v1'), which a refusal of a name must not.
-_HF_TOKEN = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{34,}")
+# VNX-SEC-027, docs.cli.vulnetix.com; Veritensor's signature 'hf_[a-zA-Z0-9]{34}', guide.veritensor.com), wherever
+# it stands ('xhf_<token>' is the token whole). Looser, the redaction pattern above also matches names such as
+# 'hf_transfer' (an image 'vllm-hf_transfer:v1', a '--set load-format=hf_transfer_ok'), which a refusal must not:
+# redaction may over-mask, a refusal must not refuse a legitimate value.
+HF_TOKEN_SHAPE = re.compile(r"hf_[A-Za-z0-9]{34,}")
 
 
-def looks_secret(text: str, in_a_name: bool = False) -> bool:
-    """True when `text` holds something shaped like a secret (_SECRET_PATTERNS: hf_..., sk-..., a bearer
-    header, an AWS key id): what `--set` refuses to put on a command line. `in_a_name` (an image reference): the
-    Hugging Face token is matched by its full shape (_HF_TOKEN), not by the redaction's looser one."""
-    patterns = [_HF_TOKEN, *_SECRET_PATTERNS[1:]] if in_a_name else _SECRET_PATTERNS
-    return any(pattern.search(text) for pattern in patterns)
+def looks_secret(text: str) -> bool:
+    """True when `text` holds a secret: what an input refuses to put on a command line (--set, --image, --host,
+    --launcher, --ssh-opt). By source, the value of a secret environment variable (HF_TOKEN, AWS_SECRET_ACCESS_KEY,
+    ...) or one read this run from a token file (_secret_values: the user's own token typed in is on the command line
+    as surely as one of its shape); by shape, a Hugging Face token's full shape (HF_TOKEN_SHAPE) and the redaction's
+    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token, a URL's password or key
+    parameter)."""
+    if any(value in text for value in _secret_values()):
+        return True
+    return any(pattern.search(text) for pattern in (HF_TOKEN_SHAPE, *_SECRET_PATTERNS[1:]))
 
 
 def internal_error_line(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, redact
 from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import cell_at, cells_of, flag_words, md_table, num, serve_flags
 from onechip.schemas import CellResult
@@ -170,7 +170,7 @@ def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
 
 
 def render_compare_files(a: RunFiles, b: RunFiles) -> str:
-    """Markdown comparing run `b` against run `a` (ratios are b / a)."""
+    """Markdown comparing run `b` against run `a` (ratios are b / a), secrets redacted as in the report."""
     name_a, name_b = _name(a), _name(b)
     setup_a, setup_b = _setup(a), _setup(b)
     lines = [f"# onechip comparison: {name_b} vs {name_a}", "", "## Setup", ""]
@@ -196,7 +196,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     predicted_b = b.bench is not None and b.bench.prediction is not None
     if predicted_a != predicted_b:
         lines += _predicted_section(b if predicted_a else a, a if predicted_a else b)
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n")
 
 
 def render_compare(run_dir: Path | str, other_dir: Path | str) -> str:

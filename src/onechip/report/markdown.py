@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from onechip.errors import redact
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
@@ -26,7 +27,9 @@ def render_markdown(run_dir: Path | str) -> str:
 
 
 def render_markdown_files(run: RunFiles) -> str:
-    """Markdown for already-read run files."""
+    """Markdown for already-read run files, secrets redacted (errors.redact): a run's files hold text onechip did not
+    write (a server's error, a model's answer, a boot line) or came from an onechip that did not redact it, and the
+    HTML report is made from this text."""
     sections = [
         _identity(run),
         _serve_command(run.plan, run.boot),
@@ -37,7 +40,7 @@ def render_markdown_files(run: RunFiles) -> str:
         cost_section(run.cost),
         _boot(run.boot),
     ]
-    return "\n".join(line for section in sections for line in [*section, ""]).rstrip() + "\n"
+    return redact("\n".join(line for section in sections for line in [*section, ""]).rstrip() + "\n")
 
 
 def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:

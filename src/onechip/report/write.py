@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from onechip import __version__
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, redact
 from onechip.paths import write_text_atomic
 from onechip.report import serving_report
 from onechip.report.compare import check_comparable, render_compare_files
@@ -65,9 +65,9 @@ def render(run: RunFiles, fmt: str) -> str:
             "problems": run.problems,
             **{kind: _dump(getattr(run, kind)) for kind in JSON_KINDS},
         }
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "serving-report":
-        return json.dumps(serving_report.export(run), indent=2, ensure_ascii=False) + "\n"
+        return redact(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
+    if fmt == "serving-report":  # redacted as the Markdown report is (its text may hold what onechip did not write)
+        return redact(json.dumps(serving_report.export(run), indent=2, ensure_ascii=False)) + "\n"
     raise ConfigError(f"unknown report format {fmt}; known: {', '.join(FORMATS)}")
 
 

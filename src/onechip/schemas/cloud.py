@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from onechip.schemas.common import ModelName, Name, ResultModel, image_reference
+from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, image_reference
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -148,7 +148,7 @@ class CloudUpRequest(CloudTarget):
     ssh_key: Path | None = Field(
         default=None, description="Private key whose .pub goes into the node's ssh-keys (default: gcloud's)."
     )
-    ssh_user: str = Field(default="onechip", description="User the ssh key is for on the node.")
+    ssh_user: CommandWord = Field(default="onechip", description="User the ssh key is for on the node.")
     timeout_s: Annotated[float, Cli(hidden=True)] = Field(
         default=1800.0,
         gt=0,
@@ -170,7 +170,7 @@ class CloudUpRequest(CloudTarget):
         description="With --model: the engine's port on each TPU (8000; a slice's replica K: PORT + K).",
     )  # fmt: skip
     hf_token_file: Path | None = Field(default=None, description="With --model: file holding the HF token.")
-    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+    ssh_options: Annotated[list[CommandWord], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="With --model: ssh -o option, e.g. Port=2222."
     )
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
@@ -341,7 +341,7 @@ class HostDemoOptions(RequestModel):
     engine: Literal["embedded", "vllm", "vllm-docker"] = Field(
         default="embedded", description="embedded (default), or vllm / vllm-docker on --host (or on the TPU)."
     )
-    host: str | None = Field(default=None, description="user@addr of a host you have (not with --cloud).")
+    host: CommandWord | None = Field(default=None, description="user@addr of a host you have (not with --cloud).")
     model: ModelName | None = Field(default=None, description="Model to serve on the host, e.g. google/gemma-4-E2B-it.")
     chip: Name | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
     image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
@@ -365,8 +365,8 @@ class HostDemoOptions(RequestModel):
     keep: bool = Field(default=False, description="--cloud: keep the TPU after the demo (default: delete it).")
     again: bool = Field(default=False, description="--cloud: reuse the running TPU of an earlier demo.")
     ssh_key: Path | None = Field(default=None, description="SSH private key (default for --cloud: gcloud's).")
-    ssh_user: str = Field(default="onechip", description="--cloud: the user to SSH in as.")
-    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+    ssh_user: CommandWord = Field(default="onechip", description="--cloud: the user to SSH in as.")
+    ssh_options: Annotated[list[CommandWord], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="ssh -o option, e.g. Port=2222."
     )
     hf_token_secret: str | None = Field(default=None, description="Secret Manager secret holding the HF token.")

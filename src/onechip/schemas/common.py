@@ -113,21 +113,36 @@ ModelName = Annotated[str, AfterValidator(model_name), AfterValidator(printable_
 # The distribution reference grammar (github.com/distribution/reference, regexp.go), as docker parses an image:
 # [domain[:port]/]path[:tag][@digest]; path components are lower case, a tag is 1 - 128 word characters, '.' or '-'
 # after a first word character. A space, a leading '-' (docker takes it as an option) or an empty tag is none.
-_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?"
+# The domain's host is a dotted name or, since reference v0.5.0, an IPv6 address in brackets (regexp.go ipv6address
+# `\[(?:[a-fA-F0-9:]+)\]`, host = domainName | ipv6address): '[::1]:5000/vllm:v1' is a registry on the loopback.
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_DOMAIN = rf"(?:(?:{_LABEL}(?:\.{_LABEL})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?/)?"
 _PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
 _IMAGE = re.compile(
     rf"^{_DOMAIN}{_PATH}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{{32,}})?$"
 )
 
 
+def no_secret(value: str) -> str:
+    """`value`, a word onechip puts on a command line (an ssh target or option, a launcher, an image), unchanged.
+    Raises ValueError when it holds a secret (errors.looks_secret: one shaped as a token or key, or the value of
+    HF_TOKEN or another secret variable), which the plan, the dry run and ps would show; the message never repeats
+    it."""
+    if looks_secret(value):
+        raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
+    return value
+
+
+CommandWord = Annotated[str, AfterValidator(no_secret)]
+
+
 def image_reference(value: str | None) -> str | None:
     """`value` when it is a container image reference docker can parse (_IMAGE), e.g. vllm/vllm-openai:v0.19.0 or
     IMAGE@sha256:<64 hex digits>; None passes. Raises ValueError otherwise: a word with a space, a leading '-' or
-    upper case in its path was written into manifests and docker command lines as given; or one holding something
-    shaped as a secret (errors.looks_secret: an hf_... token in a tag), which the dry run, the plan and ps would show
-    (the message never repeats it)."""
-    if value is not None and looks_secret(value, in_a_name=True):
-        raise ValueError("holds something shaped as a secret (a token or key): a secret never goes on a command line")
+    upper case in its path was written into manifests and docker command lines as given; or one holding a secret
+    (no_secret: an hf_... token in a tag)."""
+    if value is not None:
+        no_secret(value)
     if value is not None and not _IMAGE.match(value):
         raise ValueError("not an image reference such as vllm/vllm-openai:v0.19.0 or IMAGE@sha256:<64 hex digits>")
     return value

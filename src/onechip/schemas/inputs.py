@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, Va
 from pydantic_core import PydanticCustomError
 
 from onechip import jsontext
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, redact
 from onechip.schemas.common import StrictModel
 
 M = TypeVar("M", bound=BaseModel)
@@ -306,8 +306,10 @@ def _count_pair(part: str) -> tuple[str, int]:
 
 def shown(value: Any, most: int = 80) -> str:
     """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole); a path as
-    the text it was given as ('runs/x', not PosixPath('runs/x'))."""
-    text = repr(str(value) if isinstance(value, PurePath) else value)
+    the text it was given as ('runs/x', not PosixPath('runs/x')). Secrets are redacted before the cut: a cut one
+    (HF_TOKEN's value, an sk- key) no longer has the whole value or shape the error line's redaction finds."""
+    value = str(value) if isinstance(value, PurePath) else value
+    text = repr(redact(value)) if isinstance(value, str) else redact(repr(value))
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
 
 

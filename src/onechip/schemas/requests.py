@@ -29,7 +29,7 @@ from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import HostDemoOptions
-from onechip.schemas.common import ModelName, Name, Region, image_reference, server_url
+from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url
 from onechip.schemas.inputs import (
     HUMAN_INT,
     INT64_MAX,
@@ -80,13 +80,13 @@ class ServeOptions(RequestModel):
     """Where and how an engine would run: the fields `plan` and `up` share, so both build the same
     ServeTarget (see serve_target)."""
 
-    host: str | None = Field(default=None, description="user@addr: run it there over plain ssh.")
+    host: CommandWord | None = Field(default=None, description="user@addr: run it there over plain ssh.")
     port: Port | None = Field(default=None, description="Engine port (8000; local: a free one).")
     image: str | None = Field(default=None, description="vllm/vllm-tpu:TAG or IMAGE@sha256:... (vllm-docker).")
     sets: Annotated[list[str], Cli("--set", repeat=True)] = Field(
         default_factory=list, description="FLAG=VALUE, FLAG, FLAG= (drop), ENV=VALUE."
     )
-    launcher: str | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
+    launcher: CommandWord | None = Field(default=None, description="Serve program, e.g. 'vllm serve'.")
     hf_token_file: Path | None = Field(default=None, description="File holding the HF token.")
 
     def embedded_conflicts(self, kind: str | None, *planned: str) -> None:
@@ -364,7 +364,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
         "newest the rules were read from. A --plan records its own.",
     )
     tunnel_port: Port | None = Field(default=None, description="Local end of the SSH tunnel.")
-    ssh_options: Annotated[list[str], Cli("--ssh-opt", repeat=True)] = Field(
+    ssh_options: Annotated[list[CommandWord], Cli("--ssh-opt", repeat=True)] = Field(
         default_factory=list, description="ssh -o option, e.g. Port=2222."
     )
     dry_run: bool = Field(default=False, description="Print the flags and exact commands only.")

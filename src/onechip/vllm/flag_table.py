@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from onechip.errors import ConfigError, looks_secret
+from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import HUMAN_INT, build_request, flag_of, read_human_int, read_mm_limits
 from onechip.schemas.requests import PlanRequest
@@ -199,7 +199,6 @@ def rows_for(setting: str) -> list[FlagSpec]:
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_SECRET_LIKE = re.compile(r"hf_[A-Za-z0-9]{8,}")
 _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 # vLLM's own key for its OpenAI API (vllm/entrypoints/openai/cli_args.py --api-key; vllm/envs.py VLLM_API_KEY):
 # --set would print it in the plan and the dry run and put it in the engine's ps line
@@ -260,7 +259,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         key = key.strip()
         if not _ENV_NAME.match(key):
             key = _dashed(key)
-        if key.upper() in _SECRET_NAMES or f"--{key.lstrip('-')}" in _SECRET_NAMES or _SECRET_LIKE.search(value):
+        if key.upper() in _SECRET_NAMES or f"--{key.lstrip('-')}" in _SECRET_NAMES or HF_TOKEN_SHAPE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if f"--{key.lstrip('-')}" in _KEY_NAMES or key.upper() in _KEY_NAMES or looks_secret(value):
             raise ConfigError(

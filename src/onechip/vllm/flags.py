@@ -704,7 +704,10 @@ def docker_groups(
             DockerGroup(words=["--entrypoint", serve[0]], reason="the vllm-openai image already starts the server")
         )
         serve = serve[1:]
-    groups.append(DockerGroup(words=[image], reason="the image (pin it by digest)"))
+    pinned = _DIGEST.search(image)  # as image_warnings judges it: a pinned image is not told to pin itself
+    groups.append(
+        DockerGroup(words=[image], reason="the image, pinned by digest" if pinned else "the image (pin it by digest)")
+    )
     groups.append(DockerGroup(words=serve, reason="the serve command"))
     return groups
 
@@ -719,6 +722,13 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
         raise ConfigError(
             f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-', no spaces or control "
             "characters)"
+        )
+    if host is not None and ":" in host.rpartition("@")[0]:
+        # 'user:password@addr': ssh takes no password there (it would be the user name, ':' and all; a POSIX user
+        # name holds no ':', /etc/passwd's separator), and the plan, the dry run and ps would show it
+        raise ConfigError(
+            "--host: user:PASSWORD@addr is no ssh target and a password never goes on a command line; give user@addr "
+            "and sign in with a key (--ssh-opt IdentityFile=PATH)"
         )
     serve = (
         ["python3", "-m", API_SERVER_MODULE] if older_than(plan.engine_version, VLLM_SERVE_SINCE) else ["vllm", "serve"]

@@ -58,7 +58,7 @@ def test_an_image_tag_shaped_as_a_secret_is_refused_without_echoing_it(run, secr
 
 def test_an_image_named_after_hf_transfer_is_no_secret(run) -> None:
     # a break-pass find: 'hf_transfer' (8 letters after hf_) matched the redaction's loose shape and the image was
-    # refused; a real token is hf_ and 34 letters and digits (errors._HF_TOKEN)
+    # refused; a real token is hf_ and 34 letters and digits (errors.HF_TOKEN_SHAPE)
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--image=ghcr.io/acme/vllm-hf_transfer:v1")
     assert code == 0, err
     assert "ghcr.io/acme/vllm-hf_transfer:v1" in out

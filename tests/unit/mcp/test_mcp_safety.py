@@ -493,3 +493,14 @@ def test_a_host_with_a_space_or_control_character_is_refused(host) -> None:
     # 'user@host -o ProxyCommand=x' was planned and printed as one ssh target (a dry run's success)
     (result,) = calls(("up", {**UP, "host": host}))
     assert text(result).startswith(f"host {host!r}: expected user@addr or addr (not empty, not starting with '-'")
+
+
+@pytest.mark.parametrize("extra", [{"sets": ["VLLM_X=plainEnvSecretValue42"]}, {"host": "me:plainEnvSecretValue42@h"}])
+def test_a_secret_in_an_up_argument_is_refused_in_a_line_that_never_repeats_it(monkeypatch, extra) -> None:
+    # HF_TOKEN's own value (no known shape) in an engine variable, or a password in the ssh target: the dry run's
+    # commands carried it; now refused as the CLI refuses it, the tool result never naming it
+    monkeypatch.setenv("HF_TOKEN", "plainEnvSecretValue42")
+    (result,) = calls(("up", {**UP, **extra}))
+    line = text(result)
+    assert result.is_error and "plainEnvSecretValue42" not in line and "never goes on" in line
+    assert "plainEnvSecretValue42" not in str(result.structured_content)

@@ -303,3 +303,15 @@ def test_a_local_checkpoint_served_on_another_host_says_whose_copy_it_is(tmp_pat
     )
     assert not any("this machine's copy" in line for line in _command(local).warnings)  # served here: no line
     assert not any("this machine's copy" in line for line in _command(h100_plan, host="user@203.0.113.7").warnings)
+
+
+@pytest.mark.parametrize(
+    ("image", "reason"),
+    [("vllm/vllm-openai@sha256:" + "a" * 64, "the image, pinned by digest"),
+     ("vllm/vllm-openai:v0.19.0", "the image (pin it by digest)")],
+)  # fmt: skip
+def test_the_image_group_asks_for_a_digest_only_when_it_has_none(h100_plan, image: str, reason: str) -> None:
+    # was '(pin it by digest)' beside an image already pinned by one (image_warnings, rightly, warned of nothing)
+    command = _command(h100_plan, "vllm-docker", image=image)
+    (group,) = [group for group in command.docker if group.words == [image]]
+    assert group.reason == reason
