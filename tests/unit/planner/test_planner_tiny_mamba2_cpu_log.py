@@ -53,25 +53,35 @@ def _build(tmp_path_factory: pytest.TempPathFactory, cls: str, config_file: str)
     return path
 
 
-@pytest.mark.parametrize(("family", "tokens", "concurrency"), [
-    ("granitemoehybrid", 745_608, 364.07),
+@pytest.mark.parametrize(("family", "settings", "log_file", "tokens", "concurrency"), [
+    ("granitemoehybrid", {}, None, 745_608, 364.07),
+    # prefix caching off: mamba_cache_mode 'none', one page per state and no checkpoint page (MambaSpec
+    # max_memory_usage_bytes); 4,096 tokens, 2 GiB: 10,922 blocks / (11 + 3 x 1) = 780.14, predicted before the boot
+    ("granitemoehybrid", {"enable_prefix_caching": False, "max_model_len": 4096, "kv_cache_memory_bytes": 2 << 30},
+     "vllm_cpu_0.32_tiny_granite_hybrid_noprefix_boot.log", 3_195_465, 780.14),
+    # --block-size 512 is the alignment: block 512 x cdiv(135,680, 512 x 512) = 512, 4,096 blocks / (4 + 3 x 3)
+    ("granitemoehybrid", {"block_size": 512}, "vllm_cpu_0.32_tiny_granite_hybrid_bs512_boot.log", 645_277, 315.08),
     # Falcon-H1 (tiny_falcon_h1_config.json: 2 layers, each an attention and a Mamba2 mixer, the same state):
     # 'Setting attention block size to 384 tokens', 5,461 blocks / (2 x 6 + 2 x 3) = 303.39 -> 621,226 tokens,
     # 303.33x logged (the group-aware token line); the plan said 698,880 / 341.25x before this rule
-    ("falcon_h1", 621_226, 303.33),
+    ("falcon_h1", {}, None, 621_226, 303.33),
     # Jamba's Mamba1 mixer adds no checkpoint page (tiny_jamba_config.json: 3 Mamba1 + 1 attention, expand 2,
     # state 16): 3 x 512 x 2 + 512 x 16 x 4 = 35,840 B, block 128, 16,384 blocks / (16 + 3 x 2) = 744.73
-    ("jamba", 1_525_201, 744.73),
+    ("jamba", {}, None, 1_525_201, 744.73),
 ])  # fmt: skip
 def test_a_mamba2_state_takes_a_prefill_checkpoint_page(
-    tmp_path_factory: pytest.TempPathFactory, family: str, tokens: int, concurrency: float
+    tmp_path_factory: pytest.TempPathFactory,
+    family: str,
+    settings: dict,
+    log_file: str | None,
+    tokens: int,
+    concurrency: float,
 ) -> None:
-    cls, config_file, log_file = DEFAULT_BOOTS[family]
+    cls, config_file, default_log = DEFAULT_BOOTS[family]
     model = _build(tmp_path_factory, cls, config_file)
-    log = (DATA / log_file).read_text()
-    plan = plan_model(
-        str(model), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048, kv_cache_memory_bytes=1 << 30
-    )
+    log = (DATA / (log_file or default_log)).read_text()
+    plan = plan_model(str(model), "cpu", "vllm-cpu", dtype="bfloat16",
+                      **{"max_model_len": 2048, "kv_cache_memory_bytes": 1 << 30, **settings})  # fmt: skip
     found = re.search(r"CPU KV cache size: ([\d,]+) tokens, Maximum concurrency for [\d,]+ tokens per request: "
                       r"([\d.]+)x", log)  # fmt: skip
     assert found is not None
