@@ -137,3 +137,16 @@ def test_a_layer_list_transformers_would_refuse_is_one_line() -> None:
     data["layers_block_type"] = ["linear_attention", "mamba", "full_attention"]
     with pytest.raises(ConfigError, match="field 'layers_block_type' must list each layer as one of"):
         read_config(data, "t")
+
+
+def test_vllm_gpu_032_counts_the_checkpoint_page_too(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """vLLM 0.32.0 on GPUs keeps a Mamba2 state in 'align' mode with prefix caching (its hybrid rule: no 'all' mode),
+    through the same platform-independent MambaMixer2 / MambaSpec code as the CPU boots above: 3 pages per Mamba2
+    layer and request with prefix caching, 1 without, so 3 layers take 6 pages more (4 before this rule)."""
+    model = _build(tmp_path_factory, *DEFAULT_BOOTS["granitemoehybrid"][:2])
+    per_request = []
+    for prefix in (True, False):
+        plan = plan_model(str(model), "h100", "vllm-gpu", dtype="bfloat16", max_model_len=2048,
+                          engine_version="0.32.0", enable_prefix_caching=prefix)  # fmt: skip
+        per_request.append(round(plan.num_blocks / plan.max_concurrency))
+    assert per_request[0] - per_request[1] == 3 * (3 - 1)
