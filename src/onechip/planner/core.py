@@ -1095,7 +1095,9 @@ def _serve_settings(
         ) if request.max_num_seqs is not None else None,
         mamba_ssm_cache_dtype=ServeSetting[str](
             value=request.mamba_ssm_cache_dtype, source="request",
-            reason="the recurrent state pages above are sized in this dtype",
+            reason="the recurrent state pages above are sized in this dtype"
+            if any(layer.state_bytes for layer in r.geometry.layers)
+            else "asked; this model keeps no recurrent state, so it sizes nothing (vLLM takes the flag for any model)",
         ) if request.mamba_ssm_cache_dtype != "auto" else None,
         quantization=ServeSetting[str](
             value=request.quantization, source="request",

@@ -150,3 +150,15 @@ def test_vllm_gpu_032_counts_the_checkpoint_page_too(tmp_path_factory: pytest.Te
                           engine_version="0.32.0", enable_prefix_caching=prefix)  # fmt: skip
         per_request.append(round(plan.num_blocks / plan.max_concurrency))
     assert per_request[0] - per_request[1] == 3 * (3 - 1)
+
+
+def test_a_state_dtype_asked_of_a_model_without_states_is_not_said_to_size_pages(tmp_path: Path) -> None:
+    """SmolLM2 (a Llama) keeps no recurrent state: the flag is carried as asked (vLLM's CacheConfig takes it for any
+    model, vllm/config/cache.py mamba_ssm_cache_dtype) without the reason that it sized state pages."""
+    from factories import SMOLLM2_CONFIG, sized_checkpoint
+
+    model = sized_checkpoint(tmp_path / "smollm2", SMOLLM2_CONFIG, 269_060_544)
+    plan = plan_model(str(model), "cpu", "vllm-cpu", mamba_ssm_cache_dtype="float16")
+    setting = plan.serve.mamba_ssm_cache_dtype
+    assert setting is not None and setting.value == "float16"
+    assert "sizes nothing" in setting.reason and not any(layer.state_bytes for layer in plan.layers)
