@@ -182,3 +182,15 @@ def test_a_text_only_qwen3_5_takes_its_ssm_dtype_from_the_config(
     (path / "config.json").write_text(json.dumps(config | {"mamba_ssm_dtype": configured}))
     plan = plan_model(str(path), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048)
     assert {layer.state_bytes for layer in plan.layers if layer.state_bytes} == {state_bytes}
+
+
+def test_nemotron_h_auto_state_dtype_is_the_configs_and_not_said_reset(tiny_nemotron: Path) -> None:
+    """tests/data/vllm_cpu_0.32_tiny_nemotron_h_boot.log ('auto'; the config saves mamba_ssm_cache_dtype float32):
+    'Updating mamba_ssm_cache_dtype to 'float32' for NemotronH model', no 'Reset SSM cache type', block 384 and
+    932,010 tokens, 455.08x (5,461 blocks / (6 + 2 x 3)), predicted before the boot; the plan had warned of a reset."""
+    log = (DATA / "vllm_cpu_0.32_tiny_nemotron_h_boot.log").read_text()
+    plan = plan_model(str(tiny_nemotron), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048,
+                      kv_cache_memory_bytes=1 << 30)  # fmt: skip
+    assert (plan.kv_tokens_logged, round(plan.max_concurrency, 2)) == (932_010, 455.08)
+    assert "CPU KV cache size: 932,010 tokens, Maximum concurrency for 2,048 tokens per request: 455.08x" in log
+    assert "Reset SSM cache type" not in log and "host-ssm-dtype" not in {w.code for w in plan.warnings}
