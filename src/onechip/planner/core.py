@@ -804,7 +804,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     gpu = _gpu_pool(r, util, measured)
     sizes = _check_scheduler(r) if gpu is None else None
     if gpu is not None:
-        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r), _held_bytes(r, gpu))
+        verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r), _held_bytes(r, gpu.layout))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
@@ -833,6 +833,8 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
         request, rules, r.engine, r.tpu_rule, r.geometry, r.block, r.weights + buffers + table, (memory, cap, util),
         r.devices, r.max_model_len, _state_layout(r),
     )  # fmt: skip
+    if r.engine == "vllm-cpu" and binding == "kv-pool":
+        verdict, binding = _cpu_held_verdict(r, pool // r.devices, (verdict, binding))
     if r.acc.kind == "tpu" and memory is not None and cap is not None:
         verdict, binding = _tpu_runner_verdict(
             r, (memory, cap, pool, num_blocks), (seqs or 0, batch), (buffers, table), (verdict, binding)
@@ -905,33 +907,37 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     given), then, where one request of it does not fit the pool, lowers max_model_len to the longest that does, by a
     binary search over the KV one request takes (_auto_fit_max_model_len, _estimate_max_model_len_from_groups,
     vllm/v1/core/kv_cache_utils.py, 0.14.0 and 0.32.0 sdists); from 0.29.0 the pool less the one block BlockPool holds
-    back ('Reserve the null block', get_kv_cache_configs). `r` at the fitted length, said in a note (ConfigError
+    back ('Reserve the null block', get_kv_cache_configs). vllm-cpu runs the same code on its explicit pool
+    (CPUWorker.determine_available_memory returns kv_cache_memory_bytes, VLLM_CPU_KVCACHE_SPACE x GiB in
+    platforms/cpu.py, to the same get_kv_cache_configs). `r` at the fitted length, said in a note (ConfigError
     where vLLM has no auto-fit or the planner does not model it)."""
     version = r.request.engine_version or r.rules.release
-    if b.gpu is None or r.request.pipeline_parallel_size > 1:
+    on_cpu = b.gpu is None and r.engine == "vllm-cpu"
+    if (b.gpu is None and not on_cpu) or r.request.pipeline_parallel_size > 1:
         raise ConfigError(
-            "--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism; "
-            "give --max-model-len N"
+            "--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism "
+            "and vllm-cpu; give --max-model-len N"
         )
     if older_than(version, AUTO_FIT_SINCE):
         raise ConfigError(
             f"--set max-model-len=auto: vLLM reads 'auto' and -1 as auto-fit from {AUTO_FIT_SINCE} (vllm/engine/"
             f"arg_utils.py human_readable_int_or_auto); the plan is for {version}, whose flag refuses it"
         )
-    gpu, derived = b.gpu, r.max_model_len
-    geometry, layout, tp = _stages(r)[0].geometry, gpu.layout, r.request.tensor_parallel_size
+    derived = r.max_model_len
+    if b.gpu is not None:
+        layout, pool, device = b.gpu.layout, b.gpu.pool_bytes_per_gpu, "GPU"
+    else:
+        layout, pool, device = _cpu_layout(r), b.pool // r.devices, "CPU"
     if len(layout.groups) > 1 and older_than(version, GROUPS_SUMMED_SINCE):
         raise ConfigError(
             f"--set max-model-len=auto: vLLM {version} fits the length of a model of {len(layout.groups)} KV cache "
             f"groups by the blocks of one group alone (_max_memory_usage_bytes_from_groups, summed over the groups "
             f"from {GROUPS_SUMMED_SINCE}), which the planner does not model; give --max-model-len N"
         )
-    available = gpu.pool_bytes_per_gpu - _held_bytes(r, gpu)
+    available = pool - _held_bytes(r, layout)
 
-    def request_bytes(length: int) -> int:  # _max_memory_usage_bytes_from_groups: one group's layers, or the groups'
-        if len(layout.groups) == 1:
-            return one_request_bytes(geometry, layout, length, gpu.in_flight(), tp)
-        return layout.group_size * layout.page_bytes * layout.blocks_per_request(length, gpu.in_flight())
+    def request_bytes(length: int) -> int:
+        return _request_bytes(r, layout, length, b.gpu)
 
     def fits(length: int) -> bool:
         return request_bytes(length) <= available
@@ -941,9 +947,10 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
         mid = (low + high) // 2
         low, high, fitted = (mid + 1, high, mid) if fits(mid) else (low, mid - 1, fitted)
     said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
-        f"fits the {available / GIB:.2f} GiB KV pool per GPU, so vLLM keeps it"
+        f"fits the {available / GIB:.2f} GiB KV pool per {device}, so vLLM keeps it"
         if fitted == derived
-        else f"needs {request_bytes(derived) / GIB:.2f} GiB of KV per GPU, the pool holds {available / GIB:.2f} GiB; "
+        else f"needs {request_bytes(derived) / GIB:.2f} GiB of KV per {device}, the pool holds "
+        f"{available / GIB:.2f} GiB; "
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted
@@ -953,12 +960,47 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     note = PlanWarning(
         code=AUTO_FIT, message=said,
         source="vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len (0.14.0 - 0.32.0 sdists; the null block held "
-        f"back from {NULL_BLOCK_HELD_SINCE})",
+        f"back from {NULL_BLOCK_HELD_SINCE})"
+        + ("; vllm-cpu 0.32.0 v1/worker/cpu_worker.py determine_available_memory: the explicit pool" if on_cpu else ""),
     )  # fmt: skip
     if fitted <= 0:  # vLLM: 'Cannot auto-fit max_model_len: not enough GPU memory available ...'
         return replace(r, notes=[*r.notes, note])
     contexts = sorted({c for c in r.contexts if c <= fitted} | {fitted})
     return replace(r, max_model_len=fitted, contexts=contexts, notes=[*r.notes, note])
+
+
+def _cpu_layout(r: _Resolved) -> KvLayout:
+    """vllm-cpu's KV cache groups: vLLM's allocator (planner.kv_groups), a hybrid's with its state pages."""
+    ratio = group_size_max_ratio(r.rules, r.request.engine_version)
+    return _state_layout(r) or kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, None, ratio)
+
+
+def _request_bytes(r: _Resolved, layout: KvLayout, length: int, gpu: GpuPool | None) -> int:
+    """KV bytes per device one `length`-token request takes as vLLM's start-up check and auto-fit count them
+    (_max_memory_usage_bytes_from_groups): one group's layers, or group_size x page x the groups' blocks."""
+    in_flight = gpu.in_flight() if gpu is not None else _in_flight(r.request.max_num_batched_tokens, r.rules, length)
+    if len(layout.groups) == 1:
+        return one_request_bytes(_stages(r)[0].geometry, layout, length, in_flight, r.request.tensor_parallel_size)
+    return layout.group_size * layout.page_bytes * layout.blocks_per_request(length, in_flight)
+
+
+def _cpu_held_verdict(r: _Resolved, pool: int, verdict: tuple[str, str]) -> tuple[str, str]:
+    """vllm-cpu runs vLLM's start-up check on its explicit pool (`pool` bytes per device) less the null block
+    (get_kv_cache_configs from NULL_BLOCK_HELD_SINCE): a max_model_len of every token the pool holds does not fit.
+    A model whose groups the planner cannot form keeps `verdict`."""
+    try:
+        layout = _cpu_layout(r)
+    except ConfigError:
+        return verdict
+    held, need = _held_bytes(r, layout), _request_bytes(r, layout, r.max_model_len, None)
+    if not held or need <= pool - held:
+        return verdict
+    return (
+        f"does not fit: one {r.max_model_len:,}-token request needs {need / GIB:.2f} GiB of KV per CPU, the pool "
+        f"holds {pool / GIB:.2f} GiB less the one block vLLM holds back for its null block ({(pool - held) / GIB:.2f} "
+        "GiB); the engine refuses to start",
+        "kv-one-request",
+    )
 
 
 # get_kv_cache_configs reserves the null block before its checks from 0.29.0 (the 0.29.0 sdist's check_memory, not in
@@ -2604,11 +2646,11 @@ def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tup
     )
 
 
-def _held_bytes(r: _Resolved, gpu: GpuPool) -> int:
+def _held_bytes(r: _Resolved, layout: KvLayout) -> int:
     """Bytes of the pool vLLM's start-up check and auto-fit leave out: the null block BlockPool holds back, from
     NULL_BLOCK_HELD_SINCE (get_kv_cache_configs: check_memory = available - _pool_bytes_per_block)."""
     version = r.request.engine_version or r.rules.release
-    return 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else gpu.layout.page_bytes * gpu.layout.group_size
+    return 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else layout.page_bytes * layout.group_size
 
 
 def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:

