@@ -100,3 +100,24 @@ def test_an_older_or_the_same_schema_version_still_reads(run, tmp_path: Path, ve
     code, out, err = run("cost", "--run", str(_run_dir(tmp_path, _schema(version))))
     assert code == 0, err
     assert "1,496.5" in out or "1496.5" in out, out  # the seed's 128 x 64 cell, priced as read
+
+
+@pytest.mark.parametrize("name", ["summary.json", "run.json", "cost.json", "checks.json"])
+@pytest.mark.parametrize("version", [1, 1.0])
+def test_a_schema_version_written_as_a_json_number_reads_as_its_text(
+    run, tmp_path: Path, name: str, version: float
+) -> None:
+    # "schema_version": 1 (by hand, or a tool that took it for a number) was refused as 'Input should be a valid
+    # string', while "1" and "1.0" read: it is the version '1' onechip writes
+    directory = _run_dir(tmp_path, lambda files: files[name].__setitem__("schema_version", version))
+    code, _, err = run("report", str(directory))
+    assert code == 0 and err == "", err
+    code, _, err = run("cost", "--run", str(directory))
+    assert code == 0, err
+
+
+def test_a_schema_version_that_is_a_boolean_or_a_newer_number_is_still_refused(run, tmp_path: Path) -> None:
+    code, _, err = run("report", str(_run_dir(tmp_path, _schema(99))))  # type: ignore[arg-type]
+    assert code == ConfigError.exit_code and "summary.json: schema_version '99' is newer than the" in err, err
+    code, _, err = run("report", str(_run_dir(tmp_path / "b", _schema(True))))  # type: ignore[arg-type]
+    assert code == ConfigError.exit_code and "schema_version: Input should be a valid string" in err, err
