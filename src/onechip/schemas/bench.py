@@ -747,8 +747,9 @@ class CellResult(ResultModel):
     """One context x clients cell of a bench grid (or a predicted one): its status, the reps' median figures and
     CV, TTFT, TPOT and ITL distributions, failures, open-loop slip and the server's /metrics deltas."""
 
-    context_tokens: int = Field(description="Target prompt length, tokens.")
-    clients: int = Field(description="Concurrent closed-loop streams.")
+    # bench's bounds (BenchConfig): a stored cell outside them was edited, and `report` stopped on an internal error
+    context_tokens: int = Field(ge=1, le=MAX_TOKENS, description="Target prompt length, tokens.")
+    clients: int = Field(ge=1, le=MAX_CLIENTS, description="Concurrent closed-loop streams.")
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall).")
     reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")
