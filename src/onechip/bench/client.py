@@ -46,7 +46,7 @@ from typing import Any
 
 import aiohttp
 
-from onechip.schemas.bench import StreamOutcome
+from onechip.schemas.bench import StreamOutcome, usage_below_zero
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
     STREAM_CUT,
@@ -144,9 +144,9 @@ class _Timing:
         counts["prompt_tokens_details.cached_tokens"] = ((usage or {}).get("prompt_tokens_details") or {}).get(
             "cached_tokens"
         )
-        negative = next((f"usage.{k} {v}" for k, v in counts.items() if isinstance(v, int | float) and v < 0), None)
+        negative = usage_below_zero(counts)
         if out.error is None and negative is not None:  # no count a generation gives: a failed request, not -5 tok/s
-            out.error = f"{negative}: the server's usage counts no tokens below 0"
+            out.error = negative
         if out.error is None and usage is not None:
             out.prompt_tokens = usage.get("prompt_tokens")
             out.completion_tokens = usage.get("completion_tokens")

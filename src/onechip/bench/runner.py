@@ -7,7 +7,8 @@ open-loop instead (Poisson or constant), at most `clients` in flight. The stream
 split across `workers` client processes (bench.worker); one /tokenize check per repetition fixes the prompt.
 Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
-(cell, rep) groups already complete in requests.jsonl, with no failed request, are reused; the others are
+(cell, rep) groups already complete in requests.jsonl, with no failed request and figures a measurement gives, are
+reused; the others are
 re-run (their samples move to requests.replaced.jsonl).
 
 Workloads (`workload`): the grid above; `agent`: each stream runs sessions (bench.agent) whose shared system
@@ -219,19 +220,25 @@ def saved_run(out_dir: Path) -> BenchRun | None:
         return None
 
 
-def load_samples(path: Path) -> list[RequestSample]:
-    """Every RequestSample line of a requests.jsonl; a torn last line (crash mid-write) is skipped."""
+def read_samples(path: Path) -> tuple[list[RequestSample], list[bytes], bool]:
+    """(every RequestSample line of a requests.jsonl, the lines that are none as they are on disk: not JSON, not
+    UTF-8, not a sample, and whether the last of them is the file's last line: a crash mid-write tears that one)."""
     out: list[RequestSample] = []
+    unread: list[bytes] = []
     if not path.exists():
-        return out
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
+        return out, unread, False
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    for line in lines:
         try:
             out.append(RequestSample.model_validate_json(line))
         except ValueError:
-            continue
-    return out
+            unread.append(line)
+    return out, unread, bool(unread) and unread[-1] is lines[-1]
+
+
+def load_samples(path: Path) -> list[RequestSample]:
+    """Every RequestSample line of a requests.jsonl; a torn last line (crash mid-write) is skipped."""
+    return read_samples(path)[0]
 
 
 def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[float] | None:
@@ -269,9 +276,23 @@ def _complete_groups(samples: list[RequestSample], config: BenchConfig) -> dict[
             complete = len({s.stream for s in group if s.last_in_stream}) == cl
         else:
             complete = len(measured) == cl * config.requests_per_client
-        if complete and not any(s.status == "failed" for s in group if not s.warmup):
+        if complete and not any(s.status == "failed" for s in group if not s.warmup) and _summarized(config, group):
             done[(ctx, cl, rep)] = group
     return done
+
+
+def _summarized(config: BenchConfig, group: list[RequestSample]) -> bool:
+    """Whether one stored repetition summarises into figures a measurement gives (finite, rates not negative,
+    stats.summarize_cell); a line edited by hand (a t_done of 1e308) or written by another program does not, and its
+    repetition is measured again instead of the resume stopping on it."""
+    first = group[0]
+    cell = CellResult(context_tokens=first.context_tokens, clients=first.clients, status="ok")
+    open_loop = config.rate_per_s is not None or bool(config.trace_file)
+    try:
+        stats.summarize_cell(cell, {first.rep: group}, config.output_tokens, config.slo or None, open_loop=open_loop)
+    except (ValueError, ArithmeticError):  # pydantic's ValidationError is a ValueError; round(inf) an OverflowError
+        return False
+    return True
 
 
 class _Run:
@@ -507,14 +528,15 @@ class _Run:
         cell.reason = f"{cell.reason}; {note}" if cell.reason else note
         return cell
 
-    def _check_resume(self, resume: bool) -> tuple[dict[RepKey, list[RequestSample]], list[RequestSample]]:
-        """(the repetitions a resume reuses, every saved sample); refuses a config that differs. Nothing is
-        changed on disk yet (see _keep_resumed, after the server answered)."""
+    def _check_resume(self, resume: bool) -> tuple[dict[RepKey, list[RequestSample]], list[RequestSample], list[bytes]]:
+        """(the repetitions a resume reuses, every saved sample, the lines that are none); refuses a config that
+        differs. Nothing is changed on disk yet (see _keep_resumed, after the server answered). Lines before the last
+        that are no sample (a torn last line is a crash mid-write) are said in one progress line."""
         cfg = self.config
         if not resume:
             if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
-            return {}, []
+            return {}, [], []
         old = saved_config(self.out_dir)
         self.saved = saved_run(self.out_dir)
         if self.saved is not None and self.saved.prediction is not None:  # its base_url is http://predicted...
@@ -526,17 +548,32 @@ class _Run:
                 if getattr(old, key) != getattr(cfg, key):
                     was, now = (_resume_value(getattr(c, key)) for c in (old, cfg))
                     raise ConfigError(f"cannot resume {self.out_dir}: {key} was {was}, now {now}")
-        samples = load_samples(self.requests_path)
-        return _complete_groups(samples, cfg), samples
+        samples, unread, torn = read_samples(self.requests_path)
+        inside = len(unread) - torn
+        if inside:
+            self.on_progress(
+                ProgressEvent(
+                    "bench",
+                    f"resume: {inside} line{'s' * (inside > 1)} of {self.requests_path} before its last "
+                    f"{'are' if inside > 1 else 'is'} no request sample (edited, or another program's?): skipped, "
+                    f"kept in {REPLACED_FILE}",
+                )
+            )
+        return _complete_groups(samples, cfg), samples, unread
 
-    def _keep_resumed(self, done: dict[RepKey, list[RequestSample]], samples: list[RequestSample]) -> None:
-        """requests.jsonl keeps the reused repetitions; the others' samples move to REPLACED_FILE."""
+    def _keep_resumed(
+        self, done: dict[RepKey, list[RequestSample]], samples: list[RequestSample], unread: list[bytes]
+    ) -> None:
+        """requests.jsonl keeps the reused repetitions; the others' samples, and the lines that are no sample (as
+        they were), move to REPLACED_FILE."""
         keep = [s for key in sorted(done) for s in done[key]]
         replaced = [s for s in samples if (s.context_tokens, s.clients, s.rep) not in done]
-        if replaced:  # what is measured again is kept, not lost: the failures are a record of the first try
-            with (self.out_dir / REPLACED_FILE).open("a") as sink:
-                sink.writelines(s.model_dump_json() + "\n" for s in replaced)
-            again = f"resume: {len(replaced)} requests of unfinished or failed repetitions measured again"
+        if replaced or unread:  # what is measured again is kept, not lost: the failures are a record of the first try
+            with (self.out_dir / REPLACED_FILE).open("ab") as sink:
+                sink.writelines(s.model_dump_json().encode() + b"\n" for s in replaced)
+                sink.writelines(line + b"\n" for line in unread)
+        if replaced:
+            again = f"resume: {len(replaced)} requests of unfinished, failed or unusable repetitions measured again"
             self.on_progress(ProgressEvent("bench", f"{again} (kept in {REPLACED_FILE})"))
         write_text_atomic(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
 
@@ -546,11 +583,11 @@ class _Run:
 
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
-        done, saved_samples = self._check_resume(resume)
+        done, saved_samples, unread = self._check_resume(resume)
         with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s) as wire:
             model, version = await asyncio.to_thread(self.probe, wire)
             if resume:
-                self._keep_resumed(done, saved_samples)
+                self._keep_resumed(done, saved_samples, unread)
             notes: list[str] = []
             await self.probe_extras(model, notes)
             builder = PromptBuilder(wire, model)

@@ -538,6 +538,14 @@ class StreamOutcome(ResultModel):
     )
 
 
+def usage_below_zero(counts: Mapping[str, object]) -> str | None:
+    """The error of a request whose usage counts tokens below 0 (`counts`: usage field -> value, e.g.
+    'completion_tokens' -> -5), None when none is: no generation gives such a count, so the request is failed (a
+    rep of -5 tok/s is no measurement); bench/client.py fails a live answer by it, RequestSample a stored one."""
+    negative = next((f"usage.{k} {v}" for k, v in counts.items() if isinstance(v, int | float) and v < 0), None)
+    return f"{negative}: the server's usage counts no tokens below 0" if negative is not None else None
+
+
 class RequestSample(StreamOutcome):
     """One request, as one line of requests.jsonl: what the wire measured (StreamOutcome) and where in the
     grid it was sent. Times are seconds on the client's monotonic clock."""
@@ -562,6 +570,21 @@ class RequestSample(StreamOutcome):
     last_in_stream: bool = Field(
         default=False, description="The last request of its stream in this repetition to end (resume)."
     )
+
+    @model_validator(mode="after")
+    def _no_count_below_zero(self) -> RequestSample:
+        """A line an older onechip stored as 'ok' with a usage count below 0 (its client kept the server's -3) is read
+        as the client records that answer now: failed, the error naming the count (usage_below_zero; its counts are
+        kept as stored, and no figure reads a failed request's), so `bench --resume` measures its repetition again
+        instead of summarising -3 tokens; per-chunk counts below 0 (a cumulative count that fell) are dropped, the
+        total spread over the chunks, as the client drops them."""
+        counts = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        error = usage_below_zero({**counts, "prompt_tokens_details.cached_tokens": self.cached_tokens})
+        if self.status == "ok" and error is not None:
+            self.status, self.error = "failed", error
+        if any(k < 0 for k in self.chunk_tokens):
+            self.chunk_tokens = []
+        return self
 
     @classmethod
     def of(cls, job: RepJob, outcome: StreamOutcome, **request: Any) -> RequestSample:
@@ -724,8 +747,9 @@ class CellResult(ResultModel):
     """One context x clients cell of a bench grid (or a predicted one): its status, the reps' median figures and
     CV, TTFT, TPOT and ITL distributions, failures, open-loop slip and the server's /metrics deltas."""
 
-    context_tokens: int = Field(description="Target prompt length, tokens.")
-    clients: int = Field(description="Concurrent closed-loop streams.")
+    # bench's bounds (BenchConfig): a stored cell outside them was edited, and `report` stopped on an internal error
+    context_tokens: int = Field(ge=1, le=MAX_TOKENS, description="Target prompt length, tokens.")
+    clients: int = Field(ge=1, le=MAX_CLIENTS, description="Concurrent closed-loop streams.")
     status: Literal["ok", "infeasible", "failed"] = Field(description="ok | infeasible | failed; never dropped.")
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat (beyond the KV wall).")
     reps: list[RepResult] = Field(default_factory=list, description="One entry per finished repetition.")

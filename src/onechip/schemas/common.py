@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from onechip.errors import ConfigError, looks_secret
@@ -64,8 +64,15 @@ def known_schema(value: str) -> str:
     return value
 
 
+def schema_text(value: object) -> object:
+    """A schema_version written as a JSON number (1, 1.0: by hand, or by a tool that took it for one) as the text it
+    spells, read as '1' and '1.0' are; a boolean (a JSON true is no version) and any other type are left to the
+    str check."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
 _SCHEMA = tuple(int(part) for part in SCHEMA_VERSION.split("."))  # what this onechip writes, as numbers
-StoredSchemaVersion = Annotated[str, AfterValidator(known_schema)]
+StoredSchemaVersion = Annotated[str, BeforeValidator(schema_text), AfterValidator(known_schema)]
 # a figure measured (or predicted) into a stored result: finite (json reads NaN and Infinity, which onechip never
 # writes: pydantic writes them as null) and, for the rates and shares, not negative
 Finite = Annotated[float, Field(allow_inf_nan=False)]

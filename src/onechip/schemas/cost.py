@@ -6,9 +6,11 @@ The arithmetic lives in `onechip.cost`; these models only carry its results.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion
+from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel, StoredSchemaVersion
 
 HOURS_PER_MONTH = 730.0  # the seed article's "24/7" month: 365 x 24 / 12
 
@@ -35,10 +37,14 @@ class CostLine(ResultModel):
     chip: str = Field(default="", description="Accelerator catalog key.")
     region: str = Field(default="", description="Region of the price.")
     pricing: str = Field(description="Pricing model, as in Price.pricing.")
-    usd_per_chip_hour: float = Field(description="USD per chip-hour.")
-    output_tok_per_s: float = Field(description="Aggregate output tokens per second the price is spread over.")
-    usd_per_mtok: float = Field(description="USD per million output tokens at this throughput.")
-    monthly_usd: float = Field(description="USD for running one chip 24/7 for 730 h.")
+    # what cost.arithmetic computes (a price not below 0, a positive finite tok/s): a stored line outside it was
+    # edited, and `report --format serving-report` stopped on an internal error
+    usd_per_chip_hour: Measured = Field(description="USD per chip-hour.")
+    output_tok_per_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = Field(
+        description="Aggregate output tokens per second the price is spread over."
+    )
+    usd_per_mtok: Measured = Field(description="USD per million output tokens at this throughput.")
+    monthly_usd: Measured = Field(description="USD for running one chip 24/7 for 730 h.")
     stops_itself: bool = Field(description="Billing ends on its own (flex-start max run duration).")
     preemptible: bool = Field(default=False, description="The provider may take the chip back.")
     price_date: str = Field(description="ISO date the price was read.")

@@ -383,3 +383,75 @@ def test_bad_tokenize_answers_are_one_endpoint_error(tmp_path: Path, answer: tup
         run_grid(config(srv, contexts=[16], clients=[1], reps=1), tmp_path)
     msg = str(info.value)
     assert msg.startswith(f"{srv.url}/tokenize: ") and what in msg and "\n" not in msg
+
+
+def _edit_line(path: Path, pick: object, **change: object) -> str:
+    """Edit the first line of requests.jsonl at `path` for which pick(line as a dict) is true; its text after."""
+    lines = path.read_text().splitlines()
+    i = next(k for k, x in enumerate(lines) if pick(json.loads(x)))  # type: ignore[operator]
+    lines[i] = json.dumps({**json.loads(lines[i]), **change})
+    path.write_text("\n".join(lines) + "\n")
+    return lines[i]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"completion_tokens": -3},  # was reused: summarised as 3 tokens fewer
+        {"completion_tokens": -1_000_000},  # was an internal error: RepResult whole_run_tok_per_s < 0
+        {"cached_tokens": -2},  # was reused as an answered request
+        {"t_done": 1e308},  # was an internal error: Dist mean inf (e2e = (1e308 - t_send) x 1000)
+        {"t_send": float("nan")},  # JSON NaN: was an internal error, RepResult whole_run_s nan
+    ],
+)
+def test_resume_measures_again_a_rep_whose_stored_line_no_measurement_gives(
+    fake_server: FakeVllm, tmp_path: Path, change: dict[str, object]
+) -> None:
+    """A requests.jsonl an older onechip wrote (a usage count below 0 stored as 'ok') or a user edited: the line is
+    unusable, so its repetition is measured again (the line kept in requests.replaced.jsonl) and the other
+    repetition is reused; `bench --resume` stopped on an internal error, or summarised the made-up counts."""
+    cfg = config(fake_server, contexts=[16], clients=[2], reps=2)
+    run_grid(cfg, tmp_path)
+    path = tmp_path / "requests.jsonl"
+    edited = _edit_line(path, lambda x: x["rep"] == 1 and not x["warmup"], **change)
+    sent_before = len(fake_server.chat_requests)
+    run = run_grid(cfg, tmp_path, resume=True)
+    assert len(fake_server.chat_requests) - sent_before == 2 * 3 + 1  # rep 1 again (2 streams x 3), the probe
+    assert run.cells[0].status == "ok" and [r.rep for r in run.cells[0].reps] == [0, 1]
+    samples = load_samples(path)
+    assert len(samples) == 12 and all(s.status == "ok" and (s.completion_tokens or 0) >= 0 for s in samples)
+    replaced = (tmp_path / "requests.replaced.jsonl").read_text().splitlines()
+    assert len(replaced) == 6  # rep 1 as it was, the edited line among them
+    kept = next(json.loads(x) for x in replaced if json.loads(x)["seq"] == json.loads(edited)["seq"]
+                and json.loads(x)["stream"] == json.loads(edited)["stream"])  # fmt: skip
+    key, value = next(iter(change.items()))
+    assert kept[key] == value or (value != value and kept[key] is None)  # NaN: pydantic writes it as null
+
+
+def test_resume_says_once_how_many_lines_inside_requests_jsonl_are_no_sample(
+    fake_server: FakeVllm, tmp_path: Path
+) -> None:
+    """A torn last line is a crash mid-write, said nothing; lines before it that are no sample (not JSON, not UTF-8)
+    were skipped silently. Now one progress line names how many and the file; the lines are kept as they were."""
+    cfg = config(fake_server, contexts=[16], clients=[2], reps=2)
+    run_grid(cfg, tmp_path)
+    path = tmp_path / "requests.jsonl"
+    lines = path.read_bytes().splitlines()
+    torn = lines[-1][:20]
+    path.write_bytes(b"\n".join([lines[0], b"{oops", b"\xff\xfe not utf-8", *lines[1:-1], torn]))
+    events: list[ProgressEvent] = []
+    run = run_grid(cfg, tmp_path, resume=True, on_progress=events.append)
+    assert run.cells[0].status == "ok"
+    said = [e.message for e in events if "no request sample" in e.message]
+    assert said == [
+        f"resume: 2 lines of {path} before its last are no request sample (edited, or another program's?): "
+        "skipped, kept in requests.replaced.jsonl"
+    ]
+    replaced = (tmp_path / "requests.replaced.jsonl").read_bytes().splitlines()
+    assert [b"{oops", b"\xff\xfe not utf-8", torn] == replaced[-3:]
+    assert len(load_samples(path)) == 12
+    # a torn last line alone is said nothing
+    events.clear()
+    path.write_bytes(path.read_bytes() + torn)
+    run_grid(cfg, tmp_path, resume=True, on_progress=events.append)
+    assert not [e for e in events if "no request sample" in e.message]

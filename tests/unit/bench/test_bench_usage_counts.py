@@ -4,6 +4,7 @@ RepResult refuses (its rates are >= 0: schemas/bench.py Measured)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from onechip.bench import stats
@@ -52,3 +53,30 @@ def test_a_continuous_count_that_falls_counts_no_chunk() -> None:
     usage = [{"prompt_tokens": 3, "completion_tokens": n} for n in (2, 1, 4)]
     out = _fold([_content(t, u) for t, u in zip("abc", usage, strict=True)])
     assert out.error is None and out.completion_tokens == 4 and out.chunk_tokens == []
+
+
+def test_a_stored_ok_line_with_a_count_below_zero_reads_as_the_client_records_it_now() -> None:
+    # an older onechip kept the server's counts and stored the answer as 'ok': `bench --resume` summarised -3 tokens
+    # (or, at -1,000,000, stopped on an internal error: RepResult whole_run_tok_per_s < 0); read now, the line is the
+    # failed request the client records for the same usage, its stored counts kept
+    for usage in (
+        {"prompt_tokens": 3, "completion_tokens": -3},
+        {"prompt_tokens": 3, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": -2}},
+    ):
+        live = _fold([_content("a"), _content("b"), {"choices": [], "usage": usage}])
+        cached = usage.get("prompt_tokens_details", {}).get("cached_tokens")  # type: ignore[attr-defined]
+        older = {"t_send": 0.0, "t_first": 0.1, "t_last": 0.2, "t_done": 0.3, "chunk_times": [0.1, 0.2],
+                 "prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
+                 "cached_tokens": cached, "context_tokens": 3, "clients": 1, "rep": 0, "stream": 0, "seq": 0,
+                 "status": "ok"}  # fmt: skip
+        stored = RequestSample.model_validate_json(json.dumps(older))
+        assert (stored.status, stored.error) == ("failed", live.error)
+        assert (stored.completion_tokens, stored.cached_tokens) == (usage["completion_tokens"], cached)
+    # per-chunk counts of a cumulative count that fell (2, 1, 4): the older client stored [2, -1, 3]; the client
+    # now keeps none and spreads the final 4 over the chunks
+    usage_by_chunk = [{"prompt_tokens": 3, "completion_tokens": n} for n in (2, 1, 4)]
+    live = _fold([_content(t, u) for t, u in zip("abc", usage_by_chunk, strict=True)])
+    older = {**live.model_dump(), "chunk_tokens": [2, -1, 3], "context_tokens": 3, "clients": 1, "rep": 0,
+             "stream": 0, "seq": 0}  # fmt: skip
+    stored = RequestSample.model_validate_json(json.dumps(older))
+    assert stored.status == "ok" and stored.chunk_tokens == live.chunk_tokens == []
