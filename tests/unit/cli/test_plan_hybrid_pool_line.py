@@ -3,11 +3,9 @@ raised to hold a recurrent state and shared by the layer groups) and names the f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import torch
-import transformers
+from factories import tiny_random_checkpoint
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -15,12 +13,7 @@ DATA = Path(__file__).parents[2] / "data"
 def test_the_hybrid_pool_line_names_the_logged_tokens(run, tmp_path) -> None:
     """tests/data/vllm_cpu_0.32_tiny_qwen3_next_boot.log: 8,192 blocks of 256 tokens, 'CPU KV cache size: 1,198,372
     tokens'; the line said '8,192 blocks x 128 = 524,288 tokens', neither the block nor the figure the log gives."""
-    fields = json.loads((DATA / "tiny_qwen3_next_config.json").read_text())
-    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype"):
-        fields.pop(key, None)
-    torch.manual_seed(0)
-    model = transformers.Qwen3NextForCausalLM(transformers.Qwen3NextConfig(**fields)).to(torch.bfloat16)
-    model.save_pretrained(tmp_path / "m")
+    tiny_random_checkpoint(tmp_path / "m", "tiny_qwen3_next_config.json", "Qwen3NextForCausalLM", "Qwen3NextConfig")
     code, out, err = run("plan", str(tmp_path / "m"), "--chip", "cpu", "--max-model-len", "2048",
                          "--kv-cache-memory", str(1 << 30))  # fmt: skip
     assert code == 0, err

@@ -23,14 +23,12 @@ back the null block and calls _auto_fit_max_model_len, platform-independent code
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
 
+from factories import tiny_random_checkpoint
 from onechip.planner import plan_model
 from onechip.schemas.plan import Plan
 
@@ -43,14 +41,9 @@ POSITIONS = 4_194_304  # the tiny Qwen3-Next's max_position_embeddings in NEXT_F
 
 @pytest.fixture(scope="module")
 def long_next(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fields = json.loads((DATA / "tiny_qwen3_next_config.json").read_text())
-    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype"):
-        fields.pop(key, None)
     path = tmp_path_factory.mktemp("tiny-qwen3-next-long")
-    torch.manual_seed(0)
-    config = transformers.Qwen3NextConfig(**fields | {"max_position_embeddings": POSITIONS})
-    transformers.Qwen3NextForCausalLM(config).to(torch.bfloat16).save_pretrained(path)
-    return path
+    return tiny_random_checkpoint(path, "tiny_qwen3_next_config.json", "Qwen3NextForCausalLM", "Qwen3NextConfig",
+                                  max_position_embeddings=POSITIONS)  # fmt: skip
 
 
 def _logged(log: Path) -> tuple[int, int, int, float]:

@@ -11,13 +11,11 @@ embedded install removes because its build cannot import beside the CPU torch.)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
 
+from factories import tiny_random_checkpoint
 from onechip.planner import plan_model
 from onechip.vllm.bootlog import crosscheck, read_boot_log
 
@@ -27,12 +25,10 @@ LOG = DATA / "vllm_cpu_0.32_tiny_gemma4_text_boot.log"
 
 @pytest.fixture(scope="module")
 def tiny_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fields = json.loads((DATA / "tiny_gemma4_text_config.json").read_text())
-    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype"):
-        fields.pop(key, None)
     path = tmp_path_factory.mktemp("tiny-gemma4-text")
-    transformers.Gemma4ForCausalLM(transformers.Gemma4TextConfig(**fields)).to(torch.float32).save_pretrained(path)
-    return path
+    return tiny_random_checkpoint(
+        path, "tiny_gemma4_text_config.json", "Gemma4ForCausalLM", "Gemma4TextConfig", dtype="float32"
+    )
 
 
 def test_plan_matches_the_cpu_engines_hybrid_accounting(tiny_text: Path) -> None:

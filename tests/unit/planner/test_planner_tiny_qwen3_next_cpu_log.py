@@ -18,14 +18,12 @@ CPU GDN kernel keeps, with --block-size 64 (prefix caching on).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
 
+from factories import tiny_random_checkpoint
 from onechip.planner import plan_model
 from onechip.schemas.serve import ServeTarget
 from onechip.vllm.bootlog import crosscheck, read_boot_log
@@ -41,14 +39,8 @@ LOGS = {
 
 @pytest.fixture(scope="module")
 def tiny_next(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fields = json.loads((DATA / "tiny_qwen3_next_config.json").read_text())
-    for key in ("architectures", "transformers_version", "model_type", "dtype", "torch_dtype"):
-        fields.pop(key, None)
     path = tmp_path_factory.mktemp("tiny-qwen3-next")
-    torch.manual_seed(0)
-    model = transformers.Qwen3NextForCausalLM(transformers.Qwen3NextConfig(**fields)).to(torch.bfloat16)
-    model.save_pretrained(path)
-    return path
+    return tiny_random_checkpoint(path, "tiny_qwen3_next_config.json", "Qwen3NextForCausalLM", "Qwen3NextConfig")
 
 
 def _logged(log: Path) -> tuple[int, float]:
