@@ -190,15 +190,17 @@ def write_checkpoint(
 
 
 def qwen3_5_mtp_layout(text: dict[str, Any]) -> dict[str, list[int]]:
-    """Tensor name -> shape of a dense Qwen3.5 checkpoint's MTP block, which vLLM's target model does not load
+    """Tensor name -> shape of a Qwen3.5 checkpoint's MTP block, which vLLM's target model does not load
     (planner.weights.MTP): vllm/model_executor/models/qwen3_5_mtp.py (0.19.0) Qwen3_5MultiTokenPredictor builds fc
     (2 x hidden -> hidden), pre_fc_norm_embedding, pre_fc_norm_hidden, norm and mtp_num_hidden_layers (vLLM's default
-    1) full-attention decoder layers (gated q_proj with attn_output_gate, q/k norms of head_dim, the dense MLP); no
+    1) full-attention decoder layers (gated q_proj with attn_output_gate, q/k norms of head_dim, the model's MLP); no
     embedding of its own (mtp_use_dedicated_embeddings false). For Qwen/Qwen3.5-9B these are the 15 'mtp.' tensors,
-    ~0.24B parameters, of the checkpoint's inventory (search-index file id 71387934500)."""
-    if text.get("num_experts"):
-        raise ConfigError("the Qwen3.5 MTP layout is written for the dense models only")
-    h, i, d = text["hidden_size"], text["intermediate_size"], text["head_dim"]
+    ~0.24B parameters, of the checkpoint's inventory (search-index file id 71387934500). The MoE models' MTP layer
+    holds the sparse block as the checkpoint stores it: the router (num_experts, hidden), each expert's gate, up and
+    down projections of moe_intermediate_size, the shared expert's of shared_expert_intermediate_size and its
+    (1, hidden) gate: Qwen/Qwen3.5-35B-A3B's inventory lists exactly these 'mtp.layers.0.mlp.' tensors (search-index
+    file id 62628833147: experts 0-255 of [512, 2048] / [2048, 512], gate [256, 2048], shared_expert_gate [1, 2048])."""
+    h, d = text["hidden_size"], text["head_dim"]
     q = text["num_attention_heads"] * d * (2 if text.get("attn_output_gate") else 1)
     kv = text["num_key_value_heads"] * d
     shapes = {"mtp.fc.weight": [h, 2 * h], "mtp.norm.weight": [h], "mtp.pre_fc_norm_embedding.weight": [h],
@@ -210,8 +212,24 @@ def qwen3_5_mtp_layout(text: dict[str, Any]) -> dict[str, list[int]]:
             p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
             p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, text["num_attention_heads"] * d],
             p + "self_attn.q_norm.weight": [d], p + "self_attn.k_norm.weight": [d],
-            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
         }  # fmt: skip
+        shapes |= _qwen3_5_mlp(text, p + "mlp.")
+    return shapes
+
+
+def _qwen3_5_mlp(text: dict[str, Any], p: str) -> dict[str, list[int]]:
+    """The MLP tensors of one Qwen3.5 decoder layer: dense (intermediate_size) or sparse (qwen3_5_mtp_layout)."""
+    h = text["hidden_size"]
+    if not text.get("num_experts"):
+        i = text["intermediate_size"]
+        return {p + "gate_proj.weight": [i, h], p + "up_proj.weight": [i, h], p + "down_proj.weight": [h, i]}
+    e, m, s = text["num_experts"], text["moe_intermediate_size"], text["shared_expert_intermediate_size"]
+    shapes = {p + "gate.weight": [e, h], p + "shared_expert_gate.weight": [1, h],
+              p + "shared_expert.gate_proj.weight": [s, h], p + "shared_expert.up_proj.weight": [s, h],
+              p + "shared_expert.down_proj.weight": [h, s]}  # fmt: skip
+    for x in range(e):
+        q = f"{p}experts.{x}."
+        shapes |= {q + "gate_proj.weight": [m, h], q + "up_proj.weight": [m, h], q + "down_proj.weight": [h, m]}
     return shapes
 
 
@@ -546,7 +564,7 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
             raise ConfigError(f"{entry['name']}: the gpt-oss layout of its config does not add up to its checkpoint")
         return str(path), "checkpoint bytes (gpt-oss layout)"
     text = config.get("text_config") or config
-    if text.get("model_type") == "qwen3_5_text" and how == "checkpoint bytes":
+    if text.get("model_type") in ("qwen3_5_text", "qwen3_5_moe_text") and how == "checkpoint bytes":
         # the checkpoint's bytes hold the MTP block, which the target model does not load: the planner needs it named
         mtp = qwen3_5_mtp_layout(text)
         rest = weights - 2 * sum(math.prod(shape) for shape in mtp.values())
@@ -601,6 +619,11 @@ def predict(
     elif chip is None and "vllm-ascend" in entry["engine"]:
         row["skip"] = "Ascend NPU not named in the log: the whole budget needs its memory (given-pool table only)"
         return row
+    elif chip is None and "CUDA" in entry["engine"] and entry["logged"].get("total_gpu_memory_gib"):
+        # the card is not named, but the log prints the memory the runtime sees on it ('Free memory on device (free/
+        # total GiB)'): a card of that memory (gpu:<size>GiB, chips.memory_entry), an input read from the log
+        total = entry["logged"]["total_gpu_memory_gib"]
+        chip, row["note_extra"] = f"gpu:{total}GiB", f" [card not named: gpu:{total}GiB, the log's total]"
     elif chip is None:
         row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
