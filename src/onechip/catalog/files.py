@@ -1102,6 +1102,12 @@ class EngineEntry(StrictModel):
         "is at most max_num_batched_tokens (planner.gpu_plan); None: none.",
     )
     mamba_align_batch_check_source: str = Field(default="", description="Where that range comes from.")
+    pp_check_whole_model: VersionRange | None = Field(
+        default=None,
+        description="Releases whose start-up check, with pipeline parallelism, sizes one max_model_len request over "
+        "every stage's layers and compares it with the smallest stage's KV pool (planner.gpu_plan); None: none.",
+    )
+    pp_check_whole_model_source: str = Field(default="", description="Where that range comes from.")
     hybrid_rules: list[HybridStateRule] = Field(
         default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
     )

@@ -1656,6 +1656,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         batch_default_capped=rules.default_batch_capped(request.engine_version),
         release=request.engine_version or rules.release or rules.version,
         host_memory_drift_bytes=(acc.host_memory_drift_bytes or 0) if acc.profiler_counts_host_memory else None,
+        pp_check_whole_model=rules.pp_checks_whole_model(request.engine_version),
     )
 
 

@@ -252,6 +252,7 @@ def plan_gpu_pool(
     batch_default_capped: bool = False,
     release: str = "",
     host_memory_drift_bytes: int | None = None,
+    pp_check_whole_model: bool = False,
 ) -> GpuPool:
     """The KV pool per GPU under `rule` (module docstring). Bytes in: each stage's weights over its TP
     ranks; the rest per GPU. measured_overhead_bytes: non-torch + activation + CUDA graphs as a real boot of
@@ -298,8 +299,10 @@ def plan_gpu_pool(
     planner.gpu_memory.per_layer_embeddings_buffer_bytes). seqs_default_capped: the release caps a max_num_seqs not
     given at max_num_batched_tokens (engines.json default_seqs_capped_from; V1 rules only); batch_default_capped:
     it caps a max_num_batched_tokens not given at max_num_seqs x max_model_len (default_batch_capped_from); release:
-    the vLLM release planned for, as refusals name it (''; the rule's range). Raises ConfigError for scheduler sizes
-    vLLM refuses (planner.scheduler_limits)."""
+    the vLLM release planned for, as refusals name it (''; the rule's range). pp_check_whole_model: with pipeline
+    parallelism the release's start-up check sizes one max_model_len request over every stage's layers and compares
+    it with the smallest stage's pool (engines.json pp_check_whole_model), so the binding stage carries that request.
+    Raises ConfigError for scheduler sizes vLLM refuses (planner.scheduler_limits)."""
     sliding = any(layer.sliding_window is not None for stage in stages for layer in stage.geometry.layers)
     seqs_default, batch_default, chunked = _defaults(
         rule,
@@ -389,6 +392,10 @@ def plan_gpu_pool(
             request_bytes_all_gpus=only.one_request_bytes * tensor_parallel_size,
         )
     blocks = min(p.num_blocks for p in pools)  # get_kv_cache_configs: every worker at the smallest count
+    request_all = sum(p.one_request_bytes for p in pools) * tensor_parallel_size
+    if pp_check_whole_model:  # one request over every stage's layers against the smallest pool (engines.json)
+        whole = sum(p.one_request_bytes for p in pools)
+        pools = sorted((replace(p, one_request_bytes=whole) for p in pools), key=lambda p: p.pool_bytes_per_gpu)
     failing = [
         p
         for p in pools
@@ -407,7 +414,7 @@ def plan_gpu_pool(
         tokens=binding.layout.capacity(blocks),
         tokens_range=(low, high),
         pool_bytes_all_gpus=allocated,
-        request_bytes_all_gpus=sum(p.one_request_bytes for p in pools) * tensor_parallel_size,
+        request_bytes_all_gpus=request_all,
     )
 
 

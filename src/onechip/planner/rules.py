@@ -115,6 +115,12 @@ class EngineRules(EngineEntry):
         (None: the release the rules were read from): from `default_batch_capped_from` on."""
         return self._from(self.default_batch_capped_from, engine_version)
 
+    def pp_checks_whole_model(self, engine_version: str | None) -> bool:
+        """Whether the start-up check with pipeline parallelism takes every stage's layers against the smallest
+        stage's pool at `engine_version` (None: the release the rules were read from): `pp_check_whole_model`."""
+        check = self.pp_check_whole_model
+        return check is not None and check.covers(engine_version or self.release or self.version)
+
     def _from(self, floor: str | None, engine_version: str | None) -> bool:
         if floor is None:
             return False

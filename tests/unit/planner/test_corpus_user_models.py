@@ -63,3 +63,31 @@ def test_a_named_or_totalless_card_keeps_its_old_path(tmp_path: Path) -> None:
     entry = corpus_entry(QWEN35_35B_TP4)
     no_total = {**entry, "logged": {k: v for k, v in entry["logged"].items() if k != "total_gpu_memory_gib"}}
     assert accuracy.predict(no_total, tmp_path)["skip"] == "chip not in catalog"
+
+
+CODER_PP2 = "rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev"
+
+
+def _coder_plan(tmp_path: Path, version: str, pool_gib: float) -> Any:
+    accuracy = _accuracy()
+    entry = corpus_entry(CODER_PP2)
+    fields = accuracy.request_of(entry, "gpu:1024GiB", "vllm-gpu", version)
+    fields |= {"kv_cache_memory_bytes": int(pool_gib * (1 << 30)), "multimodal": False}
+    model, _ = accuracy.model_of(entry, "vllm-gpu", tmp_path / version, False)
+    return accuracy.plan_fields(model, fields)
+
+
+def test_pp_check_of_014_to_016_takes_every_stages_layers(tmp_path: Path) -> None:
+    # the log (a 0.15.2 dev build, PP 2 over 48 layers, 4 KV heads of 128, bf16 KV): '24.0 GiB KV cache is needed,
+    # which is larger than the available KV cache memory (3.18 GiB)': 262,144 x 48 layers x 2 x 4 x 128 x 2 B = 24 GiB,
+    # the whole model's request against one stage's pool (get_kv_cache_configs, 0.14.0 - 0.16.0 sdists)
+    assert corpus_entry(CODER_PP2)["logged"]["kv_needed_one_request_gib"] == 24.0
+    plan = _coder_plan(tmp_path, "0.15.2", 3.18)
+    assert not plan.fits and "needs 24.00 GiB of KV per GPU, the pool holds 3.18 GiB" in plan.verdict
+    # a pool between one stage's request (12 GiB) and the whole model's (24 GiB): 0.15.2 refuses it, 0.13.0 (each
+    # worker against its own spec) and 0.17.0 (each worker's projected groups) start
+    assert not _coder_plan(tmp_path, "0.15.2", 13.0).fits
+    for version in ("0.13.0", "0.17.0"):
+        plan = _coder_plan(tmp_path, version, 13.0)
+        assert plan.fits, plan.verdict
+
