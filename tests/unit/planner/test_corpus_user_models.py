@@ -91,3 +91,28 @@ def test_pp_check_of_014_to_016_takes_every_stages_layers(tmp_path: Path) -> Non
         plan = _coder_plan(tmp_path, version, 13.0)
         assert plan.fits, plan.verdict
 
+
+QWEN35_4B_L4 = "l4-qwen35-4b-len32768-v0290-excerpt"
+THINKING_FP8_TP2 = "gpu2-qwen3-30b-a3b-thinking-2507-fp8-tp2-v01011-html"
+
+
+def test_qwen35_4b_on_l4_out_of_sample(tmp_path: Path) -> None:
+    # the checkpoint as its public inventory gives it (2 x 4,659,865,088 parameters + the float32 A_log and norm of
+    # the 24 linear-attention layers) is the 8.68 GiB the lab notes state
+    entry = corpus_entry(QWEN35_4B_L4)
+    assert entry["weights_total_bytes"] == 2 * 4_659_865_088 + 2 * 24 * (32 + 128)
+    assert round(entry["weights_total_bytes"] / (1 << 30), 2) == entry["stated"]["checkpoint_gib"] == 8.68
+    row = _accuracy().predict(entry, tmp_path, out_of_sample=True)
+    # 'Available KV cache memory: 9.1 GiB'; the notes' token figure 267,842 (8.17x of 32,768)
+    planned, logged = row["kv_gib"]
+    assert logged == 9.1 and planned / logged - 1 == pytest.approx(0.0066, abs=0.0005)
+    assert row["predicted"] / entry["stated"]["kv_cache_tokens"] - 1 == pytest.approx(0.0071, abs=0.0005)
+
+
+def test_qwen3_30b_thinking_fp8_layout_given_the_pool(tmp_path: Path) -> None:
+    # 'Available KV cache memory: 26.13 GiB' / 'GPU KV cache size: 570,848 tokens' at TP 2: 48 layers of 4 KV heads
+    # of 128 split over 2 ranks, 48 KiB a token per rank; the pool's two decimals leave +-0.005 GiB
+    entry = corpus_entry(THINKING_FP8_TP2)
+    row = _accuracy().predict(entry, tmp_path, given_pool=True)
+    assert row["logged"] == 570_848
+    assert abs(row["predicted"] - row["logged"]) <= 0.005 * (1 << 30) / (48 * 2 * 2 * 128 * 2)
