@@ -404,7 +404,10 @@ _CAUSES = [
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
 _EVENTS = [
     ("engine_init", re.compile(r"Initializing a V[01] LLM engine")),
-    ("weights_loading", re.compile(r"Starting to load model")),
+    # the V1 runner's 'Starting to load model %s...' (gpu_model_runner.py, gone with it in 0.34) or 'Loading model from
+    # scratch...', which V1 0.11 prints instead where it loads afresh (gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-
+    # len131072-v0110-html) and the V2 runner (vllm/v1/worker/gpu/model_runner.py load_model, 0.31.0 - 0.34.0) always
+    ("weights_loading", re.compile(r"Starting to load model|Loading model from scratch\.\.\.")),
     ("weights_downloaded", re.compile(r"Time spent downloading weights for")),
     ("weights_loaded", _WEIGHT_LOAD),
     ("compiled", re.compile(r"Compiling a graph for compile range|Graph capturing finished")),

@@ -5,6 +5,8 @@ placeholders: what is checked is which field each one lands in."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from onechip.vllm.bootlog import read_boot_log
 
 _W0 = "(Worker_TP0 pid=11) INFO 12-01 10:00:{:02d} [{}] {}"
@@ -101,3 +103,14 @@ def test_every_auto_fit_wording_gives_the_length_the_engine_runs() -> None:
         for line in fits
     }
     assert read == fits
+
+
+def test_the_start_of_weight_loading_is_read_from_the_v2_runners_line() -> None:
+    # vLLM 0.34 has only the V2 model runner, whose load_model prints 'Loading model from scratch...' (vllm/v1/worker/
+    # gpu/model_runner.py, 0.31.0 - 0.34.0 sdists); V1's 'Starting to load model %s...' went with gpu_model_runner.py.
+    # The real 0.11.0 boot of the corpus prints only the former too (its line 5), and read no 'weights_loading' event
+    line = "(EngineCore pid=10) INFO 12-01 10:00:03 [model_runner.py:412] Loading model from scratch..."
+    assert [e.name for e in read_boot_log(line, "vllm", "m").events] == ["weights_loading"]
+    name = "gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html"
+    text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
+    assert "weights_loading" in [e.name for e in read_boot_log(text, "vllm", "m").events]
