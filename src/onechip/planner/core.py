@@ -527,6 +527,42 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     ]
 
 
+# vLLM 0.34 sizes the KV cache after warmup by default on CUDA and ROCm (the extensible KV cache): vllm/config/cache.py
+# CacheConfig.enable_extensible_kv_cache 'If unspecified, enabled on CUDA and ROCm unless kv_cache_memory_bytes is set
+# ...; falls back to estimate-based sizing where the driver lacks VMM support', resolved_gpu_memory_utilization 1.0
+# when it is on and no utilization is given; vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks sizes the
+# pool from the memory free after CUDA-graph capture and warmup, less the larger of the transient peak and the torch
+# reservation growth and a margin; 'Available KV cache memory' is then the reserved capacity (the 0.34.0 sdist; absent
+# from the 0.33.0 sdist)
+EXTENSIBLE_KV_CACHE_SINCE = "0.34.0"
+
+
+def _extensible_kv_cache_warnings(r: _Resolved) -> list[PlanWarning]:
+    """A plan for vLLM 0.34+ on an NVIDIA or AMD card with the pool left to the engine: the engine's default sizing
+    is not the one planned (EXTENSIBLE_KV_CACHE_SINCE), said with the flag that keeps the planned one."""
+    version = r.request.engine_version or r.rules.release
+    if (
+        r.engine != "vllm-gpu"
+        or r.acc.kind != "gpu"
+        or r.acc.manufacturer not in ("NVIDIA", "AMD")
+        or r.request.kv_cache_memory_bytes is not None
+        or version is None
+        or older_than(version, EXTENSIBLE_KV_CACHE_SINCE)
+    ):
+        return []
+    default = "" if r.request.utilization is not None else " and gpu_memory_utilization defaults to 1.0 there"
+    return [
+        PlanWarning(
+            code="extensible-kv-cache",
+            message=f"vLLM {version} sizes the KV cache after CUDA-graph capture and warmup by default on this card "
+            f"(the extensible KV cache){default}, which onechip does not model: the plan is the profiled sizing that "
+            "--no-enable-extensible-kv-cache keeps, and without that flag the engine's pool differs",
+            source="vllm/config/cache.py CacheConfig.enable_extensible_kv_cache and resolved_gpu_memory_utilization, "
+            "vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks (the 0.34.0 sdist)",
+        )
+    ]
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -897,7 +933,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         pinned=request.kv_cache_memory_bytes is not None,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
-    warnings += _offload_warnings(r) + _rocm_warnings(r)
+    warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r)
     warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 

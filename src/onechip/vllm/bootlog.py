@@ -119,8 +119,18 @@ _RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
 )
+# vLLM 0.34 sizes the cache after warmup on CUDA and ROCm (the extensible KV cache, on by default where the driver maps
+# virtual memory: vllm/config/vllm.py, vllm/v1/worker/extensible_kv_cache.py of the 0.34.0 sdist): 'Available KV cache
+# memory' and the closing 'Current kv cache memory in use' are then the reserved capacity, and the pool is what each
+# rank measures after CUDA-graph capture and warmup, 'Memory after warmup: ...; %d KV cache blocks (%s GiB) fit within
+# the requested %s GiB. ...' (blocks x bytes per block); the engine takes the fewest blocks of any rank
+# (finalize_extensible_kv_cache), prints the token line from them, and each rank then prints 'Extended KV cache to %d
+# blocks (%.2f GiB).' (the committed pages, padded to the driver's granule: its GiB is not the pool)
+_COMMITTED_POOL = re.compile(r"KV cache blocks \((-?[\d.]+) GiB\) fit within the requested")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
-_GPU_BLOCKS = re.compile(r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)")
+_GPU_BLOCKS = re.compile(
+    r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)|\bExtended KV cache to (\d+) blocks"
+)
 # The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
 # memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
 # 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
@@ -168,6 +178,17 @@ _LOGGED = {
         # the start-up KV check's own statement of it (V1 'To serve at least one request with the models's max seq
         # len (262144), ...', V0 "The model's max seq len (29000) is larger than ..."; the refusals of the corpus)
         r"|max seq len \((\d+)\)"
+        # --max-model-len auto (-1 in 'non-default args'): 'Using max model len' is the model's own length, the one the
+        # engine runs is what the fit settles on, printed after it (vllm/v1/core/kv_cache_utils.py
+        # _auto_fit_max_model_len of 0.14 - 0.33: 'Auto-fit max_model_len: reduced from 8192 to 2816 to fit in
+        # available KV cache memory (0.12 GiB CPU)', tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log; 'full model
+        # context length %d fits in ...'; 'attention-free model, using derived max_model_len=%d'; kv_cache_planning.py
+        # of 0.34 adds, once the extensible KV cache is measured after warmup, 'Auto-fit max_model_len: using
+        # max_model_len=%d, which fits in the KV cache memory left after CUDA graph capture and warmup' and
+        # '--max-model-len auto reduced max_model_len from %d to %d (%s).')
+        r"|\bAuto-fit max_model_len: (?:reduced from \d+ to (\d+)|full model context length (\d+) fits"
+        r"|(?:attention-free model, )?using (?:derived )?max_model_len=(\d+))"
+        r"|--max-model-len auto reduced max_model_len from \d+ to (\d+)"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
@@ -383,7 +404,10 @@ _CAUSES = [
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
 _EVENTS = [
     ("engine_init", re.compile(r"Initializing a V[01] LLM engine")),
-    ("weights_loading", re.compile(r"Starting to load model")),
+    # the V1 runner's 'Starting to load model %s...' (gpu_model_runner.py, gone with it in 0.34) or 'Loading model from
+    # scratch...', which V1 0.11 prints instead where it loads afresh (gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-
+    # len131072-v0110-html) and the V2 runner (vllm/v1/worker/gpu/model_runner.py load_model, 0.31.0 - 0.34.0) always
+    ("weights_loading", re.compile(r"Starting to load model|Loading model from scratch\.\.\.")),
     ("weights_downloaded", re.compile(r"Time spent downloading weights for")),
     ("weights_loaded", _WEIGHT_LOAD),
     ("compiled", re.compile(r"Compiling a graph for compile range|Graph capturing finished")),
@@ -539,6 +563,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     t0 = started
     year = (started or datetime.now()).year
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
+    committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
@@ -553,11 +578,15 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.errors.append(redact(line))
         _read_facts(out, plain)
         if _POOL_ROUND_END.search(plain):
-            rank_pool_gib = None
+            rank_pool_gib = committed_gib = None
         elif match := _RANK_POOL.search(plain):
             pool_gib = float(match.group(1))
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib
+        elif match := _COMMITTED_POOL.search(plain):
+            pool_gib = float(match.group(1))
+            committed_gib = pool_gib if committed_gib is None else min(committed_gib, pool_gib)
+            out.kv_cache_gib = committed_gib
         for name, pattern in _EVENTS:
             if name not in seen and pattern.search(line):
                 seen.add(name)

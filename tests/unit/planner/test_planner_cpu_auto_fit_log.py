@@ -31,6 +31,7 @@ import pytest
 from factories import tiny_random_checkpoint
 from onechip.planner import plan_model
 from onechip.schemas.plan import Plan
+from onechip.vllm.bootlog import crosscheck, read_boot_log
 
 DATA = Path(__file__).parents[2] / "data"
 SMOL_FIT = DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log"
@@ -87,3 +88,14 @@ def test_a_length_of_every_token_the_cpu_pool_holds_does_not_fit(tiny_llama: Pat
     below = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
                        max_model_len=int(found[2]))  # fmt: skip
     assert below.verdict == "fits"
+
+
+def test_the_grammar_holds_an_auto_fit_boot_to_the_fitted_length(tiny_llama: Path) -> None:
+    # was 'the log is of another deployment than the plan: max_model_len 8,192, planned 2,816': the grammar took the
+    # length from 'Using max model len 8192' (the model's own) and read no auto-fit line
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                      sets=["max-model-len=auto"])  # fmt: skip
+    boot = read_boot_log(SMOL_FIT.read_text(), "vllm-cpu", plan.model)
+    assert boot.logged["max_model_len"] == str(_logged(SMOL_FIT)[1])
+    check = crosscheck(plan, boot)
+    assert "other-deployment" not in check.flags and check.agrees, check.note

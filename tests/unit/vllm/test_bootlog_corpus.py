@@ -44,7 +44,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (175, 130)
+    assert (len(CORPUS), lines) == (178, 133)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -137,3 +137,15 @@ def test_the_other_places_a_card_is_named() -> None:
         "|   0  NVIDIA GeForce RTX 4090 ...  Off |   00000000:01:00.0 Off |                  Off |": None,
     }
     assert {line: read_boot_log(line, "vllm", "m").logged.get("device_name") for line in lines} == lines
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
+def test_the_length_a_log_prints_is_its_deployments(entry: dict[str, Any]) -> None:
+    # bootlog._LOGGED 'max_model_len', which _other_deployment holds against the plan's: 'non-default args', the engine
+    # config's max_seq_len, 'Using max model len', a command line, the start-up check's 'max seq len (N)' and the
+    # auto-fit lines; engine_args and the concurrency line's length hold it read by hand (corpus.json)
+    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
+    read = read_boot_log(text, "vllm", "m").logged.get("max_model_len")
+    if read is not None:
+        assert int(read) == entry["engine_args"]["max_model_len"]
+        assert int(read) == entry["logged"].get("max_concurrency_at_tokens", int(read))
