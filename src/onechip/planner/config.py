@@ -93,6 +93,7 @@ DIVIDING_FAMILIES = frozenset(
         "internlm2",
         "internlm3",
         "cohere",
+        "cohere2",
         "minicpm",
         "orion",
         "stablelm",
@@ -101,6 +102,11 @@ DIVIDING_FAMILIES = frozenset(
         "ernie4_5",
         "ernie4_5_moe",
         "granitemoe",
+        # GraniteSWA / GraniteMoeSWA / GraniteMoeShared (registry.py: granite.py and granitemoeshared.py, whose
+        # attention takes a layer's window from layer_types, granite.py granite_layer_attn_params)
+        "granite_swa",
+        "granitemoe_swa",
+        "granitemoeshared",
         "exaone4",
         "olmo2",
         "olmo3",
@@ -493,6 +499,11 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
                 "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
             )
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    elif family == "cohere2":  # transformers 5.19 Cohere2Config.__post_init__: full every sliding_window_pattern-th
+        pattern = text.get("sliding_window_pattern", 4)
+        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
+        text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
         text["layer_types"] = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
     elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full)
@@ -573,6 +584,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
             if text.get(name) is None:
                 raise _fail(where, name, f"is missing; MLA ({family}) caches kv_lora_rank + qk_rope_head_dim per token")
         return
+    if family == "cohere2" and text.get("hidden_size"):  # Cohere2Config.__post_init__ sets it whatever the file says
+        text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(

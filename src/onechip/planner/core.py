@@ -729,7 +729,15 @@ def _resolve(request: PlanRequest) -> _Resolved:
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     dims = tpu_rule if tpu_rule is not None else rules  # head_dim padding of the cache (vllm-tpu)
-    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
+    text = src.text_config
+    window = text.get("sliding_window")
+    if (
+        family == "cohere2"
+        and isinstance(window, int)
+        and not older_than(request.engine_version, COHERE2_WINDOW_PLUS_ONE_SINCE)
+    ):
+        text = {**text, "sliding_window": window + 1}
+    geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
@@ -1007,6 +1015,10 @@ def _cpu_held_verdict(r: _Resolved, pool: int, verdict: tuple[str, str]) -> tupl
 # 0.28.0's); _max_memory_usage_bytes_from_groups sums the blocks of every group from 0.19.0 (0.14.0 - 0.18.1 count
 # those of the first group's spec: 'blocks_needed = cdiv(any_spec.max_memory_usage_bytes(...), page_size)')
 NULL_BLOCK_HELD_SINCE = "0.29.0"
+# Cohere2's sliding layers attend sliding_window + 1 tokens ("cohere swa layer sees [pos - sliding_window, pos]"), and
+# CohereAttention passes that as the layer's window, which the KV manager sizes its blocks by
+# (vllm/model_executor/models/commandr.py of the 0.29.0 - 0.32.0 sdists; 0.28.0 passes sliding_window)
+COHERE2_WINDOW_PLUS_ONE_SINCE = "0.29.0"
 GROUPS_SUMMED_SINCE = "0.19.0"
 
 

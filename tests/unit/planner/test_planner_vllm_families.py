@@ -99,8 +99,9 @@ def test_olmo3_without_layer_types_slides_three_layers_in_four() -> None:
 
 
 def test_exaone4_states_its_layers_and_a_pattern_string() -> None:
-    # LGAI-EXAONE/EXAONE-4.0-32B states layer_types and sliding_window_pattern "LLLG"; vLLM's exaone4.py reads a
-    # layer's window from layer_types, the pattern is not read (a string there is no error)
+    # EXAONE 4.0 files give the pattern as a number (EXAONE-4.0-32B's: 4, NVIDIA/TensorRT-LLM's test fixture of it) or
+    # as a string ('LLLG'); vLLM's exaone4.py reads a layer's window from layer_types, so beside them the pattern is
+    # not read (a string there is no error)
     config = {"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120, "head_dim": 128,
               "num_attention_heads": 40, "num_key_value_heads": 8, "num_hidden_layers": 4, "sliding_window": 4096,
               "sliding_window_pattern": "LLLG",
@@ -115,7 +116,7 @@ def test_exaone4_states_its_layers_and_a_pattern_string() -> None:
 
 def test_smollm3_slides_only_its_nope_layers_when_sliding_is_on() -> None:
     # SmolLM3Config.__post_init__: a layer slides when use_sliding_window, sliding_window set and no_rope_layers[i]
-    # is 0; HuggingFaceTB/SmolLM3-3B publishes use_sliding_window false: every layer full
+    # is 0; with use_sliding_window false every layer is full
     config = {"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
               "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 4, "use_sliding_window": False,
               "sliding_window": None, "no_rope_layers": [1, 1, 1, 0]}  # fmt: skip
@@ -191,3 +192,30 @@ def test_model_max_length_is_the_length_vllm_derives() -> None:
     assert model_positions(text, "cohere", None).default == 131072
     text = text_config_of(config_from_dict({**OLMO2, "seq_length": 2048}, "config.json"))
     assert model_positions(text, "olmo2", None).default == 2048  # the smaller of 4,096 and 2,048
+
+
+# a Cohere2 file as transformers' Cohere2Config reads it (GQA 32 / 8, sliding_window 4096, a full layer in four)
+COHERE2 = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 4, "sliding_window": 4096,
+           "sliding_window_pattern": 4, "max_position_embeddings": 8192, "vocab_size": 256000}  # fmt: skip
+
+
+def test_cohere2_sliding_layers_attend_one_token_more_from_vllm_029(tmp_path: Path) -> None:
+    # Cohere2Config.__post_init__: sliding unless (i + 1) % sliding_window_pattern == 0, head_dim hidden // heads;
+    # vllm commandr.py (0.29.0 on): per_layer_sliding_window = config.sliding_window + 1, the window the KV manager
+    # sizes blocks by; 0.28.0 passes config.sliding_window
+    assert [kind for kind, *_ in _layers(COHERE2)] == ["sliding"] * 3 + ["full"]
+    directory = _header_only(tmp_path / "ckpt", COHERE2, ["model.embed_tokens.weight"])
+    windows = {v: {layer.sliding_window for layer in plan_model(str(directory), "h100", "vllm-gpu",
+                                                                  engine_version=v).layers}
+               for v in ("0.28.0", "0.32.0")}  # fmt: skip
+    assert windows == {"0.28.0": {4096, None}, "0.32.0": {4097, None}}
+
+
+def test_granite_swa_slides_three_layers_in_four_after_a_full_first() -> None:
+    # GraniteSwaConfig.__post_init__ (transformers 5.19): 'full_attention' if i % 4 == 0; vLLM's granite.py
+    # granite_layer_attn_params slides the layers layer_types names; 2560 // 20 = 128, 4 KV heads
+    config = {"architectures": ["GraniteSWAForCausalLM"], "model_type": "granite_swa", "hidden_size": 2560,
+              "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 5, "sliding_window": 128,
+              "vocab_size": 100352, "max_position_embeddings": 8192}  # fmt: skip
+    assert _layers(config) == [("full", 4, 128, 2048)] + [("sliding", 4, 128, 2048)] * 3 + [("full", 4, 128, 2048)]
