@@ -86,10 +86,11 @@ DIVIDING_FAMILIES = frozenset(
         # internlm2.py, commandr.py (Cohere v1: no window), minicpm.py, orion.py, stablelm.py, glm4.py, glm4_moe.py,
         # ernie45.py (LlamaForCausalLM), ernie45_moe.py, granitemoe.py, exaone4.py, and InternLM3ForCausalLM as
         # llama.py), or the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Olmo2, Olmo3,
-        # GPTNeoX, SeedOss, SmolLM3, Arcee), whose Attention takes ModelArchConfigConvertorBase.get_head_size and
-        # get_total_num_kv_heads (vllm/transformers_utils/model_arch_config_convertor.py: head_dim, else
-        # hidden_size // heads; n_head_kv / num_kv_heads / num_key_value_heads, else the query heads) and a layer's
-        # window from layer_types (models/transformers/base.py); all read in the vllm 0.32.0 sdist
+        # GPTNeoX, SeedOss, SmolLM3, Arcee, HunYuanDenseV1), whose Attention takes
+        # ModelArchConfigConvertorBase.get_head_size and get_total_num_kv_heads
+        # (vllm/transformers_utils/model_arch_config_convertor.py: head_dim, else hidden_size // heads; n_head_kv /
+        # num_kv_heads / num_key_value_heads, else the query heads) and a layer's window from layer_types
+        # (models/transformers/base.py); all read in the vllm 0.32.0 sdist
         "internlm2",
         "internlm3",
         "cohere",
@@ -114,6 +115,7 @@ DIVIDING_FAMILIES = frozenset(
         "seed_oss",
         "smollm3",
         "arcee",
+        "hunyuan_v1_dense",  # transformers' HunYuanDenseV1Attention shares no KV across layers (no CLA)
         # GPT-2, GPT-J and BLOOM (vllm/model_executor/models/gpt2.py, gpt_j.py, bloom.py, 0.32.0): multi-head
         # attention of hidden_size // num_attention_heads, every layer full; their files name the fields n_embd,
         # n_head and n_layer, which transformers' attribute_map reads as the standard names (ConfigClassEntry.aliases)

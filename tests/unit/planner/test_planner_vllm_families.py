@@ -57,6 +57,14 @@ GLM45 = {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hid
 GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 2,
         "n_positions": 1024, "vocab_size": 50257}  # fmt: skip
 
+# Hunyuan-7B's shape (a test fixture quoting its config): GQA 32 / 8, no head_dim, use_cla false
+HUNYUAN = {"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2, "use_cla": False,
+           "rope_scaling": {"type": "dynamic", "alpha": 1000, "factor": 1}}  # fmt: skip
+# BLOOM's names (BloomConfig.attribute_map: n_head, n_layer; hidden_size as is): vLLM's bloom.py is multi-head
+BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_head": 16,
+         "n_layer": 2}  # fmt: skip
+
 
 @pytest.mark.parametrize(
     ("config", "expected"),
@@ -66,8 +74,10 @@ GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 76
         (COHERE, ("full", 8, 128, 2 * 8 * 128 * 2)),
         (GLM45, ("full", 8, 128, 2 * 8 * 128 * 2)),
         (GPT2, ("full", 12, 64, 2 * 12 * 64 * 2)),  # 768 // 12 = 64
+        (HUNYUAN, ("full", 8, 128, 2 * 8 * 128 * 2)),
+        (BLOOM, ("full", 16, 64, 2 * 16 * 64 * 2)),
     ],
-    ids=["olmo2", "internlm2", "cohere", "glm4_moe", "gpt2"],
+    ids=["olmo2", "internlm2", "cohere", "glm4_moe", "gpt2", "hunyuan_v1_dense", "bloom"],
 )
 def test_vllm_served_family_is_planned_with_its_cache(config: dict[str, Any], expected: tuple) -> None:
     assert _layers(config) == [expected] * 2
