@@ -38,14 +38,24 @@ WRAPPERS = (
 )  # fmt: skip
 
 
+def _aliases(cls: type) -> dict[str, str]:
+    """The class's attribute_map for the fields the planner reads: {standard name: the name the file gives it}
+    (GPT2Config: num_attention_heads -> n_head), which transformers reads for the standard name."""
+    return {name: source for name, source in getattr(cls, "attribute_map", {}).items() if name in DEFAULTED_FIELDS}
+
+
 def _field_defaults(cls: type) -> dict[str, Any]:
+    """Dataclass field defaults of the fields the planner reads; a field under another name is keyed by the name the
+    planner reads (GPT-2's n_head 12 is num_attention_heads')."""
     if not dataclasses.is_dataclass(cls):
         return {}
+    named = {source: name for name, source in _aliases(cls).items()}
     out: dict[str, Any] = {}
     for field in dataclasses.fields(cls):
         value = field.default
-        if field.name in DEFAULTED_FIELDS and type(value) is int:
-            out[field.name] = value
+        name = field.name if field.name in DEFAULTED_FIELDS else named.get(field.name, field.name)
+        if name in DEFAULTED_FIELDS and type(value) is int:
+            out[name] = value
     return out
 
 
@@ -85,6 +95,8 @@ def build() -> dict[str, Any]:
             "source": "src/" + cls.__module__.replace(".", "/") + ".py",
         }
         entry["refuses_indivisible_hidden_size"] = _refuses_indivisible_hidden_size(cls)
+        if _aliases(cls):
+            entry["aliases"] = _aliases(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")
         if text_cls is not None and getattr(text_cls, "model_type", ""):
             entry["text_model_type"] = text_cls.model_type

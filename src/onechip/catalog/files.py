@@ -1591,6 +1591,11 @@ class ConfigClassEntry(StrictModel):
     class_name: str = Field(alias="class", description="The config class, e.g. 'Gemma3TextConfig'.")
     defaults: dict[str, int] = Field(description="Field -> the class default, for the fields the planner reads.")
     text_model_type: str | None = Field(default=None, description="A wrapper's text_config model type.")
+    aliases: dict[str, str] | None = Field(
+        default=None,
+        description="Field the planner reads -> the name the class's attribute_map reads it from (GPT-2's "
+        "num_attention_heads is n_head): transformers answers the one with the other's value.",
+    )
     refuses_indivisible_hidden_size: bool = Field(
         description="The class refuses a hidden_size that num_attention_heads does not divide, head_dim given or not.",
     )

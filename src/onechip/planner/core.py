@@ -765,7 +765,15 @@ def _resolve(request: PlanRequest) -> _Resolved:
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     dims = tpu_rule if tpu_rule is not None else rules  # head_dim padding of the cache (vllm-tpu)
-    geometry = kv_geometry(src.text_config, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
+    text = src.text_config
+    window = text.get("sliding_window")
+    if (
+        family == "cohere2"
+        and isinstance(window, int)
+        and not older_than(request.engine_version, COHERE2_WINDOW_PLUS_ONE_SINCE)
+    ):
+        text = {**text, "sliding_window": window + 1}
+    geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
@@ -1043,6 +1051,10 @@ def _cpu_held_verdict(r: _Resolved, pool: int, verdict: tuple[str, str]) -> tupl
 # 0.28.0's); _max_memory_usage_bytes_from_groups sums the blocks of every group from 0.19.0 (0.14.0 - 0.18.1 count
 # those of the first group's spec: 'blocks_needed = cdiv(any_spec.max_memory_usage_bytes(...), page_size)')
 NULL_BLOCK_HELD_SINCE = "0.29.0"
+# Cohere2's sliding layers attend sliding_window + 1 tokens ("cohere swa layer sees [pos - sliding_window, pos]"), and
+# CohereAttention passes that as the layer's window, which the KV manager sizes its blocks by
+# (vllm/model_executor/models/commandr.py of the 0.29.0 - 0.32.0 sdists; 0.28.0 passes sliding_window)
+COHERE2_WINDOW_PLUS_ONE_SINCE = "0.29.0"
 GROUPS_SUMMED_SINCE = "0.19.0"
 
 
@@ -1130,18 +1142,29 @@ class Positions:
     said: str
 
 
+# The keys vLLM derives a model's length from, in its order (ModelArchConfigConvertorBase.derive_max_model_len_and_key,
+# vllm/transformers_utils/model_arch_config_convertor.py, 0.32.0 sdist): the smallest one stated, then
+# model_max_length over it when set ("For Command-R / Cohere, Cohere2 models"), where the planner read
+# max_position_embeddings alone
+_POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+
+
 def model_positions(text: Mapping[str, Any], model_type: str, version: str | None) -> Positions | None:
     """The positions vLLM `version` (None: the current rule) derives: max_position_embeddings scaled by its RoPE
     factor as _get_and_verify_max_len does (the rule above; the fields' shapes are checked by planner.config). None
     when the config states no positions."""
-    positions = text.get("max_position_embeddings")
-    if not isinstance(positions, int):
+    stated = [(text[key], key) for key in _POSITION_KEYS if type(text.get(key)) is int and text[key] > 0]
+    if not stated:
         return None
+    positions, key = min(stated)  # vLLM takes the smallest key stated
+    if type(text.get("model_max_length")) is int and text["model_max_length"] > 0:  # "For Command-R / Cohere"
+        positions, key = text["model_max_length"], "model_max_length"
     rope = text.get("rope_parameters") or text.get("rope_scaling")
     every = [] if not isinstance(rope, dict) or "gemma3" in model_type else (
         [v for v in rope.values() if isinstance(v, dict)] or [rope]  # per layer type, or one
     )  # fmt: skip
-    base, field, factor, how, longrope = positions, "max_position_embeddings", 1.0, "", None
+    base, field, factor, how, longrope = positions, key, 1.0, "", None
     for params in every:
         kind = str(params.get("rope_type") or params.get("type") or "default")
         original = params.get("original_max_position_embeddings")
@@ -1156,7 +1179,7 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
     limit = int(base * factor)
     default = min(longrope, limit) if longrope else limit
     if not how:
-        return Positions(limit=limit, default=default, said=f"max_position_embeddings {positions}")
+        return Positions(limit=limit, default=default, said=f"{key} {positions}")
     said = f"{limit:,} positions ({field} {base} x its {how} RoPE factor {factor:g})"
     return Positions(limit=limit, default=default, said=said)
 

