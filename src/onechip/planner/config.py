@@ -635,14 +635,22 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         kind = (
             " with 'linear_attention' layers (hybrid linear attention / Gated DeltaNet: a recurrent state per request)"
         )
-        raise _fail(
-            where,
-            "model_type",
-            f"= {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an architecture the "
-            f"planner does not model; it gives no number rather than a wrong one "
+        raise UnmodelledModel(
+            f"{where}: field 'model_type' = {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an "
+            f"architecture the planner does not model; it gives no number rather than a wrong one "
             f"(it models {len({_wrapper_name(m) for m in MODELLED})} model types, onechip.planner.config.MODELLED)",
+            architectures=[str(a) for a in arch],
         )
     return family
+
+
+class UnmodelledModel(ConfigError):
+    """A config whose model_type the planner does not model; `architectures`: its config's, so that the caller can
+    say first whether the engine serves it at all (planner.rules.EngineRules.check_architectures)."""
+
+    def __init__(self, message: str, *, architectures: list[str]) -> None:
+        super().__init__(message)
+        self.architectures = architectures
 
 
 def _wrapper_name(model_type: str) -> str:

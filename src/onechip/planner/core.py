@@ -40,7 +40,7 @@ from onechip.errors import ConfigError
 from onechip.planner import calibration, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
-from onechip.planner.config import ModelConfig
+from onechip.planner.config import ModelConfig, UnmodelledModel
 from onechip.planner.geometry import Geometry, cdiv, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
     MarlinMoe,
@@ -725,7 +725,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"engine {engine} does not run on {request.chip} (a {acc.kind} chip, served by "
             f"{default_engine_rules(request.chip)}); drop --engine or pick a chip of its kind"
         )
-    src = model_source.resolve(request.model)
+    try:
+        src = model_source.resolve(request.model)
+    except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first
+        rules.check_architectures(unmodelled.architectures, request.engine_version)
+        raise
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)

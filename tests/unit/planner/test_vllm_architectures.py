@@ -10,6 +10,7 @@ generator's reading of them is checked too.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -163,6 +164,18 @@ def test_a_release_after_vllm_dropped_the_architecture_is_refused_in_one_line() 
     assert message.startswith("vLLM 0.33.0 no longer serves BaichuanForCausalLM: last in 0.24.0 ")
     assert "'supported in vLLM until v0.23.0'" in message and "_PREVIOUSLY_SUPPORTED_MODELS of 0.34.0" in message
     assert "\n" not in message and message.endswith("plan --engine-version 0.24.0")
+
+
+def test_a_dropped_architecture_the_planner_does_not_model_is_refused_as_dropped_first(tmp_path: Path) -> None:
+    # Baichuan-7B's geometry (the GONE row above: refused from 0.25.0): the planner models no 'baichuan', but that a
+    # user's vLLM refuses the checkpoint comes first; before, only 'an architecture the planner does not model'
+    config = {"architectures": ["BaichuanForCausalLM"], "model_type": "baichuan", "hidden_size": 4096,
+              "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 125696}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match=r"^vLLM 0\.33\.0 no longer serves BaichuanForCausalLM: last in 0\.24\.0 "):
+        plan_model(str(tmp_path), "h100", engine_version="0.33.0")
+    with pytest.raises(ConfigError, match="an architecture the planner does not model"):
+        plan_model(str(tmp_path), "h100", engine_version="0.24.0")
 
 
 def test_an_architecture_the_registry_dropped_without_a_word_is_said_not_refused() -> None:
