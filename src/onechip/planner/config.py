@@ -127,6 +127,10 @@ DIVIDING_FAMILIES = frozenset(
         "falcon",
         "RefinedWeb",
         "RefinedWebModel",
+        # ChatGLM2/3, GLM-4-9B-chat (vllm/model_executor/models/chatglm.py GLMAttention, 0.32.0): head_dim hidden_size
+        # // heads, multi_query_group_num KV heads with multi_query_attention; vLLM loads the file with its own
+        # ChatGLMConfig (_chatglm_fields)
+        "chatglm",
         # hybrid attention + Mamba (planner.recurrent): vLLM's get_head_size takes head_dim when the config has it
         "nemotron_h",
         "granitemoehybrid",
@@ -580,6 +584,21 @@ def _falcon_kv_heads(text: dict[str, Any], family: str) -> None:
         text["num_key_value_heads"] = 1
 
 
+def _chatglm_fields(text: dict[str, Any]) -> None:
+    """The standard names of a ChatGLM file's fields, as vLLM's ChatGLMConfig gives them (vllm/transformers_utils/
+    configs/chatglm.py, 0.32.0: attribute_map num_hidden_layers -> num_layers, vocab_size = padded_vocab_size,
+    max_position_embeddings = seq_length; defaults num_layers 28, padded_vocab_size 65024, seq_length 2048) and the
+    KV heads GLMAttention allocates (multi_query_group_num with multi_query_attention, else the query heads); its
+    RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention)."""
+    text["num_hidden_layers"] = text.get("num_layers", 28)
+    text["vocab_size"] = text.get("padded_vocab_size", 65024)
+    text["max_position_embeddings"] = text.get("seq_length", 2048)
+    text["partial_rotary_factor"] = 0.5
+    if text.get("num_key_value_heads") is None and text.get("num_attention_heads") is not None:
+        grouped = text.get("multi_query_attention") and text.get("multi_query_group_num") is not None
+        text["num_key_value_heads"] = text["multi_query_group_num"] if grouped else text["num_attention_heads"]
+
+
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
@@ -723,6 +742,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _nemotron_h_layers(text, where)
     if family in ("falcon", "RefinedWeb", "RefinedWebModel"):
         _falcon_kv_heads(text, family)
+    if family == "chatglm":
+        _chatglm_fields(text)
     _check_types(text, where, {name: source for name, source in (entry.aliases or {}).items() if source in text}
                  if entry is not None else None)  # fmt: skip
     _check_hidden_divides(text, entry, where)

@@ -110,7 +110,9 @@ MTP = "mtp"
 # 'embed_out.': transformers GPTNeoXForCausalLM, which vLLM's Transformers backend loads); GPT-2 / GPT-J / BLOOM
 # ('transformer.wte.', 'transformer.h.', 'transformer.ln_f.', BLOOM's 'transformer.word_embeddings.', and the same
 # names without 'transformer.' as openai-community/gpt2 and bigscience/bloom-560m store them: vLLM's gpt2.py and
-# bloom.py load_weights prefix 'transformer.' to a name that lacks it), all vllm 0.32.0 sdist.
+# bloom.py load_weights prefix 'transformer.' to a name that lacks it); ChatGLM ('transformer.embedding.
+# word_embeddings.', 'transformer.encoder.layers.', head 'transformer.output_layer.': chatglm.py), all vllm 0.32.0
+# sdist.
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -145,6 +147,8 @@ _PREFIXES: list[tuple[str, str]] = [
     ("gpt_neox.embed_in.", EMBEDDINGS),
     ("gpt_neox.", LANGUAGE_MODEL),
     ("embed_out.", LM_HEAD),
+    ("transformer.embedding.word_embeddings.", EMBEDDINGS),
+    ("transformer.output_layer.", LM_HEAD),
     ("transformer.wte.", EMBEDDINGS),
     ("transformer.wpe.", EMBEDDINGS),
     ("transformer.word_embeddings.", EMBEDDINGS),

@@ -229,3 +229,35 @@ def test_granite_swa_slides_three_layers_in_four_after_a_full_first() -> None:
               "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 5, "sliding_window": 128,
               "vocab_size": 100352, "max_position_embeddings": 8192}  # fmt: skip
     assert _layers(config) == [("full", 4, 128, 2048)] + [("sliding", 4, 128, 2048)] * 3 + [("full", 4, 128, 2048)]
+
+
+# THUDM/glm-4-9b-chat's config.json as transformers 4.43.4 printed it (a LLaMA-Factory training log, search-index file
+# id 8873357857): ChatGLMModel, 40 layers, 32 query heads, multi_query_group_num 2, padded_vocab_size 151552,
+# seq_length 131072; THUDM/chatglm2-6b's printout (id 35646499754) states num_layers alone (28), no
+# num_hidden_layers
+GLM4_9B_CHAT = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096, "kv_channels": 128,
+                "ffn_hidden_size": 13696, "multi_query_attention": True, "multi_query_group_num": 2,
+                "num_attention_heads": 32, "num_hidden_layers": 40, "num_layers": 40, "original_rope": True,
+                "padded_vocab_size": 151552, "rope_ratio": 500, "seq_length": 131072, "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16", "vocab_size": 151552}  # fmt: skip
+
+
+def test_chatglm_kv_heads_are_its_query_groups() -> None:
+    # vllm/model_executor/models/chatglm.py GLMAttention (0.32.0): multi_query_group_num KV heads with
+    # multi_query_attention, head_dim hidden_size // heads = 128: 2 x 2 x 128 x 2 B = 1,024 B a token a layer
+    assert _layers(GLM4_9B_CHAT) == [("full", 2, 128, 1024)] * 40
+    chatglm2 = {k: v for k, v in GLM4_9B_CHAT.items() if k not in ("num_hidden_layers", "vocab_size")}
+    text = text_config_of(config_from_dict({**chatglm2, "num_layers": 28, "seq_length": 32768}, "config.json"))
+    # vLLM's ChatGLMConfig: num_hidden_layers is num_layers, vocab_size padded_vocab_size, positions seq_length
+    assert (text["num_hidden_layers"], text["vocab_size"], text["max_position_embeddings"]) == (28, 151552, 32768)
+    mha = _layers({**GLM4_9B_CHAT, "multi_query_attention": False})
+    assert mha[0] == ("full", 32, 128, 2 * 32 * 128 * 2)
+
+
+def test_chatglm_checkpoint_names_plan(tmp_path: Path) -> None:
+    # ChatGLM's tensor names (chatglm.py load_weights): 'transformer.embedding.word_embeddings.',
+    # 'transformer.encoder.layers.N.', the head 'transformer.output_layer.'
+    names = ["transformer.embedding.word_embeddings.weight", "transformer.encoder.layers.0.mlp.dense_4h_to_h.weight",
+             "transformer.encoder.final_layernorm.weight", "transformer.output_layer.weight"]  # fmt: skip
+    plan = plan_model(str(_header_only(tmp_path / "ckpt", GLM4_9B_CHAT, names)), "h100", "vllm-gpu", max_model_len=8192)
+    assert plan.kv_bytes_per_token == 40 * 1024
