@@ -6,8 +6,12 @@ fused-MoE config files print it resolves to its card, and a card the database la
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from factories import sized_checkpoint
 from onechip import catalog
 from onechip.errors import ConfigError
 from onechip.planner import chips, plan_model
@@ -16,6 +20,8 @@ from onechip.schemas.common import GIB
 
 MIB = 2**20
 ENTRIES = catalog.accelerators().accelerators
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+CORPUS = {e["name"]: e for e in json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))}
 
 
 def test_h20_figures_and_the_memory_torch_reports() -> None:
@@ -141,3 +147,25 @@ def test_b70_is_planned_and_told_it_runs_on_the_xpu_backend() -> None:
     plan = plan_model("google/gemma-4-E2B-it", "Arc Pro B70", "vllm-gpu", max_model_len=4096)
     assert plan.fits
     assert any(w.code == "platform-unsupported" and "XPU backend" in w.message for w in plan.warnings)
+
+
+def test_the_h20_log_is_not_a_bf16_qwen35_27b_at_the_default_utilization(tmp_path: Path) -> None:
+    # h20-qwen35-27b-len32768-dummy-v0190 (vllm#40691) serves a local 'Qwen3.5-27B' with random weights of its shapes
+    # and logs 290,864 tokens, 33.04x at 32,768; its environment block names Qwen3.5-35B-A3B. Qwen/Qwen3.5-27B's config
+    # (aiconfigurator's copy) puts its embedding, untied LM head and 64 MLPs alone at 36.61 GiB of bf16, a floor of
+    # what the dummy load allocates; even on that floor, 0.9 x 95.00 GiB on the H20 leaves a pool of 20.25 requests
+    entry = CORPUS["h20-qwen35-27b-len32768-dummy-v0190"]
+    logged, args = entry["logged"], entry["engine_args"]
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3.5-27B.json").read_text(encoding="utf-8"))
+    text = config["text_config"]
+    floor = 2 * (
+        2 * text["vocab_size"] * text["hidden_size"]
+        + text["num_hidden_layers"] * 3 * text["hidden_size"] * text["intermediate_size"]
+    )
+    path = sized_checkpoint(tmp_path / "q", {k: v for k, v in config.items() if not k.startswith("_")}, floor)
+    plan = plan_model(
+        str(path), "h20", max_model_len=args["max_model_len"], max_num_seqs=args["max_num_seqs"],
+        max_num_batched_tokens=args["max_num_batched_tokens"], engine_version=entry["vllm_version_inferred"],
+    )  # fmt: skip
+    assert round(floor / GIB, 2) == 36.61
+    assert plan.max_concurrency < logged["max_concurrency"] and plan.kv_tokens_logged < logged["kv_cache_tokens"]
