@@ -237,8 +237,11 @@ def peer_inputs(
     gpus = (args.get("tensor_parallel_size") or 1) * (args.get("pipeline_parallel_size") or 1)
     catalog_model = model is not None and not Path(model).is_dir()
     # a boot refused before it printed any KV figure was refused before memory counted (argument validation):
-    # its verdict does not rest on the weights, so the placeholder planner_accuracy writes serves
-    before_memory = entry["outcome"] == "refused" and not (corpus.logged_tokens(entry) or logged_pool_gib(entry))
+    # its verdict does not rest on the weights, so the placeholder planner_accuracy writes serves. The pool as
+    # logged, any PP size and sign: a pipeline-parallel boot refused at the KV check printed one (logged_pool_gib
+    # leaves PP out for the token figures, not for this)
+    pool = entry["logged"].get("available_kv_cache_gib")
+    before_memory = entry["outcome"] == "refused" and not (corpus.logged_tokens(entry) or pool is not None)
     if not catalog_model and not before_memory and corpus.weights_of(entry, gpus, config)[0] is None:
         return None  # planner_accuracy has no weights figure (it plans a placeholder): nothing to give the peers
     plan = row.get("plan")
