@@ -504,3 +504,11 @@ def test_a_secret_in_an_up_argument_is_refused_in_a_line_that_never_repeats_it(m
     line = text(result)
     assert result.is_error and "plainEnvSecretValue42" not in line and "never goes on" in line
     assert "plainEnvSecretValue42" not in str(result.structured_content)
+
+
+def test_a_control_character_in_a_value_is_echoed_escaped_not_as_itself(tmp_path, monkeypatch):
+    # a run_dir with a terminal escape and a bidirectional override came back inside the refusal as the raw characters
+    monkeypatch.chdir(tmp_path)
+    (refused,) = calls(("report", {"run_dir": "r\x1b[2J\u202eun"}))
+    assert refused.is_error
+    assert text(refused) == "run directory r\\x1b[2J\\u202eun does not exist or is not a directory"
