@@ -130,6 +130,17 @@ def test_cell_fails_only_when_most_requests_fail(fake_server: FakeVllm, tmp_path
     assert all(x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40)
 
 
+def test_a_failed_cell_names_its_failed_rep_as_the_progress_counts_it(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the progress said 'rep 2/2: starting' and the reason 'rep 1: ...' (the 0-based index): the same rep, two names
+    fake_server.fail_status = {6: 500, 7: 500}  # probe 1; rep 1: warm-up 2, measured 3, 4; rep 2: 5, then 6, 7
+    said: list[str] = []
+    cfg = config(fake_server, contexts=[16], clients=[1], reps=2, requests_per_client=2)
+    run = run_grid(cfg, tmp_path, on_progress=lambda e: said.append(e.message))
+    cell = run.cells[0]
+    assert cell.status == "failed" and "context 16 x 1 clients, rep 2/2: starting" in said
+    assert (cell.reason or "").startswith("rep 2/2: 2 of 2 measured requests failed; first: HTTP 500")
+
+
 def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.itl_s = 0.001
     fake_server.cut_requests = {4}  # probe is 1; stream 0's warm-up 2, then 3, 4 measured
