@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from factories import embedded_plan
-from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm, count_body, sse_event
 from onechip.bench import run_grid
 from onechip.bench.runner import _Run, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
@@ -477,3 +477,24 @@ def test_a_long_grid_is_checked_for_repeats_in_one_pass(tmp_path: Path) -> None:
     assert time.perf_counter() - t0 < 5.0  # 50,000^2 comparisons took 30 s here; one pass, milliseconds
     with pytest.raises(ValueError, match="names 7 twice"):
         BenchConfig(base_url="http://127.0.0.1:9", contexts=[*contexts, 7])
+
+
+def test_a_servers_error_that_names_a_token_is_recorded_redacted(tmp_path: Path) -> None:
+    # a proxy that echoes the caller's token in an error event had it written whole into requests.jsonl and the
+    # summary's first error: the server's message is redacted where it is read (wire.server_message)
+    token = "hf_" + "a1B2c3D4e5" * 3 + "f6G7"  # an HF token's shape: hf_ and 34 letters, digits (HF_TOKEN_SHAPE)
+
+    def script(number: int, body: dict) -> list:
+        if number == 1:  # the probe answers
+            return [
+                (0.0, sse_event({"content": " w"}, "length", (count_body(body), 1)), True),
+                (0.0, b"data: [DONE]\n\n", False),
+            ]
+        refused = {"error": {"message": f"upstream refused the token {token}", "code": 401}}
+        return [(0.0, b"data: " + json.dumps(refused).encode() + b"\n\n", False)]
+
+    with FakeVllm(wire_script=script) as srv:
+        run = run_grid(config(srv, contexts=[16], clients=[1], reps=1, requests_per_client=1), tmp_path)
+    assert run.cells[0].status == "failed"
+    written = (tmp_path / "requests.jsonl").read_text() + (tmp_path / "summary.json").read_text()
+    assert token not in written and "HTTP 200: upstream refused the token ***" in written
