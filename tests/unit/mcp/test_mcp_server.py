@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 from mcp import Client
 
@@ -507,3 +508,20 @@ def test_demo_options_that_need_a_host_are_named_as_the_arguments_given(monkeypa
     monkeypatch.chdir(tmp_path)  # the default runs_root, runs/, lies within $ONECHIP_MCP_FILES
     demo = call("demo", {"model": "SmolLM2-135M-Instruct", "chip": "l4"})
     assert demo.is_error and demo.content[0].text == "model/chip need cloud gcp or engine"
+
+
+def test_every_published_default_is_valid_under_its_own_schema_in_standard_keywords():
+    # cloud_up's and demo's durations were published as number or integer with the default "4h" (which the tool takes,
+    # as it takes "2h") and their bounds as pydantic's own 'gt' / 'le', which no JSON Schema validator reads
+    pydantic_only = {"gt", "ge", "lt", "le"}
+    for name, tool in listed().items():
+        schema = tool.input_schema
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for prop, sub in schema.get("properties", {}).items():
+            assert not pydantic_only & set(sub), (name, prop, sub)
+            if "default" in sub:
+                validator = jsonschema.Draft202012Validator({**sub, "$defs": schema.get("$defs", {})})
+                assert validator.is_valid(sub["default"]), (name, prop, sub)
+    duration = listed()["cloud_up"].input_schema["properties"]["max_run_duration_s"]
+    assert jsonschema.Draft202012Validator(duration).is_valid("2h")
+    assert not jsonschema.Draft202012Validator(duration).is_valid(0)  # refused by the tool: gt=0 (schemas.cloud)
