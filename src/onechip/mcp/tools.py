@@ -532,7 +532,11 @@ def _advice_summary(a: Advice) -> str:
         else ""
     )
     unsupported = f"; {best.platform_unsupported}" if best.platform_unsupported else ""  # plan's warning
-    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}; {len(a.rows)} considered{local}"
+    # with an SLO, whether the best meets it: 'best l4' read as a deployment for the SLO when none met ttft_ms 0.001
+    fitting = [r for r in a.rows if r.fits]
+    meeting = sum(r.slo_verdict == "pass" for r in fitting)
+    slo = f"; SLO {best.slo_verdict or 'cannot tell'} ({meeting} of {len(fitting)} that fit meet it)" if a.slo else ""
+    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}{slo}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -525,3 +525,17 @@ def test_every_published_default_is_valid_under_its_own_schema_in_standard_keywo
     duration = listed()["cloud_up"].input_schema["properties"]["max_run_duration_s"]
     assert jsonschema.Draft202012Validator(duration).is_valid("2h")
     assert not jsonschema.Draft202012Validator(duration).is_valid(0)  # refused by the tool: gt=0 (schemas.cloud)
+
+
+@pytest.mark.parametrize("ttft_ms", [0.001, 60_000.0])
+def test_advise_with_an_slo_says_whether_its_best_meets_it(ttft_ms):
+    # the line said 'best l4 (1 x TP1), $0.220/Mtok' when no deployment met ttft_ms 0.001: an agent reading it took l4
+    # for one that meets its SLO. The verdicts are the structured rows' (sim: pass / fail / cannot tell per range)
+    args = {"model": "SmolLM2-135M-Instruct", "workload": {"ctx": 1024, "clients": 4}, "chips": ["l4"]}
+    result = call("advise", {**args, "slo": {"ttft_ms": ttft_ms}})
+    fitting = [r for r in result.structured_content["rows"] if r["fits"]]
+    meeting = sum(r["slo_verdict"] == "pass" for r in fitting)
+    said = f"; SLO {fitting[0]['slo_verdict']} ({meeting} of {len(fitting)} that fit meet it); "
+    assert not result.is_error and said in result.content[0].text
+    assert (meeting, fitting[0]["slo_verdict"]) == ((0, "fail") if ttft_ms < 1 else (len(fitting), "pass"))
+    assert "SLO" not in call("advise", args).content[0].text  # no SLO given, none said
