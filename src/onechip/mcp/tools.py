@@ -450,7 +450,11 @@ def _bench_summary(r: WrittenRun) -> str:
             cells.append(f"{c.context_tokens}x{c.clients} {c.status}: {c.reason}")
             continue
         ttft = f"{c.ttft_ms.median:,.0f}" if c.ttft_ms.median is not None else "-"
-        cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms")
+        # the figures leave failed requests out, and say so, as the CLI does ('2 of 8 measured requests failed')
+        failed = (
+            f" ({c.requests_failed} of {c.requests_sent} requests failed, not counted)" if c.requests_failed else ""
+        )
+        cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
     return f"{r.run_dir}: {len(r.cells)} cells: " + "; ".join(cells)
 
 

@@ -539,3 +539,15 @@ def test_advise_with_an_slo_says_whether_its_best_meets_it(ttft_ms):
     assert not result.is_error and said in result.content[0].text
     assert (meeting, fitting[0]["slo_verdict"]) == ((0, "fail") if ttft_ms < 1 else (len(fitting), "pass"))
     assert "SLO" not in call("advise", args).content[0].text  # no SLO given, none said
+
+
+def test_a_bench_summary_says_a_cells_failed_requests_are_not_counted(tmp_path, monkeypatch):
+    # the line gave the cell's tok/s and TTFT alone when 1 of its 3 measured requests had failed: the figures leave it
+    # out, and the CLI says so ('1 of 3 measured requests failed (their tokens are not counted)'); the line did not
+    monkeypatch.chdir(tmp_path)
+    with FakeVllm(fail_status={4: 500}) as srv:  # probe 1, warm-up 2, measured 3, 4, 5
+        args = {"base_url": srv.url, "contexts": [16], "clients": [1], "reps": 1, "output_tokens": 4}
+        result = call("bench", {**args, "requests_per_client": 3, "out_dir": "r"})
+    (cell,) = result.structured_content["cells"]
+    assert (cell["status"], cell["requests_sent"], cell["requests_failed"]) == ("ok", 3, 1)
+    assert "TTFT" in result.content[0].text and " (1 of 3 requests failed, not counted)" in result.content[0].text
