@@ -223,6 +223,20 @@ def internal_error_line(exc: BaseException) -> str:
     return f"internal error ({type(exc).__name__}{': ' + first if first else ''}); please report it"
 
 
+# A character an error line shows escaped, not as itself: a C0/C1 control (ESC starts a terminal's escape sequence, a
+# carriage return rewrites the line, BEL rings) and Unicode's bidirectional embeddings, overrides and isolates
+# (U+202A-U+202E, U+2066-U+2069: 'Trojan Source', CVE-2021-42574), which reorder the text around them.
+_UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """`text` redacted (redact) as one line that shows what it says: each run of whitespace (a newline in a path the
+    user gave) one space, and every other control or bidirectional character escaped ('\\x1b', '\\u202e'), so an
+    error line that echoes a value never starts a terminal escape sequence or reorders itself."""
+    flat = " ".join(redact(text).split())
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), flat)
+
+
 def redact(text: str) -> str:
     """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/...) and every value

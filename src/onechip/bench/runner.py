@@ -481,7 +481,7 @@ class _Run:
                 if len(failed) * 2 > len(measured):
                     cell.status = "failed"
                     cell.reason = (
-                        f"rep {rep}: {len(failed)} of {len(measured)} measured requests failed; "
+                        f"rep {rep + 1}/{cfg.reps}: {len(failed)} of {len(measured)} measured requests failed; "
                         f"first: {failed[0].error}"
                     )
                     break

@@ -190,16 +190,17 @@ def split_streams(clients: int, workers: int) -> list[list[int]]:
 
 
 class WorkerPool:
-    """`size` worker processes, started on first use, each in its own session (Ctrl-C reaches only the
-    parent, which kills them) and killed by the kernel if the parent dies (Linux PR_SET_PDEATHSIG)."""
+    """Up to `size` worker processes, started as jobs first need them (a cell of 2 streams starts 2 of 8), each in
+    its own session (Ctrl-C reaches only the parent, which kills them) and killed by the kernel if the parent dies
+    (Linux PR_SET_PDEATHSIG)."""
 
     def __init__(self, size: int):
         self.size = size
         self._procs: list[asyncio.subprocess.Process] = []
         self._stderr: dict[int, IO[bytes]] = {}  # by pid: a file, so a chatty worker never blocks on a full pipe
 
-    async def _start(self) -> None:
-        while len(self._procs) < self.size:
+    async def _start(self, needed: int) -> None:
+        while len(self._procs) < min(needed, self.size):
             stderr = tempfile.TemporaryFile()
             proc = await asyncio.create_subprocess_exec(
                 *WORKER_ARGV,
@@ -218,7 +219,7 @@ class WorkerPool:
 
         Raises OnechipError when a worker exits before finishing its job (with the end of its stderr).
         """
-        await self._start()
+        await self._start(len(jobs))
         procs = self._procs[: len(jobs)]
         warm = 0
 

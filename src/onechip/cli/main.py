@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
-from onechip.errors import Interrupted, OnechipError, internal_error_line, os_error_line, redact
+from onechip.errors import Interrupted, OnechipError, internal_error_line, one_line, os_error_line
 
 app = typer.Typer(
     cls=LazyGroup,
@@ -63,8 +63,9 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException, getattr(type
 
 
 def _error(message: str) -> None:
-    """One line on stderr: escaped (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
-    err_console.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True)
+    """One line on stderr (errors.one_line: a newline or escape sequence in a value it echoes is not one), escaped
+    (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
 
 
 def _usage_error(exc: Exception) -> int:

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from onechip.errors import OnechipError, internal_error_line, os_error_line, redact
+from onechip.errors import OnechipError, internal_error_line, one_line, os_error_line, redact
 from onechip.progress import ProgressEvent, ProgressFn
 
 T = TypeVar("T")
@@ -75,10 +75,11 @@ def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdic
 
 
 def refusal(message: str) -> CallToolResult:
-    """A tool error result (isError) with one redacted line: what was refused and why. Its whitespace runs are
-    one space, so a value the caller sent with a newline in it (a path, a chip) does not break the line; it is
-    not cut (a gate's preview names every command it would run, however many replicas)."""
-    text = " ".join(redact(message).split())
+    """A tool error result (isError) with one redacted line (errors.one_line): what was refused and why. Its
+    whitespace runs are one space, so a value the caller sent with a newline in it (a path, a chip) does not break
+    the line, and a control character shows escaped; it is not cut (a gate's preview names every command it would
+    run, however many replicas)."""
+    text = one_line(message)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
@@ -164,5 +165,5 @@ def failure_line(exc: BaseException) -> str:
         text = "out of memory: the job needed more than this server may hold ($ONECHIP_MCP_MEMORY_GIB); it stopped"
     else:
         text = internal_error_line(exc)
-    line = " ".join(redact(text).split())
+    line = one_line(text)
     return line if len(line) <= 1000 else line[:997] + "..."

@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -82,6 +83,16 @@ def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in fields or not default(k, v)}
 
 
+def _checked(spec: ToolSpec, kwargs: dict[str, Any]) -> Any:
+    """The request `kwargs` make for `spec`, refused (ConfigError, one line) when a path lies outside the allowed
+    folders or it would run a program other than an engine (see mcp.tools)."""
+    refuse_paths(spec.request, kwargs)  # before building: building may read a file (workload_file)
+    request = build_request(spec.request, _given(spec, kwargs), strict=True)
+    refuse_programs(request)
+    refuse_paths(spec.request, dict(request))  # and the defaults it took
+    return request
+
+
 def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
     """The async function the SDK registers for `spec`: its signature is the request's fields (less those
     a read-only server drops) plus `confirm` when gated, so the SDK publishes them as the input schema."""
@@ -95,11 +106,8 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
         confirm = kwargs.pop("confirm", False)
         if not isinstance(confirm, bool):  # only JSON true opens the gate: "false", "no", 1 are refused
             return refusal(f"Invalid value for 'confirm': must be true or false, got {confirm!r}; nothing was done")
-        try:
-            refuse_paths(spec.request, kwargs)  # before building: building may read a file (workload_file)
-            request = build_request(spec.request, _given(spec, kwargs), strict=True)
-            refuse_programs(request)
-            refuse_paths(spec.request, dict(request))  # and the defaults it took
+        try:  # in a worker thread, as the job: checking 200,000 values must not stop the server answering others
+            request = await anyio.to_thread.run_sync(_checked, spec, kwargs, abandon_on_cancel=True)
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
         try:

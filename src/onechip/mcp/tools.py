@@ -450,7 +450,11 @@ def _bench_summary(r: WrittenRun) -> str:
             cells.append(f"{c.context_tokens}x{c.clients} {c.status}: {c.reason}")
             continue
         ttft = f"{c.ttft_ms.median:,.0f}" if c.ttft_ms.median is not None else "-"
-        cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms")
+        # the figures leave failed requests out, and say so, as the CLI does ('2 of 8 measured requests failed')
+        failed = (
+            f" ({c.requests_failed} of {c.requests_sent} requests failed, not counted)" if c.requests_failed else ""
+        )
+        cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
     return f"{r.run_dir}: {len(r.cells)} cells: " + "; ".join(cells)
 
 
@@ -532,7 +536,11 @@ def _advice_summary(a: Advice) -> str:
         else ""
     )
     unsupported = f"; {best.platform_unsupported}" if best.platform_unsupported else ""  # plan's warning
-    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}; {len(a.rows)} considered{local}"
+    # with an SLO, whether the best meets it: 'best l4' read as a deployment for the SLO when none met ttft_ms 0.001
+    fitting = [r for r in a.rows if r.fits]
+    meeting = sum(r.slo_verdict == "pass" for r in fitting)
+    slo = f"; SLO {best.slo_verdict or 'cannot tell'} ({meeting} of {len(fitting)} that fit meet it)" if a.slo else ""
+    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}{slo}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, image_reference
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
@@ -87,8 +87,22 @@ def parse_duration(value: Any) -> Any:
     return sum(float(part) * unit for part, unit in zip(match.groups(), _UNITS, strict=True) if part)
 
 
-# float | int (not float) so the command line hands the text ('4h') to parse_duration, not to click's float
-Duration = Annotated[float | int, BeforeValidator(parse_duration), Field(gt=0, le=MAX_HOURS * 3600)]
+# float | int (not float) so the command line hands the text ('4h') to parse_duration, not to click's float. Its JSON
+# Schema (an MCP tool's input) says what parse_duration takes: generated, it listed number or integer only beside the
+# default '4h' (which no validator then accepts) and carried the bounds as pydantic's own 'gt' and 'le', which no JSON
+# Schema validator reads
+DURATION_SCHEMA = {
+    "anyOf": [
+        {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_HOURS * 3600},
+        {"type": "string", "description": "A duration: 4h, 30m, 90s, 1h30m, 2d; bare digits are seconds."},
+    ]
+}
+Duration = Annotated[
+    float | int,
+    BeforeValidator(parse_duration),
+    Field(gt=0, le=MAX_HOURS * 3600),
+    WithJsonSchema(DURATION_SCHEMA),
+]
 
 
 def api_duration(seconds: float) -> str:

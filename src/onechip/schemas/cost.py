@@ -21,7 +21,9 @@ class Price(ResultModel):
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1'.")
     region: str = Field(description="Cloud region, e.g. 'us-west4'; 'us' where the source names no region.")
     pricing: str = Field(description="'spot', 'flex-start', 'on-demand', '1y', '3y', 'local'.")
-    usd_per_chip_hour: float = Field(description="USD per chip-hour.")
+    # what a catalog lists (prices.refresh keeps only 0 <= rate < inf): a stored read edited to a negative or NaN
+    # price was used, and every `cost` and `advise` of the chip stopped on 'a price cannot be negative'
+    usd_per_chip_hour: Measured = Field(description="USD per chip-hour.")
     stops_itself: bool = Field(default=False, description="Billing ends on its own (max run duration).")
     preemptible: bool = Field(default=False, description="The provider may take the chip back while running.")
     source: str = Field(description="Where the price was read (seed article section, vendor page).")
@@ -140,7 +142,7 @@ class BillingRead(ResultModel):
     """One `onechip prices refresh`: what was read from the Cloud Billing Catalog and the prices made of it
     (stored as $ONECHIP_HOME/prices/billing_catalog.json)."""
 
-    schema_version: str = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
+    schema_version: StoredSchemaVersion = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     read_at: str = Field(description="UTC time the last page was read (ISO 8601).")
     endpoint: str = Field(description="Base URL read (Google's, or ONECHIP_BILLING_API_ENDPOINT's test server).")
     service: str = Field(description="Service id read, e.g. '6F81-5844-456A' (Compute Engine).")

@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 import orjson
 
-from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, redact
 from onechip.retry_after import retry_after_s
 from onechip.schemas.common import base_root
 
@@ -152,7 +152,8 @@ def text_tokenize_body(model: str, text: str) -> Json:
 # -- answers: error bodies, SSE, chunks ---------------------------------------------------------------
 def server_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """The server's message from an error body (any of the three shapes in the module docstring), else the
-    raw text; whitespace collapsed to one line, at most `limit` characters."""
+    raw text; whitespace collapsed to one line, redacted (errors.redact: a proxy that echoes the request's token, a
+    server that names its key), at most `limit` characters."""
     msg = text
     try:
         data = orjson.loads(text)
@@ -168,7 +169,7 @@ def server_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
             msg = str(data["message"])
         elif data.get("detail"):
             msg = str(data["detail"])
-    return " ".join(msg.split())[:limit]
+    return redact(" ".join(msg.split()))[:limit]  # redacted before it is cut, while a secret still has its shape
 
 
 def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -253,7 +254,8 @@ def parse_chunk(payload: bytes) -> Json:
     """One stream chunk as a dict. Raises ValueError when it is not JSON or not a JSON object."""
     obj = orjson.loads(payload)
     if not isinstance(obj, dict):
-        raise ValueError(f"stream chunk is a JSON {type(obj).__name__}, not an object: {payload[:80]!r}")
+        shown = redact(payload.decode("utf-8", "replace"))[:80]
+        raise ValueError(f"stream chunk is a JSON {type(obj).__name__}, not an object: {shown!r}")
     return obj
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from factories import embedded_plan
-from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm, count_body, sse_event
 from onechip.bench import run_grid
 from onechip.bench.runner import _Run, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
@@ -128,6 +128,17 @@ def test_cell_fails_only_when_most_requests_fail(fake_server: FakeVllm, tmp_path
     assert len(bad.reps) == 1  # stopped after the failed rep; the cell is recorded, not dropped
     lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
     assert all(x["status"] == "failed" and x["http_status"] == 400 for x in lines if x["context_tokens"] == 40)
+
+
+def test_a_failed_cell_names_its_failed_rep_as_the_progress_counts_it(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the progress said 'rep 2/2: starting' and the reason 'rep 1: ...' (the 0-based index): the same rep, two names
+    fake_server.fail_status = {6: 500, 7: 500}  # probe 1; rep 1: warm-up 2, measured 3, 4; rep 2: 5, then 6, 7
+    said: list[str] = []
+    cfg = config(fake_server, contexts=[16], clients=[1], reps=2, requests_per_client=2)
+    run = run_grid(cfg, tmp_path, on_progress=lambda e: said.append(e.message))
+    cell = run.cells[0]
+    assert cell.status == "failed" and "context 16 x 1 clients, rep 2/2: starting" in said
+    assert (cell.reason or "").startswith("rep 2/2: 2 of 2 measured requests failed; first: HTTP 500")
 
 
 def test_a_minority_of_failed_requests_keeps_the_cell(fake_server: FakeVllm, tmp_path: Path) -> None:
@@ -455,3 +466,35 @@ def test_resume_says_once_how_many_lines_inside_requests_jsonl_are_no_sample(
     path.write_bytes(path.read_bytes() + torn)
     run_grid(cfg, tmp_path, resume=True, on_progress=events.append)
     assert not [e for e in events if "no request sample" in e.message]
+
+
+def test_a_long_grid_is_checked_for_repeats_in_one_pass(tmp_path: Path) -> None:
+    # the repeat check counted each value over the whole list (value.count per value): 20,000 distinct --contexts
+    # took 10 s, 200,000 minutes, on the MCP server's loop. One pass takes milliseconds; a repeat is still named
+    contexts = list(range(1, 50_001))
+    t0 = time.perf_counter()
+    assert BenchConfig(base_url="http://127.0.0.1:9", contexts=contexts).contexts == contexts
+    assert time.perf_counter() - t0 < 5.0  # 50,000^2 comparisons took 30 s here; one pass, milliseconds
+    with pytest.raises(ValueError, match="names 7 twice"):
+        BenchConfig(base_url="http://127.0.0.1:9", contexts=[*contexts, 7])
+
+
+def test_a_servers_error_that_names_a_token_is_recorded_redacted(tmp_path: Path) -> None:
+    # a proxy that echoes the caller's token in an error event had it written whole into requests.jsonl and the
+    # summary's first error: the server's message is redacted where it is read (wire.server_message)
+    token = "hf_" + "a1B2c3D4e5" * 3 + "f6G7"  # an HF token's shape: hf_ and 34 letters, digits (HF_TOKEN_SHAPE)
+
+    def script(number: int, body: dict) -> list:
+        if number == 1:  # the probe answers
+            return [
+                (0.0, sse_event({"content": " w"}, "length", (count_body(body), 1)), True),
+                (0.0, b"data: [DONE]\n\n", False),
+            ]
+        refused = {"error": {"message": f"upstream refused the token {token}", "code": 401}}
+        return [(0.0, b"data: " + json.dumps(refused).encode() + b"\n\n", False)]
+
+    with FakeVllm(wire_script=script) as srv:
+        run = run_grid(config(srv, contexts=[16], clients=[1], reps=1, requests_per_client=1), tmp_path)
+    assert run.cells[0].status == "failed"
+    written = (tmp_path / "requests.jsonl").read_text() + (tmp_path / "summary.json").read_text()
+    assert token not in written and "HTTP 200: upstream refused the token ***" in written

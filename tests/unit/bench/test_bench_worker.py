@@ -63,6 +63,23 @@ def test_two_workers_measure_the_same_grid_as_one_process(fake_server: FakeVllm,
     assert worker_children() == []  # the pool is reaped when the run ends
 
 
+def test_the_pool_starts_only_the_workers_a_cell_uses(fake_server: FakeVllm, tmp_path: Path, monkeypatch) -> None:
+    # --workers 123 --clients 1 started 123 client processes (30 s and ~5 GiB on 2 cores) to use one of them:
+    # a cell's streams go to min(clients, workers) workers (split_streams), so the pool starts that many, no more
+    started: list[int] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def counted(*args, **kwargs):
+        started.append(1)
+        return await spawn(*args, **kwargs)
+
+    monkeypatch.setattr(worker.asyncio, "create_subprocess_exec", counted)
+    run = run_grid(config(fake_server, contexts=[16], clients=[1, 2], reps=1, workers=8), tmp_path)
+    assert [c.status for c in run.cells] == ["ok", "ok"]
+    assert len(started) == len(split_streams(2, 8)) == 2  # the largest cell's share, started as it came
+    assert worker_children() == []
+
+
 def test_duration_and_warmup_seconds_bound_each_stream(fake_server: FakeVllm, tmp_path: Path) -> None:
     # each request: 10 tokens, 1 ms apart (~12 ms); warm-up 0.1 s, then measured requests for 0.3 s
     fake_server.itl_s = 0.001

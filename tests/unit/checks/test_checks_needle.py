@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fakes.vllm_server import FakeVllm, Reply, count_tokens
 from onechip.checks import run_checks
-from onechip.checks.needle import PASSPHRASE, fit_length
+from onechip.checks.needle import PASSPHRASE, fit_length, needle_messages
 
 
 def _reads_the_needle(body):
@@ -77,3 +77,21 @@ def test_determinism_counts_byte_identical_pairs():
     result = report.results[0]
     assert (result.verdict, result.note) == ("partial", "1/2 byte-identical")
     assert all(b["temperature"] == 0 for b in bodies) and bodies[0] == bodies[1]
+
+
+def test_a_length_the_bare_needle_prompt_exceeds_is_not_tested_not_failed_by_the_model():
+    # needle_lengths 1 was a failed needle probe ('needle found 0/1', long_context partial): a model judged on a
+    # prompt it was never sent. The bare prompt (the first line, the needle, the question and the fake's 7-token
+    # template) counts more than 1 token by the fake's one tokenizer rule, so nothing is asked and it says so
+    with FakeVllm(_reads_the_needle, max_model_len=4096) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[1, 300], over_limit=False)
+        sent = len(srv.chat_requests)
+    result = report.results[0]
+    short, kept = result.probes
+    bare = count_tokens(needle_messages("Document " + "0" * 32, 0, 0.5))
+    assert (
+        short.verdict == "not_tested"
+        and short.note == f"the bare needle prompt is {bare} tokens, over the target 1: not asked"
+    )
+    assert kept.verdict == "pass" and sent == 1  # only the 300-token prompt reached the model
+    assert result.verdict == "pass" and result.note == "needle found 1/2 (1 not tested)"

@@ -190,3 +190,22 @@ def test_the_heartbeat_through_a_catalog_outage_repeats_the_retry_waited_on_with
     ]
     assert f"{failed}; retry 1 of 6 in 1 s [0 s]" in lines  # the outage, said once
     assert "[prices] the API answers again, 31 s into the outage [31 s]" in lines
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("usd_per_chip_hour", -1.0), ("usd_per_chip_hour", float("nan")), ("schema_version", "99")]
+)
+def test_a_stored_read_edited_out_of_range_or_from_a_newer_onechip_is_not_used(refreshed, run, field, value):
+    # a negative price in the store stopped every `cost --chip v5e-1` on 'a price cannot be negative, got -1.0
+    # USD/chip-hour' without naming the file; a newer schema's read was priced from as if it were ours. Like any
+    # home store that cannot be read (billing.stored_read), it is not used: the prices are prices.json's (FILE)
+    stored = json.loads(billing.store_path().read_text())
+    if field == "schema_version":
+        stored[field] = value
+    else:
+        stored["prices"][0][field] = value
+    billing.store_path().write_text(json.dumps(stored))  # json writes NaN as NaN, which the reader takes
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4", "--json")
+    assert code == 0, err
+    lines = {line["pricing"]: line for line in json.loads(out)["lines"]}
+    assert {m: lines[m]["usd_per_chip_hour"] for m in FILE} == FILE

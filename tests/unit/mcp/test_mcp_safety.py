@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -504,3 +505,27 @@ def test_a_secret_in_an_up_argument_is_refused_in_a_line_that_never_repeats_it(m
     line = text(result)
     assert result.is_error and "plainEnvSecretValue42" not in line and "never goes on" in line
     assert "plainEnvSecretValue42" not in str(result.structured_content)
+
+
+def test_a_control_character_in_a_value_is_echoed_escaped_not_as_itself(tmp_path, monkeypatch):
+    # a run_dir with a terminal escape and a bidirectional override came back inside the refusal as the raw characters
+    monkeypatch.chdir(tmp_path)
+    (refused,) = calls(("report", {"run_dir": "r\x1b[2J\u202eun"}))
+    assert refused.is_error
+    assert text(refused) == "run directory r\\x1b[2J\\u202eun does not exist or is not a directory"
+
+
+def test_arguments_are_checked_off_the_event_loop_so_a_long_check_blocks_no_other_call(monkeypatch):
+    # checking a call's arguments ran on the server's event loop: 20,000 bench contexts held every other call (and
+    # any cancellation) for 10 s, 200,000 for minutes. Checked in a worker thread, as the job itself runs
+    threads: list[threading.Thread] = []
+    checked = mcp_server._checked
+
+    def recorded(spec, kwargs):
+        threads.append(threading.current_thread())
+        return checked(spec, kwargs)
+
+    monkeypatch.setattr(mcp_server, "_checked", recorded)
+    (refused,) = calls(("bench", {"base_url": "http://127.0.0.1:9", "reps": 0}))
+    assert text(refused).startswith("Invalid value for 'reps'")
+    assert threads and threads[0] is not threading.main_thread()  # anyio.run runs the server's loop in this thread

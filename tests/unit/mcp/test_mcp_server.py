@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 from mcp import Client
 
@@ -507,3 +508,46 @@ def test_demo_options_that_need_a_host_are_named_as_the_arguments_given(monkeypa
     monkeypatch.chdir(tmp_path)  # the default runs_root, runs/, lies within $ONECHIP_MCP_FILES
     demo = call("demo", {"model": "SmolLM2-135M-Instruct", "chip": "l4"})
     assert demo.is_error and demo.content[0].text == "model/chip need cloud gcp or engine"
+
+
+def test_every_published_default_is_valid_under_its_own_schema_in_standard_keywords():
+    # cloud_up's and demo's durations were published as number or integer with the default "4h" (which the tool takes,
+    # as it takes "2h") and their bounds as pydantic's own 'gt' / 'le', which no JSON Schema validator reads
+    pydantic_only = {"gt", "ge", "lt", "le"}
+    for name, tool in listed().items():
+        schema = tool.input_schema
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for prop, sub in schema.get("properties", {}).items():
+            assert not pydantic_only & set(sub), (name, prop, sub)
+            if "default" in sub:
+                validator = jsonschema.Draft202012Validator({**sub, "$defs": schema.get("$defs", {})})
+                assert validator.is_valid(sub["default"]), (name, prop, sub)
+    duration = listed()["cloud_up"].input_schema["properties"]["max_run_duration_s"]
+    assert jsonschema.Draft202012Validator(duration).is_valid("2h")
+    assert not jsonschema.Draft202012Validator(duration).is_valid(0)  # refused by the tool: gt=0 (schemas.cloud)
+
+
+@pytest.mark.parametrize("ttft_ms", [0.001, 60_000.0])
+def test_advise_with_an_slo_says_whether_its_best_meets_it(ttft_ms):
+    # the line said 'best l4 (1 x TP1), $0.220/Mtok' when no deployment met ttft_ms 0.001: an agent reading it took l4
+    # for one that meets its SLO. The verdicts are the structured rows' (sim: pass / fail / cannot tell per range)
+    args = {"model": "SmolLM2-135M-Instruct", "workload": {"ctx": 1024, "clients": 4}, "chips": ["l4"]}
+    result = call("advise", {**args, "slo": {"ttft_ms": ttft_ms}})
+    fitting = [r for r in result.structured_content["rows"] if r["fits"]]
+    meeting = sum(r["slo_verdict"] == "pass" for r in fitting)
+    said = f"; SLO {fitting[0]['slo_verdict']} ({meeting} of {len(fitting)} that fit meet it); "
+    assert not result.is_error and said in result.content[0].text
+    assert (meeting, fitting[0]["slo_verdict"]) == ((0, "fail") if ttft_ms < 1 else (len(fitting), "pass"))
+    assert "SLO" not in call("advise", args).content[0].text  # no SLO given, none said
+
+
+def test_a_bench_summary_says_a_cells_failed_requests_are_not_counted(tmp_path, monkeypatch):
+    # the line gave the cell's tok/s and TTFT alone when 1 of its 3 measured requests had failed: the figures leave it
+    # out, and the CLI says so ('1 of 3 measured requests failed (their tokens are not counted)'); the line did not
+    monkeypatch.chdir(tmp_path)
+    with FakeVllm(fail_status={4: 500}) as srv:  # probe 1, warm-up 2, measured 3, 4, 5
+        args = {"base_url": srv.url, "contexts": [16], "clients": [1], "reps": 1, "output_tokens": 4}
+        result = call("bench", {**args, "requests_per_client": 3, "out_dir": "r"})
+    (cell,) = result.structured_content["cells"]
+    assert (cell["status"], cell["requests_sent"], cell["requests_failed"]) == ("ok", 3, 1)
+    assert "TTFT" in result.content[0].text and " (1 of 3 requests failed, not counted)" in result.content[0].text
