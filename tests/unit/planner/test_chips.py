@@ -73,6 +73,21 @@ def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolv
         assert accelerator(spelling).resolved_as == resolved, spelling
 
 
+@pytest.mark.parametrize(
+    ("name", "resolved"),
+    [
+        # torch.xpu.get_device_name() on a B70 (a Ray worker's printout, search-index file id 57457978618; sycl-ls and
+        # xpu-smi print the same, file ids 68593365329, 59083081078): was 'unknown chip'
+        ("Intel(R) Arc(TM) Pro B70 Graphics", "arc-pro-b70"),
+        ("Intel(R) Arc(TM) Pro B60 Graphics", "Arc Pro B60"),  # sycl-ls on a B60 (file id 52959816117)
+        ("Intel® Arc™ A750 Graphics", "Arc A750"),  # the marks as Windows writes them (file id 71085080319)
+        ("AMD Radeon (TM) Pro VII", "radeon-pro-vii"),  # HIP's name (accelerators.json), as before
+    ],
+)
+def test_a_name_as_intels_runtimes_print_it_resolves(name: str, resolved: str) -> None:
+    assert accelerator(name).resolved_as == resolved
+
+
 def test_name_keys_drop_vendor_words_then_form_factors_and_sizes() -> None:
     assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090", "5090"]
     assert name_keys("H100 PCIe 80 GB")[-1] == "h100"
