@@ -507,6 +507,8 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
     elif family == "cohere2":  # transformers 5.19 Cohere2Config.__post_init__: full every sliding_window_pattern-th
         pattern = text.get("sliding_window_pattern", 4)
+        if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
+            raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]

@@ -222,6 +222,13 @@ def test_cohere2_sliding_layers_attend_one_token_more_from_vllm_029(tmp_path: Pa
     assert windows == {"0.28.0": {4096, None}, "0.32.0": {4097, None}}
 
 
+def test_cohere2_with_a_null_pattern_and_no_layer_types_is_refused_in_one_line() -> None:
+    # Cohere2Config.__post_init__ (transformers 5.19): kwargs.pop("sliding_window_pattern", 4) is the stated null, and
+    # '(i + 1) % None' raises TypeError, so the engine cannot load the file; the planner raised that TypeError too
+    with pytest.raises(ConfigError, match="'sliding_window_pattern' must be a positive integer, got None"):
+        config_from_dict({**COHERE2, "sliding_window_pattern": None}, "config.json")
+
+
 def test_granite_swa_slides_three_layers_in_four_after_a_full_first() -> None:
     # GraniteSwaConfig.__post_init__ (transformers 5.19): 'full_attention' if i % 4 == 0; vLLM's granite.py
     # granite_layer_attn_params slides the layers layer_types names; 2560 // 20 = 128, 4 KV heads
