@@ -44,6 +44,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import calendar
 import html
 import re
 from collections.abc import Callable
@@ -488,11 +489,26 @@ def _number(text: str) -> float:
 
 
 def _stamp(line: str, year: int) -> datetime | None:
+    """The time a line is stamped with in `year`; None where it has no stamp or none that is a time of that year (a
+    stamp has no year: a pasted, edited or garbled 'INFO 13-45 25:61:99')."""
     match = _STAMP.search(line)
     if not match:
         return None
     month, day, hour, minute, second = (int(g) for g in match.groups())
-    return datetime(year, month, day, hour, minute, second)
+    try:
+        return datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+
+
+def _stamp_year(text: str, started: datetime | None) -> int:
+    """The year a log's stamps are read in: `started`'s, else this year; the last leap year before it where a stamp
+    says 29 February (vLLM's stamps print no year: a boot of 2024-02-29 read in 2026 is not 2026-02-29)."""
+    year = (started or datetime.now()).year
+    if started is None and any(m.groups()[:2] == ("02", "29") for m in _STAMP.finditer(text)):
+        while not calendar.isleap(year):
+            year -= 1
+    return year
 
 
 def _read_facts(out: BootRecord, line: str) -> None:
@@ -561,7 +577,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     out.events, out.warnings, out.errors = [], [], []
     seen: set[str] = set()
     t0 = started
-    year = (started or datetime.now()).year
+    year = _stamp_year(text, started)
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     for raw in text.splitlines():
