@@ -48,7 +48,7 @@ import calendar
 import html
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
@@ -501,6 +501,10 @@ def _stamp(line: str, year: int) -> datetime | None:
         return None
 
 
+# A stamp this far before the start is of the next year: a log's stamps go forward, and they print no year
+_NEW_YEAR = timedelta(days=183)
+
+
 def _stamp_year(text: str, started: datetime | None) -> int:
     """The year a log's stamps are read in: `started`'s, else this year; the last leap year before it where a stamp
     says 29 February (vLLM's stamps print no year: a boot of 2024-02-29 read in 2026 is not 2026-02-29)."""
@@ -583,6 +587,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
+        if stamp is not None and t0 is not None and t0 - stamp > _NEW_YEAR:  # '12-31 23:59:50' then '01-01 00:00:10'
+            year += 1
+            stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
         plain = _plain(line)

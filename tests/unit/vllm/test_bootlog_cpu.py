@@ -2,6 +2,7 @@
 (tests/data/vllm_cpu_0.32_boot.log: SmolLM2-135M-Instruct, --dtype float32 --max-model-len 8192
 --enforce-eager, VLLM_CPU_KVCACHE_SPACE=2)."""
 
+from datetime import datetime
 from pathlib import Path
 
 from onechip.schemas import BootRecord
@@ -80,3 +81,16 @@ def test_a_leap_day_boot_and_a_garbled_stamp_are_read_not_raised():
         ("kv_cache_init", None),
         ("server_listening", 20.0),
     ]
+
+
+def test_a_boot_across_new_year_goes_forward():
+    # the stamps print no year: 01-01 after 12-31 is the next year's, where it was read as the same year's, 31,535,980
+    # s before the start; with the process start given (as `up` gives it) as without
+    text = (
+        "(EngineCore_DP0 pid=1) INFO 12-31 23:59:50 [core.py:1] Initializing a V1 LLM engine (v0.11.0) with config\n"
+        "(APIServer pid=1) INFO 01-01 00:00:10 [api_server.py:1] Starting vLLM server on http://0.0.0.0:8000\n"
+    )
+    assert [e.t_s for e in _parse(text).events] == [0.0, 20.0]
+    started = datetime(2025, 12, 31, 23, 59, 40)
+    record = parse_boot_log(text, BootRecord(engine="vllm", model="m"), started)
+    assert [e.t_s for e in record.events] == [10.0, 30.0]
