@@ -591,10 +591,14 @@ def _chatglm_fields(text: dict[str, Any]) -> None:
     configs/chatglm.py, 0.32.0: attribute_map num_hidden_layers -> num_layers, vocab_size = padded_vocab_size,
     max_position_embeddings = seq_length; defaults num_layers 28, padded_vocab_size 65024, seq_length 2048) and the
     KV heads GLMAttention allocates (multi_query_group_num with multi_query_attention, else the query heads); its
-    RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention)."""
-    text["num_hidden_layers"] = text.get("num_layers", 28)
-    text["vocab_size"] = text.get("padded_vocab_size", 65024)
-    text["max_position_embeddings"] = text.get("seq_length", 2048)
+    RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention). A file that states
+    a standard name itself keeps it: ChatGLMConfig.__init__ sets its own fields, then super().__init__(**kwargs) sets
+    the file's num_hidden_layers (through attribute_map: num_layers too), vocab_size and max_position_embeddings over
+    them (transformers 5.19, the 'transformers >= 5.16.1' vLLM 0.32 - 0.34 require)."""
+    for name, own, default in (("num_hidden_layers", "num_layers", 28), ("vocab_size", "padded_vocab_size", 65024),
+                               ("max_position_embeddings", "seq_length", 2048)):  # fmt: skip
+        if name not in text:
+            text[name] = text.get(own, default)
     text["partial_rotary_factor"] = 0.5
     if text.get("num_key_value_heads") is None and text.get("num_attention_heads") is not None:
         grouped = text.get("multi_query_attention") and text.get("multi_query_group_num") is not None

@@ -261,6 +261,29 @@ def test_chatglm_kv_heads_are_its_query_groups() -> None:
     assert mha[0] == ("full", 32, 128, 2 * 32 * 128 * 2)
 
 
+@pytest.mark.parametrize(
+    ("fields", "read"),
+    [
+        ({"num_hidden_layers": 40}, (40, 65024, 2048)),  # was 28, ChatGLMConfig's default num_layers
+        ({"num_layers": 28, "num_hidden_layers": 40}, (40, 65024, 2048)),
+        ({"padded_vocab_size": 65024, "vocab_size": 64000}, (28, 64000, 2048)),
+        ({"seq_length": 8192, "max_position_embeddings": 32768}, (28, 65024, 32768)),
+        ({"num_layers": 40, "padded_vocab_size": 151552, "seq_length": 131072}, (40, 151552, 131072)),
+    ],
+)  # fmt: skip
+def test_chatglm_fields_a_file_states_by_their_standard_name_are_the_ones_vllm_reads(
+    fields: dict[str, int], read: tuple[int, int, int]
+) -> None:
+    # vllm/transformers_utils/configs/chatglm.py (0.32.0 = 0.34.0): ChatGLMConfig.__init__ sets num_layers, vocab_size
+    # (= padded_vocab_size) and max_position_embeddings (= seq_length), then super().__init__(**kwargs) sets the file's
+    # own num_hidden_layers (attribute_map -> num_layers), vocab_size and max_position_embeddings over them: the class
+    # loaded with transformers 5.19's PreTrainedConfig.from_dict reads each row as `read`
+    config = {k: v for k, v in GLM4_9B_CHAT.items() if k not in ("num_layers", "num_hidden_layers", "vocab_size",
+                                                                 "padded_vocab_size", "seq_length")}  # fmt: skip
+    text = text_config_of(config_from_dict({**config, **fields}, "config.json"))
+    assert (text["num_hidden_layers"], text["vocab_size"], text["max_position_embeddings"]) == read
+
+
 def test_chatglm_checkpoint_names_plan(tmp_path: Path) -> None:
     # ChatGLM's tensor names (chatglm.py load_weights): 'transformer.embedding.word_embeddings.',
     # 'transformer.encoder.layers.N.', the head 'transformer.output_layer.'
