@@ -568,10 +568,13 @@ def _falcon_kv_heads(text: dict[str, Any], family: str) -> None:
     """num_key_value_heads as FalconAttention allocates it (vllm/model_executor/models/falcon.py, 0.32.0): the config's
     num_kv_heads with new_decoder_architecture, else 1 with multi_query, else the query heads. transformers'
     FalconConfig ('falcon') defaults multi_query to true and num_kv_heads to the query heads; vLLM's RWConfig reads the
-    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, and turns new_decoder_architecture on at
-    hidden_size 8192 ('Hack for falcon-40b')."""
+    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, takes n_embed as the width where a file
+    states it ('Backward compatibility with n_embed kwarg': over hidden_size), and turns new_decoder_architecture on
+    at hidden_size 8192 ('Hack for falcon-40b')."""
     rw = family != "falcon"
     if rw:
+        if text.get("n_embed") is not None:
+            text["hidden_size"] = text["n_embed"]
         for name, source in _RW_NAMES.items():
             if text.get(name) is None and source in text:
                 text[name] = text[source]

@@ -193,6 +193,16 @@ def test_falcon_kv_heads_as_falcon_attention_allocates_them(config: dict[str, An
     assert _layers(config) == [("full", kv_heads, 64, 2 * kv_heads * 64 * 2)] * 2
 
 
+@pytest.mark.parametrize("hidden_size", [None, 64])
+def test_a_refinedweb_file_naming_its_width_n_embed_is_read_as_rwconfig_reads_it(hidden_size: int | None) -> None:
+    # vllm/transformers_utils/configs/falcon.py RWConfig.__init__ (0.32.0 = 0.34.0): 'Backward compatibility with
+    # n_embed kwarg': self.hidden_size = hidden_size if n_embed is None else n_embed; the planner refused the file
+    # ("field 'hidden_size' is missing and so is 'head_dim'") or, beside a hidden_size, read that. 4544 // 71 = 64
+    config = {k: v for k, v in FALCON_7B.items() if k != "hidden_size"}
+    config = {**config, "n_embed": 4544, **({"hidden_size": hidden_size} if hidden_size else {})}
+    assert _layers(config) == [("full", 1, 64, 2 * 1 * 64 * 2)] * 2
+
+
 def test_model_max_length_is_the_length_vllm_derives() -> None:
     # ModelArchConfigConvertorBase.derive_max_model_len_and_key (vllm 0.32.0): the smallest length key stated, then
     # model_max_length over it ("For Command-R / Cohere"); the planner read max_position_embeddings alone
