@@ -527,7 +527,8 @@ def _cloud_probe_preview(request: CloudProbeRequest) -> str:
 
 def _advice_summary(a: Advice) -> str:
     best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
-    cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ""
+    # unpriced (no list price: advise ranks it after every priced row): said, so 'best' is not read as cheapest
+    cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ", no price"
     engines = f"{best.engines} x TP{best.tensor_parallel_size}"
     # `local` is this server's card: an agent reading 'best local' would take it for its own machine's
     local = (

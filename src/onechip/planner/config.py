@@ -507,6 +507,8 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
     elif family == "cohere2":  # transformers 5.19 Cohere2Config.__post_init__: full every sliding_window_pattern-th
         pattern = text.get("sliding_window_pattern", 4)
+        if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
+            raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
         text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
@@ -566,10 +568,13 @@ def _falcon_kv_heads(text: dict[str, Any], family: str) -> None:
     """num_key_value_heads as FalconAttention allocates it (vllm/model_executor/models/falcon.py, 0.32.0): the config's
     num_kv_heads with new_decoder_architecture, else 1 with multi_query, else the query heads. transformers'
     FalconConfig ('falcon') defaults multi_query to true and num_kv_heads to the query heads; vLLM's RWConfig reads the
-    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, and turns new_decoder_architecture on at
-    hidden_size 8192 ('Hack for falcon-40b')."""
+    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, takes n_embed as the width where a file
+    states it ('Backward compatibility with n_embed kwarg': over hidden_size), and turns new_decoder_architecture on
+    at hidden_size 8192 ('Hack for falcon-40b')."""
     rw = family != "falcon"
     if rw:
+        if text.get("n_embed") is not None:
+            text["hidden_size"] = text["n_embed"]
         for name, source in _RW_NAMES.items():
             if text.get(name) is None and source in text:
                 text[name] = text[source]
@@ -589,10 +594,14 @@ def _chatglm_fields(text: dict[str, Any]) -> None:
     configs/chatglm.py, 0.32.0: attribute_map num_hidden_layers -> num_layers, vocab_size = padded_vocab_size,
     max_position_embeddings = seq_length; defaults num_layers 28, padded_vocab_size 65024, seq_length 2048) and the
     KV heads GLMAttention allocates (multi_query_group_num with multi_query_attention, else the query heads); its
-    RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention)."""
-    text["num_hidden_layers"] = text.get("num_layers", 28)
-    text["vocab_size"] = text.get("padded_vocab_size", 65024)
-    text["max_position_embeddings"] = text.get("seq_length", 2048)
+    RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention). A file that states
+    a standard name itself keeps it: ChatGLMConfig.__init__ sets its own fields, then super().__init__(**kwargs) sets
+    the file's num_hidden_layers (through attribute_map: num_layers too), vocab_size and max_position_embeddings over
+    them (transformers 5.19, the 'transformers >= 5.16.1' vLLM 0.32 - 0.34 require)."""
+    for name, own, default in (("num_hidden_layers", "num_layers", 28), ("vocab_size", "padded_vocab_size", 65024),
+                               ("max_position_embeddings", "seq_length", 2048)):  # fmt: skip
+        if name not in text:
+            text[name] = text.get(own, default)
     text["partial_rotary_factor"] = 0.5
     if text.get("num_key_value_heads") is None and text.get("num_attention_heads") is not None:
         grouped = text.get("multi_query_attention") and text.get("multi_query_group_num") is not None

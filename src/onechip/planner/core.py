@@ -728,7 +728,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     try:
         src = model_source.resolve(request.model)
     except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first
-        rules.check_architectures(unmodelled.architectures, request.engine_version)
+        rules.check_architectures(unmodelled.architectures, request.engine_version, modelled=False)
         raise
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)

@@ -169,19 +169,20 @@ class EngineRules(EngineEntry):
         floor = self.towers_by_modality_from
         return floor is not None and (engine_version is None or version_key(engine_version) >= version_key(floor))
 
-    def check_architectures(self, architectures: Any, engine_version: str | None) -> list[str]:
+    def check_architectures(self, architectures: Any, engine_version: str | None, modelled: bool = True) -> list[str]:
         """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release, the
         engine's `release`): one vLLM no longer serves (its registry dropped it and _PREVIOUSLY_SUPPORTED_MODELS
         names it: vLLM refuses it at start-up), or one its model registry did not name yet; both from
         catalog/vllm_architectures.json, generated from the sources of each release. Returns, for each
         architecture whether that release serves cannot be told (older than the oldest release read, between two
         releases read with one not read between them, or dropped from the native registry with nothing vLLM says
-        about it, so only the Transformers backend or a plugin could serve it), a sentence saying so.
+        about it, so only the Transformers backend or a plugin could serve it), a sentence saying so. `modelled`
+        False: the planner models the architecture on no release, so a refusal names no release to plan instead.
         """
         notes = []
         for arch in architectures if isinstance(architectures, list) else []:
-            for note in (_last_release(str(arch), engine_version or self.release, engine_version is None),
-                         _first_release(str(arch), engine_version)):  # fmt: skip
+            for note in (_last_release(str(arch), engine_version or self.release, engine_version is None, modelled),
+                         _first_release(str(arch), engine_version, modelled)):  # fmt: skip
                 if note is not None:
                     notes.append(note)
         return notes
@@ -224,7 +225,12 @@ class EngineRules(EngineEntry):
 _UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")  # setuptools-scm's version of a checkout without tags
 
 
-def _first_release(arch: str, engine_version: str | None) -> str | None:
+def _instead(hint: str, modelled: bool) -> str:
+    """`hint` (a release to plan on), or, for an architecture the planner models on no release, that saying so."""
+    return hint if modelled else "nor does onechip plan it on any release (an architecture the planner does not model)"
+
+
+def _first_release(arch: str, engine_version: str | None, modelled: bool = True) -> str | None:
     """Refuse `arch` on a vLLM release before its model registry named it (catalog/vllm_architectures.json);
     a sentence when that cannot be told (older than the oldest release read that names it, with no release
     read before without it; or after the newest release read without it and before the first read with it, a
@@ -259,7 +265,7 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
         )
         raise ConfigError(
             f"vLLM {engine_version} does not serve {arch}: its model registry has no such architecture, {when} "
-            f"({where}); plan --engine-version {entry.first_in} or later"
+            f"({where}); {_instead(f'plan --engine-version {entry.first_in} or later', modelled)}"
         )
     return (
         f"{arch} is first read in vLLM {entry.first_in} and absent from {entry.absent_in}; {engine_version} lies "
@@ -268,7 +274,7 @@ def _first_release(arch: str, engine_version: str | None) -> str | None:
     )
 
 
-def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | None:
+def _last_release(arch: str, engine_version: str | None, newest: bool, modelled: bool = True) -> str | None:
     """Refuse `arch` on a vLLM release its model registry no longer names and vLLM's _PREVIOUSLY_SUPPORTED_MODELS does
     (from the first release whose list names it: vLLM raises 'Model architecture X was supported in vLLM until
     vY, and is not supported anymore'); a sentence for one the registry dropped with no such word (vLLM would
@@ -289,7 +295,7 @@ def _last_release(arch: str, engine_version: str | None, newest: bool) -> str | 
             f"{said} no longer serves {arch}: last in {entry.last_in} (its model registry; vLLM refuses it from "
             f"{refused.since} on, 'supported in vLLM until v{refused.supported_until}': {refused.source}, unless its "
             f"Transformers backend can run it, which vLLM tries first and onechip does not plan); "
-            f"plan --engine-version {entry.last_in}"
+            f"{_instead(f'plan --engine-version {entry.last_in}', modelled)}"
         )
     gone = f"last in {entry.last_in}, gone from {entry.gone_in}: {entry.last_source}"
     if plugin is not None:

@@ -44,10 +44,11 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import calendar
 import html
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
@@ -488,11 +489,30 @@ def _number(text: str) -> float:
 
 
 def _stamp(line: str, year: int) -> datetime | None:
+    """The time a line is stamped with in `year`; None where it has no stamp or none that is a time of that year (a
+    stamp has no year: a pasted, edited or garbled 'INFO 13-45 25:61:99')."""
     match = _STAMP.search(line)
     if not match:
         return None
     month, day, hour, minute, second = (int(g) for g in match.groups())
-    return datetime(year, month, day, hour, minute, second)
+    try:
+        return datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+
+
+# A stamp this far before the start is of the next year: a log's stamps go forward, and they print no year
+_NEW_YEAR = timedelta(days=183)
+
+
+def _stamp_year(text: str, started: datetime | None) -> int:
+    """The year a log's stamps are read in: `started`'s, else this year; the last leap year before it where a stamp
+    says 29 February (vLLM's stamps print no year: a boot of 2024-02-29 read in 2026 is not 2026-02-29)."""
+    year = (started or datetime.now()).year
+    if started is None and any(m.groups()[:2] == ("02", "29") for m in _STAMP.finditer(text)):
+        while not calendar.isleap(year):
+            year -= 1
+    return year
 
 
 def _read_facts(out: BootRecord, line: str) -> None:
@@ -561,12 +581,15 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     out.events, out.warnings, out.errors = [], [], []
     seen: set[str] = set()
     t0 = started
-    year = (started or datetime.now()).year
+    year = _stamp_year(text, started)
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
+        if stamp is not None and t0 is not None and t0 - stamp > _NEW_YEAR:  # '12-31 23:59:50' then '01-01 00:00:10'
+            year += 1
+            stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
         plain = _plain(line)

@@ -234,6 +234,19 @@ def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_too
     assert line.endswith("; change chips, workload or pricing")
 
 
+def test_advise_among_unpriced_chips_says_its_best_has_no_price():
+    # prices.json has no H20 or H800 (cost: 'no prices for chip'); the line read 'best h800 (2 x TP1)' as for a
+    # chip ranked by $/M output tokens
+    workload = {"ctx": 4096, "clients": 4}
+    result = call("advise", {"model": "Llama-3.1-8B-Instruct", "workload": workload, "chips": ["h20", "h800"]})
+    assert not result.is_error
+    best = result.structured_content["rows"][0]
+    assert best["usd_per_mtok"] is None
+    assert result.content[0].text.startswith(f"Llama-3.1-8B-Instruct: best {best['chip']} (") and ", no price; " in (
+        result.content[0].text
+    )
+
+
 def test_advise_with_no_chip_that_fits_is_a_tool_error_naming_why_and_the_arguments():
     # Llama 3.1 8B's bf16 weights (14.96 GiB, its inventory) exceed v5e-1's cap (15.75 GiB visible x 0.92)
     result = call("advise", {"model": "Llama-3.1-8B-Instruct", "chips": ["v5e-1"]})

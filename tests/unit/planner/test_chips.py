@@ -73,6 +73,21 @@ def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolv
         assert accelerator(spelling).resolved_as == resolved, spelling
 
 
+@pytest.mark.parametrize(
+    ("name", "resolved"),
+    [
+        # torch.xpu.get_device_name() on a B70 (a Ray worker's printout, search-index file id 57457978618; sycl-ls and
+        # xpu-smi print the same, file ids 68593365329, 59083081078): was 'unknown chip'
+        ("Intel(R) Arc(TM) Pro B70 Graphics", "arc-pro-b70"),
+        ("Intel(R) Arc(TM) Pro B60 Graphics", "Arc Pro B60"),  # sycl-ls on a B60 (file id 52959816117)
+        ("Intel® Arc™ A750 Graphics", "Arc A750"),  # the marks as Windows writes them (file id 71085080319)
+        ("AMD Radeon (TM) Pro VII", "radeon-pro-vii"),  # HIP's name (accelerators.json), as before
+    ],
+)
+def test_a_name_as_intels_runtimes_print_it_resolves(name: str, resolved: str) -> None:
+    assert accelerator(name).resolved_as == resolved
+
+
 def test_name_keys_drop_vendor_words_then_form_factors_and_sizes() -> None:
     assert name_keys("NVIDIA GeForce RTX 5090") == ["nvidiageforcertx5090", "rtx5090", "rtx5090", "5090"]
     assert name_keys("H100 PCIe 80 GB")[-1] == "h100"
@@ -352,6 +367,29 @@ def test_a_family_or_short_name_lists_the_cards_it_is_part_of(name: str, cards: 
     assert str(refused.value) == (
         f"unknown chip {name!r} (--chip): no card by that whole name; it is part of the name of {', '.join(cards)}: "
         "name one, or give the card's memory as gpu:<size>GiB"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "cards"),
+    [
+        # NVIDIA's product names (aiwiki.ai/wiki/nvidia_gh200, accelerators.json gh200-96gb's source): a superchip is
+        # a Grace CPU and one Hopper GPU (GH200) or two Blackwell GPUs (GB200); the runtime shows each GPU
+        ("GH200 Grace Hopper Superchip", ["gh200-144gb", "gh200-96gb"]),
+        ("GH200 superchip 96GB", ["gh200-96gb"]),  # the size it says narrows them
+        ("GB200 Grace Blackwell Superchip", ["gb200"]),
+        ("GB200 NVL72", ["gb200"]),  # a rack of 72 (accelerators.json gb300's source: 'GB300 NVL72 hosts')
+        ("HGX H20", ["h20", "h20-3e"]),  # a board of eight
+    ],
+)  # fmt: skip
+def test_a_system_or_product_name_around_a_cards_names_the_card(name: str, cards: list[str]) -> None:
+    # was 'not in accelerators.json nor in the GPU database ... give the card's memory', with the card in the catalog
+    with pytest.raises(ConfigError) as refused:
+        accelerator(name)
+    assert str(refused.value) == (
+        f"unknown chip {name!r} (--chip): no card by that whole name; it holds the name of {', '.join(cards)}: --chip "
+        "names one GPU as the runtime shows it (several: --tensor-parallel-size), or give the card's memory as "
+        "gpu:<size>GiB"
     )
 
 

@@ -193,6 +193,16 @@ def test_falcon_kv_heads_as_falcon_attention_allocates_them(config: dict[str, An
     assert _layers(config) == [("full", kv_heads, 64, 2 * kv_heads * 64 * 2)] * 2
 
 
+@pytest.mark.parametrize("hidden_size", [None, 64])
+def test_a_refinedweb_file_naming_its_width_n_embed_is_read_as_rwconfig_reads_it(hidden_size: int | None) -> None:
+    # vllm/transformers_utils/configs/falcon.py RWConfig.__init__ (0.32.0 = 0.34.0): 'Backward compatibility with
+    # n_embed kwarg': self.hidden_size = hidden_size if n_embed is None else n_embed; the planner refused the file
+    # ("field 'hidden_size' is missing and so is 'head_dim'") or, beside a hidden_size, read that. 4544 // 71 = 64
+    config = {k: v for k, v in FALCON_7B.items() if k != "hidden_size"}
+    config = {**config, "n_embed": 4544, **({"hidden_size": hidden_size} if hidden_size else {})}
+    assert _layers(config) == [("full", 1, 64, 2 * 1 * 64 * 2)] * 2
+
+
 def test_model_max_length_is_the_length_vllm_derives() -> None:
     # ModelArchConfigConvertorBase.derive_max_model_len_and_key (vllm 0.32.0): the smallest length key stated, then
     # model_max_length over it ("For Command-R / Cohere"); the planner read max_position_embeddings alone
@@ -220,6 +230,13 @@ def test_cohere2_sliding_layers_attend_one_token_more_from_vllm_029(tmp_path: Pa
                                                                   engine_version=v).layers}
                for v in ("0.28.0", "0.32.0")}  # fmt: skip
     assert windows == {"0.28.0": {4096, None}, "0.32.0": {4097, None}}
+
+
+def test_cohere2_with_a_null_pattern_and_no_layer_types_is_refused_in_one_line() -> None:
+    # Cohere2Config.__post_init__ (transformers 5.19): kwargs.pop("sliding_window_pattern", 4) is the stated null, and
+    # '(i + 1) % None' raises TypeError, so the engine cannot load the file; the planner raised that TypeError too
+    with pytest.raises(ConfigError, match="'sliding_window_pattern' must be a positive integer, got None"):
+        config_from_dict({**COHERE2, "sliding_window_pattern": None}, "config.json")
 
 
 def test_granite_swa_slides_three_layers_in_four_after_a_full_first() -> None:
@@ -252,6 +269,29 @@ def test_chatglm_kv_heads_are_its_query_groups() -> None:
     assert (text["num_hidden_layers"], text["vocab_size"], text["max_position_embeddings"]) == (28, 151552, 32768)
     mha = _layers({**GLM4_9B_CHAT, "multi_query_attention": False})
     assert mha[0] == ("full", 32, 128, 2 * 32 * 128 * 2)
+
+
+@pytest.mark.parametrize(
+    ("fields", "read"),
+    [
+        ({"num_hidden_layers": 40}, (40, 65024, 2048)),  # was 28, ChatGLMConfig's default num_layers
+        ({"num_layers": 28, "num_hidden_layers": 40}, (40, 65024, 2048)),
+        ({"padded_vocab_size": 65024, "vocab_size": 64000}, (28, 64000, 2048)),
+        ({"seq_length": 8192, "max_position_embeddings": 32768}, (28, 65024, 32768)),
+        ({"num_layers": 40, "padded_vocab_size": 151552, "seq_length": 131072}, (40, 151552, 131072)),
+    ],
+)  # fmt: skip
+def test_chatglm_fields_a_file_states_by_their_standard_name_are_the_ones_vllm_reads(
+    fields: dict[str, int], read: tuple[int, int, int]
+) -> None:
+    # vllm/transformers_utils/configs/chatglm.py (0.32.0 = 0.34.0): ChatGLMConfig.__init__ sets num_layers, vocab_size
+    # (= padded_vocab_size) and max_position_embeddings (= seq_length), then super().__init__(**kwargs) sets the file's
+    # own num_hidden_layers (attribute_map -> num_layers), vocab_size and max_position_embeddings over them: the class
+    # loaded with transformers 5.19's PreTrainedConfig.from_dict reads each row as `read`
+    config = {k: v for k, v in GLM4_9B_CHAT.items() if k not in ("num_layers", "num_hidden_layers", "vocab_size",
+                                                                 "padded_vocab_size", "seq_length")}  # fmt: skip
+    text = text_config_of(config_from_dict({**config, **fields}, "config.json"))
+    assert (text["num_hidden_layers"], text["vocab_size"], text["max_position_embeddings"]) == read
 
 
 def test_chatglm_checkpoint_names_plan(tmp_path: Path) -> None:

@@ -172,10 +172,17 @@ def test_a_dropped_architecture_the_planner_does_not_model_is_refused_as_dropped
     config = {"architectures": ["BaichuanForCausalLM"], "model_type": "baichuan", "hidden_size": 4096,
               "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 125696}  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ConfigError, match=r"^vLLM 0\.33\.0 no longer serves BaichuanForCausalLM: last in 0\.24\.0 "):
+    with pytest.raises(
+        ConfigError, match=r"^vLLM 0\.33\.0 no longer serves BaichuanForCausalLM: last in 0\.24\.0 "
+    ) as gone:
         plan_model(str(tmp_path), "h100", engine_version="0.33.0")
     with pytest.raises(ConfigError, match="an architecture the planner does not model"):
         plan_model(str(tmp_path), "h100", engine_version="0.24.0")
+    # so the line sends no one to 0.24.0, which the planner refuses too (it ended 'plan --engine-version 0.24.0')
+    assert "--engine-version" not in str(gone.value)
+    assert str(gone.value).endswith(
+        "nor does onechip plan it on any release (an architecture the planner does not model)"
+    )
 
 
 def test_an_architecture_the_registry_dropped_without_a_word_is_said_not_refused() -> None:
