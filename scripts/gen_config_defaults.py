@@ -13,6 +13,7 @@ it from the kwargs with 6 as default, so the generator takes it from an instance
 Wrappers (gemma3, llama4, mllama, qwen3_vl, ...) name the model type of their `text_config` default.
 `refuses_indivisible_hidden_size` marks a class that refuses a hidden_size num_attention_heads does not divide,
 head_dim stated or not (probed on the class: _refuses_indivisible_hidden_size), which vLLM then fails to load.
+`window_needs_flag` marks a class that keeps sliding_window only when use_sliding_window is true (Qwen2/Qwen3).
 
 Run: python scripts/gen_config_defaults.py (with the pinned transformers installed)
 """
@@ -79,6 +80,18 @@ def _refuses_indivisible_hidden_size(cls: type) -> bool:
     return True
 
 
+def _window_needs_flag(cls: type) -> bool:
+    """The class keeps a sliding_window only when use_sliding_window is true (Qwen2/Qwen3Config.__post_init__:
+    'self.sliding_window = self.sliding_window if self.use_sliding_window else None'; Qwen2Moe's 'else 0', which vLLM
+    reads as no window), probed on the class."""
+    if not dataclasses.is_dataclass(cls) or "use_sliding_window" not in {f.name for f in dataclasses.fields(cls)}:
+        return False
+    try:
+        return cls(use_sliding_window=False, sliding_window=64).sliding_window in (None, 0)
+    except Exception:  # noqa: BLE001 (a class that refuses the probe is not known to gate the window)
+        return False
+
+
 def build() -> dict[str, Any]:
     """The config_defaults.json document from the installed transformers."""
     import transformers
@@ -95,6 +108,7 @@ def build() -> dict[str, Any]:
             "source": "src/" + cls.__module__.replace(".", "/") + ".py",
         }
         entry["refuses_indivisible_hidden_size"] = _refuses_indivisible_hidden_size(cls)
+        entry["window_needs_flag"] = _window_needs_flag(cls)
         if _aliases(cls):
             entry["aliases"] = _aliases(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")

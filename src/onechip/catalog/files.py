@@ -1609,6 +1609,10 @@ class ConfigClassEntry(StrictModel):
         description="The class refuses a hidden_size that num_attention_heads does not divide, head_dim given or not.",
     )
     source: str = Field(description="The class's module in transformers' source tree.")
+    window_needs_flag: bool = Field(
+        default=False,
+        description="The class keeps sliding_window only when use_sliding_window is true (Qwen2Config.__post_init__).",
+    )
 
 
 class ConfigDefaultsFile(_File):

@@ -229,7 +229,9 @@ _MAXIMA = {
 # max_model_len instead.
 # expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
-DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:])
+# sliding_window: filled only where vLLM reads a window (_default_window), not wherever the class has one.
+WINDOW_FIELD = "sliding_window"
+DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:] + (WINDOW_FIELD,))
 POSITIONS_FIELD = "max_position_embeddings"
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
@@ -514,8 +516,10 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
         text["layer_types"] = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
-    elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full)
-        pattern = text.get("sliding_window_pattern") if text.get("sliding_window") is not None else None
+    elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full;
+        # left out: the class default 4096, so the pattern holds)
+        stated_null = "sliding_window" in text and text["sliding_window"] is None
+        pattern = None if stated_null else text.get("sliding_window_pattern")
         text["layer_types"] = [
             "sliding_attention" if pattern and (i + 1) % pattern else "full_attention" for i in range(n)
         ]
@@ -757,6 +761,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
                  if entry is not None else None)  # fmt: skip
     _check_hidden_divides(text, entry, where)
     _apply_family_rules(text, family, where)
+    _default_window(text, entry, applied)
     _check_heads(text, family, applied, where)
     _check_experts(text, family, where)
     text["model_type"] = family
@@ -793,7 +798,31 @@ def _class_defaults(
             text[name] = text[source]
     whole = str(data.get("model_type")) in table  # transformers' classes load the whole config (POSITIONS_FIELD)
     applied = {
-        name: value for name, value in entry.defaults.items() if name not in text and (whole or name != POSITIONS_FIELD)
+        name: value
+        for name, value in entry.defaults.items()
+        if name not in text and (whole or name != POSITIONS_FIELD) and name != WINDOW_FIELD
     }
     text.update(applied)
     return applied, entry
+
+
+def _default_window(text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, int]) -> None:
+    """Fill a left-out sliding_window with the class default where vLLM reads a window: a layer sliding by the
+    file's layer_types or the ones the class derives (transformers 5.19 Olmo3/Cohere2/Exaone4Config.__post_init__,
+    default 4096, which vLLM 0.32.0 reads per layer from layer_types: transformers/base.py for Olmo3, commandr.py,
+    exaone4.py), or by Qwen2/Qwen3's use_sliding_window + max_window_layers (their __post_init__ keeps the window
+    only under use_sliding_window, default False: catalog window_needs_flag). A class that derives no layer_types
+    (MistralConfig) gets none: every layer stays full as geometry.layer_kinds read it before."""
+    default = entry.defaults.get(WINDOW_FIELD) if entry is not None else None
+    if entry is None or default is None or WINDOW_FIELD in text:
+        return
+    if entry.window_needs_flag and text.get("use_sliding_window") is not True:
+        return
+    types = text.get("layer_types")
+    kinds: list[str | None] = []
+    if isinstance(types, list):
+        kinds = [geometry.LAYER_TYPE_NAMES.get(t) for t in types]
+    elif entry.window_needs_flag:
+        kinds = list(geometry.layer_kinds({**text, WINDOW_FIELD: default}, ""))
+    if geometry.SLIDING in kinds:
+        text[WINDOW_FIELD] = applied[WINDOW_FIELD] = default

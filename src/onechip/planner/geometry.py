@@ -36,7 +36,7 @@ MAMBA = "mamba"
 CHUNKED = "chunked"
 
 # config layer_types spellings -> our kinds.
-_LAYER_TYPE_NAMES = {
+LAYER_TYPE_NAMES = {
     "full_attention": FULL,
     "attention": FULL,
     "global": FULL,
@@ -141,12 +141,12 @@ def layer_kinds(cfg: Any, family: str) -> list[str]:
             )
         kinds = []
         for t in types:
-            if t not in _LAYER_TYPE_NAMES:
+            if t not in LAYER_TYPE_NAMES:
                 raise ConfigError(
                     f"model config ({family}): field 'layer_types' has an attention type "
                     f"the planner cannot interpret: {t!r}"
                 )
-            kinds.append(_LAYER_TYPE_NAMES[t])
+            kinds.append(LAYER_TYPE_NAMES[t])
         return kinds
     window = _get(cfg, "sliding_window")
     if _get(cfg, "use_sliding_window") is not None:  # Qwen2 / Qwen3 family

@@ -99,7 +99,7 @@ def test_each_gemma4_layer_is_checked_with_the_kv_heads_vllm_gives_it() -> None:
 
 @pytest.mark.parametrize("full", ["full_attention", "attention", "global"])
 def test_the_heads_check_reads_each_layer_as_the_kv_geometry_does(full: str) -> None:
-    # every spelling the KV geometry reads as a full layer (geometry._LAYER_TYPE_NAMES) gets the global KV heads
+    # every spelling the KV geometry reads as a full layer (geometry.LAYER_TYPE_NAMES) gets the global KV heads
     # there, so the check must hold those layers to them too: it checked only 'full_attention' layers, and a
     # Gemma-4-26B with its full layers spelled 'global' passed, and its KV geometry sized them at 3 KV heads (16 query)
     assert geometry.layer_kinds({"num_hidden_layers": 1, "layer_types": [full]}, "gemma4") == [geometry.FULL]
