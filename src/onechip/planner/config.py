@@ -127,6 +127,11 @@ DIVIDING_FAMILIES = frozenset(
         "falcon",
         "RefinedWeb",
         "RefinedWebModel",
+        # StarCoder 1, SantaCoder, granite-20b/34b-code (GPTBigCodeForCausalLM: vLLM 0.32.0's Transformers backend,
+        # registry.py _TRANSFORMERS_SUPPORTED_MODELS): KV heads and head size as _gpt_bigcode_fields gives them
+        "gpt_bigcode",
+        # Hunyuan-A13B (HunYuanMoEV1ForCausalLM, the same backend as TransformersMoEForCausalLM): _hunyuan_fields
+        "hunyuan_v1_moe",
         # ChatGLM2/3, GLM-4-9B-chat (vllm/model_executor/models/chatglm.py GLMAttention, 0.32.0): head_dim hidden_size
         # // heads, multi_query_group_num KV heads with multi_query_attention; vLLM loads the file with its own
         # ChatGLMConfig (_chatglm_fields)
@@ -612,6 +617,68 @@ def _chatglm_fields(text: dict[str, Any]) -> None:
         text["num_key_value_heads"] = text["multi_query_group_num"] if grouped else text["num_attention_heads"]
 
 
+def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
+    """The cache vLLM 0.32.0 allocates a GPTBigCode layer, through its Transformers backend: one Attention per layer
+    of ModelConfig.get_num_kv_heads and get_head_size (models/transformers/base.py _create_attention_instances), i.e.
+    the config's num_key_value_heads, which transformers 5.19's GPTBigCodeConfig.__post_init__ sets to 1 with
+    multi_query (its default true) and n_head without, and hidden_size // n_head (the class has no head_dim;
+    transformers_utils/model_arch_config_convertor.py get_total_num_kv_heads / get_head_size). transformers'
+    GPTBigCodeAttention hands vLLM keys of the same shape: kv_heads 1 with multi_query, else num_heads, of
+    embed_dim // num_heads, split out of c_attn as (embed_dim, kv_dim, kv_dim), the packed QKV vLLM fuses
+    (transformers/fusers/packed_qkv.py). A file stating a num_key_value_heads or head_dim those disagree with is
+    refused: vLLM would size the cache by the stated figure and receive keys of the other."""
+    query = text.get("multi_query", True)
+    if not isinstance(query, bool):
+        raise _fail(where, "multi_query", f"must be true or false, got {query!r}")
+    hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
+    if hidden is not None and hidden % heads:  # GPTBigCodeAttention.__init__ raises as vLLM builds the model
+        width = "n_embd" if "n_embd" in text else "hidden_size"
+        raise _fail(where, width, f"is {hidden}: not a multiple of n_head ({heads}); transformers' "
+                    "GPTBigCodeAttention refuses it ('`embed_dim` must be divisible by num_heads')")  # fmt: skip
+    for name, theirs in (("num_key_value_heads", 1 if query else heads), ("head_dim", (hidden or 0) // heads)):
+        stated = text.get(name)
+        if stated is not None and stated != theirs:
+            raise _fail(
+                where, name, f"is {stated}, but transformers' GPTBigCodeAttention computes keys of {theirs} "
+                f"({'1 head with' if query else 'n_head heads without'} multi_query, of n_embd // n_head): vLLM "
+                "would size its cache by the one and receive the other",
+            )  # fmt: skip
+    text["num_key_value_heads"] = 1 if query else heads
+
+
+def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
+    """Hunyuan files as vLLM 0.32.0 serves them: through its Transformers backend (registry.py
+    _TRANSFORMERS_SUPPORTED_MODELS), one Attention of num_key_value_heads x head_dim per layer (models/transformers/
+    base.py _create_attention_instances). transformers 5.19's HunYuanDenseV1Attention / HunYuanMoEV1Attention take
+    head_dim as the file gives it (getattr(config, 'head_dim', ...) finds the class's None, and head_dim ** -0.5
+    fails as the model is built), so a file without it is refused; they have no cross-layer attention (k_proj and
+    v_proj on every layer), which a CLA checkpoint (use_cla, cla_share_factor > 1: the layers that reuse another's
+    KV carry no k_proj / v_proj, HunYuan's own code 'cross' layers) does not fit, so it is refused too. MoE:
+    moe_topk (num_experts_per_tok) and moe_intermediate_size may be per-layer lists, which vLLM reads per layer
+    (models/transformers/moe.py maybe_per_layer) and transformers' HunYuanMoEV1Gate indexes by layer: one entry a
+    layer, the largest sizing the fused-MoE workspace the planner reads."""
+    factor = text.get("cla_share_factor")
+    if text.get("use_cla") is True and not (_is_int(factor) and factor == 1):
+        raise _fail(
+            where, "use_cla", f"is true (cla_share_factor {factor!r}): vLLM 0.32.0 serves {family} through "
+            "transformers' attention, which has no cross-layer KV sharing and gives every layer its own k_proj / "
+            "v_proj, which the layers sharing another's KV do not carry",
+        )  # fmt: skip
+    if text.get("head_dim") is None:
+        raise _fail(where, "head_dim", f"is missing; transformers' {family} attention reads it as given (None: "
+                    "'unsupported operand' as vLLM builds the model), so vLLM cannot serve the file")  # fmt: skip
+    layers = text.get("num_hidden_layers")
+    for name, own in (("num_experts_per_tok", "moe_topk"), ("moe_intermediate_size", "moe_intermediate_size")):
+        value = text.get(name)
+        if not isinstance(value, list):
+            continue
+        if not value or not all(_is_int(v) and v > 0 for v in value):
+            raise _fail(where, own, f"must be a positive integer or a list of them, got {value!r}")
+        if isinstance(layers, int) and len(value) < layers:
+            raise _fail(where, own, f"lists {len(value)} layers' values for {layers} layers (num_hidden_layers)")
+        text[name] = max(value)
+
+
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
@@ -757,9 +824,13 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _falcon_kv_heads(text, family)
     if family == "chatglm":
         _chatglm_fields(text)
+    if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
+        _hunyuan_fields(text, family, where)
     _check_types(text, where, {name: source for name, source in (entry.aliases or {}).items() if source in text}
                  if entry is not None else None)  # fmt: skip
     _check_hidden_divides(text, entry, where)
+    if family == "gpt_bigcode":
+        _gpt_bigcode_fields(text, where)
     _apply_family_rules(text, family, where)
     _default_window(text, entry, applied)
     _check_heads(text, family, applied, where)

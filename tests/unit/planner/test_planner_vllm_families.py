@@ -57,10 +57,25 @@ GLM45 = {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hid
 GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 2,
         "n_positions": 1024, "vocab_size": 50257}  # fmt: skip
 
-# Hunyuan-7B's shape (a test fixture quoting its config): GQA 32 / 8, no head_dim, use_cla false
+# Hunyuan-7B's shape (a test fixture quoting its config): GQA 32 / 8, use_cla false; head_dim stated, which
+# transformers 5.19's HunYuanDenseV1Attention needs (test_hunyuan_without_head_dim_is_refused)
 HUNYUAN = {"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "hidden_size": 4096,
-           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2, "use_cla": False,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 2,
+           "use_cla": False,
            "rope_scaling": {"type": "dynamic", "alpha": 1000, "factor": 1}}  # fmt: skip
+# bigcode/starcoder's shape (the HF defaults Cerebras' converter writes for it, find_string id 11117433255: n_embd 6144,
+# n_head 48, n_layer 40, n_positions 8192, n_inner 24576, multi_query true, vocab_size 49152), two layers
+STARCODER = {"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "n_embd": 6144, "n_head": 48,
+             "n_layer": 2, "n_positions": 8192, "n_inner": 24576, "multi_query": True, "vocab_size": 49152}  # fmt: skip
+# Hunyuan-A13B's shape (tianyu1412/Hunyuan-A13B models/config.json @df832ebcc42e64db91ec1a4eadb90c296f3c7346, the
+# remote-code file: 32 heads, 8 KV heads, attention_head_dim 128, 64 experts, moe_topk and moe_intermediate_size one
+# a layer, use_cla false, cla_share_factor 2) under transformers' model type, which names the head size head_dim;
+# two layers
+HUNYUAN_A13B = {"architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "hidden_size": 4096,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 2,
+                "intermediate_size": 3072, "moe_intermediate_size": [3072, 3072], "moe_topk": [8, 8],
+                "num_experts": 64, "use_cla": False, "cla_share_factor": 2, "max_position_embeddings": 32768,
+                "vocab_size": 128167, "torch_dtype": "bfloat16"}  # fmt: skip
 # BLOOM's names (BloomConfig.attribute_map: n_head, n_layer; hidden_size as is): vLLM's bloom.py is multi-head
 BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_head": 16,
          "n_layer": 2}  # fmt: skip
@@ -76,8 +91,26 @@ BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_s
         (GPT2, ("full", 12, 64, 2 * 12 * 64 * 2)),  # 768 // 12 = 64
         (HUNYUAN, ("full", 8, 128, 2 * 8 * 128 * 2)),
         (BLOOM, ("full", 16, 64, 2 * 16 * 64 * 2)),
+        # Transformers backend (models/transformers/base.py _create_attention_instances: num_kv_heads
+        # get_num_kv_heads = GPTBigCodeConfig.__post_init__'s num_key_value_heads, 1 with multi_query; head_size
+        # get_head_size = 6144 // 48 = 128, model_arch_config_convertor.py)
+        (STARCODER, ("full", 1, 128, 2 * 1 * 128 * 2)),
+        ({**STARCODER, "multi_query": False}, ("full", 48, 128, 2 * 48 * 128 * 2)),  # __post_init__: n_head
+        # same backend: num_key_value_heads 8 x head_dim 128 on every layer (no KV sharing in HunYuanMoEV1Attention)
+        (HUNYUAN_A13B, ("full", 8, 128, 2 * 8 * 128 * 2)),
     ],
-    ids=["olmo2", "internlm2", "cohere", "glm4_moe", "gpt2", "hunyuan_v1_dense", "bloom"],
+    ids=[
+        "olmo2",
+        "internlm2",
+        "cohere",
+        "glm4_moe",
+        "gpt2",
+        "hunyuan_v1_dense",
+        "bloom",
+        "starcoder",
+        "gpt_bigcode-mha",
+        "hunyuan-a13b",
+    ],
 )
 def test_vllm_served_family_is_planned_with_its_cache(config: dict[str, Any], expected: tuple) -> None:
     assert _layers(config) == [expected] * 2
@@ -301,3 +334,66 @@ def test_chatglm_checkpoint_names_plan(tmp_path: Path) -> None:
              "transformer.encoder.final_layernorm.weight", "transformer.output_layer.weight"]  # fmt: skip
     plan = plan_model(str(_header_only(tmp_path / "ckpt", GLM4_9B_CHAT, names)), "h100", "vllm-gpu", max_model_len=8192)
     assert plan.kv_bytes_per_token == 40 * 1024
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        # vLLM would allocate the stated 48 KV heads; GPTBigCodeAttention hands it keys of 1 head (multi_query)
+        ({"num_key_value_heads": 48}, r"field 'num_key_value_heads' is 48, but transformers' GPTBigCodeAttention "
+                                      r"computes keys of 1"),
+        # vLLM's get_head_size takes a stated head_dim; GPTBigCodeAttention's keys are n_embd // n_head = 128 wide
+        ({"head_dim": 64}, r"field 'head_dim' is 64, but transformers' GPTBigCodeAttention computes keys of 128"),
+        # GPTBigCodeAttention.__init__: '`embed_dim` must be divisible by num_heads'
+        ({"n_embd": 6145}, r"field 'n_embd' is 6145: not a multiple of n_head \(48\)"),
+    ],
+    ids=["kv-heads", "head-dim", "indivisible"],
+)  # fmt: skip
+def test_gpt_bigcode_file_vllm_cannot_serve_is_refused(change: dict[str, Any], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        config_from_dict({**STARCODER, **change}, "config.json")
+
+
+@pytest.mark.parametrize(
+    ("config", "match"),
+    [
+        # HunYuanMoEV1Attention / HunYuanDenseV1Attention: self.head_dim = getattr(config, 'head_dim', ...) is the
+        # class's None, and None ** -0.5 fails as vLLM builds the model (run on transformers 5.19)
+        ({k: v for k, v in HUNYUAN_A13B.items() if k != "head_dim"}, r"field 'head_dim' is missing"),
+        ({k: v for k, v in HUNYUAN.items() if k != "head_dim"}, r"field 'head_dim' is missing"),
+        # CLA: layers with layer_idx % cla_share_factor != 0 carry no k_proj / v_proj in HunYuan's own code, which
+        # transformers' attention builds on every layer
+        ({**HUNYUAN_A13B, "use_cla": True}, r"field 'use_cla' is true \(cla_share_factor 2\)"),
+        # HunYuanMoEV1Gate indexes moe_topk by layer (IndexError past its end), as vLLM's maybe_per_layer does
+        ({**HUNYUAN_A13B, "moe_topk": [8]}, r"field 'moe_topk' lists 1 layers' values for 2 layers"),
+        # the router's topk of the largest per-layer k over 64 experts fails ('selected index k out of range')
+        ({**HUNYUAN_A13B, "moe_topk": [8, 65]}, r"field 'moe_topk' is 65: more than the 64 experts \(num_experts\)"),
+    ],
+    ids=["moe-no-head-dim", "dense-no-head-dim", "cla", "short-topk", "topk-over-experts"],
+)  # fmt: skip
+def test_hunyuan_file_vllm_cannot_serve_is_refused(config: dict[str, Any], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        config_from_dict(config, "config.json")
+
+
+def test_hunyuan_moe_per_layer_topk_sizes_the_moe_workspace_by_its_largest() -> None:
+    # models/transformers/moe.py: top_k = num_experts_per_tok (HunYuanMoEV1Config.attribute_map: moe_topk), per layer
+    # through maybe_per_layer; the fused-MoE workspace is sized for the largest layer's k (gpu_memory._moe_shape)
+    from onechip.planner.gpu_memory import _moe_shape
+
+    text = text_config_of(config_from_dict({**HUNYUAN_A13B, "moe_topk": [4, 8]}, "config.json"))
+    assert _moe_shape(text, 1) == (8, 2 * 3072, 4096)
+    use_cla_one = text_config_of(config_from_dict({**HUNYUAN_A13B, "use_cla": True, "cla_share_factor": 1},
+                                                  "config.json"))  # fmt: skip
+    assert use_cla_one["num_key_value_heads"] == 8  # a factor of 1 shares nothing: layer_idx % 1 == 0 on every layer
+
+
+def test_starcoder_and_hunyuan_checkpoints_plan(tmp_path: Path) -> None:
+    # GPTBigCode's names ('transformer.wte.', 'transformer.wpe.', 'transformer.h.N.'), Hunyuan's 'model.' ones
+    names = ["transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
+             "transformer.ln_f.weight"]  # fmt: skip
+    plan = plan_model(str(_header_only(tmp_path / "sc", STARCODER, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 2 * (2 * 1 * 128 * 2)  # two layers of one 128-wide KV head, bf16
+    names = ["model.embed_tokens.weight", "model.layers.0.self_attn.k_proj.weight", "lm_head.weight"]
+    plan = plan_model(str(_header_only(tmp_path / "hy", HUNYUAN_A13B, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 2 * (2 * 8 * 128 * 2)
