@@ -878,12 +878,15 @@ def _class_defaults(
 
 
 def _default_window(text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, int]) -> None:
-    """Fill a left-out sliding_window with the class default where vLLM reads a window: a layer sliding by the
-    file's layer_types or the ones the class derives (transformers 5.19 Olmo3/Cohere2/Exaone4Config.__post_init__,
-    default 4096, which vLLM 0.32.0 reads per layer from layer_types: transformers/base.py for Olmo3, commandr.py,
+    """Fill a left-out sliding_window with the class default where vLLM reads a window: a layer sliding by the file's
+    layer_types or the ones the class derives (transformers 5.19 Olmo3/Cohere2/Exaone4Config.__post_init__, default
+    4096, which vLLM 0.32.0 reads per layer from layer_types: transformers/base.py for Olmo3, commandr.py,
     exaone4.py), or by Qwen2/Qwen3's use_sliding_window + max_window_layers (their __post_init__ keeps the window
     only under use_sliding_window, default False: catalog window_needs_flag). A class that derives no layer_types
-    (MistralConfig) gets none: every layer stays full as geometry.layer_kinds read it before."""
+    (MistralConfig, default 4096) gives every layer the window: vLLM 0.32.0 sets CacheConfig.sliding_window from a
+    config with no layer_types (engine/arg_utils.py create_engine_config: 'Only set CacheConfig.sliding_window if
+    the model is all sliding window'), which each attention layer without a window of its own takes
+    (model_executor/layers/attention/attention.py)."""
     default = entry.defaults.get(WINDOW_FIELD) if entry is not None else None
     if entry is None or default is None or WINDOW_FIELD in text:
         return
@@ -893,7 +896,7 @@ def _default_window(text: dict[str, Any], entry: ConfigClassEntry | None, applie
     kinds: list[str | None] = []
     if isinstance(types, list):
         kinds = [geometry.LAYER_TYPE_NAMES.get(t) for t in types]
-    elif entry.window_needs_flag:
+    else:
         kinds = list(geometry.layer_kinds({**text, WINDOW_FIELD: default}, ""))
     if geometry.SLIDING in kinds:
         text[WINDOW_FIELD] = applied[WINDOW_FIELD] = default

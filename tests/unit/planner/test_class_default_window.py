@@ -1,14 +1,14 @@
 """A config.json that leaves sliding_window out gets its class default where vLLM reads a window (issue 27).
-
-transformers 5.19's Olmo3Config, Cohere2Config and Exaone4Config default sliding_window to 4096 and derive layer_types
-in __post_init__ (sliding three layers in four); vLLM 0.32.0 reads a layer's window from those layer_types (the
-Transformers backend for Olmo3, commandr.py's config.sliding_window + 1, exaone4.py), so the engine serves 4096-token
-windows where the planner refused Olmo3 and Cohere2 ('sliding_window' is missing) and planned EXAONE 4.0 all full.
-Qwen2Config / Qwen3Config default it too but keep it only under use_sliding_window (their __post_init__: 'if
-self.use_sliding_window else None', default False), and MistralConfig derives no layer_types: those files stay as
-they were planned. Shapes: the published checkpoints' (allenai/Olmo-3-7B-style MHA 32 x 128; CohereForAI
-c4ai-command-r7b-12-2024's GQA 32 / 8; EXAONE-4.0-32B's 40 / 8 heads of 128, pattern 4; Qwen2.5-7B's 28 / 4 of 128
-with max_window_layers 28; Qwen3-8B's 32 / 8 of 128; Mistral-7B-v0.3's 32 / 8 of 128), fewer layers.
+transformers 5.19's Olmo3Config, Cohere2Config and Exaone4Config default sliding_window to 4096 and derive
+layer_types in __post_init__ (sliding three layers in four); vLLM 0.32.0 reads a layer's window from those
+layer_types (the Transformers backend for Olmo3, commandr.py's config.sliding_window + 1, exaone4.py), so the engine
+serves 4096-token windows where the planner refused Olmo3 and Cohere2 ('sliding_window' is missing) and planned
+EXAONE 4.0 all full. Qwen2Config / Qwen3Config default it too but keep it only under use_sliding_window (their
+__post_init__: 'if self.use_sliding_window else None', default False): those files stay as they were planned;
+MistralConfig derives no layer_types, so vLLM reads its default 4096 as every layer's window. Shapes: the published
+checkpoints' (allenai/Olmo-3-7B-style MHA 32 x 128; CohereForAI c4ai-command-r7b-12-2024's GQA 32 / 8;
+EXAONE-4.0-32B's 40 / 8 heads of 128, pattern 4; Qwen2.5-7B's 28 / 4 of 128 with max_window_layers 28; Qwen3-8B's 32
+/ 8 of 128; Mistral-7B-v0.3's 32 / 8 of 128), fewer layers.
 """
 
 from __future__ import annotations
@@ -101,12 +101,12 @@ def test_exaone4_stating_its_layer_types_gets_the_default_on_its_sliding_layers(
 
 @pytest.mark.parametrize(
     ("config", "per_token"),
-    [(QWEN2, 2 * 4 * 128 * 2), (QWEN3, 2 * 8 * 128 * 2), (MISTRAL, 2 * 8 * 128 * 2)],
-    ids=["qwen2", "qwen3", "mistral"],
+    [(QWEN2, 2 * 4 * 128 * 2), (QWEN3, 2 * 8 * 128 * 2)],
+    ids=["qwen2", "qwen3"],
 )
 def test_a_file_without_sliding_turned_on_keeps_every_layer_full(config: dict[str, Any], per_token: int) -> None:
-    # Qwen2/Qwen3Config.__post_init__: sliding_window = ... if use_sliding_window else None; MistralConfig derives no
-    # layer_types; the plan is the one before (3584 // 28 = 128 for Qwen2.5, 4096 // 32 = 128 for Mistral)
+    # Qwen2/Qwen3Config.__post_init__: sliding_window = ... if use_sliding_window else None; the plan is the one
+    # before (3584 // 28 = 128 for Qwen2.5)
     read = config_from_dict(config, "config.json")
     assert "sliding_window" not in read.defaults_applied and "sliding_window" not in read.text
     assert _layers(config) == [("full", per_token, None)] * 4
@@ -121,3 +121,15 @@ def test_qwen3_with_sliding_turned_on_gets_the_default_window() -> None:
     config = {**QWEN3, "use_sliding_window": True, "layer_types": ["sliding_attention"] * 4}
     assert config_from_dict(config, "config.json").defaults_applied["sliding_window"] == 4096
     assert _layers(config) == [("sliding", 2 * 8 * 128 * 2, 4096)] * 4
+
+
+def test_a_mistral_file_without_the_field_slides_every_layer_at_the_class_default() -> None:
+    # MistralConfig (transformers 5.19) defaults sliding_window to 4096 and derives no layer_types, so vLLM 0.32.0 sets
+    # CacheConfig.sliding_window = model_config.get_sliding_window() (engine/arg_utils.py create_engine_config: 'Only
+    # set CacheConfig.sliding_window if the model is all sliding window') and every Mistral attention layer takes it
+    # (model_executor/layers/attention/attention.py: no per-layer window, so cache_config.sliding_window). A stated null
+    # keeps every layer full.
+    read = config_from_dict(MISTRAL, "config.json")
+    assert read.defaults_applied.get("sliding_window") == 4096
+    assert _layers(MISTRAL) == [("sliding", 2 * 8 * 128 * 2, 4096)] * 4
+    assert _layers({**MISTRAL, "sliding_window": None}) == [("full", 2 * 8 * 128 * 2, None)] * 4
