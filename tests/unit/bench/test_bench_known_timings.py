@@ -220,6 +220,19 @@ def test_per_request_ttft_mean_median_and_p99(tmp_path: Path) -> None:
     assert cell.ttft_ms.n == 8 and at_least(cell.ttft_ms.mean, 40) and at_least(cell.ttft_ms.p99, 60)
 
 
+@pytest.mark.parametrize("context", [32, 512])
+def test_prefill_cost_per_prompt_token_shows_in_ttft_at_each_context(tmp_path: Path, context: int) -> None:
+    """A prefill of 20 ms + 0.1 ms per prompt token (the server's own count, `count_body`), then 6 tokens
+    10 ms apart. The bench builds each prompt to `context` tokens as the server counts them, so TTFT is
+    20 + 0.1 x context (23.2 ms at 32, 71.2 at 512), E2E that + 5 x 10, and the decode figures do not move."""
+    server = dict(ttft_for=lambda n, body: 0.020 + 0.0001 * count_body(body), itl_s=0.010)
+    ttft = 20 + 0.1 * context
+    cell, _, measured = measure(tmp_path, server, dict(ttft=ttft, e2e=ttft + 50, tpot=10, itl=10), ("ttft.p99",),
+                                contexts=[context])  # fmt: skip
+    assert {s.prompt_tokens for s in measured} == {context} and cell.prompt_tokens_actual.median == context
+    assert at_least(cell.ttft_ms.p99, ttft)
+
+
 def test_several_tokens_per_chunk_and_empty_chunks(tmp_path: Path) -> None:
     """Chunks of 2 tokens 15 ms apart, the second with content "" (its tokens still counted by the server's
     per-chunk usage), finish_reason in its own empty chunk. Set: TTFT 30; per-token ITL 15 / 2 = 7.5 (4 per
