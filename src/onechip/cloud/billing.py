@@ -217,17 +217,21 @@ def _pattern(template: str) -> re.Pattern[str]:
 
 
 def _rate(sku: Sku) -> tuple[float | None, str, str]:
-    """(USD per usage unit of the latest rate's first tier, usage unit, effective time); None without one.
-    Raises CloudError for a rate in another currency (the request asks for USD)."""
+    """(USD per usage unit of the latest rate's dearest tier, usage unit, effective time); None without one.
+    A tier prices usage only past its startUsageAmount (TierRate, cloudbilling v1), and usage adds up over the
+    billing account's month, which onechip cannot see: an hour may fall in any tier, so the quote is the dearest
+    (a free or cheaper first tier priced a TPU at $0/h). Raises CloudError for a rate in another currency (the
+    request asks for USD)."""
     if not sku.pricing_info:
         return None, "", ""
     info = sku.pricing_info[-1]  # the discovery document: "a timeline ... in chronological order"
-    tiers = sorted(info.pricing_expression.tiered_rates, key=lambda t: t.start_usage_amount)
+    tiers = info.pricing_expression.tiered_rates
     if not tiers:
         return None, info.pricing_expression.usage_unit, info.effective_time
-    if tiers[0].unit_price.currency_code != "USD":
-        raise CloudError(f"SKU {sku.sku_id} is priced in {tiers[0].unit_price.currency_code}, not USD")
-    return tiers[0].unit_price.amount(), info.pricing_expression.usage_unit, info.effective_time
+    if other := next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), None):
+        raise CloudError(f"SKU {sku.sku_id} is priced in {other}, not USD")
+    dearest = max(t.unit_price.amount() for t in tiers)
+    return dearest, info.pricing_expression.usage_unit, info.effective_time
 
 
 def _record(sku: Sku) -> SkuRecord:

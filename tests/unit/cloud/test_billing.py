@@ -291,3 +291,20 @@ def test_a_negative_rate_is_a_gap_not_a_price(fake):
     assert not [p for p in read.prices if p.chip == "v5e-1"]
     gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
     assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
+
+
+def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fake):
+    """TierRate (cloudbilling v1): 'usage is priced at this rate only after this amount' (startUsageAmount), and
+    usage adds up over the account's month: a SKU free for its first 10 h then $1.3125/h is no $0/h TPU."""
+    tiered = sku("TEST-V5E-TIER", "TpuV5e running in Las Vegas", ["us-west4"], 1.3125)
+    rates = tiered["pricingInfo"][0]["pricingExpression"]["tieredRates"]
+    paid = rates[0]
+    rates[:] = [{"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 0}},
+                dict(paid, startUsageAmount=10)]  # fmt: skip
+    fake.skus = [tiered]
+    read = billing.refresh()
+    price = _by_key(read.prices)[("v5e-1", "us-west4", "on-demand")]
+    assert price.usd_per_chip_hour == pytest.approx(1.3125)
+    rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is refused as the first is
+    with pytest.raises(CloudError, match="priced in EUR"):
+        billing.refresh()

@@ -1334,3 +1334,23 @@ def test_a_refusal_after_a_create_without_an_answer_reads_whether_the_first_try_
     assert result.resource.zone == (OK if landed else "asia-east1-c") and result.resource.state == "READY"
     assert {r.zone for r in records.load_all()} == {result.resource.zone}
     assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("state", ["SUSPENDING", "SUSPENDED", "DELETING", "FAILED"])
+def test_a_queued_resource_that_ends_while_waiting_is_deleted_and_said_in_one_line(fast, state):
+    """A request onechip made turns `state` mid-wait (the API's QueuedResourceState; FAILED here without its
+    failedData): it is an attempt that ended, deleted before the next zone, and nothing of ours is left."""
+    fast.wait_s = 30.0  # it stays WAITING_FOR_RESOURCES until the turn below
+
+    def turn() -> None:
+        for qr in fast.queued.values():
+            qr["state"] = {"state": state}
+
+    # GETs of the queued resource: claim_name's (404), the wait's first poll (WAITING), then a 503 as it turns
+    fast.faults.append(Fault("GET", r"queuedResources/onechip-v5e-1$", 503, times=1, after=2, then=turn))
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK])
+    said = str(info.value)
+    assert "\n" not in said and state in said and info.value.reason == ("failed" if state == "FAILED" else "ended")
+    assert ours(fast) == set() and records.load_all() == []
+    assert any(m == "DELETE" and "queuedResources/onechip-v5e-1" in p for m, p, _ in fast.requests)
