@@ -5,11 +5,13 @@ on V1 and V0 engines, GPU, TPU and CPU, started and refused boots alike."""
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from onechip.schemas import BootRecord
 from onechip.vllm.bootlog import read_boot_log
 
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
@@ -31,10 +33,16 @@ FIGURES = {
 }
 
 
+@cache
+def _read(name: str) -> tuple[str, BootRecord]:
+    """A corpus log's text and what the grammar reads of it: once per log, for every test below that asks."""
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    return text, read_boot_log(text, "vllm", "m")
+
+
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
 def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
-    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
-    record = read_boot_log(text, "vllm", "m")
+    text, record = _read(entry["name"])
     expected = {field: entry["logged"][key] for key, field in FIGURES.items() if key in entry["logged"]}
     assert {field: getattr(record, field) for field in expected} == expected
     if entry["vllm_version"] and entry["vllm_version"] in text:  # trimmed logs may have lost the banner
@@ -54,8 +62,7 @@ def test_the_utilization_a_log_prints_is_its_deployments(entry: dict[str, Any]) 
     # --gpu-memory-utilization=0.6200 is equivalent to --gpu-memory-utilization=0.5413 ...' (the first figure), V0's
     # profiling lines, a command line or an LLM(...) keyword; engine_args holds the utilization read by hand from the
     # same lines (corpus.json), so a figure read from the wrong place (the notice's second one) fails here
-    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
-    read = read_boot_log(text, "vllm", "m").logged.get("gpu_memory_utilization")
+    read = _read(entry["name"])[1].logged.get("gpu_memory_utilization")
     if read is not None:
         assert float(read) == entry["engine_args"]["gpu_memory_utilization"]
 
@@ -64,8 +71,7 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # counted by hand (grep "'gpu_memory_utilization': |(util)|Desired GPU memory utilization|--gpu-memory-utilization"
     # and V0's forms over tests/fixtures/bootlogs/*.log): 108 logs print theirs on one line; two more only in a line the
     # paste hard-wraps or cuts before the figure (mi300x-gemma4-e2b-len32768-v0291-rocm, rtx4090x2-r1-distill-...-v0)
-    logs = [(BOOTLOGS / f"{e['name']}.log").read_text(encoding="utf-8") for e in CORPUS]
-    assert sum("gpu_memory_utilization" in read_boot_log(t, "vllm", "m").logged for t in logs) == 108
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 108
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -75,8 +81,7 @@ TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
 def test_the_grammar_reads_the_cards_total_memory(entry: dict[str, Any]) -> None:
     # what tells a log of another card (bootlog._other_deployment): V0's 'total_gpu_memory (X GiB)', '=XGiB' and
     # profiler-table forms, V1's 'Free memory on device (free/total GiB)' and 'memory snapshot: ... total_memory='
-    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
-    record = read_boot_log(text, "vllm", "m")
+    record = _read(entry["name"])[1]
     assert float(record.logged["total_memory_gib"]) == entry["logged"]["total_gpu_memory_gib"]
 
 
@@ -121,8 +126,7 @@ NAMES = {
 def test_the_grammar_reads_the_card_a_log_names(entry: dict[str, Any]) -> None:
     # what tells a log of another card of the same memory (bootlog._other_deployment: an L40 and an L40S, a 3090 and
     # a 4090); a log that names none reads none
-    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
-    assert read_boot_log(text, "vllm", "m").logged.get("device_name") == NAMES.get(entry["name"])
+    assert _read(entry["name"])[1].logged.get("device_name") == NAMES.get(entry["name"])
 
 
 def test_the_other_places_a_card_is_named() -> None:
@@ -144,8 +148,7 @@ def test_the_length_a_log_prints_is_its_deployments(entry: dict[str, Any]) -> No
     # bootlog._LOGGED 'max_model_len', which _other_deployment holds against the plan's: 'non-default args', the engine
     # config's max_seq_len, 'Using max model len', a command line, the start-up check's 'max seq len (N)' and the
     # auto-fit lines; engine_args and the concurrency line's length hold it read by hand (corpus.json)
-    text = (BOOTLOGS / f"{entry['name']}.log").read_text(encoding="utf-8")
-    read = read_boot_log(text, "vllm", "m").logged.get("max_model_len")
+    read = _read(entry["name"])[1].logged.get("max_model_len")
     if read is not None:
         assert int(read) == entry["engine_args"]["max_model_len"]
         assert int(read) == entry["logged"].get("max_concurrency_at_tokens", int(read))
