@@ -496,13 +496,30 @@ def _check_heads(text: Mapping[str, Any], family: str, defaulted: Mapping[str, i
                     f"is not divisible by num_kv_heads ({kv})')")  # fmt: skip
 
 
+def _full_every(n: int, pattern: int | None) -> list[str]:
+    """Layer types of `n` layers whose every `pattern`-th is full and the rest slide, as the config classes below
+    derive them ('(i + 1) % pattern'); None: every layer full."""
+    return ["sliding_attention" if pattern and (i + 1) % pattern else "full_attention" for i in range(n)]
+
+
+def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
+    """The per-layer RoPE flags SmolLM3Config and Llama4TextConfig read (1: the layer uses RoPE): `no_rope_layers`,
+    else every `no_rope_layer_interval`-th layer (default 4) without; checked to be 0 or 1 for each layer."""
+    interval = text.get("no_rope_layer_interval", 4)
+    rope = text.get("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or any(flag not in (0, 1) for flag in rope):
+        raise _fail(where, "no_rope_layers", f"must list 0 or 1 for each of the {n} layers, got {rope!r}")
+    return rope
+
+
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
-    """Gemma 2/3 configs that predate `layer_types` (rule in the module docstring)."""
+    """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
+    module docstring; transformers 5.19's Cohere2, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]
     if family == "gemma2":
-        text["layer_types"] = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
+        text["layer_types"] = _full_every(n, 2)
     elif family in ("gemma3", "gemma3_text"):
         pattern = text.get("sliding_window_pattern")
         if pattern is None:
@@ -511,38 +528,28 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
                 "sliding_window_pattern",
                 "is missing and there is no 'layer_types'; which Gemma 3 layers slide cannot be known",
             )
-        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+        text["layer_types"] = _full_every(n, pattern)
     elif family == "cohere2":  # transformers 5.19 Cohere2Config.__post_init__: full every sliding_window_pattern-th
         pattern = text.get("sliding_window_pattern", 4)
         if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
             raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
-        text["layer_types"] = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+        text["layer_types"] = _full_every(n, pattern)
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
-        text["layer_types"] = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
+        text["layer_types"] = _full_every(n, 4)
     elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full;
         # left out: the class default 4096, so the pattern holds)
         stated_null = "sliding_window" in text and text["sliding_window"] is None
-        pattern = None if stated_null else text.get("sliding_window_pattern")
-        text["layer_types"] = [
-            "sliding_attention" if pattern and (i + 1) % pattern else "full_attention" for i in range(n)
-        ]
+        text["layer_types"] = _full_every(n, None if stated_null else text.get("sliding_window_pattern"))
     elif family == "smollm3":  # transformers 5.19 SmolLM3Config.__post_init__: only RoPE-less layers may slide
-        interval = text.get("no_rope_layer_interval", 4)
-        rope = text.get("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n)]
-        if not isinstance(rope, list) or len(rope) != n or any(flag not in (0, 1) for flag in rope):
-            raise _fail(where, "no_rope_layers", f"must list 0 or 1 for each of the {n} layers, got {rope!r}")
+        rope = _no_rope_layers(text, n, where)
         slides = bool(text.get("use_sliding_window")) and text.get("sliding_window") is not None
         text["layer_types"] = ["sliding_attention" if slides and not flag else "full_attention" for flag in rope]
     elif family in ("llama4", "llama4_text"):
         if text.get("attention_chunk_size") is None:
             raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
-        rope = text.get("no_rope_layers") or [
-            int((i + 1) % text.get("no_rope_layer_interval", 4) != 0) for i in range(n)
-        ]
-        if not isinstance(rope, list) or len(rope) != n or any(flag not in (0, 1) for flag in rope):
-            raise _fail(where, "no_rope_layers", f"must list 0 or 1 for each of the {n} layers, got {rope!r}")
+        rope = _no_rope_layers(text, n, where)
         text["layer_types"] = ["chunked_attention" if flag else "full_attention" for flag in rope]
 
 
