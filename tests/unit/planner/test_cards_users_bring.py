@@ -56,17 +56,22 @@ def test_gb200_figures() -> None:
     assert gb200.bandwidth_bytes_per_s == 8.0e12 and "8 TB/s (max)" in (gb200.bandwidth_vendor or "")
     assert (gb200.peak_bf16_tflops, gb200.peak_fp8_tflops) == (2500, 5000)
     assert "'BF16 | 2500 | 5000'" in (gb200.peaks_source or "") and "'FP8 | 5000 | 10000'" in (gb200.peaks_source or "")
-    # by rule (186 GiB x 0.9898), below nvidia-smi's 189471 MiB
+    # nvidia-smi's 189471 MiB less the B200's NVML - runtime gap (183359 - 182630 MiB: nvml_runtime_gap), in a range
+    assert ENTRIES["gb200"].memory_nvml_total_bytes == 189471 * MIB
+    assert gb200.memory_visible_bytes == (189471 - 729) * MIB
     assert gb200.memory_visible_range_bytes is not None and gb200.memory_visible_range_bytes[1] < 189471 * MIB
 
 
-def test_gb300_visible_is_nvidia_smis_not_the_rule() -> None:
-    # 288 GB sold, 284208 MiB (277.55 GiB) in nvidia-smi: the nvidia-hbm rule (x 0.9898 = 285.06 GiB) would be too high
+def test_gb300_visible_is_below_nvidia_smis_not_the_rule() -> None:
+    # 288 GB sold, 284208 MiB (277.55 GiB) in nvidia-smi: the nvidia-hbm rule (x 0.9898 = 285.06 GiB) would be too high;
+    # the runtime sees NVML's total less the B200's gap (nvml_runtime_gap), not NVML's total itself
     gb300 = ENTRIES["gb300"]
-    assert gb300.memory_nominal_bytes == 288 * GIB and gb300.memory_visible_bytes == 284208 * MIB
+    assert gb300.memory_nominal_bytes == 288 * GIB and gb300.memory_nvml_total_bytes == 284208 * MIB
     assert "'NVIDIA GB300, 284208 MiB'" in (gb300.memory_visible_source or "")
+    card = accelerator("gb300")
+    assert card.memory_visible_bytes == (284208 - 729) * MIB
     rule = next(r for r in catalog.accelerators().visible_memory_rules if r.name == "nvidia-hbm")
-    assert 288 * GIB * rule.fraction_low > gb300.memory_visible_bytes
+    assert 288 * GIB * rule.fraction_low > card.memory_visible_bytes
     assert gb300.bandwidth_bytes_per_s == 8.0e12 and "'288 GB HBM3e (8 stacks, 12-high)'" in (
         gb300.bandwidth_vendor or ""
     )
