@@ -691,14 +691,19 @@ def predict(
         model=model,
         fields=fields,
     )
-    if entry.get("unstated_args") and row["logged"]:
+    if entry.get("unstated_args") and (row["logged"] or row.get("kv_gib")):
         # the stored log does not show flags that size the pool (corpus.json unstated_args): the release's defaults
         # stand in, so the row says what they give but is no evidence either way (issue 27: "where the log states
-        # every input")
-        e = (plan.kv_tokens_logged - row["logged"]) / row["logged"]
+        # every input"); a log with no token line is compared on its KV memory per GPU, and set aside the same way
+        if row["logged"]:
+            planned, logged = f"{plan.kv_tokens_logged:,} tokens", f"{row['logged']:,}"
+            e = (plan.kv_tokens_logged - row["logged"]) / row["logged"]
+        else:
+            kv, logged_kv = row["kv_gib"]
+            planned, logged, e = f"{kv:.2f} GiB of KV per GPU", f"{logged_kv:.2f} GiB", kv / logged_kv - 1
         row["skip"] = (
             f"the log does not state {', '.join(entry['unstated_args'])}: at vLLM {version}'s defaults "
-            f"{plan.kv_tokens_logged:,} tokens against {row['logged']:,} logged ({e:+.2%}), not scored"
+            f"{planned} against {logged} logged ({e:+.2%}), not scored"
         )
     return row
 

@@ -50,10 +50,14 @@ def test_an_unnamed_card_is_planned_at_the_logs_total(tmp_path: Path) -> None:
     assert row["fields"]["chip"] == "gpu:79.33GiB"
     assert row["weights"] == "checkpoint bytes (Qwen3.5 MTP layout)"
     # out of sample (checkpoint bytes and the deployment): the pool against 'Current kv cache memory in use is 43.4
-    # GiB', within the 2% the corpus holds rows to
+    # GiB'. The deployment is the banner's of the same comment (corpus.json known_error: max_model_len 183872,
+    # max_num_batched_tokens 40000, vLLM 0.26.0); at the defaults planned until 2026-12-05 it was +1.70% from errors
+    # that offset (weights -0.45 GiB, non-torch +1.94, graphs -0.54). The banner's args are cut (unstated_args), so
+    # the row is shown and not scored
     planned, logged = row["kv_gib"]
     assert logged == 43.4
-    assert planned / logged - 1 == pytest.approx(0.0170, abs=0.0005)
+    assert planned / logged - 1 == pytest.approx(-0.0305, abs=0.0005)
+    assert row["skip"].endswith("(-3.05%), not scored")
 
 
 def test_a_named_or_totalless_card_keeps_its_old_path(tmp_path: Path) -> None:
