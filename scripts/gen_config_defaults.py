@@ -14,6 +14,8 @@ Wrappers (gemma3, llama4, mllama, qwen3_vl, ...) name the model type of their `t
 `refuses_indivisible_hidden_size` marks a class that refuses a hidden_size num_attention_heads does not divide,
 head_dim stated or not (probed on the class: _refuses_indivisible_hidden_size), which vLLM then fails to load.
 `window_needs_flag` marks a class that keeps sliding_window only when use_sliding_window is true (Qwen2/Qwen3).
+`tie_word_embeddings` is the class's default for that field (GPT2Config: true, LlamaConfig: false), which a file
+that leaves it out is served with; absent where the class has no such dataclass field.
 
 Run: python scripts/gen_config_defaults.py (with the pinned transformers installed)
 """
@@ -58,6 +60,14 @@ def _field_defaults(cls: type) -> dict[str, Any]:
         if name in DEFAULTED_FIELDS and type(value) is int:
             out[name] = value
     return out
+
+
+def _tie_word_embeddings(cls: type) -> bool | None:
+    """The dataclass field default of tie_word_embeddings (a bool), None where the class has no such field."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    field = next((f for f in dataclasses.fields(cls) if f.name == "tie_word_embeddings"), None)
+    return field.default if field is not None and isinstance(field.default, bool) else None
 
 
 def _refuses_indivisible_hidden_size(cls: type) -> bool:
@@ -111,6 +121,8 @@ def build() -> dict[str, Any]:
         entry["window_needs_flag"] = _window_needs_flag(cls)
         if _aliases(cls):
             entry["aliases"] = _aliases(cls)
+        if _tie_word_embeddings(cls) is not None:
+            entry["tie_word_embeddings"] = _tie_word_embeddings(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")
         if text_cls is not None and getattr(text_cls, "model_type", ""):
             entry["text_model_type"] = text_cls.model_type

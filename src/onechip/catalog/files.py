@@ -178,6 +178,16 @@ class VersionedRule(VersionRange):
     versions: str = Field(description="Human-readable range of versions.")
 
 
+class SlidingWindowExtraRule(VersionedRule):
+    """Tokens a sliding layer of some model types attends beyond its config's sliding_window, for one range of
+    releases (engines.json `sliding_window_extra`; planner.rules.EngineRules.sliding_window_extra_tokens): the model
+    class passes its attention layer sliding_window + this, the window the KV manager sizes the layer's blocks by."""
+
+    model_types: list[str] = Field(description="config.json model_type values the model class serves.")
+    extra_tokens: int = Field(ge=0, description="Tokens added to the config's sliding_window.")
+    source: str = Field(description="The engine source read, with file and versions.")
+
+
 class TextOnlyClassesRule(VersionRange):
     """The model classes whose own __init__ skips the towers when every modality's --limit-mm-per-prompt is 0, for one
     range of releases before vLLM made it every class's (engines.json `text_only_drops_towers_classes`); any other
@@ -956,6 +966,10 @@ class EngineEntry(StrictModel):
     fp8_kv_source: str = Field(default="", description="Where the fp8 rule comes from.")
     windows_sliding_layers: bool = Field(default=False, description="Pool holds sliding layers windowed.")
     windows_sliding_source: str = Field(default="", description="Where that comes from.")
+    sliding_window_extra: list[SlidingWindowExtraRule] = Field(
+        default_factory=list,
+        description="Model types whose sliding layers attend tokens beyond sliding_window, by version (empty: none).",
+    )
     kv_heads_pad_to_tp: bool = Field(default=True, description="KV heads pad up to a multiple of TP.")
     head_dim_multiple: int | None = Field(
         default=None,
@@ -1638,6 +1652,11 @@ class ConfigClassEntry(StrictModel):
     window_needs_flag: bool = Field(
         default=False,
         description="The class keeps sliding_window only when use_sliding_window is true (Qwen2Config.__post_init__).",
+    )
+    tie_word_embeddings: bool | None = Field(
+        default=None,
+        description="The class default of tie_word_embeddings (GPT2Config: true), served for a file that leaves it "
+        "out (None: the class has no such field).",
     )
 
 

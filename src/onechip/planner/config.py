@@ -195,7 +195,6 @@ _POSITIVE_INTS = (
     "qk_nope_head_dim",
     "v_head_dim",
     "sliding_window_pattern",
-    "max_window_layers",
     "n_routed_experts",
     "top_k_experts",
     "attention_chunk_size",
@@ -234,9 +233,12 @@ _MAXIMA = {
 # max_model_len instead.
 # expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
+# Any integer: Qwen2/Qwen3Config (transformers 5.19) type max_window_layers as int and slide the layers
+# 'i >= self.max_window_layers' (__post_init__), so 0 or less slides every layer (geometry.layer_kinds reads it alike)
+_INTS = ("max_window_layers",)
 # sliding_window: filled only where vLLM reads a window (_default_window), not wherever the class has one.
 WINDOW_FIELD = "sliding_window"
-DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _NON_NEGATIVE_INTS[1:] + (WINDOW_FIELD,))
+DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _INTS + _NON_NEGATIVE_INTS[1:] + (WINDOW_FIELD,))
 POSITIONS_FIELD = "max_position_embeddings"
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")
@@ -281,25 +283,33 @@ def _is_int(value: Any) -> bool:
 
 
 def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] | None = None) -> None:
-    """Wrong types and out-of-range values, before any arithmetic (one line naming the field)."""
+    """Wrong types and out-of-range values, before any arithmetic (one line naming the field). `named`: {the name the
+    planner reads: the name the file gives it} for a field read under another name (read_config), so that the line
+    names the field as the file spells it (GPT-2's n_head, ChatGLM's multi_query_group_num)."""
+    named = named or {}
     for name in _POSITIVE_INTS:
         value = text.get(name)
         if name == "sliding_window_pattern" and text.get("layer_types") is not None:
             continue  # read only to derive layer_types (EXAONE 4.0 files state both, the pattern as 'LLLG')
         if value is not None and (not _is_int(value) or value <= 0):
-            raise _fail(where, name, f"must be a positive integer, got {value!r}")
+            raise _fail(where, named.get(name, name), f"must be a positive integer, got {value!r}")
         if value is not None and value > _MAXIMA.get(name, value):
             raise _fail(
-                where, name, f"is {value:,}: more than any model the planner would serve (at most {_MAXIMA[name]:,})"
-            )
+                where, named.get(name, name),
+                f"is {value:,}: more than any model the planner would serve (at most {_MAXIMA[name]:,})",
+            )  # fmt: skip
+    for name in _INTS:
+        value = text.get(name)
+        if value is not None and not _is_int(value):
+            raise _fail(where, named.get(name, name), f"must be an integer, got {value!r}")
     for name in _NON_NEGATIVE_INTS:
         value = text.get(name)
         if value is not None and (not _is_int(value) or value < 0):
-            raise _fail(where, name, f"must be a non-negative integer, got {value!r}")
+            raise _fail(where, named.get(name, name), f"must be a non-negative integer, got {value!r}")
     for name in _BOOLS:
         value = text.get(name)
         if value is not None and not isinstance(value, bool):
-            raise _fail(where, name, f"must be true or false, got {value!r}")
+            raise _fail(where, named.get(name, name), f"must be true or false, got {value!r}")
     window = text.get("sliding_window")
     if window is not None and (not _is_int(window) or window <= 0):
         raise _fail(where, "sliding_window", f"must be a positive integer or null, got {window!r}")
@@ -310,7 +320,7 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
     for name in _REQUIRED:
         if text.get(name) is None:
             raise _fail(where, name, "is missing; the KV geometry needs it")
-    _check_routing(text, where, named or {})
+    _check_routing(text, where, named)
 
 
 # Model types whose vLLM model builds every MoE layer from num_local_experts with no dense fallback (no `> 0` test as
@@ -470,7 +480,9 @@ def _check_hidden_divides(text: Mapping[str, Any], entry: ConfigClassEntry | Non
         )  # fmt: skip
 
 
-def _check_heads(text: Mapping[str, Any], family: str, defaulted: Mapping[str, int], where: str) -> None:
+def _check_heads(
+    text: Mapping[str, Any], family: str, defaulted: Mapping[str, int], where: str, named: Mapping[str, str]
+) -> None:
     """Query heads must be a whole multiple of each layer's KV heads (grouped-query attention): vLLM's Attention
     layer asserts `num_heads % num_kv_heads == 0` before any weight loads (vllm/model_executor/layers/attention/
     attention.py, 0.30.0 and 0.31.0 sdists), layer by layer, with the model's query heads and the layer's KV heads.
@@ -492,8 +504,8 @@ def _check_heads(text: Mapping[str, Any], family: str, defaulted: Mapping[str, i
             continue
         layer = f" (layer {index})" if field != "num_key_value_heads" else ""
         why = f"num_attention_heads ({heads}) must be a multiple of it"
-        raise _fail(where, field, f"is {kv}{layer}: {why}; the engine fails at load ('num_heads ({heads}) "
-                    f"is not divisible by num_kv_heads ({kv})')")  # fmt: skip
+        raise _fail(where, named.get(field, field), f"is {kv}{layer}: {why}; the engine fails at load "
+                    f"('num_heads ({heads}) is not divisible by num_kv_heads ({kv})')")  # fmt: skip
 
 
 def _full_every(n: int, pattern: int | None) -> list[str]:
@@ -580,32 +592,38 @@ def _nemotron_h_layers(text: dict[str, Any], where: str) -> None:
 _RW_NAMES = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "num_kv_heads": "n_head_kv"}
 
 
-def _falcon_kv_heads(text: dict[str, Any], family: str) -> None:
+def _falcon_kv_heads(text: dict[str, Any], family: str) -> dict[str, str]:
     """num_key_value_heads as FalconAttention allocates it (vllm/model_executor/models/falcon.py, 0.32.0): the config's
     num_kv_heads with new_decoder_architecture, else 1 with multi_query, else the query heads. transformers'
     FalconConfig ('falcon') defaults multi_query to true and num_kv_heads to the query heads; vLLM's RWConfig reads the
-    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, takes n_embed as the width where a file
-    states it ('Backward compatibility with n_embed kwarg': over hidden_size), and turns new_decoder_architecture on
-    at hidden_size 8192 ('Hack for falcon-40b')."""
-    rw = family != "falcon"
-    if rw:
-        if text.get("n_embed") is not None:
-            text["hidden_size"] = text["n_embed"]
+    older names (_RW_NAMES), defaults n_head_kv to 1 and multi_query to true, and turns new_decoder_architecture on
+    at hidden_size 8192 ('Hack for falcon-40b'). Both classes take n_embed as the width where a file states it
+    ('Backward compatibility with n_embed kwarg': over hidden_size, RWConfig.__init__ and transformers 5.19
+    FalconConfig.__post_init__). Returns {the standard name: the file's name} of each field read under another
+    name, which a refusal names (_check_types)."""
+    named: dict[str, str] = {}
+    if text.get("n_embed") is not None:
+        text["hidden_size"], named["hidden_size"] = text["n_embed"], "n_embed"
+    if family != "falcon":
         for name, source in _RW_NAMES.items():
             if text.get(name) is None and source in text:
-                text[name] = text[source]
+                text[name], named[name] = text[source], source
         text.setdefault("num_kv_heads", 1)
         if text.get("hidden_size") == 8192:
             text["new_decoder_architecture"] = True
     if text.get("num_key_value_heads") is not None or text.get("num_attention_heads") is None:
-        return
-    if text.get("new_decoder_architecture"):
-        text["num_key_value_heads"] = text.get("num_kv_heads") or text["num_attention_heads"]
+        return named
+    if text.get("new_decoder_architecture") and text.get("num_kv_heads"):
+        text["num_key_value_heads"] = text["num_kv_heads"]
+        named["num_key_value_heads"] = named.get("num_kv_heads", "num_kv_heads")
+    elif text.get("new_decoder_architecture"):
+        text["num_key_value_heads"] = text["num_attention_heads"]
     elif text.get("multi_query", True):
         text["num_key_value_heads"] = 1
+    return named
 
 
-def _chatglm_fields(text: dict[str, Any]) -> None:
+def _chatglm_fields(text: dict[str, Any]) -> dict[str, str]:
     """The standard names of a ChatGLM file's fields, as vLLM's ChatGLMConfig gives them (vllm/transformers_utils/
     configs/chatglm.py, 0.32.0: attribute_map num_hidden_layers -> num_layers, vocab_size = padded_vocab_size,
     max_position_embeddings = seq_length; defaults num_layers 28, padded_vocab_size 65024, seq_length 2048) and the
@@ -613,15 +631,22 @@ def _chatglm_fields(text: dict[str, Any]) -> None:
     RoPE spans half the head (rope_parameters partial_rotary_factor 0.5, chatglm.py GLMAttention). A file that states
     a standard name itself keeps it: ChatGLMConfig.__init__ sets its own fields, then super().__init__(**kwargs) sets
     the file's num_hidden_layers (through attribute_map: num_layers too), vocab_size and max_position_embeddings over
-    them (transformers 5.19, the 'transformers >= 5.16.1' vLLM 0.32 - 0.34 require)."""
+    them (transformers 5.19, the 'transformers >= 5.16.1' vLLM 0.32 - 0.34 require). Returns {the standard name: the
+    file's name} of each field read under another name, which a refusal names (_check_types)."""
+    named: dict[str, str] = {}
     for name, own, default in (("num_hidden_layers", "num_layers", 28), ("vocab_size", "padded_vocab_size", 65024),
                                ("max_position_embeddings", "seq_length", 2048)):  # fmt: skip
         if name not in text:
             text[name] = text.get(own, default)
+            if own in text:
+                named[name] = own
     text["partial_rotary_factor"] = 0.5
     if text.get("num_key_value_heads") is None and text.get("num_attention_heads") is not None:
         grouped = text.get("multi_query_attention") and text.get("multi_query_group_num") is not None
         text["num_key_value_heads"] = text["multi_query_group_num"] if grouped else text["num_attention_heads"]
+        if grouped:
+            named["num_key_value_heads"] = "multi_query_group_num"
+    return named
 
 
 def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
@@ -821,30 +846,42 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _check_shapes(part, where)
     text = dict(inner) if inner else dict(data)
     family = _family(data, text if inner else data, where)
+    stated = set(text)
     applied, entry = _class_defaults(text, data, family, wrapped=bool(inner))
     cls = (
         None if entry is None else f"{entry.class_name} (transformers {catalog.config_defaults().transformers_version})"
     )
     if family == "nemotron_h":
         _nemotron_h_layers(text, where)
+    # {the name the planner reads: the file's name} of a field read under another name (the class's attribute_map, and
+    # the names the Falcon and ChatGLM classes read): a refusal names the field as the file spells it
+    aliases = (entry.aliases or {}) if entry is not None else {}
+    named = {name: source for name, source in aliases.items() if source in stated and name not in stated}
     if family in ("falcon", "RefinedWeb", "RefinedWebModel"):
-        _falcon_kv_heads(text, family)
+        named |= _falcon_kv_heads(text, family)
     if family == "chatglm":
-        _chatglm_fields(text)
+        named |= _chatglm_fields(text)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
-    _check_types(text, where, {name: source for name, source in (entry.aliases or {}).items() if source in text}
-                 if entry is not None else None)  # fmt: skip
+    _check_types(text, where, named)
     _check_hidden_divides(text, entry, where)
     if family == "gpt_bigcode":
         _gpt_bigcode_fields(text, where)
     _apply_family_rules(text, family, where)
     _default_window(text, entry, applied)
-    _check_heads(text, family, applied, where)
+    _check_heads(text, family, applied, where, named)
     _check_experts(text, family, where)
     text["model_type"] = family
     dtype, dtype_map = _config_dtype(data, inner, where)
-    tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", False))
+    # left out: the class default (catalog/config_defaults.json tie_word_embeddings: GPT2Config's true), named in the
+    # plan as the other defaults are; with no class default, false
+    tie_stated = [part["tie_word_embeddings"] for part in (text, data) if "tie_word_embeddings" in part]
+    if tie_stated:
+        tied = tie_stated[0]
+    elif entry is not None and entry.tie_word_embeddings is not None:
+        tied = applied["tie_word_embeddings"] = entry.tie_word_embeddings
+    else:
+        tied = False
     if not isinstance(tied, bool):
         raise _fail(where, "tie_word_embeddings", f"must be true or false, got {tied!r}")
     return ModelConfig(

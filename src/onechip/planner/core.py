@@ -85,6 +85,7 @@ from onechip.planner.weights import (
     Offload,
     Tensor,
     decode_bytes_per_step,
+    dropped_names,
     nextn_layers,
     offloaded_layers,
     weights_by_component,
@@ -770,13 +771,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
     dims = tpu_rule if tpu_rule is not None else rules  # head_dim padding of the cache (vllm-tpu)
     text = src.text_config
-    window = text.get("sliding_window")
-    if (
-        family == "cohere2"
-        and isinstance(window, int)
-        and not older_than(request.engine_version, COHERE2_WINDOW_PLUS_ONE_SINCE)
-    ):
-        text = {**text, "sliding_window": window + 1}
+    window, extra = text.get("sliding_window"), rules.sliding_window_extra_tokens(family, request.engine_version)
+    if isinstance(window, int) and extra:  # the window the model class passes its sliding layers (engines.json)
+        text = {**text, "sliding_window": window + extra}
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
@@ -831,7 +828,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
-                                        tie_word_embeddings=src.config.tie_word_embeddings),
+                                        tie_word_embeddings=src.config.tie_word_embeddings,
+                                        dropped=dropped_names(src.config.data.get("architectures"))),
         notes=notes, mm=mm, towers=towers,
     )  # fmt: skip
 
@@ -1055,10 +1053,6 @@ def _cpu_held_verdict(r: _Resolved, pool: int, verdict: tuple[str, str]) -> tupl
 # 0.28.0's); _max_memory_usage_bytes_from_groups sums the blocks of every group from 0.19.0 (0.14.0 - 0.18.1 count
 # those of the first group's spec: 'blocks_needed = cdiv(any_spec.max_memory_usage_bytes(...), page_size)')
 NULL_BLOCK_HELD_SINCE = "0.29.0"
-# Cohere2's sliding layers attend sliding_window + 1 tokens ("cohere swa layer sees [pos - sliding_window, pos]"), and
-# CohereAttention passes that as the layer's window, which the KV manager sizes its blocks by
-# (vllm/model_executor/models/commandr.py of the 0.29.0 - 0.32.0 sdists; 0.28.0 passes sliding_window)
-COHERE2_WINDOW_PLUS_ONE_SINCE = "0.29.0"
 GROUPS_SUMMED_SINCE = "0.19.0"
 
 
@@ -1066,8 +1060,9 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     """The Plan of a resolved request and its budget: every figure, the per-layer table, flags, verdict."""
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
     decode = decode_bytes_per_step(
-        r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config)
-    )
+        r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config),
+        dropped_names(r.src.config.data.get("architectures")),
+    )  # fmt: skip
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
         chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
@@ -2652,7 +2647,8 @@ def _stages(r: _Resolved) -> list[Stage]:
     ranges = pp_stage_layers(len(r.geometry.layers), pp)
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=r.towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
-                               nextn=nextn_layers(r.src.text_config))  # fmt: skip
+                               nextn=nextn_layers(r.src.text_config),
+                               dropped=dropped_names(r.src.config.data.get("architectures")))  # fmt: skip
     return [
         Stage(
             geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1, offload=_offload(r, layers)
@@ -2669,6 +2665,7 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     return offloaded_layers(
         r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
         tensor_parallel_size=r.request.tensor_parallel_size, layers=layers, nextn=nextn_layers(r.src.text_config),
+        dropped=dropped_names(r.src.config.data.get("architectures")),
     )  # fmt: skip
 
 

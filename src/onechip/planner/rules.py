@@ -158,6 +158,15 @@ class EngineRules(EngineEntry):
         names = {str(a) for a in architectures} if isinstance(architectures, list | tuple) else set()
         return rule is not None and not names & set(rule.architectures)
 
+    def sliding_window_extra_tokens(self, model_type: str, engine_version: str | None) -> int:
+        """Tokens a sliding layer of `model_type` attends beyond its sliding_window at `engine_version` (None: the
+        newest, the rule without max_version): the sliding_window_extra rule naming it there, else 0."""
+        for rule in self.sliding_window_extra:
+            newest = engine_version is None and rule.max_version is None
+            if model_type in rule.model_types and (newest or (engine_version and rule.covers(engine_version))):
+                return rule.extra_tokens
+        return 0
+
     def text_only_classes(self, engine_version: str | None) -> TextOnlyClassesRule | None:
         """The text_only_drops_towers_classes range covering `engine_version` (None: the newest, covered by none)."""
         if engine_version is None:

@@ -99,6 +99,24 @@ MTP = "mtp"
 # through models/utils.py skip_spec_layers, 0.34.0) and only the MTP drafter (deepseek_mtp.py) loads them: see
 # nextn_layers.
 
+# Tensors a checkpoint stores that the model's loader drops by name (vLLM 0.32.0 sdist), counted in no component:
+# every model's, the RoPE buffers of old or GPTQModel-quantized checkpoints (AutoWeightsLoader.load_weights applies
+# REMOVE_UNUSED_ROTARY_EMBEDS_MAPPER, vllm/model_executor/models/utils.py; the models with their own loop skip
+# 'rotary_emb.inv_freq' alike, llama.py and deepseek_v2.py); and per architecture, the WeightsMapper
+# orig_to_new_substr entries mapped to None of its class: GPT-2's and GPT-J's attention-mask buffers (gpt2.py
+# GPT2Model.hf_to_vllm_mapper, "Drop attention mask buffers"; gpt_j.py GPTJForCausalLM.hf_to_vllm_mapper), ERNIE-4.5
+# MoE's MTP layers (ernie45_moe.py Ernie4_5_MoeModel.hf_to_vllm_mapper {"mtp": None}: model.mtp_block.N.*,
+# model.mtp_linear_proj.N.*, ...). A name holding any of these strings is dropped (WeightsMapper: 'If a key maps to a
+# value of None, the corresponding weight is ignored').
+_DROPPED_BY_EVERY_LOADER = ("rotary_emb.inv_freq", "rotary_pos_emb.inv_freq", "rotary_emb.cos_cached",
+                            "rotary_emb.sin_cached")  # fmt: skip
+_DROPPED_BY_LOADER: dict[str, tuple[str, ...]] = {
+    "GPT2LMHeadModel": (".attn.bias", ".attn.masked_bias"),
+    "GPTJForCausalLM": ("attn.bias", "attn.masked_bias"),
+    "Ernie4_5_MoeForCausalLM": ("mtp",),
+}
+DROPPED = "dropped"
+
 # (prefix, component), first match wins; prefixes are anchored at the start of the tensor name.
 # Layouts: Llama/Qwen/Mistral ('model.', 'lm_head.'); Gemma 3/3n/4 multimodal ('model.language_model.',
 # 'model.vision_tower.', 'model.audio_tower.', 'model.embed_vision.', 'model.embed_audio.'); Qwen2-VL/2.5-VL
@@ -342,8 +360,17 @@ def nextn_layers(text: Mapping[str, Any]) -> range:
     return range(first, first + int(text.get("num_nextn_predict_layers") or 0))
 
 
-def _component(name: str, nextn: range) -> str:
-    """component_of, with the decoder layers in `nextn` (nextn_layers) as MTP."""
+def dropped_names(architectures: Any) -> tuple[str, ...]:
+    """The name parts whose tensors the loader of a config's `architectures` drops (_DROPPED_BY_LOADER)."""
+    names = [str(a) for a in architectures] if isinstance(architectures, list | tuple) else []
+    return _DROPPED_BY_EVERY_LOADER + tuple(part for a in names for part in _DROPPED_BY_LOADER.get(a, ()))
+
+
+def _component(name: str, nextn: range, dropped: tuple[str, ...] = ()) -> str:
+    """component_of, with the decoder layers in `nextn` (nextn_layers) as MTP and a name holding a part of `dropped`
+    (dropped_names) as DROPPED."""
+    if any(part in name for part in dropped):
+        return DROPPED
     if any(name.startswith(f"model.layers.{i}.") for i in nextn):  # vLLM's own test, name by name
         return MTP
     return component_of(name)
@@ -359,18 +386,24 @@ def weights_by_component(
     mtp: bool = False,
     nextn: range = range(0),
     tie_word_embeddings: bool = False,
+    dropped: tuple[str, ...] = (),
 ) -> dict[str, int]:
     """Resident bytes per component. Only the towers in `towers` are counted (none for text-only
     serving; the engine rules say which towers an engine loads), and the MTP layers ('mtp.', and the decoder layers
     in `nextn`: nextn_layers) only with `mtp` (MTP speculative decoding loads them; see MTP). With
-    `tie_word_embeddings` an LM head the checkpoint stores is not loaded (_skipped_head). Floating tensors are
-    counted at `served_dtype` (None = as stored); with `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4
-    expert tensors, with `mxfp4` = (layout, tensor-parallel size), by mxfp4_loaded_bytes."""
+    `tie_word_embeddings` an LM head the checkpoint stores is not loaded (_skipped_head), nor a tensor the loader
+    drops by name (`dropped`: dropped_names). Floating tensors are counted at `served_dtype` (None = as stored); with
+    `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert tensors, with `mxfp4` = (layout,
+    tensor-parallel size), by mxfp4_loaded_bytes."""
     loaded = set(towers) | ({MTP} if mtp else set())
     out: dict[str, int] = {}
     for t in tensors:
-        comp = _component(t.name, nextn)
-        if (comp in (*TOWERS, MTP) and comp not in loaded) or _skipped_head(comp, tie_word_embeddings):
+        comp = _component(t.name, nextn, dropped)
+        if (
+            comp == DROPPED
+            or (comp in (*TOWERS, MTP) and comp not in loaded)
+            or _skipped_head(comp, tie_word_embeddings)
+        ):
             continue
         size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
         if size is None:
@@ -392,7 +425,11 @@ def _skipped_head(component: str, tie_word_embeddings: bool) -> bool:
 
 
 def decode_bytes_per_step(
-    tensors: Iterable[Tensor], served_dtype: str | None, tie_word_embeddings: bool, nextn: range = range(0)
+    tensors: Iterable[Tensor],
+    served_dtype: str | None,
+    tie_word_embeddings: bool,
+    nextn: range = range(0),
+    dropped: tuple[str, ...] = (),
 ) -> int:
     """Weight bytes one decode step streams from memory for the text model.
 
@@ -400,11 +437,12 @@ def decode_bytes_per_step(
     embedding are gathered (one row per token), not streamed; but with tied embeddings the LM head
     reads the whole embedding matrix, so it is counted once (seed article, "4.38 GiB of the 8.97 GiB
     resident is per-layer embedding tables ... gathered per token, not streamed"). Towers are not
-    run during text decode, nor the MTP layers ('mtp.', and the decoder layers in `nextn`: nextn_layers).
+    run during text decode, nor the MTP layers ('mtp.', and the decoder layers in `nextn`: nextn_layers), nor what the
+    loader drops (`dropped`: dropped_names).
     """
     total = 0
     for t in tensors:
-        comp = _component(t.name, nextn)
+        comp = _component(t.name, nextn, dropped)
         if _skipped_head(comp, tie_word_embeddings):
             continue
         if comp in (LANGUAGE_MODEL, LM_HEAD) or (comp == EMBEDDINGS and tie_word_embeddings):
@@ -423,6 +461,7 @@ def weights_by_stage(
     towers: Iterable[str] = TOWERS,
     tie_word_embeddings: bool = False,
     nextn: range = range(0),
+    dropped: tuple[str, ...] = (),
 ) -> list[int]:
     """Resident bytes per pipeline stage, `stages` being each stage's decoder-layer indices.
 
@@ -432,14 +471,18 @@ def weights_by_stage(
     with tie_word_embeddings the last stage builds its own embed_tokens for the LM head ('is_first_rank or
     (tie_word_embeddings and is_last_rank)'), so a tied embedding is resident twice. The MTP layers ('mtp.', and
     the decoder layers in `nextn`) are not loaded (MTP: the target model skips them; speculative decoding is not
-    planned with PP). Raises
-    ConfigError for a decoder tensor whose layer index lies outside every stage."""
+    planned with PP), nor what the loader drops (`dropped`: dropped_names). Raises ConfigError for a decoder tensor
+    whose layer index lies outside every stage."""
     loaded = set(towers)
     out = [0] * len(stages)
     last = len(stages) - 1
     for t in tensors:
-        comp = _component(t.name, nextn)
-        if comp == MTP or (comp in TOWERS and comp not in loaded) or _skipped_head(comp, tie_word_embeddings):
+        comp = _component(t.name, nextn, dropped)
+        if (
+            comp in (MTP, DROPPED)
+            or (comp in TOWERS and comp not in loaded)
+            or _skipped_head(comp, tie_word_embeddings)
+        ):
             continue
         size = t.nbytes(served_dtype)
         match = _LAYER_INDEX.search(t.name) if comp == LANGUAGE_MODEL else None
@@ -476,6 +519,7 @@ def offloaded_layers(
     tensor_parallel_size: int,
     layers: range | None = None,
     nextn: range = range(0),
+    dropped: tuple[str, ...] = (),
 ) -> Offload:
     """vLLM's --cpu-offload-gb on one GPU (engines.json `cpu_offload_rules`: vllm/model_executor/models/utils.py
     maybe_offload_to_cpu): decoder layers in index order (make_layers; `layers`: the ones on this pipeline
@@ -485,10 +529,10 @@ def offloaded_layers(
     here too: a few MiB). Embeddings and the LM head are not decoder layers and stay. A layer holding expert tensors
     ('experts' in a name) counts as MoE. Tensors of a layer are taken in checkpoint-name order, not the module's
     parameter order: the two differ only in which parameter crosses the budget. The MTP layers in `nextn`
-    (nextn_layers) are not the target model's and are never offloaded."""
+    (nextn_layers) are not the target model's and are never offloaded, nor what the loader drops (`dropped`)."""
     per_layer: dict[int, list[Tensor]] = {}
     for t in tensors:
-        match = _LAYER_INDEX.search(t.name) if _component(t.name, nextn) == LANGUAGE_MODEL else None
+        match = _LAYER_INDEX.search(t.name) if _component(t.name, nextn, dropped) == LANGUAGE_MODEL else None
         if match is None:
             continue
         index = int(match.group(1))

@@ -188,11 +188,12 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
     stated = read_config({**starcoder2, "head_dim": 96}, "s")
     assert stated.text["head_dim"] == 96
     # Issue 27 overrides issue 12 here: a Gemma 3 config without head_dim is served with Gemma3TextConfig's
-    # default (256; transformers 5.19 configuration_gemma3.py), as vLLM loads it, and the plan names the field.
+    # default (256; transformers 5.19 configuration_gemma3.py), as vLLM loads it, and the plan names the field; the
+    # file states no tie_word_embeddings either, which Gemma3TextConfig defaults to true (the same file)
     gemma3 = {k: v for k, v in _config("google--gemma-3-27b-it.json").items()}
     gemma3["text_config"] = {k: v for k, v in gemma3["text_config"].items() if k != "head_dim"}
     read = read_config(gemma3, "gemma-3-27b-it")
-    assert read.text["head_dim"] == 256 and read.defaults_applied == {"head_dim": 256}
+    assert read.text["head_dim"] == 256 and read.defaults_applied == {"head_dim": 256, "tie_word_embeddings": True}
     assert (read.defaults_class or "").startswith("Gemma3TextConfig")
 
 

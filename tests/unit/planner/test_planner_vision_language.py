@@ -76,9 +76,11 @@ def test_the_text_config_of_a_published_wrapper_gives_the_kv_geometry(
 
 def test_llava_next_text_config_without_layers_is_planned_with_mistral_defaults_and_says_so(tmp_path: Path) -> None:
     # the Hub config.json's text_config states no num_hidden_layers, hidden_size or num_attention_heads;
-    # transformers 5.19 MistralConfig gives 32 / 4,096 / 32 (catalog/config_defaults.json), as vLLM loads it
+    # transformers 5.19 MistralConfig gives 32 / 4,096 / 32 (catalog/config_defaults.json), as vLLM loads it, and
+    # tie_word_embeddings false, which the file leaves out too
     config = read_config(_config(corpus_entry(LLAVA)), "llava-v1.6-mistral-7b-hf")
-    assert config.defaults_applied == {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}
+    assert config.defaults_applied == {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
+                                       "tie_word_embeddings": False}  # fmt: skip
     _, plan = _plan(tmp_path, LLAVA, "h100", "0.10.2", utilization=0.9)
     (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
     assert "num_hidden_layers=32" in warning.message and "MistralConfig" in warning.message
