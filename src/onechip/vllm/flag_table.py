@@ -148,6 +148,10 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
     # vllm/engine/arg_utils.py: the field exists from 0.9.0 (not in the 0.8.5 wheel); V0 runs it up to 0.10.2
     FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
+    # the plan's enable_extensible_kv_cache False (planner.core._extensible_kv_cache_setting): vLLM 0.34 declares the
+    # field bool, which get_kwargs gives argparse.BooleanOptionalAction, hence --no-enable-extensible-kv-cache
+    # (vllm/engine/arg_utils.py of the 0.34.0 sdist; its own hint: 'Disable it with --no-enable-extensible-kv-cache')
+    FlagSpec("--no-enable-extensible-kv-cache", "switch", setting="enable_extensible_kv_cache"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
     # vllm/engine/arg_utils.py: first in the 0.10.1 sdist (not in 0.10.0)
     FlagSpec(

@@ -433,7 +433,18 @@ def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, 
         elif override.remove:
             flags.by_name.pop(override.name, None)
         else:
+            _drop_opposite(override, flags, warnings)
             flags.put(override.name, override.value, "--set on the command line", "set")
+
+
+def _drop_opposite(override: Override, flags: _Flags, warnings: list[str]) -> None:
+    """A `--set` of a switch's other spelling (--X for --no-X, argparse.BooleanOptionalAction's pair) replaces the one
+    on the command, which vLLM would otherwise read last-wins; one the plan wrote is said with the plan's reason."""
+    name = override.name.removeprefix("--")
+    opposite = f"--{name.removeprefix('no-')}" if name.startswith("no-") else f"--no-{name}"
+    dropped = flags.by_name.pop(opposite, None)
+    if dropped is not None and dropped.origin == "plan":
+        warnings.append(f"--set {override.item.strip()} replaces the plan's {opposite} ({dropped.reason})")
 
 
 # vLLM refuses --enable-auto-tool-choice without a --tool-call-parser before it loads anything:
