@@ -5,9 +5,8 @@ The files live beside this module as JSON; catalog/files.py holds one strict mod
 returns the file as its validated model, so a misspelt key is an error naming the file and the key, not a
 value silently left at its default, and every caller reads the same typed fields. One accessor per file
 gives the model its type: accelerators(), engines(), models(), prices(), serve_families(), cloud_tpu(),
-serving_measurements(), billing_skus(),
-gpus(), config_defaults(), vllm_architectures(), vllm_registries(), inventory(name). No entry is ever hard-coded in
-Python.
+serving_measurements(), billing_skus(), gpus(), config_defaults(), vllm_architectures(), vllm_registries(),
+vllm_flags(), inventory(name). No entry is ever hard-coded in Python.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from onechip.catalog.files import (
     ServeFamiliesFile,
     ServingMeasurementsFile,
     VllmArchitecturesFile,
+    VllmFlagsFile,
     VllmRegistriesFile,
     file_model,
 )
@@ -153,3 +153,9 @@ def _first_problem(exc: ValidationError) -> str:
     what = {"extra_forbidden": "unknown key", "missing": "missing key"}.get(first["type"], first["msg"])
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{where}: {what}{more}"
+
+
+def vllm_flags() -> VllmFlagsFile:
+    """vllm_flags.json: the first and last vLLM release whose serve parser accepts each flag onechip writes
+    (scripts/gen_vllm_flags.py)."""
+    return _typed("vllm_flags", VllmFlagsFile)

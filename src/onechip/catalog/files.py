@@ -1785,6 +1785,36 @@ class VllmRegistriesFile(_File):
         return None
 
 
+class FlagReleases(StrictModel):
+    """When vLLM's serve parser first and last accepts one flag onechip writes, over the releases read
+    (vllm_flags.json, scripts/gen_vllm_flags.py)."""
+
+    first_in: str | None = Field(description="The oldest release read that accepts it; None: none does.")
+    absent_in: str | None = Field(
+        description="The newest release read before first_in that does not; None: the oldest release read does."
+    )
+    last_in: str | None = Field(description="The newest release read that accepts it.")
+    gone_in: str | None = Field(description="The release read after last_in; None: the newest release read has it.")
+    source: str = Field(description="Where first_in declares it (file and form), or that no release read does.")
+    missing_in: list[str] = Field(default_factory=list, description="Releases read in between that refuse it.")
+    spelled: list[str] = Field(
+        default_factory=list, description="The flag(s) argparse reads it as, where it is an abbreviation of one."
+    )
+
+    @property
+    def since(self) -> str | None:
+        """The first release known to accept it; None where the oldest release read already does."""
+        return None if self.absent_in is None else self.first_in or self.absent_in
+
+
+class VllmFlagsFile(_File):
+    date: str = Field(description="ISO date it was generated.")
+    source: str = Field(description="What was read in each release.")
+    releases_read: list[str] = Field(description="The releases whose sources were read, oldest first.")
+    releases_not_read: dict[str, str] = Field(description="Releases not read, with why.")
+    flags: dict[str, FlagReleases] = Field(description="Each flag onechip writes, by name ('--max-model-len').")
+
+
 FILES: dict[str, type[StrictModel]] = {
     "accelerators": AcceleratorsFile,
     "engines": EnginesFile,
@@ -1798,6 +1828,7 @@ FILES: dict[str, type[StrictModel]] = {
     "config_defaults": ConfigDefaultsFile,
     "vllm_architectures": VllmArchitecturesFile,
     "vllm_registries": VllmRegistriesFile,
+    "vllm_flags": VllmFlagsFile,
 }
 
 

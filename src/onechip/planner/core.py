@@ -534,34 +534,58 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
 # when it is on and no utilization is given; vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks sizes the
 # pool from the memory free after CUDA-graph capture and warmup, less the larger of the transient peak and the torch
 # reservation growth and a margin; 'Available KV cache memory' is then the reserved capacity (the 0.34.0 sdist; absent
-# from the 0.33.0 sdist)
+# from the 0.33.0 sdist). VllmConfig._resolve_extensible_kv_cache (vllm/config/vllm.py) turns it on when it is unset and
+# nothing rules it out: a platform other than CUDA or ROCm, kv_cache_memory_bytes, num_gpu_blocks_override, elastic EP
+# or a KV connector (onechip writes none of the last three); set False it is off, which no setting onechip writes
+# refuses (only a connector that imports the cache through file descriptors does).
 EXTENSIBLE_KV_CACHE_SINCE = "0.34.0"
+_EXTENSIBLE_SOURCE = (
+    "vllm/config/cache.py CacheConfig.enable_extensible_kv_cache, vllm/config/vllm.py _resolve_extensible_kv_cache, "
+    "vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks (the 0.34.0 sdist)"
+)
 
 
-def _extensible_kv_cache_warnings(r: _Resolved) -> list[PlanWarning]:
-    """A plan for vLLM 0.34+ on an NVIDIA or AMD card with the pool left to the engine: the engine's default sizing
-    is not the one planned (EXTENSIBLE_KV_CACHE_SINCE), said with the flag that keeps the planned one."""
+def _extensible_kv_cache_on(r: _Resolved) -> bool:
+    """The plan's vLLM release turns the extensible KV cache on by default for it (EXTENSIBLE_KV_CACHE_SINCE): 0.34+
+    on an NVIDIA or AMD card (vLLM's CUDA and ROCm platforms) with the pool left to the engine."""
     version = r.request.engine_version or r.rules.release
-    if (
+    return not (
         r.engine != "vllm-gpu"
         or r.acc.kind != "gpu"
         or r.acc.manufacturer not in ("NVIDIA", "AMD")
         or r.request.kv_cache_memory_bytes is not None
         or version is None
         or older_than(version, EXTENSIBLE_KV_CACHE_SINCE)
-    ):
+    )
+
+
+def _extensible_kv_cache_warnings(r: _Resolved) -> list[PlanWarning]:
+    """Why a plan for such a release serves with --no-enable-extensible-kv-cache (_extensible_kv_cache_setting)."""
+    if not _extensible_kv_cache_on(r):
         return []
-    default = "" if r.request.utilization is not None else " and gpu_memory_utilization defaults to 1.0 there"
+    version = r.request.engine_version or r.rules.release
     return [
         PlanWarning(
             code="extensible-kv-cache",
             message=f"vLLM {version} sizes the KV cache after CUDA-graph capture and warmup by default on this card "
-            f"(the extensible KV cache){default}, which onechip does not model: the plan is the profiled sizing that "
-            "--no-enable-extensible-kv-cache keeps, and without that flag the engine's pool differs",
-            source="vllm/config/cache.py CacheConfig.enable_extensible_kv_cache and resolved_gpu_memory_utilization, "
-            "vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks (the 0.34.0 sdist)",
+            "(the extensible KV cache), which onechip does not model: the command carries "
+            "--no-enable-extensible-kv-cache, so the engine sizes the pool by profiling, as planned",
+            source=_EXTENSIBLE_SOURCE,
         )
     ]
+
+
+def _extensible_kv_cache_setting(r: _Resolved) -> ServeSetting[bool] | None:
+    """enable_extensible_kv_cache False where the plan's release would turn it on (the pool planned is the profiled
+    one), else None (the engine's default is the sizing planned)."""
+    if not _extensible_kv_cache_on(r):
+        return None
+    return ServeSetting[bool](
+        value=False,
+        source="planner",
+        reason="the pool planned is the profiled one; this release would otherwise size it after warmup "
+        f"(the extensible KV cache, {EXTENSIBLE_KV_CACHE_SINCE} on CUDA and ROCm), which onechip does not model",
+    )
 
 
 def _pow2_at_least(n: int) -> int:
@@ -1278,6 +1302,7 @@ def _serve_settings(
         max_num_batched_tokens=_batched_tokens(
             rules, r.src, r.mm.served, request.max_num_batched_tokens, warnings
         ),
+        enable_extensible_kv_cache=_extensible_kv_cache_setting(r),
         max_num_seqs=ServeSetting[int](
             value=request.max_num_seqs, reason="the sampler warm-up and activation estimate assume it", source="request"
         ) if request.max_num_seqs is not None else None,

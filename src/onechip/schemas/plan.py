@@ -56,6 +56,11 @@ class ServeSettings(ResultModel):
     enable_prefix_caching: ServeSetting[bool] | None = Field(
         default=None, description="Prefix caching (False: planned and served without it, --no-enable-prefix-caching)."
     )
+    enable_extensible_kv_cache: ServeSetting[bool] | None = Field(
+        default=None,
+        description="False: served with --no-enable-extensible-kv-cache, so a vLLM that would size the pool after "
+        "warmup (0.34 on CUDA and ROCm) sizes it by profiling, as planned.",
+    )
     max_num_seqs: ServeSetting[int] | None = Field(default=None, description="Most sequences per step.")
     mamba_ssm_cache_dtype: ServeSetting[str] | None = Field(
         default=None, description="SSM / temporal state dtype of a hybrid model (vLLM --mamba-ssm-cache-dtype)."

@@ -5,6 +5,7 @@ schemas.plan.ServeSettings), where it goes in the command, and from which engine
     FLAGS                                   the table, in the seed article's command order
     spec(name) -> FlagSpec | None           a row by flag ('--max-model-len') or env var name
     older_than(version, row.since)          the planned engine predates a flag
+    refusal(name, version) -> str | None    why a release refuses a flag (catalog/vllm_flags.json)
     parse_sets(["max-model-len=16384"])     `--set` items, parsed (flags and env vars)
     planner_values(sets) -> {field: value}  the memory-sizing items among `--set`, as planner inputs
     with_sets(request) -> PlanRequest       a PlanRequest with the planner inputs among its `--set` applied
@@ -24,6 +25,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from onechip import catalog
+from onechip.catalog.files import release_key
 from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import HUMAN_INT, build_request, flag_of, read_human_int, read_mm_limits
@@ -49,8 +52,9 @@ class FlagSpec:
     sizes_memory: the planner's memory arithmetic depends on its value (a `--set` of it re-plans).
     setting: the plan setting / PlanRequest field it spells (None: not a planner input).
     seed: in the seed article's command, placed in table order; else placed as added (`last`: at the end).
-    since: the first vLLM release with it, with its source (None: every version onechip's rules cover).
-    until: the first vLLM release without it (None: every newer one has it).
+    since / until (properties): the first vLLM release whose serve parser accepts it and the first after that no
+    longer does, from catalog/vllm_flags.json (scripts/gen_vllm_flags.py, read in every release's sources); None:
+    the oldest release read already accepts it / the newest still does.
     engines: engine rule sets it is written for (None: any).
     scale: an env var's unit in the setting's (VLLM_CPU_KVCACHE_SPACE is GiB of a byte setting).
     reason: why onechip writes it this way, where that differs from the setting's own reason (env vars).
@@ -63,8 +67,6 @@ class FlagSpec:
     setting: str | None = None
     seed: bool = False
     last: bool = False
-    since: str | None = None
-    until: str | None = None
     engines: tuple[str, ...] | None = None
     scale: int = 1
     reason: str = ""
@@ -73,6 +75,18 @@ class FlagSpec:
     @property
     def is_env(self) -> bool:
         return not self.name.startswith("--")
+
+    @property
+    def since(self) -> str | None:
+        """The first vLLM release read that accepts it (None: the oldest release read does, or no entry)."""
+        entry = catalog.vllm_flags().flags.get(self.name)
+        return None if entry is None else entry.since
+
+    @property
+    def until(self) -> str | None:
+        """The first vLLM release read after the newest that accepts it (None: the newest release read does)."""
+        entry = catalog.vllm_flags().flags.get(self.name)
+        return None if entry is None else entry.gone_in
 
     def spell(self, value: Any, version: str | None = None) -> tuple[bool, str | None]:
         """(written?, its value text) for a setting's typed value: a switch is written bare when on (--no-X: off), the
@@ -112,7 +126,8 @@ class FlagSpec:
 ALLOW_DEPRECATED_QUANTIZATION = "--allow-deprecated-quantization"
 _SEED = "seed article, 'This is the configuration the rest of the article defends'"
 FLAGS: tuple[FlagSpec, ...] = (
-    # the seed article's docker command, in its order (vllm/flags.py docstring)
+    # the seed article's docker command, in its order (vllm/flags.py docstring). The releases whose serve parser
+    # accepts each flag are catalog/vllm_flags.json's (FlagSpec.since / until, refusal), read in every release's sources
     FlagSpec("--dtype", "str", sizes_memory=True, setting="dtype", seed=True),
     FlagSpec("--kv-cache-dtype", "str", sizes_memory=True, setting="kv_cache_dtype", seed=True),
     FlagSpec("--max-model-len", "int", sizes_memory=True, setting="max_model_len", seed=True),
@@ -123,46 +138,38 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--block-size", "int", sizes_memory=True, setting="block_size", seed=True),
     FlagSpec("--enable-prefix-caching", "switch", seed=True),
     # the plan's enable_prefix_caching False (vllm/flags.py drops the launch rule's --enable-prefix-caching for it):
-    # vllm/engine/arg_utils.py of 0.6.6 declares the flag with argparse.BooleanOptionalAction, which adds the negative;
+    # vllm/engine/arg_utils.py declares the flag with argparse.BooleanOptionalAction (0.6.5 on), which adds the
+    # negative;
     # both spellings size a hybrid model's state pages (PlanRequest.enable_prefix_caching): a --set of either re-plans
-    FlagSpec(
-        "--no-enable-prefix-caching", "switch", sizes_memory=True, setting="enable_prefix_caching", seed=True,
-        since="0.6.6",
-    ),
+    FlagSpec("--no-enable-prefix-caching", "switch", sizes_memory=True, setting="enable_prefix_caching", seed=True),
     FlagSpec("--disable-chunked-mm-input", "switch", seed=True),
     FlagSpec("--limit-mm-per-prompt", "mm-limits", sizes_memory=True, setting="limit_mm_per_prompt", seed=True),
-    # vllm/engine/arg_utils.py: first in the 0.17.0 sdist (not in 0.16.0)
-    FlagSpec("--language-model-only", "switch", sizes_memory=True, setting="language_model_only", since="0.17.0"),
-    # both first in 0.6.0 (vllm/entrypoints/openai/cli_args.py of the 0.6.0 sdist, parsers mistral and hermes; not in
-    # the 0.5.5 sdist)
-    FlagSpec("--enable-auto-tool-choice", "switch", seed=True, since="0.6.0", feature="tool calling"),
-    FlagSpec("--tool-call-parser", "str", seed=True, since="0.6.0", feature="tool calling"),
-    # first in 0.7.1 (vllm/entrypoints/openai/cli_args.py; not in the 0.7.0 sdist); before 0.9.0 it acts only beside
-    # --enable-reasoning, which serve_families.json launch_rules add for those releases
-    FlagSpec("--reasoning-parser", "str", seed=True, since="0.7.1", feature="reasoning kept apart from the answer"),
+    FlagSpec("--language-model-only", "switch", sizes_memory=True, setting="language_model_only"),
+    FlagSpec("--enable-auto-tool-choice", "switch", seed=True, feature="tool calling"),
+    FlagSpec("--tool-call-parser", "str", seed=True, feature="tool calling"),
+    # before 0.9.0 it acts only beside --enable-reasoning, which serve_families.json launch_rules add for those releases
+    FlagSpec("--reasoning-parser", "str", seed=True, feature="reasoning kept apart from the answer"),
     # 0.7.1 - 0.8.x: the reasoning parser acts only with it; 0.9.0 deprecated it, 0.10.0's parser has no such flag
-    # (vllm/engine/arg_utils.py of the 0.9.0 and 0.10.0 sdists)
-    FlagSpec("--enable-reasoning", "switch", since="0.7.1", until="0.10.0"),
+    FlagSpec("--enable-reasoning", "switch"),
     # planned flags the seed does not write, in the order the planner adds them
     FlagSpec("--pipeline-parallel-size", "int", sizes_memory=True, setting="pipeline_parallel_size"),
     FlagSpec("--enforce-eager", "switch", sizes_memory=True, setting="enforce_eager"),
-    # vllm/engine/arg_utils.py: the field exists from 0.9.0 (not in the 0.8.5 wheel); V0 runs it up to 0.10.2
-    FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds", since="0.9.0"),
+    # V0 runs it up to 0.10.2
+    FlagSpec("--enable-prompt-embeds", "switch", sizes_memory=True, setting="enable_prompt_embeds"),
+    # the plan's enable_extensible_kv_cache False (planner.core._extensible_kv_cache_setting): vLLM 0.34 declares the
+    # field bool, which get_kwargs gives argparse.BooleanOptionalAction, hence --no-enable-extensible-kv-cache
+    # (vllm/engine/arg_utils.py of the 0.34.0 sdist; its own hint: 'Disable it with --no-enable-extensible-kv-cache')
+    FlagSpec("--no-enable-extensible-kv-cache", "switch", setting="enable_extensible_kv_cache"),
     FlagSpec("--max-num-seqs", "int", sizes_memory=True, setting="max_num_seqs"),
-    # vllm/engine/arg_utils.py: first in the 0.10.1 sdist (not in 0.10.0)
-    FlagSpec(
-        "--mamba-ssm-cache-dtype", "str", sizes_memory=True, setting="mamba_ssm_cache_dtype", since="0.10.1"
-    ),
+    FlagSpec("--mamba-ssm-cache-dtype", "str", sizes_memory=True, setting="mamba_ssm_cache_dtype"),
     FlagSpec("--quantization", "str", sizes_memory=True, setting="quantization"),
-    # vllm/engine/arg_utils.py: first in the 0.14.0 sdist (not in 0.13.0), with DEPRECATED_QUANTIZATION_METHODS; the
-    # planner refuses a deprecated quant_method without it (planner.core._deprecated_quantization)
-    FlagSpec(ALLOW_DEPRECATED_QUANTIZATION, "switch", since="0.14.0"),
+    # with DEPRECATED_QUANTIZATION_METHODS; the planner refuses a deprecated quant_method without it
+    # (planner.core._deprecated_quantization)
+    FlagSpec(ALLOW_DEPRECATED_QUANTIZATION, "switch"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
-    # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2); absent from 0.30.0 by a serve harness that
-    # drops it below 0.31.0 (search-index file id 71515830599, its test_tool_strict_level_only_for_vllm_031_and_later;
-    # not read in the 0.30.0 or 0.31.0 sdists)
-    FlagSpec("--tool-strict-level", "str", since="0.31.0", feature="tool arguments decoded against each tool's schema"),
+    # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2)
+    FlagSpec("--tool-strict-level", "str", feature="tool arguments decoded against each tool's schema"),
     FlagSpec("--served-model-name", "str"),
     FlagSpec("--host", "str", last=True),
     FlagSpec("--port", "int", last=True),
@@ -190,6 +197,27 @@ def older_than(version: str | None, since: str | None) -> bool:
     if have is None or need is None:
         return False
     return tuple(int(g or 0) for g in have.groups()) < tuple(int(g or 0) for g in need.groups())
+
+
+def refusal(name: str, version: str | None) -> str | None:
+    """Why vLLM release `version` refuses serve flag `name` as an unrecognized argument, from catalog/vllm_flags.json:
+    'needs vLLM F or later' (at or before the newest release read without it), 'was removed in vLLM G', 'is not in
+    vLLM V' (a release between that lacks it). None when it accepts it, or when that cannot be told: no `version`
+    (the newest release), not a release number, a flag the table has no entry for, or a release between absent_in and
+    first_in that was not read."""
+    entry = catalog.vllm_flags().flags.get(name)
+    if entry is None or version is None or not _RELEASE.match(version.strip()):
+        return None
+    key = release_key(version)
+    if entry.first_in is None:
+        return f"is in no vLLM release read (up to {entry.absent_in})"
+    if entry.absent_in is not None and key <= release_key(entry.absent_in):
+        return f"needs vLLM {entry.first_in} or later"
+    if entry.gone_in is not None and key >= release_key(entry.gone_in):
+        return f"was removed in vLLM {entry.gone_in}"
+    if any(key == release_key(missing) for missing in entry.missing_in):
+        return f"is not in vLLM {version}"
+    return None
 
 
 def rows_for(setting: str) -> list[FlagSpec]:

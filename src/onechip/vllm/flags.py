@@ -57,6 +57,7 @@ from onechip.vllm.flag_table import (
     older_than,
     parse_sets,
     planner_setting,
+    refusal,
     rows_for,
     spec,
 )
@@ -433,7 +434,18 @@ def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, 
         elif override.remove:
             flags.by_name.pop(override.name, None)
         else:
+            _drop_opposite(override, flags, warnings)
             flags.put(override.name, override.value, "--set on the command line", "set")
+
+
+def _drop_opposite(override: Override, flags: _Flags, warnings: list[str]) -> None:
+    """A `--set` of a switch's other spelling (--X for --no-X, argparse.BooleanOptionalAction's pair) replaces the one
+    on the command, which vLLM would otherwise read last-wins; one the plan wrote is said with the plan's reason."""
+    name = override.name.removeprefix("--")
+    opposite = f"--{name.removeprefix('no-')}" if name.startswith("no-") else f"--no-{name}"
+    dropped = flags.by_name.pop(opposite, None)
+    if dropped is not None and dropped.origin == "plan":
+        warnings.append(f"--set {override.item.strip()} replaces the plan's {opposite} ({dropped.reason})")
 
 
 # vLLM refuses --enable-auto-tool-choice without a --tool-call-parser before it loads anything:
@@ -547,23 +559,29 @@ def serve_flags(
     for name in env:
         why.setdefault(name, "--set on the command line")
     for flag in list(flags.by_name.values()):
-        row = spec(flag.flag)
-        if row is not None and older_than(plan.engine_version, row.since) and flag.origin == "family":
-            # a family's optional feature the engine predates: left out, as the engine would refuse the flag
-            flags.by_name.pop(flag.flag)
-            warnings.append(
-                f"{flag.flag} left out: first in vLLM {row.since}, the plan is for {plan.engine_version} "
-                f"({row.feature} unavailable before {row.since})"
-            )
-        elif row is not None and older_than(plan.engine_version, row.since):
-            warnings.append(f"{flag.flag} needs vLLM {row.since} or later; the plan is for {plan.engine_version}")
-        if row is not None and row.until is not None and plan.engine_version is not None:
-            if not older_than(plan.engine_version, row.until) and _RELEASE_PREFIX.match(plan.engine_version.strip()):
-                warnings.append(
-                    f"{flag.flag} was removed in vLLM {row.until}; the plan is for {plan.engine_version}, which "
-                    "refuses it as an unrecognized argument"
-                )
+        _release_refusal(plan, flag, flags, warnings)
     return flags.ordered(), env, why, warnings
+
+
+def _release_refusal(plan: Plan, flag: ServeFlag, flags: _Flags, warnings: list[str]) -> None:
+    """A flag the plan's release refuses as an unrecognized argument (flag_table.refusal, catalog/vllm_flags.json):
+    one a family or a launch rule adds (an optional feature, e.g. prefix caching before vLLM had it) is left out, said
+    in one line; one the plan sized memory with, or a --set, is kept and vLLM's refusal said in one line."""
+    why = refusal(flag.flag, plan.engine_version)
+    if why is None:
+        return
+    row = spec(flag.flag)
+    first = why.startswith("needs ")
+    version = plan.engine_version
+    if flag.origin in ("family", "onechip") and row is not None:
+        flags.by_name.pop(flag.flag)
+        gone, when = (f"first in vLLM {row.since}", f"before {row.since}") if first else (why, f"in {version}")
+        feature = f" ({row.feature} unavailable {when})" if row.feature else ""
+        warnings.append(f"{flag.flag} left out: {gone}, the plan is for {version}{feature}")
+    elif first:
+        warnings.append(f"{flag.flag} {why}; the plan is for {version}")
+    else:
+        warnings.append(f"{flag.flag} {why}; the plan is for {version}, which refuses it as an unrecognized argument")
 
 
 def flag_words(flags: list[ServeFlag]) -> list[str]:

@@ -166,3 +166,20 @@ def test_bench_slo_no_request_can_meet_is_refused_before_the_server_is_asked(run
     # it reached the server (exit 6 here) and, against a live one, measured a whole grid at goodput 0
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--slo", slo, *extra)
     assert line.startswith("Invalid value for '--slo': slo: ") and "must be positive, finite milliseconds" in line
+
+
+@pytest.mark.parametrize("chip", ["h100", "mi300x"])
+def test_plan_and_up_print_the_same_command_for_a_release_that_sizes_the_pool_after_warmup(run, chip) -> None:
+    # vLLM 0.34 on CUDA and ROCm sizes the KV cache after warmup unless told otherwise (vllm/config/vllm.py
+    # _resolve_extensible_kv_cache, the 0.34.0 sdist): the plan's pool is the profiled one, so both commands carry
+    # --no-enable-extensible-kv-cache; `up` launched without it while the plan only warned
+    where = ("SmolLM2-135M-Instruct", "--chip", chip, "--engine-version", "0.34.0")
+    code, plan_out, err = run("plan", *where, "--launch", "vllm")
+    assert code == 0, err
+    code, up_out, err = run("up", "--engine", "vllm", "--model", *where, "--dry-run")
+    assert code == 0, err
+    planned = plan_out.split("command:\n", 1)[1].splitlines()[0]
+    ran = up_out.split("commands:\n", 1)[1].splitlines()[0]
+    assert planned == ran and " --no-enable-extensible-kv-cache " in ran
+    code, older, err = run("plan", *where[:3], "--engine-version", "0.33.0", "--launch", "vllm")
+    assert code == 0 and "extensible" not in older.split("command:\n", 1)[1].splitlines()[0]
