@@ -903,6 +903,22 @@ class CudaGraphRule(VersionedRule):
     fa3_compute_capabilities: list[int] = Field(
         description="Compute capabilities (x 10) on which vLLM's FLASH_ATTN backend runs FlashAttention 3."
     )
+    flashinfer_workspace_bytes: int = Field(
+        default=0,
+        description="The FlashInfer attention metadata builder's workspace (VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE's "
+        "default), allocated at its first build, which the first FULL capture runs; 0: not modelled.",
+    )
+    flashinfer_workspace_scaled_from: str | None = Field(
+        default=None,
+        description="First release that sizes that workspace to at least max_num_batched_tokens x query heads per "
+        "rank x head dim x flashinfer_workspace_bytes_per_element (None: the fixed figure on every release).",
+    )
+    flashinfer_workspace_bytes_per_element: int = Field(
+        default=0, description="Bytes per (token x query head x head dim) of the scaled workspace."
+    )
+    flashinfer_head_sizes: list[int] = Field(
+        default_factory=list, description="Head sizes vLLM's FLASHINFER backend takes (get_supported_head_sizes)."
+    )
     source: str = Field(description="The engine source read and the logs the figures were measured on.")
     date: str = Field(description="ISO date.")
 

@@ -1732,6 +1732,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
+        kv_cache_dtype=request.kv_cache_dtype,
         capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
         speculative_tokens=request.num_speculative_tokens,
         architectures=tuple(a for a in r.src.config.data.get("architectures") or () if isinstance(a, str)),

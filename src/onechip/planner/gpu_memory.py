@@ -45,13 +45,14 @@ cuda_graph_estimate follows that arithmetic (engines.json `cuda_graph_rules`): t
 graphs, layers + 1 PIECEWISE pieces (vllm/compilation/backends.py split_graph) or one FULL graph over every layer,
 at a measured cost per piece and per layer; the first PIECEWISE capture also holds its warm-up's and its capture's
 forward peaks at the largest size, and on an FA3 card the first FULL capture holds FlashAttention 3's split-KV
-accumulators (fa3_accumulator_bytes). The 0.19.0 H100 sweep prints each term ('Estimated PIECEWISE CUDA graph memory:
-138.00 MiB first-capture + (51-1) x 6.00 MiB per-graph'): a per-graph or per-size figure taken from its totals
-carried the FA3 accumulators (128 - 522 MiB) and the 512-token activations into every graph, which over-planned the
-smaller models on other cards by 0.2 - 0.5 GiB (tests/fixtures/bootlogs/README.md 'CUDA-graph memory across the
-corpus'). On an AMD card (engines.json `rocm_rules`) every captured graph is a hipGraphExec with device memory of its
-own, so the term is of HIP graphs, one per piecewise piece per size (hip_graph_count), x the rule's
-`hip_graph_bytes`, and the non-torch term is the rule's ROCm range.
+accumulators (fa3_accumulator_bytes), on FlashInfer (an fp8 KV cache off the FA3 cards) its workspace, allocated at
+the first attention metadata build (flashinfer_workspace_bytes). The 0.19.0 H100 sweep prints each term
+('Estimated PIECEWISE CUDA graph memory: 138.00 MiB first-capture + (51-1) x 6.00 MiB per-graph'): a per-graph or
+per-size figure taken from its totals carried the FA3 accumulators (128 - 522 MiB) and the 512-token activations into
+every graph, which over-planned the smaller models on other cards by 0.2 - 0.5 GiB (tests/fixtures/bootlogs/README.md
+'CUDA-graph memory across the corpus'). On an AMD card (engines.json `rocm_rules`) every captured graph is a
+hipGraphExec with device memory of its own, so the term is of HIP graphs, one per piecewise piece per size
+(hip_graph_count), x the rule's `hip_graph_bytes`, and the non-torch term is the rule's ROCm range.
 """
 
 from __future__ import annotations
@@ -1388,6 +1389,45 @@ def fa3_accumulator_bytes(
         return 0
     head_dim = text.get("kv_lora_rank") or text.get("head_dim") or _int_field(text, "hidden_size") // int(heads)
     return rule.fa3_num_splits * (int(heads) // tensor_parallel_size) * tokens * (int(head_dim) + 1) * 4
+
+
+def flashinfer_workspace_bytes(
+    rule: CudaGraphRule,
+    text: Mapping[str, Any],
+    *,
+    kv_cache_dtype: str,
+    compute_capability: int | None,
+    tensor_parallel_size: int,
+    max_num_batched_tokens: int,
+    release: str | None,
+) -> int:
+    """The FlashInfer workspace the first FULL capture allocates per GPU, bytes, where vLLM serves the model's
+    attention on FLASHINFER (engines.json cuda_graph_rules source): FLASH_ATTN leads the backend priorities off
+    capability 10.x and takes a quantized KV cache only on FlashAttention 3, so an fp8 KV cache off the FA3 cards goes
+    to FLASHINFER for the head sizes it takes. The buffer is the rule's fixed figure, from
+    `flashinfer_workspace_scaled_from` at least max_num_batched_tokens x query heads per rank x head size x the rule's
+    bytes per element. 0 elsewhere: a bf16 / fp16 KV cache, an FA3 card, capability 10.x and an MLA model (backend
+    choices not modelled), a card of unknown capability."""
+    heads = text.get("num_attention_heads")
+    if (
+        not rule.flashinfer_workspace_bytes
+        or not kv_cache_dtype.startswith("fp8")
+        or compute_capability is None
+        or compute_capability in rule.fa3_compute_capabilities
+        or compute_capability // 10 == 10
+        or not 75 <= compute_capability <= 121  # FlashInferBackend.supports_compute_capability
+        or text.get("kv_lora_rank")
+        or not heads
+    ):
+        return 0
+    head_size = int(text.get("head_dim") or _int_field(text, "hidden_size") // int(heads))
+    if head_size not in rule.flashinfer_head_sizes or int(text.get("global_head_dim") or head_size) != head_size:
+        return 0  # another backend (TRITON_ATTN) takes a head size FlashInfer does not
+    scaled = rule.flashinfer_workspace_scaled_from
+    if scaled is None or release is None or version_key(release) < version_key(scaled):
+        return rule.flashinfer_workspace_bytes
+    need = max_num_batched_tokens * (int(heads) // tensor_parallel_size) * head_size
+    return max(rule.flashinfer_workspace_bytes, need * rule.flashinfer_workspace_bytes_per_element)
 
 
 def cuda_graph_estimate(

@@ -42,6 +42,7 @@ from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     encoder_profile_bytes,
     fa3_accumulator_bytes,
+    flashinfer_workspace_bytes,
     forward_bytes,
     gpu_budget,
     graph_sizes,
@@ -245,6 +246,7 @@ def plan_gpu_pool(
     mrope_positions_factor: int | None = None,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
+    kv_cache_dtype: str = "auto",
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
     architectures: Sequence[str] = (),
@@ -292,8 +294,10 @@ def plan_gpu_pool(
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
-    accumulators, planner.gpu_memory.fa3_accumulator_bytes); capture_size_override: the max_cudagraph_capture_size
-    the model's config class sets (cuda_graph_rules capture_size_overrides; None: the rule's ceiling);
+    accumulators, planner.gpu_memory.fa3_accumulator_bytes); kv_cache_dtype: --kv-cache-dtype (with the card, whether
+    the first FULL capture takes FlashInfer's workspace: planner.gpu_memory.flashinfer_workspace_bytes);
+    capture_size_override: the max_cudagraph_capture_size the model's config class sets (cuda_graph_rules
+    capture_size_overrides; None: the rule's ceiling);
     speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query).
     architectures: the config's architectures (buffers a model class makes beside its weights:
     planner.gpu_memory.per_layer_embeddings_buffer_bytes). seqs_default_capped: the release caps a max_num_seqs not
@@ -381,7 +385,8 @@ def plan_gpu_pool(
                     quantized_on_triton=quantized_on_triton, rocm=rocm, rocm_unruled_bytes=rocm_unruled_bytes,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
                     compute_capability=compute_capability, capture_size_override=capture_size_override,
-                    speculative_tokens=speculative_tokens, host_memory_drift_bytes=host_memory_drift_bytes)
+                    speculative_tokens=speculative_tokens, host_memory_drift_bytes=host_memory_drift_bytes,
+                    kv_cache_dtype=kv_cache_dtype, release=release or None)
         for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
@@ -453,6 +458,8 @@ def _stage_pool(
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
     host_memory_drift_bytes: int | None = None,
+    kv_cache_dtype: str = "auto",
+    release: str | None = None,
 ) -> GpuPool:
     """The pool of one stage's GPUs: its weights (plus `buffers` every GPU holds whole, less what --cpu-offload-gb
     moves to the host), its activation peak (the sampler only on the last stage; at least `tower_peak`, the vision
@@ -487,6 +494,11 @@ def _stage_pool(
             graph_rule, text, tokens=full[-1] if full else 0, tensor_parallel_size=tp,
             compute_capability=compute_capability, dtype_bytes=dtype_bytes,
         )  # fmt: skip
+        if full and not speculative_tokens:  # FlashInfer's FULL graphs are single-token decode (no TRT-LLM path)
+            fa3 += flashinfer_workspace_bytes(
+                graph_rule, text, kv_cache_dtype=kv_cache_dtype, compute_capability=compute_capability,
+                tensor_parallel_size=tp, max_num_batched_tokens=batch, release=release,
+            )  # fmt: skip
         # the graph is cut at attention and Mamba / linear-attention ops (vllm/config/compilation.py
         # CompilationConfig._attention_ops, 0.20.0 sdist): Nemotron-H's MLP and MoE layers hold none
         split = sum(1 for layer in stage.geometry.layers if layer.attention_type != MAMBA or layer.state_bytes)
