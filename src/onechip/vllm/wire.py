@@ -41,9 +41,10 @@ from typing import Any
 import httpx
 import orjson
 
-from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, redact
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, looks_secret, redact
 from onechip.retry_after import retry_after_s
 from onechip.schemas.common import base_root
+from onechip.schemas.inputs import MAX_TEXT
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
@@ -538,10 +539,20 @@ class WireClient:
         for entry in data:
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
                 raise EndpointError(f"{url}: a model entry has no string `id`: {_excerpt(entry)}")
-            mml = entry.get("max_model_len")
-            if mml is not None and (isinstance(mml, bool) or not isinstance(mml, int)):
-                raise EndpointError(f"{url}: `max_model_len` of {entry['id']!r} is not an integer: {mml!r}")
-            out.append(ServedModel(entry["id"], mml or None))
+            ident, mml = entry["id"], entry.get("max_model_len")
+            # the id is printed (check's and bench's titles, reports): an escape sequence or a newline in it reached
+            # the terminal as itself, and a token-shaped id was printed whole
+            if len(ident) > MAX_TEXT:  # a 5,000,000-character id was printed whole as check's title
+                raise EndpointError(f"{url}: a model id of {len(ident):,} characters (a name is at most {MAX_TEXT:,})")
+            if not ident.isprintable():
+                raise EndpointError(f"{url}: model id {_excerpt(ident)} holds a control character; serve a plain name")
+            if looks_secret(ident):
+                raise EndpointError(f"{url}: model id {_excerpt(redact(ident))} holds a secret (a token or key)")
+            # vLLM's max_model_len is a positive count of tokens; -5 was a limit every cell was 'infeasible' against,
+            # and 0 read as none given
+            if mml is not None and (isinstance(mml, bool) or not isinstance(mml, int) or mml < 1):
+                raise EndpointError(f"{url}: `max_model_len` of {ident!r} is not a positive integer: {mml!r}")
+            out.append(ServedModel(ident, mml))
         return out
 
     def served_model(self, model: str | None, timeout_s: float = 30.0) -> ServedModel:

@@ -19,6 +19,8 @@ BASE = "http://vllm.test:8000"
 Handler = Callable[[httpx.Request], httpx.Response]
 
 HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
+# an HF user access token's shape, hf_ and 34 letters and digits (errors.HF_TOKEN_SHAPE); not a real token
+TOKEN = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7"
 
 
 def client(handler: Handler, **kw: object) -> WireClient:
@@ -236,14 +238,21 @@ def test_chat_stream_refuses_an_answer_the_body_ended_before_it_was_whole() -> N
         (answer({"object": "list"}), "answer has no `data` list of models"),
         (answer({"data": [{"object": "model"}]}), "a model entry has no string `id`"),
         (answer({"data": ["m"]}), "a model entry has no string `id`"),
-        (answer({"data": [{"id": "m", "max_model_len": "8k"}]}), "`max_model_len` of 'm' is not an integer"),
+        (answer({"data": [{"id": "m", "max_model_len": "8k"}]}), "`max_model_len` of 'm' is not a positive integer"),
+        # vLLM's max_model_len counts tokens, at least 1: -5 made every bench cell 'infeasible', 0 read as not given
+        (answer({"data": [{"id": "m", "max_model_len": -5}]}), "`max_model_len` of 'm' is not a positive integer: -5"),
+        (answer({"data": [{"id": "m", "max_model_len": 0}]}), "`max_model_len` of 'm' is not a positive integer: 0"),
+        # the id is printed on the terminal (check's title): an escape sequence reached it as itself
+        (answer({"data": [{"id": "m\x1b[31mred"}]}), "model id 'm\\x1b[31mred' holds a control character"),
+        (answer({"data": [{"id": "me/" + TOKEN}]}), "model id 'me/***' holds a secret (a token or key)"),
+        (answer({"data": [{"id": "x" * 5_000_000}]}), "a model id of 5,000,000 characters (a name is at most 4,096)"),
     ],
 )
 def test_malformed_models_answers_are_one_line_endpoint_errors(handler: Handler, what: str) -> None:
     with client(handler) as c, pytest.raises(EndpointError) as info:
         c.models()
     msg = str(info.value)
-    assert msg.startswith(f"{BASE}/v1/models: ") and what in msg and "\n" not in msg
+    assert msg.startswith(f"{BASE}/v1/models: ") and what in msg and "\n" not in msg and TOKEN not in msg
 
 
 # -- /tokenize -------------------------------------------------------------------------------------------
