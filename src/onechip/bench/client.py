@@ -47,11 +47,11 @@ from typing import Any
 import aiohttp
 
 from onechip.schemas.bench import StreamOutcome, usage_below_zero
-from onechip.schemas.inputs import MAX_POSITIONS, shown
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
     STREAM_CUT,
     SSEDecoder,
+    chat_shape_error,
     chunk_error,
     empty_token,
     ends_answer,
@@ -95,8 +95,8 @@ class _Timing:
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         """Fold one chunk in; raises ValueError (stream_chat: a failed request) for one of a shape no OpenAI-compatible
-        server sends (_malformed), before anything of it is kept."""
-        malformed = _malformed(obj)
+        server sends (wire.chat_shape_error), before anything of it is kept."""
+        malformed = chat_shape_error(obj, "delta")
         if malformed is not None:
             raise ValueError(malformed)
         out = self.out
@@ -171,33 +171,6 @@ class _Timing:
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""
         return self.out.error is None and self.usage is None
-
-
-def _malformed(obj: dict[str, Any]) -> str | None:
-    """What is wrong with a stream chunk's shape, None when nothing is: `choices` a list of objects, each
-    finish_reason text; `usage` an object, its prompt_tokens_details an object, and each count a whole number of
-    tokens a request can hold (schemas.inputs.MAX_POSITIONS; a count below 0 is a failed request of its own:
-    usage_below_zero). A `usage: [1]` or `choices: "x"` stopped bench on an internal error, and usage
-    prompt_tokens 1e30 (a float) on a ValidationError of the request's stored line."""
-    choices, usage = obj.get("choices"), obj.get("usage")
-    if choices is not None and not (isinstance(choices, list) and all(isinstance(c, dict) for c in choices)):
-        return f"choices is not a list of objects: {shown(choices)}"
-    finish = next(
-        (c["finish_reason"] for c in choices or [] if not isinstance(c.get("finish_reason"), str | None)), None
-    )
-    if finish is not None:
-        return f"finish_reason is not text: {shown(finish)}"
-    if usage is None:
-        return None
-    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
-    if not isinstance(usage, dict) or not isinstance(details, dict | None):
-        return f"usage is not an object of counts: {shown(usage)}"
-    counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")}
-    counts["prompt_tokens_details.cached_tokens"] = (details or {}).get("cached_tokens")
-    for name, count in counts.items():
-        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count > MAX_POSITIONS):
-            return f"usage.{name} {shown(count)} is not a count of tokens (a whole number up to {MAX_POSITIONS:,})"
-    return None
 
 
 def _opening(choice: dict[str, Any]) -> bool:

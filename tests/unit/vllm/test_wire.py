@@ -379,6 +379,44 @@ def test_chat_without_choices_is_an_endpoint_error(body: object) -> None:
         c.chat({})
 
 
+# each was an internal error (AttributeError: 'str' object has no attribute 'get') in check, or a count kept as sent
+SHAPES = [
+    ({"choices": [{"PART": "x", "finish_reason": "stop"}]}, "PART is not an object with text content: 'x'"),
+    ({"choices": [{"PART": {"content": 5}}]}, "PART is not an object with text content: {'content': 5}"),
+    ({"choices": [{"PART": {"tool_calls": "x"}}]}, "PART.tool_calls is not a list of tool calls: 'x'"),
+    ({"choices": [{"PART": {"tool_calls": [{"function": "f"}]}}]},
+     "PART.tool_calls is not a list of tool calls: [{'function': 'f'}]"),
+    ({"choices": [{"PART": {"content": "a"}, "finish_reason": 5}]}, "finish_reason is not text: 5"),
+    ({"choices": [{"PART": {"content": "a"}}], "usage": [1]}, "usage is not an object of counts: [1]"),
+    ({"choices": [{"PART": {"content": "a"}}], "usage": {"completion_tokens": "x"}},
+     "usage.completion_tokens 'x' is not a count of tokens (a whole number up to 67,108,864)"),
+]  # fmt: skip
+
+
+def _part(body: object, part: str) -> object:
+    return json.loads(json.dumps(body).replace("PART", part))
+
+
+@pytest.mark.parametrize(("body", "said"), SHAPES)
+def test_a_chat_answer_of_a_shape_no_server_sends_is_an_endpoint_error(body: object, said: str) -> None:
+    with client(answer(_part(body, "message"))) as c, pytest.raises(EndpointError) as info:
+        c.chat({})
+    assert str(info.value) == f"{BASE}/v1/chat/completions: answer is not a chat completion: " + said.replace(
+        "PART", "message"
+    )
+
+
+@pytest.mark.parametrize(("body", "said"), SHAPES)
+def test_a_stream_chunk_of_a_shape_no_server_sends_is_an_endpoint_error(body: object, said: str) -> None:
+    text = sse(_part(body, "delta"))
+    handler = answer(text=text, ctype="text/event-stream")
+    with client(handler) as c, pytest.raises(EndpointError) as info:
+        c.chat_stream(wire.chat_body("m", [], 4))
+    assert str(info.value) == (
+        f"{BASE}/v1/chat/completions: stream chunk is not a chat completion chunk: " + said.replace("PART", "delta")
+    )
+
+
 def sse(*chunks: object, done: bool = True) -> str:
     return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + ("data: [DONE]\n\n" if done else "")
 
