@@ -623,6 +623,9 @@ class WireClient:
         count = out.get("count")
         if isinstance(count, bool) or not isinstance(count, int):
             raise EndpointError(f"{self.root}/tokenize: answer has no integer `count`: {_excerpt(out)}")
+        if count > MAX_POSITIONS:  # 100,000,000,000 was read as a request's output: bench said 1e14 tok/s, 'ok'
+            raise EndpointError(f"{self.root}/tokenize: `count` {count:,} is more tokens than a request holds "
+                                f"(at most {MAX_POSITIONS:,})")  # fmt: skip
         return count
 
     def metrics_text(self, timeout_s: float = 10.0) -> str:

@@ -273,6 +273,11 @@ def test_tokenize_sends_the_chat_template_body_and_reads_count() -> None:
     [
         (answer({"tokens": [1, 2]}), "answer has no integer `count`"),
         (answer({"count": "12"}), "answer has no integer `count`"),
+        # a request holds at most MAX_POSITIONS tokens (schemas.inputs: 2**26)
+        (
+            answer({"count": 100_000_000_000}),
+            "`count` 100,000,000,000 is more tokens than a request holds (at most 67,108,864)",
+        ),
         (answer(text="Internal error", ctype="text/plain"), "answered text/plain, not JSON"),
         (answer(text="12", ctype="application/json"), "answer is a JSON int, not an object"),
     ],
