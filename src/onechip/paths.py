@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from onechip.errors import BusyError, ConfigError
+from onechip.errors import BusyError, ConfigError, looks_secret, redact
 
 
 def onechip_home() -> Path:
@@ -50,11 +50,23 @@ def new_run_dir(root: Path) -> Path:
     return path
 
 
+def refuse_secret_path(name: str, path: str | os.PathLike[str]) -> None:
+    """Raise ConfigError (one line, the secret redacted) when `path` holds a secret (errors.looks_secret: an hf_
+    token, a cloud key, HF_TOKEN's value): a token pasted where a path goes was made a folder of that name (bench
+    --out, simulate's out_dir), leaving the secret in a directory listing and every report that names the run."""
+    text = os.fspath(path)
+    if looks_secret(text):
+        raise ConfigError(f"{name}: {redact(text)!r} holds a secret (a token or key); choose a path without one")
+
+
 @contextmanager
 def run_dir(given: Path | None, root: Path = Path("runs")) -> Iterator[Path]:
     """`given`, else a new `root`/<run-id>/ (new_run_dir), removed again (with `root` when this made it and it is
     empty) when the job fails before writing anything in it: each bench call against an unreachable URL left an
-    empty run directory behind, and a refused `simulate` an empty runs/."""
+    empty run directory behind, and a refused `simulate` an empty runs/. A `given` that holds a secret is refused
+    (refuse_secret_path), nothing made."""
+    if given is not None:
+        refuse_secret_path("--out", given)
     made_root = given is None and not root.exists()
     out_dir = given or new_run_dir(root)
     try:

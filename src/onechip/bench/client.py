@@ -51,6 +51,7 @@ from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
     STREAM_CUT,
     SSEDecoder,
+    chat_shape_error,
     chunk_error,
     empty_token,
     ends_answer,
@@ -93,6 +94,11 @@ class _Timing:
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
+        """Fold one chunk in; raises ValueError (stream_chat: a failed request) for one of a shape no OpenAI-compatible
+        server sends (wire.chat_shape_error), before anything of it is kept."""
+        malformed = chat_shape_error(obj, "delta")
+        if malformed is not None:
+            raise ValueError(malformed)
         out = self.out
         choices = obj.get("choices") or []
         usage = obj.get("usage")

@@ -703,7 +703,7 @@ def run_grid(
                 _remove_if_empty(out_dir, created)
             raise
         run.save()  # the server went away mid-run (stopped, died): what was measured stays, and says so
-        kept = f"finished requests are in {run.requests_path}; resume with --resume {out_dir}"
+        kept = f"finished requests are in {run.requests_path}; resume it (--resume {out_dir})"
         raise EndpointError(f"{exc}; {kept}") from None
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
@@ -717,7 +717,7 @@ def run_grid(
         if run.run is not None:
             run.save()
         raise Interrupted(
-            f"bench interrupted; finished requests are in {run.requests_path}; resume with --resume {out_dir}"
+            f"bench interrupted; finished requests are in {run.requests_path}; resume it (--resume {out_dir})"
         ) from None
 
 

@@ -30,7 +30,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -85,6 +85,9 @@ class BenchRequest(BenchConfig):
         default=None, description="Run directory (default: a new runs/<run-id>/)."
     )
     resume: bool = Field(default=False, description="Continue the run in out_dir (its saved config decides).")
+
+    # the CLI's `--resume DIR` (bench's errors: 'resume it (--resume DIR)') is two arguments here (as_parameters)
+    cli_valued: ClassVar[dict[str, str]] = {"--resume": "call bench again with resume: true, out_dir: {}"}
 
 
 class UpToolRequest(UpRequest):

@@ -18,6 +18,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
@@ -26,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from onechip import jsontext
 from onechip.errors import ConfigError, redact
+from onechip.paths import refuse_secret_path
 from onechip.schemas.common import StrictModel
 
 M = TypeVar("M", bound=BaseModel)
@@ -328,8 +330,9 @@ def describe(model: type[BaseModel], exc: ValidationError, json_arguments: bool 
             continue
         if err["type"] in ("comma_list", "key_values", "json_shape"):
             parts.append(f"{loc[0] if json_arguments else flag_of(model, loc[0])} {msg}")
-        elif json_arguments:  # the argument's path as sent: 'workload.ctx'
-            parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {shown(err.get('input'))})")
+        elif json_arguments:  # the argument's path as sent: 'workload.ctx'; a value as JSON names it (null)
+            got = "null" if err.get("input") is None else shown(err.get("input"))
+            parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {got})")
         else:
             parts.append(
                 f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {shown(err.get('input'))})"
@@ -358,13 +361,23 @@ _COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*|\bthe CLI's --[a-z][a-z0
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
+def _said(words: str, match: re.Match[str]) -> str:
+    """`words` with the matched flag's value in place of its '{}' (as_parameters)."""
+    return words.format(match.group(1))
+
+
 def as_parameters(model: type[BaseModel], text: str) -> str:
     """`text` (an error's one line) with each flag of `model` named as JSON arguments name it (see
     parameter_names), so an MCP caller is told which of its arguments to change; commands to type and a flag said
-    to be the CLI's keep their flags, and flags `model` has no field for stay as written."""
+    to be the CLI's keep their flags, and flags `model` has no field for stay as written. A flag whose value JSON
+    arguments give another way is said their way: `model.cli_valued` maps it to words with a '{}' for the value
+    (bench's '--resume DIR' is 'call bench again with resume: true, out_dir: DIR')."""
     names = parameter_names(model)
+    valued = getattr(model, "cli_valued", {})
 
     def plain(part: str) -> str:
+        for flag, words in valued.items():  # 'flag VALUE', up to a ')' or ';' (a path may hold spaces)
+            part = re.sub(rf"(?<![\w-]){re.escape(flag)} (.+?)(?=[);]|$)", partial(_said, words), part)
         return _FLAG.sub(lambda m: names.get(m.group(0), m.group(0)), part)
 
     out, last = [], 0
@@ -381,11 +394,13 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
     `strict`: `values` are JSON values (an MCP tool call's arguments), validated as pydantic's strict JSON
     mode does: a boolean is true/false only (never "false", 1 or 0), an integer is not a boolean (but 1.0 is one:
     _whole_as_int), a number is not a string; a list is a JSON array and a key=value field a JSON object, never one
-    string (JSON_INPUT).
+    string (JSON_INPUT); and a JSON null is a value like any other, as the published schema says: refused for a
+    field whose type is not nullable ('tensor_parallel_size: null' planned TP 1 as though left out), taken as null
+    where the type admits it (`enable_prefix_caching: null` is the engine's default, as its description says).
     A blank text value ('', '  ') of a field with a default, or of a path, that validation let through is refused
     for user input (_blank_refused): the default is had by leaving the field out, and `--region ''` or
     `region: ""` read as a region matching nothing (prices listed none, as a success)."""
-    given = {k: v for k, v in values.items() if v is not None}
+    given = dict(values) if strict else {k: v for k, v in values.items() if v is not None}
     context = USER_INPUT if user_input else None
     try:
         if strict:
@@ -398,6 +413,10 @@ def build_request(model: type[M], values: Mapping[str, Any], *, user_input: bool
         raise ConfigError(describe(model, exc, json_arguments=strict)) from None
     except (TypeError, ValueError) as exc:  # json.dumps of a value no JSON client can send
         raise ConfigError(f"arguments are not JSON values: {exc}") from None
+    for name in given:  # a path is a name on disk, never a token's place (a folder named after it was made)
+        value = getattr(built, name, None)
+        if isinstance(value, PurePath):
+            refuse_secret_path(name if strict else flag_of(model, name), value)
     blank = [k for k, v in given.items() if isinstance(v, str) and not v.strip() and _blank_refused(model, k)]
     if user_input and blank:
         name = blank[0] if strict else flag_of(model, blank[0])

@@ -230,8 +230,11 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         "scaling factor where vLLM applies one). On the command line also as vLLM writes it: 32k = 32,000, "
         "32K = 32,768.",
     )
+    # vLLM's own bound, in the schema a client validates against: gpu_memory_utilization: float = Field(default=0.9,
+    # gt=0, le=1) (vllm/config/cache.py, 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does
+    # not fit), not refused
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
-        default=None, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
+        default=None, gt=0, le=1, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
     )
     kv_cache_dtype: str = Field(
         default="auto", description="'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2."
@@ -335,15 +338,6 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
     def _embedded_takes_no_serve_options(self) -> PlanRequest:
         self.embedded_conflicts(self.launch)
         return self
-
-    @field_validator("utilization")
-    @classmethod
-    def _fraction(cls, value: float | None) -> float | None:
-        # vLLM's own bound: gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1) (vllm/config/cache.py,
-        # 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does not fit), not refused
-        if value is not None and not 0 < value <= 1:
-            raise ValueError("must be in (0, 1]")
-        return value
 
     @field_validator("engine_version")
     @classmethod

@@ -41,9 +41,10 @@ from typing import Any
 import httpx
 import orjson
 
-from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, redact
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, looks_secret, redact
 from onechip.retry_after import retry_after_s
 from onechip.schemas.common import base_root
+from onechip.schemas.inputs import MAX_POSITIONS, MAX_TEXT, shown
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
@@ -330,11 +331,56 @@ class ChatReply:
     raw: Json | None = None  # the non-streamed body
 
 
+def chat_shape_error(obj: Json, part: str) -> str | None:
+    """What is wrong with the shape of a chat completion (`part` 'message') or a stream chunk of one ('delta'), None
+    when nothing is: `choices` a list of objects, each one's `part` an object, its content text, its tool_calls a list
+    of objects (index a whole number, function an object, name and arguments text), its finish_reason text; `usage`
+    an object, its prompt_tokens_details an object, each count a whole number of tokens a request can hold
+    (MAX_POSITIONS; one below 0 is the bench client's own failure, usage_below_zero). A `message: "x"`, `usage: [1]`
+    or `choices: "x"` stopped check and bench on an internal error; usage prompt_tokens 1e30 on a ValidationError."""
+    choices, usage = obj.get("choices"), obj.get("usage")
+    if choices is not None and not (isinstance(choices, list) and all(isinstance(c, dict) for c in choices)):
+        return f"choices is not a list of objects: {shown(choices)}"
+    for choice in choices or []:
+        said, finish = choice.get(part), choice.get("finish_reason")
+        if not isinstance(finish, str | None):
+            return f"finish_reason is not text: {shown(finish)}"
+        if not isinstance(said, dict | None) or not isinstance((said or {}).get("content"), str | None):
+            return f"{part} is not an object with text content: {shown(said)}"
+        calls = (said or {}).get("tool_calls")
+        if calls is not None and not (isinstance(calls, list) and all(_tool_call_shape(c) for c in calls)):
+            return f"{part}.tool_calls is not a list of tool calls: {shown(calls)}"
+    if usage is None:
+        return None
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    if not isinstance(usage, dict) or not isinstance(details, dict | None):
+        return f"usage is not an object of counts: {shown(usage)}"
+    counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")}
+    counts["prompt_tokens_details.cached_tokens"] = (details or {}).get("cached_tokens")
+    for name, count in counts.items():
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count > MAX_POSITIONS):
+            return f"usage.{name} {shown(count)} is not a count of tokens (a whole number up to {MAX_POSITIONS:,})"
+    return None
+
+
+def _tool_call_shape(call: Any) -> bool:
+    """True for a tool call (or a streamed piece of one) of the OpenAI shape chat_shape_error takes."""
+    if not isinstance(call, dict) or not isinstance(call.get("index", 0), int) or isinstance(call.get("index"), bool):
+        return False
+    fn = call.get("function")
+    return fn is None or (
+        isinstance(fn, dict) and all(isinstance(fn.get(k), str | None) for k in ("name", "arguments"))
+    )
+
+
 def _reply_from_body(out: Json, url: str) -> ChatReply:
-    """A non-streamed chat completion body → ChatReply. Raises EndpointError on a body without choices."""
+    """A non-streamed chat completion body → ChatReply. Raises EndpointError on a body without choices, or of a shape
+    no server sends (chat_shape_error)."""
     choices = out.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise EndpointError(f"{url}: answer has no choices: {_excerpt(out)}")
+    if problem := chat_shape_error(out, "message"):
+        raise EndpointError(f"{url}: answer is not a chat completion: {problem}")
     choice = choices[0]
     msg = choice.get("message") or {}
     calls = [
@@ -538,10 +584,20 @@ class WireClient:
         for entry in data:
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
                 raise EndpointError(f"{url}: a model entry has no string `id`: {_excerpt(entry)}")
-            mml = entry.get("max_model_len")
-            if mml is not None and (isinstance(mml, bool) or not isinstance(mml, int)):
-                raise EndpointError(f"{url}: `max_model_len` of {entry['id']!r} is not an integer: {mml!r}")
-            out.append(ServedModel(entry["id"], mml or None))
+            ident, mml = entry["id"], entry.get("max_model_len")
+            # the id is printed (check's and bench's titles, reports): an escape sequence or a newline in it reached
+            # the terminal as itself, and a token-shaped id was printed whole
+            if len(ident) > MAX_TEXT:  # a 5,000,000-character id was printed whole as check's title
+                raise EndpointError(f"{url}: a model id of {len(ident):,} characters (a name is at most {MAX_TEXT:,})")
+            if not ident.isprintable():
+                raise EndpointError(f"{url}: model id {_excerpt(ident)} holds a control character; serve a plain name")
+            if looks_secret(ident):
+                raise EndpointError(f"{url}: model id {_excerpt(redact(ident))} holds a secret (a token or key)")
+            # vLLM's max_model_len is a positive count of tokens; -5 was a limit every cell was 'infeasible' against,
+            # and 0 read as none given
+            if mml is not None and (isinstance(mml, bool) or not isinstance(mml, int) or mml < 1):
+                raise EndpointError(f"{url}: `max_model_len` of {ident!r} is not a positive integer: {mml!r}")
+            out.append(ServedModel(ident, mml))
         return out
 
     def served_model(self, model: str | None, timeout_s: float = 30.0) -> ServedModel:
@@ -567,6 +623,9 @@ class WireClient:
         count = out.get("count")
         if isinstance(count, bool) or not isinstance(count, int):
             raise EndpointError(f"{self.root}/tokenize: answer has no integer `count`: {_excerpt(out)}")
+        if count > MAX_POSITIONS:  # 100,000,000,000 was read as a request's output: bench said 1e14 tok/s, 'ok'
+            raise EndpointError(f"{self.root}/tokenize: `count` {count:,} is more tokens than a request holds "
+                                f"(at most {MAX_POSITIONS:,})")  # fmt: skip
         return count
 
     def metrics_text(self, timeout_s: float = 10.0) -> str:
@@ -667,6 +726,8 @@ class WireClient:
             obj = parse_chunk(chunk)
             if err := chunk_error(obj, chunk):
                 raise EndpointError(f"{url}: error in stream: {err}")
+            if problem := chat_shape_error(obj, "delta"):
+                raise EndpointError(f"{url}: stream chunk is not a chat completion chunk: {problem}")
             joiner.add(obj)
 
 

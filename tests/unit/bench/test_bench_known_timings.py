@@ -433,7 +433,7 @@ def test_a_signal_mid_cell_keeps_what_was_measured_and_resume_completes(
             killer.join()
             err = capsys.readouterr().err
             assert stopped.value.code == code, err
-            assert "resume with --resume" in err
+            assert "resume it (--resume" in err
             kept = load_samples(lines)
             assert 8 <= len(kept) < 12
             with pytest.raises(SystemExit) as finished:

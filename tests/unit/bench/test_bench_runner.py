@@ -303,7 +303,7 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVl
         if event.done == 1 and event.total == 3 and len(load_samples(tmp_path / "requests.jsonl")) == 4:
             raise KeyboardInterrupt
 
-    with pytest.raises(Interrupted, match="resume with --resume"):
+    with pytest.raises(Interrupted, match=r"resume it \(--resume"):
         run_grid(cfg, tmp_path, on_progress=interrupt_after_four)
     assert len(load_samples(tmp_path / "requests.jsonl")) == 4  # rep 0 complete + 1 request of rep 1
     run = run_grid(cfg, tmp_path, resume=True)
@@ -313,7 +313,7 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVl
 
 def test_ctrl_c_before_the_first_request_points_at_nothing_to_resume(tmp_path: Path, monkeypatch) -> None:
     """Ctrl-C while bench still asked the server what it serves said 'finished requests are in OUT/requests.jsonl;
-    resume with --resume OUT' of a directory it (or paths.run_dir, without --out) then removed, or left empty (a
+    resume it (--resume OUT)' of a directory it (or paths.run_dir, without --out) then removed, or left empty (a
     find-max probe's): a resume of it was refused. Nothing was measured, and the message and the disk say so."""
 
     def interrupted(self, wire):

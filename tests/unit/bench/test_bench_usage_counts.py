@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from fakes.vllm_server import FakeVllm
 from onechip.bench import stats
 from onechip.bench.client import StreamOutcome, _Timing
 from onechip.schemas.bench import CellResult, RequestSample
@@ -80,3 +83,30 @@ def test_a_stored_ok_line_with_a_count_below_zero_reads_as_the_client_records_it
              "stream": 0, "seq": 0}  # fmt: skip
     stored = RequestSample.model_validate_json(json.dumps(older))
     assert stored.status == "ok" and stored.chunk_tokens == live.chunk_tokens == []
+
+
+def _event(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize(
+    ("last", "said"),
+    [
+        # each stopped bench on an internal error (AttributeError; a ValidationError of the stored line for 1e30)
+        ({"choices": [], "usage": [1]}, "usage is not an object of counts: [1]"),
+        ({"choices": "nope"}, "choices is not a list of objects: 'nope'"),
+        ({"choices": [], "usage": {"prompt_tokens": 1e30, "completion_tokens": 4}},
+         "usage.prompt_tokens 1e+30 is not a count of tokens (a whole number up to 67,108,864)"),
+        ({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": "4"}},
+         "usage.completion_tokens '4' is not a count of tokens (a whole number up to 67,108,864)"),
+        ({"choices": [{"delta": {}, "finish_reason": 5}]}, "finish_reason is not text: 5"),
+    ],
+)  # fmt: skip
+def test_a_chunk_of_a_shape_no_server_sends_is_one_line_not_an_internal_error(run, tmp_path, last, said) -> None:
+    events = _event({"choices": [{"index": 0, "delta": {"content": "a "}}]}) + _event(last) + b"data: [DONE]\n\n"
+    with FakeVllm(wire_script=lambda n, b: [(0.0, events, True)]) as srv:
+        code, _, err = run("bench", srv.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--out",
+                           str(tmp_path / "run"))  # fmt: skip
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert code == 6 and "Traceback" not in err and len(lines) == 1, err
+    assert lines[0] == f"error: probe request to {srv.url} failed: unparsable stream chunk: {said}"

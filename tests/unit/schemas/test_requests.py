@@ -103,8 +103,12 @@ def test_a_refused_value_names_its_flag(model: type[BaseModel], values: dict, ex
 
 
 def test_plan_utilization_keeps_its_range_in_the_message() -> None:
-    assert "utilization: must be in (0, 1] (got 1.5)" in _refused(
+    # vLLM's bound, gt=0 and le=1 (vllm/config/cache.py, 0.19.0), as Field constraints: the JSON schema carries them
+    assert "utilization: Input should be less than or equal to 1 (got 1.5)" in _refused(
         PlanRequest, {"model": "m", "chip": "cpu", "utilization": 1.5}
+    )
+    assert "utilization: Input should be greater than 0 (got 0)" in _refused(
+        PlanRequest, {"model": "m", "chip": "cpu", "utilization": 0}
     )
 
 

@@ -19,6 +19,8 @@ BASE = "http://vllm.test:8000"
 Handler = Callable[[httpx.Request], httpx.Response]
 
 HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
+# an HF user access token's shape, hf_ and 34 letters and digits (errors.HF_TOKEN_SHAPE); not a real token
+TOKEN = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7"
 
 
 def client(handler: Handler, **kw: object) -> WireClient:
@@ -236,14 +238,21 @@ def test_chat_stream_refuses_an_answer_the_body_ended_before_it_was_whole() -> N
         (answer({"object": "list"}), "answer has no `data` list of models"),
         (answer({"data": [{"object": "model"}]}), "a model entry has no string `id`"),
         (answer({"data": ["m"]}), "a model entry has no string `id`"),
-        (answer({"data": [{"id": "m", "max_model_len": "8k"}]}), "`max_model_len` of 'm' is not an integer"),
+        (answer({"data": [{"id": "m", "max_model_len": "8k"}]}), "`max_model_len` of 'm' is not a positive integer"),
+        # vLLM's max_model_len counts tokens, at least 1: -5 made every bench cell 'infeasible', 0 read as not given
+        (answer({"data": [{"id": "m", "max_model_len": -5}]}), "`max_model_len` of 'm' is not a positive integer: -5"),
+        (answer({"data": [{"id": "m", "max_model_len": 0}]}), "`max_model_len` of 'm' is not a positive integer: 0"),
+        # the id is printed on the terminal (check's title): an escape sequence reached it as itself
+        (answer({"data": [{"id": "m\x1b[31mred"}]}), "model id 'm\\x1b[31mred' holds a control character"),
+        (answer({"data": [{"id": "me/" + TOKEN}]}), "model id 'me/***' holds a secret (a token or key)"),
+        (answer({"data": [{"id": "x" * 5_000_000}]}), "a model id of 5,000,000 characters (a name is at most 4,096)"),
     ],
 )
 def test_malformed_models_answers_are_one_line_endpoint_errors(handler: Handler, what: str) -> None:
     with client(handler) as c, pytest.raises(EndpointError) as info:
         c.models()
     msg = str(info.value)
-    assert msg.startswith(f"{BASE}/v1/models: ") and what in msg and "\n" not in msg
+    assert msg.startswith(f"{BASE}/v1/models: ") and what in msg and "\n" not in msg and TOKEN not in msg
 
 
 # -- /tokenize -------------------------------------------------------------------------------------------
@@ -264,6 +273,11 @@ def test_tokenize_sends_the_chat_template_body_and_reads_count() -> None:
     [
         (answer({"tokens": [1, 2]}), "answer has no integer `count`"),
         (answer({"count": "12"}), "answer has no integer `count`"),
+        # a request holds at most MAX_POSITIONS tokens (schemas.inputs: 2**26)
+        (
+            answer({"count": 100_000_000_000}),
+            "`count` 100,000,000,000 is more tokens than a request holds (at most 67,108,864)",
+        ),
         (answer(text="Internal error", ctype="text/plain"), "answered text/plain, not JSON"),
         (answer(text="12", ctype="application/json"), "answer is a JSON int, not an object"),
     ],
@@ -368,6 +382,44 @@ def test_chat_reads_text_tool_calls_and_usage() -> None:
 def test_chat_without_choices_is_an_endpoint_error(body: object) -> None:
     with client(answer(body)) as c, pytest.raises(EndpointError, match="/v1/chat/completions: answer has no choices"):
         c.chat({})
+
+
+# each was an internal error (AttributeError: 'str' object has no attribute 'get') in check, or a count kept as sent
+SHAPES = [
+    ({"choices": [{"PART": "x", "finish_reason": "stop"}]}, "PART is not an object with text content: 'x'"),
+    ({"choices": [{"PART": {"content": 5}}]}, "PART is not an object with text content: {'content': 5}"),
+    ({"choices": [{"PART": {"tool_calls": "x"}}]}, "PART.tool_calls is not a list of tool calls: 'x'"),
+    ({"choices": [{"PART": {"tool_calls": [{"function": "f"}]}}]},
+     "PART.tool_calls is not a list of tool calls: [{'function': 'f'}]"),
+    ({"choices": [{"PART": {"content": "a"}, "finish_reason": 5}]}, "finish_reason is not text: 5"),
+    ({"choices": [{"PART": {"content": "a"}}], "usage": [1]}, "usage is not an object of counts: [1]"),
+    ({"choices": [{"PART": {"content": "a"}}], "usage": {"completion_tokens": "x"}},
+     "usage.completion_tokens 'x' is not a count of tokens (a whole number up to 67,108,864)"),
+]  # fmt: skip
+
+
+def _part(body: object, part: str) -> object:
+    return json.loads(json.dumps(body).replace("PART", part))
+
+
+@pytest.mark.parametrize(("body", "said"), SHAPES)
+def test_a_chat_answer_of_a_shape_no_server_sends_is_an_endpoint_error(body: object, said: str) -> None:
+    with client(answer(_part(body, "message"))) as c, pytest.raises(EndpointError) as info:
+        c.chat({})
+    assert str(info.value) == f"{BASE}/v1/chat/completions: answer is not a chat completion: " + said.replace(
+        "PART", "message"
+    )
+
+
+@pytest.mark.parametrize(("body", "said"), SHAPES)
+def test_a_stream_chunk_of_a_shape_no_server_sends_is_an_endpoint_error(body: object, said: str) -> None:
+    text = sse(_part(body, "delta"))
+    handler = answer(text=text, ctype="text/event-stream")
+    with client(handler) as c, pytest.raises(EndpointError) as info:
+        c.chat_stream(wire.chat_body("m", [], 4))
+    assert str(info.value) == (
+        f"{BASE}/v1/chat/completions: stream chunk is not a chat completion chunk: " + said.replace("PART", "delta")
+    )
 
 
 def sse(*chunks: object, done: bool = True) -> str:
