@@ -6,6 +6,7 @@ Each job lives in a module of its own; this package only names them.
     check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
     cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+    recorded() -> bool (an engine `up` started is on record)
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_target: getting a TPU (onechip.cloud)
@@ -34,7 +35,7 @@ from onechip.api._cloud import (
 from onechip.api._demo import demo
 from onechip.api._demo_host import demo_cloud_request
 from onechip.api._deploy import DeployResult, deploy_k8s
-from onechip.api._engines import down, logs, logs_tail, status, summarize_logs, up
+from onechip.api._engines import down, logs, logs_tail, recorded, status, summarize_logs, up
 from onechip.api._plan import measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
@@ -45,6 +46,6 @@ __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "calibration_for", "check", "cloud_down",
     "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
     "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs",
-    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "remember_boot", "report",
-    "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
+    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "recorded",
+    "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
 ]  # fmt: skip

@@ -266,6 +266,12 @@ def status() -> EngineStatus:
     return result
 
 
+def recorded() -> bool:
+    """Whether `up` left an engine or a replica set on record (its state file exists), so `down` has something
+    to stop or clear. Reads no file: a check that cannot fail, for a gate."""
+    return engine_state.state_path().exists() or replicas.state_path().exists()
+
+
 def down() -> EngineStatus:
     """Stop the engine `up` started (its process group, container, tunnel); idempotent. With replicas:
     every replica, then the router."""

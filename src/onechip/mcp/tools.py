@@ -393,6 +393,12 @@ def _statuses_summary(c: CloudStatuses) -> str:
     return f"{len(c.resources)} resources{outside}"
 
 
+def _down_gated(request: NoRequest) -> bool:
+    """down needs confirm: true only when `up` left an engine on record; with none it stops nothing, and asking
+    to confirm that would contradict the preview ("would do nothing")."""
+    return api.recorded()
+
+
 def _down_preview(request: NoRequest) -> str:
     st = api.status()
     if st.state is None:
@@ -588,7 +594,7 @@ TOOLS: list[ToolSpec] = [
         "Stop the engine from `up` (its process group, container, tunnel). Destructive: needs confirm: true; "
         "without it, says what it would stop (onechip down).",
         NoRequest, EngineStatus, lambda r, p: api.down(), lambda s: s.note or _status_line(s),
-        destructive=True, idempotent=True, gate=always, preview=_down_preview,
+        destructive=True, idempotent=True, gate=_down_gated, preview=_down_preview,
     ),
     ToolSpec(
         "check", "Capability checks",

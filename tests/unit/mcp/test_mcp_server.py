@@ -125,6 +125,15 @@ def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path
     assert stopped == [1]
 
 
+def test_down_with_nothing_recorded_needs_no_confirm_and_says_so(tmp_path, monkeypatch):
+    # the gate asked for confirm: true to do nothing ("would do nothing ...; call down again with confirm: true")
+    stopped = []
+    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
+    result = call("down", {})
+    assert not result.is_error and stopped == [1]
+    assert "confirm" not in result.content[0].text
+
+
 def test_read_only_server_lists_only_tools_that_change_nothing():
     tools = listed(read_only=True)
     assert set(tools) == {
