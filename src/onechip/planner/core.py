@@ -745,7 +745,10 @@ _ARCHITECTURES_SOURCE = (
 # delta net (tpu_inference/layers/common/gdn_attention.py over vLLM's torch Qwen3-Next / Qwen3.5 classes, from PR
 # #2004 'Add initial support for Qwen3.5, Mamba attention/KV cache, and Gated Delta Network (GDN) attention', commit
 # bc58320b3, first tagged v0.18.0); no Mamba mixer op and no JAX Mamba, Jamba, Nemotron-H, Granite-4.0-H or Falcon-H1
-# class (tpu_inference/models/jax, layers/vllm/custom_ops).
+# class (tpu_inference/models/jax, layers/vllm/custom_ops). Its state pool moved twice since: compact Mamba sizing
+# (PR #2416, 2026-04-29: mamba layers capped at max_num_reqs + 1 slots, num_gpu_blocks_override set so the rest
+# grows the attention pool) and mirrored mamba groups (PR #3550, merged 2026-09-09, after the snapshot read); no
+# TPU boot log of such a model is in tests/fixtures/bootlogs.
 TPU_GDN_SINCE = "0.18.0"
 
 
