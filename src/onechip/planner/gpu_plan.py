@@ -127,6 +127,9 @@ class GpuPool:
     in_flight_tokens: int = 0  # tokens a windowed layer holds beyond its window (0: max_num_batched_tokens)
     pool_bytes_all_gpus: int = 0  # KV bytes over every GPU (PP: each stage's blocks at the common count)
     request_bytes_all_gpus: int = 0  # KV bytes of one max_model_len request over every GPU
+    geometry: Geometry | None = None  # the layers this stage's GPUs hold
+    stage_pools: tuple[GpuPool, ...] = ()  # PP: every stage's own pool, before the common block count
+    whole_model_check: bool = False  # PP: the start-up check takes every stage's layers (pp_check_whole_model)
 
     def concurrency(self, context: int) -> float:
         return self.num_blocks / self.layout.blocks_per_request(context, self.in_flight())
@@ -397,6 +400,7 @@ def plan_gpu_pool(
             request_bytes_all_gpus=only.one_request_bytes * tensor_parallel_size,
         )
     blocks = min(p.num_blocks for p in pools)  # get_kv_cache_configs: every worker at the smallest count
+    own = tuple(pools)
     request_all = sum(p.one_request_bytes for p in pools) * tensor_parallel_size
     if pp_check_whole_model:  # one request over every stage's layers against the smallest pool (engines.json)
         whole = sum(p.one_request_bytes for p in pools)
@@ -420,6 +424,8 @@ def plan_gpu_pool(
         tokens_range=(low, high),
         pool_bytes_all_gpus=allocated,
         request_bytes_all_gpus=request_all,
+        stage_pools=own,
+        whole_model_check=pp_check_whole_model,
     )
 
 
@@ -584,6 +590,7 @@ def _stage_pool(
         max_num_batched_tokens=batch,
         max_num_seqs=seqs,
         one_request_bytes=one_request_bytes(geometry, layout, max_model_len, in_flight, tp),
+        geometry=geometry,
         tokens_range=(low, high),
         checks_tokens=not rule.hybrid_groups,
         in_flight_tokens=in_flight,

