@@ -4,7 +4,8 @@
     python benchmarks/sim_accuracy.py embedded RUN_ROOT    # (2) runs measured on the embedded engine
     python benchmarks/sim_accuracy.py corpus               # (3) leave one grid out over the measurement corpus
     python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
-    python benchmarks/sim_accuracy.py corpus --together    # (3) with every stream started at t = 0, as bench does
+    python benchmarks/sim_accuracy.py corpus --recorded    # (3) each grid's stream starts as its client recorded them
+    python benchmarks/sim_accuracy.py corpus --together    # (3) every grid's streams started at t = 0, as bench does
     python benchmarks/sim_accuracy.py corpus --replay      # (3) each grid as its recorded client ran it
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
@@ -20,19 +21,20 @@ serve` runs use 128) and 1 warm-up + 3 measured requests per client; the printou
 before the grid was measured) and `measured/` (the grid). It prints the same figures for the predicted
 cells that are not calibration cells.
 
-(3) Every grid of catalog/serving_measurements.json with a stated output length (any model, any chip): fitted on
-one grid's calibration cells, the other grids predicted: same chip (another run and engine build: `calibrated`);
-another chip of the same family (TPU to TPU, GPU to GPU) or of the other family, carried over two ways: device terms
-by the datasheet ratio with host terms kept (calibrate.transfer) and by the chips' measured efficiencies
-(sim.priors.carry, the predicted grid left out of them). A grid served at its own settings (max-model-len,
-max-num-seqs, token budget where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine
-default on GPU) and with its own client workload (num_prompts per cell where a cell states it); with --replay, as its
-client ran it where the corpus records the protocol (MeasuredGrid.client, replayed by sim.protocol in the fit and the
-predictions: vllm bench serve's num_prompts requests behind max-concurrency slots, all started together, whole-run
-tok/s, prefix-cache hits where one seed's prompts repeat across the cells of a server run). What the simulator
-cannot model is skipped with the reason printed: a deployment the planner cannot plan (a model not in the catalog,
-a chip with no roofline for a carry); clients beyond a grid's --max-num-seqs wait in the engine's queue, as the
-scheduler holds the plan's max_num_seqs. Per-grid errors are printed at the end.
+(3) Every grid of catalog/serving_measurements.json with a stated output length (any model, any chip): fitted on one
+grid's calibration cells, the other grids predicted: same chip (another run and engine build: `calibrated`); another
+chip of the same family (TPU to TPU, GPU to GPU) or of the other family, carried over two ways: device terms by the
+datasheet ratio with host terms kept (calibrate.transfer) and by the chips' measured efficiencies (sim.priors.carry,
+the predicted grid left out of them). A grid served at its own settings (max-model-len, max-num-seqs, token budget
+where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine default on GPU) and with its
+own client workload (num_prompts per cell where a cell states it) and stream starts (drawn over one request's
+duration; with --recorded, as its client recorded them: start_spread); with --replay, as its client ran it where the
+corpus records the protocol (MeasuredGrid.client, replayed by sim.protocol in the fit and the predictions: vllm
+bench serve's num_prompts requests behind max-concurrency slots, all started together, whole-run tok/s, prefix-cache
+hits where one seed's prompts repeat across the cells of a server run). What the simulator cannot model is skipped
+with the reason printed: a deployment the planner cannot plan (a model not in the catalog, a chip with no roofline
+for a carry); clients beyond a grid's --max-num-seqs wait in the engine's queue, as the scheduler holds the plan's
+max_num_seqs. Per-grid errors are printed at the end.
 
 (4) The seed grid's calibration (the four cells of (1)) carried to v6e-1 and scored on the v6e-1 config-validation
 grid (corpus `gemma4dev-v6e-1-config-validation`, 19 cells, vllm bench serve's whole-run tok/s), three ways: device
@@ -40,7 +42,8 @@ terms by the datasheet ratio and host kept (calibrate.transfer, as before); by t
 (sim.priors.carry) with the validated grid left out of them (v6e-1's fractions, host lines and bounds from its other
 runs: nothing of the scored grid used); with the validated deployment's host line too (its cells at 128 x 1, 128 x 8
 and 1,024 x 16 pin it: scored apart as in sample); and as if v6e-1 had no measurement at all (every v6e-1 grid
-left out: the measured chips' mean efficiencies, host kept), what `advise` carries to a chip with none.
+left out: the measured chips' mean efficiencies, host kept), what `advise` carries to a chip with none. Stream starts
+as (3).
 
 Printed: MAPE of output tok/s, median TTFT and median TPOT over the validation (out-of-sample) cells, beside
 the noise floor (two measurements of one v5e-1 deployment, corpus `prediction_error["noise"]`), the worst cell,
@@ -68,6 +71,7 @@ from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import START_SPREAD_S, simulate_cell, simulate_grid
 from onechip.sim.priors import basis, carry, distinct_grids
 from onechip.sim.protocol import replay
+from onechip.sim.protocol import start_spread as protocol_start
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
 # v5e-1 grid (3 reps each) is the one named "seed-v5e-1".
@@ -91,13 +95,49 @@ SEED_WORKLOAD = dict(output_tokens=128, warmup_requests=1, requests_per_client=3
 # truly staggered, 128 x 64's TTFT (247 ms) is not fitted (-62 to -66%).
 SEED_START_SPREAD = None
 SEEDS = 5
-# vllm bench serve sends every stream's first request at once. Measured runs then dissolve the waves (the gke
-# grid's 1,024 x 8 TTFT, 24.8 ms, is near one client's 15.7 ms, which streams in lock-step could not give: eight
-# 1,024-token prompts together share two 4,096-token steps). The corpus is scored the way `onechip simulate`
-# fits and predicts (sim.predict.START_SPREAD_S: start phases drawn over one request's duration; the whole-run
-# tok/s then includes the streams' staggered starts); --together starts every stream at t = 0 as bench does. Both
-# for grids that record no client protocol, or without --replay (REPLAY).
-CORPUS_START_SPREAD = 0.0 if "--together" in sys.argv else START_SPREAD_S
+# Stream starts in the corpus and carry modes: drawn over one request's duration (sim.predict.START_SPREAD_S), as
+# `simulate` fits and predicts; the seed grid SEED_START_SPREAD. --together: every grid's streams at t = 0, as bench
+# starts them. --recorded: each grid as its client recorded them (sim.protocol.start_spread: together for vllm bench
+# serve, whose serve.py creates one task per request at once behind the max-concurrency semaphore at request rate
+# inf; drawn where a grid records no client), in the fit and the predictions, the rest of the protocol (num_prompts
+# pool, prefix-cache hits) not replayed. Not the default: on the whole corpus (2026-12-05, STEP_MODEL 6) it moved
+# calibrated tok/s / TTFT / TPOT MAPE from 12.7 / 35.7 / 9.6% to 11.2 / 51.0 / 9.3%, carried by measured efficiencies
+# (same family) from 14.1 / 35.4 / 15.6% to 12.8 / 63.7 / 15.5%. It helps the grids whose cells send prompts no
+# earlier cell sent (config-validation TTFT, calibrated 33.8 -> 26.4%, carried 25.6 -> 22.3%; gce 49.6 -> 47.4%,
+# 43.4 -> 37.3%: sixteen 1,024-token prompts sent together queue for four 4,096-token steps, 134 ms measured, 36 ms
+# with drawn phases) and hurts those whose prompts the prefix cache holds from an earlier cell (gke calibrated 40.0 ->
+# 117.9%, L4 carried 31.4 -> 184.8%): started together without those hits, their prompts queue for prefill they did
+# not pay. Together is right only with the hits (--replay), which scores worse still (REPLAY says why). carry mode
+# (config-validation) with --recorded: measured efficiencies 9.1 / 25.4 / 7.5% -> 8.7 / 22.3 / 7.4%, datasheet
+# 35.2 / 41.0 / 30.0% -> 34.2 / 38.2 / 30.8%, with the host line 9.2 / 20.7 / 8.6% -> 9.3 / 20.7 / 8.6%, as if
+# unmeasured 35.5 / 41.5 / 28.8% -> 34.7 / 39.2 / 29.1%; the seeds' ranges become points (no jitter: 128 x 8 at
+# 699-699 tok/s).
+# Short-context TTFT with several clients (2026-12-05, not modelled yet). Median TTFT grows linearly with clients where
+# prefill is small: gke 1,024 x 1-32 (prompts cached but 64 tokens) 15.0 + 1.29 ms x clients (r2 0.993); seed v5e
+# 128 x 1-16 5.5 ms a client (r2 1.000); config-validation and gce 128 x 8 10.4 ms a client (84.8 / 81.3 ms against
+# 12.2 / 11.5 at one). Every wave queues, not the first alone: config-validation 128 x 8's 24 requests (3 waves of 8)
+# read mean 93.6, median 84.8, p99 134.2 ms (cells_v6e1.json). The serial API-server cost (request_overhead_s)
+# staggers a wave's decode starts, so its requests end apart and the next wave is not queued: with --recorded the
+# config-validation fit puts 8.8 ms a request there and simulates 82.6 ms for wave 1 but 27-45 ms for waves 2-3 (median
+# 42.7 in sample). A cost paid per request admitted, inside the step that admits it, keeps a wave in lock-step:
+# 9 ms a request (chosen, not fitted: the --recorded config-validation fit's step terms, its API-server request cost
+# cut to 2 ms and output work to 0.09 ms a token, streams together) simulates 128 x 8 at median 79.2 ms (mean 73.9,
+# max 98.1) and 1,024 x 16 at 109.2, the longer cells unchanged (their steps device-bound under async scheduling).
+# The slope is the engine build's (1.29 ms a client on gke's 0.26.1rc1.dev994, ~10 on gce's dev256), so the
+# 'calibrated' pairs across builds cannot carry it; every v6e grid ran 128 output tokens, so how it scales with output
+# length is not measured. A fitted term for it (per request admitted, host side) is the next step, scored as above.
+TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
+
+
+def start_spread(grid: MeasuredGrid, together: bool = TOGETHER, recorded: bool = RECORDED) -> float | None:
+    """The stream starts `grid` is fitted and predicted with (see TOGETHER, RECORDED above)."""
+    if grid.name == SEED_GRID.name:
+        return SEED_START_SPREAD
+    if together:
+        return 0.0
+    return protocol_start(grid, unrecorded=START_SPREAD_S) if recorded else START_SPREAD_S
+
+
 # --replay: a grid that records its client protocol (MeasuredGrid.client) is fitted and predicted as that client ran it
 # (sim.protocol.replay). Off by default: on the whole corpus it moved calibrated tok/s / TTFT / TPOT MAPE from
 # 12.7 / 35.7 / 9.6% to 12.4 / 56.1 / 11.4% and carried same family from 14.1 / 35.4 / 15.6% to 13.0 / 42.0 / 20.1%
@@ -443,7 +483,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         except ConfigError as exc:
             print(f"  {name}: cannot calibrate ({exc})")
             continue
-        spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
+        spread = start_spread(grid)
         clients = replay(grid, plan) if REPLAY and grid.client else None
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER, clients=clients)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
@@ -477,7 +517,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 measured = grid_run(grid)
                 used = set(calibration_cells(grid)) if name == fitted else set()
                 print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
-                spread = SEED_START_SPREAD if name == SEED_GRID.name else CORPUS_START_SPREAD
+                spread = start_spread(grid)
                 pred = _pred_measured(plan, terms, measured, spread, grid)
                 whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
                 out = report(measured, pred, used, whole)
@@ -565,7 +605,9 @@ def run_carry() -> None:
     summary = {}
     for how, (terms, in_sample) in variants.items():
         print(f"\n--- {how}: terms { ({k: round(v * 1e3, 4) for k, v in terms.model_dump().items() if v}) } (ms)")
-        errs = report(measured, _pred_cells(plan, terms, measured.config, START_SPREAD_S), in_sample, whole_run=True)
+        errs = report(
+            measured, _pred_cells(plan, terms, measured.config, start_spread(grid)), in_sample, whole_run=True
+        )
         summary[how] = {k: statistics.fmean(e for e, _ in v) for k, v in errs.items() if v}
     print("\ncarried to v6e-1, out of sample (MAPE %; target / noise floor beside):")
     print(f"  {'':>52} " + " ".join(f"{k:>16}" for k in CARRY_TARGETS))
@@ -629,7 +671,15 @@ def main() -> None:
         "--also", default="", help="seed: more calibration cells, CTXxCLIENTS comma-separated (e.g. 1024x16)"
     )
     parser.add_argument(
-        "--together", action="store_true", help="corpus: every stream starts at t = 0, as bench starts them"
+        "--together",
+        action="store_true",
+        help="corpus, carry: every grid's streams start at t = 0, as bench starts them",
+    )
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="corpus, carry: each grid's streams start as its client recorded them (vllm bench serve: together); "
+        "default: drawn over one request's duration",
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument(

@@ -81,6 +81,9 @@ from onechip.sim.steptime import budget_tokens, step_model
 # clients) comes out 14.0 / 14.4 ms from the config-validation / gce fits without, 15.4 / 17.4 with the first, 15.4 /
 # 18.6 with the second: by its bytes the padding's own work cannot make that jump (9.7 ms over 16 more padded requests
 # is 0.6 ms each, about a thousand passes over a row's logits).
+# Each grid with the starts its client recorded (vllm bench serve: together, sim.protocol.start_spread), in the fit
+# and the predictions (`corpus --recorded`, 2026-12-05): calibrated TTFT 51.0% against 35.7% with these drawn phases
+# (sim_accuracy.RECORDED says where it helps and where it hurts), so they stay.
 START_SPREAD_S: float | None = None
 
 

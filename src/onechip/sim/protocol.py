@@ -76,9 +76,19 @@ def replay(grid: MeasuredGrid, plan: Plan) -> dict[Cell, CellClient]:
         cache = PrefixCache(plan.num_blocks, plan.block_size)
         for cell in run:
             cached[cell] = _serve(cache, protocol, cell, cells[cell], output, plan.block_size)
-    start = 0.0 if protocol.start.value == "simultaneous" else None
+    start = start_spread(grid)
     whole = protocol.tok_per_s.value == "whole_run"
     return {cell: CellClient(n, start, whole, cached[cell]) for cell, n in cells.items()}
+
+
+def start_spread(grid: MeasuredGrid, unrecorded: float | None = None) -> float | None:
+    """How `grid`'s client started its streams, as CellSimulation's start_spread_s: 0.0 where it records them sent
+    together (vllm bench serve at request rate inf: every task created at once behind the max-concurrency
+    semaphore), None (drawn over one request's duration) where it records them staggered, `unrecorded` where the
+    grid records no client protocol."""
+    if grid.client is None:
+        return unrecorded
+    return 0.0 if grid.client.start.value == "simultaneous" else None
 
 
 def _num_prompts(grid: MeasuredGrid, protocol: ClientProtocol, clients: int, stated: int | None) -> int:

@@ -106,3 +106,22 @@ def test_every_corpus_grid_passes_the_calibration_check_of_cells_without_reps() 
                 check_cell(cell, run.config)
                 checked += 1
     assert checked >= 100  # the 100 cells with TTFT and TPOT the corpus published at 1576a3e
+
+
+def test_with_recorded_starts_each_grid_starts_its_streams_as_its_client_did() -> None:
+    # vllm bench serve at request rate inf creates one task per request at once behind the max-concurrency semaphore
+    # (vllm benchmarks/serve.py benchmark(); every corpus grid's client.start source says so): with --recorded those
+    # grids start every stream at t = 0. A grid recording no client (g4dn's own harness) keeps the drawn phases
+    # `simulate` uses (sim.predict.START_SPREAD_S), the seed its own; without --recorded every grid is drawn.
+    for name, grid in sim_accuracy.GRIDS.items():
+        recorded = sim_accuracy.start_spread(grid, together=False, recorded=True)
+        drawn = sim_accuracy.start_spread(grid, together=False, recorded=False)
+        if name == "seed-v5e-1":
+            assert recorded is drawn is sim_accuracy.SEED_START_SPREAD
+        elif grid.client is not None and grid.client.tool.value == "vllm bench serve":
+            assert grid.client.start.value == "simultaneous" and recorded == 0.0, name
+            assert drawn is sim_accuracy.START_SPREAD_S
+        else:
+            assert recorded is drawn is sim_accuracy.START_SPREAD_S
+    assert sim_accuracy.GRIDS["gemma4dev-t4-g4dn-e2b-2026-08-30"].client is None
+    assert sim_accuracy.start_spread(sim_accuracy.GRIDS[GKE], together=True, recorded=False) == 0.0

@@ -13,7 +13,7 @@ from onechip.catalog.files import MeasuredGrid
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.sim import StepTerms
 from onechip.sim.figures import figures
-from onechip.sim.protocol import replay
+from onechip.sim.protocol import replay, start_spread
 from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import StepModel
 
@@ -111,3 +111,18 @@ def test_an_inferred_input_says_why():
 def _plan(num_blocks: int, block_size: int):  # type: ignore[no-untyped-def]
     """What replay reads of a plan: its KV pool."""
     return SimpleNamespace(num_blocks=num_blocks, block_size=block_size)
+
+
+def test_the_stream_starts_are_the_ones_the_grid_records() -> None:
+    # gke's client is vllm bench serve, recorded 'simultaneous' (serve.py: every task created at once behind the
+    # semaphore): streams start at t = 0 (CellSimulation start_spread_s 0.0); a protocol recorded 'staggered' draws
+    # the phases (None); a grid recording no protocol gets what the caller passes
+    gke = GRIDS[GKE]
+    assert start_spread(gke) == 0.0
+    assert replay(gke, _plan(num_blocks=18_026, block_size=64))[(1024, 8)].start_spread_s == 0.0
+    assert gke.client is not None
+    start = gke.client.start.model_copy(update={"value": "staggered"})
+    staggered = gke.model_copy(update={"client": gke.client.model_copy(update={"start": start})})
+    assert start_spread(staggered) is None
+    seed = GRIDS["seed-v5e-1"]
+    assert seed.client is None and start_spread(seed, unrecorded=0.25) == 0.25 and start_spread(seed) is None
