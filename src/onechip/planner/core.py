@@ -850,11 +850,14 @@ def _resolve(request: PlanRequest) -> _Resolved:
         layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
+    block = rules.block_size_for(max_model_len, request.block_size)
+    if host is not None:
+        block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
-        geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
+        geometry=geometry, block=block,
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,

@@ -196,6 +196,16 @@ def auto_dtype(checkpoint: str, host: CpuHost, refuses_float16: bool) -> str:
     return "bfloat16" if host.arch == "POWERPC" and name in ("float16", "float32") else name
 
 
+def block_size(host: CpuHost, mla: bool, model_type: str, block: int) -> int:
+    """The KV block vLLM runs on `host` (`block`: the engine rule's or the one asked): vllm/platforms/cpu.py
+    check_and_update_config sets 256 for DeepSeek-V4 and 16 for an MLA model served by the reference CPU MLA
+    backend ('The CPU MLA decode kernel only compiles with block_size=16'), whatever was asked; an x86 host with AMX
+    runs AMX_MLA instead (get_attn_backend_cls, torch.cpu._is_amx_tile_supported), which keeps `block`."""
+    if model_type == "deepseek_v4":
+        return 256
+    return 16 if mla and not host.amx else block
+
+
 def check_fp8_kv(kv_cache_dtype: str, host: CpuHost) -> None:
     """Raises ConfigError for an fp8 KV cache on a host without AVX-512 or AMX (cpu_attn.py _get_attn_isa)."""
     if kv_cache_dtype.startswith("fp8") and not (host.avx512 or host.amx):

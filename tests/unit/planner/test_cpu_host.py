@@ -181,3 +181,15 @@ def test_a_float16_plan_on_an_amd_avx512_host_says_zentorch_serves_bfloat16(monk
 def test_an_unknown_host_kind_names_the_known_ones(run, tmp_path) -> None:
     line = one_error_line(run, "plan", str(smollm2_checkpoint(tmp_path / "m")), "--chip", "cpu-avx3")
     assert line.startswith("unknown chip 'cpu-avx3' (--chip): the host CPUs are cpu (this machine's) and cpu-amx, ")
+
+
+@pytest.mark.parametrize(("chip", "block"), [("cpu-amx", 128), ("cpu-avx512-bf16", 16), ("cpu-avx2", 16)])
+def test_an_mla_model_runs_block_16_without_amx(tmp_path, chip, block) -> None:
+    # vllm/platforms/cpu.py check_and_update_config: the reference CPU MLA backend forces block_size=16 ('The CPU MLA
+    # decode kernel only compiles with block_size=16'); with AMX (torch.cpu._is_amx_tile_supported) AMX_MLA keeps 128
+    config = json.loads((QWEN35.parent / "deepseek-ai--DeepSeek-V2-Lite-Chat.json").read_text())
+    path = sized_checkpoint(tmp_path / "dsv2", config, 31_000_000_000)
+    plan = plan_model(str(path), chip, max_model_len=4096, kv_cache_memory_bytes=4 << 30)
+    # 27 layers x (kv_lora_rank 512 + rope 64) x 2 B = 31,104 B per token, one latent 'head'
+    assert (plan.block_size, plan.kv_bytes_per_token) == (block, 31_104)
+    assert plan.num_blocks == (4 << 30) // (block * 31_104)
