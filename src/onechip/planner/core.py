@@ -765,7 +765,6 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if host is not None:
         if request.dtype in (None, "auto"):
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
-        cpu_host.check_fp8_kv(request.kv_cache_dtype, host)
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
@@ -808,6 +807,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
+    if host is not None:  # the head sizes of the layers CPU_ATTN serves (MLA latents have their own backend)
+        heads = {layer.head_dim for layer in geometry.layers if layer.kv_heads and not layer.latent}
+        cpu_host.check_fp8_kv(request.kv_cache_dtype, host, heads)
     v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc, src.config).v0_engine
     if request.language_model_only and older_than(request.engine_version, LANGUAGE_MODEL_ONLY_SINCE):
         raise ConfigError(

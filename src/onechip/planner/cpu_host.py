@@ -206,12 +206,22 @@ def block_size(host: CpuHost, mla: bool, model_type: str, block: int) -> int:
     return 16 if mla and not host.amx else block
 
 
-def check_fp8_kv(kv_cache_dtype: str, host: CpuHost) -> None:
-    """Raises ConfigError for an fp8 KV cache on a host without AVX-512 or AMX (cpu_attn.py _get_attn_isa)."""
-    if kv_cache_dtype.startswith("fp8") and not (host.avx512 or host.amx):
+def check_fp8_kv(kv_cache_dtype: str, host: CpuHost, head_dims: set[int]) -> None:
+    """Raises ConfigError for an fp8 KV cache vLLM's CPU attention refuses (cpu_attn.py _get_attn_isa): on a host
+    without AVX-512 or AMX, or with a CPU_ATTN layer's head size a multiple of 16 but not of 32 (`head_dims`)."""
+    if not kv_cache_dtype.startswith("fp8"):
+        return
+    if not (host.avx512 or host.amx):
         raise ConfigError(
             f"kv_cache_dtype {kv_cache_dtype} on {host.describe()}: vLLM refuses it ('FP8 KV cache on CPU requires "
             "x86 with AVX-512 or AMX.', vllm/v1/attention/backends/cpu_attn.py _get_attn_isa); use auto"
+        )
+    odd = sorted(d for d in head_dims if d % 32 and not d % 16)
+    if odd:
+        raise ConfigError(
+            f"kv_cache_dtype {kv_cache_dtype} with head size {', '.join(map(str, odd))}: vLLM refuses it on a CPU "
+            "('FP8 KV cache requires head_size divisible by 32 on CPU.', vllm/v1/attention/backends/cpu_attn.py "
+            "_get_attn_isa); use auto"
         )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import one_error_line, sized_checkpoint, smollm2_checkpoint, tiny_random_checkpoint
+from factories import SMOLLM2_CONFIG, one_error_line, sized_checkpoint, smollm2_checkpoint, tiny_random_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import cpu_host, plan_model
 
@@ -193,3 +193,11 @@ def test_an_mla_model_runs_block_16_without_amx(tmp_path, chip, block) -> None:
     # 27 layers x (kv_lora_rank 512 + rope 64) x 2 B = 31,104 B per token, one latent 'head'
     assert (plan.block_size, plan.kv_bytes_per_token) == (block, 31_104)
     assert plan.num_blocks == (4 << 30) // (block * 31_104)
+
+
+def test_fp8_kv_with_a_head_size_of_80_is_refused_on_any_cpu(run, tmp_path) -> None:
+    # cpu_attn.py _get_attn_isa: head_size % 32 != 0 and % 16 == 0 -> 'FP8 KV cache requires head_size divisible by
+    # 32 on CPU.' (SmolLM2's geometry with head_dim 80: hidden 960 over 12 heads)
+    model = smollm2_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, "num_attention_heads": 12, "head_dim": 80})
+    line = one_error_line(run, "plan", str(model), "--chip", "cpu-amx", "--kv-cache-dtype", "fp8")
+    assert "'FP8 KV cache requires head_size divisible by 32 on CPU.'" in line and "head size 80" in line
