@@ -88,7 +88,8 @@ class CpuHost:
 
     def describe(self) -> str:
         isa = (
-            "AMX" if self.amx else "AVX-512 BF16" if self.avx512_bf16 else "AVX-512" if self.avx512 else "AVX2"
+            "AMX" if self.amx else "AVX-512 BF16" if self.avx512_bf16 else "AVX-512" if self.avx512
+            else "AVX2" if "avx2" in self.flags else "without AVX2"
         ) if self.arch == "X86" else self.arch  # fmt: skip
         return f"{self.machine} {isa}{' (macOS)' if self.darwin else ''}{f', {self.how}' if self.how else ''}"
 

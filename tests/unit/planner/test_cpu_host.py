@@ -74,6 +74,7 @@ def test_a_host_vllm_does_not_build_for_is_refused_in_one_line(run, monkeypatch,
     line = one_error_line(run, "plan", str(model), "--chip", "cpu", "--max-model-len", "2048")
     assert line.startswith("chip cpu: vLLM's CPU backend needs " + needs)
     assert "cpu-avx2" in line  # says which hosts it can name instead
+    assert "this host is x86_64 AVX2," not in line  # an AVX-only host was described as AVX2
 
 
 def test_linux_without_proc_cpuinfo_is_refused(monkeypatch, tmp_path) -> None:
