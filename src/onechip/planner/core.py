@@ -37,7 +37,7 @@ from onechip.catalog.files import (
     version_key,
 )
 from onechip.errors import ConfigError
-from onechip.planner import calibration, recurrent
+from onechip.planner import calibration, cpu_host, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.planner.config import ModelConfig, UnmodelledModel
@@ -788,6 +788,10 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if engine == "vllm-gpu":
         model_types = {family, model_type}
         dtype_name = gpu_served_dtype(dtype_name, request.dtype, acc, model_types)
+    host = cpu_host.host_for(request.chip) if acc.kind == "cpu" else None  # refuses a host vLLM does not run on
+    if host is not None:
+        if request.dtype in (None, "auto"):
+            dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
@@ -818,7 +822,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
             dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
             mamba_ssm_cache_dtype=_ssm_cache_dtype(hybrid, request.mamba_ssm_cache_dtype, family, src.text_config,
-                                                   architectures),
+                                                   architectures, host),
             gdn_ssm_dtype_flag=hybrid.gdn_ssm_dtype_flag,
             nemotron_h_ssm_default=hybrid.nemotron_h_ssm_default)  # fmt: skip
         mtp = recurrent.mtp_layers(src.text_config, family) if spec else 0
@@ -832,6 +836,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
+    if host is not None:  # the head sizes of the layers CPU_ATTN serves (MLA latents have their own backend)
+        heads = {layer.head_dim for layer in geometry.layers if layer.kv_heads and not layer.latent}
+        cpu_host.check_fp8_kv(request.kv_cache_dtype, host, heads)
     v0 = rules.memory_rules != [] and acc.kind == "gpu" and _rule(rules, request, acc, src.config).v0_engine
     if request.language_model_only and older_than(request.engine_version, LANGUAGE_MODEL_ONLY_SINCE):
         raise ConfigError(
@@ -874,11 +881,14 @@ def _resolve(request: PlanRequest) -> _Resolved:
         layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
+    block = rules.block_size_for(max_model_len, request.block_size)
+    if host is not None:
+        block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
-        geometry=geometry, block=rules.block_size_for(max_model_len, request.block_size),
+        geometry=geometry, block=block,
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
@@ -996,7 +1006,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         pinned=request.kv_cache_memory_bytes is not None,
     ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
-    warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r)
+    warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
     warnings += r.notes
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
 
@@ -2480,16 +2490,32 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
 
 
 def _ssm_cache_dtype(
-    rule: HybridStateRule, requested: str, family: str, text: Mapping[str, Any], architectures: list[str]
+    rule: HybridStateRule,
+    requested: str,
+    family: str,
+    text: Mapping[str, Any],
+    architectures: list[str],
+    host: cpu_host.CpuHost | None,
 ) -> str:
     """The --mamba-ssm-cache-dtype the engine keeps: the model's config hook first (recurrent.configured_ssm_dtype),
-    then, on a platform that resets it on AVX-512 BF16 hosts (HybridStateRule.host_ssm_float32, vllm-cpu), float32
-    unless it is float16 / bfloat16 for a model whose config types its layers 'linear_attention'
-    (recurrent.LINEAR_ATTENTION_TYPED; vllm/platforms/cpu.py _cpu_mamba_backend 'gdn')."""
+    then, on a platform that resets it on AVX-512 BF16 hosts (HybridStateRule.host_ssm_float32, vllm-cpu: `host`
+    has avx512_bf16, torch.cpu._is_avx512_bf16_supported), float32 unless it is float16 / bfloat16 for a model whose
+    config types its layers 'linear_attention' (recurrent.LINEAR_ATTENTION_TYPED; vllm/platforms/cpu.py
+    _cpu_mamba_backend 'gdn')."""
     ssm = recurrent.configured_ssm_dtype(text, family, architectures, requested, rule.nemotron_h_ssm_default)
-    if rule.host_ssm_float32 and not (ssm in ("float16", "bfloat16") and family in recurrent.LINEAR_ATTENTION_TYPED):
+    resets = rule.host_ssm_float32 and host is not None and host.avx512_bf16
+    if resets and not (ssm in ("float16", "bfloat16") and family in recurrent.LINEAR_ATTENTION_TYPED):
         return "float32"
     return ssm
+
+
+def _cpu_host_warnings(r: _Resolved) -> list[PlanWarning]:
+    """What the host CPU or the vllm-cpu install changes beside the numbers (cpu_host.warnings)."""
+    if r.acc.kind != "cpu":
+        return []
+    architectures = [str(a) for a in r.src.config.data.get("architectures") or []]
+    vision = "vision_tower" in r.towers
+    return cpu_host.warnings(cpu_host.host_for(r.request.chip), architectures, vision, r.dtype_name)
 
 
 def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
@@ -2502,16 +2528,17 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
     requested = recurrent.configured_ssm_dtype(
         r.src.text_config, family, architectures, r.request.mamba_ssm_cache_dtype, rule.nemotron_h_ssm_default
     )
+    host = cpu_host.host_for(r.request.chip) if r.acc.kind == "cpu" else None
     if (
         requested != "float32"
-        and _ssm_cache_dtype(rule, requested, family, r.src.text_config, architectures) == "float32"
+        and _ssm_cache_dtype(rule, requested, family, r.src.text_config, architectures, host) == "float32"
     ):
         out.append(
             PlanWarning(
                 code="host-ssm-dtype",
                 message=f"the SSM state is planned in float32, not {requested!r}: vLLM resets it so on a host CPU with "
-                "AVX-512 BF16 (x86 from Sapphire Rapids and Zen 4); another host keeps the dtype asked (fewer bytes "
-                "per sequence, more KV tokens)",
+                f"AVX-512 BF16, as {host.describe() if host else 'this one'} is; a host without it (--chip cpu-avx512, "
+                "cpu-avx2, cpu-arm64) keeps the dtype asked (fewer bytes per sequence, more KV tokens)",
                 source="vllm/platforms/cpu.py check_and_update_config (vllm-cpu 0.32.0)",
             )
         )

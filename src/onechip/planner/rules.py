@@ -23,7 +23,7 @@ from onechip.catalog.files import (
     version_key,
 )
 from onechip.errors import ConfigError
-from onechip.planner import chips
+from onechip.planner import chips, cpu_host
 from onechip.planner.geometry import cdiv, pad_vocab_size
 from onechip.planner.modalities import TOWER_MODALITIES
 from onechip.planner.weights import DTYPE_BYTES
@@ -341,11 +341,19 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
 
 
 def accelerator(name: str, option: str = "--chip") -> Accelerator:
-    """The chip `name` names: a catalog key, `gpu:<size>GiB`, `local`, or any card by the names people write
-    (planner.chips). Raises ConfigError when nothing matches, naming `option`, the flag the name came by."""
+    """The chip `name` names: a catalog key, a host CPU (cpu_host.HOST_KINDS), `gpu:<size>GiB`, `local`, or any card
+    by the names people write (planner.chips). Raises ConfigError when nothing matches, naming `option`, the flag the
+    name came by."""
     entries = catalog.accelerators().accelerators
     if name in entries:
         return Accelerator(name=name, **chips.catalog_entry(name))
+    if name.strip().lower() in cpu_host.HOST_KINDS:  # a named host CPU: the cpu entry under that host's rules
+        return Accelerator(name=name.strip().lower(), **chips.catalog_entry("cpu"))
+    if name.strip().lower().startswith("cpu-"):
+        raise ConfigError(
+            f"unknown chip {name.strip()!r} ({option}): the host CPUs are cpu (this machine's) and "
+            f"{', '.join(cpu_host.HOST_KINDS)}"
+        )
     if chips.is_memory_spec(name):
         return Accelerator.model_validate({"name": name.strip(), **chips.memory_entry(name.strip())})
     if chips.is_local(name):

