@@ -21,7 +21,8 @@ class StepTerms(ResultModel):
     plus the API server, one event loop for all streams: request_overhead_s per request before the scheduler
     sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
     (tokens of several steps merge into one chunk while the server is busy), and per_output_token_s per token
-    each step emitted (processed one step output at a time, before any merging)."""
+    each step emitted (processed one step output at a time, before any merging); and per_admit_s host work per
+    request a step admits."""
 
     fixed_s: float = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
     weights_s: float = Field(
@@ -46,6 +47,11 @@ class StepTerms(ResultModel):
         description="API server time per token a step emitted, before deltas merge (vLLM V1 AsyncLLM "
         "output_handler -> OutputProcessor.process_outputs: stats, detokenize, stop check, a RequestOutput "
         "for every request of every step), serial, s.",
+    )
+    per_admit_s: float = Field(
+        default=0.0,
+        description="Per request the step admits from the waiting queue (host: the engine core's work for a new "
+        "request, paid inside the step that admits it, so a wave admitted together delays that step for all), s.",
     )
 
 

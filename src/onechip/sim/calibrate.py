@@ -54,7 +54,14 @@ TERMS = (
     "request_overhead_s",
     "per_stream_chunk_s",
     "per_output_token_s",
+    "per_admit_s",
 )
+# Whether the fit sets per_admit_s (host work per request a step admits, steptime STEP_MODEL 7); off, it stays 0 and
+# the fit is STEP_MODEL 6's. Measured grids' short-context TTFT grows linearly with clients and every wave of requests
+# queues, which a cost paid in the admitting step gives and the API server's serial request cost, which staggers a
+# wave, does not. Off: on the corpus it helps calibrated TTFT (35.7 -> 32.4%) but carried ones lose (measured, same
+# family 35.4 -> 38.8%); benchmarks/sim_accuracy.py (--admit) records the figures.
+ADMIT = False
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the centre, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
@@ -190,7 +197,9 @@ def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[
     )
 
 
-def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False) -> StepTerms:
+def _start(
+    plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False, admit: bool = True
+) -> StepTerms:
     """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
     cell's slowdown over one client is put on the engine (per sequence in a step) in the share
     `engine_share`, the rest on the API server (its per-chunk and per-token output work at the busiest
@@ -205,11 +214,21 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_boun
     `device_bound`: the other side of the switch, the one-client step the weight read (its TPOT less the
     context's KV read), the host line through the busiest cell from a tenth of that step.
     The first of STARTS is the centre of the pull: the device at its datasheet roofline, the host the rest of
-    the measured step (the roofline is the one device figure not read off these cells)."""
+    the measured step (the roofline is the one device figure not read off these cells).
+    per_admit_s starts at the TTFT rise per client from one client to the most at the shortest context measured at
+    both (a wave admitted together pays it once per request in one step); with no such pair (another context's
+    TTFT holds prefill too), at a hundredth of the one-client step, as per_seq_s's least; 0 and kept there without
+    `admit`."""
     ok = [c for c in cells if usable(c)]
     short = min((c for c in ok if c.clients == 1), key=lambda c: c.context_tokens)
     long_ = max(ok, key=lambda c: (c.context_tokens, -c.clients))  # the longest context, fewest clients
     multi = max((c for c in cells if c.clients > 1 and usable(c)), key=lambda c: c.clients)
+    # per_admit_s's start: the TTFT rise per client from one client to the most at one context (the shortest such)
+    waves = [
+        (c, a) for c in ok for a in ok if c.clients > 1 and a.clients == 1 and a.context_tokens == c.context_tokens
+    ]
+    wave = min(waves, key=lambda p: (p[0].context_tokens, -p[0].clients), default=None)
+    rise = (wave[0].ttft_ms.median - wave[1].ttft_ms.median) / 1000.0 / wave[0].clients if wave else 0.0  # type: ignore[operator]
     try:
         prior: StepTerms | None = roofline_priors(plan)
     except ConfigError:
@@ -241,6 +260,7 @@ def _start(plan: Plan, cells: list[CellResult], engine_share: float, device_boun
         request_overhead_s=max(ttft_s - tpot_s - per_token * short.context_tokens, 0.1 * ttft_s),
         per_stream_chunk_s=(1.0 - 0.9 * engine_share) / busiest,
         per_output_token_s=(0.9 - 0.8 * engine_share) / busiest,
+        per_admit_s=max(rise, tpot_s / 100.0) if admit else 0.0,
     )
 
 
@@ -356,10 +376,15 @@ def _figure_weights(cells: list[CellResult]) -> Vector:
     ]
 
 
-def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vector]:
-    """Columns d r / d x_i by forward differences."""
+def _jacobian(
+    f: Callable[[Vector], Vector], x: Vector, r0: Vector, fixed: frozenset[int] = frozenset()
+) -> list[Vector]:
+    """Columns d r / d x_i by forward differences (0 for the `fixed` indices: terms the fit does not move)."""
     columns = []
     for i in range(len(x)):
+        if i in fixed:
+            columns.append([0.0] * len(r0))
+            continue
         step = x[:]
         step[i] += STEP
         columns.append([(a - b) / STEP for a, b in zip(f(step), r0, strict=True)])
@@ -367,11 +392,11 @@ def _jacobian(f: Callable[[Vector], Vector], x: Vector, r0: Vector) -> list[Vect
 
 
 def _levenberg_marquardt(
-    f: Callable[[Vector], Vector], x0: Vector, on_progress: ProgressFn
+    f: Callable[[Vector], Vector], x0: Vector, on_progress: ProgressFn, fixed: frozenset[int] = frozenset()
 ) -> tuple[Vector, list[Vector]]:
-    """Minimise |f(x)|^2 from x0; returns x and the Jacobian's columns at it."""
+    """Minimise |f(x)|^2 from x0 (the `fixed` indices kept); returns x and the Jacobian's columns at it."""
     x, r, mu = x0[:], f(x0), 1e-2
-    cols = _jacobian(f, x, r)
+    cols = _jacobian(f, x, r, fixed)
     for i in range(MAX_ITERATIONS):
         on_progress(ProgressEvent("calibrate", f"fit iteration {i + 1}", done=i, total=MAX_ITERATIONS))
         normal = [[_dot(ci, cj) for cj in cols] for ci in cols]
@@ -385,7 +410,7 @@ def _levenberg_marquardt(
         if _dot(r_new, r_new) < _dot(r, r):
             improved = (_dot(r, r) - _dot(r_new, r_new)) / max(_dot(r, r), 1e-12)
             x, r, mu = candidate, r_new, mu / 3.0
-            cols = _jacobian(f, x, r)
+            cols = _jacobian(f, x, r, fixed)
             if improved < 1e-4:
                 break
         else:
@@ -473,13 +498,16 @@ def calibrate(
     start_spread_s: float | None = START_SPREAD_S,
     jitter: bool = False,
     clients: Mapping[tuple[int, int], CellClient] | None = None,
+    admit: bool | None = None,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
     cell), simulating the cells with stream starts `start_spread_s` (CellSimulation; by default as `simulate`
     predicts, sim.predict.START_SPREAD_S: phases drawn over one request's duration; 0 = together, as `onechip
     bench` starts them; `jitter` as in CellSimulation). A cell in `clients` is simulated as that client ran it
     (sim.protocol.replay: another tool's requests, starts, cached prompts and tok/s definition). Raises
-    ConfigError when the cells lack what the fit needs (see check_cells)."""
+    ConfigError when the cells lack what the fit needs (see check_cells). `admit`: whether per_admit_s is fitted
+    (None: ADMIT); without it, 0."""
+    admit = ADMIT if admit is None else admit
     chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
     check_cells(chosen, run.config)
 
@@ -492,16 +520,17 @@ def calibrate(
         return [w * r for w, r in zip(weights, residuals(terms), strict=True)]
 
     floors = _floors(plan)
-    centre = _start(plan, chosen, *STARTS[0])
+    centre = _start(plan, chosen, *STARTS[0], admit=admit)
+    fixed = frozenset() if admit else frozenset({TERMS.index("per_admit_s")})
 
     def f(x: Vector) -> Vector:
         """Data residuals followed by the pull towards the centre (x = 0)."""
         return weighted(_terms(centre, x, floors)) + [PULL * v for v in x]
 
     least = min(_noise().values())
-    fits, starts = [], [_offsets(centre, _start(plan, chosen, *start), floors) for start in STARTS]
+    fits, starts = [], [_offsets(centre, _start(plan, chosen, *start, admit=admit), floors) for start in STARTS]
     for x0 in [x0 for i, x0 in enumerate(starts) if x0 not in starts[:i]]:  # without async: no device-bound start
-        x, cols = _levenberg_marquardt(f, x0, on_progress)
+        x, cols = _levenberg_marquardt(f, x0, on_progress, fixed)
         data = [col[: len(col) - len(TERMS)] for col in cols]  # data rows; the pull rows follow
         fits.append((_evidence(_dot(r := f(x), r), data, least), x, data))
     _, x, data = max(fits, key=lambda fit: fit[0])
@@ -540,8 +569,8 @@ def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
 
 def transfer(calibration: Calibration, target: Plan) -> StepTerms:
     """`calibration` (fitted on another chip) carried to `target` (same model and engine, another chip or
-    tensor-parallel size): host terms (fixed, per sequence, per request, per streamed chunk) are kept; device
-    terms are the target's roofline scaled by the efficiency the measured chip showed (fitted / its roofline
+    tensor-parallel size): host terms (fixed, per sequence, per request, per streamed chunk, per admitted) are kept;
+    device terms are the target's roofline scaled by the efficiency the measured chip showed (fitted / its roofline
     prior, `calibration.priors`). Tensor-parallel communication is not modelled. Raises ConfigError when
     either chip has no roofline figures."""
     if calibration.priors is None:
@@ -558,4 +587,5 @@ def transfer(calibration: Calibration, target: Plan) -> StepTerms:
         request_overhead_s=terms.request_overhead_s,
         per_stream_chunk_s=terms.per_stream_chunk_s,
         per_output_token_s=terms.per_output_token_s,
+        per_admit_s=terms.per_admit_s,
     )

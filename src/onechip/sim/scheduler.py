@@ -16,6 +16,10 @@ while step k runs (EngineCore.step_with_batch_queue), so a request that reaches 
 after next (CellSimulation._decided_at); this also desynchronises streams that send together, as the first
 request of a wave reaches an idle engine and its peers, a request overhead later, a busy one.
 
+A step that admits waiting requests pays StepTerms.per_admit_s for each as host work (STEP_MODEL 7): a wave of
+requests sent together is admitted in one step, which then delays the wave's first tokens and every running
+request's next token together, in every wave, as measured short-context TTFT grows with clients (sim_accuracy.py).
+
 What it does not model: speculative decoding, several KV-cache groups (sliding layers
 windowed separately). Prefix caching is given, not found: bench prompts start with unique tokens (no hits),
 and a workload that reuses prefixes (agent sessions behind a router, sim.routing) passes each request's
@@ -195,6 +199,7 @@ class CellSimulation:
         self.undelivered: dict[int, tuple[_Req, int]] = {}  # id(req) -> (req, tokens) the server has not sent
         self.warm_counts: dict[int, int] = {}
         self.step_start, self.step_end = -1.0, -1.0  # the last engine step's start and end
+        self.admitted = 0  # requests the step being scheduled took from the waiting queue (per_admit_s)
 
     def run(self) -> list[RequestSample]:
         """Simulate until every request ended; the samples, in completion order. Raises RuntimeError when
@@ -222,7 +227,7 @@ class CellSimulation:
             if not scheduled:  # nothing fits: wait for the next arrival (cannot happen with a feasible pool)
                 raise RuntimeError("the scheduler could not place any request")
             self.step_start = now
-            now += self.model.step_s(self._batch(scheduled))
+            now += self.model.step_s(self._batch(scheduled, self.admitted))
             self.step_end = now
             self._finish_step(scheduled, now)
         else:
@@ -391,6 +396,7 @@ class CellSimulation:
         """One step's batch: running requests first (preempting the last when blocks run out), then waiting
         ones if nothing was preempted. Allocates blocks for what it schedules."""
         budget, scheduled, preempted = self.engine.budget_tokens, [], False
+        self.admitted = 0
         i = 0
         while i < len(self.running) and budget > 0:
             req = self.running[i]
@@ -423,6 +429,7 @@ class CellSimulation:
             self.running.append(req)
             scheduled.append((req, n))
             budget -= n
+            self.admitted += 1
         return scheduled
 
     def _hit(self, req: _Req) -> int:
@@ -460,10 +467,11 @@ class CellSimulation:
         self.preemptions += 1
 
     @staticmethod
-    def _batch(scheduled: list[tuple[_Req, int]]) -> Batch:
+    def _batch(scheduled: list[tuple[_Req, int]], admitted: int = 0) -> Batch:
         kv = sum(r.computed + n for r, n in scheduled)
         pairs = sum(n * (r.computed + n / 2.0) for r, n in scheduled if n > 1)
-        return Batch(seqs=len(scheduled), tokens=sum(n for _, n in scheduled), kv_tokens=kv, attn_pairs=pairs)
+        tokens = sum(n for _, n in scheduled)
+        return Batch(seqs=len(scheduled), tokens=tokens, kv_tokens=kv, attn_pairs=pairs, admitted=admitted)
 
     def _finish_step(self, scheduled: list[tuple[_Req, int]], now: float) -> None:
         """Apply a step ending at `now`: computed tokens advance; a request that caught up emits a token for

@@ -7,6 +7,8 @@ A step runs a batch: some sequences decoding one token, some prefilling a chunk 
     host:   fixed_s                   fixed host cost per step (scheduling, input preparation); 0 in the
                                       roofline
           + per_seq_s x sequences     host work per sequence (inputs, sampling, output); 0 in the roofline
+          + per_admit_s x admitted    host work per request the step admits from the waiting queue; 0 in the
+                                      roofline
     device: max(weights_s,            streamed weight bytes / bandwidth: the step reads every weight once ...
                 per_token_s x tokens) ... while computing 2 x streamed parameters / peak FLOPS per token, after
                                       padding: a roofline, so a small batch costs the weight read alone and a
@@ -47,8 +49,9 @@ from onechip.schemas.sim import StepTerms
 # output rounds, scheduler.py; 5: under async scheduling a request reaching a busy engine joins the step after
 # next, as EngineCore.step_with_batch_queue schedules one step ahead, scheduler.py; 6: from vLLM 0.19.0 a waiting
 # request is admitted only when its whole prompt's blocks are free, and the scheduler holds the plan's max_num_seqs,
-# scheduler.py and predict.engine_of); a calibration fitted under another version is refitted, not reused.
-STEP_MODEL = 6
+# scheduler.py and predict.engine_of; 7: per_admit_s, host work per request a step admits, so a wave of requests
+# admitted together delays that step, scheduler.py); a calibration fitted under another version is refitted, not reused.
+STEP_MODEL = 7
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048), for an
 # engine rule with none of its own. vllm-tpu states the same 2048 (engines.json, with its source): its TPU table
@@ -60,12 +63,13 @@ GENERIC_MAX_NUM_BATCHED_TOKENS = 2048
 class Batch:
     """What one step computes: `seqs` sequences, `tokens` tokens in all (1 per decoding sequence, the chunk
     of each prefilling one), `kv_tokens` cached tokens attention reads, `attn_pairs` prefill (query, key)
-    pairs."""
+    pairs, `admitted` of the sequences newly taken from the waiting queue."""
 
     seqs: int
     tokens: int
     kv_tokens: int
     attn_pairs: float
+    admitted: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ class StepModel:
     def step_s(self, batch: Batch) -> float:
         """Seconds one step of `batch` takes."""
         t = self.terms
-        host = t.fixed_s + t.per_seq_s * batch.seqs
+        host = t.fixed_s + t.per_seq_s * batch.seqs + t.per_admit_s * batch.admitted
         device = (
             max(t.weights_s, t.per_token_s * self.padded(batch.tokens))
             + t.per_kv_token_s * batch.kv_tokens

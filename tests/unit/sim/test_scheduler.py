@@ -264,3 +264,16 @@ def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
     # had scheduled that step at 5 ms, so it joins the step at 25 ms (first token at 35 ms)
     assert ttfts(False) == pytest.approx([OVERHEAD_S + STEP_S, 0.025 - 0.006])
     assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.035 - 0.006])
+
+
+def test_a_wave_admitted_together_pays_the_admission_cost_in_one_step_every_wave():
+    """per_admit_s (STEP_MODEL 7) is host work of the step that admits a request: four streams sent together are
+    admitted in one step of 10 + 4 x 3 ms, so each request's first token comes 22 ms after it was sent, in every
+    wave (their peers finish together and send together), while decode steps stay 10 ms; one stream pays 13 ms."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    model = flat(request_overhead_s=0.0, per_admit_s=0.003)
+    four = CellSimulation(config(requests_per_client=3), engine, model, context=64, clients=4, seed=0).run()
+    assert [s.t_first - s.t_send for s in four] == pytest.approx([STEP_S + 4 * 0.003] * 16)
+    assert figures(four).tpot_ms == pytest.approx(STEP_S * 1000)
+    one = CellSimulation(config(), engine, model, context=64, clients=1, seed=0).run()
+    assert figures(one).ttft_ms == pytest.approx((STEP_S + 0.003) * 1000)

@@ -114,3 +114,13 @@ def test_tpu_default_budget_is_the_one_a_v6e_logged():
     logged = re.search(r"Raising max_num_batched_tokens from (\d+) to (\d+)", text)
     assert logged is not None
     assert int(logged.group(1)) == planner.rules.engine_rules("vllm-tpu").default_max_num_batched_tokens
+
+
+def test_admitted_requests_add_host_work_to_their_step():
+    """per_admit_s x admitted is host work (STEP_MODEL 7): it adds to a synchronous step and, under async
+    scheduling, shows only where the host side outlasts the device's."""
+    terms = StepTerms(fixed_s=0.002, weights_s=0.005, per_token_s=0.0, per_kv_token_s=0.0, per_admit_s=0.001)
+    batch = Batch(seqs=4, tokens=4, kv_tokens=0, attn_pairs=0, admitted=4)
+    assert StepModel(terms).step_s(batch) == pytest.approx(0.002 + 0.004 + 0.005)
+    assert StepModel(terms, overlap_host=True).step_s(batch) == pytest.approx(0.006)
+    assert StepModel(terms, overlap_host=True).step_s(Batch(seqs=4, tokens=4, kv_tokens=0, attn_pairs=0)) == 0.005
