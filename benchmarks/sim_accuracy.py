@@ -127,7 +127,7 @@ SEEDS = 5
 # The slope is the engine build's (1.29 ms a client on gke's 0.26.1rc1.dev994, ~10 on gce's dev256), so the
 # 'calibrated' pairs across builds cannot carry it; every v6e grid ran 128 output tokens, so how it scales with output
 # length is not measured.
-# That term, fitted (2026-12-05, STEP_MODEL 7, --admit: StepTerms.per_admit_s, host work of the step that admits a
+# That term, fitted (2026-12-05, --admit: StepTerms.per_admit_s, host work of the step that admits a
 # request, fitted on each grid's calibration cells alone, carried as the other host terms are; its start the TTFT rise
 # per client at one context, sim.calibrate._start). Default streams (drawn), before -> after, tok/s / TTFT / TPOT MAPE:
 #   corpus calibrated 12.7 / 35.7 / 9.6% -> 12.1 / 32.4 / 9.7% (config-validation TTFT 33.8 -> 29.7, gke 40.0 -> 33.7)
@@ -167,7 +167,7 @@ REPLAY = "--replay" in sys.argv
 # TPOT MAPE from 12.7 / 35.7 / 9.6% to 11.3 / 32.4 / 9.5% and carried, measured (same family) from 14.1 / 35.4 / 15.6%
 # to 14.0 / 36.9 / 14.9%.
 JITTER = "--jitter" in sys.argv
-# --admit: the fits set per_admit_s (STEP_MODEL 7, host work per request a step admits: sim.calibrate.ADMIT), which
+# --admit: the fits set per_admit_s (host work per request a step admits: sim.calibrate.ADMIT), which
 # they otherwise leave at 0, as STEP_MODEL 6. ADMIT_NOTES below says what it gave.
 if "--admit" in sys.argv:
     importlib.import_module("onechip.sim.calibrate").ADMIT = True  # the module (onechip.sim.calibrate: the function)

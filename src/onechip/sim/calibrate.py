@@ -56,11 +56,11 @@ TERMS = (
     "per_output_token_s",
     "per_admit_s",
 )
-# Whether the fit sets per_admit_s (host work per request a step admits, steptime STEP_MODEL 7); off, it stays 0 and
-# the fit is STEP_MODEL 6's. Measured grids' short-context TTFT grows linearly with clients and every wave of requests
-# queues, which a cost paid in the admitting step gives and the API server's serial request cost, which staggers a
-# wave, does not. Off: on the corpus it helps calibrated TTFT (35.7 -> 32.4%) but carried ones lose (measured, same
-# family 35.4 -> 38.8%); benchmarks/sim_accuracy.py (--admit) records the figures.
+# Whether the fit sets per_admit_s (host work per request a step admits); off, it stays 0 and the fit is STEP_MODEL
+# 6's (turning it on by default is a new STEP_MODEL). Measured grids' short-context TTFT grows linearly with clients
+# and every wave of requests queues, which a cost paid in the admitting step gives and the API server's serial
+# request cost, which staggers a wave, does not. Off: on the corpus it helps calibrated TTFT (35.7 -> 32.4%) but
+# carried ones lose (measured, same family 35.4 -> 38.8%); benchmarks/sim_accuracy.py (--admit) records the figures.
 ADMIT = False
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the centre, per log-unit (weak: data dominate)

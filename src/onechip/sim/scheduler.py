@@ -16,7 +16,7 @@ while step k runs (EngineCore.step_with_batch_queue), so a request that reaches 
 after next (CellSimulation._decided_at); this also desynchronises streams that send together, as the first
 request of a wave reaches an idle engine and its peers, a request overhead later, a busy one.
 
-A step that admits waiting requests pays StepTerms.per_admit_s for each as host work (STEP_MODEL 7): a wave of
+A step that admits waiting requests pays StepTerms.per_admit_s for each as host work: a wave of
 requests sent together is admitted in one step, which then delays the wave's first tokens and every running
 request's next token together, in every wave, as measured short-context TTFT grows with clients (sim_accuracy.py).
 

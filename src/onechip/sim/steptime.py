@@ -49,9 +49,10 @@ from onechip.schemas.sim import StepTerms
 # output rounds, scheduler.py; 5: under async scheduling a request reaching a busy engine joins the step after
 # next, as EngineCore.step_with_batch_queue schedules one step ahead, scheduler.py; 6: from vLLM 0.19.0 a waiting
 # request is admitted only when its whole prompt's blocks are free, and the scheduler holds the plan's max_num_seqs,
-# scheduler.py and predict.engine_of; 7: per_admit_s, host work per request a step admits, so a wave of requests
-# admitted together delays that step, scheduler.py); a calibration fitted under another version is refitted, not reused.
-STEP_MODEL = 7
+# scheduler.py and predict.engine_of); a calibration fitted under another version is refitted, not reused.
+# per_admit_s (host work per request a step admits, scheduler.py) is 0 unless calibrate.ADMIT, and a term at 0 is
+# version 6's model, so it takes no new version while it is off: a user's stored fits stay reusable.
+STEP_MODEL = 6
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048), for an
 # engine rule with none of its own. vllm-tpu states the same 2048 (engines.json, with its source): its TPU table

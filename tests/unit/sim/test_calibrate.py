@@ -87,7 +87,7 @@ def test_fit_predicts_a_cell_it_was_not_fitted_on(cpu_plan):
 
 
 def test_the_admission_cost_is_fitted_only_when_asked(cpu_plan):
-    """per_admit_s (STEP_MODEL 7) stays 0 by default (sim.calibrate.ADMIT: it made carried TTFT worse on the corpus,
+    """per_admit_s stays 0 by default (sim.calibrate.ADMIT: it made carried TTFT worse on the corpus,
     benchmarks/sim_accuracy.py); with admit=True the fit takes it from the cells: cells simulated with 3 ms a request
     admitted are fitted, and a cell it never saw predicted, as test_fit_predicts_a_cell_it_was_not_fitted_on does."""
     truth = TRUE.model_copy(update={"per_admit_s": 0.003})

@@ -267,7 +267,7 @@ def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
 
 
 def test_a_wave_admitted_together_pays_the_admission_cost_in_one_step_every_wave():
-    """per_admit_s (STEP_MODEL 7) is host work of the step that admits a request: four streams sent together are
+    """per_admit_s is host work of the step that admits a request: four streams sent together are
     admitted in one step of 10 + 4 x 3 ms, so each request's first token comes 22 ms after it was sent, in every
     wave (their peers finish together and send together), while decode steps stay 10 ms; one stream pays 13 ms."""
     engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)

@@ -117,7 +117,7 @@ def test_tpu_default_budget_is_the_one_a_v6e_logged():
 
 
 def test_admitted_requests_add_host_work_to_their_step():
-    """per_admit_s x admitted is host work (STEP_MODEL 7): it adds to a synchronous step and, under async
+    """per_admit_s x admitted is host work: it adds to a synchronous step and, under async
     scheduling, shows only where the host side outlasts the device's."""
     terms = StepTerms(fixed_s=0.002, weights_s=0.005, per_token_s=0.0, per_kv_token_s=0.0, per_admit_s=0.001)
     batch = Batch(seqs=4, tokens=4, kv_tokens=0, attn_pairs=0, admitted=4)
