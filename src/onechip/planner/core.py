@@ -1085,7 +1085,9 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
         f"fits the {available / GIB:.2f} GiB KV pool per {device}{where}, so vLLM keeps it"
         if fitted == derived
-        else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds {available / GIB:.2f} GiB; "
+        else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds "
+        # no pool at all (the weights overrun the cap): vLLM has none, so none is said, not a negative size
+        + (f"{available / GIB:.2f} GiB; " if available > 0 else "none (the weights leave no room for KV); ")
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted

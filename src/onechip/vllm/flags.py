@@ -566,13 +566,24 @@ def serve_flags(
 def _release_refusal(plan: Plan, flag: ServeFlag, flags: _Flags, warnings: list[str]) -> None:
     """A flag the plan's release refuses as an unrecognized argument (flag_table.refusal, catalog/vllm_flags.json):
     one a family or a launch rule adds (an optional feature, e.g. prefix caching before vLLM had it) is left out, said
-    in one line; one the plan sized memory with, or a --set, is kept and vLLM's refusal said in one line."""
+    in one line; so is one the plan writes at its setting's default (PlanRequest: the engine's own choice, e.g.
+    --kv-cache-dtype auto, the model dtype, all a release before the flag does), which the command would only make
+    vLLM refuse; any other the plan sized memory with, or a --set, is kept and vLLM's refusal said in one line."""
     why = refusal(flag.flag, plan.engine_version)
     if why is None:
         return
     row = spec(flag.flag)
     first = why.startswith("needs ")
     version = plan.engine_version
+    field = PlanRequest.model_fields.get(row.setting or "") if row is not None else None
+    if first and flag.origin == "plan" and field is not None and field.default is not None:
+        if flag.value == str(field.default):
+            flags.by_name.pop(flag.flag)
+            warnings.append(
+                f"{flag.flag} {flag.value} left out: {why}, the plan is for {version}, which does what "
+                f"{flag.value} asks without it"
+            )
+            return
     if flag.origin in ("family", "onechip") and row is not None:
         flags.by_name.pop(flag.flag)
         gone, when = (f"first in vLLM {row.since}", f"before {row.since}") if first else (why, f"in {version}")
