@@ -422,10 +422,13 @@ def _stale(plan: Plan, override: Override) -> str | None:
 
 def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, str], warnings: list[str]) -> None:
     """`--set` overrides: env vars, new or replaced flags (origin 'set'), removals; warns when a flag or env
-    var the plan sized memory with changes to a value it was not planned with."""
-    for override in sets:
+    var the plan sized memory with changes to a value it was not planned with. Only the last --set of a name is
+    judged: it is the one on the command (an earlier one is replaced, as the planner reads the last too)."""
+    last = {override.name: index for index, override in enumerate(sets)}
+    for index, override in enumerate(sets):
         current = flags.by_name.get(override.name)
-        unchanged = current is not None and not override.remove and current.value == override.value
+        superseded = last[override.name] != index
+        unchanged = superseded or (current is not None and not override.remove and current.value == override.value)
         stale = None if unchanged else _stale(plan, override)
         if stale is not None:
             warnings.append(stale)
