@@ -547,12 +547,13 @@ _EXTENSIBLE_SOURCE = (
 
 def _extensible_kv_cache_on(r: _Resolved) -> bool:
     """The plan's vLLM release turns the extensible KV cache on by default for it (EXTENSIBLE_KV_CACHE_SINCE): 0.34+
-    on an NVIDIA or AMD card (vLLM's CUDA and ROCm platforms) with the pool left to the engine."""
+    on an NVIDIA or AMD card (vLLM's CUDA and ROCm platforms) with the pool left to the engine. A card of no known
+    maker (gpu:<size>) may be either, so it counts: set False the cache is off on any platform, nothing refused."""
     version = r.request.engine_version or r.rules.release
     return not (
         r.engine != "vllm-gpu"
         or r.acc.kind != "gpu"
-        or r.acc.manufacturer not in ("NVIDIA", "AMD")
+        or r.acc.manufacturer not in ("NVIDIA", "AMD", None)
         or r.request.kv_cache_memory_bytes is not None
         or version is None
         or older_than(version, EXTENSIBLE_KV_CACHE_SINCE)
@@ -568,7 +569,8 @@ def _extensible_kv_cache_warnings(r: _Resolved) -> list[PlanWarning]:
         PlanWarning(
             code="extensible-kv-cache",
             message=f"vLLM {version} sizes the KV cache after CUDA-graph capture and warmup by default on this card "
-            "(the extensible KV cache), which onechip does not model: the command carries "
+            + ("" if r.acc.manufacturer else "if it is an NVIDIA or AMD one ")
+            + "(the extensible KV cache), which onechip does not model: the command carries "
             "--no-enable-extensible-kv-cache, so the engine sizes the pool by profiling, as planned",
             source=_EXTENSIBLE_SOURCE,
         )
