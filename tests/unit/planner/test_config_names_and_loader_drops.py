@@ -73,6 +73,18 @@ def test_a_bad_field_is_named_as_the_file_spells_it(config: dict[str, Any], fiel
         read_config(config, "config.json")
 
 
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [({**CHATGLM, "num_layers": None}, "num_layers"), ({**GPT2, "n_head": None}, "n_head"),
+     ({**FALCON_40B, "n_layer": None}, "n_layer")],
+    ids=["chatglm-num_layers", "gpt2-n_head", "rw-n_layer"],
+)  # fmt: skip
+def test_a_null_required_field_is_named_as_the_file_spells_it(config: dict[str, Any], field: str) -> None:
+    # the missing-field line named the standard name ('num_hidden_layers' of a ChatGLM file that spells num_layers)
+    with pytest.raises(ConfigError, match=rf"^config.json: field '{field}' is missing; the KV geometry needs it$"):
+        read_config(config, "config.json")
+
+
 def test_a_group_count_the_heads_do_not_divide_is_named_as_the_file_spells_it() -> None:
     # vLLM's Attention asserts num_heads % num_kv_heads == 0; ChatGLM's KV heads are multi_query_group_num (chatglm.py)
     with pytest.raises(ConfigError, match=r"field 'multi_query_group_num' is 3: num_attention_heads \(32\)"):
