@@ -1088,8 +1088,8 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
         f"fits the {available / GIB:.2f} GiB KV pool per {device}{where}, so vLLM keeps it"
         if fitted == derived
         else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds "
-        # no pool at all (the weights overrun the cap): vLLM has none, so none is said, not a negative size
-        + (f"{available / GIB:.2f} GiB; " if available > 0 else "none (the weights leave no room for KV); ")
+        # no room at all (weights over the cap, or a pool no larger than the null block): none, not a negative size
+        + (f"{available / GIB:.2f} GiB; " if available > 0 else "no room for a request; ")
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted
