@@ -587,6 +587,17 @@ def _release_refusal(plan: Plan, flag: ServeFlag, flags: _Flags, warnings: list[
                 f"{flag.value} asks without it"
             )
             return
+    # a --no-X the plan writes, where the release has --X but not yet its negative (argparse's store_true, off unless
+    # given) or not even --X (no such feature): the command without either asks what --no-X asks
+    # (--no-enable-prefix-caching before 0.6.5, --enable-prefix-caching before 0.4.1)
+    positive = "--" + flag.flag.removeprefix("--no-")
+    if first and flag.origin == "plan" and flag.flag.startswith("--no-") and flag.value is None:
+        has = refusal(positive, version)
+        if positive in catalog.vllm_flags().flags and (has is None or has.startswith("needs ")):
+            flags.by_name.pop(flag.flag)
+            off = f"whose {positive} is a plain switch, off unless given" if has is None else f"which has no {positive}"
+            warnings.append(f"{flag.flag} left out: {why}, the plan is for {version}, {off}")
+            return
     if flag.origin in ("family", "onechip") and row is not None:
         flags.by_name.pop(flag.flag)
         gone, when = (f"first in vLLM {row.since}", f"before {row.since}") if first else (why, f"in {version}")

@@ -112,6 +112,29 @@ def test_a_flag_the_planned_release_refuses_is_left_out_or_said_in_one_line(tiny
     assert not [w for w in said if w.startswith("--") and ("left out" in w or "needs vLLM" in w or "removed in" in w)]
 
 
+@pytest.mark.parametrize(
+    ("release", "off"),
+    [
+        ("0.6.4", "whose --enable-prefix-caching is a plain switch, off unless given"),  # store_true before 0.6.5
+        ("0.3.3", "which has no --enable-prefix-caching"),  # first read in 0.4.1
+    ],
+)
+def test_a_planned_negative_switch_the_release_lacks_is_left_out_where_off_is_its_default(
+    tiny_llama: Path, release: str, off: str
+) -> None:
+    # --no-enable-prefix-caching is accepted from 0.6.5 (vllm_flags.json); the plan wrote it for 0.6.4, whose parser
+    # refuses it as an unrecognized argument, though without it prefix caching is off there anyway
+    plan = plan_model(str(tiny_llama), "l4", engine_version=release, max_model_len=2048, enable_prefix_caching=False)
+    command = serve_command(plan, ServeTarget(kind="vllm"))
+    assert "--no-enable-prefix-caching" not in command.argv and "--enable-prefix-caching" not in command.argv
+    assert (
+        f"--no-enable-prefix-caching left out: needs vLLM 0.6.5 or later, the plan is for {release}, {off}"
+        in command.warnings
+    )
+    newer = plan_model(str(tiny_llama), "l4", engine_version="0.6.5", max_model_len=2048, enable_prefix_caching=False)
+    assert "--no-enable-prefix-caching" in serve_command(newer, ServeTarget(kind="vllm")).argv
+
+
 def test_a_release_between_the_last_without_and_the_first_read_with_is_not_told() -> None:
     # 0.4.0 and 0.4.0.post1 have no sdist on PyPI (not read): --enable-prefix-caching may be in them
     assert "0.4.0" in catalog.vllm_flags().releases_not_read
