@@ -1300,8 +1300,9 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
     positions = model_positions(text, model_type, version)
     if max_model_len is None:
         if positions is None:
-            raise ConfigError(
-                f"model config ({model_type}): field 'max_position_embeddings' is missing; pass --max-model-len"
+            raise ConfigError(  # any of vLLM's length fields would do: GPT-2 spells it n_positions, ChatGLM seq_length
+                f"model config ({model_type}): states none of the length fields vLLM reads "
+                f"({', '.join(_POSITION_KEYS)}); pass --max-model-len"
             )
         if positions.default > MAX_POSITIONS:
             raise ConfigError(
