@@ -319,7 +319,7 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
     _check_overrides(text.get("per_layer_config"), where)
     for name in _REQUIRED:
         if text.get(name) is None:
-            raise _fail(where, name, "is missing; the KV geometry needs it")
+            raise _fail(where, named.get(name, name), "is missing; the KV geometry needs it")
     _check_routing(text, where, named)
 
 

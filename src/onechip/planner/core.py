@@ -547,12 +547,13 @@ _EXTENSIBLE_SOURCE = (
 
 def _extensible_kv_cache_on(r: _Resolved) -> bool:
     """The plan's vLLM release turns the extensible KV cache on by default for it (EXTENSIBLE_KV_CACHE_SINCE): 0.34+
-    on an NVIDIA or AMD card (vLLM's CUDA and ROCm platforms) with the pool left to the engine."""
+    on an NVIDIA or AMD card (vLLM's CUDA and ROCm platforms) with the pool left to the engine. A card of no known
+    maker (gpu:<size>) may be either, so it counts: set False the cache is off on any platform, nothing refused."""
     version = r.request.engine_version or r.rules.release
     return not (
         r.engine != "vllm-gpu"
         or r.acc.kind != "gpu"
-        or r.acc.manufacturer not in ("NVIDIA", "AMD")
+        or r.acc.manufacturer not in ("NVIDIA", "AMD", None)
         or r.request.kv_cache_memory_bytes is not None
         or version is None
         or older_than(version, EXTENSIBLE_KV_CACHE_SINCE)
@@ -568,7 +569,8 @@ def _extensible_kv_cache_warnings(r: _Resolved) -> list[PlanWarning]:
         PlanWarning(
             code="extensible-kv-cache",
             message=f"vLLM {version} sizes the KV cache after CUDA-graph capture and warmup by default on this card "
-            "(the extensible KV cache), which onechip does not model: the command carries "
+            + ("" if r.acc.manufacturer else "if it is an NVIDIA or AMD one ")
+            + "(the extensible KV cache), which onechip does not model: the command carries "
             "--no-enable-extensible-kv-cache, so the engine sizes the pool by profiling, as planned",
             source=_EXTENSIBLE_SOURCE,
         )
@@ -1085,7 +1087,9 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
     said = f"--max-model-len auto: one {derived:,}-token request (the model's length) " + (
         f"fits the {available / GIB:.2f} GiB KV pool per {device}{where}, so vLLM keeps it"
         if fitted == derived
-        else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds {available / GIB:.2f} GiB; "
+        else f"needs {request / GIB:.2f} GiB of KV per {device}, the pool{where} holds "
+        # no room at all (weights over the cap, or a pool no larger than the null block): none, not a negative size
+        + (f"{available / GIB:.2f} GiB; " if available > 0 else "no room for a request; ")
         + (
             f"vLLM lowers max_model_len to {fitted:,}, the longest whose request fits, and the plan is for that length"
             if fitted
@@ -1296,8 +1300,9 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
     positions = model_positions(text, model_type, version)
     if max_model_len is None:
         if positions is None:
-            raise ConfigError(
-                f"model config ({model_type}): field 'max_position_embeddings' is missing; pass --max-model-len"
+            raise ConfigError(  # any of vLLM's length fields would do: GPT-2 spells it n_positions, ChatGLM seq_length
+                f"model config ({model_type}): states none of the length fields vLLM reads "
+                f"({', '.join(_POSITION_KEYS)}); pass --max-model-len"
             )
         if positions.default > MAX_POSITIONS:
             raise ConfigError(

@@ -91,7 +91,9 @@ class CpuHost:
             "AMX" if self.amx else "AVX-512 BF16" if self.avx512_bf16 else "AVX-512" if self.avx512
             else "AVX2" if "avx2" in self.flags else "without AVX2"
         ) if self.arch == "X86" else self.arch  # fmt: skip
-        return f"{self.machine} {isa}{' (macOS)' if self.darwin else ''}{f', {self.how}' if self.how else ''}"
+        # platform.machine() is '' where Python cannot tell the machine
+        machine = self.machine or "an unnamed machine (platform.machine() is empty)"
+        return f"{machine} {isa}{' (macOS)' if self.darwin else ''}{f', {self.how}' if self.how else ''}"
 
     def refusal(self) -> str | None:
         """Why vLLM's CPU build does not run on this host, from its build script; None when it does."""

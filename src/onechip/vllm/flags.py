@@ -422,10 +422,13 @@ def _stale(plan: Plan, override: Override) -> str | None:
 
 def _apply_sets(plan: Plan, sets: list[Override], flags: _Flags, env: dict[str, str], warnings: list[str]) -> None:
     """`--set` overrides: env vars, new or replaced flags (origin 'set'), removals; warns when a flag or env
-    var the plan sized memory with changes to a value it was not planned with."""
-    for override in sets:
+    var the plan sized memory with changes to a value it was not planned with. Only the last --set of a name is
+    judged: it is the one on the command (an earlier one is replaced, as the planner reads the last too)."""
+    last = {override.name: index for index, override in enumerate(sets)}
+    for index, override in enumerate(sets):
         current = flags.by_name.get(override.name)
-        unchanged = current is not None and not override.remove and current.value == override.value
+        superseded = last[override.name] != index
+        unchanged = superseded or (current is not None and not override.remove and current.value == override.value)
         stale = None if unchanged else _stale(plan, override)
         if stale is not None:
             warnings.append(stale)
@@ -566,13 +569,35 @@ def serve_flags(
 def _release_refusal(plan: Plan, flag: ServeFlag, flags: _Flags, warnings: list[str]) -> None:
     """A flag the plan's release refuses as an unrecognized argument (flag_table.refusal, catalog/vllm_flags.json):
     one a family or a launch rule adds (an optional feature, e.g. prefix caching before vLLM had it) is left out, said
-    in one line; one the plan sized memory with, or a --set, is kept and vLLM's refusal said in one line."""
+    in one line; so is one the plan writes at its setting's default (PlanRequest: the engine's own choice, e.g.
+    --kv-cache-dtype auto, the model dtype, all a release before the flag does), which the command would only make
+    vLLM refuse; any other the plan sized memory with, or a --set, is kept and vLLM's refusal said in one line."""
     why = refusal(flag.flag, plan.engine_version)
     if why is None:
         return
     row = spec(flag.flag)
     first = why.startswith("needs ")
     version = plan.engine_version
+    field = PlanRequest.model_fields.get(row.setting or "") if row is not None else None
+    if first and flag.origin == "plan" and field is not None and field.default is not None:
+        if flag.value == str(field.default):
+            flags.by_name.pop(flag.flag)
+            warnings.append(
+                f"{flag.flag} {flag.value} left out: {why}, the plan is for {version}, which does what "
+                f"{flag.value} asks without it"
+            )
+            return
+    # a --no-X the plan writes, where the release has --X but not yet its negative (argparse's store_true, off unless
+    # given) or not even --X (no such feature): the command without either asks what --no-X asks
+    # (--no-enable-prefix-caching before 0.6.5, --enable-prefix-caching before 0.4.1)
+    positive = "--" + flag.flag.removeprefix("--no-")
+    if first and flag.origin == "plan" and flag.flag.startswith("--no-") and flag.value is None:
+        has = refusal(positive, version)
+        if positive in catalog.vllm_flags().flags and (has is None or has.startswith("needs ")):
+            flags.by_name.pop(flag.flag)
+            off = f"whose {positive} is a plain switch, off unless given" if has is None else f"which has no {positive}"
+            warnings.append(f"{flag.flag} left out: {why}, the plan is for {version}, {off}")
+            return
     if flag.origin in ("family", "onechip") and row is not None:
         flags.by_name.pop(flag.flag)
         gone, when = (f"first in vLLM {row.since}", f"before {row.since}") if first else (why, f"in {version}")

@@ -170,3 +170,18 @@ def test_auto_max_model_len_on_vllm_cpu_keeps_auto_on_the_command(run, tmp_path)
     assert plan["max_model_len"] == 2816 and plan["fits"]
     argv = plan["serve_command"]["argv"]
     assert argv[argv.index("--max-model-len") + 1] == "auto"
+
+
+@pytest.mark.parametrize(
+    "items", [("max-model-len=auto", "max-model-len=4096"), ("max-model-len=4096", "max-model-len=auto")]
+)
+def test_a_set_repeated_is_judged_by_the_last_one_the_plan_and_the_command_take(run, tmp_path, items):
+    # vLLM's argparse and the planner take the last --set of a flag; the earlier one was judged against the plan the
+    # last one made and said stale ('overrides a value the plan sized memory with (4096)' of a plan sized at 4096)
+    model = sized_checkpoint(tmp_path / "m", SMOLLM2_CONFIG, 270_000_000)
+    code, out, err = run("plan", str(model), "--chip", "h100", "--set", items[0], "--set", items[1], "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    argv = plan["serve_command"]["argv"]
+    assert argv[argv.index("--max-model-len") + 1] == items[1].split("=")[1]
+    assert not [w for w in plan["serve_command"]["warnings"] if "overrides a value the plan sized" in w]

@@ -73,6 +73,18 @@ def test_a_bad_field_is_named_as_the_file_spells_it(config: dict[str, Any], fiel
         read_config(config, "config.json")
 
 
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [({**CHATGLM, "num_layers": None}, "num_layers"), ({**GPT2, "n_head": None}, "n_head"),
+     ({**FALCON_40B, "n_layer": None}, "n_layer")],
+    ids=["chatglm-num_layers", "gpt2-n_head", "rw-n_layer"],
+)  # fmt: skip
+def test_a_null_required_field_is_named_as_the_file_spells_it(config: dict[str, Any], field: str) -> None:
+    # the missing-field line named the standard name ('num_hidden_layers' of a ChatGLM file that spells num_layers)
+    with pytest.raises(ConfigError, match=rf"^config.json: field '{field}' is missing; the KV geometry needs it$"):
+        read_config(config, "config.json")
+
+
 def test_a_group_count_the_heads_do_not_divide_is_named_as_the_file_spells_it() -> None:
     # vLLM's Attention asserts num_heads % num_kv_heads == 0; ChatGLM's KV heads are multi_query_group_num (chatglm.py)
     with pytest.raises(ConfigError, match=r"field 'multi_query_group_num' is 3: num_attention_heads \(32\)"):
@@ -216,3 +228,17 @@ def test_max_window_layers_that_is_no_integer_is_refused(value: Any) -> None:
     # Qwen2Config's strict dataclass: "Field 'max_window_layers' expected int, got str"
     with pytest.raises(ConfigError, match="field 'max_window_layers' must be an integer"):
         read_config({**QWEN2, "max_window_layers": value}, "config.json")
+
+
+def test_a_config_without_a_length_is_told_every_length_field_not_one_it_does_not_spell(tmp_path: Path) -> None:
+    # GPT-2 states its length as n_positions (GPT2Config.attribute_map); a null one was refused as "field
+    # 'max_position_embeddings' is missing", a name the file does not use
+    (tmp_path / "config.json").write_text(json.dumps({**GPT2, "n_positions": None}), encoding="utf-8")
+    tensor = {"dtype": "BF16", "shape": [8], "data_offsets": [0, 16]}
+    header = json.dumps({"lm_head.weight": tensor}).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
+    with pytest.raises(
+        ConfigError, match=r"states none of the length fields vLLM reads \(.*n_positions.*\); pass"
+    ) as e:
+        plan_model(str(tmp_path), "h100")
+    assert "\n" not in str(e.value) and "'max_position_embeddings' is missing" not in str(e.value)

@@ -202,3 +202,11 @@ def test_fp8_kv_with_a_head_size_of_80_is_refused_on_any_cpu(run, tmp_path) -> N
     model = smollm2_checkpoint(tmp_path / "m", {**SMOLLM2_CONFIG, "num_attention_heads": 12, "head_dim": 80})
     line = one_error_line(run, "plan", str(model), "--chip", "cpu-amx", "--kv-cache-dtype", "fp8")
     assert "'FP8 KV cache requires head_size divisible by 32 on CPU.'" in line and "head size 80" in line
+
+
+def test_a_host_python_cannot_name_is_refused_in_words(monkeypatch, tmp_path) -> None:
+    # platform.machine() returns '' when it cannot tell (Python docs: 'An empty string is returned if the value cannot
+    # be determined'); vLLM's get_cpu_architecture gives OTHER, refused: the line read 'this host is  OTHER'
+    _on(monkeypatch, "x86-zen3.txt", "")
+    with pytest.raises(ConfigError, match=r"this host is an unnamed machine \(platform.machine\(\) is empty\) OTHER"):
+        plan_model(str(smollm2_checkpoint(tmp_path / "m")), "cpu", max_model_len=2048)

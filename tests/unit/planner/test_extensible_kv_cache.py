@@ -49,3 +49,12 @@ def test_a_set_that_turns_it_back_on_replaces_the_plans_flag_and_says_so(tiny_ll
     command = serve_command(plan, ServeTarget(kind="vllm", sets=["enable-extensible-kv-cache"]))
     assert FLAG not in command.argv and "--enable-extensible-kv-cache" in command.argv  # vLLM reads the last one
     assert any(w.startswith(f"--set enable-extensible-kv-cache replaces the plan's {FLAG} (") for w in command.warnings)
+
+
+def test_a_card_known_by_its_memory_only_serves_with_the_profiled_sizing_too(tiny_llama: Path) -> None:
+    # gpu:24GiB names no maker: vLLM on it is CUDA or ROCm (on by default) or another platform (off, where False
+    # changes nothing); the command went without the flag and 0.34 sized the pool after warmup, not as planned
+    plan = plan_model(str(tiny_llama), "gpu:24GiB", engine_version="0.34.0", max_model_len=4096)
+    assert _argv(plan).count(FLAG) == 1
+    (said,) = _said(plan)
+    assert "if it is an NVIDIA or AMD one" in said and f"the command carries {FLAG}" in said

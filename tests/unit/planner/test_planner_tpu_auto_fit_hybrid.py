@@ -52,3 +52,24 @@ def test_a_hybrid_on_a_tpu_is_refused_with_what_the_engine_lacks(tmp_path: Path,
     with pytest.raises(ConfigError, match=said) as err:
         plan_model(str(path), "v6e-8", "vllm-tpu", max_model_len=4096)
     assert "\n" not in str(err.value)
+
+
+def test_auto_fit_with_no_pool_says_none_not_a_negative_size(tmp_path: Path) -> None:
+    # Llama-3.1-8B bf16 (14.96 GiB) on v5e-1: 15.75 GiB x 0.92 = 14.49 GiB cap, so the weights leave no pool; the
+    # note said 'the pool holds -0.50 GiB' (the shortfall less the null block), a size no pool has
+    llama = _config("meta-llama--Llama-3.1-8B-Instruct")
+    path = sized_checkpoint(tmp_path / "m", llama, 16_060_522_496)
+    plan = plan_model(str(path), "v5e", "vllm-tpu", sets=["max-model-len=auto"])
+    assert not plan.fits
+    said = [w.message for w in plan.warnings if w.code == "max-model-len-auto-fit"]
+    assert len(said) == 1 and "holds no room for a request; not one token fits" in said[0] and "-0." not in said[0]
+
+
+def test_auto_fit_on_a_pinned_pool_smaller_than_the_null_block_says_no_room(tmp_path: Path) -> None:
+    # --kv-cache-memory 1,000,000 B on an H100: less than the one 16-token block (2 MiB of Llama-3.1-8B's KV) vLLM
+    # holds back from 0.29.0, so what a request can use is below zero, said as no room (it was '-0.00 GiB')
+    llama = _config("meta-llama--Llama-3.1-8B-Instruct")
+    path = sized_checkpoint(tmp_path / "m", llama, 16_060_522_496)
+    plan = plan_model(str(path), "h100", "vllm-gpu", sets=["max-model-len=auto"], kv_cache_memory_bytes=1_000_000)
+    said = [w.message for w in plan.warnings if w.code == "max-model-len-auto-fit"]
+    assert len(said) == 1 and "holds no room for a request; not one token fits" in said[0] and "-0." not in said[0]

@@ -95,11 +95,44 @@ def test_a_flag_the_planned_release_refuses_is_left_out_or_said_in_one_line(tiny
     command = serve_command(plan, ServeTarget(kind="vllm"))
     assert "--enable-prefix-caching" not in command.argv  # the launch rule's optional feature
     assert "--enable-prefix-caching left out: first in vLLM 0.4.1, the plan is for 0.2.7" in command.warnings
-    assert "--kv-cache-dtype needs vLLM 0.3.0 or later; the plan is for 0.2.7" in command.warnings
+    # --kv-cache-dtype auto is the plan's default (the model dtype), all 0.2.7 does: written, it only made vLLM
+    # refuse the command as an unrecognized argument
+    assert "--kv-cache-dtype" not in command.argv
+    assert (
+        "--kv-cache-dtype auto left out: needs vLLM 0.3.0 or later, the plan is for 0.2.7, which does what auto asks "
+        "without it"
+    ) in command.warnings
     assert "--kv-cache-memory needs vLLM 0.10.2 or later; the plan is for 0.2.7" in command.warnings
+    fp8 = plan_model(str(tiny_llama), "l4", engine_version="0.2.7", max_model_len=2048, kv_cache_dtype="fp8")
+    command = serve_command(fp8, ServeTarget(kind="vllm"))  # a value the plan sized memory with is kept, and said
+    assert "--kv-cache-dtype" in command.argv
+    assert "--kv-cache-dtype needs vLLM 0.3.0 or later; the plan is for 0.2.7" in command.warnings
     newest = plan_model(str(tiny_llama), "l4", engine_version="0.34.0", max_model_len=2048)
     said = serve_command(newest, ServeTarget(kind="vllm")).warnings
     assert not [w for w in said if w.startswith("--") and ("left out" in w or "needs vLLM" in w or "removed in" in w)]
+
+
+@pytest.mark.parametrize(
+    ("release", "off"),
+    [
+        ("0.6.4", "whose --enable-prefix-caching is a plain switch, off unless given"),  # store_true before 0.6.5
+        ("0.3.3", "which has no --enable-prefix-caching"),  # first read in 0.4.1
+    ],
+)
+def test_a_planned_negative_switch_the_release_lacks_is_left_out_where_off_is_its_default(
+    tiny_llama: Path, release: str, off: str
+) -> None:
+    # --no-enable-prefix-caching is accepted from 0.6.5 (vllm_flags.json); the plan wrote it for 0.6.4, whose parser
+    # refuses it as an unrecognized argument, though without it prefix caching is off there anyway
+    plan = plan_model(str(tiny_llama), "l4", engine_version=release, max_model_len=2048, enable_prefix_caching=False)
+    command = serve_command(plan, ServeTarget(kind="vllm"))
+    assert "--no-enable-prefix-caching" not in command.argv and "--enable-prefix-caching" not in command.argv
+    assert (
+        f"--no-enable-prefix-caching left out: needs vLLM 0.6.5 or later, the plan is for {release}, {off}"
+        in command.warnings
+    )
+    newer = plan_model(str(tiny_llama), "l4", engine_version="0.6.5", max_model_len=2048, enable_prefix_caching=False)
+    assert "--no-enable-prefix-caching" in serve_command(newer, ServeTarget(kind="vllm")).argv
 
 
 def test_a_release_between_the_last_without_and_the_first_read_with_is_not_told() -> None:
