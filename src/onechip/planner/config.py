@@ -464,7 +464,21 @@ def _check_overrides(overrides: Any, where: str) -> None:
                 raise _fail(where, f"per_layer_config.{index}.{name}", f"must be a positive integer, got {value!r}")
 
 
-def _check_hidden_divides(text: Mapping[str, Any], entry: ConfigClassEntry | None, where: str) -> None:
+# Families whose vLLM 0.32.0 attention reads no head_dim: head_dim = hidden_size // num_attention_heads whatever the
+# file says (vllm/model_executor/models/gpt2.py GPT2Attention, gpt_j.py GPTJAttention, bloom.py BloomAttention and
+# falcon.py FalconAttention, the last two asserting 'head_dim * total_num_heads == hidden_size'; stablelm.py
+# StablelmAttention), with a fused QKV of (heads + 2 x KV heads) x that head_dim. Their checkpoints pack the
+# projections hidden_size wide: transformers' GPT2Attention, GPTJAttention, BloomAttention, FalconAttention and
+# StableLmAttention refuse a hidden size the heads do not divide ('`embed_dim` must be divisible by num_heads').
+# So a file whose hidden size the heads do not divide has weights the engine's projection cannot take (GPT-2 n_embd
+# 768, n_head 7: c_attn 768 x 2304, vLLM's 768 x 3 x 7 x 109 = 2289), and vLLM sizes the cache by the floor-divided
+# head_dim even where the file states another.
+HEAD_DIM_IGNORED = frozenset({"gpt2", "gptj", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "stablelm"})
+
+
+def _check_hidden_divides(
+    text: dict[str, Any], entry: ConfigClassEntry | None, family: str, where: str, named: Mapping[str, str]
+) -> None:
     """A hidden_size num_attention_heads does not divide, where the model type's transformers class refuses it as
     the engine loads the config (catalog/config_defaults.json refuses_indivisible_hidden_size, probed on each class:
     LlamaConfig.validate_architecture, 'The hidden size (577) is not a multiple of the number of attention heads
@@ -472,6 +486,15 @@ def _check_hidden_divides(text: Mapping[str, Any], entry: ConfigClassEntry | Non
     Mistral) load such a file and vLLM divides with //; published Qwen3.5 / 3.6 configs state a head_dim that does
     not divide hidden_size."""
     hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
+    if family in HEAD_DIM_IGNORED and hidden is not None:
+        width, count = named.get("hidden_size", "hidden_size"), named.get("num_attention_heads", "num_attention_heads")
+        if hidden % heads:
+            raise _fail(
+                where, width, f"is {hidden}: not a multiple of {count} ({heads}); vLLM's {family} attention takes "
+                f"head size {width} // {count} = {hidden // heads} and reads no head_dim, so the checkpoint's "
+                f"{hidden}-wide attention weights cannot load (transformers' own {family} attention refuses it)",
+            )  # fmt: skip
+        text["head_dim"] = hidden // heads
     if entry is not None and entry.refuses_indivisible_hidden_size and hidden is not None and hidden % heads:
         raise _fail(
             where, "hidden_size", f"is {hidden}: not a multiple of num_attention_heads ({heads}); transformers' "
@@ -613,7 +636,7 @@ def _falcon_kv_heads(text: dict[str, Any], family: str) -> dict[str, str]:
             text["new_decoder_architecture"] = True
     if text.get("num_key_value_heads") is not None or text.get("num_attention_heads") is None:
         return named
-    if text.get("new_decoder_architecture") and text.get("num_kv_heads"):
+    if text.get("new_decoder_architecture") and text.get("num_kv_heads") is not None:  # 0: refused as a KV count
         text["num_key_value_heads"] = text["num_kv_heads"]
         named["num_key_value_heads"] = named.get("num_kv_heads", "num_kv_heads")
     elif text.get("new_decoder_architecture"):
@@ -864,7 +887,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
     _check_types(text, where, named)
-    _check_hidden_divides(text, entry, where)
+    _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":
         _gpt_bigcode_fields(text, where)
     _apply_family_rules(text, family, where)

@@ -397,3 +397,45 @@ def test_starcoder_and_hunyuan_checkpoints_plan(tmp_path: Path) -> None:
     names = ["model.embed_tokens.weight", "model.layers.0.self_attn.k_proj.weight", "lm_head.weight"]
     plan = plan_model(str(_header_only(tmp_path / "hy", HUNYUAN_A13B, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 2 * (2 * 8 * 128 * 2)
+
+
+@pytest.mark.parametrize(
+    ("config", "width", "count"),
+    [
+        ({**GPT2, "n_head": 7}, "n_embd", "n_head"),
+        ({**GPT2, "model_type": "gptj", "architectures": ["GPTJForCausalLM"], "n_head": 7, "rotary_dim": 64},
+         "n_embd", "n_head"),
+        ({**FALCON_7B, "n_head": 70}, "hidden_size", "n_head"),
+    ],
+    ids=["gpt2", "gptj", "falcon"],
+)  # fmt: skip
+def test_a_width_the_heads_do_not_divide_is_refused_where_vllm_reads_no_head_dim(
+    config: dict[str, Any], width: str, count: str
+) -> None:
+    # vllm 0.32.0 gpt2.py GPT2Attention: head_dim = hidden_size // total_num_heads (768 // 7 = 109), c_attn
+    # QKVParallelLinear 3 x 7 x 109 = 2289 wide, while the checkpoint's c_attn is 3 x 768 = 2304 (transformers'
+    # GPT2Attention refuses the indivisible width itself); falcon.py asserts head_dim * heads == hidden_size. The
+    # planner planned GPT-2 at head size 109.
+    with pytest.raises(ConfigError, match=rf"field '{width}' is {config.get(width, config.get('hidden_size'))}: not a "
+                       rf"multiple of {count} \({config['n_head']}\)") as caught:  # fmt: skip
+        config_from_dict(config, "config.json")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_head_dim_a_gpt2_file_states_is_not_the_one_vllm_sizes() -> None:
+    # gpt2.py GPT2Attention reads no head_dim: the cache is 768 // 12 = 64 a head whatever the file states
+    assert _layers({**GPT2, "head_dim": 128}) == _layers(GPT2)
+    assert _layers(GPT2)[0][2] == 64
+
+
+@pytest.mark.parametrize("kv", [0, -2])
+def test_falcon_new_decoder_architecture_with_no_kv_heads_is_refused(kv: int) -> None:
+    # vllm 0.32.0 falcon.py FalconAttention: total_num_kv_heads = config.num_kv_heads with new_decoder_architecture,
+    # then 'tp_size % self.total_num_kv_heads' (ZeroDivisionError at 0); RWConfig reads n_head_kv as num_kv_heads.
+    # The planner took 0 as 'absent' and planned 128 KV heads.
+    with pytest.raises(ConfigError, match=rf"field 'n_head_kv' must be a positive integer, got {kv}"):
+        config_from_dict({**FALCON_40B, "n_head_kv": kv}, "config.json")
+    falcon = {**FALCON_40B, "model_type": "falcon", "num_attention_heads": 128, "num_hidden_layers": 2,
+              "num_kv_heads": kv}  # fmt: skip
+    with pytest.raises(ConfigError, match=rf"field 'num_kv_heads' must be a positive integer, got {kv}"):
+        config_from_dict(falcon, "config.json")
