@@ -117,6 +117,12 @@ class FlagSpec:
         if self.scale > 1:
             if not (text or "").isdigit():
                 raise ConfigError(f"--set {self.name}={text}: expected a whole number")
+            if not int(text or 0):  # vllm 0.32.0 platforms/cpu.py: a set, non-empty variable is the pool, 0 x GiB_bytes
+                raise ConfigError(
+                    f"--set {self.name}={text}: vLLM reads 0 as a KV cache of 0 bytes, not as its default "
+                    "(vllm/platforms/cpu.py kv_cache_memory_bytes = 0 * GiB_bytes; the engine then stops with 'No "
+                    "available memory for the cache blocks'); give 1 or more, or leave it unset"
+                )  # fmt: skip
             return int(text or 0) * self.scale
         return text
 

@@ -185,3 +185,15 @@ def test_a_set_repeated_is_judged_by_the_last_one_the_plan_and_the_command_take(
     argv = plan["serve_command"]["argv"]
     assert argv[argv.index("--max-model-len") + 1] == items[1].split("=")[1]
     assert not [w for w in plan["serve_command"]["warnings"] if "overrides a value the plan sized" in w]
+
+
+@pytest.mark.parametrize("value", ["0", "00"])
+def test_a_cpu_kv_cache_space_of_zero_is_refused_under_its_own_name(run, tmp_path, value):
+    # vllm 0.32.0 platforms/cpu.py: a set, non-empty VLLM_CPU_KVCACHE_SPACE is the pool, int(value) * GiB_bytes, so 0
+    # is no cache (kv_cache_utils: 'No available memory for the cache blocks'), not the default; onechip refused it as
+    # "Invalid value for '--kv-cache-memory': kv_cache_memory_bytes: ... (got 0)", a flag the user never typed
+    model = sized_checkpoint(tmp_path / "m", SMOLLM2_CONFIG, 270_000_000)
+    item = f"VLLM_CPU_KVCACHE_SPACE={value}"
+    line = one_error_line(run, "plan", str(model), "--engine", "vllm-cpu", "--chip", "cpu", "--set", item)
+    assert line.startswith(f"--set {item}: vLLM reads 0 as a KV cache of 0 bytes"), line
+    assert "kv-cache-memory" not in line
