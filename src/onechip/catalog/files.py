@@ -960,6 +960,12 @@ class EngineEntry(StrictModel):
         "--engine-version is made for, and the release `up` runs (the image tag).",
     )
     release_source: str = Field(default="", description="Where that release comes from.")
+    first_release: str | None = Field(
+        default=None,
+        description="The first vLLM release that has this engine's backend: an older --engine-version is refused "
+        "(there is nothing of that release to plan); None: not recorded.",
+    )
+    first_release_source: str = Field(default="", description="Where that first release comes from.")
     source: str = Field(description="Where the rules come from.")
     date: str = Field(description="ISO date.")
     kv_pool: Literal["explicit", "utilization"] = Field(

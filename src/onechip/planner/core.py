@@ -779,6 +779,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"engine {engine} does not run on {request.chip} (a {acc.kind} chip, served by "
             f"{default_engine_rules(request.chip)}); drop --engine or pick a chip of its kind"
         )
+    rules.check_release(request.engine_version)
     try:
         src = model_source.resolve(request.model)
     except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first

@@ -178,6 +178,18 @@ class EngineRules(EngineEntry):
         floor = self.towers_by_modality_from
         return floor is not None and (engine_version is None or version_key(engine_version) >= version_key(floor))
 
+    def check_release(self, engine_version: str | None) -> None:
+        """Refuse a release older than the first that has this engine's backend (engines.json first_release, with
+        its source): no rule can be read from a release that has no such engine. A release at or after it, older
+        than the rules' own, is planned under the nearest rule, said by the plan's engine-version warning."""
+        first = self.first_release
+        if engine_version is None or first is None or release_key(engine_version) >= release_key(first):
+            return
+        raise ConfigError(
+            f"--engine-version {engine_version}: vLLM's {self.name.removeprefix('vllm-').upper()} backend is first in "
+            f"{first}, so {self.name} {engine_version} does not exist to plan ({self.first_release_source})"
+        )
+
     def check_architectures(self, architectures: Any, engine_version: str | None, modelled: bool = True) -> list[str]:
         """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release, the
         engine's `release`): one vLLM no longer serves (its registry dropped it and _PREVIOUSLY_SUPPORTED_MODELS

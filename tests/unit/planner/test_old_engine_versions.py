@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import SMOLLM2_CONFIG, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.schemas.common import GIB
@@ -197,3 +197,25 @@ def test_a_block_size_the_release_does_not_accept_is_refused(
             plan_model(str(path), "h100", engine_version=version, max_model_len=4096, block_size=block)
     else:
         assert plan_model(str(path), "h100", engine_version=version, max_model_len=4096, block_size=block).block_size
+
+
+@pytest.mark.parametrize(
+    ("chip", "engine", "first", "before"),
+    [
+        # vllm/worker/cpu_worker.py is in the vllm 0.4.0.post1 wheel on PyPI and not in 0.4.0's (PR #3634)
+        ("cpu", "vllm-cpu", "0.4.0.post1", ["0.2.7", "0.4.0"]),
+        # vllm/worker/tpu_worker.py is in the vllm 0.5.0.post1 wheel on PyPI and not in 0.5.0's (PR #5292)
+        ("v5e-1", "vllm-tpu", "0.5.0.post1", ["0.2.7", "0.5.0"]),
+    ],
+)  # fmt: skip
+def test_a_release_before_the_engines_backend_is_refused(
+    tmp_path: Path, chip: str, engine: str, first: str, before: list[str]
+) -> None:
+    # both were planned under the 0.32 rules with an engine-version warning (`--engine vllm-cpu --engine-version
+    # 0.2.7`), though no such release has a CPU or TPU backend to plan
+    path = sized_checkpoint(tmp_path / "m", SMOLLM2_CONFIG, 270_000_000)
+    for version in before:
+        with pytest.raises(ConfigError, match=rf"backend is first in {re.escape(first)}, so {engine} {version} ") as e:
+            plan_model(str(path), chip, engine, engine_version=version, max_model_len=2048)
+        assert "\n" not in str(e.value) and "PyPI" in str(e.value)
+    assert plan_model(str(path), chip, engine, engine_version=first, max_model_len=2048).fits
