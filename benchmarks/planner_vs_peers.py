@@ -187,9 +187,13 @@ class Inputs:
 
 
 def logged_pool_gib(entry: dict[str, Any]) -> float | None:
-    """The log's 'Available KV cache memory' per GPU when positive; None with pipeline parallelism, where only
-    stage 0 prints it and the stage that binds the token count may have less (h100x2-llama31-8b-pp2-v0190:
-    66.54 GiB printed by PP0, 65.63 GiB in use on PP1)."""
+    """The log's 'Available KV cache memory' per GPU when positive, or the smallest rank's pool where the corpus
+    states it (logged.smallest_rank_kv_cache_gib: the engine gives every rank the fewest blocks any rank's pool
+    holds); None with pipeline parallelism otherwise, where only stage 0 prints it and the stage that binds the
+    token count may have less (h100x2-llama31-8b-pp2-v0190: 66.54 GiB printed by PP0, 65.63 GiB on PP1)."""
+    smallest = entry["logged"].get("smallest_rank_kv_cache_gib")
+    if smallest is not None:
+        return float(smallest)
     if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
         return None
     logged = entry["logged"].get("available_kv_cache_gib")

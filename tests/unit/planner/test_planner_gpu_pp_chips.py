@@ -7,6 +7,7 @@ Checkpoints here are header-only safetensors files (the planner reads headers, n
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,35 @@ def test_pipeline_parallel_plans_each_stage_and_takes_the_fewest_blocks(tmp_path
     )  # fmt: skip
     # half the layers per GPU: about twice the blocks (less the sampler's share), never more
     assert tp1.kv_tokens_logged < plan.kv_tokens_logged < 2.3 * tp1.kv_tokens_logged
+
+
+# The same boot given its pool: the engine sizes the cache from the smallest pool any rank measured (vLLM's
+# kv_cache_utils: 'changes the num_blocks of each worker to the smallest among all workers'), stage PP1's here, which
+# the log gives as its requested memory less its non-KV total (75.23 - 9.6 = 65.63 GiB); the 'Available KV cache
+# memory' it prints is PP0's 66.54.
+def test_a_pipeline_boot_given_its_smallest_rank_pool_plans_its_token_line(tmp_path: Path) -> None:
+    entry = corpus_entry("h100x2-llama31-8b-pp2-v0190")
+    log = (BOOTLOGS / "h100x2-llama31-8b-pp2-v0190.log").read_text(encoding="utf-8")
+    pp1 = [line for line in log.splitlines() if line.startswith("(Worker_PP1")]
+    requested = next(float(m.group(1)) for line in pp1 if (m := re.search(r"Requested memory: .*, ([\d.]+) GiB", line)))
+    non_kv = next(
+        float(m.group(1)) for line in pp1 if (m := re.search(r"Total non KV cache memory: ([\d.]+)GiB", line))
+    )
+    assert round(requested - non_kv, 2) == entry["logged"]["smallest_rank_kv_cache_gib"] == 65.63
+    config = _config("meta-llama--Llama-3.1-8B-Instruct.json")
+    path = _layered_checkpoint(tmp_path / "llama", config, LLAMA_8B_BYTES)
+
+    def tokens(pool_gib: float) -> int:
+        plan = plan_model(
+            str(path), "h100", "vllm-gpu", max_model_len=8192, pipeline_parallel_size=2, engine_version="0.19.0",
+            kv_cache_memory_bytes=int(pool_gib * GIB), multimodal=False,
+        )  # fmt: skip
+        return plan.kv_tokens_logged
+
+    logged = entry["logged"]["kv_cache_tokens"]
+    per_token = 16 * 8 * 128 * 2 * 2  # a stage's 16 layers x 8 KV heads x 128 x K and V x bf16
+    assert abs(tokens(65.63) - logged) <= 0.005 * GIB / per_token  # the pool is printed to 0.01 GiB
+    assert tokens(entry["logged"]["available_kv_cache_gib"]) > 1.01 * logged  # PP0's pool: 1.4% too many
 
 
 def test_pipeline_parallel_off_the_vllm_gpu_engine_is_refused_in_one_line(tmp_path: Path) -> None:
