@@ -592,15 +592,21 @@ def plan_fields(model: str, fields: dict[str, Any]) -> Any:
     return plan_model(request)
 
 
+def given_pool_gib(entry: dict[str, Any]) -> float | None:
+    """The KV pool per GPU the log gives: its 'Available KV cache memory', or where the ranks' pools differ and the
+    log shows the smallest (corpus logged.smallest_rank_kv_cache_gib), that one: the engine gives every rank the
+    fewest blocks any rank's pool holds (vllm/v1/core/kv_cache_utils.py). None where the log prints neither."""
+    logged = entry["logged"]
+    return logged.get("smallest_rank_kv_cache_gib", logged.get("available_kv_cache_gib"))
+
+
 def predict(
     entry: dict[str, Any], workdir: Path, out_of_sample: bool = False, given_pool: bool = False
 ) -> dict[str, Any]:
     """One row: predicted vs logged, or why the fixture is not scored. given_pool: the KV pool per GPU is the
-    log's 'Available KV cache memory' (--kv-cache-memory), so only the layout and the token line are scored; where
-    the ranks' pools differ and the log shows the smallest (corpus logged.smallest_rank_kv_cache_gib), that one: the
-    engine gives every rank the fewest blocks any rank's pool holds (vllm/v1/core/kv_cache_utils.py)."""
+    log's (given_pool_gib, as --kv-cache-memory), so only the layout and the token line are scored."""
     row: dict[str, Any] = {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"]}
-    pool_gib = entry["logged"].get("smallest_rank_kv_cache_gib", entry["logged"].get("available_kv_cache_gib"))
+    pool_gib = given_pool_gib(entry)
     if given_pool and pool_refusal(entry):
         pass  # the engine refused its own logged pool: the verdict given that pool is scored (no token line)
     elif given_pool and (pool_gib is None or row["logged"] is None or entry["outcome"] != "started"):

@@ -187,16 +187,14 @@ class Inputs:
 
 
 def logged_pool_gib(entry: dict[str, Any]) -> float | None:
-    """The log's 'Available KV cache memory' per GPU when positive, or the smallest rank's pool where the corpus
-    states it (logged.smallest_rank_kv_cache_gib: the engine gives every rank the fewest blocks any rank's pool
-    holds); None with pipeline parallelism otherwise, where only stage 0 prints it and the stage that binds the
-    token count may have less (h100x2-llama31-8b-pp2-v0190: 66.54 GiB printed by PP0, 65.63 GiB on PP1)."""
-    smallest = entry["logged"].get("smallest_rank_kv_cache_gib")
-    if smallest is not None:
-        return float(smallest)
-    if (entry["engine_args"].get("pipeline_parallel_size") or 1) > 1:
+    """The pool per GPU the log gives (planner_accuracy.given_pool_gib) when positive; None with pipeline
+    parallelism where the corpus does not state the smallest rank's pool, as only stage 0 prints its pool and the
+    stage that binds the token count may have less (h100x2-llama31-8b-pp2-v0190: 66.54 GiB printed by PP0, 65.63 GiB
+    on PP1)."""
+    pp = entry["engine_args"].get("pipeline_parallel_size") or 1
+    if pp > 1 and "smallest_rank_kv_cache_gib" not in entry["logged"]:
         return None
-    logged = entry["logged"].get("available_kv_cache_gib")
+    logged = corpus.given_pool_gib(entry)
     return float(logged) if logged and logged > 0 else None  # <= 0: refused for want of memory, the verdict scores it
 
 
