@@ -113,10 +113,11 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks of
 # any (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: 'Change the num_blocks of each rank to the smallest among
 # all ranks'), so the pool of a boot is the smallest one its ranks print, in whatever order. A round of them ends at the
-# token line or a new engine start. The closing 'Current kv cache memory in use' lines after the token line are each
-# rank's own and keep the last-read rule (h100x2-llama31-8b-pp2-v0190: PP1 65.63 GiB, then PP0 66.54 GiB, its
-# 'Available' figure).
-_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
+# token line or a new engine start. The closing 'Current kv cache memory in use' lines after the token line print the
+# same per-rank figure again (gpu_worker.py formats self.available_kv_cache_memory_bytes in both) and take the same
+# smallest-of-the-round rule: h100x2-llama31-8b-pp2-v0190 prints PP0's 'Available' 66.54 GiB only, then the closing
+# lines PP1 65.63 GiB and PP0 66.54 GiB, and the boot's pool is PP1's 65.63.
+_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB")
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
 )
@@ -603,7 +604,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
         elif match := _RANK_POOL.search(plain):
-            pool_gib = float(match.group(1))
+            pool_gib = float(_first(match))
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib
         elif match := _COMMITTED_POOL.search(plain):

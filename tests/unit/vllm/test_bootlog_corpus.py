@@ -23,6 +23,9 @@ FIGURES = {
     "max_concurrency_at_tokens": "max_concurrency_context",
     "model_weights_gib": "weights_gib",
     "available_kv_cache_gib": "kv_cache_gib",
+    # where the manifest gives the smallest rank's pool (the boot's: every rank gets the fewest blocks of any), that
+    # one, as it comes later in this dict and wins
+    "smallest_rank_kv_cache_gib": "kv_cache_gib",
     "num_gpu_blocks": "kv_cache_num_blocks",
     "kv_needed_one_request_gib": "kv_cache_needed_gib",
     "estimated_max_model_len_tokens": "estimated_max_model_len",
