@@ -58,6 +58,12 @@ class AcceleratorEntry(StrictModel):
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    memory_visible_high_bytes: int | None = Field(
+        default=None,
+        description="The most visible memory measured on this card where hosts report different totals (a card "
+        "setting or the runtime): memory_visible_bytes is then the least, so a plan holds on either, and the plan "
+        "shows the range; memory_visible_source names both measurements, bytes.",
+    )
     memory_nvml_total_bytes: int | None = Field(
         default=None,
         description="What NVML (nvidia-smi's memory.total) reports for an NVIDIA card whose runtime total is not "

@@ -481,8 +481,13 @@ def database_entry(name: str) -> dict[str, Any]:
 def catalog_entry(key: str) -> dict[str, Any]:
     """accelerators.json entry `key` as a dict; one with no measured visible memory but NVML's total gets it from
     that total (visible_below_nvml), one with a `visible_memory_rule` from that rule (nominal x fraction), each with
-    its range, as a database card does."""
+    its range, as a database card does; one measured at two totals (memory_visible_high_bytes) spans them."""
     entry = catalog.accelerators().accelerators[key].model_dump()
+    if entry.get("memory_visible_high_bytes") and entry.get("memory_visible_bytes"):
+        return {
+            **entry,
+            "memory_visible_range_bytes": (entry["memory_visible_bytes"], entry["memory_visible_high_bytes"]),
+        }
     if entry.get("memory_nvml_total_bytes") and not entry.get("memory_visible_bytes"):
         return {**entry, **visible_below_nvml(entry["memory_nvml_total_bytes"])}
     name, nominal = entry.get("visible_memory_rule"), entry.get("memory_nominal_bytes")
