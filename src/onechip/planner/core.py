@@ -409,30 +409,21 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
     if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
         low, high = acc.memory_visible_range_bytes
         share = utilization if utilization is not None else 1.0
-        if acc.memory_visible_high_bytes is not None:
-            out.append(
-                PlanWarning(
-                    code="memory-measured-range",
-                    message=(
-                        f"visible memory measured at {low / GIB:.2f} GiB and at {high / GIB:.2f} GiB on different "
-                        f"hosts of this card: planned at {low / GIB:.2f}, so the KV pool may be up to "
-                        f"{(high - low) * share / GIB:.2f} GiB per card larger"
-                    ),
-                    source=acc.memory_visible_source or acc.source,
-                )
+        if acc.memory_visible_high_bytes is not None:  # two measured totals: planned at the lesser
+            code = "memory-measured-range"
+            message = (
+                f"visible memory measured at {low / GIB:.2f} GiB and at {high / GIB:.2f} GiB on different hosts of "
+                f"this card: planned at {low / GIB:.2f}, so the KV pool may be up to "
+                f"{(high - low) * share / GIB:.2f} GiB per card larger"
             )
         else:
-            out.append(
-                PlanWarning(
-                    code="memory-by-rule",
-                    message=(
-                        f"visible memory not measured: {acc.memory_visible_bytes / GIB:.2f} GiB per card by rule "
-                        f"({low / GIB:.2f} - {high / GIB:.2f} GiB), so the KV pool is uncertain by +- "
-                        f"{(high - low) / 2 * share / GIB:.2f} GiB per card"
-                    ),
-                    source=acc.memory_visible_source or acc.source,
-                )
+            code = "memory-by-rule"
+            message = (
+                f"visible memory not measured: {acc.memory_visible_bytes / GIB:.2f} GiB per card by rule "
+                f"({low / GIB:.2f} - {high / GIB:.2f} GiB), so the KV pool is uncertain by +- "
+                f"{(high - low) / 2 * share / GIB:.2f} GiB per card"
             )
+        out.append(PlanWarning(code=code, message=message, source=acc.memory_visible_source or acc.source))
     return out
 
 
