@@ -22,3 +22,15 @@ def test_onechip_home_naming_a_file_is_said_as_such(run, tmp_path: Path, monkeyp
     line = one_error_line(run, command)
     assert f"{home} is a file, not a folder; point ONECHIP_HOME at a folder" in line, line
     assert home.read_text() == "not a folder\n"
+
+
+LOG = Path(__file__).parents[2] / "fixtures" / "bootlogs" / "a100-llama31-8b-len131072-util092-v0310.log"
+DEPLOYMENT = ("plan", "llama-3.1-8b-instruct", "--chip", "a100-80gb", "--engine-version", "0.31.0")
+
+
+def test_a_plan_that_does_not_fit_is_compared_with_a_log_that_did(run):
+    # a plan of 0 KV tokens (utilization 0.1 leaves no pool) against a real boot: internal error (ZeroDivisionError)
+    # in the cross-check's share of the difference, exit 1
+    code, out, err = run(*DEPLOYMENT, "--set", "gpu-memory-utilization=0.1", "--against", str(LOG))
+    assert code == 0 and "Traceback" not in err and "internal error" not in err, err
+    assert "KV tokens: planned 0, reported 460,496 (+460,496)" in " ".join(out.split()), out
