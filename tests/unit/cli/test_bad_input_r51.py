@@ -34,3 +34,32 @@ def test_a_plan_that_does_not_fit_is_compared_with_a_log_that_did(run):
     code, out, err = run(*DEPLOYMENT, "--set", "gpu-memory-utilization=0.1", "--against", str(LOG))
     assert code == 0 and "Traceback" not in err and "internal error" not in err, err
     assert "KV tokens: planned 0, reported 460,496 (+460,496)" in " ".join(out.split()), out
+
+
+def test_a_token_line_of_no_token_is_not_remembered(run, tmp_path: Path, offline_home: Path):
+    # a log whose token line says 0 tokens was stored as the deployment's measured boot: every later plan of it
+    # said 'does not fit: ... the pool holds 0.00 GiB (0 tokens)', and one --against a real log then crashed
+    log = tmp_path / "zero.log"
+    log.write_text(LOG.read_text().replace("460,496 tokens", "0 tokens"))
+    code, out, _ = run(*DEPLOYMENT, "--set", "gpu-memory-utilization=0.92", "--against", str(log))
+    assert code == 0 and "its KV token line holds no token" in " ".join(out.split()), out
+    assert not (offline_home / "measured-boots").exists() or not any((offline_home / "measured-boots").iterdir())
+    code, out, _ = run(*DEPLOYMENT, "--set", "gpu-memory-utilization=0.92", "--json")
+    assert code == 0 and '"fits": true' in out
+
+
+def test_a_stored_boot_of_no_token_is_not_read(tmp_path: Path):
+    # one an earlier onechip stored (above) is ignored, not planned from
+    from onechip.planner import calibration
+    from onechip.schemas.plan import MeasuredBoot
+
+    boot = MeasuredBoot(
+        key="k", date="2026-12-05", utilization=0.92, requested_bytes=78_188_720_947, weights_bytes=16_094_076_928,
+        kv_cache_bytes=0, kv_cache_tokens=0, overhead_bytes=62_094_644_019,
+    )  # fmt: skip
+    (tmp_path / calibration.file_name("k")).write_text(boot.model_dump_json())
+    assert calibration.load(tmp_path, "k") is None
+    (tmp_path / calibration.file_name("k")).write_text(
+        boot.model_copy(update={"kv_cache_tokens": 16}).model_dump_json()
+    )
+    assert calibration.load(tmp_path, "k") is not None
