@@ -63,3 +63,11 @@ def test_a_stored_boot_of_no_token_is_not_read(tmp_path: Path):
         boot.model_copy(update={"kv_cache_tokens": 16}).model_dump_json()
     )
     assert calibration.load(tmp_path, "k") is not None
+
+
+@pytest.mark.parametrize("chip", ["gpu:0.00000000001GiB", "gpu:0.0000000001GB"])
+def test_a_card_of_less_than_a_byte_is_no_size(run, chip: str):
+    # rounded to 0 bytes, it was planned as a catalog card without a figure: 'chip gpu:...GiB has no memory figure in
+    # accelerators.json; pass --kv-cache-memory'
+    line = one_error_line(run, "plan", "llama-3.1-8b-instruct", "--chip", chip)
+    assert line == f"chip '{chip}': a card's memory is more than 0 GiB; give the size it has, e.g. gpu:24GiB", line
