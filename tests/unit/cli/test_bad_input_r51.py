@@ -71,3 +71,16 @@ def test_a_card_of_less_than_a_byte_is_no_size(run, chip: str):
     # accelerators.json; pass --kv-cache-memory'
     line = one_error_line(run, "plan", "llama-3.1-8b-instruct", "--chip", chip)
     assert line == f"chip '{chip}': a card's memory is more than 0 GiB; give the size it has, e.g. gpu:24GiB", line
+
+
+def test_a_tpu_plan_short_of_one_request_writes_its_numbers_as_every_other_figure():
+    # the TPU verdict wrote 'the KV pool holds 112896 tokens, less than one 131072-token request' where every other
+    # line of the plan (and the GPU verdict) groups thousands: 112,896 and 131,072
+    from onechip import api
+    from onechip.schemas.requests import PlanRequest
+
+    plan = api.plan(PlanRequest(model="llama-3.1-8b-instruct", chip="v6e-1"))
+    assert plan.verdict == (
+        f"does not fit: the KV pool holds {plan.kv_tokens:,} tokens, less than one {plan.max_model_len:,}-token request"
+    )
+    assert plan.kv_tokens >= 1000 and plan.max_model_len == 131_072  # Llama 3.1's max_position_embeddings
