@@ -84,3 +84,12 @@ def test_a_tpu_plan_short_of_one_request_writes_its_numbers_as_every_other_figur
         f"does not fit: the KV pool holds {plan.kv_tokens:,} tokens, less than one {plan.max_model_len:,}-token request"
     )
     assert plan.kv_tokens >= 1000 and plan.max_model_len == 131_072  # Llama 3.1's max_position_embeddings
+
+
+def test_advise_writes_a_thousand_clients_as_one_thousand(run):
+    # the title read '16 tokens x 1000 clients'
+    code, out, err = run(
+        "advise", "llama-3.1-8b-instruct", "--workload", "ctx=16,clients=1000,output_tokens=1", "--chips", "h100"
+    )
+    assert code == 0, err
+    assert "16 tokens x 1,000 clients, 1 output tokens" in out, out
