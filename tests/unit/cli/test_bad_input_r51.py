@@ -93,3 +93,12 @@ def test_advise_writes_a_thousand_clients_as_one_thousand(run):
     )
     assert code == 0, err
     assert "16 tokens x 1,000 clients, 1 output tokens" in out, out
+
+
+@pytest.mark.parametrize(("option", "value"), [("--kv-cache-memory", "10GiB"), ("--kv-cache-memory", "8 GB"),
+                                               ("--max-model-len", "32KiB")])  # fmt: skip
+def test_a_size_with_a_unit_word_says_how_vllm_writes_it(run, option: str, value: str):
+    # '--kv-cache-memory 10GiB' (as --chip gpu:24GiB is written) was 'Input should be a valid integer, unable to parse
+    # string as an integer'; `--set kv-cache-memory=10GiB` already said how vLLM's human_readable_int reads it
+    line = one_error_line(run, "plan", "llama-3.1-8b-instruct", "--chip", "h100", option, value)
+    assert "write a whole number, or one with a suffix k, m, g, t (10**3 ...) or K, M, G, T (2**10 ..." in line, line
