@@ -102,3 +102,21 @@ def test_a_size_with_a_unit_word_says_how_vllm_writes_it(run, option: str, value
     # string as an integer'; `--set kv-cache-memory=10GiB` already said how vLLM's human_readable_int reads it
     line = one_error_line(run, "plan", "llama-3.1-8b-instruct", "--chip", "h100", option, value)
     assert "write a whole number, or one with a suffix k, m, g, t (10**3 ...) or K, M, G, T (2**10 ..." in line, line
+
+
+def test_an_mcp_heap_cap_below_what_the_server_holds_is_refused_in_one_line(tmp_path: Path):
+    # ONECHIP_MCP_MEMORY_GIB=0.0001 capped the heap below what the process held: 'memory allocation of 1 bytes failed'
+    # twice and SIGABRT (exit 134) before the server answered anything
+    import os
+    import subprocess
+    import sys
+
+    src = Path(__file__).parents[3] / "src"  # this checkout's onechip, wherever the test runs from
+    env = {**os.environ, "PYTHONPATH": str(src), "ONECHIP_MCP_MEMORY_GIB": "0.0001", "ONECHIP_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "onechip", "mcp"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: $ONECHIP_MCP_MEMORY_GIB caps the server at 0.0001 GiB, less than the ")
+    assert done.stderr.count("\n") == 1 and "(VmData); give more" in done.stderr, done.stderr
