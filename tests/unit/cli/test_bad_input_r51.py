@@ -120,3 +120,21 @@ def test_an_mcp_heap_cap_below_what_the_server_holds_is_refused_in_one_line(tmp_
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: $ONECHIP_MCP_MEMORY_GIB caps the server at 0.0001 GiB, less than the ")
     assert done.stderr.count("\n") == 1 and "(VmData); give more" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "why"), [('{"garbage":', "not JSON"), ('{"schema_version": "1"}', "not a catalog read this onechip reads")]
+)
+def test_a_stored_catalog_read_that_cannot_be_read_is_said(run, text: str, why: str):
+    # `prices` said 'no catalog read stored: prices.json only' of a damaged read (or one another onechip wrote) and
+    # priced from prices.json without a word about the file
+    from onechip.cloud import billing
+
+    path = billing.store_path()  # conftest points it into a tmp dir
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    code, out, err = run("prices")
+    said = " ".join(out.split())
+    assert code == 0 and "no catalog read stored" not in said, out
+    assert f"warning the catalog read stored at {path} cannot be read ({why}), so prices.json alone prices" in said
+    assert path.read_text() == text  # kept as it was, for the user to look at
