@@ -163,12 +163,20 @@ def read_home_file(path: Path) -> str:
     """The UTF-8 text of `path`, a file onechip keeps under its home (a calibration, a cloud record, the zones it
     used or observed, the catalog read, the engine state), through open_regular: a FIFO planted there was waited
     on without end. Raises ConfigError '<path> is a FIFO, not a file onechip wrote: remove it' (kind_of) for
-    anything not a regular file; other OSErrors (missing, no permission) as open() raises them; UnicodeDecodeError
-    (a ValueError) for bytes that are not UTF-8."""
+    anything not a regular file, and '<folder> is a file, not a folder' when a folder above `path` is not one
+    ($ONECHIP_HOME naming a file: the engine state read as 'unreadable, delete the file', a file that is not there);
+    other OSErrors (missing, no permission) as open() raises them; UnicodeDecodeError (a ValueError) for bytes that
+    are not UTF-8."""
     try:
         return read_regular(path).decode("utf-8")
     except NotRegularFileError:
         raise ConfigError(f"{path} is {kind_of(path)}, not a file onechip wrote: remove it") from None
+    except NotADirectoryError:
+        folder = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
+        raise ConfigError(
+            f"{path}: {folder} is {kind_of(folder)}, not a folder; point ONECHIP_HOME at a folder (it is "
+            f"{onechip_home()})"
+        ) from None
 
 
 def read_key_file(path: Path, label: str) -> tuple[str, int]:

@@ -22,6 +22,17 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
 _UNCAPPED: tuple[int, int] | None = None
 
 
+def heap_in_use_bytes() -> int | None:
+    """What this process holds against RLIMIT_DATA now, bytes: VmData of /proc/self/status (the kernel's count of
+    the data, heap and private mappings the limit bounds, proc(5)); None where there is no such file (not Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            line = next((line for line in status if line.startswith("VmData:")), None)
+    except OSError:
+        return None
+    return int(line.split()[1]) * 1024 if line is not None else None  # 'VmData:   77976 kB'
+
+
 def cap_heap(limit_bytes: int) -> None:
     """Cap this process's heap (RLIMIT_DATA) at `limit_bytes`: an allocation past it raises MemoryError in
     the thread that asked, instead of the kernel killing the process (the MCP server uses it so one job

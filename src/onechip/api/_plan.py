@@ -154,6 +154,11 @@ def _not_learned(plan: Plan, cross: CrossCheck) -> str | None:
     """Why a boot with a token line teaches `plan`'s deployment nothing (remember_boot), or None."""
     if "boot-failed" in cross.flags:
         return "the engine did not start"
+    if (cross.reported_kv_tokens or 0) < 1:
+        # vLLM starts with no less than one request's blocks: 'No available memory for the cache blocks' (an empty
+        # pool) or 'To serve at least one request with the models's max seq len' (vllm/v1/core/kv_cache_utils.py
+        # check_enough_kv_cache_memory); a 0 stored made every later plan of the deployment 'does not fit'
+        return "its KV token line holds no token, which no boot that started logs"
     if "other-deployment" in cross.flags:
         return "the log is of another deployment (see the cross-check)"
     if plan.serve.kv_cache_memory_bytes is not None:

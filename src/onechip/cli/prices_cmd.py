@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from onechip import api
 from onechip.cli.options import options_from
@@ -53,6 +54,8 @@ def _print(table: PriceTable, as_json: bool) -> None:
     if read is not None:
         console.print(f"catalog read {read.read_at} from {read.endpoint}: {read.skus_read:,} SKUs in {read.pages} "
                       f"pages, {len(read.prices)} prices (stored in {table.store})", highlight=False)  # fmt: skip
+    elif table.unusable_read:
+        console.print(f"[yellow]warning[/] {escape(table.unusable_read)}", highlight=False)
     else:
         console.print("no catalog read stored: prices.json only (run `onechip prices refresh`)")
     names = read.region_names if read else {}

@@ -115,8 +115,8 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
         f", agent sessions of {wl['turns']:.0f} turns ({request.router_policy} over replicas)" if "turns" in wl else ""
     )
     table = titled_table(
-        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:.0f} clients, "
-        f"{wl['output_tokens']:.0f} output tokens{sessions}",
+        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:,.0f} clients, "
+        f"{wl['output_tokens']:,.0f} output tokens{sessions}",
         title_justify="left",
         show_edge=False,
     )

@@ -319,12 +319,37 @@ def refresh(
 
 
 def stored_read() -> BillingRead | None:
-    """The last stored read, or None when there is none (or it cannot be read: then it is not used). Raises
-    ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is never waited on)."""
+    """The last stored read, or None when there is none (or it cannot be read: then it is not used, and
+    unusable_read says why). Raises ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is
+    never waited on)."""
+    return _read_stored()[0]
+
+
+def unusable_read() -> str:
+    """Why a catalog read stored at store_path() is not used, in one line ('' when none is stored, or it is read):
+    `prices` said 'no catalog read stored' of a damaged one, or of one another onechip wrote, and priced from
+    prices.json without a word. Raises ConfigError as stored_read does."""
+    return _read_stored()[1]
+
+
+def _read_stored() -> tuple[BillingRead | None, str]:
+    """(the stored read, '') or (None, why it is not used; '' when there is none)."""
+    path = store_path()
     try:
-        return BillingRead.model_validate_json(read_home_file(store_path()))
-    except (OSError, ValueError):
-        return None
+        return BillingRead.model_validate_json(read_home_file(path)), ""
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+    except ValidationError as exc:
+        invalid_json = any(error["type"] == "json_invalid" for error in exc.errors())
+        why = "not JSON" if invalid_json else "not a catalog read this onechip reads"
+    except ValueError:
+        why = "not UTF-8 text"
+    return None, (
+        f"the catalog read stored at {path} cannot be read ({why}), so prices.json alone prices: run `onechip prices "
+        "refresh` to read the catalog again"
+    )
 
 
 def file_prices() -> list[Price]:

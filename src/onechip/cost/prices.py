@@ -149,5 +149,5 @@ def price_table(chip: str | None = None, region: str | None = None, today: date 
     priced = {(r.chip, r.region, r.pricing) for r in rows}
     summary = read.model_copy(update={"skus": []}) if read else None
     return PriceTable(today=day.isoformat(), stale_after_days=stale_after_days(), read=summary,
-                      store=str(billing.store_path()), prices=rows,
+                      store=str(billing.store_path()), unusable_read=billing.unusable_read(), prices=rows,
                       missing=[g for key, g in gone.items() if key not in priced])  # fmt: skip

@@ -35,7 +35,7 @@ from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.mcp.bridge import refusal, result, run_job, signature_of
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs
-from onechip.procs import cap_heap
+from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import as_parameters, build_request
 
@@ -235,9 +235,18 @@ def memory_limit_bytes(environ: Mapping[str, str] | None = None) -> int:
 
 def serve(read_only: bool, transport: str, host: str, port: int, token: str | None) -> None:
     """Run the server until the client leaves (stdio) or the process is stopped (http), its heap capped
-    (procs.cap_heap; the engines it starts get the old limit back)."""
-    cap_heap(memory_limit_bytes())
+    (procs.cap_heap; the engines it starts get the old limit back). Raises ConfigError for a cap below what the
+    built server already holds: past it every allocation fails, and the first one that is not Python's aborted the
+    process ('memory allocation of 1 bytes failed', exit 134) before it served anything."""
+    limit = memory_limit_bytes()
     server = build_server(read_only)
+    held = heap_in_use_bytes()
+    if held is not None and limit <= held:
+        raise ConfigError(
+            f"${MEMORY_ENV} caps the server at {limit / GIB:.3g} GiB, less than the {held / GIB:.3g} GiB it holds "
+            "before its first job (VmData); give more"
+        )
+    cap_heap(limit)
     if transport == "stdio":
         server.run("stdio")
         return

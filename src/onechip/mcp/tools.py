@@ -478,6 +478,7 @@ def _cost_summary(r: CostReport) -> str:
 
 def _prices_summary(t: PriceTable) -> str:
     read = f"catalog read {t.read.read_at}, {t.read.skus_read:,} SKUs" if t.read else "no catalog read stored"
+    read = t.unusable_read or read
     stale = sum(p.stale for p in t.prices)
     billed = f"; {t.billed_as}" if t.billed_as else ""
     return f"{read}; {len(t.prices)} prices ({stale} stale), {len(t.missing)} with no SKU{billed}"

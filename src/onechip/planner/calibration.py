@@ -101,11 +101,12 @@ def measure(plan: Plan, kv_cache_tokens: int, key: str, date: str, engine_versio
 
 
 def load(directory: Path, key: str) -> MeasuredBoot | None:
-    """The stored measurement for `key` in `directory`, or None when there is none (or it is unreadable). Raises
-    ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is never waited on)."""
+    """The stored measurement for `key` in `directory`, or None when there is none (or it is unreadable, or holds
+    no KV token: no boot that started logs one, and an earlier onechip stored such a line). Raises ConfigError when
+    it is not a regular file (paths.read_home_file: a FIFO there is never waited on)."""
     path = directory / file_name(key)
     try:
         stored = MeasuredBoot.model_validate(json.loads(read_home_file(path)))
     except (OSError, ValueError, ValidationError):
         return None
-    return stored if stored.key == key else None
+    return stored if stored.key == key and stored.kv_cache_tokens >= 1 else None

@@ -547,11 +547,11 @@ def memory_entry(spec: str) -> dict[str, Any]:
         raise ConfigError(
             f"chip {shown(spec)}: write the card's memory as gpu:<size>GiB or gpu:<size>GB, e.g. gpu:24GiB"
         )
-    if float(match.group(1)) <= 0:
+    size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
+    if size < 1:  # gpu:0.00000000001GiB is 0 bytes too: said 'no memory figure in accelerators.json'
         raise ConfigError(
             f"chip {shown(spec)}: a card's memory is more than 0 GiB; give the size it has, e.g. gpu:24GiB"
         )
-    size = float(match.group(1)) * (GIB if match.group(2).lower() == "gib" else 1e9)
     if size > INT64_MAX:  # a byte count torch and the driver hold as a 64-bit integer (schemas.inputs.INT64_MAX)
         raise ConfigError(f"chip {shown(spec)}: {size:.3g} bytes is more memory than a 64-bit byte count holds")
     return {

@@ -2940,7 +2940,7 @@ def _verdict(
         return (f"does not fit: weights {weights / GIB:.2f} GiB exceed the cap {(cap or 0) / GIB:.2f} GiB", "weights")
     if concurrency < 1:
         return (
-            f"does not fit: the KV pool holds {tokens} tokens, less than one {max_model_len}-token request",
+            f"does not fit: the KV pool holds {tokens:,} tokens, less than one {max_model_len:,}-token request",
             "kv-one-request",
         )
     return "fits", "kv-pool"

@@ -171,6 +171,10 @@ class PriceTable(ResultModel):
     stale_after_days: int = Field(description="Days after which a price counts as stale.")
     read: BillingRead | None = Field(default=None, description="The last catalog read (without its SKUs), if any.")
     store: str = Field(default="", description="Path of the stored catalog read.")
+    unusable_read: str = Field(
+        default="", description="Why a catalog read stored at `store` is not used (damaged, or written by another "
+        "onechip), in one line; '' when none is stored or it is used."
+    )  # fmt: skip
     prices: list[PriceRow] = Field(default_factory=list, description="Freshest price per chip/region/pricing.")
     missing: list[PriceGap] = Field(default_factory=list, description="No SKU in the last read (and none kept).")
     billed_as: str = Field(

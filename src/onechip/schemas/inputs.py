@@ -207,11 +207,22 @@ def read_human_int(text: str) -> int:
     return int(number) << (10 * ("KMGT".index(suffix) + 1))
 
 
+# how a HUMAN_INT is written, said where one is refused (the option here, `--set FLAG=VALUE` in vllm.flag_table)
+HUMAN_INT_FORMS = (
+    "a whole number, or one with a suffix k, m, g, t (10**3 ...) or K, M, G, T (2**10 ..., whole numbers only), as "
+    "vLLM's human_readable_int reads it"
+)
+# a size as --chip gpu:<size> writes it ('10GiB', '8 GB'), which vLLM's human_readable_int refuses
+_SIZE_WORD = re.compile(r"\s*-?\d+(?:\.\d+)?\s*(?:gib|gb|mib|mb|kib|kb|tib|tb)\s*", re.IGNORECASE)
+
+
 def human_int(value: Any, info: ValidationInfo) -> Any:
     """A BeforeValidator body: a command-line value written as vLLM's flag takes it (read_human_int), so
-    `--max-model-len 32k` means what `vllm serve --max-model-len 32k` does; anything else passes through to the
-    field's own int check ('abc' is still refused there). JSON arguments (an MCP tool call) are left as sent: their
-    integer is a JSON number, as the published schema says."""
+    `--max-model-len 32k` means what `vllm serve --max-model-len 32k` does; a size written with a unit word
+    ('--kv-cache-memory 10GiB', as --chip gpu:24GiB is) is refused saying how vLLM writes it (HUMAN_INT_FORMS), where
+    the int check said 'unable to parse string as an integer'; anything else passes through to the field's own int
+    check ('abc' is still refused there). JSON arguments (an MCP tool call) are left as sent: their integer is a JSON
+    number, as the published schema says."""
     if not isinstance(value, str) or json_input(info.context):
         return value
     try:
@@ -219,6 +230,8 @@ def human_int(value: Any, info: ValidationInfo) -> Any:
     except ValueError as exc:
         if _HUMAN_INT.fullmatch(value.strip()) is not None:  # '1.5K': vLLM's own refusal
             raise PydanticCustomError("human_int", str(exc)) from None
+        if _SIZE_WORD.fullmatch(value):
+            raise PydanticCustomError("human_int", f"write {HUMAN_INT_FORMS}") from None
         return value
 
 

@@ -677,8 +677,9 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
     if tokens is not None and tokens != planned:
         agrees = False
         diff = tokens - planned
+        share = f", {diff / planned:+.2%}" if planned else ""  # a plan that does not fit plans 0 tokens
         notes.append(
-            f"KV tokens: planned {planned:,}, reported {tokens:,} ({diff:+,}, {diff / planned:+.2%}); "
+            f"KV tokens: planned {planned:,}, reported {tokens:,} ({diff:+,}{share}); "
             "check block size, KV dtype and pool size"
         )
     context = boot.max_concurrency_context or plan.max_model_len

@@ -29,7 +29,7 @@ from onechip import catalog
 from onechip.catalog.files import release_key
 from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.inputs import HUMAN_INT, build_request, flag_of, read_human_int, read_mm_limits
+from onechip.schemas.inputs import HUMAN_INT, HUMAN_INT_FORMS, build_request, flag_of, read_human_int, read_mm_limits
 from onechip.schemas.requests import PlanRequest
 
 Kind = Literal["int", "float", "str", "switch", "mm-limits"]
@@ -372,12 +372,7 @@ def _engine_int(row: FlagSpec, text: str, item: str) -> int:
     try:
         return read_human_int(text) if human else int(text)
     except ValueError:
-        how = (
-            "a whole number, or one with a suffix k, m, g, t (10**3 ...) or K, M, G, T (2**10 ..., whole numbers "
-            "only), as vLLM's human_readable_int reads it"
-            if human
-            else "a whole number (vLLM reads it with int())"
-        )
+        how = HUMAN_INT_FORMS if human else "a whole number (vLLM reads it with int())"
         raise ConfigError(f"--set {item.strip()}: {row.name} takes {how}") from None
 
 
