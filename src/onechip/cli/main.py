@@ -83,6 +83,7 @@ def _usage_error(exc: Exception) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
     _stopped_by[0] = signal.SIGINT
     signal.signal(signal.SIGTERM, _terminate)
     command = typer.main.get_command(app)
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         _error(str(exc))
         sys.exit(_signal_exit_code() if isinstance(exc, Interrupted) else exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort, typer.Abort):
-        _interrupted()
+        _interrupted(args)
     except (click.exceptions.Exit, typer.Exit) as exc:
         sys.exit(exc.exit_code)
     except _USAGE_ERRORS as exc:
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         _error(internal_error_line(exc))
         sys.exit(1)
     if rc == Interrupted.exit_code:  # typer >= 0.29 turns KeyboardInterrupt into Exit(130) and returns it here
-        _interrupted()
+        _interrupted(args)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
@@ -115,7 +116,15 @@ def _signal_exit_code() -> int:
     return 128 + int(_stopped_by[0])
 
 
-def _interrupted() -> None:
+# the commands that keep what they measured when stopped (bench resumes from it; check and demo mark it interrupted)
+_MEASURING = frozenset({"bench", "check", "demo"})
+
+
+def _interrupted(argv: list[str]) -> None:
+    """Say that the command was stopped, and for one that measures that what it measured is kept; exit 128 + the
+    signal's number."""
     said = "terminated (SIGTERM)" if _stopped_by[0] == signal.SIGTERM else "interrupted"
-    err_console.print(f"[bold red]{said}[/] (what was measured is kept on disk)")
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    kept = " (what was measured is kept on disk)" if command in _MEASURING else ""
+    err_console.print(f"[bold red]{said}[/]{kept}")
     sys.exit(_signal_exit_code())

@@ -112,6 +112,19 @@ def test_ctrl_c_says_interrupted_and_exits_130(run, monkeypatch) -> None:
     monkeypatch.setattr(api, "cost", ctrl_c)
     code, _, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "100")
     assert code == 130 and _one_line(err).startswith("interrupted"), err
+    # cost measures nothing, so it does not say that what it measured is kept (bench, check and demo do)
+    assert "kept on disk" not in err
+
+
+def test_ctrl_c_in_bench_says_what_was_measured_is_kept(run, monkeypatch) -> None:
+    from onechip import api
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "bench", ctrl_c)
+    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128", "--clients", "1")
+    assert code == 130 and _one_line(err) == "interrupted (what was measured is kept on disk)", err
 
 
 @pytest.mark.parametrize(("signum", "code", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
