@@ -1116,6 +1116,12 @@ class EngineEntry(StrictModel):
         "towers).",
     )
     towers_by_modality_source: str = Field(default="", description="Where that comes from.")
+    pipeline_parallel_from: str | None = Field(
+        default=None,
+        description="First release that serves pipeline_parallel_size > 1 (None: not known for this engine; the "
+        "planner refuses PP off the GPU engine on its own).",
+    )
+    pipeline_parallel_source: str = Field(default="", description="Where that comes from.")
     async_scheduling_from: str | None = Field(
         default=None,
         description="First vLLM release that turns async scheduling on by default on this engine, so the host "

@@ -784,6 +784,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
             f"{default_engine_rules(request.chip)}); drop --engine or pick a chip of its kind"
         )
     rules.check_release(request.engine_version)
+    rules.check_pipeline_parallel(request.pipeline_parallel_size, request.engine_version)
     try:
         src = model_source.resolve(request.model)
     except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first

@@ -190,6 +190,19 @@ class EngineRules(EngineEntry):
             f"{first}, so {self.name} {engine_version} does not exist to plan ({self.first_release_source})"
         )
 
+    def check_pipeline_parallel(self, pipeline_parallel_size: int, engine_version: str | None) -> None:
+        """Refuse pipeline parallelism at a release older than the first that serves it (engines.json
+        pipeline_parallel_from, with its source): the engine refuses it at start."""
+        first = self.pipeline_parallel_from
+        if pipeline_parallel_size == 1 or engine_version is None or first is None:
+            return
+        if release_key(engine_version) < release_key(first):
+            raise ConfigError(
+                f"--pipeline-parallel-size {pipeline_parallel_size}: vLLM serves pipeline parallelism from {first}; "
+                f"{engine_version} refuses it at start ('Pipeline parallelism is not supported yet.', "
+                f"{self.pipeline_parallel_source})"
+            )
+
     def check_architectures(self, architectures: Any, engine_version: str | None, modelled: bool = True) -> list[str]:
         """Refuse an architecture this engine does not serve at `engine_version` (None: the newest release, the
         engine's `release`): one vLLM no longer serves (its registry dropped it and _PREVIOUSLY_SUPPORTED_MODELS

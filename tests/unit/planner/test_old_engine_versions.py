@@ -229,3 +229,17 @@ def test_a_release_before_the_engines_backend_is_refused(
 def test_the_gpu_backends_first_release_is_the_oldest_release_read() -> None:
     flags = json.loads((CATALOG / "vllm_flags.json").read_text(encoding="utf-8"))
     assert engine_rules("vllm-gpu").first_release == flags["releases_read"][0] == "0.0.1"
+
+
+def test_pipeline_parallelism_before_the_release_that_serves_it_is_refused(tmp_path: Path) -> None:
+    # vllm 0.5.0.post1's config.py ParallelConfig._verify_args: 'Pipeline parallelism is not supported yet.' for any
+    # pipeline_parallel_size > 1; 0.5.1 serves it (engines.json pipeline_parallel_from). Both were planned as fitting
+    path = sized_checkpoint(tmp_path / "m", LLAMA, LLAMA_8B_BYTES)
+    for version in ("0.4.0", "0.5.0.post1"):
+        with pytest.raises(
+            ConfigError, match=r"--pipeline-parallel-size 2: vLLM serves pipeline parallelism from 0\.5\.1"
+        ) as e:
+            plan_model(str(path), "h100", engine_version=version, max_model_len=4096, pipeline_parallel_size=2)
+        assert "\n" not in str(e.value) and "not supported yet" in str(e.value)
+    assert plan_model(str(path), "h100", engine_version="0.5.1", max_model_len=4096, pipeline_parallel_size=2).fits
+    assert plan_model(str(path), "h100", engine_version="0.4.0", max_model_len=4096).fits  # PP 1: as before
