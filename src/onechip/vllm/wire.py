@@ -434,8 +434,11 @@ class _StreamJoiner:
 
 
 def _excerpt(value: Any, n: int = 120) -> str:
+    """The first `n` characters of an answer that is not what was asked, one line, for an EndpointError: redacted
+    before the cut (errors.redact), as server_message is, since the error goes into checks.json, transcripts and
+    the CLI line (a 200 `{"error": {"message": "bad token hf_..."}}` was stored whole)."""
     text = value if isinstance(value, str) else orjson.dumps(value).decode("utf-8", "replace")
-    return repr(" ".join(text.split())[:n])
+    return repr(" ".join(redact(text).split())[:n])
 
 
 def _is_json_type(content_type: str | None) -> bool:
