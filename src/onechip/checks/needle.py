@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from onechip.checks.verdicts import combine, failed
-from onechip.errors import EndpointError, EndpointStatusError
+from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError
 from onechip.schemas.checks import CheckOptions, CheckResult, Probe
 from onechip.vllm.wire import WireClient, chat_body, user_message
 
@@ -123,6 +123,8 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
     first_line = f"Document {uuid.uuid4().hex}"
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, 0.5, limit + 1)
+    except EndpointBusyError as exc:
+        return Probe(name="over_limit_400", verdict="not_tested", note=f"could not build the prompt: {exc}")
     except (EndpointError, TooShort) as exc:
         return Probe(name="over_limit_400", verdict="fail", note=f"could not build the prompt: {exc}")
     t0 = time.perf_counter()
@@ -130,6 +132,8 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
     try:
         ep.chat(chat_body(model, messages, opts.needle_max_tokens), timeout_s=opts.over_limit_timeout_s)
         status, message = 200, "accepted"
+    except EndpointBusyError as exc:  # 429/503 after the retries: whether it would have said 400 is not known
+        return Probe(name="over_limit_400", verdict="not_tested", observed=observed, note=str(exc))
     except EndpointStatusError as exc:
         status, message = exc.status_code, exc.server_message
     except EndpointError as exc:
@@ -141,6 +145,9 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
     try:
         ep.chat(chat_body(model, user_message("Say ok."), 4))
         serving = True  # a 200 answer is what counts, whatever a tiny model says
+    except EndpointBusyError as exc:  # busy is serving others, not broken by the long prompt: not known
+        observed.update(healthy_after=healthy, serving_after=None)
+        return Probe(name="over_limit_400", verdict="not_tested", observed=observed, note=f"afterwards: {exc}")
     except EndpointError:
         serving = False
     observed.update(healthy_after=healthy, serving_after=serving)

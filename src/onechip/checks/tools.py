@@ -159,7 +159,8 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         try:
             plain = ep.chat(body)
         except EndpointStatusError as exc:
-            verdict: Verdict = "blocked" if exc.status_code == 400 else "fail"
+            # a 400 refuses tools; a busy server (429/503 after its retries) told nothing of the model: not_tested
+            verdict: Verdict = "blocked" if exc.status_code == 400 else failed(exc)
             probes.append(Probe(name=f"{prefix}_call", verdict=verdict, note=exc.server_message))
             continue
         except EndpointError as exc:
