@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from onechip.errors import CloudError, MissingDependencyError, redact
+from onechip.paths import kind_of
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 
 ENDPOINT_ENV = "ONECHIP_TPU_API_ENDPOINT"
 TOKEN_TIMEOUT_S = 10.0  # one token request's wait (google-auth's own is 120 s, and a hung one is not tried again)
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 REAUTH = "run `gcloud auth application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)"
+_FIX = "fix or unset it (then `gcloud auth application-default login`)"
 _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
 
 
@@ -97,10 +100,17 @@ def _adc() -> tuple[Any, str | None]:
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:
         raise MissingDependencyError(_INSTALL) from None
+    named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    # google-auth opens the file unguarded: a FIFO there waited for a writer without end, and a directory or a file it
+    # may not read came out as 'error: ***: Is a directory' (the path is the secret-named variable's value: redacted)
+    if named and os.path.exists(named) and not os.path.isfile(named):
+        raise CloudError(f"GOOGLE_APPLICATION_CREDENTIALS names {kind_of(Path(named))}: {_FIX}", reason="auth")
     try:
         creds, project = google.auth.default(scopes=SCOPES)
+    except OSError as exc:
+        which = "GOOGLE_APPLICATION_CREDENTIALS names" if named else "the application default credentials are in"
+        raise CloudError(f"{which} a file that cannot be read ({exc.strerror or exc}): {_FIX}", reason="auth") from None
     except DefaultCredentialsError as exc:
-        named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
         if named:  # google-auth read that file and refused it: its first sentence says why (never the file's text)
             said = " ".join(str(exc.args[0] if exc.args else exc).split())[:300]
             raise CloudError(
