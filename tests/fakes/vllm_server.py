@@ -72,7 +72,7 @@ SCRIPT = Path(__file__).resolve()  # run it as a stand-in for `vllm serve` (see 
 TEMPLATE_TOKENS = 7  # tokens the stand-in chat template adds around the messages
 SPIN_S = 0.002  # the last 2 ms before a deadline are spun, not slept (see _sleep_until)
 VERSION = "0.32.0"  # the vLLM version the fake process logs at boot by default (the embedded engine's)
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error"}
 
 Usage = Literal["as_asked", "every_chunk", "final_only", "on_last_choice", "never"]
 
@@ -181,6 +181,9 @@ class FakeVllm:
     resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
     reject_extras: bool = False
     has_tokenize: bool = True
+    # vllm serve --api-key: routes under /v1 answer 401 {"error": "Unauthorized"} without `Authorization: Bearer <key>`
+    # (vllm/entrypoints/openai/api_server.py's AuthenticationMiddleware; /health, /tokenize, /metrics stay open)
+    api_key: str | None = None
     has_metrics: bool = True
     # prefix cache: 0 = none; n > 0 = a cache of n-word blocks (the longest earlier prompt's common prefix,
     # whole blocks, never the whole prompt), reported in usage.prompt_tokens_details.cached_tokens (as vLLM
@@ -277,7 +280,15 @@ class FakeVllm:
                 headers = {k.lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
                 n = int(headers.get("content-length", "0"))
                 body = json.loads(await reader.readexactly(n)) if n else {}
-                if not await self._route(method, path.split("?")[0], body, writer):
+                route = path.split("?")[0]
+                if (
+                    self.api_key
+                    and route.startswith("/v1")
+                    and headers.get("authorization") != f"Bearer {self.api_key}"
+                ):
+                    self._send(writer, 401, {"error": "Unauthorized"})
+                    continue
+                if not await self._route(method, route, body, writer):
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

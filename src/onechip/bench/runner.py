@@ -60,7 +60,7 @@ from onechip.schemas.bench import (
 )
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
-from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, bench_chat_body
+from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
 
 # Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
 REPLACED_FILE = "requests.replaced.jsonl"
@@ -584,7 +584,7 @@ class _Run:
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
         done, saved_samples, unread = self._check_resume(resume)
-        with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s) as wire:
+        with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s, api_key=api_key_from_env()) as wire:
             model, version = await asyncio.to_thread(self.probe, wire)
             if resume:
                 self._keep_resumed(done, saved_samples, unread)
