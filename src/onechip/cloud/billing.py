@@ -320,20 +320,15 @@ def refresh(
 
 def stored_read() -> BillingRead | None:
     """The last stored read, or None when there is none (or it cannot be read: then it is not used, and
-    unusable_read says why). Raises ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is
+    read_stored says why). Raises ConfigError when it is not a regular file (paths.read_home_file: a FIFO there is
     never waited on)."""
-    return _read_stored()[0]
+    return read_stored()[0]
 
 
-def unusable_read() -> str:
-    """Why a catalog read stored at store_path() is not used, in one line ('' when none is stored, or it is read):
-    `prices` said 'no catalog read stored' of a damaged one, or of one another onechip wrote, and priced from
-    prices.json without a word. Raises ConfigError as stored_read does."""
-    return _read_stored()[1]
-
-
-def _read_stored() -> tuple[BillingRead | None, str]:
-    """(the stored read, '') or (None, why it is not used; '' when there is none)."""
+def read_stored() -> tuple[BillingRead | None, str]:
+    """(the stored read, '') or (None, why it is not used, in one line; '' when there is none): `prices` said 'no
+    catalog read stored' of a damaged one, or of one another onechip wrote, and priced from prices.json without a
+    word. Raises ConfigError as stored_read does."""
     path = store_path()
     try:
         return BillingRead.model_validate_json(read_home_file(path)), ""

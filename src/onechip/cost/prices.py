@@ -135,7 +135,7 @@ def price_table(chip: str | None = None, region: str | None = None, today: date 
     stale flag, and the combinations the last catalog read found no SKU for. A price the last read has no SKU
     for (a prices.json entry the catalog no longer lists) keeps its own source and says so in its note."""
     day = today or date.today()
-    read = billing.stored_read()
+    read, unusable = billing.read_stored()
     gaps = [g for g in (read.missing if read else []) if chip in (None, g.chip) and region in (None, g.region)]
     gone = {(g.chip, g.region, g.pricing): g for g in gaps}
     rows = []
@@ -149,5 +149,5 @@ def price_table(chip: str | None = None, region: str | None = None, today: date 
     priced = {(r.chip, r.region, r.pricing) for r in rows}
     summary = read.model_copy(update={"skus": []}) if read else None
     return PriceTable(today=day.isoformat(), stale_after_days=stale_after_days(), read=summary,
-                      store=str(billing.store_path()), unusable_read=billing.unusable_read(), prices=rows,
+                      store=str(billing.store_path()), unusable_read=unusable, prices=rows,
                       missing=[g for key, g in gone.items() if key not in priced])  # fmt: skip
