@@ -87,15 +87,12 @@ _KV_TOKENS = re.compile(
     # the V0 and V1 refusal when the pool holds less than one max-length request
     r"|maximum number of tokens that can be stored in KV cache \(([\d,]+)\)"
 )
+# The pool in GiB as other lines print it; 'Available KV cache memory' and the closing 'Current kv cache memory in use'
+# are read by _RANK_POOL below (one figure per rank, the smallest kept)
 _KV_GIB = re.compile(
-    # negative where the weights and activations overrun the cap ('Available KV cache memory: -2.14 GiB', vllm#23278)
-    r"Available KV cache memory: (-?[\d.]+) GiB|available_kv_cache_memory\s+([\d.]+)\s*GiB"
+    r"available_kv_cache_memory\s+([\d.]+)\s*GiB"
     r"|the rest of the memory reserved for KV Cache is (-?[\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
     r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
-    # the closing memory line of 0.2x+ (gpu_worker.py, after graph capture): the pool as allocated, the same figure as
-    # 'Available KV cache memory' (both 10.66 GiB in tests/fixtures/bootlogs/l4-gemma4-e2b-w4a16-len8192-v0300.log);
-    # an excerpt may keep only this line (gb10-qwen3-0.6b-util060-v0271)
-    r"|Current kv cache memory in use is ([\d.]+) GiB"
     # --kv-cache-memory-bytes skips profiling and prints only this (vllm/v1/worker/gpu_worker.py 0.26 - 0.34:
     # 'Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes
     # config', b70-len100000-refused-xpu)
@@ -116,7 +113,10 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # token line or a new engine start. The closing 'Current kv cache memory in use' lines after the token line print the
 # same per-rank figure again (gpu_worker.py formats self.available_kv_cache_memory_bytes in both) and take the same
 # smallest-of-the-round rule: h100x2-llama31-8b-pp2-v0190 prints PP0's 'Available' 66.54 GiB only, then the closing
-# lines PP1 65.63 GiB and PP0 66.54 GiB, and the boot's pool is PP1's 65.63.
+# lines PP1 65.63 GiB and PP0 66.54 GiB, and the boot's pool is PP1's 65.63. 'Available' is negative where the weights
+# and activations overrun the cap ('Available KV cache memory: -2.14 GiB', vllm#23278). The closing line (0.2x+,
+# gpu_worker.py, after graph capture) gives the same figure as 'Available' (both 10.66 GiB in
+# l4-gemma4-e2b-w4a16-len8192-v0300), and an excerpt may keep only it (gb10-qwen3-0.6b-util060-v0271).
 _RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB")
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
