@@ -20,6 +20,7 @@ from onechip.planner import plan_model
 from onechip.planner.geometry import MAMBA, kv_geometry
 from onechip.planner.kv_groups import StateCache, hybrid_block_size, kv_layout
 from onechip.planner.recurrent import layer_roles, state_bytes, state_elements
+from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
 
@@ -158,7 +159,10 @@ def test_mtp_widens_the_conv_state_and_adds_an_attention_layer() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["rtx3090x2-qwen36-27b-int4-mtp3-kvfp8e5m2-tp2-v0240", "rtx3090x4-qwen36-27b-int4-mtp3-kvfp8e5m2-tp4-v0240"],
+    [
+        "rtx3090x2-qwen36-27b-int4-mtp3-kvfp8e5m2-tp2-v0240",
+        "rtx3090x4-qwen36-27b-int4-mtp3-kvfp8e5m2-tp4-v0240",
+    ],
 )
 def test_qwen36_27b_mtp_logs_given_the_logged_pool(tmp_path: Path, name: str) -> None:
     entry = corpus_entry(name)
@@ -328,3 +332,14 @@ def test_mtp_layers_weigh_only_when_mtp_speculative_decoding_loads_them(tmp_path
                       num_speculative_tokens=1)  # fmt: skip
     assert plain.weights_bytes == text_bytes and "mtp" not in plain.weights_by_component
     assert spec.weights_bytes == text_bytes + mtp_bytes and spec.weights_by_component["mtp"] == mtp_bytes
+
+
+# The token line changed inside 0.20.x: vllm/v1/core/kv_cache_utils.py _report_kv_cache_config prints
+# num_blocks // len(kv_cache_groups) x min_block_size in the vllm-0.20.0 sdist and int(max_concurrency x max_model_len)
+# in the vllm-0.20.1 sdist (PyPI; 'Sourcing this from the concurrency calculation handles hybrid layouts correctly').
+# The 0.20.0 log of this corpus (rtx5090-qwen35-9b-tp1-len4096-v0200: 406 // 4 x 528 = 53,328) and the 0.20.1 one
+# (rtx3090x2-qwen36-27b-int4-mtp3-kvfp8e5m2-tp2-util092-v0201: 619,479 = int(2.3631 x 262,144)) print each.
+@pytest.mark.parametrize(("version", "line"), [("0.20.0", "groups"), ("0.20.1", "capacity"), ("0.20.2", "capacity")])
+def test_the_token_line_of_each_0_20_release(version: str, line: str) -> None:
+    rule = next(r for r in engine_rules("vllm-gpu").memory_rules if r.covers(version))
+    assert rule.kv_token_line == line
