@@ -9,7 +9,8 @@ Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctr
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
 (cell, rep) groups already complete in requests.jsonl, with no failed request and figures a measurement gives, are
 reused; the others are
-re-run (their samples move to requests.replaced.jsonl).
+re-run (their samples move to requests.replaced.jsonl). A resume needs the same config and the same bytes in its
+input files (a trace, a workload file: sha256), wherever they now are.
 
 Workloads (`workload`): the grid above; `agent`: each stream runs sessions (bench.agent) whose shared system
 prompt is the cell's context, turns growing it, per-turn statistics and cached tokens in the summary; `trace`:
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 import os
 import platform
 import random
@@ -45,7 +47,7 @@ from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
-from onechip.paths import exclusive, kind_of, write_text_atomic
+from onechip.paths import exclusive, kind_of, read_regular, write_text_atomic
 from onechip.planner.fit import blocks_for
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import (
@@ -58,6 +60,7 @@ from onechip.schemas.bench import (
     RequestSample,
     StreamOutcome,
 )
+from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
@@ -87,15 +90,36 @@ _RESUME_KEYS = (
     "result_tokens",
     "think_time_s",
     "sessions_per_client",
-    "trace_file",
     "trace_speed",
 )
+# Config fields naming a file the workload is read from. A resume compares the file's bytes (BenchConfig.input_sha256),
+# not its path: a trace edited in place is another workload, whose samples must not join the first run's; the same
+# bytes moved elsewhere are the same workload.
+INPUT_FILES = ("trace_file", "workload_file")
+# The run's note when a resumed run's summary.json (written before input_sha256 existed) has no digest of a file: its
+# content could not be checked, and every later resume keeps the note (the digest saved then covers only what follows).
+_UNCHECKED = "not checked on resume: "
 
 
 def _resume_value(value: object) -> str:
     """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
     model named None), anything else its repr."""
     return "not given" if value is None else repr(value)
+
+
+def input_digests(config: BenchConfig) -> dict[str, str]:
+    """sha256 (hex) of the bytes of each file `config` reads its workload from (INPUT_FILES), by field; a field not
+    given is left out. Raises ConfigError naming the flag and file when it cannot be read."""
+    out = {}
+    for field in INPUT_FILES:
+        path = getattr(config, field)
+        if path is None:
+            continue
+        try:
+            out[field] = hashlib.sha256(read_regular(Path(path))).hexdigest()
+        except OSError as exc:
+            raise ConfigError(f"{flag_of(BenchConfig, field)} {path}: {exc.strerror or exc}") from None
+    return out
 
 
 RepKey = tuple[int, int, int]  # (context_tokens, clients, rep)
@@ -309,6 +333,7 @@ class _Run:
         self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
         self.server_max_len: int | None = None  # the served model's max_model_len from /v1/models
+        self.unchecked: list[str] = []  # notes of input files a resume could not check (_check_inputs)
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
@@ -548,6 +573,7 @@ class _Run:
                 if getattr(old, key) != getattr(cfg, key):
                     was, now = (_resume_value(getattr(c, key)) for c in (old, cfg))
                     raise ConfigError(f"cannot resume {self.out_dir}: {key} was {was}, now {now}")
+            self._check_inputs(old)
         samples, unread, torn = read_samples(self.requests_path)
         inside = len(unread) - torn
         if inside:
@@ -560,6 +586,26 @@ class _Run:
                 )
             )
         return _complete_groups(samples, cfg), samples, unread
+
+    def _check_inputs(self, old: BenchConfig) -> None:
+        """Refuse a resume whose input files (INPUT_FILES) are not the bytes the run started with, at whatever path;
+        a summary.json that saved no digest of one (an older onechip) is resumed with a note saying so."""
+        for field in INPUT_FILES:
+            was, now = getattr(old, field), getattr(self.config, field)
+            flag = flag_of(BenchConfig, field)
+            if was is None and now is None:
+                continue
+            if was is None or now is None:
+                said = f"{now} was not given when the run started" if was is None else f"{was} was given, not now"
+                raise ConfigError(f"cannot resume {self.out_dir}: {flag} {said}")
+            saved = old.input_sha256.get(field)
+            if saved is None:
+                note = f"{_UNCHECKED}{flag} {now}: summary.json saved no sha256 of it (an older onechip), so the "
+                self.unchecked.append(note + "samples measured before the resume may be of other content")
+                self.on_progress(ProgressEvent("bench", f"resume: {self.unchecked[-1]}"))
+            elif saved != self.config.input_sha256[field]:
+                moved = "" if Path(was) == Path(now) else f" (summary.json names {was})"
+                raise ConfigError(f"cannot resume {self.out_dir}: {flag} {now} changed since the run started{moved}")
 
     def _keep_resumed(
         self, done: dict[RepKey, list[RequestSample]], samples: list[RequestSample], unread: list[bytes]
@@ -588,7 +634,8 @@ class _Run:
             model, version = await asyncio.to_thread(self.probe, wire)
             if resume:
                 self._keep_resumed(done, saved_samples, unread)
-            notes: list[str] = []
+            kept = [n for n in (self.saved.notes if self.saved else []) if n.startswith(_UNCHECKED)]
+            notes = list(dict.fromkeys([*kept, *self.unchecked]))
             await self.probe_extras(model, notes)
             builder = PromptBuilder(wire, model)
             self.run = BenchRun(
@@ -658,8 +705,9 @@ def run_grid(
     summary.json into `out_dir` and return the `BenchRun` (also in summary.json).
 
     Raises EndpointError when the URL is unreachable or its probe request fails, ConfigError when `out_dir`
-    already holds samples (without `resume`) or a resumed run's config differs, Interrupted on Ctrl-C (every
-    finished request stays in requests.jsonl; resume continues). Must not be called from a running event loop.
+    already holds samples (without `resume`), a resumed run's config differs or the bytes of an input file
+    (INPUT_FILES) changed, Interrupted on Ctrl-C (every finished request stays in requests.jsonl; resume
+    continues). Must not be called from a running event loop.
     """
     if not config.contexts or not config.clients:
         raise ConfigError("bench needs at least one context and one clients value")
@@ -670,6 +718,7 @@ def run_grid(
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
     if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, bytes
         trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
+    config = config.model_copy(update={"input_sha256": input_digests(config)})  # what a resume compares
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")

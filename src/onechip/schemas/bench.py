@@ -190,6 +190,12 @@ class BenchConfig(RequestModel):
         "output_tokens, turns, user_tokens, call_tokens, result_tokens, think_time_s, sessions_per_client); flags "
         "typed win.",
     )
+    input_sha256: Annotated[dict[str, str], Cli(hidden=True)] = Field(
+        default_factory=dict,
+        description="sha256 (hex) of the bytes of each file the workload is read from, by field (trace_file, "
+        "workload_file); set by bench when it starts. A resume compares these, not the paths: the same path with "
+        "other bytes is another workload (refused), the same bytes at another path the same one.",
+    )
     trace_speed: Annotated[float, Field(ge=1e-3, le=1e3)] = Field(
         default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded), 0.001 to 1000."
     )
