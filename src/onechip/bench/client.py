@@ -25,8 +25,9 @@ Conventions (DESIGN.md "Measuring right"):
   continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
-  the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
-  stream cut before any of the three, or no complete answer within the request timeout.
+  the reason: the HTTP status and the server's message, an error in the stream (an error chunk of either shape, or
+  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a stream cut before any of
+  the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -219,24 +220,26 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
             out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
             return True
         now = clock()
-        if not _fold(feed(data), timing, now):
+        if not _fold(feed(data), decoder, timing, now):
             return False
         if decoder.done or timing.complete:  # the answer is whole, whatever the server then does with the connection
             out.t_done, timing.done = now, decoder.done
             await _drain(http, resp)
             return True
-    return _fold(decoder.close(), timing, clock())
+    return _fold(decoder.close(), decoder, timing, clock())
 
 
-def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
-    """Fold one read's payloads into `timing` at its arrival time `now`; False at an error event (set)."""
+def _fold(payloads: list[bytes], decoder: SSEDecoder, timing: _Timing, now: float) -> bool:
+    """Fold one read's payloads into `timing` at its arrival time `now`; False at an error chunk or, after the
+    payloads before it, an `event: error` event (`decoder.error`), the error set."""
     for payload in payloads:
         obj = parse_chunk(payload)
         timing.out.error = chunk_error(obj, payload)
         if timing.out.error is not None:
             return False
         timing.chunk(obj, now)
-    return True
+    timing.out.error = decoder.error
+    return decoder.error is None
 
 
 @dataclass

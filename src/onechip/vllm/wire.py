@@ -3,8 +3,8 @@
 Owns, for bench, checks and engine readiness alike:
 - request payloads: the benchmark's streamed chat body with vLLM's extras (`bench_chat_body`), plain or
   streamed chat with tools for the checks and readiness (`chat_body`), and vLLM's /tokenize body;
-- SSE parsing (`SSEDecoder`, `parse_chunk`, `chunk_error`) and the generated-delta rules (`has_generated`,
-  `empty_token`);
+- SSE parsing (`SSEDecoder`, which reads an `event: error` too; `parse_chunk`, `chunk_error`) and the
+  generated-delta rules (`has_generated`, `empty_token`);
 - the one error-body reader (`server_message`, `error_message`);
 - the control-plane calls: models (with vLLM's `max_model_len`), tokenize, metrics, health, version, and
   the checks' chat calls, on `WireClient`.
@@ -186,21 +186,31 @@ class SSEDecoder:
     colon dropped), joined with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves
     it a whole JSON value (_whole: a server that ends each event with one newline, as vllm bench serve reads every
     stream line by line), so one JSON chunk may span several `data:` lines; comment lines (`: ping` keep-alives),
-    `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns
-    True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last
-    event that no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant
-    it whole, and a torn one fails to parse).
+    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns True at a
+    `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last event that
+    no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant it whole,
+    and a torn one fails to parse).
+
+    An `event: error` event is the server saying the request failed, whatever its data (the SSE spec's event type;
+    vLLM's Anthropic /v1/messages stream sends `event: error` with `{"type": "error", "error": {...}}`,
+    entrypoints/anthropic/serving.py `wrap_data_with_event`, 0.32.0 wheel; other servers send `{"message": ...}` or
+    bare text, which no chunk rule reads as an error): it is not returned as a payload; `error` turns to its message
+    (`error_message`: `HTTP 200: ...`, redacted) and nothing after it is returned, as after [DONE]. An `event:` line
+    after a whole JSON payload starts a new event, as a `data:` line does (a server that ends each event with one
+    newline).
     """
 
     def __init__(self) -> None:
         self._buf = b""
         self._data: list[bytes] = []  # the `data:` lines of the event being read
+        self._event = b""  # the `event:` type of the event being read ("" = the spec's default, "message")
         self.done = False
+        self.error: str | None = None  # the message of an `event: error` event
 
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
-        if self.done or (b"\n" not in data and b"\r" not in data):
+        if self.done or self.error is not None or (b"\n" not in data and b"\r" not in data):
             return []
         buf, held = self._buf, b""
         if b"\r" in buf:  # CRLF and a CR alone end a line as LF does; a last CR may be a CRLF's first half: kept
@@ -216,6 +226,10 @@ class SSEDecoder:
                 self._data.append(line[6:] if line[5:6] == b" " else line[5:])
                 if self._data[0].strip() == b"[DONE]" and self._dispatch(out):  # the end needs no blank line
                     break
+            elif line.startswith(b"event:"):
+                if self._data and self._whole() and self._dispatch(out):
+                    break
+                self._event = line[6:].strip()
             elif not line and self._dispatch(out):
                 break
         else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
@@ -234,19 +248,22 @@ class SSEDecoder:
         return True
 
     def _dispatch(self, out: list[bytes]) -> bool:
-        """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE]."""
-        payload = b"\n".join(self._data).strip()
-        self._data = []
-        if payload == b"[DONE]":
+        """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE] or an error
+        event (`error` set)."""
+        payload, event = b"\n".join(self._data).strip(), self._event
+        self._data, self._event = [], b""
+        if event == b"error":  # dispatched even without data: the event type alone says the request failed
+            self.error = error_message(200, payload.decode("utf-8", "replace") or "an `event: error` without data")
+        elif payload == b"[DONE]":
             self.done = True
         elif payload:
             out.append(payload)
-        return self.done
+        return self.done or self.error is not None
 
     def close(self) -> list[bytes]:
         """The payload of a last event the body ended without a blank line ([] when none)."""
         out = self.feed(b"\n") if self._buf else []
-        if not self.done and self._data:
+        if not self.done and self.error is None and (self._data or self._event):
             self._dispatch(out)
         return out
 
@@ -684,9 +701,8 @@ class WireClient:
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
-        after either). An in-stream error chunk, a
-        chunk that is not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises
-        EndpointError."""
+        after either). An in-stream error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is
+        not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -705,11 +721,11 @@ class WireClient:
                     if bad_type:
                         raise EndpointError(bad_type)
                     for data in resp.iter_bytes():
-                        self._join(decoder.feed(data), joiner, url)
+                        self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event
                     else:
-                        self._join(decoder.close(), joiner, url)
+                        self._join(decoder.close(), decoder, joiner, url)
                     break
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
@@ -724,7 +740,8 @@ class WireClient:
         return reply
 
     @staticmethod
-    def _join(payloads: list[bytes], joiner: _StreamJoiner, url: str) -> None:
+    def _join(payloads: list[bytes], decoder: SSEDecoder, joiner: _StreamJoiner, url: str) -> None:
+        """Join one read's payloads; raises EndpointError at an error chunk or an `event: error` (`decoder.error`)."""
         for chunk in payloads:
             obj = parse_chunk(chunk)
             if err := chunk_error(obj, chunk):
@@ -732,6 +749,8 @@ class WireClient:
             if problem := chat_shape_error(obj, "delta"):
                 raise EndpointError(f"{url}: stream chunk is not a chat completion chunk: {problem}")
             joiner.add(obj)
+        if decoder.error is not None:
+            raise EndpointError(f"{url}: error in stream: {decoder.error}")
 
 
 # -- one-shot helpers for the engines (no client to keep) ----------------------------------------------

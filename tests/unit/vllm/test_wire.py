@@ -135,6 +135,61 @@ def test_sse_decoder_reads_lines_ended_by_a_cr_alone() -> None:
     assert split.feed(b"data: [1,\r") == [] and split.feed(b"\ndata: 2]\r\n\r\n") == [b"[1,\n2]"]
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        # vLLM's Anthropic /v1/messages stream (entrypoints/anthropic/serving.py `wrap_data_with_event`, 0.32.0 wheel)
+        (b'event: error\ndata: {"type": "error", "error": {"type": "internal_error", "message": "boom"}}\n\n', "boom"),
+        (b'event: error\r\ndata: {"message": "boom"}\r\n\r\n', "boom"),  # no chunk rule reads this as an error
+        (b"event:error\ndata: upstream boom\n\n", "upstream boom"),  # bare text (it was an unparsable chunk)
+        (b"event: error\n\n", "an `event: error` without data"),  # the event type alone says it
+        (b"event: error\ndata: " + TOKEN.encode() + b" was refused\n\n", "*** was refused"),  # redacted
+    ],
+    ids=["vllm-anthropic", "message", "bare-text", "no-data", "redacted"],
+)
+def test_sse_decoder_takes_an_error_event_as_the_streams_error_whatever_its_data(raw: bytes, message: str) -> None:
+    """The SSE spec's `event:` field names the event's type (WHATWG HTML 9.2.6 "Interpreting an event stream"); an
+    `error` event is the server's failure, its data the message by the one error-body reader (`server_message`).
+    The chunks before it are returned; nothing after it, not even [DONE] (`done` stays False)."""
+    dec = SSEDecoder()
+    first = sse_event({"content": "a"})
+    out = dec.feed(first + raw + b'data: {"late": 1}\n\ndata: [DONE]\n\n')
+    assert out == [first[6:].strip()] and dec.error == f"HTTP 200: {message}" and not dec.done
+    assert dec.feed(b'data: {"b": 2}\n\n') == [] and dec.close() == []
+    unended = SSEDecoder()  # the body ends on the event's last line
+    assert unended.feed(raw.rstrip(b"\r\n")) == [] and unended.close() == [] and unended.error == dec.error
+
+
+def test_sse_decoder_takes_an_event_line_after_a_whole_payload_as_the_next_event() -> None:
+    """One newline per event (as vllm bench serve reads streams): `event: error` after a whole chunk's line types the
+    next event, not the chunk, which is returned as a chunk."""
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a": 1}\nevent: error\ndata: boom\n') == [b'{"a": 1}']
+    assert dec.close() == [] and dec.error == "HTTP 200: boom"
+    message = SSEDecoder()  # the default type (`event: message`) is an ordinary event
+    assert message.feed(b'event: message\ndata: {"a": 1}\n\n') == [b'{"a": 1}'] and message.error is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # vLLM's chat stream after a 200: the error chunk, then [DONE] (entrypoints/openai/chat_completion/serving.py
+        # `chat_completion_stream_generator`; ErrorResponse in serve/engine/protocol.py; 0.32.0 wheel)
+        b'data: {"error": {"message": "engine died", "type": "InternalServerError", "param": null, "code": 500}}\n\n',
+        b"event: error\ndata: engine died\n\n",
+        b'event: error\ndata: {"message": "engine died"}\n\n',  # was a reply of '' (the event skipped, [DONE] its end)
+    ],
+)
+def test_chat_stream_raises_the_servers_message_for_an_error_then_done(error: bytes) -> None:
+    events = sse_event({"role": "assistant", "content": ""}) + sse_event({"content": "Hel"}) + error
+    with (
+        FakeVllm(wire_script=lambda n, b: [(0.0, events + b"data: [DONE]\n\n", True)]) as srv,
+        WireClient(srv.url) as c,
+    ):
+        with pytest.raises(EndpointError, match=r"/v1/chat/completions: error in stream: HTTP 200: engine died$"):
+            c.chat_stream(wire.chat_body("fake-model", [], 4))
+
+
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
     assert wire.parse_chunk(b'{"choices": []}') == {"choices": []}
     with pytest.raises(ValueError, match="JSON list"):
