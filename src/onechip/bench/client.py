@@ -26,8 +26,10 @@ Conventions (DESIGN.md "Measuring right"):
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
   the reason: the HTTP status and the server's message, an error in the stream (an error chunk of either shape, or
-  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a stream cut before any of
-  the three, or no complete answer within the request timeout.
+  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
+  event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
+  TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
+  message), a stream cut before any of the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -60,8 +62,9 @@ from onechip.vllm.wire import (
     error_message,
     generated_text,
     has_generated,
+    is_event_stream,
+    not_event_stream,
     parse_chunk,
-    stream_type_error,
     text_tokenize_body,
 )
 
@@ -201,9 +204,9 @@ async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, 
 
 async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
-    out = timing.out
-    out.error = stream_type_error(url, resp.headers.get("Content-Type"))
-    if out.error is not None:
+    out, ctype = timing.out, resp.headers.get("Content-Type")
+    if not is_event_stream(ctype):
+        out.error = not_event_stream(url, ctype, (await resp.read()).decode("utf-8", "replace"))
         return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token

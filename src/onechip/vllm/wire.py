@@ -320,11 +320,30 @@ def generated_text(choice: Json) -> dict[str, str]:
     return out
 
 
-def stream_type_error(url: str, content_type: str | None) -> str | None:
-    """Why a 200 answer to a streamed request is not an event stream (its content type), else None."""
-    if content_type and "text/event-stream" not in content_type.lower():
-        return f"{url}: answered {content_type.split(';')[0]}, not an event stream (text/event-stream)"
-    return None
+def is_event_stream(content_type: str | None) -> bool:
+    """Whether a 200 answer to a streamed request may be read as an event stream: text/event-stream, or no content
+    type at all (read leniently; what is no event in it then ends as STREAM_CUT)."""
+    return not content_type or "text/event-stream" in content_type.lower()
+
+
+def not_event_stream(url: str, content_type: str | None, text: str) -> str:
+    """Why a 200 answer of `content_type` to a streamed request failed, with what its body `text` said: a whole,
+    non-streamed chat completion (a server or proxy that ignored stream=true; with no first token to time it is no
+    sample, not one with a made-up TTFT and ITL, and the streamed tool-call check has no stream to judge), else the
+    server's message (`server_message`: an error body of any shape, or the text; redacted)."""
+    media = (content_type or "no content type").split(";")[0]
+    head = f"{url}: answered {media}, not an event stream (text/event-stream)"
+    try:
+        data = orjson.loads(text)
+        reply = _reply_from_body(data, url) if isinstance(data, dict) else None
+    except (ValueError, EndpointError):  # not JSON; JSON but no chat completion (an error body)
+        reply = None
+    if reply is None:
+        return f"{head}: {server_message(text)}"
+    return (
+        f"{head}: a whole chat completion, stream=true ignored, so no TTFT or ITL can be measured (finish_reason "
+        f"{reply.finish_reason!r}, content {_excerpt(reply.content, 80)})"
+    )
 
 
 @dataclass(frozen=True)
@@ -701,8 +720,9 @@ class WireClient:
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
-        after either). An in-stream error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is
-        not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
+        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said), an in-stream
+        error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON object or a body
+        that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -717,9 +737,9 @@ class WireClient:
                         if self._wait_if_busy(resp, retry):
                             continue
                     self._checked(resp, url, "POST")
-                    bad_type = stream_type_error(url, resp.headers.get("content-type"))
-                    if bad_type:
-                        raise EndpointError(bad_type)
+                    ctype = resp.headers.get("content-type")
+                    if not is_event_stream(ctype):
+                        raise EndpointError(not_event_stream(url, ctype, resp.read().decode("utf-8", "replace")))
                     for data in resp.iter_bytes():
                         self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer

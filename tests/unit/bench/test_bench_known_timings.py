@@ -773,6 +773,23 @@ def test_an_error_in_the_stream_then_done_is_one_failed_request_with_the_servers
     assert not [p.name for p in tmp_path.rglob("*") if p.is_file() and token in p.read_text()]
 
 
+def test_a_whole_chat_completion_to_a_streamed_request_is_failed_not_timed(tmp_path: Path) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) is answered as if not streamed (the fake's `ignore_stream`: one JSON
+    chat completion, 4 tokens): there is no first token to time, so it is failed saying so, and neither its
+    latencies nor its tokens are counted as a streamed sample's; it said only 'answered application/json, not an
+    event stream' before."""
+    with FakeVllm(ignore_stream={3}) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == (
+        f"{srv.url}/v1/chat/completions: answered application/json, not an event stream (text/event-stream): a whole "
+        "chat completion, stream=true ignored, so no TTFT or ITL can be measured (finish_reason 'length', content "
+        "'tok tok tok tok')"
+    )
+    assert measured[1].t_first is None and measured[1].completion_tokens is None
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
+
+
 @pytest.mark.parametrize(
     ("resets", "how"), [(False, "the chunked body ended early"), (True, "the server reset the connection")]
 )

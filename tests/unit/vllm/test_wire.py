@@ -17,6 +17,7 @@ from onechip.vllm.wire import SSEDecoder, WireClient
 
 BASE = "http://vllm.test:8000"
 Handler = Callable[[httpx.Request], httpx.Response]
+Json = dict[str, object]
 
 HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
 # an HF user access token's shape, hf_ and 34 letters and digits (errors.HF_TOKEN_SHAPE); not a real token
@@ -523,6 +524,40 @@ def test_broken_streams_are_endpoint_errors(handler: Handler, what: str) -> None
     with client(handler) as c, pytest.raises(EndpointError, match="/v1/chat/completions") as info:
         c.chat_stream({})
     assert what in str(info.value)
+
+
+COMPLETION = {  # vLLM's non-streamed chat completion (ChatCompletionResponse): what a server ignoring `stream` sends
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris."}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            COMPLETION,
+            "a whole chat completion, stream=true ignored, so no TTFT or ITL can be measured "
+            "(finish_reason 'stop', content 'Paris.')",
+        ),  # fmt: skip
+        # an error body in any of the three shapes (server_message), its token redacted (errors.redact)
+        ({"error": {"message": f"streaming refused for {TOKEN}", "code": 400}}, "streaming refused for ***"),
+        ({"object": "error", "message": "streaming refused"}, "streaming refused"),
+        ({"detail": "streaming refused"}, "streaming refused"),
+    ],
+    ids=["chat-completion", "openai-error", "flat-error", "fastapi-error"],
+)
+def test_a_json_answer_to_a_streamed_request_fails_saying_what_it_said(body: Json, said: str) -> None:
+    """A 200 `application/json` answer to stream=true (a proxy or server that ignores `stream`): it was 'answered
+    application/json, not an event stream (text/event-stream)' and nothing more, the server's message dropped. A
+    whole chat completion is no stream either (no tokens to time), so it fails too, saying so."""
+    with client(answer(body)) as c, pytest.raises(EndpointError) as info:
+        c.chat_stream(wire.chat_body("m", [], 4))
+    head = f"{BASE}/v1/chat/completions: answered application/json, not an event stream (text/event-stream)"
+    assert str(info.value) == f"{head}: {said}" and TOKEN not in str(info.value)
 
 
 def test_completion_reads_text_and_refuses_a_body_without_choices() -> None:
