@@ -76,8 +76,9 @@ TIMED_OUT = "TimeoutError: no complete response within the request timeout (--ti
 
 def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
     """An aiohttp session for `streams` concurrent streamed requests, each limited to `request_timeout_s`, sending
-    the server's key (vllm.wire.api_key_from_env, OPENAI_API_KEY) as `Authorization: Bearer ...` as WireClient does:
-    a worker process reads it from the environment it inherits, so the key never travels in a job."""
+    the server's key (vllm.wire.api_key_from_env: OPENAI_API_KEY, else VLLM_API_KEY) as `Authorization: Bearer ...`
+    as WireClient does: a worker process reads it from the environment it inherits, so the key never travels in a
+    job."""
     key = api_key_from_env()
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=streams + 2),

@@ -786,6 +786,20 @@ def metrics_text(base_url: str, timeout_s: float = 10.0) -> str:
         return client.metrics_text(timeout_s)
 
 
-def api_key_from_env() -> str | None:
-    """The key clients send to a server started with `--api-key`: $OPENAI_API_KEY, as the openai SDK reads it."""
-    return os.environ.get("OPENAI_API_KEY") or None
+def api_key_from_env(*, own_engine: bool = False) -> str | None:
+    """The bearer key for a server that asks one (`vllm serve --api-key`, or $VLLM_API_KEY where it runs), from this
+    environment; None when neither variable is set. Never logged: errors.redact hides both by name.
+
+    A client of a server at a URL (check, bench, the checks' agent): $OPENAI_API_KEY, else $VLLM_API_KEY.
+    OPENAI_API_KEY first because it is what the openai SDK and peer tools read (vllm bench serve:
+    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), so a user who set it for a remote server keeps it;
+    VLLM_API_KEY next because it is the key `onechip up` tells users to export (vllm.flag_table refuses the key on
+    the command line) and what vLLM requires on /v1 when --api-key is not given
+    (vllm/entrypoints/serve/middleware/register.py `args.api_key or [envs.VLLM_API_KEY]`, 0.32.0 wheel).
+
+    `own_engine`: the engine onechip started here (up's readiness check, the log explainer): $VLLM_API_KEY first.
+    That engine inherits this environment, so when VLLM_API_KEY is set it is the one key the engine takes, and an
+    OPENAI_API_KEY beside it is most likely the user's key for OpenAI or another server (a 401 here).
+    """
+    names = ("VLLM_API_KEY", "OPENAI_API_KEY") if own_engine else ("OPENAI_API_KEY", "VLLM_API_KEY")
+    return next((os.environ[name] for name in names if os.environ.get(name)), None)

@@ -600,3 +600,51 @@ def test_a_busy_answer_then_an_answer_is_the_answer() -> None:
             ep.sleep = slept.append
             reply = ep.chat(wire.chat_body(srv.model, wire.user_message("hi"), 4))
     assert reply.content == "Paris." and slept == [0.0, 0.0] and (ep.busy, ep.answered) == (0, 1)
+
+
+# -- the server's key ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("env", "client_key", "engine_key"),
+    [
+        ({"OPENAI_API_KEY": "k-openai"}, "k-openai", "k-openai"),
+        ({"VLLM_API_KEY": "k-vllm"}, "k-vllm", "k-vllm"),  # what `up` says to export: clients sent no key
+        ({"OPENAI_API_KEY": "k-openai", "VLLM_API_KEY": "k-vllm"}, "k-openai", "k-vllm"),
+        ({"OPENAI_API_KEY": "", "VLLM_API_KEY": ""}, None, None),  # set empty is not set
+        ({}, None, None),
+    ],
+    ids=["openai", "vllm", "both", "empty", "none"],
+)
+def test_the_key_is_openai_api_key_else_vllm_api_key_and_the_own_engines_is_vllm_api_key_first(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], client_key: str | None, engine_key: str | None
+) -> None:
+    """A client of a URL reads OPENAI_API_KEY first (the openai SDK's and vllm bench serve's variable:
+    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), then VLLM_API_KEY (what vLLM requires when --api-key
+    is not given: vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel); the engine onechip started inherits
+    VLLM_API_KEY, so for it that one comes first."""
+    for name in ("OPENAI_API_KEY", "VLLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert wire.api_key_from_env() == client_key
+    assert wire.api_key_from_env(own_engine=True) == engine_key
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["chat", "chat_stream"])
+def test_the_key_never_shows_in_an_error_even_when_the_server_echoes_it(
+    monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    """A gateway that refuses the key and echoes the Authorization header it got (errors.redact hides the value of
+    every variable named *API_KEY, whatever its shape: this key has none of the shapes it knows)."""
+    key = "engine-key-5f1c9a7e2b"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("VLLM_API_KEY", key)
+    sent: list[str] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["authorization"])
+        return httpx.Response(401, json={"error": {"message": f"bad credentials: {sent[-1]}", "code": 401}})
+
+    with client(refuse, api_key=wire.api_key_from_env()) as c, pytest.raises(EndpointStatusError) as info:
+        (c.chat_stream if stream else c.chat)(wire.chat_body("m", [], 4))
+    assert sent == [f"Bearer {key}"] and info.value.status_code == 401
+    assert key not in str(info.value) and str(info.value).endswith("bad credentials: Bearer ***")
