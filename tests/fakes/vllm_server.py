@@ -30,7 +30,8 @@ Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_l
 chat requests whose 1-based number is in `cut_requests` (a reset, RST, with `resets`); 400 for min_tokens or
 ignore_eos when `reject_extras`; any status and message from a scripted `Reply(status=..., error=...)` or, for a
 generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
-timeout) before chunk `cut_after_chunks` for requests in `stall_requests`. Error bodies are OpenAI-shaped
+timeout) before chunk `cut_after_chunks` for requests in `stall_requests`; a whole JSON chat completion, not a
+stream, for streamed requests in `ignore_stream`. Error bodies are OpenAI-shaped
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`.
 
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
@@ -171,6 +172,8 @@ class FakeVllm:
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
     stall_s: float = 30.0  # ...for this long (past the client's timeout), then end the stream
+    # these are answered with one whole JSON chat completion even when streamed (a server or proxy ignoring stream)
+    ignore_stream: set[int] = field(default_factory=set)
     stop_after: int | None = None  # generated streams stop at this many tokens, finish "stop" (EOS came early)
     extra_tokens: int = 0  # generated streams send this many tokens beyond max_tokens (a server ignoring it)
     empty_chunks: set[int] = field(default_factory=set)  # generated chunk k has content "" (text held back)
@@ -417,7 +420,7 @@ class FakeVllm:
             self._error(writer, 400 if reply is None else reply.status, over)
             await writer.drain()
             return True
-        if not body.get("stream"):
+        if not body.get("stream") or number in self.ignore_stream:
             self._send(writer, 200, self._whole(reply, prompt, max_tokens))
             await writer.drain()
             return True

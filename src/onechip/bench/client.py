@@ -25,8 +25,11 @@ Conventions (DESIGN.md "Measuring right"):
   continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
 - A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
-  the reason: the HTTP status and the server's message, an error event in the stream (either error shape), a
-  stream cut before any of the three, or no complete answer within the request timeout.
+  the reason: the HTTP status and the server's message, an error in the stream (an error chunk of either shape, or
+  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
+  event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
+  TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
+  message), a stream cut before any of the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -59,8 +62,9 @@ from onechip.vllm.wire import (
     error_message,
     generated_text,
     has_generated,
+    is_event_stream,
+    not_event_stream,
     parse_chunk,
-    stream_type_error,
     text_tokenize_body,
 )
 
@@ -72,8 +76,9 @@ TIMED_OUT = "TimeoutError: no complete response within the request timeout (--ti
 
 def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
     """An aiohttp session for `streams` concurrent streamed requests, each limited to `request_timeout_s`, sending
-    the server's key (vllm.wire.api_key_from_env, OPENAI_API_KEY) as `Authorization: Bearer ...` as WireClient does:
-    a worker process reads it from the environment it inherits, so the key never travels in a job."""
+    the server's key (vllm.wire.api_key_from_env: OPENAI_API_KEY, else VLLM_API_KEY) as `Authorization: Bearer ...`
+    as WireClient does: a worker process reads it from the environment it inherits, so the key never travels in a
+    job."""
     key = api_key_from_env()
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=streams + 2),
@@ -200,9 +205,9 @@ async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, 
 
 async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
-    out = timing.out
-    out.error = stream_type_error(url, resp.headers.get("Content-Type"))
-    if out.error is not None:
+    out, ctype = timing.out, resp.headers.get("Content-Type")
+    if not is_event_stream(ctype):
+        out.error = not_event_stream(url, ctype, (await resp.read()).decode("utf-8", "replace"))
         return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
@@ -219,24 +224,26 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
             out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
             return True
         now = clock()
-        if not _fold(feed(data), timing, now):
+        if not _fold(feed(data), decoder, timing, now):
             return False
         if decoder.done or timing.complete:  # the answer is whole, whatever the server then does with the connection
             out.t_done, timing.done = now, decoder.done
             await _drain(http, resp)
             return True
-    return _fold(decoder.close(), timing, clock())
+    return _fold(decoder.close(), decoder, timing, clock())
 
 
-def _fold(payloads: list[bytes], timing: _Timing, now: float) -> bool:
-    """Fold one read's payloads into `timing` at its arrival time `now`; False at an error event (set)."""
+def _fold(payloads: list[bytes], decoder: SSEDecoder, timing: _Timing, now: float) -> bool:
+    """Fold one read's payloads into `timing` at its arrival time `now`; False at an error chunk or, after the
+    payloads before it, an `event: error` event (`decoder.error`), the error set."""
     for payload in payloads:
         obj = parse_chunk(payload)
         timing.out.error = chunk_error(obj, payload)
         if timing.out.error is not None:
             return False
         timing.chunk(obj, now)
-    return True
+    timing.out.error = decoder.error
+    return decoder.error is None
 
 
 @dataclass

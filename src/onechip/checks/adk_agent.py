@@ -29,7 +29,7 @@ from typing import Any
 from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
 from onechip.errors import MissingDependencyError
 from onechip.schemas.checks import AgentRun, CheckOptions
-from onechip.vllm.wire import WireClient
+from onechip.vllm.wire import WireClient, api_key_from_env
 
 CALL_AS_TEXT = re.compile(r"count_ids|\"where\"\s*:|<tool_call>|\[TOOL_CALLS\]")
 TEXT_CALL_NOTE = "the answer looks like a tool call sent as text (tool-call parser mismatch on the server?)"
@@ -67,7 +67,7 @@ def build_agent(
         connection_params=adk["StdioConnectionParams"](server_params=server, timeout=60.0), errlog=errlog
     )
     llm = adk["LiteLlm"](
-        model=f"hosted_vllm/{model}", api_base=f"{base_root}/v1", api_key=os.environ.get("OPENAI_API_KEY") or "none",
+        model=f"hosted_vllm/{model}", api_base=f"{base_root}/v1", api_key=api_key_from_env() or "none",
         max_tokens=opts.agent_max_tokens, temperature=0.0, timeout=opts.request_timeout_s,
     )  # fmt: skip
     return adk["LlmAgent"](name="onechip_counter", model=llm, instruction=SYSTEM_PROMPT, tools=[toolset]), toolset

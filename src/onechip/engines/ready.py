@@ -4,8 +4,6 @@ The HTTP is `vllm.wire`'s, the same calls the checks and the benchmark make."""
 
 from __future__ import annotations
 
-import os
-
 from onechip.errors import EndpointError, EngineError
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body, healthy, user_message
 
@@ -14,21 +12,13 @@ __all__ = ["SMOKE_PROMPT", "confirm_ready", "healthy"]
 SMOKE_PROMPT = "Say hi in five words."  # seed article, the smoke test after boot
 
 
-def engine_api_key() -> str | None:
-    """The key an engine onechip started asks of its clients, if any: $VLLM_API_KEY, which vLLM requires on its /v1
-    routes when --api-key is not given (vllm/entrypoints/serve/middleware/register.py: `args.api_key or
-    [envs.VLLM_API_KEY]`, 0.32.0 wheel; a local engine inherits this environment, and onechip refuses the key on
-    the command line), else the client's $OPENAI_API_KEY (vllm.wire.api_key_from_env)."""
-    return os.environ.get("VLLM_API_KEY") or api_key_from_env()
-
-
 def confirm_ready(base_url: str, served_name: str, timeout_s: float = 120.0) -> str:
     """Check /v1/models serves `served_name` and one chat completion answers, sending the engine's key
-    (engine_api_key); returns its text.
+    (vllm.wire.api_key_from_env with own_engine: $VLLM_API_KEY first); returns its text.
 
     Raises EngineError naming what the engine serves instead, or why the first completion failed.
     """
-    with WireClient(base_url, timeout_s, api_key=engine_api_key()) as wire:
+    with WireClient(base_url, timeout_s, api_key=api_key_from_env(own_engine=True)) as wire:
         try:
             ids = [m.id for m in wire.models(timeout_s=30.0)]
             if served_name not in ids:

@@ -167,7 +167,9 @@ def base_root(base_url: str) -> str:
 # where a server's key goes, said when its URL holds one: vLLM's (vllm.wire.api_key_from_env); the Hub's
 # (huggingface_hub reads HF_TOKEN); none for a test server that an *_API_ENDPOINT variable names (no credentials
 # are read then: cloud.auth, cloud.billing)
-VLLM_KEY_HINT = "give the server's key in OPENAI_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+VLLM_KEY_HINT = (
+    "give the server's key in OPENAI_API_KEY or VLLM_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+)
 HUB_KEY_HINT = "give a gated model's token in HF_TOKEN (huggingface_hub sends it as a header)"
 TEST_SERVER_HINT = "a test server is sent no credentials: give its http://HOST:PORT alone"
 
@@ -178,7 +180,7 @@ def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
     request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
     userinfo), query or fragment: the base URL is recorded in every run's files and reports, so a password or key
     there would be stored and shown, and a path is appended to it (a query would end up before /v1/...). vLLM
-    checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY
+    checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY, else $VLLM_API_KEY
     (vllm.wire.api_key_from_env); `key_hint` says where the key goes instead (another server: the Hub, the Billing
     Catalog). Raises ValueError."""
     parts = urlsplit(url.strip())

@@ -3,8 +3,8 @@
 Owns, for bench, checks and engine readiness alike:
 - request payloads: the benchmark's streamed chat body with vLLM's extras (`bench_chat_body`), plain or
   streamed chat with tools for the checks and readiness (`chat_body`), and vLLM's /tokenize body;
-- SSE parsing (`SSEDecoder`, `parse_chunk`, `chunk_error`) and the generated-delta rules (`has_generated`,
-  `empty_token`);
+- SSE parsing (`SSEDecoder`, which reads an `event: error` too; `parse_chunk`, `chunk_error`) and the
+  generated-delta rules (`has_generated`, `empty_token`);
 - the one error-body reader (`server_message`, `error_message`);
 - the control-plane calls: models (with vLLM's `max_model_len`), tokenize, metrics, health, version, and
   the checks' chat calls, on `WireClient`.
@@ -186,21 +186,31 @@ class SSEDecoder:
     colon dropped), joined with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves
     it a whole JSON value (_whole: a server that ends each event with one newline, as vllm bench serve reads every
     stream line by line), so one JSON chunk may span several `data:` lines; comment lines (`: ping` keep-alives),
-    `event:`, `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns
-    True at a `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last
-    event that no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant
-    it whole, and a torn one fails to parse).
+    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns True at a
+    `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last event that
+    no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant it whole,
+    and a torn one fails to parse).
+
+    An `event: error` event is the server saying the request failed, whatever its data (the SSE spec's event type;
+    vLLM's Anthropic /v1/messages stream sends `event: error` with `{"type": "error", "error": {...}}`,
+    entrypoints/anthropic/serving.py `wrap_data_with_event`, 0.32.0 wheel; other servers send `{"message": ...}` or
+    bare text, which no chunk rule reads as an error): it is not returned as a payload; `error` turns to its message
+    (`error_message`: `HTTP 200: ...`, redacted) and nothing after it is returned, as after [DONE]. An `event:` line
+    after a whole JSON payload starts a new event, as a `data:` line does (a server that ends each event with one
+    newline).
     """
 
     def __init__(self) -> None:
         self._buf = b""
         self._data: list[bytes] = []  # the `data:` lines of the event being read
+        self._event = b""  # the `event:` type of the event being read ("" = the spec's default, "message")
         self.done = False
+        self.error: str | None = None  # the message of an `event: error` event
 
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
-        if self.done or (b"\n" not in data and b"\r" not in data):
+        if self.done or self.error is not None or (b"\n" not in data and b"\r" not in data):
             return []
         buf, held = self._buf, b""
         if b"\r" in buf:  # CRLF and a CR alone end a line as LF does; a last CR may be a CRLF's first half: kept
@@ -216,6 +226,10 @@ class SSEDecoder:
                 self._data.append(line[6:] if line[5:6] == b" " else line[5:])
                 if self._data[0].strip() == b"[DONE]" and self._dispatch(out):  # the end needs no blank line
                     break
+            elif line.startswith(b"event:"):
+                if self._data and self._whole() and self._dispatch(out):
+                    break
+                self._event = line[6:].strip()
             elif not line and self._dispatch(out):
                 break
         else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
@@ -234,19 +248,22 @@ class SSEDecoder:
         return True
 
     def _dispatch(self, out: list[bytes]) -> bool:
-        """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE]."""
-        payload = b"\n".join(self._data).strip()
-        self._data = []
-        if payload == b"[DONE]":
+        """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE] or an error
+        event (`error` set)."""
+        payload, event = b"\n".join(self._data).strip(), self._event
+        self._data, self._event = [], b""
+        if event == b"error":  # dispatched even without data: the event type alone says the request failed
+            self.error = error_message(200, payload.decode("utf-8", "replace") or "an `event: error` without data")
+        elif payload == b"[DONE]":
             self.done = True
         elif payload:
             out.append(payload)
-        return self.done
+        return self.done or self.error is not None
 
     def close(self) -> list[bytes]:
         """The payload of a last event the body ended without a blank line ([] when none)."""
         out = self.feed(b"\n") if self._buf else []
-        if not self.done and self._data:
+        if not self.done and self.error is None and (self._data or self._event):
             self._dispatch(out)
         return out
 
@@ -303,11 +320,30 @@ def generated_text(choice: Json) -> dict[str, str]:
     return out
 
 
-def stream_type_error(url: str, content_type: str | None) -> str | None:
-    """Why a 200 answer to a streamed request is not an event stream (its content type), else None."""
-    if content_type and "text/event-stream" not in content_type.lower():
-        return f"{url}: answered {content_type.split(';')[0]}, not an event stream (text/event-stream)"
-    return None
+def is_event_stream(content_type: str | None) -> bool:
+    """Whether a 200 answer to a streamed request may be read as an event stream: text/event-stream, or no content
+    type at all (read leniently; what is no event in it then ends as STREAM_CUT)."""
+    return not content_type or "text/event-stream" in content_type.lower()
+
+
+def not_event_stream(url: str, content_type: str | None, text: str) -> str:
+    """Why a 200 answer of `content_type` to a streamed request failed, with what its body `text` said: a whole,
+    non-streamed chat completion (a server or proxy that ignored stream=true; with no first token to time it is no
+    sample, not one with a made-up TTFT and ITL, and the streamed tool-call check has no stream to judge), else the
+    server's message (`server_message`: an error body of any shape, or the text; redacted)."""
+    media = (content_type or "no content type").split(";")[0]
+    head = f"{url}: answered {media}, not an event stream (text/event-stream)"
+    try:
+        data = orjson.loads(text)
+        reply = _reply_from_body(data, url) if isinstance(data, dict) else None
+    except (ValueError, EndpointError):  # not JSON; JSON but no chat completion (an error body)
+        reply = None
+    if reply is None:
+        return f"{head}: {server_message(text)}"
+    return (
+        f"{head}: a whole chat completion, stream=true ignored, so no TTFT or ITL can be measured (finish_reason "
+        f"{reply.finish_reason!r}, content {_excerpt(reply.content, 80)})"
+    )
 
 
 @dataclass(frozen=True)
@@ -684,9 +720,9 @@ class WireClient:
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
-        after either). An in-stream error chunk, a
-        chunk that is not a JSON object or a body that ended before the answer was whole (STREAM_CUT) raises
-        EndpointError."""
+        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said), an in-stream
+        error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON object or a body
+        that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -701,15 +737,15 @@ class WireClient:
                         if self._wait_if_busy(resp, retry):
                             continue
                     self._checked(resp, url, "POST")
-                    bad_type = stream_type_error(url, resp.headers.get("content-type"))
-                    if bad_type:
-                        raise EndpointError(bad_type)
+                    ctype = resp.headers.get("content-type")
+                    if not is_event_stream(ctype):
+                        raise EndpointError(not_event_stream(url, ctype, resp.read().decode("utf-8", "replace")))
                     for data in resp.iter_bytes():
-                        self._join(decoder.feed(data), joiner, url)
+                        self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event
                     else:
-                        self._join(decoder.close(), joiner, url)
+                        self._join(decoder.close(), decoder, joiner, url)
                     break
         except httpx.TimeoutException as exc:
             raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
@@ -724,7 +760,8 @@ class WireClient:
         return reply
 
     @staticmethod
-    def _join(payloads: list[bytes], joiner: _StreamJoiner, url: str) -> None:
+    def _join(payloads: list[bytes], decoder: SSEDecoder, joiner: _StreamJoiner, url: str) -> None:
+        """Join one read's payloads; raises EndpointError at an error chunk or an `event: error` (`decoder.error`)."""
         for chunk in payloads:
             obj = parse_chunk(chunk)
             if err := chunk_error(obj, chunk):
@@ -732,6 +769,8 @@ class WireClient:
             if problem := chat_shape_error(obj, "delta"):
                 raise EndpointError(f"{url}: stream chunk is not a chat completion chunk: {problem}")
             joiner.add(obj)
+        if decoder.error is not None:
+            raise EndpointError(f"{url}: error in stream: {decoder.error}")
 
 
 # -- one-shot helpers for the engines (no client to keep) ----------------------------------------------
@@ -747,6 +786,20 @@ def metrics_text(base_url: str, timeout_s: float = 10.0) -> str:
         return client.metrics_text(timeout_s)
 
 
-def api_key_from_env() -> str | None:
-    """The key clients send to a server started with `--api-key`: $OPENAI_API_KEY, as the openai SDK reads it."""
-    return os.environ.get("OPENAI_API_KEY") or None
+def api_key_from_env(*, own_engine: bool = False) -> str | None:
+    """The bearer key for a server that asks one (`vllm serve --api-key`, or $VLLM_API_KEY where it runs), from this
+    environment; None when neither variable is set. Never logged: errors.redact hides both by name.
+
+    A client of a server at a URL (check, bench, the checks' agent): $OPENAI_API_KEY, else $VLLM_API_KEY.
+    OPENAI_API_KEY first because it is what the openai SDK and peer tools read (vllm bench serve:
+    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), so a user who set it for a remote server keeps it;
+    VLLM_API_KEY next because it is the key `onechip up` tells users to export (vllm.flag_table refuses the key on
+    the command line) and what vLLM requires on /v1 when --api-key is not given
+    (vllm/entrypoints/serve/middleware/register.py `args.api_key or [envs.VLLM_API_KEY]`, 0.32.0 wheel).
+
+    `own_engine`: the engine onechip started here (up's readiness check, the log explainer): $VLLM_API_KEY first.
+    That engine inherits this environment, so when VLLM_API_KEY is set it is the one key the engine takes, and an
+    OPENAI_API_KEY beside it is most likely the user's key for OpenAI or another server (a 401 here).
+    """
+    names = ("VLLM_API_KEY", "OPENAI_API_KEY") if own_engine else ("OPENAI_API_KEY", "VLLM_API_KEY")
+    return next((os.environ[name] for name in names if os.environ.get(name)), None)

@@ -158,6 +158,29 @@ def test_overflow_400_keeps_the_servers_message(fake_server: FakeVllm) -> None:
     assert o.t_first is None
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            '{"error": {"message": "streaming refused for hf_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7"}}',
+            "streaming refused for ***",
+        ),
+        ('{"object": "error", "message": "streaming refused"}', "streaming refused"),
+    ],
+    ids=["openai", "flat"],
+)
+def test_a_json_error_answer_to_a_stream_keeps_the_servers_message(body: str, said: str) -> None:
+    """A 200 `application/json` error body to stream=true (a proxy or server that ignores `stream`) is a failed
+    request with the server's message (vllm.wire.server_message: the error shapes, redacted), not 'answered
+    application/json, not an event stream' alone; nothing is timed."""
+    with FakeVllm(raw_answers={"/v1/chat/completions": (200, body.encode(), "application/json")}) as srv:
+        (o,) = run(srv, "hi", 4)
+    assert o.http_status == 200 and o.error == (
+        f"{srv.url}/v1/chat/completions: answered application/json, not an event stream (text/event-stream): {said}"
+    )
+    assert o.t_first is None and o.chunk_times == [] and o.completion_tokens is None
+
+
 @pytest.mark.parametrize("body", ['{"error": {"message": "boom"}}', '{"object": "error", "message": "boom"}'])
 def test_error_body_shapes(body: str) -> None:
     from onechip.vllm.wire import error_message

@@ -3,8 +3,8 @@
 (vllm/benchmarks/serve.py `calculate_metrics` and lib/endpoint_request_func.py, 0.11.0) or the ones the
 summary names beside them. The second half scripts the wire byte for byte (`Wire`, the fake's `wire_script`):
 the habits of other OpenAI-compatible servers (CRLF, `: ping` comments, events split across writes, no [DONE],
-a connection held or dropped after it, per-event or no usage, error events of both shapes), each checked
-against the figures the script's constants (W_TTFT_S, W_ITL_S, ...) imply.
+a connection held or dropped after it, per-event or no usage, error chunks of both shapes and `event: error`),
+each checked against the figures the script's constants (W_TTFT_S, W_ITL_S, ...) imply.
 
 Each latency figure is checked against what the server did, and TTFT and E2E also against what was set:
 never below it (the server writes chunk k at arrival + TTFT + k x ITL or later, and the client's clock starts
@@ -480,7 +480,10 @@ class Wire:
     head: bytes = b""  # lines before every event: `event:` / `id:`
     bare: bool = False  # `data:` without the space
     multiline: bool = False  # every event's JSON over two `data:` lines (the SSE spec joins them with a newline)
-    error: Literal["openai", "flat", "cut"] | None = None  # after the second content event
+    # after the second content event: an error chunk (vLLM's shape or older vLLM's flat one) or an `event: error`
+    # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; or the connection dropped
+    error: Literal["openai", "flat", "event", "event_text", "cut"] | None = None
+    message: str = ENGINE_DIED  # the error's message
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -517,9 +520,18 @@ class Wire:
         return [(at, data[: len(data) // 2], False), (at + W_SPLIT_S, data[len(data) // 2 :], True)]
 
     def error_event(self) -> bytes:
-        body = {"error": {"message": ENGINE_DIED, "code": 500}} if self.error == "openai" else {
-            "object": "error", "message": ENGINE_DIED, "type": "InternalServerError", "code": 500}  # fmt: skip
-        return b"data: " + json.dumps(body).encode() + b"\n\n"
+        """The error, then [DONE]: vLLM's chat stream generator writes `data: {error}` and then `data: [DONE]`
+        (entrypoints/openai/chat_completion/serving.py `chat_completion_stream_generator`, its `except` branches;
+        the body is ErrorResponse `{"error": {"message", "type", "param", "code"}}`, serve/engine/protocol.py;
+        0.32.0 wheel). `event` and `event_text` are the SSE spec's error event type, with a payload that is no error
+        chunk: `{"message": ...}` or bare text (other servers')."""
+        info = {"message": self.message, "type": "InternalServerError", "param": None, "code": 500}
+        body = {"error": info} if self.error == "openai" else {"object": "error", **info}
+        data = {
+            "event": "event: error\ndata: " + json.dumps({"message": self.message}),
+            "event_text": f"event: error\ndata: {self.message}",
+        }.get(str(self.error), f"data: {json.dumps(body)}")
+        return data.encode() + b"\n\ndata: [DONE]\n\n"
 
     def set_ms(self) -> SetMs:
         """The figures the script implies, ms: TTFT at the first content event (complete at its second piece
@@ -740,6 +752,42 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     out = Console(record=True, width=200)
     print_run(run, out)
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
+
+
+@pytest.mark.parametrize("shape", ["openai", "flat", "event", "event_text"])
+def test_an_error_in_the_stream_then_done_is_one_failed_request_with_the_servers_message(
+    tmp_path: Path, shape: Literal["openai", "flat", "event", "event_text"]
+) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) sends 2 tokens, then an error and [DONE] (`Wire.error_event`: vLLM's
+    error chunk, older vLLM's flat one, or an `event: error` event): that request is failed with the server's
+    message, the token in it redacted (errors.redact: an hf_ token by its shape), and its 2 tokens are not counted.
+    The `event: error` events were skipped as events: `{"message": ...}` made an ok request of 2 tokens ([DONE] its
+    end), bare text 'unparsable stream chunk: unexpected character' (the message lost)."""
+    token = "hf_" + "a1B2c3D4e5" * 3 + "f6G7"
+    wire = Wire(error=shape, message=f"engine died; upstream refused {token}")
+    with FakeVllm(wire_script=lambda n, body: (wire if n == 3 else Wire())(n, body)) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == "HTTP 200: engine died; upstream refused ***"
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == 2
+    assert not [p.name for p in tmp_path.rglob("*") if p.is_file() and token in p.read_text()]
+
+
+def test_a_whole_chat_completion_to_a_streamed_request_is_failed_not_timed(tmp_path: Path) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) is answered as if not streamed (the fake's `ignore_stream`: one JSON
+    chat completion, 4 tokens): there is no first token to time, so it is failed saying so, and neither its
+    latencies nor its tokens are counted as a streamed sample's; it said only 'answered application/json, not an
+    event stream' before."""
+    with FakeVllm(ignore_stream={3}) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == (
+        f"{srv.url}/v1/chat/completions: answered application/json, not an event stream (text/event-stream): a whole "
+        "chat completion, stream=true ignored, so no TTFT or ITL can be measured (finish_reason 'length', content "
+        "'tok tok tok tok')"
+    )
+    assert measured[1].t_first is None and measured[1].completion_tokens is None
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
 
 
 @pytest.mark.parametrize(

@@ -56,3 +56,15 @@ def test_unserved_model_and_unreachable_endpoint_are_endpoint_errors():
             run_checks(srv.url, model="other", only=["smoke"])
     with pytest.raises(EndpointError, match="cannot reach"):
         run_checks("http://127.0.0.1:9", only=["smoke"])
+
+
+def test_a_server_key_in_vllm_api_key_alone_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """VLLM_API_KEY, which `onechip up` says to export and vLLM requires when --api-key is not given
+    (vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel; the fake's 401 is vLLM's), is sent when
+    OPENAI_API_KEY is not set (vllm.wire.api_key_from_env); check sent no key: 'HTTP 401: Unauthorized'."""
+    key = "sk-checkKEYabcdefghijklmnopqrstuvwxyz"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("VLLM_API_KEY", key)
+    with FakeVllm([Reply("The capital of France is Paris.")], api_key=key) as srv:
+        report = run_checks(srv.url, only=["smoke"])
+    assert report.results[0].verdict == "pass"

@@ -103,7 +103,7 @@ def test_a_secret_in_the_url_is_refused_and_never_printed(
     run, tmp_path: Path, command: str, url: str, said: str, shown: str
 ):
     line = one_error_line(run, command, url, "--out", str(tmp_path / "out"))
-    assert said in line and "OPENAI_API_KEY" in line
+    assert said in line and "OPENAI_API_KEY or VLLM_API_KEY" in line  # both are read (vllm.wire.api_key_from_env)
     assert "S3cr3tPassw0rd" not in line and shown in line
     assert not (tmp_path / "out").exists()
 

@@ -13,9 +13,17 @@ from onechip.errors import EngineError
 KEY = "sk-readyKEYabcdefghijklmnopqrstuvwxyz"
 
 
-def test_an_engine_started_with_vllm_api_key_is_confirmed_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the smoke chat went without the key: a 401, and `up` of such an engine failed as 'first chat completion failed'
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+@pytest.mark.parametrize("openai_key", [None, "sk-openaiKEYabcdefghijklmnopqrstuvwxyz"], ids=["alone", "both"])
+def test_an_engine_started_with_vllm_api_key_is_confirmed_with_it(
+    monkeypatch: pytest.MonkeyPatch, openai_key: str | None
+) -> None:
+    # the smoke chat went without the key: a 401, and `up` of such an engine failed as 'first chat completion failed';
+    # an OPENAI_API_KEY beside it (the user's key for OpenAI) is not the engine's: VLLM_API_KEY comes first for it
+    # (vllm.wire.api_key_from_env, own_engine), where a client of a URL reads OPENAI_API_KEY first
+    if openai_key is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", openai_key)
     monkeypatch.setenv("VLLM_API_KEY", KEY)
     with FakeVllm(api_key=KEY) as srv:
         assert confirm_ready(srv.url, srv.model)

@@ -17,6 +17,7 @@ from onechip.vllm.wire import SSEDecoder, WireClient
 
 BASE = "http://vllm.test:8000"
 Handler = Callable[[httpx.Request], httpx.Response]
+Json = dict[str, object]
 
 HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
 # an HF user access token's shape, hf_ and 34 letters and digits (errors.HF_TOKEN_SHAPE); not a real token
@@ -133,6 +134,61 @@ def test_sse_decoder_reads_lines_ended_by_a_cr_alone() -> None:
     assert dec.feed(b"data: [DONE]\r\r") == [] and dec.done
     split = SSEDecoder()
     assert split.feed(b"data: [1,\r") == [] and split.feed(b"\ndata: 2]\r\n\r\n") == [b"[1,\n2]"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        # vLLM's Anthropic /v1/messages stream (entrypoints/anthropic/serving.py `wrap_data_with_event`, 0.32.0 wheel)
+        (b'event: error\ndata: {"type": "error", "error": {"type": "internal_error", "message": "boom"}}\n\n', "boom"),
+        (b'event: error\r\ndata: {"message": "boom"}\r\n\r\n', "boom"),  # no chunk rule reads this as an error
+        (b"event:error\ndata: upstream boom\n\n", "upstream boom"),  # bare text (it was an unparsable chunk)
+        (b"event: error\n\n", "an `event: error` without data"),  # the event type alone says it
+        (b"event: error\ndata: " + TOKEN.encode() + b" was refused\n\n", "*** was refused"),  # redacted
+    ],
+    ids=["vllm-anthropic", "message", "bare-text", "no-data", "redacted"],
+)
+def test_sse_decoder_takes_an_error_event_as_the_streams_error_whatever_its_data(raw: bytes, message: str) -> None:
+    """The SSE spec's `event:` field names the event's type (WHATWG HTML 9.2.6 "Interpreting an event stream"); an
+    `error` event is the server's failure, its data the message by the one error-body reader (`server_message`).
+    The chunks before it are returned; nothing after it, not even [DONE] (`done` stays False)."""
+    dec = SSEDecoder()
+    first = sse_event({"content": "a"})
+    out = dec.feed(first + raw + b'data: {"late": 1}\n\ndata: [DONE]\n\n')
+    assert out == [first[6:].strip()] and dec.error == f"HTTP 200: {message}" and not dec.done
+    assert dec.feed(b'data: {"b": 2}\n\n') == [] and dec.close() == []
+    unended = SSEDecoder()  # the body ends on the event's last line
+    assert unended.feed(raw.rstrip(b"\r\n")) == [] and unended.close() == [] and unended.error == dec.error
+
+
+def test_sse_decoder_takes_an_event_line_after_a_whole_payload_as_the_next_event() -> None:
+    """One newline per event (as vllm bench serve reads streams): `event: error` after a whole chunk's line types the
+    next event, not the chunk, which is returned as a chunk."""
+    dec = SSEDecoder()
+    assert dec.feed(b'data: {"a": 1}\nevent: error\ndata: boom\n') == [b'{"a": 1}']
+    assert dec.close() == [] and dec.error == "HTTP 200: boom"
+    message = SSEDecoder()  # the default type (`event: message`) is an ordinary event
+    assert message.feed(b'event: message\ndata: {"a": 1}\n\n') == [b'{"a": 1}'] and message.error is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # vLLM's chat stream after a 200: the error chunk, then [DONE] (entrypoints/openai/chat_completion/serving.py
+        # `chat_completion_stream_generator`; ErrorResponse in serve/engine/protocol.py; 0.32.0 wheel)
+        b'data: {"error": {"message": "engine died", "type": "InternalServerError", "param": null, "code": 500}}\n\n',
+        b"event: error\ndata: engine died\n\n",
+        b'event: error\ndata: {"message": "engine died"}\n\n',  # was a reply of '' (the event skipped, [DONE] its end)
+    ],
+)
+def test_chat_stream_raises_the_servers_message_for_an_error_then_done(error: bytes) -> None:
+    events = sse_event({"role": "assistant", "content": ""}) + sse_event({"content": "Hel"}) + error
+    with (
+        FakeVllm(wire_script=lambda n, b: [(0.0, events + b"data: [DONE]\n\n", True)]) as srv,
+        WireClient(srv.url) as c,
+    ):
+        with pytest.raises(EndpointError, match=r"/v1/chat/completions: error in stream: HTTP 200: engine died$"):
+            c.chat_stream(wire.chat_body("fake-model", [], 4))
 
 
 def test_chunks_must_be_json_objects_and_error_chunks_are_read() -> None:
@@ -470,6 +526,40 @@ def test_broken_streams_are_endpoint_errors(handler: Handler, what: str) -> None
     assert what in str(info.value)
 
 
+COMPLETION = {  # vLLM's non-streamed chat completion (ChatCompletionResponse): what a server ignoring `stream` sends
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris."}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            COMPLETION,
+            "a whole chat completion, stream=true ignored, so no TTFT or ITL can be measured "
+            "(finish_reason 'stop', content 'Paris.')",
+        ),  # fmt: skip
+        # an error body in any of the three shapes (server_message), its token redacted (errors.redact)
+        ({"error": {"message": f"streaming refused for {TOKEN}", "code": 400}}, "streaming refused for ***"),
+        ({"object": "error", "message": "streaming refused"}, "streaming refused"),
+        ({"detail": "streaming refused"}, "streaming refused"),
+    ],
+    ids=["chat-completion", "openai-error", "flat-error", "fastapi-error"],
+)
+def test_a_json_answer_to_a_streamed_request_fails_saying_what_it_said(body: Json, said: str) -> None:
+    """A 200 `application/json` answer to stream=true (a proxy or server that ignores `stream`): it was 'answered
+    application/json, not an event stream (text/event-stream)' and nothing more, the server's message dropped. A
+    whole chat completion is no stream either (no tokens to time), so it fails too, saying so."""
+    with client(answer(body)) as c, pytest.raises(EndpointError) as info:
+        c.chat_stream(wire.chat_body("m", [], 4))
+    head = f"{BASE}/v1/chat/completions: answered application/json, not an event stream (text/event-stream)"
+    assert str(info.value) == f"{head}: {said}" and TOKEN not in str(info.value)
+
+
 def test_completion_reads_text_and_refuses_a_body_without_choices() -> None:
     with client(answer({"choices": [{"text": " Paris."}]})) as c:
         text, ms = c.completion("m", "The capital of France is")
@@ -510,3 +600,51 @@ def test_a_busy_answer_then_an_answer_is_the_answer() -> None:
             ep.sleep = slept.append
             reply = ep.chat(wire.chat_body(srv.model, wire.user_message("hi"), 4))
     assert reply.content == "Paris." and slept == [0.0, 0.0] and (ep.busy, ep.answered) == (0, 1)
+
+
+# -- the server's key ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("env", "client_key", "engine_key"),
+    [
+        ({"OPENAI_API_KEY": "k-openai"}, "k-openai", "k-openai"),
+        ({"VLLM_API_KEY": "k-vllm"}, "k-vllm", "k-vllm"),  # what `up` says to export: clients sent no key
+        ({"OPENAI_API_KEY": "k-openai", "VLLM_API_KEY": "k-vllm"}, "k-openai", "k-vllm"),
+        ({"OPENAI_API_KEY": "", "VLLM_API_KEY": ""}, None, None),  # set empty is not set
+        ({}, None, None),
+    ],
+    ids=["openai", "vllm", "both", "empty", "none"],
+)
+def test_the_key_is_openai_api_key_else_vllm_api_key_and_the_own_engines_is_vllm_api_key_first(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], client_key: str | None, engine_key: str | None
+) -> None:
+    """A client of a URL reads OPENAI_API_KEY first (the openai SDK's and vllm bench serve's variable:
+    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), then VLLM_API_KEY (what vLLM requires when --api-key
+    is not given: vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel); the engine onechip started inherits
+    VLLM_API_KEY, so for it that one comes first."""
+    for name in ("OPENAI_API_KEY", "VLLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert wire.api_key_from_env() == client_key
+    assert wire.api_key_from_env(own_engine=True) == engine_key
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["chat", "chat_stream"])
+def test_the_key_never_shows_in_an_error_even_when_the_server_echoes_it(
+    monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    """A gateway that refuses the key and echoes the Authorization header it got (errors.redact hides the value of
+    every variable named *API_KEY, whatever its shape: this key has none of the shapes it knows)."""
+    key = "engine-key-5f1c9a7e2b"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("VLLM_API_KEY", key)
+    sent: list[str] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["authorization"])
+        return httpx.Response(401, json={"error": {"message": f"bad credentials: {sent[-1]}", "code": 401}})
+
+    with client(refuse, api_key=wire.api_key_from_env()) as c, pytest.raises(EndpointStatusError) as info:
+        (c.chat_stream if stream else c.chat)(wire.chat_body("m", [], 4))
+    assert sent == [f"Bearer {key}"] and info.value.status_code == 401
+    assert key not in str(info.value) and str(info.value).endswith("bad credentials: Bearer ***")
