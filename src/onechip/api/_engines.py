@@ -321,7 +321,7 @@ def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
         engine = engine_state.status()
         if not (engine.running and engine.healthy and engine.state is not None):
             raise EngineError("explain needs a running, healthy engine (`onechip up`)")
-        with WireClient(engine.state.base_url, api_key=api_key_from_env(own_engine=True)) as client:
+        with WireClient(engine.state.base_url, api_key=api_key_from_env(engine.state.base_url)) as client:
             prompt = [{"role": "user", "content": log_summary.explain_prompt(summary)}]
             reply = client.chat(chat_body(engine.state.model, prompt, 160))
         summary.explanation = redact(reply.content.strip())

@@ -74,12 +74,12 @@ PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body 
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
-def data_session(streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
-    """An aiohttp session for `streams` concurrent streamed requests, each limited to `request_timeout_s`, sending
-    the server's key (vllm.wire.api_key_from_env: OPENAI_API_KEY, else VLLM_API_KEY) as `Authorization: Bearer ...`
+def data_session(base_url: str, streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
+    """An aiohttp session for `streams` concurrent streamed requests to `base_url`, each limited to
+    `request_timeout_s`, sending the server's key (vllm.wire.api_key_from_env) as `Authorization: Bearer ...`
     as WireClient does: a worker process reads it from the environment it inherits, so the key never travels in a
     job."""
-    key = api_key_from_env()
+    key = api_key_from_env(base_url)
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=streams + 2),
         timeout=aiohttp.ClientTimeout(total=request_timeout_s, connect=CONNECT_TIMEOUT_S),

@@ -351,7 +351,7 @@ class _Run:
         base = self.config.base_url
         for extras, continuous in ((True, True), (False, True), (False, False)):
             body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
-            async with data_session(1, self.config.request_timeout_s) as http:
+            async with data_session(base, 1, self.config.request_timeout_s) as http:
                 for attempt in range(PROBE_ATTEMPTS):
                     out = await stream_chat(http, base, body)
                     if not _transient(out):
@@ -630,7 +630,7 @@ class _Run:
     async def main(self, resume: bool) -> BenchRun:
         cfg = self.config
         done, saved_samples, unread = self._check_resume(resume)
-        with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s, api_key=api_key_from_env()) as wire:
+        with WireClient(cfg.base_url, timeout_s=cfg.request_timeout_s, api_key=api_key_from_env(cfg.base_url)) as wire:
             model, version = await asyncio.to_thread(self.probe, wire)
             if resume:
                 self._keep_resumed(done, saved_samples, unread)

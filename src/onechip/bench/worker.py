@@ -172,7 +172,7 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     Request failures become failed samples; nothing here raises for them.
     """
     t0 = time.perf_counter()
-    async with data_session(len(job.streams), job.request_timeout_s) as http:
+    async with data_session(job.base_url, len(job.streams), job.request_timeout_s) as http:
         streams = _Streams(job, http, emit, t0)
         if job.arrivals_s is None:
             await asyncio.gather(*(streams.warm_up(i) for i in job.streams))

@@ -94,7 +94,7 @@ def run_checks(
     report_start = datetime.now(UTC).isoformat(timespec="seconds")
     results: list[CheckResult] = []
     with WireClient(
-        base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env(), busy_retries=BUSY_RETRIES
+        base_url, timeout_s=opts.request_timeout_s, api_key=api_key_from_env(base_url), busy_retries=BUSY_RETRIES
     ) as ep:
         entry = ep.served_model(model, timeout_s=min(30.0, opts.request_timeout_s))
         served, max_model_len = entry.id, entry.max_model_len

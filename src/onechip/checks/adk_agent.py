@@ -67,7 +67,7 @@ def build_agent(
         connection_params=adk["StdioConnectionParams"](server_params=server, timeout=60.0), errlog=errlog
     )
     llm = adk["LiteLlm"](
-        model=f"hosted_vllm/{model}", api_base=f"{base_root}/v1", api_key=api_key_from_env() or "none",
+        model=f"hosted_vllm/{model}", api_base=f"{base_root}/v1", api_key=api_key_from_env(base_root) or "none",
         max_tokens=opts.agent_max_tokens, temperature=0.0, timeout=opts.request_timeout_s,
     )  # fmt: skip
     return adk["LlmAgent"](name="onechip_counter", model=llm, instruction=SYSTEM_PROMPT, tools=[toolset]), toolset

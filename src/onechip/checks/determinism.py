@@ -1,8 +1,9 @@
 """Determinism probe: the same prompts twice at temperature 0 must come back byte-identical.
 
 The seed's own quality probe reported "8/9 byte-identical outputs" on a v5e; this reports the same
-count (identical / pairs). All identical → pass, some → partial, none → fail. An empty answer (content null or
-blank) fails its probe, as the chat smoke probe fails one: at temperature 0 with max_tokens ≥ 1 it is the server
+count (identical / pairs). All identical → pass, some → partial, none → fail. What is compared is all the generated
+text: the reasoning a reasoning parser splits off (`reasoning_content`) and the content. An empty answer (neither
+has text) fails its probe, as the chat smoke probe fails one: at temperature 0 with max_tokens ≥ 1 it is the server
 not answering, and two empty answers are identical without showing anything of determinism.
 """
 
@@ -38,9 +39,9 @@ def check_determinism(ep: WireClient, model: str, opts: CheckOptions) -> CheckRe
         blank = [  # the usage and finish_reason say why: no tokens at all, or only whitespace generated
             f"{which} answer empty (completion_tokens {r.completion_tokens}, finish_reason {r.finish_reason})"
             for which, r in (("first", a), ("second", b))
-            if not r.content.strip()
+            if not (r.content.strip() or r.reasoning.strip())
         ]
-        same = not blank and a.content == b.content
+        same = not blank and (a.reasoning, a.content) == (b.reasoning, b.content)
         if blank:
             note = "; ".join(blank) + ": the server gave no answer to compare"
             empty_pairs += 1
@@ -51,7 +52,7 @@ def check_determinism(ep: WireClient, model: str, opts: CheckOptions) -> CheckRe
                 name=f"same_output_{i}",
                 verdict="pass" if same else "fail",
                 latency_ms=round(a.latency_ms + b.latency_ms, 1),
-                observed={"first": a.content, "second": b.content},
+                observed={"first": a.reasoning + a.content, "second": b.reasoning + b.content},
                 expected="byte-identical, non-empty",
                 note=note,
             )

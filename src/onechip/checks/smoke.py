@@ -1,4 +1,5 @@
-"""Chat smoke probe: a chat completion returns non-empty text.
+"""Chat smoke probe: a chat completion returns non-empty text. A model served with a reasoning parser may spend the
+probe's 16 tokens on reasoning (`reasoning_content`, content null): generated text too, so it passes, saying so.
 
 Also calls raw `/v1/completions` and notes (never fails on) empty text: instruction-tuned models
 served without a chat template around the prompt often return nothing there (DESIGN.md, "Measuring
@@ -21,19 +22,20 @@ def check_smoke(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     probes: list[Probe] = []
     try:
         reply = ep.chat(chat_body(model, user_message(SMOKE_PROMPT), 16))
-        text = reply.content.strip()
+        text, thought = reply.content.strip(), reply.reasoning.strip()
         probes.append(
             Probe(
                 name="chat_nonempty",
-                verdict="pass" if text else "fail",
+                verdict="pass" if text or thought else "fail",
                 latency_ms=round(reply.latency_ms, 1),
                 observed={
                     "text": reply.content,
+                    **({"reasoning": reply.reasoning} if thought else {}),
                     "completion_tokens": reply.completion_tokens,
                     "finish_reason": reply.finish_reason,
                 },
                 expected="non-empty text",
-                note="" if text else "chat completion returned empty text",
+                note="" if text else "answered in reasoning only" if thought else "chat completion returned empty text",
             )
         )
     except EndpointError as exc:

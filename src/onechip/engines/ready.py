@@ -14,11 +14,11 @@ SMOKE_PROMPT = "Say hi in five words."  # seed article, the smoke test after boo
 
 def confirm_ready(base_url: str, served_name: str, timeout_s: float = 120.0) -> str:
     """Check /v1/models serves `served_name` and one chat completion answers, sending the engine's key
-    (vllm.wire.api_key_from_env with own_engine: $VLLM_API_KEY first); returns its text.
+    (vllm.wire.api_key_from_env: $VLLM_API_KEY first for an engine on this host); returns its text.
 
     Raises EngineError naming what the engine serves instead, or why the first completion failed.
     """
-    with WireClient(base_url, timeout_s, api_key=api_key_from_env(own_engine=True)) as wire:
+    with WireClient(base_url, timeout_s, api_key=api_key_from_env(base_url)) as wire:
         try:
             ids = [m.id for m in wire.models(timeout_s=30.0)]
             if served_name not in ids:

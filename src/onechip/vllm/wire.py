@@ -62,7 +62,8 @@ STREAM_CUT = "stream ended without [DONE], a finish_reason or a final usage chun
 # the parser has read the name the model generated, so that delta is the first token; `function_call` is the
 # legacy OpenAI form. The same rule as `vllm bench serve` (vllm/benchmarks/lib/endpoint_request_func.py
 # `_choice_has_streamed_output`, vLLM 0.34.0 sdist).
-GENERATED_DELTA_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls", "function_call")
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+GENERATED_DELTA_FIELDS = ("content", *REASONING_FIELDS, "tool_calls", "function_call")
 
 Json = dict[str, Any]
 
@@ -359,6 +360,7 @@ class ChatReply:
     """A chat completion, plain or reassembled from a stream."""
 
     content: str = ""
+    reasoning: str = ""  # what a reasoning parser split off (REASONING_FIELDS), apart from content
     tool_calls: list[Json] = field(default_factory=list)  # [{"id", "name", "arguments" (JSON text)}]
     finish_reason: str | None = None
     prompt_tokens: int | None = None
@@ -409,6 +411,12 @@ def _tool_call_shape(call: Any) -> bool:
     )
 
 
+def reasoning_text(part: Json) -> str:
+    """The reasoning text of a message or stream delta: `reasoning_content` (vLLM's reasoning parsers, older) or
+    `reasoning` (newer; REASONING_FIELDS), '' where neither is text."""
+    return next((text for name in REASONING_FIELDS if isinstance(text := part.get(name), str)), "")
+
+
 def _reply_from_body(out: Json, url: str) -> ChatReply:
     """A non-streamed chat completion body → ChatReply. Raises EndpointError on a body without choices, or of a shape
     no server sends (chat_shape_error)."""
@@ -430,6 +438,7 @@ def _reply_from_body(out: Json, url: str) -> ChatReply:
     usage = out.get("usage") or {}
     return ChatReply(
         content=msg.get("content") or "",
+        reasoning=reasoning_text(msg),
         tool_calls=calls,
         finish_reason=choice.get("finish_reason"),
         prompt_tokens=usage.get("prompt_tokens"),
@@ -455,6 +464,7 @@ class _StreamJoiner:
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             self.reply.content += delta.get("content") or ""
+            self.reply.reasoning += reasoning_text(delta)
             for tc in delta.get("tool_calls") or []:
                 slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": None, "name": None, "arguments": ""})
                 fn = tc.get("function") or {}
@@ -786,20 +796,21 @@ def metrics_text(base_url: str, timeout_s: float = 10.0) -> str:
         return client.metrics_text(timeout_s)
 
 
-def api_key_from_env(*, own_engine: bool = False) -> str | None:
-    """The bearer key for a server that asks one (`vllm serve --api-key`, or $VLLM_API_KEY where it runs), from this
-    environment; None when neither variable is set. Never logged: errors.redact hides both by name.
+def api_key_from_env(base_url: str | None = None) -> str | None:
+    """The bearer key for the server at `base_url` when it asks one (`vllm serve --api-key`, or $VLLM_API_KEY where
+    it runs), from this environment; None when neither variable is set. Never logged: errors.redact hides both by name.
 
-    A client of a server at a URL (check, bench, the checks' agent): $OPENAI_API_KEY, else $VLLM_API_KEY.
-    OPENAI_API_KEY first because it is what the openai SDK and peer tools read (vllm bench serve:
-    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), so a user who set it for a remote server keeps it;
-    VLLM_API_KEY next because it is the key `onechip up` tells users to export (vllm.flag_table refuses the key on
-    the command line) and what vLLM requires on /v1 when --api-key is not given
-    (vllm/entrypoints/serve/middleware/register.py `args.api_key or [envs.VLLM_API_KEY]`, 0.32.0 wheel).
+    A server on another host: $OPENAI_API_KEY, else $VLLM_API_KEY. OPENAI_API_KEY first because it is what the openai
+    SDK and peer tools read (vllm bench serve: vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), so a user
+    who set it for a remote server keeps it; VLLM_API_KEY next because it is the key `onechip up` tells users to
+    export (vllm.flag_table refuses the key on the command line) and what vLLM requires on /v1 when --api-key is not
+    given (vllm/entrypoints/serve/middleware/register.py `args.api_key or [envs.VLLM_API_KEY]`, 0.32.0 wheel).
 
-    `own_engine`: the engine onechip started here (up's readiness check, the log explainer): $VLLM_API_KEY first.
-    That engine inherits this environment, so when VLLM_API_KEY is set it is the one key the engine takes, and an
-    OPENAI_API_KEY beside it is most likely the user's key for OpenAI or another server (a 401 here).
+    A server on this host (a loopback `base_url`: the engine `up` or `demo` started, which inherits this environment,
+    or one the user started beside it): $VLLM_API_KEY first. When it is set it is the one key such an engine takes,
+    and an OPENAI_API_KEY beside it is most likely the user's key for OpenAI (a 401 from the local engine).
     """
-    names = ("VLLM_API_KEY", "OPENAI_API_KEY") if own_engine else ("OPENAI_API_KEY", "VLLM_API_KEY")
+    host = httpx.URL(base_url).host if base_url else ""
+    local = host in ("localhost", "::1") or host.startswith("127.")
+    names = ("VLLM_API_KEY", "OPENAI_API_KEY") if local else ("OPENAI_API_KEY", "VLLM_API_KEY")
     return next((os.environ[name] for name in names if os.environ.get(name)), None)

@@ -669,7 +669,7 @@ def _one_after_another(
 
     async def go(srv: FakeVllm) -> tuple[list[bool], list[bool]]:
         waited, opened = [], []
-        async with client.data_session(1, H_TIMEOUT_S) as http:
+        async with client.data_session(srv.url, 1, H_TIMEOUT_S) as http:
             for i in range(n):
                 before = srv.connections
                 body = bench_chat_body("fake-model", f"q{i}", 4, extras=True, continuous_usage=False)

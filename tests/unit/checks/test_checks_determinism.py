@@ -41,3 +41,19 @@ def test_one_blank_answer_fails_naming_which() -> None:
     assert "first answer" not in blank.note
     assert (same.verdict, same.note) == ("pass", "")
     assert (result.verdict, result.note) == ("partial", "1/2 byte-identical, 1 with an empty answer")
+
+
+def test_an_answer_in_reasoning_only_is_compared_not_empty() -> None:
+    """A model served with a reasoning parser spends a short max_tokens on reasoning: content null, the text in
+    `reasoning_content` (vllm/reasoning parsers; the fake's reasoning_field). That is generated text and is compared:
+    the same reasoning twice passes, another reasoning fails, where both read as empty and failed."""
+    think = [
+        Reply("", reasoning="Okay, the user wants three colours"),
+        Reply("", reasoning="Okay, the user wants three colours"),
+    ]
+    other = [Reply("", reasoning="Let me think about the sea"), Reply("", reasoning="Hmm, the sea")]
+    with FakeVllm([*think, *other]) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=2)
+    same, differ = report.results[0].probes
+    assert (same.verdict, same.note) == ("pass", "")
+    assert (differ.verdict, differ.note) == ("fail", "outputs differ at temperature 0")

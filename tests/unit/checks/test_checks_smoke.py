@@ -34,6 +34,17 @@ def test_smoke_fails_on_empty_chat_text():
     assert report.results[0].probes[0].note == "chat completion returned empty text"
 
 
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_smoke_passes_an_answer_in_reasoning_only_saying_so(field: str) -> None:
+    """A reasoning parser (vLLM: `reasoning_content`, newer `reasoning`) holds the first 16 tokens of a thinking
+    model (Qwen3 with --reasoning-parser qwen3) while content is null: text was generated, the probe failed it."""
+    with FakeVllm([Reply("", reasoning="Okay, the user asks about France.")], reasoning_field=field) as srv:
+        report = run_checks(srv.url, only=["smoke"])
+    probe = report.results[0].probes[0]
+    assert (probe.verdict, probe.note) == ("pass", "answered in reasoning only")
+    assert probe.observed["reasoning"] == "Okay, the user asks about France."
+
+
 def test_smoke_fails_with_server_message_on_http_error():
     with FakeVllm([Reply(status=500, error="engine dead")]) as srv:
         report = run_checks(srv.url, only=["smoke"])
@@ -58,12 +69,18 @@ def test_unserved_model_and_unreachable_endpoint_are_endpoint_errors():
         run_checks("http://127.0.0.1:9", only=["smoke"])
 
 
-def test_a_server_key_in_vllm_api_key_alone_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("openai_key", [None, "sk-openaiKEYabcdefghijklmnopqrstuvwxyz"], ids=["alone", "both"])
+def test_a_local_servers_key_in_vllm_api_key_is_sent(monkeypatch: pytest.MonkeyPatch, openai_key: str | None) -> None:
     """VLLM_API_KEY, which `onechip up` says to export and vLLM requires when --api-key is not given
-    (vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel; the fake's 401 is vLLM's), is sent when
-    OPENAI_API_KEY is not set (vllm.wire.api_key_from_env); check sent no key: 'HTTP 401: Unauthorized'."""
+    (vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel; the fake's 401 is vLLM's), is sent to a server on
+    this host, also beside an OPENAI_API_KEY (the user's key for OpenAI; vllm.wire.api_key_from_env). check sent no
+    key with VLLM_API_KEY alone, and the OpenAI key beside it: 'HTTP 401: Unauthorized' from the engine `up` or `demo`
+    started."""
     key = "sk-checkKEYabcdefghijklmnopqrstuvwxyz"
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    if openai_key is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", openai_key)
     monkeypatch.setenv("VLLM_API_KEY", key)
     with FakeVllm([Reply("The capital of France is Paris.")], api_key=key) as srv:
         report = run_checks(srv.url, only=["smoke"])

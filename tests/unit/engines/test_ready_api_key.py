@@ -19,7 +19,7 @@ def test_an_engine_started_with_vllm_api_key_is_confirmed_with_it(
 ) -> None:
     # the smoke chat went without the key: a 401, and `up` of such an engine failed as 'first chat completion failed';
     # an OPENAI_API_KEY beside it (the user's key for OpenAI) is not the engine's: VLLM_API_KEY comes first for it
-    # (vllm.wire.api_key_from_env, own_engine), where a client of a URL reads OPENAI_API_KEY first
+    # (vllm.wire.api_key_from_env: a loopback URL), where a client of another host reads OPENAI_API_KEY first
     if openai_key is None:
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     else:

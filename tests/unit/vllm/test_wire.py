@@ -614,19 +614,20 @@ def test_a_busy_answer_then_an_answer_is_the_answer() -> None:
     ],
     ids=["openai", "vllm", "both", "empty", "none"],
 )
-def test_the_key_is_openai_api_key_else_vllm_api_key_and_the_own_engines_is_vllm_api_key_first(
+def test_the_key_is_openai_api_key_else_vllm_api_key_and_a_local_engines_is_vllm_api_key_first(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], client_key: str | None, engine_key: str | None
 ) -> None:
-    """A client of a URL reads OPENAI_API_KEY first (the openai SDK's and vllm bench serve's variable:
-    vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), then VLLM_API_KEY (what vLLM requires when --api-key
-    is not given: vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel); the engine onechip started inherits
-    VLLM_API_KEY, so for it that one comes first."""
+    """A client of a server on another host reads OPENAI_API_KEY first (the openai SDK's and vllm bench serve's
+    variable: vllm/benchmarks/lib/endpoint_request_func.py, 0.32.0 wheel), then VLLM_API_KEY (what vLLM requires when
+    --api-key is not given: vllm/entrypoints/serve/middleware/register.py, 0.32.0 wheel); an engine on this host (the
+    one `up` started inherits this environment) takes VLLM_API_KEY, so for a loopback URL that one comes first."""
     for name in ("OPENAI_API_KEY", "VLLM_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert wire.api_key_from_env() == client_key
-    assert wire.api_key_from_env(own_engine=True) == engine_key
+    assert wire.api_key_from_env() == wire.api_key_from_env("https://vllm.example.com:8443") == client_key
+    for local in ("http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"):
+        assert wire.api_key_from_env(local) == engine_key
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["chat", "chat_stream"])
