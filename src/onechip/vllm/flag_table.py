@@ -29,7 +29,14 @@ from onechip import catalog
 from onechip.catalog.files import release_key
 from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.inputs import HUMAN_INT, HUMAN_INT_FORMS, build_request, flag_of, read_human_int, read_mm_limits
+from onechip.schemas.inputs import (
+    HUMAN_INT,
+    HUMAN_INT_FORMS,
+    as_typed,
+    build_request,
+    read_human_int,
+    read_mm_limits,
+)
 from onechip.schemas.requests import PlanRequest
 
 Kind = Literal["int", "float", "str", "switch", "mm-limits"]
@@ -438,7 +445,8 @@ def _merged(data: dict[str, Any], values: dict[str, tuple[Any, str]], sets: list
 def with_sets(request: PlanRequest) -> PlanRequest:
     """`request` with the planner inputs among its `--set` applied, so the plan is made with what the engine
     will run: `--set max-num-seqs=64` plans for 64 sequences. Raises ConfigError naming the flag for a value
-    the planner refuses, and when a planner option and a `--set` of the same flag disagree
+    the planner refuses, and when a planner option given (its default value too: `--kv-cache-dtype auto`; the
+    command line passes only what was typed, cli.options) and a `--set` of the same flag disagree
     (`--max-model-len 4096 --set max-model-len=8192`)."""
     values = planner_values(request.sets)
     if not values:
@@ -446,9 +454,8 @@ def with_sets(request: PlanRequest) -> PlanRequest:
     updated = _merged(request.model_dump(exclude_unset=True), values, request.sets)
     for name, (_, item) in values.items():
         given = getattr(request, name)
-        default = PlanRequest.model_fields[name].default  # a shell passes every option, defaults included
-        if name in request.model_fields_set and given not in (None, default) and given != getattr(updated, name):
-            raise ConfigError(f"{flag_of(PlanRequest, name)} {given} and --set {item} disagree")
+        if name in request.model_fields_set and given is not None and given != getattr(updated, name):
+            raise ConfigError(f"{as_typed(PlanRequest, name, given)} and --set {item} disagree")
     return updated
 
 
