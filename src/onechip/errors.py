@@ -171,10 +171,17 @@ _SECRET_PATTERNS = [
         r"(?i)([?&][\w.-]*(?:key|token|secret|password|passwd|sig)[\w.-]*=)[^&\s#'\"]+?(?=[;,.)]*(?:[&\s#'\"]|$))"
     ),
 ]
-_SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+_SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY")
 # Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,
-# AWS_SECRET_ACCESS_KEY, ...): its value is redacted too, whatever its shape.
+# AWS_SECRET_ACCESS_KEY, ...): its value is redacted too, whatever its shape, unless it names a path (names_a_path).
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIAL|PRIVATE_KEY)")
+# Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
+# (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
+# cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH
+# (AWS_SHARED_CREDENTIALS_FILE, AWS_WEB_IDENTITY_TOKEN_FILE, HF_TOKEN_PATH, Docker's DB_PASSWORD_FILE). A message about
+# one must show the path ('File *** was not found' could not be acted on); the file's content is read by its own
+# library and never shown.
+_PATH_NAME = re.compile(r"^GOOGLE_APPLICATION_CREDENTIALS$|_(?:FILE|PATH)$")
 _MIN_SECRET = 6  # shorter values ("1", "true") would redact ordinary words
 # Values read this run from a secret source (a token file, Secret Manager): see remember_secret.
 _KNOWN_SECRETS: set[str] = set()
@@ -187,11 +194,24 @@ def remember_secret(value: str) -> None:
         _KNOWN_SECRETS.add(value.strip())
 
 
+def names_a_path(name: str, value: str) -> bool:
+    """True when environment variable `name` says where a secret is kept (_PATH_NAME) and `value` reads as a file's
+    path: one word, not JSON, that starts at a root ('/', '~/', './', '../') or has a folder and an extension
+    ('keys/adc.json'). Key text put there by mistake stays a secret: a JWT has no '/', base64 no '.' (and starts with
+    '/' by chance only, 1 in 64), a PEM key has spaces, JSON starts with '{'; a bare 'adc.json' stays redacted too
+    (over-masking is the safe side)."""
+    _, slash, file = value.rpartition("/")
+    rooted = value.startswith(("/", "~/", "./", "../"))
+    one_word = value.split() == [value] and not value.startswith("{")
+    return bool(_PATH_NAME.search(name.upper())) and one_word and (rooted or bool(slash) and "." in file.strip("."))
+
+
 def _secret_values() -> list[str]:
     """Every known secret value, longest first (a secret containing another is replaced whole)."""
     values = set(_KNOWN_SECRETS)
     for name, value in os.environ.items():
-        if (name in _SECRET_ENV or _SECRET_NAME.search(name.upper())) and len(value) >= _MIN_SECRET:
+        named = name in _SECRET_ENV or _SECRET_NAME.search(name.upper())
+        if named and len(value) >= _MIN_SECRET and not names_a_path(name, value):
             values.add(value)
     return sorted(values, key=len, reverse=True)
 
@@ -239,7 +259,8 @@ def one_line(text: str) -> str:
 
 def redact(text: str) -> str:
     """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
-    (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/...) and every value
+    (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/..., but for one that holds a
+    file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
     one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens).
 

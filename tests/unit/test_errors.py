@@ -78,3 +78,34 @@ def test_cli_error_line_is_redacted(capsys):
 def test_a_secret_query_value_is_redacted_and_the_text_after_it_kept(text, redacted):
     # was 'token=*** nothing to compare': the value ran to the next space, the note's '; ' separator with it
     assert redact(text) == redacted
+
+
+# A variable that says where a secret is kept holds a path, which a message about it must show: 'File *** was not
+# found' (GOOGLE_APPLICATION_CREDENTIALS redacted as a secret) could not be acted on.
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [("GOOGLE_APPLICATION_CREDENTIALS", "/tmp/gcp/adc.json"),  # Google's ADC: the path of the JSON key file
+     ("GOOGLE_APPLICATION_CREDENTIALS", "keys/adc.json"),
+     ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),  # AWS CLI: the path of the shared credentials file
+     ("HF_TOKEN_PATH", "/home/me/.cache/huggingface/token"),  # huggingface_hub: the path of the token file
+     ("DB_PASSWORD_FILE", "/run/secrets/db_password")],  # Docker secrets' _FILE convention
+)  # fmt: skip
+def test_a_secret_file_path_in_the_environment_is_shown(monkeypatch, name, path):
+    monkeypatch.setenv(name, path)
+    assert redact(f"File {path} was not found.") == f"File {path} was not found."
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("GOOGLE_APPLICATION_CREDENTIALS", '{"type":"authorized_user","client_secret":"csecret123"}'),  # the file's text
+     ("GOOGLE_APPLICATION_CREDENTIALS", "-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkq"),
+     ("GOOGLE_APPLICATION_CREDENTIALS", "ewogICJ0eXBlIjogInNlcnZpY2VfYWNj/b3VudCIK"),  # base64: a '/', no '.'
+     ("AWS_WEB_IDENTITY_TOKEN_FILE", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"),  # a JWT: no '/'
+     ("GOOGLE_APPLICATION_CREDENTIALS", "adc.json"),  # no folder: not told from a token with a dot
+     # a secret's own variable, whatever its value looks like
+     ("HF_TOKEN", "/not/a/path.json"), ("OPENAI_API_KEY", "/a/b.c"), ("GITHUB_TOKEN", "/x/y.z"),
+     ("APP_SECRET", "/x/y.z"), ("DB_PASSWORD", "/x/y.z"), ("MY_API_KEY", "/x/y.z")],
+)  # fmt: skip
+def test_a_secret_in_the_environment_is_still_redacted(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    assert redact(f"got {value} here") == "got *** here"

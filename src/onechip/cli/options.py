@@ -65,7 +65,9 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
         info = typer.Argument(... if required else None, metavar=metavar, help=field.description, show_default=False)
     else:
         decls = [cli.flag or "--" + name.replace("_", "-"), *([cli.short] if cli.short else [])]
-        default = ... if required else field.default if kind is bool else None
+        # None for a flag too: click then says whether it was typed (None = not given, as for every option),
+        # so the request's fields_set is what the user typed (`--kv-cache-dtype auto` beside a --set of it)
+        default = ... if required else None
         info = typer.Option(
             default, *decls, help=field.description, show_default=_shown_default(field),
             # a flag takes no value: no '<bool>' beside it; a HUMAN_INT one is an integer, read from text

@@ -102,13 +102,15 @@ def _adc() -> tuple[Any, str | None]:
         raise MissingDependencyError(_INSTALL) from None
     named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
     # google-auth opens the file unguarded: a FIFO there waited for a writer without end, and a directory or a file it
-    # may not read came out as 'error: ***: Is a directory' (the path is the secret-named variable's value: redacted)
+    # may not read came out as 'error: <path>: Is a directory', an OSError line that does not say which setting named it
+    # the path is said (errors.names_a_path keeps it out of the redaction): it is what the user has to fix
+    setting = f"GOOGLE_APPLICATION_CREDENTIALS={named}"
     if named and os.path.exists(named) and not os.path.isfile(named):
-        raise CloudError(f"GOOGLE_APPLICATION_CREDENTIALS names {kind_of(Path(named))}: {_FIX}", reason="auth")
+        raise CloudError(f"{setting} names {kind_of(Path(named))}: {_FIX}", reason="auth")
     try:
         creds, project = google.auth.default(scopes=SCOPES)
     except OSError as exc:
-        which = "GOOGLE_APPLICATION_CREDENTIALS names" if named else "the application default credentials are in"
+        which = f"{setting} names" if named else "the application default credentials are in"
         raise CloudError(f"{which} a file that cannot be read ({exc.strerror or exc}): {_FIX}", reason="auth") from None
     except DefaultCredentialsError as exc:
         if named:  # google-auth read that file and refused it: its first sentence says why (never the file's text)

@@ -15,6 +15,7 @@ measured (schemas/bench.py), is a problem line naming the file and the field, an
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,10 +79,10 @@ def read_run(run_dir: Path | str) -> RunFiles:
     files = RunFiles(path=path)
     for kind, model in MODELS.items():
         target = path / RUN_FILES[kind]
-        if target.exists():  # a directory of that name is a damaged run too: its read names the OS reason
+        if _named(target):
             setattr(files, kind, _load(target, model, files.problems))
     requests = path / RUN_FILES["requests"]
-    if requests.is_file() and requests.stat().st_size and not (path / RUN_FILES["bench"]).exists():
+    if requests.is_file() and requests.stat().st_size and not _named(path / RUN_FILES["bench"]):
         # bench rewrites summary.json after each cell: measured requests without it are a bench cut short in its
         # first cell (or a summary lost), which `bench --resume` measures again; an empty file lost nothing
         files.problems.append(
@@ -89,6 +90,13 @@ def read_run(run_dir: Path | str) -> RunFiles:
             f"(a bench cut short in its first cell? `onechip bench URL --resume {path}` measures it again)"
         )
     return files
+
+
+def _named(target: Path) -> bool:
+    """Whether the run directory holds an entry named `target`, whatever it is: a directory of that name, or a
+    symlink whose target is missing, a directory or itself, is a damaged run file whose read names the OS reason
+    (Path.exists follows the link and said 'absent': the report left the file out and exited 0)."""
+    return os.path.lexists(target)
 
 
 def _load(target: Path, model: type[BaseModel], problems: list[str]) -> Any:
@@ -190,9 +198,9 @@ def _drop(data: Any, loc: tuple[Any, ...]) -> None:
 def require_run_files(run: RunFiles) -> None:
     """Raise ConfigError naming `run.path` and the files looked for when the directory holds none of
     DATA_FILES (a mistyped or wrong directory would otherwise render an empty report and exit 0).
-    A file that exists but could not be read or parsed still counts (a FIFO or a directory of that name too): its
-    problem goes into the report."""
-    if any((run.path / name).exists() for name in DATA_FILES):
+    A file that exists but could not be read or parsed still counts (a FIFO, a directory of that name, a symlink
+    that loops or points nowhere: read_run's problem line): its problem goes into the report."""
+    if run.problems or any((run.path / name).exists() for name in DATA_FILES):
         return
     # a directory of runs (--router-policies, --find-max) is named for what it is: 'pass a run directory' misled
     inside = {

@@ -109,6 +109,16 @@ def flag_of(model: type[BaseModel], name: str) -> str:
     return (cli.flag or "--" + name.replace("_", "-")).split("/")[0]
 
 
+def as_typed(model: type[BaseModel], name: str, value: Any) -> str:
+    """Field `name` of `model` at `value` as a user types it: '--max-model-len 4096', a switch alone
+    ('--enforce-eager'; off: its negative, '--no-enable-prefix-caching', or '--enforce-eager false')."""
+    flag = flag_of(model, name)
+    if isinstance(value, bool):
+        off = (cli_of(model, name).flag or "").partition("/")[2]
+        return flag if value else off or f"{flag} false"
+    return f"{flag} {json.dumps(value, separators=(',', ':')) if isinstance(value, dict) else value}"
+
+
 _KIND_WORDS = {int: "integers", float: "numbers", str: "words"}
 
 

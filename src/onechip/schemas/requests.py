@@ -190,7 +190,7 @@ class SizingOptions(RequestModel):
 
     def sizing_given(self) -> list[str]:
         """The options of these set away from their defaults, as typed ('--tensor-parallel-size 4',
-        '--enforce-eager', '--text-only'): a shell passes every option, so a default means 'not given'."""
+        '--enforce-eager', '--text-only'); a default stated (an MCP caller may) is taken for 'not given'."""
         given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
         caching_off = ["--no-enable-prefix-caching"] * (self.enable_prefix_caching is False)
         limits = [f"--limit-mm-per-prompt {json.dumps(self.limit_mm_per_prompt, separators=(',', ':'))}"] * (

@@ -27,9 +27,16 @@ from pydantic import Field
 
 from onechip import catalog
 from onechip.catalog.files import release_key
-from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret
+from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret, names_a_path
 from onechip.schemas.common import GIB, ResultModel
-from onechip.schemas.inputs import HUMAN_INT, HUMAN_INT_FORMS, build_request, flag_of, read_human_int, read_mm_limits
+from onechip.schemas.inputs import (
+    HUMAN_INT,
+    HUMAN_INT_FORMS,
+    as_typed,
+    build_request,
+    read_human_int,
+    read_mm_limits,
+)
 from onechip.schemas.requests import PlanRequest
 
 Kind = Literal["int", "float", "str", "switch", "mm-limits"]
@@ -238,10 +245,11 @@ _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 # --set would print it in the plan and the dry run and put it in the engine's ps line
 _KEY_NAMES = {"--api-key", "VLLM_API_KEY"}
 # An environment variable whose name says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY,
-# AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS): --set would print its value in the plan and
-# the dry run and put it in the engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token; and TOKEN
-# only as the last word, since vLLM's own tuning variables count tokens in the middle of theirs
-# (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0)
+# AWS_SECRET_ACCESS_KEY, DB_PASSWORD): --set would print its value in the plan and the dry run and put it in the
+# engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token; and TOKEN only as the last word, since vLLM's
+# own tuning variables count tokens in the middle of theirs (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD,
+# VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0). One that holds the path of a secret's file
+# (errors.names_a_path: GOOGLE_APPLICATION_CREDENTIALS=/path/adc.json) shows no secret and is passed.
 _SECRET_ENV_NAME = re.compile(
     r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
 )
@@ -303,7 +311,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                 "is not given)"
             )
         if _ENV_NAME.match(key):
-            if _SECRET_ENV_NAME.search(key):
+            if _SECRET_ENV_NAME.search(key) and not names_a_path(key, value):
                 raise ConfigError(
                     f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show "
                     "it); export it where the engine runs instead"
@@ -438,7 +446,8 @@ def _merged(data: dict[str, Any], values: dict[str, tuple[Any, str]], sets: list
 def with_sets(request: PlanRequest) -> PlanRequest:
     """`request` with the planner inputs among its `--set` applied, so the plan is made with what the engine
     will run: `--set max-num-seqs=64` plans for 64 sequences. Raises ConfigError naming the flag for a value
-    the planner refuses, and when a planner option and a `--set` of the same flag disagree
+    the planner refuses, and when a planner option given (its default value too: `--kv-cache-dtype auto`; the
+    command line passes only what was typed, cli.options) and a `--set` of the same flag disagree
     (`--max-model-len 4096 --set max-model-len=8192`)."""
     values = planner_values(request.sets)
     if not values:
@@ -446,9 +455,8 @@ def with_sets(request: PlanRequest) -> PlanRequest:
     updated = _merged(request.model_dump(exclude_unset=True), values, request.sets)
     for name, (_, item) in values.items():
         given = getattr(request, name)
-        default = PlanRequest.model_fields[name].default  # a shell passes every option, defaults included
-        if name in request.model_fields_set and given not in (None, default) and given != getattr(updated, name):
-            raise ConfigError(f"{flag_of(PlanRequest, name)} {given} and --set {item} disagree")
+        if name in request.model_fields_set and given is not None and given != getattr(updated, name):
+            raise ConfigError(f"{as_typed(PlanRequest, name, given)} and --set {item} disagree")
     return updated
 
 

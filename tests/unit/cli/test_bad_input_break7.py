@@ -93,6 +93,20 @@ def test_set_takes_an_environment_variable_that_only_contains_a_secret_word(run,
     assert f"-e {item}" in out
 
 
+def test_set_takes_a_variable_that_holds_the_path_of_a_secret_file(run):
+    # GOOGLE_APPLICATION_CREDENTIALS holds the path of the key file, not the key: printing the path shows no secret
+    item = "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/adc.json"
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", item)
+    assert code == 0, err
+    assert f"-e {item}" in out
+    # the key file's text in it is still a secret (errors.names_a_path)
+    blob = '{"type":"service_account","private_key_id":"n0t-a-real-value"}'
+    code, out, err = run(
+        "plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--set", f"GOOGLE_APPLICATION_CREDENTIALS={blob}"
+    )
+    assert code == 2 and "n0t-a-real-value" not in out + err and "a secret never goes on the command line" in err
+
+
 def test_a_plan_on_part_of_a_tpu_slice_says_the_other_chips_are_unused(run):
     # was 'verdict: does not fit: weights 14.96 GiB exceed the cap 14.49 GiB' for Llama 3.1 8B on 'v5e-8' with no
     # word that TP 1 planned one of its 8 chips (a v7x chip's two devices were said: devices-per-chip)

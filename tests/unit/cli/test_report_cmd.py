@@ -8,6 +8,7 @@ import os
 import pytest
 
 from onechip.errors import ConfigError
+from onechip.report.rundir import JSON_KINDS
 from onechip.schemas.run import RUN_FILES
 
 
@@ -61,6 +62,26 @@ def test_a_summary_that_is_not_a_regular_file_is_named_not_called_missing(run, t
     code, _, err = run("report", str(tmp_path))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "holds no run files" not in err
     assert "summary.json could not be read" in err and "not a regular file" in err, err
+
+
+@pytest.mark.parametrize("kind", JSON_KINDS)
+@pytest.mark.parametrize(
+    ("link", "why"),
+    [("itself", "Too many levels of symbolic links"), ("gone", "No such file or directory"),
+     ("folder", "is not a regular file")],
+)  # fmt: skip
+def test_a_run_file_that_is_a_broken_symlink_is_named_and_exits_non_zero(run, tmp_path, kind, link, why) -> None:
+    # `ln -s summary.json summary.json`: Path.exists() follows the link, so the file was taken for absent and the
+    # report exited 0; a link to a missing file or to a directory is as damaged, and so is one standing alone
+    name = RUN_FILES[kind]
+    (tmp_path / "folder").mkdir()
+    (tmp_path / name).symlink_to({"itself": name, "gone": "nowhere.json", "folder": "folder"}[link])
+    for alone in (True, False):
+        if not alone:
+            (tmp_path / RUN_FILES["engine_log"]).write_text("")  # a run file that reads
+        code, _, err = run("report", str(tmp_path))
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert f"error: {name} could not be read: " in err and why in err, err
 
 
 def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:

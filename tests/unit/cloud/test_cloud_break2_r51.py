@@ -25,10 +25,10 @@ def adc(monkeypatch, tmp_path):
 
 def test_credentials_that_are_a_directory_are_one_auth_line_naming_the_variable(adc, monkeypatch, run):
     # was exit 1 'error: ***: Is a directory' (google-auth's IsADirectoryError, the path redacted as the value of a
-    # secret-named variable): neither the variable nor the remedy was named
+    # secret-named variable): neither the variable nor the remedy was named; now both, and the path (not a secret)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
     line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes", code=7)
-    assert line.startswith("GOOGLE_APPLICATION_CREDENTIALS names a directory: fix or unset it"), line
+    assert line.startswith(f"GOOGLE_APPLICATION_CREDENTIALS={adc} names a directory: fix or unset it"), line
 
 
 def test_credentials_that_are_a_fifo_are_refused_not_waited_on(adc, monkeypatch):
@@ -52,4 +52,4 @@ def test_credentials_that_are_a_fifo_are_refused_not_waited_on(adc, monkeypatch)
             pass
         pytest.fail("reading the credentials waited on a FIFO")
     assert len(said) == 1 and getattr(said[0], "reason", None) == "auth"
-    assert str(said[0]).startswith("GOOGLE_APPLICATION_CREDENTIALS names a FIFO: fix or unset it")
+    assert str(said[0]).startswith(f"GOOGLE_APPLICATION_CREDENTIALS={fifo} names a FIFO: fix or unset it")

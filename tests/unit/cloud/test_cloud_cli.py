@@ -115,6 +115,8 @@ def test_unusable_credentials_file_is_named_not_called_missing(monkeypatch, tmp_
     line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes", code=7)
     assert line.startswith("GOOGLE_APPLICATION_CREDENTIALS names credentials google-auth cannot use") and said in line
     assert "KEYSECRET" not in line
+    # the path is what to fix (it was '***', redacted as the value of a secret-named variable); the file's text never
+    assert str(creds) in line and "***" not in line
 
 
 def test_cli_start_does_not_load_google():

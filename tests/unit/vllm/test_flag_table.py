@@ -366,3 +366,38 @@ def test_a_secret_flag_in_either_spelling_is_refused_whatever_its_value(item: st
     with pytest.raises(ConfigError, match="never goes on the command line") as refused:
         flag_table.parse_sets([item])
     assert "abc" not in str(refused.value)
+
+
+# Each planner option a sizing row spells whose default is a value (not None: that one cannot be typed), given at
+# its default, beside a --set of another value, and the one line that says so. Before: a given value equal to the
+# default was taken for 'not given' (the command line passed every switch), so `--kv-cache-dtype auto --set
+# kv-cache-dtype=fp8` planned fp8 without a word.
+GIVEN_AT_DEFAULT = {
+    "--kv-cache-dtype": "--kv-cache-dtype auto and --set kv-cache-dtype=fp8 disagree",
+    "--tensor-parallel-size": "--tensor-parallel-size 1 and --set tensor-parallel-size=3 disagree",
+    "--no-enable-prefix-caching": "--enable-prefix-caching and --set no-enable-prefix-caching disagree",
+    "--language-model-only": "--language-model-only false and --set language-model-only disagree",
+    "--pipeline-parallel-size": "--pipeline-parallel-size 1 and --set pipeline-parallel-size=2 disagree",
+    "--enforce-eager": "--enforce-eager false and --set enforce-eager disagree",
+    "--enable-prompt-embeds": "--enable-prompt-embeds false and --set enable-prompt-embeds disagree",
+    "--mamba-ssm-cache-dtype": "--mamba-ssm-cache-dtype auto and --set mamba-ssm-cache-dtype=float16 disagree",
+}
+
+
+def _default(row: flag_table.FlagSpec) -> object:
+    return PlanRequest.model_fields[row.setting or ""].default
+
+
+@pytest.mark.parametrize("row", [row for row in flag_table.FLAGS if row.sizes_memory], ids=lambda row: row.name)
+def test_a_planner_option_given_at_its_default_and_a_set_of_another_value_disagree(row):
+    if _default(row) is None:
+        assert row.name not in GIVEN_AT_DEFAULT
+        return
+    item = _item(row.name, SIZED[row.name][0])
+    given = PlanRequest(model="m", chip="c", sets=[item], **{row.setting or "": _default(row)})
+    with pytest.raises(ConfigError) as refused:
+        flag_table.with_sets(given)
+    assert str(refused.value) == GIVEN_AT_DEFAULT[row.name]
+    # the same value both ways is no disagreement
+    same = PlanRequest(model="m", chip="c", sets=[item], **{row.setting or "": SIZED[row.name][1]})
+    assert getattr(flag_table.with_sets(same), row.setting or "") == SIZED[row.name][1]
