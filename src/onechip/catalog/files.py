@@ -319,6 +319,13 @@ class GpuMemoryRule(VersionedRule):
     default_max_num_batched_tokens: int | None = Field(
         description="Profiling token count when none is given; null: max(max_model_len, 2048) (V0)."
     )
+    default_utilization: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="gpu_memory_utilization when none is given in these releases (vllm/config/cache.py CacheConfig); "
+        "None: the engine's default_utilization.",
+    )
     v0_engine: bool = Field(
         default=False, description="A rule of the V0 engine (what v0_fallbacks select on v1-era releases)."
     )

@@ -905,14 +905,24 @@ def _resolve(request: PlanRequest) -> _Resolved:
     )  # fmt: skip
 
 
+def _default_utilization(r: _Resolved) -> float | None:
+    """The utilization the engine takes when none is given: the TPU pool rule's; on a vLLM GPU the memory rule's
+    where it states one (vLLM's CacheConfig default moved from 0.9 to 0.92 in 0.20.0), else the engine's."""
+    if r.tpu_rule is not None:
+        return r.tpu_rule.default_utilization
+    if r.rules.memory_rules and r.acc.kind == "gpu":
+        rule = _rule(r.rules, r.request, r.acc, r.src.config)
+        if rule.default_utilization is not None:
+            return rule.default_utilization
+    return r.rules.default_utilization
+
+
 def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     """Visible memory x utilization = cap; the KV pool: the vLLM GPU rules (planner.gpu_plan, with a stored
     boot of the same deployment when there is one) or the cap / explicit pool (TPU, CPU)."""
     request, rules = r.request, r.rules
     memory = r.acc.device_memory_bytes * r.devices if r.acc.device_memory_bytes else None
-    util = request.utilization if request.utilization is not None else rules.default_utilization
-    if request.utilization is None and r.tpu_rule is not None:
-        util = r.tpu_rule.default_utilization
+    util = request.utilization if request.utilization is not None else _default_utilization(r)
     cap = math.floor(memory * util) if memory is not None and util is not None else None
     outside = memory - cap if memory is not None and cap is not None else None
     key = calibration.deployment_key(request, r.engine, r.max_model_len)

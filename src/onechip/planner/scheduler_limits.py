@@ -14,7 +14,7 @@ Both compare the values vLLM holds after its defaults (vllm/engine/arg_utils.py)
 engine's default, and from `default_seqs_capped_from` on (engines.json; vLLM 0.10.1, the V1 engine only)
 min(that default, max_num_batched_tokens) - so `--max-num-batched-tokens 1` alone starts there with one sequence,
 and is refused before; a max_num_batched_tokens not given is the engine's default, and from
-`default_batch_capped_from` on (0.12.0, V1) min(that default, max_num_seqs x max_model_len).
+`default_batch_capped_from` on (0.11.1, V1) min(that default, max_num_seqs x max_model_len).
 """
 
 from __future__ import annotations

@@ -85,7 +85,12 @@ def test_advise_plans_a_gb10_at_the_utilization_its_plan_names(run) -> None:
     # 0.87 always failed, 0.82 - 0.83 ran)
     acc = planner.rules.accelerator("gb10")
     assert planner.start_utilization(acc) == 0.83
-    warned = planner.plan_model("SmolLM2-135M-Instruct", "gb10")  # the engine's default utilization, 0.9
+    # the engine's default utilization, 0.92 from vLLM 0.20.0 (the newest release's), is above the 0.9 a DGX Spark
+    # boot passed: refused (vllm-project/recipes#632, 'the default 0.92 OOMs at startup'), naming 0.83
+    refused = planner.plan_model("SmolLM2-135M-Instruct", "gb10")
+    assert not refused.fits and refused.binding_limit == "free-memory-at-start"
+    assert "--gpu-memory-utilization 0.83 or less" in refused.verdict
+    warned = planner.plan_model("SmolLM2-135M-Instruct", "gb10", utilization=0.9)  # between the two: a warning
     said = [w.message for w in warned.warnings if w.code == "free-memory-at-start"]
     assert warned.fits and len(said) == 1 and "--gpu-memory-utilization 0.83 passed" in said[0]
     assert planner.plan_model("SmolLM2-135M-Instruct", "gb10", utilization=0.83).fits

@@ -72,3 +72,17 @@ def test_the_h100_runs_peak_as_counted(tmp_path: Path, config: str, tp: int, log
     # within the two-decimal print and the 0.003 - 0.006 GiB the count leaves under each (the 0.19.0 intercept of
     # 0.079 GiB with the fitted 37.77 B planned up to 0.017 GiB over)
     assert plan.memory_budget.activation_peak_bytes / GIB == pytest.approx(logged_gib, abs=0.008)
+
+
+# The Triton top-k/top-p kernel is first in the vllm-0.17.0 sdist: vllm/v1/sample/ops/topk_topp_triton.py, and
+# topk_topp_sampler.py apply_top_k_top_p 'if HAS_TRITON and logits.shape[0] >= 8: return apply_top_k_top_p_triton(...)'.
+# The 0.16.0 sdist has no such file and sorts ('logits_sort, logits_idx = logits.sort(dim=-1, descending=False)', the
+# same topk_topp_sampler.py as the 0.15.1 wheel), its FlashInfer sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER), and
+# it pins torch==2.9.1 (requirements/cuda.txt; 0.17.0 pins 2.10.0): the sort count and the cuBLAS base hold there too.
+@pytest.mark.parametrize(
+    ("version", "sorts"), [("0.15.1", True), ("0.16.0", True), ("0.17.0", False), ("0.19.1", False)]
+)
+def test_the_sort_based_sampler_holds_until_the_triton_kernel_in_0_17_0(version: str, sorts: bool) -> None:
+    rule = select_rule(engine_rules("vllm-gpu").memory_rules, version)
+    assert (rule.sampler_bytes_per_seq_vocab == 38.0) is sorts
+    assert (rule.cublas_workspace_sm90_bytes == 33_554_432) is sorts

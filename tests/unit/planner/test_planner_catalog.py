@@ -71,7 +71,7 @@ _ENGINE_FACTS = [
     ("vllm-tpu", "fp8_kv_bytes_per_element", 2),  # seed article: fp8_e4m3 gives 1.000x capacity
     ("vllm-tpu", "per_request_blocks", 512),  # seed article: Pallas keeps 512 blocks per request
     ("vllm-gpu", "default_block_size", 16),  # vllm/config/cache.py: CacheConfig.block_size 16 on CUDA
-    ("vllm-gpu", "default_utilization", 0.9),  # vLLM's gpu_memory_utilization default
+    ("vllm-gpu", "default_utilization", 0.9),  # vLLM's gpu_memory_utilization default before 0.20.0 (memory_rules)
     ("vllm-ascend", "default_block_size", 128),  # vllm-ascend@v0.18.0 vllm_ascend/utils.py refresh_block_size
     ("vllm-ascend", "default_utilization", 0.9),  # vLLM's default; vllm-ascend@v0.18.0 NPUWorker reads it
 ]
@@ -80,6 +80,22 @@ _ENGINE_FACTS = [
 @pytest.mark.parametrize(("engine", "field", "value"), _ENGINE_FACTS)
 def test_engine_rules_hold_their_sources_values(engine: str, field: str, value: float) -> None:
     assert getattr(engine_rules(engine), field) == value
+
+
+# vllm/config/cache.py CacheConfig.gpu_memory_utilization: 'Field(default=0.9, gt=0, le=1)' in the 0.10.1 - 0.19.1
+# sdists (vllm/config.py in 0.10.0), 'Field(default=0.92, gt=0, le=1)' from the 0.20.0 sdist (also the LLM class's
+# default there); 0.34.0 leaves it None and resolves it to DEFAULT_GPU_MEMORY_UTILIZATION 0.92 with the extensible KV
+# cache off, as a plan serves it (resolved_gpu_memory_utilization). Sizes per GPU on an H100 (memory_bytes).
+@pytest.mark.usefixtures("offline_home")
+@pytest.mark.parametrize(
+    ("version", "utilization"),
+    [("0.10.0", 0.9), ("0.19.1", 0.9), ("0.20.0", 0.92), ("0.20.2", 0.92), ("0.28.0", 0.92), ("0.34.0", 0.92)],
+)
+def test_the_gpu_default_utilization_is_the_releases(version: str, utilization: float) -> None:
+    plan = onechip.planner.plan_model("SmolLM2-135M-Instruct", "h100", engine_version=version, max_model_len=4096)
+    assert plan.utilization == utilization
+    assert plan.memory_budget is not None
+    assert plan.memory_budget.requested_bytes == int(accelerator("h100").memory_bytes * utilization)
 
 
 def test_every_engine_validates_and_has_a_sourced_fact() -> None:

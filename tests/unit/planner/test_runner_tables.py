@@ -65,7 +65,7 @@ def test_the_tpu_tables_take_the_sizes_the_engine_runs_with(monkeypatch: pytest.
     monkeypatch.setattr(core, "tpu_largest_bucket_bytes", bucket)
     plan_model(E2B, "v5e-1", max_model_len=8192, max_num_batched_tokens=64, multimodal=False)
     assert seen["seqs"] == 64
-    # from 0.12.0 (default_batch_capped_from) the default 2,048 batched tokens are capped at max_num_seqs x
+    # from 0.11.1 (default_batch_capped_from) the default 2,048 batched tokens are capped at max_num_seqs x
     # max_model_len: 1 x 1,024, the largest bucket compiled
     plan_model(E2B, "v5e-1", max_model_len=1024, max_num_seqs=1, multimodal=False)
     assert seen == {"seqs": 1, "bucket": 1024}

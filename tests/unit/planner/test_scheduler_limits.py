@@ -69,7 +69,19 @@ def test_the_catalog_names_both_releases_for_every_vllm_engine():
     for name in ("vllm-gpu", "vllm-cpu", "vllm-tpu", "vllm-ascend"):
         entry = catalog.engines().engines[name]
         assert entry.default_seqs_capped_from == "0.10.1" and "0.10.1" in entry.default_seqs_capped_source
-        assert entry.default_batch_capped_from == "0.12.0" and "0.12.0" in entry.default_batch_capped_source
+        assert entry.default_batch_capped_from == "0.11.1" and "0.11.1" in entry.default_batch_capped_source
+
+
+@pytest.mark.usefixtures("offline_home")
+@pytest.mark.parametrize(("version", "batch"), [("0.11.0", 2048), ("0.11.1", 1024), ("0.11.2", 1024), ("0.12.0", 1024)])
+def test_the_default_batch_is_capped_at_sequences_times_length_from_0_11_1(version: str, batch: int) -> None:
+    # vllm/engine/arg_utils.py EngineArgs._set_default_args of the 0.11.1 and 0.11.2 sdists already caps a
+    # max_num_batched_tokens not given: 'self.max_num_batched_tokens = min(self.max_num_seqs *
+    # model_config.max_model_len, self.max_num_batched_tokens)' (the code 0.12.0 moved into
+    # _set_default_max_num_seqs_and_batched_tokens_args); the 0.11.0 sdist's _set_default_args sets the default alone.
+    # l4: below the 70 GiB tier, 2,048 tokens by default
+    plan = plan_model(SMOL, "l4", engine_version=version, max_model_len=1024, max_num_seqs=1)
+    assert plan.in_flight_tokens == batch  # one batch in flight before 0.26.0
 
 
 @pytest.mark.usefixtures("offline_home")

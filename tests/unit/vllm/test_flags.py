@@ -43,10 +43,10 @@ GOLDEN_V5E = (
     "--reasoning-parser gemma4 --host 127.0.0.1 --port 8000"
 )
 
-# A GPU host from a plan (vllm-gpu rules: utilization default 0.9, no TPU bucket/MM-chunking flags).
+# A GPU host from a plan (vllm-gpu rules: utilization default 0.92 from 0.20.0, no TPU bucket/MM-chunking flags).
 GOLDEN_H100 = (
     "vllm serve google/gemma-4-E2B-it --dtype bfloat16 --kv-cache-dtype auto --max-model-len 32768 "
-    "--tensor-parallel-size 1 --gpu-memory-utilization 0.9 --enable-prefix-caching "
+    "--tensor-parallel-size 1 --gpu-memory-utilization 0.92 --enable-prefix-caching "
     '--limit-mm-per-prompt \'{"image":4,"audio":1}\' --enable-auto-tool-choice --tool-call-parser gemma4 '
     "--reasoning-parser gemma4 --host 127.0.0.1 --port 8000"
 )
