@@ -177,12 +177,18 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
     )
 
 
+def _trace(config: BenchConfig) -> list[trace.TraceItem]:
+    """The requests of `config`'s trace, checked to be the bytes the run started with (input_sha256)."""
+    assert config.trace_file is not None
+    return trace.load_trace(config.trace_file, config.input_sha256.get("trace_file"))
+
+
 def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
     """A request's largest prompt, tokens (~): the context itself; for the agent workload the system prompt
     plus every turn's user text and all but the last turn's call and result (the last turn's prompt); for a
     trace its longest prompt."""
     if config.workload == "trace" and config.trace_file is not None:
-        return max(i.input_tokens for i in trace.load_trace(config.trace_file))
+        return max(i.input_tokens for i in _trace(config))
     if config.workload != "agent":
         return context_tokens
     per_turn = config.call_tokens + config.result_tokens
@@ -269,7 +275,7 @@ def rep_arrivals(config: BenchConfig, ctx: int, clients: int, rep: int) -> list[
     """Open loop: the send offsets (s after warm-up) of one repetition's measured requests, reproducible from
     the config's seed (or the trace's times); request k goes to stream k % clients. None for a closed loop."""
     if config.workload == "trace" and config.trace_file is not None:
-        return trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
+        return trace.offsets_s(_trace(config), config.trace_speed)
     if config.rate_per_s is None:
         return None
     return arrival_offsets(
@@ -416,7 +422,7 @@ class _Run:
         prompt length (the builder caches it), checked on the rep's first line as the grid does."""
         assert self.config.trace_file is not None
         out = []
-        for item in trace.load_trace(self.config.trace_file):
+        for item in _trace(self.config):
             k, counted = await asyncio.to_thread(builder.fit, first_line(tag, 0, 0), item.input_tokens)
             out.append((k, item.output_tokens, counted))
         return out
@@ -652,7 +658,7 @@ class _Run:
                 self.save()
             cells = cfg.grid_cells()
             if cfg.trace_file is not None:  # a trace's cell is named by its median prompt length
-                median = trace.median_input(trace.load_trace(cfg.trace_file))
+                median = trace.median_input(_trace(cfg))
                 cells = [(median, clients) for clients in cfg.clients]
             with self.requests_path.open("a") as sink:
                 try:

@@ -14,6 +14,7 @@ is late, and the run's slip says so (the schedule ran past what the server can t
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from pathlib import Path
 
@@ -54,15 +55,23 @@ class TraceItem(StrictModel):
         return (self.timestamp_ms or 0.0) / 1000.0
 
 
-def load_trace(path: Path) -> list[TraceItem]:
-    """The trace's requests in file order. Raises ConfigError naming the file and line of a bad entry, or
-    when the file is missing, empty, not text, or longer than MAX_REQUESTS lines."""
+def load_trace(path: Path, sha256: str | None = None) -> list[TraceItem]:
+    """The trace's requests in file order. `sha256`: the hex digest the run started with (BenchConfig.input_sha256);
+    a run reads its trace again for each repetition, and other bytes then would mix two workloads in one run.
+    Raises ConfigError naming the file and line of a bad entry, or when the file is missing, empty, not text,
+    longer than MAX_REQUESTS lines, or not the bytes `sha256` names."""
     try:
-        lines = read_regular(Path(path)).decode("utf-8").splitlines()
+        data = read_regular(Path(path))
+        lines = data.decode("utf-8").splitlines()
     except OSError as exc:
         raise ConfigError(f"--trace {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"--trace {path}: not UTF-8 text (byte {exc.start}); a trace is JSONL") from None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ConfigError(
+            f"--trace {path} changed during the run (not the bytes it started with): restore it to resume, or start a "
+            "new run"
+        )
     if len(lines) > MAX_REQUESTS:
         raise ConfigError(f"--trace {path}: {len(lines):,} lines; at most {MAX_REQUESTS:,} requests")
     items = []

@@ -151,3 +151,16 @@ def test_the_cli_resumes_a_moved_trace_and_refuses_an_edited_one_in_one_line(
     refused = CliRunner().invoke(app(), ["bench", "--resume", str(tmp_path / "run")])
     assert refused.exit_code != 0
     assert str(refused.exception) == f"cannot resume {tmp_path / 'run'}: --trace {moved} changed since the run started"
+
+
+def test_a_trace_edited_during_the_run_stops_it_in_one_line(fake_server: FakeVllm, tmp_path: Path) -> None:
+    """The run reads its trace again for each repetition (bench.runner._trace); the digest is taken once, when the
+    run starts. A trace rewritten after that was replayed as the new workload into the same run."""
+    trace = write_trace(tmp_path / "t.jsonl", TRACE)
+
+    def edit(event: ProgressEvent) -> None:  # the first progress line comes after the run took the digest
+        write_trace(trace, [{**row, "input_length": 90} for row in TRACE])
+
+    config = trace_run(fake_server, trace).model_copy(update={"reps": 2})
+    with pytest.raises(ConfigError, match=r"^--trace .*t\.jsonl changed during the run \(not the bytes it started"):
+        run_grid(config, tmp_path / "run", on_progress=edit)
