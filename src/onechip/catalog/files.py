@@ -405,9 +405,23 @@ class MropeCacheRule(VersionedRule):
 
 class BlockSizeChoices(VersionedRule):
     """The --block-size values one range of vLLM releases accepts (engines.json `block_size_choices`): its
-    argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value."""
+    argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value; and,
+    where read, the block size those releases take when none is given (planner.rules.EngineRules.block_size_for)."""
 
     choices: list[int] | None = Field(description="The values accepted; None: any positive integer.")
+    default: int | None = Field(
+        default=None,
+        gt=0,
+        description="Block size in tokens when --block-size is not given (vllm/config/cache.py "
+        "CacheConfig.DEFAULT_BLOCK_SIZE, which the first attention backend keeps when its kernel block sizes divide "
+        "it); None: the engine's default_block_size.",
+    )
+    rocm_default: int | None = Field(
+        default=None,
+        gt=0,
+        description="On ROCm, a non-MLA model's block size when --block-size is not given (the first ROCm backend's "
+        "get_preferred_block_size); None: `default`.",
+    )
     source: str = Field(description="The engine source read, with file and version.")
 
 

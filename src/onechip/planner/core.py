@@ -889,7 +889,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
-    block = rules.block_size_for(max_model_len, request.block_size)
+    rocm_mha = acc.kind == "gpu" and acc.manufacturer == "AMD" and not _is_mla(src.text_config)
+    block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha)
     if host is not None:
         block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
     return _Resolved(

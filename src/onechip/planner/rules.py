@@ -76,12 +76,18 @@ class EngineRules(EngineEntry):
 
     name: str = Field(description="Engine key, e.g. 'vllm-tpu'.")
 
-    def block_size_for(self, max_model_len: int, requested: int | None) -> int:
-        """Block size in tokens: the requested one, else the engine's rule.
+    def block_size_for(
+        self, max_model_len: int, requested: int | None, engine_version: str | None = None, *, rocm_mha: bool = False
+    ) -> int:
+        """Block size in tokens: the requested one (vLLM keeps a --block-size), else the engine's rule.
 
         vllm-tpu keeps `per_request_blocks` per max-len request: block = next power of two of
         ceil(max_model_len / per_request_blocks), at least `min_block_size` (seed article: 16,384 -> 32,
-        32,768 -> 64). Others use `default_block_size`.
+        32,768 -> 64). Others take the `default` of the block_size_choices rule covering `engine_version` (None:
+        the release the rules were read from), `rocm_default` for a non-MLA model on ROCm (`rocm_mha`), where the
+        rule states them (vLLM 0.34.0 moved CacheConfig.DEFAULT_BLOCK_SIZE from 16 to 64), else
+        `default_block_size`. Raises ConfigError for a block size that is not positive, a version that is not a
+        release number, or an engine with no block-size rule.
         """
         if requested is not None:
             if requested <= 0:
@@ -91,6 +97,12 @@ class EngineRules(EngineEntry):
             need = cdiv(max_model_len, self.per_request_blocks)
             pow2 = 1 << max(0, (need - 1).bit_length())
             return max(self.min_block_size or 1, pow2)
+        version = engine_version or self.release or self.version
+        rule = next((r for r in self.block_size_choices if r.covers(version)), None)
+        if rule is not None and rocm_mha and rule.rocm_default is not None:
+            return rule.rocm_default
+        if rule is not None and rule.default is not None:
+            return rule.default
         if self.default_block_size:
             return self.default_block_size
         raise ConfigError(f"engine {self.name}: no block-size rule in engines.json")
