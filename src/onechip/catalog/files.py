@@ -446,6 +446,31 @@ class KernelBlockSizeRule(VersionedRule):
     date: str = Field(description="ISO date read.")
 
 
+class MlaBlockSizeRule(VersionedRule):
+    """The KV block size an MLA model (config kv_lora_rank) takes without --block-size on some NVIDIA cards, for one
+    range of vLLM releases (engines.json `mla_block_sizes`; planner.rules.EngineRules.block_size_for): the first MLA
+    backend the platform picks there forces or prefers a size other than the release's default. Entries are tried in
+    order and the first that matches the card, the KV cache dtype and the model's qk_nope_head_dim wins; a case no
+    entry matches takes the release's default."""
+
+    capabilities: list[int] = Field(
+        description="CUDA compute capabilities x 10 the entry holds on (accelerators.json architecture_compute_"
+        "capability)."
+    )
+    kv_cache_dtypes: list[str] | None = Field(
+        default=None, description="The --kv-cache-dtype values it holds for; None: any."
+    )
+    qk_nope_head_dims: list[int] | None = Field(
+        default=None,
+        description="The config qk_nope_head_dim values it holds for (a config without one reads as 1, as vLLM's "
+        "getattr(hf_text_config, 'qk_nope_head_dim', 1)); None: any.",
+    )
+    backend: str = Field(description="The MLA attention backend vLLM serves the case with.")
+    block_size: int = Field(gt=0, description="Block size in tokens that backend leaves.")
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="ISO date read.")
+
+
 class KvGroupSizeRule(VersionedRule):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
@@ -1240,6 +1265,11 @@ class EngineEntry(StrictModel):
     kernel_block_sizes: list[KernelBlockSizeRule] = Field(
         default_factory=list,
         description="The block sizes the attention backends can use, by the releases read (empty: not checked).",
+    )
+    mla_block_sizes: list[MlaBlockSizeRule] = Field(
+        default_factory=list,
+        description="An MLA model's block size without --block-size, by release, card and KV cache dtype, where the "
+        "MLA backend vLLM picks moves it off the release's default (empty: the default everywhere).",
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."

@@ -72,6 +72,7 @@ from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
     Accelerator,
     EngineRules,
+    MlaCase,
     accelerator,
     chip_key,
     engine_rules,
@@ -890,7 +891,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     rocm_mha = acc.kind == "gpu" and acc.manufacturer == "AMD" and not _is_mla(src.text_config)
-    block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha)
+    block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha,
+                                 mla=_mla_case(acc, request, src.text_config))  # fmt: skip
     if host is not None:
         block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
     return _Resolved(
@@ -2242,6 +2244,17 @@ def _quant_method(config: ModelConfig) -> str:
 def _is_moe(text: Mapping[str, Any]) -> bool:
     """A mixture-of-experts text config: vLLM's get_num_experts() > 0 over these keys (v2.models' is_moe)."""
     return any(text.get(name) for name in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
+
+
+def _mla_case(acc: Accelerator, request: PlanRequest, text: Mapping[str, Any]) -> MlaCase | None:
+    """What picks a dense MLA model's attention backend on an NVIDIA card (EngineRules.block_size_for); None for
+    another model or card, and for a sparse-attention MLA model (config index_topk, DeepSeek-V3.2), whose sparse
+    backends are not modelled here."""
+    cap = acc.compute_capability if acc.kind == "gpu" and acc.manufacturer != "AMD" else None
+    if cap is None or not _is_mla(text) or text.get("index_topk") is not None:
+        return None
+    qk_nope = text.get("qk_nope_head_dim")
+    return MlaCase(cap, request.kv_cache_dtype, qk_nope if isinstance(qk_nope, int) else 1)
 
 
 def _is_mla(text: Mapping[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -17,6 +17,7 @@ from onechip import catalog
 from onechip.catalog.files import (
     AcceleratorEntry,
     EngineEntry,
+    MlaBlockSizeRule,
     TextOnlyClassesRule,
     V0Fallback,
     release_key,
@@ -71,13 +72,38 @@ class Accelerator(AcceleratorEntry):
         return self.memory_bytes // self.devices_per_chip if self.memory_bytes else None
 
 
+class MlaCase(NamedTuple):
+    """What picks an MLA model's attention backend on an NVIDIA card (engines.json `mla_block_sizes`)."""
+
+    capability: int
+    """CUDA compute capability x 10."""
+    kv_cache_dtype: str
+    """The --kv-cache-dtype."""
+    qk_nope_head_dim: int
+    """The config's qk_nope_head_dim; 1 when it has none (vLLM's getattr default)."""
+
+    def matches(self, rule: MlaBlockSizeRule) -> bool:
+        """Whether `rule` holds for this card, KV cache dtype and head dim (its version is the caller's)."""
+        return (
+            self.capability in rule.capabilities
+            and (rule.kv_cache_dtypes is None or self.kv_cache_dtype in rule.kv_cache_dtypes)
+            and (rule.qk_nope_head_dims is None or self.qk_nope_head_dim in rule.qk_nope_head_dims)
+        )
+
+
 class EngineRules(EngineEntry):
     """A rule set from engines.json, with its engine key and the logic that turns a rule into a value."""
 
     name: str = Field(description="Engine key, e.g. 'vllm-tpu'.")
 
     def block_size_for(
-        self, max_model_len: int, requested: int | None, engine_version: str | None = None, *, rocm_mha: bool = False
+        self,
+        max_model_len: int,
+        requested: int | None,
+        engine_version: str | None = None,
+        *,
+        rocm_mha: bool = False,
+        mla: MlaCase | None = None,
     ) -> int:
         """Block size in tokens: the requested one (vLLM keeps a --block-size), else the engine's rule.
 
@@ -86,8 +112,11 @@ class EngineRules(EngineEntry):
         32,768 -> 64). Others take the `default` of the block_size_choices rule covering `engine_version` (None:
         the release the rules were read from), `rocm_default` for a non-MLA model on ROCm (`rocm_mha`), where the
         rule states them (vLLM 0.34.0 moved CacheConfig.DEFAULT_BLOCK_SIZE from 16 to 64), else
-        `default_block_size`. Raises ConfigError for a block size that is not positive, a version that is not a
-        release number, or an engine with no block-size rule.
+        `default_block_size`. An MLA model on an NVIDIA card (`mla`) takes the first `mla_block_sizes` entry of
+        the release that matches its card, KV cache dtype and qk_nope_head_dim before those (the MLA backend vLLM
+        picks forces or prefers another size: FLASHMLA 64, FLASHINFER_MLA 32 or 64, CUTLASS_MLA 128). Raises
+        ConfigError for a block size that is not positive, a version that is not a release number, or an engine with
+        no block-size rule.
         """
         if requested is not None:
             if requested <= 0:
@@ -98,6 +127,10 @@ class EngineRules(EngineEntry):
             pow2 = 1 << max(0, (need - 1).bit_length())
             return max(self.min_block_size or 1, pow2)
         version = engine_version or self.release or self.version
+        if mla is not None:
+            forced = next((m for m in self.mla_block_sizes if m.covers(version) and mla.matches(m)), None)
+            if forced is not None:
+                return forced.block_size
         rule = next((r for r in self.block_size_choices if r.covers(version)), None)
         if rule is not None and rocm_mha and rule.rocm_default is not None:
             return rule.rocm_default
