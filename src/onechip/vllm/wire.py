@@ -32,6 +32,7 @@ answers `{"version": "0.x.y"}`. Error bodies come as OpenAI `{"error": {"message
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import time
@@ -806,11 +807,30 @@ def api_key_from_env(base_url: str | None = None) -> str | None:
     export (vllm.flag_table refuses the key on the command line) and what vLLM requires on /v1 when --api-key is not
     given (vllm/entrypoints/serve/middleware/register.py `args.api_key or [envs.VLLM_API_KEY]`, 0.32.0 wheel).
 
-    A server on this host (a loopback `base_url`: the engine `up` or `demo` started, which inherits this environment,
-    or one the user started beside it): $VLLM_API_KEY first. When it is set it is the one key such an engine takes,
-    and an OPENAI_API_KEY beside it is most likely the user's key for OpenAI (a 401 from the local engine).
+    A server on this host (a `base_url` whose host is this machine, on_this_host: the engine `up` or `demo` started,
+    which inherits this environment, or one the user started beside it): $VLLM_API_KEY first. When it is set it is
+    the one key such an engine takes, and an OPENAI_API_KEY beside it is most likely the user's key for OpenAI (a 401
+    from the local engine).
     """
-    host = httpx.URL(base_url).host if base_url else ""
-    local = host in ("localhost", "::1") or host.startswith("127.")
+    local = on_this_host(httpx.URL(base_url).host) if base_url else False
     names = ("VLLM_API_KEY", "OPENAI_API_KEY") if local else ("OPENAI_API_KEY", "VLLM_API_KEY")
     return next((os.environ[name] for name in names if os.environ.get(name)), None)
+
+
+def on_this_host(host: str) -> bool:
+    """Whether a URL's `host` reaches this machine without leaving it: 'localhost' and its subdomains (RFC 6761
+    6.3, which resolvers answer with the loopback; a trailing root dot too), a loopback address (127.0.0.0/8, ::1,
+    and ::1's IPv4-mapped form of a 127 address), or the unspecified address (0.0.0.0, ::), which a connect on Linux
+    and macOS sends to this host and which `vllm serve --host 0.0.0.0` prints in its 'http://0.0.0.0:8000' line.
+    A name is read as written, never resolved: '127.example.com' is a name like any other (its text looks like a
+    loopback address, and whoever owns the domain decides where it goes)."""
+    name = host.lower().removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        addr = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.is_loopback or addr.is_unspecified

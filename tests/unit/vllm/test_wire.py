@@ -649,3 +649,29 @@ def test_the_key_never_shows_in_an_error_even_when_the_server_echoes_it(
         (c.chat_stream if stream else c.chat)(wire.chat_body("m", [], 4))
     assert sent == [f"Bearer {key}"] and info.value.status_code == 401
     assert key not in str(info.value) and str(info.value).endswith("bad credentials: Bearer ***")
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://0.0.0.0:8000", True),  # what `vllm serve --host 0.0.0.0` prints; a connect there stays on this host
+        ("http://[::]:8000", True),
+        ("http://127.0.0.2:8000", True),
+        ("http://LOCALHOST.:8000", True),
+        ("http://engine.localhost:8000", True),  # RFC 6761 6.3: resolvers answer *.localhost with the loopback
+        ("http://[::ffff:127.0.0.1]:8000", True),
+        ("http://127.example.com:8000", False),  # a DNS name that only starts like a loopback address
+        ("http://127.0.0.1.nip.io:8000", False),
+        ("http://localhost.example.com:8000", False),
+        ("http://10.0.0.5:8000", False),
+    ],
+)
+def test_a_server_on_this_host_is_told_by_its_address_not_by_how_its_name_begins(
+    monkeypatch: pytest.MonkeyPatch, url: str, local: bool
+) -> None:
+    """The local engine's key (VLLM_API_KEY) goes first to a URL that reaches this machine, whatever form the
+    address takes, and never first to a host whose name merely begins with '127.' (a name is not resolved: its
+    domain's owner decides where it goes, and there the user's OPENAI_API_KEY is the key meant for another host)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k-openai")
+    monkeypatch.setenv("VLLM_API_KEY", "k-vllm")
+    assert wire.api_key_from_env(url) == ("k-vllm" if local else "k-openai")
