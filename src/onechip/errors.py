@@ -198,11 +198,12 @@ def names_a_path(name: str, value: str) -> bool:
     """True when environment variable `name` says where a secret is kept (_PATH_NAME) and `value` reads as a file's
     path: one word, not JSON, that starts at a root ('/', '~/', './', '../') or has a folder and an extension
     ('keys/adc.json'). Key text put there by mistake stays a secret: a JWT has no '/', base64 no '.' (and starts with
-    '/' by chance only, 1 in 64), a PEM key has spaces, JSON starts with '{'; a bare 'adc.json' stays redacted too
-    (over-masking is the safe side)."""
+    '/' by chance only, 1 in 64), a PEM key has spaces, JSON starts with '{', a location with credentials in it
+    ('user:pw@host:/x.json', scp's form, which no URL pattern catches without '://') has '@' or ':'; a bare 'adc.json'
+    stays redacted too (over-masking is the safe side)."""
     _, slash, file = value.rpartition("/")
     rooted = value.startswith(("/", "~/", "./", "../"))
-    one_word = value.split() == [value] and not value.startswith("{")
+    one_word = value.split() == [value] and not value.startswith("{") and not set("@:") & set(value)
     return bool(_PATH_NAME.search(name.upper())) and one_word and (rooted or bool(slash) and "." in file.strip("."))
 
 

@@ -102,6 +102,8 @@ def test_a_secret_file_path_in_the_environment_is_shown(monkeypatch, name, path)
      ("GOOGLE_APPLICATION_CREDENTIALS", "ewogICJ0eXBlIjogInNlcnZpY2VfYWNj/b3VudCIK"),  # base64: a '/', no '.'
      ("AWS_WEB_IDENTITY_TOKEN_FILE", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"),  # a JWT: no '/'
      ("GOOGLE_APPLICATION_CREDENTIALS", "adc.json"),  # no folder: not told from a token with a dot
+     ("DB_PASSWORD_FILE", "admin:hunter2pw@db.internal:/creds/x.json"),  # scp's user:pw@host:path, no '://'
+     ("GOOGLE_APPLICATION_CREDENTIALS", "/svc@pw123/adc.json"),
      # a secret's own variable, whatever its value looks like
      ("HF_TOKEN", "/not/a/path.json"), ("OPENAI_API_KEY", "/a/b.c"), ("GITHUB_TOKEN", "/x/y.z"),
      ("APP_SECRET", "/x/y.z"), ("DB_PASSWORD", "/x/y.z"), ("MY_API_KEY", "/x/y.z")],

@@ -225,9 +225,9 @@ def arrival_offsets(
 def saved_config(out_dir: Path) -> BenchConfig | None:
     """The config of the run saved in `out_dir` (its summary.json), None when there is none yet.
 
-    Raises ConfigError when summary.json exists but cannot be read."""
+    Raises ConfigError when summary.json is there but cannot be read: a folder, a broken or looping symlink."""
     path = Path(out_dir) / RUN_FILES["bench"]
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
         return BenchRun.model_validate_json(path.read_text()).config

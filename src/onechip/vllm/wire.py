@@ -312,9 +312,12 @@ def empty_token(choice: Json) -> bool:
 
 def generated_text(choice: Json) -> dict[str, str]:
     """The generated text a streamed choice's delta carries, by GENERATED_DELTA_FIELDS field (tool calls and a
-    legacy function call: their arguments); fields without text are left out."""
+    legacy function call: their arguments; the reasoning once, as `reasoning`, where a server sends it under both
+    REASONING_FIELDS names, old and new, in one delta); fields without text are left out."""
     delta = choice.get("delta") or {}
-    out = {f: str(delta[f]) for f in GENERATED_DELTA_FIELDS[:3] if delta.get(f)}
+    out = {"content": str(delta["content"])} if delta.get("content") else {}
+    if reasoning := reasoning_text(delta):
+        out["reasoning"] = reasoning
     calls = [*(delta.get("tool_calls") or []), {"function": delta.get("function_call")}]
     args = "".join(str((c.get("function") or {}).get("arguments") or "") for c in calls if isinstance(c, dict))
     if args:

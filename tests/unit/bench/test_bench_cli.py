@@ -7,6 +7,7 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -118,6 +119,17 @@ def test_resume_needs_only_the_directory(fake_server: FakeVllm, tmp_path: Path) 
     ):
         bad = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir), *extra])
         assert bad.exit_code != 0 and message in str(bad.exception)
+
+
+@pytest.mark.parametrize("target", ["summary.json", "gone.json"], ids=["loop", "dangling"])
+def test_resume_of_a_summary_that_is_a_broken_symlink_says_it_is_unreadable(tmp_path: Path, target: str) -> None:
+    """saved_config took a summary.json that is a looping or dangling symlink for none (Path.is_file follows the
+    link) and asked for the server URL, as if the run had saved nothing; the report reads such a file as damaged."""
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "summary.json").symlink_to(run_dir / target)
+    r = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir)])
+    assert r.exit_code != 0 and f"cannot resume {run_dir}: summary.json is unreadable (" in str(r.exception)
 
 
 def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeVllm, tmp_path: Path) -> None:

@@ -228,6 +228,15 @@ def test_a_tool_call_name_delta_is_generated_and_only_arguments_are_text() -> No
     assert wire.has_generated(legacy) and wire.generated_text(legacy) == {"tool_calls": '{"a": 1}'}
 
 
+def test_reasoning_sent_under_both_names_is_one_text() -> None:
+    """vllm-project/vllm#27752 (merged 2025-11) renamed `reasoning_content` to `reasoning` and kept the old name
+    beside it for compatibility until #33402 (2026-01): a delta then carries the same text twice. It was counted
+    twice (bench's own count of a server without usage, bench.client generated())."""
+    both = {"delta": {"reasoning": "Let me think", "reasoning_content": "Let me think", "content": "Hi"}}
+    assert wire.generated_text(both) == {"content": "Hi", "reasoning": "Let me think"}
+    assert wire.reasoning_text(both["delta"]) == "Let me think"
+
+
 # -- /v1/models ------------------------------------------------------------------------------------------
 def test_models_reads_vllms_max_model_len_and_resolves_the_served_model() -> None:
     body = {"object": "list", "data": [{"id": "a", "max_model_len": 8192}, {"id": "b"}]}
