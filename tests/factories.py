@@ -73,6 +73,26 @@ MISTRAL_LIKE: dict[str, Any] = {
     "torch_dtype": "bfloat16",
 }
 
+# DeepSeek-V2-Lite's attention (MLA; geometry only, 4 layers): a 512-wide latent and 64 rope dims cached per token,
+# qk_nope_head_dim 128
+MLA_LIKE: dict[str, Any] = {
+    "architectures": ["DeepseekV2ForCausalLM"],
+    "model_type": "deepseek_v2",
+    "hidden_size": 2048,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128,
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+    "n_routed_experts": 64,
+    "num_experts_per_tok": 6,
+    "max_position_embeddings": 163840,
+    "dtype": "bfloat16",
+}
+
 
 # Keys of a saved config.json that transformers' config constructors do not take back as arguments (time_step_limit:
 # transformers 5.19 saves (0.0, inf) with inf as {'__float__': 'Infinity'}, which the strict field refuses; the

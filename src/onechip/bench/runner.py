@@ -722,9 +722,9 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
-    if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, bytes
-        trace.offsets_s(trace.load_trace(config.trace_file), config.trace_speed)
     config = config.model_copy(update={"input_sha256": input_digests(config)})  # what a resume compares
+    if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, the bytes
+        trace.offsets_s(_trace(config), config.trace_speed)  # digested above, so those checked are those compared
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")

@@ -4,8 +4,8 @@ Domains and the `--only` names that select them: smoke → chat, tools → tool_
 (MCP `count_ids`), needle → long_context, determinism → determinism, multimodal → multimodal (only when
 asked: it is not in DEFAULT_ORDER). Each returns a `CheckResult` with
 a verdict drawn from its probes; nothing here prints (progress goes through `on_progress`). Every probe
-talks to the server through one `vllm.wire.WireClient` (sent `Authorization: Bearer <key>`, the key from
-$OPENAI_API_KEY, else $VLLM_API_KEY: vllm.wire.api_key_from_env, for a server started with `--api-key`).
+talks to the server through one `vllm.wire.WireClient` (sent `Authorization: Bearer <key>`, the key
+vllm.wire.api_key_from_env gives for the server's host, for a server started with `--api-key`).
 """
 
 from __future__ import annotations

@@ -180,9 +180,9 @@ def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
     request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
     userinfo), query or fragment: the base URL is recorded in every run's files and reports, so a password or key
     there would be stored and shown, and a path is appended to it (a query would end up before /v1/...). vLLM
-    checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY, else $VLLM_API_KEY
-    (vllm.wire.api_key_from_env); `key_hint` says where the key goes instead (another server: the Hub, the Billing
-    Catalog). Raises ValueError."""
+    checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY or $VLLM_API_KEY
+    (vllm.wire.api_key_from_env: which first follows the server's host); `key_hint` says where the key goes instead
+    (another server: the Hub, the Billing Catalog). Raises ValueError."""
     parts = urlsplit(url.strip())
     if parts.password is not None:
         raise ValueError(

@@ -8,7 +8,6 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from datetime import date
@@ -37,6 +36,7 @@ from onechip.schemas.inputs import (
     MAX_POSITIONS,
     Cli,
     RequestModel,
+    as_typed,
     comma_list,
     flag_of,
     given,
@@ -191,13 +191,15 @@ class SizingOptions(RequestModel):
     def sizing_given(self) -> list[str]:
         """The options of these set away from their defaults, as typed ('--tensor-parallel-size 4',
         '--enforce-eager', '--text-only'); a default stated (an MCP caller may) is taken for 'not given'."""
-        given = [f"--tensor-parallel-size {self.tensor_parallel_size}"] if self.tensor_parallel_size != 1 else []
-        caching_off = ["--no-enable-prefix-caching"] * (self.enable_prefix_caching is False)
-        limits = [f"--limit-mm-per-prompt {json.dumps(self.limit_mm_per_prompt, separators=(',', ':'))}"] * (
-            self.limit_mm_per_prompt is not None
-        )
-        text_only = ["--text-only"] * (not self.multimodal) + ["--language-model-only"] * self.language_model_only
-        return given + ["--enforce-eager"] * self.enforce_eager + text_only + limits + caching_off
+        away = {
+            "tensor_parallel_size": self.tensor_parallel_size != 1,
+            "enforce_eager": self.enforce_eager,
+            "multimodal": not self.multimodal,
+            "language_model_only": self.language_model_only,
+            "limit_mm_per_prompt": self.limit_mm_per_prompt is not None,
+            "enable_prefix_caching": self.enable_prefix_caching is False,
+        }
+        return [as_typed(SizingOptions, name, getattr(self, name)) for name, off_default in away.items() if off_default]
 
     @model_validator(mode="after")
     def _text_only_has_no_items(self) -> SizingOptions:

@@ -16,18 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factories import SMOLLM2_CONFIG, sized_checkpoint
+from factories import MLA_LIKE, SMOLLM2_CONFIG, sized_checkpoint
 from onechip.planner import plan_model
 
 # Llama-3-8B's attention on four layers: 8 KV heads x 128, bf16: 4 x 2 x 8 x 128 x 2 B = 16,384 B per token
 LLAMA_LIKE = {**SMOLLM2_CONFIG, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
               "head_dim": 128, "num_hidden_layers": 4, "vocab_size": 128256}  # fmt: skip
-# DeepSeek-V2-Lite's attention (MLA): a 512-wide latent and 64 rope dims cached per token
-MLA_LIKE = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
-            "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512,
-            "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "vocab_size": 102400,
-            "n_routed_experts": 64, "num_experts_per_tok": 6, "max_position_embeddings": 163840,
-            "dtype": "bfloat16"}  # fmt: skip
 POOL = 8 * 2**30  # an explicit pool: the blocks follow from the block size alone
 
 

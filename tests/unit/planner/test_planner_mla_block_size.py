@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import MLA_LIKE, sized_checkpoint
 from onechip.planner import plan_model
 
-# DeepSeek-V2-Lite's attention (MLA): a 512-wide latent and 64 rope dims cached per token, qk_nope_head_dim 128
-MLA_LIKE = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
-            "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512,
-            "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "vocab_size": 102400,
-            "n_routed_experts": 64, "num_experts_per_tok": 6, "max_position_embeddings": 163840,
-            "dtype": "bfloat16"}  # fmt: skip
 POOL = 8 * 2**30  # an explicit pool: the blocks follow from the block size alone
 
 
