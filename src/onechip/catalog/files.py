@@ -447,8 +447,8 @@ class KernelBlockSizeRule(VersionedRule):
 
 
 class MlaBlockSizeRule(VersionedRule):
-    """The KV block size an MLA model (config kv_lora_rank) takes without --block-size on some NVIDIA cards, for one
-    range of vLLM releases (engines.json `mla_block_sizes`; planner.rules.EngineRules.block_size_for): the first MLA
+    """The KV block size an MLA model (config kv_lora_rank) takes on some NVIDIA cards, for one range of vLLM
+    releases (engines.json `mla_block_sizes`; planner.rules.EngineRules.block_size_for): the first MLA
     backend the platform picks there forces or prefers a size other than the release's default. Entries are tried in
     order and the first that matches the card, the KV cache dtype and the model's qk_nope_head_dim wins; a case no
     entry matches takes the release's default."""
@@ -467,8 +467,24 @@ class MlaBlockSizeRule(VersionedRule):
     )
     backend: str = Field(description="The MLA attention backend vLLM serves the case with.")
     block_size: int = Field(gt=0, description="Block size in tokens that backend leaves.")
+    given_kept_sizes: list[int] = Field(
+        default_factory=list,
+        description="A --block-size the release keeps as given for this backend; any other given size is replaced by "
+        "block_size where this or given_kept_multiple_of is set (check_and_update_config before 0.18.0). Both unset: "
+        "a given size is kept (0.18.0 on: backend selection takes it).",
+    )
+    given_kept_multiple_of: int | None = Field(
+        default=None, gt=0, description="A --block-size that is a multiple of this is kept as given (see above)."
+    )
     source: str = Field(description="The engine source read, with file, function and versions.")
     date: str = Field(description="ISO date read.")
+
+    def replaces(self, given: int) -> bool:
+        """Whether the release replaces a --block-size of `given` tokens by block_size for this backend."""
+        if not self.given_kept_sizes and self.given_kept_multiple_of is None:
+            return False
+        multiple = self.given_kept_multiple_of is not None and given % self.given_kept_multiple_of == 0
+        return given not in self.given_kept_sizes and not multiple
 
 
 class KvGroupSizeRule(VersionedRule):
@@ -1268,8 +1284,9 @@ class EngineEntry(StrictModel):
     )
     mla_block_sizes: list[MlaBlockSizeRule] = Field(
         default_factory=list,
-        description="An MLA model's block size without --block-size, by release, card and KV cache dtype, where the "
-        "MLA backend vLLM picks moves it off the release's default (empty: the default everywhere).",
+        description="An MLA model's block size, by release, card and KV cache dtype, where the MLA backend vLLM "
+        "picks moves it off the release's default or replaces a --block-size it cannot use (empty: the default "
+        "everywhere).",
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."

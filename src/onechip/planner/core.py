@@ -891,8 +891,10 @@ def _resolve(request: PlanRequest) -> _Resolved:
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
     rocm_mha = acc.kind == "gpu" and acc.manufacturer == "AMD" and not _is_mla(src.text_config)
-    block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha,
-                                 mla=_mla_case(acc, request, src.text_config))  # fmt: skip
+    mla = _mla_case(acc, request, src.text_config)
+    block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha, mla=mla)
+    if request.block_size is not None and block != request.block_size:
+        notes.append(_mla_block_replaced_note(rules, request, mla, block))
     if host is not None:
         block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
     return _Resolved(
@@ -1386,7 +1388,11 @@ def _serve_settings(
             value=util, reason="cap for weights + KV; memory outside it holds programs",
             source=given("utilization", "engine-rules"),
         ) if util is not None and not pinned else None,
-        block_size=ServeSetting[int](value=r.block, reason="requested", source="request")
+        block_size=ServeSetting[int](
+            value=r.block, source="request",
+            reason="requested" if r.block == request.block_size else f"requested {request.block_size}, which the "
+            "engine replaces (plan warning mla-block-size-replaced)",
+        )
         if request.block_size is not None else None,
         enforce_eager=ServeSetting[bool](value=True, reason=eager, source="request") if request.enforce_eager else None,
         enable_prompt_embeds=ServeSetting[bool](
@@ -2255,6 +2261,19 @@ def _mla_case(acc: Accelerator, request: PlanRequest, text: Mapping[str, Any]) -
         return None
     qk_nope = text.get("qk_nope_head_dim")
     return MlaCase(cap, request.kv_cache_dtype, qk_nope if isinstance(qk_nope, int) else 1)
+
+
+def _mla_block_replaced_note(rules: EngineRules, request: PlanRequest, mla: MlaCase | None, block: int) -> PlanWarning:
+    """A --block-size the release's MLA backend cannot use, replaced at start-up (EngineRules.block_size_for)."""
+    version = request.engine_version or rules.release or rules.version
+    rule = rules.mla_backend(version, mla)
+    backend, source = (rule.backend, rule.source) if rule is not None else ("MLA", "engines.json mla_block_sizes")
+    return PlanWarning(
+        code="mla-block-size-replaced",
+        message=f"--block-size {request.block_size}: vLLM {version} serves this MLA model with {backend}, which "
+        f"replaces it with {block} at start-up; planned with {block}",
+        source=f"engines.json mla_block_sizes: {source}",
+    )
 
 
 def _is_mla(text: Mapping[str, Any]) -> bool:

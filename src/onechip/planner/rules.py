@@ -105,7 +105,8 @@ class EngineRules(EngineEntry):
         rocm_mha: bool = False,
         mla: MlaCase | None = None,
     ) -> int:
-        """Block size in tokens: the requested one (vLLM keeps a --block-size), else the engine's rule.
+        """Block size in tokens: the requested one (vLLM keeps a --block-size, but for the MLA case below), else the
+        engine's rule.
 
         vllm-tpu keeps `per_request_blocks` per max-len request: block = next power of two of
         ceil(max_model_len / per_request_blocks), at least `min_block_size` (seed article: 16,384 -> 32,
@@ -114,23 +115,23 @@ class EngineRules(EngineEntry):
         rule states them (vLLM 0.34.0 moved CacheConfig.DEFAULT_BLOCK_SIZE from 16 to 64), else
         `default_block_size`. An MLA model on an NVIDIA card (`mla`) takes the first `mla_block_sizes` entry of
         the release that matches its card, KV cache dtype and qk_nope_head_dim before those (the MLA backend vLLM
-        picks forces or prefers another size: FLASHMLA 64, FLASHINFER_MLA 32 or 64, CUTLASS_MLA 128). Raises
+        picks forces or prefers another size: FLASHMLA 64, FLASHINFER_MLA 32 or 64, CUTLASS_MLA 128); before 0.18.0
+        that entry also replaces a requested size its backend cannot use (MlaBlockSizeRule.replaces). Raises
         ConfigError for a block size that is not positive, a version that is not a release number, or an engine with
         no block-size rule.
         """
+        if requested is not None and requested <= 0:
+            raise ConfigError(f"block_size must be a positive integer, got {requested}")
+        version = engine_version or self.release or self.version
+        forced = self.mla_backend(version, mla)
         if requested is not None:
-            if requested <= 0:
-                raise ConfigError(f"block_size must be a positive integer, got {requested}")
-            return requested
+            return forced.block_size if forced is not None and forced.replaces(requested) else requested
         if self.per_request_blocks:
             need = cdiv(max_model_len, self.per_request_blocks)
             pow2 = 1 << max(0, (need - 1).bit_length())
             return max(self.min_block_size or 1, pow2)
-        version = engine_version or self.release or self.version
-        if mla is not None:
-            forced = next((m for m in self.mla_block_sizes if m.covers(version) and mla.matches(m)), None)
-            if forced is not None:
-                return forced.block_size
+        if forced is not None:
+            return forced.block_size
         rule = next((r for r in self.block_size_choices if r.covers(version)), None)
         if rule is not None and rocm_mha and rule.rocm_default is not None:
             return rule.rocm_default
@@ -139,6 +140,13 @@ class EngineRules(EngineEntry):
         if self.default_block_size:
             return self.default_block_size
         raise ConfigError(f"engine {self.name}: no block-size rule in engines.json")
+
+    def mla_backend(self, engine_version: str, mla: MlaCase | None) -> MlaBlockSizeRule | None:
+        """The first `mla_block_sizes` entry of `engine_version` that holds for `mla` (None: not an MLA model on an
+        NVIDIA card, or its backend keeps the release's block)."""
+        if mla is None:
+            return None
+        return next((m for m in self.mla_block_sizes if m.covers(engine_version) and mla.matches(m)), None)
 
     def async_scheduling(self, engine_version: str | None) -> bool:
         """Whether this engine runs vLLM's async scheduling by default at `engine_version` (None, or the rules'

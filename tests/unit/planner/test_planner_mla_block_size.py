@@ -70,3 +70,35 @@ def test_other_cards_keep_the_release_default(tmp_path) -> None:
     """TRITON_MLA ([MultipleOf(16)]) on an A100 or L40S: no MLA backend forces a size there."""
     assert _block(tmp_path, "a100-80gb", "0.11.0") == _block(tmp_path, "l40s", "0.33.0", "fp8") == 16
     assert _block(tmp_path, "l40s", "0.34.0") == 64
+
+
+def _given(tmp_path: Path, chip: str, version: str, block: int, **config: int):
+    path = tmp_path / f"mla-given-{'-'.join(f'{k}{v}' for k, v in config.items())}"
+    if not path.exists():
+        sized_checkpoint(path, {**MLA_LIKE, **config}, 2 * 2**30)
+    return plan_model(str(path), chip, "vllm-gpu", max_model_len=4096, multimodal=False, engine_version=version,
+                      kv_cache_memory_bytes=POOL, block_size=block)  # fmt: skip
+
+
+def test_before_0_18_a_given_block_the_mla_backend_cannot_use_is_replaced(tmp_path) -> None:
+    """check_and_update_config runs on the CLI's --block-size too (vllm/platforms/cuda.py, read in the sdists):
+    'cache_config.block_size != 64' -> 64 for FlashMLA through 0.11.0, '% 64 != 0' from 0.11.1 (0.11.1, 0.12.0,
+    0.14.0, 0.15.1, 0.16.0, 0.17.1); CUTLASS_MLA '!= 128' through 0.11.0, '% 128 != 0' from 0.11.1; FlashInfer MLA
+    keeps 32 and multiples of 64. From 0.18.0 a given size goes to backend selection and is kept."""
+    assert [_given(tmp_path, "h100", v, 16).block_size for v in ("0.8.5", "0.11.0", "0.11.1", "0.17.1")] == [64] * 4
+    assert [_given(tmp_path, "h100", v, 128).block_size for v in ("0.10.1", "0.11.0", "0.11.1", "0.14.0")] == [
+        64, 64, 128, 128,
+    ]  # fmt: skip
+    assert _given(tmp_path, "b200", "0.11.0", 64).block_size == 128
+    assert _given(tmp_path, "b200", "0.12.0", 256).block_size == 256  # 0.11.1 - 0.17.x parsers take 256
+    assert [_given(tmp_path, "b200", "0.17.1", b).block_size for b in (16, 32, 128)] == [64, 32, 128]
+    assert [_given(tmp_path, v, "0.19.0", 16).block_size for v in ("h100", "b200")] == [16, 16]
+    assert _given(tmp_path, "a100-80gb", "0.14.0", 16).block_size == 16  # TRITON_MLA: nothing forced
+
+
+def test_a_replaced_block_is_said_and_launched_as_the_engine_runs_it(tmp_path) -> None:
+    plan = _given(tmp_path, "h100", "0.14.0", 16)
+    note = next(w for w in plan.warnings if w.code == "mla-block-size-replaced")
+    assert "--block-size 16" in note.message and "FLASHMLA" in note.message and "64" in note.message
+    assert plan.serve.block_size is not None and plan.serve.block_size.value == 64
+    assert not [w for w in _given(tmp_path, "h100", "0.19.0", 16).warnings if w.code == "mla-block-size-replaced"]
