@@ -619,8 +619,20 @@ def predict(
     elif entry.get("config_file") is None:
         row["skip"] = "no config"
         return row
+    elif chip is None and "CUDA" in entry["engine"] and entry["logged"].get("total_gpu_memory_gib"):
+        # the card is not named, but the log prints the memory the runtime sees on it ('Free memory on device (free/
+        # total GiB)'): a card of that memory (gpu:<size>GiB, chips.memory_entry), an input read from the log
+        total = entry["logged"]["total_gpu_memory_gib"]
+        chip, row["note_extra"] = f"gpu:{total}GiB", f" [card not named: gpu:{total}GiB, the log's total]"
+    elif chip is None and given_pool and entry["stated"].get("nvidia_smi_total_mib"):
+        # the card is not named and vLLM prints no total, but the same file's nvidia-smi line does: with the pool given
+        # the card's memory sizes only vLLM's batch defaults (get_batch_defaults: 8,192 tokens from 70 GiB, 16,384 from
+        # 160 GiB at 0.28.0 on), which nvidia-smi's total places (it is above what torch sees by the driver's reserve)
+        gib = round(entry["stated"]["nvidia_smi_total_mib"] / 1024, 2)
+        chip, row["note_extra"] = f"gpu:{gib}GiB", f" [card not named: gpu:{gib}GiB, nvidia-smi's total in the log]"
     elif chip is None and given_pool and ("CUDA" in entry["engine"] or entry["hardware"].startswith("NVIDIA GPU")):
-        # the card is not named, but with the pool given its memory sizes nothing that is scored
+        # the card is not named: with the pool given its memory sizes nothing that is scored but vLLM's batch defaults
+        # where the log leaves them (a >= 160 GiB card's 16,384 tokens from 0.28.0: no such row stands in here)
         chip, row["note_extra"] = "gpu:1024GiB", " [card not named: any card holding the logged pool]"
     elif chip is None and given_pool and "vllm-ascend" in entry["engine"]:
         # the NPU is not named, but with the pool given its memory sizes nothing that is scored
@@ -628,11 +640,6 @@ def predict(
     elif chip is None and "vllm-ascend" in entry["engine"]:
         row["skip"] = "Ascend NPU not named in the log: the whole budget needs its memory (given-pool table only)"
         return row
-    elif chip is None and "CUDA" in entry["engine"] and entry["logged"].get("total_gpu_memory_gib"):
-        # the card is not named, but the log prints the memory the runtime sees on it ('Free memory on device (free/
-        # total GiB)'): a card of that memory (gpu:<size>GiB, chips.memory_entry), an input read from the log
-        total = entry["logged"]["total_gpu_memory_gib"]
-        chip, row["note_extra"] = f"gpu:{total}GiB", f" [card not named: gpu:{total}GiB, the log's total]"
     elif chip is None:
         row["skip"] = architecture_refusal(entry) or "chip not in catalog"
         return row
