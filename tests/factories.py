@@ -93,6 +93,16 @@ MLA_LIKE: dict[str, Any] = {
     "dtype": "bfloat16",
 }
 
+# A DeepSeek-V3.2-style sparse-attention MLA config (config index_topk: the lightning indexer) on MLA_LIKE's 4 layers.
+DSA_LIKE: dict[str, Any] = {
+    **MLA_LIKE,
+    "architectures": ["DeepseekV32ForCausalLM"],
+    "model_type": "deepseek_v32",
+    "index_topk": 2048,
+    "index_head_dim": 128,
+    "index_n_heads": 64,
+}
+
 
 # Keys of a saved config.json that transformers' config constructors do not take back as arguments (time_step_limit:
 # transformers 5.19 saves (0.0, inf) with inf as {'__float__': 'Infinity'}, which the strict field refuses; the

@@ -487,6 +487,33 @@ class MlaBlockSizeRule(VersionedRule):
         return given not in self.given_kept_sizes and not multiple
 
 
+class SparseMlaRule(VersionedRule):
+    """How one range of vLLM releases caches a sparse-attention MLA model (DeepSeek-V3.2 / GLM-5 DSA: config index_topk)
+    on an NVIDIA card (engines.json `sparse_mla`; planner.core._sparse_mla): the sparse backend and the block size it
+    forces, the cache format of the MLA latent by --kv-cache-dtype and model class, and the lightning indexer's own K
+    cache beside it (one per decoder layer)."""
+
+    backend: str = Field(description="The sparse MLA attention backend vLLM serves the model with.")
+    block_size: int = Field(gt=0, description="Block size in tokens vLLM forces for it, whatever --block-size says.")
+    fp8_ds_mla_kv_cache_dtypes: list[str] = Field(
+        description="The --kv-cache-dtype values turned into the 'fp8_ds_mla' cache format for the classes of "
+        "fp8_ds_mla_architectures (MODELS_CONFIG_MAP's DeepseekV32ForCausalLM.verify_and_update_config)."
+    )
+    fp8_ds_mla_architectures: list[str] = Field(description="The model classes that conversion applies to.")
+    fp8_ds_mla_bytes: int = Field(
+        gt=0, description="Bytes per token per layer of an 'fp8_ds_mla' latent (MLAAttentionSpec.page_size_bytes)."
+    )
+    latent_kv_cache_dtypes: list[str] = Field(
+        description="The --kv-cache-dtype values the backend serves as they are (supported_kv_cache_dtypes)."
+    )
+    indexer_quant_block: int = Field(
+        gt=0, description="Indexer K elements per fp32 scale (deepseek_v2.py Indexer.quant_block_size)."
+    )
+    indexer_scale_bytes: int = Field(gt=0, description="Bytes of one indexer scale (an fp32: 4).")
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="ISO date read.")
+
+
 class KvGroupSizeRule(VersionedRule):
     """How one range of vLLM versions sizes the layer groups of a KV cache whose specs share one page size
     (engines.json `group_size_rules`; planner.kv_groups step 2): every model with more than one spec, sliding +
@@ -1287,6 +1314,13 @@ class EngineEntry(StrictModel):
         description="An MLA model's block size, by release, card and KV cache dtype, where the MLA backend vLLM "
         "picks moves it off the release's default or replaces a --block-size it cannot use (empty: the default "
         "everywhere).",
+    )
+    sparse_mla: list[SparseMlaRule] = Field(
+        default_factory=list,
+        description="How a sparse-attention MLA model (config index_topk) is cached, by release (empty: not planned).",
+    )
+    sparse_mla_read: str | None = Field(
+        default=None, description="The releases read for sparse_mla, as a refusal of another release names them."
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."

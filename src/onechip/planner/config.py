@@ -173,8 +173,10 @@ STATING_FAMILIES = frozenset(
         "qwen3_5_moe_text",
     }
 )
-# Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py).
-MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2"})
+# Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
+# sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
+# (planner.core._sparse_mla).
+MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
 
 # Fields and the kind of value each must hold when present.

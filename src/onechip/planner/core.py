@@ -41,7 +41,7 @@ from onechip.planner import calibration, cpu_host, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.planner.config import ModelConfig, UnmodelledModel
-from onechip.planner.geometry import Geometry, cdiv, kv_geometry, window_blocks
+from onechip.planner.geometry import Geometry, SparseMlaBytes, cdiv, kv_geometry, window_blocks
 from onechip.planner.gpu_memory import (
     MarlinMoe,
     encoder_profile_bytes,
@@ -840,9 +840,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
     window, extra = text.get("sliding_window"), rules.sliding_window_extra_tokens(family, request.engine_version)
     if isinstance(window, int) and extra:  # the window the model class passes its sliding layers (engines.json)
         text = {**text, "sliding_window": window + extra}
+    sparse = _sparse_mla(rules, acc, request, src.config)
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
-                           head_dims_unpadded=frozenset(dims.head_dims_unpadded))  # fmt: skip
+                           head_dims_unpadded=frozenset(dims.head_dims_unpadded),
+                           sparse_mla=sparse[0] if sparse else None)  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     if host is not None:  # the head sizes of the layers CPU_ATTN serves (MLA latents have their own backend)
@@ -897,6 +899,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
         notes.append(_mla_block_replaced_note(rules, request, mla, block))
     if host is not None:
         block = cpu_host.block_size(host, _is_mla(src.text_config), model_type, block)
+    if sparse is not None:  # the sparse backend's block, forced over a --block-size too
+        block, note = sparse[1], sparse[2]
+        notes.append(note)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
@@ -2274,6 +2279,56 @@ def _mla_block_replaced_note(rules: EngineRules, request: PlanRequest, mla: MlaC
         f"replaces it with {block} at start-up; planned with {block}",
         source=f"engines.json mla_block_sizes: {source}",
     )
+
+
+def _sparse_mla(
+    rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig
+) -> tuple[SparseMlaBytes, int, PlanWarning] | None:
+    """A sparse-attention MLA model's caches as vLLM sizes them (engines.json sparse_mla, by release): the latent's
+    bytes in its cache format (fp8_ds_mla: 656 per token per layer), the lightning indexer's K cache beside it
+    (index_head_dim + index_head_dim // quant block x scale bytes, one byte per element), the block size the sparse
+    backend forces, and the note saying so; None for another model. Raises ConfigError, in one line, for a release or
+    card whose sparse MLA path was not read, a KV cache dtype no sparse backend of the release takes, or a config
+    without index_head_dim."""
+    text = config.text
+    if text.get("index_topk") is None or not _is_mla(text):
+        return None
+    release = request.engine_version or rules.release or rules.version
+    arch = ", ".join(str(a) for a in config.data.get("architectures") or []) or "this model"
+    what = f"{arch} is a sparse-attention MLA model (config index_topk)"
+    nvidia = acc.kind == "gpu" and acc.manufacturer == "NVIDIA"
+    rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
+    if not nvidia or rule is None:
+        where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
+        raise ConfigError(
+            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM "
+            f"{(rules.sparse_mla_read or 'no release').split(' (')[0]} on NVIDIA cards only, not {where}; plan it with "
+            "--engine-version 0.17.1 on an NVIDIA card (engines.json sparse_mla)"
+        )
+    kv, classes = request.kv_cache_dtype, {str(a) for a in config.data.get("architectures") or []}
+    ds_mla = kv in rule.fp8_ds_mla_kv_cache_dtypes and bool(classes & set(rule.fp8_ds_mla_architectures))
+    if not ds_mla and kv not in rule.latent_kv_cache_dtypes:
+        raise ConfigError(
+            f"{what}: vLLM {release} has no sparse MLA backend for --kv-cache-dtype {kv} (only "
+            f"{', '.join(rule.fp8_ds_mla_architectures)} turns an fp8 cache into fp8_ds_mla; {rule.backend.split()[0]} "
+            f"takes {', '.join(rule.latent_kv_cache_dtypes)} and fp8_ds_mla): the engine stops with 'No valid "
+            "attention backend found'; use --kv-cache-dtype auto"
+        )
+    head = text.get("index_head_dim")
+    if not isinstance(head, int) or isinstance(head, bool) or head <= 0:
+        raise ConfigError(f"model config: field 'index_head_dim' is missing or not a positive integer (got {head!r})")
+    indexer = head + head // rule.indexer_quant_block * rule.indexer_scale_bytes
+    latent = f"fp8_ds_mla, {rule.fp8_ds_mla_bytes} B" if ds_mla else f"{kv}, kv_lora_rank + qk_rope_head_dim elements"
+    forced = f", over --block-size {request.block_size}" if request.block_size not in (None, rule.block_size) else ""
+    note = PlanWarning(
+        code="sparse-mla-cache",
+        message=f"{what}: planned as vLLM {release} caches it on NVIDIA cards: backend {rule.backend}, blocks of "
+        f"{rule.block_size} tokens{forced}; per token per layer on every GPU the latent ({latent}) and the "
+        f"lightning indexer's K cache ({head} + {head} // {rule.indexer_quant_block} x {rule.indexer_scale_bytes} = "
+        f"{indexer} B), all layers in one KV cache group",
+        source=f"engines.json sparse_mla {rule.versions}: {rule.source}",
+    )
+    return SparseMlaBytes(rule.fp8_ds_mla_bytes if ds_mla else None, indexer), rule.block_size, note
 
 
 def _is_mla(text: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ Fields read, by family (names as in the published config.json files and transfor
   (Gemma 4 full layers, as transformers 5.19's per-layer overrides apply them), attention_k_eq_v
   (Gemma 4), num_kv_shared_layers (Gemma 3n, Gemma 4: the last n layers read the cache of the last
   earlier layer of the same attention type); kv_lora_rank + qk_rope_head_dim for MLA (one latent per
-  token per layer).
+  token per layer), with a lightning indexer's K cache beside it for a sparse-attention one (index_topk).
 A field the geometry needs that is missing or of an unknown kind raises ConfigError naming the field.
 """
 
@@ -66,6 +66,16 @@ def window_blocks(kind: str, window: int, batch: int, context: int, block: int) 
     if kind == CHUNKED:
         return cdiv(min(window + batch, context), block)
     return cdiv(min(window - 1 + batch, context), block) + 1
+
+
+@dataclass(frozen=True)
+class SparseMlaBytes:
+    """Per-GPU bytes per token per layer of a sparse-attention MLA model's caches (planner.core._sparse_mla):
+    `latent_bytes` of its latent where the cache format fixes them ('fp8_ds_mla': 656; None: kv_lora_rank +
+    qk_rope_head_dim elements of the KV dtype), `indexer_bytes` of its lightning indexer's K cache."""
+
+    latent_bytes: int | None
+    indexer_bytes: int
 
 
 @dataclass(frozen=True)
@@ -191,15 +201,24 @@ def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int
     return dim, heads
 
 
-def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, family: str) -> Geometry:
+def mla_geometry(
+    cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, family: str, sparse: SparseMlaBytes | None = None
+) -> Geometry:
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): each layer caches one latent of
     kv_lora_rank + qk_rope_head_dim elements per token, no separate K and V, no heads
     (vllm/model_executor/layers/mla.py; DeepSeek-V3.1: 61 x 576 x 2 B = 70,272 B/token, 10.72 GiB at
     163,840 tokens, issue 12). The latent is not split by tensor parallelism: every rank holds it, so
-    the total over ranks is TP x the latent (recorded as one 'head' replicated TP times)."""
+    the total over ranks is TP x the latent (recorded as one 'head' replicated TP times). A sparse-attention
+    model (`sparse`, DeepSeek-V3.2 / GLM-5: config index_topk) caches the latent in its cache format's bytes and,
+    beside it, its lightning indexer's K (indexer_bytes_per_token), both on every rank (planner.core._sparse_mla)."""
     n = _require_int(cfg, "num_hidden_layers", family)
     dim = _require_int(cfg, "kv_lora_rank", family) + _require_int(cfg, "qk_rope_head_dim", family)
     per_token = int(tensor_parallel_size * dim * kv_dtype_bytes)
+    indexer = 0
+    if sparse is not None:
+        indexer = tensor_parallel_size * sparse.indexer_bytes
+        latent = sparse.latent_bytes if sparse.latent_bytes is not None else int(dim * kv_dtype_bytes)
+        per_token = tensor_parallel_size * latent + indexer
     layers = [
         LayerKV(
             index=i,
@@ -209,6 +228,7 @@ def mla_geometry(cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, 
             latent=True,
             owns_cache=True,
             bytes_per_token=per_token,
+            indexer_bytes_per_token=indexer,
         )
         for i in range(n)
     ]
@@ -225,6 +245,7 @@ def kv_geometry(
     mtp_layers: int = 0,
     head_dim_multiple: int = 1,
     head_dims_unpadded: frozenset[int] = frozenset(),
+    sparse_mla: SparseMlaBytes | None = None,
 ) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
 
@@ -239,6 +260,7 @@ def kv_geometry(
     head_dim_multiple: attention layers cache head_dim padded up to a multiple of it, except a head_dim in
         `head_dims_unpadded` (vllm-tpu: tpu_inference/utils.py get_padded_head_dim, applied per layer in
         runner/kv_cache_manager.py get_kv_cache_spec); 1: as the config has it.
+    sparse_mla: an MLA model's sparse-attention caches (mla_geometry); None: a dense model.
     Returns Geometry. Raises ConfigError naming the field it could not interpret.
     """
     family = family or str(_get(cfg, "model_type", "unknown"))
@@ -247,9 +269,8 @@ def kv_geometry(
     if family in recurrent.HYBRID_FAMILIES:
         return hybrid_geometry(cfg, family, kv_dtype_bytes, tensor_parallel_size, state_bytes_per_gpu, mtp_layers)
     if _get(cfg, "kv_lora_rank") is not None:
-        return mla_geometry(
-            cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size, family=family
-        )
+        return mla_geometry(cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size,
+                            family=family, sparse=sparse_mla)  # fmt: skip
     n = _require_int(cfg, "num_hidden_layers", family)
     kinds = layer_kinds(cfg, family)
     k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))

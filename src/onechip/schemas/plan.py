@@ -107,6 +107,11 @@ class LayerKV(ResultModel):
         default=None, description="Window in tokens for sliding layers (the attention chunk for chunked layers)."
     )
     bytes_per_token: int = Field(description="KV bytes this layer adds per token (0 when shared).")
+    indexer_bytes_per_token: int = Field(
+        default=0,
+        description="Of bytes_per_token, a sparse-attention MLA layer's lightning-indexer K cache (DeepSeek-V3.2, "
+        "GLM-5; 0 else).",
+    )
     state_bytes: int = Field(
         default=0,
         description="Recurrent state bytes per request over all TP ranks (Mamba / linear-attention layers; 0 else).",
