@@ -1395,3 +1395,24 @@ def test_a_wait_polled_through_503s_asking_retry_after_sends_no_read_sooner(fast
     node = provision.poll(tpu_api.TpuApi(P), "node", OK, "someone-elses", started + 30, lambda event: None)
     assert node is not None and node["name"] == FOREIGN
     assert time.monotonic() - started >= 2.0  # two answers, each asking 1 s
+
+
+def test_an_api_message_holding_a_token_is_never_shown_stored_or_printed_as_json(fast, run, monkeypatch):
+    # Before: only the one error line was redacted; the API's refusal text went as it was into progress lines (a
+    # rate limit's retry), `up --json`'s attempts, the probe table and zones-observed.json (`cloud zones` showed it)
+    from fakes import tpu_api as fake_module
+
+    token = "ya29.a0AfB_FAKEaccessTOKEN0123456789abcdef"
+    monkeypatch.setattr(fake_module, "STOCKOUT", fake_module.STOCKOUT + f" (request Authorization: Bearer {token})")
+    monkeypatch.setattr(fake_module, "RATE_LIMIT", fake_module.RATE_LIMIT + f" token {token}")
+    fast.zones["europe-west4-a"].spot = "stockout"
+    fast.faults.append(Fault("POST", r"/nodes\?", "rate-limit", times=1))
+    spot = ["--project", P, "--provisioning", "spot", "--no-limit", "--yes"]
+    said = [run("cloud", "up", *spot, "--zone", f"europe-west4-a,{OK}", "--json")]
+    said.append(run("cloud", "probe", *spot[:4], "--zone", "europe-west4-a", "--yes"))
+    said += [run("cloud", "zones", "--json"), run("cloud", "zones")]
+    stored = (records.onechip_home() / "cloud" / "zones-observed.json").read_text(encoding="utf-8")
+    assert [code for code, _, _ in said] == [0, 0, 0, 0], said
+    assert "stockout" in said[0][1] and "no more capacity" in stored and "Quota exceeded" in said[0][2]
+    assert all(token not in out + err for _, out, err in said) and token not in stored, said
+    assert_tracked_then_down(fast)
