@@ -114,8 +114,10 @@ class CloudError(OnechipError):
         self.retry_after_s: float | None = None
 
     def reworded(self, message: str) -> CloudError:
-        """The same failure (reason, code, status) said as `message`."""
-        return CloudError(message, reason=self.reason, code=self.code, status=self.status)
+        """The same failure (reason, code, status, retry_after_s) said as `message`."""
+        said = CloudError(message, reason=self.reason, code=self.code, status=self.status)
+        said.retry_after_s = self.retry_after_s  # a poll through the outage waits it too (tpu_api.through_outages)
+        return said
 
 
 class BusyError(OnechipError):

@@ -487,6 +487,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
             existing.replica_set, existing.replica_index = member
         records.save(existing)
         try:
+            _fetch(api, existing)  # one READY before this run bills from its createTime, not from now
             if existing.kind == "queued-resource":
                 wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, existing, request.timeout_s, on_progress)
@@ -666,7 +667,9 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
 
 
 def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
-    """The API's view of a recorded resource, its state and IP refreshed (None when it is gone)."""
+    """The API's view of a recorded resource, its state and IP refreshed (None when it is gone), and, for one
+    running whose record has no granted_at (`up` stopped by Ctrl-C or its --timeout before READY, the TPU READY
+    since), the time its billing began from the API (`granted_from`)."""
     item = fetch(api, resource.kind, resource.zone, _ident(resource))
     if item is None:
         return None
@@ -676,7 +679,20 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
         node = fetch(api, "node", resource.zone, resource.node_id)
     if node is not None:
         resource.external_ip = external_ip(node) or resource.external_ip
+        if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
+            resource.granted_at = granted_from(resource, node)
     return item
+
+
+def granted_from(resource: CloudResource, node: Json) -> str | None:
+    """When a running TPU that onechip did not see become READY began to bill: its node's createTime (Node,
+    TPU API v2: 'the time when the node was created'; a little before READY, so the cost is not understated),
+    else, for a node, the record's created_at (stamped just before its create was sent); None for a queued
+    resource whose node gives no time (its created_at is when it queued, hours before it may have been granted)."""
+    made = node.get("createTime")
+    if isinstance(made, str) and _when(made, datetime.min.replace(tzinfo=UTC)).year > 1:
+        return made
+    return resource.created_at if resource.kind == "node" else None
 
 
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:

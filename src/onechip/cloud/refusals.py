@@ -24,7 +24,7 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
 
 from __future__ import annotations
 
-from onechip.errors import CloudError
+from onechip.errors import CloudError, redact
 
 GRPC_CODES = {
     "OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
@@ -65,11 +65,13 @@ def classify(code: int | None, status: str, message: str) -> str:
 
 def from_status(error: dict[str, object], where: str) -> CloudError:
     """A CloudError from a google.rpc.Status JSON ({"code": 8, "message": ..., "status"?: ...}), e.g. the
-    `error` of a finished long-running operation or of a failed queued resource."""
+    `error` of a finished long-running operation or of a failed queued resource. Its message, the server's text, is
+    redacted here (errors.redact), where it enters: it goes on to progress lines, `--json` attempts, the probe's
+    observations stored in onechip's home, not only to the error line the CLI redacts."""
     code = error.get("code")
     code = int(code) if isinstance(code, int | float | str) and str(code).lstrip("-").isdigit() else None
     status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
-    message = " ".join(str(error.get("message") or "no message").split())
+    message = redact(" ".join(str(error.get("message") or "no message").split()))
     reason = classify(code, status, message)
     if reason in ("stockout", "auth") and code != 16 and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"

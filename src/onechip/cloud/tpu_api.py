@@ -248,8 +248,9 @@ class Outage:
 
 def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outage: Callable[[str], None],
                     hush: Callable[[bool], None] = lambda quiet: None) -> T:  # fmt: skip
-    """`read()`, read again after `pause_s` while it fails for an outage (OUTAGE: no answer, 5xx, a rate limit,
-    no token, no DNS: each call already spent its own retries and deadline) and the poll's own deadline `end_s`
+    """`read()`, read again after `pause_s` (or the failure's Retry-After, when longer) while it fails for an outage
+    (OUTAGE: no answer, 5xx, a rate limit, no token, no DNS: each call already spent its own retries and deadline)
+    and the poll's own deadline `end_s`
     (time.monotonic seconds) is not reached. A poll of a resource that takes minutes to hours (a queued resource
     waits up to --valid-until) must not stop at one call's 30-s deadline: the resource is unchanged by our failure
     to read it. The outage is told to `on_outage` as `Outage` says (once, on a change, every OUTAGE_REMIND_S, when
@@ -262,11 +263,12 @@ def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outa
             try:
                 value = read()
             except CloudError as exc:
-                if exc.reason not in OUTAGE or time.monotonic() + pause_s >= end_s:
+                wait_s = max(pause_s, exc.retry_after_s or 0.0)  # at least what the API asked for (Retry-After)
+                if exc.reason not in OUTAGE or time.monotonic() + wait_s >= end_s:
                     raise
                 if outage.failed(exc, f"polling on (the wait's deadline is {end_s - time.monotonic():.0f} s away)"):
                     hush(True)
-                time.sleep(pause_s)
+                time.sleep(wait_s)
                 continue
             outage.answered()
             return value

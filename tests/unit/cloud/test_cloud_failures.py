@@ -1354,3 +1354,65 @@ def test_a_queued_resource_that_ends_while_waiting_is_deleted_and_said_in_one_li
     assert "\n" not in said and state in said and info.value.reason == ("failed" if state == "FAILED" else "ended")
     assert ours(fast) == set() and records.load_all() == []
     assert any(m == "DELETE" and "queuedResources/onechip-v5e-1" in p for m, p, _ in fast.requests)
+
+
+def test_a_poll_through_an_outage_waits_the_retry_after_the_api_asked_for(monkeypatch):
+    # Before: a poll read through an outage again every poll pause (5 s), whatever Retry-After its answers asked for:
+    # a 503 asking for 120 s (past the call's 30-s deadline, so its own retries stopped at once) was sent again 24
+    # times in those 120 s. A fake clock: each pause passes its seconds.
+    clock = [0.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        clock[0] += s
+
+    monkeypatch.setattr(tpu_api, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=sleep))
+    busy = CloudError("GET q: HTTP 503", reason="transient", code=503)
+    busy.retry_after_s = 120.0
+    failures = [busy, busy]
+
+    def read() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "answer"
+
+    assert tpu_api.through_outages(read, 3600.0, 5.0, lambda line: None) == "answer"
+    assert slept == [120.0, 120.0]
+    failures[:] = [busy]  # a Retry-After past the wait's own deadline ends the wait at once, as a 30-s call does
+    clock[0] = 0.0
+    with pytest.raises(CloudError, match="HTTP 503"):
+        tpu_api.through_outages(read, 60.0, 5.0, lambda line: None)
+
+
+def test_a_wait_polled_through_503s_asking_retry_after_sends_no_read_sooner(fast, monkeypatch):
+    # Before: the call that gave up on a Retry-After past its deadline said its failure without the Retry-After
+    # (CloudError.reworded dropped it), so the poll read again at once (every 0.01 s here), not after 1 s
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.2")
+    fast.retry_after_s = 1
+    fast.faults.append(Fault("GET", r"/nodes/someone-elses$", "retry-after", times=2))
+    started = time.monotonic()
+    node = provision.poll(tpu_api.TpuApi(P), "node", OK, "someone-elses", started + 30, lambda event: None)
+    assert node is not None and node["name"] == FOREIGN
+    assert time.monotonic() - started >= 2.0  # two answers, each asking 1 s
+
+
+def test_an_api_message_holding_a_token_is_never_shown_stored_or_printed_as_json(fast, run, monkeypatch):
+    # Before: only the one error line was redacted; the API's refusal text went as it was into progress lines (a
+    # rate limit's retry), `up --json`'s attempts, the probe table and zones-observed.json (`cloud zones` showed it)
+    from fakes import tpu_api as fake_module
+
+    token = "ya29.a0AfB_FAKEaccessTOKEN0123456789abcdef"
+    monkeypatch.setattr(fake_module, "STOCKOUT", fake_module.STOCKOUT + f" (request Authorization: Bearer {token})")
+    monkeypatch.setattr(fake_module, "RATE_LIMIT", fake_module.RATE_LIMIT + f" token {token}")
+    fast.zones["europe-west4-a"].spot = "stockout"
+    fast.faults.append(Fault("POST", r"/nodes\?", "rate-limit", times=1))
+    spot = ["--project", P, "--provisioning", "spot", "--no-limit", "--yes"]
+    said = [run("cloud", "up", *spot, "--zone", f"europe-west4-a,{OK}", "--json")]
+    said.append(run("cloud", "probe", *spot[:4], "--zone", "europe-west4-a", "--yes"))
+    said += [run("cloud", "zones", "--json"), run("cloud", "zones")]
+    stored = (records.onechip_home() / "cloud" / "zones-observed.json").read_text(encoding="utf-8")
+    assert [code for code, _, _ in said] == [0, 0, 0, 0], said
+    assert "stockout" in said[0][1] and "no more capacity" in stored and "Quota exceeded" in said[0][2]
+    assert all(token not in out + err for _, out, err in said) and token not in stored, said
+    assert_tracked_then_down(fast)

@@ -232,3 +232,31 @@ def test_an_ssh_public_key_past_the_input_bound_is_one_line_and_not_read(tmp_pat
         str(info.value)
         == f"{key}.pub is not an ssh public key (larger than 1,024 bytes, more than any file onechip reads)"
     )
+
+
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_a_tpu_ready_since_up_was_stopped_bills_from_its_create_time_in_status_and_on_resume(fake_api, provisioning):
+    # Before: `up` stopped before READY (Ctrl-C, its --timeout) left a record without granted_at; the TPU went READY
+    # and billed, and `cloud status` said "$0.00 so far" (a flex-start one had no billing end); `cloud up` run again
+    # resumed it and stamped it granted now, hours late (the --max-hours warning came late by as much)
+    tpu = TpuApi(P)
+    limit = {"max_run_duration_s": "8h"} if provisioning == "flex-start" else {"max_hours": 8}
+    request = CloudUpRequest.model_validate({"project": P, "zones": ["us-west4-a"], "provisioning": provisioning,
+                                             **limit})  # fmt: skip
+    resource = provision.new_resource(tpu, request, "onechip-v5e-1", "us-west4-a")
+    records.save(resource)  # as `up` records it before its create is sent
+    kind = "queued-resource" if provisioning == "flex-start" else "node"
+    fake_api.put(kind, "us-west4-a", "onechip-v5e-1", "ACTIVE" if kind == "queued-resource" else "READY",
+                 spot=provisioning == "spot")  # fmt: skip
+    three_h_ago = datetime.now(UTC) - timedelta(hours=3)
+    node_id = f"projects/{P}/locations/us-west4-a/nodes/{resource.node_id}"
+    fake_api.nodes[node_id]["createTime"] = three_h_ago.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    (st,) = api.cloud_status(CloudNameRequest())
+    assert st.usd_so_far == pytest.approx(3 * resource.usd_per_hour, rel=0.01), st
+    assert st.deadline is not None and datetime.fromisoformat(st.deadline) < datetime.now(UTC) + timedelta(hours=6)
+    again = up(zones=["us-west4-a"], provisioning=provisioning, **limit)
+    assert again.reused and again.resource.granted_at is not None
+    granted = datetime.fromisoformat(again.resource.granted_at.replace("Z", "+00:00"))
+    assert abs((granted - three_h_ago).total_seconds()) < 2
+    (saved,) = records.load_all()
+    assert saved.granted_at == again.resource.granted_at
