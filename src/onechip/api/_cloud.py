@@ -205,7 +205,11 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     """cloud_status's resources and, when a --name or --zone filter matched none, the recorded resources outside
     it (in --project, if given): both from one read of the record files. Raises as cloud_status."""
     saved = cloud_records.read_all()
+    stamped = {_key(r): r.ended_at for r in saved.resources}
     found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress, saved)]
+    for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
+        if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
+            cloud_records.save(st.resource)
     if any(st.resource.external_ip for st in found):
         on_host = _engines_on_hosts()
         for st in found:
@@ -213,6 +217,10 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
     return CloudStatuses(resources=found, elsewhere=elsewhere)
+
+
+def _key(resource: CloudResource) -> tuple[str, str, str, str]:
+    return resource.project, resource.zone, resource.kind, resource.name
 
 
 def _engines_on_hosts() -> dict[str, list[str]]:

@@ -696,14 +696,21 @@ def granted_from(resource: CloudResource, node: Json) -> str | None:
 
 
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
-    """State, zone, external IP, model, elapsed time and $ so far (billed time from READY, capped at the
-    flex-start max run duration, x the catalog price), and a warning when --max-hours has passed. A queued
+    """State, zone, external IP, model, elapsed time and $ so far (billed time from READY to now, or to when
+    onechip first saw it ended (resource.ended_at, stamped here: the API gives no time a node stopped), capped at
+    the flex-start max run duration, x the catalog price), and a warning when --max-hours has passed. A queued
     resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
+    ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
+    if not exists or not ended:
+        resource.ended_at = None  # a stopped on-demand node can be started again
+    elif resource.ended_at is None:
+        resource.ended_at = now.isoformat(timespec="seconds")
     elapsed = (now - _when(resource.created_at, now)).total_seconds()
     billed_from = _when(resource.granted_at, now) if resource.granted_at else None
-    billed_s = max(0.0, (now - billed_from).total_seconds()) if billed_from else 0.0
+    billed_to = min(now, _when(resource.ended_at, now)) if resource.ended_at else now
+    billed_s = max(0.0, (billed_to - billed_from).total_seconds()) if billed_from else 0.0
     limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
     limit_s = min(limit_s, MAX_HOURS * 3600) if limit_s else None  # a record from before the bound: no overflow
     flex = resource.provisioning == "flex-start"
@@ -712,7 +719,6 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     start = billed_from or (None if flex else _when(resource.created_at, now))
     deadline = start + timedelta(seconds=limit_s) if limit_s and start else None
     warnings = []
-    ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
     if exists and deadline and now > deadline and not flex and not ended:
         warnings.append(f"--max-hours {resource.max_hours:g} passed at {deadline.isoformat(timespec='seconds')} and "
                         f"it is still billing; delete it: {delete_command(resource)}")  # fmt: skip

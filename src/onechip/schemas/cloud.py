@@ -270,6 +270,11 @@ class CloudResource(ResultModel):
     provisioning: Provisioning = Field(description="Provisioning model actually used.")
     created_at: str = Field(description="ISO time the create request was accepted.")
     granted_at: str | None = Field(default=None, description="ISO time it was seen READY: billing runs from here.")
+    ended_at: str | None = Field(
+        default=None,
+        description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...; `cloud status`): its "
+        "chips bill no later than this.",
+    )
     max_run_duration_s: float | None = Field(default=None, description="Flex-start max run duration, s.")
     max_hours: float | None = Field(default=None, description="Spot/on-demand: the --max-hours given.")
     usd_per_hour: float | None = Field(default=None, description="Catalog price used for $ so far.")

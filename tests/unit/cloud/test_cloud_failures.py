@@ -680,6 +680,31 @@ def test_a_preempted_spot_tpu_is_said_not_to_run_nor_bill_its_chips_once(fast, m
     assert_tracked_then_down(fast)
 
 
+def test_the_cost_of_a_preempted_tpu_stops_where_status_first_saw_it_ended(fast, monkeypatch):
+    # Before: '$ so far' of a PREEMPTED spot TPU kept growing with the clock, beside the warning that its chips no
+    # longer bill. The API gives no time a node stopped (Node, TPU API v2), so the first status that sees it ended
+    # records that time (CloudResource.ended_at) and bills up to it; a node running again clears it.
+    record = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    granted = datetime.now(UTC) - timedelta(hours=1)
+    record.granted_at = granted.isoformat(timespec="seconds")
+    records.save(record)
+    node = fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]
+    node["state"] = "PREEMPTED"
+    (first,) = api.cloud_status(CloudNameRequest(project=P))
+    assert first.resource.ended_at is not None and first.usd_so_far is not None
+    later = datetime.now(UTC) + timedelta(hours=5)
+    real_status = provision.status
+    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
+    (second,) = api.cloud_status(CloudNameRequest(project=P))
+    assert second.resource.ended_at == first.resource.ended_at
+    assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
+    node["state"] = "READY"
+    (running,) = api.cloud_status(CloudNameRequest(project=P))
+    assert running.resource.ended_at is None and running.usd_so_far > first.usd_so_far + 4 * record.usd_per_hour
+    node["state"] = "PREEMPTED"
+    assert_tracked_then_down(fast)
+
+
 def test_a_secret_read_from_secret_manager_is_redacted_from_then_on(fast):
     from onechip.cloud.tpu_api import TpuApi
     from onechip.errors import redact
