@@ -172,7 +172,14 @@ def _targets(
         tpu = _tpu(project, on_progress)
         mine = [r for r in recorded if r.project == tpu.project]
         found = [(zone, kind, name) for (p, zone, kind), name in lost if p == tpu.project]
-        out += [(tpu, r) for r in provision.targets(tpu, request, mine, found)]
+        try:
+            out += [(tpu, r) for r in provision.targets(tpu, request, mine, found)]
+        except CloudError as exc:
+            if len(projects) == 1:
+                raise
+            # one project the API refuses (permission, quota) must not hide, or keep billing, the others' TPUs
+            on_progress(ProgressEvent("cloud", f"project {project}: {exc}; only its recorded resources are taken"))
+            out += [(tpu, r) for r in provision.recorded_targets(tpu.project, request, mine)]
     return out
 
 
@@ -206,7 +213,9 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     it (in --project, if given): both from one read of the record files. Raises as cloud_status."""
     saved = cloud_records.read_all()
     stamped = {_key(r): r.ended_at for r in saved.resources}
-    found = [provision.status(tpu, r) for tpu, r in _targets(request, on_progress, saved)]
+    targets = _targets(request, on_progress, saved)
+    several = len({tpu.project for tpu, _ in targets}) > 1
+    found = [_status(tpu, r) if several else provision.status(tpu, r) for tpu, r in targets]
     for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
         if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
             cloud_records.save(st.resource)
@@ -217,6 +226,16 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
     return CloudStatuses(resources=found, elsewhere=elsewhere)
+
+
+def _status(tpu: TpuApi, resource: CloudResource) -> CloudStatus:
+    """provision.status, or, where the API refuses to tell (one of several projects), the record as it stands with
+    the refusal as a warning: it may still exist and bill."""
+    try:
+        return provision.status(tpu, resource)
+    except CloudError as exc:
+        said = f"its state could not be read ({exc}); it may still exist and bill: {provision.delete_command(resource)}"
+        return CloudStatus(resource=resource, exists=True, elapsed_s=0.0, warnings=[said])
 
 
 def _key(resource: CloudResource) -> tuple[str, str, str, str]:

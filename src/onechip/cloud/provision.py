@@ -793,8 +793,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
     from it (deleting the queued resource deletes it). `lost`: (zone, kind, name) of records that cannot be
     used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled."""
-    chosen = [r for r in recorded if records.named(r, request.name)
-              and (not request.zones or r.zone in request.zones) and r.project == api.project]  # fmt: skip
+    chosen = recorded_targets(api.project, request, recorded)
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
     for zone, kind, name in lost or []:
@@ -815,6 +814,12 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
                 chosen.append(resource)
                 known.add(key)
     return chosen
+
+
+def recorded_targets(project: str, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:
+    """The recorded resources of `project` that `request` selects (--name, --zone), without asking the API."""
+    return [r for r in recorded if records.named(r, request.name)
+            and (not request.zones or r.zone in request.zones) and r.project == project]  # fmt: skip
 
 
 def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> CloudDownResult:

@@ -705,6 +705,29 @@ def test_the_cost_of_a_preempted_tpu_stops_where_status_first_saw_it_ended(fast,
     assert_tracked_then_down(fast)
 
 
+def test_a_project_the_api_refuses_does_not_hide_or_keep_billing_another_projects_tpus(fast):
+    # Before: with TPUs in two projects, a 403 on one project's listing made `cloud status` and `cloud down` fail
+    # for both: the other project's TPU was neither shown nor deleted (found by the cloud break pass).
+    ours_ = up(zones=[OK], provisioning="spot", max_hours=1.0, name="ours").resource
+    theirs = up(zones=[OK], provisioning="spot", max_hours=1.0, name="locked", project="proj-2").resource
+    fast.faults.append(Fault("GET", r"/projects/proj-2/", 403, times=1000))
+    lines: list[str] = []
+    statuses = api.cloud_status(CloudNameRequest(), lambda e: lines.append(e.message))
+    by_name = {st.resource.name: st for st in statuses}
+    assert by_name["ours"].exists and by_name["ours"].resource.state == "READY" and not by_name["ours"].warnings
+    assert any("it may still exist and bill" in w for w in by_name["locked"].warnings)
+    assert any(line.startswith("project proj-2: ") for line in lines), lines
+    with pytest.raises(CloudError) as info:
+        api.cloud_down(CloudNameRequest())
+    assert f"onechip cloud down --name locked --zone {OK} --project proj-2 --yes" in str(info.value)
+    assert "ours" in str(info.value)  # also deleted
+    assert f"projects/{P}/locations/{OK}/nodes/{ours_.name}" not in fast.nodes
+    assert [r.name for r in records.load_all()] == [theirs.name]
+    fast.faults.clear()
+    api.cloud_down(CloudNameRequest())
+    assert records.load_all() == []
+
+
 def test_a_secret_read_from_secret_manager_is_redacted_from_then_on(fast):
     from onechip.cloud.tpu_api import TpuApi
     from onechip.errors import redact
