@@ -13,9 +13,10 @@ Safety, as an operator would want it:
                      is a predicate on the request: `always`, or up's `not dry_run` (a dry run starts nothing)
 The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
 preview names what would be created or deleted and its hourly price.
-    no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
-                     tool inputs, and refuse_programs refuses env vars, code-loading vLLM flags and images
-                     beyond the operator's allow-list ($ONECHIP_MCP_IMAGES)
+    no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options; and the
+                     fields onechip sets itself, bench's input_sha256 and replica_urls) are not tool inputs,
+                     and refuse_programs refuses env vars, code-loading vLLM flags and images beyond the
+                     operator's allow-list ($ONECHIP_MCP_IMAGES)
     no stray files   refuse_paths refuses any file or folder argument (a token file, a log to summarize, a
                      plan, a trace, an output folder) outside the folders the operator allows
                      ($ONECHIP_MCP_FILES; default the server's working folder and $ONECHIP_HOME)
@@ -204,7 +205,9 @@ class ToolSpec:
 
 # Fields that name a program: never MCP inputs (the CLI keeps them; the operator types those). `launcher`
 # is the serve program itself; an ssh `-o ProxyCommand=...` or `LocalCommand=...` runs a local command.
-NOT_MCP_INPUTS = ("launcher", "ssh_options")
+# Nor the fields onechip sets itself (hidden from the command line too): bench's input_sha256, the digest of its input
+# files a resume compares, and replica_urls, the replicas of `up --replicas N` it reads /metrics of (api.bench).
+NOT_MCP_INPUTS = ("launcher", "ssh_options", "input_sha256", "replica_urls")
 # `--set` on an MCP call: engine environment variables only under the engine's own prefixes (LD_PRELOAD,
 # PATH or PYTHONPATH would choose what runs), and none of the vLLM flags that load code from a path or a
 # model repository (vllm/engine/arg_utils.py: --trust-remote-code, --worker-cls, --worker-extension-cls,

@@ -529,3 +529,24 @@ def test_arguments_are_checked_off_the_event_loop_so_a_long_check_blocks_no_othe
     (refused,) = calls(("bench", {"base_url": "http://127.0.0.1:9", "reps": 0}))
     assert text(refused).startswith("Invalid value for 'reps'")
     assert threads and threads[0] is not threading.main_thread()  # anyio.run runs the server's loop in this thread
+
+
+@pytest.mark.parametrize("tool", ["bench", "find_max"])
+@pytest.mark.parametrize(
+    "internal", [{"input_sha256": {"trace_file": "0" * 64}}, {"replica_urls": ["http://127.0.0.1:9"]}]
+)
+def test_a_field_onechip_sets_itself_is_no_tool_input(tool, internal) -> None:
+    """bench's input_sha256 (the digest of its input files a resume compares) and replica_urls (the replicas it
+    reads /metrics of, from `up --replicas N`) are set by bench, hidden from the command line: the tools published
+    them and took them, so a caller could hand bench the digest a resume checks against."""
+    (result,) = calls((tool, {"base_url": "http://127.0.0.1:9", **internal}))
+    name = next(iter(internal))
+    assert result.is_error and text(result) == f"{tool} takes no argument {name!r}; nothing was done"
+    spec = next(s for s in TOOLS if s.name == tool)
+    assert name in spec.request.model_fields  # still a field of the config bench saves, not an input
+
+    async def schema():
+        async with Client(build_server()) as client:
+            return next(t for t in (await client.list_tools()).tools if t.name == tool).input_schema
+
+    assert name not in anyio.run(schema)["properties"]
