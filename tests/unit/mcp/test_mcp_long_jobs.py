@@ -132,3 +132,30 @@ def test_find_max_without_out_dir_names_the_directory_it_wrote(tmp_path, monkeyp
     run_dir = result.structured_content["run_dir"]
     assert tmp_path / run_dir == made and (made / "search.json").is_file()
     assert result.content[0].text.startswith(f"{run_dir}: ")
+
+
+def test_a_run_resumes_as_the_refusal_says_without_the_url_again(tmp_path):
+    """bench's refusal of an out_dir holding a run says 'call bench again with resume: true, out_dir: DIR', and the
+    resume description 'its saved config decides'; the tool required base_url all the same, so that very call was
+    refused ("Invalid value for 'base_url': Field required"), where the CLI's `bench --resume DIR` needs no URL."""
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 2, "requests_per_client": 1,
+            "out_dir": str(out)}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            first = await client.call_tool("bench", {"base_url": url, **args})
+            again = await client.call_tool("bench", {"base_url": url, **args})
+            resumed = await client.call_tool("bench", {"resume": True, "out_dir": str(out)})
+            neither = await client.call_tool("bench", {"out_dir": str(tmp_path / "other")})
+            return first, again, resumed, neither
+
+    with FakeVllm(itl_s=0.001) as srv:
+        first, again, resumed, neither = anyio.run(go, srv.url)
+    assert not first.is_error, first.content[0].text
+    assert again.is_error and "call bench again with resume: true, out_dir: " in again.content[0].text
+    assert not resumed.is_error, resumed.content[0].text
+    assert json.loads((out / "summary.json").read_text())["config"]["base_url"] == srv.url
+    said = neither.content[0].text
+    assert neither.is_error and said.startswith("base_url is required") and "\n" not in said, said
+    assert not (tmp_path / "other").exists()
