@@ -159,3 +159,18 @@ def test_a_run_resumes_as_the_refusal_says_without_the_url_again(tmp_path):
     said = neither.content[0].text
     assert neither.is_error and said.startswith("base_url is required") and "\n" not in said, said
     assert not (tmp_path / "other").exists()
+
+
+def test_find_max_refuses_resume_rather_than_starting_over(tmp_path):
+    """find_max shares bench's input, resume included, but measures new probes: resume: true was dropped unsaid and a
+    new search ran (the CLI refuses --find-max with --resume); it is refused in one line, before any request."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(
+                "find_max", {"base_url": "http://127.0.0.1:9", "find_max": "clients", "slo": {"ttft_ms": 500},
+                             "resume": True, "out_dir": str(tmp_path / "search")},
+            )  # fmt: skip
+
+    result = anyio.run(go)
+    assert result.is_error and result.content[0].text == "find_max measures new probes: give out_dir, not resume"
