@@ -550,3 +550,17 @@ def test_a_field_onechip_sets_itself_is_no_tool_input(tool, internal) -> None:
             return next(t for t in (await client.list_tools()).tools if t.name == tool).input_schema
 
     assert name not in anyio.run(schema)["properties"]
+
+
+@pytest.mark.parametrize(
+    ("interval", "said"), [(1e308, "less than or equal to 604800"), (1e-300, "greater than or equal to 0.01")]
+)
+def test_a_metrics_interval_out_of_bounds_is_refused_before_any_request(tmp_path, interval, said) -> None:
+    """metrics_interval_s had no upper bound and no floor: 1e308 crashed the metrics-sampler thread
+    (OverflowError, a traceback on the server's stderr) and the run lost its /metrics peaks unsaid; 1e-300 scraped
+    /metrics in a loop without a pause through every cell, load on the server measured, samples held without end."""
+    base = {"base_url": "http://127.0.0.1:9", "out_dir": str(tmp_path / "run")}
+    (result,) = calls(("bench", {**base, "metrics_interval_s": interval}))
+    assert result.is_error and text(result).startswith("Invalid value for 'metrics_interval_s'"), text(result)
+    assert said in text(result)
+    assert not (tmp_path / "run").exists()
