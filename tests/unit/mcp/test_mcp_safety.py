@@ -564,3 +564,25 @@ def test_a_metrics_interval_out_of_bounds_is_refused_before_any_request(tmp_path
     assert result.is_error and text(result).startswith("Invalid value for 'metrics_interval_s'"), text(result)
     assert said in text(result)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("boot_timeout_s", [0.5, 100_000.0])
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("demo", {}),
+        ("demo", {"cloud": "gcp", "chip": "v5e-1", "model": "google/gemma-4-E2B-it", "max_hours": 1.0}),
+        ("cloud_up", {"chip": "v5e-1", "model": "google/gemma-4-E2B-it", "project": "my-project-123"}),
+    ],
+)
+def test_a_boot_timeout_up_would_refuse_is_refused_as_the_argument_sent(
+    monkeypatch, tmp_path, tool, args, boot_timeout_s
+):
+    """demo's and cloud_up's boot_timeout_s is handed to `up` (its timeout_s, 1 to 86,400 s), but took any positive
+    number (demo's without an upper bound): 0.5 or 100,000 came back as 'internal error (ValidationError: 1
+    validation error for UpRequest); please report it', for a cloud demo already at its preview, for a demo on a host
+    after the image pull; the embedded demo waited without end for an engine that never came up."""
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any cloud call would fail loudly
+    monkeypatch.chdir(tmp_path)  # the default runs_root, runs/, lies within $ONECHIP_MCP_FILES
+    (result,) = calls((tool, {**args, "boot_timeout_s": boot_timeout_s}))  # refused before the gate: no confirm
+    assert result.is_error and text(result).startswith("Invalid value for 'boot_timeout_s'"), text(result)
