@@ -174,3 +174,46 @@ def test_find_max_refuses_resume_rather_than_starting_over(tmp_path):
 
     result = anyio.run(go)
     assert result.is_error and result.content[0].text == "find_max measures new probes: give out_dir, not resume"
+
+
+def test_two_simulate_calls_into_one_out_dir_at_once_keep_the_run_they_say_they_wrote(tmp_path, monkeypatch):
+    """simulate refuses an out_dir that holds a run, but checked it before predicting and wrote after: two calls at
+    once into one out_dir both passed the check, both wrote summary.json and both answered 'out_dir: N cells', and
+    the first to write was overwritten by the second (its prediction lost, its answer naming another's file)."""
+    from onechip.api import _predict
+
+    both_predicted = threading.Barrier(2, timeout=30)
+    predict = _predict.predicted_cells
+
+    def in_step(*a, **kw):  # each call predicts, then waits for the other: both have passed the check before writing
+        cells = predict(*a, **kw)
+        both_predicted.wait()
+        if a[2].contexts == [512]:  # and writes after the other has written
+            time.sleep(0.5)
+        return cells
+
+    monkeypatch.setattr(_predict, "predicted_cells", in_step)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "same"
+
+    async def go():
+        async with Client(build_server()) as client:
+            plan = await client.call_tool("plan", {"model": "SmolLM2-135M-Instruct", "chip": "l4"})
+            (tmp_path / "plan.json").write_text(json.dumps(plan.structured_content))
+            got: dict[int, object] = {}
+
+            async def one(contexts: int) -> None:
+                args = {"plan": str(tmp_path / "plan.json"), "out_dir": str(out), "contexts": [contexts]}
+                got[contexts] = await client.call_tool("simulate", args)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one, 256)
+                tg.start_soon(one, 512)
+            return got
+
+    got = anyio.run(go)
+    done = [c for c, r in got.items() if not r.is_error]
+    assert len(done) == 1, {c: r.content[0].text for c, r in got.items()}
+    refused = next(r for r in got.values() if r.is_error).content[0].text
+    assert str(out) in refused and "\n" not in refused and "--out" not in refused, refused
+    assert json.loads((out / "summary.json").read_text())["config"]["contexts"] == done
