@@ -12,6 +12,7 @@ import fcntl
 import os
 import secrets
 import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -194,8 +195,10 @@ def read_key_file(path: Path, label: str) -> tuple[str, int]:
 def write_text_atomic(target: Path, text: str) -> Path:
     """Write `text` to `target` through a temporary file beside it (flushed to disk, then renamed), so a
     reader never sees half a file and a full disk leaves `target` as it was. Raises OSError naming `target`
-    (errors.os_error_line prints "PATH: No space left on device"); the temporary file is removed."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    (errors.os_error_line prints "PATH: No space left on device"); the temporary file is removed. The temporary
+    file is this thread's (.NAME.PID.THREAD.tmp): the MCP server writes from a thread per tool call, and two calls
+    writing one file at once shared a process's one, the first rename took it and the second failed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
             handle.write(text)

@@ -16,6 +16,7 @@ from onechip.paths import (
     open_owner_only,
     open_regular,
     read_regular,
+    write_text_atomic,
 )
 
 
@@ -84,3 +85,33 @@ def test_read_regular_refuses_a_file_past_its_bound_before_reading_it(tmp_path):
     assert read_regular(tmp_path / "small", max_bytes=5) == b"12345"
     with pytest.raises(TooLargeError):
         read_regular(tmp_path / "small", max_bytes=4)
+
+
+def test_two_threads_writing_one_file_at_once_each_write_whole(tmp_path, monkeypatch):
+    """write_text_atomic's temporary file was named by the process alone (.NAME.PID.tmp): the MCP server runs each
+    tool call in a thread of one process, so two calls writing one file at once (two simulate into one out_dir, two
+    report of one run) wrote into one temporary file, the one rename moved it (what both had written, interleaved)
+    and the other failed: 'summary.json: No such file or directory'."""
+    import threading
+
+    from onechip import paths
+
+    target = tmp_path / "summary.json"
+    both_written = threading.Barrier(2, timeout=10)
+    fsync = os.fsync
+    monkeypatch.setattr(paths.os, "fsync", lambda fd: (both_written.wait(), fsync(fd)))
+    texts, errors = ["a" * 10_000, "b" * 10], []
+
+    def write(text: str) -> None:
+        try:
+            write_text_atomic(target, text)
+        except OSError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in texts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == [] and target.read_text() in texts
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]  # no temporary file left

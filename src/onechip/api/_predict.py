@@ -17,7 +17,7 @@ from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
 from onechip.bench.runner import this_client
 from onechip.errors import ConfigError
-from onechip.paths import run_dir, write_text_atomic
+from onechip.paths import exclusive, run_dir, write_text_atomic
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
@@ -214,12 +214,20 @@ def _refuse_pipeline_parallel(the_plan: Plan) -> None:
 
 
 def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
+    """Write the predicted run into `out_dir`, which is locked as bench locks its run (paths.exclusive) and checked
+    again to hold no run: a run written there since predicted_run's first check (a second simulate call into the
+    same out_dir at once, over MCP) is kept and this one refused, not written over it."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
-    write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
-    write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
+    with exclusive(out_dir, f"another run is being written in {out_dir}; choose another --out"):
+        try:
+            refuse_existing_run(out_dir, tuple(RUN_FILES.values()))
+        except ValueError as exc:
+            raise ConfigError(f"--out {exc}") from None
+        write_text_atomic(out_dir / RUN_FILES["bench"], run.model_dump_json(indent=2))
+        write_text_atomic(out_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
 
 
 def _deployments(request: AdviseRequest) -> list[tuple[str, int, int]]:

@@ -31,8 +31,9 @@ Safety, for an agent's hands:
   (destructive, spending money, or starting a long-running engine: `up`, `demo`) does nothing unless `confirm` is
   JSON `true`; without it, it says what it would do (`up` with `dry_run: true` starts nothing and needs no confirm).
 - The MCP surface runs nothing but onechip's engines: `launcher` and the ssh `-o` options are not inputs here
-  (use the CLI); `sets` may set engine variables only (`VLLM_*`, `HF_*`, `TPU_*`, `XLA_*`, `PJRT_*`, `CUDA_*`,
-  `NCCL_*`, `OMP_*`) and none of vLLM's code-loading flags (`--trust-remote-code`, `--worker-cls`, ...);
+  (use the CLI), nor are the fields onechip sets itself (bench's `input_sha256` and `replica_urls`); `sets` may
+  set engine variables only (`VLLM_*`, `HF_*`, `TPU_*`, `XLA_*`, `PJRT_*`, `CUDA_*`, `NCCL_*`, `OMP_*`) and none
+  of vLLM's code-loading flags (`--trust-remote-code`, `--worker-cls`, ...);
   `image` must start with a prefix the operator allows in `$ONECHIP_MCP_IMAGES` (comma-separated; default
   `vllm/`).
 - A file or folder argument (a token file, a log to summarize, a plan, a trace, an output folder) must lie,

@@ -13,9 +13,10 @@ Safety, as an operator would want it:
                      is a predicate on the request: `always`, or up's `not dry_run` (a dry run starts nothing)
 The cloud tools that create or delete billable TPUs (cloud_probe, cloud_up, cloud_down) are gated too; their
 preview names what would be created or deleted and its hourly price.
-    no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options) are not
-                     tool inputs, and refuse_programs refuses env vars, code-loading vLLM flags and images
-                     beyond the operator's allow-list ($ONECHIP_MCP_IMAGES)
+    no program       MCP runs nothing but onechip's engines: NOT_MCP_INPUTS (launcher, ssh options; and the
+                     fields onechip sets itself, bench's input_sha256 and replica_urls) are not tool inputs,
+                     and refuse_programs refuses env vars, code-loading vLLM flags and images beyond the
+                     operator's allow-list ($ONECHIP_MCP_IMAGES)
     no stray files   refuse_paths refuses any file or folder argument (a token file, a log to summarize, a
                      plan, a trace, an output folder) outside the folders the operator allows
                      ($ONECHIP_MCP_FILES; default the server's working folder and $ONECHIP_HOME)
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
@@ -54,7 +55,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel
+from onechip.schemas.common import GIB, ResultModel, base_root, server_url
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -69,6 +70,7 @@ from onechip.schemas.requests import (
     SimulateRequest,
     UpRequest,
 )
+from onechip.schemas.run import RUN_FILES
 from onechip.schemas.sim import Advice
 from onechip.vllm.flag_table import parse_sets
 
@@ -85,6 +87,17 @@ class BenchRequest(BenchConfig):
         default=None, description="Run directory (default: a new runs/<run-id>/)."
     )
     resume: bool = Field(default=False, description="Continue the run in out_dir (its saved config decides).")
+    # BenchConfig's, left out on resume as `bench --resume DIR` leaves out the URL: the saved run's is measured
+    base_url: Annotated[str | None, Cli("url", argument=True)] = Field(  # type: ignore[assignment]
+        default=None,
+        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped); "
+        "required unless resume continues a run saved in out_dir (its URL).",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _root(cls, value: str | None) -> str | None:  # type: ignore[override]  # BenchConfig's checks, of a URL given
+        return None if value is None else base_root(server_url(value))
 
     # the CLI's `--resume DIR` (bench's errors: 'resume it (--resume DIR)') is two arguments here (as_parameters)
     cli_valued: ClassVar[dict[str, str]] = {"--resume": "call bench again with resume: true, out_dir: {}"}
@@ -204,7 +217,9 @@ class ToolSpec:
 
 # Fields that name a program: never MCP inputs (the CLI keeps them; the operator types those). `launcher`
 # is the serve program itself; an ssh `-o ProxyCommand=...` or `LocalCommand=...` runs a local command.
-NOT_MCP_INPUTS = ("launcher", "ssh_options")
+# Nor the fields onechip sets itself (hidden from the command line too): bench's input_sha256, the digest of its input
+# files a resume compares, and replica_urls, the replicas of `up --replicas N` it reads /metrics of (api.bench).
+NOT_MCP_INPUTS = ("launcher", "ssh_options", "input_sha256", "replica_urls")
 # `--set` on an MCP call: engine environment variables only under the engine's own prefixes (LD_PRELOAD,
 # PATH or PYTHONPATH would choose what runs), and none of the vLLM flags that load code from a path or a
 # model repository (vllm/engine/arg_utils.py: --trust-remote-code, --worker-cls, --worker-extension-cls,
@@ -299,12 +314,24 @@ def _local_model(model: object) -> bool:
 # --- jobs: (request, on_progress) -> result model
 
 
+def _url_given(request: BenchRequest, saved: BenchConfig | None = None) -> None:
+    """Refuse (ConfigError) a bench or find_max call without base_url and with no `saved` run (resumed) to give it."""
+    if request.base_url is not None or saved is not None:
+        return
+    if request.resume:
+        raise ConfigError(f"base_url is required: {request.out_dir} holds no {RUN_FILES['bench']} to take it from")
+    raise ConfigError("base_url is required (the server to measure), unless resume continues a run saved in out_dir")
+
+
 def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
+    if not request.resume:
+        _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
     with run_dir(request.out_dir) as out_dir:
         saved = api.saved_bench_config(out_dir) if request.resume else None
+        _url_given(request, saved)
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
         return _written(WrittenRun, api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
 
@@ -315,6 +342,9 @@ def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
+    if request.resume:  # as the CLI refuses --find-max with --resume: a search is not continued
+        raise ConfigError("find_max measures new probes: give out_dir, not resume")
+    _url_given(request)
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")

@@ -236,9 +236,12 @@ class BenchConfig(RequestModel):
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None, description="--find-max with --chip: comma list of pricing models (spot,on-demand,...)."
     )
+    # bounded: a wait past the OS's time_t crashed the sampler thread (OverflowError); a near-0 one scraped /metrics
+    # without a pause all through the cell (load on the server measured), 0.01 s is 100 scrapes/s at most
     metrics_interval_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=0.5, gt=0, description="Seconds between /metrics samples during a cell (KV usage peak)."
-    )
+        default=0.5, ge=0.01, le=MAX_SECONDS,
+        description="Seconds between /metrics samples during a cell (KV usage peak), 0.01 to 604,800.",
+    )  # fmt: skip
     router_policies: Annotated[list[RouterPolicy] | None, comma_list(str)] = Field(
         default=None,
         description="Behind `up --replicas N`: run the workload once per vllm-router policy (the router restarts "

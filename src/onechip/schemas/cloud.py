@@ -32,6 +32,9 @@ FLEX_MAX_RUN_S = 7 * 86400.0
 # datetime after the TPU existed): a year of --max-hours or of any duration, a week of --timeout.
 MAX_HOURS = 8760.0
 MAX_WAIT_S = 7 * 86400.0
+# An engine's boot timeout, seconds: what `up`'s timeout_s takes (schemas.requests.UpRequest); `cloud up --model` and
+# the demo hand theirs to an `up`, so theirs take the same (0.5 or 100,000 failed there as an internal error).
+MIN_BOOT_S, MAX_BOOT_S = 1.0, 86_400.0
 
 # Names that become URL path segments of the TPU API (and onechip's record paths), in the shapes Google
 # documents; anything else is refused before a request is sent ('../../q/locations/x' is not a zone):
@@ -188,7 +191,7 @@ class CloudUpRequest(CloudTarget):
         default_factory=list, description="With --model: ssh -o option, e.g. Port=2222."
     )
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=3600.0, gt=0, le=86_400, strict=True,
+        default=3600.0, ge=MIN_BOOT_S, le=MAX_BOOT_S, strict=True,
         description="With --model: give up on an engine not ready this long after its start.",
     )  # fmt: skip
 

@@ -27,7 +27,7 @@ from onechip.errors import os_error_line
 from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
-from onechip.schemas.cloud import HostDemoOptions
+from onechip.schemas.cloud import MAX_BOOT_S, MIN_BOOT_S, HostDemoOptions
 from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url
 from onechip.schemas.inputs import (
     HUMAN_INT,
@@ -369,7 +369,7 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=2, ge=1, le=MAX_HOST_GIB, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
     )
     timeout_s: float = Field(
-        default=600.0, ge=1.0, le=86_400, description="Give up if not ready after this many seconds."
+        default=600.0, ge=MIN_BOOT_S, le=MAX_BOOT_S, description="Give up if not ready after this many seconds."
     )
 
     @field_validator("engine_version")
@@ -579,7 +579,10 @@ class DemoRequest(HostDemoOptions):
     )
     port: Port | None = Field(default=None, description="Engine port on 127.0.0.1 (default: a free one).")
     boot_timeout_s: Annotated[float, Cli(hidden=True)] = Field(
-        default=600.0, gt=0, description="Give up on the engine if not ready after this many seconds."
+        default=600.0,
+        ge=MIN_BOOT_S,
+        le=MAX_BOOT_S,
+        description="Give up on the engine if not ready after this many seconds.",
     )
 
     @field_validator("out_dir")

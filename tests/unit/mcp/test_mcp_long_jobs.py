@@ -132,3 +132,88 @@ def test_find_max_without_out_dir_names_the_directory_it_wrote(tmp_path, monkeyp
     run_dir = result.structured_content["run_dir"]
     assert tmp_path / run_dir == made and (made / "search.json").is_file()
     assert result.content[0].text.startswith(f"{run_dir}: ")
+
+
+def test_a_run_resumes_as_the_refusal_says_without_the_url_again(tmp_path):
+    """bench's refusal of an out_dir holding a run says 'call bench again with resume: true, out_dir: DIR', and the
+    resume description 'its saved config decides'; the tool required base_url all the same, so that very call was
+    refused ("Invalid value for 'base_url': Field required"), where the CLI's `bench --resume DIR` needs no URL."""
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 2, "requests_per_client": 1,
+            "out_dir": str(out)}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            first = await client.call_tool("bench", {"base_url": url, **args})
+            again = await client.call_tool("bench", {"base_url": url, **args})
+            resumed = await client.call_tool("bench", {"resume": True, "out_dir": str(out)})
+            neither = await client.call_tool("bench", {"out_dir": str(tmp_path / "other")})
+            return first, again, resumed, neither
+
+    with FakeVllm(itl_s=0.001) as srv:
+        first, again, resumed, neither = anyio.run(go, srv.url)
+    assert not first.is_error, first.content[0].text
+    assert again.is_error and "call bench again with resume: true, out_dir: " in again.content[0].text
+    assert not resumed.is_error, resumed.content[0].text
+    assert json.loads((out / "summary.json").read_text())["config"]["base_url"] == srv.url
+    said = neither.content[0].text
+    assert neither.is_error and said.startswith("base_url is required") and "\n" not in said, said
+    assert not (tmp_path / "other").exists()
+
+
+def test_find_max_refuses_resume_rather_than_starting_over(tmp_path):
+    """find_max shares bench's input, resume included, but measures new probes: resume: true was dropped unsaid and a
+    new search ran (the CLI refuses --find-max with --resume); it is refused in one line, before any request."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool(
+                "find_max", {"base_url": "http://127.0.0.1:9", "find_max": "clients", "slo": {"ttft_ms": 500},
+                             "resume": True, "out_dir": str(tmp_path / "search")},
+            )  # fmt: skip
+
+    result = anyio.run(go)
+    assert result.is_error and result.content[0].text == "find_max measures new probes: give out_dir, not resume"
+
+
+def test_two_simulate_calls_into_one_out_dir_at_once_keep_the_run_they_say_they_wrote(tmp_path, monkeypatch):
+    """simulate refuses an out_dir that holds a run, but checked it before predicting and wrote after: two calls at
+    once into one out_dir both passed the check, both wrote summary.json and both answered 'out_dir: N cells', and
+    the first to write was overwritten by the second (its prediction lost, its answer naming another's file)."""
+    from onechip.api import _predict
+
+    both_predicted = threading.Barrier(2, timeout=30)
+    predict = _predict.predicted_cells
+
+    def in_step(*a, **kw):  # each call predicts, then waits for the other: both have passed the check before writing
+        cells = predict(*a, **kw)
+        both_predicted.wait()
+        if a[2].contexts == [512]:  # and writes after the other has written
+            time.sleep(0.5)
+        return cells
+
+    monkeypatch.setattr(_predict, "predicted_cells", in_step)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "same"
+
+    async def go():
+        async with Client(build_server()) as client:
+            plan = await client.call_tool("plan", {"model": "SmolLM2-135M-Instruct", "chip": "l4"})
+            (tmp_path / "plan.json").write_text(json.dumps(plan.structured_content))
+            got: dict[int, object] = {}
+
+            async def one(contexts: int) -> None:
+                args = {"plan": str(tmp_path / "plan.json"), "out_dir": str(out), "contexts": [contexts]}
+                got[contexts] = await client.call_tool("simulate", args)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one, 256)
+                tg.start_soon(one, 512)
+            return got
+
+    got = anyio.run(go)
+    done = [c for c, r in got.items() if not r.is_error]
+    assert len(done) == 1, {c: r.content[0].text for c, r in got.items()}
+    refused = next(r for r in got.values() if r.is_error).content[0].text
+    assert str(out) in refused and "\n" not in refused and "--out" not in refused, refused
+    assert json.loads((out / "summary.json").read_text())["config"]["contexts"] == done

@@ -529,3 +529,60 @@ def test_arguments_are_checked_off_the_event_loop_so_a_long_check_blocks_no_othe
     (refused,) = calls(("bench", {"base_url": "http://127.0.0.1:9", "reps": 0}))
     assert text(refused).startswith("Invalid value for 'reps'")
     assert threads and threads[0] is not threading.main_thread()  # anyio.run runs the server's loop in this thread
+
+
+@pytest.mark.parametrize("tool", ["bench", "find_max"])
+@pytest.mark.parametrize(
+    "internal", [{"input_sha256": {"trace_file": "0" * 64}}, {"replica_urls": ["http://127.0.0.1:9"]}]
+)
+def test_a_field_onechip_sets_itself_is_no_tool_input(tool, internal) -> None:
+    """bench's input_sha256 (the digest of its input files a resume compares) and replica_urls (the replicas it
+    reads /metrics of, from `up --replicas N`) are set by bench, hidden from the command line: the tools published
+    them and took them, so a caller could hand bench the digest a resume checks against."""
+    (result,) = calls((tool, {"base_url": "http://127.0.0.1:9", **internal}))
+    name = next(iter(internal))
+    assert result.is_error and text(result) == f"{tool} takes no argument {name!r}; nothing was done"
+    spec = next(s for s in TOOLS if s.name == tool)
+    assert name in spec.request.model_fields  # still a field of the config bench saves, not an input
+
+    async def schema():
+        async with Client(build_server()) as client:
+            return next(t for t in (await client.list_tools()).tools if t.name == tool).input_schema
+
+    assert name not in anyio.run(schema)["properties"]
+
+
+@pytest.mark.parametrize(
+    ("interval", "said"), [(1e308, "less than or equal to 604800"), (1e-300, "greater than or equal to 0.01")]
+)
+def test_a_metrics_interval_out_of_bounds_is_refused_before_any_request(tmp_path, interval, said) -> None:
+    """metrics_interval_s had no upper bound and no floor: 1e308 crashed the metrics-sampler thread
+    (OverflowError, a traceback on the server's stderr) and the run lost its /metrics peaks unsaid; 1e-300 scraped
+    /metrics in a loop without a pause through every cell, load on the server measured, samples held without end."""
+    base = {"base_url": "http://127.0.0.1:9", "out_dir": str(tmp_path / "run")}
+    (result,) = calls(("bench", {**base, "metrics_interval_s": interval}))
+    assert result.is_error and text(result).startswith("Invalid value for 'metrics_interval_s'"), text(result)
+    assert said in text(result)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("boot_timeout_s", [0.5, 100_000.0])
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("demo", {}),
+        ("demo", {"cloud": "gcp", "chip": "v5e-1", "model": "google/gemma-4-E2B-it", "max_hours": 1.0}),
+        ("cloud_up", {"chip": "v5e-1", "model": "google/gemma-4-E2B-it", "project": "my-project-123"}),
+    ],
+)
+def test_a_boot_timeout_up_would_refuse_is_refused_as_the_argument_sent(
+    monkeypatch, tmp_path, tool, args, boot_timeout_s
+):
+    """demo's and cloud_up's boot_timeout_s is handed to `up` (its timeout_s, 1 to 86,400 s), but took any positive
+    number (demo's without an upper bound): 0.5 or 100,000 came back as 'internal error (ValidationError: 1
+    validation error for UpRequest); please report it', for a cloud demo already at its preview, for a demo on a host
+    after the image pull; the embedded demo waited without end for an engine that never came up."""
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # any cloud call would fail loudly
+    monkeypatch.chdir(tmp_path)  # the default runs_root, runs/, lies within $ONECHIP_MCP_FILES
+    (result,) = calls((tool, {**args, "boot_timeout_s": boot_timeout_s}))  # refused before the gate: no confirm
+    assert result.is_error and text(result).startswith("Invalid value for 'boot_timeout_s'"), text(result)
