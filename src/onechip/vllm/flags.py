@@ -853,6 +853,13 @@ def serve_command(plan: Plan, target: ServeTarget) -> ServeCommand:
     """
     resolved = _resolved_target(plan, target)
     model = resolved.model or plan.serve_model or plan.model
+    if not model.strip() or model.startswith("-") or not model.isprintable():
+        # vLLM's argument parser reads a model word starting with '-' as an option ('--trust-remote-code', a plan
+        # file edited by hand or sent over MCP), and a control character would split the shell line
+        raise ConfigError(
+            f"model {model[:80]!r}: not a model id or path (empty, starting with '-', or holding a control character); "
+            "give a Hub id or a directory (./-name for a directory whose name starts with '-')"
+        )
     served = served_name_for(model, resolved.served_name)
     flags, env, why, warnings = serve_flags(plan, resolved, served)
     argv = serve_argv(list(resolved.launcher or []), model, flags)

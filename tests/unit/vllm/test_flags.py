@@ -175,6 +175,15 @@ def test_host_that_ssh_would_read_as_an_option_is_refused(v5e_plan, host):
         _command(v5e_plan, host=host)
 
 
+@pytest.mark.parametrize("model", ["--trust-remote-code", "-x", "", "org/model\n--api-key=x"])
+def test_a_model_vllm_would_read_as_an_option_is_refused(v5e_plan, model):
+    # Before: a plan file whose model was '--trust-remote-code' (edited by hand, or sent over MCP's up) went into
+    # `vllm serve --trust-remote-code ...` as a flag: a model word is positional, argparse reads '-...' as an option.
+    plan = v5e_plan.model_copy(update={"model": model, "serve_model": None})
+    with pytest.raises(ConfigError, match="not a model id or path"):
+        _command(plan)
+
+
 def test_image_pins():
     assert flags.image_warnings("vllm/vllm-tpu@sha256:" + "0" * 64) == []
     (warning,) = flags.image_warnings("vllm/vllm-tpu:nightly")
