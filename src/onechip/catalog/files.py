@@ -510,6 +510,12 @@ class SparseMlaRule(VersionedRule):
         gt=0, description="Indexer K elements per fp32 scale (deepseek_v2.py Indexer.quant_block_size)."
     )
     indexer_scale_bytes: int = Field(gt=0, description="Bytes of one indexer scale (an fp32: 4).")
+    capability_majors: list[int] | None = Field(
+        default=None,
+        description="The CUDA compute capability majors some sparse backend of the release takes (its "
+        "supports_compute_capability, checked by get_attn_backend_cls: another card stops with 'No valid attention "
+        "backend found'); None: not checked at selection (0.11.0). A card of unknown capability is planned.",
+    )
     source: str = Field(description="The engine source read, with file, function and versions.")
     date: str = Field(description="ISO date read.")
 

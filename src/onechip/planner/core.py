@@ -2305,6 +2305,13 @@ def _sparse_mla(
             f"{(rules.sparse_mla_read or 'no release').split(' (')[0]} on NVIDIA cards only, not {where}; plan it with "
             "--engine-version 0.17.1 on an NVIDIA card (engines.json sparse_mla)"
         )
+    cap = acc.compute_capability
+    if rule.capability_majors is not None and cap is not None and cap // 10 not in rule.capability_majors:
+        raise ConfigError(
+            f"{what}: vLLM {release} has no sparse MLA backend for compute capability {cap / 10:.1f} ({acc.name}; its "
+            f"sparse backends take {' or '.join(f'{m}.x' for m in rule.capability_majors)}): the engine stops with "
+            "'No valid attention backend found' (engines.json sparse_mla)"
+        )
     kv, classes = request.kv_cache_dtype, {str(a) for a in config.data.get("architectures") or []}
     ds_mla = kv in rule.fp8_ds_mla_kv_cache_dtypes and bool(classes & set(rule.fp8_ds_mla_architectures))
     if not ds_mla and kv not in rule.latent_kv_cache_dtypes:

@@ -60,11 +60,21 @@ def test_auto_cache_is_bf16_from_0_11_1_and_fp8_ds_mla_in_0_11_0(tmp_path) -> No
     assert _plan(tmp_path, "0.17.1", "bfloat16").kv_bytes_per_token == 5_136
 
 
-def test_the_sparse_block_is_64_on_any_nvidia_card(tmp_path) -> None:
-    """The dense MLA rules would give an A100 16 (TRITON_MLA) and a B200 128 (CUTLASS_MLA) at 0.14.0; the sparse
-    check forces 64 on both."""
-    assert _plan(tmp_path, "0.14.0", chip="a100-80gb").block_size == 64
+def test_the_sparse_block_is_64_on_a_b200_too(tmp_path) -> None:
+    """The dense MLA rules would give a B200 128 (CUTLASS_MLA) at 0.14.0; the sparse check forces 64."""
     assert _plan(tmp_path, "0.14.0", chip="b200").block_size == 64
+
+
+@pytest.mark.parametrize("version", ["0.11.1", "0.14.0", "0.17.1"])
+def test_an_ampere_card_has_no_sparse_backend(tmp_path, version) -> None:
+    """FlashMLASparseBackend.supports_compute_capability: 'capability.major in [9, 10]', checked by
+    get_attn_backend_cls from 0.11.1 (FlashInferMLASparse: 10 only): an A100 (8.0) stops with 'No valid attention
+    backend found'. Before, it was planned with blocks of 64."""
+    with pytest.raises(
+        ConfigError, match=r"no sparse MLA backend for compute capability 8\.0 .*'No valid attention"
+    ) as err:
+        _plan(tmp_path, version, chip="a100-80gb")
+    assert "\n" not in str(err.value)
 
 
 def test_tensor_parallel_replicates_both_caches(tmp_path) -> None:
