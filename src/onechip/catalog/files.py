@@ -487,29 +487,88 @@ class MlaBlockSizeRule(VersionedRule):
         return given not in self.given_kept_sizes and not multiple
 
 
+class SparseFlashInferRule(StrictModel):
+    """When FLASHINFER_MLA_SPARSE serves a sparse-attention MLA model with a quantized cache in place of
+    FLASHMLA_SPARSE (vllm/platforms/cuda.py _get_backend_priorities, the backend's supported_kv_cache_dtypes and
+    supports_combination, 0.18.0 on): it keeps the cache as it is, one byte per latent element (kv_lora_rank +
+    qk_rope_head_dim), where FLASHMLA_SPARSE turns it into fp8_ds_mla (656 B)."""
+
+    capability_major: int = Field(
+        description="The CUDA compute capability major it runs on (supports_compute_capability)."
+    )
+    kv_cache_dtypes: list[str] = Field(description="The quantized --kv-cache-dtype values it takes.")
+    qk_nope_head_dims: list[int] = Field(description="The config qk_nope_head_dim values its kernel takes.")
+    first_at_heads_per_gpu: int | None = Field(
+        description="It is tried before FLASHMLA_SPARSE only at this many attention heads per GPU or fewer "
+        "(num_attention_heads // TP, 0.18.x); None: before it for every quantized cache (0.19.0 on)."
+    )
+
+
 class SparseMlaRule(VersionedRule):
     """How one range of vLLM releases caches a sparse-attention MLA model (DeepSeek-V3.2 / GLM-5 DSA: config index_topk)
-    on an NVIDIA card (engines.json `sparse_mla`; planner.core._sparse_mla): the sparse backend and the block size it
-    forces, the cache format of the MLA latent by --kv-cache-dtype and model class, and the lightning indexer's own K
-    cache beside it (one per decoder layer)."""
+    on an NVIDIA card (engines.json `sparse_mla`; planner.core._sparse_mla): the sparse backend and its block size,
+    the cache format of the MLA latent by --kv-cache-dtype, model class and card, and the lightning indexer's own K
+    cache beside it (one per decoder layer that builds an indexer), all in one KV cache group."""
 
     backend: str = Field(description="The sparse MLA attention backend vLLM serves the model with.")
-    block_size: int = Field(gt=0, description="Block size in tokens vLLM forces for it, whatever --block-size says.")
+    block_size: int = Field(
+        gt=0,
+        description="Block size in tokens: forced over any --block-size before 0.18.0; from 0.18.0 the one "
+        "update_block_size_for_backend picks where no --block-size is given.",
+    )
+    given_block_multiple_of: int | None = Field(
+        default=None,
+        gt=0,
+        description="0.18.0 on: a --block-size that is a multiple of this is kept (supports_block_size: block % "
+        "kernel block == 0, for the sparse backend and the indexer's kernel), any other refused; None: block_size is "
+        "forced over any --block-size (check_and_update_config before 0.18.0).",
+    )
     fp8_ds_mla_kv_cache_dtypes: list[str] = Field(
         description="The --kv-cache-dtype values turned into the 'fp8_ds_mla' cache format for the classes of "
-        "fp8_ds_mla_architectures (MODELS_CONFIG_MAP's DeepseekV32ForCausalLM.verify_and_update_config)."
+        "fp8_ds_mla_architectures (before 0.18.0: MODELS_CONFIG_MAP's DeepseekV32ForCausalLM.verify_and_update_config; "
+        "0.18.0 on: mla_attention.py where FLASHMLA_SPARSE serves the model)."
     )
-    fp8_ds_mla_architectures: list[str] = Field(description="The model classes that conversion applies to.")
+    fp8_ds_mla_architectures: list[str] | None = Field(
+        default=None, description="The model classes that conversion applies to; None: any (0.18.0 on)."
+    )
     fp8_ds_mla_bytes: int = Field(
         gt=0, description="Bytes per token per layer of an 'fp8_ds_mla' latent (MLAAttentionSpec.page_size_bytes)."
     )
     latent_kv_cache_dtypes: list[str] = Field(
         description="The --kv-cache-dtype values the backend serves as they are (supported_kv_cache_dtypes)."
     )
+    flashinfer_fp8: SparseFlashInferRule | None = Field(
+        default=None, description="Where FLASHINFER_MLA_SPARSE takes a quantized cache as it is; None: nowhere."
+    )
+    auto_fp8_e4m3_architectures: list[str] = Field(
+        default_factory=list,
+        description="Model classes whose 'auto' cache becomes 'fp8_e4m3' on compute capability "
+        "auto_fp8_e4m3_capability_major (MODELS_CONFIG_MAP's GlmMoeDsaForCausalLM.verify_and_update_config, "
+        "0.32.0 on).",
+    )
+    auto_fp8_e4m3_capability_major: int | None = Field(default=None, description="That capability major.")
     indexer_quant_block: int = Field(
         gt=0, description="Indexer K elements per fp32 scale (deepseek_v2.py Indexer.quant_block_size)."
     )
     indexer_scale_bytes: int = Field(gt=0, description="Bytes of one indexer scale (an fp32: 4).")
+    indexer_skip: Literal["pattern", "indexer_types"] | None = Field(
+        default=None,
+        description="How the layers that reuse a preceding indexer's top-k (IndexCache), building no indexer and so no "
+        "indexer cache, are told: None: every layer builds one (before 0.24.0); 'pattern': index_topk_pattern 'S', "
+        "else index_topk_freq with index_skip_topk_offset (0.24.0 on); 'indexer_types': config indexer_types "
+        "'shared' first, else as 'pattern' (0.34.0, compute_skip_topk_layers).",
+    )
+    capability_majors: list[int] | None = Field(
+        default=None,
+        description="The CUDA compute capability majors some sparse backend of the release takes (its "
+        "supports_compute_capability, checked by get_attn_backend_cls: another card stops with 'No valid attention "
+        "backend found'); None: not checked at selection (0.11.0). A card of unknown capability is planned.",
+    )
+    capability_notes: dict[int, str] = Field(
+        default_factory=dict,
+        description="A capability major outside capability_majors that some backend of the release serves, not "
+        "planned, and why (the refusal says it).",
+    )
     source: str = Field(description="The engine source read, with file, function and versions.")
     date: str = Field(description="ISO date read.")
 

@@ -2285,11 +2285,12 @@ def _sparse_mla(
     rules: EngineRules, acc: Accelerator, request: PlanRequest, config: ModelConfig
 ) -> tuple[SparseMlaBytes, int, PlanWarning] | None:
     """A sparse-attention MLA model's caches as vLLM sizes them (engines.json sparse_mla, by release): the latent's
-    bytes in its cache format (fp8_ds_mla: 656 per token per layer), the lightning indexer's K cache beside it
-    (index_head_dim + index_head_dim // quant block x scale bytes, one byte per element), the block size the sparse
-    backend forces, and the note saying so; None for another model. Raises ConfigError, in one line, for a release or
-    card whose sparse MLA path was not read, a KV cache dtype no sparse backend of the release takes, or a config
-    without index_head_dim."""
+    bytes in the cache format the engine settles on (fp8_ds_mla where FLASHMLA_SPARSE takes an fp8 cache: 656 per
+    token per layer; plain fp8 where FLASHINFER_MLA_SPARSE does: kv_lora_rank + qk_rope_head_dim), the lightning
+    indexer's K cache beside it on each layer that builds an indexer (index_head_dim + index_head_dim // quant block x
+    scale bytes, one byte per element), the block size, and the note saying so; None for another model. Raises
+    ConfigError, in one line, for a release or card whose sparse MLA path was not read or has no sparse backend, a KV
+    cache dtype or --block-size no sparse backend of the release takes, or a config field missing or malformed."""
     text = config.text
     if text.get("index_topk") is None or not _is_mla(text):
         return None
@@ -2300,35 +2301,126 @@ def _sparse_mla(
     rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
     if not nvidia or rule is None:
         where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
+        read = (rules.sparse_mla_read or "no release").split(" (")[0]
         raise ConfigError(
-            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM "
-            f"{(rules.sparse_mla_read or 'no release').split(' (')[0]} on NVIDIA cards only, not {where}; plan it with "
-            "--engine-version 0.17.1 on an NVIDIA card (engines.json sparse_mla)"
+            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {read} on NVIDIA "
+            f"cards only, not {where}; plan it on an NVIDIA card with an --engine-version in {read} (engines.json "
+            "sparse_mla)"
+        )
+    cap = acc.compute_capability
+    major = cap // 10 if cap is not None else None
+    if cap is not None and rule.capability_majors is not None and cap // 10 not in rule.capability_majors:
+        takes, why = " or ".join(f"{m}.x" for m in rule.capability_majors), rule.capability_notes.get(cap // 10)
+        raise ConfigError(
+            f"{what}: vLLM {release} is planned on compute capability {takes} only, not {cap / 10:.1f} ({acc.name}): "
+            f"{why}"
+            if why
+            else f"{what}: vLLM {release} has no sparse MLA backend for compute capability {cap / 10:.1f} ({acc.name}; "
+            f"its sparse backends take {takes}): the engine stops with 'No valid attention backend found' "
+            "(engines.json sparse_mla)"
         )
     kv, classes = request.kv_cache_dtype, {str(a) for a in config.data.get("architectures") or []}
-    ds_mla = kv in rule.fp8_ds_mla_kv_cache_dtypes and bool(classes & set(rule.fp8_ds_mla_architectures))
-    if not ds_mla and kv not in rule.latent_kv_cache_dtypes:
+    defaulted = (
+        kv == "auto"
+        and major == rule.auto_fp8_e4m3_capability_major
+        and bool(classes & set(rule.auto_fp8_e4m3_architectures))
+    )
+    kv = "fp8_e4m3" if defaulted else kv
+    ds_mla = kv in rule.fp8_ds_mla_kv_cache_dtypes and (
+        rule.fp8_ds_mla_architectures is None or bool(classes & set(rule.fp8_ds_mla_architectures))
+    )
+    flashmla = ds_mla or kv in rule.latent_kv_cache_dtypes
+    fi, plain_fp8 = rule.flashinfer_fp8, False
+    if fi is not None and major == fi.capability_major and kv in fi.kv_cache_dtypes:
+        heads = _int_field(text, "num_attention_heads") // request.tensor_parallel_size  # MLAAttention.num_heads
+        first = fi.first_at_heads_per_gpu is None or heads <= fi.first_at_heads_per_gpu
+        plain_fp8 = text.get("qk_nope_head_dim", 1) in fi.qk_nope_head_dims and (first or not flashmla)
+    if not flashmla and not plain_fp8:
+        by = f"only {', '.join(rule.fp8_ds_mla_architectures)} turns" if rule.fp8_ds_mla_architectures else "it turns"
         raise ConfigError(
-            f"{what}: vLLM {release} has no sparse MLA backend for --kv-cache-dtype {kv} (only "
-            f"{', '.join(rule.fp8_ds_mla_architectures)} turns an fp8 cache into fp8_ds_mla; {rule.backend.split()[0]} "
-            f"takes {', '.join(rule.latent_kv_cache_dtypes)} and fp8_ds_mla): the engine stops with 'No valid "
-            "attention backend found'; use --kv-cache-dtype auto"
+            f"{what}: vLLM {release} has no sparse MLA backend for --kv-cache-dtype {kv} on {acc.name} "
+            f"({rule.backend.split()[0]} takes {', '.join(rule.latent_kv_cache_dtypes)}, and {by} "
+            f"{', '.join(rule.fp8_ds_mla_kv_cache_dtypes)} into fp8_ds_mla"
+            + (
+                f"; FLASHINFER_MLA_SPARSE takes {', '.join(fi.kv_cache_dtypes)} on compute capability "
+                f"{fi.capability_major}.x at qk_nope_head_dim {' or '.join(map(str, fi.qk_nope_head_dims))}"
+                if fi is not None
+                else ""
+            )
+            + "): the engine stops with 'No valid attention backend found'; use --kv-cache-dtype auto"
         )
     head = text.get("index_head_dim")
     if not isinstance(head, int) or isinstance(head, bool) or head <= 0:
         raise ConfigError(f"model config: field 'index_head_dim' is missing or not a positive integer (got {head!r})")
     indexer = head + head // rule.indexer_quant_block * rule.indexer_scale_bytes
-    latent = f"fp8_ds_mla, {rule.fp8_ds_mla_bytes} B" if ds_mla else f"{kv}, kv_lora_rank + qk_rope_head_dim elements"
-    forced = f", over --block-size {request.block_size}" if request.block_size not in (None, rule.block_size) else ""
+    block = (
+        rule.block_size if request.block_size is None or rule.given_block_multiple_of is None else request.block_size
+    )
+    if rule.given_block_multiple_of is not None and block % rule.given_block_multiple_of:
+        raise ConfigError(
+            f"--block-size {block}: vLLM {release} serves a sparse-attention MLA model only in blocks that are a "
+            f"multiple of {rule.given_block_multiple_of} (its sparse backends' and the lightning indexer's kernel "
+            f"block, supports_block_size); leave --block-size out for {rule.block_size} (engines.json sparse_mla)"
+        )
+    dim = _int_field(text, "kv_lora_rank") + _int_field(text, "qk_rope_head_dim")
+    latent_bytes = rule.fp8_ds_mla_bytes if ds_mla and not plain_fp8 else dim if plain_fp8 else None
+    skipped = _indexer_skipped(text, rule.indexer_skip)
+    backend = "FLASHINFER_MLA_SPARSE" if plain_fp8 else rule.backend
+    latent = (
+        f"{kv}, {dim} x 1 B" if plain_fp8 else f"fp8_ds_mla, {rule.fp8_ds_mla_bytes} B" if ds_mla else
+        f"{kv}, kv_lora_rank + qk_rope_head_dim elements"
+    )  # fmt: skip
+    said = f" ('auto' made fp8_e4m3 by {arch}'s verify_and_update_config on {major}.x)" if defaulted else ""
+    forced = f", over --block-size {request.block_size}" if request.block_size not in (None, block) else ""
+    layers = f"; {len(skipped)} layers reuse a preceding indexer's top-k and build none" if skipped else ""
     note = PlanWarning(
         code="sparse-mla-cache",
-        message=f"{what}: planned as vLLM {release} caches it on NVIDIA cards: backend {rule.backend}, blocks of "
-        f"{rule.block_size} tokens{forced}; per token per layer on every GPU the latent ({latent}) and the "
+        message=f"{what}: planned as vLLM {release} caches it on NVIDIA cards: backend {backend}, blocks of "
+        f"{block} tokens{forced}; per token per layer on every GPU the latent ({latent}{said}) and the "
         f"lightning indexer's K cache ({head} + {head} // {rule.indexer_quant_block} x {rule.indexer_scale_bytes} = "
-        f"{indexer} B), all layers in one KV cache group",
+        f"{indexer} B{layers}), all layers in one KV cache group",
         source=f"engines.json sparse_mla {rule.versions}: {rule.source}",
     )
-    return SparseMlaBytes(rule.fp8_ds_mla_bytes if ds_mla else None, indexer), rule.block_size, note
+    return SparseMlaBytes(latent_bytes, indexer, skipped), block, note
+
+
+def _int_field(text: Mapping[str, Any], name: str) -> int:
+    """A positive integer field of a text config, or a one-line ConfigError."""
+    value = text.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"model config: field '{name}' is missing or not a positive integer (got {value!r})")
+    return value
+
+
+def _indexer_skipped(text: Mapping[str, Any], how: str | None) -> frozenset[int]:
+    """The decoder layers of a sparse-attention MLA model that build no lightning indexer (IndexCache: they reuse the
+    top-k of the closest preceding indexer layer), as vLLM tells them (SparseMlaRule.indexer_skip): 0.24.0 on,
+    DeepseekV2MLAAttention / DeepseekV32Attention: index_topk_pattern[i] == 'S' where the pattern is given (a layer
+    past its end builds one), else max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2 and 1:
+    none skipped); 0.34.0 compute_skip_topk_layers: indexer_types[i] == 'shared' first, one entry per layer, 'full'
+    or 'shared'. Raises ConfigError for a malformed field."""
+    if how is None:
+        return frozenset()
+    n = _int_field(text, "num_hidden_layers")
+    types = text.get("indexer_types") if how == "indexer_types" else None
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n or not set(types) <= {"full", "shared"}:
+            raise ConfigError(
+                f"model config: field 'indexer_types' must list 'full' or 'shared' once per hidden layer ({n}); vLLM "
+                "refuses it at start-up"
+            )
+        return frozenset(i for i, kind in enumerate(types) if kind == "shared")
+    pattern = text.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, (str, list)):
+            raise ConfigError(f"model config: field 'index_topk_pattern' is not a string or list (got {pattern!r})")
+        return frozenset(i for i in range(min(n, len(pattern))) if pattern[i] == "S")
+    freq, offset = text.get("index_topk_freq", 1), text.get("index_skip_topk_offset", 2)
+    if not isinstance(freq, int) or isinstance(freq, bool) or freq <= 0:
+        raise ConfigError(f"model config: field 'index_topk_freq' is not a positive integer (got {freq!r})")
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        raise ConfigError(f"model config: field 'index_skip_topk_offset' is not an integer (got {offset!r})")
+    return frozenset(i for i in range(n) if max(i - offset + 1, 0) % freq != 0)
 
 
 def _is_mla(text: Mapping[str, Any]) -> bool:

@@ -71,11 +71,14 @@ def window_blocks(kind: str, window: int, batch: int, context: int, block: int) 
 @dataclass(frozen=True)
 class SparseMlaBytes:
     """Per-GPU bytes per token per layer of a sparse-attention MLA model's caches (planner.core._sparse_mla):
-    `latent_bytes` of its latent where the cache format fixes them ('fp8_ds_mla': 656; None: kv_lora_rank +
-    qk_rope_head_dim elements of the KV dtype), `indexer_bytes` of its lightning indexer's K cache."""
+    `latent_bytes` of its latent where the cache format fixes them ('fp8_ds_mla': 656; a plain fp8 cache the
+    engine chose: 576; None: kv_lora_rank + qk_rope_head_dim elements of the KV dtype), `indexer_bytes` of its
+    lightning indexer's K cache, which the layers of `no_indexer` (IndexCache: they reuse a preceding layer's top-k)
+    do not build."""
 
     latent_bytes: int | None
     indexer_bytes: int
+    no_indexer: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -210,15 +213,16 @@ def mla_geometry(
     163,840 tokens, issue 12). The latent is not split by tensor parallelism: every rank holds it, so
     the total over ranks is TP x the latent (recorded as one 'head' replicated TP times). A sparse-attention
     model (`sparse`, DeepSeek-V3.2 / GLM-5: config index_topk) caches the latent in its cache format's bytes and,
-    beside it, its lightning indexer's K (indexer_bytes_per_token), both on every rank (planner.core._sparse_mla)."""
+    beside it, its lightning indexer's K (indexer_bytes_per_token) on each layer that builds an indexer, both on every
+    rank (planner.core._sparse_mla)."""
     n = _require_int(cfg, "num_hidden_layers", family)
     dim = _require_int(cfg, "kv_lora_rank", family) + _require_int(cfg, "qk_rope_head_dim", family)
     per_token = int(tensor_parallel_size * dim * kv_dtype_bytes)
-    indexer = 0
+    indexer, skipped = 0, frozenset[int]()
     if sparse is not None:
-        indexer = tensor_parallel_size * sparse.indexer_bytes
+        indexer, skipped = tensor_parallel_size * sparse.indexer_bytes, sparse.no_indexer
         latent = sparse.latent_bytes if sparse.latent_bytes is not None else int(dim * kv_dtype_bytes)
-        per_token = tensor_parallel_size * latent + indexer
+        per_token = tensor_parallel_size * latent
     layers = [
         LayerKV(
             index=i,
@@ -227,8 +231,8 @@ def mla_geometry(
             head_dim=dim,
             latent=True,
             owns_cache=True,
-            bytes_per_token=per_token,
-            indexer_bytes_per_token=indexer,
+            bytes_per_token=per_token + (0 if i in skipped else indexer),
+            indexer_bytes_per_token=0 if i in skipped else indexer,
         )
         for i in range(n)
     ]

@@ -9,7 +9,9 @@ gpt-oss logs (tests/fixtures/bootlogs):
      most, when that is < 1.5 x the fewest: 0.18.0 and later; < 1.25 x in 0.12.0 - 0.17.x; never before 0.12.0,
      read in the 0.9.2 - 0.11.2 wheels and sdists), for every model whose specs share one page size (engines.json
      `group_size_rules`, kv_layout's group_size_max_ratio); each spec splits into cdiv(layers, group_size) groups
-     (_get_kv_cache_groups_uniform_page_size);
+     (_get_kv_cache_groups_uniform_page_size). An MLA model whose latent layers differ in size (a sparse-attention
+     one where IndexCache layers build no lightning indexer, vLLM 0.24.0 on) is one UniformTypeKVCacheSpecs group
+     (0.11.0 on: every spec full attention of one block size), page = the sum of its layers' pages;
   3. group_size tensors, each shared by one layer of every group: num_blocks = budget // page // group_size;
   4. blocks one request needs = sum over groups of its spec's pages: full cdiv(len, block), sliding
      cdiv(min(window - 1 + in_flight, len), block) + 1, chunked local (Llama 4)
@@ -48,7 +50,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from onechip.errors import ConfigError
-from onechip.planner.geometry import MAMBA, Geometry, cdiv, window_blocks
+from onechip.planner.geometry import FULL, MAMBA, Geometry, cdiv, window_blocks
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,14 @@ def kv_layout(
             specs[(MAMBA, None, layer.state_bytes // tp)] = specs.get((MAMBA, None, layer.state_bytes // tp), 0) + 1
     if not specs:
         raise ConfigError("model config: no layer owns a KV cache")
+    owners = [layer for layer in geometry.layers if layer.bytes_per_token and layer.owns_cache]
+    if len(specs) > 1 and all(layer.latent and layer.attention_type == FULL for layer in owners):
+        # MLA latents of different sizes (a sparse model's layers with and without a lightning indexer): one
+        # UniformTypeKVCacheSpecs group (vLLM 0.11.0 on, kv_cache_utils.get_kv_cache_groups: every spec a
+        # FullAttentionSpec of one block size), page = the sum of the layers' pages, one tensor
+        page = block_size * sum(layer.bytes_per_token // tp for layer in owners)
+        return KvLayout(groups=[KvGroup(kind=FULL, window=None, block_size=block_size, layers=1)], page_bytes=page,
+                        group_size=1)  # fmt: skip
     attention = [key for key in specs if key[0] != MAMBA]
     if len(attention) < len(specs):  # hybrid: the attention block is raised to hold a state
         if states is None or len(attention) != 1 or len(specs) != 2:
