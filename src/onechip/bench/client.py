@@ -29,7 +29,9 @@ Conventions (DESIGN.md "Measuring right"):
   an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
   event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
   TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
-  message), a stream cut before any of the three, or no complete answer within the request timeout.
+  message; judged from the headers, its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
+  `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any
+  of the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -52,6 +54,8 @@ import aiohttp
 from onechip.schemas.bench import StreamOutcome, usage_below_zero
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
+    SAID_BYTES,
+    SAID_S,
     STREAM_CUT,
     SSEDecoder,
     api_key_from_env,
@@ -207,7 +211,7 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
     out, ctype = timing.out, resp.headers.get("Content-Type")
     if not is_event_stream(ctype):
-        out.error = not_event_stream(url, ctype, (await resp.read()).decode("utf-8", "replace"))
+        out.error = not_event_stream(url, ctype, await _said(resp))
         return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
@@ -231,6 +235,22 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
             await _drain(http, resp)
             return True
     return _fold(decoder.close(), decoder, timing, clock())
+
+
+async def _said(resp: aiohttp.ClientResponse, head: bytes = b"") -> str:
+    """What the body of an answer that is not the one asked for says (`vllm.wire.said`'s bounds: `head`, then at most
+    SAID_BYTES bytes or SAID_S seconds of the body, or to its end; the rest is never read: the connection is closed)."""
+    buf = bytearray(head)
+
+    async def fill() -> None:
+        while len(buf) < SAID_BYTES and (data := await resp.content.readany()):
+            buf.extend(data)
+
+    try:
+        await asyncio.wait_for(fill(), SAID_S)
+    except (TimeoutError, aiohttp.ClientError):  # what came is kept
+        pass
+    return bytes(buf[:SAID_BYTES]).decode("utf-8", "replace")
 
 
 def _fold(payloads: list[bytes], decoder: SSEDecoder, timing: _Timing, now: float) -> bool:

@@ -36,6 +36,7 @@ import ipaddress
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,11 @@ from onechip.schemas.inputs import MAX_POSITIONS, MAX_TEXT, shown
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
+# an answer to a streamed request that is no event stream is judged from its headers and read only to say what it
+# said: at most SAID_BYTES bytes for at most SAID_S seconds, so a server trickling an endless body holds no request
+# till its timeout and no memory beyond these (a whole chat completion of a short answer is ~1 KB)
+SAID_BYTES = 64 * 1024
+SAID_S = 2.0
 # answers that say "busy, come back later": 429 too many requests (RFC 6585 section 4: a rate limiter, a gateway in
 # front of the server), 503 service unavailable (RFC 9110 section 15.6.4: overloaded); each may carry Retry-After
 BUSY_STATUSES = (429, 503)
@@ -329,6 +335,22 @@ def is_event_stream(content_type: str | None) -> bool:
     """Whether a 200 answer to a streamed request may be read as an event stream: text/event-stream, or no content
     type at all (read leniently; what is no event in it then ends as STREAM_CUT)."""
     return not content_type or "text/event-stream" in content_type.lower()
+
+
+def said(reads: Iterator[bytes], head: bytes = b"") -> str:
+    """What the body of an answer that is not the one asked for says, as text (undecodable bytes replaced): `head`
+    (read already) and then `reads` (the body's reads, blocking) up to SAID_BYTES bytes, or for SAID_S seconds of
+    the body's reads, or to its end, whichever comes first (a transport error ends it too: what came is kept)."""
+    buf, deadline = bytearray(head), time.monotonic() + SAID_S
+    try:
+        while len(buf) < SAID_BYTES and time.monotonic() < deadline:
+            data = next(reads, None)
+            if data is None:
+                break
+            buf += data
+    except httpx.HTTPError:
+        pass
+    return bytes(buf[:SAID_BYTES]).decode("utf-8", "replace")
 
 
 def not_event_stream(url: str, content_type: str | None, text: str) -> str:
@@ -734,9 +756,9 @@ class WireClient:
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
-        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said), an in-stream
-        error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON object or a body
-        that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
+        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said: `said`, a bounded
+        read), an in-stream error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON
+        object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -752,9 +774,10 @@ class WireClient:
                             continue
                     self._checked(resp, url, "POST")
                     ctype = resp.headers.get("content-type")
+                    reads = resp.iter_bytes()
                     if not is_event_stream(ctype):
-                        raise EndpointError(not_event_stream(url, ctype, resp.read().decode("utf-8", "replace")))
-                    for data in resp.iter_bytes():
+                        raise EndpointError(not_event_stream(url, ctype, said(reads)))
+                    for data in reads:
                         self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event

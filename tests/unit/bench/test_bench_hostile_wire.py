@@ -1,0 +1,76 @@
+"""The streaming client (bench/client.py) and WireClient.chat_stream (the checks' streamed chat) against servers that
+answer a streamed request with something that is no event stream, or trickle it (tests/fakes/vllm_server.py's
+`wire_script` with `wire_status` / `wire_ctype`, `raw_answers` without a content type): each is a failed request
+that says what the server said, judged from the headers or the first bytes, and read for at most wire.SAID_S /
+wire.SAID_BYTES, never until the request timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import pytest
+
+from fakes.vllm_server import FakeVllm, WireWrite
+from onechip.bench.client import StreamOutcome, stream_chat
+from onechip.errors import EndpointError
+from onechip.vllm import wire
+from onechip.vllm.wire import WireClient, bench_chat_body
+
+TIMEOUT_S = 8.0  # the request timeout; a bounded read ends within wire.SAID_S (2 s), well before it
+
+
+def one(srv: FakeVllm, timeout_s: float = TIMEOUT_S) -> tuple[StreamOutcome, float]:
+    """One streamed bench request to `srv` and the seconds it took."""
+
+    async def go() -> StreamOutcome:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as http:
+            return await stream_chat(
+                http, srv.url, bench_chat_body("fake-model", "hi", 4, extras=True, continuous_usage=True)
+            )
+
+    t0 = time.perf_counter()
+    out = asyncio.run(go())
+    return out, time.perf_counter() - t0
+
+
+def checked(srv: FakeVllm, timeout_s: float = TIMEOUT_S) -> tuple[str, float]:
+    """One WireClient.chat_stream to `srv`: the EndpointError's message and the seconds it took."""
+    t0 = time.perf_counter()
+    with WireClient(srv.url, timeout_s) as c, pytest.raises(EndpointError) as err:
+        c.chat_stream(wire.chat_body("fake-model", [], 4))
+    return str(err.value), time.perf_counter() - t0
+
+
+def trickle(first: bytes, every_s: float = 0.005, piece: bytes = b" " * 1024, total_s: float = 30.0) -> list[WireWrite]:
+    """A body that starts with `first`, then `piece` every `every_s` for `total_s` (30 s of 1 KiB pieces: ~6 MB)."""
+    return [(0.0, first, False), *((k * every_s, piece, False) for k in range(1, int(total_s / every_s)))]
+
+
+SAYS = b'{"error": {"message": "queue full, try later"}}'  # then JSON whitespace: what a bounded read keeps parses
+FAST = trickle(SAYS)  # past wire.SAID_BYTES in ~0.3 s
+SLOW = trickle(SAYS, every_s=0.05, piece=b" ")  # 20 bytes a second: wire.SAID_S ends the read
+
+
+@pytest.mark.parametrize("writes", [FAST, SLOW], ids=["fast", "slow"])
+@pytest.mark.parametrize("ctype", ["application/json", "text/html"])
+def test_an_endless_body_that_is_no_event_stream_fails_promptly_saying_what_it_said(
+    ctype: str | None, writes: list[WireWrite]
+) -> None:
+    """A 200 answer to a streamed request whose body is no event stream and never ends (1 KiB every 5 ms, or a byte
+    every 50 ms, for 30 s): the request fails within wire.SAID_S of the answer, with the server's message, in the
+    bench and in the checks' chat_stream; the body was read whole before it was judged, so both hung until the
+    request timeout (8 s here, --timeout-s in a run; the checks' httpx read timeout is per read: till the body
+    ended) and held every byte the server sent."""
+    with FakeVllm(wire_script=lambda n, b: writes, wire_ctype=ctype) as srv:
+        out, took = one(srv)
+        said, took_check = checked(srv)
+    media = ctype or "no content type"
+    head = f"{srv.url}/v1/chat/completions: answered {media}, not an event stream (text/event-stream)"
+    assert out.error is not None and out.error.startswith(head), out.error
+    assert said.startswith(head), said
+    assert took < wire.SAID_S + 1.5 and took_check < wire.SAID_S + 1.5, (took, took_check)
+    assert len(out.error) <= len(head) + 2 + wire.MESSAGE_LIMIT and len(said) <= len(head) + 2 + wire.MESSAGE_LIMIT
+    assert out.http_status == 200 and out.t_first is None and out.chunk_times == []
+    assert out.error.endswith(": queue full, try later") and said.endswith(": queue full, try later")
