@@ -29,9 +29,10 @@ Conventions (DESIGN.md "Measuring right"):
   an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
   event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
   TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
-  message; judged from the headers, its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
-  `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any
-  of the three, or no complete answer within the request timeout.
+  message; judged from the headers, or without a content type from the first bytes (`vllm.wire.is_event_stream`),
+  its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for `vllm.wire.SAID_S`: a server trickling
+  an endless one holds no request till the timeout), a stream cut before any of the three, or no complete answer
+  within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -210,24 +211,31 @@ async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, 
 async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
     out, ctype = timing.out, resp.headers.get("Content-Type")
-    if not is_event_stream(ctype):
-        out.error = not_event_stream(url, ctype, await _said(resp))
-        return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
     reads = resp.content.iter_any()
+    head, stream = b"", is_event_stream(ctype)
+    while stream is None and (data := await anext(reads, None)) is not None:  # no content type: the first bytes tell
+        head, now = head + data, clock()
+        stream = is_event_stream(ctype, head)
+    if stream is False:
+        out.error = not_event_stream(url, ctype, await _said(resp, head))
+        return False
     while True:
-        try:
-            # after the finish_reason with usage, only a final usage chunk or [DONE] may follow: DRAIN_S for them
-            data = await (anext(reads) if timing.answered_at is None else asyncio.wait_for(anext(reads), DRAIN_S))
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            if timing.answered_at is None:
-                raise
-            out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
-            return True
-        now = clock()
+        if head:  # the first bytes, read to tell the stream (at `now`)
+            data, head = head, b""
+        else:
+            try:
+                # after the finish_reason with usage, only a final usage chunk or [DONE] may follow: DRAIN_S for them
+                data = await (anext(reads) if timing.answered_at is None else asyncio.wait_for(anext(reads), DRAIN_S))
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if timing.answered_at is None:
+                    raise
+                out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
+                return True
+            now = clock()
         if not _fold(feed(data), decoder, timing, now):
             return False
         if decoder.done or timing.complete:  # the answer is whole, whatever the server then does with the connection

@@ -33,6 +33,7 @@ answers `{"version": "0.x.y"}`. Error bodies come as OpenAI `{"error": {"message
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import json
 import os
 import time
@@ -331,10 +332,21 @@ def generated_text(choice: Json) -> dict[str, str]:
     return out
 
 
-def is_event_stream(content_type: str | None) -> bool:
-    """Whether a 200 answer to a streamed request may be read as an event stream: text/event-stream, or no content
-    type at all (read leniently; what is no event in it then ends as STREAM_CUT)."""
-    return not content_type or "text/event-stream" in content_type.lower()
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")  # how the first line of an event stream starts
+
+
+def is_event_stream(content_type: str | None, head: bytes = b"") -> bool | None:
+    """Whether a 200 answer to a streamed request is an event stream: text/event-stream is, another content type is
+    not; without one, its first bytes `head` tell: an event stream's first non-blank line starts with an SSE field
+    (`data:`, `event:`, `id:`, `retry:`) or a comment (`:`), a JSON body (a whole completion, an error object) or
+    text starts otherwise. None while `head` is too short to tell (read more; a body that ends first is read as a
+    stream: STREAM_CUT)."""
+    if content_type:
+        return "text/event-stream" in content_type.lower()
+    start = head.lstrip()
+    if any(start.startswith(s) for s in _SSE_STARTS):
+        return True
+    return None if any(s.startswith(start) for s in _SSE_STARTS) else False
 
 
 def said(reads: Iterator[bytes], head: bytes = b"") -> str:
@@ -774,10 +786,13 @@ class WireClient:
                             continue
                     self._checked(resp, url, "POST")
                     ctype = resp.headers.get("content-type")
-                    reads = resp.iter_bytes()
-                    if not is_event_stream(ctype):
-                        raise EndpointError(not_event_stream(url, ctype, said(reads)))
-                    for data in reads:
+                    reads, head, stream = resp.iter_bytes(), b"", is_event_stream(ctype)
+                    while stream is None and (data := next(reads, None)) is not None:  # no content type
+                        head += data
+                        stream = is_event_stream(ctype, head)
+                    if stream is False:
+                        raise EndpointError(not_event_stream(url, ctype, said(reads, head)))
+                    for data in itertools.chain((head,), reads):
                         self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event

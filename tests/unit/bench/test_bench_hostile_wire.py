@@ -7,6 +7,7 @@ wire.SAID_BYTES, never until the request timeout."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import aiohttp
@@ -54,7 +55,7 @@ SLOW = trickle(SAYS, every_s=0.05, piece=b" ")  # 20 bytes a second: wire.SAID_S
 
 
 @pytest.mark.parametrize("writes", [FAST, SLOW], ids=["fast", "slow"])
-@pytest.mark.parametrize("ctype", ["application/json", "text/html"])
+@pytest.mark.parametrize("ctype", ["application/json", "text/html", None])
 def test_an_endless_body_that_is_no_event_stream_fails_promptly_saying_what_it_said(
     ctype: str | None, writes: list[WireWrite]
 ) -> None:
@@ -74,3 +75,37 @@ def test_an_endless_body_that_is_no_event_stream_fails_promptly_saying_what_it_s
     assert len(out.error) <= len(head) + 2 + wire.MESSAGE_LIMIT and len(said) <= len(head) + 2 + wire.MESSAGE_LIMIT
     assert out.http_status == 200 and out.t_first is None and out.chunk_times == []
     assert out.error.endswith(": queue full, try later") and said.endswith(": queue full, try later")
+
+
+WHOLE = {
+    "id": "chatcmpl-1", "object": "chat.completion", "model": "fake-model",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "tok tok"}, "finish_reason": "length"}],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (json.dumps(WHOLE).encode(), "a whole chat completion, stream=true ignored, so no TTFT or ITL can be measured "
+         "(finish_reason 'length', content 'tok tok')"),
+        (b'\n  {"error": {"message": "model is loading"}}', "model is loading"),
+        (b"[1, 2]", "[1, 2]"),
+        (b"Internal Server Error", "Internal Server Error"),
+    ],
+    ids=["whole-completion", "error-object", "json-list", "text"],
+)  # fmt: skip
+def test_an_answer_without_content_type_that_is_no_event_stream_fails_saying_what_it_said(
+    body: bytes, says: str
+) -> None:
+    """A 200 answer to a streamed request with no content-type header and a JSON body (a whole completion, an
+    error object, a list) or plain text: no event stream, told by its first bytes (an event stream starts with an
+    SSE line: `data:`, `event:`, `id:`, `retry:` or a `:` comment), so it fails saying what it said, in the bench and
+    the checks; it was read as an event stream, found no event and failed as 'stream ended without [DONE]...' (cut
+    mid-way?), the server's message lost."""
+    with FakeVllm(raw_answers={"/v1/chat/completions": (200, body, None)}) as srv:
+        out, _ = one(srv)
+        said, _ = checked(srv)
+    want = f"{srv.url}/v1/chat/completions: answered no content type, not an event stream (text/event-stream): {says}"
+    assert out.error == want and said == want
+    assert out.http_status == 200 and out.t_first is None and out.completion_tokens is None

@@ -618,6 +618,19 @@ def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wi
     assert {s.stalled for s in measured} == {stalls} and (runner._STALLED in run.notes) == stalls
 
 
+@pytest.mark.parametrize("wire", [Wire(), Wire(ping=True, crlf=True), Wire(head=b"\n\nid: 1\n", split=True)],
+                         ids=["plain", "ping-crlf", "id-split"])  # fmt: skip
+def test_an_event_stream_without_content_type_is_read_as_one(tmp_path: Path, wire: Wire) -> None:
+    """The same habits with no content-type header (the fake's `wire_ctype=None`): the body starts as an event
+    stream does, so it is read as one (wire.is_event_stream reads the first bytes), every figure as the script sets
+    it (TTFT from the read that brought the first bytes)."""
+    tokens = sum(wire.plan)
+    cell, _, measured = measure(tmp_path, dict(wire_script=wire, wire_ctype=None), wire.set_ms(), output_tokens=tokens,
+                                request_timeout_s=W_TIMEOUT_S)  # fmt: skip
+    assert cell.status == "ok" and cell.requests_ok == 4 and cell.requests_failed == 0
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(tokens, "usage")}
+
+
 # The connection-reuse tests below time nothing against a margin a loaded machine is likely to miss: the client's
 # DRAIN_S is set to H_DRAIN_S; a body that ends, ends H_END_S after the answer (the client has read the answer by
 # then, and waits for the end well within H_DRAIN_S), a held one H_HOLD_S after it (the client closes it first);
