@@ -329,8 +329,7 @@ async def stream_chat(
         async with http.post(url, json=body) as resp:
             out.http_status = resp.status
             if resp.status != 200:
-                text = (await resp.read()).decode("utf-8", "replace")
-                out.error = error_message(resp.status, text)
+                out.error = error_message(resp.status, await _said(resp))
                 return out
             if not await _read_stream(http, resp, url, timing):
                 return out

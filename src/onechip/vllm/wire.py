@@ -780,10 +780,12 @@ class WireClient:
                 with self._client.stream(
                     "POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)
                 ) as resp:
-                    if resp.status_code >= 300:
-                        resp.read()
-                        if self._wait_if_busy(resp, retry):
+                    if resp.status_code >= 300:  # the body only says why: read bounded (`said`), Retry-After kept
+                        wait = {"retry-after": resp.headers["retry-after"]} if "retry-after" in resp.headers else {}
+                        told = httpx.Response(resp.status_code, headers=wait, text=said(resp.iter_bytes()))
+                        if self._wait_if_busy(told, retry):
                             continue
+                        self._checked(told, url, "POST")
                     self._checked(resp, url, "POST")
                     ctype = resp.headers.get("content-type")
                     reads, head, stream = resp.iter_bytes(), b"", is_event_stream(ctype)

@@ -109,3 +109,17 @@ def test_an_answer_without_content_type_that_is_no_event_stream_fails_saying_wha
     want = f"{srv.url}/v1/chat/completions: answered no content type, not an event stream (text/event-stream): {says}"
     assert out.error == want and said == want
     assert out.http_status == 200 and out.t_first is None and out.completion_tokens is None
+
+
+@pytest.mark.parametrize("status", [500, 429, 400])
+def test_an_endless_error_body_fails_promptly_with_the_servers_message(status: int) -> None:
+    """A 500, 429 or 400 answer to a streamed request whose JSON error body never ends (1 KiB of JSON whitespace
+    every 5 ms for 30 s): failed within wire.SAID_S with the status and the server's message, in the bench and the
+    checks (the checks' client sends a busy answer again only with busy_retries, 0 here); the error body was read
+    whole, so both hung until the request timeout (the checks' until the body ended) and held all of it."""
+    with FakeVllm(wire_script=lambda n, b: FAST, wire_status=status, wire_ctype="application/json") as srv:
+        out, took = one(srv)
+        said, took_check = checked(srv)
+    assert out.error == f"HTTP {status}: queue full, try later" and out.http_status == status
+    assert said.endswith("queue full, try later"), said
+    assert took < wire.SAID_S + 1.5 and took_check < wire.SAID_S + 1.5, (took, took_check)
