@@ -770,7 +770,8 @@ class WireClient:
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
         after either). A 200 answer that is no event stream (`not_event_stream`, with what it said: `said`, a bounded
         read), an in-stream error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON
-        object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
+        object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError, and so does a stream
+        that is not whole `timeout_s` after its answer began (checked at each read: at most one more read timeout)."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -794,7 +795,10 @@ class WireClient:
                         stream = is_event_stream(ctype, head)
                     if stream is False:
                         raise EndpointError(not_event_stream(url, ctype, said(reads, head)))
+                    deadline = time.perf_counter() + t  # httpx's timeout is per read: a total for the stream too
                     for data in itertools.chain((head,), reads):
+                        if time.perf_counter() > deadline:  # a server keeping it alive (`: ping`, endless tokens)
+                            raise httpx.ReadTimeout(f"no whole answer within {t:g} s")
                         self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event
@@ -802,7 +806,7 @@ class WireClient:
                         self._join(decoder.close(), decoder, joiner, url)
                     break
         except httpx.TimeoutException as exc:
-            raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
+            raise self._failed(EndpointError(f"{url}: stream timed out after {t:g} s"), "POST") from exc
         except httpx.HTTPError as exc:
             raise self._failed(EndpointError(f"{url}: stream failed: {type(exc).__name__}: {exc}"), "POST") from exc
         except ValueError as exc:  # orjson.JSONDecodeError is a ValueError

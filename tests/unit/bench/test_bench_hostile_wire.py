@@ -123,3 +123,17 @@ def test_an_endless_error_body_fails_promptly_with_the_servers_message(status: i
     assert out.error == f"HTTP {status}: queue full, try later" and out.http_status == status
     assert said.endswith("queue full, try later"), said
     assert took < wire.SAID_S + 1.5 and took_check < wire.SAID_S + 1.5, (took, took_check)
+
+
+def test_the_checks_stream_ends_at_its_timeout_however_the_server_keeps_it_alive() -> None:
+    """A stream whose role event comes at once and then only `: ping` keep-alives every 50 ms for 30 s: the checks'
+    chat_stream (timeout 1.5 s) fails as timed out within twice its timeout (the read under way may take one more
+    timeout). httpx's timeout is per read, so it waited the whole 30 s, until the body ended, and then said only
+    'stream ended without [DONE]...'; the bench's aiohttp timeout is the request's total and ended it at 1.5 s."""
+    role = b'data: {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}\n\n'
+    pings = trickle(role, every_s=0.05, piece=b": ping\n\n")
+    with FakeVllm(wire_script=lambda n, b: pings) as srv:
+        said, took = checked(srv, timeout_s=1.5)
+        out, took_bench = one(srv, timeout_s=1.5)
+    assert said == f"{srv.url}/v1/chat/completions: stream timed out after 1.5 s" and took < 3.0 + 0.5, (said, took)
+    assert out.error is not None and out.error.startswith("TimeoutError") and took_bench < 2.0
