@@ -183,6 +183,7 @@ class FakeVllm:
     wire_script: Callable[[int, dict[str, Any]], list[WireWrite]] | None = None
     wire_status: int = 200  # the status line and content type of a wire script's answer (None: no content-type
     wire_ctype: str | None = "text/event-stream"  # header): a body that trickles in any shape, an error or not
+    wire_plain: bool = False  # the wire script answers non-streamed chat requests too
     resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
     reject_extras: bool = False
     has_tokenize: bool = True
@@ -424,6 +425,8 @@ class FakeVllm:
             self._error(writer, 400 if reply is None else reply.status, over)
             await writer.drain()
             return True
+        if self.wire_script is not None and self.wire_plain and not body.get("stream"):
+            return await self._wire_writes(writer, t0, number, self.wire_script(number, body))
         if not body.get("stream") or number in self.ignore_stream:
             self._send(writer, 200, self._whole(reply, prompt, max_tokens))
             await writer.drain()

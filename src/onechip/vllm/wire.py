@@ -596,9 +596,9 @@ class WireClient:
         url, t = self.root + path, timeout_s or self.timeout_s
         for retry in range(self.busy_retries + 1):
             try:
-                resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
+                resp = self._whole(method, path, body, t)
             except httpx.TimeoutException as exc:
-                error = EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})")
+                error = EndpointError(f"{url}: no answer within {t:g} s ({type(exc).__name__})")
                 raise self._failed(error, method) from exc
             except httpx.ConnectError as exc:
                 raise self._failed(EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}"), method) from exc
@@ -607,6 +607,18 @@ class WireClient:
             if not self._wait_if_busy(resp, retry):
                 break
         return self._checked(resp, url, method)
+
+    def _whole(self, method: str, path: str, body: Json | None, t: float) -> httpx.Response:
+        """One answer read whole within `t` seconds in all: httpx's timeout is per read, so a server trickling its
+        body (a byte a second) held the request as long as it went on; raises httpx.ReadTimeout past `t`."""
+        with self._client.stream(method, path, json=body, timeout=self._timeout(t)) as resp:
+            deadline, raw = time.perf_counter() + t, bytearray()
+            for data in resp.iter_bytes():  # decoded as its content-encoding says
+                if time.perf_counter() > deadline:
+                    raise httpx.ReadTimeout(f"no whole answer within {t:g} s")
+                raw += data
+        headers = [(k, v) for k, v in resp.headers.multi_items() if k != "content-encoding"]  # decoded already
+        return httpx.Response(resp.status_code, headers=headers, content=bytes(raw), request=resp.request)
 
     def _wait_if_busy(self, resp: httpx.Response, retry: int) -> bool:
         """True, after waiting, when `resp` is busy (BUSY_STATUSES) and retry number `retry` + 1 may follow: the

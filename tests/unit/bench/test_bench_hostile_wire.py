@@ -137,3 +137,16 @@ def test_the_checks_stream_ends_at_its_timeout_however_the_server_keeps_it_alive
         out, took_bench = one(srv, timeout_s=1.5)
     assert said == f"{srv.url}/v1/chat/completions: stream timed out after 1.5 s" and took < 3.0 + 0.5, (said, took)
     assert out.error is not None and out.error.startswith("TimeoutError") and took_bench < 2.0
+
+
+def test_a_plain_chat_answer_trickled_past_the_timeout_times_out() -> None:
+    """The checks' non-streamed chat (WireClient.chat, timeout 1.5 s) answered with a JSON body that trickles a
+    space every 50 ms for 30 s: it fails as 'no answer within 1.5 s' within twice its timeout. httpx's timeout is per
+    read, so it read the whole 30 s (without end against a server that never stops) and every byte of it."""
+    body = trickle(json.dumps(WHOLE).encode(), every_s=0.05, piece=b" ")
+    with FakeVllm(wire_script=lambda n, b: body, wire_ctype="application/json", wire_plain=True) as srv:
+        t0 = time.perf_counter()
+        with WireClient(srv.url, 1.5) as c, pytest.raises(EndpointError) as err:
+            c.chat(wire.chat_body("fake-model", [], 4))
+        took = time.perf_counter() - t0
+    assert str(err.value) == f"{srv.url}/v1/chat/completions: no answer within 1.5 s (ReadTimeout)" and took < 3.5
