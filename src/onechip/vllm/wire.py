@@ -187,6 +187,9 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"HTTP {status}: {server_message(text, limit)}"
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
+
+
 class SSEDecoder:
     """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
 
@@ -195,7 +198,8 @@ class SSEDecoder:
     colon dropped), joined with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves
     it a whole JSON value (_whole: a server that ends each event with one newline, as vllm bench serve reads every
     stream line by line), so one JSON chunk may span several `data:` lines; comment lines (`: ping` keep-alives),
-    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns True at a
+    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive); one UTF-8 BOM that starts
+    the stream is dropped. `done` turns True at a
     `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last event that
     no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant it whole,
     and a torn one fails to parse).
@@ -211,6 +215,7 @@ class SSEDecoder:
 
     def __init__(self) -> None:
         self._buf = b""
+        self._first = True  # no byte read yet (a leading BOM is dropped)
         self._data: list[bytes] = []  # the `data:` lines of the event being read
         self._event = b""  # the `event:` type of the event being read ("" = the spec's default, "message")
         self.done = False
@@ -219,6 +224,10 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
+        if self._first:  # the stream's first bytes: one BOM is dropped (the spec's `stream = [ bom ] *event`)
+            if len(self._buf) < len(_BOM) and _BOM.startswith(self._buf):
+                return []
+            self._buf, self._first = self._buf.removeprefix(_BOM), False
         if self.done or self.error is not None or (b"\n" not in data and b"\r" not in data):
             return []
         buf, held = self._buf, b""
@@ -343,7 +352,9 @@ def is_event_stream(content_type: str | None, head: bytes = b"") -> bool | None:
     stream: STREAM_CUT)."""
     if content_type:
         return "text/event-stream" in content_type.lower()
-    start = head.lstrip()
+    if len(head) < len(_BOM) and _BOM.startswith(head):  # nothing yet, or a BOM's first bytes
+        return None
+    start = head.removeprefix(_BOM).lstrip()  # SSEDecoder drops a leading BOM
     if any(start.startswith(s) for s in _SSE_STARTS):
         return True
     return None if any(s.startswith(start) for s in _SSE_STARTS) else False

@@ -136,6 +136,21 @@ def test_sse_decoder_reads_lines_ended_by_a_cr_alone() -> None:
     assert split.feed(b"data: [1,\r") == [] and split.feed(b"\ndata: 2]\r\n\r\n") == [b"[1,\n2]"]
 
 
+def test_sse_decoder_drops_a_byte_order_mark_that_starts_the_stream() -> None:
+    """The SSE spec strips one UTF-8 BOM at the start of the stream (WHATWG HTML 9.2.5: stream = [ bom ] *event;
+    "One leading U+FEFF BYTE ORDER MARK character must be ignored if any are present"), also when it comes split
+    over reads; it was kept, so the first line was no `data:` line and the first event (its token: TTFT, the checks'
+    reply text) was lost. A BOM later in the stream is data."""
+    assert SSEDecoder().feed(b'\xef\xbb\xbfdata: {"a": 1}\n\n') == [b'{"a": 1}']
+    split = SSEDecoder()
+    assert split.feed(b"\xef") == [] and split.feed(b'\xbb\xbfdata: {"a": 1}\n\n') == [b'{"a": 1}']
+    assert [
+        wire.is_event_stream(None, h) for h in (b"\xef", b"\xef\xbb\xbf", b"\xef\xbb\xbf: hi", b"\xef\xbb\xbf{")
+    ] == [None, None, True, False]  # an answer without a content type: told past the BOM
+    later = SSEDecoder()
+    assert later.feed(b'data: {"a": 1}\n\n') == [b'{"a": 1}'] and later.feed(b"\xef\xbb\xbfdata: 2\n\n") == []
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
