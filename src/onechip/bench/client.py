@@ -24,15 +24,15 @@ Conventions (DESIGN.md "Measuring right"):
   too: the answer is whole, not timed out) or drops it. A finish_reason chunk that carries usage (vLLM's with
   continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
-- A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
-  the reason: the HTTP status and the server's message, an error in the stream (an error chunk of either shape, or
-  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
-  event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
-  TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
-  message; judged from the headers, or without a content type from the first bytes (`vllm.wire.is_event_stream`),
-  its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for `vllm.wire.SAID_S`: a server trickling
-  an endless one holds no request till the timeout), a stream cut before any of the three, or no complete answer
-  within the request timeout.
+- A request is `ok` with HTTP 200, a generated token (NO_TOKEN) and [DONE], a finish_reason or a final usage; anything
+  else is `failed` with the reason: the HTTP status and the server's message, an error in the stream (an error chunk
+  of either shape, or an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200
+  answer that is no event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored
+  stream=true has no TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error
+  body, with its message; judged from the headers, or without a content type from the first bytes
+  (`vllm.wire.is_event_stream`), its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
+  `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any of
+  the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -76,6 +76,9 @@ from onechip.vllm.wire import (
 DRAIN_S = 0.05  # how long the body's end is awaited after the answer's end (see _drain)
 HOLDS_TO_CLOSE = 2  # answers in a row held past DRAIN_S before the session's later answers are closed at once
 PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body ends in time ends the closing
+# a whole answer that carried no generated token: vllm bench serve fails it too ("Never received a valid chunk to
+# calculate TTFT", vllm/benchmarks/lib/endpoint_request_func.py, read in the 0.33.0 and 0.34.0 sdists)
+NO_TOKEN = "the answer carried no generated token: no TTFT to time"
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
@@ -161,6 +164,8 @@ class _Timing:
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
             out.error = STREAM_CUT
+        if out.error is None and out.t_first is None:  # nothing to time: failed, as vllm bench serve fails it
+            out.error = NO_TOKEN + (f" (finish_reason {out.finish_reason!r})" if out.finish_reason else "")
         counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")} if usage is not None else {}
         counts["prompt_tokens_details.cached_tokens"] = ((usage or {}).get("prompt_tokens_details") or {}).get(
             "cached_tokens"

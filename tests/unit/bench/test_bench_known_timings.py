@@ -803,6 +803,27 @@ def test_a_whole_chat_completion_to_a_streamed_request_is_failed_not_timed(tmp_p
     assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
 
 
+@pytest.mark.parametrize("usage", [True, False], ids=["usage-0", "no-usage"])
+def test_an_answer_without_a_generated_token_is_failed_not_timed(tmp_path: Path, usage: bool) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) answers the role, a finish_reason 'stop' and [DONE] (with a final usage
+    of 0 completion tokens, or none), and no token: there is no first token to time, so it is failed, as vllm bench
+    serve fails it ('Never received a valid chunk to calculate TTFT', lib/endpoint_request_func.py); it was 'ok':
+    counted in requests_ok and the request rate, its E2E in the distribution (3 E2E beside 2 TTFT)."""
+
+    def script(number: int, body: dict[str, Any]) -> list[WireWrite]:
+        if number != 3:
+            return Wire()(number, body)
+        tail = sse_event(None, None, (count_body(body), 0)) if usage else b""
+        return [(0.0, sse_event({"role": "assistant", "content": ""}) + sse_event({}, "stop") + tail, False),
+                (W_TTFT_S, b"data: [DONE]\n\n", False)]  # fmt: skip
+
+    with FakeVllm(wire_script=script) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == client.NO_TOKEN + " (finish_reason 'stop')"
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
+
+
 @pytest.mark.parametrize(
     ("resets", "how"), [(False, "the chunked body ended early"), (True, "the server reset the connection")]
 )
