@@ -188,6 +188,10 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 _BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
+# the largest stream event read (a vLLM chunk is one token's delta, well under 1 KiB; a tool call's whole arguments in
+# one event, tens of KiB): a longer one is the stream's error, so a server sending an endless line holds no memory
+MAX_EVENT_BYTES = 4 << 20
+WHOLE_LINES = 8  # the most `data:` lines of an event read as whole without its blank line (SSEDecoder._whole)
 
 
 class SSEDecoder:
@@ -214,9 +218,10 @@ class SSEDecoder:
     """
 
     def __init__(self) -> None:
-        self._buf = b""
+        self._buf = bytearray()  # appended to in place: a long line costs its length, not its length squared
+        self._size = 0  # bytes of the `data:` lines of the event being read
         self._first = True  # no byte read yet (a leading BOM is dropped)
-        self._data: list[bytes] = []  # the `data:` lines of the event being read
+        self._data: list[bytes | bytearray] = []  # the `data:` lines of the event being read
         self._event = b""  # the `event:` type of the event being read ("" = the spec's default, "message")
         self.done = False
         self.error: str | None = None  # the message of an `event: error` event
@@ -228,11 +233,13 @@ class SSEDecoder:
             if len(self._buf) < len(_BOM) and _BOM.startswith(self._buf):
                 return []
             self._buf, self._first = self._buf.removeprefix(_BOM), False
+        if self.error is None and len(self._buf) + self._size > MAX_EVENT_BYTES:
+            self.error = f"a stream event of more than {MAX_EVENT_BYTES >> 20} MiB without its end (an endless line?)"
         if self.done or self.error is not None or (b"\n" not in data and b"\r" not in data):
             return []
-        buf, held = self._buf, b""
+        buf, held = self._buf, bytearray()
         if b"\r" in buf:  # CRLF and a CR alone end a line as LF does; a last CR may be a CRLF's first half: kept
-            buf, held = (buf[:-1], b"\r") if buf.endswith(b"\r") else (buf, b"")
+            buf, held = (buf[:-1], bytearray(b"\r")) if buf.endswith(b"\r") else (buf, held)
             buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = buf.split(b"\n")
         self._buf = lines.pop() + held
@@ -242,12 +249,13 @@ class SSEDecoder:
                 if self._data and self._whole() and self._dispatch(out):
                     break
                 self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+                self._size += len(self._data[-1])
                 if self._data[0].strip() == b"[DONE]" and self._dispatch(out):  # the end needs no blank line
                     break
             elif line.startswith(b"event:"):
                 if self._data and self._whole() and self._dispatch(out):
                     break
-                self._event = line[6:].strip()
+                self._event = bytes(line[6:].strip())
             elif not line and self._dispatch(out):
                 break
         else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
@@ -258,7 +266,10 @@ class SSEDecoder:
     def _whole(self) -> bool:
         """Whether the event being read is already a whole JSON value, with no blank line after it yet: a server
         that ends each event with one newline, as vllm bench serve reads streams (one payload per line), is read so
-        too; a JSON chunk split over lines is not whole until its last line."""
+        too; a JSON chunk split over lines is not whole until its last line. An event of more than WHOLE_LINES lines
+        waits for its blank line (the spec's end): parsing it at each line or read cost its size squared."""
+        if len(self._data) > WHOLE_LINES:
+            return False
         try:
             orjson.loads(b"\n".join(self._data))
         except orjson.JSONDecodeError:
@@ -269,7 +280,7 @@ class SSEDecoder:
         """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE] or an error
         event (`error` set)."""
         payload, event = b"\n".join(self._data).strip(), self._event
-        self._data, self._event = [], b""
+        self._data, self._event, self._size = [], b"", 0
         if event == b"error":  # dispatched even without data: the event type alone says the request failed
             self.error = error_message(200, payload.decode("utf-8", "replace") or "an `event: error` without data")
         elif payload == b"[DONE]":
