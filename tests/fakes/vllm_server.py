@@ -181,6 +181,9 @@ class FakeVllm:
     # number, body -> a streamed chat answer's body written verbatim (see `wire_writes`), instead of the generated
     # or scripted stream: the wire habits of other OpenAI-compatible servers
     wire_script: Callable[[int, dict[str, Any]], list[WireWrite]] | None = None
+    wire_status: int = 200  # the status line and content type of a wire script's answer (None: no content-type
+    wire_ctype: str | None = "text/event-stream"  # header): a body that trickles in any shape, an error or not
+    wire_plain: bool = False  # the wire script answers non-streamed chat requests too
     resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
     reject_extras: bool = False
     has_tokenize: bool = True
@@ -193,8 +196,9 @@ class FakeVllm:
     # with --enable-prompt-tokens-details) and in the prefix_cache_* /metrics counters
     prefix_cache_block: int = 0
     # path -> (status, body, content type) answered verbatim instead of the route's own answer: a server that
-    # answers garbage (an HTML proxy page, invalid JSON, a JSON list, a body without the expected fields)
-    raw_answers: dict[str, tuple[int, bytes, str]] = field(default_factory=dict)
+    # answers garbage (an HTML proxy page, invalid JSON, a JSON list, a body without the expected fields); a content
+    # type of None sends no content-type header
+    raw_answers: dict[str, tuple[int, bytes, str | None]] = field(default_factory=dict)
     host: str = "127.0.0.1"
     port: int = 0  # 0: any free port, known after start()
     # observed
@@ -300,11 +304,12 @@ class FakeVllm:
 
     @staticmethod
     def _send(
-        writer: asyncio.StreamWriter, status: int, obj: Any, ctype: str = "application/json", head: str = ""
+        writer: asyncio.StreamWriter, status: int, obj: Any, ctype: str | None = "application/json", head: str = ""
     ) -> None:
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        head = ("" if ctype is None else f"content-type: {ctype}\r\n") + head
         writer.write(
-            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: {ctype}\r\n{head}".encode()
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n{head}".encode()
             + f"content-length: {len(data)}\r\n\r\n".encode()
             + data
         )
@@ -420,6 +425,8 @@ class FakeVllm:
             self._error(writer, 400 if reply is None else reply.status, over)
             await writer.drain()
             return True
+        if self.wire_script is not None and self.wire_plain and not body.get("stream"):
+            return await self._wire_writes(writer, t0, number, self.wire_script(number, body))
         if not body.get("stream") or number in self.ignore_stream:
             self._send(writer, 200, self._whole(reply, prompt, max_tokens))
             await writer.drain()
@@ -443,10 +450,13 @@ class FakeVllm:
                 self._slot_gate.release()
 
     async def _wire_writes(self, writer: asyncio.StreamWriter, t0: float, number: int, writes: list[WireWrite]) -> bool:
-        """A 200 event stream whose body is `writes`: each (offset, bytes, content) one chunk of the chunked body,
-        written and sent at t0 + offset (b"" writes nothing: the connection is held till then), its time in
-        `sent_times` when `content`; None drops the connection there. The body then ends (the zero-size chunk)."""
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        """An answer of `wire_status` and `wire_ctype` (an event stream by default) whose body is `writes`: each
+        (offset, bytes, content) one chunk of the chunked body, written and sent at t0 + offset (b"" writes nothing:
+        the connection is held till then), its time in `sent_times` when `content`; None drops the connection there.
+        The body then ends (the zero-size chunk)."""
+        ctype = "" if self.wire_ctype is None else f"content-type: {self.wire_ctype}\r\n"
+        status = f"{self.wire_status} {_REASONS.get(self.wire_status, 'Error')}"
+        writer.write(f"HTTP/1.1 {status}\r\n{ctype}transfer-encoding: chunked\r\n\r\n".encode())
         sent = self.sent_times.setdefault(number, [])
         for offset_s, data, content in writes:
             try:

@@ -24,12 +24,15 @@ Conventions (DESIGN.md "Measuring right"):
   too: the answer is whole, not timed out) or drops it. A finish_reason chunk that carries usage (vLLM's with
   continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
-- A request is `ok` with HTTP 200 and [DONE], a finish_reason or a final usage; anything else is `failed` with
-  the reason: the HTTP status and the server's message, an error in the stream (an error chunk of either shape, or
-  an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200 answer that is no
-  event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored stream=true has no
-  TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error body, with its
-  message), a stream cut before any of the three, or no complete answer within the request timeout.
+- A request is `ok` with HTTP 200, a generated token (NO_TOKEN) and [DONE], a finish_reason or a final usage; anything
+  else is `failed` with the reason: the HTTP status and the server's message, an error in the stream (an error chunk
+  of either shape, or an `event: error` event, whatever follows it: vLLM sends [DONE] after its error chunk), a 200
+  answer that is no event stream (`vllm.wire.not_event_stream`: a whole chat completion from a server that ignored
+  stream=true has no TTFT or ITL to give, so it is failed, saying so, not kept as a sample with made-up ones; an error
+  body, with its message; judged from the headers, or without a content type from the first bytes
+  (`vllm.wire.is_event_stream`), its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
+  `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any of
+  the three, or no complete answer within the request timeout.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -52,6 +55,8 @@ import aiohttp
 from onechip.schemas.bench import StreamOutcome, usage_below_zero
 from onechip.vllm.wire import (
     CONNECT_TIMEOUT_S,
+    SAID_BYTES,
+    SAID_S,
     STREAM_CUT,
     SSEDecoder,
     api_key_from_env,
@@ -71,6 +76,9 @@ from onechip.vllm.wire import (
 DRAIN_S = 0.05  # how long the body's end is awaited after the answer's end (see _drain)
 HOLDS_TO_CLOSE = 2  # answers in a row held past DRAIN_S before the session's later answers are closed at once
 PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body ends in time ends the closing
+# a whole answer that carried no generated token: vllm bench serve fails it too ("Never received a valid chunk to
+# calculate TTFT", vllm/benchmarks/lib/endpoint_request_func.py, read in the 0.33.0 and 0.34.0 sdists)
+NO_TOKEN = "the answer carried no generated token: no TTFT to time"
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
 
 
@@ -156,6 +164,8 @@ class _Timing:
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
             out.error = STREAM_CUT
+        if out.error is None and out.t_first is None:  # nothing to time: failed, as vllm bench serve fails it
+            out.error = NO_TOKEN + (f" (finish_reason {out.finish_reason!r})" if out.finish_reason else "")
         counts = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")} if usage is not None else {}
         counts["prompt_tokens_details.cached_tokens"] = ((usage or {}).get("prompt_tokens_details") or {}).get(
             "cached_tokens"
@@ -206,24 +216,31 @@ async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, 
 async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse, url: str, timing: _Timing) -> bool:
     """Read a 200 answer's events into `timing`; False when the answer is an error (set on the outcome)."""
     out, ctype = timing.out, resp.headers.get("Content-Type")
-    if not is_event_stream(ctype):
-        out.error = not_event_stream(url, ctype, (await resp.read()).decode("utf-8", "replace"))
-        return False
     decoder = SSEDecoder()
     feed, clock = decoder.feed, time.perf_counter  # locals: this loop runs per token
     reads = resp.content.iter_any()
+    head, stream = b"", is_event_stream(ctype)
+    while stream is None and (data := await anext(reads, None)) is not None:  # no content type: the first bytes tell
+        head, now = head + data, clock()
+        stream = is_event_stream(ctype, head)
+    if stream is False:
+        out.error = not_event_stream(url, ctype, await _said(resp, head))
+        return False
     while True:
-        try:
-            # after the finish_reason with usage, only a final usage chunk or [DONE] may follow: DRAIN_S for them
-            data = await (anext(reads) if timing.answered_at is None else asyncio.wait_for(anext(reads), DRAIN_S))
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            if timing.answered_at is None:
-                raise
-            out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
-            return True
-        now = clock()
+        if head:  # the first bytes, read to tell the stream (at `now`)
+            data, head = head, b""
+        else:
+            try:
+                # after the finish_reason with usage, only a final usage chunk or [DONE] may follow: DRAIN_S for them
+                data = await (anext(reads) if timing.answered_at is None else asyncio.wait_for(anext(reads), DRAIN_S))
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if timing.answered_at is None:
+                    raise
+                out.t_done, out.stalled = timing.answered_at, True  # the answer is whole; the server stalled
+                return True
+            now = clock()
         if not _fold(feed(data), decoder, timing, now):
             return False
         if decoder.done or timing.complete:  # the answer is whole, whatever the server then does with the connection
@@ -231,6 +248,22 @@ async def _read_stream(http: aiohttp.ClientSession, resp: aiohttp.ClientResponse
             await _drain(http, resp)
             return True
     return _fold(decoder.close(), decoder, timing, clock())
+
+
+async def _said(resp: aiohttp.ClientResponse, head: bytes = b"") -> str:
+    """What the body of an answer that is not the one asked for says (`vllm.wire.said`'s bounds: `head`, then at most
+    SAID_BYTES bytes or SAID_S seconds of the body, or to its end; the rest is never read: the connection is closed)."""
+    buf = bytearray(head)
+
+    async def fill() -> None:
+        while len(buf) < SAID_BYTES and (data := await resp.content.readany()):
+            buf.extend(data)
+
+    try:
+        await asyncio.wait_for(fill(), SAID_S)
+    except (TimeoutError, aiohttp.ClientError):  # what came is kept
+        pass
+    return bytes(buf[:SAID_BYTES]).decode("utf-8", "replace")
 
 
 def _fold(payloads: list[bytes], decoder: SSEDecoder, timing: _Timing, now: float) -> bool:
@@ -301,8 +334,7 @@ async def stream_chat(
         async with http.post(url, json=body) as resp:
             out.http_status = resp.status
             if resp.status != 200:
-                text = (await resp.read()).decode("utf-8", "replace")
-                out.error = error_message(resp.status, text)
+                out.error = error_message(resp.status, await _said(resp))
                 return out
             if not await _read_stream(http, resp, url, timing):
                 return out

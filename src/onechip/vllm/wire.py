@@ -33,9 +33,11 @@ answers `{"version": "0.x.y"}`. Error bodies come as OpenAI `{"error": {"message
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +51,11 @@ from onechip.schemas.inputs import MAX_POSITIONS, MAX_TEXT, shown
 
 CONNECT_TIMEOUT_S = 5.0  # a local or LAN server accepts a connection in well under this
 MESSAGE_LIMIT = 500  # characters of a server's error message kept
+# an answer to a streamed request that is no event stream is judged from its headers and read only to say what it
+# said: at most SAID_BYTES bytes for at most SAID_S seconds, so a server trickling an endless body holds no request
+# till its timeout and no memory beyond these (a whole chat completion of a short answer is ~1 KB)
+SAID_BYTES = 64 * 1024
+SAID_S = 2.0
 # answers that say "busy, come back later": 429 too many requests (RFC 6585 section 4: a rate limiter, a gateway in
 # front of the server), 503 service unavailable (RFC 9110 section 15.6.4: overloaded); each may carry Retry-After
 BUSY_STATUSES = (429, 503)
@@ -180,6 +187,13 @@ def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"HTTP {status}: {server_message(text, limit)}"
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
+# the largest stream event read (a vLLM chunk is one token's delta, well under 1 KiB; a tool call's whole arguments in
+# one event, tens of KiB): a longer one is the stream's error, so a server sending an endless line holds no memory
+MAX_EVENT_BYTES = 4 << 20
+WHOLE_LINES = 8  # the most `data:` lines of an event read as whole without its blank line (SSEDecoder._whole)
+
+
 class SSEDecoder:
     """Server-sent events to `data:` payloads. Feed it raw bytes as they arrive.
 
@@ -188,7 +202,8 @@ class SSEDecoder:
     colon dropped), joined with LF, taken at the blank line that ends it or, sooner, at the end of a read that leaves
     it a whole JSON value (_whole: a server that ends each event with one newline, as vllm bench serve reads every
     stream line by line), so one JSON chunk may span several `data:` lines; comment lines (`: ping` keep-alives),
-    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive). `done` turns True at a
+    `id:` and `retry:` are skipped, and so is an event with no data (a `data:` keep-alive); one UTF-8 BOM that starts
+    the stream is dropped. `done` turns True at a
     `data: [DONE]` event, and nothing after it is returned. `close()` at the end of the body takes a last event that
     no blank line ended (the spec drops it; a server that closes right after its last `data:` line meant it whole,
     and a torn one fails to parse).
@@ -203,8 +218,10 @@ class SSEDecoder:
     """
 
     def __init__(self) -> None:
-        self._buf = b""
-        self._data: list[bytes] = []  # the `data:` lines of the event being read
+        self._buf = bytearray()  # appended to in place: a long line costs its length, not its length squared
+        self._size = 0  # bytes of the `data:` lines of the event being read
+        self._first = True  # no byte read yet (a leading BOM is dropped)
+        self._data: list[bytes | bytearray] = []  # the `data:` lines of the event being read
         self._event = b""  # the `event:` type of the event being read ("" = the spec's default, "message")
         self.done = False
         self.error: str | None = None  # the message of an `event: error` event
@@ -212,11 +229,17 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads (stripped, `[DONE]` excluded) of the events that `data` finished."""
         self._buf += data
+        if self._first:  # the stream's first bytes: one BOM is dropped (the spec's `stream = [ bom ] *event`)
+            if len(self._buf) < len(_BOM) and _BOM.startswith(self._buf):
+                return []
+            self._buf, self._first = self._buf.removeprefix(_BOM), False
+        if self.error is None and len(self._buf) + self._size > MAX_EVENT_BYTES:
+            self.error = f"a stream event of more than {MAX_EVENT_BYTES >> 20} MiB without its end (an endless line?)"
         if self.done or self.error is not None or (b"\n" not in data and b"\r" not in data):
             return []
-        buf, held = self._buf, b""
+        buf, held = self._buf, bytearray()
         if b"\r" in buf:  # CRLF and a CR alone end a line as LF does; a last CR may be a CRLF's first half: kept
-            buf, held = (buf[:-1], b"\r") if buf.endswith(b"\r") else (buf, b"")
+            buf, held = (buf[:-1], bytearray(b"\r")) if buf.endswith(b"\r") else (buf, held)
             buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = buf.split(b"\n")
         self._buf = lines.pop() + held
@@ -226,12 +249,13 @@ class SSEDecoder:
                 if self._data and self._whole() and self._dispatch(out):
                     break
                 self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+                self._size += len(self._data[-1])
                 if self._data[0].strip() == b"[DONE]" and self._dispatch(out):  # the end needs no blank line
                     break
             elif line.startswith(b"event:"):
                 if self._data and self._whole() and self._dispatch(out):
                     break
-                self._event = line[6:].strip()
+                self._event = bytes(line[6:].strip())
             elif not line and self._dispatch(out):
                 break
         else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
@@ -242,7 +266,10 @@ class SSEDecoder:
     def _whole(self) -> bool:
         """Whether the event being read is already a whole JSON value, with no blank line after it yet: a server
         that ends each event with one newline, as vllm bench serve reads streams (one payload per line), is read so
-        too; a JSON chunk split over lines is not whole until its last line."""
+        too; a JSON chunk split over lines is not whole until its last line. An event of more than WHOLE_LINES lines
+        waits for its blank line (the spec's end): parsing it at each line or read cost its size squared."""
+        if len(self._data) > WHOLE_LINES:
+            return False
         try:
             orjson.loads(b"\n".join(self._data))
         except orjson.JSONDecodeError:
@@ -253,7 +280,7 @@ class SSEDecoder:
         """End the event being read: its payload onto `out` (none for a keep-alive); True at [DONE] or an error
         event (`error` set)."""
         payload, event = b"\n".join(self._data).strip(), self._event
-        self._data, self._event = [], b""
+        self._data, self._event, self._size = [], b"", 0
         if event == b"error":  # dispatched even without data: the event type alone says the request failed
             self.error = error_message(200, payload.decode("utf-8", "replace") or "an `event: error` without data")
         elif payload == b"[DONE]":
@@ -325,10 +352,39 @@ def generated_text(choice: Json) -> dict[str, str]:
     return out
 
 
-def is_event_stream(content_type: str | None) -> bool:
-    """Whether a 200 answer to a streamed request may be read as an event stream: text/event-stream, or no content
-    type at all (read leniently; what is no event in it then ends as STREAM_CUT)."""
-    return not content_type or "text/event-stream" in content_type.lower()
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")  # how the first line of an event stream starts
+
+
+def is_event_stream(content_type: str | None, head: bytes = b"") -> bool | None:
+    """Whether a 200 answer to a streamed request is an event stream: text/event-stream is, another content type is
+    not; without one, its first bytes `head` tell: an event stream's first non-blank line starts with an SSE field
+    (`data:`, `event:`, `id:`, `retry:`) or a comment (`:`), a JSON body (a whole completion, an error object) or
+    text starts otherwise. None while `head` is too short to tell (read more; a body that ends first is read as a
+    stream: STREAM_CUT)."""
+    if content_type:
+        return "text/event-stream" in content_type.lower()
+    if len(head) < len(_BOM) and _BOM.startswith(head):  # nothing yet, or a BOM's first bytes
+        return None
+    start = head.removeprefix(_BOM).lstrip()  # SSEDecoder drops a leading BOM
+    if any(start.startswith(s) for s in _SSE_STARTS):
+        return True
+    return None if any(s.startswith(start) for s in _SSE_STARTS) else False
+
+
+def said(reads: Iterator[bytes], head: bytes = b"") -> str:
+    """What the body of an answer that is not the one asked for says, as text (undecodable bytes replaced): `head`
+    (read already) and then `reads` (the body's reads, blocking) up to SAID_BYTES bytes, or for SAID_S seconds of
+    the body's reads, or to its end, whichever comes first (a transport error ends it too: what came is kept)."""
+    buf, deadline = bytearray(head), time.monotonic() + SAID_S
+    try:
+        while len(buf) < SAID_BYTES and time.monotonic() < deadline:
+            data = next(reads, None)
+            if data is None:
+                break
+            buf += data
+    except httpx.HTTPError:
+        pass
+    return bytes(buf[:SAID_BYTES]).decode("utf-8", "replace")
 
 
 def not_event_stream(url: str, content_type: str | None, text: str) -> str:
@@ -562,9 +618,9 @@ class WireClient:
         url, t = self.root + path, timeout_s or self.timeout_s
         for retry in range(self.busy_retries + 1):
             try:
-                resp = self._client.request(method, path, json=body, timeout=self._timeout(t))
+                resp = self._whole(method, path, body, t)
             except httpx.TimeoutException as exc:
-                error = EndpointError(f"{url}: no answer within {t:.0f} s ({type(exc).__name__})")
+                error = EndpointError(f"{url}: no answer within {t:g} s ({type(exc).__name__})")
                 raise self._failed(error, method) from exc
             except httpx.ConnectError as exc:
                 raise self._failed(EndpointError(f"cannot reach {url}: {type(exc).__name__}: {exc}"), method) from exc
@@ -573,6 +629,18 @@ class WireClient:
             if not self._wait_if_busy(resp, retry):
                 break
         return self._checked(resp, url, method)
+
+    def _whole(self, method: str, path: str, body: Json | None, t: float) -> httpx.Response:
+        """One answer read whole within `t` seconds in all: httpx's timeout is per read, so a server trickling its
+        body (a byte a second) held the request as long as it went on; raises httpx.ReadTimeout past `t`."""
+        with self._client.stream(method, path, json=body, timeout=self._timeout(t)) as resp:
+            deadline, raw = time.perf_counter() + t, bytearray()
+            for data in resp.iter_bytes():  # decoded as its content-encoding says
+                if time.perf_counter() > deadline:
+                    raise httpx.ReadTimeout(f"no whole answer within {t:g} s")
+                raw += data
+        headers = [(k, v) for k, v in resp.headers.multi_items() if k != "content-encoding"]  # decoded already
+        return httpx.Response(resp.status_code, headers=headers, content=bytes(raw), request=resp.request)
 
     def _wait_if_busy(self, resp: httpx.Response, retry: int) -> bool:
         """True, after waiting, when `resp` is busy (BUSY_STATUSES) and retry number `retry` + 1 may follow: the
@@ -734,9 +802,10 @@ class WireClient:
     def chat_stream(self, body: Json, timeout_s: float | None = None) -> ChatReply:
         """Streamed chat completion (usage included), reassembled: content joined, each tool call's argument
         deltas joined; read up to [DONE] or the final usage chunk (`ends_answer`; a server may hold the connection
-        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said), an in-stream
-        error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON object or a body
-        that ended before the answer was whole (STREAM_CUT) raises EndpointError."""
+        after either). A 200 answer that is no event stream (`not_event_stream`, with what it said: `said`, a bounded
+        read), an in-stream error (an error chunk, or an `event: error` event: SSEDecoder), a chunk that is not a JSON
+        object or a body that ended before the answer was whole (STREAM_CUT) raises EndpointError, and so does a stream
+        that is not whole `timeout_s` after its answer began (checked at each read: at most one more read timeout)."""
         t0, t = time.perf_counter(), timeout_s or self.timeout_s
         url = self.root + "/v1/chat/completions"
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -746,15 +815,24 @@ class WireClient:
                 with self._client.stream(
                     "POST", "/v1/chat/completions", json=payload, timeout=self._timeout(t)
                 ) as resp:
-                    if resp.status_code >= 300:
-                        resp.read()
-                        if self._wait_if_busy(resp, retry):
+                    if resp.status_code >= 300:  # the body only says why: read bounded (`said`), Retry-After kept
+                        wait = {"retry-after": resp.headers["retry-after"]} if "retry-after" in resp.headers else {}
+                        told = httpx.Response(resp.status_code, headers=wait, text=said(resp.iter_bytes()))
+                        if self._wait_if_busy(told, retry):
                             continue
+                        self._checked(told, url, "POST")
                     self._checked(resp, url, "POST")
                     ctype = resp.headers.get("content-type")
-                    if not is_event_stream(ctype):
-                        raise EndpointError(not_event_stream(url, ctype, resp.read().decode("utf-8", "replace")))
-                    for data in resp.iter_bytes():
+                    reads, head, stream = resp.iter_bytes(), b"", is_event_stream(ctype)
+                    while stream is None and (data := next(reads, None)) is not None:  # no content type
+                        head += data
+                        stream = is_event_stream(ctype, head)
+                    if stream is False:
+                        raise EndpointError(not_event_stream(url, ctype, said(reads, head)))
+                    deadline = time.perf_counter() + t  # httpx's timeout is per read: a total for the stream too
+                    for data in itertools.chain((head,), reads):
+                        if time.perf_counter() > deadline:  # a server keeping it alive (`: ping`, endless tokens)
+                            raise httpx.ReadTimeout(f"no whole answer within {t:g} s")
                         self._join(decoder.feed(data), decoder, joiner, url)
                         if decoder.done or joiner.complete:  # a server may hold the connection after the answer
                             break  # and what the read brought after the final usage ('data: [DO') is not an event
@@ -762,7 +840,7 @@ class WireClient:
                         self._join(decoder.close(), decoder, joiner, url)
                     break
         except httpx.TimeoutException as exc:
-            raise self._failed(EndpointError(f"{url}: stream timed out after {t:.0f} s"), "POST") from exc
+            raise self._failed(EndpointError(f"{url}: stream timed out after {t:g} s"), "POST") from exc
         except httpx.HTTPError as exc:
             raise self._failed(EndpointError(f"{url}: stream failed: {type(exc).__name__}: {exc}"), "POST") from exc
         except ValueError as exc:  # orjson.JSONDecodeError is a ValueError

@@ -618,6 +618,19 @@ def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wi
     assert {s.stalled for s in measured} == {stalls} and (runner._STALLED in run.notes) == stalls
 
 
+@pytest.mark.parametrize("wire", [Wire(), Wire(ping=True, crlf=True), Wire(head=b"\n\nid: 1\n", split=True)],
+                         ids=["plain", "ping-crlf", "id-split"])  # fmt: skip
+def test_an_event_stream_without_content_type_is_read_as_one(tmp_path: Path, wire: Wire) -> None:
+    """The same habits with no content-type header (the fake's `wire_ctype=None`): the body starts as an event
+    stream does, so it is read as one (wire.is_event_stream reads the first bytes), every figure as the script sets
+    it (TTFT from the read that brought the first bytes)."""
+    tokens = sum(wire.plan)
+    cell, _, measured = measure(tmp_path, dict(wire_script=wire, wire_ctype=None), wire.set_ms(), output_tokens=tokens,
+                                request_timeout_s=W_TIMEOUT_S)  # fmt: skip
+    assert cell.status == "ok" and cell.requests_ok == 4 and cell.requests_failed == 0
+    assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(tokens, "usage")}
+
+
 # The connection-reuse tests below time nothing against a margin a loaded machine is likely to miss: the client's
 # DRAIN_S is set to H_DRAIN_S; a body that ends, ends H_END_S after the answer (the client has read the answer by
 # then, and waits for the end well within H_DRAIN_S), a held one H_HOLD_S after it (the client closes it first);
@@ -787,6 +800,27 @@ def test_a_whole_chat_completion_to_a_streamed_request_is_failed_not_timed(tmp_p
         "'tok tok tok tok')"
     )
     assert measured[1].t_first is None and measured[1].completion_tokens is None
+    assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
+
+
+@pytest.mark.parametrize("usage", [True, False], ids=["usage-0", "no-usage"])
+def test_an_answer_without_a_generated_token_is_failed_not_timed(tmp_path: Path, usage: bool) -> None:
+    """Chat request 3 of 2-4 (1 is the probe) answers the role, a finish_reason 'stop' and [DONE] (with a final usage
+    of 0 completion tokens, or none), and no token: there is no first token to time, so it is failed, as vllm bench
+    serve fails it ('Never received a valid chunk to calculate TTFT', lib/endpoint_request_func.py); it was 'ok':
+    counted in requests_ok and the request rate, its E2E in the distribution (3 E2E beside 2 TTFT)."""
+
+    def script(number: int, body: dict[str, Any]) -> list[WireWrite]:
+        if number != 3:
+            return Wire()(number, body)
+        tail = sse_event(None, None, (count_body(body), 0)) if usage else b""
+        return [(0.0, sse_event({"role": "assistant", "content": ""}) + sse_event({}, "stop") + tail, False),
+                (W_TTFT_S, b"data: [DONE]\n\n", False)]  # fmt: skip
+
+    with FakeVllm(wire_script=script) as srv:
+        cell, _, measured = bench(srv, tmp_path, requests_per_client=3, output_tokens=4)
+    assert [s.status for s in measured] == ["ok", "failed", "ok"] and cell.requests_failed == 1
+    assert measured[1].error == client.NO_TOKEN + " (finish_reason 'stop')"
     assert cell.reps[0].whole_run_output_tokens == 2 * 4 and cell.ttft_ms.n == cell.e2e_ms.n == 2
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 
 import httpx
@@ -134,6 +135,42 @@ def test_sse_decoder_reads_lines_ended_by_a_cr_alone() -> None:
     assert dec.feed(b"data: [DONE]\r\r") == [] and dec.done
     split = SSEDecoder()
     assert split.feed(b"data: [1,\r") == [] and split.feed(b"\ndata: 2]\r\n\r\n") == [b"[1,\n2]"]
+
+
+@pytest.mark.parametrize(
+    ("first", "piece"),
+    [(b'data: {"x": "', b"a" * 65536), (b"data: [[]\n", b"data: ,[]\n" * 6554)],
+    ids=["endless-line", "endless-event"],
+)
+def test_sse_decoder_refuses_an_event_that_never_ends_in_time_linear_in_its_size(first: bytes, piece: bytes) -> None:
+    """A server sending one line without end (64 KiB reads, no newline), or one event of `data:` lines that stays a
+    valid JSON prefix and never gets its blank line: the stream's error once the event passes MAX_EVENT_BYTES (4 MiB),
+    read in time linear in its size. The buffer grew by copying (`bytes +=`: 70 s of the bench's event loop for a
+    100 MB line, every other stream's timestamps frozen) and each line or read parsed the whole event again; both
+    grew without bound till the request timeout."""
+    dec, t0, fed = SSEDecoder(), time.perf_counter(), 0
+    dec.feed(first)
+    while dec.error is None and fed < 16 << 20 and time.perf_counter() - t0 < 6.0:  # 16 MiB or 6 s at most
+        assert dec.feed(piece) == []
+        fed += len(piece)
+    assert dec.error == "a stream event of more than 4 MiB without its end (an endless line?)", (fed, dec.error)
+    assert time.perf_counter() - t0 < 6.0
+    assert dec.feed(b"\n\ndata: {}\n\n") == []  # nothing after the error
+
+
+def test_sse_decoder_drops_a_byte_order_mark_that_starts_the_stream() -> None:
+    """The SSE spec strips one UTF-8 BOM at the start of the stream (WHATWG HTML 9.2.5: stream = [ bom ] *event;
+    "One leading U+FEFF BYTE ORDER MARK character must be ignored if any are present"), also when it comes split
+    over reads; it was kept, so the first line was no `data:` line and the first event (its token: TTFT, the checks'
+    reply text) was lost. A BOM later in the stream is data."""
+    assert SSEDecoder().feed(b'\xef\xbb\xbfdata: {"a": 1}\n\n') == [b'{"a": 1}']
+    split = SSEDecoder()
+    assert split.feed(b"\xef") == [] and split.feed(b'\xbb\xbfdata: {"a": 1}\n\n') == [b'{"a": 1}']
+    assert [
+        wire.is_event_stream(None, h) for h in (b"\xef", b"\xef\xbb\xbf", b"\xef\xbb\xbf: hi", b"\xef\xbb\xbf{")
+    ] == [None, None, True, False]  # an answer without a content type: told past the BOM
+    later = SSEDecoder()
+    assert later.feed(b'data: {"a": 1}\n\n') == [b'{"a": 1}'] and later.feed(b"\xef\xbb\xbfdata: 2\n\n") == []
 
 
 @pytest.mark.parametrize(
