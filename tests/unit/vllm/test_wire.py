@@ -721,3 +721,39 @@ def test_a_server_on_this_host_is_told_by_its_address_not_by_how_its_name_begins
     monkeypatch.setenv("OPENAI_API_KEY", "k-openai")
     monkeypatch.setenv("VLLM_API_KEY", "k-vllm")
     assert wire.api_key_from_env(url) == ("k-vllm" if local else "k-openai")
+
+
+def test_a_health_answer_whose_body_trickles_is_judged_from_its_status_line() -> None:
+    """GET /health answered 200 with a body that trickles a byte every 50 ms for 8 s: healthy at once. Before, the
+    body was read whole under httpx's per-read timeout, so readiness polling waited the whole 8 s (without end
+    against a server that never stops)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\n")
+            for _ in range(160):
+                if stop.wait(0.05):
+                    return
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    t0 = time.perf_counter()
+    try:
+        assert wire.healthy(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=1.0)
+        took = time.perf_counter() - t0
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+    assert took < 2.0, took
