@@ -531,6 +531,18 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
     return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 
+def _cloud_down_gated(request: CloudDownToolRequest) -> bool:
+    """cloud_down needs confirm: true only when it finds something to delete; with nothing, asking to confirm would
+    contradict the preview ("would delete nothing"), as down's gate (_down_gated)."""
+    return bool(api.cloud_down_targets(request))
+
+
+def _cloud_down_summary(r: CloudDownResult) -> str:
+    if not r.deleted and not r.kept:
+        return "nothing to delete: no resource onechip created matches"  # the CLI's words
+    return f"deleted {len(r.deleted)}, kept {len(r.kept)}"
+
+
 def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     targets = api.cloud_down_targets(request)
     if not targets:
@@ -716,8 +728,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "cloud_down", "Delete TPUs",
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
-        "call with confirm: true and those targets deletes them and nothing found since.",
-        CloudDownToolRequest, CloudDownResult, _cloud_down, lambda r: f"deleted {len(r.deleted)}, kept {len(r.kept)}",
-        destructive=True, idempotent=True, open_world=True, gate=always, preview=_cloud_down_preview,
+        "call with confirm: true and those targets deletes them and nothing found since; with nothing to delete it "
+        "says so, no confirm needed.",
+        CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
+        destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,
     ),
 ]  # fmt: skip

@@ -210,7 +210,9 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     assert up.is_error and up.content[0].text.startswith("not done: cloud_up would create a flex-start v5e-1 TPU")
     assert "confirm: true" in up.content[0].text
     down = call("cloud_down", {"project": "my-proj"})  # "p" is not a project id (6-30 characters)
-    assert down.is_error and down.content[0].text.startswith("not done: cloud_down would delete nothing")
+    # nothing to delete needs no confirm: "not done: cloud_down would delete nothing; call again with confirm: true"
+    # contradicted itself, as down's did
+    assert not down.is_error and down.content[0].text == "nothing to delete: no resource onechip created matches"
     probe = call("cloud_probe", {"chip": "v5e-1", "zones": ["us-west4-a"], "provisioning": "spot"})
     assert probe.is_error and probe.content[0].text == (
         "not done: cloud_probe would create a spot v5e-1 TPU in us-west4-a and delete it at once (billed for the "
