@@ -2349,9 +2349,7 @@ def _sparse_mla(
             )
             + "): the engine stops with 'No valid attention backend found'; use --kv-cache-dtype auto"
         )
-    head = text.get("index_head_dim")
-    if not isinstance(head, int) or isinstance(head, bool) or head <= 0:
-        raise ConfigError(f"model config: field 'index_head_dim' is missing or not a positive integer (got {head!r})")
+    head = _int_field(text, "index_head_dim")
     indexer = head + head // rule.indexer_quant_block * rule.indexer_scale_bytes
     block = (
         rule.block_size if request.block_size is None or rule.given_block_multiple_of is None else request.block_size
