@@ -2402,7 +2402,7 @@ def _indexer_skipped(text: Mapping[str, Any], how: str | None) -> frozenset[int]
     n = _int_field(text, "num_hidden_layers")
     types = text.get("indexer_types") if how == "indexer_types" else None
     if types is not None:
-        if not isinstance(types, list) or len(types) != n or not set(types) <= {"full", "shared"}:
+        if not isinstance(types, list) or len(types) != n or not all(kind in ("full", "shared") for kind in types):
             raise ConfigError(
                 f"model config: field 'indexer_types' must list 'full' or 'shared' once per hidden layer ({n}); vLLM "
                 "refuses it at start-up"

@@ -194,6 +194,15 @@ def test_index_cache_layers_build_no_indexer_from_0_24_0(tmp_path) -> None:
         _plan(tmp_path, "0.34.0", indexer_types=["full", "shared"])
 
 
+@pytest.mark.parametrize("entry", [["shared"], {"kind": "shared"}])
+def test_an_indexer_type_that_is_no_string_is_refused_in_one_line(tmp_path, entry) -> None:
+    """indexer_types with a list or object among its entries (0.34.0 compute_skip_topk_layers takes
+    set(indexer_types), which raises TypeError at start-up): one ConfigError line. Before, the planner's own set()
+    raised the TypeError, and the CLI answered 'internal error (TypeError: unhashable type: 'list')'."""
+    with pytest.raises(ConfigError, match="'indexer_types' must list 'full' or 'shared' once per hidden layer"):
+        _plan(tmp_path, "0.34.0", indexer_types=["full", entry, "full", "full"])
+
+
 def test_a_given_block_size_is_kept_from_0_18_0_if_a_multiple_of_64(tmp_path) -> None:
     """0.18.0 on, a --block-size goes to backend selection and is kept where supports_block_size takes it (block % 64
     == 0 for FLASHMLA_SPARSE and the indexer): 128, 5,136 B, 8 GiB // (128 x 5,136 = 657,408 B) = 13,066 blocks =
