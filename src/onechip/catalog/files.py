@@ -9,6 +9,7 @@ data only; the planner adds the logic that turns a rule into a value (planner/ru
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -488,20 +489,51 @@ class MlaBlockSizeRule(VersionedRule):
 
 
 class SparseFlashInferRule(StrictModel):
-    """When FLASHINFER_MLA_SPARSE serves a sparse-attention MLA model with a quantized cache in place of
-    FLASHMLA_SPARSE (vllm/platforms/cuda.py _get_backend_priorities, the backend's supported_kv_cache_dtypes and
-    supports_combination, 0.18.0 on): it keeps the cache as it is, one byte per latent element (kv_lora_rank +
-    qk_rope_head_dim), where FLASHMLA_SPARSE turns it into fp8_ds_mla (656 B)."""
+    """When a FlashInfer sparse MLA backend serves a sparse-attention MLA model with a quantized cache
+    (vllm/platforms/cuda.py _get_backend_priorities, the backend's supported_kv_cache_dtypes and supports_combination):
+    FLASHINFER_MLA_SPARSE on 10.x (0.18.0 on), FLASHINFER_MLA_SPARSE_SM90 on 9.x (0.30.0 on). It keeps the cache as
+    it is, one byte per latent element (kv_lora_rank + qk_rope_head_dim), where FLASHMLA_SPARSE turns it into
+    fp8_ds_mla (656 B)."""
 
+    backend: str = Field(description="The backend's name (AttentionBackend.get_name).")
     capability_major: int = Field(
         description="The CUDA compute capability major it runs on (supports_compute_capability)."
     )
     kv_cache_dtypes: list[str] = Field(description="The quantized --kv-cache-dtype values it takes.")
-    qk_nope_head_dims: list[int] = Field(description="The config qk_nope_head_dim values its kernel takes.")
-    first_at_heads_per_gpu: int | None = Field(
-        description="It is tried before FLASHMLA_SPARSE only at this many attention heads per GPU or fewer "
-        "(num_attention_heads // TP, 0.18.x); None: before it for every quantized cache (0.19.0 on)."
+    qk_nope_head_dims: list[int] | None = Field(
+        default=None, description="The config qk_nope_head_dim values its kernel takes; None: not checked."
     )
+    kv_lora_ranks: list[int] | None = Field(
+        default=None, description="The config kv_lora_rank values its kernel takes; None: not checked."
+    )
+    qk_rope_head_dims: list[int] | None = Field(
+        default=None, description="The config qk_rope_head_dim values its kernel takes; None: not checked."
+    )
+    first_at_heads_per_gpu: int | None = Field(
+        default=None,
+        description="It is tried before FLASHMLA_SPARSE only at this many attention heads per GPU or fewer "
+        "(num_attention_heads // TP, 0.18.x); None: before it for every quantized cache (0.19.0 on), unless "
+        "after_flashmla.",
+    )
+    after_flashmla: bool = Field(
+        default=False,
+        description="It is tried after FLASHMLA_SPARSE, so it serves only the quantized caches FLASHMLA_SPARSE "
+        "does not take (FLASHINFER_MLA_SPARSE_SM90 at head size 576).",
+    )
+    needs: str | None = Field(default=None, description="What the install needs for it, as the plan's note says it.")
+
+    def takes(self, text: Mapping[str, Any]) -> bool:
+        """Whether its kernel takes this text config's MLA dimensions (supports_combination)."""
+        dims = (("qk_nope_head_dim", self.qk_nope_head_dims), ("kv_lora_rank", self.kv_lora_ranks),
+                ("qk_rope_head_dim", self.qk_rope_head_dims))  # fmt: skip
+        return all(allowed is None or text.get(name) in allowed for name, allowed in dims)
+
+    def conditions(self) -> str:
+        """Its dimension conditions in words, as a refusal names them ('' when none)."""
+        dims = (("qk_nope_head_dim", self.qk_nope_head_dims), ("kv_lora_rank", self.kv_lora_ranks),
+                ("qk_rope_head_dim", self.qk_rope_head_dims))  # fmt: skip
+        said = [f"{name} {' or '.join(map(str, allowed))}" for name, allowed in dims if allowed is not None]
+        return f" at {' and '.join(said)}" if said else ""
 
 
 class SparseMlaRule(VersionedRule):
@@ -537,8 +569,10 @@ class SparseMlaRule(VersionedRule):
     latent_kv_cache_dtypes: list[str] = Field(
         description="The --kv-cache-dtype values the backend serves as they are (supported_kv_cache_dtypes)."
     )
-    flashinfer_fp8: SparseFlashInferRule | None = Field(
-        default=None, description="Where FLASHINFER_MLA_SPARSE takes a quantized cache as it is; None: nowhere."
+    flashinfer_fp8: list[SparseFlashInferRule] = Field(
+        default_factory=list,
+        description="Where a FlashInfer sparse backend takes a quantized cache as it is, one per compute capability "
+        "major (empty: nowhere).",
     )
     auto_fp8_e4m3_architectures: list[str] = Field(
         default_factory=list,

@@ -2286,7 +2286,8 @@ def _sparse_mla(
 ) -> tuple[SparseMlaBytes, int, PlanWarning] | None:
     """A sparse-attention MLA model's caches as vLLM sizes them (engines.json sparse_mla, by release): the latent's
     bytes in the cache format the engine settles on (fp8_ds_mla where FLASHMLA_SPARSE takes an fp8 cache: 656 per
-    token per layer; plain fp8 where FLASHINFER_MLA_SPARSE does: kv_lora_rank + qk_rope_head_dim), the lightning
+    token per layer; plain fp8 where a FlashInfer sparse backend does, FLASHINFER_MLA_SPARSE on 10.x or
+    FLASHINFER_MLA_SPARSE_SM90 on 9.x from 0.30.0: kv_lora_rank + qk_rope_head_dim), the lightning
     indexer's K cache beside it on each layer that builds an indexer (index_head_dim + index_head_dim // quant block x
     scale bytes, one byte per element), the block size, and the note saying so; None for another model. Raises
     ConfigError, in one line, for a release or card whose sparse MLA path was not read or has no sparse backend, a KV
@@ -2330,22 +2331,22 @@ def _sparse_mla(
         rule.fp8_ds_mla_architectures is None or bool(classes & set(rule.fp8_ds_mla_architectures))
     )
     flashmla = ds_mla or kv in rule.latent_kv_cache_dtypes
-    fi, plain_fp8 = rule.flashinfer_fp8, False
-    if fi is not None and major == fi.capability_major and kv in fi.kv_cache_dtypes:
+    fi = next((f for f in rule.flashinfer_fp8 if major == f.capability_major and kv in f.kv_cache_dtypes), None)
+    plain_fp8 = False
+    if fi is not None:
         heads = _int_field(text, "num_attention_heads") // request.tensor_parallel_size  # MLAAttention.num_heads
-        first = fi.first_at_heads_per_gpu is None or heads <= fi.first_at_heads_per_gpu
-        plain_fp8 = text.get("qk_nope_head_dim", 1) in fi.qk_nope_head_dims and (first or not flashmla)
+        first = not fi.after_flashmla and (fi.first_at_heads_per_gpu is None or heads <= fi.first_at_heads_per_gpu)
+        plain_fp8 = fi.takes(text) and (first or not flashmla)
     if not flashmla and not plain_fp8:
         by = f"only {', '.join(rule.fp8_ds_mla_architectures)} turns" if rule.fp8_ds_mla_architectures else "it turns"
         raise ConfigError(
             f"{what}: vLLM {release} has no sparse MLA backend for --kv-cache-dtype {kv} on {acc.name} "
             f"({rule.backend.split()[0]} takes {', '.join(rule.latent_kv_cache_dtypes)}, and {by} "
             f"{', '.join(rule.fp8_ds_mla_kv_cache_dtypes)} into fp8_ds_mla"
-            + (
-                f"; FLASHINFER_MLA_SPARSE takes {', '.join(fi.kv_cache_dtypes)} on compute capability "
-                f"{fi.capability_major}.x at qk_nope_head_dim {' or '.join(map(str, fi.qk_nope_head_dims))}"
-                if fi is not None
-                else ""
+            + "".join(
+                f"; {f.backend} takes {', '.join(f.kv_cache_dtypes)} on compute capability {f.capability_major}.x"
+                f"{f.conditions()}"
+                for f in rule.flashinfer_fp8
             )
             + "): the engine stops with 'No valid attention backend found'; use --kv-cache-dtype auto"
         )
@@ -2363,7 +2364,7 @@ def _sparse_mla(
     dim = _int_field(text, "kv_lora_rank") + _int_field(text, "qk_rope_head_dim")
     latent_bytes = rule.fp8_ds_mla_bytes if ds_mla and not plain_fp8 else dim if plain_fp8 else None
     skipped = _indexer_skipped(text, rule.indexer_skip)
-    backend = "FLASHINFER_MLA_SPARSE" if plain_fp8 else rule.backend
+    backend = f"{fi.backend}{f' ({fi.needs})' if fi.needs else ''}" if fi is not None and plain_fp8 else rule.backend
     latent = (
         f"{kv}, {dim} x 1 B" if plain_fp8 else f"fp8_ds_mla, {rule.fp8_ds_mla_bytes} B" if ds_mla else
         f"{kv}, kv_lora_rank + qk_rope_head_dim elements"

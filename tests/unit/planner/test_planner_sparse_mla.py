@@ -15,7 +15,9 @@ NVIDIA cards (engines.json sparse_mla), read in the vllm sdists on PyPI:
   at <= 16 heads per GPU in 0.18.x, for every fp8 cache from 0.19.0) keeps fp8 at 576 x 1 B; the block is 64 where
   --block-size is not given (update_block_size_for_backend: the indexer's DeepseekV32IndexerBackend takes [64]), a
   given multiple of 64 is kept; from 0.24.0 a layer IndexCache skips (index_topk_freq / index_topk_pattern, 0.34.0
-  indexer_types) builds no indexer; from 0.32.0 GLM-5's 'auto' is fp8_e4m3 on 10.x.
+  indexer_types) builds no indexer; from 0.32.0 GLM-5's 'auto' is fp8_e4m3 on 10.x;
+- 0.30.0 on: FLASHINFER_MLA_SPARSE_SM90 (9.x, after FLASHMLA_SPARSE at head size 576; kv_lora_rank 512, qk_rope_head_dim
+  0 or 64) serves the fp8_e4m3 FLASHMLA_SPARSE does not take, kept plain at 576 x 1 B.
 """
 
 from __future__ import annotations
@@ -217,11 +219,43 @@ def test_a_given_block_size_is_kept_from_0_18_0_if_a_multiple_of_64(tmp_path) ->
 def test_cards_and_caches_without_a_sparse_backend_are_refused(tmp_path) -> None:
     """An A100 (8.0) has none in 0.32.0 ('No valid attention backend found'); an RTX PRO 6000 (12.0) has
     FLASHINFER_MLA_SPARSE_SM120 from 0.24.0 only with a FlashInfer a plan cannot see: refused, saying so. fp8_e4m3 is
-    no FLASHMLA_SPARSE dtype, so an H100 refuses it; a B200's FLASHINFER_MLA_SPARSE takes it (2,832 B)."""
+    no FLASHMLA_SPARSE dtype, so an H100 refuses it before 0.30.0 (0.29.0: no FLASHINFER_MLA_SPARSE_SM90 yet); a B200's
+    FLASHINFER_MLA_SPARSE takes it (2,832 B)."""
     with pytest.raises(ConfigError, match=r"compute capability 8\.0 .*'No valid attention backend found'"):
         _plan(tmp_path, "0.32.0", chip="a100-80gb")
     with pytest.raises(ConfigError, match="FLASHINFER_MLA_SPARSE_SM120"):
         _plan(tmp_path, "0.32.0", chip="rtx-pro-6000")
     with pytest.raises(ConfigError, match="no sparse MLA backend for --kv-cache-dtype fp8_e4m3"):
-        _plan(tmp_path, "0.32.0", "fp8_e4m3")
+        _plan(tmp_path, "0.29.0", "fp8_e4m3")
     assert _plan(tmp_path, "0.32.0", "fp8_e4m3", chip="b200").kv_bytes_per_token == 2_832
+
+
+@pytest.mark.parametrize("version", [None, "0.30.0", "0.31.0", "0.33.0", "0.34.0"])
+@pytest.mark.parametrize("chip", ["h100", "h200"])
+def test_hopper_fp8_e4m3_is_plain_fp8_under_flashinfer_sm90_from_0_30_0(tmp_path, version, chip) -> None:
+    """From 0.30.0 the 9.x sparse tail of _get_backend_priorities ends with FLASHINFER_MLA_SPARSE_SM90 (head size
+    kv_lora_rank + qk_rope_head_dim = 576: after FLASH_ATTN_MLA_SPARSE and FLASHMLA_SPARSE, which take no
+    fp8_e4m3), which takes 'fp8_e4m3' at kv_lora_rank 512 and qk_rope_head_dim 64, and
+    _canonicalize_sparse_mla_kv_cache_dtype leaves it plain: 576 x 1 + 132 = 708 B per layer, 4 x 708 = 2,832 B per
+    token; 8 GiB // (64 x 2,832 = 181,248 B) = 47,393 blocks = 3,033,152 tokens (None: the rules' 0.32.0). GLM-5 too
+    (on 9.x its 'auto' stays bf16; qk_nope_head_dim 192 is not checked by this backend). Before, the H100 and H200
+    were refused: 'no sparse MLA backend for --kv-cache-dtype fp8_e4m3'."""
+    for extra in ({}, GLM5):
+        plan = _plan(tmp_path, version, "fp8_e4m3", chip=chip, **extra)
+        assert _figures(plan) == (2_832, 64, 47_393, 3_033_152)
+        note = next(w for w in plan.warnings if w.code == "sparse-mla-cache")
+        assert "backend FLASHINFER_MLA_SPARSE_SM90" in note.message and "fp8_e4m3, 576 x 1 B" in note.message
+
+
+def test_hopper_fp8_stays_fp8_ds_mla_and_sm90_needs_kv_lora_rank_512(tmp_path) -> None:
+    """'fp8' on an H100 at 0.33.0: FLASHMLA_SPARSE comes before FLASHINFER_MLA_SPARSE_SM90 at head size 576 and takes
+    it as fp8_ds_mla: 4 x (656 + 132) = 3,152 B, not 2,832; 'auto' goes to FLASH_ATTN_MLA_SPARSE, bf16: 5,136 B.
+    FLASHINFER_MLA_SPARSE_SM90's supports_combination refuses kv_lora_rank != 512 (and qk_rope_head_dim not 0 or 64):
+    fp8_e4m3 with kv_lora_rank 448 (head size 512) or qk_rope_head_dim 32 finds no sparse backend, refused in one
+    line naming the condition."""
+    assert _plan(tmp_path, "0.33.0", "fp8").kv_bytes_per_token == 3_152
+    assert _plan(tmp_path, "0.33.0").kv_bytes_per_token == 5_136
+    for extra in ({"kv_lora_rank": 448}, {"qk_rope_head_dim": 32}):
+        with pytest.raises(ConfigError, match=r"fp8_e4m3 .*FLASHINFER_MLA_SPARSE_SM90 takes .*kv_lora_rank 512") as err:
+            _plan(tmp_path, "0.33.0", "fp8_e4m3", **extra)
+        assert "\n" not in str(err.value)
