@@ -41,7 +41,7 @@ from onechip.planner import calibration, cpu_host, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.planner.config import ModelConfig, UnmodelledModel
-from onechip.planner.geometry import Geometry, SparseMlaBytes, cdiv, kv_geometry, window_blocks
+from onechip.planner.geometry import Geometry, SparseMlaBytes, cdiv, kv_geometry, require_int, window_blocks
 from onechip.planner.gpu_memory import (
     MarlinMoe,
     encoder_profile_bytes,
@@ -2334,7 +2334,8 @@ def _sparse_mla(
     fi = next((f for f in rule.flashinfer_fp8 if major == f.capability_major and kv in f.kv_cache_dtypes), None)
     plain_fp8 = False
     if fi is not None:
-        heads = _int_field(text, "num_attention_heads") // request.tensor_parallel_size  # MLAAttention.num_heads
+        # MLAAttention.num_heads
+        heads = require_int(text, "num_attention_heads", config.family) // request.tensor_parallel_size
         first = not fi.after_flashmla and (fi.first_at_heads_per_gpu is None or heads <= fi.first_at_heads_per_gpu)
         plain_fp8 = fi.takes(text) and (first or not flashmla)
     if not flashmla and not plain_fp8:
@@ -2350,7 +2351,7 @@ def _sparse_mla(
             )
             + "): the engine stops with 'No valid attention backend found'; use --kv-cache-dtype auto"
         )
-    head = _int_field(text, "index_head_dim")
+    head = require_int(text, "index_head_dim", config.family)
     indexer = head + head // rule.indexer_quant_block * rule.indexer_scale_bytes
     block = (
         rule.block_size if request.block_size is None or rule.given_block_multiple_of is None else request.block_size
@@ -2361,9 +2362,9 @@ def _sparse_mla(
             f"multiple of {rule.given_block_multiple_of} (its sparse backends' and the lightning indexer's kernel "
             f"block, supports_block_size); leave --block-size out for {rule.block_size} (engines.json sparse_mla)"
         )
-    dim = _int_field(text, "kv_lora_rank") + _int_field(text, "qk_rope_head_dim")
+    dim = require_int(text, "kv_lora_rank", config.family) + require_int(text, "qk_rope_head_dim", config.family)
     latent_bytes = rule.fp8_ds_mla_bytes if ds_mla and not plain_fp8 else dim if plain_fp8 else None
-    skipped = _indexer_skipped(text, rule.indexer_skip)
+    skipped = _indexer_skipped(text, rule.indexer_skip, config.family)
     backend = f"{fi.backend}{f' ({fi.needs})' if fi.needs else ''}" if fi is not None and plain_fp8 else rule.backend
     latent = (
         f"{kv}, {dim} x 1 B" if plain_fp8 else f"fp8_ds_mla, {rule.fp8_ds_mla_bytes} B" if ds_mla else
@@ -2383,15 +2384,7 @@ def _sparse_mla(
     return SparseMlaBytes(latent_bytes, indexer, skipped), block, note
 
 
-def _int_field(text: Mapping[str, Any], name: str) -> int:
-    """A positive integer field of a text config, or a one-line ConfigError."""
-    value = text.get(name)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"model config: field '{name}' is missing or not a positive integer (got {value!r})")
-    return value
-
-
-def _indexer_skipped(text: Mapping[str, Any], how: str | None) -> frozenset[int]:
+def _indexer_skipped(text: Mapping[str, Any], how: str | None, family: str) -> frozenset[int]:
     """The decoder layers of a sparse-attention MLA model that build no lightning indexer (IndexCache: they reuse the
     top-k of the closest preceding indexer layer), as vLLM tells them (SparseMlaRule.indexer_skip): 0.24.0 on,
     DeepseekV2MLAAttention / DeepseekV32Attention: index_topk_pattern[i] == 'S' where the pattern is given (a layer
@@ -2400,7 +2393,7 @@ def _indexer_skipped(text: Mapping[str, Any], how: str | None) -> frozenset[int]
     or 'shared'. Raises ConfigError for a malformed field."""
     if how is None:
         return frozenset()
-    n = _int_field(text, "num_hidden_layers")
+    n = require_int(text, "num_hidden_layers", family)
     types = text.get("indexer_types") if how == "indexer_types" else None
     if types is not None:
         if not isinstance(types, list) or len(types) != n or not all(kind in ("full", "shared") for kind in types):

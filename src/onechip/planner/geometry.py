@@ -126,7 +126,8 @@ def _get(cfg: Any, name: str, default: Any = None) -> Any:
     return getattr(cfg, name, default)
 
 
-def _require_int(cfg: Any, name: str, family: str) -> int:
+def require_int(cfg: Any, name: str, family: str) -> int:
+    """A positive integer field of a model config, or a one-line ConfigError naming it."""
     value = _get(cfg, name)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(
@@ -145,7 +146,7 @@ def layer_kinds(cfg: Any, family: str) -> list[str]:
     no layer_types means every layer slides (Mistral 7B v0.1 style); else all layers are full.
     Raises ConfigError for a layer type it cannot interpret, or a layer_types of the wrong length.
     """
-    n = _require_int(cfg, "num_hidden_layers", family)
+    n = require_int(cfg, "num_hidden_layers", family)
     types = _get(cfg, "layer_types")
     if types is not None:
         if len(types) != n:
@@ -215,8 +216,8 @@ def mla_geometry(
     model (`sparse`, DeepSeek-V3.2 / GLM-5: config index_topk) caches the latent in its cache format's bytes and,
     beside it, its lightning indexer's K (indexer_bytes_per_token) on each layer that builds an indexer, both on every
     rank (planner.core._sparse_mla)."""
-    n = _require_int(cfg, "num_hidden_layers", family)
-    dim = _require_int(cfg, "kv_lora_rank", family) + _require_int(cfg, "qk_rope_head_dim", family)
+    n = require_int(cfg, "num_hidden_layers", family)
+    dim = require_int(cfg, "kv_lora_rank", family) + require_int(cfg, "qk_rope_head_dim", family)
     per_token = int(tensor_parallel_size * dim * kv_dtype_bytes)
     indexer, skipped = 0, frozenset[int]()
     if sparse is not None:
@@ -275,7 +276,7 @@ def kv_geometry(
     if _get(cfg, "kv_lora_rank") is not None:
         return mla_geometry(cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size,
                             family=family, sparse=sparse_mla)  # fmt: skip
-    n = _require_int(cfg, "num_hidden_layers", family)
+    n = require_int(cfg, "num_hidden_layers", family)
     kinds = layer_kinds(cfg, family)
     k_eq_v = bool(_get(cfg, "attention_k_eq_v", False))
     window = _get(cfg, "sliding_window")
