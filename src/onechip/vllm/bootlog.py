@@ -247,6 +247,12 @@ _LOGGED = {
         r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
     ),
 }
+# A 'non-default args:' line whose dict a paste wrapped onto the lines after it (a transcription hard-wrapped at ~90
+# columns: 'non-default args:' then "  {'model_tag': ..., 'model': '...'," and "   'max_model_len': 8192, ...}",
+# tests/fixtures/bootlogs rtxpro4000-qwen25-7b-awq-len8192-util090-v0280-wrapped): the lines up to the one that closes
+# the dict are read as one, for _LOGGED, at most _ARGS_LINES of them (a paste cut inside the dict is read no further)
+_ARGS_OPEN = re.compile(r"non-default args:")
+_ARGS_LINES = 12
 # How far a GPU's logged total may stray from its catalog figure and still be the same card: drivers and boards move it
 # (80 GB cards log 79.11 - 79.33 GiB; a Tesla T4 14.56 GiB and, on driver 11.2, 14.74 GiB: accelerators.json sources;
 # the RTX 4060 of tests/fixtures/bootlogs rtx4060-qwen25-7b-util070-len4096-refused-v0 logs 8.00 GiB against 7.87,
@@ -566,9 +572,22 @@ def _read_facts(out: BootRecord, line: str) -> None:
     if match := _CONCURRENCY.search(line):
         out.max_concurrency_context = int(_number(match.group(1)))
         out.max_concurrency = float(match.group(2))
+    _read_logged(out, line)
+
+
+def _read_logged(out: BootRecord, text: str) -> None:
+    """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names."""
     for key, pattern in _LOGGED.items():
-        if match := pattern.search(line):
+        if match := pattern.search(text):
             out.logged[key] = _first(match)
+
+
+def _open_args(text: str) -> bool:
+    """Whether `text` holds a 'non-default args:' dict that does not close on it (a paste wrapped it)."""
+    if (match := _ARGS_OPEN.search(text)) is None:
+        return False
+    rest = text[match.end() :]
+    return "{" not in rest or rest.count("{") > rest.count("}")
 
 
 def parse_boot_log(text: str, record: BootRecord, started: datetime | None = None) -> BootRecord:
@@ -585,6 +604,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     year = _stamp_year(text, started)
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
+    wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     for raw in text.splitlines():
         line = raw.rstrip()
         stamp = _stamp(line, year)
@@ -601,6 +621,16 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
             out.errors.append(redact(line))
         _read_facts(out, plain)
+        if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
+            wrapped.append(bare)
+            joined = " ".join(wrapped)
+            if joined.count("{") and joined.count("{") <= joined.count("}"):
+                _read_logged(out, joined)
+                wrapped = None
+            elif len(wrapped) >= _ARGS_LINES:
+                wrapped = None
+        elif _open_args(bare):
+            wrapped = [bare]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
         elif match := _RANK_POOL.search(plain):

@@ -410,3 +410,18 @@ def test_a_wrapped_cuda_graph_notice_does_not_give_its_equivalent_as_the_utiliza
     assert read_boot_log(notice, "vllm", "m").logged["gpu_memory_utilization"] == "0.9750"
     flag = "vllm serve m --gpu-memory-utilization 0.93 --max-model-len 4096\n"  # a flag is still read
     assert read_boot_log(flag, "vllm", "m").logged["gpu_memory_utilization"] == "0.93"
+
+
+def test_a_non_default_args_dict_a_paste_wrapped_names_the_deployment() -> None:
+    # search-index file id 67578381996 (RTX PRO 4000 Blackwell, vLLM 0.28.0): the notes transcribe 'non-default args:'
+    # with its dict on the two lines after it; the model and the length were read from no line, so `plan --against`
+    # could not tell a log of another model or length from the plan's deployment (2026-12-05)
+    record = _read("rtxpro4000-qwen25-7b-awq-len8192-util090-v0280-wrapped")
+    assert record.logged == {
+        "gpu_memory_utilization": "0.9",
+        "model": "Qwen/Qwen2.5-7B-Instruct-AWQ",
+        "max_model_len": "8192",
+    }
+    # a dict a paste cut before it closes is read no further than _ARGS_LINES lines: a later line is not taken for it
+    cut = "INFO [api_utils.py:272] non-default args:\n  {'model_tag': 'a/b',\n" + "INFO x\n" * 12 + "'model': 'c/d'}\n"
+    assert "model" not in read_boot_log(cut, "vllm", "m").logged
