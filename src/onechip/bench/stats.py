@@ -72,10 +72,9 @@ def ttft_from_intended_ms(s: RequestSample) -> float | None:
 
 
 def e2e_from_intended_ms(s: RequestSample) -> float | None:
-    """Open loop: t_done - t_intended, ms."""
-    if s.t_intended is None or s.t_done is None:
-        return None
-    return (s.t_done - s.t_intended) * 1000.0
+    """Open loop: E2E (figures.e2e_ms: to the last token chunk) timed from the intended send, ms."""
+    e2e = e2e_ms(s)
+    return None if s.t_intended is None or e2e is None else e2e + (s.t_send - s.t_intended) * 1000.0
 
 
 def schedule_slip(measured: Sequence[RequestSample]) -> dict[str, object]:

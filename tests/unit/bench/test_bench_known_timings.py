@@ -484,6 +484,9 @@ class Wire:
     # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; or the connection dropped
     error: Literal["openai", "flat", "event", "event_text", "cut"] | None = None
     message: str = ENGINE_DIED  # the error's message
+    # a server that sleeps before every event: the finish_reason in its own empty-delta event W_ITL_S after the last
+    # content event, the final usage and [DONE] W_ITL_S after that (no token in either: E2E ends before them)
+    late_finish: bool = False
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -495,12 +498,15 @@ class Wire:
             if self.error is not None and k == 2:
                 return [*writes, (at, None if self.error == "cut" else self.error_event(), False)]
             done += tokens
-            last = k == len(self.plan) - 1
+            last = k == len(self.plan) - 1 and not self.late_finish
             usage = (prompt, done) if self.usage == "per_event" or (self.usage == "on_finish" and last) else None
             writes += self.pieces(at, self.event({self.field: "w " * tokens}, self.finish if last else None, usage))
+        if self.late_finish:
+            usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
+            writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
         tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
         tail += b"data: [DONE]" + end + end if self.done else b""
-        writes.append((writes[-1][0], tail, False))
+        writes.append((writes[-1][0] + (W_ITL_S if self.late_finish else 0.0), tail, False))
         if self.after_done is not None:
             writes.append((writes[-1][0] + W_LINGER_S, b"" if self.after_done == "hold" else None, False))
         return writes
@@ -569,6 +575,8 @@ class Wire:
         (Wire(plan=(2, 2, 2)), "usage"),  # final usage only: ITL per chunk, TPOT per token
         (Wire(field="reasoning"), "usage"),  # newer vLLM reasoning parsers
         (Wire(field="reasoning_content", usage="none"), "tokenize"),  # older ones; reasoning tokens counted too
+        (Wire(late_finish=True), "usage"),  # E2E at the last token, not at the finish or usage event after it
+        (Wire(late_finish=True, usage="none", ping=True), "tokenize"),
     ],
     ids=[
         "plain",
@@ -592,6 +600,8 @@ class Wire:
         "batched-final-usage",
         "reasoning",
         "reasoning_content-no-usage",
+        "late-finish",
+        "late-finish-no-usage-ping",
     ],  # fmt: skip
 )
 def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:
