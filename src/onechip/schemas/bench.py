@@ -806,7 +806,8 @@ class CellResult(ResultModel):
     requests_ok: int | None = Field(default=None, description="Measured requests that succeeded, all reps.")
     requests_ended_early: int = Field(
         default=0,
-        description="Measured requests with completion_tokens < output_tokens (server stopped early).",
+        description="Measured requests with completion_tokens < output_tokens (server stopped early); a count made "
+        "by the client (completion_tokens_from) with finish_reason 'length' reached max_tokens (stats.ended_early).",
     )
     requests_over_max_tokens: int = Field(
         default=0,

@@ -292,6 +292,7 @@ def test_a_server_without_usage_is_counted_as_vllm_bench_counts_it(
     assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(tokens, counted_by)}
     assert cell.reps[0].whole_run_output_tokens == 2 * tokens
     assert any(n.startswith("server sent no usage") for n in run.notes)
+    assert cell.requests_ended_early == 0  # finish_reason "length": max_tokens reached, whatever was counted
 
 
 def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) -> None:
@@ -337,10 +338,13 @@ def test_queueing_behind_limited_slots_shows_in_ttft(tmp_path: Path) -> None:
     assert cell.whole_run_tok_per_s is not None and cell.whole_run_tok_per_s <= 80
 
 
-def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
-    server = dict(ttft_s=0.020, itl_s=0.010, stop_after=3)
+@pytest.mark.parametrize(("usage", "counted_by"), [("as_asked", "usage"), ("never", "chunks")])
+def test_max_tokens_honoured_or_stopped_early(tmp_path: Path, usage: str, counted_by: str) -> None:
+    server = dict(ttft_s=0.020, itl_s=0.010, stop_after=3, usage=usage, has_tokenize=False)
     cell, _, measured = measure(tmp_path, server, dict(tpot=10), requests_per_client=2)
-    assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(3, "stop")}
+    assert {(s.completion_tokens, s.finish_reason, s.completion_tokens_from) for s in measured} == {
+        (3, "stop", counted_by)
+    }
     assert cell.requests_ended_early == 2 and cell.status == "ok" and cell.reps[0].whole_run_output_tokens == 6
 
 
