@@ -20,8 +20,9 @@ Conventions (DESIGN.md "Measuring right"):
   stream is read as `vllm.wire.SSEDecoder` reads it (LF, CRLF or CR, comments and keep-alives skipped, a `data:`
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
   the final usage chunk after the finish_reason (`vllm.wire.ends_answer`: nothing but [DONE] may follow it), else
-  at the end of the body. E2E stops there even when the server then holds the connection open (without [DONE]
-  too: the answer is whole, not timed out) or drops it. A finish_reason chunk that carries usage (vLLM's with
+  at the end of the body (`t_done`), even when the server then holds the connection open (without [DONE]
+  too: the answer is whole, not timed out) or drops it; E2E ends earlier, at the last token chunk
+  (`schemas.figures.e2e_ms`, vllm bench serve's E2EL). A finish_reason chunk that carries usage (vLLM's with
   continuous usage stats, chat_completion/serving.py; other servers' only usage) is followed by vLLM's final usage
   chunk and [DONE] at once: when nothing follows it for DRAIN_S, the answer is whole at that chunk (`stalled`).
 - A request is `ok` with HTTP 200, a generated token (NO_TOKEN) and [DONE], a finish_reason or a final usage; anything

@@ -72,10 +72,9 @@ def ttft_from_intended_ms(s: RequestSample) -> float | None:
 
 
 def e2e_from_intended_ms(s: RequestSample) -> float | None:
-    """Open loop: t_done - t_intended, ms."""
-    if s.t_intended is None or s.t_done is None:
-        return None
-    return (s.t_done - s.t_intended) * 1000.0
+    """Open loop: E2E (figures.e2e_ms: to the last token chunk) timed from the intended send, ms."""
+    e2e = e2e_ms(s)
+    return None if s.t_intended is None or e2e is None else e2e + (s.t_send - s.t_intended) * 1000.0
 
 
 def schedule_slip(measured: Sequence[RequestSample]) -> dict[str, object]:
@@ -151,6 +150,16 @@ def request_share(s: RequestSample, start: float, end: float) -> float:
     """The share of `s`'s output tokens that arrived in [start, end]: a request counts fractionally at the
     window's edges, so requests/s and tok/s are counted the same way."""
     return tokens_between(s, start, end) / s.completion_tokens if s.completion_tokens else 0.0
+
+
+def ended_early(s: RequestSample, output_tokens: int) -> bool:
+    """True when `s` made fewer completion tokens than the max_tokens sent (`output_tokens`, or the trace entry's
+    own). A count made here (re-tokenized text, one per chunk: completion_tokens_from) is no proof of that: with
+    finish_reason "length" the server says it reached max_tokens (OpenAI's chat API reference), so it did not
+    end early (4 chunks of 4 tokens counted 4 of 16 read as ended early)."""
+    if s.completion_tokens_from != "usage" and s.finish_reason == "length":
+        return False
+    return (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
 
 
 def over_max_tokens(s: RequestSample, output_tokens: int) -> bool:
@@ -270,9 +279,7 @@ def summarize_cell(
             "e2e_ms": dist(v for v in (e2e_ms(s) for s in ok) if v is not None),
             "prompt_tokens_actual": dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
             "requests_failed": len(failed),
-            "requests_ended_early": sum(
-                1 for s in ok if (s.completion_tokens or 0) < (s.output_tokens_target or output_tokens)
-            ),
+            "requests_ended_early": sum(1 for s in ok if ended_early(s, output_tokens)),
             "requests_over_max_tokens": sum(1 for s in ok if over_max_tokens(s, output_tokens)),
             "first_error": failed[0].error if failed else None,
             "turns": turn_results(measured),

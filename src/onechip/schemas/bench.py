@@ -735,7 +735,7 @@ class TurnResult(ResultModel):
     )
     ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
     tpot_ms: Dist = Field(default_factory=Dist, description="Time per output token after the first, ms.")
-    e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
+    e2e_ms: Dist = Field(default_factory=Dist, description="Last token chunk - t_send, ms (vllm bench serve's E2EL).")
 
 
 class ReplicaServed(ResultModel):
@@ -797,7 +797,7 @@ class CellResult(ResultModel):
         "they carry (vllm bench serve's ITL, vllm/benchmarks/lib/endpoint_request_func.py 0.11.0); equal to "
         "itl_ms when every chunk carries one token.",
     )
-    e2e_ms: Dist = Field(default_factory=Dist, description="t_done - t_send, ms.")
+    e2e_ms: Dist = Field(default_factory=Dist, description="Last token chunk - t_send, ms (vllm bench serve's E2EL).")
     prompt_tokens_actual: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
     requests_failed: int = Field(default=0, description="Measured requests that failed, all reps.")
     requests_sent: int | None = Field(
@@ -806,7 +806,8 @@ class CellResult(ResultModel):
     requests_ok: int | None = Field(default=None, description="Measured requests that succeeded, all reps.")
     requests_ended_early: int = Field(
         default=0,
-        description="Measured requests with completion_tokens < output_tokens (server stopped early).",
+        description="Measured requests with completion_tokens < output_tokens (server stopped early); a count made "
+        "by the client (completion_tokens_from) with finish_reason 'length' reached max_tokens (stats.ended_early).",
     )
     requests_over_max_tokens: int = Field(
         default=0,
@@ -829,7 +830,7 @@ class CellResult(ResultModel):
         default_factory=Dist, description="Open loop: first content chunk - intended send, ms (queueing included)."
     )
     e2e_from_intended_ms: Dist = Field(
-        default_factory=Dist, description="Open loop: t_done - intended send, ms (queueing included)."
+        default_factory=Dist, description="Open loop: last token chunk - intended send, ms (queueing included)."
     )
     turns: list[TurnResult] = Field(default_factory=list, description="Agent workload: statistics per turn.")
     cached_share: Measured | None = Field(

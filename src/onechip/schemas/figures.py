@@ -34,8 +34,12 @@ def tpot_ms(s: RequestSample) -> float | None:
 
 
 def e2e_ms(s: RequestSample) -> float | None:
-    """End-to-end latency, ms: t_done - t_send."""
-    return (s.t_done - s.t_send) * 1000.0 if s.t_done is not None else None
+    """End-to-end latency, ms: the last token chunk's arrival - t_send (t_last), as vllm bench serve's E2EL
+    ("Only token chunks advance the request end; the trailing usage chunk carries no token", vllm/benchmarks/lib/
+    endpoint_request_func.py, 0.34.0 sdist), so TPOT = (E2E - TTFT) / (tokens - 1). A finish_reason, usage or
+    [DONE] event after the last token ends the request (t_done: the next closed-loop send, the windows) but adds
+    nothing here: against a server that sleeps before each of them, E2E read 80 ms where its tokens took 60."""
+    return (s.t_last - s.t_send) * 1000.0 if s.t_last is not None else None
 
 
 def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:

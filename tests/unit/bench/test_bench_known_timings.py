@@ -292,6 +292,7 @@ def test_a_server_without_usage_is_counted_as_vllm_bench_counts_it(
     assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(tokens, counted_by)}
     assert cell.reps[0].whole_run_output_tokens == 2 * tokens
     assert any(n.startswith("server sent no usage") for n in run.notes)
+    assert cell.requests_ended_early == 0  # finish_reason "length": max_tokens reached, whatever was counted
 
 
 def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) -> None:
@@ -337,10 +338,13 @@ def test_queueing_behind_limited_slots_shows_in_ttft(tmp_path: Path) -> None:
     assert cell.whole_run_tok_per_s is not None and cell.whole_run_tok_per_s <= 80
 
 
-def test_max_tokens_honoured_or_stopped_early(tmp_path: Path) -> None:
-    server = dict(ttft_s=0.020, itl_s=0.010, stop_after=3)
+@pytest.mark.parametrize(("usage", "counted_by"), [("as_asked", "usage"), ("never", "chunks")])
+def test_max_tokens_honoured_or_stopped_early(tmp_path: Path, usage: str, counted_by: str) -> None:
+    server = dict(ttft_s=0.020, itl_s=0.010, stop_after=3, usage=usage, has_tokenize=False)
     cell, _, measured = measure(tmp_path, server, dict(tpot=10), requests_per_client=2)
-    assert {(s.completion_tokens, s.finish_reason) for s in measured} == {(3, "stop")}
+    assert {(s.completion_tokens, s.finish_reason, s.completion_tokens_from) for s in measured} == {
+        (3, "stop", counted_by)
+    }
     assert cell.requests_ended_early == 2 and cell.status == "ok" and cell.reps[0].whole_run_output_tokens == 6
 
 
@@ -484,6 +488,9 @@ class Wire:
     # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; or the connection dropped
     error: Literal["openai", "flat", "event", "event_text", "cut"] | None = None
     message: str = ENGINE_DIED  # the error's message
+    # a server that sleeps before every event: the finish_reason in its own empty-delta event W_ITL_S after the last
+    # content event, the final usage and [DONE] W_ITL_S after that (no token in either: E2E ends before them)
+    late_finish: bool = False
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -495,12 +502,15 @@ class Wire:
             if self.error is not None and k == 2:
                 return [*writes, (at, None if self.error == "cut" else self.error_event(), False)]
             done += tokens
-            last = k == len(self.plan) - 1
+            last = k == len(self.plan) - 1 and not self.late_finish
             usage = (prompt, done) if self.usage == "per_event" or (self.usage == "on_finish" and last) else None
             writes += self.pieces(at, self.event({self.field: "w " * tokens}, self.finish if last else None, usage))
+        if self.late_finish:
+            usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
+            writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
         tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
         tail += b"data: [DONE]" + end + end if self.done else b""
-        writes.append((writes[-1][0], tail, False))
+        writes.append((writes[-1][0] + (W_ITL_S if self.late_finish else 0.0), tail, False))
         if self.after_done is not None:
             writes.append((writes[-1][0] + W_LINGER_S, b"" if self.after_done == "hold" else None, False))
         return writes
@@ -569,6 +579,8 @@ class Wire:
         (Wire(plan=(2, 2, 2)), "usage"),  # final usage only: ITL per chunk, TPOT per token
         (Wire(field="reasoning"), "usage"),  # newer vLLM reasoning parsers
         (Wire(field="reasoning_content", usage="none"), "tokenize"),  # older ones; reasoning tokens counted too
+        (Wire(late_finish=True), "usage"),  # E2E at the last token, not at the finish or usage event after it
+        (Wire(late_finish=True, usage="none", ping=True), "tokenize"),
     ],
     ids=[
         "plain",
@@ -592,6 +604,8 @@ class Wire:
         "batched-final-usage",
         "reasoning",
         "reasoning_content-no-usage",
+        "late-finish",
+        "late-finish-no-usage-ping",
     ],  # fmt: skip
 )
 def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:

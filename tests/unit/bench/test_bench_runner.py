@@ -411,7 +411,7 @@ def _edit_line(path: Path, pick: object, **change: object) -> str:
         {"completion_tokens": -3},  # was reused: summarised as 3 tokens fewer
         {"completion_tokens": -1_000_000},  # was an internal error: RepResult whole_run_tok_per_s < 0
         {"cached_tokens": -2},  # was reused as an answered request
-        {"t_done": 1e308},  # was an internal error: Dist mean inf (e2e = (1e308 - t_send) x 1000)
+        {"t_last": 1e308, "t_done": 1e308},  # was an internal error: Dist mean inf (e2e = (1e308 - t_send) x 1000)
         {"t_send": float("nan")},  # JSON NaN: was an internal error, RepResult whole_run_s nan
     ],
 )

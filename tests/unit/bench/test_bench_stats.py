@@ -30,11 +30,14 @@ def test_cv_is_sample_stdev_over_mean() -> None:
 
 
 def test_latencies_from_timestamps() -> None:
-    # sent at 0, first content at 0.1 s, last at 0.2 s with 11 tokens: TPOT = 100 ms / 10 = 10 ms
+    # sent at 0, first content at 0.1 s, last at 0.2 s with 11 tokens: TPOT = 100 ms / 10 = 10 ms; E2E ends at
+    # the last token (vllm bench serve's E2EL), not at [DONE] 50 ms later: TPOT = (E2E - TTFT) / 10
     s = sample(t_first=0.1, t_last=0.2, t_done=0.25, completion_tokens=11)
     assert stats.ttft_ms(s) == pytest.approx(100.0)
     assert stats.tpot_ms(s) == pytest.approx(10.0)
-    assert stats.e2e_ms(s) == pytest.approx(250.0)
+    assert stats.e2e_ms(s) == pytest.approx(200.0)
+    late = sample(t_intended=-0.05, t_first=0.1, t_last=0.2, t_done=0.25, completion_tokens=11)  # sent 50 ms late
+    assert stats.e2e_from_intended_ms(late) == pytest.approx(250.0)
     assert stats.tpot_ms(sample(t_first=0.1, t_last=0.1, completion_tokens=1)) is None
 
 
