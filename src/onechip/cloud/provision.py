@@ -697,15 +697,16 @@ def granted_from(resource: CloudResource, node: Json) -> str | None:
 
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
     """State, zone, external IP, model, elapsed time and $ so far (billed time from READY to now, or to when
-    onechip first saw it ended (resource.ended_at, stamped here: the API gives no time a node stopped), capped at
-    the flex-start max run duration, x the catalog price), and a warning when --max-hours has passed. A queued
-    resource never granted has no deadline: nothing bills yet."""
+    onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
+    deleted; one deleted from the console was billed to the clock while its record lived), capped at the flex-start
+    max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
+    queued resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
     ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
-    if not exists or not ended:
+    if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again
-    elif resource.ended_at is None:
+    elif resource.ended_at is None:  # ended, or gone (deleted elsewhere): the API has nothing left to bill
         resource.ended_at = now.isoformat(timespec="seconds")
     elapsed = (now - _when(resource.created_at, now)).total_seconds()
     billed_from = _when(resource.granted_at, now) if resource.granted_at else None
@@ -726,6 +727,9 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
     if ended:
         warnings.append(ended_line(resource))
+    if not exists:
+        warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
+                        f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
     usd = round(billed_s / 3600 * resource.usd_per_hour, 4) if resource.usd_per_hour is not None else None
     return CloudStatus(
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,

@@ -275,8 +275,8 @@ class CloudResource(ResultModel):
     granted_at: str | None = Field(default=None, description="ISO time it was seen READY: billing runs from here.")
     ended_at: str | None = Field(
         default=None,
-        description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...; `cloud status`): its "
-        "chips bill no later than this.",
+        description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...) or gone from the API "
+        "(`cloud status`): its chips bill no later than this.",
     )
     max_run_duration_s: float | None = Field(default=None, description="Flex-start max run duration, s.")
     max_hours: float | None = Field(default=None, description="Spot/on-demand: the --max-hours given.")

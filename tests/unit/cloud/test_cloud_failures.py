@@ -1464,3 +1464,23 @@ def test_an_api_message_holding_a_token_is_never_shown_stored_or_printed_as_json
     assert "stockout" in said[0][1] and "no more capacity" in stored and "Quota exceeded" in said[0][2]
     assert all(token not in out + err for _, out, err in said) and token not in stored, said
     assert_tracked_then_down(fast)
+
+
+def test_the_cost_of_a_tpu_deleted_outside_onechip_stops_where_status_first_saw_it_gone(fast, monkeypatch):
+    # Before: a recorded TPU the API no longer had (deleted from the console, or by the cloud) showed 'gone' with a
+    # '$ so far' that kept growing with the clock, and no word on what to do. Now the first status that sees it gone
+    # stamps ended_at (as for PREEMPTED), bills no later than that, and says how to drop the record.
+    record = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    record.granted_at = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="seconds")
+    records.save(record)
+    del fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]
+    (first,) = api.cloud_status(CloudNameRequest(project=P))
+    assert not first.exists and first.resource.ended_at is not None
+    assert first.usd_so_far == pytest.approx(record.usd_per_hour, abs=0.01)
+    assert any(w.startswith("gone: the API no longer has it") for w in first.warnings)
+    later = datetime.now(UTC) + timedelta(hours=5)
+    real_status = provision.status
+    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
+    (second,) = api.cloud_status(CloudNameRequest(project=P))
+    assert second.resource.ended_at == first.resource.ended_at
+    assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
