@@ -234,6 +234,21 @@ def _rate(sku: Sku) -> tuple[float | None, str, str]:
     return dearest, info.pricing_expression.usage_unit, info.effective_time
 
 
+# The pricing models a SKU's category.usageType may price (cloudbilling v1 Category.usageType: 'how the SKU is
+# consumed', e.g. "OnDemand", "Preemptible", "Commit1Mo", "Commit1Yr"); a type not here (or none) says nothing.
+USAGE_MODELS = {"OnDemand": {"on-demand", "flex-start"}, "Preemptible": {"spot"}, "Commit1Yr": {"1y"},
+                "Commit3Yr": {"3y"}}  # fmt: skip
+
+
+def _fits(sku: Sku, pricing: str) -> bool:
+    """Can `sku` price `pricing`? Not when its usageType names another model: a commitment or spot SKU that shares
+    the on-demand description priced on-demand at its own rate (the lower SKU id won)."""
+    usage = sku.category.usage_type
+    if usage in USAGE_MODELS:
+        return pricing in USAGE_MODELS[usage]
+    return not usage.startswith("Commit")  # a term this table does not name (Commit1Mo) prices none of these
+
+
 def _record(sku: Sku) -> SkuRecord:
     usd, unit, when = _rate(sku)
     return SkuRecord(
@@ -259,7 +274,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
         regions = sorted({r for hits in found.values() for s, _ in hits for r in s.service_regions})
         for region in regions:
             for pricing, hits in found.items():
-                here = sorted((h for h in hits if region in h[0].service_regions),
+                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
                 if not here or usd is None or unit != "h" or not 0 <= usd < math.inf:

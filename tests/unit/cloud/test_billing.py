@@ -308,3 +308,25 @@ def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fak
     rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is refused as the first is
     with pytest.raises(CloudError, match="priced in EUR"):
         billing.refresh()
+
+
+def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
+    # Before: several SKUs that share the on-demand description (a commitment's and a spot one's, told apart only by
+    # category.usageType) were ranked by SKU id, so on-demand v5e in us-west4 was priced at the commitment's $0.0007/h.
+    # Now a SKU whose usageType names another pricing model is not taken for this one.
+    twins = [
+        sku("AAAA-COMMIT", "TpuV5e running in Las Vegas", ["us-west4"], 0.0007, usage_type="Commit1Yr"),
+        sku("AAAB-SPOT", "TpuV5e running in Las Vegas", ["us-west4"], 0.0008, usage_type="Preemptible"),
+        sku(
+            "AAAC-SPOT",
+            "TpuV5e attached to Spot Preemptible VMs running in Las Vegas",
+            ["us-west4"],
+            0.0009,
+            usage_type="",
+        ),
+    ]
+    prices, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in [*twins, *RECORDED]], READ_AT)
+    got = _by_key(prices)
+    assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
+        "TEST-V5E-OD", 1.3125)  # fmt: skip
+    assert got["v5e-1", "us-west4", "spot"].sku_id == "AAAC-SPOT"  # no usageType says nothing against it
