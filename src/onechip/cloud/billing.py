@@ -124,16 +124,21 @@ def _api_key() -> str | None:
     return key or None
 
 
-def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
-    """(base URL, a function of (method, URL) giving the headers of each request)."""
+Headers = Callable[[str, str], dict[str, str]]
+
+
+def _headers() -> tuple[str, Headers, Callable[[], bool]]:
+    """(base URL, a function of (method, URL) giving the headers of each request, a function that gets a new access
+    token now and says whether it did: Credentials.refresh under ADC, nothing to refresh for an API key)."""
     override = server_url_from_env(ENDPOINT_ENV, TEST_SERVER_HINT)
     if override:
-        return override, lambda method, url: {}
+        return override, lambda method, url: {}, lambda: False
     key = _api_key()
     if key:
-        return BILLING_URL, lambda method, url: {"x-goog-api-key": key}
+        return BILLING_URL, lambda method, url: {"x-goog-api-key": key}, lambda: False
     try:
-        return BILLING_URL, Credentials(use_adc=True).headers
+        credentials = Credentials(use_adc=True)
+        return BILLING_URL, credentials.headers, credentials.refresh
     except CloudError as exc:
         if exc.reason != "auth":
             raise
@@ -159,7 +164,7 @@ def list_skus(
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
 
-    base, headers = _headers()
+    base, headers, refresh = _headers()
     client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
     skus: list[Sku] = []
@@ -169,7 +174,7 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait)
+        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh)
         pages += 1
         try:
             page = ListSkusResponse.model_validate(data)
@@ -186,20 +191,26 @@ def list_skus(
         seen.add(token)
 
 
-def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None],
-         on_wait: Callable[[str, float], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,
+         on_retry: Callable[[str], None], on_wait: Callable[[str, float], None] | None = None,
+         refresh: Callable[[], bool] = lambda: False) -> dict[str, Any]:  # fmt: skip
     """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
     again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
     changes nothing. The retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every
     OUTAGE_REMIND_S, and when the page answers again; each retry was a line); a host name that does not resolve
     (offline) is not retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline
-    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
+    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and
+    is sent again once, as TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early
+    failed `prices refresh` with 'auth' where every TPU API call went on)."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
-        answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
-                              timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
+        for fresh in (False, True):
+            answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base,
+                                  end_s=end_s, timeout_s=REQUEST_TIMEOUT_S, params=params,
+                                  headers=headers("GET", url))  # fmt: skip
+            if answer.status_code != 401 or fresh or not refresh():
+                break
         return tpu_api.answer_json(answer, where, base, CATALOG)
 
     return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
