@@ -37,6 +37,7 @@ from onechip.schemas.cloud import (
     CloudStatus,
     CloudUpRequest,
     CloudUpResult,
+    Provisioning,
     ZoneOffer,
     api_duration,
 )
@@ -773,20 +774,41 @@ def _when(iso: str | None, default: datetime) -> datetime:
 
 def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     """A CloudResource for a labelled item found in the API but not recorded here (created elsewhere, or
-    by an onechip that lost its record)."""
+    by an onechip that lost its record): its pricing model from the API (`provisioning_of`), its chip as onechip's
+    key and priced from the catalog as `up` prices one (a spot queued resource read as flex-start, a preemptible node
+    as on-demand, and every one '$?': its chip was the API's 'v5litepod-1', which no price is keyed by)."""
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
     spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node") or item
     in_set = (node.get("labels") or {}).get(records.SET_LABEL)
+    accelerator_type = str(node.get("acceleratorType", ""))
+    provisioning = provisioning_of(kind, item, node)
+    try:
+        chip = offers.chip_key(accelerator_type)
+        quote = offers.quote(chip, provisioning, zone, None)
+    except OnechipError:  # a chip onechip does not know: no price, never a guess
+        chip, quote = accelerator_type, None
     return CloudResource(
         replica_set=str(in_set) if in_set else None,
         name=name, kind=kind, node_id=str(spec.get("nodeId") or name), project=api.project, zone=zone,  # type: ignore[arg-type]
-        chip=str(node.get("acceleratorType", "")), accelerator_type=str(node.get("acceleratorType", "")),
-        runtime_version=str(node.get("runtimeVersion", "")),
-        provisioning="flex-start" if kind == "queued-resource" else (
-            "spot" if (node.get("schedulingConfig") or {}).get("spot") else "on-demand"),
-        created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
+        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
     )  # fmt: skip
+
+
+def provisioning_of(kind: str, item: Json, node: Json) -> Provisioning:
+    """The pricing model of a queued resource or node from the API: spot for a queued resource of the Spot tier
+    (QueuedResource.spot, TPU API v2 and v2alpha1) or a node whose schedulingConfig says spot or preemptible (both
+    preemptible capacity, priced by the spot SKU); on-demand for a queued resource of the Guaranteed tier that is not
+    flex-start, or any other node; flex-start for any other queued resource (what onechip creates: provisioningModel
+    FLEX_START)."""
+    scheduling = node.get("schedulingConfig") or {}
+    if (kind == "queued-resource" and "spot" in item) or scheduling.get("spot") or scheduling.get("preemptible"):
+        return "spot"
+    if kind == "queued-resource" and not ("guaranteed" in item and item.get("provisioningModel") != "FLEX_START"):
+        return "flex-start"
+    return "on-demand"
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],

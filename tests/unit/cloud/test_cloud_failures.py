@@ -1484,3 +1484,28 @@ def test_the_cost_of_a_tpu_deleted_outside_onechip_stops_where_status_first_saw_
     (second,) = api.cloud_status(CloudNameRequest(project=P))
     assert second.resource.ended_at == first.resource.ended_at
     assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
+
+
+def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_price(fast):
+    # Before: a labelled TPU found with --zone but not recorded here was shown with the API's chip name
+    # ('v5litepod-1'), which no price is keyed by, so '$?' so far; a queued resource of the Spot tier (QueuedResource
+    # .spot) read as flex-start, and a node with schedulingConfig.preemptible as on-demand.
+    from onechip.cloud import offers
+
+    fast.put("queued-resource", OK, "spot-qr", "WAITING_FOR_RESOURCES")
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/spot-qr"].update(spot={}, _rule="never")  # it waits
+    fast.put("node", OK, "old-node", "READY")
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/old-node"]["schedulingConfig"] = {"preemptible": True}
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/old-node"]["createTime"] = (
+        datetime.now(UTC) - timedelta(hours=2)
+    ).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fast.put("node", OK, "od-node", "READY")
+    found = {st.resource.name: st for st in api.cloud_status(CloudNameRequest(project=P, zones=[OK]))}
+    assert {n: (st.resource.chip, st.resource.provisioning) for n, st in found.items()} == {
+        "spot-qr": ("v5e-1", "spot"), "old-node": ("v5e-1", "spot"), "od-node": ("v5e-1", "on-demand"),
+    }  # fmt: skip
+    spot = offers.quote("v5e-1", "spot", OK, None).usd_per_hour
+    assert spot and found["old-node"].resource.usd_per_hour == spot
+    assert found["old-node"].usd_so_far == pytest.approx(2 * spot, abs=0.01)  # billed from its createTime
+    assert found["spot-qr"].usd_so_far == 0  # queued, never granted: nothing bills yet
+    assert any("no limit" in w for w in found["spot-qr"].warnings)  # spot bills until deleted: no run duration
