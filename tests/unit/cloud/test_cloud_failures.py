@@ -1509,3 +1509,16 @@ def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_pr
     assert found["old-node"].usd_so_far == pytest.approx(2 * spot, abs=0.01)  # billed from its createTime
     assert found["spot-qr"].usd_so_far == 0  # queued, never granted: nothing bills yet
     assert any("no limit" in w for w in found["spot-qr"].warnings)  # spot bills until deleted: no run duration
+
+
+def test_an_access_token_an_answer_echoes_is_never_shown_whatever_its_shape(fast):
+    # Before: the access token was kept out of output by its shape alone ('ya29.', 'Authorization: Bearer'): an
+    # answer that quoted the request's 'Bearer <token>' (a proxy's) showed a token of any other shape whole, in the
+    # error line and in the attempts `up --json` prints. Now each token put on a request is redacted by value.
+    creds = _StubCredentials()
+    creds.token = "tok-RECOGNISABLE-secret-0123456789"
+    fast.faults.append(Fault("GET", r"/nodes/x$", "echo-auth", times=1))
+    with pytest.raises(CloudError) as info:
+        provision.fetch(_api_with(creds), "node", OK, "x")
+    assert fast.authorizations[-1] == f"Bearer {creds.token}"  # it was sent, in the header only
+    assert "cannot use the credentials Bearer ***" in str(info.value) and "RECOGNISABLE" not in str(info.value)
