@@ -678,6 +678,7 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
+    resource.health = str(node.get("health") or "") if node is not None else ""
     if node is not None:
         resource.external_ip = external_ip(node) or resource.external_ip
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
@@ -728,6 +729,9 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
     if ended:
         warnings.append(ended_line(resource))
+    if exists and not ended and resource.health not in HEALTHY:
+        warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
+                        f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
     if not exists:
         warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
                         f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
@@ -752,6 +756,10 @@ NOT_RUNNING = {
     "STOPPED": "it was stopped",
     "STOPPING": "it is being stopped",
 }
+
+
+# Node.health values (TPU API v2) that say nothing is wrong: HEALTH_UNSPECIFIED, HEALTHY, and none given
+HEALTHY = ("", "HEALTH_UNSPECIFIED", "HEALTHY")
 
 
 def ended_line(resource: CloudResource) -> str:

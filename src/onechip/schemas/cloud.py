@@ -283,6 +283,11 @@ class CloudResource(ResultModel):
     usd_per_hour: float | None = Field(default=None, description="Catalog price used for $ so far.")
     price_source: str = Field(default="", description="Where that price comes from.")
     state: str = Field(default="", description="Last state seen (WAITING_FOR_RESOURCES, ..., READY).")
+    health: str = Field(
+        default="",
+        description="Its node's health as last seen (Node.health: HEALTHY, TIMEOUT, UNHEALTHY_MAINTENANCE, "
+        "UNHEALTHY_TENSORFLOW); '' when the API gave none.",
+    )
     external_ip: str | None = Field(default=None, description="The node's external IP once READY.")
     ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
     replica_set: str | None = Field(default=None, description="`cloud up --replicas N`: the set's name (--name).")

@@ -1522,3 +1522,19 @@ def test_an_access_token_an_answer_echoes_is_never_shown_whatever_its_shape(fast
         provision.fetch(_api_with(creds), "node", OK, "x")
     assert fast.authorizations[-1] == f"Bearer {creds.token}"  # it was sent, in the header only
     assert "cannot use the credentials Bearer ***" in str(info.value) and "RECOGNISABLE" not in str(info.value)
+
+
+def test_a_ready_node_the_api_reports_unhealthy_is_said_so(fast, run):
+    # Before: a READY node whose Node.health was UNHEALTHY_MAINTENANCE showed as READY without a word, though what runs
+    # on it may fail. Now its health is read with its state (CloudResource.health) and `cloud status` warns until it
+    # is HEALTHY again.
+    record = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    node = fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]
+    node["health"] = "UNHEALTHY_MAINTENANCE"
+    rc, out, err = run("cloud", "status", "--project", P)
+    assert rc == 0, err
+    assert "warning UNHEALTHY_MAINTENANCE: the API reports its node unhealthy" in " ".join(out.split())
+    node["health"] = "HEALTHY"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert st.resource.health == "HEALTHY" and not any("unhealthy" in w for w in st.warnings)
+    assert_tracked_then_down(fast)
