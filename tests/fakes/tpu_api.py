@@ -44,6 +44,8 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
     "retry-after" HTTP 503 UNAVAILABLE with a Retry-After header of `retry_after_s` seconds (no effect)
     "stockout-429" HTTP 429 RESOURCE_EXHAUSTED with the zone's 'no more capacity' message (no effect)
+    "echo-auth"  HTTP 400 INVALID_ARGUMENT whose message quotes the request's Authorization header (a proxy that
+                 echoes what it was sent; no effect): what a secret must never get through to the user
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
 (AIP-155: the same request is executed once), unless `honour_request_id` is False (then the queuedResourceId alone
 answers a repeat ALREADY_EXISTS, as AIP-133 says of any create with a taken id). A delete takes `delete_s` (0: at
@@ -159,6 +161,9 @@ class FakeTpuApi:
                         status, answer = _error(500, "INTERNAL", INTERNAL)
                     elif fault == "retry-after":
                         status, answer = _error(503, "UNAVAILABLE", "The service is currently unavailable.")
+                    elif fault == "echo-auth":
+                        said = self.headers.get("Authorization") or "none"
+                        status, answer = _error(400, "INVALID_ARGUMENT", f"cannot use the credentials {said}")
                     elif fault == "stockout-429":
                         zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
                         status, answer = _error(429, "RESOURCE_EXHAUSTED", STOCKOUT.format(zone=zone))

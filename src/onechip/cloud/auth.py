@@ -6,7 +6,8 @@ TPU API and Secret Manager call at another server, and then no credentials are n
 tests run against the loopback fake (tests/fakes/tpu_api.py) and never reach Google.
 
 The access token lives only in the Authorization header of requests; it is never logged, recorded or shown
-(errors.redact also scrubs any 'Authorization: Bearer ...' text).
+(errors.redact also scrubs any 'Authorization: Bearer ...' text, and the token itself whatever its shape once it has
+been put on a request: an answer that echoes it, a proxy's, showed a token not shaped like Google's 'ya29.').
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from onechip.errors import CloudError, MissingDependencyError, redact
+from onechip.errors import CloudError, MissingDependencyError, redact, remember_secret
 from onechip.paths import kind_of
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
 
@@ -51,6 +52,7 @@ class Credentials:
         headers: dict[str, str] = {}
         if self._creds is not None:
             self._google_auth(lambda request: self._creds.before_request(request, method, url, headers))
+            remember_secret(str(getattr(self._creds, "token", "") or ""))  # redacted wherever an answer echoes it
         return headers
 
     def refresh(self) -> bool:

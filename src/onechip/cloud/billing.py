@@ -124,16 +124,21 @@ def _api_key() -> str | None:
     return key or None
 
 
-def _headers() -> tuple[str, Callable[[str, str], dict[str, str]]]:
-    """(base URL, a function of (method, URL) giving the headers of each request)."""
+Headers = Callable[[str, str], dict[str, str]]
+
+
+def _headers() -> tuple[str, Headers, Callable[[], bool]]:
+    """(base URL, a function of (method, URL) giving the headers of each request, a function that gets a new access
+    token now and says whether it did: Credentials.refresh under ADC, nothing to refresh for an API key)."""
     override = server_url_from_env(ENDPOINT_ENV, TEST_SERVER_HINT)
     if override:
-        return override, lambda method, url: {}
+        return override, lambda method, url: {}, lambda: False
     key = _api_key()
     if key:
-        return BILLING_URL, lambda method, url: {"x-goog-api-key": key}
+        return BILLING_URL, lambda method, url: {"x-goog-api-key": key}, lambda: False
     try:
-        return BILLING_URL, Credentials(use_adc=True).headers
+        credentials = Credentials(use_adc=True)
+        return BILLING_URL, credentials.headers, credentials.refresh
     except CloudError as exc:
         if exc.reason != "auth":
             raise
@@ -159,7 +164,7 @@ def list_skus(
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
 
-    base, headers = _headers()
+    base, headers, refresh = _headers()
     client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
     skus: list[Sku] = []
@@ -169,7 +174,7 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait)
+        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh)
         pages += 1
         try:
             page = ListSkusResponse.model_validate(data)
@@ -186,20 +191,26 @@ def list_skus(
         seen.add(token)
 
 
-def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Callable[[str, str], dict[str, str]],
-         where: str, base: str, on_retry: Callable[[str], None],
-         on_wait: Callable[[str, float], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,
+         on_retry: Callable[[str], None], on_wait: Callable[[str, float], None] | None = None,
+         refresh: Callable[[], bool] = lambda: False) -> dict[str, Any]:  # fmt: skip
     """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
     again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
     changes nothing. The retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every
     OUTAGE_REMIND_S, and when the page answers again; each retry was a line); a host name that does not resolve
     (offline) is not retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline
-    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json)."""
+    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and
+    is sent again once, as TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early
+    failed `prices refresh` with 'auth' where every TPU API call went on)."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
-        answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base, end_s=end_s,
-                              timeout_s=REQUEST_TIMEOUT_S, params=params, headers=headers("GET", url))  # fmt: skip
+        for fresh in (False, True):
+            answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base,
+                                  end_s=end_s, timeout_s=REQUEST_TIMEOUT_S, params=params,
+                                  headers=headers("GET", url))  # fmt: skip
+            if answer.status_code != 401 or fresh or not refresh():
+                break
         return tpu_api.answer_json(answer, where, base, CATALOG)
 
     return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
@@ -234,6 +245,21 @@ def _rate(sku: Sku) -> tuple[float | None, str, str]:
     return dearest, info.pricing_expression.usage_unit, info.effective_time
 
 
+# The pricing models a SKU's category.usageType may price (cloudbilling v1 Category.usageType: 'how the SKU is
+# consumed', e.g. "OnDemand", "Preemptible", "Commit1Mo", "Commit1Yr"); a type not here (or none) says nothing.
+USAGE_MODELS = {"OnDemand": {"on-demand", "flex-start"}, "Preemptible": {"spot"}, "Commit1Yr": {"1y"},
+                "Commit3Yr": {"3y"}}  # fmt: skip
+
+
+def _fits(sku: Sku, pricing: str) -> bool:
+    """Can `sku` price `pricing`? Not when its usageType names another model: a commitment or spot SKU that shares
+    the on-demand description priced on-demand at its own rate (the lower SKU id won)."""
+    usage = sku.category.usage_type
+    if usage in USAGE_MODELS:
+        return pricing in USAGE_MODELS[usage]
+    return not usage.startswith("Commit")  # a term this table does not name (Commit1Mo) prices none of these
+
+
 def _record(sku: Sku) -> SkuRecord:
     usd, unit, when = _rate(sku)
     return SkuRecord(
@@ -259,7 +285,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
         regions = sorted({r for hits in found.values() for s, _ in hits for r in s.service_regions})
         for region in regions:
             for pricing, hits in found.items():
-                here = sorted((h for h in hits if region in h[0].service_regions),
+                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
                 if not here or usd is None or unit != "h" or not 0 <= usd < math.inf:

@@ -37,6 +37,7 @@ from onechip.schemas.cloud import (
     CloudStatus,
     CloudUpRequest,
     CloudUpResult,
+    Provisioning,
     ZoneOffer,
     api_duration,
 )
@@ -677,6 +678,7 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
+    resource.health = str(node.get("health") or "") if node is not None else ""
     if node is not None:
         resource.external_ip = external_ip(node) or resource.external_ip
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
@@ -697,15 +699,16 @@ def granted_from(resource: CloudResource, node: Json) -> str | None:
 
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
     """State, zone, external IP, model, elapsed time and $ so far (billed time from READY to now, or to when
-    onechip first saw it ended (resource.ended_at, stamped here: the API gives no time a node stopped), capped at
-    the flex-start max run duration, x the catalog price), and a warning when --max-hours has passed. A queued
-    resource never granted has no deadline: nothing bills yet."""
+    onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
+    deleted; one deleted from the console was billed to the clock while its record lived), capped at the flex-start
+    max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
+    queued resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
     ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
-    if not exists or not ended:
+    if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again
-    elif resource.ended_at is None:
+    elif resource.ended_at is None:  # ended, or gone (deleted elsewhere): the API has nothing left to bill
         resource.ended_at = now.isoformat(timespec="seconds")
     elapsed = (now - _when(resource.created_at, now)).total_seconds()
     billed_from = _when(resource.granted_at, now) if resource.granted_at else None
@@ -726,6 +729,12 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
     if ended:
         warnings.append(ended_line(resource))
+    if exists and not ended and resource.health not in HEALTHY:
+        warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
+                        f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
+    if not exists:
+        warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
+                        f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
     usd = round(billed_s / 3600 * resource.usd_per_hour, 4) if resource.usd_per_hour is not None else None
     return CloudStatus(
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
@@ -749,6 +758,10 @@ NOT_RUNNING = {
 }
 
 
+# Node.health values (TPU API v2) that say nothing is wrong: HEALTH_UNSPECIFIED, HEALTHY, and none given
+HEALTHY = ("", "HEALTH_UNSPECIFIED", "HEALTHY")
+
+
 def ended_line(resource: CloudResource) -> str:
     """The warning for a resource in an ended state: what the state means, whether it bills, what to do."""
     meaning = NOT_RUNNING.get(resource.state) if resource.kind == "node" else None
@@ -769,20 +782,41 @@ def _when(iso: str | None, default: datetime) -> datetime:
 
 def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     """A CloudResource for a labelled item found in the API but not recorded here (created elsewhere, or
-    by an onechip that lost its record)."""
+    by an onechip that lost its record): its pricing model from the API (`provisioning_of`), its chip as onechip's
+    key and priced from the catalog as `up` prices one (a spot queued resource read as flex-start, a preemptible node
+    as on-demand, and every one '$?': its chip was the API's 'v5litepod-1', which no price is keyed by)."""
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
     spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node") or item
     in_set = (node.get("labels") or {}).get(records.SET_LABEL)
+    accelerator_type = str(node.get("acceleratorType", ""))
+    provisioning = provisioning_of(kind, item, node)
+    try:
+        chip = offers.chip_key(accelerator_type)
+        quote = offers.quote(chip, provisioning, zone, None)
+    except OnechipError:  # a chip onechip does not know: no price, never a guess
+        chip, quote = accelerator_type, None
     return CloudResource(
         replica_set=str(in_set) if in_set else None,
         name=name, kind=kind, node_id=str(spec.get("nodeId") or name), project=api.project, zone=zone,  # type: ignore[arg-type]
-        chip=str(node.get("acceleratorType", "")), accelerator_type=str(node.get("acceleratorType", "")),
-        runtime_version=str(node.get("runtimeVersion", "")),
-        provisioning="flex-start" if kind == "queued-resource" else (
-            "spot" if (node.get("schedulingConfig") or {}).get("spot") else "on-demand"),
-        created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
+        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
     )  # fmt: skip
+
+
+def provisioning_of(kind: str, item: Json, node: Json) -> Provisioning:
+    """The pricing model of a queued resource or node from the API: spot for a queued resource of the Spot tier
+    (QueuedResource.spot, TPU API v2 and v2alpha1) or a node whose schedulingConfig says spot or preemptible (both
+    preemptible capacity, priced by the spot SKU); on-demand for a queued resource of the Guaranteed tier that is not
+    flex-start, or any other node; flex-start for any other queued resource (what onechip creates: provisioningModel
+    FLEX_START)."""
+    scheduling = node.get("schedulingConfig") or {}
+    if (kind == "queued-resource" and "spot" in item) or scheduling.get("spot") or scheduling.get("preemptible"):
+        return "spot"
+    if kind == "queued-resource" and not ("guaranteed" in item and item.get("provisioningModel") != "FLEX_START"):
+        return "flex-start"
+    return "on-demand"
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],

@@ -275,14 +275,19 @@ class CloudResource(ResultModel):
     granted_at: str | None = Field(default=None, description="ISO time it was seen READY: billing runs from here.")
     ended_at: str | None = Field(
         default=None,
-        description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...; `cloud status`): its "
-        "chips bill no later than this.",
+        description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...) or gone from the API "
+        "(`cloud status`): its chips bill no later than this.",
     )
     max_run_duration_s: float | None = Field(default=None, description="Flex-start max run duration, s.")
     max_hours: float | None = Field(default=None, description="Spot/on-demand: the --max-hours given.")
     usd_per_hour: float | None = Field(default=None, description="Catalog price used for $ so far.")
     price_source: str = Field(default="", description="Where that price comes from.")
     state: str = Field(default="", description="Last state seen (WAITING_FOR_RESOURCES, ..., READY).")
+    health: str = Field(
+        default="",
+        description="Its node's health as last seen (Node.health: HEALTHY, TIMEOUT, UNHEALTHY_MAINTENANCE, "
+        "UNHEALTHY_TENSORFLOW); '' when the API gave none.",
+    )
     external_ip: str | None = Field(default=None, description="The node's external IP once READY.")
     ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
     replica_set: str | None = Field(default=None, description="`cloud up --replicas N`: the set's name (--name).")

@@ -308,3 +308,66 @@ def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fak
     rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is refused as the first is
     with pytest.raises(CloudError, match="priced in EUR"):
         billing.refresh()
+
+
+def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
+    # Before: several SKUs that share the on-demand description (a commitment's and a spot one's, told apart only by
+    # category.usageType) were ranked by SKU id, so on-demand v5e in us-west4 was priced at the commitment's $0.0007/h.
+    # Now a SKU whose usageType names another pricing model is not taken for this one.
+    twins = [
+        sku("AAAA-COMMIT", "TpuV5e running in Las Vegas", ["us-west4"], 0.0007, usage_type="Commit1Yr"),
+        sku("AAAB-SPOT", "TpuV5e running in Las Vegas", ["us-west4"], 0.0008, usage_type="Preemptible"),
+        sku(
+            "AAAC-SPOT",
+            "TpuV5e attached to Spot Preemptible VMs running in Las Vegas",
+            ["us-west4"],
+            0.0009,
+            usage_type="",
+        ),
+    ]
+    prices, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in [*twins, *RECORDED]], READ_AT)
+    got = _by_key(prices)
+    assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
+        "TEST-V5E-OD", 1.3125)  # fmt: skip
+    assert got["v5e-1", "us-west4", "spot"].sku_id == "AAAC-SPOT"  # no usageType says nothing against it
+
+
+class _Adc:
+    """Application Default Credentials as billing sees them (cloud.auth.Credentials): a bearer header, a refresh."""
+
+    def __init__(self, use_adc: bool | None = None):
+        self.token, self.refreshes = "ya29.expired-token-0123456789", 0
+
+    def headers(self, method: str, url: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def refresh(self) -> bool:
+        self.refreshes += 1
+        self.token = f"ya29.fresh-token-{self.refreshes}-0123456789"
+        return True
+
+
+def test_a_401_under_adc_refreshes_the_token_once_and_reads_on(monkeypatch):
+    # Before: a catalog page answered 401 (an access token revoked or expired early) failed `prices refresh` with
+    # 'auth' at once, where every TPU API call refreshes the token once and sends again (google-auth's
+    # AuthorizedSession). Now a page does the same: one refresh, the page sent again; a second 401 stands.
+    for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    made: list[_Adc] = []
+    monkeypatch.setattr(billing, "Credentials", lambda use_adc=None: made.append(_Adc()) or made[-1])
+    refused: set[str] = {"Bearer ya29.expired-token-0123456789"}
+    error = {"error": {"code": 401, "message": "Request had invalid authentication credentials.",
+                       "status": "UNAUTHENTICATED"}}  # fmt: skip
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("Authorization") in refused:
+            return httpx.Response(401, json=error)
+        return httpx.Response(200, json={"skus": RECORDED[:2]})
+
+    _, pages, skus = billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(answer)))
+    assert (pages, len(skus), made[0].refreshes) == (1, 2, 1)
+    refused.add("Bearer ya29.fresh-token-1-0123456789")
+    refused.add("Bearer ya29.fresh-token-2-0123456789")
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(answer)))
+    assert info.value.reason == "auth" and made[1].refreshes == 1  # refreshed once, then the 401 stands

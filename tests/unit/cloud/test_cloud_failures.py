@@ -1464,3 +1464,77 @@ def test_an_api_message_holding_a_token_is_never_shown_stored_or_printed_as_json
     assert "stockout" in said[0][1] and "no more capacity" in stored and "Quota exceeded" in said[0][2]
     assert all(token not in out + err for _, out, err in said) and token not in stored, said
     assert_tracked_then_down(fast)
+
+
+def test_the_cost_of_a_tpu_deleted_outside_onechip_stops_where_status_first_saw_it_gone(fast, monkeypatch):
+    # Before: a recorded TPU the API no longer had (deleted from the console, or by the cloud) showed 'gone' with a
+    # '$ so far' that kept growing with the clock, and no word on what to do. Now the first status that sees it gone
+    # stamps ended_at (as for PREEMPTED), bills no later than that, and says how to drop the record.
+    record = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    record.granted_at = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="seconds")
+    records.save(record)
+    del fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]
+    (first,) = api.cloud_status(CloudNameRequest(project=P))
+    assert not first.exists and first.resource.ended_at is not None
+    assert first.usd_so_far == pytest.approx(record.usd_per_hour, abs=0.01)
+    assert any(w.startswith("gone: the API no longer has it") for w in first.warnings)
+    later = datetime.now(UTC) + timedelta(hours=5)
+    real_status = provision.status
+    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
+    (second,) = api.cloud_status(CloudNameRequest(project=P))
+    assert second.resource.ended_at == first.resource.ended_at
+    assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
+
+
+def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_price(fast):
+    # Before: a labelled TPU found with --zone but not recorded here was shown with the API's chip name
+    # ('v5litepod-1'), which no price is keyed by, so '$?' so far; a queued resource of the Spot tier (QueuedResource
+    # .spot) read as flex-start, and a node with schedulingConfig.preemptible as on-demand.
+    from onechip.cloud import offers
+
+    fast.put("queued-resource", OK, "spot-qr", "WAITING_FOR_RESOURCES")
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/spot-qr"].update(spot={}, _rule="never")  # it waits
+    fast.put("node", OK, "old-node", "READY")
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/old-node"]["schedulingConfig"] = {"preemptible": True}
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/old-node"]["createTime"] = (
+        datetime.now(UTC) - timedelta(hours=2)
+    ).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fast.put("node", OK, "od-node", "READY")
+    found = {st.resource.name: st for st in api.cloud_status(CloudNameRequest(project=P, zones=[OK]))}
+    assert {n: (st.resource.chip, st.resource.provisioning) for n, st in found.items()} == {
+        "spot-qr": ("v5e-1", "spot"), "old-node": ("v5e-1", "spot"), "od-node": ("v5e-1", "on-demand"),
+    }  # fmt: skip
+    spot = offers.quote("v5e-1", "spot", OK, None).usd_per_hour
+    assert spot and found["old-node"].resource.usd_per_hour == spot
+    assert found["old-node"].usd_so_far == pytest.approx(2 * spot, abs=0.01)  # billed from its createTime
+    assert found["spot-qr"].usd_so_far == 0  # queued, never granted: nothing bills yet
+    assert any("no limit" in w for w in found["spot-qr"].warnings)  # spot bills until deleted: no run duration
+
+
+def test_an_access_token_an_answer_echoes_is_never_shown_whatever_its_shape(fast):
+    # Before: the access token was kept out of output by its shape alone ('ya29.', 'Authorization: Bearer'): an
+    # answer that quoted the request's 'Bearer <token>' (a proxy's) showed a token of any other shape whole, in the
+    # error line and in the attempts `up --json` prints. Now each token put on a request is redacted by value.
+    creds = _StubCredentials()
+    creds.token = "tok-RECOGNISABLE-secret-0123456789"
+    fast.faults.append(Fault("GET", r"/nodes/x$", "echo-auth", times=1))
+    with pytest.raises(CloudError) as info:
+        provision.fetch(_api_with(creds), "node", OK, "x")
+    assert fast.authorizations[-1] == f"Bearer {creds.token}"  # it was sent, in the header only
+    assert "cannot use the credentials Bearer ***" in str(info.value) and "RECOGNISABLE" not in str(info.value)
+
+
+def test_a_ready_node_the_api_reports_unhealthy_is_said_so(fast, run):
+    # Before: a READY node whose Node.health was UNHEALTHY_MAINTENANCE showed as READY without a word, though what runs
+    # on it may fail. Now its health is read with its state (CloudResource.health) and `cloud status` warns until it
+    # is HEALTHY again.
+    record = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    node = fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.name}"]
+    node["health"] = "UNHEALTHY_MAINTENANCE"
+    rc, out, err = run("cloud", "status", "--project", P)
+    assert rc == 0, err
+    assert "warning UNHEALTHY_MAINTENANCE: the API reports its node unhealthy" in " ".join(out.split())
+    node["health"] = "HEALTHY"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert st.resource.health == "HEALTHY" and not any("unhealthy" in w for w in st.warnings)
+    assert_tracked_then_down(fast)
