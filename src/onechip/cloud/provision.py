@@ -808,13 +808,12 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
 def provisioning_of(kind: str, item: Json, node: Json) -> Provisioning:
     """The pricing model of a queued resource or node from the API: spot for a queued resource of the Spot tier
     (QueuedResource.spot, TPU API v2 and v2alpha1) or a node whose schedulingConfig says spot or preemptible (both
-    preemptible capacity, priced by the spot SKU); on-demand for a queued resource of the Guaranteed tier that is not
-    flex-start, or any other node; flex-start for any other queued resource (what onechip creates: provisioningModel
-    FLEX_START)."""
+    preemptible capacity, priced by the spot SKU); flex-start for a queued resource whose provisioningModel says
+    FLEX_START (v2alpha1: what onechip creates); on-demand for any other (the Guaranteed tier, or no tier given)."""
     scheduling = node.get("schedulingConfig") or {}
     if (kind == "queued-resource" and "spot" in item) or scheduling.get("spot") or scheduling.get("preemptible"):
         return "spot"
-    if kind == "queued-resource" and not ("guaranteed" in item and item.get("provisioningModel") != "FLEX_START"):
+    if kind == "queued-resource" and item.get("provisioningModel") == "FLEX_START":
         return "flex-start"
     return "on-demand"
 

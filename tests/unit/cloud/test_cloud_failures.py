@@ -1500,9 +1500,17 @@ def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_pr
         datetime.now(UTC) - timedelta(hours=2)
     ).strftime("%Y-%m-%dT%H:%M:%SZ")
     fast.put("node", OK, "od-node", "READY")
+    fast.put("queued-resource", OK, "flex-qr", "WAITING_FOR_RESOURCES")  # provisioningModel FLEX_START
+    fast.put("queued-resource", OK, "guaranteed-qr", "WAITING_FOR_RESOURCES")
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/guaranteed-qr"].pop("provisioningModel")
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/guaranteed-qr"].update(guaranteed={}, _rule="never")
+    fast.put("queued-resource", OK, "plain-qr", "WAITING_FOR_RESOURCES")  # no tier, no FLEX_START: on-demand
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/plain-qr"].pop("provisioningModel")
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/plain-qr"].update(_rule="never")
     found = {st.resource.name: st for st in api.cloud_status(CloudNameRequest(project=P, zones=[OK]))}
     assert {n: (st.resource.chip, st.resource.provisioning) for n, st in found.items()} == {
         "spot-qr": ("v5e-1", "spot"), "old-node": ("v5e-1", "spot"), "od-node": ("v5e-1", "on-demand"),
+        "flex-qr": ("v5e-1", "flex-start"), "guaranteed-qr": ("v5e-1", "on-demand"), "plain-qr": ("v5e-1", "on-demand"),
     }  # fmt: skip
     spot = offers.quote("v5e-1", "spot", OK, None).usd_per_hour
     assert spot and found["old-node"].resource.usd_per_hour == spot
