@@ -40,6 +40,7 @@ from onechip.schemas.cloud import (
     Provisioning,
     ZoneOffer,
     api_duration,
+    parse_duration,
 )
 
 # refusals after which the next zone is tried (the attempt's resource is deleted first); 'failed' is a
@@ -801,6 +802,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         name=name, kind=kind, node_id=str(spec.get("nodeId") or name), project=api.project, zone=zone,  # type: ignore[arg-type]
         chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
         provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
     )  # fmt: skip
 
@@ -816,6 +818,16 @@ def provisioning_of(kind: str, item: Json, node: Json) -> Provisioning:
     if kind == "queued-resource" and item.get("provisioningModel") == "FLEX_START":
         return "flex-start"
     return "on-demand"
+
+
+def run_duration_s(item: Json) -> float | None:
+    """A queued resource's runDuration.maxRunDuration (v2alpha1; google.protobuf.Duration JSON, '14400s') in seconds,
+    None when absent or unreadable: a flex-start one found in the API but not recorded here billed past its run."""
+    try:
+        value = parse_duration((item.get("runDuration") or {}).get("maxRunDuration"))
+    except ValueError:
+        return None
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],

@@ -1501,6 +1501,7 @@ def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_pr
     ).strftime("%Y-%m-%dT%H:%M:%SZ")
     fast.put("node", OK, "od-node", "READY")
     fast.put("queued-resource", OK, "flex-qr", "WAITING_FOR_RESOURCES")  # provisioningModel FLEX_START
+    fast.queued[f"projects/{P}/locations/{OK}/queuedResources/flex-qr"].update(runDuration={"maxRunDuration": "3600s"})
     fast.put("queued-resource", OK, "guaranteed-qr", "WAITING_FOR_RESOURCES")
     fast.queued[f"projects/{P}/locations/{OK}/queuedResources/guaranteed-qr"].pop("provisioningModel")
     fast.queued[f"projects/{P}/locations/{OK}/queuedResources/guaranteed-qr"].update(guaranteed={}, _rule="never")
@@ -1515,6 +1516,8 @@ def test_an_unrecorded_tpu_found_in_the_api_shows_its_own_pricing_model_and_a_pr
     spot = offers.quote("v5e-1", "spot", OK, None).usd_per_hour
     assert spot and found["old-node"].resource.usd_per_hour == spot
     assert found["old-node"].usd_so_far == pytest.approx(2 * spot, abs=0.01)  # billed from its createTime
+    assert found["flex-qr"].resource.max_run_duration_s == 3600  # billing capped at its run, as `up` records one
+    assert found["guaranteed-qr"].resource.max_run_duration_s is None
     assert found["spot-qr"].usd_so_far == 0  # queued, never granted: nothing bills yet
     assert any("no limit" in w for w in found["spot-qr"].warnings)  # spot bills until deleted: no run duration
 
