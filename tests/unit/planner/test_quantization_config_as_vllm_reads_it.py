@@ -81,3 +81,24 @@ def test_a_compression_config_that_is_not_an_object_is_one_line(run, tmp_path: P
     model = smollm2_checkpoint(tmp_path / "list", _with(compression_config=["x"]))
     line = one_error_line(run, "plan", str(model), "--chip", "l4")
     assert line == f"{model}/config.json: field 'compression_config' must be an object, got ['x']"
+
+
+@pytest.mark.parametrize(
+    "quant",
+    [
+        {"quant_method": "modelopt", "quant_algo": "FP8"},
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}},
+    ],
+    ids=["method", "producer"],
+)
+def test_a_modelopt_fp8_checkpoint_below_compute_capability_80_is_refused(run, tmp_path: Path, quant) -> None:
+    # was planned on a T4 with exit 0: ModelOptFp8Config.get_min_capability() is 80 (vllm/model_executor/layers/
+    # quantization/modelopt.py of the 0.33.0 and 0.34.0 sdists), and VllmConfig refuses the card at start
+    model = smollm2_checkpoint(tmp_path / "modelopt", _with(quantization_config=quant))
+    line = one_error_line(run, "plan", str(model), "--chip", "t4")
+    assert line == (
+        "quantization modelopt on t4 (Turing, compute capability 7.5): the engine refuses it ('The quantization method "
+        "modelopt is not supported for the current GPU. Minimum capability: 80. Current capability: 75.')"
+    )
+    code, _, err = run("plan", str(model), "--chip", "a100-80gb")
+    assert code == 0, err
