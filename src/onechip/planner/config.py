@@ -248,6 +248,7 @@ _REQUIRED = ("num_hidden_layers", "num_attention_heads")
 # a string or number there is a broken config, told in one line rather than read as something else.
 _OBJECTS = (
     "quantization_config",
+    "compression_config",
     "rope_scaling",
     "rope_parameters",
     "vision_config",
@@ -860,6 +861,39 @@ def _config_dtype(
     return value, None
 
 
+# ModelOpt's quant_algo -> the quant_method vLLM sets for a config.json whose quantization_config names producer
+# 'modelopt' (vllm/transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.34.0 sdist,
+# which compares it upper-cased; 0.13.0's vllm/config/model.py _parse_quant_hf_config had FP8 and NVFP4)
+_MODELOPT_ALGOS = {
+    "FP8": "modelopt", "FP8_PER_CHANNEL_PER_TOKEN": "modelopt", "FP8_PB_WO": "modelopt",
+    "NVFP4": "modelopt_fp4", "MIXED_PRECISION": "modelopt_mixed",
+}  # fmt: skip
+
+
+def _normalized_quantization(part: dict[str, Any]) -> dict[str, Any]:
+    """`part` (the config or its text_config) with its quantization config as vLLM reads it: quantization_config,
+    else compression_config (older compressed-tensors checkpoints); a ModelOpt producer's quant_algo made its
+    quant_method; quant_method lower-cased with 'compressed_tensors' spelled 'compressed-tensors'. vLLM writes these
+    back into the config before any quantization rule reads it (vllm/config/model.py _parse_quant_hf_config and
+    _verify_quantization, 0.13.0 sdist; model_arch_config_convertor.py _normalize_quantization_config, 0.34.0).
+    A copy when anything changes; `part` itself is never modified (a catalog entry's config is shared)."""
+    quant = part.get("quantization_config")
+    if quant is None:
+        quant = part.get("compression_config")
+    if not isinstance(quant, dict):
+        return part
+    quant = dict(quant)
+    producer = quant.get("producer")
+    inner = quant.get("quantization")
+    algo = (inner if isinstance(inner, dict) else quant).get("quant_algo")
+    if isinstance(producer, dict) and producer.get("name") == "modelopt" and str(algo).upper() in _MODELOPT_ALGOS:
+        quant["quant_method"] = _MODELOPT_ALGOS[str(algo).upper()]
+    method = quant.get("quant_method")
+    if isinstance(method, str):
+        quant["quant_method"] = method.lower().replace("compressed_tensors", "compressed-tensors")
+    return part if quant == part.get("quantization_config") else {**part, "quantization_config": quant}
+
+
 def read_config(data: Any, where: str) -> ModelConfig:
     """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
     if not isinstance(data, dict):
@@ -869,6 +903,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
         raise _fail(where, "text_config", f"must be an object, got {inner!r}")
     for part in (data, inner or {}):
         _check_shapes(part, where)
+    data = _normalized_quantization(data)
+    inner = _normalized_quantization(inner) if inner else inner
+    if inner is not data.get("text_config"):
+        data = {**data, "text_config": inner}
     text = dict(inner) if inner else dict(data)
     family = _family(data, text if inner else data, where)
     stated = set(text)

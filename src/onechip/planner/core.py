@@ -715,6 +715,7 @@ class _Resolved:
     notes: list[PlanWarning]  # said while resolving: architecture releases, quantization, MXFP4 layouts
     mm: MmLimits  # each modality's item count as the engine reads it (planner.modalities)
     towers: tuple[str, ...]  # the towers the engine loads (EngineRules.served_towers)
+    kv_from_checkpoint: bool = False  # --kv-cache-dtype auto planned as the ModelOpt checkpoint's KV dtype
 
     @property
     def weights(self) -> int:
@@ -775,6 +776,57 @@ def _tpu_hybrid_refusal(family: str) -> str:
     )
 
 
+# vLLM resolves --kv-cache-dtype auto to the KV dtype a ModelOpt checkpoint states (kv_cache_quant_algo, or a
+# kv_cache_scheme object) as it builds its CacheConfig, so the engine allocates that KV cache unasked:
+# vllm/engine/arg_utils.py create_engine_config -> resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py
+# get_kv_cache_quant_algo_string, read in the 0.14.0, 0.19.0, 0.20.0 and 0.34.0 sdists; absent from 0.13.0). Only
+# the top-level quantization_config is read, and only for a quant_method starting 'modelopt'.
+MODELOPT_KV_AUTO_SINCE = "0.14.0"
+MODELOPT_NVFP4_KV_SINCE = "0.20.0"  # MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP gains 'nvfp4' (0.19.0 maps fp8 only)
+
+
+def _modelopt_kv_cache_dtype(config: ModelConfig, version: str | None) -> str | None:
+    """The KV dtype vLLM `version` serves a ModelOpt checkpoint in under --kv-cache-dtype auto ('fp8_e4m3',
+    'nvfp4'), None where it keeps the model dtype (another method, no KV algorithm, one it does not map, a release
+    before MODELOPT_KV_AUTO_SINCE)."""
+    quant = config.data.get("quantization_config")
+    if older_than(version, MODELOPT_KV_AUTO_SINCE) or not isinstance(quant, dict):
+        return None
+    if not str(quant.get("quant_method", "")).startswith("modelopt"):
+        return None
+    inner = quant.get("quantization", quant)
+    inner = inner if isinstance(inner, dict) else {}
+    algo = next(
+        (v for v in (inner.get("kv_cache_scheme"), quant.get("kv_cache_scheme"), inner.get("kv_cache_quant_algo"),
+                     quant.get("kv_cache_quant_algo")) if v),
+        None,
+    )  # fmt: skip
+    if isinstance(algo, dict):
+        float8 = algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float"
+        float4 = algo.get("num_bits") == 4 and algo.get("type") == "float"
+        algo = "fp8" if float8 else "nvfp4" if float4 and not older_than(version, MODELOPT_NVFP4_KV_SINCE) else None
+    if not isinstance(algo, str):
+        return None
+    known = {"fp8": "fp8_e4m3"} | ({} if older_than(version, MODELOPT_NVFP4_KV_SINCE) else {"nvfp4": "nvfp4"})
+    return known.get(algo.lower())
+
+
+def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, version: str | None) -> PlanRequest:
+    """`request` with --kv-cache-dtype auto replaced by the KV dtype vLLM takes from a ModelOpt checkpoint
+    (_modelopt_kv_cache_dtype), as the engine does; unchanged otherwise. Raises ConfigError for an nvfp4 KV cache,
+    which the planner does not model."""
+    kv = _modelopt_kv_cache_dtype(config, version) if request.kv_cache_dtype == "auto" else None
+    if kv is None:
+        return request
+    if kv == "nvfp4":
+        raise ConfigError(
+            f"the checkpoint's quantization_config states an NVFP4 KV cache (ModelOpt), which vLLM "
+            f"{version or 'of the newest rule'} serves under --kv-cache-dtype auto and the planner does not "
+            "model; plan with --kv-cache-dtype fp8 or bfloat16 and serve with that flag"
+        )
+    return request.model_copy(update={"kv_cache_dtype": kv})
+
+
 def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
@@ -791,6 +843,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first
         rules.check_architectures(unmodelled.architectures, request.engine_version, modelled=False)
         raise
+    asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
@@ -911,7 +964,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
                                         dropped=dropped_names(src.config.data.get("architectures"))),
-        notes=notes, mm=mm, towers=towers,
+        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked,
     )  # fmt: skip
 
 
@@ -1028,7 +1081,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         fitted = _auto_fit(r, b)
         r, b = fitted, b if fitted.max_model_len == r.max_model_len else _budget(fitted, calibration_dir)
     warnings = _warnings(
-        acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=request.kv_cache_dtype,
+        acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=r.request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
         pinned=request.kv_cache_memory_bytes is not None,
@@ -1376,6 +1429,10 @@ def _serve_settings(
             value=request.kv_cache_dtype, source=given("kv_cache_dtype"),
             reason="KV element type the plan assumed ('auto' = the model dtype; fp8 buys no capacity on TPU, "
             "seed article)",
+        ) if not r.kv_from_checkpoint else ServeSetting[str](
+            value=request.kv_cache_dtype, source="model",
+            reason="the KV dtype the ModelOpt checkpoint's quantization_config states, which vLLM takes for 'auto' "
+            "(resolve_kv_cache_dtype_string)",
         ),
         tensor_parallel_size=ServeSetting[int](
             value=tp, reason=f"{tp} {'device(s) (TensorCores)' if r.acc.devices_per_chip > 1 else 'chip(s)'} of the "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -157,14 +157,39 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
             )
 
 
+# ModelOpt 0.29 and before saved a checkpoint's quantization config beside config.json, not in it; vLLM reads it as
+# config.json's quantization_config where config.json has none (vllm/transformers_utils/config.py get_config, 0.34.0
+# sdist: 'ModelOpt 0.29.0 and before saves the quantization config in a separate "hf_quant_config.json"').
+HF_QUANT_CONFIG = "hf_quant_config.json"
+
+
+def with_hf_quant_config(data: Any, read: Callable[[], Any | None], where: str) -> Any:
+    """config.json's parsed `data` with the checkpoint's hf_quant_config.json (`read()`: its parsed JSON, None when the
+    checkpoint has no such file) as its quantization_config, where it states none, as vLLM loads it. Raises
+    ConfigError (naming `where`, the file) when that file is not a JSON object."""
+    if not isinstance(data, dict) or data.get("quantization_config") is not None:
+        return data
+    quant = read()
+    if quant is None:
+        return data
+    if not isinstance(quant, dict):
+        raise ConfigError(f"{where}: must be a JSON object, got {type(quant).__name__}")
+    return {**data, "quantization_config": quant}
+
+
 def from_local_dir(directory: Path) -> ModelSource:
-    """Config and safetensors headers of a local Hugging Face checkpoint directory."""
+    """Config and safetensors headers of a local Hugging Face checkpoint directory (with its hf_quant_config.json,
+    with_hf_quant_config)."""
     cfg_path = directory / "config.json"
     if not cfg_path.exists():  # a FIFO or directory of that name: read_json says it is not a regular file
         raise ConfigError(
             f"{directory}: no config.json; MODEL must be a checkpoint directory, a catalog name or a Hub id"
         )
-    config = config_from_dict(read_json(cfg_path), str(cfg_path))
+    quant_path = directory / HF_QUANT_CONFIG
+    data = with_hf_quant_config(
+        read_json(cfg_path), lambda: read_json(quant_path) if quant_path.exists() else None, str(quant_path)
+    )
+    config = config_from_dict(data, str(cfg_path))
     tensors = read_checkpoint_dir(directory)
     check_defaults_against_tensors(config, tensors, str(cfg_path))
     return ModelSource(name=str(directory), config=config, tensors=tensors, origin="local")
@@ -258,7 +283,7 @@ def from_hub(repo_id: str) -> ModelSource:
     try:
         endpoint = hub_endpoint()  # first: huggingface_hub's hf_api parses HF_ENDPOINT when imported
         from huggingface_hub import HfApi, hf_hub_download
-        from huggingface_hub.errors import HfHubHTTPError
+        from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
         from huggingface_hub.utils import HFValidationError, validate_repo_id
     except ImportError as exc:
         raise MissingDependencyError("Hub models need huggingface_hub (pip install huggingface_hub)") from exc
@@ -273,7 +298,19 @@ def from_hub(repo_id: str) -> ModelSource:
         meta = HfApi(endpoint=endpoint).get_safetensors_metadata(repo_id)
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
-    config = config_from_dict(read_json(Path(cfg_file)), f"{repo_id}/config.json")
+
+    def quant_file() -> Any | None:
+        try:
+            return read_json(Path(hf_hub_download(repo_id, HF_QUANT_CONFIG, endpoint=endpoint)))
+        except LocalEntryNotFoundError as exc:  # not a 404: the Hub could not be asked (a subclass of the next)
+            raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        except EntryNotFoundError:  # the repo has no such file (the Hub's 404)
+            return None
+        except (HfHubHTTPError, OSError, ValueError) as exc:
+            raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+
+    data = with_hf_quant_config(read_json(Path(cfg_file)), quant_file, f"{repo_id}/{HF_QUANT_CONFIG}")
+    config = config_from_dict(data, f"{repo_id}/config.json")
     tensors = []
     for filename, fm in meta.files_metadata.items():
         for n, info in fm.tensors.items():

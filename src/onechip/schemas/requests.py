@@ -230,7 +230,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings, times its RoPE "
         "scaling factor where vLLM applies one). On the command line also as vLLM writes it: 32k = 32,000, "
-        "32K = 32,768.",
+        "32K = 32,768; auto or -1: vLLM's auto-fit, as --set max-model-len=auto.",
     )
     # vLLM's own bound, in the schema a client validates against: gpu_memory_utilization: float = Field(default=0.9,
     # gt=0, le=1) (vllm/config/cache.py, 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does
@@ -329,6 +329,23 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="Engine kind whose command the plan prints, as `up --engine` (default: vllm-docker under "
         "TPU/GPU rules, else vllm; embedded: the bundled model on --chip cpu).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_fit_length(cls, data: Any) -> Any:
+        """--max-model-len auto or -1 (as vLLM's human_readable_int_or_auto reads them: -1, or 'auto' in any case,
+        vllm/utils/argparse_utils.py of the 0.34.0 sdist) asks for vLLM's auto-fit, which the planner plans as
+        `--set max-model-len=auto` (planner.core._auto_fit): the length option left unset and that --set added last."""
+        if isinstance(data, dict) and str(data.get("max_model_len")).strip().lower() in ("auto", "-1"):
+            sets = [str(item) for item in data.get("sets") or []]
+            named = [
+                item for item in sets if item.split("=")[0].strip().lstrip("-").replace("_", "-") == "max-model-len"
+            ]
+            if named:
+                raise ValueError(f"--max-model-len {data['max_model_len']} and --set {named[-1]} disagree")
+            data = {k: v for k, v in data.items() if k != "max_model_len"}
+            data["sets"] = [*sets, "max-model-len=auto"]
+        return data
 
     def planner_inputs(self) -> dict[str, Any]:
         """The fields the planner reads (not where the engine runs, nor --against/--launch), as JSON values:

@@ -136,7 +136,8 @@ def _check_rows() -> list[list[str]]:
 
 def _plan_rows() -> list[list[str]]:
     m, c = "google/gemma-4-E2B-it", ["--chip", "v5e-1"]
-    rows = [["plan", m, *c, "--max-model-len", v] for v in NUMBERS]
+    # -1 is vLLM's auto-fit (as 'auto'), planned (tests/unit/cli/test_max_model_len_auto.py); -2 is not
+    rows = [["plan", m, *c, "--max-model-len", v] for v in ["-2", *NUMBERS[1:]]]
     rows += [["plan", m, *c, "--gpu-memory-utilization", v] for v in ("0", "1.5", "-1", "nan", "inf", "x")]
     rows += [["plan", m, *c, "--tensor-parallel-size", v] for v in ("0", "-1", "x", "1e3")]
     rows += [["plan", m, *c, "--block-size", v] for v in ("0", "-16", "x")]
