@@ -1839,6 +1839,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
+        sm_count=acc.sm_count,
         kv_cache_dtype=request.kv_cache_dtype,
         capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
         speculative_tokens=request.num_speculative_tokens,
