@@ -251,6 +251,7 @@ def plan_gpu_pool(
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
     sm_count: int | None = None,
+    allocator_tail_bytes: int = 0,
     kv_cache_dtype: str = "auto",
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
@@ -301,8 +302,10 @@ def plan_gpu_pool(
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
     accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count: its streaming multiprocessors where the catalog
     reads them (the Triton sampler buffer, planner.gpu_memory.triton_topk_sampler_rule; None: the fitted sampler
-    terms); kv_cache_dtype: --kv-cache-dtype (with the card, whether
-    the first FULL capture takes FlashInfer's workspace: planner.gpu_memory.flashinfer_workspace_bytes);
+    terms); allocator_tail_bytes: what torch's caching allocator counts beyond the parameters of one GPU
+    (planner.weights.allocator_tail_bytes), in its weights as vLLM's 'Model loading took' is; kv_cache_dtype:
+    --kv-cache-dtype (with the card, whether the first FULL capture takes FlashInfer's workspace:
+    planner.gpu_memory.flashinfer_workspace_bytes);
     capture_size_override: the max_cudagraph_capture_size the model's config class sets (cuda_graph_rules
     capture_size_overrides; None: the rule's ceiling);
     speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query).
@@ -343,7 +346,8 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
-    # on every GPU, not split by TP
+    # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
+    buffers += allocator_tail_bytes
     if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it
         buffers += deepstack_buffer_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
     buffers += per_layer_embeddings_buffer_bytes(
