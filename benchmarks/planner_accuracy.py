@@ -251,6 +251,37 @@ def llama_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     return shapes
 
 
+def dense_layout(config: dict[str, Any]) -> dict[str, list[int]]:
+    """Tensor name -> shape of a dense Llama, Mistral, Qwen2 or Gemma 2 checkpoint from its config, as the Hub
+    checkpoints store them: q/k/v/o at head_dim (the config's, else hidden / heads), Qwen2's q/k/v biases, Gemma 2's
+    four norms a layer, no LM head where the model class ties it (Gemma 2 by default). Used only where it adds up to
+    the published checkpoint bytes, so the planner sees the parameters vLLM builds (planner.weights.
+    allocator_tail_bytes) and nothing read from a log."""
+    mt, h, i, v = config["model_type"], config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    d = config.get("head_dim") or h // config["num_attention_heads"]
+    q, kv = config["num_attention_heads"] * d, config["num_key_value_heads"] * d
+    shapes = {"model.embed_tokens.weight": [v, h], "model.norm.weight": [h]}
+    if not config.get("tie_word_embeddings", mt == "gemma2"):
+        shapes["lm_head.weight"] = [v, h]
+    norms = ["input_layernorm", "post_attention_layernorm"]
+    norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"] if mt == "gemma2" else []
+    for layer in range(config["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        shapes |= {
+            p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, q],
+            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
+        }  # fmt: skip
+        shapes |= {f"{p}{norm}.weight": [h] for norm in norms}
+        if mt == "qwen2":  # Qwen2Attention's qkv_proj has a bias
+            shapes |= {
+                p + "self_attn.q_proj.bias": [q],
+                p + "self_attn.k_proj.bias": [kv],
+                p + "self_attn.v_proj.bias": [kv],
+            }
+    return shapes
+
+
 def qwen3_layout(config: dict[str, Any]) -> dict[str, list[int]]:
     """Tensor name -> shape of a dense Qwen3 checkpoint, the LM head stored even where the config ties it:
     Qwen/Qwen3-0.6B's 311 tensors as tesf777/nano-vllm Qwen3-0.6B/Qwen3-0.6B_weights_info.md lists them
@@ -578,6 +609,17 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
             write_layout(path, config, layout)
             return str(path), "checkpoint bytes (Qwen3 layout, stored tied head)"
+    if (
+        config.get("model_type") in ("llama", "mistral", "qwen2", "gemma2")
+        and how == "checkpoint bytes"
+        and pp == 1
+        and not args.get("quantization")
+    ):
+        # a dense checkpoint whose layout adds up to its published bytes: the planner sees vLLM's parameters
+        layout = dense_layout(config)
+        if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
+            write_layout(path, config, layout)
+            return str(path), "checkpoint bytes (dense layout)"
     layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how

@@ -59,6 +59,12 @@ class AcceleratorEntry(StrictModel):
     peak_fp8_tflops: float | None = Field(default=None, description="Dense fp8 peak per chip, TFLOPS.")
     native_formats: list[str] = Field(default_factory=list, description="Formats with native compute.")
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
+    sm_count: int | None = Field(
+        default=None,
+        description="Streaming multiprocessors of an NVIDIA card (torch's multi_processor_count), where read: "
+        "sizes per-SM buffers such as vLLM's Triton top-k/top-p sampler buffer; None where not read.",
+    )
+    sm_count_source: str | None = Field(default=None, description="Where sm_count was read.")
     memory_visible_high_bytes: int | None = Field(
         default=None,
         description="The most visible memory measured on this card where hosts report different totals (a card "
@@ -207,6 +213,15 @@ class TextOnlyClassesRule(VersionRange):
     source: str = Field(description="Where that comes from.")
 
 
+class TritonTopkSampler(StrictModel):
+    """What the Triton-era sampler warm-up's count takes beside its per-element bytes (engines.json memory_rules
+    `triton_topk_sampler`): torch's cuBLAS workspace of the release's pinned torch, the activation base."""
+
+    cublas_workspace_bytes: int = Field(description="torch's default cuBLAS workspace off capability 9.0, bytes.")
+    cublas_workspace_sm90_bytes: int = Field(description="The same on a compute capability 9.0 card, bytes.")
+    source: str = Field(description="The source lines each figure is read from, with versions.")
+
+
 class GpuMemoryRule(VersionedRule):
     """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
     range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
@@ -260,6 +275,13 @@ class GpuMemoryRule(VersionedRule):
     )
     cublas_workspace_sm90_bytes: int | None = Field(
         default=None, description="The same on a compute capability 9.0 card (Hopper), bytes."
+    )
+    triton_topk_sampler: TritonTopkSampler | None = Field(
+        default=None,
+        description="The release warms the sampler up on vLLM's Triton top-k/top-p kernel: on a CUDA card whose SM "
+        "count and compute capability the catalog knows, the warm-up is counted from the sources "
+        "(planner.gpu_memory.triton_topk_sampler_rule) in place of the fitted sampler_bytes_per_seq_vocab and "
+        "activation_base_bytes, which stay for other cards.",
     )
     sampler_holds_hidden_states: bool = Field(
         default=False,

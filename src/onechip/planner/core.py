@@ -85,6 +85,7 @@ from onechip.planner.weights import (
     DTYPE_BYTES,
     Offload,
     Tensor,
+    allocator_tail_bytes,
     decode_bytes_per_step,
     dropped_names,
     nextn_layers,
@@ -1896,6 +1897,8 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         ),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
+        sm_count=acc.sm_count,
+        allocator_tail_bytes=_allocator_tail(r),
         kv_cache_dtype=request.kv_cache_dtype,
         capture_size_override=_capture_size_override(graphs, r.src.config.data.get("architectures")),
         speculative_tokens=request.num_speculative_tokens,
@@ -3020,6 +3023,25 @@ def _stages(r: _Resolved) -> list[Stage]:
         )
         for i, (layers, w) in enumerate(zip(ranges, weights, strict=True))
     ]
+
+
+def _allocator_tail(r: _Resolved) -> int:
+    """The caching allocator's tails of one GPU's parameters (planner.weights.allocator_tail_bytes) where the plan
+    loads an unquantized checkpoint whole on one stage as stored: 0 under a quantization method, --quantization,
+    --cpu-offload-gb or pipeline parallelism (their parameters are other shapes, or other ranks')."""
+    request = r.request
+    if (
+        _quant_method(r.src.config)
+        or request.quantization
+        or request.cpu_offload_gb
+        or request.pipeline_parallel_size > 1
+        or r.acc.kind != "gpu"
+    ):
+        return 0
+    return allocator_tail_bytes(
+        r.src.tensors, r.dtype_name, request.tensor_parallel_size,
+        tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
+    )  # fmt: skip
 
 
 def _offload(r: _Resolved, layers: range | None) -> Offload:

@@ -1053,6 +1053,7 @@ def activation_bytes(
     offload_layer_bytes: tuple[int, int] = (0, 0),
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
+    sampler_buffer_bytes: int = 0,
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
@@ -1066,7 +1067,8 @@ def activation_bytes(
     its own forward, per GPU (planner.weights.offloaded_layers), added to that kind of layer's forward peak.
     marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s).
     quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts (quantized_moe_on_triton), whose
-    persistent workspace is then planned (moe_workspace_bytes)."""
+    persistent workspace is then planned (moe_workspace_bytes). sampler_buffer_bytes: what the sampler's kernel
+    keeps beside its per-element tensors at the warm-up's peak (triton_topk_sampler_rule)."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     copies = rule.forward_hidden_copies
@@ -1087,7 +1089,7 @@ def activation_bytes(
     )
     if rule.sampler_logits_only:
         per_element = v2_sampler_bytes(text, dtype_bytes, tensor_parallel_size)
-    sampler_peak = rows * vocab * per_element + held if sampler else 0
+    sampler_peak = rows * vocab * per_element + held + sampler_buffer_bytes if sampler else 0
     dense_copy, moe_copy = offload_layer_bytes
     if moe_rule is not None and moe_rule.held == "per_call":
         calls = moe_call_bytes(
@@ -1249,6 +1251,46 @@ def cublas_workspace_rule(rule: GpuMemoryRule, compute_capability: int | None) -
     if compute_capability == 90 and rule.cublas_workspace_sm90_bytes is not None:
         workspace = rule.cublas_workspace_sm90_bytes
     return rule.model_copy(update={"activation_base_bytes": workspace})
+
+
+def triton_topk_buffer_bytes(*, sm_count: int, rows: int, vocab: int) -> int:
+    """The fp32 buffer vLLM's Triton top-k/top-p kernel caches per device, bytes: one row of the vocabulary per
+    program, min(next_power_of_2(min(SMs, rows)), SMs) rows (vllm/v1/sample/ops/topk_topp_triton.py
+    apply_top_k_top_p_triton of the 0.19.0 sdist: 'NUM_PROGRAMS = min(num_sm, batch_size)', 'size =
+    min(next_power_of_2(NUM_PROGRAMS), num_sm)', 'buffer = logits.new_empty((size, vocab_size))' on the fp32 logits,
+    kept in _TRITON_BUFFER_CACHE; num_sm is torch's multi_processor_count)."""
+    programs = min(sm_count, rows)
+    return min(1 << (programs - 1).bit_length(), sm_count) * vocab * 4
+
+
+def triton_topk_sampler_rule(
+    rule: GpuMemoryRule,
+    *,
+    compute_capability: int | None,
+    sm_count: int | None,
+    dtype_bytes: float,
+    rows: int,
+    vocab: int,
+) -> tuple[GpuMemoryRule, int]:
+    """The memory rule with its sampler warm-up counted from the sources where the release samples on the Triton
+    top-k/top-p kernel (GpuMemoryRule.triton_topk_sampler), and that kernel's buffer, bytes per GPU.
+
+    Read in the vllm-0.19.0 sdist: gpu_model_runner.py _dummy_sampler_run keeps the model-dtype logits while it calls
+    the sampler; sampler.py Sampler.forward takes 'logits.to(torch.float32)' (no copy for an fp32 model) and
+    apply_temperature divides in place; topk_topp_sampler.py forward_native masks in place on the Triton kernel
+    ('if HAS_TRITON and logits.shape[0] >= 8'), then takes 'probs = logits.softmax(dim=-1, dtype=torch.float32)' and
+    random_sample's 'q = torch.empty_like(probs)'. So the peak holds, per (row x vocab) element, the model-dtype
+    logits, the fp32 copy, probs and q (14 B in bf16, 12 in fp32), plus the kernel's buffer
+    (triton_topk_buffer_bytes) and torch's cuBLAS workspace as the base (cublas_workspace_rule). The rule unchanged
+    and 0 where the release does not, the card's SM count or capability is not known (the fitted terms hold), or
+    under 8 rows (the PyTorch sort path)."""
+    counted = rule.triton_topk_sampler
+    if counted is None or sm_count is None or compute_capability is None or rows < 8:
+        return rule, 0
+    workspace = counted.cublas_workspace_sm90_bytes if compute_capability == 90 else counted.cublas_workspace_bytes
+    per_element = dtype_bytes + (4 if dtype_bytes < 4 else 0) + 4 + 4  # logits (+ fp32 copy), probs, q
+    update = {"sampler_bytes_per_seq_vocab": per_element, "activation_base_bytes": workspace}
+    return rule.model_copy(update=update), triton_topk_buffer_bytes(sm_count=sm_count, rows=rows, vocab=vocab)
 
 
 def tp_rule_for_chips(

@@ -50,6 +50,7 @@ from onechip.planner.gpu_memory import (
     per_layer_embeddings_buffer_bytes,
     qwen3_vl_tower_peak_bytes,
     rotary_cache_bytes,
+    triton_topk_sampler_rule,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.planner.runner_tables import gpu_block_table_bytes, host_token_buffer_bytes
@@ -249,6 +250,8 @@ def plan_gpu_pool(
     mrope_positions_factor: int | None = None,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
+    sm_count: int | None = None,
+    allocator_tail_bytes: int = 0,
     kv_cache_dtype: str = "auto",
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
@@ -297,8 +300,12 @@ def plan_gpu_pool(
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
     mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
     memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
-    accumulators, planner.gpu_memory.fa3_accumulator_bytes); kv_cache_dtype: --kv-cache-dtype (with the card, whether
-    the first FULL capture takes FlashInfer's workspace: planner.gpu_memory.flashinfer_workspace_bytes);
+    accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count: its streaming multiprocessors where the catalog
+    reads them (the Triton sampler buffer, planner.gpu_memory.triton_topk_sampler_rule; None: the fitted sampler
+    terms); allocator_tail_bytes: what torch's caching allocator counts beyond the parameters of one GPU
+    (planner.weights.allocator_tail_bytes), in its weights as vLLM's 'Model loading took' is; kv_cache_dtype:
+    --kv-cache-dtype (with the card, whether the first FULL capture takes FlashInfer's workspace:
+    planner.gpu_memory.flashinfer_workspace_bytes);
     capture_size_override: the max_cudagraph_capture_size the model's config class sets (cuda_graph_rules
     capture_size_overrides; None: the rule's ceiling);
     speculative_tokens: --speculative-config's num_speculative_tokens (the capture sizes scale with the query).
@@ -339,7 +346,8 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
-    # on every GPU, not split by TP
+    # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
+    buffers += allocator_tail_bytes
     if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it
         buffers += deepstack_buffer_bytes(vision_config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch)
     buffers += per_layer_embeddings_buffer_bytes(
@@ -387,7 +395,8 @@ def plan_gpu_pool(
                     offload_copies_layer=offload_copies_layer, marlin=marlin,
                     quantized_on_triton=quantized_on_triton, rocm=rocm, rocm_unruled_bytes=rocm_unruled_bytes,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
-                    compute_capability=compute_capability, capture_size_override=capture_size_override,
+                    compute_capability=compute_capability, sm_count=sm_count,
+                    capture_size_override=capture_size_override,
                     speculative_tokens=speculative_tokens, host_memory_drift_bytes=host_memory_drift_bytes,
                     kv_cache_dtype=kv_cache_dtype, release=release or None)
         for index, stage in enumerate(stages)
@@ -461,6 +470,7 @@ def _stage_pool(
     token_ids_compiled: bool = False,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
+    sm_count: int | None = None,
     capture_size_override: int | None = None,
     speculative_tokens: int = 0,
     host_memory_drift_bytes: int | None = None,
@@ -476,10 +486,18 @@ def _stage_pool(
     off = stage.offload
     copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
     rule = cublas_workspace_rule(rule, compute_capability)  # the activation base as this card's cuBLAS workspace
+    topk_buffer = 0
+    if sampler_bytes_per_seq_vocab is None and not (rule.v2_runner or rule.sampler_logits_only):
+        # the Triton top-k/top-p warm-up counted on a card of known SMs (a FlashInfer sampler takes no such buffer)
+        rule, topk_buffer = triton_topk_sampler_rule(
+            rule, compute_capability=compute_capability, sm_count=sm_count, dtype_bytes=dtype_bytes, rows=seqs,
+            vocab=int(text.get("vocab_size") or 0),
+        )  # fmt: skip
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
         moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin, quantized_on_triton=quantized_on_triton,
+        sampler_buffer_bytes=topk_buffer,
     ) + encoder  # fmt: skip
     act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
     cold = 0

@@ -26,7 +26,7 @@ from onechip import jsontext
 from onechip.catalog.files import Mxfp4Layout
 from onechip.errors import ConfigError
 from onechip.paths import open_regular
-from onechip.planner.geometry import cdiv
+from onechip.planner.geometry import cdiv, pad_vocab_size
 
 # Bytes per element for safetensors dtype codes (safetensors spec, "Dtype") and torch-style names.
 DTYPE_BYTES: dict[str, float] = {
@@ -554,3 +554,64 @@ def offloaded_layers(
         if done >= budget_bytes:
             break
     return Offload(offloaded_bytes=done, dense_layer_bytes=dense, moe_layer_bytes=moe)
+
+
+_MIB = 1 << 20
+# vLLM's fused parameters a dense or MoE decoder's checkpoint tensors load into (packed_modules_mapping: q/k/v ->
+# qkv_proj, gate/up -> gate_up_proj; FusedMoE stacks every expert's gate and up into w13 and their down into w2)
+_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj"}
+_FUSED["up_proj"] = "gate_up_proj"
+_EXPERT = re.compile(r"\.experts\.\d+\.(\w+)\.weight$")
+_EXPERT_FUSED = {"gate_proj": "w13", "up_proj": "w13", "w1": "w13", "w3": "w13"}
+
+
+def allocator_tail_bytes(
+    tensors: Iterable[Tensor], served_dtype: str | None, tensor_parallel_size: int, *, tie_word_embeddings: bool
+) -> int:
+    """Bytes per GPU that torch's caching allocator counts as allocated beyond an unquantized decoder's parameters,
+    which vLLM's 'Model loading took' (DeviceMemoryProfiler: torch.cuda.max_memory_allocated after load less before,
+    vllm/utils/mem_utils.py of the 0.19.0 sdist) includes.
+
+    torch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp, the same constants from torch 1.x to 2.10):
+    a request of 10 MiB or more (kMinLargeAlloc) that no cached block holds gets a segment rounded up to 2 MiB
+    (kRoundLarge, get_allocation_size), and the block is split only when more than 1 MiB (kSmallSize) would remain
+    (should_split), so a parameter whose size leaves 1 MiB or less to the next 2 MiB boundary is allocated, and
+    counted, with that tail. vLLM builds the parameters one by one on the device at load (no free block of that
+    size is cached while it does), per TP rank: q/k/v as one qkv_proj, gate/up as one gate_up_proj, a MoE layer's
+    experts as w13 and w2, the embedding and LM head at the vocabulary padded to 64 (pad_vocab_size) over the ranks.
+    Counted for the decoder, the embedding and an untied LM head; 0 for a checkpoint holding a tensor that is not
+    floating point (a quantized one: its parameters are other shapes after loading). Not counted: parameters under
+    10 MiB placed in the remainders of 20 MiB segments, a cached block a large request could reuse (both depend on
+    the order the model class builds its modules in), KV-head replication at TP above the KV heads.
+    Measured, not fitted: Gemma-2-2B (gate_up_proj 18,432 x 2,304 x 2 B = 81 MiB: 1 MiB x 26 layers, and 1 MiB of
+    the 1,125 MiB embedding: 27 MiB, 4.8999 GiB planned against 'Model loading took 4.9 GiB', 4.8735 GiB of checkpoint
+    and RoPE cache without them) and Qwen2.5-7B (gate_up_proj
+    259 MiB, down_proj 129.5, qkv_proj 31.5, embedding and head 1,039.5: 57 MiB, 14.25 GiB logged against 14.1930)
+    on tests/fixtures/bootlogs h100-gemma2-2b-v0190 and h100-qwen25-7b-tp1-v0190; 0 for Gemma-2-9B and
+    Llama-3.1-8B, whose parameters are whole multiples of 2 MiB (17.22 and 14.99 GiB logged, as planned)."""
+    params: dict[str, int] = {}
+    for t in tensors:
+        comp = component_of(t.name)
+        if comp not in (LANGUAGE_MODEL, EMBEDDINGS, LM_HEAD) or _skipped_head(comp, tie_word_embeddings):
+            continue
+        if t.dtype not in _FLOAT_CODES:
+            return 0
+        if not t.name.endswith(".weight"):
+            continue
+        if comp in (EMBEDDINGS, LM_HEAD) and len(t.shape) == 2:
+            rows = pad_vocab_size(t.shape[0]) // tensor_parallel_size
+            params[t.name] = rows * t.nbytes(served_dtype) // t.shape[0]
+            continue
+        expert = _EXPERT.search(t.name)
+        if expert is not None:
+            key = f"{t.name[: expert.start()]}.experts.{_EXPERT_FUSED.get(expert.group(1), 'w2')}"
+        else:
+            stem, _, module = t.name[: -len(".weight")].rpartition(".")
+            key = f"{stem}.{_FUSED.get(module, module)}"
+        params[key] = params.get(key, 0) + t.nbytes(served_dtype) // tensor_parallel_size
+    tail = 0
+    for size in params.values():
+        pad = -size % (2 * _MIB)
+        if size >= 10 * _MIB and 0 < pad <= _MIB:
+            tail += pad
+    return tail
