@@ -154,7 +154,11 @@ class AdviceRow(ResultModel):
         default=None, description="Chip the calibration was measured on (another chip: carried over)."
     )
     kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
-    output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
+    output_tok_per_s: float | None = Field(
+        default=None,
+        description="Predicted aggregate output tok/s, median over seeds: the steady window (bench's "
+        "output_tok_per_s), not the whole run.",
+    )
     output_tok_per_s_range: tuple[float, float] | None = Field(
         default=None,
         description="Low and high: the seeds' spread widened to the measured error of this row's source "

@@ -220,3 +220,19 @@ def test_advise_with_no_chips_named_compares_each_card_once() -> None:
     assert {"v5e-1", "v5e-4", "v5e-8"} <= set(chips)
     cards = [planner.chips.card_of(c) for c in chips if planner.rules.accelerator(c).kind == "gpu"]
     assert len(cards) == len(set(cards))
+
+
+def test_advise_says_what_each_figure_is_and_keeps_words_whole(run, tmp_path, monkeypatch) -> None:
+    """advise's table printed 'tok/s' and '$/M tok' with no word of which tok/s (the steady window, not the
+    whole-run figure peers report: at 4 clients on l4 the two read 951 and 713) or of what the M counts; and on
+    an 80-column console its 'from' column folded 'calibrated' into 'calibrate' / 'd'."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    plan = planner.plan_model(PlanRequest(model="SmolLM2-135M-Instruct", chip="l4", max_model_len=2048))
+    calibration_store.save(Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=SEED_TERMS))
+    code, out, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4,v5e-1", "--workload",
+                         "ctx=512,clients=1", "--reps", "1")  # fmt: skip
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert "tok/s: predicted aggregate output tokens per second, steady window" in said
+    assert "$/M tok: USD per million output tokens at that tok/s" in said
+    assert re.search(r"│ calibrated\s*│?\s*$", out, re.M), out
