@@ -236,3 +236,25 @@ def test_advise_says_what_each_figure_is_and_keeps_words_whole(run, tmp_path, mo
     assert "tok/s: predicted aggregate output tokens per second, steady window" in said
     assert "$/M tok: USD per million output tokens at that tok/s" in said
     assert re.search(r"│ calibrated\s*│?\s*$", out, re.M), out
+
+
+def test_replicas_are_credited_only_with_the_clients_they_get(tmp_path, monkeypatch) -> None:
+    """advise simulated one engine at its rounded-up share of the clients and multiplied its tok/s by the engines:
+    1 client over v5e-4's 4 engines read 4 x one stream's tok/s (gemma-4-12B: 177 tok/s, $3.629/M, as cheap as one
+    v5e-1; it is 44 tok/s on 4 billed chips, $14.5/M), and 3 clients over 2 l4 engines 2 x 2 clients' tok/s. The
+    clients are spread as evenly as they go (engine_loads) and each load's tok/s counts for the engines carrying it."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))  # priors: no stored calibration
+
+    def tok_per_s(clients: int, engines: int) -> float:
+        advice = api.advise(AdviseRequest(model="SmolLM2-135M-Instruct", chips=["l4"], reps=1,
+                                          workload={"ctx": 128, "clients": clients}))  # fmt: skip
+        row = next(r for r in advice.rows if r.engines == engines)
+        assert row.output_tok_per_s is not None
+        return row.output_tok_per_s
+
+    one, two = tok_per_s(1, 1), tok_per_s(2, 1)
+    assert tok_per_s(3, 2) == pytest.approx(one + two, rel=1e-9)
+    assert tok_per_s(2, 2) == pytest.approx(2 * one, rel=1e-9)
+    from onechip.api._predict import engine_loads
+
+    assert engine_loads(1, 4) == [(1, 1)] and engine_loads(5, 2) == [(3, 1), (2, 1)] and engine_loads(8, 4) == [(2, 4)]
