@@ -581,7 +581,14 @@ def _advice_summary(a: Advice) -> str:
     best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
     # unpriced (no list price: advise ranks it after every priced row): said, so 'best' is not read as cheapest
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ", no price"
-    engines = f"{best.engines} x TP{best.tensor_parallel_size}"
+    # what the best row rests on, and the rows its $/M range overlaps: 'best v5e-1' from priors (0.69-2.08x) read as
+    # sure as a calibrated one, and an SLO can rank a prior row above a calibrated one
+    source = {"calibrated": "calibrated", "carried": f"carried from {best.calibrated_on}"}.get(
+        best.source or "", "priors"
+    )
+    engines = f"{best.engines} x TP{best.tensor_parallel_size}, {source}"
+    flip = best.could_flip_with
+    could = f"; could flip with {', '.join(flip[:3])}{f' and {len(flip) - 3} more' * (len(flip) > 3)}" if flip else ""
     # `local` is this server's card: an agent reading 'best local' would take it for its own machine's
     local = (
         "; local is this MCP server's card, not the client's (its note says which)"
@@ -593,7 +600,7 @@ def _advice_summary(a: Advice) -> str:
     fitting = [r for r in a.rows if r.fits]
     meeting = sum(r.slo_verdict == "pass" for r in fitting)
     slo = f"; SLO {best.slo_verdict or 'cannot tell'} ({meeting} of {len(fitting)} that fit meet it)" if a.slo else ""
-    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}{slo}; {len(a.rows)} considered{local}"
+    return f"{a.model}: best {best.chip} ({engines}){cost}{could}{unsupported}{slo}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -258,3 +258,22 @@ def test_replicas_are_credited_only_with_the_clients_they_get(tmp_path, monkeypa
     from onechip.api._predict import engine_loads
 
     assert engine_loads(1, 4) == [(1, 1)] and engine_loads(5, 2) == [(3, 1), (2, 1)] and engine_loads(8, 4) == [(2, 4)]
+
+
+def test_the_mcp_summary_says_what_the_best_row_rests_on_and_what_it_could_flip_with() -> None:
+    """The advise tool's summary named the best row ('best v5e-1 (1 x TP1), $0.379/Mtok') with no word that it was
+    predicted from priors (0.69-2.08x) rather than a calibration, nor that its $/M range overlaps the rows below
+    (an SLO ranks a prior row passing it above a calibrated one the range straddles): an agent read it as sure."""
+    from onechip.mcp.tools import _advice_summary
+    from onechip.schemas.sim import Advice
+
+    prior = AdviceRow(chip="v5e-1", engines=1, tensor_parallel_size=1, fits=True, source="prior", usd_per_mtok=0.379,
+                      slo_verdict="pass", could_flip_with=["l4 1xTP1"])  # fmt: skip
+    calibrated = AdviceRow(chip="l4", engines=1, tensor_parallel_size=1, fits=True, source="calibrated",
+                           usd_per_mtok=0.2, slo_verdict="cannot tell")  # fmt: skip
+    said = _advice_summary(Advice(model="m", workload={}, slo={"ttft_ms": 100}, rows=[prior, calibrated]))
+    assert "best v5e-1 (1 x TP1, priors), $0.379/Mtok; could flip with l4 1xTP1;" in said
+    carried = calibrated.model_copy(update={"source": "carried", "calibrated_on": "v5e-1"})
+    assert "best l4 (1 x TP1, carried from v5e-1), $0.200/Mtok; 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[carried])
+    )
