@@ -224,3 +224,16 @@ def test_the_throughput_a_run_is_priced_at_says_which_cell_and_window_it_is(tmp_
     assert "at 1,496.5 output tok/s, the best measured cell, 128 ctx x 64 clients, steady window (" in (
         api.report(ReportRequest(run_dir=run))[0].read_text(encoding="utf-8")
     )
+
+
+def test_an_ok_cell_with_no_output_tokens_reads_zero_tok_per_s_not_ok(tmp_path: Path) -> None:
+    """A cell measured 'ok' whose requests counted no output tokens printed 'ok' in the per-cell tok/s column
+    (beside '—' for its price): the column holds a rate, 0.0 here, which no price per token can be drawn from."""
+    run = _run(tmp_path, chip="v5e-1")
+    bench = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    bench["cells"][1]["output_tok_per_s"] = 0.0
+    (run / "summary.json").write_text(json.dumps(bench), encoding="utf-8")
+    result = CliRunner().invoke(_app(), ["cost", "--run", str(run), "--pricing", "spot"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.replace(" ", "").startswith("│128│1│"))
+    assert row.replace(" ", "") == "│128│1│0.0│—│", row
