@@ -494,14 +494,18 @@ def _bench_summary(r: WrittenRun) -> str:
             f" ({c.requests_failed} of {c.requests_sent} requests failed, not counted)" if c.requests_failed else ""
         )
         cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
-    return f"{r.run_dir}: {len(r.cells)} cells: " + "; ".join(cells)
+    # which tok/s (bench and simulate print two definitions) and whether measured: 'n cells: 951.4 tok/s' said neither
+    what = "predicted cells" if r.prediction is not None else "cells"
+    return f"{r.run_dir}: {len(r.cells)} {what} (output tok/s: steady window; TTFT: median): " + "; ".join(cells)
 
 
 def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
     cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
-    return f"{r.chip}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
+    at = f" at {r.output_tok_per_s:,.1f} output tok/s" if r.output_tok_per_s is not None else ""
+    taken = f" ({r.output_tok_per_s_from})" if at and r.output_tok_per_s_from not in (None, "given") else ""
+    return f"{r.chip}{at}{taken}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""
     )
 
