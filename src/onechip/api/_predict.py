@@ -71,11 +71,12 @@ def _served_matches(plan: Plan, served: str | None) -> bool:
 
 def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
     """Fit (and store) a calibration from the bench run in `run_dir`, or the stored one for `plan` when
-    `run_dir` is None (None when none is stored). Raises ConfigError when the run is not a bench run, was
-    measured on another model or chip than `plan`'s, is itself a prediction (`simulate`'s output: fitting it
-    would store a calibration no measurement backs), or lacks the cells the fit needs."""
+    `run_dir` is None (None when none is stored; the plan's engine version's first, sim.store.find). Raises
+    ConfigError when the run is not a bench run, was measured on another model or chip than `plan`'s, is itself a
+    prediction (`simulate`'s output: fitting it would store a calibration no measurement backs), or lacks the cells
+    the fit needs."""
     if run_dir is None:
-        return calibration_store.find(plan.model, plan.chip, plan.engine)
+        return calibration_store.find(plan.model, plan.chip, plan.engine, plan.engine_version)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
         why = files.problem("bench") or "no bench summary.json there (run `onechip bench --calibration`)"
@@ -299,7 +300,7 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source
     priors from published measurements (sim.priors.measured_priors), with what the chip's efficiencies rest on.
     Raises ConfigError when none applies and the chip has no roofline figures."""
     basis = priors.basis(the_plan.chip, the_plan.engine)
-    own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
+    own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine, the_plan.engine_version)
     if own is not None:
         return own, own.terms, "calibrated", basis
     other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)

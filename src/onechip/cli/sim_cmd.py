@@ -60,6 +60,9 @@ def _print_simulated(run: BenchRun) -> None:
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
+        fitted_on, planned = cal.key.engine_version, run.server.engine_version
+        if fitted_on and planned and fitted_on != planned:  # store.find: no calibration of the plan's version stored
+            console.print(f"[yellow]fitted on engine version {fitted_on}[/]; the plan is for {planned}")
         if cal.unseparated:
             console.print(
                 f"[yellow]measured only together by these cells[/] (their split is the prior's, not the data's): "
