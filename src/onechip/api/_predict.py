@@ -71,11 +71,12 @@ def _served_matches(plan: Plan, served: str | None) -> bool:
 
 def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = no_progress) -> Calibration | None:
     """Fit (and store) a calibration from the bench run in `run_dir`, or the stored one for `plan` when
-    `run_dir` is None (None when none is stored). Raises ConfigError when the run is not a bench run, was
-    measured on another model or chip than `plan`'s, is itself a prediction (`simulate`'s output: fitting it
-    would store a calibration no measurement backs), or lacks the cells the fit needs."""
+    `run_dir` is None (None when none is stored; the plan's engine version's first, sim.store.find). Raises
+    ConfigError when the run is not a bench run, was measured on another model or chip than `plan`'s, is itself a
+    prediction (`simulate`'s output: fitting it would store a calibration no measurement backs), or lacks the cells
+    the fit needs."""
     if run_dir is None:
-        return calibration_store.find(plan.model, plan.chip, plan.engine)
+        return calibration_store.find(plan.model, plan.chip, plan.engine, plan.engine_version)
     files = report_layer.read_run(run_dir)
     if files.bench is None:
         why = files.problem("bench") or "no bench summary.json there (run `onechip bench --calibration`)"
@@ -299,7 +300,7 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source
     priors from published measurements (sim.priors.measured_priors), with what the chip's efficiencies rest on.
     Raises ConfigError when none applies and the chip has no roofline figures."""
     basis = priors.basis(the_plan.chip, the_plan.engine)
-    own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine)
+    own = calibration_store.find(the_plan.model, the_plan.chip, the_plan.engine, the_plan.engine_version)
     if own is not None:
         return own, own.terms, "calibrated", basis
     other = calibration_store.find_elsewhere(the_plan.model, the_plan.chip, the_plan.engine)
@@ -308,9 +309,18 @@ def _advice_terms(the_plan: Plan) -> tuple[Calibration | None, StepTerms, Source
     return None, priors.measured_priors(the_plan), "prior", basis
 
 
+def engine_loads(clients: int, engines: int) -> list[tuple[int, int]]:
+    """(clients on one engine, engines with that many) for `clients` independent streams spread over `engines` as
+    evenly as they go (a balancer's round robin), busiest first; an engine with none is left out: 5 over 2 is
+    [(3, 1), (2, 1)], 8 over 4 [(2, 4)], 1 over 4 [(1, 1)]."""
+    q, r = divmod(clients, engines)
+    return [(n, k) for n, k in ((q + 1, r), (q, engines - r)) if n and k]
+
+
 def _advice_config(request: AdviseRequest, agent: BenchConfig | None, chip: str, engines: int) -> BenchConfig:
     """The cell advise simulates for one deployment: the agent sessions over every engine, else one engine with
-    its even share of the clients (requests per client and warm-up: bench's defaults, what bench would run)."""
+    the busiest engine's share of the clients (engine_loads; requests per client and warm-up: bench's defaults,
+    what bench would run)."""
     if agent is not None:
         return agent
     ctx, clients, out = (int(request.workload[k]) for k in ("ctx", "clients", "output_tokens"))
@@ -360,21 +370,23 @@ def _advice_row(
         if why is not None:
             return row.model_copy(update={"verdict": f"not simulated: {why}", "kv_tokens": the_plan.kv_tokens})
         if agent is not None:  # sessions: every engine simulated, turns routed (the cell is the deployment's)
-            scale = 1
-            cell = predicted_cells(the_plan, terms, agent, request.reps, replicas=engines,
-                                   policy=request.router_policy)[0]  # fmt: skip
-        else:  # independent requests: one engine with its even share of the clients, times the engines
-            scale = engines
-            cell = predicted_cells(the_plan, terms, simulated, request.reps)[0]
+            parts = [(1, predicted_cells(the_plan, terms, agent, request.reps, replicas=engines,
+                                         policy=request.router_policy)[0])]  # fmt: skip
+        else:  # independent requests: each engine load simulated once, its tok/s times the engines that carry it
+            # (the busiest first: its cell gives the row's latencies); 1 client over 4 engines is one engine's tok/s,
+            # where the busiest engine's times the engines read 4 x it, and 5 over 2 read 2 x 3 clients' tok/s
+            parts = [(k, predicted_cells(the_plan, terms, simulated.model_copy(update={"clients": [n]}),
+                                         request.reps)[0]) for n, k in engine_loads(clients, engines)]  # fmt: skip
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
-    if cell.status != "ok" or not cell.output_tok_per_s:
-        return row.model_copy(update={"verdict": cell.reason or cell.status, "kv_tokens": the_plan.kv_tokens})
+    cell = parts[0][1]
+    if bad := next((c for _, c in parts if c.status != "ok" or not c.output_tok_per_s), None):
+        return row.model_copy(update={"verdict": bad.reason or bad.status, "kv_tokens": the_plan.kv_tokens})
     # a partly measured chip, or a tensor-parallel engine (its communication is not modelled), gets the wider error
     key = uncertainty.error_key(source, basis.complete and tp == 1)
-    rates = [r.output_tok_per_s * scale for r in cell.reps]
-    tok = uncertainty.figure_range(key, "output_tok_per_s", cell.output_tok_per_s * scale,
-                                   (min(rates), max(rates)))  # fmt: skip
+    total = sum(k * (c.output_tok_per_s or 0.0) for k, c in parts)
+    rates = [sum(k * c.reps[i].output_tok_per_s for k, c in parts) for i in range(min(len(c.reps) for _, c in parts))]
+    tok = uncertainty.figure_range(key, "output_tok_per_s", total, (min(rates), max(rates)) if rates else None)
     latency = {
         name: uncertainty.figure_range(key, name, value)
         for name, value in (("ttft_ms", cell.ttft_ms.median), ("tpot_ms", cell.tpot_ms.median))
@@ -384,7 +396,7 @@ def _advice_row(
         "fits": True, "calibrated": source == "calibrated", "kv_tokens": the_plan.kv_tokens, "source": source,
         "calibrated_on": calibration.key.chip if calibration else None, "chip_measured": basis.measured,
         "error_source": f"{uncertainty.error_source(key)}; {priors.describe(basis)}",
-        "output_tok_per_s": cell.output_tok_per_s * scale, "output_tok_per_s_range": (tok.low, tok.high),
+        "output_tok_per_s": total, "output_tok_per_s_range": (tok.low, tok.high),
         "prefix_cache_hit_share": cell.server_metrics_delta.get("prefix_cache_hit_rate"),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},

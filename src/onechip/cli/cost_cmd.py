@@ -33,7 +33,8 @@ def cost(
 
 def _render(result: CostReport, console: Console) -> None:
     billed = f" (billed as {result.billed_chips} × {result.billed_as})" if result.billed_as else ""
-    table = titled_table(f"{result.chip}{billed} at {result.output_tok_per_s or 0:,.1f} output tok/s")
+    taken = f" ({result.output_tok_per_s_from})" if result.output_tok_per_s_from not in (None, "given") else ""
+    table = titled_table(f"{result.chip}{billed} at {result.output_tok_per_s or 0:,.1f} output tok/s{taken}")
     hourly = "$/slice-h" if result.billed_as else "$/chip-h"
     for name in ("pricing", "region", hourly, "$/M tok", "month", "stops", "price read"):
         left = name in ("pricing", "region", "price read")
@@ -59,11 +60,13 @@ def _render(result: CostReport, console: Console) -> None:
                       highlight=False)  # fmt: skip
     if result.cells:
         names = list(dict.fromkeys(k for c in result.cells for k in c.usd_per_mtok))
-        cells = titled_table(f"$/M output tokens per {'predicted' if result.predicted else 'measured'} cell")
+        cells = titled_table(f"$/M output tokens per {'predicted' if result.predicted else 'measured'} cell "
+                             "(at its steady-window output tok/s)")  # fmt: skip
         for name in ("context", "clients", "tok/s", *names):
             cells.add_column(name, justify="right")
         for c in result.cells:
-            tok = f"{c.output_tok_per_s:,.1f}" if c.status == "ok" and c.output_tok_per_s else c.status
+            # an ok cell that counted no output tokens is 0.0 tok/s (its price '—'), not 'ok' in the tok/s column
+            tok = f"{c.output_tok_per_s or 0:,.1f}" if c.status == "ok" else c.status
             cells.add_row(
                 f"{c.context_tokens:,}",
                 str(c.clients),
@@ -85,4 +88,5 @@ def _render(result: CostReport, console: Console) -> None:
     for w in result.warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
     stale = "; * = price read more than 90 days ago" if any(line.stale for line in result.lines) else ""
-    console.print(f"month = 730 h running 24/7; stops = billing ends on its own{stale}")
+    console.print(f"$/M tok = USD per million output tokens; month = 730 h running 24/7; stops = billing ends on its "
+                  f"own{stale}")  # fmt: skip

@@ -60,6 +60,9 @@ def _print_simulated(run: BenchRun) -> None:
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
+        fitted_on, planned = cal.key.engine_version, run.server.engine_version
+        if fitted_on and planned and fitted_on != planned:  # store.find: no calibration of the plan's version stored
+            console.print(f"[yellow]fitted on engine version {fitted_on}[/]; the plan is for {planned}")
         if cal.unseparated:
             console.print(
                 f"[yellow]measured only together by these cells[/] (their split is the prior's, not the data's): "
@@ -99,6 +102,17 @@ def advise(
             console.print(f"[yellow]note[/] {note}")
     if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer
         raise ConfigError(f"{api.advise_unserved(advice)}; reasons above")
+
+
+# what each figure of advise's table is, and its unit: the tok/s is bench's steady-window figure (its first grid), not
+# the whole-run one vllm bench serve, GuideLLM and AIPerf report, which reads lower by the ramp and the drain (at
+# 4 clients on l4, 951 against 713), and $/M is per million output tokens at it; neither was said
+FIGURES_LEGEND = (
+    "[dim]tok/s: predicted aggregate output tokens per second, steady window (bench's first grid; the whole-run "
+    "figure vllm bench serve reports is lower by the ramp and the drain); TTFT, TPOT: predicted medians, ms; $/h: "
+    "USD per hour for the deployment's chips; $/M tok: USD per million output tokens at that tok/s; \\[ranges]: the "
+    "measured error of the prediction's source (note below)[/]"
+)
 
 
 def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) -> str:
@@ -145,16 +159,19 @@ def _print_advice(advice: Advice, request: AdviseRequest) -> None:
     if len(set(sources)) > 1:  # one source for every row is said once, under the table
         columns.append(("from", sources, False))
     for header, cells, whole in columns:
+        texts = [Text.from_markup(c).plain for c in [*cells, *header.split("\n")]]
         table.add_column(
             header,
             justify="left" if header in ("chip", "engines", "from") else "right",
             no_wrap=whole,
             overflow="ellipsis" if whole else "fold",
-            min_width=max(len(Text.from_markup(c)) for c in [*cells, *header.split("\n")]) if whole else 5,
+            # a wrapped column keeps its longest word whole ('calibrated' folded to 'calibrate' / 'd' at 80 columns)
+            min_width=max(len(w) for t in texts for w in (t.split() if not whole else [t]) or [""]),
         )
     for row in zip(*(cells for _, cells, _ in columns), strict=True):
         table.add_row(*row)
     print_whole(table)
+    console.print(FIGURES_LEGEND, highlight=False)
     # every price a row is ranked on, with its source and date (a row without one is ranked after those with)
     for chip, source, stale in dict.fromkeys((r.chip, r.price_source, r.price_stale) for r in fitting):
         flag = " [yellow]stale[/]" if stale else ""

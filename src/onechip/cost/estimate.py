@@ -103,6 +103,15 @@ def cell_costs(bench: BenchRun, prices: Iterable[Price]) -> list[CellCost]:
     return out
 
 
+def best_cell_words(bench: BenchRun, tok_s: float) -> str:
+    """What the throughput `estimate` took from `bench` (best_output_tok_per_s, `tok_s`) is: the cell and the
+    tok/s definition (CellResult.output_tok_per_s: the steady window, not the whole run), so a price is never read
+    as the run's whole-run or average figure."""
+    cell = next(c for c in bench.cells if c.status == "ok" and c.output_tok_per_s == tok_s)
+    kind = "predicted" if bench.prediction is not None else "measured"
+    return f"the best {kind} cell, {cell.context_tokens:,} ctx x {cell.clients} clients, steady window"
+
+
 def best_output_tok_per_s(bench: BenchRun) -> float | None:
     """Highest median aggregate output tok/s among the 'ok' cells of a bench summary; None if none."""
     values = [c.output_tok_per_s for c in bench.cells if c.status == "ok"]
@@ -202,9 +211,10 @@ def estimate(
     day = _today(today)
     prices = slice_prices(chip, pricing=_as_list(pricing), region=region)
     key, chips = billed_as(chip)
-    tok_s = output_tok_per_s
+    tok_s, tok_from = output_tok_per_s, "given" if output_tok_per_s is not None else None
     if tok_s is None and bench is not None:
         tok_s = best_output_tok_per_s(bench)
+        tok_from = best_cell_words(bench, tok_s) if tok_s is not None else None
     if tok_s is None and bench is None:
         raise ConfigError("give a throughput (--output-tok-per-s) or a run with a bench summary (--run)")
     warnings = _stale_warnings(prices, day)
@@ -219,6 +229,7 @@ def estimate(
         region=region,
         today=day.isoformat(),
         output_tok_per_s=tok_s,
+        output_tok_per_s_from=tok_from,
         lines=[_line(p, tok_s, day) for p in prices] if tok_s is not None else [],
         cells=cell_costs(bench, prices) if bench is not None else [],
         restarts=restart_costs([p for p in prices if p.preemptible] or prices, cold_boot_s, warm_boot_s),

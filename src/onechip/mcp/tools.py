@@ -494,14 +494,18 @@ def _bench_summary(r: WrittenRun) -> str:
             f" ({c.requests_failed} of {c.requests_sent} requests failed, not counted)" if c.requests_failed else ""
         )
         cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
-    return f"{r.run_dir}: {len(r.cells)} cells: " + "; ".join(cells)
+    # which tok/s (bench and simulate print two definitions) and whether measured: 'n cells: 951.4 tok/s' said neither
+    what = "predicted cells" if r.prediction is not None else "cells"
+    return f"{r.run_dir}: {len(r.cells)} {what} (output tok/s: steady window; TTFT: median): " + "; ".join(cells)
 
 
 def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
     cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
-    return f"{r.chip}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
+    at = f" at {r.output_tok_per_s:,.1f} output tok/s" if r.output_tok_per_s is not None else ""
+    taken = f" ({r.output_tok_per_s_from})" if at and r.output_tok_per_s_from not in (None, "given") else ""
+    return f"{r.chip}{at}{taken}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""
     )
 
@@ -581,7 +585,14 @@ def _advice_summary(a: Advice) -> str:
     best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
     # unpriced (no list price: advise ranks it after every priced row): said, so 'best' is not read as cheapest
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ", no price"
-    engines = f"{best.engines} x TP{best.tensor_parallel_size}"
+    # what the best row rests on, and the rows its $/M range overlaps: 'best v5e-1' from priors (0.69-2.08x) read as
+    # sure as a calibrated one, and an SLO can rank a prior row above a calibrated one
+    source = {"calibrated": "calibrated", "carried": f"carried from {best.calibrated_on}"}.get(
+        best.source or "", "priors"
+    )
+    engines = f"{best.engines} x TP{best.tensor_parallel_size}, {source}"
+    flip = best.could_flip_with
+    could = f"; could flip with {', '.join(flip[:3])}{f' and {len(flip) - 3} more' * (len(flip) > 3)}" if flip else ""
     # `local` is this server's card: an agent reading 'best local' would take it for its own machine's
     local = (
         "; local is this MCP server's card, not the client's (its note says which)"
@@ -593,7 +604,7 @@ def _advice_summary(a: Advice) -> str:
     fitting = [r for r in a.rows if r.fits]
     meeting = sum(r.slo_verdict == "pass" for r in fitting)
     slo = f"; SLO {best.slo_verdict or 'cannot tell'} ({meeting} of {len(fitting)} that fit meet it)" if a.slo else ""
-    return f"{a.model}: best {best.chip} ({engines}){cost}{unsupported}{slo}; {len(a.rows)} considered{local}"
+    return f"{a.model}: best {best.chip} ({engines}){cost}{could}{unsupported}{slo}; {len(a.rows)} considered{local}"
 
 
 def _demo_summary(m: RunManifest) -> str:

@@ -142,7 +142,9 @@ def _predicted_section(measured: RunFiles, predicted: RunFiles) -> list[str]:
     cal = pred_bench.prediction.calibration if pred_bench and pred_bench.prediction else None
     used = set(cal.cells) if cal else set()
     origin = f"calibrated on {', '.join(cal.cells)}" if cal else "roofline priors only (optimistic bound)"
-    lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", ""]
+    lines = ["", f"## Predicted vs measured ({_name(predicted)}: {origin})", "",
+             "Output tok/s is the steady window's on both sides; TTFT and TPOT are medians over reps, ms; err is "
+             "(predicted - measured) / measured.", ""]  # fmt: skip
     lines += _workload_mismatch(measured, predicted)
     header = ["context", "clients"] + [f"{label} {kind}" for label, _ in FIGURES for kind in ("meas", "pred", "err")]
     rows: list[list[Any]] = []
@@ -184,8 +186,10 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
         "",
         "## Per cell",
         "",
-        f"Ratios are {name_b} ÷ {name_a}. A tok/s difference is called *within CV* "
-        "when it is no larger than the two cells' combined coefficient of variation across reps.",
+        f"tok/s is the aggregate output tok/s of the steady window (the report's first grid; the whole-run figure "
+        f"peers report is lower by the ramp and the drain), median over reps. Ratios are {name_b} ÷ {name_a}. A "
+        "tok/s difference is called *within CV* when it is no larger than the two cells' combined coefficient of "
+        "variation across reps.",
         "",
     ]
     rows = [_cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n)) for ctx, n in keys]

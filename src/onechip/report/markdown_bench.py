@@ -69,12 +69,32 @@ def _unmeasured(cells: list[CellResult]) -> list[str]:
     return lines
 
 
+def _not_run(bench: BenchRun) -> list[str]:
+    """Bullets for the cells of the run's grid (BenchConfig.grid_cells) with no result in summary.json. bench
+    rewrites summary.json after each cell it finishes, so a bench interrupted (or still running) holds only the
+    cells before; its report read as a finished run of fewer cells. A trace replay's cell is named by the trace's
+    median prompt, which the summary alone does not give: not listed."""
+    if bench.config.workload == "trace" or bench.config.trace_file is not None:
+        return []
+    done = {(c.context_tokens, c.clients) for c in bench.cells}
+    missing = [cell for cell in dict.fromkeys(bench.config.grid_cells()) if cell not in done]
+    if not missing:
+        return []
+    return [f"Cells of the grid with no result ({len(missing)} of {len(bench.config.grid_cells())}: the bench "
+            "stopped before them, or is still running; `onechip bench URL --resume RUN_DIR` measures them):"] + [
+        f"- {ctx:,} ctx × {clients} clients" for ctx, clients in missing
+    ]  # fmt: skip
+
+
 def grids(bench: BenchRun | None) -> list[str]:
-    """The '## Benchmark' section: one grid per GRIDS entry, contexts as rows, clients as columns."""
+    """The '## Benchmark' section: one grid per GRIDS entry, contexts as rows, clients as columns, then the cells
+    not measured (_unmeasured) and those of the grid the summary has no result for (_not_run)."""
     cells = cells_of(bench)
     lines = ["## Benchmark", ""]
-    if bench is None or not cells:
+    if bench is None:
         return lines + ["No benchmark summary in this run."]
+    if not cells:  # bench writes its settings before the first request: a run stopped in its first cell
+        return lines + ["The bench summary holds no finished cell."] + _not_run(bench)
     config = bench.config
     if bench.prediction is not None:
         cal = bench.prediction.calibration
@@ -91,7 +111,9 @@ def grids(bench: BenchRun | None) -> list[str]:
     for title, render in GRIDS:
         header, rows = grid_rows(cells, render)
         lines += [f"### {title}", "", *md_table(header, rows), ""]
-    return lines + _unmeasured(cells) + _slipped(bench) + agent_turns(cells)
+    said = _unmeasured(cells)
+    not_run = _not_run(bench)
+    return lines + said + ([""] if said and not_run else []) + not_run + _slipped(bench) + agent_turns(cells)
 
 
 def _slipped(bench: BenchRun) -> list[str]:

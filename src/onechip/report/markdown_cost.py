@@ -36,8 +36,9 @@ def _lines(cost: CostReport) -> list[str]:
         return []
     first = cost.lines[0]
     tok_s = cost.output_tok_per_s if cost.output_tok_per_s is not None else first.output_tok_per_s
+    taken = f", {cost.output_tok_per_s_from}" if cost.output_tok_per_s_from not in (None, "given") else ""
     return [
-        f"Chip **{cost.chip or first.chip or '—'}** at {num(tok_s)} output tok/s "
+        f"Chip **{cost.chip or first.chip or '—'}** at {num(tok_s)} output tok/s{taken} "
         f"(prices judged on {cost.today or '—'}).",
         "",
         *md_table(LINE_HEADER, [_line_row(c) for c in cost.lines]),
@@ -57,7 +58,7 @@ def _cells(cells: list[CellCost], predicted: bool) -> list[str]:
         )
         for c in cells
     ]
-    title = f"$/M output tokens per {'predicted' if predicted else 'measured'} cell:"
+    title = f"$/M output tokens per {'predicted' if predicted else 'measured'} cell (at its steady-window tok/s):"
     return ["", title, "", *md_table(["context", "clients", "tok/s", *names], rows)]
 
 

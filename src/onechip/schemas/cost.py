@@ -105,6 +105,11 @@ class CostReport(ResultModel):
     region: str | None = Field(default=None, description="Region asked for; None = every region in the catalog.")
     today: str = Field(description="ISO date staleness was judged against.")
     output_tok_per_s: float | None = Field(default=None, description="Throughput the lines are for, if one.")
+    output_tok_per_s_from: str | None = Field(
+        default=None,
+        description="What output_tok_per_s is: 'given' (--output-tok-per-s), or the run's cell it was taken from and "
+        "its definition ('the best ok cell, 1,024 ctx x 4 clients, steady window'); None in an older cost.json.",
+    )
     lines: list[CostLine] = Field(default_factory=list, description="One line per price.")
     cells: list[CellCost] = Field(
         default_factory=list, description="Per cell of a run, measured or (predicted) simulated."

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel
+from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel
 
 
 class StepTerms(ResultModel):
@@ -22,33 +22,37 @@ class StepTerms(ResultModel):
     sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
     (tokens of several steps merge into one chunk while the server is busy), and per_output_token_s per token
     each step emitted (processed one step output at a time, before any merging); and per_admit_s host work per
-    request a step admits."""
+    request a step admits.
 
-    fixed_s: float = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
-    weights_s: float = Field(
+    Each term is a time: finite, not below 0 (Measured). A stored calibration edited to a NaN or negative term
+    was read, and every step's max(...) and comparisons dropped it: advise and simulate printed a 'calibrated'
+    prediction that term did not enter (per_token_s NaN or -1 both predicted as 0)."""
+
+    fixed_s: Measured = Field(description="Per step: fixed host cost (plus streamed weights when weights_s is 0), s.")
+    weights_s: Measured = Field(
         default=0.0,
         description="Per step: streamed weights / bandwidth, the device floor that compute overlaps "
         "(the step's device time is max(weights_s, per_token_s x padded tokens)), s.",
     )
-    per_seq_s: float = Field(default=0.0, description="Per sequence in the step (host: inputs, sampling), s.")
-    per_token_s: float = Field(description="Per token computed in the step (after bucket padding), s.")
-    per_kv_token_s: float = Field(description="Per KV-cache token read by the step's attention, s.")
-    per_attn_pair_s: float = Field(default=0.0, description="Per (query, key) pair of attention compute, s.")
-    request_overhead_s: float = Field(
+    per_seq_s: Measured = Field(default=0.0, description="Per sequence in the step (host: inputs, sampling), s.")
+    per_token_s: Measured = Field(description="Per token computed in the step (after bucket padding), s.")
+    per_kv_token_s: Measured = Field(description="Per KV-cache token read by the step's attention, s.")
+    per_attn_pair_s: Measured = Field(default=0.0, description="Per (query, key) pair of attention compute, s.")
+    request_overhead_s: Measured = Field(
         default=0.0, description="API server time per request (HTTP, chat template, tokenization), serial, s."
     )
-    per_stream_chunk_s: float = Field(
+    per_stream_chunk_s: Measured = Field(
         default=0.0,
         description="API server time per request per delivery round (detokenize, SSE chunk, streaming "
         "parsers), serial, s.",
     )
-    per_output_token_s: float = Field(
+    per_output_token_s: Measured = Field(
         default=0.0,
         description="API server time per token a step emitted, before deltas merge (vLLM V1 AsyncLLM "
         "output_handler -> OutputProcessor.process_outputs: stats, detokenize, stop check, a RequestOutput "
         "for every request of every step), serial, s.",
     )
-    per_admit_s: float = Field(
+    per_admit_s: Measured = Field(
         default=0.0,
         description="Per request the step admits from the waiting queue (host: the engine core's work for a new "
         "request, paid inside the step that admits it, so a wave admitted together delays that step for all), s.",
@@ -150,7 +154,11 @@ class AdviceRow(ResultModel):
         default=None, description="Chip the calibration was measured on (another chip: carried over)."
     )
     kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
-    output_tok_per_s: float | None = Field(default=None, description="Predicted aggregate output tok/s, median.")
+    output_tok_per_s: float | None = Field(
+        default=None,
+        description="Predicted aggregate output tok/s, median over seeds: the steady window (bench's "
+        "output_tok_per_s), not the whole run.",
+    )
     output_tok_per_s_range: tuple[float, float] | None = Field(
         default=None,
         description="Low and high: the seeds' spread widened to the measured error of this row's source "

@@ -98,9 +98,13 @@ def check_cells(cells: list[CellResult], config: BenchConfig) -> None:
     if not [c for c in ok if c.clients > 1]:
         missing.append("one cell with several clients")
     if missing:
-        raise ConfigError(
-            "the calibration run lacks " + " and ".join(missing) + "; measure it with `onechip bench --calibration`"
-        )
+        # a run of the right grid whose cells failed was told only to measure that grid again: what became of them
+        lost = [c for c in cells if not usable(c)]
+        first = lost[0] if lost else None
+        why = (f" ({len(lost)} of {len(cells)} cells not usable; first {first.context_tokens:,} x {first.clients}: "
+               f"{first.status}{f', {first.reason}' if first.reason else ''})" if first else "")  # fmt: skip
+        lacks = " and ".join(missing)
+        raise ConfigError(f"the calibration run lacks {lacks}{why}; measure it with `onechip bench --calibration`")
 
 
 def check_cell(c: CellResult, config: BenchConfig) -> None:
@@ -508,8 +512,9 @@ def calibrate(
     ConfigError when the cells lack what the fit needs (see check_cells). `admit`: whether per_admit_s is fitted
     (None: ADMIT); without it, 0."""
     admit = ADMIT if admit is None else admit
-    chosen = [c for c in run.cells if usable(c) and (cells is None or (c.context_tokens, c.clients) in cells)]
-    check_cells(chosen, run.config)
+    wanted = [c for c in run.cells if cells is None or (c.context_tokens, c.clients) in cells]
+    check_cells(wanted, run.config)  # the cells not usable too: its refusal says what became of them
+    chosen = [c for c in wanted if usable(c)]
 
     def residuals(terms: StepTerms) -> Vector:
         return _residuals(plan, run, chosen, terms, start_spread_s, jitter, clients)

@@ -14,7 +14,7 @@ from onechip.cli import cost_cmd
 from onechip.errors import ConfigError
 from onechip.schemas import BenchConfig, BenchRun, CellResult, RunManifest
 from onechip.schemas.inputs import build_request
-from onechip.schemas.requests import CostRequest
+from onechip.schemas.requests import CostRequest, ReportRequest
 
 
 def _run(tmp_path: Path, chip: str = "cpu") -> Path:
@@ -204,3 +204,36 @@ def test_a_run_with_nothing_to_price_is_refused_not_priced_at_zero(tmp_path: Pat
         CostRequest(chip="v5e-1", run_dir=run, output_tok_per_s=1496.5, pricing="spot", today="2026-11-29")
     )
     assert round(given.lines[0].usd_per_mtok, 3) == 0.107
+
+
+def test_the_throughput_a_run_is_priced_at_says_which_cell_and_window_it_is(tmp_path: Path) -> None:
+    """`cost --run` priced its first table at 'v5e-1 at 1,496.5 output tok/s' with no word that this is the best
+    cell's steady-window figure (not the run's whole-run tok/s peers report, nor an average over cells); the CLI,
+    cost.json and the report's cost section now say which, and a throughput given is not explained."""
+    run = _run(tmp_path, chip="v5e-1")
+    result = CliRunner().invoke(_app(), ["cost", "--run", str(run), "--pricing", "spot"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "v5e-1 at 1,496.5 output tok/s (the best measured cell, 128 ctx x 64 clients, steady window)" in (
+        result.output
+    )
+    assert "$/M tok = USD per million output tokens" in " ".join(result.output.split())
+    given = api.cost(CostRequest(chip="v5e-1", output_tok_per_s=100.0, pricing="spot"))
+    assert given.output_tok_per_s_from == "given"
+    stored = api.cost(CostRequest(run_dir=run, pricing="spot", write=True))
+    assert stored.output_tok_per_s_from == "the best measured cell, 128 ctx x 64 clients, steady window"
+    assert "at 1,496.5 output tok/s, the best measured cell, 128 ctx x 64 clients, steady window (" in (
+        api.report(ReportRequest(run_dir=run))[0].read_text(encoding="utf-8")
+    )
+
+
+def test_an_ok_cell_with_no_output_tokens_reads_zero_tok_per_s_not_ok(tmp_path: Path) -> None:
+    """A cell measured 'ok' whose requests counted no output tokens printed 'ok' in the per-cell tok/s column
+    (beside '—' for its price): the column holds a rate, 0.0 here, which no price per token can be drawn from."""
+    run = _run(tmp_path, chip="v5e-1")
+    bench = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    bench["cells"][1]["output_tok_per_s"] = 0.0
+    (run / "summary.json").write_text(json.dumps(bench), encoding="utf-8")
+    result = CliRunner().invoke(_app(), ["cost", "--run", str(run), "--pricing", "spot"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.replace(" ", "").startswith("│128│1│"))
+    assert row.replace(" ", "") == "│128│1│0.0│—│", row

@@ -32,7 +32,9 @@ def test_bench_reports_progress_and_returns_the_run(tmp_path):
     assert not result.is_error, result.content[0].text
     cells = result.structured_content["cells"]
     assert [(c["context_tokens"], c["clients"], c["status"]) for c in cells] == [(64, 1, "ok"), (64, 2, "ok")]
-    assert result.content[0].text.startswith(f"{tmp_path / 'run'}: 2 cells: 64x1 ")
+    assert result.content[0].text.startswith(
+        f"{tmp_path / 'run'}: 2 cells (output tok/s: steady window; TTFT: median): 64x1 "
+    )
     assert result.structured_content["run_dir"] == str(tmp_path / "run")
     assert (tmp_path / "run" / "summary.json").is_file()
     assert any(m and m.startswith("bench: ") and "requests" in m for _, m in seen)

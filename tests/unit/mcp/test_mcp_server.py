@@ -78,7 +78,7 @@ def test_cost_result_is_the_api_result_as_structured_content_with_a_summary_line
     expected = api.cost(CostRequest(**args)).model_dump(mode="json")
     assert result.structured_content == expected
     text = result.content[0].text
-    assert text.startswith("v5e-1: 2 prices, cheapest spot") and "\n" not in text
+    assert text.startswith("v5e-1 at 1,500.0 output tok/s: 2 prices, cheapest spot") and "\n" not in text
 
 
 def test_a_refused_value_is_the_cli_one_line_error():
@@ -575,3 +575,22 @@ def test_a_bench_summary_says_a_cells_failed_requests_are_not_counted(tmp_path, 
     (cell,) = result.structured_content["cells"]
     assert (cell["status"], cell["requests_sent"], cell["requests_failed"]) == ("ok", 3, 1)
     assert "TTFT" in result.content[0].text and " (1 of 3 requests failed, not counted)" in result.content[0].text
+
+
+def test_the_simulate_and_cost_summaries_say_which_tok_per_s_they_give(tmp_path):
+    """simulate's summary line read '4 cells: 128x4 951.4 tok/s' and cost's on a run 'v5e-1: 1 prices, cheapest spot
+    $0.320/Mtok': neither said the tok/s is the steady window's (bench prints two definitions), that simulate's cells
+    are predicted, nor what throughput the run was priced at."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(api.plan(PlanRequest(model="SmolLM2-135M-Instruct", chip="l4")).model_dump_json(), "utf-8")
+    result = call("simulate", {"plan": str(plan), "reps": 1, "contexts": [128], "clients": [4],
+                               "out_dir": str(tmp_path / "sim")})  # fmt: skip
+    assert not result.is_error, result.content[0].text
+    text = result.content[0].text
+    assert text.startswith(f"{tmp_path / 'sim'}: 1 predicted cells (output tok/s: steady window; TTFT: median): 128x4 ")
+    result = call("cost", {"run_dir": str(tmp_path / "sim"), "pricing": ["on-demand"]})
+    assert not result.is_error, result.content[0].text
+    tok_s = result.structured_content["output_tok_per_s"]
+    assert result.content[0].text.startswith(
+        f"l4 at {tok_s:,.1f} output tok/s (the best predicted cell, 128 ctx x 4 clients, steady window): 1 prices"
+    )

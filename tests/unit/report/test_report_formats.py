@@ -170,3 +170,10 @@ def test_empty_format_list_is_a_config_error(seed_run: Path, formats: str) -> No
     # Before: `onechip report RUN --format ''` wrote nothing and exited 0.
     with pytest.raises(ConfigError, match="no report format given"):
         write_report(seed_run, formats)
+
+
+def test_compare_says_which_tok_per_s_it_compares(seed_run: Path, tmp_path: Path) -> None:
+    """compare-*.md's per-cell table headed its columns 'tok/s <run>' with no word of the definition: the report
+    beside it prints two (steady window and whole run), which differ by the ramp and the drain."""
+    md = render_compare(seed_run, _other_run(tmp_path))
+    assert "tok/s is the aggregate output tok/s of the steady window (the report's first grid" in md

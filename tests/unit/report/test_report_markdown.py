@@ -189,3 +189,23 @@ def test_an_old_summary_with_loose_server_and_client_dicts_still_loads():
     }
     run = BenchRun.model_validate(old)
     assert (run.server.model, run.server.engine_version, run.client.host, run.client.python) == ("m", None, "h", None)
+
+
+def test_cells_of_the_grid_a_stopped_bench_never_reached_are_listed(tmp_path: Path) -> None:
+    """bench rewrites summary.json after each cell, so an interrupted bench's summary holds the cells it finished
+    and its config the whole grid; the report read as a finished run of fewer cells (a 2 x 2 grid stopped in its
+    second cell: one row, no word of the three others), and a bench stopped in its first cell as 'No benchmark
+    summary in this run', beside a summary.json holding its settings."""
+    files = seed_files()
+    files["summary.json"]["config"].update(contexts=[128, 1024], clients=[1, 64])
+    files["summary.json"]["cells"] = files["summary.json"]["cells"][:1]  # 128 x 1 finished
+    md = render_markdown(write_run(tmp_path / "stopped", files))
+    assert "Cells of the grid with no result (3 of 4:" in md
+    assert "- 128 ctx × 64 clients\n- 1,024 ctx × 1 clients\n- 1,024 ctx × 64 clients\n" in md
+    files["summary.json"]["cells"] = []
+    md = render_markdown(write_run(tmp_path / "first", files))
+    assert "No benchmark summary" not in md and "The bench summary holds no finished cell." in md
+    assert "Cells of the grid with no result (4 of 4:" in md
+    files["summary.json"]["config"]["contexts"] = [128]
+    files["summary.json"]["cells"] = seed_files()["summary.json"]["cells"][:2]  # 128 x 1 and 128 x 64: all of it
+    assert "no result" not in render_markdown(write_run(tmp_path / "whole", files))

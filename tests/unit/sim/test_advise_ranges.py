@@ -220,3 +220,60 @@ def test_advise_with_no_chips_named_compares_each_card_once() -> None:
     assert {"v5e-1", "v5e-4", "v5e-8"} <= set(chips)
     cards = [planner.chips.card_of(c) for c in chips if planner.rules.accelerator(c).kind == "gpu"]
     assert len(cards) == len(set(cards))
+
+
+def test_advise_says_what_each_figure_is_and_keeps_words_whole(run, tmp_path, monkeypatch) -> None:
+    """advise's table printed 'tok/s' and '$/M tok' with no word of which tok/s (the steady window, not the
+    whole-run figure peers report: at 4 clients on l4 the two read 951 and 713) or of what the M counts; and on
+    an 80-column console its 'from' column folded 'calibrated' into 'calibrate' / 'd'."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    plan = planner.plan_model(PlanRequest(model="SmolLM2-135M-Instruct", chip="l4", max_model_len=2048))
+    calibration_store.save(Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=SEED_TERMS))
+    code, out, err = run("advise", "SmolLM2-135M-Instruct", "--chips", "l4,v5e-1", "--workload",
+                         "ctx=512,clients=1", "--reps", "1")  # fmt: skip
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert "tok/s: predicted aggregate output tokens per second, steady window" in said
+    assert "$/M tok: USD per million output tokens at that tok/s" in said
+    assert re.search(r"│ calibrated\s*│?\s*$", out, re.M), out
+
+
+def test_replicas_are_credited_only_with_the_clients_they_get(tmp_path, monkeypatch) -> None:
+    """advise simulated one engine at its rounded-up share of the clients and multiplied its tok/s by the engines:
+    1 client over v5e-4's 4 engines read 4 x one stream's tok/s (gemma-4-12B: 177 tok/s, $3.629/M, as cheap as one
+    v5e-1; it is 44 tok/s on 4 billed chips, $14.5/M), and 3 clients over 2 l4 engines 2 x 2 clients' tok/s. The
+    clients are spread as evenly as they go (engine_loads) and each load's tok/s counts for the engines carrying it."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))  # priors: no stored calibration
+
+    def tok_per_s(clients: int, engines: int) -> float:
+        advice = api.advise(AdviseRequest(model="SmolLM2-135M-Instruct", chips=["l4"], reps=1,
+                                          workload={"ctx": 128, "clients": clients}))  # fmt: skip
+        row = next(r for r in advice.rows if r.engines == engines)
+        assert row.output_tok_per_s is not None
+        return row.output_tok_per_s
+
+    one, two = tok_per_s(1, 1), tok_per_s(2, 1)
+    assert tok_per_s(3, 2) == pytest.approx(one + two, rel=1e-9)
+    assert tok_per_s(2, 2) == pytest.approx(2 * one, rel=1e-9)
+    from onechip.api._predict import engine_loads
+
+    assert engine_loads(1, 4) == [(1, 1)] and engine_loads(5, 2) == [(3, 1), (2, 1)] and engine_loads(8, 4) == [(2, 4)]
+
+
+def test_the_mcp_summary_says_what_the_best_row_rests_on_and_what_it_could_flip_with() -> None:
+    """The advise tool's summary named the best row ('best v5e-1 (1 x TP1), $0.379/Mtok') with no word that it was
+    predicted from priors (0.69-2.08x) rather than a calibration, nor that its $/M range overlaps the rows below
+    (an SLO ranks a prior row passing it above a calibrated one the range straddles): an agent read it as sure."""
+    from onechip.mcp.tools import _advice_summary
+    from onechip.schemas.sim import Advice
+
+    prior = AdviceRow(chip="v5e-1", engines=1, tensor_parallel_size=1, fits=True, source="prior", usd_per_mtok=0.379,
+                      slo_verdict="pass", could_flip_with=["l4 1xTP1"])  # fmt: skip
+    calibrated = AdviceRow(chip="l4", engines=1, tensor_parallel_size=1, fits=True, source="calibrated",
+                           usd_per_mtok=0.2, slo_verdict="cannot tell")  # fmt: skip
+    said = _advice_summary(Advice(model="m", workload={}, slo={"ttft_ms": 100}, rows=[prior, calibrated]))
+    assert "best v5e-1 (1 x TP1, priors), $0.379/Mtok; could flip with l4 1xTP1;" in said
+    carried = calibrated.model_copy(update={"source": "carried", "calibrated_on": "v5e-1"})
+    assert "best l4 (1 x TP1, carried from v5e-1), $0.200/Mtok; 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[carried])
+    )

@@ -382,3 +382,16 @@ def test_the_fit_starts_on_both_sides_of_the_host_device_switch(seed_plan):
     assert device.weights_s == pytest.approx(0.008 - kv * 128)
     assert device.fixed_s + 16 * device.per_seq_s == pytest.approx(0.013)
     assert device.fixed_s + device.per_seq_s < device.weights_s
+
+
+def test_a_calibration_run_whose_cells_failed_says_so(cpu_plan):
+    """A `bench --calibration` run whose every cell failed (the server refused each request) was told only that it
+    lacks the calibration grid and to run `bench --calibration`, which it was: the refusal now says how many cells
+    were not usable and the first one's status and reason."""
+    run = measured(cpu_plan, [64, 512], [1, 4])
+    run.cells = [c.model_copy(update={"status": "failed", "reason": "HTTP 500 on every request"}) for c in run.cells]
+    with pytest.raises(ConfigError, match=re.escape("(4 of 4 cells not usable; first 64 x 1: failed, HTTP 500 on")):
+        calibrate(cpu_plan, run)
+    run.cells[0] = measured(cpu_plan, [64], [1]).cells[0]
+    with pytest.raises(ConfigError, match=re.escape("(3 of 4 cells not usable; first 64 x 4: failed")):
+        calibrate(cpu_plan, run)
