@@ -14,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+from factories import corpus_entry
 from onechip.planner.core import plan_model
 from onechip.planner.rules import engine_rules
 from onechip.planner.weights import Tensor, kv_b_proj_quantized, mla_dequantized_kv_b_proj_bytes
@@ -99,3 +100,20 @@ def test_an_fp8_checkpoint_loads_the_copies(tmp_path: Path) -> None:
         weights = {name: plan.memory_budget.weights_bytes for name, plan in plans.items()}
         # the FP8 kv_b_proj's bytes less the BF16 one's, over the ranks, and each rank's heads' dequantized copy
         assert weights["fp8"] - weights["bf16-kv-b"] == (fp8_bytes - bf16_bytes) // tp + COPIES // tp
+
+
+def test_the_v2_lite_row_is_planned_on_its_layout(tmp_path: Path) -> None:
+    # benchmarks/planner_accuracy.py plans h100-deepseek-v2-lite-mla-v0190 on the DeepSeek-V2 layout, which adds up to
+    # the published 31,412,968,448 B, so the planner sees vLLM's parameters as a real checkpoint shows them: the
+    # caching allocator's tails (planner.weights.allocator_tail_bytes) of the 26 shared-expert down_proj of
+    # 2,048 x 2,816 x 2 B = 11 MiB (+1 MiB each) and layer 0's gate_up_proj of 2 x 10,944 x 2,048 x 2 B = 85.5 MiB
+    # (+0.5); bf16, so no dequantized kv_b_proj copy (W_UK_T and W_UV are views of the parameter)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import planner_accuracy
+
+    entry = corpus_entry("h100-deepseek-v2-lite-mla-v0190")
+    model, how = planner_accuracy.model_of(entry, "vllm-gpu", tmp_path, True)
+    assert how == "checkpoint bytes (DeepSeek-V2 layout)"
+    fields = planner_accuracy.request_of(entry, "h100", "vllm-gpu", "0.19.0")
+    plan = planner_accuracy.plan_fields(model, fields)
+    assert plan.memory_budget.weights_bytes == 31_412_968_448 + 26 * (1 << 20) + (1 << 19)
