@@ -620,6 +620,18 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
             write_layout(path, config, layout)
             return str(path), "checkpoint bytes (dense layout)"
+    if (
+        config.get("model_type") == "deepseek_v2"
+        and how == "checkpoint bytes"
+        and pp == 1
+        and not args.get("quantization")
+    ):
+        # an MLA checkpoint whose DeepSeek-V2 layout adds up to its published bytes: the planner sees vLLM's
+        # parameters (their caching-allocator tails, whether kv_b_proj is quantized) as the checkpoint shows them
+        layout = deepseek_v2_layout(config)
+        if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
+            write_layout(path, config, layout)
+            return str(path), "checkpoint bytes (DeepSeek-V2 layout)"
     layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how

@@ -1374,6 +1374,14 @@ class EngineEntry(StrictModel):
         "every stage's layers and compares it with the smallest stage's KV pool (planner.gpu_plan); None: none.",
     )
     pp_check_whole_model_source: str = Field(default="", description="Where that range comes from.")
+    mla_dequantized_kv_b_proj: VersionRange | None = Field(
+        default=None,
+        description="Releases whose MLA attention keeps, beside a quantized kv_b_proj, its dequantized copy in the "
+        "model dtype (W_UK_T and W_UV, views of one kv_lora_rank x heads x (qk_nope_head_dim + v_head_dim) tensor "
+        "per layer), made in process_weights_after_loading and so in 'Model loading took' "
+        "(planner.weights.mla_dequantized_kv_b_proj_bytes); None: none.",
+    )
+    mla_dequantized_kv_b_proj_source: str = Field(default="", description="Where that range comes from.")
     hybrid_rules: list[HybridStateRule] = Field(
         default_factory=list, description="Recurrent-state rules of hybrid models by version (empty: refused)."
     )

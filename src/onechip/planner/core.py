@@ -88,6 +88,8 @@ from onechip.planner.weights import (
     allocator_tail_bytes,
     decode_bytes_per_step,
     dropped_names,
+    kv_b_proj_quantized,
+    mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
     weights_by_component,
@@ -3007,7 +3009,8 @@ def _stages(r: _Resolved) -> list[Stage]:
     Raises ConfigError for KV sharing under PP (a layer reading a cache another stage may hold)."""
     pp = r.request.pipeline_parallel_size
     if pp == 1:
-        return [Stage(geometry=r.geometry, weights_bytes=r.weights, offload=_offload(r, None))]
+        copies = _mla_kv_b_proj_copies(r, len(r.geometry.layers))
+        return [Stage(geometry=r.geometry, weights_bytes=r.weights + copies, offload=_offload(r, None))]
     if any(not layer.owns_cache for layer in r.geometry.layers):
         raise ConfigError(
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
@@ -3019,10 +3022,31 @@ def _stages(r: _Resolved) -> list[Stage]:
                                dropped=dropped_names(r.src.config.data.get("architectures")))  # fmt: skip
     return [
         Stage(
-            geometry=stage_geometry(r.geometry, layers), weights_bytes=w, last=i == pp - 1, offload=_offload(r, layers)
+            geometry=stage_geometry(r.geometry, layers),
+            weights_bytes=w + _mla_kv_b_proj_copies(r, len(layers)),
+            last=i == pp - 1,
+            offload=_offload(r, layers),
         )
         for i, (layers, w) in enumerate(zip(ranges, weights, strict=True))
     ]
+
+
+def _mla_kv_b_proj_copies(r: _Resolved, layers: int) -> int:
+    """The dequantized kv_b_proj copies an MLA model's `layers` decoder layers keep on a stage, over its TP ranks
+    (planner.weights.mla_dequantized_kv_b_proj_bytes), where the release keeps them (engines.json
+    mla_dequantized_kv_b_proj) and kv_b_proj is quantized: stored so (planner.weights.kv_b_proj_quantized), or by
+    --quantization. 0 on another chip kind (tpu-inference's MLA was not read) and under --cpu-offload-gb (an
+    offloaded layer's copy is made where its weights are, which is not modelled)."""
+    if (
+        r.acc.kind != "gpu"
+        or r.request.cpu_offload_gb
+        or not _is_mla(r.src.text_config)
+        or not r.rules.keeps_mla_dequantized_kv_b_proj(r.request.engine_version)
+    ):
+        return 0
+    if not (r.request.quantization or kv_b_proj_quantized(r.src.tensors)):
+        return 0
+    return mla_dequantized_kv_b_proj_bytes(r.src.text_config, layers=layers, dtype_bytes=DTYPE_BYTES[r.dtype_name])
 
 
 def _allocator_tail(r: _Resolved) -> int:

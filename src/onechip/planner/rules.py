@@ -175,6 +175,12 @@ class EngineRules(EngineEntry):
         check = self.pp_check_whole_model
         return check is not None and check.covers(engine_version or self.release or self.version)
 
+    def keeps_mla_dequantized_kv_b_proj(self, engine_version: str | None) -> bool:
+        """Whether MLA attention keeps a quantized kv_b_proj's dequantized copy beside it at `engine_version` (None:
+        the release the rules were read from): `mla_dequantized_kv_b_proj`."""
+        keeps = self.mla_dequantized_kv_b_proj
+        return keeps is not None and keeps.covers(engine_version or self.release or self.version)
+
     def _from(self, floor: str | None, engine_version: str | None) -> bool:
         if floor is None:
             return False

@@ -615,3 +615,28 @@ def allocator_tail_bytes(
         if size >= 10 * _MIB and 0 < pad <= _MIB:
             tail += pad
     return tail
+
+
+def kv_b_proj_quantized(tensors: Iterable[Tensor]) -> bool:
+    """Whether an MLA checkpoint stores kv_b_proj quantized: one of its tensors is not floating point (FP8, packed
+    integers) or is not the plain weight or bias (weight_scale_inv, qweight, scales). False where no tensor is named
+    kv_b_proj (a layout the planner does not see)."""
+    return any(
+        t.dtype not in _FLOAT_CODES or not t.name.endswith(("kv_b_proj.weight", "kv_b_proj.bias"))
+        for t in tensors
+        if ".kv_b_proj." in t.name
+    )
+
+
+def mla_dequantized_kv_b_proj_bytes(text: Mapping[str, Any], *, layers: int, dtype_bytes: float) -> int:
+    """Bytes over all TP ranks of `layers` MLA decoder layers that vLLM keeps beside a quantized kv_b_proj: its
+    dequantized copy in the model dtype, kv_lora_rank x num_attention_heads x (qk_nope_head_dim + v_head_dim)
+    elements per layer (each rank its heads), which MLA attention's process_weights_after_loading splits into the
+    W_UK_T and W_UV views it keeps, inside 'Model loading took' (engines.json mla_dequantized_kv_b_proj, with the
+    releases read). DeepSeek-V2-Lite: 512 x 16 x (128 + 128) x 2 B x 27 layers = 108 MiB. 0 for a config without
+    kv_lora_rank (not MLA)."""
+    if text.get("kv_lora_rank") is None:
+        return 0
+    fields = ("kv_lora_rank", "num_attention_heads", "qk_nope_head_dim", "v_head_dim")
+    rank, heads, nope, v = (int(text[name]) for name in fields)
+    return int(rank * heads * (nope + v) * dtype_bytes) * layers
