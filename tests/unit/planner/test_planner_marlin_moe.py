@@ -12,8 +12,15 @@ import pytest
 
 from factories import BOOTLOGS, sized_checkpoint
 from onechip.planner import plan_model
-from onechip.planner.gpu_memory import MarlinMoe, marlin_moe_group, moe_call_bytes, moe_workspace_bytes, select_rule
-from onechip.planner.rules import engine_rules
+from onechip.planner.gpu_memory import (
+    MarlinMoe,
+    marlin_moe_group,
+    moe_call_bytes,
+    moe_workspace_bytes,
+    select_rule,
+    triton_topk_sampler_rule,
+)
+from onechip.planner.rules import accelerator, engine_rules
 from onechip.schemas.common import GIB
 
 RULES = engine_rules("vllm-gpu")
@@ -139,4 +146,10 @@ def test_a_wna16_checkpoint_plans_its_marlin_buffers(tmp_path: Path) -> None:
     rule = select_rule(RULES.memory_rules, "0.19.0")
     calls = 2048 * 8 * (max(2 * 704, 2816) + 704) * 2
     moe_forward = 2048 * rule.forward_hidden_copies * 2816 * 2 + calls
-    assert per_call.activation_peak_bytes >= moe_forward + rule.activation_base_bytes
+    # the base on an L4 (58 SMs, compute capability 8.9): the counted sampler rule's cuBLAS workspace, 8,519,680 B
+    # (planner.gpu_memory.triton_topk_sampler_rule); the fitted 84,488,246 B held before the L4 SM count was read
+    counted, _ = triton_topk_sampler_rule(
+        rule, compute_capability=89, sm_count=accelerator("l4").sm_count, dtype_bytes=2, rows=16, vocab=262_144
+    )
+    assert counted.activation_base_bytes == 8_519_680
+    assert per_call.activation_peak_bytes >= moe_forward + counted.activation_base_bytes
