@@ -24,19 +24,12 @@ import pytest
 from factories import sized_checkpoint
 from onechip.planner.core import plan_model
 from onechip.planner.gpu_memory import select_rule, triton_topk_buffer_bytes, triton_topk_sampler_rule
-from onechip.planner.rules import accelerator, engine_rules
+from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / "configs"
 RULE = select_rule(engine_rules("vllm-gpu").memory_rules, "0.19.0")
 CUBLAS_SM90 = 4096 * 8 * 1024  # torch 2.10.0 CublasHandlePool.cpp: 4,096 KiB x 8 on capability 9.0
-
-
-def test_the_h100_has_132_sms() -> None:
-    # torch.cuda.get_device_properties on 'NVIDIA H100 80GB HBM3': multi_processor_count=132 (search-index file ids
-    # 43466784132, 16920867219); the A100 80GB: 108 (70306110927)
-    assert accelerator("h100").sm_count == 132
-    assert accelerator("a100-80gb").sm_count == 108
 
 
 @pytest.mark.parametrize(("rows", "programs"), [(1024, 132), (132, 132), (100, 128), (8, 8), (5, 8)])
@@ -62,9 +55,9 @@ def test_the_count_replaces_the_fit_only_where_the_sms_are_known() -> None:
     assert RULE.sampler_bytes_per_seq_vocab == 14.17  # the fallback stays the fitted figure
 
 
-def _peak(tmp_path: Path, config: str) -> float:
+def _peak(tmp_path: Path, config: str, version: str = "0.19.0") -> float:
     path = sized_checkpoint(tmp_path / "m", json.loads((CONFIGS / config).read_text(encoding="utf-8")), 2**30)
-    plan = plan_model(str(path), "h100", engine_version="0.19.0", max_model_len=8192, utilization=0.95)
+    plan = plan_model(str(path), "h100", engine_version=version, max_model_len=8192, utilization=0.95)
     assert plan.memory_budget is not None
     return plan.memory_budget.activation_peak_bytes
 
@@ -90,3 +83,28 @@ def test_the_0190_h100_sampler_peaks_as_counted(
     # within the print's 0.005 GiB and the 0.002 GiB the count leaves under two of the logs (allocator tails of the
     # 501 MiB fp32 tensors of Llama's vocab, small per-row tensors: not counted)
     assert peak / GIB == pytest.approx(logged_gib, abs=0.0075)
+
+
+# vLLM 0.20.0 - 0.20.2 sample as 0.19.0 does (read in their sdists: topk_topp_sampler.py and topk_topp_triton.py are
+# 0.19.0's byte for byte; sampler.py adds only logprob_token_ids, which _dummy_sampler_run sets to None) and pin torch
+# 2.11.0 (requirements/cuda.txt), cut before pytorch PR #175344: the same 32 MiB workspace on capability 9.0.
+# Hand-worked for Gemma-2-9B on H100 at 1,024 sequences: 1,024 x 256,000 x 14 + 132 x 256,000 x 4 + 32 MiB +
+# (8,192 + 2 x 1,024) x 3,584 x 2 = 3,912,138,752 B, as on 0.19.0 (the fitted terms: 3.6065 GiB).
+@pytest.mark.parametrize("version", ["0.20.0", "0.20.1", "0.20.2"])
+def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -> None:
+    rule = select_rule(engine_rules("vllm-gpu").memory_rules, version)
+    counted, buffer = triton_topk_sampler_rule(
+        rule, compute_capability=90, sm_count=132, dtype_bytes=2, rows=1024, vocab=256_000
+    )
+    assert (counted.sampler_bytes_per_seq_vocab, counted.activation_base_bytes, buffer) == (
+        14,
+        CUBLAS_SM90,
+        132 * 256_000 * 4,
+    )
+    assert (
+        triton_topk_sampler_rule(rule, compute_capability=80, sm_count=108, dtype_bytes=2, rows=1024, vocab=9)[
+            0
+        ].activation_base_bytes
+        == 4096 * 1024 * 2 + 16 * 1024 * 8
+    )  # ':4096:2:16:8' off Hopper (Blackwell too)
+    assert _peak(tmp_path, "google--gemma-2-9b-it.json", version) == 3_912_138_752
