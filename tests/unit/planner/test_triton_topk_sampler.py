@@ -108,3 +108,22 @@ def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -
         == 4096 * 1024 * 2 + 16 * 1024 * 8
     )  # ':4096:2:16:8' off Hopper (Blackwell too)
     assert _peak(tmp_path, "google--gemma-2-9b-it.json", version) == 3_912_138_752
+
+
+# vLLM 0.21.0 - 0.25.x warm up FlashInfer first on a card it supports, then the native path again with a per-request
+# generator (_dummy_sampler_run's second call, read in their sdists): the native path's peak, the same Triton buffer,
+# 14 B per element and torch 2.11.0's workspace; Gemma-2-9B on H100 hand-worked as above: 3,912,138,752 B. On 0.25.x
+# a dense model runs the V2 model runner (engines.json v2_runner_rules), whose warm-up is its own: the rule only.
+@pytest.mark.parametrize(("version", "v1_runner"), [("0.21.0", True), ("0.23.0", True), ("0.25.1", False)])
+def test_the_021_to_025_releases_peak_on_the_native_warm_up(tmp_path: Path, version: str, v1_runner: bool) -> None:
+    rule = select_rule(engine_rules("vllm-gpu").memory_rules, version)
+    counted, buffer = triton_topk_sampler_rule(
+        rule, compute_capability=90, sm_count=132, dtype_bytes=2, rows=1024, vocab=256_000
+    )
+    assert (counted.sampler_bytes_per_seq_vocab, counted.activation_base_bytes, buffer) == (
+        14,
+        CUBLAS_SM90,
+        132 * 256_000 * 4,
+    )
+    if v1_runner:
+        assert _peak(tmp_path, "google--gemma-2-9b-it.json", version) == 3_912_138_752
