@@ -236,13 +236,14 @@ _LOGGED = {
     # - tpu-inference's 'TPU info: ... | tpu_type=v6e-1 | ...' (tpu_inference/__init__.py, tpu_commons/__init__.py);
     #   tpu_commons' tpu_jax_runner.py PJRT platform version, JAX's device kind ('TFRT TPU v6 lite')
     # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
-    #   '...' and is not read), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)',
-    #   a script's 'GPU device name: NVIDIA GeForce RTX 4090'
+    #   '...' and is not read; its first '|' goes with a collector's timestamp before it, as _STAMP_COLUMN reads a log
+    #   view's ' | '), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)', a script's
+    #   'GPU device name: NVIDIA GeForce RTX 4090'
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
     "device_name": re.compile(
         r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
-        r"|^\|\s+\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
+        r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
         r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
         r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
     ),
@@ -620,7 +621,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.warnings.append(redact(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
             out.errors.append(redact(line))
-        _read_facts(out, plain)
+        # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
+        # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
+        _read_facts(out, bare)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
             wrapped.append(bare)
             joined = " ".join(wrapped)

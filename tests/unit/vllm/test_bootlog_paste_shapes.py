@@ -1,0 +1,82 @@
+"""Real boot logs of tests/fixtures/bootlogs in the shapes users paste them: each variant is built here from the clean
+log (a collector's or a terminal's prefix on every line, a BOM, another line end, ...) and must read as the clean log
+does, figure for figure: version, weights, pool, tokens, concurrency, CUDA-graph memory, the deployment's logged
+args and card, warnings, errors, the failure verdict and the boot timeline; and log_summary keeps the same kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.vllm import log_summary
+from onechip.vllm.bootlog import read_boot_log
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+# versions V0 0.4 - 0.8 and V1 0.10 - 0.32, GPU (CUDA and ROCm), TPU and CPU, TP / PP / Ray, started and refused, and
+# logs with a card or a versions table printed beside vLLM's lines
+LOGS = [
+    "w7900-llama3-8b-len8192-v041-rocm",
+    "w7900-llama31-8b-len131072-v064dev-rocm",
+    "l40-qwen25-math-1.5b-len4096-v072",
+    "l40sx2-qwen25-32b-tp2-len10000-v071",
+    "rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090",
+    "a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011",
+    "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110",
+    "h100x2-llama31-8b-pp2-v0190",
+    "h100x5-qwen3-14b-tp5-refused-v0190",
+    "t4-gemma4-e2b-len16384-v0280",
+    "rtxpro6000x2-qwen3-32b-tp2-util0426-len32768-v0271",
+    "mi300x-gemma4-12b-len32768-v0311",
+    "tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291",
+    "tpu-v5e1-gemma4-e2b-util095-len16384-refused-v0261",
+    "cpu-smollm2-135m-v0320-seed",
+    "cpu-qwen3-0.6b-len40960-refused",
+]
+FIGURES = (
+    "engine_version", "weights_gib", "weight_load_s", "kv_cache_tokens", "kv_cache_gib", "max_concurrency",
+    "max_concurrency_context", "kv_cache_num_blocks", "kv_cache_needed_gib", "estimated_max_model_len",
+    "cuda_graph_estimated_gib", "cuda_graph_capture_gib", "hbm_gib", "kv_cache_shape", "fp8_kv_cache_dtype",
+    "compile_s", "logged",
+)  # fmt: skip
+
+
+def _read(text: str) -> dict[str, Any]:
+    """What the grammar and the summary make of `text`: every figure, the counts of warning and error lines, whether
+    it failed, the timeline's events and the summary's kinds."""
+    record = read_boot_log(text, "vllm", "m")
+    out = {name: getattr(record, name) for name in FIGURES}
+    out.update(
+        warnings=len(record.warnings), errors=len(record.errors), failed=record.failure_cause is not None,
+        events=[event.name for event in record.events], kinds=log_summary.summarize(text, "x").counts,
+    )  # fmt: skip
+    return out
+
+
+def _each_line(prefix: str) -> Callable[[str], str]:
+    return lambda text: "\n".join(prefix + line for line in text.splitlines())
+
+
+SHAPES: dict[str, Callable[[str], str]] = {
+    # vLLM's own process tags, as every line of a worker or an engine core carries them
+    "engine core tag": _each_line("(EngineCore_DP0 pid=123) "),
+    "0.10 worker tag": _each_line("(VllmWorker TP1 pid=9) "),
+    "ray worker tag": _each_line("(RayWorkerWrapper pid=4242, ip=10.0.0.12) "),
+    # collectors: `docker compose logs`, `kubectl logs --timestamps`, journalctl's short form, GitHub Actions' raw log
+    "docker compose column": _each_line("vllm-1  | "),
+    "kubectl timestamps": _each_line("2026-01-01T10:00:00.123456789Z "),
+    "journalctl": _each_line("Dec 05 10:00:00 host vllm[123]: "),
+    "github actions": _each_line("2026-01-01T00:00:00.0000000Z "),
+    # a Markdown quote, and Windows line ends
+    "markdown quote": _each_line("> "),
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", LOGS)
+def test_a_pasted_shape_reads_as_the_clean_log(name: str, shape: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _read(SHAPES[shape](text)) == _read(text)
