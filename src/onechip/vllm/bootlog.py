@@ -278,9 +278,11 @@ _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # kubectl timestamp, a systemd journal / syslog line head for a service ('авг 18 14:15:02 llm python3[28059]: ', month
 # in the host's locale, v100x4-1cat-len8192-journald), and vLLM's process tags, Ray's with their node ('(EngineCore_DP0
 # pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
-# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
-# month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
-# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted too).
+# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085), `kubectl logs --prefix`'s '[pod/NAME/CONTAINER] ' and Slurm's task
+# label (`srun --label`: '0: ' before each line of task 0, its number padded to the widest). The journal head comes in
+# journalctl's default 'short' form (the month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms
+# ('2025-08-18T14:14:46+0300 llm python3[28147]: ', ISO 8601 with the offset written without a colon,
+# systemd/systemd#26639; '+03:00' is accepted too).
 # A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and a log
 # line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}
 # [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]' (the tqdm(1) man
@@ -314,13 +316,15 @@ _STAMP_COLUMN = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d
 # (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
     rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃`]\s?"
-    rf"|{_STAMP_COLUMN}|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
+    rf"|{_STAMP_COLUMN}|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*"
+    rf"|\[pod/[\w.-]+/[\w.-]+\]\s|\d{{1,5}}: )"
 )
 
 
 def _plain(line: str) -> str:
-    """`line` as vLLM wrote it, from a copy or an export of it: the export row's column and CSV quoting, HTML markup
-    and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    """`line` as vLLM wrote it, from a copy or an export of it: a byte-order mark, the export row's column and CSV
+    quoting, HTML markup and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    line = line.lstrip("\ufeff")  # a byte-order mark a Windows editor or a PowerShell redirect wrote first
     if match := _EXPORT_ROW.match(line):
         line = match.group(2) if match.group(1) is None else match.group(1).replace('""', '"')
     line = html.unescape(_MARKUP.sub("", line))

@@ -69,6 +69,12 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "kubectl timestamps": _each_line("2026-01-01T10:00:00.123456789Z "),
     "journalctl": _each_line("Dec 05 10:00:00 host vllm[123]: "),
     "github actions": _each_line("2026-01-01T00:00:00.0000000Z "),
+    # `kubectl logs --prefix`, Slurm's `srun --label` task number
+    "kubectl prefix": _each_line("[pod/vllm-7d9f8c-x2k4q/vllm] "),
+    "slurm label": _each_line("0: "),
+    "slurm label, two digits": _each_line("12: "),
+    # a byte-order mark (a Windows editor, PowerShell's `>` redirect)
+    "bom": lambda text: "\ufeff" + text,
     # a Markdown quote, and Windows line ends
     "markdown quote": _each_line("> "),
     "crlf": lambda text: text.replace("\n", "\r\n"),
