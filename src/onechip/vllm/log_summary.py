@@ -100,21 +100,25 @@ _TIMELINE = re.compile(
 
 def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None]:
     """(kind, trap text) of one log line; (None, None) when the summary leaves it out. `in_traceback`:
-    the previous kept line was part of a traceback (its indented frames are errors too)."""
-    trap = next((text for pattern, text in TRAPS if pattern.search(line)), None)
+    the previous kept line was part of a traceback (its indented frames are errors too). The kinds are read on the
+    line without what a paste or a collector put before and around vLLM's text (bootlog.bare_line): ANSI colours glue
+    the level to the escape ('\x1b[33mWARNING\x1b[0m', no word boundary before it), so a coloured warning was kept
+    as a memory line or dropped."""
+    bare = bare_line(line)
+    trap = next((text for pattern, text in TRAPS if pattern.search(bare)), None)
     if (
-        _ERROR.search(line)
-        or _EXCEPTION.match(bare_line(line))
+        _ERROR.search(bare)
+        or _EXCEPTION.match(bare)
         or (in_traceback and (line.startswith((" ", "\t")) or not line.strip()))
     ):
         return "error", trap
     if trap is not None:
         return "trap", trap
-    if _WARNING.search(line):
+    if _WARNING.search(bare):
         return "warning", None
-    if _MEMORY.search(line):
+    if _MEMORY.search(bare):
         return "memory", None
-    if _TIMELINE.search(line):
+    if _TIMELINE.search(bare):
         return "timeline", None
     return None, None
 

@@ -5,6 +5,7 @@ args and card, warnings, errors, the failure verdict and the boot timeline; and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,18 @@ def _each_line(prefix: str) -> Callable[[str], str]:
     return lambda text: "\n".join(prefix + line for line in text.splitlines())
 
 
+ESC = "\x1b"
+# vLLM's colour formatter (vllm/logging_utils/formatter.py ColoredFormatter of the 0.34.0 sdist): the level in its
+# colour, the file:line in grey, the process tag in cyan
+_LEVEL_HEAD = re.compile(r"\b(INFO|WARNING|ERROR|DEBUG|CRITICAL)( \d\d-\d\d [\d:]+) (\[[^\]]+\])")
+_TAG = re.compile(r"^(\([\w -]+pid=\d+[^)]*\)) ")
+
+
+def _coloured(text: str) -> str:
+    lines = [_TAG.sub(rf"{ESC}[0;36m\1{ESC}[0;0m ", line) for line in text.splitlines()]
+    return "\n".join(_LEVEL_HEAD.sub(rf"{ESC}[32m\1{ESC}[0m\2 {ESC}[90m\3{ESC}[0m", line) for line in lines)
+
+
 SHAPES: dict[str, Callable[[str], str]] = {
     # vLLM's own process tags, as every line of a worker or an engine core carries them
     "engine core tag": _each_line("(EngineCore_DP0 pid=123) "),
@@ -75,6 +88,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "slurm label, two digits": _each_line("12: "),
     # a byte-order mark (a Windows editor, PowerShell's `>` redirect)
     "bom": lambda text: "\ufeff" + text,
+    # a terminal's colours, as `docker compose logs` colours its column too
+    "ansi colours": _coloured,
+    "compose column in colour": lambda text: _each_line(f"{ESC}[36mvllm-1  |{ESC}[0m ")(_coloured(text)),
     # a Markdown quote, and Windows line ends
     "markdown quote": _each_line("> "),
     "crlf": lambda text: text.replace("\n", "\r\n"),
