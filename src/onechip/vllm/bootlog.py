@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import calendar
 import html
+import json
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -321,6 +322,43 @@ _PREFIX = re.compile(
 )
 
 
+# vLLM's JSON logging: the built-in `--logging-config.formatter json` of 0.34 (python-json-logger's JsonFormatter with
+# 'asctime levelname name processName process message vllm_process_name', vllm/logging_utils/formatter.py JSON_FORMAT)
+# or a VLLM_LOGGING_CONFIG_PATH / pylogging_config_file naming a JSON formatter (examples/features/
+# logging_configuration.md of the 0.33.0 and 0.34.0 sdists; with no format of its own it writes 'message' only): one
+# JSON object a line, behind vLLM's process tag where the version still prepends it to stdout. Read as the text line
+# vLLM would print, 'LEVEL MM-DD HH:MM:SS message' (what the record has of these), then the traceback
+# python-json-logger puts in 'exc_info' as lines of their own (_records)
+_JSON_TIME = re.compile(r"^\d{4}-(\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+
+
+def _json_record(bare: str) -> str | None:
+    """The text of a JSON log record `bare` (a bare line) as vLLM's text formatter prints it, its exc_info on the lines
+    after it; None when `bare` is no JSON object with a 'message'."""
+    if not (bare.startswith("{") and bare.endswith("}")):
+        return None
+    try:
+        record = json.loads(bare)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(message := record.get("message"), str):
+        return None
+    head = [level] if isinstance(level := record.get("levelname"), str) else []
+    if isinstance(when := record.get("asctime"), str) and (match := _JSON_TIME.match(when)):
+        head.append(f"{match.group(1)} {match.group(2)}")
+    exc = record.get("exc_info")
+    return " ".join([*head, message]) + (f"\n{exc}" if isinstance(exc, str) else "")
+
+
+def _records(text: str) -> list[str]:
+    """The lines of a log `text`, a JSON log record's (_json_record) as the text lines vLLM prints for it."""
+    out: list[str] = []
+    for line in text.splitlines():
+        record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
+        out.extend(line.splitlines() if record is None else record.splitlines())
+    return out
+
+
 def _plain(line: str) -> str:
     """`line` as vLLM wrote it, from a copy or an export of it: a byte-order mark, the export row's column and CSV
     quoting, HTML markup and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
@@ -332,9 +370,11 @@ def _plain(line: str) -> str:
 
 
 def bare_line(line: str) -> str:
-    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX): what
-    a line's level or exception is read from, here and in log_summary."""
-    return _unprefixed(_plain(line))
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX), a JSON
+    log record as its text line (_json_record): what a line's level or exception is read from, here and in
+    log_summary."""
+    bare = _unprefixed(_plain(line))
+    return (_json_record(bare) if "{" in bare else None) or bare
 
 
 def _unprefixed(plain: str) -> str:
@@ -438,7 +478,7 @@ def failure_cause(text: str) -> str | None:
     The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
     'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
     """
-    lines = text.splitlines()
+    lines = _records(text)
     for i, line in enumerate(lines):
         if match := _PROGRAM_ALLOC.search(line):
             free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
@@ -610,7 +650,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
-    for raw in text.splitlines():
+    for raw in _records(text):
         line = raw.rstrip()
         stamp = _stamp(line, year)
         if stamp is not None and t0 is not None and t0 - stamp > _NEW_YEAR:  # '12-31 23:59:50' then '01-01 00:00:10'

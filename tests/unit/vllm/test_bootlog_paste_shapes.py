@@ -5,6 +5,7 @@ args and card, warnings, errors, the failure verdict and the boot timeline; and 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +73,33 @@ def _coloured(text: str) -> str:
     return "\n".join(_LEVEL_HEAD.sub(rf"{ESC}[32m\1{ESC}[0m\2 {ESC}[90m\3{ESC}[0m", line) for line in lines)
 
 
+# a line vLLM's logger wrote: its process tag (where the version prepends one), level, time, file:line and message
+_RECORD = re.compile(
+    r"^(\([^)]*pid=\d+[^)]*\) )?(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d) ([\d:]+) \[[^\]]*\] (.*)$"
+)
+
+
+def _json(fields: Callable[[re.Match[str]], dict[str, Any]], tag: bool) -> Callable[[str], str]:
+    """Each line vLLM's logger wrote as the JSON object a JSON formatter writes for it (`fields` of the line's match),
+    behind its process tag where `tag` (vLLM before 0.34 prepends it to stdout; 0.34 does not); other lines (a raw
+    traceback, a tool's output) as they are."""
+
+    def line(text: str) -> str:
+        if (match := _RECORD.match(text)) is None:
+            return text
+        return (match.group(1) or "" if tag else "") + json.dumps(fields(match))
+
+    return lambda text: "\n".join(line(each) for each in text.splitlines())
+
+
+def _builtin(match: re.Match[str]) -> dict[str, Any]:
+    """vLLM 0.34's `--logging-config.formatter json` (vllm/logging_utils/formatter.py JSON_FORMAT)."""
+    return {
+        "asctime": f"2026-{match.group(3)} {match.group(4)},123", "levelname": match.group(2), "name": "vllm.x",
+        "processName": "MainProcess", "process": 1, "message": match.group(5), "vllm_process_name": "EngineCore",
+    }  # fmt: skip
+
+
 SHAPES: dict[str, Callable[[str], str]] = {
     # vLLM's own process tags, as every line of a worker or an engine core carries them
     "engine core tag": _each_line("(EngineCore_DP0 pid=123) "),
@@ -91,6 +119,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
     # a terminal's colours, as `docker compose logs` colours its column too
     "ansi colours": _coloured,
     "compose column in colour": lambda text: _each_line(f"{ESC}[36mvllm-1  |{ESC}[0m ")(_coloured(text)),
+    # JSON logging: 0.34's built-in JSON formatter, and a logging config's JSON formatter behind an older version's tag
+    "json, built-in": _json(_builtin, tag=False),
+    "json behind the process tag": _json(_builtin, tag=True),
     # a Markdown quote, and Windows line ends
     "markdown quote": _each_line("> "),
     "crlf": lambda text: text.replace("\n", "\r\n"),
@@ -102,3 +133,28 @@ SHAPES: dict[str, Callable[[str], str]] = {
 def test_a_pasted_shape_reads_as_the_clean_log(name: str, shape: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     assert _read(SHAPES[shape](text)) == _read(text)
+
+
+# python-json-logger's JsonFormatter with no format of its own writes the message only (VLLM_LOGGING_CONFIG_PATH,
+# examples/features/logging_configuration.md): the level of a line is gone, so its warnings and plain ERROR lines are
+# not told apart, but every figure, the failure verdict (from its exception) and the timeline read as on the clean log
+@pytest.mark.parametrize("name", LOGS)
+def test_json_records_of_the_message_only_read_as_the_clean_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    clean, read = _read(text), _read(_json(lambda match: {"message": match.group(5)}, tag=True)(text))
+    for levelled in ("warnings", "errors", "kinds"):
+        del clean[levelled], read[levelled]
+    assert read == clean
+
+
+def test_the_traceback_of_a_json_record_gives_the_cause() -> None:
+    # logger.exception under a JSON formatter: the message is vLLM's 'EngineCore failed to start.' (v1/engine/core.py),
+    # the traceback and its exception python-json-logger's 'exc_info' field, here the refusal of
+    # cpu-qwen3-0.6b-len40960-refused
+    refusal = (BOOTLOGS / "cpu-qwen3-0.6b-len40960-refused.log").read_text(encoding="utf-8").split("] ", 1)[1].strip()
+    exc_info = f'Traceback (most recent call last):\n  File "core.py", line 833, in run_engine_core\n{refusal}'
+    record = {"asctime": "2025-11-18 13:44:09,001", "levelname": "ERROR", "message": "EngineCore failed to start."}
+    boot = read_boot_log(json.dumps({**record, "exc_info": exc_info}), "vllm", "m")
+    assert boot.failure_cause is not None and "holds less than one --max-model-len request" in boot.failure_cause
+    assert (boot.kv_cache_needed_gib, boot.kv_cache_gib, boot.events) == (4.38, 4.0, [])
+    assert boot.errors and boot.errors[0].startswith("ERROR 11-18 13:44:09 EngineCore failed to start.")
