@@ -130,6 +130,20 @@ _POOL_ROUND_END = re.compile(
 # (finalize_extensible_kv_cache), prints the token line from them, and each rank then prints 'Extended KV cache to %d
 # blocks (%.2f GiB).' (the committed pages, padded to the driver's granule: its GiB is not the pool)
 _COMMITTED_POOL = re.compile(r"KV cache blocks \((-?[\d.]+) GiB\) fit within the requested")
+# Where a boot starts: the API server's banner ('vLLM API server version X' to 0.17, V0 and V1; the logo's
+# '█  version X' line of 0.18+, or 'vLLM server version X, serving model M' where the logo is off or a JSON formatter
+# writes the logs: vllm/entrypoints/common/startup.py log_version_and_model of the 0.34.0 sdist) or the engine's start
+# ('Initializing a V1 LLM engine (vX) with config', V0's 'Initializing an LLM engine'; the offline LLM(...) prints no
+# banner); a boot came up at 'init engine (...) took' or 'Application startup complete'. A log holding two boots (a
+# container restarted, a crash loop, a paste of two tries) is read for its last (_last_boot): a second banner starts
+# one, and so does an engine start after an engine start of the same boot that failed or came up; not an engine start
+# alone, as each data-parallel engine core of one boot prints its own (EngineCore_DP0, EngineCore_DP1), nor one after
+# an ERROR the API server logs and survives before it (kaggle-gpt-oss-120b-...-v0112)
+_BOOT_START = re.compile(
+    r"(vLLM API server version|vLLM server version \S+, serving model|█\s+version \d)"
+    r"|Initializing (?:a V[01]|an) LLM engine"
+)
+_BOOT_READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took|Application startup complete")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(
     r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)|\bExtended KV cache to (\d+) blocks"
@@ -650,16 +664,18 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
-    for raw in _records(text):
+    lines = _records(text)
+    first = _last_boot(lines)  # a log of a restart is read from its last boot on
+    for raw in lines[first:]:
         line = raw.rstrip()
+        plain = _plain(line)
+        bare = _unprefixed(plain)
         stamp = _stamp(line, year)
         if stamp is not None and t0 is not None and t0 - stamp > _NEW_YEAR:  # '12-31 23:59:50' then '01-01 00:00:10'
             year += 1
             stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        plain = _plain(line)
-        bare = _unprefixed(plain)
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
@@ -693,9 +709,40 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
                 out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+    if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
+        card = _LOGGED["device_name"]
+        names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]
+        if names:
+            out.logged["device_name"] = names[-1]
     if out.errors:
-        out.failure_cause = failure_cause(text)
+        out.failure_cause = failure_cause("\n".join(lines[first:]))
     return out
+
+
+def _last_boot(lines: list[str]) -> int:
+    """The index of the line the last boot of a log's `lines` starts at (0 for a log of one boot): a boot start
+    (_BOOT_START) after a boot came up; the banner after an earlier boot's start, events or errors; an engine start
+    after a boot that failed and has an engine start of its own (or whose start the paste cut). A boot that
+    failed ends at its last error line, and the lines after it (the next boot's first warnings, the 'non-default args'
+    before V0's engine start) are the next boot's; after a boot that came up, the next starts at its own line (what the
+    server logged while it ran is no start-up line)."""
+    first = tail = 0  # the current boot's first line; the line after its last error line
+    boot_seen = engine_started = came_up = said = False  # said: a boot's event read (_EVENTS), its start cut or not
+    for i, raw in enumerate(lines):
+        bare = _unprefixed(_plain(raw.rstrip()))
+        level = _LEVEL.match(bare)
+        if (level and level.group(1) != "WARNING") or _FAILURE.search(bare):  # not a platform's OOM-kill report,
+            tail = i + 1  # which may come before the container's log (gpu16g-sm90-...-container-oom): it is the run's
+        elif _BOOT_READY.search(bare):
+            came_up = True
+        elif match := _BOOT_START.search(bare):
+            banner, failed = match.group(1) is not None, tail > first
+            if came_up or (failed and (banner or engine_started or not boot_seen)) or (banner and (boot_seen or said)):
+                first = tail if failed and not came_up else i
+                tail, engine_started, came_up, said = first, False, False, False
+            boot_seen, engine_started = True, engine_started or not banner
+        said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
+    return first
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:

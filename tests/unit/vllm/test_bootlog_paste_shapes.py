@@ -158,3 +158,41 @@ def test_the_traceback_of_a_json_record_gives_the_cause() -> None:
     assert boot.failure_cause is not None and "holds less than one --max-model-len request" in boot.failure_cause
     assert (boot.kv_cache_needed_gib, boot.kv_cache_gib, boot.events) == (4.38, 4.0, [])
     assert boot.errors and boot.errors[0].startswith("ERROR 11-18 13:44:09 EngineCore failed to start.")
+
+
+def _log(name: str) -> str:
+    return (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+
+
+# (boots in the order one log holds them): a refused boot restarted into one that came up, the reverse, a crash loop,
+# a restart whose second boot starts at the API server's banner, and one at V0 0.4's 'Initializing an LLM engine'
+RESTARTS = [
+    ("h100x5-qwen3-14b-tp5-refused-v0190", "h100x2-llama31-8b-pp2-v0190"),
+    ("h100x2-llama31-8b-pp2-v0190", "h100x5-qwen3-14b-tp5-refused-v0190"),
+    ("h100x5-qwen3-14b-tp5-refused-v0190", "h100x5-qwen3-14b-tp5-refused-v0190", "h100x2-llama31-8b-pp2-v0190"),
+    ("h100x5-qwen3-14b-tp5-refused-v0190", "a100x2-qwen2-7b-tp2-util050-v01011"),
+    ("h100x2-llama31-8b-pp2-v0190", "a100x2-qwen2-7b-tp2-util050-v01011"),
+    ("h100x5-qwen3-14b-tp5-refused-v0190", "w7900-llama3-8b-len8192-v041-rocm"),
+]
+
+
+@pytest.mark.parametrize("boots", RESTARTS, ids=[" then ".join(boots) for boots in RESTARTS])
+def test_a_log_of_a_restart_reads_as_its_last_boot(boots: tuple[str, ...]) -> None:
+    # a container restarted, a crash loop, a paste of two tries: what counts is the last boot (started or not, its
+    # pool, its deployment), not a figure or an error of an earlier one
+    last = _read(_log(boots[-1]))
+    read = _read("\n".join(_log(name) for name in boots))
+    del last["kinds"], read["kinds"]  # the summary keeps every boot's lines
+    assert read == last
+
+
+def test_each_data_parallel_engine_start_is_one_boot() -> None:
+    # with --data-parallel-size 2 each engine core prints 'Initializing a V1 LLM engine' (EngineCore_DP0, _DP1): one
+    # boot, not a restart
+    text = _log("h100x2-llama31-8b-pp2-v0190")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Initializing a V1 LLM engine" in line)
+    second = re.sub(r"^\(\w+ pid=\d+\)", "(EngineCore_DP1 pid=99)", lines[start])
+    clean, read = _read(text), _read("\n".join([*lines[: start + 1], second, *lines[start + 1 :]]))
+    del clean["kinds"], read["kinds"]  # the summary keeps the line more
+    assert read == clean
