@@ -364,10 +364,45 @@ def _json_record(bare: str) -> str | None:
     return " ".join([*head, message]) + (f"\n{exc}" if isinstance(exc, str) else "")
 
 
-def _records(text: str) -> list[str]:
-    """The lines of a log `text`, a JSON log record's (_json_record) as the text lines vLLM prints for it."""
+# A log hard-wrapped at a terminal's width (a console that copies each screen row as a line, a paste re-wrapped at 80 or
+# 120 columns, the published dennislee22/vLLM-benchmarking logs at 147): every row of a wrapped line but its last is
+# exactly the width long (in columns: colour codes aside), and no other line is longer. The width is told by the
+# longest length being held by at least _WRAPPED_ROWS lines of _WRAP_MIN or more characters (one line wrapped once
+# gives two; of the corpus's unwrapped logs one has its longest length on two lines, each followed by a log line of
+# its own, none on more); a row of that length is joined with the next unless the next starts a log line of its own
+# (vLLM's process tag or level); a Markdown quote's marker, which a quoted wrapped paste repeats on every row, is
+# dropped from the row joined (_unwrapped)
+_WRAPPED_ROWS = 2
+_WRAP_MIN = 60
+_OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d )")
+_QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
+    told."""
+    columns = [len(_ANSI.sub("", line)) for line in lines]  # as the terminal shows it, without its colour codes
+    width = max(columns, default=0)
+    if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
+        return lines
     out: list[str] = []
-    for line in text.splitlines():
+    joining = False  # the last line of `out` is a row of `width` that a continuation may follow
+    for line, length in zip(lines, columns, strict=True):
+        quote = _QUOTE.match(out[-1]) if joining else None
+        row = line[quote.end() :] if quote and line.startswith(quote.group()) else line
+        if joining and row and not _OWN_LINE.match(_unprefixed(_plain(row))):
+            out[-1] += row
+        else:
+            out.append(line)
+        joining = length == width
+    return out
+
+
+def _records(text: str) -> list[str]:
+    """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a JSON log record's (_json_record) as the
+    text lines vLLM prints for it."""
+    out: list[str] = []
+    for line in _unwrapped(text.splitlines()):
         record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
         out.extend(line.splitlines() if record is None else record.splitlines())
     return out

@@ -196,3 +196,28 @@ def test_each_data_parallel_engine_start_is_one_boot() -> None:
     clean, read = _read(text), _read("\n".join([*lines[: start + 1], second, *lines[start + 1 :]]))
     del clean["kinds"], read["kinds"]  # the summary keeps the line more
     assert read == clean
+
+
+def _hard_wrapped(width: int, quote: str = "") -> Callable[[str], str]:
+    """The log as a terminal `width` columns wide shows it, each row a line (a console's copy), each row behind
+    `quote` (a Markdown quote of that copy)."""
+
+    def rows(line: str) -> list[str]:
+        return [line[i : i + width] for i in range(0, len(line), width)] or [""]
+
+    return lambda text: "\n".join(quote + row for line in text.splitlines() for row in rows(line))
+
+
+WRAPS = {"80 columns": _hard_wrapped(80), "120 columns": _hard_wrapped(120), "quoted, 78": _hard_wrapped(78, "> ")}
+
+
+@pytest.mark.parametrize("wrap", WRAPS)
+@pytest.mark.parametrize("name", LOGS)
+def test_a_log_a_terminal_hard_wrapped_reads_as_the_clean_log(name: str, wrap: str) -> None:
+    # every figure on a line longer than the terminal was cut across rows: the token line, the pool, the engine's
+    # config line (max_seq_len, tensor_parallel_size), the refusal; the summary, which numbers the lines as given, is
+    # left out
+    text = _log(name)
+    clean, read = _read(text), _read(WRAPS[wrap](text))
+    del clean["kinds"], read["kinds"]
+    assert read == clean
