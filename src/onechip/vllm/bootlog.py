@@ -372,6 +372,13 @@ def _json_record(bare: str) -> str | None:
 # its own, none on more); a row of that length is joined with the next unless the next starts a log line of its own
 # (vLLM's process tag or level); a Markdown quote's marker, which a quoted wrapped paste repeats on every row, is
 # dropped from the row joined (_unwrapped)
+# A log that does not end in a newline may end inside a line: one still being written (`onechip up` and `status` read
+# the engine's log while it boots; a line longer than the writer's buffer goes out in pieces), a paste cut at a size
+# limit. A word with a digit it ends in may be the start of a longer one ("'max_model_len': 81" of 8192, 'version 0.1'
+# or '0.6.4.post' of 0.6.4.post2, 'num_gpu_blocks is: 297' of 29751), so it is not read unless a unit or a closing
+# mark ends it ('58.11x', '23.84GiB', '8192,'); every figure vLLM prints last on its line is whole once the newline
+# follows (read_log_text keeps a file's last newline)
+_CUT_NUMBER = re.compile(r"(?<!\S)(?!\S*(?:[x)%,;\]}'\"]|GiB|GB|MiB|MB|s)$)\S*\d\S*$")
 _WRAPPED_ROWS = 2
 _WRAP_MIN = 60
 _OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d )")
@@ -700,8 +707,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     lines = _records(text)
+    cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
-    for raw in lines[first:]:
+    for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
         plain = _plain(line)
         bare = _unprefixed(plain)
@@ -718,17 +726,20 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.errors.append(redact(line))
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
-        _read_facts(out, bare)
+        facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
+        _read_facts(out, facts)
+        if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
+            out.logged["device_name"] = _first(match)  # is its words, not a figure (a name cut short maps to no card)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
-            wrapped.append(bare)
+            wrapped.append(facts)
             joined = " ".join(wrapped)
             if joined.count("{") and joined.count("{") <= joined.count("}"):
                 _read_logged(out, joined)
                 wrapped = None
             elif len(wrapped) >= _ARGS_LINES:
                 wrapped = None
-        elif _open_args(bare):
-            wrapped = [bare]
+        elif _open_args(facts):
+            wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
         elif match := _RANK_POOL.search(plain):

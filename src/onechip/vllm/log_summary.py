@@ -163,8 +163,9 @@ MAX_BOOT_LOG_CHARS = 64 << 20
 
 def read_log_text(path: Path, what: str) -> str:
     """The text of the log at `path` as read_log reads it (lines of at most MAX_LINE_CHARS, a binary file refused),
-    joined by newlines. Raises OSError as read_log does, and ConfigError naming `what` (the option it came by) for
-    a file that is not a text log or holds more than MAX_BOOT_LOG_CHARS characters."""
+    joined by newlines, with a newline at its end where the file has one (_ends_in_newline). Raises OSError as
+    read_log does, and ConfigError naming `what` (the option it came by) for a file that is not a text log or holds
+    more than MAX_BOOT_LOG_CHARS characters."""
     lines: list[str] = []
     size = 0
     try:
@@ -178,7 +179,17 @@ def read_log_text(path: Path, what: str) -> str:
             lines.append(line)
     except ConfigError as exc:  # read_log's lines and this one start with the path: the option goes first
         raise ConfigError(f"{what} {exc}") from None
-    return "\n".join(lines)
+    return "\n".join(lines) + ("\n" if lines and _ends_in_newline(path) else "")
+
+
+def _ends_in_newline(path: Path) -> bool:
+    """Whether the file at `path` ends in a newline: its last line is whole (one without may be cut short, a log still
+    being written: bootlog._CUT_NUMBER)."""
+    with open_regular(path) as raw:
+        if raw.seek(0, io.SEEK_END) == 0:
+            return False
+        raw.seek(-1, io.SEEK_END)
+        return raw.read(1) in (b"\n", b"\r")
 
 
 class _Kept:

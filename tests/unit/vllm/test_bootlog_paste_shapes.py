@@ -132,7 +132,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
 @pytest.mark.parametrize("name", LOGS)
 def test_a_pasted_shape_reads_as_the_clean_log(name: str, shape: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
-    assert _read(SHAPES[shape](text)) == _read(text)
+    shaped = SHAPES[shape](text)
+    end = "" if shaped.endswith(("\n", "\r")) or not text.endswith("\n") else "\n"  # as whole as the clean log
+    assert _read(shaped + end) == _read(text)
 
 
 # python-json-logger's JsonFormatter with no format of its own writes the message only (VLLM_LOGGING_CONFIG_PATH,
@@ -141,7 +143,7 @@ def test_a_pasted_shape_reads_as_the_clean_log(name: str, shape: str) -> None:
 @pytest.mark.parametrize("name", LOGS)
 def test_json_records_of_the_message_only_read_as_the_clean_log(name: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
-    clean, read = _read(text), _read(_json(lambda match: {"message": match.group(5)}, tag=True)(text))
+    clean, read = _read(text), _read(_json(lambda match: {"message": match.group(5)}, tag=True)(text) + "\n")
     for levelled in ("warnings", "errors", "kinds"):
         del clean[levelled], read[levelled]
     assert read == clean
@@ -218,6 +220,46 @@ def test_a_log_a_terminal_hard_wrapped_reads_as_the_clean_log(name: str, wrap: s
     # config line (max_seq_len, tensor_parallel_size), the refusal; the summary, which numbers the lines as given, is
     # left out
     text = _log(name)
-    clean, read = _read(text), _read(WRAPS[wrap](text))
+    clean, read = _read(text), _read(WRAPS[wrap](text) + "\n")
     del clean["kinds"], read["kinds"]
     assert read == clean
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h100x5-qwen3-14b-tp5-refused-v0190",
+        "w7900-llama31-8b-len131072-v064dev-rocm",
+        "cpu-qwen3-0.6b-len40960-refused",
+    ],
+)
+def test_a_log_cut_inside_a_number_reads_no_part_of_it(name: str) -> None:
+    # a log still being written (`onechip status` during a boot) or a paste cut at a size limit ends inside a line:
+    # "'max_model_len': 81" of 8192, 'version 0.1' of 0.19.0, 'num_gpu_blocks is: 297' of 29751 were read as figures;
+    # cut after every digit, each figure is the one the lines before give or the one the whole line gives
+    def figures(text: str) -> dict[str, Any]:
+        record = read_boot_log(text, "vllm", "m")
+        return {name: getattr(record, name) for name in FIGURES}
+
+    lines = _log(name).splitlines()
+    for i, line in enumerate(lines):
+        before, whole = figures("\n".join(lines[:i])), figures("\n".join(lines[: i + 1]) + "\n")
+        for match in re.finditer(r"\d", line):
+            cut = figures("\n".join([*lines[:i], line[: match.end()]]))
+            for figure in FIGURES:
+                assert cut[figure] in (before[figure], whole[figure]) or figure == "logged", (
+                    line[: match.end()],
+                    figure,
+                )
+            for key, value in cut["logged"].items():
+                assert value in (before["logged"].get(key), whole["logged"].get(key)), (line[: match.end()], key)
+
+
+def test_a_log_file_that_ends_in_a_newline_gives_its_last_figure(tmp_path: Path) -> None:
+    # `plan --against FILE` (log_summary.read_log_text): a file's last line is whole where a newline ends it
+    whole, cut = tmp_path / "whole.log", tmp_path / "cut.log"
+    line = "(APIServer pid=1) DEBUG 04-22 01:43:19 [loggers.py:273] ... after num_gpu_blocks is: 29751"
+    whole.write_text(line + "\n", encoding="utf-8")
+    cut.write_text(line, encoding="utf-8")
+    assert read_boot_log(log_summary.read_log_text(whole, "--against"), "vllm", "m").kv_cache_num_blocks == 29751
+    assert read_boot_log(log_summary.read_log_text(cut, "--against"), "vllm", "m").kv_cache_num_blocks is None
