@@ -45,6 +45,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 from __future__ import annotations
 
 import calendar
+import collections
 import html
 import json
 import re
@@ -405,11 +406,23 @@ def _unwrapped(lines: list[str]) -> list[str]:
     return out
 
 
+def _without(prefix: re.Pattern[str], line: str) -> str:
+    """`line` without a `prefix` (_learned_prefix) before its own text, where no vLLM head follows it (_HEAD does
+    those)."""
+    known = _known_unprefixed(_plain(line))
+    if (match := prefix.match(known)) and not _HEAD.match(known[match.end() :]):
+        return known[match.end() :]
+    return line
+
+
 def _records(text: str) -> list[str]:
-    """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a JSON log record's (_json_record) as the
-    text lines vLLM prints for it."""
+    """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a learned collector's prefix removed
+    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it."""
     out: list[str] = []
-    for line in _unwrapped(text.splitlines()):
+    lines = _unwrapped(text.splitlines())
+    if learned := _learned_prefix(lines):
+        lines = [_without(learned, line) for line in lines]
+    for line in lines:
         record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
         out.extend(line.splitlines() if record is None else record.splitlines())
     return out
@@ -433,12 +446,45 @@ def bare_line(line: str) -> str:
     return (_json_record(bare) if "{" in bare else None) or bare
 
 
+# vLLM's own line head: its process tag, or its level and stamp ('WARNING 12-05 10:00:00 '). A head after other text
+# (at most _HEAD_AFTER characters) is where vLLM's text starts behind a prefix of a collector not named in _PREFIX:
+# stern's '<pod> <container> ', journalctl's '-o short-precise' / 'short-full' / 'short-unix' heads, pdsh's 'host: '
+_HEAD = re.compile(
+    r"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
+    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:)"
+)
+_HEAD_AFTER = 100
+
+
 def _unprefixed(plain: str) -> str:
-    """`plain` (a _plain line) without the prefixes before vLLM's own text (_PREFIX)."""
+    """`plain` (a _plain line) without the prefixes before vLLM's own text (_PREFIX), and without another collector's
+    before a vLLM line head (_HEAD)."""
+    line = _known_unprefixed(plain)
+    if (head := _HEAD.search(line, 1, _HEAD_AFTER + 1)) and not _HEAD.match(line):
+        return _unprefixed(line[head.start() :])
+    return line
+
+
+def _known_unprefixed(plain: str) -> str:
+    """`plain` without the prefixes _PREFIX names."""
     line = plain.strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
     return line
+
+
+def _learned_prefix(lines: list[str]) -> re.Pattern[str] | None:
+    """The prefixes of a collector not named in _PREFIX, as the lines with a vLLM head after them show them (_HEAD),
+    digits read as any number ('Dec 05 10:00:00.123456 host vllm[123]: '): at most four, each on two lines or more;
+    None where there are none. A line without a head behind one (a raw traceback's exception, nvidia-smi's table, a
+    versions table) is read without it too (_records)."""
+    shapes: collections.Counter[str] = collections.Counter()
+    for line in lines:
+        known = _known_unprefixed(_plain(line))
+        if not _HEAD.match(known) and (head := _HEAD.search(known, 1, _HEAD_AFTER + 1)):
+            shapes[re.sub(r"\d+", r"\\d+", re.escape(known[: head.start()]))] += 1
+    common = [shape for shape, count in shapes.most_common(4) if count >= 2]
+    return re.compile(f"^(?:{'|'.join(common)})") if common else None
 
 
 # Known boot failures: (pattern, one-line cause). The first that matches wins.

@@ -114,6 +114,13 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "kubectl prefix": _each_line("[pod/vllm-7d9f8c-x2k4q/vllm] "),
     "slurm label": _each_line("0: "),
     "slurm label, two digits": _each_line("12: "),
+    # collectors whose prefix is read by the vLLM line head after it: stern's pod and container, journalctl's
+    # '-o short-precise', '-o short-full' and '-o short-unix', pdsh's host
+    "stern": _each_line("vllm-7d9f8c-x2k4q vllm "),
+    "journalctl short-precise": _each_line("Dec 05 10:00:00.123456 host vllm[123]: "),
+    "journalctl short-full": _each_line("Thu 2026-12-05 10:00:00 UTC host vllm[123]: "),
+    "journalctl short-unix": _each_line("1764928800.123456 host vllm[123]: "),
+    "pdsh": _each_line("gpu-node-1: "),
     # a byte-order mark (a Windows editor, PowerShell's `>` redirect)
     "bom": lambda text: "\ufeff" + text,
     # a terminal's colours, as `docker compose logs` colours its column too
