@@ -601,8 +601,8 @@ def failure_cause(text: str) -> str | None:
     return _cut_traceback(bare)
 
 
-# an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head
-_ERROR_TEXT = re.compile(r"^(?:ERROR|CRITICAL) \d\d-\d\d [\d:]+ \[[^\]]*\] (.*\S)")
+# an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head (a JSON record's has no file)
+_ERROR_TEXT = re.compile(r"^(?:ERROR|CRITICAL) \d\d-\d\d [\d:]+ (?:\[[^\]]*\] )?(.*\S)")
 
 
 def _cut_traceback(bare: list[str]) -> str | None:

@@ -29,6 +29,7 @@ LOGS = [
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110",
     "h100x2-llama31-8b-pp2-v0190",
     "h100x5-qwen3-14b-tp5-refused-v0190",
+    "h100-gpt-oss-120b-util095-refused-v011",
     "t4-gemma4-e2b-len16384-v0280",
     "rtxpro6000x2-qwen3-32b-tp2-util0426-len32768-v0271",
     "mi300x-gemma4-12b-len32768-v0311",
@@ -146,8 +147,9 @@ def test_a_pasted_shape_reads_as_the_clean_log(name: str, shape: str) -> None:
 
 # python-json-logger's JsonFormatter with no format of its own writes the message only (VLLM_LOGGING_CONFIG_PATH,
 # examples/features/logging_configuration.md): the level of a line is gone, so its warnings and plain ERROR lines are
-# not told apart, but every figure, the failure verdict (from its exception) and the timeline read as on the clean log
-@pytest.mark.parametrize("name", LOGS)
+# not told apart, but every figure, the failure verdict (from its exception) and the timeline read as on the clean log;
+# not h100-gpt-oss-120b-util095-refused-v011, a paste cut inside a traceback that only its lines' ERROR level tells
+@pytest.mark.parametrize("name", [name for name in LOGS if name != "h100-gpt-oss-120b-util095-refused-v011"])
 def test_json_records_of_the_message_only_read_as_the_clean_log(name: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     clean, read = _read(text), _read(_json(lambda match: {"message": match.group(5)}, tag=True)(text) + "\n")
