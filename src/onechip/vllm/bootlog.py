@@ -45,7 +45,9 @@ versions for hybrid models, so it is treated as derived and the version is recor
 from __future__ import annotations
 
 import calendar
+import collections
 import html
+import json
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -129,6 +131,20 @@ _POOL_ROUND_END = re.compile(
 # (finalize_extensible_kv_cache), prints the token line from them, and each rank then prints 'Extended KV cache to %d
 # blocks (%.2f GiB).' (the committed pages, padded to the driver's granule: its GiB is not the pool)
 _COMMITTED_POOL = re.compile(r"KV cache blocks \((-?[\d.]+) GiB\) fit within the requested")
+# Where a boot starts: the API server's banner ('vLLM API server version X' to 0.17, V0 and V1; the logo's
+# '█  version X' line of 0.18+, or 'vLLM server version X, serving model M' where the logo is off or a JSON formatter
+# writes the logs: vllm/entrypoints/common/startup.py log_version_and_model of the 0.34.0 sdist) or the engine's start
+# ('Initializing a V1 LLM engine (vX) with config', V0's 'Initializing an LLM engine'; the offline LLM(...) prints no
+# banner); a boot came up at 'init engine (...) took' or 'Application startup complete'. A log holding two boots (a
+# container restarted, a crash loop, a paste of two tries) is read for its last (_last_boot): a second banner starts
+# one, and so does an engine start after an engine start of the same boot that failed or came up; not an engine start
+# alone, as each data-parallel engine core of one boot prints its own (EngineCore_DP0, EngineCore_DP1), nor one after
+# an ERROR the API server logs and survives before it (kaggle-gpt-oss-120b-...-v0112)
+_BOOT_START = re.compile(
+    r"(vLLM API server version|vLLM server version \S+, serving model|█\s+version \d)"
+    r"|Initializing (?:a V[01]|an) LLM engine"
+)
+_BOOT_READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took|Application startup complete")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _GPU_BLOCKS = re.compile(
     r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)|\bExtended KV cache to (\d+) blocks"
@@ -236,13 +252,14 @@ _LOGGED = {
     # - tpu-inference's 'TPU info: ... | tpu_type=v6e-1 | ...' (tpu_inference/__init__.py, tpu_commons/__init__.py);
     #   tpu_commons' tpu_jax_runner.py PJRT platform version, JAX's device kind ('TFRT TPU v6 lite')
     # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
-    #   '...' and is not read), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)',
-    #   a script's 'GPU device name: NVIDIA GeForce RTX 4090'
+    #   '...' and is not read; its first '|' goes with a collector's timestamp before it, as _STAMP_COLUMN reads a log
+    #   view's ' | '), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)', a script's
+    #   'GPU device name: NVIDIA GeForce RTX 4090'
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
     "device_name": re.compile(
         r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
-        r"|^\|\s+\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
+        r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
         r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
         r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
     ),
@@ -277,9 +294,11 @@ _WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
 # kubectl timestamp, a systemd journal / syslog line head for a service ('авг 18 14:15:02 llm python3[28059]: ', month
 # in the host's locale, v100x4-1cat-len8192-journald), and vLLM's process tags, Ray's with their node ('(EngineCore_DP0
 # pid=N) (RayWorkerWrapper pid=N, ip=A) ', MiniMax-AI/MiniMax-M2.5#30), torch.distributed's rank tag ('[rank0]: ',
-# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085). The journal head comes in journalctl's default 'short' form (the
-# month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms ('2025-08-18T14:14:46+0300 llm
-# python3[28147]: ', ISO 8601 with the offset written without a colon, systemd/systemd#26639; '+03:00' is accepted too).
+# rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085), `kubectl logs --prefix`'s '[pod/NAME/CONTAINER] ' and Slurm's task
+# label (`srun --label`: '0: ' before each line of task 0, its number padded to the widest). The journal head comes in
+# journalctl's default 'short' form (the month in the host's locale) and its '-o short-iso' / 'short-iso-precise' forms
+# ('2025-08-18T14:14:46+0300 llm python3[28147]: ', ISO 8601 with the offset written without a colon,
+# systemd/systemd#26639; '+03:00' is accepted too).
 # A tqdm progress bar that ends without a newline leaves the next log line glued to it (offline runs, a bar and a log
 # line from two processes on one stream): tqdm's default bar '{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}
 # [{elapsed}<{remaining}, {rate_fmt}{postfix}]', its form without a total '{n}it [{elapsed}, {rate}]' (the tqdm(1) man
@@ -313,13 +332,106 @@ _STAMP_COLUMN = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d
 # (a100x2-qwen2-7b-tp2-util025-v01011), 0.11+ '(Worker_TP0 pid=N)'
 _PREFIX = re.compile(
     rf"^(?:{_JOURNAL_DATE} [\w.-]+ [\w./-]+\[\d+\]:\s?|{_TQDM}|[\w.-]+\s+\|\s?|[>▎│┃`]\s?"
-    rf"|{_STAMP_COLUMN}|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*)"
+    rf"|{_STAMP_COLUMN}|\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)\s*|\[rank\d+\]:\s*"
+    rf"|\[pod/[\w.-]+/[\w.-]+\]\s|\d{{1,5}}: )"
 )
 
 
+# vLLM's JSON logging: the built-in `--logging-config.formatter json` of 0.34 (python-json-logger's JsonFormatter with
+# 'asctime levelname name processName process message vllm_process_name', vllm/logging_utils/formatter.py JSON_FORMAT)
+# or a VLLM_LOGGING_CONFIG_PATH / pylogging_config_file naming a JSON formatter (examples/features/
+# logging_configuration.md of the 0.33.0 and 0.34.0 sdists; with no format of its own it writes 'message' only): one
+# JSON object a line, behind vLLM's process tag where the version still prepends it to stdout. Read as the text line
+# vLLM would print, 'LEVEL MM-DD HH:MM:SS message' (what the record has of these), then the traceback
+# python-json-logger puts in 'exc_info' as lines of their own (_records)
+_JSON_TIME = re.compile(r"^\d{4}-(\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+
+
+def _json_record(bare: str) -> str | None:
+    """The text of a JSON log record `bare` (a bare line) as vLLM's text formatter prints it, its exc_info on the lines
+    after it; None when `bare` is no JSON object with a 'message'."""
+    if not (bare.startswith("{") and bare.endswith("}")):
+        return None
+    try:
+        record = json.loads(bare)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(message := record.get("message"), str):
+        return None
+    head = [level] if isinstance(level := record.get("levelname"), str) else []
+    if isinstance(when := record.get("asctime"), str) and (match := _JSON_TIME.match(when)):
+        head.append(f"{match.group(1)} {match.group(2)}")
+    exc = record.get("exc_info")
+    return " ".join([*head, message]) + (f"\n{exc}" if isinstance(exc, str) else "")
+
+
+# A log hard-wrapped at a terminal's width (a console that copies each screen row as a line, a paste re-wrapped at 80 or
+# 120 columns, the published dennislee22/vLLM-benchmarking logs at 147): every row of a wrapped line but its last is
+# exactly the width long (in columns: colour codes aside), and no other line is longer. The width is told by the
+# longest length being held by at least _WRAPPED_ROWS lines of _WRAP_MIN or more characters (one line wrapped once
+# gives two; of the corpus's unwrapped logs one has its longest length on two lines, each followed by a log line of
+# its own, none on more); a row of that length is joined with the next unless the next starts a log line of its own
+# (vLLM's process tag or level); a Markdown quote's marker, which a quoted wrapped paste repeats on every row, is
+# dropped from the row joined (_unwrapped)
+# A log that does not end in a newline may end inside a line: one still being written (`onechip up` and `status` read
+# the engine's log while it boots; a line longer than the writer's buffer goes out in pieces), a paste cut at a size
+# limit. A word with a digit it ends in may be the start of a longer one ("'max_model_len': 81" of 8192, 'version 0.1'
+# or '0.6.4.post' of 0.6.4.post2, 'num_gpu_blocks is: 297' of 29751), so it is not read unless a unit or a closing
+# mark ends it ('58.11x', '23.84GiB', '8192,'); every figure vLLM prints last on its line is whole once the newline
+# follows (read_log_text keeps a file's last newline)
+_CUT_NUMBER = re.compile(r"(?<!\S)(?!\S*(?:[x)%,;\]}'\"]|GiB|GB|MiB|MB|s)$)\S*\d\S*$")
+_WRAPPED_ROWS = 2
+_WRAP_MIN = 60
+_OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d )")
+_QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
+    told."""
+    columns = [len(_ANSI.sub("", line)) for line in lines]  # as the terminal shows it, without its colour codes
+    width = max(columns, default=0)
+    if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
+        return lines
+    out: list[str] = []
+    joining = False  # the last line of `out` is a row of `width` that a continuation may follow
+    for line, length in zip(lines, columns, strict=True):
+        quote = _QUOTE.match(out[-1]) if joining else None
+        row = line[quote.end() :] if quote and line.startswith(quote.group()) else line
+        if joining and row and not _OWN_LINE.match(_unprefixed(_plain(row))):
+            out[-1] += row
+        else:
+            out.append(line)
+        joining = length == width
+    return out
+
+
+def _without(prefix: re.Pattern[str], line: str) -> str:
+    """`line` without a `prefix` (_learned_prefix) before its own text, where no vLLM head follows it (_HEAD does
+    those)."""
+    known = _known_unprefixed(_plain(line))
+    if (match := prefix.match(known)) and not _HEAD.match(known[match.end() :]):
+        return known[match.end() :]
+    return line
+
+
+def _records(text: str) -> list[str]:
+    """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a learned collector's prefix removed
+    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it."""
+    out: list[str] = []
+    lines = _unwrapped(text.splitlines())
+    if learned := _learned_prefix(lines):
+        lines = [_without(learned, line) for line in lines]
+    for line in lines:
+        record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
+        out.extend(line.splitlines() if record is None else record.splitlines())
+    return out
+
+
 def _plain(line: str) -> str:
-    """`line` as vLLM wrote it, from a copy or an export of it: the export row's column and CSV quoting, HTML markup
-    and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    """`line` as vLLM wrote it, from a copy or an export of it: a byte-order mark, the export row's column and CSV
+    quoting, HTML markup and entities, ANSI colours (raw, '^[[', '#033[') and an escaped CR at its end removed."""
+    line = line.lstrip("\ufeff")  # a byte-order mark a Windows editor or a PowerShell redirect wrote first
     if match := _EXPORT_ROW.match(line):
         line = match.group(2) if match.group(1) is None else match.group(1).replace('""', '"')
     line = html.unescape(_MARKUP.sub("", line))
@@ -327,17 +439,52 @@ def _plain(line: str) -> str:
 
 
 def bare_line(line: str) -> str:
-    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX): what
-    a line's level or exception is read from, here and in log_summary."""
-    return _unprefixed(_plain(line))
+    """`line` without the prefixes a paste or a log collector put before vLLM's own text (_plain, then _PREFIX), a JSON
+    log record as its text line (_json_record): what a line's level or exception is read from, here and in
+    log_summary."""
+    bare = _unprefixed(_plain(line))
+    return (_json_record(bare) if "{" in bare else None) or bare
+
+
+# vLLM's own line head: its process tag, or its level and stamp ('WARNING 12-05 10:00:00 '). A head after other text
+# (at most _HEAD_AFTER characters) is where vLLM's text starts behind a prefix of a collector not named in _PREFIX:
+# stern's '<pod> <container> ', journalctl's '-o short-precise' / 'short-full' / 'short-unix' heads, pdsh's 'host: '
+_HEAD = re.compile(
+    r"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
+    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:)"
+)
+_HEAD_AFTER = 100
 
 
 def _unprefixed(plain: str) -> str:
-    """`plain` (a _plain line) without the prefixes before vLLM's own text (_PREFIX)."""
+    """`plain` (a _plain line) without the prefixes before vLLM's own text (_PREFIX), and without another collector's
+    before a vLLM line head (_HEAD)."""
+    line = _known_unprefixed(plain)
+    if (head := _HEAD.search(line, 1, _HEAD_AFTER + 1)) and not _HEAD.match(line):
+        return _unprefixed(line[head.start() :])
+    return line
+
+
+def _known_unprefixed(plain: str) -> str:
+    """`plain` without the prefixes _PREFIX names."""
     line = plain.strip()
     while match := _PREFIX.match(line):
         line = line[match.end() :].lstrip()
     return line
+
+
+def _learned_prefix(lines: list[str]) -> re.Pattern[str] | None:
+    """The prefixes of a collector not named in _PREFIX, as the lines with a vLLM head after them show them (_HEAD),
+    digits read as any number ('Dec 05 10:00:00.123456 host vllm[123]: '): at most four, each on two lines or more;
+    None where there are none. A line without a head behind one (a raw traceback's exception, nvidia-smi's table, a
+    versions table) is read without it too (_records)."""
+    shapes: collections.Counter[str] = collections.Counter()
+    for line in lines:
+        known = _known_unprefixed(_plain(line))
+        if not _HEAD.match(known) and (head := _HEAD.search(known, 1, _HEAD_AFTER + 1)):
+            shapes[re.sub(r"\d+", r"\\d+", re.escape(known[: head.start()]))] += 1
+    common = [shape for shape, count in shapes.most_common(4) if count >= 2]
+    return re.compile(f"^(?:{'|'.join(common)})") if common else None
 
 
 # Known boot failures: (pattern, one-line cause). The first that matches wins.
@@ -433,7 +580,7 @@ def failure_cause(text: str) -> str | None:
     The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
     'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
     """
-    lines = text.splitlines()
+    lines = _records(text)
     for i, line in enumerate(lines):
         if match := _PROGRAM_ALLOC.search(line):
             free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
@@ -454,8 +601,8 @@ def failure_cause(text: str) -> str | None:
     return _cut_traceback(bare)
 
 
-# an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head
-_ERROR_TEXT = re.compile(r"^(?:ERROR|CRITICAL) \d\d-\d\d [\d:]+ \[[^\]]*\] (.*\S)")
+# an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head (a JSON record's has no file)
+_ERROR_TEXT = re.compile(r"^(?:ERROR|CRITICAL) \d\d-\d\d [\d:]+ (?:\[[^\]]*\] )?(.*\S)")
 
 
 def _cut_traceback(bare: list[str]) -> str | None:
@@ -605,32 +752,40 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
-    for raw in text.splitlines():
+    lines = _records(text)
+    cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
+    first = _last_boot(lines)  # a log of a restart is read from its last boot on
+    for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
+        plain = _plain(line)
+        bare = _unprefixed(plain)
         stamp = _stamp(line, year)
         if stamp is not None and t0 is not None and t0 - stamp > _NEW_YEAR:  # '12-31 23:59:50' then '01-01 00:00:10'
             year += 1
             stamp = _stamp(line, year)
         if t0 is None and stamp is not None:
             t0 = stamp
-        plain = _plain(line)
-        bare = _unprefixed(plain)
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
             out.warnings.append(redact(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
             out.errors.append(redact(line))
-        _read_facts(out, plain)
+        # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
+        # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
+        facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
+        _read_facts(out, facts)
+        if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
+            out.logged["device_name"] = _first(match)  # is its words, not a figure (a name cut short maps to no card)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
-            wrapped.append(bare)
+            wrapped.append(facts)
             joined = " ".join(wrapped)
             if joined.count("{") and joined.count("{") <= joined.count("}"):
                 _read_logged(out, joined)
                 wrapped = None
             elif len(wrapped) >= _ARGS_LINES:
                 wrapped = None
-        elif _open_args(bare):
-            wrapped = [bare]
+        elif _open_args(facts):
+            wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
         elif match := _RANK_POOL.search(plain):
@@ -646,9 +801,40 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
                 out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+    if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
+        card = _LOGGED["device_name"]
+        names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]
+        if names:
+            out.logged["device_name"] = names[-1]
     if out.errors:
-        out.failure_cause = failure_cause(text)
+        out.failure_cause = failure_cause("\n".join(lines[first:]))
     return out
+
+
+def _last_boot(lines: list[str]) -> int:
+    """The index of the line the last boot of a log's `lines` starts at (0 for a log of one boot): a boot start
+    (_BOOT_START) after a boot came up; the banner after an earlier boot's start, events or errors; an engine start
+    after a boot that failed and has an engine start of its own (or whose start the paste cut). A boot that
+    failed ends at its last error line, and the lines after it (the next boot's first warnings, the 'non-default args'
+    before V0's engine start) are the next boot's; after a boot that came up, the next starts at its own line (what the
+    server logged while it ran is no start-up line)."""
+    first = tail = 0  # the current boot's first line; the line after its last error line
+    boot_seen = engine_started = came_up = said = False  # said: a boot's event read (_EVENTS), its start cut or not
+    for i, raw in enumerate(lines):
+        bare = _unprefixed(_plain(raw.rstrip()))
+        level = _LEVEL.match(bare)
+        if (level and level.group(1) != "WARNING") or _FAILURE.search(bare):  # not a platform's OOM-kill report,
+            tail = i + 1  # which may come before the container's log (gpu16g-sm90-...-container-oom): it is the run's
+        elif _BOOT_READY.search(bare):
+            came_up = True
+        elif match := _BOOT_START.search(bare):
+            banner, failed = match.group(1) is not None, tail > first
+            if came_up or (failed and (banner or engine_started or not boot_seen)) or (banner and (boot_seen or said)):
+                first = tail if failed and not came_up else i
+                tail, engine_started, came_up, said = first, False, False, False
+            boot_seen, engine_started = True, engine_started or not banner
+        said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
+    return first
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:

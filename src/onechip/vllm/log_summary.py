@@ -100,21 +100,25 @@ _TIMELINE = re.compile(
 
 def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None]:
     """(kind, trap text) of one log line; (None, None) when the summary leaves it out. `in_traceback`:
-    the previous kept line was part of a traceback (its indented frames are errors too)."""
-    trap = next((text for pattern, text in TRAPS if pattern.search(line)), None)
+    the previous kept line was part of a traceback (its indented frames are errors too). The kinds are read on the
+    line without what a paste or a collector put before and around vLLM's text (bootlog.bare_line): ANSI colours glue
+    the level to the escape ('\x1b[33mWARNING\x1b[0m', no word boundary before it), so a coloured warning was kept
+    as a memory line or dropped."""
+    bare = bare_line(line)
+    trap = next((text for pattern, text in TRAPS if pattern.search(bare)), None)
     if (
-        _ERROR.search(line)
-        or _EXCEPTION.match(bare_line(line))
+        _ERROR.search(bare)
+        or _EXCEPTION.match(bare)
         or (in_traceback and (line.startswith((" ", "\t")) or not line.strip()))
     ):
         return "error", trap
     if trap is not None:
         return "trap", trap
-    if _WARNING.search(line):
+    if _WARNING.search(bare):
         return "warning", None
-    if _MEMORY.search(line):
+    if _MEMORY.search(bare):
         return "memory", None
-    if _TIMELINE.search(line):
+    if _TIMELINE.search(bare):
         return "timeline", None
     return None, None
 
@@ -159,8 +163,9 @@ MAX_BOOT_LOG_CHARS = 64 << 20
 
 def read_log_text(path: Path, what: str) -> str:
     """The text of the log at `path` as read_log reads it (lines of at most MAX_LINE_CHARS, a binary file refused),
-    joined by newlines. Raises OSError as read_log does, and ConfigError naming `what` (the option it came by) for
-    a file that is not a text log or holds more than MAX_BOOT_LOG_CHARS characters."""
+    joined by newlines, with a newline at its end where the file has one (_ends_in_newline). Raises OSError as
+    read_log does, and ConfigError naming `what` (the option it came by) for a file that is not a text log or holds
+    more than MAX_BOOT_LOG_CHARS characters."""
     lines: list[str] = []
     size = 0
     try:
@@ -174,7 +179,17 @@ def read_log_text(path: Path, what: str) -> str:
             lines.append(line)
     except ConfigError as exc:  # read_log's lines and this one start with the path: the option goes first
         raise ConfigError(f"{what} {exc}") from None
-    return "\n".join(lines)
+    return "\n".join(lines) + ("\n" if lines and _ends_in_newline(path) else "")
+
+
+def _ends_in_newline(path: Path) -> bool:
+    """Whether the file at `path` ends in a newline: its last line is whole (one without may be cut short, a log still
+    being written: bootlog._CUT_NUMBER)."""
+    with open_regular(path) as raw:
+        if raw.seek(0, io.SEEK_END) == 0:
+            return False
+        raw.seek(-1, io.SEEK_END)
+        return raw.read(1) in (b"\n", b"\r")
 
 
 class _Kept:
