@@ -381,6 +381,10 @@ def _json_record(bare: str) -> str | None:
 # follows (read_log_text keeps a file's last newline)
 _CUT_NUMBER = re.compile(r"(?<!\S)(?!\S*(?:[x)%,;\]}'\"]|GiB|GB|MiB|MB|s)$)\S*\d\S*$")
 _WRAPPED_ROWS = 2
+# A table's row, border to border (nvidia-smi's '| ... |' and '+---+', printed beside vLLM's lines): its rows share
+# one width, the widest of a short excerpt, and are no terminal's wrap (tests/fixtures/bootlogs
+# a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
+_TABLE_ROW = re.compile(r"^\s*[|+].*[|+]\s*$")
 _WRAP_MIN = 60
 _OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d )")
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
@@ -389,7 +393,8 @@ _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 def _unwrapped(lines: list[str]) -> list[str]:
     """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
     told."""
-    columns = [len(_ANSI.sub("", line)) for line in lines]  # as the terminal shows it, without its colour codes
+    # as the terminal shows it, without its colour codes; a table's row (nvidia-smi's, all of one width) is no wrap
+    columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line)) for line in lines]
     width = max(columns, default=0)
     if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
         return lines
@@ -398,7 +403,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
     for line, length in zip(lines, columns, strict=True):
         quote = _QUOTE.match(out[-1]) if joining else None
         row = line[quote.end() :] if quote and line.startswith(quote.group()) else line
-        if joining and row and not _OWN_LINE.match(_unprefixed(_plain(row))):
+        if joining and row and not _OWN_LINE.match(_unprefixed(_plain(row))) and not _TABLE_ROW.match(row):
             out[-1] += row
         else:
             out.append(line)

@@ -272,3 +272,15 @@ def test_a_log_file_that_ends_in_a_newline_gives_its_last_figure(tmp_path: Path)
     cut.write_text(line, encoding="utf-8")
     assert read_boot_log(log_summary.read_log_text(whole, "--against"), "vllm", "m").kv_cache_num_blocks == 29751
     assert read_boot_log(log_summary.read_log_text(cut, "--against"), "vllm", "m").kv_cache_num_blocks is None
+
+
+def test_a_table_printed_beside_the_log_is_not_read_as_a_wrapped_line() -> None:
+    # nvidia-smi's rows share one width; in an excerpt where they are the widest lines they looked like a terminal's
+    # hard-wrap (two or more rows of the longest length) and were joined, so the card row lost its name
+    lines = _log("a100-qwen25-vl-7b-util022-len128000-refused-v0230").splitlines()
+    table = [line for line in lines if line.startswith(("|", "+"))]
+    assert len(table) >= 2 and len({len(line) for line in table}) == 1  # the fixture's table: one width
+    short = "INFO 07-01 13:26:00 [kv_cache_utils.py:1] GPU KV cache size: 383,936 tokens"
+    record = read_boot_log("\n".join([*table, short]) + "\n", "vllm", "m")
+    assert record.logged.get("device_name") == "NVIDIA A100-SXM4-80GB"
+    assert record.kv_cache_tokens == 383936
