@@ -21,7 +21,7 @@ from pathlib import Path
 
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
-from onechip.procs import die_with_parent, uncap_child
+from onechip.procs import die_with_parent, start_ticks, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -127,6 +127,7 @@ class LocalVllmEngine:
         self.stop_grace_s = stop_grace_s
         self.process: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None
+        self._pid_started: int | None = None
         self._started_wall: datetime | None = None
         self._started_mono: float | None = None
         self._ready_s: float | None = None
@@ -167,6 +168,7 @@ class LocalVllmEngine:
                 preexec_fn=die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
             )
         self.pid = self.process.pid
+        self._pid_started = start_ticks(self.pid)  # with the pid, what tells this process from a later one of that pid
         uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
@@ -223,7 +225,8 @@ class LocalVllmEngine:
     def state(self) -> EngineState:
         """What `status`, `logs` and `down` need to find this engine again (its process group)."""
         return EngineState(
-            engine=self.kind, pid=self.pid or 0, base_url=self.base_url, model=self.served_name,
+            engine=self.kind, pid=self.pid or 0, pid_started=self._pid_started,
+            base_url=self.base_url, model=self.served_name,
             started_at=self._started_wall.isoformat() if self._started_wall else "", log_path=str(self.log_path),
             mode=self.mode,
         )  # fmt: skip

@@ -18,6 +18,7 @@ from onechip.engines import remote
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
+from onechip.procs import start_ticks
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
@@ -96,13 +97,20 @@ def _host_alive(state: EngineState) -> tuple[bool, str]:
 
 
 def engine_alive(state: EngineState) -> bool:
-    """The recorded local engine's process group exists AND its leader is still a vLLM server: after a
-    reboot the pid may belong to something else, which `down` must never signal."""
+    """The recorded local engine's process group exists AND its leader is the process `up` started: after a
+    reboot the pid may belong to something else, which `down` must never signal. The leader's start time
+    (EngineState.pid_started) says so whatever the serve program is called (`up --launcher` runs any); a record
+    from before it was kept falls back to the leader's command line naming vllm."""
     if not group_alive(state.pid):
         return False
+    started = start_ticks(state.pid)
+    if started is None:  # the leader is gone but members remain: still our group (vLLM's EngineCore)
+        return True
+    if state.pid_started is not None:
+        return started == state.pid_started
     try:
         cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:  # the leader is gone but members remain: still our group (vLLM's EngineCore)
+    except OSError:
         return True
     return b"vllm" in cmdline
 

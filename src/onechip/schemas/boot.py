@@ -107,6 +107,11 @@ class EngineState(ResultModel):
 
     engine: str
     pid: int = Field(description="Process id and process-group id of the engine.")
+    pid_started: int | None = Field(
+        default=None,
+        description="When that process started, clock ticks after the host's boot (procs.start_ticks): a pid the "
+        "kernel gave to another process since has another.",
+    )
     base_url: str
     model: str
     started_at: str = Field(description="ISO-8601 UTC.")

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from factories import engine_state
+from fakes import vllm_server
 from onechip.engines import state
+from onechip.engines.local import LocalVllmEngine, free_port, group_alive
 from onechip.errors import EngineError
+from onechip.procs import start_ticks
 
 
 def test_logs_of_a_removed_log_file_is_an_engine_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,3 +51,45 @@ def test_unreadable_state_is_an_error_not_no_engine(tmp_path: Path, monkeypatch:
         state.status()
     with pytest.raises(EngineError, match="unreadable"):
         state.down()
+
+
+def test_a_reused_pid_whose_command_names_vllm_is_not_the_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorded start time tells `up`'s engine from a later process given its pid, whatever it runs."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "vllm"], start_new_session=True)
+    try:
+        started = start_ticks(other.pid)
+        assert started is not None
+        state.save(engine_state(pid=other.pid, pid_started=started - 1, log_path=str(tmp_path / "engine.log")))
+        assert not state.status().running
+        assert "already gone" in state.down().note
+        assert other.poll() is None  # not ours: not signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_an_engine_whose_launcher_is_not_named_vllm_is_found_and_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`up --launcher` runs any program. Before: an engine whose command line did not say 'vllm' was 'gone (stale
+    state)' to `status`, and `down` cleared its record and left it serving, with nothing left to find it by."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    serve = tmp_path / "serve.py"
+    serve.symlink_to(vllm_server.SCRIPT)
+    port = free_port()
+    engine = LocalVllmEngine(
+        Path("m"), "m", tmp_path / "engine.log", [sys.executable, str(serve), "--port", str(port)], port=port
+    )
+    engine.start()
+    try:
+        engine.wait_ready(timeout_s=30)
+        assert b"vllm" not in Path(f"/proc/{engine.pid}/cmdline").read_bytes()
+        state.save(engine.state())
+        assert state.status().running
+        assert state.down().note == f"stopped engine pid {engine.pid}"
+        assert not group_alive(engine.pid)
+    finally:
+        engine.stop()
