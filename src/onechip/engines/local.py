@@ -64,6 +64,25 @@ def tail_lines(path: Path, n: int = 20) -> list[str]:
         return []
 
 
+def ended(code: int, when: str) -> str:
+    """How a process ended `when` ('during boot'), from its Popen.returncode: 'exited with code N', or 'was killed by
+    SIGNAME' (Popen gives -N for signal N; a shell in between exits 128 + N instead, said too). SIGKILL during a boot
+    is most often the host's out-of-memory killer, which leaves no line in the engine's own log (bash prints 'Killed'
+    only for its own children), so that is said here."""
+    number = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None
+    try:
+        name = signal.Signals(number).name if number else None
+    except ValueError:
+        name = None
+    what = f"exited with code {code}" if code >= 0 else f"was killed by {name or f'signal {-code}'}"
+    if name and code > 0:
+        what += f" (128 + {name})"
+    what += f" {when}"
+    if number == signal.SIGKILL:
+        what += ", most often by the host's out-of-memory killer when host RAM runs out"
+    return what
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -182,7 +201,7 @@ class LocalVllmEngine:
                 elapsed = time.monotonic() - self._started_mono
                 code = self.process.poll()
                 if code is not None:
-                    raise self._boot_error(f"engine exited with code {code} during boot")
+                    raise self._boot_error(f"engine {ended(code, 'during boot')}")
                 if time.monotonic() > deadline:
                     self.stop()
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
@@ -198,8 +217,8 @@ class LocalVllmEngine:
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)
-        last = next((line for line in reversed(tail) if line.strip()), "")
-        return EngineBootError(f"{what}: {last[:200]} (full log: {self.log_path})", str(self.log_path), tail)
+        last = next((line for line in reversed(tail) if line.strip()), "")[:200] or "it logged nothing"
+        return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:
         record = BootRecord(

@@ -132,3 +132,30 @@ def test_engine_dies_with_its_parent(tmp_path, sig):
             os.killpg(engine_pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+class KilledEngine(LocalVllmEngine):
+    """An engine the kernel SIGKILLs during boot (the out-of-memory killer), directly or under a shell."""
+
+    def __init__(self, log_path: Path, shell: bool):
+        super().__init__(model_path=Path("."), served_name="fake", log_path=log_path, stop_grace_s=5.0)
+        self.shell = shell
+
+    def command(self) -> list[str]:
+        suicide = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+        return ["sh", "-c", " ".join(f"'{word}'" for word in suicide)] if self.shell else suicide
+
+
+@pytest.mark.parametrize(
+    ("shell", "said"), [(False, "was killed by SIGKILL"), (True, "exited with code 137 (128 + SIGKILL)")]
+)
+def test_a_boot_killed_by_sigkill_says_so(tmp_path, shell, said):
+    # Before: 'engine exited with code -9 during boot: (full log: ...)', which named neither the signal nor a cause.
+    engine = KilledEngine(tmp_path / "engine.log", shell)
+    engine.start()
+    with pytest.raises(EngineBootError) as info:
+        engine.wait_ready(timeout_s=30)
+    said = f"engine {said} during boot, most often by the host's out-of-memory killer when host RAM runs out: "
+    last = "Killed" if shell else "it logged nothing"  # what sh says of a child it lost to SIGKILL; else no line
+    assert str(info.value) == f"{said}{last} (full log: {engine.log_path})"
+    engine.stop()
