@@ -167,8 +167,8 @@ def _down(grace_s: float) -> EngineStatus:
 
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
-    redacted; with `follow`, keep reading until interrupted. After `down`, the log of the engine it stopped
-    (still on disk). Raises EngineError when no engine was started."""
+    redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
+    it stopped (still on disk). Raises EngineError when no engine was started, or when a followed engine exits."""
     state = state or load()
     if state is None:
         state = _last_stopped()
@@ -202,5 +202,10 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 yield redact(line.rstrip("\n"))
             elif not follow:
                 return
+            elif not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
+                yield from (redact(rest.rstrip("\n")) for rest in handle)  # what it wrote as it died
+                raise EngineError(
+                    f"the engine (pid {state.pid}) exited; its last lines are above (`onechip down` clears its record)"
+                )
             else:
                 time.sleep(0.5)

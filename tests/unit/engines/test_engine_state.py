@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,33 @@ def test_an_engine_whose_launcher_is_not_named_vllm_is_found_and_stopped(
         assert not group_alive(engine.pid)
     finally:
         engine.stop()
+
+
+def test_logs_follow_ends_when_the_engine_exits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `onechip logs --follow` waited for new lines forever after the engine had died."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    code = "import sys, time; print('ready', flush=True); time.sleep(1); print('RuntimeError: died', flush=True)"
+    with log.open("w") as out:
+        engine = subprocess.Popen([sys.executable, "-c", code], stdout=out, start_new_session=True)
+    started = start_ticks(engine.pid)
+    state.save(engine_state(pid=engine.pid, pid_started=started, log_path=str(log)))
+    seen: list[str] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            seen.extend(state.log_lines(follow=True))
+        except EngineError as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    engine.wait()  # reaped: its pid leads no group now
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    assert seen == ["ready", "RuntimeError: died"]
+    assert (
+        str(failed[0])
+        == f"the engine (pid {engine.pid}) exited; its last lines are above (`onechip down` clears its record)"
+    )
