@@ -221,9 +221,10 @@ def _start(
 
 
 def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
-    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause."""
-    engine.start()
+    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause. start() is inside
+    too: a Ctrl-C or SIGTERM that lands once it has launched (or a start that fails after launching) stops it."""
     try:
+        engine.start()
         return engine.wait_ready(timeout_s, on_progress)
     except EngineBootError as exc:
         engine.stop()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from onechip.api import _engines
+from onechip.engines import local
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
 
@@ -159,3 +161,21 @@ def test_a_boot_killed_by_sigkill_says_so(tmp_path, shell, said):
     last = "Killed" if shell else "it logged nothing"  # what sh says of a child it lost to SIGKILL; else no line
     assert str(info.value) == f"{said}{last} (full log: {engine.log_path})"
     engine.stop()
+
+
+def test_an_interrupt_that_lands_as_start_returns_stops_the_engine(tmp_path, monkeypatch):
+    """`up` runs start() then waits; a Ctrl-C or SIGTERM (the CLI turns it into KeyboardInterrupt) arriving once the
+    engine is launched, before the wait, left it serving with no record. Before: _boot called start() outside its
+    try, so nothing stopped it."""
+
+    def interrupted(pid: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(local, "uncap_child", interrupted)  # the last step of start(), after the launch
+    engine = FakeEngine(tmp_path / "engine.log")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _engines._boot(engine, 30.0, lambda event: None)
+        assert engine.pid is not None and not group_alive(engine.pid)
+    finally:
+        engine.stop()  # what a failing run left behind
