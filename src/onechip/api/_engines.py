@@ -216,7 +216,11 @@ def _start(
         _refuse_running()
         engine_dir.mkdir(parents=True, exist_ok=True)
         engine.log_path.unlink(missing_ok=True)
-        boot = _boot(engine, timeout_s, on_progress)
+        try:
+            boot = _boot(engine, timeout_s, on_progress)
+        except BaseException:
+            engine_state.remember_stopped(engine)  # `logs` then shows this boot's log, as after `down`
+            raise
         return _record_up(engine, boot, engine_dir, the_plan, token)
 
 

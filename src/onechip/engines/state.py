@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines import remote
+from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
@@ -81,6 +82,21 @@ def _remember_token(state: EngineState) -> None:
         return
     if text:
         remember_secret(text.splitlines()[0].strip())
+
+
+def remember_stopped(engine: Engine) -> None:
+    """Record a local engine that was launched and then stopped without becoming ready (a failed or interrupted
+    `up`) as the one stopped last, so that `logs` shows its log as it shows one `down` stopped. Never raises: it
+    runs while the boot's own error propagates."""
+    try:
+        state = engine.state()
+    except EngineError:  # never started
+        return
+    if state.mode == "process" and state.pid:
+        try:
+            write_text_atomic(last_path(), state.model_dump_json(indent=2))
+        except OSError:
+            return
 
 
 def _last_stopped() -> EngineState | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from onechip.api import _engines
-from onechip.engines import local
+from onechip.engines import local, state
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
 
@@ -27,12 +27,21 @@ FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 class FakeEngine(LocalVllmEngine):
     def __init__(self, log_path: Path, mode: str = "ok", **kw):
         super().__init__(model_path=Path("."), served_name="fake", log_path=log_path, stop_grace_s=5.0, **kw)
-        self.mode = mode
+        self.fake_boot = mode  # not `mode`: that is how `status` finds an engine (EngineState.mode)
 
     def command(self) -> list[str]:
         # forks a grandchild as vLLM forks EngineCore, so tests can prove the whole process group goes away
         boot_log = ["--fake-version", "9.9.9", "--fake-kv-tokens", "1024", "--max-model-len", "512"]
-        return [sys.executable, str(FAKE), "--port", str(self.port), "--fake-boot", self.mode, "--fake-fork", *boot_log]
+        return [
+            sys.executable,
+            str(FAKE),
+            "--port",
+            str(self.port),
+            "--fake-boot",
+            self.fake_boot,
+            "--fake-fork",
+            *boot_log,
+        ]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -179,3 +188,15 @@ def test_an_interrupt_that_lands_as_start_returns_stops_the_engine(tmp_path, mon
         assert engine.pid is not None and not group_alive(engine.pid)
     finally:
         engine.stop()  # what a failing run left behind
+
+
+def test_logs_after_a_first_failed_up_show_its_boot(tmp_path, monkeypatch):
+    """Before: a failed `up` left no record, so on a fresh home `onechip logs` (what one runs next) said 'no engine
+    started by `onechip up`' while the log of the failed boot sat on disk."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    engine = FakeEngine(tmp_path / "engine" / "engine.log", mode="die")
+    with pytest.raises(EngineBootError, match="boom during boot"):
+        _engines._start(engine, tmp_path / "engine", None, None, 30.0, lambda event: None)
+    assert not group_alive(engine.pid)
+    assert state.load() is None and not state.status().running  # nothing runs, nothing to `down`
+    assert "ValueError: boom during boot" in list(state.log_lines())
