@@ -7,6 +7,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -116,7 +117,12 @@ def engine_alive(state: EngineState) -> bool:
     """The recorded local engine's process group exists AND its leader is the process `up` started: after a
     reboot the pid may belong to something else, which `down` must never signal. The leader's start time
     (EngineState.pid_started) says so whatever the serve program is called (`up --launcher` runs any); a record
-    from before it was kept falls back to the leader's command line naming vllm."""
+    from before it was kept falls back to the leader's command line naming vllm. A leader that is this process's
+    own child (`up` in the MCP server) and has died is reaped first: a zombie's group still answers signals."""
+    try:
+        os.waitpid(state.pid, os.WNOHANG)
+    except ChildProcessError:  # not our child (`up` ran in another process), or already reaped
+        pass
     if not group_alive(state.pid):
         return False
     started = start_ticks(state.pid)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,30 @@ def test_logs_follow_ends_when_the_engine_exits(tmp_path: Path, monkeypatch: pyt
         str(failed[0])
         == f"the engine (pid {engine.pid}) exited; its last lines are above (`onechip down` clears its record)"
     )
+
+
+def test_an_engine_that_died_under_the_process_that_started_it_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server runs `up` and `status` in one long-lived process, whose dead engine child stays a zombie until
+    reaped. Before: `status` said it was running (not healthy) and `down` that it 'stopped engine pid N'."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    port = free_port()
+    engine = LocalVllmEngine(
+        Path("m"),
+        "m",
+        tmp_path / "engine.log",
+        [sys.executable, str(vllm_server.SCRIPT), "--port", str(port)],
+        port=port,
+    )
+    engine.start()
+    try:
+        engine.wait_ready(timeout_s=30)
+        state.save(engine.state())
+        assert engine.pid is not None
+        os.kill(engine.pid, signal.SIGKILL)
+        time.sleep(0.5)
+        assert not state.status().running
+        assert state.down().note == "engine was already gone; state cleared"
+    finally:
+        engine.stop()
