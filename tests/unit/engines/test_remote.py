@@ -5,6 +5,7 @@ vLLM; a fake Hugging Face token must reach its environment and appear nowhere el
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from onechip.cli.main import app
 from onechip.engines import launch, remote, startup
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
+from onechip.procs import start_ticks
 from onechip.schemas import ServeTarget
 from onechip.schemas.requests import UpRequest
 from onechip.vllm import flags
@@ -318,3 +320,37 @@ def test_down_stops_the_log_mirror_the_state_records():
     finally:
         if mirror.poll() is None:
             mirror.kill()
+
+
+def test_a_host_engine_records_its_start_and_down_never_signals_a_reused_pid(home):
+    """A host rebooted (a spot VM back from preemption) may give the recorded pid to another process group. Before:
+    `status` called it the engine and `down` SIGTERMed, then SIGKILLed it (only `kill -0 -- -PID` was asked)."""
+    engine = _host_engine(home)
+    engine.start()
+    try:
+        engine.wait_ready(30)
+        recorded = engine.state()
+        assert recorded.remote_pid is not None
+        assert recorded.remote_pid_started == start_ticks(recorded.remote_pid)  # what the host printed
+        assert remote.host_status(recorded)[0]
+    finally:
+        engine.stop()
+    # a group leader that is not this process's child, as another process on the host is (a child of ours would
+    # stay a zombie that `kill -0` still finds once stopped)
+    spawn = "setsid sleep 30 > /dev/null 2>&1 < /dev/null & echo $!"
+    other = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    try:
+        started = start_ticks(other)
+        assert started is not None
+        reused = recorded.model_copy(update={"remote_pid": other, "remote_pid_started": started - 1})
+        assert remote.host_status(reused) == (False, "")
+        remote.stop_host_engine(remote.shell_for(reused), reused, grace_s=1.0)
+        assert group_alive(other)  # not ours: not signalled
+        # the same record with the pid's own start time is the engine: found and stopped
+        ours = reused.model_copy(update={"remote_pid_started": started})
+        assert remote.host_status(ours) == (True, "")
+        remote.stop_host_engine(remote.shell_for(ours), ours, grace_s=1.0)
+        assert not group_alive(other)
+    finally:
+        if group_alive(other):
+            os.killpg(other, signal.SIGKILL)
