@@ -149,7 +149,9 @@ def alive_command(state: EngineState) -> str:
 def logs_command(state: EngineState, follow: bool = False) -> str:
     if state.mode == "docker":
         return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{state.container} 2>&1"
-    return f"tail -n +1 {'-F ' if follow else ''}{_q(state.remote_log or REMOTE_LOG)}"
+    # GNU tail's --pid ends a follow once the engine's leader has exited (`docker logs -f` ends with its container)
+    until = f"--pid={state.remote_pid} " if follow and state.remote_pid is not None else ""
+    return f"tail -n +1 {'-F ' if follow else ''}{until}{_q(state.remote_log or REMOTE_LOG)}"
 
 
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:

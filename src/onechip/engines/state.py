@@ -187,6 +187,11 @@ def _down(grace_s: float) -> EngineStatus:
     return EngineStatus(running=False, state=state, note=note)
 
 
+def _exited(which: str) -> EngineError:
+    """What `logs --follow` says when the engine it followed has exited (`which`: 'pid N' or 'container NAME')."""
+    return EngineError(f"the engine ({which}) exited; its last lines are above (`onechip down` clears its record)")
+
+
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
@@ -213,6 +218,11 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             finally:
                 if proc.poll() is None:
                     proc.terminate()
+        if follow and not _host_alive(state)[0]:
+            where = f" on {state.host}" if state.host else ""
+            raise _exited(
+                f"container {state.container}{where}" if state.mode == "docker" else f"pid {state.remote_pid}{where}"
+            )
         return
     path = Path(state.log_path)
     if not path.is_file():
@@ -226,8 +236,6 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 return
             elif not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from (redact(rest.rstrip("\n")) for rest in handle)  # what it wrote as it died
-                raise EngineError(
-                    f"the engine (pid {state.pid}) exited; its last lines are above (`onechip down` clears its record)"
-                )
+                raise _exited(f"pid {state.pid}")
             else:
                 time.sleep(0.5)

@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from fakes import vllm_server
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote, startup
+from onechip.engines import state as engine_state_module
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 from onechip.procs import start_ticks
@@ -354,3 +356,29 @@ def test_a_host_engine_records_its_start_and_down_never_signals_a_reused_pid(hom
     finally:
         if group_alive(other):
             os.killpg(other, signal.SIGKILL)
+
+
+def test_logs_follow_of_a_host_engine_ends_when_it_exits(tmp_path):
+    """Before: `logs --follow` of an engine on a host ran `tail -F` there, which went on after the engine had died."""
+    log = tmp_path / "serve.log"
+    log.write_text("ready\n")
+    spawn = f"setsid bash -c 'sleep 1; echo RuntimeError: died >> {log}' > /dev/null 2>&1 < /dev/null & echo $!"
+    pid = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    state = engine_state(
+        mode="remote-process", remote_pid=pid, remote_pid_started=start_ticks(pid), remote_log=str(log)
+    )
+    seen: list[str] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            seen.extend(engine_state_module.log_lines(follow=True, state=state))
+        except EngineError as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    reader.join(timeout=15)
+    assert not reader.is_alive()
+    assert seen == ["ready", "RuntimeError: died"]
+    assert str(failed[0]).startswith(f"the engine (pid {pid}) exited; its last lines are above")
