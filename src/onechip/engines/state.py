@@ -24,6 +24,8 @@ from onechip.procs import start_ticks
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
+MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
+
 
 def state_path() -> Path:
     return onechip_home() / "engine.json"
@@ -51,18 +53,25 @@ def save(state: EngineState) -> None:
 
 
 def load() -> EngineState | None:
-    """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable:
-    treating it as "no engine" would lose track of one that may still be running; ConfigError when it is not a
-    regular file (paths.read_home_file: a FIFO there is never waited on)."""
+    """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable, or records
+    an engine of a mode this onechip does not know (MODES): treating it as "no engine" or as a host engine would
+    lose track of one that may still be running; ConfigError when it is not a regular file (paths.read_home_file: a
+    FIFO there is never waited on)."""
     path = state_path()
     try:
-        return EngineState.model_validate_json(read_home_file(path))
+        state = EngineState.model_validate_json(read_home_file(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
+    if state.mode not in MODES:  # read as a host engine, `down` would "stop" nothing and forget it
+        raise EngineError(
+            f"engine state {path} records a '{state.mode}' engine, which this onechip does not know (a newer "
+            "onechip wrote it?); use that onechip's `status`/`down`"
+        )
+    return state
 
 
 def note_token_file(path: Path | str) -> None:

@@ -154,3 +154,17 @@ def test_an_engine_that_died_under_the_process_that_started_it_is_gone(
         assert state.down().note == "engine was already gone; state cleared"
     finally:
         engine.stop()
+
+
+def test_a_record_of_an_engine_mode_this_onechip_does_not_know_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer onechip may record an engine it finds another way. Before: read as a host engine, `status` called it
+    'gone on its host' and `down` ran `kill -TERM -- -None` on this machine, said 'stopped process group None' and
+    deleted the record, leaving that engine running with nothing to find it by."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    state.save(engine_state(mode="k8s-pod"))
+    for command in (state.status, state.down, lambda: list(state.log_lines())):
+        with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
+            command()
+    assert state.state_path().is_file()
