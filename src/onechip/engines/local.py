@@ -10,6 +10,7 @@ Lifecycle guarantees (tested in tests/integration/test_engine_lifecycle.py):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -94,21 +95,29 @@ def group_alive(pgid: int) -> bool:
 
 
 def stop_group(pgid: int, grace_s: float = 20.0) -> None:
-    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone."""
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            try:  # reap our own child if it is one, so it does not linger as a zombie
-                os.waitpid(pgid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            if not group_alive(pgid):
+    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone.
+    Interrupted while it waits (a second Ctrl-C, or SIGTERM, as the CLI raises it: KeyboardInterrupt), it SIGKILLs
+    the group before the interrupt goes on: a shutdown that takes long is never left half done, its engine running
+    with no record."""
+    try:
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
                 return
-            time.sleep(0.1)
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline:
+                try:  # reap our own child if it is one, so it does not linger as a zombie
+                    os.waitpid(pgid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+                if not group_alive(pgid):
+                    return
+                time.sleep(0.1)
+    except KeyboardInterrupt:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        raise
     if group_alive(pgid):
         raise EngineError(f"engine process group {pgid} survived SIGKILL")
 

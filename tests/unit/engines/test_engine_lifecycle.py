@@ -200,3 +200,28 @@ def test_logs_after_a_first_failed_up_show_its_boot(tmp_path, monkeypatch):
     assert not group_alive(engine.pid)
     assert state.load() is None and not state.status().running  # nothing runs, nothing to `down`
     assert "ValueError: boom during boot" in list(state.log_lines())
+
+
+def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
+    """Ctrl-C during a boot stops the engine with SIGTERM and waits up to its grace; a second Ctrl-C in that wait
+    (a vLLM shutdown takes seconds, one that ignores SIGTERM the whole grace) left it running with no record."""
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    )
+    engine = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
+    try:
+        assert engine.stdout is not None and engine.stdout.readline() == "ready\n"  # SIGTERM is ignored from here
+
+        def interrupted(seconds: float) -> None:
+            raise KeyboardInterrupt  # the second Ctrl-C, in the grace wait
+
+        monkeypatch.setattr(local.time, "sleep", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            local.stop_group(engine.pid, grace_s=20.0)
+        monkeypatch.undo()
+        assert engine.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        engine.stdout.close()
