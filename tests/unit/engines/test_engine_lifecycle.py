@@ -225,3 +225,21 @@ def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
             engine.kill()
             engine.wait()
         engine.stdout.close()
+
+
+def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):
+    """Before: `up` deleted the engine log before booting, so restarting an engine that had crashed under load
+    deleted the only account of the crash."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine" / "engine.log"
+    log.parent.mkdir()
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    engine = FakeEngine(log)
+    try:
+        _engines._start(engine, log.parent, None, None, 30.0, lambda event: None)
+    finally:
+        engine.stop()
+    assert (
+        log.parent / "engine.prev.log"
+    ).read_text() == "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert "illegal memory access" not in log.read_text() and "Application startup complete" in log.read_text()
