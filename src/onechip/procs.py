@@ -18,6 +18,20 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, sig)
 
 
+def start_ticks(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks after the boot (field 22 of /proc/<pid>/stat, proc(5)); None when
+    there is no such process (or no /proc). A pid the kernel reused for another process has another start time."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+    except (OSError, IndexError):
+        return None
+    try:
+        return int(fields[19])  # field 3 (state) is fields[0]
+    except (IndexError, ValueError):
+        return None
+
+
 # The heap limit this process had before cap_heap, given back to the engines it starts (None: never capped).
 _UNCAPPED: tuple[int, int] | None = None
 

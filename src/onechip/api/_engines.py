@@ -208,22 +208,28 @@ def _start(
     timeout_s: float,
     on_progress: ProgressFn,
 ) -> BootRecord:
-    """Boot `engine` with a fresh log in `engine_dir`, then record it (see _boot, _record_up), holding the
-    engine-state lock from the last "already running?" check to the saved state: a second `up` or a `down`
-    meanwhile is refused with BusyError (the lock comes after every input check, so a refused input writes
-    nothing)."""
+    """Boot `engine` with a fresh log in `engine_dir` (the last engine's kept as engine.prev.log: `up` again after
+    a crash must not delete its only account), then record it (see _boot, _record_up), holding the engine-state
+    lock from the last "already running?" check to the saved state: a second `up` or a `down` meanwhile is refused
+    with BusyError (the lock comes after every input check, so a refused input writes nothing)."""
     with engine_state.locked():
         _refuse_running()
         engine_dir.mkdir(parents=True, exist_ok=True)
-        engine.log_path.unlink(missing_ok=True)
-        boot = _boot(engine, timeout_s, on_progress)
+        if engine.log_path.exists():  # the last engine's log, a crash's only account, is kept once beside it
+            engine.log_path.replace(engine.log_path.with_suffix(".prev.log"))
+        try:
+            boot = _boot(engine, timeout_s, on_progress)
+        except BaseException:
+            engine_state.remember_stopped(engine)  # `logs` then shows this boot's log, as after `down`
+            raise
         return _record_up(engine, boot, engine_dir, the_plan, token)
 
 
 def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
-    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause."""
-    engine.start()
+    """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause. start() is inside
+    too: a Ctrl-C or SIGTERM that lands once it has launched (or a start that fails after launching) stops it."""
     try:
+        engine.start()
         return engine.wait_ready(timeout_s, on_progress)
     except EngineBootError as exc:
         engine.stop()

@@ -10,6 +10,7 @@ Lifecycle guarantees (tested in tests/integration/test_engine_lifecycle.py):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
-from onechip.procs import die_with_parent, uncap_child
+from onechip.procs import die_with_parent, start_ticks, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -64,6 +65,25 @@ def tail_lines(path: Path, n: int = 20) -> list[str]:
         return []
 
 
+def ended(code: int, when: str) -> str:
+    """How a process ended `when` ('during boot'), from its Popen.returncode: 'exited with code N', or 'was killed by
+    SIGNAME' (Popen gives -N for signal N; a shell in between exits 128 + N instead, said too). SIGKILL during a boot
+    is most often the host's out-of-memory killer, which leaves no line in the engine's own log (bash prints 'Killed'
+    only for its own children), so that is said here."""
+    number = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None
+    try:
+        name = signal.Signals(number).name if number else None
+    except ValueError:
+        name = None
+    what = f"exited with code {code}" if code >= 0 else f"was killed by {name or f'signal {-code}'}"
+    if name and code > 0:
+        what += f" (128 + {name})"
+    what += f" {when}"
+    if number == signal.SIGKILL:
+        what += ", most often by the host's out-of-memory killer when host RAM runs out"
+    return what
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -75,21 +95,29 @@ def group_alive(pgid: int) -> bool:
 
 
 def stop_group(pgid: int, grace_s: float = 20.0) -> None:
-    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone."""
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            try:  # reap our own child if it is one, so it does not linger as a zombie
-                os.waitpid(pgid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            if not group_alive(pgid):
+    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone.
+    Interrupted while it waits (a second Ctrl-C, or SIGTERM, as the CLI raises it: KeyboardInterrupt), it SIGKILLs
+    the group before the interrupt goes on: a shutdown that takes long is never left half done, its engine running
+    with no record."""
+    try:
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
                 return
-            time.sleep(0.1)
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline:
+                try:  # reap our own child if it is one, so it does not linger as a zombie
+                    os.waitpid(pgid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+                if not group_alive(pgid):
+                    return
+                time.sleep(0.1)
+    except KeyboardInterrupt:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        raise
     if group_alive(pgid):
         raise EngineError(f"engine process group {pgid} survived SIGKILL")
 
@@ -127,6 +155,7 @@ class LocalVllmEngine:
         self.stop_grace_s = stop_grace_s
         self.process: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None
+        self._pid_started: int | None = None
         self._started_wall: datetime | None = None
         self._started_mono: float | None = None
         self._ready_s: float | None = None
@@ -167,6 +196,7 @@ class LocalVllmEngine:
                 preexec_fn=die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
             )
         self.pid = self.process.pid
+        self._pid_started = start_ticks(self.pid)  # with the pid, what tells this process from a later one of that pid
         uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
@@ -180,7 +210,7 @@ class LocalVllmEngine:
                 elapsed = time.monotonic() - self._started_mono
                 code = self.process.poll()
                 if code is not None:
-                    raise self._boot_error(f"engine exited with code {code} during boot")
+                    raise self._boot_error(f"engine {ended(code, 'during boot')}")
                 if time.monotonic() > deadline:
                     self.stop()
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
@@ -196,8 +226,8 @@ class LocalVllmEngine:
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)
-        last = next((line for line in reversed(tail) if line.strip()), "")
-        return EngineBootError(f"{what}: {last[:200]} (full log: {self.log_path})", str(self.log_path), tail)
+        last = next((line for line in reversed(tail) if line.strip()), "")[:200] or "it logged nothing"
+        return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:
         record = BootRecord(
@@ -223,7 +253,8 @@ class LocalVllmEngine:
     def state(self) -> EngineState:
         """What `status`, `logs` and `down` need to find this engine again (its process group)."""
         return EngineState(
-            engine=self.kind, pid=self.pid or 0, base_url=self.base_url, model=self.served_name,
+            engine=self.kind, pid=self.pid or 0, pid_started=self._pid_started,
+            base_url=self.base_url, model=self.served_name,
             started_at=self._started_wall.isoformat() if self._started_wall else "", log_path=str(self.log_path),
             mode=self.mode,
         )  # fmt: skip

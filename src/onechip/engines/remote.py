@@ -103,7 +103,7 @@ def serve_script(spec: LaunchSpec) -> str:
 
 def start_command(spec: LaunchSpec) -> str:
     """The host-side start: write serve.sh and launch it under setsid (process), or `docker run` (docker).
-    Prints `pid=N` (process) or the container id, then `start=` the host's local time."""
+    Prints `start=` the host's local time, then `pid=N` and `started=` its start time (process) or the container id."""
     stamp = "date +start=%Y-%m-%dT%H:%M:%S"
     if spec.engine == "vllm-docker":
         return f"mkdir -p ~/.cache/vllm && {stamp} && {shell_join(spec.docker_argv)}"
@@ -114,8 +114,24 @@ def start_command(spec: LaunchSpec) -> str:
         # the log exists before the pid is printed: a `tail -F` mirror started on a missing file polls for it
         # once a second (and says so into the mirror) instead of following it at once
         f": > {_q(REMOTE_LOG)}; {stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
-        'echo "pid=$!"'
+        f'echo "pid=$!"; echo "started=$({_started("$!")})"'
     )
+
+
+def _started(pid: str) -> str:
+    """Shell that prints when process `pid` started, in clock ticks after the host's boot (field 22 of
+    /proc/<pid>/stat, counted after the command name, which may hold spaces: procs.start_ticks), or nothing."""
+    return f"sed 's/.*) //' /proc/{pid}/stat 2>/dev/null | cut -d' ' -f20"
+
+
+def _ours(state: EngineState) -> str | None:
+    """Shell that succeeds unless the recorded leader's pid now belongs to a process that started at another time
+    (the host rebooted, the kernel gave the pid to another process: never signalled); a leader gone while members
+    remain counts as ours, as a local record does (state.engine_alive). None when the record has no start time (an
+    older record, a host without /proc): the pid alone is asked, as before."""
+    if state.remote_pid_started is None:
+        return None
+    return f'{{ t=$({_started(str(state.remote_pid))}); [ -z "$t" ] || [ "$t" = {state.remote_pid_started} ]; }}'
 
 
 def _docker(sudo: bool) -> str:
@@ -126,13 +142,16 @@ def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
         running = "'{{.State.Running}}'"
         return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
-    return f"kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
+    ours = _ours(state)
+    return f"{ours + ' && ' if ours else ''}kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
 
 
 def logs_command(state: EngineState, follow: bool = False) -> str:
     if state.mode == "docker":
         return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{state.container} 2>&1"
-    return f"tail -n +1 {'-F ' if follow else ''}{_q(state.remote_log or REMOTE_LOG)}"
+    # GNU tail's --pid ends a follow once the engine's leader has exited (`docker logs -f` ends with its container)
+    until = f"--pid={state.remote_pid} " if follow and state.remote_pid is not None else ""
+    return f"tail -n +1 {'-F ' if follow else ''}{until}{_q(state.remote_log or REMOTE_LOG)}"
 
 
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
@@ -141,10 +160,10 @@ def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
             f"{_docker(state.sudo)} stop -t {int(grace_s)} {state.container} >/dev/null 2>&1; "
             f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
         )
-    pg = f"-- -{state.remote_pid}"
+    pg, ours = f"-- -{state.remote_pid}", _ours(state)
     steps = int(grace_s * 10)
     return (
-        f"kill -TERM {pg} 2>/dev/null || exit 0; "
+        f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
         f"for i in $(seq 1 {steps}); do kill -0 {pg} 2>/dev/null || exit 0; sleep 0.1; done; "
         f"kill -KILL {pg} 2>/dev/null; sleep 1; ! kill -0 {pg} 2>/dev/null"
     )
@@ -183,6 +202,7 @@ class HostEngine:
         self.served_name = spec.served_name
         self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
         self.remote_pid: int | None = None
+        self.remote_pid_started: int | None = None
         self.tunnel: subprocess.Popen[bytes] | None = None
         self.mirror: subprocess.Popen[bytes] | None = None
         self.local_port: int | None = spec.base_port
@@ -203,7 +223,8 @@ class HostEngine:
             engine=self.kind, pid=self.tunnel.pid if self.tunnel else 0, base_url=self.base_url,
             model=self.served_name, started_at=self._started_wall.isoformat() if self._started_wall else "",
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
-            remote_pid=self.remote_pid, remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
+            remote_pid=self.remote_pid, remote_pid_started=self.remote_pid_started,
+            remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
             container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
         )  # fmt: skip
@@ -232,6 +253,8 @@ class HostEngine:
             if not m:
                 raise EngineError(f"{self.shell.where()}: the engine did not start (no pid printed)")
             self.remote_pid = int(m.group(1))
+            if started := re.search(r"^started=(\d+)$", out, re.MULTILINE):
+                self.remote_pid_started = int(started.group(1))
         if spec.host:
             self._open_tunnel()
         self._start_mirror()

@@ -39,7 +39,7 @@ from pydantic import Field
 from onechip.engines import remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, free_port, group_alive, port_is_free, stop_group
+from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.errors import ConfigError, EngineError, MissingDependencyError
@@ -350,7 +350,7 @@ def start(
 def _alive(state: EngineState) -> tuple[bool, str]:
     if state.mode != "process":
         return remote.host_status(state)
-    return group_alive(state.pid) and _not_zombie(state.pid), ""
+    return engine_state.engine_alive(state) and _not_zombie(state.pid), ""
 
 
 def _not_zombie(pid: int) -> bool:
@@ -491,7 +491,7 @@ def down(grace_s: float = 20.0) -> list[str]:
             remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
             remote.stop_tunnel(replica)
             notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
-        elif group_alive(replica.pid):
+        elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
             stop_group(replica.pid, grace_s)
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:

@@ -7,6 +7,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,11 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines import remote
+from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
+from onechip.procs import start_ticks
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
+
+MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
 
 
 def state_path() -> Path:
@@ -48,18 +53,25 @@ def save(state: EngineState) -> None:
 
 
 def load() -> EngineState | None:
-    """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable:
-    treating it as "no engine" would lose track of one that may still be running; ConfigError when it is not a
-    regular file (paths.read_home_file: a FIFO there is never waited on)."""
+    """The saved state, or None when `up` left none. Raises EngineError when the file is unreadable, or records
+    an engine of a mode this onechip does not know (MODES): treating it as "no engine" or as a host engine would
+    lose track of one that may still be running; ConfigError when it is not a regular file (paths.read_home_file: a
+    FIFO there is never waited on)."""
     path = state_path()
     try:
-        return EngineState.model_validate_json(read_home_file(path))
+        state = EngineState.model_validate_json(read_home_file(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
+    if state.mode not in MODES:  # read as a host engine, `down` would "stop" nothing and forget it
+        raise EngineError(
+            f"engine state {path} records a '{state.mode}' engine, which this onechip does not know (a newer "
+            "onechip wrote it?); use that onechip's `status`/`down`"
+        )
+    return state
 
 
 def note_token_file(path: Path | str) -> None:
@@ -82,6 +94,21 @@ def _remember_token(state: EngineState) -> None:
         remember_secret(text.splitlines()[0].strip())
 
 
+def remember_stopped(engine: Engine) -> None:
+    """Record a local engine that was launched and then stopped without becoming ready (a failed or interrupted
+    `up`) as the one stopped last, so that `logs` shows its log as it shows one `down` stopped. Never raises: it
+    runs while the boot's own error propagates."""
+    try:
+        state = engine.state()
+    except EngineError:  # never started
+        return
+    if state.mode == "process" and state.pid:
+        try:
+            write_text_atomic(last_path(), state.model_dump_json(indent=2))
+        except OSError:
+            return
+
+
 def _last_stopped() -> EngineState | None:
     """The local engine `down` stopped last (None when there is none or the record is unreadable)."""
     try:
@@ -96,13 +123,25 @@ def _host_alive(state: EngineState) -> tuple[bool, str]:
 
 
 def engine_alive(state: EngineState) -> bool:
-    """The recorded local engine's process group exists AND its leader is still a vLLM server: after a
-    reboot the pid may belong to something else, which `down` must never signal."""
+    """The recorded local engine's process group exists AND its leader is the process `up` started: after a
+    reboot the pid may belong to something else, which `down` must never signal. The leader's start time
+    (EngineState.pid_started) says so whatever the serve program is called (`up --launcher` runs any); a record
+    from before it was kept falls back to the leader's command line naming vllm. A leader that is this process's
+    own child (`up` in the MCP server) and has died is reaped first: a zombie's group still answers signals."""
+    try:
+        os.waitpid(state.pid, os.WNOHANG)
+    except ChildProcessError:  # not our child (`up` ran in another process), or already reaped
+        pass
     if not group_alive(state.pid):
         return False
+    started = start_ticks(state.pid)
+    if started is None:  # the leader is gone but members remain: still our group (vLLM's EngineCore)
+        return True
+    if state.pid_started is not None:
+        return started == state.pid_started
     try:
         cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:  # the leader is gone but members remain: still our group (vLLM's EngineCore)
+    except OSError:
         return True
     return b"vllm" in cmdline
 
@@ -157,10 +196,15 @@ def _down(grace_s: float) -> EngineStatus:
     return EngineStatus(running=False, state=state, note=note)
 
 
+def _exited(which: str) -> EngineError:
+    """What `logs --follow` says when the engine it followed has exited (`which`: 'pid N' or 'container NAME')."""
+    return EngineError(f"the engine ({which}) exited; its last lines are above (`onechip down` clears its record)")
+
+
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
-    redacted; with `follow`, keep reading until interrupted. After `down`, the log of the engine it stopped
-    (still on disk). Raises EngineError when no engine was started."""
+    redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
+    it stopped (still on disk). Raises EngineError when no engine was started, or when a followed engine exits."""
     state = state or load()
     if state is None:
         state = _last_stopped()
@@ -183,6 +227,11 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             finally:
                 if proc.poll() is None:
                     proc.terminate()
+        if follow and not _host_alive(state)[0]:
+            where = f" on {state.host}" if state.host else ""
+            raise _exited(
+                f"container {state.container}{where}" if state.mode == "docker" else f"pid {state.remote_pid}{where}"
+            )
         return
     path = Path(state.log_path)
     if not path.is_file():
@@ -194,5 +243,8 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 yield redact(line.rstrip("\n"))
             elif not follow:
                 return
+            elif not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
+                yield from (redact(rest.rstrip("\n")) for rest in handle)  # what it wrote as it died
+                raise _exited(f"pid {state.pid}")
             else:
                 time.sleep(0.5)

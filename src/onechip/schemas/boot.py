@@ -107,6 +107,11 @@ class EngineState(ResultModel):
 
     engine: str
     pid: int = Field(description="Process id and process-group id of the engine.")
+    pid_started: int | None = Field(
+        default=None,
+        description="When that process started, clock ticks after the host's boot (procs.start_ticks): a pid the "
+        "kernel gave to another process since has another.",
+    )
     base_url: str
     model: str
     started_at: str = Field(description="ISO-8601 UTC.")
@@ -116,6 +121,11 @@ class EngineState(ResultModel):
     host: str | None = Field(default=None, description="SSH target user@addr; None = this machine.")
     ssh_options: list[str] = Field(default_factory=list, description="ssh -o options used (no secrets).")
     remote_pid: int | None = Field(default=None, description="Process-group id of the engine on the SSH host.")
+    remote_pid_started: int | None = Field(
+        default=None,
+        description="When that process started, clock ticks after the host's boot (field 22 of its /proc/<pid>/stat); "
+        "None where the host has no /proc.",
+    )
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")

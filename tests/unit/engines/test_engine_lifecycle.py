@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from onechip.api import _engines
+from onechip.engines import local, state
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
 
@@ -25,12 +27,21 @@ FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
 class FakeEngine(LocalVllmEngine):
     def __init__(self, log_path: Path, mode: str = "ok", **kw):
         super().__init__(model_path=Path("."), served_name="fake", log_path=log_path, stop_grace_s=5.0, **kw)
-        self.mode = mode
+        self.fake_boot = mode  # not `mode`: that is how `status` finds an engine (EngineState.mode)
 
     def command(self) -> list[str]:
         # forks a grandchild as vLLM forks EngineCore, so tests can prove the whole process group goes away
         boot_log = ["--fake-version", "9.9.9", "--fake-kv-tokens", "1024", "--max-model-len", "512"]
-        return [sys.executable, str(FAKE), "--port", str(self.port), "--fake-boot", self.mode, "--fake-fork", *boot_log]
+        return [
+            sys.executable,
+            str(FAKE),
+            "--port",
+            str(self.port),
+            "--fake-boot",
+            self.fake_boot,
+            "--fake-fork",
+            *boot_log,
+        ]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -132,3 +143,103 @@ def test_engine_dies_with_its_parent(tmp_path, sig):
             os.killpg(engine_pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+class KilledEngine(LocalVllmEngine):
+    """An engine the kernel SIGKILLs during boot (the out-of-memory killer), directly or under a shell."""
+
+    def __init__(self, log_path: Path, shell: bool):
+        super().__init__(model_path=Path("."), served_name="fake", log_path=log_path, stop_grace_s=5.0)
+        self.shell = shell
+
+    def command(self) -> list[str]:
+        suicide = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+        return ["sh", "-c", " ".join(f"'{word}'" for word in suicide)] if self.shell else suicide
+
+
+@pytest.mark.parametrize(
+    ("shell", "said"), [(False, "was killed by SIGKILL"), (True, "exited with code 137 (128 + SIGKILL)")]
+)
+def test_a_boot_killed_by_sigkill_says_so(tmp_path, shell, said):
+    # Before: 'engine exited with code -9 during boot: (full log: ...)', which named neither the signal nor a cause.
+    engine = KilledEngine(tmp_path / "engine.log", shell)
+    engine.start()
+    with pytest.raises(EngineBootError) as info:
+        engine.wait_ready(timeout_s=30)
+    said = f"engine {said} during boot, most often by the host's out-of-memory killer when host RAM runs out: "
+    last = "Killed" if shell else "it logged nothing"  # what sh says of a child it lost to SIGKILL; else no line
+    assert str(info.value) == f"{said}{last} (full log: {engine.log_path})"
+    engine.stop()
+
+
+def test_an_interrupt_that_lands_as_start_returns_stops_the_engine(tmp_path, monkeypatch):
+    """`up` runs start() then waits; a Ctrl-C or SIGTERM (the CLI turns it into KeyboardInterrupt) arriving once the
+    engine is launched, before the wait, left it serving with no record. Before: _boot called start() outside its
+    try, so nothing stopped it."""
+
+    def interrupted(pid: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(local, "uncap_child", interrupted)  # the last step of start(), after the launch
+    engine = FakeEngine(tmp_path / "engine.log")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _engines._boot(engine, 30.0, lambda event: None)
+        assert engine.pid is not None and not group_alive(engine.pid)
+    finally:
+        engine.stop()  # what a failing run left behind
+
+
+def test_logs_after_a_first_failed_up_show_its_boot(tmp_path, monkeypatch):
+    """Before: a failed `up` left no record, so on a fresh home `onechip logs` (what one runs next) said 'no engine
+    started by `onechip up`' while the log of the failed boot sat on disk."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    engine = FakeEngine(tmp_path / "engine" / "engine.log", mode="die")
+    with pytest.raises(EngineBootError, match="boom during boot"):
+        _engines._start(engine, tmp_path / "engine", None, None, 30.0, lambda event: None)
+    assert not group_alive(engine.pid)
+    assert state.load() is None and not state.status().running  # nothing runs, nothing to `down`
+    assert "ValueError: boom during boot" in list(state.log_lines())
+
+
+def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
+    """Ctrl-C during a boot stops the engine with SIGTERM and waits up to its grace; a second Ctrl-C in that wait
+    (a vLLM shutdown takes seconds, one that ignores SIGTERM the whole grace) left it running with no record."""
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    )
+    engine = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
+    try:
+        assert engine.stdout is not None and engine.stdout.readline() == "ready\n"  # SIGTERM is ignored from here
+
+        def interrupted(seconds: float) -> None:
+            raise KeyboardInterrupt  # the second Ctrl-C, in the grace wait
+
+        monkeypatch.setattr(local.time, "sleep", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            local.stop_group(engine.pid, grace_s=20.0)
+        monkeypatch.undo()
+        assert engine.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        engine.stdout.close()
+
+
+def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):
+    """Before: `up` deleted the engine log before booting, so restarting an engine that had crashed under load
+    deleted the only account of the crash."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine" / "engine.log"
+    log.parent.mkdir()
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    engine = FakeEngine(log)
+    try:
+        _engines._start(engine, log.parent, None, None, 30.0, lambda event: None)
+    finally:
+        engine.stop()
+    assert (
+        log.parent / "engine.prev.log"
+    ).read_text() == "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert "illegal memory access" not in log.read_text() and "Application startup complete" in log.read_text()

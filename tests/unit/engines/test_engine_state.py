@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from factories import engine_state
+from fakes import vllm_server
 from onechip.engines import state
+from onechip.engines.local import LocalVllmEngine, free_port, group_alive
 from onechip.errors import EngineError
+from onechip.procs import start_ticks
 
 
 def test_logs_of_a_removed_log_file_is_an_engine_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,3 +55,116 @@ def test_unreadable_state_is_an_error_not_no_engine(tmp_path: Path, monkeypatch:
         state.status()
     with pytest.raises(EngineError, match="unreadable"):
         state.down()
+
+
+def test_a_reused_pid_whose_command_names_vllm_is_not_the_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorded start time tells `up`'s engine from a later process given its pid, whatever it runs."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "vllm"], start_new_session=True)
+    try:
+        started = start_ticks(other.pid)
+        assert started is not None
+        state.save(engine_state(pid=other.pid, pid_started=started - 1, log_path=str(tmp_path / "engine.log")))
+        assert not state.status().running
+        assert "already gone" in state.down().note
+        assert other.poll() is None  # not ours: not signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_an_engine_whose_launcher_is_not_named_vllm_is_found_and_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`up --launcher` runs any program. Before: an engine whose command line did not say 'vllm' was 'gone (stale
+    state)' to `status`, and `down` cleared its record and left it serving, with nothing left to find it by."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    serve = tmp_path / "serve.py"
+    serve.symlink_to(vllm_server.SCRIPT)
+    port = free_port()
+    engine = LocalVllmEngine(
+        Path("m"), "m", tmp_path / "engine.log", [sys.executable, str(serve), "--port", str(port)], port=port
+    )
+    engine.start()
+    try:
+        engine.wait_ready(timeout_s=30)
+        assert b"vllm" not in Path(f"/proc/{engine.pid}/cmdline").read_bytes()
+        state.save(engine.state())
+        assert state.status().running
+        assert state.down().note == f"stopped engine pid {engine.pid}"
+        assert not group_alive(engine.pid)
+    finally:
+        engine.stop()
+
+
+def test_logs_follow_ends_when_the_engine_exits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `onechip logs --follow` waited for new lines forever after the engine had died."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    code = "import sys, time; print('ready', flush=True); time.sleep(1); print('RuntimeError: died', flush=True)"
+    with log.open("w") as out:
+        engine = subprocess.Popen([sys.executable, "-c", code], stdout=out, start_new_session=True)
+    started = start_ticks(engine.pid)
+    state.save(engine_state(pid=engine.pid, pid_started=started, log_path=str(log)))
+    seen: list[str] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            seen.extend(state.log_lines(follow=True))
+        except EngineError as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    engine.wait()  # reaped: its pid leads no group now
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    assert seen == ["ready", "RuntimeError: died"]
+    assert (
+        str(failed[0])
+        == f"the engine (pid {engine.pid}) exited; its last lines are above (`onechip down` clears its record)"
+    )
+
+
+def test_an_engine_that_died_under_the_process_that_started_it_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server runs `up` and `status` in one long-lived process, whose dead engine child stays a zombie until
+    reaped. Before: `status` said it was running (not healthy) and `down` that it 'stopped engine pid N'."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    port = free_port()
+    engine = LocalVllmEngine(
+        Path("m"),
+        "m",
+        tmp_path / "engine.log",
+        [sys.executable, str(vllm_server.SCRIPT), "--port", str(port)],
+        port=port,
+    )
+    engine.start()
+    try:
+        engine.wait_ready(timeout_s=30)
+        state.save(engine.state())
+        assert engine.pid is not None
+        os.kill(engine.pid, signal.SIGKILL)
+        time.sleep(0.5)
+        assert not state.status().running
+        assert state.down().note == "engine was already gone; state cleared"
+    finally:
+        engine.stop()
+
+
+def test_a_record_of_an_engine_mode_this_onechip_does_not_know_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer onechip may record an engine it finds another way. Before: read as a host engine, `status` called it
+    'gone on its host' and `down` ran `kill -TERM -- -None` on this machine, said 'stopped process group None' and
+    deleted the record, leaving that engine running with nothing to find it by."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    state.save(engine_state(mode="k8s-pod"))
+    for command in (state.status, state.down, lambda: list(state.log_lines())):
+        with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
+            command()
+    assert state.state_path().is_file()

@@ -5,9 +5,11 @@ vLLM; a fake Hugging Face token must reach its environment and appear nowhere el
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,8 +22,10 @@ from fakes import vllm_server
 from onechip import api
 from onechip.cli.main import app
 from onechip.engines import launch, remote, startup
+from onechip.engines import state as engine_state_module
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
+from onechip.procs import start_ticks
 from onechip.schemas import ServeTarget
 from onechip.schemas.requests import UpRequest
 from onechip.vllm import flags
@@ -318,3 +322,63 @@ def test_down_stops_the_log_mirror_the_state_records():
     finally:
         if mirror.poll() is None:
             mirror.kill()
+
+
+def test_a_host_engine_records_its_start_and_down_never_signals_a_reused_pid(home):
+    """A host rebooted (a spot VM back from preemption) may give the recorded pid to another process group. Before:
+    `status` called it the engine and `down` SIGTERMed, then SIGKILLed it (only `kill -0 -- -PID` was asked)."""
+    engine = _host_engine(home)
+    engine.start()
+    try:
+        engine.wait_ready(30)
+        recorded = engine.state()
+        assert recorded.remote_pid is not None
+        assert recorded.remote_pid_started == start_ticks(recorded.remote_pid)  # what the host printed
+        assert remote.host_status(recorded)[0]
+    finally:
+        engine.stop()
+    # a group leader that is not this process's child, as another process on the host is (a child of ours would
+    # stay a zombie that `kill -0` still finds once stopped)
+    spawn = "setsid sleep 30 > /dev/null 2>&1 < /dev/null & echo $!"
+    other = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    try:
+        started = start_ticks(other)
+        assert started is not None
+        reused = recorded.model_copy(update={"remote_pid": other, "remote_pid_started": started - 1})
+        assert remote.host_status(reused) == (False, "")
+        remote.stop_host_engine(remote.shell_for(reused), reused, grace_s=1.0)
+        assert group_alive(other)  # not ours: not signalled
+        # the same record with the pid's own start time is the engine: found and stopped
+        ours = reused.model_copy(update={"remote_pid_started": started})
+        assert remote.host_status(ours) == (True, "")
+        remote.stop_host_engine(remote.shell_for(ours), ours, grace_s=1.0)
+        assert not group_alive(other)
+    finally:
+        if group_alive(other):
+            os.killpg(other, signal.SIGKILL)
+
+
+def test_logs_follow_of_a_host_engine_ends_when_it_exits(tmp_path):
+    """Before: `logs --follow` of an engine on a host ran `tail -F` there, which went on after the engine had died."""
+    log = tmp_path / "serve.log"
+    log.write_text("ready\n")
+    spawn = f"setsid bash -c 'sleep 1; echo RuntimeError: died >> {log}' > /dev/null 2>&1 < /dev/null & echo $!"
+    pid = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    state = engine_state(
+        mode="remote-process", remote_pid=pid, remote_pid_started=start_ticks(pid), remote_log=str(log)
+    )
+    seen: list[str] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            seen.extend(engine_state_module.log_lines(follow=True, state=state))
+        except EngineError as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    reader.join(timeout=15)
+    assert not reader.is_alive()
+    assert seen == ["ready", "RuntimeError: died"]
+    assert str(failed[0]).startswith(f"the engine (pid {pid}) exited; its last lines are above")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -15,13 +16,14 @@ import time
 import httpx
 import pytest
 
-from factories import embedded_plan
+from factories import embedded_plan, engine_state
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError, EngineError
+from onechip.procs import start_ticks
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest, UpRequest
@@ -282,3 +284,23 @@ def test_the_router_checks_no_client_key_so_it_stays_on_the_loopback(tmp_path):
         finally:
             engine.stop()
     assert answer.status_code == 200
+
+
+def test_down_never_signals_a_replicas_reused_pid(tmp_path, monkeypatch):
+    """After a reboot a replica's recorded pid may lead someone else's process group. Before: `down` stopped any
+    group of that pid (replicas.down asked group_alive only), where the single engine's `down` checks it is ours."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "vllm"], start_new_session=True)
+    try:
+        started = start_ticks(other.pid)
+        assert started is not None and launch_set is not None
+        reused = engine_state(pid=other.pid, pid_started=started - 1, log_path=str(tmp_path / "r.log"))
+        replicas.save(
+            replicas.ReplicaSetState(launch=launch_set, replicas=[reused, engine_state()], router=engine_state())
+        )
+        assert replicas.down() == ["replica 0: was already gone", "replica 1: was already gone"]
+        assert other.poll() is None  # not ours: not signalled
+    finally:
+        other.kill()
+        other.wait()
