@@ -16,7 +16,9 @@ in sample: it was measured on v5e-1, v6e-1 and L4).
 (3) Every simulable corpus cell from priors alone (no calibration), per chip: leaving the chip out (its
 fractions and host cost come from the other chips: what a chip with no measurement gets; out of sample), and
 with the chip's own efficiencies (in sample: fitted on these grids' one-client and short-context cells, so
-scored apart). Printed: MAPE per figure per chip and per grid, beside the noise floor (two measurements of one
+scored apart). Output tok/s is scored twice: on each grid's published figure (whole-run for vllm bench serve's) and
+on the steady window `advise` ranks and prices on (steady_output_tok_per_s, against sim_accuracy.measured_steady).
+Printed: MAPE per figure per chip and per grid, beside the noise floor (two measurements of one
 v5e-1 deployment), and the measured / predicted range (the band `advise` gives a prior row, corpus
 `prediction_error.prior` and `prior_measured_chip`). Each grid is served at its own settings where the corpus
 states them (sim_accuracy.plan_for), every stream 1 warm-up + 3 measured requests (the grids' own workloads, no
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import statistics
 
-from sim_accuracy import plan_for
+from sim_accuracy import STEADY, measured_steady, plan_for
 
 from onechip import catalog, planner
 from onechip.bench import stats
@@ -50,7 +52,7 @@ from onechip.sim.priors import (
 
 CORPUS = catalog.serving_measurements()
 NOISE = CORPUS.prediction_error["noise"]
-FIGURES = ("output_tok_per_s", "ttft_ms", "tpot_ms")
+FIGURES = ("output_tok_per_s", STEADY, "ttft_ms", "tpot_ms")
 
 
 def _mape(values: list[float]) -> str:
@@ -139,9 +141,12 @@ def whole_grids() -> dict[str, dict[str, tuple[float, float]]]:
             for (ctx, n), p in _predict(grid, plan, terms).items():
                 c = next(x for x in grid.cells if (x.context_tokens, x.clients) == (ctx, n))
                 got = {"output_tok_per_s": p.whole_run_tok_per_s if whole_run else p.output_tok_per_s,
+                       STEADY: p.output_tok_per_s,
                        "ttft_ms": p.ttft_ms.median, "tpot_ms": p.tpot_ms.median}  # fmt: skip
+                steady = measured_steady(c.output_tok_per_s, c.ttft_ms, c.tpot_ms, c.clients, grid.output_tokens,
+                                         whole_run)  # fmt: skip
                 for name, pred in got.items():
-                    meas = getattr(c, name)
+                    meas = steady if name == STEADY else getattr(c, name)
                     if meas is None or not pred:
                         continue
                     errs.setdefault((kind, grid.chip), {}).setdefault(name, []).append(abs(pred / meas - 1) * 100)
@@ -151,7 +156,7 @@ def whole_grids() -> dict[str, dict[str, tuple[float, float]]]:
     for (kind, chip), by_figure in sorted(errs.items()):
         shown = "  ".join(f"{_mape(by_figure.get(f, [])):>26}" for f in FIGURES)
         print(f"  {kind:>22} {chip:>6}  {shown}")
-    noise = "  ".join(f"{100 * getattr(NOISE, f):25.1f}%" for f in FIGURES)
+    noise = "  ".join(f"{100 * getattr(NOISE, f.replace(STEADY, 'output_tok_per_s')):25.1f}%" for f in FIGURES)
     print(f"  {'noise floor':>22} {'':>6}  {noise}")
     print("  per grid:")
     for (name, kind), by_figure in sorted(per_grid.items()):

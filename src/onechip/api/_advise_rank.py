@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from onechip import catalog
 from onechip.schemas.sim import AdviceRow
+from onechip.sim import uncertainty
 
 ADVISE_NOTE = (
     "predicted, not measured: a chip with a stored calibration (onechip simulate --calibrate) is marked "
@@ -22,20 +23,21 @@ def rank_note() -> str:
     """How the rows are ranked, with the ranges' measured errors read from the corpus."""
     errors = catalog.serving_measurements().prediction_error
 
-    def tok(key: str) -> str:
-        entry = errors[key]  # type: ignore[index]
-        factors = (entry.factors or {}).get("output_tok_per_s")
-        return f"{factors[0]:.2f}-{factors[1]:.2f}x" if factors else f"+-{entry.output_tok_per_s:.0%}"
+    def tok(key: uncertainty.ErrorKey) -> str:
+        factors = (errors[key].factors or {}).get(uncertainty.STEADY)
+        error = uncertainty.relative_error(key, uncertainty.STEADY)
+        return f"{factors[0]:.2f}-{factors[1]:.2f}x" if factors else f"+-{error:.0%}"
 
     return (
         "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
         "range); rows backed by a calibration (on the chip, or carried from another) first, then priors on "
         "chips with published measurements of their own, then priors on chips with none; within each, by $/M "
-        "at the pessimistic end. tok/s ranges are each source's measured error (catalog "
-        f"serving_measurements.json): calibrated {tok('calibrated')}; carried {tok('carried')} and priors "
-        f"{tok('prior_measured_chip')} on a chip whose decode, prefill and host cost are all measured, one engine "
-        f"per chip; otherwise carried {tok('carried_unmeasured')} and priors {tok('prior')} (a chip measured in "
-        "part or not at all, or a tensor-parallel engine, whose communication is not modelled). 'could flip "
+        "at the pessimistic end. tok/s ranges are each source's error measured on the same steady-window "
+        f"figure (catalog serving_measurements.json steady_output_tok_per_s): calibrated {tok('calibrated')}; "
+        f"carried {tok('carried')} and priors {tok('prior_measured_chip')} on a chip whose decode, prefill and "
+        f"host cost are all measured, one engine per chip; otherwise carried {tok('carried_unmeasured')} and "
+        f"priors {tok('prior')} (a chip measured in part or not at all, or a tensor-parallel engine, whose "
+        "communication is not modelled). 'could flip "
         "with' names lower rows whose range reaches below a row's: the order could flip there."
     )
 

@@ -386,7 +386,7 @@ def _advice_row(
     key = uncertainty.error_key(source, basis.complete and tp == 1)
     total = sum(k * (c.output_tok_per_s or 0.0) for k, c in parts)
     rates = [sum(k * c.reps[i].output_tok_per_s for k, c in parts) for i in range(min(len(c.reps) for _, c in parts))]
-    tok = uncertainty.figure_range(key, "output_tok_per_s", total, (min(rates), max(rates)) if rates else None)
+    tok = uncertainty.figure_range(key, uncertainty.STEADY, total, (min(rates), max(rates)) if rates else None)
     latency = {
         name: uncertainty.figure_range(key, name, value)
         for name, value in (("ttft_ms", cell.ttft_ms.median), ("tpot_ms", cell.tpot_ms.median))
@@ -453,9 +453,13 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     """For `request.model` and one workload cell, every catalog chip (or `request.chips`) it fits on: its plan,
     the predicted cell (stored calibration, else one carried from another chip, else priors from published
     measurements) with its measured-error range, the price and $/M output tokens, ranked by what holds within
-    the ranges (`_advise_rank.rank`); multi-chip slices also as one engine per chip (replicas vs tensor
-    parallel). Raises ConfigError for an unknown chip or pricing model, or a model that cannot be read at all
-    (before any chip is tried)."""
+    the ranges (`_advise_rank.rank`). Its tok/s, and the $/M priced at it, is the steady window (every stream
+    busy: what the chip sustains under this load, so what an hour rented for it buys), not the whole-run figure
+    vllm bench serve, GuideLLM and AIPerf report, which a short run's ramp and drain pull down (bench's 2 requests
+    a stream at 1,024 + 32 tokens, from priors: 20% on v5e-1 at 16 clients, 549 against 442 tok/s); its range
+    is the error measured on that same steady figure (sim.uncertainty.STEADY); multi-chip slices also as one
+    engine per chip (replicas vs tensor parallel). Raises ConfigError for an unknown chip or pricing model, or a
+    model that cannot be read at all (before any chip is tried)."""
     cost_layer.parse_pricing(request.pricing)
     found = planner.source_positions(planner.resolve_model(request.model), None)
     positions = found.limit if found is not None else None

@@ -1875,7 +1875,17 @@ class DecodeBand(StrictModel):
 class PredictionError(StrictModel):
     """Measured relative error of a prediction of one kind (or of re-measurement: noise), per figure."""
 
-    output_tok_per_s: float = Field(description="Relative error of output tok/s (0.13 = 13%).")
+    output_tok_per_s: float = Field(
+        description="Relative error of output tok/s (0.13 = 13%) by the definition each scored grid publishes: "
+        "whole-run for vllm bench serve's grids (every grid but the seed's), the steady window for the seed's."
+    )
+    steady_output_tok_per_s: float | None = Field(
+        default=None,
+        description="Relative error of the steady-window output tok/s (every stream busy: bench's output_tok_per_s, "
+        "what advise ranks and prices on), scored against each cell's steady figure: the seed grid's own, else "
+        "clients x output tokens / (TTFT + (output tokens - 1) x TPOT) from the cell's medians (benchmarks/"
+        "sim_accuracy.py measured_steady); None: not measured.",
+    )
     ttft_ms: float = Field(description="Relative error of median TTFT.")
     tpot_ms: float = Field(description="Relative error of median TPOT.")
     factors: dict[str, tuple[float, float]] | None = Field(

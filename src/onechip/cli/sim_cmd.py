@@ -106,12 +106,14 @@ def advise(
 
 # what each figure of advise's table is, and its unit: the tok/s is bench's steady-window figure (its first grid), not
 # the whole-run one vllm bench serve, GuideLLM and AIPerf report, which reads lower by the ramp and the drain (at
-# 4 clients on l4, 951 against 713), and $/M is per million output tokens at it; neither was said
+# 4 clients on l4, 951 against 713), and $/M is per million output tokens at it; neither was said. Its range is the
+# error measured on that same steady figure (sim.uncertainty.STEADY), not the whole-run one's
 FIGURES_LEGEND = (
-    "[dim]tok/s: predicted aggregate output tokens per second, steady window (bench's first grid; the whole-run "
-    "figure vllm bench serve reports is lower by the ramp and the drain); TTFT, TPOT: predicted medians, ms; $/h: "
+    "[dim]tok/s: predicted aggregate output tokens per second, steady window (every stream busy: what the chip "
+    "sustains under this load, so what a rented hour buys; bench's first grid; the whole-run figure vllm bench serve, "
+    "GuideLLM and AIPerf report is lower by a short run's ramp and drain); TTFT, TPOT: predicted medians, ms; $/h: "
     "USD per hour for the deployment's chips; $/M tok: USD per million output tokens at that tok/s; \\[ranges]: the "
-    "measured error of the prediction's source (note below)[/]"
+    "error of the prediction's source measured on the same steady figure (note below)[/]"
 )
 
 

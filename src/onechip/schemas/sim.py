@@ -157,12 +157,13 @@ class AdviceRow(ResultModel):
     output_tok_per_s: float | None = Field(
         default=None,
         description="Predicted aggregate output tok/s, median over seeds: the steady window (bench's "
-        "output_tok_per_s), not the whole run.",
+        "output_tok_per_s: every stream busy, what the chip sustains under this load), not the whole run; "
+        "usd_per_mtok is priced at it.",
     )
     output_tok_per_s_range: tuple[float, float] | None = Field(
         default=None,
-        description="Low and high: the seeds' spread widened to the measured error of this row's source "
-        "(sim.uncertainty).",
+        description="Low and high: the seeds' spread widened to the error of this row's source measured on the "
+        "same steady figure (serving_measurements.json prediction_error steady_output_tok_per_s, sim.uncertainty).",
     )
     ttft_ms: float | None = Field(default=None, description="Predicted median TTFT, ms.")
     tpot_ms: float | None = Field(default=None, description="Predicted median TPOT, ms.")
