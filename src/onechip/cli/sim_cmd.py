@@ -105,8 +105,9 @@ def advise(
 
 
 # what each figure of advise's table is, and its unit: the tok/s is bench's steady-window figure (its first grid), not
-# the whole-run one vllm bench serve, GuideLLM and AIPerf report, which reads lower by the ramp and the drain (at
-# 4 clients on l4, 951 against 713), and $/M is per million output tokens at it; neither was said. Its range is the
+# the whole-run one vllm bench serve, GuideLLM and AIPerf report, which reads lower by the ramp and the drain (advise's
+# own cell from priors, google/gemma-4-E2B-it at ctx=1024: v5e-1 at 16 clients 549 against 442, l4 at 4 clients 137
+# against 114), and $/M is per million output tokens at it; neither was said. Its range is the
 # error measured on that same steady figure (sim.uncertainty.STEADY), not the whole-run one's
 FIGURES_LEGEND = (
     "[dim]tok/s: predicted aggregate output tokens per second, steady window (every stream busy: what the chip "

@@ -242,7 +242,7 @@ def test_advise_with_no_chips_named_compares_each_card_once() -> None:
 
 def test_advise_says_what_each_figure_is_and_keeps_words_whole(run, tmp_path, monkeypatch) -> None:
     """advise's table printed 'tok/s' and '$/M tok' with no word of which tok/s (the steady window, not the
-    whole-run figure peers report: at 4 clients on l4 the two read 951 and 713) or of what the M counts; and on
+    whole-run figure peers report: at 16 clients on v5e-1 the two read 549 and 442) or of what the M counts; and on
     an 80-column console its 'from' column folded 'calibrated' into 'calibrate' / 'd'."""
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     plan = planner.plan_model(PlanRequest(model="SmolLM2-135M-Instruct", chip="l4", max_model_len=2048))
