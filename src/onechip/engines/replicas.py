@@ -84,17 +84,20 @@ def save(state: ReplicaSetState) -> None:
 
 def load(last: bool = False) -> ReplicaSetState | None:
     """The saved set (with `last`, the one `down` stopped when none runs), or None. Raises EngineError when
-    the file is unreadable (treating it as "none" would lose track of running engines); ConfigError when it is
-    not a regular file (paths.read_home_file)."""
+    the file is unreadable, or records an engine of a mode this onechip does not know (engine_state.MODES):
+    treating it as "none" or as host engines would lose track of running engines; ConfigError when it is not a
+    regular file (paths.read_home_file)."""
     for path in (state_path(), last_path()) if last else (state_path(),):
         try:
-            return ReplicaSetState.model_validate_json(read_home_file(path))
+            state = ReplicaSetState.model_validate_json(read_home_file(path))
         except FileNotFoundError:
             continue
         except (OSError, ValueError):
             raise EngineError(
                 f"replica state {path} is unreadable; check `ps` for vLLM servers and vllm-router"
             ) from None
+        engine_state.refuse_unknown_modes([*state.replicas, state.router], f"replica state {path}")
+        return state
     return None
 
 

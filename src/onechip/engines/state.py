@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,12 +66,19 @@ def load() -> EngineState | None:
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
-    if state.mode not in MODES:  # read as a host engine, `down` would "stop" nothing and forget it
-        raise EngineError(
-            f"engine state {path} records a '{state.mode}' engine, which this onechip does not know (a newer "
-            "onechip wrote it?); use that onechip's `status`/`down`"
-        )
+    refuse_unknown_modes([state], f"engine state {path}")
     return state
+
+
+def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
+    """Raise EngineError when one of `states` (read from `record`, e.g. "engine state PATH") is of a mode this
+    onechip does not know (MODES): read as a host engine, `down` would "stop" nothing and forget it."""
+    for state in states:
+        if state.mode not in MODES:
+            raise EngineError(
+                f"{record} records a '{state.mode}' engine, which this onechip does not know (a newer onechip "
+                "wrote it?); use that onechip's `status`/`down`"
+            )
 
 
 def note_token_file(path: Path | str) -> None:
