@@ -481,10 +481,10 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
     return router, out
 
 
-def down(grace_s: float = 20.0) -> list[str]:
+def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[str]:
     """Stop every replica of the saved set (process groups, containers, tunnels); the router is engine.json's
     (state.down stops it). Keeps the record as replicas.last.json for `logs --replica`. Returns one note per
-    replica; [] when no set is saved."""
+    replica; [] when no set is saved. `on_progress` hears a SIGTERM grace (local.stop_group)."""
     state = load()
     if state is None:
         return []
@@ -495,7 +495,7 @@ def down(grace_s: float = 20.0) -> list[str]:
             remote.stop_tunnel(replica)
             notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
-            stop_group(replica.pid, grace_s)
+            stop_group(replica.pid, grace_s, on_progress)
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")

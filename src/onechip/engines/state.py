@@ -21,6 +21,7 @@ from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
+from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
@@ -174,14 +175,15 @@ def status() -> EngineStatus:
     return EngineStatus(running=True, healthy=healthy, state=state, uptime_s=uptime, note=note)
 
 
-def down(grace_s: float = 20.0) -> EngineStatus:
+def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started and forget it. Idempotent: no engine is not an error. Raises BusyError
-    while an `up` is starting (it holds the lock; stop that one with Ctrl-C)."""
+    while an `up` is starting (it holds the lock; stop that one with Ctrl-C). `on_progress` hears the SIGTERM grace
+    (local.stop_group)."""
     with locked():
-        return _down(grace_s)
+        return _down(grace_s, on_progress)
 
 
-def _down(grace_s: float) -> EngineStatus:
+def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     state = load()
     if state is None:
         return EngineStatus(running=False, note="no engine was running")
@@ -196,7 +198,7 @@ def _down(grace_s: float) -> EngineStatus:
         return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
     was_alive = engine_alive(state)
     if was_alive:
-        stop_group(state.pid, grace_s)
+        stop_group(state.pid, grace_s, on_progress)
     write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"
