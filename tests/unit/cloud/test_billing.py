@@ -14,6 +14,7 @@ import pytest
 
 from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 from onechip.cloud import billing, offers
+from onechip.cloud.auth import REAUTH
 from onechip.errors import CloudError, ConfigError
 
 READ_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -371,3 +372,20 @@ def test_a_401_under_adc_refreshes_the_token_once_and_reads_on(monkeypatch):
     with pytest.raises(CloudError) as info:
         billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(answer)))
     assert info.value.reason == "auth" and made[1].refreshes == 1  # refreshed once, then the 401 stands
+    # as the TPU API's 401 does, it says how to sign in again (before: the catalog's refusal alone); no token in it
+    assert str(info.value).endswith(f"the credentials were refused: {REAUTH}") and "ya29" not in str(info.value)
+
+
+def test_a_401_to_an_api_key_names_the_keys_variables_never_the_key(monkeypatch):
+    """An API key has no token to refresh: its 401 stands at once and says where the key comes from, not ADC's
+    sign-in (which would not change the key that is sent)."""
+    for name in (billing.ENDPOINT_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(billing.KEY_ENV, "AIzaTestKey0123456789")
+    error = {"error": {"code": 401, "message": "Request had invalid authentication credentials.",
+                       "status": "UNAUTHENTICATED"}}  # fmt: skip
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(401, json=error)))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=client)
+    said = str(info.value)
+    assert said.endswith(f"refused: check {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") and "AIza" not in said
