@@ -314,6 +314,6 @@ def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:
         return
     on_progress(ProgressEvent("cloud", "stopping the engines on them first (onechip down)"))
     try:
-        engines_down()
+        engines_down(on_progress)
     except OnechipError as exc:
         on_progress(ProgressEvent("cloud", f"could not stop the engines ({exc}); run `onechip down` after"))

@@ -230,7 +230,7 @@ def _demo_down(
     unless a failure is already on its way (`failing`): then it is said in the words, beside that failure."""
     if engine_up:
         try:
-            down()
+            down(on_progress)
         except OnechipError as exc:
             on_progress(ProgressEvent("demo", f"could not stop the engine: {exc}"))
     if resource is None:

@@ -278,11 +278,11 @@ def recorded() -> bool:
     return engine_state.state_path().exists() or replicas.state_path().exists()
 
 
-def down() -> EngineStatus:
+def down(on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started (its process group, container, tunnel); idempotent. With replicas:
-    every replica, then the router."""
-    notes = replicas.down()
-    result = engine_state.down()
+    every replica, then the router. `on_progress` hears an engine that outlasts SIGTERM (up to 20 s to SIGKILL)."""
+    notes = replicas.down(on_progress=on_progress)
+    result = engine_state.down(on_progress=on_progress)
     if notes:
         result.note = "; ".join([*notes, f"router: {result.note}"])
     return result

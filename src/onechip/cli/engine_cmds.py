@@ -161,4 +161,6 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def down() -> None:
         """Stop the engine from `onechip up`. Safe to run when nothing is running."""
-        console.print(api.down().note)
+        with live_progress(transient=True) as on_progress:
+            result = api.down(on_progress)
+        console.print(result.note)

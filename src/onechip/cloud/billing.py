@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
-from onechip.cloud.auth import Credentials
+from onechip.cloud.auth import REAUTH, Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
@@ -201,17 +201,25 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
     (offline) is not retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline
     are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and
     is sent again once, as TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early
-    failed `prices refresh` with 'auth' where every TPU API call went on)."""
+    failed `prices refresh` with 'auth' where every TPU API call went on); a 401 that stands says how to sign in
+    again, as TpuApi's does (auth.REAUTH; the API key's variables where a key was sent), never the token."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
         for fresh in (False, True):
+            sent = headers("GET", url)
             answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base,
                                   end_s=end_s, timeout_s=REQUEST_TIMEOUT_S, params=params,
-                                  headers=headers("GET", url))  # fmt: skip
+                                  headers=sent)  # fmt: skip
             if answer.status_code != 401 or fresh or not refresh():
                 break
-        return tpu_api.answer_json(answer, where, base, CATALOG)
+        try:
+            return tpu_api.answer_json(answer, where, base, CATALOG)
+        except CloudError as exc:  # a 401 that stands (after the refresh, or with nothing to refresh)
+            if answer.status_code == 401 and exc.reason == "auth":
+                fix = f"check {KEY_ENV} or {KEY_FILE_ENV}" if "x-goog-api-key" in sent else REAUTH
+                raise exc.reworded(f"{exc}; the credentials were refused: {fix}") from None
+            raise
 
     return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
                             base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True,
@@ -270,7 +278,9 @@ def _record(sku: Sku) -> SkuRecord:
 
 def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
     """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
-    every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h')."""
+    every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
+    SKUs that fit, the first with an hourly rate, the fewest regions first (the region's own before a
+    multi-region one), then the lowest SKU id; a gap only when none has one."""
     rules = catalog.billing_skus()
     day = read_at.date().isoformat()
     prices: list[Price] = []
@@ -287,14 +297,17 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
             for pricing, hits in found.items():
                 here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
-                usd, unit = (_rate(here[0][0])[:2]) if here else (None, "")
-                if not here or usd is None or unit != "h" or not 0 <= usd < math.inf:
+                rated = ((h, *_rate(h[0])[:2]) for h in here)  # rated in order, as far as the first hourly one
+                best = next(((h, usd) for h, usd, unit in rated
+                             if usd is not None and unit == "h" and 0 <= usd < math.inf), None)  # fmt: skip
+                if best is None:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
                     if here:  # a negative rate is no price (it was stored, and costs came out negative)
+                        usd, unit = _rate(here[0][0])[:2]
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
-                sku, place = here[0]
+                (sku, place), usd = best
                 kept[sku.sku_id] = _record(sku)
                 if len(sku.service_regions) == 1:
                     names[region] = place

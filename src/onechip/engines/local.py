@@ -94,8 +94,10 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def stop_group(pgid: int, grace_s: float = 20.0) -> None:
-    """SIGTERM the process group, wait up to `grace_s`, then SIGKILL it. Returns when the group is gone.
+def stop_group(pgid: int, grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> None:
+    """SIGTERM the process group, wait up to `grace_s` (seconds), then SIGKILL it. Returns when the group is gone.
+    A group still running at the first look after SIGTERM is said once through `on_progress` (stage 'down', `until`
+    the SIGKILL), so a wait of up to `grace_s` on an engine that ignores SIGTERM is never silent.
     Interrupted while it waits (a second Ctrl-C, or SIGTERM, as the CLI raises it: KeyboardInterrupt), it SIGKILLs
     the group before the interrupt goes on: a shutdown that takes long is never left half done, its engine running
     with no record."""
@@ -106,6 +108,7 @@ def stop_group(pgid: int, grace_s: float = 20.0) -> None:
             except ProcessLookupError:
                 return
             deadline = time.monotonic() + wait_s
+            said = sig == signal.SIGKILL
             while time.monotonic() < deadline:
                 try:  # reap our own child if it is one, so it does not linger as a zombie
                     os.waitpid(pgid, os.WNOHANG)
@@ -113,6 +116,10 @@ def stop_group(pgid: int, grace_s: float = 20.0) -> None:
                     pass
                 if not group_alive(pgid):
                     return
+                if not said:
+                    said = True
+                    what = f"engine process group {pgid} still runs after SIGTERM; SIGKILL in up to {wait_s:.0f} s"
+                    on_progress(ProgressEvent("down", what, until=deadline))
                 time.sleep(0.1)
     except KeyboardInterrupt:
         with contextlib.suppress(ProcessLookupError):

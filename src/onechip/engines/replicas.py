@@ -84,17 +84,20 @@ def save(state: ReplicaSetState) -> None:
 
 def load(last: bool = False) -> ReplicaSetState | None:
     """The saved set (with `last`, the one `down` stopped when none runs), or None. Raises EngineError when
-    the file is unreadable (treating it as "none" would lose track of running engines); ConfigError when it is
-    not a regular file (paths.read_home_file)."""
+    the file is unreadable, or records an engine of a mode this onechip does not know (engine_state.MODES):
+    treating it as "none" or as host engines would lose track of running engines; ConfigError when it is not a
+    regular file (paths.read_home_file)."""
     for path in (state_path(), last_path()) if last else (state_path(),):
         try:
-            return ReplicaSetState.model_validate_json(read_home_file(path))
+            state = ReplicaSetState.model_validate_json(read_home_file(path))
         except FileNotFoundError:
             continue
         except (OSError, ValueError):
             raise EngineError(
                 f"replica state {path} is unreadable; check `ps` for vLLM servers and vllm-router"
             ) from None
+        engine_state.refuse_unknown_modes([*state.replicas, state.router], f"replica state {path}")
+        return state
     return None
 
 
@@ -478,10 +481,10 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
     return router, out
 
 
-def down(grace_s: float = 20.0) -> list[str]:
+def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[str]:
     """Stop every replica of the saved set (process groups, containers, tunnels); the router is engine.json's
     (state.down stops it). Keeps the record as replicas.last.json for `logs --replica`. Returns one note per
-    replica; [] when no set is saved."""
+    replica; [] when no set is saved. `on_progress` hears a SIGTERM grace (local.stop_group)."""
     state = load()
     if state is None:
         return []
@@ -492,7 +495,7 @@ def down(grace_s: float = 20.0) -> list[str]:
             remote.stop_tunnel(replica)
             notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
-            stop_group(replica.pid, grace_s)
+            stop_group(replica.pid, grace_s, on_progress)
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")

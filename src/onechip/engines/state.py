@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
+from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
 from onechip.vllm import wire
 
@@ -66,12 +67,19 @@ def load() -> EngineState | None:
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
-    if state.mode not in MODES:  # read as a host engine, `down` would "stop" nothing and forget it
-        raise EngineError(
-            f"engine state {path} records a '{state.mode}' engine, which this onechip does not know (a newer "
-            "onechip wrote it?); use that onechip's `status`/`down`"
-        )
+    refuse_unknown_modes([state], f"engine state {path}")
     return state
+
+
+def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
+    """Raise EngineError when one of `states` (read from `record`, e.g. "engine state PATH") is of a mode this
+    onechip does not know (MODES): read as a host engine, `down` would "stop" nothing and forget it."""
+    for state in states:
+        if state.mode not in MODES:
+            raise EngineError(
+                f"{record} records a '{state.mode}' engine, which this onechip does not know (a newer onechip "
+                "wrote it?); use that onechip's `status`/`down`"
+            )
 
 
 def note_token_file(path: Path | str) -> None:
@@ -167,14 +175,15 @@ def status() -> EngineStatus:
     return EngineStatus(running=True, healthy=healthy, state=state, uptime_s=uptime, note=note)
 
 
-def down(grace_s: float = 20.0) -> EngineStatus:
+def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started and forget it. Idempotent: no engine is not an error. Raises BusyError
-    while an `up` is starting (it holds the lock; stop that one with Ctrl-C)."""
+    while an `up` is starting (it holds the lock; stop that one with Ctrl-C). `on_progress` hears the SIGTERM grace
+    (local.stop_group)."""
     with locked():
-        return _down(grace_s)
+        return _down(grace_s, on_progress)
 
 
-def _down(grace_s: float) -> EngineStatus:
+def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     state = load()
     if state is None:
         return EngineStatus(running=False, note="no engine was running")
@@ -189,7 +198,7 @@ def _down(grace_s: float) -> EngineStatus:
         return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
     was_alive = engine_alive(state)
     if was_alive:
-        stop_group(state.pid, grace_s)
+        stop_group(state.pid, grace_s, on_progress)
     write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"

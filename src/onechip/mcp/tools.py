@@ -647,7 +647,7 @@ TOOLS: list[ToolSpec] = [
         "down", "Stop the engine",
         "Stop the engine from `up` (its process group, container, tunnel). Destructive: needs confirm: true; "
         "without it, says what it would stop (onechip down).",
-        NoRequest, EngineStatus, lambda r, p: api.down(), lambda s: s.note or _status_line(s),
+        NoRequest, EngineStatus, lambda r, p: api.down(p), lambda s: s.note or _status_line(s),
         destructive=True, idempotent=True, gate=_down_gated, preview=_down_preview,
     ),
     ToolSpec(

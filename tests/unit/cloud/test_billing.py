@@ -14,6 +14,7 @@ import pytest
 
 from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 from onechip.cloud import billing, offers
+from onechip.cloud.auth import REAUTH
 from onechip.errors import CloudError, ConfigError
 
 READ_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -293,6 +294,23 @@ def test_a_negative_rate_is_a_gap_not_a_price(fake):
     assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
 
 
+def test_a_top_ranked_sku_without_an_hourly_rate_gives_way_to_one_with_it():
+    """Before: only the top-ranked SKU (the region's own) was rated: one with no rate (no tiers) made the price a
+    gap though the multi-region SKU that also matched has one; now the first SKU with an hourly rate prices it, and
+    none with one is still a gap naming the top-ranked."""
+    regional = sku("REG", "TpuV5e running in Las Vegas", ["us-west4"], 1.0)
+    regional["pricingInfo"][0]["pricingExpression"]["tieredRates"] = []
+    americas = sku("AM", "TpuV5e running in Americas", ["us-central1", "us-west4"], 2.5)
+    prices, gaps, kept, _ = billing.match([billing.Sku.model_validate(s) for s in (regional, americas)], READ_AT)
+    got = _by_key(prices)[("v5e-1", "us-west4", "on-demand")]
+    assert (got.sku_id, got.usd_per_chip_hour) == ("AM", 2.5) and got.note.startswith("multi-region SKU (Americas")
+    assert ("v5e-1", "us-west4", "on-demand") not in {(g.chip, g.region, g.pricing) for g in gaps}
+    assert [k.sku_id for k in kept if k.sku_id in ("REG", "AM")] == ["AM"]
+    _, gaps, _, _ = billing.match([billing.Sku.model_validate(regional)], READ_AT)
+    gap = next(g for g in gaps if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
+    assert gap.reason == "SKU REG has no hourly rate (unit 'h', USD None)"
+
+
 def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fake):
     """TierRate (cloudbilling v1): 'usage is priced at this rate only after this amount' (startUsageAmount), and
     usage adds up over the account's month: a SKU free for its first 10 h then $1.3125/h is no $0/h TPU."""
@@ -371,3 +389,20 @@ def test_a_401_under_adc_refreshes_the_token_once_and_reads_on(monkeypatch):
     with pytest.raises(CloudError) as info:
         billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(answer)))
     assert info.value.reason == "auth" and made[1].refreshes == 1  # refreshed once, then the 401 stands
+    # as the TPU API's 401 does, it says how to sign in again (before: the catalog's refusal alone); no token in it
+    assert str(info.value).endswith(f"the credentials were refused: {REAUTH}") and "ya29" not in str(info.value)
+
+
+def test_a_401_to_an_api_key_names_the_keys_variables_never_the_key(monkeypatch):
+    """An API key has no token to refresh: its 401 stands at once and says where the key comes from, not ADC's
+    sign-in (which would not change the key that is sent)."""
+    for name in (billing.ENDPOINT_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(billing.KEY_ENV, "AIzaTestKey0123456789")
+    error = {"error": {"code": 401, "message": "Request had invalid authentication credentials.",
+                       "status": "UNAUTHENTICATED"}}  # fmt: skip
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(401, json=error)))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=client)
+    said = str(info.value)
+    assert said.endswith(f"refused: check {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") and "AIza" not in said

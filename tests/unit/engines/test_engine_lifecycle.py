@@ -18,6 +18,8 @@ from onechip.api import _engines
 from onechip.engines import local, state
 from onechip.engines.local import LocalVllmEngine, group_alive
 from onechip.errors import EngineBootError, PortInUseError
+from onechip.procs import start_ticks
+from onechip.progress import ProgressEvent
 
 # the fake vLLM process (tests/fakes/vllm_server.py), by path: test_engine_dies_with_its_parent imports this
 # module in a child whose sys.path holds only this folder
@@ -220,6 +222,32 @@ def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
             local.stop_group(engine.pid, grace_s=20.0)
         monkeypatch.undo()
         assert engine.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        engine.stdout.close()
+
+
+def test_down_says_when_it_waits_out_an_engine_that_ignores_sigterm(tmp_path, monkeypatch):
+    """Before: `down` waited silently up to its 20 s grace on an engine that ignores SIGTERM, then SIGKILLed it;
+    now it says so once through the progress it is given, with the time the SIGKILL is due."""
+    from factories import engine_state  # here: test_engine_dies_with_its_parent imports this module from its folder
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    )
+    engine = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
+    try:
+        assert engine.stdout is not None and engine.stdout.readline() == "ready\n"  # SIGTERM is ignored from here
+        state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(tmp_path / "e.log")))
+        events: list[ProgressEvent] = []
+        assert state.down(grace_s=1.0, on_progress=events.append).note == f"stopped engine pid {engine.pid}"
+        assert not group_alive(engine.pid)  # SIGKILLed (and reaped by stop_group: it is this test's child)
+        said = f"engine process group {engine.pid} still runs after SIGTERM; SIGKILL in up to 1 s"
+        assert [e.message for e in events] == [said]
+        assert events[0].until is not None
     finally:
         if engine.poll() is None:
             engine.kill()

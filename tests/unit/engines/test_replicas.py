@@ -304,3 +304,19 @@ def test_down_never_signals_a_replicas_reused_pid(tmp_path, monkeypatch):
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_replica_of_an_engine_mode_this_onechip_does_not_know_is_kept(tmp_path, monkeypatch):
+    """A newer onechip may record a replica it finds another way. Before: replicas.json was read as host engines
+    (engine.json's check sees the router only): `down` ran the host stop command here, said 'replica 1: stopped on
+    this machine' and moved the record to replicas.last.json, leaving that replica running with nothing to find it
+    by."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    pod = engine_state(mode="k8s-pod")
+    replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[engine_state(), pod], router=engine_state()))
+    for command in (replicas.load, replicas.down, replicas.revive, lambda: replicas.replica_state(1)):
+        with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
+            command()
+    assert replicas.state_path().is_file() and not replicas.last_path().exists()

@@ -58,7 +58,7 @@ def engine(tmp_path, monkeypatch) -> list[int]:
     engine_state.save(EngineState(engine="embedded", pid=999_999, base_url="http://127.0.0.1:1", model="smollm2",
                                   started_at="2026-12-01T00:00:00+00:00", log_path=str(log)))  # fmt: skip
     stopped: list[int] = []
-    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
+    monkeypatch.setattr(engine_state, "down", lambda **_: stopped.append(1) or EngineStatus(running=False, note="x"))
     return stopped
 
 

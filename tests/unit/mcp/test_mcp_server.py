@@ -114,7 +114,7 @@ def _fake_state(tmp_path, log_text: str = "INFO ready\n") -> EngineState:
 def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path, monkeypatch):
     _fake_state(tmp_path)
     stopped = []
-    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
+    monkeypatch.setattr(engine_state, "down", lambda **_: stopped.append(1) or EngineStatus(running=False, note="x"))
     result = call("down", {})
     assert result.is_error and not stopped
     assert result.content[0].text == (
@@ -128,7 +128,7 @@ def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path
 def test_down_with_nothing_recorded_needs_no_confirm_and_says_so(tmp_path, monkeypatch):
     # the gate asked for confirm: true to do nothing ("would do nothing ...; call down again with confirm: true")
     stopped = []
-    monkeypatch.setattr(engine_state, "down", lambda: stopped.append(1) or EngineStatus(running=False, note="x"))
+    monkeypatch.setattr(engine_state, "down", lambda **_: stopped.append(1) or EngineStatus(running=False, note="x"))
     result = call("down", {})
     assert not result.is_error and stopped == [1]
     assert "confirm" not in result.content[0].text
