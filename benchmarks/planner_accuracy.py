@@ -41,6 +41,7 @@ import re
 import struct
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -560,6 +561,14 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
     return fields
 
 
+# model_type -> (its checkpoint layout from the config, the word the table's weights column names it by), used where
+# that layout adds up to the published checkpoint bytes of an unquantized single-stage deployment (model_of)
+LAYOUTS: dict[Any, tuple[Callable[[dict[str, Any]], dict[str, list[int]]], str]] = {
+    **dict.fromkeys(("llama", "mistral", "qwen2", "gemma2"), (dense_layout, "dense")),
+    "deepseek_v2": (deepseek_v2_layout, "DeepSeek-V2"),
+}
+
+
 def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: bool) -> tuple[str | None, str]:
     """What to plan: the catalog model when it bundles a tensor inventory (weights from its headers,
     towers loaded as the engine loads them), else a header-only checkpoint written from the fixture's
@@ -609,29 +618,15 @@ def model_of(entry: dict[str, Any], engine: str, workdir: Path, out_of_sample: b
         if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
             write_layout(path, config, layout)
             return str(path), "checkpoint bytes (Qwen3 layout, stored tied head)"
-    if (
-        config.get("model_type") in ("llama", "mistral", "qwen2", "gemma2")
-        and how == "checkpoint bytes"
-        and pp == 1
-        and not args.get("quantization")
-    ):
-        # a dense checkpoint whose layout adds up to its published bytes: the planner sees vLLM's parameters
-        layout = dense_layout(config)
+    layout_of = LAYOUTS.get(config.get("model_type"))
+    if layout_of is not None and how == "checkpoint bytes" and pp == 1 and not args.get("quantization"):
+        # a checkpoint whose layout adds up to its published bytes: the planner sees vLLM's parameters (their
+        # caching-allocator tails; for MLA whether kv_b_proj is quantized) as the checkpoint shows them
+        layout_fn, word = layout_of
+        layout = layout_fn(config)
         if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
             write_layout(path, config, layout)
-            return str(path), "checkpoint bytes (dense layout)"
-    if (
-        config.get("model_type") == "deepseek_v2"
-        and how == "checkpoint bytes"
-        and pp == 1
-        and not args.get("quantization")
-    ):
-        # an MLA checkpoint whose DeepSeek-V2 layout adds up to its published bytes: the planner sees vLLM's
-        # parameters (their caching-allocator tails, whether kv_b_proj is quantized) as the checkpoint shows them
-        layout = deepseek_v2_layout(config)
-        if sum(2 * math.prod(shape) for shape in layout.values()) == weights:
-            write_layout(path, config, layout)
-            return str(path), "checkpoint bytes (DeepSeek-V2 layout)"
+            return str(path), f"checkpoint bytes ({word} layout)"
     layers = text.get("num_hidden_layers", 1) if pp > 1 else 1
     write_checkpoint(path, config, weights, args.get("quantization") is not None, layers)
     return str(path), how
