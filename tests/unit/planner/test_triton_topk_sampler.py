@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,13 +86,9 @@ def test_the_0190_h100_sampler_peaks_as_counted(
     assert peak / GIB == pytest.approx(logged_gib, abs=0.0075)
 
 
-# vLLM 0.20.0 - 0.20.2 sample as 0.19.0 does (read in their sdists: topk_topp_sampler.py and topk_topp_triton.py are
-# 0.19.0's byte for byte; sampler.py adds only logprob_token_ids, which _dummy_sampler_run sets to None) and pin torch
-# 2.11.0 (requirements/cuda.txt), cut before pytorch PR #175344: the same 32 MiB workspace on capability 9.0.
-# Hand-worked for Gemma-2-9B on H100 at 1,024 sequences: 1,024 x 256,000 x 14 + 132 x 256,000 x 4 + 32 MiB +
-# (8,192 + 2 x 1,024) x 3,584 x 2 = 3,912,138,752 B, as on 0.19.0 (the fitted terms: 3.6065 GiB).
-@pytest.mark.parametrize("version", ["0.20.0", "0.20.1", "0.20.2"])
-def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -> None:
+def _assert_counted_on_h100(version: str) -> Any:
+    """Assert `version`'s rule counts the sampler on an H100 (132 SMs, bf16, 1,024 rows of a 256,000 vocab) as 0.19.0
+    does: 14 B per element, torch's 32 MiB sm90 cuBLAS workspace, the Triton buffer of 132 fp32 rows; the rule."""
     rule = select_rule(engine_rules("vllm-gpu").memory_rules, version)
     counted, buffer = triton_topk_sampler_rule(
         rule, compute_capability=90, sm_count=132, dtype_bytes=2, rows=1024, vocab=256_000
@@ -101,6 +98,17 @@ def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -
         CUBLAS_SM90,
         132 * 256_000 * 4,
     )
+    return rule
+
+
+# vLLM 0.20.0 - 0.20.2 sample as 0.19.0 does (read in their sdists: topk_topp_sampler.py and topk_topp_triton.py are
+# 0.19.0's byte for byte; sampler.py adds only logprob_token_ids, which _dummy_sampler_run sets to None) and pin torch
+# 2.11.0 (requirements/cuda.txt), cut before pytorch PR #175344: the same 32 MiB workspace on capability 9.0.
+# Hand-worked for Gemma-2-9B on H100 at 1,024 sequences: 1,024 x 256,000 x 14 + 132 x 256,000 x 4 + 32 MiB +
+# (8,192 + 2 x 1,024) x 3,584 x 2 = 3,912,138,752 B, as on 0.19.0 (the fitted terms: 3.6065 GiB).
+@pytest.mark.parametrize("version", ["0.20.0", "0.20.1", "0.20.2"])
+def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -> None:
+    rule = _assert_counted_on_h100(version)
     assert (
         triton_topk_sampler_rule(rule, compute_capability=80, sm_count=108, dtype_bytes=2, rows=1024, vocab=9)[
             0
@@ -116,14 +124,6 @@ def test_the_020_releases_count_the_same_sampler(tmp_path: Path, version: str) -
 # a dense model runs the V2 model runner (engines.json v2_runner_rules), whose warm-up is its own: the rule only.
 @pytest.mark.parametrize(("version", "v1_runner"), [("0.21.0", True), ("0.23.0", True), ("0.25.1", False)])
 def test_the_021_to_025_releases_peak_on_the_native_warm_up(tmp_path: Path, version: str, v1_runner: bool) -> None:
-    rule = select_rule(engine_rules("vllm-gpu").memory_rules, version)
-    counted, buffer = triton_topk_sampler_rule(
-        rule, compute_capability=90, sm_count=132, dtype_bytes=2, rows=1024, vocab=256_000
-    )
-    assert (counted.sampler_bytes_per_seq_vocab, counted.activation_base_bytes, buffer) == (
-        14,
-        CUBLAS_SM90,
-        132 * 256_000 * 4,
-    )
+    _assert_counted_on_h100(version)
     if v1_runner:
         assert _peak(tmp_path, "google--gemma-2-9b-it.json", version) == 3_912_138_752
