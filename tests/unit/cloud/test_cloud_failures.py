@@ -23,7 +23,7 @@ from fakes.tpu_api import Fault
 from onechip import api
 from onechip.cloud import provision, records, tpu_api
 from onechip.errors import CloudError, Interrupted, OnechipError
-from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
+from onechip.schemas.cloud import CloudNameRequest, CloudStatus, CloudUpRequest
 
 P = "proj-1"
 OK = "us-west4-a"
@@ -660,6 +660,15 @@ def test_a_spot_node_preempted_before_ready_moves_on_and_after_is_warned(fast):
     assert_tracked_then_down(fast)
 
 
+def _status_from_now(monkeypatch: pytest.MonkeyPatch, hours: float) -> CloudStatus:
+    """`cloud status` of the one recorded TPU, read as if `hours` from now; later reads in the test stay there."""
+    later = datetime.now(UTC) + timedelta(hours=hours)
+    real_status = provision.status
+    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
+    (status,) = api.cloud_status(CloudNameRequest(project=P))
+    return status
+
+
 @pytest.mark.parametrize(("max_hours", "ago_h"), [(None, 0.5), (1.0, 2.0)])
 def test_a_preempted_spot_tpu_is_said_not_to_run_nor_bill_its_chips_once(fast, max_hours, ago_h):
     # Before: a spot TPU preempted (no --max-hours) read "no limit: it bills until deleted" and "PREEMPTED: it will not
@@ -692,10 +701,7 @@ def test_the_cost_of_a_preempted_tpu_stops_where_status_first_saw_it_ended(fast,
     node["state"] = "PREEMPTED"
     (first,) = api.cloud_status(CloudNameRequest(project=P))
     assert first.resource.ended_at is not None and first.usd_so_far is not None
-    later = datetime.now(UTC) + timedelta(hours=5)
-    real_status = provision.status
-    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
-    (second,) = api.cloud_status(CloudNameRequest(project=P))
+    second = _status_from_now(monkeypatch, hours=5)
     assert second.resource.ended_at == first.resource.ended_at
     assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
     node["state"] = "READY"
@@ -1478,10 +1484,7 @@ def test_the_cost_of_a_tpu_deleted_outside_onechip_stops_where_status_first_saw_
     assert not first.exists and first.resource.ended_at is not None
     assert first.usd_so_far == pytest.approx(record.usd_per_hour, abs=0.01)
     assert any(w.startswith("gone: the API no longer has it") for w in first.warnings)
-    later = datetime.now(UTC) + timedelta(hours=5)
-    real_status = provision.status
-    monkeypatch.setattr(provision, "status", lambda tpu, r, now=None: real_status(tpu, r, now or later))
-    (second,) = api.cloud_status(CloudNameRequest(project=P))
+    second = _status_from_now(monkeypatch, hours=5)
     assert second.resource.ended_at == first.resource.ended_at
     assert second.usd_so_far == pytest.approx(first.usd_so_far, abs=0.01)  # not 5 more hours
 
