@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -204,15 +206,28 @@ def test_logs_after_a_first_failed_up_show_its_boot(tmp_path, monkeypatch):
     assert "ValueError: boom during boot" in list(state.log_lines())
 
 
-def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
-    """Ctrl-C during a boot stops the engine with SIGTERM and waits up to its grace; a second Ctrl-C in that wait
-    (a vLLM shutdown takes seconds, one that ignores SIGTERM the whole grace) left it running with no record."""
+@contextlib.contextmanager
+def _sigterm_ignoring_engine() -> Iterator[subprocess.Popen[str]]:
+    """A child in its own process group that ignores SIGTERM (an engine a shutdown cannot stop), killed after use."""
     code = (
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
     )
     engine = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
     try:
         assert engine.stdout is not None and engine.stdout.readline() == "ready\n"  # SIGTERM is ignored from here
+        yield engine
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        if engine.stdout is not None:
+            engine.stdout.close()
+
+
+def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
+    """Ctrl-C during a boot stops the engine with SIGTERM and waits up to its grace; a second Ctrl-C in that wait
+    (a vLLM shutdown takes seconds, one that ignores SIGTERM the whole grace) left it running with no record."""
+    with _sigterm_ignoring_engine() as engine:
 
         def interrupted(seconds: float) -> None:
             raise KeyboardInterrupt  # the second Ctrl-C, in the grace wait
@@ -222,11 +237,6 @@ def test_a_second_interrupt_while_an_engine_shuts_down_kills_it(monkeypatch):
             local.stop_group(engine.pid, grace_s=20.0)
         monkeypatch.undo()
         assert engine.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait()
-        engine.stdout.close()
 
 
 def test_down_says_when_it_waits_out_an_engine_that_ignores_sigterm(tmp_path, monkeypatch):
@@ -235,12 +245,7 @@ def test_down_says_when_it_waits_out_an_engine_that_ignores_sigterm(tmp_path, mo
     from factories import engine_state  # here: test_engine_dies_with_its_parent imports this module from its folder
 
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
-    code = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
-    )
-    engine = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
-    try:
-        assert engine.stdout is not None and engine.stdout.readline() == "ready\n"  # SIGTERM is ignored from here
+    with _sigterm_ignoring_engine() as engine:
         state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(tmp_path / "e.log")))
         events: list[ProgressEvent] = []
         assert state.down(grace_s=1.0, on_progress=events.append).note == f"stopped engine pid {engine.pid}"
@@ -248,11 +253,6 @@ def test_down_says_when_it_waits_out_an_engine_that_ignores_sigterm(tmp_path, mo
         said = f"engine process group {engine.pid} still runs after SIGTERM; SIGKILL in up to 1 s"
         assert [e.message for e in events] == [said]
         assert events[0].until is not None
-    finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait()
-        engine.stdout.close()
 
 
 def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):
