@@ -317,6 +317,22 @@ def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) ->
     assert duration >= 0.4  # the run's duration includes the time the failures took, as vllm bench serve's
 
 
+def test_a_request_refused_at_once_does_not_close_the_steady_window(tmp_path: Path) -> None:
+    """4 clients x 1 request, TTFT 50 ms, 5 one-token chunks 10 ms apart; chat request 2 (the first measured: 1
+    is the probe) is refused at once (HTTP 500). The other three streams answer 3 x 5 = 15 tokens over one request's
+    span (>= 50 + 4 x 10 = 90 ms, their E2E): the steady window is that span and its tok/s 15 / window, ~165. A
+    failed request's end bounded the window: it closed ~1 ms after it opened, with no token in it (0 tok/s)."""
+    with FakeVllm(ttft_s=0.050, itl_s=0.010, fail_status={2: 500}) as srv:
+        cell, _, measured = bench(srv, tmp_path, clients=[4], requests_per_client=1, output_tokens=5)
+    assert cell.status == "ok" and (cell.requests_ok, cell.requests_failed) == (3, 1)
+    ok = [s for s in measured if s.status == "ok"]
+    start, end = max(s.t_send for s in ok), min(s.t_done or 0.0 for s in ok)
+    rep = cell.reps[0]
+    assert rep.window_s == pytest.approx(end - start) and at_least(rep.window_s * 1000, 90)
+    assert rep.output_tokens == 15 and rep.output_tok_per_s == pytest.approx(15 / rep.window_s, rel=0.05)
+    assert cell.request_rate_per_s == pytest.approx(3 / rep.window_s, rel=0.05)
+
+
 def _queued(measured: list[RequestSample]) -> SetMs:
     """One slot, two streams: each request but the first is admitted when its own stream's previous one
     ended, so its TTFT is the other's 50 ms plus its own 20, less this client's turnaround (end to next send)."""
