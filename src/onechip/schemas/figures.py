@@ -43,12 +43,14 @@ def e2e_ms(s: RequestSample) -> float | None:
 
 
 def measured_window(samples: Sequence[RequestSample], open_loop: bool = False) -> tuple[float, float] | None:
-    """(start, end) in which every stream was busy with measured requests.
+    """(start, end) in which every stream was busy with measured requests that answered (`counted`).
 
-    start = latest first measured send over streams; end = earliest last measured t_done over streams.
-    Open loop, or when streams never overlap: (first measured send, last t_done). None without samples.
+    start = latest first counted send over streams; end = earliest last counted t_done over streams.
+    Open loop, or when streams never overlap: (first counted send, last t_done). None without samples.
+    A failed request bounds nothing: its tokens are not output, and one refused at once (an HTTP 500) as its
+    stream's last request ended the window 1 ms after it opened: 0 tok/s for a cell whose 3 other streams answered.
     """
-    measured = [s for s in samples if not s.warmup and s.t_done is not None]
+    measured = [s for s in counted(samples) if s.t_done is not None]
     if not measured:
         return None
     first_send: dict[int, float] = {}

@@ -308,8 +308,10 @@ def parse_chunk(payload: bytes) -> Json:
 
 def chunk_error(obj: Json, payload: bytes) -> str | None:
     """The message of an in-stream error chunk, else None: after a 200 vLLM sends `{"error": {...}}`, older vLLM
-    the flat `{"object": "error", "message": ...}` (either shape of the module docstring)."""
-    if (obj.get("error") or obj.get("object") == "error") and "choices" not in obj:  # not `"error": null`
+    the flat `{"object": "error", "message": ...}` (either shape of the module docstring); OpenRouter's mid-stream
+    error is a chunk with both `error` and `choices` (finish_reason "error", openrouter.ai/docs "Errors": "Mid-Stream
+    Errors"), which read as a whole answer when a chunk with choices was never an error."""
+    if obj.get("error") or (obj.get("object") == "error" and "choices" not in obj):  # not `"error": null`
         return error_message(200, payload.decode("utf-8", "replace"))
     return None
 

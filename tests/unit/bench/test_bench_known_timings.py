@@ -317,6 +317,22 @@ def test_failed_requests_are_recorded_never_dropped_nor_timed(tmp_path: Path) ->
     assert duration >= 0.4  # the run's duration includes the time the failures took, as vllm bench serve's
 
 
+def test_a_request_refused_at_once_does_not_close_the_steady_window(tmp_path: Path) -> None:
+    """4 clients x 1 request, TTFT 50 ms, 5 one-token chunks 10 ms apart; chat request 2 (the first measured: 1
+    is the probe) is refused at once (HTTP 500). The other three streams answer 3 x 5 = 15 tokens over one request's
+    span (>= 50 + 4 x 10 = 90 ms, their E2E): the steady window is that span and its tok/s 15 / window, ~165. A
+    failed request's end bounded the window: it closed ~1 ms after it opened, with no token in it (0 tok/s)."""
+    with FakeVllm(ttft_s=0.050, itl_s=0.010, fail_status={2: 500}) as srv:
+        cell, _, measured = bench(srv, tmp_path, clients=[4], requests_per_client=1, output_tokens=5)
+    assert cell.status == "ok" and (cell.requests_ok, cell.requests_failed) == (3, 1)
+    ok = [s for s in measured if s.status == "ok"]
+    start, end = max(s.t_send for s in ok), min(s.t_done or 0.0 for s in ok)
+    rep = cell.reps[0]
+    assert rep.window_s == pytest.approx(end - start) and at_least(rep.window_s * 1000, 90)
+    assert rep.output_tokens == 15 and rep.output_tok_per_s == pytest.approx(15 / rep.window_s, rel=0.05)
+    assert cell.request_rate_per_s == pytest.approx(3 / rep.window_s, rel=0.05)
+
+
 def _queued(measured: list[RequestSample]) -> SetMs:
     """One slot, two streams: each request but the first is admitted when its own stream's previous one
     ended, so its TTFT is the other's 50 ms plus its own 20, less this client's turnaround (end to next send)."""
@@ -486,7 +502,7 @@ class Wire:
     multiline: bool = False  # every event's JSON over two `data:` lines (the SSE spec joins them with a newline)
     # after the second content event: an error chunk (vLLM's shape or older vLLM's flat one) or an `event: error`
     # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; or the connection dropped
-    error: Literal["openai", "flat", "event", "event_text", "cut"] | None = None
+    error: Literal["openai", "flat", "openrouter", "event", "event_text", "cut"] | None = None
     message: str = ENGINE_DIED  # the error's message
     # a server that sleeps before every event: the finish_reason in its own empty-delta event W_ITL_S after the last
     # content event, the final usage and [DONE] W_ITL_S after that (no token in either: E2E ends before them)
@@ -533,10 +549,14 @@ class Wire:
         """The error, then [DONE]: vLLM's chat stream generator writes `data: {error}` and then `data: [DONE]`
         (entrypoints/openai/chat_completion/serving.py `chat_completion_stream_generator`, its `except` branches;
         the body is ErrorResponse `{"error": {"message", "type", "param", "code"}}`, serve/engine/protocol.py;
-        0.32.0 wheel). `event` and `event_text` are the SSE spec's error event type, with a payload that is no error
-        chunk: `{"message": ...}` or bare text (other servers')."""
+        0.32.0 wheel). `openrouter` is a chunk with the error beside its choices, finish_reason "error"
+        (openrouter.ai/docs "Errors", "Mid-Stream Errors"). `event` and `event_text` are the SSE spec's error event
+        type, with a payload that is no error chunk: `{"message": ...}` or bare text (other servers')."""
         info = {"message": self.message, "type": "InternalServerError", "param": None, "code": 500}
         body = {"error": info} if self.error == "openai" else {"object": "error", **info}
+        if self.error == "openrouter":
+            choice = {"index": 0, "delta": {"content": ""}, "finish_reason": "error"}
+            body = {"id": "chatcmpl-w", "object": "chat.completion.chunk", "error": info, "choices": [choice]}
         data = {
             "event": "event: error\ndata: " + json.dumps({"message": self.message}),
             "event_text": f"event: error\ndata: {self.message}",
@@ -781,15 +801,16 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
 
 
-@pytest.mark.parametrize("shape", ["openai", "flat", "event", "event_text"])
+@pytest.mark.parametrize("shape", ["openai", "flat", "openrouter", "event", "event_text"])
 def test_an_error_in_the_stream_then_done_is_one_failed_request_with_the_servers_message(
-    tmp_path: Path, shape: Literal["openai", "flat", "event", "event_text"]
+    tmp_path: Path, shape: Literal["openai", "flat", "openrouter", "event", "event_text"]
 ) -> None:
     """Chat request 3 of 2-4 (1 is the probe) sends 2 tokens, then an error and [DONE] (`Wire.error_event`: vLLM's
     error chunk, older vLLM's flat one, or an `event: error` event): that request is failed with the server's
     message, the token in it redacted (errors.redact: an hf_ token by its shape), and its 2 tokens are not counted.
     The `event: error` events were skipped as events: `{"message": ...}` made an ok request of 2 tokens ([DONE] its
-    end), bare text 'unparsable stream chunk: unexpected character' (the message lost)."""
+    end), bare text 'unparsable stream chunk: unexpected character' (the message lost); OpenRouter's error chunk,
+    which has choices too, made an ok request of 3 tokens (its empty content one of them)."""
     token = "hf_" + "a1B2c3D4e5" * 3 + "f6G7"
     wire = Wire(error=shape, message=f"engine died; upstream refused {token}")
     with FakeVllm(wire_script=lambda n, body: (wire if n == 3 else Wire())(n, body)) as srv:
