@@ -41,7 +41,15 @@ from onechip.planner import calibration, cpu_host, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.planner.config import ModelConfig, UnmodelledModel
-from onechip.planner.geometry import Geometry, SparseMlaBytes, cdiv, kv_geometry, require_int, window_blocks
+from onechip.planner.geometry import (
+    Geometry,
+    SparseMlaBytes,
+    cdiv,
+    kv_geometry,
+    pow2_at_least,
+    require_int,
+    window_blocks,
+)
 from onechip.planner.gpu_memory import (
     MarlinMoe,
     encoder_profile_bytes,
@@ -598,10 +606,6 @@ def _extensible_kv_cache_setting(r: _Resolved) -> ServeSetting[bool] | None:
     )
 
 
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def _batched_tokens(
     rules: EngineRules,
     src: model_source.ModelSource,
@@ -620,7 +624,7 @@ def _batched_tokens(
             return None
         return ServeSetting[int](value=requested, reason="requested", source="request")
     if requested is not None:
-        bucket = _pow2_at_least(requested)
+        bucket = pow2_at_least(requested)
         if bucket != requested:
             warnings.append(
                 PlanWarning(
@@ -651,7 +655,7 @@ def _batched_tokens(
     if floor is None:
         return None
     return ServeSetting[int](
-        value=_pow2_at_least(floor),
+        value=pow2_at_least(floor),
         reason=(
             f"smallest power-of-two bucket holding one multimodal item ({floor} tokens); "
             "every value up to it compiles the same ladder"
@@ -1060,7 +1064,7 @@ def _tpu_runner_verdict(
     hidden = r.src.text_config.get("hidden_size")
     if verdict[1] != "kv-pool" or not batch or not isinstance(hidden, int):
         return verdict
-    bucket = _pow2_at_least(batch)
+    bucket = pow2_at_least(batch)
     need = tpu_largest_bucket_bytes(bucket, hidden, DTYPE_BYTES[r.dtype_name])
     kv = num_blocks * r.block * r.geometry.kv_bytes_per_token
     left = (memory - r.weights - buffers - table - kv) // r.devices

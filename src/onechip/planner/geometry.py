@@ -52,6 +52,11 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def pow2_at_least(n: int) -> int:
+    """The least power of two >= n (1 for n <= 1)."""
+    return 1 << max(0, (n - 1).bit_length())
+
+
 def pad_vocab_size(vocab: int, pad: int = 64) -> int:
     """The vocabulary rows vLLM's embedding and LM head allocate: `vocab` rounded up to a multiple of `pad`
     (vllm/model_executor/layers/vocab_parallel_embedding.py pad_vocab_size, DEFAULT_VOCAB_PADDING_SIZE 64)."""

@@ -43,14 +43,18 @@ vllm/v1/worker/gpu_worker.py init_device calls after taking that snapshot (read 
     host) and is_token_ids_tensor, the same shape in bool (vllm/v1/worker/gpu_input_batch.py of the 0.12.0, 0.19.0
     and 0.27.0 sdists; 0.10.0 has the int32 buffer only): 5 B per slot and position, zero-filled, so resident;
   - V2 model runner: RequestState.all_token_ids, a StagedWriteTensor (max_num_reqs, max_model_len) int32 with
-    uva_instead_of_gpu=True, i.e. a pinned host UvaBuffer (vllm/v1/worker/gpu/states.py and buffer_utils.py of the
-    0.19.0 and 0.27.0 sdists): 4 B per slot and position.
+    uva_instead_of_gpu=True, i.e. a pinned host UvaBuffer, torch.zeros(..., pin_memory=True) (vllm/v1/worker/gpu/
+    states.py and buffer_utils.py of the 0.19.0, 0.27.0 and 0.27.1 sdists): 4 B per slot and position, which torch's
+    pinned-host caching allocator rounds up to a power of two before cudaHostAlloc pins it whole
+    (ATen/core/CachingHostAllocator.h CachingHostAllocatorImpl::allocate: 'size_t roundSize =
+    c10::llvm::PowerOf2Ceil(size)'; torch 2.13.0 is vLLM 0.27.1's pin, requirements/cuda.txt). The V1 buffers are
+    pin_memory=False: no rounding.
 On a discrete GPU these take host memory only and enter no budget.
 """
 
 from __future__ import annotations
 
-from onechip.planner.geometry import cdiv
+from onechip.planner.geometry import cdiv, pow2_at_least
 
 # tpu_inference/runner/tpu_runner.py MIN_NUM_SEQS (b8692ff01fa1)
 TPU_MIN_NUM_SEQS = 8
@@ -85,7 +89,9 @@ def gpu_block_table_bytes(
 
 def host_token_buffer_bytes(*, max_num_seqs: int, max_model_len: int, v2_runner: bool) -> int:
     """Host bytes of the model runner's per-slot token buffers (module docstring: V1 InputBatch's int32 token ids and
-    bool is-token flags, V2 RequestState's pinned int32 token ids), max_num_seqs x max_model_len entries; what an
-    integrated GPU's profiler counts as consumed (GB10 at 256 x 40,960 on the V2 runner: 40 MiB)."""
-    per_entry = _INT32_BYTES if v2_runner else _INT32_BYTES + _BOOL_BYTES
-    return max_num_seqs * max_model_len * per_entry
+    bool is-token flags; V2 RequestState's pinned int32 token ids, rounded up to a power of two as torch pins them),
+    max_num_seqs x max_model_len entries; what an integrated GPU's profiler counts as consumed (GB10 at 256 x 40,960
+    on the V2 runner: 40 MiB of token ids, 64 MiB pinned)."""
+    if v2_runner:
+        return pow2_at_least(max_num_seqs * max_model_len * _INT32_BYTES)
+    return max_num_seqs * max_model_len * (_INT32_BYTES + _BOOL_BYTES)
