@@ -312,7 +312,7 @@ def register(app: typer.Typer) -> None:
             config = build_request(BenchConfig, fields)
         if config.find_max is not None:
             if resume is not None:
-                raise ConfigError("--find-max measures new probes: give --out, not --resume")
+                raise ConfigError("--find-max resumes when run again into the same --out: give --out, not --resume")
             with run_dir(out) as out_dir:
                 return _search(config, out_dir, plan, json_out)
         # --resume's run, else --out, else a new runs/<run-id>/ per run (removed again when nothing was written in it)
