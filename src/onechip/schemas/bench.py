@@ -73,7 +73,8 @@ NEEDS = {
     "arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too"),
     "find_max": ("slo", "--find-max searches for the largest load meeting an SLO: give --slo too"),
 }
-TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max")
+# (--calibration too: simulate cannot calibrate on a trace replay, sim.calibrate.check_cells)
+TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max", "calibration")
 AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
