@@ -117,6 +117,9 @@ def test_what_differs_comes_first() -> None:
         ({"turns": 3}, "give --workload agent too"),
         ({"workload": "agent", "rate_per_s": 2}, "--rate does not apply"),
         ({"slo_percentile": 99}, "give --find-max too"),
+        ({"find_max": "clients", "slo": "ttft_ms=500", "calibration": True}, "--calibration does not apply"),
+        # --calibration made --clients 1,8: the rate search ran with 1 request in flight, not 8
+        ({"find_max": "rate", "slo": "ttft_ms=500", "clients": "8", "calibration": True}, "--calibration does not"),
     ],
 )
 def test_contradictory_options_are_one_line_errors(flags: dict[str, object], message: str) -> None:
